@@ -1,0 +1,53 @@
+/* dvicontact — base definitions: export macro, version, status codes.
+ *
+ * Every public function of the library returns a dvi_status (or a value from
+ * which failure is visible) and never prints or exits. */
+#ifndef DVI_BASE_H
+#define DVI_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32) && defined(DVI_BUILDING_SHARED)
+#define DVI_API __declspec(dllexport)
+#elif defined(__GNUC__) && defined(DVI_BUILDING_LIBRARY)
+#define DVI_API __attribute__((visibility("default")))
+#else
+#define DVI_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Library version, as numbers and as a string ("MAJOR.MINOR.PATCH").
+#define DVI_VERSION_MAJOR 0
+#define DVI_VERSION_MINOR 1
+#define DVI_VERSION_PATCH 0
+#define DVI_VERSION_STRING "0.1.0"
+
+/// Status codes. Values >= 0 mean the result is usable (possibly not
+/// converged); values < 0 are errors and leave outputs unspecified.
+typedef enum dvi_status {
+    DVI_OK = 0,               ///< success
+    DVI_NOT_CONVERGED = 1,    ///< ran, but the stopping test was not met
+    DVI_ABORTED = 2,          ///< stopped on request
+    DVI_ERR_NOMEM = -1,       ///< an allocation failed
+    DVI_ERR_INVALID_ARG = -2, ///< bad input: see the message for the place
+    DVI_ERR_SINGULAR = -3,    ///< a matrix that must be invertible is not
+    DVI_ERR_NUMERIC = -4,     ///< NaN/Inf appeared during a computation
+    DVI_ERR_UNSUPPORTED = -5, ///< the request is valid but not supported here
+    DVI_ERR_PARSE = -6,       ///< malformed file
+    DVI_ERR_IO = -7           ///< file could not be read or written
+} dvi_status;
+
+/// A short, constant, English description of a status code.
+DVI_API const char* dvi_status_string(dvi_status s);
+
+/// The version of the library actually linked (may differ from the header).
+DVI_API const char* dvi_version_string(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DVI_BASE_H */

@@ -1,0 +1,219 @@
+/* dvicontact — the cone-complementarity problem (CCP) and its solvers.
+ *
+ * This header stands alone: an embedding multibody code can hand its own
+ * sparse problem to the solvers without creating any body.
+ *
+ * The problem (sign conventions used everywhere in the library):
+ *
+ *     find γ ∈ K,  u = N γ + r ∈ K*,  ⟨γ, u⟩ = 0,
+ *
+ * which is the optimality condition of   min ½ γᵀNγ + rᵀγ  over γ ∈ K.
+ * N is symmetric positive semidefinite, given either
+ *   - as factors: N = Dᵀ M⁻¹ D + diag(compliance), with D sparse (CSC,
+ *     6·bodies × rows, one column per constraint row) and M⁻¹ block-diagonal
+ *     (one symmetric 6×6 block per body); N is applied matrix-free; or
+ *   - directly: N = W + diag(compliance), W sparse (CSC, rows × rows),
+ *     the Delassus matrix, as FCLIB and other codes exchange problems.
+ * K is a product of one set per constraint block (dvi_block_kind); K* its
+ * dual. The rows of the problem are the rows of the blocks, in block order.
+ */
+#ifndef DVI_CCP_H
+#define DVI_CCP_H
+
+#include "base.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// A compressed-sparse-column matrix, borrowed from the caller (CSparse
+/// layout, 0-based). Column j holds entries colptr[j] .. colptr[j+1]-1.
+typedef struct dvi_csc {
+    int32_t rows;           ///< number of rows
+    int32_t cols;           ///< number of columns
+    const int32_t* colptr;  ///< [cols + 1], colptr[0] == 0, non-decreasing
+    const int32_t* rowind;  ///< [colptr[cols]] row index of each entry
+    const double* values;   ///< [colptr[cols]] value of each entry
+} dvi_csc;
+
+/// Kinds of constraint block. A block is a group of consecutive rows
+/// sharing one set of K. New kinds are appended; values are stable.
+typedef enum dvi_block_kind {
+    /// 1 row, γ free, u = 0 (joint equation, motor).
+    DVI_BLOCK_BILATERAL = 1,
+    /// 1 row, frictionless contact: γ ≥ 0, u ≥ 0, γ·u = 0.
+    DVI_BLOCK_FRICTIONLESS = 2,
+    /// 3 rows (normal n, tangents t1, t2): Coulomb cone ‖γ_t‖ ≤ μ γ_n.
+    DVI_BLOCK_FRICTION = 3,
+    /// 6 rows (n, t1, t2, spin s, roll r1, roll r2): sliding cone
+    /// ‖γ_t‖ ≤ μ γ_n, spinning |γ_s| ≤ μ_spin γ_n, rolling ‖γ_r‖ ≤ μ_roll γ_n.
+    DVI_BLOCK_FRICTION_ROLLING = 4
+} dvi_block_kind;
+
+/// One constraint block.
+typedef struct dvi_ccp_block {
+    dvi_block_kind kind;
+    double mu;      ///< sliding friction coefficient (≥ 0), FRICTION and FRICTION_ROLLING
+    double mu_spin; ///< spinning coefficient (≥ 0, length units of the spin row), FRICTION_ROLLING
+    double mu_roll; ///< rolling coefficient (≥ 0, length units of the roll rows), FRICTION_ROLLING
+} dvi_ccp_block;
+
+/// Number of rows a block kind occupies (0 for an unknown kind).
+DVI_API int32_t dvi_block_rows(dvi_block_kind kind);
+
+/// A CCP as handed over by the caller. All arrays are borrowed and must
+/// stay valid and unchanged during a solve. Exactly one of the two operator
+/// forms is given: (D, inv_mass) or W.
+typedef struct dvi_ccp_problem {
+    int32_t rows;                ///< m, total number of rows (sum of block rows)
+    int32_t block_count;         ///< number of blocks
+    const dvi_ccp_block* blocks; ///< [block_count], rows follow block order
+
+    /* --- operator form 1: factors --- */
+    int32_t body_count;          ///< bodies in D (D has 6·body_count rows)
+    const dvi_csc* D;            ///< 6·body_count × m; in each column the row indices must be
+                                 ///< strictly increasing. Rows 6b..6b+5 are body b's
+                                 ///< (linear x,y,z, angular x,y,z) velocity components.
+    const double* inv_mass;      ///< [36·body_count], body b's symmetric 6×6 M⁻¹ block,
+                                 ///< row-major at 36·b (zero block = fixed body)
+
+    /* --- operator form 2: Delassus matrix --- */
+    const dvi_csc* W;            ///< m × m, symmetric (duplicates are summed)
+
+    const double* r;             ///< [m] right-hand side
+    const double* compliance;    ///< [m] added to the diagonal of N (≥ 0), or NULL
+} dvi_ccp_problem;
+
+/// An empty problem (all zero / NULL), to be filled field by field.
+DVI_API dvi_ccp_problem dvi_ccp_problem_empty(void);
+
+/// Checks dimensions, index ranges, finiteness, μ ≥ 0, the block layout and
+/// the symmetry of W and of the M⁻¹ blocks. Returns DVI_OK or
+/// DVI_ERR_INVALID_ARG / DVI_ERR_NOMEM and writes a message naming the place
+/// (e.g. "blocks[3].mu: must be >= 0 (got -0.2)") into msg (may be NULL).
+DVI_API dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size);
+
+/// Convenience: the 6×6 inverse-mass block of a rigid body with the given
+/// mass (kg) and world-frame inertia tensor (kg·m², row-major 3×3), written
+/// row-major into out[36]. mass == 0 (with a zero inertia) gives a fixed
+/// body. Errors: negative/non-finite mass, non-symmetric or singular inertia.
+DVI_API dvi_status dvi_inv_mass_block(double mass, const double inertia[9], double out[36]);
+
+/// Quality measures of a candidate γ, the same for every solver.
+/// The CCP residual is the natural-map measure of the FCLIB/Siconos
+/// community without the De Saxcé term:
+///   e² = Σ_blocks ‖γ_a − Π_{K_a}(γ_a − u_a)‖²,
+///   residual = e / max(‖r‖, ‖γ‖, ‖u‖)   (e itself when that max is < 1e-300).
+/// residual_coulomb is the same with u_a replaced by the De Saxcé velocity
+/// ũ_a = u_a + (μ‖u_t‖ [+ μ_spin|u_s| + μ_roll‖u_r‖]) e_n on friction blocks.
+typedef struct dvi_ccp_metrics {
+    double residual;          ///< CCP residual (see above), dimensionless
+    double residual_coulomb;  ///< Coulomb residual (see above), dimensionless
+    double cone_violation;    ///< max over blocks of ‖γ_a − Π_K(γ_a)‖ (impulse units)
+    double dual_violation;    ///< max over blocks of ‖u_a − Π_K*(u_a)‖ (velocity units)
+    double complementarity;   ///< max over blocks of |⟨γ_a, u_a⟩|
+    double objective;         ///< ½ γᵀNγ + rᵀγ
+} dvi_ccp_metrics;
+
+/// Evaluates the metrics of γ [m] for a problem (validates it first).
+/// Allocates temporary memory; meant for tests and tools, not inner loops.
+DVI_API dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamma, dvi_ccp_metrics* out);
+
+/// Velocity change produced by impulses γ: dv = M⁻¹ D γ, written to
+/// dv[6·body_count]. Requires the factor form.
+DVI_API dvi_status dvi_ccp_velocity(const dvi_ccp_problem* p, const double* gamma, double* dv);
+
+/// Settings shared by all solvers, plus solver-specific knobs.
+/// Always start from dvi_default_solver_settings().
+typedef struct dvi_solver_settings {
+    int32_t max_iterations; ///< iterations (sweeps) at most; default 1000
+    double tolerance;       ///< on the CCP residual (Lemke: on its LCP); default 1e-6
+    bool warm_start;        ///< use γ passed in as the initial guess; default false (γ = 0)
+    int32_t threads;        ///< OpenMP threads for products, 0 = library default; default 1
+    struct {
+        bool restart;       ///< adaptive restart (gradient test); default true
+        double grow;        ///< factor on L when backtracking; default 2.0
+        double shrink;      ///< factor on L after each iteration; default 0.9
+    } apgd;
+    struct {
+        double omega;       ///< over-relaxation ω in (0, 2); default 1.0
+        bool symmetric;     ///< forward then backward sweep; default false
+    } pgs;
+    struct {
+        double omega;       ///< relaxation ω of the simultaneous update; default 0.3
+    } jacobi;
+    struct {
+        int32_t friction_directions; ///< k, edges of the friction pyramid (≥ 3); default 4
+        int32_t max_pivots;          ///< 0 = 50·LCP size; default 0
+        int32_t max_lcp_size;        ///< refuse larger LCPs (dense memory); default 4000
+    } lemke;
+    uint32_t internal_cookie; ///< set by dvi_default_solver_settings; do not touch
+} dvi_solver_settings;
+
+/// Defaults for every field (see the field comments).
+DVI_API dvi_solver_settings dvi_default_solver_settings(void);
+
+/// How a solve ended.
+typedef enum dvi_solve_status {
+    DVI_SOLVE_CONVERGED = 0,      ///< residual of the targeted problem ≤ tolerance (re-checked)
+    DVI_SOLVE_MAX_ITERATIONS = 1, ///< iteration budget spent; best iterate returned
+    DVI_SOLVE_DIVERGED = 2,       ///< iterates grew without bound or became non-finite
+    DVI_SOLVE_BAD_INPUT = 3,      ///< the problem or settings failed validation
+    DVI_SOLVE_RAY = 4,            ///< Lemke: secondary ray (no solution found)
+    DVI_SOLVE_PIVOT_LIMIT = 5     ///< Lemke: pivot budget spent (cycling suspected)
+} dvi_solve_status;
+
+/// Short name of a solve status ("converged", "max_iterations", ...).
+DVI_API const char* dvi_solve_status_string(dvi_solve_status s);
+
+/// What every solver reports.
+typedef struct dvi_solve_result {
+    dvi_solve_status status;
+    int32_t iterations;       ///< iterations / sweeps / pivots (Lemke) performed
+    double target_residual;   ///< residual of the problem the solver targets
+                              ///< (CCP for apgd/pgs/jacobi, pyramid LCP for lemke)
+    dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
+    double seconds;           ///< wall time of the solve (setup included)
+    double* history;          ///< optional caller buffer: target residual per iteration
+    int32_t history_capacity; ///< size of history (0 = not recorded)
+    int32_t history_length;   ///< entries written
+    char message[256];        ///< what went wrong, naming the place; "" when fine
+} dvi_solve_result;
+
+/// A solver instance: a chosen algorithm, its settings and its workspace,
+/// reused from solve to solve (memory grows only when a problem grows).
+/// Not thread-safe: one instance per thread.
+typedef struct dvi_solver dvi_solver;
+
+/// Number of built-in solvers and their names ("apgd", "pgs", "jacobi", "lemke").
+DVI_API int32_t dvi_solver_count(void);
+DVI_API const char* dvi_solver_name(int32_t index);
+/// One-line description of solver `index`.
+DVI_API const char* dvi_solver_summary(int32_t index);
+
+/// Creates a solver by name. settings may be NULL (defaults).
+/// Errors: unknown name or bad settings (DVI_ERR_INVALID_ARG), memory.
+DVI_API dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settings, dvi_solver** out);
+DVI_API void dvi_solver_destroy(dvi_solver* solver);
+DVI_API const char* dvi_solver_get_name(const dvi_solver* solver);
+DVI_API dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings);
+
+/// Solves p. gamma[m] is the initial guess when settings.warm_start is set
+/// (otherwise it is overwritten with 0 first) and receives the solution.
+/// Returns DVI_OK when converged, DVI_NOT_CONVERGED when the budget ran out
+/// or the method stopped without a solution (see result->status), and an
+/// error code (< 0) for bad input, in which case result->message says why.
+/// result may be NULL.
+DVI_API dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma,
+                                    dvi_solve_result* result);
+
+/// One-shot convenience: create, solve, destroy.
+DVI_API dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name,
+                                 const dvi_solver_settings* settings, double* gamma, dvi_solve_result* result);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DVI_CCP_H */

@@ -1,0 +1,6 @@
+/* dvicontact — umbrella header. */
+#ifndef DVI_DVI_H
+#define DVI_DVI_H
+#include "base.h"
+#include "ccp.h"
+#endif

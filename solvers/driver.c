@@ -1,0 +1,229 @@
+/* dvicontact — the solver driver: settings, instances, and the common
+ * bookkeeping around every solve (validation, timing, fresh residuals).
+ *
+ * The driver, not the individual solver, has the last word on the status:
+ * after a solver returns, the metrics are recomputed from a fresh product
+ * N γ + r on the returned γ, and a CCP-targeting solver that claims
+ * convergence with a fresh residual above the tolerance is reported as
+ * max_iterations. */
+#include "ccp_work.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#define DVI_SETTINGS_COOKIE 0x44564953u /* "DVIS" */
+
+struct dvi_solver {
+    const dvi_solver_impl* impl;
+    dvi_solver_settings settings;
+    dvi_ccp_work work;
+};
+
+dvi_solver_settings dvi_default_solver_settings(void)
+{
+    dvi_solver_settings s;
+    memset(&s, 0, sizeof s);
+    s.max_iterations = 1000;
+    s.tolerance = 1e-6;
+    s.warm_start = false;
+    s.threads = 1;
+    s.apgd.restart = true;
+    s.apgd.grow = 2.0;
+    s.apgd.shrink = 0.9;
+    s.pgs.omega = 1.0;
+    s.pgs.symmetric = false;
+    s.jacobi.omega = 0.3;
+    s.lemke.friction_directions = 4;
+    s.lemke.max_pivots = 0;
+    s.lemke.max_lcp_size = 4000;
+    s.internal_cookie = DVI_SETTINGS_COOKIE;
+    return s;
+}
+
+static dvi_status bad(char* msg, size_t n, const char* text, double value)
+{
+    if (msg && n) snprintf(msg, n, "%s (got %g)", text, value);
+    return DVI_ERR_INVALID_ARG;
+}
+
+static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t n)
+{
+    if (s->internal_cookie != DVI_SETTINGS_COOKIE)
+        return bad(msg, n, "settings: not initialised with dvi_default_solver_settings()", (double)s->internal_cookie);
+    if (s->max_iterations < 1) return bad(msg, n, "settings.max_iterations: must be >= 1", s->max_iterations);
+    if (!(s->tolerance > 0.0) || !isfinite(s->tolerance))
+        return bad(msg, n, "settings.tolerance: must be finite and > 0", s->tolerance);
+    if (s->threads < 0) return bad(msg, n, "settings.threads: must be >= 0", s->threads);
+    if (!(s->apgd.grow > 1.0) || !isfinite(s->apgd.grow))
+        return bad(msg, n, "settings.apgd.grow: must be > 1", s->apgd.grow);
+    if (!(s->apgd.shrink > 0.0 && s->apgd.shrink <= 1.0))
+        return bad(msg, n, "settings.apgd.shrink: must be in (0, 1]", s->apgd.shrink);
+    if (!(s->pgs.omega > 0.0 && s->pgs.omega < 2.0))
+        return bad(msg, n, "settings.pgs.omega: must be in (0, 2)", s->pgs.omega);
+    if (!(s->jacobi.omega > 0.0 && s->jacobi.omega < 2.0))
+        return bad(msg, n, "settings.jacobi.omega: must be in (0, 2)", s->jacobi.omega);
+    if (s->lemke.friction_directions < 3)
+        return bad(msg, n, "settings.lemke.friction_directions: must be >= 3", s->lemke.friction_directions);
+    if (s->lemke.max_pivots < 0) return bad(msg, n, "settings.lemke.max_pivots: must be >= 0", s->lemke.max_pivots);
+    if (s->lemke.max_lcp_size < 1)
+        return bad(msg, n, "settings.lemke.max_lcp_size: must be >= 1", s->lemke.max_lcp_size);
+    return DVI_OK;
+}
+
+dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settings, dvi_solver** out)
+{
+    if (!out) return DVI_ERR_INVALID_ARG;
+    *out = NULL;
+    const dvi_solver_impl* impl = dvi_solver_find(name);
+    if (!impl) return DVI_ERR_INVALID_ARG;
+    dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
+    if (check_settings(&s, NULL, 0) != DVI_OK) return DVI_ERR_INVALID_ARG;
+    dvi_solver* sv = calloc(1, sizeof *sv);
+    if (!sv) return DVI_ERR_NOMEM;
+    sv->impl = impl;
+    sv->settings = s;
+    *out = sv;
+    return DVI_OK;
+}
+
+void dvi_solver_destroy(dvi_solver* solver)
+{
+    if (!solver) return;
+    dvi_work_free(&solver->work);
+    free(solver);
+}
+
+const char* dvi_solver_get_name(const dvi_solver* solver)
+{
+    return solver ? solver->impl->name : NULL;
+}
+
+dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings)
+{
+    if (!solver || !settings) return DVI_ERR_INVALID_ARG;
+    if (check_settings(settings, NULL, 0) != DVI_OK) return DVI_ERR_INVALID_ARG;
+    solver->settings = *settings;
+    return DVI_OK;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int resolve_threads(int requested)
+{
+#ifdef _OPENMP
+    return requested > 0 ? requested : omp_get_max_threads();
+#else
+    (void)requested;
+    return 1;
+#endif
+}
+
+static void reset_result(dvi_solve_result* res)
+{
+    double* h = res->history;
+    int32_t cap = res->history_capacity;
+    memset(res, 0, sizeof *res);
+    res->history = h;
+    res->history_capacity = h ? cap : 0;
+    res->status = DVI_SOLVE_BAD_INPUT;
+    res->target_residual = NAN;
+    res->metrics.residual = NAN;
+    res->metrics.residual_coulomb = NAN;
+}
+
+dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* result)
+{
+    dvi_solve_result local;
+    memset(&local, 0, sizeof local);
+    dvi_solve_result* res = result ? result : &local;
+    reset_result(res);
+    double t0 = now_seconds();
+    if (!solver) {
+        snprintf(res->message, sizeof res->message, "solver: NULL");
+        return DVI_ERR_INVALID_ARG;
+    }
+    const dvi_solver_settings* s = &solver->settings;
+    dvi_status st = check_settings(s, res->message, sizeof res->message);
+    if (st != DVI_OK) return st;
+    if (!gamma) {
+        snprintf(res->message, sizeof res->message, "gamma: NULL");
+        return DVI_ERR_INVALID_ARG;
+    }
+    dvi_ccp_work* w = &solver->work;
+    st = dvi_work_prepare(w, p, resolve_threads(s->threads), res->message, sizeof res->message);
+    if (st != DVI_OK) return st;
+    if (s->warm_start) {
+        for (int32_t i = 0; i < w->m; i++)
+            if (!isfinite(gamma[i])) {
+                snprintf(res->message, sizeof res->message, "gamma[%d] (blocks[%d]): initial guess not finite", i,
+                         w->row_block[i]);
+                return DVI_ERR_INVALID_ARG;
+            }
+    } else {
+        memset(gamma, 0, (size_t)w->m * sizeof(double));
+    }
+
+    res->status = DVI_SOLVE_MAX_ITERATIONS;
+    st = solver->impl->solve(w, s, gamma, res);
+    if (st < 0) {
+        if (res->status == DVI_SOLVE_MAX_ITERATIONS) res->status = DVI_SOLVE_BAD_INPUT;
+        res->seconds = now_seconds() - t0;
+        return st;
+    }
+
+    /* fresh metrics on the returned γ */
+    double* u = w->vec[DVI_WORK_VECTORS - 1];
+    dvi_work_apply(w, gamma, u);
+    for (int32_t i = 0; i < w->m; i++) u[i] += p->r[i];
+    dvi_work_metrics(w, gamma, u, &res->metrics);
+    if (!isfinite(res->metrics.residual)) {
+        res->status = DVI_SOLVE_DIVERGED;
+        if (!res->message[0]) snprintf(res->message, sizeof res->message, "the iterates became non-finite");
+    }
+    if (solver->impl->targets_ccp) {
+        res->target_residual = res->metrics.residual;
+        if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual <= s->tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "stopping test met internally but the fresh residual %.3e exceeds the tolerance %.3e",
+                     res->metrics.residual, s->tolerance);
+        }
+    }
+    res->seconds = now_seconds() - t0;
+    return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
+}
+
+dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name, const dvi_solver_settings* settings,
+                         double* gamma, dvi_solve_result* result)
+{
+    dvi_solver* sv = NULL;
+    dvi_status st = dvi_solver_create(solver_name, settings, &sv);
+    if (st != DVI_OK) {
+        if (result) {
+            reset_result(result);
+            if (st == DVI_ERR_NOMEM)
+                snprintf(result->message, sizeof result->message, "out of memory");
+            else if (!dvi_solver_find(solver_name))
+                snprintf(result->message, sizeof result->message, "solver: unknown name \"%s\"",
+                         solver_name ? solver_name : "(null)");
+            else
+                check_settings(settings, result->message, sizeof result->message);
+        }
+        return st;
+    }
+    st = dvi_solver_solve(sv, p, gamma, result);
+    dvi_solver_destroy(sv);
+    return st;
+}

@@ -1,0 +1,255 @@
+/* dvicontact — CCP problem: validation, inverse-mass blocks, evaluation.
+ * Validation reports the first problem found, naming the place. */
+#include "ccp_work.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dvi_status fail(char* msg, size_t n, const char* fmt, ...)
+{
+    if (msg && n > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, n, fmt, ap);
+        va_end(ap);
+    }
+    return DVI_ERR_INVALID_ARG;
+}
+
+dvi_ccp_problem dvi_ccp_problem_empty(void)
+{
+    dvi_ccp_problem p;
+    memset(&p, 0, sizeof p);
+    return p;
+}
+
+/* Checks the CSC structure of A (name for messages): pointers, sizes,
+ * indices in range, finite values; strictly increasing rows if `sorted`. */
+static dvi_status check_csc(const dvi_csc* A, const char* name, int32_t rows, int32_t cols, bool sorted,
+                            char* msg, size_t n)
+{
+    if (A->rows != rows || A->cols != cols)
+        return fail(msg, n, "%s: is %d x %d, expected %d x %d", name, A->rows, A->cols, rows, cols);
+    if (!A->colptr) return fail(msg, n, "%s.colptr: NULL", name);
+    if (A->colptr[0] != 0) return fail(msg, n, "%s.colptr[0]: must be 0 (got %d)", name, A->colptr[0]);
+    for (int32_t j = 0; j < cols; j++)
+        if (A->colptr[j + 1] < A->colptr[j])
+            return fail(msg, n, "%s.colptr[%d]: decreases (%d after %d)", name, j + 1, A->colptr[j + 1],
+                        A->colptr[j]);
+    int32_t nnz = A->colptr[cols];
+    if (nnz > 0 && (!A->rowind || !A->values)) return fail(msg, n, "%s: rowind or values is NULL", name);
+    for (int32_t j = 0; j < cols; j++) {
+        for (int32_t k = A->colptr[j]; k < A->colptr[j + 1]; k++) {
+            int32_t i = A->rowind[k];
+            if (i < 0 || i >= rows)
+                return fail(msg, n, "%s column %d: row index %d out of range [0, %d)", name, j, i, rows);
+            if (sorted && k > A->colptr[j] && i <= A->rowind[k - 1])
+                return fail(msg, n, "%s column %d: row indices not strictly increasing (%d after %d)", name, j, i,
+                            A->rowind[k - 1]);
+            if (!isfinite(A->values[k]))
+                return fail(msg, n, "%s column %d, row %d: value is not finite", name, j, i);
+        }
+    }
+    return DVI_OK;
+}
+
+/* Is the symmetric 6x6 (row-major) positive semidefinite? Cholesky of
+ * A + eps*I with eps relative to the trace. */
+static bool psd6(const double* A)
+{
+    double L[36] = {0}, tr = 0.0;
+    for (int i = 0; i < 6; i++) tr += A[7 * i];
+    if (tr == 0.0) return true; /* the zero block (fixed body) */
+    double eps = 1e-12 * tr;
+    for (int j = 0; j < 6; j++) {
+        double d = A[7 * j] + eps;
+        for (int k = 0; k < j; k++) d -= L[6 * j + k] * L[6 * j + k];
+        if (!(d > 0.0)) return false;
+        L[7 * j] = sqrt(d);
+        for (int i = j + 1; i < 6; i++) {
+            double s = A[6 * i + j];
+            for (int k = 0; k < j; k++) s -= L[6 * i + k] * L[6 * j + k];
+            L[6 * i + j] = s / L[7 * j];
+        }
+    }
+    return true;
+}
+
+/* Deterministic pseudo-random numbers in [-1, 1) (splitmix64). */
+static double rnd(uint64_t* s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* The full validation; y and wy hold rows doubles each (symmetry test of W). */
+dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* msg, size_t n)
+{
+    if (msg && n) msg[0] = '\0';
+    if (!p) return fail(msg, n, "problem: NULL");
+    if (p->rows <= 0) return fail(msg, n, "rows: must be > 0 (got %d; empty problem)", p->rows);
+    if (p->block_count <= 0) return fail(msg, n, "block_count: must be > 0 (got %d)", p->block_count);
+    if (!p->blocks) return fail(msg, n, "blocks: NULL");
+    int64_t sum = 0;
+    for (int32_t b = 0; b < p->block_count; b++) {
+        const dvi_ccp_block* B = &p->blocks[b];
+        int32_t k = dvi_block_rows(B->kind);
+        if (k == 0) return fail(msg, n, "blocks[%d].kind: unknown block kind %d", b, (int)B->kind);
+        if (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING) {
+            if (!isfinite(B->mu) || B->mu < 0.0)
+                return fail(msg, n, "blocks[%d].mu: must be finite and >= 0 (got %g)", b, B->mu);
+        }
+        if (B->kind == DVI_BLOCK_FRICTION_ROLLING) {
+            if (!isfinite(B->mu_spin) || B->mu_spin < 0.0)
+                return fail(msg, n, "blocks[%d].mu_spin: must be finite and >= 0 (got %g)", b, B->mu_spin);
+            if (!isfinite(B->mu_roll) || B->mu_roll < 0.0)
+                return fail(msg, n, "blocks[%d].mu_roll: must be finite and >= 0 (got %g)", b, B->mu_roll);
+        }
+        sum += k;
+    }
+    if (sum != p->rows)
+        return fail(msg, n, "blocks: their rows add up to %lld but rows is %d", (long long)sum, p->rows);
+    if (!p->r) return fail(msg, n, "r: NULL");
+    /* row -> block for messages: walk alongside */
+    for (int32_t b = 0, row = 0; b < p->block_count; b++) {
+        int32_t k = dvi_block_rows(p->blocks[b].kind);
+        for (int32_t i = row; i < row + k; i++) {
+            if (!isfinite(p->r[i])) return fail(msg, n, "r[%d] (blocks[%d]): not finite", i, b);
+            if (p->compliance && (!isfinite(p->compliance[i]) || p->compliance[i] < 0.0))
+                return fail(msg, n, "compliance[%d] (blocks[%d]): must be finite and >= 0 (got %g)", i, b,
+                            p->compliance[i]);
+        }
+        row += k;
+    }
+    bool has_d = p->D != NULL, has_w = p->W != NULL;
+    if (has_d == has_w)
+        return fail(msg, n, has_d ? "operator: both D and W are given; give exactly one"
+                                  : "operator: neither D (with inv_mass) nor W is given");
+    dvi_status st;
+    if (has_d) {
+        if (p->body_count < 0) return fail(msg, n, "body_count: must be >= 0 (got %d)", p->body_count);
+        if (p->body_count > INT32_MAX / 36) return fail(msg, n, "body_count: too large (%d)", p->body_count);
+        if (p->body_count > 0 && !p->inv_mass) return fail(msg, n, "inv_mass: NULL");
+        st = check_csc(p->D, "D", 6 * p->body_count, p->rows, true, msg, n);
+        if (st != DVI_OK) return st;
+        for (int32_t b = 0; b < p->body_count; b++) {
+            const double* A = p->inv_mass + 36 * (size_t)b;
+            double scale = 0.0;
+            for (int k = 0; k < 36; k++) {
+                if (!isfinite(A[k])) return fail(msg, n, "inv_mass[body %d][%d]: not finite", b, k);
+                if (fabs(A[k]) > scale) scale = fabs(A[k]);
+            }
+            for (int i = 0; i < 6; i++) {
+                if (A[7 * i] < 0.0) return fail(msg, n, "inv_mass[body %d]: negative diagonal entry %d", b, i);
+                for (int j = i + 1; j < 6; j++)
+                    if (fabs(A[6 * i + j] - A[6 * j + i]) > 1e-12 * scale)
+                        return fail(msg, n, "inv_mass[body %d]: not symmetric (entries %d,%d and %d,%d)", b, i, j, j,
+                                    i);
+            }
+            if (!psd6(A)) return fail(msg, n, "inv_mass[body %d]: not positive semidefinite", b);
+        }
+    } else {
+        st = check_csc(p->W, "W", p->rows, p->rows, false, msg, n);
+        if (st != DVI_OK) return st;
+        /* symmetry: W y == Wᵀ y for a fixed pseudo-random y */
+        const dvi_csc* W = p->W;
+        uint64_t seed = 12345;
+        for (int32_t i = 0; i < p->rows; i++) {
+            y[i] = rnd(&seed);
+            wy[i] = 0.0;
+        }
+        double err = 0.0, mag = 0.0;
+        for (int32_t j = 0; j < p->rows; j++)
+            for (int32_t k = W->colptr[j]; k < W->colptr[j + 1]; k++) wy[W->rowind[k]] += W->values[k] * y[j];
+        for (int32_t j = 0; j < p->rows; j++) {
+            double s = 0.0, a = 0.0;
+            for (int32_t k = W->colptr[j]; k < W->colptr[j + 1]; k++) {
+                s += W->values[k] * y[W->rowind[k]];
+                a += fabs(W->values[k] * y[W->rowind[k]]);
+            }
+            double d = fabs(s - wy[j]);
+            if (d > err) err = d;
+            if (a > mag) mag = a;
+        }
+        if (err > 1e-9 * mag) return fail(msg, n, "W: not symmetric (|Wy - W'y| = %.3g for |W||y| = %.3g)", err, mag);
+    }
+    return DVI_OK;
+}
+
+dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size)
+{
+    double* tmp = NULL;
+    if (p && p->rows > 0 && p->W && !p->D) {
+        tmp = malloc(2 * (size_t)p->rows * sizeof(double));
+        if (!tmp) {
+            if (msg && msg_size) snprintf(msg, msg_size, "out of memory validating W");
+            return DVI_ERR_NOMEM;
+        }
+    }
+    dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, msg, msg_size);
+    free(tmp);
+    return st;
+}
+
+dvi_status dvi_inv_mass_block(double mass, const double inertia[9], double out[36])
+{
+    if (!out || !inertia) return DVI_ERR_INVALID_ARG;
+    memset(out, 0, 36 * sizeof(double));
+    if (!isfinite(mass) || mass < 0.0) return DVI_ERR_INVALID_ARG;
+    double s = 0.0;
+    for (int k = 0; k < 9; k++) {
+        if (!isfinite(inertia[k])) return DVI_ERR_INVALID_ARG;
+        if (fabs(inertia[k]) > s) s = fabs(inertia[k]);
+    }
+    if (mass == 0.0) return s == 0.0 ? DVI_OK : DVI_ERR_INVALID_ARG; /* fixed body */
+    const double* J = inertia;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (fabs(J[3 * i + j] - J[3 * j + i]) > 1e-12 * s) return DVI_ERR_INVALID_ARG;
+    /* inverse by cofactors; reject singular or indefinite inertia */
+    double c00 = J[4] * J[8] - J[5] * J[7], c01 = J[5] * J[6] - J[3] * J[8], c02 = J[3] * J[7] - J[4] * J[6];
+    double det = J[0] * c00 + J[1] * c01 + J[2] * c02;
+    if (!(det > 1e-12 * s * s * s) || J[0] <= 0.0 || J[0] * J[4] - J[1] * J[3] <= 0.0) return DVI_ERR_SINGULAR;
+    double inv[9] = {c00 / det, (J[2] * J[7] - J[1] * J[8]) / det, (J[1] * J[5] - J[2] * J[4]) / det,
+                     c01 / det, (J[0] * J[8] - J[2] * J[6]) / det, (J[2] * J[3] - J[0] * J[5]) / det,
+                     c02 / det, (J[1] * J[6] - J[0] * J[7]) / det, (J[0] * J[4] - J[1] * J[3]) / det};
+    for (int i = 0; i < 3; i++) {
+        out[7 * i] = 1.0 / mass;
+        for (int j = 0; j < 3; j++) out[6 * (3 + i) + 3 + j] = 0.5 * (inv[3 * i + j] + inv[3 * j + i]);
+    }
+    return DVI_OK;
+}
+
+dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamma, dvi_ccp_metrics* out)
+{
+    if (!p || !gamma || !out) return DVI_ERR_INVALID_ARG;
+    dvi_ccp_work w;
+    memset(&w, 0, sizeof w);
+    dvi_status st = dvi_work_prepare(&w, p, 1, NULL, 0);
+    if (st == DVI_OK) {
+        double* u = w.vec[0];
+        dvi_work_apply(&w, gamma, u);
+        for (int32_t i = 0; i < w.m; i++) u[i] += p->r[i];
+        dvi_work_metrics(&w, gamma, u, out);
+    }
+    dvi_work_free(&w);
+    return st;
+}
+
+dvi_status dvi_ccp_velocity(const dvi_ccp_problem* p, const double* gamma, double* dv)
+{
+    if (!p || !gamma || !dv) return DVI_ERR_INVALID_ARG;
+    if (!p->D) return DVI_ERR_UNSUPPORTED;
+    dvi_ccp_work w;
+    memset(&w, 0, sizeof w);
+    dvi_status st = dvi_work_prepare(&w, p, 1, NULL, 0);
+    if (st == DVI_OK) dvi_work_minv_d(&w, gamma, dv);
+    dvi_work_free(&w);
+    return st;
+}

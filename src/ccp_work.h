@@ -1,0 +1,141 @@
+/* dvicontact — internal: the prepared CCP operator shared by every solver.
+ *
+ * Design note. A dvi_ccp_problem is borrowed caller data in one of two
+ * operator forms. dvi_work_prepare() validates it and builds, once per solve,
+ * the structures every solver needs, reusing memory from earlier solves:
+ *
+ *   factor form  N x = Dᵀ M⁻¹ D x + c∘x
+ *       D is regrouped into "runs": the entries of one column that belong to
+ *       one body, stored densely as 6 numbers (run_d), together with the
+ *       6 numbers of M⁻¹ D for that run (run_md). A body-major index of the
+ *       runs (body_ptr/body_run) lets v = M⁻¹ D x be computed body by body
+ *       and u = Dᵀ v column by column, both without write conflicts, so both
+ *       loops run in parallel and give the same bits for any thread count.
+ *   Delassus form  N x = W x + c∘x
+ *       W's transpose is built (rows of W as columns), so y = W x is a
+ *       gather over rows, parallel and deterministic; duplicates are summed.
+ *
+ * Every solver measures convergence with dvi_work_residual() (the CCP
+ * natural-map residual) and every result's metrics come from
+ * dvi_work_metrics() on a fresh product, so solvers are comparable.
+ */
+#ifndef DVI_CCP_WORK_H
+#define DVI_CCP_WORK_H
+
+#include "dvi/ccp.h"
+
+#define DVI_WORK_VECTORS 10 /* scratch m-vectors available to a solver */
+
+typedef struct dvi_ccp_work {
+    const dvi_ccp_problem* p;
+    int32_t m;          /* rows */
+    int32_t nblocks;    /* blocks */
+    int32_t nbody;      /* bodies (factor form), 0 otherwise */
+    int32_t ndof;       /* 6 * nbody */
+    int threads;        /* OpenMP threads for products (1 = serial) */
+    bool factor_form;   /* true: D, M^-1; false: W */
+
+    int32_t* block_row; /* [nblocks + 1] first row of each block */
+    int32_t* row_block; /* [m] block of each row */
+
+    /* factor form, run layout (see the design note) */
+    int32_t nruns;
+    int32_t* run_ptr;   /* [m + 1] */
+    int32_t* run_body;  /* [nruns] */
+    int32_t* run_col;   /* [nruns] */
+    double* run_d;      /* [6 nruns] */
+    double* run_md;     /* [6 nruns] */
+    int32_t* body_ptr;  /* [nbody + 1] */
+    int32_t* body_run;  /* [nruns] */
+
+    /* Delassus form: transpose of W */
+    int32_t* wt_p;      /* [m + 1] */
+    int32_t* wt_i;      /* [nnz] */
+    double* wt_x;       /* [nnz] */
+
+    double* diag;       /* [m] diagonal of N (compliance included) */
+    double* bodyvec;    /* [ndof] scratch for M^-1 D x */
+    int32_t* cursor;    /* [max(m, nbody) + 1] scratch for counting sorts */
+    double* vec[DVI_WORK_VECTORS]; /* scratch [m] vectors, for solvers */
+
+    /* capacities (memory is kept and grown, never shrunk, between solves) */
+    size_t cap_m, cap_blocks, cap_runs, cap_body, cap_nnz, cap_cursor;
+    void* scratch;      /* solver-private persistent buffer */
+    size_t scratch_cap;
+} dvi_ccp_work;
+
+/* Full validation of a problem (src/ccp_problem.c); y, wy: rows doubles of
+ * scratch each, used only for the Delassus form. */
+dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* msg, size_t msg_size);
+
+/* Frees everything a work holds and zeroes it. */
+void dvi_work_free(dvi_ccp_work* w);
+
+/* Validates p and builds the work for it (memory reused). On failure returns
+ * DVI_ERR_INVALID_ARG / DVI_ERR_NOMEM with a message naming the place. */
+dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size);
+
+/* y = N x (compliance included). x and y must not alias. */
+void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y);
+
+/* Factor form only. v = M^-1 D x  (v has ndof entries). */
+void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v);
+/* Factor form only. y = D^T v (no compliance). */
+void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y);
+
+/* Per-block steps η_a = rows / trace(N_aa) (0 for a block coupled to
+ * nothing), as in Tasora–Anitescu; eta has nblocks entries. */
+void dvi_block_steps(const dvi_ccp_work* w, double* eta);
+
+/* x <- Π_K(x), block by block. */
+void dvi_work_project(const dvi_ccp_work* w, double* x);
+
+/* CCP residual of gamma given u = N gamma + r (see ccp.h). */
+double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const double* u);
+
+/* All metrics of gamma given u = N gamma + r. */
+void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out);
+
+/* A persistent solver-private buffer of at least `bytes` bytes (grown as
+ * needed, 64-byte aligned, content not preserved on growth), or NULL. */
+void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes);
+
+/* Euclidean norm and dot product, serial and in index order (deterministic). */
+double dvi_norm2(const double* x, int32_t n);
+double dvi_dot(const double* x, const double* y, int32_t n);
+
+/* ---- one-block cone operations (solvers/cone.c) ---- */
+
+/* x <- Π_K(x) for one block of the given kind (x points at its first row). */
+void dvi_cone_project(const dvi_ccp_block* b, double* x);
+
+/* ---- solver plug-in interface ---- */
+
+/* A solver fills res->status, iterations, target_residual, history and,
+ * on trouble, message; the driver then times it, recomputes the metrics on a
+ * fresh product and never reports "converged" for a CCP-targeting solver
+ * whose fresh residual exceeds the tolerance. Return < 0 only for errors
+ * (memory, a problem the method cannot take), with res->message set. */
+typedef struct dvi_solver_impl {
+    const char* name;    /* registry key, lower case */
+    const char* summary; /* one line */
+    bool targets_ccp;    /* false: the solver targets another problem (Lemke: pyramid LCP) */
+    dvi_status (*solve)(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res);
+} dvi_solver_impl;
+
+extern const dvi_solver_impl dvi_solver_apgd;
+extern const dvi_solver_impl dvi_solver_pgs;
+extern const dvi_solver_impl dvi_solver_jacobi;
+extern const dvi_solver_impl dvi_solver_lemke;
+
+/* The built-in solver called `name`, or NULL (solvers/registry.c). */
+const dvi_solver_impl* dvi_solver_find(const char* name);
+
+/* Appends one residual to res->history if there is room. */
+static inline void dvi_history_push(dvi_solve_result* res, double value)
+{
+    if (res->history && res->history_length < res->history_capacity)
+        res->history[res->history_length++] = value;
+}
+
+#endif /* DVI_CCP_WORK_H */
