@@ -1,0 +1,424 @@
+/* dvicontact — solver benchmark: every solver on the "stack" and "granular"
+ * problem families at growing sizes, one table row per (family, size, solver).
+ *
+ * Uses only the public API (dvi/ccp.h) and the problem generators. Time per
+ * iteration is the solver's own wall time (result.seconds, setup included)
+ * divided by its iteration count; ns/iter/contact divides that by the number
+ * of contacts, so a solver whose cost is linear in the problem size shows a
+ * flat ns/iter/contact column. */
+#include "dvi/ccp.h"
+#include "problems.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_MAX_SOLVERS 8
+#define BENCH_MAX_FAMILIES 2
+#define BENCH_MAX_SIZES 7
+#define BENCH_MAX_ROWS (BENCH_MAX_FAMILIES * BENCH_MAX_SIZES * BENCH_MAX_SOLVERS)
+
+#define BENCH_TOLERANCE 1e-6
+#define BENCH_MU 0.5
+#define BENCH_STEP 0.01
+#define BENCH_SEED 20240601u
+#define BENCH_STACK_HEIGHT 5
+#define BENCH_LEMKE_MAX_CONTACTS 200
+#define BENCH_QUICK_MAX_CONTACTS 3000
+
+static const int32_t bench_sizes[BENCH_MAX_SIZES] = {100, 300, 1000, 3000, 10000, 30000, 100000};
+static const char* const bench_families[BENCH_MAX_FAMILIES] = {"stack", "granular"};
+
+typedef struct bench_options {
+    bool family_on[BENCH_MAX_FAMILIES];
+    char solvers[BENCH_MAX_SOLVERS][32];
+    int solver_count;
+    int64_t max_contacts;
+    int32_t max_iterations;
+    int32_t threads;
+    bool json;
+} bench_options;
+
+typedef struct bench_row {
+    char family[32];
+    char solver[32];
+    int32_t target;     /* size asked for */
+    int32_t contacts;   /* size produced */
+    int32_t iterations;
+    double residual;        /* CCP residual of the returned γ (same measure for every solver) */
+    double target_residual; /* residual of the problem the solver targets */
+    const char* status;
+    bool converged;
+    bool error;
+    double seconds;
+    double ms_per_iter;
+    double ns_per_iter_per_contact;
+} bench_row;
+
+static void usage(FILE* f, const char* prog) {
+    fprintf(f,
+            "usage: %s [options]\n"
+            "Runs CCP solvers on the \"stack\" and \"granular\" problem families at growing sizes\n"
+            "(about 100, 300, 1000, 3000, 10000, 30000, 100000 contacts) and prints a table.\n"
+            "\n"
+            "  --families LIST        comma-separated families (default stack,granular)\n"
+            "  --solvers LIST         comma-separated solvers (default: all built-in: apgd,pgs,jacobi,lemke);\n"
+            "                         lemke runs only on problems of at most %d contacts\n"
+            "  --max-contacts N       skip sizes above N contacts\n"
+            "  --max-iterations N     iteration budget per solve (default 5000)\n"
+            "  --threads N            solver threads (default 1; 0 = library default)\n"
+            "  --quick                sizes up to %d contacts only\n"
+            "  --json                 one JSON object per row on stdout (checks go to stderr)\n"
+            "  --help                 this text\n"
+            "\n"
+            "Problems: stack = columns of %d boxes, 4 corner contacts per interface; granular = FCC sphere\n"
+            "packing in a box. mu = %g, h = %g s, tolerance %g on the CCP residual, zero initial guess.\n"
+            "Exit status: 0 unless a problem could not be built or a solver returned an error.\n",
+            prog, BENCH_LEMKE_MAX_CONTACTS, BENCH_QUICK_MAX_CONTACTS, BENCH_STACK_HEIGHT, BENCH_MU, BENCH_STEP,
+            BENCH_TOLERANCE);
+}
+
+static bool parse_int(const char* s, int64_t lo, int64_t hi, int64_t* out) {
+    if (!s || !*s) return false;
+    char* end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+static int family_index(const char* name) {
+    for (int f = 0; f < BENCH_MAX_FAMILIES; ++f) {
+        if (strcmp(bench_families[f], name) == 0) return f;
+    }
+    return -1;
+}
+
+static bool solver_known(const char* name) {
+    for (int32_t i = 0; i < dvi_solver_count(); ++i) {
+        if (strcmp(dvi_solver_name(i), name) == 0) return true;
+    }
+    return false;
+}
+
+/* Splits a comma-separated list into at most max items of < 32 characters. */
+static int split_list(const char* list, char items[][32], int max) {
+    int count = 0;
+    const char* s = list;
+    while (*s) {
+        const char* comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        if (len == 0 || len >= 32 || count == max) return -1;
+        memcpy(items[count], s, len);
+        items[count][len] = '\0';
+        count++;
+        if (!comma) break;
+        s = comma + 1;
+        if (!*s) return -1;
+    }
+    return count;
+}
+
+/* Returns 0 to run, 1 to exit successfully (--help), 2 on a usage error. */
+static int parse_options(int argc, char** argv, bench_options* o) {
+    memset(o, 0, sizeof *o);
+    for (int f = 0; f < BENCH_MAX_FAMILIES; ++f) o->family_on[f] = true;
+    o->solver_count = 0;
+    for (int32_t i = 0; i < dvi_solver_count() && o->solver_count < BENCH_MAX_SOLVERS; ++i) {
+        snprintf(o->solvers[o->solver_count++], 32, "%s", dvi_solver_name(i));
+    }
+    o->max_contacts = INT32_MAX;
+    o->max_iterations = 5000;
+    o->threads = 1;
+    o->json = false;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        const char* a = argv[i];
+        const char* val = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t v = 0;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout, argv[0]);
+            return 1;
+        } else if (strcmp(a, "--json") == 0) {
+            o->json = true;
+        } else if (strcmp(a, "--quick") == 0) {
+            quick = true;
+        } else if (strcmp(a, "--families") == 0 && val) {
+            char items[BENCH_MAX_FAMILIES * 4][32];
+            int n = split_list(val, items, BENCH_MAX_FAMILIES * 4);
+            if (n <= 0) {
+                fprintf(stderr, "%s: --families: bad list '%s'\n", argv[0], val);
+                return 2;
+            }
+            for (int f = 0; f < BENCH_MAX_FAMILIES; ++f) o->family_on[f] = false;
+            for (int k = 0; k < n; ++k) {
+                int f = family_index(items[k]);
+                if (f < 0) {
+                    fprintf(stderr, "%s: --families: unknown family '%s' (known: stack, granular)\n", argv[0],
+                            items[k]);
+                    return 2;
+                }
+                o->family_on[f] = true;
+            }
+            ++i;
+        } else if (strcmp(a, "--solvers") == 0 && val) {
+            int n = split_list(val, o->solvers, BENCH_MAX_SOLVERS);
+            if (n <= 0) {
+                fprintf(stderr, "%s: --solvers: bad list '%s'\n", argv[0], val);
+                return 2;
+            }
+            for (int k = 0; k < n; ++k) {
+                if (!solver_known(o->solvers[k])) {
+                    fprintf(stderr, "%s: --solvers: unknown solver '%s' (known:", argv[0], o->solvers[k]);
+                    for (int32_t s = 0; s < dvi_solver_count(); ++s) fprintf(stderr, " %s", dvi_solver_name(s));
+                    fprintf(stderr, ")\n");
+                    return 2;
+                }
+            }
+            o->solver_count = n;
+            ++i;
+        } else if (strcmp(a, "--max-contacts") == 0 && val) {
+            if (!parse_int(val, 1, INT32_MAX, &v)) {
+                fprintf(stderr, "%s: --max-contacts: expected a positive integer, got '%s'\n", argv[0], val);
+                return 2;
+            }
+            o->max_contacts = v;
+            ++i;
+        } else if (strcmp(a, "--max-iterations") == 0 && val) {
+            if (!parse_int(val, 1, INT32_MAX, &v)) {
+                fprintf(stderr, "%s: --max-iterations: expected a positive integer, got '%s'\n", argv[0], val);
+                return 2;
+            }
+            o->max_iterations = (int32_t)v;
+            ++i;
+        } else if (strcmp(a, "--threads") == 0 && val) {
+            if (!parse_int(val, 0, 4096, &v)) {
+                fprintf(stderr, "%s: --threads: expected an integer >= 0, got '%s'\n", argv[0], val);
+                return 2;
+            }
+            o->threads = (int32_t)v;
+            ++i;
+        } else {
+            fprintf(stderr, "%s: unknown or incomplete option '%s' (see --help)\n", argv[0], a);
+            return 2;
+        }
+    }
+    if (quick && o->max_contacts > BENCH_QUICK_MAX_CONTACTS) o->max_contacts = BENCH_QUICK_MAX_CONTACTS;
+    return 0;
+}
+
+/* Builds family f at about `target` contacts. */
+static dvi_status build_problem(int f, int32_t target, dvi_gen_problem* g) {
+    if (f == 0) {
+        int32_t columns = (target + 2 * BENCH_STACK_HEIGHT) / (4 * BENCH_STACK_HEIGHT);
+        if (columns < 1) columns = 1;
+        return dvi_gen_box_stacks(columns, BENCH_STACK_HEIGHT, BENCH_MU, BENCH_STEP, BENCH_SEED, g);
+    }
+    return dvi_gen_granular(target, BENCH_MU, BENCH_STEP, BENCH_SEED, g);
+}
+
+static void json_number(double x) {
+    if (isfinite(x)) {
+        printf("%.6e", x);
+    } else {
+        printf("null");
+    }
+}
+
+static void print_row(const bench_options* o, const bench_row* r) {
+    if (o->json) {
+        printf("{\"family\":\"%s\",\"contacts\":%d,\"solver\":\"%s\",\"iterations\":%d,\"residual\":", r->family,
+               (int)r->contacts, r->solver, (int)r->iterations);
+        json_number(r->residual);
+        printf(",\"status\":\"%s\",\"ns_per_iter_per_contact\":", r->status);
+        json_number(r->ns_per_iter_per_contact);
+        printf(",\"target_residual\":");
+        json_number(r->target_residual);
+        printf(",\"ms_per_iter\":");
+        json_number(r->ms_per_iter);
+        printf(",\"seconds\":");
+        json_number(r->seconds);
+        printf(",\"threads\":%d,\"max_iterations\":%d,\"tolerance\":%g}\n", (int)o->threads, (int)o->max_iterations,
+               BENCH_TOLERANCE);
+    } else {
+        printf("%-9s %8d  %-7s %7d  %10.3e  %-15s %10.4f  %10.2f  %9.3f\n", r->family, (int)r->contacts, r->solver,
+               (int)r->iterations, r->residual, r->status, r->ms_per_iter, r->ns_per_iter_per_contact, r->seconds);
+    }
+    fflush(stdout);
+}
+
+/* Solves g with one solver and fills *row. Returns false on an error. */
+static bool run_solver(const bench_options* o, const char* name, const dvi_gen_problem* g, double* gamma,
+                       bench_row* row) {
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.max_iterations = o->max_iterations;
+    s.tolerance = BENCH_TOLERANCE;
+    s.threads = o->threads;
+    s.warm_start = false;
+    snprintf(row->solver, sizeof row->solver, "%s", name);
+    row->status = "error";
+    row->residual = NAN;
+    row->target_residual = NAN;
+    row->ms_per_iter = NAN;
+    row->ns_per_iter_per_contact = NAN;
+
+    dvi_solver* solver = NULL;
+    dvi_status st = dvi_solver_create(name, &s, &solver);
+    if (st != DVI_OK) {
+        fprintf(stderr, "error: %s: cannot create solver %s: %s\n", g->family, name, dvi_status_string(st));
+        row->error = true;
+        return false;
+    }
+    dvi_solve_result res;
+    memset(&res, 0, sizeof res);
+    st = dvi_solver_solve(solver, &g->p, gamma, &res);
+    dvi_solver_destroy(solver);
+
+    row->iterations = res.iterations;
+    row->seconds = res.seconds;
+    row->residual = res.metrics.residual;
+    row->target_residual = res.target_residual;
+    row->status = dvi_solve_status_string(res.status);
+    row->converged = res.status == DVI_SOLVE_CONVERGED;
+    int32_t it = res.iterations > 0 ? res.iterations : 1;
+    row->ms_per_iter = 1e3 * res.seconds / it;
+    row->ns_per_iter_per_contact = g->contacts > 0 ? 1e9 * res.seconds / it / g->contacts : NAN;
+    if (st < 0) {
+        fprintf(stderr, "error: %s, %d contacts, %s: %s (%s)\n", g->family, (int)g->contacts, name,
+                dvi_status_string(st), res.message);
+        row->error = true;
+        return false;
+    }
+    return true;
+}
+
+static const bench_row* find_row(const bench_row* rows, int n, const char* family, int32_t target,
+                                 const char* solver) {
+    for (int k = 0; k < n; ++k) {
+        if (rows[k].target == target && strcmp(rows[k].family, family) == 0 && strcmp(rows[k].solver, solver) == 0) {
+            return &rows[k];
+        }
+    }
+    return NULL;
+}
+
+/* The two summary checks; to stdout in table mode, stderr in JSON mode. */
+static void print_checks(FILE* f, const bench_row* rows, int n, const bench_options* o) {
+    fprintf(f, "\nchecks\n");
+    /* (a) APGD cost per iteration per contact: largest size vs ~1000 contacts */
+    for (int fam = 0; fam < BENCH_MAX_FAMILIES; ++fam) {
+        if (!o->family_on[fam]) continue;
+        const char* name = bench_families[fam];
+        const bench_row* ref = find_row(rows, n, name, 1000, "apgd");
+        const bench_row* big = NULL;
+        for (int k = 0; k < n; ++k) {
+            if (strcmp(rows[k].family, name) == 0 && strcmp(rows[k].solver, "apgd") == 0 && !rows[k].error &&
+                (!big || rows[k].contacts > big->contacts)) {
+                big = &rows[k];
+            }
+        }
+        if (!ref || !big || ref->error || !isfinite(ref->ns_per_iter_per_contact) ||
+            !isfinite(big->ns_per_iter_per_contact) || ref->ns_per_iter_per_contact <= 0.0) {
+            fprintf(f, "(a) %-9s APGD ns/iter/contact, largest vs ~1000 contacts: n/a (apgd not run at both sizes)\n",
+                    name);
+            continue;
+        }
+        double ratio = big->ns_per_iter_per_contact / ref->ns_per_iter_per_contact;
+        fprintf(f, "(a) %-9s APGD ns/iter/contact at %d contacts / at %d contacts = %.2f / %.2f = %.2f  %s\n", name,
+                (int)big->contacts, (int)ref->contacts, big->ns_per_iter_per_contact, ref->ns_per_iter_per_contact,
+                ratio, ratio > 2.0 ? "FLAG: > 2, cost per contact grows with size (not linear)" : "ok (<= 2)");
+    }
+    /* (b) stack family: APGD iterations vs Jacobi iterations */
+    if (o->family_on[0]) {
+        int shown = 0;
+        for (int s = 0; s < BENCH_MAX_SIZES; ++s) {
+            const bench_row* ap = find_row(rows, n, "stack", bench_sizes[s], "apgd");
+            const bench_row* ja = find_row(rows, n, "stack", bench_sizes[s], "jacobi");
+            if (!ap || !ja) continue;
+            shown++;
+            const char* verdict;
+            if (ap->error || ja->error) {
+                verdict = "n/a (a solver errored)";
+            } else if (ap->converged && (!ja->converged || ap->iterations < ja->iterations)) {
+                verdict = "yes";
+            } else if (!ap->converged && !ja->converged) {
+                verdict = ap->residual < ja->residual ? "undecided: both hit the budget (APGD residual lower)"
+                                                      : "NO: both hit the budget and APGD residual is not lower";
+            } else {
+                verdict = "NO";
+            }
+            fprintf(f, "(b) stack %6d contacts: APGD fewer iterations than Jacobi? %s  (apgd %d %s res %.2e, "
+                       "jacobi %d %s res %.2e)\n",
+                    (int)ap->contacts, verdict, (int)ap->iterations, ap->status, ap->residual, (int)ja->iterations,
+                    ja->status, ja->residual);
+        }
+        if (shown == 0) fprintf(f, "(b) stack: n/a (needs both apgd and jacobi in --solvers)\n");
+    }
+}
+
+int main(int argc, char** argv) {
+    bench_options o;
+    int pr = parse_options(argc, argv, &o);
+    if (pr == 1) return 0;
+    if (pr == 2) return 2;
+
+    static bench_row rows[BENCH_MAX_ROWS];
+    int nrows = 0;
+    bool failed = false;
+
+    if (!o.json) {
+        printf("dvicontact %s solver benchmark: tolerance %g, max iterations %d, threads %d, mu %g, h %g s\n",
+               dvi_version_string(), BENCH_TOLERANCE, (int)o.max_iterations, (int)o.threads, BENCH_MU, BENCH_STEP);
+        printf("stack = columns of %d boxes (4 corner contacts per interface); granular = FCC sphere packing in a "
+               "box; lemke only up to %d contacts\n\n",
+               BENCH_STACK_HEIGHT, BENCH_LEMKE_MAX_CONTACTS);
+        printf("%-9s %8s  %-7s %7s  %10s  %-15s %10s  %10s  %9s\n", "family", "contacts", "solver", "iters",
+               "residual", "status", "ms/iter", "ns/it/cont", "total s");
+        printf("%-9s %8s  %-7s %7s  %10s  %-15s %10s  %10s  %9s\n", "---------", "--------", "-------", "-------",
+               "----------", "---------------", "----------", "----------", "---------");
+        fflush(stdout);
+    }
+
+    for (int fam = 0; fam < BENCH_MAX_FAMILIES; ++fam) {
+        if (!o.family_on[fam]) continue;
+        for (int s = 0; s < BENCH_MAX_SIZES; ++s) {
+            int32_t target = bench_sizes[s];
+            if (target > o.max_contacts) continue;
+            dvi_gen_problem g;
+            memset(&g, 0, sizeof g);
+            dvi_status st = build_problem(fam, target, &g);
+            if (st != DVI_OK) {
+                fprintf(stderr, "error: cannot build %s problem of ~%d contacts: %s\n", bench_families[fam],
+                        (int)target, dvi_status_string(st));
+                failed = true;
+                continue;
+            }
+            double* gamma = calloc(g.p.rows > 0 ? (size_t)g.p.rows : 1, sizeof *gamma);
+            if (!gamma) {
+                fprintf(stderr, "error: out of memory for %d rows\n", (int)g.p.rows);
+                dvi_gen_free(&g);
+                failed = true;
+                continue;
+            }
+            for (int k = 0; k < o.solver_count; ++k) {
+                if (strcmp(o.solvers[k], "lemke") == 0 && g.contacts > BENCH_LEMKE_MAX_CONTACTS) continue;
+                if (nrows == BENCH_MAX_ROWS) break;
+                bench_row* row = &rows[nrows++];
+                memset(row, 0, sizeof *row);
+                snprintf(row->family, sizeof row->family, "%s", bench_families[fam]);
+                row->target = target;
+                row->contacts = g.contacts;
+                if (!run_solver(&o, o.solvers[k], &g, gamma, row)) failed = true;
+                print_row(&o, row);
+            }
+            free(gamma);
+            dvi_gen_free(&g);
+        }
+    }
+    print_checks(o.json ? stderr : stdout, rows, nrows, &o);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,881 @@
+/* dvicontact — Lemke's complementary pivoting on the pyramid LCP.
+ *
+ * PROBLEM. The CCP of ccp.h (γ ∈ K, u = Nγ + r ∈ K*, ⟨γ, u⟩ = 0) with every
+ * friction cone replaced by an inscribed k-sided pyramid (Anitescu & Potra,
+ * "Formulating dynamic multi-rigid-body contact problems with friction as
+ * solvable linear complementarity problems", Nonlinear Dynamics 14, 1997).
+ * The pyramid has its k vertices on the cone's circle, at the unit
+ * directions d_j = (cos 2πj/k, sin 2πj/k), j = 0..k-1 (k = friction_directions;
+ * multiples of a quarter turn are exact), so it lies inside the cone: the
+ * pyramid answer can only under-estimate the tangential impulse, by at most
+ * the factor cos(π/k) (1.5e-4 relative for k = 64).
+ *
+ * LCP per block (z ⊥ w, both ≥ 0):
+ *   FRICTIONLESS      γ_n         ⊥ u_n
+ *   FRICTION          γ_n         ⊥ u_n
+ *                     β_j (k)     ⊥ d_jᵀu_t + λ            γ_t = Σ β_j d_j
+ *                     λ           ⊥ μ γ_n − Σ β_j          (λ ≈ sliding speed)
+ *   FRICTION_ROLLING  as FRICTION, then spin with 2 directions ±1:
+ *                     σ±          ⊥ ±u_s + λ_s             γ_s = σ+ − σ−
+ *                     λ_s         ⊥ μ_spin γ_n − σ+ − σ−
+ *                     and rolling with its own k-pyramid:
+ *                     ρ_j (k)     ⊥ d_jᵀu_r + λ_r          γ_r = Σ ρ_j d_j
+ *                     λ_r         ⊥ μ_roll γ_n − Σ ρ_j
+ * Writing γ_C = T z (T has at most two entries per LCP column), the LCP is
+ * M = Tᵀ N_red T + E, q = Tᵀ r_red, E holding the ±1 and μ couplings above.
+ *
+ * BILATERAL ROWS are eliminated first by a Schur complement. With B the
+ * bilateral rows and C the others:
+ *   N_red = N_CC − N_CB N_BB⁺ N_BC,   r_red = r_C − N_CB N_BB⁺ r_B,
+ *   λ_B   = −N_BB⁺ (r_B + N_BC γ_C).
+ * N_BB may be singular (redundant joint rows, e.g. a rover's differential
+ * linkage): N_BB⁺ is the eigen-decomposition pseudo-inverse (LAPACK dsyev),
+ * N_BB⁺ = U Uᵀ with U = V_k Λ_k^(-1/2) over the eigenvalues above
+ * 1e-12 · λ_max. Dropped directions carry no impulse, so redundant rows share
+ * their impulse equally (minimum-norm λ_B). Bilateral equations that are
+ * inconsistent (r_B outside the range of N_BB) are met in least squares.
+ *
+ * ALGORITHM (Lemke 1965, "Bimatrix equilibrium points and mathematical
+ * programming", Management Science 11; lexicographic form as in Cottle, Pang
+ * & Stone, "The Linear Complementarity Problem", 1992, §4.4 and §4.9):
+ *   (0) q ≥ 0: z = 0, no pivot.
+ *   (1) basis B = I (all w basic), covering vector e = 1, artificial z0
+ *       enters at the row of min q (the last such row on ties, which makes
+ *       every row of [x_B, B⁻¹] lexico-positive).
+ *   (2) the complement of the variable that just left enters; its column
+ *       d = B⁻¹a; blocking rows are those with d_i > tol, tol = 1e-10·max|d|
+ *       (relative to the column scale, floor 1e-15·max|a|); none: RAY.
+ *   (3) leaving row: minimum ratio x_i/d_i; among ties z0 leaves if it can,
+ *       otherwise the lexicographic minimum of the rows (x_i, B⁻¹_i·)/d_i
+ *       (rows of B⁻¹ are independent, so ties are broken and no basis
+ *       repeats: anti-cycling on degenerate problems).
+ *   (4) pivot: rank-1 update of B⁻¹ (cblas_dger) and x_B; every max(64, n/2)
+ *       pivots B⁻¹ is recomputed from the basis (LU, dgetrf/dgetri).
+ *   (5) z0 left: stop; x_B is recomputed by an LU solve of the final basis
+ *       and kept if its LCP residual is not worse.
+ * STOPPING RULE. z0 leaves (complementary basis), a ray (2), or the pivot
+ * budget max_pivots (0 ⇒ 50·n) is spent; never more. Then w = Mz + q is
+ * computed afresh and the LCP residual ‖min(z, w)‖₂ / max(1, ‖q‖₂) is the
+ * target residual: CONVERGED only if it is ≤ settings.tolerance.
+ *
+ * COST. Dense: N (m²), the LCP matrix and B⁻¹ (n² each, n = LCP size),
+ * O(n²) per pivot, O(m³ + n³) setup at worst. For small problems and as a
+ * reference answer for the iterative solvers; sizes above
+ * settings.lemke.max_lcp_size are refused (DVI_ERR_UNSUPPORTED). The memory
+ * comes from the work's persistent scratch buffer: no allocation per solve
+ * once it has grown (LAPACK is called through its *_work entry points in
+ * column-major order, which allocate nothing).
+ */
+#include "lemke.h"
+
+#include "ccp_work.h"
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define LEMKE_PIVOT_REL 1e-10   /* pivot tolerance, relative to max|d| */
+#define LEMKE_PIVOT_FLOOR 1e-15 /* ... and to max|a| of the entering column */
+#define LEMKE_TIE_REL 1e-12     /* ratio ties, relative to max|x_B| */
+#define LEMKE_LEX_REL 1e-12     /* lexicographic ties, relative to the column */
+#define LEMKE_PINV_CUT 1e-12    /* pseudo-inverse cut-off, relative to λ_max */
+#define LEMKE_ALIGN 64u
+#define LEMKE_TWO_PI 6.283185307179586476925286766559
+
+/* ---------------------------------------------------------------------------
+ * Workspace carving: one buffer, 64-byte aligned offsets. */
+
+typedef struct lemke_carver {
+    unsigned char* base; /* NULL: only measure */
+    size_t off;
+    bool overflow;
+} lemke_carver;
+
+static void* lemke_carve(lemke_carver* c, size_t count, size_t elem)
+{
+    size_t off = (c->off + (LEMKE_ALIGN - 1u)) & ~(size_t)(LEMKE_ALIGN - 1u);
+    if (off < c->off || (elem != 0 && count > (SIZE_MAX - off) / elem)) {
+        c->overflow = true;
+        return NULL;
+    }
+    c->off = off + count * elem;
+    return c->base ? (void*)(c->base + off) : NULL;
+}
+
+/* n·n without overflow (SIZE_MAX when it would overflow). */
+static size_t lemke_square(size_t n)
+{
+    return (n != 0 && n > SIZE_MAX / n) ? SIZE_MAX : n * n;
+}
+
+/* The pure-LCP workspace. */
+typedef struct lemke_lcp_ws {
+    double* binv;     /* [n·n] B⁻¹, row-major */
+    double* xb;       /* [n] basic values B⁻¹q */
+    double* d;        /* [n] entering column B⁻¹a */
+    double* row;      /* [n] copy of the pivot row; later scratch */
+    double* xref;     /* [n] refined basic values */
+    double* lwork;    /* [lwork_n] dgetri workspace */
+    int32_t* basis;   /* [n] variable basic in each row: w_i = i, z_i = n+i, z0 = 2n */
+    int32_t* cand;    /* [n] ratio-test candidates */
+    lapack_int* ipiv; /* [n] LU pivots */
+    lapack_int lwork_n;
+} lemke_lcp_ws;
+
+static size_t lemke_lcp_layout(int32_t n, void* base, lemke_lcp_ws* ws)
+{
+    lemke_carver c = { (unsigned char*)base, 0, false };
+    size_t nn = (size_t)n;
+    size_t lw = nn > 0 ? 64u * nn : 1u;
+    lemke_lcp_ws tmp;
+    if (!ws)
+        ws = &tmp;
+    ws->binv = lemke_carve(&c, lemke_square(nn), sizeof(double));
+    ws->xb = lemke_carve(&c, nn, sizeof(double));
+    ws->d = lemke_carve(&c, nn, sizeof(double));
+    ws->row = lemke_carve(&c, nn, sizeof(double));
+    ws->xref = lemke_carve(&c, nn, sizeof(double));
+    ws->lwork = lemke_carve(&c, lw, sizeof(double));
+    ws->basis = lemke_carve(&c, nn, sizeof(int32_t));
+    ws->cand = lemke_carve(&c, nn, sizeof(int32_t));
+    ws->ipiv = lemke_carve(&c, nn, sizeof(lapack_int));
+    ws->lwork_n = (lapack_int)lw;
+    if (c.overflow || nn > (size_t)INT32_MAX / 64u)
+        return 0;
+    return c.off + LEMKE_ALIGN;
+}
+
+size_t dvi_lemke_lcp_work_size(int32_t n)
+{
+    if (n < 0)
+        return 0;
+    return lemke_lcp_layout(n, NULL, NULL);
+}
+
+/* ---------------------------------------------------------------------------
+ * The pure LCP. Variables: w_i = i, z_i = n + i, z0 = 2n. Columns of the
+ * system  I w − M z − e z0 = q  are a(w_i) = e_i, a(z_i) = −M e_i, a(z0) = −e.
+ */
+
+double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w)
+{
+    double s = 0.0;
+    if (n <= 0)
+        return 0.0;
+    memcpy(w, q, (size_t)n * sizeof(double));
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1); /* w = Mz + q */
+    for (int32_t i = 0; i < n; ++i) {
+        double v = fmin(z[i], w[i]);
+        s += v * v;
+    }
+    return sqrt(s) / fmax(1.0, dvi_norm2(q, n));
+}
+
+/* Row-major basis matrix B (column k = a(basis[k])) into b; read as
+ * column-major it is Bᵀ, so LAPACK on it gives (Bᵀ)⁻¹ = row-major B⁻¹. */
+static void lemke_basis_matrix(int32_t n, const double* M, const int32_t* basis, double* b)
+{
+    size_t nn = (size_t)n;
+    memset(b, 0, nn * nn * sizeof(double));
+    for (int32_t k = 0; k < n; ++k) {
+        int32_t v = basis[k];
+        if (v < n) {
+            b[(size_t)v * nn + (size_t)k] = 1.0;
+        } else if (v < 2 * n) {
+            for (int32_t i = 0; i < n; ++i)
+                b[(size_t)i * nn + (size_t)k] = -M[(size_t)i * nn + (size_t)(v - n)];
+        } else {
+            for (int32_t i = 0; i < n; ++i)
+                b[(size_t)i * nn + (size_t)k] = -1.0;
+        }
+    }
+}
+
+/* Recomputes B⁻¹ and x_B = B⁻¹q from the basis. Returns LAPACK's info. */
+static lapack_int lemke_reinvert(int32_t n, const double* M, const double* q, lemke_lcp_ws* ws)
+{
+    lapack_int info;
+    lemke_basis_matrix(n, M, ws->basis, ws->binv);
+    info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, ws->binv, n, ws->ipiv); /* Bᵀ = P L U */
+    if (info != 0)
+        return info;
+    info = LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, ws->binv, n, ws->ipiv, ws->lwork, ws->lwork_n);
+    if (info != 0)
+        return info;
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, ws->binv, n, q, 1, 0.0, ws->xb, 1); /* x_B = B⁻¹q */
+    return 0;
+}
+
+/* d = B⁻¹ a(var) for an entering w_j or z_j (z0 enters only in step (1));
+ * returns max|a(var)|, the column's own scale. */
+static double lemke_entering_column(int32_t n, const double* M, const lemke_lcp_ws* ws, int32_t var)
+{
+    size_t nn = (size_t)n;
+    double amax = 0.0;
+    int32_t j = var - n;
+    if (var < n) { /* a = e_var */
+        for (int32_t i = 0; i < n; ++i)
+            ws->d[i] = ws->binv[(size_t)i * nn + (size_t)var];
+        return 1.0;
+    }
+    for (int32_t i = 0; i < n; ++i) /* a = −M e_j */
+        amax = fmax(amax, fabs(M[(size_t)i * nn + (size_t)j]));
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, -1.0, ws->binv, n, M + j, n, 0.0, ws->d, 1);
+    return amax;
+}
+
+/* Lexicographic minimum-ratio test (steps (2)-(3)). Returns the leaving row,
+ * -1 for a ray, -2 for non-finite data. */
+static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax)
+{
+    const double* d = ws->d;
+    const double* xb = ws->xb;
+    int32_t* cand = ws->cand;
+    size_t nn = (size_t)n;
+    double dmax = 0.0, xmax = 0.0, theta = INFINITY, tol, xtol;
+    int32_t nc = 0, nt = 0, best = -1;
+
+    for (int32_t i = 0; i < n; ++i) {
+        dmax = fmax(dmax, fabs(d[i]));
+        xmax = fmax(xmax, fabs(xb[i]));
+    }
+    if (!isfinite(dmax) || !isfinite(xmax))
+        return -2;
+    tol = fmax(LEMKE_PIVOT_REL * dmax, LEMKE_PIVOT_FLOOR * amax);
+    for (int32_t i = 0; i < n; ++i) {
+        if (d[i] > tol) {
+            double ratio = fmax(xb[i], 0.0) / d[i];
+            if (ratio < theta) {
+                theta = ratio;
+                best = i;
+            }
+            cand[nc++] = i;
+        }
+    }
+    if (nc == 0)
+        return -1; /* secondary ray */
+
+    /* rows that reach zero at θ as well (degenerate ties) */
+    xtol = LEMKE_TIE_REL * xmax;
+    for (int32_t t = 0; t < nc; ++t) {
+        int32_t i = cand[t];
+        if (fmax(xb[i], 0.0) - theta * d[i] <= xtol)
+            cand[nt++] = i;
+    }
+    if (nt == 0)
+        return best;
+    if (nt == 1)
+        return cand[0];
+    for (int32_t t = 0; t < nt; ++t)
+        if (ws->basis[cand[t]] == 2 * n)
+            return cand[t]; /* z0 leaves: done */
+
+    /* lexicographic: compare (B⁻¹)_ij / d_i column by column */
+    for (int32_t j = 0; j < n && nt > 1; ++j) {
+        double vmin = INFINITY, vabs = 0.0, vtol;
+        int32_t kept = 0;
+        for (int32_t t = 0; t < nt; ++t) {
+            int32_t i = cand[t];
+            double v = ws->binv[(size_t)i * nn + (size_t)j] / d[i];
+            vmin = fmin(vmin, v);
+            vabs = fmax(vabs, fabs(v));
+        }
+        vtol = LEMKE_LEX_REL * vabs;
+        for (int32_t t = 0; t < nt; ++t) {
+            int32_t i = cand[t];
+            double v = ws->binv[(size_t)i * nn + (size_t)j] / d[i];
+            if (v <= vmin + vtol)
+                cand[kept++] = i;
+        }
+        nt = kept;
+    }
+    return cand[0];
+}
+
+/* Pivot on row r with entering column d (step (4)); d is clobbered. */
+static void lemke_pivot(int32_t n, lemke_lcp_ws* ws, int32_t r)
+{
+    size_t nn = (size_t)n;
+    double dr = ws->d[r];
+    double xr = ws->xb[r] / dr;
+    memcpy(ws->row, ws->binv + (size_t)r * nn, nn * sizeof(double));
+    ws->d[r] = dr - 1.0; /* so that row r becomes row_r / d_r */
+    cblas_dger(CblasRowMajor, n, n, -1.0 / dr, ws->d, 1, ws->row, 1, ws->binv, n);
+    for (int32_t i = 0; i < n; ++i)
+        ws->xb[i] -= ws->d[i] * xr;
+    ws->xb[r] = xr;
+}
+
+/* z from the basic values x (clipped at 0). */
+static void lemke_extract(int32_t n, const int32_t* basis, const double* x, double* z)
+{
+    memset(z, 0, (size_t)n * sizeof(double));
+    for (int32_t i = 0; i < n; ++i) {
+        int32_t v = basis[i];
+        if (v >= n && v < 2 * n)
+            z[v - n] = fmax(x[i], 0.0);
+    }
+}
+
+/* Step (5): LU solve of the final basis; keeps the better of the two z. */
+static void lemke_refine(int32_t n, const double* M, const double* q, double* z, lemke_lcp_ws* ws)
+{
+    lapack_int info;
+    double r_old, r_new;
+    lemke_basis_matrix(n, M, ws->basis, ws->binv);
+    info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, ws->binv, n, ws->ipiv);
+    if (info != 0)
+        return;
+    memcpy(ws->xref, q, (size_t)n * sizeof(double));
+    info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, ws->binv, n, ws->ipiv, ws->xref, n); /* B x = q */
+    if (info != 0)
+        return;
+    for (int32_t i = 0; i < n; ++i)
+        if (!isfinite(ws->xref[i]))
+            return;
+    lemke_extract(n, ws->basis, ws->xref, ws->row);
+    r_old = dvi_lemke_lcp_residual(n, M, q, z, ws->d);
+    r_new = dvi_lemke_lcp_residual(n, M, q, ws->row, ws->d);
+    if (r_new <= r_old)
+        memcpy(z, ws->row, (size_t)n * sizeof(double));
+}
+
+dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots, void* work,
+                         int32_t* pivots, dvi_solve_status* status)
+{
+    lemke_lcp_ws ws;
+    dvi_solve_status st = DVI_SOLVE_BAD_INPUT;
+    dvi_status ret = DVI_ERR_INVALID_ARG;
+    int32_t npiv = 0, t = -1, entering, since_inv = 0, period;
+    size_t nn = (size_t)n;
+
+    if (pivots)
+        *pivots = 0;
+    if (status)
+        *status = DVI_SOLVE_BAD_INPUT;
+    if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || dvi_lemke_lcp_work_size(n) == 0)
+        return DVI_ERR_INVALID_ARG;
+    if (max_pivots <= 0) {
+        int64_t mp = 50 * (int64_t)n;
+        max_pivots = mp > INT32_MAX ? INT32_MAX : (int32_t)(mp > 0 ? mp : 1);
+    }
+    period = n / 2 > 64 ? n / 2 : 64;
+
+    /* (0) z = 0 solves it when q ≥ 0; else t = row of min q (last on ties) */
+    for (int32_t i = 0; i < n; ++i) {
+        if (!isfinite(q[i])) {
+            if (status)
+                *status = DVI_SOLVE_DIVERGED;
+            return DVI_ERR_NUMERIC;
+        }
+        z[i] = 0.0;
+        if (q[i] < 0.0 && (t < 0 || q[i] <= q[t]))
+            t = i;
+    }
+    if (t < 0) {
+        if (status)
+            *status = DVI_SOLVE_CONVERGED;
+        return DVI_OK;
+    }
+
+    /* (1) B = I, x_B = q; z0 enters (column −e) at row t */
+    lemke_lcp_layout(n, work, &ws);
+    memset(ws.binv, 0, nn * nn * sizeof(double));
+    for (int32_t i = 0; i < n; ++i) {
+        ws.binv[(size_t)i * nn + (size_t)i] = 1.0;
+        ws.xb[i] = q[i];
+        ws.basis[i] = i;
+        ws.d[i] = -1.0;
+    }
+    lemke_pivot(n, &ws, t);
+    ws.basis[t] = 2 * n;
+    npiv = 1;
+    entering = n + t; /* w_t left: z_t enters */
+
+    for (;;) {
+        int32_t r, leaving;
+        double amax;
+        if (npiv >= max_pivots) {
+            st = DVI_SOLVE_PIVOT_LIMIT;
+            ret = DVI_NOT_CONVERGED;
+            break;
+        }
+        if (since_inv >= period) { /* (4) fresh B⁻¹ against drift */
+            if (lemke_reinvert(n, M, q, &ws) != 0) {
+                st = DVI_SOLVE_DIVERGED;
+                ret = DVI_ERR_SINGULAR;
+                break;
+            }
+            since_inv = 0;
+        }
+        amax = lemke_entering_column(n, M, &ws, entering); /* (2) */
+        r = lemke_ratio_test(n, &ws, amax);                 /* (3) */
+        if (r == -2) {
+            st = DVI_SOLVE_DIVERGED;
+            ret = DVI_ERR_NUMERIC;
+            break;
+        }
+        if (r < 0) {
+            st = DVI_SOLVE_RAY;
+            ret = DVI_NOT_CONVERGED;
+            break;
+        }
+        leaving = ws.basis[r];
+        lemke_pivot(n, &ws, r); /* (4) */
+        ws.basis[r] = entering;
+        ++npiv;
+        ++since_inv;
+        if (leaving == 2 * n) { /* (5) z0 left: complementary basis */
+            st = DVI_SOLVE_CONVERGED;
+            ret = DVI_OK;
+            break;
+        }
+        entering = leaving < n ? leaving + n : leaving - n;
+    }
+
+    if (ret != DVI_ERR_SINGULAR)
+        lemke_extract(n, ws.basis, ws.xb, z);
+    if (st == DVI_SOLVE_CONVERGED)
+        lemke_refine(n, M, q, z, &ws);
+    for (int32_t i = 0; i < n && ret >= 0; ++i) {
+        if (!isfinite(z[i])) {
+            st = DVI_SOLVE_DIVERGED;
+            ret = DVI_ERR_NUMERIC;
+        }
+    }
+    if (pivots)
+        *pivots = npiv;
+    if (status)
+        *status = st;
+    return ret;
+}
+
+/* ---------------------------------------------------------------------------
+ * The CCP solver: N, Schur complement of the bilateral rows, pyramid LCP. */
+
+/* Unit direction j of a k-pyramid; exact on the axes. */
+static void lemke_direction(int32_t j, int32_t k, double* c, double* s)
+{
+    static const double axis_c[4] = { 1.0, 0.0, -1.0, 0.0 };
+    static const double axis_s[4] = { 0.0, 1.0, 0.0, -1.0 };
+    if (((int64_t)4 * j) % k == 0) {
+        int32_t quarter = (int32_t)(((int64_t)4 * j) / k) & 3;
+        *c = axis_c[quarter];
+        *s = axis_s[quarter];
+    } else {
+        double a = LEMKE_TWO_PI * (double)j / (double)k;
+        *c = cos(a);
+        *s = sin(a);
+    }
+}
+
+/* LCP variables of one block (0 for bilateral or unknown kinds). */
+static int64_t lemke_block_vars(dvi_block_kind kind, int32_t k)
+{
+    switch (kind) {
+    case DVI_BLOCK_FRICTIONLESS:
+        return 1;
+    case DVI_BLOCK_FRICTION:
+        return 2 + (int64_t)k;
+    case DVI_BLOCK_FRICTION_ROLLING:
+        return 6 + 2 * (int64_t)k;
+    default:
+        return 0;
+    }
+}
+
+/* One LCP column of T: up to two (reduced row, coefficient) pairs. */
+static void lemke_set_t(int32_t* tr, double* tc, int32_t v, int32_t r0, double c0, int32_t r1, double c1)
+{
+    tr[2 * v] = r0;
+    tc[2 * v] = c0;
+    tr[2 * v + 1] = r1;
+    tc[2 * v + 1] = c1;
+}
+
+/* E couplings of one pyramid: directions v0..v0+kk-1, multiplier vl. */
+static void lemke_couple(double* M, int32_t n, int32_t vn, int32_t v0, int32_t kk, int32_t vl, double mu)
+{
+    size_t nn = (size_t)n;
+    for (int32_t j = 0; j < kk; ++j) {
+        M[(size_t)(v0 + j) * nn + (size_t)vl] += 1.0;  /* w_β = d_jᵀu + λ */
+        M[(size_t)vl * nn + (size_t)(v0 + j)] -= 1.0;  /* w_λ = μγ_n − Σβ */
+    }
+    M[(size_t)vl * nn + (size_t)vn] += mu;
+}
+
+/* The solver's scratch layout. Region A lives through the solve; region B
+ * holds first N and the Schur data (phase 1), then the LCP workspace. */
+typedef struct lemke_layout {
+    int32_t *brow, *crow;  /* [nb], [nc] bilateral / other rows */
+    double* dirs;          /* [2k] pyramid directions */
+    double *evals, *vt;    /* [nb], [nb·nb] eigenvalues, eigenvectors (then Uᵀ) */
+    double *g, *h, *lam;   /* [nb] each */
+    double* gmat;          /* [nb·nc] G = Uᵀ N_BC */
+    int32_t* tr;           /* [2n] T rows */
+    double* tc;            /* [2n] T coefficients */
+    double *mlcp, *qlcp;   /* [n·n], [n] */
+    double *z, *wl, *gc;   /* [n], [n], [nc] */
+    /* region B, phase 1 */
+    double *nfull, *nred, *rred, *nbc, *syev_work; /* [m·m], [nc·nc], [nc], [nb·nc], [lwork] */
+    lapack_int syev_lwork;
+    /* region B, phase 2 */
+    void* lcp_work;
+} lemke_layout;
+
+static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, void* base, lemke_layout* L)
+{
+    lemke_carver c = { (unsigned char*)base, 0, false };
+    size_t um = (size_t)m, ub = (size_t)nb, uc = (size_t)(m - nb), un = (size_t)n;
+    size_t region_b, phase1, phase2;
+    lemke_carver c1;
+    L->brow = lemke_carve(&c, ub, sizeof(int32_t));
+    L->crow = lemke_carve(&c, uc, sizeof(int32_t));
+    L->dirs = lemke_carve(&c, 2u * (size_t)k, sizeof(double));
+    L->evals = lemke_carve(&c, ub, sizeof(double));
+    L->vt = lemke_carve(&c, lemke_square(ub), sizeof(double));
+    L->g = lemke_carve(&c, ub, sizeof(double));
+    L->h = lemke_carve(&c, ub, sizeof(double));
+    L->lam = lemke_carve(&c, ub, sizeof(double));
+    L->gmat = lemke_carve(&c, ub * uc, sizeof(double));
+    L->tr = lemke_carve(&c, 2u * un, sizeof(int32_t));
+    L->tc = lemke_carve(&c, 2u * un, sizeof(double));
+    L->mlcp = lemke_carve(&c, lemke_square(un), sizeof(double));
+    L->qlcp = lemke_carve(&c, un, sizeof(double));
+    L->z = lemke_carve(&c, un, sizeof(double));
+    L->wl = lemke_carve(&c, un, sizeof(double));
+    L->gc = lemke_carve(&c, uc, sizeof(double));
+    region_b = (c.off + (LEMKE_ALIGN - 1u)) & ~(size_t)(LEMKE_ALIGN - 1u);
+
+    c1 = c;
+    c1.off = region_b;
+    L->syev_lwork = (lapack_int)(nb > 0 ? 66 * (int64_t)nb : 1);
+    L->nfull = lemke_carve(&c1, lemke_square(um), sizeof(double));
+    L->nred = lemke_carve(&c1, lemke_square(uc), sizeof(double));
+    L->rred = lemke_carve(&c1, uc, sizeof(double));
+    L->nbc = lemke_carve(&c1, ub * uc, sizeof(double));
+    L->syev_work = lemke_carve(&c1, (size_t)L->syev_lwork, sizeof(double));
+    phase1 = c1.off;
+
+    phase2 = dvi_lemke_lcp_work_size(n);
+    L->lcp_work = base ? (void*)((unsigned char*)base + region_b) : NULL;
+    if (phase2 == 0 || phase2 > SIZE_MAX - region_b)
+        return 0;
+    phase2 += region_b;
+    if (c.overflow || c1.overflow || (ub != 0 && ub * uc / ub != uc))
+        return 0;
+    return (phase1 > phase2 ? phase1 : phase2) + LEMKE_ALIGN;
+}
+
+/* Phase 1: dense N, Schur complement, pyramid LCP (mlcp, qlcp, T). Returns
+ * DVI_OK, or DVI_ERR_NUMERIC with msg set. */
+static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, lemke_layout* L, int32_t nb,
+                              int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
+{
+    const dvi_ccp_problem* p = w->p;
+    const double* r = p->r;
+    int32_t m = w->m, nc = m - nb, k = s->lemke.friction_directions, rank = 0;
+    size_t um = (size_t)m, uc = (size_t)nc, ub = (size_t)nb, un = (size_t)n;
+    double* e = w->vec[0];
+    double* col = w->vec[1];
+
+    /* N column by column: N e_j (stored as rows, then symmetrised) */
+    if (m > 0)
+        memset(e, 0, um * sizeof(double));
+    for (int32_t j = 0; j < m; ++j) {
+        e[j] = 1.0;
+        dvi_work_apply(w, e, col);
+        e[j] = 0.0;
+        memcpy(L->nfull + (size_t)j * um, col, um * sizeof(double));
+    }
+    for (size_t i = 0; i < um; ++i) {
+        for (size_t j = i + 1; j < um; ++j) {
+            double a = 0.5 * (L->nfull[i * um + j] + L->nfull[j * um + i]);
+            L->nfull[i * um + j] = a;
+            L->nfull[j * um + i] = a;
+        }
+    }
+
+    /* gather N_BB (into vt), N_BC, N_CC (into nred), r_C (into rred) */
+    for (size_t a = 0; a < ub; ++a) {
+        const double* na = L->nfull + (size_t)L->brow[a] * um;
+        for (size_t b = 0; b < ub; ++b)
+            L->vt[a * ub + b] = na[L->brow[b]];
+        for (size_t c = 0; c < uc; ++c)
+            L->nbc[a * uc + c] = na[L->crow[c]];
+    }
+    for (size_t a = 0; a < uc; ++a) {
+        const double* na = L->nfull + (size_t)L->crow[a] * um;
+        for (size_t c = 0; c < uc; ++c)
+            L->nred[a * uc + c] = na[L->crow[c]];
+        L->rred[a] = r[L->crow[a]];
+    }
+
+    if (nb > 0) {
+        /* N_BB = V Λ Vᵀ (ascending λ; eigenvectors are the rows of vt) */
+        lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'U', nb, L->vt, nb, L->evals, L->syev_work,
+                                             L->syev_lwork);
+        double lmax, cut;
+        int32_t first;
+        if (info != 0) {
+            snprintf(msg, msg_size, "lemke: eigen-decomposition of the bilateral block N_BB failed (dsyev info %d)",
+                     (int)info);
+            return DVI_ERR_NUMERIC;
+        }
+        lmax = L->evals[nb - 1];
+        cut = LEMKE_PINV_CUT * lmax;
+        first = nb;
+        while (first > 0 && L->evals[first - 1] > cut && L->evals[first - 1] > 0.0)
+            --first;
+        rank = nb - first;
+        /* Uᵀ: kept eigenvectors scaled by λ^(-1/2), moved to the front */
+        for (int32_t a = 0; a < rank; ++a) {
+            double sc = 1.0 / sqrt(L->evals[first + a]);
+            const double* src = L->vt + (size_t)(first + a) * ub;
+            double* dst = L->vt + (size_t)a * ub;
+            for (size_t b = 0; b < ub; ++b)
+                dst[b] = src[b] * sc;
+        }
+        if (rank > 0) {
+            /* g = Uᵀ r_B */
+            for (size_t a = 0; a < ub; ++a)
+                L->h[a] = r[L->brow[a]];
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, rank, nb, 1.0, L->vt, nb, L->h, 1, 0.0, L->g, 1);
+            if (nc > 0) {
+                /* G = Uᵀ N_BC;  N_red = N_CC − GᵀG;  r_red = r_C − Gᵀg */
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rank, nc, nb, 1.0, L->vt, nb, L->nbc, nc, 0.0,
+                            L->gmat, nc);
+                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nc, nc, rank, -1.0, L->gmat, nc, L->gmat, nc,
+                            1.0, L->nred, nc);
+                cblas_dgemv(CblasRowMajor, CblasTrans, rank, nc, -1.0, L->gmat, nc, L->g, 1, 1.0, L->rred, 1);
+                for (size_t i = 0; i < uc; ++i) {
+                    for (size_t j = i + 1; j < uc; ++j) {
+                        double a = 0.5 * (L->nred[i * uc + j] + L->nred[j * uc + i]);
+                        L->nred[i * uc + j] = a;
+                        L->nred[j * uc + i] = a;
+                    }
+                }
+            }
+        }
+    }
+    *rank_out = rank;
+
+    /* T (LCP variable -> reduced rows) and the E couplings */
+    for (int32_t j = 0; j < k; ++j)
+        lemke_direction(j, k, &L->dirs[2 * j], &L->dirs[2 * j + 1]);
+    {
+        int32_t v = 0, cr = 0;
+        for (int32_t b = 0; b < w->nblocks; ++b) {
+            dvi_block_kind kind = p->blocks[b].kind;
+            if (kind == DVI_BLOCK_BILATERAL)
+                continue;
+            lemke_set_t(L->tr, L->tc, v++, cr, 1.0, -1, 0.0); /* γ_n */
+            if (kind == DVI_BLOCK_FRICTION || kind == DVI_BLOCK_FRICTION_ROLLING) {
+                for (int32_t j = 0; j < k; ++j) /* β_j */
+                    lemke_set_t(L->tr, L->tc, v++, cr + 1, L->dirs[2 * j], cr + 2, L->dirs[2 * j + 1]);
+                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0); /* λ */
+            }
+            if (kind == DVI_BLOCK_FRICTION_ROLLING) {
+                lemke_set_t(L->tr, L->tc, v++, cr + 3, 1.0, -1, 0.0);  /* σ+ */
+                lemke_set_t(L->tr, L->tc, v++, cr + 3, -1.0, -1, 0.0); /* σ− */
+                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);      /* λ_s */
+                for (int32_t j = 0; j < k; ++j)                        /* ρ_j */
+                    lemke_set_t(L->tr, L->tc, v++, cr + 4, L->dirs[2 * j], cr + 5, L->dirs[2 * j + 1]);
+                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0); /* λ_r */
+            }
+            cr += w->block_row[b + 1] - w->block_row[b];
+        }
+    }
+
+    /* M = Tᵀ N_red T,  q = Tᵀ r_red */
+    for (size_t i = 0; i < un; ++i) {
+        double* mi = L->mlcp + i * un;
+        double qi = 0.0;
+        for (int a = 0; a < 2; ++a)
+            if (L->tr[2 * i + (size_t)a] >= 0)
+                qi += L->tc[2 * i + (size_t)a] * L->rred[L->tr[2 * i + (size_t)a]];
+        L->qlcp[i] = qi;
+        for (size_t j = 0; j < un; ++j) {
+            double sum = 0.0;
+            for (int a = 0; a < 2; ++a) {
+                int32_t ra = L->tr[2 * i + (size_t)a];
+                const double* nrow;
+                if (ra < 0)
+                    continue;
+                nrow = L->nred + (size_t)ra * uc;
+                for (int bb = 0; bb < 2; ++bb) {
+                    int32_t rb = L->tr[2 * j + (size_t)bb];
+                    if (rb >= 0)
+                        sum += L->tc[2 * i + (size_t)a] * L->tc[2 * j + (size_t)bb] * nrow[rb];
+                }
+            }
+            mi[j] = sum;
+        }
+    }
+    {
+        int32_t v = 0;
+        for (int32_t b = 0; b < w->nblocks; ++b) {
+            const dvi_ccp_block* blk = &p->blocks[b];
+            int32_t vn = v;
+            if (blk->kind == DVI_BLOCK_BILATERAL)
+                continue;
+            v += (int32_t)lemke_block_vars(blk->kind, k);
+            if (blk->kind == DVI_BLOCK_FRICTIONLESS)
+                continue;
+            lemke_couple(L->mlcp, n, vn, vn + 1, k, vn + 1 + k, blk->mu);
+            if (blk->kind == DVI_BLOCK_FRICTION_ROLLING) {
+                int32_t vs = vn + 2 + k; /* σ+, σ−, λ_s */
+                lemke_couple(L->mlcp, n, vn, vs, 2, vs + 2, blk->mu_spin);
+                lemke_couple(L->mlcp, n, vn, vs + 3, k, vs + 3 + k, blk->mu_roll);
+            }
+        }
+    }
+    return DVI_OK;
+}
+
+static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+{
+    const dvi_ccp_problem* p = w->p;
+    int32_t m = w->m, k = s->lemke.friction_directions, nb = 0, n, rank = 0, pivots = 0, nc;
+    int64_t n64 = 0;
+    size_t bytes;
+    void* base;
+    lemke_layout L;
+    dvi_status st;
+    dvi_solve_status lst = DVI_SOLVE_BAD_INPUT;
+    double resid;
+
+    res->iterations = 0;
+    if (k < 3) {
+        snprintf(res->message, sizeof res->message,
+                 "lemke: settings.lemke.friction_directions must be >= 3 (got %d)", (int)k);
+        res->status = DVI_SOLVE_BAD_INPUT;
+        return DVI_ERR_INVALID_ARG;
+    }
+    for (int32_t b = 0; b < w->nblocks; ++b) {
+        dvi_block_kind kind = p->blocks[b].kind;
+        if (kind == DVI_BLOCK_BILATERAL)
+            nb += w->block_row[b + 1] - w->block_row[b];
+        else if (lemke_block_vars(kind, k) > 0)
+            n64 += lemke_block_vars(kind, k);
+        else {
+            snprintf(res->message, sizeof res->message, "lemke: blocks[%d]: unsupported block kind %d", (int)b,
+                     (int)kind);
+            res->status = DVI_SOLVE_BAD_INPUT;
+            return DVI_ERR_UNSUPPORTED;
+        }
+    }
+    if (n64 > (int64_t)s->lemke.max_lcp_size) {
+        snprintf(res->message, sizeof res->message,
+                 "lemke: pyramid LCP size %lld (k = %d) exceeds settings.lemke.max_lcp_size = %d (dense method)",
+                 (long long)n64, (int)k, (int)s->lemke.max_lcp_size);
+        res->status = DVI_SOLVE_BAD_INPUT;
+        return DVI_ERR_UNSUPPORTED;
+    }
+    if (m > s->lemke.max_lcp_size) {
+        snprintf(res->message, sizeof res->message,
+                 "lemke: %d rows exceed settings.lemke.max_lcp_size = %d (dense N for the Schur complement)", (int)m,
+                 (int)s->lemke.max_lcp_size);
+        res->status = DVI_SOLVE_BAD_INPUT;
+        return DVI_ERR_UNSUPPORTED;
+    }
+    n = (int32_t)n64;
+    nc = m - nb;
+
+    bytes = lemke_solver_layout(m, nb, n, k, NULL, &L);
+    base = bytes ? dvi_work_scratch(w, bytes) : NULL;
+    if (!base) {
+        snprintf(res->message, sizeof res->message, "lemke: out of memory for the dense workspace (%zu bytes)",
+                 bytes);
+        return DVI_ERR_NOMEM;
+    }
+    lemke_solver_layout(m, nb, n, k, base, &L);
+    {
+        int32_t ib = 0, ic = 0;
+        for (int32_t i = 0; i < m; ++i) {
+            if (p->blocks[w->row_block[i]].kind == DVI_BLOCK_BILATERAL)
+                L.brow[ib++] = i;
+            else
+                L.crow[ic++] = i;
+        }
+    }
+
+    /* phase 1: N, Schur complement, pyramid LCP */
+    st = lemke_build(w, s, &L, nb, n, &rank, res->message, sizeof res->message);
+    if (st != DVI_OK) {
+        res->status = DVI_SOLVE_DIVERGED;
+        return st;
+    }
+
+    /* phase 2: Lemke */
+    st = dvi_lemke_lcp(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, L.lcp_work, &pivots, &lst);
+    res->iterations = pivots;
+    if (st < 0) {
+        snprintf(res->message, sizeof res->message,
+                 "lemke: pivoting broke down after %d pivots (%s basis or non-finite values)", (int)pivots,
+                 st == DVI_ERR_SINGULAR ? "numerically singular" : "non-finite");
+        res->status = DVI_SOLVE_DIVERGED;
+        return st;
+    }
+
+    /* LCP check on a fresh w = Mz + q */
+    resid = dvi_lemke_lcp_residual(n, L.mlcp, L.qlcp, L.z, L.wl);
+    res->target_residual = resid;
+    if (lst == DVI_SOLVE_CONVERGED) {
+        if (resid <= s->tolerance) {
+            res->status = DVI_SOLVE_CONVERGED;
+        } else {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "lemke: LCP check failed: residual %.3e > tolerance %.3e after %d pivots", resid,
+                     s->tolerance, (int)pivots);
+        }
+    } else if (lst == DVI_SOLVE_RAY) {
+        res->status = DVI_SOLVE_RAY;
+        snprintf(res->message, sizeof res->message,
+                 "lemke: ray termination after %d pivots (no solution reached; LCP residual %.3e)", (int)pivots,
+                 resid);
+    } else {
+        res->status = DVI_SOLVE_PIVOT_LIMIT;
+        snprintf(res->message, sizeof res->message,
+                 "lemke: pivot budget spent (%d pivots; settings.lemke.max_pivots = %d); LCP residual %.3e",
+                 (int)pivots, (int)s->lemke.max_pivots, resid);
+    }
+
+    /* back to γ: γ_C = T z, λ_B = −U (g + G γ_C) */
+    memset(L.gc, 0, (size_t)nc * sizeof(double));
+    for (int32_t v = 0; v < n; ++v) {
+        for (int a = 0; a < 2; ++a) {
+            int32_t rr = L.tr[2 * v + a];
+            if (rr >= 0)
+                L.gc[rr] += L.tc[2 * v + a] * L.z[v];
+        }
+    }
+    for (int32_t c = 0; c < nc; ++c)
+        gamma[L.crow[c]] = L.gc[c];
+    if (nb > 0) {
+        memset(L.lam, 0, (size_t)nb * sizeof(double));
+        if (rank > 0) {
+            memcpy(L.h, L.g, (size_t)rank * sizeof(double));
+            if (nc > 0)
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, rank, nc, 1.0, L.gmat, nc, L.gc, 1, 1.0, L.h, 1);
+            cblas_dgemv(CblasRowMajor, CblasTrans, rank, nb, -1.0, L.vt, nb, L.h, 1, 0.0, L.lam, 1);
+        }
+        for (int32_t a = 0; a < nb; ++a)
+            gamma[L.brow[a]] = L.lam[a];
+    }
+    dvi_history_push(res, resid);
+    return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
+}
+
+const dvi_solver_impl dvi_solver_lemke = {
+    "lemke",
+    "Lemke complementary pivoting on the Anitescu-Potra pyramid LCP (dense, exact; small problems, references)",
+    false, /* targets the pyramid LCP, not the CCP */
+    lemke_solve,
+};

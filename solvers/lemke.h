@@ -1,0 +1,46 @@
+/* dvicontact — internal: Lemke's complementary pivoting on a dense LCP.
+ *
+ * The pure LCP kernel behind the "lemke" solver (solvers/lemke.c), exposed
+ * so that tests and tools can run textbook LCPs directly:
+ *
+ *     find z ≥ 0 with  w = M z + q ≥ 0  and  wᵀz = 0,   M dense n × n.
+ *
+ * Nothing here allocates: the caller passes a workspace of
+ * dvi_lemke_lcp_work_size(n) bytes (8-byte aligned at least; 64 is better).
+ */
+#ifndef DVI_LEMKE_H
+#define DVI_LEMKE_H
+
+#include "dvi/ccp.h"
+
+/* Bytes of workspace dvi_lemke_lcp() needs for an LCP of size n, or 0 when
+ * n < 0 or the size does not fit in size_t. */
+size_t dvi_lemke_lcp_work_size(int32_t n);
+
+/* Solves LCP(M, q) by Lemke's method (covering vector e = 1, lexicographic
+ * ratio test). M is row-major n × n, q and z have n entries; work holds
+ * dvi_lemke_lcp_work_size(n) bytes. max_pivots ≤ 0 means 50·n.
+ *
+ * On return *pivots (may be NULL) is the number of pivots performed and
+ * *status (may be NULL) one of
+ *   DVI_SOLVE_CONVERGED    a complementary basis was reached (z0 left); z is
+ *                          its solution (not yet checked against a tolerance:
+ *                          use dvi_lemke_lcp_residual);
+ *   DVI_SOLVE_RAY          secondary ray: no blocking row for the entering
+ *                          variable; z is the last almost-complementary point
+ *                          (not a solution);
+ *   DVI_SOLVE_PIVOT_LIMIT  max_pivots spent; z as for RAY;
+ *   DVI_SOLVE_DIVERGED     the basis became numerically singular or non-finite
+ *                          values appeared (return value < 0);
+ *   DVI_SOLVE_BAD_INPUT    bad arguments (return value DVI_ERR_INVALID_ARG).
+ * Returns DVI_OK (converged), DVI_NOT_CONVERGED (ray, pivot limit),
+ * DVI_ERR_INVALID_ARG, DVI_ERR_NUMERIC (non-finite data) or DVI_ERR_SINGULAR. */
+dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots, void* work,
+                         int32_t* pivots, dvi_solve_status* status);
+
+/* LCP residual of z:  w = M z + q is computed afresh into w[n] (may be NULL
+ * when n == 0), and  ‖min(z, w)‖₂ / max(1, ‖q‖₂)  is returned (componentwise
+ * min, so a negative z_i or w_i counts as well as a violated wᵀz = 0). */
+double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w);
+
+#endif /* DVI_LEMKE_H */

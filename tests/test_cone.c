@@ -1,0 +1,168 @@
+/* Tests of the cone projections (solvers/cone.c): closed-form cases worked
+ * out by hand, and the defining properties of a Euclidean projection onto a
+ * closed convex cone K on many pseudo-random points:
+ *   Πx ∈ K,  Π(Πx) = Πx,  ⟨x − Πx, Πx⟩ = 0,  x − Πx ∈ K° (so Π_K(x − Πx) = 0). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "ccp_work.h"
+#include "test_util.h"
+
+static double rnd(uint64_t* s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+static dvi_ccp_block friction(double mu)
+{
+    dvi_ccp_block b = {DVI_BLOCK_FRICTION, mu, 0.0, 0.0};
+    return b;
+}
+
+static void test_friction_closed_form(void** state)
+{
+    (void)state;
+    dvi_ccp_block b = friction(0.5);
+    double inside[3] = {1.0, 0.3, -0.4}; /* ‖t‖ = 0.5 ≤ 0.5·1: on the boundary, kept */
+    dvi_cone_project(&b, inside);
+    assert_near(inside[0], 1.0, 0.0);
+    assert_near(inside[1], 0.3, 0.0);
+    assert_near(inside[2], -0.4, 0.0);
+    double polar[3] = {-1.0, 0.3, 0.4}; /* μ‖t‖ = 0.25 ≤ 1 = −n: projects to 0 */
+    dvi_cone_project(&b, polar);
+    assert_true(polar[0] == 0.0 && polar[1] == 0.0 && polar[2] == 0.0);
+    double side[3] = {0.0, 1.0, 0.0}; /* n' = (0.5·1 + 0)/1.25 = 0.4, t' = 0.5·0.4 = 0.2 */
+    dvi_cone_project(&b, side);
+    assert_near(side[0], 0.4, 1e-15);
+    assert_near(side[1], 0.2, 1e-15);
+    assert_near(side[2], 0.0, 1e-15);
+    dvi_ccp_block b0 = friction(0.0); /* μ = 0: the ray {t = 0, n ≥ 0} */
+    double x0[3] = {2.0, 1.0, -1.0}, x1[3] = {-2.0, 0.0, 0.0};
+    dvi_cone_project(&b0, x0);
+    dvi_cone_project(&b0, x1);
+    assert_true(x0[0] == 2.0 && x0[1] == 0.0 && x0[2] == 0.0);
+    assert_true(x1[0] == 0.0 && x1[1] == 0.0 && x1[2] == 0.0);
+}
+
+static void test_scalar_blocks(void** state)
+{
+    (void)state;
+    dvi_ccp_block bil = {DVI_BLOCK_BILATERAL, 0, 0, 0}, uni = {DVI_BLOCK_FRICTIONLESS, 0, 0, 0};
+    double a = -3.0, b = -3.0, c = 2.5;
+    dvi_cone_project(&bil, &a);
+    dvi_cone_project(&uni, &b);
+    dvi_cone_project(&uni, &c);
+    assert_near(a, -3.0, 0.0);
+    assert_near(b, 0.0, 0.0);
+    assert_near(c, 2.5, 0.0);
+    assert_int_equal(dvi_block_rows(DVI_BLOCK_BILATERAL), 1);
+    assert_int_equal(dvi_block_rows(DVI_BLOCK_FRICTIONLESS), 1);
+    assert_int_equal(dvi_block_rows(DVI_BLOCK_FRICTION), 3);
+    assert_int_equal(dvi_block_rows(DVI_BLOCK_FRICTION_ROLLING), 6);
+    assert_int_equal(dvi_block_rows((dvi_block_kind)99), 0);
+}
+
+/* Checks the projection properties of block b at x (k rows). */
+static void check_projection(const dvi_ccp_block* b, const double* x, int k)
+{
+    double p[6], pp[6], z[6];
+    memcpy(p, x, (size_t)k * sizeof(double));
+    dvi_cone_project(b, p);
+    memcpy(pp, p, sizeof p);
+    dvi_cone_project(b, pp); /* idempotent (membership) */
+    double scale = 0.0, inner = 0.0, znorm = 0.0;
+    for (int i = 0; i < k; i++) {
+        scale += x[i] * x[i];
+        z[i] = x[i] - p[i];
+        inner += z[i] * p[i];
+    }
+    scale = sqrt(scale) + 1e-300;
+    for (int i = 0; i < k; i++) assert_true(fabs(pp[i] - p[i]) <= 1e-12 * scale);
+    assert_true(fabs(inner) <= 1e-12 * scale * scale);
+    dvi_cone_project(b, z); /* x − Πx in the polar cone: projects to 0 */
+    for (int i = 0; i < k; i++) znorm += z[i] * z[i];
+    assert_true(sqrt(znorm) <= 1e-12 * scale);
+}
+
+static void test_friction_properties(void** state)
+{
+    (void)state;
+    uint64_t s = 7;
+    for (int trial = 0; trial < 20000; trial++) {
+        dvi_ccp_block b = friction(trial % 10 == 0 ? 0.0 : 1.5 * (rnd(&s) + 1.0));
+        double x[3] = {2.0 * rnd(&s), rnd(&s), rnd(&s)};
+        check_projection(&b, x, 3);
+    }
+}
+
+/* φ(n') = (n'−n)² + Σ (a_i − μ_i n')₊² is convex; its minimiser over n' ≥ 0
+ * is found by bisection on the increasing derivative (independent of the
+ * breakpoint walk in cone.c). */
+static double rolling_reference_n(const dvi_ccp_block* b, const double* x)
+{
+    double a[3] = {hypot(x[1], x[2]), fabs(x[3]), hypot(x[4], x[5])};
+    double c[3] = {b->mu, b->mu_spin, b->mu_roll};
+    double lo = 0.0, hi = 100.0;
+    for (int it = 0; it < 200; it++) {
+        double n = 0.5 * (lo + hi), d = n - x[0];
+        for (int i = 0; i < 3; i++) {
+            double e = a[i] - c[i] * n;
+            if (e > 0) d -= c[i] * e;
+        }
+        if (d > 0) hi = n;
+        else lo = n;
+    }
+    return 0.5 * (lo + hi);
+}
+
+static void test_rolling_projection(void** state)
+{
+    (void)state;
+    uint64_t s = 11;
+    for (int trial = 0; trial < 20000; trial++) {
+        dvi_ccp_block b = {DVI_BLOCK_FRICTION_ROLLING, rnd(&s) + 1.0, 0.5 * (rnd(&s) + 1.0), 0.3 * (rnd(&s) + 1.0)};
+        if (trial % 7 == 0) b.mu_spin = 0.0;
+        if (trial % 11 == 0) b.mu_roll = 0.0;
+        double x[6];
+        for (int i = 0; i < 6; i++) x[i] = 2.0 * rnd(&s);
+        check_projection(&b, x, 6);
+        double p[6];
+        memcpy(p, x, sizeof p);
+        dvi_cone_project(&b, p);
+        assert_near(p[0], rolling_reference_n(&b, x), 1e-9);
+    }
+    /* with no spin/rolling parts and zero spin/roll components it is the friction cone */
+    dvi_ccp_block r = {DVI_BLOCK_FRICTION_ROLLING, 0.5, 0.0, 0.0};
+    dvi_ccp_block f = friction(0.5);
+    double x6[6] = {0.0, 1.0, 0.0, 0.0, 0.0, 0.0}, x3[3] = {0.0, 1.0, 0.0};
+    dvi_cone_project(&r, x6);
+    dvi_cone_project(&f, x3);
+    for (int i = 0; i < 3; i++) assert_near(x6[i], x3[i], 1e-15);
+    /* spin only: x = (0, 0, 0, 1, 0, 0), μs = 1: n' = 0.5, s' = 0.5 */
+    dvi_ccp_block sp = {DVI_BLOCK_FRICTION_ROLLING, 0.0, 1.0, 0.0};
+    double xs[6] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0};
+    dvi_cone_project(&sp, xs);
+    assert_near(xs[0], 0.5, 1e-15);
+    assert_near(xs[3], 0.5, 1e-15);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_friction_closed_form),
+        cmocka_unit_test(test_scalar_blocks),
+        cmocka_unit_test(test_friction_properties),
+        cmocka_unit_test(test_rolling_projection),
+    };
+    return cmocka_run_group_tests_name("cone", tests, NULL, NULL);
+}

@@ -1,0 +1,807 @@
+/* Tests of the Lemke solver (solvers/lemke.c).
+ *
+ * Part 1 runs the pure LCP kernel dvi_lemke_lcp() on textbook LCPs whose
+ * solutions are worked out by hand below, on degenerate LCPs (ties in the
+ * ratio test, degenerate solutions) checked against brute-force enumeration
+ * of all complementary bases, and on a ray / pivot-budget case.
+ * Part 2 goes through the public API (dvi_ccp_solve(..., "lemke", ...)) on
+ * contact problems whose impulses are derived by hand in the comments.
+ *
+ * Conventions: LCP  w = M z + q ≥ 0, z ≥ 0, wᵀz = 0;  CCP  u = N γ + r. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ccp_work.h"
+#include "../solvers/lemke.h"
+#include "problems.h"
+#include "test_util.h"
+
+#define PI 3.14159265358979323846
+
+/* ---------------------------------------------------------------- helpers */
+
+static double rnd(uint64_t* s) /* splitmix64 → uniform in [-1, 1) */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* Runs the LCP kernel with a freshly allocated workspace. */
+static dvi_status run_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
+                          int32_t* pivots, dvi_solve_status* status)
+{
+    size_t bytes = dvi_lemke_lcp_work_size(n);
+    assert_true(bytes > 0);
+    void* work = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    assert_non_null(work);
+    dvi_status st = dvi_lemke_lcp(n, M, q, z, max_pivots, work, pivots, status);
+    free(work);
+    return st;
+}
+
+/* z ≥ 0, w = Mz + q ≥ 0 and |z_i w_i| ≤ tol componentwise; returns max |min(z, w)|. */
+static double check_lcp(int32_t n, const double* M, const double* q, const double* z, double tol)
+{
+    double worst = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double w = q[i];
+        for (int32_t j = 0; j < n; j++) w += M[i * n + j] * z[j];
+        assert_true(z[i] >= -tol);
+        assert_true(w >= -tol);
+        assert_true(fabs(z[i] * w) <= tol * (1.0 + fabs(z[i]) + fabs(w)));
+        worst = fmax(worst, fabs(fmin(z[i], w)));
+    }
+    return worst;
+}
+
+/* Solves A x = b (n ≤ 8) by Gaussian elimination with partial pivoting;
+ * returns false when A is singular. A and b are overwritten. */
+static bool small_solve(int32_t n, double* A, double* b)
+{
+    for (int32_t c = 0; c < n; c++) {
+        int32_t p = c;
+        for (int32_t i = c + 1; i < n; i++)
+            if (fabs(A[i * n + c]) > fabs(A[p * n + c])) p = i;
+        if (fabs(A[p * n + c]) < 1e-13) return false;
+        for (int32_t j = 0; j < n; j++) {
+            double t = A[c * n + j];
+            A[c * n + j] = A[p * n + j];
+            A[p * n + j] = t;
+        }
+        double t = b[c];
+        b[c] = b[p];
+        b[p] = t;
+        for (int32_t i = c + 1; i < n; i++) {
+            double f = A[i * n + c] / A[c * n + c];
+            for (int32_t j = c; j < n; j++) A[i * n + j] -= f * A[c * n + j];
+            b[i] -= f * b[c];
+        }
+    }
+    for (int32_t i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int32_t j = i + 1; j < n; j++) s -= A[i * n + j] * b[j];
+        b[i] = s / A[i * n + i];
+    }
+    return true;
+}
+
+/* Brute force: tries all 2^n complementary bases (z_i basic for i in the
+ * subset) and returns how many of them give a solution; the first in z. */
+static int brute_force_lcp(int32_t n, const double* M, const double* q, double* z)
+{
+    int found = 0;
+    for (uint32_t set = 0; set < (1u << n); set++) {
+        int32_t idx[8], k = 0;
+        double A[64], b[8], x[8] = {0};
+        for (int32_t i = 0; i < n; i++)
+            if (set & (1u << i)) idx[k++] = i;
+        for (int32_t a = 0; a < k; a++) {
+            for (int32_t c = 0; c < k; c++) A[a * k + c] = M[idx[a] * n + idx[c]];
+            b[a] = -q[idx[a]];
+        }
+        if (k > 0 && !small_solve(k, A, b)) continue;
+        for (int32_t a = 0; a < k; a++) x[idx[a]] = b[a];
+        bool ok = true;
+        for (int32_t i = 0; i < n && ok; i++) {
+            double w = q[i];
+            for (int32_t j = 0; j < n; j++) w += M[i * n + j] * x[j];
+            if (x[i] < -1e-9 || w < -1e-9) ok = false;
+        }
+        if (ok) {
+            if (found == 0) memcpy(z, x, (size_t)n * sizeof(double));
+            found++;
+        }
+    }
+    return found;
+}
+
+/* ------------------------------------------------------- part 1: pure LCP */
+
+/* q ≥ 0: z = 0 with no pivot. */
+static void test_lcp_q_nonnegative(void** state)
+{
+    (void)state;
+    const double M[4] = {1, 2, 3, 4}, q[2] = {0.0, 1.0};
+    double z[2] = {7, 7};
+    int32_t piv = -1;
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(2, M, q, z, 0, &piv, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_int_equal(piv, 0);
+    assert_true(z[0] == 0.0 && z[1] == 0.0);
+    /* n = 0 is a valid, empty LCP */
+    assert_int_equal(run_lcp(0, NULL, NULL, NULL, 0, &piv, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+}
+
+/* M = [[2,1],[1,2]], q = (−5,−6). Both z positive: 2z1 + z2 = 5, z1 + 2z2 = 6
+ * → z1 = (10 − 6)/3 = 4/3, z2 = (12 − 5)/3 = 7/3, w = 0. */
+static void test_lcp_2x2(void** state)
+{
+    (void)state;
+    const double M[4] = {2, 1, 1, 2}, q[2] = {-5, -6};
+    double z[2];
+    int32_t piv;
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(2, M, q, z, 0, &piv, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 4.0 / 3.0, 1e-12);
+    assert_near(z[1], 7.0 / 3.0, 1e-12);
+    assert_true(check_lcp(2, M, q, z, 1e-12) <= 1e-12);
+    assert_true(piv >= 2 && piv <= 4);
+}
+
+/* M = tridiag(1, 2, 1) (3×3), q = (−1, 2, −3). Guess z2 = 0: then
+ * 2z1 = 1 → z1 = 0.5, 2z3 = 3 → z3 = 1.5, and w2 = z1 + z3 + 2 = 4 > 0.
+ * So z = (0.5, 0, 1.5), w = (0, 4, 0) (unique: M is positive definite). */
+static void test_lcp_3x3(void** state)
+{
+    (void)state;
+    const double M[9] = {2, 1, 0, 1, 2, 1, 0, 1, 2}, q[3] = {-1, 2, -3};
+    double z[3], w[3];
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(3, M, q, z, 0, NULL, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 0.5, 1e-12);
+    assert_near(z[1], 0.0, 1e-12);
+    assert_near(z[2], 1.5, 1e-12);
+    assert_true(dvi_lemke_lcp_residual(3, M, q, z, w) <= 1e-12);
+    assert_near(w[1], 4.0, 1e-12);
+}
+
+/* Non-symmetric P-matrix M = [[1,2],[0,1]] (minors 1, 1, det 1), q = (−1,−1).
+ * z1, z2 > 0 would need z2 = 1, z1 = 1 − 2 = −1 < 0; z1 = 0, z2 > 0 gives
+ * z2 = 1 and w1 = 2 − 1 = 1 ≥ 0: z = (0, 1), w = (1, 0), unique (P-matrix).
+ * Murty's lower-triangular P-matrix (1 on the diagonal, 2 below), q = −e:
+ * z1 = 1 (w1 = 0), then w2 = 2 + z2 − 1 > 0 and w3 = 2 + 2z2 + z3 − 1 > 0
+ * force z2 = z3 = 0: z = (1, 0, 0). All three q_i tie in the first ratio test. */
+static void test_lcp_p_matrix(void** state)
+{
+    (void)state;
+    const double M[4] = {1, 2, 0, 1}, q[2] = {-1, -1};
+    double z[3];
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(2, M, q, z, 0, NULL, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 0.0, 1e-12);
+    assert_near(z[1], 1.0, 1e-12);
+    assert_true(check_lcp(2, M, q, z, 1e-12) <= 1e-12);
+
+    const double Mm[9] = {1, 0, 0, 2, 1, 0, 2, 2, 1}, qm[3] = {-1, -1, -1};
+    assert_int_equal(run_lcp(3, Mm, qm, z, 0, NULL, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 1.0, 1e-12);
+    assert_near(z[1], 0.0, 1e-12);
+    assert_near(z[2], 0.0, 1e-12);
+    assert_true(check_lcp(3, Mm, qm, z, 1e-12) <= 1e-12);
+}
+
+/* Degenerate LCPs.
+ * (a) M = I, q = (−1, 0): degenerate solution z = (1, 0), w = (0, 0).
+ * (b) the 3×3 tridiagonal M with q = (−1, −1, −1) (a three-way tie in the
+ *     first ratio test): z2 = 0 would need w2 = z1 + z3 − 1 ≥ 0 with
+ *     z1 = z3 = 0.5 → w2 = 0: z = (0.5, 0, 0.5) with w2 = z2 = 0, degenerate.
+ * (c) 400 random LCPs of size 2..7 with positive-definite (hence P) M having
+ *     small integer entries and q ∈ {−2, −1, 0, 1}^n: many exact ties in the
+ *     ratio tests and degenerate bases. Each has exactly one solution, found
+ *     by enumerating all 2^n complementary bases; Lemke must find it. */
+static void test_lcp_degenerate(void** state)
+{
+    (void)state;
+    double z[8], zb[8];
+    dvi_solve_status st;
+    const double I2[4] = {1, 0, 0, 1}, qa[2] = {-1, 0};
+    assert_int_equal(run_lcp(2, I2, qa, z, 0, NULL, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 1.0, 1e-12);
+    assert_near(z[1], 0.0, 1e-12);
+
+    const double T3[9] = {2, 1, 0, 1, 2, 1, 0, 1, 2}, qb[3] = {-1, -1, -1};
+    assert_int_equal(run_lcp(3, T3, qb, z, 0, NULL, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 0.5, 1e-12);
+    assert_near(z[1], 0.0, 1e-12);
+    assert_near(z[2], 0.5, 1e-12);
+    assert_true(check_lcp(3, T3, qb, z, 1e-12) <= 1e-12);
+
+    uint64_t seed = 12345;
+    int nontrivial = 0;
+    for (int trial = 0; trial < 400; trial++) {
+        int32_t n = 2 + trial % 6;
+        double A[64], M[64], q[8];
+        /* M = AᵀA + I + K (K skew): xᵀMx ≥ ‖x‖² > 0 → P-matrix */
+        for (int32_t i = 0; i < n * n; i++) A[i] = floor(3.0 * rnd(&seed));
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t j = 0; j < n; j++) {
+                double s = (i == j) ? 1.0 : 0.0;
+                for (int32_t k = 0; k < n; k++) s += A[k * n + i] * A[k * n + j];
+                M[i * n + j] = s;
+            }
+        if (trial % 2)
+            for (int32_t i = 0; i < n; i++)
+                for (int32_t j = i + 1; j < n; j++) {
+                    double k = floor(2.0 * rnd(&seed));
+                    M[i * n + j] += k;
+                    M[j * n + i] -= k;
+                }
+        for (int32_t i = 0; i < n; i++) q[i] = floor(2.0 * rnd(&seed)); /* in {−2, −1, 0, 1} */
+        /* several bases may give the same degenerate z; the z is unique */
+        assert_true(brute_force_lcp(n, M, q, zb) >= 1);
+        int32_t piv;
+        assert_int_equal(run_lcp(n, M, q, z, 0, &piv, &st), DVI_OK);
+        assert_int_equal(st, DVI_SOLVE_CONVERGED);
+        for (int32_t i = 0; i < n; i++) assert_near(z[i], zb[i], 1e-10);
+        assert_true(check_lcp(n, M, q, z, 1e-10) <= 1e-10);
+        if (piv > 0) nontrivial++;
+    }
+    assert_true(nontrivial > 200);
+}
+
+/* M = −I, q = (−1, −1): w = −z − 1 < 0 for every z ≥ 0, so the LCP has no
+ * solution at all and Lemke must stop on a secondary ray, promptly. */
+static void test_lcp_ray(void** state)
+{
+    (void)state;
+    const double M[4] = {-1, 0, 0, -1}, q[2] = {-1, -1};
+    double z[2];
+    int32_t piv;
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(2, M, q, z, 0, &piv, &st), DVI_NOT_CONVERGED);
+    assert_int_equal(st, DVI_SOLVE_RAY);
+    assert_true(piv >= 1 && piv <= 3);
+    /* an entirely zero column also has no blocking row: M = 0, q = (−1) */
+    const double M0[1] = {0}, q0[1] = {-1};
+    assert_int_equal(run_lcp(1, M0, q0, z, 0, &piv, &st), DVI_NOT_CONVERGED);
+    assert_int_equal(st, DVI_SOLVE_RAY);
+    assert_int_equal(piv, 1);
+}
+
+/* A 40×40 M-matrix (4 on the diagonal, small negative off-diagonals) with
+ * q < 0 has z = −M⁻¹q > 0 (M⁻¹ ≥ 0), reached after 41 pivots; a budget of 3
+ * must stop with PIVOT_LIMIT after exactly 3. */
+static void test_lcp_pivot_limit(void** state)
+{
+    (void)state;
+    enum { N = 40 };
+    double* M = malloc(sizeof(double) * N * N);
+    double q[N], z[N];
+    uint64_t seed = 7;
+    for (int32_t i = 0; i < N; i++) {
+        for (int32_t j = 0; j <= i; j++) {
+            double v = (i == j) ? 4.0 : -0.05 * (1.0 + rnd(&seed));
+            M[i * N + j] = v;
+            M[j * N + i] = v;
+        }
+        q[i] = -1.5 - rnd(&seed);
+    }
+    int32_t piv;
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(N, M, q, z, 3, &piv, &st), DVI_NOT_CONVERGED);
+    assert_int_equal(st, DVI_SOLVE_PIVOT_LIMIT);
+    assert_int_equal(piv, 3);
+    assert_int_equal(run_lcp(N, M, q, z, 0, &piv, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_int_equal(piv, N + 1);
+    for (int32_t i = 0; i < N; i++) assert_true(z[i] > 0.0);
+    assert_true(check_lcp(N, M, q, z, 1e-12) <= 1e-12);
+    free(M);
+}
+
+/* A 200×200 M-matrix as above: z = −M⁻¹q > 0 after 201 pivots, so B⁻¹ is
+ * recomputed from the basis once on the way (every max(64, n/2) = 100
+ * pivots); w = Mz + q must vanish to rounding. */
+static void test_lcp_large_reinversion(void** state)
+{
+    (void)state;
+    enum { N = 200 };
+    double* M = malloc(sizeof(double) * N * N);
+    double q[N], z[N], w[N];
+    uint64_t seed = 99;
+    for (int32_t i = 0; i < N; i++) {
+        for (int32_t j = 0; j <= i; j++) {
+            double v = (i == j) ? 3.0 + rnd(&seed) : -0.01 * (1.0 + rnd(&seed));
+            M[i * N + j] = v;
+            M[j * N + i] = v;
+        }
+        q[i] = -1.0 - rnd(&seed);
+    }
+    int32_t piv;
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(N, M, q, z, 0, &piv, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_int_equal(piv, N + 1);
+    assert_true(dvi_lemke_lcp_residual(N, M, q, z, w) <= 1e-14);
+    for (int32_t i = 0; i < N; i++) {
+        assert_true(z[i] > 0.0);
+        assert_true(fabs(w[i]) <= 1e-13);
+    }
+    free(M);
+}
+
+static void test_lcp_bad_args(void** state)
+{
+    (void)state;
+    dvi_solve_status st;
+    int32_t piv = 5;
+    double z[1];
+    assert_int_equal(dvi_lemke_lcp_work_size(-1), 0);
+    assert_int_equal(dvi_lemke_lcp(-1, NULL, NULL, NULL, 0, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
+    assert_int_equal(st, DVI_SOLVE_BAD_INPUT);
+    assert_int_equal(piv, 0);
+    const double M[1] = {1}, q[1] = {-1};
+    assert_int_equal(dvi_lemke_lcp(1, M, q, z, 0, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
+}
+
+/* ------------------------------------------------- part 2: the CCP solver */
+
+/* A small problem in factor form built from a dense D (6·bodies × rows). */
+typedef struct test_problem {
+    dvi_ccp_problem p;
+    dvi_csc D;
+    int32_t colptr[33];
+    int32_t rowind[32 * 12];
+    double values[32 * 12];
+    double inv_mass[36 * 2];
+    double r[32];
+    dvi_ccp_block blocks[32];
+} test_problem;
+
+/* dense: column-major, dof × m. */
+static void make_factor_problem(test_problem* t, int32_t bodies, int32_t m, const double* dense,
+                                const double* inv_diag, const double* r, const dvi_ccp_block* blocks, int32_t nblocks)
+{
+    memset(t, 0, sizeof *t);
+    int32_t dof = 6 * bodies, nz = 0;
+    for (int32_t j = 0; j < m; j++) {
+        t->colptr[j] = nz;
+        for (int32_t i = 0; i < dof; i++)
+            if (dense[j * dof + i] != 0.0) {
+                t->rowind[nz] = i;
+                t->values[nz++] = dense[j * dof + i];
+            }
+    }
+    t->colptr[m] = nz;
+    t->D.rows = dof;
+    t->D.cols = m;
+    t->D.colptr = t->colptr;
+    t->D.rowind = t->rowind;
+    t->D.values = t->values;
+    for (int32_t b = 0; b < bodies; b++)
+        for (int32_t i = 0; i < 6; i++) t->inv_mass[36 * b + 7 * i] = inv_diag[6 * b + i];
+    memcpy(t->r, r, (size_t)m * sizeof(double));
+    memcpy(t->blocks, blocks, (size_t)nblocks * sizeof(dvi_ccp_block));
+    t->p = dvi_ccp_problem_empty();
+    t->p.rows = m;
+    t->p.block_count = nblocks;
+    t->p.blocks = t->blocks;
+    t->p.body_count = bodies;
+    t->p.D = &t->D;
+    t->p.inv_mass = t->inv_mass;
+    t->p.r = t->r;
+}
+
+/* One unit-mass sphere (radius 1: M⁻¹ = diag(1,1,1, 2.5,2.5,2.5)) touching
+ * the ground at its centre's level of Jacobian: D columns n = e_z, t1 = e_x,
+ * t2 = e_y on the linear part only, so N = I₃ and u = γ + r. */
+static void single_contact(test_problem* t, double mu, const double r[3])
+{
+    double dense[18] = {0};
+    dense[0 * 6 + 2] = 1.0; /* n  = z */
+    dense[1 * 6 + 0] = 1.0; /* t1 = x */
+    dense[2 * 6 + 1] = 1.0; /* t2 = y */
+    const double inv[6] = {1, 1, 1, 2.5, 2.5, 2.5};
+    dvi_ccp_block b = {DVI_BLOCK_FRICTION, mu, 0, 0};
+    make_factor_problem(t, 1, 3, dense, inv, r, &b, 1);
+}
+
+static dvi_solve_result solve_lemke(const dvi_ccp_problem* p, int32_t k, double* gamma, dvi_status expect)
+{
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.lemke.friction_directions = k;
+    s.tolerance = 1e-12;
+    dvi_solve_result res;
+    double hist[4];
+    memset(&res, 0, sizeof res);
+    res.history = hist;
+    res.history_capacity = 4;
+    dvi_status st = dvi_ccp_solve(p, "lemke", &s, gamma, &res);
+    if (st != expect) print_error("dvi_ccp_solve: %d (%s), message \"%s\"\n", (int)st, dvi_status_string(st), res.message);
+    assert_int_equal(st, expect);
+    if (st == DVI_OK) {
+        assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
+        assert_true(res.target_residual <= 1e-12);
+        assert_int_equal(res.history_length, 1);
+        assert_true(hist[0] == res.target_residual);
+        assert_string_equal(res.message, "");
+    }
+    res.history = NULL;
+    return res;
+}
+
+/* Stick: r = (−1, 0.1, 0), μ = 0.5. With γ_n > 0 the normal row needs
+ * u_n = γ_n − 1 = 0 → γ_n = 1; sticking needs u_t = γ_t + r_t = 0 →
+ * γ_t = (−0.1, 0), inside the pyramid since Σβ = 0.1 ≤ μγ_n = 0.5 (β along
+ * the vertex d_2 = (−1, 0)). Exact: γ = (1, −0.1, 0), u = 0, and since it is
+ * inside the cone as well, the CCP residual is ~0 too. */
+static void test_ccp_single_contact_stick(void** state)
+{
+    (void)state;
+    test_problem t;
+    const double r[3] = {-1.0, 0.1, 0.0};
+    single_contact(&t, 0.5, r);
+    double g[3];
+    dvi_solve_result res = solve_lemke(&t.p, 4, g, DVI_OK);
+    assert_near(g[0], 1.0, 1e-12);
+    assert_near(g[1], -0.1, 1e-12);
+    assert_near(g[2], 0.0, 1e-12);
+    assert_true(res.iterations >= 2);
+    assert_true(res.metrics.residual <= 1e-12);
+    double dv[6];
+    assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
+    assert_near(dv[2] + r[0], 0.0, 1e-12); /* u_n */
+    assert_near(dv[0] + r[1], 0.0, 1e-12); /* u_t1 */
+}
+
+/* Slip: r = (−1, 2, 0), μ = 0.5, N = I. Cone answer: γ_n = 1 (u_n = 0);
+ * sticking would need ‖γ_t‖ = 2 > μγ_n = 0.5, so the contact slides with
+ * γ_t = −μγ_n u_t/‖u_t‖ = (−0.5, 0) and u_t = γ_t + r_t = (1.5, 0).
+ * With k = 4 the push is along the pyramid vertex d_2 = (−1, 0): the pyramid
+ * LCP gives β_2 = 0.5, λ = 1.5 (w_β2 = −1.5 + λ = 0), i.e. the cone answer
+ * exactly. Same with k = 64 (d_32 = (−1, 0) is a vertex too). */
+static void test_ccp_single_contact_slip_vertex(void** state)
+{
+    (void)state;
+    test_problem t;
+    const double r[3] = {-1.0, 2.0, 0.0};
+    single_contact(&t, 0.5, r);
+    double g[3];
+    for (int32_t k = 4; k <= 64; k *= 16) {
+        dvi_solve_result res = solve_lemke(&t.p, k, g, DVI_OK);
+        assert_near(g[0], 1.0, 1e-12);
+        assert_near(g[1], -0.5, 1e-12);
+        assert_near(g[2], 0.0, 1e-12);
+        assert_true(res.iterations >= 2);
+        assert_near(g[1] + r[1], 1.5, 1e-12); /* u_t1: slip speed */
+    }
+}
+
+/* Slip between two pyramid vertices. r = (−1, 2cos α, 2sin α), α = π/64,
+ * μ = 0.5, k = 64. With N = I the β-part of the LCP is the optimality
+ * condition of min ½‖γ_t + r_t‖² over the pyramid section, a regular 64-gon
+ * of circumradius μγ_n = 0.5 (γ_n = 1 as before): γ_t is the projection of
+ * −r_t = 2(cos(α+π), sin(α+π)) onto it. α + π = π + π/64 is the mid-angle of
+ * the edge between vertices 32 and 33, whose midpoint (at distance
+ * 0.5 cos(π/64) from 0) is the projection:
+ *   γ_t = −0.5 cos(π/64) (cos α, sin α) = −0.499398 (cos α, sin α).
+ * The cone answer is −0.5 (cos α, sin α): within 0.5(1 − cos(π/64)) = 6.0e-4. */
+static void test_ccp_single_contact_slip_k64(void** state)
+{
+    (void)state;
+    test_problem t;
+    const double a = PI / 64.0;
+    const double r[3] = {-1.0, 2.0 * cos(a), 2.0 * sin(a)};
+    single_contact(&t, 0.5, r);
+    double g[3];
+    solve_lemke(&t.p, 64, g, DVI_OK);
+    const double mag = 0.5 * cos(PI / 64.0);
+    assert_near(g[0], 1.0, 1e-12);
+    assert_near(g[1], -mag * cos(a), 1e-12);
+    assert_near(g[2], -mag * sin(a), 1e-12);
+    assert_near(g[1], -0.5 * cos(a), 1e-3); /* the cone answer */
+    assert_near(g[2], -0.5 * sin(a), 1e-3);
+    assert_true(hypot(g[1], g[2]) <= 0.5 * g[0]); /* inscribed: inside the cone */
+}
+
+/* FRICTIONLESS blocks, Delassus form W = [[2,1],[1,2]], r = (−5, −6): the
+ * LCP of test_lcp_2x2, γ = (4/3, 7/3). */
+static void test_ccp_frictionless_delassus(void** state)
+{
+    (void)state;
+    const int32_t cp[3] = {0, 2, 4}, ri[4] = {0, 1, 0, 1};
+    const double wv[4] = {2, 1, 1, 2}, r[2] = {-5, -6};
+    dvi_csc W = {2, 2, cp, ri, wv};
+    dvi_ccp_block b[2] = {{DVI_BLOCK_FRICTIONLESS, 0, 0, 0}, {DVI_BLOCK_FRICTIONLESS, 0, 0, 0}};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = 2;
+    p.block_count = 2;
+    p.blocks = b;
+    p.W = &W;
+    p.r = r;
+    double g[2];
+    solve_lemke(&p, 4, g, DVI_OK);
+    assert_near(g[0], 4.0 / 3.0, 1e-12);
+    assert_near(g[1], 7.0 / 3.0, 1e-12);
+}
+
+/* FRICTION_ROLLING with W = I₆ (Delassus form), so u = γ + r block-wise:
+ * r = (−1, 2, 0, 0.3, 0, 0.05), μ = 0.5, μ_spin = 0.1, μ_roll = 0.2, k = 4.
+ *   normal   γ_n = 1 (u_n = 0);
+ *   sliding  as in the slip test: γ_t = (−0.5, 0), u_t = (1.5, 0);
+ *   spin     sticking needs |γ_s| = 0.3 > μ_spin γ_n = 0.1: γ_s = −0.1
+ *            (σ− = 0.1, λ_s = 0.2 = u_s = 0.2);
+ *   rolling  ‖r_r‖ = 0.05 ≤ μ_roll γ_n = 0.2 and along the vertex (0, −1):
+ *            sticks, γ_r = (0, −0.05), u_r = 0.
+ * γ = (1, −0.5, 0, −0.1, 0, −0.05). */
+static void test_ccp_rolling(void** state)
+{
+    (void)state;
+    const int32_t cp[7] = {0, 1, 2, 3, 4, 5, 6}, ri[6] = {0, 1, 2, 3, 4, 5};
+    const double wv[6] = {1, 1, 1, 1, 1, 1}, r[6] = {-1, 2, 0, 0.3, 0, 0.05};
+    dvi_csc W = {6, 6, cp, ri, wv};
+    dvi_ccp_block b = {DVI_BLOCK_FRICTION_ROLLING, 0.5, 0.1, 0.2};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = 6;
+    p.block_count = 1;
+    p.blocks = &b;
+    p.W = &W;
+    p.r = r;
+    double g[6];
+    const double expect[6] = {1, -0.5, 0, -0.1, 0, -0.05};
+    dvi_solve_result res = solve_lemke(&p, 4, g, DVI_OK);
+    for (int i = 0; i < 6; i++) assert_near(g[i], expect[i], 1e-12);
+    assert_true(res.metrics.cone_violation <= 1e-12);
+}
+
+/* A bilateral joint with a DUPLICATED row plus one contact, blocks
+ * interleaved [BILATERAL, FRICTION, BILATERAL] (rows 0 | 1,2,3 | 4).
+ * Sphere, mass 1, radius 1 (M⁻¹ = diag(1,1,1, 2.5,2.5,2.5)), touching the
+ * ground at p = (0,0,−1) from its centre; Jacobian rows [d, p×d]:
+ *   n  = (0,0,1, 0,0,0),  t1 = (1,0,0, 0,−1,0),  t2 = (0,1,0, 1,0,0),
+ *   joint rows 0 and 4: ω_y = 0, i.e. (0,0,0, 0,1,0), twice.
+ * N_BB = 2.5 [[1,1],[1,1]] (singular), N_{B,t1} = −2.5, N_nn = 1,
+ * N_t1t1 = N_t2t2 = 3.5, other entries 0. Free velocity v = (2,0,−1),
+ * ω = (0,0.4,0): r = Dᵀ(v, ω) = (0.4 | −1, 2 − 0.4 = 1.6, 0 | 0.4).
+ * Schur: N_BB⁺ = 0.1 [[1,1],[1,1]]; N_red(t1,t1) = 3.5 − 2.5 = 1 (locked
+ * rotation), r_red(t1) = 1.6 + 2.5·0.1·2·0.4 = 2.0; so the reduced problem is
+ * the slip test: γ_n = 1, γ_t = (−0.5, 0). Then
+ * λ_B = −N_BB⁺ (r_B + N_BC γ_C) = −0.1·2·(0.4 + 1.25) = −0.33 per row (the
+ * minimum-norm split of the joint impulse −0.66). Check: u_B = 2.5(−0.66)
+ * − 2.5(−0.5) + 0.4 = 0, u_t1 = −2.5(−0.66) + 3.5(−0.5) + 1.6 = 1.5. */
+static void test_ccp_redundant_bilateral(void** state)
+{
+    (void)state;
+    double dense[5 * 6] = {0};
+    dense[0 * 6 + 4] = 1.0;                         /* joint: ω_y */
+    dense[1 * 6 + 2] = 1.0;                         /* n */
+    dense[2 * 6 + 0] = 1.0, dense[2 * 6 + 4] = -1.0; /* t1 */
+    dense[3 * 6 + 1] = 1.0, dense[3 * 6 + 3] = 1.0;  /* t2 */
+    dense[4 * 6 + 4] = 1.0;                         /* joint again */
+    const double inv[6] = {1, 1, 1, 2.5, 2.5, 2.5}, r[5] = {0.4, -1.0, 1.6, 0.0, 0.4};
+    const dvi_ccp_block b[3] = {
+        {DVI_BLOCK_BILATERAL, 0, 0, 0}, {DVI_BLOCK_FRICTION, 0.5, 0, 0}, {DVI_BLOCK_BILATERAL, 0, 0, 0}};
+    test_problem t;
+    make_factor_problem(&t, 1, 5, dense, inv, r, b, 3);
+    double g[5];
+    const double expect[5] = {-0.33, 1.0, -0.5, 0.0, -0.33};
+    solve_lemke(&t.p, 4, g, DVI_OK);
+    for (int i = 0; i < 5; i++) assert_near(g[i], expect[i], 1e-12);
+    double dv[6];
+    assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
+    assert_near(dv[4] + r[0], 0.0, 1e-12);             /* ω_y after the step: joint holds */
+    assert_near(dv[0] - dv[4] + r[2], 1.5, 1e-12);     /* slip speed u_t1 */
+
+    /* only bilateral rows (LCP of size 0): a point mass held by x-rows given
+     * twice, r = (−1, −1): N = [[1,1],[1,1]], λ1 + λ2 = 1, split 0.5/0.5. */
+    double dense2[2 * 6] = {0};
+    dense2[0] = dense2[6] = 1.0;
+    const double r2[2] = {-1.0, -1.0};
+    const dvi_ccp_block b2[2] = {{DVI_BLOCK_BILATERAL, 0, 0, 0}, {DVI_BLOCK_BILATERAL, 0, 0, 0}};
+    make_factor_problem(&t, 1, 2, dense2, inv, r2, b2, 2);
+    dvi_solve_result res = solve_lemke(&t.p, 4, g, DVI_OK);
+    assert_int_equal(res.iterations, 0);
+    assert_near(g[0], 0.5, 1e-12);
+    assert_near(g[1], 0.5, 1e-12);
+}
+
+/* A vertical stack of 5 spheres (bench generator): exact answer normal
+ * impulse at contact k = (5 − k)·m·g·h, tangential 0, all sticking, so the
+ * pyramid answer equals the cone answer. */
+static void test_ccp_sphere_stack(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    const double mass = 2.0, g = 9.81, h = 0.01;
+    assert_int_equal(dvi_gen_sphere_stack(5, 0.1, mass, 0.5, g, h, &gp), DVI_OK);
+    double gamma[15];
+    dvi_solve_result res = solve_lemke(&gp.p, 4, gamma, DVI_OK);
+    for (int k = 0; k < 5; k++) {
+        assert_near(gamma[3 * k], (5 - k) * mass * g * h, 1e-12);
+        assert_near(gamma[3 * k + 1], 0.0, 1e-12);
+        assert_near(gamma[3 * k + 2], 0.0, 1e-12);
+    }
+    assert_true(res.metrics.residual <= 1e-12);
+    dvi_gen_free(&gp);
+}
+
+/* Random bodies/contacts with independent bilateral rows (bench generator),
+ * then the same problem with every bilateral row given twice: the contact
+ * impulses must not change, each duplicated pair must split its original
+ * impulse equally, and the joints must hold (u_B = 0). */
+static void test_ccp_random_duplicated_joints(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_random(4, 6, 5, 2024, &gp), DVI_OK);
+    const dvi_ccp_problem* p = &gp.p;
+    const int32_t m = p->rows, nb = gp.bilateral, m2 = m + nb;
+    double* g1 = calloc((size_t)m, sizeof(double));
+    double* g2 = calloc((size_t)m2, sizeof(double));
+    solve_lemke(p, 8, g1, DVI_OK);
+
+    /* duplicate: rows [B, B, C] */
+    const dvi_csc* D = p->D;
+    int32_t nnz = D->colptr[m], nnz2 = nnz + D->colptr[nb];
+    int32_t* cp = malloc(sizeof(int32_t) * (size_t)(m2 + 1));
+    int32_t* ri = malloc(sizeof(int32_t) * (size_t)nnz2);
+    double* vx = malloc(sizeof(double) * (size_t)nnz2);
+    double* r2 = malloc(sizeof(double) * (size_t)m2);
+    dvi_ccp_block* b2 = malloc(sizeof(dvi_ccp_block) * (size_t)(p->block_count + nb));
+    int32_t nz = 0;
+    for (int32_t j2 = 0; j2 < m2; j2++) {
+        int32_t j = j2 < nb ? j2 : j2 - nb; /* source column */
+        cp[j2] = nz;
+        for (int32_t e = D->colptr[j]; e < D->colptr[j + 1]; e++) {
+            ri[nz] = D->rowind[e];
+            vx[nz++] = D->values[e];
+        }
+        r2[j2] = p->r[j];
+    }
+    cp[m2] = nz;
+    for (int32_t b = 0; b < nb; b++) b2[b] = p->blocks[b];
+    for (int32_t b = 0; b < p->block_count; b++) b2[nb + b] = p->blocks[b];
+    dvi_csc D2 = {D->rows, m2, cp, ri, vx};
+    dvi_ccp_problem p2 = *p;
+    p2.rows = m2;
+    p2.block_count = p->block_count + nb;
+    p2.blocks = b2;
+    p2.D = &D2;
+    p2.r = r2;
+    solve_lemke(&p2, 8, g2, DVI_OK);
+    for (int32_t i = 0; i < nb; i++) {
+        assert_near(g2[i], 0.5 * g1[i], 1e-9 * (1.0 + fabs(g1[i])));
+        assert_near(g2[nb + i], 0.5 * g1[i], 1e-9 * (1.0 + fabs(g1[i])));
+    }
+    for (int32_t i = nb; i < m; i++) assert_near(g2[nb + i], g1[i], 1e-9 * (1.0 + fabs(g1[i])));
+
+    /* joints hold: u_B = D_Bᵀ M⁻¹ D γ + r_B = 0 */
+    double* dv = calloc((size_t)D->rows, sizeof(double));
+    assert_int_equal(dvi_ccp_velocity(p, g1, dv), DVI_OK);
+    for (int32_t j = 0; j < nb; j++) {
+        double u = p->r[j];
+        for (int32_t e = D->colptr[j]; e < D->colptr[j + 1]; e++) u += D->values[e] * dv[D->rowind[e]];
+        assert_near(u, 0.0, 1e-10);
+    }
+    free(dv);
+    free(cp);
+    free(ri);
+    free(vx);
+    free(r2);
+    free(b2);
+    free(g1);
+    free(g2);
+    dvi_gen_free(&gp);
+}
+
+/* 10 frictional contacts with k = 4: LCP size 10·(2 + 4) = 60. With
+ * max_lcp_size = 59 the solver refuses (DVI_ERR_UNSUPPORTED, message naming
+ * the setting); with 60 it solves (W = I: each contact is the stick test). */
+static void test_ccp_size_limit(void** state)
+{
+    (void)state;
+    enum { C = 10, M = 3 * C };
+    int32_t cp[M + 1], ri[M];
+    double wv[M], r[M], g[M];
+    dvi_ccp_block b[C];
+    for (int32_t i = 0; i < M; i++) {
+        cp[i] = i;
+        ri[i] = i;
+        wv[i] = 1.0;
+        r[i] = (i % 3 == 0) ? -1.0 : (i % 3 == 1 ? 0.1 : 0.0);
+    }
+    cp[M] = M;
+    for (int32_t c = 0; c < C; c++) b[c] = (dvi_ccp_block){DVI_BLOCK_FRICTION, 0.5, 0, 0};
+    dvi_csc W = {M, M, cp, ri, wv};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = M;
+    p.block_count = C;
+    p.blocks = b;
+    p.W = &W;
+    p.r = r;
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.lemke.max_lcp_size = 59;
+    dvi_solve_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(dvi_ccp_solve(&p, "lemke", &s, g, &res), DVI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(res.message, "max_lcp_size"));
+    assert_non_null(strstr(res.message, "60"));
+    s.lemke.max_lcp_size = 60;
+    s.tolerance = 1e-12;
+    assert_int_equal(dvi_ccp_solve(&p, "lemke", &s, g, &res), DVI_OK);
+    for (int32_t i = 0; i < M; i++) assert_near(g[i], -r[i], 1e-12);
+}
+
+/* One solver instance, two solves: the scratch memory is reused and the
+ * answers are bitwise identical (deterministic); a pivot budget of 1 ends in
+ * PIVOT_LIMIT with a message, and the summary/registry entry exists. */
+static void test_ccp_reuse_and_budget(void** state)
+{
+    (void)state;
+    test_problem t;
+    const double r[3] = {-1.0, 2.0, 0.0};
+    single_contact(&t, 0.5, r);
+    dvi_solver* sv = NULL;
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.tolerance = 1e-12;
+    assert_int_equal(dvi_solver_create("lemke", &s, &sv), DVI_OK);
+    double g1[3], g2[3];
+    dvi_solve_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(dvi_solver_solve(sv, &t.p, g1, &res), DVI_OK);
+    assert_int_equal(dvi_solver_solve(sv, &t.p, g2, &res), DVI_OK);
+    assert_memory_equal(g1, g2, sizeof g1);
+    s.lemke.max_pivots = 1;
+    assert_int_equal(dvi_solver_set_settings(sv, &s), DVI_OK);
+    assert_int_equal(dvi_solver_solve(sv, &t.p, g2, &res), DVI_NOT_CONVERGED);
+    assert_int_equal(res.status, DVI_SOLVE_PIVOT_LIMIT);
+    assert_int_equal(res.iterations, 1);
+    assert_non_null(strstr(res.message, "pivot"));
+    dvi_solver_destroy(sv);
+    assert_true(dvi_solver_lemke.summary[0] != '\0');
+    assert_false(dvi_solver_lemke.targets_ccp);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lcp_q_nonnegative),
+        cmocka_unit_test(test_lcp_2x2),
+        cmocka_unit_test(test_lcp_3x3),
+        cmocka_unit_test(test_lcp_p_matrix),
+        cmocka_unit_test(test_lcp_degenerate),
+        cmocka_unit_test(test_lcp_ray),
+        cmocka_unit_test(test_lcp_pivot_limit),
+        cmocka_unit_test(test_lcp_large_reinversion),
+        cmocka_unit_test(test_lcp_bad_args),
+        cmocka_unit_test(test_ccp_single_contact_stick),
+        cmocka_unit_test(test_ccp_single_contact_slip_vertex),
+        cmocka_unit_test(test_ccp_single_contact_slip_k64),
+        cmocka_unit_test(test_ccp_frictionless_delassus),
+        cmocka_unit_test(test_ccp_rolling),
+        cmocka_unit_test(test_ccp_redundant_bilateral),
+        cmocka_unit_test(test_ccp_sphere_stack),
+        cmocka_unit_test(test_ccp_random_duplicated_joints),
+        cmocka_unit_test(test_ccp_size_limit),
+        cmocka_unit_test(test_ccp_reuse_and_budget),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1166 @@
+/* dvicontact — physics and cross-solver tests of the CCP solvers.
+ *
+ * Every test states the number it expects and a tolerance tight enough to
+ * catch a real bug (a wrong sign, a missing term, a bad step size). Reference
+ * answers come from closed forms (single contact, sphere stack, box stacks),
+ * from a direct CHOLMOD factorisation (bilateral-only problems), or from
+ * another solver when only agreement can be claimed (random problems).
+ *
+ * A note on the single sliding contact. The cone solvers (apgd, pgs,
+ * jacobi) solve the CCP: min ½γᵀNγ + rᵀγ over the cone. For a point body
+ * with N = I and r = (−1, 2, 0), μ = 0.5, that is the projection of −r onto
+ * the cone, γ = (1.6, −0.8, 0), u = (0.6, 1.2, 0): the contact slides AND
+ * separates with u_n = μ‖u_t‖ (the known artefact of the convex relaxation).
+ * The Coulomb answer γ = (1, −0.5, 0), u = (0, 1.5, 0) is what Lemke's
+ * Anitescu–Potra pyramid LCP returns (exactly, when the sliding direction
+ * is a pyramid edge). Both are checked, each against the right number. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cholmod.h>
+#include <lapacke.h>
+
+#include "dvi/dvi.h"
+#include "problems.h"
+
+#define CHECK(cond, ...)                                                                                               \
+    do {                                                                                                               \
+        if (!(cond)) fail_msg(__VA_ARGS__);                                                                            \
+    } while (0)
+
+/* ------------------------------------------------------------------------- */
+/* Small independent helpers (no library internals)                           */
+/* ------------------------------------------------------------------------- */
+
+static double rnd_uniform(uint64_t* s) /* splitmix64 → [0, 1) */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+static double rnd_sym(uint64_t* s) { return 2.0 * rnd_uniform(s) - 1.0; }
+
+static double norm2(const double* x, int32_t n)
+{
+    double s = 0.0;
+    for (int32_t i = 0; i < n; i++) s += x[i] * x[i];
+    return sqrt(s);
+}
+static double dist2(const double* x, const double* y, int32_t n)
+{
+    double s = 0.0;
+    for (int32_t i = 0; i < n; i++) s += (x[i] - y[i]) * (x[i] - y[i]);
+    return sqrt(s);
+}
+static double dmax(double a, double b) { return a > b ? a : b; }
+
+/* y = N x, computed here from D and M⁻¹ (or W), compliance included. */
+static void apply_n(const dvi_ccp_problem* p, const double* x, double* y)
+{
+    int32_t m = p->rows;
+    if (p->W) {
+        for (int32_t i = 0; i < m; i++) y[i] = 0.0;
+        for (int32_t j = 0; j < m; j++)
+            for (int32_t e = p->W->colptr[j]; e < p->W->colptr[j + 1]; e++) y[p->W->rowind[e]] += p->W->values[e] * x[j];
+    } else {
+        int32_t ndof = 6 * p->body_count;
+        double* dx = calloc((size_t)ndof, sizeof(double));
+        double* v = calloc((size_t)ndof, sizeof(double));
+        assert_non_null(dx);
+        assert_non_null(v);
+        for (int32_t j = 0; j < m; j++)
+            for (int32_t e = p->D->colptr[j]; e < p->D->colptr[j + 1]; e++) dx[p->D->rowind[e]] += p->D->values[e] * x[j];
+        for (int32_t b = 0; b < p->body_count; b++)
+            for (int i = 0; i < 6; i++) {
+                double s = 0.0;
+                for (int k = 0; k < 6; k++) s += p->inv_mass[36 * b + 6 * i + k] * dx[6 * b + k];
+                v[6 * b + i] = s;
+            }
+        for (int32_t j = 0; j < m; j++) {
+            double s = 0.0;
+            for (int32_t e = p->D->colptr[j]; e < p->D->colptr[j + 1]; e++) s += p->D->values[e] * v[p->D->rowind[e]];
+            y[j] = s;
+        }
+        free(dx);
+        free(v);
+    }
+    if (p->compliance)
+        for (int32_t i = 0; i < m; i++) y[i] += p->compliance[i] * x[i];
+}
+
+/* u = N γ + r, and the objective ½γᵀNγ + rᵀγ. */
+static double velocity_and_objective(const dvi_ccp_problem* p, const double* gamma, double* u)
+{
+    apply_n(p, gamma, u);
+    double obj = 0.0;
+    for (int32_t i = 0; i < p->rows; i++) {
+        obj += 0.5 * gamma[i] * u[i] + p->r[i] * gamma[i];
+        u[i] += p->r[i];
+    }
+    return obj;
+}
+
+/* Dense N (column-major), from the helper above, one column at a time. */
+static double* dense_n(const dvi_ccp_problem* p)
+{
+    int32_t m = p->rows;
+    double* N = calloc((size_t)m * (size_t)m, sizeof(double));
+    double* e = calloc((size_t)m, sizeof(double));
+    assert_non_null(N);
+    assert_non_null(e);
+    for (int32_t j = 0; j < m; j++) {
+        e[j] = 1.0;
+        apply_n(p, e, N + (size_t)j * m);
+        e[j] = 0.0;
+    }
+    free(e);
+    return N;
+}
+
+/* Condition number λmax/λmin of N (inf when singular), via LAPACKE_dsyev. */
+static double condition_number(const dvi_ccp_problem* p)
+{
+    int32_t m = p->rows;
+    double* N = dense_n(p);
+    double* w = calloc((size_t)m, sizeof(double));
+    assert_non_null(w);
+    lapack_int info = LAPACKE_dsyev(LAPACK_COL_MAJOR, 'N', 'U', m, N, m, w);
+    assert_int_equal(info, 0);
+    double lmin = w[0], lmax = w[m - 1];
+    free(N);
+    free(w);
+    return lmin > 1e-12 * lmax ? lmax / lmin : INFINITY;
+}
+
+static dvi_solver_settings settings(double tol, int32_t maxit)
+{
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.tolerance = tol;
+    s.max_iterations = maxit;
+    return s;
+}
+
+/* dvi_ccp_solve from γ = 0 (or warm), with a check that nothing is an error. */
+static dvi_status run(const dvi_ccp_problem* p, const char* name, const dvi_solver_settings* s, double* gamma,
+                      dvi_solve_result* res)
+{
+    memset(res, 0, sizeof *res);
+    dvi_status st = dvi_ccp_solve(p, name, s, gamma, res);
+    CHECK(st >= 0, "%s: solve failed with %d (%s): %s", name, (int)st, dvi_status_string(st), res->message);
+    print_message("  %-6s %-15s it %6d  res %.3e  coulomb %.3e  obj %.12g  %.4f s\n", name,
+                  dvi_solve_status_string(res->status), res->iterations, res->metrics.residual,
+                  res->metrics.residual_coulomb, res->metrics.objective, res->seconds);
+    return st;
+}
+
+/* ------------------------------------------------------------------------- */
+/* 1. A single frictional contact on a point-like body                         */
+/* ------------------------------------------------------------------------- */
+
+/* One body with M⁻¹ = I6; the contact acts at the centre, so D has only
+ * linear parts: n = +z (row 2), t1 = +x (row 0), t2 = +y (row 1). N = I3. */
+typedef struct one_contact {
+    int32_t cp[4], ri[3];
+    double va[3], minv[36], r[3];
+    dvi_ccp_block block;
+    dvi_csc D;
+    dvi_ccp_problem p;
+} one_contact;
+
+static void one_contact_init(one_contact* c, double rn, double rt1, double rt2, double mu)
+{
+    memset(c, 0, sizeof *c);
+    c->cp[0] = 0;
+    c->cp[1] = 1;
+    c->cp[2] = 2;
+    c->cp[3] = 3;
+    c->ri[0] = 2;
+    c->ri[1] = 0;
+    c->ri[2] = 1;
+    c->va[0] = c->va[1] = c->va[2] = 1.0;
+    for (int i = 0; i < 6; i++) c->minv[7 * i] = 1.0;
+    c->r[0] = rn;
+    c->r[1] = rt1;
+    c->r[2] = rt2;
+    c->block.kind = DVI_BLOCK_FRICTION;
+    c->block.mu = mu;
+    c->D = (dvi_csc){6, 3, c->cp, c->ri, c->va};
+    c->p = dvi_ccp_problem_empty();
+    c->p.rows = 3;
+    c->p.block_count = 1;
+    c->p.blocks = &c->block;
+    c->p.body_count = 1;
+    c->p.D = &c->D;
+    c->p.inv_mass = c->minv;
+    c->p.r = c->r;
+}
+
+static void check_vec3(const char* what, const double* got, const double* want, double tol)
+{
+    for (int i = 0; i < 3; i++)
+        CHECK(fabs(got[i] - want[i]) <= tol, "%s[%d] = %.15g, expected %.15g (tolerance %g)", what, i, got[i], want[i],
+              tol);
+}
+
+static void test_single_contact_stick(void** state)
+{
+    (void)state;
+    /* r = (−1, 0.1, 0), μ = 0.5: −r = (1, −0.1, 0) is inside the cone
+     * (0.1 ≤ 0.5), so γ = −r and u = 0 (stick). */
+    one_contact c;
+    one_contact_init(&c, -1.0, 0.1, 0.0, 0.5);
+    const double gamma_ok[3] = {1.0, -0.1, 0.0}, u_ok[3] = {0, 0, 0};
+    static const char* const iterative[] = {"apgd", "pgs", "jacobi"};
+    for (int k = 0; k < 3; k++) {
+        dvi_solver_settings s = settings(1e-10, 100000);
+        double gamma[3] = {0}, u[3];
+        dvi_solve_result res;
+        dvi_status st = run(&c.p, iterative[k], &s, gamma, &res);
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "%s: not converged (%s)", iterative[k],
+              dvi_solve_status_string(res.status));
+        velocity_and_objective(&c.p, gamma, u);
+        check_vec3(iterative[k], gamma, gamma_ok, 1e-8);
+        check_vec3("u", u, u_ok, 1e-8);
+    }
+    /* Lemke, k = 4 and k = 7: a sticking answer inside the pyramid is exact */
+    for (int k = 0; k < 2; k++) {
+        dvi_solver_settings s = settings(1e-12, 1000);
+        s.lemke.friction_directions = k == 0 ? 4 : 7;
+        double gamma[3] = {0}, u[3];
+        dvi_solve_result res;
+        dvi_status st = run(&c.p, "lemke", &s, gamma, &res);
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "lemke k=%d: status %s", s.lemke.friction_directions,
+              dvi_solve_status_string(res.status));
+        velocity_and_objective(&c.p, gamma, u);
+        check_vec3("lemke gamma", gamma, gamma_ok, 1e-12);
+        check_vec3("lemke u", u, u_ok, 1e-12);
+    }
+}
+
+static void test_single_contact_slip(void** state)
+{
+    (void)state;
+    /* r = (−1, 2, 0), μ = 0.5. CCP (cone solvers): γ = Π_K(−r) = Π_K(1, −2, 0):
+     *   γ_n = (μ‖x_t‖ + x_n)/(1 + μ²) = (1 + 1)/1.25 = 1.6, γ_t = μγ_n(−1, 0) = (−0.8, 0);
+     *   u = γ + r = (0.6, 1.2, 0): sliding with u_n = μ‖u_t‖ = 0.6.
+     *   Its Coulomb residual is not zero: ũ = (1.2, 1.2, 0), γ − ũ = (0.4, −2, 0),
+     *   Π_K = (1.12, −0.56, 0), term (0.48, −0.24, 0): e = √0.288, scale ‖r‖ = √5
+     *   → residual_coulomb = √(0.288/5) = 0.24.
+     * Coulomb / Lemke pyramid with an edge along −t1: γ = (1, −0.5, 0),
+     *   u = (0, 1.5, 0). Its CCP residual: γ − u = (1, −2, 0) → Π = (1.6, −0.8, 0),
+     *   term (−0.6, 0.3, 0): √(0.45/5) = 0.3; its Coulomb residual is 0. */
+    one_contact c;
+    one_contact_init(&c, -1.0, 2.0, 0.0, 0.5);
+    const double gamma_ccp[3] = {1.6, -0.8, 0.0}, u_ccp[3] = {0.6, 1.2, 0.0};
+    static const char* const iterative[] = {"apgd", "pgs", "jacobi"};
+    for (int k = 0; k < 3; k++) {
+        dvi_solver_settings s = settings(1e-10, 100000);
+        double gamma[3] = {0}, u[3];
+        dvi_solve_result res;
+        dvi_status st = run(&c.p, iterative[k], &s, gamma, &res);
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "%s: not converged", iterative[k]);
+        velocity_and_objective(&c.p, gamma, u);
+        check_vec3(iterative[k], gamma, gamma_ccp, 1e-8);
+        check_vec3("u", u, u_ccp, 1e-8);
+        CHECK(fabs(res.metrics.residual_coulomb - 0.24) <= 1e-7, "%s: residual_coulomb %.10g, expected 0.24",
+              iterative[k], res.metrics.residual_coulomb);
+    }
+    const double gamma_coulomb[3] = {1.0, -0.5, 0.0}, u_coulomb[3] = {0.0, 1.5, 0.0};
+    dvi_solver_settings s = settings(1e-12, 1000);
+    s.lemke.friction_directions = 4;
+    double gamma[3] = {0}, u[3];
+    dvi_solve_result res;
+    dvi_status st = run(&c.p, "lemke", &s, gamma, &res);
+    CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "lemke: status %s (%s)",
+          dvi_solve_status_string(res.status), res.message);
+    velocity_and_objective(&c.p, gamma, u);
+    check_vec3("lemke gamma", gamma, gamma_coulomb, 1e-12);
+    check_vec3("lemke u", u, u_coulomb, 1e-12);
+    CHECK(res.metrics.residual_coulomb <= 1e-12, "lemke: Coulomb residual %.3g, expected 0",
+          res.metrics.residual_coulomb);
+    CHECK(fabs(res.metrics.residual - 0.3) <= 1e-12, "lemke: CCP residual %.15g, expected 0.3", res.metrics.residual);
+
+    /* the same push along +t2 (also an edge for k = 4): γ = (1, 0, −0.5) */
+    one_contact_init(&c, -1.0, 0.0, 2.0, 0.5);
+    memset(gamma, 0, sizeof gamma);
+    st = run(&c.p, "lemke", &s, gamma, &res);
+    CHECK(st == DVI_OK, "lemke (t2): %d", (int)st);
+    const double gamma_t2[3] = {1.0, 0.0, -0.5};
+    check_vec3("lemke gamma (t2)", gamma, gamma_t2, 1e-12);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 2. Bilateral-only problem against a direct CHOLMOD solve                   */
+/* ------------------------------------------------------------------------- */
+
+typedef struct chain {
+    int32_t bodies, rows, nnz;
+    int32_t* colptr;
+    int32_t* rowind;
+    double* values;
+    double* inv_mass;
+    double* r;
+    dvi_ccp_block* blocks;
+    dvi_csc D;
+    dvi_ccp_problem p;
+} chain;
+
+static void chain_free(chain* c)
+{
+    free(c->colptr);
+    free(c->rowind);
+    free(c->values);
+    free(c->inv_mass);
+    free(c->r);
+    free(c->blocks);
+    memset(c, 0, sizeof *c);
+}
+
+static void cross3(const double* a, const double* b, double* c)
+{
+    c[0] = a[1] * b[2] - a[2] * b[1];
+    c[1] = a[2] * b[0] - a[0] * b[2];
+    c[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* A chain of `bodies` bodies along x (centres 0.5 b), body 0 held to the
+ * ground and each body to the previous one by a ball joint (3 rows in
+ * random independent directions at the midpoint), plus `extra` single random
+ * rows between random pairs. Masses in [0.5, 2], inertia SPD (via
+ * dvi_inv_mass_block), r random in [−1, 1]. All rows BILATERAL. */
+static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
+{
+    memset(c, 0, sizeof *c);
+    c->bodies = bodies;
+    c->rows = 3 * bodies + extra;
+    c->colptr = calloc((size_t)c->rows + 1, sizeof(int32_t));
+    c->rowind = calloc((size_t)c->rows * 12, sizeof(int32_t));
+    c->values = calloc((size_t)c->rows * 12, sizeof(double));
+    c->inv_mass = calloc((size_t)bodies * 36, sizeof(double));
+    c->r = calloc((size_t)c->rows, sizeof(double));
+    c->blocks = calloc((size_t)c->rows, sizeof(dvi_ccp_block));
+    assert_non_null(c->colptr);
+    assert_non_null(c->rowind);
+    assert_non_null(c->values);
+    assert_non_null(c->inv_mass);
+    assert_non_null(c->r);
+    assert_non_null(c->blocks);
+    uint64_t s = seed;
+    for (int32_t b = 0; b < bodies; b++) {
+        double mass = 0.5 + 1.5 * rnd_uniform(&s);
+        double J[9] = {0};
+        for (int i = 0; i < 3; i++) J[4 * i] = 0.05 + 0.15 * rnd_uniform(&s);
+        for (int i = 0; i < 3; i++)
+            for (int j = i + 1; j < 3; j++) J[3 * i + j] = J[3 * j + i] = 0.01 * rnd_sym(&s);
+        assert_int_equal(dvi_inv_mass_block(mass, J, c->inv_mass + 36 * b), DVI_OK);
+    }
+    int32_t nnz = 0;
+    for (int32_t row = 0; row < c->rows; row++) {
+        int32_t A, B; /* A < B; A = −1 is the ground */
+        double x[3];
+        if (row < 3 * bodies) {
+            B = row / 3;
+            A = B - 1;
+            x[0] = 0.5 * B - 0.25;
+            x[1] = 0.05 * rnd_sym(&s);
+            x[2] = 0.05 * rnd_sym(&s);
+        } else {
+            A = (int32_t)(rnd_uniform(&s) * bodies);
+            do
+                B = (int32_t)(rnd_uniform(&s) * bodies);
+            while (B == A);
+            if (A > B) {
+                int32_t t = A;
+                A = B;
+                B = t;
+            }
+            x[0] = 0.25 * (A + B) + 0.1 * rnd_sym(&s);
+            x[1] = 0.1 * rnd_sym(&s);
+            x[2] = 0.1 * rnd_sym(&s);
+        }
+        double d[3];
+        for (int i = 0; i < 3; i++) d[i] = rnd_sym(&s);
+        if (row < 3 * bodies) d[row % 3] += 2.0; /* keep the 3 joint directions independent */
+        double nd = norm2(d, 3);
+        for (int i = 0; i < 3; i++) d[i] /= nd;
+        c->colptr[row] = nnz;
+        const int32_t who[2] = {A, B};
+        for (int k = 0; k < 2; k++) {
+            int32_t body = who[k];
+            if (body < 0) continue;
+            double sign = k == 0 ? -1.0 : 1.0;
+            double arm[3] = {x[0] - 0.5 * body, x[1], x[2]}, ang[3];
+            cross3(arm, d, ang);
+            for (int i = 0; i < 6; i++) {
+                double v = i < 3 ? d[i] : ang[i - 3];
+                if (v == 0.0) continue;
+                c->rowind[nnz] = 6 * body + i;
+                c->values[nnz] = sign * v;
+                nnz++;
+            }
+        }
+        c->r[row] = rnd_sym(&s);
+        c->blocks[row].kind = DVI_BLOCK_BILATERAL;
+    }
+    c->colptr[c->rows] = nnz;
+    c->nnz = nnz;
+    c->D = (dvi_csc){6 * bodies, c->rows, c->colptr, c->rowind, c->values};
+    c->p = dvi_ccp_problem_empty();
+    c->p.rows = c->rows;
+    c->p.block_count = c->rows;
+    c->p.blocks = c->blocks;
+    c->p.body_count = bodies;
+    c->p.D = &c->D;
+    c->p.inv_mass = c->inv_mass;
+    c->p.r = c->r;
+}
+
+/* γ* = −N⁻¹ r with N = Dᵀ M⁻¹ D assembled and factored by CHOLMOD. */
+static void cholmod_reference(const dvi_ccp_problem* p, double* gamma)
+{
+    cholmod_common cc;
+    cholmod_start(&cc);
+    int32_t m = p->rows, ndof = 6 * p->body_count, nnz = p->D->colptr[m];
+
+    cholmod_sparse* D = cholmod_allocate_sparse((size_t)ndof, (size_t)m, (size_t)nnz, 1, 1, 0, CHOLMOD_REAL, &cc);
+    assert_non_null(D);
+    memcpy(D->p, p->D->colptr, (size_t)(m + 1) * sizeof(int32_t));
+    memcpy(D->i, p->D->rowind, (size_t)nnz * sizeof(int32_t));
+    memcpy(D->x, p->D->values, (size_t)nnz * sizeof(double));
+
+    cholmod_sparse* Mi = cholmod_allocate_sparse((size_t)ndof, (size_t)ndof, (size_t)ndof * 6, 1, 1, 0, CHOLMOD_REAL, &cc);
+    assert_non_null(Mi);
+    int* mp = Mi->p;
+    int* mi = Mi->i;
+    double* mx = Mi->x;
+    int32_t k = 0;
+    for (int32_t col = 0; col < ndof; col++) {
+        int32_t b = col / 6, j = col % 6;
+        mp[col] = k;
+        for (int i = 0; i < 6; i++) {
+            mi[k] = 6 * b + i;
+            mx[k] = p->inv_mass[36 * b + 6 * i + j];
+            k++;
+        }
+    }
+    mp[ndof] = k;
+
+    cholmod_sparse* MD = cholmod_ssmult(Mi, D, 0, 1, 1, &cc);
+    cholmod_sparse* Dt = cholmod_transpose(D, 1, &cc);
+    assert_non_null(MD);
+    assert_non_null(Dt);
+    cholmod_sparse* N = cholmod_ssmult(Dt, MD, 1, 1, 1, &cc); /* symmetric, upper part stored */
+    assert_non_null(N);
+    assert_true(N->stype > 0);
+    cholmod_factor* L = cholmod_analyze(N, &cc);
+    assert_non_null(L);
+    assert_true(cholmod_factorize(N, L, &cc));
+    CHECK(cc.status == CHOLMOD_OK && L->minor == L->n, "CHOLMOD: N not positive definite (status %d, minor %d of %d)",
+          cc.status, (int)L->minor, (int)L->n);
+    cholmod_dense* rhs = cholmod_allocate_dense((size_t)m, 1, (size_t)m, CHOLMOD_REAL, &cc);
+    assert_non_null(rhs);
+    for (int32_t i = 0; i < m; i++) ((double*)rhs->x)[i] = -p->r[i];
+    cholmod_dense* x = cholmod_solve(CHOLMOD_A, L, rhs, &cc);
+    assert_non_null(x);
+    memcpy(gamma, x->x, (size_t)m * sizeof(double));
+
+    cholmod_free_dense(&x, &cc);
+    cholmod_free_dense(&rhs, &cc);
+    cholmod_free_factor(&L, &cc);
+    cholmod_free_sparse(&N, &cc);
+    cholmod_free_sparse(&Dt, &cc);
+    cholmod_free_sparse(&MD, &cc);
+    cholmod_free_sparse(&Mi, &cc);
+    cholmod_free_sparse(&D, &cc);
+    cholmod_finish(&cc);
+}
+
+static void test_bilateral_vs_cholmod(void** state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        chain c;
+        chain_init(&c, 8, 4, seed);
+        int32_t m = c.rows;
+        char msg[256];
+        CHECK(dvi_ccp_validate(&c.p, msg, sizeof msg) == DVI_OK, "chain rejected: %s", msg);
+        double kappa = condition_number(&c.p);
+        print_message("  chain seed %llu: %d rows, cond(N) = %.3g\n", (unsigned long long)seed, m, kappa);
+        /* precondition of the tolerances below: the error in γ is at most
+         * about cond(N) × the residual; with 1e-13 that leaves 1e-10 */
+        CHECK(kappa < 1e3, "chain: cond(N) = %.3g too large for the 1e-10 comparison", kappa);
+
+        double* ref = calloc((size_t)m, sizeof(double));
+        double* u = calloc((size_t)m, sizeof(double));
+        double* gamma = calloc((size_t)m, sizeof(double));
+        assert_non_null(ref);
+        assert_non_null(u);
+        assert_non_null(gamma);
+        cholmod_reference(&c.p, ref);
+        velocity_and_objective(&c.p, ref, u);
+        double rn = norm2(c.r, m), gn = norm2(ref, m);
+        CHECK(norm2(u, m) <= 1e-13 * rn, "CHOLMOD reference itself inaccurate: |N g + r| = %.3g", norm2(u, m));
+
+        static const char* const names[] = {"apgd", "pgs", "lemke"};
+        for (int k = 0; k < 3; k++) {
+            dvi_solver_settings s = settings(1e-13, 200000);
+            memset(gamma, 0, (size_t)m * sizeof(double));
+            dvi_solve_result res;
+            run(&c.p, names[k], &s, gamma, &res);
+            double err = dist2(gamma, ref, m) / gn;
+            print_message("         %s: |gamma - gamma_chol| / |gamma_chol| = %.3e\n", names[k], err);
+            CHECK(err <= 1e-10, "%s: relative error %.3e vs CHOLMOD (status %s, %d iterations, residual %.3g)",
+                  names[k], err, dvi_solve_status_string(res.status), res.iterations, res.metrics.residual);
+        }
+        free(ref);
+        free(u);
+        free(gamma);
+        chain_free(&c);
+    }
+}
+
+/* ------------------------------------------------------------------------- */
+/* 3. Sphere stack                                                             */
+/* ------------------------------------------------------------------------- */
+
+#define STACK_N 10
+#define STACK_M 1.0
+#define STACK_G 9.81
+#define STACK_H 1e-3
+
+static void make_stack(dvi_gen_problem* g)
+{
+    memset(g, 0, sizeof *g);
+    dvi_status st = dvi_gen_sphere_stack(STACK_N, 0.1, STACK_M, 0.5, STACK_G, STACK_H, g);
+    assert_int_equal(st, DVI_OK);
+    assert_int_equal(g->contacts, STACK_N);
+    assert_int_equal(g->p.rows, 3 * STACK_N);
+}
+
+static void check_stack_answer(const char* name, const double* gamma)
+{
+    /* contact k carries the weight of the N − k spheres above: (N − k) m g h */
+    for (int k = 0; k < STACK_N; k++) {
+        double want = (STACK_N - k) * STACK_M * STACK_G * STACK_H;
+        double rel = fabs(gamma[3 * k] - want) / want;
+        CHECK(rel <= 1e-6, "%s: normal impulse at contact %d = %.15g, expected %.15g (relative error %.3e)", name, k,
+              gamma[3 * k], want, rel);
+        double gt = hypot(gamma[3 * k + 1], gamma[3 * k + 2]);
+        CHECK(gt < 1e-9, "%s: tangential impulse at contact %d = %.3e, expected 0", name, k, gt);
+    }
+}
+
+static void test_sphere_stack(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    make_stack(&g);
+    static const char* const names[] = {"apgd", "pgs", "lemke"};
+    for (int k = 0; k < 3; k++) {
+        dvi_solver_settings s = settings(1e-10, 100000);
+        double gamma[3 * STACK_N] = {0};
+        dvi_solve_result res;
+        dvi_status st = run(&g.p, names[k], &s, gamma, &res);
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "%s: status %s", names[k],
+              dvi_solve_status_string(res.status));
+        print_message("         bottom impulse %.15g (exact %.15g)\n", gamma[0], STACK_N * STACK_M * STACK_G * STACK_H);
+        check_stack_answer(names[k], gamma);
+    }
+    dvi_gen_free(&g);
+}
+
+/* Box stacks with redundant corner contacts (4 per interface): γ is not
+ * unique, but when the boxes stick the 4 normal impulses of interface j add
+ * up to (height − j) m g h exactly (vertical momentum of each box). μ = 10
+ * makes sticking certain (the largest tangential impulse needed is
+ * m·|v| ≈ 500·0.014 = 7 against μ m g h ≥ 49 at the top interface). */
+static void test_box_stacks(void** state)
+{
+    (void)state;
+    const int32_t columns = 2, height = 3;
+    const double mass = 500.0, h = 1e-3;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_box_stacks(columns, height, 10.0, h, 7, &g), DVI_OK);
+    assert_int_equal(g.contacts, columns * height * 4);
+    static const char* const names[] = {"apgd", "pgs", "lemke"};
+    for (int k = 0; k < 3; k++) {
+        dvi_solver_settings s = settings(1e-10, 200000);
+        double* gamma = calloc((size_t)g.p.rows, sizeof(double));
+        assert_non_null(gamma);
+        dvi_solve_result res;
+        run(&g.p, names[k], &s, gamma, &res);
+        for (int32_t c = 0; c < columns; c++)
+            for (int32_t j = 0; j < height; j++) {
+                double sum = 0.0;
+                for (int q = 0; q < 4; q++) sum += gamma[3 * (4 * (c * height + j) + q)];
+                double want = (height - j) * mass * 9.81 * h;
+                double rel = fabs(sum - want) / want;
+                CHECK(rel <= 1e-6, "%s: column %d interface %d: normal impulses add to %.12g, expected %.12g (rel %.3e)",
+                      names[k], c, j, sum, want, rel);
+            }
+        free(gamma);
+    }
+    dvi_gen_free(&g);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 4. Cross-solver agreement on random problems                                */
+/* ------------------------------------------------------------------------- */
+
+#define RANDOM_SEEDS 6
+
+static void make_random(dvi_gen_problem* g, uint64_t seed)
+{
+    memset(g, 0, sizeof *g);
+    assert_int_equal(dvi_gen_random(8, 12, 3, seed, g), DVI_OK);
+    assert_int_equal(g->bilateral, 3);
+    assert_int_equal(g->contacts, 12);
+    assert_int_equal(g->p.rows, 3 + 36);
+}
+
+static void test_random_apgd_vs_pgs(void** state)
+{
+    (void)state;
+    int compared_gamma = 0;
+    for (uint64_t seed = 1; seed <= RANDOM_SEEDS; seed++) {
+        dvi_gen_problem g;
+        make_random(&g, seed);
+        int32_t m = g.p.rows;
+        double kappa = condition_number(&g.p);
+        print_message("  random seed %llu: cond(N) = %.3g\n", (unsigned long long)seed, kappa);
+        double ga[64] = {0}, gp[64] = {0}, ua[64], up[64];
+        assert_true(m <= 64);
+        dvi_solver_settings s = settings(1e-9, 500000);
+        dvi_solve_result ra, rp;
+        dvi_status sa = run(&g.p, "apgd", &s, ga, &ra);
+        dvi_status sp = run(&g.p, "pgs", &s, gp, &rp);
+        CHECK(sa == DVI_OK && ra.status == DVI_SOLVE_CONVERGED, "seed %llu: apgd did not converge to 1e-9 (%s, %.3g)",
+              (unsigned long long)seed, dvi_solve_status_string(ra.status), ra.metrics.residual);
+        CHECK(sp == DVI_OK && rp.status == DVI_SOLVE_CONVERGED, "seed %llu: pgs did not converge to 1e-9 (%s, %.3g)",
+              (unsigned long long)seed, dvi_solve_status_string(rp.status), rp.metrics.residual);
+        double oa = velocity_and_objective(&g.p, ga, ua);
+        double op = velocity_and_objective(&g.p, gp, up);
+        /* u = Nγ + r is unique for the convex QP even when γ is not */
+        double scale_u = dmax(norm2(up, m), norm2(g.r, m));
+        double du = dist2(ua, up, m) / scale_u;
+        double dob = fabs(oa - op) / dmax(fabs(op), 1e-300);
+        print_message("         |du|/|u| = %.3e, |dobj|/|obj| = %.3e (obj %.12g)\n", du, dob, op);
+        CHECK(du <= 1e-5, "seed %llu: apgd and pgs velocities differ by %.3e (relative)", (unsigned long long)seed, du);
+        CHECK(dob <= 1e-6, "seed %llu: objectives %.15g (apgd) vs %.15g (pgs): %.3e relative",
+              (unsigned long long)seed, oa, op, dob);
+        /* the library's objective is the same number */
+        CHECK(fabs(ra.metrics.objective - oa) <= 1e-12 * dmax(1.0, fabs(oa)), "apgd metrics.objective %.15g vs %.15g",
+              ra.metrics.objective, oa);
+        /* γ is unique when N is non-singular; error ≲ cond(N) × 1e-9 */
+        if (kappa < 1e3) {
+            double dg = dist2(ga, gp, m) / norm2(gp, m);
+            print_message("         |dgamma|/|gamma| = %.3e\n", dg);
+            CHECK(dg <= 1e-5, "seed %llu: apgd and pgs impulses differ by %.3e relative (cond %.3g)",
+                  (unsigned long long)seed, dg, kappa);
+            compared_gamma++;
+        }
+        dvi_gen_free(&g);
+    }
+    print_message("  gamma compared on %d of %d problems (the others have cond(N) >= 1e3)\n", compared_gamma,
+                  RANDOM_SEEDS);
+}
+
+/* Per-contact state of a solution: 0 separated, 1 stick, 2 slide. */
+static int contact_state(const double* g3, const double* u3, double gscale, double uscale)
+{
+    if (g3[0] <= 1e-7 * gscale) return 0;
+    return hypot(u3[1], u3[2]) <= 1e-6 * uscale ? 1 : 2;
+}
+
+/* Lemke (pyramid, Coulomb-type LCP) against the cone solvers.
+ * (a) Inscribed pyramid ⊂ cone: Lemke's γ is feasible for the CCP, so its
+ *     CCP objective is never below the CCP minimum.
+ * (b) If the CCP solution has no sliding contact, it also solves the
+ *     Coulomb problem, and the k = 64 pyramid (inscribed radius cos(π/64)
+ *     = 0.9988 of the cone) changes the objective by far less than 1%.
+ *     When contacts slide, CCP and Coulomb answers differ by design (u_n =
+ *     μ‖u_t‖ vs u_n = 0): the difference is printed, not bounded. */
+static void test_random_lemke_vs_cone(void** state)
+{
+    (void)state;
+    int nostick = 0;
+    for (uint64_t seed = 1; seed <= RANDOM_SEEDS; seed++) {
+        dvi_gen_problem g;
+        make_random(&g, seed);
+        int32_t m = g.p.rows, nb = g.bilateral;
+        double gc[64] = {0}, gl[64] = {0}, uc[64], ul[64];
+        dvi_solver_settings s = settings(1e-10, 500000);
+        dvi_solve_result rc, rl;
+        run(&g.p, "pgs", &s, gc, &rc);
+        s.lemke.friction_directions = 64;
+        dvi_status st = run(&g.p, "lemke", &s, gl, &rl);
+        CHECK(st == DVI_OK && rl.status == DVI_SOLVE_CONVERGED, "seed %llu: lemke k=64: %s (%s)",
+              (unsigned long long)seed, dvi_solve_status_string(rl.status), rl.message);
+        double oc = velocity_and_objective(&g.p, gc, uc);
+        double ol = velocity_and_objective(&g.p, gl, ul);
+        double gscale = norm2(gc, m), uscale = dmax(norm2(uc, m), norm2(g.r, m));
+        CHECK(rl.metrics.cone_violation <= 1e-10 * dmax(1.0, gscale), "seed %llu: lemke gamma outside the cone by %.3g",
+              (unsigned long long)seed, rl.metrics.cone_violation);
+        CHECK(ol >= oc - 1e-7 * fabs(oc), "seed %llu: lemke objective %.15g below the CCP minimum %.15g",
+              (unsigned long long)seed, ol, oc);
+        int sliding = 0, sticking = 0;
+        for (int32_t c = 0; c < g.contacts; c++) {
+            int cs = contact_state(gc + nb + 3 * c, uc + nb + 3 * c, gscale, uscale);
+            sliding += cs == 2;
+            sticking += cs == 1;
+        }
+        double rel = (ol - oc) / fabs(oc);
+        print_message("         seed %llu: %d stick, %d slide; objective lemke-64 %.10g vs CCP %.10g (%+.3e rel); "
+                      "lemke coulomb residual %.3g\n",
+                      (unsigned long long)seed, sticking, sliding, ol, oc, rel, rl.metrics.residual_coulomb);
+        if (sliding == 0) {
+            CHECK(fabs(rel) <= 0.01, "seed %llu: no sliding contact, yet lemke-64 objective differs by %.3e",
+                  (unsigned long long)seed, rel);
+            nostick++;
+        }
+        dvi_gen_free(&g);
+    }
+    print_message("  1%% objective bound applied on %d of %d problems (the rest have sliding contacts)\n", nostick,
+                  RANDOM_SEEDS);
+}
+
+/* With μ = 50 every active contact sticks strictly inside even the 4-sided
+ * pyramid (checked), where the CCP, the Coulomb problem and the pyramid LCP
+ * have the same solution: Lemke k = 4 and k = 64 must then agree tightly
+ * with the cone solvers (1e-6 relative on u and the objective, on γ when N
+ * is non-singular). */
+static void test_random_all_stick_lemke_exact(void** state)
+{
+    (void)state;
+    int compared = 0;
+    for (uint64_t seed = 1; seed <= RANDOM_SEEDS; seed++) {
+        dvi_gen_problem g;
+        make_random(&g, seed);
+        for (int32_t b = 0; b < g.p.block_count; b++)
+            if (g.blocks[b].kind == DVI_BLOCK_FRICTION) g.blocks[b].mu = 50.0;
+        int32_t m = g.p.rows, nb = g.bilateral;
+        double gc[64] = {0}, uc[64];
+        dvi_solver_settings s = settings(1e-11, 500000);
+        dvi_solve_result rc;
+        run(&g.p, "pgs", &s, gc, &rc);
+        CHECK(rc.status == DVI_SOLVE_CONVERGED, "seed %llu: pgs did not converge (mu = 50)", (unsigned long long)seed);
+        double oc = velocity_and_objective(&g.p, gc, uc);
+        double gscale = norm2(gc, m), uscale = dmax(norm2(uc, m), norm2(g.r, m));
+        bool inside = true;
+        for (int32_t c = 0; c < g.contacts; c++) {
+            const double* gg = gc + nb + 3 * c;
+            if (gg[0] > 1e-7 * gscale && hypot(gg[1], gg[2]) > 0.99 * cos(3.14159265358979323846 / 4) * 50.0 * gg[0]) inside = false;
+            if (contact_state(gg, uc + nb + 3 * c, gscale, uscale) == 2) inside = false;
+        }
+        if (!inside) {
+            print_message("  seed %llu: a contact is not strictly sticking even at mu = 50; skipped\n",
+                          (unsigned long long)seed);
+            dvi_gen_free(&g);
+            continue;
+        }
+        double kappa = condition_number(&g.p);
+        for (int kk = 0; kk < 2; kk++) {
+            double gl[64] = {0}, ul[64];
+            dvi_solver_settings sl = settings(1e-12, 100000);
+            sl.lemke.friction_directions = kk == 0 ? 4 : 64;
+            dvi_solve_result rl;
+            dvi_status st = run(&g.p, "lemke", &sl, gl, &rl);
+            CHECK(st == DVI_OK, "seed %llu lemke k=%d: %s", (unsigned long long)seed, sl.lemke.friction_directions,
+                  rl.message);
+            double ol = velocity_and_objective(&g.p, gl, ul);
+            double du = dist2(ul, uc, m) / uscale, dob = fabs(ol - oc) / fabs(oc);
+            print_message("         seed %llu k=%d: |du| %.3e, |dobj| %.3e\n", (unsigned long long)seed,
+                          sl.lemke.friction_directions, du, dob);
+            CHECK(du <= 1e-6, "seed %llu lemke k=%d: velocities differ from pgs by %.3e (all stick)",
+                  (unsigned long long)seed, sl.lemke.friction_directions, du);
+            CHECK(dob <= 1e-6, "seed %llu lemke k=%d: objective %.15g vs %.15g (all stick)", (unsigned long long)seed,
+                  sl.lemke.friction_directions, ol, oc);
+            if (kappa < 1e3) {
+                double dg = dist2(gl, gc, m) / gscale;
+                CHECK(dg <= 1e-6, "seed %llu lemke k=%d: impulses differ from pgs by %.3e (all stick, cond %.3g)",
+                      (unsigned long long)seed, sl.lemke.friction_directions, dg, kappa);
+            }
+        }
+        compared++;
+        dvi_gen_free(&g);
+    }
+    CHECK(compared >= 3, "only %d problems were all-stick at mu = 50", compared);
+}
+
+/* The Delassus form of the same problem gives the same answer. */
+static void test_w_form_matches_factor_form(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    make_random(&g, 3);
+    int32_t m = g.p.rows;
+    double* N = dense_n(&g.p);
+    int32_t* cp = calloc((size_t)m + 1, sizeof(int32_t));
+    int32_t* ri = calloc((size_t)m * m, sizeof(int32_t));
+    double* va = calloc((size_t)m * m, sizeof(double));
+    assert_non_null(cp);
+    assert_non_null(ri);
+    assert_non_null(va);
+    int32_t nnz = 0;
+    for (int32_t j = 0; j < m; j++) {
+        cp[j] = nnz;
+        for (int32_t i = 0; i < m; i++) {
+            /* symmetrise exactly (the sums in N are rounded per column) */
+            double v = 0.5 * (N[(size_t)j * m + i] + N[(size_t)i * m + j]);
+            if (v != 0.0) {
+                ri[nnz] = i;
+                va[nnz++] = v;
+            }
+        }
+    }
+    cp[m] = nnz;
+    dvi_csc W = {m, m, cp, ri, va};
+    dvi_ccp_problem pw = g.p;
+    pw.D = NULL;
+    pw.inv_mass = NULL;
+    pw.body_count = 0;
+    pw.W = &W;
+    static const char* const names[] = {"apgd", "pgs", "lemke"};
+    for (int k = 0; k < 3; k++) {
+        double gd[64] = {0}, gw[64] = {0}, ud[64], uw[64];
+        dvi_solver_settings s = settings(1e-10, 500000);
+        dvi_solve_result rd, rw;
+        run(&g.p, names[k], &s, gd, &rd);
+        run(&pw, names[k], &s, gw, &rw);
+        double od = velocity_and_objective(&g.p, gd, ud);
+        double ow = velocity_and_objective(&g.p, gw, uw);
+        double du = dist2(ud, uw, m) / dmax(norm2(ud, m), norm2(g.r, m));
+        CHECK(du <= 1e-6, "%s: W form and factor form velocities differ by %.3e", names[k], du);
+        CHECK(fabs(od - ow) <= 1e-7 * fabs(od), "%s: objectives %.15g (D) vs %.15g (W)", names[k], od, ow);
+    }
+    free(N);
+    free(cp);
+    free(ri);
+    free(va);
+    dvi_gen_free(&g);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 5. Honest residual reporting                                                */
+/* ------------------------------------------------------------------------- */
+
+static void check_metrics_honest(const char* name, const dvi_ccp_problem* p, const double* gamma,
+                                 const dvi_solve_result* res)
+{
+    dvi_ccp_metrics m;
+    assert_int_equal(dvi_ccp_evaluate(p, gamma, &m), DVI_OK);
+#define SAME(field)                                                                                                    \
+    CHECK(fabs(res->metrics.field - m.field) <= 1e-14 * dmax(1.0, fabs(m.field)),                                      \
+          "%s: result.metrics." #field " = %.17g but dvi_ccp_evaluate gives %.17g", name, res->metrics.field, m.field)
+    SAME(residual);
+    SAME(residual_coulomb);
+    SAME(cone_violation);
+    SAME(dual_violation);
+    SAME(complementarity);
+    SAME(objective);
+#undef SAME
+}
+
+static void test_residual_honesty(void** state)
+{
+    (void)state;
+    dvi_gen_problem stack, rnd;
+    make_stack(&stack);
+    make_random(&rnd, 2);
+    static const char* const names[] = {"apgd", "pgs", "jacobi", "lemke"};
+    const dvi_gen_problem* probs[2] = {&stack, &rnd};
+    for (int q = 0; q < 2; q++)
+        for (int k = 0; k < 4; k++) {
+            const dvi_ccp_problem* p = &probs[q]->p;
+            for (int tol_i = 0; tol_i < 2; tol_i++) {
+                double tol = tol_i == 0 ? 1e-4 : 1e-8;
+                dvi_solver_settings s = settings(tol, 20000);
+                double gamma[64] = {0};
+                dvi_solve_result res;
+                dvi_status st = run(p, names[k], &s, gamma, &res);
+                check_metrics_honest(names[k], p, gamma, &res);
+                CHECK((st == DVI_OK) == (res.status == DVI_SOLVE_CONVERGED), "%s: return %d with status %s", names[k],
+                      (int)st, dvi_solve_status_string(res.status));
+                if (res.status == DVI_SOLVE_CONVERGED && k < 3) {
+                    CHECK(res.metrics.residual <= tol, "%s: CONVERGED at tol %g but metrics.residual = %.3e", names[k],
+                          tol, res.metrics.residual);
+                    CHECK(res.target_residual <= tol, "%s: CONVERGED at tol %g but target_residual = %.3e", names[k],
+                          tol, res.target_residual);
+                }
+                if (k < 3)
+                    CHECK(res.iterations >= 1 && res.iterations <= s.max_iterations, "%s: %d iterations", names[k],
+                          res.iterations);
+                CHECK(res.seconds >= 0.0 && isfinite(res.seconds), "%s: seconds = %g", names[k], res.seconds);
+            }
+        }
+
+    /* a budget of 3 iterations on the stack is not enough for anyone */
+    for (int k = 0; k < 3; k++) {
+        dvi_solver_settings s = settings(1e-10, 3);
+        double gamma[3 * STACK_N] = {0};
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        dvi_status st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
+        CHECK(st == DVI_NOT_CONVERGED, "%s: 3 iterations returned %d, expected DVI_NOT_CONVERGED", names[k], (int)st);
+        CHECK(res.status == DVI_SOLVE_MAX_ITERATIONS, "%s: 3 iterations gave status %s", names[k],
+              dvi_solve_status_string(res.status));
+        CHECK(res.iterations == 3, "%s: %d iterations reported with max_iterations = 3", names[k], res.iterations);
+        CHECK(res.metrics.residual > 1e-10, "%s: residual %.3g after 3 iterations yet not converged?", names[k],
+              res.metrics.residual);
+        check_metrics_honest(names[k], &stack.p, gamma, &res);
+    }
+    /* Lemke: a budget of 3 pivots cannot solve 10 contacts */
+    {
+        dvi_solver_settings s = settings(1e-10, 1000);
+        s.lemke.max_pivots = 3;
+        double gamma[3 * STACK_N] = {0};
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        dvi_status st = dvi_ccp_solve(&stack.p, "lemke", &s, gamma, &res);
+        CHECK(st == DVI_NOT_CONVERGED, "lemke: 3 pivots returned %d, expected DVI_NOT_CONVERGED", (int)st);
+        CHECK(res.status == DVI_SOLVE_PIVOT_LIMIT, "lemke: 3 pivots gave status %s",
+              dvi_solve_status_string(res.status));
+        CHECK(res.iterations <= 3, "lemke: %d pivots reported with max_pivots = 3", res.iterations);
+    }
+    /* Lemke: an LCP larger than max_lcp_size is refused with a message */
+    {
+        dvi_solver_settings s = settings(1e-10, 1000);
+        s.lemke.max_lcp_size = 5;
+        double gamma[3 * STACK_N] = {0};
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        dvi_status st = dvi_ccp_solve(&stack.p, "lemke", &s, gamma, &res);
+        CHECK(st < 0, "lemke: LCP larger than max_lcp_size = 5 accepted (returned %d)", (int)st);
+        CHECK(res.message[0] != '\0', "lemke: refused LCP size without a message");
+        CHECK(res.status != DVI_SOLVE_CONVERGED, "lemke: refused but status converged");
+    }
+    dvi_gen_free(&stack);
+    dvi_gen_free(&rnd);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 6. Warm start                                                               */
+/* ------------------------------------------------------------------------- */
+
+static void test_warm_start(void** state)
+{
+    (void)state;
+    dvi_gen_problem stack, rnd;
+    make_stack(&stack);
+    make_random(&rnd, 4);
+    static const char* const names[] = {"apgd", "pgs", "jacobi"};
+    const dvi_gen_problem* probs[2] = {&stack, &rnd};
+    for (int q = 0; q < 2; q++)
+        for (int k = 0; k < 3; k++) {
+            const dvi_ccp_problem* p = &probs[q]->p;
+            int32_t m = p->rows;
+            dvi_solver* solver = NULL;
+            dvi_solver_settings s = settings(1e-9, 500000);
+            assert_int_equal(dvi_solver_create(names[k], &s, &solver), DVI_OK);
+            double gamma[64] = {0}, first[64];
+            dvi_solve_result res;
+            memset(&res, 0, sizeof res);
+            dvi_status st = dvi_solver_solve(solver, p, gamma, &res);
+            CHECK(st == DVI_OK, "%s: cold solve did not converge (%s, %d it, %.3g)", names[k],
+                  dvi_solve_status_string(res.status), res.iterations, res.metrics.residual);
+            int cold = res.iterations;
+            memcpy(first, gamma, sizeof first);
+
+            s.warm_start = true;
+            assert_int_equal(dvi_solver_set_settings(solver, &s), DVI_OK);
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(solver, p, gamma, &res);
+            print_message("  %s on %s: cold %d iterations, warm %d\n", names[k], q ? "random" : "stack", cold,
+                          res.iterations);
+            CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "%s: warm solve not converged", names[k]);
+            CHECK(res.iterations <= 2, "%s: warm start from the solution took %d iterations (cold: %d)", names[k],
+                  res.iterations, cold);
+            CHECK(dist2(gamma, first, m) <= 1e-8 * norm2(first, m), "%s: warm start moved gamma by %.3e", names[k],
+                  dist2(gamma, first, m));
+
+            /* warm_start = false ignores whatever is in gamma (even NaN) */
+            s.warm_start = false;
+            assert_int_equal(dvi_solver_set_settings(solver, &s), DVI_OK);
+            for (int32_t i = 0; i < m; i++) gamma[i] = NAN;
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(solver, p, gamma, &res);
+            CHECK(st == DVI_OK, "%s: cold solve over a NaN gamma failed (%d)", names[k], (int)st);
+            CHECK(memcmp(gamma, first, (size_t)m * sizeof(double)) == 0,
+                  "%s: cold solve over a NaN-filled gamma differs from the cold solve over zeros", names[k]);
+            dvi_solver_destroy(solver);
+        }
+    dvi_gen_free(&stack);
+    dvi_gen_free(&rnd);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 7. Determinism                                                              */
+/* ------------------------------------------------------------------------- */
+
+static void test_determinism(void** state)
+{
+    (void)state;
+    dvi_gen_problem gran, stack;
+    memset(&gran, 0, sizeof gran);
+    assert_int_equal(dvi_gen_granular(1500, 0.4, 1e-3, 11, &gran), DVI_OK);
+    make_stack(&stack);
+    int32_t m = gran.p.rows;
+    print_message("  granular: %d contacts, %d rows, %d bodies\n", gran.contacts, m, gran.p.body_count);
+    size_t bytes = (size_t)m * sizeof(double);
+    static const char* const names[] = {"apgd", "pgs", "jacobi"};
+    for (int k = 0; k < 3; k++) {
+        double* g1 = calloc((size_t)m, sizeof(double));
+        double* g2 = calloc((size_t)m, sizeof(double));
+        double* g3 = calloc((size_t)m, sizeof(double));
+        double* g4 = calloc((size_t)m, sizeof(double));
+        assert_non_null(g1);
+        assert_non_null(g2);
+        assert_non_null(g3);
+        assert_non_null(g4);
+        dvi_solver_settings s = settings(1e-12, 150);
+        s.threads = 1;
+        dvi_solve_result r1, r2, r3, r4;
+        memset(&r1, 0, sizeof r1);
+        memset(&r2, 0, sizeof r2);
+        memset(&r3, 0, sizeof r3);
+        memset(&r4, 0, sizeof r4);
+        /* one instance, twice; with a different problem solved in between */
+        dvi_solver* solver = NULL;
+        assert_int_equal(dvi_solver_create(names[k], &s, &solver), DVI_OK);
+        assert_true(dvi_solver_solve(solver, &gran.p, g1, &r1) >= 0);
+        double sg[3 * STACK_N] = {0}, sg_fresh[3 * STACK_N] = {0};
+        dvi_solve_result rs;
+        memset(&rs, 0, sizeof rs);
+        assert_true(dvi_solver_solve(solver, &stack.p, sg, &rs) >= 0);
+        assert_true(dvi_solver_solve(solver, &gran.p, g2, &r2) >= 0);
+        dvi_solver_destroy(solver);
+        CHECK(memcmp(g1, g2, bytes) == 0, "%s: two solves of the same problem by one instance differ", names[k]);
+        CHECK(r1.iterations == r2.iterations, "%s: iterations %d vs %d", names[k], r1.iterations, r2.iterations);
+        /* the stack solved by a reused (larger) workspace = by a fresh one */
+        run(&stack.p, names[k], &s, sg_fresh, &rs);
+        CHECK(memcmp(sg, sg_fresh, sizeof sg) == 0, "%s: a reused instance solves the stack differently", names[k]);
+        /* a fresh instance */
+        assert_true(dvi_ccp_solve(&gran.p, names[k], &s, g3, &r3) >= 0);
+        CHECK(memcmp(g1, g3, bytes) == 0, "%s: a fresh instance gives different bits", names[k]);
+        /* two threads */
+        s.threads = 2;
+        assert_true(dvi_ccp_solve(&gran.p, names[k], &s, g4, &r4) >= 0);
+        if (memcmp(g1, g4, bytes) != 0) {
+            double d = 0.0;
+            for (int32_t i = 0; i < m; i++) d = dmax(d, fabs(g1[i] - g4[i]));
+            fail_msg("%s: threads = 2 gives different bits from threads = 1 (max difference %.3e)", names[k], d);
+        }
+        CHECK(r1.iterations == r4.iterations && r1.metrics.residual == r4.metrics.residual,
+              "%s: threads 1 vs 2: %d/%d iterations, residual %.17g/%.17g", names[k], r1.iterations, r4.iterations,
+              r1.metrics.residual, r4.metrics.residual);
+        print_message("  %s: deterministic over reuse, fresh instance, 1 vs 2 threads (%d it, res %.3e)\n", names[k],
+                      r1.iterations, r1.metrics.residual);
+        free(g1);
+        free(g2);
+        free(g3);
+        free(g4);
+    }
+    dvi_gen_free(&gran);
+    dvi_gen_free(&stack);
+}
+
+/* ------------------------------------------------------------------------- */
+/* 8. History                                                                  */
+/* ------------------------------------------------------------------------- */
+
+#define CANARY (-12345.0)
+
+static void test_history(void** state)
+{
+    (void)state;
+    dvi_gen_problem stack;
+    make_stack(&stack);
+    static const char* const names[] = {"apgd", "pgs", "jacobi", "lemke"};
+    for (int k = 0; k < 4; k++) {
+        /* a buffer large enough for every iteration */
+        enum { CAP = 20000 };
+        double* hist = malloc((CAP + 8) * sizeof(double));
+        assert_non_null(hist);
+        for (int i = 0; i < CAP + 8; i++) hist[i] = CANARY;
+        dvi_solver_settings s = settings(1e-8, CAP);
+        double gamma[3 * STACK_N] = {0};
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        res.history = hist;
+        res.history_capacity = CAP;
+        dvi_status st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
+        CHECK(st >= 0, "%s: %d", names[k], (int)st);
+        CHECK(res.history == hist && res.history_capacity == CAP, "%s: history buffer fields were changed", names[k]);
+        print_message("  %s: %d iterations, history_length %d\n", names[k], res.iterations, res.history_length);
+        if (k < 3)
+            CHECK(res.history_length == res.iterations, "%s: history_length %d != iterations %d", names[k],
+                  res.history_length, res.iterations);
+        else
+            CHECK(res.history_length >= 0 && res.history_length <= res.iterations + 1, "lemke: history_length %d, %d pivots",
+                  res.history_length, res.iterations);
+        for (int i = 0; i < res.history_length; i++)
+            CHECK(hist[i] >= 0.0 && isfinite(hist[i]), "%s: history[%d] = %g", names[k], i, hist[i]);
+        for (int i = res.history_length; i < CAP + 8; i++)
+            CHECK(hist[i] == CANARY, "%s: history[%d] written beyond history_length %d", names[k], i,
+                  res.history_length);
+        if (k < 3 && res.status == DVI_SOLVE_CONVERGED && res.history_length > 0)
+            CHECK(hist[res.history_length - 1] <= s.tolerance,
+                  "%s: converged but the last history entry is %.3e > tolerance", names[k],
+                  hist[res.history_length - 1]);
+
+        /* a small buffer: filled to capacity, nothing written past it */
+        for (int i = 0; i < CAP + 8; i++) hist[i] = CANARY;
+        memset(&res, 0, sizeof res);
+        memset(gamma, 0, sizeof gamma);
+        res.history = hist;
+        res.history_capacity = 5;
+        st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
+        CHECK(st >= 0, "%s: %d", names[k], (int)st);
+        if (k < 3)
+            CHECK(res.history_length == (res.iterations < 5 ? res.iterations : 5), "%s: history_length %d (capacity 5, %d iterations)",
+                  names[k], res.history_length, res.iterations);
+        CHECK(res.history_length <= 5, "%s: history_length %d > capacity 5", names[k], res.history_length);
+        for (int i = 5; i < CAP + 8; i++) CHECK(hist[i] == CANARY, "%s: history[%d] written with capacity 5", names[k], i);
+
+        /* no buffer: nothing recorded */
+        memset(&res, 0, sizeof res);
+        memset(gamma, 0, sizeof gamma);
+        st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
+        CHECK(st >= 0 && res.history_length == 0, "%s: history_length %d without a buffer", names[k],
+              res.history_length);
+        free(hist);
+    }
+    dvi_gen_free(&stack);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_contact_stick),
+        cmocka_unit_test(test_single_contact_slip),
+        cmocka_unit_test(test_bilateral_vs_cholmod),
+        cmocka_unit_test(test_sphere_stack),
+        cmocka_unit_test(test_box_stacks),
+        cmocka_unit_test(test_random_apgd_vs_pgs),
+        cmocka_unit_test(test_random_lemke_vs_cone),
+        cmocka_unit_test(test_random_all_stick_lemke_exact),
+        cmocka_unit_test(test_w_form_matches_factor_form),
+        cmocka_unit_test(test_residual_honesty),
+        cmocka_unit_test(test_warm_start),
+        cmocka_unit_test(test_determinism),
+        cmocka_unit_test(test_history),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Installs missing packages, builds, and runs every test suite twice: in an
+# optimised build and under AddressSanitizer + UndefinedBehaviorSanitizer.
+# Ends with one line "N passed, N failed".
+set -e
+cd "$(dirname "$0")/.."
+sh tools/deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+run_suite() { # builddir, extra meson options...
+    dir=$1
+    shift
+    if [ ! -d "$dir" ]; then meson setup "$dir" "$@" >/dev/null; fi
+    ninja -C "$dir" >/dev/null
+    set +e
+    meson test -C "$dir" --num-processes "$jobs" --print-errorlogs > "$dir/test-summary.txt" 2>&1
+    set -e
+    cat "$dir/test-summary.txt"
+    ok=$(awk '/^Ok:/ {print $2}' "$dir/test-summary.txt")
+    bad=$(awk '/^(Fail|Unexpected Pass|Timeout):/ {s += $NF} END {print s + 0}' "$dir/test-summary.txt")
+    passed=$((passed + ${ok:-0}))
+    failed=$((failed + ${bad:-0}))
+    [ -n "$ok" ] || failed=$((failed + 1))
+}
+run_suite build -Dbuildtype=debugoptimized
+run_suite build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
