@@ -39,7 +39,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.apgd.shrink = 0.9;
     s.pgs.omega = 1.0;
     s.pgs.symmetric = false;
-    s.jacobi.omega = 0.3;
+    s.jacobi.omega = 1.5;
     s.lemke.friction_directions = 4;
     s.lemke.max_pivots = 0;
     s.lemke.max_lcp_size = 4000;

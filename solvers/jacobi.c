@@ -3,11 +3,17 @@
  * Problem: the CCP of ccp.h. Algorithm: all blocks updated from the same
  * velocities u = N γ_k + r (one matrix-free product per iteration):
  *     γ_{k+1,A} = Π_{K_a}( γ_{k,A} − ω η_a u_A ),   η_a = |A| / trace(N_AA)
- * (Tasora–Anitescu per-block step). Every block update is independent, so the
- * method parallelises without colouring; the price is a relaxation ω small
- * enough that ω η N has spectral radius below 2 (default 0.3; a body in
- * contact with many others needs smaller ω). It is a scaled projected
- * gradient method, so it converges only linearly.
+ * Every block update is independent, so the method parallelises without
+ * colouring. It is a projected gradient method in the metric E⁻¹,
+ * E = diag(η_a I) (the per-block scalar step makes the blockwise Euclidean
+ * projection the projection in that metric), so it converges when
+ * ω ρ(E N) < 2. The diagonal step η_a = |a|/trace(N_aa) of PGS does not
+ * guarantee this: a sphere touching twelve neighbours gives ρ(E N) ≈ 13. So
+ * η_a is the Gershgorin bound η_a = 1 / max_{i∈a} Σ_j |N_ij|, which gives
+ * ρ(E N) ≤ 1 and convergence for every ω in (0, 2) (default 1.5; the bound
+ * is loose by a factor of about 2 on stacks and packings). The row sums
+ * are bounded matrix-free by (|D|ᵀ |M⁻¹| |D| 1)_i + c_i, one pass over D.
+ * It converges only linearly.
  * Stopping: the common CCP residual of γ_k, computed from the same product,
  * ≤ tolerance. A residual growing 1e12-fold is reported as divergence.
  */
@@ -15,6 +21,50 @@
 
 #include <math.h>
 #include <stdio.h>
+
+/* η_a = 1 / max_{i∈a} s_i with s ≥ the absolute row sums of N (see above). */
+static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
+{
+    const dvi_ccp_problem* p = w->p;
+    if (w->factor_form) {
+        double* t = w->bodyvec; /* t_b = Σ_{runs of b} |d|, 6 per body */
+        for (int32_t b = 0; b < w->nbody; b++) {
+            double* tb = t + 6 * (size_t)b;
+            for (int c = 0; c < 6; c++) tb[c] = 0.0;
+            for (int32_t k = w->body_ptr[b]; k < w->body_ptr[b + 1]; k++) {
+                const double* d = w->run_d + 6 * (size_t)w->body_run[k];
+                for (int c = 0; c < 6; c++) tb[c] += fabs(d[c]);
+            }
+        }
+        for (int32_t i = 0; i < w->m; i++) {
+            double sum = 0.0;
+            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
+                const double* d = w->run_d + 6 * (size_t)q;
+                const double* A = p->inv_mass + 36 * (size_t)w->run_body[q];
+                const double* tb = t + 6 * (size_t)w->run_body[q];
+                for (int r = 0; r < 6; r++) {
+                    double row = 0.0;
+                    for (int c = 0; c < 6; c++) row += fabs(A[6 * r + c]) * tb[c];
+                    sum += fabs(d[r]) * row;
+                }
+            }
+            s[i] = sum;
+        }
+    } else {
+        for (int32_t i = 0; i < w->m; i++) {
+            double sum = 0.0;
+            for (int32_t k = w->wt_p[i]; k < w->wt_p[i + 1]; k++) sum += fabs(w->wt_x[k]);
+            s[i] = sum;
+        }
+    }
+    if (p->compliance)
+        for (int32_t i = 0; i < w->m; i++) s[i] += p->compliance[i];
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        double mx = 0.0;
+        for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) mx = s[i] > mx ? s[i] : mx;
+        eta[b] = mx > 0.0 ? 1.0 / mx : 0.0;
+    }
+}
 
 static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
@@ -25,8 +75,8 @@ static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_settings* s, do
         snprintf(res->message, sizeof res->message, "Jacobi: out of memory (%d blocks)", w->nblocks);
         return DVI_ERR_NOMEM;
     }
-    dvi_block_steps(w, eta);
     double* u = w->vec[0];
+    gershgorin_steps(w, eta, u);
     double* g = gamma;
     const double omega = s->jacobi.omega;
     dvi_work_project(w, g);

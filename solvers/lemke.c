@@ -6,9 +6,9 @@
  * solvable linear complementarity problems", Nonlinear Dynamics 14, 1997).
  * The pyramid has its k vertices on the cone's circle, at the unit
  * directions d_j = (cos 2πj/k, sin 2πj/k), j = 0..k-1 (k = friction_directions;
- * multiples of a quarter turn are exact), so it lies inside the cone: the
- * pyramid answer can only under-estimate the tangential impulse, by at most
- * the factor cos(π/k) (1.5e-4 relative for k = 64).
+ * multiples of a quarter turn are exact), so it lies inside the cone (γ is
+ * always cone-feasible) and its friction bound along a direction is at most
+ * a factor cos(π/k) below the cone's (1.2e-3 relative for k = 64).
  *
  * LCP per block (z ⊥ w, both ≥ 0):
  *   FRICTIONLESS      γ_n         ⊥ u_n
@@ -23,6 +23,14 @@
  *                     λ_r         ⊥ μ_roll γ_n − Σ ρ_j
  * Writing γ_C = T z (T has at most two entries per LCP column), the LCP is
  * M = Tᵀ N_red T + E, q = Tᵀ r_red, E holding the ±1 and μ couplings above.
+ * This is the Coulomb model: a sliding contact has u_n = 0. The CCP of
+ * ccp.h is the Anitescu–Tasora relaxation, where sliding lifts the contact
+ * (u_n = μ‖u_t‖), so on sliding contacts the two answers differ by design
+ * (stick and separation agree). dvi_lemke_ccp(..., relaxed = true, ...)
+ * (lemke.h) solves the pyramid version of the CCP instead: w_n = u_n − μλ
+ * (− μ_spin λ_s − μ_roll λ_r), the optimality conditions of
+ * min ½γᵀNγ + rᵀγ over the pyramids; E is then skew, M positive
+ * semidefinite, and the answer tends to the CCP's as k grows.
  *
  * BILATERAL ROWS are eliminated first by a Schur complement. With B the
  * bilateral rows and C the others:
@@ -36,19 +44,27 @@
  * inconsistent (r_B outside the range of N_BB) are met in least squares.
  *
  * ALGORITHM (Lemke 1965, "Bimatrix equilibrium points and mathematical
- * programming", Management Science 11; lexicographic form as in Cottle, Pang
- * & Stone, "The Linear Complementarity Problem", 1992, §4.4 and §4.9):
+ * programming", Management Science 11; lexicographic degeneracy resolution
+ * as in Cottle, Pang & Stone, "The Linear Complementarity Problem", 1992,
+ * chapter 4):
  *   (0) q ≥ 0: z = 0, no pivot.
- *   (1) basis B = I (all w basic), covering vector e = 1, artificial z0
- *       enters at the row of min q (the last such row on ties, which makes
+ *   (1) equilibrate: LCP(R M C, R q) has the solutions z = C z'; R and C are
+ *       powers of two (exact) from Ruiz's row/column max-norm iteration, so
+ *       that contact problems with N ~ 1e5 next to the O(1) friction
+ *       couplings pivot on comparable numbers. R M C is never formed.
+ *       Basis B = I (all w basic), covering vector e = 1, artificial z0
+ *       enters at the row of min q' (the last such row on ties, which makes
  *       every row of [x_B, B⁻¹] lexico-positive).
  *   (2) the complement of the variable that just left enters; its column
  *       d = B⁻¹a; blocking rows are those with d_i > tol, tol = 1e-10·max|d|
  *       (relative to the column scale, floor 1e-15·max|a|); none: RAY.
- *   (3) leaving row: minimum ratio x_i/d_i; among ties z0 leaves if it can,
- *       otherwise the lexicographic minimum of the rows (x_i, B⁻¹_i·)/d_i
- *       (rows of B⁻¹ are independent, so ties are broken and no basis
- *       repeats: anti-cycling on degenerate problems).
+ *   (3) leaving row: minimum ratio x_i/d_i; among ties (x_i − θd_i within
+ *       1e-12·max|x|) z0 leaves if it can, otherwise the lexicographic
+ *       minimum of the rows (x_i, B⁻¹_i·)/d_i (rows of B⁻¹ are independent,
+ *       so ties are broken and no basis repeats: anti-cycling on degenerate
+ *       problems). Entries of B⁻¹ below 1e-11·max|B⁻¹| over the tied rows
+ *       count as zeros and closer values as equal: letting rounding noise
+ *       decide the order does cycle (seen on a 300-contact granular bed).
  *   (4) pivot: rank-1 update of B⁻¹ (cblas_dger) and x_B; every max(64, n/2)
  *       pivots B⁻¹ is recomputed from the basis (LU, dgetrf/dgetri).
  *   (5) z0 left: stop; x_B is recomputed by an LU solve of the final basis
@@ -59,7 +75,10 @@
  * target residual: CONVERGED only if it is ≤ settings.tolerance.
  *
  * COST. Dense: N (m²), the LCP matrix and B⁻¹ (n² each, n = LCP size),
- * O(n²) per pivot, O(m³ + n³) setup at worst. For small problems and as a
+ * O(n²) per pivot, O(m³ + n³) setup at worst. The number of pivots is
+ * typically 1-2 n but has no good bound: on a 300-contact granular bed at
+ * rest (n = 1830, k = 4) the Coulomb LCP takes 13,178 pivots (20 s), the
+ * relaxed one 955 (1.8 s). For small problems and as a
  * reference answer for the iterative solvers; sizes above
  * settings.lemke.max_lcp_size are refused (DVI_ERR_UNSUPPORTED). The memory
  * comes from the work's persistent scratch buffer: no allocation per solve
@@ -82,7 +101,8 @@
 #define LEMKE_PIVOT_REL 1e-10   /* pivot tolerance, relative to max|d| */
 #define LEMKE_PIVOT_FLOOR 1e-15 /* ... and to max|a| of the entering column */
 #define LEMKE_TIE_REL 1e-12     /* ratio ties, relative to max|x_B| */
-#define LEMKE_LEX_REL 1e-12     /* lexicographic ties, relative to the column */
+#define LEMKE_LEX_NOISE 1e-11   /* lexicographic noise level, relative to max|B⁻¹| of the tied rows */
+#define LEMKE_RUIZ_ITERATIONS 20 /* equilibration sweeps at most */
 #define LEMKE_PINV_CUT 1e-12    /* pseudo-inverse cut-off, relative to λ_max */
 #define LEMKE_ALIGN 64u
 #define LEMKE_TWO_PI 6.283185307179586476925286766559
@@ -116,10 +136,14 @@ static size_t lemke_square(size_t n)
 /* The pure-LCP workspace. */
 typedef struct lemke_lcp_ws {
     double* binv;     /* [n·n] B⁻¹, row-major */
-    double* xb;       /* [n] basic values B⁻¹q */
+    double* xb;       /* [n] basic values B⁻¹q' */
     double* d;        /* [n] entering column B⁻¹a */
     double* row;      /* [n] copy of the pivot row; later scratch */
     double* xref;     /* [n] refined basic values */
+    double* col;      /* [n] a scaled column of M */
+    double* srow;     /* [n] row scaling R (powers of two) */
+    double* scol;     /* [n] column scaling C (powers of two) */
+    double* qs;       /* [n] q' = R q */
     double* lwork;    /* [lwork_n] dgetri workspace */
     int32_t* basis;   /* [n] variable basic in each row: w_i = i, z_i = n+i, z0 = 2n */
     int32_t* cand;    /* [n] ratio-test candidates */
@@ -140,6 +164,10 @@ static size_t lemke_lcp_layout(int32_t n, void* base, lemke_lcp_ws* ws)
     ws->d = lemke_carve(&c, nn, sizeof(double));
     ws->row = lemke_carve(&c, nn, sizeof(double));
     ws->xref = lemke_carve(&c, nn, sizeof(double));
+    ws->col = lemke_carve(&c, nn, sizeof(double));
+    ws->srow = lemke_carve(&c, nn, sizeof(double));
+    ws->scol = lemke_carve(&c, nn, sizeof(double));
+    ws->qs = lemke_carve(&c, nn, sizeof(double));
     ws->lwork = lemke_carve(&c, lw, sizeof(double));
     ws->basis = lemke_carve(&c, nn, sizeof(int32_t));
     ws->cand = lemke_carve(&c, nn, sizeof(int32_t));
@@ -158,8 +186,11 @@ size_t dvi_lemke_lcp_work_size(int32_t n)
 }
 
 /* ---------------------------------------------------------------------------
- * The pure LCP. Variables: w_i = i, z_i = n + i, z0 = 2n. Columns of the
- * system  I w − M z − e z0 = q  are a(w_i) = e_i, a(z_i) = −M e_i, a(z0) = −e.
+ * The pure LCP. It is solved in the equilibrated form LCP(R M C, R q) with
+ * z = C z' (R, C positive diagonal: same solutions), never formed: columns
+ * of R M C are made on the fly. Variables: w_i = i, z_i = n + i, z0 = 2n.
+ * Columns of  I w − M' z − e z0 = q'  are a(w_i) = e_i, a(z_i) = −M' e_i,
+ * a(z0) = −e.
  */
 
 double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w)
@@ -176,19 +207,78 @@ double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const
     return sqrt(s) / fmax(1.0, dvi_norm2(q, n));
 }
 
+/* 2^round(log2(1/sqrt(x))) for x > 0: an exact scaling factor. */
+static double lemke_pow2_rsqrt(double x)
+{
+    int e;
+    (void)frexp(x, &e); /* x = f·2^e, f in [0.5, 1) */
+    return ldexp(1.0, -e / 2);
+}
+
+/* Ruiz equilibration with powers of two: R, C such that every nonzero row
+ * and column of R M C has its largest entry in [2^-2, 2^2] or so. */
+static void lemke_equilibrate(int32_t n, const double* M, lemke_lcp_ws* ws)
+{
+    size_t nn = (size_t)n;
+    for (int32_t i = 0; i < n; ++i)
+        ws->srow[i] = ws->scol[i] = 1.0;
+    for (int it = 0; it < LEMKE_RUIZ_ITERATIONS; ++it) {
+        bool changed = false;
+        for (int32_t i = 0; i < n; ++i)
+            ws->col[i] = 0.0; /* column maxima */
+        for (int32_t i = 0; i < n; ++i) {
+            const double* mi = M + (size_t)i * nn;
+            double rmax = 0.0;
+            for (int32_t j = 0; j < n; ++j) {
+                double v = fabs(mi[j]) * ws->srow[i] * ws->scol[j];
+                rmax = fmax(rmax, v);
+                ws->col[j] = fmax(ws->col[j], v);
+            }
+            ws->row[i] = rmax;
+        }
+        for (int32_t i = 0; i < n; ++i) {
+            if (ws->row[i] > 0.0 && isfinite(ws->row[i])) {
+                double f = lemke_pow2_rsqrt(ws->row[i]);
+                changed = changed || f != 1.0;
+                ws->srow[i] *= f;
+            }
+            if (ws->col[i] > 0.0 && isfinite(ws->col[i])) {
+                double f = lemke_pow2_rsqrt(ws->col[i]);
+                changed = changed || f != 1.0;
+                ws->scol[i] *= f;
+            }
+        }
+        if (!changed)
+            break;
+    }
+}
+
+/* col = M' e_j = R M e_j C_j; returns max|col|. */
+static double lemke_scaled_column(int32_t n, const double* M, const lemke_lcp_ws* ws, int32_t j)
+{
+    size_t nn = (size_t)n;
+    double cj = ws->scol[j], amax = 0.0;
+    for (int32_t i = 0; i < n; ++i) {
+        ws->col[i] = ws->srow[i] * M[(size_t)i * nn + (size_t)j] * cj;
+        amax = fmax(amax, fabs(ws->col[i]));
+    }
+    return amax;
+}
+
 /* Row-major basis matrix B (column k = a(basis[k])) into b; read as
  * column-major it is Bᵀ, so LAPACK on it gives (Bᵀ)⁻¹ = row-major B⁻¹. */
-static void lemke_basis_matrix(int32_t n, const double* M, const int32_t* basis, double* b)
+static void lemke_basis_matrix(int32_t n, const double* M, const lemke_lcp_ws* ws, double* b)
 {
     size_t nn = (size_t)n;
     memset(b, 0, nn * nn * sizeof(double));
     for (int32_t k = 0; k < n; ++k) {
-        int32_t v = basis[k];
+        int32_t v = ws->basis[k];
         if (v < n) {
             b[(size_t)v * nn + (size_t)k] = 1.0;
         } else if (v < 2 * n) {
+            double cj = ws->scol[v - n];
             for (int32_t i = 0; i < n; ++i)
-                b[(size_t)i * nn + (size_t)k] = -M[(size_t)i * nn + (size_t)(v - n)];
+                b[(size_t)i * nn + (size_t)k] = -(ws->srow[i] * M[(size_t)i * nn + (size_t)(v - n)] * cj);
         } else {
             for (int32_t i = 0; i < n; ++i)
                 b[(size_t)i * nn + (size_t)k] = -1.0;
@@ -196,36 +286,34 @@ static void lemke_basis_matrix(int32_t n, const double* M, const int32_t* basis,
     }
 }
 
-/* Recomputes B⁻¹ and x_B = B⁻¹q from the basis. Returns LAPACK's info. */
-static lapack_int lemke_reinvert(int32_t n, const double* M, const double* q, lemke_lcp_ws* ws)
+/* Recomputes B⁻¹ and x_B = B⁻¹q' from the basis. Returns LAPACK's info. */
+static lapack_int lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
 {
     lapack_int info;
-    lemke_basis_matrix(n, M, ws->basis, ws->binv);
+    lemke_basis_matrix(n, M, ws, ws->binv);
     info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, ws->binv, n, ws->ipiv); /* Bᵀ = P L U */
     if (info != 0)
         return info;
     info = LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, ws->binv, n, ws->ipiv, ws->lwork, ws->lwork_n);
     if (info != 0)
         return info;
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, ws->binv, n, q, 1, 0.0, ws->xb, 1); /* x_B = B⁻¹q */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, ws->binv, n, ws->qs, 1, 0.0, ws->xb, 1);
     return 0;
 }
 
 /* d = B⁻¹ a(var) for an entering w_j or z_j (z0 enters only in step (1));
  * returns max|a(var)|, the column's own scale. */
-static double lemke_entering_column(int32_t n, const double* M, const lemke_lcp_ws* ws, int32_t var)
+static double lemke_entering_column(int32_t n, const double* M, lemke_lcp_ws* ws, int32_t var)
 {
     size_t nn = (size_t)n;
-    double amax = 0.0;
-    int32_t j = var - n;
+    double amax;
     if (var < n) { /* a = e_var */
         for (int32_t i = 0; i < n; ++i)
             ws->d[i] = ws->binv[(size_t)i * nn + (size_t)var];
         return 1.0;
     }
-    for (int32_t i = 0; i < n; ++i) /* a = −M e_j */
-        amax = fmax(amax, fabs(M[(size_t)i * nn + (size_t)j]));
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, -1.0, ws->binv, n, M + j, n, 0.0, ws->d, 1);
+    amax = lemke_scaled_column(n, M, ws, var - n); /* a = −M' e_j */
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, -1.0, ws->binv, n, ws->col, 1, 0.0, ws->d, 1);
     return amax;
 }
 
@@ -237,7 +325,7 @@ static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax)
     const double* xb = ws->xb;
     int32_t* cand = ws->cand;
     size_t nn = (size_t)n;
-    double dmax = 0.0, xmax = 0.0, theta = INFINITY, tol, xtol;
+    double dmax = 0.0, xmax = 0.0, theta = INFINITY, tol, xtol, bmax = 0.0, zeta;
     int32_t nc = 0, nt = 0, best = -1;
 
     for (int32_t i = 0; i < n; ++i) {
@@ -275,21 +363,28 @@ static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax)
         if (ws->basis[cand[t]] == 2 * n)
             return cand[t]; /* z0 leaves: done */
 
-    /* lexicographic: compare (B⁻¹)_ij / d_i column by column */
+    /* Lexicographic: compare (B⁻¹)_ij / d_i column by column. Entries below
+     * the noise level ζ of the tied rows count as exact zeros, and values
+     * within ζ/d_i as equal, so that rounding never decides the order. */
+    for (int32_t t = 0; t < nt; ++t) {
+        const double* bi = ws->binv + (size_t)cand[t] * nn;
+        for (int32_t j = 0; j < n; ++j)
+            bmax = fmax(bmax, fabs(bi[j]));
+    }
+    zeta = LEMKE_LEX_NOISE * bmax;
     for (int32_t j = 0; j < n && nt > 1; ++j) {
-        double vmin = INFINITY, vabs = 0.0, vtol;
+        double vmin = INFINITY;
         int32_t kept = 0;
         for (int32_t t = 0; t < nt; ++t) {
             int32_t i = cand[t];
-            double v = ws->binv[(size_t)i * nn + (size_t)j] / d[i];
-            vmin = fmin(vmin, v);
-            vabs = fmax(vabs, fabs(v));
+            double b = ws->binv[(size_t)i * nn + (size_t)j];
+            vmin = fmin(vmin, fabs(b) <= zeta ? 0.0 : b / d[i]);
         }
-        vtol = LEMKE_LEX_REL * vabs;
         for (int32_t t = 0; t < nt; ++t) {
             int32_t i = cand[t];
-            double v = ws->binv[(size_t)i * nn + (size_t)j] / d[i];
-            if (v <= vmin + vtol)
+            double b = ws->binv[(size_t)i * nn + (size_t)j];
+            double v = fabs(b) <= zeta ? 0.0 : b / d[i];
+            if (v <= vmin + zeta / d[i])
                 cand[kept++] = i;
         }
         nt = kept;
@@ -311,14 +406,14 @@ static void lemke_pivot(int32_t n, lemke_lcp_ws* ws, int32_t r)
     ws->xb[r] = xr;
 }
 
-/* z from the basic values x (clipped at 0). */
-static void lemke_extract(int32_t n, const int32_t* basis, const double* x, double* z)
+/* z = C x_z from the basic values x (clipped at 0). */
+static void lemke_extract(int32_t n, const lemke_lcp_ws* ws, const double* x, double* z)
 {
     memset(z, 0, (size_t)n * sizeof(double));
     for (int32_t i = 0; i < n; ++i) {
-        int32_t v = basis[i];
+        int32_t v = ws->basis[i];
         if (v >= n && v < 2 * n)
-            z[v - n] = fmax(x[i], 0.0);
+            z[v - n] = ws->scol[v - n] * fmax(x[i], 0.0);
     }
 }
 
@@ -327,18 +422,18 @@ static void lemke_refine(int32_t n, const double* M, const double* q, double* z,
 {
     lapack_int info;
     double r_old, r_new;
-    lemke_basis_matrix(n, M, ws->basis, ws->binv);
+    lemke_basis_matrix(n, M, ws, ws->binv);
     info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, ws->binv, n, ws->ipiv);
     if (info != 0)
         return;
-    memcpy(ws->xref, q, (size_t)n * sizeof(double));
-    info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, ws->binv, n, ws->ipiv, ws->xref, n); /* B x = q */
+    memcpy(ws->xref, ws->qs, (size_t)n * sizeof(double));
+    info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, ws->binv, n, ws->ipiv, ws->xref, n); /* B x = q' */
     if (info != 0)
         return;
     for (int32_t i = 0; i < n; ++i)
         if (!isfinite(ws->xref[i]))
             return;
-    lemke_extract(n, ws->basis, ws->xref, ws->row);
+    lemke_extract(n, ws, ws->xref, ws->row);
     r_old = dvi_lemke_lcp_residual(n, M, q, z, ws->d);
     r_new = dvi_lemke_lcp_residual(n, M, q, ws->row, ws->d);
     if (r_new <= r_old)
@@ -366,7 +461,7 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
     }
     period = n / 2 > 64 ? n / 2 : 64;
 
-    /* (0) z = 0 solves it when q ≥ 0; else t = row of min q (last on ties) */
+    /* (0) z = 0 solves it when q ≥ 0 */
     for (int32_t i = 0; i < n; ++i) {
         if (!isfinite(q[i])) {
             if (status)
@@ -374,7 +469,7 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
             return DVI_ERR_NUMERIC;
         }
         z[i] = 0.0;
-        if (q[i] < 0.0 && (t < 0 || q[i] <= q[t]))
+        if (q[i] < 0.0)
             t = i;
     }
     if (t < 0) {
@@ -382,15 +477,28 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
             *status = DVI_SOLVE_CONVERGED;
         return DVI_OK;
     }
+    for (size_t i = 0; i < nn * nn; ++i) {
+        if (!isfinite(M[i])) {
+            if (status)
+                *status = DVI_SOLVE_DIVERGED;
+            return DVI_ERR_NUMERIC;
+        }
+    }
 
-    /* (1) B = I, x_B = q; z0 enters (column −e) at row t */
+    /* (1) equilibrate; B = I, x_B = q'; z0 enters (column −e) at the row t
+     * of min q' (the last one on ties) */
     lemke_lcp_layout(n, work, &ws);
+    lemke_equilibrate(n, M, &ws);
     memset(ws.binv, 0, nn * nn * sizeof(double));
+    t = -1;
     for (int32_t i = 0; i < n; ++i) {
+        ws.qs[i] = ws.srow[i] * q[i];
         ws.binv[(size_t)i * nn + (size_t)i] = 1.0;
-        ws.xb[i] = q[i];
+        ws.xb[i] = ws.qs[i];
         ws.basis[i] = i;
         ws.d[i] = -1.0;
+        if (ws.qs[i] < 0.0 && (t < 0 || ws.qs[i] <= ws.qs[t]))
+            t = i;
     }
     lemke_pivot(n, &ws, t);
     ws.basis[t] = 2 * n;
@@ -406,7 +514,7 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
             break;
         }
         if (since_inv >= period) { /* (4) fresh B⁻¹ against drift */
-            if (lemke_reinvert(n, M, q, &ws) != 0) {
+            if (lemke_reinvert(n, M, &ws) != 0) {
                 st = DVI_SOLVE_DIVERGED;
                 ret = DVI_ERR_SINGULAR;
                 break;
@@ -439,7 +547,7 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
     }
 
     if (ret != DVI_ERR_SINGULAR)
-        lemke_extract(n, ws.basis, ws.xb, z);
+        lemke_extract(n, &ws, ws.xb, z);
     if (st == DVI_SOLVE_CONVERGED)
         lemke_refine(n, M, q, z, &ws);
     for (int32_t i = 0; i < n && ret >= 0; ++i) {
@@ -498,8 +606,10 @@ static void lemke_set_t(int32_t* tr, double* tc, int32_t v, int32_t r0, double c
     tc[2 * v + 1] = c1;
 }
 
-/* E couplings of one pyramid: directions v0..v0+kk-1, multiplier vl. */
-static void lemke_couple(double* M, int32_t n, int32_t vn, int32_t v0, int32_t kk, int32_t vl, double mu)
+/* E couplings of one pyramid: directions v0..v0+kk-1, multiplier vl;
+ * relaxed: also w_n −= μλ (skew-symmetric E). */
+static void lemke_couple(double* M, int32_t n, int32_t vn, int32_t v0, int32_t kk, int32_t vl, double mu,
+                         bool relaxed)
 {
     size_t nn = (size_t)n;
     for (int32_t j = 0; j < kk; ++j) {
@@ -507,6 +617,8 @@ static void lemke_couple(double* M, int32_t n, int32_t vn, int32_t v0, int32_t k
         M[(size_t)vl * nn + (size_t)(v0 + j)] -= 1.0;  /* w_λ = μγ_n − Σβ */
     }
     M[(size_t)vl * nn + (size_t)vn] += mu;
+    if (relaxed)
+        M[(size_t)vn * nn + (size_t)vl] -= mu;
 }
 
 /* The solver's scratch layout. Region A lives through the solve; region B
@@ -574,8 +686,8 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
 
 /* Phase 1: dense N, Schur complement, pyramid LCP (mlcp, qlcp, T). Returns
  * DVI_OK, or DVI_ERR_NUMERIC with msg set. */
-static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, lemke_layout* L, int32_t nb,
-                              int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
+static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, lemke_layout* L,
+                              int32_t nb, int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
 {
     const dvi_ccp_problem* p = w->p;
     const double* r = p->r;
@@ -727,18 +839,19 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, lem
             v += (int32_t)lemke_block_vars(blk->kind, k);
             if (blk->kind == DVI_BLOCK_FRICTIONLESS)
                 continue;
-            lemke_couple(L->mlcp, n, vn, vn + 1, k, vn + 1 + k, blk->mu);
+            lemke_couple(L->mlcp, n, vn, vn + 1, k, vn + 1 + k, blk->mu, relaxed);
             if (blk->kind == DVI_BLOCK_FRICTION_ROLLING) {
                 int32_t vs = vn + 2 + k; /* σ+, σ−, λ_s */
-                lemke_couple(L->mlcp, n, vn, vs, 2, vs + 2, blk->mu_spin);
-                lemke_couple(L->mlcp, n, vn, vs + 3, k, vs + 3 + k, blk->mu_roll);
+                lemke_couple(L->mlcp, n, vn, vs, 2, vs + 2, blk->mu_spin, relaxed);
+                lemke_couple(L->mlcp, n, vn, vs + 3, k, vs + 3 + k, blk->mu_roll, relaxed);
             }
         }
     }
     return DVI_OK;
 }
 
-static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
+                         dvi_solve_result* res)
 {
     const dvi_ccp_problem* p = w->p;
     int32_t m = w->m, k = s->lemke.friction_directions, nb = 0, n, rank = 0, pivots = 0, nc;
@@ -806,7 +919,7 @@ static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     }
 
     /* phase 1: N, Schur complement, pyramid LCP */
-    st = lemke_build(w, s, &L, nb, n, &rank, res->message, sizeof res->message);
+    st = lemke_build(w, s, relaxed, &L, nb, n, &rank, res->message, sizeof res->message);
     if (st != DVI_OK) {
         res->status = DVI_SOLVE_DIVERGED;
         return st;
@@ -871,6 +984,11 @@ static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     }
     dvi_history_push(res, resid);
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
+}
+
+static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+{
+    return dvi_lemke_ccp(w, s, false, gamma, res);
 }
 
 const dvi_solver_impl dvi_solver_lemke = {

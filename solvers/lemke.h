@@ -13,6 +13,8 @@
 
 #include "dvi/ccp.h"
 
+struct dvi_ccp_work;
+
 /* Bytes of workspace dvi_lemke_lcp() needs for an LCP of size n, or 0 when
  * n < 0 or the size does not fit in size_t. */
 size_t dvi_lemke_lcp_work_size(int32_t n);
@@ -42,5 +44,15 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
  * when n == 0), and  ‖min(z, w)‖₂ / max(1, ‖q‖₂)  is returned (componentwise
  * min, so a negative z_i or w_i counts as well as a violated wᵀz = 0). */
 double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w);
+
+/* The "lemke" solver's body on a prepared work (see lemke.c): dense N, Schur
+ * complement of the bilateral rows, pyramid LCP, Lemke, back to γ[m].
+ * relaxed = false: the Anitescu–Potra LCP (w_n = u_n; the registered
+ * solver). relaxed = true: w_n = u_n − μλ (− μ_spin λ_s − μ_roll λ_r), the
+ * optimality conditions of  min ½γᵀNγ + rᵀγ  over the pyramids, i.e. the
+ * CCP of ccp.h with K replaced by the pyramid (converges to the CCP answer
+ * as k grows; its LCP matrix is positive semidefinite). */
+dvi_status dvi_lemke_ccp(struct dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
+                         dvi_solve_result* res);
 
 #endif /* DVI_LEMKE_H */

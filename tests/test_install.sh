@@ -31,8 +31,7 @@ fail() {
 }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dvi-install-test.XXXXXX") || fail "mktemp failed"
-cleanup() { rm -rf "$tmp"; }
-trap cleanup EXIT
+trap 'rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
 
 stage=$tmp/stage
@@ -60,6 +59,7 @@ pkg-config --exists dvicontact || fail "pkg-config cannot read $pcfile"
 cflags=$(pkg-config --cflags dvicontact)
 libs=$(pkg-config --libs dvicontact)
 prefix=$(pkg-config --variable=prefix dvicontact)
+prefix=${prefix#"$stage"}
 includedir=$stage$(pkg-config --variable=includedir dvicontact)
 libdir=$stage$(pkg-config --variable=libdir dvicontact)
 case $libdir in "$stage$stage"*) libdir=${libdir#"$stage"} ;; esac
@@ -80,13 +80,11 @@ for h in base.h ccp.h dvi.h; do
     fi
 done
 # no private header leaks into the installed include tree
-for h in ccp_work.h; do
-    if find "$stage" -name "$h" | grep -q .; then fail "private header $h was installed"; fi
-done
+if find "$stage" -name 'ccp_work.h' | grep -q .; then fail "private header ccp_work.h was installed"; fi
 
 # --- 4. the shared library and its SONAME chain ---------------------------------
 real=$libdir/libdvicontact.so.0.1.0
-[ -f "$real" ] && [ ! -L "$real" ] || fail "$real missing (or not a regular file)"
+if [ ! -f "$real" ] || [ -L "$real" ]; then fail "$real missing (or not a regular file)"; fi
 [ -L "$libdir/libdvicontact.so.0" ] || fail "$libdir/libdvicontact.so.0 is not a symlink"
 [ -L "$libdir/libdvicontact.so" ] || fail "$libdir/libdvicontact.so (development symlink) is not a symlink"
 [ "$(readlink "$libdir/libdvicontact.so.0")" = "libdvicontact.so.0.1.0" ] ||
@@ -116,7 +114,7 @@ if command -v nm >/dev/null 2>&1; then
     done
     # every exported function carries the dvi_ prefix
     bad=$(grep -v '^dvi_' "$tmp/syms" | grep -Ev '^(_init|_fini|_edata|_end|__bss_start)$' || true)
-    [ -z "$bad" ] || fail "symbols exported without the dvi_ prefix: $(echo $bad)"
+    [ -z "$bad" ] || fail "symbols exported without the dvi_ prefix: $(echo "$bad" | tr '\n' ' ')"
 else
     echo "test_install: nm not found, exported symbols not checked"
 fi
@@ -124,8 +122,15 @@ fi
 # --- 5. the embedding example against the installed copy -----------------------
 example=$src/examples/embed_solver.c
 [ -f "$example" ] || fail "$example not found"
+# a sanitizer build (-Db_sanitize=...) installs a library that needs the
+# sanitizer runtime: the program must then be built with the same runtime
+san=
+if command -v readelf >/dev/null 2>&1; then
+    readelf -d "$real" | grep -q 'NEEDED.*libasan' && san="$san -fsanitize=address"
+    readelf -d "$real" | grep -q 'NEEDED.*libubsan' && san="$san -fsanitize=undefined"
+fi
 # shellcheck disable=SC2086
-if ! $CC -std=c11 "$example" -o "$tmp/embed_solver" $cflags $libs >"$tmp/cc.log" 2>&1; then
+if ! $CC $san "$example" -o "$tmp/embed_solver" $cflags $libs >"$tmp/cc.log" 2>&1; then
     cat "$tmp/cc.log" >&2
     fail "examples/embed_solver.c does not build with: $CC embed_solver.c $cflags $libs"
 fi

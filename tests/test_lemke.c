@@ -5,7 +5,9 @@
  * ratio test, degenerate solutions) checked against brute-force enumeration
  * of all complementary bases, and on a ray / pivot-budget case.
  * Part 2 goes through the public API (dvi_ccp_solve(..., "lemke", ...)) on
- * contact problems whose impulses are derived by hand in the comments.
+ * contact problems whose impulses are derived by hand in the comments, on
+ * generated problems (sphere stack, granular bed, random with joints), and
+ * runs the relaxed (pyramid-CCP) form through dvi_lemke_ccp().
  *
  * Conventions: LCP  w = M z + q ≥ 0, z ≥ 0, wᵀz = 0;  CCP  u = N γ + r. */
 #include <setjmp.h>
@@ -346,6 +348,25 @@ static void test_lcp_large_reinversion(void** state)
         assert_true(fabs(w[i]) <= 1e-13);
     }
     free(M);
+}
+
+/* The 2×2 LCP of test_lcp_2x2 with variables rescaled by S = diag(1e4, 1e-4):
+ * M = S A S = [[2e8, 1], [1, 2e-8]], q = S (−5, −6) = (−5e4, −6e-4) has the
+ * solution z = S⁻¹ (4/3, 7/3) = (4/3·1e-4, 7/3·1e4) (w = S(Az_A + q_A) = 0).
+ * Entries spanning 16 orders of magnitude: the equilibration makes it the
+ * well-scaled problem again. */
+static void test_lcp_badly_scaled(void** state)
+{
+    (void)state;
+    const double M[4] = {2e8, 1.0, 1.0, 2e-8}, q[2] = {-5e4, -6e-4};
+    double z[2], w[2];
+    dvi_solve_status st;
+    assert_int_equal(run_lcp(2, M, q, z, 0, NULL, &st), DVI_OK);
+    assert_int_equal(st, DVI_SOLVE_CONVERGED);
+    assert_near(z[0], 4.0 / 3.0 * 1e-4, 1e-12 * 1e-4);
+    assert_near(z[1], 7.0 / 3.0 * 1e4, 1e-12 * 1e4);
+    dvi_lemke_lcp_residual(2, M, q, z, w);
+    assert_true(fabs(w[0]) <= 1e-12 * 5e4 && fabs(w[1]) <= 1e-12 * 6e-4);
 }
 
 static void test_lcp_bad_args(void** state)
@@ -712,6 +733,117 @@ static void test_ccp_random_duplicated_joints(void** state)
     dvi_gen_free(&gp);
 }
 
+/* A granular bed at rest (bench generator, ~100 contacts, FCC packing with
+ * 12 contacts per sphere: N is very singular, the LCP highly degenerate, and
+ * N ~ 1e5 next to O(1) couplings). Lemke must finish with an exact LCP
+ * answer: LCP residual ≤ 1e-12, γ in the cone (inscribed pyramid). At rest
+ * everything sticks, so the relaxed form (below) gives the same objective. */
+static void test_ccp_granular_bed(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_granular(100, 0.5, 0.01, 3, &gp), DVI_OK);
+    double* g = calloc((size_t)gp.p.rows, sizeof(double));
+    dvi_solve_result res = solve_lemke(&gp.p, 4, g, DVI_OK);
+    double gmax = 0.0;
+    for (int32_t i = 0; i < gp.p.rows; i++) gmax = fmax(gmax, fabs(g[i]));
+    assert_true(gmax > 0.0);
+    assert_true(res.metrics.cone_violation <= 1e-12 * gmax);
+    assert_true(res.metrics.residual <= 1e-10);
+    free(g);
+    dvi_gen_free(&gp);
+}
+
+/* The LCP check is honest: with tolerance 1e-30 (below rounding) a finished
+ * pivoting run is reported as MAX_ITERATIONS with the residual in the message. */
+static void test_ccp_lcp_check_reported(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_random(4, 6, 5, 2024, &gp), DVI_OK);
+    double* g = calloc((size_t)gp.p.rows, sizeof(double));
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.tolerance = 1e-30;
+    dvi_solve_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(dvi_ccp_solve(&gp.p, "lemke", &s, g, &res), DVI_NOT_CONVERGED);
+    assert_int_equal(res.status, DVI_SOLVE_MAX_ITERATIONS);
+    assert_true(res.target_residual > 1e-30 && res.target_residual <= 1e-12);
+    assert_non_null(strstr(res.message, "LCP check failed"));
+    free(g);
+    dvi_gen_free(&gp);
+}
+
+/* Runs the relaxed form through the internal entry point. */
+static void solve_relaxed(const dvi_ccp_problem* p, int32_t k, double* gamma, dvi_solve_result* res)
+{
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.lemke.friction_directions = k;
+    s.tolerance = 1e-12;
+    dvi_ccp_work w;
+    char msg[256];
+    memset(&w, 0, sizeof w);
+    memset(res, 0, sizeof *res);
+    assert_int_equal(dvi_work_prepare(&w, p, 1, msg, sizeof msg), DVI_OK);
+    dvi_status st = dvi_lemke_ccp(&w, &s, true, gamma, res);
+    if (st != DVI_OK) print_error("dvi_lemke_ccp: %d, \"%s\"\n", (int)st, res->message);
+    assert_int_equal(st, DVI_OK);
+    assert_int_equal(res->status, DVI_SOLVE_CONVERGED);
+    assert_true(res->target_residual <= 1e-12);
+    dvi_work_free(&w);
+}
+
+/* Relaxed form (pyramid CCP): r = (−1, 2, 0), μ = 0.5, N = I. The CCP answer
+ * is the projection of −r = (1, −2, 0) onto the cone: μ‖t‖ = 1 > −n = −1 and
+ * ‖t‖ = 2 > μn, so γ_n = (μ‖t‖ + n)/(μ² + 1) = 2/1.25 = 1.6 and
+ * γ_t = μγ_n (−1, 0) = (−0.8, 0); u = γ + r = (0.6, 1.2, 0), u_n = μ‖u_t‖.
+ * For k = 4 the answer lies on the pyramid edge along (−1, 0), where the
+ * pyramid touches the cone, so it is exact (the pyramid's normal cone there
+ * contains the cone's). For α = π/64 (mid-edge, k = 64) the pyramid answer is
+ * within 2e-3 of the cone answer (1.6, −0.8 cos α, −0.8 sin α). */
+static void test_ccp_relaxed(void** state)
+{
+    (void)state;
+    test_problem t;
+    double g[3];
+    dvi_solve_result res;
+    const double r[3] = {-1.0, 2.0, 0.0};
+    single_contact(&t, 0.5, r);
+    solve_relaxed(&t.p, 4, g, &res);
+    assert_near(g[0], 1.6, 1e-12);
+    assert_near(g[1], -0.8, 1e-12);
+    assert_near(g[2], 0.0, 1e-12);
+    const double a = PI / 64.0;
+    const double ra[3] = {-1.0, 2.0 * cos(a), 2.0 * sin(a)};
+    single_contact(&t, 0.5, ra);
+    solve_relaxed(&t.p, 64, g, &res);
+    assert_near(g[0], 1.6, 2e-3);
+    assert_near(g[1], -0.8 * cos(a), 2e-3);
+    assert_near(g[2], -0.8 * sin(a), 2e-3);
+    assert_true(hypot(g[1], g[2]) <= 0.5 * g[0] * (1.0 + 1e-12));
+
+    /* on a random problem with sliding contacts the CCP residual of the
+     * relaxed answer falls as the pyramid refines (k = 4, 16, 64), while the
+     * Coulomb LCP's does not (sliding contacts have u_n = 0 there) */
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_random(10, 20, 8, 5, &gp), DVI_OK);
+    double* gg = calloc((size_t)gp.p.rows, sizeof(double));
+    double prev = INFINITY;
+    for (int32_t k = 4; k <= 64; k *= 4) {
+        dvi_ccp_metrics mt;
+        solve_relaxed(&gp.p, k, gg, &res);
+        assert_int_equal(dvi_ccp_evaluate(&gp.p, gg, &mt), DVI_OK);
+        assert_true(mt.residual < prev);
+        assert_true(mt.cone_violation <= 1e-12);
+        prev = mt.residual;
+    }
+    assert_true(prev <= 5e-3);
+    dvi_solve_result r64 = solve_lemke(&gp.p, 64, gg, DVI_OK);
+    assert_true(r64.metrics.residual > 10.0 * prev);
+    free(gg);
+    dvi_gen_free(&gp);
+}
+
 /* 10 frictional contacts with k = 4: LCP size 10·(2 + 4) = 60. With
  * max_lcp_size = 59 the solver refuses (DVI_ERR_UNSUPPORTED, message naming
  * the setting); with 60 it solves (W = I: each contact is the stick test). */
@@ -791,6 +923,7 @@ int main(void)
         cmocka_unit_test(test_lcp_ray),
         cmocka_unit_test(test_lcp_pivot_limit),
         cmocka_unit_test(test_lcp_large_reinversion),
+        cmocka_unit_test(test_lcp_badly_scaled),
         cmocka_unit_test(test_lcp_bad_args),
         cmocka_unit_test(test_ccp_single_contact_stick),
         cmocka_unit_test(test_ccp_single_contact_slip_vertex),
@@ -800,6 +933,9 @@ int main(void)
         cmocka_unit_test(test_ccp_redundant_bilateral),
         cmocka_unit_test(test_ccp_sphere_stack),
         cmocka_unit_test(test_ccp_random_duplicated_joints),
+        cmocka_unit_test(test_ccp_granular_bed),
+        cmocka_unit_test(test_ccp_lcp_check_reported),
+        cmocka_unit_test(test_ccp_relaxed),
         cmocka_unit_test(test_ccp_size_limit),
         cmocka_unit_test(test_ccp_reuse_and_budget),
     };

@@ -72,10 +72,8 @@ static void dense_n(const dvi_ccp_problem* p, double* N)
     int32_t m = p->rows, ndof = 6 * p->body_count;
     double* dj = calloc((size_t)ndof, sizeof(double));
     double* v = calloc((size_t)ndof, sizeof(double));
-    double* dk = calloc((size_t)ndof, sizeof(double));
     assert_non_null(dj);
     assert_non_null(v);
-    assert_non_null(dk);
     for (int32_t j = 0; j < m; j++) {
         memset(dj, 0, (size_t)ndof * sizeof(double));
         for (int32_t e = p->D->colptr[j]; e < p->D->colptr[j + 1]; e++) dj[p->D->rowind[e]] = p->D->values[e];
@@ -93,7 +91,6 @@ static void dense_n(const dvi_ccp_problem* p, double* N)
     }
     free(dj);
     free(v);
-    free(dk);
 }
 
 static void fx_init(fixture* f)
@@ -347,7 +344,7 @@ static void test_problem_empty_and_defaults(void** state)
     assert_true(s.apgd.shrink == 0.9);
     assert_true(s.pgs.omega == 1.0);
     assert_false(s.pgs.symmetric);
-    assert_true(s.jacobi.omega == 0.3);
+    assert_true(s.jacobi.omega == 1.5);
     assert_int_equal(s.lemke.friction_directions, 4);
     assert_int_equal(s.lemke.max_pivots, 0);
     assert_int_equal(s.lemke.max_lcp_size, 4000);
@@ -755,6 +752,33 @@ static void test_nonsymmetric_operators(void** state)
     expect_bad("indefinite M^-1 block", &f.p, "inv_mass");
 }
 
+/* A warm start from a non-finite guess is bad input, for every solver;
+ * without warm_start the same buffer is simply overwritten. */
+static void test_warm_start_nonfinite_guess(void** state)
+{
+    (void)state;
+    fixture f;
+    fx_init(&f);
+    for (int s = 0; s < NSOLVERS; s++) {
+        dvi_solver_settings set = dvi_default_solver_settings();
+        set.warm_start = true;
+        double gamma[FX_ROWS] = {0.1, 0.1, 1.0, NAN, 0.0};
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        dvi_status st = dvi_ccp_solve(&f.p, solver_names[s], &set, gamma, &res);
+        CHECK(st == DVI_ERR_INVALID_ARG, "%s: warm start from NaN returned %d", solver_names[s], (int)st);
+        CHECK(res.status == DVI_SOLVE_BAD_INPUT, "%s: warm start from NaN: status %s", solver_names[s],
+              dvi_solve_status_string(res.status));
+        CHECK(strstr(res.message, "gamma[3]") != NULL, "%s: message \"%s\" does not name gamma[3]", solver_names[s],
+              res.message);
+        set.warm_start = false;
+        memset(&res, 0, sizeof res);
+        st = dvi_ccp_solve(&f.p, solver_names[s], &set, gamma, &res);
+        CHECK(st >= 0, "%s: cold start over a NaN buffer returned %d (%s)", solver_names[s], (int)st, res.message);
+        for (int i = 0; i < FX_ROWS; i++) CHECK(isfinite(gamma[i]), "%s: gamma[%d] = %g", solver_names[s], i, gamma[i]);
+    }
+}
+
 /* ------------------------------------------------------------------------- */
 /* Bad solver names and settings                                              */
 /* ------------------------------------------------------------------------- */
@@ -792,6 +816,7 @@ static void set_omega3(dvi_solver_settings* s) { s->pgs.omega = 3.0; }
 static void set_omega0(dvi_solver_settings* s) { s->pgs.omega = 0.0; }
 static void set_omeganan(dvi_solver_settings* s) { s->pgs.omega = NAN; }
 static void set_jomega0(dvi_solver_settings* s) { s->jacobi.omega = 0.0; }
+static void set_jomega2(dvi_solver_settings* s) { s->jacobi.omega = 2.0; }
 static void set_k2(dvi_solver_settings* s) { s->lemke.friction_directions = 2; }
 static void set_kneg(dvi_solver_settings* s) { s->lemke.friction_directions = -4; }
 static void set_pivneg(dvi_solver_settings* s) { s->lemke.max_pivots = -1; }
@@ -809,7 +834,7 @@ static void set_by_hand(dvi_solver_settings* s)
     s->apgd.grow = 2.0;
     s->apgd.shrink = 0.9;
     s->pgs.omega = 1.0;
-    s->jacobi.omega = 0.3;
+    s->jacobi.omega = 1.5;
     s->lemke.friction_directions = 4;
     s->lemke.max_lcp_size = 4000;
 }
@@ -875,6 +900,7 @@ static void test_bad_settings(void** state)
         {"pgs.omega = 0", set_omega0, {"pgs", NULL}},
         {"pgs.omega NaN", set_omeganan, {"pgs", NULL}},
         {"jacobi.omega = 0", set_jomega0, {"jacobi", NULL}},
+        {"jacobi.omega = 2", set_jomega2, {"jacobi", NULL}},
         {"lemke.friction_directions = 2", set_k2, {"lemke", NULL}},
         {"lemke.friction_directions < 0", set_kneg, {"lemke", NULL}},
         {"lemke.max_pivots < 0", set_pivneg, {"lemke", NULL}},
@@ -1138,7 +1164,7 @@ static void test_evaluate_by_hand(void** state)
           m.residual_coulomb);
 }
 
-/* A one-row frictionless block, W = [1], r = −1, γ = −0.5 (outside K):
+/* A one-row frictionless block, W = [1], r = −1. First γ = −0.5 (outside K):
  *   u = −1.5; γ − max(0, γ − u) = −0.5 − 1 = −1.5 → e = 1.5; scale
  *   max(1, 0.5, 1.5) = 1.5 → residual 1 (Coulomb the same: no friction);
  *   cone violation |γ − max(γ, 0)| = 0.5; dual violation |u − max(u, 0)|
@@ -1168,6 +1194,18 @@ static void test_evaluate_frictionless(void** state)
     ASSERT_NEAR(m.complementarity, 0.75, 1e-15);
     ASSERT_NEAR(m.objective, 0.625, 1e-15);
 
+    /* γ = 3 (too large): u = 2; γ − max(0, γ − u) = 3 − 1 = 2; the scale is
+     * now ‖γ‖: max(1, 3, 2) = 3 → residual 2/3; dual violation 0 (u ≥ 0);
+     * complementarity 6; objective ½·9 − 3 = 1.5 */
+    gamma[0] = 3.0;
+    assert_int_equal(dvi_ccp_evaluate(&p, gamma, &m), DVI_OK);
+    ASSERT_NEAR(m.residual, 2.0 / 3.0, 1e-15);
+    ASSERT_NEAR(m.residual_coulomb, 2.0 / 3.0, 1e-15);
+    ASSERT_NEAR(m.cone_violation, 0.0, 0.0);
+    ASSERT_NEAR(m.dual_violation, 0.0, 0.0);
+    ASSERT_NEAR(m.complementarity, 6.0, 1e-15);
+    ASSERT_NEAR(m.objective, 1.5, 1e-15);
+
     /* at the solution γ = 1: u = 0, everything zero, objective −0.5 */
     gamma[0] = 1.0;
     assert_int_equal(dvi_ccp_evaluate(&p, gamma, &m), DVI_OK);
@@ -1196,6 +1234,7 @@ int main(void)
         cmocka_unit_test(test_unknown_block_kind),
         cmocka_unit_test(test_bad_compliance),
         cmocka_unit_test(test_nonsymmetric_operators),
+        cmocka_unit_test(test_warm_start_nonfinite_guess),
         cmocka_unit_test(test_unknown_solver),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_bad_settings_apgd),

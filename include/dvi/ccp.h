@@ -142,7 +142,7 @@ typedef struct dvi_solver_settings {
         bool symmetric;     ///< forward then backward sweep; default false
     } pgs;
     struct {
-        double omega;       ///< relaxation ω of the simultaneous update; default 0.3
+        double omega;       ///< relaxation ω in (0, 2) of the simultaneous update; default 1.5
     } jacobi;
     struct {
         int32_t friction_directions; ///< k, edges of the friction pyramid (≥ 3); default 4
