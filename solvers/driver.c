@@ -43,6 +43,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.lemke.friction_directions = 4;
     s.lemke.max_pivots = 0;
     s.lemke.max_lcp_size = 4000;
+    s.lemke.coulomb = false;
     s.internal_cookie = DVI_SETTINGS_COOKIE;
     return s;
 }

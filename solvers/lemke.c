@@ -26,8 +26,8 @@
  * This is the Coulomb model: a sliding contact has u_n = 0. The CCP of
  * ccp.h is the Anitescu–Tasora relaxation, where sliding lifts the contact
  * (u_n = μ‖u_t‖), so on sliding contacts the two answers differ by design
- * (stick and separation agree). dvi_lemke_ccp(..., relaxed = true, ...)
- * (lemke.h) solves the pyramid version of the CCP instead: w_n = u_n − μλ
+ * (stick and separation agree). By default (settings.lemke.coulomb = false)
+ * the solver therefore solves the pyramid version of the CCP: w_n = u_n − μλ
  * (− μ_spin λ_s − μ_roll λ_r), the optimality conditions of
  * min ½γᵀNγ + rᵀγ over the pyramids; E is then skew, M positive
  * semidefinite, and the answer tends to the CCP's as k grows.
@@ -988,7 +988,7 @@ dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool rel
 
 static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    return dvi_lemke_ccp(w, s, false, gamma, res);
+    return dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
 }
 
 const dvi_solver_impl dvi_solver_lemke = {

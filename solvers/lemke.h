@@ -47,8 +47,8 @@ double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const
 
 /* The "lemke" solver's body on a prepared work (see lemke.c): dense N, Schur
  * complement of the bilateral rows, pyramid LCP, Lemke, back to γ[m].
- * relaxed = false: the Anitescu–Potra LCP (w_n = u_n; the registered
- * solver). relaxed = true: w_n = u_n − μλ (− μ_spin λ_s − μ_roll λ_r), the
+ * relaxed = false: the Anitescu–Potra LCP (w_n = u_n; settings.lemke.coulomb
+ * = true). relaxed = true (the default of the registered solver): w_n = u_n − μλ (− μ_spin λ_s − μ_roll λ_r), the
  * optimality conditions of  min ½γᵀNγ + rᵀγ  over the pyramids, i.e. the
  * CCP of ccp.h with K replaced by the pyramid (converges to the CCP answer
  * as k grows; its LCP matrix is positive semidefinite). */

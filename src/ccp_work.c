@@ -350,19 +350,23 @@ static double residual_scale(const dvi_ccp_work* w, const double* g, const doubl
     return s > 1e-300 ? s : 1.0;
 }
 
+/* ‖γ_a − Π_K(γ_a − v_a)‖² for one block of k rows. */
+static double natural_map2(const dvi_ccp_block* b, const double* ga, const double* va, int32_t k)
+{
+    double x[6], e2 = 0.0;
+    for (int32_t i = 0; i < k; i++) x[i] = ga[i] - va[i];
+    dvi_cone_project(b, x);
+    for (int32_t i = 0; i < k; i++) e2 += (ga[i] - x[i]) * (ga[i] - x[i]);
+    return e2;
+}
+
 double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u)
 {
     const dvi_ccp_block* B = w->p->blocks;
     double e2 = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
-        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        double x[6];
-        for (int i = 0; i < k; i++) x[i] = g[r0 + i] - u[r0 + i];
-        dvi_cone_project(&B[b], x);
-        for (int i = 0; i < k; i++) {
-            double d = g[r0 + i] - x[i];
-            e2 += d * d;
-        }
+        int32_t r0 = w->block_row[b];
+        e2 += natural_map2(&B[b], g + r0, u + r0, w->block_row[b + 1] - r0);
     }
     return sqrt(e2) / residual_scale(w, g, u);
 }
@@ -375,20 +379,14 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         const double* ga = g + r0;
         const double* ua = u + r0;
-        double x[6], y[6], ut[6];
-        /* CCP natural map */
-        for (int i = 0; i < k; i++) x[i] = ga[i] - ua[i];
-        dvi_cone_project(&B[b], x);
-        for (int i = 0; i < k; i++) e2 += (ga[i] - x[i]) * (ga[i] - x[i]);
-        /* Coulomb (De Saxcé) natural map */
-        for (int i = 0; i < k; i++) ut[i] = ua[i];
+        double y[6], ut[6];
+        e2 += natural_map2(&B[b], ga, ua, k); /* CCP natural map */
+        for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
         if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
             ut[0] += B[b].mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
         if (B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
             ut[0] += B[b].mu_spin * fabs(ua[3]) + B[b].mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
-        for (int i = 0; i < k; i++) x[i] = ga[i] - ut[i];
-        dvi_cone_project(&B[b], x);
-        for (int i = 0; i < k; i++) c2 += (ga[i] - x[i]) * (ga[i] - x[i]);
+        c2 += natural_map2(&B[b], ga, ut, k);
         /* primal feasibility: ‖γ − Π_K γ‖ */
         for (int i = 0; i < k; i++) y[i] = ga[i];
         dvi_cone_project(&B[b], y);

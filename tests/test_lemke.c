@@ -7,7 +7,12 @@
  * Part 2 goes through the public API (dvi_ccp_solve(..., "lemke", ...)) on
  * contact problems whose impulses are derived by hand in the comments, on
  * generated problems (sphere stack, granular bed, random with joints), and
- * runs the relaxed (pyramid-CCP) form through dvi_lemke_ccp().
+ * runs the relaxed (pyramid-CCP) form through dvi_lemke_ccp() as well.
+ * The registered solver has two forms: the default (settings.lemke.coulomb
+ * = false) is the pyramid CCP (sliding contacts lift off, u_n = μ‖u_t‖, as
+ * in the CCP of ccp.h); coulomb = true is the Anitescu–Potra Coulomb LCP
+ * (sliding contacts keep u_n = 0). Each test names the form whose answer it
+ * expects; where the two agree (stick, separation) both are run.
  *
  * Conventions: LCP  w = M z + q ≥ 0, z ≥ 0, wᵀz = 0;  CCP  u = N γ + r. */
 #include <setjmp.h>
@@ -21,7 +26,7 @@
 #include <string.h>
 
 #include "ccp_work.h"
-#include "../solvers/lemke.h"
+#include "lemke.h"
 #include "problems.h"
 #include "test_util.h"
 
@@ -381,6 +386,12 @@ static void test_lcp_bad_args(void** state)
     assert_int_equal(piv, 0);
     const double M[1] = {1}, q[1] = {-1};
     assert_int_equal(dvi_lemke_lcp(1, M, q, z, 0, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
+    /* non-finite data */
+    const double qn[1] = {NAN}, Mn[1] = {INFINITY};
+    assert_int_equal(run_lcp(1, M, qn, z, 0, &piv, &st), DVI_ERR_NUMERIC);
+    assert_int_equal(st, DVI_SOLVE_DIVERGED);
+    assert_int_equal(run_lcp(1, Mn, q, z, 0, &piv, &st), DVI_ERR_NUMERIC);
+    assert_int_equal(st, DVI_SOLVE_DIVERGED);
 }
 
 /* ------------------------------------------------- part 2: the CCP solver */
@@ -445,10 +456,13 @@ static void single_contact(test_problem* t, double mu, const double r[3])
     make_factor_problem(t, 1, 3, dense, inv, r, &b, 1);
 }
 
-static dvi_solve_result solve_lemke(const dvi_ccp_problem* p, int32_t k, double* gamma, dvi_status expect)
+/* coulomb: settings.lemke.coulomb (false = the default pyramid CCP). */
+static dvi_solve_result solve_lemke(const dvi_ccp_problem* p, int32_t k, bool coulomb, double* gamma, dvi_status expect)
 {
     dvi_solver_settings s = dvi_default_solver_settings();
+    assert_false(s.lemke.coulomb); /* the documented default */
     s.lemke.friction_directions = k;
+    s.lemke.coulomb = coulomb;
     s.tolerance = 1e-12;
     dvi_solve_result res;
     double hist[4];
@@ -481,19 +495,22 @@ static void test_ccp_single_contact_stick(void** state)
     const double r[3] = {-1.0, 0.1, 0.0};
     single_contact(&t, 0.5, r);
     double g[3];
-    dvi_solve_result res = solve_lemke(&t.p, 4, g, DVI_OK);
-    assert_near(g[0], 1.0, 1e-12);
-    assert_near(g[1], -0.1, 1e-12);
-    assert_near(g[2], 0.0, 1e-12);
-    assert_true(res.iterations >= 2);
-    assert_true(res.metrics.residual <= 1e-12);
-    double dv[6];
-    assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
-    assert_near(dv[2] + r[0], 0.0, 1e-12); /* u_n */
-    assert_near(dv[0] + r[1], 0.0, 1e-12); /* u_t1 */
+    for (int coulomb = 0; coulomb <= 1; coulomb++) { /* sticking: both forms agree */
+        dvi_solve_result res = solve_lemke(&t.p, 4, coulomb, g, DVI_OK);
+        assert_near(g[0], 1.0, 1e-12);
+        assert_near(g[1], -0.1, 1e-12);
+        assert_near(g[2], 0.0, 1e-12);
+        assert_true(res.iterations >= 2);
+        assert_true(res.metrics.residual <= 1e-12);
+        double dv[6];
+        assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
+        assert_near(dv[2] + r[0], 0.0, 1e-12); /* u_n */
+        assert_near(dv[0] + r[1], 0.0, 1e-12); /* u_t1 */
+    }
 }
 
-/* Slip: r = (−1, 2, 0), μ = 0.5, N = I. Cone answer: γ_n = 1 (u_n = 0);
+/* Slip, coulomb = true: r = (−1, 2, 0), μ = 0.5, N = I. Coulomb answer:
+ * γ_n = 1 (u_n = 0);
  * sticking would need ‖γ_t‖ = 2 > μγ_n = 0.5, so the contact slides with
  * γ_t = −μγ_n u_t/‖u_t‖ = (−0.5, 0) and u_t = γ_t + r_t = (1.5, 0).
  * With k = 4 the push is along the pyramid vertex d_2 = (−1, 0): the pyramid
@@ -507,7 +524,7 @@ static void test_ccp_single_contact_slip_vertex(void** state)
     single_contact(&t, 0.5, r);
     double g[3];
     for (int32_t k = 4; k <= 64; k *= 16) {
-        dvi_solve_result res = solve_lemke(&t.p, k, g, DVI_OK);
+        dvi_solve_result res = solve_lemke(&t.p, k, true, g, DVI_OK);
         assert_near(g[0], 1.0, 1e-12);
         assert_near(g[1], -0.5, 1e-12);
         assert_near(g[2], 0.0, 1e-12);
@@ -516,8 +533,8 @@ static void test_ccp_single_contact_slip_vertex(void** state)
     }
 }
 
-/* Slip between two pyramid vertices. r = (−1, 2cos α, 2sin α), α = π/64,
- * μ = 0.5, k = 64. With N = I the β-part of the LCP is the optimality
+/* Slip between two pyramid vertices, coulomb = true. r = (−1, 2cos α,
+ * 2sin α), α = π/64, μ = 0.5, k = 64. With N = I the β-part of the LCP is the optimality
  * condition of min ½‖γ_t + r_t‖² over the pyramid section, a regular 64-gon
  * of circumradius μγ_n = 0.5 (γ_n = 1 as before): γ_t is the projection of
  * −r_t = 2(cos(α+π), sin(α+π)) onto it. α + π = π + π/64 is the mid-angle of
@@ -533,7 +550,7 @@ static void test_ccp_single_contact_slip_k64(void** state)
     const double r[3] = {-1.0, 2.0 * cos(a), 2.0 * sin(a)};
     single_contact(&t, 0.5, r);
     double g[3];
-    solve_lemke(&t.p, 64, g, DVI_OK);
+    solve_lemke(&t.p, 64, true, g, DVI_OK);
     const double mag = 0.5 * cos(PI / 64.0);
     assert_near(g[0], 1.0, 1e-12);
     assert_near(g[1], -mag * cos(a), 1e-12);
@@ -541,6 +558,61 @@ static void test_ccp_single_contact_slip_k64(void** state)
     assert_near(g[1], -0.5 * cos(a), 1e-3); /* the cone answer */
     assert_near(g[2], -0.5 * sin(a), 1e-3);
     assert_true(hypot(g[1], g[2]) <= 0.5 * g[0]); /* inscribed: inside the cone */
+}
+
+/* Slip, default form (pyramid CCP), through the public API. r = (−1, 2, 0),
+ * μ = 0.5, N = I: the CCP answer is the projection of −r = (1, −2, 0) onto
+ * the cone, γ_n = (μ‖−r_t‖ + 1)/(1 + μ²) = 2/1.25 = 1.6, γ_t = (−0.8, 0),
+ * u = γ + r = (0.6, 1.2, 0), sliding with lift-off u_n = μ‖u_t‖. −r_t points
+ * along a pyramid vertex for k = 4 (d_2) and k = 64 (d_32), where the
+ * pyramid touches the cone and its normal cone contains the cone's, so the
+ * pyramid projection is the cone projection exactly: CCP residual 0.
+ * Same along +t2: r = (−1, 0, 2) → γ = (1.6, 0, −0.8).
+ * Mid-edge, k = 64: r = (−1, 2cos α, 2sin α), α = π/64, −r_t = 2e with e
+ * at angle π + α, the mid-angle of the edge d_32 d_33. The face through that
+ * edge is {t·e = μ c n}, c = cos(π/64); −r_t ∥ e keeps the projection in the
+ * (n, e) plane, on the ray t·e = μ c n: γ_n = (1 + 2μc)/(1 + μ²c²) =
+ * 1.5998067, γ_t = μ c γ_n e (|γ_t| = 0.7989398), against the cone's
+ * (1.6, 0.8e): 1.9e-4 and 1.06e-3 apart. */
+static void test_ccp_single_contact_slip_default(void** state)
+{
+    (void)state;
+    test_problem t;
+    double g[3], dv[6];
+    const double r[3] = {-1.0, 2.0, 0.0};
+    single_contact(&t, 0.5, r);
+    for (int32_t k = 4; k <= 64; k *= 16) {
+        dvi_solve_result res = solve_lemke(&t.p, k, false, g, DVI_OK);
+        assert_near(g[0], 1.6, 1e-12);
+        assert_near(g[1], -0.8, 1e-12);
+        assert_near(g[2], 0.0, 1e-12);
+        assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
+        assert_near(dv[2] + r[0], 0.6, 1e-12); /* u_n = μ‖u_t‖: lift-off */
+        assert_near(dv[0] + r[1], 1.2, 1e-12); /* u_t1 */
+        assert_near(dv[1] + r[2], 0.0, 1e-12); /* u_t2 */
+        assert_true(res.metrics.residual <= 1e-12);
+        assert_true(res.metrics.cone_violation <= 1e-12);
+    }
+    const double r2[3] = {-1.0, 0.0, 2.0};
+    single_contact(&t, 0.5, r2);
+    solve_lemke(&t.p, 4, false, g, DVI_OK);
+    assert_near(g[0], 1.6, 1e-12);
+    assert_near(g[1], 0.0, 1e-12);
+    assert_near(g[2], -0.8, 1e-12);
+
+    const double a = PI / 64.0, mu = 0.5, c = cos(PI / 64.0);
+    const double ra[3] = {-1.0, 2.0 * cos(a), 2.0 * sin(a)};
+    single_contact(&t, mu, ra);
+    solve_lemke(&t.p, 64, false, g, DVI_OK);
+    const double gn = (1.0 + 2.0 * mu * c) / (1.0 + mu * mu * c * c);
+    assert_near(gn, 1.5998067156, 1e-10); /* the number quoted above */
+    assert_near(g[0], gn, 1e-12);
+    assert_near(g[1], -mu * c * gn * cos(a), 1e-12);
+    assert_near(g[2], -mu * c * gn * sin(a), 1e-12);
+    assert_near(g[0], 1.6, 2e-4); /* the cone answer */
+    assert_near(g[1], -0.8 * cos(a), 1.1e-3);
+    assert_near(g[2], -0.8 * sin(a), 1.1e-3);
+    assert_true(hypot(g[1], g[2]) <= mu * g[0]);
 }
 
 /* FRICTIONLESS blocks, Delassus form W = [[2,1],[1,2]], r = (−5, −6): the
@@ -559,20 +631,30 @@ static void test_ccp_frictionless_delassus(void** state)
     p.W = &W;
     p.r = r;
     double g[2];
-    solve_lemke(&p, 4, g, DVI_OK);
+    solve_lemke(&p, 4, false, g, DVI_OK);
     assert_near(g[0], 4.0 / 3.0, 1e-12);
     assert_near(g[1], 7.0 / 3.0, 1e-12);
 }
 
 /* FRICTION_ROLLING with W = I₆ (Delassus form), so u = γ + r block-wise:
  * r = (−1, 2, 0, 0.3, 0, 0.05), μ = 0.5, μ_spin = 0.1, μ_roll = 0.2, k = 4.
+ * Coulomb form (coulomb = true):
  *   normal   γ_n = 1 (u_n = 0);
  *   sliding  as in the slip test: γ_t = (−0.5, 0), u_t = (1.5, 0);
  *   spin     sticking needs |γ_s| = 0.3 > μ_spin γ_n = 0.1: γ_s = −0.1
  *            (σ− = 0.1, λ_s = 0.2 = u_s = 0.2);
  *   rolling  ‖r_r‖ = 0.05 ≤ μ_roll γ_n = 0.2 and along the vertex (0, −1):
  *            sticks, γ_r = (0, −0.05), u_r = 0.
- * γ = (1, −0.5, 0, −0.1, 0, −0.05). */
+ * γ = (1, −0.5, 0, −0.1, 0, −0.05).
+ * Default form (pyramid CCP): γ = Π(−r) onto the product of the pyramids
+ * sharing γ_n, −r = (1, −2, 0, −0.3, 0, −0.05). Guess: sliding clipped
+ * (along the vertex (−1, 0), so exactly as on the cone), spin clipped,
+ * rolling inside. Then γ_n minimises (n − 1)² + (2 − μn)² + (0.3 − μ_s n)²:
+ * n = (1 + 2μ + 0.3μ_s)/(1 + μ² + μ_s²) = 2.03/1.26 = 29/18; checks:
+ * 2 > μn = 0.806, 0.3 > μ_s n = 0.161, 0.05 ≤ μ_r n = 0.322 (rolling sticks,
+ * along the vertex (0, −1)). γ = (29/18, −29/36, 0, −29/180, 0, −0.05),
+ * u = (11/18, 43/36, 0, 5/36, 0, 0) with u_n = μ‖u_t‖ + μ_s|u_s|; this is
+ * also the cone answer, so the CCP residual is 0. */
 static void test_ccp_rolling(void** state)
 {
     (void)state;
@@ -588,9 +670,15 @@ static void test_ccp_rolling(void** state)
     p.r = r;
     double g[6];
     const double expect[6] = {1, -0.5, 0, -0.1, 0, -0.05};
-    dvi_solve_result res = solve_lemke(&p, 4, g, DVI_OK);
+    dvi_solve_result res = solve_lemke(&p, 4, true, g, DVI_OK);
     for (int i = 0; i < 6; i++) assert_near(g[i], expect[i], 1e-12);
     assert_true(res.metrics.cone_violation <= 1e-12);
+
+    const double expect_relaxed[6] = {29.0 / 18.0, -29.0 / 36.0, 0, -29.0 / 180.0, 0, -0.05};
+    res = solve_lemke(&p, 4, false, g, DVI_OK);
+    for (int i = 0; i < 6; i++) assert_near(g[i], expect_relaxed[i], 1e-12);
+    assert_true(res.metrics.cone_violation <= 1e-12);
+    assert_true(res.metrics.residual <= 1e-12);
 }
 
 /* A bilateral joint with a DUPLICATED row plus one contact, blocks
@@ -604,10 +692,15 @@ static void test_ccp_rolling(void** state)
  * ω = (0,0.4,0): r = Dᵀ(v, ω) = (0.4 | −1, 2 − 0.4 = 1.6, 0 | 0.4).
  * Schur: N_BB⁺ = 0.1 [[1,1],[1,1]]; N_red(t1,t1) = 3.5 − 2.5 = 1 (locked
  * rotation), r_red(t1) = 1.6 + 2.5·0.1·2·0.4 = 2.0; so the reduced problem is
- * the slip test: γ_n = 1, γ_t = (−0.5, 0). Then
+ * the slip test. Coulomb form (coulomb = true): γ_n = 1, γ_t = (−0.5, 0). Then
  * λ_B = −N_BB⁺ (r_B + N_BC γ_C) = −0.1·2·(0.4 + 1.25) = −0.33 per row (the
  * minimum-norm split of the joint impulse −0.66). Check: u_B = 2.5(−0.66)
- * − 2.5(−0.5) + 0.4 = 0, u_t1 = −2.5(−0.66) + 3.5(−0.5) + 1.6 = 1.5. */
+ * − 2.5(−0.5) + 0.4 = 0, u_t1 = −2.5(−0.66) + 3.5(−0.5) + 1.6 = 1.5.
+ * Default form (pyramid CCP): the reduced problem N_red = diag(1, 1, 3.5),
+ * r_red = (−1, 2, 0) is symmetric in t2, so γ_t2 = 0 and (γ_n, γ_t1) is the
+ * default slip answer (1.6, −0.8). λ_B = −0.1·2·(0.4 + (−2.5)(−0.8)) = −0.48
+ * per row. Check: u_B = 2.5(−0.96) − 2.5(−0.8) + 0.4 = 0, u_t1 = −2.5(−0.96)
+ * + 3.5(−0.8) + 1.6 = 1.2, u_n = 0.6 = μ u_t1. */
 static void test_ccp_redundant_bilateral(void** state)
 {
     (void)state;
@@ -624,12 +717,20 @@ static void test_ccp_redundant_bilateral(void** state)
     make_factor_problem(&t, 1, 5, dense, inv, r, b, 3);
     double g[5];
     const double expect[5] = {-0.33, 1.0, -0.5, 0.0, -0.33};
-    solve_lemke(&t.p, 4, g, DVI_OK);
+    solve_lemke(&t.p, 4, true, g, DVI_OK);
     for (int i = 0; i < 5; i++) assert_near(g[i], expect[i], 1e-12);
     double dv[6];
     assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
     assert_near(dv[4] + r[0], 0.0, 1e-12);             /* ω_y after the step: joint holds */
     assert_near(dv[0] - dv[4] + r[2], 1.5, 1e-12);     /* slip speed u_t1 */
+
+    const double expect_relaxed[5] = {-0.48, 1.6, -0.8, 0.0, -0.48};
+    solve_lemke(&t.p, 4, false, g, DVI_OK);
+    for (int i = 0; i < 5; i++) assert_near(g[i], expect_relaxed[i], 1e-12);
+    assert_int_equal(dvi_ccp_velocity(&t.p, g, dv), DVI_OK);
+    assert_near(dv[4] + r[0], 0.0, 1e-12);         /* joint holds */
+    assert_near(dv[0] - dv[4] + r[2], 1.2, 1e-12); /* u_t1 */
+    assert_near(dv[2] + r[1], 0.6, 1e-12);         /* u_n = μ u_t1: lift-off */
 
     /* only bilateral rows (LCP of size 0): a point mass held by x-rows given
      * twice, r = (−1, −1): N = [[1,1],[1,1]], λ1 + λ2 = 1, split 0.5/0.5. */
@@ -638,7 +739,7 @@ static void test_ccp_redundant_bilateral(void** state)
     const double r2[2] = {-1.0, -1.0};
     const dvi_ccp_block b2[2] = {{DVI_BLOCK_BILATERAL, 0, 0, 0}, {DVI_BLOCK_BILATERAL, 0, 0, 0}};
     make_factor_problem(&t, 1, 2, dense2, inv, r2, b2, 2);
-    dvi_solve_result res = solve_lemke(&t.p, 4, g, DVI_OK);
+    dvi_solve_result res = solve_lemke(&t.p, 4, false, g, DVI_OK);
     assert_int_equal(res.iterations, 0);
     assert_near(g[0], 0.5, 1e-12);
     assert_near(g[1], 0.5, 1e-12);
@@ -646,7 +747,7 @@ static void test_ccp_redundant_bilateral(void** state)
 
 /* A vertical stack of 5 spheres (bench generator): exact answer normal
  * impulse at contact k = (5 − k)·m·g·h, tangential 0, all sticking, so the
- * pyramid answer equals the cone answer. */
+ * pyramid answer equals the cone answer, in both forms. */
 static void test_ccp_sphere_stack(void** state)
 {
     (void)state;
@@ -654,20 +755,22 @@ static void test_ccp_sphere_stack(void** state)
     const double mass = 2.0, g = 9.81, h = 0.01;
     assert_int_equal(dvi_gen_sphere_stack(5, 0.1, mass, 0.5, g, h, &gp), DVI_OK);
     double gamma[15];
-    dvi_solve_result res = solve_lemke(&gp.p, 4, gamma, DVI_OK);
-    for (int k = 0; k < 5; k++) {
-        assert_near(gamma[3 * k], (5 - k) * mass * g * h, 1e-12);
-        assert_near(gamma[3 * k + 1], 0.0, 1e-12);
-        assert_near(gamma[3 * k + 2], 0.0, 1e-12);
+    for (int coulomb = 0; coulomb <= 1; coulomb++) {
+        dvi_solve_result res = solve_lemke(&gp.p, 4, coulomb, gamma, DVI_OK);
+        for (int k = 0; k < 5; k++) {
+            assert_near(gamma[3 * k], (5 - k) * mass * g * h, 1e-12);
+            assert_near(gamma[3 * k + 1], 0.0, 1e-12);
+            assert_near(gamma[3 * k + 2], 0.0, 1e-12);
+        }
+        assert_true(res.metrics.residual <= 1e-12);
     }
-    assert_true(res.metrics.residual <= 1e-12);
     dvi_gen_free(&gp);
 }
 
 /* Random bodies/contacts with independent bilateral rows (bench generator),
  * then the same problem with every bilateral row given twice: the contact
  * impulses must not change, each duplicated pair must split its original
- * impulse equally, and the joints must hold (u_B = 0). */
+ * impulse equally, and the joints must hold (u_B = 0). In both forms. */
 static void test_ccp_random_duplicated_joints(void** state)
 {
     (void)state;
@@ -677,7 +780,6 @@ static void test_ccp_random_duplicated_joints(void** state)
     const int32_t m = p->rows, nb = gp.bilateral, m2 = m + nb;
     double* g1 = calloc((size_t)m, sizeof(double));
     double* g2 = calloc((size_t)m2, sizeof(double));
-    solve_lemke(p, 8, g1, DVI_OK);
 
     /* duplicate: rows [B, B, C] */
     const dvi_csc* D = p->D;
@@ -707,20 +809,23 @@ static void test_ccp_random_duplicated_joints(void** state)
     p2.blocks = b2;
     p2.D = &D2;
     p2.r = r2;
-    solve_lemke(&p2, 8, g2, DVI_OK);
-    for (int32_t i = 0; i < nb; i++) {
-        assert_near(g2[i], 0.5 * g1[i], 1e-9 * (1.0 + fabs(g1[i])));
-        assert_near(g2[nb + i], 0.5 * g1[i], 1e-9 * (1.0 + fabs(g1[i])));
-    }
-    for (int32_t i = nb; i < m; i++) assert_near(g2[nb + i], g1[i], 1e-9 * (1.0 + fabs(g1[i])));
-
-    /* joints hold: u_B = D_Bᵀ M⁻¹ D γ + r_B = 0 */
     double* dv = calloc((size_t)D->rows, sizeof(double));
-    assert_int_equal(dvi_ccp_velocity(p, g1, dv), DVI_OK);
-    for (int32_t j = 0; j < nb; j++) {
-        double u = p->r[j];
-        for (int32_t e = D->colptr[j]; e < D->colptr[j + 1]; e++) u += D->values[e] * dv[D->rowind[e]];
-        assert_near(u, 0.0, 1e-10);
+    for (int coulomb = 0; coulomb <= 1; coulomb++) {
+        solve_lemke(p, 8, coulomb, g1, DVI_OK);
+        solve_lemke(&p2, 8, coulomb, g2, DVI_OK);
+        for (int32_t i = 0; i < nb; i++) {
+            assert_near(g2[i], 0.5 * g1[i], 1e-9 * (1.0 + fabs(g1[i])));
+            assert_near(g2[nb + i], 0.5 * g1[i], 1e-9 * (1.0 + fabs(g1[i])));
+        }
+        for (int32_t i = nb; i < m; i++) assert_near(g2[nb + i], g1[i], 1e-9 * (1.0 + fabs(g1[i])));
+
+        /* joints hold: u_B = D_Bᵀ M⁻¹ D γ + r_B = 0 */
+        assert_int_equal(dvi_ccp_velocity(p, g1, dv), DVI_OK);
+        for (int32_t j = 0; j < nb; j++) {
+            double u = p->r[j];
+            for (int32_t e = D->colptr[j]; e < D->colptr[j + 1]; e++) u += D->values[e] * dv[D->rowind[e]];
+            assert_near(u, 0.0, 1e-10);
+        }
     }
     free(dv);
     free(cp);
@@ -736,20 +841,30 @@ static void test_ccp_random_duplicated_joints(void** state)
 /* A granular bed at rest (bench generator, ~100 contacts, FCC packing with
  * 12 contacts per sphere: N is very singular, the LCP highly degenerate, and
  * N ~ 1e5 next to O(1) couplings). Lemke must finish with an exact LCP
- * answer: LCP residual ≤ 1e-12, γ in the cone (inscribed pyramid). At rest
- * everything sticks, so the relaxed form (below) gives the same objective. */
+ * answer in both forms: LCP residual ≤ 1e-12, γ in the cone (inscribed
+ * pyramid). At rest everything sticks (inside the 4-pyramid), so both forms
+ * solve the CCP itself (CCP residual ≤ 1e-10) with the same objective (the
+ * Coulomb LCP is not a minimisation, but its answer here is a CCP solution;
+ * measured: equal to 1e-15 relative; held to 1e-12). */
 static void test_ccp_granular_bed(void** state)
 {
     (void)state;
     dvi_gen_problem gp;
     assert_int_equal(dvi_gen_granular(100, 0.5, 0.01, 3, &gp), DVI_OK);
     double* g = calloc((size_t)gp.p.rows, sizeof(double));
-    dvi_solve_result res = solve_lemke(&gp.p, 4, g, DVI_OK);
-    double gmax = 0.0;
-    for (int32_t i = 0; i < gp.p.rows; i++) gmax = fmax(gmax, fabs(g[i]));
-    assert_true(gmax > 0.0);
-    assert_true(res.metrics.cone_violation <= 1e-12 * gmax);
-    assert_true(res.metrics.residual <= 1e-10);
+    double obj[2];
+    for (int coulomb = 0; coulomb <= 1; coulomb++) {
+        dvi_solve_result res = solve_lemke(&gp.p, 4, coulomb, g, DVI_OK);
+        double gmax = 0.0;
+        for (int32_t i = 0; i < gp.p.rows; i++) gmax = fmax(gmax, fabs(g[i]));
+        assert_true(gmax > 0.0);
+        assert_true(res.metrics.cone_violation <= 1e-12 * gmax);
+        assert_true(res.metrics.residual <= 1e-10);
+        obj[coulomb] = res.metrics.objective;
+        print_message("  granular bed, %s form: %d pivots, objective %.17g, CCP residual %.3e\n",
+                      coulomb ? "coulomb" : "default", res.iterations, obj[coulomb], res.metrics.residual);
+    }
+    assert_near(obj[0], obj[1], 1e-12 * fabs(obj[1]));
     free(g);
     dvi_gen_free(&gp);
 }
@@ -838,7 +953,13 @@ static void test_ccp_relaxed(void** state)
         prev = mt.residual;
     }
     assert_true(prev <= 5e-3);
-    dvi_solve_result r64 = solve_lemke(&gp.p, 64, gg, DVI_OK);
+    /* the registered solver's default is this relaxed form, bit for bit */
+    double* gd = calloc((size_t)gp.p.rows, sizeof(double));
+    dvi_solve_result rd = solve_lemke(&gp.p, 64, false, gd, DVI_OK);
+    assert_memory_equal(gd, gg, (size_t)gp.p.rows * sizeof(double));
+    assert_true(rd.metrics.residual == prev);
+    free(gd);
+    dvi_solve_result r64 = solve_lemke(&gp.p, 64, true, gg, DVI_OK);
     assert_true(r64.metrics.residual > 10.0 * prev);
     free(gg);
     dvi_gen_free(&gp);
@@ -880,6 +1001,19 @@ static void test_ccp_size_limit(void** state)
     s.tolerance = 1e-12;
     assert_int_equal(dvi_ccp_solve(&p, "lemke", &s, g, &res), DVI_OK);
     for (int32_t i = 0; i < M; i++) assert_near(g[i], -r[i], 1e-12);
+
+    /* the dense N is limited too: 30 bilateral rows (LCP size 0) with
+     * max_lcp_size = 29 are refused, naming the rows */
+    dvi_ccp_block bil[M];
+    for (int32_t i = 0; i < M; i++) bil[i] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0, 0, 0};
+    p.block_count = M;
+    p.blocks = bil;
+    s.lemke.max_lcp_size = 29;
+    assert_int_equal(dvi_ccp_solve(&p, "lemke", &s, g, &res), DVI_ERR_UNSUPPORTED);
+    assert_non_null(strstr(res.message, "30 rows"));
+    s.lemke.max_lcp_size = 30;
+    assert_int_equal(dvi_ccp_solve(&p, "lemke", &s, g, &res), DVI_OK);
+    for (int32_t i = 0; i < M; i++) assert_near(g[i], -r[i], 1e-12); /* W = I: λ = −r */
 }
 
 /* One solver instance, two solves: the scratch memory is reused and the
@@ -928,6 +1062,7 @@ int main(void)
         cmocka_unit_test(test_ccp_single_contact_stick),
         cmocka_unit_test(test_ccp_single_contact_slip_vertex),
         cmocka_unit_test(test_ccp_single_contact_slip_k64),
+        cmocka_unit_test(test_ccp_single_contact_slip_default),
         cmocka_unit_test(test_ccp_frictionless_delassus),
         cmocka_unit_test(test_ccp_rolling),
         cmocka_unit_test(test_ccp_redundant_bilateral),

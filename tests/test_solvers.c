@@ -11,9 +11,13 @@
  * with N = I and r = (−1, 2, 0), μ = 0.5, that is the projection of −r onto
  * the cone, γ = (1.6, −0.8, 0), u = (0.6, 1.2, 0): the contact slides AND
  * separates with u_n = μ‖u_t‖ (the known artefact of the convex relaxation).
- * The Coulomb answer γ = (1, −0.5, 0), u = (0, 1.5, 0) is what Lemke's
- * Anitescu–Potra pyramid LCP returns (exactly, when the sliding direction
- * is a pyramid edge). Both are checked, each against the right number. */
+ * Lemke by default (settings.lemke.coulomb = false) solves the same CCP with
+ * the cone replaced by its inscribed k-pyramid, so it returns the same
+ * γ = (1.6, −0.8, 0) exactly when the push is along a pyramid vertex.
+ * With settings.lemke.coulomb = true it solves the Anitescu–Potra Coulomb
+ * pyramid LCP instead, whose answer is γ = (1, −0.5, 0), u = (0, 1.5, 0)
+ * (exactly, when the sliding direction is a pyramid vertex). All are
+ * checked, each against the right number. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +35,8 @@
 
 #include "dvi/dvi.h"
 #include "problems.h"
+
+#define PI 3.14159265358979323846
 
 #define CHECK(cond, ...)                                                                                               \
     do {                                                                                                               \
@@ -257,9 +263,15 @@ static void test_single_contact_slip(void** state)
      *   Its Coulomb residual is not zero: ũ = (1.2, 1.2, 0), γ − ũ = (0.4, −2, 0),
      *   Π_K = (1.12, −0.56, 0), term (0.48, −0.24, 0): e = √0.288, scale ‖r‖ = √5
      *   → residual_coulomb = √(0.288/5) = 0.24.
-     * Coulomb / Lemke pyramid with an edge along −t1: γ = (1, −0.5, 0),
-     *   u = (0, 1.5, 0). Its CCP residual: γ − u = (1, −2, 0) → Π = (1.6, −0.8, 0),
-     *   term (−0.6, 0.3, 0): √(0.45/5) = 0.3; its Coulomb residual is 0. */
+     * Lemke, default (pyramid CCP), k = 4: −r_t points along the pyramid
+     *   vertex d_2 = (−1, 0), where the pyramid touches the cone, and the
+     *   projection of −r onto the pyramid is the projection onto the cone:
+     *   γ = (1.6, −0.8, 0), u = (0.6, 1.2, 0) exactly, CCP residual 0,
+     *   Coulomb residual 0.24 as for the cone solvers.
+     * Lemke, coulomb = true (Anitescu–Potra pyramid LCP with a vertex along
+     *   −t1): γ = (1, −0.5, 0), u = (0, 1.5, 0). Its CCP residual:
+     *   γ − u = (1, −2, 0) → Π = (1.6, −0.8, 0), term (−0.6, 0.3, 0):
+     *   √(0.45/5) = 0.3; its Coulomb residual is 0. */
     one_contact c;
     one_contact_init(&c, -1.0, 2.0, 0.0, 0.5);
     const double gamma_ccp[3] = {1.6, -0.8, 0.0}, u_ccp[3] = {0.6, 1.2, 0.0};
@@ -276,12 +288,60 @@ static void test_single_contact_slip(void** state)
         CHECK(fabs(res.metrics.residual_coulomb - 0.24) <= 1e-7, "%s: residual_coulomb %.10g, expected 0.24",
               iterative[k], res.metrics.residual_coulomb);
     }
-    const double gamma_coulomb[3] = {1.0, -0.5, 0.0}, u_coulomb[3] = {0.0, 1.5, 0.0};
+    /* Lemke, default: the pyramid CCP */
     dvi_solver_settings s = settings(1e-12, 1000);
     s.lemke.friction_directions = 4;
     double gamma[3] = {0}, u[3];
     dvi_solve_result res;
+    CHECK(!s.lemke.coulomb, "settings.lemke.coulomb defaults to true");
     dvi_status st = run(&c.p, "lemke", &s, gamma, &res);
+    CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "lemke (default): status %s (%s)",
+          dvi_solve_status_string(res.status), res.message);
+    velocity_and_objective(&c.p, gamma, u);
+    check_vec3("lemke (default) gamma", gamma, gamma_ccp, 1e-12);
+    check_vec3("lemke (default) u", u, u_ccp, 1e-12);
+    CHECK(res.metrics.residual <= 1e-12, "lemke (default): CCP residual %.3g, expected 0", res.metrics.residual);
+    CHECK(fabs(res.metrics.residual_coulomb - 0.24) <= 1e-12, "lemke (default): residual_coulomb %.15g, expected 0.24",
+          res.metrics.residual_coulomb);
+
+    /* Lemke, default, k = 64, pushed at the middle of a pyramid edge:
+     * r = (−1, 2cos α, 2sin α), α = π/64, so −r_t = 2e with e at angle π + α,
+     * the mid-angle between the vertices d_32 (angle π) and d_33. The cone
+     * answer is Π_K(−r) = (1.6, −0.8e). The pyramid face through that edge is
+     * {t·e = μ c γ_n}, c = cos(π/64), and −r_t ∥ e, so the projection stays in
+     * the (n, e) plane and lands on the ray s = μ c n (at the mid-edge point,
+     * inside the face): γ_n = (1 + 2μc)/(1 + μ²c²) = 1.5998067,
+     * γ_t = μ c γ_n e (magnitude 0.7989398), i.e. 1.9e-4 and 1.06e-3 off the
+     * cone answer (≤ 1.1e-3 per component). CCP residual: with N = I,
+     * γ − u = −r, so the residual is ‖γ − Π_K(−r)‖ / ‖r‖ = ‖γ − γ_cone‖ / √5
+     * = 4.8193e-4. */
+    {
+        const double a = PI / 64.0, mu = 0.5, cs = cos(PI / 64.0);
+        one_contact e;
+        one_contact_init(&e, -1.0, 2.0 * cos(a), 2.0 * sin(a), mu);
+        const double gn = (1.0 + 2.0 * mu * cs) / (1.0 + mu * mu * cs * cs);
+        const double gamma_pyr[3] = {gn, -mu * cs * gn * cos(a), -mu * cs * gn * sin(a)};
+        const double gamma_cone[3] = {1.6, -0.8 * cos(a), -0.8 * sin(a)};
+        s.lemke.friction_directions = 64;
+        memset(gamma, 0, sizeof gamma);
+        st = run(&e.p, "lemke", &s, gamma, &res);
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "lemke (default, k=64 mid-edge): status %s (%s)",
+              dvi_solve_status_string(res.status), res.message);
+        check_vec3("lemke (default, k=64 mid-edge) gamma", gamma, gamma_pyr, 1e-12);
+        check_vec3("lemke (default, k=64 mid-edge) gamma vs cone", gamma, gamma_cone, 1.1e-3);
+        CHECK(hypot(gamma[1], gamma[2]) <= mu * gamma[0], "lemke (default, k=64): gamma outside the cone");
+        double dn = gamma_pyr[0] - gamma_cone[0], d1 = gamma_pyr[1] - gamma_cone[1], d2 = gamma_pyr[2] - gamma_cone[2];
+        double res_want = sqrt(dn * dn + d1 * d1 + d2 * d2) / sqrt(5.0);
+        CHECK(fabs(res.metrics.residual - res_want) <= 1e-12,
+              "lemke (default, k=64 mid-edge): CCP residual %.15g, expected %.15g", res.metrics.residual, res_want);
+    }
+
+    /* Lemke, coulomb = true: the Anitescu–Potra LCP */
+    const double gamma_coulomb[3] = {1.0, -0.5, 0.0}, u_coulomb[3] = {0.0, 1.5, 0.0};
+    s.lemke.friction_directions = 4;
+    s.lemke.coulomb = true;
+    memset(gamma, 0, sizeof gamma);
+    st = run(&c.p, "lemke", &s, gamma, &res);
     CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "lemke: status %s (%s)",
           dvi_solve_status_string(res.status), res.message);
     velocity_and_objective(&c.p, gamma, u);
@@ -439,17 +499,22 @@ static void test_rolling_friction(void** state)
     const double np = 2.0005 / 1.2501;
     const double gamma_ccp[6] = {np, -0.5 * np, 0, -0.01 * np, 0, 0};
     const double gamma_coulomb[6] = {1, -0.5, 0, -0.01, 0, 0};
-    for (int k = 0; k < 4; k++) {
+    /* k = 0..2 cone solvers, 3 lemke default (t1 is a pyramid vertex and the
+     * spin "pyramid" ±1 is exact: the CCP answer to rounding), 4 lemke with
+     * coulomb = true */
+    for (int k = 0; k < 5; k++) {
+        const char* name = names[k < 4 ? k : 3];
         dvi_solver_settings s = settings(1e-10, 100000);
+        s.lemke.coulomb = k == 4;
         double gamma[6] = {0};
         dvi_solve_result res;
-        dvi_status st = run(&p, names[k], &s, gamma, &res);
-        CHECK(st == DVI_OK, "%s: rolling slide: %s (%s)", names[k], dvi_solve_status_string(res.status), res.message);
-        const double* want = k == 3 ? gamma_coulomb : gamma_ccp;
-        double tol = k == 3 ? 1e-12 : 1e-8;
+        dvi_status st = run(&p, name, &s, gamma, &res);
+        CHECK(st == DVI_OK, "%s: rolling slide: %s (%s)", name, dvi_solve_status_string(res.status), res.message);
+        const double* want = k == 4 ? gamma_coulomb : gamma_ccp;
+        double tol = k >= 3 ? 1e-12 : 1e-8;
         for (int i = 0; i < 6; i++)
-            CHECK(fabs(gamma[i] - want[i]) <= tol, "%s: rolling slide gamma[%d] = %.15g, expected %.15g", names[k], i,
-                  gamma[i], want[i]);
+            CHECK(fabs(gamma[i] - want[i]) <= tol, "%s%s: rolling slide gamma[%d] = %.15g, expected %.15g", name,
+                  k == 4 ? " (coulomb)" : "", i, gamma[i], want[i]);
     }
 }
 
@@ -743,34 +808,42 @@ static void make_stack(dvi_gen_problem* g)
     assert_int_equal(g->p.rows, 3 * STACK_N);
 }
 
-static void check_stack_answer(const char* name, const double* gamma)
+static void check_stack_answer(const char* name, const double* gamma, double tol)
 {
     /* contact k carries the weight of the N − k spheres above: (N − k) m g h */
     for (int k = 0; k < STACK_N; k++) {
         double want = (STACK_N - k) * STACK_M * STACK_G * STACK_H;
         double rel = fabs(gamma[3 * k] - want) / want;
-        CHECK(rel <= 1e-6, "%s: normal impulse at contact %d = %.15g, expected %.15g (relative error %.3e)", name, k,
+        CHECK(rel <= tol, "%s: normal impulse at contact %d = %.15g, expected %.15g (relative error %.3e)", name, k,
               gamma[3 * k], want, rel);
         double gt = hypot(gamma[3 * k + 1], gamma[3 * k + 2]);
         CHECK(gt < 1e-9, "%s: tangential impulse at contact %d = %.3e, expected 0", name, k, gt);
     }
 }
 
+/* The 10-sphere stack: every contact sticks with zero tangential impulse,
+ * so the cone, the pyramid (Lemke default) and the Coulomb LCP (Lemke,
+ * coulomb = true) share the exact answer. The iterative solvers (tolerance
+ * 1e-10) are held to 1e-6 relative; Lemke, a direct method, to 1e-9. */
 static void test_sphere_stack(void** state)
 {
     (void)state;
     dvi_gen_problem g;
     make_stack(&g);
-    static const char* const names[] = {"apgd", "pgs", "lemke"};
-    for (int k = 0; k < 3; k++) {
+    static const char* const names[] = {"apgd", "pgs", "lemke", "lemke"};
+    for (int k = 0; k < 4; k++) {
         dvi_solver_settings s = settings(1e-10, 100000);
+        s.lemke.coulomb = k == 3;
         double gamma[3 * STACK_N] = {0};
         dvi_solve_result res;
         dvi_status st = run(&g.p, names[k], &s, gamma, &res);
-        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "%s: status %s", names[k],
-              dvi_solve_status_string(res.status));
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "%s%s: status %s", names[k],
+              k == 3 ? " (coulomb)" : "", dvi_solve_status_string(res.status));
         print_message("         bottom impulse %.15g (exact %.15g)\n", gamma[0], STACK_N * STACK_M * STACK_G * STACK_H);
-        check_stack_answer(names[k], gamma);
+        check_stack_answer(k == 3 ? "lemke (coulomb)" : names[k], gamma, k >= 2 ? 1e-9 : 1e-6);
+        if (k >= 2)
+            CHECK(res.metrics.residual <= 1e-12, "%s: CCP residual %.3g on the stack (all stick: exact)", names[k],
+                  res.metrics.residual);
     }
     dvi_gen_free(&g);
 }
@@ -914,10 +987,9 @@ static int contact_state(const double* g3, const double* u3, double gscale, doub
     return hypot(u3[1], u3[2]) <= 1e-6 * uscale ? 1 : 2;
 }
 
-#define PI 3.14159265358979323846
-
-/* Lemke (pyramid, Coulomb-type LCP) against the cone solvers on the
- * nominal random problems, where most contacts slide.
+/* Lemke with settings.lemke.coulomb = true (pyramid, Coulomb-type LCP)
+ * against the cone solvers on the nominal random problems, where most
+ * contacts slide.
  * (a) The pyramid is inscribed in the cone: Lemke's γ is feasible for the
  *     CCP, so its CCP objective is never below the CCP minimum.
  * (b) Sliding contacts: the CCP answer has u_n = μ‖u_t‖, the Coulomb one
@@ -939,6 +1011,7 @@ static void test_random_lemke_vs_cone(void** state)
         dvi_solve_result rc, rl;
         run(&g.p, "pgs", &s, gc, &rc);
         s.lemke.friction_directions = k;
+        s.lemke.coulomb = true;
         dvi_status st = run(&g.p, "lemke", &s, gl, &rl);
         CHECK(st == DVI_OK && rl.status == DVI_SOLVE_CONVERGED, "seed %llu: lemke k=64: %s (%s)",
               (unsigned long long)seed, dvi_solve_status_string(rl.status), rl.message);
@@ -963,6 +1036,88 @@ static void test_random_lemke_vs_cone(void** state)
               (unsigned long long)seed, k, rl.metrics.residual_coulomb, sin(PI / k));
         dvi_gen_free(&g);
     }
+}
+
+/* Lemke by default (settings.lemke.coulomb = false) solves the CCP with the
+ * cone replaced by its inscribed k-pyramid: min ½γᵀNγ + rᵀγ over a subset
+ * of K. On the nominal random problems (most contacts slide) it is compared
+ * with apgd solved to 1e-10:
+ * (a) γ lies in the cone, so its objective is never below the CCP optimum
+ *     (apgd's objective, up to apgd's own 1e-10 accuracy);
+ * (b) k = 64: objective within REL_OBJ of the CCP optimum and u = Nγ + r
+ *     (unique for the CCP even where N is singular) within REL_U relative;
+ * (c) the pyramids are nested (the vertices for k = 4 are among those for
+ *     16, those for 16 among those for 64), so the objective cannot rise as
+ *     k goes 4 → 16 → 64, and the CCP residual of Lemke's answer falls;
+ *     for k = 64 it is at most RES64.
+ * Measured over seeds 1–6 (printed), k = 4 / 16 / 64: objective above the
+ * CCP optimum by ≤ 1.3e-1 / 7.4e-3 / 3.9e-4 relative, |u − u_apgd|/|u| ≤
+ * 1.6e-1 / 3.7e-2 / 6.1e-3, CCP residual ≤ 7.5e-2 / 1.9e-2 / 2.3e-3 (the
+ * pyramid's inner radius is cos(π/64) = 1 − 1.2e-3 of the cone's). The k = 64
+ * bounds below leave a margin of about 2. */
+static void test_random_lemke_relaxed_vs_apgd(void** state)
+{
+    (void)state;
+    const double REL_OBJ = 1e-3, REL_U = 1e-2, RES64 = 5e-3;
+    double worst_obj = 0.0, worst_u = 0.0, worst_res = 0.0;
+    for (uint64_t seed = 1; seed <= RANDOM_SEEDS; seed++) {
+        dvi_gen_problem g;
+        make_random(&g, seed);
+        int32_t m = g.p.rows, nb = g.bilateral;
+        double ga[64] = {0}, ua[64];
+        dvi_solver_settings s = settings(1e-10, 500000);
+        dvi_solve_result ra;
+        dvi_status st = run(&g.p, "apgd", &s, ga, &ra);
+        CHECK(st == DVI_OK && ra.status == DVI_SOLVE_CONVERGED, "seed %llu: apgd did not reach 1e-10 (%s, %.3g)",
+              (unsigned long long)seed, dvi_solve_status_string(ra.status), ra.metrics.residual);
+        double oa = velocity_and_objective(&g.p, ga, ua);
+        double gscale = norm2(ga, m), uscale = dmax(norm2(ua, m), norm2(g.r, m));
+        int sliding = 0;
+        for (int32_t c = 0; c < g.contacts; c++)
+            sliding += contact_state(ga + nb + 3 * c, ua + nb + 3 * c, gscale, uscale) == 2;
+        CHECK(sliding >= 1, "seed %llu: no sliding contact in the CCP answer (the test needs some)",
+              (unsigned long long)seed);
+        double prev = INFINITY, prev_obj = INFINITY;
+        for (int32_t k = 4; k <= 64; k *= 4) {
+            double gl[64] = {0}, ul[64];
+            dvi_solver_settings sl = settings(1e-12, 1000);
+            sl.lemke.friction_directions = k;
+            dvi_solve_result rl;
+            st = run(&g.p, "lemke", &sl, gl, &rl);
+            CHECK(st == DVI_OK && rl.status == DVI_SOLVE_CONVERGED, "seed %llu: lemke k=%d: %s (%s)",
+                  (unsigned long long)seed, k, dvi_solve_status_string(rl.status), rl.message);
+            double ol = velocity_and_objective(&g.p, gl, ul);
+            double dobj = (ol - oa) / fabs(oa), du = dist2(ul, ua, m) / uscale;
+            print_message("         seed %llu (%d sliding): lemke k=%2d: objective %+.3e rel to apgd, |du|/|u| %.3e, "
+                          "CCP residual %.3e\n",
+                          (unsigned long long)seed, sliding, k, dobj, du, rl.metrics.residual);
+            CHECK(rl.metrics.cone_violation <= 1e-12 * dmax(1.0, gscale),
+                  "seed %llu: lemke k=%d outside the cone by %.3g", (unsigned long long)seed, k,
+                  rl.metrics.cone_violation);
+            CHECK(dobj >= -1e-9, "seed %llu: lemke k=%d objective %.15g below the CCP optimum %.15g (%.3e rel)",
+                  (unsigned long long)seed, k, ol, oa, dobj);
+            CHECK(rl.metrics.residual < prev, "seed %llu: lemke CCP residual %.3e at k=%d not below %.3e at k/4",
+                  (unsigned long long)seed, rl.metrics.residual, k, prev);
+            CHECK(ol <= prev_obj + 1e-12 * fabs(oa), "seed %llu: lemke k=%d objective %.15g above k/4's %.15g (nested "
+                  "pyramids)", (unsigned long long)seed, k, ol, prev_obj);
+            prev = rl.metrics.residual;
+            prev_obj = ol;
+            if (k == 64) {
+                worst_obj = dmax(worst_obj, dobj);
+                worst_u = dmax(worst_u, du);
+                worst_res = dmax(worst_res, rl.metrics.residual);
+                CHECK(dobj <= REL_OBJ, "seed %llu: lemke k=64 objective %.3e above the CCP optimum (> %g)",
+                      (unsigned long long)seed, dobj, REL_OBJ);
+                CHECK(du <= REL_U, "seed %llu: lemke k=64 velocities %.3e away from apgd's (> %g)",
+                      (unsigned long long)seed, du, REL_U);
+                CHECK(rl.metrics.residual <= RES64, "seed %llu: lemke k=64 CCP residual %.3e > %g",
+                      (unsigned long long)seed, rl.metrics.residual, RES64);
+            }
+        }
+        dvi_gen_free(&g);
+    }
+    print_message("         worst over seeds, k = 64: objective %.3e, |du|/|u| %.3e, CCP residual %.3e\n", worst_obj,
+                  worst_u, worst_res);
 }
 
 /* Replaces r by −N γ* for a chosen γ* in the cone: then γ* solves the CCP
@@ -1005,18 +1160,20 @@ static void test_known_solution_all_stick(void** state)
         set_known_solution(&g, (uint64_t)q, ratio_inside, gstar);
         double fstar = velocity_and_objective(&g.p, gstar, ustar);
         double gs = norm2(gstar, m);
-        static const char* const names[] = {"apgd", "pgs", "jacobi", "lemke", "lemke"};
-        for (int k = 0; k < 5; k++) {
+        /* lemke: k = 4 and 64, default form (3, 4) and coulomb = true (5, 6) */
+        static const char* const names[] = {"apgd", "pgs", "jacobi", "lemke", "lemke", "lemke", "lemke"};
+        for (int k = 0; k < 7; k++) {
             dvi_solver_settings s = settings(1e-12, 500000);
-            s.lemke.friction_directions = k == 3 ? 4 : 64;
+            s.lemke.friction_directions = k % 2 ? 4 : 64;
+            s.lemke.coulomb = k >= 5;
             double gamma[64] = {0};
             dvi_solve_result res;
             run(&g.p, names[k], &s, gamma, &res);
             double err = dist2(gamma, gstar, m) / gs;
             /* iterative: ≲ cond(N) × 1e-12 ≤ 1e-9; lemke: exact up to rounding */
             double tol = k < 3 ? 1e-8 : 1e-10;
-            CHECK(err <= tol, "regular #%d (cond %.3g) %s%s: |gamma - gamma*|/|gamma*| = %.3e > %g", q, kappa, names[k],
-                  k == 3 ? " k=4" : (k == 4 ? " k=64" : ""), err, tol);
+            CHECK(err <= tol, "regular #%d (cond %.3g) %s%s%s: |gamma - gamma*|/|gamma*| = %.3e > %g", q, kappa,
+                  names[k], k < 3 ? "" : (k % 2 ? " k=4" : " k=64"), k >= 5 ? " coulomb" : "", err, tol);
             CHECK(fabs(res.metrics.objective - fstar) <= 1e-8 * fabs(fstar),
                   "regular #%d %s: objective %.15g, expected -0.5 g*'N g* = %.15g", q, names[k], res.metrics.objective,
                   fstar);
@@ -1126,6 +1283,63 @@ static void test_w_form_matches_factor_form(void** state)
     free(cp);
     free(ri);
     free(va);
+    dvi_gen_free(&g);
+}
+
+/* The granular bed of about 100 contacts (105 contacts, 23 spheres, FCC
+ * packing: N very singular, the LCP highly degenerate) solved by Lemke's
+ * default (pyramid CCP, k = 4) and by apgd to 1e-10. Lemke must finish with
+ * LCP residual ≤ 1e-10 and γ in the cone. Every contact sticks (apgd's
+ * answer, printed: 105 stick) and inside the 4-pyramid, so the pyramid
+ * changes nothing here: measured, the objectives agree to 6e-16 relative,
+ * |u − u_apgd|/|u| = 8.9e-11 (apgd's own accuracy) and Lemke's CCP
+ * residual is 1.5e-14. Held to 1e-10, 1e-9 and 1e-12. */
+static void test_granular_lemke_vs_apgd(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_granular(100, 0.5, 0.01, 3, &g), DVI_OK);
+    int32_t m = g.p.rows;
+    double* ga = calloc((size_t)m, sizeof(double));
+    double* gl = calloc((size_t)m, sizeof(double));
+    double* ua = calloc((size_t)m, sizeof(double));
+    double* ul = calloc((size_t)m, sizeof(double));
+    assert_non_null(ga);
+    assert_non_null(gl);
+    assert_non_null(ua);
+    assert_non_null(ul);
+    print_message("  granular: %d contacts, %d rows, %d bodies\n", g.contacts, m, g.p.body_count);
+    dvi_solver_settings s = settings(1e-10, 1000000);
+    dvi_solve_result ra, rl;
+    dvi_status st = run(&g.p, "apgd", &s, ga, &ra);
+    CHECK(st == DVI_OK && ra.status == DVI_SOLVE_CONVERGED, "granular: apgd did not reach 1e-10 (%s, %.3g)",
+          dvi_solve_status_string(ra.status), ra.metrics.residual);
+    double oa = velocity_and_objective(&g.p, ga, ua);
+    double gscale = norm2(ga, m), uscale = dmax(norm2(ua, m), norm2(g.r, m));
+    int states[3] = {0, 0, 0};
+    for (int32_t c = 0; c < g.contacts; c++) states[contact_state(ga + 3 * c, ua + 3 * c, gscale, uscale)]++;
+    print_message("         apgd: %d separated, %d stick, %d slide\n", states[0], states[1], states[2]);
+
+    dvi_solver_settings sl = settings(1e-10, 1000);
+    st = run(&g.p, "lemke", &sl, gl, &rl);
+    CHECK(st == DVI_OK && rl.status == DVI_SOLVE_CONVERGED, "granular: lemke: %s (%s)",
+          dvi_solve_status_string(rl.status), rl.message);
+    CHECK(rl.target_residual <= 1e-10, "granular: lemke LCP residual %.3e", rl.target_residual);
+    double ol = velocity_and_objective(&g.p, gl, ul);
+    double dobj = (ol - oa) / fabs(oa), du = dist2(ul, ua, m) / uscale;
+    print_message("         lemke k=4: %d pivots, objective %.15g vs apgd %.15g (%+.3e rel), |du|/|u| %.3e, "
+                  "CCP residual %.3e\n",
+                  rl.iterations, ol, oa, dobj, du, rl.metrics.residual);
+    CHECK(rl.metrics.cone_violation <= 1e-12 * gscale, "granular: lemke outside the cone by %.3g",
+          rl.metrics.cone_violation);
+    CHECK(fabs(dobj) <= 1e-10, "granular: lemke objective %.15g vs apgd %.15g (%.3e rel)", ol, oa, dobj);
+    CHECK(du <= 1e-9, "granular: lemke velocities %.3e away from apgd's", du);
+    CHECK(rl.metrics.residual <= 1e-12, "granular: lemke CCP residual %.3e", rl.metrics.residual);
+    free(ga);
+    free(gl);
+    free(ua);
+    free(ul);
     dvi_gen_free(&g);
 }
 
@@ -1498,6 +1712,8 @@ int main(void)
         cmocka_unit_test(test_box_stacks),
         cmocka_unit_test(test_random_apgd_vs_pgs),
         cmocka_unit_test(test_random_lemke_vs_cone),
+        cmocka_unit_test(test_random_lemke_relaxed_vs_apgd),
+        cmocka_unit_test(test_granular_lemke_vs_apgd),
         cmocka_unit_test(test_known_solution_all_stick),
         cmocka_unit_test(test_known_solution_stick_at_limit),
         cmocka_unit_test(test_w_form_matches_factor_form),

@@ -148,6 +148,10 @@ typedef struct dvi_solver_settings {
         int32_t friction_directions; ///< k, edges of the friction pyramid (≥ 3); default 4
         int32_t max_pivots;          ///< 0 = 50·LCP size; default 0
         int32_t max_lcp_size;        ///< refuse larger LCPs (dense memory); default 4000
+        bool coulomb;                ///< false (default): the CCP with each cone replaced by its
+                                     ///< pyramid (a positive semidefinite LCP; agrees with the
+                                     ///< cone solvers up to the pyramid). true: the Coulomb LCP of
+                                     ///< Anitescu–Potra 1997 (sliding contacts keep u_n = 0).
     } lemke;
     uint32_t internal_cookie; ///< set by dvi_default_solver_settings; do not touch
 } dvi_solver_settings;
