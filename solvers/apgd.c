@@ -17,7 +17,8 @@
  *    stopping test is accepted.
  * Stopping: the common CCP residual (ccp.h) of γ⁺ ≤ tolerance, confirmed on a
  * fresh product. Cost: one matrix-free product per iteration (plus one per
- * backtrack), O(rows) vector work.
+ * backtrack) and four fused passes over the vectors: the loop is bound by
+ * memory traffic at large sizes, so the passes that can share a sweep do.
  */
 #include "ccp_work.h"
 
@@ -28,47 +29,97 @@
 #define REFRESH 50
 #define MAX_BACKTRACK 60
 
-static void step(const dvi_ccp_work* w, const double* y, const double* grad, double t, double* out)
+/* (9) γ⁺ = Π(y − t (N y + r)) and d = γ⁺ − y, block by block in one pass;
+ * returns ‖d‖². */
+static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Ny, double t, double* gp, double* d)
 {
-    for (int32_t i = 0; i < w->m; i++) out[i] = y[i] - t * grad[i];
-    dvi_work_project(w, out);
+    const dvi_ccp_block* B = w->p->blocks;
+    const double* r = w->p->r;
+    double dd = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double x[6];
+        for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - t * (Ny[r0 + a] + r[r0 + a]);
+        if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
+        for (int32_t a = 0; a < k; a++) {
+            double da = x[a] - y[r0 + a];
+            gp[r0 + a] = x[a];
+            d[r0 + a] = da;
+            dd += da * da;
+        }
+    }
+    return dd;
 }
 
-static double residual_of(const dvi_ccp_work* w, const double* g, const double* Ng, double* u)
+/* The common CCP residual of γ given N γ (u = Nγ + r formed on the fly);
+ * the same arithmetic as dvi_work_residual. */
+static double residual_of(const dvi_ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
+    const dvi_ccp_block* B = w->p->blocks;
     const double* r = w->p->r;
-    for (int32_t i = 0; i < w->m; i++) u[i] = Ng[i] + r[i];
-    return dvi_work_residual(w, g, u);
+    double e2 = 0.0, g2 = 0.0, u2 = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double u[6];
+        for (int32_t a = 0; a < k; a++) {
+            u[a] = Ng[r0 + a] + r[r0 + a];
+            g2 += g[r0 + a] * g[r0 + a];
+            u2 += u[a] * u[a];
+        }
+        e2 += dvi_natural_map2(&B[b], g + r0, u, k);
+    }
+    return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+}
+
+/* (17) N γ⁺ = N y + N d, and in the same pass the residual of γ⁺ and the
+ * restart product ∇f(y)ᵀ(γ⁺ − γ). */
+static double advance(const dvi_ccp_work* w, const double* g, const double* gp, const double* Ny, const double* Nd,
+                      double* Ngp, double rnorm, double* gdot)
+{
+    const dvi_ccp_block* B = w->p->blocks;
+    const double* r = w->p->r;
+    double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double u[6];
+        for (int32_t a = 0; a < k; a++) {
+            int32_t i = r0 + a;
+            double ngp = Ny[i] + Nd[i];
+            Ngp[i] = ngp;
+            u[a] = ngp + r[i];
+            g2 += gp[i] * gp[i];
+            u2 += u[a] * u[a];
+            gd += (Ny[i] + r[i]) * (gp[i] - g[i]);
+        }
+        e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
+    }
+    *gdot = gd;
+    return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
 static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
     const int32_t m = w->m;
-    const double* r = w->p->r;
-    double* g = w->vec[0];     /* γ_k */
-    double* gp = w->vec[1];    /* γ_{k+1} */
-    double* y = w->vec[2];
-    double* Ny = w->vec[3];
-    double* Ng = w->vec[4];
-    double* Ngp = w->vec[5];
-    double* d = w->vec[6];
-    double* Nd = w->vec[7];
-    double* best = w->vec[8];  /* also used as u scratch before the loop */
-    double* grad = w->vec[9];
+    const double rnorm = dvi_norm2(w->p->r, m);
+    /* Three buffers rotate between γ_k, γ_{k+1} and the best iterate, so the
+     * best is kept without copying. */
+    double* buf[3] = {w->vec[0], w->vec[1], w->vec[2]};
+    double* y = w->vec[3];
+    double* Ny = w->vec[4];
+    double* Ng = w->vec[5];
+    double* Ngp = w->vec[6];
+    double* d = w->vec[7];
+    double* Nd = w->vec[8];
 
     /* (1)–(4) γ_0 (projected guess), y_0 = γ_0, θ_0 = 1 */
+    double* g = buf[0];
     memcpy(g, gamma, (size_t)m * sizeof(double));
     dvi_work_project(w, g);
     dvi_work_apply(w, g, Ng);
-    double best_res = residual_of(w, g, Ng, grad);
-    memcpy(best, g, (size_t)m * sizeof(double));
+    double* best = g;
+    double best_res = residual_of(w, g, Ng, rnorm);
     res->iterations = 0;
-    if (best_res <= s->tolerance) {
-        memcpy(gamma, g, (size_t)m * sizeof(double));
-        res->status = DVI_SOLVE_CONVERGED;
-        res->target_residual = best_res;
-        return DVI_OK;
-    }
+    res->status = DVI_SOLVE_MAX_ITERATIONS;
 
     /* (5)–(6) L_0 = ‖N(γ_0 − γ̃)‖ / ‖γ_0 − γ̃‖ with γ̃ = γ_0 − 1: a lower
      * estimate of the largest eigenvalue; backtracking corrects it. */
@@ -76,41 +127,36 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     dvi_work_apply(w, d, Nd);
     double L = dvi_norm2(Nd, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
-    double t = 1.0 / L;
     double theta = 1.0;
     memcpy(y, g, (size_t)m * sizeof(double));
     memcpy(Ny, Ng, (size_t)m * sizeof(double));
 
-    res->status = DVI_SOLVE_MAX_ITERATIONS;
-    int32_t k;
-    for (k = 0; k < s->max_iterations; k++) {
+    int32_t k = 0;
+    if (best_res <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
+    for (; k < s->max_iterations && res->status != DVI_SOLVE_CONVERGED; k++) {
         if (k > 0 && k % REFRESH == 0) { /* refresh the linear recurrences */
             dvi_work_apply(w, g, Ng);
             dvi_work_apply(w, y, Ny);
         }
-        /* (8) gradient at y: N y + r */
-        for (int32_t i = 0; i < m; i++) grad[i] = Ny[i] + r[i];
-        /* (9) γ_{k+1} = Π(y − t ∇f(y)) */
-        step(w, y, grad, t, gp);
-        for (int32_t i = 0; i < m; i++) d[i] = gp[i] - y[i];
+        double* gp = buf[0] != g && buf[0] != best ? buf[0] : buf[1] != g && buf[1] != best ? buf[1] : buf[2];
+        /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r */
+        double t = 1.0 / L;
+        double dd = gradient_step(w, y, Ny, t, gp, d);
         dvi_work_apply(w, d, Nd);
         /* (10)–(13) backtrack until ½dᵀNd ≤ L/2 ‖d‖² */
-        for (int bt = 0; bt < MAX_BACKTRACK; bt++) {
-            double dNd = dvi_dot(d, Nd, m), dd = dvi_dot(d, d, m);
-            if (dNd <= L * dd * (1.0 + 1e-12)) break;
+        for (int bt = 0; bt < MAX_BACKTRACK && dvi_dot(d, Nd, m) > L * dd * (1.0 + 1e-12); bt++) {
             L *= s->apgd.grow;
             t = 1.0 / L;
-            step(w, y, grad, t, gp);
-            for (int32_t i = 0; i < m; i++) d[i] = gp[i] - y[i];
+            dd = gradient_step(w, y, Ny, t, gp, d);
             dvi_work_apply(w, d, Nd);
         }
-        for (int32_t i = 0; i < m; i++) Ngp[i] = Ny[i] + Nd[i];
         /* (14)–(15) θ_{k+1}, β_{k+1} */
         double theta_n = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
         double beta = theta * (1.0 - theta) / (theta * theta + theta_n);
 
-        /* (17)–(22) residual of γ_{k+1}; keep the best iterate */
-        double rk = residual_of(w, gp, Ngp, Nd /* reused as u */);
+        /* (17)–(22) N γ_{k+1}, its residual, the best iterate */
+        double gdot;
+        double rk = advance(w, g, gp, Ny, Nd, Ngp, rnorm, &gdot);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "APGD: non-finite residual at iteration %d", k + 1);
@@ -119,21 +165,15 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         }
         if (rk <= s->tolerance) { /* confirm on a fresh product */
             dvi_work_apply(w, gp, Ngp);
-            rk = residual_of(w, gp, Ngp, Nd);
+            rk = residual_of(w, gp, Ngp, rnorm);
         }
         dvi_history_push(res, rk);
         if (rk < best_res) {
             best_res = rk;
-            memcpy(best, gp, (size_t)m * sizeof(double));
+            best = gp;
         }
-        if (rk <= s->tolerance) {
-            res->status = DVI_SOLVE_CONVERGED;
-            k++;
-            break;
-        }
+        if (rk <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
         /* (23)–(26) adaptive restart when ∇f(y)ᵀ(γ_{k+1} − γ_k) > 0 */
-        double gdot = 0.0;
-        for (int32_t i = 0; i < m; i++) gdot += grad[i] * (gp[i] - g[i]);
         if (s->apgd.restart && gdot > 0.0) {
             memcpy(y, gp, (size_t)m * sizeof(double));
             memcpy(Ny, Ngp, (size_t)m * sizeof(double));
@@ -146,10 +186,11 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         }
         /* (27)–(28) */
         L *= s->apgd.shrink;
-        t = 1.0 / L;
         theta = theta_n;
-        double* tmp = g; g = gp; gp = tmp;
-        tmp = Ng; Ng = Ngp; Ngp = tmp;
+        g = gp;
+        double* tmp = Ng;
+        Ng = Ngp;
+        Ngp = tmp;
     }
     res->iterations = k;
     res->target_residual = best_res;

@@ -32,7 +32,7 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
             double* tb = t + 6 * (size_t)b;
             for (int c = 0; c < 6; c++) tb[c] = 0.0;
             for (int32_t k = w->body_ptr[b]; k < w->body_ptr[b + 1]; k++) {
-                const double* d = w->run_d + 6 * (size_t)w->body_run[k];
+                const double* d = w->brun_d + 6 * (size_t)k;
                 for (int c = 0; c < 6; c++) tb[c] += fabs(d[c]);
             }
         }

@@ -7,10 +7,11 @@
  *   factor form  N x = Dᵀ M⁻¹ D x + c∘x
  *       D is regrouped into "runs": the entries of one column that belong to
  *       one body, stored densely as 6 numbers (run_d), together with the
- *       6 numbers of M⁻¹ D for that run (run_md). A body-major index of the
- *       runs (body_ptr/body_run) lets v = M⁻¹ D x be computed body by body
- *       and u = Dᵀ v column by column, both without write conflicts, so both
- *       loops run in parallel and give the same bits for any thread count.
+ *       6 numbers of M⁻¹ D for that run (run_md). A body-major copy of the
+ *       runs (body_ptr, brun_col, brun_d) lets v = M⁻¹ D x be computed body
+ *       by body over contiguous memory, and u = Dᵀ v column by column; both
+ *       loops are free of write conflicts, so both run in parallel and give
+ *       the same bits for any thread count.
  *   Delassus form  N x = W x + c∘x
  *       W's transpose is built (rows of W as columns), so y = W x is a
  *       gather over rows, parallel and deterministic; duplicates are summed.
@@ -46,7 +47,8 @@ typedef struct dvi_ccp_work {
     double* run_d;      /* [6 nruns] */
     double* run_md;     /* [6 nruns] */
     int32_t* body_ptr;  /* [nbody + 1] */
-    int32_t* body_run;  /* [nruns] */
+    int32_t* brun_col;  /* [nruns] column of each run, body-major order */
+    double* brun_d;     /* [6 nruns] run_d in body-major order */
 
     /* Delassus form: transpose of W */
     int32_t* wt_p;      /* [m + 1] */
@@ -93,6 +95,9 @@ void dvi_work_project(const dvi_ccp_work* w, double* x);
 /* CCP residual of gamma given u = N gamma + r (see ccp.h). */
 double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const double* u);
 
+/* The normalisation of every residual: max(‖r‖, ‖γ‖, ‖u‖), or 1 below 1e-300. */
+double dvi_residual_scale(double rnorm, double gnorm, double unorm);
+
 /* All metrics of gamma given u = N gamma + r. */
 void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out);
 
@@ -108,6 +113,17 @@ double dvi_dot(const double* x, const double* y, int32_t n);
 
 /* x <- Π_K(x) for one block of the given kind (x points at its first row). */
 void dvi_cone_project(const dvi_ccp_block* b, double* x);
+
+/* ‖γ_a − Π_K(γ_a − v_a)‖² for one block of k rows: one block's share of
+ * the natural-map residual (e² in ccp.h). */
+static inline double dvi_natural_map2(const dvi_ccp_block* b, const double* ga, const double* va, int32_t k)
+{
+    double x[6], e2 = 0.0;
+    for (int32_t i = 0; i < k; i++) x[i] = ga[i] - va[i];
+    dvi_cone_project(b, x);
+    for (int32_t i = 0; i < k; i++) e2 += (ga[i] - x[i]) * (ga[i] - x[i]);
+    return e2;
+}
 
 /* ---- solver plug-in interface ---- */
 
