@@ -13,6 +13,7 @@
 #include "problems.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@ enum { MAX_IT = 5000, NSOLVERS = 4 };
 
 typedef struct run {
     const char* solver;
+    bool iterative;           /* false: Lemke (a direct method: no residual curve) */
     double* history;
     int32_t length;
     dvi_solve_result res;
@@ -48,6 +50,7 @@ static int write_csv(const char* path, const run* runs, int n)
     int32_t longest = 0;
     fprintf(f, "iteration");
     for (int s = 0; s < n; s++) {
+        if (!runs[s].iterative) continue;
         fprintf(f, ",%s_residual", runs[s].solver);
         if (runs[s].length > longest) longest = runs[s].length;
     }
@@ -55,6 +58,7 @@ static int write_csv(const char* path, const run* runs, int n)
     for (int32_t k = 0; k < longest; k++) {
         fprintf(f, "%d", k + 1);
         for (int s = 0; s < n; s++) {
+            if (!runs[s].iterative) continue;
             if (k < runs[s].length) fprintf(f, ",%.6e", runs[s].history[k]);
             else fprintf(f, ",");
         }
@@ -71,7 +75,7 @@ static int write_svg(const char* path, const char* title, const run* runs, int n
     int32_t xmax = 1;
     double lo = log10(tol) - 1, hi = 0;
     for (int s = 0; s < n; s++)
-        for (int32_t k = 0; k < runs[s].length; k++) {
+        for (int32_t k = 0; runs[s].iterative && k < runs[s].length; k++) {
             double v = runs[s].history[k];
             if (v > 0 && isfinite(v)) {
                 if (log10(v) < lo) lo = floor(log10(v));
@@ -104,14 +108,20 @@ static int write_svg(const char* path, const char* title, const run* runs, int n
     fprintf(f, "<text transform=\"translate(20,%g) rotate(-90)\" text-anchor=\"middle\">CCP residual</text>\n",
             T + ph / 2);
     for (int s = 0; s < n; s++) {
-        if (runs[s].length == 0) continue;
+        double ly = T + 20 + 22 * s;
+        if (!runs[s].iterative) { /* a direct method: legend entry only */
+            fprintf(f, "<text x=\"%g\" y=\"%g\">%s: %d pivots,</text>\n", L + pw + 15, ly + 4, runs[s].solver,
+                    runs[s].res.iterations);
+            fprintf(f, "<text x=\"%g\" y=\"%g\">CCP residual %.1e</text>\n", L + pw + 15, ly + 18,
+                    runs[s].res.metrics.residual);
+            continue;
+        }
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colors[s % 4]);
         for (int32_t k = 0; k < runs[s].length; k++) {
             double v = runs[s].history[k];
             if (v > 0 && isfinite(v)) fprintf(f, "%.1f,%.1f ", X(k + 1), Y(log10(v)));
         }
         fprintf(f, "\"/>\n");
-        double ly = T + 20 + 22 * s;
         fprintf(f, "<line x1=\"%g\" y1=\"%g\" x2=\"%g\" y2=\"%g\" stroke=\"%s\" stroke-width=\"3\"/>\n", L + pw + 15, ly,
                 L + pw + 40, ly, colors[s % 4]);
         fprintf(f, "<text x=\"%g\" y=\"%g\">%s (%d it)</text>\n", L + pw + 46, ly + 4, runs[s].solver,
@@ -140,6 +150,7 @@ static int run_problem(const char* outdir, const char* name, const char* title, 
         run* r = &runs[n];
         memset(r, 0, sizeof *r);
         r->solver = solvers[s];
+        r->iterative = strcmp(solvers[s], "lemke") != 0;
         r->history = calloc(MAX_IT, sizeof(double));
         if (!r->history) break;
         r->res.history = r->history;
