@@ -13,7 +13,8 @@
  * Option `symmetric` runs a backward sweep after each forward sweep.
  * Stopping: the common CCP residual after each sweep (one gather), ≤ tolerance,
  * confirmed on freshly recomputed velocities. v is recomputed from γ every
- * REFRESH sweeps to remove round-off drift.
+ * REFRESH sweeps to remove round-off drift. Divergence: ‖γ‖ growing 1e10-fold
+ * over its natural scale (dvi_diverging), or a non-finite value.
  */
 #include "ccp_work.h"
 
@@ -101,7 +102,8 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
         res->status = DVI_SOLVE_CONVERGED;
         return DVI_OK;
     }
-    double r0 = rk;
+    const double scale = dvi_impulse_scale(w, eta);
+    double gnorm_first = 0.0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
     int32_t it;
     for (it = 1; it <= s->max_iterations; it++) {
@@ -117,9 +119,12 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
             rk = dvi_work_residual(w, g, u);
         }
         dvi_history_push(res, rk);
-        if (!isfinite(rk) || rk > 1e12 * (r0 > 1.0 ? r0 : 1.0)) {
+        double gnorm = dvi_norm2(g, m);
+        if (it == 1) gnorm_first = gnorm;
+        if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {
             res->status = DVI_SOLVE_DIVERGED;
-            snprintf(res->message, sizeof res->message, "PGS: residual %.3g at sweep %d (diverging)", rk, it);
+            snprintf(res->message, sizeof res->message, "PGS: |gamma| = %.3g at sweep %d (diverging; lower pgs.omega)",
+                     gnorm, it);
             break;
         }
         if (rk <= s->tolerance) {
@@ -129,7 +134,6 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
     }
     res->iterations = it > s->max_iterations ? s->max_iterations : it;
     res->target_residual = rk;
-    (void)m;
     return DVI_OK;
 }
 

@@ -424,3 +424,15 @@ void dvi_block_steps(const dvi_ccp_work* w, double* eta)
         eta[b] = tr > 0.0 ? (double)k / tr : 0.0;
     }
 }
+
+double dvi_impulse_scale(const dvi_ccp_work* w, const double* eta)
+{
+    double scale = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        double rn = 0.0;
+        for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) rn += w->p->r[i] * w->p->r[i];
+        rn = eta[b] * sqrt(rn);
+        if (rn > scale) scale = rn;
+    }
+    return scale;
+}

@@ -25,6 +25,8 @@
 
 #include "dvi/ccp.h"
 
+#include <math.h>
+
 #define DVI_WORK_VECTORS 10 /* scratch m-vectors available to a solver */
 
 typedef struct dvi_ccp_work {
@@ -123,6 +125,20 @@ static inline double dvi_natural_map2(const dvi_ccp_block* b, const double* ga, 
     dvi_cone_project(b, x);
     for (int32_t i = 0; i < k; i++) e2 += (ga[i] - x[i]) * (ga[i] - x[i]);
     return e2;
+}
+
+/* A natural scale of the impulses: max_a η_a ‖r_a‖ (the size of one step
+ * from zero), used by the divergence tests of the iterative solvers. */
+double dvi_impulse_scale(const dvi_ccp_work* w, const double* eta);
+
+/* Divergence test of the iterative solvers. The residual is scale-free and
+ * stays bounded while iterates run away, so the test looks at ‖γ‖: non-finite,
+ * or 1e10 times larger than both the natural scale and ‖γ‖ after the first
+ * iteration. */
+static inline bool dvi_diverging(double gnorm, double gnorm_first, double scale)
+{
+    double ref = gnorm_first > scale ? gnorm_first : scale;
+    return !isfinite(gnorm) || gnorm > 1e10 * (ref > 1e-300 ? ref : 1e-300);
 }
 
 /* ---- solver plug-in interface ---- */

@@ -1699,6 +1699,42 @@ static void test_convergence_budget(void** state)
     }
 }
 
+/* Overflow: finite but extreme data (W ~ 1e300, r ~ 1e300) make the products
+ * overflow. Every iterative solver must end with status diverged (or report a
+ * finite answer honestly), never "converged" with non-finite numbers, and
+ * must not crash. */
+static void test_overflow_reported(void** state)
+{
+    (void)state;
+    static const int32_t colptr[4] = {0, 2, 4, 5}, rowind[5] = {0, 1, 0, 1, 2};
+    static const double values[5] = {1e300, 9e299, 9e299, 1e300, 1e300};
+    static const double r[3] = {-1e300, 1e300, 1e300};
+    dvi_csc W = {3, 3, colptr, rowind, values};
+    dvi_ccp_block block = {DVI_BLOCK_FRICTION, 0.5, 0.0, 0.0};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = 3;
+    p.block_count = 1;
+    p.blocks = &block;
+    p.W = &W;
+    p.r = r;
+    static const char* const names[] = {"apgd", "pgs", "jacobi"};
+    for (int k = 0; k < 3; k++) {
+        dvi_solver_settings s = dvi_default_solver_settings();
+        s.max_iterations = 200;
+        double gamma[3];
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        dvi_status st = dvi_ccp_solve(&p, names[k], &s, gamma, &res);
+        bool finite = isfinite(gamma[0]) && isfinite(gamma[1]) && isfinite(gamma[2]) && isfinite(res.metrics.residual);
+        if (res.status == DVI_SOLVE_CONVERGED)
+            CHECK(finite && res.metrics.residual <= s.tolerance, "%s: converged with residual %g", names[k],
+                  res.metrics.residual);
+        else
+            CHECK(st == DVI_NOT_CONVERGED && (res.status == DVI_SOLVE_DIVERGED || finite), "%s: status %s, st %d",
+                  names[k], dvi_solve_status_string(res.status), (int)st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1722,6 +1758,7 @@ int main(void)
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_convergence_budget),
+        cmocka_unit_test(test_overflow_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
