@@ -39,6 +39,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.apgd.shrink = 0.9;
     s.pgs.omega = 1.0;
     s.pgs.symmetric = false;
+    s.pgs.block_iterations = 8;
     s.jacobi.omega = 1.5;
     s.lemke.friction_directions = 4;
     s.lemke.max_pivots = 0;
@@ -68,6 +69,8 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
         return bad(msg, n, "settings.apgd.shrink: must be in (0, 1]", s->apgd.shrink);
     if (!(s->pgs.omega > 0.0 && s->pgs.omega < 2.0))
         return bad(msg, n, "settings.pgs.omega: must be in (0, 2)", s->pgs.omega);
+    if (s->pgs.block_iterations < 1)
+        return bad(msg, n, "settings.pgs.block_iterations: must be >= 1", s->pgs.block_iterations);
     if (!(s->jacobi.omega > 0.0 && s->jacobi.omega < 2.0))
         return bad(msg, n, "settings.jacobi.omega: must be in (0, 2)", s->jacobi.omega);
     if (s->lemke.friction_directions < 3)

@@ -415,13 +415,37 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
 }
 
 /* Step sizes η_a = rows / trace(N_aa); 0 for uncoupled blocks. */
+/* Entry (i, k) of N for two rows of the same block (compliance excluded): see ccp_work.h. */
+double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k)
+{
+    double s = 0.0;
+    if (w->factor_form) {
+        for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++)
+            for (int32_t p = w->run_ptr[k]; p < w->run_ptr[k + 1]; p++)
+                if (w->run_body[p] == w->run_body[q]) {
+                    const double* d = w->run_d + 6 * (size_t)q;
+                    const double* md = w->run_md + 6 * (size_t)p;
+                    s += d[0] * md[0] + d[1] * md[1] + d[2] * md[2] + d[3] * md[3] + d[4] * md[4] + d[5] * md[5];
+                }
+    } else {
+        for (int32_t e = w->wt_p[i]; e < w->wt_p[i + 1]; e++)
+            if (w->wt_i[e] == k) s += w->wt_x[e];
+    }
+    return s;
+}
+
 void dvi_block_steps(const dvi_ccp_work* w, double* eta)
 {
     for (int32_t b = 0; b < w->nblocks; b++) {
-        double tr = 0.0;
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        for (int32_t a = 0; a < k; a++) tr += w->diag[r0 + a];
-        eta[b] = tr > 0.0 ? (double)k / tr : 0.0;
+        double bound = 0.0; /* Gershgorin bound on λmax(N_aa) */
+        for (int32_t a = 0; a < k; a++) {
+            double row = w->diag[r0 + a];
+            for (int32_t c = 0; c < k; c++)
+                if (c != a) row += fabs(dvi_work_block_entry(w, r0 + a, r0 + c));
+            if (row > bound) bound = row;
+        }
+        eta[b] = bound > 0.0 ? 1.0 / bound : 0.0;
     }
 }
 

@@ -87,9 +87,15 @@ void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v);
 /* Factor form only. y = D^T v (no compliance). */
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y);
 
-/* Per-block steps η_a = rows / trace(N_aa) (0 for a block coupled to
- * nothing), as in Tasora–Anitescu; eta has nblocks entries. */
+/* Per-block steps η_a = 1 / (Gershgorin bound of λmax(N_aa)), 0 for a block
+ * coupled to nothing: with ω < 2 every block update of PGS then decreases
+ * the objective. For an isotropic block this is the Tasora–Anitescu step
+ * |a| / trace(N_aa). nblocks entries. */
 void dvi_block_steps(const dvi_ccp_work* w, double* eta);
+
+/* N_ik for rows i, k that share bodies (e.g. rows of one block), without
+ * compliance; cost O(runs of i × runs of k). */
+double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k);
 
 /* x <- Π_K(x), block by block. */
 void dvi_work_project(const dvi_ccp_work* w, double* x);

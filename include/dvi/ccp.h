@@ -140,6 +140,8 @@ typedef struct dvi_solver_settings {
     struct {
         double omega;       ///< over-relaxation ω in (0, 2); default 1.0
         bool symmetric;     ///< forward then backward sweep; default false
+        int32_t block_iterations; ///< projected-gradient steps on a block's own k×k problem per
+                                  ///< visit (≥ 1; 1 = one Tasora–Anitescu step); default 8
     } pgs;
     struct {
         double omega;       ///< relaxation ω in (0, 2) of the simultaneous update; default 1.5

@@ -3,4 +3,6 @@
 #define DVI_DVI_H
 #include "base.h"
 #include "ccp.h"
+#include "world.h"
+#include "io.h"
 #endif

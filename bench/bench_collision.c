@@ -1,0 +1,263 @@
+/* dvicontact — collision benchmark: a settled granular bed of spheres in a
+ * container, at growing sizes; one table row per size.
+ *
+ * Scene: N spheres of radius uniform in [0.01, 0.02] m on a cubic lattice of
+ * spacing 0.03 m with a small random jitter (volume fraction ≈ 0.58, about
+ * 3 contacts per sphere, like a settled random bed), in a container made of a
+ * floor plane and 4 static wall boxes. The bed is twice as wide as it is
+ * high. Envelope 0.005 m.
+ *
+ * Timed: dvi_geom_update() on every geom plus dvi_collide() (broad + narrow
+ * phase), fastest of several repeats after one warm-up call (which grows the
+ * collision buffers). ns/shape divides that time by the number of geoms; a
+ * broad phase whose cost is linear in the number of shapes shows a flat
+ * column, and the requirement is ns/shape(100,000) / ns/shape(1,000) ≤ 2.
+ *
+ * --shuffle numbers the spheres in random order instead of lattice order
+ * (no spatial coherence in memory: the worst case for caches). */
+#include "collision.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define SPACING 0.03
+#define R_MIN 0.01
+#define R_MAX 0.02
+#define JITTER 0.001
+#define ENVELOPE 0.005
+#define WALL 0.05 /* wall thickness */
+#define SEED 20240601u
+#define MIN_SECONDS 0.3
+#define MIN_REPEATS 5
+#define MAX_REPEATS 200
+
+static const int32_t sizes[] = {1000, 3000, 10000, 30000, 100000};
+#define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+
+typedef struct row {
+    int32_t spheres, shapes, contacts, pairs;
+    double seconds; /* fastest repeat, wall clock */
+    double cpu_seconds; /* fastest repeat, thread CPU time */
+    int repeats;
+    double ns_per_shape;
+} row;
+
+static double clock_seconds(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double rnd(uint64_t* s) /* uniform in [0, 1) (splitmix64) */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void identity(double R[9])
+{
+    memset(R, 0, 9 * sizeof(double));
+    R[0] = R[4] = R[8] = 1.0;
+}
+
+static dvi_geom wall(int32_t owner, double x, double y, double z, double hx, double hy, double hz)
+{
+    dvi_geom g;
+    memset(&g, 0, sizeof g);
+    g.type = DVI_SHAPE_BOX;
+    g.owner = owner;
+    g.is_static = true;
+    g.pos[0] = x;
+    g.pos[1] = y;
+    g.pos[2] = z;
+    identity(g.rot);
+    g.half[0] = hx;
+    g.half[1] = hy;
+    g.half[2] = hz;
+    return g;
+}
+
+/* Fills g with n spheres and the container (n + 5 geoms). */
+static void make_bed(dvi_geom* g, int32_t n, bool shuffle)
+{
+    /* layers nz, square footprint nx × nx with nx ≈ 2 nz */
+    int32_t nz = 1;
+    while (4 * (int64_t)(nz + 1) * (nz + 1) * (nz + 1) <= n) nz++;
+    int32_t nx = 1;
+    while ((int64_t)nx * nx * nz < n) nx++;
+    uint64_t s = SEED;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t ix = i % nx, iy = (i / nx) % nx, iz = i / (nx * nx);
+        dvi_geom* q = &g[i];
+        memset(q, 0, sizeof *q);
+        q->type = DVI_SHAPE_SPHERE;
+        q->owner = i;
+        q->radius = R_MIN + (R_MAX - R_MIN) * rnd(&s);
+        q->pos[0] = (ix + 0.5) * SPACING + JITTER * (2 * rnd(&s) - 1);
+        q->pos[1] = (iy + 0.5) * SPACING + JITTER * (2 * rnd(&s) - 1);
+        q->pos[2] = (iz + 0.5) * SPACING + JITTER * (2 * rnd(&s) - 1);
+        identity(q->rot);
+    }
+    if (shuffle)
+        for (int32_t i = n - 1; i > 0; i--) {
+            int32_t j = (int32_t)(rnd(&s) * (i + 1));
+            dvi_geom t = g[i];
+            g[i] = g[j];
+            g[j] = t;
+            g[i].owner = i;
+            g[j].owner = j;
+        }
+    const double L = nx * SPACING, H = (nz + 2) * SPACING;
+    memset(&g[n], 0, sizeof g[n]); /* floor: the plane z = 0 */
+    g[n].type = DVI_SHAPE_PLANE;
+    g[n].owner = n;
+    g[n].is_static = true;
+    identity(g[n].rot);
+    g[n + 1] = wall(n + 1, -0.5 * WALL, 0.5 * L, 0.5 * H, 0.5 * WALL, 0.5 * L + WALL, 0.5 * H);
+    g[n + 2] = wall(n + 2, L + 0.5 * WALL, 0.5 * L, 0.5 * H, 0.5 * WALL, 0.5 * L + WALL, 0.5 * H);
+    g[n + 3] = wall(n + 3, 0.5 * L, -0.5 * WALL, 0.5 * H, 0.5 * L, 0.5 * WALL, 0.5 * H);
+    g[n + 4] = wall(n + 4, 0.5 * L, L + 0.5 * WALL, 0.5 * H, 0.5 * L, 0.5 * WALL, 0.5 * H);
+}
+
+static int run(int32_t n, bool shuffle, row* out)
+{
+    const int32_t total = n + 5;
+    dvi_geom* g = malloc((size_t)total * sizeof *g);
+    dvi_collision* c = NULL;
+    if (!g || dvi_collision_create(&c) != DVI_OK) {
+        free(g);
+        fprintf(stderr, "bench_collision: out of memory\n");
+        return 1;
+    }
+    make_bed(g, n, shuffle);
+    const dvi_contact_point* pts = NULL;
+    int32_t count = 0;
+    double best = HUGE_VAL, best_cpu = HUGE_VAL, spent = 0.0;
+    int reps = 0;
+    for (int r = -1; r < MAX_REPEATS; r++) { /* r = −1: warm-up */
+        double t0 = clock_seconds(CLOCK_MONOTONIC), u0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+        for (int32_t i = 0; i < total; i++) dvi_geom_update(&g[i]);
+        dvi_status st = dvi_collide(c, g, total, ENVELOPE, &pts, &count);
+        double t = clock_seconds(CLOCK_MONOTONIC) - t0, u = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - u0;
+        if (st != DVI_OK) {
+            fprintf(stderr, "bench_collision: dvi_collide failed (%d)\n", (int)st);
+            dvi_collision_destroy(c);
+            free(g);
+            return 1;
+        }
+        if (r < 0) continue;
+        reps++;
+        spent += t;
+        if (t < best) best = t;
+        if (u < best_cpu) best_cpu = u;
+        if (reps >= MIN_REPEATS && spent >= MIN_SECONDS) break;
+    }
+    int32_t pairs = 0;
+    for (int32_t i = 0; i < count; i++)
+        if (i == 0 || pts[i].geom_a != pts[i - 1].geom_a || pts[i].geom_b != pts[i - 1].geom_b) pairs++;
+    out->spheres = n;
+    out->shapes = total;
+    out->contacts = count;
+    out->pairs = pairs;
+    out->seconds = best;
+    out->cpu_seconds = best_cpu;
+    out->repeats = reps;
+    out->ns_per_shape = 1e9 * best / total;
+    dvi_collision_destroy(c);
+    free(g);
+    return 0;
+}
+
+static void usage(FILE* f)
+{
+    fprintf(f,
+            "usage: bench_collision [--json] [--max-shapes N] [--shuffle] [--help]\n"
+            "  Times dvi_geom_update + dvi_collide on a granular bed of N spheres\n"
+            "  (N = 1000, 3000, 10000, 30000, 100000) in a container.\n"
+            "  --json          one JSON object per row (keys shapes, contacts, ns_per_shape, ...)\n"
+            "  --max-shapes N  skip sizes with more than N spheres\n"
+            "  --shuffle       number the spheres in random order (no memory coherence)\n");
+}
+
+int main(int argc, char** argv)
+{
+    bool json = false, shuffle = false;
+    long max_shapes = 100000;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--shuffle")) {
+            shuffle = true;
+        } else if (!strcmp(argv[i], "--max-shapes") && i + 1 < argc) {
+            char* end;
+            errno = 0;
+            max_shapes = strtol(argv[++i], &end, 10);
+            if (errno || *end || max_shapes < 1) {
+                fprintf(stderr, "bench_collision: bad --max-shapes '%s'\n", argv[i]);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "bench_collision: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    row rows[NSIZES];
+    int nrows = 0;
+    if (!json) {
+        printf("dvicontact collision benchmark: spheres r in [%.2f, %.2f] m on a jittered %.2f m lattice, "
+               "floor plane + 4 wall boxes, envelope %.3f m%s\n",
+               R_MIN, R_MAX, SPACING, ENVELOPE, shuffle ? ", shuffled order" : "");
+        printf("time: dvi_geom_update (all) + dvi_collide, fastest of >= %d repeats (wall clock; cpu = thread CPU "
+               "time)\n\n",
+               MIN_REPEATS);
+        printf("%9s %9s %9s %9s %10s %11s %11s %5s\n", "spheres", "shapes", "pairs", "contacts", "ms", "ns/shape",
+               "cpu ns/sh", "reps");
+        printf("--------- --------- --------- --------- ---------- ----------- ----------- -----\n");
+    }
+    for (int k = 0; k < NSIZES; k++) {
+        if (sizes[k] > max_shapes) continue;
+        row* r = &rows[nrows];
+        if (run(sizes[k], shuffle, r)) return 1;
+        nrows++;
+        if (json)
+            printf("{\"shapes\": %d, \"contacts\": %d, \"ns_per_shape\": %.1f, \"spheres\": %d, \"pairs\": %d, "
+                   "\"ms\": %.4f, \"cpu_ns_per_shape\": %.1f, \"repeats\": %d, \"shuffle\": %s}\n",
+                   r->shapes, r->contacts, r->ns_per_shape, r->spheres, r->pairs, 1e3 * r->seconds,
+                   1e9 * r->cpu_seconds / r->shapes, r->repeats,
+                   shuffle ? "true" : "false");
+        else
+            printf("%9d %9d %9d %9d %10.3f %11.1f %11.1f %5d\n", r->spheres, r->shapes, r->pairs, r->contacts,
+                   1e3 * r->seconds, r->ns_per_shape, 1e9 * r->cpu_seconds / r->shapes, r->repeats);
+        fflush(stdout);
+    }
+
+    /* linearity: ns/shape at 100,000 spheres over ns/shape at 1,000 */
+    const row *lo = NULL, *hi = NULL;
+    for (int k = 0; k < nrows; k++) {
+        if (rows[k].spheres == 1000) lo = &rows[k];
+        if (rows[k].spheres == 100000) hi = &rows[k];
+    }
+    FILE* f = json ? stderr : stdout; /* keep stdout one JSON row per line */
+    if (lo && hi) {
+        double ratio = hi->ns_per_shape / lo->ns_per_shape;
+        fprintf(f, "\nns/shape at 100000 / at 1000 = %.2f (requirement <= 2): %s\n", ratio,
+                ratio <= 2.0 ? "PASS" : "FAIL");
+    } else {
+        fprintf(f, "\nlinearity check needs the 1000 and 100000 rows (use --max-shapes >= 100000)\n");
+    }
+    return 0;
+}

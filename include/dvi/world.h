@@ -1,0 +1,220 @@
+/* dvicontact — rigid multibody systems with frictional contact, advanced by
+ * DVI time stepping (Anitescu–Tasora; docs/formulation.md).
+ *
+ * A dvi_world owns bodies, shapes and joints, addressed by ids. Each step:
+ * collide → assemble one CCP (joint rows, then contacts) → solve with the
+ * selected solver (ccp.h) → update velocities → integrate positions.
+ *
+ * Conventions: SI units; world frame z up unless gravity says otherwise;
+ * quaternions (w, x, y, z), unit length; inertia tensors row-major 3×3 about
+ * the centre of mass, in the body frame; angular velocities in the world
+ * frame. Ids are small value types: zero is null; a stale id (destroyed
+ * object) or an id from another world is refused with DVI_ERR_INVALID_ARG.
+ * No global state: worlds are independent. The library prints nothing; a log
+ * callback receives messages if set.
+ */
+#ifndef DVI_WORLD_H
+#define DVI_WORLD_H
+
+#include "base.h"
+#include "ccp.h"
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Ids: index1 = index + 1 (0 = null), generation catches stale ids, world
+/// tags the owning world.
+typedef struct dvi_body_id { int32_t index1; uint16_t generation; uint16_t world; } dvi_body_id;
+typedef struct dvi_shape_id { int32_t index1; uint16_t generation; uint16_t world; } dvi_shape_id;
+typedef struct dvi_joint_id { int32_t index1; uint16_t generation; uint16_t world; } dvi_joint_id;
+
+#define DVI_IS_NULL(id) ((id).index1 == 0)
+
+typedef struct dvi_world dvi_world;
+
+/// Log levels passed to the log callback.
+typedef enum dvi_log_level { DVI_LOG_ERROR = 0, DVI_LOG_WARNING = 1, DVI_LOG_INFO = 2 } dvi_log_level;
+typedef void dvi_log_fn(void* user, dvi_log_level level, const char* message);
+
+/// World settings. Always start from dvi_default_world_def().
+typedef struct dvi_world_def {
+    double gravity[3];          ///< m/s²; default (0, 0, −9.81)
+    const char* solver;         ///< CCP solver name (ccp.h); default "apgd"
+    dvi_solver_settings solver_settings; ///< default dvi_default_solver_settings() with
+                                ///< tolerance 1e-8, max_iterations 2000, warm_start true
+    double collision_envelope;  ///< m; contacts enter the CCP when the gap is below this; default 0.005
+    double contact_recovery_speed; ///< m/s; cap on the speed at which penetration is removed; default 0.6
+    double joint_recovery_speed;   ///< m/s (and rad/s); cap on joint drift correction speed; default 1e30 (none)
+    double bounce_threshold;    ///< m/s; restitution acts only above this approach speed; default 0.5
+    dvi_log_fn* log;            ///< optional log callback (NULL: silent)
+    void* log_user;             ///< passed to log
+    uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
+} dvi_world_def;
+
+DVI_API dvi_world_def dvi_default_world_def(void);
+DVI_API dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out);
+DVI_API void dvi_world_destroy(dvi_world* world);
+/// Message of the last error of a call on this world ("" if none).
+DVI_API const char* dvi_world_last_error(const dvi_world* world);
+/// Simulated time (s).
+DVI_API double dvi_world_time(const dvi_world* world);
+/// Changes the CCP solver (name as in ccp.h) and its settings.
+DVI_API dvi_status dvi_world_set_solver(dvi_world* world, const char* name, const dvi_solver_settings* settings);
+
+/* ---- bodies ------------------------------------------------------------ */
+
+typedef enum dvi_body_type {
+    DVI_BODY_DYNAMIC = 0,   ///< moved by forces and contacts
+    DVI_BODY_FIXED = 1,     ///< never moves (ground)
+    DVI_BODY_KINEMATIC = 2  ///< moves with its set velocity, unaffected by forces
+} dvi_body_type;
+
+typedef struct dvi_body_def {
+    dvi_body_type type;
+    double mass;            ///< kg, > 0 for dynamic bodies; default 1
+    double inertia[9];      ///< kg·m², body frame about the centre of mass, symmetric positive definite; default identity
+    double position[3];     ///< m, centre of mass
+    double orientation[4];  ///< unit quaternion (w, x, y, z); default (1, 0, 0, 0)
+    double velocity[3];     ///< m/s
+    double angular_velocity[3]; ///< rad/s, world frame
+    double gravity_scale;   ///< default 1
+    uint32_t internal_cookie;
+} dvi_body_def;
+
+DVI_API dvi_body_def dvi_default_body_def(void);
+DVI_API dvi_status dvi_body_create(dvi_world* world, const dvi_body_def* def, dvi_body_id* out);
+DVI_API dvi_status dvi_body_get_position(const dvi_world* world, dvi_body_id body, double out[3]);
+DVI_API dvi_status dvi_body_get_orientation(const dvi_world* world, dvi_body_id body, double out[4]);
+DVI_API dvi_status dvi_body_get_velocity(const dvi_world* world, dvi_body_id body, double out[3]);
+DVI_API dvi_status dvi_body_get_angular_velocity(const dvi_world* world, dvi_body_id body, double out[3]);
+DVI_API dvi_status dvi_body_set_velocity(dvi_world* world, dvi_body_id body, const double v[3], const double w[3]);
+/// Constant applied force (N) at the centre of mass and torque (N·m), world
+/// frame, acting every step until changed.
+DVI_API dvi_status dvi_body_set_applied_force(dvi_world* world, dvi_body_id body, const double force[3],
+                                              const double torque[3]);
+/// Sum of the contact forces (N) on the body during the last step and their
+/// torque (N·m) about its centre of mass, world frame.
+DVI_API dvi_status dvi_body_get_contact_force(const dvi_world* world, dvi_body_id body, double force[3],
+                                              double torque[3]);
+
+/* ---- shapes ------------------------------------------------------------ */
+
+typedef enum dvi_shape_type {
+    DVI_SHAPE_SPHERE = 1,      ///< radius
+    DVI_SHAPE_BOX = 2,         ///< half_extents
+    DVI_SHAPE_CAPSULE = 3,     ///< radius, half_length of the segment along local z
+    DVI_SHAPE_CYLINDER = 4,    ///< radius, half_length along local z (a wheel's axle is its z axis)
+    DVI_SHAPE_PLANE = 5,       ///< the half-space z ≤ 0 of the shape frame (fixed bodies only)
+    DVI_SHAPE_HEIGHTFIELD = 6, ///< grid heights over local x, y (fixed bodies only)
+    DVI_SHAPE_MESH = 7         ///< triangle mesh (fixed bodies only)
+} dvi_shape_type;
+
+/// Contact material. Pair values: friction and rolling/spinning friction are
+/// the smaller of the two, restitution the larger, compliance the sum.
+typedef struct dvi_material {
+    double friction;          ///< μ, default 0.5
+    double rolling_friction;  ///< m (rolling resistance arm), default 0
+    double spinning_friction; ///< m, default 0
+    double restitution;       ///< in [0, 1], default 0
+    double compliance;        ///< m/N, default 0 (rigid)
+} dvi_material;
+
+typedef struct dvi_shape_def {
+    dvi_shape_type type;
+    double radius;            ///< m
+    double half_length;       ///< m
+    double half_extents[3];   ///< m
+    /* height field: nx × ny heights (copied), spacing dx, dy */
+    int32_t nx, ny;
+    double dx, dy;
+    const double* heights;
+    /* mesh: vertices [3·vertex_count] and triangles [3·triangle_count] (copied) */
+    int32_t vertex_count, triangle_count;
+    const double* vertices;
+    const int32_t* triangles;
+    double offset_position[3];    ///< shape frame in the body frame
+    double offset_orientation[4]; ///< (w, x, y, z), default identity
+    dvi_material material;
+    uint32_t internal_cookie;
+} dvi_shape_def;
+
+DVI_API dvi_shape_def dvi_default_shape_def(void);
+DVI_API dvi_status dvi_shape_create(dvi_world* world, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out);
+
+/* ---- joints and motors --------------------------------------------------- */
+
+typedef enum dvi_joint_type {
+    DVI_JOINT_SPHERICAL = 1, ///< anchors coincide (3 rows)
+    DVI_JOINT_REVOLUTE = 2,  ///< spherical + axes stay parallel (5 rows)
+    DVI_JOINT_PRISMATIC = 3, ///< relative motion only along the axis, no rotation (5 rows)
+    DVI_JOINT_FIXED = 4,     ///< no relative motion (6 rows)
+    DVI_JOINT_DISTANCE = 5   ///< |anchor_b − anchor| keeps its initial length (1 row)
+} dvi_joint_type;
+
+typedef enum dvi_motor_type {
+    DVI_MOTOR_NONE = 0,
+    DVI_MOTOR_ROTATION_SPEED = 1, ///< revolute: relative angular speed about the axis (1 row)
+    DVI_MOTOR_ROTATION_TORQUE = 2,///< revolute: torque about the axis (applied force, no row)
+    DVI_MOTOR_LINEAR_SPEED = 3    ///< prismatic: relative speed along the axis (1 row)
+} dvi_motor_type;
+
+typedef struct dvi_joint_def {
+    dvi_joint_type type;
+    dvi_body_id body_a;       ///< may be null: the joint then attaches body_b to the world
+    dvi_body_id body_b;
+    double anchor[3];         ///< world point at creation where the bodies are joined
+    double anchor_b[3];       ///< distance joint: second world point (on body_b)
+    double axis[3];           ///< world axis at creation (revolute, prismatic, motors)
+    dvi_motor_type motor;
+    double motor_speed;       ///< rad/s or m/s, target of B relative to A
+    double motor_ramp_time;   ///< s; the target rises linearly from 0 over this time (0 = at once)
+    double motor_torque;      ///< N·m, for a torque motor
+    uint32_t internal_cookie;
+} dvi_joint_def;
+
+DVI_API dvi_joint_def dvi_default_joint_def(void);
+DVI_API dvi_status dvi_joint_create(dvi_world* world, const dvi_joint_def* def, dvi_joint_id* out);
+/// Constraint force (N) and torque (N·m) that the joint exerted on body_b during
+/// the last step, world frame, torque about the anchor (motor included).
+DVI_API dvi_status dvi_joint_get_reaction(const dvi_world* world, dvi_joint_id joint, double force[3],
+                                          double torque[3]);
+/// Changes a motor's target speed (keeps its ramp) or torque.
+DVI_API dvi_status dvi_joint_set_motor(dvi_world* world, dvi_joint_id joint, double speed, double torque);
+
+/* ---- stepping ------------------------------------------------------------ */
+
+typedef struct dvi_step_stats {
+    int32_t bodies, contacts, joint_rows, rows;
+    int32_t iterations;           ///< of the CCP solver
+    double residual;              ///< CCP residual of the step's solution
+    dvi_solve_status solver_status;
+    double max_penetration;       ///< m, max over contacts of −Φ after collision (≥ 0)
+    double max_joint_violation;   ///< m (or rad), max position-level joint error before the step
+    double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate;
+} dvi_step_stats;
+
+/// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
+/// step was taken but the solver missed its tolerance (see the stats), or an
+/// error (state unchanged).
+DVI_API dvi_status dvi_world_step(dvi_world* world, double h);
+DVI_API dvi_step_stats dvi_world_get_stats(const dvi_world* world);
+
+/// Contacts of the last step.
+typedef struct dvi_contact_info {
+    dvi_body_id body_a, body_b;   ///< normal points from a to b
+    double point[3];              ///< world
+    double normal[3];
+    double distance;              ///< signed gap at collision time (m)
+    double force[3];              ///< force on body_b (N, world), −force on body_a
+} dvi_contact_info;
+
+DVI_API int32_t dvi_world_contact_count(const dvi_world* world);
+DVI_API dvi_status dvi_world_get_contact(const dvi_world* world, int32_t index, dvi_contact_info* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DVI_WORLD_H */

@@ -1,0 +1,767 @@
+/* dvicontact — AABBs and the broad phase (see the design note in collision.h).
+ *
+ * What. dvi_geom_update() computes a geom's world AABB from its pose and
+ * parameters. dvi_collide() finds every pair of geoms whose AABBs, each
+ * inflated by the envelope, overlap, runs the narrow phase on those pairs and
+ * returns the contact points sorted by (geom_a, geom_b).
+ *
+ * Algorithm: a hierarchical uniform grid, cells found by index or by hash.
+ *   Why not sort-and-sweep: a sweep along one axis tests every pair whose
+ *   intervals overlap on that axis. In a granular bed of n grains with a
+ *   cross-section of about n^(2/3) grains, a grain's interval overlaps those
+ *   of about n^(2/3) others whatever the axis, so the sweep costs O(n^(5/3)).
+ *   A grid looks only at a grain's neighbourhood: O(1) per grain.
+ *   Why levels: one cell size cannot serve a 1 cm grain and a 1 m wall. Each
+ *   bounded geom goes to level l, cell size c_l = s·2^l, the smallest level
+ *   with c_l ≥ its extent e (largest side of its inflated AABB). s is the
+ *   largest extent among the "typical" geoms (e ≤ 4 × the mean extent), so a
+ *   population of similar grains shares level 0 and its cells fit them.
+ *   Build: each geom is stored once, in the cell of its level holding its
+ *   AABB centre. When the cells spanned by the geoms' centres, summed over
+ *   the levels, are few (≤ 8 per geom), the cell table is dense (a cell's
+ *   slot is its linear index in its level's box: neighbours are close in
+ *   memory and a look-up is one read); otherwise it is an open-addressed
+ *   hash table keyed by (level, ix, iy, iz). A counting sort then lays the
+ *   geoms of each cell out contiguously, in increasing index order, with
+ *   their AABBs beside them.
+ *   Query, cell by cell (neighbour cells are looked up once per cell, not
+ *   once per geom). H_l is the largest AABB half-side on level l.
+ *     same level: overlapping geoms have centres at most 2·H_l ≤ c_l apart
+ *       (up to rounding), i.e. in neighbouring cells; a cell is paired with
+ *       itself (i < j) and with the forward half of its 3×3×3 neighbourhood
+ *       (13 cells; wider if rounding requires), so each pair is seen once;
+ *     higher level m: the level-m cells that can hold the centre of a geom
+ *       overlapping one of this cell's geoms are those meeting the cell's box
+ *       grown by H_l + H_m: at most 3 per axis, as c_m ≥ 2·c_l. A pair of
+ *       different levels is thus found once, from the lower level.
+ *   Unbounded geoms (planes) are not in the grid: each is tested against
+ *   every bounded geom by the signed distance from the plane to the AABB's
+ *   lowest corner (linear in n). Geoms with a non-finite AABB or too large
+ *   for the levels are tested against every geom by AABB overlap (linear per
+ *   such geom; they do not occur in sane scenes).
+ *   Pairs are sorted by (a, b) with two stable counting sorts (by b, then by
+ *   a), and the narrow phase writes straight into the output array.
+ *
+ * Determinism: cells are visited in slot order (dense table: a spatial
+ * order) or in order of first use by increasing geom index (hash table,
+ * which is probed, never iterated), and the pair list is sorted, so the
+ * output depends only on the input.
+ *
+ * Cost: O(n + pairs + points) time per call for n geoms, plus O(n) per plane.
+ * Degenerate inputs (many geoms with one centre, coordinates beyond 2^40
+ * cells) put many geoms in one cell and cost up to the square of that number.
+ * Memory: O(n + pairs + points) in grow-only buffers owned by dvi_collision;
+ * a call with no more geoms, pairs and points than an earlier one allocates
+ * nothing.
+ */
+#include "collision.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LEVEL_MIN (-200)           /* smaller geoms share this level (still correct) */
+#define LEVEL_MAX 200              /* larger ones go to the brute-force list */
+#define CELL_LIMIT 1099511627776.0 /* 2^40: cell coordinates are clamped to ±this */
+#define DENSE_CELLS_PER_GEOM 8     /* dense cell table while cells ≤ this × geoms (+64) */
+#define NARROW_MAX 16              /* room given to one narrow-phase call */
+#define PREFETCH_AHEAD 6           /* narrow phase: pairs ahead whose geoms are prefetched */
+
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+/* A bounded geom in the grid, as stored in its cell: the AABB beside the
+ * index so that a cell's candidates are read from contiguous memory (64
+ * bytes, one cache line). */
+typedef struct grid_item {
+    double lo[3], hi[3];  /* AABB inflated by the envelope */
+    int32_t index;        /* into the caller's geoms */
+    int32_t owner;
+    int32_t level;        /* position in dvi_collision.levels */
+    int32_t is_static;
+} grid_item;
+
+typedef struct cell_slot {
+    int64_t ix, iy, iz;
+    int32_t level;        /* position in dvi_collision.levels */
+    int32_t start;        /* first item of the cell in dvi_collision.sorted */
+    int32_t count;
+    uint32_t stamp;       /* == dvi_collision.stamp when the slot is in use */
+} cell_slot;
+
+typedef struct grid_level {
+    int32_t exponent;     /* cell size = scale · 2^exponent */
+    int32_t reach;        /* same-level partners are ≤ reach cells apart per axis */
+    double cell, inv_cell;
+    double half_max;      /* largest AABB half-side among the level's geoms */
+    double max_abs;       /* largest |centre coordinate| among them */
+    double slack;         /* allowance for rounding in centres and cell indices */
+    int64_t cmin[3], cmax[3]; /* box of the cells holding the level's geoms */
+    size_t offset;        /* dense table: first slot of the level */
+} grid_level;
+
+typedef struct geom_pair {
+    int32_t a, b;
+} geom_pair;
+
+struct dvi_collision {
+    grid_item* items;     size_t items_cap;  /* grid geoms in index order (64-byte aligned) */
+    grid_item* sorted;    size_t sorted_cap; /* the same, grouped by cell (64-byte aligned) */
+    int32_t* item_slot;   size_t item_slot_cap;
+    int32_t* special;     size_t special_cap; /* unbounded, non-finite or oversized geoms */
+    unsigned char* special_flag; size_t special_flag_cap; /* [n] 1 for special geoms */
+    cell_slot* table;     size_t table_cap;  /* allocated slots */
+    size_t table_used;                       /* slots used by this call */
+    bool dense;                              /* this call's table is indexed, not hashed */
+    int32_t* cells;       size_t cells_cap;  /* used slots: in slot order (dense), of first use (hashed) */
+    geom_pair* pairs;     size_t pairs_cap;
+    geom_pair* pairs_tmp; size_t pairs_tmp_cap;
+    int32_t* counts;      size_t counts_cap;
+    dvi_contact_point* points; size_t points_cap;
+    grid_level levels[LEVEL_MAX - LEVEL_MIN + 1];
+    int32_t level_count;
+    uint32_t stamp;
+};
+
+/* ---- AABBs ----------------------------------------------------------------- */
+
+/* AABB of a box of half extents h centred at local c, in world. */
+static void rotated_box_aabb(const dvi_geom* g, const double c[3], const double h[3], double lo[3], double hi[3])
+{
+    const double* R = g->rot;
+    for (int k = 0; k < 3; k++) {
+        double ck = g->pos[k] + R[3 * k] * c[0] + R[3 * k + 1] * c[1] + R[3 * k + 2] * c[2];
+        double ek = fabs(R[3 * k]) * h[0] + fabs(R[3 * k + 1]) * h[1] + fabs(R[3 * k + 2]) * h[2];
+        lo[k] = ck - ek;
+        hi[k] = ck + ek;
+    }
+}
+
+void dvi_geom_update(dvi_geom* g)
+{
+    if (!g) return;
+    const double* R = g->rot;
+    double* lo = g->aabb_min;
+    double* hi = g->aabb_max;
+    g->unbounded = false;
+    switch (g->type) {
+    case DVI_SHAPE_SPHERE:
+        for (int k = 0; k < 3; k++) {
+            lo[k] = g->pos[k] - g->radius;
+            hi[k] = g->pos[k] + g->radius;
+        }
+        return;
+    case DVI_SHAPE_BOX: {
+        const double c[3] = {0.0, 0.0, 0.0};
+        rotated_box_aabb(g, c, g->half, lo, hi);
+        return;
+    }
+    case DVI_SHAPE_CAPSULE:
+        /* segment pos ± half_length·z, grown by the radius */
+        for (int k = 0; k < 3; k++) {
+            double e = fabs(R[3 * k + 2]) * g->half_length + g->radius;
+            lo[k] = g->pos[k] - e;
+            hi[k] = g->pos[k] + e;
+        }
+        return;
+    case DVI_SHAPE_CYLINDER:
+        /* two disks of radius r at pos ± half_length·z: a disk with unit
+         * normal z spans r·sqrt(1 − z_k²) along world axis k */
+        for (int k = 0; k < 3; k++) {
+            double zk = R[3 * k + 2];
+            double s = 1.0 - zk * zk;
+            double e = fabs(zk) * g->half_length + g->radius * sqrt(s > 0.0 ? s : 0.0);
+            lo[k] = g->pos[k] - e;
+            hi[k] = g->pos[k] + e;
+        }
+        return;
+    case DVI_SHAPE_PLANE:
+        /* the half-space n·(x − pos) ≤ 0: unbounded, except along an axis
+         * that the normal is exactly aligned with */
+        g->unbounded = true;
+        for (int k = 0; k < 3; k++) {
+            lo[k] = -HUGE_VAL;
+            hi[k] = HUGE_VAL;
+        }
+        for (int k = 0; k < 3; k++) {
+            double nk = R[3 * k + 2];
+            bool aligned = fabs(nk) == 1.0;
+            for (int j = 0; j < 3; j++)
+                if (j != k && R[3 * j + 2] != 0.0) aligned = false;
+            if (!aligned) continue;
+            if (nk > 0.0)
+                hi[k] = g->pos[k];
+            else
+                lo[k] = g->pos[k];
+        }
+        return;
+    case DVI_SHAPE_HEIGHTFIELD: {
+        const dvi_heightfield* hf = g->hfield;
+        if (!hf || hf->nx < 1 || hf->ny < 1) break;
+        double ex = 0.5 * (hf->nx - 1) * hf->dx, ey = 0.5 * (hf->ny - 1) * hf->dy;
+        double c[3] = {ex, ey, 0.5 * (hf->hmin + hf->hmax)};
+        double h[3] = {fabs(ex), fabs(ey), 0.5 * fabs(hf->hmax - hf->hmin)};
+        rotated_box_aabb(g, c, h, lo, hi);
+        return;
+    }
+    case DVI_SHAPE_MESH: {
+        const dvi_trimesh* m = g->mesh;
+        if (!m || m->vertex_count < 1 || !m->vertices) break;
+        for (int k = 0; k < 3; k++) {
+            lo[k] = HUGE_VAL;
+            hi[k] = -HUGE_VAL;
+        }
+        for (int32_t v = 0; v < m->vertex_count; v++) {
+            const double* p = m->vertices + 3 * (size_t)v;
+            for (int k = 0; k < 3; k++) {
+                double w = g->pos[k] + R[3 * k] * p[0] + R[3 * k + 1] * p[1] + R[3 * k + 2] * p[2];
+                if (w < lo[k]) lo[k] = w;
+                if (w > hi[k]) hi[k] = w;
+            }
+        }
+        return;
+    }
+    }
+    /* unknown type or empty terrain: a point at the geom's origin */
+    for (int k = 0; k < 3; k++) lo[k] = hi[k] = g->pos[k];
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+dvi_status dvi_collision_create(dvi_collision** out)
+{
+    if (!out) return DVI_ERR_INVALID_ARG;
+    *out = calloc(1, sizeof(dvi_collision));
+    return *out ? DVI_OK : DVI_ERR_NOMEM;
+}
+
+void dvi_collision_destroy(dvi_collision* c)
+{
+    if (!c) return;
+    free(c->items);
+    free(c->sorted);
+    free(c->item_slot);
+    free(c->special);
+    free(c->special_flag);
+    free(c->table);
+    free(c->cells);
+    free(c->pairs);
+    free(c->pairs_tmp);
+    free(c->counts);
+    free(c->points);
+    free(c);
+}
+
+/* Makes *p hold at least `need` elements of `size` bytes, keeping its
+ * contents (grow only, 50% slack). On failure nothing changes. */
+static bool reserve(void** p, size_t* cap, size_t need, size_t size)
+{
+    if (need <= *cap && *p) return true;
+    size_t n = *cap + *cap / 2;
+    if (n < need) n = need;
+    if (n < 16) n = 16;
+    if (n > SIZE_MAX / size) return false;
+    void* q = realloc(*p, n * size);
+    if (!q) return false;
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+#define RESERVE(c, field, need) reserve((void**)&(c)->field, &(c)->field##_cap, (need), sizeof *(c)->field)
+
+/* The same for grid items, 64-byte aligned, contents not kept. */
+static bool reserve_items(grid_item** p, size_t* cap, size_t need)
+{
+    if (need <= *cap && *p) return true;
+    size_t n = *cap + *cap / 2;
+    if (n < need) n = need;
+    if (n < 16) n = 16;
+    if (n > SIZE_MAX / sizeof(grid_item)) return false;
+    grid_item* q = aligned_alloc(64, n * sizeof(grid_item)); /* 64 | sizeof(grid_item) */
+    if (!q) return false;
+    free(*p);
+    *p = q;
+    *cap = n;
+    return true;
+}
+
+/* ---- grid ------------------------------------------------------------------ */
+
+/* floor(x · inv) clamped to ±CELL_LIMIT; monotone in x. */
+static int64_t cell_coord(double x, double inv)
+{
+    double t = floor(x * inv);
+    if (!(t >= -CELL_LIMIT)) return -(int64_t)CELL_LIMIT;
+    if (t > CELL_LIMIT) return (int64_t)CELL_LIMIT;
+    return (int64_t)t;
+}
+
+static uint64_t cell_hash(int32_t level, int64_t ix, int64_t iy, int64_t iz)
+{
+    uint64_t h = (uint64_t)ix * 0x9E3779B97F4A7C15ull;
+    h ^= (uint64_t)iy * 0xC2B2AE3D27D4EB4Full + (h << 6) + (h >> 2);
+    h ^= (uint64_t)iz * 0x165667B19E3779F9ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t)(uint32_t)level * 0x27D4EB2F165667C5ull;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 32;
+    return h;
+}
+
+/* Dense table: slot of a cell, or −1 when the cell is outside its level's box. */
+static int64_t dense_slot(const dvi_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz)
+{
+    const grid_level* L = &c->levels[level];
+    if (ix < L->cmin[0] || ix > L->cmax[0] || iy < L->cmin[1] || iy > L->cmax[1] || iz < L->cmin[2] ||
+        iz > L->cmax[2])
+        return -1;
+    const int64_t nx = L->cmax[0] - L->cmin[0] + 1, ny = L->cmax[1] - L->cmin[1] + 1;
+    return (int64_t)L->offset + (ix - L->cmin[0]) + nx * ((iy - L->cmin[1]) + ny * (iz - L->cmin[2]));
+}
+
+static bool slot_is(const cell_slot* e, int32_t level, int64_t ix, int64_t iy, int64_t iz)
+{
+    return e->ix == ix && e->iy == iy && e->iz == iz && e->level == level;
+}
+
+/* Slot of a non-empty cell, or −1 when the cell is empty. */
+static int32_t cell_find(const dvi_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz)
+{
+    if (c->dense) {
+        int64_t s = dense_slot(c, level, ix, iy, iz);
+        return s >= 0 && c->table[s].stamp == c->stamp ? (int32_t)s : -1;
+    }
+    const size_t mask = c->table_used - 1;
+    for (size_t s = cell_hash(level, ix, iy, iz) & mask;; s = (s + 1) & mask) {
+        const cell_slot* e = &c->table[s];
+        if (e->stamp != c->stamp) return -1;
+        if (slot_is(e, level, ix, iy, iz)) return (int32_t)s;
+    }
+}
+
+/* Slot of a cell, created if needed (the table always has room). */
+static int32_t cell_insert(dvi_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz, int32_t* ncells)
+{
+    size_t s;
+    if (c->dense) {
+        s = (size_t)dense_slot(c, level, ix, iy, iz); /* inside the box by construction */
+    } else {
+        const size_t mask = c->table_used - 1;
+        for (s = cell_hash(level, ix, iy, iz) & mask;; s = (s + 1) & mask) {
+            const cell_slot* e = &c->table[s];
+            if (e->stamp != c->stamp || slot_is(e, level, ix, iy, iz)) break;
+        }
+    }
+    cell_slot* e = &c->table[s];
+    if (e->stamp != c->stamp) {
+        e->stamp = c->stamp;
+        e->ix = ix;
+        e->iy = iy;
+        e->iz = iz;
+        e->level = level;
+        e->count = 0;
+        e->start = 0;
+        c->cells[(*ncells)++] = (int32_t)s;
+    }
+    return (int32_t)s;
+}
+
+/* Level exponent of an extent relative to the scale: the smallest l with
+ * scale·2^l ≥ e (up to rounding), LEVEL_MIN for tiny or zero extents, and
+ * LEVEL_MAX + 1 for extents too large to place. */
+static int32_t level_exponent(double e, double scale)
+{
+    if (!(e > 0.0)) return LEVEL_MIN;
+    double r = e / scale;
+    if (!isfinite(r)) return LEVEL_MAX + 1;
+    int ex;
+    double f = frexp(r, &ex); /* r = f·2^ex, f in [0.5, 1) */
+    int32_t l = (f == 0.5) ? ex - 1 : ex;
+    if (l < LEVEL_MIN) l = LEVEL_MIN;
+    if (l > LEVEL_MAX) l = LEVEL_MAX + 1;
+    return l;
+}
+
+/* Closed boxes overlap. Evaluated without early exits: most candidates fail
+ * on an unpredictable axis, and one well-predicted branch is cheaper. */
+static bool aabb_overlap(const grid_item* a, const grid_item* b)
+{
+    return (a->lo[0] <= b->hi[0]) & (b->lo[0] <= a->hi[0]) & (a->lo[1] <= b->hi[1]) & (b->lo[1] <= a->hi[1]) &
+           (a->lo[2] <= b->hi[2]) & (b->lo[2] <= a->hi[2]);
+}
+
+static bool finite_box(const double lo[3], const double hi[3])
+{
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(lo[k]) || !isfinite(hi[k]) || !(lo[k] <= hi[k])) return false;
+    return true;
+}
+
+/* Appends a pair (smaller index first). */
+static bool add_pair(dvi_collision* c, size_t* np, int32_t i, int32_t j)
+{
+    if (*np >= c->pairs_cap && !RESERVE(c, pairs, *np + 1)) return false;
+    geom_pair* p = &c->pairs[(*np)++];
+    p->a = i < j ? i : j;
+    p->b = i < j ? j : i;
+    return true;
+}
+
+static bool may_pair(const dvi_geom* a, const dvi_geom* b)
+{
+    return a->owner != b->owner && !(a->is_static && b->is_static);
+}
+
+/* Signed distance from the plane of geom p (normal = third column of rot,
+ * through pos) to the lowest corner of the box [lo, hi]. */
+static double plane_aabb_distance(const dvi_geom* p, const double lo[3], const double hi[3])
+{
+    double d = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double n = p->rot[3 * k + 2];
+        double cen = 0.5 * (lo[k] + hi[k]), half = 0.5 * (hi[k] - lo[k]);
+        d += n * (cen - p->pos[k]) - fabs(n) * half;
+    }
+    return d;
+}
+
+static void inflated_box(const dvi_geom* g, double pad, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; k++) {
+        lo[k] = g->aabb_min[k] - pad;
+        hi[k] = g->aabb_max[k] + pad;
+    }
+}
+
+static double item_extent(const grid_item* it)
+{
+    return fmax(it->hi[0] - it->lo[0], fmax(it->hi[1] - it->lo[1], it->hi[2] - it->lo[2]));
+}
+
+/* Assigns a level to every grid item and fills c->levels (cell sizes).
+ * Items too large for any level move to the special list. Returns the new
+ * item count. */
+static int32_t assign_levels(dvi_collision* c, int32_t nitems, int32_t* nspecial)
+{
+    grid_item* items = c->items;
+    c->level_count = 0;
+    if (nitems == 0) return 0;
+
+    /* scale: largest extent among items no larger than 4 × the mean */
+    double mean = 0.0;
+    for (int32_t i = 0; i < nitems; i++) mean += item_extent(&items[i]) / nitems;
+    double scale = 0.0;
+    for (int32_t i = 0; i < nitems; i++) {
+        double e = item_extent(&items[i]);
+        if (e <= 4.0 * mean && e > scale) scale = e;
+    }
+    if (!(scale > 0.0) || !isfinite(scale)) scale = 1.0;
+
+    /* exponents; populated levels in increasing order through a small map */
+    int32_t map[LEVEL_MAX - LEVEL_MIN + 1];
+    for (int32_t l = 0; l <= LEVEL_MAX - LEVEL_MIN; l++) map[l] = -1;
+    int32_t kept = 0;
+    for (int32_t i = 0; i < nitems; i++) {
+        grid_item it = items[i];
+        int32_t l = level_exponent(item_extent(&it), scale);
+        if (l > LEVEL_MAX) {
+            c->special_flag[it.index] = 1;
+            c->special[(*nspecial)++] = it.index;
+            continue;
+        }
+        it.level = l;
+        map[l - LEVEL_MIN] = 0;
+        items[kept++] = it;
+    }
+    for (int32_t l = 0; l <= LEVEL_MAX - LEVEL_MIN; l++) {
+        if (map[l] < 0) continue;
+        grid_level* L = &c->levels[c->level_count];
+        memset(L, 0, sizeof *L);
+        L->exponent = l + LEVEL_MIN;
+        L->cell = ldexp(scale, L->exponent);
+        L->inv_cell = 1.0 / L->cell;
+        L->reach = 1;
+        for (int k = 0; k < 3; k++) {
+            L->cmin[k] = INT64_MAX;
+            L->cmax[k] = INT64_MIN;
+        }
+        map[l] = c->level_count++;
+    }
+    for (int32_t i = 0; i < kept; i++) items[i].level = map[items[i].level - LEVEL_MIN];
+    return kept;
+}
+
+static void item_cell(const grid_item* it, const grid_level* L, int64_t q[3])
+{
+    for (int k = 0; k < 3; k++) q[k] = cell_coord(0.5 * (it->lo[k] + it->hi[k]), L->inv_cell);
+}
+
+/* Level statistics (H_l, cell box, rounding slack, reach), then the cell
+ * table for this call: dense when the levels' cell boxes hold few cells,
+ * hashed otherwise; every slot is marked free by a new stamp (a full clear
+ * only when the stamp wraps). */
+static dvi_status table_begin(dvi_collision* c, int32_t nitems)
+{
+    for (int32_t i = 0; i < nitems; i++) {
+        const grid_item* it = &c->items[i];
+        grid_level* L = &c->levels[it->level];
+        int64_t q[3];
+        item_cell(it, L, q);
+        for (int k = 0; k < 3; k++) {
+            double cen = 0.5 * (it->lo[k] + it->hi[k]);
+            double h = fmax(it->hi[k] - cen, cen - it->lo[k]);
+            if (h > L->half_max) L->half_max = h;
+            if (fabs(cen) > L->max_abs) L->max_abs = fabs(cen);
+            if (q[k] < L->cmin[k]) L->cmin[k] = q[k];
+            if (q[k] > L->cmax[k]) L->cmax[k] = q[k];
+        }
+    }
+    double dense_cells = 0.0;
+    for (int32_t m = 0; m < c->level_count; m++) {
+        grid_level* L = &c->levels[m];
+        L->slack = 8.0 * DBL_EPSILON * (L->max_abs + L->half_max + L->cell);
+        double r = floor((2.0 * L->half_max + 2.0 * L->slack) * L->inv_cell) + 1.0;
+        L->reach = r > 1.0 ? (r < 4.0 ? (int32_t)r : 4) : 1; /* 1, or 2 by rounding */
+        L->offset = (size_t)dense_cells;
+        dense_cells += ((double)(L->cmax[0] - L->cmin[0]) + 1.0) * ((double)(L->cmax[1] - L->cmin[1]) + 1.0) *
+                       ((double)(L->cmax[2] - L->cmin[2]) + 1.0);
+    }
+    c->dense = dense_cells <= (double)DENSE_CELLS_PER_GEOM * nitems + 64.0;
+    size_t used;
+    if (c->dense) {
+        used = (size_t)dense_cells;
+    } else {
+        used = 16;
+        while (used < 2 * (size_t)nitems) used *= 2;
+    }
+    if (used > c->table_cap || !c->table) {
+        size_t n = used + used / 4;
+        free(c->table);
+        c->table = NULL;
+        c->table_cap = 0;
+        if (n > SIZE_MAX / sizeof(cell_slot)) return DVI_ERR_NOMEM;
+        c->table = calloc(n, sizeof(cell_slot));
+        if (!c->table) return DVI_ERR_NOMEM;
+        c->table_cap = n;
+        c->stamp = 0;
+    }
+    /* slots past `used` keep older stamps and are never read by this call */
+    c->table_used = used;
+    if (++c->stamp == 0) {
+        memset(c->table, 0, c->table_cap * sizeof *c->table);
+        c->stamp = 1;
+    }
+    return DVI_OK;
+}
+
+/* Appends the pair (a, b) if it may collide: different owners, not both
+ * static, AABBs overlapping. */
+static inline bool test_pair(dvi_collision* c, size_t* np, const grid_item* a, const grid_item* b)
+{
+    if (!aabb_overlap(a, b) || a->owner == b->owner || (a->is_static & b->is_static)) return true;
+    return add_pair(c, np, a->index, b->index);
+}
+
+/* Every item of cell slot s against every item of A[0..na). */
+static bool cell_against(dvi_collision* c, size_t* np, const grid_item* A, int32_t na, int32_t s)
+{
+    const grid_item* B = c->sorted + c->table[s].start;
+    const int32_t nb = c->table[s].count;
+    for (int32_t i = 0; i < na; i++)
+        for (int32_t j = 0; j < nb; j++)
+            if (!test_pair(c, np, &A[i], &B[j])) return false;
+    return true;
+}
+
+/* Candidate pairs among the grid items, appended to c->pairs (see the file
+ * comment: build, then query cell by cell). */
+static dvi_status grid_pairs(dvi_collision* c, int32_t nitems, size_t* np)
+{
+    if (nitems == 0) return DVI_OK;
+    dvi_status st = table_begin(c, nitems);
+    if (st != DVI_OK) return st;
+    const grid_item* items = c->items;
+
+    /* build: count the items of each cell, then lay them out by cell */
+    int32_t ncells = 0;
+    for (int32_t i = 0; i < nitems; i++) {
+        int64_t q[3];
+        item_cell(&items[i], &c->levels[items[i].level], q);
+        int32_t s = cell_insert(c, items[i].level, q[0], q[1], q[2], &ncells);
+        c->table[s].count++;
+        c->item_slot[i] = s;
+    }
+    if (c->dense) { /* visit cells in slot order: spatially coherent, whatever the numbering */
+        ncells = 0;
+        for (size_t s = 0; s < c->table_used; s++)
+            if (c->table[s].stamp == c->stamp) c->cells[ncells++] = (int32_t)s;
+    }
+    int32_t start = 0;
+    for (int32_t k = 0; k < ncells; k++) {
+        cell_slot* e = &c->table[c->cells[k]];
+        e->start = start;
+        start += e->count;
+    }
+    for (int32_t i = 0; i < nitems; i++) c->sorted[c->table[c->item_slot[i]].start++] = items[i];
+    for (int32_t k = 0; k < ncells; k++) {
+        cell_slot* e = &c->table[c->cells[k]];
+        e->start -= e->count;
+    }
+
+    /* query, cell by cell */
+    for (int32_t k = 0; k < ncells; k++) {
+        const cell_slot C = c->table[c->cells[k]];
+        const grid_item* A = c->sorted + C.start;
+        const int32_t na = C.count;
+        const grid_level* L = &c->levels[C.level];
+        for (int32_t i = 0; i < na; i++) /* own cell */
+            for (int32_t j = i + 1; j < na; j++)
+                if (!test_pair(c, np, &A[i], &A[j])) return DVI_ERR_NOMEM;
+        const int32_t R = L->reach; /* forward half of the neighbourhood */
+        for (int32_t dz = 0; dz <= R; dz++)
+            for (int32_t dy = dz > 0 ? -R : 0; dy <= R; dy++)
+                for (int32_t dx = (dz > 0 || dy > 0) ? -R : 1; dx <= R; dx++) {
+                    int32_t s = cell_find(c, C.level, C.ix + dx, C.iy + dy, C.iz + dz);
+                    if (s >= 0 && !cell_against(c, np, A, na, s)) return DVI_ERR_NOMEM;
+                }
+        const double cmin[3] = {(double)C.ix * L->cell, (double)C.iy * L->cell, (double)C.iz * L->cell};
+        for (int32_t m = C.level + 1; m < c->level_count; m++) { /* higher levels */
+            const grid_level* M = &c->levels[m];
+            const double grow = L->half_max + M->half_max + L->slack + M->slack;
+            int64_t q0[3], q1[3];
+            for (int d = 0; d < 3; d++) {
+                q0[d] = cell_coord(cmin[d] - grow, M->inv_cell);
+                q1[d] = cell_coord(cmin[d] + L->cell + grow, M->inv_cell);
+                if (q0[d] < M->cmin[d]) q0[d] = M->cmin[d];
+                if (q1[d] > M->cmax[d]) q1[d] = M->cmax[d];
+            }
+            for (int64_t z = q0[2]; z <= q1[2]; z++)
+                for (int64_t y = q0[1]; y <= q1[1]; y++)
+                    for (int64_t x = q0[0]; x <= q1[0]; x++) {
+                        int32_t s = cell_find(c, m, x, y, z);
+                        if (s >= 0 && !cell_against(c, np, A, na, s)) return DVI_ERR_NOMEM;
+                    }
+        }
+    }
+    return DVI_OK;
+}
+
+/* Candidate pairs with special geom i: a plane against every bounded geom
+ * (AABB reaching below the plane), anything else by AABB overlap. A pair of
+ * two special geoms is taken from the lower index only; planes never pair
+ * with planes. */
+static dvi_status special_pairs(dvi_collision* c, const dvi_geom* geoms, int32_t n, int32_t i, double pad,
+                                size_t* np)
+{
+    const dvi_geom* gi = &geoms[i];
+    const bool plane_i = gi->unbounded || gi->type == DVI_SHAPE_PLANE;
+    grid_item a;
+    inflated_box(gi, pad, a.lo, a.hi);
+    for (int32_t j = 0; j < n; j++) {
+        if (j == i || (c->special_flag[j] && j < i)) continue;
+        const dvi_geom* gj = &geoms[j];
+        if (!may_pair(gi, gj)) continue;
+        const bool plane_j = gj->unbounded || gj->type == DVI_SHAPE_PLANE;
+        if (plane_i && plane_j) continue;
+        grid_item b;
+        inflated_box(gj, pad, b.lo, b.hi);
+        if (plane_i) {
+            if (!(plane_aabb_distance(gi, b.lo, b.hi) <= 0.0)) continue;
+        } else if (plane_j) {
+            if (!(plane_aabb_distance(gj, a.lo, a.hi) <= 0.0)) continue;
+        } else if (!aabb_overlap(&a, &b)) {
+            continue;
+        }
+        if (!add_pair(c, np, i, j)) return DVI_ERR_NOMEM;
+    }
+    return DVI_OK;
+}
+
+/* Sorts c->pairs[0..np) by (a, b): stable counting sort by b, then by a. */
+static dvi_status sort_pairs(dvi_collision* c, size_t np, int32_t n)
+{
+    if (np < 2) return DVI_OK;
+    if (!RESERVE(c, pairs_tmp, np) || !RESERVE(c, counts, (size_t)n + 1)) return DVI_ERR_NOMEM;
+    for (int pass = 0; pass < 2; pass++) {
+        const geom_pair* src = pass == 0 ? c->pairs : c->pairs_tmp;
+        geom_pair* dst = pass == 0 ? c->pairs_tmp : c->pairs;
+        int32_t* cnt = c->counts;
+        memset(cnt, 0, ((size_t)n + 1) * sizeof *cnt);
+        for (size_t k = 0; k < np; k++) cnt[(pass == 0 ? src[k].b : src[k].a) + 1]++;
+        for (int32_t i = 0; i < n; i++) cnt[i + 1] += cnt[i];
+        for (size_t k = 0; k < np; k++) dst[cnt[pass == 0 ? src[k].b : src[k].a]++] = src[k];
+    }
+    return DVI_OK;
+}
+
+dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, double envelope,
+                       const dvi_contact_point** points, int32_t* count)
+{
+    if (!c || !points || !count || n < 0 || (n > 0 && !geoms) || isnan(envelope)) return DVI_ERR_INVALID_ARG;
+    *points = c->points;
+    *count = 0;
+    const double pad = envelope > 0.0 ? envelope : 0.0;
+
+    const size_t n1 = (size_t)n + 1;
+    if (!reserve_items(&c->items, &c->items_cap, n1) || !reserve_items(&c->sorted, &c->sorted_cap, n1) ||
+        !RESERVE(c, item_slot, n1) || !RESERVE(c, special, n1) || !RESERVE(c, special_flag, n1) ||
+        !RESERVE(c, cells, n1))
+        return DVI_ERR_NOMEM;
+
+    /* split: grid items (bounded, finite AABB) and special geoms */
+    int32_t nitems = 0, nspecial = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const dvi_geom* g = &geoms[i];
+        grid_item* it = &c->items[nitems];
+        inflated_box(g, pad, it->lo, it->hi);
+        c->special_flag[i] = 0;
+        if (g->unbounded || g->type == DVI_SHAPE_PLANE || !finite_box(it->lo, it->hi)) {
+            c->special_flag[i] = 1;
+            c->special[nspecial++] = i;
+            continue;
+        }
+        it->index = i;
+        it->owner = g->owner;
+        it->is_static = g->is_static;
+        it->level = 0;
+        nitems++;
+    }
+    nitems = assign_levels(c, nitems, &nspecial);
+
+    size_t np = 0;
+    dvi_status st = grid_pairs(c, nitems, &np);
+    for (int32_t s = 0; s < nspecial && st == DVI_OK; s++) st = special_pairs(c, geoms, n, c->special[s], pad, &np);
+    if (st == DVI_OK) st = sort_pairs(c, np, n);
+    if (st != DVI_OK) return st;
+
+    /* narrow phase, in pair order, straight into the output */
+    size_t npts = 0;
+    for (size_t k = 0; k < np; k++) {
+        if (k + PREFETCH_AHEAD < np) { /* geom b of a later pair: rarely in cache */
+            const char* g = (const char*)&geoms[c->pairs[k + PREFETCH_AHEAD].b];
+            PREFETCH(g);
+            PREFETCH(g + 64);
+            PREFETCH(g + 128);
+        }
+        const int32_t a = c->pairs[k].a, b = c->pairs[k].b;
+        if (npts > (size_t)INT32_MAX - NARROW_MAX) return DVI_ERR_NOMEM;
+        if (npts + NARROW_MAX > c->points_cap && !RESERVE(c, points, npts + NARROW_MAX)) return DVI_ERR_NOMEM;
+        dvi_contact_point* out = c->points + npts;
+        int m = dvi_narrow_phase(&geoms[a], &geoms[b], envelope, out, NARROW_MAX);
+        if (m < 0) m = 0;
+        if (m > NARROW_MAX) m = NARROW_MAX;
+        for (int q = 0; q < m; q++) {
+            out[q].geom_a = a;
+            out[q].geom_b = b;
+        }
+        npts += (size_t)m;
+    }
+    *points = c->points;
+    *count = (int32_t)npts;
+    return DVI_OK;
+}

@@ -1,0 +1,989 @@
+/* dvicontact — narrow phase: convex shapes (sphere, box, capsule, cylinder)
+ * against static terrain (height fields and one-sided triangle meshes).
+ *
+ * Everything is computed in the terrain's local frame. The terrain is a set of
+ * triangles with outward unit normals n (a height field's cells split along
+ * the (i, j)–(i+1, j+1) diagonal; a mesh's triangles counter-clockwise seen
+ * from outside). Contact normals point from the shape into the terrain
+ * (≈ −n), Φ is the signed gap, `point` is midway between the surfaces.
+ *
+ * Algorithm, per pair:
+ *  1. Candidate triangles: those under the shape's AABB inflated by the
+ *     envelope — the grid cells it covers for a height field (with a per-cell
+ *     height reject), a linear pass with an AABB reject for a mesh (there is
+ *     no per-mesh acceleration structure yet). A triangle whose plane the
+ *     shape clears by more than the envelope (support function) is skipped.
+ *  2. Face contacts (F): feature points of the shape — sphere centre, capsule
+ *     end centres, box corners, a cylinder's deepest rim point on each cap
+ *     (plus 8 rim samples and the centre of the lower cap when the cap faces
+ *     the triangle within 45°) — against the triangle's plane, kept when they
+ *     project inside the triangle and the shape's centre is on the outer side
+ *     of the plane (one-sided: no contact from behind a triangle).
+ *  3. Terrain-feature contacts: each triangle vertex (V) and the minimum of
+ *     the shape's signed distance function along each edge (E): closed form
+ *     for the sphere, golden-section search for the others (the signed
+ *     distance to a convex set is convex along a segment, so the search finds
+ *     the global minimum; an edge lying flat against the shape, e.g. a step
+ *     edge parallel to a wheel's axle, gives the two ends of the flat part).
+ *     A V/E point is kept only if the terrain there is a local support point
+ *     in the contact direction (convex feature: neighbouring vertices not
+ *     above it), if it is seen from the outside of one of its triangles, and
+ *     if not all its triangles are parallel to the contact plane (flat
+ *     interior: the face contacts cover it). Neighbours come from the same
+ *     triangle enumeration over a tiny box around the point (O(1) cells for a
+ *     height field, a linear pass for a mesh). This removes internal-edge
+ *     contacts on flat or concave terrain and duplicates at shared edges and
+ *     vertices.
+ *  4. Merge points with the same position and normal (shared edges and
+ *     vertices), then keep at most 8: the deepest, then farthest-point
+ *     sampling (distance plus normal difference).
+ *
+ * Cost: O(triangles under the AABB) for a height field, O(triangles in the
+ * mesh) for a mesh, plus O(mesh triangles) per distinct edge/vertex point that
+ * needs its neighbours checked (a few per pair). Golden-section searches (≈50
+ * distance evaluations) run only on edges that a Lipschitz bound cannot
+ * reject. Candidates per pair are capped at CAND_MAX (deepest kept); nothing
+ * is allocated.
+ *
+ * Features: face point = 4·(32·triangle + point) (point = corner, end or rim
+ * sample index); vertex = 4·vertex + 2; edge = 4·hash(vertex pair, end) + 1.
+ * They are stable while the same feature pair stays in contact.
+ */
+#include "narrow.h"
+#include "terrain.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+enum {
+    CAND_MAX = 128,   /* candidate points per pair before reduction */
+    REJECT_MAX = 64,  /* remembered invalid V/E points (avoids re-checking shared features) */
+    PAIR_MAX = 8,     /* points reported per pair */
+    FEAT_MAX = 16     /* face feature points of one shape */
+};
+
+#define TIE_EPS 1e-12      /* u·n ≥ 1 − TIE_EPS: contact plane parallel to the triangle */
+#define SUPPORT_EPS 1e-9   /* slope tolerance of the local support test */
+#define GOLDEN_TOL 1e-10   /* bracket length (in edge parameter) ending a golden search */
+
+/* ---- small vector helpers ------------------------------------------------ */
+
+static double dot3(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void sub3(double r[3], const double a[3], const double b[3])
+{
+    r[0] = a[0] - b[0];
+    r[1] = a[1] - b[1];
+    r[2] = a[2] - b[2];
+}
+
+static void axpy3(double r[3], const double a[3], double s, const double d[3])
+{
+    r[0] = a[0] + s * d[0];
+    r[1] = a[1] + s * d[1];
+    r[2] = a[2] + s * d[2];
+}
+
+static void cross3(double r[3], const double a[3], const double b[3])
+{
+    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+    r[0] = x;
+    r[1] = y;
+    r[2] = z;
+}
+
+static double norm3(const double a[3])
+{
+    return sqrt(dot3(a, a));
+}
+
+static double clampd(double x, double lo, double hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+/* r = Rᵀ v for a row-major R. */
+static void mul_t(double r[3], const double R[9], const double v[3])
+{
+    for (int c = 0; c < 3; c++) r[c] = R[c] * v[0] + R[3 + c] * v[1] + R[6 + c] * v[2];
+}
+
+/* r = R v for a row-major R. */
+static void mul(double r[3], const double R[9], const double v[3])
+{
+    for (int k = 0; k < 3; k++) r[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
+}
+
+/* Lexicographic order of points, to give shared edges one orientation. */
+static bool point_less(const double a[3], const double b[3])
+{
+    if (a[0] != b[0]) return a[0] < b[0];
+    if (a[1] != b[1]) return a[1] < b[1];
+    return a[2] < b[2];
+}
+
+static bool same_point(const double a[3], const double b[3], double tol)
+{
+    return fabs(a[0] - b[0]) <= tol && fabs(a[1] - b[1]) <= tol && fabs(a[2] - b[2]) <= tol;
+}
+
+/* ---- terrain triangles ----------------------------------------------------- */
+
+typedef struct tri {
+    double v[3][3];  /* terrain-local vertices, counter-clockwise seen from outside */
+    double n[3];     /* unit outward normal */
+    int32_t id;      /* triangle index (height field: 2·cell + half) */
+    int32_t vid[3];  /* vertex indices */
+} tri;
+
+typedef struct tri_iter {
+    const dvi_heightfield* hf;
+    const dvi_trimesh* mesh;
+    double lo[3], hi[3];
+    int32_t i0, i1, j1, i, j, half; /* height field: cell range and position */
+    int32_t m;                      /* mesh: next triangle */
+} tri_iter;
+
+static void iter_begin(tri_iter* it, const dvi_heightfield* hf, const dvi_trimesh* mesh, const double lo[3],
+                       const double hi[3])
+{
+    memset(it, 0, sizeof *it);
+    it->hf = hf;
+    it->mesh = mesh;
+    memcpy(it->lo, lo, sizeof it->lo);
+    memcpy(it->hi, hi, sizeof it->hi);
+    it->i = 0;
+    it->j = 1; /* empty unless set below */
+    it->j1 = 0;
+    if (!hf) return;
+    if (hf->nx < 2 || hf->ny < 2 || !(hf->dx > 0.0) || !(hf->dy > 0.0) || !hf->heights) return;
+    double fx0 = lo[0] / hf->dx, fx1 = hi[0] / hf->dx, fy0 = lo[1] / hf->dy, fy1 = hi[1] / hf->dy;
+    double cx = (double)(hf->nx - 1), cy = (double)(hf->ny - 1);
+    /* written so that NaN bounds give an empty range */
+    if (!(fx1 >= 0.0) || !(fx0 <= cx) || !(fy1 >= 0.0) || !(fy0 <= cy)) return;
+    it->i0 = fx0 <= 0.0 ? 0 : (int32_t)fx0;
+    it->i1 = fx1 >= cx - 1.0 ? hf->nx - 2 : (int32_t)fx1;
+    int32_t j0 = fy0 <= 0.0 ? 0 : (int32_t)fy0;
+    it->j1 = fy1 >= cy - 1.0 ? hf->ny - 2 : (int32_t)fy1;
+    if (it->i0 > hf->nx - 2) it->i0 = hf->nx - 2;
+    if (j0 > hf->ny - 2) j0 = hf->ny - 2;
+    it->i = it->i0;
+    it->j = j0;
+    it->half = 0;
+}
+
+static bool finish_tri(tri* t, const double lo[3], const double hi[3])
+{
+    for (int k = 0; k < 3; k++) {
+        double a = t->v[0][k], b = t->v[1][k], c = t->v[2][k];
+        double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
+        double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
+        if (mn > hi[k] || mx < lo[k]) return false;
+    }
+    double e1[3], e2[3];
+    sub3(e1, t->v[1], t->v[0]);
+    sub3(e2, t->v[2], t->v[0]);
+    cross3(t->n, e1, e2);
+    double len = norm3(t->n);
+    if (!(len > 0.0) || !isfinite(len)) return false; /* degenerate */
+    for (int k = 0; k < 3; k++) t->n[k] /= len;
+    return true;
+}
+
+/* Next triangle overlapping the box [lo, hi]; false at the end. */
+static bool iter_next(tri_iter* it, tri* t)
+{
+    if (it->hf) {
+        const dvi_heightfield* hf = it->hf;
+        while (it->j <= it->j1) {
+            int32_t i = it->i, j = it->j, half = it->half;
+            if (++it->half > 1) {
+                it->half = 0;
+                if (++it->i > it->i1) {
+                    it->i = it->i0;
+                    it->j++;
+                }
+            }
+            const double* h = hf->heights;
+            int32_t k00 = j * hf->nx + i, k10 = k00 + 1, k01 = k00 + hf->nx, k11 = k01 + 1;
+            double h00 = h[k00], h10 = h[k10], h01 = h[k01], h11 = h[k11];
+            if (half == 0) {
+                double mn = fmin(fmin(h00, h10), fmin(h01, h11)), mx = fmax(fmax(h00, h10), fmax(h01, h11));
+                if (mn > it->hi[2] || mx < it->lo[2]) { /* whole cell out of reach */
+                    it->half = 0;
+                    if (++it->i > it->i1) {
+                        it->i = it->i0;
+                        it->j++;
+                    }
+                    continue;
+                }
+            }
+            double x0 = i * hf->dx, x1 = (i + 1) * hf->dx, y0 = j * hf->dy, y1 = (j + 1) * hf->dy;
+            double p00[3] = {x0, y0, h00}, p10[3] = {x1, y0, h10}, p01[3] = {x0, y1, h01}, p11[3] = {x1, y1, h11};
+            if (half == 0) { /* (i,j) (i+1,j) (i+1,j+1) */
+                memcpy(t->v[0], p00, sizeof p00);
+                memcpy(t->v[1], p10, sizeof p10);
+                memcpy(t->v[2], p11, sizeof p11);
+                t->vid[0] = k00;
+                t->vid[1] = k10;
+                t->vid[2] = k11;
+            } else { /* (i,j) (i+1,j+1) (i,j+1) */
+                memcpy(t->v[0], p00, sizeof p00);
+                memcpy(t->v[1], p11, sizeof p11);
+                memcpy(t->v[2], p01, sizeof p01);
+                t->vid[0] = k00;
+                t->vid[1] = k11;
+                t->vid[2] = k01;
+            }
+            t->id = 2 * (j * (hf->nx - 1) + i) + half;
+            if (finish_tri(t, it->lo, it->hi)) return true;
+        }
+        return false;
+    }
+    if (it->mesh) {
+        const dvi_trimesh* m = it->mesh;
+        if (!m->vertices || !m->triangles) return false;
+        while (it->m < m->triangle_count) {
+            int32_t k = it->m++;
+            const int32_t* idx = m->triangles + 3 * (size_t)k;
+            bool ok = true;
+            for (int c = 0; c < 3; c++) {
+                if (idx[c] < 0 || idx[c] >= m->vertex_count) {
+                    ok = false;
+                    break;
+                }
+                memcpy(t->v[c], m->vertices + 3 * (size_t)idx[c], sizeof t->v[c]);
+                t->vid[c] = idx[c];
+            }
+            if (!ok) continue;
+            t->id = k;
+            if (finish_tri(t, it->lo, it->hi)) return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the convex shape, in terrain coordinates ------------------------------ */
+
+typedef struct shape {
+    dvi_shape_type type;
+    double c[3];     /* centre */
+    double ax[3][3]; /* unit local axes (columns of the rotation) */
+    double r, hl, h[3];
+    double bound;    /* bounding-sphere radius */
+} shape;
+
+static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
+{
+    double d[3];
+    sub3(d, g->pos, terrain->pos);
+    mul_t(s->c, terrain->rot, d);
+    for (int k = 0; k < 3; k++) {
+        double col[3] = {g->rot[k], g->rot[3 + k], g->rot[6 + k]};
+        mul_t(s->ax[k], terrain->rot, col);
+    }
+    s->type = g->type;
+    s->r = g->radius;
+    s->hl = g->half_length;
+    memcpy(s->h, g->half, sizeof s->h);
+    switch (g->type) {
+    case DVI_SHAPE_SPHERE: s->bound = g->radius; break;
+    case DVI_SHAPE_BOX: s->bound = norm3(g->half); break;
+    case DVI_SHAPE_CAPSULE: s->bound = g->half_length + g->radius; break;
+    default: s->bound = sqrt(g->half_length * g->half_length + g->radius * g->radius); break;
+    }
+}
+
+/* Smallest n·x over the shape, minus n·c (≤ 0): the support offset along −n. */
+static double shape_support_offset(const shape* s, const double n[3])
+{
+    switch (s->type) {
+    case DVI_SHAPE_SPHERE: return -s->r;
+    case DVI_SHAPE_BOX:
+        return -(s->h[0] * fabs(dot3(n, s->ax[0])) + s->h[1] * fabs(dot3(n, s->ax[1])) +
+                 s->h[2] * fabs(dot3(n, s->ax[2])));
+    case DVI_SHAPE_CAPSULE: return -(s->hl * fabs(dot3(n, s->ax[2])) + s->r);
+    default: {
+        double na = dot3(n, s->ax[2]);
+        return -(s->hl * fabs(na) + s->r * sqrt(fmax(0.0, 1.0 - na * na)));
+    }
+    }
+}
+
+static void shape_aabb(const shape* s, double env, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; k++) {
+        double e[3] = {0, 0, 0};
+        e[k] = 1.0;
+        double ext = -shape_support_offset(s, e) + env;
+        lo[k] = s->c[k] - ext;
+        hi[k] = s->c[k] + ext;
+    }
+}
+
+/* Unit vector ⟂ a, as close as possible to hint (any ⟂ vector if hint ∥ a). */
+static void perp_dir(double out[3], const double a[3], const double hint[3], const double fallback[3])
+{
+    double d[3];
+    axpy3(d, hint, -dot3(hint, a), a);
+    double len = norm3(d);
+    if (!(len > 1e-12)) {
+        axpy3(d, fallback, -dot3(fallback, a), a);
+        len = norm3(d);
+    }
+    for (int k = 0; k < 3; k++) out[k] = d[k] / len;
+}
+
+/* Signed distance from x to the shape (negative inside) and its gradient, the
+ * outward unit normal of the shape at its closest point (pointing at x).
+ * Where the gradient is not unique (x on the axis of a sphere or capsule,
+ * inside near a medial plane) the choice closest to `hint` is taken. */
+static double shape_sd(const shape* s, const double x[3], const double hint[3], double grad[3])
+{
+    double d[3];
+    sub3(d, x, s->c);
+    switch (s->type) {
+    case DVI_SHAPE_SPHERE:
+    case DVI_SHAPE_CAPSULE: {
+        if (s->type == DVI_SHAPE_CAPSULE) {
+            double t = clampd(dot3(d, s->ax[2]), -s->hl, s->hl);
+            axpy3(d, d, -t, s->ax[2]);
+        }
+        double len = norm3(d);
+        if (len > 1e-300) {
+            for (int k = 0; k < 3; k++) grad[k] = d[k] / len;
+        } else if (s->type == DVI_SHAPE_CAPSULE) {
+            perp_dir(grad, s->ax[2], hint, s->ax[0]);
+        } else {
+            memcpy(grad, hint, 3 * sizeof(double));
+        }
+        return len - s->r;
+    }
+    case DVI_SHAPE_BOX: {
+        double q[3], e[3], o[3], on = 0.0;
+        for (int k = 0; k < 3; k++) {
+            q[k] = dot3(d, s->ax[k]);
+            e[k] = fabs(q[k]) - s->h[k];
+            o[k] = e[k] > 0.0 ? e[k] : 0.0;
+            on += o[k] * o[k];
+        }
+        if (on > 0.0) {
+            on = sqrt(on);
+            for (int k = 0; k < 3; k++) grad[k] = 0.0;
+            for (int k = 0; k < 3; k++) {
+                double sg = q[k] >= 0.0 ? 1.0 : -1.0;
+                axpy3(grad, grad, sg * o[k] / on, s->ax[k]);
+            }
+            return on;
+        }
+        /* inside: the nearest face; near-ties go to the face facing the hint */
+        double emax = fmax(e[0], fmax(e[1], e[2]));
+        double tie = 1e-9 * s->bound;
+        int best = -1;
+        double best_al = 0.0, best_sg = 1.0;
+        for (int k = 0; k < 3; k++) {
+            if (e[k] < emax - tie) continue;
+            double sg = q[k] > 0.0 ? 1.0 : (q[k] < 0.0 ? -1.0 : (dot3(hint, s->ax[k]) >= 0.0 ? 1.0 : -1.0));
+            double al = sg * dot3(hint, s->ax[k]);
+            if (best < 0 || al > best_al) {
+                best = k;
+                best_al = al;
+                best_sg = sg;
+            }
+        }
+        for (int k = 0; k < 3; k++) grad[k] = best_sg * s->ax[best][k];
+        return emax;
+    }
+    default: { /* cylinder */
+        const double* a = s->ax[2];
+        double z = dot3(d, a), w[3], rd[3];
+        axpy3(w, d, -z, a);
+        double rho = norm3(w);
+        if (rho > 1e-300 * (1.0 + s->r)) {
+            for (int k = 0; k < 3; k++) rd[k] = w[k] / rho;
+        } else {
+            perp_dir(rd, a, hint, s->ax[0]);
+        }
+        double sz = z > 0.0 ? 1.0 : (z < 0.0 ? -1.0 : (dot3(hint, a) >= 0.0 ? 1.0 : -1.0));
+        double dz = fabs(z) - s->hl, dr = rho - s->r;
+        if (dz > 0.0 && dr > 0.0) {
+            double len = sqrt(dz * dz + dr * dr);
+            for (int k = 0; k < 3; k++) grad[k] = (dr * rd[k] + dz * sz * a[k]) / len;
+            return len;
+        }
+        bool axial;
+        if (dz > 0.0) axial = true;
+        else if (dr > 0.0) axial = false;
+        else if (fabs(dz - dr) <= 1e-9 * s->bound) axial = fabs(dot3(hint, a)) >= dot3(hint, rd);
+        else axial = dz > dr;
+        if (axial) {
+            for (int k = 0; k < 3; k++) grad[k] = sz * a[k];
+            return dz;
+        }
+        memcpy(grad, rd, sizeof rd);
+        return dr;
+    }
+    }
+}
+
+/* A point of the shape tested against a triangle's plane: the contact is at
+ * distance n·(p − v0) − rr. */
+typedef struct feat {
+    double p[3];
+    double rr;
+    int sub;
+} feat;
+
+/* Feature points of the shape that can be deepest against a plane of
+ * outward normal n. */
+static int face_features(const shape* s, const double n[3], feat* f)
+{
+    int m = 0;
+    switch (s->type) {
+    case DVI_SHAPE_SPHERE:
+        memcpy(f[0].p, s->c, sizeof f[0].p);
+        f[0].rr = s->r;
+        f[0].sub = 0;
+        return 1;
+    case DVI_SHAPE_CAPSULE:
+        for (int e = 0; e < 2; e++) {
+            axpy3(f[e].p, s->c, e ? -s->hl : s->hl, s->ax[2]);
+            f[e].rr = s->r;
+            f[e].sub = e;
+        }
+        return 2;
+    case DVI_SHAPE_BOX:
+        for (int k = 0; k < 8; k++) {
+            double p[3];
+            memcpy(p, s->c, sizeof p);
+            for (int a = 0; a < 3; a++) axpy3(p, p, (k >> a & 1) ? s->h[a] : -s->h[a], s->ax[a]);
+            memcpy(f[m].p, p, sizeof p);
+            f[m].rr = 0.0;
+            f[m].sub = k;
+            m++;
+        }
+        return m;
+    default: { /* cylinder */
+        const double* a = s->ax[2];
+        double na = dot3(n, a), dn[3];
+        axpy3(dn, n, -na, a); /* −dn: direction of the deepest rim point */
+        double len = norm3(dn);
+        for (int cap = 0; cap < 2; cap++) {
+            double cc[3];
+            axpy3(cc, s->c, cap ? -s->hl : s->hl, a);
+            if (len > 1e-9) {
+                axpy3(f[m].p, cc, -s->r / len, dn);
+                f[m].rr = 0.0;
+                f[m].sub = cap;
+                m++;
+            }
+            /* the cap facing the plane within 45°: rim samples and centre */
+            double sg = cap ? -1.0 : 1.0;
+            if (sg * na < -0.7071) {
+                for (int j = 0; j < 8; j++) {
+                    double th = (double)j * (3.14159265358979323846 / 4.0);
+                    double p[3];
+                    axpy3(p, cc, s->r * cos(th), s->ax[0]);
+                    axpy3(p, p, s->r * sin(th), s->ax[1]);
+                    memcpy(f[m].p, p, sizeof p);
+                    f[m].rr = 0.0;
+                    f[m].sub = 2 + 9 * cap + j;
+                    m++;
+                }
+                memcpy(f[m].p, cc, sizeof cc);
+                f[m].rr = 0.0;
+                f[m].sub = 2 + 9 * cap + 8;
+                m++;
+            }
+        }
+        return m;
+    }
+    }
+}
+
+/* ---- per-pair state ------------------------------------------------------ */
+
+typedef struct cand {
+    double p[3];   /* terrain-local midpoint */
+    double n[3];   /* terrain-local normal, shape → terrain */
+    double phi;
+    uint32_t feature;
+} cand;
+
+typedef struct pair_ctx {
+    const dvi_heightfield* hf;
+    const dvi_trimesh* mesh;
+    shape s;
+    double env;
+    double tol_pos;  /* same-point tolerance (merging, neighbour matching) */
+    double tol_face; /* how far outside a triangle a projected point may fall */
+    double delta;    /* flatness tolerance of an edge minimum */
+    int count, nrej;
+    cand c[CAND_MAX];
+    double rej[REJECT_MAX][6]; /* rejected V/E terrain point and direction */
+} pair_ctx;
+
+static uint32_t feature_face(int32_t tri_id, int sub)
+{
+    return (((uint32_t)tri_id * 32u + (uint32_t)sub) << 2);
+}
+
+static uint32_t feature_vertex(int32_t vid)
+{
+    return ((uint32_t)vid << 2) | 2u;
+}
+
+static uint32_t feature_edge(int32_t va, int32_t vb, int end)
+{
+    uint32_t lo = (uint32_t)(va < vb ? va : vb), hi = (uint32_t)(va < vb ? vb : va);
+    uint32_t h = lo * 0x9E3779B1u ^ (hi * 0x85EBCA77u + 0x165667B1u) ^ ((uint32_t)end * 0x27D4EB2Fu);
+    h ^= h >> 15;
+    return (h << 2) | 1u;
+}
+
+/* Looks for the same point (position and normal); keeps the smaller Φ. */
+static bool merge_candidate(pair_ctx* x, const double p[3], const double n[3], double phi)
+{
+    for (int i = 0; i < x->count; i++) {
+        cand* c = &x->c[i];
+        if (same_point(c->p, p, x->tol_pos) && dot3(c->n, n) >= 1.0 - 1e-9) {
+            if (phi < c->phi) c->phi = phi;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void add_candidate(pair_ctx* x, const double p[3], const double n[3], double phi, uint32_t feature)
+{
+    if (merge_candidate(x, p, n, phi)) return;
+    int slot = x->count;
+    if (slot == CAND_MAX) { /* full: replace the shallowest if this one is deeper */
+        slot = 0;
+        for (int i = 1; i < CAND_MAX; i++)
+            if (x->c[i].phi > x->c[slot].phi) slot = i;
+        if (!(phi < x->c[slot].phi)) return;
+    } else {
+        x->count++;
+    }
+    cand* c = &x->c[slot];
+    memcpy(c->p, p, sizeof c->p);
+    memcpy(c->n, n, sizeof c->n);
+    c->phi = phi;
+    c->feature = feature;
+}
+
+/* Is terrain vertex a (b == NULL) or the point of edge (a, b) a contact seen
+ * from direction u (unit, from the terrain towards the shape)? True if, over
+ * the triangles containing the feature, no neighbouring vertex lies above it
+ * along u (for an edge: measured across the edge), u faces the outside of at
+ * least one of them, and not all of them are parallel to the contact plane. */
+static bool feature_valid(const pair_ctx* x, const double a[3], const double* b, const double u[3])
+{
+    double lo[3], hi[3], e[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++) {
+        lo[k] = (b ? fmin(a[k], b[k]) : a[k]) - x->tol_pos;
+        hi[k] = (b ? fmax(a[k], b[k]) : a[k]) + x->tol_pos;
+    }
+    if (b) {
+        sub3(e, b, a);
+        double len = norm3(e);
+        if (!(len > 0.0)) return false;
+        for (int k = 0; k < 3; k++) e[k] /= len;
+    }
+    tri_iter it;
+    tri t;
+    iter_begin(&it, x->hf, x->mesh, lo, hi);
+    int found = 0;
+    bool front = false, all_tied = true;
+    while (iter_next(&it, &t)) {
+        int ma = -1, mb = -1;
+        for (int k = 0; k < 3; k++) {
+            if (ma < 0 && same_point(t.v[k], a, x->tol_pos)) ma = k;
+            else if (b && mb < 0 && same_point(t.v[k], b, x->tol_pos)) mb = k;
+        }
+        if (ma < 0 || (b && mb < 0)) continue;
+        found++;
+        double un = dot3(u, t.n);
+        if (un >= -SUPPORT_EPS) front = true;
+        if (un < 1.0 - TIE_EPS) all_tied = false;
+        for (int k = 0; k < 3; k++) {
+            if (k == ma || k == mb) continue;
+            double d[3];
+            sub3(d, t.v[k], a);
+            if (b) axpy3(d, d, -dot3(d, e), e);
+            if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return false;
+        }
+    }
+    return found > 0 && front && !all_tied;
+}
+
+/* A terrain point x (vertex or edge point) at signed distance f from the shape
+ * with shape normal g: validate and record. */
+static void terrain_point(pair_ctx* x, const double xp[3], double f, const double g[3], const double a[3],
+                          const double* b, uint32_t feature)
+{
+    if (!(f <= x->env)) return;
+    double mid[3], u[3] = {-g[0], -g[1], -g[2]};
+    axpy3(mid, xp, -0.5 * f, g);
+    if (merge_candidate(x, mid, g, f)) return;
+    for (int i = 0; i < x->nrej; i++)
+        if (same_point(x->rej[i], xp, x->tol_pos) && dot3(x->rej[i] + 3, u) >= 1.0 - 1e-9) return;
+    if (!feature_valid(x, a, b, u)) {
+        int slot = x->nrej < REJECT_MAX ? x->nrej++ : (int)(feature % REJECT_MAX);
+        memcpy(x->rej[slot], xp, 3 * sizeof(double));
+        memcpy(x->rej[slot] + 3, u, 3 * sizeof(double));
+        return;
+    }
+    add_candidate(x, mid, g, f, feature);
+}
+
+/* Cheap part of the support test, on the triangle being processed: the other
+ * vertices of t must not lie above the feature along u. */
+static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
+{
+    double e[3] = {0, 0, 0};
+    if (kb >= 0) {
+        sub3(e, t->v[kb], t->v[ka]);
+        double len = norm3(e);
+        for (int k = 0; k < 3; k++) e[k] /= len;
+    }
+    for (int k = 0; k < 3; k++) {
+        if (k == ka || k == kb) continue;
+        double d[3];
+        sub3(d, t->v[k], t->v[ka]);
+        if (kb >= 0) axpy3(d, d, -dot3(d, e), e);
+        if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return false;
+    }
+    return true;
+}
+
+/* Minimum of the signed distance along a → b (golden section on a convex
+ * function). Writes 0, 1 or 2 points (parameters t[], values f[]) and one
+ * gradient: 2 points are the ends of a flat minimum (within x->delta), 0 means
+ * the minimum is at a vertex. */
+static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3], double fa, double fb,
+                        const double hint[3], double t[2], double f[2], double grad[3])
+{
+    const shape* s = &x->s;
+    double d[3], p[3], g[3];
+    sub3(d, b, a);
+    const double gr = 0.6180339887498949;
+    double lo = 0.0, hi = 1.0;
+    double x1 = hi - gr, x2 = gr;
+    axpy3(p, a, x1, d);
+    double f1 = shape_sd(s, p, hint, g);
+    axpy3(p, a, x2, d);
+    double f2 = shape_sd(s, p, hint, g);
+    while (hi - lo > GOLDEN_TOL) {
+        if (f1 <= f2) {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - gr * (hi - lo);
+            axpy3(p, a, x1, d);
+            f1 = shape_sd(s, p, hint, g);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + gr * (hi - lo);
+            axpy3(p, a, x2, d);
+            f2 = shape_sd(s, p, hint, g);
+        }
+    }
+    double ts = f1 <= f2 ? x1 : x2, fs = f1 <= f2 ? f1 : f2;
+    if (fa <= fs) {
+        ts = 0.0;
+        fs = fa;
+    }
+    if (fb < fs) {
+        ts = 1.0;
+        fs = fb;
+    }
+    /* extent of the flat part {f ≤ fs + delta} (an interval: f is convex) */
+    double level = fs + x->delta, tl = ts, th = ts;
+    if (fa <= level) {
+        tl = 0.0;
+    } else if (ts > 0.0) {
+        double l = 0.0, h = ts;
+        for (int it = 0; it < 60 && h - l > GOLDEN_TOL; it++) {
+            double m = 0.5 * (l + h);
+            axpy3(p, a, m, d);
+            if (shape_sd(s, p, hint, g) <= level) h = m;
+            else l = m;
+        }
+        tl = h;
+    }
+    if (fb <= level) {
+        th = 1.0;
+    } else if (ts < 1.0) {
+        double l = ts, h = 1.0;
+        for (int it = 0; it < 60 && h - l > GOLDEN_TOL; it++) {
+            double m = 0.5 * (l + h);
+            axpy3(p, a, m, d);
+            if (shape_sd(s, p, hint, g) <= level) l = m;
+            else h = m;
+        }
+        th = l;
+    }
+    double len = norm3(d);
+    if ((th - tl) * len > fmax(1e3 * x->tol_pos, 0.02 * s->bound)) { /* flat, not merely a smooth minimum */
+        axpy3(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
+        shape_sd(s, p, hint, grad);
+        t[0] = tl;
+        t[1] = th;
+        for (int k = 0; k < 2; k++) {
+            axpy3(p, a, t[k], d);
+            f[k] = shape_sd(s, p, hint, g);
+        }
+        return 2;
+    }
+    if (ts <= 1e-9 || ts >= 1.0 - 1e-9) return 0; /* at a vertex: handled as one */
+    axpy3(p, a, ts, d);
+    f[0] = shape_sd(s, p, hint, grad);
+    t[0] = ts;
+    return 1;
+}
+
+static bool inside_triangle(const tri* t, const double q[3], double tol)
+{
+    for (int k = 0; k < 3; k++) {
+        double e[3], m[3], d[3];
+        sub3(e, t->v[(k + 1) % 3], t->v[k]);
+        cross3(m, t->n, e); /* points into the triangle, |m| = |e| */
+        sub3(d, q, t->v[k]);
+        if (dot3(m, d) < -tol * norm3(e)) return false;
+    }
+    return true;
+}
+
+static void collide_triangle(pair_ctx* x, const tri* t)
+{
+    const shape* s = &x->s;
+    const double* n = t->n;
+    double sc = dot3(n, s->c) - dot3(n, t->v[0]);
+    if (sc + shape_support_offset(s, n) > x->env) return; /* the shape clears the plane */
+    double hint[3] = {-n[0], -n[1], -n[2]};
+
+    /* F: shape feature points against the face (shape centre outside only) */
+    if (sc >= 0.0) {
+        feat fs[FEAT_MAX];
+        int nf = face_features(s, n, fs);
+        for (int i = 0; i < nf; i++) {
+            double sp = dot3(n, fs[i].p) - dot3(n, t->v[0]);
+            double phi = sp - fs[i].rr;
+            if (!(phi <= x->env)) continue;
+            double q[3], mid[3];
+            axpy3(q, fs[i].p, -sp, n);
+            if (!inside_triangle(t, q, x->tol_face)) continue;
+            axpy3(mid, fs[i].p, -0.5 * (sp + fs[i].rr), n);
+            add_candidate(x, mid, hint, phi, feature_face(t->id, fs[i].sub));
+        }
+    }
+
+    /* V: terrain vertices */
+    double fv[3], gv[3][3];
+    for (int k = 0; k < 3; k++) {
+        fv[k] = shape_sd(s, t->v[k], hint, gv[k]);
+        if (!(fv[k] <= x->env)) continue;
+        double u[3] = {-gv[k][0], -gv[k][1], -gv[k][2]};
+        if (!locally_supported(t, k, -1, u)) continue;
+        terrain_point(x, t->v[k], fv[k], gv[k], t->v[k], NULL, feature_vertex(t->vid[k]));
+    }
+
+    /* E: minimum of the distance along each edge */
+    for (int k = 0; k < 3; k++) {
+        int ka = k, kb = (k + 1) % 3;
+        if (point_less(t->v[kb], t->v[ka])) { /* one orientation per shared edge */
+            ka = kb;
+            kb = k;
+        }
+        const double *a = t->v[ka], *b = t->v[kb];
+        double d[3];
+        sub3(d, b, a);
+        double len = norm3(d);
+        if (0.5 * (fv[ka] + fv[kb] - len) > x->env) continue; /* 1-Lipschitz lower bound */
+        double ts[2], fs[2], g[3];
+        int np;
+        if (s->type == DVI_SHAPE_SPHERE) {
+            double cd[3];
+            sub3(cd, s->c, a);
+            double tt = dot3(cd, d) / (len * len);
+            if (!(tt > 1e-9 && tt < 1.0 - 1e-9)) continue;
+            double xp[3];
+            axpy3(xp, a, tt, d);
+            fs[0] = shape_sd(s, xp, hint, g);
+            ts[0] = tt;
+            np = 1;
+        } else {
+            np = edge_minimum(x, a, b, fv[ka], fv[kb], hint, ts, fs, g);
+        }
+        if (np == 0) continue;
+        double u[3] = {-g[0], -g[1], -g[2]};
+        if (!locally_supported(t, ka, kb, u)) continue;
+        for (int i = 0; i < np; i++) {
+            double xp[3];
+            axpy3(xp, a, ts[i], d);
+            terrain_point(x, xp, fs[i], g, a, b, feature_edge(t->vid[ka], t->vid[kb], np == 2 ? i + 1 : 0));
+        }
+    }
+}
+
+/* Keeps at most `keep` candidates (the deepest, then farthest-point sampling)
+ * and writes them in world coordinates, in candidate order. */
+static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* out, int keep)
+{
+    int n = x->count;
+    bool sel[CAND_MAX];
+    for (int i = 0; i < n; i++) sel[i] = n <= keep;
+    if (n > keep) {
+        double score[CAND_MAX], L2 = x->s.bound * x->s.bound;
+        int best = 0;
+        for (int i = 1; i < n; i++)
+            if (x->c[i].phi < x->c[best].phi) best = i;
+        sel[best] = true;
+        for (int i = 0; i < n; i++) score[i] = INFINITY;
+        for (int chosen = 1, last = best; chosen < keep; chosen++) {
+            int pick = -1;
+            for (int i = 0; i < n; i++) {
+                if (sel[i]) continue;
+                double d[3];
+                sub3(d, x->c[i].p, x->c[last].p);
+                double sc = dot3(d, d) + L2 * (1.0 - dot3(x->c[i].n, x->c[last].n));
+                if (sc < score[i]) score[i] = sc;
+                if (pick < 0 || score[i] > score[pick] ||
+                    (score[i] == score[pick] && x->c[i].phi < x->c[pick].phi))
+                    pick = i;
+            }
+            sel[pick] = true;
+            last = pick;
+        }
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!sel[i]) continue;
+        const cand* c = &x->c[i];
+        dvi_contact_point* o = &out[m++];
+        o->geom_a = 0;
+        o->geom_b = 0;
+        mul(o->point, terrain->rot, c->p);
+        for (int k = 0; k < 3; k++) o->point[k] += terrain->pos[k];
+        mul(o->normal, terrain->rot, c->n);
+        o->distance = c->phi;
+        o->feature = c->feature;
+    }
+    return m;
+}
+
+static int collide_terrain(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+{
+    int keep = max < PAIR_MAX ? max : PAIR_MAX;
+    if (keep <= 0 || !out) return 0;
+    pair_ctx x;
+    x.hf = b->type == DVI_SHAPE_HEIGHTFIELD ? b->hfield : NULL;
+    x.mesh = b->type == DVI_SHAPE_MESH ? b->mesh : NULL;
+    if (!x.hf && !x.mesh) return 0;
+    shape_make(&x.s, a, b);
+    x.env = envelope;
+    double cmax = fmax(fabs(x.s.c[0]), fmax(fabs(x.s.c[1]), fabs(x.s.c[2])));
+    if (!isfinite(cmax) || !isfinite(x.s.bound) || !(envelope >= 0.0)) return 0;
+    x.tol_pos = 1e-9 * x.s.bound + 1e-13 * cmax + 1e-300;
+    x.tol_face = 1e-6 * x.s.bound;
+    x.delta = 1e-5 * x.s.bound;
+    x.count = 0;
+    x.nrej = 0;
+    double lo[3], hi[3];
+    shape_aabb(&x.s, envelope, lo, hi);
+    tri_iter it;
+    tri t;
+    iter_begin(&it, x.hf, x.mesh, lo, hi);
+    while (iter_next(&it, &t)) collide_triangle(&x, &t);
+    return emit(&x, b, out, keep);
+}
+
+/* ---- public routines (narrow.h) -------------------------------------------- */
+
+int dvi_collide_sphere_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+                                   int max)
+{
+    return a->type == DVI_SHAPE_SPHERE && b->type == DVI_SHAPE_HEIGHTFIELD ? collide_terrain(a, b, envelope, out, max)
+                                                                          : 0;
+}
+
+int dvi_collide_box_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+                                int max)
+{
+    return a->type == DVI_SHAPE_BOX && b->type == DVI_SHAPE_HEIGHTFIELD ? collide_terrain(a, b, envelope, out, max)
+                                                                       : 0;
+}
+
+int dvi_collide_capsule_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+                                    int max)
+{
+    return a->type == DVI_SHAPE_CAPSULE && b->type == DVI_SHAPE_HEIGHTFIELD
+               ? collide_terrain(a, b, envelope, out, max)
+               : 0;
+}
+
+int dvi_collide_cylinder_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+                                     int max)
+{
+    return a->type == DVI_SHAPE_CYLINDER && b->type == DVI_SHAPE_HEIGHTFIELD
+               ? collide_terrain(a, b, envelope, out, max)
+               : 0;
+}
+
+int dvi_collide_sphere_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+{
+    return a->type == DVI_SHAPE_SPHERE && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max) : 0;
+}
+
+int dvi_collide_box_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+{
+    return a->type == DVI_SHAPE_BOX && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max) : 0;
+}
+
+int dvi_collide_capsule_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+{
+    return a->type == DVI_SHAPE_CAPSULE && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max) : 0;
+}
+
+int dvi_collide_cylinder_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+{
+    return a->type == DVI_SHAPE_CYLINDER && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max)
+                                                                     : 0;
+}
+
+/* ---- terrain.h helpers -------------------------------------------------------- */
+
+void dvi_heightfield_init_range(dvi_heightfield* hf)
+{
+    hf->hmin = 0.0;
+    hf->hmax = 0.0;
+    if (!hf->heights || hf->nx <= 0 || hf->ny <= 0) return;
+    size_t n = (size_t)hf->nx * (size_t)hf->ny;
+    double lo = hf->heights[0], hi = hf->heights[0];
+    for (size_t k = 1; k < n; k++) {
+        lo = fmin(lo, hf->heights[k]);
+        hi = fmax(hi, hf->heights[k]);
+    }
+    hf->hmin = lo;
+    hf->hmax = hi;
+}
+
+void dvi_trimesh_bounds(const dvi_trimesh* m, double lo[3], double hi[3])
+{
+    for (int k = 0; k < 3; k++) lo[k] = hi[k] = 0.0;
+    if (!m->vertices || m->vertex_count <= 0) return;
+    for (int k = 0; k < 3; k++) lo[k] = hi[k] = m->vertices[k];
+    for (int32_t v = 1; v < m->vertex_count; v++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], m->vertices[3 * (size_t)v + k]);
+            hi[k] = fmax(hi[k], m->vertices[3 * (size_t)v + k]);
+        }
+}

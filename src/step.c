@@ -1,0 +1,483 @@
+/* dvicontact — the DVI time step (Anitescu–Tasora, docs/formulation.md).
+ *
+ * Stages: geoms → collide → rows → CCP → solve → velocities → positions →
+ * outputs. Rows are ordered joints first (each joint's rows, its speed motor
+ * last), then contacts in the collision layer's deterministic order. Only
+ * dynamic bodies appear in D; fixed bodies contribute nothing and kinematic
+ * bodies contribute their prescribed velocity to r:
+ *     v_free = v + h M⁻¹ (f_applied + m g − ω × Jω)      (dynamic)
+ *     r_j    = b_j + Σ_bodies J_j,body · v_free,body
+ *     v⁺     = v_free + M⁻¹ D γ,   x⁺ = x + h v⁺,   q⁺ = normalise(q + h/2 [0, ω⁺] ⊗ q)
+ * Contact stabilisation: b_n = max(Φ/h, −contact_recovery_speed); with
+ * restitution e, a contact approaching faster than bounce_threshold that
+ * would close within the step gets b_n = min(b_n, e·v_n⁻) (Newton's law at
+ * the velocity level). Compliance c (m/N) becomes the CCP regularisation
+ * c/h² on the contact's normal and tangent rows.
+ * Warm start: a contact point takes the previous step's impulses of the
+ * point of the same shape pair with the same feature id, or else of the
+ * nearest one within envelope + 1 mm. Pairs are found by open addressing
+ * (look-ups only, never iterated, so nothing depends on the table's order).
+ */
+#include "world_internal.h"
+
+#include "math3.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Grows *p to hold n elements of size elem (contents kept). */
+static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
+{
+    if (n <= *cap && *p) return true;
+    size_t c = *cap > 0 ? *cap : 64;
+    while (c < n) c *= 2;
+    void* q = realloc(*p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+#define RESERVE(w, field, n) reserve((void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
+
+static uint64_t pair_hash(int32_t a, int32_t b)
+{
+    uint64_t z = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* The previous step's impulses for a new contact point: the point of the
+ * same shape pair with the same feature id, or else the nearest one within
+ * `radius` not taken yet (feature ids of some routines change when a
+ * manifold is rebuilt; positions of resting contacts do not). */
+static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_point* pt, double radius, bool* taken)
+{
+    if (w->slot_count == 0) return NULL;
+    size_t mask = w->slot_count - 1;
+    int32_t first = -1;
+    for (size_t i = pair_hash(pt->geom_a, pt->geom_b) & mask;; i = (i + 1) & mask) {
+        const dvi_warm_slot* s = &w->slots[i];
+        if (s->shape_a < 0) return NULL;
+        if (s->shape_a == pt->geom_a && s->shape_b == pt->geom_b) {
+            first = s->first;
+            break;
+        }
+    }
+    int32_t best = -1;
+    double best_d2 = radius * radius;
+    for (int32_t k = first; k < w->warm_count && w->warm[k].shape_a == pt->geom_a && w->warm[k].shape_b == pt->geom_b;
+         k++) {
+        if (taken[k]) continue;
+        if (w->warm[k].feature == pt->feature) {
+            best = k;
+            break;
+        }
+        double d[3];
+        v3_sub(d, w->warm[k].point, pt->point);
+        double d2 = v3_dot(d, d);
+        if (d2 < best_d2) {
+            best_d2 = d2;
+            best = k;
+        }
+    }
+    if (best < 0) return NULL;
+    taken[best] = true;
+    return &w->warm[best];
+}
+
+/* Stores this step's points and impulses for the next step's warm start. */
+static bool warm_store(dvi_world* w, int32_t npts)
+{
+    if (!RESERVE(w, warm, npts + 1)) return false;
+    size_t n = 16;
+    while (n < 2 * (size_t)npts) n *= 2;
+    if (!RESERVE(w, slots, n)) return false;
+    w->slot_count = n;
+    for (size_t i = 0; i < n; i++) w->slots[i].shape_a = -1;
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_contact_rec* rec = &w->contacts[c];
+        dvi_warm_point* p = &w->warm[c];
+        p->shape_a = rec->shape_a;
+        p->shape_b = rec->shape_b;
+        p->feature = rec->feature;
+        v3_copy(p->point, rec->point);
+        memset(p->gamma, 0, sizeof p->gamma);
+        for (int32_t r = 0; r < rec->nrows; r++) p->gamma[r] = w->gamma[rec->row + r];
+        if (c > 0 && w->contacts[c - 1].shape_a == rec->shape_a && w->contacts[c - 1].shape_b == rec->shape_b)
+            continue; /* not the first point of its pair */
+        size_t mask = n - 1;
+        size_t i = pair_hash(rec->shape_a, rec->shape_b) & mask;
+        while (w->slots[i].shape_a >= 0) i = (i + 1) & mask;
+        w->slots[i].shape_a = rec->shape_a;
+        w->slots[i].shape_b = rec->shape_b;
+        w->slots[i].first = c;
+    }
+    w->warm_count = npts;
+    return true;
+}
+
+/* Body velocity (6) used in r: v_free (dynamic), v (kinematic), 0 (fixed). */
+static const double* body_velocity(const dvi_world* w, int32_t b)
+{
+    return w->vfree + 6 * (size_t)b;
+}
+
+/* Appends one D column: entries of a row J_A (body a, sign included) and J_B. */
+static void add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
+{
+    int32_t da = a >= 0 ? w->dyn[a] : -1, db = b >= 0 ? w->dyn[b] : -1;
+    const double* first = ja;
+    const double* second = jb;
+    int32_t d1 = da, d2 = db;
+    if (d1 > d2) { /* row indices must increase: lower dynamic index first */
+        first = jb;
+        second = ja;
+        d1 = db;
+        d2 = da;
+    }
+    if (d1 >= 0)
+        for (int k = 0; k < 6; k++) {
+            w->rowind[*nz] = 6 * d1 + k;
+            w->values[(*nz)++] = first[k];
+        }
+    if (d2 >= 0 && d2 != d1)
+        for (int k = 0; k < 6; k++) {
+            w->rowind[*nz] = 6 * d2 + k;
+            w->values[(*nz)++] = second[k];
+        }
+}
+
+static double dot6(const double* a, const double* b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* Contact row for direction d at point p: J_B = [d, ρ_B × d], J_A = −[d, ρ_A × d];
+ * angular-only rows (spin/rolling) when linear is false. */
+static void contact_row(const double* d, const double* rhoA, const double* rhoB, bool linear, double* ja, double* jb)
+{
+    double c[3];
+    for (int k = 0; k < 3; k++) {
+        jb[k] = linear ? d[k] : 0.0;
+        ja[k] = -jb[k];
+    }
+    if (linear) {
+        v3_cross(c, rhoB, d);
+        v3_copy(jb + 3, c);
+        v3_cross(c, rhoA, d);
+        v3_scale(ja + 3, -1.0, c);
+    } else {
+        v3_copy(jb + 3, d);
+        v3_scale(ja + 3, -1.0, d);
+    }
+}
+
+dvi_status dvi_world_step(dvi_world* w, double h)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
+    double t0 = now();
+    const int32_t nb = w->body_count, ns = w->shape_count;
+    const double env = w->def.collision_envelope;
+    memset(&w->stats, 0, sizeof w->stats);
+
+    /* ---- geoms and collision ---- */
+    if (!RESERVE(w, geoms, ns + 1) || !RESERVE(w, dyn, nb + 1) || !RESERVE(w, vfree, 6 * (size_t)nb + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    for (int32_t i = 0; i < ns; i++) {
+        const dvi_shape* s = &w->shapes[i];
+        const dvi_body* b = &w->bodies[s->body];
+        dvi_geom* g = &w->geoms[i];
+        memset(g, 0, sizeof *g);
+        double R[9], off[3];
+        q_to_m3(R, b->q);
+        m3_mulv(off, R, s->lpos);
+        v3_add(g->pos, b->x, off);
+        m3_mul(g->rot, R, s->lrot);
+        g->type = s->type;
+        g->owner = s->body;
+        g->is_static = b->type != DVI_BODY_DYNAMIC;
+        g->radius = s->radius;
+        g->half_length = s->half_length;
+        v3_copy(g->half, s->half);
+        g->hfield = s->hfield;
+        g->mesh = s->mesh;
+        dvi_geom_update(g);
+    }
+    const dvi_contact_point* pts = NULL;
+    int32_t npts = 0;
+    dvi_status st = dvi_collide(w->collision, w->geoms, ns, env, &pts, &npts);
+    if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
+    double t1 = now();
+
+    /* ---- dynamic indices, free velocities, inverse masses ---- */
+    int32_t ndyn = 0;
+    for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
+    if (!RESERVE(w, inv_mass, 36 * (size_t)ndyn + 36) || !RESERVE(w, dv, 6 * (size_t)ndyn + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    for (int32_t i = 0; i < nb; i++) {
+        const dvi_body* b = &w->bodies[i];
+        double* vf = w->vfree + 6 * (size_t)i;
+        if (b->type == DVI_BODY_FIXED) {
+            memset(vf, 0, 6 * sizeof(double));
+            continue;
+        }
+        v3_copy(vf, b->v);
+        v3_copy(vf + 3, b->w);
+        if (b->type != DVI_BODY_DYNAMIC) continue;
+        double R[9], Iw[9], Iinv[9], Lw[3], gyro[3], tq[3], dw[3];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(Iw, R, b->inertia);
+        m3_rotate_tensor(Iinv, R, b->inv_inertia);
+        for (int k = 0; k < 3; k++) vf[k] += h * (b->inv_mass * b->force[k] + b->gravity_scale * w->def.gravity[k]);
+        m3_mulv(Lw, Iw, b->w);
+        v3_cross(gyro, b->w, Lw);
+        v3_sub(tq, b->torque, gyro);
+        m3_mulv(dw, Iinv, tq);
+        v3_axpy(vf + 3, h, dw);
+        double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
+        memset(M, 0, 36 * sizeof(double));
+        for (int k = 0; k < 3; k++) M[7 * k] = b->inv_mass;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) M[6 * (3 + r) + 3 + c] = Iinv[3 * r + c];
+    }
+    /* torque motors: ±τ a as applied torques */
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        const dvi_joint* j = &w->joints[k];
+        if (j->motor != DVI_MOTOR_ROTATION_TORQUE) continue;
+        double RA[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, a[3], dw[3];
+        if (j->a >= 0) q_to_m3(RA, w->bodies[j->a].q);
+        m3_mulv(a, RA, j->axa);
+        for (int side = 0; side < 2; side++) {
+            int32_t bi = side ? j->b : j->a;
+            if (bi < 0 || w->dyn[bi] < 0) continue;
+            const double* M = w->inv_mass + 36 * (size_t)w->dyn[bi];
+            double tq[3];
+            v3_scale(tq, side ? j->torque : -j->torque, a);
+            for (int r = 0; r < 3; r++) dw[r] = M[6 * (3 + r) + 3] * tq[0] + M[6 * (3 + r) + 4] * tq[1] + M[6 * (3 + r) + 5] * tq[2];
+            v3_axpy(w->vfree + 6 * (size_t)bi + 3, h, dw);
+        }
+    }
+
+    /* ---- rows: count, then build ---- */
+    int32_t nrows = 0, nblocks = 0;
+    dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        int n = dvi_joint_row_count(&w->joints[k]);
+        nrows += n;
+        nblocks += n;
+    }
+    int32_t joint_rows = nrows;
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_shape* sa = &w->shapes[pts[c].geom_a];
+        const dvi_shape* sb = &w->shapes[pts[c].geom_b];
+        bool rolling = fmin(sa->material.rolling_friction, sb->material.rolling_friction) > 0.0 ||
+                       fmin(sa->material.spinning_friction, sb->material.spinning_friction) > 0.0;
+        nrows += rolling ? 6 : 3;
+        nblocks++;
+    }
+    w->stats.bodies = nb;
+    w->stats.contacts = npts;
+    w->stats.joint_rows = joint_rows;
+    w->stats.rows = nrows;
+    if (!RESERVE(w, blocks, nblocks + 1) || !RESERVE(w, r, nrows + 1) || !RESERVE(w, compliance, nrows + 1) ||
+        !RESERVE(w, gamma, nrows + 1) || !RESERVE(w, colptr, nrows + 1) || !RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
+        !RESERVE(w, values, 12 * (size_t)nrows + 1) || !RESERVE(w, contacts, npts + 1) ||
+        !RESERVE(w, taken, w->warm_count + 1))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+
+    memset(w->taken, 0, ((size_t)w->warm_count + 1) * sizeof *w->taken);
+    int32_t row = 0, blk = 0, nz = 0;
+    bool any_compliance = false;
+    double max_violation = 0.0;
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        dvi_joint* j = &w->joints[k];
+        int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
+                                     w->def.joint_recovery_speed, jrows);
+        j->nrows = n;
+        for (int q = 0; q < n; q++) {
+            const dvi_joint_row* jr = &jrows[q];
+            w->colptr[row] = nz;
+            add_column(w, &nz, jr->ja, j->a, jr->jb, j->b);
+            double rv = jr->bias + dot6(jr->jb, body_velocity(w, j->b));
+            if (j->a >= 0) rv += dot6(jr->ja, body_velocity(w, j->a));
+            w->r[row] = rv;
+            w->compliance[row] = 0.0;
+            w->gamma[row] = j->gamma[q];
+            memcpy(j->jb[q], jr->jb, sizeof j->jb[q]);
+            if (fabs(jr->violation) > max_violation) max_violation = fabs(jr->violation);
+            w->blocks[blk++] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0.0, 0.0, 0.0};
+            row++;
+        }
+    }
+    double max_pen = 0.0;
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_contact_point* pt = &pts[c];
+        const dvi_shape* sa = &w->shapes[pt->geom_a];
+        const dvi_shape* sb = &w->shapes[pt->geom_b];
+        dvi_contact_rec* rec = &w->contacts[c];
+        rec->shape_a = pt->geom_a;
+        rec->shape_b = pt->geom_b;
+        rec->body_a = sa->body;
+        rec->body_b = sb->body;
+        rec->feature = pt->feature;
+        v3_copy(rec->point, pt->point);
+        v3_copy(rec->normal, pt->normal);
+        basis_from_normal(rec->normal, rec->t1, rec->t2);
+        rec->distance = pt->distance;
+        if (-pt->distance > max_pen) max_pen = -pt->distance;
+        double mu = fmin(sa->material.friction, sb->material.friction);
+        double mu_roll = fmin(sa->material.rolling_friction, sb->material.rolling_friction);
+        double mu_spin = fmin(sa->material.spinning_friction, sb->material.spinning_friction);
+        double e = fmax(sa->material.restitution, sb->material.restitution);
+        double comp = sa->material.compliance + sb->material.compliance;
+        bool rolling = mu_roll > 0.0 || mu_spin > 0.0;
+        rec->row = row;
+        rec->nrows = rolling ? 6 : 3;
+        w->blocks[blk++] = rolling ? (dvi_ccp_block){DVI_BLOCK_FRICTION_ROLLING, mu, mu_spin, mu_roll}
+                                   : (dvi_ccp_block){DVI_BLOCK_FRICTION, mu, 0.0, 0.0};
+        const double* dirs[6] = {rec->normal, rec->t1, rec->t2, rec->normal, rec->t1, rec->t2};
+        double rhoA[3], rhoB[3];
+        v3_sub(rhoA, rec->point, w->bodies[rec->body_a].x);
+        v3_sub(rhoB, rec->point, w->bodies[rec->body_b].x);
+        const dvi_warm_point* prev = warm_find(w, pt, env + 1e-3, w->taken);
+        for (int q = 0; q < rec->nrows; q++) {
+            double ja[6], jb[6];
+            contact_row(dirs[q], rhoA, rhoB, q < 3, ja, jb);
+            w->colptr[row] = nz;
+            add_column(w, &nz, ja, rec->body_a, jb, rec->body_b);
+            double vrel = dot6(ja, body_velocity(w, rec->body_a)) + dot6(jb, body_velocity(w, rec->body_b));
+            double b = 0.0;
+            if (q == 0) {
+                b = fmax(pt->distance / h, -w->def.contact_recovery_speed);
+                if (e > 0.0) { /* pre-step approach speed (v, not v_free) */
+                    const dvi_body* A = &w->bodies[rec->body_a];
+                    const dvi_body* B = &w->bodies[rec->body_b];
+                    double va[3], vb[3], c1[3], c2[3];
+                    v3_cross(c1, A->w, rhoA);
+                    v3_add(va, A->v, c1);
+                    v3_cross(c2, B->w, rhoB);
+                    v3_add(vb, B->v, c2);
+                    double vn = v3_dot(vb, rec->normal) - v3_dot(va, rec->normal);
+                    if (vn < -w->def.bounce_threshold && pt->distance + h * vn < 0.0) b = fmin(b, e * vn);
+                }
+            }
+            w->r[row] = vrel + b;
+            w->compliance[row] = q < 3 ? comp / (h * h) : 0.0;
+            if (comp > 0.0) any_compliance = true;
+            w->gamma[row] = prev ? prev->gamma[q] : 0.0;
+            row++;
+        }
+    }
+    w->colptr[row] = nz;
+    w->stats.max_penetration = max_pen;
+    w->stats.max_joint_violation = max_violation;
+    double t2 = now();
+
+    /* ---- solve ---- */
+    if (nrows > 0) {
+        dvi_csc D = {6 * ndyn, nrows, w->colptr, w->rowind, w->values};
+        dvi_ccp_problem p = dvi_ccp_problem_empty();
+        p.rows = nrows;
+        p.block_count = nblocks;
+        p.blocks = w->blocks;
+        p.body_count = ndyn;
+        p.D = &D;
+        p.inv_mass = w->inv_mass;
+        p.r = w->r;
+        p.compliance = any_compliance ? w->compliance : NULL;
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
+        if (st < 0) return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
+        w->stats.iterations = res.iterations;
+        w->stats.residual = res.metrics.residual;
+        w->stats.solver_status = res.status;
+    }
+    double t3 = now();
+
+    /* ---- velocities: v⁺ = v_free + M⁻¹ D γ ---- */
+    memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
+    for (int32_t j = 0; j < nrows; j++) /* D γ per dynamic body */
+        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k++) w->dv[w->rowind[k]] += w->values[k] * w->gamma[j];
+    for (int32_t i = 0; i < nb; i++) {
+        dvi_body* b = &w->bodies[i];
+        memset(b->contact_force, 0, sizeof b->contact_force);
+        memset(b->contact_torque, 0, sizeof b->contact_torque);
+        if (b->type == DVI_BODY_FIXED) continue;
+        const double* vf = w->vfree + 6 * (size_t)i;
+        if (b->type == DVI_BODY_DYNAMIC) {
+            const double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
+            const double* Dg = w->dv + 6 * (size_t)w->dyn[i];
+            double nv[6];
+            for (int r = 0; r < 6; r++) nv[r] = vf[r] + dot6(M + 6 * r, Dg);
+            v3_copy(b->v, nv);
+            v3_copy(b->w, nv + 3);
+        }
+        /* positions */
+        v3_axpy(b->x, h, b->v);
+        double wq[4] = {0.0, b->w[0], b->w[1], b->w[2]}, dq[4];
+        q_mul(dq, wq, b->q);
+        for (int k = 0; k < 4; k++) b->q[k] += 0.5 * h * dq[k];
+        q_normalize(b->q);
+    }
+    double t4 = now();
+
+    /* ---- outputs: contact forces, joint reactions, warm start ---- */
+    for (int32_t c = 0; c < npts; c++) {
+        dvi_contact_rec* rec = &w->contacts[c];
+        double f[3] = {0, 0, 0};
+        const double* dirs[3] = {rec->normal, rec->t1, rec->t2};
+        for (int q = 0; q < 3; q++) v3_axpy(f, w->gamma[rec->row + q] / h, dirs[q]);
+        v3_copy(rec->force, f);
+        for (int side = 0; side < 2; side++) {
+            dvi_body* b = &w->bodies[side ? rec->body_b : rec->body_a];
+            double fs[3], rho[3], tq[3];
+            v3_scale(fs, side ? 1.0 : -1.0, f);
+            v3_add(b->contact_force, b->contact_force, fs);
+            v3_sub(rho, rec->point, b->x); /* about the (new) centre of mass */
+            v3_cross(tq, rho, fs);
+            v3_add(b->contact_torque, b->contact_torque, tq);
+        }
+    }
+    w->contact_count = npts;
+    row = 0;
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        dvi_joint* j = &w->joints[k];
+        const dvi_body* B = &w->bodies[j->b];
+        double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
+        for (int q = 0; q < j->nrows; q++) {
+            double g = w->gamma[row + q];
+            j->gamma[q] = g;
+            v3_axpy(F, g / h, j->jb[q]);
+            v3_axpy(T, g / h, j->jb[q] + 3);
+        }
+        /* torque about the anchor on B: T_com − (p_B − x_B) × F */
+        double R[9], rho[3], c[3];
+        q_to_m3(R, B->q);
+        m3_mulv(rho, R, j->lb);
+        v3_cross(c, rho, F);
+        v3_sub(T, T, c);
+        v3_copy(j->reaction_force, F);
+        v3_copy(j->reaction_torque, T);
+        row += j->nrows;
+    }
+    if (!warm_store(w, npts)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    w->time += h;
+    double t5 = now();
+    w->stats.seconds_collide = t1 - t0;
+    w->stats.seconds_assemble = t2 - t1;
+    w->stats.seconds_solve = t3 - t2;
+    w->stats.seconds_integrate = (t4 - t3) + (t5 - t4);
+    return w->stats.solver_status == DVI_SOLVE_CONVERGED || nrows == 0 ? DVI_OK : DVI_NOT_CONVERGED;
+}

@@ -1,0 +1,606 @@
+/* dvicontact — worlds, bodies, shapes and joints: creation, validation,
+ * queries. The time step is in step.c, joint rows in joint.c. */
+#include "world_internal.h"
+
+#include "math3.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WORLD_COOKIE 0x44565757u
+#define BODY_COOKIE 0x44564242u
+#define SHAPE_COOKIE 0x44565353u
+#define JOINT_COOKIE 0x44564a4au
+
+dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
+    va_end(ap);
+    if (w->def.log) w->def.log(w->def.log_user, DVI_LOG_ERROR, w->last_error);
+    return st;
+}
+
+dvi_world_def dvi_default_world_def(void)
+{
+    dvi_world_def d;
+    memset(&d, 0, sizeof d);
+    d.gravity[2] = -9.81;
+    d.solver = "apgd";
+    d.solver_settings = dvi_default_solver_settings();
+    d.solver_settings.tolerance = 1e-8;
+    d.solver_settings.max_iterations = 2000;
+    d.solver_settings.warm_start = true;
+    d.collision_envelope = 0.005;
+    d.contact_recovery_speed = 0.6;
+    d.joint_recovery_speed = 1e30;
+    d.bounce_threshold = 0.5;
+    d.internal_cookie = WORLD_COOKIE;
+    return d;
+}
+
+static bool finite3(const double* a)
+{
+    return isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]);
+}
+
+dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
+{
+    if (!out) return DVI_ERR_INVALID_ARG;
+    *out = NULL;
+    dvi_world_def d = def ? *def : dvi_default_world_def();
+    if (d.internal_cookie != WORLD_COOKIE || !finite3(d.gravity) || !(d.collision_envelope >= 0.0) ||
+        !isfinite(d.collision_envelope) || !(d.contact_recovery_speed > 0.0) || !(d.joint_recovery_speed > 0.0) ||
+        !(d.bounce_threshold >= 0.0))
+        return DVI_ERR_INVALID_ARG;
+    dvi_world* w = calloc(1, sizeof *w);
+    if (!w) return DVI_ERR_NOMEM;
+    w->def = d;
+    w->def.solver = NULL; /* the name is not kept; the solver is */
+    /* a tag that differs between worlds alive at the same time */
+    uintptr_t a = (uintptr_t)w;
+    w->tag = (uint16_t)(((a >> 4) ^ (a >> 20) ^ (a >> 36)) | 1u);
+    dvi_status st = dvi_solver_create(d.solver ? d.solver : "apgd", &d.solver_settings, &w->solver);
+    if (st == DVI_OK) st = dvi_collision_create(&w->collision);
+    if (st != DVI_OK) {
+        dvi_world_destroy(w);
+        return st;
+    }
+    *out = w;
+    return DVI_OK;
+}
+
+void dvi_world_destroy(dvi_world* w)
+{
+    if (!w) return;
+    for (int32_t i = 0; i < w->shape_count; i++) {
+        if (w->shapes[i].hfield) free(w->shapes[i].hfield->heights);
+        free(w->shapes[i].hfield);
+        if (w->shapes[i].mesh) {
+            free(w->shapes[i].mesh->vertices);
+            free(w->shapes[i].mesh->triangles);
+        }
+        free(w->shapes[i].mesh);
+    }
+    free(w->bodies);
+    free(w->shapes);
+    free(w->joints);
+    dvi_solver_destroy(w->solver);
+    dvi_collision_destroy(w->collision);
+    free(w->geoms);
+    free(w->dyn);
+    free(w->vfree);
+    free(w->inv_mass);
+    free(w->blocks);
+    free(w->r);
+    free(w->compliance);
+    free(w->gamma);
+    free(w->colptr);
+    free(w->rowind);
+    free(w->values);
+    free(w->contacts);
+    free(w->warm);
+    free(w->slots);
+    free(w->taken);
+    free(w->dv);
+    free(w);
+}
+
+const char* dvi_world_last_error(const dvi_world* w)
+{
+    return w ? w->last_error : "world: NULL";
+}
+
+double dvi_world_time(const dvi_world* w)
+{
+    return w ? w->time : NAN;
+}
+
+dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver_settings* settings)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    dvi_solver* s = NULL;
+    dvi_status st = dvi_solver_create(name, settings, &s);
+    if (st != DVI_OK) return dvi_world_error(w, st, "solver: cannot create \"%s\" with these settings", name ? name : "");
+    dvi_solver_destroy(w->solver);
+    w->solver = s;
+    return DVI_OK;
+}
+
+/* ---- bodies --------------------------------------------------------------- */
+
+dvi_body_def dvi_default_body_def(void)
+{
+    dvi_body_def d;
+    memset(&d, 0, sizeof d);
+    d.type = DVI_BODY_DYNAMIC;
+    d.mass = 1.0;
+    d.inertia[0] = d.inertia[4] = d.inertia[8] = 1.0;
+    d.orientation[0] = 1.0;
+    d.gravity_scale = 1.0;
+    d.internal_cookie = BODY_COOKIE;
+    return d;
+}
+
+/* Inverse of a symmetric positive definite 3×3 (Cholesky test first). */
+static bool spd_inverse(const double* J, double* inv)
+{
+    double s = 0.0;
+    for (int k = 0; k < 9; k++) s = fabs(J[k]) > s ? fabs(J[k]) : s;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (fabs(J[3 * i + j] - J[3 * j + i]) > 1e-12 * s) return false;
+    double d0 = J[0], d1 = J[0] * J[4] - J[1] * J[3];
+    double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+                 J[2] * (J[3] * J[7] - J[4] * J[6]);
+    if (!(d0 > 0.0) || !(d1 > 1e-14 * s * s) || !(det > 1e-14 * s * s * s)) return false;
+    inv[0] = (J[4] * J[8] - J[5] * J[7]) / det;
+    inv[1] = (J[2] * J[7] - J[1] * J[8]) / det;
+    inv[2] = (J[1] * J[5] - J[2] * J[4]) / det;
+    inv[3] = (J[5] * J[6] - J[3] * J[8]) / det;
+    inv[4] = (J[0] * J[8] - J[2] * J[6]) / det;
+    inv[5] = (J[2] * J[3] - J[0] * J[5]) / det;
+    inv[6] = (J[3] * J[7] - J[4] * J[6]) / det;
+    inv[7] = (J[1] * J[6] - J[0] * J[7]) / det;
+    inv[8] = (J[0] * J[4] - J[1] * J[3]) / det;
+    return true;
+}
+
+static void* grow_array(void* p, int32_t* cap, int32_t need, size_t elem)
+{
+    if (need <= *cap) return p;
+    int32_t n = *cap > 0 ? *cap : 16;
+    while (n < need) n = n > INT32_MAX / 2 ? need : 2 * n;
+    void* q = realloc(p, (size_t)n * elem);
+    if (q) *cap = n;
+    return q;
+}
+
+dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: NULL argument");
+    if (def->internal_cookie != BODY_COOKIE)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: def not initialised with dvi_default_body_def()");
+    if (def->type != DVI_BODY_DYNAMIC && def->type != DVI_BODY_FIXED && def->type != DVI_BODY_KINEMATIC)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.type: unknown type %d", (int)def->type);
+    if (!finite3(def->position) || !finite3(def->velocity) || !finite3(def->angular_velocity))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: position or velocity is not finite");
+    double q[4] = {def->orientation[0], def->orientation[1], def->orientation[2], def->orientation[3]};
+    double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!isfinite(qn) || fabs(qn - 1.0) > 1e-6)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.orientation: must be a unit quaternion (norm %g)", qn);
+    if (!isfinite(def->gravity_scale))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.gravity_scale: not finite");
+    double inv_inertia[9] = {0};
+    if (def->type == DVI_BODY_DYNAMIC) {
+        if (!(def->mass > 0.0) || !isfinite(def->mass))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.mass: must be finite and > 0 (got %g)", def->mass);
+        for (int k = 0; k < 9; k++)
+            if (!isfinite(def->inertia[k]))
+                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.inertia[%d]: not finite", k);
+        if (!spd_inverse(def->inertia, inv_inertia))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "body.inertia: must be symmetric positive definite");
+    }
+    if (w->body_count >= INT32_MAX - 1) return dvi_world_error(w, DVI_ERR_NOMEM, "body: too many bodies");
+    dvi_body* nb = grow_array(w->bodies, &w->body_cap, w->body_count + 1, sizeof *nb);
+    if (!nb) return dvi_world_error(w, DVI_ERR_NOMEM, "body: out of memory");
+    w->bodies = nb;
+    dvi_body* b = &w->bodies[w->body_count];
+    memset(b, 0, sizeof *b);
+    b->type = def->type;
+    b->generation = 1;
+    if (def->type == DVI_BODY_DYNAMIC) {
+        b->mass = def->mass;
+        b->inv_mass = 1.0 / def->mass;
+        memcpy(b->inertia, def->inertia, sizeof b->inertia);
+        memcpy(b->inv_inertia, inv_inertia, sizeof b->inv_inertia);
+    }
+    v3_copy(b->x, def->position);
+    for (int k = 0; k < 4; k++) b->q[k] = q[k] / qn;
+    if (def->type != DVI_BODY_FIXED) {
+        v3_copy(b->v, def->velocity);
+        v3_copy(b->w, def->angular_velocity);
+    }
+    b->gravity_scale = def->gravity_scale;
+    w->body_count++;
+    out->index1 = w->body_count;
+    out->generation = b->generation;
+    out->world = w->tag;
+    return DVI_OK;
+}
+
+int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id)
+{
+    if (!w || id.index1 <= 0 || id.index1 > w->body_count || id.world != w->tag) return -1;
+    if (w->bodies[id.index1 - 1].generation != id.generation) return -1;
+    return id.index1 - 1;
+}
+
+static dvi_body* body_of(const dvi_world* w, dvi_body_id id)
+{
+    int32_t i = dvi_world_body_index(w, id);
+    return i < 0 ? NULL : &w->bodies[i];
+}
+
+#define BODY_OR_FAIL(w, id, b)                                                                                     \
+    const dvi_body* b = body_of(w, id);                                                                           \
+    if (!b) return DVI_ERR_INVALID_ARG
+
+dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
+{
+    BODY_OR_FAIL(w, id, b);
+    v3_copy(out, b->x);
+    return DVI_OK;
+}
+
+dvi_status dvi_body_get_orientation(const dvi_world* w, dvi_body_id id, double out[4])
+{
+    BODY_OR_FAIL(w, id, b);
+    for (int k = 0; k < 4; k++) out[k] = b->q[k];
+    return DVI_OK;
+}
+
+dvi_status dvi_body_get_velocity(const dvi_world* w, dvi_body_id id, double out[3])
+{
+    BODY_OR_FAIL(w, id, b);
+    v3_copy(out, b->v);
+    return DVI_OK;
+}
+
+dvi_status dvi_body_get_angular_velocity(const dvi_world* w, dvi_body_id id, double out[3])
+{
+    BODY_OR_FAIL(w, id, b);
+    v3_copy(out, b->w);
+    return DVI_OK;
+}
+
+dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double force[3], double torque[3])
+{
+    BODY_OR_FAIL(w, id, b);
+    if (force) v3_copy(force, b->contact_force);
+    if (torque) v3_copy(torque, b->contact_torque);
+    return DVI_OK;
+}
+
+dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
+{
+    int32_t i = dvi_world_body_index(w, id);
+    if (i < 0) return w ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
+    if ((v && !finite3(v)) || (av && !finite3(av)))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body velocity: not finite");
+    dvi_body* b = &w->bodies[i];
+    if (b->type == DVI_BODY_FIXED) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
+    if (v) v3_copy(b->v, v);
+    if (av) v3_copy(b->w, av);
+    return DVI_OK;
+}
+
+dvi_status dvi_body_set_applied_force(dvi_world* w, dvi_body_id id, const double force[3], const double torque[3])
+{
+    int32_t i = dvi_world_body_index(w, id);
+    if (i < 0) return w ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
+    if ((force && !finite3(force)) || (torque && !finite3(torque)))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "applied force: not finite");
+    dvi_body* b = &w->bodies[i];
+    if (force) v3_copy(b->force, force);
+    if (torque) v3_copy(b->torque, torque);
+    return DVI_OK;
+}
+
+/* ---- shapes ------------------------------------------------------------------ */
+
+dvi_shape_def dvi_default_shape_def(void)
+{
+    dvi_shape_def d;
+    memset(&d, 0, sizeof d);
+    d.type = DVI_SHAPE_SPHERE;
+    d.radius = 0.5;
+    d.offset_orientation[0] = 1.0;
+    d.material.friction = 0.5;
+    d.internal_cookie = SHAPE_COOKIE;
+    return d;
+}
+
+static dvi_status check_material(dvi_world* w, const dvi_material* m)
+{
+    if (!(m->friction >= 0.0) || !isfinite(m->friction))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.friction: must be finite and >= 0 (got %g)",
+                               m->friction);
+    if (!(m->rolling_friction >= 0.0) || !isfinite(m->rolling_friction) || !(m->spinning_friction >= 0.0) ||
+        !isfinite(m->spinning_friction))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material: rolling/spinning friction must be >= 0");
+    if (!(m->restitution >= 0.0 && m->restitution <= 1.0))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.restitution: must be in [0, 1] (got %g)",
+                               m->restitution);
+    if (!(m->compliance >= 0.0) || !isfinite(m->compliance))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.compliance: must be finite and >= 0");
+    return DVI_OK;
+}
+
+static bool positive(double x)
+{
+    return x > 0.0 && isfinite(x);
+}
+
+dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
+    if (def->internal_cookie != SHAPE_COOKIE)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
+    int32_t bi = dvi_world_body_index(w, body);
+    if (bi < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
+    dvi_status st = check_material(w, &def->material);
+    if (st != DVI_OK) return st;
+    if (!finite3(def->offset_position))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_position: not finite");
+    double q[4] = {def->offset_orientation[0], def->offset_orientation[1], def->offset_orientation[2],
+                   def->offset_orientation[3]};
+    double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!isfinite(qn) || fabs(qn - 1.0) > 1e-6)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_orientation: must be a unit quaternion");
+    bool fixed = w->bodies[bi].type == DVI_BODY_FIXED;
+    dvi_shape s;
+    memset(&s, 0, sizeof s);
+    s.type = def->type;
+    switch (def->type) {
+    case DVI_SHAPE_SPHERE:
+        if (!positive(def->radius)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.radius: must be > 0");
+        s.radius = def->radius;
+        break;
+    case DVI_SHAPE_BOX:
+        for (int k = 0; k < 3; k++)
+            if (!positive(def->half_extents[k]))
+                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.half_extents[%d]: must be > 0", k);
+        v3_copy(s.half, def->half_extents);
+        break;
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER:
+        if (!positive(def->radius)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.radius: must be > 0");
+        if (!positive(def->half_length))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.half_length: must be > 0");
+        s.radius = def->radius;
+        s.half_length = def->half_length;
+        break;
+    case DVI_SHAPE_PLANE:
+        if (!fixed) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a plane must belong to a fixed body");
+        break;
+    case DVI_SHAPE_HEIGHTFIELD: {
+        if (!fixed)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a height field must belong to a fixed body");
+        if (def->nx < 2 || def->ny < 2 || (int64_t)def->nx * def->ny > 100000000 || !def->heights)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
+        if (!positive(def->dx) || !positive(def->dy))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
+        size_t n = (size_t)def->nx * (size_t)def->ny;
+        s.hfield = calloc(1, sizeof *s.hfield);
+        if (s.hfield) s.hfield->heights = malloc(n * sizeof(double));
+        if (!s.hfield || !s.hfield->heights) {
+            if (s.hfield) free(s.hfield);
+            return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
+        }
+        s.hfield->nx = def->nx;
+        s.hfield->ny = def->ny;
+        s.hfield->dx = def->dx;
+        s.hfield->dy = def->dy;
+        s.hfield->hmin = INFINITY;
+        s.hfield->hmax = -INFINITY;
+        for (size_t k = 0; k < n; k++) {
+            double hk = def->heights[k];
+            if (!isfinite(hk)) {
+                free(s.hfield->heights);
+                free(s.hfield);
+                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
+            }
+            s.hfield->heights[k] = hk;
+            if (hk < s.hfield->hmin) s.hfield->hmin = hk;
+            if (hk > s.hfield->hmax) s.hfield->hmax = hk;
+        }
+        break;
+    }
+    case DVI_SHAPE_MESH: {
+        if (!fixed) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh must belong to a fixed body");
+        if (def->vertex_count < 3 || def->triangle_count < 1 || !def->vertices || !def->triangles ||
+            def->vertex_count > 50000000 || def->triangle_count > 50000000)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh needs >= 3 vertices and >= 1 triangle");
+        for (int32_t k = 0; k < 3 * def->vertex_count; k++)
+            if (!isfinite(def->vertices[k]))
+                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.vertices[%d]: not finite", k);
+        for (int32_t k = 0; k < 3 * def->triangle_count; k++)
+            if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
+                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
+                                       k, def->triangles[k]);
+        s.mesh = calloc(1, sizeof *s.mesh);
+        if (s.mesh) {
+            s.mesh->vertices = malloc(3 * (size_t)def->vertex_count * sizeof(double));
+            s.mesh->triangles = malloc(3 * (size_t)def->triangle_count * sizeof(int32_t));
+        }
+        if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
+            if (s.mesh) {
+                free(s.mesh->vertices);
+                free(s.mesh->triangles);
+                free(s.mesh);
+            }
+            return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
+        }
+        s.mesh->vertex_count = def->vertex_count;
+        s.mesh->triangle_count = def->triangle_count;
+        memcpy(s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
+        memcpy(s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+        break;
+    }
+    default:
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)def->type);
+    }
+    dvi_shape* ns = grow_array(w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
+    if (!ns) {
+        if (s.hfield) free(s.hfield->heights);
+        free(s.hfield);
+        if (s.mesh) {
+            free(s.mesh->vertices);
+            free(s.mesh->triangles);
+        }
+        free(s.mesh);
+        return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory");
+    }
+    w->shapes = ns;
+    s.body = bi;
+    s.generation = 1;
+    v3_copy(s.lpos, def->offset_position);
+    for (int k = 0; k < 4; k++) q[k] /= qn;
+    q_to_m3(s.lrot, q);
+    s.material = def->material;
+    w->shapes[w->shape_count++] = s;
+    out->index1 = w->shape_count;
+    out->generation = 1;
+    out->world = w->tag;
+    return DVI_OK;
+}
+
+/* ---- joints ------------------------------------------------------------------ */
+
+dvi_joint_def dvi_default_joint_def(void)
+{
+    dvi_joint_def d;
+    memset(&d, 0, sizeof d);
+    d.type = DVI_JOINT_REVOLUTE;
+    d.axis[2] = 1.0;
+    d.internal_cookie = JOINT_COOKIE;
+    return d;
+}
+
+dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: NULL argument");
+    if (def->internal_cookie != JOINT_COOKIE)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: def not initialised with dvi_default_joint_def()");
+    int32_t a = -1, b = dvi_world_body_index(w, def->body_b);
+    if (b < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.body_b: not a body of this world");
+    if (!DVI_IS_NULL(def->body_a)) {
+        a = dvi_world_body_index(w, def->body_a);
+        if (a < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.body_a: not a body of this world");
+        if (a == b) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: body_a and body_b are the same body");
+    }
+    if (def->type < DVI_JOINT_SPHERICAL || def->type > DVI_JOINT_DISTANCE)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.type: unknown type %d", (int)def->type);
+    if (!finite3(def->anchor) || !finite3(def->anchor_b) || !finite3(def->axis))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: anchor or axis not finite");
+    bool needs_axis = def->type == DVI_JOINT_REVOLUTE || def->type == DVI_JOINT_PRISMATIC;
+    if (needs_axis && !(v3_norm(def->axis) > 1e-12))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.axis: must be non-zero");
+    if (def->motor != DVI_MOTOR_NONE) {
+        bool ok = (def->motor == DVI_MOTOR_ROTATION_SPEED || def->motor == DVI_MOTOR_ROTATION_TORQUE)
+                      ? def->type == DVI_JOINT_REVOLUTE
+                      : def->motor == DVI_MOTOR_LINEAR_SPEED && def->type == DVI_JOINT_PRISMATIC;
+        if (!ok) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor: not valid for this joint type");
+        if (!isfinite(def->motor_speed) || !isfinite(def->motor_torque) || !(def->motor_ramp_time >= 0.0) ||
+            !isfinite(def->motor_ramp_time))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor: speed, torque, ramp must be finite, ramp >= 0");
+    }
+    if (w->bodies[b].type != DVI_BODY_DYNAMIC && (a < 0 || w->bodies[a].type != DVI_BODY_DYNAMIC))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: at least one body must be dynamic");
+    dvi_joint j;
+    memset(&j, 0, sizeof j);
+    j.a = a;
+    j.b = b;
+    dvi_status st = dvi_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
+    if (st != DVI_OK) return dvi_world_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
+    dvi_joint* nj = grow_array(w->joints, &w->joint_cap, w->joint_count + 1, sizeof *nj);
+    if (!nj) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
+    w->joints = nj;
+    j.generation = 1;
+    w->joints[w->joint_count++] = j;
+    out->index1 = w->joint_count;
+    out->generation = 1;
+    out->world = w->tag;
+    return DVI_OK;
+}
+
+static dvi_joint* joint_of(const dvi_world* w, dvi_joint_id id)
+{
+    if (!w || id.index1 <= 0 || id.index1 > w->joint_count || id.world != w->tag) return NULL;
+    dvi_joint* j = &w->joints[id.index1 - 1];
+    return j->generation == id.generation ? j : NULL;
+}
+
+dvi_status dvi_joint_get_reaction(const dvi_world* w, dvi_joint_id id, double force[3], double torque[3])
+{
+    const dvi_joint* j = joint_of(w, id);
+    if (!j) return DVI_ERR_INVALID_ARG;
+    if (force) v3_copy(force, j->reaction_force);
+    if (torque) v3_copy(torque, j->reaction_torque);
+    return DVI_OK;
+}
+
+dvi_status dvi_joint_set_motor(dvi_world* w, dvi_joint_id id, double speed, double torque)
+{
+    dvi_joint* j = joint_of(w, id);
+    if (!j) return w ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: invalid id") : DVI_ERR_INVALID_ARG;
+    if (j->motor == DVI_MOTOR_NONE) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: has no motor");
+    if (!isfinite(speed) || !isfinite(torque))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint motor: speed and torque must be finite");
+    j->speed = speed;
+    j->torque = torque;
+    return DVI_OK;
+}
+
+dvi_step_stats dvi_world_get_stats(const dvi_world* w)
+{
+    dvi_step_stats s;
+    if (w) return w->stats;
+    memset(&s, 0, sizeof s);
+    return s;
+}
+
+int32_t dvi_world_contact_count(const dvi_world* w)
+{
+    return w ? w->contact_count : 0;
+}
+
+dvi_status dvi_world_get_contact(const dvi_world* w, int32_t index, dvi_contact_info* out)
+{
+    if (!w || !out || index < 0 || index >= w->contact_count) return DVI_ERR_INVALID_ARG;
+    const dvi_contact_rec* c = &w->contacts[index];
+    memset(out, 0, sizeof *out);
+    out->body_a.index1 = c->body_a + 1;
+    out->body_a.generation = w->bodies[c->body_a].generation;
+    out->body_a.world = w->tag;
+    out->body_b.index1 = c->body_b + 1;
+    out->body_b.generation = w->bodies[c->body_b].generation;
+    out->body_b.world = w->tag;
+    v3_copy(out->point, c->point);
+    v3_copy(out->normal, c->normal);
+    out->distance = c->distance;
+    v3_copy(out->force, c->force);
+    return DVI_OK;
+}

@@ -1,0 +1,144 @@
+/* dvicontact — internal: the world's storage and the joint row builder.
+ *
+ * Design note. Bodies, shapes and joints live in contiguous arrays indexed
+ * by id (index1 − 1), with a generation counter per slot; nothing points at
+ * anything else, so the step can later be split over threads or domains.
+ * A step (step.c) runs the stages
+ *     geoms → collide → rows (joints, motors, contacts) → CCP → solve
+ *           → velocities → positions → outputs (forces, reactions, warm start)
+ * and keeps every per-step array in grow-only buffers of the world: after the
+ * first steps no stage allocates.
+ */
+#ifndef DVI_WORLD_INTERNAL_H
+#define DVI_WORLD_INTERNAL_H
+
+#include "collision.h"
+#include "dvi/world.h"
+
+typedef struct dvi_body {
+    dvi_body_type type;
+    uint16_t generation;
+    double mass, inv_mass;
+    double inertia[9], inv_inertia[9]; /* body frame */
+    double x[3], q[4], v[3], w[3];
+    double force[3], torque[3];        /* applied, world frame */
+    double gravity_scale;
+    double contact_force[3], contact_torque[3]; /* last step */
+} dvi_body;
+
+typedef struct dvi_shape {
+    int32_t body;
+    uint16_t generation;
+    dvi_shape_type type;
+    double radius, half_length, half[3];
+    dvi_heightfield* hfield;
+    dvi_trimesh* mesh;
+    double lpos[3], lrot[9];           /* pose in the body frame */
+    dvi_material material;
+} dvi_shape;
+
+#define DVI_JOINT_MAX_ROWS 7
+
+typedef struct dvi_joint {
+    dvi_joint_type type;
+    uint16_t generation;
+    int32_t a, b;                      /* body indices; a = −1: the world */
+    double la[3], lb[3];               /* anchors in the A and B frames (A: world if a = −1) */
+    double axa[3], pa[3], qa[3];       /* axis and two perpendiculars in the A frame */
+    double pb[3], qb[3];               /* perpendiculars of the axis in the B frame */
+    double q_rel0[4];                  /* initial qA* qB */
+    double length;                     /* distance joint */
+    dvi_motor_type motor;
+    double speed, ramp, torque;
+    int32_t nrows;                     /* rows in the last CCP */
+    double gamma[DVI_JOINT_MAX_ROWS];  /* last impulses (warm start) */
+    double jb[DVI_JOINT_MAX_ROWS][6];  /* J_B of each row in the last step (reactions) */
+    double reaction_force[3], reaction_torque[3];
+} dvi_joint;
+
+/* One bilateral row of a joint: u = ja·vA + jb·vB + bias = 0, with v = (linear,
+ * angular) in world frame. violation: position-level error (0 for motors). */
+typedef struct dvi_joint_row {
+    double ja[6], jb[6];
+    double bias;
+    double violation;
+} dvi_joint_row;
+
+/* Rows of joint j between bodies A (NULL = world) and B for a step of h
+ * ending at time t_end; returns the number of rows. */
+int dvi_joint_build_rows(const dvi_joint* j, const dvi_body* A, const dvi_body* B, double t_end, double h,
+                         double recovery_speed, dvi_joint_row* rows);
+/* Number of rows dvi_joint_build_rows gives for j. */
+int dvi_joint_row_count(const dvi_joint* j);
+/* Fills the joint's frames from the def and the current body poses. */
+dvi_status dvi_joint_init(dvi_joint* j, const dvi_joint_def* def, const dvi_body* A, const dvi_body* B);
+
+/* Warm start: the previous step's contact points (sorted by shape pair, as
+ * the collision layer returns them) and an open-addressing index from a
+ * shape pair to its first point. */
+typedef struct dvi_warm_point {
+    int32_t shape_a, shape_b;
+    uint32_t feature;
+    double point[3];
+    double gamma[6];
+} dvi_warm_point;
+
+typedef struct dvi_warm_slot {
+    int32_t shape_a, shape_b; /* shape_a = −1: empty */
+    int32_t first;            /* index into the previous points */
+} dvi_warm_slot;
+
+/* Per-contact output of the last step. */
+typedef struct dvi_contact_rec {
+    int32_t body_a, body_b, shape_a, shape_b;
+    uint32_t feature;
+    double point[3], normal[3], t1[3], t2[3];
+    double distance;
+    int32_t row, nrows;
+    double force[3];
+} dvi_contact_rec;
+
+struct dvi_world {
+    dvi_world_def def;
+    uint16_t tag;
+    double time;
+    char last_error[256];
+
+    dvi_body* bodies;   int32_t body_count, body_cap;
+    dvi_shape* shapes;  int32_t shape_count, shape_cap;
+    dvi_joint* joints;  int32_t joint_count, joint_cap;
+
+    dvi_solver* solver;
+    dvi_collision* collision;
+    dvi_step_stats stats;
+
+    /* per-step buffers (grow-only) */
+    dvi_geom* geoms;            size_t geoms_cap;
+    int32_t* dyn;               size_t dyn_cap;       /* body -> dynamic index or -1 */
+    double* vfree;              size_t vfree_cap;     /* [6 * bodies] */
+    double* inv_mass;           size_t inv_mass_cap;  /* [36 * dynamic] */
+    dvi_ccp_block* blocks;      size_t blocks_cap;
+    double* r;                  size_t r_cap;
+    double* compliance;         size_t compliance_cap;
+    double* gamma;              size_t gamma_cap;
+    int32_t* colptr;            size_t colptr_cap;
+    int32_t* rowind;            size_t rowind_cap;
+    double* values;             size_t values_cap;
+    dvi_contact_rec* contacts;  size_t contacts_cap;  int32_t contact_count;
+    dvi_warm_point* warm;       size_t warm_cap;      int32_t warm_count;
+    dvi_warm_slot* slots;       size_t slots_cap;     size_t slot_count; /* power of two */
+    double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
+    bool* taken;                size_t taken_cap;     /* previous points already matched */
+};
+
+/* Records an error message on the world (also sent to the log) and returns st. */
+dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Resolves an id to an index, or −1 (stale, null, other world). */
+int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
+
+#endif /* DVI_WORLD_INTERNAL_H */

@@ -1,0 +1,1013 @@
+/* Tests of the collision layer: AABBs (dvi_geom_update), the sphere and
+ * capsule narrow phase (narrow_sphere.c) on cases worked out by hand, normal
+ * flips through the dispatcher, and the broad phase (dvi_collide) against a
+ * brute-force all-pairs reference on random scenes: the contact lists must be
+ * identical, deterministic, and free of same-owner and static–static pairs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collision.h"
+#include "narrow.h"
+#include "test_util.h"
+
+#define TOL 1e-12
+#define MAXP 16
+#define PI 3.14159265358979323846
+
+/* ---- scene helpers ------------------------------------------------------------ */
+
+static double rnd(uint64_t* s) /* uniform in [0, 1) (splitmix64) */
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void rot_identity(double R[9])
+{
+    static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    memcpy(R, I, sizeof I);
+}
+
+/* Rotation by angle t about unit axis u (row-major, columns = rotated axes). */
+static void rot_axis(double R[9], double ux, double uy, double uz, double t)
+{
+    double l = sqrt(ux * ux + uy * uy + uz * uz);
+    ux /= l;
+    uy /= l;
+    uz /= l;
+    double c = cos(t), s = sin(t), v = 1.0 - c;
+    R[0] = c + ux * ux * v;
+    R[1] = ux * uy * v - uz * s;
+    R[2] = ux * uz * v + uy * s;
+    R[3] = uy * ux * v + uz * s;
+    R[4] = c + uy * uy * v;
+    R[5] = uy * uz * v - ux * s;
+    R[6] = uz * ux * v - uy * s;
+    R[7] = uz * uy * v + ux * s;
+    R[8] = c + uz * uz * v;
+}
+
+static void random_rotation(double R[9], uint64_t* s)
+{
+    rot_axis(R, rnd(s) - 0.5, rnd(s) - 0.5, rnd(s) - 0.5 + 1e-3, 2 * PI * rnd(s));
+}
+
+static dvi_geom geom(dvi_shape_type type, double x, double y, double z)
+{
+    dvi_geom g;
+    memset(&g, 0, sizeof g);
+    g.type = type;
+    g.pos[0] = x;
+    g.pos[1] = y;
+    g.pos[2] = z;
+    rot_identity(g.rot);
+    return g;
+}
+
+static dvi_geom sphere(double x, double y, double z, double r)
+{
+    dvi_geom g = geom(DVI_SHAPE_SPHERE, x, y, z);
+    g.radius = r;
+    dvi_geom_update(&g);
+    return g;
+}
+
+static dvi_geom box(double x, double y, double z, double hx, double hy, double hz)
+{
+    dvi_geom g = geom(DVI_SHAPE_BOX, x, y, z);
+    g.half[0] = hx;
+    g.half[1] = hy;
+    g.half[2] = hz;
+    dvi_geom_update(&g);
+    return g;
+}
+
+static dvi_geom capsule(double x, double y, double z, double r, double hl)
+{
+    dvi_geom g = geom(DVI_SHAPE_CAPSULE, x, y, z);
+    g.radius = r;
+    g.half_length = hl;
+    dvi_geom_update(&g);
+    return g;
+}
+
+/* A capsule along world x (local z rotated onto x). */
+static dvi_geom capsule_x(double x, double y, double z, double r, double hl)
+{
+    dvi_geom g = capsule(x, y, z, r, hl);
+    rot_axis(g.rot, 0, 1, 0, PI / 2);
+    dvi_geom_update(&g);
+    return g;
+}
+
+static dvi_geom plane(double x, double y, double z)
+{
+    dvi_geom g = geom(DVI_SHAPE_PLANE, x, y, z);
+    dvi_geom_update(&g);
+    return g;
+}
+
+static void assert_vec(const double v[3], double x, double y, double z, double tol)
+{
+    assert_near(v[0], x, tol);
+    assert_near(v[1], y, tol);
+    assert_near(v[2], z, tol);
+}
+
+static void assert_aabb(const dvi_geom* g, double x0, double y0, double z0, double x1, double y1, double z1)
+{
+    assert_vec(g->aabb_min, x0, y0, z0, TOL);
+    assert_vec(g->aabb_max, x1, y1, z1, TOL);
+}
+
+/* ---- AABBs -------------------------------------------------------------------- */
+
+static void test_aabb_convex(void** state)
+{
+    (void)state;
+    dvi_geom s = sphere(1, 2, 3, 0.5);
+    assert_aabb(&s, 0.5, 1.5, 2.5, 1.5, 2.5, 3.5);
+    assert_false(s.unbounded);
+
+    dvi_geom b = box(0, 0, 0, 1, 2, 3);
+    rot_axis(b.rot, 0, 0, 1, PI / 2); /* local x → world y */
+    dvi_geom_update(&b);
+    assert_aabb(&b, -2, -1, -3, 2, 1, 3);
+    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    dvi_geom_update(&b);
+    const double e = 3 / sqrt(2.0); /* (1 + 2)/√2 */
+    assert_aabb(&b, -e, -e, -3, e, e, 3);
+
+    dvi_geom c = capsule_x(1, 0, 0, 0.5, 2); /* along x */
+    assert_aabb(&c, -1.5, -0.5, -0.5, 3.5, 0.5, 0.5);
+
+    dvi_geom y = geom(DVI_SHAPE_CYLINDER, 0, 0, 0);
+    y.radius = 0.5;
+    y.half_length = 2;
+    rot_axis(y.rot, 0, 1, 0, PI / 2); /* axis along x: flat ends span r in y, z */
+    dvi_geom_update(&y);
+    assert_aabb(&y, -2, -0.5, -0.5, 2, 0.5, 0.5);
+    rot_axis(y.rot, 0, 1, 0, PI / 4); /* axis (1, 0, 1)/√2 */
+    dvi_geom_update(&y);
+    const double f = 2.5 / sqrt(2.0); /* hl/√2 + r·√(1 − 1/2) */
+    assert_aabb(&y, -f, -0.5, -f, f, 0.5, f);
+}
+
+static void test_aabb_unbounded_and_terrain(void** state)
+{
+    (void)state;
+    dvi_geom p = plane(0, 0, 1);
+    assert_true(p.unbounded);
+    assert_true(p.aabb_max[2] == 1.0 && isinf(p.aabb_min[2]) && p.aabb_min[2] < 0);
+    assert_true(isinf(p.aabb_min[0]) && isinf(p.aabb_max[0]) && isinf(p.aabb_max[1]));
+    rot_axis(p.rot, 1, 0, 0, 0.3);
+    dvi_geom_update(&p);
+    assert_true(p.unbounded && isinf(p.aabb_max[2]) && isinf(p.aabb_min[1]));
+
+    double heights[6] = {0, 1, 2, -1, 0, 0};
+    dvi_heightfield hf = {3, 2, 0.5, 1.0, heights, -1.0, 2.0};
+    dvi_geom h = geom(DVI_SHAPE_HEIGHTFIELD, 1, 1, 1);
+    h.hfield = &hf;
+    h.is_static = true;
+    dvi_geom_update(&h);
+    assert_false(h.unbounded);
+    assert_aabb(&h, 1, 1, 0, 2, 2, 3);
+    rot_axis(h.rot, 0, 0, 1, PI / 2); /* local x → world y, local y → world −x */
+    dvi_geom_update(&h);
+    assert_aabb(&h, 0, 1, 0, 1, 2, 3);
+
+    double verts[9] = {0, 0, 0, 1, 0, 0, 0, 2, 0};
+    int32_t tris[3] = {0, 1, 2};
+    dvi_trimesh m = {3, 1, verts, tris};
+    dvi_geom g = geom(DVI_SHAPE_MESH, 0, 0, 1);
+    g.mesh = &m;
+    rot_axis(g.rot, 0, 0, 1, PI / 2);
+    dvi_geom_update(&g);
+    assert_aabb(&g, -2, 0, 1, 0, 1, 1);
+}
+
+/* ---- sphere ----------------------------------------------------------------- */
+
+static void test_sphere_sphere(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom a = sphere(0, 0, 0, 1), b = sphere(2.5, 0, 0, 1);
+    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 0.1, p, MAXP), 0); /* Φ = 0.5 > envelope */
+    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 1.0, p, MAXP), 1);
+    assert_near(p[0].distance, 0.5, TOL);
+    assert_vec(p[0].normal, 1, 0, 0, TOL);
+    assert_vec(p[0].point, 1.25, 0, 0, TOL); /* surfaces at x = 1 and 1.5 */
+    assert_int_equal(p[0].feature, 0);
+
+    b = sphere(0, 1.5, 0, 1); /* penetration 0.5 */
+    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.5, TOL);
+    assert_vec(p[0].normal, 0, 1, 0, TOL);
+    assert_vec(p[0].point, 0, 0.75, 0, TOL); /* surfaces at y = 1 and 0.5 */
+
+    b = sphere(0, 0, 0, 0.5); /* concentric: Φ = −1.5, some unit normal */
+    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -1.5, TOL);
+    assert_near(sqrt(p[0].normal[0] * p[0].normal[0] + p[0].normal[1] * p[0].normal[1] +
+                     p[0].normal[2] * p[0].normal[2]),
+                1.0, TOL);
+}
+
+static void test_sphere_box(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom b = box(0, 0, 0, 1, 2, 3);
+
+    dvi_geom s = sphere(0, 0, 3.2, 0.5); /* above the top face, penetrating 0.3 */
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.3, TOL);
+    assert_vec(p[0].normal, 0, 0, -1, TOL);
+    assert_vec(p[0].point, 0, 0, 2.85, TOL); /* surfaces at z = 2.7 and 3 */
+
+    s = sphere(2, 3, 0, 0.5); /* edge region: closest box point (1, 2, 0) */
+    const double r2 = sqrt(2.0);
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.5, p, MAXP), 0); /* Φ = √2 − 0.5 ≈ 0.914 */
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 1.0, p, MAXP), 1);
+    assert_near(p[0].distance, r2 - 0.5, TOL);
+    assert_vec(p[0].normal, -1 / r2, -1 / r2, 0, TOL);
+    double mid = 0.5 * (0.5 + r2); /* distance of the midpoint from the centre along −n */
+    assert_vec(p[0].point, 2 - mid / r2, 3 - mid / r2, 0, TOL);
+
+    s = sphere(2, 3, 4, 0.5); /* corner region: closest (1, 2, 3), Φ = √3 − 0.5 */
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 1.0, p, MAXP), 0);
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 2.0, p, MAXP), 1);
+    assert_near(p[0].distance, sqrt(3.0) - 0.5, TOL);
+    assert_vec(p[0].normal, -1 / sqrt(3.0), -1 / sqrt(3.0), -1 / sqrt(3.0), TOL);
+
+    s = sphere(0.8, 0, 0, 0.5); /* centre inside: nearest face is +x at depth 0.2 */
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.7, TOL);
+    assert_vec(p[0].normal, -1, 0, 0, TOL);
+    assert_vec(p[0].point, 0.65, 0, 0, TOL); /* sphere surface x = 0.3, box face x = 1 */
+
+    s = sphere(0, -1.9, 0.5, 0.1); /* inside, nearest face −y at depth 0.1 */
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.2, TOL);
+    assert_vec(p[0].normal, 0, 1, 0, TOL);
+
+    /* box turned 45° about z: its vertical edge at x = 1 + √2 faces the sphere */
+    b = box(1, 0, 0, 1, 1, 1);
+    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    dvi_geom_update(&b);
+    s = sphere(3, 0, 0, 0.5);
+    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.1, p, MAXP), 1);
+    const double phi = 2 - r2 - 0.5;
+    assert_near(p[0].distance, phi, TOL);
+    assert_vec(p[0].normal, -1, 0, 0, TOL);
+    assert_vec(p[0].point, 1 + r2 + phi / 2, 0, 0, TOL);
+}
+
+static void test_sphere_capsule_plane(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom c = capsule(0, 0, 0, 0.5, 1); /* along z, segment z in [−1, 1] */
+    dvi_geom s = sphere(1, 0, 0.5, 0.3);   /* beside the cylinder part */
+    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.1, p, MAXP), 0);
+    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.2, p, MAXP), 1);
+    assert_near(p[0].distance, 0.2, TOL);
+    assert_vec(p[0].normal, -1, 0, 0, TOL);
+    assert_vec(p[0].point, 0.6, 0, 0.5, TOL);
+    s = sphere(0, 0, 2, 0.3); /* above the cap */
+    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.2, p, MAXP), 1);
+    assert_near(p[0].distance, 0.2, TOL);
+    assert_vec(p[0].normal, 0, 0, -1, TOL);
+    assert_vec(p[0].point, 0, 0, 1.6, TOL);
+    s = sphere(0.3, 0, -0.5, 0.4); /* penetrating the side by 0.6 */
+    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, 0.3 - 0.9, TOL);
+    assert_vec(p[0].normal, -1, 0, 0, TOL);
+
+    /* plane through (0, 0, 1) turned 30° about x: normal (0, −1/2, √3/2) */
+    dvi_geom pl = plane(0, 0, 1);
+    rot_axis(pl.rot, 1, 0, 0, PI / 6);
+    dvi_geom_update(&pl);
+    const double n[3] = {0, -0.5, sqrt(3.0) / 2};
+    s = sphere(1 + 2 * n[0], 2 * n[1], 1 + 2 * n[2], 0.5); /* centre 2 above the plane */
+    assert_int_equal(dvi_collide_sphere_plane(&s, &pl, 1.0, p, MAXP), 0);
+    assert_int_equal(dvi_collide_sphere_plane(&s, &pl, 2.0, p, MAXP), 1);
+    assert_near(p[0].distance, 1.5, TOL);
+    assert_vec(p[0].normal, -n[0], -n[1], -n[2], TOL);
+    assert_vec(p[0].point, s.pos[0] - 1.25 * n[0], s.pos[1] - 1.25 * n[1], s.pos[2] - 1.25 * n[2], TOL);
+    s = sphere(5, 0, 0.9, 0.5); /* below the plane's origin height: deep */
+    double h = (s.pos[1] - 0) * n[1] + (s.pos[2] - 1) * n[2];
+    assert_int_equal(dvi_collide_sphere_plane(&s, &pl, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, h - 0.5, TOL);
+}
+
+/* ---- capsule ---------------------------------------------------------------- */
+
+static void test_capsule_capsule(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom a = capsule_x(0, 0, 0, 0.2, 1);
+
+    /* crossing at right angles, 0.5 apart: one point */
+    dvi_geom b = capsule(0, 0, 0.5, 0.2, 1);
+    rot_axis(b.rot, 1, 0, 0, PI / 2); /* along y */
+    dvi_geom_update(&b);
+    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.05, p, MAXP), 0);
+    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.1, p, MAXP), 1);
+    assert_near(p[0].distance, 0.1, TOL);
+    assert_vec(p[0].normal, 0, 0, 1, TOL);
+    assert_vec(p[0].point, 0, 0, 0.25, TOL);
+    assert_int_equal(p[0].feature, 0);
+
+    /* axes intersecting: Φ = −0.4, normal perpendicular to both */
+    b.pos[2] = 0;
+    dvi_geom_update(&b);
+    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.4, TOL);
+    assert_near(fabs(p[0].normal[2]), 1.0, TOL);
+
+    /* parallel, stacked with an offset: two points at the overlap ends x = −0.5, 1 */
+    b = capsule_x(0.5, 0, 0.35, 0.2, 1);
+    int n = dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_near(p[i].distance, -0.05, TOL);
+        assert_vec(p[i].normal, 0, 0, 1, TOL);
+        assert_int_equal(p[i].feature, (uint32_t)(1 + i));
+    }
+    assert_vec(p[0].point, -0.5, 0, 0.175, TOL);
+    assert_vec(p[1].point, 1, 0, 0.175, TOL);
+
+    /* collinear, end to end: one point between the caps */
+    b = capsule_x(2.3, 0, 0, 0.2, 1);
+    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.1, TOL);
+    assert_vec(p[0].normal, 1, 0, 0, TOL);
+    assert_vec(p[0].point, 1.15, 0, 0, TOL);
+
+    /* nearly parallel and crossing (0.015 rad about z, 0.3 above): both ends
+     * plus the strictly closer crossing point */
+    b = capsule(0, 0, 0.3, 0.2, 1);
+    double Ry[9], Rz[9];
+    rot_axis(Ry, 0, 1, 0, PI / 2);
+    rot_axis(Rz, 0, 0, 1, 0.015);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            b.rot[3 * i + j] = Rz[3 * i] * Ry[j] + Rz[3 * i + 1] * Ry[3 + j] + Rz[3 * i + 2] * Ry[6 + j];
+    dvi_geom_update(&b);
+    n = dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP);
+    assert_int_equal(n, 3);
+    assert_int_equal(p[2].feature, 0);
+    assert_near(p[2].distance, -0.1, TOL);
+    assert_vec(p[2].normal, 0, 0, 1, TOL);
+    assert_true(p[0].distance > p[2].distance && p[1].distance > p[2].distance);
+
+    /* zero-length capsules behave as spheres */
+    dvi_geom s0 = capsule(0, 0, 0, 0.5, 0), s1 = capsule(0, 0, 0.8, 0.5, 0);
+    assert_int_equal(dvi_collide_capsule_capsule(&s0, &s1, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.2, TOL);
+    assert_vec(p[0].normal, 0, 0, 1, TOL);
+}
+
+static void test_capsule_plane(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom pl = plane(0, 0, 0);
+    dvi_geom c = capsule_x(0, 0, 0.25, 0.2, 1); /* lying: both ends 0.05 above */
+    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.01, p, MAXP), 0);
+    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_near(p[i].distance, 0.05, TOL);
+        assert_vec(p[i].normal, 0, 0, -1, TOL);
+        assert_int_equal(p[i].feature, (uint32_t)i);
+    }
+    assert_vec(p[0].point, -1, 0, 0.025, TOL);
+    assert_vec(p[1].point, 1, 0, 0.025, TOL);
+
+    c = capsule(0, 0, 0.25, 0.2, 1); /* 60° from vertical: ends at z = −0.25, 0.75 */
+    rot_axis(c.rot, 0, 1, 0, PI / 3);
+    dvi_geom_update(&c);
+    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 1);
+    assert_int_equal(p[0].feature, 0);
+    assert_near(p[0].distance, -0.45, TOL);
+    assert_vec(p[0].point, -sqrt(3.0) / 2, 0, -0.225, TOL);
+
+    c = capsule(0, 0, 0.1, 0.2, 0); /* zero length: one point */
+    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.1, TOL);
+}
+
+static void test_capsule_box_separated(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom b = box(0, 0, 0, 1, 1, 1);
+
+    /* lying on the top face, 0.1 above it: two points at the ends */
+    dvi_geom c = capsule_x(0, 0, 1.3, 0.2, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.05, p, MAXP), 0);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_near(p[i].distance, 0.1, TOL);
+        assert_vec(p[i].normal, 0, 0, -1, TOL);
+        assert_int_equal(p[i].feature, 16u + 2u * 5u + (uint32_t)i); /* face +z */
+    }
+    assert_vec(p[0].point, -0.5, 0, 1.05, TOL);
+    assert_vec(p[1].point, 0.5, 0, 1.05, TOL);
+
+    /* overhanging the edge x = 1: the points are clipped to the face */
+    c = capsule_x(1, 0, 1.25, 0.2, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
+    assert_vec(p[0].point, 0.5, 0, 1.025, TOL);
+    assert_vec(p[1].point, 1.0, 0, 1.025, TOL);
+    assert_near(p[1].distance, 0.05, TOL);
+
+    /* standing on its end 0.3 above the face: one point (the other end is far) */
+    c = capsule(0, 0, 2, 0.2, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.5, p, MAXP), 1);
+    assert_near(p[0].distance, 0.3, TOL);
+    assert_vec(p[0].normal, 0, 0, -1, TOL);
+    assert_vec(p[0].point, 0, 0, 1.15, TOL);
+
+    /* standing above the corner (1, 1, 1): one point, normal along the offset */
+    c = capsule(1.3, 1.4, 2, 0.2, 0.5);
+    const double d = sqrt(0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.6, p, MAXP), 1);
+    assert_near(p[0].distance, d - 0.2, TOL);
+    assert_vec(p[0].normal, -0.3 / d, -0.4 / d, -0.5 / d, TOL);
+    const double m = 0.5 * (d - 0.2); /* midpoint, from the corner towards the capsule */
+    assert_vec(p[0].point, 1 + 0.3 / d * m, 1 + 0.4 / d * m, 1 + 0.5 / d * m, TOL);
+
+    /* parallel to the edge x = z = 1, beside it: one point on the edge's span */
+    c = capsule(1.5, 0, 1.5, 0.2, 2);
+    rot_axis(c.rot, 1, 0, 0, PI / 2);
+    dvi_geom_update(&c);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 1.0, p, MAXP), 1);
+    assert_near(p[0].distance, d - 0.2, TOL);
+    assert_vec(p[0].normal, -sqrt(0.5), 0, -sqrt(0.5), TOL);
+    assert_true(fabs(p[0].point[1]) <= 1 + TOL);
+
+    /* box turned 45° about z: the capsule on top still gets two points */
+    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    dvi_geom_update(&b);
+    c = capsule_x(0, 0, 1.3, 0.2, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
+    assert_near(p[0].distance, 0.1, TOL);
+    assert_near(p[1].distance, 0.1, TOL);
+    assert_vec(p[0].normal, 0, 0, -1, TOL);
+    assert_near(fabs(p[0].point[0] - p[1].point[0]), 1.0, TOL);
+
+    /* box turned 90° about x (local y → world z), capsule beside its −y face */
+    b = box(0, 0, 0, 1, 2, 3); /* in world: x half 1, y half 3, z half 2 */
+    rot_axis(b.rot, 1, 0, 0, PI / 2);
+    dvi_geom_update(&b);
+    c = capsule_x(0, -3.25, 0, 0.2, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
+    assert_near(p[0].distance, 0.05, TOL);
+    assert_vec(p[0].normal, 0, 1, 0, TOL);
+}
+
+static void test_capsule_box_penetrating(void** state)
+{
+    (void)state;
+    dvi_contact_point p[MAXP];
+    dvi_geom b = box(0, 0, 0, 1, 1, 1);
+
+    /* segment 0.1 below the top face: exit up, two points Φ = −0.3 */
+    dvi_geom c = capsule_x(0, 0, 0.9, 0.2, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_near(p[i].distance, -0.3, TOL);
+        assert_vec(p[i].normal, 0, 0, -1, TOL);
+    }
+    assert_vec(p[0].point, -0.5, 0, 0.85, TOL);
+    assert_vec(p[1].point, 0.5, 0, 0.85, TOL);
+
+    /* poking in tip first through the −x face: one point at the deep end */
+    c = capsule_x(-1.3, 0.2, 0.1, 0.1, 0.5); /* segment x in [−1.8, −0.8] */
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
+    assert_near(p[0].distance, -0.3, TOL);
+    assert_vec(p[0].normal, 1, 0, 0, TOL);
+    assert_vec(p[0].point, -0.85, 0.2, 0.1, TOL);
+
+    /* cutting the edge x = z = 1 diagonally (x + z = 1.9 in the plane y = 0):
+     * the edge direction (1, 0, 1)/√2 is the axis of least depth (0.1/√2) */
+    c = capsule(0.95, 0, 0.95, 0.1, sqrt(2.0) * 0.45);
+    rot_axis(c.rot, 0, 1, 0, 3 * PI / 4); /* local z → (1, 0, −1)/√2 */
+    dvi_geom_update(&c);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
+    const double depth = 0.1 / sqrt(2.0), phi = -depth - 0.1, u = 1 / sqrt(2.0);
+    assert_near(p[0].distance, phi, 1e-12);
+    assert_vec(p[0].normal, -u, 0, -u, 1e-12);
+    assert_vec(p[0].point, 1 + 0.5 * phi * u, 0, 1 + 0.5 * phi * u, 1e-12);
+
+    /* axis through the centre along z (z in [−0.5, 0.5]): leaving through
+     * ±z needs 1.5, sideways through +x only 1: two points on face +x */
+    c = capsule(0, 0, 0, 0.1, 0.5);
+    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_near(p[i].distance, -1.1, TOL);
+        assert_vec(p[i].normal, -1, 0, 0, TOL);
+    }
+    assert_vec(p[0].point, 0.45, 0, -0.5, TOL);
+    assert_vec(p[1].point, 0.45, 0, 0.5, TOL);
+}
+
+/* ---- random configurations against a numerical minimisation ---------------- */
+
+/* Distance from world point x to box g. */
+static double point_box_distance(const dvi_geom* g, const double x[3])
+{
+    double d[3], s = 0.0;
+    for (int k = 0; k < 3; k++) d[k] = x[k] - g->pos[k];
+    for (int j = 0; j < 3; j++) {
+        double l = g->rot[j] * d[0] + g->rot[3 + j] * d[1] + g->rot[6 + j] * d[2];
+        double e = fabs(l) - g->half[j];
+        if (e > 0) s += e * e;
+    }
+    return sqrt(s);
+}
+
+static void capsule_point(const dvi_geom* c, double t, double x[3]) /* t in [0, 1] */
+{
+    for (int k = 0; k < 3; k++) x[k] = c->pos[k] + (2 * t - 1) * c->half_length * c->rot[3 * k + 2];
+}
+
+static double point_capsule_axis_distance(const dvi_geom* c, const double x[3])
+{
+    double lo = 0, hi = 1;
+    for (int it = 0; it < 200; it++) { /* convex in t: ternary search */
+        double t1 = lo + (hi - lo) / 3, t2 = hi - (hi - lo) / 3, p1[3], p2[3];
+        capsule_point(c, t1, p1);
+        capsule_point(c, t2, p2);
+        double d1 = 0, d2 = 0;
+        for (int k = 0; k < 3; k++) {
+            d1 += (p1[k] - x[k]) * (p1[k] - x[k]);
+            d2 += (p2[k] - x[k]) * (p2[k] - x[k]);
+        }
+        if (d1 < d2) hi = t2; else lo = t1;
+    }
+    double p[3], d = 0;
+    capsule_point(c, 0.5 * (lo + hi), p);
+    for (int k = 0; k < 3; k++) d += (p[k] - x[k]) * (p[k] - x[k]);
+    return sqrt(d);
+}
+
+/* min over t of dist(capsule axis point t, other): convex in t. */
+static double min_over_axis(const dvi_geom* c, const dvi_geom* other, int other_is_box)
+{
+    double lo = 0, hi = 1, x[3];
+    for (int it = 0; it < 200; it++) {
+        double t1 = lo + (hi - lo) / 3, t2 = hi - (hi - lo) / 3, p1[3], p2[3];
+        capsule_point(c, t1, p1);
+        capsule_point(c, t2, p2);
+        double d1 = other_is_box ? point_box_distance(other, p1) : point_capsule_axis_distance(other, p1);
+        double d2 = other_is_box ? point_box_distance(other, p2) : point_capsule_axis_distance(other, p2);
+        if (d1 < d2) hi = t2; else lo = t1;
+    }
+    capsule_point(c, 0.5 * (lo + hi), x);
+    return other_is_box ? point_box_distance(other, x) : point_capsule_axis_distance(other, x);
+}
+
+static void check_points(const dvi_contact_point* p, int n, double env)
+{
+    for (int i = 0; i < n; i++) {
+        const double* v = p[i].normal;
+        assert_near(v[0] * v[0] + v[1] * v[1] + v[2] * v[2], 1.0, 1e-12);
+        assert_true(p[i].distance <= env);
+    }
+}
+
+static double min_distance(const dvi_contact_point* p, int n)
+{
+    double m = HUGE_VAL;
+    for (int i = 0; i < n; i++) m = fmin(m, p[i].distance);
+    return m;
+}
+
+/* Separated random pairs: the smallest Φ reported equals the true gap, and
+ * the reported points lie midway (the surface points it implies are on the
+ * two surfaces). Overlapping pairs: some Φ ≤ 0. */
+static void test_random_against_numeric(void** state)
+{
+    (void)state;
+    uint64_t s = 12345;
+    dvi_contact_point p[MAXP];
+    int separated = 0, overlapping = 0;
+    for (int trial = 0; trial < 3000; trial++) {
+        dvi_geom b = box(0, 0, 0, 0.2 + rnd(&s), 0.2 + rnd(&s), 0.2 + rnd(&s));
+        random_rotation(b.rot, &s);
+        dvi_geom_update(&b);
+        dvi_geom c = capsule(3 * rnd(&s) - 1.5, 3 * rnd(&s) - 1.5, 3 * rnd(&s) - 1.5, 0.05 + 0.3 * rnd(&s),
+                             rnd(&s) < 0.1 ? 0.0 : rnd(&s));
+        random_rotation(c.rot, &s);
+        dvi_geom_update(&c);
+        const double env = 10.0;
+        double gap = min_over_axis(&c, &b, 1) - c.radius;
+        int n = dvi_collide_capsule_box(&c, &b, env, p, MAXP);
+        assert_true(n >= 1 && n <= 2);
+        check_points(p, n, env);
+        if (gap > c.radius * 1e-3 - c.radius) { /* segment outside the box */
+            assert_near(min_distance(p, n), gap, 1e-7);
+            separated++;
+            for (int i = 0; i < n; i++) { /* b's surface point = point + Φ/2·n is on the box */
+                double xb[3];
+                for (int k = 0; k < 3; k++) xb[k] = p[i].point[k] + 0.5 * p[i].distance * p[i].normal[k];
+                assert_true(point_box_distance(&b, xb) < 1e-9);
+            }
+        } else {
+            assert_true(min_distance(p, n) <= 0.0);
+            overlapping++;
+        }
+
+        dvi_geom d = capsule(2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 0.05 + 0.3 * rnd(&s),
+                             rnd(&s) < 0.1 ? 0.0 : rnd(&s));
+        random_rotation(d.rot, &s);
+        if (trial % 10 == 0) memcpy(d.rot, c.rot, sizeof d.rot); /* exactly parallel */
+        dvi_geom_update(&d);
+        gap = min_over_axis(&c, &d, 0) - c.radius - d.radius;
+        n = dvi_collide_capsule_capsule(&c, &d, env, p, MAXP);
+        assert_true(n >= 1 && n <= 3);
+        check_points(p, n, env);
+        assert_near(min_distance(p, n), gap, 1e-7);
+        if (trial % 10 == 0 && c.half_length > 0 && d.half_length > 0 && n == 2) {
+            assert_near(p[0].distance, p[1].distance, 1e-9); /* parallel: equal gaps */
+        }
+
+        dvi_geom sp = sphere(2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 0.05 + 0.3 * rnd(&s));
+        n = dvi_collide_sphere_box(&sp, &b, env, p, MAXP);
+        assert_int_equal(n, 1);
+        check_points(p, n, env);
+        double db = point_box_distance(&b, sp.pos);
+        if (db > 0) assert_near(p[0].distance, db - sp.radius, 1e-12);
+        n = dvi_collide_sphere_capsule(&sp, &c, env, p, MAXP);
+        assert_int_equal(n, 1);
+        assert_near(p[0].distance, point_capsule_axis_distance(&c, sp.pos) - sp.radius - c.radius, 1e-9);
+    }
+    assert_true(separated > 1000 && overlapping > 100);
+}
+
+/* ---- dispatcher: order of the pair flips the normal ------------------------ */
+
+static void check_flip(const dvi_geom* a, const dvi_geom* b, double env)
+{
+    dvi_contact_point p[MAXP], q[MAXP];
+    int n = dvi_narrow_phase(a, b, env, p, MAXP);
+    int m = dvi_narrow_phase(b, a, env, q, MAXP);
+    assert_true(n >= 1);
+    assert_int_equal(n, m);
+    for (int i = 0; i < n; i++) {
+        assert_near(p[i].distance, q[i].distance, 1e-12);
+        assert_vec(q[i].normal, -p[i].normal[0], -p[i].normal[1], -p[i].normal[2], 1e-12);
+        assert_vec(q[i].point, p[i].point[0], p[i].point[1], p[i].point[2], 1e-12);
+    }
+}
+
+static void test_dispatch_flip(void** state)
+{
+    (void)state;
+    dvi_geom s = sphere(0.3, 0.1, 1.2, 0.4), b = box(0, 0, 0, 1, 1, 1), pl = plane(0, 0, 0);
+    rot_axis(b.rot, 1, 1, 0, 0.2);
+    dvi_geom_update(&b);
+    dvi_geom c = capsule_x(0.2, 0, 1.25, 0.3, 0.5), c2 = capsule(0.1, 0.2, 1.9, 0.3, 0.4);
+    check_flip(&s, &b, 0.01);
+    check_flip(&s, &pl, 2.0);
+    check_flip(&s, &c, 0.01);
+    check_flip(&c, &b, 0.01);
+    check_flip(&c, &pl, 2.0);
+    dvi_contact_point p[MAXP];
+    /* box–sphere through the dispatcher: normal from the box to the sphere */
+    assert_int_equal(dvi_narrow_phase(&b, &s, 0.01, p, MAXP), 1);
+    assert_true(p[0].normal[2] > 0.5);
+    /* capsule–capsule is symmetric by construction of the routine */
+    int n = dvi_narrow_phase(&c, &c2, 0.5, p, MAXP);
+    dvi_contact_point q[MAXP];
+    int m = dvi_narrow_phase(&c2, &c, 0.5, q, MAXP);
+    assert_true(n >= 1 && m >= 1);
+    assert_near(p[0].distance, q[0].distance, 1e-12);
+    assert_vec(q[0].normal, -p[0].normal[0], -p[0].normal[1], -p[0].normal[2], 1e-12);
+}
+
+/* ---- broad phase -------------------------------------------------------------- */
+
+typedef struct contact_list {
+    dvi_contact_point* p;
+    int32_t n, cap;
+} contact_list;
+
+static void list_push(contact_list* l, const dvi_contact_point* p)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 256;
+        l->p = realloc(l->p, (size_t)l->cap * sizeof *l->p);
+        assert_non_null(l->p);
+    }
+    l->p[l->n++] = *p;
+}
+
+/* Every pair i < j through the narrow phase, with the same pair filters. */
+static contact_list brute_force(const dvi_geom* g, int32_t n, double env)
+{
+    contact_list l = {NULL, 0, 0};
+    dvi_contact_point buf[MAXP];
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = i + 1; j < n; j++) {
+            if (g[i].owner == g[j].owner || (g[i].is_static && g[j].is_static)) continue;
+            int m = dvi_narrow_phase(&g[i], &g[j], env, buf, MAXP);
+            for (int k = 0; k < m; k++) {
+                buf[k].geom_a = i;
+                buf[k].geom_b = j;
+                list_push(&l, &buf[k]);
+            }
+        }
+    return l;
+}
+
+static void assert_same_contacts(const dvi_contact_point* p, int32_t n, const dvi_contact_point* q, int32_t m)
+{
+    assert_int_equal(n, m);
+    for (int32_t i = 0; i < n; i++) {
+        assert_int_equal(p[i].geom_a, q[i].geom_a);
+        assert_int_equal(p[i].geom_b, q[i].geom_b);
+        assert_int_equal(p[i].feature, q[i].feature);
+        assert_true(p[i].distance == q[i].distance);
+        for (int k = 0; k < 3; k++) {
+            assert_true(p[i].point[k] == q[i].point[k]);
+            assert_true(p[i].normal[k] == q[i].normal[k]);
+        }
+    }
+}
+
+
+/* A random scene of n geoms in [0, side]³ (+ offset): spheres, boxes and
+ * capsules of sizes spread by `spread`, a plane at z = offset (index n/3),
+ * some static geoms and some geoms sharing an owner. */
+static void random_scene(dvi_geom* g, int32_t n, double side, double spread, double offset, uint64_t seed)
+{
+    uint64_t s = seed;
+    for (int32_t i = 0; i < n; i++) {
+        double size = 0.05 * (1.0 + spread * rnd(&s) * rnd(&s) * rnd(&s));
+        double x = offset + side * rnd(&s), y = offset + side * rnd(&s), z = offset + side * rnd(&s);
+        int kind = (int)(3 * rnd(&s));
+        dvi_geom* q = &g[i];
+        if (kind == 0) {
+            *q = sphere(x, y, z, size * (0.5 + rnd(&s)));
+        } else if (kind == 1) {
+            *q = box(x, y, z, size * (0.3 + rnd(&s)), size * (0.3 + rnd(&s)), size * (0.3 + rnd(&s)));
+            random_rotation(q->rot, &s);
+        } else {
+            *q = capsule(x, y, z, size * (0.3 + 0.5 * rnd(&s)), size * 1.5 * rnd(&s));
+            random_rotation(q->rot, &s);
+        }
+        q->owner = i;
+        if (rnd(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
+        q->is_static = rnd(&s) < 0.15;
+        dvi_geom_update(q);
+    }
+    if (n >= 3) {
+        g[n / 3] = plane(offset, offset, offset + 0.2 * side);
+        g[n / 3].owner = -1;
+        g[n / 3].is_static = true;
+    }
+}
+
+static void check_scene(dvi_collision* c, const dvi_geom* g, int32_t n, double env)
+{
+    const dvi_contact_point* pts = NULL;
+    int32_t count = -1;
+    assert_int_equal(dvi_collide(c, g, n, env, &pts, &count), DVI_OK);
+    contact_list ref = brute_force(g, n, env);
+    assert_same_contacts(pts, count, ref.p, ref.n);
+    for (int32_t i = 0; i < count; i++) {
+        assert_true(pts[i].geom_a < pts[i].geom_b);
+        assert_true(pts[i].distance <= env);
+        if (i > 0)
+            assert_true(pts[i - 1].geom_a < pts[i].geom_a ||
+                        (pts[i - 1].geom_a == pts[i].geom_a && pts[i - 1].geom_b <= pts[i].geom_b));
+    }
+    free(ref.p);
+}
+
+static void test_broad_vs_brute_force(void** state)
+{
+    (void)state;
+    dvi_collision* c = NULL;
+    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    enum { N = 400 };
+    dvi_geom* g = calloc(N, sizeof *g);
+    assert_non_null(g);
+    int32_t total = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        /* similar sizes, then sizes spread over ×40 (several grid levels) */
+        double spread = seed % 2 ? 1.0 : 40.0;
+        random_scene(g, N, 1.2, spread, 0.0, seed);
+        check_scene(c, g, N, 0.01);
+        const dvi_contact_point* pts;
+        int32_t count;
+        assert_int_equal(dvi_collide(c, g, N, 0.01, &pts, &count), DVI_OK);
+        total += count;
+        /* smaller subsets reuse the same state */
+        check_scene(c, g, N / 4, 0.02);
+    }
+    assert_true(total > 1000); /* the scenes are dense enough to matter */
+    /* far from the origin, and with no envelope */
+    random_scene(g, N, 1.0, 5.0, 1e5, 99);
+    check_scene(c, g, N, 0.005);
+    random_scene(g, N, 1.0, 5.0, -3.7e3, 98);
+    check_scene(c, g, N, 0.0);
+    free(g);
+    dvi_collision_destroy(c);
+}
+
+/* Spheres exactly touching on a lattice (centres on cell boundaries), with
+ * and without envelope: every contact must be found. */
+static void test_broad_lattice(void** state)
+{
+    (void)state;
+    enum { K = 7, N = K * K * K + 1 };
+    dvi_geom g[N];
+    int32_t n = 0;
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++)
+            for (int k = 0; k < K; k++) {
+                g[n] = sphere(0.25 * i, 0.25 * j, 0.125 + 0.25 * k, 0.125);
+                g[n].owner = n;
+                n++;
+            }
+    g[n] = plane(0, 0, 0);
+    g[n].owner = -1;
+    g[n].is_static = true;
+    n++;
+    dvi_collision* c = NULL;
+    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    check_scene(c, g, n, 0.0);
+    const dvi_contact_point* pts;
+    int32_t count;
+    assert_int_equal(dvi_collide(c, g, n, 0.0, &pts, &count), DVI_OK);
+    assert_int_equal(count, 3 * K * K * (K - 1) + K * K); /* lattice bonds + bottom layer on the plane */
+    check_scene(c, g, n, 0.01);
+    dvi_collision_destroy(c);
+}
+
+static void test_broad_determinism(void** state)
+{
+    (void)state;
+    enum { N = 300 };
+    dvi_geom* g = calloc(N, sizeof *g);
+    dvi_geom* other = calloc(2 * N, sizeof *other);
+    assert_non_null(g);
+    assert_non_null(other);
+    random_scene(g, N, 1.0, 10.0, 0.0, 7);
+    random_scene(other, 2 * N, 2.0, 3.0, 0.0, 8);
+    dvi_collision *c1 = NULL, *c2 = NULL;
+    assert_int_equal(dvi_collision_create(&c1), DVI_OK);
+    assert_int_equal(dvi_collision_create(&c2), DVI_OK);
+    const dvi_contact_point *p1, *p2;
+    int32_t n1, n2;
+    assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
+    dvi_contact_point* copy = malloc((size_t)n1 * sizeof *copy + 1);
+    assert_non_null(copy);
+    memcpy(copy, p1, (size_t)n1 * sizeof *copy);
+    /* same state after an unrelated, larger call */
+    assert_int_equal(dvi_collide(c1, other, 2 * N, 0.01, &p2, &n2), DVI_OK);
+    assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
+    assert_same_contacts(p1, n1, copy, n1);
+    const dvi_contact_point* again = p1;
+    assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
+    assert_ptr_equal(p1, again); /* steady state: the output buffer is reused */
+    /* a fresh state */
+    assert_int_equal(dvi_collide(c2, g, N, 0.01, &p2, &n2), DVI_OK);
+    assert_same_contacts(p2, n2, copy, n1);
+    free(copy);
+    free(g);
+    free(other);
+    dvi_collision_destroy(c1);
+    dvi_collision_destroy(c2);
+}
+
+static void test_broad_filters(void** state)
+{
+    (void)state;
+    /* a chain of overlapping unit spheres along x; owners and static flags
+     * decide which neighbours pair */
+    dvi_geom g[7];
+    for (int i = 0; i < 6; i++) g[i] = sphere(1.5 * i, 0, 1, 1);
+    g[0].owner = g[1].owner = 10;           /* same owner: skipped */
+    g[2].owner = 11;
+    g[3].owner = 12;
+    g[2].is_static = g[3].is_static = true; /* static–static: skipped */
+    g[4].owner = 13;
+    g[4].is_static = true;                  /* static–dynamic: kept */
+    g[5].owner = 14;
+    g[6] = box(0, 0, -1, 20, 20, 1);         /* static floor touching spheres 0..5 */
+    g[6].owner = 15;
+    g[6].is_static = true;
+    dvi_collision* c = NULL;
+    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    const dvi_contact_point* p;
+    int32_t n;
+    assert_int_equal(dvi_collide(c, g, 7, 0.01, &p, &n), DVI_OK);
+    /* expected pairs: (0,6) (1,2) (1,6) (3,4)? no: 3 and 4 both static; (4,5) (5,6) */
+    const int32_t want[][2] = {{0, 6}, {1, 2}, {1, 6}, {4, 5}, {5, 6}};
+    assert_int_equal(n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(p[i].geom_a, want[i][0]);
+        assert_int_equal(p[i].geom_b, want[i][1]);
+    }
+    /* sphere 0 above the floor box (higher index): normal from the sphere down */
+    assert_vec(p[0].normal, 0, 0, -1, TOL);
+    assert_near(p[0].distance, 0.0, TOL);
+    /* box first (lower index): normal from the box up to the sphere */
+    dvi_geom h[2] = {g[6], g[5]};
+    h[0].owner = 1;
+    h[1].owner = 2;
+    assert_int_equal(dvi_collide(c, h, 2, 0.01, &p, &n), DVI_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].geom_a, 0);
+    assert_vec(p[0].normal, 0, 0, 1, TOL);
+    /* a plane with a higher index than the sphere */
+    dvi_geom q[2] = {sphere(0, 0, 0.5, 1), plane(0, 0, 0)};
+    q[0].owner = 1;
+    q[1].owner = 2;
+    q[1].is_static = true;
+    assert_int_equal(dvi_collide(c, q, 2, 0.0, &p, &n), DVI_OK);
+    assert_int_equal(n, 1);
+    assert_vec(p[0].normal, 0, 0, -1, TOL);
+    assert_near(p[0].distance, -0.5, TOL);
+    dvi_collision_destroy(c);
+}
+
+static void test_broad_edge_cases(void** state)
+{
+    (void)state;
+    dvi_collision* c = NULL;
+    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    const dvi_contact_point* p = NULL;
+    int32_t n = -1;
+    assert_int_equal(dvi_collide(c, NULL, 0, 0.01, &p, &n), DVI_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(dvi_collide(NULL, NULL, 0, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_collide(c, NULL, 3, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_collide(c, NULL, -1, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_collision_create(NULL), DVI_ERR_INVALID_ARG);
+    dvi_collision_destroy(NULL);
+
+    /* a huge box among small spheres, a NaN sphere, an infinite box and two planes */
+    dvi_geom g[8];
+    g[0] = sphere(0, 0, 1.05, 0.1);
+    g[1] = box(0, 0, 0, 1e9, 1e9, 1); /* top face at z = 1 */
+    g[2] = sphere(NAN, 0, 0, 0.1);
+    g[3] = sphere(5, 5, 1.09, 0.1);
+    g[4] = plane(0, 0, -5);
+    g[5] = box(0, 0, 0, INFINITY, 1, 1);
+    g[6] = plane(0, 0, 0);
+    g[7] = sphere(1e30, 0, 0, 1e28); /* far away, enormous */
+    for (int i = 0; i < 8; i++) g[i].owner = i;
+    g[1].is_static = g[4].is_static = g[5].is_static = g[6].is_static = true;
+    assert_int_equal(dvi_collide(c, g, 8, 0.0, &p, &n), DVI_OK);
+    /* sphere 0 and 3 on the huge box (Φ −0.05 and −0.01), sphere 0 against box 5 */
+    int found03 = 0;
+    for (int32_t i = 0; i < n; i++) {
+        assert_true(p[i].geom_a < p[i].geom_b);
+        if (p[i].geom_a == 0 && p[i].geom_b == 1) found03 |= 1;
+        if (p[i].geom_a == 1 && p[i].geom_b == 3) found03 |= 2;
+    }
+    assert_int_equal(found03, 3);
+    dvi_collision_destroy(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_aabb_convex),
+        cmocka_unit_test(test_aabb_unbounded_and_terrain),
+        cmocka_unit_test(test_sphere_sphere),
+        cmocka_unit_test(test_sphere_box),
+        cmocka_unit_test(test_sphere_capsule_plane),
+        cmocka_unit_test(test_capsule_capsule),
+        cmocka_unit_test(test_capsule_plane),
+        cmocka_unit_test(test_capsule_box_separated),
+        cmocka_unit_test(test_capsule_box_penetrating),
+        cmocka_unit_test(test_random_against_numeric),
+        cmocka_unit_test(test_dispatch_flip),
+        cmocka_unit_test(test_broad_vs_brute_force),
+        cmocka_unit_test(test_broad_lattice),
+        cmocka_unit_test(test_broad_determinism),
+        cmocka_unit_test(test_broad_filters),
+        cmocka_unit_test(test_broad_edge_cases),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

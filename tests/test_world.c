@@ -1,0 +1,462 @@
+/* Physics of the rigid-body world against analytic answers.
+ * Each test states the number it expects and a tolerance that a real bug
+ * (wrong sign, missing term, wrong Jacobian) would break. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dvi/world.h"
+#include "test_util.h"
+
+#define PI 3.14159265358979323846
+#define G 9.81
+
+static dvi_world* make_world(const char* solver)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = solver;
+    if (strcmp(solver, "lemke") == 0) wd.solver_settings.lemke.friction_directions = 4;
+    if (strcmp(solver, "pgs") == 0) { /* redundant box contacts: PGS needs thousands of sweeps (docs/solvers.md) */
+        wd.solver_settings.tolerance = 1e-6;
+        wd.solver_settings.max_iterations = 20000;
+    }
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    return w;
+}
+
+/* A fixed ground body with a plane whose outward normal is rotated by theta
+ * about the x axis (an incline descending towards −y... see below). */
+static dvi_body_id add_ground(dvi_world* w, double theta, double mu)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    dvi_body_id g;
+    assert_int_equal(dvi_body_create(w, &bd, &g), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    sd.offset_orientation[0] = cos(theta / 2);
+    sd.offset_orientation[1] = sin(theta / 2);
+    sd.material.friction = mu;
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, g, &sd, &s), DVI_OK);
+    return g;
+}
+
+/* Body resting on the incline (rotated by theta about x), centre at height
+ * `lift` above the surface along its normal. */
+static dvi_body_id add_on_incline(dvi_world* w, double theta, dvi_shape_type type, double size, double mass,
+                                  double mu, double lift)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = mass;
+    double I = type == DVI_SHAPE_SPHERE ? 0.4 * mass * size * size : mass * (4 * size * size) / 6.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
+    /* plane normal n = R_x(θ) e_z = (0, −sin θ, cos θ) */
+    bd.position[1] = -sin(theta) * lift;
+    bd.position[2] = cos(theta) * lift;
+    bd.orientation[0] = cos(theta / 2);
+    bd.orientation[1] = sin(theta / 2);
+    dvi_body_id b;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = type;
+    sd.radius = size;
+    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = size;
+    sd.material.friction = mu;
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, b, &sd, &s), DVI_OK);
+    return b;
+}
+
+/* Distance travelled down the slope (the slope's downhill direction is
+ * R_x(θ)(0, 1, 0) rotated: d = (0, cos θ, sin θ) points uphill, so downhill is −d). */
+static double downhill(const double* x0, const double* x, double theta)
+{
+    return -((x[1] - x0[1]) * cos(theta) + (x[2] - x0[2]) * sin(theta));
+}
+
+static void run(dvi_world* w, double h, double seconds)
+{
+    int n = (int)llround(seconds / h);
+    for (int i = 0; i < n; i++) {
+        dvi_status st = dvi_world_step(w, h);
+        if (st < 0) fail_msg("step %d: %s", i, dvi_world_last_error(w));
+    }
+}
+
+static void test_box_incline_stick(void** state)
+{
+    (void)state;
+    const double theta = 20 * PI / 180; /* tan θ = 0.364 < μ = 0.5 */
+    dvi_world* w = make_world("apgd");
+    add_ground(w, theta, 0.5);
+    dvi_body_id b = add_on_incline(w, theta, DVI_SHAPE_BOX, 0.1, 1.0, 0.5, 0.1);
+    double x0[3], x[3];
+    run(w, 1e-3, 0.05); /* settle the initial step */
+    dvi_body_get_position(w, b, x0);
+    run(w, 1e-3, 2.0);
+    dvi_body_get_position(w, b, x);
+    double d = sqrt((x[0] - x0[0]) * (x[0] - x0[0]) + (x[1] - x0[1]) * (x[1] - x0[1]) + (x[2] - x0[2]) * (x[2] - x0[2]));
+    print_message("box, tan(theta) = %.3f < mu = 0.5: displacement over 2 s = %.3g m (limit 1e-6)\n", tan(theta), d);
+    assert_true(d < 1e-6);
+    dvi_world_destroy(w);
+}
+
+/* Acceleration down the slope from the velocity change over [t1, t2]. */
+static double slope_acceleration(dvi_world* w, dvi_body_id b, double theta, double h)
+{
+    double v1[3], v2[3], x1[3], x2[3];
+    run(w, h, 0.2);
+    dvi_body_get_velocity(w, b, v1);
+    dvi_body_get_position(w, b, x1);
+    run(w, h, 1.0);
+    dvi_body_get_velocity(w, b, v2);
+    dvi_body_get_position(w, b, x2);
+    double zero[3] = {0, 0, 0};
+    return (downhill(zero, v2, theta) - downhill(zero, v1, theta)) / 1.0;
+}
+
+static void test_box_incline_slide(void** state)
+{
+    (void)state;
+    const double theta = 30 * PI / 180, mu = 0.3; /* tan θ = 0.577 > μ */
+    dvi_world* w = make_world("apgd");
+    add_ground(w, theta, mu);
+    dvi_body_id b = add_on_incline(w, theta, DVI_SHAPE_BOX, 0.1, 1.0, mu, 0.1);
+    double a = slope_acceleration(w, b, theta, 1e-3);
+    double expect = G * (sin(theta) - mu * cos(theta)); /* 2.3556 m/s² */
+    print_message("box slides: a = %.5f m/s^2, g(sin - mu cos) = %.5f (1%%)\n", a, expect);
+    assert_near(a, expect, 0.01 * expect);
+    dvi_world_destroy(w);
+}
+
+/* A sphere does not stick on an incline: with enough friction it rolls
+ * (a = 5/7 g sin θ, no slip for μ ≥ 2/7 tan θ); with less it slides. */
+static void test_sphere_incline(void** state)
+{
+    (void)state;
+    const double theta = 30 * PI / 180;
+    const double mus[2] = {0.5, 0.1}; /* 2/7 tan θ = 0.165 */
+    for (int k = 0; k < 2; k++) {
+        dvi_world* w = make_world("apgd");
+        add_ground(w, theta, mus[k]);
+        dvi_body_id b = add_on_incline(w, theta, DVI_SHAPE_SPHERE, 0.1, 1.0, mus[k], 0.1);
+        double a = slope_acceleration(w, b, theta, 1e-3);
+        double expect = k == 0 ? 5.0 / 7.0 * G * sin(theta) : G * (sin(theta) - mus[k] * cos(theta));
+        print_message("sphere, mu = %.2f: a = %.5f m/s^2, expected %.5f (%s, 1%%)\n", mus[k], a, expect,
+                      k == 0 ? "rolls" : "slides");
+        assert_near(a, expect, 0.01 * expect);
+        dvi_world_destroy(w);
+    }
+}
+
+/* A sphere with rolling friction arm μ_r ≥ R tan θ holds on the incline. */
+static void test_sphere_incline_rolling_friction_stick(void** state)
+{
+    (void)state;
+    const double theta = 20 * PI / 180;
+    dvi_world_def wd = dvi_default_world_def();
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def gd = dvi_default_body_def();
+    gd.type = DVI_BODY_FIXED;
+    dvi_body_id g;
+    dvi_body_create(w, &gd, &g);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    sd.offset_orientation[0] = cos(theta / 2);
+    sd.offset_orientation[1] = sin(theta / 2);
+    sd.material.friction = 0.5;
+    sd.material.rolling_friction = 0.1; /* R tan θ = 0.036 m */
+    dvi_shape_id s;
+    dvi_shape_create(w, g, &sd, &s);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * 0.01;
+    bd.position[1] = -sin(theta) * 0.1;
+    bd.position[2] = cos(theta) * 0.1;
+    dvi_body_id b;
+    dvi_body_create(w, &bd, &b);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = 0.1;
+    sd.material.friction = 0.5;
+    sd.material.rolling_friction = 0.1;
+    dvi_shape_create(w, b, &sd, &s);
+    double x0[3], x[3];
+    run(w, 1e-3, 0.05);
+    dvi_body_get_position(w, b, x0);
+    run(w, 1e-3, 2.0);
+    dvi_body_get_position(w, b, x);
+    double d = fabs(downhill(x0, x, theta));
+    print_message("sphere with rolling friction 0.1 m >= R tan(theta) = %.3f m: displacement %.3g m (1e-6)\n",
+                  0.1 * tan(theta), d);
+    assert_true(d < 1e-6);
+    dvi_world_destroy(w);
+}
+
+static void test_box_sliding_distance(void** state)
+{
+    (void)state;
+    const double mu = 0.4, v0 = 2.0;
+    dvi_world* w = make_world("apgd");
+    add_ground(w, 0.0, mu);
+    dvi_body_id b = add_on_incline(w, 0.0, DVI_SHAPE_BOX, 0.1, 1.0, mu, 0.1);
+    run(w, 1e-3, 0.02);
+    double x0[3], x[3], v[3] = {v0, 0, 0};
+    dvi_body_get_position(w, b, x0);
+    dvi_body_set_velocity(w, b, v, NULL);
+    run(w, 1e-3, 1.0); /* stops after v0/(μg) = 0.51 s */
+    dvi_body_get_position(w, b, x);
+    double d = x[0] - x0[0], expect = v0 * v0 / (2 * mu * G); /* 0.50968 m */
+    print_message("box sliding from %.1f m/s, mu = %.1f: stops after %.5f m, v^2/(2 mu g) = %.5f (1%%)\n", v0, mu, d,
+                  expect);
+    assert_near(d, expect, 0.01 * expect);
+    dvi_world_destroy(w);
+}
+
+/* 10 spheres or 10 boxes stacked on the ground stay put for 10 s and the
+ * bottom contacts carry the whole weight. */
+static void stack_test(const char* solver, dvi_shape_type type, double h, double seconds)
+{
+    const int N = 10;
+    const double s = 0.1, m = 1.0;
+    dvi_world* w = make_world(solver);
+    add_ground(w, 0.0, 0.5);
+    dvi_body_id ids[10];
+    for (int k = 0; k < N; k++) {
+        dvi_body_def bd = dvi_default_body_def();
+        bd.mass = m;
+        double I = type == DVI_SHAPE_SPHERE ? 0.4 * m * s * s : m * 4 * s * s / 6;
+        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
+        bd.position[2] = s + 2 * s * k;
+        assert_int_equal(dvi_body_create(w, &bd, &ids[k]), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.type = type;
+        sd.radius = s;
+        sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = s;
+        dvi_shape_id sid;
+        assert_int_equal(dvi_shape_create(w, ids[k], &sd, &sid), DVI_OK);
+    }
+    double top0[3], top[3];
+    dvi_body_get_position(w, ids[N - 1], top0);
+    run(w, h, seconds);
+    dvi_body_get_position(w, ids[N - 1], top);
+    double drift = sqrt((top[0] - top0[0]) * (top[0] - top0[0]) + (top[1] - top0[1]) * (top[1] - top0[1]) +
+                        (top[2] - top0[2]) * (top[2] - top0[2]));
+    /* ground contact force: minus the sum over contacts with the ground of the force on body 0 */
+    double f[3];
+    dvi_body_get_contact_force(w, ids[0], f, NULL);
+    double above[3];
+    dvi_body_get_contact_force(w, ids[1], above, NULL); /* force on body 1 from bodies 0 and 2 */
+    /* bottom contact = force on body 0 from the ground = f(body 0) + force from body 1 on body 0 */
+    int32_t nc = dvi_world_contact_count(w);
+    double ground = 0.0;
+    for (int32_t c = 0; c < nc; c++) {
+        dvi_contact_info ci;
+        dvi_world_get_contact(w, c, &ci);
+        bool bottom = (ci.body_a.index1 == 1 && ci.body_b.index1 == ids[0].index1) ||
+                      (ci.body_b.index1 == 1 && ci.body_a.index1 == ids[0].index1);
+        if (bottom) ground += fabs(ci.force[2]);
+    }
+    double weight = N * m * G;
+    print_message("%s stack, %s, h = %g: top drift %.3g m over %g s (1e-3); bottom contact %.4f N, weight %.4f N "
+                  "(0.5%%); %d contacts, last step %d iterations, residual %.2e\n",
+                  type == DVI_SHAPE_SPHERE ? "sphere" : "box", solver, h, drift, seconds, ground, weight, nc,
+                  dvi_world_get_stats(w).iterations, dvi_world_get_stats(w).residual);
+    assert_true(drift < 1e-3);
+    assert_near(ground, weight, 0.005 * weight);
+    dvi_world_destroy(w);
+}
+
+static void test_sphere_stack(void** state)
+{
+    (void)state;
+    stack_test("apgd", DVI_SHAPE_SPHERE, 5e-3, 10.0);
+    stack_test("pgs", DVI_SHAPE_SPHERE, 5e-3, 2.0);
+    stack_test("lemke", DVI_SHAPE_SPHERE, 5e-3, 1.0);
+}
+
+static void test_box_stack(void** state)
+{
+    (void)state;
+    stack_test("apgd", DVI_SHAPE_BOX, 5e-3, 10.0);
+    stack_test("pgs", DVI_SHAPE_BOX, 5e-3, 0.5);
+    stack_test("lemke", DVI_SHAPE_BOX, 5e-3, 0.5);
+}
+
+/* A sphere (m, r) hanging at distance L below a revolute joint to the world.
+ * Small-angle period T = 2π sqrt(I_pivot / (m g L)), I_pivot = m L² + 2/5 m r². */
+static void test_pendulum(void** state)
+{
+    (void)state;
+    const double L = 1.0, m = 1.0, r = 0.05, amp = 3.0 * PI / 180, h = 1e-3;
+    dvi_world_def wd = dvi_default_world_def();
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = m;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * m * r * r;
+    bd.position[1] = L * sin(amp);
+    bd.position[2] = -L * cos(amp);
+    dvi_body_id b;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_REVOLUTE;
+    jd.body_b = b;
+    jd.axis[0] = 1.0;
+    jd.axis[2] = 0.0;
+    dvi_joint_id j;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_OK);
+    double prev = 0.0, t_prev = 0.0, crossings[64];
+    int nc = 0;
+    double max_violation = 0.0;
+    for (int i = 0; i < (int)(10.0 / h); i++) { /* 10 s: the duration */
+        assert_true(dvi_world_step(w, h) >= 0);
+        double x[3];
+        dvi_body_get_position(w, b, x);
+        double t = dvi_world_time(w);
+        if (i > 0 && prev > 0.0 && x[1] <= 0.0 && nc < 64) /* downward zero crossing, interpolated */
+            crossings[nc++] = t_prev + (t - t_prev) * prev / (prev - x[1]);
+        prev = x[1];
+        t_prev = t;
+        double dist = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+        double v = fabs(dist - L);
+        if (fabs(x[0]) > v) v = fabs(x[0]);
+        if (v > max_violation) max_violation = v;
+    }
+    assert_true(nc >= 3);
+    double T = (crossings[nc - 1] - crossings[0]) / (nc - 1);
+    double expect = 2 * PI * sqrt((m * L * L + 0.4 * m * r * r) / (m * G * L));
+    /* finite amplitude correction: T ≈ T0 (1 + θ0²/16) */
+    expect *= 1.0 + amp * amp / 16.0;
+    print_message("pendulum: period %.5f s, expected %.5f s (0.5%%); max joint violation %.3g m (1e-6)\n", T, expect,
+                  max_violation);
+    assert_near(T, expect, 0.005 * expect);
+    assert_true(max_violation < 1e-6);
+    double F[3], Tq[3];
+    dvi_joint_get_reaction(w, j, F, Tq);
+    assert_true(F[2] > 0.9 * m * G); /* the pivot holds the bob up */
+    dvi_world_destroy(w);
+}
+
+static void test_bad_input(void** state)
+{
+    (void)state;
+    dvi_world* w = make_world("apgd");
+    dvi_world* w2 = make_world("apgd");
+    dvi_body_def bd = dvi_default_body_def();
+    dvi_body_id b;
+    bd.position[0] = NAN;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    assert_true(DVI_IS_NULL(b));
+    assert_non_null(strstr(dvi_world_last_error(w), "position"));
+    bd = dvi_default_body_def();
+    bd.mass = 0.0;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "body.mass"));
+    bd.mass = -1.0;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    bd = dvi_default_body_def();
+    bd.inertia[4] = -1.0; /* not positive definite */
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "inertia"));
+    bd = dvi_default_body_def();
+    bd.inertia[1] = 0.5; /* not symmetric */
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    bd = dvi_default_body_def();
+    bd.orientation[0] = 2.0;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    bd = dvi_default_body_def();
+    bd.internal_cookie = 0;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_ERR_INVALID_ARG);
+    /* valid bodies in each world */
+    bd = dvi_default_body_def();
+    dvi_body_id b1, b2, other;
+    assert_int_equal(dvi_body_create(w, &bd, &b1), DVI_OK);
+    assert_int_equal(dvi_body_create(w, &bd, &b2), DVI_OK);
+    assert_int_equal(dvi_body_create(w2, &bd, &other), DVI_OK);
+    /* a joint naming a missing body, and a body of another world */
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_SPHERICAL;
+    jd.body_a = b1;
+    jd.body_b.index1 = 99;
+    jd.body_b.world = b1.world;
+    dvi_joint_id j;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "joint.body_b"));
+    jd.body_b = other;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_ERR_INVALID_ARG);
+    jd.body_b = b1; /* same body twice */
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_ERR_INVALID_ARG);
+    /* shapes */
+    dvi_shape_def sd = dvi_default_shape_def();
+    dvi_shape_id s;
+    sd.radius = -0.1;
+    assert_int_equal(dvi_shape_create(w, b1, &sd, &s), DVI_ERR_INVALID_ARG);
+    sd = dvi_default_shape_def();
+    sd.material.friction = -0.5;
+    assert_int_equal(dvi_shape_create(w, b1, &sd, &s), DVI_ERR_INVALID_ARG);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE; /* on a dynamic body */
+    assert_int_equal(dvi_shape_create(w, b1, &sd, &s), DVI_ERR_INVALID_ARG);
+    sd = dvi_default_shape_def();
+    assert_int_equal(dvi_shape_create(w, other, &sd, &s), DVI_ERR_INVALID_ARG);
+    /* steps */
+    assert_int_equal(dvi_world_step(w, 0.0), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_world_step(w, NAN), DVI_ERR_INVALID_ARG);
+    /* nothing corrupted: the world still steps and has 2 bodies */
+    assert_int_equal(dvi_world_step(w, 1e-3), DVI_OK);
+    assert_int_equal(dvi_world_get_stats(w).bodies, 2);
+    double v[3] = {NAN, 0, 0};
+    assert_int_equal(dvi_body_set_velocity(w, b1, v, NULL), DVI_ERR_INVALID_ARG);
+    dvi_world_destroy(w);
+    dvi_world_destroy(w2);
+}
+
+/* Two worlds step independently and give identical results for identical
+ * scenes (no shared state); the same scene run twice is bit-identical. */
+static void test_independent_and_deterministic(void** state)
+{
+    (void)state;
+    double pos[2][3];
+    for (int k = 0; k < 2; k++) {
+        dvi_world* w = make_world("apgd");
+        dvi_world* noise = make_world("pgs");
+        add_ground(w, 0.1, 0.3);
+        add_ground(noise, 0.0, 0.9);
+        dvi_body_id b = add_on_incline(w, 0.1, DVI_SHAPE_BOX, 0.1, 2.0, 0.3, 0.1);
+        add_on_incline(noise, 0.0, DVI_SHAPE_SPHERE, 0.2, 1.0, 0.9, 0.3);
+        for (int i = 0; i < 300; i++) {
+            assert_true(dvi_world_step(w, 1e-3) >= 0);
+            if (k == 1) assert_true(dvi_world_step(noise, 1e-3) >= 0);
+        }
+        dvi_body_get_position(w, b, pos[k]);
+        dvi_world_destroy(w);
+        dvi_world_destroy(noise);
+    }
+    assert_memory_equal(pos[0], pos[1], sizeof pos[0]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_box_incline_stick),
+        cmocka_unit_test(test_box_incline_slide),
+        cmocka_unit_test(test_sphere_incline),
+        cmocka_unit_test(test_sphere_incline_rolling_friction_stick),
+        cmocka_unit_test(test_box_sliding_distance),
+        cmocka_unit_test(test_sphere_stack),
+        cmocka_unit_test(test_box_stack),
+        cmocka_unit_test(test_pendulum),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_independent_and_deterministic),
+    };
+    return cmocka_run_group_tests_name("world", tests, NULL, NULL);
+}
