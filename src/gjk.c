@@ -33,14 +33,35 @@
  *      faces visible from that point are found by a flood fill over face
  *      adjacency, the horizon is re-triangulated to the new point. Stop when
  *      the support gain w·n − dist ≤ τ_epa, when the point is already a
- *      vertex, or on any topological inconsistency (then the best face so
- *      far is used; its distance is a lower bound of the depth).
- *      Penetration: Φ = −dist, normal = the face normal (outward from A − B,
- *      i.e. from a to b), witnesses from the barycentric coordinates of the
- *      origin's projection on that face.
+ *      vertex, on a degenerate new face or any topological inconsistency
+ *      (then the closest face so far is used), or after 96 iterations.
+ *      Penetration: normal = that face's normal n (outward from A − B, i.e.
+ *      from a to b), depth = w·n, the support of A − B along n (the exact
+ *      overlap along n; the face distance is a lower bound), witnesses from
+ *      the barycentric coordinates of the origin's projection on the face.
  *   3. If even the initial tetrahedron cannot be built (a flat Minkowski
  *      difference, e.g. a box of zero thickness), the normal is the centre
  *      line and Φ the overlap along it (a separating-axis estimate).
+ *   4. Normal polish. GJK and EPA converge in distance much faster than in
+ *      direction (the normal error is about the square root of the relative
+ *      distance error), and where the optimal normal sits on a kink of a
+ *      support function (a cylinder rim on a box face, a capsule lying on a
+ *      cylinder) a normal error costs a first-order error in the separation
+ *      along it. For a convex pair the signed distance is
+ *      Φ = max over unit n of sep(n), sep(n) = −h_A(n) − h_B(−n) (h = support
+ *      function), so candidates are scored by sep: n projected off the kink
+ *      planes within 1e-3 of it (box axes, cylinder axis and cap, capsule
+ *      axis), singly and together, then ≤ 8 steps of projected gradient
+ *      ascent on the sphere (gradient −(s − (s·n) n), s = s_A(n) − s_B(−n);
+ *      Newton-sized first step, doubled or quartered). A candidate is kept
+ *      only if sep increases. The reported Φ is sep(n) for the final n, so
+ *      the pair (n, Φ) is exactly consistent: translating b by −Φ n brings
+ *      the shapes into touch. On random pairs of all ten type pairs no
+ *      direction separates more than Φ + 1e-8 (tests/test_narrow_box.c);
+ *      deep overlaps whose depth hardly depends on the direction (a ball
+ *      centred near a cylinder's axis) have normals good to ~1e-2 rad and
+ *      depths to ~1e-5 relative (the analytic sphere–cylinder routine is
+ *      exact).
  * Tolerances, with s = size(a) + size(b) (half extent, radius + half length):
  *   ε_rel = 1e-12, ε_abs = 1e-12 s (GJK progress), τ_touch = 1e-9 s,
  *   τ_epa = 1e-10 s (EPA gain), visibility 1e-13 s, degenerate simplex:
@@ -49,8 +70,10 @@
  *
  * Cost. GJK: a few support calls for boxes (it terminates exactly on
  * polytopes), ≤ 64 for curved shapes; EPA: ≤ 96 iterations of O(faces)
- * work. No allocation: the EPA polytope (≤ 128 vertices, 256 faces, ~30 kB)
- * lives on the stack.
+ * work; the polish typically 5–20 support calls (≤ 200). Measured (gcc -O2, one core): about
+ * 1.5–3 µs per call for boxes and cylinders in contact. No allocation: the
+ * EPA polytope (≤ 128 vertices, 256 faces) and its work arrays (~40 kB in
+ * all) live on the stack.
  */
 #include "math3.h"
 #include "narrow.h"

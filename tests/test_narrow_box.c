@@ -283,6 +283,30 @@ static void test_box_stack(void** state)
     }
 }
 
+/* A small box tilted on a slab passed second: the slab's face is the
+ * reference (b's face), the normal still points from a to b. */
+static void test_box_box_reference_b(void** state)
+{
+    (void)state;
+    const double t = 20.0 * PI / 180.0;
+    double R[9];
+    rot_axis(R, 0, 1, 0, t);
+    dvi_geom small = box(0.3, 0.2, 0, 0.2, 0.15, 0.1), slab = box(0, 0, -1.0, 2.0, 2.0, 1.0);
+    set_rot(&small, R);
+    small.pos[2] = 0.2 * sin(t) + 0.1 * cos(t) - 0.003;
+    dvi_contact_point p[MAXP];
+    int n = dvi_collide_box_box(&small, &slab, ENV, p, MAXP);
+    assert_int_equal(n, 2);
+    for (int i = 0; i < n; i++) {
+        assert_near(p[i].distance, -0.003, 1e-14);
+        assert_unit_normal(&p[i], 0, 0, -1, 1e-15);
+        assert_near(p[i].point[0], 0.3 + 0.2 * cos(t) - 0.1 * sin(t), 1e-14);
+        assert_near(fabs(p[i].point[1] - 0.2), 0.15, 1e-14);
+        assert_near(p[i].point[2], -0.0015, 1e-14);
+        assert_true(p[i].feature >> 30 & 1u); /* reference face on b */
+    }
+}
+
 static void test_box_box_rotated45(void** state)
 {
     (void)state;
@@ -950,6 +974,66 @@ static void test_epa_depth(void** state)
     }
 }
 
+/* Separation of a and b along unit n: −h_A(n) − h_B(−n) ≤ Φ for every n,
+ * with equality at the contact normal (for overlapping shapes too). */
+static double separation_along(const dvi_geom* a, const dvi_geom* b, const double n[3])
+{
+    double sa[3], sb[3], mn[3] = {-n[0], -n[1], -n[2]};
+    dvi_geom_support(a, n, sa);
+    dvi_geom_support(b, mn, sb);
+    return (sb[0] - sa[0]) * n[0] + (sb[1] - sa[1]) * n[1] + (sb[2] - sa[2]) * n[2];
+}
+
+static dvi_geom random_shape(dvi_shape_type t, uint64_t* s)
+{
+    dvi_geom g = base(t, 1.6 * rnd(s) - 0.8, 1.6 * rnd(s) - 0.8, 1.6 * rnd(s) - 0.8);
+    random_rotation(g.rot, s);
+    g.radius = 0.1 + 0.4 * rnd(s);
+    g.half_length = 0.1 + 0.5 * rnd(s);
+    for (int k = 0; k < 3; k++) g.half[k] = 0.1 + 0.5 * rnd(s);
+    return g;
+}
+
+/* GJK/EPA on random pairs of every convex type: Φ equals the separation
+ * along the normal returned, and no other direction (random ones, and
+ * perturbations of the normal) separates more: the answer is the signed
+ * distance. */
+static void test_convex_optimality(void** state)
+{
+    (void)state;
+    uint64_t seed = 2024;
+    const dvi_shape_type types[4] = {DVI_SHAPE_SPHERE, DVI_SHAPE_BOX, DVI_SHAPE_CAPSULE, DVI_SHAPE_CYLINDER};
+    for (int ia = 0; ia < 4; ia++)
+        for (int ib = ia; ib < 4; ib++) {
+            int contacts = 0, overlaps = 0;
+            double worst = 0.0;
+            for (int t = 0; t < 400; t++) {
+                dvi_geom a = random_shape(types[ia], &seed), b = random_shape(types[ib], &seed);
+                dvi_contact_point p[1];
+                if (dvi_collide_convex(&a, &b, 0.3, p, 1) == 0) continue;
+                contacts++;
+                overlaps += p[0].distance < 0.0;
+                assert_sane(p, 1, 0.3);
+                assert_near(separation_along(&a, &b, p[0].normal), p[0].distance, 1e-12);
+                for (int k = 0; k < 40; k++) {
+                    double d[3], l;
+                    if (k < 20) { /* random direction */
+                        for (int c = 0; c < 3; c++) d[c] = 2.0 * rnd(&seed) - 1.0;
+                    } else { /* the normal perturbed by 1e-3 or 1e-5 */
+                        double eps = k < 30 ? 1e-3 : 1e-5;
+                        for (int c = 0; c < 3; c++) d[c] = p[0].normal[c] + eps * (2.0 * rnd(&seed) - 1.0);
+                    }
+                    l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+                    for (int c = 0; c < 3; c++) d[c] /= l;
+                    worst = fmax(worst, separation_along(&a, &b, d) - p[0].distance);
+                }
+            }
+            assert_true(contacts > 100 && overlaps > 30);
+            if (!(worst < 1e-8)) print_error("pair %d-%d: a direction separates %.3g more than Phi\n", ia, ib, worst);
+            assert_true(worst < 1e-8);
+        }
+}
+
 static void test_support(void** state)
 {
     (void)state;
@@ -983,6 +1067,7 @@ int main(void)
         cmocka_unit_test(test_box_plane_tilted),
         cmocka_unit_test(test_box_box_face),
         cmocka_unit_test(test_box_stack),
+        cmocka_unit_test(test_box_box_reference_b),
         cmocka_unit_test(test_box_box_rotated45),
         cmocka_unit_test(test_box_box_edge_edge),
         cmocka_unit_test(test_box_box_deep),
@@ -995,6 +1080,7 @@ int main(void)
         cmocka_unit_test(test_cylinder_manifolds),
         cmocka_unit_test(test_gjk_distance),
         cmocka_unit_test(test_epa_depth),
+        cmocka_unit_test(test_convex_optimality),
         cmocka_unit_test(test_support),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
