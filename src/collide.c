@@ -13,9 +13,10 @@
  *   A grid looks only at a grain's neighbourhood: O(1) per grain.
  *   Why levels: one cell size cannot serve a 1 cm grain and a 1 m wall. Each
  *   bounded geom goes to level l, cell size c_l = s·2^l, the smallest level
- *   with c_l ≥ its extent e (largest side of its inflated AABB). s is the
- *   largest extent among the "typical" geoms (e ≤ 4 × the mean extent), so a
- *   population of similar grains shares level 0 and its cells fit them.
+ *   with c_l ≥ its extent e (largest side of its inflated AABB). s is a
+ *   hair (0.1%) more than the largest extent among the "typical" geoms
+ *   (e ≤ 4 × the mean extent), so a population of similar grains shares
+ *   level 0, its cells fit them, and 2·H_0 < c_0 strictly.
  *   Build: each geom is stored once, in the cell of its level holding its
  *   AABB centre. When the cells spanned by the geoms' centres, summed over
  *   the levels, are few (≤ 8 per geom), the cell table is dense (a cell's
@@ -39,8 +40,8 @@
  *   lowest corner (linear in n). Geoms with a non-finite AABB or too large
  *   for the levels are tested against every geom by AABB overlap (linear per
  *   such geom; they do not occur in sane scenes).
- *   Pairs are sorted by (a, b) with two stable counting sorts (by b, then by
- *   a), and the narrow phase writes straight into the output array.
+ *   Pairs are sorted by (a, b): a counting sort by a, then each (short)
+ *   bucket by b; the narrow phase writes straight into the output array.
  *
  * Determinism: cells are visited in slot order (dense table: a spatial
  * order) or in order of first use by increasing geom index (hash table,
@@ -387,8 +388,7 @@ static int32_t level_exponent(double e, double scale)
     return l;
 }
 
-/* Closed boxes overlap. Evaluated without early exits: most candidates fail
- * on an unpredictable axis, and one well-predicted branch is cheaper. */
+/* Closed boxes overlap. */
 static bool aabb_overlap(const grid_item* a, const grid_item* b)
 {
     return (a->lo[0] <= b->hi[0]) & (b->lo[0] <= a->hi[0]) & (a->lo[1] <= b->hi[1]) & (b->lo[1] <= a->hi[1]) &
@@ -461,6 +461,9 @@ static int32_t assign_levels(dvi_collision* c, int32_t nitems, int32_t* nspecial
         if (e <= 4.0 * mean && e > scale) scale = e;
     }
     if (!(scale > 0.0) || !isfinite(scale)) scale = 1.0;
+    /* a little larger, so that 2·H_l < c_l holds with room for rounding and
+     * the same-level neighbourhood stays 3×3×3 */
+    scale *= 1.0 + 1.0 / 1024.0;
 
     /* exponents; populated levels in increasing order through a small map */
     int32_t map[LEVEL_MAX - LEVEL_MIN + 1];
@@ -559,12 +562,26 @@ static dvi_status table_begin(dvi_collision* c, int32_t nitems)
     return DVI_OK;
 }
 
-/* Appends the pair (a, b) if it may collide: different owners, not both
- * static, AABBs overlapping. */
-static inline bool test_pair(dvi_collision* c, size_t* np, const grid_item* a, const grid_item* b)
+/* Room for `more` pairs after the first np. */
+static bool pairs_room(dvi_collision* c, size_t np, size_t more)
 {
-    if (!aabb_overlap(a, b) || a->owner == b->owner || (a->is_static & b->is_static)) return true;
-    return add_pair(c, np, a->index, b->index);
+    return np + more <= c->pairs_cap || RESERVE(c, pairs, np + more);
+}
+
+/* Candidate test without unpredictable branches: the pair is always
+ * written and kept (np advanced) only if it may collide: AABBs overlapping,
+ * different owners, not both static. Most candidates fail, on an axis that
+ * varies from one to the next, so this beats early exits. The caller has
+ * made room for the write. */
+static inline size_t keep_pair(geom_pair* out, size_t np, const grid_item* a, const grid_item* b)
+{
+    const int keep = (a->lo[0] <= b->hi[0]) & (b->lo[0] <= a->hi[0]) & (a->lo[1] <= b->hi[1]) &
+                     (b->lo[1] <= a->hi[1]) & (a->lo[2] <= b->hi[2]) & (b->lo[2] <= a->hi[2]) &
+                     (a->owner != b->owner) & !(a->is_static & b->is_static);
+    const int32_t i = a->index, j = b->index;
+    out[np].a = i < j ? i : j;
+    out[np].b = i < j ? j : i;
+    return np + (size_t)keep;
 }
 
 /* Every item of cell slot s against every item of A[0..na). */
@@ -572,9 +589,24 @@ static bool cell_against(dvi_collision* c, size_t* np, const grid_item* A, int32
 {
     const grid_item* B = c->sorted + c->table[s].start;
     const int32_t nb = c->table[s].count;
+    if (!pairs_room(c, *np, (size_t)na * (size_t)nb)) return false;
+    geom_pair* out = c->pairs;
+    size_t k = *np;
     for (int32_t i = 0; i < na; i++)
-        for (int32_t j = 0; j < nb; j++)
-            if (!test_pair(c, np, &A[i], &B[j])) return false;
+        for (int32_t j = 0; j < nb; j++) k = keep_pair(out, k, &A[i], &B[j]);
+    *np = k;
+    return true;
+}
+
+/* Every pair of items within A[0..na). */
+static bool cell_itself(dvi_collision* c, size_t* np, const grid_item* A, int32_t na)
+{
+    if (!pairs_room(c, *np, (size_t)na * (size_t)na / 2 + 1)) return false;
+    geom_pair* out = c->pairs;
+    size_t k = *np;
+    for (int32_t i = 0; i < na; i++)
+        for (int32_t j = i + 1; j < na; j++) k = keep_pair(out, k, &A[i], &A[j]);
+    *np = k;
     return true;
 }
 
@@ -619,9 +651,7 @@ static dvi_status grid_pairs(dvi_collision* c, int32_t nitems, size_t* np)
         const grid_item* A = c->sorted + C.start;
         const int32_t na = C.count;
         const grid_level* L = &c->levels[C.level];
-        for (int32_t i = 0; i < na; i++) /* own cell */
-            for (int32_t j = i + 1; j < na; j++)
-                if (!test_pair(c, np, &A[i], &A[j])) return DVI_ERR_NOMEM;
+        if (!cell_itself(c, np, A, na)) return DVI_ERR_NOMEM; /* own cell */
         const int32_t R = L->reach; /* forward half of the neighbourhood */
         for (int32_t dz = 0; dz <= R; dz++)
             for (int32_t dy = dz > 0 ? -R : 0; dy <= R; dy++)
@@ -682,20 +712,49 @@ static dvi_status special_pairs(dvi_collision* c, const dvi_geom* geoms, int32_t
     return DVI_OK;
 }
 
-/* Sorts c->pairs[0..np) by (a, b): stable counting sort by b, then by a. */
+static int compare_pairs(const void* x, const void* y)
+{
+    const geom_pair *p = x, *q = y;
+    return p->b < q->b ? -1 : (p->b > q->b); /* within one bucket: same a */
+}
+
+/* Sorts c->pairs[0..np) by (a, b): a counting sort by a (one scatter pass),
+ * then each bucket by b: insertion sort for short buckets (a geom has few
+ * partners; a plane's partners arrive already in order), qsort for long
+ * ones. Pairs are distinct, so the order is total and the result unique. */
 static dvi_status sort_pairs(dvi_collision* c, size_t np, int32_t n)
 {
     if (np < 2) return DVI_OK;
     if (!RESERVE(c, pairs_tmp, np) || !RESERVE(c, counts, (size_t)n + 1)) return DVI_ERR_NOMEM;
-    for (int pass = 0; pass < 2; pass++) {
-        const geom_pair* src = pass == 0 ? c->pairs : c->pairs_tmp;
-        geom_pair* dst = pass == 0 ? c->pairs_tmp : c->pairs;
-        int32_t* cnt = c->counts;
-        memset(cnt, 0, ((size_t)n + 1) * sizeof *cnt);
-        for (size_t k = 0; k < np; k++) cnt[(pass == 0 ? src[k].b : src[k].a) + 1]++;
-        for (int32_t i = 0; i < n; i++) cnt[i + 1] += cnt[i];
-        for (size_t k = 0; k < np; k++) dst[cnt[pass == 0 ? src[k].b : src[k].a]++] = src[k];
+    int32_t* cnt = c->counts;
+    memset(cnt, 0, ((size_t)n + 1) * sizeof *cnt);
+    for (size_t k = 0; k < np; k++) cnt[c->pairs[k].a + 1]++;
+    for (int32_t i = 0; i < n; i++) cnt[i + 1] += cnt[i];
+    geom_pair* dst = c->pairs_tmp;
+    for (size_t k = 0; k < np; k++) dst[cnt[c->pairs[k].a]++] = c->pairs[k]; /* cnt[i]: end of bucket i */
+    size_t begin = 0;
+    for (int32_t i = 0; i < n && begin < np; i++) {
+        const size_t end = (size_t)cnt[i];
+        if (end - begin > 32) {
+            bool sorted = true;
+            for (size_t k = begin + 1; k < end && sorted; k++) sorted = dst[k - 1].b < dst[k].b;
+            if (!sorted) qsort(dst + begin, end - begin, sizeof *dst, compare_pairs);
+        } else {
+            for (size_t k = begin + 1; k < end; k++) {
+                geom_pair x = dst[k];
+                size_t j = k;
+                for (; j > begin && dst[j - 1].b > x.b; j--) dst[j] = dst[j - 1];
+                dst[j] = x;
+            }
+        }
+        begin = end;
     }
+    geom_pair* t = c->pairs; /* the sorted list becomes c->pairs */
+    size_t tcap = c->pairs_cap;
+    c->pairs = c->pairs_tmp;
+    c->pairs_cap = c->pairs_tmp_cap;
+    c->pairs_tmp = t;
+    c->pairs_tmp_cap = tcap;
     return DVI_OK;
 }
 

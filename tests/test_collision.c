@@ -546,31 +546,28 @@ static void capsule_point(const dvi_geom* c, double t, double x[3]) /* t in [0, 
     for (int k = 0; k < 3; k++) x[k] = c->pos[k] + (2 * t - 1) * c->half_length * c->rot[3 * k + 2];
 }
 
+/* Distance from x to the capsule's axis segment (projection, clamped). */
 static double point_capsule_axis_distance(const dvi_geom* c, const double x[3])
 {
-    double lo = 0, hi = 1;
-    for (int it = 0; it < 200; it++) { /* convex in t: ternary search */
-        double t1 = lo + (hi - lo) / 3, t2 = hi - (hi - lo) / 3, p1[3], p2[3];
-        capsule_point(c, t1, p1);
-        capsule_point(c, t2, p2);
-        double d1 = 0, d2 = 0;
-        for (int k = 0; k < 3; k++) {
-            d1 += (p1[k] - x[k]) * (p1[k] - x[k]);
-            d2 += (p2[k] - x[k]) * (p2[k] - x[k]);
-        }
-        if (d1 < d2) hi = t2; else lo = t1;
+    double p0[3], p1[3], d[3], r[3], dd = 0, rd = 0;
+    capsule_point(c, 0, p0);
+    capsule_point(c, 1, p1);
+    for (int k = 0; k < 3; k++) {
+        d[k] = p1[k] - p0[k];
+        r[k] = x[k] - p0[k];
+        dd += d[k] * d[k];
+        rd += r[k] * d[k];
     }
-    double p[3], d = 0;
-    capsule_point(c, 0.5 * (lo + hi), p);
-    for (int k = 0; k < 3; k++) d += (p[k] - x[k]) * (p[k] - x[k]);
-    return sqrt(d);
+    double t = dd > 0 ? fmin(1.0, fmax(0.0, rd / dd)) : 0.0, e = 0;
+    for (int k = 0; k < 3; k++) e += (r[k] - t * d[k]) * (r[k] - t * d[k]);
+    return sqrt(e);
 }
 
 /* min over t of dist(capsule axis point t, other): convex in t. */
 static double min_over_axis(const dvi_geom* c, const dvi_geom* other, int other_is_box)
 {
     double lo = 0, hi = 1, x[3];
-    for (int it = 0; it < 200; it++) {
+    for (int it = 0; it < 120; it++) {
         double t1 = lo + (hi - lo) / 3, t2 = hi - (hi - lo) / 3, p1[3], p2[3];
         capsule_point(c, t1, p1);
         capsule_point(c, t2, p2);
@@ -823,6 +820,17 @@ static void test_broad_vs_brute_force(void** state)
         check_scene(c, g, N / 4, 0.02);
     }
     assert_true(total > 1000); /* the scenes are dense enough to matter */
+    /* clusters 60 apart: the cells spanned are too many for a dense table,
+     * so this exercises the hashed cell table */
+    for (uint64_t seed = 11; seed <= 13; seed++) {
+        random_scene(g, N, 1.0, seed == 12 ? 30.0 : 2.0, 0.0, seed);
+        for (int32_t i = 0; i < N; i++) {
+            g[i].pos[0] += 60.0 * (i % 3);
+            g[i].pos[1] -= 60.0 * (i % 5);
+            dvi_geom_update(&g[i]);
+        }
+        check_scene(c, g, N, 0.01);
+    }
     /* far from the origin, and with no envelope */
     random_scene(g, N, 1.0, 5.0, 1e5, 99);
     check_scene(c, g, N, 0.005);
@@ -858,6 +866,13 @@ static void test_broad_lattice(void** state)
     int32_t count;
     assert_int_equal(dvi_collide(c, g, n, 0.0, &pts, &count), DVI_OK);
     assert_int_equal(count, 3 * K * K * (K - 1) + K * K); /* lattice bonds + bottom layer on the plane */
+    check_scene(c, g, n, 0.01);
+    /* the same lattice split in two blocks 1000 apart (hashed cell table) */
+    for (int32_t i = 0; i < n - 1; i += 2) {
+        g[i].pos[0] += 1000.0;
+        dvi_geom_update(&g[i]);
+    }
+    check_scene(c, g, n, 0.0);
     check_scene(c, g, n, 0.01);
     dvi_collision_destroy(c);
 }

@@ -588,6 +588,18 @@ static void test_feature_stability(void** state)
     m = dvi_collide_box_cylinder(&base_box, &wh2, ENV, q, MAXP);
     assert_int_equal(n, 2);
     assert_true(same_features(p, n, q, m));
+    /* cylinder standing on a box, jittered by 1e-9 rad and moved 1 µm */
+    dvi_geom st = cylinder(0.1, 0.2, 0.5 + 0.5 - 0.001, 0.3, 0.5), st2;
+    n = dvi_collide_box_cylinder(&base_box, &st, ENV, p, MAXP);
+    assert_int_equal(n, 4);
+    for (int k = 0; k < 5; k++) {
+        st2 = st;
+        rot_axis(S, 1.0, 0.7 * k - 1.0, 0.1, 1e-9);
+        set_rot(&st2, S);
+        st2.pos[0] += 1e-6 * k;
+        m = dvi_collide_box_cylinder(&base_box, &st2, ENV, q, MAXP);
+        assert_true(same_features(p, n, q, m));
+    }
 }
 
 static void flip_check(const dvi_geom* a, const dvi_geom* b, int expect)

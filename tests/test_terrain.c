@@ -412,26 +412,37 @@ static void test_box_heightfield(void** state)
     assert_near(p[0].point[1], 3.0, EXACT);
 
     /* across a ridge (bottom face resting on the ridge line, box yawed): the
-     * ridge under the face, ends at the face boundary (inset by the
-     * penetration, within the flatness tolerance 1e-5·|half|) */
+     * ridge under the face with normal −z, its ends at the face boundary
+     * (inset by at most the penetration, Φ within the flatness tolerance
+     * 1e-5·|half|); and where the two bottom edges cross the ridge, one face
+     * point per slope (normal −n of the slope, Φ = gap·cos or /cos of 14°) */
     double hr[49];
     fill_heights(hr, 7, 7, 1.0, 1.0, h_ridge);
     dvi_heightfield hfr = {7, 7, 1.0, 1.0, hr, 0, 0};
     dvi_geom tr = hf_geom(&hfr, o, I);
-    const double yaw = 0.4;
+    const double yaw = 0.4, sl = 0.25 / sqrt(1.0625);
     double cr[3] = {3.0, 2.3, 1.0 + 0.1 + gap};
     mat_axis_angle(R, zax, yaw);
     b = shape_geom(DVI_SHAPE_BOX, cr, R, 0, 0, half);
     int n = collide(&b, &tr, p);
-    assert_true(n >= 2);
     double ymin = INFINITY, ymax = -INFINITY;
+    int on_ridge = 0, on_slope = 0;
     for (int k = 0; k < n; k++) {
-        assert_near(p[k].point[0], 3.0, 1e-9);
-        assert_near(p[k].normal[2], -1.0, 1e-9);
-        assert_near(p[k].distance, gap, 1e-5 * 0.38);
-        ymin = fmin(ymin, p[k].point[1]);
-        ymax = fmax(ymax, p[k].point[1]);
+        if (fabs(p[k].normal[2] + 1.0) < 1e-9) { /* the ridge line */
+            on_ridge++;
+            assert_near(p[k].point[0], 3.0, 1e-9);
+            assert_near(p[k].distance, gap, 1e-5 * 0.38);
+            ymin = fmin(ymin, p[k].point[1]);
+            ymax = fmax(ymax, p[k].point[1]);
+        } else { /* a bottom edge crossing the ridge, against one slope */
+            on_slope++;
+            assert_near(fabs(p[k].normal[0]), sl, 1e-9);
+            assert_near(p[k].point[0], 3.0, 1e-3);
+            assert_near(p[k].distance, gap, 0.05 * fabs(gap));
+        }
     }
+    assert_int_equal(on_ridge, 2);
+    assert_int_equal(on_slope, 4);
     double reach = fmin(half[0] / sin(yaw), half[1] / cos(yaw)); /* half-length of the ridge under the face */
     assert_near(ymax - cr[1], reach, 0.003);
     assert_near(cr[1] - ymin, reach, 0.003);

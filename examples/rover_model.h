@@ -1,0 +1,136 @@
+/* rover_model — builds the Curiosity-like rocker-bogie rover of
+ * ../shared/reference/rover/rocker_bogie_rover.json in a dvi_world through
+ * the public API only (dvi/world.h).
+ *
+ * Model (all numbers from the JSON; see the reference's README.md and
+ * SOURCE_NOTES.md):
+ *   - 18 bodies: chassis, rocker_L/R, bogie_L/R, diff_bar, diff_link_L/R,
+ *     upright_FL/FR/RL/RR, wheel_LF/RF/LM/RM/LB/RB. Each body's frame is its
+ *     centre of mass with the chassis orientation (identity at build time);
+ *     its inertia is the JSON's tensor about the COM in the chassis axes.
+ *   - Positions in the JSON are in the chassis frame; the chassis frame is
+ *     placed at options.position in the world, axes parallel to the world's
+ *     (x forward, y left, z up).
+ *   - Only the wheels collide (only_wheels_collide): a cylinder of the JSON's
+ *     radius and width per wheel, its axis (shape local z) turned onto the
+ *     wheel's spin_axis (world y).
+ *   - Joints as listed in the JSON: revolutes (rocker, bogie and
+ *     differential-bar pivots; the differential-link ends, or sphericals
+ *     there when options.spherical_diff_links is set), fixed steering, and
+ *     a revolute per wheel (with a rotation speed motor when
+ *     options.wheel_speed != 0). For the wheel joints the carrier (upright or
+ *     bogie) is body_a and the wheel body_b, whatever the JSON's order, so a
+ *     positive speed spins the wheel about +y relative to its carrier:
+ *     forward (+x) rolling, as in the source model.
+ *
+ * With the as-built pose all wheel centres are at chassis z = 0.249 and the
+ * wheel bottoms at 0.249 − radius = −0.001: a rover on flat ground at z = 0
+ * is placed with options.position z = −rover.wheel_bottom_z.
+ */
+#ifndef ROVER_MODEL_H
+#define ROVER_MODEL_H
+
+#include <dvi/world.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Wheel order used by every array in this header.
+enum { ROVER_LF = 0, ROVER_LM = 1, ROVER_LB = 2, ROVER_RF = 3, ROVER_RM = 4, ROVER_RB = 5, ROVER_WHEELS = 6 };
+enum { ROVER_BODIES = 18, ROVER_MAX_JOINTS = 24 };
+
+typedef struct rover_options {
+    double position[3];        ///< world position of the chassis frame origin (m); default (0, 0, 0)
+    double wheel_friction;     ///< μ of the wheel shapes; < 0 (default −1): the JSON's wheels.material_nsc.friction
+    bool spherical_diff_links; ///< spherical joints at both ends of each differential link instead of the
+                               ///< source model's (redundant) revolutes; default false
+    double wheel_speed;        ///< rad/s of every wheel relative to its carrier, + = forward; 0 (default): no
+                               ///< motors, the wheels spin freely
+    double wheel_ramp;         ///< s; the motor target rises linearly over this time; default 0
+} rover_options;
+
+/// Defaults as documented in rover_options.
+rover_options rover_default_options(void);
+
+typedef struct rover_wheel {
+    const char* name;          ///< "wheel_LF", ... (static storage)
+    const char* label;         ///< "front left", "middle right", ... (static storage)
+    int side;                  ///< 0 left (+y), 1 right (−y)
+    int place;                 ///< 0 front, 1 middle, 2 rear
+    dvi_body_id body;
+    dvi_shape_id shape;
+    dvi_joint_id joint;        ///< revolute carrier–wheel (with the speed motor if any)
+    double position[3];        ///< world position of the wheel centre at build time
+} rover_wheel;
+
+typedef struct rover_named_body {
+    char name[32];
+    dvi_body_id id;
+    double mass;
+} rover_named_body;
+
+typedef struct rover_named_joint {
+    char name[32];
+    dvi_joint_type type;       ///< as created (after the spherical option)
+    dvi_joint_id id;
+} rover_named_joint;
+
+typedef struct rover {
+    dvi_body_id chassis;
+    dvi_body_id rocker[2];     ///< [0] left, [1] right
+    dvi_body_id bogie[2];
+    dvi_body_id diff_bar;
+    dvi_body_id diff_link[2];
+    dvi_body_id upright[4];    ///< FL, FR, RL, RR
+    rover_wheel wheel[ROVER_WHEELS]; ///< ROVER_LF ... ROVER_RB
+
+    dvi_joint_id rocker_pivot[2];  ///< rocker–chassis
+    dvi_joint_id bogie_pivot[2];   ///< bogie–rocker
+    dvi_joint_id diff_bar_pivot;   ///< diff bar–chassis
+    dvi_joint_id rocker_link[2];   ///< rocker–diff link
+    dvi_joint_id link_bar[2];      ///< diff link–diff bar
+    dvi_joint_id steer[4];         ///< FL, FR, RL, RR (fixed)
+
+    rover_named_body bodies[ROVER_BODIES]; ///< every body, in creation order
+    int body_count;
+    rover_named_joint joints[ROVER_MAX_JOINTS]; ///< every joint, in the JSON's order
+    int joint_count;
+
+    double total_mass;         ///< kg, sum over the bodies
+    double wheel_radius, wheel_width; ///< m
+    double wheel_bottom_z;     ///< chassis-frame z of the lowest wheel point in the as-built pose (−0.001)
+    double json_envelope;      ///< the JSON's wheels.collision_envelope_nsc (a world setting; informative)
+} rover;
+
+/// Builds the rover `variant` ("Scarecrow" or "FullRover") from the JSON file
+/// into w. opt may be NULL (defaults). On failure returns DVI_ERR_IO (file
+/// unreadable), DVI_ERR_PARSE (malformed JSON, missing or ill-typed field;
+/// the message names the JSON path, e.g. "parts.bogie_L.mass: missing"),
+/// DVI_ERR_INVALID_ARG (unknown variant, bad option) or the world's error
+/// (message: the part and dvi_world_last_error), and writes the message into
+/// msg (may be NULL). Bodies created before a failure stay in the world.
+dvi_status rover_build(dvi_world* w, const char* json_path, const char* variant, const rover_options* opt,
+                       rover* out, char* msg, size_t msg_size);
+
+/// The JSON's static_wheel_loads of `variant` (N), in wheel order
+/// (ROVER_LF ... ROVER_RB). Errors as rover_build.
+dvi_status rover_reference_loads(const char* json_path, const char* variant, double loads[ROVER_WHEELS],
+                                 char* msg, size_t msg_size);
+
+/// Contact force (N, world frame) on each wheel during the last step, in
+/// wheel order: force[i][2] is the normal load on flat ground.
+dvi_status rover_wheel_forces(const dvi_world* w, const rover* r, double force[ROVER_WHEELS][3]);
+
+/// Pitch angle (rad, about +y) of a body's current orientation: the angle
+/// of its x axis above the world's x–y plane, positive nose-down (right-hand
+/// rule about +y).
+double rover_pitch(const dvi_world* w, dvi_body_id body);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ROVER_MODEL_H */

@@ -1,0 +1,146 @@
+/* rover_statics — the rocker-bogie rover at rest on flat ground: settles it
+ * and prints the six wheel loads against the analytic static loads of the
+ * reference JSON (../shared/reference/rover/rocker_bogie_rover.json).
+ *
+ * usage: rover_statics [--variant Scarecrow|FullRover] [--solver apgd|pgs|jacobi|lemke]
+ *                      [--friction MU] [--time T] [--h H] [--spherical] [--json PATH]
+ * Defaults: both variants, apgd, μ = 0 (frictionless ground: the loads are
+ * then statically determinate), T = 1 s, h = 1e-3 s. Exit status 0 when every
+ * load is within 1 % of the reference. Public API plus rover_model.c only. */
+#include "rover_model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef ROVER_JSON
+#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
+#endif
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Returns the largest |relative difference| of the six loads, or −1 on error. */
+static double run(const char* json, const char* variant, const char* solver, double mu, double T, double h,
+                  bool spherical)
+{
+    char msg[256];
+    double ref[ROVER_WHEELS];
+    if (rover_reference_loads(json, variant, ref, msg, sizeof msg) != DVI_OK) {
+        fprintf(stderr, "rover_statics: %s\n", msg);
+        return -1.0;
+    }
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = solver;
+    dvi_world* w = NULL;
+    if (dvi_world_create(&wd, &w) != DVI_OK) {
+        fprintf(stderr, "rover_statics: cannot create the world (solver \"%s\"?)\n", solver);
+        return -1.0;
+    }
+    /* ground: the half-space z <= 0 */
+    dvi_body_def gd = dvi_default_body_def();
+    gd.type = DVI_BODY_FIXED;
+    dvi_body_id ground;
+    dvi_shape_def plane = dvi_default_shape_def();
+    plane.type = DVI_SHAPE_PLANE;
+    plane.material.friction = mu;
+    dvi_shape_id sid;
+    if (dvi_body_create(w, &gd, &ground) != DVI_OK || dvi_shape_create(w, ground, &plane, &sid) != DVI_OK) {
+        fprintf(stderr, "rover_statics: ground: %s\n", dvi_world_last_error(w));
+        dvi_world_destroy(w);
+        return -1.0;
+    }
+    rover_options opt = rover_default_options();
+    opt.wheel_friction = mu;
+    opt.spherical_diff_links = spherical;
+    opt.position[2] = 0.001; /* wheel bottoms (chassis z = −0.001) on the ground */
+    rover r;
+    if (rover_build(w, json, variant, &opt, &r, msg, sizeof msg) != DVI_OK) {
+        fprintf(stderr, "rover_statics: %s\n", msg);
+        dvi_world_destroy(w);
+        return -1.0;
+    }
+    int steps = (int)lround(T / h), not_converged = 0, max_iter = 0;
+    double t0 = now(), max_res = 0.0;
+    for (int i = 0; i < steps; i++) {
+        dvi_status st = dvi_world_step(w, h);
+        if (st < 0) {
+            fprintf(stderr, "rover_statics: step %d: %s\n", i, dvi_world_last_error(w));
+            dvi_world_destroy(w);
+            return -1.0;
+        }
+        dvi_step_stats s = dvi_world_get_stats(w);
+        if (st == DVI_NOT_CONVERGED) not_converged++;
+        if (s.iterations > max_iter) max_iter = s.iterations;
+        if (s.residual > max_res) max_res = s.residual;
+    }
+    double secs = now() - t0;
+    dvi_step_stats s = dvi_world_get_stats(w);
+    double f[ROVER_WHEELS][3];
+    rover_wheel_forces(w, &r, f);
+    double worst = 0.0, sum = 0.0;
+    printf("\n%s, solver %s, mu %.2f, %s differential links, %.2f s at h = %g (%.2f s wall)\n", variant, solver, mu,
+           spherical ? "spherical" : "revolute", T, h, secs);
+    printf("  last step: %d contacts, %d rows (%d joint rows), %d iterations, residual %.1e; "
+           "%d/%d steps not converged, max %d iterations, max residual %.1e\n",
+           s.contacts, s.rows, s.joint_rows, s.iterations, s.residual, not_converged, steps, max_iter, max_res);
+    printf("  %-13s %10s %10s %8s %9s %9s\n", "wheel", "N (sim)", "N (ref)", "diff %", "Fx", "Fy");
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        double d = 100.0 * (f[i][2] - ref[i]) / ref[i];
+        if (fabs(d) > worst) worst = fabs(d);
+        sum += f[i][2];
+        printf("  %-13s %10.2f %10.2f %+8.3f %9.3f %9.3f\n", r.wheel[i].label, f[i][2], ref[i], d, f[i][0], f[i][1]);
+    }
+    printf("  sum %.2f N, M g = %.2f N; rocker pitch L %+.3e rad, R %+.3e rad\n", sum, r.total_mass * 9.81,
+           rover_pitch(w, r.rocker[0]), rover_pitch(w, r.rocker[1]));
+    dvi_world_destroy(w);
+    return worst / 100.0;
+}
+
+int main(int argc, char** argv)
+{
+    const char *json = ROVER_JSON, *variant = NULL, *solver = "apgd";
+    double mu = 0.0, T = 1.0, h = 1e-3;
+    bool spherical = false;
+    for (int i = 1; i < argc; i++) {
+        bool more = i + 1 < argc;
+        if (strcmp(argv[i], "--variant") == 0 && more) variant = argv[++i];
+        else if (strcmp(argv[i], "--solver") == 0 && more) solver = argv[++i];
+        else if (strcmp(argv[i], "--friction") == 0 && more) mu = atof(argv[++i]);
+        else if (strcmp(argv[i], "--time") == 0 && more) T = atof(argv[++i]);
+        else if (strcmp(argv[i], "--h") == 0 && more) h = atof(argv[++i]);
+        else if (strcmp(argv[i], "--json") == 0 && more) json = argv[++i];
+        else if (strcmp(argv[i], "--spherical") == 0) spherical = true;
+        else {
+            fprintf(stderr,
+                    "usage: %s [--variant Scarecrow|FullRover] [--solver NAME] [--friction MU] [--time T] [--h H] "
+                    "[--spherical] [--json PATH]\n",
+                    argv[0]);
+            return 2;
+        }
+    }
+    if (!(T > 0.0) || !(h > 0.0) || !(mu >= 0.0)) {
+        fprintf(stderr, "rover_statics: --time and --h must be > 0, --friction >= 0\n");
+        return 2;
+    }
+    const char* variants[2] = {"Scarecrow", "FullRover"};
+    int nv = 2;
+    if (variant) {
+        variants[0] = variant;
+        nv = 1;
+    }
+    double worst = 0.0;
+    for (int v = 0; v < nv; v++) {
+        double d = run(json, variants[v], solver, mu, T, h, spherical);
+        if (d < 0.0) return 1;
+        if (d > worst) worst = d;
+    }
+    printf("\nlargest load difference %.3f %% (tolerance 1 %%)\n", 100.0 * worst);
+    return worst <= 0.01 ? 0 : 1;
+}
