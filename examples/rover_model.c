@@ -168,7 +168,7 @@ static bool get_vec(const cJSON* obj, const char* path, const char* key, int n, 
 {
     const cJSON* v = get_field(obj, path, key, e);
     if (!v) return false;
-    char p[160];
+    char p[320];
     snprintf(p, sizeof p, "%s.%s", path, key);
     return read_vec(v, p, n, out, e);
 }
@@ -178,14 +178,14 @@ static bool get_mat3(const cJSON* obj, const char* path, const char* key, double
 {
     const cJSON* v = get_field(obj, path, key, e);
     if (!v) return false;
-    char p[160];
+    char p[320];
     snprintf(p, sizeof p, "%s.%s", path, key);
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) != 3) {
         fail(e, DVI_ERR_PARSE, "%s: expected an array of 3 rows", p);
         return false;
     }
     for (int i = 0; i < 3; i++) {
-        char pr[176];
+        char pr[340];
         snprintf(pr, sizeof pr, "%s[%d]", p, i);
         if (!read_vec(cJSON_GetArrayItem(v, i), pr, 3, out + 3 * i, e)) return false;
     }
@@ -239,35 +239,40 @@ static bool starts_with(const char* s, const char* prefix)
 }
 
 /* Index of a body by name in out->bodies, −1 if none. */
-static int body_index(const rover* r, const char* name)
+/* ---- parsing: the whole model is read and checked before anything is created -- */
+
+typedef struct part_data {
+    const char* name;
+    double mass, com[3], inertia[9];
+    bool wheel;
+    double origin[3], axis[3]; /* wheels: frame origin and unit spin axis */
+} part_data;
+
+typedef struct joint_data {
+    char name[32];
+    dvi_joint_type type;
+    bool drive;
+    int a, b; /* part indices (0 = chassis); for drives a = carrier, b = wheel */
+    double pos[3], axis[3];
+} joint_data;
+
+typedef struct model {
+    part_data part[ROVER_BODIES]; /* [0] chassis, then PART_NAMES */
+    joint_data joint[ROVER_MAX_JOINTS];
+    int joint_count;
+    double radius, width, envelope, friction, restitution, bottom_z;
+} model;
+
+static int part_index(const model* m, const char* name)
 {
-    for (int i = 0; i < r->body_count; i++)
-        if (strcmp(r->bodies[i].name, name) == 0) return i;
+    for (int i = 0; i < ROVER_BODIES; i++)
+        if (strcmp(m->part[i].name, name) == 0) return i;
     return -1;
 }
 
-static dvi_status create_body(dvi_world* w, rover* out, const char* name, double mass, const double inertia[9],
-                              const double com[3], const double offset[3], err* e)
+static dvi_status parse_model(const cJSON* root, const char* variant, const rover_options* o, model* m, err* e)
 {
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_DYNAMIC;
-    bd.mass = mass;
-    memcpy(bd.inertia, inertia, sizeof bd.inertia);
-    for (int k = 0; k < 3; k++) bd.position[k] = com[k] + offset[k];
-    dvi_body_id id;
-    dvi_status st = dvi_body_create(w, &bd, &id);
-    if (st != DVI_OK) return fail(e, st, "%s: dvi_body_create: %s", name, dvi_world_last_error(w));
-    rover_named_body* nb = &out->bodies[out->body_count++];
-    snprintf(nb->name, sizeof nb->name, "%s", name);
-    nb->id = id;
-    nb->mass = mass;
-    out->total_mass += mass;
-    return DVI_OK;
-}
-
-static dvi_status build(dvi_world* w, const cJSON* root, const char* variant, const rover_options* o, rover* out,
-                        err* e)
-{
+    char path[160];
     /* chassis */
     const cJSON* chassis = get_object(root, "", "chassis", e);
     if (!chassis) return e->status;
@@ -275,31 +280,30 @@ static dvi_status build(dvi_world* w, const cJSON* root, const char* variant, co
     if (!cv)
         return fail(e, DVI_ERR_INVALID_ARG, "variant \"%s\": not in chassis (expected \"Scarecrow\" or \"FullRover\")",
                     variant);
-    char path[160];
     snprintf(path, sizeof path, "chassis.%s", variant);
     if (!cJSON_IsObject(cv)) return fail(e, DVI_ERR_PARSE, "%s: not an object", path);
-    double mass, idiag[3], com[3];
-    if (!get_number(cv, path, "mass", &mass, e) || !get_vec(cv, path, "inertia_diag", 3, idiag, e) ||
-        !get_vec(chassis, "chassis", "com", 3, com, e))
+    part_data* c = &m->part[0];
+    c->name = "chassis";
+    double idiag[3];
+    if (!get_number(cv, path, "mass", &c->mass, e) || !get_vec(cv, path, "inertia_diag", 3, idiag, e) ||
+        !get_vec(chassis, "chassis", "com", 3, c->com, e))
         return e->status;
-    double inertia[9] = {idiag[0], 0, 0, 0, idiag[1], 0, 0, 0, idiag[2]};
-    if (create_body(w, out, "chassis", mass, inertia, com, o->position, e) != DVI_OK) return e->status;
-    out->chassis = out->bodies[0].id;
+    memset(c->inertia, 0, sizeof c->inertia);
+    for (int k = 0; k < 3; k++) c->inertia[4 * k] = idiag[k];
 
     /* wheel geometry and material */
     const cJSON* wheels = get_object(root, "", "wheels", e);
     if (!wheels) return e->status;
-    if (!get_number(wheels, "wheels", "radius", &out->wheel_radius, e) ||
-        !get_number(wheels, "wheels", "width", &out->wheel_width, e) ||
-        !get_number(wheels, "wheels", "collision_envelope_nsc", &out->json_envelope, e))
+    if (!get_number(wheels, "wheels", "radius", &m->radius, e) || !get_number(wheels, "wheels", "width", &m->width, e) ||
+        !get_number(wheels, "wheels", "collision_envelope_nsc", &m->envelope, e))
         return e->status;
-    if (!(out->wheel_radius > 0.0) || !(out->wheel_width > 0.0))
-        return fail(e, DVI_ERR_PARSE, "wheels.radius, wheels.width: must be > 0");
-    double friction = o->wheel_friction, restitution = 0.0;
+    if (!(m->radius > 0.0)) return fail(e, DVI_ERR_PARSE, "wheels.radius: must be > 0");
+    if (!(m->width > 0.0)) return fail(e, DVI_ERR_PARSE, "wheels.width: must be > 0");
     const cJSON* mat = get_object(wheels, "wheels", "material_nsc", e);
     if (!mat) return e->status;
-    if (!get_number(mat, "wheels.material_nsc", "restitution", &restitution, e)) return e->status;
-    if (friction < 0.0 && !get_number(mat, "wheels.material_nsc", "friction", &friction, e)) return e->status;
+    if (!get_number(mat, "wheels.material_nsc", "restitution", &m->restitution, e)) return e->status;
+    m->friction = o->wheel_friction;
+    if (m->friction < 0.0 && !get_number(mat, "wheels.material_nsc", "friction", &m->friction, e)) return e->status;
     const cJSON* only = cJSON_GetObjectItemCaseSensitive(wheels, "only_wheels_collide");
     if (only && cJSON_IsFalse(only))
         return fail(e, DVI_ERR_UNSUPPORTED, "wheels.only_wheels_collide: false is not supported (no part meshes)");
@@ -307,62 +311,28 @@ static dvi_status build(dvi_world* w, const cJSON* root, const char* variant, co
     /* parts */
     const cJSON* parts = get_object(root, "", "parts", e);
     if (!parts) return e->status;
-    out->wheel_bottom_z = INFINITY;
-    for (int i = 0; i < ROVER_BODIES - 1; i++) {
-        const char* name = PART_NAMES[i];
-        snprintf(path, sizeof path, "parts.%s", name);
-        const cJSON* p = get_object(parts, "parts", name, e);
-        if (!p) return e->status;
-        double m, c[3], J[9];
-        if (!get_number(p, path, "mass", &m, e) || !get_vec(p, path, "com", 3, c, e) ||
-            !get_mat3(p, path, "inertia_about_com", J, e))
+    m->bottom_z = INFINITY;
+    for (int i = 1; i < ROVER_BODIES; i++) {
+        part_data* p = &m->part[i];
+        p->name = PART_NAMES[i - 1];
+        snprintf(path, sizeof path, "parts.%s", p->name);
+        const cJSON* jp = get_object(parts, "parts", p->name, e);
+        if (!jp) return e->status;
+        if (!get_number(jp, path, "mass", &p->mass, e) || !get_vec(jp, path, "com", 3, p->com, e) ||
+            !get_mat3(jp, path, "inertia_about_com", p->inertia, e))
             return e->status;
-        if (create_body(w, out, name, m, J, c, o->position, e) != DVI_OK) return e->status;
-        dvi_body_id id = out->bodies[out->body_count - 1].id;
-        if (!starts_with(name, "wheel_")) continue;
-
-        /* a wheel: its cylinder, axis on spin_axis, centred on the wheel frame */
-        double axis[3];
-        if (!get_vec(p, path, "spin_axis", 3, axis, e)) return e->status;
-        double an = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+        p->wheel = starts_with(p->name, "wheel_");
+        if (!p->wheel) continue;
+        if (!get_vec(jp, path, "spin_axis", 3, p->axis, e) || !get_vec(jp, path, "frame_origin", 3, p->origin, e))
+            return e->status;
+        double an = sqrt(p->axis[0] * p->axis[0] + p->axis[1] * p->axis[1] + p->axis[2] * p->axis[2]);
         if (!(an > 0.0)) return fail(e, DVI_ERR_PARSE, "%s.spin_axis: zero vector", path);
-        for (int k = 0; k < 3; k++) axis[k] /= an;
-        double origin[3];
-        if (!get_vec(p, path, "frame_origin", 3, origin, e)) return e->status;
-        dvi_shape_def sd = dvi_default_shape_def();
-        sd.type = DVI_SHAPE_CYLINDER;
-        sd.radius = out->wheel_radius;
-        sd.half_length = 0.5 * out->wheel_width;
-        for (int k = 0; k < 3; k++) sd.offset_position[k] = origin[k] - c[k]; /* shape at the wheel frame */
-        quat_z_to(axis, sd.offset_orientation);
-        sd.material.friction = friction;
-        sd.material.restitution = restitution;
-        int wi = -1;
-        for (int k = 0; k < ROVER_WHEELS; k++)
-            if (strcmp(WHEEL_NAMES[k], name) == 0) wi = k;
-        rover_wheel* rw = &out->wheel[wi];
-        dvi_status st = dvi_shape_create(w, id, &sd, &rw->shape);
-        if (st != DVI_OK) return fail(e, st, "%s: dvi_shape_create: %s", path, dvi_world_last_error(w));
-        rw->name = WHEEL_NAMES[wi];
-        rw->label = WHEEL_LABELS[wi];
-        rw->side = wi < 3 ? 0 : 1;
-        rw->place = wi % 3;
-        rw->body = id;
-        for (int k = 0; k < 3; k++) rw->position[k] = origin[k] + o->position[k];
-        /* lowest point of the rim: centre − radius·(component of −z ⊥ axis) */
-        double hz = sqrt(fmax(0.0, 1.0 - axis[2] * axis[2]));
-        double bottom = origin[2] - out->wheel_radius * hz - 0.5 * out->wheel_width * fabs(axis[2]);
-        if (bottom < out->wheel_bottom_z) out->wheel_bottom_z = bottom;
+        for (int k = 0; k < 3; k++) p->axis[k] /= an;
+        /* lowest point of the wheel cylinder */
+        double hz = sqrt(fmax(0.0, 1.0 - p->axis[2] * p->axis[2]));
+        double bottom = p->origin[2] - m->radius * hz - 0.5 * m->width * fabs(p->axis[2]);
+        if (bottom < m->bottom_z) m->bottom_z = bottom;
     }
-    out->rocker[0] = out->bodies[body_index(out, "rocker_L")].id;
-    out->rocker[1] = out->bodies[body_index(out, "rocker_R")].id;
-    out->bogie[0] = out->bodies[body_index(out, "bogie_L")].id;
-    out->bogie[1] = out->bodies[body_index(out, "bogie_R")].id;
-    out->diff_bar = out->bodies[body_index(out, "diff_bar")].id;
-    out->diff_link[0] = out->bodies[body_index(out, "diff_link_L")].id;
-    out->diff_link[1] = out->bodies[body_index(out, "diff_link_R")].id;
-    static const char* const UPRIGHTS[4] = {"upright_FL", "upright_FR", "upright_RL", "upright_RR"};
-    for (int k = 0; k < 4; k++) out->upright[k] = out->bodies[body_index(out, UPRIGHTS[k])].id;
 
     /* joints */
     const cJSON* joints = get_field(root, "", "joints", e);
@@ -372,99 +342,180 @@ static dvi_status build(dvi_world* w, const cJSON* root, const char* variant, co
     if (nj > ROVER_MAX_JOINTS) return fail(e, DVI_ERR_PARSE, "joints: %d joints, at most %d", nj, ROVER_MAX_JOINTS);
     for (int i = 0; i < nj; i++) {
         const cJSON* j = cJSON_GetArrayItem(joints, i);
+        joint_data* jd = &m->joint[m->joint_count];
         snprintf(path, sizeof path, "joints[%d]", i);
         if (!cJSON_IsObject(j)) return fail(e, DVI_ERR_PARSE, "%s: not an object", path);
-        const char *name = get_string(j, path, "name", e), *type = name ? get_string(j, path, "type", e) : NULL,
-                   *na = type ? get_string(j, path, "body_a", e) : NULL,
-                   *nb = na ? get_string(j, path, "body_b", e) : NULL;
-        double pos[3], axis[3];
-        if (!nb || !get_vec(j, path, "position", 3, pos, e) || !get_vec(j, path, "axis", 3, axis, e))
+        const char* name = get_string(j, path, "name", e);
+        if (!name) return e->status;
+        snprintf(path, sizeof path, "joints[%d] (%s)", i, name);
+        const char* type = get_string(j, path, "type", e);
+        const char* na = type ? get_string(j, path, "body_a", e) : NULL;
+        const char* nb = na ? get_string(j, path, "body_b", e) : NULL;
+        if (!nb || !get_vec(j, path, "position", 3, jd->pos, e) || !get_vec(j, path, "axis", 3, jd->axis, e))
             return e->status;
-        int ia = body_index(out, na), ib = body_index(out, nb);
-        if (ia < 0) return fail(e, DVI_ERR_PARSE, "%s.body_a: unknown body \"%s\"", path, na);
-        if (ib < 0) return fail(e, DVI_ERR_PARSE, "%s.body_b: unknown body \"%s\"", path, nb);
-
-        dvi_joint_def jd = dvi_default_joint_def();
-        bool drive = false;
-        if (starts_with(type, "revolute")) jd.type = DVI_JOINT_REVOLUTE;
-        else if (starts_with(type, "spherical")) jd.type = DVI_JOINT_SPHERICAL;
-        else if (starts_with(type, "fixed")) jd.type = DVI_JOINT_FIXED;
+        snprintf(jd->name, sizeof jd->name, "%s", name);
+        jd->a = part_index(m, na);
+        jd->b = part_index(m, nb);
+        if (jd->a < 0) return fail(e, DVI_ERR_PARSE, "%s.body_a: unknown body \"%s\"", path, na);
+        if (jd->b < 0) return fail(e, DVI_ERR_PARSE, "%s.body_b: unknown body \"%s\"", path, nb);
+        if (jd->a == jd->b) return fail(e, DVI_ERR_PARSE, "%s: body_a and body_b are the same", path);
+        jd->drive = false;
+        if (starts_with(type, "revolute")) jd->type = DVI_JOINT_REVOLUTE;
+        else if (starts_with(type, "spherical")) jd->type = DVI_JOINT_SPHERICAL;
+        else if (starts_with(type, "fixed")) jd->type = DVI_JOINT_FIXED;
         else if (starts_with(type, "rotational speed motor")) {
-            jd.type = DVI_JOINT_REVOLUTE;
-            drive = true;
+            jd->type = DVI_JOINT_REVOLUTE;
+            jd->drive = true;
         } else
             return fail(e, DVI_ERR_PARSE, "%s.type: unknown joint type \"%s\"", path, type);
-        bool link_end = starts_with(na, "diff_link") || starts_with(nb, "diff_link");
-        if (link_end && o->spherical_diff_links) jd.type = DVI_JOINT_SPHERICAL;
-
-        int wheel_body = -1;
-        if (drive) {
-            /* carrier = body_a, wheel = body_b: + speed spins the wheel about +axis (forward for +y) */
-            bool a_wheel = starts_with(na, "wheel_"), b_wheel = starts_with(nb, "wheel_");
-            if (a_wheel == b_wheel)
-                return fail(e, DVI_ERR_PARSE, "%s: a drive joint must join exactly one wheel", path);
+        if (o->spherical_diff_links && (starts_with(na, "diff_link") || starts_with(nb, "diff_link")))
+            jd->type = DVI_JOINT_SPHERICAL;
+        if (jd->type != DVI_JOINT_SPHERICAL &&
+            !(jd->axis[0] != 0.0 || jd->axis[1] != 0.0 || jd->axis[2] != 0.0))
+            return fail(e, DVI_ERR_PARSE, "%s.axis: zero vector", path);
+        if (jd->drive) { /* carrier = body_a, wheel = body_b */
+            bool a_wheel = m->part[jd->a].wheel, b_wheel = m->part[jd->b].wheel;
+            if (a_wheel == b_wheel) return fail(e, DVI_ERR_PARSE, "%s: a drive joint must join exactly one wheel", path);
             if (a_wheel) {
-                int t = ia;
-                ia = ib;
-                ib = t;
-            }
-            wheel_body = ib;
-            if (o->wheel_speed != 0.0) {
-                jd.motor = DVI_MOTOR_ROTATION_SPEED;
-                jd.motor_speed = o->wheel_speed;
-                jd.motor_ramp_time = o->wheel_ramp;
+                int t = jd->a;
+                jd->a = jd->b;
+                jd->b = t;
             }
         }
-        jd.body_a = out->bodies[ia].id;
-        jd.body_b = out->bodies[ib].id;
+        m->joint_count++;
+    }
+
+    /* the joints rover.h names, and one drive per wheel */
+    static const char* const NAMED[] = {"rocker_pivot_L",    "rocker_pivot_R",     "bogie_pivot_L",
+                                        "bogie_pivot_R",     "diffbar_pivot",      "rocker_difflink_L",
+                                        "rocker_difflink_R", "difflink_diffbar_L", "difflink_diffbar_R",
+                                        "steer_FL",          "steer_FR",           "steer_RL",
+                                        "steer_RR"};
+    for (size_t k = 0; k < sizeof NAMED / sizeof NAMED[0]; k++) {
+        bool found = false;
+        for (int i = 0; i < m->joint_count; i++) found = found || strcmp(m->joint[i].name, NAMED[k]) == 0;
+        if (!found) return fail(e, DVI_ERR_PARSE, "joints: no joint named \"%s\"", NAMED[k]);
+    }
+    for (int k = 0; k < ROVER_WHEELS; k++) {
+        int drives = 0, wi = part_index(m, WHEEL_NAMES[k]);
+        for (int i = 0; i < m->joint_count; i++) drives += m->joint[i].drive && m->joint[i].b == wi;
+        if (drives != 1)
+            return fail(e, DVI_ERR_PARSE, "joints: %s has %d drive joints (expected 1)", WHEEL_NAMES[k], drives);
+    }
+    return DVI_OK;
+}
+
+/* ---- creating the bodies, shapes and joints ------------------------------------ */
+
+static dvi_status create_model(dvi_world* w, const model* m, const rover_options* o, rover* out, err* e)
+{
+    out->wheel_radius = m->radius;
+    out->wheel_width = m->width;
+    out->wheel_bottom_z = m->bottom_z;
+    out->json_envelope = m->envelope;
+    double off[3] = {o->position[0], o->position[1], o->position[2]};
+    if (o->on_ground) off[2] = o->position[2] - m->bottom_z;
+    for (int k = 0; k < 3; k++) out->origin[k] = off[k];
+
+    dvi_body_id ids[ROVER_BODIES];
+    for (int i = 0; i < ROVER_BODIES; i++) {
+        const part_data* p = &m->part[i];
+        dvi_body_def bd = dvi_default_body_def();
+        bd.type = DVI_BODY_DYNAMIC;
+        bd.mass = p->mass;
+        memcpy(bd.inertia, p->inertia, sizeof bd.inertia);
+        for (int k = 0; k < 3; k++) bd.position[k] = p->com[k] + off[k];
+        dvi_status st = dvi_body_create(w, &bd, &ids[i]);
+        if (st != DVI_OK) return fail(e, st, "%s: dvi_body_create: %s", p->name, dvi_world_last_error(w));
+        rover_named_body* nb = &out->bodies[out->body_count++];
+        snprintf(nb->name, sizeof nb->name, "%s", p->name);
+        nb->id = ids[i];
+        nb->mass = p->mass;
+        out->total_mass += p->mass;
+        if (!p->wheel) continue;
+
+        /* a wheel: its cylinder on the wheel frame, axis (local z) on the spin axis */
+        int wi = -1;
+        for (int k = 0; k < ROVER_WHEELS; k++)
+            if (strcmp(WHEEL_NAMES[k], p->name) == 0) wi = k;
+        rover_wheel* rw = &out->wheel[wi];
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_CYLINDER;
+        sd.radius = m->radius;
+        sd.half_length = 0.5 * m->width;
+        for (int k = 0; k < 3; k++) sd.offset_position[k] = p->origin[k] - p->com[k];
+        quat_z_to(p->axis, sd.offset_orientation);
+        sd.material.friction = m->friction;
+        sd.material.restitution = m->restitution;
+        sd.material.compliance = o->wheel_compliance;
+        st = dvi_shape_create(w, ids[i], &sd, &rw->shape);
+        if (st != DVI_OK) return fail(e, st, "parts.%s: dvi_shape_create: %s", p->name, dvi_world_last_error(w));
+        rw->name = WHEEL_NAMES[wi];
+        rw->label = WHEEL_LABELS[wi];
+        rw->side = wi < 3 ? 0 : 1;
+        rw->place = wi % 3;
+        rw->body = ids[i];
+        for (int k = 0; k < 3; k++) rw->position[k] = p->origin[k] + off[k];
+    }
+#define ID_OF(name) ids[part_index(m, name)]
+    out->chassis = ids[0];
+    out->rocker[0] = ID_OF("rocker_L");
+    out->rocker[1] = ID_OF("rocker_R");
+    out->bogie[0] = ID_OF("bogie_L");
+    out->bogie[1] = ID_OF("bogie_R");
+    out->diff_bar = ID_OF("diff_bar");
+    out->diff_link[0] = ID_OF("diff_link_L");
+    out->diff_link[1] = ID_OF("diff_link_R");
+    out->upright[0] = ID_OF("upright_FL");
+    out->upright[1] = ID_OF("upright_FR");
+    out->upright[2] = ID_OF("upright_RL");
+    out->upright[3] = ID_OF("upright_RR");
+#undef ID_OF
+
+    static const struct {
+        const char* name;
+        size_t offset;
+    } NAMED[] = {
+        {"rocker_pivot_L", offsetof(rover, rocker_pivot[0])},   {"rocker_pivot_R", offsetof(rover, rocker_pivot[1])},
+        {"bogie_pivot_L", offsetof(rover, bogie_pivot[0])},     {"bogie_pivot_R", offsetof(rover, bogie_pivot[1])},
+        {"diffbar_pivot", offsetof(rover, diff_bar_pivot)},     {"rocker_difflink_L", offsetof(rover, rocker_link[0])},
+        {"rocker_difflink_R", offsetof(rover, rocker_link[1])}, {"difflink_diffbar_L", offsetof(rover, link_bar[0])},
+        {"difflink_diffbar_R", offsetof(rover, link_bar[1])},   {"steer_FL", offsetof(rover, steer[0])},
+        {"steer_FR", offsetof(rover, steer[1])},                {"steer_RL", offsetof(rover, steer[2])},
+        {"steer_RR", offsetof(rover, steer[3])},
+    };
+    for (int i = 0; i < m->joint_count; i++) {
+        const joint_data* j = &m->joint[i];
+        dvi_joint_def jd = dvi_default_joint_def();
+        jd.type = j->type;
+        jd.body_a = ids[j->a];
+        jd.body_b = ids[j->b];
         for (int k = 0; k < 3; k++) {
-            jd.anchor[k] = pos[k] + o->position[k];
-            jd.axis[k] = axis[k];
+            jd.anchor[k] = j->pos[k] + off[k];
+            jd.axis[k] = j->axis[k];
+        }
+        if (j->drive && o->wheel_speed != 0.0) {
+            jd.motor = DVI_MOTOR_ROTATION_SPEED;
+            jd.motor_speed = o->wheel_speed;
+            jd.motor_ramp_time = o->wheel_ramp;
         }
         dvi_joint_id id;
         dvi_status st = dvi_joint_create(w, &jd, &id);
-        if (st != DVI_OK) return fail(e, st, "%s (%s): dvi_joint_create: %s", path, name, dvi_world_last_error(w));
+        if (st != DVI_OK)
+            return fail(e, st, "joints[%d] (%s): dvi_joint_create: %s", i, j->name, dvi_world_last_error(w));
         rover_named_joint* rj = &out->joints[out->joint_count++];
-        snprintf(rj->name, sizeof rj->name, "%s", name);
-        rj->type = jd.type;
+        snprintf(rj->name, sizeof rj->name, "%s", j->name);
+        rj->type = j->type;
+        rj->motor = jd.motor;
         rj->id = id;
-
-        if (drive) {
+        if (j->drive) {
             for (int k = 0; k < ROVER_WHEELS; k++)
-                if (strcmp(out->bodies[wheel_body].name, WHEEL_NAMES[k]) == 0) out->wheel[k].joint = id;
+                if (ids[j->b].index1 == out->wheel[k].body.index1) out->wheel[k].joint = id;
             continue;
         }
-        static const struct {
-            const char* name;
-            size_t offset;
-        } NAMED[] = {
-            {"rocker_pivot_L", offsetof(rover, rocker_pivot[0])},   {"rocker_pivot_R", offsetof(rover, rocker_pivot[1])},
-            {"bogie_pivot_L", offsetof(rover, bogie_pivot[0])},     {"bogie_pivot_R", offsetof(rover, bogie_pivot[1])},
-            {"diffbar_pivot", offsetof(rover, diff_bar_pivot)},     {"rocker_difflink_L", offsetof(rover, rocker_link[0])},
-            {"rocker_difflink_R", offsetof(rover, rocker_link[1])}, {"difflink_diffbar_L", offsetof(rover, link_bar[0])},
-            {"difflink_diffbar_R", offsetof(rover, link_bar[1])},   {"steer_FL", offsetof(rover, steer[0])},
-            {"steer_FR", offsetof(rover, steer[1])},                {"steer_RL", offsetof(rover, steer[2])},
-            {"steer_RR", offsetof(rover, steer[3])},
-        };
         for (size_t k = 0; k < sizeof NAMED / sizeof NAMED[0]; k++)
-            if (strcmp(name, NAMED[k].name) == 0) *(dvi_joint_id*)((char*)out + NAMED[k].offset) = id;
+            if (strcmp(j->name, NAMED[k].name) == 0) *(dvi_joint_id*)((char*)out + NAMED[k].offset) = id;
     }
-
-    /* every named joint and every wheel joint present */
-    const dvi_joint_id* must[] = {&out->rocker_pivot[0], &out->rocker_pivot[1], &out->bogie_pivot[0],
-                                  &out->bogie_pivot[1],  &out->diff_bar_pivot,  &out->rocker_link[0],
-                                  &out->rocker_link[1],  &out->link_bar[0],     &out->link_bar[1]};
-    static const char* const MUST_NAMES[] = {"rocker_pivot_L",    "rocker_pivot_R",    "bogie_pivot_L",
-                                             "bogie_pivot_R",     "diffbar_pivot",     "rocker_difflink_L",
-                                             "rocker_difflink_R", "difflink_diffbar_L", "difflink_diffbar_R"};
-    for (size_t k = 0; k < sizeof must / sizeof must[0]; k++)
-        if (DVI_IS_NULL(*must[k])) return fail(e, DVI_ERR_PARSE, "joints: no joint named \"%s\"", MUST_NAMES[k]);
-    static const char* const STEER_NAMES[4] = {"steer_FL", "steer_FR", "steer_RL", "steer_RR"};
-    for (int k = 0; k < 4; k++)
-        if (DVI_IS_NULL(out->steer[k])) return fail(e, DVI_ERR_PARSE, "joints: no joint named \"%s\"", STEER_NAMES[k]);
-    for (int k = 0; k < ROVER_WHEELS; k++)
-        if (DVI_IS_NULL(out->wheel[k].joint))
-            return fail(e, DVI_ERR_PARSE, "joints: no drive joint for %s", WHEEL_NAMES[k]);
     return DVI_OK;
 }
 
@@ -477,12 +528,21 @@ dvi_status rover_build(dvi_world* w, const char* json_path, const char* variant,
     rover_options o = opt ? *opt : rover_default_options();
     for (int k = 0; k < 3; k++)
         if (!isfinite(o.position[k])) return fail(&e, DVI_ERR_INVALID_ARG, "options.position: not finite");
-    if (!isfinite(o.wheel_friction) || !isfinite(o.wheel_speed) || !isfinite(o.wheel_ramp) || !(o.wheel_ramp >= 0.0))
-        return fail(&e, DVI_ERR_INVALID_ARG, "options: wheel_friction, wheel_speed, wheel_ramp must be finite, ramp >= 0");
+    if (!isfinite(o.wheel_friction) || !isfinite(o.wheel_speed) || !isfinite(o.wheel_ramp) || !(o.wheel_ramp >= 0.0) ||
+        !(o.wheel_compliance >= 0.0) || !isfinite(o.wheel_compliance))
+        return fail(&e, DVI_ERR_INVALID_ARG,
+                    "options: wheel_friction, wheel_speed, wheel_ramp, wheel_compliance must be finite; ramp, "
+                    "compliance >= 0");
     memset(out, 0, sizeof *out);
     cJSON* root = load_json(json_path, &e);
     if (!root) return e.status;
-    build(w, root, variant, &o, out, &e);
+    model* m = calloc(1, sizeof *m);
+    if (!m) {
+        cJSON_Delete(root);
+        return fail(&e, DVI_ERR_NOMEM, "rover_build: out of memory");
+    }
+    if (parse_model(root, variant, &o, m, &e) == DVI_OK) create_model(w, m, &o, out, &e);
+    free(m);
     cJSON_Delete(root);
     return e.status;
 }
@@ -496,7 +556,12 @@ dvi_status rover_reference_loads(const char* json_path, const char* variant, dou
     cJSON* root = load_json(json_path, &e);
     if (!root) return e.status;
     const cJSON* swl = get_object(root, "", "static_wheel_loads", &e);
-    const cJSON* v = swl ? get_object(swl, "static_wheel_loads", variant, &e) : NULL;
+    const cJSON* v = NULL;
+    if (swl && !cJSON_GetObjectItemCaseSensitive(swl, variant))
+        fail(&e, DVI_ERR_INVALID_ARG, "variant \"%s\": not in static_wheel_loads (expected \"Scarecrow\" or \"FullRover\")",
+             variant);
+    else if (swl)
+        v = get_object(swl, "static_wheel_loads", variant, &e);
     char path[128];
     snprintf(path, sizeof path, "static_wheel_loads.%s", variant);
     static const char* const SIDES[2] = {"left", "right"};

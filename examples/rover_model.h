@@ -24,8 +24,11 @@
  *     forward (+x) rolling, as in the source model.
  *
  * With the as-built pose all wheel centres are at chassis z = 0.249 and the
- * wheel bottoms at 0.249 − radius = −0.001: a rover on flat ground at z = 0
- * is placed with options.position z = −rover.wheel_bottom_z.
+ * wheel bottoms at 0.249 − radius = −0.001: options.on_ground places the
+ * rover on flat ground (chassis origin 0.001 above it).
+ *
+ * The JSON is read and checked completely before anything is created, so a
+ * file or parse error leaves the world untouched.
  */
 #ifndef ROVER_MODEL_H
 #define ROVER_MODEL_H
@@ -45,12 +48,17 @@ enum { ROVER_BODIES = 18, ROVER_MAX_JOINTS = 24 };
 
 typedef struct rover_options {
     double position[3];        ///< world position of the chassis frame origin (m); default (0, 0, 0)
+    bool on_ground;            ///< true: position[2] is the height of flat ground instead, and the chassis frame
+                               ///< is lifted so the lowest wheel point of the as-built pose touches it (gap 0);
+                               ///< default false
     double wheel_friction;     ///< μ of the wheel shapes; < 0 (default −1): the JSON's wheels.material_nsc.friction
     bool spherical_diff_links; ///< spherical joints at both ends of each differential link instead of the
                                ///< source model's (redundant) revolutes; default false
     double wheel_speed;        ///< rad/s of every wheel relative to its carrier, + = forward; 0 (default): no
                                ///< motors, the wheels spin freely
     double wheel_ramp;         ///< s; the motor target rises linearly over this time; default 0
+    double wheel_compliance;   ///< m/N, contact compliance of the wheel shapes (dvi_material.compliance);
+                               ///< default 0 (rigid, as the source model's NSC contact)
 } rover_options;
 
 /// Defaults as documented in rover_options.
@@ -76,6 +84,7 @@ typedef struct rover_named_body {
 typedef struct rover_named_joint {
     char name[32];
     dvi_joint_type type;       ///< as created (after the spherical option)
+    dvi_motor_type motor;      ///< DVI_MOTOR_NONE or DVI_MOTOR_ROTATION_SPEED (wheel drives)
     dvi_joint_id id;
 } rover_named_joint;
 
@@ -100,6 +109,7 @@ typedef struct rover {
     rover_named_joint joints[ROVER_MAX_JOINTS]; ///< every joint, in the JSON's order
     int joint_count;
 
+    double origin[3];          ///< world position of the chassis frame origin as built
     double total_mass;         ///< kg, sum over the bodies
     double wheel_radius, wheel_width; ///< m
     double wheel_bottom_z;     ///< chassis-frame z of the lowest wheel point in the as-built pose (−0.001)
@@ -112,7 +122,7 @@ typedef struct rover {
 /// the message names the JSON path, e.g. "parts.bogie_L.mass: missing"),
 /// DVI_ERR_INVALID_ARG (unknown variant, bad option) or the world's error
 /// (message: the part and dvi_world_last_error), and writes the message into
-/// msg (may be NULL). Bodies created before a failure stay in the world.
+/// msg (may be NULL). Only a world error can leave a partly built rover.
 dvi_status rover_build(dvi_world* w, const char* json_path, const char* variant, const rover_options* opt,
                        rover* out, char* msg, size_t msg_size);
 

@@ -3,10 +3,29 @@
  * reference JSON (../shared/reference/rover/rocker_bogie_rover.json).
  *
  * usage: rover_statics [--variant Scarecrow|FullRover] [--solver apgd|pgs|jacobi|lemke]
- *                      [--friction MU] [--time T] [--h H] [--spherical] [--json PATH]
- * Defaults: both variants, apgd, μ = 0 (frictionless ground: the loads are
- * then statically determinate), T = 1 s, h = 1e-3 s. Exit status 0 when every
- * load is within 1 % of the reference. Public API plus rover_model.c only. */
+ *                      [--friction MU] [--time T] [--h H] [--spherical] [--compliance C]
+ *                      [--max-iter N] [--tol TOL] [--json PATH]
+ * Defaults: both variants, apgd, μ = 0 (frictionless ground), T = 0.2 s,
+ * h = 2e-3 s, rigid contact, the world's tolerance (1e-8) and 100,000
+ * iterations per step. The rover starts in its as-built pose with the wheels
+ * touching the ground, which is the static equilibrium on flat ground.
+ *
+ * Why 100,000 iterations: the rover's CCP is badly conditioned (Delassus
+ * condition number ~6e7 for Scarecrow, ~3e8 for FullRover; the differential
+ * links' roll inertia of 1.8e-4 kg·m² against the 200–750 kg chassis) and the
+ * revolute differential links add redundant rows. APGD needs ~10^4
+ * iterations per step to reach 1e-8 and PGS 10^3–10^4 sweeps; with the
+ * default 2,000 the solve stops at a residual of ~1e-2 (APGD) and the rover
+ * is thrown off the ground within 0.2 s. Lemke needs ~20–40 pivots.
+ *
+ * Rigid contact leaves the split of each wheel's load between its two rim
+ * points, and so the left/right split, statically indeterminate: APGD and PGS
+ * return the symmetric split, Lemke a vertex (one side's wheels on their
+ * outer rims, the other's on their inner rims, ±24 % per side). A small
+ * --compliance (e.g. 1e-8 m/N) makes the split unique for every solver.
+ *
+ * Exit status 0 when every load is within 1 % of the reference. Public API
+ * plus rover_model.c only. */
 #include "rover_model.h"
 
 #include <math.h>
@@ -27,9 +46,19 @@ static double now(void)
 }
 
 /* Returns the largest |relative difference| of the six loads, or −1 on error. */
-static double run(const char* json, const char* variant, const char* solver, double mu, double T, double h,
-                  bool spherical)
+typedef struct config {
+    const char *json, *solver;
+    double mu, T, h, compliance, tol;
+    int max_iter;
+    bool spherical;
+} config;
+
+static double run(const config* c, const char* variant)
 {
+    const char* json = c->json;
+    const char* solver = c->solver;
+    double mu = c->mu, T = c->T, h = c->h;
+    bool spherical = c->spherical;
     char msg[256];
     double ref[ROVER_WHEELS];
     if (rover_reference_loads(json, variant, ref, msg, sizeof msg) != DVI_OK) {
@@ -38,6 +67,8 @@ static double run(const char* json, const char* variant, const char* solver, dou
     }
     dvi_world_def wd = dvi_default_world_def();
     wd.solver = solver;
+    wd.solver_settings.max_iterations = c->max_iter;
+    if (c->tol > 0.0) wd.solver_settings.tolerance = c->tol;
     dvi_world* w = NULL;
     if (dvi_world_create(&wd, &w) != DVI_OK) {
         fprintf(stderr, "rover_statics: cannot create the world (solver \"%s\"?)\n", solver);
@@ -59,7 +90,8 @@ static double run(const char* json, const char* variant, const char* solver, dou
     rover_options opt = rover_default_options();
     opt.wheel_friction = mu;
     opt.spherical_diff_links = spherical;
-    opt.position[2] = 0.001; /* wheel bottoms (chassis z = −0.001) on the ground */
+    opt.wheel_compliance = c->compliance;
+    opt.on_ground = true; /* lowest wheel points on z = 0 */
     rover r;
     if (rover_build(w, json, variant, &opt, &r, msg, sizeof msg) != DVI_OK) {
         fprintf(stderr, "rover_statics: %s\n", msg);
@@ -85,8 +117,8 @@ static double run(const char* json, const char* variant, const char* solver, dou
     double f[ROVER_WHEELS][3];
     rover_wheel_forces(w, &r, f);
     double worst = 0.0, sum = 0.0;
-    printf("\n%s, solver %s, mu %.2f, %s differential links, %.2f s at h = %g (%.2f s wall)\n", variant, solver, mu,
-           spherical ? "spherical" : "revolute", T, h, secs);
+    printf("\n%s, solver %s, mu %.2f, compliance %g m/N, %s differential links, %.2f s at h = %g (%.2f s wall)\n",
+           variant, solver, mu, c->compliance, spherical ? "spherical" : "revolute", T, h, secs);
     printf("  last step: %d contacts, %d rows (%d joint rows), %d iterations, residual %.1e; "
            "%d/%d steps not converged, max %d iterations, max residual %.1e\n",
            s.contacts, s.rows, s.joint_rows, s.iterations, s.residual, not_converged, steps, max_iter, max_res);
@@ -99,34 +131,38 @@ static double run(const char* json, const char* variant, const char* solver, dou
     }
     printf("  sum %.2f N, M g = %.2f N; rocker pitch L %+.3e rad, R %+.3e rad\n", sum, r.total_mass * 9.81,
            rover_pitch(w, r.rocker[0]), rover_pitch(w, r.rocker[1]));
+    printf("  axles (left + right): front %.2f (ref %.2f), middle %.2f (ref %.2f), rear %.2f (ref %.2f)\n",
+           f[0][2] + f[3][2], ref[0] + ref[3], f[1][2] + f[4][2], ref[1] + ref[4], f[2][2] + f[5][2], ref[2] + ref[5]);
     dvi_world_destroy(w);
     return worst / 100.0;
 }
 
 int main(int argc, char** argv)
 {
-    const char *json = ROVER_JSON, *variant = NULL, *solver = "apgd";
-    double mu = 0.0, T = 1.0, h = 1e-3;
-    bool spherical = false;
+    const char* variant = NULL;
+    config c = {ROVER_JSON, "apgd", 0.0, 0.2, 2e-3, 0.0, 0.0, 100000, false};
     for (int i = 1; i < argc; i++) {
         bool more = i + 1 < argc;
         if (strcmp(argv[i], "--variant") == 0 && more) variant = argv[++i];
-        else if (strcmp(argv[i], "--solver") == 0 && more) solver = argv[++i];
-        else if (strcmp(argv[i], "--friction") == 0 && more) mu = atof(argv[++i]);
-        else if (strcmp(argv[i], "--time") == 0 && more) T = atof(argv[++i]);
-        else if (strcmp(argv[i], "--h") == 0 && more) h = atof(argv[++i]);
-        else if (strcmp(argv[i], "--json") == 0 && more) json = argv[++i];
-        else if (strcmp(argv[i], "--spherical") == 0) spherical = true;
+        else if (strcmp(argv[i], "--solver") == 0 && more) c.solver = argv[++i];
+        else if (strcmp(argv[i], "--friction") == 0 && more) c.mu = atof(argv[++i]);
+        else if (strcmp(argv[i], "--time") == 0 && more) c.T = atof(argv[++i]);
+        else if (strcmp(argv[i], "--h") == 0 && more) c.h = atof(argv[++i]);
+        else if (strcmp(argv[i], "--compliance") == 0 && more) c.compliance = atof(argv[++i]);
+        else if (strcmp(argv[i], "--max-iter") == 0 && more) c.max_iter = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--tol") == 0 && more) c.tol = atof(argv[++i]);
+        else if (strcmp(argv[i], "--json") == 0 && more) c.json = argv[++i];
+        else if (strcmp(argv[i], "--spherical") == 0) c.spherical = true;
         else {
             fprintf(stderr,
-                    "usage: %s [--variant Scarecrow|FullRover] [--solver NAME] [--friction MU] [--time T] [--h H] "
-                    "[--spherical] [--json PATH]\n",
+                    "usage: %s [--variant Scarecrow|FullRover] [--solver NAME] [--friction MU] [--time T] [--h H]\n"
+                    "       [--spherical] [--compliance C] [--max-iter N] [--tol TOL] [--json PATH]\n",
                     argv[0]);
             return 2;
         }
     }
-    if (!(T > 0.0) || !(h > 0.0) || !(mu >= 0.0)) {
-        fprintf(stderr, "rover_statics: --time and --h must be > 0, --friction >= 0\n");
+    if (!(c.T > 0.0) || !(c.h > 0.0) || !(c.mu >= 0.0) || !(c.compliance >= 0.0) || c.max_iter < 1 || c.tol < 0.0) {
+        fprintf(stderr, "rover_statics: --time, --h, --max-iter must be > 0; --friction, --compliance, --tol >= 0\n");
         return 2;
     }
     const char* variants[2] = {"Scarecrow", "FullRover"};
@@ -137,7 +173,7 @@ int main(int argc, char** argv)
     }
     double worst = 0.0;
     for (int v = 0; v < nv; v++) {
-        double d = run(json, variants[v], solver, mu, T, h, spherical);
+        double d = run(&c, variants[v]);
         if (d < 0.0) return 1;
         if (d > worst) worst = d;
     }

@@ -50,6 +50,7 @@ int main(int argc, char** argv)
         else if (!strcmp(a, "--tolerance")) c.tolerance = atof(v);
         else if (!strcmp(a, "--max-iterations")) c.max_iterations = atoi(v);
         else if (!strcmp(a, "--box")) c.box_side = atof(v);
+        else if (!strcmp(a, "--friction")) c.friction = atof(v);
         else if (!strcmp(a, "--rolling")) c.rolling_friction = atof(v);
         else if (!strcmp(a, "--spinning")) c.spinning_friction = atof(v);
         else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);

@@ -143,6 +143,7 @@ typedef struct tri {
     double n[3];     /* unit outward normal */
     int32_t id;      /* triangle index (height field: 2·cell + half) */
     int32_t vid[3];  /* vertex indices */
+    double lo[3], hi[3]; /* bounding box */
 } tri;
 
 typedef struct tri_iter {
@@ -188,6 +189,8 @@ static bool finish_tri(tri* t, const double lo[3], const double hi[3])
         double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
         double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
         if (mn > hi[k] || mx < lo[k]) return false;
+        t->lo[k] = mn;
+        t->hi[k] = mx;
     }
     double e1[3], e2[3];
     sub3(e1, t->v[1], t->v[0]);
@@ -709,13 +712,16 @@ static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
     return true;
 }
 
-/* Minimum of the signed distance along a → b (golden section on a convex
- * function). Writes 0, 1 or 2 points (parameters t[], values f[]) and one
- * gradient: 2 points are the ends of a flat minimum (within x->delta), 0 means
- * the minimum is at a vertex. */
+/* Minimum of the signed distance along a → b, an edge of a triangle of
+ * normal n whose plane the shape clears by `floor` (golden section on a
+ * convex function). Writes 0, 1 or 2 points (parameters t[], values f[]) and
+ * one gradient: 2 points are the ends of a flat minimum (within x->delta); 0
+ * means the minimum is at a vertex or parallel to the triangle. */
 static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3], double fa, double fb,
-                        const double hint[3], double t[2], double f[2], double grad[3])
+                        const double n[3], double floor, double t[2], double f[2], double grad[3])
 {
+    const double hint[3] = {-n[0], -n[1], -n[2]};
+    const double reach = floor + 1e-9 * x->s.bound;
     const shape* s = &x->s;
     double d[3], p[3], g[3];
     sub3(d, b, a);
@@ -727,6 +733,14 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     axpy3(p, a, x2, d);
     double f2 = shape_sd(s, p, hint, g);
     while (hi - lo > GOLDEN_TOL) {
+        /* f ≥ floor on the triangle's plane: reaching it, the minimum lies on
+         * the shape's support set facing the plane, where its normal is −n
+         * (parallel to the triangle: left to the face contacts) */
+        if (fmin(f1, f2) <= reach) {
+            axpy3(p, a, f1 <= f2 ? x1 : x2, d);
+            shape_sd(s, p, hint, g);
+            if (-dot3(g, n) >= 1.0 - TIE_EPS) return 0;
+        }
         if (f1 <= f2) {
             hi = x2;
             x2 = x1;
@@ -800,6 +814,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     if ((th - tl) * len > minflat) { /* flat, not merely a smooth minimum */
         axpy3(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
         shape_sd(s, p, hint, grad);
+        if (fabs(dot3(grad, d)) > 1e-6 * len) return 0;
         t[0] = tl;
         t[1] = th;
         for (int k = 0; k < 2; k++) {
@@ -821,14 +836,46 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     axpy3(p, a, fmin(ts + eps, 1.0), d);
     shape_sd(s, p, hint, gr2);
     double sl = dot3(gl, d), sr = dot3(gr2, d);
-    if (sl < 0.0 && sr > 0.0 && dot3(gl, gr2) < 1.0 - 1e-9) {
+    if (sl <= 0.0 && sr >= 0.0 && sr > sl && dot3(gl, gr2) < 1.0 - 1e-9) {
         double lam = sr / (sr - sl), gg[3];
         for (int k = 0; k < 3; k++) gg[k] = lam * gl[k] + (1.0 - lam) * gr2[k];
         double gn = norm3(gg);
         if (gn > 1e-6)
             for (int k = 0; k < 3; k++) grad[k] = gg[k] / gn;
     }
+    /* a minimum's normal is level along the edge; anything else is a
+     * degenerate kink (e.g. a box face containing the edge): not a contact */
+    if (fabs(dot3(grad, d)) > 1e-6 * len) return 0;
     return 1;
+}
+
+/* The prism of a triangle (its extrusion along n), slightly widened: q is
+ * inside when m_k·q ≥ off_k for its three inward edge normals m_k. */
+typedef struct prism {
+    double m[3][3];
+    double off[3];
+} prism;
+
+static void prism_make(prism* P, const tri* t, double tol)
+{
+    for (int k = 0; k < 3; k++) {
+        double e[3];
+        sub3(e, t->v[(k + 1) % 3], t->v[k]);
+        cross3(P->m[k], t->n, e); /* |m| = |e| */
+        P->off[k] = dot3(P->m[k], t->v[k]) - tol * norm3(e);
+    }
+}
+
+static bool box_contains(const double lo[3], const double hi[3], const double q[3], double slack)
+{
+    for (int k = 0; k < 3; k++)
+        if (q[k] < lo[k] - slack || q[k] > hi[k] + slack) return false;
+    return true;
+}
+
+static bool prism_inside(const prism* P, const double q[3])
+{
+    return dot3(P->m[0], q) >= P->off[0] && dot3(P->m[1], q) >= P->off[1] && dot3(P->m[2], q) >= P->off[2];
 }
 
 /* Is edge k of t (from vertex k to k+1) flat, i.e. is a neighbouring
@@ -867,18 +914,15 @@ static bool edge_flat(pair_ctx* x, const tri* t, int k)
 
 /* Face contacts of a box edge: its part over the triangle, ends where it
  * crosses a non-flat terrain edge (its own ends are the corners). */
-static void face_segment(pair_ctx* x, const tri* t, const seg* sg)
+static void face_segment(pair_ctx* x, const tri* t, const prism* P, const seg* sg)
 {
     const double* n = t->n;
+    double v0n = dot3(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
     double d[3], t0 = 0.0, t1 = 1.0;
     int k0 = -1, k1 = -1;
     sub3(d, sg->p1, sg->p0);
     for (int k = 0; k < 3; k++) {
-        double e[3], m[3], w[3];
-        sub3(e, t->v[(k + 1) % 3], t->v[k]);
-        cross3(m, n, e); /* inward edge normal */
-        sub3(w, sg->p0, t->v[k]);
-        double a = dot3(m, w) + x->tol_face * norm3(e), b = dot3(m, d); /* inside: a + b·t ≥ 0 */
+        double a = dot3(P->m[k], sg->p0) - P->off[k], b = dot3(P->m[k], d); /* inside: a + b·t ≥ 0 */
         if (b == 0.0) {
             if (a < 0.0) return;
             continue;
@@ -891,9 +935,8 @@ static void face_segment(pair_ctx* x, const tri* t, const seg* sg)
             t1 = tc;
             k1 = k;
         }
+        if (!(t0 <= t1)) return;
     }
-    if (!(t0 <= t1)) return;
-    double v0n = dot3(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
     for (int end = 0; end < 2; end++) {
         int k = end ? k1 : k0;
         if (k < 0) continue;
@@ -906,18 +949,6 @@ static void face_segment(pair_ctx* x, const tri* t, const seg* sg)
     }
 }
 
-static bool inside_triangle(const tri* t, const double q[3], double tol)
-{
-    for (int k = 0; k < 3; k++) {
-        double e[3], m[3], d[3];
-        sub3(e, t->v[(k + 1) % 3], t->v[k]);
-        cross3(m, t->n, e); /* points into the triangle, |m| = |e| */
-        sub3(d, q, t->v[k]);
-        if (dot3(m, d) < -tol * norm3(e)) return false;
-    }
-    return true;
-}
-
 static void collide_triangle(pair_ctx* x, const tri* t)
 {
     const shape* s = &x->s;
@@ -928,23 +959,55 @@ static void collide_triangle(pair_ctx* x, const tri* t)
 
     /* F: shape feature points against the face (shape centre outside only) */
     if (sc >= 0.0) {
+        prism P;
+        bool have_prism = false;
+        double v0n = dot3(n, t->v[0]), slack = x->tol_face;
         feat fs[FEAT_MAX];
         int nf = face_features(s, n, fs);
         for (int i = 0; i < nf; i++) {
-            double sp = dot3(n, fs[i].p) - dot3(n, t->v[0]);
+            double sp = dot3(n, fs[i].p) - v0n;
             double phi = sp - fs[i].rr;
             if (!(phi <= x->env)) continue;
             double q[3], mid[3];
             axpy3(q, fs[i].p, -sp, n);
-            if (!inside_triangle(t, q, x->tol_face)) continue;
+            if (!box_contains(t->lo, t->hi, q, slack)) continue;
+            if (!have_prism) {
+                prism_make(&P, t, x->tol_face);
+                have_prism = true;
+            }
+            if (!prism_inside(&P, q)) continue;
             axpy3(mid, fs[i].p, -0.5 * (sp + fs[i].rr), n);
             add_candidate(x, mid, hint, phi, feature_face(t->id, fs[i].sub));
         }
         if (s->type == DVI_SHAPE_BOX) {
             seg sg[SEG_MAX];
             int ns = box_edges(fs, sg);
-            for (int i = 0; i < ns; i++) face_segment(x, t, &sg[i]);
+            for (int i = 0; i < ns; i++) {
+                double s0 = dot3(n, sg[i].p0) - v0n, s1 = dot3(n, sg[i].p1) - v0n, q0[3], q1[3];
+                if (fmin(s0, s1) > x->env) continue; /* clears the plane */
+                axpy3(q0, sg[i].p0, -s0, n);
+                axpy3(q1, sg[i].p1, -s1, n);
+                bool apart = false;
+                for (int k = 0; k < 3 && !apart; k++)
+                    apart = fmin(q0[k], q1[k]) > t->hi[k] + slack || fmax(q0[k], q1[k]) < t->lo[k] - slack;
+                if (apart) continue; /* its shadow misses the triangle's box */
+                if (!have_prism) {
+                    prism_make(&P, t, x->tol_face);
+                    have_prism = true;
+                }
+                face_segment(x, t, &P, &sg[i]);
+            }
         }
+    }
+
+    /* cull for V and E: the distance is convex, so over the triangle's box
+     * [lo, hi] it is at least sd(c) + g·(x − c) ≥ sd(c) − Σ|g_i|·half_i */
+    {
+        double c[3], g[3], lb;
+        for (int k = 0; k < 3; k++) c[k] = 0.5 * (t->lo[k] + t->hi[k]);
+        lb = shape_sd(s, c, hint, g);
+        for (int k = 0; k < 3; k++) lb -= fabs(g[k]) * 0.5 * (t->hi[k] - t->lo[k]);
+        if (lb > x->env) return;
     }
 
     /* V: terrain vertices */
@@ -987,7 +1050,9 @@ static void collide_triangle(pair_ctx* x, const tri* t)
             ts[0] = tt;
             np = 1;
         } else {
-            np = edge_minimum(x, a, b, fv[ka], fv[kb], hint, ts, fs, g);
+            /* both ends parallel to the triangle: the distance is constant along the edge */
+            if (-dot3(gv[ka], n) >= 1.0 - TIE_EPS && -dot3(gv[kb], n) >= 1.0 - TIE_EPS) continue;
+            np = edge_minimum(x, a, b, fv[ka], fv[kb], n, sc + shape_support_offset(s, n), ts, fs, g);
         }
         if (np == 0) continue;
         double u[3] = {-g[0], -g[1], -g[2]};
