@@ -238,7 +238,6 @@ static bool starts_with(const char* s, const char* prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Index of a body by name in out->bodies, −1 if none. */
 /* ---- parsing: the whole model is read and checked before anything is created -- */
 
 typedef struct part_data {
@@ -294,7 +293,8 @@ static dvi_status parse_model(const cJSON* root, const char* variant, const rove
     /* wheel geometry and material */
     const cJSON* wheels = get_object(root, "", "wheels", e);
     if (!wheels) return e->status;
-    if (!get_number(wheels, "wheels", "radius", &m->radius, e) || !get_number(wheels, "wheels", "width", &m->width, e) ||
+    if (!get_number(wheels, "wheels", "radius", &m->radius, e) ||
+        !get_number(wheels, "wheels", "width", &m->width, e) ||
         !get_number(wheels, "wheels", "collision_envelope_nsc", &m->envelope, e))
         return e->status;
     if (!(m->radius > 0.0)) return fail(e, DVI_ERR_PARSE, "wheels.radius: must be > 0");
@@ -375,7 +375,8 @@ static dvi_status parse_model(const cJSON* root, const char* variant, const rove
             return fail(e, DVI_ERR_PARSE, "%s.axis: zero vector", path);
         if (jd->drive) { /* carrier = body_a, wheel = body_b */
             bool a_wheel = m->part[jd->a].wheel, b_wheel = m->part[jd->b].wheel;
-            if (a_wheel == b_wheel) return fail(e, DVI_ERR_PARSE, "%s: a drive joint must join exactly one wheel", path);
+            if (a_wheel == b_wheel)
+                return fail(e, DVI_ERR_PARSE, "%s: a drive joint must join exactly one wheel", path);
             if (a_wheel) {
                 int t = jd->a;
                 jd->a = jd->b;
@@ -558,8 +559,8 @@ dvi_status rover_reference_loads(const char* json_path, const char* variant, dou
     const cJSON* swl = get_object(root, "", "static_wheel_loads", &e);
     const cJSON* v = NULL;
     if (swl && !cJSON_GetObjectItemCaseSensitive(swl, variant))
-        fail(&e, DVI_ERR_INVALID_ARG, "variant \"%s\": not in static_wheel_loads (expected \"Scarecrow\" or \"FullRover\")",
-             variant);
+        fail(&e, DVI_ERR_INVALID_ARG,
+             "variant \"%s\": not in static_wheel_loads (expected \"Scarecrow\" or \"FullRover\")", variant);
     else if (swl)
         v = get_object(swl, "static_wheel_loads", variant, &e);
     char path[128];

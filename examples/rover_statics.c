@@ -20,8 +20,9 @@
  *
  * Rigid contact leaves the split of each wheel's load between its two rim
  * points, and so the left/right split, statically indeterminate: APGD and PGS
- * return the symmetric split, Lemke a vertex (one side's wheels on their
- * outer rims, the other's on their inner rims, ±24 % per side). A small
+ * return the symmetric split, Lemke a vertex that changes from step to step
+ * (at the extreme one side's wheels on their outer rims and the other's on
+ * their inner rims: up to ±25 % per wheel; the axle sums stay exact). A small
  * --compliance (e.g. 1e-8 m/N) makes the split unique for every solver.
  *
  * Exit status 0 when every load is within 1 % of the reference. Public API

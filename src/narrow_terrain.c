@@ -1,53 +1,54 @@
 /* dvicontact — narrow phase: convex shapes (sphere, box, capsule, cylinder)
- * against static terrain (height fields and one-sided triangle meshes).
+ * against static terrain: height fields and one-sided triangle meshes.
  *
  * Everything is computed in the terrain's local frame. The terrain is a set of
  * triangles with outward unit normals n (a height field's cells split along
- * the (i, j)–(i+1, j+1) diagonal; a mesh's triangles counter-clockwise seen
- * from outside). Contact normals point from the shape into the terrain
- * (≈ −n), Φ is the signed gap, `point` is midway between the surfaces.
+ * the (i, j)–(i+1, j+1) diagonal, solid below; a mesh's triangles
+ * counter-clockwise seen from outside). Contact normals point from the shape
+ * into the terrain (≈ −n), Φ is the signed gap, `point` is midway between the
+ * two surfaces.
  *
  * Algorithm, per pair:
  *  1. Candidate triangles: those under the shape's AABB inflated by the
- *     envelope — the grid cells it covers for a height field (with a per-cell
- *     height reject), a linear pass with an AABB reject for a mesh (there is
- *     no per-mesh acceleration structure yet). A triangle whose plane the
- *     shape clears by more than the envelope (support function) is skipped.
+ *     envelope — the grid cells it covers for a height field, a linear pass
+ *     with an AABB reject for a mesh (no per-mesh acceleration structure yet).
+ *     A height-field cell is skipped when a lower bound of the shape's signed
+ *     distance over the cell's column exceeds the envelope (the distance sd is
+ *     convex: sd(x) ≥ sd(c) + g·(x − c) with g its gradient at the box centre
+ *     c). A triangle is skipped when the shape clears its plane.
  *  2. Face contacts (F): feature points of the shape — sphere centre, capsule
- *     end centres, box corners, a cylinder's deepest rim point on each cap
- *     (plus 8 rim samples and the centre of the lower cap when the cap faces
- *     the triangle within 45°) — against the triangle's plane, kept when they
- *     project inside the triangle and the shape's centre is on the outer side
- *     of the plane (one-sided: no contact from behind a triangle).
- *  3. Terrain-feature contacts: each triangle vertex (V) and the minimum of
- *     the shape's signed distance function along each edge (E): closed form
- *     for the sphere, golden-section search for the others (the signed
- *     distance to a convex set is convex along a segment, so the search finds
- *     the global minimum; an edge lying flat against the shape, e.g. a step
- *     edge parallel to a wheel's axle, gives the two ends of the flat part).
- *     A V/E point is kept only if the terrain there is a local support point
- *     in the contact direction (convex feature: neighbouring vertices not
- *     above it), if it is seen from the outside of one of its triangles, and
- *     if not all its triangles are parallel to the contact plane (flat
- *     interior: the face contacts cover it). Neighbours come from the same
- *     triangle enumeration over a tiny box around the point (O(1) cells for a
- *     height field, a linear pass for a mesh). This removes internal-edge
- *     contacts on flat or concave terrain and duplicates at shared edges and
- *     vertices.
- *  4. Merge points with the same position and normal (shared edges and
- *     vertices), then keep at most 8: the deepest, then farthest-point
- *     sampling (distance plus normal difference).
+ *     end centres, box corners, the deepest rim point of each cylinder cap
+ *     (plus 8 rim samples and the centre of a cap facing the triangle within
+ *     45°) — against the triangle's plane, kept when they project inside the
+ *     triangle and the shape's centre is on the outer side of the plane
+ *     (one-sided: nothing from behind a triangle). Box edges are also clipped
+ *     to the triangle's prism: where one crosses a terrain edge that is not
+ *     flat, its end there is a face contact (an edge lying across a face).
+ *  3. Terrain-feature contacts: each triangle vertex (V) and the minimum of sd
+ *     along each edge (E): closed form for the sphere, golden-section search
+ *     otherwise (sd is convex along a segment, so the minimum found is global;
+ *     an edge lying flat against the shape, e.g. a step edge parallel to a
+ *     wheel's axle, gives both ends of the flat part; at a kink of sd the
+ *     normal is the subgradient perpendicular to the edge). A V/E point is
+ *     kept only if the terrain there is a local support point in the contact
+ *     direction u (no neighbouring vertex above it along u, across the edge
+ *     for E), u faces the outside of one of its triangles, and not all its
+ *     triangles are parallel to the contact plane (flat interior: the face
+ *     contacts cover it). This removes internal-edge contacts on flat or
+ *     concave terrain and duplicates at shared edges and vertices.
+ *  4. Merge points with the same position and normal, then keep at most 8:
+ *     the deepest, then farthest-point sampling (distance + normal change).
  *
- * Cost: O(triangles under the AABB) for a height field, O(triangles in the
- * mesh) for a mesh, plus O(mesh triangles) per distinct edge/vertex point that
- * needs its neighbours checked (a few per pair). Golden-section searches (≈50
- * distance evaluations) run only on edges that a Lipschitz bound cannot
- * reject. Candidates per pair are capped at CAND_MAX (deepest kept); nothing
- * is allocated.
+ * Cost: O(cells under the AABB) for a height field (cells away from the shape
+ * cost one distance evaluation), O(triangles) for a mesh, plus, per distinct
+ * V/E point that needs its neighbours, O(1) for a height field and
+ * O(triangles) for a mesh. Golden-section searches (≈ 45 distance evaluations)
+ * run only on edges that bounds cannot settle. Candidates per pair are capped
+ * at CAND_MAX (deepest kept). Nothing is allocated.
  *
- * Features: face point = 4·(32·triangle + point) (point = corner, end or rim
- * sample index); vertex = 4·vertex + 2; edge = 4·hash(vertex pair, end) + 1.
- * They are stable while the same feature pair stays in contact.
+ * Features: face point 4·(32·triangle + k) (k: corner, end, rim sample or
+ * clipped box-edge end); vertex 4·vertex + 2; edge 4·hash(vertex pair, end) +
+ * 1 (modulo 2³²). Stable while the same feature pair stays in contact.
  */
 #include "narrow.h"
 #include "terrain.h"
@@ -58,21 +59,30 @@
 
 enum {
     CAND_MAX = 128,   /* candidate points per pair before reduction */
-    SEEN_SLOTS = 256, /* hash set of terrain vertices/edges already checked in this pair */
+    SEEN_SLOTS = 256, /* hash set of terrain vertices/edges already checked in a pair */
+    FLAT_SLOTS = 32,  /* cached flatness of mesh edges */
     PAIR_MAX = 8,     /* points reported per pair */
-    FEAT_MAX = 16,    /* face feature points of one shape */
-    SEG_MAX = 12,     /* segments of one shape */
-    FLAT_MAX = 32     /* cached edge flatness results */
+    FEAT_MAX = 16     /* face feature points of one shape */
 };
 
-#define TIE_EPS 1e-12      /* u·n ≥ 1 − TIE_EPS: contact plane parallel to the triangle */
-#define SUPPORT_EPS 1e-9   /* slope tolerance of the local support test */
-#define FLAT_DELTA 1e-5   /* flat part of an edge: distance within FLAT_DELTA·bound of its minimum … */
+#define TIE_EPS 1e-12     /* u·n ≥ 1 − TIE_EPS: contact plane parallel to the triangle */
+#define SUPPORT_EPS 1e-9  /* slope tolerance of the local support test */
+#define FLAT_DELTA 1e-5   /* flat part of an edge: sd within FLAT_DELTA·bound of its minimum … */
 #define FLAT_LENGTH 0.02  /* … over at least FLAT_LENGTH·bound */
 #define FLAT_SLOPE (FLAT_DELTA / FLAT_LENGTH)
-#define GOLDEN_TOL 1e-9    /* bracket length (in edge parameter) ending a golden search */
+#define GOLDEN_TOL 1e-9   /* bracket length (edge parameter) ending a golden search */
 
 /* ---- small vector helpers ------------------------------------------------ */
+
+static double dmin(double a, double b)
+{
+    return a < b ? a : b;
+}
+
+static double dmax(double a, double b)
+{
+    return a > b ? a : b;
+}
 
 static double dot3(const double a[3], const double b[3])
 {
@@ -86,6 +96,7 @@ static void sub3(double r[3], const double a[3], const double b[3])
     r[2] = a[2] - b[2];
 }
 
+/* r = a + s·d */
 static void axpy3(double r[3], const double a[3], double s, const double d[3])
 {
     r[0] = a[0] + s * d[0];
@@ -111,13 +122,13 @@ static double clampd(double x, double lo, double hi)
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
-/* r = Rᵀ v for a row-major R. */
+/* r = Rᵀ v for a row-major R */
 static void mul_t(double r[3], const double R[9], const double v[3])
 {
     for (int c = 0; c < 3; c++) r[c] = R[c] * v[0] + R[3 + c] * v[1] + R[6 + c] * v[2];
 }
 
-/* r = R v for a row-major R. */
+/* r = R v for a row-major R */
 static void mul(double r[3], const double R[9], const double v[3])
 {
     for (int k = 0; k < 3; k++) r[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
@@ -136,153 +147,22 @@ static bool same_point(const double a[3], const double b[3], double tol)
     return fabs(a[0] - b[0]) <= tol && fabs(a[1] - b[1]) <= tol && fabs(a[2] - b[2]) <= tol;
 }
 
-/* ---- terrain triangles ----------------------------------------------------- */
-
-typedef struct tri {
-    double v[3][3];  /* terrain-local vertices, counter-clockwise seen from outside */
-    double n[3];     /* unit outward normal */
-    int32_t id;      /* triangle index (height field: 2·cell + half) */
-    int32_t vid[3];  /* vertex indices */
-    double lo[3], hi[3]; /* bounding box */
-} tri;
-
-typedef struct tri_iter {
-    const dvi_heightfield* hf;
-    const dvi_trimesh* mesh;
-    double lo[3], hi[3];
-    int32_t i0, i1, j1, i, j, half; /* height field: cell range and position */
-    int32_t m;                      /* mesh: next triangle */
-} tri_iter;
-
-static void iter_begin(tri_iter* it, const dvi_heightfield* hf, const dvi_trimesh* mesh, const double lo[3],
-                       const double hi[3])
+static bool box_contains(const double lo[3], const double hi[3], const double q[3], double slack)
 {
-    memset(it, 0, sizeof *it);
-    it->hf = hf;
-    it->mesh = mesh;
-    memcpy(it->lo, lo, sizeof it->lo);
-    memcpy(it->hi, hi, sizeof it->hi);
-    it->i = 0;
-    it->j = 1; /* empty unless set below */
-    it->j1 = 0;
-    if (!hf) return;
-    if (hf->nx < 2 || hf->ny < 2 || !(hf->dx > 0.0) || !(hf->dy > 0.0) || !hf->heights) return;
-    double fx0 = lo[0] / hf->dx, fx1 = hi[0] / hf->dx, fy0 = lo[1] / hf->dy, fy1 = hi[1] / hf->dy;
-    double cx = (double)(hf->nx - 1), cy = (double)(hf->ny - 1);
-    /* written so that NaN bounds give an empty range */
-    if (!(fx1 >= 0.0) || !(fx0 <= cx) || !(fy1 >= 0.0) || !(fy0 <= cy)) return;
-    it->i0 = fx0 <= 0.0 ? 0 : (int32_t)fx0;
-    it->i1 = fx1 >= cx - 1.0 ? hf->nx - 2 : (int32_t)fx1;
-    int32_t j0 = fy0 <= 0.0 ? 0 : (int32_t)fy0;
-    it->j1 = fy1 >= cy - 1.0 ? hf->ny - 2 : (int32_t)fy1;
-    if (it->i0 > hf->nx - 2) it->i0 = hf->nx - 2;
-    if (j0 > hf->ny - 2) j0 = hf->ny - 2;
-    it->i = it->i0;
-    it->j = j0;
-    it->half = 0;
-}
-
-static bool finish_tri(tri* t, const double lo[3], const double hi[3])
-{
-    for (int k = 0; k < 3; k++) {
-        double a = t->v[0][k], b = t->v[1][k], c = t->v[2][k];
-        double mn = a < b ? (a < c ? a : c) : (b < c ? b : c);
-        double mx = a > b ? (a > c ? a : c) : (b > c ? b : c);
-        if (mn > hi[k] || mx < lo[k]) return false;
-        t->lo[k] = mn;
-        t->hi[k] = mx;
-    }
-    double e1[3], e2[3];
-    sub3(e1, t->v[1], t->v[0]);
-    sub3(e2, t->v[2], t->v[0]);
-    cross3(t->n, e1, e2);
-    double len = norm3(t->n);
-    if (!(len > 0.0) || !isfinite(len)) return false; /* degenerate */
-    for (int k = 0; k < 3; k++) t->n[k] /= len;
+    for (int k = 0; k < 3; k++)
+        if (q[k] < lo[k] - slack || q[k] > hi[k] + slack) return false;
     return true;
-}
-
-/* Next triangle overlapping the box [lo, hi]; false at the end. */
-static bool iter_next(tri_iter* it, tri* t)
-{
-    if (it->hf) {
-        const dvi_heightfield* hf = it->hf;
-        while (it->j <= it->j1) {
-            int32_t i = it->i, j = it->j, half = it->half;
-            if (++it->half > 1) {
-                it->half = 0;
-                if (++it->i > it->i1) {
-                    it->i = it->i0;
-                    it->j++;
-                }
-            }
-            const double* h = hf->heights;
-            int32_t k00 = j * hf->nx + i, k10 = k00 + 1, k01 = k00 + hf->nx, k11 = k01 + 1;
-            double h00 = h[k00], h10 = h[k10], h01 = h[k01], h11 = h[k11];
-            if (half == 0) {
-                double mn = fmin(fmin(h00, h10), fmin(h01, h11)), mx = fmax(fmax(h00, h10), fmax(h01, h11));
-                if (mn > it->hi[2] || mx < it->lo[2]) { /* whole cell out of reach */
-                    it->half = 0;
-                    if (++it->i > it->i1) {
-                        it->i = it->i0;
-                        it->j++;
-                    }
-                    continue;
-                }
-            }
-            double x0 = i * hf->dx, x1 = (i + 1) * hf->dx, y0 = j * hf->dy, y1 = (j + 1) * hf->dy;
-            double p00[3] = {x0, y0, h00}, p10[3] = {x1, y0, h10}, p01[3] = {x0, y1, h01}, p11[3] = {x1, y1, h11};
-            if (half == 0) { /* (i,j) (i+1,j) (i+1,j+1) */
-                memcpy(t->v[0], p00, sizeof p00);
-                memcpy(t->v[1], p10, sizeof p10);
-                memcpy(t->v[2], p11, sizeof p11);
-                t->vid[0] = k00;
-                t->vid[1] = k10;
-                t->vid[2] = k11;
-            } else { /* (i,j) (i+1,j+1) (i,j+1) */
-                memcpy(t->v[0], p00, sizeof p00);
-                memcpy(t->v[1], p11, sizeof p11);
-                memcpy(t->v[2], p01, sizeof p01);
-                t->vid[0] = k00;
-                t->vid[1] = k11;
-                t->vid[2] = k01;
-            }
-            t->id = 2 * (j * (hf->nx - 1) + i) + half;
-            if (finish_tri(t, it->lo, it->hi)) return true;
-        }
-        return false;
-    }
-    if (it->mesh) {
-        const dvi_trimesh* m = it->mesh;
-        if (!m->vertices || !m->triangles) return false;
-        while (it->m < m->triangle_count) {
-            int32_t k = it->m++;
-            const int32_t* idx = m->triangles + 3 * (size_t)k;
-            bool ok = true;
-            for (int c = 0; c < 3; c++) {
-                if (idx[c] < 0 || idx[c] >= m->vertex_count) {
-                    ok = false;
-                    break;
-                }
-                memcpy(t->v[c], m->vertices + 3 * (size_t)idx[c], sizeof t->v[c]);
-                t->vid[c] = idx[c];
-            }
-            if (!ok) continue;
-            t->id = k;
-            if (finish_tri(t, it->lo, it->hi)) return true;
-        }
-    }
-    return false;
 }
 
 /* ---- the convex shape, in terrain coordinates ------------------------------ */
 
 typedef struct shape {
     dvi_shape_type type;
-    double c[3];     /* centre */
-    double ax[3][3]; /* unit local axes (columns of the rotation) */
+    double c[3];        /* centre */
+    double ax[3][3];    /* unit local axes (columns of the rotation) */
     double r, hl, h[3];
-    double bound;    /* bounding-sphere radius */
+    double bound;       /* bounding-sphere radius */
+    double corner[8][3]; /* box: corner k has sign + along axis a when bit a of k is set */
 } shape;
 
 static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
@@ -304,9 +184,14 @@ static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
     case DVI_SHAPE_CAPSULE: s->bound = g->half_length + g->radius; break;
     default: s->bound = sqrt(g->half_length * g->half_length + g->radius * g->radius); break;
     }
+    if (g->type == DVI_SHAPE_BOX)
+        for (int k = 0; k < 8; k++) {
+            memcpy(s->corner[k], s->c, sizeof s->corner[k]);
+            for (int a = 0; a < 3; a++) axpy3(s->corner[k], s->corner[k], (k >> a & 1) ? s->h[a] : -s->h[a], s->ax[a]);
+        }
 }
 
-/* Smallest n·x over the shape, minus n·c (≤ 0): the support offset along −n. */
+/* min over the shape of n·x, minus n·c (≤ 0): the support offset along −n */
 static double shape_support_offset(const shape* s, const double n[3])
 {
     switch (s->type) {
@@ -317,7 +202,7 @@ static double shape_support_offset(const shape* s, const double n[3])
     case DVI_SHAPE_CAPSULE: return -(s->hl * fabs(dot3(n, s->ax[2])) + s->r);
     default: {
         double na = dot3(n, s->ax[2]);
-        return -(s->hl * fabs(na) + s->r * sqrt(fmax(0.0, 1.0 - na * na)));
+        return -(s->hl * fabs(na) + s->r * sqrt(dmax(0.0, 1.0 - na * na)));
     }
     }
 }
@@ -333,7 +218,7 @@ static void shape_aabb(const shape* s, double env, double lo[3], double hi[3])
     }
 }
 
-/* Unit vector ⟂ a, as close as possible to hint (any ⟂ vector if hint ∥ a). */
+/* Unit vector ⟂ a, as close as possible to hint (to fallback if hint ∥ a). */
 static void perp_dir(double out[3], const double a[3], const double hint[3], const double fallback[3])
 {
     double d[3];
@@ -346,10 +231,11 @@ static void perp_dir(double out[3], const double a[3], const double hint[3], con
     for (int k = 0; k < 3; k++) out[k] = d[k] / len;
 }
 
-/* Signed distance from x to the shape (negative inside) and its gradient, the
- * outward unit normal of the shape at its closest point (pointing at x).
- * Where the gradient is not unique (x on the axis of a sphere or capsule,
- * inside near a medial plane) the choice closest to `hint` is taken. */
+/* Signed distance from x to the shape (negative inside) and its gradient: the
+ * outward unit normal of the shape at its closest point (pointing at x). It
+ * is convex in x. Where the gradient is not unique (x on the axis of a sphere
+ * or capsule; inside, equally far from two faces) the choice closest to
+ * `hint` is taken. */
 static double shape_sd(const shape* s, const double x[3], const double hint[3], double grad[3])
 {
     double d[3];
@@ -382,24 +268,20 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
         if (on > 0.0) {
             on = sqrt(on);
             for (int k = 0; k < 3; k++) grad[k] = 0.0;
-            for (int k = 0; k < 3; k++) {
-                double sg = q[k] >= 0.0 ? 1.0 : -1.0;
-                axpy3(grad, grad, sg * o[k] / on, s->ax[k]);
-            }
+            for (int k = 0; k < 3; k++)
+                if (o[k] > 0.0) axpy3(grad, grad, (q[k] >= 0.0 ? o[k] : -o[k]) / on, s->ax[k]);
             return on;
         }
         /* inside: the nearest face; near-ties go to the face facing the hint */
-        double emax = fmax(e[0], fmax(e[1], e[2]));
-        double tie = 1e-9 * s->bound;
+        double emax = dmax(e[0], dmax(e[1], e[2])), tie = 1e-9 * s->bound, best_al = 0.0, best_sg = 1.0;
         int best = -1;
-        double best_al = 0.0, best_sg = 1.0;
         for (int k = 0; k < 3; k++) {
             if (e[k] < emax - tie) continue;
-            double sg = q[k] > 0.0 ? 1.0 : (q[k] < 0.0 ? -1.0 : (dot3(hint, s->ax[k]) >= 0.0 ? 1.0 : -1.0));
-            double al = sg * dot3(hint, s->ax[k]);
-            if (best < 0 || al > best_al) {
+            double hk = dot3(hint, s->ax[k]);
+            double sg = q[k] > 0.0 ? 1.0 : (q[k] < 0.0 ? -1.0 : (hk >= 0.0 ? 1.0 : -1.0));
+            if (best < 0 || sg * hk > best_al) {
                 best = k;
-                best_al = al;
+                best_al = sg * hk;
                 best_sg = sg;
             }
         }
@@ -411,7 +293,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
         double z = dot3(d, a), w[3], rd[3];
         axpy3(w, d, -z, a);
         double rho = norm3(w);
-        if (rho > 1e-300 * (1.0 + s->r)) {
+        if (rho > 1e-300) {
             for (int k = 0; k < 3; k++) rd[k] = w[k] / rho;
         } else {
             perp_dir(rd, a, hint, s->ax[0]);
@@ -436,6 +318,16 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
         return dr;
     }
     }
+}
+
+/* Lower bound of the shape's signed distance over the box [lo, hi]. */
+static double box_lower_bound(const shape* s, const double lo[3], const double hi[3])
+{
+    double c[3], g[3], up[3] = {0, 0, 1};
+    for (int k = 0; k < 3; k++) c[k] = 0.5 * (lo[k] + hi[k]);
+    double lb = shape_sd(s, c, up, g);
+    for (int k = 0; k < 3; k++) lb -= fabs(g[k]) * 0.5 * (hi[k] - lo[k]);
+    return lb;
 }
 
 /* A point of the shape tested against a triangle's plane: the contact is at
@@ -466,19 +358,15 @@ static int face_features(const shape* s, const double n[3], feat* f)
         return 2;
     case DVI_SHAPE_BOX:
         for (int k = 0; k < 8; k++) {
-            double p[3];
-            memcpy(p, s->c, sizeof p);
-            for (int a = 0; a < 3; a++) axpy3(p, p, (k >> a & 1) ? s->h[a] : -s->h[a], s->ax[a]);
-            memcpy(f[m].p, p, sizeof p);
-            f[m].rr = 0.0;
-            f[m].sub = k;
-            m++;
+            memcpy(f[k].p, s->corner[k], sizeof f[k].p);
+            f[k].rr = 0.0;
+            f[k].sub = k;
         }
-        return m;
+        return 8;
     default: { /* cylinder */
         const double* a = s->ax[2];
         double na = dot3(n, a), dn[3];
-        axpy3(dn, n, -na, a); /* −dn: direction of the deepest rim point */
+        axpy3(dn, n, -na, a); /* the deepest rim point lies along −dn */
         double len = norm3(dn);
         for (int cap = 0; cap < 2; cap++) {
             double cc[3];
@@ -489,15 +377,12 @@ static int face_features(const shape* s, const double n[3], feat* f)
                 f[m].sub = cap;
                 m++;
             }
-            /* the cap facing the plane within 45°: rim samples and centre */
             double sg = cap ? -1.0 : 1.0;
-            if (sg * na < -0.7071) {
+            if (sg * na < -0.7071) { /* this cap faces the plane within 45° */
                 for (int j = 0; j < 8; j++) {
                     double th = (double)j * (3.14159265358979323846 / 4.0);
-                    double p[3];
-                    axpy3(p, cc, s->r * cos(th), s->ax[0]);
-                    axpy3(p, p, s->r * sin(th), s->ax[1]);
-                    memcpy(f[m].p, p, sizeof p);
+                    axpy3(f[m].p, cc, s->r * cos(th), s->ax[0]);
+                    axpy3(f[m].p, f[m].p, s->r * sin(th), s->ax[1]);
                     f[m].rr = 0.0;
                     f[m].sub = 2 + 9 * cap + j;
                     m++;
@@ -513,37 +398,213 @@ static int face_features(const shape* s, const double n[3], feat* f)
     }
 }
 
-/* A box edge clipped against a triangle's prism: where it crosses a terrain
- * edge that is not flat, its end there is a face contact (an edge lying across
- * a face). The box's other features cannot see this contact when the box
- * penetrates: inside the box, the distance function has a kink along each
- * edge. (The sides of capsules and cylinders are smooth: their crossings are
- * found exactly by the edge minima.) */
-typedef struct seg {
-    double p0[3], p1[3];
-    int sub; /* feature sub-index of the end at p0 (+1 at p1) */
-} seg;
+/* ---- terrain triangles ----------------------------------------------------- */
 
-/* The 12 edges of a box from its corners f[0..8) (bit a of k: sign along axis a). */
-static int box_edges(const feat* f, seg* out)
+typedef struct tri {
+    double v[3][3];      /* terrain-local vertices, counter-clockwise seen from outside */
+    double n[3];         /* unit outward normal */
+    double lo[3], hi[3]; /* bounding box */
+    int32_t id;          /* triangle index (height field: 2·cell + half) */
+    int32_t vid[3];      /* vertex indices */
+} tri;
+
+/* Normal and box of t; false if degenerate. */
+static bool finish_tri(tri* t)
 {
-    int m = 0;
-    for (int a = 0; a < 3; a++)
-        for (int k = 0; k < 8; k++) {
-            if (k >> a & 1) continue;
-            memcpy(out[m].p0, f[k].p, sizeof out[m].p0);
-            memcpy(out[m].p1, f[k | 1 << a].p, sizeof out[m].p1);
-            out[m].sub = 8 + 2 * m; /* subs 8 … 31 */
-            m++;
+    for (int k = 0; k < 3; k++) {
+        t->lo[k] = dmin(t->v[0][k], dmin(t->v[1][k], t->v[2][k]));
+        t->hi[k] = dmax(t->v[0][k], dmax(t->v[1][k], t->v[2][k]));
+    }
+    double e1[3], e2[3];
+    sub3(e1, t->v[1], t->v[0]);
+    sub3(e2, t->v[2], t->v[0]);
+    cross3(t->n, e1, e2);
+    double len = norm3(t->n);
+    if (!(len > 0.0) || !isfinite(len)) return false;
+    for (int k = 0; k < 3; k++) t->n[k] /= len;
+    return true;
+}
+
+/* Triangle `half` of height-field cell (i, j): half 0 is (i,j) (i+1,j)
+ * (i+1,j+1), half 1 is (i,j) (i+1,j+1) (i,j+1). */
+static bool hf_triangle(const dvi_heightfield* hf, int32_t i, int32_t j, int half, tri* t)
+{
+    int32_t k00 = j * hf->nx + i, k10 = k00 + 1, k01 = k00 + hf->nx, k11 = k01 + 1;
+    int32_t ids[3] = {k00, half ? k11 : k10, half ? k01 : k11};
+    for (int c = 0; c < 3; c++) {
+        int32_t id = ids[c], vi = id % hf->nx, vj = id / hf->nx;
+        t->v[c][0] = vi * hf->dx;
+        t->v[c][1] = vj * hf->dy;
+        t->v[c][2] = hf->heights[id];
+        t->vid[c] = id;
+    }
+    t->id = 2 * (j * (hf->nx - 1) + i) + half;
+    return finish_tri(t);
+}
+
+typedef bool cull_fn(const void* ctx, const double lo[3], const double hi[3]);
+
+enum { HF_BLOCK = 8 }; /* height-field cells are culled by blocks of HF_BLOCK × HF_BLOCK, then one by one */
+
+typedef struct tri_iter {
+    const dvi_heightfield* hf;
+    const dvi_trimesh* mesh;
+    double lo[3], hi[3];
+    cull_fn* cull; /* height field: skips blocks and cells whose column box it accepts */
+    const void* cull_ctx;
+    int32_t i0, i1, j0, j1;        /* height field: cell range */
+    int32_t bi, bj;                /* next block (its first cell) */
+    int32_t ci0, ci1, cj1, i, j, half; /* current block's cells and position; in_block when i ≥ 0 */
+    int32_t m;                     /* mesh: next triangle */
+} tri_iter;
+
+static void iter_begin(tri_iter* it, const dvi_heightfield* hf, const dvi_trimesh* mesh, const double lo[3],
+                       const double hi[3], cull_fn* cull, const void* cull_ctx)
+{
+    memset(it, 0, sizeof *it);
+    it->hf = hf;
+    it->mesh = mesh;
+    it->cull = cull;
+    it->cull_ctx = cull_ctx;
+    memcpy(it->lo, lo, sizeof it->lo);
+    memcpy(it->hi, hi, sizeof it->hi);
+    it->i = -1;
+    it->bj = 1; /* empty unless set below */
+    it->j1 = 0;
+    if (!hf) return;
+    if (hf->nx < 2 || hf->ny < 2 || !(hf->dx > 0.0) || !(hf->dy > 0.0) || !hf->heights) return;
+    double fx0 = lo[0] / hf->dx, fx1 = hi[0] / hf->dx, fy0 = lo[1] / hf->dy, fy1 = hi[1] / hf->dy;
+    double cx = (double)(hf->nx - 1), cy = (double)(hf->ny - 1);
+    /* written so that NaN bounds give an empty range */
+    if (!(fx1 >= 0.0) || !(fx0 <= cx) || !(fy1 >= 0.0) || !(fy0 <= cy)) return;
+    it->i0 = fx0 <= 0.0 ? 0 : (int32_t)fx0;
+    it->i1 = fx1 >= cx - 1.0 ? hf->nx - 2 : (int32_t)fx1;
+    it->j0 = fy0 <= 0.0 ? 0 : (int32_t)fy0;
+    it->j1 = fy1 >= cy - 1.0 ? hf->ny - 2 : (int32_t)fy1;
+    if (it->i0 > hf->nx - 2) it->i0 = hf->nx - 2;
+    if (it->j0 > hf->ny - 2) it->j0 = hf->ny - 2;
+    it->bi = it->i0;
+    it->bj = it->j0;
+}
+
+/* Is the column over cells [i0, i1] × [j0, j1] (from the bottom of the query
+ * box to their highest point) out of reach? */
+static bool iter_skip(const tri_iter* it, int32_t i0, int32_t i1, int32_t j0, int32_t j1)
+{
+    const dvi_heightfield* hf = it->hf;
+    double mn = INFINITY, mx = -INFINITY;
+    for (int32_t j = j0; j <= j1 + 1; j++) {
+        const double* h = hf->heights + (size_t)j * (size_t)hf->nx;
+        for (int32_t i = i0; i <= i1 + 1; i++) {
+            mn = dmin(mn, h[i]);
+            mx = dmax(mx, h[i]);
         }
-    return m;
+    }
+    if (!(mn <= it->hi[2]) || !(mx >= it->lo[2])) return true;
+    if (!it->cull) return false;
+    double clo[3] = {i0 * hf->dx, j0 * hf->dy, dmin(mn, it->lo[2])};
+    double chi[3] = {(i1 + 1) * hf->dx, (j1 + 1) * hf->dy, mx};
+    return it->cull(it->cull_ctx, clo, chi);
+}
+
+/* Next triangle overlapping the box [lo, hi]; false at the end. */
+static bool iter_next(tri_iter* it, tri* t)
+{
+    if (it->hf) {
+        const dvi_heightfield* hf = it->hf;
+        for (;;) {
+            if (it->i < 0) { /* enter the next block that is not culled */
+                if (it->bj > it->j1) return false;
+                int32_t bi0 = it->bi, bj0 = it->bj;
+                int32_t bi1 = bi0 + HF_BLOCK - 1 < it->i1 ? bi0 + HF_BLOCK - 1 : it->i1;
+                int32_t bj1 = bj0 + HF_BLOCK - 1 < it->j1 ? bj0 + HF_BLOCK - 1 : it->j1;
+                it->bi += HF_BLOCK;
+                if (it->bi > it->i1) {
+                    it->bi = it->i0;
+                    it->bj += HF_BLOCK;
+                }
+                if ((bi1 > bi0 || bj1 > bj0) && it->cull && iter_skip(it, bi0, bi1, bj0, bj1)) continue;
+                it->ci0 = bi0;
+                it->ci1 = bi1;
+                it->cj1 = bj1;
+                it->i = bi0;
+                it->j = bj0;
+                it->half = 0;
+            }
+            int32_t i = it->i, j = it->j, half = it->half;
+            if (half == 0 ? iter_skip(it, i, i, j, j) : false) {
+                half = 2; /* whole cell out of reach */
+            }
+            if (half >= 1) { /* advance to the next cell */
+                if (++it->i > it->ci1) {
+                    it->i = it->ci0;
+                    if (++it->j > it->cj1) it->i = -1;
+                }
+                it->half = 0;
+                if (half == 2) continue;
+            } else {
+                it->half = 1;
+            }
+            if (hf_triangle(hf, i, j, half, t) &&
+                !(t->lo[0] > it->hi[0] || t->hi[0] < it->lo[0] || t->lo[1] > it->hi[1] || t->hi[1] < it->lo[1] ||
+                  t->lo[2] > it->hi[2] || t->hi[2] < it->lo[2]))
+                return true;
+        }
+    }
+    if (it->mesh) {
+        const dvi_trimesh* m = it->mesh;
+        if (!m->vertices || !m->triangles) return false;
+        while (it->m < m->triangle_count) {
+            int32_t k = it->m++;
+            const int32_t* idx = m->triangles + 3 * (size_t)k;
+            if (idx[0] < 0 || idx[0] >= m->vertex_count || idx[1] < 0 || idx[1] >= m->vertex_count || idx[2] < 0 ||
+                idx[2] >= m->vertex_count)
+                continue; /* bad index: skipped */
+            const double* v0 = m->vertices + 3 * (size_t)idx[0];
+            const double* v1 = m->vertices + 3 * (size_t)idx[1];
+            const double* v2 = m->vertices + 3 * (size_t)idx[2];
+            bool out = false;
+            for (int c = 0; c < 3 && !out; c++)
+                out = dmin(v0[c], dmin(v1[c], v2[c])) > it->hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < it->lo[c];
+            if (out) continue;
+            memcpy(t->v[0], v0, sizeof t->v[0]);
+            memcpy(t->v[1], v1, sizeof t->v[1]);
+            memcpy(t->v[2], v2, sizeof t->v[2]);
+            memcpy(t->vid, idx, sizeof t->vid);
+            t->id = k;
+            if (finish_tri(t)) return true;
+        }
+    }
+    return false;
+}
+
+/* The prism of a triangle (its extrusion along n), slightly widened: q is
+ * inside when m_k·q ≥ off_k for its three inward edge normals m_k. */
+typedef struct prism {
+    double m[3][3];
+    double off[3];
+} prism;
+
+static void prism_make(prism* P, const tri* t, double tol)
+{
+    for (int k = 0; k < 3; k++) {
+        double e[3];
+        sub3(e, t->v[(k + 1) % 3], t->v[k]);
+        cross3(P->m[k], t->n, e); /* |m| = |e| */
+        P->off[k] = dot3(P->m[k], t->v[k]) - tol * norm3(e);
+    }
+}
+
+static bool prism_inside(const prism* P, const double q[3])
+{
+    return dot3(P->m[0], q) >= P->off[0] && dot3(P->m[1], q) >= P->off[1] && dot3(P->m[2], q) >= P->off[2];
 }
 
 /* ---- per-pair state ------------------------------------------------------ */
 
 typedef struct cand {
-    double p[3];   /* terrain-local midpoint */
-    double n[3];   /* terrain-local normal, shape → terrain */
+    double p[3]; /* terrain-local midpoint */
+    double n[3]; /* terrain-local normal, shape → terrain */
     double phi;
     uint32_t feature;
 } cand;
@@ -556,16 +617,21 @@ typedef struct pair_ctx {
     double tol_pos;  /* same-point tolerance (merging, neighbour matching) */
     double tol_face; /* how far outside a triangle a projected point may fall */
     double delta;    /* flatness tolerance of an edge minimum */
-    int count, nflat;
+    int count, nseen, nflat;
     cand c[CAND_MAX];
-    int32_t flat[FLAT_MAX][3]; /* cached flatness of terrain edges: vertex ids, result */
-    int32_t seen[SEEN_SLOTS][3]; /* checked V/E features: vertex ids and tag (−1: empty) */
-    int nseen;
+    int32_t seen[SEEN_SLOTS][3]; /* checked V/E features: vertex ids, tag (−1: empty slot) */
+    int32_t flat[FLAT_SLOTS][3]; /* mesh edges: vertex ids, flat or not */
 } pair_ctx;
+
+static bool cull_cell(const void* ctx, const double lo[3], const double hi[3])
+{
+    const pair_ctx* x = ctx;
+    return box_lower_bound(&x->s, lo, hi) > x->env;
+}
 
 static uint32_t feature_face(int32_t tri_id, int sub)
 {
-    return (((uint32_t)tri_id * 32u + (uint32_t)sub) << 2);
+    return ((uint32_t)tri_id * 32u + (uint32_t)sub) << 2;
 }
 
 static uint32_t feature_vertex(int32_t vid)
@@ -613,6 +679,26 @@ static void add_candidate(pair_ctx* x, const double p[3], const double n[3], dou
     c->feature = feature;
 }
 
+/* Marks terrain feature (a, b, tag) as checked; true if it already was. When
+ * the set is nearly full, features are simply checked again. */
+static bool seen_before(pair_ctx* x, int32_t a, int32_t b, int32_t tag)
+{
+    uint32_t h = ((uint32_t)a * 0x9E3779B1u) ^ ((uint32_t)b * 0x85EBCA77u) ^ ((uint32_t)tag * 0xC2B2AE3Du);
+    for (uint32_t i = 0; i < SEEN_SLOTS; i++) {
+        int32_t* e = x->seen[(h + i) % SEEN_SLOTS];
+        if (e[2] == -1) {
+            if (4 * x->nseen >= 3 * SEEN_SLOTS) return false;
+            e[0] = a;
+            e[1] = b;
+            e[2] = tag;
+            x->nseen++;
+            return false;
+        }
+        if (e[0] == a && e[1] == b && e[2] == tag) return true;
+    }
+    return false;
+}
+
 /* Is terrain vertex a (b == NULL) or the point of edge (a, b) a contact seen
  * from direction u (unit, from the terrain towards the shape)? True if, over
  * the triangles containing the feature, no neighbouring vertex lies above it
@@ -622,8 +708,8 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
 {
     double lo[3], hi[3], e[3] = {0, 0, 0};
     for (int k = 0; k < 3; k++) {
-        lo[k] = (b ? fmin(a[k], b[k]) : a[k]) - x->tol_pos;
-        hi[k] = (b ? fmax(a[k], b[k]) : a[k]) + x->tol_pos;
+        lo[k] = (b ? dmin(a[k], b[k]) : a[k]) - x->tol_pos;
+        hi[k] = (b ? dmax(a[k], b[k]) : a[k]) + x->tol_pos;
     }
     if (b) {
         sub3(e, b, a);
@@ -633,7 +719,7 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
     }
     tri_iter it;
     tri t;
-    iter_begin(&it, x->hf, x->mesh, lo, hi);
+    iter_begin(&it, x->hf, x->mesh, lo, hi, NULL, NULL);
     int found = 0;
     bool front = false, all_tied = true;
     while (iter_next(&it, &t)) {
@@ -658,42 +744,69 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
     return found > 0 && front && !all_tied;
 }
 
-/* Marks terrain feature (a, b, tag) as checked; true if it already was. When
- * the set is nearly full, features are simply checked again. */
-static bool seen_before(pair_ctx* x, int32_t a, int32_t b, int32_t tag)
+/* Height field, first part of the support test straight from the grid: is a
+ * neighbour of vertex ia (edge ia–ib: the vertices across it) above the
+ * feature along u? Then the feature is no contact. */
+static bool hf_neighbour_above(const dvi_heightfield* hf, int32_t ia, int32_t ib, const double a[3], const double u[3])
 {
-    uint32_t h = ((uint32_t)a * 0x9E3779B1u) ^ ((uint32_t)b * 0x85EBCA77u) ^ ((uint32_t)tag * 0xC2B2AE3Du);
-    for (uint32_t i = 0; i < SEEN_SLOTS; i++) {
-        int32_t* e = x->seen[(h + i) % SEEN_SLOTS];
-        if (e[2] == -1) {
-            if (4 * x->nseen >= 3 * SEEN_SLOTS) return false;
-            e[0] = a;
-            e[1] = b;
-            e[2] = tag;
-            x->nseen++;
-            return false;
+    int32_t nx = hf->nx, i = ia % nx, j = ia / nx, nb[6][2], m = 0;
+    double e[3] = {0, 0, 0};
+    if (ib == ia) {
+        static const int32_t off[6][2] = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}, {1, 1}, {-1, -1}};
+        for (int k = 0; k < 6; k++) {
+            nb[m][0] = i + off[k][0];
+            nb[m][1] = j + off[k][1];
+            m++;
         }
-        if (e[0] == a && e[1] == b && e[2] == tag) return true;
+    } else {
+        int32_t di = ib % nx - i, dj = ib / nx - j; /* (1,0), (0,1) or (1,1): ia is the lower corner */
+        if (di == 1 && dj == 0) {
+            int32_t t[2][2] = {{i + 1, j + 1}, {i, j - 1}};
+            memcpy(nb, t, sizeof t);
+        } else if (di == 0 && dj == 1) {
+            int32_t t[2][2] = {{i + 1, j + 1}, {i - 1, j}};
+            memcpy(nb, t, sizeof t);
+        } else if (di == 1 && dj == 1) {
+            int32_t t[2][2] = {{i + 1, j}, {i, j + 1}};
+            memcpy(nb, t, sizeof t);
+        } else {
+            return false; /* not a grid edge in this orientation: leave it to the full test */
+        }
+        m = 2;
+        e[0] = di * hf->dx;
+        e[1] = dj * hf->dy;
+        e[2] = hf->heights[ib] - hf->heights[ia];
+        double len = norm3(e);
+        for (int k = 0; k < 3; k++) e[k] /= len;
+    }
+    for (int k = 0; k < m; k++) {
+        int32_t wi = nb[k][0], wj = nb[k][1];
+        if (wi < 0 || wj < 0 || wi >= nx || wj >= hf->ny) continue;
+        double d[3] = {wi * hf->dx - a[0], wj * hf->dy - a[1], hf->heights[(size_t)wj * (size_t)nx + (size_t)wi] - a[2]};
+        if (ib != ia) axpy3(d, d, -dot3(d, e), e);
+        if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return true;
     }
     return false;
 }
 
 /* A terrain point xp (vertex a, or a point of edge a–b; vertex ids ia, ib,
- * tag = 0 for a vertex, 1 + end for an edge) at signed distance f from the
- * shape, shape normal g: validate once per pair and record. */
+ * tag 0 for a vertex, 1 + end for an edge) at signed distance f from the
+ * shape, shape normal g: validated once per pair, then recorded. */
 static void terrain_point(pair_ctx* x, const double xp[3], double f, const double g[3], const double a[3],
                           const double* b, int32_t ia, int32_t ib, int32_t tag, uint32_t feature)
 {
     if (!(f <= x->env)) return;
     double mid[3], u[3] = {-g[0], -g[1], -g[2]};
     axpy3(mid, xp, -0.5 * f, g);
-    if (seen_before(x, ia < ib ? ia : ib, ia < ib ? ib : ia, tag)) return;
+    int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
+    if (seen_before(x, lo, hi, tag)) return;
+    if (x->hf && hf_neighbour_above(x->hf, lo, hi, b && lo != ia ? b : a, u)) return;
     if (!feature_valid(x, a, b, u)) return;
     add_candidate(x, mid, g, f, feature);
 }
 
-/* Cheap part of the support test, on the triangle being processed: the other
- * vertices of t must not lie above the feature along u. */
+/* Cheap part of the support test, on the triangle being processed: its other
+ * vertices must not lie above the feature (vertex ka, or edge ka–kb) along u. */
 static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
 {
     double e[3] = {0, 0, 0};
@@ -715,28 +828,26 @@ static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
 /* Minimum of the signed distance along a → b, an edge of a triangle of
  * normal n whose plane the shape clears by `floor` (golden section on a
  * convex function). Writes 0, 1 or 2 points (parameters t[], values f[]) and
- * one gradient: 2 points are the ends of a flat minimum (within x->delta); 0
- * means the minimum is at a vertex or parallel to the triangle. */
+ * one normal: 2 points are the ends of a flat minimum (within x->delta); 0
+ * means the minimum is at a vertex or on the shape's side facing the plane
+ * (parallel to the triangle: left to the face contacts). */
 static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3], double fa, double fb,
                         const double n[3], double floor, double t[2], double f[2], double grad[3])
 {
-    const double hint[3] = {-n[0], -n[1], -n[2]};
-    const double reach = floor + 1e-9 * x->s.bound;
     const shape* s = &x->s;
+    const double hint[3] = {-n[0], -n[1], -n[2]}, reach = floor + 1e-9 * s->bound;
+    const double gr = 0.6180339887498949;
     double d[3], p[3], g[3];
     sub3(d, b, a);
-    const double gr = 0.6180339887498949;
-    double lo = 0.0, hi = 1.0;
-    double x1 = hi - gr, x2 = gr;
+    double lo = 0.0, hi = 1.0, x1 = 1.0 - gr, x2 = gr;
     axpy3(p, a, x1, d);
     double f1 = shape_sd(s, p, hint, g);
     axpy3(p, a, x2, d);
     double f2 = shape_sd(s, p, hint, g);
     while (hi - lo > GOLDEN_TOL) {
-        /* f ≥ floor on the triangle's plane: reaching it, the minimum lies on
-         * the shape's support set facing the plane, where its normal is −n
-         * (parallel to the triangle: left to the face contacts) */
-        if (fmin(f1, f2) <= reach) {
+        /* sd ≥ floor on the plane: reaching it, the minimum is on the side of
+         * the shape facing the plane, where its normal is −n */
+        if (dmin(f1, f2) <= reach) {
             axpy3(p, a, f1 <= f2 ? x1 : x2, d);
             shape_sd(s, p, hint, g);
             if (-dot3(g, n) >= 1.0 - TIE_EPS) return 0;
@@ -768,22 +879,20 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     }
     /* extent of the flat part {f ≤ fs + delta} (an interval: f is convex); a
      * part at least minflat long contains t* − h or t* + h */
-    double len = norm3(d), minflat = fmax(1e3 * x->tol_pos, FLAT_LENGTH * s->bound), h = 0.5 * minflat / len;
+    double len = norm3(d), minflat = dmax(1e3 * x->tol_pos, FLAT_LENGTH * s->bound), h = 0.5 * minflat / len;
     double level = fs + x->delta, tl = ts, th = ts;
     bool maybe_flat = false;
-    if (h < 1.0) {
-        for (int side = 0; side < 2 && !maybe_flat; side++) {
-            double tp = side ? ts + h : ts - h, fp;
-            if (tp <= 0.0) {
-                fp = fa;
-            } else if (tp >= 1.0) {
-                fp = fb;
-            } else {
-                axpy3(p, a, tp, d);
-                fp = shape_sd(s, p, hint, g);
-            }
-            maybe_flat = fp <= level;
+    for (int side = 0; side < 2 && !maybe_flat && h < 1.0; side++) {
+        double tp = side ? ts + h : ts - h, fp;
+        if (tp <= 0.0) {
+            fp = fa;
+        } else if (tp >= 1.0) {
+            fp = fb;
+        } else {
+            axpy3(p, a, tp, d);
+            fp = shape_sd(s, p, hint, g);
         }
+        maybe_flat = fp <= level;
     }
     if (maybe_flat) {
         if (fa <= level) {
@@ -827,18 +936,18 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     axpy3(p, a, ts, d);
     f[0] = shape_sd(s, p, hint, grad);
     t[0] = ts;
-    /* at a kink of the distance (inside a box near an edge, at a cylinder's
-     * rim) the normal is the subgradient perpendicular to the edge: the
-     * combination of the one-sided gradients that is level along it */
-    double gl[3], gr2[3], eps = 1e-6;
-    axpy3(p, a, fmax(ts - eps, 0.0), d);
+    /* at a kink of sd (inside a box near an edge, at a cylinder's rim) the
+     * normal is the subgradient perpendicular to the edge: the combination of
+     * the one-sided gradients that is level along it */
+    double gl[3], gq[3], eps = 1e-6;
+    axpy3(p, a, dmax(ts - eps, 0.0), d);
     shape_sd(s, p, hint, gl);
-    axpy3(p, a, fmin(ts + eps, 1.0), d);
-    shape_sd(s, p, hint, gr2);
-    double sl = dot3(gl, d), sr = dot3(gr2, d);
-    if (sl <= 0.0 && sr >= 0.0 && sr > sl && dot3(gl, gr2) < 1.0 - 1e-9) {
+    axpy3(p, a, dmin(ts + eps, 1.0), d);
+    shape_sd(s, p, hint, gq);
+    double sl = dot3(gl, d), sr = dot3(gq, d);
+    if (sl <= 0.0 && sr >= 0.0 && sr > sl && dot3(gl, gq) < 1.0 - 1e-9) {
         double lam = sr / (sr - sl), gg[3];
-        for (int k = 0; k < 3; k++) gg[k] = lam * gl[k] + (1.0 - lam) * gr2[k];
+        for (int k = 0; k < 3; k++) gg[k] = lam * gl[k] + (1.0 - lam) * gq[k];
         double gn = norm3(gg);
         if (gn > 1e-6)
             for (int k = 0; k < 3; k++) grad[k] = gg[k] / gn;
@@ -849,53 +958,34 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     return 1;
 }
 
-/* The prism of a triangle (its extrusion along n), slightly widened: q is
- * inside when m_k·q ≥ off_k for its three inward edge normals m_k. */
-typedef struct prism {
-    double m[3][3];
-    double off[3];
-} prism;
-
-static void prism_make(prism* P, const tri* t, double tol)
-{
-    for (int k = 0; k < 3; k++) {
-        double e[3];
-        sub3(e, t->v[(k + 1) % 3], t->v[k]);
-        cross3(P->m[k], t->n, e); /* |m| = |e| */
-        P->off[k] = dot3(P->m[k], t->v[k]) - tol * norm3(e);
-    }
-}
-
-static bool box_contains(const double lo[3], const double hi[3], const double q[3], double slack)
-{
-    for (int k = 0; k < 3; k++)
-        if (q[k] < lo[k] - slack || q[k] > hi[k] + slack) return false;
-    return true;
-}
-
-static bool prism_inside(const prism* P, const double q[3])
-{
-    return dot3(P->m[0], q) >= P->off[0] && dot3(P->m[1], q) >= P->off[1] && dot3(P->m[2], q) >= P->off[2];
-}
-
-/* Is edge k of t (from vertex k to k+1) flat, i.e. is a neighbouring
- * triangle across it parallel to t? Border edges are not flat. */
+/* Is edge k of t (from vertex k to k+1) flat: is the triangle across it
+ * parallel to t? Border edges are not flat. O(1) for a height field; a
+ * cached scan for a mesh. */
 static bool edge_flat(pair_ctx* x, const tri* t, int k)
 {
     int kb = (k + 1) % 3;
-    int32_t va = t->vid[k] < t->vid[kb] ? t->vid[k] : t->vid[kb], vb = t->vid[k] ^ t->vid[kb] ^ va;
+    tri o;
+    if (x->hf) {
+        const dvi_heightfield* hf = x->hf;
+        int32_t cell = t->id / 2, half = t->id % 2, i = cell % (hf->nx - 1), j = cell / (hf->nx - 1);
+        /* half 0: edges bottom, right, diagonal; half 1: diagonal, top, left */
+        static const int di[2][3] = {{0, 1, 0}, {0, 0, -1}}, dj[2][3] = {{-1, 0, 0}, {0, 1, 0}};
+        int32_t ni = i + di[half][k], nj = j + dj[half][k];
+        if (ni < 0 || nj < 0 || ni > hf->nx - 2 || nj > hf->ny - 2) return false;
+        return hf_triangle(hf, ni, nj, 1 - half, &o) && dot3(o.n, t->n) >= 1.0 - TIE_EPS;
+    }
+    int32_t va = t->vid[k] < t->vid[kb] ? t->vid[k] : t->vid[kb], vb = t->vid[k] < t->vid[kb] ? t->vid[kb] : t->vid[k];
     for (int i = 0; i < x->nflat; i++)
         if (x->flat[i][0] == va && x->flat[i][1] == vb) return x->flat[i][2] != 0;
     const double *a = t->v[k], *b = t->v[kb];
     double lo[3], hi[3];
     for (int c = 0; c < 3; c++) {
-        lo[c] = fmin(a[c], b[c]) - x->tol_pos;
-        hi[c] = fmax(a[c], b[c]) + x->tol_pos;
+        lo[c] = dmin(a[c], b[c]) - x->tol_pos;
+        hi[c] = dmax(a[c], b[c]) + x->tol_pos;
     }
     tri_iter it;
-    tri o;
     bool flat = false;
-    iter_begin(&it, x->hf, x->mesh, lo, hi);
+    iter_begin(&it, NULL, x->mesh, lo, hi, NULL, NULL);
     while (!flat && iter_next(&it, &o)) {
         if (o.id == t->id) continue;
         int ma = 0, mb = 0;
@@ -903,26 +993,30 @@ static bool edge_flat(pair_ctx* x, const tri* t, int k)
             ma += same_point(o.v[c], a, x->tol_pos);
             mb += same_point(o.v[c], b, x->tol_pos);
         }
-        if (ma && mb && dot3(o.n, t->n) >= 1.0 - TIE_EPS) flat = true;
+        flat = ma && mb && dot3(o.n, t->n) >= 1.0 - TIE_EPS;
     }
-    int slot = x->nflat < FLAT_MAX ? x->nflat++ : (int)((uint32_t)(va ^ vb) % FLAT_MAX);
+    int slot = x->nflat < FLAT_SLOTS ? x->nflat++ : (int)((uint32_t)(va ^ vb) % FLAT_SLOTS);
     x->flat[slot][0] = va;
     x->flat[slot][1] = vb;
     x->flat[slot][2] = flat;
     return flat;
 }
 
-/* Face contacts of a box edge: its part over the triangle, ends where it
- * crosses a non-flat terrain edge (its own ends are the corners). */
-static void face_segment(pair_ctx* x, const tri* t, const prism* P, const seg* sg)
+/* Face contacts of box edge p0–p1 (sub: feature index of its p0 end): its
+ * part over the triangle ends, where it crosses a terrain edge that is not
+ * flat, in a contact against the face (its own ends are the corners). The
+ * distance function has a kink along a box edge, so when the box penetrates
+ * an edge lying across a face is not seen by the edge minima. */
+static void box_edge_on_face(pair_ctx* x, const tri* t, const prism* P, const double p0[3], const double p1[3],
+                             int sub)
 {
     const double* n = t->n;
     double v0n = dot3(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
     double d[3], t0 = 0.0, t1 = 1.0;
     int k0 = -1, k1 = -1;
-    sub3(d, sg->p1, sg->p0);
+    sub3(d, p1, p0);
     for (int k = 0; k < 3; k++) {
-        double a = dot3(P->m[k], sg->p0) - P->off[k], b = dot3(P->m[k], d); /* inside: a + b·t ≥ 0 */
+        double a = dot3(P->m[k], p0) - P->off[k], b = dot3(P->m[k], d); /* inside: a + b·t ≥ 0 */
         if (b == 0.0) {
             if (a < 0.0) return;
             continue;
@@ -941,11 +1035,11 @@ static void face_segment(pair_ctx* x, const tri* t, const prism* P, const seg* s
         int k = end ? k1 : k0;
         if (k < 0) continue;
         double p[3], mid[3];
-        axpy3(p, sg->p0, end ? t1 : t0, d);
-        double sp = dot3(n, p) - v0n, phi = sp;
-        if (!(phi <= x->env) || edge_flat(x, t, k)) continue;
+        axpy3(p, p0, end ? t1 : t0, d);
+        double sp = dot3(n, p) - v0n;
+        if (!(sp <= x->env) || edge_flat(x, t, k)) continue;
         axpy3(mid, p, -0.5 * sp, n);
-        add_candidate(x, mid, hint, phi, feature_face(t->id, sg->sub + end));
+        add_candidate(x, mid, hint, sp, feature_face(t->id, sub + end));
     }
 }
 
@@ -953,24 +1047,21 @@ static void collide_triangle(pair_ctx* x, const tri* t)
 {
     const shape* s = &x->s;
     const double* n = t->n;
-    double sc = dot3(n, s->c) - dot3(n, t->v[0]);
-    if (sc + shape_support_offset(s, n) > x->env) return; /* the shape clears the plane */
-    double hint[3] = {-n[0], -n[1], -n[2]};
+    const double v0n = dot3(n, t->v[0]), sc = dot3(n, s->c) - v0n, floor = sc + shape_support_offset(s, n);
+    if (floor > x->env) return; /* the shape clears the plane */
+    const double hint[3] = {-n[0], -n[1], -n[2]};
 
-    /* F: shape feature points against the face (shape centre outside only) */
+    /* F: shape features against the face (shape centre outside only) */
     if (sc >= 0.0) {
         prism P;
         bool have_prism = false;
-        double v0n = dot3(n, t->v[0]), slack = x->tol_face;
         feat fs[FEAT_MAX];
         int nf = face_features(s, n, fs);
         for (int i = 0; i < nf; i++) {
-            double sp = dot3(n, fs[i].p) - v0n;
-            double phi = sp - fs[i].rr;
+            double sp = dot3(n, fs[i].p) - v0n, phi = sp - fs[i].rr, q[3], mid[3];
             if (!(phi <= x->env)) continue;
-            double q[3], mid[3];
             axpy3(q, fs[i].p, -sp, n);
-            if (!box_contains(t->lo, t->hi, q, slack)) continue;
+            if (!box_contains(t->lo, t->hi, q, x->tol_face)) continue;
             if (!have_prism) {
                 prism_make(&P, t, x->tol_face);
                 have_prism = true;
@@ -980,35 +1071,31 @@ static void collide_triangle(pair_ctx* x, const tri* t)
             add_candidate(x, mid, hint, phi, feature_face(t->id, fs[i].sub));
         }
         if (s->type == DVI_SHAPE_BOX) {
-            seg sg[SEG_MAX];
-            int ns = box_edges(fs, sg);
-            for (int i = 0; i < ns; i++) {
-                double s0 = dot3(n, sg[i].p0) - v0n, s1 = dot3(n, sg[i].p1) - v0n, q0[3], q1[3];
-                if (fmin(s0, s1) > x->env) continue; /* clears the plane */
-                axpy3(q0, sg[i].p0, -s0, n);
-                axpy3(q1, sg[i].p1, -s1, n);
-                bool apart = false;
-                for (int k = 0; k < 3 && !apart; k++)
-                    apart = fmin(q0[k], q1[k]) > t->hi[k] + slack || fmax(q0[k], q1[k]) < t->lo[k] - slack;
-                if (apart) continue; /* its shadow misses the triangle's box */
-                if (!have_prism) {
-                    prism_make(&P, t, x->tol_face);
-                    have_prism = true;
+            for (int a = 0, e = 0; a < 3; a++)
+                for (int k = 0; k < 8; k++) {
+                    if (k >> a & 1) continue;
+                    const double *p0 = s->corner[k], *p1 = s->corner[k | 1 << a];
+                    int sub = 8 + 2 * e++; /* subs 8 … 31 */
+                    double s0 = dot3(n, p0) - v0n, s1 = dot3(n, p1) - v0n, q0[3], q1[3];
+                    if (dmin(s0, s1) > x->env) continue; /* clears the plane */
+                    axpy3(q0, p0, -s0, n);
+                    axpy3(q1, p1, -s1, n);
+                    bool apart = false;
+                    for (int c = 0; c < 3 && !apart; c++)
+                        apart = dmin(q0[c], q1[c]) > t->hi[c] + x->tol_face ||
+                                dmax(q0[c], q1[c]) < t->lo[c] - x->tol_face;
+                    if (apart) continue; /* its shadow misses the triangle's box */
+                    if (!have_prism) {
+                        prism_make(&P, t, x->tol_face);
+                        have_prism = true;
+                    }
+                    box_edge_on_face(x, t, &P, p0, p1, sub);
                 }
-                face_segment(x, t, &P, &sg[i]);
-            }
         }
     }
 
-    /* cull for V and E: the distance is convex, so over the triangle's box
-     * [lo, hi] it is at least sd(c) + g·(x − c) ≥ sd(c) − Σ|g_i|·half_i */
-    {
-        double c[3], g[3], lb;
-        for (int k = 0; k < 3; k++) c[k] = 0.5 * (t->lo[k] + t->hi[k]);
-        lb = shape_sd(s, c, hint, g);
-        for (int k = 0; k < 3; k++) lb -= fabs(g[k]) * 0.5 * (t->hi[k] - t->lo[k]);
-        if (lb > x->env) return;
-    }
+    /* V and E look at terrain points only: skip the triangle if sd > env on its box */
+    if (x->mesh && box_lower_bound(s, t->lo, t->hi) > x->env) return;
 
     /* V: terrain vertices */
     double fv[3], gv[3][3];
@@ -1033,26 +1120,24 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         sub3(d, b, a);
         double len = norm3(d);
         if (0.5 * (fv[ka] + fv[kb] - len) > x->env) continue; /* 1-Lipschitz lower bound */
-        /* convex along the edge: a subgradient rising along it from an end puts the minimum
-         * there (and, at this slope, no flat part of length ≥ minflat: see edge_minimum) */
-        if (s->type != DVI_SHAPE_SPHERE && (dot3(gv[ka], d) > FLAT_SLOPE * len || dot3(gv[kb], d) < -FLAT_SLOPE * len))
-            continue;
         double ts[2], fs[2], g[3];
         int np;
         if (s->type == DVI_SHAPE_SPHERE) {
-            double cd[3];
+            double cd[3], xp[3];
             sub3(cd, s->c, a);
             double tt = dot3(cd, d) / (len * len);
             if (!(tt > 1e-9 && tt < 1.0 - 1e-9)) continue;
-            double xp[3];
             axpy3(xp, a, tt, d);
             fs[0] = shape_sd(s, xp, hint, g);
             ts[0] = tt;
             np = 1;
         } else {
-            /* both ends parallel to the triangle: the distance is constant along the edge */
+            /* sd is convex along the edge: a subgradient rising from an end puts
+             * the minimum there (and, this steep, leaves no flat part) */
+            if (dot3(gv[ka], d) > FLAT_SLOPE * len || dot3(gv[kb], d) < -FLAT_SLOPE * len) continue;
+            /* both ends parallel to the triangle: sd is constant along the edge */
             if (-dot3(gv[ka], n) >= 1.0 - TIE_EPS && -dot3(gv[kb], n) >= 1.0 - TIE_EPS) continue;
-            np = edge_minimum(x, a, b, fv[ka], fv[kb], n, sc + shape_support_offset(s, n), ts, fs, g);
+            np = edge_minimum(x, a, b, fv[ka], fv[kb], n, floor, ts, fs, g);
         }
         if (np == 0) continue;
         double u[3] = {-g[0], -g[1], -g[2]};
@@ -1089,8 +1174,7 @@ static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* o
                 sub3(d, x->c[i].p, x->c[last].p);
                 double sc = dot3(d, d) + L2 * (1.0 - dot3(x->c[i].n, x->c[last].n));
                 if (sc < score[i]) score[i] = sc;
-                if (pick < 0 || score[i] > score[pick] ||
-                    (score[i] == score[pick] && x->c[i].phi < x->c[pick].phi))
+                if (pick < 0 || score[i] > score[pick] || (score[i] == score[pick] && x->c[i].phi < x->c[pick].phi))
                     pick = i;
             }
             sel[pick] = true;
@@ -1123,20 +1207,20 @@ static int collide_terrain(const dvi_geom* a, const dvi_geom* b, double envelope
     if (!x.hf && !x.mesh) return 0;
     shape_make(&x.s, a, b);
     x.env = envelope;
-    double cmax = fmax(fabs(x.s.c[0]), fmax(fabs(x.s.c[1]), fabs(x.s.c[2])));
-    if (!isfinite(cmax) || !isfinite(x.s.bound) || !(envelope >= 0.0)) return 0;
+    double cmax = dmax(fabs(x.s.c[0]), dmax(fabs(x.s.c[1]), fabs(x.s.c[2])));
+    if (!isfinite(cmax) || !isfinite(x.s.bound) || !(envelope >= 0.0) || !isfinite(envelope)) return 0;
     x.tol_pos = 1e-9 * x.s.bound + 1e-13 * cmax + 1e-300;
     x.tol_face = 1e-6 * x.s.bound;
     x.delta = FLAT_DELTA * x.s.bound;
     x.count = 0;
     x.nseen = 0;
-    memset(x.seen, 0xff, sizeof x.seen);
     x.nflat = 0;
+    memset(x.seen, 0xff, sizeof x.seen);
     double lo[3], hi[3];
     shape_aabb(&x.s, envelope, lo, hi);
     tri_iter it;
     tri t;
-    iter_begin(&it, x.hf, x.mesh, lo, hi);
+    iter_begin(&it, x.hf, x.mesh, lo, hi, cull_cell, &x);
     while (iter_next(&it, &t)) collide_triangle(&x, &t);
     return emit(&x, b, out, keep);
 }
@@ -1146,52 +1230,53 @@ static int collide_terrain(const dvi_geom* a, const dvi_geom* b, double envelope
 int dvi_collide_sphere_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
                                    int max)
 {
-    return a->type == DVI_SHAPE_SPHERE && b->type == DVI_SHAPE_HEIGHTFIELD ? collide_terrain(a, b, envelope, out, max)
-                                                                          : 0;
+    if (a->type != DVI_SHAPE_SPHERE || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_box_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
                                 int max)
 {
-    return a->type == DVI_SHAPE_BOX && b->type == DVI_SHAPE_HEIGHTFIELD ? collide_terrain(a, b, envelope, out, max)
-                                                                       : 0;
+    if (a->type != DVI_SHAPE_BOX || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_capsule_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
                                     int max)
 {
-    return a->type == DVI_SHAPE_CAPSULE && b->type == DVI_SHAPE_HEIGHTFIELD
-               ? collide_terrain(a, b, envelope, out, max)
-               : 0;
+    if (a->type != DVI_SHAPE_CAPSULE || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_cylinder_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
                                      int max)
 {
-    return a->type == DVI_SHAPE_CYLINDER && b->type == DVI_SHAPE_HEIGHTFIELD
-               ? collide_terrain(a, b, envelope, out, max)
-               : 0;
+    if (a->type != DVI_SHAPE_CYLINDER || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_sphere_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
-    return a->type == DVI_SHAPE_SPHERE && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max) : 0;
+    if (a->type != DVI_SHAPE_SPHERE || b->type != DVI_SHAPE_MESH) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_box_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
-    return a->type == DVI_SHAPE_BOX && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max) : 0;
+    if (a->type != DVI_SHAPE_BOX || b->type != DVI_SHAPE_MESH) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_capsule_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
-    return a->type == DVI_SHAPE_CAPSULE && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max) : 0;
+    if (a->type != DVI_SHAPE_CAPSULE || b->type != DVI_SHAPE_MESH) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 int dvi_collide_cylinder_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
-    return a->type == DVI_SHAPE_CYLINDER && b->type == DVI_SHAPE_MESH ? collide_terrain(a, b, envelope, out, max)
-                                                                     : 0;
+    if (a->type != DVI_SHAPE_CYLINDER || b->type != DVI_SHAPE_MESH) return 0;
+    return collide_terrain(a, b, envelope, out, max);
 }
 
 /* ---- terrain.h helpers -------------------------------------------------------- */
@@ -1204,8 +1289,8 @@ void dvi_heightfield_init_range(dvi_heightfield* hf)
     size_t n = (size_t)hf->nx * (size_t)hf->ny;
     double lo = hf->heights[0], hi = hf->heights[0];
     for (size_t k = 1; k < n; k++) {
-        lo = fmin(lo, hf->heights[k]);
-        hi = fmax(hi, hf->heights[k]);
+        lo = dmin(lo, hf->heights[k]);
+        hi = dmax(hi, hf->heights[k]);
     }
     hf->hmin = lo;
     hf->hmax = hi;
@@ -1218,7 +1303,7 @@ void dvi_trimesh_bounds(const dvi_trimesh* m, double lo[3], double hi[3])
     for (int k = 0; k < 3; k++) lo[k] = hi[k] = m->vertices[k];
     for (int32_t v = 1; v < m->vertex_count; v++)
         for (int k = 0; k < 3; k++) {
-            lo[k] = fmin(lo[k], m->vertices[3 * (size_t)v + k]);
-            hi[k] = fmax(hi[k], m->vertices[3 * (size_t)v + k]);
+            lo[k] = dmin(lo[k], m->vertices[3 * (size_t)v + k]);
+            hi[k] = dmax(hi[k], m->vertices[3 * (size_t)v + k]);
         }
 }
