@@ -31,6 +31,21 @@ dvi_narrow_fn dvi_collide_sphere_heightfield, dvi_collide_box_heightfield, dvi_c
 /* gjk.c: any two convex shapes (sphere, box, capsule, cylinder), one point */
 dvi_narrow_fn dvi_collide_convex;
 
+/* Column i (a local axis in world coordinates) of a row-major rotation. */
+static inline void dvi_rot_column(const double* rot, int i, double c[3])
+{
+    c[0] = rot[i];
+    c[1] = rot[3 + i];
+    c[2] = rot[6 + i];
+}
+
+/* manifold.c: copies what a routine owns of a point (not geom_a/geom_b). */
+void dvi_put_point(dvi_contact_point* dst, const dvi_contact_point* src);
+/* manifold.c: keeps at most 4 of the n points (the deepest, the farthest from
+ * it, then the two adding most area in the plane ⊥ normal), in their
+ * original order; returns the count. */
+int dvi_reduce_to_4(dvi_contact_point* p, int n, const double normal[3]);
+
 /* Support point of a convex geom in world direction d (gjk.c). */
 void dvi_geom_support(const dvi_geom* g, const double d[3], double out[3]);
 

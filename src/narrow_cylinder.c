@@ -53,13 +53,6 @@
 #define SIN_TOL 0.05      /* a face / side line counts as parallel to the contact plane within this */
 #define UPRIGHT_SNAP 1e-9 /* below this sine of tilt, cylinder–plane uses body-fixed rim samples */
 
-static void column(const double* rot, int i, double c[3])
-{
-    c[0] = rot[i];
-    c[1] = rot[3 + i];
-    c[2] = rot[6 + i];
-}
-
 static double shape_size(const dvi_geom* g)
 {
     switch (g->type) {
@@ -69,93 +62,16 @@ static double shape_size(const dvi_geom* g)
     }
 }
 
-/* Copies what a narrow-phase routine owns (geom_a/geom_b are the caller's). */
-static void put_point(dvi_contact_point* dst, const dvi_contact_point* src)
-{
-    for (int k = 0; k < 3; k++) {
-        dst->point[k] = src->point[k];
-        dst->normal[k] = src->normal[k];
-    }
-    dst->distance = src->distance;
-    dst->feature = src->feature;
-}
-
-/* Keeps at most 4 of the n points: the deepest, the farthest from it, then
- * the two adding most area in the plane ⊥ normal; original order kept. */
-static int reduce_to_4(dvi_contact_point* p, int n, const double normal[3])
-{
-    if (n <= 4) return n;
-    /* the deepest: the first one within 1e-6 × the patch size of the
-     * minimum, so that numerically equal depths keep the same choice */
-    double phimin = p[0].distance, size = 0.0;
-    for (int i = 1; i < n; i++) {
-        double d[3];
-        v3_sub(d, p[i].point, p[0].point);
-        size = fmax(size, v3_norm(d));
-        phimin = fmin(phimin, p[i].distance);
-    }
-    int keep[4];
-    keep[0] = 0;
-    while (keep[0] < n - 1 && p[keep[0]].distance > phimin + 1e-6 * size) keep[0]++;
-    const double* p0 = p[keep[0]].point;
-    double best = -1.0;
-    keep[1] = keep[0] == 0 ? 1 : 0;
-    for (int i = 0; i < n; i++) {
-        if (i == keep[0]) continue;
-        double d[3];
-        v3_sub(d, p[i].point, p0);
-        double dd = v3_dot(d, d) - v3_dot(d, normal) * v3_dot(d, normal);
-        if (dd > best) { best = dd; keep[1] = i; }
-    }
-    double e1[3];
-    v3_sub(e1, p[keep[1]].point, p0);
-    best = -1.0;
-    keep[2] = -1;
-    for (int i = 0; i < n; i++) {
-        if (i == keep[0] || i == keep[1]) continue;
-        double e2[3], c[3];
-        v3_sub(e2, p[i].point, p0);
-        v3_cross(c, e1, e2);
-        double area = fabs(v3_dot(c, normal));
-        if (area > best) { best = area; keep[2] = i; }
-    }
-    best = -1.0;
-    keep[3] = -1;
-    const double *q1 = p[keep[1]].point, *q2 = p[keep[2]].point;
-    for (int i = 0; i < n; i++) {
-        if (i == keep[0] || i == keep[1] || i == keep[2]) continue;
-        const double* q = p[i].point;
-        const double* order[3][4] = {{p0, q1, q2, q}, {p0, q1, q, q2}, {p0, q, q1, q2}};
-        double area = 0.0;
-        for (int o = 0; o < 3; o++) {
-            double d1[3], d2[3], c[3];
-            v3_sub(d1, order[o][2], order[o][0]);
-            v3_sub(d2, order[o][3], order[o][1]);
-            v3_cross(c, d1, d2);
-            area = fmax(area, fabs(v3_dot(c, normal)));
-        }
-        if (area > best) { best = area; keep[3] = i; }
-    }
-    for (int i = 1; i < 4; i++)
-        for (int j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-            int t = keep[j];
-            keep[j] = keep[j - 1];
-            keep[j - 1] = t;
-        }
-    for (int i = 0; i < 4; i++) p[i] = p[keep[i]];
-    return 4;
-}
-
 /* ---- cylinder–plane -------------------------------------------------------- */
 
 int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
                                int max)
 {
     double np[3], ex[3], ey[3], u[3];
-    column(b->rot, 2, np);
-    column(a->rot, 0, ex);
-    column(a->rot, 1, ey);
-    column(a->rot, 2, u);
+    dvi_rot_column(b->rot, 2, np);
+    dvi_rot_column(a->rot, 0, ex);
+    dvi_rot_column(a->rot, 1, ey);
+    dvi_rot_column(a->rot, 2, u);
     /* w: lowest direction in the cap plane; w2 = u × w */
     double cu = v3_dot(np, u), w[3], w2[3];
     v3_copy(w, np);
@@ -200,7 +116,7 @@ int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double enve
         for (int i = worst; i + 1 < m; i++) pts[i] = pts[i + 1];
         m--;
     }
-    for (int i = 0; i < m; i++) put_point(&out[i], &pts[i]);
+    for (int i = 0; i < m; i++) dvi_put_point(&out[i], &pts[i]);
     return m;
 }
 
@@ -211,7 +127,7 @@ int dvi_collide_sphere_cylinder(const dvi_geom* a, const dvi_geom* b, double env
 {
     if (max < 1) return 0;
     double e[3][3], r[3], l[3];
-    for (int i = 0; i < 3; i++) column(b->rot, i, e[i]);
+    for (int i = 0; i < 3; i++) dvi_rot_column(b->rot, i, e[i]);
     v3_sub(r, a->pos, b->pos);
     for (int i = 0; i < 3; i++) l[i] = v3_dot(r, e[i]);
     const double R = b->radius, H = b->half_length;
@@ -279,7 +195,7 @@ static void feature_box(const dvi_geom* g, const double d[3], feature* f)
     double c[3][3], dc[3];
     int imax = 0, imin = 0;
     for (int i = 0; i < 3; i++) {
-        column(g->rot, i, c[i]);
+        dvi_rot_column(g->rot, i, c[i]);
         dc[i] = v3_dot(c[i], d);
         if (fabs(dc[i]) > fabs(dc[imax])) imax = i;
         if (fabs(dc[i]) < fabs(dc[imin])) imin = i;
@@ -332,9 +248,9 @@ static void feature_box(const dvi_geom* g, const double d[3], feature* f)
 static void feature_cylinder(const dvi_geom* g, const double d[3], feature* f)
 {
     double ex[3], ey[3], u[3];
-    column(g->rot, 0, ex);
-    column(g->rot, 1, ey);
-    column(g->rot, 2, u);
+    dvi_rot_column(g->rot, 0, ex);
+    dvi_rot_column(g->rot, 1, ey);
+    dvi_rot_column(g->rot, 2, u);
     double cu = v3_dot(u, d);
     double cos_tol = sqrt(1.0 - SIN_TOL * SIN_TOL);
     if (fabs(cu) >= cos_tol) { /* cap: body-fixed octagon on the rim */
@@ -375,7 +291,7 @@ static void feature_cylinder(const dvi_geom* g, const double d[3], feature* f)
 static void feature_capsule(const dvi_geom* g, const double d[3], feature* f)
 {
     double u[3];
-    column(g->rot, 2, u);
+    dvi_rot_column(g->rot, 2, u);
     if (fabs(v3_dot(u, d)) <= SIN_TOL) {
         f->n = 2;
         for (int k = 0; k < 2; k++) {
@@ -465,7 +381,7 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
     feature fa, fb;
     feature_of(a, n, &fa);
     feature_of(b, mn, &fb);
-    put_point(&out[0], c0);
+    dvi_put_point(&out[0], c0);
     if (fa.n == 1 || fb.n == 1) return 1;
     const double scale = shape_size(a) + shape_size(b);
     const double* O = c0->point;
@@ -589,10 +505,10 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
         phimin = fmin(phimin, phi);
     }
     if (m == 0) return 1;
-    if (c0->distance < phimin - 1e-8 * scale) put_point(&pts[m++], c0);
-    m = reduce_to_4(pts, m, n);
+    if (c0->distance < phimin - 1e-8 * scale) dvi_put_point(&pts[m++], c0);
+    m = dvi_reduce_to_4(pts, m, n);
     if (m > max) m = max;
-    for (int k = 0; k < m; k++) put_point(&out[k], &pts[k]);
+    for (int k = 0; k < m; k++) dvi_put_point(&out[k], &pts[k]);
     return m;
 }
 

@@ -330,6 +330,113 @@ static double box_lower_bound(const shape* s, const double lo[3], const double h
     return lb;
 }
 
+/* The shape's support set facing a plane of outward normal n (its points of
+ * smallest n·x), when it is more than a point: a segment (capsule or wheel
+ * parallel to the plane, box edge), a quadrilateral (box face) or a disc
+ * (cylinder cap). Returns the number of polygon corners written (2 or 4), or
+ * −1 for a disc (centre p[0], radius *rad), or 0. */
+static int support_set(const shape* s, const double n[3], double p[4][3], double* rad)
+{
+    const double par = 1e-7; /* |cos| below which an axis counts as parallel to the plane */
+    switch (s->type) {
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER: {
+        const double* a = s->ax[2];
+        double na = dot3(n, a), dn[3];
+        if (s->type == DVI_SHAPE_CYLINDER && fabs(na) > 1.0 - 1e-12) {
+            axpy3(p[0], s->c, na > 0.0 ? -s->hl : s->hl, a);
+            *rad = s->r;
+            return -1;
+        }
+        if (fabs(na) > par) return 0;
+        if (s->type == DVI_SHAPE_CAPSULE) {
+            memcpy(dn, n, sizeof dn);
+        } else {
+            axpy3(dn, n, -na, a);
+            double len = norm3(dn);
+            for (int k = 0; k < 3; k++) dn[k] /= len;
+        }
+        for (int e = 0; e < 2; e++) {
+            axpy3(p[e], s->c, e ? -s->hl : s->hl, a);
+            axpy3(p[e], p[e], -s->r, dn);
+        }
+        return 2;
+    }
+    case DVI_SHAPE_BOX: {
+        /* corner k0 is the deepest; axes nearly parallel to the plane are free */
+        int k0 = 0, free[2], nfree = 0;
+        for (int a = 0; a < 3; a++) {
+            double na = dot3(n, s->ax[a]);
+            if (na < 0.0) k0 |= 1 << a;
+            if (fabs(na) * s->h[a] <= par * s->bound && nfree < 2) free[nfree++] = a;
+        }
+        if (nfree == 0) return 0;
+        if (nfree == 1) {
+            memcpy(p[0], s->corner[k0 & ~(1 << free[0])], sizeof p[0]);
+            memcpy(p[1], s->corner[k0 | 1 << free[0]], sizeof p[1]);
+            return 2;
+        }
+        int b0 = 1 << free[0], b1 = 1 << free[1], base = k0 & ~(b0 | b1);
+        memcpy(p[0], s->corner[base], sizeof p[0]);
+        memcpy(p[1], s->corner[base | b0], sizeof p[1]);
+        memcpy(p[2], s->corner[base | b0 | b1], sizeof p[2]);
+        memcpy(p[3], s->corner[base | b1], sizeof p[3]);
+        return 4;
+    }
+    default: return 0;
+    }
+}
+
+/* orientation of (a, b, c) seen along n */
+static double orient(const double n[3], const double a[3], const double b[3], const double c[3])
+{
+    double u[3], v[3], w[3];
+    sub3(u, b, a);
+    sub3(v, c, a);
+    cross3(w, u, v);
+    return dot3(n, w);
+}
+
+/* Does segment a–b (in a plane of normal n) cross the projection onto that
+ * plane of the support set sp[0..m) (m as returned by support_set), strictly
+ * inside? Then the distance along a–b is smallest on the support set, where
+ * the shape's normal is −n. */
+static bool crosses_support(const double n[3], const double a[3], const double b[3], double sp[4][3], int m,
+                            double rad)
+{
+    if (m == -1) { /* disc: the segment passes closer than rad to its centre, in the plane */
+        double d[3], w[3], q[3];
+        sub3(d, b, a);
+        sub3(w, sp[0], a);
+        double dd = dot3(d, d), t = dd > 0.0 ? clampd(dot3(w, d) / dd, 0.0, 1.0) : 0.0;
+        axpy3(q, a, t, d);
+        sub3(w, sp[0], q);
+        axpy3(w, w, -dot3(w, n), n);
+        return dot3(w, w) < 0.999 * rad * rad;
+    }
+    if (m == 2) { /* segments cross properly */
+        double o1 = orient(n, a, b, sp[0]), o2 = orient(n, a, b, sp[1]);
+        double o3 = orient(n, sp[0], sp[1], a), o4 = orient(n, sp[0], sp[1], b);
+        return ((o1 > 0.0 && o2 < 0.0) || (o1 < 0.0 && o2 > 0.0)) && ((o3 > 0.0 && o4 < 0.0) || (o3 < 0.0 && o4 > 0.0));
+    }
+    if (m == 4) { /* an end strictly inside the quadrilateral, or a proper crossing of a side */
+        double sgn = orient(n, sp[0], sp[1], sp[2]) > 0.0 ? 1.0 : -1.0;
+        for (int e = 0; e < 2; e++) {
+            const double* q = e ? b : a;
+            bool in = true;
+            for (int k = 0; k < 4 && in; k++) in = sgn * orient(n, sp[k], sp[(k + 1) % 4], q) > 0.0;
+            if (in) return true;
+        }
+        for (int k = 0; k < 4; k++) {
+            double seg[4][3];
+            memcpy(seg[0], sp[k], sizeof seg[0]);
+            memcpy(seg[1], sp[(k + 1) % 4], sizeof seg[1]);
+            if (crosses_support(n, a, b, seg, 2, 0.0)) return true;
+        }
+    }
+    return false;
+}
+
 /* A point of the shape tested against a triangle's plane: the contact is at
  * distance n·(p − v0) − rr. */
 typedef struct feat {
@@ -1109,6 +1216,8 @@ static void collide_triangle(pair_ctx* x, const tri* t)
     }
 
     /* E: minimum of the distance along each edge */
+    double sp[4][3], rad = 0.0;
+    int nsp = s->type == DVI_SHAPE_SPHERE ? 0 : support_set(s, n, sp, &rad);
     for (int k = 0; k < 3; k++) {
         int ka = k, kb = (k + 1) % 3;
         if (point_less(t->v[kb], t->v[ka])) { /* one orientation per shared edge */
@@ -1137,6 +1246,8 @@ static void collide_triangle(pair_ctx* x, const tri* t)
             if (dot3(gv[ka], d) > FLAT_SLOPE * len || dot3(gv[kb], d) < -FLAT_SLOPE * len) continue;
             /* both ends parallel to the triangle: sd is constant along the edge */
             if (-dot3(gv[ka], n) >= 1.0 - TIE_EPS && -dot3(gv[kb], n) >= 1.0 - TIE_EPS) continue;
+            /* passing under the support set: the minimum is there, parallel to the triangle */
+            if (nsp != 0 && crosses_support(n, a, b, sp, nsp, rad)) continue;
             np = edge_minimum(x, a, b, fv[ka], fv[kb], n, floor, ts, fs, g);
         }
         if (np == 0) continue;
