@@ -132,13 +132,14 @@ static char* next_token(char** s)
     return tok;
 }
 
-static bool ieq(const char* a, const char* b)
+/* Does a start with the lower-case word b, ignoring case (whole: a ends there)? */
+static bool istarts(const char* a, const char* b, bool whole)
 {
-    for (; *a && *b; a++, b++) {
+    for (; *b; a++, b++) {
         char x = *a >= 'A' && *a <= 'Z' ? (char)(*a - 'A' + 'a') : *a;
         if (x != *b) return false;
     }
-    return *a == *b;
+    return !whole || *a == '\0';
 }
 
 /* Parses a decimal number with the OBJ syntax [+-]digits[.digits][(e|E)[+-]digits]
@@ -148,8 +149,8 @@ static dvi_status parse_number(obj_reader* r, const char* tok, double* out)
     char ex[48];
     const char* p = tok;
     if (*p == '+' || *p == '-') p++;
-    if (ieq(p, "nan") || ieq(p, "inf") || ieq(p, "infinity") || (strncmp(p, "nan(", 4) == 0) ||
-        (strncmp(p, "NAN(", 4) == 0))
+    if (istarts(p, "nan", true) || istarts(p, "nan(", false) || istarts(p, "inf", true) ||
+        istarts(p, "infinity", true))
         return fail(r, DVI_ERR_PARSE, "non-finite value '%s'", excerpt(tok, ex));
     size_t digits = 0;
     while (*p >= '0' && *p <= '9') p++, digits++;

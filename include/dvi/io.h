@@ -45,8 +45,9 @@ typedef struct dvi_mesh_data {
 /// "" on success, else e.g. "mesh.obj:12: face index 9 out of range (8 vertices)".
 /// Returns DVI_OK, DVI_ERR_IO (file cannot be opened or read), DVI_ERR_PARSE
 /// (malformed content), DVI_ERR_NOMEM or DVI_ERR_INVALID_ARG (path or out
-/// NULL). Allocates with malloc. Thread-safe (no shared state); the decimal
-/// point is '.' whatever the C locale.
+/// NULL). Allocates with malloc. No shared state: calls from several threads
+/// are safe as long as no thread changes the C locale meanwhile (numbers are
+/// read with '.' as the decimal point whatever the locale).
 DVI_API dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t msg_size);
 
 /// Frees the arrays of a mesh read by dvi_obj_read and zeroes it. NULL and
