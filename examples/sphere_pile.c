@@ -36,6 +36,7 @@ static void usage(void)
 int main(int argc, char** argv)
 {
     pile_config c = pile_default_config(1000);
+    const char* dump = NULL;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -50,6 +51,7 @@ int main(int argc, char** argv)
         else if (!strcmp(a, "--tolerance")) c.tolerance = atof(v);
         else if (!strcmp(a, "--max-iterations")) c.max_iterations = atoi(v);
         else if (!strcmp(a, "--box")) c.box_side = atof(v);
+        else if (!strcmp(a, "--dump")) dump = v;
         else if (!strcmp(a, "--friction")) c.friction = atof(v);
         else if (!strcmp(a, "--rolling")) c.rolling_friction = atof(v);
         else if (!strcmp(a, "--spinning")) c.spinning_friction = atof(v);
@@ -91,6 +93,20 @@ int main(int argc, char** argv)
            "%.3f), top of highest sphere %.4f m\n",
            r.bed_height, h_rcp, h_sc, c.spheres * 4.0 / 3.0 * PILE_PI * pow(c.radius, 3) / (p.side * p.side * r.bed_height),
            r.top);
+    printf("interior packing fraction %.3f; force-carrying contacts per sphere %.2f, largest |gap| of a loaded contact "
+           "%.1e m\n",
+           r.phi_bulk, r.coordination, r.loaded_gap_max);
+    if (dump) {
+        FILE* f = fopen(dump, "w");
+        if (f) {
+            for (int i = 0; i < c.spheres; i++) {
+                double x[3];
+                dvi_body_get_position(p.world, p.balls[i], x);
+                fprintf(f, "%.9f %.9f %.9f\n", x[0], x[1], x[2]);
+            }
+            fclose(f);
+        }
+    }
     int ok = !r.step_error && r.escaped == 0 && r.final_ratio < 1e-6;
     printf("%s\n", ok ? "PASS" : "FAIL");
     pile_destroy(&p);

@@ -243,6 +243,83 @@ static void pile_bed(const pile* p, double* height, double* top)
     *top = zmax + p->cfg.radius;
 }
 
+/* Packing fraction of the bed's interior, away from the walls, the floor
+ * and the free surface: the box |x|, |y| ≤ L/2 − d, d ≤ z ≤ H − d for the
+ * bed height H = 2·mean(z), sampled on a grid of spacing r/16 (fraction of
+ * grid points inside a sphere). −1 when the interior is empty. */
+static double pile_bulk_fraction(const pile* p, double bed_height)
+{
+    const int n = p->cfg.spheres;
+    const double r = p->cfg.radius, d = 2 * r, half = p->side / 2 - d, z0 = d, z1 = bed_height - d;
+    if (!(half > 0) || !(z1 > z0) || n < 1) return -1.0;
+    /* spheres binned in cells of side d over the whole box */
+    const double lo = -p->side / 2;
+    const int nc = (int)ceil(p->side / d) + 1, nz = (int)ceil((bed_height + d) / d) + 1;
+    int* head = malloc(sizeof(int) * (size_t)nc * nc * nz);
+    int* next = malloc(sizeof(int) * (size_t)n);
+    double* pos = malloc(sizeof(double) * 3 * (size_t)n);
+    if (!head || !next || !pos) {
+        free(head), free(next), free(pos);
+        return -1.0;
+    }
+    for (int i = 0; i < nc * nc * nz; i++) head[i] = -1;
+    for (int i = 0; i < n; i++) {
+        double* x = pos + 3 * i;
+        dvi_body_get_position(p->world, p->balls[i], x);
+        int cx = (int)floor((x[0] - lo) / d), cy = (int)floor((x[1] - lo) / d), cz = (int)floor(x[2] / d);
+        if (cx < 0 || cy < 0 || cz < 0 || cx >= nc || cy >= nc || cz >= nz) {
+            next[i] = -1; /* outside the binned region: cannot reach the interior */
+            continue;
+        }
+        int c = (cz * nc + cy) * nc + cx;
+        next[i] = head[c];
+        head[c] = i;
+    }
+    const double step = r / 16;
+    long inside = 0, total = 0;
+    for (double z = z0 + step / 2; z < z1; z += step)
+        for (double y = -half + step / 2; y < half; y += step)
+            for (double x = -half + step / 2; x < half; x += step) {
+                total++;
+                int cx = (int)floor((x - lo) / d), cy = (int)floor((y - lo) / d), cz = (int)floor(z / d);
+                int hit = 0;
+                for (int kz = cz - 1; kz <= cz + 1 && !hit; kz++)
+                    for (int ky = cy - 1; ky <= cy + 1 && !hit; ky++)
+                        for (int kx = cx - 1; kx <= cx + 1 && !hit; kx++) {
+                            if (kx < 0 || ky < 0 || kz < 0 || kx >= nc || ky >= nc || kz >= nz) continue;
+                            for (int i = head[(kz * nc + ky) * nc + kx]; i >= 0; i = next[i]) {
+                                const double* q = pos + 3 * i;
+                                double dx = x - q[0], dy = y - q[1], dz = z - q[2];
+                                if (dx * dx + dy * dy + dz * dz <= r * r) {
+                                    hit = 1;
+                                    break;
+                                }
+                            }
+                        }
+                inside += hit;
+            }
+    free(head), free(next), free(pos);
+    return total ? (double)inside / (double)total : -1.0;
+}
+
+/* Contacts of the last step carrying a force: per sphere (a sphere–sphere
+ * contact counts for both), and the largest |gap| among them. */
+static void pile_contact_stats(const pile* p, double* coordination, double* gap_max)
+{
+    int loaded = 0;
+    double g = 0.0;
+    for (int32_t k = 0; k < dvi_world_contact_count(p->world); k++) {
+        dvi_contact_info ci;
+        dvi_world_get_contact(p->world, k, &ci);
+        double f = sqrt(ci.force[0] * ci.force[0] + ci.force[1] * ci.force[1] + ci.force[2] * ci.force[2]);
+        if (!(f > 1e-9)) continue;
+        loaded += ci.body_a.index1 == p->ground.index1 || ci.body_b.index1 == p->ground.index1 ? 1 : 2;
+        if (fabs(ci.distance) > g) g = fabs(ci.distance);
+    }
+    *coordination = p->cfg.spheres ? (double)loaded / p->cfg.spheres : 0.0;
+    *gap_max = g;
+}
+
 static double pile_now(void)
 {
     struct timespec ts;
@@ -274,6 +351,9 @@ typedef struct pile_result {
     double residual_max, penetration_max;
     double wall_seconds, wall_per_step;
     int step_error;          /* a step returned an error (not DVI_NOT_CONVERGED) */
+    double phi_bulk;         /* packing fraction of the interior (pile_bulk_fraction) */
+    double coordination;     /* force-carrying contacts per sphere (sphere–sphere counted twice) */
+    double loaded_gap_max;   /* m, largest |gap| of a contact carrying force at the end */
 } pile_result;
 
 typedef void pile_report_fn(void* user, const pile_sample* s);
@@ -349,6 +429,8 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
     res->escaped = pile_escaped(p);
     pile_bed(p, &res->bed_height, &res->top);
     pile_height_bounds(c, &res->h_rcp, &res->h_sc);
+    res->phi_bulk = pile_bulk_fraction(p, res->bed_height);
+    pile_contact_stats(p, &res->coordination, &res->loaded_gap_max);
 }
 
 #endif
