@@ -2,11 +2,18 @@
  * any escaping, and their kinetic energy decays below 1e-6 of its peak.
  *
  * Scene (sphere_pile.h): r = 0.02 m, density 2500 kg/m³, μ = 0.4, no
- * restitution; box side d·round(∛N) (0.40 m for 1000 spheres), walls 1 m high.
- * Steps until KE/peak has stayed below 1e-6 for 0.2 s, or the time limit.
+ * restitution, no rolling or spinning friction (unless asked for); box side
+ * d·round(∛N) (0.40 m for 1000 spheres), walls 1 m high. Steps until KE/peak
+ * has stayed below 1e-6 for 0.2 s with converged solves, or the time limit
+ * (default 6 s). World solver defaults unless overridden (tolerance 1e-8,
+ * 2000 iterations).
  *
  *   sphere_pile [--spheres N] [--solver NAME] [--dt H] [--seconds T]
  *               [--tolerance TOL] [--max-iterations K] [--box L] [--seed S]
+ *               [--friction MU] [--rolling M] [--spinning M] [--dump FILE]
+ *
+ * --rolling/--spinning set the rolling and spinning friction (m) of every
+ * shape; --dump writes the final centres (x y z per line).
  *
  * Prints one line per 0.1 s of simulated time, then the summary. Exit status
  * 0 iff no sphere escaped and the final KE/peak < 1e-6. Public API only. */
@@ -30,7 +37,8 @@ static void report(void* user, const pile_sample* s)
 static void usage(void)
 {
     fprintf(stderr, "usage: sphere_pile [--spheres N] [--solver NAME] [--dt H] [--seconds T] [--tolerance TOL]\n"
-                    "                   [--max-iterations K] [--box L] [--seed S]\n");
+                    "                   [--max-iterations K] [--box L] [--seed S] [--friction MU] [--rolling M]\n"
+                    "                   [--spinning M] [--dump FILE]\n");
 }
 
 int main(int argc, char** argv)
@@ -73,8 +81,6 @@ int main(int argc, char** argv)
         pile_destroy(&p);
         return 1;
     }
-    double h_rcp, h_sc;
-    pile_height_bounds(&c, &h_rcp, &h_sc);
     printf("sphere_pile: %d spheres, r = %.3f m, m = %.4f kg, mu = %.2f, box %.3f m, solver %s, dt %.1e s, "
            "tolerance %.0e\n",
            c.spheres, c.radius, p.mass, c.friction, p.side, c.solver, c.dt, c.tolerance > 0 ? c.tolerance : 1e-8);
@@ -87,15 +93,15 @@ int main(int argc, char** argv)
     printf("max contacts %d, steps not converged %d, max residual %.2e, max penetration %.2e m\n", r.max_contacts,
            r.not_converged, r.residual_max, r.penetration_max);
     printf("escaped spheres: %d\n", r.escaped);
-    printf("final KE %.3e J, KE/peak %.3e (%s; below 1e-6 since t = %.3f s)\n", r.final_ke, r.final_ratio,
-           r.settled ? "settled" : "NOT settled", r.settle_time);
-    printf("bed height 2*mean(z) = %.4f m (bounds: random close packing %.4f, simple cubic %.4f; packing fraction "
-           "%.3f), top of highest sphere %.4f m\n",
-           r.bed_height, h_rcp, h_sc, c.spheres * 4.0 / 3.0 * PILE_PI * pow(c.radius, 3) / (p.side * p.side * r.bed_height),
-           r.top);
-    printf("interior packing fraction %.3f; force-carrying contacts per sphere %.2f, largest |gap| of a loaded contact "
-           "%.1e m\n",
-           r.phi_bulk, r.coordination, r.loaded_gap_max);
+    printf("final KE %.3e J, KE/peak %.3e (%s; below 1e-6 with converged solves since t = %.3f s)\n", r.final_ke,
+           r.final_ratio, r.settled ? "settled" : "NOT settled", r.settle_time);
+    printf("bed height 2*mean(z) = %.4f m (bounds %.4f .. %.4f: random close packing .. loosest bed; simple cubic "
+           "%.4f), packing fraction %.3f, top of highest sphere %.4f m\n",
+           r.bed_height, r.h_rcp, r.h_loose, r.h_sc,
+           c.spheres * 4.0 / 3.0 * PILE_PI * pow(c.radius, 3) / (p.side * p.side * r.bed_height), r.top);
+    printf("interior packing fraction %.3f (bounds %.3f .. %.3f); force-carrying contacts per sphere %.2f, "
+           "largest |gap| of a loaded contact %.1e m\n",
+           r.phi_bulk, PILE_PHI_RLP, PILE_PHI_RCP, r.coordination, r.loaded_gap_max);
     if (dump) {
         FILE* f = fopen(dump, "w");
         if (f) {

@@ -13,14 +13,44 @@
  *
  * Bed height. With the centres spread evenly over a bed [0, H], their mean
  * height is H/2, so the bed height is estimated as H = 2·mean(z) (exact for
- * simple-cubic layers). The packing fraction of the bed is φ = N·(4/3)πr³ /
- * (L²·H); physically it lies between simple-cubic (φ = π/6 = 0.524, the
- * loosest regular stacking) and random close packing (φ ≈ 0.64), so
- *   H_rcp = N·(4/3)πr³ / (0.64·L²)  ≤  H  ≤  H_sc = N·d³ / L²
- * (1000 spheres, L = 0.40 m: 0.327 m ≤ H ≤ 0.400 m).
+ * simple-cubic layers). Bounds, with V = N·(4/3)πr³ the spheres' volume:
+ *   lower: no random packing is denser than random close packing, φ ≈ 0.64:
+ *     H_rcp = V / (0.64·L²)                       (1000 spheres: 0.327 m)
+ *   simple cubic (φ = π/6 = 0.524), H_sc = N·d³/L², is NOT an upper bound:
+ *     the walls, the floor and the free surface loosen a bed in a box a few
+ *     diameters wide (measured: 216 spheres, L = 6d, H = 0.259 m > H_sc =
+ *     0.240 m; 1000 spheres, L = 10d, 0.402 m > 0.400 m), although the
+ *     interior is denser than simple cubic (φ ≈ 0.55).
+ *   upper: split the bed into its interior (farther than r from the walls,
+ *     the floor and the top) and a boundary shell of thickness r. The
+ *     interior of a mechanically stable random packing is at least as dense
+ *     as random loose packing in the limit of infinite friction, φ_i = 0.536
+ *     (Song, Wang & Makse, Nature 453, 629, 2008). The shell holds the halves
+ *     of the spheres touching the wall (floor, top), a monolayer at least as
+ *     dense as random sequential adsorption's jamming limit, areal coverage
+ *     0.547, i.e. φ_s = (2/3)·0.547 = 0.365. Then V ≥ φ_s·L²·H +
+ *     (φ_i − φ_s)·(L − 2r)²·(H − 2r), so
+ *     H_loose = (V + (φ_i − φ_s)(L − 2r)²·2r) / (φ_s·L² + (φ_i − φ_s)(L − 2r)²)
+ *     (216 spheres: 0.270 m; 1000 spheres: 0.427 m).
+ *   interior: pile_bulk_fraction() samples the packing fraction away from
+ *     the boundaries; it lies between 0.536 and 0.64.
+ * The bounds assume a box several diameters wide (27 spheres in a 3d box
+ * arch across it and pack looser).
+ *
+ * Free modes. Without rolling and spinning friction, a sphere rolling on the
+ * floor in a cavity of the bed, or spinning about the line through its
+ * contacts (one support, or two opposite ones), loses no energy: the kinetic
+ * energy can level off instead of decaying. Measured (APGD): 1000 spheres
+ * level off at KE/peak 1.0e-6–1.8e-6; of six 216-sphere piles (seeds), one
+ * levels off at 3e-6, five reach 1.5e-9–4.9e-7. Rolling and spinning
+ * friction (--rolling, --spinning; a few 1e-5 m for glass, from the Hertz
+ * contact radius) remove these modes, but with them the solvers converge
+ * poorly (unscaled angular rows), so they are off by default.
  *
  * Settling. The run stops when KE/peak has stayed below the threshold
- * (1e-6) for hold seconds (0.2 s), or at the time limit. */
+ * (1e-6) for hold seconds (0.2 s) with every solve in that window converged
+ * (so that rest is certified by the solver, not left over by an inexact
+ * solve), or at the time limit. */
 #ifndef SPHERE_PILE_H
 #define SPHERE_PILE_H
 
@@ -99,12 +129,19 @@ static double pile_side(const pile_config* c)
     return c->box_side > 0 ? c->box_side : 2.0 * c->radius * round(cbrt((double)c->spheres));
 }
 
-/* Bounds on the bed height H (see the header comment). */
-static void pile_height_bounds(const pile_config* c, double* h_rcp, double* h_sc)
+#define PILE_PHI_RCP 0.64       /* random close packing */
+#define PILE_PHI_RLP 0.536      /* random loose packing, infinite friction */
+#define PILE_PHI_SHELL 0.365    /* (2/3) × 0.547, a jammed random monolayer of hemispheres */
+
+/* Bed heights (see the header comment): random close packing, simple
+ * cubic, and the loosest bed (upper bound). */
+static void pile_height_bounds(const pile_config* c, double* h_rcp, double* h_sc, double* h_loose)
 {
-    double L = pile_side(c), r = c->radius, vol = 4.0 / 3.0 * PILE_PI * r * r * r;
-    *h_rcp = c->spheres * vol / (0.64 * L * L);
+    double L = pile_side(c), r = c->radius, V = c->spheres * 4.0 / 3.0 * PILE_PI * r * r * r;
+    double Li = L - 2 * r > 0 ? L - 2 * r : 0.0, dphi = PILE_PHI_RLP - PILE_PHI_SHELL;
+    *h_rcp = V / (PILE_PHI_RCP * L * L);
     *h_sc = c->spheres * 8.0 * r * r * r / (L * L);
+    *h_loose = (V + dphi * Li * Li * 2 * r) / (PILE_PHI_SHELL * L * L + dphi * Li * Li);
 }
 
 static void pile_destroy(pile* p)
@@ -342,10 +379,10 @@ typedef struct pile_sample {
 typedef struct pile_result {
     int steps;
     double time, peak_ke, peak_time, final_ke, final_ratio;
-    int settled;             /* KE/peak stayed below the threshold for hold seconds */
-    double settle_time;      /* when it went below for good (s), or −1 */
+    int settled;             /* KE/peak stayed below the threshold for hold seconds, all solves converged */
+    double settle_time;      /* start of that window (s), or −1 */
     int escaped;
-    double bed_height, top, h_rcp, h_sc;
+    double bed_height, top, h_rcp, h_sc, h_loose;
     int max_contacts;
     int not_converged;       /* steps, whole run */
     double residual_max, penetration_max;
@@ -412,7 +449,7 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
         res->final_ke = ke;
         res->final_ratio = ratio;
         res->time = t;
-        if (res->peak_ke > 0 && ratio < c->settle_ratio) {
+        if (res->peak_ke > 0 && ratio < c->settle_ratio && st == DVI_OK) {
             if (below == 0) res->settle_time = t;
             below++;
         } else {
@@ -428,7 +465,7 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
     res->wall_per_step = res->steps ? res->wall_seconds / res->steps : 0.0;
     res->escaped = pile_escaped(p);
     pile_bed(p, &res->bed_height, &res->top);
-    pile_height_bounds(c, &res->h_rcp, &res->h_sc);
+    pile_height_bounds(c, &res->h_rcp, &res->h_sc, &res->h_loose);
     res->phi_bulk = pile_bulk_fraction(p, res->bed_height);
     pile_contact_stats(p, &res->coordination, &res->loaded_gap_max);
 }
