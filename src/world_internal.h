@@ -95,6 +95,8 @@ typedef struct dvi_contact_rec {
     double point[3], normal[3], t1[3], t2[3];
     double distance;
     int32_t row, nrows;
+    double rho_a[3], rho_b[3]; /* contact point relative to the centres at the start of the step */
+    double ell;             /* lever scaling the spin/rolling rows (1 without them) */
     double force[3];
 } dvi_contact_rec;
 

@@ -460,6 +460,49 @@ static void test_independent_and_deterministic(void** state)
     assert_memory_equal(pos[0], pos[1], sizeof pos[0]);
 }
 
+/* The contact torque a body reports is the one that changed its spin: for a
+ * sphere rolling with rolling resistance, I·Δω/h about the contact-normal
+ * axis balance equals the reported torque (friction lever + rolling couple). */
+static void test_contact_torque_with_rolling_couple(void** state)
+{
+    (void)state;
+    const double r = 0.02, m = 0.0838, I = 0.4 * m * r * r, h = 1e-3;
+    dvi_world* w = make_world("apgd");
+    dvi_body_def gd = dvi_default_body_def();
+    gd.type = DVI_BODY_FIXED;
+    dvi_body_id g, b;
+    dvi_shape_id s;
+    assert_int_equal(dvi_body_create(w, &gd, &g), DVI_OK);
+    dvi_shape_def pl = dvi_default_shape_def();
+    pl.type = DVI_SHAPE_PLANE;
+    pl.material.rolling_friction = 1e-3;
+    assert_int_equal(dvi_shape_create(w, g, &pl, &s), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = m;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
+    bd.position[2] = r;
+    bd.velocity[0] = 0.1;
+    bd.angular_velocity[1] = 0.1 / r;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = r;
+    sd.material.rolling_friction = 1e-3;
+    assert_int_equal(dvi_shape_create(w, b, &sd, &s), DVI_OK);
+    for (int k = 0; k < 5; k++) {
+        double w0[3], w1[3], f[3], t[3];
+        dvi_body_get_angular_velocity(w, b, w0);
+        assert_true(dvi_world_step(w, h) >= 0);
+        dvi_body_get_angular_velocity(w, b, w1);
+        dvi_body_get_contact_force(w, b, f, t);
+        double expect = I * (w1[1] - w0[1]) / h; /* no gyroscopic term: isotropic inertia */
+        if (k == 4)
+            print_message("rolling sphere: reported contact torque %.6e N m, I dw/h = %.6e N m\n", t[1], expect);
+        assert_near(t[1], expect, 1e-9 * fabs(expect) + 1e-12);
+    }
+    dvi_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_sphere_stack),
         cmocka_unit_test(test_box_stack),
         cmocka_unit_test(test_pendulum),
+        cmocka_unit_test(test_contact_torque_with_rolling_couple),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_independent_and_deterministic),
     };

@@ -96,7 +96,8 @@ DVI_API dvi_status dvi_body_set_velocity(dvi_world* world, dvi_body_id body, con
 DVI_API dvi_status dvi_body_set_applied_force(dvi_world* world, dvi_body_id body, const double force[3],
                                               const double torque[3]);
 /// Sum of the contact forces (N) on the body during the last step and their
-/// torque (N·m) about its centre of mass, world frame.
+/// torque (N·m) about its centre of mass at the start of the step (rolling
+/// and spinning resistance included), world frame.
 DVI_API dvi_status dvi_body_get_contact_force(const dvi_world* world, dvi_body_id body, double force[3],
                                               double torque[3]);
 
