@@ -5,4 +5,5 @@
 #include "ccp.h"
 #include "world.h"
 #include "io.h"
+#include "scene.h"
 #endif

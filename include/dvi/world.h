@@ -215,6 +215,39 @@ typedef struct dvi_contact_info {
 DVI_API int32_t dvi_world_contact_count(const dvi_world* world);
 DVI_API dvi_status dvi_world_get_contact(const dvi_world* world, int32_t index, dvi_contact_info* out);
 
+/* ---- enumeration (writers of frames and reports) -------------------------- */
+
+/// Number of live bodies; dvi_world_body_at enumerates them in creation order
+/// (index in [0, count)).
+DVI_API int32_t dvi_world_body_count(const dvi_world* world);
+DVI_API dvi_status dvi_world_body_at(const dvi_world* world, int32_t index, dvi_body_id* out);
+
+/// What a frame writer needs to draw a body.
+typedef struct dvi_body_info {
+    dvi_body_type type;
+    double mass;              ///< kg (0 for fixed and kinematic bodies)
+    int32_t shape_count;
+    dvi_shape_type shape_type; ///< type of the first shape (0 if none)
+    double bounding_radius;   ///< m, radius of a sphere about the centre of mass enclosing
+                              ///< all bounded shapes (planes, height fields and meshes excluded)
+} dvi_body_info;
+
+DVI_API dvi_status dvi_body_get_info(const dvi_world* world, dvi_body_id body, dvi_body_info* out);
+
+/* ---- state (checkpoints) -------------------------------------------------- */
+
+/// The complete dynamic state of the world — time, body poses, velocities and
+/// applied forces, motor targets, the warm-start history of contacts and
+/// joints — as a byte blob (malloc'd; free with free()). The blob holds a
+/// fingerprint of the world's structure (bodies, shapes, joints) and a
+/// checksum. Loading it into a world with the same structure (e.g. built
+/// again from the same scene) makes the next steps bit-identical to those of
+/// the world that was saved. Refused (DVI_ERR_INVALID_ARG / DVI_ERR_PARSE,
+/// message on the world) if the structure differs or the blob is damaged;
+/// the world is then unchanged.
+DVI_API dvi_status dvi_world_save_state(const dvi_world* world, void** data, size_t* size);
+DVI_API dvi_status dvi_world_load_state(dvi_world* world, const void* data, size_t size);
+
 #ifdef __cplusplus
 }
 #endif

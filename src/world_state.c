@@ -1,0 +1,2 @@
+/* (being written) */
+#include "dvi/base.h"

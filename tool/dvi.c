@@ -1,0 +1,3 @@
+/* (being written) */
+#include <dvi/dvi.h>
+int main(void) { return 0; }
