@@ -15,6 +15,9 @@
  *    product N d per trial step, none for the gradient. The recurrences are
  *    refreshed with true products every REFRESH iterations and before the
  *    stopping test is accepted.
+ * Preconditioning (settings.apgd.precondition): a positive scale per block
+ * (see block_scaling) — an exact change of variables, because each cone is
+ * invariant under positive scaling.
  * Stopping: the common CCP residual (ccp.h) of γ⁺ ≤ tolerance, confirmed on a
  * fresh product. Cost: one matrix-free product per iteration (plus one per
  * backtrack) and four fused passes over the vectors: the loop is bound by
@@ -31,24 +34,57 @@
 
 /* (9) γ⁺ = Π(y − t (N y + r)) and d = γ⁺ − y, block by block in one pass;
  * returns ‖d‖². */
-static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Ny, double t, double* gp, double* d)
+static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Ny, const double* P, double t,
+                            double* gp, double* d)
 {
     const dvi_ccp_block* B = w->p->blocks;
     const double* r = w->p->r;
     double dd = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double pb = P ? P[r0] : 1.0, tb = t * pb, ib = 1.0 / pb;
         double x[6];
-        for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - t * (Ny[r0 + a] + r[r0 + a]);
+        for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * (Ny[r0 + a] + r[r0 + a]);
         if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
         for (int32_t a = 0; a < k; a++) {
             double da = x[a] - y[r0 + a];
             gp[r0 + a] = x[a];
             d[r0 + a] = da;
-            dd += da * da;
+            dd += da * da * ib;
         }
     }
     return dd;
+}
+
+/* Block-diagonal (Jacobi) preconditioner: P_b = k_b / Σ_{i∈b} N_ii, one
+ * positive number per block. Scaling a block by a positive number maps its
+ * cone onto itself, so running APGD on x = P^{-1/2} γ (operator P^{1/2} N
+ * P^{1/2}) is an exact change of variables; written back in γ it is the
+ * gradient step γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
+static void block_scaling(const dvi_ccp_work* w, double* P)
+{
+    double sum = 0.0;
+    int32_t pos = 0;
+    for (int32_t i = 0; i < w->m; i++)
+        if (w->diag[i] > 0.0 && isfinite(w->diag[i])) {
+            sum += w->diag[i];
+            pos++;
+        }
+    double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) { /* rows are independent: one scale each */
+            for (int32_t a = 0; a < k; a++) {
+                double di = w->diag[r0 + a];
+                P[r0 + a] = di > 0.0 && isfinite(di) ? 1.0 / di : fallback;
+            }
+            continue;
+        }
+        double s = 0.0;
+        for (int32_t a = 0; a < k; a++) s += w->diag[r0 + a];
+        double pb = s > 0.0 && isfinite(s) ? k / s : fallback;
+        for (int32_t a = 0; a < k; a++) P[r0 + a] = pb;
+    }
 }
 
 /* The common CCP residual of γ given N γ (u = Nγ + r formed on the fly);
@@ -110,6 +146,8 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* Ngp = w->vec[6];
     double* d = w->vec[7];
     double* Nd = w->vec[8];
+    double* P = s->apgd.precondition ? w->vec[9] : NULL;
+    if (P) block_scaling(w, P);
 
     /* (1)–(4) γ_0 (projected guess), y_0 = γ_0, θ_0 = 1 */
     double* g = buf[0];
@@ -123,8 +161,10 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 
     /* (5)–(6) L_0 = ‖N(γ_0 − γ̃)‖ / ‖γ_0 − γ̃‖ with γ̃ = γ_0 − 1: a lower
      * estimate of the largest eigenvalue; backtracking corrects it. */
-    for (int32_t i = 0; i < m; i++) d[i] = 1.0;
+    for (int32_t i = 0; i < m; i++) d[i] = P ? sqrt(P[i]) : 1.0; /* P^{1/2} 1 */
     dvi_work_apply(w, d, Nd);
+    if (P)
+        for (int32_t i = 0; i < m; i++) Nd[i] *= sqrt(P[i]);
     double L = dvi_norm2(Nd, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
@@ -141,13 +181,13 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         double* gp = buf[0] != g && buf[0] != best ? buf[0] : buf[1] != g && buf[1] != best ? buf[1] : buf[2];
         /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r */
         double t = 1.0 / L;
-        double dd = gradient_step(w, y, Ny, t, gp, d);
+        double dd = gradient_step(w, y, Ny, P, t, gp, d);
         dvi_work_apply(w, d, Nd);
         /* (10)–(13) backtrack until ½dᵀNd ≤ L/2 ‖d‖² */
         for (int bt = 0; bt < MAX_BACKTRACK && dvi_dot(d, Nd, m) > L * dd * (1.0 + 1e-12); bt++) {
             L *= s->apgd.grow;
             t = 1.0 / L;
-            dd = gradient_step(w, y, Ny, t, gp, d);
+            dd = gradient_step(w, y, Ny, P, t, gp, d);
             dvi_work_apply(w, d, Nd);
         }
         /* (14)–(15) θ_{k+1}, β_{k+1} */

@@ -37,6 +37,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.apgd.restart = true;
     s.apgd.grow = 2.0;
     s.apgd.shrink = 0.9;
+    s.apgd.precondition = true;
     s.pgs.omega = 1.0;
     s.pgs.symmetric = false;
     s.pgs.block_iterations = 8;

@@ -980,6 +980,66 @@ static void test_random_apgd_vs_pgs(void** state)
     }
 }
 
+/* The APGD block preconditioner is an exact change of variables: with it
+ * and without it APGD reaches the same answer. Two independent box columns,
+ * one 10⁴ times lighter than the other, have known interface loads (as in
+ * test_box_stacks) and N's diagonal spans four decades: the preconditioned
+ * solve must need at least 5× fewer iterations (measured: 134 vs 10920). */
+static void test_apgd_preconditioner(void** state)
+{
+    (void)state;
+    for (int k = 1; k <= 3; k++) {
+        dvi_gen_problem g;
+        (void)make_random_regular(&g, k);
+        int32_t m = g.p.rows;
+        double g1[64] = {0}, g0[64] = {0};
+        assert_true(m <= 64);
+        dvi_solver_settings s = settings(1e-10, 200000);
+        dvi_solve_result r1, r0;
+        run(&g.p, "apgd", &s, g1, &r1);
+        s.apgd.precondition = false;
+        run(&g.p, "apgd", &s, g0, &r0);
+        CHECK(r1.status == DVI_SOLVE_CONVERGED && r0.status == DVI_SOLVE_CONVERGED, "regular #%d: not converged", k);
+        double dg = dist2(g1, g0, m) / norm2(g0, m);
+        CHECK(dg <= 1e-6, "regular #%d: preconditioned and plain APGD differ by %.3e", k, dg);
+    }
+
+    /* two independent box columns of test_box_stacks, the second 10⁴ times
+     * lighter: unscaled, N's spectrum spans the two columns' */
+    const int32_t columns = 2, height = 3;
+    const double mass[2] = {500.0, 0.05}, h = 1e-2;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_box_stacks(columns, height, 10.0, h, 7, &g), DVI_OK);
+    for (int32_t b = height; b < 2 * height; b++)
+        for (int q = 0; q < 36; q++) g.inv_mass[36 * b + q] *= mass[0] / mass[1];
+    int32_t iters[2];
+    for (int pre = 1; pre >= 0; pre--) {
+        dvi_solver_settings s = settings(1e-10, 500000);
+        s.apgd.precondition = pre;
+        double* gamma = calloc((size_t)g.p.rows, sizeof(double));
+        assert_non_null(gamma);
+        dvi_solve_result res;
+        run(&g.p, "apgd", &s, gamma, &res);
+        CHECK(res.status == DVI_SOLVE_CONVERGED, "box columns, precondition %d: %s", pre,
+              dvi_solve_status_string(res.status));
+        for (int32_t c = 0; c < columns; c++)
+            for (int32_t j = 0; j < height; j++) {
+                double sum = 0.0;
+                for (int q = 0; q < 4; q++) sum += gamma[3 * (4 * (c * height + j) + q)];
+                double want = (height - j) * mass[c] * 9.81 * h;
+                CHECK(fabs(sum - want) <= 1e-6 * want,
+                      "precondition %d: column %d interface %d carries %.12g, expected %.12g", pre, c, j, sum, want);
+            }
+        iters[pre] = res.iterations;
+        free(gamma);
+    }
+    print_message("         heavy and light box columns: %d iterations preconditioned, %d plain\n", iters[1], iters[0]);
+    CHECK(5 * iters[1] <= iters[0], "preconditioning should cut the iterations 5x on mixed masses (%d vs %d)",
+          iters[1], iters[0]);
+    dvi_gen_free(&g);
+}
+
 /* Per-contact state of a solution: 0 separated, 1 stick, 2 slide. */
 static int contact_state(const double* g3, const double* u3, double gscale, double uscale)
 {
@@ -1747,6 +1807,7 @@ int main(void)
         cmocka_unit_test(test_sphere_stack),
         cmocka_unit_test(test_box_stacks),
         cmocka_unit_test(test_random_apgd_vs_pgs),
+        cmocka_unit_test(test_apgd_preconditioner),
         cmocka_unit_test(test_random_lemke_vs_cone),
         cmocka_unit_test(test_random_lemke_relaxed_vs_apgd),
         cmocka_unit_test(test_granular_lemke_vs_apgd),

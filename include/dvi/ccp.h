@@ -136,6 +136,8 @@ typedef struct dvi_solver_settings {
         bool restart;       ///< adaptive restart (gradient test); default true
         double grow;        ///< factor on L when backtracking; default 2.0
         double shrink;      ///< factor on L after each iteration; default 0.9
+        bool precondition;  ///< scale each block by the inverse mean of its diagonal of N
+                            ///< (exact: cones are invariant under positive scaling); default true
     } apgd;
     struct {
         double omega;       ///< over-relaxation ω in (0, 2); default 1.0
