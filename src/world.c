@@ -479,6 +479,7 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
     q_to_m3(s.lrot, q);
     s.material = def->material;
     w->shapes[w->shape_count++] = s;
+    dvi_body_note_shape(&w->bodies[bi], &s);
     out->index1 = w->shape_count;
     out->generation = 1;
     out->world = w->tag;

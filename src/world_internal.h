@@ -24,6 +24,10 @@ typedef struct dvi_body {
     double force[3], torque[3];        /* applied, world frame */
     double gravity_scale;
     double contact_force[3], contact_torque[3]; /* last step */
+    /* shape summary (dvi_body_get_info), kept by dvi_body_note_shape */
+    int32_t shape_count;
+    dvi_shape_type first_shape;        /* 0 while the body has no shape */
+    double bounding_radius;            /* about the centre of mass, bounded shapes only */
 } dvi_body;
 
 typedef struct dvi_shape {
@@ -142,5 +146,8 @@ dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
 
 /* Resolves an id to an index, or −1 (stale, null, other world). */
 int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
+
+/* Updates body b's shape summary for a shape s just attached to it (world_query.c). */
+void dvi_body_note_shape(dvi_body* b, const dvi_shape* s);
 
 #endif /* DVI_WORLD_INTERNAL_H */

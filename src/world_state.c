@@ -1,2 +1,689 @@
-/* (being written) */
-#include "dvi/base.h"
+/* dvicontact — world state blobs (checkpoints): dvi_world_save_state and
+ * dvi_world_load_state.
+ *
+ * What a step reads that an earlier step (or the caller) wrote — and thus
+ * what a blob holds:
+ *   - the time (motor ramps depend on it);
+ *   - per body: x, q, v, ω, the applied force and torque, and the contact
+ *     force and torque of the last step (public getters);
+ *   - per joint: motor speed and torque (dvi_joint_set_motor), the row count,
+ *     impulses (warm start of the joint rows), J_B of each row and the
+ *     reaction of the last step;
+ *   - the contacts of the last step (dvi_world_get_contact), and the
+ *     warm-start history: the last step's points with their impulses and the
+ *     open-addressing table from a shape pair to its first point, stored
+ *     slot for slot;
+ *   - the stats of the last step.
+ * Not state: the collision layer keeps only grow-only buffers and recomputes
+ * its grid (levels, cell sizes, table kind) from the geoms on every call, so
+ * its output depends on the geoms alone; the solver's workspace is rebuilt
+ * on every solve and its initial guess comes from the warm start above; the
+ * per-step buffers of the world (rows, D, γ, free velocities) are rewritten
+ * before they are read. The solver and its settings are configuration, not
+ * state: they are neither saved nor checked (a world that loads a blob and
+ * uses the same solver continues bit-identically; dvi_world_set_solver may
+ * change it on purpose).
+ *
+ * Format (version 1). Every integer is little-endian, every double its raw
+ * IEEE-754 binary64 bits in little-endian order (exact, portable).
+ *   header, 64 bytes:
+ *      0  magic "DVISTATE"          8 bytes
+ *      8  u32 format version (1)
+ *     12  u32 byte-order mark 0x01020304
+ *     16  u32 header size (64)
+ *     20  u32 reserved (0)
+ *     24  u64 payload size (bytes after the header)
+ *     32  u32 bodies, u32 shapes, u32 joints, u32 reserved (0)
+ *     48  u64 fingerprint of the structure (FNV-1a 64 of the structure hashes)
+ *     56  u64 checksum: FNV-1a 64 of bytes 0..55 and of the payload
+ *   payload:
+ *     structure: u64 world-settings hash, then u64 per body, per shape and per
+ *       joint: hashes of what cannot change after creation (types, masses,
+ *       inertias, shape sizes, offsets, materials and data, joint bodies,
+ *       frames and motor kind), so that a refusal can name the object;
+ *     state: f64 time; the stats; per body 25 f64; per joint 2 f64, i32 row
+ *       count, 7 f64 impulses, 7×6 f64 J_B, 6 f64 reaction; u32 contact count
+ *       and the records; u32 warm-point count and the points; u64 slot count
+ *       and the slots (empty slots written as −1, −1, −1).
+ * Loading checks, before touching the world: size, magic, version, byte
+ * order, header fields, checksum, counts and hashes of the structure, then
+ * every index and count in the payload (a blob with a valid checksum but
+ * forged contents cannot make a later step read out of bounds). Doubles are
+ * restored as they were, whatever their value.
+ */
+#include "world_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(double) == 8 && sizeof(uint64_t) == 8, "the state format stores doubles as 8 bytes");
+_Static_assert(DVI_JOINT_MAX_ROWS == 7, "state format 1 stores 7 rows per joint: bump STATE_VERSION");
+
+#define STATE_MAGIC "DVISTATE"
+#define STATE_VERSION 1u
+#define STATE_BOM 0x01020304u
+#define HEADER_SIZE 64u
+#define CHECKSUM_AT 56u
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+/* ---- hashing ------------------------------------------------------------------- */
+
+static uint64_t fnv_bytes(uint64_t h, const uint8_t* p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+static uint64_t f64_bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static double bits_f64(uint64_t u)
+{
+    double x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static uint64_t fnv_u64(uint64_t h, uint64_t v)
+{
+    for (int k = 0; k < 8; k++) {
+        h ^= (uint8_t)(v >> (8 * k));
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+static uint64_t fnv_i32(uint64_t h, int32_t v)
+{
+    uint32_t u = (uint32_t)v;
+    for (int k = 0; k < 4; k++) {
+        h ^= (uint8_t)(u >> (8 * k));
+        h *= FNV_PRIME;
+    }
+    return h;
+}
+
+static uint64_t fnv_f64s(uint64_t h, const double* a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) h = fnv_u64(h, f64_bits(a[i]));
+    return h;
+}
+
+static uint64_t settings_hash(const dvi_world* w)
+{
+    uint64_t h = FNV_OFFSET;
+    h = fnv_f64s(h, w->def.gravity, 3);
+    h = fnv_u64(h, f64_bits(w->def.collision_envelope));
+    h = fnv_u64(h, f64_bits(w->def.contact_recovery_speed));
+    h = fnv_u64(h, f64_bits(w->def.joint_recovery_speed));
+    h = fnv_u64(h, f64_bits(w->def.bounce_threshold));
+    return h;
+}
+
+static uint64_t body_hash(const dvi_body* b)
+{
+    uint64_t h = FNV_OFFSET;
+    h = fnv_i32(h, (int32_t)b->type);
+    h = fnv_u64(h, f64_bits(b->mass));
+    h = fnv_f64s(h, b->inertia, 9);
+    h = fnv_u64(h, f64_bits(b->gravity_scale));
+    return h;
+}
+
+static uint64_t shape_hash(const dvi_shape* s)
+{
+    uint64_t h = FNV_OFFSET;
+    h = fnv_i32(h, s->body);
+    h = fnv_i32(h, (int32_t)s->type);
+    h = fnv_u64(h, f64_bits(s->radius));
+    h = fnv_u64(h, f64_bits(s->half_length));
+    h = fnv_f64s(h, s->half, 3);
+    h = fnv_f64s(h, s->lpos, 3);
+    h = fnv_f64s(h, s->lrot, 9);
+    const dvi_material* m = &s->material;
+    double mat[5] = {m->friction, m->rolling_friction, m->spinning_friction, m->restitution, m->compliance};
+    h = fnv_f64s(h, mat, 5);
+    if (s->hfield) {
+        const dvi_heightfield* f = s->hfield;
+        h = fnv_i32(h, f->nx);
+        h = fnv_i32(h, f->ny);
+        h = fnv_u64(h, f64_bits(f->dx));
+        h = fnv_u64(h, f64_bits(f->dy));
+        h = fnv_f64s(h, f->heights, (size_t)f->nx * (size_t)f->ny);
+    }
+    if (s->mesh) {
+        const dvi_trimesh* t = s->mesh;
+        h = fnv_i32(h, t->vertex_count);
+        h = fnv_i32(h, t->triangle_count);
+        h = fnv_f64s(h, t->vertices, 3 * (size_t)t->vertex_count);
+        for (size_t k = 0; k < 3 * (size_t)t->triangle_count; k++) h = fnv_i32(h, t->triangles[k]);
+    }
+    return h;
+}
+
+static uint64_t joint_hash(const dvi_joint* j)
+{
+    uint64_t h = FNV_OFFSET;
+    h = fnv_i32(h, (int32_t)j->type);
+    h = fnv_i32(h, j->a);
+    h = fnv_i32(h, j->b);
+    h = fnv_f64s(h, j->la, 3);
+    h = fnv_f64s(h, j->lb, 3);
+    h = fnv_f64s(h, j->axa, 3);
+    h = fnv_f64s(h, j->pa, 3);
+    h = fnv_f64s(h, j->qa, 3);
+    h = fnv_f64s(h, j->pb, 3);
+    h = fnv_f64s(h, j->qb, 3);
+    h = fnv_f64s(h, j->q_rel0, 4);
+    h = fnv_u64(h, f64_bits(j->length));
+    h = fnv_i32(h, (int32_t)j->motor);
+    h = fnv_u64(h, f64_bits(j->ramp));
+    return h;
+}
+
+/* ---- writing --------------------------------------------------------------------- */
+
+/* A writer; with p == NULL it only counts bytes. */
+typedef struct wbuf {
+    uint8_t* p;
+    size_t pos;
+} wbuf;
+
+static void put_u32(wbuf* b, uint32_t v)
+{
+    if (b->p)
+        for (int k = 0; k < 4; k++) b->p[b->pos + (size_t)k] = (uint8_t)(v >> (8 * k));
+    b->pos += 4;
+}
+
+static void put_u64(wbuf* b, uint64_t v)
+{
+    if (b->p)
+        for (int k = 0; k < 8; k++) b->p[b->pos + (size_t)k] = (uint8_t)(v >> (8 * k));
+    b->pos += 8;
+}
+
+static void put_i32(wbuf* b, int32_t v)
+{
+    put_u32(b, (uint32_t)v);
+}
+
+static void put_f64(wbuf* b, double x)
+{
+    put_u64(b, f64_bits(x));
+}
+
+static void put_f64s(wbuf* b, const double* a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) put_f64(b, a[i]);
+}
+
+/* The payload (structure hashes and state). */
+static void write_payload(const dvi_world* w, wbuf* b)
+{
+    /* (the counting pass skips the hashes: a height field's costs a pass over it) */
+    put_u64(b, b->p ? settings_hash(w) : 0);
+    for (int32_t i = 0; i < w->body_count; i++) put_u64(b, b->p ? body_hash(&w->bodies[i]) : 0);
+    for (int32_t i = 0; i < w->shape_count; i++) put_u64(b, b->p ? shape_hash(&w->shapes[i]) : 0);
+    for (int32_t i = 0; i < w->joint_count; i++) put_u64(b, b->p ? joint_hash(&w->joints[i]) : 0);
+
+    put_f64(b, w->time);
+    const dvi_step_stats* s = &w->stats;
+    put_i32(b, s->bodies);
+    put_i32(b, s->contacts);
+    put_i32(b, s->joint_rows);
+    put_i32(b, s->rows);
+    put_i32(b, s->iterations);
+    put_f64(b, s->residual);
+    put_i32(b, (int32_t)s->solver_status);
+    put_f64(b, s->max_penetration);
+    put_f64(b, s->max_joint_violation);
+    put_f64(b, s->seconds_collide);
+    put_f64(b, s->seconds_assemble);
+    put_f64(b, s->seconds_solve);
+    put_f64(b, s->seconds_integrate);
+
+    for (int32_t i = 0; i < w->body_count; i++) {
+        const dvi_body* d = &w->bodies[i];
+        put_f64s(b, d->x, 3);
+        put_f64s(b, d->q, 4);
+        put_f64s(b, d->v, 3);
+        put_f64s(b, d->w, 3);
+        put_f64s(b, d->force, 3);
+        put_f64s(b, d->torque, 3);
+        put_f64s(b, d->contact_force, 3);
+        put_f64s(b, d->contact_torque, 3);
+    }
+    for (int32_t i = 0; i < w->joint_count; i++) {
+        const dvi_joint* j = &w->joints[i];
+        put_f64(b, j->speed);
+        put_f64(b, j->torque);
+        put_i32(b, j->nrows);
+        put_f64s(b, j->gamma, DVI_JOINT_MAX_ROWS);
+        for (int q = 0; q < DVI_JOINT_MAX_ROWS; q++) put_f64s(b, j->jb[q], 6);
+        put_f64s(b, j->reaction_force, 3);
+        put_f64s(b, j->reaction_torque, 3);
+    }
+    put_u32(b, (uint32_t)w->contact_count);
+    for (int32_t c = 0; c < w->contact_count; c++) {
+        const dvi_contact_rec* r = &w->contacts[c];
+        put_i32(b, r->body_a);
+        put_i32(b, r->body_b);
+        put_i32(b, r->shape_a);
+        put_i32(b, r->shape_b);
+        put_u32(b, r->feature);
+        put_f64s(b, r->point, 3);
+        put_f64s(b, r->normal, 3);
+        put_f64s(b, r->t1, 3);
+        put_f64s(b, r->t2, 3);
+        put_f64(b, r->distance);
+        put_i32(b, r->row);
+        put_i32(b, r->nrows);
+        put_f64s(b, r->rho_a, 3);
+        put_f64s(b, r->rho_b, 3);
+        put_f64(b, r->ell);
+        put_f64s(b, r->force, 3);
+    }
+    put_u32(b, (uint32_t)w->warm_count);
+    for (int32_t k = 0; k < w->warm_count; k++) {
+        const dvi_warm_point* p = &w->warm[k];
+        put_i32(b, p->shape_a);
+        put_i32(b, p->shape_b);
+        put_u32(b, p->feature);
+        put_f64s(b, p->point, 3);
+        put_f64s(b, p->gamma, 6);
+    }
+    put_u64(b, (uint64_t)w->slot_count);
+    for (size_t k = 0; k < w->slot_count; k++) {
+        const dvi_warm_slot* s2 = &w->slots[k];
+        bool used = s2->shape_a >= 0; /* the other fields of an empty slot are not initialised */
+        put_i32(b, used ? s2->shape_a : -1);
+        put_i32(b, used ? s2->shape_b : -1);
+        put_i32(b, used ? s2->first : -1);
+    }
+}
+
+dvi_status dvi_world_save_state(const dvi_world* w, void** data, size_t* size)
+{
+    if (data) *data = NULL;
+    if (size) *size = 0;
+    if (!w || !data || !size) return DVI_ERR_INVALID_ARG;
+    wbuf count = {NULL, 0};
+    write_payload(w, &count);
+    size_t payload = count.pos;
+    if (payload > SIZE_MAX - HEADER_SIZE) return DVI_ERR_NOMEM;
+    uint8_t* p = malloc(HEADER_SIZE + payload);
+    if (!p) return DVI_ERR_NOMEM;
+    wbuf b = {p + HEADER_SIZE, 0};
+    write_payload(w, &b);
+
+    /* the fingerprint: hash of the structure hashes just written */
+    size_t nobj = (size_t)w->body_count + (size_t)w->shape_count + (size_t)w->joint_count;
+    uint64_t fp = fnv_u64(FNV_OFFSET, settings_hash(w));
+    for (size_t i = 0; i < nobj; i++) {
+        uint64_t v = 0;
+        for (int k = 0; k < 8; k++) v |= (uint64_t)p[HEADER_SIZE + 8 + 8 * i + (size_t)k] << (8 * k);
+        fp = fnv_u64(fp, v);
+    }
+
+    wbuf h = {p, 0};
+    memcpy(p, STATE_MAGIC, 8);
+    h.pos = 8;
+    put_u32(&h, STATE_VERSION);
+    put_u32(&h, STATE_BOM);
+    put_u32(&h, HEADER_SIZE);
+    put_u32(&h, 0);
+    put_u64(&h, (uint64_t)payload);
+    put_u32(&h, (uint32_t)w->body_count);
+    put_u32(&h, (uint32_t)w->shape_count);
+    put_u32(&h, (uint32_t)w->joint_count);
+    put_u32(&h, 0);
+    put_u64(&h, fp);
+    uint64_t sum = fnv_bytes(fnv_bytes(FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, payload);
+    put_u64(&h, sum);
+    *data = p;
+    *size = HEADER_SIZE + payload;
+    return DVI_OK;
+}
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+/* Reads from [p, p + n); size checks are done by the caller per section, but
+ * every read is bounds-checked as well (bad is set and 0 returned). */
+typedef struct rbuf {
+    const uint8_t* p;
+    size_t n, pos;
+    bool bad;
+} rbuf;
+
+static bool need(rbuf* r, size_t k)
+{
+    if (r->bad || r->n - r->pos < k) {
+        r->bad = true;
+        return false;
+    }
+    return true;
+}
+
+static uint32_t get_u32(rbuf* r)
+{
+    if (!need(r, 4)) return 0;
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) v |= (uint32_t)r->p[r->pos + (size_t)k] << (8 * k);
+    r->pos += 4;
+    return v;
+}
+
+static uint64_t get_u64(rbuf* r)
+{
+    if (!need(r, 8)) return 0;
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++) v |= (uint64_t)r->p[r->pos + (size_t)k] << (8 * k);
+    r->pos += 8;
+    return v;
+}
+
+static int32_t get_i32(rbuf* r)
+{
+    uint32_t u = get_u32(r);
+    int32_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static double get_f64(rbuf* r)
+{
+    return bits_f64(get_u64(r));
+}
+
+static void get_f64s(rbuf* r, double* a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) a[i] = get_f64(r);
+}
+
+/* Bytes of the fixed-size records of the payload. */
+#define STATS_BYTES (6 * 4 + 7 * 8)
+#define BODY_BYTES (25 * 8)
+#define JOINT_BYTES (2 * 8 + 4 + DVI_JOINT_MAX_ROWS * 8 + DVI_JOINT_MAX_ROWS * 6 * 8 + 6 * 8)
+#define CONTACT_BYTES (5 * 4 + 13 * 8 + 2 * 4 + 10 * 8)
+#define WARM_BYTES (3 * 4 + 9 * 8)
+#define SLOT_BYTES (3 * 4)
+
+static dvi_status damaged(dvi_world* w, const char* what, long long index, const char* field)
+{
+    if (index >= 0)
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (%s[%lld].%s out of range)", what, index, field);
+    return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (%s)", what);
+}
+
+/* Grows a buffer of the world to hold n elements (contents kept). */
+static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
+{
+    if (n <= *cap && *p) return true;
+    size_t c = *cap > 0 ? *cap : 64;
+    while (c < n) {
+        if (c > SIZE_MAX / 2 / elem) return false;
+        c *= 2;
+    }
+    void* q = realloc(*p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+#define RESERVE(w, field, n) reserve((void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
+
+/* Reads the state part of the payload. With apply false it only validates
+ * (and returns the counts); with apply true it writes into the world, which
+ * must have room (validated before, so nothing can fail then). */
+typedef struct state_counts {
+    uint32_t contacts, warm;
+    uint64_t slots;
+} state_counts;
+
+static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* counts)
+{
+    const int32_t nb = w->body_count, ns = w->shape_count, nj = w->joint_count;
+    if (!need(r, 8 + STATS_BYTES + (size_t)nb * BODY_BYTES + (size_t)nj * JOINT_BYTES + 4))
+        return damaged(w, "payload too short for the bodies and joints", -1, NULL);
+    double time = get_f64(r);
+    dvi_step_stats st;
+    memset(&st, 0, sizeof st);
+    st.bodies = get_i32(r);
+    st.contacts = get_i32(r);
+    st.joint_rows = get_i32(r);
+    st.rows = get_i32(r);
+    st.iterations = get_i32(r);
+    st.residual = get_f64(r);
+    st.solver_status = (dvi_solve_status)get_i32(r);
+    st.max_penetration = get_f64(r);
+    st.max_joint_violation = get_f64(r);
+    st.seconds_collide = get_f64(r);
+    st.seconds_assemble = get_f64(r);
+    st.seconds_solve = get_f64(r);
+    st.seconds_integrate = get_f64(r);
+    if (apply) {
+        w->time = time;
+        w->stats = st;
+    }
+    for (int32_t i = 0; i < nb; i++) {
+        double v[25];
+        get_f64s(r, v, 25);
+        if (!apply) continue;
+        dvi_body* d = &w->bodies[i];
+        memcpy(d->x, v, 3 * sizeof(double));
+        memcpy(d->q, v + 3, 4 * sizeof(double));
+        memcpy(d->v, v + 7, 3 * sizeof(double));
+        memcpy(d->w, v + 10, 3 * sizeof(double));
+        memcpy(d->force, v + 13, 3 * sizeof(double));
+        memcpy(d->torque, v + 16, 3 * sizeof(double));
+        memcpy(d->contact_force, v + 19, 3 * sizeof(double));
+        memcpy(d->contact_torque, v + 22, 3 * sizeof(double));
+    }
+    for (int32_t i = 0; i < nj; i++) {
+        dvi_joint tmp;
+        dvi_joint* j = apply ? &w->joints[i] : &tmp;
+        j->speed = get_f64(r);
+        j->torque = get_f64(r);
+        int32_t nrows = get_i32(r);
+        if (nrows < 0 || nrows > DVI_JOINT_MAX_ROWS) return damaged(w, "joints", i, "nrows");
+        j->nrows = nrows;
+        get_f64s(r, j->gamma, DVI_JOINT_MAX_ROWS);
+        for (int q = 0; q < DVI_JOINT_MAX_ROWS; q++) get_f64s(r, j->jb[q], 6);
+        get_f64s(r, j->reaction_force, 3);
+        get_f64s(r, j->reaction_torque, 3);
+    }
+
+    uint32_t nc = get_u32(r);
+    if (nc > (uint32_t)INT32_MAX - 1 || !need(r, (size_t)nc * CONTACT_BYTES + 4))
+        return damaged(w, "contact count does not fit the payload", -1, NULL);
+    for (uint32_t c = 0; c < nc; c++) {
+        dvi_contact_rec rec;
+        rec.body_a = get_i32(r);
+        rec.body_b = get_i32(r);
+        rec.shape_a = get_i32(r);
+        rec.shape_b = get_i32(r);
+        rec.feature = get_u32(r);
+        get_f64s(r, rec.point, 3);
+        get_f64s(r, rec.normal, 3);
+        get_f64s(r, rec.t1, 3);
+        get_f64s(r, rec.t2, 3);
+        rec.distance = get_f64(r);
+        rec.row = get_i32(r);
+        rec.nrows = get_i32(r);
+        get_f64s(r, rec.rho_a, 3);
+        get_f64s(r, rec.rho_b, 3);
+        rec.ell = get_f64(r);
+        get_f64s(r, rec.force, 3);
+        if (rec.body_a < 0 || rec.body_a >= nb) return damaged(w, "contacts", c, "body_a");
+        if (rec.body_b < 0 || rec.body_b >= nb) return damaged(w, "contacts", c, "body_b");
+        if (rec.shape_a < 0 || rec.shape_a >= ns || w->shapes[rec.shape_a].body != rec.body_a)
+            return damaged(w, "contacts", c, "shape_a");
+        if (rec.shape_b < 0 || rec.shape_b >= ns || w->shapes[rec.shape_b].body != rec.body_b)
+            return damaged(w, "contacts", c, "shape_b");
+        if (rec.nrows != 3 && rec.nrows != 6) return damaged(w, "contacts", c, "nrows");
+        if (rec.row < 0) return damaged(w, "contacts", c, "row");
+        if (apply) w->contacts[c] = rec;
+    }
+
+    uint32_t nw = get_u32(r);
+    if (nw > (uint32_t)INT32_MAX - 1 || !need(r, (size_t)nw * WARM_BYTES + 8))
+        return damaged(w, "warm-start point count does not fit the payload", -1, NULL);
+    for (uint32_t k = 0; k < nw; k++) {
+        dvi_warm_point pt;
+        pt.shape_a = get_i32(r);
+        pt.shape_b = get_i32(r);
+        pt.feature = get_u32(r);
+        get_f64s(r, pt.point, 3);
+        get_f64s(r, pt.gamma, 6);
+        if (pt.shape_a < 0 || pt.shape_a >= ns) return damaged(w, "warm", k, "shape_a");
+        if (pt.shape_b < 0 || pt.shape_b >= ns) return damaged(w, "warm", k, "shape_b");
+        if (apply) w->warm[k] = pt;
+    }
+
+    uint64_t nslot = get_u64(r);
+    if (r->bad) return damaged(w, "payload too short for the warm-start table", -1, NULL);
+    /* the table: empty (never stepped) or a power of two ≥ 16 with at least
+     * one empty slot, since a look-up probes until it meets one */
+    if (nslot != 0 && (nslot < 16 || (nslot & (nslot - 1)) != 0 || nslot > ((uint64_t)1 << 40)))
+        return damaged(w, "warm-start table size is not a power of two >= 16", -1, NULL);
+    if (r->n - r->pos != nslot * SLOT_BYTES)
+        return damaged(w, "payload size does not match its contents", -1, NULL);
+    uint64_t empty = 0;
+    for (uint64_t k = 0; k < nslot; k++) {
+        dvi_warm_slot s;
+        s.shape_a = get_i32(r);
+        s.shape_b = get_i32(r);
+        s.first = get_i32(r);
+        if (s.shape_a == -1) {
+            if (s.shape_b != -1 || s.first != -1) return damaged(w, "slots", (long long)k, "shape_b/first");
+            empty++;
+        } else {
+            if (s.shape_a < 0 || s.shape_a >= ns) return damaged(w, "slots", (long long)k, "shape_a");
+            if (s.shape_b < 0 || s.shape_b >= ns) return damaged(w, "slots", (long long)k, "shape_b");
+            if (s.first < 0 || (uint32_t)s.first >= nw) return damaged(w, "slots", (long long)k, "first");
+        }
+        if (apply) w->slots[k] = s;
+    }
+    if (nslot != 0 && empty == 0) return damaged(w, "warm-start table has no empty slot", -1, NULL);
+    if (r->bad || r->pos != r->n) return damaged(w, "payload size does not match its contents", -1, NULL);
+    if (apply) {
+        w->contact_count = (int32_t)nc;
+        w->warm_count = (int32_t)nw;
+        w->slot_count = (size_t)nslot;
+    }
+    counts->contacts = nc;
+    counts->warm = nw;
+    counts->slots = nslot;
+    return DVI_OK;
+}
+
+static uint32_t rd_u32_at(const uint8_t* p, size_t at)
+{
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) v |= (uint32_t)p[at + (size_t)k] << (8 * k);
+    return v;
+}
+
+static uint64_t rd_u64_at(const uint8_t* p, size_t at)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++) v |= (uint64_t)p[at + (size_t)k] << (8 * k);
+    return v;
+}
+
+static dvi_status structure_differs(dvi_world* w, const char* what, uint32_t saved, int32_t here)
+{
+    return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                           "state: structure differs from this world (%s %u in the state vs %d here)", what, saved,
+                           (int)here);
+}
+
+dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!data || size == 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "state: no data");
+    const uint8_t* p = data;
+    if (size < HEADER_SIZE)
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: truncated (%zu bytes; the header alone has %u)", size,
+                               HEADER_SIZE);
+    if (memcmp(p, STATE_MAGIC, 8) != 0)
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: not a world state (magic \"DVISTATE\" missing)");
+    uint32_t version = rd_u32_at(p, 8);
+    if (version != STATE_VERSION)
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: format version %u not supported (this library reads %u)",
+                               version, STATE_VERSION);
+    uint32_t bom = rd_u32_at(p, 12);
+    if (bom == 0x04030201u)
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: written with the opposite byte order");
+    if (bom != STATE_BOM || rd_u32_at(p, 16) != HEADER_SIZE || rd_u32_at(p, 20) != 0 || rd_u32_at(p, 44) != 0)
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged header");
+    uint64_t payload = rd_u64_at(p, 24);
+    if (payload != size - HEADER_SIZE) {
+        if (payload > size - HEADER_SIZE)
+            return dvi_world_error(w, DVI_ERR_PARSE, "state: truncated (%zu bytes, the header announces %llu)", size,
+                                   (unsigned long long)payload + HEADER_SIZE);
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: %zu bytes, the header announces %llu", size,
+                               (unsigned long long)payload + HEADER_SIZE);
+    }
+    uint64_t sum = fnv_bytes(fnv_bytes(FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, (size_t)payload);
+    if (sum != rd_u64_at(p, CHECKSUM_AT))
+        return dvi_world_error(w, DVI_ERR_PARSE, "state: checksum mismatch (damaged data)");
+
+    /* structure: counts, then the hashes, naming the first object that differs */
+    uint32_t nb = rd_u32_at(p, 32), ns = rd_u32_at(p, 36), nj = rd_u32_at(p, 40);
+    if (nb != (uint32_t)w->body_count) return structure_differs(w, "bodies", nb, w->body_count);
+    if (ns != (uint32_t)w->shape_count) return structure_differs(w, "shapes", ns, w->shape_count);
+    if (nj != (uint32_t)w->joint_count) return structure_differs(w, "joints", nj, w->joint_count);
+    size_t nobj = (size_t)nb + ns + nj;
+    rbuf r = {p + HEADER_SIZE, (size_t)payload, 0, false};
+    if (!need(&r, 8 * (nobj + 1))) return damaged(w, "payload too short for the structure", -1, NULL);
+    uint64_t saved_settings = get_u64(&r);
+    uint64_t fp = fnv_u64(FNV_OFFSET, saved_settings);
+    for (size_t i = 0; i < nobj; i++) fp = fnv_u64(fp, rd_u64_at(r.p, 8 + 8 * i));
+    if (fp != rd_u64_at(p, 48)) return damaged(w, "fingerprint does not match the structure hashes", -1, NULL);
+    if (saved_settings != settings_hash(w))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                               "state: structure differs from this world (world settings: gravity, collision "
+                               "envelope, recovery speeds or bounce threshold)");
+    for (int32_t i = 0; i < w->body_count; i++)
+        if (get_u64(&r) != body_hash(&w->bodies[i]))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "state: structure differs from this world (bodies[%d]: type, mass, inertia or "
+                                   "gravity scale)",
+                                   (int)i);
+    for (int32_t i = 0; i < w->shape_count; i++)
+        if (get_u64(&r) != shape_hash(&w->shapes[i]))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "state: structure differs from this world (shapes[%d]: body, type, size, offset, "
+                                   "material or data)",
+                                   (int)i);
+    for (int32_t i = 0; i < w->joint_count; i++)
+        if (get_u64(&r) != joint_hash(&w->joints[i]))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "state: structure differs from this world (joints[%d]: type, bodies, anchors, "
+                                   "axes or motor kind)",
+                                   (int)i);
+
+    /* the state: validate everything, make room, then apply */
+    size_t state_at = r.pos;
+    state_counts counts;
+    dvi_status st = read_state(w, &r, false, &counts);
+    if (st != DVI_OK) return st;
+    if (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !RESERVE(w, warm, (size_t)counts.warm + 1) ||
+        (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+    r.pos = state_at;
+    r.bad = false;
+    st = read_state(w, &r, true, &counts);
+    return st; /* DVI_OK: the same bytes were validated above */
+}

@@ -244,7 +244,11 @@ DVI_API dvi_status dvi_body_get_info(const dvi_world* world, dvi_body_id body, d
 /// again from the same scene) makes the next steps bit-identical to those of
 /// the world that was saved. Refused (DVI_ERR_INVALID_ARG / DVI_ERR_PARSE,
 /// message on the world) if the structure differs or the blob is damaged;
-/// the world is then unchanged.
+/// the world is then unchanged. The world's settings (gravity, envelope,
+/// recovery speeds, bounce threshold) count as structure. The solver and its
+/// settings are configuration, not state: they are neither saved nor
+/// checked, so the loading world must use the same solver for the steps to
+/// be identical. The format is portable (little-endian, raw IEEE doubles).
 DVI_API dvi_status dvi_world_save_state(const dvi_world* world, void** data, size_t* size);
 DVI_API dvi_status dvi_world_load_state(dvi_world* world, const void* data, size_t size);
 
