@@ -28,9 +28,9 @@
 static void report(void* user, const pile_sample* s)
 {
     (void)user;
-    printf("%6.2f  %10.3e  %9.2e  %7d  %7.1f %5d  %9.2e %4d  %9.2e  %8.2f\n", s->time, s->ke, s->ratio, s->contacts,
-           s->iterations_mean, s->iterations_max, s->residual_max, s->not_converged, s->penetration_max,
-           1e3 * s->wall_per_step);
+    printf("%6.2f  %10.3e  %9.2e  %7d  %7.1f %5d  %9.2e %4d  %9.2e  %8.2f  %5.2f %5.2f %6.3f\n", s->time, s->ke, s->ratio,
+           s->contacts, s->iterations_mean, s->iterations_max, s->residual_max, s->not_converged, s->penetration_max,
+           1e3 * s->wall_per_step, s->rot_fraction, s->top_fraction, s->top_z);
     fflush(stdout);
 }
 
@@ -84,7 +84,7 @@ int main(int argc, char** argv)
     printf("sphere_pile: %d spheres, r = %.3f m, m = %.4f kg, mu = %.2f, box %.3f m, solver %s, dt %.1e s, "
            "tolerance %.0e\n",
            c.spheres, c.radius, p.mass, c.friction, p.side, c.solver, c.dt, c.tolerance > 0 ? c.tolerance : 1e-8);
-    printf("  t(s)     KE(J)     KE/peak  contacts  iter(mean max)  residual  !cv  max pen(m)  ms/step\n");
+    printf("  t(s)     KE(J)     KE/peak  contacts  iter(mean max)  residual  !cv  max pen(m)  ms/step  rot   top  top z\n");
     pile_result r;
     pile_run(&p, report, NULL, &r);
     if (r.step_error) fprintf(stderr, "sphere_pile: step failed: %s\n", dvi_world_last_error(p.world));

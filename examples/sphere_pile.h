@@ -251,6 +251,32 @@ static double pile_kinetic_energy(const pile* p)
     return ke;
 }
 
+/* Where the kinetic energy sits: rotational share, and the share and height
+ * of the sphere holding the most. */
+static void pile_energy_split(const pile* p, double* rot_fraction, double* top_fraction, double* top_z)
+{
+    double ke = 0.0, rot = 0.0, top = 0.0;
+    int itop = 0;
+    for (int i = 0; i < p->cfg.spheres; i++) {
+        double v[3], om[3];
+        dvi_body_get_velocity(p->world, p->balls[i], v);
+        dvi_body_get_angular_velocity(p->world, p->balls[i], om);
+        double kt = 0.5 * p->mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        double kr = 0.5 * p->inertia * (om[0] * om[0] + om[1] * om[1] + om[2] * om[2]);
+        ke += kt + kr;
+        rot += kr;
+        if (kt + kr > top) {
+            top = kt + kr;
+            itop = i;
+        }
+    }
+    double x[3] = {0, 0, 0};
+    if (p->cfg.spheres > 0) dvi_body_get_position(p->world, p->balls[itop], x);
+    *rot_fraction = ke > 0 ? rot / ke : 0.0;
+    *top_fraction = ke > 0 ? top / ke : 0.0;
+    *top_z = x[2];
+}
+
 /* Spheres that left the box: centre beyond a wall's inner face (more than a
  * radius into the wall), more than a radius below the floor, above the
  * walls, or not finite. */
@@ -374,6 +400,9 @@ typedef struct pile_sample {
     int not_converged;       /* steps whose solve missed the tolerance, over the interval */
     double penetration_max;  /* m, over the interval */
     double wall_per_step;    /* s */
+    double rot_fraction;     /* rotational share of the kinetic energy */
+    double top_fraction;     /* share of the sphere with the most kinetic energy */
+    double top_z;            /* height of that sphere's centre (m) */
 } pile_sample;
 
 typedef struct pile_result {
@@ -441,6 +470,7 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
             acc.contacts = ss.contacts;
             acc.iterations_mean /= acc_steps;
             acc.wall_per_step = (tn - t_acc) / acc_steps;
+            pile_energy_split(p, &acc.rot_fraction, &acc.top_fraction, &acc.top_z);
             if (report) report(user, &acc);
             memset(&acc, 0, sizeof acc);
             acc_steps = 0;

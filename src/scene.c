@@ -1,2 +1,2205 @@
-/* (being written) */
-#include "dvi/base.h"
+/* dvicontact — JSON scene files: reading and validation (scene.h; the format
+ * is docs/scene-format.md). Building worlds from scenes is in scene_model.c.
+ *
+ * Every problem is reported, one "json.path: message" line each, up to
+ * MAX_ERROR_LINES lines (then one line counting the rest). Nothing is
+ * printed; no global state; the cJSON tree never outlives the parse.
+ */
+#include "scene_internal.h"
+
+#include "math3.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATH_LEN 320
+#define MAX_ERROR_LINES 200
+#define MAX_NESTING 64
+#define MAX_FILE_SIZE ((size_t)1 << 30)
+#define MAX_SHAPES_TOTAL 1000000
+#define MAX_SEED 9007199254740992.0 /* 2^53: every integer up to it is exact in JSON */
+
+/* ---- small utilities ------------------------------------------------------------ */
+
+static char* dup_string(const char* s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char* d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static uint32_t hash_string(const char* s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+bool sc_map_put(sc_map* m, const char* key, int32_t value)
+{
+    if (2 * ((uint64_t)m->count + 1) > m->cap) {
+        uint32_t cap = m->cap ? 2 * m->cap : 16;
+        const char** keys = calloc(cap, sizeof *keys);
+        int32_t* values = malloc(cap * sizeof *values);
+        if (!keys || !values) {
+            free(keys);
+            free(values);
+            return false;
+        }
+        for (uint32_t i = 0; i < m->cap; i++) {
+            if (!m->keys[i]) continue;
+            uint32_t j = hash_string(m->keys[i]) & (cap - 1);
+            while (keys[j]) j = (j + 1) & (cap - 1);
+            keys[j] = m->keys[i];
+            values[j] = m->values[i];
+        }
+        free(m->keys);
+        free(m->values);
+        m->keys = keys;
+        m->values = values;
+        m->cap = cap;
+    }
+    uint32_t j = hash_string(key) & (m->cap - 1);
+    while (m->keys[j]) {
+        if (strcmp(m->keys[j], key) == 0) {
+            m->values[j] = value;
+            return true;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    m->keys[j] = key;
+    m->values[j] = value;
+    m->count++;
+    return true;
+}
+
+int32_t sc_map_get(const sc_map* m, const char* key)
+{
+    if (!m->cap || !key) return -1;
+    uint32_t j = hash_string(key) & (m->cap - 1);
+    while (m->keys[j]) {
+        if (strcmp(m->keys[j], key) == 0) return m->values[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    return -1;
+}
+
+void sc_map_free(sc_map* m)
+{
+    free(m->keys);
+    free(m->values);
+    memset(m, 0, sizeof *m);
+}
+
+uint64_t sc_splitmix64(uint64_t* state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+double sc_uniform01(uint64_t* state)
+{
+    return (double)(sc_splitmix64(state) >> 11) * 0x1.0p-53;
+}
+
+/* A name that may label a body, joint, material, generator or probe (a probe
+ * name is a file stem): 1..SC_MAX_NAME characters from [A-Za-z0-9_.-],
+ * starting with a letter, a digit or '_'. */
+static bool valid_name(const char* s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > SC_MAX_NAME) return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+        if (!alnum && (i == 0 || (ch != '.' && ch != '-'))) return false;
+    }
+    return true;
+}
+
+bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n < 4 || n > SC_MAX_NAME + 12 || name[n - 1] != ']') return false;
+    const char* open = strchr(name, '[');
+    if (!open || open == name || open[1] == ']') return false;
+    size_t gl = (size_t)(open - name);
+    if (gl > SC_MAX_NAME) return false;
+    memcpy(gen, name, gl);
+    gen[gl] = '\0';
+    int64_t idx = 0;
+    const char* d = open + 1;
+    if (d[0] == '0' && d[1] != ']') return false; /* no leading zeros */
+    for (; *d != ']'; d++) {
+        if (*d < '0' || *d > '9' || idx > SC_MAX_BODIES) return false;
+        idx = 10 * idx + (*d - '0');
+    }
+    if (d[1] != '\0') return false;
+    *index = idx;
+    return true;
+}
+
+int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_map* generator_names, const char* name)
+{
+    if (!name) return -1;
+    int32_t b = sc_map_get(body_names, name);
+    if (b >= 0) return b;
+    char gen[SC_MAX_NAME + 1];
+    int64_t idx;
+    if (!sc_split_indexed(name, gen, &idx)) return -1;
+    int32_t g = sc_map_get(generator_names, gen);
+    if (g < 0 || idx >= s->generators[g].count) return -1;
+    return s->generators[g].first_body + idx;
+}
+
+bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double J[9])
+{
+    const double pi = 3.14159265358979323846;
+    double r = sh->radius, hl = sh->half_length, d[3];
+    switch (sh->type) {
+    case DVI_SHAPE_SPHERE:
+        *volume = 4.0 / 3.0 * pi * r * r * r;
+        d[0] = d[1] = d[2] = 0.4 * r * r;
+        break;
+    case DVI_SHAPE_BOX: {
+        const double* a = sh->half;
+        *volume = 8.0 * a[0] * a[1] * a[2];
+        d[0] = (a[1] * a[1] + a[2] * a[2]) / 3.0;
+        d[1] = (a[0] * a[0] + a[2] * a[2]) / 3.0;
+        d[2] = (a[0] * a[0] + a[1] * a[1]) / 3.0;
+        break;
+    }
+    case DVI_SHAPE_CYLINDER:
+        *volume = 2.0 * pi * r * r * hl;
+        d[0] = d[1] = r * r / 4.0 + hl * hl / 3.0;
+        d[2] = r * r / 2.0;
+        break;
+    case DVI_SHAPE_CAPSULE: {
+        /* a cylinder of length 2·hl and two hemispheres (their centres of
+         * mass 3r/8 beyond the cylinder's ends), mass shared by volume */
+        double vc = 2.0 * pi * r * r * hl, vs = 4.0 / 3.0 * pi * r * r * r, v = vc + vs;
+        double fc = vc / v, fs = vs / v;
+        *volume = v;
+        d[0] = d[1] = fc * (r * r / 4.0 + hl * hl / 3.0) + fs * (0.4 * r * r + hl * hl + 0.75 * hl * r);
+        d[2] = fc * r * r / 2.0 + fs * 0.4 * r * r;
+        break;
+    }
+    default:
+        return false;
+    }
+    /* rotate into the body frame: R diag(d) Rᵀ */
+    double R[9];
+    q_to_m3(R, sh->q);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            J[3 * i + j] = R[3 * i + 0] * d[0] * R[3 * j + 0] + R[3 * i + 1] * d[1] * R[3 * j + 1] +
+                           R[3 * i + 2] * d[2] * R[3 * j + 2];
+    for (int i = 0; i < 3; i++) /* exact symmetry */
+        for (int j = i + 1; j < 3; j++) J[3 * j + i] = J[3 * i + j];
+    return true;
+}
+
+/* ---- the parse context and error lines -------------------------------------------- */
+
+typedef struct ctx {
+    dvi_scene* s;
+    const char* base_dir;
+    char* text; /* error lines */
+    size_t len, cap;
+    int32_t lines;
+    int64_t hidden;      /* problems beyond MAX_ERROR_LINES */
+    int64_t problems;
+    int64_t unsupported; /* problems that name something not available rather than something wrong */
+    bool nomem;
+    /* materials */
+    char** mat_names;
+    dvi_material* mats;
+    int32_t mat_count;
+    sc_map mat_map;
+    dvi_material default_material;
+    /* names */
+    sc_map body_map, gen_map, joint_map, probe_map;
+    bool bodies_unreadable; /* "bodies" could not be read: skip "no body named" */
+    bool generator_failed;  /* a generator is invalid: skip "no body named" for "gen[i]" names */
+    int32_t shape_cap;
+} ctx;
+
+static void append_text(ctx* c, const char* s, size_t n)
+{
+    if (c->len + n + 1 > c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 1024;
+        while (cap < c->len + n + 1) cap *= 2;
+        char* t = realloc(c->text, cap);
+        if (!t) {
+            c->nomem = true;
+            return;
+        }
+        c->text = t;
+        c->cap = cap;
+    }
+    memcpy(c->text + c->len, s, n);
+    c->len += n;
+    c->text[c->len] = '\0';
+}
+
+static bool quiet(const ctx* c)
+{
+    return c->lines >= MAX_ERROR_LINES;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void errf(ctx* c, const char* path, const char* fmt, ...)
+{
+    c->problems++;
+    if (quiet(c)) {
+        c->hidden++;
+        return;
+    }
+    char msg[768], line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int n = snprintf(line, sizeof line, "%s: %s\n", path && path[0] ? path : "scene", msg);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof line) {
+        n = (int)sizeof line - 1;
+        line[n - 1] = '\n';
+    }
+    append_text(c, line, (size_t)n);
+    c->lines++;
+}
+
+/* A user string for a message: quoted, at most 48 bytes, control and
+ * non-ASCII bytes as \xNN. */
+static const char* quote(char* buf, size_t size, const char* s)
+{
+    size_t o = 0;
+    if (size < 16) return "";
+    buf[o++] = '"';
+    for (size_t i = 0; s && s[i] && o + 8 < size; i++) {
+        if (i >= 48) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\')
+            o += (size_t)snprintf(buf + o, size - o, "\\x%02x", ch);
+        else
+            buf[o++] = (char)ch;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+    return buf;
+}
+
+/* parent.key and parent[i]; keys from the file are cleaned as in quote(). */
+static const char* path_key(char* buf, const char* parent, const char* key)
+{
+    char k[80];
+    size_t o = 0;
+    for (size_t i = 0; key && key[i] && o + 5 < sizeof k; i++) {
+        unsigned char ch = (unsigned char)key[i];
+        if (i >= 48) {
+            memcpy(k + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (ch < 0x20 || ch >= 0x7f)
+            o += (size_t)snprintf(k + o, sizeof k - o, "\\x%02x", ch);
+        else
+            k[o++] = (char)ch;
+    }
+    k[o] = '\0';
+    int n = snprintf(buf, PATH_LEN, "%s%s%s", parent, parent[0] ? "." : "", k);
+    if (n < 0 || n >= PATH_LEN) memcpy(buf + PATH_LEN - 4, "...", 4); /* truncated */
+    return buf;
+}
+
+static const char* path_index(char* buf, const char* parent, long long i)
+{
+    int n = snprintf(buf, PATH_LEN, "%s[%lld]", parent, i);
+    if (n < 0 || n >= PATH_LEN) memcpy(buf + PATH_LEN - 4, "...", 4); /* truncated */
+    return buf;
+}
+
+static const char* type_name(const cJSON* v)
+{
+    if (!v) return "nothing";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    return "an invalid value";
+}
+
+static const cJSON* member(const cJSON* obj, const char* key)
+{
+    return obj ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
+}
+
+static int64_t array_size(const cJSON* a)
+{
+    int64_t n = 0;
+    for (const cJSON* it = a ? a->child : NULL; it; it = it->next) n++;
+    return n;
+}
+
+static int index_of(const char* const* list, const char* s)
+{
+    for (int i = 0; list && list[i]; i++)
+        if (strcmp(list[i], s) == 0) return i;
+    return -1;
+}
+
+/* Edit distance, ignoring case, of two short strings (≤ 32 bytes). */
+static int edit_distance(const char* a, const char* b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > 32 || nb > 32) return 99;
+    int row[33];
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int ca = a[i - 1] >= 'A' && a[i - 1] <= 'Z' ? a[i - 1] + 32 : a[i - 1];
+            int cb = b[j - 1] >= 'A' && b[j - 1] <= 'Z' ? b[j - 1] + 32 : b[j - 1];
+            int best = diag + (ca != cb);
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = row[j];
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+static const char* suggest(const char* key, const char* const* list)
+{
+    const char* best = NULL;
+    int bd = 99;
+    for (int i = 0; list && list[i]; i++) {
+        int d = edit_distance(key, list[i]);
+        int limit = (int)strlen(list[i]) / 3;
+        if (limit < 1) limit = 1;
+        if (d <= limit && d < bd) {
+            bd = d;
+            best = list[i];
+        }
+    }
+    return best;
+}
+
+/* Reports keys of obj not in `allowed`: "not used by <owner>" when they are
+ * in `known` (keys of the same object kind for another type), else "unknown
+ * key" with a suggestion; also duplicate keys. "comment" (a string) is
+ * allowed everywhere. */
+static void check_keys(ctx* c, const cJSON* obj, const char* path, const char* const* allowed,
+                       const char* const* known, const char* owner)
+{
+    int counts[32] = {0};
+    for (const cJSON* it = obj->child; it; it = it->next) {
+        const char* k = it->string ? it->string : "";
+        int ai = index_of(allowed, k);
+        if (ai >= 0 && ai < 32) {
+            char q[128];
+            if (++counts[ai] == 2) errf(c, path, "duplicate key %s", quote(q, sizeof q, k));
+            continue;
+        }
+        char p[PATH_LEN];
+        path_key(p, path, k);
+        if (strcmp(k, "comment") == 0) {
+            if (!cJSON_IsString(it)) errf(c, p, "must be a string (got %s)", type_name(it));
+            continue;
+        }
+        if (known && index_of(known, k) >= 0) {
+            errf(c, p, "not used by %s", owner);
+            continue;
+        }
+        if (quiet(c)) { /* counted only: no suggestion to compute */
+            errf(c, p, "unknown key");
+            continue;
+        }
+        const char* near = suggest(k, allowed);
+        if (near)
+            errf(c, p, "unknown key (did you mean \"%s\"?)", near);
+        else
+            errf(c, p, "unknown key");
+    }
+}
+
+/* ---- typed values ---------------------------------------------------------------------- */
+
+static bool as_number(ctx* c, const cJSON* v, const char* path, double* out)
+{
+    if (!cJSON_IsNumber(v)) {
+        errf(c, path, "must be a number (got %s)", type_name(v));
+        return false;
+    }
+    double x = v->valuedouble;
+    if (isnan(x)) {
+        errf(c, path, "must be a finite number (got NaN)");
+        return false;
+    }
+    if (isinf(x)) {
+        errf(c, path, "must be a finite number (got %s: the number overflows a double)", x > 0 ? "+inf" : "-inf");
+        return false;
+    }
+    if (fabs(x) > SC_MAX_NUMBER) {
+        errf(c, path, "%.6g is out of range (magnitude at most 1e15)", x);
+        return false;
+    }
+    *out = x;
+    return true;
+}
+
+typedef enum range { R_ANY, R_POS, R_NONNEG, R_UNIT } range;
+
+/* The shortest decimal text that reads back as x (for messages: -0.1, not
+ * -0.10000000000000001). */
+static const char* num_text(char buf[32], double x)
+{
+    for (int p = 6; p <= 17; p++) {
+        snprintf(buf, 32, "%.*g", p, x);
+        if (strtod(buf, NULL) == x) break;
+    }
+    return buf;
+}
+
+static bool check_range(ctx* c, const char* path, double x, range r)
+{
+    char t[32];
+    switch (r) {
+    case R_POS:
+        if (!(x > 0.0)) {
+            errf(c, path, "must be > 0 (got %s)", num_text(t, x));
+            return false;
+        }
+        break;
+    case R_NONNEG:
+        if (!(x >= 0.0)) {
+            errf(c, path, "must be >= 0 (got %s)", num_text(t, x));
+            return false;
+        }
+        break;
+    case R_UNIT:
+        if (!(x >= 0.0 && x <= 1.0)) {
+            errf(c, path, "must be in [0, 1] (got %s)", num_text(t, x));
+            return false;
+        }
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+/* obj[key] as a number in range r. Returns true when a valid value was
+ * stored; a missing key is an error only when required. */
+static bool num_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, range r,
+                      double* out)
+{
+    char p[PATH_LEN];
+    path_key(p, path, key);
+    const cJSON* v = member(obj, key);
+    if (!v) {
+        if (required) errf(c, p, "missing");
+        return false;
+    }
+    double x;
+    if (!as_number(c, v, p, &x) || !check_range(c, p, x, r)) return false;
+    *out = x;
+    return true;
+}
+
+static bool as_integer(ctx* c, const cJSON* v, const char* path, double lo, double hi, int64_t* out)
+{
+    double x;
+    if (!as_number(c, v, path, &x)) return false;
+    if (x != floor(x)) {
+        char t[32];
+        errf(c, path, "must be an integer (got %s)", num_text(t, x));
+        return false;
+    }
+    if (x < lo || x > hi) {
+        errf(c, path, "must be in [%.0f, %.0f] (got %.0f)", lo, hi, x);
+        return false;
+    }
+    *out = (int64_t)x;
+    return true;
+}
+
+static bool int_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, double lo,
+                      double hi, int64_t* out)
+{
+    char p[PATH_LEN];
+    path_key(p, path, key);
+    const cJSON* v = member(obj, key);
+    if (!v) {
+        if (required) errf(c, p, "missing");
+        return false;
+    }
+    return as_integer(c, v, p, lo, hi, out);
+}
+
+static bool bool_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool* out)
+{
+    const cJSON* v = member(obj, key);
+    if (!v) return false;
+    if (!cJSON_IsBool(v)) {
+        char p[PATH_LEN];
+        errf(c, path_key(p, path, key), "must be true or false (got %s)", type_name(v));
+        return false;
+    }
+    *out = cJSON_IsTrue(v);
+    return true;
+}
+
+/* An array of exactly n numbers. */
+static bool as_vec(ctx* c, const cJSON* v, const char* path, int n, double* out)
+{
+    if (!cJSON_IsArray(v)) {
+        errf(c, path, "must be an array of %d numbers (got %s)", n, type_name(v));
+        return false;
+    }
+    int64_t count = array_size(v);
+    if (count != n) {
+        errf(c, path, "must have %d elements (got %lld)", n, (long long)count);
+        return false;
+    }
+    bool ok = true;
+    int i = 0;
+    for (const cJSON* it = v->child; it; it = it->next, i++) {
+        char p[PATH_LEN];
+        ok = as_number(c, it, path_index(p, path, i), &out[i]) && ok;
+    }
+    return ok;
+}
+
+static bool vec_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, int n,
+                      double* out)
+{
+    char p[PATH_LEN];
+    path_key(p, path, key);
+    const cJSON* v = member(obj, key);
+    if (!v) {
+        if (required) errf(c, p, "missing");
+        return false;
+    }
+    double tmp[4];
+    if (!as_vec(c, v, p, n, tmp)) return false;
+    memcpy(out, tmp, (size_t)n * sizeof(double));
+    return true;
+}
+
+/* A unit quaternion (w, x, y, z): normalised when its norm is within 1e-6
+ * of 1, refused otherwise. */
+static bool quat_field(ctx* c, const cJSON* obj, const char* path, const char* key, double q[4])
+{
+    double t[4];
+    if (!vec_field(c, obj, path, key, false, 4, t)) return false;
+    double n = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2] + t[3] * t[3]);
+    if (!(fabs(n - 1.0) <= 1e-6)) {
+        char p[PATH_LEN];
+        errf(c, path_key(p, path, key), "must be a unit quaternion (w, x, y, z) (norm %.9g)", n);
+        return false;
+    }
+    for (int k = 0; k < 4; k++) q[k] = t[k] / n;
+    return true;
+}
+
+/* obj[key] as a string; NULL if absent (error when required) or not a string. */
+static const char* str_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required)
+{
+    char p[PATH_LEN];
+    const cJSON* v = member(obj, key);
+    if (!v) {
+        if (required) errf(c, path_key(p, path, key), "missing");
+        return NULL;
+    }
+    if (!cJSON_IsString(v) || !v->valuestring) {
+        errf(c, path_key(p, path, key), "must be a string (got %s)", type_name(v));
+        return NULL;
+    }
+    return v->valuestring;
+}
+
+/* One of a list of words; -1 when absent or wrong (reported). */
+static int enum_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required,
+                      const char* const* words)
+{
+    const char* s = str_field(c, obj, path, key, required);
+    if (!s) return -1;
+    int i = index_of(words, s);
+    if (i >= 0) return i;
+    char list[256] = "", q[128], p[PATH_LEN];
+    for (int k = 0; words[k]; k++) {
+        size_t o = strlen(list);
+        snprintf(list + o, sizeof list - o, "%s\"%s\"", k ? ", " : "", words[k]);
+    }
+    const char* near = suggest(s, words);
+    if (near)
+        errf(c, path_key(p, path, key), "unknown value %s (did you mean \"%s\"? one of %s)", quote(q, sizeof q, s),
+             near, list);
+    else
+        errf(c, path_key(p, path, key), "unknown value %s (one of %s)", quote(q, sizeof q, s), list);
+    return -1;
+}
+
+static bool is_object(ctx* c, const cJSON* v, const char* path)
+{
+    if (cJSON_IsObject(v)) return true;
+    errf(c, path, "must be an object (got %s)", type_name(v));
+    return false;
+}
+
+/* An array of at most `limit` elements, or NULL (reported). */
+static const cJSON* array_field(ctx* c, const cJSON* obj, const char* path, const char* key, int64_t limit,
+                                const char* hint, int64_t* count)
+{
+    char p[PATH_LEN];
+    path_key(p, path, key);
+    const cJSON* v = member(obj, key);
+    *count = 0;
+    if (!v) return NULL;
+    if (!cJSON_IsArray(v)) {
+        errf(c, p, "must be an array (got %s)", type_name(v));
+        return NULL;
+    }
+    int64_t n = array_size(v);
+    if (n > limit) {
+        errf(c, p, "%lld entries, more than the limit of %lld%s", (long long)n, (long long)limit, hint ? hint : "");
+        return NULL;
+    }
+    *count = n;
+    return v;
+}
+
+/* ---- materials ---------------------------------------------------------------------------- */
+
+static const char* const MATERIAL_KEYS[] = {"friction", "rolling_friction", "spinning_friction", "restitution",
+                                            "compliance", NULL};
+
+static void parse_material(ctx* c, const cJSON* v, const char* path, dvi_material* m)
+{
+    *m = dvi_default_shape_def().material;
+    if (!is_object(c, v, path)) return;
+    check_keys(c, v, path, MATERIAL_KEYS, NULL, NULL);
+    num_field(c, v, path, "friction", false, R_NONNEG, &m->friction);
+    num_field(c, v, path, "rolling_friction", false, R_NONNEG, &m->rolling_friction);
+    num_field(c, v, path, "spinning_friction", false, R_NONNEG, &m->spinning_friction);
+    num_field(c, v, path, "restitution", false, R_UNIT, &m->restitution);
+    num_field(c, v, path, "compliance", false, R_NONNEG, &m->compliance);
+}
+
+static void parse_materials(ctx* c, const cJSON* root)
+{
+    c->default_material = dvi_default_shape_def().material;
+    const cJSON* v = member(root, "materials");
+    if (!v) return;
+    if (!is_object(c, v, "materials")) return;
+    int64_t n = array_size(v);
+    if (n > SC_MAX_MATERIALS) {
+        errf(c, "materials", "%lld entries, more than the limit of %d", (long long)n, SC_MAX_MATERIALS);
+        return;
+    }
+    c->mat_names = calloc((size_t)n + 1, sizeof *c->mat_names);
+    c->mats = calloc((size_t)n + 1, sizeof *c->mats);
+    if (!c->mat_names || !c->mats) {
+        c->nomem = true;
+        return;
+    }
+    for (const cJSON* it = v->child; it; it = it->next) {
+        const char* name = it->string ? it->string : "";
+        char p[PATH_LEN], q[128];
+        path_key(p, "materials", name);
+        if (!valid_name(name)) {
+            errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
+                       "letter, digit or '_')", quote(q, sizeof q, name), SC_MAX_NAME);
+            continue;
+        }
+        if (sc_map_get(&c->mat_map, name) >= 0) {
+            errf(c, "materials", "duplicate material %s", quote(q, sizeof q, name));
+            continue;
+        }
+        int32_t k = c->mat_count++;
+        c->mat_names[k] = dup_string(name);
+        if (!c->mat_names[k] || !sc_map_put(&c->mat_map, c->mat_names[k], k)) {
+            c->nomem = true;
+            return;
+        }
+        parse_material(c, it, p, &c->mats[k]);
+    }
+    int32_t d = sc_map_get(&c->mat_map, "default");
+    if (d >= 0) c->default_material = c->mats[d];
+}
+
+/* A material given by name or inline; absent: the "default" material. */
+static void material_ref(ctx* c, const cJSON* obj, const char* path, dvi_material* out)
+{
+    const cJSON* v = member(obj, "material");
+    *out = c->default_material;
+    if (!v) return;
+    char p[PATH_LEN], q[128];
+    path_key(p, path, "material");
+    if (cJSON_IsString(v)) {
+        int32_t k = sc_map_get(&c->mat_map, v->valuestring);
+        if (k < 0)
+            errf(c, p, "no material named %s", quote(q, sizeof q, v->valuestring));
+        else
+            *out = c->mats[k];
+    } else if (cJSON_IsObject(v)) {
+        parse_material(c, v, p, out);
+    } else {
+        errf(c, p, "must be a material name or an object (got %s)", type_name(v));
+    }
+}
+
+/* ---- names: first pass ------------------------------------------------------------------ */
+
+/* Registers the names of bodies and generators (one namespace) and joints,
+ * so that references can be resolved in any order. */
+static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* gens, const cJSON* joints)
+{
+    dvi_scene* s = c->s;
+    int64_t i = 0;
+    for (const cJSON* it = bodies ? bodies->child : NULL; it && i < nb; it = it->next, i++) {
+        const cJSON* jn = member(it, "name");
+        if (!cJSON_IsObject(it) || !jn) continue;
+        char p[PATH_LEN], pi[PATH_LEN], q[128];
+        path_key(p, path_index(pi, "bodies", i), "name");
+        if (!cJSON_IsString(jn)) continue; /* reported by parse_body */
+        if (!valid_name(jn->valuestring)) {
+            errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a letter, "
+                       "digit or '_')", quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+            continue;
+        }
+        if (strcmp(jn->valuestring, "world") == 0) {
+            errf(c, p, "\"world\" is reserved (it names the world in joints)");
+            continue;
+        }
+        int32_t prev = sc_map_get(&c->body_map, jn->valuestring);
+        if (prev >= 0) {
+            errf(c, p, "duplicate name %s (also bodies[%d])", quote(q, sizeof q, jn->valuestring), prev);
+            continue;
+        }
+        s->bodies[i].name = dup_string(jn->valuestring);
+        if (!s->bodies[i].name || !sc_map_put(&c->body_map, s->bodies[i].name, (int32_t)i)) c->nomem = true;
+    }
+    i = 0;
+    for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
+        const cJSON* jn = member(it, "name");
+        if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) continue;
+        char p[PATH_LEN], pi[PATH_LEN], q[128];
+        path_key(p, path_index(pi, "generators", i), "name");
+        if (!valid_name(jn->valuestring)) {
+            errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a letter, "
+                       "digit or '_')", quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+            continue;
+        }
+        int32_t pb = sc_map_get(&c->body_map, jn->valuestring), pg = sc_map_get(&c->gen_map, jn->valuestring);
+        if (pb >= 0 || pg >= 0 || strcmp(jn->valuestring, "world") == 0) {
+            if (pg >= 0)
+                errf(c, p, "duplicate name %s (also generators[%d])", quote(q, sizeof q, jn->valuestring), pg);
+            else if (pb >= 0)
+                errf(c, p, "duplicate name %s (also bodies[%d]; bodies and generators share names)",
+                     quote(q, sizeof q, jn->valuestring), pb);
+            else
+                errf(c, p, "\"world\" is reserved (it names the world in joints)");
+            continue;
+        }
+        s->generators[i].name = dup_string(jn->valuestring);
+        if (!s->generators[i].name || !sc_map_put(&c->gen_map, s->generators[i].name, (int32_t)i)) c->nomem = true;
+    }
+    i = 0;
+    for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++) {
+        const cJSON* jn = member(it, "name");
+        if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) continue;
+        char p[PATH_LEN], pi[PATH_LEN], q[128];
+        path_key(p, path_index(pi, "joints", i), "name");
+        if (!valid_name(jn->valuestring)) {
+            errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a letter, "
+                       "digit or '_')", quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+            continue;
+        }
+        int32_t prev = sc_map_get(&c->joint_map, jn->valuestring);
+        if (prev >= 0) {
+            errf(c, p, "duplicate name %s (also joints[%d])", quote(q, sizeof q, jn->valuestring), prev);
+            continue;
+        }
+        s->joints[i].name = dup_string(jn->valuestring);
+        if (!s->joints[i].name || !sc_map_put(&c->joint_map, s->joints[i].name, (int32_t)i)) c->nomem = true;
+    }
+}
+
+/* A body reference (string) → body index, or −1 (reported). */
+static int64_t body_ref(ctx* c, const cJSON* v, const char* path)
+{
+    if (!cJSON_IsString(v)) {
+        errf(c, path, "must be a body name (got %s)", type_name(v));
+        return -1;
+    }
+    int64_t b = sc_resolve_body(c->s, &c->body_map, &c->gen_map, v->valuestring);
+    if (b < 0 && !c->bodies_unreadable && !(c->generator_failed && strchr(v->valuestring, '['))) {
+        char q[128];
+        errf(c, path, "no body named %s", quote(q, sizeof q, v->valuestring));
+    }
+    return b;
+}
+
+static dvi_body_type body_type_of(const dvi_scene* s, int64_t b)
+{
+    return b < s->body_count ? s->bodies[b].type : DVI_BODY_DYNAMIC;
+}
+
+/* ---- shapes ------------------------------------------------------------------------------ */
+
+static const char* const SHAPE_TYPES[] = {"sphere", "box", "capsule", "cylinder", "plane", "heightfield", "mesh",
+                                          NULL};
+static const char* const SHAPE_KEYS_ALL[] = {"type",   "position",   "orientation", "material", "radius",
+                                             "half_extents", "half_length", "nx", "ny", "dx", "dy", "heights",
+                                             "file", NULL};
+static const char* const SHAPE_KEYS[7][10] = {
+    {"type", "position", "orientation", "material", "radius", NULL},
+    {"type", "position", "orientation", "material", "half_extents", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", NULL},
+    {"type", "position", "orientation", "material", NULL},
+    {"type", "position", "orientation", "material", "nx", "ny", "dx", "dy", "heights", NULL},
+    {"type", "position", "orientation", "material", "file", NULL},
+};
+static const char* const SHAPE_OWNER[7] = {"a sphere", "a box", "a capsule", "a cylinder",
+                                           "a plane",  "a height field", "a mesh"};
+
+static char* join_path(const char* dir, const char* file)
+{
+    if (file[0] == '/' || !dir || !dir[0]) return dup_string(file);
+    size_t nd = strlen(dir), nf = strlen(file);
+    char* p = malloc(nd + nf + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, nd);
+    p[nd] = '/';
+    memcpy(p + nd + 1, file, nf + 1);
+    return p;
+}
+
+static void parse_heights(ctx* c, const cJSON* v, const char* path, sc_shape* sh)
+{
+    int64_t nx = 0, ny = 0;
+    bool okx = int_field(c, v, path, "nx", true, 2, SC_MAX_HEIGHTS, &nx);
+    bool oky = int_field(c, v, path, "ny", true, 2, SC_MAX_HEIGHTS, &ny);
+    num_field(c, v, path, "dx", true, R_POS, &sh->dx);
+    num_field(c, v, path, "dy", true, R_POS, &sh->dy);
+    char p[PATH_LEN];
+    path_key(p, path, "heights");
+    const cJSON* h = member(v, "heights");
+    if (!h) {
+        errf(c, p, "missing");
+        return;
+    }
+    if (!cJSON_IsArray(h)) {
+        errf(c, p, "must be an array of nx·ny numbers (got %s)", type_name(h));
+        return;
+    }
+    if (!okx || !oky) return;
+    if (nx * ny > SC_MAX_HEIGHTS) {
+        errf(c, path, "nx·ny = %lld heights, more than the limit of %d", (long long)(nx * ny), SC_MAX_HEIGHTS);
+        return;
+    }
+    int64_t n = array_size(h);
+    if (n != nx * ny) {
+        errf(c, p, "must have nx·ny = %lld elements (got %lld)", (long long)(nx * ny), (long long)n);
+        return;
+    }
+    sh->heights = malloc((size_t)n * sizeof(double));
+    if (!sh->heights) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    for (const cJSON* it = h->child; it; it = it->next, i++) {
+        char pe[PATH_LEN];
+        if (!as_number(c, it, path_index(pe, p, i), &sh->heights[i])) return; /* the first bad one only */
+    }
+    sh->nx = (int32_t)nx;
+    sh->ny = (int32_t)ny;
+}
+
+static void parse_mesh(ctx* c, const cJSON* v, const char* path, sc_shape* sh)
+{
+    const char* file = str_field(c, v, path, "file", true);
+    if (!file) return;
+    char p[PATH_LEN];
+    path_key(p, path, "file");
+    if (!file[0] || strlen(file) > 4096) {
+        errf(c, p, "must be a file name (1 to 4096 characters)");
+        return;
+    }
+    char* full = join_path(c->base_dir, file);
+    if (!full) {
+        c->nomem = true;
+        return;
+    }
+    char msg[512];
+    dvi_status st = dvi_obj_read(full, &sh->mesh, msg, sizeof msg);
+    if (st == DVI_ERR_NOMEM) c->nomem = true;
+    else if (st != DVI_OK) {
+        char q[128];
+        if (st == DVI_ERR_IO)
+            errf(c, p, "cannot read the mesh file %s: %s", quote(q, sizeof q, file), msg);
+        else
+            errf(c, p, "%s", msg);
+    }
+    free(full);
+}
+
+static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, dvi_body_type body_type)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->q[0] = 1.0;
+    sh->material = c->default_material;
+    if (!is_object(c, v, path)) return;
+    int t = enum_field(c, v, path, "type", true, SHAPE_TYPES);
+    if (t < 0) {
+        check_keys(c, v, path, SHAPE_KEYS_ALL, NULL, NULL);
+        return;
+    }
+    sh->type = (dvi_shape_type)(t + 1);
+    check_keys(c, v, path, SHAPE_KEYS[t], SHAPE_KEYS_ALL, SHAPE_OWNER[t]);
+    vec_field(c, v, path, "position", false, 3, sh->pos);
+    quat_field(c, v, path, "orientation", sh->q);
+    material_ref(c, v, path, &sh->material);
+    switch (sh->type) {
+    case DVI_SHAPE_SPHERE:
+        num_field(c, v, path, "radius", true, R_POS, &sh->radius);
+        break;
+    case DVI_SHAPE_BOX:
+        if (vec_field(c, v, path, "half_extents", true, 3, sh->half)) {
+            char p[PATH_LEN], pe[PATH_LEN];
+            path_key(p, path, "half_extents");
+            for (int k = 0; k < 3; k++) check_range(c, path_index(pe, p, k), sh->half[k], R_POS);
+        }
+        break;
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER:
+        num_field(c, v, path, "radius", true, R_POS, &sh->radius);
+        num_field(c, v, path, "half_length", true, R_POS, &sh->half_length);
+        break;
+    case DVI_SHAPE_HEIGHTFIELD:
+        parse_heights(c, v, path, sh);
+        break;
+    case DVI_SHAPE_MESH:
+        parse_mesh(c, v, path, sh);
+        break;
+    default:
+        break;
+    }
+    if ((sh->type == DVI_SHAPE_PLANE || sh->type == DVI_SHAPE_HEIGHTFIELD || sh->type == DVI_SHAPE_MESH) &&
+        body_type != DVI_BODY_FIXED) {
+        char p[PATH_LEN];
+        errf(c, path_key(p, path, "type"), "%s needs a fixed body (this body is %s)", SHAPE_OWNER[t],
+             body_type == DVI_BODY_DYNAMIC ? "dynamic" : "kinematic");
+    }
+}
+
+/* ---- bodies ------------------------------------------------------------------------------ */
+
+static const char* const BODY_TYPES[] = {"dynamic", "fixed", "kinematic", NULL};
+static const char* const BODY_KEYS_DYNAMIC[] = {"name",          "type",          "mass",     "density",
+                                                "inertia",       "position",      "orientation", "velocity",
+                                                "angular_velocity", "gravity_scale", "applied_force",
+                                                "applied_torque", "shapes",       NULL};
+static const char* const BODY_KEYS_FIXED[] = {"name", "type", "position", "orientation", "shapes", NULL};
+static const char* const BODY_KEYS_KINEMATIC[] = {"name",     "type",             "position", "orientation",
+                                                  "velocity", "angular_velocity", "shapes",   NULL};
+
+/* Symmetric positive definite, with the tolerances of dvi_body_create. */
+static bool spd3(const double* J, char* why, size_t n)
+{
+    double s = 0.0;
+    for (int k = 0; k < 9; k++) s = fabs(J[k]) > s ? fabs(J[k]) : s;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (fabs(J[3 * i + j] - J[3 * j + i]) > 1e-12 * s) {
+                char a[32], b[32];
+                snprintf(why, n, "must be symmetric (row %d column %d is %s, row %d column %d is %s)", i, j,
+                         num_text(a, J[3 * i + j]), j, i, num_text(b, J[3 * j + i]));
+                return false;
+            }
+    double d1 = J[0] * J[4] - J[1] * J[3];
+    double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+                 J[2] * (J[3] * J[7] - J[4] * J[6]);
+    if (!(J[0] > 0.0) || !(d1 > 1e-14 * s * s) || !(det > 1e-14 * s * s * s)) {
+        snprintf(why, n, "must be positive definite (this one is singular or indefinite: determinant %.6g)", det);
+        return false;
+    }
+    return true;
+}
+
+static void parse_inertia(ctx* c, const cJSON* jb, const char* path, sc_body* b, const sc_shape* first)
+{
+    char p[PATH_LEN], why[256];
+    path_key(p, path, "inertia");
+    const cJSON* v = member(jb, "inertia");
+    if (!v || (cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0)) {
+        double vol, J[9];
+        if (!first || !sc_shape_mass_properties(first, &vol, J)) {
+            errf(c, p, "%s (no first shape with a volume to derive it from: sphere, box, capsule or cylinder)",
+                 v ? "\"auto\" is not possible" : "missing");
+            return;
+        }
+        if (first->pos[0] != 0.0 || first->pos[1] != 0.0 || first->pos[2] != 0.0) {
+            errf(c, p, "\"auto\" needs the first shape at the body origin, the centre of mass (its position is "
+                       "(%g, %g, %g))", first->pos[0], first->pos[1], first->pos[2]);
+            return;
+        }
+        for (int k = 0; k < 9; k++) b->inertia[k] = b->mass * J[k];
+        return;
+    }
+    if (cJSON_IsArray(v) && array_size(v) == 3 && cJSON_IsArray(v->child)) { /* 3×3 */
+        bool ok = true;
+        int i = 0;
+        for (const cJSON* row = v->child; row; row = row->next, i++) {
+            char pr[PATH_LEN];
+            ok = as_vec(c, row, path_index(pr, p, i), 3, b->inertia + 3 * i) && ok;
+        }
+        if (ok && !spd3(b->inertia, why, sizeof why)) errf(c, p, "%s", why);
+        return;
+    }
+    if (cJSON_IsArray(v) && array_size(v) == 3) { /* diagonal */
+        double d[3];
+        if (!as_vec(c, v, p, 3, d)) return;
+        memset(b->inertia, 0, sizeof b->inertia);
+        bool ok = true;
+        for (int k = 0; k < 3; k++) {
+            char pe[PATH_LEN];
+            ok = check_range(c, path_index(pe, p, k), d[k], R_POS) && ok;
+            b->inertia[4 * k] = d[k];
+        }
+        if (ok && !spd3(b->inertia, why, sizeof why)) errf(c, p, "%s", why);
+        return;
+    }
+    if (cJSON_IsString(v)) {
+        char q[128];
+        errf(c, p, "unknown value %s (\"auto\", [Ixx, Iyy, Izz] or a 3×3 array of rows)",
+             quote(q, sizeof q, v->valuestring));
+        return;
+    }
+    errf(c, p, "must be \"auto\", [Ixx, Iyy, Izz] or a 3×3 array of rows (got %s%s)", type_name(v),
+         cJSON_IsArray(v) ? " of another size" : "");
+}
+
+static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
+{
+    b->type = DVI_BODY_DYNAMIC;
+    b->q[0] = 1.0;
+    b->gravity_scale = 1.0;
+    if (!is_object(c, jb, path)) return;
+    const cJSON* jn = member(jb, "name");
+    if (jn && !cJSON_IsString(jn)) {
+        char p[PATH_LEN];
+        errf(c, path_key(p, path, "name"), "must be a string (got %s)", type_name(jn));
+    }
+    int t = member(jb, "type") ? enum_field(c, jb, path, "type", false, BODY_TYPES) : 0;
+    if (t < 0) t = 0;
+    b->type = t == 0 ? DVI_BODY_DYNAMIC : t == 1 ? DVI_BODY_FIXED : DVI_BODY_KINEMATIC;
+    static const char* const* const ALLOWED[3] = {BODY_KEYS_DYNAMIC, BODY_KEYS_FIXED, BODY_KEYS_KINEMATIC};
+    static const char* const OWNER[3] = {"a dynamic body", "a fixed body", "a kinematic body"};
+    check_keys(c, jb, path, ALLOWED[t], BODY_KEYS_DYNAMIC, OWNER[t]);
+    vec_field(c, jb, path, "position", false, 3, b->pos);
+    quat_field(c, jb, path, "orientation", b->q);
+    if (b->type != DVI_BODY_FIXED) {
+        vec_field(c, jb, path, "velocity", false, 3, b->v);
+        vec_field(c, jb, path, "angular_velocity", false, 3, b->w);
+    }
+
+    /* shapes */
+    int64_t ns = 0;
+    const cJSON* shapes = array_field(c, jb, path, "shapes", SC_MAX_SHAPES_PER_BODY, NULL, &ns);
+    dvi_scene* s = c->s;
+    b->shape_first = s->shape_count;
+    if (ns > 0 && s->shape_count + ns > MAX_SHAPES_TOTAL) {
+        char p[PATH_LEN];
+        errf(c, path_key(p, path, "shapes"), "more than %d shapes in the scene", MAX_SHAPES_TOTAL);
+        ns = 0;
+    }
+    if (ns > 0 && s->shape_count + ns > c->shape_cap) {
+        int32_t cap = c->shape_cap ? c->shape_cap : 16;
+        while (cap < s->shape_count + ns) cap *= 2;
+        sc_shape* nsh = realloc(s->shapes, (size_t)cap * sizeof *nsh);
+        if (!nsh) {
+            c->nomem = true;
+            return;
+        }
+        s->shapes = nsh;
+        c->shape_cap = cap;
+    }
+    int64_t k = 0;
+    for (const cJSON* it = shapes ? shapes->child : NULL; it && k < ns; it = it->next, k++) {
+        char p[PATH_LEN], pk[PATH_LEN];
+        path_key(p, path, "shapes");
+        sc_shape* sh = &s->shapes[s->shape_count++];
+        parse_shape(c, it, path_index(pk, p, k), sh, b->type);
+        b->shape_count++;
+    }
+    const sc_shape* first = b->shape_count > 0 ? &s->shapes[b->shape_first] : NULL;
+
+    if (b->type != DVI_BODY_DYNAMIC) return;
+    b->has_force = vec_field(c, jb, path, "applied_force", false, 3, b->force);
+    b->has_force = vec_field(c, jb, path, "applied_torque", false, 3, b->torque) || b->has_force;
+    num_field(c, jb, path, "gravity_scale", false, R_ANY, &b->gravity_scale);
+    const cJSON* jm = member(jb, "mass");
+    const cJSON* jd = member(jb, "density");
+    char p[PATH_LEN];
+    if (jm && jd) {
+        errf(c, path_key(p, path, "density"), "give \"mass\" or \"density\", not both");
+        return;
+    }
+    if (!jm && !jd) {
+        errf(c, path_key(p, path, "mass"), "missing (a dynamic body needs \"mass\" or \"density\")");
+        return;
+    }
+    if (jm) {
+        if (!num_field(c, jb, path, "mass", true, R_POS, &b->mass)) return;
+    } else {
+        double rho, vol, J[9];
+        if (!num_field(c, jb, path, "density", true, R_POS, &rho)) return;
+        if (!first || !sc_shape_mass_properties(first, &vol, J)) {
+            errf(c, path_key(p, path, "density"),
+                 "needs a first shape with a volume (sphere, box, capsule or cylinder)");
+            return;
+        }
+        b->mass = rho * vol;
+        if (!(b->mass > 0.0) || !isfinite(b->mass)) {
+            errf(c, path_key(p, path, "density"), "gives a mass of %g kg", b->mass);
+            return;
+        }
+    }
+    parse_inertia(c, jb, path, b, first);
+}
+
+/* ---- generators ---------------------------------------------------------------------------- */
+
+static const char* const GENERATOR_TYPES[] = {"granular_bed", NULL};
+static const char* const GENERATOR_KEYS[] = {"type",   "name", "region",   "radius",   "gap", "jitter",
+                                             "seed",   "material", "density", "max_count", NULL};
+static const char* const REGION_KEYS[] = {"min", "max", NULL};
+static const char* const RADIUS_KEYS[] = {"distribution", "min", "max", NULL};
+static const char* const DISTRIBUTIONS[] = {"uniform", NULL};
+
+/* Returns the number of bodies the generator makes (0 when invalid). */
+static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_generator* g)
+{
+    if (!is_object(c, v, path)) return 0;
+    int t = enum_field(c, v, path, "type", true, GENERATOR_TYPES);
+    check_keys(c, v, path, GENERATOR_KEYS, NULL, NULL);
+    const cJSON* jn = member(v, "name");
+    char p[PATH_LEN];
+    if (!jn) errf(c, path_key(p, path, "name"), "missing");
+    else if (!cJSON_IsString(jn)) errf(c, path_key(p, path, "name"), "must be a string (got %s)", type_name(jn));
+    bool ok = t >= 0 && g->name != NULL;
+
+    /* region */
+    path_key(p, path, "region");
+    const cJSON* jr = member(v, "region");
+    if (!jr) {
+        errf(c, p, "missing");
+        ok = false;
+    } else if (!is_object(c, jr, p)) {
+        ok = false;
+    } else {
+        check_keys(c, jr, p, REGION_KEYS, NULL, NULL);
+        bool a = vec_field(c, jr, p, "min", true, 3, g->lo);
+        bool b = vec_field(c, jr, p, "max", true, 3, g->hi);
+        if (a && b && !(g->lo[0] < g->hi[0] && g->lo[1] < g->hi[1] && g->lo[2] < g->hi[2])) {
+            errf(c, p, "min must be below max on every axis");
+            a = false;
+        }
+        ok = ok && a && b;
+    }
+    /* radius */
+    path_key(p, path, "radius");
+    const cJSON* jrad = member(v, "radius");
+    if (!jrad) {
+        errf(c, p, "missing");
+        ok = false;
+    } else if (cJSON_IsNumber(jrad)) {
+        ok = num_field(c, v, path, "radius", true, R_POS, &g->rmin) && ok;
+        g->rmax = g->rmin;
+    } else if (cJSON_IsObject(jrad)) {
+        check_keys(c, jrad, p, RADIUS_KEYS, NULL, NULL);
+        ok = enum_field(c, jrad, p, "distribution", true, DISTRIBUTIONS) >= 0 && ok;
+        bool a = num_field(c, jrad, p, "min", true, R_POS, &g->rmin);
+        bool b = num_field(c, jrad, p, "max", true, R_POS, &g->rmax);
+        if (a && b && !(g->rmin <= g->rmax)) {
+            errf(c, p, "min (%g) must not exceed max (%g)", g->rmin, g->rmax);
+            a = false;
+        }
+        ok = ok && a && b;
+    } else {
+        errf(c, p, "must be a number or {\"distribution\": \"uniform\", \"min\": ..., \"max\": ...} (got %s)",
+             type_name(jrad));
+        ok = false;
+    }
+    num_field(c, v, path, "gap", false, R_NONNEG, &g->gap);
+    if (num_field(c, v, path, "jitter", false, R_NONNEG, &g->jitter) && g->jitter > 0.5 * g->gap) {
+        errf(c, path_key(p, path, "jitter"), "must be <= gap/2 = %g (or spheres could overlap)", 0.5 * g->gap);
+        ok = false;
+    }
+    int64_t seed = 0;
+    if (int_field(c, v, path, "seed", false, 0, MAX_SEED, &seed)) g->seed = (uint64_t)seed;
+    ok = num_field(c, v, path, "density", true, R_POS, &g->density) && ok;
+    material_ref(c, v, path, &g->material);
+    int64_t max_count = -1;
+    if (member(v, "max_count") && !int_field(c, v, path, "max_count", false, 0, SC_MAX_BODIES, &max_count))
+        ok = false;
+    if (!ok) return 0;
+
+    /* the lattice: cells of side s = 2 r_max + gap */
+    g->spacing = 2.0 * g->rmax + g->gap;
+    double sites = 1.0;
+    for (int k = 0; k < 3; k++) {
+        double n = floor((g->hi[k] - g->lo[k]) / g->spacing + 1e-9); /* 0.2 / 0.2 is one cell */
+        if (n > 2147483647.0) n = 2147483647.0;
+        g->n[k] = (int32_t)n;
+        sites *= n;
+    }
+    if (sites < 1.0) {
+        errf(c, path_key(p, path, "region"), "too small for one sphere (cell side 2·radius + gap = %g m)",
+             g->spacing);
+        return 0;
+    }
+    g->sites = sites > 9e18 ? INT64_MAX : (int64_t)sites;
+    g->count = max_count >= 0 && max_count < g->sites ? max_count : g->sites;
+    if (g->count > SC_MAX_BODIES) {
+        errf(c, path, "makes %.0f spheres, more than the limit of %d (set max_count, or a larger radius or gap)",
+             sites, SC_MAX_BODIES);
+        g->count = 0;
+        return 0;
+    }
+    return g->count;
+}
+
+/* ---- joints ---------------------------------------------------------------------------------- */
+
+static const char* const JOINT_TYPES[] = {"spherical", "revolute", "prismatic", "fixed", "distance", NULL};
+static const char* const JOINT_KEYS_ALL[] = {"name", "type", "body_a", "body_b", "anchor", "anchor_b", "axis",
+                                             "motor", NULL};
+static const char* const JOINT_KEYS[5][8] = {
+    {"name", "type", "body_a", "body_b", "anchor", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "anchor_b", NULL},
+};
+static const char* const JOINT_OWNER[5] = {"a spherical joint", "a revolute joint", "a prismatic joint",
+                                           "a fixed joint", "a distance joint"};
+static const char* const MOTOR_TYPES[] = {"speed", "torque", "linear_speed", NULL};
+static const char* const MOTOR_KEYS_ALL[] = {"type", "speed", "ramp_time", "torque", NULL};
+static const char* const MOTOR_KEYS_SPEED[] = {"type", "speed", "ramp_time", NULL};
+static const char* const MOTOR_KEYS_TORQUE[] = {"type", "torque", NULL};
+
+static void parse_motor(ctx* c, const cJSON* v, const char* path, sc_joint* j)
+{
+    if (!is_object(c, v, path)) return;
+    int t = enum_field(c, v, path, "type", true, MOTOR_TYPES);
+    if (t < 0) {
+        check_keys(c, v, path, MOTOR_KEYS_ALL, NULL, NULL);
+        return;
+    }
+    check_keys(c, v, path, t == 1 ? MOTOR_KEYS_TORQUE : MOTOR_KEYS_SPEED, MOTOR_KEYS_ALL,
+               t == 1 ? "a torque motor" : "a speed motor");
+    char p[PATH_LEN];
+    if (t == 2 && j->type != DVI_JOINT_PRISMATIC)
+        errf(c, path_key(p, path, "type"), "\"linear_speed\" needs a prismatic joint");
+    if (t != 2 && j->type != DVI_JOINT_REVOLUTE)
+        errf(c, path_key(p, path, "type"), "\"%s\" needs a revolute joint", MOTOR_TYPES[t]);
+    j->motor = t == 0 ? DVI_MOTOR_ROTATION_SPEED : t == 1 ? DVI_MOTOR_ROTATION_TORQUE : DVI_MOTOR_LINEAR_SPEED;
+    if (t == 1) {
+        num_field(c, v, path, "torque", true, R_ANY, &j->torque);
+    } else {
+        num_field(c, v, path, "speed", true, R_ANY, &j->speed);
+        num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->ramp);
+    }
+}
+
+static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
+{
+    j->a = j->b = -1;
+    j->axis[2] = 1.0;
+    if (!is_object(c, v, path)) return;
+    const cJSON* jn = member(v, "name");
+    char p[PATH_LEN], q[128];
+    if (jn && !cJSON_IsString(jn)) errf(c, path_key(p, path, "name"), "must be a string (got %s)", type_name(jn));
+    int t = enum_field(c, v, path, "type", true, JOINT_TYPES);
+    if (t < 0) check_keys(c, v, path, JOINT_KEYS_ALL, NULL, NULL);
+    else check_keys(c, v, path, JOINT_KEYS[t], JOINT_KEYS_ALL, JOINT_OWNER[t]);
+    j->type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
+
+    const cJSON* ja = member(v, "body_a");
+    int64_t a = -1, b = -1;
+    bool a_ok = true;
+    if (ja && !cJSON_IsNull(ja) && !(cJSON_IsString(ja) && strcmp(ja->valuestring, "world") == 0)) {
+        a = body_ref(c, ja, path_key(p, path, "body_a"));
+        a_ok = a >= 0;
+    }
+    const cJSON* jb = member(v, "body_b");
+    path_key(p, path, "body_b");
+    if (!jb)
+        errf(c, p, "missing");
+    else if (cJSON_IsString(jb) && strcmp(jb->valuestring, "world") == 0)
+        errf(c, p, "must be a body (\"world\" can only be body_a)");
+    else
+        b = body_ref(c, jb, p);
+    j->a = (int32_t)a;
+    j->b = (int32_t)b;
+    if (a >= 0 && a == b)
+        errf(c, p, "body_a and body_b are the same body (%s)", quote(q, sizeof q, jb->valuestring));
+    else if (a_ok && b >= 0 && body_type_of(c->s, b) != DVI_BODY_DYNAMIC &&
+             (a < 0 || body_type_of(c->s, a) != DVI_BODY_DYNAMIC))
+        errf(c, path, "at least one of the two bodies must be dynamic");
+
+    vec_field(c, v, path, "anchor", true, 3, j->anchor);
+    if (t + 1 == DVI_JOINT_REVOLUTE || t + 1 == DVI_JOINT_PRISMATIC) {
+        if (vec_field(c, v, path, "axis", true, 3, j->axis) && !(v3_norm(j->axis) > 1e-12))
+            errf(c, path_key(p, path, "axis"), "must not be zero");
+    }
+    if (t + 1 == DVI_JOINT_DISTANCE) {
+        if (vec_field(c, v, path, "anchor_b", true, 3, j->anchor_b)) {
+            double d[3];
+            v3_sub(d, j->anchor_b, j->anchor);
+            if (!(v3_norm(d) > 1e-12)) errf(c, path_key(p, path, "anchor_b"), "must differ from anchor");
+        }
+    }
+    const cJSON* jm = member(v, "motor");
+    if (jm && t >= 0 && (t + 1 == DVI_JOINT_REVOLUTE || t + 1 == DVI_JOINT_PRISMATIC))
+        parse_motor(c, jm, path_key(p, path, "motor"), j);
+}
+
+/* ---- formulation --------------------------------------------------------------------------- */
+
+static const char* const FORMULATION_KEYS[] = {"method",
+                                               "dt",
+                                               "solver",
+                                               "tolerance",
+                                               "max_iterations",
+                                               "warm_start",
+                                               "threads",
+                                               "apgd",
+                                               "pgs",
+                                               "jacobi",
+                                               "lemke",
+                                               "collision_envelope",
+                                               "contact_recovery_speed",
+                                               "joint_recovery_speed",
+                                               "bounce_threshold",
+                                               NULL};
+static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
+static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
+static const char* const JACOBI_KEYS[] = {"omega", NULL};
+static const char* const LEMKE_KEYS[] = {"friction_directions", "max_pivots", "max_lcp_size", "coulomb", NULL};
+static const char* const METHODS[] = {"dvi", "dem", NULL};
+
+/* True when name is a built-in solver; list receives the names, quoted. */
+static bool known_solver(const char* name, char* list, size_t size)
+{
+    bool found = false;
+    list[0] = '\0';
+    for (int32_t i = 0; i < dvi_solver_count(); i++) {
+        const char* n = dvi_solver_name(i);
+        size_t o = strlen(list);
+        snprintf(list + o, size - o, "%s\"%s\"", i ? ", " : "", n);
+        if (name && strcmp(n, name) == 0) found = true;
+    }
+    return found;
+}
+
+static void check_method(ctx* c, const char* path, const char* method)
+{
+    char q[128];
+    if (strcmp(method, "dvi") == 0) return;
+    if (strcmp(method, "dem") == 0) {
+        c->unsupported++;
+        errf(c, path, "\"dem\" is not available yet; \"dvi\" is the formulation implemented");
+        return;
+    }
+    const char* near = suggest(method, METHODS);
+    errf(c, path, "unknown method %s (%s\"dvi\")", quote(q, sizeof q, method),
+         near && strcmp(near, "dvi") == 0 ? "did you mean " : "the method is ");
+}
+
+static void parse_formulation(ctx* c, const cJSON* root)
+{
+    dvi_scene* s = c->s;
+    dvi_world_def wd = dvi_default_world_def();
+    s->solver_settings = wd.solver_settings;
+    s->collision_envelope = wd.collision_envelope;
+    s->contact_recovery_speed = wd.contact_recovery_speed;
+    s->joint_recovery_speed = wd.joint_recovery_speed;
+    s->bounce_threshold = wd.bounce_threshold;
+    const char* P = "formulation";
+    const cJSON* v = member(root, P);
+    if (!v) {
+        errf(c, P, "missing (it gives at least the time step \"dt\")");
+        return;
+    }
+    if (!is_object(c, v, P)) return;
+    check_keys(c, v, P, FORMULATION_KEYS, NULL, NULL);
+    char p[PATH_LEN], pp[PATH_LEN], q[128], list[256];
+    const char* method = str_field(c, v, P, "method", false);
+    if (method) {
+        check_method(c, path_key(p, P, "method"), method);
+        free(s->method);
+        s->method = dup_string(method);
+        if (!s->method) c->nomem = true;
+    }
+    if (num_field(c, v, P, "dt", true, R_POS, &s->dt) && s->dt > 1.0)
+        errf(c, path_key(p, P, "dt"), "must be at most 1 s (got %g)", s->dt);
+    const char* solver = str_field(c, v, P, "solver", false);
+    if (solver) {
+        if (!known_solver(solver, list, sizeof list))
+            errf(c, path_key(p, P, "solver"), "unknown solver %s (one of %s)", quote(q, sizeof q, solver), list);
+        free(s->solver);
+        s->solver = dup_string(solver);
+        if (!s->solver) c->nomem = true;
+    }
+    dvi_solver_settings* ss = &s->solver_settings;
+    num_field(c, v, P, "tolerance", false, R_POS, &ss->tolerance);
+    int64_t iv;
+    if (int_field(c, v, P, "max_iterations", false, 1, 1e9, &iv)) ss->max_iterations = (int32_t)iv;
+    bool_field(c, v, P, "warm_start", &ss->warm_start);
+    if (int_field(c, v, P, "threads", false, 0, 1024, &iv)) {
+        s->threads = (int32_t)iv;
+        if (iv > 0) ss->threads = (int32_t)iv;
+    }
+    const cJSON* o;
+    if ((o = member(v, "apgd")) && is_object(c, o, path_key(p, P, "apgd"))) {
+        check_keys(c, o, p, APGD_KEYS, NULL, NULL);
+        bool_field(c, o, p, "restart", &ss->apgd.restart);
+        bool_field(c, o, p, "precondition", &ss->apgd.precondition);
+        double x;
+        if (num_field(c, o, p, "grow", false, R_ANY, &x)) {
+            if (!(x > 1.0)) errf(c, path_key(pp, p, "grow"), "must be > 1 (got %g)", x);
+            else ss->apgd.grow = x;
+        }
+        if (num_field(c, o, p, "shrink", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x <= 1.0)) errf(c, path_key(pp, p, "shrink"), "must be in (0, 1] (got %g)", x);
+            else ss->apgd.shrink = x;
+        }
+    }
+    if ((o = member(v, "pgs")) && is_object(c, o, path_key(p, P, "pgs"))) {
+        check_keys(c, o, p, PGS_KEYS, NULL, NULL);
+        double x;
+        if (num_field(c, o, p, "omega", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x < 2.0)) errf(c, path_key(pp, p, "omega"), "must be in (0, 2) (got %g)", x);
+            else ss->pgs.omega = x;
+        }
+        bool_field(c, o, p, "symmetric", &ss->pgs.symmetric);
+        if (int_field(c, o, p, "block_iterations", false, 1, 1e6, &iv)) ss->pgs.block_iterations = (int32_t)iv;
+    }
+    if ((o = member(v, "jacobi")) && is_object(c, o, path_key(p, P, "jacobi"))) {
+        check_keys(c, o, p, JACOBI_KEYS, NULL, NULL);
+        double x;
+        if (num_field(c, o, p, "omega", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x < 2.0)) errf(c, path_key(pp, p, "omega"), "must be in (0, 2) (got %g)", x);
+            else ss->jacobi.omega = x;
+        }
+    }
+    if ((o = member(v, "lemke")) && is_object(c, o, path_key(p, P, "lemke"))) {
+        check_keys(c, o, p, LEMKE_KEYS, NULL, NULL);
+        if (int_field(c, o, p, "friction_directions", false, 3, 1024, &iv))
+            ss->lemke.friction_directions = (int32_t)iv;
+        if (int_field(c, o, p, "max_pivots", false, 0, 2e9, &iv)) ss->lemke.max_pivots = (int32_t)iv;
+        if (int_field(c, o, p, "max_lcp_size", false, 1, 1e6, &iv)) ss->lemke.max_lcp_size = (int32_t)iv;
+        bool_field(c, o, p, "coulomb", &ss->lemke.coulomb);
+    }
+    num_field(c, v, P, "collision_envelope", false, R_NONNEG, &s->collision_envelope);
+    num_field(c, v, P, "contact_recovery_speed", false, R_POS, &s->contact_recovery_speed);
+    num_field(c, v, P, "joint_recovery_speed", false, R_POS, &s->joint_recovery_speed);
+    num_field(c, v, P, "bounce_threshold", false, R_NONNEG, &s->bounce_threshold);
+}
+
+/* ---- probes ---------------------------------------------------------------------------------- */
+
+static const char* const PROBE_WHAT[] = {"position",       "velocity",      "angular_velocity", "orientation",
+                                         "joint_reaction", "contact_force", "solver",           "kinetic_energy",
+                                         NULL};
+static const char* const PROBE_KEYS_ALL[] = {"name", "title",  "every",  "what",     "body",
+                                             "bodies", "joint", "joints", "component", NULL};
+static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "what", "body", "bodies", NULL};
+static const char* const PROBE_KEYS_CONTACT[] = {"name", "title", "every", "what", "body", "bodies", "component", NULL};
+static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", NULL};
+static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "what", NULL};
+static const char* const COMPONENTS[] = {"vector", "up", NULL};
+
+static int cmp_i32(const void* a, const void* b)
+{
+    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+    return (x > y) - (x < y);
+}
+
+/* "body"/"bodies" or "joint"/"joints": the probe's targets. */
+static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr, bool joints, bool required)
+{
+    const char* one = joints ? "joint" : "body";
+    const char* many = joints ? "joints" : "bodies";
+    const cJSON* j1 = member(v, one);
+    const cJSON* jn = member(v, many);
+    char p[PATH_LEN], q[128];
+    if (j1 && jn) {
+        errf(c, path_key(p, path, one), "give \"%s\" or \"%s\", not both", one, many);
+        return;
+    }
+    if (!j1 && !jn) {
+        if (required) errf(c, path_key(p, path, many), "missing (or give \"%s\")", one);
+        return;
+    }
+    int64_t n = 1;
+    if (jn) {
+        jn = array_field(c, v, path, many, SC_MAX_PROBE_TARGETS, NULL, &n);
+        if (!jn) return;
+        if (n == 0) {
+            errf(c, path_key(p, path, many), "must not be empty");
+            return;
+        }
+    }
+    pr->targets = malloc((size_t)n * sizeof *pr->targets);
+    if (!pr->targets) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    bool ok = true;
+    for (const cJSON* it = jn ? jn->child : j1; it && i < n; it = jn ? it->next : NULL, i++) {
+        char pe[PATH_LEN];
+        if (jn)
+            path_index(pe, path_key(p, path, many), i);
+        else
+            path_key(pe, path, one);
+        int64_t t = -1;
+        if (joints) {
+            if (!cJSON_IsString(it))
+                errf(c, pe, "must be a joint name (got %s)", type_name(it));
+            else if ((t = sc_map_get(&c->joint_map, it->valuestring)) < 0)
+                errf(c, pe, "no joint named %s", quote(q, sizeof q, it->valuestring));
+        } else {
+            t = body_ref(c, it, pe);
+        }
+        ok = ok && t >= 0;
+        pr->targets[i] = (int32_t)t;
+    }
+    if (!ok) return;
+    pr->target_count = (int32_t)n;
+    /* no target twice: the column names must be unique */
+    int32_t* sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted) {
+        c->nomem = true;
+        return;
+    }
+    memcpy(sorted, pr->targets, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_i32);
+    for (int64_t k = 1; k < n; k++)
+        if (sorted[k] == sorted[k - 1]) {
+            errf(c, path_key(p, path, jn ? many : one), "names the same %s twice", one);
+            break;
+        }
+    free(sorted);
+}
+
+static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, int32_t index)
+{
+    pr->every = 1;
+    if (!is_object(c, v, path)) return;
+    char p[PATH_LEN], q[128];
+    int w = enum_field(c, v, path, "what", true, PROBE_WHAT);
+    pr->kind = w >= 0 ? (sc_probe_kind)w : SC_PROBE_SOLVER;
+    const char* const* allowed = PROBE_KEYS_ALL;
+    if (w >= 0) {
+        switch (pr->kind) {
+        case SC_PROBE_JOINT_REACTION: allowed = PROBE_KEYS_JOINT; break;
+        case SC_PROBE_CONTACT_FORCE: allowed = PROBE_KEYS_CONTACT; break;
+        case SC_PROBE_SOLVER: allowed = PROBE_KEYS_SOLVER; break;
+        default: allowed = PROBE_KEYS_BODY; break;
+        }
+        char owner[64];
+        snprintf(owner, sizeof owner, "a \"%s\" probe", PROBE_WHAT[w]);
+        check_keys(c, v, path, allowed, PROBE_KEYS_ALL, owner);
+    } else {
+        check_keys(c, v, path, PROBE_KEYS_ALL, NULL, NULL);
+    }
+    const char* name = str_field(c, v, path, "name", true);
+    if (name) {
+        path_key(p, path, "name");
+        if (!valid_name(name)) {
+            errf(c, p, "invalid name %s (it names a file: 1 to %d characters: letters, digits, '_', '.', '-'; "
+                       "starting with a letter, digit or '_')", quote(q, sizeof q, name), SC_MAX_NAME);
+        } else if (sc_map_get(&c->probe_map, name) >= 0) {
+            errf(c, p, "duplicate name %s (also probes[%d])", quote(q, sizeof q, name),
+                 sc_map_get(&c->probe_map, name));
+        } else {
+            pr->name = dup_string(name);
+            if (!pr->name || !sc_map_put(&c->probe_map, pr->name, index)) c->nomem = true;
+        }
+    }
+    const char* title = str_field(c, v, path, "title", false);
+    if (title) {
+        if (strlen(title) > 256) errf(c, path_key(p, path, "title"), "longer than 256 characters");
+        else if (!(pr->title = dup_string(title))) c->nomem = true;
+    }
+    int64_t every;
+    if (int_field(c, v, path, "every", false, 1, 2147483647.0, &every)) pr->every = (int32_t)every;
+    if (w < 0) return;
+    switch (pr->kind) {
+    case SC_PROBE_JOINT_REACTION:
+        parse_targets(c, v, path, pr, true, true);
+        break;
+    case SC_PROBE_SOLVER:
+        break;
+    case SC_PROBE_KINETIC_ENERGY:
+        parse_targets(c, v, path, pr, false, false);
+        break;
+    case SC_PROBE_CONTACT_FORCE: {
+        parse_targets(c, v, path, pr, false, true);
+        const cJSON* jc = member(v, "component");
+        path_key(p, path, "component");
+        if (!jc) break;
+        if (cJSON_IsArray(jc)) {
+            double d[3];
+            if (as_vec(c, jc, p, 3, d)) {
+                double n = v3_norm(d);
+                if (!(n > 1e-12)) errf(c, p, "the direction must not be zero");
+                else {
+                    v3_scale(pr->direction, 1.0 / n, d);
+                    pr->component = SC_COMPONENT_DIRECTION;
+                }
+            }
+        } else if (cJSON_IsString(jc)) {
+            int k = enum_field(c, v, path, "component", false, COMPONENTS);
+            if (k >= 0) pr->component = k == 0 ? SC_COMPONENT_VECTOR : SC_COMPONENT_UP;
+        } else {
+            errf(c, p, "must be \"vector\", \"up\" or a direction [x, y, z] (got %s)", type_name(jc));
+        }
+        break;
+    }
+    default:
+        parse_targets(c, v, path, pr, false, true);
+        break;
+    }
+}
+
+/* ---- the whole scene -------------------------------------------------------------------------- */
+
+static const char* const TOP_KEYS[] = {"$schema", "name",   "description", "units",    "gravity",  "materials",
+                                       "bodies",  "generators", "joints",  "formulation", "duration", "probes",
+                                       NULL};
+
+static void parse_scene(ctx* c, const cJSON* root)
+{
+    dvi_scene* s = c->s;
+    char p[PATH_LEN], q[128];
+    if (!cJSON_IsObject(root)) {
+        errf(c, "scene", "the top level must be a JSON object (got %s)", type_name(root));
+        return;
+    }
+    check_keys(c, root, "", TOP_KEYS, NULL, NULL);
+    const char* name = str_field(c, root, "", "name", false);
+    if (name) {
+        if (strlen(name) > 256) errf(c, "name", "longer than 256 characters");
+        else {
+            free(s->name);
+            if (!(s->name = dup_string(name))) c->nomem = true;
+        }
+    }
+    str_field(c, root, "", "description", false);
+    str_field(c, root, "", "$schema", false);
+    const char* units = str_field(c, root, "", "units", false);
+    if (units && strcmp(units, "SI") != 0)
+        errf(c, "units", "must be \"SI\" (got %s): lengths in m, masses in kg, times in s", quote(q, sizeof q, units));
+    vec_field(c, root, "", "gravity", false, 3, s->gravity);
+    num_field(c, root, "", "duration", true, R_POS, &s->duration);
+
+    parse_materials(c, root);
+
+    int64_t nb = 0, ng = 0, nj = 0, np = 0;
+    const cJSON* bodies = array_field(c, root, "", "bodies", SC_MAX_EXPLICIT_BODIES,
+                                      " (a generator makes large sets of bodies)", &nb);
+    if (member(root, "bodies") && !bodies) c->bodies_unreadable = true;
+    const cJSON* gens = array_field(c, root, "", "generators", SC_MAX_GENERATORS, NULL, &ng);
+    if (member(root, "generators") && !gens) c->generator_failed = true;
+    const cJSON* joints = array_field(c, root, "", "joints", SC_MAX_JOINTS, NULL, &nj);
+    const cJSON* probes = array_field(c, root, "", "probes", SC_MAX_PROBES, NULL, &np);
+    s->bodies = calloc((size_t)nb + 1, sizeof *s->bodies);
+    s->generators = calloc((size_t)ng + 1, sizeof *s->generators);
+    s->joints = calloc((size_t)nj + 1, sizeof *s->joints);
+    s->probes = calloc((size_t)np + 1, sizeof *s->probes);
+    if (!s->bodies || !s->generators || !s->joints || !s->probes) {
+        c->nomem = true;
+        return;
+    }
+    s->body_count = (int32_t)nb;
+    s->generator_count = (int32_t)ng;
+    s->joint_count = (int32_t)nj;
+    s->probe_count = (int32_t)np;
+
+    collect_names(c, bodies, nb, gens, joints);
+    if (c->nomem) return;
+
+    int64_t i = 0;
+    for (const cJSON* it = bodies ? bodies->child : NULL; it; it = it->next, i++) {
+        parse_body(c, it, path_index(p, "bodies", i), &s->bodies[i]);
+        if (c->nomem) return;
+    }
+    int64_t total = nb;
+    i = 0;
+    for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
+        sc_generator* g = &s->generators[i];
+        int64_t n = parse_generator(c, it, path_index(p, "generators", i), g);
+        if (n == 0) c->generator_failed = true; /* its bodies cannot be named */
+        g->first_body = (int32_t)(total < SC_MAX_BODIES ? total : SC_MAX_BODIES);
+        if (total + n > SC_MAX_BODIES) {
+            errf(c, p, "the scene would have %lld bodies, more than the limit of %d", (long long)(total + n),
+                 SC_MAX_BODIES);
+            g->count = 0;
+            n = 0;
+        }
+        total += n;
+    }
+    s->total_bodies = total;
+    i = 0;
+    for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++)
+        parse_joint(c, it, path_index(p, "joints", i), &s->joints[i]);
+    parse_formulation(c, root);
+    if (s->dt > 0.0 && s->duration > 0.0 && s->duration / s->dt > 1e12)
+        errf(c, "duration", "%g s is more than 1e12 steps of %g s", s->duration, s->dt);
+    i = 0;
+    for (const cJSON* it = probes ? probes->child : NULL; it; it = it->next, i++) {
+        parse_probe(c, it, path_index(p, "probes", i), &s->probes[i], (int32_t)i);
+        if (c->nomem) return;
+    }
+}
+
+/* ---- JSON text ---------------------------------------------------------------------------------- */
+
+static void line_col(const char* t, size_t pos, int* line, int* col)
+{
+    int l = 1, cl = 1;
+    for (size_t i = 0; i < pos; i++) {
+        if (t[i] == '\n') {
+            l++;
+            cl = 1;
+        } else {
+            cl++;
+        }
+    }
+    *line = l;
+    *col = cl;
+}
+
+/* Structure check before cJSON: nesting deeper than MAX_NESTING (cJSON's own
+ * limit is 1000, and its failure reads like a syntax error), and text that
+ * ends inside a string or an open array or object (a truncated file).
+ * Returns 0, 1 (too deep; *where = the opening bracket), 2 (an array or
+ * object left open) or 3 (inside a string at the end). */
+static int prescan(const char* t, size_t n, size_t* where)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = t[i];
+        if (in_string) {
+            if (ch == '\\') i++;
+            else if (ch == '"') in_string = false;
+            continue;
+        }
+        if (ch == '"') in_string = true;
+        else if (ch == '[' || ch == '{') {
+            if (++depth > MAX_NESTING) {
+                *where = i;
+                return 1;
+            }
+        } else if (ch == ']' || ch == '}') {
+            depth--;
+        }
+    }
+    *where = n;
+    return in_string ? 3 : depth > 0 ? 2 : 0;
+}
+
+static bool starts_with_word(const char* t, size_t n, const char* w)
+{
+    size_t k = strlen(w);
+    return n >= k && strncmp(t, w, k) == 0;
+}
+
+/* Parses the text; on failure adds the one error line and returns NULL. */
+static cJSON* parse_json(ctx* c, const char* text, size_t len, const char* display, dvi_status* st)
+{
+    size_t k = 0;
+    while (k < len && (text[k] == ' ' || text[k] == '\t' || text[k] == '\r' || text[k] == '\n')) k++;
+    if (k == len) {
+        errf(c, display, "empty file (no JSON value)");
+        *st = DVI_ERR_PARSE;
+        return NULL;
+    }
+    size_t where = 0;
+    int pre = prescan(text, len, &where);
+    int line, col;
+    if (pre == 1) {
+        line_col(text, where, &line, &col);
+        char p[PATH_LEN];
+        snprintf(p, sizeof p, "%s:%d:%d", display, line, col);
+        errf(c, p, "arrays and objects nested deeper than %d levels", MAX_NESTING);
+        *st = DVI_ERR_PARSE;
+        return NULL;
+    }
+    const char* end = NULL;
+    cJSON* root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (root) {
+        size_t pos = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+        while (pos < len && (text[pos] == ' ' || text[pos] == '\t' || text[pos] == '\r' || text[pos] == '\n' ||
+                             text[pos] == '\0'))
+            pos++;
+        if (pos == len) return root;
+        cJSON_Delete(root);
+        line_col(text, pos, &line, &col);
+        char p[PATH_LEN];
+        snprintf(p, sizeof p, "%s:%d:%d", display, line, col);
+        errf(c, p, "malformed JSON: unexpected text after the end of the scene");
+        *st = DVI_ERR_PARSE;
+        return NULL;
+    }
+    if (c->nomem) {
+        *st = DVI_ERR_NOMEM;
+        return NULL;
+    }
+    size_t pos = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
+    char p[PATH_LEN], why[96];
+    if (pre == 3 || (pre == 2 && pos + 1 >= len)) {
+        line_col(text, len, &line, &col);
+        snprintf(why, sizeof why, "unexpected end of the file%s (truncated?)", pre == 3 ? " inside a string" : "");
+    } else {
+        line_col(text, pos, &line, &col);
+        const char* at = text + pos;
+        size_t rest = len - pos;
+        unsigned char ch = pos < len ? (unsigned char)*at : 0;
+        if (starts_with_word(at, rest, "NaN") || starts_with_word(at, rest, "nan") ||
+            starts_with_word(at, rest, "Infinity") || starts_with_word(at, rest, "-Infinity") ||
+            starts_with_word(at, rest, "inf") || starts_with_word(at, rest, "-inf"))
+            snprintf(why, sizeof why, "NaN and Infinity are not JSON numbers");
+        else if (ch >= 0x20 && ch < 0x7f)
+            snprintf(why, sizeof why, "unexpected '%c'", ch);
+        else
+            snprintf(why, sizeof why, "unexpected byte 0x%02x", ch);
+    }
+    snprintf(p, sizeof p, "%s:%d:%d", display, line, col);
+    errf(c, p, "malformed JSON: %s", why);
+    *st = DVI_ERR_PARSE;
+    return NULL;
+}
+
+/* ---- public functions ---------------------------------------------------------------------------- */
+
+void dvi_scene_errors_free(dvi_scene_errors* e)
+{
+    if (!e) return;
+    free(e->text);
+    e->text = NULL;
+    e->count = 0;
+}
+
+void dvi_scene_destroy(dvi_scene* s)
+{
+    if (!s) return;
+    free(s->name);
+    free(s->method);
+    free(s->solver);
+    for (int32_t i = 0; i < s->body_count; i++) free(s->bodies[i].name);
+    for (int32_t i = 0; i < s->shape_count; i++) {
+        free(s->shapes[i].heights);
+        dvi_mesh_data_free(&s->shapes[i].mesh);
+    }
+    for (int32_t i = 0; i < s->generator_count; i++) free(s->generators[i].name);
+    for (int32_t i = 0; i < s->joint_count; i++) free(s->joints[i].name);
+    for (int32_t i = 0; i < s->probe_count; i++) {
+        free(s->probes[i].name);
+        free(s->probes[i].title);
+        free(s->probes[i].targets);
+    }
+    free(s->bodies);
+    free(s->shapes);
+    free(s->generators);
+    free(s->joints);
+    free(s->probes);
+    free(s);
+}
+
+static dvi_scene* scene_new(void)
+{
+    dvi_scene* s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->name = dup_string("");
+    s->method = dup_string("dvi");
+    s->solver = dup_string(dvi_default_world_def().solver);
+    dvi_world_def wd = dvi_default_world_def();
+    for (int k = 0; k < 3; k++) s->gravity[k] = wd.gravity[k];
+    s->solver_settings = wd.solver_settings;
+    if (!s->name || !s->method || !s->solver) {
+        dvi_scene_destroy(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Hands the error lines to the caller (or frees them). */
+static dvi_status finish(ctx* c, dvi_status st, dvi_scene_errors* errors)
+{
+    if (c->hidden > 0) {
+        char line[128];
+        int n = snprintf(line, sizeof line, "scene: %lld more problems not listed\n", (long long)c->hidden);
+        append_text(c, line, (size_t)n);
+        c->lines++;
+    }
+    if (c->nomem) st = DVI_ERR_NOMEM;
+    if (errors) {
+        errors->count = c->text ? c->lines : 0;
+        errors->text = c->text;
+    } else {
+        free(c->text);
+    }
+    c->text = NULL;
+    for (int32_t i = 0; i < c->mat_count; i++) free(c->mat_names[i]);
+    free(c->mat_names);
+    free(c->mats);
+    sc_map_free(&c->mat_map);
+    sc_map_free(&c->body_map);
+    sc_map_free(&c->gen_map);
+    sc_map_free(&c->joint_map);
+    sc_map_free(&c->probe_map);
+    return st;
+}
+
+static dvi_status parse_text(const char* text, size_t length, const char* base_dir, const char* display,
+                             dvi_scene** out, dvi_scene_errors* errors)
+{
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.base_dir = base_dir;
+    dvi_status st = DVI_OK;
+    cJSON* root = parse_json(&c, text, length, display, &st);
+    if (!root) return finish(&c, st, errors);
+    if (!cJSON_IsObject(root)) {
+        errf(&c, display, "the top level must be a JSON object (got %s)", type_name(root));
+        cJSON_Delete(root);
+        return finish(&c, DVI_ERR_PARSE, errors);
+    }
+    c.s = scene_new();
+    if (!c.s) {
+        cJSON_Delete(root);
+        c.nomem = true;
+        return finish(&c, DVI_ERR_NOMEM, errors);
+    }
+    parse_scene(&c, root);
+    cJSON_Delete(root);
+    if (c.problems > 0 || c.nomem) {
+        dvi_scene_destroy(c.s);
+        st = c.problems > 0 && c.problems == c.unsupported ? DVI_ERR_UNSUPPORTED : DVI_ERR_INVALID_ARG;
+        return finish(&c, st, errors);
+    }
+    *out = c.s;
+    return finish(&c, DVI_OK, errors);
+}
+
+dvi_status dvi_scene_parse(const char* text, size_t length, const char* base_dir, dvi_scene** out,
+                           dvi_scene_errors* errors)
+{
+    if (errors) memset(errors, 0, sizeof *errors);
+    if (!out) return DVI_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!text) {
+        ctx c;
+        memset(&c, 0, sizeof c);
+        errf(&c, "scene", "no text (NULL)");
+        return finish(&c, DVI_ERR_INVALID_ARG, errors);
+    }
+    return parse_text(text, length, base_dir ? base_dir : ".", "scene", out, errors);
+}
+
+dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* errors)
+{
+    if (errors) memset(errors, 0, sizeof *errors);
+    if (!out) return DVI_ERR_INVALID_ARG;
+    *out = NULL;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    if (!path || !path[0]) {
+        errf(&c, "scene", "no file name");
+        return finish(&c, DVI_ERR_INVALID_ARG, errors);
+    }
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        errf(&c, path, "cannot open (%s)", strerror(errno));
+        return finish(&c, DVI_ERR_IO, errors);
+    }
+    size_t cap = 1 << 16, len = 0;
+    char* buf = malloc(cap + 1);
+    dvi_status st = DVI_OK;
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        if (cap >= MAX_FILE_SIZE) {
+            errf(&c, path, "larger than %zu bytes", MAX_FILE_SIZE);
+            st = DVI_ERR_PARSE;
+            break;
+        }
+        char* nb = realloc(buf, 2 * cap + 1);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    if (buf && st == DVI_OK && ferror(f)) {
+        errf(&c, path, "read error (%s)", strerror(errno));
+        st = DVI_ERR_IO;
+    }
+    fclose(f);
+    if (!buf) {
+        c.nomem = true;
+        return finish(&c, DVI_ERR_NOMEM, errors);
+    }
+    if (st != DVI_OK) {
+        free(buf);
+        return finish(&c, st, errors);
+    }
+    buf[len] = '\0';
+    /* the directory of the file resolves relative names inside it */
+    char* dir = dup_string(path);
+    if (!dir) {
+        free(buf);
+        c.nomem = true;
+        return finish(&c, DVI_ERR_NOMEM, errors);
+    }
+    char* slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    st = parse_text(buf, len, dir, path, out, errors);
+    free(dir);
+    free(buf);
+    return st;
+}
+
+dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
+{
+    dvi_scene_settings r;
+    memset(&r, 0, sizeof r);
+    if (!s) {
+        r.name = "";
+        r.method = "dvi";
+        r.solver = "apgd";
+        r.solver_settings = dvi_default_world_def().solver_settings;
+        return r;
+    }
+    r.name = s->name;
+    r.method = s->method;
+    r.dt = s->dt;
+    r.duration = s->duration;
+    r.solver = s->solver;
+    r.solver_settings = s->solver_settings;
+    r.threads = s->threads;
+    return r;
+}
+
+dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o, dvi_scene_errors* errors)
+{
+    if (errors) memset(errors, 0, sizeof *errors);
+    if (!s || !o) return DVI_ERR_INVALID_ARG;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    char q[128], list[256];
+    if (o->dt != 0.0) {
+        if (!isfinite(o->dt)) errf(&c, "--dt", "must be a finite number");
+        else if (!(o->dt > 0.0)) errf(&c, "--dt", "must be > 0 (got %g)", o->dt);
+        else if (o->dt > 1.0) errf(&c, "--dt", "must be at most 1 s (got %g)", o->dt);
+    }
+    if (o->duration != 0.0) {
+        if (!isfinite(o->duration) || fabs(o->duration) > SC_MAX_NUMBER)
+            errf(&c, "--duration", "must be a finite number");
+        else if (!(o->duration > 0.0)) errf(&c, "--duration", "must be > 0 (got %g)", o->duration);
+    }
+    double dt = o->dt > 0.0 ? o->dt : s->dt, T = o->duration > 0.0 ? o->duration : s->duration;
+    if (c.problems == 0 && T / dt > 1e12) errf(&c, "--duration", "%g s is more than 1e12 steps of %g s", T, dt);
+    if (o->solver && !known_solver(o->solver, list, sizeof list))
+        errf(&c, "--solver", "unknown solver %s (one of %s)", quote(q, sizeof q, o->solver), list);
+    if (o->method) check_method(&c, "--method", o->method);
+    if (o->threads < 0 || o->threads > 1024) errf(&c, "--threads", "must be in [0, 1024] (got %d)", o->threads);
+    if (c.problems > 0)
+        return finish(&c, c.problems == c.unsupported ? DVI_ERR_UNSUPPORTED : DVI_ERR_INVALID_ARG, errors);
+    char* solver = o->solver ? dup_string(o->solver) : NULL;
+    char* method = o->method ? dup_string(o->method) : NULL;
+    if ((o->solver && !solver) || (o->method && !method)) {
+        free(solver);
+        free(method);
+        c.nomem = true;
+        return finish(&c, DVI_ERR_NOMEM, errors);
+    }
+    if (o->dt > 0.0) s->dt = o->dt;
+    if (o->duration > 0.0) s->duration = o->duration;
+    if (solver) {
+        free(s->solver);
+        s->solver = solver;
+    }
+    if (method) {
+        free(s->method);
+        s->method = method;
+    }
+    if (o->threads > 0) {
+        s->threads = o->threads;
+        s->solver_settings.threads = o->threads;
+    }
+    return finish(&c, DVI_OK, errors);
+}
+
+int32_t dvi_scene_generator_count(const dvi_scene* s)
+{
+    return s ? s->generator_count : 0;
+}
+
+dvi_status dvi_scene_get_generator(const dvi_scene* s, int32_t index, dvi_generator_info* out)
+{
+    if (!s || !out || index < 0 || index >= s->generator_count) return DVI_ERR_INVALID_ARG;
+    const sc_generator* g = &s->generators[index];
+    memset(out, 0, sizeof *out);
+    out->name = g->name;
+    out->type = "granular_bed";
+    out->count = g->count;
+    out->sites = g->sites;
+    out->first_body = g->first_body;
+    return DVI_OK;
+}
+
+int64_t dvi_scene_body_count(const dvi_scene* s)
+{
+    return s ? s->total_bodies : 0;
+}

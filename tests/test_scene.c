@@ -1,2 +1,1222 @@
-/* (being written) */
-int main(void) { return 0; }
+/* Scene files (scene.h, docs/scene-format.md): the malformed corpus of
+ * tests/data/scenes_bad/ (status and message of each file), every scene of
+ * examples/scenes/ loads and builds, physics through scenes against analytic
+ * answers (pendulum period, incline stick/slip, sliding distance, stacks, the
+ * rover's static wheel loads), the granular_bed generator (count,
+ * determinism), probe columns, overrides, and model checkpoints.
+ *
+ * Under AddressSanitizer (about 10× slower) the long runs are shorter. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dvi/scene.h"
+#include "test_util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+#define PI 3.14159265358979323846
+#define G 9.81
+#define SCENES DVI_SOURCE_DIR "/examples/scenes"
+#define BAD DVI_SOURCE_DIR "/tests/data/scenes_bad"
+#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static dvi_scene* load_ok(const char* path)
+{
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_load(path, &s, &e);
+    if (st != DVI_OK) fail_msg("%s: %s\n%s", path, dvi_status_string(st), e.text ? e.text : "");
+    assert_int_equal(e.count, 0);
+    assert_null(e.text);
+    assert_non_null(s);
+    return s;
+}
+
+static dvi_scene* parse_ok(const char* text)
+{
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_parse(text, strlen(text), NULL, &s, &e);
+    if (st != DVI_OK) fail_msg("%s\n%s", dvi_status_string(st), e.text ? e.text : "");
+    assert_non_null(s);
+    return s;
+}
+
+static dvi_model* build_ok(const dvi_scene* s)
+{
+    dvi_model* m = NULL;
+    char msg[512];
+    dvi_status st = dvi_model_create(s, &m, msg, sizeof msg);
+    if (st != DVI_OK) fail_msg("dvi_model_create: %s: %s", dvi_status_string(st), msg);
+    return m;
+}
+
+static void step_n(dvi_model* m, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        dvi_status st = dvi_model_step(m);
+        if (st < 0) fail_msg("step %lld: %s", (long long)i, dvi_world_last_error(dvi_model_world(m)));
+    }
+}
+
+static int probe_index(const dvi_model* m, const char* name)
+{
+    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
+        dvi_probe_info info;
+        assert_int_equal(dvi_model_probe_info(m, p, &info), DVI_OK);
+        if (strcmp(info.name, name) == 0) return p;
+    }
+    fail_msg("no probe \"%s\"", name);
+    return -1;
+}
+
+static int column_index(const dvi_model* m, int probe, const char* column)
+{
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe, &info), DVI_OK);
+    for (int32_t c = 0; c < info.columns; c++)
+        if (strcmp(info.column_names[c], column) == 0) return c;
+    fail_msg("probe %s has no column \"%s\"", info.name, column);
+    return -1;
+}
+
+/* Samples probe `name` into values (at most 64 columns here). */
+static void sample(const dvi_model* m, const char* name, double* values)
+{
+    int p = probe_index(m, name);
+    assert_int_equal(dvi_model_probe_sample(m, p, values), DVI_OK);
+}
+
+/* ---- (a) the malformed corpus ----------------------------------------------------- */
+
+typedef struct bad_case {
+    const char* file;
+    dvi_status status;
+    const char* want[4]; /* substrings the error text must contain */
+} bad_case;
+
+static const bad_case BAD_CASES[] = {
+    {"empty.json", DVI_ERR_PARSE, {"empty.json: empty file"}},
+    {"truncated.json", DVI_ERR_PARSE, {"truncated.json:5:", "unexpected end of the file"}},
+    {"binary_garbage.json", DVI_ERR_PARSE, {"binary_garbage.json:1:1: malformed JSON", "unexpected byte 0x7f"}},
+    {"nan.json", DVI_ERR_PARSE, {"nan.json:2:", "NaN and Infinity are not JSON numbers"}},
+    {"inf_1e999.json", DVI_ERR_INVALID_ARG, {"bodies[0].mass: must be a finite number (got +inf"}},
+    {"huge_number.json", DVI_ERR_INVALID_ARG, {"bodies[0].position[1]: 1e+300 is out of range"}},
+    {"negative_mass.json", DVI_ERR_INVALID_ARG, {"bodies[3].mass: must be > 0 (got -2)"}},
+    {"negative_radius.json", DVI_ERR_INVALID_ARG, {"bodies[0].shapes[0].radius: must be > 0 (got -0.1"}},
+    {"non_spd_inertia.json", DVI_ERR_INVALID_ARG, {"bodies[0].inertia: must be positive definite"}},
+    {"asymmetric_inertia.json", DVI_ERR_INVALID_ARG, {"bodies[0].inertia: must be symmetric"}},
+    {"singular_inertia.json", DVI_ERR_INVALID_ARG, {"bodies[0].inertia: must be positive definite"}},
+    {"joint_missing_body.json", DVI_ERR_INVALID_ARG, {"joints[2].body_b: no body named \"bogie_L\""}},
+    {"duplicate_names.json",
+     DVI_ERR_INVALID_ARG,
+     {"bodies[1].name: duplicate name \"a\" (also bodies[0])", "joints[1].name: duplicate name \"j\" (also joints[0])"}},
+    {"unknown_key.json", DVI_ERR_INVALID_ARG, {"bodies[0].mas: unknown key (did you mean \"mass\"?)"}},
+    {"unknown_top_key.json", DVI_ERR_INVALID_ARG, {"probe: unknown key (did you mean \"probes\"?)"}},
+    {"wrong_type.json", DVI_ERR_INVALID_ARG, {"bodies[0].mass: must be a number (got a string)"}},
+    {"deep_nesting.json", DVI_ERR_PARSE, {"deep_nesting.json:1:", "nested deeper than 64 levels"}},
+    {"missing_mesh.json", DVI_ERR_INVALID_ARG,
+     {"bodies[0].shapes[0].file: cannot read the mesh file \"no_such_mesh.obj\"", "cannot open file"}},
+    {"bad_mesh.json", DVI_ERR_INVALID_ARG, {"bodies[0].shapes[0].file: ", "bad_face_index.obj:", "out of range"}},
+    {"dem_method.json", DVI_ERR_UNSUPPORTED, {"formulation.method: \"dem\" is not available yet"}},
+    {"zero_dt.json", DVI_ERR_INVALID_ARG, {"formulation.dt: must be > 0 (got 0)"}},
+    {"non_unit_quaternion.json", DVI_ERR_INVALID_ARG, {"bodies[0].orientation: must be a unit quaternion", "norm 1.118"}},
+    {"joint_same_body.json", DVI_ERR_INVALID_ARG, {"joints[0].body_b: body_a and body_b are the same body (\"a\")"}},
+    {"generator_too_many.json", DVI_ERR_INVALID_ARG,
+     {"generators[0]: makes 125000000 spheres, more than the limit of 10000000"}},
+    {"units_imperial.json", DVI_ERR_INVALID_ARG, {"units: must be \"SI\" (got \"imperial\")"}},
+    {"missing_formulation.json", DVI_ERR_INVALID_ARG, {"formulation: missing"}},
+    {"top_level_array.json", DVI_ERR_PARSE, {"top_level_array.json: the top level must be a JSON object (got an array)"}},
+    {"unknown_solver.json", DVI_ERR_INVALID_ARG, {"formulation.solver: unknown solver \"apdg\" (one of \"apgd\""}},
+    {"plane_on_dynamic_body.json", DVI_ERR_INVALID_ARG,
+     {"bodies[0].shapes[0].type: a plane needs a fixed body (this body is dynamic)"}},
+    {"bad_probes.json",
+     DVI_ERR_INVALID_ARG,
+     {"probes[0].joint: no joint named \"hinge\"", "probes[1].what: unknown value \"pressure\"",
+      "probes[2].bodies: names the same body twice", "probes[3].every: must be an integer (got 2.5)"}},
+    {"many_errors.json",
+     DVI_ERR_INVALID_ARG,
+     {"formulation.dt: must be > 0 (got -1)", "bodies[0].type: unknown value \"floating\"",
+      "bodies[1].shapes[0].half_extents: must have 3 elements (got 2)", "materials.rubber.restitution: must be in [0, 1]"}},
+    {"duplicate_keys.json", DVI_ERR_INVALID_ARG, {"bodies[0]: duplicate key \"mass\""}},
+    {"trailing_garbage.json", DVI_ERR_PARSE, {"trailing_garbage.json:2:1: malformed JSON: unexpected text after the end"}},
+    {"jitter_too_large.json", DVI_ERR_INVALID_ARG, {"generators[0].jitter: must be <= gap/2 = 0.005"}},
+    {"motor_wrong_joint.json", DVI_ERR_INVALID_ARG, {"joints[0].motor.type: \"linear_speed\" needs a prismatic joint"}},
+    {"fixed_body_with_mass.json", DVI_ERR_INVALID_ARG, {"bodies[0].mass: not used by a fixed body"}},
+    {"invalid_name.json", DVI_ERR_INVALID_ARG, {"bodies[0].name: invalid name \"left wheel\""}},
+    {"bad_heightfield.json", DVI_ERR_INVALID_ARG, {"bodies[0].shapes[0].heights: must have nx·ny = 9 elements (got 8)"}},
+    {"radius_range.json",
+     DVI_ERR_INVALID_ARG,
+     {"generators[0].radius.distribution: unknown value \"normal\"", "generators[0].radius: min (0.05) must not exceed max"}},
+    {"negative_duration.json", DVI_ERR_INVALID_ARG, {"duration: must be > 0 (got -5)"}},
+    {"auto_inertia_no_shape.json", DVI_ERR_INVALID_ARG, {"bodies[0].inertia: missing (no first shape with a volume"}},
+    {"joint_two_fixed_bodies.json", DVI_ERR_INVALID_ARG, {"joints[0]: at least one of the two bodies must be dynamic"}},
+    {"generated_body_out_of_range.json", DVI_ERR_INVALID_ARG, {"probes[0].bodies[2]: no body named \"bed[4]\""}},
+    {"unterminated_string.json", DVI_ERR_PARSE, {"unterminated_string.json:", "unexpected end of the file"}},
+    {"bad_material_ref.json", DVI_ERR_INVALID_ARG, {"bodies[0].shapes[0].material: no material named \"stel\""}},
+};
+
+static int count_lines(const char* t)
+{
+    int n = 0;
+    for (; t && *t; t++) n += *t == '\n';
+    return n;
+}
+
+static void check_errors(const char* label, dvi_status got, const dvi_scene_errors* e, dvi_status status,
+                         const char* const* want, int nwant)
+{
+    if (got != status) fail_msg("%s: status %s, expected %s\n%s", label, dvi_status_string(got),
+                                dvi_status_string(status), e->text ? e->text : "");
+    assert_non_null(e->text);
+    assert_true(e->count >= 1);
+    assert_int_equal(e->count, count_lines(e->text)); /* one line per problem, each "path: message" */
+    for (int k = 0; k < nwant; k++)
+        if (want[k] && !strstr(e->text, want[k]))
+            fail_msg("%s: the errors\n%sdo not contain \"%s\"", label, e->text, want[k]);
+}
+
+static void test_bad_corpus(void** state)
+{
+    (void)state;
+    size_t n = sizeof BAD_CASES / sizeof BAD_CASES[0];
+    assert_true(n >= 30);
+    for (size_t k = 0; k < n; k++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", BAD, BAD_CASES[k].file);
+        dvi_scene* s = (dvi_scene*)&path; /* must be reset to NULL */
+        dvi_scene_errors e;
+        dvi_status st = dvi_scene_load(path, &s, &e);
+        assert_null(s);
+        int nwant = 0;
+        while (nwant < 4 && BAD_CASES[k].want[nwant]) nwant++;
+        check_errors(BAD_CASES[k].file, st, &e, BAD_CASES[k].status, BAD_CASES[k].want, nwant);
+        print_message("%-34s %-18s %d line(s), first: %.*s\n", BAD_CASES[k].file, dvi_status_string(st), e.count,
+                      (int)strcspn(e.text, "\n"), e.text);
+        /* the same text through dvi_scene_parse gives the same status; errors may be NULL */
+        FILE* f = fopen(path, "rb");
+        assert_non_null(f);
+        static char buf[1 << 16];
+        size_t len = fread(buf, 1, sizeof buf, f);
+        fclose(f);
+        dvi_scene* s2 = NULL;
+        dvi_status st2 = dvi_scene_parse(buf, len, BAD, &s2, NULL);
+        assert_int_equal(st2, st);
+        assert_null(s2);
+        dvi_scene_errors_free(&e);
+        assert_null(e.text);
+        assert_int_equal(e.count, 0);
+    }
+    /* every file of the directory is in the table */
+    DIR* d = opendir(BAD);
+    assert_non_null(d);
+    struct dirent* de;
+    size_t files = 0;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        files++;
+        bool listed = false;
+        for (size_t k = 0; k < n; k++) listed = listed || strcmp(BAD_CASES[k].file, de->d_name) == 0;
+        if (!listed) fail_msg("%s/%s has no expected error in the table", BAD, de->d_name);
+    }
+    closedir(d);
+    assert_int_equal(files, n);
+}
+
+/* Hostile inputs made at run time: a million-element array, a 100,000-entry
+ * bodies array, a very long key, a 100-level nesting, a missing file. */
+static void test_hostile_generated(void** state)
+{
+    (void)state;
+    const char* head = "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"gravity\": [";
+    size_t n = 1000000, cap = strlen(head) + 2 * n + 64;
+    char* t = malloc(cap);
+    assert_non_null(t);
+    size_t o = (size_t)snprintf(t, cap, "%s", head);
+    for (size_t i = 0; i < n; i++) {
+        t[o++] = '0';
+        t[o++] = i + 1 < n ? ',' : ']';
+    }
+    o += (size_t)snprintf(t + o, cap - o, "}");
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_parse(t, o, NULL, &s, &e);
+    const char* want1[] = {"gravity: must have 3 elements (got 1000000)"};
+    check_errors("million-element gravity", st, &e, DVI_ERR_INVALID_ARG, want1, 1);
+    assert_int_equal(e.count, 1);
+    dvi_scene_errors_free(&e);
+
+    /* 200,000 bodies written out: refused as a whole, without 200,000 messages */
+    head = "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"bodies\": [";
+    n = 200000;
+    free(t);
+    cap = strlen(head) + 3 * n + 64;
+    t = malloc(cap);
+    assert_non_null(t);
+    o = (size_t)snprintf(t, cap, "%s", head);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(t + o, "{}", 2);
+        o += 2;
+        t[o++] = i + 1 < n ? ',' : ']';
+    }
+    o += (size_t)snprintf(t + o, cap - o, ", \"probes\": [{\"name\": \"p\", \"what\": \"position\", \"body\": \"x\"}]}");
+    st = dvi_scene_parse(t, o, NULL, &s, &e);
+    const char* want2[] = {"bodies: 200000 entries, more than the limit of 100000"};
+    check_errors("200,000 bodies", st, &e, DVI_ERR_INVALID_ARG, want2, 1);
+    assert_int_equal(e.count, 1); /* no "no body named" for the probe: the bodies were not read */
+    dvi_scene_errors_free(&e);
+
+    /* 5,000 unknown keys: 200 lines, then one line counting the rest */
+    free(t);
+    cap = 5000 * 16 + 128;
+    t = malloc(cap);
+    assert_non_null(t);
+    o = (size_t)snprintf(t, cap, "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1");
+    for (int i = 0; i < 5000; i++) o += (size_t)snprintf(t + o, cap - o, ", \"k%d\": %d", i, i);
+    o += (size_t)snprintf(t + o, cap - o, "}");
+    st = dvi_scene_parse(t, o, NULL, &s, &e);
+    const char* want3[] = {"k0: unknown key", "scene: 4800 more problems not listed"};
+    check_errors("5,000 unknown keys", st, &e, DVI_ERR_INVALID_ARG, want3, 2);
+    assert_int_equal(e.count, 201);
+    dvi_scene_errors_free(&e);
+    free(t);
+
+    /* nesting at the limit (64) parses; 65 does not */
+    char deep[512];
+    for (int levels = 63; levels <= 64; levels++) {
+        o = (size_t)snprintf(deep, sizeof deep, "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"comment\": \"x\", \"description\": ");
+        (void)o;
+        char* p = deep + strlen(deep);
+        for (int i = 0; i < levels; i++) *p++ = '[';
+        for (int i = 0; i < levels; i++) *p++ = ']';
+        strcpy(p, "}");
+        st = dvi_scene_parse(deep, strlen(deep), NULL, &s, &e);
+        if (levels == 63) {
+            /* depth 64 in all: accepted by the parser, refused by the schema */
+            const char* w[] = {"description: must be a string (got an array)"};
+            check_errors("63 nested arrays", st, &e, DVI_ERR_INVALID_ARG, w, 1);
+        } else {
+            const char* w[] = {"nested deeper than 64 levels"};
+            check_errors("64 nested arrays", st, &e, DVI_ERR_PARSE, w, 1);
+        }
+        dvi_scene_errors_free(&e);
+    }
+
+    st = dvi_scene_load(BAD "/no_such_scene.json", &s, &e);
+    const char* want4[] = {"no_such_scene.json: cannot open (No such file or directory)"};
+    check_errors("missing file", st, &e, DVI_ERR_IO, want4, 1);
+    dvi_scene_errors_free(&e);
+    st = dvi_scene_load(BAD, &s, &e); /* a directory */
+    assert_true(st == DVI_ERR_IO || st == DVI_ERR_PARSE);
+    dvi_scene_errors_free(&e);
+    assert_int_equal(dvi_scene_load(NULL, &s, NULL), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_scene_parse("{}", 2, NULL, NULL, NULL), DVI_ERR_INVALID_ARG);
+}
+
+/* Random byte edits of a valid scene: never a crash, and the status agrees
+ * with the result (a scene and no errors, or errors and no scene). */
+static void test_mutations(void** state)
+{
+    (void)state;
+    FILE* f = fopen(SCENES "/pendulum.json", "rb");
+    assert_non_null(f);
+    static char orig[1 << 14], buf[1 << 14];
+    size_t len = fread(orig, 1, sizeof orig, f);
+    fclose(f);
+    static const char BYTES[] = "{}[]\":,0123456789-+.eE \n\\tfnaxyz\x01\xff";
+    uint64_t rng = 12345;
+    int ok = 0, bad = 0;
+#ifdef SANITIZED
+    const int rounds = 300;
+#else
+    const int rounds = 2000;
+#endif
+    for (int r = 0; r < rounds; r++) {
+        memcpy(buf, orig, len);
+        size_t n = len;
+        int edits = 1 + (int)(rng % 4);
+        for (int k = 0; k < edits; k++) {
+            rng = rng * 6364136223846793005u + 1442695040888963407u;
+            size_t at = (size_t)(rng >> 33) % n;
+            int op = (int)((rng >> 20) % 3);
+            char ch = BYTES[(rng >> 40) % (sizeof BYTES - 1)];
+            if (op == 0) buf[at] = ch;                                            /* replace */
+            else if (op == 1 && n > 1) memmove(buf + at, buf + at + 1, --n - at); /* delete */
+            else if (n + 1 < sizeof buf) {                                        /* insert */
+                memmove(buf + at + 1, buf + at, n - at);
+                buf[at] = ch;
+                n++;
+            }
+        }
+        if (r % 97 == 0) n = (size_t)(rng >> 35) % n; /* truncate */
+        dvi_scene* s = NULL;
+        dvi_scene_errors e;
+        dvi_status st = dvi_scene_parse(buf, n, NULL, &s, &e);
+        if (st == DVI_OK) {
+            assert_non_null(s);
+            assert_int_equal(e.count, 0);
+            ok++;
+            dvi_model* m = NULL;
+            char msg[256];
+            if (dvi_model_create(s, &m, msg, sizeof msg) == DVI_OK) {
+                step_n(m, 2);
+                dvi_model_destroy(m);
+            }
+            dvi_scene_destroy(s);
+        } else {
+            assert_true(st < 0);
+            assert_null(s);
+            assert_true(e.count >= 1 && e.text != NULL);
+            assert_int_equal(e.count, count_lines(e.text));
+            bad++;
+        }
+        dvi_scene_errors_free(&e);
+    }
+    print_message("%d mutated pendulum scenes: %d accepted, %d refused\n", rounds, ok, bad);
+    assert_true(bad > rounds / 2);
+}
+
+/* ---- (b) every example scene loads and builds ------------------------------------ */
+
+static void test_example_scenes(void** state)
+{
+    (void)state;
+    DIR* d = opendir(SCENES);
+    assert_non_null(d);
+    struct dirent* de;
+    int count = 0;
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", SCENES, de->d_name);
+        dvi_scene* s = load_ok(path);
+        dvi_scene_settings set = dvi_scene_get_settings(s);
+        assert_string_equal(set.method, "dvi");
+        assert_true(set.dt > 0.0 && set.duration > set.dt);
+        assert_true(set.name[0] != '\0');
+        dvi_model* m = build_ok(s);
+        assert_int_equal(dvi_world_body_count(dvi_model_world_const(m)), dvi_scene_body_count(s));
+        assert_true(dvi_model_probe_count(m) >= 1);
+        /* step once; every probe samples finite values */
+        assert_true(dvi_model_step(m) >= 0);
+        assert_int_equal(dvi_model_step_count(m), 1);
+        assert_near(dvi_model_time(m), set.dt, 1e-15);
+        for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
+            dvi_probe_info info;
+            assert_int_equal(dvi_model_probe_info(m, p, &info), DVI_OK);
+            double* v = malloc((size_t)info.columns * sizeof *v);
+            assert_non_null(v);
+            assert_int_equal(dvi_model_probe_sample(m, p, v), DVI_OK);
+            for (int32_t c = 0; c < info.columns; c++) assert_true(isfinite(v[c]));
+            free(v);
+        }
+        print_message("%-32s %-24s %6lld bodies, %d probes, dt %g s, %g s, solver %s\n", de->d_name, set.name,
+                      (long long)dvi_scene_body_count(s), dvi_model_probe_count(m), set.dt, set.duration, set.solver);
+        dvi_model_destroy(m);
+        dvi_scene_destroy(s);
+        count++;
+    }
+    closedir(d);
+    assert_true(count >= 8);
+}
+
+/* ---- (c) physics through scenes --------------------------------------------------- */
+
+/* Period from the downward zero crossings of the bob's y (probe "bob",
+ * sampled every 10 steps, linear interpolation: y is almost linear near
+ * y = 0, where the angular acceleration vanishes). */
+static void test_pendulum_period(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SCENES "/pendulum.json");
+    dvi_model* m = build_ok(s);
+    const double L = 1.0, mass = 1.0, r = 0.05, amp = 10.0 * PI / 180;
+    const double expect = 2 * PI * sqrt((mass * L * L + 0.4 * mass * r * r) / (mass * G * L)) * (1 + amp * amp / 16);
+    int p = probe_index(m, "bob"), cy = column_index(m, p, "bob.y");
+    double v[4], prev_t = 0, prev_y = 0, first = -1, last = 0, worst = 0;
+    int crossings = 0;
+    const dvi_scene_settings set = dvi_scene_get_settings(s);
+    int64_t steps = llround(set.duration / set.dt);
+    for (int64_t i = 0; i < steps; i++) {
+        step_n(m, 1);
+        if (!dvi_model_probe_due(m, p)) continue;
+        assert_int_equal(dvi_model_probe_sample(m, p, v), DVI_OK);
+        if (prev_y > 0 && v[cy] <= 0) {
+            double tc = prev_t + (v[0] - prev_t) * prev_y / (prev_y - v[cy]);
+            if (first < 0) first = tc;
+            last = tc;
+            crossings++;
+        }
+        prev_t = v[0];
+        prev_y = v[cy];
+        worst = fmax(worst, fabs(sqrt(v[1] * v[1] + v[2] * v[2] + v[3] * v[3]) - L));
+    }
+    assert_true(crossings >= 4);
+    double T = (last - first) / (crossings - 1);
+    double F[7];
+    sample(m, "pivot", F);
+    print_message("pendulum scene: period %.5f s over %d crossings, expected %.5f s (0.2%%); max |r| - L = %.2e m "
+                  "(1e-6); pivot force z %.3f N\n",
+                  T, crossings, expect, worst, F[3]);
+    assert_near(T, expect, 0.002 * expect);
+    assert_true(worst < 1e-6);
+    assert_true(F[3] > 0.9 * mass * G);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+/* Accelerations down the 30° slope from the velocity probe over
+ * [0.2 s, 1.2 s]; sticking bodies move less than 1e-6 m. */
+static void test_incline(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SCENES "/incline.json");
+    dvi_model* m = build_ok(s);
+    const double th = 30 * PI / 180;
+    static const char* const NAMES[5] = {"box_stick", "box_slide", "sphere_roll", "sphere_slide", "sphere_stick"};
+    const double expect[5] = {0.0, G * (sin(th) - 0.3 * cos(th)), 5.0 / 7.0 * G * sin(th),
+                              G * (sin(th) - 0.1 * cos(th)), 0.0};
+    double v0[16], v1[16], x0[16], x1[16];
+    step_n(m, 200);
+    sample(m, "velocity", v0);
+    sample(m, "position", x0);
+    step_n(m, 1000);
+    assert_near(dvi_model_time(m), 1.2, 1e-9);
+    sample(m, "velocity", v1);
+    sample(m, "position", x1);
+    int pv = probe_index(m, "velocity"), px = probe_index(m, "position");
+    for (int k = 0; k < 5; k++) {
+        char col[64];
+        snprintf(col, sizeof col, "%s.vy", NAMES[k]);
+        int cy = column_index(m, pv, col);
+        /* downhill = −(cos θ, sin θ) in (y, z) */
+        double a = -((v1[cy] - v0[cy]) * cos(th) + (v1[cy + 1] - v0[cy + 1]) * sin(th)) / 1.0;
+        snprintf(col, sizeof col, "%s.x", NAMES[k]);
+        int cx = column_index(m, px, col);
+        double d = sqrt(pow(x1[cx] - x0[cx], 2) + pow(x1[cx + 1] - x0[cx + 1], 2) + pow(x1[cx + 2] - x0[cx + 2], 2));
+        print_message("incline scene: %-12s a = %.5f m/s^2 (expected %.5f), moved %.3g m over 1 s\n", NAMES[k], a,
+                      expect[k], d);
+        if (expect[k] == 0.0)
+            assert_true(d < 1e-6);
+        else
+            assert_near(a, expect[k], 0.01 * expect[k]);
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+static void test_sliding_box(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SCENES "/sliding_box.json");
+    dvi_model* m = build_ok(s);
+    double x0[4], x[4], v[4];
+    sample(m, "box", x0);
+    step_n(m, 1000);
+    sample(m, "box", x);
+    sample(m, "box_velocity", v);
+    double d = x[1] - x0[1], expect = 2.0 * 2.0 / (2 * 0.4 * G);
+    print_message("sliding_box scene: slid %.5f m, v0^2/(2 mu g) = %.5f m (1%%); final speed %.2e m/s\n", d, expect,
+                  fabs(v[1]));
+    assert_near(d, expect, 0.01 * expect);
+    assert_true(fabs(v[1]) < 1e-6);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+/* The stacks stand: the top body drifts less than 1e-3 m, the ground load
+ * (probe component along −z) is the weight within 0.5 %. */
+static void stack_case(const char* file, double seconds)
+{
+    dvi_scene* s = load_ok(file);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.duration = seconds;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    dvi_model* m = build_ok(s);
+    double top0[4], top[4], load[2];
+    sample(m, "top", top0);
+    step_n(m, llround(dvi_scene_get_settings(s).duration / dvi_scene_get_settings(s).dt));
+    sample(m, "top", top);
+    sample(m, "ground_load", load);
+    double drift = sqrt(pow(top[1] - top0[1], 2) + pow(top[2] - top0[2], 2) + pow(top[3] - top0[3], 2));
+    print_message("%s: %g s, top drift %.3g m (1e-3), ground load %.4f N, weight %.4f N (0.5%%)\n", strrchr(file, '/') + 1,
+                  seconds, drift, load[1], 10 * G);
+    assert_true(drift < 1e-3);
+    assert_near(load[1], 10 * G, 0.005 * 10 * G);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+static void test_stacks(void** state)
+{
+    (void)state;
+#ifdef SANITIZED
+    stack_case(SCENES "/sphere_stack_10.json", 0.5);
+    stack_case(SCENES "/box_stack_10.json", 0.2);
+#else
+    stack_case(SCENES "/sphere_stack_10.json", 10.0);
+    stack_case(SCENES "/box_stack_10.json", 2.0);
+#endif
+}
+
+/* The reference's static_wheel_loads of a variant, in the order LF LM LB RF RM RB. */
+static void reference_loads(const char* variant, double out[6])
+{
+    FILE* f = fopen(ROVER_JSON, "rb");
+    assert_non_null(f);
+    static char buf[1 << 17];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    cJSON* root = cJSON_Parse(buf);
+    assert_non_null(root);
+    const cJSON* v = cJSON_GetObjectItem(cJSON_GetObjectItem(root, "static_wheel_loads"), variant);
+    assert_non_null(v);
+    static const char* const SIDE[2] = {"left", "right"};
+    static const char* const KEY[3] = {"N_front", "N_middle", "N_rear"};
+    for (int sd = 0; sd < 2; sd++)
+        for (int k = 0; k < 3; k++) {
+            const cJSON* x = cJSON_GetObjectItem(cJSON_GetObjectItem(v, SIDE[sd]), KEY[k]);
+            assert_true(cJSON_IsNumber(x));
+            out[3 * sd + k] = x->valuedouble;
+        }
+    cJSON_Delete(root);
+}
+
+/* The rover at rest: after settling (0.2 s here, 100 steps of Lemke), each
+ * wheel's normal load (probe "wheel_loads", the "up" component of the
+ * wheel's contact force) within 0.5 % of the reference. */
+static void rover_case(const char* file, const char* variant)
+{
+    double ref[6];
+    reference_loads(variant, ref);
+    dvi_scene* s = load_ok(file);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+#ifdef SANITIZED
+    o.duration = 0.06;
+#else
+    o.duration = 0.2;
+#endif
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    dvi_model* m = build_ok(s);
+    int p = probe_index(m, "wheel_loads");
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, p, &info), DVI_OK);
+    assert_int_equal(info.columns, 7);
+    static const char* const COLS[7] = {"time",          "wheel_LF.f_up", "wheel_LM.f_up", "wheel_LB.f_up",
+                                        "wheel_RF.f_up", "wheel_RM.f_up", "wheel_RB.f_up"};
+    for (int c = 0; c < 7; c++) {
+        assert_string_equal(info.column_names[c], COLS[c]);
+        assert_string_equal(info.units[c], c ? "N" : "s");
+    }
+    const dvi_scene_settings set = dvi_scene_get_settings(s);
+    step_n(m, llround(set.duration / set.dt));
+    assert_true(dvi_model_probe_due(m, p));
+    double v[7], sum = 0, worst = 0;
+    assert_int_equal(dvi_model_probe_sample(m, p, v), DVI_OK);
+    for (int k = 0; k < 6; k++) {
+        sum += v[k + 1];
+        worst = fmax(worst, fabs(v[k + 1] - ref[k]) / ref[k]);
+    }
+    print_message("%s after %g s: loads %.2f %.2f %.2f | %.2f %.2f %.2f N; reference %.2f %.2f %.2f | %.2f %.2f %.2f "
+                  "N; worst %.4f%% (0.5%%); sum %.2f N\n",
+                  variant, set.duration, v[1], v[2], v[3], v[4], v[5], v[6], ref[0], ref[1], ref[2], ref[3], ref[4],
+                  ref[5], 100 * worst, sum);
+    for (int k = 0; k < 6; k++) assert_near(v[k + 1], ref[k], 0.005 * ref[k]);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+static void test_rover_statics(void** state)
+{
+    (void)state;
+    rover_case(SCENES "/rover_statics_scarecrow.json", "Scarecrow");
+    rover_case(SCENES "/rover_statics_fullrover.json", "FullRover");
+}
+
+/* ---- generators --------------------------------------------------------------------- */
+
+static void expect_columns(const dvi_model* m, const char* probe, int n, const char* const* names,
+                           const char* const* units);
+
+static char* bed_scene(char* buf, size_t size, const char* radius, long seed, long max_count)
+{
+    char cap[64] = "";
+    if (max_count >= 0) snprintf(cap, sizeof cap, ", \"max_count\": %ld", max_count);
+    snprintf(buf, size,
+             "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1,\n"
+             " \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"region\": {\"min\": [-0.2, -0.2, 0.01], "
+             "\"max\": [0.2, 0.2, 1.0]},\n"
+             "   \"radius\": %s, \"gap\": 0.01, \"jitter\": 0.005, \"seed\": %ld, \"density\": 2500%s}],\n"
+             " \"probes\": [{\"name\": \"first\", \"what\": \"position\", \"bodies\": [\"bed[0]\", \"bed[1]\"]}]}",
+             radius, seed, cap);
+    return buf;
+}
+
+/* Positions of all generated bodies (3·n doubles, malloc'd). */
+static double* bed_positions(const char* text, int64_t* count, double* masses)
+{
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    int64_t n = dvi_scene_body_count(s);
+    double* x = malloc(3 * (size_t)n * sizeof *x);
+    assert_non_null(x);
+    for (int64_t i = 0; i < n; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "bed[%lld]", (long long)i);
+        dvi_body_id b;
+        assert_int_equal(dvi_model_find_body(m, name, &b), DVI_OK);
+        assert_int_equal(dvi_body_get_position(dvi_model_world_const(m), b, x + 3 * i), DVI_OK);
+        if (masses) {
+            dvi_body_info info;
+            assert_int_equal(dvi_body_get_info(dvi_model_world_const(m), b, &info), DVI_OK);
+            masses[i] = info.mass;
+        }
+    }
+    dvi_body_id b;
+    char name[32];
+    snprintf(name, sizeof name, "bed[%lld]", (long long)n);
+    assert_int_equal(dvi_model_find_body(m, name, &b), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_model_find_body(m, "bed[01]", &b), DVI_ERR_INVALID_ARG);
+    *count = n;
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return x;
+}
+
+static void test_granular_bed(void** state)
+{
+    (void)state;
+    char text[2048];
+    /* count: cells of 2r + gap = 0.05 m in the region 0.4 × 0.4 × 0.99: 8 × 8 × 19 = 1216 sites */
+    dvi_scene* s = parse_ok(bed_scene(text, sizeof text, "0.02", 7, -1));
+    dvi_generator_info g;
+    assert_int_equal(dvi_scene_generator_count(s), 1);
+    assert_int_equal(dvi_scene_get_generator(s, 0, &g), DVI_OK);
+    assert_string_equal(g.name, "bed");
+    assert_string_equal(g.type, "granular_bed");
+    assert_int_equal(g.sites, 8 * 8 * 19);
+    assert_int_equal(g.count, 8 * 8 * 19);
+    assert_int_equal(g.first_body, 0);
+    assert_int_equal(dvi_scene_get_generator(s, 1, &g), DVI_ERR_INVALID_ARG);
+    dvi_scene_destroy(s);
+
+    int64_t n1, n2, n3;
+    double* a = bed_positions(bed_scene(text, sizeof text, "0.02", 7, 1000), &n1, NULL);
+    double* b = bed_positions(bed_scene(text, sizeof text, "0.02", 7, 1000), &n2, NULL);
+    double* c = bed_positions(bed_scene(text, sizeof text, "0.02", 8, 1000), &n3, NULL);
+    assert_int_equal(n1, 1000);
+    assert_int_equal(n2, 1000);
+    assert_int_equal(n3, 1000);
+    assert_memory_equal(a, b, 3 * 1000 * sizeof *a); /* same seed: bit for bit */
+    int same = 0;
+    for (int i = 0; i < 3000; i++) same += a[i] == c[i];
+    assert_true(same < 30); /* another seed: other jitter */
+    /* inside the region, on the lattice within the jitter, and apart */
+    for (int64_t i = 0; i < n1; i++) {
+        int64_t ix = i % 8, iy = (i / 8) % 8, iz = i / 64;
+        double site[3] = {-0.175 + 0.05 * (double)ix, -0.175 + 0.05 * (double)iy, 0.035 + 0.05 * (double)iz};
+        for (int k = 0; k < 3; k++) assert_true(fabs(a[3 * i + k] - site[k]) <= 0.005 + 1e-12);
+    }
+    free(a);
+    free(b);
+    free(c);
+
+    /* a radius distribution: masses (so radii) vary within [min, max], reproducibly */
+    double m1[300], m2[300];
+    const char* dist = "{\"distribution\": \"uniform\", \"min\": 0.01, \"max\": 0.02}";
+    a = bed_positions(bed_scene(text, sizeof text, dist, 3, 300), &n1, m1);
+    b = bed_positions(bed_scene(text, sizeof text, dist, 3, 300), &n2, m2);
+    assert_int_equal(n1, 300);
+    assert_memory_equal(m1, m2, sizeof m1);
+    double rmin = 1, rmax = 0;
+    for (int i = 0; i < 300; i++) {
+        double r = cbrt(3.0 * m1[i] / (4.0 * PI * 2500.0));
+        rmin = fmin(rmin, r);
+        rmax = fmax(rmax, r);
+    }
+    print_message("granular_bed: radii from %.5f to %.5f m (uniform in [0.01, 0.02])\n", rmin, rmax);
+    assert_true(rmin >= 0.01 - 1e-12 && rmax <= 0.02 + 1e-12 && rmax - rmin > 0.008);
+    free(a);
+    free(b);
+
+    /* several generators, one of them empty: creation order, names, column labels */
+    const char* multi =
+        "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1,\n"
+        " \"bodies\": [{\"name\": \"floor\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]}],\n"
+        " \"generators\": [\n"
+        "  {\"type\": \"granular_bed\", \"name\": \"a\", \"region\": {\"min\": [0, 0, 0], \"max\": [0.4, 0.2, 0.2]}, "
+        "\"radius\": 0.1, \"density\": 1000},\n"
+        "  {\"type\": \"granular_bed\", \"name\": \"e\", \"region\": {\"min\": [0, 0, 1], \"max\": [1, 1, 2]}, "
+        "\"radius\": 0.1, \"density\": 1000, \"max_count\": 0},\n"
+        "  {\"type\": \"granular_bed\", \"name\": \"b\", \"region\": {\"min\": [2, 0, 0], \"max\": [2.2, 0.2, 0.4]}, "
+        "\"radius\": 0.1, \"density\": 1000}],\n"
+        " \"probes\": [{\"name\": \"p\", \"what\": \"position\", \"bodies\": [\"b[1]\", \"a[1]\", \"floor\"]}]}";
+    s = parse_ok(multi);
+    assert_int_equal(dvi_scene_body_count(s), 1 + 2 + 0 + 2);
+    static const int64_t FIRST[3] = {1, 3, 3}, COUNT[3] = {2, 0, 2};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(dvi_scene_get_generator(s, k, &g), DVI_OK);
+        assert_int_equal(g.first_body, FIRST[k]);
+        assert_int_equal(g.count, COUNT[k]);
+    }
+    dvi_model* mm = build_ok(s);
+    {
+        const char* names[] = {"time", "b[1].x", "b[1].y", "b[1].z", "a[1].x", "a[1].y", "a[1].z", "floor.x", "floor.y", "floor.z"};
+        const char* units[] = {"s", "m", "m", "m", "m", "m", "m", "m", "m", "m"};
+        expect_columns(mm, "p", 10, names, units);
+    }
+    dvi_body_id id, at;
+    assert_int_equal(dvi_model_find_body(mm, "b[1]", &id), DVI_OK);
+    assert_int_equal(dvi_world_body_at(dvi_model_world_const(mm), 4, &at), DVI_OK);
+    assert_memory_equal(&id, &at, sizeof id);
+    double xb[3];
+    dvi_body_get_position(dvi_model_world_const(mm), id, xb);
+    assert_near(xb[0], 2.1, 1e-12);
+    assert_near(xb[2], 0.3, 1e-12); /* second layer */
+    assert_int_equal(dvi_model_find_body(mm, "e[0]", &id), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_model_find_body(mm, "a[2]", &id), DVI_ERR_INVALID_ARG);
+    dvi_model_destroy(mm);
+    dvi_scene_destroy(s);
+
+    /* the 54,000-sphere bed of the rover study in three lines of JSON:
+     * 6 × 3.8 m, 0.55 m deep, radius 0.03, gap 0.001: 98 × 62 × 9 = 54,684 sites, capped at 53,728 */
+    const char* big = "{\"formulation\": {\"dt\": 0.001}, \"duration\": 30, \"generators\": [\n"
+                      "  {\"type\": \"granular_bed\", \"name\": \"soil\", \"region\": {\"min\": [-3, -1.9, -0.55], "
+                      "\"max\": [3, 1.9, 0]},\n"
+                      "   \"radius\": 0.03, \"gap\": 0.001, \"jitter\": 0.0005, \"seed\": 1, \"density\": 2000, "
+                      "\"max_count\": 53728}]}";
+    s = parse_ok(big);
+    assert_int_equal(dvi_scene_get_generator(s, 0, &g), DVI_OK);
+    assert_int_equal(g.sites, 98 * 62 * 9);
+    assert_int_equal(g.count, 53728);
+    assert_int_equal(dvi_scene_body_count(s), 53728);
+#ifndef SANITIZED
+    dvi_model* m = build_ok(s);
+    assert_int_equal(dvi_world_body_count(dvi_model_world_const(m)), 53728);
+    dvi_model_destroy(m);
+#endif
+    dvi_scene_destroy(s);
+}
+
+/* ---- probes ---------------------------------------------------------------------- */
+
+static void expect_columns(const dvi_model* m, const char* probe, int n, const char* const* names,
+                           const char* const* units)
+{
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, probe), &info), DVI_OK);
+    assert_int_equal(info.columns, n);
+    for (int c = 0; c < n; c++) {
+        assert_string_equal(info.column_names[c], names[c]);
+        assert_string_equal(info.units[c], units[c]);
+    }
+}
+
+static void test_probe_columns(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SCENES "/pendulum.json");
+    dvi_model* m = build_ok(s);
+    assert_int_equal(dvi_model_probe_count(m), 5);
+    {
+        const char* n[] = {"time", "bob.x", "bob.y", "bob.z"};
+        const char* u[] = {"s", "m", "m", "m"};
+        expect_columns(m, "bob", 4, n, u);
+    }
+    {
+        const char* n[] = {"time", "bob.vx", "bob.vy", "bob.vz"};
+        const char* u[] = {"s", "m/s", "m/s", "m/s"};
+        expect_columns(m, "bob_velocity", 4, n, u);
+    }
+    {
+        const char* n[] = {"time", "pivot.fx", "pivot.fy", "pivot.fz", "pivot.tx", "pivot.ty", "pivot.tz"};
+        const char* u[] = {"s", "N", "N", "N", "N m", "N m", "N m"};
+        expect_columns(m, "pivot", 7, n, u);
+    }
+    {
+        const char* n[] = {"time", "kinetic_energy"};
+        const char* u[] = {"s", "J"};
+        expect_columns(m, "energy", 2, n, u);
+    }
+    {
+        const char* n[] = {"time",           "iterations",      "residual",           "contacts",
+                           "rows",           "max_penetration", "max_joint_violation", "solver_status",
+                           "wall_collide",   "wall_assemble",   "wall_solve",          "wall_integrate"};
+        const char* u[] = {"s", "1", "1", "1", "1", "m", "m", "1", "s", "s", "s", "s"};
+        expect_columns(m, "solver", 12, n, u);
+    }
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "bob"), &info), DVI_OK);
+    assert_int_equal(info.every, 10);
+    assert_string_equal(info.title, "Position (bob)");
+    assert_int_equal(dvi_model_probe_info(m, 5, &info), DVI_ERR_INVALID_ARG);
+    /* due at step 0 and then every 10 steps */
+    int p = probe_index(m, "bob");
+    assert_true(dvi_model_probe_due(m, p));
+    step_n(m, 1);
+    assert_false(dvi_model_probe_due(m, p));
+    step_n(m, 9);
+    assert_true(dvi_model_probe_due(m, p));
+    /* values: the joint holds the bob up (5 rows: 3 positions, 2 angles), the
+     * kinetic energy is that of the velocity */
+    double e[2], v[4], sv[12];
+    sample(m, "energy", e);
+    sample(m, "bob_velocity", v);
+    sample(m, "solver", sv);
+    assert_near(e[0], dvi_model_time(m), 1e-15);
+    assert_true(e[1] > 0.0);
+    /* (the spin ω = v / L about the pivot adds ½ I ω²) */
+    double vv = v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
+    assert_near(e[1], 0.5 * vv + 0.5 * 0.001 * vv, 1e-6 * e[1]);
+    assert_near(sv[4], 5, 0); /* rows */
+    assert_near(sv[7], 0, 0); /* converged */
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    /* contact_force components; generated bodies in columns; a body probe on a kinematic body */
+    const char* text =
+        "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"gravity\": [0, -9.81, 0],\n"
+        " \"bodies\": [{\"name\": \"floor\", \"type\": \"fixed\", \"orientation\": [0.7071067811865476, "
+        "-0.7071067811865476, 0, 0], \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"belt\", \"type\": \"kinematic\", \"position\": [5, 0, 0], \"velocity\": [1, 0, 0]},\n"
+        "   {\"name\": \"ball\", \"density\": 1000, \"position\": [0, 0.1, 0], \"shapes\": [{\"type\": \"sphere\", "
+        "\"radius\": 0.1}]}],\n"
+        " \"generators\": [{\"type\": \"granular_bed\", \"name\": \"g\", \"region\": {\"min\": [1, 0, 0], \"max\": [1.2, "
+        "0.2, 0.2]}, \"radius\": 0.1, \"density\": 1000}],\n"
+        " \"probes\": [{\"name\": \"up\", \"what\": \"contact_force\", \"component\": \"up\", \"bodies\": [\"ball\", "
+        "\"g[0]\"]},\n"
+        "   {\"name\": \"dir\", \"what\": \"contact_force\", \"component\": [0, 2, 0], \"body\": \"ball\"},\n"
+        "   {\"name\": \"vec\", \"what\": \"contact_force\", \"body\": \"ball\", \"title\": \"Ball\"},\n"
+        "   {\"name\": \"q\", \"what\": \"orientation\", \"body\": \"g[0]\"},\n"
+        "   {\"name\": \"w\", \"what\": \"angular_velocity\", \"body\": \"belt\"},\n"
+        "   {\"name\": \"ke\", \"what\": \"kinetic_energy\", \"bodies\": [\"ball\"]}]}";
+    s = parse_ok(text);
+    m = build_ok(s);
+    {
+        const char* n[] = {"time", "ball.f_up", "g[0].f_up"};
+        const char* u[] = {"s", "N", "N"};
+        expect_columns(m, "up", 3, n, u);
+    }
+    {
+        const char* n[] = {"time", "ball.f_dir"};
+        const char* u[] = {"s", "N"};
+        expect_columns(m, "dir", 2, n, u);
+    }
+    {
+        const char* n[] = {"time", "ball.fx", "ball.fy", "ball.fz", "ball.tx", "ball.ty", "ball.tz"};
+        const char* u[] = {"s", "N", "N", "N", "N m", "N m", "N m"};
+        expect_columns(m, "vec", 7, n, u);
+    }
+    {
+        const char* n[] = {"time", "g[0].qw", "g[0].qx", "g[0].qy", "g[0].qz"};
+        const char* u[] = {"s", "1", "1", "1", "1"};
+        expect_columns(m, "q", 5, n, u);
+    }
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "vec"), &info), DVI_OK);
+    assert_string_equal(info.title, "Ball");
+    step_n(m, 50);
+    double up[3], dir[2], vec[7], q[5], ke[2];
+    sample(m, "up", up);
+    sample(m, "dir", dir);
+    sample(m, "vec", vec);
+    sample(m, "q", q);
+    sample(m, "ke", ke);
+    double mass = 1000 * 4.0 / 3.0 * PI * 0.001;
+    print_message("probes: ball at rest on a floor with gravity along -y: f_up %.6f N, f_dir %.6f N, weight %.6f N\n",
+                  up[1], dir[1], mass * G);
+    assert_near(up[1], mass * G, 1e-6 * mass * G); /* "up" is −gravity: +y here */
+    assert_near(dir[1], up[1], 1e-12);
+    assert_near(vec[2], up[1], 1e-12);
+    assert_near(up[2], mass * G, 1e-6 * mass * G); /* g[0]: the same sphere, also on the floor */
+    assert_near(q[1], 1.0, 1e-9);
+    assert_near(ke[1], 0.0, 1e-9);
+    dvi_body_id belt;
+    assert_int_equal(dvi_model_find_body(m, "belt", &belt), DVI_OK);
+    double bx[3];
+    dvi_body_get_position(dvi_model_world_const(m), belt, bx);
+    assert_near(bx[0], 5.05, 1e-12); /* kinematic: moves with its velocity */
+    dvi_joint_id jid;
+    assert_int_equal(dvi_model_find_joint(m, "none", &jid), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_model_find_body(m, "world", &belt), DVI_ERR_INVALID_ARG);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+/* ---- scenes with every kind of object -------------------------------------------------- */
+
+static void test_all_kinds(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"name\": \"kinds\", \"units\": \"SI\", \"comment\": \"every kind of object\",\n"
+        " \"materials\": {\"default\": {\"friction\": 0.3}, \"rubber\": {\"friction\": 0.9, \"restitution\": 0.5, "
+        "\"compliance\": 1e-7}},\n"
+        " \"bodies\": [\n"
+        "  {\"name\": \"terrain\", \"type\": \"fixed\", \"shapes\": [\n"
+        "    {\"type\": \"heightfield\", \"nx\": 3, \"ny\": 2, \"dx\": 0.5, \"dy\": 0.5, \"heights\": [0, 0.1, 0, 0, "
+        "0.1, 0], \"position\": [5, 0, 0]},\n"
+        "    {\"type\": \"mesh\", \"file\": \"../cube.obj\", \"position\": [10, 0, 0]},\n"
+        "    {\"type\": \"plane\", \"position\": [0, 0, -1]}]},\n"
+        "  {\"name\": \"capsule\", \"density\": 1000, \"position\": [0, 0, 1], \"shapes\": [{\"type\": \"capsule\", "
+        "\"radius\": 0.1, \"half_length\": 0.2, \"material\": \"rubber\"}]},\n"
+        "  {\"name\": \"can\", \"mass\": 2, \"position\": [1, 0, 1], \"angular_velocity\": [0, 0, 1], "
+        "\"gravity_scale\": 0.5,\n"
+        "   \"shapes\": [{\"type\": \"cylinder\", \"radius\": 0.1, \"half_length\": 0.2, \"orientation\": "
+        "[0.70710678118654752, 0.70710678118654752, 0, 0], \"material\": {\"friction\": 0.2}}]},\n"
+        "  {\"name\": \"slider\", \"mass\": 1, \"inertia\": [[0.1, 0.01, 0], [0.01, 0.1, 0], [0, 0, 0.1]], "
+        "\"position\": [2, 0, 1], \"applied_force\": [1, 0, 0]},\n"
+        "  {\"name\": \"rod\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1], \"position\": [3, 0, 1]},\n"
+        "  {\"name\": \"wheel\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1], \"position\": [4, 0, 1], "
+        "\"orientation\": [1.0000001, 0, 0, 0]},\n"
+        "  {\"mass\": 1, \"inertia\": [0.1, 0.1, 0.1], \"position\": [6, 0, 1]}],\n"
+        " \"joints\": [\n"
+        "  {\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"slider\", \"anchor\": [2, 0, 1], \"axis\": [1, 0, "
+        "0], \"motor\": {\"type\": \"linear_speed\", \"speed\": 0.5, \"ramp_time\": 0.1}},\n"
+        "  {\"name\": \"tether\", \"type\": \"distance\", \"body_a\": null, \"body_b\": \"rod\", \"anchor\": [3, 0, 2], "
+        "\"anchor_b\": [3, 0, 1]},\n"
+        "  {\"name\": \"axle\", \"type\": \"revolute\", \"body_a\": \"world\", \"body_b\": \"wheel\", \"anchor\": [4, 0, 1], "
+        "\"axis\": [0, 1, 0], \"motor\": {\"type\": \"torque\", \"torque\": 0.2}},\n"
+        "  {\"name\": \"weld\", \"type\": \"fixed\", \"body_a\": \"rod\", \"body_b\": \"wheel\", \"anchor\": [3.5, 0, "
+        "1]},\n"
+        "  {\"name\": \"ball\", \"type\": \"spherical\", \"body_a\": \"terrain\", \"body_b\": \"can\", \"anchor\": [1, 0, "
+        "1.5]}],\n"
+        " \"formulation\": {\"method\": \"dvi\", \"dt\": 0.002, \"solver\": \"pgs\", \"tolerance\": 1e-7, "
+        "\"max_iterations\": 500, \"warm_start\": true, \"threads\": 1,\n"
+        "   \"apgd\": {\"restart\": true, \"grow\": 2, \"shrink\": 0.9}, \"pgs\": {\"omega\": 1.2, \"symmetric\": true, "
+        "\"block_iterations\": 4},\n"
+        "   \"jacobi\": {\"omega\": 1.5}, \"lemke\": {\"friction_directions\": 8, \"max_pivots\": 0, \"max_lcp_size\": 1000, "
+        "\"coulomb\": false},\n"
+        "   \"collision_envelope\": 0.01, \"contact_recovery_speed\": 1, \"joint_recovery_speed\": 10, "
+        "\"bounce_threshold\": 0.2},\n"
+        " \"duration\": 0.1,\n"
+        " \"probes\": [{\"name\": \"rail\", \"what\": \"joint_reaction\", \"joints\": [\"rail\", \"axle\", \"weld\"], "
+        "\"every\": 5},\n"
+        "   {\"name\": \"slider\", \"what\": \"velocity\", \"body\": \"slider\"}]}";
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_parse(text, strlen(text), DVI_SOURCE_DIR "/tests/data/scenes_bad", &s, &e);
+    if (st != DVI_OK) fail_msg("%s", e.text);
+    dvi_scene_settings set = dvi_scene_get_settings(s);
+    assert_string_equal(set.name, "kinds");
+    assert_string_equal(set.solver, "pgs");
+    assert_near(set.dt, 0.002, 0);
+    assert_int_equal(set.solver_settings.max_iterations, 500);
+    assert_near(set.solver_settings.pgs.omega, 1.2, 0);
+    assert_true(set.solver_settings.pgs.symmetric);
+    assert_int_equal(set.solver_settings.lemke.friction_directions, 8);
+    assert_int_equal(set.threads, 1);
+    assert_int_equal(dvi_scene_body_count(s), 7);
+    dvi_model* m = build_ok(s);
+    dvi_scene_destroy(s); /* the model does not need the scene */
+    step_n(m, 50);
+    double v[4];
+    sample(m, "slider", v);
+    print_message("all kinds: slider speed %.6f m/s (motor target 0.5)\n", v[1]);
+    assert_near(v[1], 0.5, 1e-6);
+    double r[19];
+    sample(m, "rail", r);
+    assert_true(isfinite(r[18]));
+    dvi_model_destroy(m);
+
+    /* the same scene without a base directory: the mesh file is not found */
+    st = dvi_scene_parse(text, strlen(text), "/nonexistent", &s, &e);
+    const char* w[] = {"bodies[0].shapes[1].file: cannot read the mesh file \"../cube.obj\""};
+    check_errors("mesh without base dir", st, &e, DVI_ERR_INVALID_ARG, w, 1);
+    dvi_scene_errors_free(&e);
+}
+
+/* ---- overrides ---------------------------------------------------------------------- */
+
+static void test_overrides(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SCENES "/sliding_box.json");
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    dvi_scene_errors e;
+    o.dt = -1;
+    o.solver = "nope";
+    o.threads = -2;
+    dvi_status st = dvi_scene_apply_overrides(s, &o, &e);
+    const char* w1[] = {"--dt: must be > 0 (got -1)", "--solver: unknown solver \"nope\"", "--threads: must be in"};
+    check_errors("bad overrides", st, &e, DVI_ERR_INVALID_ARG, w1, 3);
+    dvi_scene_errors_free(&e);
+    memset(&o, 0, sizeof o);
+    o.method = "dem";
+    st = dvi_scene_apply_overrides(s, &o, &e);
+    const char* w2[] = {"--method: \"dem\" is not available yet"};
+    check_errors("dem override", st, &e, DVI_ERR_UNSUPPORTED, w2, 1);
+    dvi_scene_errors_free(&e);
+    o.method = NULL;
+    o.duration = NAN;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_ERR_INVALID_ARG);
+    /* nothing changed by refused overrides */
+    dvi_scene_settings set = dvi_scene_get_settings(s);
+    assert_near(set.dt, 0.001, 0);
+    assert_string_equal(set.solver, "apgd");
+    memset(&o, 0, sizeof o);
+    o.dt = 0.002;
+    o.duration = 0.5;
+    o.solver = "lemke";
+    o.method = "dvi";
+    o.threads = 2;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, &e), DVI_OK);
+    assert_int_equal(e.count, 0);
+    set = dvi_scene_get_settings(s);
+    assert_near(set.dt, 0.002, 0);
+    assert_near(set.duration, 0.5, 0);
+    assert_string_equal(set.solver, "lemke");
+    assert_int_equal(set.threads, 2);
+    dvi_model* m = build_ok(s);
+    step_n(m, 10);
+    assert_near(dvi_model_time(m), 0.02, 1e-15);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+/* ---- (d) checkpoints ----------------------------------------------------------------- */
+
+static void positions(const dvi_model* m, double* x, int n)
+{
+    const dvi_world* w = dvi_model_world_const(m);
+    for (int i = 0; i < n; i++) {
+        dvi_body_id b;
+        assert_int_equal(dvi_world_body_at(w, i, &b), DVI_OK);
+        assert_int_equal(dvi_body_get_position(w, b, x + 3 * i), DVI_OK);
+    }
+}
+
+static void test_state_round_trip(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SCENES "/sphere_stack_10.json");
+    dvi_model* a = build_ok(s);
+    step_n(a, 60);
+    void* blob = NULL;
+    size_t size = 0;
+    dvi_status st = dvi_model_save_state(a, &blob, &size);
+    if (st != DVI_OK) fail_msg("dvi_model_save_state: %s (%s)", dvi_status_string(st), dvi_world_last_error(dvi_model_world(a)));
+    assert_true(size > 40);
+    step_n(a, 40);
+    double xa[33], xb[33];
+    positions(a, xa, 11);
+
+    dvi_model* b = build_ok(s);
+    char msg[256];
+    st = dvi_model_load_state(b, blob, size, msg, sizeof msg);
+    if (st != DVI_OK) fail_msg("dvi_model_load_state: %s", msg);
+    assert_int_equal(dvi_model_step_count(b), 60);
+    assert_near(dvi_model_time(b), 60 * 0.005, 1e-12);
+    step_n(b, 40);
+    assert_int_equal(dvi_model_step_count(b), 100);
+    positions(b, xb, 11);
+    assert_memory_equal(xa, xb, sizeof xa); /* continues bit for bit */
+
+    /* damaged blobs are refused and leave the model as it was */
+    unsigned char* bad = malloc(size);
+    assert_non_null(bad);
+    memcpy(bad, blob, size);
+    bad[3] ^= 1;
+    assert_int_equal(dvi_model_load_state(b, bad, size, msg, sizeof msg), DVI_ERR_PARSE);
+    assert_non_null(strstr(msg, "not a model state"));
+    memcpy(bad, blob, size);
+    bad[17] ^= 1; /* step count: header checksum */
+    assert_int_equal(dvi_model_load_state(b, bad, size, msg, sizeof msg), DVI_ERR_PARSE);
+    assert_non_null(strstr(msg, "checksum"));
+    memcpy(bad, blob, size);
+    bad[size - 9] ^= 0x40; /* inside the world's blob */
+    assert_true(dvi_model_load_state(b, bad, size, msg, sizeof msg) < 0);
+    print_message("damaged world data: %s\n", msg);
+    assert_int_equal(dvi_model_load_state(b, blob, size - 1, msg, sizeof msg), DVI_ERR_PARSE);
+    assert_int_equal(dvi_model_load_state(b, blob, 10, msg, sizeof msg), DVI_ERR_PARSE);
+    assert_int_equal(dvi_model_step_count(b), 100);
+    positions(b, xb, 11);
+    assert_memory_equal(xa, xb, sizeof xa);
+    free(bad);
+
+    /* a state of another scene is refused */
+    dvi_scene* s2 = load_ok(SCENES "/pendulum.json");
+    dvi_model* c = build_ok(s2);
+    st = dvi_model_load_state(c, blob, size, msg, sizeof msg);
+    print_message("state of another scene: %s: %s\n", dvi_status_string(st), msg);
+    assert_true(st < 0);
+    assert_int_equal(dvi_model_step_count(c), 0);
+    dvi_model_destroy(c);
+    dvi_scene_destroy(s2);
+
+    free(blob);
+    dvi_model_destroy(a);
+    dvi_model_destroy(b);
+    dvi_scene_destroy(s);
+}
+
+/* ---- misuse ----------------------------------------------------------------------- */
+
+static void test_null_arguments(void** state)
+{
+    (void)state;
+    dvi_model* m = NULL;
+    char msg[64];
+    assert_int_equal(dvi_model_create(NULL, &m, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_null(m);
+    assert_int_equal(dvi_model_step(NULL), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_model_probe_count(NULL), 0);
+    assert_false(dvi_model_probe_due(NULL, 0));
+    assert_int_equal(dvi_model_step_count(NULL), 0);
+    assert_null(dvi_model_world(NULL));
+    dvi_model_destroy(NULL);
+    dvi_scene_destroy(NULL);
+    dvi_scene_errors_free(NULL);
+    assert_int_equal(dvi_scene_generator_count(NULL), 0);
+    assert_int_equal(dvi_scene_body_count(NULL), 0);
+    void* data;
+    size_t size;
+    assert_int_equal(dvi_model_save_state(NULL, &data, &size), DVI_ERR_INVALID_ARG);
+    dvi_scene_settings set = dvi_scene_get_settings(NULL);
+    assert_string_equal(set.method, "dvi");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_corpus),
+        cmocka_unit_test(test_hostile_generated),
+        cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_example_scenes),
+        cmocka_unit_test(test_pendulum_period),
+        cmocka_unit_test(test_incline),
+        cmocka_unit_test(test_sliding_box),
+        cmocka_unit_test(test_stacks),
+        cmocka_unit_test(test_rover_statics),
+        cmocka_unit_test(test_granular_bed),
+        cmocka_unit_test(test_probe_columns),
+        cmocka_unit_test(test_all_kinds),
+        cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_state_round_trip),
+        cmocka_unit_test(test_null_arguments),
+    };
+    return cmocka_run_group_tests_name("scene", tests, NULL, NULL);
+}

@@ -1,3 +1,170 @@
-/* (being written) */
+/* dvi — run scene files, check them, and solve CCP problem files.
+ *
+ *   dvi run SCENE [options]        simulate; CSV/SVG/VTK outputs, summary.json, checkpoints
+ *   dvi run --resume DIR           continue a run from its checkpoint
+ *   dvi check SCENE                validate a scene and print what it holds
+ *   dvi solve PROBLEM.json         solve one CCP with one or all solvers
+ *
+ * docs/cli.md is the manual; the help texts below are its short form. */
+#include "dvi_cli.h"
+
 #include <dvi/dvi.h>
-int main(void) { return 0; }
+
+#include <stdio.h>
+#include <string.h>
+
+static const char overview_help[] =
+    "Usage: dvi COMMAND [ARGS]\n"
+    "\n"
+    "Nonsmooth rigid multibody dynamics with frictional contact (dvicontact).\n"
+    "\n"
+    "Commands:\n"
+    "  run SCENE [options]     simulate a scene file; writes CSV time series, SVG plots,\n"
+    "                          summary.json, checkpoints (and VTK frames) into a directory\n"
+    "  run --resume DIR        continue an interrupted or finished run from DIR/checkpoint\n"
+    "  check SCENE             validate a scene file and print a short summary\n"
+    "  solve PROBLEM.json      solve a CCP problem file with one or all solvers\n"
+    "  help [COMMAND]          this text, or the help of COMMAND\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help              show this help (also: dvi COMMAND --help)\n"
+    "  --version               print the version\n"
+    "\n"
+    "Exit status: 0 success; 1 the run failed at runtime (numerical blow-up, I/O error);\n"
+    "2 bad usage, invalid scene or problem file; 130 interrupted (SIGINT/SIGTERM), after\n"
+    "writing valid outputs and a checkpoint.\n"
+    "\n"
+    "See docs/cli.md for the details.\n";
+
+static const char run_help[] =
+    "Usage: dvi run SCENE [options]\n"
+    "       dvi run --resume DIR [--duration T] [--threads N] [--checkpoint-every N]\n"
+    "                            [--log-every N] [--quiet]\n"
+    "\n"
+    "Simulates the scene file SCENE from t = 0 to its duration and writes into DIR:\n"
+    "  NAME.csv, NAME.svg      one CSV time series and one plot per probe of the scene\n"
+    "                          (first row at t = 0, then one row every `every` steps)\n"
+    "  summary.json            settings, steps, timings, solver statistics, warnings\n"
+    "  checkpoint/             run.json + state-STEP.bin: what --resume continues from\n"
+    "  vtk/                    bodies.pvd, contacts.pvd and frames/*.vtp (with --vtk-every)\n"
+    "\n"
+    "Options:\n"
+    "  --out DIR               output directory (default: out/NAME, NAME = the scene's name,\n"
+    "                          else the file name without its extension)\n"
+    "  --dt H                  time step in s (overrides the scene's)\n"
+    "  --duration T            simulated time in s from t = 0 (overrides the scene's;\n"
+    "                          with --resume: the new end time, to extend a run)\n"
+    "  --solver NAME           CCP solver: apgd, pgs, jacobi or lemke\n"
+    "  --method dvi|dem        formulation\n"
+    "  --threads N             threads for the solver (N >= 1; results do not depend on it)\n"
+    "  --vtk-every K           VTK frame at t = 0 and every K steps (ParaView: vtk/bodies.pvd)\n"
+    "  --checkpoint-every N    checkpoint (and re-plot the SVGs) every N steps; a final\n"
+    "                          checkpoint is always written at the end and on interrupt\n"
+    "  --log-every N           when stderr is not a terminal: one progress line every N\n"
+    "                          steps (default: about 100 lines per run)\n"
+    "  --quiet                 no progress output (errors are still printed)\n"
+    "  --resume DIR            continue the run in DIR from DIR/checkpoint (same scene file,\n"
+    "                          same overrides); the result is bit-identical to a run that\n"
+    "                          was never interrupted\n"
+    "\n"
+    "On a terminal a progress line is rewritten in place. Ctrl-C (SIGINT) or SIGTERM stops\n"
+    "after the current step, writes the outputs and a checkpoint, and exits with 130; a\n"
+    "second Ctrl-C aborts at once.\n"
+    "\n"
+    "Exit status: 0 done; 1 failed at runtime (error or non-finite state in a step, I/O\n"
+    "error; outputs up to the failure are written); 2 bad usage or invalid scene; 130\n"
+    "interrupted.\n";
+
+static const char check_help[] =
+    "Usage: dvi check SCENE\n"
+    "\n"
+    "Reads and validates the scene file SCENE, builds its model, and prints a short\n"
+    "summary: bodies, shapes, joints, generators, probes and the run settings.\n"
+    "\n"
+    "Exit status: 0 valid; 2 invalid (every problem is printed on stderr, one per line,\n"
+    "as \"SCENE: path: message\") or bad usage.\n";
+
+static const char solve_help[] =
+    "Usage: dvi solve PROBLEM.json [--solver NAME | --all-solvers] [--tolerance X]\n"
+    "                 [--max-iterations K] [--threads N] [--warm-start]\n"
+    "\n"
+    "Reads a CCP problem file (JSON) and solves it. Prints one line per solver:\n"
+    "iterations, CCP residual, Coulomb residual, wall time and status, and, when the\n"
+    "file holds a reference solution, the relative difference ||gamma - ref|| / ||ref||.\n"
+    "\n"
+    "Options:\n"
+    "  --solver NAME           apgd (default), pgs, jacobi or lemke\n"
+    "  --all-solvers           every solver, one after the other\n"
+    "  --tolerance X           on the CCP residual (default: the solver default, 1e-6)\n"
+    "  --max-iterations K      iterations / sweeps / pivots at most (default 1000)\n"
+    "  --threads N             threads for the matrix-free products (default 1)\n"
+    "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"
+    "\n"
+    "Exit status: 0 every solver ran (converged or not: see the status column); 1 a\n"
+    "solver failed with an error; 2 bad usage or invalid problem file.\n";
+
+static const char help_help[] =
+    "Usage: dvi help [COMMAND]\n"
+    "\n"
+    "Prints the overview, or the help of COMMAND (run, check, solve).\n";
+
+bool dvi_print_help(const char* command)
+{
+    const char* text = NULL;
+    if (!command)
+        text = overview_help;
+    else if (strcmp(command, "run") == 0)
+        text = run_help;
+    else if (strcmp(command, "check") == 0)
+        text = check_help;
+    else if (strcmp(command, "solve") == 0)
+        text = solve_help;
+    else if (strcmp(command, "help") == 0)
+        text = help_help;
+    if (!text) return false;
+    fputs(text, stdout);
+    return true;
+}
+
+static int print_version(void)
+{
+    printf("dvi %s (dvicontact library %s)\n", DVI_VERSION_STRING, dvi_version_string());
+    return DVI_EXIT_OK;
+}
+
+static int cmd_help(int argc, char** argv)
+{
+    if (argc > 3) return cli_usage_error("help", "too many arguments");
+    if (argc == 3 && (strcmp(argv[2], "-h") == 0 || strcmp(argv[2], "--help") == 0)) {
+        dvi_print_help("help");
+        return DVI_EXIT_OK;
+    }
+    if (!dvi_print_help(argc == 3 ? argv[2] : NULL))
+        return cli_usage_error("help", "unknown command '%s' (commands: run, check, solve, help)", argv[2]);
+    return DVI_EXIT_OK;
+}
+
+int main(int argc, char** argv)
+{
+    if (argc < 2) {
+        fputs(overview_help, stderr);
+        return DVI_EXIT_USAGE;
+    }
+    const char* cmd = argv[1];
+    /* each command parses argv[1..]: argv[1] (the command) plays argv[0] */
+    if (strcmp(cmd, "run") == 0) return dvi_cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "check") == 0) return dvi_cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "solve") == 0) return dvi_cmd_solve(argc - 1, argv + 1);
+    if (strcmp(cmd, "help") == 0) return cmd_help(argc, argv);
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
+        if (argc > 2) return cli_usage_error(NULL, "unexpected argument '%s' after %s", argv[2], cmd);
+        dvi_print_help(NULL);
+        return DVI_EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        if (argc > 2) return cli_usage_error(NULL, "unexpected argument '%s' after %s", argv[2], cmd);
+        return print_version();
+    }
+    if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
+    return cli_usage_error(NULL, "unknown command '%s' (commands: run, check, solve, help)", cmd);
+}

@@ -54,10 +54,13 @@ typedef struct dvi_scene_errors {
 DVI_API void dvi_scene_errors_free(dvi_scene_errors* errors);
 
 /// Reads and validates a scene file. Relative file names inside the scene
-/// (meshes, height fields) are resolved against the scene file's directory.
+/// (mesh files) are resolved against the scene file's directory.
 /// Returns DVI_OK, DVI_ERR_IO (cannot read), DVI_ERR_PARSE (not JSON, with
 /// line and column), DVI_ERR_INVALID_ARG (validation: all errors reported at
-/// once) or DVI_ERR_NOMEM. On failure *out is NULL. `errors` may be NULL.
+/// once), DVI_ERR_UNSUPPORTED (the only problem is a request for something
+/// not available, e.g. formulation.method "dem") or DVI_ERR_NOMEM. On
+/// failure *out is NULL. `errors` may be NULL. At most 200 problems are
+/// listed; a last line then counts the others.
 DVI_API dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* errors);
 /// Same from memory; base_dir (may be NULL: the current directory) resolves
 /// relative file names.
@@ -92,10 +95,28 @@ typedef struct dvi_scene_overrides {
 DVI_API dvi_status dvi_scene_apply_overrides(dvi_scene* scene, const dvi_scene_overrides* overrides,
                                              dvi_scene_errors* errors);
 
+/// A generator of the scene ("generators" in the file) and what it makes.
+typedef struct dvi_generator_info {
+    const char* name;     ///< generator name (owned by the scene); its bodies are "name[0]", "name[1]", ...
+    const char* type;     ///< "granular_bed"
+    int64_t count;        ///< bodies it makes: the lattice sites, capped by max_count
+    int64_t sites;        ///< lattice sites that fit in its region (≥ count)
+    int64_t first_body;   ///< creation-order index of its first body (explicit bodies come first)
+} dvi_generator_info;
+
+/// Number of generators in the scene.
+DVI_API int32_t dvi_scene_generator_count(const dvi_scene* scene);
+/// Generator `index` (in file order). DVI_ERR_INVALID_ARG for a bad index.
+DVI_API dvi_status dvi_scene_get_generator(const dvi_scene* scene, int32_t index, dvi_generator_info* out);
+/// Bodies a model of this scene creates: the explicit ones plus every
+/// generator's (known without building anything).
+DVI_API int64_t dvi_scene_body_count(const dvi_scene* scene);
+
 /* ---- models: a world built from a scene ---------------------------------- */
 
 /// Builds the world (generators expanded, deterministic). msg (may be NULL)
-/// receives a message on failure.
+/// receives a message on failure. The model copies what it needs: the scene
+/// may be destroyed while the model lives.
 DVI_API dvi_status dvi_model_create(const dvi_scene* scene, dvi_model** out, char* msg, size_t msg_size);
 DVI_API void dvi_model_destroy(dvi_model* model);
 /// The model's world (owned by the model).
@@ -107,7 +128,8 @@ DVI_API dvi_status dvi_model_step(dvi_model* model);
 DVI_API int64_t dvi_model_step_count(const dvi_model* model);
 DVI_API double dvi_model_time(const dvi_model* model);
 
-/// Named objects of the scene.
+/// Named objects of the scene; "gen[i]" names body i of generator gen.
+/// DVI_ERR_INVALID_ARG for an unknown name.
 DVI_API dvi_status dvi_model_find_body(const dvi_model* model, const char* name, dvi_body_id* out);
 DVI_API dvi_status dvi_model_find_joint(const dvi_model* model, const char* name, dvi_joint_id* out);
 
@@ -126,7 +148,8 @@ typedef struct dvi_probe_info {
 
 DVI_API int32_t dvi_model_probe_count(const dvi_model* model);
 DVI_API dvi_status dvi_model_probe_info(const dvi_model* model, int32_t probe, dvi_probe_info* out);
-/// True when the probe should be sampled after the step just taken.
+/// True when the probe should be sampled after the step just taken: when the
+/// step count is a multiple of `every` (step 0, the initial state, included).
 DVI_API bool dvi_model_probe_due(const dvi_model* model, int32_t probe);
 /// Writes the probe's current values (time first) into values[columns].
 DVI_API dvi_status dvi_model_probe_sample(const dvi_model* model, int32_t probe, double* values);

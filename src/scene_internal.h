@@ -1,0 +1,163 @@
+/* dvicontact — internal: the parsed scene shared by scene.c (reading and
+ * validation) and scene_model.c (building worlds, probes, state).
+ *
+ * Design note. Reading a scene is two passes over the cJSON tree: the first
+ * collects names (materials, bodies, generators, joints) into hash indexes,
+ * the second reads every field, checks it, and resolves references through
+ * those indexes, so validation is linear in the size of the file and every
+ * problem is reported, not just the first. The result is plain C data: no
+ * cJSON survives the parse. Generators are stored as parameters plus their
+ * (already known) count; their bodies are laid out only when a model is
+ * built. Body indices run over the explicit bodies first, in file order, then
+ * over each generator's bodies in generator order: that is the order in which
+ * the model creates them.
+ */
+#ifndef DVI_SCENE_INTERNAL_H
+#define DVI_SCENE_INTERNAL_H
+
+#include "dvi/io.h"
+#include "dvi/scene.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Limits (documented in docs/scene-format.md). */
+#define SC_MAX_BODIES 10000000        /* explicit + generated */
+#define SC_MAX_EXPLICIT_BODIES 100000 /* entries of "bodies" */
+#define SC_MAX_SHAPES_PER_BODY 1000
+#define SC_MAX_JOINTS 100000
+#define SC_MAX_MATERIALS 10000
+#define SC_MAX_GENERATORS 1000
+#define SC_MAX_PROBES 1000
+#define SC_MAX_PROBE_TARGETS 100000
+#define SC_MAX_HEIGHTS 16777216       /* 4096 × 4096 */
+#define SC_MAX_NAME 64
+#define SC_MAX_NUMBER 1e15            /* |x| above this is refused */
+
+/* ---- open-addressing string → index map -------------------------------------- */
+
+typedef struct sc_map {
+    const char** keys; /* borrowed */
+    int32_t* values;
+    uint32_t cap;      /* power of two, 0 = empty */
+    uint32_t count;
+} sc_map;
+
+bool sc_map_put(sc_map* m, const char* key, int32_t value); /* false: no memory */
+int32_t sc_map_get(const sc_map* m, const char* key);       /* −1: absent */
+void sc_map_free(sc_map* m);
+
+/* ---- scene contents ----------------------------------------------------------- */
+
+typedef struct sc_shape {
+    dvi_shape_type type;
+    double radius, half_length, half[3];
+    int32_t nx, ny;
+    double dx, dy;
+    double* heights;      /* owned, [nx·ny] */
+    dvi_mesh_data mesh;   /* owned */
+    double pos[3], q[4];  /* offset in the body frame */
+    dvi_material material;
+} sc_shape;
+
+typedef struct sc_body {
+    char* name;           /* owned, NULL if unnamed */
+    dvi_body_type type;
+    double mass;
+    double inertia[9];
+    double pos[3], q[4], v[3], w[3];
+    double gravity_scale;
+    double force[3], torque[3];
+    bool has_force;
+    int32_t shape_first, shape_count;
+} sc_body;
+
+typedef struct sc_generator {
+    char* name;           /* owned */
+    double lo[3], hi[3];  /* region */
+    double rmin, rmax;    /* radius range (equal: one radius) */
+    double gap, jitter, density;
+    uint64_t seed;
+    dvi_material material;
+    int32_t n[3];         /* lattice sites per axis */
+    double spacing;       /* lattice pitch, 2·rmax + gap */
+    int64_t sites;        /* n[0]·n[1]·n[2] */
+    int64_t count;        /* bodies produced: min(sites, max_count) */
+    int32_t first_body;   /* scene body index of the first generated body */
+} sc_generator;
+
+typedef struct sc_joint {
+    char* name;           /* owned, NULL if unnamed */
+    dvi_joint_type type;
+    int32_t a, b;         /* body indices; a = −1: the world */
+    double anchor[3], anchor_b[3], axis[3];
+    dvi_motor_type motor;
+    double speed, ramp, torque;
+} sc_joint;
+
+typedef enum sc_probe_kind {
+    SC_PROBE_POSITION = 0,
+    SC_PROBE_VELOCITY,
+    SC_PROBE_ANGULAR_VELOCITY,
+    SC_PROBE_ORIENTATION,
+    SC_PROBE_JOINT_REACTION,
+    SC_PROBE_CONTACT_FORCE,
+    SC_PROBE_SOLVER,
+    SC_PROBE_KINETIC_ENERGY
+} sc_probe_kind;
+
+typedef enum sc_component { SC_COMPONENT_VECTOR = 0, SC_COMPONENT_UP, SC_COMPONENT_DIRECTION } sc_component;
+
+typedef struct sc_probe {
+    char* name;           /* owned */
+    char* title;          /* owned */
+    sc_probe_kind kind;
+    int32_t every;
+    int32_t* targets;     /* owned: body or joint indices */
+    int32_t target_count; /* kinetic_energy with 0 targets: every dynamic body */
+    sc_component component;
+    double direction[3];  /* unit, for SC_COMPONENT_DIRECTION */
+} sc_probe;
+
+struct dvi_scene {
+    char* name;
+    char* method;
+    char* solver;
+    double gravity[3];
+    double dt, duration;
+    dvi_solver_settings solver_settings;
+    int32_t threads;
+    double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
+
+    sc_body* bodies;         /* explicit bodies */
+    int32_t body_count;
+    sc_shape* shapes;
+    int32_t shape_count;
+    sc_generator* generators;
+    int32_t generator_count;
+    int64_t total_bodies;    /* explicit + generated */
+    sc_joint* joints;
+    int32_t joint_count;
+    sc_probe* probes;
+    int32_t probe_count;
+};
+
+/* Body index of a name: an explicit body's name, or "gen[i]" for the i-th
+ * body of generator gen. body_names/generator_names index the scene's
+ * arrays. −1 if unknown. */
+int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_map* generator_names,
+                        const char* name);
+
+/* Splits "gen[i]" (i in decimal, no sign or leading zero) into gen and i;
+ * false for a name of another form. */
+bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index);
+
+/* Splitmix64 step and a uniform double in [0, 1). */
+uint64_t sc_splitmix64(uint64_t* state);
+double sc_uniform01(uint64_t* state);
+
+/* Volume (m³) and inertia about the centre, shape frame, per unit mass, of a
+ * bounded solid shape; false for planes, height fields and meshes. */
+bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia_per_mass[9]);
+
+#endif /* DVI_SCENE_INTERNAL_H */

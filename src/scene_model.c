@@ -1,0 +1,745 @@
+/* dvicontact — models: worlds built from scenes (scene.h), their probes and
+ * checkpoints. Only the public world API is used.
+ *
+ * A model copies what it needs from the scene (names, probe definitions,
+ * mass properties for the kinetic energy), so the scene may be destroyed
+ * once the model is built.
+ */
+#include "scene_internal.h"
+
+#include "math3.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct model_probe {
+    char* name;
+    char* title;
+    sc_probe_kind kind;
+    int32_t every;
+    int32_t* targets;      /* body or joint indices */
+    int32_t target_count;
+    sc_component component;
+    double direction[3];
+    int32_t columns;
+    char** column_names;   /* [columns], strings in `arena` */
+    const char** units;    /* [columns], static strings */
+    char* arena;
+} model_probe;
+
+struct dvi_model {
+    dvi_world* world;
+    double dt;
+    double up[3];            /* −gravity direction (z if no gravity) */
+    int64_t steps;
+
+    int64_t body_count;      /* explicit + generated */
+    int32_t explicit_count;
+    dvi_body_id* bodies;     /* [body_count], creation order */
+    double* mass;            /* [body_count], 0 unless dynamic */
+    double* iso_inertia;     /* [body_count − explicit_count], generated spheres: 0.4 m r² */
+    double* inertia;         /* [9 · explicit_count], body frame */
+
+    char** body_names;       /* [explicit_count], NULL if unnamed */
+    sc_map body_map;
+    int32_t generator_count;
+    char** generator_names;
+    int64_t* generator_first;
+    int64_t* generator_count_of;
+    sc_map generator_map;
+
+    int32_t joint_count;
+    dvi_joint_id* joints;
+    char** joint_names;
+    sc_map joint_map;
+
+    int32_t probe_count;
+    model_probe* probes;
+};
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static dvi_status fail(char* msg, size_t size, dvi_status st, const char* fmt, ...)
+{
+    if (msg && size > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, size, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+static char* copy_string(const char* s)
+{
+    if (!s) return NULL;
+    size_t n = strlen(s) + 1;
+    char* d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Body index of a name in the model (as sc_resolve_body in the scene). */
+static int64_t model_resolve(const dvi_model* m, const char* name)
+{
+    if (!name) return -1;
+    int32_t b = sc_map_get(&m->body_map, name);
+    if (b >= 0) return b;
+    char gen[SC_MAX_NAME + 1];
+    int64_t idx;
+    if (!sc_split_indexed(name, gen, &idx)) return -1;
+    int32_t g = sc_map_get(&m->generator_map, gen);
+    if (g < 0 || idx >= m->generator_count_of[g]) return -1;
+    return m->generator_first[g] + idx;
+}
+
+/* The name of body b for column names ("gen[i]" for generated bodies). */
+static void body_label(const dvi_model* m, int64_t b, char* out, size_t size)
+{
+    if (b < m->explicit_count) {
+        snprintf(out, size, "%s", m->body_names[b] ? m->body_names[b] : "body");
+        return;
+    }
+    /* generators' first bodies increase with their index: the last one starting at or before b */
+    int32_t lo = 0, hi = m->generator_count - 1, g = -1;
+    while (lo <= hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (m->generator_first[mid] <= b) {
+            g = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    while (g >= 0 && m->generator_count_of[g] == 0) g--; /* empty generators share a first body */
+    if (g >= 0 && b < m->generator_first[g] + m->generator_count_of[g])
+        snprintf(out, size, "%s[%lld]", m->generator_names[g], (long long)(b - m->generator_first[g]));
+    else
+        snprintf(out, size, "body%lld", (long long)b);
+}
+
+/* ---- probes: columns ---------------------------------------------------------------- */
+
+typedef struct column_spec {
+    const char* suffix; /* appended to the target's name after '.' ("" : the suffix alone) */
+    const char* unit;
+} column_spec;
+
+static const column_spec COLS_POSITION[] = {{"x", "m"}, {"y", "m"}, {"z", "m"}};
+static const column_spec COLS_VELOCITY[] = {{"vx", "m/s"}, {"vy", "m/s"}, {"vz", "m/s"}};
+static const column_spec COLS_ANGULAR[] = {{"wx", "rad/s"}, {"wy", "rad/s"}, {"wz", "rad/s"}};
+static const column_spec COLS_ORIENTATION[] = {{"qw", "1"}, {"qx", "1"}, {"qy", "1"}, {"qz", "1"}};
+static const column_spec COLS_WRENCH[] = {{"fx", "N"},   {"fy", "N"},   {"fz", "N"},
+                                          {"tx", "N m"}, {"ty", "N m"}, {"tz", "N m"}};
+static const column_spec COLS_UP[] = {{"f_up", "N"}};
+static const column_spec COLS_DIR[] = {{"f_dir", "N"}};
+static const column_spec COLS_SOLVER[] = {
+    {"iterations", "1"},     {"residual", "1"},       {"contacts", "1"},     {"rows", "1"},
+    {"max_penetration", "m"}, {"max_joint_violation", "m"}, {"solver_status", "1"}, {"wall_collide", "s"},
+    {"wall_assemble", "s"},  {"wall_solve", "s"},     {"wall_integrate", "s"}};
+static const column_spec COLS_ENERGY[] = {{"kinetic_energy", "J"}};
+
+static const column_spec* probe_columns(const model_probe* p, int* per_target, bool* global)
+{
+    *global = false;
+    switch (p->kind) {
+    case SC_PROBE_POSITION: *per_target = 3; return COLS_POSITION;
+    case SC_PROBE_VELOCITY: *per_target = 3; return COLS_VELOCITY;
+    case SC_PROBE_ANGULAR_VELOCITY: *per_target = 3; return COLS_ANGULAR;
+    case SC_PROBE_ORIENTATION: *per_target = 4; return COLS_ORIENTATION;
+    case SC_PROBE_JOINT_REACTION: *per_target = 6; return COLS_WRENCH;
+    case SC_PROBE_CONTACT_FORCE:
+        *per_target = p->component == SC_COMPONENT_VECTOR ? 6 : 1;
+        return p->component == SC_COMPONENT_VECTOR ? COLS_WRENCH
+               : p->component == SC_COMPONENT_UP   ? COLS_UP
+                                                   : COLS_DIR;
+    case SC_PROBE_SOLVER:
+        *global = true;
+        *per_target = (int)(sizeof COLS_SOLVER / sizeof COLS_SOLVER[0]);
+        return COLS_SOLVER;
+    case SC_PROBE_KINETIC_ENERGY:
+        *global = true;
+        *per_target = 1;
+        return COLS_ENERGY;
+    }
+    *per_target = 0;
+    return NULL;
+}
+
+static const char* const WHAT_LABEL[] = {"Position",       "Velocity",      "Angular velocity",  "Orientation",
+                                         "Joint reaction", "Contact force", "Solver statistics", "Kinetic energy"};
+
+static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
+{
+    p->kind = sp->kind;
+    p->every = sp->every;
+    p->component = sp->component;
+    v3_copy(p->direction, sp->direction);
+    p->name = copy_string(sp->name);
+    if (!p->name) return DVI_ERR_NOMEM;
+    if (sp->title) {
+        p->title = copy_string(sp->title);
+    } else {
+        char t[256];
+        if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_UP)
+            snprintf(t, sizeof t, "Contact force, up component (%s)", sp->name);
+        else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_DIRECTION)
+            snprintf(t, sizeof t, "Contact force along (%.3g, %.3g, %.3g) (%s)", sp->direction[0], sp->direction[1],
+                     sp->direction[2], sp->name);
+        else
+            snprintf(t, sizeof t, "%s (%s)", WHAT_LABEL[sp->kind], sp->name);
+        p->title = copy_string(t);
+    }
+    if (!p->title) return DVI_ERR_NOMEM;
+    if (sp->target_count > 0) {
+        p->targets = malloc((size_t)sp->target_count * sizeof *p->targets);
+        if (!p->targets) return DVI_ERR_NOMEM;
+        memcpy(p->targets, sp->targets, (size_t)sp->target_count * sizeof *p->targets);
+        p->target_count = sp->target_count;
+    }
+    int per;
+    bool global;
+    const column_spec* cs = probe_columns(p, &per, &global);
+    int64_t ncol = 1 + (global ? per : (int64_t)per * p->target_count);
+    if (ncol > INT32_MAX / 2) return DVI_ERR_NOMEM;
+    p->columns = (int32_t)ncol;
+    p->column_names = calloc((size_t)ncol, sizeof *p->column_names);
+    p->units = calloc((size_t)ncol, sizeof *p->units);
+    /* arena: "time" + per column at most label (SC_MAX_NAME + 12) + '.' + suffix (≤ 20) + NUL */
+    size_t arena = 8 + (size_t)ncol * (SC_MAX_NAME + 40);
+    p->arena = malloc(arena);
+    if (!p->column_names || !p->units || !p->arena) return DVI_ERR_NOMEM;
+    size_t o = 0;
+    strcpy(p->arena, "time");
+    p->column_names[0] = p->arena;
+    p->units[0] = "s";
+    o = 5;
+    int32_t col = 1;
+    int32_t nt = global ? 1 : p->target_count;
+    for (int32_t t = 0; t < nt; t++) {
+        char label[SC_MAX_NAME + 24];
+        if (!global) {
+            if (p->kind == SC_PROBE_JOINT_REACTION)
+                snprintf(label, sizeof label, "%s", m->joint_names[p->targets[t]] ? m->joint_names[p->targets[t]] : "joint");
+            else
+                body_label(m, p->targets[t], label, sizeof label);
+        }
+        for (int k = 0; k < per; k++) {
+            int n = global ? snprintf(p->arena + o, arena - o, "%s", cs[k].suffix)
+                           : snprintf(p->arena + o, arena - o, "%s.%s", label, cs[k].suffix);
+            p->column_names[col] = p->arena + o;
+            p->units[col] = cs[k].unit;
+            o += (size_t)n + 1;
+            col++;
+        }
+    }
+    return DVI_OK;
+}
+
+static void free_probe(model_probe* p)
+{
+    free(p->name);
+    free(p->title);
+    free(p->targets);
+    free(p->column_names);
+    free(p->units);
+    free(p->arena);
+}
+
+/* ---- building --------------------------------------------------------------------------- */
+
+void dvi_model_destroy(dvi_model* m)
+{
+    if (!m) return;
+    dvi_world_destroy(m->world);
+    free(m->bodies);
+    free(m->mass);
+    free(m->iso_inertia);
+    free(m->inertia);
+    for (int32_t i = 0; i < m->explicit_count; i++) free(m->body_names[i]);
+    free(m->body_names);
+    sc_map_free(&m->body_map);
+    for (int32_t i = 0; i < m->generator_count; i++) free(m->generator_names[i]);
+    free(m->generator_names);
+    free(m->generator_first);
+    free(m->generator_count_of);
+    sc_map_free(&m->generator_map);
+    free(m->joints);
+    for (int32_t i = 0; i < m->joint_count; i++) free(m->joint_names[i]);
+    free(m->joint_names);
+    sc_map_free(&m->joint_map);
+    for (int32_t i = 0; i < m->probe_count; i++) free_probe(&m->probes[i]);
+    free(m->probes);
+    free(m);
+}
+
+static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* sh)
+{
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = sh->type;
+    sd.radius = sh->radius;
+    sd.half_length = sh->half_length;
+    v3_copy(sd.half_extents, sh->half);
+    sd.nx = sh->nx;
+    sd.ny = sh->ny;
+    sd.dx = sh->dx;
+    sd.dy = sh->dy;
+    sd.heights = sh->heights;
+    sd.vertex_count = sh->mesh.vertex_count;
+    sd.triangle_count = sh->mesh.triangle_count;
+    sd.vertices = sh->mesh.vertices;
+    sd.triangles = sh->mesh.triangles;
+    v3_copy(sd.offset_position, sh->pos);
+    for (int k = 0; k < 4; k++) sd.offset_orientation[k] = sh->q[k];
+    sd.material = sh->material;
+    dvi_shape_id id;
+    return dvi_shape_create(m->world, body, &sd, &id);
+}
+
+/* The bodies of one granular bed: a cubic lattice of cells of side
+ * s = 2 r_max + gap, centred in x and y in the region and resting on its
+ * bottom; cell i (x fastest, then y, then z) holds sphere i. Per sphere, in
+ * this order: the radius (a uniform draw when min < max), then the jitter of
+ * x, y and z (uniform in [−jitter, jitter), when jitter > 0), all from one
+ * splitmix64 stream seeded with `seed`. */
+static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* msg, size_t msg_size)
+{
+    const double pi = 3.14159265358979323846, s = g->spacing;
+    double origin[3];
+    for (int k = 0; k < 2; k++) origin[k] = g->lo[k] + 0.5 * (g->hi[k] - g->lo[k] - g->n[k] * s) + 0.5 * s;
+    origin[2] = g->lo[2] + 0.5 * s;
+    uint64_t rng = g->seed;
+    const int64_t nxy = (int64_t)g->n[0] * g->n[1];
+    for (int64_t i = 0; i < g->count; i++) {
+        int64_t iz = i / nxy, rem = i % nxy, iy = rem / g->n[0], ix = rem % g->n[0];
+        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * sc_uniform01(&rng) : g->rmin;
+        dvi_body_def bd = dvi_default_body_def();
+        bd.position[0] = origin[0] + (double)ix * s;
+        bd.position[1] = origin[1] + (double)iy * s;
+        bd.position[2] = origin[2] + (double)iz * s;
+        if (g->jitter > 0.0)
+            for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * sc_uniform01(&rng) - 1.0);
+        bd.mass = g->density * 4.0 / 3.0 * pi * r * r * r;
+        double I = 0.4 * bd.mass * r * r;
+        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
+        int64_t b = g->first_body + i;
+        dvi_status st = dvi_body_create(m->world, &bd, &m->bodies[b]);
+        if (st == DVI_OK) {
+            dvi_shape_def sd = dvi_default_shape_def();
+            sd.type = DVI_SHAPE_SPHERE;
+            sd.radius = r;
+            sd.material = g->material;
+            dvi_shape_id sid;
+            st = dvi_shape_create(m->world, m->bodies[b], &sd, &sid);
+        }
+        if (st != DVI_OK)
+            return fail(msg, msg_size, st, "generator %s, sphere %lld: %s", g->name, (long long)i,
+                        dvi_world_last_error(m->world));
+        m->mass[b] = bd.mass;
+        m->iso_inertia[b - m->explicit_count] = I;
+    }
+    return DVI_OK;
+}
+
+static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_size)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    v3_copy(wd.gravity, s->gravity);
+    wd.solver = s->solver;
+    wd.solver_settings = s->solver_settings;
+    wd.collision_envelope = s->collision_envelope;
+    wd.contact_recovery_speed = s->contact_recovery_speed;
+    wd.joint_recovery_speed = s->joint_recovery_speed;
+    wd.bounce_threshold = s->bounce_threshold;
+    dvi_status st = dvi_world_create(&wd, &m->world);
+    if (st != DVI_OK) return fail(msg, msg_size, st, "cannot create the world (solver \"%s\")", s->solver);
+    m->dt = s->dt;
+    double gn = v3_norm(s->gravity);
+    if (gn > 0.0) v3_scale(m->up, -1.0 / gn, s->gravity);
+    else v3_set(m->up, 0.0, 0.0, 1.0);
+
+    /* names and per-body data */
+    m->body_count = s->total_bodies;
+    m->explicit_count = s->body_count;
+    size_t nb = (size_t)(m->body_count > 0 ? m->body_count : 1);
+    size_t ng = (size_t)(m->body_count - m->explicit_count > 0 ? m->body_count - m->explicit_count : 1);
+    m->bodies = calloc(nb, sizeof *m->bodies);
+    m->mass = calloc(nb, sizeof *m->mass);
+    m->iso_inertia = calloc(ng, sizeof *m->iso_inertia);
+    m->inertia = calloc(9 * (size_t)(m->explicit_count + 1), sizeof *m->inertia);
+    m->body_names = calloc((size_t)m->explicit_count + 1, sizeof *m->body_names);
+    m->generator_names = calloc((size_t)s->generator_count + 1, sizeof *m->generator_names);
+    m->generator_first = calloc((size_t)s->generator_count + 1, sizeof *m->generator_first);
+    m->generator_count_of = calloc((size_t)s->generator_count + 1, sizeof *m->generator_count_of);
+    m->joints = calloc((size_t)s->joint_count + 1, sizeof *m->joints);
+    m->joint_names = calloc((size_t)s->joint_count + 1, sizeof *m->joint_names);
+    m->probes = calloc((size_t)s->probe_count + 1, sizeof *m->probes);
+    if (!m->bodies || !m->mass || !m->iso_inertia || !m->inertia || !m->body_names || !m->generator_names ||
+        !m->generator_first || !m->generator_count_of || !m->joints || !m->joint_names || !m->probes)
+        return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+
+    /* explicit bodies and their shapes */
+    for (int32_t i = 0; i < s->body_count; i++) {
+        const sc_body* b = &s->bodies[i];
+        if (b->name) {
+            m->body_names[i] = copy_string(b->name);
+            if (!m->body_names[i] || !sc_map_put(&m->body_map, m->body_names[i], i))
+                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+        }
+        dvi_body_def bd = dvi_default_body_def();
+        bd.type = b->type;
+        if (b->type == DVI_BODY_DYNAMIC) {
+            bd.mass = b->mass;
+            memcpy(bd.inertia, b->inertia, sizeof bd.inertia);
+            bd.gravity_scale = b->gravity_scale;
+            m->mass[i] = b->mass;
+            memcpy(m->inertia + 9 * (size_t)i, b->inertia, sizeof b->inertia);
+        }
+        v3_copy(bd.position, b->pos);
+        for (int k = 0; k < 4; k++) bd.orientation[k] = b->q[k];
+        v3_copy(bd.velocity, b->v);
+        v3_copy(bd.angular_velocity, b->w);
+        const char* label = b->name ? b->name : "";
+        st = dvi_body_create(m->world, &bd, &m->bodies[i]);
+        if (st != DVI_OK)
+            return fail(msg, msg_size, st, "bodies[%d] %s: %s", i, label, dvi_world_last_error(m->world));
+        if (b->has_force) {
+            st = dvi_body_set_applied_force(m->world, m->bodies[i], b->force, b->torque);
+            if (st != DVI_OK)
+                return fail(msg, msg_size, st, "bodies[%d] %s: %s", i, label, dvi_world_last_error(m->world));
+        }
+        for (int32_t k = 0; k < b->shape_count; k++) {
+            st = create_shape(m, m->bodies[i], &s->shapes[b->shape_first + k]);
+            if (st != DVI_OK)
+                return fail(msg, msg_size, st, "bodies[%d] %s, shapes[%d]: %s", i, label, k,
+                            dvi_world_last_error(m->world));
+        }
+    }
+    /* generated bodies */
+    for (int32_t g = 0; g < s->generator_count; g++) {
+        const sc_generator* gen = &s->generators[g];
+        m->generator_names[g] = copy_string(gen->name);
+        m->generator_first[g] = gen->first_body;
+        m->generator_count_of[g] = gen->count;
+        m->generator_count = g + 1;
+        if (!m->generator_names[g] || !sc_map_put(&m->generator_map, m->generator_names[g], g))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+        st = create_generator(m, gen, msg, msg_size);
+        if (st != DVI_OK) return st;
+    }
+    /* joints */
+    for (int32_t i = 0; i < s->joint_count; i++) {
+        const sc_joint* j = &s->joints[i];
+        if (j->name) {
+            m->joint_names[i] = copy_string(j->name);
+            if (!m->joint_names[i] || !sc_map_put(&m->joint_map, m->joint_names[i], i))
+                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+        }
+        m->joint_count = i + 1;
+        dvi_joint_def jd = dvi_default_joint_def();
+        jd.type = j->type;
+        if (j->a >= 0) jd.body_a = m->bodies[j->a];
+        jd.body_b = m->bodies[j->b];
+        v3_copy(jd.anchor, j->anchor);
+        v3_copy(jd.anchor_b, j->anchor_b);
+        v3_copy(jd.axis, j->axis);
+        jd.motor = j->motor;
+        jd.motor_speed = j->speed;
+        jd.motor_ramp_time = j->ramp;
+        jd.motor_torque = j->torque;
+        st = dvi_joint_create(m->world, &jd, &m->joints[i]);
+        if (st != DVI_OK)
+            return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",
+                        dvi_world_last_error(m->world));
+    }
+    /* probes */
+    for (int32_t i = 0; i < s->probe_count; i++) {
+        m->probe_count = i + 1;
+        st = build_probe(m, &s->probes[i], &m->probes[i]);
+        if (st != DVI_OK) return fail(msg, msg_size, st, "probes[%d]: out of memory", i);
+    }
+    return DVI_OK;
+}
+
+dvi_status dvi_model_create(const dvi_scene* s, dvi_model** out, char* msg, size_t msg_size)
+{
+    if (msg && msg_size > 0) msg[0] = '\0';
+    if (!out) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "dvi_model_create: out is NULL");
+    *out = NULL;
+    if (!s) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "dvi_model_create: scene is NULL");
+    if (strcmp(s->method, "dvi") != 0)
+        return fail(msg, msg_size, DVI_ERR_UNSUPPORTED, "formulation.method: \"%s\" is not available yet", s->method);
+    dvi_model* m = calloc(1, sizeof *m);
+    if (!m) return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+    dvi_status st = build(m, s, msg, msg_size);
+    if (st != DVI_OK) {
+        dvi_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return DVI_OK;
+}
+
+dvi_world* dvi_model_world(dvi_model* m)
+{
+    return m ? m->world : NULL;
+}
+
+const dvi_world* dvi_model_world_const(const dvi_model* m)
+{
+    return m ? m->world : NULL;
+}
+
+dvi_status dvi_model_step(dvi_model* m)
+{
+    if (!m) return DVI_ERR_INVALID_ARG;
+    dvi_status st = dvi_world_step(m->world, m->dt);
+    if (st >= 0) m->steps++;
+    return st;
+}
+
+int64_t dvi_model_step_count(const dvi_model* m)
+{
+    return m ? m->steps : 0;
+}
+
+double dvi_model_time(const dvi_model* m)
+{
+    return m ? dvi_world_time(m->world) : NAN;
+}
+
+dvi_status dvi_model_find_body(const dvi_model* m, const char* name, dvi_body_id* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!m || !name || !out) return DVI_ERR_INVALID_ARG;
+    int64_t b = model_resolve(m, name);
+    if (b < 0) return DVI_ERR_INVALID_ARG;
+    *out = m->bodies[b];
+    return DVI_OK;
+}
+
+dvi_status dvi_model_find_joint(const dvi_model* m, const char* name, dvi_joint_id* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!m || !name || !out) return DVI_ERR_INVALID_ARG;
+    int32_t j = sc_map_get(&m->joint_map, name);
+    if (j < 0) return DVI_ERR_INVALID_ARG;
+    *out = m->joints[j];
+    return DVI_OK;
+}
+
+/* ---- probes: sampling -------------------------------------------------------------------- */
+
+int32_t dvi_model_probe_count(const dvi_model* m)
+{
+    return m ? m->probe_count : 0;
+}
+
+dvi_status dvi_model_probe_info(const dvi_model* m, int32_t probe, dvi_probe_info* out)
+{
+    if (!m || !out || probe < 0 || probe >= m->probe_count) return DVI_ERR_INVALID_ARG;
+    const model_probe* p = &m->probes[probe];
+    out->name = p->name;
+    out->title = p->title;
+    out->every = p->every;
+    out->columns = p->columns;
+    out->column_names = (const char* const*)p->column_names;
+    out->units = p->units;
+    return DVI_OK;
+}
+
+bool dvi_model_probe_due(const dvi_model* m, int32_t probe)
+{
+    if (!m || probe < 0 || probe >= m->probe_count) return false;
+    return m->steps % m->probes[probe].every == 0;
+}
+
+/* ½ m v² + ½ ωᵀ R J Rᵀ ω of body b. */
+static double kinetic_energy(const dvi_model* m, int64_t b)
+{
+    if (!(m->mass[b] > 0.0)) return 0.0;
+    double v[3], w[3];
+    dvi_body_get_velocity(m->world, m->bodies[b], v);
+    dvi_body_get_angular_velocity(m->world, m->bodies[b], w);
+    double e = 0.5 * m->mass[b] * v3_dot(v, v);
+    if (b >= m->explicit_count) return e + 0.5 * m->iso_inertia[b - m->explicit_count] * v3_dot(w, w);
+    double q[4], R[9], wl[3], Jw[3];
+    dvi_body_get_orientation(m->world, m->bodies[b], q);
+    q_to_m3(R, q);
+    m3_tmulv(wl, R, w); /* body frame */
+    m3_mulv(Jw, m->inertia + 9 * (size_t)b, wl);
+    return e + 0.5 * v3_dot(wl, Jw);
+}
+
+dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* values)
+{
+    if (!m || !values || probe < 0 || probe >= m->probe_count) return DVI_ERR_INVALID_ARG;
+    const model_probe* p = &m->probes[probe];
+    const dvi_world* w = m->world;
+    values[0] = dvi_world_time(w);
+    double* o = values + 1;
+    if (p->kind == SC_PROBE_SOLVER) {
+        dvi_step_stats st = dvi_world_get_stats(w);
+        o[0] = st.iterations;
+        o[1] = st.residual;
+        o[2] = st.contacts;
+        o[3] = st.rows;
+        o[4] = st.max_penetration;
+        o[5] = st.max_joint_violation;
+        o[6] = (double)st.solver_status;
+        o[7] = st.seconds_collide;
+        o[8] = st.seconds_assemble;
+        o[9] = st.seconds_solve;
+        o[10] = st.seconds_integrate;
+        return DVI_OK;
+    }
+    if (p->kind == SC_PROBE_KINETIC_ENERGY) {
+        double e = 0.0;
+        if (p->target_count == 0)
+            for (int64_t b = 0; b < m->body_count; b++) e += kinetic_energy(m, b);
+        else
+            for (int32_t t = 0; t < p->target_count; t++) e += kinetic_energy(m, p->targets[t]);
+        o[0] = e;
+        return DVI_OK;
+    }
+    for (int32_t t = 0; t < p->target_count; t++) {
+        dvi_status st = DVI_OK;
+        double f[3], tq[3];
+        switch (p->kind) {
+        case SC_PROBE_POSITION:
+            st = dvi_body_get_position(w, m->bodies[p->targets[t]], o);
+            o += 3;
+            break;
+        case SC_PROBE_VELOCITY:
+            st = dvi_body_get_velocity(w, m->bodies[p->targets[t]], o);
+            o += 3;
+            break;
+        case SC_PROBE_ANGULAR_VELOCITY:
+            st = dvi_body_get_angular_velocity(w, m->bodies[p->targets[t]], o);
+            o += 3;
+            break;
+        case SC_PROBE_ORIENTATION:
+            st = dvi_body_get_orientation(w, m->bodies[p->targets[t]], o);
+            o += 4;
+            break;
+        case SC_PROBE_JOINT_REACTION:
+            st = dvi_joint_get_reaction(w, m->joints[p->targets[t]], o, o + 3);
+            o += 6;
+            break;
+        case SC_PROBE_CONTACT_FORCE:
+            st = dvi_body_get_contact_force(w, m->bodies[p->targets[t]], f, tq);
+            if (p->component == SC_COMPONENT_VECTOR) {
+                v3_copy(o, f);
+                v3_copy(o + 3, tq);
+                o += 6;
+            } else {
+                *o++ = v3_dot(f, p->component == SC_COMPONENT_UP ? m->up : p->direction);
+            }
+            break;
+        default:
+            break;
+        }
+        if (st != DVI_OK) return st;
+    }
+    return DVI_OK;
+}
+
+/* ---- state ---------------------------------------------------------------------------------- */
+
+/* Blob: a 40-byte header, then the world's own blob (dvi_world_save_state).
+ * Header, little-endian: "DVIMODEL", u32 version (1), u32 header size (40),
+ * i64 step count, u64 world blob size, u64 FNV-1a of the first 32 bytes. */
+#define STATE_MAGIC "DVIMODEL"
+#define STATE_VERSION 1u
+#define STATE_HEADER 40u
+
+static void put_u32(unsigned char* p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+static void put_u64(unsigned char* p, uint64_t v)
+{
+    for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+static uint32_t get_u32(const unsigned char* p)
+{
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) v |= (uint32_t)p[k] << (8 * k);
+    return v;
+}
+static uint64_t get_u64(const unsigned char* p)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+static uint64_t fnv64(const unsigned char* p, size_t n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
+{
+    if (data) *data = NULL;
+    if (size) *size = 0;
+    if (!m || !data || !size) return DVI_ERR_INVALID_ARG;
+    void* wdata = NULL;
+    size_t wsize = 0;
+    dvi_status st = dvi_world_save_state(m->world, &wdata, &wsize);
+    if (st != DVI_OK) return st;
+    if (wsize > SIZE_MAX - STATE_HEADER) {
+        free(wdata);
+        return DVI_ERR_NOMEM;
+    }
+    unsigned char* b = malloc(STATE_HEADER + wsize);
+    if (!b) {
+        free(wdata);
+        return DVI_ERR_NOMEM;
+    }
+    memcpy(b, STATE_MAGIC, 8);
+    put_u32(b + 8, STATE_VERSION);
+    put_u32(b + 12, STATE_HEADER);
+    put_u64(b + 16, (uint64_t)m->steps);
+    put_u64(b + 24, (uint64_t)wsize);
+    put_u64(b + 32, fnv64(b, 32));
+    if (wsize) memcpy(b + STATE_HEADER, wdata, wsize);
+    free(wdata);
+    *data = b;
+    *size = STATE_HEADER + wsize;
+    return DVI_OK;
+}
+
+dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, char* msg, size_t msg_size)
+{
+    if (msg && msg_size > 0) msg[0] = '\0';
+    if (!m || !data) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "state: NULL argument");
+    const unsigned char* b = data;
+    if (size < STATE_HEADER || memcmp(b, STATE_MAGIC, 8) != 0)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: not a model state (no DVIMODEL header)");
+    if (get_u32(b + 8) != STATE_VERSION)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: version %u, this library reads version %u",
+                    get_u32(b + 8), STATE_VERSION);
+    if (get_u32(b + 12) != STATE_HEADER || get_u64(b + 32) != fnv64(b, 32))
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (checksum mismatch)");
+    uint64_t steps = get_u64(b + 16), wsize = get_u64(b + 24);
+    if (wsize != size - STATE_HEADER)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %llu + %u", size,
+                    (unsigned long long)wsize, STATE_HEADER);
+    if (steps > (uint64_t)INT64_MAX)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (step count)");
+    dvi_status st = dvi_world_load_state(m->world, b + STATE_HEADER, (size_t)wsize);
+    if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
+    m->steps = (int64_t)steps;
+    return DVI_OK;
+}

@@ -1,0 +1,87 @@
+/* The `dvi` command: declarations shared by its source files (tool/dvi*.c).
+ * Not installed; see docs/cli.md for the user's view. */
+#ifndef DVI_TOOL_CLI_H
+#define DVI_TOOL_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit statuses (docs/cli.md). */
+enum {
+    DVI_EXIT_OK = 0,
+    DVI_EXIT_FAILED = 1,      /* the run failed at runtime: blow-up, I/O error */
+    DVI_EXIT_USAGE = 2,       /* bad usage, invalid scene or problem file */
+    DVI_EXIT_INTERRUPTED = 130 /* SIGINT / SIGTERM: outputs written, checkpoint saved */
+};
+
+/* ---- commands (one file each) ---------------------------------------------- */
+int dvi_cmd_run(int argc, char** argv);
+int dvi_cmd_check(int argc, char** argv);
+int dvi_cmd_solve(int argc, char** argv);
+/* Prints the help of a command ("run", "check", "solve", "help"; NULL: the
+ * overview) to stdout. Returns false for an unknown command. */
+bool dvi_print_help(const char* command);
+
+/* ---- option parsing -------------------------------------------------------- */
+typedef struct cli_option {
+    const char* name; /* long name without "--" */
+    bool has_arg;
+    int id;           /* > 0 */
+} cli_option;
+
+typedef struct cli_parser {
+    int argc;
+    char** argv;
+    int index;          /* next argv element */
+    const char* command; /* for messages: "run", "check", ... */
+    bool only_positional; /* after "--" */
+} cli_parser;
+
+enum { CLI_END = 0, CLI_POSITIONAL = -1, CLI_ERROR = -2, CLI_HELP = -3 };
+
+/* argv[0] is the command name; parsing starts at argv[1]. */
+void cli_init(cli_parser* p, int argc, char** argv, const char* command);
+/* Next option or argument: an option id (> 0, its value in *arg when it takes
+ * one), CLI_POSITIONAL (*arg is the argument), CLI_HELP (-h / --help),
+ * CLI_END, or CLI_ERROR (message printed). Options are "--name value" or
+ * "--name=value"; "--" ends the options. */
+int cli_next(cli_parser* p, const cli_option* options, const char** arg);
+/* Prints "dvi CMD: message" and the hint to the command's help; returns
+ * DVI_EXIT_USAGE. */
+int cli_usage_error(const char* command, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Number parsing with a message naming the option on failure. */
+bool cli_parse_double(const char* command, const char* option, const char* text, double* out);
+bool cli_parse_int64(const char* command, const char* option, const char* text, int64_t min, int64_t max,
+                     int64_t* out);
+
+/* ---- small utilities (dvi_util.c) ------------------------------------------ */
+/* Monotonic wall clock, seconds. */
+double cli_now(void);
+/* Reads a whole file (NUL-terminated, malloc'd). NULL on failure, message in msg. */
+char* cli_read_file(const char* path, size_t* size, char* msg, size_t msg_size);
+/* 64-bit FNV-1a of bytes, and as 16 hex digits into out[17]. */
+uint64_t cli_hash64(const void* data, size_t size);
+void cli_hash_hex(uint64_t h, char out[17]);
+/* malloc'd "a/b" (b taken as is when absolute). */
+char* cli_path_join(const char* a, const char* b);
+/* malloc'd copy. */
+char* cli_strdup(const char* s);
+/* Removes the files of directory dir (not recursive) whose names satisfy
+ * match(name, ctx). Best effort: errors are ignored. */
+void cli_remove_matching(const char* dir, bool (*match)(const char* name, const void* ctx), const void* ctx);
+/* Prints every line of `text` ("path: message\n" lines) on stderr as
+ * "prefix: line" (as is when the line already starts with "prefix:"). */
+void cli_print_prefixed_lines(const char* prefix, const char* text);
+/* Number of steps of a run of `duration` s with step dt: duration/dt
+ * rounded to the nearest integer when within 1e-9 (relative) of it, else
+ * rounded up. */
+int64_t cli_steps_for(double duration, double dt);
+/* Formats a duration in seconds for humans ("2.5 s", "3 min 12 s", "1 h 05 min"). */
+void cli_format_seconds(double s, char* out, size_t size);
+
+#endif /* DVI_TOOL_CLI_H */

@@ -1,0 +1,1068 @@
+/* `dvi run`: simulate a scene file, or continue a run from its checkpoint.
+ *
+ * Setup (fresh run): load the scene, apply the command-line overrides, build
+ * the model, open one CSV per probe and write the t = 0 row, VTK frame 0.
+ * Setup (--resume DIR): read DIR/checkpoint/run.json, load the same scene
+ * with the same overrides, build the model, load the state blob, reopen the
+ * CSVs truncated to the saved row counts (dvi_csv_open_resume).
+ *
+ * The loop: step; account the step's statistics; check the state is finite;
+ * sample the due probes; VTK frame every K steps; checkpoint every N steps;
+ * progress. Nothing in the loop allocates (row buffer, frame times and body
+ * list are sized at setup). A signal sets a flag checked before each step.
+ *
+ * The end (finished or interrupted): checkpoint, SVG plots, .pvd index,
+ * summary.json. On a failure the outputs are written the same way but no
+ * checkpoint: the last one stays the last good state. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "dvi_cli.h"
+#include "dvi_run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- signals --------------------------------------------------------------- */
+
+static volatile sig_atomic_t g_stop_signal = 0;
+
+static void on_stop_signal(int sig)
+{
+    g_stop_signal = sig;
+}
+
+/* SIGINT / SIGTERM set the flag; SA_RESETHAND restores the default action,
+ * so a second Ctrl-C ends the process at once. */
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* ---- options ----------------------------------------------------------------- */
+
+enum {
+    OPT_OUT = 1,
+    OPT_DT,
+    OPT_SOLVER,
+    OPT_METHOD,
+    OPT_DURATION,
+    OPT_THREADS,
+    OPT_VTK_EVERY,
+    OPT_CHECKPOINT_EVERY,
+    OPT_QUIET,
+    OPT_LOG_EVERY,
+    OPT_RESUME,
+    OPT_COUNT
+};
+
+static const cli_option run_options[] = {
+    {"out", true, OPT_OUT},
+    {"dt", true, OPT_DT},
+    {"solver", true, OPT_SOLVER},
+    {"method", true, OPT_METHOD},
+    {"duration", true, OPT_DURATION},
+    {"threads", true, OPT_THREADS},
+    {"vtk-every", true, OPT_VTK_EVERY},
+    {"checkpoint-every", true, OPT_CHECKPOINT_EVERY},
+    {"quiet", false, OPT_QUIET},
+    {"log-every", true, OPT_LOG_EVERY},
+    {"resume", true, OPT_RESUME},
+    {NULL, false, 0},
+};
+
+typedef struct run_args {
+    const char* scene;
+    const char* out;
+    const char* resume;
+    double dt, duration;
+    const char* solver;
+    const char* method;
+    int64_t threads, vtk_every, checkpoint_every, log_every;
+    bool quiet;
+    bool given[OPT_COUNT];
+} run_args;
+
+static bool known_solver(const char* name)
+{
+    for (int32_t i = 0; i < dvi_solver_count(); i++)
+        if (strcmp(dvi_solver_name(i), name) == 0) return true;
+    return false;
+}
+
+static void solver_list(char* out, size_t size)
+{
+    out[0] = '\0';
+    size_t n = 0;
+    for (int32_t i = 0; i < dvi_solver_count() && n < size; i++)
+        n += (size_t)snprintf(out + n, size - n, "%s%s", i ? ", " : "", dvi_solver_name(i));
+}
+
+/* Returns -1 on success, else the exit status. */
+static int parse_run_args(int argc, char** argv, run_args* a)
+{
+    memset(a, 0, sizeof *a);
+    cli_parser p;
+    cli_init(&p, argc, argv, "run");
+    const char* arg;
+    int id;
+    while ((id = cli_next(&p, run_options, &arg)) != CLI_END) {
+        if (id == CLI_ERROR) return DVI_EXIT_USAGE;
+        if (id == CLI_HELP) {
+            dvi_print_help("run");
+            return DVI_EXIT_OK;
+        }
+        if (id == CLI_POSITIONAL) {
+            if (a->scene) return cli_usage_error("run", "unexpected argument '%s' (one scene file only)", arg);
+            a->scene = arg;
+            continue;
+        }
+        a->given[id] = true;
+        switch (id) {
+        case OPT_OUT:
+            if (!*arg) return cli_usage_error("run", "--out: empty directory name");
+            a->out = arg;
+            break;
+        case OPT_RESUME:
+            if (!*arg) return cli_usage_error("run", "--resume: empty directory name");
+            a->resume = arg;
+            break;
+        case OPT_DT:
+            if (!cli_parse_double("run", "dt", arg, &a->dt)) return DVI_EXIT_USAGE;
+            if (!(a->dt > 0)) return cli_usage_error("run", "--dt: must be > 0 (got %s)", arg);
+            break;
+        case OPT_DURATION:
+            if (!cli_parse_double("run", "duration", arg, &a->duration)) return DVI_EXIT_USAGE;
+            if (!(a->duration > 0)) return cli_usage_error("run", "--duration: must be > 0 (got %s)", arg);
+            break;
+        case OPT_SOLVER:
+            if (!known_solver(arg)) {
+                char names[256];
+                solver_list(names, sizeof names);
+                return cli_usage_error("run", "--solver: unknown solver '%s' (solvers: %s)", arg, names);
+            }
+            a->solver = arg;
+            break;
+        case OPT_METHOD:
+            if (strcmp(arg, "dvi") != 0 && strcmp(arg, "dem") != 0)
+                return cli_usage_error("run", "--method: must be dvi or dem (got '%s')", arg);
+            a->method = arg;
+            break;
+        case OPT_THREADS:
+            if (!cli_parse_int64("run", "threads", arg, 1, 4096, &a->threads)) return DVI_EXIT_USAGE;
+            break;
+        case OPT_VTK_EVERY:
+            if (!cli_parse_int64("run", "vtk-every", arg, 1, INT32_MAX, &a->vtk_every)) return DVI_EXIT_USAGE;
+            break;
+        case OPT_CHECKPOINT_EVERY:
+            if (!cli_parse_int64("run", "checkpoint-every", arg, 1, INT64_MAX, &a->checkpoint_every))
+                return DVI_EXIT_USAGE;
+            break;
+        case OPT_LOG_EVERY:
+            if (!cli_parse_int64("run", "log-every", arg, 1, INT64_MAX, &a->log_every)) return DVI_EXIT_USAGE;
+            break;
+        case OPT_QUIET:
+            a->quiet = true;
+            break;
+        default:
+            break;
+        }
+    }
+    if (a->resume) {
+        if (a->scene)
+            return cli_usage_error("run", "--resume takes the scene from DIR/checkpoint/run.json: no SCENE argument");
+        static const struct {
+            int id;
+            const char* name;
+        } fixed[] = {{OPT_OUT, "out"},       {OPT_DT, "dt"},           {OPT_SOLVER, "solver"},
+                     {OPT_METHOD, "method"}, {OPT_VTK_EVERY, "vtk-every"}};
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            if (a->given[fixed[i].id])
+                return cli_usage_error("run", "--%s cannot be changed when resuming (the run keeps its settings)",
+                                       fixed[i].name);
+    } else if (!a->scene) {
+        return cli_usage_error("run", "missing SCENE (a scene file), or --resume DIR");
+    }
+    return -1;
+}
+
+/* ---- helpers ------------------------------------------------------------------- */
+
+/* "out/NAME": the scene's name, or the file's base name without extension;
+ * characters other than [A-Za-z0-9._-] become '_'. */
+static char* default_out_dir(const char* scene_name, const char* scene_path)
+{
+    char stem[256];
+    if (scene_name && *scene_name) {
+        snprintf(stem, sizeof stem, "%s", scene_name);
+    } else {
+        const char* base = strrchr(scene_path, '/');
+        base = base ? base + 1 : scene_path;
+        snprintf(stem, sizeof stem, "%s", base);
+        char* dot = strrchr(stem, '.');
+        if (dot && dot != stem) *dot = '\0';
+    }
+    for (char* c = stem; *c; c++) {
+        bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
+                  *c == '_' || *c == '-';
+        if (!ok) *c = '_';
+    }
+    if (stem[0] == '\0' || strcmp(stem, ".") == 0 || strcmp(stem, "..") == 0) snprintf(stem, sizeof stem, "scene");
+    return cli_path_join("out", stem);
+}
+
+static void run_state_free(run_state* rs)
+{
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        dvi_csv_close(rs->probes[i].csv);
+        free(rs->probes[i].csv_path);
+        free(rs->probes[i].svg_path);
+    }
+    free(rs->probes);
+    free(rs->row);
+    free(rs->frame_times);
+    free(rs->moving);
+    free(rs->state_file);
+    dvi_model_destroy(rs->model);
+    dvi_scene_destroy(rs->scene);
+    free(rs->scene_arg);
+    free(rs->scene_path);
+    free(rs->ov_solver);
+    free(rs->ov_method);
+    free(rs->out_dir);
+    free(rs->checkpoint_dir);
+    free(rs->vtk_dir);
+    memset(rs, 0, sizeof *rs);
+}
+
+static bool valid_file_stem(const char* s)
+{
+    if (!s || !*s || s[0] == '.') return false;
+    for (const char* c = s; *c; c++)
+        if (*c == '/' || *c == '\\' || (unsigned char)*c < 32) return false;
+    return true;
+}
+
+/* Loads the scene (rs->scene_arg / scene_path) and applies rs->overrides.
+ * Prints errors; returns -1 or an exit status. */
+static int load_scene(run_state* rs)
+{
+    dvi_scene_errors errs = {0};
+    /* by the name the user gave, so that messages naming the file match it */
+    dvi_status st = dvi_scene_load(rs->scene_arg, &rs->scene, &errs);
+    if (st < 0) {
+        if (errs.count > 0)
+            cli_print_prefixed_lines(rs->scene_arg, errs.text);
+        else
+            fprintf(stderr, "%s: %s\n", rs->scene_arg, dvi_status_string(st));
+        dvi_scene_errors_free(&errs);
+        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    }
+    dvi_scene_errors_free(&errs);
+    rs->overrides.solver = rs->ov_solver;
+    rs->overrides.method = rs->ov_method;
+    st = dvi_scene_apply_overrides(rs->scene, &rs->overrides, &errs);
+    if (st < 0) {
+        if (errs.count > 0)
+            cli_print_prefixed_lines(rs->scene_arg, errs.text);
+        else
+            fprintf(stderr, "%s: overrides: %s\n", rs->scene_arg, dvi_status_string(st));
+        dvi_scene_errors_free(&errs);
+        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    }
+    dvi_scene_errors_free(&errs);
+    rs->settings = dvi_scene_get_settings(rs->scene);
+    if (!(rs->settings.dt > 0) || !(rs->settings.duration > 0)) {
+        fprintf(stderr, "%s: the run needs dt > 0 and duration > 0 (dt = %g, duration = %g)\n", rs->scene_arg,
+                rs->settings.dt, rs->settings.duration);
+        return DVI_EXIT_USAGE;
+    }
+    rs->target_steps = cli_steps_for(rs->settings.duration, rs->settings.dt);
+    return -1;
+}
+
+/* Builds the model and sizes every per-run buffer. */
+static int build_model(run_state* rs)
+{
+    char msg[512] = "";
+    dvi_status st = dvi_model_create(rs->scene, &rs->model, msg, sizeof msg);
+    if (st < 0) {
+        fprintf(stderr, "%s: cannot build the model: %s\n", rs->scene_arg, msg[0] ? msg : dvi_status_string(st));
+        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    }
+    const dvi_world* w = dvi_model_world_const(rs->model);
+
+    int32_t nb = dvi_world_body_count(w);
+    rs->moving = malloc(sizeof(dvi_body_id) * (size_t)(nb > 0 ? nb : 1));
+    if (!rs->moving) goto nomem;
+    for (int32_t i = 0; i < nb; i++) {
+        dvi_body_id id;
+        dvi_body_info info;
+        if (dvi_world_body_at(w, i, &id) != DVI_OK || dvi_body_get_info(w, id, &info) != DVI_OK) continue;
+        if (info.type != DVI_BODY_FIXED) rs->moving[rs->moving_count++] = id;
+    }
+
+    rs->probe_count = dvi_model_probe_count(rs->model);
+    rs->probes = calloc((size_t)(rs->probe_count > 0 ? rs->probe_count : 1), sizeof(run_probe));
+    if (!rs->probes) goto nomem;
+    int32_t max_columns = 1;
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        run_probe* p = &rs->probes[i];
+        if (dvi_model_probe_info(rs->model, i, &p->info) != DVI_OK || p->info.columns < 1) {
+            fprintf(stderr, "%s: probe %d: no description\n", rs->scene_arg, (int)i);
+            return DVI_EXIT_USAGE;
+        }
+        if (!valid_file_stem(p->info.name)) {
+            fprintf(stderr, "%s: probes[%d]: name '%s' cannot be used as a file name\n", rs->scene_arg, (int)i,
+                    p->info.name ? p->info.name : "");
+            return DVI_EXIT_USAGE;
+        }
+        if (p->info.columns > max_columns) max_columns = p->info.columns;
+        char file[300];
+        snprintf(file, sizeof file, "%s.csv", p->info.name);
+        p->csv_path = cli_path_join(rs->out_dir, file);
+        snprintf(file, sizeof file, "%s.svg", p->info.name);
+        p->svg_path = cli_path_join(rs->out_dir, file);
+        if (!p->csv_path || !p->svg_path) goto nomem;
+    }
+    rs->row = malloc(sizeof(double) * (size_t)max_columns);
+    if (!rs->row) goto nomem;
+    return -1;
+nomem:
+    fprintf(stderr, "dvi run: out of memory\n");
+    return DVI_EXIT_FAILED;
+}
+
+/* Frame storage for every frame the run can still produce. */
+static int size_frames(run_state* rs, int32_t existing)
+{
+    if (rs->vtk_every <= 0) return -1;
+    int64_t more = rs->target_steps > rs->step ? (rs->target_steps - rs->step) / rs->vtk_every + 2 : 2;
+    int64_t cap = (int64_t)existing + more;
+    if (cap > INT32_MAX) {
+        fprintf(stderr, "dvi run: --vtk-every %" PRId64 " would write more than %d frames\n", rs->vtk_every,
+                INT32_MAX);
+        return DVI_EXIT_USAGE;
+    }
+    double* t = realloc(rs->frame_times, sizeof(double) * (size_t)cap);
+    if (!t) {
+        fprintf(stderr, "dvi run: out of memory\n");
+        return DVI_EXIT_FAILED;
+    }
+    rs->frame_times = t;
+    rs->frame_capacity = (int32_t)cap;
+    return -1;
+}
+
+static void set_error(run_state* rs, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void set_error(run_state* rs, const char* fmt, ...)
+{
+    if (rs->failed) return; /* keep the first */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rs->error, sizeof rs->error, fmt, ap);
+    va_end(ap);
+    rs->failed = true;
+}
+
+/* ---- per-step work -------------------------------------------------------------- */
+
+static int sample_probes(run_state* rs, bool all)
+{
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        if (!all && !dvi_model_probe_due(rs->model, i)) continue;
+        run_probe* p = &rs->probes[i];
+        dvi_status st = dvi_model_probe_sample(rs->model, i, rs->row);
+        if (st < 0) {
+            set_error(rs, "probe '%s' at step %" PRId64 ": %s", p->info.name, rs->step, dvi_status_string(st));
+            return 1;
+        }
+        if (dvi_csv_write_row(p->csv, rs->row) != 0) {
+            set_error(rs, "%s", dvi_csv_last_error(p->csv));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int write_pvd(run_state* rs)
+{
+    if (rs->vtk_every <= 0) return 0;
+    char msg[512];
+    if (dvi_vtk_write_pvd(rs->vtk_dir, rs->frame_count, rs->frame_times, msg, sizeof msg) != 0) {
+        set_error(rs, "%s", msg);
+        return 1;
+    }
+    rs->pvd_frames = rs->frame_count;
+    return 0;
+}
+
+static int write_frame(run_state* rs)
+{
+    char msg[512];
+    if (rs->frame_count >= rs->frame_capacity) { /* cannot happen: sized at setup */
+        set_error(rs, "internal: VTK frame storage exhausted");
+        return 1;
+    }
+    if (dvi_vtk_write_frame(dvi_model_world_const(rs->model), rs->vtk_dir, rs->frame_count, msg, sizeof msg) != 0) {
+        set_error(rs, "%s", msg);
+        return 1;
+    }
+    rs->frame_times[rs->frame_count++] = dvi_model_time(rs->model);
+    /* The index lists every frame, so rewriting it after each frame would cost
+     * O(frames²) over a run: rewrite it when the frame count has grown by 1/8
+     * (and at checkpoints and at the end). */
+    if ((int64_t)(rs->frame_count - rs->pvd_frames) * 8 >= rs->pvd_frames) return write_pvd(rs);
+    return 0;
+}
+
+static bool state_finite(const run_state* rs, int32_t* bad)
+{
+    const dvi_world* w = dvi_model_world_const(rs->model);
+    for (int32_t i = 0; i < rs->moving_count; i++) {
+        double x[3], v[3], om[3];
+        if (dvi_body_get_position(w, rs->moving[i], x) != DVI_OK ||
+            dvi_body_get_velocity(w, rs->moving[i], v) != DVI_OK ||
+            dvi_body_get_angular_velocity(w, rs->moving[i], om) != DVI_OK)
+            continue;
+        for (int k = 0; k < 3; k++) {
+            if (!isfinite(x[k]) || !isfinite(v[k]) || !isfinite(om[k])) {
+                *bad = rs->moving[i].index1 - 1;
+                return false;
+            }
+        }
+    }
+    return isfinite(dvi_model_time(rs->model));
+}
+
+static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, double seconds)
+{
+    run_stats* a = &rs->stats;
+    a->steps++;
+    a->iterations_sum += s->iterations;
+    if (s->iterations > a->iterations_max) a->iterations_max = s->iterations;
+    if (!(s->residual <= a->residual_max)) a->residual_max = s->residual; /* NaN sticks */
+    if (st == DVI_NOT_CONVERGED) {
+        a->not_converged++;
+        if (a->first_not_converged == 0) a->first_not_converged = rs->step;
+    }
+    a->seconds_collide += s->seconds_collide;
+    a->seconds_assemble += s->seconds_assemble;
+    a->seconds_solve += s->seconds_solve;
+    a->seconds_integrate += s->seconds_integrate;
+    a->seconds_step += seconds;
+    if (s->max_penetration > a->max_penetration) {
+        a->max_penetration = s->max_penetration;
+        a->max_penetration_step = rs->step;
+    }
+    if (s->max_joint_violation > a->max_joint_violation) {
+        a->max_joint_violation = s->max_joint_violation;
+        a->max_joint_violation_step = rs->step;
+    }
+    if (s->contacts > a->contacts_max) a->contacts_max = s->contacts;
+}
+
+/* ---- progress -------------------------------------------------------------------- */
+
+static void format_progress(const run_state* rs, double now, char* line, size_t size)
+{
+    double elapsed = now - rs->wall_start;
+    int64_t done = rs->step - rs->start_step;
+    int64_t left = rs->target_steps > rs->step ? rs->target_steps - rs->step : 0;
+    char wall[32], eta[32];
+    cli_format_seconds(elapsed, wall, sizeof wall);
+    if (done > 0)
+        cli_format_seconds(elapsed / (double)done * (double)left, eta, sizeof eta);
+    else
+        snprintf(eta, sizeof eta, "?");
+    double step_ms = done > 0 ? 1e3 * (rs->stats.seconds_step - rs->stats_seconds_at_start) / (double)done : 0;
+    snprintf(line, size,
+             "step %" PRId64 "/%" PRId64 "  t %.6g/%.6g s  wall %s  ETA %s  contacts %d  iter %d  residual %.2e"
+             "  %.3g ms/step",
+             rs->step, rs->target_steps, dvi_model_time(rs->model), rs->settings.duration, wall, eta,
+             (int)rs->last.contacts, (int)rs->last.iterations, rs->last.residual, step_ms);
+}
+
+static void progress(run_state* rs, bool final)
+{
+    if (rs->quiet) return;
+    double now = cli_now();
+    char line[512];
+    if (rs->tty) {
+        if (!final && now - rs->last_print < 0.1) return;
+        format_progress(rs, now, line, sizeof line);
+        fprintf(stderr, "\r%s\033[K", line);
+        if (final) {
+            fputc('\n', stderr);
+            rs->progress_shown = false;
+        } else {
+            rs->progress_shown = true;
+        }
+        fflush(stderr);
+    } else {
+        if (!final && rs->step % rs->log_every != 0) return;
+        if (final && rs->last_print_step == rs->step) return;
+        format_progress(rs, now, line, sizeof line);
+        fprintf(stderr, "%s\n", line);
+    }
+    rs->last_print = now;
+    rs->last_print_step = rs->step;
+}
+
+/* Ends a \r progress line before other messages. */
+static void progress_break(run_state* rs)
+{
+    if (rs->progress_shown) {
+        fputc('\n', stderr);
+        rs->progress_shown = false;
+    }
+}
+
+/* ---- outputs ---------------------------------------------------------------------- */
+
+int run_plot_all(run_state* rs, char* msg, size_t msg_size)
+{
+    int rc = 0;
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        run_probe* p = &rs->probes[i];
+        char m[512];
+        const char* title = p->info.title && *p->info.title ? p->info.title : p->info.name;
+        if (dvi_svg_plot_csv(p->csv_path, p->svg_path, title, m, sizeof m) != 0 && rc == 0) {
+            snprintf(msg, msg_size, "%s", m);
+            rc = 1;
+        }
+    }
+    return rc;
+}
+
+static void json_overrides(dvi_json_writer* w, const dvi_scene_overrides* o)
+{
+    dvi_json_begin_object(w);
+    if (o->dt > 0) dvi_json_key_number(w, "dt", o->dt);
+    if (o->duration > 0) dvi_json_key_number(w, "duration", o->duration);
+    if (o->solver) dvi_json_key_string(w, "solver", o->solver);
+    if (o->method) dvi_json_key_string(w, "method", o->method);
+    if (o->threads > 0) dvi_json_key_int(w, "threads", o->threads);
+    dvi_json_end_object(w);
+}
+
+int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_size)
+{
+    const run_stats* a = &rs->stats;
+    double now = cli_now();
+    dvi_json_writer* w = NULL;
+    if (dvi_json_writer_open_buffer(&w) != 0) {
+        snprintf(msg, msg_size, "summary.json: out of memory");
+        return 1;
+    }
+    dvi_json_begin_object(w);
+    dvi_json_key_string(w, "dvi_version", dvi_version_string());
+    dvi_json_key_string(w, "scene", rs->scene_path);
+    dvi_json_key_string(w, "scene_name", rs->settings.name ? rs->settings.name : "");
+    dvi_json_key_string(w, "status", status);
+    dvi_json_key_bool(w, "interrupted", strcmp(status, "interrupted") == 0);
+    dvi_json_key_string(w, "error", rs->failed ? rs->error : NULL);
+
+    dvi_json_key(w, "settings");
+    dvi_json_begin_object(w);
+    dvi_json_key_string(w, "method", rs->settings.method);
+    dvi_json_key_string(w, "solver", rs->settings.solver);
+    dvi_json_key_number(w, "dt", rs->settings.dt);
+    dvi_json_key_number(w, "duration", rs->settings.duration);
+    dvi_json_key_int(w, "steps", rs->target_steps);
+    dvi_json_key_number(w, "tolerance", rs->settings.solver_settings.tolerance);
+    dvi_json_key_int(w, "max_iterations", rs->settings.solver_settings.max_iterations);
+    dvi_json_key_int(w, "threads", rs->settings.threads);
+    dvi_json_key_int(w, "vtk_every", rs->vtk_every);
+    dvi_json_key_int(w, "checkpoint_every", rs->checkpoint_every);
+    dvi_json_end_object(w);
+    dvi_json_key(w, "overrides");
+    json_overrides(w, &rs->overrides);
+
+    dvi_json_key_int(w, "steps", rs->step);
+    dvi_json_key_number(w, "simulated_time", dvi_model_time(rs->model));
+    dvi_json_key_number(w, "wall_seconds", a->wall_seconds + (now - rs->wall_start));
+    dvi_json_key_number(w, "wall_seconds_this_run", now - rs->wall_start);
+    dvi_json_key_int(w, "runs", a->invocations);
+    if (rs->resumed)
+        dvi_json_key_int(w, "resumed_from_step", rs->start_step);
+    else {
+        dvi_json_key(w, "resumed_from_step");
+        dvi_json_null(w);
+    }
+
+    dvi_json_key(w, "timings");
+    dvi_json_begin_object(w);
+    dvi_json_key_number(w, "collide", a->seconds_collide);
+    dvi_json_key_number(w, "assemble", a->seconds_assemble);
+    dvi_json_key_number(w, "solve", a->seconds_solve);
+    dvi_json_key_number(w, "integrate", a->seconds_integrate);
+    dvi_json_key_number(w, "step", a->seconds_step);
+    dvi_json_end_object(w);
+
+    dvi_json_key(w, "solver");
+    dvi_json_begin_object(w);
+    dvi_json_key_number(w, "iterations_mean", a->steps > 0 ? (double)a->iterations_sum / (double)a->steps : 0.0);
+    dvi_json_key_int(w, "iterations_max", a->iterations_max);
+    dvi_json_key_number(w, "residual_max", a->residual_max);
+    dvi_json_key_int(w, "not_converged_steps", a->not_converged);
+    if (a->first_not_converged > 0)
+        dvi_json_key_int(w, "first_not_converged_step", a->first_not_converged);
+    else {
+        dvi_json_key(w, "first_not_converged_step");
+        dvi_json_null(w);
+    }
+    dvi_json_end_object(w);
+
+    dvi_json_key_int(w, "contacts_max", a->contacts_max);
+    dvi_json_key_number(w, "max_penetration", a->max_penetration);
+    dvi_json_key_int(w, "max_penetration_step", a->max_penetration_step);
+    dvi_json_key_number(w, "max_joint_violation", a->max_joint_violation);
+    dvi_json_key_int(w, "max_joint_violation_step", a->max_joint_violation_step);
+
+    dvi_json_key(w, "probes");
+    dvi_json_begin_array(w);
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        const run_probe* p = &rs->probes[i];
+        dvi_json_begin_object(w);
+        dvi_json_key_string(w, "name", p->info.name);
+        dvi_json_key_string(w, "title", p->info.title);
+        char file[300];
+        snprintf(file, sizeof file, "%s.csv", p->info.name);
+        dvi_json_key_string(w, "csv", file);
+        snprintf(file, sizeof file, "%s.svg", p->info.name);
+        dvi_json_key_string(w, "svg", file);
+        dvi_json_key_int(w, "every", p->info.every);
+        dvi_json_key_int(w, "columns", p->info.columns);
+        dvi_json_key_int(w, "rows", p->csv ? dvi_csv_rows(p->csv) : 0);
+        dvi_json_end_object(w);
+    }
+    dvi_json_end_array(w);
+
+    dvi_json_key(w, "vtk");
+    if (rs->vtk_every > 0) {
+        dvi_json_begin_object(w);
+        dvi_json_key_int(w, "every", rs->vtk_every);
+        dvi_json_key_int(w, "frames", rs->frame_count);
+        dvi_json_key_string(w, "bodies", "vtk/bodies.pvd");
+        dvi_json_key_string(w, "contacts", "vtk/contacts.pvd");
+        dvi_json_end_object(w);
+    } else {
+        dvi_json_null(w);
+    }
+
+    dvi_json_key(w, "checkpoint");
+    if (rs->state_file) {
+        dvi_json_begin_object(w);
+        dvi_json_key_string(w, "run", "checkpoint/run.json");
+        char file[300];
+        snprintf(file, sizeof file, "checkpoint/%s", rs->state_file);
+        dvi_json_key_string(w, "state", file);
+        dvi_json_end_object(w);
+    } else {
+        dvi_json_null(w);
+    }
+
+    dvi_json_key(w, "warnings");
+    dvi_json_begin_array(w);
+    char text[512];
+    if (a->not_converged > 0) {
+        snprintf(text, sizeof text,
+                 "%" PRId64 " of %" PRId64 " steps did not converge (largest CCP residual %.3g, tolerance %.3g; "
+                 "first at step %" PRId64 ")",
+                 a->not_converged, a->steps, a->residual_max, rs->settings.solver_settings.tolerance,
+                 a->first_not_converged);
+        dvi_json_string(w, text);
+    }
+    if (rs->probe_count == 0) dvi_json_string(w, "the scene has no probes: no CSV time series were written");
+    if (strcmp(status, "interrupted") == 0) {
+        snprintf(text, sizeof text, "interrupted at step %" PRId64 " of %" PRId64 "; continue with: dvi run --resume %s",
+                 rs->step, rs->target_steps, rs->out_dir);
+        dvi_json_string(w, text);
+    }
+    if (rs->failed) {
+        snprintf(text, sizeof text, "the run stopped early: %.480s", rs->error);
+        dvi_json_string(w, text);
+    }
+    dvi_json_end_array(w);
+    dvi_json_end_object(w);
+
+    int rc = 0;
+    char m[512];
+    if (dvi_json_writer_finish(w, m, sizeof m) != 0) {
+        snprintf(msg, msg_size, "summary.json: %s", m);
+        rc = 1;
+    } else {
+        size_t n = 0;
+        const char* text_out = dvi_json_writer_buffer(w, &n);
+        char* path = cli_path_join(rs->out_dir, "summary.json");
+        if (!path || dvi_write_file_atomic(path, text_out, n, m, sizeof m) != 0) {
+            snprintf(msg, msg_size, "%s", path ? m : "summary.json: out of memory");
+            rc = 1;
+        }
+        free(path);
+    }
+    dvi_json_writer_free(w);
+    return rc;
+}
+
+/* Periodic checkpoint: state, run.json, plots, index, summary. */
+static int periodic_checkpoint(run_state* rs)
+{
+    char msg[1024];
+    if (run_write_checkpoint(rs, msg, sizeof msg) != 0 || write_pvd(rs) != 0 ||
+        run_plot_all(rs, msg, sizeof msg) != 0 || run_write_summary(rs, "running", msg, sizeof msg) != 0) {
+        set_error(rs, "%s", msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- the loop and its end ----------------------------------------------------------- */
+
+static int run_loop(run_state* rs)
+{
+    dvi_world* world = dvi_model_world(rs->model);
+    while (rs->step < rs->target_steps && !g_stop_signal) {
+        double t0 = cli_now();
+        dvi_status st = dvi_model_step(rs->model);
+        double t1 = cli_now();
+        if (st < 0) {
+            const char* why = dvi_world_last_error(world);
+            set_error(rs, "step %" PRId64 " (t = %.9g s) failed: %s%s%s", rs->step + 1, dvi_model_time(rs->model),
+                      dvi_status_string(st), why && *why ? ": " : "", why ? why : "");
+            return 1;
+        }
+        rs->step++;
+        rs->last = dvi_world_get_stats(world);
+        account_step(rs, st, &rs->last, t1 - t0);
+        int32_t bad = -1;
+        if (!state_finite(rs, &bad)) {
+            set_error(rs, "step %" PRId64 " (t = %.9g s): non-finite state (body %d): the simulation blew up",
+                      rs->step, dvi_model_time(rs->model), (int)bad);
+            return 1;
+        }
+        if (sample_probes(rs, false) != 0) return 1;
+        if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return 1;
+        if (rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0 && rs->step < rs->target_steps) {
+            progress_break(rs);
+            if (periodic_checkpoint(rs) != 0) return 1;
+        }
+        progress(rs, false);
+    }
+    return 0;
+}
+
+static int finish_run(run_state* rs)
+{
+    bool interrupted = !rs->failed && rs->step < rs->target_steps && g_stop_signal;
+    const char* status = rs->failed ? "failed" : interrupted ? "interrupted" : "finished";
+    progress(rs, true);
+    char msg[1024];
+    if (!rs->failed) {
+        if (run_write_checkpoint(rs, msg, sizeof msg) != 0) {
+            set_error(rs, "%s", msg);
+            status = "failed";
+        }
+    } else {
+        for (int32_t i = 0; i < rs->probe_count; i++)
+            if (rs->probes[i].csv) dvi_csv_flush(rs->probes[i].csv);
+    }
+    if (rs->vtk_every > 0 && rs->frame_count > 0 && rs->pvd_frames != rs->frame_count && write_pvd(rs) != 0)
+        status = "failed";
+    if (run_plot_all(rs, msg, sizeof msg) != 0) {
+        set_error(rs, "%s", msg);
+        status = "failed";
+    }
+    if (run_write_summary(rs, status, msg, sizeof msg) != 0) set_error(rs, "%s", msg);
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        if (dvi_csv_close(rs->probes[i].csv) != 0) set_error(rs, "%s: write error", rs->probes[i].csv_path);
+        rs->probes[i].csv = NULL;
+    }
+
+    char wall[32];
+    cli_format_seconds(cli_now() - rs->wall_start, wall, sizeof wall);
+    if (rs->failed) {
+        fprintf(stderr, "dvi run: %s\n", rs->error);
+        fprintf(stderr, "dvi run: outputs up to step %" PRId64 " are in %s\n", rs->step, rs->out_dir);
+        return DVI_EXIT_FAILED;
+    }
+    if (interrupted) {
+        fprintf(stderr,
+                "dvi run: interrupted at step %" PRId64 " of %" PRId64 " (t = %.6g s); outputs and checkpoint in %s\n"
+                "dvi run: continue with: dvi run --resume %s\n",
+                rs->step, rs->target_steps, dvi_model_time(rs->model), rs->out_dir, rs->out_dir);
+        return DVI_EXIT_INTERRUPTED;
+    }
+    if (!rs->quiet)
+        fprintf(stderr, "dvi run: finished: %" PRId64 " steps, t = %.6g s, wall %s; outputs in %s\n", rs->step,
+                dvi_model_time(rs->model), wall, rs->out_dir);
+    return DVI_EXIT_OK;
+}
+
+/* ---- setup ---------------------------------------------------------------------------- */
+
+static int setup_dirs(run_state* rs)
+{
+    char msg[512];
+    rs->checkpoint_dir = cli_path_join(rs->out_dir, "checkpoint");
+    rs->vtk_dir = cli_path_join(rs->out_dir, "vtk");
+    if (!rs->checkpoint_dir || !rs->vtk_dir) {
+        fprintf(stderr, "dvi run: out of memory\n");
+        return DVI_EXIT_FAILED;
+    }
+    if (dvi_make_dirs(rs->out_dir, msg, sizeof msg) != 0 || dvi_make_dirs(rs->checkpoint_dir, msg, sizeof msg) != 0) {
+        fprintf(stderr, "dvi run: %s\n", msg);
+        return DVI_EXIT_FAILED;
+    }
+    return -1;
+}
+
+/* Frames and collections of an earlier run in the same directory. */
+static bool match_vtk_file(const char* name, const void* ctx)
+{
+    (void)ctx;
+    const char* rest = NULL;
+    if (strncmp(name, "bodies", 6) == 0)
+        rest = name + 6;
+    else if (strncmp(name, "contacts", 8) == 0)
+        rest = name + 8;
+    else
+        return false;
+    if (strcmp(rest, ".pvd") == 0 || strcmp(rest, ".pvd.tmp") == 0) return true;
+    if (*rest++ != '_') return false;
+    if (*rest < '0' || *rest > '9') return false;
+    while (*rest >= '0' && *rest <= '9') rest++;
+    return strcmp(rest, ".vtp") == 0 || strcmp(rest, ".vtp.tmp") == 0;
+}
+
+static void remove_stale_vtk(const run_state* rs)
+{
+    char* frames = cli_path_join(rs->vtk_dir, "frames");
+    cli_remove_matching(rs->vtk_dir, match_vtk_file, NULL);
+    if (frames) cli_remove_matching(frames, match_vtk_file, NULL);
+    free(frames);
+}
+
+static int setup_fresh(run_state* rs, const run_args* a)
+{
+    rs->scene_arg = cli_strdup(a->scene);
+    char resolved[PATH_MAX];
+    if (!realpath(a->scene, resolved)) {
+        fprintf(stderr, "%s: cannot open: %s\n", a->scene, strerror(errno));
+        return DVI_EXIT_USAGE;
+    }
+    rs->scene_path = cli_strdup(resolved);
+    char msg[512];
+    size_t n = 0;
+    char* text = cli_read_file(rs->scene_path, &n, msg, sizeof msg);
+    if (!text) {
+        fprintf(stderr, "%s\n", msg);
+        return DVI_EXIT_USAGE;
+    }
+    rs->scene_hash = cli_hash64(text, n);
+    free(text);
+
+    rs->overrides.dt = a->dt;
+    rs->overrides.duration = a->duration;
+    rs->overrides.threads = (int32_t)a->threads;
+    if (a->solver) rs->ov_solver = cli_strdup(a->solver);
+    if (a->method) rs->ov_method = cli_strdup(a->method);
+    int rc = load_scene(rs);
+    if (rc >= 0) return rc;
+
+    rs->out_dir = a->out ? cli_strdup(a->out) : default_out_dir(rs->settings.name, a->scene);
+    if ((rc = setup_dirs(rs)) >= 0) return rc;
+    if ((rc = build_model(rs)) >= 0) return rc;
+    /* a stale checkpoint of an earlier run in the same directory must not
+     * pair with the new CSVs */
+    run_remove_checkpoint_files(rs->checkpoint_dir, NULL, true);
+    remove_stale_vtk(rs);
+    rs->step = 0;
+    rs->stats.invocations = 1;
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        run_probe* p = &rs->probes[i];
+        if (dvi_csv_open(&p->csv, p->csv_path, p->info.columns, p->info.column_names, p->info.units, msg,
+                         sizeof msg) != 0) {
+            fprintf(stderr, "dvi run: %s\n", msg);
+            return DVI_EXIT_FAILED;
+        }
+    }
+    if ((rc = size_frames(rs, 0)) >= 0) return rc;
+    /* t = 0: the initial state is the first row of every CSV and frame 0 */
+    if (sample_probes(rs, true) != 0 || (rs->vtk_every > 0 && write_frame(rs) != 0)) {
+        fprintf(stderr, "dvi run: %s\n", rs->error);
+        return DVI_EXIT_FAILED;
+    }
+    return -1;
+}
+
+static int setup_resume(run_state* rs, const run_args* a)
+{
+    char msg[1024];
+    rs->resumed = true;
+    rs->out_dir = cli_strdup(a->resume);
+    rs->checkpoint_dir = cli_path_join(rs->out_dir, "checkpoint");
+    rs->vtk_dir = cli_path_join(rs->out_dir, "vtk");
+    run_resume_info info;
+    memset(&info, 0, sizeof info);
+    if (run_read_checkpoint(rs, &info, msg, sizeof msg) != 0) {
+        fprintf(stderr, "dvi run: %s\n", msg);
+        run_resume_info_free(&info);
+        return DVI_EXIT_USAGE;
+    }
+    int rc = -1;
+    char* text = NULL;
+    void* blob = NULL;
+    /* the new end time and thread count; everything else as saved */
+    if (a->duration > 0) rs->overrides.duration = a->duration;
+    if (a->threads > 0) rs->overrides.threads = (int32_t)a->threads;
+    if (a->given[OPT_CHECKPOINT_EVERY]) rs->checkpoint_every = a->checkpoint_every;
+
+    size_t n = 0;
+    text = cli_read_file(rs->scene_path, &n, msg, sizeof msg);
+    if (!text) {
+        fprintf(stderr, "dvi run: the run's scene file: %s\n", msg);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    if (cli_hash64(text, n) != rs->scene_hash) {
+        fprintf(stderr, "dvi run: %s has changed since the checkpoint was written; cannot resume\n", rs->scene_path);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    if ((rc = load_scene(rs)) >= 0) goto done;
+    if ((rc = build_model(rs)) >= 0) goto done;
+
+    /* the state blob */
+    char* blob_path = cli_path_join(rs->checkpoint_dir, info.state_file);
+    size_t blob_size = 0;
+    blob = blob_path ? cli_read_file(blob_path, &blob_size, msg, sizeof msg) : NULL;
+    if (!blob) {
+        fprintf(stderr, "dvi run: checkpoint state: %s\n", blob_path ? msg : "out of memory");
+        free(blob_path);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    if ((long long)blob_size != info.state_size || cli_hash64(blob, blob_size) != info.state_hash) {
+        fprintf(stderr, "dvi run: %s: damaged (size or checksum differs from run.json)\n", blob_path);
+        free(blob_path);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    dvi_status st = dvi_model_load_state(rs->model, blob, blob_size, msg, sizeof msg);
+    if (st < 0) {
+        fprintf(stderr, "dvi run: %s: %s\n", blob_path, msg[0] ? msg : dvi_status_string(st));
+        free(blob_path);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    free(blob_path);
+    rs->step = info.step;
+    rs->state_file = cli_strdup(info.state_file);
+    if (a->duration > 0 && rs->target_steps < rs->step) {
+        fprintf(stderr,
+                "dvi run: --duration %g: the run is already at step %" PRId64 " (t = %.6g s); a resumed run can only "
+                "go further\n",
+                a->duration, rs->step, dvi_model_time(rs->model));
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+
+    /* probes: same names, same order; CSVs cut back to the saved rows */
+    if (info.probe_count != rs->probe_count) {
+        fprintf(stderr, "dvi run: the checkpoint has %d probes, the scene %d\n", (int)info.probe_count,
+                (int)rs->probe_count);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        run_probe* p = &rs->probes[i];
+        if (strcmp(info.probe_names[i], p->info.name) != 0 || info.probe_columns[i] != p->info.columns) {
+            fprintf(stderr, "dvi run: probe %d of the checkpoint ('%s') does not match the scene's ('%s')\n", (int)i,
+                    info.probe_names[i], p->info.name);
+            rc = DVI_EXIT_USAGE;
+            goto done;
+        }
+        if (dvi_csv_open_resume(&p->csv, p->csv_path, info.probe_rows[i], p->info.columns, msg, sizeof msg) != 0) {
+            fprintf(stderr, "dvi run: %s\n", msg);
+            rc = DVI_EXIT_USAGE;
+            goto done;
+        }
+    }
+    if (rs->vtk_every > 0) {
+        /* frame_times were read into rs->frame_times; make room for the rest */
+        int32_t have = rs->frame_count;
+        if ((rc = size_frames(rs, have)) >= 0) goto done;
+        rs->pvd_frames = 0;
+    }
+    rs->stats.invocations++;
+    rc = -1;
+done:
+    free(text);
+    free(blob);
+    run_resume_info_free(&info);
+    return rc;
+}
+
+int dvi_cmd_run(int argc, char** argv)
+{
+    run_args a;
+    int rc = parse_run_args(argc, argv, &a);
+    if (rc >= 0) return rc;
+    install_signal_handlers();
+
+    run_state rs;
+    memset(&rs, 0, sizeof rs);
+    rs.quiet = a.quiet;
+    rs.vtk_every = a.vtk_every;
+    rs.checkpoint_every = a.checkpoint_every;
+    rs.tty = isatty(STDERR_FILENO) != 0;
+    rs.wall_start = cli_now();
+
+    rc = a.resume ? setup_resume(&rs, &a) : setup_fresh(&rs, &a);
+    if (rc >= 0) {
+        run_state_free(&rs);
+        return rc;
+    }
+    rs.start_step = rs.step;
+    rs.stats_seconds_at_start = rs.stats.seconds_step;
+    rs.log_every = a.log_every > 0 ? a.log_every : 0;
+    if (rs.log_every == 0) {
+        int64_t left = rs.target_steps > rs.step ? rs.target_steps - rs.step : 0;
+        rs.log_every = left / 100 > 0 ? left / 100 : 1;
+    }
+    rs.last_print_step = -1;
+    if (!rs.quiet) {
+        if (rs.resumed)
+            fprintf(stderr, "dvi run: resuming %s at step %" PRId64 " (t = %.6g s) to t = %.6g s (%" PRId64 " steps)\n",
+                    rs.scene_path, rs.step, dvi_model_time(rs.model), rs.settings.duration, rs.target_steps);
+        else
+            fprintf(stderr, "dvi run: %s: %" PRId64 " steps of %.6g s with %s; outputs in %s\n", rs.scene_arg,
+                    rs.target_steps, rs.settings.dt, rs.settings.solver, rs.out_dir);
+    }
+    if (rs.resumed && rs.step >= rs.target_steps && !rs.quiet)
+        fprintf(stderr, "dvi run: nothing to do: the run is at step %" PRId64 ", its end is step %" PRId64 "\n",
+                rs.step, rs.target_steps);
+
+    run_loop(&rs);
+    rc = finish_run(&rs);
+    run_state_free(&rs);
+    return rc;
+}

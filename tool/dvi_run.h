@@ -1,0 +1,130 @@
+/* The `dvi run` command: the state of a run, shared by dvi_run.c (setup,
+ * the step loop, outputs) and dvi_checkpoint.c (checkpoints and resume). */
+#ifndef DVI_TOOL_RUN_H
+#define DVI_TOOL_RUN_H
+
+#include "output.h"
+
+#include <dvi/dvi.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Statistics accumulated over all steps since t = 0 (kept across resumes in
+ * checkpoint/run.json). */
+typedef struct run_stats {
+    int64_t steps;                 /* steps accounted for */
+    int64_t iterations_sum;
+    int64_t iterations_max;
+    double residual_max;
+    int64_t not_converged;         /* steps whose solve missed its tolerance */
+    int64_t first_not_converged;   /* step number (1-based), or 0 */
+    double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate;
+    double seconds_step;           /* wall time inside dvi_model_step */
+    double max_penetration;        /* m */
+    int64_t max_penetration_step;
+    double max_joint_violation;    /* m or rad */
+    int64_t max_joint_violation_step;
+    int64_t contacts_max;
+    double wall_seconds;           /* wall time of the earlier invocations */
+    int64_t invocations;           /* 1 + number of resumes */
+} run_stats;
+
+typedef struct run_probe {
+    dvi_probe_info info;
+    char* csv_path;
+    char* svg_path;
+    dvi_csv* csv;
+} run_probe;
+
+typedef struct run_state {
+    /* what was asked */
+    char* scene_arg;               /* as given (messages) */
+    char* scene_path;              /* absolute */
+    uint64_t scene_hash;
+    dvi_scene_overrides overrides; /* solver/method point into ov_solver/ov_method */
+    char* ov_solver;
+    char* ov_method;
+    char* out_dir;
+    char* checkpoint_dir;
+    char* vtk_dir;
+    int64_t vtk_every;             /* 0: no frames */
+    int64_t checkpoint_every;      /* 0: only the final checkpoint */
+    int64_t log_every;             /* 0: automatic */
+    bool quiet;
+    bool resumed;
+
+    /* the model */
+    dvi_scene* scene;
+    dvi_model* model;
+    dvi_scene_settings settings;
+    int64_t step;                  /* steps since t = 0 */
+    int64_t start_step;            /* step at the start of this invocation */
+    int64_t target_steps;          /* the run ends after this step */
+
+    /* probes */
+    int32_t probe_count;
+    run_probe* probes;
+    double* row;                   /* [max columns] */
+
+    /* VTK frames: frame i at step i·vtk_every */
+    int32_t frame_count, frame_capacity;
+    double* frame_times;
+    int32_t pvd_frames;            /* frames listed in the last .pvd written */
+
+    /* checkpoint */
+    char* state_file;              /* base name of the blob run.json refers to */
+
+    /* bodies checked for non-finite values after each step */
+    dvi_body_id* moving;
+    int32_t moving_count;
+
+    run_stats stats;
+    dvi_step_stats last;           /* of the last step */
+
+    /* progress */
+    bool tty;
+    double wall_start;
+    double last_print;
+    int64_t last_print_step;
+    bool progress_shown;           /* a \r line is on the terminal */
+    double stats_seconds_at_start; /* stats.seconds_step when this invocation started */
+
+    /* outcome */
+    bool failed;
+    char error[1024];
+} run_state;
+
+/* dvi_checkpoint.c */
+/* Flushes the CSVs, writes the state blob and checkpoint/run.json
+ * atomically (blob first, then run.json naming it), removes older blobs.
+ * Non-zero on failure (message in msg). */
+int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size);
+/* Reads DIR/checkpoint/run.json into rs (scene path, overrides, options,
+ * step, probe rows, frames, statistics). rows[] receives the saved row count
+ * of each probe, in the order of names[] (both malloc'd, probe_count long).
+ * Returns 0, or non-zero with the message in msg. */
+typedef struct run_resume_info {
+    int32_t probe_count;
+    char** probe_names;
+    long long* probe_rows;
+    int32_t* probe_columns;
+    char* state_file;
+    uint64_t state_hash;
+    long long state_size;
+    int64_t step;
+    double duration;               /* the run's end time when saved */
+} run_resume_info;
+int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t msg_size);
+void run_resume_info_free(run_resume_info* info);
+/* Removes DIR/checkpoint/run.json and every state-*.bin in it except `keep`
+ * (NULL: all). */
+void run_remove_checkpoint_files(const char* checkpoint_dir, const char* keep, bool run_json);
+
+/* dvi_run.c */
+/* Writes DIR/summary.json. status: "running", "finished", "interrupted", "failed". */
+int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_size);
+/* Re-plots every probe's SVG from its CSV. */
+int run_plot_all(run_state* rs, char* msg, size_t msg_size);
+
+#endif /* DVI_TOOL_RUN_H */

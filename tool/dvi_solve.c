@@ -1,0 +1,177 @@
+/* `dvi solve PROBLEM.json`: solve a CCP problem file (docs/ccp-file.md) with
+ * one solver or all of them and print what each reports. */
+#include "dvi_cli.h"
+
+#include <dvi/dvi.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START };
+
+static const cli_option solve_options[] = {
+    {"solver", true, OPT_SOLVER},
+    {"all-solvers", false, OPT_ALL},
+    {"tolerance", true, OPT_TOLERANCE},
+    {"max-iterations", true, OPT_MAX_ITERATIONS},
+    {"threads", true, OPT_THREADS},
+    {"warm-start", false, OPT_WARM_START},
+    {NULL, false, 0},
+};
+
+static int solver_index(const char* name)
+{
+    for (int32_t i = 0; i < dvi_solver_count(); i++)
+        if (strcmp(dvi_solver_name(i), name) == 0) return (int)i;
+    return -1;
+}
+
+static void describe_problem(const char* path, const dvi_ccp_problem* p, bool has_solution, bool has_gamma0)
+{
+    int32_t counts[5] = {0};
+    for (int32_t b = 0; b < p->block_count; b++)
+        if (p->blocks[b].kind >= 1 && p->blocks[b].kind <= 4) counts[p->blocks[b].kind]++;
+    printf("%s: %d rows, %d blocks (", path, (int)p->rows, (int)p->block_count);
+    static const char* kind_names[5] = {"", "bilateral", "frictionless", "friction", "friction+rolling"};
+    bool first = true;
+    for (int k = 1; k <= 4; k++) {
+        if (!counts[k]) continue;
+        printf("%s%d %s", first ? "" : ", ", (int)counts[k], kind_names[k]);
+        first = false;
+    }
+    if (first) printf("none");
+    if (p->D)
+        printf("); operator D, M^-1 (%d bodies)", (int)p->body_count);
+    else
+        printf("); operator W");
+    printf("%s%s\n", has_solution ? "; reference solution" : "", has_gamma0 ? "; initial guess" : "");
+}
+
+int dvi_cmd_solve(int argc, char** argv)
+{
+    cli_parser p;
+    cli_init(&p, argc, argv, "solve");
+    const char* path = NULL;
+    const char* solver = NULL;
+    bool all = false, warm = false;
+    double tolerance = 0;
+    int64_t max_iterations = 0, threads = 0;
+    const char* arg;
+    int id;
+    while ((id = cli_next(&p, solve_options, &arg)) != CLI_END) {
+        switch (id) {
+        case CLI_ERROR:
+            return DVI_EXIT_USAGE;
+        case CLI_HELP:
+            dvi_print_help("solve");
+            return DVI_EXIT_OK;
+        case CLI_POSITIONAL:
+            if (path) return cli_usage_error("solve", "unexpected argument '%s' (one problem file only)", arg);
+            path = arg;
+            break;
+        case OPT_SOLVER:
+            if (solver_index(arg) < 0) {
+                char names[256] = "";
+                size_t n = 0;
+                for (int32_t i = 0; i < dvi_solver_count() && n < sizeof names; i++)
+                    n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "", dvi_solver_name(i));
+                return cli_usage_error("solve", "--solver: unknown solver '%s' (solvers: %s)", arg, names);
+            }
+            solver = arg;
+            break;
+        case OPT_ALL:
+            all = true;
+            break;
+        case OPT_TOLERANCE:
+            if (!cli_parse_double("solve", "tolerance", arg, &tolerance)) return DVI_EXIT_USAGE;
+            if (!(tolerance > 0)) return cli_usage_error("solve", "--tolerance: must be > 0 (got %s)", arg);
+            break;
+        case OPT_MAX_ITERATIONS:
+            if (!cli_parse_int64("solve", "max-iterations", arg, 1, INT32_MAX, &max_iterations))
+                return DVI_EXIT_USAGE;
+            break;
+        case OPT_THREADS:
+            if (!cli_parse_int64("solve", "threads", arg, 1, 4096, &threads)) return DVI_EXIT_USAGE;
+            break;
+        case OPT_WARM_START:
+            warm = true;
+            break;
+        default:
+            break;
+        }
+    }
+    if (!path) return cli_usage_error("solve", "missing PROBLEM (a CCP problem file, JSON)");
+    if (all && solver) return cli_usage_error("solve", "--solver and --all-solvers exclude each other");
+
+    char msg[1024] = "";
+    dvi_ccp_file* file = NULL;
+    dvi_status st = dvi_ccp_problem_read_json(path, &file, msg, sizeof msg);
+    if (st < 0) {
+        fprintf(stderr, "%s\n", msg[0] ? msg : dvi_status_string(st));
+        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    }
+    const dvi_ccp_problem* prob = &file->problem;
+    if (warm && !file->gamma0) {
+        dvi_ccp_file_free(file);
+        return cli_usage_error("solve", "--warm-start: %s has no initial guess (gamma0)", path);
+    }
+    describe_problem(path, prob, file->solution != NULL, file->gamma0 != NULL);
+
+    dvi_solver_settings s = dvi_default_solver_settings();
+    if (tolerance > 0) s.tolerance = tolerance;
+    if (max_iterations > 0) s.max_iterations = (int32_t)max_iterations;
+    if (threads > 0) s.threads = (int32_t)threads;
+    s.warm_start = warm;
+
+    size_t m = (size_t)(prob->rows > 0 ? prob->rows : 1);
+    double* gamma = malloc(m * sizeof(double));
+    if (!gamma) {
+        dvi_ccp_file_free(file);
+        fprintf(stderr, "dvi solve: out of memory\n");
+        return DVI_EXIT_FAILED;
+    }
+    double ref_norm = 0;
+    if (file->solution)
+        for (int32_t i = 0; i < prob->rows; i++) ref_norm += file->solution[i] * file->solution[i];
+    ref_norm = sqrt(ref_norm);
+
+    printf("tolerance %.3g, at most %d iterations%s\n", s.tolerance, (int)s.max_iterations,
+           warm ? ", warm start from gamma0" : "");
+    printf("%-8s %-15s %10s %13s %13s %12s %13s\n", "solver", "status", "iterations", "CCP residual", "Coulomb res.",
+           "time", file->solution ? "|g-ref|/|ref|" : "");
+    int rc = DVI_EXIT_OK;
+    int first = all ? 0 : solver_index(solver ? solver : "apgd");
+    int last = all ? (int)dvi_solver_count() - 1 : first;
+    for (int k = first; k <= last; k++) {
+        const char* name = dvi_solver_name(k);
+        for (int32_t i = 0; i < prob->rows; i++) gamma[i] = warm ? file->gamma0[i] : 0.0;
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        st = dvi_ccp_solve(prob, name, &s, gamma, &res);
+        if (st < 0) {
+            printf("%-8s %-15s %s\n", name, "error", res.message[0] ? res.message : dvi_status_string(st));
+            fprintf(stderr, "dvi solve: %s: %s: %s\n", path, name, res.message[0] ? res.message : dvi_status_string(st));
+            rc = DVI_EXIT_FAILED;
+            continue;
+        }
+        char diff[32] = "";
+        if (file->solution) {
+            double d = 0;
+            for (int32_t i = 0; i < prob->rows; i++) {
+                double e = gamma[i] - file->solution[i];
+                d += e * e;
+            }
+            d = sqrt(d);
+            snprintf(diff, sizeof diff, "%13.3e", ref_norm > 0 ? d / ref_norm : d);
+        }
+        char time[32];
+        snprintf(time, sizeof time, "%.3f ms", 1e3 * res.seconds);
+        printf("%-8s %-15s %10d %13.3e %13.3e %12s %s\n", name, dvi_solve_status_string(res.status),
+               (int)res.iterations, res.metrics.residual, res.metrics.residual_coulomb, time, diff);
+    }
+    free(gamma);
+    dvi_ccp_file_free(file);
+    return rc;
+}
