@@ -20,6 +20,7 @@
  */
 #include "world_internal.h"
 
+#include "dem.h"
 #include "math3.h"
 
 #include <math.h>
@@ -186,6 +187,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
 {
     if (!w) return DVI_ERR_INVALID_ARG;
     if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
+    if (w->def.method == DVI_METHOD_DEM) return dvi_dem_step(w, h); /* penalty back end (dem.c) */
     double t0 = now();
     const int32_t nb = w->body_count, ns = w->shape_count;
     const double env = w->def.collision_envelope;

@@ -2,6 +2,8 @@
  * queries. The time step is in step.c, joint rows in joint.c. */
 #include "world_internal.h"
 
+#include "dem.h"
+
 #include "math3.h"
 
 #include <math.h>
@@ -39,6 +41,8 @@ dvi_world_def dvi_default_world_def(void)
     d.contact_recovery_speed = 0.6;
     d.joint_recovery_speed = 1e30;
     d.bounce_threshold = 0.5;
+    d.method = DVI_METHOD_DVI;
+    d.dem = dvi_default_dem_settings();
     d.internal_cookie = WORLD_COOKIE;
     return d;
 }
@@ -56,6 +60,8 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
     if (d.internal_cookie != WORLD_COOKIE || !finite3(d.gravity) || !(d.collision_envelope >= 0.0) ||
         !isfinite(d.collision_envelope) || !(d.contact_recovery_speed > 0.0) || !(d.joint_recovery_speed > 0.0) ||
         !(d.bounce_threshold >= 0.0))
+        return DVI_ERR_INVALID_ARG;
+    if ((d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM) || !dvi_dem_settings_valid(&d.dem))
         return DVI_ERR_INVALID_ARG;
     dvi_world* w = calloc(1, sizeof *w);
     if (!w) return DVI_ERR_NOMEM;
@@ -107,6 +113,7 @@ void dvi_world_destroy(dvi_world* w)
     free(w->slots);
     free(w->taken);
     free(w->dv);
+    dvi_dem_destroy(w->dem);
     free(w);
 }
 
@@ -324,6 +331,10 @@ dvi_shape_def dvi_default_shape_def(void)
     d.radius = 0.5;
     d.offset_orientation[0] = 1.0;
     d.material.friction = 0.5;
+    d.material.young_modulus = 1e7;
+    d.material.poisson_ratio = 0.3;
+    d.material.gamma_n = -1.0;
+    d.material.gamma_t = -1.0;
     d.internal_cookie = SHAPE_COOKIE;
     return d;
 }
@@ -341,6 +352,18 @@ static dvi_status check_material(dvi_world* w, const dvi_material* m)
                                m->restitution);
     if (!(m->compliance >= 0.0) || !isfinite(m->compliance))
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.compliance: must be finite and >= 0");
+    if (!(m->young_modulus >= 0.0) || !isfinite(m->young_modulus) || !(m->poisson_ratio > -1.0) ||
+        !(m->poisson_ratio <= 0.5))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                               "shape.material: young_modulus must be finite and >= 0, poisson_ratio in (-1, 0.5]");
+    if (!(m->k_n >= 0.0) || !isfinite(m->k_n) || !(m->k_t >= 0.0) || !isfinite(m->k_t) || !isfinite(m->gamma_n) ||
+        !isfinite(m->gamma_t))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                               "shape.material: k_n, k_t must be finite and >= 0, gamma_n, gamma_t finite");
+    if (!(m->terrain_stiffness >= 0.0) || !isfinite(m->terrain_stiffness) || !(m->terrain_hysteresis >= 0.0) ||
+        !(m->terrain_hysteresis < 1.0))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                               "shape.material: terrain_stiffness must be finite and >= 0, terrain_hysteresis in [0, 1)");
     return DVI_OK;
 }
 

@@ -135,6 +135,8 @@ struct dvi_world {
     dvi_warm_slot* slots;       size_t slots_cap;     size_t slot_count; /* power of two */
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */
+
+    struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
 
 /* Records an error message on the world (also sent to the log) and returns st. */

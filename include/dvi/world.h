@@ -4,6 +4,8 @@
  * A dvi_world owns bodies, shapes and joints, addressed by ids. Each step:
  * collide → assemble one CCP (joint rows, then contacts) → solve with the
  * selected solver (ccp.h) → update velocities → integrate positions.
+ * With def.method = DVI_METHOD_DEM contacts are penalty forces instead and
+ * the bodies are integrated explicitly (docs/dem.md).
  *
  * Conventions: SI units; world frame z up unless gravity says otherwise;
  * quaternions (w, x, y, z), unit length; inertia tensors row-major 3×3 about
@@ -39,6 +41,43 @@ typedef struct dvi_world dvi_world;
 typedef enum dvi_log_level { DVI_LOG_ERROR = 0, DVI_LOG_WARNING = 1, DVI_LOG_INFO = 2 } dvi_log_level;
 typedef void dvi_log_fn(void* user, dvi_log_level level, const char* message);
 
+/// Contact formulation of a world's step.
+typedef enum dvi_method {
+    DVI_METHOD_DVI = 0, ///< complementarity (CCP) time stepping (default; docs/formulation.md)
+    DVI_METHOD_DEM = 1  ///< penalty ("smooth") contact, explicit integration (docs/dem.md)
+} dvi_method;
+
+/// DEM normal force law: F_n = f(δ/d) k_n δ − g(δ/d) γ_n m_eff v_n, F_n ≥ 0.
+typedef enum dvi_dem_normal_model {
+    DVI_DEM_HERTZ = 0, ///< f = √x, g = x^¼ (Hertz spring, Tsuji damping)
+    DVI_DEM_HOOKE = 1  ///< f = g = 1 (linear spring–dashpot)
+} dvi_dem_normal_model;
+
+/// Where the DEM contact constants come from when no material gives them.
+typedef enum dvi_dem_constants {
+    DVI_DEM_FROM_MATERIAL = 0, ///< from Young's modulus, Poisson ratio and restitution
+    DVI_DEM_DIRECT = 1         ///< the k_n, k_t, gamma_n, gamma_t below
+} dvi_dem_constants;
+
+/// DEM settings (used when method is DVI_METHOD_DEM). Start from
+/// dvi_default_dem_settings(). Formulas: docs/dem.md.
+typedef struct dvi_dem_settings {
+    dvi_dem_normal_model normal_model; ///< default DVI_DEM_HERTZ
+    dvi_dem_constants constants;       ///< default DVI_DEM_FROM_MATERIAL
+    double k_n;      ///< N/m, DIRECT: normal stiffness (Hertz: at δ = d); default 1e5
+    double k_t;      ///< N/m, DIRECT: tangential stiffness; ≤ 0: 2/7 k_n; default 0
+    double gamma_n;  ///< 1/s, DIRECT: normal damping rate; < 0: from the restitution; default −1
+    double gamma_t;  ///< 1/s, DIRECT: tangential damping rate; < 0: from the restitution; default −1
+    double characteristic_speed; ///< m/s, Hooke from material: the spring reaches the Hertz
+                                 ///< overlap of an impact at this speed; default 1
+    double rolling_damping;      ///< η_r ≥ 0, damping ratio of the rolling spring–dashpot; default 0.3
+    double terrain_slip_speed;   ///< m/s > 0, regularisation of sign(v) in the terrain model; default 0.01
+    double max_speed;            ///< m/s > 0, stability guard: a body whose speed |v| + |ω| r_bound
+                                 ///< exceeds this fails the step with DVI_ERR_NUMERIC; default 1e3
+} dvi_dem_settings;
+
+DVI_API dvi_dem_settings dvi_default_dem_settings(void);
+
 /// World settings. Always start from dvi_default_world_def().
 typedef struct dvi_world_def {
     double gravity[3];          ///< m/s²; default (0, 0, −9.81)
@@ -51,6 +90,8 @@ typedef struct dvi_world_def {
     double bounce_threshold;    ///< m/s; restitution acts only above this approach speed; default 0.5
     dvi_log_fn* log;            ///< optional log callback (NULL: silent)
     void* log_user;             ///< passed to log
+    dvi_method method;          ///< default DVI_METHOD_DVI
+    dvi_dem_settings dem;       ///< default dvi_default_dem_settings()
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 
@@ -63,6 +104,9 @@ DVI_API const char* dvi_world_last_error(const dvi_world* world);
 DVI_API double dvi_world_time(const dvi_world* world);
 /// Changes the CCP solver (name as in ccp.h) and its settings.
 DVI_API dvi_status dvi_world_set_solver(dvi_world* world, const char* name, const dvi_solver_settings* settings);
+/// Switches the contact formulation (and, if settings is not NULL, the DEM
+/// settings). Only before the first step: DVI_ERR_INVALID_ARG afterwards.
+DVI_API dvi_status dvi_world_set_method(dvi_world* world, dvi_method method, const dvi_dem_settings* settings);
 
 /* ---- bodies ------------------------------------------------------------ */
 
@@ -121,6 +165,17 @@ typedef struct dvi_material {
     double spinning_friction; ///< m, default 0
     double restitution;       ///< in [0, 1], default 0
     double compliance;        ///< m/N, default 0 (rigid)
+    /* DEM penalty contact (method DVI_METHOD_DEM only; docs/dem.md). Pair
+     * values: E and ν combine as in Hertz theory; given constants are averaged. */
+    double young_modulus;     ///< Pa, E (0: not given); default 1e7
+    double poisson_ratio;     ///< ν in (−1, 0.5]; default 0.3
+    double k_n;               ///< N/m, normal stiffness (Hertz: at δ = d); 0 (default): not given
+    double k_t;               ///< N/m, tangential stiffness; 0 (default): not given
+    double gamma_n;           ///< 1/s, normal damping rate; < 0 (default −1): not given
+    double gamma_t;           ///< 1/s, tangential damping rate; < 0 (default −1): not given
+    double terrain_stiffness; ///< N/m³, c of the hysteretic height-field model (on a height
+                              ///< field; 0, the default: the field uses the penalty model)
+    double terrain_hysteresis;///< γ in [0, 1) of that model; default 0
 } dvi_material;
 
 typedef struct dvi_shape_def {
@@ -144,6 +199,14 @@ typedef struct dvi_shape_def {
 
 DVI_API dvi_shape_def dvi_default_shape_def(void);
 DVI_API dvi_status dvi_shape_create(dvi_world* world, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out);
+/// DEM: sample points of a shape for the hysteretic height-field model
+/// (docs/dem.md). samples holds count × 4 doubles: x, y, z in the shape's
+/// frame (m) and the elementary area S (m², > 0) of each point; copied.
+/// In DEM mode the shape then meets height fields whose material has a
+/// terrain_stiffness > 0 through these points only. count 0 removes them.
+/// The shape must be on a dynamic or kinematic body.
+DVI_API dvi_status dvi_shape_set_dem_samples(dvi_world* world, dvi_shape_id shape, int32_t count,
+                                             const double* samples);
 
 /* ---- joints and motors --------------------------------------------------- */
 
@@ -195,11 +258,20 @@ typedef struct dvi_step_stats {
     double max_penetration;       ///< m, max over contacts of −Φ after collision (≥ 0)
     double max_joint_violation;   ///< m (or rad), max position-level joint error before the step
     double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate;
+    /* DEM steps only (0 after a DVI step); contacts counts overlapping points,
+     * iterations/residual are those of the joint (bilateral) solve */
+    double max_overlap;           ///< m, largest overlap δ of a penalty contact (terrain samples: −z)
+    int32_t contact_history;      ///< entries in the contact history after the step
+    double kinetic_energy;        ///< J, of the dynamic bodies after the step
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
 /// step was taken but the solver missed its tolerance (see the stats), or an
-/// error (state unchanged).
+/// error (state unchanged). With method DVI_METHOD_DEM the step is the penalty
+/// back end of docs/dem.md (the solver then handles only joint problems of
+/// more than 256 rows; smaller ones are solved directly); it fails
+/// with DVI_ERR_NUMERIC, naming the step and the body, when a body's velocity
+/// or pose would become non-finite or its speed exceed dem.max_speed.
 DVI_API dvi_status dvi_world_step(dvi_world* world, double h);
 DVI_API dvi_step_stats dvi_world_get_stats(const dvi_world* world);
 

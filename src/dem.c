@@ -1,0 +1,1044 @@
+/* dvicontact — the DEM penalty back end: settings, pair constants and the
+ * step (design note in dem.h; model, parameters and sources in docs/dem.md).
+ *
+ * Per overlapping contact point (overlap δ = −Φ > 0, normal n from A to B,
+ * relative velocity v = v_B(p) − v_A(p), v_n = v·n, v_t = v − v_n n):
+ *     F_n = f(δ/d) k_n δ − g(δ/d) γ_n m_eff v_n,   clamped at F_n ≥ 0
+ *     u   ← |u| · unit(u − (u·n) n) + h v_t          (history, rotated into the tangent plane)
+ *     F_t = −f(δ/d) k_t u − g(δ/d) γ_t m_eff v_t,   |F_t| ≤ μ F_n; when f k_t |u| > μ F_n
+ *           the stored u is scaled back to μ F_n / (f k_t) (sliding)
+ *     rolling (μ_r > 0): θ ← rotated θ + h ω_r, M = −k_r θ − c_r ω_r, |M| ≤ μ_r F_n,
+ *           ω_r = tangential part of ω_B − ω_A
+ * with f = g = 1 (Hooke) or f = √x, g = x^¼ (Hertz, Tsuji damping). The force
+ * F_n n + F_t acts on B at the contact point (−it on A), plus ±M.
+ * Integration (symplectic Euler): v_free = v + h M⁻¹ (f_contact + f_applied
+ * + m g − ω × Jω); joints and speed motors: one bilateral-only problem
+ * N γ = −r on v_free (dense Cholesky up to DEM_DENSE_ROWS rows, else the
+ * world's solver), v⁺ = v_free + M⁻¹ D γ; x⁺ = x + h v⁺,
+ * q⁺ = normalise(q + h/2 [0, ω⁺] ⊗ q) (as the DVI step).
+ */
+#include "dem.h"
+
+#include "math3.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Grows *p to hold n elements of size elem (contents kept). */
+static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
+{
+    if (n <= *cap && *p) return true;
+    size_t c = *cap > 0 ? *cap : 64;
+    while (c < n) c *= 2;
+    void* q = realloc(*p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+#define RESERVE(o, field, n) reserve((void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
+
+/* ---- settings -------------------------------------------------------------------- */
+
+dvi_dem_settings dvi_default_dem_settings(void)
+{
+    dvi_dem_settings s;
+    memset(&s, 0, sizeof s);
+    s.normal_model = DVI_DEM_HERTZ;
+    s.constants = DVI_DEM_FROM_MATERIAL;
+    s.k_n = 1e5;
+    s.k_t = 0.0;
+    s.gamma_n = -1.0;
+    s.gamma_t = -1.0;
+    s.characteristic_speed = 1.0;
+    s.rolling_damping = 0.3;
+    s.terrain_slip_speed = 0.01;
+    s.max_speed = 1e3;
+    return s;
+}
+
+bool dvi_dem_settings_valid(const dvi_dem_settings* s)
+{
+    return s && (s->normal_model == DVI_DEM_HERTZ || s->normal_model == DVI_DEM_HOOKE) &&
+           (s->constants == DVI_DEM_FROM_MATERIAL || s->constants == DVI_DEM_DIRECT) && s->k_n > 0.0 &&
+           isfinite(s->k_n) && isfinite(s->k_t) && isfinite(s->gamma_n) && isfinite(s->gamma_t) &&
+           s->characteristic_speed > 0.0 && isfinite(s->characteristic_speed) && s->rolling_damping >= 0.0 &&
+           isfinite(s->rolling_damping) && s->terrain_slip_speed > 0.0 && isfinite(s->terrain_slip_speed) &&
+           s->max_speed > 0.0;
+}
+
+/* ---- restitution ↔ damping ----------------------------------------------------------- */
+
+/* One collision of the dimensionless clamped model
+ *     x'' = −F,  F = max(0, x^p + α x^q x'),  x(0) = 0, x'(0) = 1,
+ * p = 1, q = 0 (Hooke: x in units of v0 sqrt(m/k), time sqrt(m/k)) or
+ * p = 3/2, q = 1/4 (Hertz: x in units of (m v0²/K)^(2/5), time x-unit/v0).
+ * Contact ends when F returns to 0 (the clamp: no attraction) or x to 0; the
+ * restitution is −x' then. Classical RK4 with step 5e-4 and the end located
+ * by linear interpolation: error < 1e-4 against the closed form for Hooke. */
+static double model_force(int hertz, double a, double x, double v)
+{
+    if (x <= 0.0) return 0.0;
+    return hertz ? x * sqrt(x) + a * sqrt(sqrt(x)) * v : x + a * v;
+}
+
+double dvi_dem_restitution(int hertz, double alpha)
+{
+    const double dt = 5e-4;
+    double x = 0.0, v = 1.0;
+    for (long i = 0; i < 20000000L; i++) {
+        double k1x = v, k1v = -model_force(hertz, alpha, x, v);
+        double k2x = v + 0.5 * dt * k1v, k2v = -model_force(hertz, alpha, x + 0.5 * dt * k1x, v + 0.5 * dt * k1v);
+        double k3x = v + 0.5 * dt * k2v, k3v = -model_force(hertz, alpha, x + 0.5 * dt * k2x, v + 0.5 * dt * k2v);
+        double k4x = v + dt * k3v, k4v = -model_force(hertz, alpha, x + dt * k3x, v + dt * k3v);
+        double nx = x + dt / 6.0 * (k1x + 2.0 * k2x + 2.0 * k3x + k4x);
+        double nv = v + dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v);
+        if (nv < 0.0) {
+            double f0 = model_force(hertz, alpha, x, v), f1 = model_force(hertz, alpha, nx, nv);
+            if (nx <= 0.0 && f1 >= 0.0) return -(v + (x / (x - nx)) * (nv - v));
+            if (f1 <= 0.0) {
+                double s = f0 > f1 ? f0 / (f0 - f1) : 1.0;
+                return -(v + s * (nv - v));
+            }
+        }
+        x = nx;
+        v = nv;
+    }
+    return 0.0;
+}
+
+double dvi_dem_alpha(int hertz, double e)
+{
+    if (!(e < 1.0)) return 0.0;
+    if (!(e >= DVI_DEM_E_MIN)) e = DVI_DEM_E_MIN;
+    double lo = 0.0, hi = 1.0;
+    while (dvi_dem_restitution(hertz, hi) > e && hi < 1e4) {
+        lo = hi;
+        hi *= 2.0;
+    }
+    for (int it = 0; it < 44; it++) { /* e(α) decreases: bisection */
+        double mid = 0.5 * (lo + hi);
+        if (dvi_dem_restitution(hertz, mid) > e) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* ---- state ----------------------------------------------------------------------------- */
+
+dvi_dem* dvi_dem_get(dvi_world* w)
+{
+    if (!w->dem) {
+        w->dem = calloc(1, sizeof *w->dem);
+        if (w->dem) {
+            dvi_dem_history_init(&w->dem->history);
+            w->dem->lists_dirty = true;
+        }
+    }
+    return w->dem;
+}
+
+void dvi_dem_destroy(dvi_dem* d)
+{
+    if (!d) return;
+    dvi_dem_history_free(&d->history);
+    free(d->shapes);
+    free(d->samples);
+    free(d->terrains);
+    free(d->sampled);
+    free(d->work);
+    free(d->acc);
+    free(d->next);
+    free(d->jb);
+    free(d->recs);
+    free(d->nmat);
+    free(d->lmat);
+    free(d->minvd);
+    free(d->bptr);
+    free(d->bcol);
+    free(d->bent);
+    free(d);
+}
+
+static bool ensure_shapes(dvi_dem* d, int32_t n)
+{
+    if (n <= d->shape_cap) return true;
+    int32_t c = d->shape_cap > 0 ? d->shape_cap : 16;
+    while (c < n) c *= 2;
+    dvi_dem_shape* p = realloc(d->shapes, (size_t)c * sizeof *p);
+    if (!p) return false;
+    memset(p + d->shape_cap, 0, (size_t)(c - d->shape_cap) * sizeof *p);
+    d->shapes = p;
+    d->shape_cap = c;
+    return true;
+}
+
+static bool push_index(int32_t** a, int32_t* count, int32_t* cap, int32_t v)
+{
+    if (*count >= *cap) {
+        int32_t c = *cap > 0 ? 2 * *cap : 16;
+        int32_t* p = realloc(*a, (size_t)c * sizeof *p);
+        if (!p) return false;
+        *a = p;
+        *cap = c;
+    }
+    (*a)[(*count)++] = v;
+    return true;
+}
+
+/* Characteristic radius of a shape: the sphere's, capsule's or cylinder's
+ * radius, a box's smallest half extent; infinite for plane, height field and
+ * mesh (flat or many-faced static terrain). */
+static double shape_radius(const dvi_shape* s)
+{
+    switch (s->type) {
+    case DVI_SHAPE_SPHERE:
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER:
+        return s->radius;
+    case DVI_SHAPE_BOX:
+        return fmin(s->half[0], fmin(s->half[1], s->half[2]));
+    default:
+        return INFINITY;
+    }
+}
+
+static double cached_alpha(dvi_dem* d, int hertz, double e)
+{
+    for (int32_t k = 0; k < d->cache_count; k++)
+        if (d->cache[k].model == hertz && d->cache[k].e == e) return d->cache[k].alpha;
+    double a = dvi_dem_alpha(hertz, e);
+    if (d->cache_count < (int32_t)(sizeof d->cache / sizeof d->cache[0])) {
+        d->cache[d->cache_count].model = hertz;
+        d->cache[d->cache_count].e = e;
+        d->cache[d->cache_count].alpha = a;
+        d->cache_count++;
+    }
+    return a;
+}
+
+/* Radius and damping factor of new shapes; lists of terrains and sampled shapes. */
+static dvi_status prepare(dvi_world* w, dvi_dem* d)
+{
+    const int32_t ns = w->shape_count;
+    if (!ensure_shapes(d, ns + 1)) return DVI_ERR_NOMEM;
+    const int hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
+    for (int32_t s = d->prepared; s < ns; s++) {
+        d->shapes[s].radius = shape_radius(&w->shapes[s]);
+        d->shapes[s].alpha = cached_alpha(d, hertz, w->shapes[s].material.restitution);
+    }
+    if (d->prepared != ns) d->lists_dirty = true;
+    d->prepared = ns;
+    if (d->lists_dirty) {
+        d->terrain_count = d->sampled_count = 0;
+        for (int32_t s = 0; s < ns; s++) {
+            const dvi_shape* sh = &w->shapes[s];
+            if (sh->type == DVI_SHAPE_HEIGHTFIELD && sh->material.terrain_stiffness > 0.0 &&
+                !push_index(&d->terrains, &d->terrain_count, &d->terrain_cap, s))
+                return DVI_ERR_NOMEM;
+            if (d->shapes[s].sample_count > 0 && !push_index(&d->sampled, &d->sampled_count, &d->sampled_cap, s))
+                return DVI_ERR_NOMEM;
+        }
+        d->lists_dirty = false;
+    }
+    return DVI_OK;
+}
+
+/* ---- public calls ------------------------------------------------------------------------- */
+
+dvi_status dvi_world_set_method(dvi_world* w, dvi_method method, const dvi_dem_settings* settings)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (method != DVI_METHOD_DVI && method != DVI_METHOD_DEM)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "method: unknown method %d", (int)method);
+    if (settings && !dvi_dem_settings_valid(settings))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                               "method: DEM settings out of range (k_n > 0, speeds > 0, constants finite)");
+    if (w->time != 0.0 || (w->dem && w->dem->steps > 0))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "method: can only be changed before the first step");
+    w->def.method = method;
+    if (settings) w->def.dem = *settings;
+    if (w->dem) w->dem->prepared = 0; /* damping factors depend on the normal model */
+    return DVI_OK;
+}
+
+dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t count, const double* samples)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (id.index1 <= 0 || id.index1 > w->shape_count || id.world != w->tag ||
+        w->shapes[id.index1 - 1].generation != id.generation)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: not a shape of this world");
+    const int32_t s = id.index1 - 1;
+    if (count < 0 || (count > 0 && !samples) || count > INT32_MAX / 8)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: count must be >= 0 with a non-NULL array");
+    if (w->bodies[w->shapes[s].body].type == DVI_BODY_FIXED)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: the shape is on a fixed body");
+    for (int32_t k = 0; k < count; k++) {
+        const double* p = samples + 4 * (size_t)k;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || !(p[3] > 0.0) || !isfinite(p[3]))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "dem samples[%d]: position must be finite and area finite and > 0", (int)k);
+    }
+    dvi_dem* d = dvi_dem_get(w);
+    if (!d || !ensure_shapes(d, w->shape_count + 1))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
+    dvi_dem_shape* ds = &d->shapes[s];
+    if (count > ds->sample_count) { /* a new block at the end of the pool */
+        if (d->sample_count > INT32_MAX / 8 - count)
+            return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: too many samples");
+        int32_t need = d->sample_count + count;
+        if (need > d->sample_cap) {
+            int32_t c = d->sample_cap > 0 ? d->sample_cap : 64;
+            while (c < need) c *= 2;
+            double* p = realloc(d->samples, 4 * (size_t)c * sizeof *p);
+            if (!p) return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
+            d->samples = p;
+            d->sample_cap = c;
+        }
+        ds->sample_first = d->sample_count;
+        d->sample_count = need;
+    }
+    if (count > 0) memcpy(d->samples + 4 * (size_t)ds->sample_first, samples, 4 * (size_t)count * sizeof(double));
+    ds->sample_count = count;
+    d->lists_dirty = true;
+    return DVI_OK;
+}
+
+/* ---- pair constants ------------------------------------------------------------------------- */
+
+typedef struct pair_consts {
+    double kn, kt, gn, gt; /* N/m, N/m, 1/s, 1/s */
+    double d;              /* m, length scale of f(δ/d) */
+    double mu, mu_roll;
+} pair_consts;
+
+/* Mean of the values a material pair gives (given: > 0, or ≥ 0 for rates). */
+static bool given_mean(double a, double b, bool rate, double* out)
+{
+    bool ga = rate ? a >= 0.0 : a > 0.0, gb = rate ? b >= 0.0 : b > 0.0;
+    *out = 0.0;
+    if (ga && gb) *out = 0.5 * (a + b);
+    else if (ga) *out = a;
+    else if (gb) *out = b;
+    return ga || gb;
+}
+
+static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int32_t sb, double m_eff,
+                                 pair_consts* pc)
+{
+    const dvi_dem_settings* set = &w->def.dem;
+    const bool hertz = set->normal_model == DVI_DEM_HERTZ;
+    memset(pc, 0, sizeof *pc);
+    const dvi_material* ma = &w->shapes[sa].material;
+    const dvi_material* mb = &w->shapes[sb].material;
+    const double Ra = d->shapes[sa].radius, Rb = d->shapes[sb].radius;
+    double inv = (isfinite(Ra) ? 1.0 / Ra : 0.0) + (isfinite(Rb) ? 1.0 / Rb : 0.0);
+    double R = inv > 0.0 ? 1.0 / inv : 1.0; /* effective radius */
+    double dl = (isfinite(Ra) ? Ra : 0.0) + (isfinite(Rb) ? Rb : 0.0);
+    pc->d = dl > 0.0 ? dl : 1.0;
+    pc->mu = fmin(ma->friction, mb->friction);
+    pc->mu_roll = fmin(ma->rolling_friction, mb->rolling_friction);
+    const double alpha = fmin(d->shapes[sa].alpha, d->shapes[sb].alpha); /* of the larger restitution */
+    /* E* and G* (Hertz, Mindlin); with a modulus missing, the ratio G* : E* uses equal moduli */
+    bool have_e = ma->young_modulus > 0.0 && mb->young_modulus > 0.0;
+    double wa = have_e ? 1.0 / ma->young_modulus : 1.0, wb = have_e ? 1.0 / mb->young_modulus : 1.0;
+    double se = (1.0 - ma->poisson_ratio * ma->poisson_ratio) * wa + (1.0 - mb->poisson_ratio * mb->poisson_ratio) * wb;
+    double sg = 2.0 * (2.0 - ma->poisson_ratio) * (1.0 + ma->poisson_ratio) * wa +
+                2.0 * (2.0 - mb->poisson_ratio) * (1.0 + mb->poisson_ratio) * wb;
+    double ratio_ge = se / sg; /* G* over E* */
+    if (!given_mean(ma->k_n, mb->k_n, false, &pc->kn)) {
+        if (set->constants == DVI_DEM_DIRECT) {
+            pc->kn = set->k_n;
+        } else {
+            if (!have_e)
+                return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                       "DEM: shapes %d and %d: young_modulus must be > 0 on both materials to derive "
+                                       "k_n (or give material.k_n, or use DVI_DEM_DIRECT)",
+                                       (int)sa, (int)sb);
+            double E = 1.0 / se;
+            if (hertz) {
+                pc->kn = 4.0 / 3.0 * E * sqrt(R * pc->d);
+            } else {
+                double K = 16.0 / 15.0 * E * sqrt(R), v = set->characteristic_speed;
+                pc->kn = pow(K, 0.8) * pow(m_eff * v * v, 0.2);
+            }
+        }
+    }
+    if (!given_mean(ma->k_t, mb->k_t, false, &pc->kt)) {
+        if (set->constants == DVI_DEM_DIRECT) pc->kt = set->k_t > 0.0 ? set->k_t : 2.0 / 7.0 * pc->kn;
+        else pc->kt = (hertz ? 6.0 : 4.0) * ratio_ge * pc->kn;
+    }
+    if (!given_mean(ma->gamma_n, mb->gamma_n, true, &pc->gn)) {
+        if (set->constants == DVI_DEM_DIRECT && set->gamma_n >= 0.0) pc->gn = set->gamma_n;
+        else pc->gn = alpha * sqrt(pc->kn / m_eff);
+    }
+    if (!given_mean(ma->gamma_t, mb->gamma_t, true, &pc->gt)) {
+        if (set->constants == DVI_DEM_DIRECT && set->gamma_t >= 0.0) pc->gt = set->gamma_t;
+        else pc->gt = alpha * sqrt(pc->kt / m_eff);
+    }
+    return DVI_OK;
+}
+
+/* ---- the step ------------------------------------------------------------------------------- */
+
+/* u rotated into the plane ⊥ n, keeping its length. */
+static void to_tangent_plane(double* u, const double* n)
+{
+    double len0 = v3_norm(u);
+    if (!(len0 > 0.0)) {
+        v3_set(u, 0, 0, 0);
+        return;
+    }
+    v3_axpy(u, -v3_dot(u, n), n);
+    double len1 = v3_norm(u);
+    if (len1 > 1e-300) v3_scale(u, len0 / len1, u);
+    else v3_set(u, 0, 0, 0);
+}
+
+/* Scalar moment of inertia of body b about an axis through a point at
+ * distance r from its centre (trace/3 + m r²); infinite unless dynamic. */
+static double inertia_about(const dvi_body* b, double r)
+{
+    if (b->type != DVI_BODY_DYNAMIC) return INFINITY;
+    return (b->inertia[0] + b->inertia[4] + b->inertia[8]) / 3.0 + b->mass * r * r;
+}
+
+static double dot6(const double* a, const double* b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* Appends one D column (as step.c): J_A on body a, J_B on body b, dynamic only. */
+static void add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
+{
+    int32_t da = a >= 0 ? w->dyn[a] : -1, db = b >= 0 ? w->dyn[b] : -1;
+    const double* first = ja;
+    const double* second = jb;
+    int32_t d1 = da, d2 = db;
+    if (d1 > d2) {
+        first = jb;
+        second = ja;
+        d1 = db;
+        d2 = da;
+    }
+    if (d1 >= 0)
+        for (int k = 0; k < 6; k++) {
+            w->rowind[*nz] = 6 * d1 + k;
+            w->values[(*nz)++] = first[k];
+        }
+    if (d2 >= 0 && d2 != d1)
+        for (int k = 0; k < 6; k++) {
+            w->rowind[*nz] = 6 * d2 + k;
+            w->values[(*nz)++] = second[k];
+        }
+}
+
+/* Adds force F at lever ρ and couple M to the accumulator of body b (sign s). */
+static void accumulate(double* acc, int32_t b, double s, const double* F, const double* rho, const double* M)
+{
+    double* a = acc + 6 * (size_t)b;
+    double t[3];
+    v3_cross(t, rho, F);
+    if (M) v3_add(t, t, M);
+    v3_axpy(a, s, F);
+    v3_axpy(a + 3, s, t);
+}
+
+static void velocity_at(const dvi_body* b, const double* rho, double* v)
+{
+    double c[3];
+    v3_cross(c, b->w, rho);
+    v3_add(v, b->v, c);
+}
+
+/* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α) √(m/k))
+ * over the work items of body b; INFINITY if it has none. */
+static double body_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* kmax)
+{
+    double best = INFINITY;
+    *kmax = 0.0;
+    for (int32_t k = 0; k < nwork; k++) {
+        const dvi_dem_work* wk = &d->work[k];
+        if (wk->body_a != b && wk->body_b != b) continue;
+        if (!(wk->k_eff > 0.0)) continue;
+        if (wk->k_eff > *kmax) *kmax = wk->k_eff;
+        double hs = (sqrt(wk->alpha * wk->alpha + 4.0) - wk->alpha) * sqrt(wk->m_eff / wk->k_eff);
+        if (hs < best) best = hs;
+    }
+    return best;
+}
+
+/* Direct solve of the bilateral-only problem N γ = −r, N = Dᵀ M⁻¹ D (D, r in
+ * the world's buffers, n ≤ DEM_DENSE_ROWS rows), into w->gamma:
+ *   y_j = M⁻¹ D_j per column; N_ij = Σ_bodies D_iᵀ y_j over the columns that
+ *   share a body (upper triangle, mirrored); dense Cholesky N = L Lᵀ in a
+ *   fixed order (deterministic, no BLAS threads); a pivot below 1e-10 of its
+ *   diagonal marks a redundant row, whose γ is set to 0 (a consistent
+ *   redundant set is still met by the others).
+ * Returns false (out of memory) or true with the relative residual
+ * ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖) in *rel. Cost O(n³/6) per step. */
+#define DEM_DENSE_ROWS 256
+
+static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, double* rel)
+{
+    const int32_t nnz = w->colptr[n];
+    if (!RESERVE(d, nmat, (size_t)n * (size_t)n + 1) || !RESERVE(d, lmat, (size_t)n * (size_t)n + 1) ||
+        !RESERVE(d, minvd, (size_t)nnz + 1) || !RESERVE(d, bptr, (size_t)ndyn + 2) ||
+        !RESERVE(d, bcol, (size_t)nnz / 6 + 1) || !RESERVE(d, bent, (size_t)nnz / 6 + 1))
+        return false;
+    /* y = M⁻¹ D, and the columns of each body (column order) */
+    memset(d->bptr, 0, ((size_t)ndyn + 2) * sizeof *d->bptr);
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
+            const int32_t b = w->rowind[k] / 6;
+            const double* M = w->inv_mass + 36 * (size_t)b;
+            for (int r = 0; r < 6; r++) d->minvd[k + r] = dot6(M + 6 * r, w->values + k);
+            d->bptr[b + 1]++;
+        }
+    for (int32_t b = 0; b < ndyn; b++) d->bptr[b + 1] += d->bptr[b];
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
+            const int32_t b = w->rowind[k] / 6;
+            d->bcol[d->bptr[b]] = j;
+            d->bent[d->bptr[b]] = k;
+            d->bptr[b]++;
+        }
+    for (int32_t b = ndyn; b > 0; b--) d->bptr[b] = d->bptr[b - 1]; /* back to the starts */
+    d->bptr[0] = 0;
+    double* N = d->nmat;
+    double* L = d->lmat;
+    memset(N, 0, (size_t)n * (size_t)n * sizeof *N);
+    for (int32_t b = 0; b < ndyn; b++)
+        for (int32_t x = d->bptr[b]; x < d->bptr[b + 1]; x++)
+            for (int32_t y = x; y < d->bptr[b + 1]; y++) {
+                const int32_t i = d->bcol[x], j = d->bcol[y];
+                N[(size_t)i * (size_t)n + (size_t)j] += dot6(w->values + d->bent[x], d->minvd + d->bent[y]);
+            }
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < i; j++) N[(size_t)i * (size_t)n + (size_t)j] = N[(size_t)j * (size_t)n + (size_t)i];
+    /* Cholesky, lower triangle of L (row-major) */
+    for (int32_t k = 0; k < n; k++) {
+        double* Lk = L + (size_t)k * (size_t)n;
+        for (int32_t i = k; i < n; i++) {
+            double* Li = L + (size_t)i * (size_t)n;
+            double sum = N[(size_t)i * (size_t)n + (size_t)k];
+            for (int32_t p = 0; p < k; p++) sum -= Li[p] * Lk[p];
+            if (i == k) {
+                const double diag = N[(size_t)k * (size_t)n + (size_t)k];
+                Lk[k] = sum > 1e-10 * diag && diag > 0.0 ? sqrt(sum) : 0.0; /* 0: redundant row */
+            } else {
+                Li[k] = Lk[k] > 0.0 ? sum / Lk[k] : 0.0;
+            }
+        }
+    }
+    double* g = w->gamma;
+    for (int32_t k = 0; k < n; k++) { /* L z = −r */
+        const double* Lk = L + (size_t)k * (size_t)n;
+        double sum = -w->r[k];
+        for (int32_t p = 0; p < k; p++) sum -= Lk[p] * g[p];
+        g[k] = Lk[k] > 0.0 ? sum / Lk[k] : 0.0;
+    }
+    for (int32_t k = n - 1; k >= 0; k--) { /* Lᵀ γ = z */
+        const double Lkk = L[(size_t)k * (size_t)n + (size_t)k];
+        double sum = g[k];
+        for (int32_t i = k + 1; i < n; i++) sum -= L[(size_t)i * (size_t)n + (size_t)k] * g[i];
+        g[k] = Lkk > 0.0 ? sum / Lkk : 0.0;
+    }
+    double uu = 0.0, rr = 0.0, gg = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        const double* Ni = N + (size_t)i * (size_t)n;
+        double u = w->r[i];
+        for (int32_t j = 0; j < n; j++) u += Ni[j] * g[j];
+        uu += u * u;
+        rr += w->r[i] * w->r[i];
+        gg += g[i] * g[i];
+    }
+    double scale = sqrt(fmax(uu, fmax(rr, gg)));
+    *rel = scale > 1e-300 ? sqrt(uu) / scale : sqrt(uu);
+    return true;
+}
+
+static dvi_status step(dvi_world* w, dvi_dem* d, double h)
+{
+    double t0 = now();
+    dvi_status st = prepare(w, d);
+    if (st != DVI_OK) return dvi_world_error(w, st, "step: out of memory");
+    const dvi_dem_settings* set = &w->def.dem;
+    const bool hertz = set->normal_model == DVI_DEM_HERTZ;
+    const int32_t nb = w->body_count, ns = w->shape_count;
+    memset(&w->stats, 0, sizeof w->stats);
+
+    /* ---- geoms and collision (as the DVI step) ---- */
+    if (!RESERVE(w, geoms, ns + 1) || !RESERVE(w, dyn, nb + 1) || !RESERVE(w, vfree, 6 * (size_t)nb + 6) ||
+        !RESERVE(d, acc, 6 * (size_t)nb + 6) || !RESERVE(d, next, 13 * (size_t)nb + 13))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    for (int32_t i = 0; i < ns; i++) {
+        const dvi_shape* s = &w->shapes[i];
+        const dvi_body* b = &w->bodies[s->body];
+        dvi_geom* g = &w->geoms[i];
+        memset(g, 0, sizeof *g);
+        double R[9], off[3];
+        q_to_m3(R, b->q);
+        m3_mulv(off, R, s->lpos);
+        v3_add(g->pos, b->x, off);
+        m3_mul(g->rot, R, s->lrot);
+        g->type = s->type;
+        g->owner = s->body;
+        g->is_static = b->type != DVI_BODY_DYNAMIC;
+        g->radius = s->radius;
+        g->half_length = s->half_length;
+        v3_copy(g->half, s->half);
+        g->hfield = s->hfield;
+        g->mesh = s->mesh;
+        dvi_geom_update(g);
+    }
+    const dvi_contact_point* pts = NULL;
+    int32_t npts = 0;
+    st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, &pts, &npts);
+    if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
+    double t1 = now();
+
+    /* ---- penalty forces ---- */
+    size_t nterrain_max = 0;
+    for (int32_t k = 0; k < d->sampled_count; k++)
+        nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
+    size_t nwork_max = (size_t)npts + nterrain_max + 1;
+    if (!RESERVE(d, work, nwork_max) || !RESERVE(d, recs, nwork_max) || !RESERVE(w, contacts, nwork_max))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
+    int32_t nwork = 0, ncon = 0, new_entries = 0;
+    double max_overlap = 0.0;
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_contact_point* pt = &pts[c];
+        if (!(pt->distance < 0.0)) continue; /* touching only when overlapping */
+        const int32_t sa = pt->geom_a, sb = pt->geom_b;
+        const dvi_shape* SA = &w->shapes[sa];
+        const dvi_shape* SB = &w->shapes[sb];
+        /* a sampled shape meets a terrain through its samples only */
+        if ((d->shapes[sa].sample_count > 0 && SB->type == DVI_SHAPE_HEIGHTFIELD &&
+             SB->material.terrain_stiffness > 0.0) ||
+            (d->shapes[sb].sample_count > 0 && SA->type == DVI_SHAPE_HEIGHTFIELD &&
+             SA->material.terrain_stiffness > 0.0))
+            continue;
+        const int32_t ia = SA->body, ib = SB->body;
+        const dvi_body* A = &w->bodies[ia];
+        const dvi_body* B = &w->bodies[ib];
+        const double inv_m = A->inv_mass + B->inv_mass;
+        if (!(inv_m > 0.0)) continue;
+        const double m_eff = 1.0 / inv_m;
+        pair_consts pc;
+        st = pair_constants(w, d, sa, sb, m_eff, &pc);
+        if (st != DVI_OK) return st;
+        const double delta = -pt->distance;
+        const double* n = pt->normal;
+        const double f = hertz ? sqrt(delta / pc.d) : 1.0, g = hertz ? sqrt(f) : 1.0;
+        double rhoA[3], rhoB[3], va[3], vb[3], vrel[3];
+        v3_sub(rhoA, pt->point, A->x);
+        v3_sub(rhoB, pt->point, B->x);
+        velocity_at(A, rhoA, va);
+        velocity_at(B, rhoB, vb);
+        v3_sub(vrel, vb, va);
+        const double vn = v3_dot(vrel, n);
+        double Fn = f * pc.kn * delta - g * pc.gn * m_eff * vn;
+        if (Fn < 0.0) Fn = 0.0; /* no attraction (a NaN goes on to the guard) */
+        if (delta > max_overlap) max_overlap = delta;
+        /* history */
+        dvi_dem_work* wk = &d->work[nwork++];
+        wk->key.shape_a = sa;
+        wk->key.shape_b = sb;
+        wk->key.feature = pt->feature;
+        wk->entry = dvi_dem_history_find(&d->history, &wk->key);
+        wk->body_a = ia;
+        wk->body_b = ib;
+        wk->m_eff = m_eff;
+        wk->k_eff = hertz ? 1.5 * f * pc.kn : pc.kn;
+        wk->alpha = g * pc.gn * m_eff / sqrt(wk->k_eff * m_eff);
+        if (wk->entry >= 0) {
+            const dvi_dem_entry* en = &d->history.entries[wk->entry];
+            v3_copy(wk->u, en->u);
+            v3_copy(wk->roll, en->roll);
+        } else {
+            v3_set(wk->u, 0, 0, 0);
+            v3_set(wk->roll, 0, 0, 0);
+            new_entries++;
+        }
+        /* tangential spring (Mindlin type) with Coulomb cap */
+        double vt[3], Ft[3];
+        v3_copy(vt, vrel);
+        v3_axpy(vt, -vn, n);
+        to_tangent_plane(wk->u, n);
+        v3_axpy(wk->u, h, vt);
+        v3_scale(Ft, -f * pc.kt, wk->u);
+        v3_axpy(Ft, -g * pc.gt * m_eff, vt);
+        const double Fmax = pc.mu * Fn;
+        double ft = v3_norm(Ft), fs = f * pc.kt * v3_norm(wk->u);
+        if (ft > Fmax) v3_scale(Ft, ft > 0.0 ? Fmax / ft : 0.0, Ft);
+        if (fs > Fmax) v3_scale(wk->u, Fmax / fs, wk->u); /* sliding: the spring holds μ F_n */
+        /* rolling resistance: spring–dashpot on the relative rolling rotation */
+        double M[3] = {0, 0, 0};
+        if (pc.mu_roll > 0.0) {
+            double wrel[3], wr[3];
+            v3_sub(wrel, B->w, A->w);
+            v3_copy(wr, wrel);
+            v3_axpy(wr, -v3_dot(wrel, n), n);
+            to_tangent_plane(wk->roll, n);
+            v3_axpy(wk->roll, h, wr);
+            const double kr = 2.25 * wk->k_eff * pc.mu_roll * pc.mu_roll;
+            const double Ia = inertia_about(A, v3_norm(rhoA)), Ib = inertia_about(B, v3_norm(rhoB));
+            const double Ir = 1.0 / ((isfinite(Ia) ? 1.0 / Ia : 0.0) + (isfinite(Ib) ? 1.0 / Ib : 0.0));
+            const double cr = 2.0 * set->rolling_damping * sqrt(Ir * kr);
+            v3_scale(M, -kr, wk->roll);
+            v3_axpy(M, -cr, wr);
+            const double Mmax = pc.mu_roll * Fn;
+            double mm = v3_norm(M), ms = kr * v3_norm(wk->roll);
+            if (mm > Mmax) v3_scale(M, mm > 0.0 ? Mmax / mm : 0.0, M);
+            if (ms > Mmax) v3_scale(wk->roll, Mmax / ms, wk->roll);
+        } else {
+            v3_set(wk->roll, 0, 0, 0);
+        }
+        double F[3];
+        v3_scale(F, Fn, n);
+        v3_add(F, F, Ft);
+        accumulate(d->acc, ib, 1.0, F, rhoB, M);
+        accumulate(d->acc, ia, -1.0, F, rhoA, M);
+        dvi_contact_rec* rec = &d->recs[ncon++];
+        memset(rec, 0, sizeof *rec);
+        rec->body_a = ia;
+        rec->body_b = ib;
+        rec->shape_a = sa;
+        rec->shape_b = sb;
+        rec->feature = pt->feature;
+        v3_copy(rec->point, pt->point);
+        v3_copy(rec->normal, n);
+        basis_from_normal(rec->normal, rec->t1, rec->t2);
+        rec->distance = pt->distance;
+        rec->row = -1;
+        rec->ell = 1.0;
+        v3_copy(rec->rho_a, rhoA);
+        v3_copy(rec->rho_b, rhoB);
+        v3_copy(rec->force, F);
+    }
+
+    /* ---- hysteretic terrain: samples of sampled shapes against terrains ---- */
+    for (int32_t k = 0; k < d->sampled_count; k++) {
+        const int32_t s = d->sampled[k];
+        const dvi_shape* S = &w->shapes[s];
+        const dvi_body* B = &w->bodies[S->body];
+        if (B->type == DVI_BODY_FIXED) continue;
+        const dvi_geom* gs = &w->geoms[s];
+        const dvi_dem_shape* ds = &d->shapes[s];
+        for (int32_t q = 0; q < d->terrain_count; q++) {
+            const int32_t t = d->terrains[q];
+            const dvi_shape* T = &w->shapes[t];
+            if (T->body == S->body) continue;
+            const dvi_body* TB = &w->bodies[T->body];
+            const dvi_geom* gt = &w->geoms[t];
+            const double c = T->material.terrain_stiffness, gam = T->material.terrain_hysteresis;
+            const double mu = fmin(S->material.friction, T->material.friction);
+            for (int32_t i = 0; i < ds->sample_count; i++) {
+                const double* smp = d->samples + 4 * (size_t)(ds->sample_first + i);
+                double pw[3], pl[3], rel[3], nl[3], nw[3], z;
+                m3_mulv(pw, gs->rot, smp);
+                v3_add(pw, pw, gs->pos);
+                v3_sub(rel, pw, gt->pos);
+                m3_tmulv(pl, gt->rot, rel);
+                if (!dvi_dem_terrain_query(T->hfield, pl, nl, &z) || !(z < 0.0)) continue;
+                m3_mulv(nw, gt->rot, nl);
+                double rho[3], rhoT[3], v[3], vt[3], ft[3];
+                v3_sub(rho, pw, B->x);
+                v3_sub(rhoT, pw, TB->x);
+                velocity_at(B, rho, v); /* the terrain is fixed */
+                const double vn = v3_dot(v, nw);
+                v3_copy(vt, v);
+                v3_axpy(vt, -vn, nw);
+                double Fn = dvi_dem_terrain_force(c, smp[3], gam, mu, set->terrain_slip_speed, z, vn, vt, ft);
+                double F[3];
+                v3_scale(F, Fn, nw);
+                v3_add(F, F, ft);
+                accumulate(d->acc, S->body, 1.0, F, rho, NULL);
+                accumulate(d->acc, T->body, -1.0, F, rhoT, NULL);
+                if (-z > max_overlap) max_overlap = -z;
+                dvi_dem_work* wk = &d->work[nwork++];
+                memset(wk, 0, sizeof *wk);
+                wk->entry = -2; /* no history */
+                wk->body_a = T->body;
+                wk->body_b = S->body;
+                wk->k_eff = c * smp[3] * (1.0 + gam);
+                wk->m_eff = B->type == DVI_BODY_DYNAMIC ? B->mass : INFINITY;
+                dvi_contact_rec* rec = &d->recs[ncon++];
+                memset(rec, 0, sizeof *rec);
+                rec->body_a = T->body;
+                rec->body_b = S->body;
+                rec->shape_a = t;
+                rec->shape_b = s;
+                rec->feature = (uint32_t)i;
+                v3_copy(rec->point, pw);
+                v3_copy(rec->normal, nw);
+                basis_from_normal(rec->normal, rec->t1, rec->t2);
+                rec->distance = z;
+                rec->row = -1;
+                rec->ell = 1.0;
+                v3_copy(rec->rho_a, rhoT);
+                v3_copy(rec->rho_b, rho);
+                v3_copy(rec->force, F);
+            }
+        }
+    }
+
+    /* ---- free velocities (symplectic Euler: forces at the start of the step) ---- */
+    int32_t ndyn = 0;
+    for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
+    if (!RESERVE(w, inv_mass, 36 * (size_t)ndyn + 36) || !RESERVE(w, dv, 6 * (size_t)ndyn + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    for (int32_t i = 0; i < nb; i++) {
+        const dvi_body* b = &w->bodies[i];
+        double* vf = w->vfree + 6 * (size_t)i;
+        if (b->type == DVI_BODY_FIXED) {
+            memset(vf, 0, 6 * sizeof(double));
+            continue;
+        }
+        v3_copy(vf, b->v);
+        v3_copy(vf + 3, b->w);
+        if (b->type != DVI_BODY_DYNAMIC) continue;
+        const double* a = d->acc + 6 * (size_t)i;
+        double R[9], Iw[9], Iinv[9], Lw[3], gyro[3], tq[3], dw[3];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(Iw, R, b->inertia);
+        m3_rotate_tensor(Iinv, R, b->inv_inertia);
+        for (int k = 0; k < 3; k++)
+            vf[k] += h * (b->inv_mass * (b->force[k] + a[k]) + b->gravity_scale * w->def.gravity[k]);
+        m3_mulv(Lw, Iw, b->w);
+        v3_cross(gyro, b->w, Lw);
+        v3_add(tq, b->torque, a + 3);
+        v3_sub(tq, tq, gyro);
+        m3_mulv(dw, Iinv, tq);
+        v3_axpy(vf + 3, h, dw);
+        double* Mi = w->inv_mass + 36 * (size_t)w->dyn[i];
+        memset(Mi, 0, 36 * sizeof(double));
+        for (int k = 0; k < 3; k++) Mi[7 * k] = b->inv_mass;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) Mi[6 * (3 + r) + 3 + c] = Iinv[3 * r + c];
+    }
+    for (int32_t k = 0; k < w->joint_count; k++) { /* torque motors: ±τ a (as the DVI step) */
+        const dvi_joint* j = &w->joints[k];
+        if (j->motor != DVI_MOTOR_ROTATION_TORQUE) continue;
+        double RA[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, ax[3], dw[3];
+        if (j->a >= 0) q_to_m3(RA, w->bodies[j->a].q);
+        m3_mulv(ax, RA, j->axa);
+        for (int side = 0; side < 2; side++) {
+            int32_t bi = side ? j->b : j->a;
+            if (bi < 0 || w->dyn[bi] < 0) continue;
+            const double* Mi = w->inv_mass + 36 * (size_t)w->dyn[bi];
+            double tq[3];
+            v3_scale(tq, side ? j->torque : -j->torque, ax);
+            for (int r = 0; r < 3; r++)
+                dw[r] = Mi[6 * (3 + r) + 3] * tq[0] + Mi[6 * (3 + r) + 4] * tq[1] + Mi[6 * (3 + r) + 5] * tq[2];
+            v3_axpy(w->vfree + 6 * (size_t)bi + 3, h, dw);
+        }
+    }
+    double t2 = now();
+
+    /* ---- joints: a bilateral-only CCP on v_free (exact joints in DEM mode) ---- */
+    int32_t nrows = 0;
+    for (int32_t k = 0; k < w->joint_count; k++) nrows += dvi_joint_row_count(&w->joints[k]);
+    w->stats.bodies = nb;
+    w->stats.joint_rows = nrows;
+    w->stats.rows = nrows;
+    double max_violation = 0.0;
+    if (!RESERVE(w, blocks, nrows + 1) || !RESERVE(w, r, nrows + 1) || !RESERVE(w, gamma, nrows + 1) ||
+        !RESERVE(w, colptr, nrows + 1) || !RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
+        !RESERVE(w, values, 12 * (size_t)nrows + 1) || !RESERVE(d, jb, 6 * (size_t)nrows + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
+    if (nrows > 0) {
+        dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
+        int32_t row = 0, nz = 0;
+        for (int32_t k = 0; k < w->joint_count; k++) {
+            const dvi_joint* j = &w->joints[k];
+            int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
+                                         w->def.joint_recovery_speed, jrows);
+            for (int q = 0; q < n; q++) {
+                const dvi_joint_row* jr = &jrows[q];
+                w->colptr[row] = nz;
+                add_column(w, &nz, jr->ja, j->a, jr->jb, j->b);
+                double rv = jr->bias + dot6(jr->jb, w->vfree + 6 * (size_t)j->b);
+                if (j->a >= 0) rv += dot6(jr->ja, w->vfree + 6 * (size_t)j->a);
+                w->r[row] = rv;
+                w->gamma[row] = j->gamma[q];
+                memcpy(d->jb + 6 * (size_t)row, jr->jb, 6 * sizeof(double));
+                if (fabs(jr->violation) > max_violation) max_violation = fabs(jr->violation);
+                w->blocks[row] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0.0, 0.0, 0.0};
+                row++;
+            }
+        }
+        w->colptr[row] = nz;
+        double rel = INFINITY;
+        if (nrows <= DEM_DENSE_ROWS && !joint_direct(w, d, nrows, ndyn, &rel))
+            return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        w->stats.iterations = 0;
+        w->stats.residual = rel;
+        w->stats.solver_status = DVI_SOLVE_CONVERGED;
+        dvi_csc D = {6 * ndyn, nrows, w->colptr, w->rowind, w->values};
+        dvi_ccp_problem p = dvi_ccp_problem_empty();
+        p.rows = nrows;
+        p.block_count = nrows;
+        p.blocks = w->blocks;
+        p.body_count = ndyn;
+        p.D = &D;
+        p.inv_mass = w->inv_mass;
+        p.r = w->r;
+        if (!(rel <= 1e-10)) { /* large, or redundant and inconsistent: the world's solver, warm-started */
+            dvi_solve_result res;
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
+            if (st < 0) return dvi_world_error(w, st, "step: the joint problem was refused: %s", res.message);
+            w->stats.iterations = res.iterations;
+            w->stats.residual = res.metrics.residual;
+            w->stats.solver_status = res.status;
+        }
+        for (int32_t jr = 0; jr < nrows; jr++) /* D γ per dynamic body */
+            for (int32_t k = w->colptr[jr]; k < w->colptr[jr + 1]; k++)
+                w->dv[w->rowind[k]] += w->values[k] * w->gamma[jr];
+    }
+    double t3 = now();
+
+    /* ---- new velocities and poses (not yet written), guard ---- */
+    double kinetic = 0.0;
+    for (int32_t i = 0; i < nb; i++) {
+        const dvi_body* b = &w->bodies[i];
+        double* nx = d->next + 13 * (size_t)i; /* x[3], q[4], v[3], ω[3] */
+        v3_copy(nx, b->x);
+        for (int k = 0; k < 4; k++) nx[3 + k] = b->q[k];
+        v3_copy(nx + 7, b->v);
+        v3_copy(nx + 10, b->w);
+        if (b->type == DVI_BODY_FIXED) continue;
+        const double* vf = w->vfree + 6 * (size_t)i;
+        if (b->type == DVI_BODY_DYNAMIC) {
+            const double* Mi = w->inv_mass + 36 * (size_t)w->dyn[i];
+            const double* Dg = w->dv + 6 * (size_t)w->dyn[i];
+            for (int r = 0; r < 6; r++) nx[7 + r] = vf[r] + dot6(Mi + 6 * r, Dg);
+        }
+        v3_axpy(nx, h, nx + 7);
+        double wq[4] = {0.0, nx[10], nx[11], nx[12]}, dq[4];
+        q_mul(dq, wq, b->q);
+        for (int k = 0; k < 4; k++) nx[3 + k] += 0.5 * h * dq[k];
+        q_normalize(nx + 3);
+        double ke = 0.0;
+        if (b->type == DVI_BODY_DYNAMIC) {
+            double R[9], Iw[9], L[3];
+            q_to_m3(R, b->q);
+            m3_rotate_tensor(Iw, R, b->inertia);
+            m3_mulv(L, Iw, nx + 10);
+            ke = 0.5 * b->mass * v3_dot(nx + 7, nx + 7) + 0.5 * v3_dot(nx + 10, L);
+            kinetic += ke;
+        }
+        bool finite = true;
+        for (int k = 0; k < 13; k++) finite = finite && isfinite(nx[k]);
+        double speed = v3_norm(nx + 7), spin = v3_norm(nx + 10);
+        double surface = speed + spin * b->bounding_radius;
+        if (!finite || !(surface <= set->max_speed)) {
+            double kmax, hs = body_stable_step(d, nwork, i, &kmax);
+            return dvi_world_error(w, DVI_ERR_NUMERIC,
+                                   "step %llu (t = %.6g s, h = %g s): DEM blow-up at bodies[%d]: %s (%.3g m/s, %.3g rad/s, "
+                                   "kinetic energy %.3g J; max_speed %g m/s); stiffest contact %.3g N/m needs h < ~%.3g "
+                                   "s; world unchanged",
+                                   (unsigned long long)(d->steps + 1), w->time, h, (int)i,
+                                   finite ? "speed over the bound" : "non-finite state", speed, spin, ke, set->max_speed,
+                                   kmax, hs);
+        }
+    }
+    if (!isfinite(kinetic))
+        return dvi_world_error(w, DVI_ERR_NUMERIC, "step %llu (t = %.6g s): DEM kinetic energy is not finite",
+                               (unsigned long long)(d->steps + 1), w->time);
+    /* the history must take the new entries without failing after the commit */
+    if (dvi_dem_history_reserve(&d->history, d->history.count + new_entries) != DVI_OK)
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+
+    /* ---- commit: bodies, contact forces, history, joints ---- */
+    for (int32_t i = 0; i < nb; i++) {
+        dvi_body* b = &w->bodies[i];
+        const double* nx = d->next + 13 * (size_t)i;
+        if (b->type != DVI_BODY_FIXED) {
+            v3_copy(b->x, nx);
+            for (int k = 0; k < 4; k++) b->q[k] = nx[3 + k];
+            v3_copy(b->v, nx + 7);
+            v3_copy(b->w, nx + 10);
+        }
+        v3_copy(b->contact_force, d->acc + 6 * (size_t)i);
+        v3_copy(b->contact_torque, d->acc + 6 * (size_t)i + 3);
+    }
+    const uint64_t stamp = ++d->steps;
+    for (int32_t k = 0; k < nwork; k++) {
+        const dvi_dem_work* wk = &d->work[k];
+        if (wk->entry == -2) continue;
+        int32_t e = wk->entry;
+        if (e < 0) {
+            e = dvi_dem_history_find(&d->history, &wk->key);
+            if (e < 0 && dvi_dem_history_insert(&d->history, &wk->key, &e) != DVI_OK) e = -1; /* reserved: cannot fail */
+        }
+        if (e < 0) continue;
+        dvi_dem_entry* en = &d->history.entries[e];
+        if (en->stamp == stamp) continue; /* a second point with the same key: the first one's state is kept */
+        en->stamp = stamp;
+        v3_copy(en->u, wk->u);
+        v3_copy(en->roll, wk->roll);
+    }
+    dvi_dem_history_sweep(&d->history, stamp);
+    if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
+    w->contact_count = ncon;
+    int32_t row = 0;
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        dvi_joint* j = &w->joints[k];
+        int n = dvi_joint_row_count(j);
+        j->nrows = n;
+        double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
+        for (int q = 0; q < n; q++) {
+            double g = w->gamma[row + q];
+            j->gamma[q] = g;
+            memcpy(j->jb[q], d->jb + 6 * (size_t)(row + q), sizeof j->jb[q]);
+            v3_axpy(F, g / h, j->jb[q]);
+            v3_axpy(T, g / h, j->jb[q] + 3);
+        }
+        const dvi_body* B = &w->bodies[j->b];
+        double R[9], rho[3], c[3];
+        q_to_m3(R, B->q);
+        m3_mulv(rho, R, j->lb);
+        v3_cross(c, rho, F);
+        v3_sub(T, T, c);
+        v3_copy(j->reaction_force, F);
+        v3_copy(j->reaction_torque, T);
+        row += n;
+    }
+    w->time += h;
+    double t4 = now();
+    w->stats.contacts = ncon;
+    w->stats.max_penetration = max_overlap;
+    w->stats.max_overlap = max_overlap;
+    w->stats.max_joint_violation = max_violation;
+    w->stats.contact_history = d->history.count;
+    w->stats.kinetic_energy = kinetic;
+    w->stats.seconds_collide = t1 - t0;
+    w->stats.seconds_assemble = t2 - t1;
+    w->stats.seconds_solve = t3 - t2;
+    w->stats.seconds_integrate = t4 - t3;
+    return nrows == 0 || w->stats.solver_status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
+}
+
+dvi_status dvi_dem_step(dvi_world* w, double h)
+{
+    dvi_dem* d = dvi_dem_get(w);
+    if (!d) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    const dvi_step_stats before = w->stats;
+    dvi_status st = step(w, d, h);
+    if (st < 0) w->stats = before; /* a failed step leaves the world as it was */
+    return st;
+}

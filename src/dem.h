@@ -1,0 +1,148 @@
+/* dvicontact — internal: the DEM penalty ("smooth contact") back end.
+ *
+ * Design note. DEM shares the world's bodies, shapes, collision detection
+ * and joints with the DVI step (step.c); dvi_world_step dispatches to
+ * dvi_dem_step when def.method is DVI_METHOD_DEM. A DEM step runs the stages
+ *     geoms → collide → contact forces (penalty, with history)
+ *           → terrain samples (hysteretic height-field model)
+ *           → free velocities (symplectic Euler) → bilateral solve (joints)
+ *           → guard (finite, bounded speeds) → commit (bodies, history) → outputs
+ * and nothing is written to the world before the guard has passed, so a step
+ * that fails leaves the world as it was.
+ *
+ * Contact history. Each contact point that overlaps carries state from step
+ * to step: the tangential spring displacement u (world vector, kept in the
+ * tangent plane) and the rolling spring rotation θ. It is keyed by
+ * (shape_a, shape_b, feature) — the collision layer's pair order and its
+ * stable feature id — in an open-addressing table (linear probing,
+ * backward-shift deletion, load ≤ 1/2) over a dense array of entries:
+ * find, insert and remove are O(1) expected; an entry is created on the
+ * first step of overlap and removed on the first step without it. The table
+ * is only probed, never iterated into results, so nothing depends on its
+ * layout. Memory is grow-only: a settled system allocates nothing.
+ *
+ * Files: dem.c (settings, pair constants, the step), dem_history.c (the
+ * table), dem_terrain.c (the hysteretic point–height-field model).
+ * Formulas and sources: docs/dem.md.
+ */
+#ifndef DVI_DEM_H
+#define DVI_DEM_H
+
+#include "world_internal.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- contact history (dem_history.c) ------------------------------------------ */
+
+typedef struct dvi_dem_key {
+    int32_t shape_a, shape_b; /* as the collision layer orders them (shape_a < shape_b) */
+    uint32_t feature;         /* the collision layer's feature id, or the sample index */
+} dvi_dem_key;
+
+typedef struct dvi_dem_entry {
+    dvi_dem_key key;
+    uint64_t stamp;  /* last DEM step in which the contact overlapped */
+    double u[3];     /* tangential spring displacement, world frame (m) */
+    double roll[3];  /* rolling spring rotation, world frame (rad) */
+} dvi_dem_entry;
+
+typedef struct dvi_dem_history {
+    dvi_dem_entry* entries; /* dense, [count]; order is not meaningful */
+    int32_t count, cap;
+    int32_t* slots;         /* [slot_count], entry index or −1; slot_count a power of two */
+    int32_t slot_count;
+} dvi_dem_history;
+
+void dvi_dem_history_init(dvi_dem_history* h);
+void dvi_dem_history_free(dvi_dem_history* h);
+/* Index of the entry with key k, or −1. */
+int32_t dvi_dem_history_find(const dvi_dem_history* h, const dvi_dem_key* k);
+/* Appends a zeroed entry with key k (which must be absent) and returns its
+ * index in *index. DVI_ERR_NOMEM leaves the table unchanged. */
+dvi_status dvi_dem_history_insert(dvi_dem_history* h, const dvi_dem_key* k, int32_t* index);
+/* Removes entry `index`; the last entry moves into its place. */
+void dvi_dem_history_remove(dvi_dem_history* h, int32_t index);
+/* Removes every entry whose stamp differs from `stamp`; returns how many. */
+int32_t dvi_dem_history_sweep(dvi_dem_history* h, uint64_t stamp);
+/* Makes room for n entries without further allocation. */
+dvi_status dvi_dem_history_reserve(dvi_dem_history* h, int32_t n);
+
+/* ---- the hysteretic height-field model (dem_terrain.c) --------------------------- */
+
+/* One sample point against a height field (local frame of the field): the
+ * triangle under (x, y), its upward unit normal and the signed distance z
+ * of p from its plane along that normal (< 0: below the surface). Returns
+ * false when p is outside the grid. */
+bool dvi_dem_terrain_query(const dvi_heightfield* hf, const double p[3], double normal[3], double* z);
+
+/* Force of the hysteretic law on one sample of area S at signed distance
+ * z < 0 with normal speed v_n and tangential velocity v_t (world), given
+ * c (N/m³), γ, the friction coefficient μ and the regularisation speed
+ * eps: F_n = c S |z| (1 − γ sgn_eps(v_n)) along the normal, and
+ * F_t = −μ F_n v_t / max(|v_t|, eps). Returns F_n; writes F_t. */
+double dvi_dem_terrain_force(double c, double S, double gamma, double mu, double eps, double z, double vn,
+                             const double vt[3], double ft[3]);
+
+/* ---- the back end (dem.c) -------------------------------------------------------- */
+
+/* Per shape, prepared once (materials and sizes never change). */
+typedef struct dvi_dem_shape {
+    double radius;       /* characteristic radius (m); INFINITY for plane, height field, mesh */
+    double alpha;        /* dimensionless damping factor of the shape's restitution */
+    int32_t sample_first, sample_count; /* terrain sample points (4 doubles each) */
+} dvi_dem_shape;
+
+/* Per contact of the step being computed (committed only after the guard). */
+typedef struct dvi_dem_work {
+    dvi_dem_key key;
+    int32_t entry;          /* history entry read, or −1 (new contact) */
+    double u[3], roll[3];   /* history after this step */
+    double k_eff, m_eff, alpha; /* for the stable-step estimate in messages */
+    int32_t body_a, body_b;
+} dvi_dem_work;
+
+typedef struct dvi_dem {
+    dvi_dem_history history;
+    uint64_t steps;                          /* DEM steps taken */
+    dvi_dem_shape* shapes; int32_t shape_cap;
+    int32_t prepared;                        /* shapes [0, prepared) have radius and alpha */
+    bool lists_dirty;                        /* terrains / sampled to be rebuilt */
+    double* samples; int32_t sample_count, sample_cap; /* [4 · sample_cap]: x, y, z (shape frame), area */
+    int32_t* terrains; int32_t terrain_count, terrain_cap; /* height fields with terrain_stiffness > 0 */
+    int32_t* sampled; int32_t sampled_count, sampled_cap;  /* shapes with samples */
+    struct { int model; double e, alpha; } cache[32];
+    int32_t cache_count;
+    /* per-step buffers (grow-only) */
+    dvi_dem_work* work; size_t work_cap;
+    double* acc; size_t acc_cap;             /* [6 · bodies] contact force and torque */
+    double* next; size_t next_cap;           /* [13 · bodies] x, q, v, ω after the step */
+    double* jb; size_t jb_cap;               /* [6 · joint rows] J_B of each joint row */
+    dvi_contact_rec* recs; size_t recs_cap;  /* the step's contacts, copied to the world on commit */
+    double* nmat; size_t nmat_cap;           /* dense joint solve: N and its Cholesky factor */
+    double* lmat; size_t lmat_cap;
+    double* minvd; size_t minvd_cap;         /* M⁻¹ D, the sparsity of D */
+    int32_t* bptr; size_t bptr_cap;          /* columns of each dynamic body (CSR) */
+    int32_t* bcol; size_t bcol_cap;
+    int32_t* bent; size_t bent_cap;
+} dvi_dem;
+
+/* The DEM step (called by dvi_world_step; h already checked). */
+dvi_status dvi_dem_step(dvi_world* w, double h);
+/* The world's DEM state, created on first use (NULL when out of memory). */
+dvi_dem* dvi_dem_get(dvi_world* w);
+void dvi_dem_destroy(dvi_dem* d);
+/* True when the settings are acceptable (world creation checks them). */
+bool dvi_dem_settings_valid(const dvi_dem_settings* s);
+
+/* Dimensionless damping factor α ≥ 0 for which one collision of the normal
+ * model (0 Hooke, 1 Hertz), with the force clamped at zero, has restitution
+ * e (clamped to [DVI_DEM_E_MIN, 1]): the normal damping rate is then
+ * γ_n = α sqrt(k_n / m_eff). Deterministic; costs a few milliseconds. */
+double dvi_dem_alpha(int hertz, double e);
+/* Restitution of one collision of the dimensionless clamped model with
+ * damping factor α (for tests and for dvi_dem_alpha). */
+double dvi_dem_restitution(int hertz, double alpha);
+#define DVI_DEM_E_MIN 0.01
+
+#endif /* DVI_DEM_H */
