@@ -1,12 +1,12 @@
 /* sphere_pile — N spheres (default 1000) dropped into a box settle without
  * any escaping, and their kinetic energy decays below 1e-6 of its peak.
  *
- * Scene (sphere_pile.h): r = 0.02 m, density 2500 kg/m³, μ = 0.4, no
- * restitution, no rolling or spinning friction (unless asked for); box side
- * d·round(∛N) (0.40 m for 1000 spheres), walls 1 m high. Steps until KE/peak
- * has stayed below 1e-6 for 0.2 s with converged solves, or the time limit
- * (default 6 s). World solver defaults unless overridden (tolerance 1e-8,
- * 2000 iterations).
+ * Scene (sphere_pile.h): r = 0.02 m, density 2500 kg/m³, μ = 0.4,
+ * spinning friction 2e-5 m, no rolling friction, no restitution; box side
+ * d·round(∛N) (0.40 m for 1000 spheres), walls 1 m high; step 2 ms. Steps
+ * until KE/peak has stayed below 1e-6 for 0.2 s with converged solves, or
+ * the time limit (default 6 s). APGD to a residual of 1e-6, at most 2000
+ * iterations per step, unless overridden.
  *
  *   sphere_pile [--spheres N] [--solver NAME] [--dt H] [--seconds T]
  *               [--tolerance TOL] [--max-iterations K] [--box L] [--seed S]

@@ -2,8 +2,8 @@
  * tests/test_pile.c (public API only; header-only, static functions).
  *
  * Scene: N spheres of radius r = 0.02 m, density 2500 kg/m³ (glass;
- * m = 0.0838 kg, I = 0.4 m r²), friction 0.4, restitution 0, no rolling or
- * spinning friction. They start at rest on a loose cubic lattice of spacing
+ * m = 0.0838 kg, I = 0.4 m r²), friction 0.4, spinning friction 2e-5 m, no
+ * rolling friction, restitution 0. They start at rest on a loose cubic lattice of spacing
  * 2.5 r (1 cm gaps) with deterministic random offsets of ±0.25 r per axis
  * (splitmix64), lowest layer 1.5 r above the floor, and fall into a square
  * box: a fixed ground body carrying a plane (z ≥ 0 is free) and four wall
@@ -37,15 +37,26 @@
  * The bounds assume a box several diameters wide (27 spheres in a 3d box
  * arch across it and pack looser).
  *
- * Free modes. Without rolling and spinning friction, a sphere rolling on the
- * floor in a cavity of the bed, or spinning about the line through its
- * contacts (one support, or two opposite ones), loses no energy: the kinetic
- * energy can level off instead of decaying. Measured (APGD): 1000 spheres
- * level off at KE/peak 1.0e-6–1.8e-6; of six 216-sphere piles (seeds), one
- * levels off at 3e-6, five reach 1.5e-9–4.9e-7. Rolling and spinning
- * friction (--rolling, --spinning; a few 1e-5 m for glass, from the Hertz
- * contact radius) remove these modes, but with them the solvers converge
- * poorly (unscaled angular rows), so they are off by default.
+ * Free modes and spinning friction. Without spinning friction, a sphere
+ * spinning about the line through its contacts (one support, or two
+ * opposite ones) loses no energy, and the kinetic energy levels off instead
+ * of decaying. Measured without it (APGD, tolerance 1e-6): of six
+ * 216-sphere piles one levelled off at KE/peak 5.4e-6, with all of its
+ * energy rotational and 65% of it in one sphere spinning on the floor; 1000
+ * spheres sat at 1.02e-6 for 1.5 s before dropping below 1e-6. A pair's
+ * spinning friction of 2e-5 m (a torque of at most 2e-5 m × the normal
+ * force about the normal; the Hertz contact radius of 2 cm glass spheres
+ * under a few newtons is of that order) removes the mode: the default. The
+ * spin rows are scaled by the lever (docs/world.md), so the solver copes;
+ * each contact then carries a 6-row block, which costs about 2× per
+ * iteration. Rolling friction stays 0 (--rolling to set it).
+ *
+ * Solver settings. APGD to a CCP residual of 1e-6: the criterion is on
+ * velocities (KE/peak 1e-6 is a velocity 1e-3 of the peak's), and a
+ * residual of 1e-6 relative to the free velocities g·h is orders of
+ * magnitude below it; at 1e-8 APGD needs its 2000-iteration cap on most
+ * steps of a dense moving pile. Step 2 ms: the fastest sphere (1.4 m/s)
+ * moves 2.8 mm per step, inside the 5 mm collision envelope.
  *
  * Settling. The run stops when KE/peak has stayed below the threshold
  * (1e-6) for hold seconds (0.2 s) with every solve in that window converged
@@ -93,8 +104,10 @@ static pile_config pile_default_config(int spheres)
     c.density = 2500.0;
     c.friction = 0.4;
     c.wall_height = 1.0;
+    c.spinning_friction = 2e-5;
     c.solver = "apgd";
-    c.dt = 1e-3;
+    c.tolerance = 1e-6;
+    c.dt = 2e-3;
     c.seconds = 6.0;
     c.settle_ratio = 1e-6;
     c.hold = 0.2;

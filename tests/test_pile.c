@@ -1,28 +1,28 @@
 /* A pile of spheres dropped into a box settles: no sphere escapes, the
  * kinetic energy decays below 1e-6 of its peak, and the bed lies within
  * physical bounds. The scene and the bounds are in examples/sphere_pile.h
- * (public API): r = 0.02 m, density 2500 kg/m³, μ = 0.4, no restitution, no
- * rolling or spinning friction; box side d·round(∛N).
+ * (public API): r = 0.02 m, density 2500 kg/m³, μ = 0.4, spinning friction
+ * 2e-5 m, no rolling friction, no restitution; box side d·round(∛N); step
+ * 2 ms.
  *
  * Default: 216 spheres in a 0.24 m box (6 × 6 diameters). Bounds for 216:
  * bed height 2·mean(z) between 0.196 m (random close packing) and 0.270 m
  * (loosest bed: random loose packing inside, a jammed monolayer at the
  * boundaries); the interior packing fraction between 0.536 and 0.64, less a
  * 0.02 allowance for the sampling grid (±0.005 on lattices) and the rough
- * free surface. Measured: 0.258 m, interior 0.55.
+ * free surface. Measured: 0.257 m, interior 0.557.
  *
- * Solver: APGD with the world's tolerance 1e-8 but at most 500 iterations
- * per step (world default 2000). The cap binds only while the pile is dense
- * and moving (there the residual stays ≤ 6e-6, against ≤ 5e-7 with 2000
- * iterations), and it makes the run 4× cheaper; at rest APGD converges in
- * 30–110 iterations, and "settled" requires KE/peak < 1e-6 over 0.2 s with
- * every solve in that window converged, so the final energy is that of
- * converged solves.
+ * Solver: APGD to a CCP residual of 1e-6 (sphere_pile.h explains why that
+ * is enough for a criterion on KE) with at most 500 iterations per step.
+ * The cap binds only while the pile is dense and moving; "settled" requires
+ * KE/peak < 1e-6 over 0.2 s with every solve in that window converged, so
+ * the final energy is that of converged solves. Measured: settled from
+ * t = 1.14 s, KE/peak 1.7e-7, 28 s.
  *
- * Known limit (sphere_pile.h, "Free modes"): without rolling and spinning
- * friction a sphere can keep rolling or spinning without loss; for 1 in 6
- * random 216-sphere piles KE/peak levels off near 3e-6 and this test would
- * fail. The default seed reaches 1.5e-9.
+ * Without spinning friction 1 in 6 random 216-sphere piles levels off
+ * above 1e-6 (a sphere spinning on the floor; "Free modes" in
+ * sphere_pile.h). With it, all seven runs tried settle (seeds 1–5 and the
+ * default; steps of 1 and 2 ms), at KE/peak 2e-12–6e-7.
  *
  * Environment: DVI_PILE_SPHERES (the required 1,000-sphere pile is the
  * benchmark 'pile_1000': `meson test --benchmark`), DVI_PILE_SOLVER,
