@@ -1002,6 +1002,7 @@ static void test_apgd_preconditioner(void** state)
         CHECK(r1.status == DVI_SOLVE_CONVERGED && r0.status == DVI_SOLVE_CONVERGED, "regular #%d: not converged", k);
         double dg = dist2(g1, g0, m) / norm2(g0, m);
         CHECK(dg <= 1e-6, "regular #%d: preconditioned and plain APGD differ by %.3e", k, dg);
+        dvi_gen_free(&g);
     }
 
     /* two independent box columns of test_box_stacks, the second 10⁴ times
