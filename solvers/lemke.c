@@ -39,9 +39,20 @@
  * N_BB may be singular (redundant joint rows, e.g. a rover's differential
  * linkage): N_BB⁺ is the eigen-decomposition pseudo-inverse (LAPACK dsyev),
  * N_BB⁺ = U Uᵀ with U = V_k Λ_k^(-1/2) over the eigenvalues above
- * 1e-12 · λ_max. Dropped directions carry no impulse, so redundant rows share
+ * 1e-9 · λ_max. Dropped directions carry no impulse, so redundant rows share
  * their impulse equally (minimum-norm λ_B). Bilateral equations that are
  * inconsistent (r_B outside the range of N_BB) are met in least squares.
+ * Why 1e-9 and not a cut near rounding level: a loop that is redundant only
+ * to second order (the rover's differential with revolute link ends) has an
+ * eigenvalue that grows from rounding level (1e-17 · λ_max) as θ² when the
+ * mechanism moves by θ: 1e-12 · λ_max after a 0.1 m wheel lift, 8e-12 at
+ * 0.2 m. Kept, that direction is inverted with a gain of 1/λ, and on the
+ * step where it crosses the cut the rounding error of the Schur complement
+ * (N_CC − GᵀG with entries ~1/λ) returns impulses of ~50 kN·ms for a
+ * 300 kg rover. The rover's independent rows have eigenvalues ≥ 7e-8 ·
+ * λ_max (both variants), so 1e-9 separates the two with a margin of ~70 on
+ * either side. A mechanism whose independent rows span more than 1e9 in
+ * N_BB's eigenvalues (mass or lever ratios beyond ~3e4) would lose rows here.
  *
  * ALGORITHM (Lemke 1965, "Bimatrix equilibrium points and mathematical
  * programming", Management Science 11; lexicographic degeneracy resolution
@@ -103,7 +114,7 @@
 #define LEMKE_TIE_REL 1e-12     /* ratio ties, relative to max|x_B| */
 #define LEMKE_LEX_NOISE 1e-11   /* lexicographic noise level, relative to max|B⁻¹| of the tied rows */
 #define LEMKE_RUIZ_ITERATIONS 20 /* equilibration sweeps at most */
-#define LEMKE_PINV_CUT 1e-12    /* pseudo-inverse cut-off, relative to λ_max */
+#define LEMKE_PINV_CUT 1e-9     /* pseudo-inverse cut-off, relative to λ_max (see BILATERAL ROWS) */
 #define LEMKE_ALIGN 64u
 #define LEMKE_TWO_PI 6.283185307179586476925286766559
 

@@ -695,8 +695,11 @@ static const cJSON* array_field(ctx* c, const cJSON* obj, const char* path, cons
 
 /* ---- materials ---------------------------------------------------------------------------- */
 
-static const char* const MATERIAL_KEYS[] = {"friction", "rolling_friction", "spinning_friction", "restitution",
-                                            "compliance", NULL};
+static const char* const MATERIAL_KEYS[] = {"friction",          "rolling_friction", "spinning_friction",
+                                            "restitution",       "compliance",       "young_modulus",
+                                            "poisson_ratio",     "k_n",              "k_t",
+                                            "gamma_n",           "gamma_t",          "terrain_stiffness",
+                                            "terrain_hysteresis", NULL};
 
 static void parse_material(ctx* c, const cJSON* v, const char* path, dvi_material* m)
 {
@@ -708,6 +711,25 @@ static void parse_material(ctx* c, const cJSON* v, const char* path, dvi_materia
     num_field(c, v, path, "spinning_friction", false, R_NONNEG, &m->spinning_friction);
     num_field(c, v, path, "restitution", false, R_UNIT, &m->restitution);
     num_field(c, v, path, "compliance", false, R_NONNEG, &m->compliance);
+    /* DEM (docs/dem.md); the ranges of dvi_shape_create */
+    char p[PATH_LEN], t[32];
+    double x;
+    num_field(c, v, path, "young_modulus", false, R_NONNEG, &m->young_modulus);
+    if (num_field(c, v, path, "poisson_ratio", false, R_ANY, &x)) {
+        if (!(x > -1.0 && x <= 0.5))
+            errf(c, path_key(p, path, "poisson_ratio"), "must be in (-1, 0.5] (got %s)", num_text(t, x));
+        else m->poisson_ratio = x;
+    }
+    num_field(c, v, path, "k_n", false, R_NONNEG, &m->k_n);
+    num_field(c, v, path, "k_t", false, R_NONNEG, &m->k_t);
+    num_field(c, v, path, "gamma_n", false, R_ANY, &m->gamma_n);
+    num_field(c, v, path, "gamma_t", false, R_ANY, &m->gamma_t);
+    num_field(c, v, path, "terrain_stiffness", false, R_NONNEG, &m->terrain_stiffness);
+    if (num_field(c, v, path, "terrain_hysteresis", false, R_ANY, &x)) {
+        if (!(x >= 0.0 && x < 1.0))
+            errf(c, path_key(p, path, "terrain_hysteresis"), "must be in [0, 1) (got %s)", num_text(t, x));
+        else m->terrain_hysteresis = x;
+    }
 }
 
 static void parse_materials(ctx* c, const cJSON* root)
@@ -876,12 +898,12 @@ static const char* const SHAPE_TYPES[] = {"sphere", "box", "capsule", "cylinder"
                                           NULL};
 static const char* const SHAPE_KEYS_ALL[] = {"type",   "position",   "orientation", "material", "radius",
                                              "half_extents", "half_length", "nx", "ny", "dx", "dy", "heights",
-                                             "file", NULL};
+                                             "file", "dem_samples", NULL};
 static const char* const SHAPE_KEYS[7][10] = {
-    {"type", "position", "orientation", "material", "radius", NULL},
-    {"type", "position", "orientation", "material", "half_extents", NULL},
-    {"type", "position", "orientation", "material", "radius", "half_length", NULL},
-    {"type", "position", "orientation", "material", "radius", "half_length", NULL},
+    {"type", "position", "orientation", "material", "radius", "dem_samples", NULL},
+    {"type", "position", "orientation", "material", "half_extents", "dem_samples", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", NULL},
     {"type", "position", "orientation", "material", NULL},
     {"type", "position", "orientation", "material", "nx", "ny", "dx", "dy", "heights", NULL},
     {"type", "position", "orientation", "material", "file", NULL},
@@ -971,6 +993,40 @@ static void parse_mesh(ctx* c, const cJSON* v, const char* path, sc_shape* sh)
     free(full);
 }
 
+/* "dem_samples": [[x, y, z, area], ...], points of the shape (shape frame)
+ * for the hysteretic height-field model of DEM mode. */
+static void parse_dem_samples(ctx* c, const cJSON* v, const char* path, sc_shape* sh, dvi_body_type body_type)
+{
+    char p[PATH_LEN];
+    path_key(p, path, "dem_samples");
+    int64_t n = 0;
+    const cJSON* a = array_field(c, v, path, "dem_samples", SC_MAX_DEM_SAMPLES, NULL, &n);
+    if (!a) return;
+    if (body_type == DVI_BODY_FIXED) {
+        errf(c, p, "needs a dynamic or kinematic body (this body is fixed)");
+        return;
+    }
+    if (n == 0) return;
+    sh->dem_samples = malloc((size_t)n * 4 * sizeof(double));
+    if (!sh->dem_samples) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    for (const cJSON* it = a->child; it; it = it->next, i++) {
+        char pe[PATH_LEN], pa[PATH_LEN];
+        double* q = sh->dem_samples + 4 * i;
+        path_index(pe, p, i);
+        /* the first bad one only */
+        if (!as_vec(c, it, pe, 4, q) || !check_range(c, path_index(pa, pe, 3), q[3], R_POS)) {
+            free(sh->dem_samples);
+            sh->dem_samples = NULL;
+            return;
+        }
+    }
+    sh->dem_sample_count = (int32_t)n;
+}
+
 static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, dvi_body_type body_type)
 {
     memset(sh, 0, sizeof *sh);
@@ -1012,6 +1068,7 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
     default:
         break;
     }
+    if (sh->type <= DVI_SHAPE_CYLINDER) parse_dem_samples(c, v, path, sh, body_type);
     if ((sh->type == DVI_SHAPE_PLANE || sh->type == DVI_SHAPE_HEIGHTFIELD || sh->type == DVI_SHAPE_MESH) &&
         body_type != DVI_BODY_FIXED) {
         char p[PATH_LEN];
@@ -1199,8 +1256,79 @@ static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
 /* ---- generators ---------------------------------------------------------------------------- */
 
 static const char* const GENERATOR_TYPES[] = {"granular_bed", NULL};
-static const char* const GENERATOR_KEYS[] = {"type",   "name", "region",   "radius",   "gap", "jitter",
-                                             "seed",   "material", "density", "max_count", NULL};
+static const char* const GENERATOR_KEYS[] = {"type",    "name",      "region",  "radius", "gap", "jitter", "seed",
+                                             "material", "density", "max_count", "exclude", NULL};
+static const char* const EXCLUDE_KEYS[] = {"centre", "radius", NULL};
+#define SC_MAX_EXCLUDE 1000
+#define SC_MAX_EXCLUDE_CELLS 1e8 /* lattice cells an exclusion's bounding box may cover */
+
+void sc_generator_origin(const sc_generator* g, double origin[3])
+{
+    const double s = g->spacing;
+    for (int k = 0; k < 2; k++) origin[k] = g->lo[k] + 0.5 * (g->hi[k] - g->lo[k] - g->n[k] * s) + 0.5 * s;
+    origin[2] = g->lo[2] + 0.5 * s;
+}
+
+/* Distance below which a cell centre is excluded by exclusion e. */
+static double exclusion_reach(const sc_generator* g, const double* e)
+{
+    return e[3] + g->rmax + 1.7320508075688772 * g->jitter;
+}
+
+bool sc_generator_excluded(const sc_generator* g, const double p[3])
+{
+    for (int32_t i = 0; i < g->exclude_count; i++) {
+        const double* e = g->exclude + 4 * (size_t)i;
+        double d[3] = {p[0] - e[0], p[1] - e[1], p[2] - e[2]}, r = exclusion_reach(g, e);
+        if (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r * r) return true;
+    }
+    return false;
+}
+
+/* Cells of the lattice that exclusions empty (each counted once), or −1 when
+ * an exclusion's bounding box covers more than SC_MAX_EXCLUDE_CELLS cells
+ * (index of that exclusion in *bad). */
+static int64_t excluded_cells(const sc_generator* g, int32_t* bad)
+{
+    double o[3];
+    sc_generator_origin(g, o);
+    const double s = g->spacing;
+    int64_t total = 0;
+    for (int32_t i = 0; i < g->exclude_count; i++) {
+        const double* e = g->exclude + 4 * (size_t)i;
+        double r = exclusion_reach(g, e), cells = 1.0;
+        int64_t lo[3], hi[3];
+        for (int k = 0; k < 3; k++) {
+            double a = ceil((e[k] - r - o[k]) / s), b = floor((e[k] + r - o[k]) / s);
+            a = fmax(a, 0.0);
+            b = fmin(b, (double)g->n[k] - 1.0);
+            if (b < a) cells = 0.0;
+            else cells *= b - a + 1.0;
+            lo[k] = (int64_t)fmax(a, 0.0);
+            hi[k] = b < a ? lo[k] - 1 : (int64_t)b;
+        }
+        if (cells > SC_MAX_EXCLUDE_CELLS) {
+            *bad = i;
+            return -1;
+        }
+        if (cells == 0.0) continue;
+        for (int64_t iz = lo[2]; iz <= hi[2]; iz++)
+            for (int64_t iy = lo[1]; iy <= hi[1]; iy++)
+                for (int64_t ix = lo[0]; ix <= hi[0]; ix++) {
+                    double p[3] = {o[0] + (double)ix * s, o[1] + (double)iy * s, o[2] + (double)iz * s};
+                    double d[3] = {p[0] - e[0], p[1] - e[1], p[2] - e[2]};
+                    if (!(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r * r)) continue;
+                    bool earlier = false; /* already counted by an earlier exclusion */
+                    for (int32_t j = 0; j < i && !earlier; j++) {
+                        const double* f = g->exclude + 4 * (size_t)j;
+                        double dj[3] = {p[0] - f[0], p[1] - f[1], p[2] - f[2]}, rj = exclusion_reach(g, f);
+                        earlier = dj[0] * dj[0] + dj[1] * dj[1] + dj[2] * dj[2] < rj * rj;
+                    }
+                    total += !earlier;
+                }
+    }
+    return total;
+}
 static const char* const REGION_KEYS[] = {"min", "max", NULL};
 static const char* const RADIUS_KEYS[] = {"distribution", "min", "max", NULL};
 static const char* const DISTRIBUTIONS[] = {"uniform", NULL};
@@ -1271,6 +1399,33 @@ static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_gene
     int64_t max_count = -1;
     if (member(v, "max_count") && !int_field(c, v, path, "max_count", false, 0, SC_MAX_BODIES, &max_count))
         ok = false;
+    /* exclude: spheres the bed leaves empty (an obstacle sunk into it) */
+    int64_t nx = 0;
+    const cJSON* jx = array_field(c, v, path, "exclude", SC_MAX_EXCLUDE, NULL, &nx);
+    if (member(v, "exclude") && !jx) ok = false;
+    if (jx && nx > 0) {
+        g->exclude = calloc((size_t)nx * 4, sizeof *g->exclude);
+        if (!g->exclude) {
+            c->nomem = true;
+            return 0;
+        }
+        int64_t i = 0;
+        char pe[PATH_LEN];
+        path_key(p, path, "exclude");
+        for (const cJSON* it = jx->child; it; it = it->next, i++) {
+            path_index(pe, p, i);
+            double* e = g->exclude + 4 * i;
+            if (!is_object(c, it, pe)) {
+                ok = false;
+                continue;
+            }
+            check_keys(c, it, pe, EXCLUDE_KEYS, NULL, NULL);
+            bool a = vec_field(c, it, pe, "centre", true, 3, e);
+            bool b = num_field(c, it, pe, "radius", true, R_POS, &e[3]);
+            ok = ok && a && b;
+        }
+        g->exclude_count = (int32_t)nx;
+    }
     if (!ok) return 0;
 
     /* the lattice: cells of side s = 2 r_max + gap */
@@ -1288,7 +1443,19 @@ static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_gene
         return 0;
     }
     g->sites = sites > 9e18 ? INT64_MAX : (int64_t)sites;
-    g->count = max_count >= 0 && max_count < g->sites ? max_count : g->sites;
+    int64_t free_cells = g->sites;
+    if (g->exclude_count > 0) {
+        int32_t bad = -1;
+        int64_t ex = excluded_cells(g, &bad);
+        if (ex < 0) {
+            char pe[PATH_LEN];
+            errf(c, path_index(pe, path_key(p, path, "exclude"), bad),
+                 "covers more than %.0f lattice cells (a smaller radius, or a smaller region)", SC_MAX_EXCLUDE_CELLS);
+            return 0;
+        }
+        free_cells -= ex;
+    }
+    g->count = max_count >= 0 && max_count < free_cells ? max_count : free_cells;
     if (g->count > SC_MAX_BODIES) {
         errf(c, path, "makes %.0f spheres, more than the limit of %d (set max_count, or a larger radius or gap)",
              sites, SC_MAX_BODIES);
@@ -1411,12 +1578,20 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "contact_recovery_speed",
                                                "joint_recovery_speed",
                                                "bounce_threshold",
+                                               "dem",
                                                NULL};
 static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
 static const char* const JACOBI_KEYS[] = {"omega", NULL};
 static const char* const LEMKE_KEYS[] = {"friction_directions", "max_pivots", "max_lcp_size", "coulomb", NULL};
 static const char* const METHODS[] = {"dvi", "dem", NULL};
+/* formulation.dem: the fields of dvi_dem_settings */
+static const char* const DEM_KEYS[] = {"normal_model",         "constants",       "k_n",
+                                       "k_t",                  "gamma_n",         "gamma_t",
+                                       "characteristic_speed", "rolling_damping", "terrain_slip_speed",
+                                       "max_speed",            NULL};
+static const char* const DEM_MODELS[] = {"hertz", "hooke", NULL};
+static const char* const DEM_CONSTANTS[] = {"from_material", "direct", NULL};
 
 /* True when name is a built-in solver; list receives the names, quoted. */
 static bool known_solver(const char* name, char* list, size_t size)
@@ -1435,15 +1610,32 @@ static bool known_solver(const char* name, char* list, size_t size)
 static void check_method(ctx* c, const char* path, const char* method)
 {
     char q[128];
-    if (strcmp(method, "dvi") == 0) return;
-    if (strcmp(method, "dem") == 0) {
-        c->unsupported++;
-        errf(c, path, "\"dem\" is not available yet; \"dvi\" is the formulation implemented");
-        return;
-    }
+    if (index_of(METHODS, method) >= 0) return;
     const char* near = suggest(method, METHODS);
-    errf(c, path, "unknown method %s (%s\"dvi\")", quote(q, sizeof q, method),
-         near && strcmp(near, "dvi") == 0 ? "did you mean " : "the method is ");
+    if (near)
+        errf(c, path, "unknown method %s (did you mean \"%s\"? \"dvi\" or \"dem\")", quote(q, sizeof q, method),
+             near);
+    else
+        errf(c, path, "unknown method %s (\"dvi\" or \"dem\")", quote(q, sizeof q, method));
+}
+
+/* formulation.dem (read whatever the method, so that --method dem uses it). */
+static void parse_dem_settings(ctx* c, const cJSON* o, const char* p)
+{
+    dvi_dem_settings* d = &c->s->dem;
+    check_keys(c, o, p, DEM_KEYS, NULL, NULL);
+    int k = enum_field(c, o, p, "normal_model", false, DEM_MODELS);
+    if (k >= 0) d->normal_model = k == 0 ? DVI_DEM_HERTZ : DVI_DEM_HOOKE;
+    k = enum_field(c, o, p, "constants", false, DEM_CONSTANTS);
+    if (k >= 0) d->constants = k == 0 ? DVI_DEM_FROM_MATERIAL : DVI_DEM_DIRECT;
+    num_field(c, o, p, "k_n", false, R_POS, &d->k_n);
+    num_field(c, o, p, "k_t", false, R_NONNEG, &d->k_t);
+    num_field(c, o, p, "gamma_n", false, R_ANY, &d->gamma_n);
+    num_field(c, o, p, "gamma_t", false, R_ANY, &d->gamma_t);
+    num_field(c, o, p, "characteristic_speed", false, R_POS, &d->characteristic_speed);
+    num_field(c, o, p, "rolling_damping", false, R_NONNEG, &d->rolling_damping);
+    num_field(c, o, p, "terrain_slip_speed", false, R_POS, &d->terrain_slip_speed);
+    num_field(c, o, p, "max_speed", false, R_POS, &d->max_speed);
 }
 
 static void parse_formulation(ctx* c, const cJSON* root)
@@ -1455,6 +1647,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
     s->contact_recovery_speed = wd.contact_recovery_speed;
     s->joint_recovery_speed = wd.joint_recovery_speed;
     s->bounce_threshold = wd.bounce_threshold;
+    s->dem = wd.dem;
     const char* P = "formulation";
     const cJSON* v = member(root, P);
     if (!v) {
@@ -1535,20 +1728,26 @@ static void parse_formulation(ctx* c, const cJSON* root)
     num_field(c, v, P, "contact_recovery_speed", false, R_POS, &s->contact_recovery_speed);
     num_field(c, v, P, "joint_recovery_speed", false, R_POS, &s->joint_recovery_speed);
     num_field(c, v, P, "bounce_threshold", false, R_NONNEG, &s->bounce_threshold);
+    if ((o = member(v, "dem")) && is_object(c, o, path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
 }
 
 /* ---- probes ---------------------------------------------------------------------------------- */
 
+/* In the order of sc_probe_kind. */
 static const char* const PROBE_WHAT[] = {"position",       "velocity",      "angular_velocity", "orientation",
                                          "joint_reaction", "contact_force", "solver",           "kinetic_energy",
-                                         NULL};
-static const char* const PROBE_KEYS_ALL[] = {"name", "title",  "every",  "what",     "body",
-                                             "bodies", "joint", "joints", "component", NULL};
+                                         "attitude",       "wheel_slip",    NULL};
+static const char* const PROBE_KEYS_ALL[] = {"name",   "title", "every",  "what",      "body",   "bodies",
+                                             "joint",  "joints", "component", "radius", "axis",   NULL};
 static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "what", "body", "bodies", NULL};
 static const char* const PROBE_KEYS_CONTACT[] = {"name", "title", "every", "what", "body", "bodies", "component", NULL};
 static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", NULL};
 static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "what", NULL};
-static const char* const COMPONENTS[] = {"vector", "up", NULL};
+static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "what", "body", "bodies", "radius", "axis", NULL};
+/* The string values of "component" (a direction [x, y, z] is the other form). */
+static const char* const COMPONENTS[] = {"vector", "up", "normal", "magnitude", NULL};
+static const sc_component COMPONENT_OF[] = {SC_COMPONENT_VECTOR, SC_COMPONENT_UP, SC_COMPONENT_NORMAL,
+                                            SC_COMPONENT_MAGNITUDE};
 
 static int cmp_i32(const void* a, const void* b)
 {
@@ -1624,6 +1823,63 @@ static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr
     free(sorted);
 }
 
+/* wheel_slip: the radius and the axle (body frame) of every target, from
+ * "radius" and "axis" when given, else from the target's first shape, which
+ * must then be a cylinder (its radius; its local z axis turned by its
+ * orientation). */
+static void parse_wheel(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+{
+    char p[PATH_LEN], q[128];
+    double radius = 0.0, axis[3] = {0.0, 0.0, 0.0};
+    bool has_radius = num_field(c, v, path, "radius", false, R_POS, &radius);
+    bool has_axis = false;
+    if (vec_field(c, v, path, "axis", false, 3, axis)) {
+        double n = v3_norm(axis);
+        if (!(n > 1e-12)) {
+            errf(c, path_key(p, path, "axis"), "the axle direction must not be zero");
+        } else {
+            v3_scale(axis, 1.0 / n, axis);
+            has_axis = true;
+        }
+    }
+    if (member(v, "radius") && !has_radius) return;
+    if (member(v, "axis") && !has_axis) return;
+    if (pr->target_count <= 0) return;
+    pr->wheel = malloc((size_t)pr->target_count * 4 * sizeof *pr->wheel);
+    if (!pr->wheel) {
+        c->nomem = true;
+        return;
+    }
+    const dvi_scene* s = c->s;
+    for (int32_t t = 0; t < pr->target_count; t++) {
+        double* w = pr->wheel + 4 * (size_t)t;
+        w[0] = radius;
+        v3_copy(w + 1, axis);
+        if (has_radius && has_axis) continue;
+        int32_t b = pr->targets[t];
+        const sc_shape* first = b < s->body_count && s->bodies[b].shape_count > 0
+                                    ? &s->shapes[s->bodies[b].shape_first]
+                                    : NULL;
+        if (!first || first->type != DVI_SHAPE_CYLINDER) {
+            char label[SC_MAX_NAME + 24];
+            if (b < s->body_count && s->bodies[b].name) snprintf(label, sizeof label, "%s", s->bodies[b].name);
+            else snprintf(label, sizeof label, "bodies[%d]", (int)b);
+            errf(c, path_key(p, path, has_radius ? "axis" : "radius"),
+                 "missing, and body %s has no cylinder as its first shape to take it from",
+                 quote(q, sizeof q, label));
+            free(pr->wheel);
+            pr->wheel = NULL;
+            return;
+        }
+        if (!has_radius) w[0] = first->radius;
+        if (!has_axis) {
+            double R[9], z[3] = {0.0, 0.0, 1.0};
+            q_to_m3(R, first->q);
+            m3_mulv(w + 1, R, z);
+        }
+    }
+}
+
 static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, int32_t index)
 {
     pr->every = 1;
@@ -1637,6 +1893,7 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
         case SC_PROBE_JOINT_REACTION: allowed = PROBE_KEYS_JOINT; break;
         case SC_PROBE_CONTACT_FORCE: allowed = PROBE_KEYS_CONTACT; break;
         case SC_PROBE_SOLVER: allowed = PROBE_KEYS_SOLVER; break;
+        case SC_PROBE_WHEEL_SLIP: allowed = PROBE_KEYS_SLIP; break;
         default: allowed = PROBE_KEYS_BODY; break;
         }
         char owner[64];
@@ -1693,12 +1950,17 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
             }
         } else if (cJSON_IsString(jc)) {
             int k = enum_field(c, v, path, "component", false, COMPONENTS);
-            if (k >= 0) pr->component = k == 0 ? SC_COMPONENT_VECTOR : SC_COMPONENT_UP;
+            if (k >= 0) pr->component = COMPONENT_OF[k];
         } else {
-            errf(c, p, "must be \"vector\", \"up\" or a direction [x, y, z] (got %s)", type_name(jc));
+            errf(c, p, "must be \"vector\", \"up\", \"normal\", \"magnitude\" or a direction [x, y, z] (got %s)",
+                 type_name(jc));
         }
         break;
     }
+    case SC_PROBE_WHEEL_SLIP:
+        parse_targets(c, v, path, pr, false, true);
+        parse_wheel(c, v, path, pr);
+        break;
     default:
         parse_targets(c, v, path, pr, false, true);
         break;
@@ -1934,14 +2196,19 @@ void dvi_scene_destroy(dvi_scene* s)
     for (int32_t i = 0; i < s->body_count; i++) free(s->bodies[i].name);
     for (int32_t i = 0; i < s->shape_count; i++) {
         free(s->shapes[i].heights);
+        free(s->shapes[i].dem_samples);
         dvi_mesh_data_free(&s->shapes[i].mesh);
     }
-    for (int32_t i = 0; i < s->generator_count; i++) free(s->generators[i].name);
+    for (int32_t i = 0; i < s->generator_count; i++) {
+        free(s->generators[i].name);
+        free(s->generators[i].exclude);
+    }
     for (int32_t i = 0; i < s->joint_count; i++) free(s->joints[i].name);
     for (int32_t i = 0; i < s->probe_count; i++) {
         free(s->probes[i].name);
         free(s->probes[i].title);
         free(s->probes[i].targets);
+        free(s->probes[i].wheel);
     }
     free(s->bodies);
     free(s->shapes);
@@ -1961,6 +2228,7 @@ static dvi_scene* scene_new(void)
     dvi_world_def wd = dvi_default_world_def();
     for (int k = 0; k < 3; k++) s->gravity[k] = wd.gravity[k];
     s->solver_settings = wd.solver_settings;
+    s->dem = wd.dem;
     if (!s->name || !s->method || !s->solver) {
         dvi_scene_destroy(s);
         return NULL;

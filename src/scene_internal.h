@@ -31,6 +31,7 @@
 #define SC_MAX_PROBES 1000
 #define SC_MAX_PROBE_TARGETS 100000
 #define SC_MAX_HEIGHTS 16777216       /* 4096 × 4096 */
+#define SC_MAX_DEM_SAMPLES 1000000    /* per shape */
 #define SC_MAX_NAME 64
 #define SC_MAX_NUMBER 1e15            /* |x| above this is refused */
 
@@ -58,6 +59,8 @@ typedef struct sc_shape {
     dvi_mesh_data mesh;   /* owned */
     double pos[3], q[4];  /* offset in the body frame */
     dvi_material material;
+    double* dem_samples;  /* owned, [4·dem_sample_count]: x, y, z (shape frame), area */
+    int32_t dem_sample_count;
 } sc_shape;
 
 typedef struct sc_body {
@@ -82,8 +85,10 @@ typedef struct sc_generator {
     int32_t n[3];         /* lattice sites per axis */
     double spacing;       /* lattice pitch, 2·rmax + gap */
     int64_t sites;        /* n[0]·n[1]·n[2] */
-    int64_t count;        /* bodies produced: min(sites, max_count) */
+    int64_t count;        /* bodies produced: min(sites − excluded cells, max_count) */
     int32_t first_body;   /* scene body index of the first generated body */
+    double* exclude;      /* owned, [4·exclude_count]: centre, radius of each excluded sphere */
+    int32_t exclude_count;
 } sc_generator;
 
 typedef struct sc_joint {
@@ -103,10 +108,18 @@ typedef enum sc_probe_kind {
     SC_PROBE_JOINT_REACTION,
     SC_PROBE_CONTACT_FORCE,
     SC_PROBE_SOLVER,
-    SC_PROBE_KINETIC_ENERGY
+    SC_PROBE_KINETIC_ENERGY,
+    SC_PROBE_ATTITUDE,
+    SC_PROBE_WHEEL_SLIP
 } sc_probe_kind;
 
-typedef enum sc_component { SC_COMPONENT_VECTOR = 0, SC_COMPONENT_UP, SC_COMPONENT_DIRECTION } sc_component;
+typedef enum sc_component {
+    SC_COMPONENT_VECTOR = 0,
+    SC_COMPONENT_UP,
+    SC_COMPONENT_DIRECTION,
+    SC_COMPONENT_NORMAL,   /* sum over the body's contacts of the normal force */
+    SC_COMPONENT_MAGNITUDE /* |sum of the contact forces| */
+} sc_component;
 
 typedef struct sc_probe {
     char* name;           /* owned */
@@ -117,6 +130,7 @@ typedef struct sc_probe {
     int32_t target_count; /* kinetic_energy with 0 targets: every dynamic body */
     sc_component component;
     double direction[3];  /* unit, for SC_COMPONENT_DIRECTION */
+    double* wheel;        /* owned, wheel_slip: [4·target_count] radius and unit axle (body frame) per target */
 } sc_probe;
 
 struct dvi_scene {
@@ -128,6 +142,7 @@ struct dvi_scene {
     dvi_solver_settings solver_settings;
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
+    dvi_dem_settings dem;    /* formulation.dem (used when method is "dem") */
 
     sc_body* bodies;         /* explicit bodies */
     int32_t body_count;
@@ -151,6 +166,14 @@ int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_m
 /* Splits "gen[i]" (i in decimal, no sign or leading zero) into gen and i;
  * false for a name of another form. */
 bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index);
+
+/* Centre of lattice cell (0, 0, 0) of a generator: the lattice is centred
+ * in x and y in the region and starts at its bottom in z. */
+void sc_generator_origin(const sc_generator* g, double origin[3]);
+/* True when the cell centred at p gets no sphere: it lies closer than
+ * radius + r_max + √3·jitter to the centre of one of the generator's
+ * excluded spheres (so no sphere of the bed overlaps one). */
+bool sc_generator_excluded(const sc_generator* g, const double p[3]);
 
 /* Splitmix64 step and a uniform double in [0, 1). */
 uint64_t sc_splitmix64(uint64_t* state);

@@ -24,6 +24,8 @@ typedef struct model_probe {
     int32_t target_count;
     sc_component component;
     double direction[3];
+    double* wheel;         /* wheel_slip: [4·target_count] radius, unit axle (body frame) */
+    int32_t* lookup;       /* component "normal": [2·target_count] (body id index1, target), sorted */
     int32_t columns;
     char** column_names;   /* [columns], strings in `arena` */
     const char** units;    /* [columns], static strings */
@@ -139,6 +141,10 @@ static const column_spec COLS_WRENCH[] = {{"fx", "N"},   {"fy", "N"},   {"fz", "
                                           {"tx", "N m"}, {"ty", "N m"}, {"tz", "N m"}};
 static const column_spec COLS_UP[] = {{"f_up", "N"}};
 static const column_spec COLS_DIR[] = {{"f_dir", "N"}};
+static const column_spec COLS_NORMAL[] = {{"f_n", "N"}};
+static const column_spec COLS_MAGNITUDE[] = {{"f_mag", "N"}};
+static const column_spec COLS_ATTITUDE[] = {{"roll", "rad"}, {"pitch", "rad"}, {"yaw", "rad"}};
+static const column_spec COLS_SLIP[] = {{"v_fwd", "m/s"}, {"omega_r", "m/s"}, {"slip", "1"}};
 static const column_spec COLS_SOLVER[] = {
     {"iterations", "1"},     {"residual", "1"},       {"contacts", "1"},     {"rows", "1"},
     {"max_penetration", "m"}, {"max_joint_violation", "m"}, {"solver_status", "1"}, {"wall_collide", "s"},
@@ -156,9 +162,16 @@ static const column_spec* probe_columns(const model_probe* p, int* per_target, b
     case SC_PROBE_JOINT_REACTION: *per_target = 6; return COLS_WRENCH;
     case SC_PROBE_CONTACT_FORCE:
         *per_target = p->component == SC_COMPONENT_VECTOR ? 6 : 1;
-        return p->component == SC_COMPONENT_VECTOR ? COLS_WRENCH
-               : p->component == SC_COMPONENT_UP   ? COLS_UP
-                                                   : COLS_DIR;
+        switch (p->component) {
+        case SC_COMPONENT_VECTOR: return COLS_WRENCH;
+        case SC_COMPONENT_UP: return COLS_UP;
+        case SC_COMPONENT_DIRECTION: return COLS_DIR;
+        case SC_COMPONENT_NORMAL: return COLS_NORMAL;
+        case SC_COMPONENT_MAGNITUDE: return COLS_MAGNITUDE;
+        }
+        return COLS_DIR;
+    case SC_PROBE_ATTITUDE: *per_target = 3; return COLS_ATTITUDE;
+    case SC_PROBE_WHEEL_SLIP: *per_target = 3; return COLS_SLIP;
     case SC_PROBE_SOLVER:
         *global = true;
         *per_target = (int)(sizeof COLS_SOLVER / sizeof COLS_SOLVER[0]);
@@ -173,7 +186,14 @@ static const column_spec* probe_columns(const model_probe* p, int* per_target, b
 }
 
 static const char* const WHAT_LABEL[] = {"Position",       "Velocity",      "Angular velocity",  "Orientation",
-                                         "Joint reaction", "Contact force", "Solver statistics", "Kinetic energy"};
+                                         "Joint reaction", "Contact force", "Solver statistics", "Kinetic energy",
+                                         "Attitude",       "Wheel slip"};
+
+static int cmp_pair(const void* a, const void* b)
+{
+    const int32_t *x = a, *y = b;
+    return (x[0] > y[0]) - (x[0] < y[0]);
+}
 
 static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
 {
@@ -192,6 +212,10 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_DIRECTION)
             snprintf(t, sizeof t, "Contact force along (%.3g, %.3g, %.3g) (%s)", sp->direction[0], sp->direction[1],
                      sp->direction[2], sp->name);
+        else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL)
+            snprintf(t, sizeof t, "Contact force, normal (%s)", sp->name);
+        else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_MAGNITUDE)
+            snprintf(t, sizeof t, "Contact force, magnitude (%s)", sp->name);
         else
             snprintf(t, sizeof t, "%s (%s)", WHAT_LABEL[sp->kind], sp->name);
         p->title = copy_string(t);
@@ -202,6 +226,20 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         if (!p->targets) return DVI_ERR_NOMEM;
         memcpy(p->targets, sp->targets, (size_t)sp->target_count * sizeof *p->targets);
         p->target_count = sp->target_count;
+    }
+    if (sp->wheel && sp->target_count > 0) {
+        p->wheel = malloc((size_t)sp->target_count * 4 * sizeof *p->wheel);
+        if (!p->wheel) return DVI_ERR_NOMEM;
+        memcpy(p->wheel, sp->wheel, (size_t)sp->target_count * 4 * sizeof *p->wheel);
+    }
+    if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL && sp->target_count > 0) {
+        p->lookup = malloc((size_t)sp->target_count * 2 * sizeof *p->lookup);
+        if (!p->lookup) return DVI_ERR_NOMEM;
+        for (int32_t t = 0; t < sp->target_count; t++) {
+            p->lookup[2 * t] = m->bodies[sp->targets[t]].index1;
+            p->lookup[2 * t + 1] = t;
+        }
+        qsort(p->lookup, (size_t)sp->target_count, 2 * sizeof *p->lookup, cmp_pair);
     }
     int per;
     bool global;
@@ -247,6 +285,8 @@ static void free_probe(model_probe* p)
     free(p->name);
     free(p->title);
     free(p->targets);
+    free(p->wheel);
+    free(p->lookup);
     free(p->column_names);
     free(p->units);
     free(p->arena);
@@ -299,7 +339,10 @@ static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* s
     for (int k = 0; k < 4; k++) sd.offset_orientation[k] = sh->q[k];
     sd.material = sh->material;
     dvi_shape_id id;
-    return dvi_shape_create(m->world, body, &sd, &id);
+    dvi_status st = dvi_shape_create(m->world, body, &sd, &id);
+    if (st == DVI_OK && sh->dem_sample_count > 0)
+        st = dvi_shape_set_dem_samples(m->world, id, sh->dem_sample_count, sh->dem_samples);
+    return st;
 }
 
 /* The bodies of one granular bed: a cubic lattice of cells of side
@@ -312,17 +355,24 @@ static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* ms
 {
     const double pi = 3.14159265358979323846, s = g->spacing;
     double origin[3];
-    for (int k = 0; k < 2; k++) origin[k] = g->lo[k] + 0.5 * (g->hi[k] - g->lo[k] - g->n[k] * s) + 0.5 * s;
-    origin[2] = g->lo[2] + 0.5 * s;
+    sc_generator_origin(g, origin);
     uint64_t rng = g->seed;
     const int64_t nxy = (int64_t)g->n[0] * g->n[1];
-    for (int64_t i = 0; i < g->count; i++) {
-        int64_t iz = i / nxy, rem = i % nxy, iy = rem / g->n[0], ix = rem % g->n[0];
-        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * sc_uniform01(&rng) : g->rmin;
+    int64_t cell = 0;
+    for (int64_t i = 0; i < g->count; i++, cell++) {
+        int64_t iz, iy, ix;
         dvi_body_def bd = dvi_default_body_def();
-        bd.position[0] = origin[0] + (double)ix * s;
-        bd.position[1] = origin[1] + (double)iy * s;
-        bd.position[2] = origin[2] + (double)iz * s;
+        for (;; cell++) { /* the next cell that an exclusion does not empty */
+            iz = cell / nxy;
+            int64_t rem = cell % nxy;
+            iy = rem / g->n[0];
+            ix = rem % g->n[0];
+            bd.position[0] = origin[0] + (double)ix * s;
+            bd.position[1] = origin[1] + (double)iy * s;
+            bd.position[2] = origin[2] + (double)iz * s;
+            if (g->exclude_count == 0 || !sc_generator_excluded(g, bd.position)) break;
+        }
+        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * sc_uniform01(&rng) : g->rmin;
         if (g->jitter > 0.0)
             for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * sc_uniform01(&rng) - 1.0);
         bd.mass = g->density * 4.0 / 3.0 * pi * r * r * r;
@@ -357,6 +407,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     wd.contact_recovery_speed = s->contact_recovery_speed;
     wd.joint_recovery_speed = s->joint_recovery_speed;
     wd.bounce_threshold = s->bounce_threshold;
+    wd.method = strcmp(s->method, "dem") == 0 ? DVI_METHOD_DEM : DVI_METHOD_DVI;
+    wd.dem = s->dem;
     dvi_status st = dvi_world_create(&wd, &m->world);
     if (st != DVI_OK) return fail(msg, msg_size, st, "cannot create the world (solver \"%s\")", s->solver);
     m->dt = s->dt;
@@ -473,8 +525,8 @@ dvi_status dvi_model_create(const dvi_scene* s, dvi_model** out, char* msg, size
     if (!out) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "dvi_model_create: out is NULL");
     *out = NULL;
     if (!s) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "dvi_model_create: scene is NULL");
-    if (strcmp(s->method, "dvi") != 0)
-        return fail(msg, msg_size, DVI_ERR_UNSUPPORTED, "formulation.method: \"%s\" is not available yet", s->method);
+    if (strcmp(s->method, "dvi") != 0 && strcmp(s->method, "dem") != 0)
+        return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "formulation.method: unknown method \"%s\"", s->method);
     dvi_model* m = calloc(1, sizeof *m);
     if (!m) return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
     dvi_status st = build(m, s, msg, msg_size);
@@ -577,6 +629,48 @@ static double kinetic_energy(const dvi_model* m, int64_t b)
     return e + 0.5 * v3_dot(wl, Jw);
 }
 
+/* Roll, pitch and yaw (rad) of a body: the z-y-x (Tait–Bryan) angles of its
+ * orientation, R = R_z(yaw) R_y(pitch) R_x(roll). Pitch is in [−π/2, π/2]
+ * and follows the right-hand rule about y: with x forward and z up, a
+ * positive pitch lowers the nose. */
+static dvi_status attitude(const dvi_world* w, dvi_body_id body, double out[3])
+{
+    double q[4], R[9];
+    dvi_status st = dvi_body_get_orientation(w, body, q);
+    if (st != DVI_OK) return st;
+    q_to_m3(R, q);
+    out[0] = atan2(R[7], R[8]);
+    out[1] = asin(fmax(-1.0, fmin(1.0, -R[6])));
+    out[2] = atan2(R[3], R[0]);
+    return DVI_OK;
+}
+
+/* A wheel's forward speed v (m/s, of its centre of mass along a × up, a the
+ * axle in the world frame), its rim speed ω r (ω = angular velocity · a) and
+ * the slip ratio s = v / (ω r) − 1 (NaN when |ω r| < 1e-9 m/s or the axle is
+ * vertical). wheel = radius, axle in the body frame. */
+static dvi_status wheel_slip(const dvi_model* m, dvi_body_id body, const double wheel[4], double out[3])
+{
+    const dvi_world* w = m->world;
+    double q[4], R[9], a[3], f[3], v[3], om[3];
+    dvi_status st = dvi_body_get_orientation(w, body, q);
+    if (st == DVI_OK) st = dvi_body_get_velocity(w, body, v);
+    if (st == DVI_OK) st = dvi_body_get_angular_velocity(w, body, om);
+    if (st != DVI_OK) return st;
+    q_to_m3(R, q);
+    m3_mulv(a, R, wheel + 1);
+    v3_cross(f, a, m->up);
+    double fn = v3_norm(f);
+    if (!(fn > 1e-9)) {
+        out[0] = out[1] = out[2] = NAN;
+        return DVI_OK;
+    }
+    out[0] = v3_dot(v, f) / fn;
+    out[1] = v3_dot(om, a) * wheel[0];
+    out[2] = fabs(out[1]) >= 1e-9 ? out[0] / out[1] - 1.0 : NAN;
+    return DVI_OK;
+}
+
 dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* values)
 {
     if (!m || !values || probe < 0 || probe >= m->probe_count) return DVI_ERR_INVALID_ARG;
@@ -606,6 +700,24 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
         else
             for (int32_t t = 0; t < p->target_count; t++) e += kinetic_energy(m, p->targets[t]);
         o[0] = e;
+        return DVI_OK;
+    }
+    if (p->kind == SC_PROBE_CONTACT_FORCE && p->component == SC_COMPONENT_NORMAL) {
+        /* one pass over the contacts of the last step: each adds its normal
+         * force to the targets among its two bodies */
+        for (int32_t t = 0; t < p->target_count; t++) o[t] = 0.0;
+        int32_t nc = dvi_world_contact_count(w);
+        for (int32_t k = 0; k < nc; k++) {
+            dvi_contact_info ci;
+            if (dvi_world_get_contact(w, k, &ci) != DVI_OK) continue;
+            double fn = v3_dot(ci.force, ci.normal);
+            int32_t ends[2] = {ci.body_a.index1, ci.body_b.index1};
+            for (int e = 0; e < 2; e++) {
+                int32_t key[2] = {ends[e], 0};
+                const int32_t* hit = bsearch(key, p->lookup, (size_t)p->target_count, 2 * sizeof *p->lookup, cmp_pair);
+                if (hit) o[hit[1]] += fn;
+            }
+        }
         return DVI_OK;
     }
     for (int32_t t = 0; t < p->target_count; t++) {
@@ -638,9 +750,19 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
                 v3_copy(o, f);
                 v3_copy(o + 3, tq);
                 o += 6;
+            } else if (p->component == SC_COMPONENT_MAGNITUDE) {
+                *o++ = v3_norm(f);
             } else {
                 *o++ = v3_dot(f, p->component == SC_COMPONENT_UP ? m->up : p->direction);
             }
+            break;
+        case SC_PROBE_ATTITUDE:
+            st = attitude(w, m->bodies[p->targets[t]], o);
+            o += 3;
+            break;
+        case SC_PROBE_WHEEL_SLIP:
+            st = wheel_slip(m, m->bodies[p->targets[t]], p->wheel + 4 * (size_t)t, o);
+            o += 3;
             break;
         default:
             break;

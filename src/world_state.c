@@ -13,6 +13,16 @@
  *     warm-start history: the last step's points with their impulses and the
  *     open-addressing table from a shape pair to its first point, stored
  *     slot for slot;
+ *   - DEM (dem.h): the number of DEM steps taken and the contact history,
+ *     entry by entry (key, tangential displacement u, rolling rotation θ).
+ *     The history's slots are not stored: the loader inserts the entries
+ *     into an empty table and stamps them with the step count. Nothing
+ *     depends on the layout: the step reads an entry only through its key,
+ *     and the sweep drops exactly the entries a step did not renew. The
+ *     dense order of the entries is kept (it decides only the order of
+ *     later blobs). The rest of the DEM state is derived (radii and damping
+ *     factors of the shapes, lists of terrains and sampled shapes) or
+ *     structure (the sample points: in the shape hashes);
  *   - the stats of the last step, except the wall-clock timings (stored as 0).
  * Not state: the collision layer keeps only grow-only buffers and recomputes
  * its grid (levels, cell sizes, table kind) from the geoms on every call, so
@@ -24,11 +34,13 @@
  * uses the same solver continues bit-identically; dvi_world_set_solver may
  * change it on purpose).
  *
- * Format (version 1). Every integer is little-endian, every double its raw
+ * Format (version 2; version 1 had neither the DEM section, nor the DEM
+ * stats, nor the method, DEM settings and DEM material fields in the
+ * hashes). Every integer is little-endian, every double its raw
  * IEEE-754 binary64 bits in little-endian order (exact, portable).
  *   header, 64 bytes:
  *      0  magic "DVISTATE"          8 bytes
- *      8  u32 format version (1)
+ *      8  u32 format version (2)
  *     12  u32 byte-order mark 0x01020304
  *     16  u32 header size (64)
  *     20  u32 reserved (0)
@@ -37,20 +49,26 @@
  *     48  u64 fingerprint of the structure (FNV-1a 64 of the structure hashes)
  *     56  u64 checksum: FNV-1a 64 of bytes 0..55 and of the payload
  *   payload:
- *     structure: u64 world-settings hash, then u64 per body, per shape and per
- *       joint: hashes of what cannot change after creation (types, masses,
- *       inertias, shape sizes, offsets, materials and data, joint bodies,
- *       frames and motor kind), so that a refusal can name the object;
- *     state: f64 time; the stats; per body 25 f64; per joint 2 f64, i32 row
- *       count, 7 f64 impulses, 7×6 f64 J_B, 6 f64 reaction; u32 contact count
- *       and the records; u32 warm-point count and the points; u64 slot count
- *       and the slots (empty slots written as −1, −1, −1).
+ *     structure: u64 world-settings hash (gravity, envelope, recovery speeds,
+ *       bounce threshold, method and every DEM setting), then u64 per body,
+ *       per shape and per joint: hashes of what cannot change after creation
+ *       (types, masses, inertias, shape sizes, offsets, materials with their
+ *       DEM fields, data and DEM sample points, joint bodies, frames and
+ *       motor kind), so that a refusal can name the object;
+ *     state: f64 time; the stats (DEM fields included); per body 25 f64; per
+ *       joint 2 f64, i32 row count, 7 f64 impulses, 7×6 f64 J_B, 6 f64
+ *       reaction; DEM: u64 step count, u32 history entry count and the
+ *       entries (i32 shape_a, i32 shape_b, u32 feature, 3 f64 u, 3 f64 θ);
+ *       u32 contact count and the records (DVI: row ≥ 0, nrows 3 or 6; DEM:
+ *       row −1, nrows 0); u32 warm-point count and the points; u64 slot
+ *       count and the slots (empty slots written as −1, −1, −1).
  * Loading checks, before touching the world: size, magic, version, byte
  * order, header fields, checksum, counts and hashes of the structure, then
  * every index and count in the payload (a blob with a valid checksum but
  * forged contents cannot make a later step read out of bounds). Doubles are
  * restored as they were, whatever their value.
  */
+#include "dem.h"
 #include "world_internal.h"
 
 #include <stdio.h>
@@ -58,10 +76,10 @@
 #include <string.h>
 
 _Static_assert(sizeof(double) == 8 && sizeof(uint64_t) == 8, "the state format stores doubles as 8 bytes");
-_Static_assert(DVI_JOINT_MAX_ROWS == 7, "state format 1 stores 7 rows per joint: bump STATE_VERSION");
+_Static_assert(DVI_JOINT_MAX_ROWS == 7, "state format 2 stores 7 rows per joint: bump STATE_VERSION");
 
 #define STATE_MAGIC "DVISTATE"
-#define STATE_VERSION 1u
+#define STATE_VERSION 2u
 #define STATE_BOM 0x01020304u
 #define HEADER_SIZE 64u
 #define CHECKSUM_AT 56u
@@ -126,6 +144,19 @@ static uint64_t settings_hash(const dvi_world* w)
     h = fnv_u64(h, f64_bits(w->def.contact_recovery_speed));
     h = fnv_u64(h, f64_bits(w->def.joint_recovery_speed));
     h = fnv_u64(h, f64_bits(w->def.bounce_threshold));
+    const dvi_dem_settings* d = &w->def.dem;
+    h = fnv_i32(h, (int32_t)w->def.method);
+    h = fnv_i32(h, (int32_t)d->normal_model);
+    h = fnv_i32(h, (int32_t)d->constants);
+    double dem[8] = {d->k_n,
+                     d->k_t,
+                     d->gamma_n,
+                     d->gamma_t,
+                     d->characteristic_speed,
+                     d->rolling_damping,
+                     d->terrain_slip_speed,
+                     d->max_speed};
+    h = fnv_f64s(h, dem, 8);
     return h;
 }
 
@@ -139,8 +170,10 @@ static uint64_t body_hash(const dvi_body* b)
     return h;
 }
 
-static uint64_t shape_hash(const dvi_shape* s)
+/* Shape i: its definition and its DEM sample points. */
+static uint64_t shape_hash(const dvi_world* w, int32_t i)
 {
+    const dvi_shape* s = &w->shapes[i];
     uint64_t h = FNV_OFFSET;
     h = fnv_i32(h, s->body);
     h = fnv_i32(h, (int32_t)s->type);
@@ -150,8 +183,16 @@ static uint64_t shape_hash(const dvi_shape* s)
     h = fnv_f64s(h, s->lpos, 3);
     h = fnv_f64s(h, s->lrot, 9);
     const dvi_material* m = &s->material;
-    double mat[5] = {m->friction, m->rolling_friction, m->spinning_friction, m->restitution, m->compliance};
-    h = fnv_f64s(h, mat, 5);
+    double mat[13] = {m->friction,      m->rolling_friction, m->spinning_friction, m->restitution,
+                      m->compliance,    m->young_modulus,    m->poisson_ratio,     m->k_n,
+                      m->k_t,           m->gamma_n,          m->gamma_t,           m->terrain_stiffness,
+                      m->terrain_hysteresis};
+    h = fnv_f64s(h, mat, 13);
+    /* DEM samples (dvi_shape_set_dem_samples): count, then x, y, z, area each */
+    const dvi_dem* d = w->dem;
+    int32_t ns = d && i < d->shape_cap ? d->shapes[i].sample_count : 0;
+    h = fnv_i32(h, ns);
+    if (ns > 0) h = fnv_f64s(h, d->samples + 4 * (size_t)d->shapes[i].sample_first, 4 * (size_t)ns);
     if (s->hfield) {
         const dvi_heightfield* f = s->hfield;
         h = fnv_i32(h, f->nx);
@@ -233,7 +274,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     /* (the counting pass skips the hashes: a height field's costs a pass over it) */
     put_u64(b, b->p ? settings_hash(w) : 0);
     for (int32_t i = 0; i < w->body_count; i++) put_u64(b, b->p ? body_hash(&w->bodies[i]) : 0);
-    for (int32_t i = 0; i < w->shape_count; i++) put_u64(b, b->p ? shape_hash(&w->shapes[i]) : 0);
+    for (int32_t i = 0; i < w->shape_count; i++) put_u64(b, b->p ? shape_hash(w, i) : 0);
     for (int32_t i = 0; i < w->joint_count; i++) put_u64(b, b->p ? joint_hash(&w->joints[i]) : 0);
 
     put_f64(b, w->time);
@@ -250,6 +291,9 @@ static void write_payload(const dvi_world* w, wbuf* b)
     /* wall-clock timings are not state: stored as 0, so that equal states
      * give equal blobs */
     for (int k = 0; k < 4; k++) put_f64(b, 0.0);
+    put_f64(b, s->max_overlap);
+    put_i32(b, s->contact_history);
+    put_f64(b, s->kinetic_energy);
 
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* d = &w->bodies[i];
@@ -271,6 +315,18 @@ static void write_payload(const dvi_world* w, wbuf* b)
         for (int q = 0; q < DVI_JOINT_MAX_ROWS; q++) put_f64s(b, j->jb[q], 6);
         put_f64s(b, j->reaction_force, 3);
         put_f64s(b, j->reaction_torque, 3);
+    }
+    /* DEM: step count and contact history (entries in their dense order) */
+    const dvi_dem* d = w->dem;
+    put_u64(b, d ? d->steps : 0);
+    put_u32(b, d ? (uint32_t)d->history.count : 0);
+    for (int32_t k = 0; d && k < d->history.count; k++) {
+        const dvi_dem_entry* e = &d->history.entries[k];
+        put_i32(b, e->key.shape_a);
+        put_i32(b, e->key.shape_b);
+        put_u32(b, e->key.feature);
+        put_f64s(b, e->u, 3);
+        put_f64s(b, e->roll, 3);
     }
     put_u32(b, (uint32_t)w->contact_count);
     for (int32_t c = 0; c < w->contact_count; c++) {
@@ -410,12 +466,13 @@ static void get_f64s(rbuf* r, double* a, size_t n)
 }
 
 /* Bytes of the fixed-size records of the payload. */
-#define STATS_BYTES (6 * 4 + 7 * 8)
+#define STATS_BYTES (7 * 4 + 9 * 8)
 #define BODY_BYTES (25 * 8)
 #define JOINT_BYTES (2 * 8 + 4 + DVI_JOINT_MAX_ROWS * 8 + DVI_JOINT_MAX_ROWS * 6 * 8 + 6 * 8)
 #define CONTACT_BYTES (5 * 4 + 13 * 8 + 2 * 4 + 10 * 8)
 #define WARM_BYTES (3 * 4 + 9 * 8)
 #define SLOT_BYTES (3 * 4)
+#define DEM_ENTRY_BYTES (3 * 4 + 6 * 8)
 
 static dvi_status damaged(dvi_world* w, const char* what, long long index, const char* field)
 {
@@ -442,17 +499,23 @@ static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
 #define RESERVE(w, field, n) reserve((void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
 
 /* Reads the state part of the payload. With apply false it only validates
- * (and returns the counts); with apply true it writes into the world, which
- * must have room (validated before, so nothing can fail then). */
+ * (and returns the counts), building the DEM contact history in
+ * counts->history; with apply true it writes into the world, which must have
+ * room (validated before, so nothing can fail then), and moves that history
+ * into the world's DEM state (which must exist when the history is not
+ * empty or the step count not 0). */
 typedef struct state_counts {
     uint32_t contacts, warm;
     uint64_t slots;
+    uint64_t dem_steps;
+    dvi_dem_history history; /* owned until applied */
 } state_counts;
 
 static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* counts)
 {
     const int32_t nb = w->body_count, ns = w->shape_count, nj = w->joint_count;
-    if (!need(r, 8 + STATS_BYTES + (size_t)nb * BODY_BYTES + (size_t)nj * JOINT_BYTES + 4))
+    const bool dem = w->def.method == DVI_METHOD_DEM;
+    if (!need(r, 8 + STATS_BYTES + (size_t)nb * BODY_BYTES + (size_t)nj * JOINT_BYTES + 12))
         return damaged(w, "payload too short for the bodies and joints", -1, NULL);
     double time = get_f64(r);
     dvi_step_stats st;
@@ -470,6 +533,9 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     st.seconds_assemble = get_f64(r);
     st.seconds_solve = get_f64(r);
     st.seconds_integrate = get_f64(r);
+    st.max_overlap = get_f64(r);
+    st.contact_history = get_i32(r);
+    st.kinetic_energy = get_f64(r);
     if (apply) {
         w->time = time;
         w->stats = st;
@@ -502,6 +568,41 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         get_f64s(r, j->reaction_torque, 3);
     }
 
+    /* DEM: step count and contact history */
+    uint64_t dem_steps = get_u64(r);
+    uint32_t nh = get_u32(r);
+    if (nh > (uint32_t)INT32_MAX / 4 || !need(r, (size_t)nh * DEM_ENTRY_BYTES + 4))
+        return damaged(w, "DEM history count does not fit the payload", -1, NULL);
+    if (apply) {
+        r->pos += (size_t)nh * DEM_ENTRY_BYTES; /* built in counts->history by the validation */
+    } else {
+        dvi_dem_history* hist = &counts->history;
+        if (nh > 0 && dvi_dem_history_reserve(hist, (int32_t)nh) != DVI_OK)
+            return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+        for (uint32_t k = 0; k < nh; k++) {
+            dvi_dem_key key;
+            key.shape_a = get_i32(r);
+            key.shape_b = get_i32(r);
+            key.feature = get_u32(r);
+            double u[3], roll[3];
+            get_f64s(r, u, 3);
+            get_f64s(r, roll, 3);
+            if (key.shape_a < 0 || key.shape_a >= ns) return damaged(w, "dem_history", k, "shape_a");
+            if (key.shape_b < 0 || key.shape_b >= ns || key.shape_b == key.shape_a)
+                return damaged(w, "dem_history", k, "shape_b");
+            if (dvi_dem_history_find(hist, &key) >= 0)
+                return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (dem_history[%u]: duplicate key)",
+                                       (unsigned)k);
+            int32_t e;
+            if (dvi_dem_history_insert(hist, &key, &e) != DVI_OK) /* reserved: cannot fail */
+                return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+            dvi_dem_entry* en = &hist->entries[e];
+            en->stamp = dem_steps; /* as if renewed by the last step */
+            memcpy(en->u, u, sizeof u);
+            memcpy(en->roll, roll, sizeof roll);
+        }
+    }
+
     uint32_t nc = get_u32(r);
     if (nc > (uint32_t)INT32_MAX - 1 || !need(r, (size_t)nc * CONTACT_BYTES + 4))
         return damaged(w, "contact count does not fit the payload", -1, NULL);
@@ -529,8 +630,9 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
             return damaged(w, "contacts", c, "shape_a");
         if (rec.shape_b < 0 || rec.shape_b >= ns || w->shapes[rec.shape_b].body != rec.body_b)
             return damaged(w, "contacts", c, "shape_b");
-        if (rec.nrows != 3 && rec.nrows != 6) return damaged(w, "contacts", c, "nrows");
-        if (rec.row < 0) return damaged(w, "contacts", c, "row");
+        /* DVI: the contact's rows in the CCP; DEM: penalty contacts have none */
+        if (dem ? rec.nrows != 0 : rec.nrows != 3 && rec.nrows != 6) return damaged(w, "contacts", c, "nrows");
+        if (dem ? rec.row != -1 : rec.row < 0) return damaged(w, "contacts", c, "row");
         if (apply) w->contacts[c] = rec;
     }
 
@@ -579,7 +681,14 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         w->contact_count = (int32_t)nc;
         w->warm_count = (int32_t)nw;
         w->slot_count = (size_t)nslot;
+        if (w->dem) {
+            dvi_dem_history_free(&w->dem->history);
+            w->dem->history = counts->history;
+            dvi_dem_history_init(&counts->history);
+            w->dem->steps = dem_steps;
+        }
     }
+    counts->dem_steps = dem_steps;
     counts->contacts = nc;
     counts->warm = nw;
     counts->slots = nslot;
@@ -653,7 +762,7 @@ dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
     if (saved_settings != settings_hash(w))
         return dvi_world_error(w, DVI_ERR_INVALID_ARG,
                                "state: structure differs from this world (world settings: gravity, collision "
-                               "envelope, recovery speeds or bounce threshold)");
+                               "envelope, recovery speeds, bounce threshold, method or DEM settings)");
     for (int32_t i = 0; i < w->body_count; i++)
         if (get_u64(&r) != body_hash(&w->bodies[i]))
             return dvi_world_error(w, DVI_ERR_INVALID_ARG,
@@ -661,10 +770,10 @@ dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
                                    "gravity scale)",
                                    (int)i);
     for (int32_t i = 0; i < w->shape_count; i++)
-        if (get_u64(&r) != shape_hash(&w->shapes[i]))
+        if (get_u64(&r) != shape_hash(w, i))
             return dvi_world_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (shapes[%d]: body, type, size, offset, "
-                                   "material or data)",
+                                   "material, data or DEM samples)",
                                    (int)i);
     for (int32_t i = 0; i < w->joint_count; i++)
         if (get_u64(&r) != joint_hash(&w->joints[i]))
@@ -676,13 +785,19 @@ dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
     /* the state: validate everything, make room, then apply */
     size_t state_at = r.pos;
     state_counts counts;
+    memset(&counts, 0, sizeof counts);
+    dvi_dem_history_init(&counts.history);
     dvi_status st = read_state(w, &r, false, &counts);
-    if (st != DVI_OK) return st;
-    if (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !RESERVE(w, warm, (size_t)counts.warm + 1) ||
-        (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
-    r.pos = state_at;
-    r.bad = false;
-    st = read_state(w, &r, true, &counts);
-    return st; /* DVI_OK: the same bytes were validated above */
+    if (st == DVI_OK &&
+        (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !RESERVE(w, warm, (size_t)counts.warm + 1) ||
+         (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)) ||
+         ((counts.dem_steps > 0 || counts.history.count > 0) && !dvi_dem_get(w))))
+        st = dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+    if (st == DVI_OK) {
+        r.pos = state_at;
+        r.bad = false;
+        st = read_state(w, &r, true, &counts); /* DVI_OK: the same bytes were validated above */
+    }
+    dvi_dem_history_free(&counts.history); /* empty when applied */
+    return st;
 }

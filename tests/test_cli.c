@@ -13,6 +13,8 @@
  *     "interrupted": true; --resume then ends exactly where a straight run does;
  *   - crash: SIGKILL after periodic checkpoints; --resume cuts the CSVs back
  *     to the checkpoint and ends exactly where a straight run does;
+ *   - DEM: --method dem runs the scene on penalty contacts, and a resumed
+ *     DEM run ends byte-identical to a straight one;
  *   - solve: a CCP file solved by apgd, pgs and lemke (--all-solvers).
  */
 #define _XOPEN_SOURCE 700
@@ -486,9 +488,9 @@ static void test_usage_errors(void** state)
     expect_contains(r.err, "unknown solver", "run --solver newton");
     run_result_free(&r);
 
-    r = RUN("run", g_mix, "--method", "dem", "--quiet");
-    expect_status(&r, 2, "run --method dem (not available)");
-    expect_contains(r.err, "--method", "run --method dem");
+    r = RUN("run", g_mix, "--method", "dme", "--quiet");
+    expect_status(&r, 2, "run --method dme");
+    expect_contains(r.err, "--method: must be dvi or dem", "run --method dme");
     run_result_free(&r);
 
     r = RUN("run", g_mix, "--vtk-every", "0");
@@ -946,6 +948,99 @@ static void test_resume_round_trip(void** state)
     run_result_free(&r);
 }
 
+/* ---- DEM ----------------------------------------------------------------------------------- */
+
+/* --method dem runs the mix scene on penalty contacts (the default material:
+ * E = 1e7 Pa) with --dt 1e-4: 500 steps, the joint solved directly (0
+ * iterations), the ball resting on its elastic overlap. A run split in two
+ * by --resume ends byte-identical to the straight one: the checkpoints hold
+ * the DEM contact history. The state loads into a DEM model of the scene and
+ * is refused by a DVI one. A step far too long ends the run with exit 1. */
+static void test_run_dem(void** state)
+{
+    (void)state;
+    char straight[700], split[700], p[1024], pb[1024];
+    path_in(straight, sizeof straight, g_root, "dem_straight");
+    path_in(split, sizeof split, g_root, "dem_split");
+    run_result r =
+        RUN("run", g_mix, "--method", "dem", "--dt", "1e-4", "--duration", "0.1", "--out", straight, "--quiet");
+    expect_status(&r, 0, "run --method dem");
+    run_result_free(&r);
+    path_in(p, sizeof p, straight, "summary.json");
+    cJSON* s = read_json(p);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "status")->valuestring, "finished");
+    assert_int_equal((int)json_number(s, "steps"), 1000);
+    const cJSON* settings = cJSON_GetObjectItemCaseSensitive(s, "settings");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(settings, "method")->valuestring, "dem");
+    const cJSON* ov = cJSON_GetObjectItemCaseSensitive(s, "overrides");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(ov, "method")->valuestring, "dem");
+    const cJSON* sv = cJSON_GetObjectItemCaseSensitive(s, "solver");
+    assert_true(json_number(sv, "iterations_max") == 0);
+    assert_true(json_number(sv, "residual_max") < 1e-10);
+    double pen = json_number(s, "max_penetration");
+    assert_true(pen > 0 && pen < 2e-3);
+    assert_true(json_number(s, "contacts_max") >= 3); /* the ball, and the box on its corners */
+    cJSON_Delete(s);
+    double last[4];
+    path_in(p, sizeof p, straight, "ball_position.csv");
+    assert_int_equal(csv_rows(p, 4, last), 1001);
+    assert_near(last[0], 0.1, 1e-9);
+    assert_near(last[3], 0.1, 1e-3); /* resting on the plane, overlap included */
+    assert_true(last[1] > 0.02);     /* ... and moving forward */
+    path_in(p, sizeof p, straight, "hinge.csv");
+    assert_int_equal(csv_rows(p, 0, NULL), 101);
+
+    r = RUN("run", g_mix, "--method", "dem", "--dt", "1e-4", "--duration", "0.05", "--out", split, "--quiet");
+    expect_status(&r, 0, "run --method dem, first half");
+    run_result_free(&r);
+    r = RUN("run", "--resume", split, "--duration", "0.1", "--quiet");
+    expect_status(&r, 0, "resume the DEM run");
+    run_result_free(&r);
+    static const char* const csvs[] = {"ball_position.csv", "box_velocity.csv", "hinge.csv", "solver.csv"};
+    for (int i = 0; i < 4; i++) {
+        path_in(p, sizeof p, straight, csvs[i]);
+        path_in(pb, sizeof pb, split, csvs[i]);
+        assert_same_csv(p, pb);
+    }
+    path_in(p, sizeof p, straight, "checkpoint/state-000000001000.bin");
+    path_in(pb, sizeof pb, split, "checkpoint/state-000000001000.bin");
+    assert_same_file(p, pb);
+
+    size_t n = 0;
+    char* blob = read_text(p, &n);
+    assert_non_null(blob);
+    dvi_scene* scene = NULL;
+    assert_int_equal(dvi_scene_load(g_mix, &scene, NULL), DVI_OK);
+    dvi_model* dvi = NULL;
+    assert_int_equal(dvi_model_create(scene, &dvi, NULL, 0), DVI_OK);
+    char msg[256];
+    assert_int_equal(dvi_model_load_state(dvi, blob, n, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    expect_contains(msg, "method or DEM settings", "DEM state into a DVI model");
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.method = "dem";
+    o.dt = 1e-4;
+    assert_int_equal(dvi_scene_apply_overrides(scene, &o, NULL), DVI_OK);
+    dvi_model* dem = NULL;
+    assert_int_equal(dvi_model_create(scene, &dem, NULL, 0), DVI_OK);
+    assert_int_equal(dvi_model_load_state(dem, blob, n, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_model_step_count(dem), 1000);
+    for (int k = 0; k < 25; k++) assert_true(dvi_model_step(dem) >= 0);
+    dvi_model_destroy(dvi);
+    dvi_model_destroy(dem);
+    dvi_scene_destroy(scene);
+    free(blob);
+
+    /* a step far too long for the contacts: the guard ends the run (exit 1) */
+    path_in(p, sizeof p, g_root, "dem_blowup");
+    r = RUN("run", DVI_SOURCE_DIR "/examples/scenes/sphere_stack_10_dem.json", "--dt", "0.01", "--duration", "1",
+            "--out", p, "--quiet");
+    expect_status(&r, 1, "DEM run with dt 0.01");
+    expect_contains(r.err, "DEM blow-up at bodies[", "DEM run with dt 0.01");
+    expect_contains(r.err, "needs h <", "DEM run with dt 0.01");
+    run_result_free(&r);
+}
+
 /* ---- interrupt ------------------------------------------------------------------------------ */
 
 /* Waits until the file holds a line starting with "step " (a progress line). */
@@ -1252,6 +1347,7 @@ int main(void)
         cmocka_unit_test(test_run_outputs),
         cmocka_unit_test(test_not_converged),
         cmocka_unit_test(test_resume_round_trip),
+        cmocka_unit_test(test_run_dem),
         cmocka_unit_test(test_interrupt_and_resume),
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_solve),

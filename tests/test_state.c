@@ -28,6 +28,14 @@
 
 #define H 0.005
 
+/* Sizes in the state format (world_state.c), for the forged-blob tests. */
+#define STATS_BYTES (7 * 4 + 9 * 8)
+#define BODY_BYTES (25 * 8)
+#define JOINT_BYTES (2 * 8 + 4 + 7 * 8 + 7 * 6 * 8 + 6 * 8)
+#define DEM_HEAD_BYTES (8 + 4)
+#define DEM_ENTRY_BYTES (3 * 4 + 6 * 8)
+#define CONTACT_BYTES (5 * 4 + 13 * 8 + 2 * 4 + 10 * 8)
+
 /* Bit-identical arrays of doubles, with the first difference printed. */
 #define assert_bits(a, b, n)                                                                                   \
     do {                                                                                                      \
@@ -183,36 +191,37 @@ static void run(scene* s, int from, int to)
     }
 }
 
-/* Everything observable through the API is bit-identical. */
-static void assert_same(const scene* a, const scene* b)
+/* Everything observable through the API is bit-identical: time, bodies,
+ * contacts, the reactions of the joints ja/jb, the stats (DEM fields too). */
+static void assert_same_world(dvi_world* wa, dvi_world* wb, const dvi_joint_id* ja, const dvi_joint_id* jb, int nj)
 {
-    double ta = dvi_world_time(a->w), tb = dvi_world_time(b->w);
+    double ta = dvi_world_time(wa), tb = dvi_world_time(wb);
     assert_bits(&ta, &tb, 1);
-    int32_t n = dvi_world_body_count(a->w);
-    assert_int_equal(n, dvi_world_body_count(b->w));
+    int32_t n = dvi_world_body_count(wa);
+    assert_int_equal(n, dvi_world_body_count(wb));
     for (int32_t i = 0; i < n; i++) {
         dvi_body_id ia, ib;
-        assert_int_equal(dvi_world_body_at(a->w, i, &ia), DVI_OK);
-        assert_int_equal(dvi_world_body_at(b->w, i, &ib), DVI_OK);
+        assert_int_equal(dvi_world_body_at(wa, i, &ia), DVI_OK);
+        assert_int_equal(dvi_world_body_at(wb, i, &ib), DVI_OK);
         double va[19], vb[19];
-        dvi_body_get_position(a->w, ia, va);
-        dvi_body_get_orientation(a->w, ia, va + 3);
-        dvi_body_get_velocity(a->w, ia, va + 7);
-        dvi_body_get_angular_velocity(a->w, ia, va + 10);
-        dvi_body_get_contact_force(a->w, ia, va + 13, va + 16);
-        dvi_body_get_position(b->w, ib, vb);
-        dvi_body_get_orientation(b->w, ib, vb + 3);
-        dvi_body_get_velocity(b->w, ib, vb + 7);
-        dvi_body_get_angular_velocity(b->w, ib, vb + 10);
-        dvi_body_get_contact_force(b->w, ib, vb + 13, vb + 16);
+        dvi_body_get_position(wa, ia, va);
+        dvi_body_get_orientation(wa, ia, va + 3);
+        dvi_body_get_velocity(wa, ia, va + 7);
+        dvi_body_get_angular_velocity(wa, ia, va + 10);
+        dvi_body_get_contact_force(wa, ia, va + 13, va + 16);
+        dvi_body_get_position(wb, ib, vb);
+        dvi_body_get_orientation(wb, ib, vb + 3);
+        dvi_body_get_velocity(wb, ib, vb + 7);
+        dvi_body_get_angular_velocity(wb, ib, vb + 10);
+        dvi_body_get_contact_force(wb, ib, vb + 13, vb + 16);
         assert_bits(va, vb, 19);
     }
-    int32_t nc = dvi_world_contact_count(a->w);
-    assert_int_equal(nc, dvi_world_contact_count(b->w));
+    int32_t nc = dvi_world_contact_count(wa);
+    assert_int_equal(nc, dvi_world_contact_count(wb));
     for (int32_t c = 0; c < nc; c++) {
         dvi_contact_info ca, cb;
-        assert_int_equal(dvi_world_get_contact(a->w, c, &ca), DVI_OK);
-        assert_int_equal(dvi_world_get_contact(b->w, c, &cb), DVI_OK);
+        assert_int_equal(dvi_world_get_contact(wa, c, &ca), DVI_OK);
+        assert_int_equal(dvi_world_get_contact(wb, c, &cb), DVI_OK);
         assert_int_equal(ca.body_a.index1, cb.body_a.index1);
         assert_int_equal(ca.body_b.index1, cb.body_b.index1);
         assert_bits(ca.point, cb.point, 3);
@@ -220,14 +229,13 @@ static void assert_same(const scene* a, const scene* b)
         assert_bits(&ca.distance, &cb.distance, 1);
         assert_bits(ca.force, cb.force, 3);
     }
-    const dvi_joint_id ja[2] = {a->hinge, a->ball}, jb[2] = {b->hinge, b->ball};
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < nj; k++) {
         double ra[6], rb[6];
-        assert_int_equal(dvi_joint_get_reaction(a->w, ja[k], ra, ra + 3), DVI_OK);
-        assert_int_equal(dvi_joint_get_reaction(b->w, jb[k], rb, rb + 3), DVI_OK);
+        assert_int_equal(dvi_joint_get_reaction(wa, ja[k], ra, ra + 3), DVI_OK);
+        assert_int_equal(dvi_joint_get_reaction(wb, jb[k], rb, rb + 3), DVI_OK);
         assert_bits(ra, rb, 6);
     }
-    dvi_step_stats sa = dvi_world_get_stats(a->w), sb = dvi_world_get_stats(b->w);
+    dvi_step_stats sa = dvi_world_get_stats(wa), sb = dvi_world_get_stats(wb);
     assert_int_equal(sa.bodies, sb.bodies);
     assert_int_equal(sa.contacts, sb.contacts);
     assert_int_equal(sa.joint_rows, sb.joint_rows);
@@ -237,6 +245,15 @@ static void assert_same(const scene* a, const scene* b)
     assert_bits(&sa.residual, &sb.residual, 1);
     assert_bits(&sa.max_penetration, &sb.max_penetration, 1);
     assert_bits(&sa.max_joint_violation, &sb.max_joint_violation, 1);
+    assert_bits(&sa.max_overlap, &sb.max_overlap, 1);
+    assert_int_equal(sa.contact_history, sb.contact_history);
+    assert_bits(&sa.kinetic_energy, &sb.kinetic_energy, 1);
+}
+
+static void assert_same(const scene* a, const scene* b)
+{
+    const dvi_joint_id ja[2] = {a->hinge, a->ball}, jb[2] = {b->hinge, b->ball};
+    assert_same_world(a->w, b->w, ja, jb, 2);
 }
 
 static void save(const scene* s, void** data, size_t* size)
@@ -493,9 +510,12 @@ static void test_corrupted_blobs(void** state)
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
     assert_non_null(strstr(dvi_world_last_error(w), "not a world state"));
     memcpy(bad, blob, size);
-    bad[8] = 2;
+    bad[8] = 1; /* the format before the DEM section */
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
-    assert_non_null(strstr(dvi_world_last_error(w), "version 2 not supported"));
+    assert_non_null(strstr(dvi_world_last_error(w), "version 1 not supported"));
+    bad[8] = 3;
+    assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
+    assert_non_null(strstr(dvi_world_last_error(w), "version 3 not supported"));
     memcpy(bad, blob, size);
     bad[size - 1] ^= 0x10;
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
@@ -503,7 +523,7 @@ static void test_corrupted_blobs(void** state)
 
     /* forged contents with a valid checksum: indices are still checked */
     size_t nobj = 3 + 3 + 1;
-    size_t contacts_at = 64 + 8 * (1 + nobj) + 8 + 80 + 3 * 200 + 1 * 460;
+    size_t contacts_at = 64 + 8 * (1 + nobj) + 8 + STATS_BYTES + 3 * 200 + 1 * 460 + DEM_HEAD_BYTES;
     assert_true(contacts_at + 8 < size);
     memcpy(bad, blob, size);
     assert_true(bad[contacts_at] > 0 || bad[contacts_at + 1] > 0); /* contacts present */
@@ -520,7 +540,7 @@ static void test_corrupted_blobs(void** state)
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
     assert_non_null(strstr(dvi_world_last_error(w), "damaged"));
     /* a joint row count beyond the maximum */
-    size_t joint_at = 64 + 8 * (1 + nobj) + 8 + 80 + 3 * 200;
+    size_t joint_at = 64 + 8 * (1 + nobj) + 8 + STATS_BYTES + 3 * 200;
     memcpy(bad, blob, size);
     bad[joint_at + 16] = 8;
     reseal(bad, size);
@@ -562,6 +582,465 @@ static void test_corrupted_blobs(void** state)
     free(after);
     dvi_world_destroy(a.w);
     dvi_world_destroy(w);
+}
+
+/* ---- DEM mode ------------------------------------------------------------------------- */
+
+/* A DEM world: spheres dropping onto a plane, one sliding and one bouncing,
+ * two spheres in contact with each other, a tilted box landing on its
+ * corners, and a pendulum whose bob scrapes the ground (a revolute joint,
+ * solved directly). Tangential springs, rolling springs and history entries
+ * that appear and disappear between the save and the end. */
+typedef struct dem_scene {
+    dvi_world* w;
+    dvi_body_id spheres[5], box, bob;
+    dvi_joint_id hinge;
+} dem_scene;
+
+enum { DV_SAME = 0, DV_DVI, DV_HOOKE, DV_YOUNG, DV_KN, DV_ROLLING_DAMPING, DV_SAMPLE };
+
+#define DEM_H 1e-4
+
+static dvi_material dem_material(double mu, double mu_roll, double e)
+{
+    dvi_material m = dvi_default_shape_def().material;
+    m.young_modulus = 1e7;
+    m.poisson_ratio = 0.3;
+    m.friction = mu;
+    m.rolling_friction = mu_roll;
+    m.restitution = e;
+    return m;
+}
+
+static dvi_shape_id add_shape_id(dvi_world* w, dvi_body_id b, const dvi_shape_def* sd)
+{
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, b, sd, &s), DVI_OK);
+    return s;
+}
+
+static void build_dem_scene(dem_scene* s, dvi_dem_normal_model model, int variant)
+{
+    memset(s, 0, sizeof *s);
+    dvi_world_def wd = dvi_default_world_def();
+    wd.method = variant == DV_DVI ? DVI_METHOD_DVI : DVI_METHOD_DEM;
+    wd.dem.normal_model = variant == DV_HOOKE ? DVI_DEM_HOOKE : model;
+    if (variant == DV_ROLLING_DAMPING) wd.dem.rolling_damping = 0.31;
+    assert_int_equal(dvi_world_create(&wd, &s->w), DVI_OK);
+    dvi_world* w = s->w;
+    dvi_body_id ground = add_body(w, DVI_BODY_FIXED, 1, 1, 0, 0, 0);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    sd.material = dem_material(0.5, 0.01, 0.3);
+    add_shape(w, ground, &sd);
+
+    const double r = 0.05, m = 0.5, I = 0.4 * m * r * r;
+    /* x, z, vx; [3] and [4] touch each other */
+    static const double P[5][3] = {{0.0, 0.051, 0.0}, {0.3, 0.049, 1.0}, {0.6, 0.07, 0.0}, {0.9, 0.0495, 0.0},
+                                   {0.999, 0.0495, -0.2}};
+    for (int k = 0; k < 5; k++) {
+        s->spheres[k] = add_body(w, DVI_BODY_DYNAMIC, m, I, P[k][0], 0.0, P[k][1]);
+        double v[3] = {P[k][2], 0.0, 0.0};
+        assert_int_equal(dvi_body_set_velocity(w, s->spheres[k], v, NULL), DVI_OK);
+        sd = dvi_default_shape_def();
+        sd.radius = r;
+        sd.material = dem_material(0.4, k == 1 || k == 3 ? 0.01 : 0.0, k == 2 ? 0.7 : 0.3);
+        if (variant == DV_YOUNG && k == 2) sd.material.young_modulus = 2e7;
+        if (variant == DV_KN && k == 4) sd.material.k_n = 1e5;
+        add_shape(w, s->spheres[k], &sd);
+    }
+    /* a box tilted about x and y, corners first */
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = 1.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 1.0 * 0.02 / 3.0;
+    bd.position[0] = -0.5;
+    bd.position[2] = 0.14;
+    bd.orientation[0] = 0.99;
+    bd.orientation[1] = 0.1;
+    bd.orientation[2] = 0.0995;
+    double qn = sqrt(0.99 * 0.99 + 0.1 * 0.1 + 0.0995 * 0.0995);
+    for (int k = 0; k < 3; k++) bd.orientation[k] /= qn;
+    assert_int_equal(dvi_body_create(w, &bd, &s->box), DVI_OK);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+    sd.material = dem_material(0.6, 0.0, 0.2);
+    add_shape(w, s->box, &sd);
+    /* a pendulum about y through (0, 1, 0.3), arm 0.2498 m: at the bottom the
+     * bob (r = 0.05) overlaps the ground by 0.2 mm; it starts there at 0.8 m/s */
+    const double L = 0.2498, v0 = 0.8;
+    s->bob = add_body(w, DVI_BODY_DYNAMIC, m, I, 0.0, 1.0, 0.3 - L);
+    double v[3] = {v0, 0.0, 0.0}, om[3] = {0.0, -v0 / L, 0.0};
+    assert_int_equal(dvi_body_set_velocity(w, s->bob, v, om), DVI_OK);
+    sd = dvi_default_shape_def();
+    sd.radius = r;
+    sd.material = dem_material(0.5, 0.0, 0.3);
+    dvi_shape_id bob_shape = add_shape_id(w, s->bob, &sd);
+    if (variant == DV_SAMPLE) { /* samples only count as structure */
+        double smp[4] = {0.0, 0.0, -r, 1e-4};
+        assert_int_equal(dvi_shape_set_dem_samples(w, bob_shape, 1, smp), DVI_OK);
+    }
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_REVOLUTE;
+    jd.body_b = s->bob;
+    jd.anchor[1] = 1.0;
+    jd.anchor[2] = 0.3;
+    jd.axis[1] = 1.0;
+    jd.axis[2] = 0.0;
+    assert_int_equal(dvi_joint_create(w, &jd, &s->hinge), DVI_OK);
+}
+
+static void run_world(dvi_world* w, int steps)
+{
+    for (int k = 0; k < steps; k++) {
+        dvi_status st = dvi_world_step(w, DEM_H);
+        if (st < 0) print_error("step %d: %s\n", k, dvi_world_last_error(w));
+        assert_true(st >= 0);
+    }
+}
+
+static void save_world(dvi_world* w, void** data, size_t* size)
+{
+    assert_int_equal(dvi_world_save_state(w, data, size), DVI_OK);
+    assert_non_null(*data);
+}
+
+static uint32_t blob_u32(const unsigned char* b, size_t at)
+{
+    uint32_t v = 0;
+    for (int k = 0; k < 4; k++) v |= (uint32_t)b[at + (size_t)k] << (8 * k);
+    return v;
+}
+
+static void blob_put_u32(unsigned char* b, size_t at, uint32_t v)
+{
+    for (int k = 0; k < 4; k++) b[at + (size_t)k] = (unsigned char)(v >> (8 * k));
+}
+
+/* Offset of the DEM section (u64 step count, u32 entry count, entries). */
+static size_t dem_section_at(dvi_world* w, int32_t shapes, int32_t joints)
+{
+    size_t nb = (size_t)dvi_world_body_count(w), nobj = nb + (size_t)shapes + (size_t)joints;
+    return 64 + 8 * (1 + nobj) + 8 + STATS_BYTES + nb * BODY_BYTES + (size_t)joints * JOINT_BYTES;
+}
+
+/* Save after `half` steps, load into a fresh world and into one that has
+ * stepped on its own, continue step for step: bit-identical to the straight
+ * run, and the final blobs agree byte for byte. The entries of the history,
+ * stored in reversed order, load into another table layout and still give
+ * the same steps. */
+static void dem_resume_case(dvi_dem_normal_model model)
+{
+    const int half = 1200, total = 2400;
+    const char* name = model == DVI_DEM_HERTZ ? "Hertz" : "Hooke";
+    dem_scene a, b, c, d, e;
+    build_dem_scene(&a, model, DV_SAME);
+    run_world(a.w, total);
+    void *blob_a, *blob_b, *blob_c;
+    size_t size_a, size_b, size_c;
+    save_world(a.w, &blob_a, &size_a);
+
+    build_dem_scene(&b, model, DV_SAME);
+    run_world(b.w, half);
+    dvi_step_stats sb = dvi_world_get_stats(b.w);
+    print_message("DEM %s, saved after %d steps: %d contacts, %d history entries, max overlap %.3g m, kinetic "
+                  "energy %.4g J, %d joint rows\n",
+                  name, half, sb.contacts, sb.contact_history, sb.max_overlap, sb.kinetic_energy, sb.joint_rows);
+    assert_true(sb.contacts >= 5);
+    assert_true(sb.contact_history >= 5);
+    assert_true(sb.max_overlap > 0.0 && sb.kinetic_energy > 0.0);
+    assert_int_equal(sb.joint_rows, 5);
+    save_world(b.w, &blob_b, &size_b);
+
+    build_dem_scene(&c, model, DV_SAME);
+    assert_int_equal(dvi_world_load_state(c.w, blob_b, size_b), DVI_OK);
+    assert_same_world(b.w, c.w, &b.hinge, &c.hinge, 1);
+    int changes = 0, prev = sb.contact_history;
+    for (int k = half; k < total; k++) {
+        run_world(b.w, 1);
+        run_world(c.w, 1);
+        assert_same_world(b.w, c.w, &b.hinge, &c.hinge, 1);
+        int hc = dvi_world_get_stats(c.w).contact_history;
+        changes += hc != prev;
+        prev = hc;
+    }
+    assert_same_world(a.w, c.w, &a.hinge, &c.hinge, 1);
+    save_world(c.w, &blob_c, &size_c);
+    assert_int_equal(size_c, size_a);
+    assert_memory_equal(blob_a, blob_c, size_a);
+    print_message("DEM %s: resumed run bit-identical over %d steps (the history size changed %d times); final "
+                  "blobs equal (%zu bytes)\n",
+                  name, total - half, changes, size_a);
+    assert_true(changes > 0);
+
+    /* a world that stepped on its own first (other history, table grown) */
+    build_dem_scene(&d, model, DV_SAME);
+    double push[3] = {0.0, 2.0, 0.0};
+    assert_int_equal(dvi_body_set_velocity(d.w, d.spheres[0], push, NULL), DVI_OK);
+    run_world(d.w, 500);
+    assert_int_equal(dvi_world_load_state(d.w, blob_b, size_b), DVI_OK);
+    run_world(d.w, total - half);
+    assert_same_world(a.w, d.w, &a.hinge, &d.hinge, 1);
+
+    /* the entries in reversed order: the same steps */
+    unsigned char* rev = malloc(size_b);
+    assert_non_null(rev);
+    memcpy(rev, blob_b, size_b);
+    size_t at = dem_section_at(b.w, 8, 1);
+    uint32_t nh = blob_u32(rev, at + 8);
+    assert_int_equal(nh, (uint32_t)sb.contact_history);
+    const unsigned char* src = (const unsigned char*)blob_b + at + DEM_HEAD_BYTES;
+    for (uint32_t k = 0; k < nh; k++)
+        memcpy(rev + at + DEM_HEAD_BYTES + (size_t)k * DEM_ENTRY_BYTES, src + (size_t)(nh - 1 - k) * DEM_ENTRY_BYTES,
+               DEM_ENTRY_BYTES);
+    assert_true(memcmp(rev, blob_b, size_b) != 0);
+    reseal(rev, size_b);
+    build_dem_scene(&e, model, DV_SAME);
+    assert_int_equal(dvi_world_load_state(e.w, rev, size_b), DVI_OK);
+    run_world(e.w, total - half);
+    assert_same_world(a.w, e.w, &a.hinge, &e.hinge, 1);
+
+    free(rev);
+    free(blob_a);
+    free(blob_b);
+    free(blob_c);
+    dvi_world_destroy(a.w);
+    dvi_world_destroy(b.w);
+    dvi_world_destroy(c.w);
+    dvi_world_destroy(d.w);
+    dvi_world_destroy(e.w);
+}
+
+static void test_dem_resume_bit_identical(void** state)
+{
+    (void)state;
+    dem_resume_case(DVI_DEM_HERTZ);
+    dem_resume_case(DVI_DEM_HOOKE);
+}
+
+/* The hysteretic height-field model: a plate with 5 × 5 sample points and a
+ * sphere (ordinary penalty contact) land on a bumpy field and slide. The
+ * plate is created first, so the terrain records name the height field as
+ * shape_a with a larger index than shape_b. */
+typedef struct terrain_scene {
+    dvi_world* w;
+    dvi_body_id plate, ball;
+} terrain_scene;
+
+enum { TNX = 21 };
+
+static void build_terrain_scene(terrain_scene* s, int variant)
+{
+    memset(s, 0, sizeof *s);
+    dvi_world_def wd = dvi_default_world_def();
+    wd.method = DVI_METHOD_DEM;
+    assert_int_equal(dvi_world_create(&wd, &s->w), DVI_OK);
+    dvi_world* w = s->w;
+    const double a = 0.2, hz = 0.02, m = 2.0;
+    s->plate = add_body(w, DVI_BODY_DYNAMIC, m, m * (4 * a * a + 4 * hz * hz) / 12, 0.6, 1.0, 0.035);
+    double v[3] = {1.0, 0.3, 0.0};
+    assert_int_equal(dvi_body_set_velocity(w, s->plate, v, NULL), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = sd.half_extents[1] = a;
+    sd.half_extents[2] = hz;
+    sd.material.friction = 0.5;
+    dvi_shape_id ps = add_shape_id(w, s->plate, &sd);
+    double samples[25 * 4];
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++) {
+            double* p = samples + 4 * (5 * i + j);
+            p[0] = -a + (i + 0.5) * (2 * a / 5);
+            p[1] = -a + (j + 0.5) * (2 * a / 5);
+            p[2] = -hz;
+            p[3] = (2 * a) * (2 * a) / 25;
+        }
+    if (variant == DV_SAMPLE) samples[4 * 7 + 2] -= 1e-3;
+    assert_int_equal(dvi_shape_set_dem_samples(w, ps, 25, samples), DVI_OK);
+    s->ball = add_body(w, DVI_BODY_DYNAMIC, 0.5, 0.4 * 0.5 * 0.05 * 0.05, 1.4, 0.6, 0.07);
+    v[0] = -0.5;
+    v[1] = 0.0;
+    assert_int_equal(dvi_body_set_velocity(w, s->ball, v, NULL), DVI_OK);
+    sd = dvi_default_shape_def();
+    sd.radius = 0.05;
+    sd.material.friction = 0.5;
+    sd.material.rolling_friction = 0.005;
+    add_shape(w, s->ball, &sd);
+    static double heights[TNX * TNX];
+    for (int j = 0; j < TNX; j++)
+        for (int i = 0; i < TNX; i++) heights[j * TNX + i] = 0.01 * sin(0.7 * i) * cos(0.5 * j);
+    dvi_body_id ground = add_body(w, DVI_BODY_FIXED, 1, 1, 0, 0, 0);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_HEIGHTFIELD;
+    sd.nx = sd.ny = TNX;
+    sd.dx = sd.dy = 0.1;
+    sd.heights = heights;
+    sd.material.friction = 0.6;
+    sd.material.terrain_stiffness = 1e6;
+    sd.material.terrain_hysteresis = variant == DV_YOUNG ? 0.25 : 0.3;
+    add_shape(w, ground, &sd);
+}
+
+static void test_dem_terrain_resume(void** state)
+{
+    (void)state;
+    const int half = 1500, total = 3000;
+    terrain_scene a, b, c;
+    build_terrain_scene(&a, DV_SAME);
+    run_world(a.w, total);
+    build_terrain_scene(&b, DV_SAME);
+    run_world(b.w, half);
+    dvi_step_stats sb = dvi_world_get_stats(b.w);
+    int samples = 0, terrain_first = 0;
+    for (int32_t k = 0; k < dvi_world_contact_count(b.w); k++) {
+        dvi_contact_info ci;
+        assert_int_equal(dvi_world_get_contact(b.w, k, &ci), DVI_OK);
+        if (ci.body_b.index1 == b.plate.index1) {
+            samples++;
+            terrain_first += ci.body_a.index1 == 3; /* the field's body, created last */
+        }
+    }
+    print_message("terrain: saved after %d steps: %d contacts (%d plate samples), %d history entries, max overlap "
+                  "%.3g m\n",
+                  half, sb.contacts, samples, sb.contact_history, sb.max_overlap);
+    assert_true(samples >= 3 && terrain_first == samples);
+    assert_true(sb.contact_history >= 1 && sb.contact_history < sb.contacts);
+    void *blob, *end_a, *end_c;
+    size_t size, size_a, size_c;
+    save_world(b.w, &blob, &size);
+    build_terrain_scene(&c, DV_SAME);
+    assert_int_equal(dvi_world_load_state(c.w, blob, size), DVI_OK);
+    for (int k = half; k < total; k++) {
+        run_world(b.w, 1);
+        run_world(c.w, 1);
+        assert_same_world(b.w, c.w, NULL, NULL, 0);
+    }
+    assert_same_world(a.w, c.w, NULL, NULL, 0);
+    save_world(a.w, &end_a, &size_a);
+    save_world(c.w, &end_c, &size_c);
+    assert_int_equal(size_a, size_c);
+    assert_memory_equal(end_a, end_c, size_a);
+    double x[3];
+    dvi_body_get_position(c.w, c.plate, x);
+    print_message("terrain: resumed run bit-identical over %d steps; plate at (%.4f, %.4f, %.4f) m\n", total - half,
+                  x[0], x[1], x[2]);
+
+    /* other samples or another terrain material: refused, the world unchanged */
+    static const struct {
+        int variant;
+        const char* text;
+    } cases[] = {{DV_SAMPLE, "shapes[0]: body, type, size, offset, material, data or DEM samples"},
+                 {DV_YOUNG, "shapes[2]"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        terrain_scene o;
+        build_terrain_scene(&o, cases[k].variant);
+        scene t;
+        memset(&t, 0, sizeof t);
+        t.w = o.w;
+        assert_refused(&t, blob, size, DVI_ERR_INVALID_ARG, cases[k].text);
+        dvi_world_destroy(o.w);
+    }
+    free(blob);
+    free(end_a);
+    free(end_c);
+    dvi_world_destroy(a.w);
+    dvi_world_destroy(b.w);
+    dvi_world_destroy(c.w);
+}
+
+/* A DEM blob is refused by a world of another method, normal model, DEM
+ * setting, DEM material or DEM samples; forged DEM contents are refused. */
+static void test_dem_refusals(void** state)
+{
+    (void)state;
+    dem_scene a;
+    build_dem_scene(&a, DVI_DEM_HERTZ, DV_SAME);
+    run_world(a.w, 800);
+    void* blob;
+    size_t size;
+    save_world(a.w, &blob, &size);
+    static const struct {
+        int variant;
+        const char* text;
+    } cases[] = {
+        {DV_DVI, "world settings: gravity, collision envelope, recovery speeds, bounce threshold, method or DEM settings"},
+        {DV_HOOKE, "method or DEM settings"},
+        {DV_ROLLING_DAMPING, "method or DEM settings"},
+        {DV_YOUNG, "shapes[3]: body, type, size, offset, material"},
+        {DV_KN, "shapes[5]"},
+        {DV_SAMPLE, "shapes[7]"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dem_scene o;
+        build_dem_scene(&o, DVI_DEM_HERTZ, cases[k].variant);
+        run_world(o.w, 10);
+        scene t;
+        memset(&t, 0, sizeof t);
+        t.w = o.w;
+        assert_refused(&t, blob, size, DVI_ERR_INVALID_ARG, cases[k].text);
+        dvi_world_destroy(o.w);
+    }
+    /* and a DVI blob of the same bodies by the DEM world */
+    dem_scene v;
+    build_dem_scene(&v, DVI_DEM_HERTZ, DV_DVI);
+    for (int k = 0; k < 20; k++) assert_true(dvi_world_step(v.w, 1e-3) >= 0);
+    void* dvi_blob;
+    size_t dvi_size;
+    save_world(v.w, &dvi_blob, &dvi_size);
+    scene t;
+    memset(&t, 0, sizeof t);
+    t.w = a.w;
+    assert_refused(&t, dvi_blob, dvi_size, DVI_ERR_INVALID_ARG, "method or DEM settings");
+    free(dvi_blob);
+    dvi_world_destroy(v.w);
+
+    /* forged contents with a valid checksum */
+    unsigned char* bad = malloc(size);
+    assert_non_null(bad);
+    size_t at = dem_section_at(a.w, 8, 1);
+    uint32_t nh = blob_u32(blob, at + 8);
+    assert_true(nh >= 2);
+    size_t e0 = at + DEM_HEAD_BYTES, e1 = e0 + DEM_ENTRY_BYTES;
+    memcpy(bad, blob, size);
+    blob_put_u32(bad, e0, 8); /* shape_a: there are 8 shapes */
+    reseal(bad, size);
+    assert_refused(&t, bad, size, DVI_ERR_PARSE, "dem_history[0].shape_a out of range");
+    memcpy(bad, blob, size);
+    memcpy(bad + e1 + 4, bad + e0 + 4, 4); /* shape_b of entry 0: the same shape twice, or another pair */
+    blob_put_u32(bad, e1 + 4, blob_u32(bad, e1)); /* shape_b = shape_a */
+    reseal(bad, size);
+    assert_refused(&t, bad, size, DVI_ERR_PARSE, "dem_history[1].shape_b out of range");
+    memcpy(bad, blob, size);
+    memcpy(bad + e1, bad + e0, 12); /* entry 1 gets entry 0's key */
+    reseal(bad, size);
+    assert_refused(&t, bad, size, DVI_ERR_PARSE, "dem_history[1]: duplicate key");
+    memcpy(bad, blob, size);
+    blob_put_u32(bad, at + 8, 0x7FFFFFFF);
+    reseal(bad, size);
+    assert_refused(&t, bad, size, DVI_ERR_PARSE, "DEM history count does not fit the payload");
+    /* a DEM contact record posing as a DVI one */
+    size_t contacts_at = at + DEM_HEAD_BYTES + (size_t)nh * DEM_ENTRY_BYTES;
+    assert_true(blob_u32(blob, contacts_at) > 0);
+    memcpy(bad, blob, size);
+    blob_put_u32(bad, contacts_at + 4 + 128, 3); /* contacts[0].nrows */
+    reseal(bad, size);
+    assert_refused(&t, bad, size, DVI_ERR_PARSE, "contacts[0].nrows out of range");
+    memcpy(bad, blob, size);
+    blob_put_u32(bad, contacts_at + 4 + 124, 0); /* contacts[0].row */
+    reseal(bad, size);
+    assert_refused(&t, bad, size, DVI_ERR_PARSE, "contacts[0].row out of range");
+    /* every flipped byte of the small DEM blob */
+    for (size_t i = 0; i < size; i += 3) {
+        memcpy(bad, blob, size);
+        bad[i] ^= 0x21;
+        assert_true(dvi_world_load_state(a.w, bad, size) < 0);
+    }
+    /* the genuine blob still loads, and the method cannot change afterwards */
+    assert_int_equal(dvi_world_load_state(a.w, blob, size), DVI_OK);
+    assert_int_equal(dvi_world_set_method(a.w, DVI_METHOD_DVI, NULL), DVI_ERR_INVALID_ARG);
+    free(bad);
+    free(blob);
+    dvi_world_destroy(a.w);
 }
 
 /* ---- enumeration -------------------------------------------------------------------- */
@@ -1086,6 +1565,9 @@ int main(void)
         cmocka_unit_test(test_state_before_first_step),
         cmocka_unit_test(test_refuses_other_structure),
         cmocka_unit_test(test_corrupted_blobs),
+        cmocka_unit_test(test_dem_resume_bit_identical),
+        cmocka_unit_test(test_dem_terrain_resume),
+        cmocka_unit_test(test_dem_refusals),
         cmocka_unit_test(test_body_enumeration),
         cmocka_unit_test(test_ccp_roundtrip_factor),
         cmocka_unit_test(test_ccp_roundtrip_delassus),

@@ -120,7 +120,10 @@ int dvi_cmd_check(int argc, char** argv)
         printf("\n");
     }
     int64_t steps = s.dt > 0 ? cli_steps_for(s.duration, s.dt) : 0;
-    printf("  method      %s\n", s.method);
+    printf("  method      %s%s\n", s.method,
+           strcmp(s.method, "dem") == 0 ? " (penalty contacts; the solver below only for joint problems of more than "
+                                          "256 rows)"
+                                        : "");
     printf("  solver      %s (tolerance %.3g, at most %d iterations%s)\n", s.solver, s.solver_settings.tolerance,
            (int)s.solver_settings.max_iterations, s.solver_settings.warm_start ? ", warm start" : "");
     printf("  dt          %.6g s\n", s.dt);

@@ -58,7 +58,7 @@ DVI_API void dvi_scene_errors_free(dvi_scene_errors* errors);
 /// Returns DVI_OK, DVI_ERR_IO (cannot read), DVI_ERR_PARSE (not JSON, with
 /// line and column), DVI_ERR_INVALID_ARG (validation: all errors reported at
 /// once), DVI_ERR_UNSUPPORTED (the only problem is a request for something
-/// not available, e.g. formulation.method "dem") or DVI_ERR_NOMEM. On
+/// this version does not provide) or DVI_ERR_NOMEM. On
 /// failure *out is NULL. `errors` may be NULL. At most 200 problems are
 /// listed; a last line then counts the others.
 DVI_API dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* errors);
@@ -71,7 +71,7 @@ DVI_API void dvi_scene_destroy(dvi_scene* scene);
 /// Run settings of a scene (after overrides). Strings are owned by the scene.
 typedef struct dvi_scene_settings {
     const char* name;         ///< scene name ("" if none)
-    const char* method;       ///< "dvi" (or "dem" once available)
+    const char* method;       ///< "dvi" or "dem" (formulation.dem: the DEM settings)
     double dt;                ///< s
     double duration;          ///< s
     const char* solver;       ///< CCP solver name

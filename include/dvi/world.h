@@ -310,14 +310,16 @@ DVI_API dvi_status dvi_body_get_info(const dvi_world* world, dvi_body_id body, d
 
 /// The complete dynamic state of the world — time, body poses, velocities and
 /// applied forces, motor targets, the warm-start history of contacts and
-/// joints — as a byte blob (malloc'd; free with free()). The blob holds a
-/// fingerprint of the world's structure (bodies, shapes, joints) and a
-/// checksum. Loading it into a world with the same structure (e.g. built
-/// again from the same scene) makes the next steps bit-identical to those of
-/// the world that was saved. Refused (DVI_ERR_INVALID_ARG / DVI_ERR_PARSE,
-/// message on the world) if the structure differs or the blob is damaged;
-/// the world is then unchanged. The world's settings (gravity, envelope,
-/// recovery speeds, bounce threshold) count as structure. The solver and its
+/// joints, and in DEM mode the contact history (tangential and rolling
+/// springs) — as a byte blob (malloc'd; free with free()). The blob holds a
+/// fingerprint of the world's structure (bodies, shapes with their materials
+/// and DEM sample points, joints) and a checksum. Loading it into a world
+/// with the same structure (e.g. built again from the same scene) makes the
+/// next steps bit-identical to those of the world that was saved. Refused
+/// (DVI_ERR_INVALID_ARG / DVI_ERR_PARSE, message on the world) if the
+/// structure differs or the blob is damaged; the world is then unchanged.
+/// The world's settings (gravity, envelope, recovery speeds, bounce
+/// threshold, method and DEM settings) count as structure. The solver and its
 /// settings are configuration, not state: they are neither saved nor
 /// checked, so the loading world must use the same solver for the steps to
 /// be identical. The format is portable (little-endian, raw IEEE doubles).
