@@ -3,7 +3,7 @@
  *   dvi run SCENE [options]        simulate; CSV/SVG/VTK outputs, summary.json, checkpoints
  *   dvi run --resume DIR           continue a run from its checkpoint
  *   dvi check SCENE                validate a scene and print what it holds
- *   dvi solve PROBLEM.json         solve one CCP with one or all solvers
+ *   dvi solve PROBLEM              solve one CCP (JSON or FCLIB) with one or all solvers
  *
  * docs/cli.md is the manual; the help texts below are its short form. */
 #include "dvi_cli.h"
@@ -23,7 +23,7 @@ static const char overview_help[] =
     "                          summary.json, checkpoints (and VTK frames) into a directory\n"
     "  run --resume DIR        continue an interrupted or finished run from DIR/checkpoint\n"
     "  check SCENE             validate a scene file and print a short summary\n"
-    "  solve PROBLEM.json      solve a CCP problem file with one or all solvers\n"
+    "  solve PROBLEM           solve a CCP problem file (JSON or FCLIB) with one or all solvers\n"
     "  help [COMMAND]          this text, or the help of COMMAND\n"
     "\n"
     "Options:\n"
@@ -85,10 +85,11 @@ static const char check_help[] =
     "as \"SCENE: path: message\") or bad usage.\n";
 
 static const char solve_help[] =
-    "Usage: dvi solve PROBLEM.json [--solver NAME | --all-solvers] [--tolerance X]\n"
-    "                 [--max-iterations K] [--threads N] [--warm-start]\n"
+    "Usage: dvi solve PROBLEM [--solver NAME | --all-solvers] [--tolerance X]\n"
+    "                 [--max-iterations K] [--threads N] [--warm-start] [--delassus]\n"
     "\n"
-    "Reads a CCP problem file (JSON) and solves it. Prints one line per solver:\n"
+    "Reads a CCP problem file — JSON (docs/ccp-file.md) or FCLIB HDF5, local or\n"
+    "global (docs/fclib.md) — and solves it. Prints one line per solver:\n"
     "iterations, CCP residual, Coulomb residual, wall time and status, and, when the\n"
     "file holds a reference solution, the relative difference ||gamma - ref|| / ||ref||.\n"
     "\n"
@@ -99,6 +100,8 @@ static const char solve_help[] =
     "  --max-iterations K      iterations / sweeps / pivots at most (default 1000)\n"
     "  --threads N             threads for the matrix-free products (default 1)\n"
     "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"
+    "  --delassus              FCLIB global problems: form W = H M^-1 H^T with CHOLMOD even\n"
+    "                          when M is block-diagonal\n"
     "\n"
     "Exit status: 0 every solver ran (converged or not: see the status column); 1 a\n"
     "solver failed with an error; 2 bad usage or invalid problem file.\n";

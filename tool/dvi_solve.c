@@ -1,5 +1,7 @@
-/* `dvi solve PROBLEM.json`: solve a CCP problem file (docs/ccp-file.md) with
- * one solver or all of them and print what each reports. */
+/* `dvi solve PROBLEM`: solve a CCP problem file with one solver or all of
+ * them and print what each reports. PROBLEM is a JSON CCP file
+ * (docs/ccp-file.md) or an FCLIB file (HDF5, docs/fclib.md), told apart by
+ * the HDF5 signature at offset 0. */
 #include "dvi_cli.h"
 
 #include <dvi/dvi.h>
@@ -9,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START };
+enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START, OPT_DELASSUS };
 
 static const cli_option solve_options[] = {
     {"solver", true, OPT_SOLVER},
@@ -18,6 +20,7 @@ static const cli_option solve_options[] = {
     {"max-iterations", true, OPT_MAX_ITERATIONS},
     {"threads", true, OPT_THREADS},
     {"warm-start", false, OPT_WARM_START},
+    {"delassus", false, OPT_DELASSUS},
     {NULL, false, 0},
 };
 
@@ -49,13 +52,55 @@ static void describe_problem(const char* path, const dvi_ccp_problem* p, bool ha
     printf("%s%s\n", has_solution ? "; reference solution" : "", has_gamma0 ? "; initial guess" : "");
 }
 
+/* Does the file start with the HDF5 signature \x89HDF\r\n\x1a\n? */
+static bool is_hdf5(const char* path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    unsigned char head[8];
+    FILE* f = fopen(path, "rb");
+    if (!f) return false;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == sizeof head && memcmp(head, sig, sizeof sig) == 0;
+}
+
+/* The FCLIB side of the description: kind, sizes, conversion, and the
+ * stored solution's residuals (the stored solutions of published files are
+ * often not solutions: they are shown so that one can tell). */
+static void describe_fclib(const dvi_ccp_problem* p, const dvi_fclib_info* info, const double* solution)
+{
+    printf("FCLIB %s problem%s%s%s: %d contacts", info->kind == DVI_FCLIB_GLOBAL ? "global" : "local",
+           info->title[0] ? " \"" : "", info->title, info->title[0] ? "\"" : "", (int)info->contacts);
+    if (info->equalities) printf(", %d equality rows", (int)info->equalities);
+    if (info->kind == DVI_FCLIB_GLOBAL) {
+        printf(", %d degrees of freedom; ", (int)info->dofs);
+        if (p->D)
+            printf("M block-diagonal (%d blocks): factor form, %d bodies", (int)info->mass_blocks, (int)p->body_count);
+        else
+            printf("W = H' M^-1 H (CHOLMOD)");
+    }
+    printf("\n");
+    if (info->symmetrized)
+        printf("note: the file's %s is not symmetric (asymmetry %.1e): the solvers get its symmetric part, %s\n",
+               info->kind == DVI_FCLIB_GLOBAL ? "M" : "W", info->asymmetry,
+               info->kind == DVI_FCLIB_GLOBAL ? "and so do the residuals"
+                                              : "within a splitting that solves the file's own W");
+    dvi_ccp_metrics m;
+    if (solution && dvi_fclib_evaluate(p, info, solution, &m) == DVI_OK) {
+        printf("stored solution r: CCP residual %.3e, Coulomb residual %.3e", m.residual, m.residual_coulomb);
+        if (!isnan(info->u_mismatch)) printf("; stored u vs W r + q: %.1e", info->u_mismatch);
+        if (!isnan(info->v_mismatch)) printf("; stored v vs M^-1 (H r + f): %.1e", info->v_mismatch);
+        printf("\n");
+    }
+}
+
 int dvi_cmd_solve(int argc, char** argv)
 {
     cli_parser p;
     cli_init(&p, argc, argv, "solve");
     const char* path = NULL;
     const char* solver = NULL;
-    bool all = false, warm = false;
+    bool all = false, warm = false, delassus = false;
     double tolerance = 0;
     int64_t max_iterations = 0, threads = 0;
     const char* arg;
@@ -98,16 +143,24 @@ int dvi_cmd_solve(int argc, char** argv)
         case OPT_WARM_START:
             warm = true;
             break;
+        case OPT_DELASSUS:
+            delassus = true;
+            break;
         default:
             break;
         }
     }
-    if (!path) return cli_usage_error("solve", "missing PROBLEM (a CCP problem file, JSON)");
+    if (!path) return cli_usage_error("solve", "missing PROBLEM (a CCP problem file: JSON, or FCLIB HDF5)");
     if (all && solver) return cli_usage_error("solve", "--solver and --all-solvers exclude each other");
 
     char msg[1024] = "";
     dvi_ccp_file* file = NULL;
-    dvi_status st = dvi_ccp_problem_read_json(path, &file, msg, sizeof msg);
+    dvi_fclib_info info;
+    memset(&info, 0, sizeof info);
+    bool fclib = is_hdf5(path);
+    if (delassus && !fclib) return cli_usage_error("solve", "--delassus: only for FCLIB (HDF5) files");
+    dvi_status st = fclib ? dvi_fclib_read_ex(path, delassus ? DVI_FCLIB_DELASSUS : 0u, &file, &info, msg, sizeof msg)
+                          : dvi_ccp_problem_read_json(path, &file, msg, sizeof msg);
     if (st < 0) {
         fprintf(stderr, "%s\n", msg[0] ? msg : dvi_status_string(st));
         return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
@@ -115,9 +168,12 @@ int dvi_cmd_solve(int argc, char** argv)
     const dvi_ccp_problem* prob = &file->problem;
     if (warm && !file->gamma0) {
         dvi_ccp_file_free(file);
-        return cli_usage_error("solve", "--warm-start: %s has no initial guess (gamma0)", path);
+        dvi_fclib_info_clear(&info);
+        return cli_usage_error("solve", "--warm-start: %s has no initial guess (%s)", path,
+                               fclib ? "/guesses/1/r" : "gamma0");
     }
     describe_problem(path, prob, file->solution != NULL, file->gamma0 != NULL);
+    if (fclib) describe_fclib(prob, &info, file->solution);
 
     dvi_solver_settings s = dvi_default_solver_settings();
     if (tolerance > 0) s.tolerance = tolerance;
@@ -129,6 +185,7 @@ int dvi_cmd_solve(int argc, char** argv)
     double* gamma = malloc(m * sizeof(double));
     if (!gamma) {
         dvi_ccp_file_free(file);
+        dvi_fclib_info_clear(&info);
         fprintf(stderr, "dvi solve: out of memory\n");
         return DVI_EXIT_FAILED;
     }
@@ -149,7 +206,7 @@ int dvi_cmd_solve(int argc, char** argv)
         for (int32_t i = 0; i < prob->rows; i++) gamma[i] = warm ? file->gamma0[i] : 0.0;
         dvi_solve_result res;
         memset(&res, 0, sizeof res);
-        st = dvi_ccp_solve(prob, name, &s, gamma, &res);
+        st = fclib ? dvi_fclib_solve(name, &s, prob, &info, gamma, &res) : dvi_ccp_solve(prob, name, &s, gamma, &res);
         if (st < 0) {
             printf("%-8s %-15s %s\n", name, "error", res.message[0] ? res.message : dvi_status_string(st));
             fprintf(stderr, "dvi solve: %s: %s: %s\n", path, name, res.message[0] ? res.message : dvi_status_string(st));
@@ -173,5 +230,6 @@ int dvi_cmd_solve(int argc, char** argv)
     }
     free(gamma);
     dvi_ccp_file_free(file);
+    dvi_fclib_info_clear(&info);
     return rc;
 }
