@@ -211,7 +211,75 @@ rover_options rover_default_options(void)
     rover_options o;
     memset(&o, 0, sizeof o);
     o.wheel_friction = -1.0;
+    o.grouser_height = 0.02;
+    o.grouser_thickness = 0.01;
     return o;
+}
+
+/* Unit quaternion (w, x, y, z) of the rotation matrix R (row-major) whose
+ * columns are the rotated x, y, z axes. */
+static void quat_from_matrix(const double R[9], double q[4])
+{
+    double tr = R[0] + R[4] + R[8];
+    if (tr > 0.0) {
+        double s = 2.0 * sqrt(1.0 + tr);
+        q[0] = 0.25 * s;
+        q[1] = (R[7] - R[5]) / s;
+        q[2] = (R[2] - R[6]) / s;
+        q[3] = (R[3] - R[1]) / s;
+    } else if (R[0] > R[4] && R[0] > R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        q[0] = (R[7] - R[5]) / s;
+        q[1] = 0.25 * s;
+        q[2] = (R[1] + R[3]) / s;
+        q[3] = (R[2] + R[6]) / s;
+    } else if (R[4] > R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8]);
+        q[0] = (R[2] - R[6]) / s;
+        q[1] = (R[1] + R[3]) / s;
+        q[2] = 0.25 * s;
+        q[3] = (R[5] + R[7]) / s;
+    } else {
+        double s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4]);
+        q[0] = (R[3] - R[1]) / s;
+        q[1] = (R[2] + R[6]) / s;
+        q[2] = (R[5] + R[7]) / s;
+        q[3] = 0.25 * s;
+    }
+    if (q[0] < 0.0)
+        for (int k = 0; k < 4; k++) q[k] = -q[k];
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++) q[k] /= n;
+}
+
+void rover_grouser_pose(const double axis[3], int k, int n, double radius, double pos[3], double q[4])
+{
+    const double pi = 3.14159265358979323846;
+    /* e1: −z made perpendicular to the axle (x if the axle is vertical); e2 = axle × e1 */
+    double e1[3] = {axis[2] * axis[0], axis[2] * axis[1], -1.0 + axis[2] * axis[2]};
+    double l = sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+    if (l < 1e-9) {
+        e1[0] = 1.0;
+        e1[1] = e1[2] = 0.0;
+        l = 1.0;
+    }
+    for (int c = 0; c < 3; c++) e1[c] /= l;
+    double e2[3] = {axis[1] * e1[2] - axis[2] * e1[1], axis[2] * e1[0] - axis[0] * e1[2],
+                    axis[0] * e1[1] - axis[1] * e1[0]};
+    double phi = 2.0 * pi * (double)k / (double)(n > 0 ? n : 1);
+    double nr[3], t[3];
+    for (int c = 0; c < 3; c++) nr[c] = cos(phi) * e1[c] + sin(phi) * e2[c];
+    t[0] = axis[1] * nr[2] - axis[2] * nr[1];
+    t[1] = axis[2] * nr[0] - axis[0] * nr[2];
+    t[2] = axis[0] * nr[1] - axis[1] * nr[0];
+    double R[9];
+    for (int c = 0; c < 3; c++) {
+        R[3 * c + 0] = t[c];
+        R[3 * c + 1] = axis[c];
+        R[3 * c + 2] = nr[c];
+        pos[c] = radius * nr[c];
+    }
+    quat_from_matrix(R, q);
 }
 
 /* Unit quaternion (w, x, y, z) turning the unit vector (0, 0, 1) onto unit a. */
@@ -412,10 +480,11 @@ static dvi_status create_model(dvi_world* w, const model* m, const rover_options
 {
     out->wheel_radius = m->radius;
     out->wheel_width = m->width;
-    out->wheel_bottom_z = m->bottom_z;
+    /* grouser 0 of every wheel points straight down: its tip is the lowest point */
+    out->wheel_bottom_z = m->bottom_z - (o->grousers > 0 ? o->grouser_height : 0.0);
     out->json_envelope = m->envelope;
     double off[3] = {o->position[0], o->position[1], o->position[2]};
-    if (o->on_ground) off[2] = o->position[2] - m->bottom_z;
+    if (o->on_ground) off[2] = o->position[2] - out->wheel_bottom_z;
     for (int k = 0; k < 3; k++) out->origin[k] = off[k];
 
     dvi_body_id ids[ROVER_BODIES];
@@ -451,6 +520,21 @@ static dvi_status create_model(dvi_world* w, const model* m, const rover_options
         sd.material.compliance = o->wheel_compliance;
         st = dvi_shape_create(w, ids[i], &sd, &rw->shape);
         if (st != DVI_OK) return fail(e, st, "parts.%s: dvi_shape_create: %s", p->name, dvi_world_last_error(w));
+        for (int g = 0; g < o->grousers; g++) { /* thin boxes across the tread */
+            dvi_shape_def gs = sd;
+            double gp[3];
+            gs.type = DVI_SHAPE_BOX;
+            gs.radius = gs.half_length = 0.0;
+            gs.half_extents[0] = 0.5 * o->grouser_thickness;
+            gs.half_extents[1] = 0.5 * m->width;
+            gs.half_extents[2] = o->grouser_height;
+            rover_grouser_pose(p->axis, g, o->grousers, m->radius, gp, gs.offset_orientation);
+            for (int k = 0; k < 3; k++) gs.offset_position[k] = p->origin[k] - p->com[k] + gp[k];
+            dvi_shape_id gid;
+            st = dvi_shape_create(w, ids[i], &gs, &gid);
+            if (st != DVI_OK)
+                return fail(e, st, "parts.%s: grouser %d: dvi_shape_create: %s", p->name, g, dvi_world_last_error(w));
+        }
         rw->name = WHEEL_NAMES[wi];
         rw->label = WHEEL_LABELS[wi];
         rw->side = wi < 3 ? 0 : 1;
@@ -534,6 +618,11 @@ dvi_status rover_build(dvi_world* w, const char* json_path, const char* variant,
         return fail(&e, DVI_ERR_INVALID_ARG,
                     "options: wheel_friction, wheel_speed, wheel_ramp, wheel_compliance must be finite; ramp, "
                     "compliance >= 0");
+    if (o.grousers < 0 || o.grousers > 360 ||
+        (o.grousers > 0 && !(o.grouser_height > 0.0 && isfinite(o.grouser_height) && o.grouser_thickness > 0.0 &&
+                             isfinite(o.grouser_thickness))))
+        return fail(&e, DVI_ERR_INVALID_ARG,
+                    "options: grousers must be in [0, 360]; with grousers, grouser_height and grouser_thickness > 0");
     memset(out, 0, sizeof *out);
     cJSON* root = load_json(json_path, &e);
     if (!root) return e.status;
@@ -597,4 +686,94 @@ double rover_pitch(const dvi_world* w, dvi_body_id body)
     double xx = 1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3]);
     double xz = 2.0 * (q[1] * q[3] - q[0] * q[2]);
     return atan2(-xz, xx);
+}
+
+/* ---- the obstacle-crossing course ------------------------------------------------ */
+
+dvi_status rover_add_ground(dvi_world* w, double friction, dvi_body_id* out)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    dvi_status st = dvi_body_create(w, &bd, out);
+    if (st != DVI_OK) return st;
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    sd.material.friction = friction;
+    dvi_shape_id sid;
+    return dvi_shape_create(w, *out, &sd, &sid);
+}
+
+dvi_status rover_add_obstacle(dvi_world* w, const double centre[3], double radius, double friction,
+                              dvi_body_id* out)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    for (int k = 0; k < 3; k++) bd.position[k] = centre[k];
+    dvi_status st = dvi_body_create(w, &bd, out);
+    if (st != DVI_OK) return st;
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = radius;
+    sd.material.friction = friction;
+    dvi_shape_id sid;
+    return dvi_shape_create(w, *out, &sd, &sid);
+}
+
+dvi_status rover_wheel_loads(const dvi_world* w, const rover* r, double load[ROVER_WHEELS])
+{
+    if (!w || !r || !load) return DVI_ERR_INVALID_ARG;
+    for (int i = 0; i < ROVER_WHEELS; i++) load[i] = 0.0;
+    int32_t n = dvi_world_contact_count(w);
+    for (int32_t k = 0; k < n; k++) {
+        dvi_contact_info c;
+        dvi_status st = dvi_world_get_contact(w, k, &c);
+        if (st != DVI_OK) return st;
+        double fn = c.force[0] * c.normal[0] + c.force[1] * c.normal[1] + c.force[2] * c.normal[2];
+        for (int i = 0; i < ROVER_WHEELS; i++) {
+            int32_t id = r->wheel[i].body.index1;
+            if (c.body_a.index1 == id || c.body_b.index1 == id) load[i] += fn;
+        }
+    }
+    return DVI_OK;
+}
+
+dvi_status rover_wheel_slip(const dvi_world* w, const rover* r, int i, double* v, double* omega_r, double* slip)
+{
+    if (!w || !r || i < 0 || i >= ROVER_WHEELS) return DVI_ERR_INVALID_ARG;
+    double q[4], vel[3], om[3];
+    dvi_status st = dvi_body_get_orientation(w, r->wheel[i].body, q);
+    if (st == DVI_OK) st = dvi_body_get_velocity(w, r->wheel[i].body, vel);
+    if (st == DVI_OK) st = dvi_body_get_angular_velocity(w, r->wheel[i].body, om);
+    if (st != DVI_OK) return st;
+    /* the axle: the body's y axis (the wheels are built with the chassis
+     * orientation, spin axis y) */
+    double a[3] = {2.0 * (q[1] * q[2] - q[0] * q[3]), 1.0 - 2.0 * (q[1] * q[1] + q[3] * q[3]),
+                   2.0 * (q[2] * q[3] + q[0] * q[1])};
+    double f[3] = {a[1], -a[0], 0.0}; /* a × z */
+    double fn = sqrt(f[0] * f[0] + f[1] * f[1]);
+    double vf = fn > 1e-9 ? (vel[0] * f[0] + vel[1] * f[1]) / fn : NAN;
+    double wr = (om[0] * a[0] + om[1] * a[1] + om[2] * a[2]) * r->wheel_radius;
+    if (v) *v = vf;
+    if (omega_r) *omega_r = wr;
+    if (slip) *slip = fabs(wr) >= 1e-9 ? vf / wr - 1.0 : NAN;
+    return DVI_OK;
+}
+
+bool rover_obstacle_travel(const rover* r, int i, const double centre[3], double radius, double* reach,
+                           double* leave)
+{
+    if (!r || i < 0 || i >= ROVER_WHEELS) return false;
+    const double* c = r->wheel[i].position;
+    double hw = 0.5 * r->wheel_width, d = fabs(centre[1] - c[1]), rs = radius;
+    if (d > hw) { /* the sphere's section in the plane of the nearer face meets the rim */
+        double e = d - hw;
+        if (e >= radius) return false;
+        rs = sqrt(radius * radius - e * e);
+    }
+    double dz = c[2] - centre[2], reachr = r->wheel_radius + rs;
+    if (fabs(dz) >= reachr) return false;
+    double dx = sqrt(reachr * reachr - dz * dz);
+    if (reach) *reach = centre[0] - dx - c[0];
+    if (leave) *leave = centre[0] + dx - c[0];
+    return true;
 }

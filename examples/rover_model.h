@@ -13,7 +13,10 @@
  *     (x forward, y left, z up).
  *   - Only the wheels collide (only_wheels_collide): a cylinder of the JSON's
  *     radius and width per wheel, its axis (shape local z) turned onto the
- *     wheel's spin_axis (world y).
+ *     wheel's spin_axis (world y). Optionally (options.grousers = N > 0) N
+ *     grousers per wheel: thin boxes across the tread, evenly spaced around
+ *     the axle, each reaching options.grouser_height beyond the rim
+ *     (rover_grouser_pose). The wheel's mass and inertia stay the JSON's.
  *   - Joints as listed in the JSON: revolutes (rocker, bogie and
  *     differential-bar pivots; the differential-link ends, or sphericals
  *     there when options.spherical_diff_links is set), fixed steering, and
@@ -25,7 +28,8 @@
  *
  * With the as-built pose all wheel centres are at chassis z = 0.249 and the
  * wheel bottoms at 0.249 − radius = −0.001: options.on_ground places the
- * rover on flat ground (chassis origin 0.001 above it).
+ * rover on flat ground (chassis origin 0.001 above it; with grousers, on the
+ * tips of the grousers that point down).
  *
  * The JSON is read and checked completely before anything is created, so a
  * file or parse error leaves the world untouched.
@@ -59,6 +63,9 @@ typedef struct rover_options {
     double wheel_ramp;         ///< s; the motor target rises linearly over this time; default 0
     double wheel_compliance;   ///< m/N, contact compliance of the wheel shapes (dvi_material.compliance);
                                ///< default 0 (rigid, as the source model's NSC contact)
+    int grousers;              ///< grousers per wheel (thin boxes on the tread); default 0 (plain cylinder)
+    double grouser_height;     ///< m beyond the rim; default 0.02 (the reference's grousered wheel: 0.27 m tips)
+    double grouser_thickness;  ///< m, along the tread; default 0.01
 } rover_options;
 
 /// Defaults as documented in rover_options.
@@ -112,7 +119,8 @@ typedef struct rover {
     double origin[3];          ///< world position of the chassis frame origin as built
     double total_mass;         ///< kg, sum over the bodies
     double wheel_radius, wheel_width; ///< m
-    double wheel_bottom_z;     ///< chassis-frame z of the lowest wheel point in the as-built pose (−0.001)
+    double wheel_bottom_z;     ///< chassis-frame z of the lowest wheel point in the as-built pose (−0.001;
+                               ///< with grousers, of grouser 0's tip: −0.001 − grouser_height)
     double json_envelope;      ///< the JSON's wheels.collision_envelope_nsc (a world setting; informative)
 } rover;
 
@@ -139,6 +147,44 @@ dvi_status rover_wheel_forces(const dvi_world* w, const rover* r, double force[R
 /// of its x axis above the world's x–y plane, positive nose-down (right-hand
 /// rule about +y).
 double rover_pitch(const dvi_world* w, dvi_body_id body);
+
+/// Grouser k of n on a wheel of the given radius whose axle (unit, body
+/// frame) is axis: the box's centre relative to the wheel centre (pos) and
+/// its orientation (q, w x y z) in the body frame. The box's local axes are
+/// (tangential, axle, radial) and its half extents (thickness/2,
+/// width/2, height): it spans radius − height … radius + height, so it
+/// reaches height beyond the rim. Grouser 0 points down (−z) and the others
+/// follow at 2π k/n about the axle.
+void rover_grouser_pose(const double axis[3], int k, int n, double radius, double pos[3], double q[4]);
+
+/* ---- the obstacle-crossing course ------------------------------------------------ */
+
+/// A fixed body with a plane shape: flat ground z ≤ 0, friction μ.
+dvi_status rover_add_ground(dvi_world* w, double friction, dvi_body_id* out);
+
+/// A fixed sphere of the given radius centred at centre (on the ground,
+/// z = 0, for a hemispherical bump), friction μ.
+dvi_status rover_add_obstacle(dvi_world* w, const double centre[3], double radius, double friction,
+                              dvi_body_id* out);
+
+/// The load on each wheel during the last step, in wheel order: the sum over
+/// the wheel's contacts of their normal forces (N), whatever the contacts'
+/// normals (ground, obstacle). On flat ground it equals the vertical
+/// component of rover_wheel_forces.
+dvi_status rover_wheel_loads(const dvi_world* w, const rover* r, double load[ROVER_WHEELS]);
+
+/// Wheel i's forward speed v (m/s, its centre along axle × z), rim speed
+/// ω r (m/s, ω = angular velocity · axle) and slip ratio s = v / (ω r) − 1
+/// (NaN when |ω r| < 1e-9 m/s). Any output may be NULL.
+dvi_status rover_wheel_slip(const dvi_world* w, const rover* r, int i, double* v, double* omega_r, double* slip);
+
+/// Travel of the rover along +x (m, from its as-built position) at which
+/// wheel i first touches a sphere of the given centre and radius, and at
+/// which it leaves it, for straight-line driving: the wheel's side (or, when
+/// the sphere's centre lies beyond the wheel's faces, its rim) meets the
+/// sphere. Returns false when the wheel's path misses the sphere.
+bool rover_obstacle_travel(const rover* r, int i, const double centre[3], double radius, double* reach,
+                           double* leave);
 
 #ifdef __cplusplus
 }

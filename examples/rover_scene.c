@@ -1,36 +1,55 @@
 /* rover_scene — writes the rocker-bogie rover of the reference JSON
- * (../shared/reference/rover/rocker_bogie_rover.json) as two scene files,
- * one per variant, for the static wheel-load case: the rover at rest on flat
- * ground.
+ * (../shared/reference/rover/rocker_bogie_rover.json) as scene files:
  *
- * usage: rover_scene [REFERENCE_JSON [OUTPUT_DIR]]
- * writes OUTPUT_DIR/rover_statics_scarecrow.json and
- *        OUTPUT_DIR/rover_statics_fullrover.json
+ *   rover_statics_scarecrow.json, rover_statics_fullrover.json
+ *       the rover at rest on flat ground (static wheel loads);
+ *   rover_obstacle_rigid.json, rover_obstacle_rigid_fullrover.json
+ *       the obstacle crossing of the thesis behind the reference (seed 000
+ *       §6) on rigid ground: a hemisphere of radius 0.15 m (a fixed sphere
+ *       centred on the ground) at (1.6, −1.0) under the right-hand wheels,
+ *       the six wheels driven at 0.08889 rad/s after a 1 s linear ramp, for
+ *       long enough that the rear wheel has crossed (below);
+ *   rover_obstacle_granular.json
+ *       the thesis's granular bed: 6 × 3.8 m, spheres of radius 0.03 m,
+ *       ρ = 2000, μ = 0.4, 53,728 of them (9 layers, 0.549 m deep: see the
+ *       reference README), four walls, the obstacle sunk into the bed so a
+ *       0.15 m cap protrudes, the rover on top; 30 s as in the thesis;
+ *   rover_obstacle_granular_strip.json
+ *       a strip of that bed under the right-hand wheels only (3 layers, the
+ *       depth of the thesis's printed code), the left-hand wheels on a rigid
+ *       track level with the bed, driven faster so that all three right
+ *       wheels cross in a run of minutes.
+ *
+ * usage: rover_scene [--grousers N] [REFERENCE_JSON [OUTPUT_DIR]]
  * (defaults: the reference next to the source tree, and the current
- * directory), then loads each file back with dvi_scene_load and builds it
- * with dvi_model_create as a check. The committed copies are in
- * examples/scenes/.
+ * directory). Each file is loaded back with dvi_scene_load and built with
+ * dvi_model_create as a check. The committed copies are in examples/scenes/.
+ * --grousers N gives the wheels of the obstacle scenes N grousers (thin
+ * boxes, rover_grouser_pose in rover_model.c); the committed scenes have
+ * plain cylinders.
  *
  * The model is that of rover_model.c (see rover_model.h):
  *   - 18 bodies, each at its centre of mass with the JSON's inertia tensor
  *     about it (chassis axes); the chassis frame is lifted so that the
- *     lowest wheel points of the as-built pose touch the ground z = 0;
+ *     lowest wheel points of the as-built pose touch the ground z = 0 (the
+ *     top of a granular bed);
  *   - only the wheels collide: a cylinder per wheel (radius and width from
  *     the JSON), its axis on the wheel's spin axis; wheel material: the JSON's
- *     friction and restitution, and a contact compliance of 1e-8 m/N, which
- *     makes the split of each wheel's load between its two rim contact
- *     points unique (with rigid contact it is statically indeterminate; see
- *     tests/test_rover_statics.c); the ground has the same friction;
+ *     friction and restitution, and on rigid ground a contact compliance of
+ *     1e-8 m/N, which makes the split of each wheel's load between its two
+ *     rim contact points unique (with rigid contact it is statically
+ *     indeterminate; see tests/test_rover_statics.c); the ground and the
+ *     obstacle have the same friction;
  *   - joints as listed in the JSON (the differential links keep the source
- *     model's revolutes); steering joints fixed; the drive joints are free
- *     revolutes (no motor: the rover stands still), carrier as body_a and
- *     wheel as body_b;
- *   - Lemke's method on the CCP (exact on this small problem and cheap: the
- *     rover's CCP is badly conditioned for the iterative solvers, which need
- *     ~10^4 iterations per step, see examples/rover_statics.c).
- * Probes: the six wheels' normal loads ("up" component of their contact
- * force), their full contact forces, the chassis position, the solver.
+ *     model's revolutes: redundant rows); steering joints fixed; the drive
+ *     joints are revolutes, carrier as body_a and wheel as body_b, with a
+ *     speed motor in the obstacle scenes;
+ *   - rigid ground: Lemke's method on the CCP (exact on this small problem
+ *     and cheap, ~2 ms a step; the rover's CCP is badly conditioned for the
+ *     iterative solvers); granular beds: APGD.
  */
+#include "rover_model.h"
+
 #include <dvi/scene.h>
 
 #include <cjson/cJSON.h>
@@ -49,6 +68,37 @@ static const char* const PARTS[17] = {"rocker_L",    "rocker_R",   "bogie_L",   
                                       "upright_RR",  "wheel_LF",   "wheel_LM",   "wheel_LB",   "wheel_RF",
                                       "wheel_RM",    "wheel_RB"};
 static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel_RF", "wheel_RM", "wheel_RB"};
+
+/* ---- the course of the thesis (seed 000 §6.2) ----------------------------------- */
+
+#define OBSTACLE_X 1.6
+#define OBSTACLE_Y (-1.0)    /* under the right-hand wheels (y < 0) */
+#define OBSTACLE_RADIUS 0.15
+#define THESIS_SPEED 0.08889 /* rad/s */
+#define THESIS_RAMP 1.0      /* s */
+#define GRAIN_RADIUS 0.03
+#define GRAIN_GAP 0.001
+#define GRAIN_DENSITY 2000.0
+#define GRAIN_FRICTION 0.4
+
+typedef enum scene_kind { STATICS, RIGID, GRANULAR, STRIP } scene_kind;
+
+typedef struct spec {
+    scene_kind kind;
+    const char* file;
+    const char* variant;
+    double speed;    /* rad/s (0: no motors) */
+    double duration; /* s; 0: computed for the crossing (rigid) */
+} spec;
+
+static const spec SPECS[] = {
+    {STATICS, "rover_statics_scarecrow.json", "Scarecrow", 0.0, 1.0},
+    {STATICS, "rover_statics_fullrover.json", "FullRover", 0.0, 1.0},
+    {RIGID, "rover_obstacle_rigid.json", "Scarecrow", THESIS_SPEED, 0.0},
+    {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0},
+    {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0},
+    {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0},
+};
 
 /* Shortest decimal that reads back as the same double. */
 static void num(FILE* f, double x)
@@ -123,26 +173,49 @@ static void quat_z_to(const double a[3], double q[4])
     for (int k = 0; k < 4; k++) q[k] /= n;
 }
 
-static int write_variant(const cJSON* root, const char* variant, const char* path)
+/* A fixed box body: centre c, half extents h. */
+static void box_body(FILE* f, const char* name, const double c[3], const double h[3], const char* material)
+{
+    fprintf(f, ",\n    {\"name\": \"%s\", \"type\": \"fixed\", \"position\": ", name);
+    vec(f, c, 3);
+    fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
+    vec(f, h, 3);
+    fprintf(f, ", \"material\": \"%s\"}]}", material);
+}
+
+/* Travel (m) at which a wheel whose centre starts at x_w (height dz above the
+ * obstacle's centre) leaves the obstacle: its centre passes
+ * x_obstacle + √((r + R)² − dz²). */
+static double leave_travel(double x_w, double dz, double r)
+{
+    double s = r + OBSTACLE_RADIUS;
+    return OBSTACLE_X + sqrt(s * s - dz * dz) - x_w;
+}
+
+typedef struct rover_data {
+    double cmass, cdiag[3], ccom[3], radius, width, envelope, friction, restitution, lift;
+    double rear_x, wheel_z;
+} rover_data;
+
+static int read_rover(const cJSON* root, const char* variant, rover_data* d)
 {
     const cJSON* chassis = need(root, "chassis", "");
     const cJSON* cv = chassis ? need(chassis, variant, "chassis") : NULL;
     const cJSON* parts = need(root, "parts", "");
     const cJSON* wheels = need(root, "wheels", "");
-    const cJSON* joints = need(root, "joints", "");
     const cJSON* mat = wheels ? need(wheels, "material_nsc", "wheels") : NULL;
-    if (!cv || !parts || !wheels || !joints || !mat) return -1;
-    double cmass, cdiag[3], ccom[3], radius, width, envelope, friction, restitution;
-    if (read_number(cv, "mass", &cmass, "chassis") || read_vec(need(cv, "inertia_diag", "chassis"), cdiag, 3, "inertia_diag") ||
-        read_vec(need(chassis, "com", "chassis"), ccom, 3, "chassis.com") ||
-        read_number(wheels, "radius", &radius, "wheels") || read_number(wheels, "width", &width, "wheels") ||
-        read_number(wheels, "collision_envelope_nsc", &envelope, "wheels") ||
-        read_number(mat, "friction", &friction, "wheels.material_nsc") ||
-        read_number(mat, "restitution", &restitution, "wheels.material_nsc"))
+    if (!cv || !parts || !wheels || !mat) return -1;
+    if (read_number(cv, "mass", &d->cmass, "chassis") ||
+        read_vec(need(cv, "inertia_diag", "chassis"), d->cdiag, 3, "inertia_diag") ||
+        read_vec(need(chassis, "com", "chassis"), d->ccom, 3, "chassis.com") ||
+        read_number(wheels, "radius", &d->radius, "wheels") || read_number(wheels, "width", &d->width, "wheels") ||
+        read_number(wheels, "collision_envelope_nsc", &d->envelope, "wheels") ||
+        read_number(mat, "friction", &d->friction, "wheels.material_nsc") ||
+        read_number(mat, "restitution", &d->restitution, "wheels.material_nsc"))
         return -1;
-
     /* lift: the lowest wheel point of the as-built pose on z = 0 */
     double bottom = INFINITY;
+    d->rear_x = INFINITY;
     for (int w = 0; w < 6; w++) {
         const cJSON* p = need(parts, WHEELS[w], "parts");
         double o[3], a[3];
@@ -151,66 +224,44 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
             return -1;
         double an = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
         double az = a[2] / an, hz = sqrt(fmax(0.0, 1.0 - az * az));
-        double b = o[2] - radius * hz - 0.5 * width * fabs(az);
+        double b = o[2] - d->radius * hz - 0.5 * d->width * fabs(az);
         if (b < bottom) bottom = b;
+        if (o[0] < d->rear_x) {
+            d->rear_x = o[0];
+            d->wheel_z = o[2];
+        }
     }
-    const double lift = -bottom;
+    d->lift = -bottom;
+    d->wheel_z += d->lift;
+    return 0;
+}
 
-    FILE* f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    char lower[32];
-    size_t n = strlen(variant);
-    for (size_t k = 0; k <= n && k < sizeof lower; k++)
-        lower[k] = (char)(variant[k] >= 'A' && variant[k] <= 'Z' ? variant[k] + 32 : variant[k]);
-    fprintf(f, "{\n  \"name\": \"rover_statics_%s\",\n", lower);
-    fprintf(f, "  \"description\": \"The rocker-bogie rover (%s variant) at rest on flat ground; the six wheel "
-               "loads settle to the static loads of the reference (written by examples/rover_scene.c from "
-               "shared/reference/rover/rocker_bogie_rover.json).\",\n", variant);
-    fprintf(f, "  \"units\": \"SI\",\n  \"gravity\": [0, 0, -9.81],\n");
-    fprintf(f, "  \"materials\": {\n    \"ground\": {\"friction\": ");
-    num(f, friction);
-    fprintf(f, "},\n    \"wheel\": {\"friction\": ");
-    num(f, friction);
-    fprintf(f, ", \"restitution\": ");
-    num(f, restitution);
-    fprintf(f, ", \"compliance\": 1e-8, \"comment\": \"a stiff contact (2-8 um at the rover's loads) makes "
-               "each wheel's load split between its two rim points unique\"}\n  },\n");
-
-    /* bodies */
-    fprintf(f, "  \"bodies\": [\n");
-    fprintf(f, "    {\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\", \"material\": "
-               "\"ground\"}]},\n");
-    double pos[3] = {ccom[0], ccom[1], ccom[2] + lift};
-    fprintf(f, "    {\"name\": \"chassis\", \"mass\": ");
-    num(f, cmass);
+/* The rover's bodies (after the ones already written: starts with ",\n"). */
+static int write_rover_bodies(FILE* f, const cJSON* root, const rover_data* d, int grousers)
+{
+    const cJSON* parts = need(root, "parts", "");
+    double pos[3] = {d->ccom[0], d->ccom[1], d->ccom[2] + d->lift};
+    fprintf(f, ",\n    {\"name\": \"chassis\", \"mass\": ");
+    num(f, d->cmass);
     fprintf(f, ", \"inertia\": ");
-    vec(f, cdiag, 3);
+    vec(f, d->cdiag, 3);
     fprintf(f, ", \"position\": ");
     vec(f, pos, 3);
     fprintf(f, "}");
     for (int i = 0; i < 17; i++) {
         const cJSON* p = need(parts, PARTS[i], "parts");
         double mass, com[3], J[9];
-        if (!p || read_number(p, "mass", &mass, PARTS[i]) || read_vec(need(p, "com", PARTS[i]), com, 3, "com")) {
-            fclose(f);
+        if (!p || read_number(p, "mass", &mass, PARTS[i]) || read_vec(need(p, "com", PARTS[i]), com, 3, "com"))
             return -1;
-        }
         const cJSON* jj = need(p, "inertia_about_com", PARTS[i]);
         if (!cJSON_IsArray(jj) || cJSON_GetArraySize(jj) != 3) {
             fprintf(stderr, "rover_scene: %s.inertia_about_com: expected 3 rows\n", PARTS[i]);
-            fclose(f);
             return -1;
         }
         int r = 0;
         for (const cJSON* row = jj->child; row; row = row->next, r++)
-            if (read_vec(row, J + 3 * r, 3, "inertia_about_com")) {
-                fclose(f);
-                return -1;
-            }
-        double x[3] = {com[0], com[1], com[2] + lift};
+            if (read_vec(row, J + 3 * r, 3, "inertia_about_com")) return -1;
+        double x[3] = {com[0], com[1], com[2] + d->lift};
         fprintf(f, ",\n    {\"name\": \"%s\", \"mass\": ", PARTS[i]);
         num(f, mass);
         fprintf(f, ",\n     \"inertia\": [");
@@ -222,8 +273,9 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
         vec(f, x, 3);
         if (strncmp(PARTS[i], "wheel_", 6) == 0) {
             double o[3], a[3], q[4], off[3];
-            read_vec(need(p, "frame_origin", PARTS[i]), o, 3, "frame_origin");
-            read_vec(need(p, "spin_axis", PARTS[i]), a, 3, "spin_axis");
+            if (read_vec(need(p, "frame_origin", PARTS[i]), o, 3, "frame_origin") ||
+                read_vec(need(p, "spin_axis", PARTS[i]), a, 3, "spin_axis"))
+                return -1;
             double an = sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
             for (int k = 0; k < 3; k++) {
                 a[k] /= an;
@@ -231,20 +283,38 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
             }
             quat_z_to(a, q);
             fprintf(f, ",\n     \"shapes\": [{\"type\": \"cylinder\", \"radius\": ");
-            num(f, radius);
+            num(f, d->radius);
             fprintf(f, ", \"half_length\": ");
-            num(f, 0.5 * width);
+            num(f, 0.5 * d->width);
             fprintf(f, ", \"position\": ");
             vec(f, off, 3);
             fprintf(f, ", \"orientation\": ");
             vec(f, q, 4);
-            fprintf(f, ", \"material\": \"wheel\"}]");
+            fprintf(f, ", \"material\": \"wheel\"}");
+            rover_options ro = rover_default_options();
+            for (int g = 0; g < grousers; g++) {
+                double gp[3], gq[4], he[3] = {0.5 * ro.grouser_thickness, 0.5 * d->width, ro.grouser_height};
+                rover_grouser_pose(a, g, grousers, d->radius, gp, gq);
+                for (int k = 0; k < 3; k++) gp[k] += off[k];
+                fprintf(f, ",\n       {\"type\": \"box\", \"half_extents\": ");
+                vec(f, he, 3);
+                fprintf(f, ", \"position\": ");
+                vec(f, gp, 3);
+                fprintf(f, ", \"orientation\": ");
+                vec(f, gq, 4);
+                fprintf(f, ", \"material\": \"wheel\"}");
+            }
+            fprintf(f, "]");
         }
         fprintf(f, "}");
     }
-    fprintf(f, "\n  ],\n");
+    return 0;
+}
 
-    /* joints */
+static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double speed)
+{
+    const cJSON* joints = need(root, "joints", "");
+    if (!joints) return -1;
     fprintf(f, "  \"joints\": [\n");
     int j = 0;
     for (const cJSON* it = joints->child; it; it = it->next, j++) {
@@ -255,10 +325,8 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
         double p[3], ax[3];
         if (!cJSON_IsString(jn) || !cJSON_IsString(jt) || !cJSON_IsString(ja) || !cJSON_IsString(jb) ||
             read_vec(need(it, "position", "joints"), p, 3, "position") ||
-            read_vec(need(it, "axis", "joints"), ax, 3, "axis")) {
-            fclose(f);
+            read_vec(need(it, "axis", "joints"), ax, 3, "axis"))
             return -1;
-        }
         const char* type = jt->valuestring;
         const char *a = ja->valuestring, *b = jb->valuestring;
         bool drive = strncmp(type, "rotational speed motor", 22) == 0;
@@ -268,7 +336,6 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
                                                                      : NULL;
         if (!kind) {
             fprintf(stderr, "rover_scene: joints[%d].type: unknown \"%s\"\n", j, type);
-            fclose(f);
             return -1;
         }
         if (drive && strncmp(a, "wheel_", 6) == 0) { /* carrier = body_a, wheel = body_b */
@@ -276,7 +343,7 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
             a = b;
             b = t;
         }
-        double anchor[3] = {p[0], p[1], p[2] + lift};
+        double anchor[3] = {p[0], p[1], p[2] + d->lift};
         fprintf(f, "%s    {\"name\": \"%s\", \"type\": \"%s\", \"body_a\": \"%s\", \"body_b\": \"%s\", \"anchor\": ",
                 j ? ",\n" : "", jn->valuestring, kind, a, b);
         vec(f, anchor, 3);
@@ -284,21 +351,295 @@ static int write_variant(const cJSON* root, const char* variant, const char* pat
             fprintf(f, ", \"axis\": ");
             vec(f, ax, 3);
         }
+        if (drive && speed != 0.0) {
+            fprintf(f, ",\n     \"motor\": {\"type\": \"speed\", \"speed\": ");
+            num(f, speed);
+            fprintf(f, ", \"ramp_time\": ");
+            num(f, THESIS_RAMP);
+            fprintf(f, "}");
+        }
         fprintf(f, "}");
     }
     fprintf(f, "\n  ],\n");
+    return 0;
+}
 
-    fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.002,\n    \"solver\": \"lemke\",\n"
-               "    \"collision_envelope\": ");
-    num(f, envelope);
-    fprintf(f, "\n  },\n  \"duration\": 1.0,\n");
+/* The probes of the obstacle scenes, sampled every `every` steps. */
+static void obstacle_probes(FILE* f, int every, bool granular)
+{
     fprintf(f, "  \"probes\": [\n");
-    fprintf(f, "    {\"name\": \"wheel_loads\", \"what\": \"contact_force\", \"component\": \"up\", \"every\": 5,\n"
-               "     \"bodies\": [\"wheel_LF\", \"wheel_LM\", \"wheel_LB\", \"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n");
-    fprintf(f, "    {\"name\": \"wheel_forces\", \"what\": \"contact_force\", \"every\": 25,\n"
-               "     \"bodies\": [\"wheel_LF\", \"wheel_LM\", \"wheel_LB\", \"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n");
-    fprintf(f, "    {\"name\": \"chassis\", \"what\": \"position\", \"body\": \"chassis\", \"every\": 25},\n");
-    fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": 5}\n  ]\n}\n");
+    fprintf(f,
+            "    {\"name\": \"crossing_side_forces\", \"title\": \"Resultant contact force, right-hand (crossing) "
+            "wheels\",\n"
+            "     \"what\": \"contact_force\", \"component\": \"magnitude\", \"every\": %d, \"bodies\": [\"wheel_RF\", "
+            "\"wheel_RM\", \"wheel_RB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"crossing_side_loads\", \"title\": \"Normal load, right-hand (crossing) wheels\",\n"
+            "     \"what\": \"contact_force\", \"component\": \"normal\", \"every\": %d, \"bodies\": [\"wheel_RF\", "
+            "\"wheel_RM\", \"wheel_RB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"other_side_forces\", \"title\": \"Resultant contact force, left-hand wheels\",\n"
+            "     \"what\": \"contact_force\", \"component\": \"magnitude\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
+            "\"wheel_LM\", \"wheel_LB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"other_side_loads\", \"title\": \"Normal load, left-hand wheels\",\n"
+            "     \"what\": \"contact_force\", \"component\": \"normal\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
+            "\"wheel_LM\", \"wheel_LB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"crossing_side_speeds\", \"title\": \"Right-hand wheels: forward speed, rim speed, slip "
+            "ratio\",\n"
+            "     \"what\": \"wheel_slip\", \"every\": %d, \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"other_side_speeds\", \"title\": \"Left-hand wheels: forward speed, rim speed, slip "
+            "ratio\",\n"
+            "     \"what\": \"wheel_slip\", \"every\": %d, \"bodies\": [\"wheel_LF\", \"wheel_LM\", \"wheel_LB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"crossing_side_wheels\", \"title\": \"Right-hand wheel centres\", \"what\": \"position\", "
+            "\"every\": %d,\n"
+            "     \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
+            every);
+    fprintf(f, "    {\"name\": \"chassis_position\", \"title\": \"Chassis position\", \"what\": \"position\", \"every\": "
+               "%d, \"body\": \"chassis\"},\n",
+            every);
+    fprintf(f, "    {\"name\": \"chassis_velocity\", \"title\": \"Chassis velocity\", \"what\": \"velocity\", \"every\": "
+               "%d, \"body\": \"chassis\"},\n",
+            every);
+    fprintf(f, "    {\"name\": \"chassis_attitude\", \"title\": \"Chassis roll, pitch (+ nose down) and yaw\", \"what\": "
+               "\"attitude\", \"every\": %d, \"body\": \"chassis\"},\n",
+            every);
+    fprintf(f, "    {\"name\": \"suspension_attitude\", \"title\": \"Right rocker and bogie attitude\", \"what\": "
+               "\"attitude\", \"every\": %d,\n     \"bodies\": [\"rocker_R\", \"bogie_R\"]},\n",
+            every);
+    fprintf(f, "    {\"name\": \"rocker_pivots\", \"title\": \"Rocker pivot reactions (on the chassis)\", \"what\": "
+               "\"joint_reaction\", \"every\": %d,\n     \"joints\": [\"rocker_pivot_L\", \"rocker_pivot_R\"]},\n",
+            every);
+    if (granular)
+        fprintf(f, "    {\"name\": \"kinetic_energy\", \"what\": \"kinetic_energy\", \"every\": %d},\n", every);
+    fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": %d}\n  ]\n}\n", every);
+}
+
+static int write_scene(const cJSON* root, const spec* sp, int grousers, const char* path)
+{
+    rover_data d;
+    if (read_rover(root, sp->variant, &d)) return -1;
+    const bool bed = sp->kind == GRANULAR || sp->kind == STRIP;
+    char lower[32];
+    size_t n = strlen(sp->variant);
+    for (size_t k = 0; k <= n && k < sizeof lower; k++)
+        lower[k] = (char)(sp->variant[k] >= 'A' && sp->variant[k] <= 'Z' ? sp->variant[k] + 32 : sp->variant[k]);
+
+    /* rigid: long enough that the rear wheel has crossed, from the geometry:
+     * the rear wheel leaves the obstacle at travel L (leave_travel), then
+     * 0.3 m more to settle and 0.15 m for the slip while climbing, at the
+     * no-slip speed ω r after the ramp (which costs ramp/2) */
+    double duration = sp->duration;
+    const double v = sp->speed * d.radius;
+    const double rear_leave = leave_travel(d.rear_x, d.wheel_z, d.radius);
+    if (duration == 0.0) duration = 5.0 * ceil(((rear_leave + 0.45) / v + 0.5 * THESIS_RAMP) / 5.0);
+
+    FILE* f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    const char* stem = sp->file;
+    fprintf(f, "{\n  \"name\": \"%.*s\",\n", (int)(strlen(stem) - 5), stem);
+    switch (sp->kind) {
+    case STATICS:
+        fprintf(f, "  \"description\": \"The rocker-bogie rover (%s variant) at rest on flat ground; the six wheel "
+                   "loads settle to the static loads of the reference (written by examples/rover_scene.c from "
+                   "shared/reference/rover/rocker_bogie_rover.json).\",\n",
+                sp->variant);
+        break;
+    case RIGID:
+        fprintf(f,
+                "  \"description\": \"The rocker-bogie rover (%s variant) on flat rigid ground drives over a "
+                "hemisphere of radius 0.15 m centred at (1.6, -1.0) under its right-hand wheels (the obstacle "
+                "crossing of the thesis behind shared/reference/rover, seed 000 section 6). Wheel speed %g rad/s after "
+                "a %g s linear ramp (%.4f m/s without slip); the rear wheel leaves the obstacle after %.3f m of travel, "
+                "so %g s covers it with 0.45 m to spare. Written by examples/rover_scene.c.\",\n",
+                sp->variant, sp->speed, THESIS_RAMP, v, rear_leave, duration);
+        break;
+    case GRANULAR:
+        fprintf(f,
+                "  \"description\": \"The thesis's granular case (seed 000 section 6.2): the rocker-bogie rover (%s) "
+                "on a 6 x 3.8 m bed of 53,728 spheres (radius 0.03 m, density 2000, friction 0.4; 9 layers, 0.549 m "
+                "deep) in four walls, over a 0.15 m obstacle cap at (1.6, -1.0) under its right-hand wheels, "
+                "wheels at %g rad/s after a %g s ramp, 30 s. Written by examples/rover_scene.c.\",\n",
+                sp->variant, sp->speed, THESIS_RAMP);
+        break;
+    case STRIP:
+        fprintf(f,
+                "  \"description\": \"A strip of the thesis's granular bed (3 layers of spheres of radius 0.03 m, "
+                "density 2000, friction 0.4) under the right-hand wheels of the rocker-bogie rover (%s), the "
+                "left-hand wheels on a rigid track level with it, over a 0.15 m obstacle cap at (1.6, -1.0); wheels "
+                "at %g rad/s after a %g s ramp (%.2f m/s without slip), long enough for the rear wheel to cross. "
+                "Written by examples/rover_scene.c.\",\n",
+                sp->variant, sp->speed, THESIS_RAMP, v);
+        break;
+    }
+    fprintf(f, "  \"units\": \"SI\",\n  \"gravity\": [0, 0, -9.81],\n");
+    /* rigid obstacle scenes also carry the reference's SMC material (E, ν),
+     * which only the DEM method reads: `--method dem --dt 1e-4` runs them
+     * with Hertz contacts */
+    const char* smc = sp->kind == RIGID ? ", \"young_modulus\": 2e7, \"poisson_ratio\": 0.3" : "";
+    fprintf(f, "  \"materials\": {\n    \"ground\": {\"friction\": ");
+    num(f, d.friction);
+    fprintf(f, "%s},\n", smc);
+    if (sp->kind != STATICS) {
+        fprintf(f, "    \"obstacle\": {\"friction\": ");
+        num(f, d.friction);
+        fprintf(f, "%s},\n", smc);
+    }
+    if (bed) {
+        fprintf(f, "    \"grain\": {\"friction\": ");
+        num(f, GRAIN_FRICTION);
+        fprintf(f, ", \"comment\": \"the thesis's restitution 0.9 acts only above the bounce threshold (0.5 m/s), "
+                   "which no impact in the bed reaches; 0 here\"},\n");
+    }
+    fprintf(f, "    \"wheel\": {\"friction\": ");
+    num(f, d.friction);
+    fprintf(f, ", \"restitution\": ");
+    num(f, d.restitution);
+    if (bed)
+        fprintf(f, "}\n  },\n");
+    else
+        fprintf(f, ", \"compliance\": 1e-8%s, \"comment\": \"a stiff contact (2-8 um at the rover's loads) makes "
+                   "each wheel's load split between its two rim points unique\"}\n  },\n",
+                smc);
+
+    /* bodies */
+    fprintf(f, "  \"bodies\": [\n");
+    const double s = 2.0 * GRAIN_RADIUS + GRAIN_GAP;
+    double bed_lo[3] = {0, 0, 0}, bed_hi[3] = {0, 0, 0};
+    if (!bed) {
+        fprintf(f, "    {\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\", \"material\": "
+                   "\"ground\"}]}");
+    } else {
+        /* the bed: n layers of cells of side s, its top cell face at z = 0 */
+        int layers = sp->kind == GRANULAR ? 9 : 3;
+        if (sp->kind == GRANULAR) { /* the thesis's box: 6 × 3.8 m centred at (1, 0) */
+            bed_lo[0] = -2.0, bed_hi[0] = 4.0;
+            bed_lo[1] = -1.9, bed_hi[1] = 1.9;
+        } else { /* the strip under the right-hand wheels, long enough for the crossing */
+            bed_lo[0] = -1.6, bed_hi[0] = 4.7;
+            bed_lo[1] = -1.5, bed_hi[1] = -0.62;
+        }
+        bed_lo[2] = -layers * s;
+        bed_hi[2] = 0.0;
+        double floor_c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), 0.5 * (bed_lo[1] + bed_hi[1]), bed_lo[2] - 0.05};
+        double floor_h[3] = {0.5 * (bed_hi[0] - bed_lo[0]) + 0.1, 0.5 * (bed_hi[1] - bed_lo[1]) + 0.1, 0.05};
+        fprintf(f, "    {\"name\": \"ground\", \"type\": \"fixed\", \"position\": ");
+        vec(f, floor_c, 3);
+        fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
+        vec(f, floor_h, 3);
+        fprintf(f, ", \"material\": \"ground\"}]}");
+        /* four walls, 0.1 m thick, 0.3 m above the bed */
+        const double t = 0.05, top = 0.3, hz = 0.5 * (top - bed_lo[2]), cz = 0.5 * (top + bed_lo[2]);
+        double cx = 0.5 * (bed_lo[0] + bed_hi[0]), cy = 0.5 * (bed_lo[1] + bed_hi[1]);
+        double lx = 0.5 * (bed_hi[0] - bed_lo[0]), ly = 0.5 * (bed_hi[1] - bed_lo[1]);
+        double c1[3] = {cx, bed_lo[1] - t, cz}, c2[3] = {cx, bed_hi[1] + t, cz};
+        double c3[3] = {bed_lo[0] - t, cy, cz}, c4[3] = {bed_hi[0] + t, cy, cz};
+        double h12[3] = {lx + 2 * t, t, hz}, h34[3] = {t, ly, hz};
+        box_body(f, "wall_right", c1, h12, "ground");
+        box_body(f, "wall_left", c2, h12, "ground");
+        box_body(f, "wall_back", c3, h34, "ground");
+        box_body(f, "wall_front", c4, h34, "ground");
+        if (sp->kind == STRIP) { /* the left-hand wheels' rigid track, its top level with the bed's top cells */
+            double c[3] = {cx, 1.1, -0.25}, h[3] = {lx, 0.5, 0.25};
+            box_body(f, "left_track", c, h, "ground");
+        }
+    }
+    if (sp->kind != STATICS) {
+        fprintf(f, ",\n    {\"name\": \"obstacle\", \"type\": \"fixed\", \"position\": [");
+        num(f, OBSTACLE_X);
+        fprintf(f, ", ");
+        num(f, OBSTACLE_Y);
+        fprintf(f, ", 0], \"shapes\": [{\"type\": \"sphere\", \"radius\": ");
+        num(f, OBSTACLE_RADIUS);
+        fprintf(f, ", \"material\": \"obstacle\"}]}");
+    }
+    if (write_rover_bodies(f, root, &d, sp->kind == STATICS ? 0 : grousers)) {
+        fclose(f);
+        return -1;
+    }
+    fprintf(f, "\n  ],\n");
+
+    if (bed) {
+        fprintf(f, "  \"generators\": [\n    {\"type\": \"granular_bed\", \"name\": \"%s\", \"region\": {\"min\": ",
+                sp->kind == GRANULAR ? "bed" : "strip");
+        vec(f, bed_lo, 3);
+        fprintf(f, ", \"max\": ");
+        vec(f, bed_hi, 3);
+        fprintf(f, "},\n     \"radius\": ");
+        num(f, GRAIN_RADIUS);
+        fprintf(f, ", \"gap\": ");
+        num(f, GRAIN_GAP);
+        fprintf(f, ", \"jitter\": 0.0004, \"seed\": 1, \"density\": ");
+        num(f, GRAIN_DENSITY);
+        fprintf(f, ", \"material\": \"grain\",%s\n     \"exclude\": [{\"centre\": [",
+                sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
+        num(f, OBSTACLE_X);
+        fprintf(f, ", ");
+        num(f, OBSTACLE_Y);
+        fprintf(f, ", 0], \"radius\": ");
+        num(f, OBSTACLE_RADIUS);
+        fprintf(f, ", \"comment\": \"the obstacle\"}]}\n  ],\n");
+    }
+    if (write_joints(f, root, &d, sp->speed)) {
+        fclose(f);
+        return -1;
+    }
+
+    switch (sp->kind) {
+    case STATICS:
+        fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.002,\n    \"solver\": \"lemke\",\n"
+                   "    \"collision_envelope\": ");
+        num(f, d.envelope);
+        fprintf(f, "\n  },\n  \"duration\": ");
+        num(f, sp->duration);
+        fprintf(f, ".0,\n");
+        fprintf(f, "  \"probes\": [\n");
+        fprintf(f, "    {\"name\": \"wheel_loads\", \"what\": \"contact_force\", \"component\": \"up\", \"every\": 5,\n"
+                   "     \"bodies\": [\"wheel_LF\", \"wheel_LM\", \"wheel_LB\", \"wheel_RF\", \"wheel_RM\", "
+                   "\"wheel_RB\"]},\n");
+        fprintf(f, "    {\"name\": \"wheel_forces\", \"what\": \"contact_force\", \"every\": 25,\n"
+                   "     \"bodies\": [\"wheel_LF\", \"wheel_LM\", \"wheel_LB\", \"wheel_RF\", \"wheel_RM\", "
+                   "\"wheel_RB\"]},\n");
+        fprintf(f, "    {\"name\": \"chassis\", \"what\": \"position\", \"body\": \"chassis\", \"every\": 25},\n");
+        fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": 5}\n  ]\n}\n");
+        break;
+    case RIGID:
+        fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"
+                   "    \"collision_envelope\": ");
+        num(f, d.envelope);
+        fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\", \"comment\": \"read with --method dem (dt 1e-4)\"}");
+        fprintf(f, "\n  },\n  \"duration\": ");
+        num(f, duration);
+        fprintf(f, ",\n");
+        obstacle_probes(f, 20, false);
+        break;
+    case GRANULAR:
+    case STRIP:
+        /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
+         * joints (Delassus condition number ~6e7) far more: 100 keep them
+         * within 3e-4 m (docs/rover.md) */
+        fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"apgd\",\n"
+                   "    \"tolerance\": 1e-4,\n    \"max_iterations\": 100,\n"
+                   "    \"collision_envelope\": 0.005,\n    \"contact_recovery_speed\": 0.1,\n"
+                   "    \"joint_recovery_speed\": 0.05\n  },\n");
+        fprintf(f, "  \"duration\": ");
+        num(f, duration);
+        fprintf(f, ",\n");
+        obstacle_probes(f, 20, true);
+        break;
+    }
     if (fclose(f) != 0) {
         perror(path);
         return -1;
@@ -327,11 +668,24 @@ static int check(const char* path)
 
 int main(int argc, char** argv)
 {
-    const char* json = argc > 1 ? argv[1] : ROVER_JSON;
-    const char* dir = argc > 2 ? argv[2] : ".";
-    if (argc > 3 || (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))) {
-        fprintf(stderr, "usage: rover_scene [REFERENCE_JSON [OUTPUT_DIR]]\n");
-        return 2;
+    const char* json = ROVER_JSON;
+    const char* dir = ".";
+    int grousers = 0, positional = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--grousers") == 0 && i + 1 < argc) {
+            grousers = atoi(argv[++i]);
+            if (grousers < 0 || grousers > 360) {
+                fprintf(stderr, "rover_scene: --grousers: expected 0 to 360\n");
+                return 2;
+            }
+        } else if (argv[i][0] == '-' || positional >= 2) {
+            fprintf(stderr, "usage: rover_scene [--grousers N] [REFERENCE_JSON [OUTPUT_DIR]]\n");
+            return 2;
+        } else if (positional++ == 0) {
+            json = argv[i];
+        } else {
+            dir = argv[i];
+        }
     }
     FILE* f = fopen(json, "rb");
     if (!f) {
@@ -347,13 +701,11 @@ int main(int argc, char** argv)
         fprintf(stderr, "rover_scene: %s: malformed JSON\n", json);
         return 1;
     }
-    static const char* const VARIANTS[2] = {"Scarecrow", "FullRover"};
-    static const char* const FILES[2] = {"rover_statics_scarecrow.json", "rover_statics_fullrover.json"};
     int rc = 0;
-    for (int v = 0; v < 2; v++) {
+    for (size_t v = 0; v < sizeof SPECS / sizeof SPECS[0]; v++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, FILES[v]);
-        if (write_variant(root, VARIANTS[v], path) != 0 || check(path) != 0) {
+        snprintf(path, sizeof path, "%s/%s", dir, SPECS[v].file);
+        if (write_scene(root, &SPECS[v], grousers, path) != 0 || check(path) != 0) {
             rc = 1;
             continue;
         }

@@ -1,0 +1,170 @@
+/* rover_events — the three wheel-load events of an obstacle crossing. See
+ * rover_events.h. */
+#include "rover_events.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+rover_event_thresholds rover_default_event_thresholds(void)
+{
+    rover_event_thresholds th;
+    th.band = 0.05;
+    th.merge_travel = 0.1;
+    th.jump = 0.2;
+    th.drop = 0.1;
+    th.equal = 0.25;
+    th.timing_tolerance = 0.05;
+    th.settle_tolerance = 0.01;
+    return th;
+}
+
+/* First time at which the travel reaches d (linear interpolation), NaN if never. */
+static double time_at_travel(const rover_course* c, double d)
+{
+    for (int k = 0; k < c->n; k++) {
+        if (c->travel[k] < d) continue;
+        if (k == 0) return c->t[0];
+        double d0 = c->travel[k - 1], d1 = c->travel[k];
+        double f = d1 > d0 ? (d - d0) / (d1 - d0) : 1.0;
+        return c->t[k - 1] + f * (c->t[k] - c->t[k - 1]);
+    }
+    return NAN;
+}
+
+/* Largest relative deviation of the side's loads from static at sample k. */
+static double deviation(const rover_course* c, int k)
+{
+    double d = 0.0;
+    for (int w = 0; w < 3; w++) d = fmax(d, fabs(c->load[w][k] / c->static_load[w] - 1.0));
+    return d;
+}
+
+/* Extremes of load/static per wheel over samples with t in [t0, t1]. */
+static void extremes(const rover_course* c, double t0, double t1, double mx[3], double mn[3])
+{
+    for (int w = 0; w < 3; w++) {
+        mx[w] = -INFINITY;
+        mn[w] = INFINITY;
+    }
+    for (int k = 0; k < c->n; k++) {
+        if (c->t[k] < t0 || c->t[k] > t1) continue;
+        for (int w = 0; w < 3; w++) {
+            double r = c->load[w][k] / c->static_load[w];
+            mx[w] = fmax(mx[w], r);
+            mn[w] = fmin(mn[w], r);
+        }
+    }
+}
+
+int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, rover_events* out)
+{
+    if (!c || !out || c->n < 2 || !c->t || !c->travel || !c->load[0] || !c->load[1] || !c->load[2]) return -1;
+    for (int w = 0; w < 3; w++)
+        if (!(c->static_load[w] > 0.0)) return -1;
+    const rover_event_thresholds th = thp ? *thp : rover_default_event_thresholds();
+    memset(out, 0, sizeof *out);
+
+    /* excursions: [start, end] sample ranges where the deviation exceeds the
+     * band, from when the rover is halfway to the obstacle (the start-up
+     * before: the first sample, taken before any step, has no loads) */
+    enum { MAX_EXC = 64 };
+    int s0[MAX_EXC], s1[MAX_EXC], ne = 0, first = 0;
+    while (first < c->n && c->travel[first] < 0.5 * c->reach[ROVER_FRONT]) first++;
+    for (int k = first; k < c->n;) {
+        if (!(deviation(c, k) > th.band)) {
+            k++;
+            continue;
+        }
+        int a = k;
+        while (k < c->n && deviation(c, k) > th.band) k++;
+        int b = k - 1;
+        if (ne > 0 && c->travel[a] - c->travel[s1[ne - 1]] < th.merge_travel) {
+            s1[ne - 1] = b; /* merge with the previous one */
+        } else if (ne < MAX_EXC) {
+            s0[ne] = a;
+            s1[ne] = b;
+            ne++;
+        }
+    }
+    out->excursions = ne;
+
+    for (int w = 0; w < 3; w++) {
+        rover_event* e = &out->event[w];
+        e->t_reach = time_at_travel(c, c->reach[w]);
+        e->t_top = time_at_travel(c, 0.5 * (c->reach[w] + c->leave[w]));
+        e->t_leave = time_at_travel(c, c->leave[w]);
+        e->t_start = e->t_end = e->error = NAN;
+        e->front_rear = NAN;
+    }
+    out->crossing_time = out->event[ROVER_REAR].t_leave - out->event[ROVER_FRONT].t_reach;
+
+    /* the excursions in order belong to the front, middle and rear wheels */
+    bool all = ne == 3 && isfinite(out->crossing_time);
+    for (int w = 0; w < 3 && w < ne; w++) {
+        rover_event* e = &out->event[w];
+        e->t_start = c->t[s0[w]];
+        e->t_end = c->t[s1[w]];
+        e->error = e->t_start - e->t_reach;
+        e->on_time = isfinite(e->error) && isfinite(out->crossing_time) &&
+                     fabs(e->error) <= th.timing_tolerance * out->crossing_time;
+        double top = isfinite(e->t_top) ? e->t_top : e->t_end;
+        extremes(c, e->t_start, top, e->climb_max, e->climb_min);
+        extremes(c, top, e->t_end, e->descent_max, e->descent_min);
+        double hi = 1.0 + th.jump, lo = 1.0 - th.drop;
+        /* front ≈ rear, mean over the excursion */
+        double sum = 0.0;
+        int cnt = 0;
+        for (int k = s0[w]; k <= s1[w]; k++) {
+            double f = c->load[ROVER_FRONT][k], r = c->load[ROVER_REAR][k];
+            if (f + r > 0.0) {
+                sum += fabs(f - r) / (0.5 * (f + r));
+                cnt++;
+            }
+        }
+        e->front_rear = cnt ? sum / cnt : NAN;
+        switch (w) {
+        case ROVER_FRONT:
+            e->pattern = e->climb_max[ROVER_FRONT] > hi && e->climb_min[ROVER_MIDDLE] < lo;
+            snprintf(e->why, sizeof e->why, "front up to %.2f x static, middle down to %.2f x while climbing",
+                     e->climb_max[ROVER_FRONT], e->climb_min[ROVER_MIDDLE]);
+            break;
+        case ROVER_MIDDLE:
+            e->pattern = e->climb_max[ROVER_MIDDLE] > hi && e->front_rear <= th.equal &&
+                         e->descent_min[ROVER_MIDDLE] < lo && e->descent_max[ROVER_FRONT] > 1.0 + th.drop &&
+                         e->descent_max[ROVER_REAR] > 1.0 + th.drop;
+            snprintf(e->why, sizeof e->why,
+                     "middle up to %.2f x, front/rear differ by %.0f %% on average; then middle down to %.2f x, "
+                     "front up to %.2f x, rear %.2f x",
+                     e->climb_max[ROVER_MIDDLE], 100.0 * e->front_rear, e->descent_min[ROVER_MIDDLE],
+                     e->descent_max[ROVER_FRONT], e->descent_max[ROVER_REAR]);
+            break;
+        default:
+            /* the middle wheel's load falls while the rear climbs: by `drop` of
+             * its highest value in the climb (it first rises with the impact) */
+            e->pattern = e->climb_min[ROVER_MIDDLE] < (1.0 - th.drop) * e->climb_max[ROVER_MIDDLE] &&
+                         e->descent_min[ROVER_REAR] < lo && e->descent_max[ROVER_MIDDLE] > hi;
+            snprintf(e->why, sizeof e->why,
+                     "middle falls from %.2f to %.2f x while climbing; then rear down to %.2f x, middle up to %.2f x",
+                     e->climb_max[ROVER_MIDDLE], e->climb_min[ROVER_MIDDLE], e->descent_min[ROVER_REAR],
+                     e->descent_max[ROVER_MIDDLE]);
+            break;
+        }
+        all = all && e->pattern && e->on_time;
+    }
+
+    /* settling: the second half of what follows the last excursion */
+    out->settle_error = NAN;
+    out->t_settled = NAN;
+    if (ne > 0 && s1[ne - 1] + 1 < c->n) {
+        int after = s1[ne - 1] + 1, mid = after + (c->n - after) / 2;
+        double worst = 0.0;
+        for (int k = mid; k < c->n; k++) worst = fmax(worst, deviation(c, k));
+        out->settle_error = worst;
+        int k = c->n - 1;
+        while (k >= after && deviation(c, k) <= th.settle_tolerance) k--;
+        if (k < c->n - 1) out->t_settled = c->t[k + 1];
+    }
+    out->ok = all && isfinite(out->settle_error) && out->settle_error <= th.settle_tolerance;
+    return ne;
+}

@@ -1,0 +1,102 @@
+/* rover_events — finds the three characteristic wheel-load events of a
+ * rocker-bogie rover driving over an obstacle under the wheels of one side
+ * (the pattern of the thesis behind ../shared/reference/rover, seed 000
+ * §6.4, and of the experiment it compares against):
+ *
+ *   1. front climbs: the front wheel's load jumps, the middle wheel's drops;
+ *   2. middle climbs: the middle wheel's load jumps, front and rear become
+ *      about equal; once it is over the top its load drops and front and
+ *      rear rise;
+ *   3. rear climbs: the middle wheel's load drops (from the value it jumps
+ *      to when the rear wheel hits); once the rear wheel is over the top its
+ *      load falls and the middle wheel's rises.
+ *   Then the loads settle back to the static ones.
+ *
+ * Input: time series of the travelled distance and of the three loads of
+ * the crossing side (normal loads, N), the static loads, and from the
+ * geometry the travel at which each wheel reaches and leaves the obstacle
+ * (rover_obstacle_travel). Method:
+ *   - an excursion is a stretch of samples in which some crossing-side load
+ *     is off its static value by more than `band` (relative), from when the
+ *     rover has covered half the distance to the obstacle on; excursions
+ *     closer than merge_travel (m of travel) are merged. On a course where
+ *     the wheels cross one at a time (the wheelbase is longer than the
+ *     obstacle) there are three, one per wheel; each starts when its wheel
+ *     reaches the obstacle;
+ *   - predicted times: when the travelled distance reaches each wheel's
+ *     reach and leave distances (linear interpolation between samples);
+ *   - each event is checked on its excursion: the climb is the part before
+ *     the wheel's centre passes over the obstacle's centre, the descent the
+ *     part after, with the thresholds of rover_event_thresholds;
+ *   - crossing time: from the front wheel's predicted reach to the rear
+ *     wheel's predicted leave; an event is on time when its excursion starts
+ *     within timing_tolerance × crossing time of its prediction;
+ *   - settling: after the last excursion, every load of the side within
+ *     settle_tolerance of its static value.
+ * Pure computation on arrays: no world, no I/O, no allocation. */
+#ifndef ROVER_EVENTS_H
+#define ROVER_EVENTS_H
+
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { ROVER_FRONT = 0, ROVER_MIDDLE = 1, ROVER_REAR = 2 };
+
+typedef struct rover_course {
+    int n;                   ///< samples
+    const double* t;         ///< [n] s, increasing
+    const double* travel;    ///< [n] m, distance driven along +x since t = 0
+    const double* load[3];   ///< [n] N, crossing side: front, middle, rear
+    double static_load[3];   ///< N
+    double reach[3];         ///< m of travel at which each wheel reaches the obstacle
+    double leave[3];         ///< m of travel at which it leaves it
+} rover_course;
+
+typedef struct rover_event_thresholds {
+    double band;             ///< relative load change that starts an excursion; default 0.05
+    double merge_travel;     ///< m; excursions closer than this are one; default 0.1
+    double jump;             ///< a load "jumps" when its ratio to static exceeds 1 + jump; default 0.2
+    double drop;             ///< a load "drops" when its ratio falls below 1 − drop (the middle wheel's
+                             ///< while the rear climbs: below 1 − drop of its peak in the climb); default 0.1
+    double equal;            ///< front ≈ rear: |N_F − N_R| ≤ equal · (N_F + N_R)/2 on average over the
+                             ///< middle wheel's climb; default 0.25
+    double timing_tolerance; ///< fraction of the crossing time; default 0.05
+    double settle_tolerance; ///< relative, after the crossing; default 0.01
+} rover_event_thresholds;
+
+rover_event_thresholds rover_default_event_thresholds(void);
+
+typedef struct rover_event {
+    double t_reach;          ///< s, predicted from the travel (NaN if never reached)
+    double t_top;            ///< s, the wheel's centre over the obstacle's centre (predicted)
+    double t_leave;          ///< s, predicted
+    double t_start, t_end;   ///< s, the excursion (NaN if none)
+    double error;            ///< t_start − t_reach, s
+    double climb_max[3], climb_min[3];   ///< load / static over the climb, per wheel (F, M, R)
+    double descent_max[3], descent_min[3]; ///< over the descent
+    double front_rear;       ///< mean |N_F − N_R| / ((N_F + N_R)/2) over the climb
+    bool pattern;            ///< the event's load pattern is there
+    bool on_time;            ///< |error| ≤ timing_tolerance × crossing time
+    char why[160];           ///< what was found, in words
+} rover_event;
+
+typedef struct rover_events {
+    rover_event event[3];    ///< front, middle, rear
+    int excursions;          ///< found (after merging); 3 expected
+    double crossing_time;    ///< s
+    double settle_error;     ///< largest |N/N_static − 1| after the last excursion (NaN if none left)
+    double t_settled;        ///< s, from when settle_error holds
+    bool ok;                 ///< three excursions, every pattern present and on time, loads settled
+} rover_events;
+
+/// Analyses a crossing. th may be NULL (defaults). Returns the number of
+/// excursions found (≥ 0), or −1 for bad input.
+int rover_find_events(const rover_course* c, const rover_event_thresholds* th, rover_events* out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ROVER_EVENTS_H */

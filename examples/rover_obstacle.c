@@ -1,0 +1,600 @@
+/* rover_obstacle — the project's flagship example: the rocker-bogie rover of
+ * ../shared/reference/rover drives over a 0.15 m hemispherical obstacle
+ * under its right-hand wheels, the case of the thesis behind the reference
+ * (seed 000 §6). It runs a scene file through scene.h, writes one CSV and
+ * one SVG per probe (the writers of the `dvi` command, tool/output.h: the
+ * same files `dvi run` writes), then finds the three characteristic wheel-
+ * load events (rover_events.h) and prints them against the times at which
+ * the wheels reach the obstacle, as computed from the distance travelled.
+ *
+ * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] [--quiet]
+ *        rover_obstacle [SCENE] --analyse DIR [--smooth T]
+ * Defaults: examples/scenes/rover_obstacle_rigid.json (the thesis's wheel
+ * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~6 minutes), out/NAME with
+ * NAME the scene's name. --analyse reads the CSVs of a finished run of
+ * SCENE in DIR (by this program or by `dvi run SCENE`, also a partial one)
+ * instead of simulating, and prints the event table. --duration, --method
+ * and --dt override the scene's (dvi_scene_apply_overrides): the rigid
+ * scenes carry the reference's SMC material, so `--method dem --dt 1e-4`
+ * runs them with Hertz contacts. --smooth T averages each load over a
+ * centred window of T seconds before the event analysis (on a granular bed
+ * the per-step contact forces are spiky; the CSVs keep the raw values).
+ *
+ * The scene must hold the rover of rover_scene.c (bodies chassis and
+ * wheel_LF ... wheel_RB), a fixed sphere named "obstacle", and probes with the
+ * columns chassis.x and wheel_XX.f_n (contact_force, component "normal")
+ * for the six wheels. The variant (Scarecrow or FullRover) is recognised by
+ * the chassis mass; the static loads are the reference's, and the rover is
+ * also built by rover_model.c (the C model) to check that both place the
+ * wheels alike and to compute where each wheel meets the obstacle
+ * (rover_obstacle_travel).
+ *
+ * Output (DIR): NAME.csv and NAME.svg per probe, events.json (the event
+ * table). Exit status: 0 when the run finished and, on rigid ground (a
+ * scene without generators), the three events were found on time and the
+ * loads settled; 1 otherwise; 2 for bad usage. */
+#include "output.h"
+#include "rover_events.h"
+#include "rover_model.h"
+
+#include <dvi/scene.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef ROVER_JSON
+#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
+#endif
+#ifndef ROVER_SCENES
+#define ROVER_SCENES "examples/scenes"
+#endif
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A growing array of doubles. */
+typedef struct series {
+    double* v;
+    size_t n, cap;
+} series;
+
+static int push(series* s, double x)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4096;
+        double* nv = realloc(s->v, cap * sizeof *nv);
+        if (!nv) return -1;
+        s->v = nv;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+/* Where a column lives: probe and column index (−1 if absent). */
+typedef struct where {
+    int probe, column;
+} where;
+
+static where find_column(const dvi_model* m, const char* name)
+{
+    where w = {-1, -1};
+    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
+        dvi_probe_info info;
+        if (dvi_model_probe_info(m, p, &info) != DVI_OK) continue;
+        for (int32_t c = 0; c < info.columns; c++)
+            if (strcmp(info.column_names[c], name) == 0) {
+                w.probe = p;
+                w.column = c;
+                return w;
+            }
+    }
+    return w;
+}
+
+/* Reads a probe's CSV (as written by dvi_csv): the rows of `columns`
+ * numbers after the header, malloc'd into *data; the number of rows. −1 on
+ * failure. */
+static long read_csv(const char* path, int columns, double** data)
+{
+    FILE* f = fopen(path, "rb");
+    *data = NULL;
+    if (!f) return -1;
+    size_t cap = 0, n = 0;
+    char* line = NULL;
+    size_t lcap = 0;
+    long rows = 0;
+    bool header = true;
+    while (getline(&line, &lcap, f) > 0) {
+        if (header) {
+            header = false;
+            continue;
+        }
+        if (n + (size_t)columns > cap) {
+            cap = cap ? 2 * cap : (size_t)columns * 4096;
+            double* nd = realloc(*data, cap * sizeof *nd);
+            if (!nd) break;
+            *data = nd;
+        }
+        char* p = line;
+        for (int c = 0; c < columns; c++) {
+            char* end;
+            (*data)[n + (size_t)c] = strtod(p, &end);
+            p = *end == ',' ? end + 1 : end;
+        }
+        n += (size_t)columns;
+        rows++;
+    }
+    free(line);
+    fclose(f);
+    return rows;
+}
+
+static const char* const WHEEL_BODY[ROVER_WHEELS] = {"wheel_LF", "wheel_LM", "wheel_LB",
+                                                     "wheel_RF", "wheel_RM", "wheel_RB"};
+
+/* The columns the analysis reads, and their values over the run. */
+typedef struct trace {
+    where x, load[ROVER_WHEELS], pitch, slip[3]; /* chassis.x, wheel_XX.f_n, chassis.pitch, wheel_RX.slip */
+    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3];
+    double x0;
+} trace;
+
+static bool trace_find(trace* tr, const dvi_model* m)
+{
+    char col[64];
+    memset(tr, 0, sizeof *tr);
+    tr->x0 = NAN;
+    tr->x = find_column(m, "chassis.x");
+    bool ok = tr->x.probe >= 0;
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        snprintf(col, sizeof col, "%s.f_n", WHEEL_BODY[i]);
+        tr->load[i] = find_column(m, col);
+        ok = ok && tr->load[i].probe >= 0;
+    }
+    tr->pitch = find_column(m, "chassis.pitch");
+    for (int i = 0; i < 3; i++) {
+        snprintf(col, sizeof col, "%s.slip", WHEEL_BODY[ROVER_RF + i]);
+        tr->slip[i] = find_column(m, col);
+    }
+    return ok;
+}
+
+/* One sample; value(w) gives a column's value (NaN for w.probe < 0). */
+typedef double value_fn(const where* w, const void* ctx);
+
+static int trace_push(trace* tr, double t, value_fn* value, const void* ctx)
+{
+    double x = value(&tr->x, ctx);
+    if (isnan(tr->x0)) tr->x0 = x;
+    int bad = push(&tr->t, t) | push(&tr->travel, x - tr->x0) | push(&tr->pitch_v, value(&tr->pitch, ctx));
+    for (int i = 0; i < ROVER_WHEELS; i++) bad |= push(&tr->value[i], value(&tr->load[i], ctx));
+    for (int i = 0; i < 3; i++) bad |= push(&tr->slip_v[i], value(&tr->slip[i], ctx));
+    return bad;
+}
+
+static void trace_free(trace* tr)
+{
+    free(tr->t.v);
+    free(tr->travel.v);
+    free(tr->pitch_v.v);
+    for (int i = 0; i < ROVER_WHEELS; i++) free(tr->value[i].v);
+    for (int i = 0; i < 3; i++) free(tr->slip_v[i].v);
+}
+
+/* Values from the probes' latest rows (simulation). */
+static double row_value(const where* w, const void* ctx)
+{
+    double* const* rows = ctx;
+    return w->probe >= 0 ? rows[w->probe][w->column] : NAN;
+}
+
+/* Values from CSV tables read back (analysis of a finished run). */
+typedef struct table_ctx {
+    double** data;
+    long* rows;
+    int* columns;
+    long k;
+} table_ctx;
+
+static double table_value(const where* w, const void* ctx)
+{
+    const table_ctx* tc = ctx;
+    if (w->probe < 0 || tc->k >= tc->rows[w->probe]) return NAN;
+    return tc->data[w->probe][(size_t)tc->k * (size_t)tc->columns[w->probe] + (size_t)w->column];
+}
+
+/* Runs the model to its end: one CSV per probe in dir, SVGs at the end. */
+static int simulate(dvi_model* model, const dvi_scene_settings* set, const char* dir, bool quiet, trace* tr)
+{
+    char msg[512];
+    const dvi_world* world = dvi_model_world_const(model);
+    if (dvi_make_dirs(dir, msg, sizeof msg) != 0) {
+        fprintf(stderr, "rover_obstacle: %s\n", msg);
+        return 1;
+    }
+    const int32_t np = dvi_model_probe_count(model);
+    dvi_csv** csv = calloc((size_t)np + 1, sizeof *csv);
+    double** rows = calloc((size_t)np + 1, sizeof *rows);
+    if (!csv || !rows) return 1;
+    int rc = 0;
+    for (int32_t p = 0; p < np && rc == 0; p++) {
+        dvi_probe_info info;
+        dvi_model_probe_info(model, p, &info);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.csv", dir, info.name);
+        rows[p] = calloc((size_t)info.columns, sizeof **rows);
+        if (!rows[p] || dvi_csv_open(&csv[p], path, info.columns, info.column_names, info.units, msg, sizeof msg)) {
+            fprintf(stderr, "rover_obstacle: %s\n", rows[p] ? msg : "out of memory");
+            rc = 1;
+        }
+    }
+    const long long steps = (long long)llround(set->duration / set->dt);
+    double t0 = now(), next_report = t0 + 10.0;
+    long long not_converged = 0, max_iter = 0, k = 0;
+    for (; k <= steps && rc == 0; k++) {
+        if (k > 0) {
+            dvi_status st = dvi_model_step(model);
+            if (st < 0) {
+                fprintf(stderr, "rover_obstacle: step %lld (t = %g s): %s\n", k, dvi_model_time(model),
+                        dvi_world_last_error(world));
+                rc = 1;
+                break;
+            }
+            dvi_step_stats ss = dvi_world_get_stats(world);
+            not_converged += st == DVI_NOT_CONVERGED;
+            if (ss.iterations > max_iter) max_iter = ss.iterations;
+        }
+        for (int32_t p = 0; p < np; p++) {
+            if (!dvi_model_probe_due(model, p)) continue;
+            dvi_model_probe_sample(model, p, rows[p]);
+            if (dvi_csv_write_row(csv[p], rows[p]) != 0) {
+                fprintf(stderr, "rover_obstacle: %s\n", dvi_csv_last_error(csv[p]));
+                rc = 1;
+            }
+        }
+        /* the latest rows of the probes involved (the same step when they share `every`) */
+        if (dvi_model_probe_due(model, tr->x.probe) && trace_push(tr, dvi_model_time(model), row_value, rows)) rc = 1;
+        if (!quiet && now() >= next_report) {
+            double el = now() - t0;
+            fprintf(stderr, "  t = %7.2f / %g s, travel %.3f m, %.2f ms/step, ETA %.0f s\n", dvi_model_time(model),
+                    set->duration, tr->travel.n ? tr->travel.v[tr->travel.n - 1] : 0.0, 1e3 * el / (double)(k + 1),
+                    el / (double)(k + 1) * (double)(steps - k));
+            next_report = now() + 10.0;
+        }
+    }
+    const double wall = now() - t0;
+    for (int32_t p = 0; p < np; p++) {
+        if (!csv[p]) continue;
+        if (dvi_csv_close(csv[p]) != 0) rc = 1;
+        dvi_probe_info info;
+        dvi_model_probe_info(model, p, &info);
+        char cpath[4200], spath[4200];
+        snprintf(cpath, sizeof cpath, "%s/%s.csv", dir, info.name);
+        snprintf(spath, sizeof spath, "%s/%s.svg", dir, info.name);
+        if (dvi_svg_plot_csv(cpath, spath, info.title, msg, sizeof msg) != 0) {
+            fprintf(stderr, "rover_obstacle: %s\n", msg);
+            rc = 1;
+        }
+    }
+    for (int32_t p = 0; p < np; p++) free(rows[p]);
+    free(rows);
+    free(csv);
+    long long done = dvi_model_step_count(model);
+    printf("\n%s: %lld steps in %.1f s (%.2f ms/step); solver %s: %lld steps not converged, at most %lld "
+           "iterations\n",
+           set->name, done, wall, 1e3 * wall / (double)(done > 0 ? done : 1), set->solver, not_converged, max_iter);
+    return rc;
+}
+
+/* Reads the CSVs of a run in dir. */
+static int read_run(const dvi_model* model, const char* dir, trace* tr)
+{
+    const int32_t np = dvi_model_probe_count(model);
+    table_ctx tc = {calloc((size_t)np + 1, sizeof(double*)), calloc((size_t)np + 1, sizeof(long)),
+                    calloc((size_t)np + 1, sizeof(int)), 0};
+    if (!tc.data || !tc.rows || !tc.columns) return 1;
+    for (int32_t p = 0; p < np; p++) {
+        dvi_probe_info info;
+        dvi_model_probe_info(model, p, &info);
+        tc.columns[p] = info.columns;
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s.csv", dir, info.name);
+        tc.rows[p] = read_csv(path, info.columns, &tc.data[p]);
+    }
+    long n = tc.rows[tr->x.probe];
+    for (int i = 0; i < ROVER_WHEELS; i++)
+        if (tc.rows[tr->load[i].probe] < n) n = tc.rows[tr->load[i].probe];
+    int rc = 0;
+    for (tc.k = 0; tc.k < n && rc == 0; tc.k++)
+        rc = trace_push(tr, tc.data[tr->x.probe][(size_t)tc.k * (size_t)tc.columns[tr->x.probe]], table_value, &tc);
+    for (int32_t p = 0; p < np; p++) free(tc.data[p]);
+    free(tc.data);
+    free(tc.rows);
+    free(tc.columns);
+    if (n < 2) {
+        fprintf(stderr, "rover_obstacle: %s: no rows in the CSVs of the probes with chassis.x and wheel_XX.f_n\n", dir);
+        return 1;
+    }
+    return rc;
+}
+
+/* Replaces v by its centred moving average over windows of width w (s):
+ * the mean of the samples with |t_j − t_k| ≤ w/2. */
+static int moving_average(const series* t, series* v, double w)
+{
+    double* out = malloc(v->n * sizeof *out);
+    if (!out) return -1;
+    size_t lo = 0, hi = 0;
+    double sum = 0.0;
+    for (size_t k = 0; k < v->n; k++) {
+        while (hi < v->n && t->v[hi] <= t->v[k] + 0.5 * w) sum += v->v[hi++];
+        while (t->v[lo] < t->v[k] - 0.5 * w) sum -= v->v[lo++];
+        out[k] = sum / (double)(hi - lo);
+    }
+    memcpy(v->v, out, v->n * sizeof *out);
+    free(out);
+    return 0;
+}
+
+static void write_events_json(const char* dir, const char* scene_name, const char* variant, const rover_course* c,
+                              const rover_events* ev, const double ref[ROVER_WHEELS], const double peak[ROVER_WHEELS],
+                              const char* const* names)
+{
+    char msg[512];
+    dvi_json_writer* jw = NULL;
+    if (dvi_json_writer_open_buffer(&jw) != 0) return;
+    dvi_json_begin_object(jw);
+    dvi_json_key_string(jw, "scene", scene_name);
+    dvi_json_key_string(jw, "variant", variant);
+    dvi_json_key_number(jw, "crossing_time", ev->crossing_time);
+    dvi_json_key_int(jw, "excursions", ev->excursions);
+    dvi_json_key_number(jw, "settle_error", ev->settle_error);
+    dvi_json_key_bool(jw, "ok", ev->ok);
+    dvi_json_key(jw, "events");
+    dvi_json_begin_array(jw);
+    for (int w = 0; w < 3; w++) {
+        const rover_event* e = &ev->event[w];
+        dvi_json_begin_object(jw);
+        dvi_json_key_string(jw, "event", names[w]);
+        dvi_json_key_number(jw, "reach_travel", c->reach[w]);
+        dvi_json_key_number(jw, "leave_travel", c->leave[w]);
+        dvi_json_key_number(jw, "t_reach", e->t_reach);
+        dvi_json_key_number(jw, "t_top", e->t_top);
+        dvi_json_key_number(jw, "t_leave", e->t_leave);
+        dvi_json_key_number(jw, "t_start", e->t_start);
+        dvi_json_key_number(jw, "t_end", e->t_end);
+        dvi_json_key_number(jw, "error", e->error);
+        dvi_json_key_bool(jw, "on_time", e->on_time);
+        dvi_json_key_bool(jw, "pattern", e->pattern);
+        dvi_json_key_numbers(jw, "climb_max", e->climb_max, 3);
+        dvi_json_key_numbers(jw, "climb_min", e->climb_min, 3);
+        dvi_json_key_numbers(jw, "descent_max", e->descent_max, 3);
+        dvi_json_key_numbers(jw, "descent_min", e->descent_min, 3);
+        dvi_json_key_number(jw, "front_rear", e->front_rear);
+        dvi_json_key_string(jw, "pattern_found", e->why);
+        dvi_json_end_object(jw);
+    }
+    dvi_json_end_array(jw);
+    dvi_json_key_numbers(jw, "static_loads", ref, ROVER_WHEELS);
+    dvi_json_key_numbers(jw, "peak_loads", peak, ROVER_WHEELS);
+    dvi_json_end_object(jw);
+    if (dvi_json_writer_finish(jw, msg, sizeof msg) == 0) {
+        size_t size;
+        const char* text = dvi_json_writer_buffer(jw, &size);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/events.json", dir);
+        if (dvi_write_file_atomic(path, text, size, msg, sizeof msg) != 0) fprintf(stderr, "rover_obstacle: %s\n", msg);
+    }
+    dvi_json_writer_free(jw);
+}
+
+int main(int argc, char** argv)
+{
+    const char* scene_path = ROVER_SCENES "/rover_obstacle_rigid.json";
+    const char* out_dir = NULL;
+    const char* analyse = NULL;
+    double duration = 0.0, dt = 0.0, smooth = 0.0;
+    const char* method = NULL;
+    bool quiet = false;
+    for (int i = 1; i < argc; i++) {
+        bool more = i + 1 < argc;
+        if (strcmp(argv[i], "--out") == 0 && more) out_dir = argv[++i];
+        else if (strcmp(argv[i], "--analyse") == 0 && more) analyse = argv[++i];
+        else if (strcmp(argv[i], "--duration") == 0 && more) duration = atof(argv[++i]);
+        else if (strcmp(argv[i], "--dt") == 0 && more) dt = atof(argv[++i]);
+        else if (strcmp(argv[i], "--smooth") == 0 && more) smooth = atof(argv[++i]);
+        else if (strcmp(argv[i], "--method") == 0 && more) method = argv[++i];
+        else if (strcmp(argv[i], "--quiet") == 0) quiet = true;
+        else if (argv[i][0] != '-') scene_path = argv[i];
+        else {
+            fprintf(stderr,
+                    "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] [--quiet]\n"
+                    "       %s [SCENE] --analyse DIR [--smooth T]\n",
+                    argv[0], argv[0]);
+            return 2;
+        }
+    }
+
+    /* ---- the scene and its model ---- */
+    dvi_scene* scene = NULL;
+    dvi_scene_errors errs;
+    if (dvi_scene_load(scene_path, &scene, &errs) != DVI_OK) {
+        fprintf(stderr, "rover_obstacle: %s:\n%s", scene_path, errs.text ? errs.text : "cannot load\n");
+        dvi_scene_errors_free(&errs);
+        return 2;
+    }
+    if (duration != 0.0 || dt != 0.0 || method) {
+        dvi_scene_overrides o;
+        memset(&o, 0, sizeof o);
+        o.duration = duration;
+        o.dt = dt;
+        o.method = method;
+        if (dvi_scene_apply_overrides(scene, &o, &errs) != DVI_OK) {
+            fprintf(stderr, "rover_obstacle: %s", errs.text ? errs.text : "bad --duration, --dt or --method\n");
+            dvi_scene_errors_free(&errs);
+            dvi_scene_destroy(scene);
+            return 2;
+        }
+    }
+    const dvi_scene_settings set = dvi_scene_get_settings(scene);
+    const bool rigid = dvi_scene_generator_count(scene) == 0;
+    char msg[512];
+    dvi_model* model = NULL;
+    if (dvi_model_create(scene, &model, msg, sizeof msg) != DVI_OK) {
+        fprintf(stderr, "rover_obstacle: %s: %s\n", scene_path, msg);
+        dvi_scene_destroy(scene);
+        return 1;
+    }
+    const dvi_world* world = dvi_model_world_const(model);
+
+    /* the rover's bodies, the obstacle, the variant */
+    dvi_body_id chassis, obstacle, wheel[ROVER_WHEELS];
+    dvi_body_info cinfo, oinfo;
+    bool found = dvi_model_find_body(model, "chassis", &chassis) == DVI_OK &&
+                 dvi_model_find_body(model, "obstacle", &obstacle) == DVI_OK &&
+                 dvi_body_get_info(world, chassis, &cinfo) == DVI_OK &&
+                 dvi_body_get_info(world, obstacle, &oinfo) == DVI_OK;
+    for (int i = 0; i < ROVER_WHEELS && found; i++) found = dvi_model_find_body(model, WHEEL_BODY[i], &wheel[i]) == DVI_OK;
+    trace tr;
+    if (!found || !trace_find(&tr, model)) {
+        fprintf(stderr, "rover_obstacle: %s: expected the bodies chassis, obstacle and wheel_LF .. wheel_RB, and probes "
+                        "with the columns chassis.x and wheel_XX.f_n\n", scene_path);
+        return 2;
+    }
+    double obstacle_centre[3];
+    dvi_body_get_position(world, obstacle, obstacle_centre);
+    const double obstacle_radius = oinfo.bounding_radius;
+
+    const char* variant = NULL;
+    rover cm; /* the C model, for the geometry */
+    static const char* const VARIANTS[2] = {"Scarecrow", "FullRover"};
+    for (int v = 0; v < 2 && !variant; v++) {
+        dvi_world_def wd = dvi_default_world_def();
+        dvi_world* tmp = NULL;
+        if (dvi_world_create(&wd, &tmp) != DVI_OK) return 1;
+        rover_options ro = rover_default_options();
+        ro.on_ground = true;
+        if (rover_build(tmp, ROVER_JSON, VARIANTS[v], &ro, &cm, msg, sizeof msg) != DVI_OK) {
+            fprintf(stderr, "rover_obstacle: %s\n", msg);
+            dvi_world_destroy(tmp);
+            return 1;
+        }
+        if (fabs(cm.bodies[0].mass - cinfo.mass) <= 1e-9 * cinfo.mass) variant = VARIANTS[v];
+        dvi_world_destroy(tmp);
+    }
+    if (!variant) {
+        fprintf(stderr, "rover_obstacle: the chassis mass %g kg is neither variant's\n", cinfo.mass);
+        return 1;
+    }
+    double worst_pose = 0.0;
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        double p[3];
+        dvi_body_get_position(world, wheel[i], p);
+        for (int k = 0; k < 3; k++) worst_pose = fmax(worst_pose, fabs(p[k] - cm.wheel[i].position[k]));
+    }
+    double ref[ROVER_WHEELS];
+    if (rover_reference_loads(ROVER_JSON, variant, ref, msg, sizeof msg) != DVI_OK) {
+        fprintf(stderr, "rover_obstacle: %s\n", msg);
+        return 1;
+    }
+
+    /* ---- run, or read a run ---- */
+    char dir[4096];
+    if (analyse) snprintf(dir, sizeof dir, "%s", analyse);
+    else if (out_dir) snprintf(dir, sizeof dir, "%s", out_dir);
+    else snprintf(dir, sizeof dir, "out/%s", set.name[0] ? set.name : "rover_obstacle");
+    int rc;
+    if (analyse) {
+        rc = read_run(model, dir, &tr);
+        if (rc == 0)
+            printf("rover_obstacle: %s (%s, %s): %zu samples read from %s/, t = %g .. %g s\n", scene_path, set.name,
+                   variant, tr.t.n, dir, tr.t.v[0], tr.t.v[tr.t.n - 1]);
+    } else {
+        printf("rover_obstacle: %s (%s, %s), %lld steps of %g s, %s%s; outputs in %s/\n", scene_path, set.name,
+               variant, (long long)llround(set.duration / set.dt), set.dt, strcmp(set.method, "dem") == 0 ? "DEM" : "DVI with ",
+               strcmp(set.method, "dem") == 0 ? "" : set.solver, dir);
+        fflush(stdout);
+        rc = simulate(model, &set, dir, quiet, &tr);
+    }
+    if (tr.t.n < 2) {
+        trace_free(&tr);
+        dvi_model_destroy(model);
+        dvi_scene_destroy(scene);
+        return 1;
+    }
+    printf("the scene's rover and the C model (rover_model.c) place the wheels within %.1e m of each other\n",
+           worst_pose);
+
+    /* ---- the events ---- */
+    if (smooth > 0.0) {
+        for (int i = 0; i < ROVER_WHEELS; i++)
+            if (moving_average(&tr.t, &tr.value[i], smooth) != 0) return 1;
+        printf("loads averaged over %g s windows for the analysis\n", smooth);
+    }
+    rover_course c;
+    memset(&c, 0, sizeof c);
+    c.n = (int)tr.t.n;
+    c.t = tr.t.v;
+    c.travel = tr.travel.v;
+    for (int w = 0; w < 3; w++) {
+        c.load[w] = tr.value[ROVER_RF + w].v;
+        c.static_load[w] = ref[ROVER_RF + w];
+        if (!rover_obstacle_travel(&cm, ROVER_RF + w, obstacle_centre, obstacle_radius, &c.reach[w], &c.leave[w])) {
+            fprintf(stderr, "rover_obstacle: wheel %s misses the obstacle\n", WHEEL_BODY[ROVER_RF + w]);
+            return 1;
+        }
+    }
+    rover_events ev;
+    rover_find_events(&c, NULL, &ev);
+    static const char* const EVENT[3] = {"front climbs", "middle climbs", "rear climbs"};
+    const size_t last = tr.t.n - 1;
+    printf("\nobstacle: sphere of radius %.3f m at (%.3f, %.3f, %.3f); crossing side: the right-hand wheels\n",
+           obstacle_radius, obstacle_centre[0], obstacle_centre[1], obstacle_centre[2]);
+    printf("travel %.3f m in %.2f s; crossing time (front reaches .. rear leaves, from the travel) %.2f s\n",
+           tr.travel.v[last], tr.t.v[last], ev.crossing_time);
+    printf("\n%-14s %9s %9s %9s %9s %8s %7s %7s  %s\n", "event", "reach [m]", "predicted", "found", "error", "error/T",
+           "on time", "pattern", "loads (x static)");
+    for (int w = 0; w < 3; w++) {
+        const rover_event* e = &ev.event[w];
+        printf("%-14s %9.3f %8.2fs %8.2fs %+8.2fs %7.2f%% %7s %7s  %s\n", EVENT[w], c.reach[w], e->t_reach,
+               e->t_start, e->error, 100.0 * e->error / ev.crossing_time, e->on_time ? "yes" : "NO",
+               e->pattern ? "yes" : "NO", e->why);
+    }
+    printf("excursions found: %d (3 expected); after the crossing the loads are within %.3f %% of static\n",
+           ev.excursions, 100.0 * ev.settle_error);
+
+    /* peaks and extremes (after the ramp: travel beyond half the distance to the obstacle) */
+    double peak[ROVER_WHEELS] = {0}, pmin = 0, pmax = 0, smin[3] = {0, 0, 0};
+    for (size_t k = 0; k < tr.t.n; k++) {
+        if (tr.travel.v[k] < 0.5 * c.reach[0]) continue;
+        for (int i = 0; i < ROVER_WHEELS; i++) peak[i] = fmax(peak[i], tr.value[i].v[k]);
+        if (isfinite(tr.pitch_v.v[k])) {
+            pmin = fmin(pmin, tr.pitch_v.v[k]);
+            pmax = fmax(pmax, tr.pitch_v.v[k]);
+        }
+        for (int i = 0; i < 3; i++)
+            if (isfinite(tr.slip_v[i].v[k])) smin[i] = fmin(smin[i], tr.slip_v[i].v[k]);
+    }
+    printf("\n%-13s %10s %10s %11s\n", "wheel", "static [N]", "peak [N]", "peak/static");
+    for (int i = 0; i < ROVER_WHEELS; i++)
+        printf("%-13s %10.1f %10.1f %11.2f\n", WHEEL_BODY[i], ref[i], peak[i], peak[i] / ref[i]);
+    printf("chassis pitch from %+.4f to %+.4f rad (+ nose down); lowest slip ratio of the right-hand wheels: front "
+           "%.3f, middle %.3f, rear %.3f\n",
+           pmin, pmax, smin[0], smin[1], smin[2]);
+    write_events_json(dir, set.name, variant, &c, &ev, ref, peak, EVENT);
+    printf("\n%s\n", ev.ok ? "the three events were found on time, and the loads settled"
+                           : "the event pattern is incomplete (see the table)");
+    trace_free(&tr);
+    dvi_model_destroy(model);
+    dvi_scene_destroy(scene);
+    if (rc == 0 && rigid && !ev.ok && !analyse) rc = 1;
+    return rc;
+}

@@ -1,0 +1,429 @@
+/* The rocker-bogie rover of ../shared/reference/rover driving over a 0.15 m
+ * hemisphere under its right-hand wheels (the thesis's obstacle crossing,
+ * seed 000 §6), built by examples/rover_model.c (public API) on rigid
+ * ground: a plane and a fixed sphere centred on it at (1.6, −1.0, 0), μ = 0.4
+ * everywhere, the wheels' contact compliance 1e-8 m/N, Lemke's method
+ * (as examples/scenes/rover_obstacle_rigid.json).
+ *
+ * Speed. The scene drives at the thesis's 0.08889 rad/s (0.0222 m/s), which
+ * needs 160 s of simulated time for the rear wheel to cross: ~6 minutes. The
+ * test drives 9× faster, 0.8 rad/s (0.2 m/s) after the same 1 s ramp, with
+ * h = 2 ms: 18.5 s, 9,250 steps. The events happen where the wheels meet the
+ * obstacle, so their times scale with the distance travelled: a run at
+ * another speed has its events at the times it has travelled the same
+ * distances (0.193, 1.377 and 2.451 m for the front, middle and rear wheels).
+ *
+ * (a) Flat ground, driving at constant speed before the obstacle: the six
+ *     normal loads (the sum of each wheel's contact normal forces) within
+ *     2 % of the reference's static loads, for both variants (measured:
+ *     0.00–0.01 %). At rest on frictionless ground: tests/test_rover_statics.c.
+ * (b) The crossing (Scarecrow): rover_events.c must find the three events
+ *     of the thesis's §6.4 —
+ *       front climbs: front load up, middle down;
+ *       middle climbs: middle up, front ≈ rear; then middle down, front and
+ *       rear up;
+ *       rear climbs: middle down; then rear down, middle up —
+ *     each starting within 5 % of the crossing time (front reaches .. rear
+ *     leaves) of the time at which the travelled distance brings its wheel to
+ *     the obstacle, and the loads must settle back to the static ones within
+ *     1 % (the "state tolerance": measured 0.004 %). Measured at 0.2 m/s:
+ *     errors +0.02, +0.17, +0.30 s = 0.1, 1.1, 2.0 % of the 15.2 s crossing
+ *     (the middle and rear wheels arrive late because the rover yaws a little
+ *     while the front wheel climbs). Also: each load change starts within
+ *     1 % of the crossing time of the wheel's first push on the obstacle
+ *     (from the contact list), and the crossing takes the redundant
+ *     differential links (revolutes at both ends: the source model's)
+ *     through a differential angle of 0.09 rad without a jump.
+ * (c) Redundant rows and every solver: with the source model's revolute
+ *     differential links (6 redundant rows at rest, a near-redundant loop
+ *     when the rockers turn) each solver drives the front wheel 0.2 s into
+ *     its climb (from a standing start against the obstacle, the motors at
+ *     speed at once, at most 2,000 iterations) without an error and without
+ *     a non-finite state; apgd, pgs and lemke also without throwing the
+ *     rover (all speeds < 1 m/s, the loads sum to within 30 % of M g).
+ *     Jacobi is not held to that: at 2,000 iterations it is far from
+ *     converged on this rover (residual ~1e-2; the Delassus matrix's
+ *     condition number is ~6e7) and throws it at 1–4 m/s with the spherical,
+ *     non-redundant links as well as with the revolutes, even on flat
+ *     ground: the conditioning, not the redundancy, defeats it.
+ * (d) Grousered wheels (cylinder + 12 boxes) build and drive forward.
+ *
+ * Under AddressSanitizer (about 10× slower) (b) stops after the front wheel
+ * has crossed and checks the first event only, and (c) runs 0.05 s.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../examples/rover_events.h"
+#include "../examples/rover_model.h"
+#include "dvi/world.h"
+#include "test_util.h"
+
+#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
+#define G 9.81
+#define H 2e-3
+#define SPEED 0.8 /* rad/s */
+#define RAMP 1.0  /* s */
+#define MU 0.4
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+static const double OBSTACLE[3] = {1.6, -1.0, 0.0};
+static const double OBSTACLE_R = 0.15;
+
+typedef struct course {
+    dvi_world* w;
+    rover r;
+    dvi_body_id ground, obstacle;
+    double ref[ROVER_WHEELS];
+} course;
+
+/* World, ground, obstacle (unless !with_obstacle) and rover. */
+static void course_build(course* c, const char* variant, const char* solver, int max_iterations, bool with_obstacle,
+                         const rover_options* opt)
+{
+    memset(c, 0, sizeof *c);
+    char msg[256];
+    assert_int_equal(rover_reference_loads(ROVER_JSON, variant, c->ref, msg, sizeof msg), DVI_OK);
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = solver;
+    wd.collision_envelope = 0.01; /* the reference's */
+    if (max_iterations > 0) wd.solver_settings.max_iterations = max_iterations;
+    assert_int_equal(dvi_world_create(&wd, &c->w), DVI_OK);
+    assert_int_equal(rover_add_ground(c->w, MU, &c->ground), DVI_OK);
+    if (with_obstacle) assert_int_equal(rover_add_obstacle(c->w, OBSTACLE, OBSTACLE_R, MU, &c->obstacle), DVI_OK);
+    rover_options o = opt ? *opt : rover_default_options();
+    if (!opt) {
+        o.on_ground = true;
+        o.wheel_speed = SPEED;
+        o.wheel_ramp = RAMP;
+        o.wheel_compliance = 1e-8;
+    }
+    assert_int_equal(rover_build(c->w, ROVER_JSON, variant, &o, &c->r, msg, sizeof msg), DVI_OK);
+}
+
+/* Time series of a run, one sample every `every` steps. */
+typedef struct record {
+    int n, cap;
+    double *t, *travel, *load[ROVER_WHEELS];
+    double touch[3]; /* s: first step in which each right wheel pushes on the obstacle (> 1 N; NaN: never) */
+    double max_speed, max_dtheta;
+} record;
+
+static void record_free(record* rec)
+{
+    free(rec->t);
+    free(rec->travel);
+    for (int i = 0; i < ROVER_WHEELS; i++) free(rec->load[i]);
+}
+
+static void run(course* c, double t_end, int every, record* rec)
+{
+    memset(rec, 0, sizeof *rec);
+    int steps = (int)lround(t_end / H);
+    rec->cap = steps / every + 2;
+    rec->t = malloc((size_t)rec->cap * sizeof(double));
+    rec->travel = malloc((size_t)rec->cap * sizeof(double));
+    assert_non_null(rec->t);
+    assert_non_null(rec->travel);
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        rec->load[i] = malloc((size_t)rec->cap * sizeof(double));
+        assert_non_null(rec->load[i]);
+    }
+    for (int k = 0; k < 3; k++) rec->touch[k] = NAN;
+    double x0[3];
+    assert_int_equal(dvi_body_get_position(c->w, c->r.chassis, x0), DVI_OK);
+    for (int s = 1; s <= steps; s++) {
+        dvi_status st = dvi_world_step(c->w, H);
+        if (st < 0) fail_msg("step %d: %s", s, dvi_world_last_error(c->w));
+        /* first contacts with the obstacle */
+        int32_t nc = dvi_world_contact_count(c->w);
+        for (int32_t k = 0; k < nc && !DVI_IS_NULL(c->obstacle); k++) {
+            dvi_contact_info ci;
+            assert_int_equal(dvi_world_get_contact(c->w, k, &ci), DVI_OK);
+            bool obst = ci.body_a.index1 == c->obstacle.index1 || ci.body_b.index1 == c->obstacle.index1;
+            double fn = ci.force[0] * ci.normal[0] + ci.force[1] * ci.normal[1] + ci.force[2] * ci.normal[2];
+            for (int w = 0; w < 3 && obst && fn > 1.0; w++) {
+                int32_t id = c->r.wheel[ROVER_RF + w].body.index1;
+                if ((ci.body_a.index1 == id || ci.body_b.index1 == id) && isnan(rec->touch[w]))
+                    rec->touch[w] = dvi_world_time(c->w);
+            }
+        }
+        for (int b = 0; b < c->r.body_count; b++) {
+            double v[3];
+            dvi_body_get_velocity(c->w, c->r.bodies[b].id, v);
+            double sp = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+            if (!isfinite(sp)) fail_msg("step %d: body %s: non-finite velocity", s, c->r.bodies[b].name);
+            rec->max_speed = fmax(rec->max_speed, sp);
+        }
+        double dth = fabs(rover_pitch(c->w, c->r.rocker[1]) - rover_pitch(c->w, c->r.rocker[0]));
+        rec->max_dtheta = fmax(rec->max_dtheta, dth);
+        if (s % every) continue;
+        double x[3], l[ROVER_WHEELS];
+        assert_int_equal(dvi_body_get_position(c->w, c->r.chassis, x), DVI_OK);
+        assert_int_equal(rover_wheel_loads(c->w, &c->r, l), DVI_OK);
+        assert_true(rec->n < rec->cap);
+        rec->t[rec->n] = dvi_world_time(c->w);
+        rec->travel[rec->n] = x[0] - x0[0];
+        for (int i = 0; i < ROVER_WHEELS; i++) rec->load[i][rec->n] = l[i];
+        rec->n++;
+    }
+}
+
+/* Largest relative difference of the mean loads over [t0, t1] from static. */
+static double flat_error(const course* c, const record* rec, double t0, double t1, double mean[ROVER_WHEELS])
+{
+    int cnt = 0;
+    for (int i = 0; i < ROVER_WHEELS; i++) mean[i] = 0.0;
+    for (int k = 0; k < rec->n; k++) {
+        if (rec->t[k] < t0 || rec->t[k] > t1) continue;
+        for (int i = 0; i < ROVER_WHEELS; i++) mean[i] += rec->load[i][k];
+        cnt++;
+    }
+    assert_true(cnt > 0);
+    double worst = 0.0;
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        mean[i] /= cnt;
+        worst = fmax(worst, fabs(mean[i] / c->ref[i] - 1.0));
+    }
+    return worst;
+}
+
+static void print_loads(const char* label, const course* c, const double mean[ROVER_WHEELS], double worst)
+{
+    printf("[ rover    ] %s: loads L %.1f %.1f %.1f | R %.1f %.1f %.1f N, reference L %.1f %.1f %.1f | R %.1f %.1f "
+           "%.1f N; worst %.3f %% (2 %%)\n",
+           label, mean[0], mean[1], mean[2], mean[3], mean[4], mean[5], c->ref[0], c->ref[1], c->ref[2], c->ref[3],
+           c->ref[4], c->ref[5], 100.0 * worst);
+}
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static void test_geometry(void** state)
+{
+    (void)state;
+    course c;
+    course_build(&c, "Scarecrow", "lemke", 0, true, NULL);
+    /* reach = 1.6 − √((r + R)² − r²) − x_wheel, r = 0.25 (centre 0.25 above the sphere's centre) */
+    const double dx = sqrt(0.4 * 0.4 - 0.25 * 0.25);
+    static const double X[3] = {1.095, -0.089, -1.163};
+    for (int w = 0; w < 3; w++) {
+        double reach, leave;
+        assert_true(rover_obstacle_travel(&c.r, ROVER_RF + w, OBSTACLE, OBSTACLE_R, &reach, &leave));
+        assert_near(reach, 1.6 - dx - X[w], 1e-12);
+        assert_near(leave, 1.6 + dx - X[w], 1e-12);
+    }
+    /* the left wheels pass 2 m away; a sphere beyond a wheel's face meets its rim */
+    double reach, leave;
+    assert_false(rover_obstacle_travel(&c.r, ROVER_LF, OBSTACLE, OBSTACLE_R, &reach, &leave));
+    const double beside[3] = {1.6, -1.063 - 0.2 - 0.09, 0.0}; /* 0.09 m beyond the outer face */
+    assert_true(rover_obstacle_travel(&c.r, ROVER_RF, beside, OBSTACLE_R, &reach, &leave));
+    const double rs = sqrt(0.15 * 0.15 - 0.09 * 0.09);
+    assert_near(reach, 1.6 - sqrt((0.25 + rs) * (0.25 + rs) - 0.0625) - 1.095, 1e-12);
+    /* slip of a wheel at rest: NaN; of the rover in the first step of the ramp: rolling */
+    double v, wr, s;
+    assert_int_equal(rover_wheel_slip(c.w, &c.r, ROVER_RF, &v, &wr, &s), DVI_OK);
+    assert_true(isnan(s));
+    assert_int_equal(dvi_world_step(c.w, H), DVI_OK);
+    assert_int_equal(rover_wheel_slip(c.w, &c.r, ROVER_RF, &v, &wr, &s), DVI_OK);
+    /* ω: the motor's ramp value at the step's end relative to the carrier, plus
+     * the carrier's small pitch rate as the rover starts (3 % here) */
+    assert_near(wr, SPEED * H / RAMP * 0.25, 0.05 * SPEED * H / RAMP * 0.25);
+    assert_true(fabs(s) < 0.05);
+    dvi_world_destroy(c.w);
+}
+
+/* ---- (a) and (b) ------------------------------------------------------------------------ */
+
+static void test_flat_fullrover(void** state)
+{
+    (void)state;
+    course c;
+    course_build(&c, "FullRover", "lemke", 0, false, NULL);
+    record rec;
+    run(&c, 1.4, 5, &rec);
+    double mean[ROVER_WHEELS];
+    double worst = flat_error(&c, &rec, 1.1, 1.4, mean);
+    print_loads("FullRover driving at 0.2 m/s on flat ground (1.1-1.4 s)", &c, mean, worst);
+    assert_true(worst <= 0.02);
+    record_free(&rec);
+    dvi_world_destroy(c.w);
+}
+
+static void test_crossing(void** state)
+{
+    (void)state;
+    course c;
+    course_build(&c, "Scarecrow", "lemke", 0, true, NULL);
+    rover_course rc;
+    memset(&rc, 0, sizeof rc);
+    for (int w = 0; w < 3; w++) {
+        assert_true(rover_obstacle_travel(&c.r, ROVER_RF + w, OBSTACLE, OBSTACLE_R, &rc.reach[w], &rc.leave[w]));
+        rc.static_load[w] = c.ref[ROVER_RF + w];
+    }
+#ifdef SANITIZED
+    const double t_end = (rc.leave[0] + 0.3) / (SPEED * 0.25) + 0.5 * RAMP;
+#else
+    const double t_end = (rc.leave[2] + 0.45) / (SPEED * 0.25) + 0.5 * RAMP;
+#endif
+    record rec;
+    run(&c, t_end, 10, &rec);
+
+    /* (a) flat ground, constant speed, before the front wheel reaches the obstacle */
+    const double t_reach_nominal = rc.reach[0] / (SPEED * 0.25) + 0.5 * RAMP;
+    double mean[ROVER_WHEELS];
+    double worst = flat_error(&c, &rec, RAMP + 0.1, t_reach_nominal - 0.1, mean);
+    print_loads("Scarecrow driving at 0.2 m/s on flat ground (before the obstacle)", &c, mean, worst);
+    assert_true(worst <= 0.02);
+
+    /* (b) the events */
+    rc.n = rec.n;
+    rc.t = rec.t;
+    rc.travel = rec.travel;
+    for (int w = 0; w < 3; w++) rc.load[w] = rec.load[ROVER_RF + w];
+    rover_events ev;
+    int ne = rover_find_events(&rc, NULL, &ev);
+    static const char* const NAME[3] = {"front climbs", "middle climbs", "rear climbs"};
+    printf("[ rover    ] crossing at 0.2 m/s (Scarecrow, h = %g s): travel %.3f m in %.2f s, crossing time %.2f s, %d "
+           "excursions; max differential angle %.3f rad, max body speed %.3f m/s\n",
+           H, rec.travel[rec.n - 1], rec.t[rec.n - 1], ev.crossing_time, ne, rec.max_dtheta, rec.max_speed);
+    for (int w = 0; w < 3; w++) {
+        const rover_event* e = &ev.event[w];
+        printf("[ rover    ]   %-13s reach %.3f m: predicted %6.2f s, first obstacle contact %6.2f s, load change "
+               "%6.2f s (error %+.2f s = %+.2f %% of the crossing); pattern %s: %s\n",
+               NAME[w], rc.reach[w], e->t_reach, rec.touch[w], e->t_start, e->error,
+               100.0 * e->error / ev.crossing_time, e->pattern ? "yes" : "NO", e->why);
+    }
+    printf("[ rover    ]   settled: loads within %.4f %% of static after the crossing\n", 100.0 * ev.settle_error);
+#ifdef SANITIZED
+    /* the run ends before the rear wheel leaves: the crossing time at the motors' speed */
+    const double Tc = (rc.leave[2] - rc.reach[0]) / (SPEED * 0.25);
+    assert_true(ne >= 1);
+    assert_true(ev.event[0].pattern);
+    assert_true(fabs(ev.event[0].t_start - rec.touch[0]) <= 0.01 * Tc);
+    assert_true(fabs(ev.event[0].error) <= 0.05 * Tc);
+#else
+    assert_int_equal(ne, 3);
+    for (int w = 0; w < 3; w++) {
+        assert_true(ev.event[w].pattern);
+        assert_true(ev.event[w].on_time);
+        assert_true(fabs(ev.event[w].t_start - rec.touch[w]) <= 0.01 * ev.crossing_time);
+    }
+    assert_true(ev.settle_error <= 0.01);
+    assert_true(ev.ok);
+    assert_true(rec.max_dtheta > 0.05); /* the differential really turned */
+#endif
+    assert_true(rec.max_speed < 1.0); /* no jump */
+    record_free(&rec);
+    dvi_world_destroy(c.w);
+}
+
+/* ---- (c) every solver with the redundant differential -------------------------------- */
+
+static void test_redundant_rows(void** state)
+{
+    (void)state;
+    static const char* const SOLVERS[4] = {"apgd", "pgs", "jacobi", "lemke"};
+#ifdef SANITIZED
+    const double T = 0.05;
+#else
+    const double T = 0.2;
+#endif
+    for (int k = 0; k < 4; k++) {
+        course c;
+        rover_options o = rover_default_options();
+        o.on_ground = true;
+        o.wheel_speed = SPEED;
+        o.wheel_ramp = 0.0; /* at speed from the start */
+        o.wheel_compliance = 1e-8;
+        /* the front right wheel starts touching the obstacle: 0.193 m further on */
+        double reach = 1.6 - sqrt(0.4 * 0.4 - 0.25 * 0.25) - 1.095;
+        o.position[0] = reach;
+        course_build(&c, "Scarecrow", SOLVERS[k], 2000, true, &o);
+        int joint_rows = 0;
+        assert_int_equal(dvi_world_step(c.w, H) >= 0, 1);
+        joint_rows = dvi_world_get_stats(c.w).joint_rows;
+        record rec;
+        run(&c, T, 5, &rec);
+        double sum = 0.0, lift[3];
+        for (int i = 0; i < ROVER_WHEELS; i++) sum += rec.load[i][rec.n - 1];
+        assert_int_equal(dvi_body_get_position(c.w, c.r.wheel[ROVER_RF].body, lift), DVI_OK);
+        dvi_step_stats st = dvi_world_get_stats(c.w);
+        printf("[ rover    ] %-6s %d joint rows: after %.2f s of the climb the front wheel is %.4f m up, loads sum to "
+               "%.1f N (M g %.1f N), max speed %.3f m/s, last step %d iterations, residual %.1e\n",
+               SOLVERS[k], joint_rows, T, lift[2] - 0.25, sum, c.r.total_mass * G, rec.max_speed, st.iterations,
+               st.residual);
+        assert_int_equal(joint_rows, 9 * 5 + 4 * 6 + 6 * 5 + 6);
+        assert_true(isfinite(sum) && isfinite(lift[2])); /* (run() fails on a non-finite velocity or an error) */
+        if (strcmp(SOLVERS[k], "jacobi") != 0) {
+            assert_true(rec.max_speed < 1.0);
+            assert_true(fabs(sum / (c.r.total_mass * G) - 1.0) < 0.3);
+        }
+        record_free(&rec);
+        dvi_world_destroy(c.w);
+    }
+}
+
+/* ---- (d) grousers ----------------------------------------------------------------------- */
+
+static void test_grousers(void** state)
+{
+    (void)state;
+    rover_options o = rover_default_options();
+    o.on_ground = true;
+    o.wheel_speed = SPEED;
+    o.wheel_ramp = 0.1;
+    o.wheel_compliance = 1e-8;
+    o.grousers = 12;
+    course c;
+    course_build(&c, "Scarecrow", "lemke", 0, false, &o);
+    assert_near(c.r.wheel_bottom_z, -0.001 - 0.02, 1e-12);
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        dvi_body_info info;
+        assert_int_equal(dvi_body_get_info(c.w, c.r.wheel[i].body, &info), DVI_OK);
+        assert_int_equal(info.shape_count, 1 + 12);
+        assert_int_equal(info.shape_type, DVI_SHAPE_CYLINDER);
+    }
+    double q[4], p[3];
+    const double axis[3] = {0, 1, 0};
+    rover_grouser_pose(axis, 3, 12, 0.25, p, q); /* a quarter turn from straight down */
+    assert_near(fabs(p[0]), 0.25, 1e-12);
+    assert_near(p[2], 0.0, 1e-12);
+    assert_near(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3], 1.0, 1e-12);
+    record rec;
+    run(&c, 0.5, 5, &rec);
+    double v[3];
+    assert_int_equal(dvi_body_get_velocity(c.w, c.r.chassis, v), DVI_OK);
+    printf("[ rover    ] 12 grousers per wheel, 0.8 rad/s: chassis vx %.3f m/s after 0.5 s (rim 0.200, tips 0.216), "
+           "%d contacts\n",
+           v[0], dvi_world_get_stats(c.w).contacts);
+    assert_true(v[0] > 0.15 && v[0] < 0.25);
+    record_free(&rec);
+    dvi_world_destroy(c.w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_geometry),
+        cmocka_unit_test(test_flat_fullrover),
+        cmocka_unit_test(test_crossing),
+        cmocka_unit_test(test_redundant_rows),
+        cmocka_unit_test(test_grousers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
