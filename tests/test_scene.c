@@ -440,7 +440,15 @@ static void test_example_scenes(void** state)
             double* v = malloc((size_t)info.columns * sizeof *v);
             assert_non_null(v);
             assert_int_equal(dvi_model_probe_sample(m, p, v), DVI_OK);
-            for (int32_t c = 0; c < info.columns; c++) assert_true(isfinite(v[c]));
+            for (int32_t c = 0; c < info.columns; c++) {
+                /* a slip ratio is NaN by definition while the wheel does not turn
+                 * (ω r = 0, as at the start of a motor ramp) */
+                size_t ln = strlen(info.column_names[c]);
+                bool slip = ln >= 5 && strcmp(info.column_names[c] + ln - 5, ".slip") == 0;
+                if (!(slip && isnan(v[c])) && !isfinite(v[c]))
+                    fail_msg("%s: probe %s column %s = %g after one step", de->d_name, info.name,
+                             info.column_names[c], v[c]);
+            }
             free(v);
         }
         print_message("%-32s %-24s %6lld bodies, %d probes, dt %g s, %g s, solver %s\n", de->d_name, set.name,
