@@ -518,6 +518,10 @@ static dvi_status create_model(dvi_world* w, const model* m, const rover_options
         sd.material.friction = m->friction;
         sd.material.restitution = m->restitution;
         sd.material.compliance = o->wheel_compliance;
+        if (o->wheel_young_modulus > 0.0) {
+            sd.material.young_modulus = o->wheel_young_modulus;
+            sd.material.poisson_ratio = 0.3;
+        }
         st = dvi_shape_create(w, ids[i], &sd, &rw->shape);
         if (st != DVI_OK) return fail(e, st, "parts.%s: dvi_shape_create: %s", p->name, dvi_world_last_error(w));
         for (int g = 0; g < o->grousers; g++) { /* thin boxes across the tread */
@@ -614,10 +618,11 @@ dvi_status rover_build(dvi_world* w, const char* json_path, const char* variant,
     for (int k = 0; k < 3; k++)
         if (!isfinite(o.position[k])) return fail(&e, DVI_ERR_INVALID_ARG, "options.position: not finite");
     if (!isfinite(o.wheel_friction) || !isfinite(o.wheel_speed) || !isfinite(o.wheel_ramp) || !(o.wheel_ramp >= 0.0) ||
-        !(o.wheel_compliance >= 0.0) || !isfinite(o.wheel_compliance))
+        !(o.wheel_compliance >= 0.0) || !isfinite(o.wheel_compliance) || !(o.wheel_young_modulus >= 0.0) ||
+        !isfinite(o.wheel_young_modulus))
         return fail(&e, DVI_ERR_INVALID_ARG,
-                    "options: wheel_friction, wheel_speed, wheel_ramp, wheel_compliance must be finite; ramp, "
-                    "compliance >= 0");
+                    "options: wheel_friction, wheel_speed, wheel_ramp, wheel_compliance, wheel_young_modulus must be "
+                    "finite; ramp, compliance, young_modulus >= 0");
     if (o.grousers < 0 || o.grousers > 360 ||
         (o.grousers > 0 && !(o.grouser_height > 0.0 && isfinite(o.grouser_height) && o.grouser_thickness > 0.0 &&
                              isfinite(o.grouser_thickness))))

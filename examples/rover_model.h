@@ -63,6 +63,8 @@ typedef struct rover_options {
     double wheel_ramp;         ///< s; the motor target rises linearly over this time; default 0
     double wheel_compliance;   ///< m/N, contact compliance of the wheel shapes (dvi_material.compliance);
                                ///< default 0 (rigid, as the source model's NSC contact)
+    double wheel_young_modulus; ///< Pa, E of the wheel shapes for the DEM method (dvi_material.young_modulus,
+                               ///< with ν = 0.3); 0 (default): the material default
     int grousers;              ///< grousers per wheel (thin boxes on the tread); default 0 (plain cylinder)
     double grouser_height;     ///< m beyond the rim; default 0.02 (the reference's grousered wheel: 0.27 m tips)
     double grouser_thickness;  ///< m, along the tread; default 0.01

@@ -344,6 +344,34 @@ static int moving_average(const series* t, series* v, double w)
     return 0;
 }
 
+/* The averaged normal loads of the six wheels as a CSV and its plot. */
+static int write_smoothed(const char* dir, const trace* tr, double w)
+{
+    char path[4200], svg[4200], msg[512], title[128];
+    static const char* const NAMES[1 + ROVER_WHEELS] = {"time",        "wheel_LF.f_n", "wheel_LM.f_n", "wheel_LB.f_n",
+                                                       "wheel_RF.f_n", "wheel_RM.f_n", "wheel_RB.f_n"};
+    static const char* const UNITS[1 + ROVER_WHEELS] = {"s", "N", "N", "N", "N", "N", "N"};
+    snprintf(path, sizeof path, "%s/loads_smoothed.csv", dir);
+    snprintf(svg, sizeof svg, "%s/loads_smoothed.svg", dir);
+    dvi_csv* c = NULL;
+    if (dvi_csv_open(&c, path, 1 + ROVER_WHEELS, NAMES, UNITS, msg, sizeof msg) != 0) {
+        fprintf(stderr, "rover_obstacle: %s\n", msg);
+        return -1;
+    }
+    for (size_t k = 0; k < tr->t.n; k++) {
+        double row[1 + ROVER_WHEELS] = {tr->t.v[k]};
+        for (int i = 0; i < ROVER_WHEELS; i++) row[1 + i] = tr->value[i].v[k];
+        dvi_csv_write_row(c, row);
+    }
+    if (dvi_csv_close(c) != 0) return -1;
+    snprintf(title, sizeof title, "Normal loads, averaged over %g s", w);
+    if (dvi_svg_plot_csv(path, svg, title, msg, sizeof msg) != 0) {
+        fprintf(stderr, "rover_obstacle: %s\n", msg);
+        return -1;
+    }
+    return 0;
+}
+
 static void write_events_json(const char* dir, const char* scene_name, const char* variant, const rover_course* c,
                               const rover_events* ev, const double ref[ROVER_WHEELS], const double peak[ROVER_WHEELS],
                               const char* const* names)
@@ -537,7 +565,8 @@ int main(int argc, char** argv)
     if (smooth > 0.0) {
         for (int i = 0; i < ROVER_WHEELS; i++)
             if (moving_average(&tr.t, &tr.value[i], smooth) != 0) return 1;
-        printf("loads averaged over %g s windows for the analysis\n", smooth);
+        if (write_smoothed(dir, &tr, smooth) == 0)
+            printf("loads averaged over %g s windows for the analysis: %s/loads_smoothed.csv, .svg\n", smooth, dir);
     }
     rover_course c;
     memset(&c, 0, sizeof c);

@@ -9,6 +9,13 @@
  *       centred on the ground) at (1.6, −1.0) under the right-hand wheels,
  *       the six wheels driven at 0.08889 rad/s after a 1 s linear ramp, for
  *       long enough that the rear wheel has crossed (below);
+ *   rover_obstacle_rigid_dem.json
+ *       the same crossing in DEM mode: Hertz contacts with the reference's
+ *       SMC material (E = 2e7 Pa, ν = 0.3), dt = 1e-4 s, and spherical joints
+ *       at the differential links' ends (the rigid scenes carry the same
+ *       material, so `--method dem --dt 1e-4` runs them as well, but with the
+ *       redundant revolutes each DEM step hands its joint rows to the CCP
+ *       solver: ~20 times slower);
  *   rover_obstacle_granular.json
  *       the thesis's granular bed: 6 × 3.8 m, spheres of radius 0.03 m,
  *       ρ = 2000, μ = 0.4, 53,728 of them (9 layers, 0.549 m deep: see the
@@ -81,7 +88,7 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_DENSITY 2000.0
 #define GRAIN_FRICTION 0.4
 
-typedef enum scene_kind { STATICS, RIGID, GRANULAR, STRIP } scene_kind;
+typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP } scene_kind;
 
 typedef struct spec {
     scene_kind kind;
@@ -96,6 +103,7 @@ static const spec SPECS[] = {
     {STATICS, "rover_statics_fullrover.json", "FullRover", 0.0, 1.0},
     {RIGID, "rover_obstacle_rigid.json", "Scarecrow", THESIS_SPEED, 0.0},
     {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0},
+    {RIGID_DEM, "rover_obstacle_rigid_dem.json", "Scarecrow", THESIS_SPEED, 0.0},
     {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0},
     {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0},
 };
@@ -311,7 +319,9 @@ static int write_rover_bodies(FILE* f, const cJSON* root, const rover_data* d, i
     return 0;
 }
 
-static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double speed)
+/* spherical: spherical joints at both ends of the differential links (no
+ * redundant rows) instead of the source model's revolutes */
+static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double speed, bool spherical)
 {
     const cJSON* joints = need(root, "joints", "");
     if (!joints) return -1;
@@ -338,6 +348,7 @@ static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double 
             fprintf(stderr, "rover_scene: joints[%d].type: unknown \"%s\"\n", j, type);
             return -1;
         }
+        if (spherical && (strncmp(a, "diff_link", 9) == 0 || strncmp(b, "diff_link", 9) == 0)) kind = "spherical";
         if (drive && strncmp(a, "wheel_", 6) == 0) { /* carrier = body_a, wheel = body_b */
             const char* t = a;
             a = b;
@@ -457,6 +468,16 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                    "shared/reference/rover/rocker_bogie_rover.json).\",\n",
                 sp->variant);
         break;
+    case RIGID_DEM:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_rigid.json in DEM mode: Hertz contacts with the reference's SMC "
+                "material (E = 2e7 Pa, nu = 0.3, mu = 0.4, restitution 0) on the ground, the obstacle and the wheels, "
+                "dt = 1e-4 s (the stiffest contact, a wheel rim point under ~240 N: k ~ 3.5e5 N/m on 1.78 kg, "
+                "0.1 sqrt(m/k) = 2.3e-4 s), and spherical joints at the differential links' ends (the revolutes are "
+                "redundant: DEM then hands the joint rows to the CCP solver every step, 20 times slower). Wheel speed "
+                "%g rad/s after a %g s ramp; %g s. Written by examples/rover_scene.c.\",\n",
+                sp->speed, THESIS_RAMP, duration);
+        break;
     case RIGID:
         fprintf(f,
                 "  \"description\": \"The rocker-bogie rover (%s variant) on flat rigid ground drives over a "
@@ -488,7 +509,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     /* rigid obstacle scenes also carry the reference's SMC material (E, ν),
      * which only the DEM method reads: `--method dem --dt 1e-4` runs them
      * with Hertz contacts */
-    const char* smc = sp->kind == RIGID ? ", \"young_modulus\": 2e7, \"poisson_ratio\": 0.3" : "";
+    const char* smc =
+        sp->kind == RIGID || sp->kind == RIGID_DEM ? ", \"young_modulus\": 2e7, \"poisson_ratio\": 0.3" : "";
     fprintf(f, "  \"materials\": {\n    \"ground\": {\"friction\": ");
     num(f, d.friction);
     fprintf(f, "%s},\n", smc);
@@ -592,7 +614,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         num(f, OBSTACLE_RADIUS);
         fprintf(f, ", \"comment\": \"the obstacle\"}]}\n  ],\n");
     }
-    if (write_joints(f, root, &d, sp->speed)) {
+    if (write_joints(f, root, &d, sp->speed, sp->kind == RIGID_DEM)) {
         fclose(f);
         return -1;
     }
@@ -614,6 +636,15 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                    "\"wheel_RB\"]},\n");
         fprintf(f, "    {\"name\": \"chassis\", \"what\": \"position\", \"body\": \"chassis\", \"every\": 25},\n");
         fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": 5}\n  ]\n}\n");
+        break;
+    case RIGID_DEM:
+        fprintf(f, "  \"formulation\": {\n    \"method\": \"dem\",\n    \"dt\": 1e-4,\n    \"solver\": \"lemke\",\n"
+                   "    \"collision_envelope\": ");
+        num(f, d.envelope);
+        fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
+        num(f, duration);
+        fprintf(f, ",\n");
+        obstacle_probes(f, 200, false);
         break;
     case RIGID:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"

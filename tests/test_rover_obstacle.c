@@ -73,6 +73,8 @@
 #define SPEED 0.8 /* rad/s */
 #define RAMP 1.0  /* s */
 #define MU 0.4
+#define DEM_E 2e7  /* Pa, the reference's SMC material */
+#define DEM_H 1e-4 /* s */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -87,6 +89,7 @@ static const double OBSTACLE_R = 0.15;
 
 typedef struct course {
     dvi_world* w;
+    double h; /* s, the step */
     rover r;
     dvi_body_id ground, obstacle;
     double ref[ROVER_WHEELS];
@@ -114,6 +117,54 @@ static void course_build(course* c, const char* variant, const char* solver, int
         o.wheel_compliance = 1e-8;
     }
     assert_int_equal(rover_build(c->w, ROVER_JSON, variant, &o, &c->r, msg, sizeof msg), DVI_OK);
+    c->h = H;
+}
+
+/* A fixed body with one shape of the DEM material of rover_obstacle_rigid_dem.json. */
+static dvi_body_id dem_fixed(dvi_world* w, dvi_shape_type type, const double at[3], double radius)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    for (int k = 0; k < 3; k++) bd.position[k] = at[k];
+    dvi_body_id id;
+    assert_int_equal(dvi_body_create(w, &bd, &id), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = type;
+    sd.radius = radius;
+    sd.material.friction = MU;
+    sd.material.young_modulus = DEM_E;
+    sd.material.poisson_ratio = 0.3;
+    dvi_shape_id sid;
+    assert_int_equal(dvi_shape_create(w, id, &sd, &sid), DVI_OK);
+    return id;
+}
+
+/* The crossing of rover_obstacle_rigid_dem.json at the test's speed: DEM
+ * (Hertz, E = 2e7 Pa, ν = 0.3 on ground, obstacle and wheels), h = 1e-4 s,
+ * spherical joints at the differential links' ends. */
+static void course_build_dem(course* c)
+{
+    memset(c, 0, sizeof *c);
+    char msg[256];
+    assert_int_equal(rover_reference_loads(ROVER_JSON, "Scarecrow", c->ref, msg, sizeof msg), DVI_OK);
+    dvi_world_def wd = dvi_default_world_def();
+    wd.method = DVI_METHOD_DEM;
+    wd.dem.normal_model = DVI_DEM_HERTZ;
+    wd.solver = "lemke";
+    wd.collision_envelope = 0.01;
+    assert_int_equal(dvi_world_create(&wd, &c->w), DVI_OK);
+    const double origin[3] = {0.0, 0.0, 0.0};
+    c->ground = dem_fixed(c->w, DVI_SHAPE_PLANE, origin, 0.0);
+    c->obstacle = dem_fixed(c->w, DVI_SHAPE_SPHERE, OBSTACLE, OBSTACLE_R);
+    rover_options o = rover_default_options();
+    o.on_ground = true;
+    o.wheel_speed = SPEED;
+    o.wheel_ramp = RAMP;
+    o.wheel_compliance = 1e-8;
+    o.wheel_young_modulus = DEM_E;
+    o.spherical_diff_links = true;
+    assert_int_equal(rover_build(c->w, ROVER_JSON, "Scarecrow", &o, &c->r, msg, sizeof msg), DVI_OK);
+    c->h = DEM_H;
 }
 
 /* Time series of a run, one sample every `every` steps. */
@@ -134,7 +185,7 @@ static void record_free(record* rec)
 static void run(course* c, double t_end, int every, record* rec)
 {
     memset(rec, 0, sizeof *rec);
-    int steps = (int)lround(t_end / H);
+    int steps = (int)lround(t_end / c->h);
     rec->cap = steps / every + 2;
     rec->t = malloc((size_t)rec->cap * sizeof(double));
     rec->travel = malloc((size_t)rec->cap * sizeof(double));
@@ -148,7 +199,7 @@ static void run(course* c, double t_end, int every, record* rec)
     double x0[3];
     assert_int_equal(dvi_body_get_position(c->w, c->r.chassis, x0), DVI_OK);
     for (int s = 1; s <= steps; s++) {
-        dvi_status st = dvi_world_step(c->w, H);
+        dvi_status st = dvi_world_step(c->w, c->h);
         if (st < 0) fail_msg("step %d: %s", s, dvi_world_last_error(c->w));
         /* first contacts with the obstacle */
         int32_t nc = dvi_world_contact_count(c->w);
@@ -203,12 +254,12 @@ static double flat_error(const course* c, const record* rec, double t0, double t
     return worst;
 }
 
-static void print_loads(const char* label, const course* c, const double mean[ROVER_WHEELS], double worst)
+static void print_loads(const char* label, const course* c, const double mean[ROVER_WHEELS], double worst, double tol)
 {
     printf("[ rover    ] %s: loads L %.1f %.1f %.1f | R %.1f %.1f %.1f N, reference L %.1f %.1f %.1f | R %.1f %.1f "
-           "%.1f N; worst %.3f %% (2 %%)\n",
+                   "%.1f N; worst %.3f %% (limit %g %%)\n",
            label, mean[0], mean[1], mean[2], mean[3], mean[4], mean[5], c->ref[0], c->ref[1], c->ref[2], c->ref[3],
-           c->ref[4], c->ref[5], 100.0 * worst);
+           c->ref[4], c->ref[5], 100.0 * worst, 100.0 * tol);
 }
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -258,37 +309,38 @@ static void test_flat_fullrover(void** state)
     run(&c, 1.4, 5, &rec);
     double mean[ROVER_WHEELS];
     double worst = flat_error(&c, &rec, 1.1, 1.4, mean);
-    print_loads("FullRover driving at 0.2 m/s on flat ground (1.1-1.4 s)", &c, mean, worst);
+    print_loads("FullRover driving at 0.2 m/s on flat ground (1.1-1.4 s)", &c, mean, worst, 0.02);
     assert_true(worst <= 0.02);
     record_free(&rec);
     dvi_world_destroy(c.w);
 }
 
-static void test_crossing(void** state)
+/* Drives c over the obstacle and checks (a) and (b); every: steps per sample. */
+/* front_only: run until the front wheel has crossed and check its event only */
+static void crossing(course* cp, int every, const char* label, double flat_tol, bool front_only)
 {
-    (void)state;
-    course c;
-    course_build(&c, "Scarecrow", "lemke", 0, true, NULL);
+    course c = *cp;
+#ifdef SANITIZED
+    front_only = true;
+#endif
     rover_course rc;
     memset(&rc, 0, sizeof rc);
     for (int w = 0; w < 3; w++) {
         assert_true(rover_obstacle_travel(&c.r, ROVER_RF + w, OBSTACLE, OBSTACLE_R, &rc.reach[w], &rc.leave[w]));
         rc.static_load[w] = c.ref[ROVER_RF + w];
     }
-#ifdef SANITIZED
-    const double t_end = (rc.leave[0] + 0.3) / (SPEED * 0.25) + 0.5 * RAMP;
-#else
-    const double t_end = (rc.leave[2] + 0.45) / (SPEED * 0.25) + 0.5 * RAMP;
-#endif
+    const double t_end = (front_only ? rc.leave[0] + 0.3 : rc.leave[2] + 0.45) / (SPEED * 0.25) + 0.5 * RAMP;
     record rec;
-    run(&c, t_end, 10, &rec);
+    run(&c, t_end, every, &rec);
 
     /* (a) flat ground, constant speed, before the front wheel reaches the obstacle */
     const double t_reach_nominal = rc.reach[0] / (SPEED * 0.25) + 0.5 * RAMP;
     double mean[ROVER_WHEELS];
     double worst = flat_error(&c, &rec, RAMP + 0.1, t_reach_nominal - 0.1, mean);
-    print_loads("Scarecrow driving at 0.2 m/s on flat ground (before the obstacle)", &c, mean, worst);
-    assert_true(worst <= 0.02);
+    char what[160];
+    snprintf(what, sizeof what, "%s: Scarecrow driving at 0.2 m/s on flat ground (before the obstacle)", label);
+    print_loads(what, &c, mean, worst, flat_tol);
+    assert_true(worst <= flat_tol);
 
     /* (b) the events */
     rc.n = rec.n;
@@ -298,9 +350,9 @@ static void test_crossing(void** state)
     rover_events ev;
     int ne = rover_find_events(&rc, NULL, &ev);
     static const char* const NAME[3] = {"front climbs", "middle climbs", "rear climbs"};
-    printf("[ rover    ] crossing at 0.2 m/s (Scarecrow, h = %g s): travel %.3f m in %.2f s, crossing time %.2f s, %d "
-           "excursions; max differential angle %.3f rad, max body speed %.3f m/s\n",
-           H, rec.travel[rec.n - 1], rec.t[rec.n - 1], ev.crossing_time, ne, rec.max_dtheta, rec.max_speed);
+    printf("[ rover    ] %s: crossing at 0.2 m/s (Scarecrow, h = %g s): travel %.3f m in %.2f s, crossing time %.2f s, "
+           "%d excursions; max differential angle %.3f rad, max body speed %.3f m/s\n",
+           label, c.h, rec.travel[rec.n - 1], rec.t[rec.n - 1], ev.crossing_time, ne, rec.max_dtheta, rec.max_speed);
     for (int w = 0; w < 3; w++) {
         const rover_event* e = &ev.event[w];
         printf("[ rover    ]   %-13s reach %.3f m: predicted %6.2f s, first obstacle contact %6.2f s, load change "
@@ -309,14 +361,17 @@ static void test_crossing(void** state)
                100.0 * e->error / ev.crossing_time, e->pattern ? "yes" : "NO", e->why);
     }
     printf("[ rover    ]   settled: loads within %.4f %% of static after the crossing\n", 100.0 * ev.settle_error);
-#ifdef SANITIZED
-    /* the run ends before the rear wheel leaves: the crossing time at the motors' speed */
-    const double Tc = (rc.leave[2] - rc.reach[0]) / (SPEED * 0.25);
-    assert_true(ne >= 1);
-    assert_true(ev.event[0].pattern);
-    assert_true(fabs(ev.event[0].t_start - rec.touch[0]) <= 0.01 * Tc);
-    assert_true(fabs(ev.event[0].error) <= 0.05 * Tc);
-#else
+    if (front_only) {
+        /* the run ends before the rear wheel leaves: the crossing time at the motors' speed */
+        const double Tc = (rc.leave[2] - rc.reach[0]) / (SPEED * 0.25);
+        assert_true(ne >= 1);
+        assert_true(ev.event[0].pattern);
+        assert_true(fabs(ev.event[0].t_start - rec.touch[0]) <= 0.01 * Tc);
+        assert_true(fabs(ev.event[0].error) <= 0.05 * Tc);
+        assert_true(rec.max_speed < 1.0); /* no jump */
+        record_free(&rec);
+        return;
+    }
     assert_int_equal(ne, 3);
     for (int w = 0; w < 3; w++) {
         assert_true(ev.event[w].pattern);
@@ -326,9 +381,33 @@ static void test_crossing(void** state)
     assert_true(ev.settle_error <= 0.01);
     assert_true(ev.ok);
     assert_true(rec.max_dtheta > 0.05); /* the differential really turned */
-#endif
     assert_true(rec.max_speed < 1.0); /* no jump */
     record_free(&rec);
+}
+
+static void test_crossing(void** state)
+{
+    (void)state;
+    course c;
+    course_build(&c, "Scarecrow", "lemke", 0, true, NULL);
+    crossing(&c, 10, "DVI (Lemke)", 0.02, false);
+    dvi_world_destroy(c.w);
+}
+
+/* (e) The same crossing with the DEM back end (rover_obstacle_rigid_dem.json
+ * at 0.8 rad/s), up to the front wheel's crossing: loads on flat ground
+ * within 5 % (measured 2.4 %: the Mindlin springs of six speed-locked wheels
+ * hold an internal fore-aft force that shifts load from the middle wheels,
+ * docs/rover.md), and the front wheel's event on time with its pattern. The
+ * later events are not checked: after the front wheel's climb the stored
+ * tangential displacement leaves the loads 20 % off static, which the event
+ * finder (excursions from static) cannot separate (docs/rover.md). */
+static void test_crossing_dem(void** state)
+{
+    (void)state;
+    course c;
+    course_build_dem(&c);
+    crossing(&c, 200, "DEM (Hertz, E = 2e7 Pa)", 0.05, true);
     dvi_world_destroy(c.w);
 }
 
@@ -422,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_geometry),
         cmocka_unit_test(test_flat_fullrover),
         cmocka_unit_test(test_crossing),
+        cmocka_unit_test(test_crossing_dem),
         cmocka_unit_test(test_redundant_rows),
         cmocka_unit_test(test_grousers),
     };
