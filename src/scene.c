@@ -1256,17 +1256,49 @@ static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
 /* ---- generators ---------------------------------------------------------------------------- */
 
 static const char* const GENERATOR_TYPES[] = {"granular_bed", NULL};
-static const char* const GENERATOR_KEYS[] = {"type",    "name",      "region",  "radius", "gap", "jitter", "seed",
-                                             "material", "density", "max_count", "exclude", NULL};
+static const char* const GENERATOR_KEYS[] = {"type",    "name",      "region",    "radius",  "gap",     "jitter",
+                                             "seed",    "material",  "density",   "max_count", "exclude", "packing",
+                                             NULL};
+static const char* const PACKINGS[] = {"cubic", "hexagonal", NULL};
+#define SQRT3 1.7320508075688772
 static const char* const EXCLUDE_KEYS[] = {"centre", "radius", NULL};
 #define SC_MAX_EXCLUDE 1000
 #define SC_MAX_EXCLUDE_CELLS 1e8 /* lattice cells an exclusion's bounding box may cover */
 
+/* Offsets of a hexagonal (ABAB…) site from its row and layer: rows of a
+ * layer alternate by s/2 in x; layer B sits over the centroids of layer A's
+ * triangles, (s/2, s/(2√3)) further. x offsets are taken modulo s, so they
+ * are 0 or s/2. */
+static void hex_offset(const sc_generator* g, int64_t iy, int64_t iz, double* ox, double* oy)
+{
+    const double s = g->spacing;
+    *ox = (double)(((iy & 1) + (iz & 1)) & 1) * 0.5 * s;
+    *oy = (double)(iz & 1) * s / (2.0 * SQRT3);
+}
+
 void sc_generator_origin(const sc_generator* g, double origin[3])
 {
     const double s = g->spacing;
+    if (g->packing == SC_PACKING_HEXAGONAL) { /* extents: (n−1)·pitch + the largest offset + s */
+        double ex = (g->n[0] - 1) * g->pitch[0] + 0.5 * s + s;
+        double ey = (g->n[1] - 1) * g->pitch[1] + s / (2.0 * SQRT3) + s;
+        origin[0] = g->lo[0] + 0.5 * (g->hi[0] - g->lo[0] - ex) + 0.5 * s;
+        origin[1] = g->lo[1] + 0.5 * (g->hi[1] - g->lo[1] - ey) + 0.5 * s;
+        origin[2] = g->lo[2] + 0.5 * s;
+        return;
+    }
     for (int k = 0; k < 2; k++) origin[k] = g->lo[k] + 0.5 * (g->hi[k] - g->lo[k] - g->n[k] * s) + 0.5 * s;
     origin[2] = g->lo[2] + 0.5 * s;
+}
+
+void sc_generator_site(const sc_generator* g, const double origin[3], int64_t ix, int64_t iy, int64_t iz,
+                       double p[3])
+{
+    double ox = 0.0, oy = 0.0;
+    if (g->packing == SC_PACKING_HEXAGONAL) hex_offset(g, iy, iz, &ox, &oy);
+    p[0] = origin[0] + (double)ix * g->pitch[0] + ox;
+    p[1] = origin[1] + (double)iy * g->pitch[1] + oy;
+    p[2] = origin[2] + (double)iz * g->pitch[2];
 }
 
 /* Distance below which a cell centre is excluded by exclusion e. */
@@ -1292,14 +1324,17 @@ static int64_t excluded_cells(const sc_generator* g, int32_t* bad)
 {
     double o[3];
     sc_generator_origin(g, o);
-    const double s = g->spacing;
     int64_t total = 0;
+    /* a hexagonal site lies up to s/2 (x) and s/(2√3) (y) beyond its index's
+     * row: widen the index box by one on the low side */
+    const int widen = g->packing == SC_PACKING_HEXAGONAL;
     for (int32_t i = 0; i < g->exclude_count; i++) {
         const double* e = g->exclude + 4 * (size_t)i;
         double r = exclusion_reach(g, e), cells = 1.0;
         int64_t lo[3], hi[3];
         for (int k = 0; k < 3; k++) {
-            double a = ceil((e[k] - r - o[k]) / s), b = floor((e[k] + r - o[k]) / s);
+            double a = ceil((e[k] - r - o[k]) / g->pitch[k]) - (k < 2 ? widen : 0),
+                   b = floor((e[k] + r - o[k]) / g->pitch[k]);
             a = fmax(a, 0.0);
             b = fmin(b, (double)g->n[k] - 1.0);
             if (b < a) cells = 0.0;
@@ -1315,7 +1350,8 @@ static int64_t excluded_cells(const sc_generator* g, int32_t* bad)
         for (int64_t iz = lo[2]; iz <= hi[2]; iz++)
             for (int64_t iy = lo[1]; iy <= hi[1]; iy++)
                 for (int64_t ix = lo[0]; ix <= hi[0]; ix++) {
-                    double p[3] = {o[0] + (double)ix * s, o[1] + (double)iy * s, o[2] + (double)iz * s};
+                    double p[3];
+                    sc_generator_site(g, o, ix, iy, iz, p);
                     double d[3] = {p[0] - e[0], p[1] - e[1], p[2] - e[2]};
                     if (!(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] < r * r)) continue;
                     bool earlier = false; /* already counted by an earlier exclusion */
@@ -1394,6 +1430,18 @@ static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_gene
     }
     int64_t seed = 0;
     if (int_field(c, v, path, "seed", false, 0, MAX_SEED, &seed)) g->seed = (uint64_t)seed;
+    if (member(v, "packing")) {
+        int pk = enum_field(c, v, path, "packing", false, PACKINGS);
+        if (pk < 0) ok = false;
+        else g->packing = pk;
+    }
+    /* hexagonal neighbours lie off the axes: a jitter of j per axis brings
+     * two of them up to 2·√3·j closer */
+    if (g->packing == SC_PACKING_HEXAGONAL && g->jitter > 0.5 * g->gap / SQRT3 && g->jitter <= 0.5 * g->gap) {
+        errf(c, path_key(p, path, "jitter"), "must be <= gap/(2·√3) = %g with hexagonal packing (or spheres could "
+             "overlap)", 0.5 * g->gap / SQRT3);
+        ok = false;
+    }
     ok = num_field(c, v, path, "density", true, R_POS, &g->density) && ok;
     material_ref(c, v, path, &g->material);
     int64_t max_count = -1;
@@ -1428,17 +1476,32 @@ static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_gene
     }
     if (!ok) return 0;
 
-    /* the lattice: cells of side s = 2 r_max + gap */
-    g->spacing = 2.0 * g->rmax + g->gap;
+    /* the lattice: cubic cells of side s = 2 r_max + gap, or hexagonal close
+     * packing with nearest neighbours s apart (rows s·√3/2, layers s·√(2/3)) */
+    const double sp = 2.0 * g->rmax + g->gap;
+    g->spacing = sp;
     double sites = 1.0;
     for (int k = 0; k < 3; k++) {
-        double n = floor((g->hi[k] - g->lo[k]) / g->spacing + 1e-9); /* 0.2 / 0.2 is one cell */
+        double L = g->hi[k] - g->lo[k], n;
+        if (g->packing == SC_PACKING_HEXAGONAL) {
+            static const double PITCH[3] = {1.0, 0.8660254037844386, 0.816496580927726};
+            static const double EXTRA[3] = {1.5, 1.0 + 1.0 / (2.0 * SQRT3), 1.0}; /* s + the largest offset */
+            g->pitch[k] = PITCH[k] * sp;
+            n = L >= EXTRA[k] * sp * (1.0 - 1e-12) ? floor((L - EXTRA[k] * sp) / g->pitch[k] + 1e-9) + 1.0 : 0.0;
+        } else {
+            g->pitch[k] = sp;
+            n = floor(L / sp + 1e-9); /* 0.2 / 0.2 is one cell */
+        }
         if (n > 2147483647.0) n = 2147483647.0;
         g->n[k] = (int32_t)n;
         sites *= n;
     }
     if (sites < 1.0) {
-        errf(c, path_key(p, path, "region"), "too small for one sphere (cell side 2·radius + gap = %g m)",
+        errf(c, path_key(p, path, "region"),
+             g->packing == SC_PACKING_HEXAGONAL
+                 ? "too small for one sphere (hexagonal packing: at least 1.5·s × 1.29·s × s, s = 2·radius + gap = "
+                   "%g m)"
+                 : "too small for one sphere (cell side 2·radius + gap = %g m)",
              g->spacing);
         return 0;
     }

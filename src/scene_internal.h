@@ -75,6 +75,8 @@ typedef struct sc_body {
     int32_t shape_first, shape_count;
 } sc_body;
 
+enum { SC_PACKING_CUBIC = 0, SC_PACKING_HEXAGONAL = 1 };
+
 typedef struct sc_generator {
     char* name;           /* owned */
     double lo[3], hi[3];  /* region */
@@ -83,7 +85,9 @@ typedef struct sc_generator {
     uint64_t seed;
     dvi_material material;
     int32_t n[3];         /* lattice sites per axis */
-    double spacing;       /* lattice pitch, 2·rmax + gap */
+    double spacing;       /* nearest-neighbour distance of the lattice, 2·rmax + gap */
+    int32_t packing;      /* SC_PACKING_CUBIC or SC_PACKING_HEXAGONAL */
+    double pitch[3];      /* distance between neighbouring rows of sites along x, y, z */
     int64_t sites;        /* n[0]·n[1]·n[2] */
     int64_t count;        /* bodies produced: min(sites − excluded cells, max_count) */
     int32_t first_body;   /* scene body index of the first generated body */
@@ -170,6 +174,9 @@ bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* inde
 /* Centre of lattice cell (0, 0, 0) of a generator: the lattice is centred
  * in x and y in the region and starts at its bottom in z. */
 void sc_generator_origin(const sc_generator* g, double origin[3]);
+/* Position of lattice site (ix, iy, iz) without jitter; origin from sc_generator_origin. */
+void sc_generator_site(const sc_generator* g, const double origin[3], int64_t ix, int64_t iy, int64_t iz,
+                       double p[3]);
 /* True when the cell centred at p gets no sphere: it lies closer than
  * radius + r_max + √3·jitter to the centre of one of the generator's
  * excluded spheres (so no sphere of the bed overlaps one). */

@@ -346,14 +346,15 @@ static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* s
 }
 
 /* The bodies of one granular bed: a cubic lattice of cells of side
- * s = 2 r_max + gap, centred in x and y in the region and resting on its
- * bottom; cell i (x fastest, then y, then z) holds sphere i. Per sphere, in
+ * s = 2 r_max + gap, or a hexagonal close packing with neighbours s apart,
+ * centred in x and y in the region and resting on its bottom; site i (x
+ * fastest, then y, then z) holds sphere i. Per sphere, in
  * this order: the radius (a uniform draw when min < max), then the jitter of
  * x, y and z (uniform in [−jitter, jitter), when jitter > 0), all from one
  * splitmix64 stream seeded with `seed`. */
 static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* msg, size_t msg_size)
 {
-    const double pi = 3.14159265358979323846, s = g->spacing;
+    const double pi = 3.14159265358979323846;
     double origin[3];
     sc_generator_origin(g, origin);
     uint64_t rng = g->seed;
@@ -367,9 +368,7 @@ static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* ms
             int64_t rem = cell % nxy;
             iy = rem / g->n[0];
             ix = rem % g->n[0];
-            bd.position[0] = origin[0] + (double)ix * s;
-            bd.position[1] = origin[1] + (double)iy * s;
-            bd.position[2] = origin[2] + (double)iz * s;
+            sc_generator_site(g, origin, ix, iy, iz, bd.position);
             if (g->exclude_count == 0 || !sc_generator_excluded(g, bd.position)) break;
         }
         double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * sc_uniform01(&rng) : g->rmin;

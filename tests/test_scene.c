@@ -936,6 +936,137 @@ static double* bed_positions(const char* text, int64_t* count, double* masses)
     return x;
 }
 
+/* Hexagonal close packing: sites inside the region, every pair at least
+ * s = 2r + gap apart, interior spheres with 12 neighbours at s, the packing
+ * fraction of HCP (π/√18 (2r/s)³ in the bulk); exclusions counted like the
+ * cubic lattice; the same seed bit for bit. */
+static void test_granular_bed_hexagonal(void** state)
+{
+    (void)state;
+    const double r = 0.02, gap = 0.002, sp = 2 * r + gap;
+    char text[2048];
+    const char* fmt = "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1,\n"
+                      " \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"packing\": \"hexagonal\", "
+                      "\"region\": {\"min\": [-0.2, -0.2, 0], \"max\": [0.2, 0.2, 0.3]},\n"
+                      "   \"radius\": 0.02, \"gap\": 0.002, \"jitter\": %s, \"seed\": 5, \"density\": 2500%s}],\n"
+                      " \"probes\": [{\"name\": \"first\", \"what\": \"position\", \"body\": \"bed[0]\"}]}";
+    snprintf(text, sizeof text, fmt, "0", "");
+    dvi_scene* s = parse_ok(text);
+    dvi_generator_info g;
+    assert_int_equal(dvi_scene_get_generator(s, 0, &g), DVI_OK);
+    /* x: (0.4 − 1.5 s)/s + 1 → 8; y: (0.4 − (1 + 1/(2√3)) s)/(s √3/2) + 1 → 8; z: (0.3 − s)/(s √(2/3)) + 1 → 7 */
+    const int64_t nx = (int64_t)floor((0.4 - 1.5 * sp) / sp) + 1;
+    const int64_t ny = (int64_t)floor((0.4 - (1 + 1 / (2 * sqrt(3.0))) * sp) / (sp * sqrt(3.0) / 2)) + 1;
+    const int64_t nz = (int64_t)floor((0.3 - sp) / (sp * sqrt(2.0 / 3.0))) + 1;
+    assert_int_equal(g.sites, nx * ny * nz);
+    assert_int_equal(g.count, g.sites);
+    dvi_scene_destroy(s);
+    int64_t n;
+    dvi_scene_errors e_jit;
+    double* x = bed_positions(text, &n, NULL);
+    assert_int_equal(n, nx * ny * nz);
+    double dmin = INFINITY, zmax = -INFINITY;
+    int64_t interior = 0, twelve = 0;
+    for (int64_t i = 0; i < n; i++) {
+        for (int k = 0; k < 3; k++) { /* inside the region */
+            double lo = k == 2 ? 0.0 : -0.2, hi = k == 2 ? 0.3 : 0.2;
+            assert_true(x[3 * i + k] - r >= lo - 1e-12 && x[3 * i + k] + r <= hi + 1e-12);
+        }
+        zmax = fmax(zmax, x[3 * i + 2]);
+        int near = 0;
+        for (int64_t j = 0; j < n; j++) {
+            if (j == i) continue;
+            double d2 = 0;
+            for (int k = 0; k < 3; k++) d2 += (x[3 * i + k] - x[3 * j + k]) * (x[3 * i + k] - x[3 * j + k]);
+            double d = sqrt(d2);
+            dmin = fmin(dmin, d);
+            near += d < sp * (1 + 1e-9);
+        }
+        bool inside = fabs(x[3 * i]) < 0.2 - 1.6 * sp && fabs(x[3 * i + 1]) < 0.2 - 1.6 * sp &&
+                      x[3 * i + 2] > 1.5 * sp && x[3 * i + 2] < 0.3 - 2.0 * sp;
+        if (inside) {
+            interior++;
+            twelve += near == 12;
+        }
+    }
+    print_message("hexagonal bed: %lld spheres (%lld x %lld x %lld), nearest pair %.6f m (s = %.6f), %lld of %lld "
+                  "interior spheres with 12 neighbours at s\n",
+                  (long long)n, (long long)nx, (long long)ny, (long long)nz, dmin, sp, (long long)twelve,
+                  (long long)interior);
+    assert_true(fabs(dmin - sp) < 1e-12);
+    assert_true(interior > 20);
+    assert_int_equal(twelve, interior);
+    /* bulk packing fraction: spheres in the box spanned by the lattice */
+    const double vol_cell = sp * (sp * sqrt(3.0) / 2) * (sp * sqrt(2.0 / 3.0)); /* one site per cell */
+    const double phi = 4.0 / 3.0 * PI * r * r * r / vol_cell;
+    assert_true(fabs(phi - PI / sqrt(18.0) * pow(2 * r / sp, 3)) < 1e-12);
+    free(x);
+
+    /* jitter within gap/(2√3): pairs stay ≥ 2r apart; the same seed bit for bit */
+    snprintf(text, sizeof text, fmt, "0.00057", "");
+    int64_t n1, n2;
+    double* a = bed_positions(text, &n1, NULL);
+    double* b = bed_positions(text, &n2, NULL);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(a, b, 3 * (size_t)n1 * sizeof *a);
+    for (int64_t i = 0; i < n1; i++)
+        for (int64_t j = i + 1; j < n1; j++) {
+            double d2 = 0;
+            for (int k = 0; k < 3; k++) d2 += (a[3 * i + k] - a[3 * j + k]) * (a[3 * i + k] - a[3 * j + k]);
+            assert_true(d2 >= 4 * r * r);
+        }
+    free(a);
+    free(b);
+
+    /* an exclusion: the count agrees with the spheres made, none within R + r of the centre */
+    snprintf(text, sizeof text, fmt, "0.00057", ", \"exclude\": [{\"centre\": [0.03, -0.05, 0.1], \"radius\": 0.08}]");
+    s = parse_ok(text);
+    assert_int_equal(dvi_scene_get_generator(s, 0, &g), DVI_OK);
+    dvi_scene_destroy(s);
+    a = bed_positions(text, &n1, NULL);
+    assert_int_equal(n1, g.count);
+    assert_true(g.count < g.sites - 10);
+    int64_t full_minus = 0; /* sites of the unexcluded lattice within the reach */
+    x = bed_positions((snprintf(text, sizeof text, fmt, "0", ""), text), &n, NULL);
+    const double reach = 0.08 + r + sqrt(3.0) * 0.00057;
+    for (int64_t i = 0; i < n; i++) {
+        double d2 = pow(x[3 * i] - 0.03, 2) + pow(x[3 * i + 1] + 0.05, 2) + pow(x[3 * i + 2] - 0.1, 2);
+        full_minus += d2 < reach * reach;
+    }
+    assert_int_equal(g.sites - full_minus, g.count);
+    for (int64_t i = 0; i < n1; i++) {
+        double d2 = pow(a[3 * i] - 0.03, 2) + pow(a[3 * i + 1] + 0.05, 2) + pow(a[3 * i + 2] - 0.1, 2);
+        assert_true(sqrt(d2) >= 0.08 + r);
+    }
+    free(a);
+    free(x);
+
+    /* a jitter that is fine for the cubic lattice but not here */
+    snprintf(text, sizeof text, fmt, "0.0006", "");
+    assert_int_equal(dvi_scene_parse(text, strlen(text), NULL, &s, &e_jit), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e_jit.text, "generators[0].jitter: must be <= gap/(2·√3)"));
+    dvi_scene_errors_free(&e_jit);
+
+    /* a bad value, and a region too small */
+    dvi_scene_errors e;
+    snprintf(text, sizeof text, "%s", fmt);
+    char bad[2048];
+    snprintf(bad, sizeof bad,
+             "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"generators\": [{\"type\": \"granular_bed\", "
+             "\"name\": \"bed\", \"packing\": \"hcp\", \"region\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}, "
+             "\"radius\": 0.02, \"density\": 2500}]}");
+    assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.text, "generators[0].packing"));
+    dvi_scene_errors_free(&e);
+    snprintf(bad, sizeof bad,
+             "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"generators\": [{\"type\": \"granular_bed\", "
+             "\"name\": \"bed\", \"packing\": \"hexagonal\", \"region\": {\"min\": [0, 0, 0], \"max\": [0.05, 1, 1]}, "
+             "\"radius\": 0.02, \"density\": 2500}]}");
+    assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.text, "generators[0].region"));
+    dvi_scene_errors_free(&e);
+}
+
 static void test_granular_bed(void** state)
 {
     (void)state;
@@ -1607,6 +1738,7 @@ int main(void)
         cmocka_unit_test(test_dem_head_on),
         cmocka_unit_test(test_dem_settings_and_state),
         cmocka_unit_test(test_granular_bed),
+        cmocka_unit_test(test_granular_bed_hexagonal),
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_all_kinds),
