@@ -16,6 +16,7 @@ rover_event_thresholds rover_default_event_thresholds(void)
     th.equal = 0.25;
     th.timing_tolerance = 0.05;
     th.settle_tolerance = 0.01;
+    th.baseline_travel = 0.0;
     return th;
 }
 
@@ -32,16 +33,16 @@ static double time_at_travel(const rover_course* c, double d)
     return NAN;
 }
 
-/* Largest relative deviation of the side's loads from static at sample k. */
-static double deviation(const rover_course* c, int k)
+/* Largest relative deviation of the side's loads from ref at sample k. */
+static double deviation(const rover_course* c, const double ref[3], int k)
 {
     double d = 0.0;
-    for (int w = 0; w < 3; w++) d = fmax(d, fabs(c->load[w][k] / c->static_load[w] - 1.0));
+    for (int w = 0; w < 3; w++) d = fmax(d, fabs(c->load[w][k] / ref[w] - 1.0));
     return d;
 }
 
-/* Extremes of load/static per wheel over samples with t in [t0, t1]. */
-static void extremes(const rover_course* c, double t0, double t1, double mx[3], double mn[3])
+/* Extremes of load/ref per wheel over samples with t in [t0, t1]. */
+static void extremes(const rover_course* c, const double ref[3], double t0, double t1, double mx[3], double mn[3])
 {
     for (int w = 0; w < 3; w++) {
         mx[w] = -INFINITY;
@@ -50,11 +51,26 @@ static void extremes(const rover_course* c, double t0, double t1, double mx[3], 
     for (int k = 0; k < c->n; k++) {
         if (c->t[k] < t0 || c->t[k] > t1) continue;
         for (int w = 0; w < 3; w++) {
-            double r = c->load[w][k] / c->static_load[w];
+            double r = c->load[w][k] / ref[w];
             mx[w] = fmax(mx[w], r);
             mn[w] = fmin(mn[w], r);
         }
     }
+}
+
+/* The mean loads over travel in [d0, d1] into ref; false when no sample
+ * lies there or a mean is not positive. */
+static bool mean_loads(const rover_course* c, double d0, double d1, double ref[3])
+{
+    int cnt = 0;
+    double sum[3] = {0.0, 0.0, 0.0};
+    for (int k = 1; k < c->n; k++) { /* sample 0: before any step, no loads */
+        if (c->travel[k] < d0 || c->travel[k] > d1) continue;
+        for (int w = 0; w < 3; w++) sum[w] += c->load[w][k];
+        cnt++;
+    }
+    for (int w = 0; w < 3; w++) ref[w] = cnt > 0 ? sum[w] / cnt : NAN;
+    return cnt > 0 && ref[0] > 0.0 && ref[1] > 0.0 && ref[2] > 0.0;
 }
 
 int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, rover_events* out)
@@ -63,7 +79,25 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
     for (int w = 0; w < 3; w++)
         if (!(c->static_load[w] > 0.0)) return -1;
     const rover_event_thresholds th = thp ? *thp : rover_default_event_thresholds();
+    if (!(th.baseline_travel >= 0.0) || !isfinite(th.baseline_travel)) return -1;
     memset(out, 0, sizeof *out);
+
+    /* the loads each event is measured against; with baselines, a sample
+     * belongs to the last wheel whose baseline window has begun */
+    const double GAP = 0.02; /* m of travel between a baseline window and the wheel's reach */
+    double ref[3][3];
+    double from[3] = {-INFINITY, INFINITY, INFINITY}; /* travel from which event w's reference applies */
+    for (int w = 0; w < 3; w++) {
+        for (int j = 0; j < 3; j++) ref[w][j] = c->static_load[j];
+        if (th.baseline_travel > 0.0) {
+            double d1 = c->reach[w] - GAP, d0 = d1 - th.baseline_travel;
+            if (!mean_loads(c, d0, d1, ref[w])) /* not reached: the previous event's, or static */
+                for (int j = 0; j < 3; j++) ref[w][j] = w > 0 ? ref[w - 1][j] : c->static_load[j];
+            if (w > 0) from[w] = d0;
+        }
+        for (int j = 0; j < 3; j++) out->event[w].baseline[j] = ref[w][j];
+    }
+#define REF_AT(k) (ref[(c->travel[k] >= from[2]) ? 2 : (c->travel[k] >= from[1]) ? 1 : 0])
 
     /* excursions: [start, end] sample ranges where the deviation exceeds the
      * band, from when the rover is halfway to the obstacle (the start-up
@@ -72,14 +106,15 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
     int s0[MAX_EXC], s1[MAX_EXC], ne = 0, first = 0;
     while (first < c->n && c->travel[first] < 0.5 * c->reach[ROVER_FRONT]) first++;
     for (int k = first; k < c->n;) {
-        if (!(deviation(c, k) > th.band)) {
+        if (!(deviation(c, REF_AT(k), k) > th.band)) {
             k++;
             continue;
         }
         int a = k;
-        while (k < c->n && deviation(c, k) > th.band) k++;
+        const double* ra = REF_AT(a);
+        while (k < c->n && REF_AT(k) == ra && deviation(c, ra, k) > th.band) k++;
         int b = k - 1;
-        if (ne > 0 && c->travel[a] - c->travel[s1[ne - 1]] < th.merge_travel) {
+        if (ne > 0 && REF_AT(s1[ne - 1]) == ra && c->travel[a] - c->travel[s1[ne - 1]] < th.merge_travel) {
             s1[ne - 1] = b; /* merge with the previous one */
         } else if (ne < MAX_EXC) {
             s0[ne] = a;
@@ -109,8 +144,8 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
         e->on_time = isfinite(e->error) && isfinite(out->crossing_time) &&
                      fabs(e->error) <= th.timing_tolerance * out->crossing_time;
         double top = isfinite(e->t_top) ? e->t_top : e->t_end;
-        extremes(c, e->t_start, top, e->climb_max, e->climb_min);
-        extremes(c, top, e->t_end, e->descent_max, e->descent_min);
+        extremes(c, ref[w], e->t_start, top, e->climb_max, e->climb_min);
+        extremes(c, ref[w], top, e->t_end, e->descent_max, e->descent_min);
         double hi = 1.0 + th.jump, lo = 1.0 - th.drop;
         /* front ≈ rear, mean over the excursion */
         double sum = 0.0;
@@ -126,8 +161,9 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
         switch (w) {
         case ROVER_FRONT:
             e->pattern = e->climb_max[ROVER_FRONT] > hi && e->climb_min[ROVER_MIDDLE] < lo;
-            snprintf(e->why, sizeof e->why, "front up to %.2f x static, middle down to %.2f x while climbing",
-                     e->climb_max[ROVER_FRONT], e->climb_min[ROVER_MIDDLE]);
+            snprintf(e->why, sizeof e->why, "front up to %.2f x %s, middle down to %.2f x while climbing",
+                     e->climb_max[ROVER_FRONT], th.baseline_travel > 0.0 ? "baseline" : "static",
+                     e->climb_min[ROVER_MIDDLE]);
             break;
         case ROVER_MIDDLE:
             e->pattern = e->climb_max[ROVER_MIDDLE] > hi && e->front_rear <= th.equal &&
@@ -159,12 +195,13 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
     if (ne > 0 && s1[ne - 1] + 1 < c->n) {
         int after = s1[ne - 1] + 1, mid = after + (c->n - after) / 2;
         double worst = 0.0;
-        for (int k = mid; k < c->n; k++) worst = fmax(worst, deviation(c, k));
+        for (int k = mid; k < c->n; k++) worst = fmax(worst, deviation(c, c->static_load, k));
         out->settle_error = worst;
         int k = c->n - 1;
-        while (k >= after && deviation(c, k) <= th.settle_tolerance) k--;
+        while (k >= after && deviation(c, c->static_load, k) <= th.settle_tolerance) k--;
         if (k < c->n - 1) out->t_settled = c->t[k + 1];
     }
     out->ok = all && isfinite(out->settle_error) && out->settle_error <= th.settle_tolerance;
     return ne;
+#undef REF_AT
 }

@@ -19,7 +19,11 @@
  *   - an excursion is a stretch of samples in which some crossing-side load
  *     is off its static value by more than `band` (relative), from when the
  *     rover has covered half the distance to the obstacle on; excursions
- *     closer than merge_travel (m of travel) are merged. On a course where
+ *     closer than merge_travel (m of travel) are merged. With
+ *     baseline_travel > 0 the reference is not the static loads but, for
+ *     each wheel, the mean loads just before it reaches the obstacle, from
+ *     the start of that baseline window on (excursions are not merged
+ *     across a change of reference). On a course where
  *     the wheels cross one at a time (the wheelbase is longer than the
  *     obstacle) there are three, one per wheel; each starts when its wheel
  *     reaches the obstacle;
@@ -65,6 +69,11 @@ typedef struct rover_event_thresholds {
                              ///< middle wheel's climb; default 0.25
     double timing_tolerance; ///< fraction of the crossing time; default 0.05
     double settle_tolerance; ///< relative, after the crossing; default 0.01
+    double baseline_travel;  ///< m; 0 (default): loads are measured against the static loads. > 0: each
+                             ///< event against its own baseline, the mean loads over the `baseline_travel`
+                             ///< metres of travel that end 0.02 m before its wheel reaches the obstacle (for
+                             ///< models whose loads do not return to static between the climbs, such as DEM's
+                             ///< stored tangential springs; settling is still measured against static)
 } rover_event_thresholds;
 
 rover_event_thresholds rover_default_event_thresholds(void);
@@ -75,8 +84,9 @@ typedef struct rover_event {
     double t_leave;          ///< s, predicted
     double t_start, t_end;   ///< s, the excursion (NaN if none)
     double error;            ///< t_start − t_reach, s
-    double climb_max[3], climb_min[3];   ///< load / static over the climb, per wheel (F, M, R)
+    double climb_max[3], climb_min[3];   ///< load / baseline over the climb, per wheel (F, M, R)
     double descent_max[3], descent_min[3]; ///< over the descent
+    double baseline[3];      ///< N, the loads the event is measured against (static, or as baseline_travel)
     double front_rear;       ///< mean |N_F − N_R| / ((N_F + N_R)/2) over the climb
     bool pattern;            ///< the event's load pattern is there
     bool on_time;            ///< |error| ≤ timing_tolerance × crossing time

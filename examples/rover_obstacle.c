@@ -7,8 +7,9 @@
  * load events (rover_events.h) and prints them against the times at which
  * the wheels reach the obstacle, as computed from the distance travelled.
  *
- * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] [--quiet]
- *        rover_obstacle [SCENE] --analyse DIR [--smooth T]
+ * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T]
+ *                       [--baseline D] [--quiet]
+ *        rover_obstacle [SCENE] --analyse DIR [--smooth T] [--baseline D]
  * Defaults: examples/scenes/rover_obstacle_rigid.json (the thesis's wheel
  * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~6 minutes), out/NAME with
  * NAME the scene's name. --analyse reads the CSVs of a finished run of
@@ -19,6 +20,11 @@
  * runs them with Hertz contacts. --smooth T averages each load over a
  * centred window of T seconds before the event analysis (on a granular bed
  * the per-step contact forces are spiky; the CSVs keep the raw values).
+ * --baseline D measures each event against the mean loads over the D metres
+ * of travel before its wheel reaches the obstacle instead of the static
+ * loads (rover_event_thresholds.baseline_travel); the default is 0 (static)
+ * for DVI and 0.1 m for DEM, whose stored tangential springs keep the loads
+ * off static between the climbs (docs/rover.md).
  *
  * The scene must hold the rover of rover_scene.c (bodies chassis and
  * wheel_LF ... wheel_RB), a fixed sphere named "obstacle", and probes with the
@@ -429,7 +435,7 @@ int main(int argc, char** argv)
     const char* scene_path = ROVER_SCENES "/rover_obstacle_rigid.json";
     const char* out_dir = NULL;
     const char* analyse = NULL;
-    double duration = 0.0, dt = 0.0, smooth = 0.0;
+    double duration = 0.0, dt = 0.0, smooth = 0.0, baseline = -1.0;
     const char* method = NULL;
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
@@ -439,13 +445,15 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--duration") == 0 && more) duration = atof(argv[++i]);
         else if (strcmp(argv[i], "--dt") == 0 && more) dt = atof(argv[++i]);
         else if (strcmp(argv[i], "--smooth") == 0 && more) smooth = atof(argv[++i]);
+        else if (strcmp(argv[i], "--baseline") == 0 && more) baseline = atof(argv[++i]);
         else if (strcmp(argv[i], "--method") == 0 && more) method = argv[++i];
         else if (strcmp(argv[i], "--quiet") == 0) quiet = true;
         else if (argv[i][0] != '-') scene_path = argv[i];
         else {
             fprintf(stderr,
-                    "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] [--quiet]\n"
-                    "       %s [SCENE] --analyse DIR [--smooth T]\n",
+                    "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] "
+                    "[--baseline D] [--quiet]\n"
+                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D]\n",
                     argv[0], argv[0]);
             return 2;
         }
@@ -582,7 +590,19 @@ int main(int argc, char** argv)
         }
     }
     rover_events ev;
-    rover_find_events(&c, NULL, &ev);
+    rover_event_thresholds th = rover_default_event_thresholds();
+    th.baseline_travel = baseline >= 0.0 ? baseline : strcmp(set.method, "dem") == 0 ? 0.1 : 0.0;
+    if (rover_find_events(&c, &th, &ev) < 0) {
+        fprintf(stderr, "rover_obstacle: cannot analyse the loads (--baseline must be >= 0)\n");
+        return 1;
+    }
+    if (th.baseline_travel > 0.0)
+        printf("\nloads measured against baselines: the mean over the %g m of travel before each wheel reaches the "
+               "obstacle\n  front %.0f / %.0f / %.0f N, middle %.0f / %.0f / %.0f N, rear %.0f / %.0f / %.0f N "
+               "(F / M / R)\n",
+               th.baseline_travel, ev.event[0].baseline[0], ev.event[0].baseline[1], ev.event[0].baseline[2],
+               ev.event[1].baseline[0], ev.event[1].baseline[1], ev.event[1].baseline[2], ev.event[2].baseline[0],
+               ev.event[2].baseline[1], ev.event[2].baseline[2]);
     static const char* const EVENT[3] = {"front climbs", "middle climbs", "rear climbs"};
     const size_t last = tr.t.n - 1;
     printf("\nobstacle: sphere of radius %.3f m at (%.3f, %.3f, %.3f); crossing side: the right-hand wheels\n",

@@ -316,8 +316,10 @@ static void test_flat_fullrover(void** state)
 }
 
 /* Drives c over the obstacle and checks (a) and (b); every: steps per sample. */
-/* front_only: run until the front wheel has crossed and check its event only */
-static void crossing(course* cp, int every, const char* label, double flat_tol, bool front_only)
+/* front_only: run until the front wheel has crossed and check its event
+ * only; baseline: rover_event_thresholds.baseline_travel (0: loads against
+ * static, and settling checked) */
+static void crossing(course* cp, int every, const char* label, double flat_tol, bool front_only, double baseline)
 {
     course c = *cp;
 #ifdef SANITIZED
@@ -348,7 +350,9 @@ static void crossing(course* cp, int every, const char* label, double flat_tol, 
     rc.travel = rec.travel;
     for (int w = 0; w < 3; w++) rc.load[w] = rec.load[ROVER_RF + w];
     rover_events ev;
-    int ne = rover_find_events(&rc, NULL, &ev);
+    rover_event_thresholds th = rover_default_event_thresholds();
+    th.baseline_travel = baseline;
+    int ne = rover_find_events(&rc, &th, &ev);
     static const char* const NAME[3] = {"front climbs", "middle climbs", "rear climbs"};
     printf("[ rover    ] %s: crossing at 0.2 m/s (Scarecrow, h = %g s): travel %.3f m in %.2f s, crossing time %.2f s, "
            "%d excursions; max differential angle %.3f rad, max body speed %.3f m/s\n",
@@ -378,8 +382,18 @@ static void crossing(course* cp, int every, const char* label, double flat_tol, 
         assert_true(ev.event[w].on_time);
         assert_true(fabs(ev.event[w].t_start - rec.touch[w]) <= 0.01 * ev.crossing_time);
     }
-    assert_true(ev.settle_error <= 0.01);
-    assert_true(ev.ok);
+    if (baseline == 0.0) {
+        assert_true(ev.settle_error <= 0.01);
+        assert_true(ev.ok);
+        /* measuring against baselines finds the same events when the loads return to static */
+        rover_events eb;
+        th.baseline_travel = 0.1;
+        assert_int_equal(rover_find_events(&rc, &th, &eb), 3);
+        for (int w = 0; w < 3; w++) {
+            assert_true(eb.event[w].pattern && eb.event[w].on_time);
+            assert_true(fabs(eb.event[w].t_start - ev.event[w].t_start) <= 0.001 * ev.crossing_time);
+        }
+    }
     assert_true(rec.max_dtheta > 0.05); /* the differential really turned */
     assert_true(rec.max_speed < 1.0); /* no jump */
     record_free(&rec);
@@ -390,24 +404,26 @@ static void test_crossing(void** state)
     (void)state;
     course c;
     course_build(&c, "Scarecrow", "lemke", 0, true, NULL);
-    crossing(&c, 10, "DVI (Lemke)", 0.02, false);
+    crossing(&c, 10, "DVI (Lemke)", 0.02, false, 0.0);
     dvi_world_destroy(c.w);
 }
 
 /* (e) The same crossing with the DEM back end (rover_obstacle_rigid_dem.json
- * at 0.8 rad/s), up to the front wheel's crossing: loads on flat ground
- * within 5 % (measured 2.4 %: the Mindlin springs of six speed-locked wheels
- * hold an internal fore-aft force that shifts load from the middle wheels,
- * docs/rover.md), and the front wheel's event on time with its pattern. The
- * later events are not checked: after the front wheel's climb the stored
- * tangential displacement leaves the loads 20 % off static, which the event
- * finder (excursions from static) cannot separate (docs/rover.md). */
+ * at 0.8 rad/s): loads on flat ground within 5 % (measured 2.4 %: the
+ * Mindlin springs of six speed-locked wheels hold an internal fore-aft force
+ * that shifts load from the middle wheels, docs/rover.md), and the three
+ * events, each on time with its pattern. After each climb the stored
+ * tangential displacement leaves the loads up to 20 % off static until the
+ * next one, so each event is measured against the loads over the 0.1 m
+ * before its wheel reaches the obstacle, and settling is not checked
+ * (measured: errors 0.10, 0.76 and 1.69 % of the crossing). Under the
+ * sanitizers, up to the front wheel's crossing. */
 static void test_crossing_dem(void** state)
 {
     (void)state;
     course c;
     course_build_dem(&c);
-    crossing(&c, 200, "DEM (Hertz, E = 2e7 Pa)", 0.05, true);
+    crossing(&c, 200, "DEM (Hertz, E = 2e7 Pa)", 0.05, false, 0.1);
     dvi_world_destroy(c.w);
 }
 
