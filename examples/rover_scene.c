@@ -25,7 +25,11 @@
  *       a strip of that bed under the right-hand wheels only (3 layers, the
  *       depth of the thesis's printed code), the left-hand wheels on a rigid
  *       track level with the bed, driven faster so that all three right
- *       wheels cross in a run of minutes.
+ *       wheels cross in a run of minutes;
+ *   rover_obstacle_granular_strip_hex.json
+ *       the strip with a bed that holds and wheels that grip: 3 layers of
+ *       hexagonal close packing (0.16 m deep) and 24 grousers of 0.02 m on
+ *       every wheel, 25 s (docs/rover.md, "Granular ground").
  *
  * usage: rover_scene [--grousers N] [REFERENCE_JSON [OUTPUT_DIR]]
  * (defaults: the reference next to the source tree, and the current
@@ -88,7 +92,7 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_DENSITY 2000.0
 #define GRAIN_FRICTION 0.4
 
-typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP } scene_kind;
+typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX } scene_kind;
 
 typedef struct spec {
     scene_kind kind;
@@ -96,16 +100,18 @@ typedef struct spec {
     const char* variant;
     double speed;    /* rad/s (0: no motors) */
     double duration; /* s; 0: computed for the crossing (rigid) */
+    int grousers;    /* per wheel; 0: --grousers */
 } spec;
 
 static const spec SPECS[] = {
-    {STATICS, "rover_statics_scarecrow.json", "Scarecrow", 0.0, 1.0},
-    {STATICS, "rover_statics_fullrover.json", "FullRover", 0.0, 1.0},
-    {RIGID, "rover_obstacle_rigid.json", "Scarecrow", THESIS_SPEED, 0.0},
-    {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0},
-    {RIGID_DEM, "rover_obstacle_rigid_dem.json", "Scarecrow", THESIS_SPEED, 0.0},
-    {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0},
-    {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0},
+    {STATICS, "rover_statics_scarecrow.json", "Scarecrow", 0.0, 1.0, 0},
+    {STATICS, "rover_statics_fullrover.json", "FullRover", 0.0, 1.0, 0},
+    {RIGID, "rover_obstacle_rigid.json", "Scarecrow", THESIS_SPEED, 0.0, 0},
+    {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0, 0},
+    {RIGID_DEM, "rover_obstacle_rigid_dem.json", "Scarecrow", THESIS_SPEED, 0.0, 0},
+    {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0, 0},
+    {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
+    {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
 };
 
 /* Shortest decimal that reads back as the same double. */
@@ -439,7 +445,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
 {
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
-    const bool bed = sp->kind == GRANULAR || sp->kind == STRIP;
+    const bool strip = sp->kind == STRIP || sp->kind == STRIP_HEX;
+    const bool bed = sp->kind == GRANULAR || strip;
     char lower[32];
     size_t n = strlen(sp->variant);
     for (size_t k = 0; k <= n && k < sizeof lower; k++)
@@ -494,6 +501,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "deep) in four walls, over a 0.15 m obstacle cap at (1.6, -1.0) under its right-hand wheels, "
                 "wheels at %g rad/s after a %g s ramp, 30 s. Written by examples/rover_scene.c.\",\n",
                 sp->variant, sp->speed, THESIS_RAMP);
+        break;
+    case STRIP_HEX:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_granular_strip.json with a bed that holds and wheels that grip: "
+                "3 layers of hexagonal close packing (0.16 m deep; the thesis's cubic lattice collapses under the "
+                "wheels) and %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. "
+                "Written by examples/rover_scene.c.\",\n",
+                sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
     case STRIP:
         fprintf(f,
@@ -553,7 +568,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
             bed_lo[0] = -1.6, bed_hi[0] = 4.7;
             bed_lo[1] = -1.5, bed_hi[1] = -0.62;
         }
-        bed_lo[2] = -layers * s;
+        /* hexagonal layers are s·√(2/3) apart: the top spheres' tops at 0 */
+        bed_lo[2] = sp->kind == STRIP_HEX ? -(s + (layers - 1) * s * sqrt(2.0 / 3.0)) : -layers * s;
         bed_hi[2] = 0.0;
         double floor_c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), 0.5 * (bed_lo[1] + bed_hi[1]), bed_lo[2] - 0.05};
         double floor_h[3] = {0.5 * (bed_hi[0] - bed_lo[0]) + 0.1, 0.5 * (bed_hi[1] - bed_lo[1]) + 0.1, 0.05};
@@ -573,7 +589,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         box_body(f, "wall_left", c2, h12, "ground");
         box_body(f, "wall_back", c3, h34, "ground");
         box_body(f, "wall_front", c4, h34, "ground");
-        if (sp->kind == STRIP) { /* the left-hand wheels' rigid track, its top level with the bed's top cells */
+        if (strip) { /* the left-hand wheels' rigid track, its top level with the bed's top cells */
             double c[3] = {cx, 1.1, -0.25}, h[3] = {lx, 0.5, 0.25};
             box_body(f, "left_track", c, h, "ground");
         }
@@ -603,7 +619,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         num(f, GRAIN_RADIUS);
         fprintf(f, ", \"gap\": ");
         num(f, GRAIN_GAP);
-        fprintf(f, ", \"jitter\": 0.0004, \"seed\": 1, \"density\": ");
+        /* jitter: at most gap/2 (cubic), gap/(2√3) (hexagonal) */
+        fprintf(f, ", %s\"seed\": 1, \"density\": ",
+                sp->kind == STRIP_HEX ? "\"packing\": \"hexagonal\", \"jitter\": 0.00025, " : "\"jitter\": 0.0004, ");
         num(f, GRAIN_DENSITY);
         fprintf(f, ", \"material\": \"grain\",%s\n     \"exclude\": [{\"centre\": [",
                 sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
@@ -658,6 +676,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         break;
     case GRANULAR:
     case STRIP:
+    case STRIP_HEX:
         /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
          * joints (Delassus condition number ~6e7) far more: 100 keep them
          * within 3e-4 m (docs/rover.md) */
@@ -736,7 +755,8 @@ int main(int argc, char** argv)
     for (size_t v = 0; v < sizeof SPECS / sizeof SPECS[0]; v++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, SPECS[v].file);
-        if (write_scene(root, &SPECS[v], grousers, path) != 0 || check(path) != 0) {
+        if (write_scene(root, &SPECS[v], SPECS[v].grousers > 0 ? SPECS[v].grousers : grousers, path) != 0 ||
+            check(path) != 0) {
             rc = 1;
             continue;
         }
