@@ -149,7 +149,8 @@ static const char* const WHEEL_BODY[ROVER_WHEELS] = {"wheel_LF", "wheel_LM", "wh
 /* The columns the analysis reads, and their values over the run. */
 typedef struct trace {
     where x, load[ROVER_WHEELS], pitch, slip[3]; /* chassis.x, wheel_XX.f_n, chassis.pitch, wheel_RX.slip */
-    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3];
+    where wx[3], wz[3];                          /* wheel_RX.x, wheel_RX.z (optional) */
+    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3];
     double x0;
 } trace;
 
@@ -169,6 +170,10 @@ static bool trace_find(trace* tr, const dvi_model* m)
     for (int i = 0; i < 3; i++) {
         snprintf(col, sizeof col, "%s.slip", WHEEL_BODY[ROVER_RF + i]);
         tr->slip[i] = find_column(m, col);
+        snprintf(col, sizeof col, "%s.x", WHEEL_BODY[ROVER_RF + i]);
+        tr->wx[i] = find_column(m, col);
+        snprintf(col, sizeof col, "%s.z", WHEEL_BODY[ROVER_RF + i]);
+        tr->wz[i] = find_column(m, col);
     }
     return ok;
 }
@@ -182,7 +187,9 @@ static int trace_push(trace* tr, double t, value_fn* value, const void* ctx)
     if (isnan(tr->x0)) tr->x0 = x;
     int bad = push(&tr->t, t) | push(&tr->travel, x - tr->x0) | push(&tr->pitch_v, value(&tr->pitch, ctx));
     for (int i = 0; i < ROVER_WHEELS; i++) bad |= push(&tr->value[i], value(&tr->load[i], ctx));
-    for (int i = 0; i < 3; i++) bad |= push(&tr->slip_v[i], value(&tr->slip[i], ctx));
+    for (int i = 0; i < 3; i++)
+        bad |= push(&tr->slip_v[i], value(&tr->slip[i], ctx)) | push(&tr->wx_v[i], value(&tr->wx[i], ctx)) |
+               push(&tr->wz_v[i], value(&tr->wz[i], ctx));
     return bad;
 }
 
@@ -192,7 +199,30 @@ static void trace_free(trace* tr)
     free(tr->travel.v);
     free(tr->pitch_v.v);
     for (int i = 0; i < ROVER_WHEELS; i++) free(tr->value[i].v);
-    for (int i = 0; i < 3; i++) free(tr->slip_v[i].v);
+    for (int i = 0; i < 3; i++) {
+        free(tr->slip_v[i].v);
+        free(tr->wx_v[i].v);
+        free(tr->wz_v[i].v);
+    }
+}
+
+/* The crossing-side wheels' climbs from their centres' heights: for each,
+ * the highest point above its first sample, when and where (x). Printed,
+ * since on a granular bed the load curves are too noisy for the events. */
+static void print_climbs(const trace* tr, const double obstacle[3])
+{
+    static const char* const NAME[3] = {"front", "middle", "rear"};
+    if (tr->wz[0].probe < 0 || tr->t.n < 2) return;
+    printf("\nwheel centres (crossing side): the highest point of each above its start; obstacle centre x = %.3f m\n",
+           obstacle[0]);
+    for (int i = 0; i < 3; i++) {
+        size_t best = 0;
+        for (size_t k = 1; k < tr->t.n; k++)
+            if (tr->wz_v[i].v[k] > tr->wz_v[i].v[best]) best = k;
+        double rise = tr->wz_v[i].v[best] - tr->wz_v[i].v[0];
+        printf("  %-6s up %.3f m at t = %.2f s, x = %.3f m%s\n", NAME[i], rise, tr->t.v[best], tr->wx_v[i].v[best],
+               tr->wx_v[i].v[tr->t.n - 1] > obstacle[0] + 0.15 ? "; past the obstacle at the end" : "");
+    }
 }
 
 /* Values from the probes' latest rows (simulation). */
@@ -638,6 +668,7 @@ int main(int argc, char** argv)
     printf("chassis pitch from %+.4f to %+.4f rad (+ nose down); lowest slip ratio of the right-hand wheels: front "
            "%.3f, middle %.3f, rear %.3f\n",
            pmin, pmax, smin[0], smin[1], smin[2]);
+    print_climbs(&tr, obstacle_centre);
     write_events_json(dir, set.name, variant, &c, &ev, ref, peak, EVENT);
     printf("\n%s\n", ev.ok ? "the three events were found on time, and the loads settled"
                            : "the event pattern is incomplete (see the table)");
