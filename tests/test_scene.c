@@ -1048,23 +1048,21 @@ static void test_granular_bed_hexagonal(void** state)
     dvi_scene_errors_free(&e_jit);
 
     /* a bad value, and a region too small */
-    dvi_scene_errors e;
-    snprintf(text, sizeof text, "%s", fmt);
-    char bad[2048];
-    snprintf(bad, sizeof bad,
-             "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"generators\": [{\"type\": \"granular_bed\", "
-             "\"name\": \"bed\", \"packing\": \"hcp\", \"region\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}, "
-             "\"radius\": 0.02, \"density\": 2500}]}");
-    assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
-    assert_non_null(strstr(e.text, "generators[0].packing"));
-    dvi_scene_errors_free(&e);
-    snprintf(bad, sizeof bad,
-             "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"generators\": [{\"type\": \"granular_bed\", "
-             "\"name\": \"bed\", \"packing\": \"hexagonal\", \"region\": {\"min\": [0, 0, 0], \"max\": [0.05, 1, 1]}, "
-             "\"radius\": 0.02, \"density\": 2500}]}");
-    assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
-    assert_non_null(strstr(e.text, "generators[0].region"));
-    dvi_scene_errors_free(&e);
+    static const char* const BAD_GEN[2][2] = {
+        {"\"packing\": \"hcp\", \"region\": {\"min\": [0, 0, 0], \"max\": [1, 1, 1]}", "generators[0].packing"},
+        {"\"packing\": \"hexagonal\", \"region\": {\"min\": [0, 0, 0], \"max\": [0.05, 1, 1]}",
+         "generators[0].region"}};
+    for (int i = 0; i < 2; i++) {
+        dvi_scene_errors e;
+        char bad[2048];
+        snprintf(bad, sizeof bad,
+                 "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"generators\": [{\"type\": \"granular_bed\", "
+                 "\"name\": \"bed\", %s, \"radius\": 0.02, \"density\": 2500}]}",
+                 BAD_GEN[i][0]);
+        assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+        assert_non_null(strstr(e.text, BAD_GEN[i][1]));
+        dvi_scene_errors_free(&e);
+    }
 }
 
 static void test_granular_bed(void** state)
