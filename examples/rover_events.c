@@ -205,3 +205,106 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
     return ne;
 #undef REF_AT
 }
+
+const char* rover_phase_name(int k)
+{
+    static const char* const NAMES[ROVER_PHASES] = {
+        "before",          "front climb 1",   "front climb 2",    "front descent 1", "front descent 2", "front-middle",
+        "middle climb 1",  "middle climb 2",  "middle descent 1", "middle descent 2", "middle-rear",    "rear climb 1",
+        "rear climb 2",    "rear descent 1",  "rear descent 2",   "after"};
+    return k >= 0 && k < ROVER_PHASES ? NAMES[k] : "?";
+}
+
+/* Sample-weighted mean of two phases' relative means, per load. */
+static void merge_halves(const rover_phases* p, int a, double out[3])
+{
+    int n = p->samples[a] + p->samples[a + 1];
+    for (int j = 0; j < 3; j++) {
+        double s = 0.0;
+        for (int k = a; k <= a + 1; k++)
+            if (p->samples[k] > 0) s += p->samples[k] * p->mean[k][j];
+        out[j] = n > 0 ? s / n : NAN;
+    }
+}
+
+int rover_phase_means(const rover_course* c, const rover_event_thresholds* thp, double baseline_travel,
+                      rover_phases* out)
+{
+    if (!c || !out || c->n < 2 || !c->t || !c->travel || !c->load[0] || !c->load[1] || !c->load[2]) return -1;
+    if (!(baseline_travel >= 0.0) || !isfinite(baseline_travel)) return -1;
+    for (int w = 0; w < 3; w++)
+        if (!(c->static_load[w] > 0.0) || !(c->reach[w] < c->leave[w])) return -1;
+    if (!(c->leave[0] <= c->reach[1] && c->leave[1] <= c->reach[2])) return -1;
+    const rover_event_thresholds th = thp ? *thp : rover_default_event_thresholds();
+    memset(out, 0, sizeof *out);
+
+    const double GAP = 0.02, SETTLE = 0.3; /* m */
+    const double w = baseline_travel > 0.0 ? baseline_travel : 0.1;
+    out->d0[0] = c->reach[0] - GAP - w;
+    out->d1[0] = c->reach[0] - GAP;
+    for (int v = 0; v < 3; v++) {
+        const int b = 1 + 5 * v;
+        const double top = 0.5 * (c->reach[v] + c->leave[v]);
+        const double cut[5] = {c->reach[v], 0.5 * (c->reach[v] + top), top, 0.5 * (top + c->leave[v]), c->leave[v]};
+        for (int k = 0; k < 4; k++) {
+            out->d0[b + k] = cut[k];
+            out->d1[b + k] = cut[k + 1];
+        }
+        if (v < 2) {
+            out->d0[b + 4] = c->leave[v];
+            out->d1[b + 4] = c->reach[v + 1];
+        }
+    }
+    out->d0[15] = c->leave[2] + SETTLE;
+    out->d1[15] = c->leave[2] + SETTLE + w;
+
+    if (baseline_travel > 0.0) {
+        if (!mean_loads(c, out->d0[0], out->d1[0], out->baseline)) return -1;
+    } else {
+        for (int j = 0; j < 3; j++) out->baseline[j] = c->static_load[j];
+    }
+    for (int k = 0; k < ROVER_PHASES; k++) {
+        double sum[3] = {0.0, 0.0, 0.0};
+        int cnt = 0;
+        out->t0[k] = out->t1[k] = NAN;
+        for (int i = 1; i < c->n; i++) { /* sample 0: before any step, no loads */
+            if (c->travel[i] < out->d0[k] || c->travel[i] >= out->d1[k]) continue;
+            if (cnt == 0) out->t0[k] = c->t[i];
+            out->t1[k] = c->t[i];
+            for (int j = 0; j < 3; j++) sum[j] += c->load[j][i];
+            cnt++;
+        }
+        out->samples[k] = cnt;
+        for (int j = 0; j < 3; j++) out->mean[k][j] = cnt > 0 ? sum[j] / cnt / out->baseline[j] : NAN;
+    }
+    for (int v = 0; v < 3; v++) {
+        merge_halves(out, 1 + 5 * v, out->climb[v]);
+        merge_halves(out, 3 + 5 * v, out->descent[v]);
+    }
+
+    const double hi = 1.0 + th.jump, lo = 1.0 - th.drop, up = 1.0 + th.drop;
+    const double* fc = out->climb[ROVER_FRONT];
+    out->pattern[0] = fc[ROVER_FRONT] > hi && fc[ROVER_MIDDLE] < lo;
+    snprintf(out->why[0], sizeof out->why[0], "climb: front %.2f x, middle %.2f x", fc[ROVER_FRONT], fc[ROVER_MIDDLE]);
+
+    const double* mc = out->climb[ROVER_MIDDLE];
+    const double* md = out->descent[ROVER_MIDDLE];
+    const double fr = fabs(mc[ROVER_FRONT] - mc[ROVER_REAR]) / (0.5 * (mc[ROVER_FRONT] + mc[ROVER_REAR]));
+    out->pattern[1] = mc[ROVER_MIDDLE] > hi && fr <= th.equal && md[ROVER_MIDDLE] < lo && md[ROVER_FRONT] > up &&
+                      md[ROVER_REAR] > up;
+    snprintf(out->why[1], sizeof out->why[1],
+             "climb: middle %.2f x, front %.2f x, rear %.2f x (differ by %.0f %%); descent: middle %.2f x, front "
+             "%.2f x, rear %.2f x",
+             mc[ROVER_MIDDLE], mc[ROVER_FRONT], mc[ROVER_REAR], 100.0 * fr, md[ROVER_MIDDLE], md[ROVER_FRONT],
+             md[ROVER_REAR]);
+
+    const double m1 = out->mean[11][ROVER_MIDDLE], m2 = out->mean[12][ROVER_MIDDLE];
+    const double* rd = out->descent[ROVER_REAR];
+    out->pattern[2] = m2 < m1 && rd[ROVER_REAR] < lo && rd[ROVER_MIDDLE] > hi;
+    snprintf(out->why[2], sizeof out->why[2], "climb: middle %.2f then %.2f x; descent: rear %.2f x, middle %.2f x", m1,
+             m2, rd[ROVER_REAR], rd[ROVER_MIDDLE]);
+
+    int found = 0;
+    for (int v = 0; v < 3; v++) found += out->pattern[v];
+    return found;
+}

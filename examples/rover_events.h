@@ -106,6 +106,54 @@ typedef struct rover_events {
 /// excursions found (≥ 0), or −1 for bad input.
 int rover_find_events(const rover_course* c, const rover_event_thresholds* th, rover_events* out);
 
+/* Phase means: the same pattern read from mean loads over stretches of
+ * travel instead of from excursions, for loads too noisy for a band of a few
+ * per cent (a granular bed: every grouser and grain that enters or leaves a
+ * wheel's contact moves its load by tens of per cent within milliseconds).
+ * The travel is cut at each wheel's reach, top (its centre over the
+ * obstacle's centre) and leave distances; each climb and each descent is
+ * halved once more. The phases, in order:
+ *   0 before      the `baseline_travel` metres that end 0.02 m before the
+ *                 front wheel reaches the obstacle: the baseline;
+ *   1–4           front wheel: climb (first, second half), descent (first,
+ *                 second half);
+ *   5             between the front wheel's leave and the middle's reach;
+ *   6–9           middle wheel, as 1–4;
+ *   10            between the middle and the rear wheel;
+ *   11–14         rear wheel, as 1–4;
+ *   15 after      the `baseline_travel` metres from 0.3 m after the rear
+ *                 wheel leaves (NaN when the run ends before).
+ * Every mean is relative to the baseline (the mean loads of phase 0; the
+ * static loads when baseline_travel is 0). The patterns, with climb and
+ * descent the means over both halves and j, d the thresholds' jump and drop:
+ *   front   climb: front > 1 + j, middle < 1 − d;
+ *   middle  climb: middle > 1 + j, |front − rear| ≤ equal · (front + rear)/2;
+ *           descent: middle < 1 − d, front > 1 + d, rear > 1 + d;
+ *   rear    climb: middle lower in the second half than in the first;
+ *           descent: rear < 1 − d, middle > 1 + j. */
+enum { ROVER_PHASES = 16 };
+
+typedef struct rover_phases {
+    double d0[ROVER_PHASES], d1[ROVER_PHASES]; ///< m of travel: each phase's stretch
+    double t0[ROVER_PHASES], t1[ROVER_PHASES]; ///< s: its first and last sample (NaN if none)
+    int samples[ROVER_PHASES];                 ///< samples in it
+    double mean[ROVER_PHASES][3];              ///< mean load / baseline: front, middle, rear (NaN if no samples)
+    double baseline[3];                        ///< N
+    double climb[3][3], descent[3][3];         ///< [wheel][load]: means over the two halves (sample-weighted)
+    bool pattern[3];                           ///< front, middle, rear: the event's pattern is in the means
+    char why[3][160];                          ///< what was found, in words
+} rover_phases;
+
+/// Phase means of a crossing (see above). th may be NULL (defaults); only
+/// its jump, drop and equal are used. baseline_travel ≥ 0 (m; 0: the static
+/// loads). Returns the number of patterns found (0..3), or −1 for bad input
+/// or when no sample lies in the baseline window.
+int rover_phase_means(const rover_course* c, const rover_event_thresholds* th, double baseline_travel,
+                      rover_phases* out);
+
+/// The name of phase k ("before", "front climb 1", ... "after").
+const char* rover_phase_name(int k);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,8 +8,9 @@
  * the wheels reach the obstacle, as computed from the distance travelled.
  *
  * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T]
- *                       [--baseline D] [--quiet]
- *        rover_obstacle [SCENE] --analyse DIR [--smooth T] [--baseline D]
+ *                       [--baseline D] [--phase-baseline D] [--load normal|up] [--quiet]
+ *        rover_obstacle [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D]
+ *                       [--load normal|up]
  * Defaults: examples/scenes/rover_obstacle_rigid.json (the thesis's wheel
  * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~6 minutes), out/NAME with
  * NAME the scene's name. --analyse reads the CSVs of a finished run of
@@ -25,10 +26,21 @@
  * loads (rover_event_thresholds.baseline_travel); the default is 0 (static)
  * for DVI and 0.1 m for DEM, whose stored tangential springs keep the loads
  * off static between the climbs (docs/rover.md).
+ * The phase means (rover_phase_means) read the same pattern from the mean
+ * loads over stretches of travel (each wheel's climb and descent, halved),
+ * relative to the mean loads over the D metres of travel that end 0.02 m
+ * before the front wheel reaches the obstacle: --phase-baseline D, default
+ * 0.1 m; 0 measures them against the static loads. On a granular bed the
+ * loads are too noisy for the excursions; the phase means still show the
+ * pattern. --load up analyses the wheels' vertical loads (the columns
+ * wheel_XX.f_up of a contact_force probe with component "up", which the
+ * granular scenes carry) instead of the sums of their contacts' normal
+ * forces (wheel_XX.f_n, the default): on grains a grousered wheel also
+ * pushes sideways and forwards, and those pushes count in f_n.
  *
  * The scene must hold the rover of rover_scene.c (bodies chassis and
  * wheel_LF ... wheel_RB), a fixed sphere named "obstacle", and probes with the
- * columns chassis.x and wheel_XX.f_n (contact_force, component "normal")
+ * columns chassis.x and wheel_XX.f_n (contact_force, component "normal"; f_up with --load up)
  * for the six wheels. The variant (Scarecrow or FullRover) is recognised by
  * the chassis mass; the static loads are the reference's, and the rover is
  * also built by rover_model.c (the C model) to check that both place the
@@ -154,7 +166,8 @@ typedef struct trace {
     double x0;
 } trace;
 
-static bool trace_find(trace* tr, const dvi_model* m)
+/* suffix: the load column of each wheel, "f_n" (component "normal") or "f_up" (component "up") */
+static bool trace_find(trace* tr, const dvi_model* m, const char* suffix)
 {
     char col[64];
     memset(tr, 0, sizeof *tr);
@@ -162,7 +175,7 @@ static bool trace_find(trace* tr, const dvi_model* m)
     tr->x = find_column(m, "chassis.x");
     bool ok = tr->x.probe >= 0;
     for (int i = 0; i < ROVER_WHEELS; i++) {
-        snprintf(col, sizeof col, "%s.f_n", WHEEL_BODY[i]);
+        snprintf(col, sizeof col, "%s.%s", WHEEL_BODY[i], suffix);
         tr->load[i] = find_column(m, col);
         ok = ok && tr->load[i].probe >= 0;
     }
@@ -380,12 +393,16 @@ static int moving_average(const series* t, series* v, double w)
     return 0;
 }
 
-/* The averaged normal loads of the six wheels as a CSV and its plot. */
-static int write_smoothed(const char* dir, const trace* tr, double w)
+/* The averaged loads (column suffix `suffix`) of the six wheels as a CSV and its plot. */
+static int write_smoothed(const char* dir, const trace* tr, double w, const char* suffix)
 {
     char path[4200], svg[4200], msg[512], title[128];
-    static const char* const NAMES[1 + ROVER_WHEELS] = {"time",        "wheel_LF.f_n", "wheel_LM.f_n", "wheel_LB.f_n",
-                                                       "wheel_RF.f_n", "wheel_RM.f_n", "wheel_RB.f_n"};
+    char names[1 + ROVER_WHEELS][32];
+    const char* NAMES[1 + ROVER_WHEELS] = {"time"};
+    for (int i = 0; i < ROVER_WHEELS; i++) {
+        snprintf(names[1 + i], sizeof names[1 + i], "%s.%s", WHEEL_BODY[i], suffix);
+        NAMES[1 + i] = names[1 + i];
+    }
     static const char* const UNITS[1 + ROVER_WHEELS] = {"s", "N", "N", "N", "N", "N", "N"};
     snprintf(path, sizeof path, "%s/loads_smoothed.csv", dir);
     snprintf(svg, sizeof svg, "%s/loads_smoothed.svg", dir);
@@ -400,7 +417,7 @@ static int write_smoothed(const char* dir, const trace* tr, double w)
         dvi_csv_write_row(c, row);
     }
     if (dvi_csv_close(c) != 0) return -1;
-    snprintf(title, sizeof title, "Normal loads, averaged over %g s", w);
+    snprintf(title, sizeof title, "%s loads, averaged over %g s", strcmp(suffix, "f_up") == 0 ? "Vertical" : "Normal", w);
     if (dvi_svg_plot_csv(path, svg, title, msg, sizeof msg) != 0) {
         fprintf(stderr, "rover_obstacle: %s\n", msg);
         return -1;
@@ -409,8 +426,8 @@ static int write_smoothed(const char* dir, const trace* tr, double w)
 }
 
 static void write_events_json(const char* dir, const char* scene_name, const char* variant, const rover_course* c,
-                              const rover_events* ev, const double ref[ROVER_WHEELS], const double peak[ROVER_WHEELS],
-                              const char* const* names)
+                              const rover_events* ev, const rover_phases* ph, const double ref[ROVER_WHEELS],
+                              const double peak[ROVER_WHEELS], const char* const* names)
 {
     char msg[512];
     dvi_json_writer* jw = NULL;
@@ -449,6 +466,36 @@ static void write_events_json(const char* dir, const char* scene_name, const cha
     dvi_json_end_array(jw);
     dvi_json_key_numbers(jw, "static_loads", ref, ROVER_WHEELS);
     dvi_json_key_numbers(jw, "peak_loads", peak, ROVER_WHEELS);
+    if (ph) { /* the phase means (rover_phase_means) */
+        dvi_json_key(jw, "phases");
+        dvi_json_begin_object(jw);
+        dvi_json_key_numbers(jw, "baseline", ph->baseline, 3);
+        dvi_json_key(jw, "table");
+        dvi_json_begin_array(jw);
+        for (int k = 0; k < ROVER_PHASES; k++) {
+            dvi_json_begin_object(jw);
+            dvi_json_key_string(jw, "phase", rover_phase_name(k));
+            dvi_json_key_number(jw, "travel_from", ph->d0[k]);
+            dvi_json_key_number(jw, "travel_to", ph->d1[k]);
+            dvi_json_key_number(jw, "t_from", ph->t0[k]);
+            dvi_json_key_number(jw, "t_to", ph->t1[k]);
+            dvi_json_key_int(jw, "samples", ph->samples[k]);
+            dvi_json_key_numbers(jw, "mean", ph->mean[k], 3);
+            dvi_json_end_object(jw);
+        }
+        dvi_json_end_array(jw);
+        dvi_json_key(jw, "patterns");
+        dvi_json_begin_array(jw);
+        for (int w = 0; w < 3; w++) {
+            dvi_json_begin_object(jw);
+            dvi_json_key_string(jw, "event", names[w]);
+            dvi_json_key_bool(jw, "pattern", ph->pattern[w]);
+            dvi_json_key_string(jw, "pattern_found", ph->why[w]);
+            dvi_json_end_object(jw);
+        }
+        dvi_json_end_array(jw);
+        dvi_json_end_object(jw);
+    }
     dvi_json_end_object(jw);
     if (dvi_json_writer_finish(jw, msg, sizeof msg) == 0) {
         size_t size;
@@ -465,8 +512,9 @@ int main(int argc, char** argv)
     const char* scene_path = ROVER_SCENES "/rover_obstacle_rigid.json";
     const char* out_dir = NULL;
     const char* analyse = NULL;
-    double duration = 0.0, dt = 0.0, smooth = 0.0, baseline = -1.0;
+    double duration = 0.0, dt = 0.0, smooth = 0.0, baseline = -1.0, phase_baseline = 0.1;
     const char* method = NULL;
+    const char* load_suffix = "f_n";
     bool quiet = false;
     for (int i = 1; i < argc; i++) {
         bool more = i + 1 < argc;
@@ -476,14 +524,17 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--dt") == 0 && more) dt = atof(argv[++i]);
         else if (strcmp(argv[i], "--smooth") == 0 && more) smooth = atof(argv[++i]);
         else if (strcmp(argv[i], "--baseline") == 0 && more) baseline = atof(argv[++i]);
+        else if (strcmp(argv[i], "--phase-baseline") == 0 && more) phase_baseline = atof(argv[++i]);
+        else if (strcmp(argv[i], "--load") == 0 && more && (strcmp(argv[i + 1], "normal") == 0 || strcmp(argv[i + 1], "up") == 0))
+            load_suffix = strcmp(argv[++i], "up") == 0 ? "f_up" : "f_n";
         else if (strcmp(argv[i], "--method") == 0 && more) method = argv[++i];
         else if (strcmp(argv[i], "--quiet") == 0) quiet = true;
         else if (argv[i][0] != '-') scene_path = argv[i];
         else {
             fprintf(stderr,
                     "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] "
-                    "[--baseline D] [--quiet]\n"
-                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D]\n",
+                    "[--baseline D] [--phase-baseline D] [--load normal|up] [--quiet]\n"
+                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D] [--load normal|up]\n",
                     argv[0], argv[0]);
             return 2;
         }
@@ -530,9 +581,9 @@ int main(int argc, char** argv)
                  dvi_body_get_info(world, obstacle, &oinfo) == DVI_OK;
     for (int i = 0; i < ROVER_WHEELS && found; i++) found = dvi_model_find_body(model, WHEEL_BODY[i], &wheel[i]) == DVI_OK;
     trace tr;
-    if (!found || !trace_find(&tr, model)) {
+    if (!found || !trace_find(&tr, model, load_suffix)) {
         fprintf(stderr, "rover_obstacle: %s: expected the bodies chassis, obstacle and wheel_LF .. wheel_RB, and probes "
-                        "with the columns chassis.x and wheel_XX.f_n\n", scene_path);
+                        "with the columns chassis.x and wheel_XX.%s\n", scene_path, load_suffix);
         return 2;
     }
     double obstacle_centre[3];
@@ -603,7 +654,7 @@ int main(int argc, char** argv)
     if (smooth > 0.0) {
         for (int i = 0; i < ROVER_WHEELS; i++)
             if (moving_average(&tr.t, &tr.value[i], smooth) != 0) return 1;
-        if (write_smoothed(dir, &tr, smooth) == 0)
+        if (write_smoothed(dir, &tr, smooth, load_suffix) == 0)
             printf("loads averaged over %g s windows for the analysis: %s/loads_smoothed.csv, .svg\n", smooth, dir);
     }
     rover_course c;
@@ -669,7 +720,27 @@ int main(int argc, char** argv)
            "%.3f, middle %.3f, rear %.3f\n",
            pmin, pmax, smin[0], smin[1], smin[2]);
     print_climbs(&tr, obstacle_centre);
-    write_events_json(dir, set.name, variant, &c, &ev, ref, peak, EVENT);
+
+    /* the phase means: the pattern read from mean loads over stretches of
+     * travel (rover_phase_means), against the mean loads of the 0.1 m before
+     * the front wheel reaches the obstacle */
+    rover_phases ph;
+    const bool have_phases = rover_phase_means(&c, &th, phase_baseline, &ph) >= 0;
+    if (have_phases) {
+        printf("\nphase means: load / its mean over %.3f .. %.3f m of travel (front %.0f N, middle %.0f N, rear %.0f N)\n",
+               ph.d0[0], ph.d1[0], ph.baseline[0], ph.baseline[1], ph.baseline[2]);
+        printf("%-17s %15s %15s %7s %6s %6s %6s\n", "phase", "travel [m]", "time [s]", "samples", "front", "middle",
+               "rear");
+        for (int k = 0; k < ROVER_PHASES; k++)
+            printf("%-17s %7.3f..%-6.3f %7.2f..%-6.2f %7d %6.2f %6.2f %6.2f\n", rover_phase_name(k), ph.d0[k], ph.d1[k],
+                   ph.t0[k], ph.t1[k], ph.samples[k], ph.mean[k][0], ph.mean[k][1], ph.mean[k][2]);
+        for (int w = 0; w < 3; w++)
+            printf("%-14s pattern %-3s  %s\n", EVENT[w], ph.pattern[w] ? "yes" : "NO", ph.why[w]);
+    } else {
+        printf("\nphase means: no sample in the baseline window (%.3f m before the front wheel reaches the obstacle)\n",
+               phase_baseline);
+    }
+    write_events_json(dir, set.name, variant, &c, &ev, have_phases ? &ph : NULL, ref, peak, EVENT);
     printf("\n%s\n", ev.ok ? "the three events were found on time, and the loads settled"
                            : "the event pattern is incomplete (see the table)");
     trace_free(&tr);

@@ -29,7 +29,11 @@
  *   rover_obstacle_granular_strip_hex.json
  *       the strip with a bed that holds and wheels that grip: 3 layers of
  *       hexagonal close packing (0.16 m deep) and 24 grousers of 0.02 m on
- *       every wheel, 25 s (docs/rover.md, "Granular ground").
+ *       every wheel, 25 s (docs/rover.md, "Granular ground");
+ *   rover_obstacle_granular_strip_hex_dem.json
+ *       that strip with the DEM back end: Hertz contacts with the
+ *       reference's SMC material (E = 2e7 Pa) everywhere, dt = 1e-4 s,
+ *       spherical joints at the differential links' ends.
  *
  * usage: rover_scene [--grousers N] [REFERENCE_JSON [OUTPUT_DIR]]
  * (defaults: the reference next to the source tree, and the current
@@ -92,7 +96,7 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_DENSITY 2000.0
 #define GRAIN_FRICTION 0.4
 
-typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX } scene_kind;
+typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX, STRIP_HEX_DEM } scene_kind;
 
 typedef struct spec {
     scene_kind kind;
@@ -112,6 +116,7 @@ static const spec SPECS[] = {
     {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0, 0},
     {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
     {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
+    {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24},
 };
 
 /* Shortest decimal that reads back as the same double. */
@@ -406,6 +411,18 @@ static void obstacle_probes(FILE* f, int every, bool granular)
             "     \"what\": \"contact_force\", \"component\": \"normal\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
             "\"wheel_LM\", \"wheel_LB\"]},\n",
             every);
+    if (granular) { /* vertical loads: on grains f_n also counts a grousered wheel's sideways and forward pushes */
+        fprintf(f,
+                "    {\"name\": \"crossing_side_up\", \"title\": \"Vertical load, right-hand (crossing) wheels\",\n"
+                "     \"what\": \"contact_force\", \"component\": \"up\", \"every\": %d, \"bodies\": [\"wheel_RF\", "
+                "\"wheel_RM\", \"wheel_RB\"]},\n",
+                every);
+        fprintf(f,
+                "    {\"name\": \"other_side_up\", \"title\": \"Vertical load, left-hand wheels\",\n"
+                "     \"what\": \"contact_force\", \"component\": \"up\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
+                "\"wheel_LM\", \"wheel_LB\"]},\n",
+                every);
+    }
     fprintf(f,
             "    {\"name\": \"crossing_side_speeds\", \"title\": \"Right-hand wheels: forward speed, rim speed, slip "
             "ratio\",\n"
@@ -445,7 +462,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
 {
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
-    const bool strip = sp->kind == STRIP || sp->kind == STRIP_HEX;
+    const bool hex = sp->kind == STRIP_HEX || sp->kind == STRIP_HEX_DEM;
+    const bool strip = sp->kind == STRIP || hex;
     const bool bed = sp->kind == GRANULAR || strip;
     char lower[32];
     size_t n = strlen(sp->variant);
@@ -510,6 +528,16 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "Written by examples/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
+    case STRIP_HEX_DEM:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_granular_strip_hex.json in DEM mode: Hertz contacts with the "
+                "reference's SMC material (E = 2e7 Pa, nu = 0.3, mu = 0.4, restitution 0) on the grains, the walls, "
+                "the track, the obstacle and the wheels, dt = 1e-4 s (a grain of 0.226 kg pressed by a wheel with ~75 N: "
+                "k ~ 9e4 N/m, 0.1 sqrt(m/k) = 1.6e-4 s; the wheels as in rover_obstacle_rigid_dem.json), and "
+                "spherical joints at the differential links' ends; %d grousers of 0.02 m on every wheel; wheels at "
+                "%g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
+                sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
     case STRIP:
         fprintf(f,
                 "  \"description\": \"A strip of the thesis's granular bed (3 layers of spheres of radius 0.03 m, "
@@ -524,8 +552,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     /* rigid obstacle scenes also carry the reference's SMC material (E, ν),
      * which only the DEM method reads: `--method dem --dt 1e-4` runs them
      * with Hertz contacts */
-    const char* smc =
-        sp->kind == RIGID || sp->kind == RIGID_DEM ? ", \"young_modulus\": 2e7, \"poisson_ratio\": 0.3" : "";
+    const bool dem = sp->kind == RIGID_DEM || sp->kind == STRIP_HEX_DEM;
+    const char* smc = sp->kind == RIGID || dem ? ", \"young_modulus\": 2e7, \"poisson_ratio\": 0.3" : "";
     fprintf(f, "  \"materials\": {\n    \"ground\": {\"friction\": ");
     num(f, d.friction);
     fprintf(f, "%s},\n", smc);
@@ -537,15 +565,16 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     if (bed) {
         fprintf(f, "    \"grain\": {\"friction\": ");
         num(f, GRAIN_FRICTION);
-        fprintf(f, ", \"comment\": \"the thesis's restitution 0.9 acts only above the bounce threshold (0.5 m/s), "
-                   "which no impact in the bed reaches; 0 here\"},\n");
+        fprintf(f, "%s, \"comment\": \"the thesis's restitution 0.9 acts only above the bounce threshold (0.5 m/s), "
+                   "which no impact in the bed reaches; 0 here\"},\n",
+                smc);
     }
     fprintf(f, "    \"wheel\": {\"friction\": ");
     num(f, d.friction);
     fprintf(f, ", \"restitution\": ");
     num(f, d.restitution);
     if (bed)
-        fprintf(f, "}\n  },\n");
+        fprintf(f, "%s}\n  },\n", smc);
     else
         fprintf(f, ", \"compliance\": 1e-8%s, \"comment\": \"a stiff contact (2-8 um at the rover's loads) makes "
                    "each wheel's load split between its two rim points unique\"}\n  },\n",
@@ -569,7 +598,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
             bed_lo[1] = -1.5, bed_hi[1] = -0.62;
         }
         /* hexagonal layers are s·√(2/3) apart: the top spheres' tops at 0 */
-        bed_lo[2] = sp->kind == STRIP_HEX ? -(s + (layers - 1) * s * sqrt(2.0 / 3.0)) : -layers * s;
+        bed_lo[2] = hex ? -(s + (layers - 1) * s * sqrt(2.0 / 3.0)) : -layers * s;
         bed_hi[2] = 0.0;
         double floor_c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), 0.5 * (bed_lo[1] + bed_hi[1]), bed_lo[2] - 0.05};
         double floor_h[3] = {0.5 * (bed_hi[0] - bed_lo[0]) + 0.1, 0.5 * (bed_hi[1] - bed_lo[1]) + 0.1, 0.05};
@@ -621,7 +650,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         num(f, GRAIN_GAP);
         /* jitter: at most gap/2 (cubic), gap/(2√3) (hexagonal) */
         fprintf(f, ", %s\"seed\": 1, \"density\": ",
-                sp->kind == STRIP_HEX ? "\"packing\": \"hexagonal\", \"jitter\": 0.00025, " : "\"jitter\": 0.0004, ");
+                hex ? "\"packing\": \"hexagonal\", \"jitter\": 0.00025, " : "\"jitter\": 0.0004, ");
         num(f, GRAIN_DENSITY);
         fprintf(f, ", \"material\": \"grain\",%s\n     \"exclude\": [{\"centre\": [",
                 sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
@@ -632,7 +661,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         num(f, OBSTACLE_RADIUS);
         fprintf(f, ", \"comment\": \"the obstacle\"}]}\n  ],\n");
     }
-    if (write_joints(f, root, &d, sp->speed, sp->kind == RIGID_DEM)) {
+    if (write_joints(f, root, &d, sp->speed, dem)) {
         fclose(f);
         return -1;
     }
@@ -656,13 +685,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": 5}\n  ]\n}\n");
         break;
     case RIGID_DEM:
+    case STRIP_HEX_DEM:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dem\",\n    \"dt\": 1e-4,\n    \"solver\": \"lemke\",\n"
                    "    \"collision_envelope\": ");
-        num(f, d.envelope);
+        num(f, sp->kind == RIGID_DEM ? d.envelope : 0.005);
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 200, false);
+        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM);
         break;
     case RIGID:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"

@@ -394,9 +394,100 @@ static void crossing(course* cp, int every, const char* label, double flat_tol, 
             assert_true(fabs(eb.event[w].t_start - ev.event[w].t_start) <= 0.001 * ev.crossing_time);
         }
     }
+    /* the phase means (against the 0.1 m before the front wheel reaches the
+     * obstacle) show the same three patterns; with DEM (baseline > 0) the
+     * front and middle ones: before the rear wheel arrives the stored
+     * tangential springs hold the middle wheel at ~0.6 x its load, and its
+     * drop while the rear wheel climbs is lost in the means (docs/rover.md) */
+    rover_phases ph;
+    int np = rover_phase_means(&rc, NULL, 0.1, &ph);
+    for (int w = 0; w < 3; w++)
+        printf("[ rover    ]   phase means, %-13s pattern %s: %s\n", NAME[w], ph.pattern[w] ? "yes" : "NO", ph.why[w]);
+    if (baseline == 0.0) assert_int_equal(np, 3);
+    assert_true(ph.pattern[ROVER_FRONT] && ph.pattern[ROVER_MIDDLE]);
     assert_true(rec.max_dtheta > 0.05); /* the differential really turned */
     assert_true(rec.max_speed < 1.0); /* no jump */
     record_free(&rec);
+}
+
+/* rover_phase_means on a synthetic course whose loads are constant over each
+ * phase: travel 0 .. 4 m in 4,001 samples, the wheels reaching and leaving
+ * at the rigid course's distances, the loads static × the factors below
+ * (those measured on rigid ground, rounded). Every phase mean must equal its
+ * factor (to rounding), the three patterns must be found, and each must be
+ * lost when the factor it rests on is moved across its threshold. */
+static void test_phase_means(void** state)
+{
+    (void)state;
+    static const double F[ROVER_PHASES][3] = {
+        {1.0, 1.0, 1.0},   {1.87, 0.54, 1.46}, {1.69, 0.60, 1.41}, {1.11, 1.34, 1.07}, {1.22, 1.59, 0.94},
+        {1.01, 1.03, 1.0}, {1.07, 1.53, 0.99}, {1.08, 1.57, 0.89}, {1.48, 0.51, 1.68}, {1.47, 0.59, 1.63},
+        {1.04, 1.01, 1.05}, {1.02, 1.05, 1.26}, {1.14, 0.94, 1.34}, {1.21, 1.24, 0.98}, {1.10, 1.78, 0.47},
+        {1.0, 1.0, 1.0}};
+    enum { N = 4001 };
+    static double t[N], travel[N], load[3][N];
+    rover_course c;
+    memset(&c, 0, sizeof c);
+    const double reach[3] = {0.19275, 1.37675, 2.45075}, leave[3] = {0.81725, 2.00125, 3.07525};
+    const double stat[3] = {480.0, 481.0, 416.7};
+    for (int w = 0; w < 3; w++) {
+        c.reach[w] = reach[w];
+        c.leave[w] = leave[w];
+        c.static_load[w] = stat[w];
+        c.load[w] = load[w];
+    }
+    c.n = N;
+    c.t = t;
+    c.travel = travel;
+    rover_phases ph;
+    /* the phase cuts, from a first call on any loads */
+    for (int i = 0; i < N; i++) {
+        t[i] = 0.005 * i;
+        travel[i] = 0.001 * i + 0.0005; /* never on a cut */
+        for (int w = 0; w < 3; w++) load[w][i] = stat[w];
+    }
+    assert_int_equal(rover_phase_means(&c, NULL, 0.1, &ph), 0);
+    double d0[ROVER_PHASES], d1[ROVER_PHASES];
+    memcpy(d0, ph.d0, sizeof d0);
+    memcpy(d1, ph.d1, sizeof d1);
+    assert_true(fabs(d0[0] - 0.07275) < 1e-12 && fabs(d1[0] - 0.17275) < 1e-12);
+    assert_true(fabs(d0[3] - 0.505) < 1e-12 && fabs(d0[15] - 3.37525) < 1e-12);
+
+    double f[ROVER_PHASES][3];
+    memcpy(f, F, sizeof f);
+    for (int trial = 0; trial < 4; trial++) {
+        if (trial == 1) f[1][1] = f[2][1] = 0.95;       /* the middle wheel no longer drops while the front climbs */
+        if (trial == 2) f[6][2] = f[7][2] = 1.6;        /* front and rear far apart while the middle climbs */
+        if (trial == 3) f[12][1] = 1.06;                /* the middle wheel does not fall while the rear climbs */
+        for (int i = 0; i < N; i++)
+            for (int w = 0; w < 3; w++) {
+                load[w][i] = 0.0; /* outside every phase */
+                for (int k = 0; k < ROVER_PHASES; k++)
+                    if (travel[i] >= d0[k] && travel[i] < d1[k]) load[w][i] = stat[w] * f[k][w];
+            }
+        int found = rover_phase_means(&c, NULL, 0.1, &ph);
+        for (int k = 0; k < ROVER_PHASES; k++) {
+            assert_true(ph.samples[k] > 0);
+            for (int w = 0; w < 3; w++) assert_true(fabs(ph.mean[k][w] - f[k][w]) < 1e-12);
+        }
+        printf("[ rover    ] phase means, synthetic case %d: %d patterns (%s / %s / %s)\n", trial, found,
+               ph.pattern[0] ? "yes" : "no", ph.pattern[1] ? "yes" : "no", ph.pattern[2] ? "yes" : "no");
+        assert_int_equal(found, trial == 0 ? 3 : 2);
+        if (trial > 0) assert_false(ph.pattern[trial - 1]);
+        if (trial == 0) { /* the static loads as the baseline (0): the same here */
+            assert_int_equal(rover_phase_means(&c, NULL, 0.0, &ph), 3);
+            assert_true(fabs(ph.baseline[1] - stat[1]) < 1e-12);
+        }
+        memcpy(f, F, sizeof f);
+    }
+    /* bad input */
+    assert_int_equal(rover_phase_means(&c, NULL, -0.1, &ph), -1);
+    assert_int_equal(rover_phase_means(&c, NULL, NAN, &ph), -1);
+    c.reach[1] = 0.5; /* the middle wheel reaches the obstacle before the front one leaves it */
+    assert_int_equal(rover_phase_means(&c, NULL, 0.1, &ph), -1);
+    c.reach[1] = reach[1];
+    for (int i = 0; i < N; i++) travel[i] += 0.2; /* no sample in the baseline window */
+    assert_int_equal(rover_phase_means(&c, NULL, 0.1, &ph), -1);
 }
 
 static void test_crossing(void** state)
@@ -515,6 +606,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry),
+        cmocka_unit_test(test_phase_means),
         cmocka_unit_test(test_flat_fullrover),
         cmocka_unit_test(test_crossing),
         cmocka_unit_test(test_crossing_dem),
