@@ -222,12 +222,21 @@ static void trace_free(trace* tr)
 /* The crossing-side wheels' climbs from their centres' heights: for each,
  * the highest point above its first sample, when and where (x). Printed,
  * since on a granular bed the load curves are too noisy for the events. */
-static void print_climbs(const trace* tr, const double obstacle[3])
+/* The crossing side's wheel centres: each wheel's highest point, and when
+ * its climb starts, against the time the travel brings it to the obstacle
+ * (the kinematic timing, which holds where the loads are too noisy to time
+ * the events: a granular bed). A climb starts at the first sample, from 0.12 m
+ * of travel before the wheel's reach on, at which its centre is RISE above
+ * its mean height over the 0.1 m of travel that ends 0.02 m before the
+ * reach. */
+static void print_climbs(const trace* tr, const double obstacle[3], const rover_course* c, const rover_events* ev)
 {
     static const char* const NAME[3] = {"front", "middle", "rear"};
+    const double RISE = 0.01, GAP = 0.02, WINDOW = 0.1; /* m */
     if (tr->wz[0].probe < 0 || tr->t.n < 2) return;
-    printf("\nwheel centres (crossing side): the highest point of each above its start; obstacle centre x = %.3f m\n",
-           obstacle[0]);
+    printf("\nwheel centres (crossing side): the highest point of each above its start, and the climb's start (centre "
+           "%.0f mm above its height before the obstacle); obstacle centre x = %.3f m\n",
+           1e3 * RISE, obstacle[0]);
     for (int i = 0; i < 3; i++) {
         size_t best = 0;
         for (size_t k = 1; k < tr->t.n; k++)
@@ -235,6 +244,25 @@ static void print_climbs(const trace* tr, const double obstacle[3])
         double rise = tr->wz_v[i].v[best] - tr->wz_v[i].v[0];
         printf("  %-6s up %.3f m at t = %.2f s, x = %.3f m%s\n", NAME[i], rise, tr->t.v[best], tr->wx_v[i].v[best],
                tr->wx_v[i].v[tr->t.n - 1] > obstacle[0] + 0.15 ? "; past the obstacle at the end" : "");
+        const double d1 = c->reach[i] - GAP, d0 = d1 - WINDOW;
+        double sum = 0.0, start = NAN;
+        int cnt = 0;
+        for (size_t k = 1; k < tr->t.n; k++)
+            if (tr->travel.v[k] >= d0 && tr->travel.v[k] <= d1) {
+                sum += tr->wz_v[i].v[k];
+                cnt++;
+            }
+        if (cnt == 0) continue;
+        const double level = sum / cnt;
+        for (size_t k = 1; k < tr->t.n && isnan(start); k++)
+            if (tr->travel.v[k] >= d0 && tr->wz_v[i].v[k] > level + RISE) start = tr->t.v[k];
+        const double err = start - ev->event[i].t_reach;
+        printf("         climb starts at t = %.2f s; predicted (reach %.3f m) %.2f s: error %+.2f s", start, c->reach[i],
+               ev->event[i].t_reach, err);
+        if (isfinite(ev->crossing_time) && isfinite(err))
+            printf(" = %+.2f %% of the crossing\n", 100.0 * err / ev->crossing_time);
+        else
+            printf("\n");
     }
 }
 
@@ -719,7 +747,7 @@ int main(int argc, char** argv)
     printf("chassis pitch from %+.4f to %+.4f rad (+ nose down); lowest slip ratio of the right-hand wheels: front "
            "%.3f, middle %.3f, rear %.3f\n",
            pmin, pmax, smin[0], smin[1], smin[2]);
-    print_climbs(&tr, obstacle_centre);
+    print_climbs(&tr, obstacle_centre, &c, &ev);
 
     /* the phase means: the pattern read from mean loads over stretches of
      * travel (rover_phase_means), against the mean loads of the 0.1 m before
