@@ -258,11 +258,8 @@ int rover_phase_means(const rover_course* c, const rover_event_thresholds* thp, 
     out->d0[15] = c->leave[2] + SETTLE;
     out->d1[15] = c->leave[2] + SETTLE + w;
 
-    if (baseline_travel > 0.0) {
-        if (!mean_loads(c, out->d0[0], out->d1[0], out->baseline)) return -1;
-    } else {
-        for (int j = 0; j < 3; j++) out->baseline[j] = c->static_load[j];
-    }
+    /* the mean loads (N) of every phase, then relative to the baseline:
+     * phase 0's means, or the static loads */
     for (int k = 0; k < ROVER_PHASES; k++) {
         double sum[3] = {0.0, 0.0, 0.0};
         int cnt = 0;
@@ -275,8 +272,14 @@ int rover_phase_means(const rover_course* c, const rover_event_thresholds* thp, 
             cnt++;
         }
         out->samples[k] = cnt;
-        for (int j = 0; j < 3; j++) out->mean[k][j] = cnt > 0 ? sum[j] / cnt / out->baseline[j] : NAN;
+        for (int j = 0; j < 3; j++) out->mean[k][j] = cnt > 0 ? sum[j] / cnt : NAN;
     }
+    for (int j = 0; j < 3; j++) {
+        out->baseline[j] = baseline_travel > 0.0 ? out->mean[0][j] : c->static_load[j];
+        if (!(out->baseline[j] > 0.0)) return -1; /* no sample in the baseline window, or no load there */
+    }
+    for (int k = 0; k < ROVER_PHASES; k++)
+        for (int j = 0; j < 3; j++) out->mean[k][j] /= out->baseline[j];
     for (int v = 0; v < 3; v++) {
         merge_halves(out, 1 + 5 * v, out->climb[v]);
         merge_halves(out, 3 + 5 * v, out->descent[v]);

@@ -219,9 +219,6 @@ static void trace_free(trace* tr)
     }
 }
 
-/* The crossing-side wheels' climbs from their centres' heights: for each,
- * the highest point above its first sample, when and where (x). Printed,
- * since on a granular bed the load curves are too noisy for the events. */
 /* The crossing side's wheel centres: each wheel's highest point, and when
  * its climb starts, against the time the travel brings it to the obstacle
  * (the kinematic timing, which holds where the loads are too noisy to time
@@ -553,7 +550,8 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--smooth") == 0 && more) smooth = atof(argv[++i]);
         else if (strcmp(argv[i], "--baseline") == 0 && more) baseline = atof(argv[++i]);
         else if (strcmp(argv[i], "--phase-baseline") == 0 && more) phase_baseline = atof(argv[++i]);
-        else if (strcmp(argv[i], "--load") == 0 && more && (strcmp(argv[i + 1], "normal") == 0 || strcmp(argv[i + 1], "up") == 0))
+        else if (strcmp(argv[i], "--load") == 0 && more &&
+                 (strcmp(argv[i + 1], "normal") == 0 || strcmp(argv[i + 1], "up") == 0))
             load_suffix = strcmp(argv[++i], "up") == 0 ? "f_up" : "f_n";
         else if (strcmp(argv[i], "--method") == 0 && more) method = argv[++i];
         else if (strcmp(argv[i], "--quiet") == 0) quiet = true;

@@ -95,6 +95,7 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_GAP 0.001
 #define GRAIN_DENSITY 2000.0
 #define GRAIN_FRICTION 0.4
+#define GRANULAR_ENVELOPE 0.005 /* m: the collision envelope of the granular scenes */
 
 typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX, STRIP_HEX_DEM } scene_kind;
 
@@ -688,7 +689,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case STRIP_HEX_DEM:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dem\",\n    \"dt\": 1e-4,\n    \"solver\": \"lemke\",\n"
                    "    \"collision_envelope\": ");
-        num(f, sp->kind == RIGID_DEM ? d.envelope : 0.005);
+        num(f, sp->kind == RIGID_DEM ? d.envelope : GRANULAR_ENVELOPE);
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
@@ -711,9 +712,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
          * joints (Delassus condition number ~6e7) far more: 100 keep them
          * within 3e-4 m (docs/rover.md) */
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"apgd\",\n"
-                   "    \"tolerance\": 1e-4,\n    \"max_iterations\": 100,\n"
-                   "    \"collision_envelope\": 0.005,\n    \"contact_recovery_speed\": 0.1,\n"
-                   "    \"joint_recovery_speed\": 0.05\n  },\n");
+                   "    \"tolerance\": 1e-4,\n    \"max_iterations\": 100,\n    \"collision_envelope\": ");
+        num(f, GRANULAR_ENVELOPE);
+        fprintf(f, ",\n    \"contact_recovery_speed\": 0.1,\n    \"joint_recovery_speed\": 0.05\n  },\n");
         fprintf(f, "  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");

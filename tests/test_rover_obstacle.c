@@ -540,15 +540,6 @@ static void test_crossing_dem(void** state)
  *     tips' radius (0.27 m) above the bed's top (measured 1.5–1.7 cm): they
  *     sink, but only a little (a bed that gives way, as the cubic lattice
  *     does, lets them down 6–7 cm). */
-static int find_probe(const dvi_model* m, const char* name)
-{
-    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
-        dvi_probe_info info;
-        if (dvi_model_probe_info(m, p, &info) == DVI_OK && strcmp(info.name, name) == 0) return p;
-    }
-    return -1;
-}
-
 static void test_strip_dem(void** state)
 {
     (void)state;
@@ -566,8 +557,7 @@ static void test_strip_dem(void** state)
     assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
     const dvi_scene_settings set = dvi_scene_get_settings(s);
     assert_string_equal(set.method, "dem");
-    const int right = find_probe(m, "crossing_side_up"), left = find_probe(m, "other_side_up");
-    assert_true(right >= 0 && left >= 0);
+    const int right = probe_index(m, "crossing_side_up"), left = probe_index(m, "other_side_up");
     dvi_probe_info ri, li;
     assert_int_equal(dvi_model_probe_info(m, right, &ri), DVI_OK);
     assert_int_equal(dvi_model_probe_info(m, left, &li), DVI_OK);

@@ -78,17 +78,6 @@ static void step_n(dvi_model* m, int64_t n)
     }
 }
 
-static int probe_index(const dvi_model* m, const char* name)
-{
-    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
-        dvi_probe_info info;
-        assert_int_equal(dvi_model_probe_info(m, p, &info), DVI_OK);
-        if (strcmp(info.name, name) == 0) return p;
-    }
-    fail_msg("no probe \"%s\"", name);
-    return -1;
-}
-
 static int column_index(const dvi_model* m, int probe, const char* column)
 {
     dvi_probe_info info;
