@@ -22,6 +22,8 @@
  * fresh product. Cost: one matrix-free product per iteration (plus one per
  * backtrack) and four fused passes over the vectors: the loop is bound by
  * memory traffic at large sizes, so the passes that can share a sweep do.
+ * Every pass runs on the work's threads; its sums are chunked (ccp_work.h),
+ * so the iterates have the same bits for any thread count.
  */
 #include "ccp_work.h"
 
@@ -33,27 +35,38 @@
 #define MAX_BACKTRACK 60
 
 /* (9) γ⁺ = Π(y − t (N y + r)) and d = γ⁺ − y, block by block in one pass;
- * returns ‖d‖². */
+ * returns ‖d‖² (chunked, so the bits do not depend on the threads). */
 static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Ny, const double* P, double t,
                             double* gp, double* d)
 {
     const dvi_ccp_block* B = w->p->blocks;
+    const int32_t* br = w->block_row;
     const double* r = w->p->r;
-    double dd = 0.0;
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        double pb = P ? P[r0] : 1.0, tb = t * pb, ib = 1.0 / pb;
-        double x[6];
-        for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * (Ny[r0 + a] + r[r0 + a]);
-        if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
-        for (int32_t a = 0; a < k; a++) {
-            double da = x[a] - y[r0 + a];
-            gp[r0 + a] = x[a];
-            d[r0 + a] = da;
-            dd += da * da * ib;
+    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    double* part = w->part;
+    const int nt = dvi_work_nt(w, w->m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        double dd = 0.0;
+        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = br[b], k = br[b + 1] - r0;
+            double pb = P ? P[r0] : 1.0, tb = t * pb, ib = 1.0 / pb;
+            double x[6];
+            for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * (Ny[r0 + a] + r[r0 + a]);
+            if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
+            for (int32_t a = 0; a < k; a++) {
+                double da = x[a] - y[r0 + a];
+                gp[r0 + a] = x[a];
+                d[r0 + a] = da;
+                dd += da * da * ib;
+            }
         }
+        part[DVI_PART_SLOTS * (size_t)c] = dd;
     }
-    return dd;
+    return dvi_part_sum(part, nc, 0);
 }
 
 /* Block-diagonal (Jacobi) preconditioner: P_b = k_b / Σ_{i∈b} N_ii, one
@@ -87,50 +100,62 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
     }
 }
 
-/* The common CCP residual of γ given N γ (u = Nγ + r formed on the fly);
- * the same arithmetic as dvi_work_residual. */
-static double residual_of(const dvi_ccp_work* w, const double* g, const double* Ng, double rnorm)
-{
-    const dvi_ccp_block* B = w->p->blocks;
-    const double* r = w->p->r;
-    double e2 = 0.0, g2 = 0.0, u2 = 0.0;
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        double u[6];
-        for (int32_t a = 0; a < k; a++) {
-            u[a] = Ng[r0 + a] + r[r0 + a];
-            g2 += g[r0 + a] * g[r0 + a];
-            u2 += u[a] * u[a];
-        }
-        e2 += dvi_natural_map2(&B[b], g + r0, u, k);
-    }
-    return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
-}
-
-/* (17) N γ⁺ = N y + N d, and in the same pass the residual of γ⁺ and the
- * restart product ∇f(y)ᵀ(γ⁺ − γ). */
+/* (17) N γ⁺ = N y + N d, and in the same pass the residual of γ⁺ (the sums
+ * and chunks of dvi_work_residual_n, so the same bits) and the restart
+ * product ∇f(y)ᵀ(γ⁺ − γ). */
 static double advance(const dvi_ccp_work* w, const double* g, const double* gp, const double* Ny, const double* Nd,
                       double* Ngp, double rnorm, double* gdot)
 {
     const dvi_ccp_block* B = w->p->blocks;
+    const int32_t* br = w->block_row;
     const double* r = w->p->r;
-    double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        double u[6];
-        for (int32_t a = 0; a < k; a++) {
-            int32_t i = r0 + a;
-            double ngp = Ny[i] + Nd[i];
-            Ngp[i] = ngp;
-            u[a] = ngp + r[i];
-            g2 += gp[i] * gp[i];
-            u2 += u[a] * u[a];
-            gd += (Ny[i] + r[i]) * (gp[i] - g[i]);
+    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    double* part = w->part;
+    const int nt = dvi_work_nt(w, w->m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
+        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = br[b], k = br[b + 1] - r0;
+            double u[6];
+            for (int32_t a = 0; a < k; a++) {
+                int32_t i = r0 + a;
+                double ngp = Ny[i] + Nd[i];
+                Ngp[i] = ngp;
+                u[a] = ngp + r[i];
+                g2 += gp[i] * gp[i];
+                u2 += u[a] * u[a];
+                gd += (Ny[i] + r[i]) * (gp[i] - g[i]);
+            }
+            e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
         }
-        e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
+        double* q = part + DVI_PART_SLOTS * (size_t)c;
+        q[0] = e2;
+        q[1] = g2;
+        q[2] = u2;
+        q[3] = gd;
     }
-    *gdot = gd;
+    *gdot = dvi_part_sum(part, nc, 3);
+    double e2 = dvi_part_sum(part, nc, 0), g2 = dvi_part_sum(part, nc, 1), u2 = dvi_part_sum(part, nc, 2);
     return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+}
+
+/* y = a + β (a − b) and Ny likewise, in one parallel pass. */
+static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g, const double* Ngp, const double* Ng,
+                        double beta, double* y, double* Ny)
+{
+    const int32_t m = w->m;
+    const int nt = dvi_work_nt(w, m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t i = 0; i < m; i++) {
+        y[i] = gp[i] + beta * (gp[i] - g[i]);
+        Ny[i] = Ngp[i] + beta * (Ngp[i] - Ng[i]);
+    }
 }
 
 static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
@@ -155,7 +180,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     dvi_work_project(w, g);
     dvi_work_apply(w, g, Ng);
     double* best = g;
-    double best_res = residual_of(w, g, Ng, rnorm);
+    double best_res = dvi_work_residual_n(w, g, Ng, rnorm);
     res->iterations = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
 
@@ -184,7 +209,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         double dd = gradient_step(w, y, Ny, P, t, gp, d);
         dvi_work_apply(w, d, Nd);
         /* (10)–(13) backtrack until ½dᵀNd ≤ L/2 ‖d‖² */
-        for (int bt = 0; bt < MAX_BACKTRACK && dvi_dot(d, Nd, m) > L * dd * (1.0 + 1e-12); bt++) {
+        for (int bt = 0; bt < MAX_BACKTRACK && dvi_work_dot(w, d, Nd) > L * dd * (1.0 + 1e-12); bt++) {
             L *= s->apgd.grow;
             t = 1.0 / L;
             dd = gradient_step(w, y, Ny, P, t, gp, d);
@@ -205,7 +230,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         }
         if (rk <= s->tolerance) { /* confirm on a fresh product */
             dvi_work_apply(w, gp, Ngp);
-            rk = residual_of(w, gp, Ngp, rnorm);
+            rk = dvi_work_residual_n(w, gp, Ngp, rnorm);
         }
         dvi_history_push(res, rk);
         if (rk < best_res) {
@@ -219,10 +244,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             memcpy(Ny, Ngp, (size_t)m * sizeof(double));
             theta_n = 1.0;
         } else { /* (16) y_{k+1} = γ_{k+1} + β (γ_{k+1} − γ_k) */
-            for (int32_t i = 0; i < m; i++) {
-                y[i] = gp[i] + beta * (gp[i] - g[i]);
-                Ny[i] = Ngp[i] + beta * (Ngp[i] - Ng[i]);
-            }
+            extrapolate(w, gp, g, Ngp, Ng, beta, y, Ny);
         }
         /* (27)–(28) */
         L *= s->apgd.shrink;

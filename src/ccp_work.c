@@ -9,9 +9,6 @@
 #include <omp.h>
 #endif
 
-/* Parallel loops only pay above this many rows. */
-#define DVI_PAR_MIN 4096
-
 static void* grow(void* p, size_t* cap, size_t need, size_t elem, bool* ok)
 {
     if (need <= *cap && p) return p;
@@ -46,6 +43,7 @@ void dvi_work_free(dvi_ccp_work* w)
     free(w->cursor);
     for (int k = 0; k < DVI_WORK_VECTORS; k++) free(w->vec[k]);
     free(w->scratch);
+    free(w->part);
     memset(w, 0, sizeof *w);
 }
 
@@ -79,6 +77,12 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
             c = w->cap_m;
             w->vec[k] = grow(w->vec[k], &c, (size_t)m + 1, sizeof(double), &ok);
         }
+        /* chunks: ⌈blocks / DVI_CHUNK_BLOCKS⌉ ≤ ⌈m / DVI_CHUNK_BLOCKS⌉, and
+         * ⌈m / DVI_CHUNK_ROWS⌉ is smaller */
+        c = w->cap_part;
+        size_t parts = DVI_PART_SLOTS * ((size_t)m / DVI_CHUNK_BLOCKS + 2);
+        w->part = grow(w->part, &c, parts, sizeof(double), &ok);
+        if (ok) w->cap_part = parts > w->cap_part ? parts : w->cap_part;
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_m = (size_t)m;
     }
@@ -323,8 +327,13 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
         }
     }
     const double* c = w->p->compliance;
-    if (c)
+    if (c) {
+        const int nt = dvi_work_nt(w, m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
         for (int32_t i = 0; i < m; i++) y[i] += c[i] * x[i];
+    }
 }
 
 void dvi_work_project(const dvi_ccp_work* w, double* x)
@@ -356,32 +365,86 @@ double dvi_residual_scale(double rnorm, double gnorm, double unorm)
     return s > 1e-300 ? s : 1.0;
 }
 
-static double residual_scale(const dvi_ccp_work* w, const double* g, const double* u)
+/* The residual's three sums — e² (natural map), ‖γ‖², ‖u‖² — chunked by
+ * blocks; u = v + add (add = NULL: u = v). Returns e²; g2, u2 out. */
+static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, double* g2,
+                            double* u2)
 {
-    return dvi_residual_scale(dvi_norm2(w->p->r, w->m), dvi_norm2(g, w->m), dvi_norm2(u, w->m));
+    const dvi_ccp_block* B = w->p->blocks;
+    const int32_t* br = w->block_row;
+    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    double* part = w->part;
+    const int nt = dvi_work_nt(w, w->m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        double e2 = 0.0, gg = 0.0, uu = 0.0;
+        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = br[b], k = br[b + 1] - r0;
+            double u[6];
+            for (int32_t a = 0; a < k; a++) {
+                u[a] = add ? v[r0 + a] + add[r0 + a] : v[r0 + a];
+                gg += g[r0 + a] * g[r0 + a];
+                uu += u[a] * u[a];
+            }
+            e2 += dvi_natural_map2(&B[b], g + r0, u, k);
+        }
+        double* q = part + DVI_PART_SLOTS * (size_t)c;
+        q[0] = e2;
+        q[1] = gg;
+        q[2] = uu;
+    }
+    *g2 = dvi_part_sum(part, nc, 1);
+    *u2 = dvi_part_sum(part, nc, 2);
+    return dvi_part_sum(part, nc, 0);
 }
 
 double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u)
 {
-    const dvi_ccp_block* B = w->p->blocks;
-    double e2 = 0.0;
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        int32_t r0 = w->block_row[b];
-        e2 += dvi_natural_map2(&B[b], g + r0, u + r0, w->block_row[b + 1] - r0);
+    double g2, u2;
+    double e2 = residual_sums(w, g, u, NULL, &g2, &u2);
+    return sqrt(e2) / dvi_residual_scale(dvi_norm2(w->p->r, w->m), sqrt(g2), sqrt(u2));
+}
+
+double dvi_work_residual_n(const dvi_ccp_work* w, const double* g, const double* Ng, double rnorm)
+{
+    double g2, u2;
+    double e2 = residual_sums(w, g, Ng, w->p->r, &g2, &u2);
+    return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+}
+
+double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
+{
+    const int32_t m = w->m, nc = dvi_row_chunks(m);
+    double* part = w->part;
+    const int nt = dvi_work_nt(w, m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t i1 = dvi_chunk_end(c, DVI_CHUNK_ROWS, m);
+        double s = 0.0;
+        for (int32_t i = c * DVI_CHUNK_ROWS; i < i1; i++) s += x[i] * y[i];
+        part[DVI_PART_SLOTS * (size_t)c] = s;
     }
-    return sqrt(e2) / residual_scale(w, g, u);
+    return dvi_part_sum(part, nc, 0);
 }
 
 void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, dvi_ccp_metrics* out)
 {
     const dvi_ccp_block* B = w->p->blocks;
-    double e2 = 0.0, c2 = 0.0, cone = 0.0, dual = 0.0, comp = 0.0;
+    /* the CCP natural map: the same sums, and bits, as dvi_work_residual */
+    double g2, u2;
+    double e2 = residual_sums(w, g, u, NULL, &g2, &u2);
+    double s = dvi_residual_scale(dvi_norm2(w->p->r, w->m), sqrt(g2), sqrt(u2));
+    double c2 = 0.0, cone = 0.0, dual = 0.0, comp = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         const double* ga = g + r0;
         const double* ua = u + r0;
         double y[6], ut[6];
-        e2 += dvi_natural_map2(&B[b], ga, ua, k); /* CCP natural map */
         for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
         if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
             ut[0] += B[b].mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
@@ -404,7 +467,6 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
         for (int i = 0; i < k; i++) gu += ga[i] * ua[i];
         if (fabs(gu) > comp) comp = fabs(gu);
     }
-    double s = residual_scale(w, g, u);
     out->residual = sqrt(e2) / s;
     out->residual_coulomb = sqrt(c2) / s;
     out->cone_violation = cone;

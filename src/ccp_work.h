@@ -29,6 +29,16 @@
 
 #define DVI_WORK_VECTORS 10 /* scratch m-vectors available to a solver */
 
+/* Passes over the rows run on w->threads OpenMP threads above DVI_PAR_MIN
+ * rows. Reductions (dot products, norms, residuals) are summed in fixed
+ * chunks of DVI_CHUNK_BLOCKS blocks or DVI_CHUNK_ROWS rows: each chunk's
+ * partial sum is formed in index order and the partial sums are added in
+ * chunk order, so the bits do not depend on the thread count. */
+#define DVI_PAR_MIN 4096
+#define DVI_CHUNK_BLOCKS 512
+#define DVI_CHUNK_ROWS 2048
+#define DVI_PART_SLOTS 4 /* partial sums per chunk */
+
 typedef struct dvi_ccp_work {
     const dvi_ccp_problem* p;
     int32_t m;          /* rows */
@@ -66,7 +76,39 @@ typedef struct dvi_ccp_work {
     size_t cap_m, cap_blocks, cap_runs, cap_body, cap_nnz, cap_cursor;
     void* scratch;      /* solver-private persistent buffer */
     size_t scratch_cap;
+    double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions */
+    size_t cap_part;
 } dvi_ccp_work;
+
+/* Threads for a pass over n rows: 1 below DVI_PAR_MIN. */
+static inline int dvi_work_nt(const dvi_ccp_work* w, int32_t n)
+{
+    return n > DVI_PAR_MIN ? w->threads : 1;
+}
+
+/* Chunks of a block-chunked or row-chunked reduction. */
+static inline int32_t dvi_block_chunks(const dvi_ccp_work* w)
+{
+    return (w->nblocks + DVI_CHUNK_BLOCKS - 1) / DVI_CHUNK_BLOCKS;
+}
+static inline int32_t dvi_row_chunks(int32_t n)
+{
+    return (n + DVI_CHUNK_ROWS - 1) / DVI_CHUNK_ROWS;
+}
+
+/* One past the last index of chunk c of `size` over n items. */
+static inline int32_t dvi_chunk_end(int32_t c, int32_t size, int32_t n)
+{
+    return (c + 1) * size < n ? (c + 1) * size : n;
+}
+
+/* Σ_c part[DVI_PART_SLOTS c + slot] in chunk order. */
+static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
+{
+    double s = 0.0;
+    for (int32_t c = 0; c < chunks; c++) s += part[DVI_PART_SLOTS * (size_t)c + (size_t)slot];
+    return s;
+}
 
 /* Full validation of a problem (src/ccp_problem.c); y, wy: rows doubles of
  * scratch each, used only for the Delassus form. */
@@ -102,6 +144,13 @@ void dvi_work_project(const dvi_ccp_work* w, double* x);
 
 /* CCP residual of gamma given u = N gamma + r (see ccp.h). */
 double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const double* u);
+
+/* The same residual, with the same bits, given Ng = N gamma (u = Ng + r
+ * formed on the fly) and rnorm = dvi_norm2(r). */
+double dvi_work_residual_n(const dvi_ccp_work* w, const double* gamma, const double* Ng, double rnorm);
+
+/* x·y over the problem's m rows, chunked (DVI_CHUNK_ROWS) and parallel. */
+double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y);
 
 /* The normalisation of every residual: max(‖r‖, ‖γ‖, ‖u‖), or 1 below 1e-300. */
 double dvi_residual_scale(double rnorm, double gnorm, double unorm);
