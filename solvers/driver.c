@@ -176,6 +176,17 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
                          w->row_block[i]);
                 return DVI_ERR_INVALID_ARG;
             }
+        if (solver->impl->targets_ccp) {
+            /* keep the guess only if it is no worse than γ = 0 (f(0) = 0) */
+            dvi_work_project(w, gamma);
+            double* u = w->vec[DVI_WORK_VECTORS - 1];
+            dvi_work_apply(w, gamma, u);
+            double f = 0.5 * dvi_work_dot(w, gamma, u) + dvi_work_dot(w, p->r, gamma);
+            if (!(f <= 0.0)) {
+                memset(gamma, 0, (size_t)w->m * sizeof(double));
+                res->warm_start_rejected = true;
+            }
+        }
     } else {
         memset(gamma, 0, (size_t)w->m * sizeof(double));
     }

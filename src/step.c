@@ -423,6 +423,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         w->stats.iterations = res.iterations;
         w->stats.residual = res.metrics.residual;
         w->stats.solver_status = res.status;
+        w->stats.warm_start_rejected = res.warm_start_rejected;
     }
     double t3 = now();
 

@@ -1541,6 +1541,23 @@ static void test_warm_start(void** state)
                   res.iterations, cold);
             CHECK(dist2(gamma, first, m) <= 1e-8 * norm2(first, m), "%s: warm start moved gamma by %.3e", names[k],
                   dist2(gamma, first, m));
+            CHECK(!res.warm_start_rejected, "%s: the solution as the start was rejected", names[k]);
+
+            /* c γ* has the objective a (c²/2 − c), a = γ*ᵀNγ* = −rᵀγ* > 0: above
+             * f(0) = 0 for c > 2, and kept for c < 2 */
+            for (int32_t i = 0; i < m; i++) gamma[i] = 10.0 * first[i];
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(solver, p, gamma, &res);
+            CHECK(res.warm_start_rejected, "%s: 10 γ* as the start (objective above γ = 0) was kept", names[k]);
+            CHECK(st == DVI_OK && memcmp(gamma, first, (size_t)m * sizeof(double)) == 0,
+                  "%s: after rejecting the start the solve differs from the cold one", names[k]);
+            for (int32_t i = 0; i < m; i++) gamma[i] = 1.5 * first[i];
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(solver, p, gamma, &res);
+            CHECK(st == DVI_OK && !res.warm_start_rejected, "%s: 1.5 γ* as the start (objective below γ = 0) was "
+                  "rejected", names[k]);
+            CHECK(dist2(gamma, first, m) <= 1e-6 * norm2(first, m), "%s: from 1.5 γ* the solve ends %.3e away",
+                  names[k], dist2(gamma, first, m));
 
             /* warm_start = false ignores whatever is in gamma (even NaN) */
             s.warm_start = false;

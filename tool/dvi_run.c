@@ -462,6 +462,7 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
         a->not_converged++;
         if (a->first_not_converged == 0) a->first_not_converged = rs->step;
     }
+    if (s->warm_start_rejected) a->warm_starts_rejected++;
     a->seconds_collide += s->seconds_collide;
     a->seconds_assemble += s->seconds_assemble;
     a->seconds_solve += s->seconds_solve;
@@ -622,6 +623,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "iterations_max", a->iterations_max);
     dvi_json_key_number(w, "residual_max", a->residual_max);
     dvi_json_key_int(w, "not_converged_steps", a->not_converged);
+    dvi_json_key_int(w, "warm_starts_rejected", a->warm_starts_rejected);
     if (a->first_not_converged > 0)
         dvi_json_key_int(w, "first_not_converged_step", a->first_not_converged);
     else {

@@ -180,6 +180,9 @@ DVI_API const char* dvi_solve_status_string(dvi_solve_status s);
 typedef struct dvi_solve_result {
     dvi_solve_status status;
     int32_t iterations;       ///< iterations / sweeps / pivots (Lemke) performed
+    bool warm_start_rejected; ///< settings.warm_start was set, and the initial guess, projected onto
+                              ///< the cones, had a higher objective than γ = 0: the solve started
+                              ///< from 0 instead (apgd, pgs, jacobi)
     double target_residual;   ///< residual of the problem the solver targets
                               ///< (CCP for apgd/pgs/jacobi, pyramid LCP for lemke)
     dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
@@ -210,6 +213,11 @@ DVI_API dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_
 
 /// Solves p. gamma[m] is the initial guess when settings.warm_start is set
 /// (otherwise it is overwritten with 0 first) and receives the solution.
+/// The iterative solvers first project the guess onto the cones and keep
+/// it only if its objective ½γᵀNγ + rᵀγ is at most that of γ = 0 (≤ 0):
+/// a worse guess is replaced by 0 (result->warm_start_rejected), since an
+/// iterate above γ = 0 adds kinetic energy that a capped iteration budget
+/// may not remove.
 /// Returns DVI_OK when converged, DVI_NOT_CONVERGED when the budget ran out
 /// or the method stopped without a solution (see result->status), and an
 /// error code (< 0) for bad input, in which case result->message says why.

@@ -263,6 +263,8 @@ typedef struct dvi_step_stats {
     double max_overlap;           ///< m, largest overlap δ of a penalty contact (terrain samples: −z)
     int32_t contact_history;      ///< entries in the contact history after the step
     double kinetic_energy;        ///< J, of the dynamic bodies after the step
+    bool warm_start_rejected;     ///< the solver started from γ = 0: the previous step's impulses had a
+                                  ///< higher objective (dvi_solve_result.warm_start_rejected)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
