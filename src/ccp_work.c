@@ -82,7 +82,7 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         c = w->cap_part;
         size_t parts = DVI_PART_SLOTS * ((size_t)m / DVI_CHUNK_BLOCKS + 2);
         w->part = grow(w->part, &c, parts, sizeof(double), &ok);
-        if (ok) w->cap_part = parts > w->cap_part ? parts : w->cap_part;
+        if (ok) w->cap_part = c;
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_m = (size_t)m;
     }

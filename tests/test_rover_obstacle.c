@@ -99,18 +99,14 @@ typedef struct course {
     double ref[ROVER_WHEELS];
 } course;
 
-/* World, ground, obstacle (unless !with_obstacle) and rover. */
-static void course_build(course* c, const char* variant, const char* solver, int max_iterations, bool with_obstacle,
-                         const rover_options* opt)
+/* World (from wd), ground, obstacle (unless !with_obstacle) and rover. */
+static void course_build_def(course* c, const dvi_world_def* wd, const char* variant, bool with_obstacle,
+                             const rover_options* opt)
 {
     memset(c, 0, sizeof *c);
     char msg[256];
     assert_int_equal(rover_reference_loads(ROVER_JSON, variant, c->ref, msg, sizeof msg), DVI_OK);
-    dvi_world_def wd = dvi_default_world_def();
-    wd.solver = solver;
-    wd.collision_envelope = 0.01; /* the reference's */
-    if (max_iterations > 0) wd.solver_settings.max_iterations = max_iterations;
-    assert_int_equal(dvi_world_create(&wd, &c->w), DVI_OK);
+    assert_int_equal(dvi_world_create(wd, &c->w), DVI_OK);
     assert_int_equal(rover_add_ground(c->w, MU, &c->ground), DVI_OK);
     if (with_obstacle) assert_int_equal(rover_add_obstacle(c->w, OBSTACLE, OBSTACLE_R, MU, &c->obstacle), DVI_OK);
     rover_options o = opt ? *opt : rover_default_options();
@@ -122,6 +118,18 @@ static void course_build(course* c, const char* variant, const char* solver, int
     }
     assert_int_equal(rover_build(c->w, ROVER_JSON, variant, &o, &c->r, msg, sizeof msg), DVI_OK);
     c->h = H;
+}
+
+/* The same with the given solver, the reference's 1 cm envelope and the
+ * world's other defaults. */
+static void course_build(course* c, const char* variant, const char* solver, int max_iterations, bool with_obstacle,
+                         const rover_options* opt)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = solver;
+    wd.collision_envelope = 0.01; /* the reference's */
+    if (max_iterations > 0) wd.solver_settings.max_iterations = max_iterations;
+    course_build_def(c, &wd, variant, with_obstacle, opt);
 }
 
 /* A fixed body with one shape of the DEM material of rover_obstacle_rigid_dem.json. */
@@ -719,14 +727,6 @@ static void test_apgd_capped(void** state)
     const double T = 1.0;
 #endif
     course c;
-    rover_options o = rover_default_options();
-    o.on_ground = true;
-    o.wheel_speed = SPEED;
-    o.wheel_ramp = RAMP;
-    o.wheel_compliance = 1e-8;
-    memset(&c, 0, sizeof c);
-    char msg[256];
-    assert_int_equal(rover_reference_loads(ROVER_JSON, "Scarecrow", c.ref, msg, sizeof msg), DVI_OK);
     dvi_world_def wd = dvi_default_world_def();
     wd.solver = "apgd";
     wd.solver_settings.max_iterations = 100;
@@ -734,9 +734,7 @@ static void test_apgd_capped(void** state)
     wd.collision_envelope = 0.005;
     wd.contact_recovery_speed = 0.1;
     wd.joint_recovery_speed = 0.05;
-    assert_int_equal(dvi_world_create(&wd, &c.w), DVI_OK);
-    assert_int_equal(rover_add_ground(c.w, MU, &c.ground), DVI_OK);
-    assert_int_equal(rover_build(c.w, ROVER_JSON, "Scarecrow", &o, &c.r, msg, sizeof msg), DVI_OK);
+    course_build_def(&c, &wd, "Scarecrow", false, NULL);
     c.h = 1e-3;
     record rec;
     run(&c, T, 10, &rec);
