@@ -8,9 +8,9 @@
  * the wheels reach the obstacle, as computed from the distance travelled.
  *
  * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T]
- *                       [--baseline D] [--phase-baseline D] [--load normal|up] [--quiet]
+ *                       [--baseline D] [--phase-baseline D] [--load normal|up|magnitude] [--quiet]
  *        rover_obstacle [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D]
- *                       [--load normal|up]
+ *                       [--load normal|up|magnitude]
  * Defaults: examples/scenes/rover_obstacle_rigid.json (the thesis's wheel
  * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~6 minutes), out/NAME with
  * NAME the scene's name. --analyse reads the CSVs of a finished run of
@@ -36,11 +36,16 @@
  * wheel_XX.f_up of a contact_force probe with component "up", which the
  * granular scenes carry) instead of the sums of their contacts' normal
  * forces (wheel_XX.f_n, the default): on grains a grousered wheel also
- * pushes sideways and forwards, and those pushes count in f_n.
+ * pushes sideways and forwards, and those pushes count in f_n. --load
+ * magnitude analyses the magnitudes of the wheels' resultant contact forces
+ * (wheel_XX.f_mag, component "magnitude"), the quantity of the thesis's
+ * Figures 27 and 33: traction and the obstacle's push count in it, but
+ * opposed pushes of grousers and grains cancel.
  *
  * The scene must hold the rover of rover_scene.c (bodies chassis and
  * wheel_LF ... wheel_RB), a fixed sphere named "obstacle", and probes with the
- * columns chassis.x and wheel_XX.f_n (contact_force, component "normal"; f_up with --load up)
+ * columns chassis.x and wheel_XX.f_n (contact_force, component "normal"; f_up with --load up,
+ * f_mag with --load magnitude)
  * for the six wheels. The variant (Scarecrow or FullRover) is recognised by
  * the chassis mass; the static loads are the reference's, and the rover is
  * also built by rover_model.c (the C model) to check that both place the
@@ -166,7 +171,8 @@ typedef struct trace {
     double x0;
 } trace;
 
-/* suffix: the load column of each wheel, "f_n" (component "normal") or "f_up" (component "up") */
+/* suffix: the load column of each wheel, "f_n" (component "normal"), "f_up" (component "up") or "f_mag"
+ * (component "magnitude") */
 static bool trace_find(trace* tr, const dvi_model* m, const char* suffix)
 {
     char col[64];
@@ -442,7 +448,11 @@ static int write_smoothed(const char* dir, const trace* tr, double w, const char
         dvi_csv_write_row(c, row);
     }
     if (dvi_csv_close(c) != 0) return -1;
-    snprintf(title, sizeof title, "%s loads, averaged over %g s", strcmp(suffix, "f_up") == 0 ? "Vertical" : "Normal", w);
+    snprintf(title, sizeof title, "%s, averaged over %g s",
+             strcmp(suffix, "f_up") == 0    ? "Vertical loads"
+             : strcmp(suffix, "f_mag") == 0 ? "Resultant contact forces"
+                                            : "Normal loads",
+             w);
     if (dvi_svg_plot_csv(path, svg, title, msg, sizeof msg) != 0) {
         fprintf(stderr, "rover_obstacle: %s\n", msg);
         return -1;
@@ -551,16 +561,19 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--baseline") == 0 && more) baseline = atof(argv[++i]);
         else if (strcmp(argv[i], "--phase-baseline") == 0 && more) phase_baseline = atof(argv[++i]);
         else if (strcmp(argv[i], "--load") == 0 && more &&
-                 (strcmp(argv[i + 1], "normal") == 0 || strcmp(argv[i + 1], "up") == 0))
-            load_suffix = strcmp(argv[++i], "up") == 0 ? "f_up" : "f_n";
+                 (strcmp(argv[i + 1], "normal") == 0 || strcmp(argv[i + 1], "up") == 0 ||
+                  strcmp(argv[i + 1], "magnitude") == 0)) {
+            i++;
+            load_suffix = strcmp(argv[i], "up") == 0 ? "f_up" : strcmp(argv[i], "magnitude") == 0 ? "f_mag" : "f_n";
+        }
         else if (strcmp(argv[i], "--method") == 0 && more) method = argv[++i];
         else if (strcmp(argv[i], "--quiet") == 0) quiet = true;
         else if (argv[i][0] != '-') scene_path = argv[i];
         else {
             fprintf(stderr,
                     "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] "
-                    "[--baseline D] [--phase-baseline D] [--load normal|up] [--quiet]\n"
-                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D] [--load normal|up]\n",
+                    "[--baseline D] [--phase-baseline D] [--load normal|up|magnitude] [--quiet]\n"
+                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D] [--load normal|up|magnitude]\n",
                     argv[0], argv[0]);
             return 2;
         }

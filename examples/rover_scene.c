@@ -30,6 +30,9 @@
  *       the strip with a bed that holds and wheels that grip: 3 layers of
  *       hexagonal close packing (0.16 m deep) and 24 grousers of 0.02 m on
  *       every wheel, 25 s (docs/rover.md, "Granular ground");
+ *   rover_obstacle_granular_tracks_hex.json
+ *       the hexagonal strip under each side's wheels (the left one the
+ *       mirror image of the right one, instead of the rigid track), 18 s;
  *   rover_obstacle_granular_strip_hex_dem.json
  *       that strip with the DEM back end: Hertz contacts with the
  *       reference's SMC material (E = 2e7 Pa) everywhere, dt = 1e-4 s,
@@ -97,7 +100,7 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_FRICTION 0.4
 #define GRANULAR_ENVELOPE 0.005 /* m: the collision envelope of the granular scenes */
 
-typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX, STRIP_HEX_DEM } scene_kind;
+typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX, STRIP_HEX_DEM, TRACKS_HEX } scene_kind;
 
 typedef struct spec {
     scene_kind kind;
@@ -118,6 +121,7 @@ static const spec SPECS[] = {
     {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
     {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
     {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24},
+    {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 18.0, 24},
 };
 
 /* Shortest decimal that reads back as the same double. */
@@ -394,33 +398,33 @@ static void obstacle_probes(FILE* f, int every, bool granular)
     fprintf(f,
             "    {\"name\": \"crossing_side_forces\", \"title\": \"Resultant contact force, right-hand (crossing) "
             "wheels\",\n"
-            "     \"what\": \"contact_force\", \"component\": \"magnitude\", \"every\": %d, \"bodies\": [\"wheel_RF\", "
+            "     \"what\": \"contact_force\", \"component\": \"magnitude\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_RF\", "
             "\"wheel_RM\", \"wheel_RB\"]},\n",
             every);
     fprintf(f,
             "    {\"name\": \"crossing_side_loads\", \"title\": \"Normal load, right-hand (crossing) wheels\",\n"
-            "     \"what\": \"contact_force\", \"component\": \"normal\", \"every\": %d, \"bodies\": [\"wheel_RF\", "
+            "     \"what\": \"contact_force\", \"component\": \"normal\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_RF\", "
             "\"wheel_RM\", \"wheel_RB\"]},\n",
             every);
     fprintf(f,
             "    {\"name\": \"other_side_forces\", \"title\": \"Resultant contact force, left-hand wheels\",\n"
-            "     \"what\": \"contact_force\", \"component\": \"magnitude\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
+            "     \"what\": \"contact_force\", \"component\": \"magnitude\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_LF\", "
             "\"wheel_LM\", \"wheel_LB\"]},\n",
             every);
     fprintf(f,
             "    {\"name\": \"other_side_loads\", \"title\": \"Normal load, left-hand wheels\",\n"
-            "     \"what\": \"contact_force\", \"component\": \"normal\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
+            "     \"what\": \"contact_force\", \"component\": \"normal\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_LF\", "
             "\"wheel_LM\", \"wheel_LB\"]},\n",
             every);
     if (granular) { /* vertical loads: on grains f_n also counts a grousered wheel's sideways and forward pushes */
         fprintf(f,
                 "    {\"name\": \"crossing_side_up\", \"title\": \"Vertical load, right-hand (crossing) wheels\",\n"
-                "     \"what\": \"contact_force\", \"component\": \"up\", \"every\": %d, \"bodies\": [\"wheel_RF\", "
+                "     \"what\": \"contact_force\", \"component\": \"up\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_RF\", "
                 "\"wheel_RM\", \"wheel_RB\"]},\n",
                 every);
         fprintf(f,
                 "    {\"name\": \"other_side_up\", \"title\": \"Vertical load, left-hand wheels\",\n"
-                "     \"what\": \"contact_force\", \"component\": \"up\", \"every\": %d, \"bodies\": [\"wheel_LF\", "
+                "     \"what\": \"contact_force\", \"component\": \"up\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_LF\", "
                 "\"wheel_LM\", \"wheel_LB\"]},\n",
                 every);
     }
@@ -452,7 +456,7 @@ static void obstacle_probes(FILE* f, int every, bool granular)
                "\"attitude\", \"every\": %d,\n     \"bodies\": [\"rocker_R\", \"bogie_R\"]},\n",
             every);
     fprintf(f, "    {\"name\": \"rocker_pivots\", \"title\": \"Rocker pivot reactions (on the chassis)\", \"what\": "
-               "\"joint_reaction\", \"every\": %d,\n     \"joints\": [\"rocker_pivot_L\", \"rocker_pivot_R\"]},\n",
+               "\"joint_reaction\", \"average\": true, \"every\": %d,\n     \"joints\": [\"rocker_pivot_L\", \"rocker_pivot_R\"]},\n",
             every);
     if (granular)
         fprintf(f, "    {\"name\": \"kinetic_energy\", \"what\": \"kinetic_energy\", \"every\": %d},\n", every);
@@ -463,7 +467,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
 {
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
-    const bool hex = sp->kind == STRIP_HEX || sp->kind == STRIP_HEX_DEM;
+    const bool tracks = sp->kind == TRACKS_HEX;
+    const bool hex = sp->kind == STRIP_HEX || sp->kind == STRIP_HEX_DEM || tracks;
     const bool strip = sp->kind == STRIP || hex;
     const bool bed = sp->kind == GRANULAR || strip;
     char lower[32];
@@ -539,6 +544,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "%g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
+    case TRACKS_HEX:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_granular_strip_hex.json with a second strip, its mirror image, "
+                "under the left-hand wheels instead of the rigid track: both sides sink and grip alike, so the rover "
+                "drives straight; %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s "
+                "(the rear wheel leaves the obstacle at about 17 s). Written by examples/rover_scene.c.\",\n",
+                sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
     case STRIP:
         fprintf(f,
                 "  \"description\": \"A strip of the thesis's granular bed (3 layers of spheres of radius 0.03 m, "
@@ -601,8 +614,11 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         /* hexagonal layers are s·√(2/3) apart: the top spheres' tops at 0 */
         bed_lo[2] = hex ? -(s + (layers - 1) * s * sqrt(2.0 / 3.0)) : -layers * s;
         bed_hi[2] = 0.0;
-        double floor_c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), 0.5 * (bed_lo[1] + bed_hi[1]), bed_lo[2] - 0.05};
-        double floor_h[3] = {0.5 * (bed_hi[0] - bed_lo[0]) + 0.1, 0.5 * (bed_hi[1] - bed_lo[1]) + 0.1, 0.05};
+        /* tracks: the floor spans both strips (the left one is the mirror image in y = 0) */
+        double floor_c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), tracks ? 0.0 : 0.5 * (bed_lo[1] + bed_hi[1]),
+                             bed_lo[2] - 0.05};
+        double floor_h[3] = {0.5 * (bed_hi[0] - bed_lo[0]) + 0.1,
+                             tracks ? -bed_lo[1] + 0.1 : 0.5 * (bed_hi[1] - bed_lo[1]) + 0.1, 0.05};
         fprintf(f, "    {\"name\": \"ground\", \"type\": \"fixed\", \"position\": ");
         vec(f, floor_c, 3);
         fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
@@ -619,7 +635,13 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         box_body(f, "wall_left", c2, h12, "ground");
         box_body(f, "wall_back", c3, h34, "ground");
         box_body(f, "wall_front", c4, h34, "ground");
-        if (strip) { /* the left-hand wheels' rigid track, its top level with the bed's top cells */
+        if (tracks) { /* the left strip's walls: the mirror images of the right strip's */
+            double m1[3] = {cx, -c2[1], cz}, m2[3] = {cx, -c1[1], cz}, m3[3] = {c3[0], -cy, cz}, m4[3] = {c4[0], -cy, cz};
+            box_body(f, "left_wall_right", m1, h12, "ground");
+            box_body(f, "left_wall_left", m2, h12, "ground");
+            box_body(f, "left_wall_back", m3, h34, "ground");
+            box_body(f, "left_wall_front", m4, h34, "ground");
+        } else if (strip) { /* the left-hand wheels' rigid track, its top level with the bed's top cells */
             double c[3] = {cx, 1.1, -0.25}, h[3] = {lx, 0.5, 0.25};
             box_body(f, "left_track", c, h, "ground");
         }
@@ -660,7 +682,22 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         num(f, OBSTACLE_Y);
         fprintf(f, ", 0], \"radius\": ");
         num(f, OBSTACLE_RADIUS);
-        fprintf(f, ", \"comment\": \"the obstacle\"}]}\n  ],\n");
+        fprintf(f, ", \"comment\": \"the obstacle\"}]}");
+        if (tracks) { /* the mirror image of the strip under the left-hand wheels */
+            double lo[3] = {bed_lo[0], -bed_hi[1], bed_lo[2]}, hi[3] = {bed_hi[0], -bed_lo[1], bed_hi[2]};
+            fprintf(f, ",\n    {\"type\": \"granular_bed\", \"name\": \"strip_left\", \"region\": {\"min\": ");
+            vec(f, lo, 3);
+            fprintf(f, ", \"max\": ");
+            vec(f, hi, 3);
+            fprintf(f, "},\n     \"radius\": ");
+            num(f, GRAIN_RADIUS);
+            fprintf(f, ", \"gap\": ");
+            num(f, GRAIN_GAP);
+            fprintf(f, ", \"packing\": \"hexagonal\", \"jitter\": 0.00025, \"seed\": 2, \"density\": ");
+            num(f, GRAIN_DENSITY);
+            fprintf(f, ", \"material\": \"grain\"}");
+        }
+        fprintf(f, "\n  ],\n");
     }
     if (write_joints(f, root, &d, sp->speed, dem)) {
         fclose(f);
@@ -708,6 +745,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case GRANULAR:
     case STRIP:
     case STRIP_HEX:
+    case TRACKS_HEX:
         /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
          * joints (Delassus condition number ~6e7) far more: 100 keep them
          * within 3e-4 m (docs/rover.md) */

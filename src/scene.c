@@ -1800,11 +1800,12 @@ static void parse_formulation(ctx* c, const cJSON* root)
 static const char* const PROBE_WHAT[] = {"position",       "velocity",      "angular_velocity", "orientation",
                                          "joint_reaction", "contact_force", "solver",           "kinetic_energy",
                                          "attitude",       "wheel_slip",    NULL};
-static const char* const PROBE_KEYS_ALL[] = {"name",   "title", "every",  "what",      "body",   "bodies",
-                                             "joint",  "joints", "component", "radius", "axis",   NULL};
+static const char* const PROBE_KEYS_ALL[] = {"name",   "title",  "every",     "what",   "body", "bodies", "joint",
+                                             "joints", "component", "radius", "axis", "average", NULL};
 static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "what", "body", "bodies", NULL};
-static const char* const PROBE_KEYS_CONTACT[] = {"name", "title", "every", "what", "body", "bodies", "component", NULL};
-static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", NULL};
+static const char* const PROBE_KEYS_CONTACT[] = {"name",   "title",     "every",   "what", "body",
+                                                 "bodies", "component", "average", NULL};
+static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", "average", NULL};
 static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "what", NULL};
 static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "what", "body", "bodies", "radius", "axis", NULL};
 /* The string values of "component" (a direction [x, y, z] is the other form). */
@@ -1990,6 +1991,7 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
     switch (pr->kind) {
     case SC_PROBE_JOINT_REACTION:
         parse_targets(c, v, path, pr, true, true);
+        bool_field(c, v, path, "average", &pr->average);
         break;
     case SC_PROBE_SOLVER:
         break;
@@ -1998,6 +2000,7 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
         break;
     case SC_PROBE_CONTACT_FORCE: {
         parse_targets(c, v, path, pr, false, true);
+        bool_field(c, v, path, "average", &pr->average);
         const cJSON* jc = member(v, "component");
         path_key(p, path, "component");
         if (!jc) break;

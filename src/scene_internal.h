@@ -135,6 +135,7 @@ typedef struct sc_probe {
     sc_component component;
     double direction[3];  /* unit, for SC_COMPONENT_DIRECTION */
     double* wheel;        /* owned, wheel_slip: [4·target_count] radius and unit axle (body frame) per target */
+    bool average;         /* contact_force, joint_reaction: the mean over the steps since the last sample */
 } sc_probe;
 
 struct dvi_scene {

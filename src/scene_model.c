@@ -26,6 +26,10 @@ typedef struct model_probe {
     double direction[3];
     double* wheel;         /* wheel_slip: [4·target_count] radius, unit axle (body frame) */
     int32_t* lookup;       /* component "normal": [2·target_count] (body id index1, target), sorted */
+    bool average;          /* contact_force, joint_reaction: report the mean since the last due step */
+    int32_t raw_width;     /* per-step quantities per target: 6 (force, torque) or 1 (normal-force sum) */
+    double* acc;           /* average: [raw_width·target_count], the sum over the steps since the last due step */
+    int64_t acc_count;     /* average: the number of steps in acc */
     int32_t columns;
     char** column_names;   /* [columns], strings in `arena` */
     const char** units;    /* [columns], static strings */
@@ -200,6 +204,12 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
     p->kind = sp->kind;
     p->every = sp->every;
     p->component = sp->component;
+    p->raw_width = sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL ? 1 : 6;
+    p->average = sp->average && (sp->kind == SC_PROBE_CONTACT_FORCE || sp->kind == SC_PROBE_JOINT_REACTION);
+    if (p->average) {
+        p->acc = calloc((size_t)p->raw_width * (size_t)(sp->target_count > 0 ? sp->target_count : 1), sizeof *p->acc);
+        if (!p->acc) return DVI_ERR_NOMEM;
+    }
     v3_copy(p->direction, sp->direction);
     p->name = copy_string(sp->name);
     if (!p->name) return DVI_ERR_NOMEM;
@@ -207,17 +217,18 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         p->title = copy_string(sp->title);
     } else {
         char t[256];
+        const char* mean = p->average ? ", mean per sample" : "";
         if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_UP)
-            snprintf(t, sizeof t, "Contact force, up component (%s)", sp->name);
+            snprintf(t, sizeof t, "Contact force, up component%s (%s)", mean, sp->name);
         else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_DIRECTION)
-            snprintf(t, sizeof t, "Contact force along (%.3g, %.3g, %.3g) (%s)", sp->direction[0], sp->direction[1],
-                     sp->direction[2], sp->name);
+            snprintf(t, sizeof t, "Contact force along (%.3g, %.3g, %.3g)%s (%s)", sp->direction[0], sp->direction[1],
+                     sp->direction[2], mean, sp->name);
         else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL)
-            snprintf(t, sizeof t, "Contact force, normal (%s)", sp->name);
+            snprintf(t, sizeof t, "Contact force, normal%s (%s)", mean, sp->name);
         else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_MAGNITUDE)
-            snprintf(t, sizeof t, "Contact force, magnitude (%s)", sp->name);
+            snprintf(t, sizeof t, "Contact force, magnitude%s (%s)", mean, sp->name);
         else
-            snprintf(t, sizeof t, "%s (%s)", WHAT_LABEL[sp->kind], sp->name);
+            snprintf(t, sizeof t, "%s%s (%s)", WHAT_LABEL[sp->kind], mean, sp->name);
         p->title = copy_string(t);
     }
     if (!p->title) return DVI_ERR_NOMEM;
@@ -287,6 +298,7 @@ static void free_probe(model_probe* p)
     free(p->targets);
     free(p->wheel);
     free(p->lookup);
+    free(p->acc);
     free(p->column_names);
     free(p->units);
     free(p->arena);
@@ -547,11 +559,26 @@ const dvi_world* dvi_model_world_const(const dvi_model* m)
     return m ? m->world : NULL;
 }
 
+static void raw_values(const dvi_model* m, const model_probe* p, double* raw);
+
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return DVI_ERR_INVALID_ARG;
     dvi_status st = dvi_world_step(m->world, m->dt);
-    if (st >= 0) m->steps++;
+    if (st < 0) return st;
+    m->steps++;
+    /* averaged probes: a window starts after each due step */
+    for (int32_t i = 0; i < m->probe_count; i++) {
+        model_probe* p = &m->probes[i];
+        if (!p->average) continue;
+        size_t n = (size_t)p->raw_width * (size_t)p->target_count;
+        if ((m->steps - 1) % p->every == 0) {
+            memset(p->acc, 0, n * sizeof *p->acc);
+            p->acc_count = 0;
+        }
+        raw_values(m, p, p->acc); /* adds */
+        p->acc_count++;
+    }
     return st;
 }
 
@@ -670,6 +697,43 @@ static dvi_status wheel_slip(const dvi_model* m, dvi_body_id body, const double 
     return DVI_OK;
 }
 
+/* One target's per-step quantities of a contact_force (not "normal") or
+ * joint_reaction probe: force and torque. */
+static dvi_status raw_target(const dvi_model* m, const model_probe* p, int32_t t, double r[6])
+{
+    if (p->kind == SC_PROBE_JOINT_REACTION) return dvi_joint_get_reaction(m->world, m->joints[p->targets[t]], r, r + 3);
+    return dvi_body_get_contact_force(m->world, m->bodies[p->targets[t]], r, r + 3);
+}
+
+/* Adds the last step's quantities of a contact_force or joint_reaction probe
+ * to raw[raw_width · target_count]. Component "normal": one pass over the
+ * contacts of the last step, each adding its normal force to the targets
+ * among its two bodies. */
+static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
+{
+    const dvi_world* w = m->world;
+    if (p->raw_width == 1) {
+        int32_t nc = dvi_world_contact_count(w);
+        for (int32_t k = 0; k < nc; k++) {
+            dvi_contact_info ci;
+            if (dvi_world_get_contact(w, k, &ci) != DVI_OK) continue;
+            double fn = v3_dot(ci.force, ci.normal);
+            int32_t ends[2] = {ci.body_a.index1, ci.body_b.index1};
+            for (int e = 0; e < 2; e++) {
+                int32_t key[2] = {ends[e], 0};
+                const int32_t* hit = bsearch(key, p->lookup, (size_t)p->target_count, 2 * sizeof *p->lookup, cmp_pair);
+                if (hit) raw[hit[1]] += fn;
+            }
+        }
+        return;
+    }
+    for (int32_t t = 0; t < p->target_count; t++) {
+        double r[6];
+        if (raw_target(m, p, t, r) != DVI_OK) continue; /* targets were checked when the model was built */
+        for (int k = 0; k < 6; k++) raw[6 * (size_t)t + (size_t)k] += r[k];
+    }
+}
+
 dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* values)
 {
     if (!m || !values || probe < 0 || probe >= m->probe_count) return DVI_ERR_INVALID_ARG;
@@ -701,27 +765,33 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
         o[0] = e;
         return DVI_OK;
     }
-    if (p->kind == SC_PROBE_CONTACT_FORCE && p->component == SC_COMPONENT_NORMAL) {
-        /* one pass over the contacts of the last step: each adds its normal
-         * force to the targets among its two bodies */
-        for (int32_t t = 0; t < p->target_count; t++) o[t] = 0.0;
-        int32_t nc = dvi_world_contact_count(w);
-        for (int32_t k = 0; k < nc; k++) {
-            dvi_contact_info ci;
-            if (dvi_world_get_contact(w, k, &ci) != DVI_OK) continue;
-            double fn = v3_dot(ci.force, ci.normal);
-            int32_t ends[2] = {ci.body_a.index1, ci.body_b.index1};
-            for (int e = 0; e < 2; e++) {
-                int32_t key[2] = {ends[e], 0};
-                const int32_t* hit = bsearch(key, p->lookup, (size_t)p->target_count, 2 * sizeof *p->lookup, cmp_pair);
-                if (hit) o[hit[1]] += fn;
+    if (p->kind == SC_PROBE_CONTACT_FORCE || p->kind == SC_PROBE_JOINT_REACTION) {
+        /* the last step's quantities (raw_values), or their mean since the last due step */
+        const int32_t wd = p->raw_width;
+        const bool mean = p->average && p->acc_count > 0;
+        if (wd == 1 && !mean) {
+            for (int32_t t = 0; t < p->target_count; t++) o[t] = 0.0;
+            raw_values(m, p, o);
+            return DVI_OK;
+        }
+        for (int32_t t = 0; t < p->target_count; t++) {
+            double r[6];
+            if (mean) {
+                for (int32_t k = 0; k < wd; k++) r[k] = p->acc[(size_t)wd * (size_t)t + (size_t)k] / (double)p->acc_count;
+            } else {
+                dvi_status st = raw_target(m, p, t, r);
+                if (st != DVI_OK) return st;
             }
+            if (wd == 1) o[t] = r[0];
+            else if (p->kind == SC_PROBE_JOINT_REACTION || p->component == SC_COMPONENT_VECTOR)
+                memcpy(o + 6 * (size_t)t, r, sizeof r);
+            else if (p->component == SC_COMPONENT_MAGNITUDE) o[t] = v3_norm(r);
+            else o[t] = v3_dot(r, p->component == SC_COMPONENT_UP ? m->up : p->direction);
         }
         return DVI_OK;
     }
     for (int32_t t = 0; t < p->target_count; t++) {
         dvi_status st = DVI_OK;
-        double f[3], tq[3];
         switch (p->kind) {
         case SC_PROBE_POSITION:
             st = dvi_body_get_position(w, m->bodies[p->targets[t]], o);
@@ -738,22 +808,6 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
         case SC_PROBE_ORIENTATION:
             st = dvi_body_get_orientation(w, m->bodies[p->targets[t]], o);
             o += 4;
-            break;
-        case SC_PROBE_JOINT_REACTION:
-            st = dvi_joint_get_reaction(w, m->joints[p->targets[t]], o, o + 3);
-            o += 6;
-            break;
-        case SC_PROBE_CONTACT_FORCE:
-            st = dvi_body_get_contact_force(w, m->bodies[p->targets[t]], f, tq);
-            if (p->component == SC_COMPONENT_VECTOR) {
-                v3_copy(o, f);
-                v3_copy(o + 3, tq);
-                o += 6;
-            } else if (p->component == SC_COMPONENT_MAGNITUDE) {
-                *o++ = v3_norm(f);
-            } else {
-                *o++ = v3_dot(f, p->component == SC_COMPONENT_UP ? m->up : p->direction);
-            }
             break;
         case SC_PROBE_ATTITUDE:
             st = attitude(w, m->bodies[p->targets[t]], o);
@@ -773,12 +827,19 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
 
 /* ---- state ---------------------------------------------------------------------------------- */
 
-/* Blob: a 40-byte header, then the world's own blob (dvi_world_save_state).
- * Header, little-endian: "DVIMODEL", u32 version (1), u32 header size (40),
- * i64 step count, u64 world blob size, u64 FNV-1a of the first 32 bytes. */
+/* Blob: a header, the world's own blob (dvi_world_save_state), then the
+ * averaged probes' windows. Header, little-endian: "DVIMODEL", u32 version,
+ * u32 header size, i64 step count, u64 world blob size, then
+ *   version 1 (40 bytes): u64 FNV-1a of the first 32 bytes;
+ *   version 2 (48 bytes): u64 size of the probe section, u64 FNV-1a of the
+ *   first 40 bytes.
+ * Probe section: for each averaged probe in order, i64 steps in the window,
+ * then raw_width · target_count f64 sums (IEEE bits). Version 1 blobs (no
+ * averaged probes then) load with empty windows. */
 #define STATE_MAGIC "DVIMODEL"
-#define STATE_VERSION 1u
-#define STATE_HEADER 40u
+#define STATE_VERSION 2u
+#define STATE_HEADER 48u
+#define STATE_HEADER_V1 40u
 
 static void put_u32(unsigned char* p, uint32_t v)
 {
@@ -800,6 +861,16 @@ static uint64_t get_u64(const unsigned char* p)
     for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
     return v;
 }
+/* Bytes of the probe section of the state blob. */
+static size_t probe_state_size(const dvi_model* m)
+{
+    size_t n = 0;
+    for (int32_t i = 0; i < m->probe_count; i++)
+        if (m->probes[i].average)
+            n += 8 + 8 * (size_t)m->probes[i].raw_width * (size_t)m->probes[i].target_count;
+    return n;
+}
+
 static uint64_t fnv64(const unsigned char* p, size_t n)
 {
     uint64_t h = 1469598103934665603u;
@@ -819,11 +890,12 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
     size_t wsize = 0;
     dvi_status st = dvi_world_save_state(m->world, &wdata, &wsize);
     if (st != DVI_OK) return st;
-    if (wsize > SIZE_MAX - STATE_HEADER) {
+    size_t psize = probe_state_size(m);
+    if (wsize > SIZE_MAX - STATE_HEADER - psize) {
         free(wdata);
         return DVI_ERR_NOMEM;
     }
-    unsigned char* b = malloc(STATE_HEADER + wsize);
+    unsigned char* b = malloc(STATE_HEADER + wsize + psize);
     if (!b) {
         free(wdata);
         return DVI_ERR_NOMEM;
@@ -833,11 +905,25 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
     put_u32(b + 12, STATE_HEADER);
     put_u64(b + 16, (uint64_t)m->steps);
     put_u64(b + 24, (uint64_t)wsize);
-    put_u64(b + 32, fnv64(b, 32));
+    put_u64(b + 32, (uint64_t)psize);
+    put_u64(b + 40, fnv64(b, 40));
     if (wsize) memcpy(b + STATE_HEADER, wdata, wsize);
     free(wdata);
+    unsigned char* q = b + STATE_HEADER + wsize;
+    for (int32_t i = 0; i < m->probe_count; i++) {
+        const model_probe* p = &m->probes[i];
+        if (!p->average) continue;
+        put_u64(q, (uint64_t)p->acc_count);
+        q += 8;
+        size_t n = (size_t)p->raw_width * (size_t)p->target_count;
+        for (size_t k = 0; k < n; k++, q += 8) {
+            uint64_t bits;
+            memcpy(&bits, &p->acc[k], 8);
+            put_u64(q, bits);
+        }
+    }
     *data = b;
-    *size = STATE_HEADER + wsize;
+    *size = STATE_HEADER + wsize + psize;
     return DVI_OK;
 }
 
@@ -846,21 +932,52 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     if (msg && msg_size > 0) msg[0] = '\0';
     if (!m || !data) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "state: NULL argument");
     const unsigned char* b = data;
-    if (size < STATE_HEADER || memcmp(b, STATE_MAGIC, 8) != 0)
+    if (size < STATE_HEADER_V1 || memcmp(b, STATE_MAGIC, 8) != 0)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: not a model state (no DVIMODEL header)");
-    if (get_u32(b + 8) != STATE_VERSION)
-        return fail(msg, msg_size, DVI_ERR_PARSE, "state: version %u, this library reads version %u",
-                    get_u32(b + 8), STATE_VERSION);
-    if (get_u32(b + 12) != STATE_HEADER || get_u64(b + 32) != fnv64(b, 32))
+    uint32_t version = get_u32(b + 8);
+    if (version != 1u && version != STATE_VERSION)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: version %u, this library reads versions 1 and %u", version,
+                    STATE_VERSION);
+    uint32_t header = version == 1u ? STATE_HEADER_V1 : STATE_HEADER;
+    if (size < header || get_u32(b + 12) != header || get_u64(b + header - 8) != fnv64(b, header - 8))
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (checksum mismatch)");
-    uint64_t steps = get_u64(b + 16), wsize = get_u64(b + 24);
-    if (wsize != size - STATE_HEADER)
-        return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %llu + %u", size,
-                    (unsigned long long)wsize, STATE_HEADER);
+    uint64_t steps = get_u64(b + 16), wsize = get_u64(b + 24), psize = version == 1u ? 0 : get_u64(b + 32);
+    if (wsize > size - header || psize != size - header - wsize)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %u + %llu + %llu", size,
+                    header, (unsigned long long)wsize, (unsigned long long)psize);
     if (steps > (uint64_t)INT64_MAX)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (step count)");
-    dvi_status st = dvi_world_load_state(m->world, b + STATE_HEADER, (size_t)wsize);
+    size_t want = probe_state_size(m);
+    if (version != 1u && psize != want)
+        return fail(msg, msg_size, DVI_ERR_INVALID_ARG,
+                    "state: its averaged probes hold %llu bytes, this model's %zu (built from another scene?)",
+                    (unsigned long long)psize, want);
+    const unsigned char* q = b + header + wsize;
+    for (int32_t i = 0; version != 1u && i < m->probe_count; i++) {
+        if (!m->probes[i].average) continue;
+        if (get_u64(q) > (uint64_t)INT64_MAX)
+            return fail(msg, msg_size, DVI_ERR_PARSE, "state: probes[%d]: damaged window (step count)", i);
+        q += 8 + 8 * (size_t)m->probes[i].raw_width * (size_t)m->probes[i].target_count;
+    }
+    dvi_status st = dvi_world_load_state(m->world, b + header, (size_t)wsize);
     if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
     m->steps = (int64_t)steps;
+    q = b + header + wsize;
+    for (int32_t i = 0; i < m->probe_count; i++) {
+        model_probe* p = &m->probes[i];
+        if (!p->average) continue;
+        size_t n = (size_t)p->raw_width * (size_t)p->target_count;
+        if (version == 1u) {
+            memset(p->acc, 0, n * sizeof *p->acc);
+            p->acc_count = 0;
+            continue;
+        }
+        p->acc_count = (int64_t)get_u64(q);
+        q += 8;
+        for (size_t k = 0; k < n; k++, q += 8) {
+            uint64_t bits = get_u64(q);
+            memcpy(&p->acc[k], &bits, 8);
+        }
+    }
     return DVI_OK;
 }

@@ -1370,6 +1370,186 @@ static void test_probe_columns(void** state)
  *     1 m/s along +x and spinning at 2 rad/s about +y: v = 1, ω r = 0.5,
  *     s = 1 / 0.5 − 1 = 1 with the cylinder's radius 0.25; with the radius
  *     0.5 and the axle −y given, v = −1, ω r = −1, s = 0; at rest, s is NaN. */
+/* "average": true on contact_force and joint_reaction probes: the mean of the
+ * per-step values over the `every` steps that end at the sample.
+ *   - A ball dropped on the ground: over every window, m Δv_z = (F̄_up − m g) T,
+ *     the momentum balance, to round-off — including the window of the
+ *     impact, where the last step's force alone misses it by far;
+ *     "normal" gives the same mean on flat ground.
+ *   - A pendulum's averaged pivot reaction equals the mean of the same
+ *     probe sampled at every step.
+ *   - A checkpoint in the middle of a window continues bit-identically, and
+ *     a version-1 blob (before the windows were saved) still loads.
+ *   - "average" must be a boolean and is refused by other probe kinds. */
+static void test_probe_average(void** state)
+{
+    (void)state;
+    const char* drop =
+        "{\"formulation\": {\"dt\": 0.001, \"tolerance\": 1e-10, \"max_iterations\": 2000}, \"duration\": 1,\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"ball\", \"mass\": 2, \"position\": [0, 0, 0.6], \"shapes\": [{\"type\": \"sphere\", "
+        "\"radius\": 0.1}]}],\n"
+        " \"probes\": [{\"name\": \"fa\", \"what\": \"contact_force\", \"component\": \"up\", \"body\": \"ball\", "
+        "\"every\": 50, \"average\": true},\n"
+        "   {\"name\": \"fi\", \"what\": \"contact_force\", \"component\": \"up\", \"body\": \"ball\", \"every\": 50},\n"
+        "   {\"name\": \"fn\", \"what\": \"contact_force\", \"component\": \"normal\", \"body\": \"ball\", \"every\": 50, "
+        "\"average\": true},\n"
+        "   {\"name\": \"fv\", \"what\": \"contact_force\", \"body\": \"ball\", \"every\": 50, \"average\": true},\n"
+        "   {\"name\": \"v\", \"what\": \"velocity\", \"body\": \"ball\", \"every\": 50}]}";
+    dvi_scene* s = parse_ok(drop);
+    dvi_model* m = build_ok(s);
+    const double mass = 2.0, T = 50 * 0.001;
+    double fa[8], fi[8], fn[8], fv[8], v[8], v_prev = 0.0, worst = 0.0, worst_inst = 0.0;
+    int impact_windows = 0;
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "fa"), &info), DVI_OK);
+    assert_non_null(strstr(info.title, "mean per sample"));
+    for (int k = 1; k <= 20; k++) {
+        step_n(m, 50);
+        sample(m, "fa", fa);
+        sample(m, "fi", fi);
+        sample(m, "fn", fn);
+        sample(m, "fv", fv);
+        sample(m, "v", v);
+        double want = mass * G + mass * (v[3] - v_prev) / T; /* the mean up-force the momentum change needs */
+        worst = fmax(worst, fabs(fa[1] - want));
+        worst_inst = fmax(worst_inst, fabs(fi[1] - want));
+        if (fa[1] > 2.0 * mass * G) impact_windows++;
+        assert_near(fn[1], fa[1], 1e-9 * (1.0 + fabs(fa[1])));
+        assert_near(fv[3], fa[1], 1e-9 * (1.0 + fabs(fa[1])));
+        v_prev = v[3];
+    }
+    print_message("dropped ball, 50-step windows: |mean up-force − m(g + Δv/T)| ≤ %.2e N (last step's force: %.1f N "
+                  "off); %d window(s) hold the impact\n",
+                  worst, worst_inst, impact_windows);
+    assert_true(worst < 1e-6);
+    assert_true(impact_windows >= 1);
+    assert_true(worst_inst > 50.0); /* the impact is missed by one step's sample */
+    assert_near(fa[1], mass * G, 1e-6);  /* at rest */
+
+    /* a checkpoint in the middle of the window of the impact (0.32 s); the
+     * same samples after it */
+    dvi_model* a = build_ok(s);
+    step_n(a, 325);
+    void* blob;
+    size_t size;
+    assert_int_equal(dvi_model_save_state(a, &blob, &size), DVI_OK);
+    dvi_model* b = build_ok(s);
+    char msg[256];
+    assert_int_equal(dvi_model_load_state(b, blob, size, msg, sizeof msg), DVI_OK);
+    for (int k = 0; k < 4; k++) {
+        step_n(a, 25 + (k ? 25 : 0));
+        step_n(b, 25 + (k ? 25 : 0));
+        double ra[8], rb[8];
+        sample(a, "fv", ra);
+        sample(b, "fv", rb);
+        assert_memory_equal(ra, rb, 7 * sizeof *ra);
+    }
+    /* a version-1 blob (40-byte header, no windows) at rest, in the middle of
+     * a window: loads with empty windows */
+    free(blob);
+    step_n(a, 225); /* to step 725 */
+    assert_int_equal(dvi_model_save_state(a, &blob, &size), DVI_OK);
+    size_t wsize = 0;
+    for (int k = 0; k < 8; k++) wsize |= (size_t)((const unsigned char*)blob)[24 + k] << (8 * k);
+    unsigned char* v1 = malloc(40 + wsize);
+    assert_non_null(v1);
+    memcpy(v1, blob, 32);
+    v1[8] = 1, v1[9] = v1[10] = v1[11] = 0;
+    v1[12] = 40, v1[13] = v1[14] = v1[15] = 0;
+    uint64_t h = 1469598103934665603u;
+    for (int k = 0; k < 32; k++) {
+        h ^= v1[k];
+        h *= 1099511628211u;
+    }
+    for (int k = 0; k < 8; k++) v1[32 + k] = (unsigned char)(h >> (8 * k));
+    memcpy(v1 + 40, (const unsigned char*)blob + 48, wsize);
+    dvi_model* c = build_ok(s);
+    dvi_status st = dvi_model_load_state(c, v1, 40 + wsize, msg, sizeof msg);
+    if (st != DVI_OK) fail_msg("version-1 state: %s", msg);
+    assert_int_equal(dvi_model_step_count(c), 725);
+    step_n(c, 25);
+    double rc[8];
+    sample(c, "fa", rc);
+    assert_near(rc[1], mass * G, 1e-6); /* a window of 25 steps at rest */
+    /* the windows must match the model's probes */
+    dvi_scene* s_other = parse_ok(
+        "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1,\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"ball\", \"mass\": 2, \"position\": [0, 0, 0.6], \"shapes\": [{\"type\": \"sphere\", "
+        "\"radius\": 0.1}]}]}");
+    dvi_model* d = build_ok(s_other);
+    st = dvi_model_load_state(d, blob, size, msg, sizeof msg);
+    print_message("state with windows into a model without averaged probes: %s\n", msg);
+    assert_int_equal(st, DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "averaged probes"));
+    free(v1);
+    free(blob);
+    dvi_model_destroy(a);
+    dvi_model_destroy(b);
+    dvi_model_destroy(c);
+    dvi_model_destroy(d);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s_other);
+    dvi_scene_destroy(s);
+
+    /* a pendulum's pivot reaction: averaged every 10 against every step */
+    s = parse_ok("{\"formulation\": {\"dt\": 0.001, \"tolerance\": 1e-10, \"max_iterations\": 2000}, \"duration\": 1,\n"
+                 " \"bodies\": [{\"name\": \"bob\", \"mass\": 1, \"position\": [0, 0.5, -0.8], \"shapes\": "
+                 "[{\"type\": \"sphere\", \"radius\": 0.05}]}],\n"
+                 " \"joints\": [{\"name\": \"pivot\", \"type\": \"revolute\", \"body_b\": \"bob\", \"anchor\": [0, 0, 0], "
+                 "\"axis\": [1, 0, 0]}],\n"
+                 " \"probes\": [{\"name\": \"ja\", \"what\": \"joint_reaction\", \"joint\": \"pivot\", \"every\": 10, "
+                 "\"average\": true},\n"
+                 "   {\"name\": \"j1\", \"what\": \"joint_reaction\", \"joint\": \"pivot\"}]}");
+    m = build_ok(s);
+    double sum[6] = {0}, ja[8], j1[8], spread = 0.0, worst_j = 0.0;
+    for (int k = 1; k <= 300; k++) {
+        step_n(m, 1);
+        sample(m, "j1", j1);
+        for (int c6 = 0; c6 < 6; c6++) sum[c6] += j1[1 + c6];
+        if (k % 10 == 0) {
+            sample(m, "ja", ja);
+            for (int c6 = 0; c6 < 6; c6++) {
+                worst_j = fmax(worst_j, fabs(ja[1 + c6] - sum[c6] / 10.0));
+                spread = fmax(spread, fabs(ja[1 + c6] - j1[1 + c6]));
+                sum[c6] = 0.0;
+            }
+        }
+    }
+    print_message("pendulum pivot: averaged reaction against the mean of per-step samples: %.1e N (last step differs "
+                  "by up to %.3f N)\n",
+                  worst_j, spread);
+    assert_true(worst_j < 1e-12 * 20.0);
+    assert_true(spread > 1e-3);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    /* bad values */
+    static const struct {
+        const char* probe;
+        const char* want;
+    } bad[] = {
+        {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"average\": 1}",
+         "probes[0].average: must be true or false (got a number)"},
+        {"{\"name\": \"p\", \"what\": \"position\", \"body\": \"ball\", \"average\": true}",
+         "probes[0].average: not used by a \"position\" probe"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}],"
+                 " \"probes\": [%s]}",
+                 bad[i].probe);
+        dvi_scene* sb = NULL;
+        dvi_scene_errors e;
+        st = dvi_scene_parse(text, strlen(text), NULL, &sb, &e);
+        assert_int_equal(st, DVI_ERR_INVALID_ARG);
+        if (!e.text || !strstr(e.text, bad[i].want)) fail_msg("want \"%s\", got \"%s\"", bad[i].want, e.text);
+        dvi_scene_errors_free(&e);
+    }
+}
+
 static void test_probe_kinds(void** state)
 {
     (void)state;
@@ -1728,6 +1908,7 @@ int main(void)
         cmocka_unit_test(test_granular_bed_hexagonal),
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
+        cmocka_unit_test(test_probe_average),
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_state_round_trip),
