@@ -833,9 +833,10 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
  *   version 1 (40 bytes): u64 FNV-1a of the first 32 bytes;
  *   version 2 (48 bytes): u64 size of the probe section, u64 FNV-1a of the
  *   first 40 bytes.
- * Probe section: for each averaged probe in order, i64 steps in the window,
- * then raw_width · target_count f64 sums (IEEE bits). Version 1 blobs (no
- * averaged probes then) load with empty windows. */
+ * Probe section (empty without averaged probes): for each averaged probe in
+ * order, i64 steps in the window, then raw_width · target_count f64 sums
+ * (IEEE bits); then u64 FNV-1a of those bytes. Version 1 blobs (no averaged
+ * probes then) load with empty windows. */
 #define STATE_MAGIC "DVIMODEL"
 #define STATE_VERSION 2u
 #define STATE_HEADER 48u
@@ -868,7 +869,7 @@ static size_t probe_state_size(const dvi_model* m)
     for (int32_t i = 0; i < m->probe_count; i++)
         if (m->probes[i].average)
             n += 8 + 8 * (size_t)m->probes[i].raw_width * (size_t)m->probes[i].target_count;
-    return n;
+    return n ? n + 8 : 0; /* and its checksum */
 }
 
 static uint64_t fnv64(const unsigned char* p, size_t n)
@@ -922,6 +923,7 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
             put_u64(q, bits);
         }
     }
+    if (psize) put_u64(q, fnv64(b + STATE_HEADER + wsize, psize - 8));
     *data = b;
     *size = STATE_HEADER + wsize + psize;
     return DVI_OK;
@@ -953,6 +955,8 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
                     "state: its averaged probes hold %llu bytes, this model's %zu (built from another scene?)",
                     (unsigned long long)psize, want);
     const unsigned char* q = b + header + wsize;
+    if (psize && get_u64(q + psize - 8) != fnv64(q, (size_t)psize - 8))
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged averaged-probe windows (checksum mismatch)");
     for (int32_t i = 0; version != 1u && i < m->probe_count; i++) {
         if (!m->probes[i].average) continue;
         if (get_u64(q) > (uint64_t)INT64_MAX)

@@ -1445,6 +1445,15 @@ static void test_probe_average(void** state)
         sample(b, "fv", rb);
         assert_memory_equal(ra, rb, 7 * sizeof *ra);
     }
+    /* a flipped byte in the windows is caught */
+    ((unsigned char*)blob)[size - 12] ^= 0x10;
+    dvi_model* damaged = build_ok(s);
+    dvi_status st0 = dvi_model_load_state(damaged, blob, size, msg, sizeof msg);
+    print_message("a flipped byte in the windows: %s\n", msg);
+    assert_int_equal(st0, DVI_ERR_PARSE);
+    assert_non_null(strstr(msg, "checksum"));
+    assert_int_equal(dvi_model_step_count(damaged), 0);
+    dvi_model_destroy(damaged);
     /* a version-1 blob (40-byte header, no windows) at rest, in the middle of
      * a window: loads with empty windows */
     free(blob);
