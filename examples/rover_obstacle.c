@@ -8,8 +8,10 @@
  * the wheels reach the obstacle, as computed from the distance travelled.
  *
  * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T]
- *                       [--baseline D] [--phase-baseline D] [--load normal|up|magnitude] [--quiet]
+ *                       [--baseline D] [--phase-baseline D] [--phases predicted|measured]
+ *                       [--load normal|up|magnitude] [--quiet]
  *        rover_obstacle [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D]
+ *                       [--phases predicted|measured]
  *                       [--load normal|up|magnitude]
  * Defaults: examples/scenes/rover_obstacle_rigid.json (the thesis's wheel
  * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~6 minutes), out/NAME with
@@ -30,7 +32,10 @@
  * loads over stretches of travel (each wheel's climb and descent, halved),
  * relative to the mean loads over the D metres of travel that end 0.02 m
  * before the front wheel reaches the obstacle: --phase-baseline D, default
- * 0.1 m; 0 measures them against the static loads. On a granular bed the
+ * 0.1 m; 0 measures them against the static loads. --phases measured cuts
+ * the phases where the wheel centres actually climb and land (measured_cuts)
+ * instead of where a straight drive meets the obstacle (the default,
+ * predicted). On a granular bed the
  * loads are too noisy for the excursions; the phase means still show the
  * pattern. --load up analyses the wheels' vertical loads (the columns
  * wheel_XX.f_up of a contact_force probe with component "up", which the
@@ -267,6 +272,47 @@ static void print_climbs(const trace* tr, const double obstacle[3], const rover_
         else
             printf("\n");
     }
+}
+
+/* The crossing side's climbs as measured from the wheel centres (for the
+ * phase means with --phases measured): each wheel reaches the obstacle at
+ * the travel where its climb starts (as in print_climbs: its centre RISE
+ * above its mean height over the 0.1 m of travel that ends 0.02 m before
+ * the predicted reach), and leaves it where, after its highest point, its
+ * centre is back within RISE of that height. The highest point is searched
+ * up to the predicted leave plus 0.3 m of travel. Where the rover yaws
+ * (a granular strip under one side), each wheel meets the obstacle later
+ * than a straight drive predicts. Returns false when a wheel's climb or
+ * landing is not in the run. */
+static bool measured_cuts(const trace* tr, const rover_course* c, double reach[3], double leave[3])
+{
+    const double RISE = 0.01, GAP = 0.02, WINDOW = 0.1, SEARCH = 0.3; /* m */
+    if (tr->wz[0].probe < 0 || tr->t.n < 2) return false;
+    for (int i = 0; i < 3; i++) {
+        const double d1 = c->reach[i] - GAP, d0 = d1 - WINDOW;
+        double sum = 0.0;
+        int cnt = 0;
+        for (size_t k = 1; k < tr->t.n; k++)
+            if (tr->travel.v[k] >= d0 && tr->travel.v[k] <= d1) {
+                sum += tr->wz_v[i].v[k];
+                cnt++;
+            }
+        if (cnt == 0) return false;
+        const double level = sum / cnt;
+        size_t start = 0, top = 0, land = 0;
+        for (size_t k = 1; k < tr->t.n && !start; k++)
+            if (tr->travel.v[k] >= d0 && tr->wz_v[i].v[k] > level + RISE) start = k;
+        if (!start) return false;
+        top = start;
+        for (size_t k = start; k < tr->t.n && tr->travel.v[k] <= c->leave[i] + SEARCH; k++)
+            if (tr->wz_v[i].v[k] > tr->wz_v[i].v[top]) top = k;
+        for (size_t k = top; k < tr->t.n && !land; k++)
+            if (tr->wz_v[i].v[k] <= level + RISE) land = k;
+        if (!land) return false;
+        reach[i] = tr->travel.v[start];
+        leave[i] = tr->travel.v[land];
+    }
+    return true;
 }
 
 /* Values from the probes' latest rows (simulation). */
@@ -548,6 +594,7 @@ int main(int argc, char** argv)
     const char* out_dir = NULL;
     const char* analyse = NULL;
     double duration = 0.0, dt = 0.0, smooth = 0.0, baseline = -1.0, phase_baseline = 0.1;
+    bool measured_phases = false;
     const char* method = NULL;
     const char* load_suffix = "f_n";
     bool quiet = false;
@@ -560,6 +607,9 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--smooth") == 0 && more) smooth = atof(argv[++i]);
         else if (strcmp(argv[i], "--baseline") == 0 && more) baseline = atof(argv[++i]);
         else if (strcmp(argv[i], "--phase-baseline") == 0 && more) phase_baseline = atof(argv[++i]);
+        else if (strcmp(argv[i], "--phases") == 0 && more &&
+                 (strcmp(argv[i + 1], "measured") == 0 || strcmp(argv[i + 1], "predicted") == 0))
+            measured_phases = strcmp(argv[++i], "measured") == 0;
         else if (strcmp(argv[i], "--load") == 0 && more &&
                  (strcmp(argv[i + 1], "normal") == 0 || strcmp(argv[i + 1], "up") == 0 ||
                   strcmp(argv[i + 1], "magnitude") == 0)) {
@@ -572,8 +622,10 @@ int main(int argc, char** argv)
         else {
             fprintf(stderr,
                     "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] "
-                    "[--baseline D] [--phase-baseline D] [--load normal|up|magnitude] [--quiet]\n"
-                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D] [--load normal|up|magnitude]\n",
+                    "[--baseline D] [--phase-baseline D] [--phases predicted|measured] [--load normal|up|magnitude] "
+                    "[--quiet]\n"
+                    "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D] "
+                    "[--phases predicted|measured] [--load normal|up|magnitude]\n",
                     argv[0], argv[0]);
             return 2;
         }
@@ -764,7 +816,21 @@ int main(int argc, char** argv)
      * travel (rover_phase_means), against the mean loads of the 0.1 m before
      * the front wheel reaches the obstacle */
     rover_phases ph;
-    const bool have_phases = rover_phase_means(&c, &th, phase_baseline, &ph) >= 0;
+    rover_course cp = c;
+    if (measured_phases) {
+        if (!measured_cuts(&tr, &c, cp.reach, cp.leave)) {
+            fprintf(stderr, "rover_obstacle: --phases measured: a wheel's climb or landing is not in the run (or no "
+                            "wheel_RX.z columns)\n");
+            cp = c;
+        } else {
+            printf("\nphases cut where the wheel centres climb and land (--phases measured), travel [m]: reach / "
+                   "leave, measured (predicted)\n");
+            static const char* const NAME[3] = {"front", "middle", "rear"};
+            for (int w = 0; w < 3; w++)
+                printf("  %-6s %.3f (%.3f) / %.3f (%.3f)\n", NAME[w], cp.reach[w], c.reach[w], cp.leave[w], c.leave[w]);
+        }
+    }
+    const bool have_phases = rover_phase_means(&cp, &th, phase_baseline, &ph) >= 0;
     if (have_phases) {
         printf("\nphase means: load / its mean over %.3f .. %.3f m of travel (front %.0f N, middle %.0f N, rear %.0f N)\n",
                ph.d0[0], ph.d1[0], ph.baseline[0], ph.baseline[1], ph.baseline[2]);
