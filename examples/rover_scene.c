@@ -463,6 +463,25 @@ static void obstacle_probes(FILE* f, int every, bool granular)
     fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": %d}\n  ]\n}\n", every);
 }
 
+/* A granular_bed generator of the grains, up to its "material" (the caller
+ * adds further keys and the closing brace). */
+static void bed_generator(FILE* f, const char* name, const double lo[3], const double hi[3], bool hex, int seed)
+{
+    fprintf(f, "    {\"type\": \"granular_bed\", \"name\": \"%s\", \"region\": {\"min\": ", name);
+    vec(f, lo, 3);
+    fprintf(f, ", \"max\": ");
+    vec(f, hi, 3);
+    fprintf(f, "},\n     \"radius\": ");
+    num(f, GRAIN_RADIUS);
+    fprintf(f, ", \"gap\": ");
+    num(f, GRAIN_GAP);
+    /* jitter: at most gap/2 (cubic), gap/(2√3) (hexagonal) */
+    fprintf(f, ", %s\"seed\": %d, \"density\": ",
+            hex ? "\"packing\": \"hexagonal\", \"jitter\": 0.00025, " : "\"jitter\": 0.0004, ", seed);
+    num(f, GRAIN_DENSITY);
+    fprintf(f, ", \"material\": \"grain\"");
+}
+
 static int write_scene(const cJSON* root, const spec* sp, int grousers, const char* path)
 {
     rover_data d;
@@ -662,20 +681,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     fprintf(f, "\n  ],\n");
 
     if (bed) {
-        fprintf(f, "  \"generators\": [\n    {\"type\": \"granular_bed\", \"name\": \"%s\", \"region\": {\"min\": ",
-                sp->kind == GRANULAR ? "bed" : "strip");
-        vec(f, bed_lo, 3);
-        fprintf(f, ", \"max\": ");
-        vec(f, bed_hi, 3);
-        fprintf(f, "},\n     \"radius\": ");
-        num(f, GRAIN_RADIUS);
-        fprintf(f, ", \"gap\": ");
-        num(f, GRAIN_GAP);
-        /* jitter: at most gap/2 (cubic), gap/(2√3) (hexagonal) */
-        fprintf(f, ", %s\"seed\": 1, \"density\": ",
-                hex ? "\"packing\": \"hexagonal\", \"jitter\": 0.00025, " : "\"jitter\": 0.0004, ");
-        num(f, GRAIN_DENSITY);
-        fprintf(f, ", \"material\": \"grain\",%s\n     \"exclude\": [{\"centre\": [",
+        fprintf(f, "  \"generators\": [\n");
+        bed_generator(f, sp->kind == GRANULAR ? "bed" : "strip", bed_lo, bed_hi, hex, 1);
+        fprintf(f, ",%s\n     \"exclude\": [{\"centre\": [",
                 sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
         num(f, OBSTACLE_X);
         fprintf(f, ", ");
@@ -685,17 +693,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, ", \"comment\": \"the obstacle\"}]}");
         if (tracks) { /* the mirror image of the strip under the left-hand wheels */
             double lo[3] = {bed_lo[0], -bed_hi[1], bed_lo[2]}, hi[3] = {bed_hi[0], -bed_lo[1], bed_hi[2]};
-            fprintf(f, ",\n    {\"type\": \"granular_bed\", \"name\": \"strip_left\", \"region\": {\"min\": ");
-            vec(f, lo, 3);
-            fprintf(f, ", \"max\": ");
-            vec(f, hi, 3);
-            fprintf(f, "},\n     \"radius\": ");
-            num(f, GRAIN_RADIUS);
-            fprintf(f, ", \"gap\": ");
-            num(f, GRAIN_GAP);
-            fprintf(f, ", \"packing\": \"hexagonal\", \"jitter\": 0.00025, \"seed\": 2, \"density\": ");
-            num(f, GRAIN_DENSITY);
-            fprintf(f, ", \"material\": \"grain\"}");
+            fprintf(f, ",\n");
+            bed_generator(f, "strip_left", lo, hi, true, 2);
+            fprintf(f, "}");
         }
         fprintf(f, "\n  ],\n");
     }
