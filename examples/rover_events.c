@@ -206,6 +206,42 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
 #undef REF_AT
 }
 
+int rover_measured_cuts(const rover_course* c, const double* const height[3], double reach[3], double leave[3])
+{
+    const double RISE = 0.01, GAP = 0.02, WINDOW = 0.1, SEARCH = 0.3; /* m */
+    if (!c || !height || !reach || !leave || c->n < 2 || !c->travel) return -1;
+    for (int i = 0; i < 3; i++)
+        if (!height[i] || !isfinite(c->reach[i]) || !isfinite(c->leave[i])) return -1;
+    const int n = c->n;
+    const double* d = c->travel;
+    for (int i = 0; i < 3; i++) {
+        const double* z = height[i];
+        const double d1 = c->reach[i] - GAP, d0 = d1 - WINDOW;
+        double sum = 0.0;
+        int cnt = 0;
+        for (int k = 0; k < n; k++)
+            if (d[k] >= d0 && d[k] <= d1 && isfinite(z[k])) {
+                sum += z[k];
+                cnt++;
+            }
+        if (cnt == 0) return i;
+        const double level = sum / cnt;
+        int start = -1, land = -1;
+        for (int k = 0; k < n && start < 0; k++)
+            if (d[k] >= d0 && z[k] > level + RISE) start = k;
+        if (start < 0) return i;
+        int top = start;
+        for (int k = start; k < n && d[k] <= c->leave[i] + SEARCH; k++)
+            if (z[k] > z[top]) top = k;
+        for (int k = top; k < n && land < 0; k++)
+            if (z[k] <= level + RISE) land = k;
+        if (land < 0) return i;
+        reach[i] = d[start];
+        leave[i] = d[land];
+    }
+    return 3;
+}
+
 const char* rover_phase_name(int k)
 {
     static const char* const NAMES[ROVER_PHASES] = {

@@ -151,6 +151,22 @@ typedef struct rover_phases {
 int rover_phase_means(const rover_course* c, const rover_event_thresholds* th, double baseline_travel,
                       rover_phases* out);
 
+/// The crossing side's climbs as measured from the wheel centres, for phase
+/// means cut where the wheels actually climb and land (where the rover yaws,
+/// on a bed under one side, each wheel meets the obstacle later than a
+/// straight drive predicts). height[w][n]: wheel w's centre height (m) at
+/// each sample of c (only c->n, c->travel, c->reach and c->leave are used).
+/// For each wheel, level is its mean height over the 0.1 m of travel that
+/// ends 0.02 m before its predicted reach; it reaches the obstacle at the
+/// first sample after that window's start whose height exceeds level + 0.01
+/// m, and leaves it at the first sample after its highest point (searched up
+/// to its predicted leave + 0.3 m of travel) back within level + 0.01 m.
+/// Writes the travel of those samples to reach and leave. Returns 3 when
+/// every wheel climbs and lands in the run, else the index (0..2) of the
+/// first wheel that does not (reach and leave then hold the wheels before
+/// it), or −1 for bad input.
+int rover_measured_cuts(const rover_course* c, const double* const height[3], double reach[3], double leave[3]);
+
 /// The name of phase k ("before", "front climb 1", ... "after").
 const char* rover_phase_name(int k);
 

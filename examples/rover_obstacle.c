@@ -33,7 +33,7 @@
  * relative to the mean loads over the D metres of travel that end 0.02 m
  * before the front wheel reaches the obstacle: --phase-baseline D, default
  * 0.1 m; 0 measures them against the static loads. --phases measured cuts
- * the phases where the wheel centres actually climb and land (measured_cuts)
+ * the phases where the wheel centres actually climb and land (rover_measured_cuts)
  * instead of where a straight drive meets the obstacle (the default,
  * predicted). On a granular bed the
  * loads are too noisy for the excursions; the phase means still show the
@@ -272,47 +272,6 @@ static void print_climbs(const trace* tr, const double obstacle[3], const rover_
         else
             printf("\n");
     }
-}
-
-/* The crossing side's climbs as measured from the wheel centres (for the
- * phase means with --phases measured): each wheel reaches the obstacle at
- * the travel where its climb starts (as in print_climbs: its centre RISE
- * above its mean height over the 0.1 m of travel that ends 0.02 m before
- * the predicted reach), and leaves it where, after its highest point, its
- * centre is back within RISE of that height. The highest point is searched
- * up to the predicted leave plus 0.3 m of travel. Where the rover yaws
- * (a granular strip under one side), each wheel meets the obstacle later
- * than a straight drive predicts. Returns false when a wheel's climb or
- * landing is not in the run. */
-static bool measured_cuts(const trace* tr, const rover_course* c, double reach[3], double leave[3])
-{
-    const double RISE = 0.01, GAP = 0.02, WINDOW = 0.1, SEARCH = 0.3; /* m */
-    if (tr->wz[0].probe < 0 || tr->t.n < 2) return false;
-    for (int i = 0; i < 3; i++) {
-        const double d1 = c->reach[i] - GAP, d0 = d1 - WINDOW;
-        double sum = 0.0;
-        int cnt = 0;
-        for (size_t k = 1; k < tr->t.n; k++)
-            if (tr->travel.v[k] >= d0 && tr->travel.v[k] <= d1) {
-                sum += tr->wz_v[i].v[k];
-                cnt++;
-            }
-        if (cnt == 0) return false;
-        const double level = sum / cnt;
-        size_t start = 0, top = 0, land = 0;
-        for (size_t k = 1; k < tr->t.n && !start; k++)
-            if (tr->travel.v[k] >= d0 && tr->wz_v[i].v[k] > level + RISE) start = k;
-        if (!start) return false;
-        top = start;
-        for (size_t k = start; k < tr->t.n && tr->travel.v[k] <= c->leave[i] + SEARCH; k++)
-            if (tr->wz_v[i].v[k] > tr->wz_v[i].v[top]) top = k;
-        for (size_t k = top; k < tr->t.n && !land; k++)
-            if (tr->wz_v[i].v[k] <= level + RISE) land = k;
-        if (!land) return false;
-        reach[i] = tr->travel.v[start];
-        leave[i] = tr->travel.v[land];
-    }
-    return true;
 }
 
 /* Values from the probes' latest rows (simulation). */
@@ -818,7 +777,8 @@ int main(int argc, char** argv)
     rover_phases ph;
     rover_course cp = c;
     if (measured_phases) {
-        if (!measured_cuts(&tr, &c, cp.reach, cp.leave)) {
+        const double* height[3] = {tr.wz_v[0].v, tr.wz_v[1].v, tr.wz_v[2].v};
+        if (tr.wz[0].probe < 0 || rover_measured_cuts(&c, height, cp.reach, cp.leave) != 3) {
             fprintf(stderr, "rover_obstacle: --phases measured: a wheel's climb or landing is not in the run (or no "
                             "wheel_RX.z columns)\n");
             cp = c;

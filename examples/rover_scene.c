@@ -428,6 +428,19 @@ static void obstacle_probes(FILE* f, int every, bool granular)
                 "\"wheel_LM\", \"wheel_LB\"]},\n",
                 every);
     }
+    /* the obstacle's share: its force alone on each crossing-side wheel */
+    fprintf(f,
+            "    {\"name\": \"crossing_side_obstacle_up\", \"title\": \"Vertical force of the obstacle alone, "
+            "right-hand wheels\",\n"
+            "     \"what\": \"contact_force\", \"component\": \"up\", \"with\": \"obstacle\", \"average\": true, "
+            "\"every\": %d, \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
+            every);
+    fprintf(f,
+            "    {\"name\": \"crossing_side_obstacle_back\", \"title\": \"Backward (-x) force of the obstacle "
+            "alone, right-hand wheels\",\n"
+            "     \"what\": \"contact_force\", \"component\": [-1, 0, 0], \"with\": \"obstacle\", \"average\": "
+            "true, \"every\": %d, \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
+            every);
     fprintf(f,
             "    {\"name\": \"crossing_side_speeds\", \"title\": \"Right-hand wheels: forward speed, rim speed, slip "
             "ratio\",\n"

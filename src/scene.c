@@ -1801,10 +1801,10 @@ static const char* const PROBE_WHAT[] = {"position",       "velocity",      "ang
                                          "joint_reaction", "contact_force", "solver",           "kinetic_energy",
                                          "attitude",       "wheel_slip",    NULL};
 static const char* const PROBE_KEYS_ALL[] = {"name",   "title",  "every",     "what",   "body", "bodies", "joint",
-                                             "joints", "component", "radius", "axis", "average", NULL};
+                                             "joints", "component", "radius", "axis", "average", "with", NULL};
 static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "what", "body", "bodies", NULL};
 static const char* const PROBE_KEYS_CONTACT[] = {"name",   "title",     "every",   "what", "body",
-                                                 "bodies", "component", "average", NULL};
+                                                 "bodies", "component", "average", "with", NULL};
 static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", "average", NULL};
 static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "what", NULL};
 static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "what", "body", "bodies", "radius", "axis", NULL};
@@ -1885,6 +1885,47 @@ static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr
             break;
         }
     free(sorted);
+}
+
+/* contact_force "with": a body name or a non-empty array of them; the
+ * probe then counts only the contacts between its targets and these bodies.
+ * Kept sorted and unique. */
+static void parse_with(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+{
+    const cJSON* jw = member(v, "with");
+    if (!jw) return;
+    char p[PATH_LEN];
+    path_key(p, path, "with");
+    int64_t n = 1;
+    if (cJSON_IsArray(jw)) {
+        if (!array_field(c, v, path, "with", SC_MAX_PROBE_TARGETS, NULL, &n)) return;
+        if (n == 0) {
+            errf(c, p, "must not be empty");
+            return;
+        }
+    } else if (!cJSON_IsString(jw)) {
+        errf(c, p, "must be a body name or an array of body names (got %s)", type_name(jw));
+        return;
+    }
+    pr->with = malloc((size_t)n * sizeof *pr->with);
+    if (!pr->with) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    bool ok = true;
+    for (const cJSON* it = cJSON_IsArray(jw) ? jw->child : jw; it && i < n; it = cJSON_IsArray(jw) ? it->next : NULL, i++) {
+        char pe[PATH_LEN];
+        int64_t b = body_ref(c, it, cJSON_IsArray(jw) ? path_index(pe, p, i) : p);
+        ok = ok && b >= 0;
+        pr->with[i] = (int32_t)b;
+    }
+    if (!ok) return;
+    qsort(pr->with, (size_t)n, sizeof *pr->with, cmp_i32);
+    int64_t u = 0;
+    for (int64_t k = 0; k < n; k++)
+        if (u == 0 || pr->with[k] != pr->with[u - 1]) pr->with[u++] = pr->with[k];
+    pr->with_count = (int32_t)u;
 }
 
 /* wheel_slip: the radius and the axle (body frame) of every target, from
@@ -2001,6 +2042,7 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
     case SC_PROBE_CONTACT_FORCE: {
         parse_targets(c, v, path, pr, false, true);
         bool_field(c, v, path, "average", &pr->average);
+        parse_with(c, v, path, pr);
         const cJSON* jc = member(v, "component");
         path_key(p, path, "component");
         if (!jc) break;
@@ -2275,6 +2317,7 @@ void dvi_scene_destroy(dvi_scene* s)
         free(s->probes[i].title);
         free(s->probes[i].targets);
         free(s->probes[i].wheel);
+        free(s->probes[i].with);
     }
     free(s->bodies);
     free(s->shapes);

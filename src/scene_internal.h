@@ -136,6 +136,8 @@ typedef struct sc_probe {
     double direction[3];  /* unit, for SC_COMPONENT_DIRECTION */
     double* wheel;        /* owned, wheel_slip: [4·target_count] radius and unit axle (body frame) per target */
     bool average;         /* contact_force, joint_reaction: the mean over the steps since the last sample */
+    int32_t* with;        /* owned, contact_force: count only contacts with these bodies (sorted, unique) */
+    int32_t with_count;   /* 0: every contact */
 } sc_probe;
 
 struct dvi_scene {

@@ -25,7 +25,9 @@ typedef struct model_probe {
     sc_component component;
     double direction[3];
     double* wheel;         /* wheel_slip: [4·target_count] radius, unit axle (body frame) */
-    int32_t* lookup;       /* component "normal": [2·target_count] (body id index1, target), sorted */
+    int32_t* lookup;       /* component "normal" or "with": [2·target_count] (body id index1, target), sorted */
+    int32_t* with;         /* contact_force "with": the other bodies' id index1, sorted */
+    int32_t with_count;    /* 0: every contact */
     bool average;          /* contact_force, joint_reaction: report the mean since the last due step */
     int32_t raw_width;     /* per-step quantities per target: 6 (force, torque) or 1 (normal-force sum) */
     double* acc;           /* average: [raw_width·target_count], the sum over the steps since the last due step */
@@ -193,6 +195,12 @@ static const char* const WHAT_LABEL[] = {"Position",       "Velocity",      "Ang
                                          "Joint reaction", "Contact force", "Solver statistics", "Kinetic energy",
                                          "Attitude",       "Wheel slip"};
 
+static int cmp_i32(const void* a, const void* b)
+{
+    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+    return (x > y) - (x < y);
+}
+
 static int cmp_pair(const void* a, const void* b)
 {
     const int32_t *x = a, *y = b;
@@ -217,7 +225,10 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         p->title = copy_string(sp->title);
     } else {
         char t[256];
-        const char* mean = p->average ? ", mean per sample" : "";
+        const char* mean = p->average && sp->with_count > 0 ? ", mean per sample, only contacts with the \"with\" bodies"
+                           : p->average                     ? ", mean per sample"
+                           : sp->with_count > 0             ? ", only contacts with the \"with\" bodies"
+                                                            : "";
         if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_UP)
             snprintf(t, sizeof t, "Contact force, up component%s (%s)", mean, sp->name);
         else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_DIRECTION)
@@ -243,7 +254,15 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         if (!p->wheel) return DVI_ERR_NOMEM;
         memcpy(p->wheel, sp->wheel, (size_t)sp->target_count * 4 * sizeof *p->wheel);
     }
-    if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL && sp->target_count > 0) {
+    if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->with_count > 0) {
+        p->with = malloc((size_t)sp->with_count * sizeof *p->with);
+        if (!p->with) return DVI_ERR_NOMEM;
+        for (int32_t k = 0; k < sp->with_count; k++) p->with[k] = m->bodies[sp->with[k]].index1;
+        qsort(p->with, (size_t)sp->with_count, sizeof *p->with, cmp_i32);
+        p->with_count = sp->with_count;
+    }
+    if (sp->kind == SC_PROBE_CONTACT_FORCE && (sp->component == SC_COMPONENT_NORMAL || sp->with_count > 0) &&
+        sp->target_count > 0) {
         p->lookup = malloc((size_t)sp->target_count * 2 * sizeof *p->lookup);
         if (!p->lookup) return DVI_ERR_NOMEM;
         for (int32_t t = 0; t < sp->target_count; t++) {
@@ -298,6 +317,7 @@ static void free_probe(model_probe* p)
     free(p->targets);
     free(p->wheel);
     free(p->lookup);
+    free(p->with);
     free(p->acc);
     free(p->column_names);
     free(p->units);
@@ -705,24 +725,54 @@ static dvi_status raw_target(const dvi_model* m, const model_probe* p, int32_t t
     return dvi_body_get_contact_force(m->world, m->bodies[p->targets[t]], r, r + 3);
 }
 
+/* The probe's target with body id index1 `id`, or −1. */
+static int32_t target_of(const model_probe* p, int32_t id)
+{
+    int32_t key[2] = {id, 0};
+    const int32_t* hit = bsearch(key, p->lookup, (size_t)p->target_count, 2 * sizeof *p->lookup, cmp_pair);
+    return hit ? hit[1] : -1;
+}
+
+static bool with_has(const model_probe* p, int32_t id)
+{
+    return bsearch(&id, p->with, (size_t)p->with_count, sizeof *p->with, cmp_i32) != NULL;
+}
+
 /* Adds the last step's quantities of a contact_force or joint_reaction probe
- * to raw[raw_width · target_count]. Component "normal": one pass over the
- * contacts of the last step, each adding its normal force to the targets
- * among its two bodies. */
+ * to raw[raw_width · target_count].
+ * - Component "normal", or "with" given: one pass over the contacts of the
+ *   last step. Each contact adds, to the targets among its two bodies (whose
+ *   other body is in "with", if given), its normal force (raw_width 1) or
+ *   its force on the target and that force's torque about the target's centre
+ *   of mass, with the lever from the end-of-step position to the contact
+ *   point (raw_width 6; rolling and spin couples are not in it).
+ * - Otherwise: each target's contact force and torque as the world sums them. */
 static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 {
     const dvi_world* w = m->world;
-    if (p->raw_width == 1) {
+    if (p->raw_width == 1 || p->with_count > 0) {
         int32_t nc = dvi_world_contact_count(w);
         for (int32_t k = 0; k < nc; k++) {
             dvi_contact_info ci;
             if (dvi_world_get_contact(w, k, &ci) != DVI_OK) continue;
-            double fn = v3_dot(ci.force, ci.normal);
-            int32_t ends[2] = {ci.body_a.index1, ci.body_b.index1};
+            const dvi_body_id ends[2] = {ci.body_a, ci.body_b};
             for (int e = 0; e < 2; e++) {
-                int32_t key[2] = {ends[e], 0};
-                const int32_t* hit = bsearch(key, p->lookup, (size_t)p->target_count, 2 * sizeof *p->lookup, cmp_pair);
-                if (hit) raw[hit[1]] += fn;
+                int32_t t = target_of(p, ends[e].index1);
+                if (t < 0 || (p->with_count > 0 && !with_has(p, ends[1 - e].index1))) continue;
+                if (p->raw_width == 1) {
+                    raw[t] += v3_dot(ci.force, ci.normal);
+                    continue;
+                }
+                double f[3], x[3], lever[3], tq[3];
+                v3_scale(f, e == 1 ? 1.0 : -1.0, ci.force); /* force on body b; −force on a */
+                if (dvi_body_get_position(w, ends[e], x) != DVI_OK) continue;
+                v3_sub(lever, ci.point, x);
+                v3_cross(tq, lever, f);
+                double* r = raw + 6 * (size_t)t;
+                for (int q = 0; q < 3; q++) {
+                    r[q] += f[q];
+                    r[3 + q] += tq[q];
+                }
             }
         }
         return;

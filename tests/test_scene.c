@@ -1559,6 +1559,98 @@ static void test_probe_average(void** state)
     }
 }
 
+/* contact_force "with": only the contacts with the named bodies. A ball at
+ * rest off-centre on a box at rest on the ground: the box's force from the
+ * ball is −m_ball g, with torque (0, x m_ball g, 0) about the box's centre;
+ * from the ground +(m_box + m_ball) g; the two sets together are the whole. */
+static void test_probe_with(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"formulation\": {\"dt\": 0.001, \"tolerance\": 1e-12, \"max_iterations\": 3000}, \"duration\": 1,\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"table\", \"mass\": 3, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"box\", "
+        "\"half_extents\": [0.3, 0.2, 0.1]}]},\n"
+        "   {\"name\": \"top\", \"mass\": 2, \"position\": [0.15, 0, 0.3], \"shapes\": [{\"type\": \"sphere\", "
+        "\"radius\": 0.1}]}],\n"
+        " \"probes\": [{\"name\": \"all\", \"what\": \"contact_force\", \"body\": \"table\", \"every\": 50, \"average\": "
+        "true},\n"
+        "   {\"name\": \"g\", \"what\": \"contact_force\", \"body\": \"table\", \"with\": \"ground\", \"every\": 50, "
+        "\"average\": true},\n"
+        "   {\"name\": \"t\", \"what\": \"contact_force\", \"bodies\": [\"table\", \"top\"], \"with\": [\"top\"], "
+        "\"every\": 50, \"average\": true},\n"
+        "   {\"name\": \"gt\", \"what\": \"contact_force\", \"body\": \"table\", \"with\": [\"top\", \"ground\", "
+        "\"top\"], \"every\": 50, \"average\": true},\n"
+        "   {\"name\": \"tn\", \"what\": \"contact_force\", \"component\": \"normal\", \"bodies\": [\"table\", "
+        "\"top\"], \"with\": \"top\"},\n"
+        "   {\"name\": \"tu\", \"what\": \"contact_force\", \"component\": \"up\", \"body\": \"top\", \"with\": "
+        "\"table\"}]}";
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "g"), &info), DVI_OK);
+    assert_non_null(strstr(info.title, "only contacts with"));
+    step_n(m, 1000);
+    double all[8], g[8], t[14], gt[8], tn[4], tu[4];
+    sample(m, "all", all);
+    sample(m, "g", g);
+    sample(m, "t", t);
+    sample(m, "gt", gt);
+    sample(m, "tn", tn);
+    sample(m, "tu", tu);
+    const double mb = 3.0, mt = 2.0;
+    print_message("box under a ball, at rest: from the ball %.9f N (want %.9f), torque %.9f N m (want %.9f); from the "
+                  "ground %.9f N (want %.9f)\n",
+                  t[3], -mt * G, t[5], 0.15 * mt * G, g[3], (mb + mt) * G);
+    assert_near(t[1], 0.0, 1e-9);
+    assert_near(t[2], 0.0, 1e-9);
+    assert_near(t[3], -mt * G, 1e-6);
+    assert_near(t[4], 0.0, 1e-6);
+    assert_near(t[5], 0.15 * mt * G, 1e-5); /* the lever (0.15, 0, 0.1) × (0, 0, −m g) */
+    assert_near(t[6], 0.0, 1e-6);
+    for (int k = 7; k <= 12; k++) assert_true(t[k] == 0.0); /* the ball has no contact with itself */
+    assert_near(g[3], (mb + mt) * G, 1e-6);
+    assert_near(tn[1], mt * G, 1e-6);
+    assert_true(tn[2] == 0.0);
+    assert_near(tu[1], mt * G, 1e-6);
+    for (int k = 1; k <= 3; k++) {
+        assert_near(gt[k], g[k] + t[k], 1e-9);       /* the sets add up */
+        assert_near(gt[k], all[k], 1e-9);            /* and make the whole */
+        assert_near(gt[3 + k], all[3 + k], 1e-6);    /* torque: the end-of-step lever, at rest */
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    static const struct {
+        const char* probe;
+        const char* want;
+    } bad[] = {
+        {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": \"nobody\"}",
+         "probes[0].with: no body named \"nobody\""},
+        {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": [\"ball\", 3]}",
+         "probes[0].with[1]: must be a body name (got a number)"},
+        {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": []}",
+         "probes[0].with: must not be empty"},
+        {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": {}}",
+         "probes[0].with: must be a body name or an array of body names (got an object)"},
+        {"{\"name\": \"p\", \"what\": \"velocity\", \"body\": \"ball\", \"with\": \"ball\"}",
+         "probes[0].with: not used by a \"velocity\" probe"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf,
+                 "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"bodies\": [{\"name\": \"ball\", \"mass\": 1, "
+                 "\"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}], \"probes\": [%s]}",
+                 bad[i].probe);
+        dvi_scene* sb = NULL;
+        dvi_scene_errors e;
+        dvi_status st = dvi_scene_parse(buf, strlen(buf), NULL, &sb, &e);
+        assert_int_equal(st, DVI_ERR_INVALID_ARG);
+        if (!e.text || !strstr(e.text, bad[i].want)) fail_msg("want \"%s\", got \"%s\"", bad[i].want, e.text);
+        dvi_scene_errors_free(&e);
+    }
+}
+
 static void test_probe_kinds(void** state)
 {
     (void)state;
@@ -1918,6 +2010,7 @@ int main(void)
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
+        cmocka_unit_test(test_probe_with),
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_state_round_trip),
