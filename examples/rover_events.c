@@ -208,7 +208,7 @@ int rover_find_events(const rover_course* c, const rover_event_thresholds* thp, 
 
 int rover_measured_cuts(const rover_course* c, const double* const height[3], double reach[3], double leave[3])
 {
-    const double RISE = 0.01, GAP = 0.02, WINDOW = 0.1, SEARCH = 0.3; /* m */
+    const double RISE = 0.01, GAP = 0.02, WINDOW = 0.1, SEARCH = 0.3, SETTLE = 0.05; /* m */
     if (!c || !height || !reach || !leave || c->n < 2 || !c->travel) return -1;
     for (int i = 0; i < 3; i++)
         if (!height[i] || !isfinite(c->reach[i]) || !isfinite(c->leave[i])) return -1;
@@ -230,12 +230,27 @@ int rover_measured_cuts(const rover_course* c, const double* const height[3], do
         for (int k = 0; k < n && start < 0; k++)
             if (d[k] >= d0 && z[k] > level + RISE) start = k;
         if (start < 0) return i;
-        int top = start;
-        for (int k = start; k < n && d[k] <= c->leave[i] + SEARCH; k++)
+        int top = start, end = start;
+        for (int k = start; k < n && d[k] <= c->leave[i] + SEARCH; k++) {
             if (z[k] > z[top]) top = k;
+            end = k;
+        }
+        /* the ground it lands on: as before the obstacle, or the lowest it
+         * comes down to after its top within the search (on grains a wheel
+         * can land on a surface higher than the one it left: its own rut is
+         * not there) */
+        double after = z[top];
+        for (int k = top; k <= end; k++)
+            if (isfinite(z[k]) && z[k] < after) after = z[k];
+        const double ground = fmax(level, after);
         for (int k = top; k < n && land < 0; k++)
-            if (z[k] <= level + RISE) land = k;
+            if (z[k] <= ground + RISE) land = k;
         if (land < 0) return i;
+        if (after > level) { /* a raised landing must hold for SETTLE of travel: not the run's end mid-descent */
+            int k = land;
+            while (k < n && d[k] < d[land] + SETTLE && z[k] <= ground + RISE) k++;
+            if (k == n || d[k] < d[land] + SETTLE) return i;
+        }
         reach[i] = d[start];
         leave[i] = d[land];
     }

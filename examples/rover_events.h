@@ -160,7 +160,12 @@ int rover_phase_means(const rover_course* c, const rover_event_thresholds* th, d
 /// ends 0.02 m before its predicted reach; it reaches the obstacle at the
 /// first sample after that window's start whose height exceeds level + 0.01
 /// m, and leaves it at the first sample after its highest point (searched up
-/// to its predicted leave + 0.3 m of travel) back within level + 0.01 m.
+/// to its predicted leave + 0.3 m of travel) back within 0.01 m of the
+/// ground it lands on: the higher of level and its lowest height between
+/// that highest point and the end of the search (on grains a wheel can land
+/// on a surface higher than its rut before the obstacle; such a landing
+/// counts only when the wheel then stays within 0.01 m of it for 0.05 m of
+/// travel, so a run that ends in the middle of a descent has no landing).
 /// Writes the travel of those samples to reach and leave. Returns 3 when
 /// every wheel climbs and lands in the run, else the index (0..2) of the
 /// first wheel that does not (reach and leave then hold the wheels before

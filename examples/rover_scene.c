@@ -32,7 +32,9 @@
  *       every wheel, 25 s (docs/rover.md, "Granular ground");
  *   rover_obstacle_granular_tracks_hex.json
  *       the hexagonal strip under each side's wheels (the left one the
- *       mirror image of the right one, instead of the rigid track), 18 s;
+ *       mirror image of the right one, instead of the rigid track),
+ *       20.4 s: the rear wheel has landed, and 0.1 s later the front wheel
+ *       meets the bed's end wall;
  *   rover_obstacle_granular_strip_hex_dem.json
  *       that strip with the DEM back end: Hertz contacts with the
  *       reference's SMC material (E = 2e7 Pa) everywhere, dt = 1e-4 s,
@@ -121,7 +123,7 @@ static const spec SPECS[] = {
     {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
     {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
     {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24},
-    {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 18.0, 24},
+    {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 20.4, 24},
 };
 
 /* Shortest decimal that reads back as the same double. */
@@ -416,7 +418,8 @@ static void obstacle_probes(FILE* f, int every, bool granular)
             "     \"what\": \"contact_force\", \"component\": \"normal\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_LF\", "
             "\"wheel_LM\", \"wheel_LB\"]},\n",
             every);
-    if (granular) { /* vertical loads: on grains f_n also counts a grousered wheel's sideways and forward pushes */
+    { /* vertical loads: f_n also counts the obstacle's backward push and, on grains, a grousered wheel's
+         sideways and forward pushes */
         fprintf(f,
                 "    {\"name\": \"crossing_side_up\", \"title\": \"Vertical load, right-hand (crossing) wheels\",\n"
                 "     \"what\": \"contact_force\", \"component\": \"up\", \"average\": true, \"every\": %d, \"bodies\": [\"wheel_RF\", "
@@ -581,7 +584,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "  \"description\": \"rover_obstacle_granular_strip_hex.json with a second strip, its mirror image, "
                 "under the left-hand wheels instead of the rigid track: both sides sink and grip alike, so the rover "
                 "drives straight; %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s "
-                "(the rear wheel leaves the obstacle at about 17 s). Written by examples/rover_scene.c.\",\n",
+                "(the rear wheel is over the obstacle at 17.3 s and has landed by 19.1 s; at 20.5 s the front wheel "
+                "meets the bed's end wall). Written by examples/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
     case STRIP:

@@ -549,6 +549,22 @@ static void test_measured_cuts(void** state)
            "0.01 m (predictions up to 0.11 m early)\n",
            worst);
     assert_true(worst < 0.002); /* 1 mm sampling, ±1 mm of noise on a slope of 1.17 */
+    /* a rear wheel that lands 12 mm higher than it ran before the obstacle
+     * (on grains, out of its rut): it leaves where its rise falls to 12 +
+     * 10 mm, |dx| = √(0.4² − 0.272²) = 0.29330 m (to the noise: ±1 mm of the
+     * lowest height after the top) */
+    static double raised[N];
+    for (int i = 0; i < N; i++) {
+        double dx = travel[i] - centre[2], bump = fabs(dx) < reach_dx ? sqrt((R + r) * (R + r) - dx * dx) - R : 0.0;
+        raised[i] = z[2][i] + (dx > 0.0 ? fmax(bump, 0.012) - bump : 0.0);
+    }
+    const double* h_raised[3] = {z[0], z[1], raised};
+    assert_int_equal(rover_measured_cuts(&c, h_raised, reach, leave), 3);
+    const double want_leave = centre[2] + sqrt(0.16 - 0.272 * 0.272);
+    printf("[ rover    ] measured cuts, rear wheel landing 12 mm higher: leaves at %.4f m (want %.4f m)\n", leave[2],
+           want_leave);
+    assert_true(fabs(leave[2] - want_leave) < 0.003);
+    assert_true(fabs(reach[2] - (centre[2] - found_dx)) < 0.002);
     /* a run that ends while the rear wheel is over the obstacle */
     c.n = (int)(centre[2] / 0.001);
     assert_int_equal(rover_measured_cuts(&c, h, reach, leave), 2);
