@@ -127,6 +127,22 @@ static where find_column(const dvi_model* m, const char* name)
     return w;
 }
 
+/* A column of the probe named `probe` (−1 if absent). */
+static where find_probe_column(const dvi_model* m, const char* probe, const char* name)
+{
+    where w = {-1, -1};
+    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
+        dvi_probe_info info;
+        if (dvi_model_probe_info(m, p, &info) != DVI_OK || strcmp(info.name, probe) != 0) continue;
+        for (int32_t c = 0; c < info.columns; c++)
+            if (strcmp(info.column_names[c], name) == 0) {
+                w.probe = p;
+                w.column = c;
+            }
+    }
+    return w;
+}
+
 /* Reads a probe's CSV (as written by dvi_csv): the rows of `columns`
  * numbers after the header, malloc'd into *data; the number of rows. −1 on
  * failure. */
@@ -172,7 +188,9 @@ static const char* const WHEEL_BODY[ROVER_WHEELS] = {"wheel_LF", "wheel_LM", "wh
 typedef struct trace {
     where x, load[ROVER_WHEELS], pitch, slip[3]; /* chassis.x, wheel_XX.f_n, chassis.pitch, wheel_RX.slip */
     where wx[3], wz[3];                          /* wheel_RX.x, wheel_RX.z (optional) */
-    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3];
+    where ob_up[3], ob_back[3]; /* the obstacle's own vertical and backward force on each crossing-side wheel
+                                   (probes crossing_side_obstacle_up and _back; optional) */
+    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3], ob_up_v[3], ob_back_v[3];
     double x0;
 } trace;
 
@@ -198,6 +216,10 @@ static bool trace_find(trace* tr, const dvi_model* m, const char* suffix)
         tr->wx[i] = find_column(m, col);
         snprintf(col, sizeof col, "%s.z", WHEEL_BODY[ROVER_RF + i]);
         tr->wz[i] = find_column(m, col);
+        snprintf(col, sizeof col, "%s.f_up", WHEEL_BODY[ROVER_RF + i]);
+        tr->ob_up[i] = find_probe_column(m, "crossing_side_obstacle_up", col);
+        snprintf(col, sizeof col, "%s.f_dir", WHEEL_BODY[ROVER_RF + i]);
+        tr->ob_back[i] = find_probe_column(m, "crossing_side_obstacle_back", col);
     }
     return ok;
 }
@@ -213,7 +235,8 @@ static int trace_push(trace* tr, double t, value_fn* value, const void* ctx)
     for (int i = 0; i < ROVER_WHEELS; i++) bad |= push(&tr->value[i], value(&tr->load[i], ctx));
     for (int i = 0; i < 3; i++)
         bad |= push(&tr->slip_v[i], value(&tr->slip[i], ctx)) | push(&tr->wx_v[i], value(&tr->wx[i], ctx)) |
-               push(&tr->wz_v[i], value(&tr->wz[i], ctx));
+               push(&tr->wz_v[i], value(&tr->wz[i], ctx)) | push(&tr->ob_up_v[i], value(&tr->ob_up[i], ctx)) |
+               push(&tr->ob_back_v[i], value(&tr->ob_back[i], ctx));
     return bad;
 }
 
@@ -227,6 +250,8 @@ static void trace_free(trace* tr)
         free(tr->slip_v[i].v);
         free(tr->wx_v[i].v);
         free(tr->wz_v[i].v);
+        free(tr->ob_up_v[i].v);
+        free(tr->ob_back_v[i].v);
     }
 }
 
@@ -272,6 +297,29 @@ static void print_climbs(const trace* tr, const double obstacle[3], const rover_
         else
             printf("\n");
     }
+}
+
+/* The obstacle's share: the phase means (same cuts as the loads') of the
+ * obstacle's own vertical and backward (−x) force on each crossing-side
+ * wheel, against the static loads. Needs the probes
+ * crossing_side_obstacle_up and crossing_side_obstacle_back. */
+static void print_obstacle_share(const trace* tr, const rover_course* c, const rover_event_thresholds* th)
+{
+    for (int w = 0; w < 3; w++)
+        if (tr->ob_up[w].probe < 0 || tr->ob_back[w].probe < 0) return;
+    rover_course cu = *c, cb = *c;
+    for (int w = 0; w < 3; w++) {
+        cu.load[w] = tr->ob_up_v[w].v;
+        cb.load[w] = tr->ob_back_v[w].v;
+    }
+    rover_phases pu, pb;
+    if (rover_phase_means(&cu, th, 0.0, &pu) < 0 || rover_phase_means(&cb, th, 0.0, &pb) < 0) return;
+    printf("\nthe obstacle's own force on each wheel (probes crossing_side_obstacle_up, _back), phase means / static "
+           "load\n%-17s %20s   %20s\n%-17s %6s %6s %6s   %6s %6s %6s\n",
+           "phase", "vertical", "backward", "", "front", "middle", "rear", "front", "middle", "rear");
+    for (int k = 1; k < ROVER_PHASES - 1; k++)
+        printf("%-17s %6.2f %6.2f %6.2f   %6.2f %6.2f %6.2f\n", rover_phase_name(k), pu.mean[k][0], pu.mean[k][1],
+               pu.mean[k][2], pb.mean[k][0], pb.mean[k][1], pb.mean[k][2]);
 }
 
 /* Values from the probes' latest rows (simulation). */
@@ -801,6 +849,7 @@ int main(int argc, char** argv)
                    ph.t0[k], ph.t1[k], ph.samples[k], ph.mean[k][0], ph.mean[k][1], ph.mean[k][2]);
         for (int w = 0; w < 3; w++)
             printf("%-14s pattern %-3s  %s\n", EVENT[w], ph.pattern[w] ? "yes" : "NO", ph.why[w]);
+        print_obstacle_share(&tr, &cp, &th);
     } else {
         printf("\nphase means: no sample in the baseline window (%.3f m before the front wheel reaches the obstacle)\n",
                phase_baseline);
