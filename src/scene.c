@@ -1887,44 +1887,74 @@ static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr
     free(sorted);
 }
 
-/* contact_force "with": a body name or a non-empty array of them; the
- * probe then counts only the contacts between its targets and these bodies.
- * Kept sorted and unique. */
+/* contact_force "with": a body name, a generator name (all of its bodies)
+ * or a non-empty array of such names; the probe then counts only the
+ * contacts between its targets and these bodies. Kept sorted and unique. */
 static void parse_with(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
 {
     const cJSON* jw = member(v, "with");
     if (!jw) return;
-    char p[PATH_LEN];
+    char p[PATH_LEN], q[128];
     path_key(p, path, "with");
+    const bool many = cJSON_IsArray(jw);
     int64_t n = 1;
-    if (cJSON_IsArray(jw)) {
+    if (many) {
         if (!array_field(c, v, path, "with", SC_MAX_PROBE_TARGETS, NULL, &n)) return;
         if (n == 0) {
             errf(c, p, "must not be empty");
             return;
         }
     } else if (!cJSON_IsString(jw)) {
-        errf(c, p, "must be a body name or an array of body names (got %s)", type_name(jw));
+        errf(c, p, "must be a body or generator name, or an array of them (got %s)", type_name(jw));
         return;
     }
-    pr->with = malloc((size_t)n * sizeof *pr->with);
+    /* first pass: check the names and count the bodies */
+    int64_t total = 0, i = 0;
+    bool ok = true;
+    for (const cJSON* it = many ? jw->child : jw; it && i < n; it = many ? it->next : NULL, i++) {
+        char pe[PATH_LEN];
+        const char* where = many ? path_index(pe, p, i) : p;
+        if (!cJSON_IsString(it)) {
+            errf(c, where, "must be a body or generator name (got %s)", type_name(it));
+            ok = false;
+            continue;
+        }
+        int32_t g = sc_map_get(&c->gen_map, it->valuestring);
+        if (sc_resolve_body(c->s, &c->body_map, &c->gen_map, it->valuestring) >= 0) {
+            total++;
+        } else if (g >= 0) {
+            total += c->s->generators[g].count;
+        } else {
+            if (!c->bodies_unreadable && !c->generator_failed)
+                errf(c, where, "no body or generator named %s", quote(q, sizeof q, it->valuestring));
+            ok = false;
+        }
+    }
+    if (!ok) return;
+    if (total == 0) {
+        if (!c->generator_failed) errf(c, p, "names no body (its generators produced none)");
+        return;
+    }
+    pr->with = malloc((size_t)total * sizeof *pr->with);
     if (!pr->with) {
         c->nomem = true;
         return;
     }
-    int64_t i = 0;
-    bool ok = true;
-    for (const cJSON* it = cJSON_IsArray(jw) ? jw->child : jw; it && i < n; it = cJSON_IsArray(jw) ? it->next : NULL, i++) {
-        char pe[PATH_LEN];
-        int64_t b = body_ref(c, it, cJSON_IsArray(jw) ? path_index(pe, p, i) : p);
-        ok = ok && b >= 0;
-        pr->with[i] = (int32_t)b;
+    int64_t k = 0;
+    i = 0;
+    for (const cJSON* it = many ? jw->child : jw; it && i < n; it = many ? it->next : NULL, i++) {
+        int64_t b = sc_resolve_body(c->s, &c->body_map, &c->gen_map, it->valuestring);
+        if (b >= 0) {
+            pr->with[k++] = (int32_t)b;
+            continue;
+        }
+        const sc_generator* gen = &c->s->generators[sc_map_get(&c->gen_map, it->valuestring)];
+        for (int64_t j = 0; j < gen->count; j++) pr->with[k++] = gen->first_body + (int32_t)j;
     }
-    if (!ok) return;
-    qsort(pr->with, (size_t)n, sizeof *pr->with, cmp_i32);
+    qsort(pr->with, (size_t)total, sizeof *pr->with, cmp_i32);
     int64_t u = 0;
-    for (int64_t k = 0; k < n; k++)
-        if (u == 0 || pr->with[k] != pr->with[u - 1]) pr->with[u++] = pr->with[k];
+    for (int64_t j = 0; j < total; j++)
+        if (u == 0 || pr->with[j] != pr->with[u - 1]) pr->with[u++] = pr->with[j];
     pr->with_count = (int32_t)u;
 }
 

@@ -1381,6 +1381,23 @@ static void test_probe_columns(void** state)
  *   - A checkpoint in the middle of a window continues bit-identically, and
  *     a version-1 blob (before the windows were saved) still loads.
  *   - "average" must be a boolean and is refused by other probe kinds. */
+/* A scene with one ball and the probe `probe` must be refused with a
+ * message containing `want`. */
+static void expect_probe_error(const char* probe, const char* want)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"bodies\": [{\"name\": \"ball\", \"mass\": 1, "
+             "\"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}], \"probes\": [%s]}",
+             probe);
+    dvi_scene* sb = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_parse(text, strlen(text), NULL, &sb, &e);
+    assert_int_equal(st, DVI_ERR_INVALID_ARG);
+    if (!e.text || !strstr(e.text, want)) fail_msg("want \"%s\", got \"%s\"", want, e.text);
+    dvi_scene_errors_free(&e);
+}
+
 static void test_probe_average(void** state)
 {
     (void)state;
@@ -1544,19 +1561,7 @@ static void test_probe_average(void** state)
         {"{\"name\": \"p\", \"what\": \"position\", \"body\": \"ball\", \"average\": true}",
          "probes[0].average: not used by a \"position\" probe"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[1024];
-        snprintf(text, sizeof text,
-                 "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"bodies\": [{\"name\": \"ball\", \"mass\": 1, \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}],"
-                 " \"probes\": [%s]}",
-                 bad[i].probe);
-        dvi_scene* sb = NULL;
-        dvi_scene_errors e;
-        st = dvi_scene_parse(text, strlen(text), NULL, &sb, &e);
-        assert_int_equal(st, DVI_ERR_INVALID_ARG);
-        if (!e.text || !strstr(e.text, bad[i].want)) fail_msg("want \"%s\", got \"%s\"", bad[i].want, e.text);
-        dvi_scene_errors_free(&e);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_probe_error(bad[i].probe, bad[i].want);
 }
 
 /* contact_force "with": only the contacts with the named bodies. A ball at
@@ -1621,34 +1626,51 @@ static void test_probe_with(void** state)
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
 
+    /* a generator's name: all of its bodies. 16 spheres (r = 0.02 m,
+     * density 2500) at rest on the ground: the ground bears their weight */
+    s = parse_ok("{\"formulation\": {\"dt\": 0.001, \"tolerance\": 1e-12, \"max_iterations\": 3000}, \"duration\": 1,\n"
+                 " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]}],\n"
+                 " \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"region\": {\"min\": [-0.1, -0.1, "
+                 "0.0], \"max\": [0.1, 0.1, 0.06]}, \"radius\": 0.02, \"gap\": 0.01, \"jitter\": 0, \"density\": 2500}],\n"
+                 " \"probes\": [{\"name\": \"gb\", \"what\": \"contact_force\", \"component\": \"up\", \"body\": "
+                 "\"ground\", \"with\": \"bed\", \"every\": 100, \"average\": true},\n"
+                 "   {\"name\": \"gb2\", \"what\": \"contact_force\", \"component\": \"up\", \"body\": \"ground\", "
+                 "\"with\": [\"bed[3]\", \"bed\"], \"every\": 100, \"average\": true},\n"
+                 "   {\"name\": \"g3\", \"what\": \"contact_force\", \"component\": \"up\", \"body\": \"ground\", "
+                 "\"with\": \"bed[3]\", \"every\": 100, \"average\": true}]}");
+    m = build_ok(s);
+    const double pi = 3.14159265358979323846, ms = 2500.0 * 4.0 / 3.0 * pi * 0.02 * 0.02 * 0.02;
+    assert_int_equal(dvi_scene_body_count(s), 17);
+    step_n(m, 600);
+    double gb[2], gb2[2], g3[2];
+    sample(m, "gb", gb);
+    sample(m, "gb2", gb2);
+    sample(m, "g3", g3);
+    print_message("16 spheres on the ground: the ground's force from \"bed\" %.9f N (want %.9f), from bed[3] %.9f N "
+                  "(want %.9f)\n",
+                  gb[1], -16.0 * ms * G, g3[1], -ms * G);
+    assert_near(gb[1], -16.0 * ms * G, 1e-6);
+    assert_true(gb2[1] == gb[1]);
+    assert_near(g3[1], -ms * G, 1e-6);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
     static const struct {
         const char* probe;
         const char* want;
     } bad[] = {
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": \"nobody\"}",
-         "probes[0].with: no body named \"nobody\""},
+         "probes[0].with: no body or generator named \"nobody\""},
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": [\"ball\", 3]}",
-         "probes[0].with[1]: must be a body name (got a number)"},
+         "probes[0].with[1]: must be a body or generator name (got a number)"},
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": []}",
          "probes[0].with: must not be empty"},
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": {}}",
-         "probes[0].with: must be a body name or an array of body names (got an object)"},
+         "probes[0].with: must be a body or generator name, or an array of them (got an object)"},
         {"{\"name\": \"p\", \"what\": \"velocity\", \"body\": \"ball\", \"with\": \"ball\"}",
          "probes[0].with: not used by a \"velocity\" probe"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char buf[1024];
-        snprintf(buf, sizeof buf,
-                 "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"bodies\": [{\"name\": \"ball\", \"mass\": 1, "
-                 "\"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}], \"probes\": [%s]}",
-                 bad[i].probe);
-        dvi_scene* sb = NULL;
-        dvi_scene_errors e;
-        dvi_status st = dvi_scene_parse(buf, strlen(buf), NULL, &sb, &e);
-        assert_int_equal(st, DVI_ERR_INVALID_ARG);
-        if (!e.text || !strstr(e.text, bad[i].want)) fail_msg("want \"%s\", got \"%s\"", bad[i].want, e.text);
-        dvi_scene_errors_free(&e);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_probe_error(bad[i].probe, bad[i].want);
 }
 
 static void test_probe_kinds(void** state)
