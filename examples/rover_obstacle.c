@@ -111,12 +111,14 @@ typedef struct where {
     int probe, column;
 } where;
 
-static where find_column(const dvi_model* m, const char* name)
+/* The first column called `name` of the probe named `probe`, or of any
+ * probe when probe is NULL (−1 if absent). */
+static where find_probe_column(const dvi_model* m, const char* probe, const char* name)
 {
     where w = {-1, -1};
     for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
         dvi_probe_info info;
-        if (dvi_model_probe_info(m, p, &info) != DVI_OK) continue;
+        if (dvi_model_probe_info(m, p, &info) != DVI_OK || (probe && strcmp(info.name, probe) != 0)) continue;
         for (int32_t c = 0; c < info.columns; c++)
             if (strcmp(info.column_names[c], name) == 0) {
                 w.probe = p;
@@ -127,20 +129,9 @@ static where find_column(const dvi_model* m, const char* name)
     return w;
 }
 
-/* A column of the probe named `probe` (−1 if absent). */
-static where find_probe_column(const dvi_model* m, const char* probe, const char* name)
+static where find_column(const dvi_model* m, const char* name)
 {
-    where w = {-1, -1};
-    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
-        dvi_probe_info info;
-        if (dvi_model_probe_info(m, p, &info) != DVI_OK || strcmp(info.name, probe) != 0) continue;
-        for (int32_t c = 0; c < info.columns; c++)
-            if (strcmp(info.column_names[c], name) == 0) {
-                w.probe = p;
-                w.column = c;
-            }
-    }
-    return w;
+    return find_probe_column(m, NULL, name);
 }
 
 /* Reads a probe's CSV (as written by dvi_csv): the rows of `columns`

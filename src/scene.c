@@ -164,6 +164,12 @@ int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_m
     return s->generators[g].first_body + idx;
 }
 
+int sc_cmp_i32(const void* a, const void* b)
+{
+    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+    return (x > y) - (x < y);
+}
+
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double J[9])
 {
     const double pi = 3.14159265358979323846;
@@ -1813,11 +1819,6 @@ static const char* const COMPONENTS[] = {"vector", "up", "normal", "magnitude", 
 static const sc_component COMPONENT_OF[] = {SC_COMPONENT_VECTOR, SC_COMPONENT_UP, SC_COMPONENT_NORMAL,
                                             SC_COMPONENT_MAGNITUDE};
 
-static int cmp_i32(const void* a, const void* b)
-{
-    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
-    return (x > y) - (x < y);
-}
 
 /* "body"/"bodies" or "joint"/"joints": the probe's targets. */
 static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr, bool joints, bool required)
@@ -1878,7 +1879,7 @@ static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr
         return;
     }
     memcpy(sorted, pr->targets, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, cmp_i32);
+    qsort(sorted, (size_t)n, sizeof *sorted, sc_cmp_i32);
     for (int64_t k = 1; k < n; k++)
         if (sorted[k] == sorted[k - 1]) {
             errf(c, path_key(p, path, jn ? many : one), "names the same %s twice", one);
@@ -1951,7 +1952,7 @@ static void parse_with(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
         const sc_generator* gen = &c->s->generators[sc_map_get(&c->gen_map, it->valuestring)];
         for (int64_t j = 0; j < gen->count; j++) pr->with[k++] = gen->first_body + (int32_t)j;
     }
-    qsort(pr->with, (size_t)total, sizeof *pr->with, cmp_i32);
+    qsort(pr->with, (size_t)total, sizeof *pr->with, sc_cmp_i32);
     int64_t u = 0;
     for (int64_t j = 0; j < total; j++)
         if (u == 0 || pr->with[j] != pr->with[u - 1]) pr->with[u++] = pr->with[j];

@@ -164,6 +164,9 @@ struct dvi_scene {
     int32_t probe_count;
 };
 
+/* qsort/bsearch order of int32_t values. */
+int sc_cmp_i32(const void* a, const void* b);
+
 /* Body index of a name: an explicit body's name, or "gen[i]" for the i-th
  * body of generator gen. body_names/generator_names index the scene's
  * arrays. −1 if unknown. */

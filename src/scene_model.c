@@ -195,12 +195,6 @@ static const char* const WHAT_LABEL[] = {"Position",       "Velocity",      "Ang
                                          "Joint reaction", "Contact force", "Solver statistics", "Kinetic energy",
                                          "Attitude",       "Wheel slip"};
 
-static int cmp_i32(const void* a, const void* b)
-{
-    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
-    return (x > y) - (x < y);
-}
-
 static int cmp_pair(const void* a, const void* b)
 {
     const int32_t *x = a, *y = b;
@@ -258,7 +252,7 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         p->with = malloc((size_t)sp->with_count * sizeof *p->with);
         if (!p->with) return DVI_ERR_NOMEM;
         for (int32_t k = 0; k < sp->with_count; k++) p->with[k] = m->bodies[sp->with[k]].index1;
-        qsort(p->with, (size_t)sp->with_count, sizeof *p->with, cmp_i32);
+        qsort(p->with, (size_t)sp->with_count, sizeof *p->with, sc_cmp_i32);
         p->with_count = sp->with_count;
     }
     if (sp->kind == SC_PROBE_CONTACT_FORCE && (sp->component == SC_COMPONENT_NORMAL || sp->with_count > 0) &&
@@ -735,7 +729,7 @@ static int32_t target_of(const model_probe* p, int32_t id)
 
 static bool with_has(const model_probe* p, int32_t id)
 {
-    return bsearch(&id, p->with, (size_t)p->with_count, sizeof *p->with, cmp_i32) != NULL;
+    return bsearch(&id, p->with, (size_t)p->with_count, sizeof *p->with, sc_cmp_i32) != NULL;
 }
 
 /* Adds the last step's quantities of a contact_force or joint_reaction probe

@@ -1381,6 +1381,12 @@ static void test_probe_columns(void** state)
  *   - A checkpoint in the middle of a window continues bit-identically, and
  *     a version-1 blob (before the windows were saved) still loads.
  *   - "average" must be a boolean and is refused by other probe kinds. */
+/* A probe that a scene with one ball must refuse, and the message. */
+typedef struct bad_probe {
+    const char* probe;
+    const char* want;
+} bad_probe;
+
 /* A scene with one ball and the probe `probe` must be refused with a
  * message containing `want`. */
 static void expect_probe_error(const char* probe, const char* want)
@@ -1552,10 +1558,7 @@ static void test_probe_average(void** state)
     dvi_scene_destroy(s);
 
     /* bad values */
-    static const struct {
-        const char* probe;
-        const char* want;
-    } bad[] = {
+    static const bad_probe bad[] = {
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"average\": 1}",
          "probes[0].average: must be true or false (got a number)"},
         {"{\"name\": \"p\", \"what\": \"position\", \"body\": \"ball\", \"average\": true}",
@@ -1655,10 +1658,7 @@ static void test_probe_with(void** state)
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
 
-    static const struct {
-        const char* probe;
-        const char* want;
-    } bad[] = {
+    static const bad_probe bad[] = {
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": \"nobody\"}",
          "probes[0].with: no body or generator named \"nobody\""},
         {"{\"name\": \"p\", \"what\": \"contact_force\", \"body\": \"ball\", \"with\": [\"ball\", 3]}",
