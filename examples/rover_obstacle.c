@@ -175,13 +175,25 @@ static long read_csv(const char* path, int columns, double** data)
 static const char* const WHEEL_BODY[ROVER_WHEELS] = {"wheel_LF", "wheel_LM", "wheel_LB",
                                                      "wheel_RF", "wheel_RM", "wheel_RB"};
 
+/* Optional probes of one contact partner's force on each crossing-side
+ * wheel ("with" the obstacle, or the beds' grains); their phase means are
+ * printed after the loads', in pairs (vertical, horizontal). */
+enum { SHARE_OBSTACLE_UP, SHARE_OBSTACLE_BACK, SHARE_GRAINS_UP, SHARE_GRAINS_FWD, SHARES };
+static const struct {
+    const char *probe, *suffix, *label;
+} SHARE[SHARES] = {
+    {"crossing_side_obstacle_up", "f_up", "vertical"},
+    {"crossing_side_obstacle_back", "f_dir", "backward"},
+    {"crossing_side_grains_up", "f_up", "vertical"},
+    {"crossing_side_grains_fwd", "f_dir", "forward"},
+};
+
 /* The columns the analysis reads, and their values over the run. */
 typedef struct trace {
     where x, load[ROVER_WHEELS], pitch, slip[3]; /* chassis.x, wheel_XX.f_n, chassis.pitch, wheel_RX.slip */
     where wx[3], wz[3];                          /* wheel_RX.x, wheel_RX.z (optional) */
-    where ob_up[3], ob_back[3]; /* the obstacle's own vertical and backward force on each crossing-side wheel
-                                   (probes crossing_side_obstacle_up and _back; optional) */
-    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3], ob_up_v[3], ob_back_v[3];
+    where share[SHARES][3];                      /* the SHARE probes' columns (optional) */
+    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3], share_v[SHARES][3];
     double x0;
 } trace;
 
@@ -207,10 +219,10 @@ static bool trace_find(trace* tr, const dvi_model* m, const char* suffix)
         tr->wx[i] = find_column(m, col);
         snprintf(col, sizeof col, "%s.z", WHEEL_BODY[ROVER_RF + i]);
         tr->wz[i] = find_column(m, col);
-        snprintf(col, sizeof col, "%s.f_up", WHEEL_BODY[ROVER_RF + i]);
-        tr->ob_up[i] = find_probe_column(m, "crossing_side_obstacle_up", col);
-        snprintf(col, sizeof col, "%s.f_dir", WHEEL_BODY[ROVER_RF + i]);
-        tr->ob_back[i] = find_probe_column(m, "crossing_side_obstacle_back", col);
+        for (int j = 0; j < SHARES; j++) {
+            snprintf(col, sizeof col, "%s.%s", WHEEL_BODY[ROVER_RF + i], SHARE[j].suffix);
+            tr->share[j][i] = find_probe_column(m, SHARE[j].probe, col);
+        }
     }
     return ok;
 }
@@ -226,8 +238,9 @@ static int trace_push(trace* tr, double t, value_fn* value, const void* ctx)
     for (int i = 0; i < ROVER_WHEELS; i++) bad |= push(&tr->value[i], value(&tr->load[i], ctx));
     for (int i = 0; i < 3; i++)
         bad |= push(&tr->slip_v[i], value(&tr->slip[i], ctx)) | push(&tr->wx_v[i], value(&tr->wx[i], ctx)) |
-               push(&tr->wz_v[i], value(&tr->wz[i], ctx)) | push(&tr->ob_up_v[i], value(&tr->ob_up[i], ctx)) |
-               push(&tr->ob_back_v[i], value(&tr->ob_back[i], ctx));
+               push(&tr->wz_v[i], value(&tr->wz[i], ctx));
+    for (int j = 0; j < SHARES; j++)
+        for (int i = 0; i < 3; i++) bad |= push(&tr->share_v[j][i], value(&tr->share[j][i], ctx));
     return bad;
 }
 
@@ -241,8 +254,7 @@ static void trace_free(trace* tr)
         free(tr->slip_v[i].v);
         free(tr->wx_v[i].v);
         free(tr->wz_v[i].v);
-        free(tr->ob_up_v[i].v);
-        free(tr->ob_back_v[i].v);
+        for (int j = 0; j < SHARES; j++) free(tr->share_v[j][i].v);
     }
 }
 
@@ -290,24 +302,26 @@ static void print_climbs(const trace* tr, const double obstacle[3], const rover_
     }
 }
 
-/* The obstacle's share: the phase means (same cuts as the loads') of the
- * obstacle's own vertical and backward (−x) force on each crossing-side
- * wheel, against the static loads. Needs the probes
- * crossing_side_obstacle_up and crossing_side_obstacle_back. */
-static void print_obstacle_share(const trace* tr, const rover_course* c, const rover_event_thresholds* th)
+/* One partner's share: the phase means (same cuts as the loads') of the
+ * vertical and horizontal force of one contact partner on each
+ * crossing-side wheel, against the static loads, for the SHARE pair
+ * (j, j + 1) when the scene has both probes. */
+static void print_share(const trace* tr, const rover_course* c, const rover_event_thresholds* th, int j,
+                        const char* partner)
 {
     for (int w = 0; w < 3; w++)
-        if (tr->ob_up[w].probe < 0 || tr->ob_back[w].probe < 0) return;
+        if (tr->share[j][w].probe < 0 || tr->share[j + 1][w].probe < 0) return;
     rover_course cu = *c, cb = *c;
     for (int w = 0; w < 3; w++) {
-        cu.load[w] = tr->ob_up_v[w].v;
-        cb.load[w] = tr->ob_back_v[w].v;
+        cu.load[w] = tr->share_v[j][w].v;
+        cb.load[w] = tr->share_v[j + 1][w].v;
     }
     rover_phases pu, pb;
     if (rover_phase_means(&cu, th, 0.0, &pu) < 0 || rover_phase_means(&cb, th, 0.0, &pb) < 0) return;
-    printf("\nthe obstacle's own force on each wheel (probes crossing_side_obstacle_up, _back), phase means / static "
-           "load\n%-17s %20s   %20s\n%-17s %6s %6s %6s   %6s %6s %6s\n",
-           "phase", "vertical", "backward", "", "front", "middle", "rear", "front", "middle", "rear");
+    printf("\n%s's own force on each wheel (probes %s, %s), phase means / static load\n%-17s %20s   %20s\n"
+           "%-17s %6s %6s %6s   %6s %6s %6s\n",
+           partner, SHARE[j].probe, SHARE[j + 1].probe, "phase", SHARE[j].label, SHARE[j + 1].label, "", "front",
+           "middle", "rear", "front", "middle", "rear");
     for (int k = 1; k < ROVER_PHASES - 1; k++)
         printf("%-17s %6.2f %6.2f %6.2f   %6.2f %6.2f %6.2f\n", rover_phase_name(k), pu.mean[k][0], pu.mean[k][1],
                pu.mean[k][2], pb.mean[k][0], pb.mean[k][1], pb.mean[k][2]);
@@ -840,7 +854,8 @@ int main(int argc, char** argv)
                    ph.t0[k], ph.t1[k], ph.samples[k], ph.mean[k][0], ph.mean[k][1], ph.mean[k][2]);
         for (int w = 0; w < 3; w++)
             printf("%-14s pattern %-3s  %s\n", EVENT[w], ph.pattern[w] ? "yes" : "NO", ph.why[w]);
-        print_obstacle_share(&tr, &cp, &th);
+        print_share(&tr, &cp, &th, SHARE_OBSTACLE_UP, "the obstacle");
+        print_share(&tr, &cp, &th, SHARE_GRAINS_UP, "the grains");
     } else {
         printf("\nphase means: no sample in the baseline window (%.3f m before the front wheel reaches the obstacle)\n",
                phase_baseline);

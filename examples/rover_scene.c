@@ -393,8 +393,10 @@ static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double 
     return 0;
 }
 
-/* The probes of the obstacle scenes, sampled every `every` steps. */
-static void obstacle_probes(FILE* f, int every, bool granular)
+/* The probes of the obstacle scenes, sampled every `every` steps. grains:
+ * the "with" value naming the scene's grain generators (JSON text), or NULL
+ * on rigid ground. */
+static void obstacle_probes(FILE* f, int every, const char* grains)
 {
     fprintf(f, "  \"probes\": [\n");
     fprintf(f,
@@ -444,6 +446,24 @@ static void obstacle_probes(FILE* f, int every, bool granular)
             "     \"what\": \"contact_force\", \"component\": [-1, 0, 0], \"with\": \"obstacle\", \"average\": "
             "true, \"every\": %d, \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
             every);
+    if (grains) { /* the grains' share: their force alone on each wheel (the traction is its forward part) */
+        static const char* const SIDE[2][3] = {
+            {"crossing_side", "right-hand", "\"wheel_RF\", \"wheel_RM\", \"wheel_RB\""},
+            {"other_side", "left-hand", "\"wheel_LF\", \"wheel_LM\", \"wheel_LB\""}};
+        for (int s = 0; s < 2; s++) {
+            fprintf(f,
+                    "    {\"name\": \"%s_grains_up\", \"title\": \"Vertical force of the grains alone, %s wheels\",\n"
+                    "     \"what\": \"contact_force\", \"component\": \"up\", \"with\": %s, \"average\": true, "
+                    "\"every\": %d, \"bodies\": [%s]},\n",
+                    SIDE[s][0], SIDE[s][1], grains, every, SIDE[s][2]);
+            fprintf(f,
+                    "    {\"name\": \"%s_grains_fwd\", \"title\": \"Forward (+x) force of the grains alone, %s "
+                    "wheels\",\n"
+                    "     \"what\": \"contact_force\", \"component\": [1, 0, 0], \"with\": %s, \"average\": true, "
+                    "\"every\": %d, \"bodies\": [%s]},\n",
+                    SIDE[s][0], SIDE[s][1], grains, every, SIDE[s][2]);
+        }
+    }
     fprintf(f,
             "    {\"name\": \"crossing_side_speeds\", \"title\": \"Right-hand wheels: forward speed, rim speed, slip "
             "ratio\",\n"
@@ -474,7 +494,7 @@ static void obstacle_probes(FILE* f, int every, bool granular)
     fprintf(f, "    {\"name\": \"rocker_pivots\", \"title\": \"Rocker pivot reactions (on the chassis)\", \"what\": "
                "\"joint_reaction\", \"average\": true, \"every\": %d,\n     \"joints\": [\"rocker_pivot_L\", \"rocker_pivot_R\"]},\n",
             every);
-    if (granular)
+    if (grains)
         fprintf(f, "    {\"name\": \"kinetic_energy\", \"what\": \"kinetic_energy\", \"every\": %d},\n", every);
     fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": %d}\n  ]\n}\n", every);
 }
@@ -747,7 +767,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM);
+        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM ? "\"strip\"" : NULL);
         break;
     case RIGID:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"
@@ -757,7 +777,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "\n  },\n  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 20, false);
+        obstacle_probes(f, 20, NULL);
         break;
     case GRANULAR:
     case STRIP:
@@ -773,7 +793,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 20, true);
+        obstacle_probes(f, 20, sp->kind == GRANULAR     ? "\"bed\""
+                               : sp->kind == TRACKS_HEX ? "[\"strip\", \"strip_left\"]"
+                                                        : "\"strip\"");
         break;
     }
     if (fclose(f) != 0) {
