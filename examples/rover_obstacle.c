@@ -318,7 +318,7 @@ static void print_share(const trace* tr, const rover_course* c, const rover_even
     }
     rover_phases pu, pb;
     if (rover_phase_means(&cu, th, 0.0, &pu) < 0 || rover_phase_means(&cb, th, 0.0, &pb) < 0) return;
-    printf("\n%s's own force on each wheel (probes %s, %s), phase means / static load\n%-17s %20s   %20s\n"
+    printf("\n%s own force on each wheel (probes %s, %s), phase means / static load\n%-17s %20s   %20s\n"
            "%-17s %6s %6s %6s   %6s %6s %6s\n",
            partner, SHARE[j].probe, SHARE[j + 1].probe, "phase", SHARE[j].label, SHARE[j + 1].label, "", "front",
            "middle", "rear", "front", "middle", "rear");
@@ -854,8 +854,8 @@ int main(int argc, char** argv)
                    ph.t0[k], ph.t1[k], ph.samples[k], ph.mean[k][0], ph.mean[k][1], ph.mean[k][2]);
         for (int w = 0; w < 3; w++)
             printf("%-14s pattern %-3s  %s\n", EVENT[w], ph.pattern[w] ? "yes" : "NO", ph.why[w]);
-        print_share(&tr, &cp, &th, SHARE_OBSTACLE_UP, "the obstacle");
-        print_share(&tr, &cp, &th, SHARE_GRAINS_UP, "the grains");
+        print_share(&tr, &cp, &th, SHARE_OBSTACLE_UP, "the obstacle's");
+        print_share(&tr, &cp, &th, SHARE_GRAINS_UP, "the grains'");
     } else {
         printf("\nphase means: no sample in the baseline window (%.3f m before the front wheel reaches the obstacle)\n",
                phase_baseline);
