@@ -499,6 +499,12 @@ static void obstacle_probes(FILE* f, int every, const char* grains)
     fprintf(f, "    {\"name\": \"solver\", \"what\": \"solver\", \"every\": %d}\n  ]\n}\n", every);
 }
 
+/* The grain generators' names: the bed (the strip under the right-hand
+ * wheels on the reduced beds), and the strip under the left-hand wheels
+ * (TRACKS_HEX). */
+static const char* bed_name(scene_kind kind) { return kind == GRANULAR ? "bed" : "strip"; }
+#define LEFT_STRIP_NAME "strip_left"
+
 /* A granular_bed generator of the grains, up to its "material" (the caller
  * adds further keys and the closing brace). */
 static void bed_generator(FILE* f, const char* name, const double lo[3], const double hi[3], bool hex, int seed)
@@ -717,9 +723,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     }
     fprintf(f, "\n  ],\n");
 
+    char grains[64]; /* the grain probes' "with": the scene's grain generators */
+    if (tracks)
+        snprintf(grains, sizeof grains, "[\"%s\", \"%s\"]", bed_name(sp->kind), LEFT_STRIP_NAME);
+    else
+        snprintf(grains, sizeof grains, "\"%s\"", bed_name(sp->kind));
     if (bed) {
         fprintf(f, "  \"generators\": [\n");
-        bed_generator(f, sp->kind == GRANULAR ? "bed" : "strip", bed_lo, bed_hi, hex, 1);
+        bed_generator(f, bed_name(sp->kind), bed_lo, bed_hi, hex, 1);
         fprintf(f, ",%s\n     \"exclude\": [{\"centre\": [",
                 sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
         num(f, OBSTACLE_X);
@@ -731,7 +742,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         if (tracks) { /* the mirror image of the strip under the left-hand wheels */
             double lo[3] = {bed_lo[0], -bed_hi[1], bed_lo[2]}, hi[3] = {bed_hi[0], -bed_lo[1], bed_hi[2]};
             fprintf(f, ",\n");
-            bed_generator(f, "strip_left", lo, hi, true, 2);
+            bed_generator(f, LEFT_STRIP_NAME, lo, hi, true, 2);
             fprintf(f, "}");
         }
         fprintf(f, "\n  ],\n");
@@ -767,7 +778,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM ? "\"strip\"" : NULL);
+        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM ? grains : NULL);
         break;
     case RIGID:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"
@@ -793,9 +804,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "  \"duration\": ");
         num(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 20, sp->kind == GRANULAR     ? "\"bed\""
-                               : sp->kind == TRACKS_HEX ? "[\"strip\", \"strip_left\"]"
-                                                        : "\"strip\"");
+        obstacle_probes(f, 20, grains);
         break;
     }
     if (fclose(f) != 0) {

@@ -1819,7 +1819,6 @@ static const char* const COMPONENTS[] = {"vector", "up", "normal", "magnitude", 
 static const sc_component COMPONENT_OF[] = {SC_COMPONENT_VECTOR, SC_COMPONENT_UP, SC_COMPONENT_NORMAL,
                                             SC_COMPONENT_MAGNITUDE};
 
-
 /* "body"/"bodies" or "joint"/"joints": the probe's targets. */
 static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr, bool joints, bool required)
 {
