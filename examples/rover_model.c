@@ -587,6 +587,7 @@ static dvi_status create_model(dvi_world* w, const model* m, const rover_options
             jd.motor = DVI_MOTOR_ROTATION_SPEED;
             jd.motor_speed = o->wheel_speed;
             jd.motor_ramp_time = o->wheel_ramp;
+            jd.motor_damping = o->wheel_damping;
         }
         dvi_joint_id id;
         dvi_status st = dvi_joint_create(w, &jd, &id);
@@ -619,10 +620,10 @@ dvi_status rover_build(dvi_world* w, const char* json_path, const char* variant,
         if (!isfinite(o.position[k])) return fail(&e, DVI_ERR_INVALID_ARG, "options.position: not finite");
     if (!isfinite(o.wheel_friction) || !isfinite(o.wheel_speed) || !isfinite(o.wheel_ramp) || !(o.wheel_ramp >= 0.0) ||
         !(o.wheel_compliance >= 0.0) || !isfinite(o.wheel_compliance) || !(o.wheel_young_modulus >= 0.0) ||
-        !isfinite(o.wheel_young_modulus))
+        !isfinite(o.wheel_young_modulus) || !(o.wheel_damping >= 0.0) || !isfinite(o.wheel_damping))
         return fail(&e, DVI_ERR_INVALID_ARG,
-                    "options: wheel_friction, wheel_speed, wheel_ramp, wheel_compliance, wheel_young_modulus must be "
-                    "finite; ramp, compliance, young_modulus >= 0");
+                    "options: wheel_friction, wheel_speed, wheel_ramp, wheel_compliance, wheel_young_modulus, "
+                    "wheel_damping must be finite; ramp, compliance, young_modulus, damping >= 0");
     if (o.grousers < 0 || o.grousers > 360 ||
         (o.grousers > 0 && !(o.grouser_height > 0.0 && isfinite(o.grouser_height) && o.grouser_thickness > 0.0 &&
                              isfinite(o.grouser_thickness))))

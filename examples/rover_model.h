@@ -61,6 +61,8 @@ typedef struct rover_options {
     double wheel_speed;        ///< rad/s of every wheel relative to its carrier, + = forward; 0 (default): no
                                ///< motors, the wheels spin freely
     double wheel_ramp;         ///< s; the motor target rises linearly over this time; default 0
+    double wheel_damping;      ///< N·m·s/rad; 0 (default): the motors hold their speed exactly; > 0: each
+                               ///< gives damping·(target − speed), a DC motor's law (dvi_joint_def.motor_damping)
     double wheel_compliance;   ///< m/N, contact compliance of the wheel shapes (dvi_material.compliance);
                                ///< default 0 (rigid, as the source model's NSC contact)
     double wheel_young_modulus; ///< Pa, E of the wheel shapes for the DEM method (dvi_material.young_modulus,

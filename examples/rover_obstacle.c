@@ -192,8 +192,9 @@ static const struct {
 typedef struct trace {
     where x, load[ROVER_WHEELS], pitch, slip[3]; /* chassis.x, wheel_XX.f_n, chassis.pitch, wheel_RX.slip */
     where wx[3], wz[3];                          /* wheel_RX.x, wheel_RX.z (optional) */
+    where other_slip[3];                         /* wheel_LX.slip (optional) */
     where share[SHARES][3];                      /* the SHARE probes' columns (optional) */
-    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3], share_v[SHARES][3];
+    series t, travel, value[ROVER_WHEELS], pitch_v, slip_v[3], wx_v[3], wz_v[3], other_slip_v[3], share_v[SHARES][3];
     double x0;
 } trace;
 
@@ -215,6 +216,8 @@ static bool trace_find(trace* tr, const dvi_model* m, const char* suffix)
     for (int i = 0; i < 3; i++) {
         snprintf(col, sizeof col, "%s.slip", WHEEL_BODY[ROVER_RF + i]);
         tr->slip[i] = find_column(m, col);
+        snprintf(col, sizeof col, "%s.slip", WHEEL_BODY[i]);
+        tr->other_slip[i] = find_column(m, col);
         snprintf(col, sizeof col, "%s.x", WHEEL_BODY[ROVER_RF + i]);
         tr->wx[i] = find_column(m, col);
         snprintf(col, sizeof col, "%s.z", WHEEL_BODY[ROVER_RF + i]);
@@ -238,7 +241,7 @@ static int trace_push(trace* tr, double t, value_fn* value, const void* ctx)
     for (int i = 0; i < ROVER_WHEELS; i++) bad |= push(&tr->value[i], value(&tr->load[i], ctx));
     for (int i = 0; i < 3; i++)
         bad |= push(&tr->slip_v[i], value(&tr->slip[i], ctx)) | push(&tr->wx_v[i], value(&tr->wx[i], ctx)) |
-               push(&tr->wz_v[i], value(&tr->wz[i], ctx));
+               push(&tr->wz_v[i], value(&tr->wz[i], ctx)) | push(&tr->other_slip_v[i], value(&tr->other_slip[i], ctx));
     for (int j = 0; j < SHARES; j++)
         for (int i = 0; i < 3; i++) bad |= push(&tr->share_v[j][i], value(&tr->share[j][i], ctx));
     return bad;
@@ -254,6 +257,7 @@ static void trace_free(trace* tr)
         free(tr->slip_v[i].v);
         free(tr->wx_v[i].v);
         free(tr->wz_v[i].v);
+        free(tr->other_slip_v[i].v);
         for (int j = 0; j < SHARES; j++) free(tr->share_v[j][i].v);
     }
 }
@@ -299,6 +303,59 @@ static void print_climbs(const trace* tr, const double obstacle[3], const rover_
             printf(" = %+.2f %% of the crossing\n", 100.0 * err / ev->crossing_time);
         else
             printf("\n");
+    }
+}
+
+/* The obstacle's push on each crossing-side wheel against the wheel's
+ * contact angle θ on it, from the vertical: cos θ = (z − z_o) / |(x, z) −
+ * (x_o, z_o)| of the wheel centre and the obstacle centre, over the samples
+ * in which the obstacle carries the wheel (more than 1 N up) before its top.
+ * Per bin of cos θ: the samples, the mean push and vertical force against
+ * the static load, and the mean 1 + s of the five other wheels (the speed of
+ * the wheels on the flat against their rims). */
+static void print_by_angle(const trace* tr, const double obstacle[3], const rover_course* c)
+{
+    static const double EDGE[] = {0.6, 0.7, 0.8, 0.9, 0.95, 1.0};
+    enum { BINS = 5 };
+    static const char* const NAME[3] = {"front", "middle", "rear"};
+    if (tr->wz[0].probe < 0 || tr->share[SHARE_OBSTACLE_UP][0].probe < 0 ||
+        tr->share[SHARE_OBSTACLE_BACK][0].probe < 0 || tr->other_slip[0].probe < 0)
+        return;
+    printf("\nthe obstacle's force on the climbing wheel by its contact angle (cos θ: 1 at the top), means / static "
+           "load; 1+s: the five other wheels' speed against their rims\n%12s", "");
+    for (int w = 0; w < 3; w++) printf(" | %-25s", NAME[w]);
+    printf("\n%-13s", "cos θ"); /* θ: two bytes, one column */
+    for (int w = 0; w < 3; w++) printf(" | %4s %6s %6s %6s", "n", "push", "up", "1+s");
+    printf("\n");
+    for (int b = 0; b < BINS; b++) {
+        printf("%.2f..%.2f  ", EDGE[b], EDGE[b + 1]);
+        for (int w = 0; w < 3; w++) {
+            int n = 0, ns = 0;
+            double push = 0.0, up = 0.0, speed = 0.0;
+            for (size_t k = 0; k < tr->t.n; k++) {
+                const double dx = obstacle[0] - tr->wx_v[w].v[k], dz = tr->wz_v[w].v[k] - obstacle[2];
+                const double u = tr->share_v[SHARE_OBSTACLE_UP][w].v[k];
+                if (!(u > 1.0) || !(dx >= 0.0)) continue;
+                const double cs = dz / hypot(dx, dz);
+                if (!(cs >= EDGE[b] && (cs < EDGE[b + 1] || (b == BINS - 1 && cs <= EDGE[b + 1])))) continue;
+                n++;
+                push += tr->share_v[SHARE_OBSTACLE_BACK][w].v[k] / c->static_load[w];
+                up += u / c->static_load[w];
+                for (int o = 0; o < 6; o++) {
+                    if (o == 3 + w) continue;
+                    const double s = o < 3 ? tr->other_slip_v[o].v[k] : tr->slip_v[o - 3].v[k];
+                    if (isfinite(s)) {
+                        speed += 1.0 + s;
+                        ns++;
+                    }
+                }
+            }
+            if (n > 0)
+                printf(" | %4d %6.2f %6.2f %6.3f", n, push / n, up / n, ns > 0 ? speed / ns : NAN);
+            else
+                printf(" | %4d %6s %6s %6s", 0, "-", "-", "-");
+        }
+        printf("\n");
     }
 }
 
@@ -856,6 +913,7 @@ int main(int argc, char** argv)
             printf("%-14s pattern %-3s  %s\n", EVENT[w], ph.pattern[w] ? "yes" : "NO", ph.why[w]);
         print_share(&tr, &cp, &th, SHARE_OBSTACLE_UP, "the obstacle's");
         print_share(&tr, &cp, &th, SHARE_GRAINS_UP, "the grains'");
+        print_by_angle(&tr, obstacle_centre, &c);
     } else {
         printf("\nphase means: no sample in the baseline window (%.3f m before the front wheel reaches the obstacle)\n",
                phase_baseline);

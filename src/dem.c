@@ -525,6 +525,7 @@ static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, doub
             }
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = 0; j < i; j++) N[(size_t)i * (size_t)n + (size_t)j] = N[(size_t)j * (size_t)n + (size_t)i];
+    for (int32_t i = 0; i < n; i++) N[(size_t)i * (size_t)n + (size_t)i] += w->compliance[i]; /* damped motors */
     /* Cholesky, lower triangle of L (row-major) */
     for (int32_t k = 0; k < n; k++) {
         double* Lk = L + (size_t)k * (size_t)n;
@@ -855,13 +856,14 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     w->stats.rows = nrows;
     double max_violation = 0.0;
     if (!RESERVE(w, blocks, nrows + 1) || !RESERVE(w, r, nrows + 1) || !RESERVE(w, gamma, nrows + 1) ||
-        !RESERVE(w, colptr, nrows + 1) || !RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
+        !RESERVE(w, compliance, nrows + 1) || !RESERVE(w, colptr, nrows + 1) || !RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
         !RESERVE(w, values, 12 * (size_t)nrows + 1) || !RESERVE(d, jb, 6 * (size_t)nrows + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     if (nrows > 0) {
         dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
         int32_t row = 0, nz = 0;
+        bool any_compliance = false;
         for (int32_t k = 0; k < w->joint_count; k++) {
             const dvi_joint* j = &w->joints[k];
             int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
@@ -873,6 +875,8 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
                 double rv = jr->bias + dot6(jr->jb, w->vfree + 6 * (size_t)j->b);
                 if (j->a >= 0) rv += dot6(jr->ja, w->vfree + 6 * (size_t)j->a);
                 w->r[row] = rv;
+                w->compliance[row] = jr->compliance;
+                if (jr->compliance > 0.0) any_compliance = true;
                 w->gamma[row] = j->gamma[q];
                 memcpy(d->jb + 6 * (size_t)row, jr->jb, 6 * sizeof(double));
                 if (fabs(jr->violation) > max_violation) max_violation = fabs(jr->violation);
@@ -896,6 +900,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         p.D = &D;
         p.inv_mass = w->inv_mass;
         p.r = w->r;
+        p.compliance = any_compliance ? w->compliance : NULL;
         if (!(rel <= 1e-10)) { /* large, or redundant and inconsistent: the world's solver, warm-started */
             dvi_solve_result res;
             memset(&res, 0, sizeof res);

@@ -18,6 +18,10 @@
  *   distance, n = d/|d|:  Ψ = |d| − L,  J_A = −[n, ρ_A × n],  J_B = [n, ρ_B × n]
  *   speed motors: rotation J_A = [0, −a], J_B = [0, a]; linear as sliding with
  *       p = a; b = −s(t), s(t) = speed · min(1, t / ramp) at the step's end.
+ *       A damping d > 0 adds the compliance 1/(d h) to the row: the row then
+ *       reads u_end + γ/(d h) = 0, i.e. the motor's torque γ/h equals
+ *       d·(s − ω_end) with ω_end the relative speed at the step's end (a DC
+ *       motor's linear torque–speed law, backward Euler).
  * A torque motor adds no row: step.c applies ±τ a to the bodies.
  */
 #include "world_internal.h"
@@ -82,6 +86,7 @@ dvi_status dvi_joint_init(dvi_joint* j, const dvi_joint_def* def, const dvi_body
     j->speed = def->motor_speed;
     j->ramp = def->motor_ramp_time;
     j->torque = def->motor_torque;
+    j->damping = def->motor_damping;
     return DVI_OK;
 }
 
@@ -109,6 +114,7 @@ static void set_row(dvi_joint_row* r, const double* la, const double* aa, const 
     }
     r->bias = bias;
     r->violation = violation;
+    r->compliance = 0.0;
 }
 
 /* Rows making p_B and p_A coincide along direction e (unit). */
@@ -207,7 +213,7 @@ int dvi_joint_build_rows(const dvi_joint* j, const dvi_body* A, const dvi_body* 
         if (j->motor == DVI_MOTOR_ROTATION_SPEED) {
             double na[3];
             v3_scale(na, -1.0, a);
-            set_row(&rows[n++], NULL, na, NULL, a, -s, 0.0);
+            set_row(&rows[n], NULL, na, NULL, a, -s, 0.0);
         } else {
             double na[3], axd[3], rxa[3], aa[3], ab[3];
             v3_scale(na, -1.0, a);
@@ -215,8 +221,10 @@ int dvi_joint_build_rows(const dvi_joint* j, const dvi_body* A, const dvi_body* 
             v3_cross(rxa, rhoA, a);
             v3_sub(aa, axd, rxa);
             v3_cross(ab, rhoB, a);
-            set_row(&rows[n++], na, aa, a, ab, -s, 0.0);
+            set_row(&rows[n], na, aa, a, ab, -s, 0.0);
         }
+        if (j->damping > 0.0) rows[n].compliance = 1.0 / (j->damping * h);
+        n++;
     }
     return n;
 }

@@ -1549,8 +1549,8 @@ static const char* const JOINT_KEYS[5][8] = {
 static const char* const JOINT_OWNER[5] = {"a spherical joint", "a revolute joint", "a prismatic joint",
                                            "a fixed joint", "a distance joint"};
 static const char* const MOTOR_TYPES[] = {"speed", "torque", "linear_speed", NULL};
-static const char* const MOTOR_KEYS_ALL[] = {"type", "speed", "ramp_time", "torque", NULL};
-static const char* const MOTOR_KEYS_SPEED[] = {"type", "speed", "ramp_time", NULL};
+static const char* const MOTOR_KEYS_ALL[] = {"type", "speed", "ramp_time", "damping", "torque", NULL};
+static const char* const MOTOR_KEYS_SPEED[] = {"type", "speed", "ramp_time", "damping", NULL};
 static const char* const MOTOR_KEYS_TORQUE[] = {"type", "torque", NULL};
 
 static void parse_motor(ctx* c, const cJSON* v, const char* path, sc_joint* j)
@@ -1574,6 +1574,7 @@ static void parse_motor(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     } else {
         num_field(c, v, path, "speed", true, R_ANY, &j->speed);
         num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->ramp);
+        num_field(c, v, path, "damping", false, R_NONNEG, &j->damping);
     }
 }
 

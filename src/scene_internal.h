@@ -101,7 +101,7 @@ typedef struct sc_joint {
     int32_t a, b;         /* body indices; a = −1: the world */
     double anchor[3], anchor_b[3], axis[3];
     dvi_motor_type motor;
-    double speed, ramp, torque;
+    double speed, ramp, torque, damping;
 } sc_joint;
 
 typedef enum sc_probe_kind {

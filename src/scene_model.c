@@ -530,6 +530,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
         jd.motor_speed = j->speed;
         jd.motor_ramp_time = j->ramp;
         jd.motor_torque = j->torque;
+        jd.motor_damping = j->damping;
         st = dvi_joint_create(m->world, &jd, &m->joints[i]);
         if (st != DVI_OK)
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",

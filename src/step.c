@@ -314,7 +314,8 @@ dvi_status dvi_world_step(dvi_world* w, double h)
             double rv = jr->bias + dot6(jr->jb, body_velocity(w, j->b));
             if (j->a >= 0) rv += dot6(jr->ja, body_velocity(w, j->a));
             w->r[row] = rv;
-            w->compliance[row] = 0.0;
+            w->compliance[row] = jr->compliance;
+            if (jr->compliance > 0.0) any_compliance = true;
             w->gamma[row] = j->gamma[q];
             memcpy(j->jb[q], jr->jb, sizeof j->jb[q]);
             if (fabs(jr->violation) > max_violation) max_violation = fabs(jr->violation);

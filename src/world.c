@@ -551,6 +551,11 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
             !isfinite(def->motor_ramp_time))
             return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor: speed, torque, ramp must be finite, ramp >= 0");
     }
+    if (!(def->motor_damping >= 0.0) || !isfinite(def->motor_damping))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor_damping: must be finite and >= 0 (got %g)",
+                               def->motor_damping);
+    if (def->motor_damping > 0.0 && def->motor != DVI_MOTOR_ROTATION_SPEED && def->motor != DVI_MOTOR_LINEAR_SPEED)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor_damping: only a speed motor takes a damping");
     if (w->bodies[b].type != DVI_BODY_DYNAMIC && (a < 0 || w->bodies[a].type != DVI_BODY_DYNAMIC))
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: at least one body must be dynamic");
     dvi_joint j;

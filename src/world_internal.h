@@ -54,18 +54,22 @@ typedef struct dvi_joint {
     double length;                     /* distance joint */
     dvi_motor_type motor;
     double speed, ramp, torque;
+    double damping;                    /* speed motors: torque per unit speed error, 0 = exact */
     int32_t nrows;                     /* rows in the last CCP */
     double gamma[DVI_JOINT_MAX_ROWS];  /* last impulses (warm start) */
     double jb[DVI_JOINT_MAX_ROWS][6];  /* J_B of each row in the last step (reactions) */
     double reaction_force[3], reaction_torque[3];
 } dvi_joint;
 
-/* One bilateral row of a joint: u = ja·vA + jb·vB + bias = 0, with v = (linear,
- * angular) in world frame. violation: position-level error (0 for motors). */
+/* One bilateral row of a joint: u = ja·vA + jb·vB + bias + compliance·γ = 0,
+ * with v = (linear, angular) in world frame. violation: position-level error
+ * (0 for motors). compliance: 1/(damping·h) on a damped speed motor's row,
+ * else 0. */
 typedef struct dvi_joint_row {
     double ja[6], jb[6];
     double bias;
     double violation;
+    double compliance;
 } dvi_joint_row;
 
 /* Rows of joint j between bodies A (NULL = world) and B for a step of h

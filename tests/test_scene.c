@@ -154,6 +154,9 @@ static const bad_case BAD_CASES[] = {
     {"trailing_garbage.json", DVI_ERR_PARSE, {"trailing_garbage.json:2:1: malformed JSON: unexpected text after the end"}},
     {"jitter_too_large.json", DVI_ERR_INVALID_ARG, {"generators[0].jitter: must be <= gap/2 = 0.005"}},
     {"motor_wrong_joint.json", DVI_ERR_INVALID_ARG, {"joints[0].motor.type: \"linear_speed\" needs a prismatic joint"}},
+    {"motor_damping.json",
+     DVI_ERR_INVALID_ARG,
+     {"joints[0].motor.damping: must be >= 0 (got -2)", "joints[1].motor.damping: not used by a torque motor"}},
     {"fixed_body_with_mass.json", DVI_ERR_INVALID_ARG, {"bodies[0].mass: not used by a fixed body"}},
     {"invalid_name.json", DVI_ERR_INVALID_ARG, {"bodies[0].name: invalid name \"left wheel\""}},
     {"bad_heightfield.json", DVI_ERR_INVALID_ARG, {"bodies[0].shapes[0].heights: must have nx·ny = 9 elements (got 8)"}},
@@ -1861,6 +1864,39 @@ static void test_all_kinds(void** state)
     dvi_scene_errors_free(&e);
 }
 
+/* "damping" on a speed motor reaches the joint: a slider (1 kg) pushed by
+ * 2 N along a prismatic joint whose motor targets 0.5 m/s with a damping of
+ * 100 N s/m settles where the motor's force 100 (0.5 − v) balances the push,
+ * at v = 0.52 m/s (an exact motor: 0.5). */
+static void test_motor_damping_scene(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"bodies\": [{\"name\": \"slider\", \"mass\": 1, \"inertia\": [0.1, 0.1, 0.1], \"applied_force\": [2, 0, 0]}],\n"
+        " \"joints\": [{\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"slider\", \"anchor\": [0, 0, 0], "
+        "\"axis\": [1, 0, 0],\n"
+        "   \"motor\": {\"type\": \"linear_speed\", \"speed\": 0.5, \"damping\": %s}}],\n"
+        " \"probes\": [{\"name\": \"v\", \"what\": \"velocity\", \"body\": \"slider\"}],\n"
+        " \"formulation\": {\"dt\": 0.002}, \"duration\": 0.2}";
+    const char* damping[2] = {"100", "0"};
+    const double expect[2] = {0.52, 0.5};
+    for (int k = 0; k < 2; k++) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, text, damping[k]);
+        dvi_scene* s = NULL;
+        dvi_scene_errors e;
+        if (dvi_scene_parse(buf, strlen(buf), NULL, &s, &e) != DVI_OK) fail_msg("%s", e.text);
+        dvi_model* m = build_ok(s);
+        dvi_scene_destroy(s);
+        step_n(m, 100); /* 20 time constants m/d */
+        double v[4];
+        sample(m, "v", v);
+        print_message("slider, motor damping %s N s/m: %.9f m/s (expected %.2f, 1e-6)\n", damping[k], v[1], expect[k]);
+        assert_near(v[1], expect[k], 1e-6);
+        dvi_model_destroy(m);
+    }
+}
+
 /* ---- overrides ---------------------------------------------------------------------- */
 
 static void test_overrides(void** state)
@@ -2034,6 +2070,7 @@ int main(void)
         cmocka_unit_test(test_probe_average),
         cmocka_unit_test(test_probe_with),
         cmocka_unit_test(test_all_kinds),
+        cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_null_arguments),

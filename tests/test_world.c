@@ -302,26 +302,42 @@ static void test_box_stack(void** state)
     stack_test("lemke", DVI_SHAPE_BOX, 5e-3, 0.5);
 }
 
+/* A body of mass m and inertia diag(Ixy, Ixy, Iz) at pos, hinged to the world
+ * at the origin about `axis` (a world axis: 0 = x, 2 = z); a speed motor with
+ * the given target and damping when motor is set. */
+static dvi_body_id hinged(dvi_world* w, double m, double Ixy, double Iz, const double pos[3], int axis, bool motor,
+                          double speed, double damping, dvi_joint_id* j)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = m;
+    bd.inertia[0] = bd.inertia[4] = Ixy;
+    bd.inertia[8] = Iz;
+    for (int k = 0; k < 3; k++) bd.position[k] = pos[k];
+    dvi_body_id b;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_REVOLUTE;
+    jd.body_b = b;
+    jd.axis[2] = 0.0;
+    jd.axis[axis] = 1.0;
+    if (motor) {
+        jd.motor = DVI_MOTOR_ROTATION_SPEED;
+        jd.motor_speed = speed;
+        jd.motor_damping = damping;
+    }
+    assert_int_equal(dvi_joint_create(w, &jd, j), DVI_OK);
+    return b;
+}
+
 /* A sphere (m, r) hanging at distance L below a revolute joint to the world.
  * Small-angle period T = 2π sqrt(I_pivot / (m g L)), I_pivot = m L² + 2/5 m r². */
 static void pendulum_case(const char* solver, double seconds)
 {
     const double L = 1.0, m = 1.0, r = 0.05, amp = 3.0 * PI / 180, h = 1e-3;
     dvi_world* w = make_world(solver);
-    dvi_body_def bd = dvi_default_body_def();
-    bd.mass = m;
-    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * m * r * r;
-    bd.position[1] = L * sin(amp);
-    bd.position[2] = -L * cos(amp);
-    dvi_body_id b;
-    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
-    dvi_joint_def jd = dvi_default_joint_def();
-    jd.type = DVI_JOINT_REVOLUTE;
-    jd.body_b = b;
-    jd.axis[0] = 1.0;
-    jd.axis[2] = 0.0;
+    const double pos[3] = {0.0, L * sin(amp), -L * cos(amp)}, I = 0.4 * m * r * r;
     dvi_joint_id j;
-    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_OK);
+    dvi_body_id b = hinged(w, m, I, I, pos, 0, false, 0.0, 0.0, &j);
     double prev = 0.0, t_prev = 0.0, crossings[64];
     int nc = 0;
     double max_violation = 0.0;
@@ -360,6 +376,88 @@ static void test_pendulum(void** state)
     pendulum_case("apgd", 10.0); /* the required 10 s */
     pendulum_case("pgs", 5.0);
     pendulum_case("lemke", 5.0);
+}
+
+/* A damped speed motor (dvi_joint_def.motor_damping d) is a DC motor's law,
+ * torque = d (target − ω), taken at the step's end. A flywheel (I about the
+ * axis) started from rest then follows ω_n = ω0 (1 − ρⁿ), ρ = I / (I + h d),
+ * exactly for every solver and for the DEM method; its continuous limit is
+ * ω0 (1 − e^(−t d/I)). An arm under gravity held by a motor with target 0
+ * sinks at the terminal speed −m g L / d. */
+static double flywheel_speed(const char* solver, dvi_method method, int steps, double h, double I, double d,
+                             double w0)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = solver;
+    wd.method = method;
+    wd.solver_settings.tolerance = 1e-12;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    const double origin[3] = {0.0, 0.0, 0.0};
+    dvi_joint_id j;
+    dvi_body_id b = hinged(w, 3.0, 1.5, I, origin, 2, true, w0, d, &j);
+    run(w, h, steps * h);
+    double om[3];
+    assert_int_equal(dvi_body_get_angular_velocity(w, b, om), DVI_OK);
+    assert_true(fabs(om[0]) < 1e-9 && fabs(om[1]) < 1e-9); /* the axis holds */
+    dvi_world_destroy(w);
+    return om[2];
+}
+
+static void test_damped_motor(void** state)
+{
+    (void)state;
+    const double I = 2.0, d = 50.0, w0 = 3.0, h = 1e-3;
+    const int n = 40; /* one time constant I/d = 0.04 s */
+    const double rho = I / (I + h * d), exact = w0 * (1.0 - pow(rho, n));
+    const char* const solvers[4] = {"apgd", "pgs", "jacobi", "lemke"};
+    for (int s = 0; s < 5; s++) {
+        const char* name = s < 4 ? solvers[s] : "apgd";
+        double om = flywheel_speed(name, s < 4 ? DVI_METHOD_DVI : DVI_METHOD_DEM, n, h, I, d, w0);
+        print_message("damped motor, %s%s: omega after %d steps %.12f rad/s, backward Euler %.12f (1e-9), "
+                      "continuous %.6f\n", name, s < 4 ? "" : " (DEM)", n, om, exact, w0 * (1.0 - exp(-n * h * d / I)));
+        assert_near(om, exact, 1e-9 * w0);
+    }
+    /* the continuous law: the first order error h d / (2 I) = 1.25 % of the gap at t = I/d */
+    double om = flywheel_speed("apgd", DVI_METHOD_DVI, n, h, I, d, w0);
+    assert_near(om, w0 * (1.0 - exp(-1.0)), 0.02 * w0 * exp(-1.0));
+    /* d = 0 is the exact motor: at the target after one step */
+    assert_near(flywheel_speed("apgd", DVI_METHOD_DVI, 1, h, I, 0.0, w0), w0, 1e-9 * w0);
+
+    /* an arm of mass m at L from a horizontal axis, motor target 0: terminal speed −m g L / d */
+    const double m = 1.0, L = 1.0, dm = 500.0;
+    dvi_world* w = make_world("apgd");
+    const double arm[3] = {0.0, L, 0.0};
+    dvi_joint_id j;
+    dvi_body_id b = hinged(w, m, 1e-4, 1e-4, arm, 0, true, 0.0, dm, &j);
+    run(w, h, 0.1); /* 50 time constants (m L² / d = 2 ms) */
+    double om3[3], x[3], F[3], T[3];
+    dvi_body_get_angular_velocity(w, b, om3);
+    dvi_body_get_position(w, b, x);
+    dvi_joint_get_reaction(w, j, F, T);
+    double c = x[1] / L; /* cos of the arm's angle below the horizontal */
+    print_message("damped motor, arm: omega %.6f rad/s, -m g L cos / d = %.6f (1e-4); motor torque %.4f N m, "
+                  "m g L cos = %.4f\n", om3[0], -m * G * L * c / dm, T[0], m * G * L * c);
+    assert_near(om3[0], -m * G * L * c / dm, 1e-4 * m * G * L / dm);
+    dvi_world_destroy(w);
+
+    /* bad input */
+    w = make_world("apgd");
+    dvi_body_def bd = dvi_default_body_def();
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.body_b = b;
+    jd.motor = DVI_MOTOR_ROTATION_SPEED;
+    jd.motor_damping = -1.0;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "joint.motor_damping: must be finite and >= 0"));
+    jd.motor_damping = NAN;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_ERR_INVALID_ARG);
+    jd.motor = DVI_MOTOR_ROTATION_TORQUE;
+    jd.motor_damping = 1.0;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "only a speed motor"));
+    dvi_world_destroy(w);
 }
 
 static void test_bad_input(void** state)
@@ -514,6 +612,7 @@ int main(void)
         cmocka_unit_test(test_sphere_stack),
         cmocka_unit_test(test_box_stack),
         cmocka_unit_test(test_pendulum),
+        cmocka_unit_test(test_damped_motor),
         cmocka_unit_test(test_contact_torque_with_rolling_couple),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_independent_and_deterministic),

@@ -236,6 +236,9 @@ typedef struct dvi_joint_def {
     double motor_speed;       ///< rad/s or m/s, target of B relative to A
     double motor_ramp_time;   ///< s; the target rises linearly from 0 over this time (0 = at once)
     double motor_torque;      ///< N·m, for a torque motor
+    double motor_damping;     ///< speed motors: N·m·s/rad (N·s/m linear); 0 (default) holds the target
+                              ///< exactly; > 0 gives a DC motor's linear law, torque (force) =
+                              ///< damping·(target − speed), implicit in the step. Other motors: 0
     uint32_t internal_cookie;
 } dvi_joint_def;
 
