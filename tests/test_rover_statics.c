@@ -446,6 +446,14 @@ static void test_errors(void** state)
     assert_non_null(strstr(msg, "upright_FL: dvi_body_create:"));
     dvi_world_destroy(w);
     unlink(path);
+    /* an option out of range */
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    rover_options opt = rover_default_options();
+    opt.wheel_speed = 0.8;
+    opt.wheel_damping = -5.0;
+    assert_int_equal(rover_build(w, ROVER_JSON, "Scarecrow", &opt, &r, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "wheel_damping"));
+    dvi_world_destroy(w);
 
     double loads[ROVER_WHEELS];
     assert_int_equal(rover_reference_loads(ROVER_JSON, "Opportunity", loads, msg, sizeof msg), DVI_ERR_INVALID_ARG);
