@@ -856,8 +856,9 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     w->stats.rows = nrows;
     double max_violation = 0.0;
     if (!RESERVE(w, blocks, nrows + 1) || !RESERVE(w, r, nrows + 1) || !RESERVE(w, gamma, nrows + 1) ||
-        !RESERVE(w, compliance, nrows + 1) || !RESERVE(w, colptr, nrows + 1) || !RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
-        !RESERVE(w, values, 12 * (size_t)nrows + 1) || !RESERVE(d, jb, 6 * (size_t)nrows + 6))
+        !RESERVE(w, compliance, nrows + 1) || !RESERVE(w, colptr, nrows + 1) ||
+        !RESERVE(w, rowind, 12 * (size_t)nrows + 1) || !RESERVE(w, values, 12 * (size_t)nrows + 1) ||
+        !RESERVE(d, jb, 6 * (size_t)nrows + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     if (nrows > 0) {
