@@ -1,0 +1,502 @@
+/* wheel_testbed — see wheel_testbed.h. */
+#include "wheel_testbed.h"
+
+#include "rover_model.h"
+
+#include <dvi/scene.h>
+
+#include <cjson/cJSON.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GRAVITY 9.81
+#define BIN_START (-0.45)   /* m, the bin's back end (the wheel starts above x = 0) */
+#define BLOCKS 10           /* blocks of the window for the standard errors */
+
+static void set_msg(char* msg, size_t size, const char* fmt, ...)
+{
+    if (!msg || size == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, size, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the wheel of the reference ------------------------------------------------ */
+
+static const cJSON* member(const cJSON* o, const char* key)
+{
+    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
+}
+
+static bool positive_number(const cJSON* v, double* out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || !(v->valuedouble > 0.0)) return false;
+    *out = v->valuedouble;
+    return true;
+}
+
+dvi_status wheel_params_read(const char* json_path, wheel_params* out, char* msg, size_t msg_size)
+{
+    FILE* f = fopen(json_path, "rb");
+    if (!f) {
+        set_msg(msg, msg_size, "%s: cannot open", json_path);
+        return DVI_ERR_IO;
+    }
+    char* text = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 > cap) {
+            cap = cap ? 2 * cap : 65536;
+            char* t = realloc(text, cap);
+            if (!t) {
+                free(text);
+                fclose(f);
+                set_msg(msg, msg_size, "%s: out of memory", json_path);
+                return DVI_ERR_NOMEM;
+            }
+            text = t;
+        }
+        size_t got = fread(text + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    cJSON* root = cJSON_ParseWithLength(text, len);
+    free(text);
+    if (!root) {
+        set_msg(msg, msg_size, "%s: malformed JSON", json_path);
+        return DVI_ERR_PARSE;
+    }
+    dvi_status st = DVI_OK;
+    const cJSON* wheels = member(root, "wheels");
+    const cJSON* part = member(member(root, "parts"), "wheel_RF");
+    const cJSON* inertia = member(part, "inertia_about_com");
+    if (!positive_number(member(wheels, "radius"), &out->radius)) {
+        set_msg(msg, msg_size, "%s: wheels.radius: missing or not > 0", json_path);
+        st = DVI_ERR_PARSE;
+    } else if (!positive_number(member(wheels, "width"), &out->width)) {
+        set_msg(msg, msg_size, "%s: wheels.width: missing or not > 0", json_path);
+        st = DVI_ERR_PARSE;
+    } else if (!positive_number(member(part, "mass"), &out->mass)) {
+        set_msg(msg, msg_size, "%s: parts.wheel_RF.mass: missing or not > 0", json_path);
+        st = DVI_ERR_PARSE;
+    } else if (!cJSON_IsArray(inertia) || cJSON_GetArraySize(inertia) != 3) {
+        set_msg(msg, msg_size, "%s: parts.wheel_RF.inertia_about_com: expected a 3 × 3 array", json_path);
+        st = DVI_ERR_PARSE;
+    } else {
+        for (int i = 0; i < 3 && st == DVI_OK; i++) {
+            const cJSON* row = cJSON_GetArrayItem(inertia, i);
+            if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != 3 ||
+                !positive_number(cJSON_GetArrayItem(row, i), &out->inertia[i])) {
+                set_msg(msg, msg_size, "%s: parts.wheel_RF.inertia_about_com[%d][%d]: missing or not > 0", json_path,
+                        i, i);
+                st = DVI_ERR_PARSE;
+            }
+        }
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
+/* ---- configuration and scene --------------------------------------------------- */
+
+testbed_config testbed_default_config(void)
+{
+    testbed_config c;
+    memset(&c, 0, sizeof c);
+    c.wheel.radius = 0.25;
+    c.wheel.width = 0.4;
+    c.wheel.mass = 1.7812830345854127;
+    c.wheel.inertia[0] = c.wheel.inertia[2] = 0.07923769199375999;
+    c.wheel.inertia[1] = 0.11097450306524229;
+    c.load = 480.03;
+    c.wheel_speed = 0.8;
+    c.ramp = 0.5;
+    c.slip = -0.1;
+    c.friction = 0.4;
+    c.grousers = 24;
+    c.grouser_height = 0.02;
+    c.grain_radius = 0.03;
+    c.length = 1.4;
+    c.width = 0.7;
+    c.depth = 0.16061258287318259;
+    c.dt = 0.001;
+    c.duration = 3.0;
+    c.window_start = 1.5;
+    c.sample_every = 20;
+    return c;
+}
+
+/* Shortest decimal that reads back as the same double. */
+static void num(FILE* f, double x)
+{
+    char b[40];
+    for (int p = 15; p <= 17; p++) {
+        snprintf(b, sizeof b, "%.*g", p, x);
+        if (strtod(b, NULL) == x) break;
+    }
+    if (strcmp(b, "-0") == 0) strcpy(b, "0");
+    fputs(b, f);
+}
+
+static void vec(FILE* f, const double* v, int n)
+{
+    fputc('[', f);
+    for (int k = 0; k < n; k++) {
+        if (k) fputs(", ", f);
+        num(f, v[k]);
+    }
+    fputc(']', f);
+}
+
+static void box_body(FILE* f, const char* name, double cx, double cy, double cz, double hx, double hy, double hz)
+{
+    const double c[3] = {cx, cy, cz}, h[3] = {hx, hy, hz};
+    fprintf(f, ",\n    {\"name\": \"%s\", \"type\": \"fixed\", \"position\": ", name);
+    vec(f, c, 3);
+    fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
+    vec(f, h, 3);
+    fputs(", \"material\": \"ground\"}]}", f);
+}
+
+/* Height of the wheel centre at the start: the rim (or grouser 0's tip, which
+ * points down) on z = 0. */
+static double start_height(const testbed_config* c)
+{
+    return c->wheel.radius + (c->grousers > 0 ? c->grouser_height : 0.0);
+}
+
+/* Forward travel of the carriage by time t: the ramp costs half its length. */
+static double travel(const testbed_config* c, double t)
+{
+    const double v = (1.0 + c->slip) * c->wheel_speed * c->wheel.radius;
+    return t < c->ramp ? 0.5 * v * t * t / c->ramp : v * (t - 0.5 * c->ramp);
+}
+
+static int check_config(const testbed_config* c, char* msg, size_t size)
+{
+#define REQUIRE(cond, ...)                                                                                          \
+    do {                                                                                                            \
+        if (!(cond)) {                                                                                              \
+            set_msg(msg, size, __VA_ARGS__);                                                                        \
+            return -1;                                                                                              \
+        }                                                                                                           \
+    } while (0)
+    REQUIRE(isfinite(c->wheel.radius) && c->wheel.radius > 0.0, "wheel.radius: must be > 0");
+    REQUIRE(isfinite(c->wheel.width) && c->wheel.width > 0.0, "wheel.width: must be > 0");
+    REQUIRE(isfinite(c->wheel.mass) && c->wheel.mass > 0.0, "wheel.mass: must be > 0");
+    for (int k = 0; k < 3; k++)
+        REQUIRE(isfinite(c->wheel.inertia[k]) && c->wheel.inertia[k] > 0.0, "wheel.inertia[%d]: must be > 0", k);
+    REQUIRE(isfinite(c->load) && c->load > c->wheel.mass * GRAVITY * 1.01,
+            "load: must exceed the wheel's own weight %.4g N by 1 %% (got %g)", c->wheel.mass * GRAVITY, c->load);
+    REQUIRE(isfinite(c->wheel_speed) && c->wheel_speed > 0.0, "wheel_speed: must be > 0 (got %g)", c->wheel_speed);
+    REQUIRE(isfinite(c->ramp) && c->ramp >= 0.0, "ramp: must be >= 0 (got %g)", c->ramp);
+    REQUIRE(isfinite(c->slip) && c->slip > -1.0 && c->slip <= 1.0, "slip: must be in (-1, 1] (got %g)", c->slip);
+    REQUIRE(isfinite(c->friction) && c->friction >= 0.0, "friction: must be >= 0 (got %g)", c->friction);
+    REQUIRE(c->grousers >= 0 && c->grousers <= 360, "grousers: must be in [0, 360] (got %d)", c->grousers);
+    REQUIRE(c->grousers == 0 || (isfinite(c->grouser_height) && c->grouser_height > 0.0),
+            "grouser_height: must be > 0 (got %g)", c->grouser_height);
+    REQUIRE(isfinite(c->grain_radius) && c->grain_radius >= 0.0, "grain_radius: must be >= 0 (got %g)",
+            c->grain_radius);
+    REQUIRE(isfinite(c->dt) && c->dt > 0.0, "dt: must be > 0 (got %g)", c->dt);
+    REQUIRE(isfinite(c->duration) && c->duration > c->dt, "duration: must exceed dt (got %g)", c->duration);
+    REQUIRE(isfinite(c->window_start) && c->window_start >= 0.0 && c->window_start + BLOCKS * c->dt <= c->duration,
+            "window_start: must leave at least %d steps before the duration %g (got %g)", BLOCKS, c->duration,
+            c->window_start);
+    REQUIRE(c->threads >= 0, "threads: must be >= 0 (got %d)", c->threads);
+    REQUIRE(c->sample_every >= 1, "sample_every: must be >= 1 (got %d)", c->sample_every);
+    if (c->grain_radius > 0.0) {
+        const double s = 2.0 * c->grain_radius + 0.001;
+        REQUIRE(isfinite(c->width) && c->width > c->wheel.width + 2.0 * s,
+                "width: must exceed the wheel's width plus two grains (got %g)", c->width);
+        REQUIRE(isfinite(c->depth) && c->depth >= s, "depth: must hold one layer of grains, %g m (got %g)", s,
+                c->depth);
+        REQUIRE(isfinite(c->length) && c->length > 0.0, "length: must be > 0 (got %g)", c->length);
+        /* the wheel must stay inside the bin: its front (rim or grouser tip)
+         * at the end, with a grain's width of room */
+        const double front = travel(c, c->duration) + start_height(c);
+        const double room = c->length + BIN_START - s;
+        REQUIRE(front <= room, "slip: the wheel would reach the bin's end wall (its front at %.3g m, room to %.3g m)",
+                front, room);
+    }
+    return 0;
+#undef REQUIRE
+}
+
+int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_size)
+{
+    if (check_config(c, msg, msg_size)) return -1;
+    const bool grains = c->grain_radius > 0.0;
+    const double r = c->wheel.radius, zc = start_height(c);
+    const double omega = c->wheel_speed, v = (1.0 + c->slip) * omega * r;
+    const double slider_mass = c->load / GRAVITY - c->wheel.mass;
+    const double bottom = grains ? -c->depth : 0.0; /* the ground box's top */
+    const double x0 = grains ? BIN_START : -1.0;
+    const double x1 = grains ? BIN_START + c->length : travel(c, c->duration) + 1.0;
+    const double hw = grains ? 0.5 * c->width : 0.5 * c->wheel.width + 0.5;
+
+    fputs("{\n  \"name\": \"wheel_testbed\",\n", f);
+    fprintf(f, "  \"description\": \"One rover wheel (%d grousers) on a carriage: rail speed (1 + s) ω r with s = ",
+            c->grousers);
+    num(f, c->slip);
+    fputs(", wheel speed ω = ", f);
+    num(f, omega);
+    fputs(" rad/s, load ", f);
+    num(f, c->load);
+    fprintf(f, " N, on %s. Written by examples/wheel_testbed.c.\",\n", grains ? "a bin of grains" : "rigid ground");
+    fputs("  \"units\": \"SI\",\n  \"gravity\": [0, 0, -9.81],\n  \"materials\": {", f);
+    const char* mats[] = {"ground", "grain", "wheel"};
+    for (int k = 0; k < 3; k++) {
+        fprintf(f, "%s\"%s\": {\"friction\": ", k ? ", " : "", mats[k]);
+        num(f, c->friction);
+        fputs(", \"restitution\": 0}", f);
+    }
+    fputs("},\n  \"bodies\": [\n", f);
+    /* the ground box (its top at `bottom`), then the bin's walls */
+    fputs("    {\"name\": \"ground\", \"type\": \"fixed\", \"position\": ", f);
+    const double gc[3] = {0.5 * (x0 + x1), 0.0, bottom - 0.05}, gh[3] = {0.5 * (x1 - x0) + 0.1, hw + 0.1, 0.05};
+    vec(f, gc, 3);
+    fputs(", \"shapes\": [{\"type\": \"box\", \"half_extents\": ", f);
+    vec(f, gh, 3);
+    fputs(", \"material\": \"ground\"}]}", f);
+    if (grains) {
+        const double top = zc + r, hz = 0.5 * (top - bottom), cz = 0.5 * (top + bottom);
+        box_body(f, "wall_back", x0 - 0.05, 0.0, cz, 0.05, hw + 0.1, hz);
+        box_body(f, "wall_front", x1 + 0.05, 0.0, cz, 0.05, hw + 0.1, hz);
+        box_body(f, "wall_right", 0.5 * (x0 + x1), -hw - 0.05, cz, 0.5 * (x1 - x0), 0.05, hz);
+        box_body(f, "wall_left", 0.5 * (x0 + x1), hw + 0.05, cz, 0.5 * (x1 - x0), 0.05, hz);
+    }
+    /* carriage and slider: no shapes; the slider carries the ballast */
+    const double p[3] = {0.0, 0.0, zc};
+    fputs(",\n    {\"name\": \"carriage\", \"mass\": 10, \"inertia\": [1, 1, 1], \"position\": ", f);
+    vec(f, p, 3);
+    fputs("},\n    {\"name\": \"slider\", \"mass\": ", f);
+    num(f, slider_mass);
+    fputs(", \"inertia\": [1, 1, 1], \"position\": ", f);
+    vec(f, p, 3);
+    fputs("},\n    {\"name\": \"wheel\", \"mass\": ", f);
+    num(f, c->wheel.mass);
+    fputs(", \"inertia\": ", f);
+    vec(f, c->wheel.inertia, 3);
+    fputs(", \"position\": ", f);
+    vec(f, p, 3);
+    fputs(",\n     \"shapes\": [{\"type\": \"cylinder\", \"radius\": ", f);
+    num(f, r);
+    fputs(", \"half_length\": ", f);
+    num(f, 0.5 * c->wheel.width);
+    fputs(", \"orientation\": [0.7071067811865475, -0.7071067811865475, 0, 0], \"material\": \"wheel\"}", f);
+    const double axle[3] = {0.0, 1.0, 0.0};
+    for (int k = 0; k < c->grousers; k++) {
+        double gp[3], gq[4];
+        rover_grouser_pose(axle, k, c->grousers, r, gp, gq);
+        const double half[3] = {0.005, 0.5 * c->wheel.width, c->grouser_height};
+        fputs(",\n       {\"type\": \"box\", \"half_extents\": ", f);
+        vec(f, half, 3);
+        fputs(", \"position\": ", f);
+        vec(f, gp, 3);
+        fputs(", \"orientation\": ", f);
+        vec(f, gq, 4);
+        fputs(", \"material\": \"wheel\"}", f);
+    }
+    fputs("]}\n  ],\n", f);
+    if (grains) {
+        const double lo[3] = {x0, -hw, -c->depth}, hi[3] = {x1, hw, 0.0};
+        fputs("  \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"region\": {\"min\": ", f);
+        vec(f, lo, 3);
+        fputs(", \"max\": ", f);
+        vec(f, hi, 3);
+        fputs("},\n    \"radius\": ", f);
+        num(f, c->grain_radius);
+        fputs(", \"gap\": 0.001, \"packing\": \"hexagonal\", \"jitter\": 0.00025, \"seed\": 1, \"density\": 2000, "
+              "\"material\": \"grain\"}],\n",
+              f);
+    }
+    fputs("  \"joints\": [\n    {\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"carriage\", "
+          "\"anchor\": ",
+          f);
+    vec(f, p, 3);
+    fputs(", \"axis\": [1, 0, 0],\n     \"motor\": {\"type\": \"linear_speed\", \"speed\": ", f);
+    num(f, v);
+    fputs(", \"ramp_time\": ", f);
+    num(f, c->ramp);
+    fputs("}},\n    {\"name\": \"guide\", \"type\": \"prismatic\", \"body_a\": \"carriage\", \"body_b\": \"slider\", "
+          "\"anchor\": ",
+          f);
+    vec(f, p, 3);
+    fputs(", \"axis\": [0, 0, 1]},\n    {\"name\": \"drive\", \"type\": \"revolute\", \"body_a\": \"slider\", "
+          "\"body_b\": \"wheel\", \"anchor\": ",
+          f);
+    vec(f, p, 3);
+    fputs(", \"axis\": [0, 1, 0],\n     \"motor\": {\"type\": \"speed\", \"speed\": ", f);
+    num(f, omega);
+    fputs(", \"ramp_time\": ", f);
+    num(f, c->ramp);
+    fputs("}}\n  ],\n  \"formulation\": ", f);
+    fputs("{\"method\": \"dvi\", \"dt\": ", f);
+    num(f, c->dt);
+    if (grains)
+        fputs(", \"solver\": \"apgd\", \"tolerance\": 0.0001, \"max_iterations\": 100, \"collision_envelope\": 0.005, "
+              "\"contact_recovery_speed\": 0.1, \"joint_recovery_speed\": 0.05},\n",
+              f);
+    else
+        fputs(", \"solver\": \"lemke\", \"collision_envelope\": 0.005, \"joint_recovery_speed\": 0.05},\n", f);
+    fputs("  \"duration\": ", f);
+    num(f, c->duration);
+    fputs("\n}\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+/* ---- the run ----------------------------------------------------------------------- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Mean and standard error of the mean from BLOCKS equal blocks of x[0..n). */
+static void block_stats(const double* x, long n, double* mean, double* se)
+{
+    double bm[BLOCKS], all = 0.0;
+    for (int b = 0; b < BLOCKS; b++) {
+        const long lo = n * b / BLOCKS, hi = n * (b + 1) / BLOCKS;
+        double s = 0.0;
+        for (long i = lo; i < hi; i++) s += x[i];
+        bm[b] = hi > lo ? s / (double)(hi - lo) : 0.0;
+    }
+    for (long i = 0; i < n; i++) all += x[i];
+    *mean = n > 0 ? all / (double)n : 0.0;
+    double ss = 0.0, mb = 0.0;
+    for (int b = 0; b < BLOCKS; b++) mb += bm[b] / BLOCKS;
+    for (int b = 0; b < BLOCKS; b++) ss += (bm[b] - mb) * (bm[b] - mb);
+    *se = sqrt(ss / (BLOCKS - 1) / BLOCKS);
+}
+
+dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* user, testbed_result* out,
+                       char* msg, size_t msg_size)
+{
+    memset(out, 0, sizeof *out);
+    char* text = NULL;
+    size_t text_len = 0;
+    FILE* f = tmpfile();
+    if (!f) {
+        set_msg(msg, msg_size, "cannot open a temporary file for the scene");
+        return DVI_ERR_IO;
+    }
+    if (testbed_write_scene(c, f, msg, msg_size)) {
+        fclose(f);
+        return DVI_ERR_INVALID_ARG;
+    }
+    long end = ftell(f);
+    if (end > 0 && (text = malloc((size_t)end)) != NULL) {
+        rewind(f);
+        text_len = fread(text, 1, (size_t)end, f);
+    }
+    fclose(f);
+    if (!text || text_len != (size_t)end) {
+        free(text);
+        set_msg(msg, msg_size, "cannot read the scene back");
+        return DVI_ERR_IO;
+    }
+
+    dvi_scene* scene = NULL;
+    dvi_scene_errors errs = {0};
+    dvi_status st = dvi_scene_parse(text, text_len, NULL, &scene, &errs);
+    free(text);
+    if (st != DVI_OK) {
+        set_msg(msg, msg_size, "scene: %s", errs.text ? errs.text : "invalid");
+        dvi_scene_errors_free(&errs);
+        return st;
+    }
+    dvi_scene_errors_free(&errs);
+    if (c->threads > 0) {
+        dvi_scene_overrides ov = {0};
+        ov.threads = c->threads;
+        if ((st = dvi_scene_apply_overrides(scene, &ov, NULL)) != DVI_OK) {
+            dvi_scene_destroy(scene);
+            set_msg(msg, msg_size, "threads: refused");
+            return st;
+        }
+    }
+    dvi_model* model = NULL;
+    st = dvi_model_create(scene, &model, msg, msg_size);
+    if (st == DVI_OK && dvi_scene_generator_count(scene) > 0) {
+        dvi_generator_info gi;
+        if (dvi_scene_get_generator(scene, 0, &gi) == DVI_OK) out->grains = gi.count;
+    }
+    dvi_scene_destroy(scene);
+    if (st != DVI_OK) return st;
+
+    dvi_world* w = dvi_model_world(model);
+    dvi_body_id wheel;
+    dvi_joint_id drive;
+    dvi_model_find_body(model, "wheel", &wheel);
+    dvi_model_find_joint(model, "drive", &drive);
+
+    const long steps = (long)llround(c->duration / c->dt);
+    const long first = (long)llround(c->window_start / c->dt); /* window: steps first+1 … steps */
+    const long n = steps - first;
+    double* buf = malloc(sizeof(double) * 4 * (size_t)n);
+    if (!buf) {
+        dvi_model_destroy(model);
+        set_msg(msg, msg_size, "out of memory");
+        return DVI_ERR_NOMEM;
+    }
+    double *fx = buf, *fz = buf + n, *tq = buf + 2 * n, *sk = buf + 3 * n;
+    const double z_top = start_height(c);
+    double acc[4] = {0, 0, 0, 0}, slip_sum = 0.0, iter_sum = 0.0;
+    int acc_n = 0;
+    const double t0 = now_seconds();
+    for (long k = 1; k <= steps; k++) {
+        st = dvi_model_step(model);
+        if (st != DVI_OK && st != DVI_NOT_CONVERGED) {
+            set_msg(msg, msg_size, "step %ld (t = %g s): %s", k, (double)k * c->dt, dvi_world_last_error(w));
+            break;
+        }
+        double force[3], torque[3], jf[3], jt[3], pos[3];
+        dvi_body_get_contact_force(w, wheel, force, torque);
+        dvi_joint_get_reaction(w, drive, jf, jt);
+        dvi_body_get_position(w, wheel, pos);
+        const double sink = z_top - pos[2];
+        acc[0] += force[0], acc[1] += force[2], acc[2] += jt[1], acc[3] += sink;
+        if (++acc_n == c->sample_every) {
+            if (sample)
+                sample(user, (double)k * c->dt, acc[0] / acc_n, acc[1] / acc_n, acc[2] / acc_n, acc[3] / acc_n);
+            acc[0] = acc[1] = acc[2] = acc[3] = 0.0;
+            acc_n = 0;
+        }
+        if (k > first) {
+            const long i = k - first - 1;
+            fx[i] = force[0], fz[i] = force[2], tq[i] = jt[1], sk[i] = sink;
+            double vel[3], om[3];
+            dvi_body_get_velocity(w, wheel, vel);
+            dvi_body_get_angular_velocity(w, wheel, om);
+            slip_sum += vel[0] / (om[1] * c->wheel.radius) - 1.0;
+            dvi_step_stats ss = dvi_world_get_stats(w);
+            iter_sum += ss.iterations;
+            if (ss.solver_status != DVI_SOLVE_CONVERGED) out->unconverged_steps++;
+        }
+        if (k == steps) out->sinkage_end = sink;
+    }
+    const double wall = now_seconds() - t0;
+    if (st == DVI_OK || st == DVI_NOT_CONVERGED) {
+        block_stats(fx, n, &out->drawbar_pull, &out->drawbar_pull_se);
+        block_stats(fz, n, &out->vertical, &out->vertical_se);
+        block_stats(tq, n, &out->torque, &out->torque_se);
+        double sink_se;
+        block_stats(sk, n, &out->sinkage, &sink_se);
+        out->slip_measured = slip_sum / (double)n;
+        out->mean_iterations = iter_sum / (double)n;
+        out->ms_per_step = 1e3 * wall / (double)steps;
+        st = DVI_OK;
+    }
+    free(buf);
+    dvi_model_destroy(model);
+    return st;
+}

@@ -1,0 +1,107 @@
+/* wheel_testbed — one rover wheel on a carriage, driven at an imposed slip
+ * over a granular bin (or rigid ground): the traction–slip curve of the
+ * rover's wheel on the rover's grains.
+ *
+ * The rig (a scene, written as JSON text and loaded through scene.h):
+ *   - a carriage on a rail along +x (prismatic joint to the world) whose
+ *     linear-speed motor holds v = (1 + s) ω r;
+ *   - a slider on the carriage, free along z (prismatic joint, no motor): it
+ *     carries the ballast, so the wheel presses on the ground with the
+ *     weight `load` whatever its sinkage;
+ *   - the wheel on the slider (revolute about y) whose speed motor holds ω.
+ *   Both motors ramp up over the same time, so the slip ratio
+ *   s = v/(ωr) − 1 is imposed from the start. The rail and the wheel's
+ *   motor do not let the wheel find its own speed: the ground's forward
+ *   force on the wheel (the drawbar pull) is what the slip costs or gives.
+ *   - The ground: rigid (a box, top at z = 0), or a bin of the rover scenes'
+ *     grains: a granular_bed generator (hexagonal packing, gap 0.001 m,
+ *     jitter 0.00025 m, density 2000 kg/m³) filling a region of the given
+ *     length, width and depth below z = 0, a ground box under it and four
+ *     walls round it.
+ *   - The wheel: the reference rover's (radius, width, mass and inertia
+ *     from the reference JSON), optionally with grousers as on the rover
+ *     (rover_grouser_pose); friction μ on every shape, as in the rover's
+ *     granular scenes; DVI with APGD at 1 ms (tolerance 1e-4, at most 100
+ *     iterations, envelope 0.005 m, recovery speeds 0.1 and 0.05 m/s: the
+ *     rover's granular settings); Lemke's method on rigid ground.
+ *
+ * Measured over the window [window_start, duration], per step: the contact
+ * force on the wheel (forward component: the drawbar pull; vertical: the
+ * load it carries), the motor torque on the wheel about its axle, and the
+ * wheel centre's height. Means and standard errors come from ten equal
+ * blocks of the window (the per-step forces on grains are spiky and
+ * correlated over a few steps). Sinkage is measured from the bed's nominal
+ * top z = 0 to the lowest point of the rim (or of a grouser's tip).
+ *
+ * Public API only (dvi/scene.h, dvi/world.h) and rover_model.h for the
+ * grousers' poses. */
+#ifndef WHEEL_TESTBED_H
+#define WHEEL_TESTBED_H
+
+#include <dvi/world.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct wheel_params {
+    double radius, width;      ///< m
+    double mass;               ///< kg
+    double inertia[3];         ///< kg m², about the centre of mass (x, y = axle, z)
+} wheel_params;
+
+/// Reads wheels.radius, wheels.width and parts.wheel_RF (mass, inertia_about_com
+/// diagonal) from the reference rover JSON. DVI_ERR_IO / DVI_ERR_PARSE with a
+/// message naming the field.
+dvi_status wheel_params_read(const char* json_path, wheel_params* out, char* msg, size_t msg_size);
+
+typedef struct testbed_config {
+    wheel_params wheel;
+    double load;               ///< N, the wheel's weight on the ground (wheel + slider + ballast); default 480.03
+                               ///< (the Scarecrow's front-right static load)
+    double wheel_speed;        ///< rad/s; default 0.8 (the rover's granular runs)
+    double ramp;               ///< s, both motors' ramp; default 0.5
+    double slip;               ///< imposed s = v/(ωr) − 1; default −0.1
+    double friction;           ///< μ of the wheel, grains and ground; default 0.4
+    int grousers;              ///< default 24
+    double grouser_height;     ///< m; default 0.02
+    double grain_radius;       ///< m; 0: rigid ground; default 0.03
+    double length, width, depth; ///< m, the bin; defaults 1.4, 0.7, 0.1606 (the rover strips' three layers of
+                               ///< 0.03 m grains); the bin spans x from −0.45 to length − 0.45
+    double dt;                 ///< s; default 0.001
+    double duration;           ///< s; default 3
+    double window_start;       ///< s; default 1.5
+    int threads;               ///< 0: the library's default
+    int sample_every;          ///< steps per row of the time series (callback); default 20
+} testbed_config;
+
+testbed_config testbed_default_config(void);
+
+/// Writes the rig's scene as JSON (a complete file) to f. Returns 0, or −1
+/// with a message when the configuration is invalid (names the field:
+/// "slip: the wheel would leave the bin (travel 1.2 m, room 0.6 m)").
+int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_size);
+
+typedef struct testbed_result {
+    long long grains;
+    double drawbar_pull, drawbar_pull_se;   ///< N, forward force of the ground on the wheel
+    double vertical, vertical_se;           ///< N, its upward force
+    double torque, torque_se;               ///< N m, motor torque on the wheel about the axle
+    double sinkage;                         ///< m, mean over the window
+    double sinkage_end;                     ///< m, at the end
+    double slip_measured;                   ///< v/(ωr) − 1 from the wheel's own velocities, window mean
+    double mean_iterations;                 ///< solver iterations per step, window mean
+    double ms_per_step;                     ///< wall time
+    int unconverged_steps;                  ///< steps whose solver did not reach its tolerance (window)
+} testbed_result;
+
+/// A time-series row every sample_every steps: time, and the means since the
+/// previous row of the drawbar pull, vertical force, torque, and the sinkage.
+typedef void (*testbed_sample_fn)(void* user, double t, double fx, double fz, double torque, double sinkage);
+
+/// Builds the rig and runs it. Returns DVI_OK and fills out, or an error with
+/// a message (a scene problem, a failed step).
+dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* user, testbed_result* out,
+                       char* msg, size_t msg_size);
+
+#endif

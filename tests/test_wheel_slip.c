@@ -1,0 +1,166 @@
+/* The single-wheel rig of examples/wheel_testbed.c: on rigid ground a
+ * slipping wheel's drawbar pull is Coulomb's ±μW exactly, its motor torque
+ * DP·r, its load W; on a small bin of the rover's grains a wheel that spins
+ * faster than it advances pulls and one that is dragged brakes; bad
+ * configurations and reference files are refused with the field named. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "../examples/wheel_testbed.h"
+#include "test_util.h"
+
+#include <string.h>
+
+#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
+
+static testbed_config rig(void)
+{
+    testbed_config c = testbed_default_config();
+    char msg[256];
+    if (wheel_params_read(ROVER_JSON, &c.wheel, msg, sizeof msg) != DVI_OK) fail_msg("%s", msg);
+    return c;
+}
+
+/* Rigid ground, plain wheel: while it slips, the friction is saturated, so
+ * the ground's forward force is +μW when the wheel spins faster than it
+ * advances (s < 0) and −μW when it is dragged (s > 0), whatever |s|. */
+static void test_rigid_coulomb(void** state)
+{
+    (void)state;
+    testbed_config c = rig();
+    c.grain_radius = 0.0;
+    c.grousers = 0;
+    c.duration = 1.0;
+    c.window_start = 0.6;
+    const double slips[] = {-0.5, -0.05, 0.3};
+    const double sign[] = {1.0, 1.0, -1.0};
+    for (int k = 0; k < 3; k++) {
+        c.slip = slips[k];
+        testbed_result r;
+        char msg[256];
+        assert_int_equal(testbed_run(&c, NULL, NULL, &r, msg, sizeof msg), DVI_OK);
+        print_message("rigid, s = %+.2f: DP %.4f N, Fz %.4f N, torque %.4f N m, slip %.9f\n", slips[k],
+                      r.drawbar_pull, r.vertical, r.torque, r.slip_measured);
+        assert_near(r.drawbar_pull, sign[k] * 0.4 * 480.03, 0.5);
+        assert_near(r.vertical, 480.03, 0.5);
+        assert_near(r.torque, r.drawbar_pull * 0.25, 0.2);
+        assert_near(r.slip_measured, slips[k], 1e-6);
+        assert_near(r.sinkage, 0.0, 1e-3);
+        assert_int_equal(r.unconverged_steps, 0);
+        assert_int_equal(r.grains, 0);
+    }
+}
+
+/* A small bin of 0.03 m grains (shorter and narrower than the sweep's).
+ * Measured: see the messages; the bounds are a fifth of the load in each
+ * direction, about twice the run-to-run scatter of a 0.3 s window. */
+static void test_grains_pull_and_brake(void** state)
+{
+    (void)state;
+    testbed_config c = rig();
+    c.length = 1.0;
+    c.width = 0.6;
+    c.duration = 0.8;
+    c.window_start = 0.5;
+    testbed_result spin, drag;
+    char msg[256];
+    c.slip = -0.6;
+    assert_int_equal(testbed_run(&c, NULL, NULL, &spin, msg, sizeof msg), DVI_OK);
+    c.slip = 0.3;
+    assert_int_equal(testbed_run(&c, NULL, NULL, &drag, msg, sizeof msg), DVI_OK);
+    print_message("grains (%lld): s = -0.6: DP %.1f +- %.1f N, Fz %.1f N, sinkage %.4f m; s = +0.3: DP %.1f +- %.1f N, "
+                  "Fz %.1f N, sinkage %.4f m\n",
+                  spin.grains, spin.drawbar_pull, spin.drawbar_pull_se, spin.vertical, spin.sinkage, drag.drawbar_pull,
+                  drag.drawbar_pull_se, drag.vertical, drag.sinkage);
+    assert_true(spin.grains > 300 && spin.grains < 1000);
+    assert_true(spin.drawbar_pull > 0.2 * c.load);
+    assert_true(drag.drawbar_pull < -0.2 * c.load);
+    /* the slider carries the load: the grains hold the wheel up */
+    assert_near(spin.vertical, c.load, 0.05 * c.load);
+    assert_near(drag.vertical, c.load, 0.05 * c.load);
+    /* the grousers (0.02 m) dig in; the rim stays above the first layer's centres */
+    assert_true(spin.sinkage > 0.005 && spin.sinkage < 0.06);
+    assert_true(drag.sinkage > 0.005 && drag.sinkage < 0.06);
+}
+
+static void expect_refused(const testbed_config* c, const char* field)
+{
+    char msg[256] = "";
+    FILE* f = tmpfile();
+    assert_non_null(f);
+    assert_int_equal(testbed_write_scene(c, f, msg, sizeof msg), -1);
+    fclose(f);
+    testbed_result r;
+    assert_int_equal(testbed_run(c, NULL, NULL, &r, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    print_message("refused: %s\n", msg);
+    if (strncmp(msg, field, strlen(field)) != 0) fail_msg("expected a message naming %s, got \"%s\"", field, msg);
+}
+
+static void test_bad_config(void** state)
+{
+    (void)state;
+    testbed_config c = rig();
+    c.slip = -1.0;
+    expect_refused(&c, "slip:");
+    c = rig();
+    c.slip = NAN;
+    expect_refused(&c, "slip:");
+    c = rig();
+    c.load = 10.0; /* less than the wheel's own weight */
+    expect_refused(&c, "load:");
+    c = rig();
+    c.duration = 6.0; /* the wheel would reach the end wall */
+    expect_refused(&c, "slip: the wheel would reach");
+    c = rig();
+    c.width = 0.45;
+    expect_refused(&c, "width:");
+    c = rig();
+    c.window_start = c.duration;
+    expect_refused(&c, "window_start:");
+    c = rig();
+    c.wheel.inertia[1] = 0.0;
+    expect_refused(&c, "wheel.inertia[1]:");
+}
+
+static void test_bad_reference(void** state)
+{
+    (void)state;
+    wheel_params w;
+    char msg[256];
+    assert_int_equal(wheel_params_read("/nonexistent/rover.json", &w, msg, sizeof msg), DVI_ERR_IO);
+    const char* bad[][2] = {
+        {"{\"wheels\": ", "malformed JSON"},
+        {"{\"wheels\": {\"radius\": -0.25, \"width\": 0.4}}", "wheels.radius"},
+        {"{\"wheels\": {\"radius\": 0.25, \"width\": 0.4}, \"parts\": {}}", "parts.wheel_RF.mass"},
+        {"{\"wheels\": {\"radius\": 0.25, \"width\": 0.4}, \"parts\": {\"wheel_RF\": {\"mass\": 1.8, "
+         "\"inertia_about_com\": [[1, 0, 0], [0, \"x\", 0], [0, 0, 1]]}}}",
+         "parts.wheel_RF.inertia_about_com[1][1]"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "test_wheel_slip_bad%zu.json", k);
+        FILE* f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bad[k][0], f);
+        fclose(f);
+        assert_int_equal(wheel_params_read(path, &w, msg, sizeof msg), DVI_ERR_PARSE);
+        print_message("%s\n", msg);
+        if (!strstr(msg, bad[k][1])) fail_msg("expected \"%s\" in \"%s\"", bad[k][1], msg);
+        remove(path);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rigid_coulomb),
+        cmocka_unit_test(test_bad_config),
+        cmocka_unit_test(test_bad_reference),
+        cmocka_unit_test(test_grains_pull_and_brake),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
