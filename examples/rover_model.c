@@ -783,3 +783,24 @@ bool rover_obstacle_travel(const rover* r, int i, const double centre[3], double
     if (leave) *leave = centre[0] + dx - c[0];
     return true;
 }
+
+void rover_write_number(FILE* f, double x)
+{
+    char b[40];
+    for (int p = 15; p <= 17; p++) {
+        snprintf(b, sizeof b, "%.*g", p, x);
+        if (strtod(b, NULL) == x) break;
+    }
+    if (strcmp(b, "-0") == 0) strcpy(b, "0");
+    fputs(b, f);
+}
+
+void rover_write_vector(FILE* f, const double* v, int n)
+{
+    fputc('[', f);
+    for (int k = 0; k < n; k++) {
+        if (k) fputs(", ", f);
+        rover_write_number(f, v[k]);
+    }
+    fputc(']', f);
+}

@@ -41,6 +41,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -189,6 +190,14 @@ dvi_status rover_wheel_slip(const dvi_world* w, const rover* r, int i, double* v
 /// sphere. Returns false when the wheel's path misses the sphere.
 bool rover_obstacle_travel(const rover* r, int i, const double centre[3], double radius, double* reach,
                            double* leave);
+
+/* ---- writing scene files ------------------------------------------------------- */
+
+/// Writes x as the shortest decimal that reads back as the same double
+/// ("-0" as "0"): scene generators' numbers round-trip exactly.
+void rover_write_number(FILE* f, double x);
+/// Writes v[0..n) as a JSON array of such numbers.
+void rover_write_vector(FILE* f, const double* v, int n);
 
 #ifdef __cplusplus
 }

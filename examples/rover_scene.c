@@ -126,27 +126,6 @@ static const spec SPECS[] = {
     {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 20.4, 24},
 };
 
-/* Shortest decimal that reads back as the same double. */
-static void num(FILE* f, double x)
-{
-    char b[40];
-    for (int p = 15; p <= 17; p++) {
-        snprintf(b, sizeof b, "%.*g", p, x);
-        if (strtod(b, NULL) == x) break;
-    }
-    if (strcmp(b, "-0") == 0) strcpy(b, "0");
-    fputs(b, f);
-}
-
-static void vec(FILE* f, const double* v, int n)
-{
-    fputc('[', f);
-    for (int k = 0; k < n; k++) {
-        if (k) fputs(", ", f);
-        num(f, v[k]);
-    }
-    fputc(']', f);
-}
 
 static const cJSON* need(const cJSON* o, const char* key, const char* where)
 {
@@ -203,9 +182,9 @@ static void quat_z_to(const double a[3], double q[4])
 static void box_body(FILE* f, const char* name, const double c[3], const double h[3], const char* material)
 {
     fprintf(f, ",\n    {\"name\": \"%s\", \"type\": \"fixed\", \"position\": ", name);
-    vec(f, c, 3);
+    rover_write_vector(f, c, 3);
     fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
-    vec(f, h, 3);
+    rover_write_vector(f, h, 3);
     fprintf(f, ", \"material\": \"%s\"}]}", material);
 }
 
@@ -268,11 +247,11 @@ static int write_rover_bodies(FILE* f, const cJSON* root, const rover_data* d, i
     const cJSON* parts = need(root, "parts", "");
     double pos[3] = {d->ccom[0], d->ccom[1], d->ccom[2] + d->lift};
     fprintf(f, ",\n    {\"name\": \"chassis\", \"mass\": ");
-    num(f, d->cmass);
+    rover_write_number(f, d->cmass);
     fprintf(f, ", \"inertia\": ");
-    vec(f, d->cdiag, 3);
+    rover_write_vector(f, d->cdiag, 3);
     fprintf(f, ", \"position\": ");
-    vec(f, pos, 3);
+    rover_write_vector(f, pos, 3);
     fprintf(f, "}");
     for (int i = 0; i < 17; i++) {
         const cJSON* p = need(parts, PARTS[i], "parts");
@@ -289,14 +268,14 @@ static int write_rover_bodies(FILE* f, const cJSON* root, const rover_data* d, i
             if (read_vec(row, J + 3 * r, 3, "inertia_about_com")) return -1;
         double x[3] = {com[0], com[1], com[2] + d->lift};
         fprintf(f, ",\n    {\"name\": \"%s\", \"mass\": ", PARTS[i]);
-        num(f, mass);
+        rover_write_number(f, mass);
         fprintf(f, ",\n     \"inertia\": [");
         for (int k = 0; k < 3; k++) {
             if (k) fputs(", ", f);
-            vec(f, J + 3 * k, 3);
+            rover_write_vector(f, J + 3 * k, 3);
         }
         fprintf(f, "],\n     \"position\": ");
-        vec(f, x, 3);
+        rover_write_vector(f, x, 3);
         if (strncmp(PARTS[i], "wheel_", 6) == 0) {
             double o[3], a[3], q[4], off[3];
             if (read_vec(need(p, "frame_origin", PARTS[i]), o, 3, "frame_origin") ||
@@ -309,13 +288,13 @@ static int write_rover_bodies(FILE* f, const cJSON* root, const rover_data* d, i
             }
             quat_z_to(a, q);
             fprintf(f, ",\n     \"shapes\": [{\"type\": \"cylinder\", \"radius\": ");
-            num(f, d->radius);
+            rover_write_number(f, d->radius);
             fprintf(f, ", \"half_length\": ");
-            num(f, 0.5 * d->width);
+            rover_write_number(f, 0.5 * d->width);
             fprintf(f, ", \"position\": ");
-            vec(f, off, 3);
+            rover_write_vector(f, off, 3);
             fprintf(f, ", \"orientation\": ");
-            vec(f, q, 4);
+            rover_write_vector(f, q, 4);
             fprintf(f, ", \"material\": \"wheel\"}");
             rover_options ro = rover_default_options();
             for (int g = 0; g < grousers; g++) {
@@ -323,11 +302,11 @@ static int write_rover_bodies(FILE* f, const cJSON* root, const rover_data* d, i
                 rover_grouser_pose(a, g, grousers, d->radius, gp, gq);
                 for (int k = 0; k < 3; k++) gp[k] += off[k];
                 fprintf(f, ",\n       {\"type\": \"box\", \"half_extents\": ");
-                vec(f, he, 3);
+                rover_write_vector(f, he, 3);
                 fprintf(f, ", \"position\": ");
-                vec(f, gp, 3);
+                rover_write_vector(f, gp, 3);
                 fprintf(f, ", \"orientation\": ");
-                vec(f, gq, 4);
+                rover_write_vector(f, gq, 4);
                 fprintf(f, ", \"material\": \"wheel\"}");
             }
             fprintf(f, "]");
@@ -375,16 +354,16 @@ static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double 
         double anchor[3] = {p[0], p[1], p[2] + d->lift};
         fprintf(f, "%s    {\"name\": \"%s\", \"type\": \"%s\", \"body_a\": \"%s\", \"body_b\": \"%s\", \"anchor\": ",
                 j ? ",\n" : "", jn->valuestring, kind, a, b);
-        vec(f, anchor, 3);
+        rover_write_vector(f, anchor, 3);
         if (strcmp(kind, "revolute") == 0) {
             fprintf(f, ", \"axis\": ");
-            vec(f, ax, 3);
+            rover_write_vector(f, ax, 3);
         }
         if (drive && speed != 0.0) {
             fprintf(f, ",\n     \"motor\": {\"type\": \"speed\", \"speed\": ");
-            num(f, speed);
+            rover_write_number(f, speed);
             fprintf(f, ", \"ramp_time\": ");
-            num(f, THESIS_RAMP);
+            rover_write_number(f, THESIS_RAMP);
             fprintf(f, "}");
         }
         fprintf(f, "}");
@@ -510,17 +489,17 @@ static const char* bed_name(scene_kind kind) { return kind == GRANULAR ? "bed" :
 static void bed_generator(FILE* f, const char* name, const double lo[3], const double hi[3], bool hex, int seed)
 {
     fprintf(f, "    {\"type\": \"granular_bed\", \"name\": \"%s\", \"region\": {\"min\": ", name);
-    vec(f, lo, 3);
+    rover_write_vector(f, lo, 3);
     fprintf(f, ", \"max\": ");
-    vec(f, hi, 3);
+    rover_write_vector(f, hi, 3);
     fprintf(f, "},\n     \"radius\": ");
-    num(f, GRAIN_RADIUS);
+    rover_write_number(f, GRAIN_RADIUS);
     fprintf(f, ", \"gap\": ");
-    num(f, GRAIN_GAP);
+    rover_write_number(f, GRAIN_GAP);
     /* jitter: at most gap/2 (cubic), gap/(2√3) (hexagonal) */
     fprintf(f, ", %s\"seed\": %d, \"density\": ",
             hex ? "\"packing\": \"hexagonal\", \"jitter\": 0.00025, " : "\"jitter\": 0.0004, ", seed);
-    num(f, GRAIN_DENSITY);
+    rover_write_number(f, GRAIN_DENSITY);
     fprintf(f, ", \"material\": \"grain\"");
 }
 
@@ -631,24 +610,24 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     const bool dem = sp->kind == RIGID_DEM || sp->kind == STRIP_HEX_DEM;
     const char* smc = sp->kind == RIGID || dem ? ", \"young_modulus\": 2e7, \"poisson_ratio\": 0.3" : "";
     fprintf(f, "  \"materials\": {\n    \"ground\": {\"friction\": ");
-    num(f, d.friction);
+    rover_write_number(f, d.friction);
     fprintf(f, "%s},\n", smc);
     if (sp->kind != STATICS) {
         fprintf(f, "    \"obstacle\": {\"friction\": ");
-        num(f, d.friction);
+        rover_write_number(f, d.friction);
         fprintf(f, "%s},\n", smc);
     }
     if (bed) {
         fprintf(f, "    \"grain\": {\"friction\": ");
-        num(f, GRAIN_FRICTION);
+        rover_write_number(f, GRAIN_FRICTION);
         fprintf(f, "%s, \"comment\": \"the thesis's restitution 0.9 acts only above the bounce threshold (0.5 m/s), "
                    "which no impact in the bed reaches; 0 here\"},\n",
                 smc);
     }
     fprintf(f, "    \"wheel\": {\"friction\": ");
-    num(f, d.friction);
+    rover_write_number(f, d.friction);
     fprintf(f, ", \"restitution\": ");
-    num(f, d.restitution);
+    rover_write_number(f, d.restitution);
     if (bed)
         fprintf(f, "%s}\n  },\n", smc);
     else
@@ -682,9 +661,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         double floor_h[3] = {0.5 * (bed_hi[0] - bed_lo[0]) + 0.1,
                              tracks ? -bed_lo[1] + 0.1 : 0.5 * (bed_hi[1] - bed_lo[1]) + 0.1, 0.05};
         fprintf(f, "    {\"name\": \"ground\", \"type\": \"fixed\", \"position\": ");
-        vec(f, floor_c, 3);
+        rover_write_vector(f, floor_c, 3);
         fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
-        vec(f, floor_h, 3);
+        rover_write_vector(f, floor_h, 3);
         fprintf(f, ", \"material\": \"ground\"}]}");
         /* four walls, 0.1 m thick, 0.3 m above the bed */
         const double t = 0.05, top = 0.3, hz = 0.5 * (top - bed_lo[2]), cz = 0.5 * (top + bed_lo[2]);
@@ -710,11 +689,11 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     }
     if (sp->kind != STATICS) {
         fprintf(f, ",\n    {\"name\": \"obstacle\", \"type\": \"fixed\", \"position\": [");
-        num(f, OBSTACLE_X);
+        rover_write_number(f, OBSTACLE_X);
         fprintf(f, ", ");
-        num(f, OBSTACLE_Y);
+        rover_write_number(f, OBSTACLE_Y);
         fprintf(f, ", 0], \"shapes\": [{\"type\": \"sphere\", \"radius\": ");
-        num(f, OBSTACLE_RADIUS);
+        rover_write_number(f, OBSTACLE_RADIUS);
         fprintf(f, ", \"material\": \"obstacle\"}]}");
     }
     if (write_rover_bodies(f, root, &d, sp->kind == STATICS ? 0 : grousers)) {
@@ -733,11 +712,11 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         bed_generator(f, bed_name(sp->kind), bed_lo, bed_hi, hex, 1);
         fprintf(f, ",%s\n     \"exclude\": [{\"centre\": [",
                 sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
-        num(f, OBSTACLE_X);
+        rover_write_number(f, OBSTACLE_X);
         fprintf(f, ", ");
-        num(f, OBSTACLE_Y);
+        rover_write_number(f, OBSTACLE_Y);
         fprintf(f, ", 0], \"radius\": ");
-        num(f, OBSTACLE_RADIUS);
+        rover_write_number(f, OBSTACLE_RADIUS);
         fprintf(f, ", \"comment\": \"the obstacle\"}]}");
         if (tracks) { /* the mirror image of the strip under the left-hand wheels */
             double lo[3] = {bed_lo[0], -bed_hi[1], bed_lo[2]}, hi[3] = {bed_hi[0], -bed_lo[1], bed_hi[2]};
@@ -756,9 +735,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case STATICS:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.002,\n    \"solver\": \"lemke\",\n"
                    "    \"collision_envelope\": ");
-        num(f, d.envelope);
+        rover_write_number(f, d.envelope);
         fprintf(f, "\n  },\n  \"duration\": ");
-        num(f, sp->duration);
+        rover_write_number(f, sp->duration);
         fprintf(f, ".0,\n");
         fprintf(f, "  \"probes\": [\n");
         fprintf(f, "    {\"name\": \"wheel_loads\", \"what\": \"contact_force\", \"component\": \"up\", \"every\": 5,\n"
@@ -774,19 +753,19 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case STRIP_HEX_DEM:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dem\",\n    \"dt\": 1e-4,\n    \"solver\": \"lemke\",\n"
                    "    \"collision_envelope\": ");
-        num(f, sp->kind == RIGID_DEM ? d.envelope : GRANULAR_ENVELOPE);
+        rover_write_number(f, sp->kind == RIGID_DEM ? d.envelope : GRANULAR_ENVELOPE);
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
-        num(f, duration);
+        rover_write_number(f, duration);
         fprintf(f, ",\n");
         obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM ? grains : NULL);
         break;
     case RIGID:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"
                    "    \"collision_envelope\": ");
-        num(f, d.envelope);
+        rover_write_number(f, d.envelope);
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\", \"comment\": \"read with --method dem (dt 1e-4)\"}");
         fprintf(f, "\n  },\n  \"duration\": ");
-        num(f, duration);
+        rover_write_number(f, duration);
         fprintf(f, ",\n");
         obstacle_probes(f, 20, NULL);
         break;
@@ -799,10 +778,10 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
          * within 3e-4 m (docs/rover.md) */
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"apgd\",\n"
                    "    \"tolerance\": 1e-4,\n    \"max_iterations\": 100,\n    \"collision_envelope\": ");
-        num(f, GRANULAR_ENVELOPE);
+        rover_write_number(f, GRANULAR_ENVELOPE);
         fprintf(f, ",\n    \"contact_recovery_speed\": 0.1,\n    \"joint_recovery_speed\": 0.05\n  },\n");
         fprintf(f, "  \"duration\": ");
-        num(f, duration);
+        rover_write_number(f, duration);
         fprintf(f, ",\n");
         obstacle_probes(f, 20, grains);
         break;

@@ -132,35 +132,14 @@ testbed_config testbed_default_config(void)
     return c;
 }
 
-/* Shortest decimal that reads back as the same double. */
-static void num(FILE* f, double x)
-{
-    char b[40];
-    for (int p = 15; p <= 17; p++) {
-        snprintf(b, sizeof b, "%.*g", p, x);
-        if (strtod(b, NULL) == x) break;
-    }
-    if (strcmp(b, "-0") == 0) strcpy(b, "0");
-    fputs(b, f);
-}
-
-static void vec(FILE* f, const double* v, int n)
-{
-    fputc('[', f);
-    for (int k = 0; k < n; k++) {
-        if (k) fputs(", ", f);
-        num(f, v[k]);
-    }
-    fputc(']', f);
-}
 
 static void box_body(FILE* f, const char* name, double cx, double cy, double cz, double hx, double hy, double hz)
 {
     const double c[3] = {cx, cy, cz}, h[3] = {hx, hy, hz};
     fprintf(f, ",\n    {\"name\": \"%s\", \"type\": \"fixed\", \"position\": ", name);
-    vec(f, c, 3);
+    rover_write_vector(f, c, 3);
     fprintf(f, ", \"shapes\": [{\"type\": \"box\", \"half_extents\": ");
-    vec(f, h, 3);
+    rover_write_vector(f, h, 3);
     fputs(", \"material\": \"ground\"}]}", f);
 }
 
@@ -243,26 +222,26 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     fputs("{\n  \"name\": \"wheel_testbed\",\n", f);
     fprintf(f, "  \"description\": \"One rover wheel (%d grousers) on a carriage: rail speed (1 + s) ω r with s = ",
             c->grousers);
-    num(f, c->slip);
+    rover_write_number(f, c->slip);
     fputs(", wheel speed ω = ", f);
-    num(f, omega);
+    rover_write_number(f, omega);
     fputs(" rad/s, load ", f);
-    num(f, c->load);
+    rover_write_number(f, c->load);
     fprintf(f, " N, on %s. Written by examples/wheel_testbed.c.\",\n", grains ? "a bin of grains" : "rigid ground");
     fputs("  \"units\": \"SI\",\n  \"gravity\": [0, 0, -9.81],\n  \"materials\": {", f);
     const char* mats[] = {"ground", "grain", "wheel"};
     for (int k = 0; k < 3; k++) {
         fprintf(f, "%s\"%s\": {\"friction\": ", k ? ", " : "", mats[k]);
-        num(f, c->friction);
+        rover_write_number(f, c->friction);
         fputs(", \"restitution\": 0}", f);
     }
     fputs("},\n  \"bodies\": [\n", f);
     /* the ground box (its top at `bottom`), then the bin's walls */
     fputs("    {\"name\": \"ground\", \"type\": \"fixed\", \"position\": ", f);
     const double gc[3] = {0.5 * (x0 + x1), 0.0, bottom - 0.05}, gh[3] = {0.5 * (x1 - x0) + 0.1, hw + 0.1, 0.05};
-    vec(f, gc, 3);
+    rover_write_vector(f, gc, 3);
     fputs(", \"shapes\": [{\"type\": \"box\", \"half_extents\": ", f);
-    vec(f, gh, 3);
+    rover_write_vector(f, gh, 3);
     fputs(", \"material\": \"ground\"}]}", f);
     if (grains) {
         const double top = zc + r, hz = 0.5 * (top - bottom), cz = 0.5 * (top + bottom);
@@ -274,21 +253,21 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     /* carriage and slider: no shapes; the slider carries the ballast */
     const double p[3] = {0.0, 0.0, zc};
     fputs(",\n    {\"name\": \"carriage\", \"mass\": 10, \"inertia\": [1, 1, 1], \"position\": ", f);
-    vec(f, p, 3);
+    rover_write_vector(f, p, 3);
     fputs("},\n    {\"name\": \"slider\", \"mass\": ", f);
-    num(f, slider_mass);
+    rover_write_number(f, slider_mass);
     fputs(", \"inertia\": [1, 1, 1], \"position\": ", f);
-    vec(f, p, 3);
+    rover_write_vector(f, p, 3);
     fputs("},\n    {\"name\": \"wheel\", \"mass\": ", f);
-    num(f, c->wheel.mass);
+    rover_write_number(f, c->wheel.mass);
     fputs(", \"inertia\": ", f);
-    vec(f, c->wheel.inertia, 3);
+    rover_write_vector(f, c->wheel.inertia, 3);
     fputs(", \"position\": ", f);
-    vec(f, p, 3);
+    rover_write_vector(f, p, 3);
     fputs(",\n     \"shapes\": [{\"type\": \"cylinder\", \"radius\": ", f);
-    num(f, r);
+    rover_write_number(f, r);
     fputs(", \"half_length\": ", f);
-    num(f, 0.5 * c->wheel.width);
+    rover_write_number(f, 0.5 * c->wheel.width);
     fputs(", \"orientation\": [0.7071067811865475, -0.7071067811865475, 0, 0], \"material\": \"wheel\"}", f);
     const double axle[3] = {0.0, 1.0, 0.0};
     for (int k = 0; k < c->grousers; k++) {
@@ -296,22 +275,22 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
         rover_grouser_pose(axle, k, c->grousers, r, gp, gq);
         const double half[3] = {0.005, 0.5 * c->wheel.width, c->grouser_height};
         fputs(",\n       {\"type\": \"box\", \"half_extents\": ", f);
-        vec(f, half, 3);
+        rover_write_vector(f, half, 3);
         fputs(", \"position\": ", f);
-        vec(f, gp, 3);
+        rover_write_vector(f, gp, 3);
         fputs(", \"orientation\": ", f);
-        vec(f, gq, 4);
+        rover_write_vector(f, gq, 4);
         fputs(", \"material\": \"wheel\"}", f);
     }
     fputs("]}\n  ],\n", f);
     if (grains) {
         const double lo[3] = {x0, -hw, -c->depth}, hi[3] = {x1, hw, 0.0};
         fputs("  \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"region\": {\"min\": ", f);
-        vec(f, lo, 3);
+        rover_write_vector(f, lo, 3);
         fputs(", \"max\": ", f);
-        vec(f, hi, 3);
+        rover_write_vector(f, hi, 3);
         fputs("},\n    \"radius\": ", f);
-        num(f, c->grain_radius);
+        rover_write_number(f, c->grain_radius);
         fputs(", \"gap\": 0.001, \"packing\": \"hexagonal\", \"jitter\": 0.00025, \"seed\": 1, \"density\": 2000, "
               "\"material\": \"grain\"}],\n",
               f);
@@ -319,26 +298,26 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     fputs("  \"joints\": [\n    {\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"carriage\", "
           "\"anchor\": ",
           f);
-    vec(f, p, 3);
+    rover_write_vector(f, p, 3);
     fputs(", \"axis\": [1, 0, 0],\n     \"motor\": {\"type\": \"linear_speed\", \"speed\": ", f);
-    num(f, v);
+    rover_write_number(f, v);
     fputs(", \"ramp_time\": ", f);
-    num(f, c->ramp);
+    rover_write_number(f, c->ramp);
     fputs("}},\n    {\"name\": \"guide\", \"type\": \"prismatic\", \"body_a\": \"carriage\", \"body_b\": \"slider\", "
           "\"anchor\": ",
           f);
-    vec(f, p, 3);
+    rover_write_vector(f, p, 3);
     fputs(", \"axis\": [0, 0, 1]},\n    {\"name\": \"drive\", \"type\": \"revolute\", \"body_a\": \"slider\", "
           "\"body_b\": \"wheel\", \"anchor\": ",
           f);
-    vec(f, p, 3);
+    rover_write_vector(f, p, 3);
     fputs(", \"axis\": [0, 1, 0],\n     \"motor\": {\"type\": \"speed\", \"speed\": ", f);
-    num(f, omega);
+    rover_write_number(f, omega);
     fputs(", \"ramp_time\": ", f);
-    num(f, c->ramp);
+    rover_write_number(f, c->ramp);
     fputs("}}\n  ],\n  \"formulation\": ", f);
     fputs("{\"method\": \"dvi\", \"dt\": ", f);
-    num(f, c->dt);
+    rover_write_number(f, c->dt);
     if (grains)
         fputs(", \"solver\": \"apgd\", \"tolerance\": 0.0001, \"max_iterations\": 100, \"collision_envelope\": 0.005, "
               "\"contact_recovery_speed\": 0.1, \"joint_recovery_speed\": 0.05},\n",
@@ -346,7 +325,7 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     else
         fputs(", \"solver\": \"lemke\", \"collision_envelope\": 0.005, \"joint_recovery_speed\": 0.05},\n", f);
     fputs("  \"duration\": ", f);
-    num(f, c->duration);
+    rover_write_number(f, c->duration);
     fputs("\n}\n", f);
     return ferror(f) ? -1 : 0;
 }
