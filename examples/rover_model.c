@@ -100,6 +100,14 @@ static cJSON* load_json(const char* path, err* e)
     return root;
 }
 
+cJSON* rover_load_json(const char* path, dvi_status* status, char* msg, size_t msg_size)
+{
+    err e = {msg, msg_size, DVI_OK};
+    cJSON* root = load_json(path, &e);
+    if (status) *status = root ? DVI_OK : e.status;
+    return root;
+}
+
 /* ---- typed field access; every failure names the JSON path ------------------- */
 
 static const cJSON* get_field(const cJSON* obj, const char* path, const char* key, err* e)

@@ -191,6 +191,16 @@ dvi_status rover_wheel_slip(const dvi_world* w, const rover* r, int i, double* v
 bool rover_obstacle_travel(const rover* r, int i, const double centre[3], double radius, double* reach,
                            double* leave);
 
+/* ---- reading and writing JSON files --------------------------------------------- */
+
+struct cJSON;
+/// Reads and parses a JSON file whose top level is an object (the reference,
+/// or any other input of the examples). NULL on failure, with the message in
+/// msg (may be NULL) and the status in *status (may be NULL): DVI_ERR_IO
+/// (cannot open or read), DVI_ERR_NOMEM, DVI_ERR_PARSE ("PATH:LINE:COL:
+/// malformed JSON", or the top level is not an object). Free with cJSON_Delete.
+struct cJSON* rover_load_json(const char* path, dvi_status* status, char* msg, size_t msg_size);
+
 /* ---- writing scene files ------------------------------------------------------- */
 
 /// Writes x as the shortest decimal that reads back as the same double

@@ -42,37 +42,10 @@ static bool positive_number(const cJSON* v, double* out)
 
 dvi_status wheel_params_read(const char* json_path, wheel_params* out, char* msg, size_t msg_size)
 {
-    FILE* f = fopen(json_path, "rb");
-    if (!f) {
-        set_msg(msg, msg_size, "%s: cannot open", json_path);
-        return DVI_ERR_IO;
-    }
-    char* text = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 4096 > cap) {
-            cap = cap ? 2 * cap : 65536;
-            char* t = realloc(text, cap);
-            if (!t) {
-                free(text);
-                fclose(f);
-                set_msg(msg, msg_size, "%s: out of memory", json_path);
-                return DVI_ERR_NOMEM;
-            }
-            text = t;
-        }
-        size_t got = fread(text + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-    }
-    fclose(f);
-    cJSON* root = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!root) {
-        set_msg(msg, msg_size, "%s: malformed JSON", json_path);
-        return DVI_ERR_PARSE;
-    }
-    dvi_status st = DVI_OK;
+    dvi_status st;
+    cJSON* root = rover_load_json(json_path, &st, msg, msg_size);
+    if (!root) return st;
+    st = DVI_OK;
     const cJSON* wheels = member(root, "wheels");
     const cJSON* part = member(member(root, "parts"), "wheel_RF");
     const cJSON* inertia = member(part, "inertia_about_com");
@@ -315,8 +288,7 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     rover_write_number(f, omega);
     fputs(", \"ramp_time\": ", f);
     rover_write_number(f, c->ramp);
-    fputs("}}\n  ],\n  \"formulation\": ", f);
-    fputs("{\"method\": \"dvi\", \"dt\": ", f);
+    fputs("}}\n  ],\n  \"formulation\": {\"method\": \"dvi\", \"dt\": ", f);
     rover_write_number(f, c->dt);
     if (grains)
         fputs(", \"solver\": \"apgd\", \"tolerance\": 0.0001, \"max_iterations\": 100, \"collision_envelope\": 0.005, "
