@@ -26,27 +26,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Grows *p to hold n elements of size elem (contents kept). */
-static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
-{
-    if (n <= *cap && *p) return true;
-    size_t c = *cap > 0 ? *cap : 64;
-    while (c < n) c *= 2;
-    void* q = realloc(*p, c * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-#define RESERVE(o, field, n) reserve((void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
-
 /* ---- settings -------------------------------------------------------------------- */
 
 dvi_dem_settings dvi_default_dem_settings(void)
@@ -158,7 +137,6 @@ void dvi_dem_destroy(dvi_dem* d)
     free(d->work);
     free(d->acc);
     free(d->next);
-    free(d->jb);
     free(d->recs);
     free(d->nmat);
     free(d->lmat);
@@ -417,31 +395,6 @@ static double dot6(const double* a, const double* b)
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
 
-/* Appends one D column (as step.c): J_A on body a, J_B on body b, dynamic only. */
-static void add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
-{
-    int32_t da = a >= 0 ? w->dyn[a] : -1, db = b >= 0 ? w->dyn[b] : -1;
-    const double* first = ja;
-    const double* second = jb;
-    int32_t d1 = da, d2 = db;
-    if (d1 > d2) {
-        first = jb;
-        second = ja;
-        d1 = db;
-        d2 = da;
-    }
-    if (d1 >= 0)
-        for (int k = 0; k < 6; k++) {
-            w->rowind[*nz] = 6 * d1 + k;
-            w->values[(*nz)++] = first[k];
-        }
-    if (d2 >= 0 && d2 != d1)
-        for (int k = 0; k < 6; k++) {
-            w->rowind[*nz] = 6 * d2 + k;
-            w->values[(*nz)++] = second[k];
-        }
-}
-
 /* Adds force F at lever ρ and couple M to the accumulator of body b (sign s). */
 static void accumulate(double* acc, int32_t b, double s, const double* F, const double* rho, const double* M)
 {
@@ -491,9 +444,9 @@ static double body_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, doubl
 static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, double* rel)
 {
     const int32_t nnz = w->colptr[n];
-    if (!RESERVE(d, nmat, (size_t)n * (size_t)n + 1) || !RESERVE(d, lmat, (size_t)n * (size_t)n + 1) ||
-        !RESERVE(d, minvd, (size_t)nnz + 1) || !RESERVE(d, bptr, (size_t)ndyn + 2) ||
-        !RESERVE(d, bcol, (size_t)nnz / 6 + 1) || !RESERVE(d, bent, (size_t)nnz / 6 + 1))
+    if (!DVI_RESERVE(d, nmat, (size_t)n * (size_t)n + 1) || !DVI_RESERVE(d, lmat, (size_t)n * (size_t)n + 1) ||
+        !DVI_RESERVE(d, minvd, (size_t)nnz + 1) || !DVI_RESERVE(d, bptr, (size_t)ndyn + 2) ||
+        !DVI_RESERVE(d, bcol, (size_t)nnz / 6 + 1) || !DVI_RESERVE(d, bent, (size_t)nnz / 6 + 1))
         return false;
     /* y = M⁻¹ D, and the columns of each body (column order) */
     memset(d->bptr, 0, ((size_t)ndyn + 2) * sizeof *d->bptr);
@@ -570,50 +523,29 @@ static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, doub
 
 static dvi_status step(dvi_world* w, dvi_dem* d, double h)
 {
-    double t0 = now();
+    double t0 = dvi_step_clock();
     dvi_status st = prepare(w, d);
     if (st != DVI_OK) return dvi_world_error(w, st, "step: out of memory");
     const dvi_dem_settings* set = &w->def.dem;
     const bool hertz = set->normal_model == DVI_DEM_HERTZ;
-    const int32_t nb = w->body_count, ns = w->shape_count;
+    const int32_t nb = w->body_count;
     memset(&w->stats, 0, sizeof w->stats);
 
     /* ---- geoms and collision (as the DVI step) ---- */
-    if (!RESERVE(w, geoms, ns + 1) || !RESERVE(w, dyn, nb + 1) || !RESERVE(w, vfree, 6 * (size_t)nb + 6) ||
-        !RESERVE(d, acc, 6 * (size_t)nb + 6) || !RESERVE(d, next, 13 * (size_t)nb + 13))
+    if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    for (int32_t i = 0; i < ns; i++) {
-        const dvi_shape* s = &w->shapes[i];
-        const dvi_body* b = &w->bodies[s->body];
-        dvi_geom* g = &w->geoms[i];
-        memset(g, 0, sizeof *g);
-        double R[9], off[3];
-        q_to_m3(R, b->q);
-        m3_mulv(off, R, s->lpos);
-        v3_add(g->pos, b->x, off);
-        m3_mul(g->rot, R, s->lrot);
-        g->type = s->type;
-        g->owner = s->body;
-        g->is_static = b->type != DVI_BODY_DYNAMIC;
-        g->radius = s->radius;
-        g->half_length = s->half_length;
-        v3_copy(g->half, s->half);
-        g->hfield = s->hfield;
-        g->mesh = s->mesh;
-        dvi_geom_update(g);
-    }
     const dvi_contact_point* pts = NULL;
     int32_t npts = 0;
-    st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, &pts, &npts);
-    if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
-    double t1 = now();
+    st = dvi_step_collide(w, &pts, &npts);
+    if (st != DVI_OK) return st;
+    double t1 = dvi_step_clock();
 
     /* ---- penalty forces ---- */
     size_t nterrain_max = 0;
     for (int32_t k = 0; k < d->sampled_count; k++)
         nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
     size_t nwork_max = (size_t)npts + nterrain_max + 1;
-    if (!RESERVE(d, work, nwork_max) || !RESERVE(d, recs, nwork_max) || !RESERVE(w, contacts, nwork_max))
+    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(w, contacts, nwork_max))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
     int32_t nwork = 0, ncon = 0, new_entries = 0;
@@ -795,96 +727,28 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         }
     }
 
-    /* ---- free velocities (symplectic Euler: forces at the start of the step) ---- */
+    /* ---- free velocities (symplectic Euler: forces at the start of the step), torque motors ---- */
     int32_t ndyn = 0;
-    for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
-    if (!RESERVE(w, inv_mass, 36 * (size_t)ndyn + 36) || !RESERVE(w, dv, 6 * (size_t)ndyn + 6))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
-        double* vf = w->vfree + 6 * (size_t)i;
-        if (b->type == DVI_BODY_FIXED) {
-            memset(vf, 0, 6 * sizeof(double));
-            continue;
-        }
-        v3_copy(vf, b->v);
-        v3_copy(vf + 3, b->w);
-        if (b->type != DVI_BODY_DYNAMIC) continue;
-        const double* a = d->acc + 6 * (size_t)i;
-        double R[9], Iw[9], Iinv[9], Lw[3], gyro[3], tq[3], dw[3];
-        q_to_m3(R, b->q);
-        m3_rotate_tensor(Iw, R, b->inertia);
-        m3_rotate_tensor(Iinv, R, b->inv_inertia);
-        for (int k = 0; k < 3; k++)
-            vf[k] += h * (b->inv_mass * (b->force[k] + a[k]) + b->gravity_scale * w->def.gravity[k]);
-        m3_mulv(Lw, Iw, b->w);
-        v3_cross(gyro, b->w, Lw);
-        v3_add(tq, b->torque, a + 3);
-        v3_sub(tq, tq, gyro);
-        m3_mulv(dw, Iinv, tq);
-        v3_axpy(vf + 3, h, dw);
-        double* Mi = w->inv_mass + 36 * (size_t)w->dyn[i];
-        memset(Mi, 0, 36 * sizeof(double));
-        for (int k = 0; k < 3; k++) Mi[7 * k] = b->inv_mass;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) Mi[6 * (3 + r) + 3 + c] = Iinv[3 * r + c];
-    }
-    for (int32_t k = 0; k < w->joint_count; k++) { /* torque motors: ±τ a (as the DVI step) */
-        const dvi_joint* j = &w->joints[k];
-        if (j->motor != DVI_MOTOR_ROTATION_TORQUE) continue;
-        double RA[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, ax[3], dw[3];
-        if (j->a >= 0) q_to_m3(RA, w->bodies[j->a].q);
-        m3_mulv(ax, RA, j->axa);
-        for (int side = 0; side < 2; side++) {
-            int32_t bi = side ? j->b : j->a;
-            if (bi < 0 || w->dyn[bi] < 0) continue;
-            const double* Mi = w->inv_mass + 36 * (size_t)w->dyn[bi];
-            double tq[3];
-            v3_scale(tq, side ? j->torque : -j->torque, ax);
-            for (int r = 0; r < 3; r++)
-                dw[r] = Mi[6 * (3 + r) + 3] * tq[0] + Mi[6 * (3 + r) + 4] * tq[1] + Mi[6 * (3 + r) + 5] * tq[2];
-            v3_axpy(w->vfree + 6 * (size_t)bi + 3, h, dw);
-        }
-    }
-    double t2 = now();
+    st = dvi_step_free_velocities(w, h, d->acc, &ndyn);
+    if (st != DVI_OK) return st;
+    double t2 = dvi_step_clock();
 
     /* ---- joints: a bilateral-only CCP on v_free (exact joints in DEM mode) ---- */
-    int32_t nrows = 0;
-    for (int32_t k = 0; k < w->joint_count; k++) nrows += dvi_joint_row_count(&w->joints[k]);
+    const int32_t nrows = dvi_step_joint_row_total(w);
     w->stats.bodies = nb;
     w->stats.joint_rows = nrows;
     w->stats.rows = nrows;
     double max_violation = 0.0;
-    if (!RESERVE(w, blocks, nrows + 1) || !RESERVE(w, r, nrows + 1) || !RESERVE(w, gamma, nrows + 1) ||
-        !RESERVE(w, compliance, nrows + 1) || !RESERVE(w, colptr, nrows + 1) ||
-        !RESERVE(w, rowind, 12 * (size_t)nrows + 1) || !RESERVE(w, values, 12 * (size_t)nrows + 1) ||
-        !RESERVE(d, jb, 6 * (size_t)nrows + 6))
+    if (!DVI_RESERVE(w, blocks, nrows + 1) || !DVI_RESERVE(w, r, nrows + 1) || !DVI_RESERVE(w, gamma, nrows + 1) ||
+        !DVI_RESERVE(w, compliance, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) ||
+        !DVI_RESERVE(w, rowind, 12 * (size_t)nrows + 1) || !DVI_RESERVE(w, values, 12 * (size_t)nrows + 1) ||
+        !DVI_RESERVE(w, joint_jb, 6 * (size_t)nrows + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     if (nrows > 0) {
-        dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
-        int32_t row = 0, nz = 0;
+        int32_t nz = 0;
         bool any_compliance = false;
-        for (int32_t k = 0; k < w->joint_count; k++) {
-            const dvi_joint* j = &w->joints[k];
-            int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
-                                         w->def.joint_recovery_speed, jrows);
-            for (int q = 0; q < n; q++) {
-                const dvi_joint_row* jr = &jrows[q];
-                w->colptr[row] = nz;
-                add_column(w, &nz, jr->ja, j->a, jr->jb, j->b);
-                double rv = jr->bias + dot6(jr->jb, w->vfree + 6 * (size_t)j->b);
-                if (j->a >= 0) rv += dot6(jr->ja, w->vfree + 6 * (size_t)j->a);
-                w->r[row] = rv;
-                w->compliance[row] = jr->compliance;
-                if (jr->compliance > 0.0) any_compliance = true;
-                w->gamma[row] = j->gamma[q];
-                memcpy(d->jb + 6 * (size_t)row, jr->jb, 6 * sizeof(double));
-                if (fabs(jr->violation) > max_violation) max_violation = fabs(jr->violation);
-                w->blocks[row] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0.0, 0.0, 0.0};
-                row++;
-            }
-        }
+        int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
         w->colptr[row] = nz;
         double rel = INFINITY;
         if (nrows <= DEM_DENSE_ROWS && !joint_direct(w, d, nrows, ndyn, &rel))
@@ -915,7 +779,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
             for (int32_t k = w->colptr[jr]; k < w->colptr[jr + 1]; k++)
                 w->dv[w->rowind[k]] += w->values[k] * w->gamma[jr];
     }
-    double t3 = now();
+    double t3 = dvi_step_clock();
 
     /* ---- new velocities and poses (not yet written), guard ---- */
     double kinetic = 0.0;
@@ -1001,31 +865,9 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     dvi_dem_history_sweep(&d->history, stamp);
     if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
     w->contact_count = ncon;
-    int32_t row = 0;
-    for (int32_t k = 0; k < w->joint_count; k++) {
-        dvi_joint* j = &w->joints[k];
-        int n = dvi_joint_row_count(j);
-        j->nrows = n;
-        double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
-        for (int q = 0; q < n; q++) {
-            double g = w->gamma[row + q];
-            j->gamma[q] = g;
-            memcpy(j->jb[q], d->jb + 6 * (size_t)(row + q), sizeof j->jb[q]);
-            v3_axpy(F, g / h, j->jb[q]);
-            v3_axpy(T, g / h, j->jb[q] + 3);
-        }
-        const dvi_body* B = &w->bodies[j->b];
-        double R[9], rho[3], c[3];
-        q_to_m3(R, B->q);
-        m3_mulv(rho, R, j->lb);
-        v3_cross(c, rho, F);
-        v3_sub(T, T, c);
-        v3_copy(j->reaction_force, F);
-        v3_copy(j->reaction_torque, T);
-        row += n;
-    }
+    dvi_step_joint_reactions(w, h);
     w->time += h;
-    double t4 = now();
+    double t4 = dvi_step_clock();
     w->stats.contacts = ncon;
     w->stats.max_penetration = max_overlap;
     w->stats.max_overlap = max_overlap;

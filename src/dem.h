@@ -117,7 +117,6 @@ typedef struct dvi_dem {
     dvi_dem_work* work; size_t work_cap;
     double* acc; size_t acc_cap;             /* [6 · bodies] contact force and torque */
     double* next; size_t next_cap;           /* [13 · bodies] x, q, v, ω after the step */
-    double* jb; size_t jb_cap;               /* [6 · joint rows] J_B of each joint row */
     dvi_contact_rec* recs; size_t recs_cap;  /* the step's contacts, copied to the world on commit */
     double* nmat; size_t nmat_cap;           /* dense joint solve: N and its Cholesky factor */
     double* lmat; size_t lmat_cap;

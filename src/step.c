@@ -28,27 +28,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Grows *p to hold n elements of size elem (contents kept). */
-static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
-{
-    if (n <= *cap && *p) return true;
-    size_t c = *cap > 0 ? *cap : 64;
-    while (c < n) c *= 2;
-    void* q = realloc(*p, c * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-#define RESERVE(w, field, n) reserve((void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
-
 static uint64_t pair_hash(int32_t a, int32_t b)
 {
     uint64_t z = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
@@ -99,10 +78,10 @@ static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_poi
 /* Stores this step's points and impulses for the next step's warm start. */
 static bool warm_store(dvi_world* w, int32_t npts)
 {
-    if (!RESERVE(w, warm, npts + 1)) return false;
+    if (!DVI_RESERVE(w, warm, npts + 1)) return false;
     size_t n = 16;
     while (n < 2 * (size_t)npts) n *= 2;
-    if (!RESERVE(w, slots, n)) return false;
+    if (!DVI_RESERVE(w, slots, n)) return false;
     w->slot_count = n;
     for (size_t i = 0; i < n; i++) w->slots[i].shape_a = -1;
     for (int32_t c = 0; c < npts; c++) {
@@ -131,31 +110,6 @@ static bool warm_store(dvi_world* w, int32_t npts)
 static const double* body_velocity(const dvi_world* w, int32_t b)
 {
     return w->vfree + 6 * (size_t)b;
-}
-
-/* Appends one D column: entries of a row J_A (body a, sign included) and J_B. */
-static void add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
-{
-    int32_t da = a >= 0 ? w->dyn[a] : -1, db = b >= 0 ? w->dyn[b] : -1;
-    const double* first = ja;
-    const double* second = jb;
-    int32_t d1 = da, d2 = db;
-    if (d1 > d2) { /* row indices must increase: lower dynamic index first */
-        first = jb;
-        second = ja;
-        d1 = db;
-        d2 = da;
-    }
-    if (d1 >= 0)
-        for (int k = 0; k < 6; k++) {
-            w->rowind[*nz] = 6 * d1 + k;
-            w->values[(*nz)++] = first[k];
-        }
-    if (d2 >= 0 && d2 != d1)
-        for (int k = 0; k < 6; k++) {
-            w->rowind[*nz] = 6 * d2 + k;
-            w->values[(*nz)++] = second[k];
-        }
 }
 
 static double dot6(const double* a, const double* b)
@@ -188,98 +142,26 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     if (!w) return DVI_ERR_INVALID_ARG;
     if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
     if (w->def.method == DVI_METHOD_DEM) return dvi_dem_step(w, h); /* penalty back end (dem.c) */
-    double t0 = now();
-    const int32_t nb = w->body_count, ns = w->shape_count;
+    double t0 = dvi_step_clock();
+    const int32_t nb = w->body_count;
     const double env = w->def.collision_envelope;
     memset(&w->stats, 0, sizeof w->stats);
 
     /* ---- geoms and collision ---- */
-    if (!RESERVE(w, geoms, ns + 1) || !RESERVE(w, dyn, nb + 1) || !RESERVE(w, vfree, 6 * (size_t)nb + 6))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    for (int32_t i = 0; i < ns; i++) {
-        const dvi_shape* s = &w->shapes[i];
-        const dvi_body* b = &w->bodies[s->body];
-        dvi_geom* g = &w->geoms[i];
-        memset(g, 0, sizeof *g);
-        double R[9], off[3];
-        q_to_m3(R, b->q);
-        m3_mulv(off, R, s->lpos);
-        v3_add(g->pos, b->x, off);
-        m3_mul(g->rot, R, s->lrot);
-        g->type = s->type;
-        g->owner = s->body;
-        g->is_static = b->type != DVI_BODY_DYNAMIC;
-        g->radius = s->radius;
-        g->half_length = s->half_length;
-        v3_copy(g->half, s->half);
-        g->hfield = s->hfield;
-        g->mesh = s->mesh;
-        dvi_geom_update(g);
-    }
     const dvi_contact_point* pts = NULL;
     int32_t npts = 0;
-    dvi_status st = dvi_collide(w->collision, w->geoms, ns, env, &pts, &npts);
-    if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
-    double t1 = now();
+    dvi_status st = dvi_step_collide(w, &pts, &npts);
+    if (st != DVI_OK) return st;
+    double t1 = dvi_step_clock();
 
-    /* ---- dynamic indices, free velocities, inverse masses ---- */
+    /* ---- dynamic indices, free velocities, inverse masses, torque motors ---- */
     int32_t ndyn = 0;
-    for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
-    if (!RESERVE(w, inv_mass, 36 * (size_t)ndyn + 36) || !RESERVE(w, dv, 6 * (size_t)ndyn + 6))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
-        double* vf = w->vfree + 6 * (size_t)i;
-        if (b->type == DVI_BODY_FIXED) {
-            memset(vf, 0, 6 * sizeof(double));
-            continue;
-        }
-        v3_copy(vf, b->v);
-        v3_copy(vf + 3, b->w);
-        if (b->type != DVI_BODY_DYNAMIC) continue;
-        double R[9], Iw[9], Iinv[9], Lw[3], gyro[3], tq[3], dw[3];
-        q_to_m3(R, b->q);
-        m3_rotate_tensor(Iw, R, b->inertia);
-        m3_rotate_tensor(Iinv, R, b->inv_inertia);
-        for (int k = 0; k < 3; k++) vf[k] += h * (b->inv_mass * b->force[k] + b->gravity_scale * w->def.gravity[k]);
-        m3_mulv(Lw, Iw, b->w);
-        v3_cross(gyro, b->w, Lw);
-        v3_sub(tq, b->torque, gyro);
-        m3_mulv(dw, Iinv, tq);
-        v3_axpy(vf + 3, h, dw);
-        double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
-        memset(M, 0, 36 * sizeof(double));
-        for (int k = 0; k < 3; k++) M[7 * k] = b->inv_mass;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) M[6 * (3 + r) + 3 + c] = Iinv[3 * r + c];
-    }
-    /* torque motors: ±τ a as applied torques */
-    for (int32_t k = 0; k < w->joint_count; k++) {
-        const dvi_joint* j = &w->joints[k];
-        if (j->motor != DVI_MOTOR_ROTATION_TORQUE) continue;
-        double RA[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, a[3], dw[3];
-        if (j->a >= 0) q_to_m3(RA, w->bodies[j->a].q);
-        m3_mulv(a, RA, j->axa);
-        for (int side = 0; side < 2; side++) {
-            int32_t bi = side ? j->b : j->a;
-            if (bi < 0 || w->dyn[bi] < 0) continue;
-            const double* M = w->inv_mass + 36 * (size_t)w->dyn[bi];
-            double tq[3];
-            v3_scale(tq, side ? j->torque : -j->torque, a);
-            for (int r = 0; r < 3; r++) dw[r] = M[6 * (3 + r) + 3] * tq[0] + M[6 * (3 + r) + 4] * tq[1] + M[6 * (3 + r) + 5] * tq[2];
-            v3_axpy(w->vfree + 6 * (size_t)bi + 3, h, dw);
-        }
-    }
+    st = dvi_step_free_velocities(w, h, NULL, &ndyn);
+    if (st != DVI_OK) return st;
 
     /* ---- rows: count, then build ---- */
-    int32_t nrows = 0, nblocks = 0;
-    dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
-    for (int32_t k = 0; k < w->joint_count; k++) {
-        int n = dvi_joint_row_count(&w->joints[k]);
-        nrows += n;
-        nblocks += n;
-    }
-    int32_t joint_rows = nrows;
+    const int32_t joint_rows = dvi_step_joint_row_total(w);
+    int32_t nrows = joint_rows, nblocks = joint_rows;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_shape* sa = &w->shapes[pts[c].geom_a];
         const dvi_shape* sb = &w->shapes[pts[c].geom_b];
@@ -292,37 +174,17 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     w->stats.contacts = npts;
     w->stats.joint_rows = joint_rows;
     w->stats.rows = nrows;
-    if (!RESERVE(w, blocks, nblocks + 1) || !RESERVE(w, r, nrows + 1) || !RESERVE(w, compliance, nrows + 1) ||
-        !RESERVE(w, gamma, nrows + 1) || !RESERVE(w, colptr, nrows + 1) || !RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
-        !RESERVE(w, values, 12 * (size_t)nrows + 1) || !RESERVE(w, contacts, npts + 1) ||
-        !RESERVE(w, taken, w->warm_count + 1))
+    if (!DVI_RESERVE(w, blocks, nblocks + 1) || !DVI_RESERVE(w, r, nrows + 1) || !DVI_RESERVE(w, compliance, nrows + 1) ||
+        !DVI_RESERVE(w, gamma, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) || !DVI_RESERVE(w, rowind, 12 * (size_t)nrows + 1) ||
+        !DVI_RESERVE(w, values, 12 * (size_t)nrows + 1) || !DVI_RESERVE(w, contacts, npts + 1) ||
+        !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
 
     memset(w->taken, 0, ((size_t)w->warm_count + 1) * sizeof *w->taken);
-    int32_t row = 0, blk = 0, nz = 0;
+    int32_t nz = 0;
     bool any_compliance = false;
     double max_violation = 0.0;
-    for (int32_t k = 0; k < w->joint_count; k++) {
-        dvi_joint* j = &w->joints[k];
-        int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
-                                     w->def.joint_recovery_speed, jrows);
-        j->nrows = n;
-        for (int q = 0; q < n; q++) {
-            const dvi_joint_row* jr = &jrows[q];
-            w->colptr[row] = nz;
-            add_column(w, &nz, jr->ja, j->a, jr->jb, j->b);
-            double rv = jr->bias + dot6(jr->jb, body_velocity(w, j->b));
-            if (j->a >= 0) rv += dot6(jr->ja, body_velocity(w, j->a));
-            w->r[row] = rv;
-            w->compliance[row] = jr->compliance;
-            if (jr->compliance > 0.0) any_compliance = true;
-            w->gamma[row] = j->gamma[q];
-            memcpy(j->jb[q], jr->jb, sizeof j->jb[q]);
-            if (fabs(jr->violation) > max_violation) max_violation = fabs(jr->violation);
-            w->blocks[blk++] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0.0, 0.0, 0.0};
-            row++;
-        }
-    }
+    int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation), blk = row;
     double max_pen = 0.0;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_point* pt = &pts[c];
@@ -376,7 +238,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
                     jb[k] *= ell;
                 }
             w->colptr[row] = nz;
-            add_column(w, &nz, ja, rec->body_a, jb, rec->body_b);
+            dvi_step_add_column(w, &nz, ja, rec->body_a, jb, rec->body_b);
             double vrel = dot6(ja, body_velocity(w, rec->body_a)) + dot6(jb, body_velocity(w, rec->body_b));
             double b = 0.0;
             if (q == 0) {
@@ -403,7 +265,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     w->colptr[row] = nz;
     w->stats.max_penetration = max_pen;
     w->stats.max_joint_violation = max_violation;
-    double t2 = now();
+    double t2 = dvi_step_clock();
 
     /* ---- solve ---- */
     if (nrows > 0) {
@@ -426,7 +288,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         w->stats.solver_status = res.status;
         w->stats.warm_start_rejected = res.warm_start_rejected;
     }
-    double t3 = now();
+    double t3 = dvi_step_clock();
 
     /* ---- velocities: v⁺ = v_free + M⁻¹ D γ ---- */
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
@@ -453,7 +315,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         for (int k = 0; k < 4; k++) b->q[k] += 0.5 * h * dq[k];
         q_normalize(b->q);
     }
-    double t4 = now();
+    double t4 = dvi_step_clock();
 
     /* ---- outputs: contact forces, joint reactions, warm start ---- */
     for (int32_t c = 0; c < npts; c++) {
@@ -475,30 +337,10 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         }
     }
     w->contact_count = npts;
-    row = 0;
-    for (int32_t k = 0; k < w->joint_count; k++) {
-        dvi_joint* j = &w->joints[k];
-        const dvi_body* B = &w->bodies[j->b];
-        double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
-        for (int q = 0; q < j->nrows; q++) {
-            double g = w->gamma[row + q];
-            j->gamma[q] = g;
-            v3_axpy(F, g / h, j->jb[q]);
-            v3_axpy(T, g / h, j->jb[q] + 3);
-        }
-        /* torque about the anchor on B: T_com − (p_B − x_B) × F */
-        double R[9], rho[3], c[3];
-        q_to_m3(R, B->q);
-        m3_mulv(rho, R, j->lb);
-        v3_cross(c, rho, F);
-        v3_sub(T, T, c);
-        v3_copy(j->reaction_force, F);
-        v3_copy(j->reaction_torque, T);
-        row += j->nrows;
-    }
+    dvi_step_joint_reactions(w, h);
     if (!warm_store(w, npts)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     w->time += h;
-    double t5 = now();
+    double t5 = dvi_step_clock();
     w->stats.seconds_collide = t1 - t0;
     w->stats.seconds_assemble = t2 - t1;
     w->stats.seconds_solve = t3 - t2;

@@ -113,6 +113,7 @@ void dvi_world_destroy(dvi_world* w)
     free(w->slots);
     free(w->taken);
     free(w->dv);
+    free(w->joint_jb);
     dvi_dem_destroy(w->dem);
     free(w);
 }

@@ -139,6 +139,7 @@ struct dvi_world {
     dvi_warm_slot* slots;       size_t slots_cap;     size_t slot_count; /* power of two */
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */
+    double* joint_jb;           size_t joint_jb_cap;  /* [6 * joint rows] J_B of each joint row, until commit */
 
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
@@ -155,5 +156,35 @@ int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
 
 /* Updates body b's shape summary for a shape s just attached to it (world_query.c). */
 void dvi_body_note_shape(dvi_body* b, const dvi_shape* s);
+
+/* ---- shared by the DVI step (step.c) and the DEM step (dem.c): step_common.c ---- */
+
+/* Monotonic clock in seconds (stage timings). */
+double dvi_step_clock(void);
+/* Grows *p to hold n elements of size elem, contents kept; false when out of memory. */
+bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem);
+#define DVI_RESERVE(o, field, n) dvi_reserve((void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
+
+/* Places every shape's geometry (w->geoms) at its body's pose and runs the
+ * collision layer; sizes w->dyn and w->vfree. On failure records the error. */
+dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t* npts);
+/* Numbers the dynamic bodies (w->dyn), fills w->inv_mass (world frame) and the
+ * free velocities v_free = v + h M⁻¹ (f + acc + m g − ω × Jω) plus the torque
+ * motors' ±τ a; acc: [6 · bodies] extra force and torque per body (the DEM
+ * contacts), or NULL. Sizes w->dv. */
+dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn);
+/* Appends one D column at w->rowind/values[*nz]: J_A on body a and J_B on body b
+ * (a or b = −1: the world), dynamic bodies only, lower dynamic index first. */
+void dvi_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b);
+/* The number of joint rows this step. */
+int32_t dvi_step_joint_row_total(const dvi_world* w);
+/* Writes the joint rows 0.. of the step's CCP (colptr, D entries from *nz, r from
+ * w->vfree, compliance, warm-start gamma, bilateral blocks) and stages each J_B in
+ * w->joint_jb; the buffers must hold dvi_step_joint_row_total rows. Raises
+ * *any_compliance and *max_violation; returns the rows written. */
+int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation);
+/* Commits the joint rows' impulses w->gamma[0..] and staged J_B into the joints
+ * and sets their reaction force and torque (about the anchor on B, bodies' new poses). */
+void dvi_step_joint_reactions(dvi_world* w, double h);
 
 #endif /* DVI_WORLD_INTERNAL_H */

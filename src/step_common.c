@@ -1,0 +1,230 @@
+/* dvicontact — what the DVI step (step.c) and the DEM step (dem.c) share:
+ * grow-only buffers, the clock, applied motor torques, and the joint rows of
+ * the CCP with their reactions.
+ *
+ * Joint rows come first in both steps' problems. Each joint contributes the
+ * rows dvi_joint_build_rows gives (its speed motor last); a row's D column
+ * holds J_A and J_B on the dynamic bodies only, lower dynamic index first, and
+ *     r = bias + J_B · v_free,B + J_A · v_free,A.
+ * J_B of every row is staged in w->joint_jb and copied into the joints only
+ * when the step commits, so a step that fails leaves the joints as they were.
+ */
+#include "world_internal.h"
+
+#include "math3.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double dvi_step_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem)
+{
+    if (n <= *cap && *p) return true;
+    size_t c = *cap > 0 ? *cap : 64;
+    while (c < n) c *= 2;
+    void* q = realloc(*p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static double dot6(const double* a, const double* b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
+
+/* Adds h M⁻¹ (±τ a) of every torque motor to w->vfree. */
+static void motor_torques(dvi_world* w, double h)
+{
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        const dvi_joint* j = &w->joints[k];
+        if (j->motor != DVI_MOTOR_ROTATION_TORQUE) continue;
+        double RA[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, a[3], dw[3];
+        if (j->a >= 0) q_to_m3(RA, w->bodies[j->a].q);
+        m3_mulv(a, RA, j->axa);
+        for (int side = 0; side < 2; side++) {
+            int32_t bi = side ? j->b : j->a;
+            if (bi < 0 || w->dyn[bi] < 0) continue;
+            const double* M = w->inv_mass + 36 * (size_t)w->dyn[bi];
+            double tq[3];
+            v3_scale(tq, side ? j->torque : -j->torque, a);
+            for (int r = 0; r < 3; r++)
+                dw[r] = M[6 * (3 + r) + 3] * tq[0] + M[6 * (3 + r) + 4] * tq[1] + M[6 * (3 + r) + 5] * tq[2];
+            v3_axpy(w->vfree + 6 * (size_t)bi + 3, h, dw);
+        }
+    }
+}
+
+dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t* npts)
+{
+    const int32_t nb = w->body_count, ns = w->shape_count;
+    if (!DVI_RESERVE(w, geoms, ns + 1) || !DVI_RESERVE(w, dyn, nb + 1) || !DVI_RESERVE(w, vfree, 6 * (size_t)nb + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    for (int32_t i = 0; i < ns; i++) {
+        const dvi_shape* s = &w->shapes[i];
+        const dvi_body* b = &w->bodies[s->body];
+        dvi_geom* g = &w->geoms[i];
+        memset(g, 0, sizeof *g);
+        double R[9], off[3];
+        q_to_m3(R, b->q);
+        m3_mulv(off, R, s->lpos);
+        v3_add(g->pos, b->x, off);
+        m3_mul(g->rot, R, s->lrot);
+        g->type = s->type;
+        g->owner = s->body;
+        g->is_static = b->type != DVI_BODY_DYNAMIC;
+        g->radius = s->radius;
+        g->half_length = s->half_length;
+        v3_copy(g->half, s->half);
+        g->hfield = s->hfield;
+        g->mesh = s->mesh;
+        dvi_geom_update(g);
+    }
+    *pts = NULL;
+    *npts = 0;
+    dvi_status st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, pts, npts);
+    if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
+    return DVI_OK;
+}
+
+dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn_out)
+{
+    const int32_t nb = w->body_count;
+    int32_t ndyn = 0;
+    for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
+    if (!DVI_RESERVE(w, inv_mass, 36 * (size_t)ndyn + 36) || !DVI_RESERVE(w, dv, 6 * (size_t)ndyn + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    for (int32_t i = 0; i < nb; i++) {
+        const dvi_body* b = &w->bodies[i];
+        double* vf = w->vfree + 6 * (size_t)i;
+        if (b->type == DVI_BODY_FIXED) {
+            memset(vf, 0, 6 * sizeof(double));
+            continue;
+        }
+        v3_copy(vf, b->v);
+        v3_copy(vf + 3, b->w);
+        if (b->type != DVI_BODY_DYNAMIC) continue;
+        double R[9], Iw[9], Iinv[9], Lw[3], gyro[3], tq[3], dw[3];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(Iw, R, b->inertia);
+        m3_rotate_tensor(Iinv, R, b->inv_inertia);
+        m3_mulv(Lw, Iw, b->w);
+        v3_cross(gyro, b->w, Lw);
+        if (acc) { /* the DEM step's contact forces and torques on the body */
+            const double* a = acc + 6 * (size_t)i;
+            for (int k = 0; k < 3; k++)
+                vf[k] += h * (b->inv_mass * (b->force[k] + a[k]) + b->gravity_scale * w->def.gravity[k]);
+            v3_add(tq, b->torque, a + 3);
+            v3_sub(tq, tq, gyro);
+        } else {
+            for (int k = 0; k < 3; k++) vf[k] += h * (b->inv_mass * b->force[k] + b->gravity_scale * w->def.gravity[k]);
+            v3_sub(tq, b->torque, gyro);
+        }
+        m3_mulv(dw, Iinv, tq);
+        v3_axpy(vf + 3, h, dw);
+        double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
+        memset(M, 0, 36 * sizeof(double));
+        for (int k = 0; k < 3; k++) M[7 * k] = b->inv_mass;
+        for (int r = 0; r < 3; r++)
+            for (int c = 0; c < 3; c++) M[6 * (3 + r) + 3 + c] = Iinv[3 * r + c];
+    }
+    motor_torques(w, h);
+    *ndyn_out = ndyn;
+    return DVI_OK;
+}
+
+void dvi_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
+{
+    int32_t da = a >= 0 ? w->dyn[a] : -1, db = b >= 0 ? w->dyn[b] : -1;
+    const double* first = ja;
+    const double* second = jb;
+    int32_t d1 = da, d2 = db;
+    if (d1 > d2) { /* row indices must increase: lower dynamic index first */
+        first = jb;
+        second = ja;
+        d1 = db;
+        d2 = da;
+    }
+    if (d1 >= 0)
+        for (int k = 0; k < 6; k++) {
+            w->rowind[*nz] = 6 * d1 + k;
+            w->values[(*nz)++] = first[k];
+        }
+    if (d2 >= 0 && d2 != d1)
+        for (int k = 0; k < 6; k++) {
+            w->rowind[*nz] = 6 * d2 + k;
+            w->values[(*nz)++] = second[k];
+        }
+}
+
+int32_t dvi_step_joint_row_total(const dvi_world* w)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < w->joint_count; k++) n += dvi_joint_row_count(&w->joints[k]);
+    return n;
+}
+
+int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation)
+{
+    dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
+    int32_t row = 0;
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        const dvi_joint* j = &w->joints[k];
+        int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
+                                     w->def.joint_recovery_speed, jrows);
+        for (int q = 0; q < n; q++) {
+            const dvi_joint_row* jr = &jrows[q];
+            w->colptr[row] = *nz;
+            dvi_step_add_column(w, nz, jr->ja, j->a, jr->jb, j->b);
+            double rv = jr->bias + dot6(jr->jb, w->vfree + 6 * (size_t)j->b);
+            if (j->a >= 0) rv += dot6(jr->ja, w->vfree + 6 * (size_t)j->a);
+            w->r[row] = rv;
+            w->compliance[row] = jr->compliance;
+            if (jr->compliance > 0.0) *any_compliance = true;
+            w->gamma[row] = j->gamma[q];
+            memcpy(w->joint_jb + 6 * (size_t)row, jr->jb, 6 * sizeof(double));
+            if (fabs(jr->violation) > *max_violation) *max_violation = fabs(jr->violation);
+            w->blocks[row] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0.0, 0.0, 0.0};
+            row++;
+        }
+    }
+    return row;
+}
+
+void dvi_step_joint_reactions(dvi_world* w, double h)
+{
+    int32_t row = 0;
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        dvi_joint* j = &w->joints[k];
+        const dvi_body* B = &w->bodies[j->b];
+        int n = dvi_joint_row_count(j);
+        j->nrows = n;
+        double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
+        for (int q = 0; q < n; q++) {
+            double g = w->gamma[row + q];
+            j->gamma[q] = g;
+            memcpy(j->jb[q], w->joint_jb + 6 * (size_t)(row + q), sizeof j->jb[q]);
+            v3_axpy(F, g / h, j->jb[q]);
+            v3_axpy(T, g / h, j->jb[q] + 3);
+        }
+        /* torque about the anchor on B: T_com − (p_B − x_B) × F, with B's pose
+     * after the step */
+        double R[9], rho[3], c[3];
+        q_to_m3(R, B->q);
+        m3_mulv(rho, R, j->lb);
+        v3_cross(c, rho, F);
+        v3_sub(T, T, c);
+        v3_copy(j->reaction_force, F);
+        v3_copy(j->reaction_torque, T);
+        row += n;
+    }
+}
