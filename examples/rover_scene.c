@@ -833,18 +833,11 @@ int main(int argc, char** argv)
             dir = argv[i];
         }
     }
-    FILE* f = fopen(json, "rb");
-    if (!f) {
-        perror(json);
-        return 1;
-    }
-    static char buf[1 << 18];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    cJSON* root = cJSON_Parse(buf);
+    dvi_status st = DVI_OK;
+    char msg[512];
+    cJSON* root = rover_load_json(json, &st, msg, sizeof msg);
     if (!root) {
-        fprintf(stderr, "rover_scene: %s: malformed JSON\n", json);
+        fprintf(stderr, "rover_scene: %s\n", msg);
         return 1;
     }
     int rc = 0;
