@@ -99,6 +99,8 @@ testbed_config testbed_default_config(void)
     c.width = 0.7;
     c.depth = 0.16061258287318259;
     c.dt = 0.001;
+    c.max_iterations = 100;
+    c.tolerance = 1e-4;
     c.duration = 3.0;
     c.window_start = 1.5;
     c.sample_every = 20;
@@ -156,6 +158,9 @@ static int check_config(const testbed_config* c, char* msg, size_t size)
     REQUIRE(isfinite(c->grain_radius) && c->grain_radius >= 0.0, "grain_radius: must be >= 0 (got %g)",
             c->grain_radius);
     REQUIRE(isfinite(c->dt) && c->dt > 0.0, "dt: must be > 0 (got %g)", c->dt);
+    REQUIRE(c->max_iterations >= 1 && c->max_iterations <= 1000000, "max_iterations: must be in [1, 1e6] (got %d)",
+            c->max_iterations);
+    REQUIRE(isfinite(c->tolerance) && c->tolerance > 0.0, "tolerance: must be > 0 (got %g)", c->tolerance);
     REQUIRE(isfinite(c->duration) && c->duration > c->dt, "duration: must exceed dt (got %g)", c->duration);
     REQUIRE(isfinite(c->window_start) && c->window_start >= 0.0 && c->window_start + BLOCKS * c->dt <= c->duration,
             "window_start: must leave at least %d steps before the duration %g (got %g)", BLOCKS, c->duration,
@@ -290,11 +295,13 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     rover_write_number(f, c->ramp);
     fputs("}}\n  ],\n  \"formulation\": {\"method\": \"dvi\", \"dt\": ", f);
     rover_write_number(f, c->dt);
-    if (grains)
-        fputs(", \"solver\": \"apgd\", \"tolerance\": 0.0001, \"max_iterations\": 100, \"collision_envelope\": 0.005, "
-              "\"contact_recovery_speed\": 0.1, \"joint_recovery_speed\": 0.05},\n",
-              f);
-    else
+    if (grains) {
+        fputs(", \"solver\": \"apgd\", \"tolerance\": ", f);
+        rover_write_number(f, c->tolerance);
+        fprintf(f, ", \"max_iterations\": %d, \"collision_envelope\": 0.005, "
+                   "\"contact_recovery_speed\": 0.1, \"joint_recovery_speed\": 0.05},\n",
+                c->max_iterations);
+    } else
         fputs(", \"solver\": \"lemke\", \"collision_envelope\": 0.005, \"joint_recovery_speed\": 0.05},\n", f);
     fputs("  \"duration\": ", f);
     rover_write_number(f, c->duration);

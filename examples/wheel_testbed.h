@@ -69,6 +69,8 @@ typedef struct testbed_config {
     double length, width, depth; ///< m, the bin; defaults 1.4, 0.7, 0.1606 (the rover strips' three layers of
                                ///< 0.03 m grains); the bin spans x from −0.45 to length − 0.45
     double dt;                 ///< s; default 0.001
+    int max_iterations;        ///< APGD's cap per step on grains; default 100 (the rover's granular scenes)
+    double tolerance;          ///< APGD's residual tolerance on grains; default 1e-4
     double duration;           ///< s; default 3
     double window_start;       ///< s; default 1.5
     int threads;               ///< 0: the library's default

@@ -124,6 +124,12 @@ static void test_bad_config(void** state)
     c = rig();
     c.wheel.inertia[1] = 0.0;
     expect_refused(&c, "wheel.inertia[1]:");
+    c = rig();
+    c.max_iterations = 0;
+    expect_refused(&c, "max_iterations:");
+    c = rig();
+    c.tolerance = NAN;
+    expect_refused(&c, "tolerance:");
 }
 
 static void test_bad_reference(void** state)
