@@ -10,23 +10,26 @@
  * d = r (1 + s) / ω · dDP/d(−s) (docs/rover.md, "The wheels' speed law").
  *
  * usage: wheel_slip [--slips S1,S2,...] [--grain-radius R] [--grousers N]
- *                   [--grouser-height H] [--friction MU] [--load N] [--speed W]
- *                   [--length L] [--width W] [--depth D] [--duration T]
- *                   [--window T0] [--max-iterations N] [--tolerance TOL]
- *                   [--threads N] [--csv FILE] [--json] [--scene FILE]
- *                   [--reference ROVER_JSON]
- * Defaults: slips −0.5,−0.3,−0.2,−0.1,−0.05,−0.02 (run in ascending order); grains of radius 0.03 m
- * (0: rigid ground); 24 grousers of 0.02 m; μ = 0.4; load 480.03 N; ω = 0.8
- * rad/s; bin 1.4 × 0.7 × 0.1606 m; 3 s, window from 1.5 s; APGD at most 100
- * iterations a step to 1e-4 (the rover's granular scenes); the rover's
- * reference JSON next to the source tree.
+ *                   [--grouser-height H] [--friction MU] [--rolling-friction ARM]
+ *                   [--load N] [--speed W] [--length L] [--width W] [--depth D]
+ *                   [--duration T] [--window T0] [--max-iterations N]
+ *                   [--tolerance TOL] [--threads N] [--csv FILE] [--json]
+ *                   [--scene FILE] [--reference ROVER_JSON]
+ * Defaults: slips −0.5,−0.3,−0.2,−0.1,−0.05,−0.02 (run in ascending order);
+ * grains of radius 0.03 m (0: rigid ground); 24 grousers of 0.02 m; μ = 0.4;
+ * no rolling resistance between grains (--rolling-friction: its arm in m, on
+ * grain–grain contacts only); load 480.03 N; ω = 0.8 rad/s; bin 1.4 × 0.7 ×
+ * 0.1606 m; 3 s, window from 1.5 s; APGD at most 100 iterations a step to
+ * 1e-4 (the rover's granular scenes); the rover's reference JSON next to the
+ * source tree.
  * --csv writes the time series (slip, t, drawbar pull, vertical force,
  * torque, sinkage; 20-step means) of every run. --json prints one JSON
  * object per slip instead of the table (keys: grain_radius, grains, slip,
  * drawbar_pull, drawbar_pull_se, pull_over_load, vertical, torque, sinkage,
  * sinkage_end, slip_measured, mean_iterations, unconverged_steps,
- * max_iterations, tolerance, ms_per_step), then one with the fit (keys: grain_radius, zero_pull_slip,
- * slope, equivalent_damping; null where the sweep does not bracket DP = 0).
+ * max_iterations, tolerance, rolling_friction, ms_per_step), then one with
+ * the fit (keys: grain_radius, zero_pull_slip, slope, equivalent_damping;
+ * null where the sweep does not bracket DP = 0).
  * --scene writes the rig's scene for the first slip (for `dvi run`) and
  * exits. Exit status 0, 1 when a run fails, 2 for bad usage. */
 #include "wheel_testbed.h"
@@ -47,10 +50,9 @@ static int usage(const char* why)
 {
     fprintf(stderr,
             "wheel_slip: %s\nusage: wheel_slip [--slips S1,S2,...] [--grain-radius R] [--grousers N] "
-            "[--grouser-height H] [--friction MU] [--load N] [--speed W] [--length L] [--width W] [--depth D] "
-            "[--duration T] [--window T0] [--max-iterations N] [--tolerance TOL] [--threads N] [--csv FILE] [--json] "
-            "[--scene FILE] "
-            "[--reference ROVER_JSON]\n",
+            "[--grouser-height H] [--friction MU] [--rolling-friction ARM] [--load N] [--speed W] [--length L] "
+            "[--width W] [--depth D] [--duration T] [--window T0] [--max-iterations N] [--tolerance TOL] [--threads N] "
+            "[--csv FILE] [--json] [--scene FILE] [--reference ROVER_JSON]\n",
             why);
     return 2;
 }
@@ -151,6 +153,8 @@ int main(int argc, char** argv)
             c.grouser_height = x;
         } else if (strcmp(a, "--friction") == 0) {
             c.friction = x;
+        } else if (strcmp(a, "--rolling-friction") == 0) {
+            c.rolling_friction = x;
         } else if (strcmp(a, "--load") == 0) {
             c.load = x;
         } else if (strcmp(a, "--speed") == 0) {
@@ -204,8 +208,8 @@ int main(int argc, char** argv)
                c.grain_radius > 0 ? "grains" : "rigid ground", c.grousers, c.grouser_height, c.friction, c.load,
                c.wheel_speed, c.window_start, c.duration);
         if (c.grain_radius > 0)
-            printf("grain radius %g m; APGD at most %d iterations a step to %g\n", c.grain_radius, c.max_iterations,
-                   c.tolerance);
+            printf("grain radius %g m, rolling arm %g m; APGD at most %d iterations a step to %g\n", c.grain_radius,
+                   c.rolling_friction, c.max_iterations, c.tolerance);
         printf("%8s %8s %9s %7s %9s %9s %9s %9s %8s %7s\n", "slip", "grains", "DP (N)", "+-", "DP/W", "Fz (N)",
                "T (N m)", "sink (m)", "iters", "ms/step");
     }
@@ -227,10 +231,11 @@ int main(int argc, char** argv)
             json_number(r->drawbar_pull);
             printf(", \"drawbar_pull_se\": %.6g, \"pull_over_load\": %.6g, \"vertical\": %.6g, \"torque\": %.6g, "
                    "\"sinkage\": %.6g, \"sinkage_end\": %.6g, \"slip_measured\": %.6g, \"mean_iterations\": %.4g, "
-                   "\"unconverged_steps\": %d, \"max_iterations\": %d, \"tolerance\": %.6g, \"ms_per_step\": %.4g}\n",
+                   "\"unconverged_steps\": %d, \"max_iterations\": %d, \"tolerance\": %.6g, \"rolling_friction\": %.6g, "
+                   "\"ms_per_step\": %.4g}\n",
                    r->drawbar_pull_se, r->drawbar_pull / c.load, r->vertical, r->torque, r->sinkage, r->sinkage_end,
                    r->slip_measured, r->mean_iterations, r->unconverged_steps, c.max_iterations, c.tolerance,
-                   r->ms_per_step);
+                   c.rolling_friction, r->ms_per_step);
         } else {
             printf("%8.3f %8lld %9.1f %7.1f %9.3f %9.1f %9.1f %9.4f %8.1f %7.1f\n", slips[k], r->grains,
                    r->drawbar_pull, r->drawbar_pull_se, r->drawbar_pull / c.load, r->vertical, r->torque, r->sinkage,

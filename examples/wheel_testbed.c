@@ -152,6 +152,8 @@ static int check_config(const testbed_config* c, char* msg, size_t size)
     REQUIRE(isfinite(c->ramp) && c->ramp >= 0.0, "ramp: must be >= 0 (got %g)", c->ramp);
     REQUIRE(isfinite(c->slip) && c->slip > -1.0 && c->slip <= 1.0, "slip: must be in (-1, 1] (got %g)", c->slip);
     REQUIRE(isfinite(c->friction) && c->friction >= 0.0, "friction: must be >= 0 (got %g)", c->friction);
+    REQUIRE(isfinite(c->rolling_friction) && c->rolling_friction >= 0.0, "rolling_friction: must be >= 0 (got %g)",
+            c->rolling_friction);
     REQUIRE(c->grousers >= 0 && c->grousers <= 360, "grousers: must be in [0, 360] (got %d)", c->grousers);
     REQUIRE(c->grousers == 0 || (isfinite(c->grouser_height) && c->grouser_height > 0.0),
             "grouser_height: must be > 0 (got %g)", c->grouser_height);
@@ -211,6 +213,10 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     for (int k = 0; k < 3; k++) {
         fprintf(f, "%s\"%s\": {\"friction\": ", k ? ", " : "", mats[k]);
         rover_write_number(f, c->friction);
+        if (k == 1 && c->rolling_friction > 0.0) { /* grains: a contact rolls with the smaller arm of its two */
+            fputs(", \"rolling_friction\": ", f);
+            rover_write_number(f, c->rolling_friction);
+        }
         fputs(", \"restitution\": 0}", f);
     }
     fputs("},\n  \"bodies\": [\n", f);

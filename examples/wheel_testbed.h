@@ -63,6 +63,7 @@ typedef struct testbed_config {
     double ramp;               ///< s, both motors' ramp; default 0.5
     double slip;               ///< imposed s = v/(ωr) − 1; default −0.1
     double friction;           ///< μ of the wheel, grains and ground; default 0.4
+    double rolling_friction;   ///< m, rolling resistance arm between grains (grain–grain contacts only); default 0
     int grousers;              ///< default 24
     double grouser_height;     ///< m; default 0.02
     double grain_radius;       ///< m; 0: rigid ground; default 0.03

@@ -130,6 +130,9 @@ static void test_bad_config(void** state)
     c = rig();
     c.tolerance = NAN;
     expect_refused(&c, "tolerance:");
+    c = rig();
+    c.rolling_friction = -0.001;
+    expect_refused(&c, "rolling_friction:");
 }
 
 static void test_bad_reference(void** state)
