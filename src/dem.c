@@ -390,11 +390,6 @@ static double inertia_about(const dvi_body* b, double r)
     return (b->inertia[0] + b->inertia[4] + b->inertia[8]) / 3.0 + b->mass * r * r;
 }
 
-static double dot6(const double* a, const double* b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
 /* Adds force F at lever ρ and couple M to the accumulator of body b (sign s). */
 static void accumulate(double* acc, int32_t b, double s, const double* F, const double* rho, const double* M)
 {
@@ -454,7 +449,7 @@ static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, doub
         for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
             const int32_t b = w->rowind[k] / 6;
             const double* M = w->inv_mass + 36 * (size_t)b;
-            for (int r = 0; r < 6; r++) d->minvd[k + r] = dot6(M + 6 * r, w->values + k);
+            for (int r = 0; r < 6; r++) d->minvd[k + r] = v6_dot(M + 6 * r, w->values + k);
             d->bptr[b + 1]++;
         }
     for (int32_t b = 0; b < ndyn; b++) d->bptr[b + 1] += d->bptr[b];
@@ -474,7 +469,7 @@ static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, doub
         for (int32_t x = d->bptr[b]; x < d->bptr[b + 1]; x++)
             for (int32_t y = x; y < d->bptr[b + 1]; y++) {
                 const int32_t i = d->bcol[x], j = d->bcol[y];
-                N[(size_t)i * (size_t)n + (size_t)j] += dot6(w->values + d->bent[x], d->minvd + d->bent[y]);
+                N[(size_t)i * (size_t)n + (size_t)j] += v6_dot(w->values + d->bent[x], d->minvd + d->bent[y]);
             }
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = 0; j < i; j++) N[(size_t)i * (size_t)n + (size_t)j] = N[(size_t)j * (size_t)n + (size_t)i];
@@ -795,7 +790,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         if (b->type == DVI_BODY_DYNAMIC) {
             const double* Mi = w->inv_mass + 36 * (size_t)w->dyn[i];
             const double* Dg = w->dv + 6 * (size_t)w->dyn[i];
-            for (int r = 0; r < 6; r++) nx[7 + r] = vf[r] + dot6(Mi + 6 * r, Dg);
+            for (int r = 0; r < 6; r++) nx[7 + r] = vf[r] + v6_dot(Mi + 6 * r, Dg);
         }
         v3_axpy(nx, h, nx + 7);
         double wq[4] = {0.0, nx[10], nx[11], nx[12]}, dq[4];

@@ -9,6 +9,11 @@ static inline void v3_set(double* o, double x, double y, double z) { o[0] = x; o
 static inline void v3_copy(double* o, const double* a) { o[0] = a[0]; o[1] = a[1]; o[2] = a[2]; }
 static inline double v3_dot(const double* a, const double* b) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
 static inline double v3_norm(const double* a) { return sqrt(v3_dot(a, a)); }
+/* a·b of two 6-vectors (a body's linear and angular parts), in index order */
+static inline double v6_dot(const double* a, const double* b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+}
 static inline void v3_sub(double* o, const double* a, const double* b)
 {
     o[0] = a[0] - b[0]; o[1] = a[1] - b[1]; o[2] = a[2] - b[2];

@@ -112,11 +112,6 @@ static const double* body_velocity(const dvi_world* w, int32_t b)
     return w->vfree + 6 * (size_t)b;
 }
 
-static double dot6(const double* a, const double* b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
 /* Contact row for direction d at point p: J_B = [d, ρ_B × d], J_A = −[d, ρ_A × d];
  * angular-only rows (spin/rolling) when linear is false. */
 static void contact_row(const double* d, const double* rhoA, const double* rhoB, bool linear, double* ja, double* jb)
@@ -239,7 +234,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
                 }
             w->colptr[row] = nz;
             dvi_step_add_column(w, &nz, ja, rec->body_a, jb, rec->body_b);
-            double vrel = dot6(ja, body_velocity(w, rec->body_a)) + dot6(jb, body_velocity(w, rec->body_b));
+            double vrel = v6_dot(ja, body_velocity(w, rec->body_a)) + v6_dot(jb, body_velocity(w, rec->body_b));
             double b = 0.0;
             if (q == 0) {
                 b = fmax(pt->distance / h, -w->def.contact_recovery_speed);
@@ -304,7 +299,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
             const double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
             const double* Dg = w->dv + 6 * (size_t)w->dyn[i];
             double nv[6];
-            for (int r = 0; r < 6; r++) nv[r] = vf[r] + dot6(M + 6 * r, Dg);
+            for (int r = 0; r < 6; r++) nv[r] = vf[r] + v6_dot(M + 6 * r, Dg);
             v3_copy(b->v, nv);
             v3_copy(b->w, nv + 3);
         }

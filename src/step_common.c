@@ -37,11 +37,6 @@ bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem)
     return true;
 }
 
-static double dot6(const double* a, const double* b)
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
-}
-
 /* Adds h M⁻¹ (±τ a) of every torque motor to w->vfree. */
 static void motor_torques(dvi_world* w, double h)
 {
@@ -185,8 +180,8 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
             const dvi_joint_row* jr = &jrows[q];
             w->colptr[row] = *nz;
             dvi_step_add_column(w, nz, jr->ja, j->a, jr->jb, j->b);
-            double rv = jr->bias + dot6(jr->jb, w->vfree + 6 * (size_t)j->b);
-            if (j->a >= 0) rv += dot6(jr->ja, w->vfree + 6 * (size_t)j->a);
+            double rv = jr->bias + v6_dot(jr->jb, w->vfree + 6 * (size_t)j->b);
+            if (j->a >= 0) rv += v6_dot(jr->ja, w->vfree + 6 * (size_t)j->a);
             w->r[row] = rv;
             w->compliance[row] = jr->compliance;
             if (jr->compliance > 0.0) *any_compliance = true;
