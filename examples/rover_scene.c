@@ -30,6 +30,9 @@
  *       the strip with a bed that holds and wheels that grip: 3 layers of
  *       hexagonal close packing (0.16 m deep) and 24 grousers of 0.02 m on
  *       every wheel, 25 s (docs/rover.md, "Granular ground");
+ *   rover_obstacle_granular_strip_hex_roll.json
+ *       that strip with rolling resistance between the grains (an arm of
+ *       0.003 m, a tenth of their radius, on grain–grain contacts only);
  *   rover_obstacle_granular_tracks_hex.json
  *       the hexagonal strip under each side's wheels (the left one the
  *       mirror image of the right one, instead of the rigid track),
@@ -100,9 +103,20 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_GAP 0.001
 #define GRAIN_DENSITY 2000.0
 #define GRAIN_FRICTION 0.4
+#define GRAIN_ROLLING 0.003 /* m: the rolling-resistance arm of the grains in the _roll scene */
 #define GRANULAR_ENVELOPE 0.005 /* m: the collision envelope of the granular scenes */
 
-typedef enum scene_kind { STATICS, RIGID, RIGID_DEM, GRANULAR, STRIP, STRIP_HEX, STRIP_HEX_DEM, TRACKS_HEX } scene_kind;
+typedef enum scene_kind {
+    STATICS,
+    RIGID,
+    RIGID_DEM,
+    GRANULAR,
+    STRIP,
+    STRIP_HEX,
+    STRIP_HEX_ROLL,
+    STRIP_HEX_DEM,
+    TRACKS_HEX
+} scene_kind;
 
 typedef struct spec {
     scene_kind kind;
@@ -122,6 +136,7 @@ static const spec SPECS[] = {
     {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0, 0},
     {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
     {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
+    {STRIP_HEX_ROLL, "rover_obstacle_granular_strip_hex_roll.json", "Scarecrow", 0.8, 25.0, 24},
     {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24},
     {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 20.4, 24},
 };
@@ -508,7 +523,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
     const bool tracks = sp->kind == TRACKS_HEX;
-    const bool hex = sp->kind == STRIP_HEX || sp->kind == STRIP_HEX_DEM || tracks;
+    const bool roll = sp->kind == STRIP_HEX_ROLL;
+    const bool hex = sp->kind == STRIP_HEX || roll || sp->kind == STRIP_HEX_DEM || tracks;
     const bool strip = sp->kind == STRIP || hex;
     const bool bed = sp->kind == GRANULAR || strip;
     char lower[32];
@@ -574,6 +590,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "Written by examples/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
+    case STRIP_HEX_ROLL:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_granular_strip_hex.json with rolling resistance between the "
+                "grains: an arm of %g m (a tenth of their radius) on grain-grain contacts only, some of the "
+                "interlocking that angular sand grains have and spheres lack (docs/rover.md); %d grousers of 0.02 m "
+                "on every wheel; wheels at %g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
+                GRAIN_ROLLING, sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
     case STRIP_HEX_DEM:
         fprintf(f,
                 "  \"description\": \"rover_obstacle_granular_strip_hex.json in DEM mode: Hertz contacts with the "
@@ -620,6 +644,10 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     if (bed) {
         fprintf(f, "    \"grain\": {\"friction\": ");
         rover_write_number(f, GRAIN_FRICTION);
+        if (roll) {
+            fprintf(f, ", \"rolling_friction\": ");
+            rover_write_number(f, GRAIN_ROLLING);
+        }
         fprintf(f, "%s, \"comment\": \"the thesis's restitution 0.9 acts only above the bounce threshold (0.5 m/s), "
                    "which no impact in the bed reaches; 0 here\"},\n",
                 smc);
@@ -772,6 +800,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case GRANULAR:
     case STRIP:
     case STRIP_HEX:
+    case STRIP_HEX_ROLL:
     case TRACKS_HEX:
         /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
          * joints (Delassus condition number ~6e7) far more: 100 keep them
