@@ -105,6 +105,14 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_FRICTION 0.4
 #define GRAIN_ROLLING 0.003 /* m: the rolling-resistance arm of the grains in the _roll scene */
 #define GRANULAR_ENVELOPE 0.005 /* m: the collision envelope of the granular scenes */
+/* The stretch of both strips around the obstacle that the _pad scene makes
+ * rigid and the _patch scene leaves granular: x from 1.22 to 1.98 m, the
+ * obstacle's centre ± 0.38 m. A wheel (0.27 m to its grouser tips) first
+ * touches the obstacle when its centre is 0.32 m before the obstacle's; 0.06 m
+ * more is one grain. */
+#define PATCH_X0 1.22
+#define PATCH_X1 1.98
+#define PAD_TOP (-0.015) /* m: the pad's top, about where the grouser tips run in the ruts */
 
 typedef enum scene_kind {
     STATICS,
@@ -115,7 +123,10 @@ typedef enum scene_kind {
     STRIP_HEX,
     STRIP_HEX_ROLL,
     STRIP_HEX_DEM,
-    TRACKS_HEX
+    TRACKS_HEX,
+    TRACKS_HEX_PAD,   /* TRACKS_HEX with a rigid pad instead of grains around the obstacle */
+    TRACKS_HEX_PATCH, /* grains only around the obstacle, rigid flats elsewhere */
+    TRACKS_RIGID      /* the same walls and wheels on rigid flats, no grains */
 } scene_kind;
 
 typedef struct spec {
@@ -139,6 +150,9 @@ static const spec SPECS[] = {
     {STRIP_HEX_ROLL, "rover_obstacle_granular_strip_hex_roll.json", "Scarecrow", 0.8, 25.0, 24},
     {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24},
     {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 20.4, 24},
+    {TRACKS_HEX_PAD, "rover_obstacle_granular_tracks_hex_pad.json", "Scarecrow", 0.8, 20.4, 24},
+    {TRACKS_HEX_PATCH, "rover_obstacle_granular_tracks_hex_patch.json", "Scarecrow", 0.8, 18.5, 24},
+    {TRACKS_RIGID, "rover_obstacle_tracks_rigid.json", "Scarecrow", 0.8, 18.5, 24},
 };
 
 
@@ -389,8 +403,9 @@ static int write_joints(FILE* f, const cJSON* root, const rover_data* d, double 
 
 /* The probes of the obstacle scenes, sampled every `every` steps. grains:
  * the "with" value naming the scene's grain generators (JSON text), or NULL
- * on rigid ground. */
-static void obstacle_probes(FILE* f, int every, const char* grains)
+ * on rigid ground; pad: one more probe, the force of the right-hand pad
+ * (TRACKS_HEX_PAD). */
+static void obstacle_probes(FILE* f, int every, const char* grains, bool pad)
 {
     fprintf(f, "  \"probes\": [\n");
     fprintf(f,
@@ -440,6 +455,13 @@ static void obstacle_probes(FILE* f, int every, const char* grains)
             "     \"what\": \"contact_force\", \"component\": [-1, 0, 0], \"with\": \"obstacle\", \"average\": "
             "true, \"every\": %d, \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
             every);
+    if (pad)
+        fprintf(f,
+                "    {\"name\": \"crossing_side_pad_up\", \"title\": \"Vertical force of the pad alone, right-hand "
+                "wheels\",\n"
+                "     \"what\": \"contact_force\", \"component\": \"up\", \"with\": \"pad\", \"average\": true, "
+                "\"every\": %d, \"bodies\": [\"wheel_RF\", \"wheel_RM\", \"wheel_RB\"]},\n",
+                every);
     if (grains) { /* the grains' share: their force alone on each wheel (the traction is its forward part) */
         static const char* const SIDE[2][3] = {
             {"crossing_side", "right-hand", "\"wheel_RF\", \"wheel_RM\", \"wheel_RB\""},
@@ -495,7 +517,9 @@ static void obstacle_probes(FILE* f, int every, const char* grains)
 
 /* The grain generators' names: the bed (the strip under the right-hand
  * wheels on the reduced beds), and the strip under the left-hand wheels
- * (TRACKS_HEX). */
+ * (TRACKS_HEX and its variants). The _pad scene splits each strip in two at
+ * the pads; the second parts are NAME_front, and the grain probes name only
+ * the first (the grains the wheels drive on before the obstacle). */
 static const char* bed_name(scene_kind kind) { return kind == GRANULAR ? "bed" : "strip"; }
 #define LEFT_STRIP_NAME "strip_left"
 
@@ -522,7 +546,9 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
 {
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
-    const bool tracks = sp->kind == TRACKS_HEX;
+    const bool pad = sp->kind == TRACKS_HEX_PAD, patch = sp->kind == TRACKS_HEX_PATCH;
+    const bool no_grains = sp->kind == TRACKS_RIGID;
+    const bool tracks = sp->kind == TRACKS_HEX || pad || patch || no_grains;
     const bool roll = sp->kind == STRIP_HEX_ROLL;
     const bool hex = sp->kind == STRIP_HEX || roll || sp->kind == STRIP_HEX_DEM || tracks;
     const bool strip = sp->kind == STRIP || hex;
@@ -617,6 +643,31 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "meets the bed's end wall). Written by examples/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
+    case TRACKS_HEX_PAD:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_granular_tracks_hex.json with rigid pads instead of grains around "
+                "the obstacle (x from %g to %g m on both strips, their tops at %g m, about where the grouser tips run in "
+                "the ruts): the wheels on the flat run on grains, the climbing wheel meets the obstacle without grains "
+                "at its foot (docs/rover.md); %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s "
+                "ramp, %g s. Written by examples/rover_scene.c.\",\n",
+                PATCH_X0, PATCH_X1, PAD_TOP, sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
+    case TRACKS_HEX_PATCH:
+        fprintf(f,
+                "  \"description\": \"The converse of rover_obstacle_granular_tracks_hex_pad.json: grains only around "
+                "the obstacle (x from %g to %g m on both strips), rigid flats level with the bed's top elsewhere "
+                "(docs/rover.md); %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. "
+                "Written by examples/rover_scene.c.\",\n",
+                PATCH_X0, PATCH_X1, sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
+    case TRACKS_RIGID:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_granular_tracks_hex_patch.json without grains: rigid flats level "
+                "with the bed's top under both sides, the same walls, grousered wheels and solver settings, the "
+                "reference for the _pad and _patch scenes (docs/rover.md); %d grousers of 0.02 m on every wheel; "
+                "wheels at %g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
+                sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
     case STRIP:
         fprintf(f,
                 "  \"description\": \"A strip of the thesis's granular bed (3 layers of spheres of radius 0.03 m, "
@@ -641,7 +692,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         rover_write_number(f, d.friction);
         fprintf(f, "%s},\n", smc);
     }
-    if (bed) {
+    if (bed && !no_grains) {
         fprintf(f, "    \"grain\": {\"friction\": ");
         rover_write_number(f, GRAIN_FRICTION);
         if (roll) {
@@ -728,6 +779,34 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fclose(f);
         return -1;
     }
+    if (pad || patch || no_grains) { /* the rigid parts of the strips, on the floor, after the rover's bodies */
+        const double side[2] = {0.5 * (bed_lo[1] + bed_hi[1]), -0.5 * (bed_lo[1] + bed_hi[1])};
+        const double hy = 0.5 * (bed_hi[1] - bed_lo[1]);
+        for (int k = 0; k < 2; k++) {
+            const char* sfx = k ? "_left" : "";
+            char name[32];
+            if (pad) {
+                double c[3] = {(PATCH_X0 + PATCH_X1) / 2, side[k], (bed_lo[2] + PAD_TOP) / 2};
+                double h[3] = {(PATCH_X1 - PATCH_X0) / 2, hy, (PAD_TOP - bed_lo[2]) / 2};
+                snprintf(name, sizeof name, "pad%s", sfx);
+                box_body(f, name, c, h, "ground");
+            } else if (patch) { /* flats with their tops at 0, before and after the patch */
+                double cb[3] = {(bed_lo[0] + PATCH_X0) / 2, side[k], bed_lo[2] / 2};
+                double hb[3] = {(PATCH_X0 - bed_lo[0]) / 2, hy, -bed_lo[2] / 2};
+                double cf[3] = {(PATCH_X1 + bed_hi[0]) / 2, side[k], bed_lo[2] / 2};
+                double hf[3] = {(bed_hi[0] - PATCH_X1) / 2, hy, -bed_lo[2] / 2};
+                snprintf(name, sizeof name, "flat_back%s", sfx);
+                box_body(f, name, cb, hb, "ground");
+                snprintf(name, sizeof name, "flat_front%s", sfx);
+                box_body(f, name, cf, hf, "ground");
+            } else {
+                double c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), side[k], bed_lo[2] / 2};
+                double h[3] = {0.5 * (bed_hi[0] - bed_lo[0]), hy, -bed_lo[2] / 2};
+                snprintf(name, sizeof name, "flat%s", sfx);
+                box_body(f, name, c, h, "ground");
+            }
+        }
+    }
     fprintf(f, "\n  ],\n");
 
     char grains[64]; /* the grain probes' "with": the scene's grain generators */
@@ -735,22 +814,33 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         snprintf(grains, sizeof grains, "[\"%s\", \"%s\"]", bed_name(sp->kind), LEFT_STRIP_NAME);
     else
         snprintf(grains, sizeof grains, "\"%s\"", bed_name(sp->kind));
-    if (bed) {
+    if (bed && !no_grains) {
+        /* x ranges of the grains: the whole strip, or (pad) the parts before and after the pads, or (patch) the
+         * patch alone */
+        double x0[2] = {bed_lo[0], pad ? PATCH_X1 : 0.0}, x1[2] = {pad ? PATCH_X0 : bed_hi[0], bed_hi[0]};
+        if (patch) x0[0] = PATCH_X0, x1[0] = PATCH_X1;
+        const int parts = pad ? 2 : 1;
         fprintf(f, "  \"generators\": [\n");
-        bed_generator(f, bed_name(sp->kind), bed_lo, bed_hi, hex, 1);
-        fprintf(f, ",%s\n     \"exclude\": [{\"centre\": [",
-                sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
-        rover_write_number(f, OBSTACLE_X);
-        fprintf(f, ", ");
-        rover_write_number(f, OBSTACLE_Y);
-        fprintf(f, ", 0], \"radius\": ");
-        rover_write_number(f, OBSTACLE_RADIUS);
-        fprintf(f, ", \"comment\": \"the obstacle\"}]}");
-        if (tracks) { /* the mirror image of the strip under the left-hand wheels */
-            double lo[3] = {bed_lo[0], -bed_hi[1], bed_lo[2]}, hi[3] = {bed_hi[0], -bed_lo[1], bed_hi[2]};
-            fprintf(f, ",\n");
-            bed_generator(f, LEFT_STRIP_NAME, lo, hi, true, 2);
-            fprintf(f, "}");
+        for (int k = 0; k < (tracks ? 2 : 1); k++) { /* the right-hand strip; its mirror image under the left wheels */
+            for (int q = 0; q < parts; q++) {
+                double lo[3] = {x0[q], k ? -bed_hi[1] : bed_lo[1], bed_lo[2]};
+                double hi[3] = {x1[q], k ? -bed_lo[1] : bed_hi[1], bed_hi[2]};
+                char name[32];
+                snprintf(name, sizeof name, "%s%s", k ? LEFT_STRIP_NAME : bed_name(sp->kind), q ? "_front" : "");
+                if (k || q) fprintf(f, ",\n");
+                bed_generator(f, name, lo, hi, hex, 1 + k + 10 * q);
+                if (k == 0 && !pad) { /* the obstacle sits in the right-hand strip */
+                    fprintf(f, ",%s\n     \"exclude\": [{\"centre\": [",
+                            sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
+                    rover_write_number(f, OBSTACLE_X);
+                    fprintf(f, ", ");
+                    rover_write_number(f, OBSTACLE_Y);
+                    fprintf(f, ", 0], \"radius\": ");
+                    rover_write_number(f, OBSTACLE_RADIUS);
+                    fprintf(f, ", \"comment\": \"the obstacle\"}]");
+                }
+                fprintf(f, "}");
+            }
         }
         fprintf(f, "\n  ],\n");
     }
@@ -785,7 +875,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, ",\n    \"dem\": {\"normal_model\": \"hertz\"}\n  },\n  \"duration\": ");
         rover_write_number(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM ? grains : NULL);
+        obstacle_probes(f, 200, sp->kind == STRIP_HEX_DEM ? grains : NULL, false);
         break;
     case RIGID:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"lemke\",\n"
@@ -795,13 +885,16 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "\n  },\n  \"duration\": ");
         rover_write_number(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 20, NULL);
+        obstacle_probes(f, 20, NULL, false);
         break;
     case GRANULAR:
     case STRIP:
     case STRIP_HEX:
     case STRIP_HEX_ROLL:
     case TRACKS_HEX:
+    case TRACKS_HEX_PAD:
+    case TRACKS_HEX_PATCH:
+    case TRACKS_RIGID:
         /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
          * joints (Delassus condition number ~6e7) far more: 100 keep them
          * within 3e-4 m (docs/rover.md) */
@@ -812,7 +905,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "  \"duration\": ");
         rover_write_number(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 20, grains);
+        obstacle_probes(f, 20, sp->kind == TRACKS_RIGID ? NULL : grains, sp->kind == TRACKS_HEX_PAD);
         break;
     }
     if (fclose(f) != 0) {
