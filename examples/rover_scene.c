@@ -38,6 +38,13 @@
  *       mirror image of the right one, instead of the rigid track),
  *       20.4 s: the rear wheel has landed, and 0.1 s later the front wheel
  *       meets the bed's end wall;
+ *   rover_obstacle_granular_tracks_hex_pad.json,
+ *   rover_obstacle_granular_tracks_hex_patch.json,
+ *   rover_obstacle_tracks_rigid.json
+ *       that bed split at the obstacle: rigid pads instead of grains
+ *       around it, grains only there (rigid flats elsewhere), and no grains
+ *       at all, the reference (docs/rover.md, "Grains at the obstacle or
+ *       under the flat wheels");
  *   rover_obstacle_granular_strip_hex_dem.json
  *       that strip with the DEM back end: Hertz contacts with the
  *       reference's SMC material (E = 2e7 Pa) everywhere, dt = 1e-4 s,
@@ -128,6 +135,13 @@ typedef enum scene_kind {
     TRACKS_HEX_PATCH, /* grains only around the obstacle, rigid flats elsewhere */
     TRACKS_RIGID      /* the same walls and wheels on rigid flats, no grains */
 } scene_kind;
+
+/* A stretch of the strips along x: grains (a generator), or a rigid box with
+ * its top at `top` on the floor. */
+typedef struct span {
+    double x0, x1, top;
+    const char* name; /* the generator's suffix, or the box's name */
+} span;
 
 typedef struct spec {
     scene_kind kind;
@@ -779,32 +793,28 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fclose(f);
         return -1;
     }
-    if (pad || patch || no_grains) { /* the rigid parts of the strips, on the floor, after the rover's bodies */
-        const double side[2] = {0.5 * (bed_lo[1] + bed_hi[1]), -0.5 * (bed_lo[1] + bed_hi[1])};
-        const double hy = 0.5 * (bed_hi[1] - bed_lo[1]);
-        for (int k = 0; k < 2; k++) {
-            const char* sfx = k ? "_left" : "";
+    /* the stretches of the strips: grains, and the rigid boxes of the split scenes */
+    span grain[2] = {{bed_lo[0], bed_hi[0], 0.0, ""}}, rigid[2];
+    int n_grain = 1, n_rigid = 0;
+    if (pad) {
+        grain[0].x1 = PATCH_X0, grain[1] = (span){PATCH_X1, bed_hi[0], 0.0, "_front"}, n_grain = 2;
+        rigid[0] = (span){PATCH_X0, PATCH_X1, PAD_TOP, "pad"}, n_rigid = 1;
+    } else if (patch) {
+        grain[0].x0 = PATCH_X0, grain[0].x1 = PATCH_X1;
+        rigid[0] = (span){bed_lo[0], PATCH_X0, 0.0, "flat_back"};
+        rigid[1] = (span){PATCH_X1, bed_hi[0], 0.0, "flat_front"}, n_rigid = 2;
+    } else if (no_grains) {
+        rigid[0] = (span){bed_lo[0], bed_hi[0], 0.0, "flat"}, n_rigid = 1, n_grain = 0;
+    }
+    for (int k = 0; k < 2 && n_rigid > 0; k++) { /* under both strips, after the rover's bodies */
+        const double y = k ? -0.5 * (bed_lo[1] + bed_hi[1]) : 0.5 * (bed_lo[1] + bed_hi[1]);
+        for (int q = 0; q < n_rigid; q++) {
+            const span* r = &rigid[q];
+            double c[3] = {(r->x0 + r->x1) / 2, y, (bed_lo[2] + r->top) / 2};
+            double h[3] = {(r->x1 - r->x0) / 2, 0.5 * (bed_hi[1] - bed_lo[1]), (r->top - bed_lo[2]) / 2};
             char name[32];
-            if (pad) {
-                double c[3] = {(PATCH_X0 + PATCH_X1) / 2, side[k], (bed_lo[2] + PAD_TOP) / 2};
-                double h[3] = {(PATCH_X1 - PATCH_X0) / 2, hy, (PAD_TOP - bed_lo[2]) / 2};
-                snprintf(name, sizeof name, "pad%s", sfx);
-                box_body(f, name, c, h, "ground");
-            } else if (patch) { /* flats with their tops at 0, before and after the patch */
-                double cb[3] = {(bed_lo[0] + PATCH_X0) / 2, side[k], bed_lo[2] / 2};
-                double hb[3] = {(PATCH_X0 - bed_lo[0]) / 2, hy, -bed_lo[2] / 2};
-                double cf[3] = {(PATCH_X1 + bed_hi[0]) / 2, side[k], bed_lo[2] / 2};
-                double hf[3] = {(bed_hi[0] - PATCH_X1) / 2, hy, -bed_lo[2] / 2};
-                snprintf(name, sizeof name, "flat_back%s", sfx);
-                box_body(f, name, cb, hb, "ground");
-                snprintf(name, sizeof name, "flat_front%s", sfx);
-                box_body(f, name, cf, hf, "ground");
-            } else {
-                double c[3] = {0.5 * (bed_lo[0] + bed_hi[0]), side[k], bed_lo[2] / 2};
-                double h[3] = {0.5 * (bed_hi[0] - bed_lo[0]), hy, -bed_lo[2] / 2};
-                snprintf(name, sizeof name, "flat%s", sfx);
-                box_body(f, name, c, h, "ground");
-            }
+            snprintf(name, sizeof name, "%s%s", r->name, k ? "_left" : "");
+            box_body(f, name, c, h, "ground");
         }
     }
     fprintf(f, "\n  ],\n");
@@ -814,19 +824,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         snprintf(grains, sizeof grains, "[\"%s\", \"%s\"]", bed_name(sp->kind), LEFT_STRIP_NAME);
     else
         snprintf(grains, sizeof grains, "\"%s\"", bed_name(sp->kind));
-    if (bed && !no_grains) {
-        /* x ranges of the grains: the whole strip, or (pad) the parts before and after the pads, or (patch) the
-         * patch alone */
-        double x0[2] = {bed_lo[0], pad ? PATCH_X1 : 0.0}, x1[2] = {pad ? PATCH_X0 : bed_hi[0], bed_hi[0]};
-        if (patch) x0[0] = PATCH_X0, x1[0] = PATCH_X1;
-        const int parts = pad ? 2 : 1;
+    if (bed && n_grain > 0) {
         fprintf(f, "  \"generators\": [\n");
         for (int k = 0; k < (tracks ? 2 : 1); k++) { /* the right-hand strip; its mirror image under the left wheels */
-            for (int q = 0; q < parts; q++) {
-                double lo[3] = {x0[q], k ? -bed_hi[1] : bed_lo[1], bed_lo[2]};
-                double hi[3] = {x1[q], k ? -bed_lo[1] : bed_hi[1], bed_hi[2]};
+            for (int q = 0; q < n_grain; q++) {
+                double lo[3] = {grain[q].x0, k ? -bed_hi[1] : bed_lo[1], bed_lo[2]};
+                double hi[3] = {grain[q].x1, k ? -bed_lo[1] : bed_hi[1], bed_hi[2]};
                 char name[32];
-                snprintf(name, sizeof name, "%s%s", k ? LEFT_STRIP_NAME : bed_name(sp->kind), q ? "_front" : "");
+                snprintf(name, sizeof name, "%s%s", k ? LEFT_STRIP_NAME : bed_name(sp->kind), grain[q].name);
                 if (k || q) fprintf(f, ",\n");
                 bed_generator(f, name, lo, hi, hex, 1 + k + 10 * q);
                 if (k == 0 && !pad) { /* the obstacle sits in the right-hand strip */
