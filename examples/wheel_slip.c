@@ -15,6 +15,7 @@
  *                   [--duration T] [--window T0] [--max-iterations N]
  *                   [--tolerance TOL] [--threads N] [--csv FILE] [--json]
  *                   [--scene FILE] [--reference ROVER_JSON]
+ *                   [--switch-period P --slip-alt S2 [--load-alt N2] [--switch-start T]]
  * Defaults: slips −0.5,−0.3,−0.2,−0.1,−0.05,−0.02 (run in ascending order);
  * grains of radius 0.03 m (0: rigid ground); 24 grousers of 0.02 m; μ = 0.4;
  * no rolling resistance between grains (--rolling-friction: its arm in m, on
@@ -31,7 +32,26 @@
  * the fit (keys: grain_radius, zero_pull_slip, slope, equivalent_damping;
  * null where the sweep does not bracket DP = 0).
  * --scene writes the rig's scene for the first slip (for `dvi run`) and
- * exits. Exit status 0, 1 when a run fails, 2 for bad usage. */
+ * exits.
+ *
+ * With --switch-period P the run is one square wave instead of a sweep (how
+ * fast the bed's answer follows a change in slip or load): the first slip
+ * and --load hold until --switch-start (default 1.5 s), then every P the rig
+ * takes slip S2 and load N2 (default: --load) for P/2 and the first pair for
+ * P/2. It prints the response folded over the whole periods of the run:
+ * per phase bin (the time since the switch to S2), the drawbar pull, the
+ * vertical force and the sinkage, means over the periods ± their standard
+ * errors; then for each switch the two plateaus (the means over the last
+ * quarter of each half) and the time, and the carriage's travel, to the
+ * end of the first sample that is 63 % (90 %) of the way to the new pull. --json prints one object per phase bin
+ * (keys: phase, drawbar_pull, drawbar_pull_se, vertical, vertical_se,
+ * sinkage, sinkage_se, periods), then one per switch (keys: switch,
+ * slip_from, slip_to, load_from, load_to, pull_from, pull_to, t63, t90,
+ * travel63, travel90; null where the curve does not get there), then one
+ * with the run (keys: grains, mean_iterations, unconverged_steps,
+ * ms_per_step).
+ *
+ * Exit status 0, 1 when a run fails, 2 for bad usage. */
 #include "wheel_testbed.h"
 
 #include <errno.h>
@@ -45,6 +65,7 @@
 #endif
 
 #define MAX_SLIPS 64
+#define MAX_SAMPLES 100000
 
 static int usage(const char* why)
 {
@@ -52,7 +73,8 @@ static int usage(const char* why)
             "wheel_slip: %s\nusage: wheel_slip [--slips S1,S2,...] [--grain-radius R] [--grousers N] "
             "[--grouser-height H] [--friction MU] [--rolling-friction ARM] [--load N] [--speed W] [--length L] "
             "[--width W] [--depth D] [--duration T] [--window T0] [--max-iterations N] [--tolerance TOL] [--threads N] "
-            "[--csv FILE] [--json] [--scene FILE] [--reference ROVER_JSON]\n",
+            "[--csv FILE] [--json] [--scene FILE] [--reference ROVER_JSON] "
+            "[--switch-period P --slip-alt S2 [--load-alt N2] [--switch-start T]]\n",
             why);
     return 2;
 }
@@ -91,12 +113,19 @@ static int parse_slips(const char* s, double* slips)
 typedef struct series {
     FILE* f;
     double slip;
+    /* kept for the square wave's fold: time, pull, vertical force, sinkage */
+    double (*rows)[4];
+    long n;
 } series;
 
 static void write_row(void* user, double t, double fx, double fz, double torque, double sinkage)
 {
     series* s = user;
-    fprintf(s->f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", s->slip, t, fx, fz, torque, sinkage);
+    if (s->f) fprintf(s->f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", s->slip, t, fx, fz, torque, sinkage);
+    if (s->rows && s->n < MAX_SAMPLES) {
+        s->rows[s->n][0] = t, s->rows[s->n][1] = fx, s->rows[s->n][2] = fz, s->rows[s->n][3] = sinkage;
+        s->n++;
+    }
 }
 
 static void json_number(double x)
@@ -107,13 +136,110 @@ static void json_number(double x)
         printf("null");
 }
 
+static void print_time_or_null(double x, double scale)
+{
+    if (isfinite(x))
+        printf("%.4g", x * scale);
+    else
+        printf("null");
+}
+
+/* The square wave: one run, folded over its whole periods. */
+static int square_wave(testbed_config* c, series* s, bool json)
+{
+    char msg[512];
+    if (!(s->rows = malloc(sizeof *s->rows * MAX_SAMPLES))) {
+        fprintf(stderr, "wheel_slip: out of memory\n");
+        return 1;
+    }
+    testbed_result r;
+    testbed_folded fo;
+    if (testbed_run(c, write_row, s, &r, msg, sizeof msg) != DVI_OK) {
+        fprintf(stderr, "wheel_slip: slip %g / %g: %s\n", c->slip, c->slip_alt, msg);
+        free(s->rows);
+        return 1;
+    }
+    const int bad = testbed_fold(c, (const double(*)[4])s->rows, s->n, &fo, msg, sizeof msg);
+    free(s->rows);
+    s->rows = NULL;
+    if (bad) {
+        fprintf(stderr, "wheel_slip: %s\n", msg);
+        return 2;
+    }
+    const int bins = fo.bins;
+    if (!json) {
+        printf("wheel on grains of radius %g m (%lld), %d grousers of %g m, mu %g, rolling arm %g m, omega %g rad/s\n",
+               c->grain_radius, r.grains, c->grousers, c->grouser_height, c->friction, c->rolling_friction,
+               c->wheel_speed);
+        printf("square wave from %g s: slip %g, load %g N for %g s, then slip %g, load %g N for %g s; "
+               "%d periods folded (means +- standard errors over the periods)\n",
+               c->switch_start, c->slip_alt, c->load_alt, 0.5 * c->switch_period, c->slip, c->load,
+               0.5 * c->switch_period, fo.periods);
+        printf("%9s %9s %7s %9s %7s %9s %7s\n", "phase (s)", "DP (N)", "+-", "Fz (N)", "+-", "sink (mm)", "+-");
+    }
+    const char* keys[3] = {"drawbar_pull", "vertical", "sinkage"};
+    for (int b = 0; b < bins; b++) {
+        const double* mean = fo.mean;
+        const double* se = fo.se;
+        if (json) {
+            printf("{\"phase\": %.6g", (b + 1) * fo.width);
+            for (int q = 0; q < 3; q++)
+                printf(", \"%s\": %.6g, \"%s_se\": %.6g", keys[q], mean[q * bins + b], keys[q], se[q * bins + b]);
+            printf(", \"periods\": %d}\n", fo.periods);
+        } else {
+            printf("%9.3f %9.1f %7.1f %9.1f %7.1f %9.2f %7.2f\n", (b + 1) * fo.width, mean[b], se[b], mean[bins + b],
+                   se[bins + b], 1e3 * mean[2 * bins + b], 1e3 * se[2 * bins + b]);
+        }
+    }
+    const double v[2] = {(1.0 + c->slip) * c->wheel_speed * c->wheel.radius,
+                         (1.0 + c->slip_alt) * c->wheel_speed * c->wheel.radius};
+    const double slip[2] = {c->slip, c->slip_alt}, load[2] = {c->load, c->load_alt};
+    for (int sw = 0; sw < 2; sw++) {
+        /* sw 0: to the alternate; sw 1: back */
+        const int to = sw == 0 ? 1 : 0, from = 1 - to;
+        if (json) {
+            printf("{\"switch\": %d, \"slip_from\": %.6g, \"slip_to\": %.6g, \"load_from\": %.6g, \"load_to\": %.6g, "
+                   "\"pull_from\": %.6g, \"pull_to\": %.6g, \"t63\": ",
+                   sw + 1, slip[from], slip[to], load[from], load[to], fo.plateau[from], fo.plateau[to]);
+            print_time_or_null(fo.t63[sw], 1.0);
+            printf(", \"t90\": ");
+            print_time_or_null(fo.t90[sw], 1.0);
+            printf(", \"travel63\": ");
+            print_time_or_null(fo.t63[sw], v[to]);
+            printf(", \"travel90\": ");
+            print_time_or_null(fo.t90[sw], v[to]);
+            printf("}\n");
+        } else {
+            printf("slip %g -> %g, load %g -> %g N: pull %.1f -> %.1f N; 63 %% after ", slip[from], slip[to],
+                   load[from], load[to], fo.plateau[from], fo.plateau[to]);
+            if (isfinite(fo.t63[sw]))
+                printf("%.0f ms (%.1f mm of travel)", 1e3 * fo.t63[sw], 1e3 * fo.t63[sw] * v[to]);
+            else
+                printf("never");
+            printf(", 90 %% after ");
+            if (isfinite(fo.t90[sw]))
+                printf("%.0f ms (%.1f mm)\n", 1e3 * fo.t90[sw], 1e3 * fo.t90[sw] * v[to]);
+            else
+                printf("never\n");
+        }
+    }
+    if (json)
+        printf("{\"grains\": %lld, \"mean_iterations\": %.4g, \"unconverged_steps\": %d, \"ms_per_step\": %.4g}\n",
+               r.grains, r.mean_iterations, r.unconverged_steps, r.ms_per_step);
+    else
+        printf("%lld grains; %.1f iterations a step in the window, %d steps unconverged; %.1f ms per step\n",
+               r.grains, r.mean_iterations, r.unconverged_steps, r.ms_per_step);
+    testbed_folded_free(&fo);
+    return 0;
+}
+
 int main(int argc, char** argv)
 {
     testbed_config c = testbed_default_config();
     double slips[MAX_SLIPS] = {-0.5, -0.3, -0.2, -0.1, -0.05, -0.02};
     int nslips = 6;
     const char *csv = NULL, *scene = NULL, *reference = ROVER_JSON;
-    bool json = false;
+    bool json = false, slip_alt_given = false, load_alt_given = false;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -171,10 +297,22 @@ int main(int argc, char** argv)
             c.window_start = x;
         } else if (strcmp(a, "--tolerance") == 0) {
             c.tolerance = x;
+        } else if (strcmp(a, "--switch-period") == 0) {
+            c.switch_period = x;
+        } else if (strcmp(a, "--switch-start") == 0) {
+            c.switch_start = x;
+        } else if (strcmp(a, "--slip-alt") == 0) {
+            c.slip_alt = x, slip_alt_given = true;
+        } else if (strcmp(a, "--load-alt") == 0) {
+            c.load_alt = x, load_alt_given = true;
         } else {
             return usage("unknown option");
         }
     }
+    if (c.switch_period > 0.0 && !slip_alt_given && !load_alt_given)
+        return usage("--switch-period: give --slip-alt or --load-alt (what to switch to)");
+    if (c.switch_period > 0.0 && !slip_alt_given) c.slip_alt = slips[0];
+    if (!load_alt_given) c.load_alt = c.load;
     char msg[512];
     if (wheel_params_read(reference, &c.wheel, msg, sizeof msg) != DVI_OK) {
         fprintf(stderr, "wheel_slip: %s\n", msg);
@@ -195,13 +333,20 @@ int main(int argc, char** argv)
         }
         return 0;
     }
-    series s = {NULL, 0.0};
+    series s = {NULL, 0.0, NULL, 0};
     if (csv) {
         if (!(s.f = fopen(csv, "w"))) {
             perror(csv);
             return 1;
         }
         fprintf(s.f, "slip,time,drawbar_pull,vertical,torque,sinkage\n");
+    }
+    if (c.switch_period > 0.0) {
+        c.slip = slips[0];
+        s.slip = slips[0];
+        int status = square_wave(&c, &s, json);
+        if (s.f) fclose(s.f);
+        return status;
     }
     if (!json) {
         printf("wheel on %s, %d grousers of %g m, mu %g, load %g N, omega %g rad/s; means over %g-%g s\n",
@@ -218,7 +363,7 @@ int main(int argc, char** argv)
     for (int k = 0; k < nslips; k++) {
         c.slip = slips[k];
         s.slip = slips[k];
-        if (testbed_run(&c, csv ? write_row : NULL, &s, &res[k], msg, sizeof msg) != DVI_OK) {
+        if (testbed_run(&c, s.f ? write_row : NULL, &s, &res[k], msg, sizeof msg) != DVI_OK) {
             fprintf(stderr, "wheel_slip: slip %g: %s\n", slips[k], msg);
             status = 1;
             res[k].drawbar_pull = NAN;

@@ -104,6 +104,9 @@ testbed_config testbed_default_config(void)
     c.duration = 3.0;
     c.window_start = 1.5;
     c.sample_every = 20;
+    c.switch_start = 1.5;
+    c.slip_alt = -0.1;
+    c.load_alt = 480.03;
     return c;
 }
 
@@ -125,11 +128,24 @@ static double start_height(const testbed_config* c)
     return c->wheel.radius + (c->grousers > 0 ? c->grouser_height : 0.0);
 }
 
-/* Forward travel of the carriage by time t: the ramp costs half its length. */
+static bool switching(const testbed_config* c)
+{
+    return c->switch_period > 0.0;
+}
+
+/* Forward travel of the carriage by time t: the ramp costs half its length.
+ * With a square wave, a bound: the faster of the two slips throughout. */
 static double travel(const testbed_config* c, double t)
 {
-    const double v = (1.0 + c->slip) * c->wheel_speed * c->wheel.radius;
+    const double s = switching(c) && c->slip_alt > c->slip ? c->slip_alt : c->slip;
+    const double v = (1.0 + s) * c->wheel_speed * c->wheel.radius;
     return t < c->ramp ? 0.5 * v * t * t / c->ramp : v * (t - 0.5 * c->ramp);
+}
+
+/* Steps per half period of the square wave. */
+static long half_period_steps(const testbed_config* c)
+{
+    return llround(0.5 * c->switch_period / c->dt);
 }
 
 static int check_config(const testbed_config* c, char* msg, size_t size)
@@ -169,6 +185,21 @@ static int check_config(const testbed_config* c, char* msg, size_t size)
             c->window_start);
     REQUIRE(c->threads >= 0, "threads: must be >= 0 (got %d)", c->threads);
     REQUIRE(c->sample_every >= 1, "sample_every: must be >= 1 (got %d)", c->sample_every);
+    REQUIRE(isfinite(c->switch_period) && c->switch_period >= 0.0, "switch_period: must be >= 0 (got %g)",
+            c->switch_period);
+    if (switching(c)) {
+        const double half = 0.5 * c->switch_period / c->dt;
+        REQUIRE(half >= 1.0 && fabs(half - (double)llround(half)) < 1e-6,
+                "switch_period: must be a whole, even number of steps of %g s (got %g)", c->dt, c->switch_period);
+        REQUIRE(isfinite(c->switch_start) && c->switch_start >= c->ramp && c->switch_start < c->duration,
+                "switch_start: must lie between the ramp %g s and the duration %g s (got %g)", c->ramp, c->duration,
+                c->switch_start);
+        REQUIRE(isfinite(c->slip_alt) && c->slip_alt > -1.0 && c->slip_alt <= 1.0,
+                "slip_alt: must be in (-1, 1] (got %g)", c->slip_alt);
+        REQUIRE(isfinite(c->load_alt) && c->load_alt > c->wheel.mass * GRAVITY * 1.01,
+                "load_alt: must exceed the wheel's own weight %.4g N by 1 %% (got %g)", c->wheel.mass * GRAVITY,
+                c->load_alt);
+    }
     if (c->grain_radius > 0.0) {
         const double s = 2.0 * c->grain_radius + 0.001;
         REQUIRE(isfinite(c->width) && c->width > c->wheel.width + 2.0 * s,
@@ -402,6 +433,12 @@ dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* 
     dvi_joint_id drive;
     dvi_model_find_body(model, "wheel", &wheel);
     dvi_model_find_joint(model, "drive", &drive);
+    dvi_body_id slider;
+    dvi_joint_id rail;
+    dvi_model_find_body(model, "slider", &slider);
+    dvi_model_find_joint(model, "rail", &rail);
+    const long switch_first = llround(c->switch_start / c->dt), half = switching(c) ? half_period_steps(c) : 0;
+    bool alt = false;
 
     const long steps = (long)llround(c->duration / c->dt);
     const long first = (long)llround(c->window_start / c->dt); /* window: steps first+1 … steps */
@@ -418,6 +455,19 @@ dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* 
     int acc_n = 0;
     const double t0 = now_seconds();
     for (long k = 1; k <= steps; k++) {
+        /* the square wave: step k runs from (k − 1) dt */
+        const long j = k - 1 - switch_first;
+        const bool want_alt = half > 0 && j >= 0 && (j / half) % 2 == 0;
+        if (want_alt != alt) {
+            alt = want_alt;
+            const double s = alt ? c->slip_alt : c->slip, load = alt ? c->load_alt : c->load;
+            const double extra[3] = {0.0, 0.0, -(load - c->load)}, none[3] = {0.0, 0.0, 0.0};
+            if ((st = dvi_joint_set_motor(w, rail, (1.0 + s) * c->wheel_speed * c->wheel.radius, 0.0)) != DVI_OK ||
+                (st = dvi_body_set_applied_force(w, slider, extra, none)) != DVI_OK) {
+                set_msg(msg, msg_size, "step %ld: cannot switch the slip or the load", k);
+                break;
+            }
+        }
         st = dvi_model_step(model);
         if (st != DVI_OK && st != DVI_NOT_CONVERGED) {
             set_msg(msg, msg_size, "step %ld (t = %g s): %s", k, (double)k * c->dt, dvi_world_last_error(w));
@@ -463,4 +513,96 @@ dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* 
     free(buf);
     dvi_model_destroy(model);
     return st;
+}
+
+/* ---- the square wave's fold ------------------------------------------------------ */
+
+/* End of the first sample of y[0..n) (sample b ends at (b + 1) w) that is a
+ * fraction q of the way from `from` to `to`. */
+static double reach_time(const double* y, int n, double w, double from, double to, double q)
+{
+    const double target = from + q * (to - from), sign = to >= from ? 1.0 : -1.0;
+    for (int b = 0; b < n; b++)
+        if (sign * (y[b] - target) >= 0.0) return (b + 1) * w;
+    return NAN;
+}
+
+int testbed_fold(const testbed_config* c, const double (*rows)[4], long n, testbed_folded* out, char* msg,
+                 size_t msg_size)
+{
+    memset(out, 0, sizeof *out);
+    const double w = c->sample_every * c->dt;
+    const int bins = (int)llround(c->switch_period / w);
+    const int periods = (int)floor((c->duration - c->switch_start) / c->switch_period + 1e-9);
+    if (!(c->switch_period > 0.0) || fabs(bins * w - c->switch_period) > 1e-9 * c->switch_period || bins < 4 ||
+        bins % 2) {
+        set_msg(msg, msg_size, "switch_period: must be an even number (>= 4) of samples of %g s (got %g)", w,
+                c->switch_period);
+        return -1;
+    }
+    if (periods < 2) {
+        set_msg(msg, msg_size, "duration: must hold two periods of %g s after switch_start %g s (got %g)",
+                c->switch_period, c->switch_start, c->duration);
+        return -1;
+    }
+    double* sum = calloc((size_t)bins * 6, sizeof *sum); /* sums and sums of squares */
+    out->mean = calloc((size_t)bins * 3, sizeof *out->mean);
+    out->se = calloc((size_t)bins * 3, sizeof *out->se);
+    int* count = calloc((size_t)bins, sizeof *count);
+    if (!sum || !out->mean || !out->se || !count) {
+        free(sum), free(count);
+        testbed_folded_free(out);
+        set_msg(msg, msg_size, "out of memory");
+        return -1;
+    }
+    out->bins = bins, out->periods = periods, out->width = w;
+    for (long i = 0; i < n; i++) {
+        /* the sample ending at t covers (t − w, t] */
+        const long k = llround((rows[i][0] - c->switch_start) / w) - 1;
+        if (k < 0 || k >= (long)bins * periods) continue;
+        const int b = (int)(k % bins);
+        for (int q = 0; q < 3; q++) {
+            sum[2 * q * bins + b] += rows[i][q + 1];
+            sum[(2 * q + 1) * bins + b] += rows[i][q + 1] * rows[i][q + 1];
+        }
+        count[b]++;
+    }
+    int missing = 0;
+    for (int b = 0; b < bins; b++) {
+        if (count[b] < 2) {
+            missing = 1;
+            continue;
+        }
+        for (int q = 0; q < 3; q++) {
+            const double m = sum[2 * q * bins + b] / count[b];
+            const double var = (sum[(2 * q + 1) * bins + b] / count[b] - m * m) * count[b] / (count[b] - 1);
+            out->mean[q * bins + b] = m;
+            out->se[q * bins + b] = sqrt(var > 0.0 ? var / count[b] : 0.0);
+        }
+    }
+    free(sum), free(count);
+    if (missing) {
+        testbed_folded_free(out);
+        set_msg(msg, msg_size, "rows: fewer than two samples in a phase bin (sample_every %d?)", c->sample_every);
+        return -1;
+    }
+    /* the plateaus: the last quarter of each half */
+    const int h = bins / 2, quarter = h / 4 > 0 ? h / 4 : 1;
+    const double* m = out->mean;
+    for (int b = h - quarter; b < h; b++) out->plateau[1] += m[b] / quarter;
+    for (int b = bins - quarter; b < bins; b++) out->plateau[0] += m[b] / quarter;
+    for (int sw = 0; sw < 2; sw++) {
+        const int to = sw == 0 ? 1 : 0;
+        out->t63[sw] = reach_time(m + sw * h, h, w, out->plateau[1 - to], out->plateau[to], 0.63);
+        out->t90[sw] = reach_time(m + sw * h, h, w, out->plateau[1 - to], out->plateau[to], 0.9);
+    }
+    return 0;
+}
+
+void testbed_folded_free(testbed_folded* f)
+{
+    if (!f) return;
+    free(f->mean);
+    free(f->se);
+    f->mean = f->se = NULL;
 }

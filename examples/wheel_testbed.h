@@ -25,6 +25,10 @@
  *     iterations, envelope 0.005 m, recovery speeds 0.1 and 0.05 m/s: the
  *     rover's granular settings); Lemke's method on rigid ground.
  *
+ * The slip and the load can also alternate between two values (a square
+ * wave, switch_period), so that the time series shows how fast the bed's
+ * answer follows a change.
+ *
  * Measured over the window [window_start, duration], per step: the contact
  * force on the wheel (forward component: the drawbar pull; vertical: the
  * load it carries), the motor torque on the wheel about its axle, and the
@@ -76,6 +80,15 @@ typedef struct testbed_config {
     double window_start;       ///< s; default 1.5
     int threads;               ///< 0: the library's default
     int sample_every;          ///< steps per row of the time series (callback); default 20
+    /* A square wave in slip and load (the rig's answer to a change): from
+     * switch_start on, the rig holds (slip_alt, load_alt) for the first half
+     * of each switch_period and (slip, load) for the second. The carriage's
+     * motor takes the new speed at once; the load changes by a vertical force
+     * on the slider. switch_period 0 (default): constant slip and load. */
+    double switch_start;       ///< s; at least the ramp; default 1.5
+    double switch_period;      ///< s; a whole number of steps per half; default 0
+    double slip_alt;           ///< default −0.1
+    double load_alt;           ///< N; default 480.03
 } testbed_config;
 
 testbed_config testbed_default_config(void);
@@ -106,5 +119,29 @@ typedef void (*testbed_sample_fn)(void* user, double t, double fx, double fz, do
 /// a message (a scene problem, a failed step).
 dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* user, testbed_result* out,
                        char* msg, size_t msg_size);
+
+/// A square wave's response folded over its whole periods (testbed_fold).
+typedef struct testbed_folded {
+    int bins;              ///< samples per period
+    int periods;           ///< whole periods from switch_start in the series
+    double width;          ///< s per sample (sample_every · dt)
+    double* mean;          ///< [3 · bins]: drawbar pull (N), vertical force (N), sinkage (m) by phase bin, quantity
+                           ///< major; bin b ends (b + 1) · width after the switch to (slip_alt, load_alt)
+    double* se;            ///< [3 · bins]: their standard errors over the periods
+    double plateau[2];     ///< N, the pull's mean over the last quarter of each half: [0] at (slip, load), [1] at
+                           ///< (slip_alt, load_alt)
+    double t63[2], t90[2]; ///< s from the switch ([0] to the alternate, [1] back) to the end of the first sample
+                           ///< that is 63 % (90 %) of the way between the plateaus: an upper bound to one sample;
+                           ///< NAN if no sample is
+} testbed_folded;
+
+/// Folds n time-series rows (time, drawbar pull, vertical force, sinkage:
+/// what the sample callback receives) of a run of c with a square wave.
+/// Needs an even number (≥ 4) of samples per period and at least two whole
+/// periods. Returns 0 and fills out (free with testbed_folded_free), or −1
+/// with a message naming the field.
+int testbed_fold(const testbed_config* c, const double (*rows)[4], long n, testbed_folded* out, char* msg,
+                 size_t msg_size);
+void testbed_folded_free(testbed_folded* f);
 
 #endif

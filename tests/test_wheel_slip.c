@@ -1,6 +1,7 @@
 /* The single-wheel rig of examples/wheel_testbed.c: on rigid ground a
  * slipping wheel's drawbar pull is Coulomb's ±μW exactly, its motor torque
- * DP·r, its load W; on a small bin of the rover's grains a wheel that spins
+ * DP·r, its load W, and a square wave in slip or load is followed within
+ * the step that switches; on a small bin of the rover's grains a wheel that spins
  * faster than it advances pulls and one that is dragged brakes; bad
  * configurations and reference files are refused with the field named. */
 #include <setjmp.h>
@@ -13,6 +14,8 @@
 #include "../examples/wheel_testbed.h"
 #include "test_util.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
@@ -25,15 +28,22 @@ static testbed_config rig(void)
     return c;
 }
 
+/* The rig on rigid ground with a plain wheel. */
+static testbed_config rigid_rig(void)
+{
+    testbed_config c = rig();
+    c.grain_radius = 0.0;
+    c.grousers = 0;
+    return c;
+}
+
 /* Rigid ground, plain wheel: while it slips, the friction is saturated, so
  * the ground's forward force is +μW when the wheel spins faster than it
  * advances (s < 0) and −μW when it is dragged (s > 0), whatever |s|. */
 static void test_rigid_coulomb(void** state)
 {
     (void)state;
-    testbed_config c = rig();
-    c.grain_radius = 0.0;
-    c.grousers = 0;
+    testbed_config c = rigid_rig();
     c.duration = 1.0;
     c.window_start = 0.6;
     const double slips[] = {-0.5, -0.05, 0.3};
@@ -52,6 +62,96 @@ static void test_rigid_coulomb(void** state)
         assert_near(r.sinkage, 0.0, 1e-3);
         assert_int_equal(r.unconverged_steps, 0);
         assert_int_equal(r.grains, 0);
+    }
+}
+
+/* The square wave on rigid ground (plain wheel): Coulomb friction answers a
+ * change at once, so every 10-step sample after a switch carries the new
+ * pull: μ times the new load while s < 0, −μ times it after a switch to a
+ * dragged wheel. The switches fall on the samples' boundaries. */
+typedef struct square_samples {
+    const testbed_config* c;
+    int checked;
+    double rows[400][4]; /* every sample, for testbed_fold */
+    long n;
+} square_samples;
+
+static void check_square_sample(void* user, double t, double fx, double fz, double torque, double sinkage)
+{
+    square_samples* s = user;
+    const testbed_config* c = s->c;
+    if (s->n < 400) {
+        s->rows[s->n][0] = t, s->rows[s->n][1] = fx, s->rows[s->n][2] = fz, s->rows[s->n][3] = sinkage;
+        s->n++;
+    }
+    const double w = c->sample_every * c->dt;
+    if (t - w < c->switch_start - 1e-9) return;
+    const double since = fmod(t - w - c->switch_start + 1e-9, c->switch_period);
+    const bool alt = since < 0.5 * c->switch_period;
+    const double load = alt ? c->load_alt : c->load, slip = alt ? c->slip_alt : c->slip;
+    const double pull = (slip < 0.0 ? 0.4 : -0.4) * load;
+    if (fabs(fx - pull) > 1.0 || fabs(fz - load) > 2.0 || fabs(torque - 0.25 * fx) > 0.5)
+        fail_msg("t = %g s (%s half): DP %.3f N, Fz %.3f N, torque %.3f N m; expected DP %.3f, Fz %.3f", t,
+                 alt ? "alternate" : "first", fx, fz, torque, pull, load);
+    s->checked++;
+}
+
+static void test_rigid_square_wave(void** state)
+{
+    (void)state;
+    testbed_config c = rigid_rig();
+    c.duration = 1.9;
+    c.window_start = 1.0;
+    c.sample_every = 10;
+    c.switch_start = 0.7;
+    c.switch_period = 0.4;
+    const double alt_slip[] = {-0.1, 0.2}, alt_load[] = {600.0, 350.0};
+    for (int k = 0; k < 2; k++) {
+        c.slip = -0.3;
+        c.slip_alt = alt_slip[k];
+        c.load_alt = alt_load[k];
+        static square_samples s;
+        s.c = &c, s.checked = 0, s.n = 0;
+        testbed_result r;
+        char msg[256];
+        assert_int_equal(testbed_run(&c, check_square_sample, &s, &r, msg, sizeof msg), DVI_OK);
+        print_message("rigid square wave to s = %+.2f, W = %.0f N: %d samples checked\n", alt_slip[k], alt_load[k],
+                      s.checked);
+        /* every sample from the first switch on: 1.2 s of 10 ms */
+        assert_int_equal(s.checked, 120);
+
+        /* folded: three periods of 40 samples; the plateaus are ±μ times each
+         * load, reached in the first sample after either switch */
+        testbed_folded fo;
+        assert_int_equal(testbed_fold(&c, (const double(*)[4])s.rows, s.n, &fo, msg, sizeof msg), 0);
+        print_message("folded: %d periods of %d samples; plateaus %.3f / %.3f N; t63 %g / %g s, t90 %g / %g s\n",
+                      fo.periods, fo.bins, fo.plateau[0], fo.plateau[1], fo.t63[0], fo.t63[1], fo.t90[0], fo.t90[1]);
+        assert_int_equal(fo.periods, 3);
+        assert_int_equal(fo.bins, 40);
+        assert_near(fo.plateau[0], 0.4 * c.load, 1.0); /* s = −0.3 */
+        assert_near(fo.plateau[1], (alt_slip[k] < 0.0 ? 0.4 : -0.4) * alt_load[k], 1.0);
+        for (int sw = 0; sw < 2; sw++) {
+            assert_near(fo.t63[sw], 0.01, 1e-12);
+            assert_near(fo.t90[sw], 0.01, 1e-12);
+        }
+        for (int b = 0; b < fo.bins; b++) {
+            const double load = b < 20 ? alt_load[k] : c.load;
+            assert_near(fo.mean[fo.bins + b], load, 2.0);
+            assert_true(fo.se[b] < 1.0 && fo.se[fo.bins + b] < 1.0);
+        }
+        testbed_folded_free(&fo);
+
+        /* refused: an odd number of samples per period, fewer than two periods */
+        testbed_config bad = c;
+        bad.switch_period = 0.03;
+        assert_int_equal(testbed_fold(&bad, (const double(*)[4])s.rows, s.n, &fo, msg, sizeof msg), -1);
+        print_message("refused: %s\n", msg);
+        assert_true(strncmp(msg, "switch_period:", 14) == 0);
+        bad = c;
+        bad.duration = 1.4;
+        assert_int_equal(testbed_fold(&bad, (const double(*)[4])s.rows, s.n, &fo, msg, sizeof msg), -1);
+        print_message("refused: %s\n", msg);
+        assert_true(strncmp(msg, "duration:", 9) == 0);
     }
 }
 
@@ -133,6 +233,25 @@ static void test_bad_config(void** state)
     c = rig();
     c.rolling_friction = -0.001;
     expect_refused(&c, "rolling_friction:");
+    c = rig();
+    c.switch_period = 0.0015; /* not a whole number of steps per half */
+    expect_refused(&c, "switch_period:");
+    c = rig();
+    c.switch_period = 0.4;
+    c.switch_start = 0.2; /* inside the ramp */
+    expect_refused(&c, "switch_start:");
+    c = rig();
+    c.switch_period = 0.4;
+    c.slip_alt = -1.5;
+    expect_refused(&c, "slip_alt:");
+    c = rig();
+    c.switch_period = 0.4;
+    c.load_alt = NAN;
+    expect_refused(&c, "load_alt:");
+    c = rig();
+    c.switch_period = 0.4;
+    c.slip_alt = 0.8; /* faster: the wheel would reach the end wall */
+    expect_refused(&c, "slip: the wheel would reach");
 }
 
 static void test_bad_reference(void** state)
@@ -167,6 +286,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rigid_coulomb),
+        cmocka_unit_test(test_rigid_square_wave),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_bad_reference),
         cmocka_unit_test(test_grains_pull_and_brake),
