@@ -45,6 +45,11 @@
  *       around it, grains only there (rigid flats elsewhere), and no grains
  *       at all, the reference (docs/rover.md, "Grains at the obstacle or
  *       under the flat wheels");
+ *   rover_obstacle_tracks_slick.json
+ *       the rigid flats of the last with their friction lowered to 0.2
+ *       (about the pull the bed gives the wheels on the flat while another
+ *       wheel climbs) except around the obstacle, where it stays 0.4
+ *       (docs/rover.md, "Rigid flats that pull like the bed");
  *   rover_obstacle_granular_strip_hex_dem.json
  *       that strip with the DEM back end: Hertz contacts with the
  *       reference's SMC material (E = 2e7 Pa) everywhere, dt = 1e-4 s,
@@ -120,6 +125,10 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define PATCH_X0 1.22
 #define PATCH_X1 1.98
 #define PAD_TOP (-0.015) /* m: the pad's top, about where the grouser tips run in the ruts */
+/* The _slick scene's flats outside that stretch: about the pull per unit
+ * load that the wheels on the bed's flat get while another wheel climbs
+ * (0.13-0.14 in the _pad run; docs/rover.md). */
+#define SLICK_FRICTION 0.2
 
 typedef enum scene_kind {
     STATICS,
@@ -133,14 +142,16 @@ typedef enum scene_kind {
     TRACKS_HEX,
     TRACKS_HEX_PAD,   /* TRACKS_HEX with a rigid pad instead of grains around the obstacle */
     TRACKS_HEX_PATCH, /* grains only around the obstacle, rigid flats elsewhere */
-    TRACKS_RIGID      /* the same walls and wheels on rigid flats, no grains */
+    TRACKS_RIGID,     /* the same walls and wheels on rigid flats, no grains */
+    TRACKS_SLICK      /* TRACKS_RIGID with the flats outside that stretch at SLICK_FRICTION */
 } scene_kind;
 
 /* A stretch of the strips along x: grains (a generator), or a rigid box with
  * its top at `top` on the floor. */
 typedef struct span {
     double x0, x1, top;
-    const char* name; /* the generator's suffix, or the box's name */
+    const char* name;     /* the generator's suffix, or the box's name */
+    const char* material; /* the box's; NULL: "ground" */
 } span;
 
 typedef struct spec {
@@ -167,6 +178,7 @@ static const spec SPECS[] = {
     {TRACKS_HEX_PAD, "rover_obstacle_granular_tracks_hex_pad.json", "Scarecrow", 0.8, 20.4, 24},
     {TRACKS_HEX_PATCH, "rover_obstacle_granular_tracks_hex_patch.json", "Scarecrow", 0.8, 18.5, 24},
     {TRACKS_RIGID, "rover_obstacle_tracks_rigid.json", "Scarecrow", 0.8, 18.5, 24},
+    {TRACKS_SLICK, "rover_obstacle_tracks_slick.json", "Scarecrow", 0.8, 18.5, 24},
 };
 
 
@@ -561,7 +573,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
     const bool pad = sp->kind == TRACKS_HEX_PAD, patch = sp->kind == TRACKS_HEX_PATCH;
-    const bool no_grains = sp->kind == TRACKS_RIGID;
+    const bool slick = sp->kind == TRACKS_SLICK;
+    const bool no_grains = sp->kind == TRACKS_RIGID || slick;
     const bool tracks = sp->kind == TRACKS_HEX || pad || patch || no_grains;
     const bool roll = sp->kind == STRIP_HEX_ROLL;
     const bool hex = sp->kind == STRIP_HEX || roll || sp->kind == STRIP_HEX_DEM || tracks;
@@ -682,6 +695,15 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "wheels at %g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
+    case TRACKS_SLICK:
+        fprintf(f,
+                "  \"description\": \"rover_obstacle_tracks_rigid.json with the flats' friction lowered to %g, about "
+                "the pull per unit load that the wheels on the bed's flat get while another wheel climbs, except "
+                "around the obstacle (x from %g to %g m on both strips), where it stays %g (docs/rover.md); %d "
+                "grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. Written by "
+                "examples/rover_scene.c.\",\n",
+                SLICK_FRICTION, PATCH_X0, PATCH_X1, d.friction, sp->grousers, sp->speed, THESIS_RAMP, duration);
+        break;
     case STRIP:
         fprintf(f,
                 "  \"description\": \"A strip of the thesis's granular bed (3 layers of spheres of radius 0.03 m, "
@@ -705,6 +727,11 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "    \"obstacle\": {\"friction\": ");
         rover_write_number(f, d.friction);
         fprintf(f, "%s},\n", smc);
+    }
+    if (slick) {
+        fprintf(f, "    \"flat\": {\"friction\": ");
+        rover_write_number(f, SLICK_FRICTION);
+        fprintf(f, "},\n");
     }
     if (bed && !no_grains) {
         fprintf(f, "    \"grain\": {\"friction\": ");
@@ -794,17 +821,21 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         return -1;
     }
     /* the stretches of the strips: grains, and the rigid boxes of the split scenes */
-    span grain[2] = {{bed_lo[0], bed_hi[0], 0.0, ""}}, rigid[2];
+    span grain[2] = {{bed_lo[0], bed_hi[0], 0.0, "", NULL}}, rigid[3];
     int n_grain = 1, n_rigid = 0;
     if (pad) {
-        grain[0].x1 = PATCH_X0, grain[1] = (span){PATCH_X1, bed_hi[0], 0.0, "_front"}, n_grain = 2;
-        rigid[0] = (span){PATCH_X0, PATCH_X1, PAD_TOP, "pad"}, n_rigid = 1;
+        grain[0].x1 = PATCH_X0, grain[1] = (span){PATCH_X1, bed_hi[0], 0.0, "_front", NULL}, n_grain = 2;
+        rigid[0] = (span){PATCH_X0, PATCH_X1, PAD_TOP, "pad", NULL}, n_rigid = 1;
     } else if (patch) {
         grain[0].x0 = PATCH_X0, grain[0].x1 = PATCH_X1;
-        rigid[0] = (span){bed_lo[0], PATCH_X0, 0.0, "flat_back"};
-        rigid[1] = (span){PATCH_X1, bed_hi[0], 0.0, "flat_front"}, n_rigid = 2;
+        rigid[0] = (span){bed_lo[0], PATCH_X0, 0.0, "flat_back", NULL};
+        rigid[1] = (span){PATCH_X1, bed_hi[0], 0.0, "flat_front", NULL}, n_rigid = 2;
+    } else if (slick) {
+        rigid[0] = (span){bed_lo[0], PATCH_X0, 0.0, "flat_back", "flat"};
+        rigid[1] = (span){PATCH_X0, PATCH_X1, 0.0, "pad", NULL};
+        rigid[2] = (span){PATCH_X1, bed_hi[0], 0.0, "flat_front", "flat"}, n_rigid = 3, n_grain = 0;
     } else if (no_grains) {
-        rigid[0] = (span){bed_lo[0], bed_hi[0], 0.0, "flat"}, n_rigid = 1, n_grain = 0;
+        rigid[0] = (span){bed_lo[0], bed_hi[0], 0.0, "flat", NULL}, n_rigid = 1, n_grain = 0;
     }
     for (int k = 0; k < 2 && n_rigid > 0; k++) { /* under both strips, after the rover's bodies */
         const double y = k ? -0.5 * (bed_lo[1] + bed_hi[1]) : 0.5 * (bed_lo[1] + bed_hi[1]);
@@ -814,16 +845,24 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
             double h[3] = {(r->x1 - r->x0) / 2, 0.5 * (bed_hi[1] - bed_lo[1]), (r->top - bed_lo[2]) / 2};
             char name[32];
             snprintf(name, sizeof name, "%s%s", r->name, k ? "_left" : "");
-            box_body(f, name, c, h, "ground");
+            box_body(f, name, c, h, r->material ? r->material : "ground");
         }
     }
     fprintf(f, "\n  ],\n");
 
-    char grains[64]; /* the grain probes' "with": the scene's grain generators */
-    if (tracks)
-        snprintf(grains, sizeof grains, "[\"%s\", \"%s\"]", bed_name(sp->kind), LEFT_STRIP_NAME);
-    else
+    /* the grain probes' "with": every grain generator of the scene, by the
+     * names the loop below gives them */
+    char grains[160];
+    if (tracks || n_grain > 1) {
+        size_t len = (size_t)snprintf(grains, sizeof grains, "[");
+        for (int k = 0; k < (tracks ? 2 : 1); k++)
+            for (int q = 0; q < n_grain; q++)
+                len += (size_t)snprintf(grains + len, sizeof grains - len, "%s\"%s%s\"", k || q ? ", " : "",
+                                        k ? LEFT_STRIP_NAME : bed_name(sp->kind), grain[q].name);
+        snprintf(grains + len, sizeof grains - len, "]");
+    } else {
         snprintf(grains, sizeof grains, "\"%s\"", bed_name(sp->kind));
+    }
     if (bed && n_grain > 0) {
         fprintf(f, "  \"generators\": [\n");
         for (int k = 0; k < (tracks ? 2 : 1); k++) { /* the right-hand strip; its mirror image under the left wheels */
@@ -900,6 +939,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case TRACKS_HEX_PAD:
     case TRACKS_HEX_PATCH:
     case TRACKS_RIGID:
+    case TRACKS_SLICK:
         /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
          * joints (Delassus condition number ~6e7) far more: 100 keep them
          * within 3e-4 m (docs/rover.md) */
@@ -910,7 +950,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f, "  \"duration\": ");
         rover_write_number(f, duration);
         fprintf(f, ",\n");
-        obstacle_probes(f, 20, sp->kind == TRACKS_RIGID ? NULL : grains, sp->kind == TRACKS_HEX_PAD);
+        obstacle_probes(f, 20, no_grains ? NULL : grains, sp->kind == TRACKS_HEX_PAD);
         break;
     }
     if (fclose(f) != 0) {
