@@ -546,6 +546,14 @@ static void obstacle_probes(FILE* f, int every, const char* grains, bool pad)
  * (TRACKS_HEX and its variants). The _pad scene splits each strip in two at
  * the pads; the second parts are NAME_front, and the grain probes name only
  * the first (the grains the wheels drive on before the obstacle). */
+/* The end of the grousered scenes' descriptions: grousers, speed, duration. */
+static void grousered_tail(FILE* f, const spec* sp, double duration)
+{
+    fprintf(f, "%d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. Written by "
+               "examples/rover_scene.c.\",\n",
+            sp->grousers, sp->speed, THESIS_RAMP, duration);
+}
+
 static const char* bed_name(scene_kind kind) { return kind == GRANULAR ? "bed" : "strip"; }
 #define LEFT_STRIP_NAME "strip_left"
 
@@ -639,17 +647,16 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f,
                 "  \"description\": \"rover_obstacle_granular_strip.json with a bed that holds and wheels that grip: "
                 "3 layers of hexagonal close packing (0.16 m deep; the thesis's cubic lattice collapses under the "
-                "wheels) and %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. "
-                "Written by examples/rover_scene.c.\",\n",
-                sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "wheels) and ");
+        grousered_tail(f, sp, duration);
         break;
     case STRIP_HEX_ROLL:
         fprintf(f,
                 "  \"description\": \"rover_obstacle_granular_strip_hex.json with rolling resistance between the "
                 "grains: an arm of %g m (a tenth of their radius) on grain-grain contacts only, some of the "
-                "interlocking that angular sand grains have and spheres lack (docs/rover.md); %d grousers of 0.02 m "
-                "on every wheel; wheels at %g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
-                GRAIN_ROLLING, sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "interlocking that angular sand grains have and spheres lack (docs/rover.md); ",
+                GRAIN_ROLLING);
+        grousered_tail(f, sp, duration);
         break;
     case STRIP_HEX_DEM:
         fprintf(f,
@@ -657,9 +664,8 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "reference's SMC material (E = 2e7 Pa, nu = 0.3, mu = 0.4, restitution 0) on the grains, the walls, "
                 "the track, the obstacle and the wheels, dt = 1e-4 s (a grain of 0.226 kg pressed by a wheel with ~75 N: "
                 "k ~ 9e4 N/m, 0.1 sqrt(m/k) = 1.6e-4 s; the wheels as in rover_obstacle_rigid_dem.json), and "
-                "spherical joints at the differential links' ends; %d grousers of 0.02 m on every wheel; wheels at "
-                "%g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
-                sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "spherical joints at the differential links' ends; ");
+        grousered_tail(f, sp, duration);
         break;
     case TRACKS_HEX:
         fprintf(f,
@@ -675,34 +681,32 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "  \"description\": \"rover_obstacle_granular_tracks_hex.json with rigid pads instead of grains around "
                 "the obstacle (x from %g to %g m on both strips, their tops at %g m, about where the grouser tips run in "
                 "the ruts): the wheels on the flat run on grains, the climbing wheel meets the obstacle without grains "
-                "at its foot (docs/rover.md); %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s "
-                "ramp, %g s. Written by examples/rover_scene.c.\",\n",
-                PATCH_X0, PATCH_X1, PAD_TOP, sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "at its foot (docs/rover.md); ",
+                PATCH_X0, PATCH_X1, PAD_TOP);
+        grousered_tail(f, sp, duration);
         break;
     case TRACKS_HEX_PATCH:
         fprintf(f,
                 "  \"description\": \"The converse of rover_obstacle_granular_tracks_hex_pad.json: grains only around "
                 "the obstacle (x from %g to %g m on both strips), rigid flats level with the bed's top elsewhere "
-                "(docs/rover.md); %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. "
-                "Written by examples/rover_scene.c.\",\n",
-                PATCH_X0, PATCH_X1, sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "(docs/rover.md); ",
+                PATCH_X0, PATCH_X1);
+        grousered_tail(f, sp, duration);
         break;
     case TRACKS_RIGID:
         fprintf(f,
                 "  \"description\": \"rover_obstacle_granular_tracks_hex_patch.json without grains: rigid flats level "
                 "with the bed's top under both sides, the same walls, grousered wheels and solver settings, the "
-                "reference for the _pad and _patch scenes (docs/rover.md); %d grousers of 0.02 m on every wheel; "
-                "wheels at %g rad/s after a %g s ramp, %g s. Written by examples/rover_scene.c.\",\n",
-                sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "reference for the _pad and _patch scenes (docs/rover.md); ");
+        grousered_tail(f, sp, duration);
         break;
     case TRACKS_SLICK:
         fprintf(f,
                 "  \"description\": \"rover_obstacle_tracks_rigid.json with the flats' friction lowered to %g, about "
                 "the pull per unit load that the wheels on the bed's flat get while another wheel climbs, except "
-                "around the obstacle (x from %g to %g m on both strips), where it stays %g (docs/rover.md); %d "
-                "grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. Written by "
-                "examples/rover_scene.c.\",\n",
-                SLICK_FRICTION, PATCH_X0, PATCH_X1, d.friction, sp->grousers, sp->speed, THESIS_RAMP, duration);
+                "around the obstacle (x from %g to %g m on both strips), where it stays %g (docs/rover.md); ",
+                SLICK_FRICTION, PATCH_X0, PATCH_X1, d.friction);
+        grousered_tail(f, sp, duration);
         break;
     case STRIP:
         fprintf(f,
