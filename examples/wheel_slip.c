@@ -136,14 +136,6 @@ static void json_number(double x)
         printf("null");
 }
 
-static void print_time_or_null(double x, double scale)
-{
-    if (isfinite(x))
-        printf("%.4g", x * scale);
-    else
-        printf("null");
-}
-
 /* The square wave: one run, folded over its whole periods. */
 static int square_wave(testbed_config* c, series* s, bool json)
 {
@@ -201,13 +193,13 @@ static int square_wave(testbed_config* c, series* s, bool json)
             printf("{\"switch\": %d, \"slip_from\": %.6g, \"slip_to\": %.6g, \"load_from\": %.6g, \"load_to\": %.6g, "
                    "\"pull_from\": %.6g, \"pull_to\": %.6g, \"t63\": ",
                    sw + 1, slip[from], slip[to], load[from], load[to], fo.plateau[from], fo.plateau[to]);
-            print_time_or_null(fo.t63[sw], 1.0);
+            json_number(fo.t63[sw]);
             printf(", \"t90\": ");
-            print_time_or_null(fo.t90[sw], 1.0);
+            json_number(fo.t90[sw]);
             printf(", \"travel63\": ");
-            print_time_or_null(fo.t63[sw], v[to]);
+            json_number(fo.t63[sw] * v[to]);
             printf(", \"travel90\": ");
-            print_time_or_null(fo.t90[sw], v[to]);
+            json_number(fo.t90[sw] * v[to]);
             printf("}\n");
         } else {
             printf("slip %g -> %g, load %g -> %g N: pull %.1f -> %.1f N; 63 %% after ", slip[from], slip[to],
