@@ -70,6 +70,7 @@
  *
  * Timing: wall seconds of the whole run (world building excluded) divided by
  * its simulated seconds; one thread. */
+#include "data_path.h"
 #include "granular_bed.h"
 #include "rover_model.h"
 
@@ -81,10 +82,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef ROVER_JSON
-#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
-#endif
 
 /* ---- study settings ------------------------------------------------------- */
 
@@ -138,6 +135,7 @@ typedef struct options {
     const char* svg;
     const char* json_out;
     const char* rover_json;
+    char rover_json_found[4096];
     int pile;                       /* > 0: the bed-height comparison mode */
     double h0;                      /* top of the ladder (s) */
     bool modulus_given;
@@ -931,7 +929,8 @@ static void usage(FILE* f, const char* prog)
             "of a halving ladder (%g s down) that is acceptable, its cost and its physical observable.\n"
             "\n"
             "  --spheres N        spheres in the granular bed (default 5000)\n"
-            "  --quick            small and short: 500 spheres, 0.15 s runs, rover 0.5 s (the test suite)\n"
+            "  --quick            small and short (the test suite): 200 spheres and E = 1e8 Pa only (unless\n"
+            "                     --spheres or --moduli is given), rover runs of 0.3 s, no half-step runs\n"
             "  --json             one JSON object per table row on stdout\n"
             "  --scenes LIST      granular,rover (default both)\n"
             "  --formulations L   dvi-apgd,dvi-pgs,dem-hooke,dem-hertz (default all)\n"
@@ -939,7 +938,9 @@ static void usage(FILE* f, const char* prog)
             "  --json-out FILE    also write the JSON rows to FILE\n"
             "  --csv FILE         also write the table as CSV\n"
             "  --svg FILE         also write the log-log plot (step and cost against E)\n"
-            "  --rover-json PATH  the rover reference (default %s)\n"
+            "  --rover-json PATH  the rover reference (default: rover/rocker_bogie_rover.json of the data\n"
+            "                     directory: the build tree's data/, an installed share/dvicontact/, or\n"
+            "                     $DVICONTACT_DATA)\n"
             "  --h0 H             top of the step ladder (default %g s)\n"
             "  --rover-motors     rover variant: from rest, driven by its six wheel speed motors (0.5 s ramp)\n"
             "  --rover-revolute   rover variant: the source model's redundant revolute differential links\n"
@@ -954,7 +955,7 @@ static void usage(FILE* f, const char* prog)
             "energy does not grow while it relaxes (rover: the speed is kept); the largest overlap or\n"
             "penetration stays below %g%% of the particle radius. DVI is rigid: its rows are the same for\n"
             "every E.\n",
-            prog, H0, ROVER_JSON, H0, GBED_PILE_DEM_DT, 100 * ENERGY_TOL, 100 * OVERLAP_LIMIT);
+            prog, H0, H0, GBED_PILE_DEM_DT, 100 * ENERGY_TOL, 100 * OVERLAP_LIMIT);
 }
 
 static bool parse_list(const char* s, const char* const* names, int count, bool* on)
@@ -980,7 +981,7 @@ static int parse_options(int argc, char** argv, options* o)
     for (int i = 0; i < F_COUNT; i++) o->form_on[i] = true;
     o->moduli[0] = 1e7, o->moduli[1] = 1e8, o->moduli[2] = 1e9;
     o->modulus_count = 3;
-    o->rover_json = ROVER_JSON;
+    o->rover_json = NULL;
     o->h0 = H0;
     o->restitution = -1.0;
     bool spheres_given = false, moduli_given = false;
@@ -1062,6 +1063,11 @@ static int parse_options(int argc, char** argv, options* o)
     o->relax = 0.1;
     o->drop = 0.15;
     o->rover_t = o->quick ? 0.3 : 1.5;
+    if (o->scene_on[S_ROVER] && o->pile == 0) {
+        o->rover_json = data_path_or(o->rover_json, "rover/rocker_bogie_rover.json", o->rover_json_found,
+                                     sizeof o->rover_json_found, "bench_dvi_vs_dem");
+        if (!o->rover_json) return 2;
+    }
     return 0;
 }
 

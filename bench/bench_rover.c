@@ -5,8 +5,9 @@
  * at that rate. One table row per scene.
  *
  * usage: bench_rover [--steps N] [--method dvi|dem] [--dt H] [--json] [SCENE ...]
- * Default scenes: examples/scenes/rover_obstacle_rigid.json and
- * rover_obstacle_granular_strip.json (the full 53,728-sphere bed,
+ * Default scenes: rover_obstacle_rigid.json and
+ * rover_obstacle_granular_strip.json of the data directory's scenes/
+ * (tool/data_path.h: the build tree's copy of examples/scenes/; the full 53,728-sphere bed,
  * rover_obstacle_granular.json, only when named: one step takes seconds).
  * Default steps: 200. The first step (cold: no warm start, buffers growing) is
  * timed separately and left out of the means. --json prints one JSON object
@@ -15,6 +16,8 @@
  *
  * Peak RSS is the process's (getrusage): with several scenes in one run, a
  * row shows the largest so far; name one scene per run to measure each. */
+#include "data_path.h"
+
 #include <dvi/scene.h>
 
 #include <math.h>
@@ -24,10 +27,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-#ifndef SCENES_DIR
-#define SCENES_DIR "examples/scenes"
-#endif
 
 static double now(void)
 {
@@ -153,9 +152,14 @@ int main(int argc, char** argv)
         fprintf(stderr, "bench_rover: --steps must be >= 1\n");
         return 2;
     }
+    static char defaults[2][4096];
     if (ns == 0) {
-        scenes[ns++] = SCENES_DIR "/rover_obstacle_rigid.json";
-        scenes[ns++] = SCENES_DIR "/rover_obstacle_granular_strip.json";
+        static const char* const names[2] = {"scenes/rover_obstacle_rigid.json",
+                                             "scenes/rover_obstacle_granular_strip.json"};
+        for (int k = 0; k < 2; k++) {
+            scenes[ns] = data_path_or(NULL, names[k], defaults[k], sizeof defaults[k], "bench_rover");
+            if (!scenes[ns++]) return 2;
+        }
     }
     if (!json)
         printf("%-36s %8s %6s %8s %9s %9s %8s %8s %8s %9s %8s %7s %9s %8s %9s\n", "scene", "bodies", "steps",

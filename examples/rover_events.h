@@ -1,7 +1,7 @@
 /* rover_events — finds the three characteristic wheel-load events of a
  * rocker-bogie rover driving over an obstacle under the wheels of one side
- * (the pattern of the thesis behind ../shared/reference/rover, seed 000
- * §6.4, and of the experiment it compares against):
+ * (the pattern of Horvat 2024, §6.4, and of the experiment it compares
+ * against):
  *
  *   1. front climbs: the front wheel's load jumps, the middle wheel's drops;
  *   2. middle climbs: the middle wheel's load jumps, front and rear become

@@ -1,9 +1,9 @@
 /* rover_model — builds the Curiosity-like rocker-bogie rover of
- * ../shared/reference/rover/rocker_bogie_rover.json in a dvi_world through
+ * data/rover/rocker_bogie_rover.json in a dvi_world through
  * the public API only (dvi/world.h).
  *
- * Model (all numbers from the JSON; see the reference's README.md and
- * SOURCE_NOTES.md):
+ * Model (all numbers from the JSON; see data/rover/README.md and
+ * data/rover/SOURCES.md):
  *   - 18 bodies: chassis, rocker_L/R, bogie_L/R, diff_bar, diff_link_L/R,
  *     upright_FL/FR/RL/RR, wheel_LF/RF/LM/RM/LB/RB. Each body's frame is its
  *     centre of mass with the chassis orientation (identity at build time);

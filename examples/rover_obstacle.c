@@ -1,7 +1,6 @@
 /* rover_obstacle — the project's flagship example: the rocker-bogie rover of
- * ../shared/reference/rover drives over a 0.15 m hemispherical obstacle
- * under its right-hand wheels, the case of the thesis behind the reference
- * (seed 000 §6). It runs a scene file through scene.h, writes one CSV and
+ * data/rover drives over a 0.15 m hemispherical obstacle under its
+ * right-hand wheels, the case of Horvat (2024, §6). It runs a scene file through scene.h, writes one CSV and
  * one SVG per probe (the writers of the `dvi` command, tool/output.h: the
  * same files `dvi run` writes), then finds the three characteristic wheel-
  * load events (rover_events.h) and prints them against the times at which
@@ -9,13 +8,15 @@
  *
  * usage: rover_obstacle [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T]
  *                       [--baseline D] [--phase-baseline D] [--phases predicted|measured]
- *                       [--load normal|up|magnitude] [--quiet]
+ *                       [--load normal|up|magnitude] [--reference ROVER_JSON] [--quiet]
  *        rover_obstacle [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D]
  *                       [--phases predicted|measured]
- *                       [--load normal|up|magnitude]
- * Defaults: examples/scenes/rover_obstacle_rigid.json (the thesis's wheel
- * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~6 minutes), out/NAME with
- * NAME the scene's name. --analyse reads the CSVs of a finished run of
+ *                       [--load normal|up|magnitude] [--reference ROVER_JSON]
+ * Defaults: the example scene rover_obstacle_rigid.json (the thesis's wheel
+ * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~3 minutes) and the rover
+ * reference rover/rocker_bogie_rover.json, both from the data directory
+ * (tool/data_path.h: the build tree's copy of examples/scenes and data/rover,
+ * or an installed share/dvicontact); out/NAME with NAME the scene's name. --analyse reads the CSVs of a finished run of
  * SCENE in DIR (by this program or by `dvi run SCENE`, also a partial one)
  * instead of simulating, and prints the event table. --duration, --method
  * and --dt override the scene's (dvi_scene_apply_overrides): the rigid
@@ -61,6 +62,7 @@
  * table). Exit status: 0 when the run finished and, on rigid ground (a
  * scene without generators), the three events were found on time and the
  * loads settled; 1 otherwise; 2 for bad usage. */
+#include "data_path.h"
 #include "output.h"
 #include "rover_events.h"
 #include "rover_model.h"
@@ -72,13 +74,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifndef ROVER_JSON
-#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
-#endif
-#ifndef ROVER_SCENES
-#define ROVER_SCENES "examples/scenes"
-#endif
 
 static double now(void)
 {
@@ -659,7 +654,8 @@ static void write_events_json(const char* dir, const char* scene_name, const cha
 
 int main(int argc, char** argv)
 {
-    const char* scene_path = ROVER_SCENES "/rover_obstacle_rigid.json";
+    const char* scene_path = NULL;
+    const char* reference = NULL;
     const char* out_dir = NULL;
     const char* analyse = NULL;
     double duration = 0.0, dt = 0.0, smooth = 0.0, baseline = -1.0, phase_baseline = 0.1;
@@ -686,19 +682,26 @@ int main(int argc, char** argv)
             load_suffix = strcmp(argv[i], "up") == 0 ? "f_up" : strcmp(argv[i], "magnitude") == 0 ? "f_mag" : "f_n";
         }
         else if (strcmp(argv[i], "--method") == 0 && more) method = argv[++i];
+        else if (strcmp(argv[i], "--reference") == 0 && more) reference = argv[++i];
         else if (strcmp(argv[i], "--quiet") == 0) quiet = true;
         else if (argv[i][0] != '-') scene_path = argv[i];
         else {
             fprintf(stderr,
                     "usage: %s [SCENE] [--out DIR] [--duration T] [--method dvi|dem] [--dt H] [--smooth T] "
                     "[--baseline D] [--phase-baseline D] [--phases predicted|measured] [--load normal|up|magnitude] "
-                    "[--quiet]\n"
+                    "[--reference ROVER_JSON] [--quiet]\n"
                     "       %s [SCENE] --analyse DIR [--smooth T] [--baseline D] [--phase-baseline D] "
-                    "[--phases predicted|measured] [--load normal|up|magnitude]\n",
+                    "[--phases predicted|measured] [--load normal|up|magnitude] [--reference ROVER_JSON]\n",
                     argv[0], argv[0]);
             return 2;
         }
     }
+    char found_scene[4096], found_reference[4096];
+    scene_path = data_path_or(scene_path, "scenes/rover_obstacle_rigid.json", found_scene, sizeof found_scene,
+                              "rover_obstacle");
+    reference = data_path_or(reference, "rover/rocker_bogie_rover.json", found_reference, sizeof found_reference,
+                             "rover_obstacle");
+    if (!scene_path || !reference) return 2;
 
     /* ---- the scene and its model ---- */
     dvi_scene* scene = NULL;
@@ -759,7 +762,7 @@ int main(int argc, char** argv)
         if (dvi_world_create(&wd, &tmp) != DVI_OK) return 1;
         rover_options ro = rover_default_options();
         ro.on_ground = true;
-        if (rover_build(tmp, ROVER_JSON, VARIANTS[v], &ro, &cm, msg, sizeof msg) != DVI_OK) {
+        if (rover_build(tmp, reference, VARIANTS[v], &ro, &cm, msg, sizeof msg) != DVI_OK) {
             fprintf(stderr, "rover_obstacle: %s\n", msg);
             dvi_world_destroy(tmp);
             return 1;
@@ -778,7 +781,7 @@ int main(int argc, char** argv)
         for (int k = 0; k < 3; k++) worst_pose = fmax(worst_pose, fabs(p[k] - cm.wheel[i].position[k]));
     }
     double ref[ROVER_WHEELS];
-    if (rover_reference_loads(ROVER_JSON, variant, ref, msg, sizeof msg) != DVI_OK) {
+    if (rover_reference_loads(reference, variant, ref, msg, sizeof msg) != DVI_OK) {
         fprintf(stderr, "rover_obstacle: %s\n", msg);
         return 1;
     }

@@ -1,11 +1,10 @@
 /* rover_scene — writes the rocker-bogie rover of the reference JSON
- * (../shared/reference/rover/rocker_bogie_rover.json) as scene files:
+ * (data/rover/rocker_bogie_rover.json) as scene files:
  *
  *   rover_statics_scarecrow.json, rover_statics_fullrover.json
  *       the rover at rest on flat ground (static wheel loads);
  *   rover_obstacle_rigid.json, rover_obstacle_rigid_fullrover.json
- *       the obstacle crossing of the thesis behind the reference (seed 000
- *       §6) on rigid ground: a hemisphere of radius 0.15 m (a fixed sphere
+ *       the obstacle crossing of Horvat (2024, §6) on rigid ground: a hemisphere of radius 0.15 m (a fixed sphere
  *       centred on the ground) at (1.6, −1.0) under the right-hand wheels,
  *       the six wheels driven at 0.08889 rad/s after a 1 s linear ramp, for
  *       long enough that the rear wheel has crossed (below);
@@ -56,8 +55,8 @@
  *       spherical joints at the differential links' ends.
  *
  * usage: rover_scene [--grousers N] [REFERENCE_JSON [OUTPUT_DIR]]
- * (defaults: the reference next to the source tree, and the current
- * directory). Each file is loaded back with dvi_scene_load and built with
+ * (defaults: the reference of the data directory, tool/data_path.h, and the
+ * current directory). Each file is loaded back with dvi_scene_load and built with
  * dvi_model_create as a check. The committed copies are in examples/scenes/.
  * --grousers N gives the wheels of the obstacle scenes N grousers (thin
  * boxes, rover_grouser_pose in rover_model.c); the committed scenes have
@@ -83,6 +82,7 @@
  *     and cheap, ~2 ms a step; the rover's CCP is badly conditioned for the
  *     iterative solvers); granular beds: APGD.
  */
+#include "data_path.h"
 #include "rover_model.h"
 
 #include <dvi/scene.h>
@@ -94,17 +94,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef ROVER_JSON
-#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
-#endif
-
 static const char* const PARTS[17] = {"rocker_L",    "rocker_R",   "bogie_L",    "bogie_R",    "diff_bar",
                                       "diff_link_L", "diff_link_R", "upright_FL", "upright_FR", "upright_RL",
                                       "upright_RR",  "wheel_LF",   "wheel_LM",   "wheel_LB",   "wheel_RF",
                                       "wheel_RM",    "wheel_RB"};
 static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel_RF", "wheel_RM", "wheel_RB"};
 
-/* ---- the course of the thesis (seed 000 §6.2) ----------------------------------- */
+/* ---- the course of the thesis (Horvat 2024, §6.2) ------------------------------- */
 
 #define OBSTACLE_X 1.6
 #define OBSTACLE_Y (-1.0)    /* under the right-hand wheels (y < 0) */
@@ -613,7 +609,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case STATICS:
         fprintf(f, "  \"description\": \"The rocker-bogie rover (%s variant) at rest on flat ground; the six wheel "
                    "loads settle to the static loads of the reference (written by examples/rover_scene.c from "
-                   "shared/reference/rover/rocker_bogie_rover.json).\",\n",
+                   "data/rover/rocker_bogie_rover.json).\",\n",
                 sp->variant);
         break;
     case RIGID_DEM:
@@ -630,14 +626,14 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         fprintf(f,
                 "  \"description\": \"The rocker-bogie rover (%s variant) on flat rigid ground drives over a "
                 "hemisphere of radius 0.15 m centred at (1.6, -1.0) under its right-hand wheels (the obstacle "
-                "crossing of the thesis behind shared/reference/rover, seed 000 section 6). Wheel speed %g rad/s after "
+                "crossing of Horvat 2024, section 6). Wheel speed %g rad/s after "
                 "a %g s linear ramp (%.4f m/s without slip); the rear wheel leaves the obstacle after %.3f m of travel, "
                 "so %g s covers it with 0.45 m to spare. Written by examples/rover_scene.c.\",\n",
                 sp->variant, sp->speed, THESIS_RAMP, v, rear_leave, duration);
         break;
     case GRANULAR:
         fprintf(f,
-                "  \"description\": \"The thesis's granular case (seed 000 section 6.2): the rocker-bogie rover (%s) "
+                "  \"description\": \"The granular case of Horvat 2024, section 6.2: the rocker-bogie rover (%s) "
                 "on a 6 x 3.8 m bed of 53,728 spheres (radius 0.03 m, density 2000, friction 0.4; 9 layers, 0.549 m "
                 "deep) in four walls, over a 0.15 m obstacle cap at (1.6, -1.0) under its right-hand wheels, "
                 "wheels at %g rad/s after a %g s ramp, 30 s. Written by examples/rover_scene.c.\",\n",
@@ -985,7 +981,7 @@ static int check(const char* path)
 
 int main(int argc, char** argv)
 {
-    const char* json = ROVER_JSON;
+    const char* json = NULL;
     const char* dir = ".";
     int grousers = 0, positional = 0;
     for (int i = 1; i < argc; i++) {
@@ -1004,6 +1000,9 @@ int main(int argc, char** argv)
             dir = argv[i];
         }
     }
+    char found[4096];
+    json = data_path_or(json, "rover/rocker_bogie_rover.json", found, sizeof found, "rover_scene");
+    if (!json) return 2;
     dvi_status st = DVI_OK;
     char msg[512];
     cJSON* root = rover_load_json(json, &st, msg, sizeof msg);

@@ -1,11 +1,11 @@
 /* rover_statics — the rocker-bogie rover at rest on flat ground: settles it
  * and prints the six wheel loads against the analytic static loads of the
- * reference JSON (../shared/reference/rover/rocker_bogie_rover.json).
+ * reference JSON (data/rover/rocker_bogie_rover.json).
  *
  * usage: rover_statics [--variant Scarecrow|FullRover] [--solver apgd|pgs|jacobi|lemke]
  *                      [--friction MU] [--time T] [--h H] [--spherical] [--compliance C]
- *                      [--max-iter N] [--tol TOL] [--json PATH]
- * Defaults: both variants, apgd, μ = 0 (frictionless ground), T = 0.2 s,
+ *                      [--max-iter N] [--tol TOL] [--reference ROVER_JSON]
+ * Defaults: the reference from the data directory (tool/data_path.h), both variants, apgd, μ = 0 (frictionless ground), T = 0.2 s,
  * h = 2e-3 s, rigid contact, the world's tolerance (1e-8) and 100,000
  * iterations per step. The rover starts in its as-built pose with the wheels
  * touching the ground, which is the static equilibrium on flat ground.
@@ -27,6 +27,7 @@
  *
  * Exit status 0 when every load is within 1 % of the reference. Public API
  * plus rover_model.c only. */
+#include "data_path.h"
 #include "rover_model.h"
 
 #include <math.h>
@@ -34,10 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifndef ROVER_JSON
-#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
-#endif
 
 static double now(void)
 {
@@ -141,7 +138,7 @@ static double run(const config* c, const char* variant)
 int main(int argc, char** argv)
 {
     const char* variant = NULL;
-    config c = {ROVER_JSON, "apgd", 0.0, 0.2, 2e-3, 0.0, 0.0, 100000, false};
+    config c = {NULL, "apgd", 0.0, 0.2, 2e-3, 0.0, 0.0, 100000, false};
     for (int i = 1; i < argc; i++) {
         bool more = i + 1 < argc;
         if (strcmp(argv[i], "--variant") == 0 && more) variant = argv[++i];
@@ -152,12 +149,13 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--compliance") == 0 && more) c.compliance = atof(argv[++i]);
         else if (strcmp(argv[i], "--max-iter") == 0 && more) c.max_iter = atoi(argv[++i]);
         else if (strcmp(argv[i], "--tol") == 0 && more) c.tol = atof(argv[++i]);
-        else if (strcmp(argv[i], "--json") == 0 && more) c.json = argv[++i];
+        else if ((strcmp(argv[i], "--reference") == 0 || strcmp(argv[i], "--json") == 0) && more) c.json = argv[++i];
         else if (strcmp(argv[i], "--spherical") == 0) c.spherical = true;
         else {
             fprintf(stderr,
                     "usage: %s [--variant Scarecrow|FullRover] [--solver NAME] [--friction MU] [--time T] [--h H]\n"
-                    "       [--spherical] [--compliance C] [--max-iter N] [--tol TOL] [--json PATH]\n",
+                    "       [--spherical] [--compliance C] [--max-iter N] [--tol TOL]\n"
+                    "       [--reference ROVER_JSON]\n",
                     argv[0]);
             return 2;
         }
@@ -166,6 +164,9 @@ int main(int argc, char** argv)
         fprintf(stderr, "rover_statics: --time, --h, --max-iter must be > 0; --friction, --compliance, --tol >= 0\n");
         return 2;
     }
+    char found[4096];
+    c.json = data_path_or(c.json, "rover/rocker_bogie_rover.json", found, sizeof found, "rover_statics");
+    if (!c.json) return 2;
     const char* variants[2] = {"Scarecrow", "FullRover"};
     int nv = 2;
     if (variant) {

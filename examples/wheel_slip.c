@@ -21,8 +21,8 @@
  * no rolling resistance between grains (--rolling-friction: its arm in m, on
  * grain–grain contacts only); load 480.03 N; ω = 0.8 rad/s; bin 1.4 × 0.7 ×
  * 0.1606 m; 3 s, window from 1.5 s; APGD at most 100 iterations a step to
- * 1e-4 (the rover's granular scenes); the rover's reference JSON next to the
- * source tree.
+ * 1e-4 (the rover's granular scenes); the rover's reference JSON of the
+ * data directory (tool/data_path.h).
  * --csv writes the time series (slip, t, drawbar pull, vertical force,
  * torque, sinkage; 20-step means) of every run. --json prints one JSON
  * object per slip instead of the table (keys: grain_radius, grains, slip,
@@ -52,6 +52,7 @@
  * ms_per_step).
  *
  * Exit status 0, 1 when a run fails, 2 for bad usage. */
+#include "data_path.h"
 #include "wheel_testbed.h"
 
 #include <errno.h>
@@ -59,10 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifndef ROVER_JSON
-#define ROVER_JSON "../shared/reference/rover/rocker_bogie_rover.json"
-#endif
 
 #define MAX_SLIPS 64
 #define MAX_SAMPLES 100000
@@ -230,7 +227,7 @@ int main(int argc, char** argv)
     testbed_config c = testbed_default_config();
     double slips[MAX_SLIPS] = {-0.5, -0.3, -0.2, -0.1, -0.05, -0.02};
     int nslips = 6;
-    const char *csv = NULL, *scene = NULL, *reference = ROVER_JSON;
+    const char *csv = NULL, *scene = NULL, *reference = NULL;
     bool json = false, slip_alt_given = false, load_alt_given = false;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
@@ -305,7 +302,9 @@ int main(int argc, char** argv)
         return usage("--switch-period: give --slip-alt or --load-alt (what to switch to)");
     if (c.switch_period > 0.0 && !slip_alt_given) c.slip_alt = slips[0];
     if (!load_alt_given) c.load_alt = c.load;
-    char msg[512];
+    char msg[512], found[4096];
+    reference = data_path_or(reference, "rover/rocker_bogie_rover.json", found, sizeof found, "wheel_slip");
+    if (!reference) return 2;
     if (wheel_params_read(reference, &c.wheel, msg, sizeof msg) != DVI_OK) {
         fprintf(stderr, "wheel_slip: %s\n", msg);
         return 2;

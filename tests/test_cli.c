@@ -1,4 +1,4 @@
-/* The `dvi` command end to end: the executable (DVI_BUILD_DIR/tool/dvi) is
+/* The `dvi` command end to end: the executable ($DVI_BUILD_DIR/tool/dvi) is
  * run in a child process on small scenes written into a temporary
  * directory, and its exit status, messages and output files are checked.
  *
@@ -42,11 +42,8 @@
 #include "dvi/dvi.h"
 #include "test_util.h"
 
-#ifndef DVI_BUILD_DIR
-#error "DVI_BUILD_DIR must be defined (the build root)"
-#endif
-
-static const char* const DVI_EXE = DVI_BUILD_DIR "/tool/dvi";
+/* the executable under test, in the build tree (DVI_BUILD_DIR, set by meson test) */
+#define DVI_EXE BUILD_PATH("tool/dvi")
 static char g_root[512]; /* the temporary directory of this run */
 
 /* ---- files ------------------------------------------------------------------------ */
@@ -1033,7 +1030,7 @@ static void test_run_dem(void** state)
 
     /* a step far too long for the contacts: the guard ends the run (exit 1) */
     path_in(p, sizeof p, g_root, "dem_blowup");
-    r = RUN("run", DVI_SOURCE_DIR "/examples/scenes/sphere_stack_10_dem.json", "--dt", "0.01", "--duration", "1",
+    r = RUN("run", SRC_PATH("examples/scenes/sphere_stack_10_dem.json"), "--dt", "0.01", "--duration", "1",
             "--out", p, "--quiet");
     expect_status(&r, 1, "DEM run with dt 0.01");
     expect_contains(r.err, "DEM blow-up at bodies[", "DEM run with dt 0.01");
@@ -1328,7 +1325,7 @@ static void test_solve(void** state)
     run_result_free(&r);
 
     /* the sample problem of the repository, when present */
-    const char* sample = DVI_SOURCE_DIR "/tests/data/ccp/stack3.json";
+    const char* sample = SRC_PATH("tests/data/ccp/stack3.json");
     if (exists(sample)) {
         r = RUN("solve", sample, "--all-solvers");
         expect_status(&r, 0, "solve stack3.json");

@@ -18,7 +18,6 @@
 #include "dvi/world.h"
 #include "test_util.h"
 
-#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
 
 #define PI 3.14159265358979323846
 #define G 9.81
@@ -464,7 +463,7 @@ static void test_pendulum(void** state)
 /* The rocker-bogie rover of examples/rover_model.c (18 bodies, 99 joint rows,
  * the differential links' redundant revolutes included) standing on Hertz
  * contacts: after 2 s the wheel loads are the reference statics of the JSON
- * (seed 000 §4.1.1) and the joints have not moved apart. */
+ * (Horvat 2024, §4.1.1) and the joints have not moved apart. */
 static void test_rover_statics(void** state)
 {
     (void)state;

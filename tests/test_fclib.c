@@ -1,7 +1,7 @@
 /* FCLIB files (src/io_fclib.c): reading, conversion, residuals, solvers,
  * writing, bad files.
  *
- * On the six reference files of ../shared/reference/fclib: each is read and
+ * On the six reference files of tests/data/fclib: each is read and
  * checked against the raw datasets read here with plain HDF5 (q and μ bit
  * for bit; local W against the stored matrix; global problems against a
  * dense H' M⁻¹ H and H' M⁻¹ f + w computed here, in both the factor form and
@@ -40,7 +40,7 @@
 #include "dvi/io.h"
 #include "test_util.h"
 
-#define FCLIB_DIR DVI_SHARED_DIR "/reference/fclib"
+#define FCLIB_DIR SRC_PATH("tests/data/fclib")
 
 typedef struct ref_file {
     const char* name;
@@ -1374,7 +1374,7 @@ static void test_cli_solve(void** state)
 {
     (void)state;
     char exe[512], cmd[1600], out[8192];
-    snprintf(exe, sizeof exe, "%s/tool/dvi", DVI_BUILD_DIR);
+    snprintf(exe, sizeof exe, "%s/tool/dvi", BUILD_PATH(""));
     if (access(exe, X_OK) != 0) {
         print_message("%s not built: skipped\n", exe);
         skip();

@@ -9,11 +9,16 @@
 #     libdvicontact.so -> libdvicontact.so.0 -> libdvicontact.so.0.1.0,
 #     SONAME libdvicontact.so.0, public symbols exported, internals hidden;
 #   - the headers dvi/base.h, dvi/ccp.h, dvi/dvi.h, each compiling on its own;
-#   - the pkg-config file dvicontact.pc;
+#   - the pkg-config file dvicontact.pc, relocatable (its prefix is found from
+#     its own place), so that it works from the staging directory as it is;
+#   - the data: every scene of examples/scenes in share/dvicontact/scenes, the
+#     scene schema, the rover model, the guides in share/doc/dvicontact;
+#   - the installed `dvi`: `dvi --help` names the installed data directory,
+#     and `dvi check` accepts an installed scene;
+#   - no installed file carries a path of the source or build tree;
 # and finally compiles examples/embed_solver.c with
 #   cc embed_solver.c $(pkg-config --cflags --libs dvicontact)
-# against the staged copy only (PKG_CONFIG_SYSROOT_DIR maps the .pc paths into
-# the staging directory) and runs it. Exit 0 on success; otherwise a message
+# against the staged copy only and runs it. Exit 0 on success; otherwise a message
 # on stderr and a non-zero status. The staging directory is always removed.
 set -eu
 
@@ -50,21 +55,19 @@ grep -q '^Name: *dvicontact' "$pcfile" || fail "dvicontact.pc has no 'Name: dvic
 grep -q '^Version: *0\.1\.0' "$pcfile" || fail "dvicontact.pc does not say Version: 0.1.0"
 grep -q '^Libs:.*-ldvicontact' "$pcfile" || fail "dvicontact.pc Libs does not link -ldvicontact"
 
+grep -q '^prefix=\${pcfiledir}/' "$pcfile" || fail "dvicontact.pc is not relocatable (prefix=\${pcfiledir}/...)"
 PKG_CONFIG_PATH=$pcdir
 PKG_CONFIG_LIBDIR=$pcdir
-PKG_CONFIG_SYSROOT_DIR=$stage
-export PKG_CONFIG_PATH PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
+export PKG_CONFIG_PATH PKG_CONFIG_LIBDIR
 pkg-config --exists dvicontact || fail "pkg-config cannot read $pcfile"
 [ "$(pkg-config --modversion dvicontact)" = "0.1.0" ] || fail "pkg-config --modversion is not 0.1.0"
 cflags=$(pkg-config --cflags dvicontact)
 libs=$(pkg-config --libs dvicontact)
-prefix=$(pkg-config --variable=prefix dvicontact)
-prefix=${prefix#"$stage"}
-includedir=$stage$(pkg-config --variable=includedir dvicontact)
-libdir=$stage$(pkg-config --variable=libdir dvicontact)
-case $libdir in "$stage$stage"*) libdir=${libdir#"$stage"} ;; esac
-case $includedir in "$stage$stage"*) includedir=${includedir#"$stage"} ;; esac
-echo "test_install: prefix $prefix, staged under $stage"
+prefix=$(cd "$(pkg-config --variable=prefix dvicontact)" && pwd -P) || fail "the .pc prefix does not exist"
+includedir=$(cd "$(pkg-config --variable=includedir dvicontact)" && pwd -P) || fail "the .pc includedir does not exist"
+libdir=$(cd "$(pkg-config --variable=libdir dvicontact)" && pwd -P) || fail "the .pc libdir does not exist"
+case $prefix in "$(cd "$stage" && pwd -P)"/*) ;; *) fail "the .pc prefix $prefix is not inside the staging directory" ;; esac
+echo "test_install: prefix $prefix"
 echo "test_install: cflags: $cflags"
 echo "test_install: libs:   $libs"
 
@@ -119,7 +122,39 @@ else
     echo "test_install: nm not found, exported symbols not checked"
 fi
 
-# --- 5. the embedding example against the installed copy -----------------------
+# --- 5. the data, the guides and the installed dvi ------------------------------
+share=$prefix/share
+for f in "$src"/examples/scenes/*.json; do
+    [ -f "$share/dvicontact/scenes/$(basename "$f")" ] ||
+        fail "scene $(basename "$f") is not installed in share/dvicontact/scenes (list it in data/meson.build)"
+    cmp -s "$f" "$share/dvicontact/scenes/$(basename "$f")" || fail "installed $(basename "$f") differs from examples/scenes"
+done
+for f in dvicontact/scene.schema.json dvicontact/rover/rocker_bogie_rover.json dvicontact/rover/README.md \
+    doc/dvicontact/cli.md doc/dvicontact/references.md doc/dvicontact/scene-format.md; do
+    [ -f "$share/$f" ] || fail "share/$f is not installed"
+done
+dvi=$prefix/bin/dvi
+[ -x "$dvi" ] || fail "$dvi is not installed"
+LD_LIBRARY_PATH=$libdir "$dvi" --help >"$tmp/help.txt" 2>&1 || fail "installed dvi --help failed: $(cat "$tmp/help.txt")"
+grep -q "example scenes *$share/dvicontact/scenes" "$tmp/help.txt" ||
+    fail "installed dvi --help does not name $share/dvicontact/scenes: $(cat "$tmp/help.txt")"
+grep -q "the manual *$share/doc/dvicontact/cli.md" "$tmp/help.txt" ||
+    fail "installed dvi --help does not name the installed manual"
+LD_LIBRARY_PATH=$libdir "$dvi" check "$share/dvicontact/scenes/pendulum.json" >"$tmp/check.txt" 2>&1 ||
+    fail "installed dvi check of an installed scene failed: $(cat "$tmp/check.txt")"
+echo "test_install: $(ls "$share/dvicontact/scenes" | wc -l) scenes, the schema, the rover model and $(ls "$share/doc/dvicontact" | wc -l) guide files installed; dvi --help names them"
+# no installed file names the source or the build tree (strings of binaries too)
+srcreal=$(cd "$src" && pwd -P)
+buildreal=$(cd "$build" && pwd -P)
+find "$stage" -type f >"$tmp/files"
+while IFS= read -r f; do
+    for p in "$srcreal" "$buildreal" "$src" "$build"; do
+        if LC_ALL=C grep -a -q -F "$p" "$f"; then fail "installed $f contains the path $p"; fi
+    done
+done <"$tmp/files"
+echo "test_install: no installed file carries a path of the source or build tree ($(wc -l <"$tmp/files") files)"
+
+# --- 6. the embedding example against the installed copy -----------------------
 example=$src/examples/embed_solver.c
 [ -f "$example" ] || fail "$example not found"
 # a sanitizer build (-Db_sanitize=...) installs a library that needs the

@@ -1,6 +1,6 @@
-/* The rocker-bogie rover of ../shared/reference/rover at rest on flat ground:
+/* The rocker-bogie rover of data/rover at rest on flat ground:
  * wheel loads against the analytic static loads of the reference JSON
- * (static_wheel_loads; SOURCE_NOTES.md §6, "method 3"), for both variants
+ * (static_wheel_loads; data/rover/SOURCES.md §6, "method 3"), for both variants
  * (Scarecrow 280.88 kg, FullRover 830.88 kg) and the solvers apgd, pgs and
  * lemke. The rover is built by examples/rover_model.c (public API only).
  *
@@ -75,18 +75,10 @@
 #include "dvi/world.h"
 #include "test_util.h"
 
-#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
 #define G 9.81
 #define H 2e-3
 
-/* Under AddressSanitizer (about 10× slower) the runs are shorter. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
+/* Under the sanitizers the runs are shorter (SANITIZED, test_util.h). */
 #ifdef SANITIZED
 enum { APGD_STEPS = 12, PGS_STEPS = 8, LEMKE_STEPS = 30, SETTLE_STEPS = 100 };
 #else

@@ -23,19 +23,9 @@
 #include "dvi/scene.h"
 #include "test_util.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
 
 #define PI 3.14159265358979323846
 #define G 9.81
-#define SCENES DVI_SOURCE_DIR "/examples/scenes"
-#define BAD DVI_SOURCE_DIR "/tests/data/scenes_bad"
-#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
 
 /* ---- helpers ----------------------------------------------------------------- */
 
@@ -207,7 +197,7 @@ static void test_bad_corpus(void** state)
     assert_true(n >= 30);
     for (size_t k = 0; k < n; k++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s", BAD, BAD_CASES[k].file);
+        snprintf(path, sizeof path, "%s/%s", SRC_PATH("tests/data/scenes_bad"), BAD_CASES[k].file);
         dvi_scene* s = (dvi_scene*)&path; /* must be reset to NULL */
         dvi_scene_errors e;
         dvi_status st = dvi_scene_load(path, &s, &e);
@@ -224,7 +214,7 @@ static void test_bad_corpus(void** state)
         size_t len = fread(buf, 1, sizeof buf, f);
         fclose(f);
         dvi_scene* s2 = NULL;
-        dvi_status st2 = dvi_scene_parse(buf, len, BAD, &s2, NULL);
+        dvi_status st2 = dvi_scene_parse(buf, len, SRC_PATH("tests/data/scenes_bad"), &s2, NULL);
         assert_int_equal(st2, st);
         assert_null(s2);
         dvi_scene_errors_free(&e);
@@ -232,7 +222,7 @@ static void test_bad_corpus(void** state)
         assert_int_equal(e.count, 0);
     }
     /* every file of the directory is in the table */
-    DIR* d = opendir(BAD);
+    DIR* d = opendir(SRC_PATH("tests/data/scenes_bad"));
     assert_non_null(d);
     struct dirent* de;
     size_t files = 0;
@@ -241,7 +231,7 @@ static void test_bad_corpus(void** state)
         files++;
         bool listed = false;
         for (size_t k = 0; k < n; k++) listed = listed || strcmp(BAD_CASES[k].file, de->d_name) == 0;
-        if (!listed) fail_msg("%s/%s has no expected error in the table", BAD, de->d_name);
+        if (!listed) fail_msg("%s/%s has no expected error in the table", SRC_PATH("tests/data/scenes_bad"), de->d_name);
     }
     closedir(d);
     assert_int_equal(files, n);
@@ -326,11 +316,11 @@ static void test_hostile_generated(void** state)
         dvi_scene_errors_free(&e);
     }
 
-    st = dvi_scene_load(BAD "/no_such_scene.json", &s, &e);
+    st = dvi_scene_load(SRC_PATH("tests/data/scenes_bad/no_such_scene.json"), &s, &e);
     const char* want4[] = {"no_such_scene.json: cannot open (No such file or directory)"};
     check_errors("missing file", st, &e, DVI_ERR_IO, want4, 1);
     dvi_scene_errors_free(&e);
-    st = dvi_scene_load(BAD, &s, &e); /* a directory */
+    st = dvi_scene_load(SRC_PATH("tests/data/scenes_bad"), &s, &e); /* a directory */
     assert_true(st == DVI_ERR_IO || st == DVI_ERR_PARSE);
     dvi_scene_errors_free(&e);
     assert_int_equal(dvi_scene_load(NULL, &s, NULL), DVI_ERR_INVALID_ARG);
@@ -342,7 +332,7 @@ static void test_hostile_generated(void** state)
 static void test_mutations(void** state)
 {
     (void)state;
-    FILE* f = fopen(SCENES "/pendulum.json", "rb");
+    FILE* f = fopen(SRC_PATH("examples/scenes/pendulum.json"), "rb");
     assert_non_null(f);
     static char orig[1 << 14], buf[1 << 14];
     size_t len = fread(orig, 1, sizeof orig, f);
@@ -405,7 +395,7 @@ static void test_mutations(void** state)
 static void test_example_scenes(void** state)
 {
     (void)state;
-    DIR* d = opendir(SCENES);
+    DIR* d = opendir(SRC_PATH("examples/scenes"));
     assert_non_null(d);
     struct dirent* de;
     int count = 0;
@@ -413,7 +403,7 @@ static void test_example_scenes(void** state)
         size_t n = strlen(de->d_name);
         if (n < 6 || strcmp(de->d_name + n - 5, ".json") != 0) continue;
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s", SCENES, de->d_name);
+        snprintf(path, sizeof path, "%s/%s", SRC_PATH("examples/scenes"), de->d_name);
         dvi_scene* s = load_ok(path);
         dvi_scene_settings set = dvi_scene_get_settings(s);
         assert_true(strcmp(set.method, "dvi") == 0 || strcmp(set.method, "dem") == 0);
@@ -500,7 +490,7 @@ static void pendulum_case(const char* file, double tol)
 static void test_pendulum_period(void** state)
 {
     (void)state;
-    pendulum_case(SCENES "/pendulum.json", 0.002);
+    pendulum_case(SRC_PATH("examples/scenes/pendulum.json"), 0.002);
 }
 
 /* Accelerations down the 30° slope from the velocity probe over
@@ -545,7 +535,7 @@ static void incline_case(const char* file, double stick_limit)
 static void test_incline(void** state)
 {
     (void)state;
-    incline_case(SCENES "/incline.json", 1e-6);
+    incline_case(SRC_PATH("examples/scenes/incline.json"), 1e-6);
 }
 
 /* The box stops after v0²/(2 μ g) (relative tolerance tol) and stays. */
@@ -570,7 +560,7 @@ static void sliding_box_case(const char* file, double tol, double speed_limit)
 static void test_sliding_box(void** state)
 {
     (void)state;
-    sliding_box_case(SCENES "/sliding_box.json", 0.01, 1e-6);
+    sliding_box_case(SRC_PATH("examples/scenes/sliding_box.json"), 0.01, 1e-6);
 }
 
 /* The stacks stand: the top body drifts less than 1e-3 m, the ground load
@@ -601,11 +591,11 @@ static void test_stacks(void** state)
 {
     (void)state;
 #ifdef SANITIZED
-    stack_case(SCENES "/sphere_stack_10.json", 0.5);
-    stack_case(SCENES "/box_stack_10.json", 0.2);
+    stack_case(SRC_PATH("examples/scenes/sphere_stack_10.json"), 0.5);
+    stack_case(SRC_PATH("examples/scenes/box_stack_10.json"), 0.2);
 #else
-    stack_case(SCENES "/sphere_stack_10.json", 10.0);
-    stack_case(SCENES "/box_stack_10.json", 2.0);
+    stack_case(SRC_PATH("examples/scenes/sphere_stack_10.json"), 10.0);
+    stack_case(SRC_PATH("examples/scenes/box_stack_10.json"), 2.0);
 #endif
 }
 
@@ -681,8 +671,8 @@ static void rover_case(const char* file, const char* variant)
 static void test_rover_statics(void** state)
 {
     (void)state;
-    rover_case(SCENES "/rover_statics_scarecrow.json", "Scarecrow");
-    rover_case(SCENES "/rover_statics_fullrover.json", "FullRover");
+    rover_case(SRC_PATH("examples/scenes/rover_statics_scarecrow.json"), "Scarecrow");
+    rover_case(SRC_PATH("examples/scenes/rover_statics_fullrover.json"), "FullRover");
 }
 
 /* ---- DEM scenes ------------------------------------------------------------------------ */
@@ -695,15 +685,15 @@ static void positions(const dvi_model* m, double* x, int n);
 static void test_dem_scenes(void** state)
 {
     (void)state;
-    pendulum_case(SCENES "/pendulum_dem.json", 0.005);
-    incline_case(SCENES "/incline_dem.json", 1e-4);
-    sliding_box_case(SCENES "/sliding_box_dem.json", 0.02, 1e-3);
+    pendulum_case(SRC_PATH("examples/scenes/pendulum_dem.json"), 0.005);
+    incline_case(SRC_PATH("examples/scenes/incline_dem.json"), 1e-4);
+    sliding_box_case(SRC_PATH("examples/scenes/sliding_box_dem.json"), 0.02, 1e-3);
 #ifdef SANITIZED
-    stack_case(SCENES "/sphere_stack_10_dem.json", 0.2);
-    stack_case(SCENES "/box_stack_10_dem.json", 0.1);
+    stack_case(SRC_PATH("examples/scenes/sphere_stack_10_dem.json"), 0.2);
+    stack_case(SRC_PATH("examples/scenes/box_stack_10_dem.json"), 0.1);
 #else
-    stack_case(SCENES "/sphere_stack_10_dem.json", 1.0);
-    stack_case(SCENES "/box_stack_10_dem.json", 1.0);
+    stack_case(SRC_PATH("examples/scenes/sphere_stack_10_dem.json"), 1.0);
+    stack_case(SRC_PATH("examples/scenes/box_stack_10_dem.json"), 1.0);
 #endif
 }
 
@@ -713,7 +703,7 @@ static void test_dem_scenes(void** state)
 static void test_dem_head_on(void** state)
 {
     (void)state;
-    dvi_scene* s = load_ok(SCENES "/head_on_dem.json");
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/head_on_dem.json"));
     const dvi_scene_settings set = dvi_scene_get_settings(s);
     assert_string_equal(set.method, "dem");
     dvi_model* m = build_ok(s);
@@ -820,7 +810,7 @@ static void test_dem_settings_and_state(void** state)
     dvi_scene_destroy(s);
 
     /* --method dem on the DVI sliding box */
-    s = load_ok(SCENES "/sliding_box.json");
+    s = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
     memset(&o, 0, sizeof o);
     o.method = "dem";
     o.dt = 1e-4;
@@ -839,7 +829,7 @@ static void test_dem_settings_and_state(void** state)
 
     /* checkpoints of a DEM model: save while sliding (tangential springs in
      * the history), continue in a model built again */
-    s = load_ok(SCENES "/sliding_box_dem.json");
+    s = load_ok(SRC_PATH("examples/scenes/sliding_box_dem.json"));
     dvi_model* a = build_ok(s);
     step_n(a, 3000);
     assert_int_equal(dvi_world_get_stats(dvi_model_world_const(a)).contact_history, 4);
@@ -862,7 +852,7 @@ static void test_dem_settings_and_state(void** state)
     assert_int_equal(size_a, size_b);
     assert_memory_equal(end_a, end_b, size_a);
     /* the DVI scene of the same bodies refuses it */
-    dvi_scene* s2 = load_ok(SCENES "/sliding_box.json");
+    dvi_scene* s2 = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
     dvi_model* c = build_ok(s2);
     st = dvi_model_load_state(c, blob, size, msg, sizeof msg);
     print_message("DEM state into the DVI model: %s: %s\n", dvi_status_string(st), msg);
@@ -1236,7 +1226,7 @@ static void expect_columns(const dvi_model* m, const char* probe, int n, const c
 static void test_probe_columns(void** state)
 {
     (void)state;
-    dvi_scene* s = load_ok(SCENES "/pendulum.json");
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/pendulum.json"));
     dvi_model* m = build_ok(s);
     assert_int_equal(dvi_model_probe_count(m), 5);
     {
@@ -1833,7 +1823,7 @@ static void test_all_kinds(void** state)
         "   {\"name\": \"slider\", \"what\": \"velocity\", \"body\": \"slider\"}]}";
     dvi_scene* s = NULL;
     dvi_scene_errors e;
-    dvi_status st = dvi_scene_parse(text, strlen(text), DVI_SOURCE_DIR "/tests/data/scenes_bad", &s, &e);
+    dvi_status st = dvi_scene_parse(text, strlen(text), SRC_PATH("tests/data/scenes_bad"), &s, &e);
     if (st != DVI_OK) fail_msg("%s", e.text);
     dvi_scene_settings set = dvi_scene_get_settings(s);
     assert_string_equal(set.name, "kinds");
@@ -1902,7 +1892,7 @@ static void test_motor_damping_scene(void** state)
 static void test_overrides(void** state)
 {
     (void)state;
-    dvi_scene* s = load_ok(SCENES "/sliding_box.json");
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
     dvi_scene_overrides o;
     memset(&o, 0, sizeof o);
     dvi_scene_errors e;
@@ -1961,7 +1951,7 @@ static void positions(const dvi_model* m, double* x, int n)
 static void test_state_round_trip(void** state)
 {
     (void)state;
-    dvi_scene* s = load_ok(SCENES "/sphere_stack_10.json");
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/sphere_stack_10.json"));
     dvi_model* a = build_ok(s);
     step_n(a, 60);
     void* blob = NULL;
@@ -2007,7 +1997,7 @@ static void test_state_round_trip(void** state)
     free(bad);
 
     /* a state of another scene is refused */
-    dvi_scene* s2 = load_ok(SCENES "/pendulum.json");
+    dvi_scene* s2 = load_ok(SRC_PATH("examples/scenes/pendulum.json"));
     dvi_model* c = build_ok(s2);
     st = dvi_model_load_state(c, blob, size, msg, sizeof msg);
     print_message("state of another scene: %s: %s\n", dvi_status_string(st), msg);

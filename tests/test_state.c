@@ -1285,7 +1285,7 @@ static void roundtrip(bool factor)
 
     /* through a file, without the optional vectors and compliance */
     char path[512];
-    snprintf(path, sizeof path, "%s/test_state_%s.json", DVI_BUILD_DIR, factor ? "factor" : "delassus");
+    snprintf(path, sizeof path, "%s/test_state_%s.json", BUILD_PATH(""), factor ? "factor" : "delassus");
     q.p.compliance = NULL;
     assert_int_equal(dvi_ccp_problem_write_json(&q.p, NULL, NULL, path, msg, sizeof msg), DVI_OK);
     assert_int_equal(dvi_ccp_problem_read_json(path, &f, msg, sizeof msg), DVI_OK);
@@ -1490,10 +1490,10 @@ static void test_ccp_malformed(void** state)
                      "compliance[7] (blocks[3]): must be finite and >= 0");
 
     /* files: a missing file, and the name in front of the message */
-    assert_int_equal(dvi_ccp_problem_read_json(DVI_BUILD_DIR "/no/such/file.json", &f, msg, sizeof msg), DVI_ERR_IO);
+    assert_int_equal(dvi_ccp_problem_read_json(BUILD_PATH("no/such/file.json"), &f, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, "file.json: cannot open"));
     char path[512];
-    snprintf(path, sizeof path, "%s/test_state_bad.json", DVI_BUILD_DIR);
+    snprintf(path, sizeof path, "%s/test_state_bad.json", BUILD_PATH(""));
     FILE* fp = fopen(path, "wb");
     assert_non_null(fp);
     fputs(doc(NULL, "[-1, 0, 0, 0.5]", NULL, NULL), fp);
@@ -1522,7 +1522,7 @@ static void test_ccp_malformed(void** state)
     blk.mu = 0.2;
     assert_int_equal(dvi_ccp_problem_format_json(&p, g3, NULL, &text, &len, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     assert_non_null(strstr(msg, "gamma0[1]: not finite"));
-    assert_int_equal(dvi_ccp_problem_write_json(&p, NULL, NULL, DVI_BUILD_DIR "/no/such/dir/x.json", msg, sizeof msg),
+    assert_int_equal(dvi_ccp_problem_write_json(&p, NULL, NULL, BUILD_PATH("no/such/dir/x.json"), msg, sizeof msg),
                      DVI_ERR_IO);
     assert_non_null(strstr(msg, "x.json: cannot open for writing"));
     dvi_ccp_file_free(NULL);
@@ -1533,7 +1533,7 @@ static void test_ccp_sample_stack3(void** state)
     (void)state;
     char msg[512];
     dvi_ccp_file* f = NULL;
-    dvi_status st = dvi_ccp_problem_read_json(DVI_SOURCE_DIR "/tests/data/ccp/stack3.json", &f, msg, sizeof msg);
+    dvi_status st = dvi_ccp_problem_read_json(SRC_PATH("tests/data/ccp/stack3.json"), &f, msg, sizeof msg);
     if (st != DVI_OK) print_error("%s\n", msg);
     assert_int_equal(st, DVI_OK);
     assert_int_equal(f->problem.rows, 9);

@@ -12,8 +12,8 @@
  * point–triangle distances (1e-12), the height field against the same
  * surface as a mesh, and a cylinder rim across a crease against a sampled
  * rim (1e-5). OBJ files are written by the tests into a private temporary
- * directory (mkdtemp); tests/data holds samples, read in place only when
- * DVI_SOURCE_DIR is defined. */
+ * directory (mkdtemp); tests/data holds samples, read in place
+ * ($DVI_SOURCE_DIR, set by meson test). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1313,27 +1313,24 @@ static void test_obj_hostile(void** state)
     assert_int_equal(dvi_obj_read(path, NULL, msg, sizeof msg), DVI_ERR_INVALID_ARG);
 }
 
-#ifdef DVI_SOURCE_DIR
-/* The sample files in tests/data (read in place when the build passes the
- * source directory). */
+/* The sample files in tests/data (read in place). */
 static void test_obj_samples(void** state)
 {
     (void)state;
     char msg[512];
     dvi_mesh_data m;
-    assert_int_equal(dvi_obj_read(DVI_SOURCE_DIR "/tests/data/cube.obj", &m, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_obj_read(SRC_PATH("tests/data/cube.obj"), &m, msg, sizeof msg), DVI_OK);
     assert_int_equal(m.vertex_count, 8);
     assert_int_equal(m.triangle_count, 12);
     dvi_mesh_data_free(&m);
-    assert_int_equal(dvi_obj_read(DVI_SOURCE_DIR "/tests/data/hemisphere.obj", &m, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_obj_read(SRC_PATH("tests/data/hemisphere.obj"), &m, msg, sizeof msg), DVI_OK);
     assert_int_equal(m.vertex_count, 1 + 8 * 24);
     assert_int_equal(m.triangle_count, 24 + 2 * 24 * 7 + 22);
     dvi_mesh_data_free(&m);
-    assert_int_equal(dvi_obj_read(DVI_SOURCE_DIR "/tests/data/bad_face_index.obj", &m, msg, sizeof msg),
+    assert_int_equal(dvi_obj_read(SRC_PATH("tests/data/bad_face_index.obj"), &m, msg, sizeof msg),
                      DVI_ERR_PARSE);
     assert_non_null(strstr(msg, "bad_face_index.obj:12: face index 9 out of range (8 vertices)"));
 }
-#endif
 
 int main(void)
 {
@@ -1353,9 +1350,7 @@ int main(void)
         cmocka_unit_test(test_obj_valid),
         cmocka_unit_test(test_obj_malformed),
         cmocka_unit_test(test_obj_hostile),
-#ifdef DVI_SOURCE_DIR
         cmocka_unit_test(test_obj_samples),
-#endif
     };
     return cmocka_run_group_tests(tests, tmp_setup, tmp_teardown);
 }

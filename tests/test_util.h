@@ -3,6 +3,72 @@
 #define DVI_TEST_UTIL_H
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The path of `rel` under the directory named by the environment variable
+ * `var`: DVI_SOURCE_DIR (the source tree) or DVI_BUILD_DIR (the build tree),
+ * which meson test sets (tests/meson.build), so that no path of the build
+ * machine is compiled into a test. The strings are interned (one copy per
+ * distinct path, kept for the life of the process), so a returned pointer
+ * stays valid. A missing variable ends the process with a message. */
+static inline const char* test_path_in(const char* var, const char* rel)
+{
+    typedef struct { const char *var, *rel; char* full; } entry;
+    static entry* table = NULL;
+    static size_t count = 0, cap = 0;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(table[i].var, var) == 0 && strcmp(table[i].rel, rel) == 0) return table[i].full;
+    const char* root = getenv(var);
+    if (!root || !*root) {
+        fprintf(stderr, "%s is not set: run the suites with `meson test` (tests/meson.build sets it)\n", var);
+        exit(1);
+    }
+    if (count == cap) {
+        size_t ncap = cap ? 2 * cap : 32;
+        entry* t = (entry*)realloc(table, ncap * sizeof *t);
+        if (!t) abort();
+        table = t;
+        cap = ncap;
+    }
+    size_t n = strlen(root) + strlen(rel) + 2;
+    char* full = (char*)malloc(n);
+    char* rel_copy = (char*)malloc(strlen(rel) + 1);
+    if (!full || !rel_copy) abort();
+    snprintf(full, n, rel[0] ? "%s/%s" : "%s%s", root, rel);
+    strcpy(rel_copy, rel);
+    table[count].var = var;
+    table[count].rel = rel_copy;
+    table[count].full = full;
+    count++;
+    return full;
+}
+#define SRC_PATH(rel) test_path_in("DVI_SOURCE_DIR", (rel))
+#define BUILD_PATH(rel) test_path_in("DVI_BUILD_DIR", (rel))
+/* The rover reference model (data/rover/README.md). */
+#define ROVER_JSON SRC_PATH("data/rover/rocker_bogie_rover.json")
+
+/* SANITIZED: defined in a build with AddressSanitizer (tools/run-tests.sh
+ * runs every suite a second time so, at -O1, several times slower than the
+ * optimised build). Long physics runs are shorter there or left to the
+ * optimised build, which checks their numbers; the sanitizers still see
+ * every code path. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+/* True when DVI_TEST_LONG is set to a non-empty value other than 0: the
+ * long version of a physics run (the benchmarks of tests/meson.build, run by
+ * `meson test --benchmark`); the suite runs the short one. */
+static inline int test_long(void)
+{
+    const char* v = getenv("DVI_TEST_LONG");
+    return v && v[0] && strcmp(v, "0") != 0;
+}
 
 /* Fails with both values printed unless |a − b| ≤ tol. */
 #define assert_near(a, b, tol)                                                                                 \

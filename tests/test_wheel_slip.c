@@ -18,7 +18,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#define ROVER_JSON DVI_SHARED_DIR "/reference/rover/rocker_bogie_rover.json"
 
 static testbed_config rig(void)
 {
@@ -157,7 +156,9 @@ static void test_rigid_square_wave(void** state)
 
 /* A small bin of 0.03 m grains (shorter and narrower than the sweep's).
  * Measured: see the messages; the bounds are a fifth of the load in each
- * direction, about twice the run-to-run scatter of a 0.3 s window. */
+ * direction, about twice the run-to-run scatter of a 0.3 s window. Under
+ * the sanitizers (test_util.h) only the driven wheel (s = −0.6) runs; the
+ * optimised build checks both. */
 static void test_grains_pull_and_brake(void** state)
 {
     (void)state;
@@ -166,25 +167,28 @@ static void test_grains_pull_and_brake(void** state)
     c.width = 0.6;
     c.duration = 0.8;
     c.window_start = 0.5;
-    testbed_result spin, drag;
+    testbed_result spin;
     char msg[256];
     c.slip = -0.6;
     assert_int_equal(testbed_run(&c, NULL, NULL, &spin, msg, sizeof msg), DVI_OK);
-    c.slip = 0.3;
-    assert_int_equal(testbed_run(&c, NULL, NULL, &drag, msg, sizeof msg), DVI_OK);
-    print_message("grains (%lld): s = -0.6: DP %.1f +- %.1f N, Fz %.1f N, sinkage %.4f m; s = +0.3: DP %.1f +- %.1f N, "
-                  "Fz %.1f N, sinkage %.4f m\n",
-                  spin.grains, spin.drawbar_pull, spin.drawbar_pull_se, spin.vertical, spin.sinkage, drag.drawbar_pull,
-                  drag.drawbar_pull_se, drag.vertical, drag.sinkage);
+    print_message("grains (%lld): s = -0.6: DP %.1f +- %.1f N, Fz %.1f N, sinkage %.4f m\n", spin.grains,
+                  spin.drawbar_pull, spin.drawbar_pull_se, spin.vertical, spin.sinkage);
     assert_true(spin.grains > 300 && spin.grains < 1000);
     assert_true(spin.drawbar_pull > 0.2 * c.load);
-    assert_true(drag.drawbar_pull < -0.2 * c.load);
     /* the slider carries the load: the grains hold the wheel up */
     assert_near(spin.vertical, c.load, 0.05 * c.load);
-    assert_near(drag.vertical, c.load, 0.05 * c.load);
     /* the grousers (0.02 m) dig in; the rim stays above the first layer's centres */
     assert_true(spin.sinkage > 0.005 && spin.sinkage < 0.06);
+#ifndef SANITIZED
+    testbed_result drag;
+    c.slip = 0.3;
+    assert_int_equal(testbed_run(&c, NULL, NULL, &drag, msg, sizeof msg), DVI_OK);
+    print_message("grains (%lld): s = +0.3: DP %.1f +- %.1f N, Fz %.1f N, sinkage %.4f m\n", drag.grains,
+                  drag.drawbar_pull, drag.drawbar_pull_se, drag.vertical, drag.sinkage);
+    assert_true(drag.drawbar_pull < -0.2 * c.load);
+    assert_near(drag.vertical, c.load, 0.05 * c.load);
     assert_true(drag.sinkage > 0.005 && drag.sinkage < 0.06);
+#endif
 }
 
 static void expect_refused(const testbed_config* c, const char* field)

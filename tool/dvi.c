@@ -6,11 +6,16 @@
  *   dvi solve PROBLEM              solve one CCP (JSON or FCLIB) with one or all solvers
  *
  * docs/cli.md is the manual; the help texts below are its short form. */
+#ifndef _XOPEN_SOURCE
+#define _XOPEN_SOURCE 700 /* realpath */
+#endif
+#include "data_path.h"
 #include "dvi_cli.h"
 
 #include <dvi/dvi.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char overview_help[] =
@@ -32,9 +37,7 @@ static const char overview_help[] =
     "\n"
     "Exit status: 0 success; 1 the run failed at runtime (numerical blow-up, I/O error);\n"
     "2 bad usage, invalid scene or problem file; 130 interrupted (SIGINT/SIGTERM), after\n"
-    "writing valid outputs and a checkpoint.\n"
-    "\n"
-    "See docs/cli.md for the details.\n";
+    "writing valid outputs and a checkpoint.\n";
 
 static const char run_help[] =
     "Usage: dvi run SCENE [options]\n"
@@ -111,12 +114,42 @@ static const char help_help[] =
     "\n"
     "Prints the overview, or the help of COMMAND (run, check, solve).\n";
 
+/* The overview's last part: where the example scenes, the scene schema and
+ * the manual are (data_path.h: the build tree's data/ or an installed
+ * share/dvicontact, found relative to this program). */
+static void print_files(FILE* out)
+{
+    char dir[4096];
+    fputs("\nFiles:\n", out);
+    if (data_path_dir(dir, sizeof dir) != 0) {
+        fprintf(out, "  %s\n", dir);
+        fputs("  the manual: docs/cli.md of the source tree\n", out);
+        return;
+    }
+    fprintf(out, "  example scenes   %s/scenes   (try: dvi run %s/scenes/pendulum.json)\n", dir, dir);
+    fprintf(out, "  scene schema     %s/scene.schema.json\n", dir);
+    char doc[4200];
+    snprintf(doc, sizeof doc, "%s/../doc/dvicontact/cli.md", dir);
+    FILE* f = fopen(doc, "r");
+    if (f) {
+        fclose(f);
+        snprintf(doc, sizeof doc, "%s/../doc/dvicontact", dir);
+        char real[4096];
+        char* shown = realpath(doc, real);
+        fprintf(out, "  the manual       %s/cli.md (all guides in that directory)\n", shown ? shown : doc);
+    } else {
+        fputs("  the manual       docs/cli.md of the source tree\n", out);
+    }
+}
+
 bool dvi_print_help(const char* command)
 {
     const char* text = NULL;
-    if (!command)
-        text = overview_help;
-    else if (strcmp(command, "run") == 0)
+    if (!command) {
+        fputs(overview_help, stdout);
+        print_files(stdout);
+        return true;
+    } else if (strcmp(command, "run") == 0)
         text = run_help;
     else if (strcmp(command, "check") == 0)
         text = check_help;
@@ -151,6 +184,7 @@ int main(int argc, char** argv)
 {
     if (argc < 2) {
         fputs(overview_help, stderr);
+        print_files(stderr);
         return DVI_EXIT_USAGE;
     }
     const char* cmd = argv[1];

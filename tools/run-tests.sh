@@ -24,6 +24,7 @@ run_suite() { # builddir, extra meson options...
     [ -n "$ok" ] || failed=$((failed + 1))
 }
 run_suite build -Dbuildtype=debugoptimized
-run_suite build-asan -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+# -O1, as AddressSanitizer recommends: about three times faster than -O0
+run_suite build-asan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
