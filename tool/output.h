@@ -31,7 +31,7 @@ extern "C" {
  * is quoted as in RFC 4180; line breaks in titles are written as spaces),
  * then one line per row of numbers
  * printed with "%.10g"; non-finite values are written "nan", "inf", "-inf".
- * Lines end with '\n'. By convention the first column is time, "t [s]".
+ * Lines end with '\n'. By convention the first column is time, "time [s]".
  *
  * Rows are formatted into a buffer allocated at open: writing a row does not
  * allocate. Writes are buffered; dvi_csv_flush pushes them to disk. */
@@ -150,8 +150,11 @@ int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char
 
 /* Writes DIR/bodies.pvd and DIR/contacts.pvd, ParaView collections listing
  * the frames 0 … frames−1 (files frames/bodies_NNNNNN.vtp, relative to DIR)
- * with timestep = times[i]. Rewrite it after each new frame (it is written
- * atomically) so that a partly finished run opens in ParaView. times must be
+ * with timestep = times[i]. It is written atomically, so it can be rewritten
+ * while a run goes on and a partly finished run opens in ParaView (`dvi run`
+ * rewrites it whenever the frame count has grown by an eighth, at each
+ * checkpoint and at the end: rewriting after every frame would cost time
+ * quadratic in the number of frames). times must be
  * finite; frames = 0 writes empty collections. */
 int dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size);
 
