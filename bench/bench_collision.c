@@ -14,7 +14,13 @@
  * column, and the requirement is ns/shape(100,000) / ns/shape(1,000) ≤ 2.
  *
  * --shuffle numbers the spheres in random order instead of lattice order
- * (no spatial coherence in memory: the worst case for caches). */
+ * (no spatial coherence in memory: the worst case for caches).
+ *
+ * --threads 1,2 times each size with each of these OpenMP thread counts
+ * (dvi_collision_set_threads; the geom update runs on as many threads, as
+ * in a world's step), checks that every count returns the same bytes as
+ * the first, and gives the speed-up over the first. --spheres N times that
+ * one size instead of the table's. */
 #include "collision.h"
 
 #include <errno.h>
@@ -38,9 +44,11 @@
 
 static const int32_t sizes[] = {1000, 3000, 10000, 30000, 100000};
 #define NSIZES ((int)(sizeof sizes / sizeof sizes[0]))
+#define MAX_THREAD_COUNTS 8
 
 typedef struct row {
     int32_t spheres, shapes, contacts, pairs;
+    int threads;
     double seconds; /* fastest repeat, wall clock */
     double cpu_seconds; /* fastest repeat, thread CPU time */
     int repeats;
@@ -128,7 +136,21 @@ static void make_bed(dvi_geom* g, int32_t n, bool shuffle)
     g[n + 4] = wall(n + 4, 0.5 * L, L + 0.5 * WALL, 0.5 * H, 0.5 * L, 0.5 * WALL, 0.5 * H);
 }
 
-static int run(int32_t n, bool shuffle, row* out)
+/* The geom update on nt threads, as dvi_step_collide does it. */
+static void update_geoms(dvi_geom* g, int32_t total, int nt)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 512) num_threads(nt) if (nt > 1 && total >= DVI_COLLIDE_PAR_MIN)
+#endif
+    for (int32_t i = 0; i < total; i++) dvi_geom_update(&g[i]);
+    (void)nt;
+}
+
+/* Times size n on nt threads. ref/ref_count: the points of an earlier run of
+ * the same size (NULL for the first), compared byte for byte; *keep receives
+ * a copy of this run's points when keep is not NULL. */
+static int run(int32_t n, bool shuffle, int nt, const dvi_contact_point* ref, int32_t ref_count,
+               dvi_contact_point** keep, row* out)
 {
     const int32_t total = n + 5;
     dvi_geom* g = malloc((size_t)total * sizeof *g);
@@ -138,6 +160,7 @@ static int run(int32_t n, bool shuffle, row* out)
         fprintf(stderr, "bench_collision: out of memory\n");
         return 1;
     }
+    dvi_collision_set_threads(c, nt);
     make_bed(g, n, shuffle);
     const dvi_contact_point* pts = NULL;
     int32_t count = 0;
@@ -145,7 +168,7 @@ static int run(int32_t n, bool shuffle, row* out)
     int reps = 0;
     for (int r = -1; r < MAX_REPEATS; r++) { /* r = −1: warm-up */
         double t0 = clock_seconds(CLOCK_MONOTONIC), u0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
-        for (int32_t i = 0; i < total; i++) dvi_geom_update(&g[i]);
+        update_geoms(g, total, nt);
         dvi_status st = dvi_collide(c, g, total, ENVELOPE, &pts, &count);
         double t = clock_seconds(CLOCK_MONOTONIC) - t0, u = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - u0;
         if (st != DVI_OK) {
@@ -164,7 +187,19 @@ static int run(int32_t n, bool shuffle, row* out)
     int32_t pairs = 0;
     for (int32_t i = 0; i < count; i++)
         if (i == 0 || pts[i].geom_a != pts[i - 1].geom_a || pts[i].geom_b != pts[i - 1].geom_b) pairs++;
+    if (ref && (count != ref_count || memcmp(pts, ref, (size_t)count * sizeof *pts) != 0)) {
+        fprintf(stderr, "bench_collision: %d spheres, %d threads: the points differ from the first thread count's\n",
+                (int)n, nt);
+        dvi_collision_destroy(c);
+        free(g);
+        return 1;
+    }
+    if (keep) {
+        *keep = malloc((size_t)count * sizeof **keep + 1);
+        if (*keep) memcpy(*keep, pts, (size_t)count * sizeof *pts);
+    }
     out->spheres = n;
+    out->threads = nt;
     out->shapes = total;
     out->contacts = count;
     out->pairs = pairs;
@@ -180,18 +215,22 @@ static int run(int32_t n, bool shuffle, row* out)
 static void usage(FILE* f)
 {
     fprintf(f,
-            "usage: bench_collision [--json] [--max-shapes N] [--shuffle] [--help]\n"
+            "usage: bench_collision [--json] [--max-shapes N] [--spheres N] [--threads LIST] [--shuffle] [--help]\n"
             "  Times dvi_geom_update + dvi_collide on a granular bed of N spheres\n"
             "  (N = 1000, 3000, 10000, 30000, 100000) in a container.\n"
             "  --json          one JSON object per row (keys shapes, contacts, ns_per_shape, ...)\n"
             "  --max-shapes N  skip sizes with more than N spheres\n"
+            "  --spheres N     time N spheres only\n"
+            "  --threads LIST  thread counts, comma-separated (default 1): a row per size and count,\n"
+            "                  the points checked identical to the first count's, speed-up over it\n"
             "  --shuffle       number the spheres in random order (no memory coherence)\n");
 }
 
 int main(int argc, char** argv)
 {
     bool json = false, shuffle = false;
-    long max_shapes = 100000;
+    long max_shapes = 100000, only = 0;
+    int threads[MAX_THREAD_COUNTS] = {1}, nthreads = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -200,6 +239,32 @@ int main(int argc, char** argv)
             json = true;
         } else if (!strcmp(argv[i], "--shuffle")) {
             shuffle = true;
+        } else if (!strcmp(argv[i], "--spheres") && i + 1 < argc) {
+            char* end;
+            errno = 0;
+            only = strtol(argv[++i], &end, 10);
+            if (errno || *end || only < 1 || only > 10000000) {
+                fprintf(stderr, "bench_collision: bad --spheres '%s'\n", argv[i]);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            const char* q = argv[++i];
+            nthreads = 0;
+            while (*q) {
+                char* end;
+                errno = 0;
+                long t = strtol(q, &end, 10);
+                if (errno || end == q || t < 1 || t > 256 || nthreads == MAX_THREAD_COUNTS || (*end && *end != ',')) {
+                    fprintf(stderr, "bench_collision: bad --threads '%s' (a list such as 1,2)\n", argv[i]);
+                    return 2;
+                }
+                threads[nthreads++] = (int)t;
+                q = *end ? end + 1 : end;
+            }
+            if (nthreads == 0) {
+                fprintf(stderr, "bench_collision: bad --threads '%s' (a list such as 1,2)\n", argv[i]);
+                return 2;
+            }
         } else if (!strcmp(argv[i], "--max-shapes") && i + 1 < argc) {
             char* end;
             errno = 0;
@@ -215,34 +280,48 @@ int main(int argc, char** argv)
         }
     }
 
-    row rows[NSIZES];
+    row rows[NSIZES + 1]; /* first thread count only: the linearity check */
     int nrows = 0;
     if (!json) {
         printf("dvicontact collision benchmark: spheres r in [%.2f, %.2f] m on a jittered %.2f m lattice, "
                "floor plane + 4 wall boxes, envelope %.3f m%s\n",
                R_MIN, R_MAX, SPACING, ENVELOPE, shuffle ? ", shuffled order" : "");
-        printf("time: dvi_geom_update (all) + dvi_collide, fastest of >= %d repeats (wall clock; cpu = thread CPU "
-               "time)\n\n",
+        printf("time: dvi_geom_update (all) + dvi_collide, fastest of >= %d repeats (wall clock; cpu = CPU time of "
+               "the calling thread)\n\n",
                MIN_REPEATS);
-        printf("%9s %9s %9s %9s %10s %11s %11s %5s\n", "spheres", "shapes", "pairs", "contacts", "ms", "ns/shape",
-               "cpu ns/sh", "reps");
-        printf("--------- --------- --------- --------- ---------- ----------- ----------- -----\n");
+        printf("%9s %9s %9s %9s %7s %10s %8s %11s %11s %5s\n", "spheres", "shapes", "pairs", "contacts", "threads",
+               "ms", "speed-up", "ns/shape", "cpu ns/sh", "reps");
+        printf("--------- --------- --------- --------- ------- ---------- -------- ----------- ----------- -----\n");
     }
-    for (int k = 0; k < NSIZES; k++) {
-        if (sizes[k] > max_shapes) continue;
-        row* r = &rows[nrows];
-        if (run(sizes[k], shuffle, r)) return 1;
-        nrows++;
-        if (json)
-            printf("{\"shapes\": %d, \"contacts\": %d, \"ns_per_shape\": %.1f, \"spheres\": %d, \"pairs\": %d, "
-                   "\"ms\": %.4f, \"cpu_ns_per_shape\": %.1f, \"repeats\": %d, \"shuffle\": %s}\n",
-                   r->shapes, r->contacts, r->ns_per_shape, r->spheres, r->pairs, 1e3 * r->seconds,
-                   1e9 * r->cpu_seconds / r->shapes, r->repeats,
-                   shuffle ? "true" : "false");
-        else
-            printf("%9d %9d %9d %9d %10.3f %11.1f %11.1f %5d\n", r->spheres, r->shapes, r->pairs, r->contacts,
-                   1e3 * r->seconds, r->ns_per_shape, 1e9 * r->cpu_seconds / r->shapes, r->repeats);
-        fflush(stdout);
+    for (int k = 0; k <= NSIZES; k++) {
+        int32_t n = k < NSIZES ? sizes[k] : (int32_t)only;
+        if ((only > 0) != (k == NSIZES) || (only == 0 && n > max_shapes)) continue;
+        dvi_contact_point* ref = NULL;
+        row first = {0};
+        for (int t = 0; t < nthreads; t++) {
+            row r;
+            if (run(n, shuffle, threads[t], ref, first.contacts, t == 0 ? &ref : NULL, &r)) {
+                free(ref);
+                return 1;
+            }
+            if (t == 0) {
+                first = r;
+                rows[nrows++] = r;
+            }
+            const double speedup = first.seconds / r.seconds;
+            if (json)
+                printf("{\"shapes\": %d, \"contacts\": %d, \"ns_per_shape\": %.1f, \"spheres\": %d, \"pairs\": %d, "
+                       "\"threads\": %d, \"ms\": %.4f, \"speedup\": %.3f, \"cpu_ns_per_shape\": %.1f, "
+                       "\"repeats\": %d, \"shuffle\": %s}\n",
+                       r.shapes, r.contacts, r.ns_per_shape, r.spheres, r.pairs, r.threads, 1e3 * r.seconds, speedup,
+                       1e9 * r.cpu_seconds / r.shapes, r.repeats, shuffle ? "true" : "false");
+            else
+                printf("%9d %9d %9d %9d %7d %10.3f %8.2f %11.1f %11.1f %5d\n", r.spheres, r.shapes, r.pairs,
+                       r.contacts, r.threads, 1e3 * r.seconds, speedup, r.ns_per_shape, 1e9 * r.cpu_seconds / r.shapes,
+                       r.repeats);
+            fflush(stdout);
+        }
+        free(ref);
     }
 
     /* linearity: ns/shape at 100,000 spheres over ns/shape at 1,000 */

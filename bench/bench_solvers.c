@@ -42,6 +42,7 @@ typedef struct bench_options {
     int32_t max_iterations;
     int32_t threads;
     bool json;
+    bool frames;        /* contacts given by frames (dvi_gen_use_frames) */
 } bench_options;
 
 typedef struct bench_row {
@@ -59,6 +60,7 @@ typedef struct bench_row {
     int repeats;
     double ms_per_iter;
     double ns_per_iter_per_contact;
+    double bytes_per_contact_iter; /* dvi_solve_result.bytes_per_iteration / contacts */
 } bench_row;
 
 static void usage(FILE* f, const char* prog) {
@@ -73,6 +75,8 @@ static void usage(FILE* f, const char* prog) {
             "  --max-contacts N       skip sizes above N contacts\n"
             "  --max-iterations N     iteration budget per solve (default 5000)\n"
             "  --threads N            solver threads (default 1; 0 = library default)\n"
+            "  --frames               give the contacts by their frames and lever arms (dvi_ccp_frames)\n"
+            "                         instead of columns of D\n"
             "  --quick                sizes up to %d contacts only\n"
             "  --json                 one JSON object per row on stdout (checks go to stderr)\n"
             "  --help                 this text\n"
@@ -149,6 +153,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
             return 1;
+        } else if (strcmp(a, "--frames") == 0) {
+            o->frames = true;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--quick") == 0) {
@@ -248,11 +254,15 @@ static void print_row(const bench_options* o, const bench_row* r) {
         json_number(r->ms_per_iter);
         printf(",\"seconds\":");
         json_number(r->seconds);
+        printf(",\"bytes_per_contact_iter\":");
+        json_number(r->bytes_per_contact_iter);
+        printf(",\"form\":\"%s\"", o->frames ? "frames" : "columns");
         printf(",\"repeats\":%d,\"threads\":%d,\"max_iterations\":%d,\"tolerance\":%g}\n", r->repeats, (int)o->threads,
                (int)o->max_iterations, BENCH_TOLERANCE);
     } else {
-        printf("%-9s %8d  %-7s %7d  %10.3e  %-15s %10.4f  %10.2f  %9.3f\n", r->family, (int)r->contacts, r->solver,
-               (int)r->iterations, r->residual, r->status, r->ms_per_iter, r->ns_per_iter_per_contact, r->seconds);
+        printf("%-9s %8d  %-7s %7d  %10.3e  %-15s %10.4f  %10.2f  %9.3f  %8.0f\n", r->family, (int)r->contacts,
+               r->solver, (int)r->iterations, r->residual, r->status, r->ms_per_iter, r->ns_per_iter_per_contact,
+               r->seconds, r->bytes_per_contact_iter);
     }
     fflush(stdout);
 }
@@ -306,6 +316,7 @@ static bool run_solver(const bench_options* o, const char* name, const dvi_gen_p
     int32_t it = res.iterations > 0 ? res.iterations : 1;
     row->ms_per_iter = 1e3 * best / it;
     row->ns_per_iter_per_contact = g->contacts > 0 ? 1e9 * best / it / g->contacts : NAN;
+    row->bytes_per_contact_iter = g->contacts > 0 ? res.bytes_per_iteration / g->contacts : NAN;
     if (st < 0) {
         fprintf(stderr, "error: %s, %d contacts, %s: %s (%s)\n", g->family, (int)g->contacts, name,
                 dvi_status_string(st), res.message);
@@ -397,10 +408,11 @@ int main(int argc, char** argv) {
                BENCH_STACK_HEIGHT, BENCH_LEMKE_MAX_CONTACTS);
         printf("times: fastest of repeated solves (repeated until %g s, at most %d times)\n\n", BENCH_MIN_SECONDS,
                BENCH_MAX_REPEATS);
-        printf("%-9s %8s  %-7s %7s  %10s  %-15s %10s  %10s  %9s\n", "family", "contacts", "solver", "iters",
-               "residual", "status", "ms/iter", "ns/it/cont", "total s");
-        printf("%-9s %8s  %-7s %7s  %10s  %-15s %10s  %10s  %9s\n", "---------", "--------", "-------", "-------",
-               "----------", "---------------", "----------", "----------", "---------");
+        printf("contacts given %s\n\n", o.frames ? "by their frames (dvi_ccp_frames)" : "as columns of D");
+        printf("%-9s %8s  %-7s %7s  %10s  %-15s %10s  %10s  %9s  %8s\n", "family", "contacts", "solver", "iters",
+               "residual", "status", "ms/iter", "ns/it/cont", "total s", "B/it/con");
+        printf("%-9s %8s  %-7s %7s  %10s  %-15s %10s  %10s  %9s  %8s\n", "---------", "--------", "-------", "-------",
+               "----------", "---------------", "----------", "----------", "---------", "--------");
         fflush(stdout);
     }
 
@@ -412,6 +424,7 @@ int main(int argc, char** argv) {
             dvi_gen_problem g;
             memset(&g, 0, sizeof g);
             dvi_status st = build_problem(fam, target, &g);
+            if (st == DVI_OK && o.frames && dvi_gen_use_frames(&g) < 0) st = DVI_ERR_NOMEM;
             if (st != DVI_OK) {
                 fprintf(stderr, "error: cannot build %s problem of ~%d contacts: %s\n", bench_families[fam],
                         (int)target, dvi_status_string(st));

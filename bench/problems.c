@@ -81,7 +81,122 @@ void dvi_gen_free(dvi_gen_problem* g) {
     free(g->inv_mass);
     free(g->r);
     free(g->blocks);
+    free(g->fr_block);
+    free(g->fr_body);
+    free(g->fr_frame);
+    free(g->fr_arm);
     memset(g, 0, sizeof *g);
+}
+
+/* One column's entries on at most two bodies; false otherwise. */
+static bool column_bodies(const dvi_csc* D, int32_t j, int32_t body[2], double v[2][6], int* n)
+{
+    *n = 0;
+    memset(v, 0, 12 * sizeof(double));
+    for (int32_t k = D->colptr[j]; k < D->colptr[j + 1]; k++) {
+        int32_t b = D->rowind[k] / 6;
+        if (*n == 0 || body[*n - 1] != b) {
+            if (*n == 2) return false;
+            body[(*n)++] = b;
+        }
+        v[*n - 1][D->rowind[k] % 6] = D->values[k];
+    }
+    return *n > 0;
+}
+
+int32_t dvi_gen_use_frames(dvi_gen_problem* g)
+{
+    const dvi_ccp_problem* p = &g->p;
+    const int32_t m = p->rows, nb = p->block_count;
+    g->fr_block = malloc((size_t)nb * sizeof(int32_t));
+    g->fr_body = malloc(2 * (size_t)nb * sizeof(int32_t));
+    g->fr_frame = malloc(9 * (size_t)nb * sizeof(double));
+    g->fr_arm = malloc(6 * (size_t)nb * sizeof(double));
+    if (!g->fr_block || !g->fr_body || !g->fr_frame || !g->fr_arm) return -1;
+    bool* empty = calloc((size_t)m, sizeof(bool));
+    if (!empty) return -1;
+    int32_t count = 0;
+    for (int32_t b = 0, row = 0; b < nb; row += dvi_block_rows(p->blocks[b].kind), b++) {
+        if (p->blocks[b].kind != DVI_BLOCK_FRICTION) continue;
+        int32_t body[3][2];
+        double v[3][2][6];
+        int n[3];
+        bool ok = true;
+        for (int q = 0; q < 3 && ok; q++) ok = column_bodies(p->D, row + q, body[q], v[q], &n[q]);
+        for (int q = 1; q < 3 && ok; q++) ok = n[q] == n[0] && body[q][0] == body[0][0] && (n[0] == 1 || body[q][1] == body[0][1]);
+        if (!ok) continue;
+        /* b (the + side) is the second body, or the only one; a the first, or none */
+        int ib = n[0] - 1;
+        double d[3][3], rho[2][3] = {{0}};
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 3; k++) d[q][k] = v[q][ib][k];
+        for (int s = 0; s < n[0]; s++) {
+            double sg = s == ib ? 1.0 : -1.0;
+            for (int q = 0; q < 3; q++) { /* ρ += ½ d_q × w_q, w_q = sg·(ρ × d_q) */
+                const double* w = v[q][s] + 3;
+                rho[s][0] += 0.5 * sg * (d[q][1] * w[2] - d[q][2] * w[1]);
+                rho[s][1] += 0.5 * sg * (d[q][2] * w[0] - d[q][0] * w[2]);
+                rho[s][2] += 0.5 * sg * (d[q][0] * w[1] - d[q][1] * w[0]);
+            }
+        }
+        /* rebuild and compare */
+        double err = 0.0, mag = 0.0;
+        for (int q = 0; q < 3; q++)
+            for (int s = 0; s < n[0]; s++) {
+                double sg = s == ib ? 1.0 : -1.0;
+                const double* r = rho[s];
+                double e[6] = {sg * d[q][0], sg * d[q][1], sg * d[q][2], sg * (r[1] * d[q][2] - r[2] * d[q][1]),
+                               sg * (r[2] * d[q][0] - r[0] * d[q][2]), sg * (r[0] * d[q][1] - r[1] * d[q][0])};
+                for (int k = 0; k < 6; k++) {
+                    err = fmax(err, fabs(e[k] - v[q][s][k]));
+                    mag = fmax(mag, fabs(v[q][s][k]));
+                }
+            }
+        if (err > 1e-12 * (1.0 + mag)) continue;
+        g->fr_block[count] = b;
+        g->fr_body[2 * count] = n[0] == 2 ? body[0][0] : -1;
+        g->fr_body[2 * count + 1] = body[0][ib];
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 3; k++) g->fr_frame[9 * (size_t)count + 3 * q + k] = d[q][k];
+        for (int k = 0; k < 3; k++) {
+            g->fr_arm[6 * (size_t)count + k] = n[0] == 2 ? rho[0][k] : 0.0;
+            g->fr_arm[6 * (size_t)count + 3 + k] = rho[ib][k];
+        }
+        for (int q = 0; q < 3; q++) empty[row + q] = true;
+        count++;
+    }
+    /* D with the converted columns emptied */
+    int32_t* cp = malloc(((size_t)m + 1) * sizeof(int32_t));
+    int32_t* ri = malloc(((size_t)p->D->colptr[m] + 1) * sizeof(int32_t));
+    double* va = malloc(((size_t)p->D->colptr[m] + 1) * sizeof(double));
+    if (!cp || !ri || !va) {
+        free(cp);
+        free(ri);
+        free(va);
+        free(empty);
+        return -1;
+    }
+    int32_t nz = 0;
+    for (int32_t j = 0; j < m; j++) {
+        cp[j] = nz;
+        if (empty[j]) continue;
+        for (int32_t k = p->D->colptr[j]; k < p->D->colptr[j + 1]; k++) {
+            ri[nz] = p->D->rowind[k];
+            va[nz++] = p->D->values[k];
+        }
+    }
+    cp[m] = nz;
+    free(empty);
+    /* the problem now owns the compacted entries */
+    memcpy(g->rowind, ri, (size_t)nz * sizeof(int32_t));
+    memcpy(g->values, va, (size_t)nz * sizeof(double));
+    memcpy(g->colptr, cp, ((size_t)m + 1) * sizeof(int32_t));
+    free(cp);
+    free(ri);
+    free(va);
+    g->frames = (dvi_ccp_frames){count, g->fr_block, g->fr_body, g->fr_frame, g->fr_arm, NULL};
+    g->p.frames = &g->frames;
+    return count;
 }
 
 /* Assembly state: columns are appended in row order; r first receives b

@@ -58,7 +58,19 @@ typedef struct dvi_gen_problem {
     int32_t contacts;         /* number of contact blocks */
     int32_t bilateral;        /* number of bilateral rows */
     char family[32];          /* "stack", "granular", "sphere_stack", "random" */
+    /* after dvi_gen_use_frames: the contacts as frames (p.frames) */
+    dvi_ccp_frames frames;
+    int32_t *fr_block, *fr_body;
+    double *fr_frame, *fr_arm;
 } dvi_gen_problem;
+
+/* Gives every FRICTION block whose columns have the contact structure of the
+ * conventions below (on one or two bodies, orthonormal directions, angular
+ * parts ρ × d) to the solver by its frame (dvi_ccp_frames) instead of its
+ * columns: ρ = ½ Σ_q d_q × (ρ × d_q) recovers each lever arm, and a block is
+ * converted only when its columns are rebuilt from the frame to 1e-12.
+ * Returns the number of blocks converted, or −1 when out of memory. */
+int32_t dvi_gen_use_frames(dvi_gen_problem* g);
 
 /* Frees and zeroes; safe on a zeroed struct (and on NULL). */
 void dvi_gen_free(dvi_gen_problem* g);

@@ -20,6 +20,17 @@
  *       ρ = 2000, μ = 0.4, 53,728 of them (9 layers, 0.549 m deep: see the
  *       reference README), four walls, the obstacle sunk into the bed so a
  *       0.15 m cap protrudes, the rover on top; 30 s as in the thesis;
+ *   rover_obstacle_granular_hex.json
+ *       the thesis's 53,728 spheres on its 6 × 3.8 m footprint in hexagonal
+ *       close packing (8 layers, the top one partly filled; the depth follows
+ *       from the count), the footprint moved 0.5 m forward (x from −1.5 to
+ *       4.5 m) so that the rear wheel crosses before the front wheel meets the
+ *       end wall (in the thesis's place it meets the wall after 2.6 m of
+ *       travel, before the rear wheel is over the obstacle at 2.76 m),
+ *       grousered wheels at 0.8 rad/s as on the hexagonal strip; 19.4 s: at
+ *       the two-sided strip's pace the rear wheel has landed by about 19.1 s
+ *       and the front wheel meets the end wall near 19.5 s; the full bed of
+ *       bench/bench_scale.c;
  *   rover_obstacle_granular_strip.json
  *       a strip of that bed under the right-hand wheels only (3 layers, the
  *       depth of the thesis's printed code), the left-hand wheels on a rigid
@@ -113,6 +124,8 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define GRAIN_FRICTION 0.4
 #define GRAIN_ROLLING 0.003 /* m: the rolling-resistance arm of the grains in the _roll scene */
 #define GRANULAR_ENVELOPE 0.005 /* m: the collision envelope of the granular scenes */
+#define THESIS_GRAINS 53728     /* the spheres of the thesis's bed */
+#define GRANULAR_HEX_X0 (-1.5)  /* m: the back of the hexagonal full bed (the thesis's box starts at -2) */
 /* The stretch of both strips around the obstacle that the _pad scene makes
  * rigid and the _patch scene leaves granular: x from 1.22 to 1.98 m, the
  * obstacle's centre ± 0.38 m. A wheel (0.27 m to its grouser tips) first
@@ -131,6 +144,7 @@ typedef enum scene_kind {
     RIGID,
     RIGID_DEM,
     GRANULAR,
+    GRANULAR_HEX, /* the thesis's count and footprint in hexagonal close packing */
     STRIP,
     STRIP_HEX,
     STRIP_HEX_ROLL,
@@ -166,6 +180,7 @@ static const spec SPECS[] = {
     {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0, 0},
     {RIGID_DEM, "rover_obstacle_rigid_dem.json", "Scarecrow", THESIS_SPEED, 0.0, 0},
     {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0, 0},
+    {GRANULAR_HEX, "rover_obstacle_granular_hex.json", "Scarecrow", 0.8, 19.4, 24},
     {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
     {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
     {STRIP_HEX_ROLL, "rover_obstacle_granular_strip_hex_roll.json", "Scarecrow", 0.8, 25.0, 24},
@@ -550,7 +565,7 @@ static void grousered_tail(FILE* f, const spec* sp, double duration)
             sp->grousers, sp->speed, THESIS_RAMP, duration);
 }
 
-static const char* bed_name(scene_kind kind) { return kind == GRANULAR ? "bed" : "strip"; }
+static const char* bed_name(scene_kind kind) { return kind == GRANULAR || kind == GRANULAR_HEX ? "bed" : "strip"; }
 #define LEFT_STRIP_NAME "strip_left"
 
 /* A granular_bed generator of the grains, up to its "material" (the caller
@@ -572,6 +587,18 @@ static void bed_generator(FILE* f, const char* name, const double lo[3], const d
     fprintf(f, ", \"material\": \"grain\"");
 }
 
+/* Layers of the hexagonal full bed: the fewest whose lattice sites on the
+ * 6 × 3.8 m footprint (the hexagonal formulas of docs/scene-format.md) hold
+ * the thesis's count; check() confirms that the generator makes that many
+ * once the obstacle's cells are left out. */
+static int granular_hex_layers(void)
+{
+    const double s = 2.0 * GRAIN_RADIUS + GRAIN_GAP;
+    const long nx = (long)floor((6.0 - 1.5 * s) / s + 1e-9) + 1;
+    const long ny = (long)floor((3.8 - (1.0 + 1.0 / (2.0 * sqrt(3.0))) * s) / (s * sqrt(3.0) / 2.0) + 1e-9) + 1;
+    return (int)((THESIS_GRAINS + nx * ny - 1) / (nx * ny));
+}
+
 static int write_scene(const cJSON* root, const spec* sp, int grousers, const char* path)
 {
     rover_data d;
@@ -581,9 +608,10 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     const bool no_grains = sp->kind == TRACKS_RIGID || slick;
     const bool tracks = sp->kind == TRACKS_HEX || pad || patch || no_grains;
     const bool roll = sp->kind == STRIP_HEX_ROLL;
-    const bool hex = sp->kind == STRIP_HEX || roll || sp->kind == STRIP_HEX_DEM || tracks;
-    const bool strip = sp->kind == STRIP || hex;
-    const bool bed = sp->kind == GRANULAR || strip;
+    const bool full = sp->kind == GRANULAR || sp->kind == GRANULAR_HEX; /* the thesis's whole bed */
+    const bool hex = sp->kind == STRIP_HEX || roll || sp->kind == STRIP_HEX_DEM || tracks || sp->kind == GRANULAR_HEX;
+    const bool strip = (sp->kind == STRIP || hex) && !full;
+    const bool bed = full || strip;
     char lower[32];
     size_t n = strlen(sp->variant);
     for (size_t k = 0; k <= n && k < sizeof lower; k++)
@@ -638,6 +666,18 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "deep) in four walls, over a 0.15 m obstacle cap at (1.6, -1.0) under its right-hand wheels, "
                 "wheels at %g rad/s after a %g s ramp, 30 s. Written by examples/rover_scene.c.\",\n",
                 sp->variant, sp->speed, THESIS_RAMP);
+        break;
+    case GRANULAR_HEX:
+        fprintf(f,
+                "  \"description\": \"The granular case of Horvat 2024, section 6.2, on a bed that holds: the "
+                "rocker-bogie rover (%s) on the thesis's 53,728 spheres (radius 0.03 m, density 2000, friction 0.4) "
+                "over its 6 x 3.8 m footprint in hexagonal close packing (%d layers, %.3f m deep, the top one partly "
+                "filled), moved 0.5 m forward (x from %g to %g m) so that the rear wheel crosses the 0.15 m obstacle "
+                "cap at (1.6, -1.0) before the front wheel meets the end wall; ",
+                sp->variant, granular_hex_layers(),
+                (2.0 * GRAIN_RADIUS + GRAIN_GAP) * (1.0 + (granular_hex_layers() - 1) * sqrt(2.0 / 3.0)),
+                GRANULAR_HEX_X0, GRANULAR_HEX_X0 + 6.0);
+        grousered_tail(f, sp, duration);
         break;
     case STRIP_HEX:
         fprintf(f,
@@ -764,9 +804,12 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                    "\"ground\"}]}");
     } else {
         /* the bed: n layers of cells of side s, its top cell face at z = 0 */
-        int layers = sp->kind == GRANULAR ? 9 : 3;
+        int layers = sp->kind == GRANULAR ? 9 : sp->kind == GRANULAR_HEX ? granular_hex_layers() : 3;
         if (sp->kind == GRANULAR) { /* the thesis's box: 6 × 3.8 m centred at (1, 0) */
             bed_lo[0] = -2.0, bed_hi[0] = 4.0;
+            bed_lo[1] = -1.9, bed_hi[1] = 1.9;
+        } else if (sp->kind == GRANULAR_HEX) { /* the same footprint, 0.5 m forward */
+            bed_lo[0] = GRANULAR_HEX_X0, bed_hi[0] = GRANULAR_HEX_X0 + 6.0;
             bed_lo[1] = -1.9, bed_hi[1] = 1.9;
         } else { /* the strip under the right-hand wheels, long enough for the crossing */
             bed_lo[0] = -1.6, bed_hi[0] = 4.7;
@@ -875,7 +918,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 bed_generator(f, name, lo, hi, hex, 1 + k + 10 * q);
                 if (k == 0 && !pad) { /* the obstacle sits in the right-hand strip */
                     fprintf(f, ",%s\n     \"exclude\": [{\"centre\": [",
-                            sp->kind == GRANULAR ? " \"max_count\": 53728," : "");
+                            full ? " \"max_count\": 53728," : ""); /* THESIS_GRAINS */
                     rover_write_number(f, OBSTACLE_X);
                     fprintf(f, ", ");
                     rover_write_number(f, OBSTACLE_Y);
@@ -932,6 +975,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
         obstacle_probes(f, 20, NULL, false);
         break;
     case GRANULAR:
+    case GRANULAR_HEX:
     case STRIP:
     case STRIP_HEX:
     case STRIP_HEX_ROLL:
@@ -960,14 +1004,21 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     return 0;
 }
 
-/* Loads the written scene back and builds it. */
-static int check(const char* path)
+/* Loads the written scene back and builds it. grains > 0: its first
+ * generator must make that many spheres. */
+static int check(const char* path, int64_t grains)
 {
     dvi_scene* s = NULL;
     dvi_scene_errors e;
     if (dvi_scene_load(path, &s, &e) != DVI_OK) {
         fprintf(stderr, "rover_scene: %s does not load:\n%s", path, e.text ? e.text : "");
         dvi_scene_errors_free(&e);
+        return -1;
+    }
+    dvi_generator_info g;
+    if (grains > 0 && (dvi_scene_get_generator(s, 0, &g) != DVI_OK || g.count != grains)) {
+        fprintf(stderr, "rover_scene: %s: the bed does not make %lld spheres\n", path, (long long)grains);
+        dvi_scene_destroy(s);
         return -1;
     }
     dvi_model* m = NULL;
@@ -1015,7 +1066,7 @@ int main(int argc, char** argv)
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, SPECS[v].file);
         if (write_scene(root, &SPECS[v], SPECS[v].grousers > 0 ? SPECS[v].grousers : grousers, path) != 0 ||
-            check(path) != 0) {
+            check(path, SPECS[v].kind == GRANULAR || SPECS[v].kind == GRANULAR_HEX ? THESIS_GRAINS : 0) != 0) {
             rc = 1;
             continue;
         }

@@ -34,14 +34,15 @@
 #define REFRESH 50
 #define MAX_BACKTRACK 60
 
-/* (9) γ⁺ = Π(y − t (N y + r)) and d = γ⁺ − y, block by block in one pass;
- * returns ‖d‖² (chunked, so the bits do not depend on the threads). */
-static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Ny, const double* P, double t,
-                            double* gp, double* d)
+/* (9) γ⁺ = Π(y − t Gy), Gy = ∇f(y) = N y + r, and d = γ⁺ − y, block by
+ * block in one pass; returns ‖d‖² (chunked, so the bits do not depend on
+ * the threads) and, in *dcd, Σ c_i d_i² with the compliance c (0 without). */
+static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Gy, const double* P, double t,
+                            double* gp, double* d, double* dcd)
 {
+    const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
-    const double* r = w->p->r;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
@@ -50,22 +51,42 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
 #endif
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double dd = 0.0;
+        double dd = 0.0, cd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double pb = P ? P[r0] : 1.0, tb = t * pb, ib = 1.0 / pb;
+            if (B[b].kind == DVI_BLOCK_FRICTION) { /* the common block, unrolled */
+                const int32_t i = r0;
+                double x3[3] = {y[i] - tb * Gy[i], y[i + 1] - tb * Gy[i + 1], y[i + 2] - tb * Gy[i + 2]};
+                dvi_project_friction(B[b].mu, x3);
+                double d0 = x3[0] - y[i], d1 = x3[1] - y[i + 1], d2 = x3[2] - y[i + 2];
+                gp[i] = x3[0], gp[i + 1] = x3[1], gp[i + 2] = x3[2];
+                d[i] = d0, d[i + 1] = d1, d[i + 2] = d2;
+                dd += d0 * d0 * ib;
+                dd += d1 * d1 * ib;
+                dd += d2 * d2 * ib;
+                if (cp) {
+                    cd += cp[i] * d0 * d0;
+                    cd += cp[i + 1] * d1 * d1;
+                    cd += cp[i + 2] * d2 * d2;
+                }
+                continue;
+            }
             double x[6];
-            for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * (Ny[r0 + a] + r[r0 + a]);
+            for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * Gy[r0 + a];
             if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
             for (int32_t a = 0; a < k; a++) {
                 double da = x[a] - y[r0 + a];
                 gp[r0 + a] = x[a];
                 d[r0 + a] = da;
                 dd += da * da * ib;
+                if (cp) cd += cp[r0 + a] * da * da;
             }
         }
         part[DVI_PART_SLOTS * (size_t)c] = dd;
+        part[DVI_PART_SLOTS * (size_t)c + 1] = cd;
     }
+    *dcd = cp ? dvi_part_sum(part, nc, 1) : 0.0;
     return dvi_part_sum(part, nc, 0);
 }
 
@@ -100,15 +121,40 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
     }
 }
 
-/* (17) N γ⁺ = N y + N d, and in the same pass the residual of γ⁺ (the sums
- * and chunks of dvi_work_residual_n, so the same bits) and the restart
- * product ∇f(y)ᵀ(γ⁺ − γ). */
-static double advance(const dvi_ccp_work* w, const double* g, const double* gp, const double* Ny, const double* Nd,
-                      double* Ngp, double rnorm, double* gdot)
+/* advance's work on rows r0 .. r0+k−1 of one block (u: the block's u). */
+static inline __attribute__((always_inline)) void advance_rows(int32_t r0, int32_t k, const double* g, const double* gp,
+                                                               double* Gy, const double* Nd, const double* cd,
+                                                               const double* cp, double* Ggp, const double* Gg,
+                                                               double beta, double* y, double* u, double* g2,
+                                                               double* u2, double* gd)
 {
+    for (int32_t a = 0; a < k; a++) {
+        const int32_t i = r0 + a;
+        double nd = cd ? Nd[i] + cp[i] * cd[i] : Nd[i];
+        double ggp = Gy[i] + nd;
+        Ggp[i] = ggp;
+        u[a] = ggp;
+        *g2 += gp[i] * gp[i];
+        *u2 += u[a] * u[a];
+        *gd += Gy[i] * (gp[i] - g[i]);
+        y[i] = gp[i] + beta * (gp[i] - g[i]);
+        Gy[i] = ggp + beta * (ggp - Gg[i]);
+    }
+}
+
+/* (17) the gradient at γ⁺, Gγ⁺ = N γ⁺ + r = Gy + N d (+ c∘d when Nd lacks
+ * the compliance: cd = d), which is also u = N γ⁺ + r, and in the same pass
+ * the residual of γ⁺ (the sums and chunks of dvi_work_residual), the
+ * restart product ∇f(y)ᵀ(γ⁺ − γ), and (16) the next y = γ⁺ + β (γ⁺ − γ)
+ * with its gradient likewise, taken for granted (a restart then overwrites
+ * them). The gradients carry r, so no pass reads r. */
+static double advance(const dvi_ccp_work* w, const double* g, const double* gp, double* Gy, const double* Nd,
+                      const double* cd, double* Ggp, const double* Gg, double beta, double* y, double rnorm,
+                      double* gdot)
+{
+    const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
-    const double* r = w->p->r;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
@@ -121,15 +167,15 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
-            for (int32_t a = 0; a < k; a++) {
-                int32_t i = r0 + a;
-                double ngp = Ny[i] + Nd[i];
-                Ngp[i] = ngp;
-                u[a] = ngp + r[i];
-                g2 += gp[i] * gp[i];
-                u2 += u[a] * u[a];
-                gd += (Ny[i] + r[i]) * (gp[i] - g[i]);
+            if (B[b].kind == DVI_BLOCK_FRICTION) { /* the common block: k = 3, unrolled */
+                advance_rows(r0, 3, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
+                double x3[3] = {gp[r0] - u[0], gp[r0 + 1] - u[1], gp[r0 + 2] - u[2]};
+                dvi_project_friction(B[b].mu, x3);
+                double e0 = gp[r0] - x3[0], e1 = gp[r0 + 1] - x3[1], e2b = gp[r0 + 2] - x3[2];
+                e2 += e0 * e0 + e1 * e1 + e2b * e2b;
+                continue;
             }
+            advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
             e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
@@ -143,7 +189,7 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
     return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
-/* y = a + β (a − b) and Ny likewise, in one parallel pass. */
+/* y = a + β (a − b) and its gradient likewise, in one parallel pass. */
 static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g, const double* Ngp, const double* Ng,
                         double beta, double* y, double* Ny)
 {
@@ -158,6 +204,19 @@ static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g
     }
 }
 
+/* G = N x + r, in parallel. */
+static void gradient(const dvi_ccp_work* w, const double* x, double* G)
+{
+    const int32_t m = w->m;
+    const double* r = w->p->r;
+    dvi_work_apply(w, x, G);
+    const int nt = dvi_work_nt(w, m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t i = 0; i < m; i++) G[i] += r[i];
+}
+
 static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
     const int32_t m = w->m;
@@ -165,10 +224,11 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     /* Three buffers rotate between γ_k, γ_{k+1} and the best iterate, so the
      * best is kept without copying. */
     double* buf[3] = {w->vec[0], w->vec[1], w->vec[2]};
+    /* Gx = N x + r: the gradient of the objective at x (for γ⁺ also u) */
     double* y = w->vec[3];
-    double* Ny = w->vec[4];
-    double* Ng = w->vec[5];
-    double* Ngp = w->vec[6];
+    double* Gy = w->vec[4];
+    double* Gg = w->vec[5];
+    double* Ggp = w->vec[6];
     double* d = w->vec[7];
     double* Nd = w->vec[8];
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
@@ -178,9 +238,9 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* g = buf[0];
     memcpy(g, gamma, (size_t)m * sizeof(double));
     dvi_work_project(w, g);
-    dvi_work_apply(w, g, Ng);
+    gradient(w, g, Gg);
     double* best = g;
-    double best_res = dvi_work_residual_n(w, g, Ng, rnorm);
+    double best_res = dvi_work_residual(w, g, Gg);
     res->iterations = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
 
@@ -194,43 +254,71 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
     memcpy(y, g, (size_t)m * sizeof(double));
-    memcpy(Ny, Ng, (size_t)m * sizeof(double));
+    memcpy(Gy, Gg, (size_t)m * sizeof(double));
 
+    /* memory traffic of the iterations (ccp_work.h): products and passes */
+    const double product = dvi_work_product_bytes(w);
+    const double step_pass = dvi_work_pass_bytes(w, P ? 3 : 2, 2) + (w->p->compliance ? 8.0 * m : 0.0);
+    const double dot_pass = dvi_work_pass_bytes(w, 2, 0);
+    const double minv_d_bytes = dvi_work_minv_d_bytes(w), dt_bytes = dvi_work_dt_bytes(w);
+    /* factor form: the backtracking test takes dᵀNd = (Dd)ᵀM⁻¹(Dd) + Σ c d² from
+     * the body pass, so a rejected trial step costs no Dᵀv, and Dᵀv of the
+     * accepted step goes into `advance`, which adds c∘d itself */
+    const bool body_test = w->factor_form;
+    const double* cd = body_test && w->p->compliance ? d : NULL;
+    double traffic = 0.0;
     int32_t k = 0;
     if (best_res <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
     for (; k < s->max_iterations && res->status != DVI_SOLVE_CONVERGED; k++) {
         if (k > 0 && k % REFRESH == 0) { /* refresh the linear recurrences */
-            dvi_work_apply(w, g, Ng);
-            dvi_work_apply(w, y, Ny);
+            gradient(w, g, Gg);
+            gradient(w, y, Gy);
+            traffic += 2.0 * (product + 24.0 * m);
         }
         double* gp = buf[0] != g && buf[0] != best ? buf[0] : buf[1] != g && buf[1] != best ? buf[1] : buf[2];
-        /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r */
-        double t = 1.0 / L;
-        double dd = gradient_step(w, y, Ny, P, t, gp, d);
-        dvi_work_apply(w, d, Nd);
-        /* (10)–(13) backtrack until ½dᵀNd ≤ L/2 ‖d‖² */
-        for (int bt = 0; bt < MAX_BACKTRACK && dvi_work_dot(w, d, Nd) > L * dd * (1.0 + 1e-12); bt++) {
+        /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r; (10)–(13) backtrack
+         * until ½dᵀNd ≤ L/2 ‖d‖² */
+        double t = 1.0 / L, dcd = 0.0;
+        double dd = gradient_step(w, y, Gy, P, t, gp, d, &dcd);
+        for (int bt = 0;; bt++) {
+            double dNd;
+            if (body_test) {
+                dNd = dvi_work_minv_d_quad(w, d, w->bodyvec) + dcd;
+                traffic += step_pass + minv_d_bytes;
+            } else {
+                dvi_work_apply(w, d, Nd);
+                dNd = dvi_work_dot(w, d, Nd);
+                traffic += step_pass + product + dot_pass;
+            }
+            if (bt == MAX_BACKTRACK || !(dNd > L * dd * (1.0 + 1e-12))) break;
             L *= s->apgd.grow;
             t = 1.0 / L;
-            dd = gradient_step(w, y, Ny, P, t, gp, d);
-            dvi_work_apply(w, d, Nd);
+            dd = gradient_step(w, y, Gy, P, t, gp, d, &dcd);
+        }
+        if (body_test) {
+            dvi_work_dt(w, w->bodyvec, Nd);
+            traffic += dt_bytes;
         }
         /* (14)–(15) θ_{k+1}, β_{k+1} */
         double theta_n = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
         double beta = theta * (1.0 - theta) / (theta * theta + theta_n);
 
-        /* (17)–(22) N γ_{k+1}, its residual, the best iterate */
+        /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y */
         double gdot;
-        double rk = advance(w, g, gp, Ny, Nd, Ngp, rnorm, &gdot);
+        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot);
+        traffic += dvi_work_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "APGD: non-finite residual at iteration %d", k + 1);
             k++;
             break;
         }
+        bool fresh = false;
         if (rk <= s->tolerance) { /* confirm on a fresh product */
-            dvi_work_apply(w, gp, Ngp);
-            rk = dvi_work_residual_n(w, gp, Ngp, rnorm);
+            gradient(w, gp, Ggp);
+            rk = dvi_work_residual(w, gp, Ggp);
+            traffic += product + 24.0 * m + dvi_work_pass_bytes(w, 2, 0);
+            fresh = true;
         }
         dvi_history_push(res, rk);
         if (rk < best_res) {
@@ -241,21 +329,24 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         /* (23)–(26) adaptive restart when ∇f(y)ᵀ(γ_{k+1} − γ_k) > 0 */
         if (s->apgd.restart && gdot > 0.0) {
             memcpy(y, gp, (size_t)m * sizeof(double));
-            memcpy(Ny, Ngp, (size_t)m * sizeof(double));
+            memcpy(Gy, Ggp, (size_t)m * sizeof(double));
             theta_n = 1.0;
-        } else { /* (16) y_{k+1} = γ_{k+1} + β (γ_{k+1} − γ_k) */
-            extrapolate(w, gp, g, Ngp, Ng, beta, y, Ny);
+            traffic += 32.0 * m;
+        } else if (fresh && res->status != DVI_SOLVE_CONVERGED) { /* N y from the fresh N γ⁺ */
+            extrapolate(w, gp, g, Ggp, Gg, beta, y, Gy);
+            traffic += 48.0 * m;
         }
         /* (27)–(28) */
         L *= s->apgd.shrink;
         theta = theta_n;
         g = gp;
-        double* tmp = Ng;
-        Ng = Ngp;
-        Ngp = tmp;
+        double* tmp = Gg;
+        Gg = Ggp;
+        Ggp = tmp;
     }
     res->iterations = k;
     res->target_residual = best_res;
+    res->bytes_per_iteration = k > 0 ? traffic / k : 0.0;
     memcpy(gamma, best, (size_t)m * sizeof(double)); /* (29)–(33) return the best iterate */
     return DVI_OK;
 }

@@ -12,35 +12,16 @@
  *       exactly by walking the (at most three) breakpoints a_i/μ_i.
  * The dual-cone projection follows from Moreau's decomposition:
  *   Π_K*(u) = u + Π_K(−u).
+ * The friction cone's projection and the dispatch by kind are inline in
+ * ccp_work.h (dvi_project_friction, dvi_cone_project); the rolling block's
+ * is here.
  */
 #include "ccp_work.h"
 
 #include <math.h>
 
-static void project_friction(double mu, double* x)
-{
-    double n = x[0], t1 = x[1], t2 = x[2];
-    if (mu <= 0.0) {
-        x[0] = n > 0.0 ? n : 0.0;
-        x[1] = 0.0;
-        x[2] = 0.0;
-        return;
-    }
-    double tn = sqrt(t1 * t1 + t2 * t2);
-    if (tn <= mu * n) return;                 /* inside the cone */
-    if (mu * tn <= -n) {                      /* inside the polar cone */
-        x[0] = x[1] = x[2] = 0.0;
-        return;
-    }
-    double np = (mu * tn + n) / (mu * mu + 1.0); /* onto the surface */
-    double s = mu * np / tn;
-    x[0] = np;
-    x[1] = t1 * s;
-    x[2] = t2 * s;
-}
-
 /* Projection onto {‖t‖ ≤ μ n, |s| ≤ μs n, ‖ρ‖ ≤ μr n}; x = (n, t1, t2, s, ρ1, ρ2). */
-static void project_rolling(double mu, double mu_s, double mu_r, double* x)
+void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x)
 {
     double a[3], c[3];
     a[0] = sqrt(x[1] * x[1] + x[2] * x[2]);
@@ -97,23 +78,6 @@ static void project_rolling(double mu, double mu_s, double mu_r, double* x)
     if (a[1] > lim[1]) x[3] = x[3] > 0.0 ? lim[1] : -lim[1];
     x[4] *= sc2;
     x[5] *= sc2;
-}
-
-void dvi_cone_project(const dvi_ccp_block* b, double* x)
-{
-    switch (b->kind) {
-    case DVI_BLOCK_BILATERAL:
-        return;
-    case DVI_BLOCK_FRICTIONLESS:
-        if (!(x[0] > 0.0)) x[0] = 0.0;
-        return;
-    case DVI_BLOCK_FRICTION:
-        project_friction(b->mu, x);
-        return;
-    case DVI_BLOCK_FRICTION_ROLLING:
-        project_rolling(b->mu, b->mu_spin, b->mu_roll, x);
-        return;
-    }
 }
 
 int32_t dvi_block_rows(dvi_block_kind kind)

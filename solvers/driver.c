@@ -26,6 +26,15 @@ struct dvi_solver {
     dvi_ccp_work work;
 };
 
+dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv)
+{
+    if (!solver || !gamma || !dv) return DVI_ERR_INVALID_ARG;
+    const dvi_ccp_work* w = &solver->work;
+    if (!w->p || !w->factor_form) return DVI_ERR_INVALID_ARG;
+    dvi_work_minv_d(w, gamma, dv);
+    return DVI_OK;
+}
+
 dvi_solver_settings dvi_default_solver_settings(void)
 {
     dvi_solver_settings s;
@@ -159,6 +168,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
         snprintf(res->message, sizeof res->message, "solver: NULL");
         return DVI_ERR_INVALID_ARG;
     }
+    solver->work.p = NULL; /* no stale problem for dvi_solver_velocity if this one is refused */
     const dvi_solver_settings* s = &solver->settings;
     dvi_status st = check_settings(s, res->message, sizeof res->message);
     if (st != DVI_OK) return st;
@@ -168,7 +178,10 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     }
     dvi_ccp_work* w = &solver->work;
     st = dvi_work_prepare(w, p, resolve_threads(s->threads), res->message, sizeof res->message);
-    if (st != DVI_OK) return st;
+    if (st != DVI_OK) {
+        w->p = NULL;
+        return st;
+    }
     if (s->warm_start) {
         for (int32_t i = 0; i < w->m; i++)
             if (!isfinite(gamma[i])) {

@@ -37,6 +37,18 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
                 const double* d = w->brun_d + 6 * (size_t)k;
                 for (int c = 0; c < 6; c++) tb[c] += fabs(d[c]);
             }
+            for (int32_t k = w->inc_ptr[b]; k < w->inc_ptr[b + 1]; k++) { /* contacts given by frames */
+                int32_t c = w->inc[k] >> 2;
+                if ((w->inc[k] & 1) && w->fc[c].a == b) continue; /* both sides on b: counted once */
+                for (int q = 0; q < w->fc_rows[c]; q++) {
+                    int32_t body[2];
+                    double j[2][6];
+                    int n = dvi_work_frame_columns(w, c, q, body, j);
+                    for (int e = 0; e < n; e++)
+                        if (body[e] == b)
+                            for (int r = 0; r < 6; r++) tb[r] += fabs(j[e][r]);
+                }
+            }
         }
         for (int32_t i = 0; i < w->m; i++) {
             double sum = 0.0;
@@ -52,6 +64,23 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
             }
             s[i] = sum;
         }
+        for (int32_t c = 0; c < w->nfc; c++)
+            for (int q = 0; q < w->fc_rows[c]; q++) {
+                double sum = 0.0;
+                int32_t body[2];
+                double j[2][6];
+                int n = dvi_work_frame_columns(w, c, q, body, j);
+                for (int sd = 0; sd < n; sd++) {
+                    const double* A = p->inv_mass + 36 * (size_t)body[sd];
+                    const double* tb = t + 6 * (size_t)body[sd];
+                    for (int r = 0; r < 6; r++) {
+                        double row = 0.0;
+                        for (int e = 0; e < 6; e++) row += fabs(A[6 * r + e]) * tb[e];
+                        sum += fabs(j[sd][r]) * row;
+                    }
+                }
+                s[w->fc_row[c] + q] = sum;
+            }
     } else {
         for (int32_t i = 0; i < w->m; i++) {
             double sum = 0.0;
@@ -117,6 +146,10 @@ static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_settings* s, do
     }
     res->iterations = it;
     res->target_residual = rk;
+    /* per iteration (ccp_work.h): a product, u += r, the residual pass, ‖γ‖, the update */
+    res->bytes_per_iteration = it > 0 ? dvi_work_product_bytes(w) + 24.0 * m + dvi_work_pass_bytes(w, 2, 0) + 8.0 * m +
+                                            dvi_work_pass_bytes(w, 2, 1) + 8.0 * w->nblocks
+                                      : 0.0;
     return DVI_OK;
 }
 

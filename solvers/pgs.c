@@ -37,6 +37,14 @@ static void block_velocity(const dvi_ccp_work* w, const double* g, const double*
 {
     const double* c = w->p->compliance;
     const double* r = w->p->r;
+    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
+    if (fc >= 0) { /* a contact given by its frame */
+        double jv[6];
+        dvi_work_frame_velocity(w, fc, v, jv);
+        for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++)
+            ua[a] = r[i] + (c ? c[i] * g[i] : 0.0) + jv[a];
+        return;
+    }
     for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
         double s = r[i] + (c ? c[i] * g[i] : 0.0);
         if (w->factor_form) {
@@ -89,6 +97,18 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
         for (int32_t a = 0; a < k; a++) x[a] = g[r0 + a] + omega * (x[a] - g[r0 + a]);
         dvi_cone_project(B, x);
     }
+    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
+    if (fc >= 0) { /* a contact given by its frame */
+        double delta[6];
+        bool moved = false;
+        for (int32_t a = 0; a < k; a++) {
+            delta[a] = x[a] - g[r0 + a];
+            moved = moved || delta[a] != 0.0;
+            g[r0 + a] = x[a];
+        }
+        if (moved) dvi_work_frame_update(w, fc, delta, v);
+        return;
+    }
     for (int32_t a = 0; a < k; a++) {
         double delta = x[a] - g[r0 + a];
         g[r0 + a] = x[a];
@@ -101,6 +121,28 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
             }
         }
     }
+}
+
+/* Memory traffic of one sweep (ccp_work.h): each block visit reads its
+ * layout, step and k×k diagonal block, γ, r (and c), gathers u_A from its
+ * columns and, in the factor form, updates v through M⁻¹D of its runs; then
+ * the full velocity, the residual and ‖γ‖. */
+static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
+{
+    double visits = s->pgs.symmetric ? 2.0 : 1.0, blocks = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        double k = w->block_row[b + 1] - w->block_row[b];
+        blocks += 4.0 + (double)sizeof(dvi_ccp_block) + 8.0 + 8.0 * k * k;
+    }
+    double rows = (double)w->m * (8.0 * 3 + (w->p->compliance ? 8.0 : 0.0));
+    double cols = w->factor_form ? (double)w->nruns * ((4.0 + 4.0 + 48.0 + 48.0) + (48.0 + 96.0)) + 4.0 * w->m
+                                 : (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0) + 4.0 * w->m;
+    for (int32_t c = 0; c < w->nfc; c++) { /* contacts given by frames: the record twice, each body's v and M⁻¹ */
+        double nb = (w->fc[c].a >= 0) + (w->fc[c].b >= 0);
+        cols += 2.0 * (sizeof(dvi_fc) + 4.0 + 1.0) + nb * (48.0 + 96.0 + (w->rigid_minv ? 80.0 : 288.0));
+    }
+    double velocity = w->factor_form ? dvi_work_dt_bytes(w) + 32.0 * w->m : dvi_work_product_bytes(w) + 24.0 * w->m;
+    return visits * (blocks + rows + cols) + velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
 }
 
 /* u = N γ + r from the maintained v (factor form) or a product (Delassus). */
@@ -180,6 +222,7 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
     }
     res->iterations = it > s->max_iterations ? s->max_iterations : it;
     res->target_residual = rk;
+    res->bytes_per_iteration = res->iterations > 0 ? sweep_bytes(w, s) : 0.0;
     return DVI_OK;
 }
 

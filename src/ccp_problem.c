@@ -79,6 +79,46 @@ static bool psd6(const double* A)
 }
 
 /* Deterministic pseudo-random numbers in [-1, 1) (splitmix64). */
+/* The contact frames (dvi_ccp_frames): blocks in range, increasing, of a
+ * contact kind, with empty D columns; bodies in range or −1; every number
+ * finite, ell > 0. */
+static dvi_status check_frames(const dvi_ccp_problem* p, char* msg, size_t n)
+{
+    const dvi_ccp_frames* F = p->frames;
+    if (F->count < 0) return fail(msg, n, "frames.count: must be >= 0 (got %d)", F->count);
+    if (F->count == 0) return DVI_OK;
+    if (!F->block || !F->body || !F->frame || !F->arm)
+        return fail(msg, n, "frames: block, body, frame and arm must all be given");
+    const dvi_csc* D = p->D;
+    int32_t prev = -1, b = 0, row = 0;
+    for (int32_t c = 0; c < F->count; c++) {
+        int32_t blk = F->block[c];
+        if (blk <= prev || blk >= p->block_count)
+            return fail(msg, n, "frames.block[%d]: must be increasing and in [0, %d) (got %d)", c, p->block_count, blk);
+        prev = blk;
+        dvi_block_kind kind = p->blocks[blk].kind;
+        if (kind != DVI_BLOCK_FRICTION && kind != DVI_BLOCK_FRICTIONLESS && kind != DVI_BLOCK_FRICTION_ROLLING)
+            return fail(msg, n, "frames.block[%d]: blocks[%d] is not a contact block (frictionless, friction or rolling)",
+                        c, blk);
+        for (; b < blk; b++) row += dvi_block_rows(p->blocks[b].kind);
+        for (int32_t i = row; i < row + dvi_block_rows(kind); i++)
+            if (D->colptr[i + 1] != D->colptr[i])
+                return fail(msg, n, "frames.block[%d]: column %d of D (blocks[%d]) must be empty", c, i, blk);
+        for (int s = 0; s < 2; s++) {
+            int32_t body = F->body[2 * c + s];
+            if (body < -1 || body >= p->body_count)
+                return fail(msg, n, "frames.body[%d]: must be -1 or in [0, %d) (got %d)", 2 * c + s, p->body_count, body);
+        }
+        for (int k = 0; k < 9; k++)
+            if (!isfinite(F->frame[9 * (size_t)c + k])) return fail(msg, n, "frames.frame[%d]: not finite", 9 * c + k);
+        for (int k = 0; k < 6; k++)
+            if (!isfinite(F->arm[6 * (size_t)c + k])) return fail(msg, n, "frames.arm[%d]: not finite", 6 * c + k);
+        if (F->ell && !(F->ell[c] > 0.0 && isfinite(F->ell[c])))
+            return fail(msg, n, "frames.ell[%d]: must be finite and > 0 (got %g)", c, F->ell[c]);
+    }
+    return DVI_OK;
+}
+
 static double rnd(uint64_t* s)
 {
     uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
@@ -154,7 +194,12 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* 
             }
             if (!psd6(A)) return fail(msg, n, "inv_mass[body %d]: not positive semidefinite", b);
         }
+        if (p->frames) {
+            st = check_frames(p, msg, n);
+            if (st != DVI_OK) return st;
+        }
     } else {
+        if (p->frames) return fail(msg, n, "frames: given with W; contact frames need the factor form (D, inv_mass)");
         st = check_csc(p->W, "W", p->rows, p->rows, false, msg, n);
         if (st != DVI_OK) return st;
         /* symmetry: W y == Wᵀ y for a fixed pseudo-random y */
@@ -223,6 +268,91 @@ dvi_status dvi_inv_mass_block(double mass, const double inertia[9], double out[3
         out[7 * i] = 1.0 / mass;
         for (int j = 0; j < 3; j++) out[6 * (3 + i) + 3 + j] = 0.5 * (inv[3 * i + j] + inv[3 * j + i]);
     }
+    return DVI_OK;
+}
+
+void dvi_ccp_expanded_free(dvi_ccp_expanded* e)
+{
+    if (!e) return;
+    free(e->colptr);
+    free(e->rowind);
+    free(e->values);
+    memset(e, 0, sizeof *e);
+}
+
+dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* msg, size_t msg_size)
+{
+    memset(e, 0, sizeof *e);
+    dvi_status st = dvi_ccp_validate(p, msg, msg_size);
+    if (st != DVI_OK) return st;
+    e->problem = *p;
+    if (!p->frames || p->frames->count == 0) {
+        e->problem.frames = NULL;
+        return DVI_OK;
+    }
+    /* the work holds the frames compactly and gives each row's 6-vectors */
+    dvi_ccp_work w;
+    memset(&w, 0, sizeof w);
+    st = dvi_work_prepare(&w, p, 1, msg, msg_size);
+    if (st != DVI_OK) {
+        dvi_work_free(&w);
+        return st;
+    }
+    const dvi_csc* D = p->D;
+    const int32_t m = p->rows;
+    size_t nnz = (size_t)D->colptr[m] + 12 * (size_t)m;
+    e->colptr = malloc(((size_t)m + 1) * sizeof(int32_t));
+    e->rowind = malloc(nnz * sizeof(int32_t));
+    e->values = malloc(nnz * sizeof(double));
+    if (!e->colptr || !e->rowind || !e->values) {
+        dvi_work_free(&w);
+        dvi_ccp_expanded_free(e);
+        if (msg && msg_size) snprintf(msg, msg_size, "out of memory expanding the contact frames");
+        return DVI_ERR_NOMEM;
+    }
+    size_t nz = 0;
+    for (int32_t j = 0; j < m; j++) {
+        e->colptr[j] = (int32_t)nz;
+        int32_t c = w.block_fc[w.row_block[j]];
+        if (c < 0) {
+            for (int32_t k = D->colptr[j]; k < D->colptr[j + 1]; k++) {
+                e->rowind[nz] = D->rowind[k];
+                e->values[nz++] = D->values[k];
+            }
+            continue;
+        }
+        /* the two 6-vectors of the row, lower body first (one body twice: summed) */
+        const dvi_fc* f = &w.fc[c];
+        double ja[6], jb[6];
+        dvi_work_frame_row(&w, c, j - w.fc_row[c], 0, ja);
+        dvi_work_frame_row(&w, c, j - w.fc_row[c], 1, jb);
+        int32_t b1 = f->a, b2 = f->b;
+        const double* v1 = ja;
+        const double* v2 = jb;
+        if (b1 == b2 && b1 >= 0) {
+            for (int k = 0; k < 6; k++) ja[k] += jb[k];
+            b2 = -1;
+        } else if (b2 >= 0 && (b1 < 0 || b2 < b1)) {
+            int32_t t = b1;
+            b1 = b2;
+            b2 = t;
+            v1 = jb;
+            v2 = ja;
+        }
+        for (int side = 0; side < 2; side++) {
+            int32_t b = side ? b2 : b1;
+            if (b < 0) continue;
+            for (int k = 0; k < 6; k++) {
+                e->rowind[nz] = 6 * b + k;
+                e->values[nz++] = (side ? v2 : v1)[k];
+            }
+        }
+    }
+    e->colptr[m] = (int32_t)nz;
+    dvi_work_free(&w);
+    e->D = (dvi_csc){D->rows, D->cols, e->colptr, e->rowind, e->values};
+    e->problem.D = &e->D;
+    e->problem.frames = NULL;
     return DVI_OK;
 }
 

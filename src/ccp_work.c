@@ -9,6 +9,9 @@
 #include <omp.h>
 #endif
 
+static bool rigid_blocks(dvi_ccp_work* w);
+static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p);
+
 static void* grow(void* p, size_t* cap, size_t need, size_t elem, bool* ok)
 {
     if (need <= *cap && p) return p;
@@ -35,6 +38,17 @@ void dvi_work_free(dvi_ccp_work* w)
     free(w->body_ptr);
     free(w->brun_col);
     free(w->brun_d);
+    free(w->fc);
+    free(w->fc_row);
+    free(w->fc_rows);
+    free(w->fc_ell);
+    free(w->block_fc);
+    free(w->inc_ptr);
+    free(w->inc);
+    free(w->fc_force);
+    free(w->inc_arm);
+    free(w->drows);
+    free(w->minv10);
     free(w->wt_p);
     free(w->wt_i);
     free(w->wt_x);
@@ -60,7 +74,8 @@ void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes)
 
 /* Grows every buffer to the sizes of the problem at hand. Capacities are
  * tracked per size class; arrays of one class are (re)allocated together. */
-static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody, size_t nruns, size_t nnz)
+static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody, size_t nruns, size_t nnz,
+                          size_t nfc)
 {
     bool ok = true;
     size_t c;
@@ -73,22 +88,30 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         w->run_ptr = grow(w->run_ptr, &c, (size_t)m + 1, sizeof(int32_t), &ok);
         c = w->cap_m;
         w->wt_p = grow(w->wt_p, &c, (size_t)m + 1, sizeof(int32_t), &ok);
+        c = w->cap_m;
+        w->drows = grow(w->drows, &c, (size_t)m + 1, sizeof(int32_t), &ok);
         for (int k = 0; k < DVI_WORK_VECTORS; k++) {
             c = w->cap_m;
             w->vec[k] = grow(w->vec[k], &c, (size_t)m + 1, sizeof(double), &ok);
         }
-        /* chunks: ⌈blocks / DVI_CHUNK_BLOCKS⌉ ≤ ⌈m / DVI_CHUNK_BLOCKS⌉, and
-         * ⌈m / DVI_CHUNK_ROWS⌉ is smaller */
-        c = w->cap_part;
-        size_t parts = DVI_PART_SLOTS * ((size_t)m / DVI_CHUNK_BLOCKS + 2);
-        w->part = grow(w->part, &c, parts, sizeof(double), &ok);
-        if (ok) w->cap_part = c;
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_m = (size_t)m;
+    }
+    /* chunks: ⌈blocks / DVI_CHUNK_BLOCKS⌉ ≤ ⌈m / DVI_CHUNK_BLOCKS⌉, ⌈m / DVI_CHUNK_ROWS⌉
+     * is smaller, and bodies go by DVI_CHUNK_ROWS (dvi_work_minv_d_quad) */
+    size_t chunks = (size_t)m / DVI_CHUNK_BLOCKS, bchunks = (size_t)nbody / DVI_CHUNK_ROWS;
+    size_t parts = DVI_PART_SLOTS * ((chunks > bchunks ? chunks : bchunks) + 2);
+    if (parts > w->cap_part || !w->part) {
+        c = w->cap_part;
+        w->part = grow(w->part, &c, parts, sizeof(double), &ok);
+        if (!ok) return DVI_ERR_NOMEM;
+        w->cap_part = c;
     }
     if ((size_t)nblocks + 1 > w->cap_blocks || !w->block_row) {
         c = w->cap_blocks;
         w->block_row = grow(w->block_row, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
+        c = w->cap_blocks;
+        w->block_fc = grow(w->block_fc, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_blocks = (size_t)nblocks + 1;
     }
@@ -104,9 +127,18 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         w->body_ptr = grow(w->body_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
         c = w->cap_body;
         w->bodyvec = grow(w->bodyvec, &c, 6 * (size_t)nbody + 1, sizeof(double), &ok);
+        c = w->cap_body;
+        w->inc_ptr = grow(w->inc_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
+        c = w->cap_body;
+        w->minv10 = grow(w->minv10, &c, 10 * (size_t)nbody + 1, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_body = (size_t)nbody + 1;
     }
+    /* a class's capacity counts units (runs, contacts) of which its arrays hold
+     * 1 or 6 elements each: at least one unit, so that a later problem with
+     * one unit never finds an array sized for an empty one */
+    if (nruns == 0) nruns = 1;
+    if (nfc == 0) nfc = 1;
     if (nruns > w->cap_runs || !w->run_body) {
         c = w->cap_runs;
         w->run_body = grow(w->run_body, &c, nruns, sizeof(int32_t), &ok);
@@ -121,7 +153,25 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         c = w->cap_runs;
         w->run_md = grow(w->run_md, &c, 6 * nruns, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
-        w->cap_runs = nruns > 0 ? nruns : 1;
+        w->cap_runs = nruns;
+    }
+    if (nfc > w->cap_fc || !w->fc) {
+        c = w->cap_fc;
+        w->fc = grow(w->fc, &c, nfc, sizeof(dvi_fc), &ok);
+        c = w->cap_fc;
+        w->fc_row = grow(w->fc_row, &c, nfc, sizeof(int32_t), &ok);
+        c = w->cap_fc;
+        w->fc_rows = grow(w->fc_rows, &c, nfc, sizeof(int8_t), &ok);
+        c = w->cap_fc;
+        w->fc_ell = grow(w->fc_ell, &c, nfc, sizeof(double), &ok);
+        c = w->cap_fc;
+        w->inc = grow(w->inc, &c, 2 * nfc, sizeof(int32_t), &ok);
+        c = w->cap_fc;
+        w->fc_force = grow(w->fc_force, &c, 3 * nfc, sizeof(double), &ok);
+        c = w->cap_fc;
+        w->inc_arm = grow(w->inc_arm, &c, 6 * nfc, sizeof(double), &ok);
+        if (!ok) return DVI_ERR_NOMEM;
+        w->cap_fc = nfc;
     }
     if (nnz > w->cap_nnz || !w->wt_i) {
         c = w->cap_nnz;
@@ -141,7 +191,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     dvi_status st;
     if (!p || p->rows <= 0 || p->block_count <= 0 || !p->blocks)
         return dvi_ccp_check(p, NULL, NULL, msg, msg_size);
-    st = reserve(w, p->rows, p->block_count, 0, 0, 0);
+    st = reserve(w, p->rows, p->block_count, 0, 0, 0, 0);
     if (st != DVI_OK) return st;
     st = dvi_ccp_check(p, w->vec[0], w->vec[1], msg, msg_size);
     if (st != DVI_OK) return st;
@@ -170,7 +220,8 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     } else {
         nnz = (size_t)p->W->colptr[w->m];
     }
-    st = reserve(w, w->m, w->nblocks, w->nbody, nruns, nnz);
+    const size_t nfc = w->factor_form && p->frames ? (size_t)p->frames->count : 0;
+    st = reserve(w, w->m, w->nblocks, w->nbody, nruns, nnz, nfc);
     if (st != DVI_OK) {
         if (msg && msg_size) strncpy(msg, "out of memory preparing the problem", msg_size - 1);
         return st;
@@ -186,6 +237,9 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
         row += k;
     }
     w->block_row[w->nblocks] = row;
+    for (int32_t b = 0; b < w->nblocks; b++) w->block_fc[b] = -1;
+    w->nfc = 0;
+    w->rigid_minv = false;
 
     if (w->factor_form) {
         const dvi_csc* D = p->D;
@@ -233,6 +287,8 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
             w->brun_col[at] = w->run_col[q];
             memcpy(w->brun_d + 6 * (size_t)at, w->run_d + 6 * (size_t)q, 6 * sizeof(double));
         }
+        w->rigid_minv = rigid_blocks(w);
+        prepare_frames(w, p);
     } else {
         const dvi_csc* W = p->W;
         memset(w->wt_p, 0, ((size_t)w->m + 1) * sizeof(int32_t));
@@ -258,45 +314,328 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     return DVI_OK;
 }
 
-void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v)
+/* v_b = M⁻¹_b s (6), from the rigid layout or the 6×6 block; both give the
+ * same bits (the rigid layout only leaves out terms that are exact zeros). */
+static inline void minv_apply(const dvi_ccp_work* w, int32_t b, const double* s, double* o)
 {
-    /* v_b = M⁻¹_b Σ_{runs q of b} d_q x_col(q): accumulating D x first and
-     * applying the 6×6 block once per body reads 6 numbers per run instead
-     * of the 6 of M⁻¹D (memory traffic is what bounds this loop). */
-    const int32_t nb = w->nbody;
-    const int32_t* bp = w->body_ptr;
-    const int32_t* rc = w->brun_col;
-    const double* dd = w->brun_d;
-    const double* minv = w->p->inv_mass;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
-#endif
-    for (int32_t b = 0; b < nb; b++) {
-        double s[6] = {0, 0, 0, 0, 0, 0};
-        for (int32_t k = bp[b]; k < bp[b + 1]; k++) {
-            double a = x[rc[k]];
-            const double* y = dd + 6 * (size_t)k;
-            for (int c = 0; c < 6; c++) s[c] += y[c] * a;
+    if (w->rigid_minv) {
+        const double* A = w->minv10 + 10 * (size_t)b;
+        o[0] = A[0] * s[0];
+        o[1] = A[0] * s[1];
+        o[2] = A[0] * s[2];
+        o[3] = A[1] * s[3] + A[2] * s[4] + A[3] * s[5];
+        o[4] = A[4] * s[3] + A[5] * s[4] + A[6] * s[5];
+        o[5] = A[7] * s[3] + A[8] * s[4] + A[9] * s[5];
+        return;
+    }
+    const double* A = w->p->inv_mass + 36 * (size_t)b;
+    for (int i = 0; i < 6; i++) {
+        const double* Ai = A + 6 * i;
+        o[i] = Ai[0] * s[0] + Ai[1] * s[1] + Ai[2] * s[2] + Ai[3] * s[3] + Ai[4] * s[4] + Ai[5] * s[5];
+    }
+}
+
+/* s += J_{c,side}ᵀ x_c: the force and moment of contact c's impulses xc (its
+ * rows) on one of its bodies (side 0: a, with the minus sign; 1: b). */
+static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_work* w, int32_t c, int side, const double* xc, double* s)
+{
+    const dvi_fc* f = &w->fc[c];
+    const int nr = w->fc_rows[c];
+    double F[3];
+    if (nr == 1) {
+        F[0] = xc[0] * f->d[0];
+        F[1] = xc[0] * f->d[1];
+        F[2] = xc[0] * f->d[2];
+    } else {
+        F[0] = xc[0] * f->d[0] + xc[1] * f->d[3] + xc[2] * f->d[6];
+        F[1] = xc[0] * f->d[1] + xc[1] * f->d[4] + xc[2] * f->d[7];
+        F[2] = xc[0] * f->d[2] + xc[1] * f->d[5] + xc[2] * f->d[8];
+    }
+    const double* r = side ? f->rb : f->ra;
+    double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
+    if (nr == 6) {
+        const double e = w->fc_ell[c];
+        for (int k = 0; k < 3; k++) T[k] += e * (xc[3] * f->d[k] + xc[4] * f->d[3 + k] + xc[5] * f->d[6 + k]);
+    }
+    if (side) {
+        for (int k = 0; k < 3; k++) {
+            s[k] += F[k];
+            s[3 + k] += T[k];
         }
-        const double* A = minv + 36 * (size_t)b;
-        double* o = v + 6 * (size_t)b;
-        for (int i = 0; i < 6; i++) {
-            const double* Ai = A + 6 * i;
-            o[i] = Ai[0] * s[0] + Ai[1] * s[1] + Ai[2] * s[2] + Ai[3] * s[3] + Ai[4] * s[4] + Ai[5] * s[5];
+    } else {
+        for (int k = 0; k < 3; k++) {
+            s[k] -= F[k];
+            s[3 + k] -= T[k];
         }
     }
 }
 
+/* yc = J_c v for contact c: its rows' relative velocities. */
+static inline __attribute__((always_inline)) void frame_gather(const dvi_ccp_work* w, int32_t c, const double* v, double* yc)
+{
+    static const double zero[6] = {0, 0, 0, 0, 0, 0};
+    const dvi_fc* f = &w->fc[c];
+    const double* va = f->a >= 0 ? v + 6 * (size_t)f->a : zero;
+    const double* vb = f->b >= 0 ? v + 6 * (size_t)f->b : zero;
+    double rel[3];
+    for (int k = 0; k < 3; k++) {
+        const int k1 = k == 2 ? 0 : k + 1, k2 = k == 0 ? 2 : k - 1;
+        double pb = vb[k] + (vb[3 + k1] * f->rb[k2] - vb[3 + k2] * f->rb[k1]);
+        double pa = va[k] + (va[3 + k1] * f->ra[k2] - va[3 + k2] * f->ra[k1]);
+        rel[k] = pb - pa;
+    }
+    const int nr = w->fc_rows[c];
+    const int nl = nr < 3 ? nr : 3;
+    for (int q = 0; q < nl; q++) yc[q] = f->d[3 * q] * rel[0] + f->d[3 * q + 1] * rel[1] + f->d[3 * q + 2] * rel[2];
+    if (nr == 6) {
+        const double e = w->fc_ell[c];
+        double wr[3] = {vb[3] - va[3], vb[4] - va[4], vb[5] - va[5]};
+        for (int q = 0; q < 3; q++)
+            yc[3 + q] = e * (f->d[3 * q] * wr[0] + f->d[3 * q + 1] * wr[1] + f->d[3 * q + 2] * wr[2]);
+    }
+}
+
+/* Row q of contact c on one side (0: a, 1: b) as a 6-vector (J_a or J_b). */
+static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
+{
+    const dvi_fc* f = &w->fc[c];
+    const double sg = side ? 1.0 : -1.0;
+    if (q < 3) {
+        const double* d = f->d + 3 * q;
+        const double* r = side ? f->rb : f->ra;
+        j[0] = sg * d[0];
+        j[1] = sg * d[1];
+        j[2] = sg * d[2];
+        j[3] = sg * (r[1] * d[2] - r[2] * d[1]);
+        j[4] = sg * (r[2] * d[0] - r[0] * d[2]);
+        j[5] = sg * (r[0] * d[1] - r[1] * d[0]);
+    } else {
+        const double* d = f->d + 3 * (q - 3);
+        const double e = sg * w->fc_ell[c];
+        j[0] = j[1] = j[2] = 0.0;
+        j[3] = e * d[0];
+        j[4] = e * d[1];
+        j[5] = e * d[2];
+    }
+}
+
+int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6])
+{
+    const dvi_fc* f = &w->fc[c];
+    int n = 0;
+    for (int side = 0; side < 2; side++) {
+        int32_t b = side ? f->b : f->a;
+        if (b < 0) continue;
+        double t[6];
+        frame_row6(w, c, q, side, t);
+        if (n == 1 && body[0] == b) { /* one body on both sides: J_a + J_b */
+            for (int k = 0; k < 6; k++) j[0][k] += t[k];
+            continue;
+        }
+        body[n] = b;
+        memcpy(j[n], t, sizeof t);
+        n++;
+    }
+    return n;
+}
+
+/* N_ik (compliance excluded) for rows i = q, k = s of contact c. */
+static double frame_entry(const dvi_ccp_work* w, int32_t c, int q, int s)
+{
+    int32_t bi[2], bk[2];
+    double ji[2][6], jk[2][6];
+    int n = dvi_work_frame_columns(w, c, q, bi, ji);
+    dvi_work_frame_columns(w, c, s, bk, jk);
+    double sum = 0.0;
+    for (int e = 0; e < n; e++) {
+        double mk[6];
+        minv_apply(w, bi[e], jk[e], mk);
+        for (int k = 0; k < 6; k++) sum += ji[e][k] * mk[k];
+    }
+    return sum;
+}
+
+/* Whether every M⁻¹ block is a rigid body's, [1/m I, 0; 0, A]; if so, fills
+ * minv10 (1/m and A row by row). */
+static bool rigid_blocks(dvi_ccp_work* w)
+{
+    const double* M = w->p->inv_mass;
+    for (int32_t b = 0; b < w->nbody; b++) {
+        const double* A = M + 36 * (size_t)b;
+        if (A[7] != A[0] || A[14] != A[0]) return false;
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 6; j++) {
+                bool lin = i < 3 && j < 3, ang = i >= 3 && j >= 3;
+                if ((lin && i != j) || (!lin && !ang))
+                    if (A[6 * i + j] != 0.0) return false;
+            }
+    }
+    for (int32_t b = 0; b < w->nbody; b++) {
+        const double* A = M + 36 * (size_t)b;
+        double* o = w->minv10 + 10 * (size_t)b;
+        o[0] = A[0];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) o[1 + 3 * i + j] = A[6 * (3 + i) + 3 + j];
+    }
+    return true;
+}
+
+/* The compact contacts (dvi_ccp_frames): records, rows, incidence lists,
+ * the rows left to D, and the diagonal of N on the contacts' rows. */
+static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
+{
+    const dvi_ccp_frames* F = p->frames;
+    w->nfc = F ? F->count : 0;
+    int32_t* in_frame = w->cursor; /* [m]: 1 on rows given by frames */
+    memset(in_frame, 0, (size_t)w->m * sizeof(int32_t));
+    memset(w->inc_ptr, 0, ((size_t)w->nbody + 1) * sizeof(int32_t));
+    for (int32_t c = 0; c < w->nfc; c++) {
+        dvi_fc* f = &w->fc[c];
+        int32_t blk = F->block[c];
+        memcpy(f->d, F->frame + 9 * (size_t)c, 9 * sizeof(double));
+        memcpy(f->ra, F->arm + 6 * (size_t)c, 3 * sizeof(double));
+        memcpy(f->rb, F->arm + 6 * (size_t)c + 3, 3 * sizeof(double));
+        f->a = F->body[2 * (size_t)c];
+        f->b = F->body[2 * (size_t)c + 1];
+        w->fc_row[c] = w->block_row[blk];
+        w->fc_rows[c] = (int8_t)(w->block_row[blk + 1] - w->block_row[blk]);
+        w->fc_ell[c] = F->ell ? F->ell[c] : 1.0;
+        w->block_fc[blk] = c;
+        for (int32_t i = w->block_row[blk]; i < w->block_row[blk + 1]; i++) in_frame[i] = 1;
+        if (f->a >= 0) w->inc_ptr[f->a + 1]++;
+        if (f->b >= 0) w->inc_ptr[f->b + 1]++;
+    }
+    w->ndrows = 0;
+    for (int32_t i = 0; i < w->m; i++)
+        if (!in_frame[i]) w->drows[w->ndrows++] = i;
+    /* incidences, body-major, contact order within a body */
+    for (int32_t b = 0; b < w->nbody; b++) w->inc_ptr[b + 1] += w->inc_ptr[b];
+    int32_t* next = w->cursor;
+    memcpy(next, w->inc_ptr, (size_t)w->nbody * sizeof(int32_t));
+    for (int32_t c = 0; c < w->nfc; c++) {
+        int32_t roll = w->fc_rows[c] == 6 ? 2 : 0;
+        if (w->fc[c].a >= 0) {
+            int32_t k = next[w->fc[c].a]++;
+            w->inc[k] = 4 * c + roll;
+            memcpy(w->inc_arm + 3 * (size_t)k, w->fc[c].ra, 3 * sizeof(double));
+        }
+        if (w->fc[c].b >= 0) {
+            int32_t k = next[w->fc[c].b]++;
+            w->inc[k] = 4 * c + roll + 1;
+            memcpy(w->inc_arm + 3 * (size_t)k, w->fc[c].rb, 3 * sizeof(double));
+        }
+    }
+    for (int32_t c = 0; c < w->nfc; c++)
+        for (int q = 0; q < w->fc_rows[c]; q++) w->diag[w->fc_row[c] + q] = frame_entry(w, c, q, q);
+}
+
+/* v = M⁻¹ D x, and when quad is set, xᵀDᵀM⁻¹Dx = Σ_b s_b · v_b summed in
+ * fixed chunks of bodies (the same bits for any thread count). */
+static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool quad)
+{
+    /* v_b = M⁻¹_b (Σ_{runs q of b} d_q x_col(q) + Σ_{contacts c of b} J_cᵀ x_c):
+     * accumulating D x first and applying the 6×6 block once per body reads
+     * 6 numbers per run instead of the 6 of M⁻¹D (memory traffic is what
+     * bounds this loop). A contact's force F_c = Σ_q x_q d_q is formed once,
+     * contact by contact, and each of its bodies then takes ±[F_c, ρ × F_c]. */
+    const int32_t nb = w->nbody, nfc = w->nfc;
+    const int32_t* bp = w->body_ptr;
+    const int32_t* rc = w->brun_col;
+    const double* dd = w->brun_d;
+    const int32_t* ip = w->inc_ptr;
+    const int32_t* inc = w->inc;
+    const dvi_fc* fc = w->fc;
+    const int32_t* frow = w->fc_row;
+    const int8_t* frows = w->fc_rows;
+    double* force = w->fc_force;
+    const double* arm = w->inc_arm;
+    const int32_t nch = (nb + DVI_CHUNK_ROWS - 1) / DVI_CHUNK_ROWS;
+    double* part = w->part;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#endif
+    {
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int32_t c = 0; c < nfc; c++) {
+            const double* d = fc[c].d;
+            const double* xc = x + frow[c];
+            double* F = force + 3 * (size_t)c;
+            if (frows[c] == 1) {
+                F[0] = xc[0] * d[0];
+                F[1] = xc[0] * d[1];
+                F[2] = xc[0] * d[2];
+            } else {
+                F[0] = xc[0] * d[0] + xc[1] * d[3] + xc[2] * d[6];
+                F[1] = xc[0] * d[1] + xc[1] * d[4] + xc[2] * d[7];
+                F[2] = xc[0] * d[2] + xc[1] * d[5] + xc[2] * d[8];
+            }
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int32_t ch = 0; ch < nch; ch++) {
+        const int32_t b1 = dvi_chunk_end(ch, DVI_CHUNK_ROWS, nb);
+        double qsum = 0.0;
+        for (int32_t b = ch * DVI_CHUNK_ROWS; b < b1; b++) {
+            double s[6] = {0, 0, 0, 0, 0, 0};
+            for (int32_t k = bp[b]; k < bp[b + 1]; k++) {
+                double a = x[rc[k]];
+                const double* y = dd + 6 * (size_t)k;
+                for (int c = 0; c < 6; c++) s[c] += y[c] * a;
+            }
+            for (int32_t k = ip[b]; k < ip[b + 1]; k++) {
+                const int32_t e = inc[k], c = e >> 2;
+                const double* F = force + 3 * (size_t)c;
+                const double* r = arm + 3 * (size_t)k;
+                double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
+                if (e & 2) { /* spin and rolling rows */
+                    const double* d = fc[c].d;
+                    const double* xc = x + frow[c];
+                    const double l = w->fc_ell[c];
+                    for (int q = 0; q < 3; q++) T[q] += l * (xc[3] * d[q] + xc[4] * d[3 + q] + xc[5] * d[6 + q]);
+                }
+                if (e & 1) {
+                    s[0] += F[0], s[1] += F[1], s[2] += F[2];
+                    s[3] += T[0], s[4] += T[1], s[5] += T[2];
+                } else {
+                    s[0] -= F[0], s[1] -= F[1], s[2] -= F[2];
+                    s[3] -= T[0], s[4] -= T[1], s[5] -= T[2];
+                }
+            }
+            double* vb = v + 6 * (size_t)b;
+            minv_apply(w, b, s, vb);
+            if (quad) qsum += s[0] * vb[0] + s[1] * vb[1] + s[2] * vb[2] + s[3] * vb[3] + s[4] * vb[4] + s[5] * vb[5];
+        }
+        part[DVI_PART_SLOTS * (size_t)ch] = qsum;
+        }
+    }
+    return quad ? dvi_part_sum(part, nch, 0) : 0.0;
+}
+
+void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v)
+{
+    minv_d(w, x, v, false);
+}
+
+double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v)
+{
+    return minv_d(w, x, v, true);
+}
+
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 {
-    const int32_t m = w->m;
+    const int32_t nd = w->ndrows, nfc = w->nfc;
+    const int32_t* dr = w->drows;
     const int32_t* rp = w->run_ptr;
     const int32_t* rb = w->run_body;
     const double* d = w->run_d;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nd > DVI_PAR_MIN)
 #endif
-    for (int32_t j = 0; j < m; j++) {
+    for (int32_t i = 0; i < nd; i++) {
+        const int32_t j = dr[i];
         double s = 0.0;
         for (int32_t q = rp[j]; q < rp[j + 1]; q++) {
             const double* a = d + 6 * (size_t)q;
@@ -304,6 +643,34 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
             s += a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
         }
         y[j] = s;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#endif
+    for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
+}
+
+void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
+{
+    frame_row6(w, c, q, side, j);
+}
+
+void dvi_work_frame_velocity(const dvi_ccp_work* w, int32_t c, const double* v, double* out)
+{
+    frame_gather(w, c, v, out);
+}
+
+void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v)
+{
+    const dvi_fc* f = &w->fc[c];
+    for (int side = 0; side < 2; side++) {
+        int32_t b = side ? f->b : f->a;
+        if (b < 0) continue;
+        double s[6] = {0, 0, 0, 0, 0, 0}, t[6];
+        frame_scatter(w, c, side, delta, s);
+        minv_apply(w, b, s, t);
+        double* vb = v + 6 * (size_t)b;
+        for (int k = 0; k < 6; k++) vb[k] += t[k];
     }
 }
 
@@ -334,6 +701,48 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
 #endif
         for (int32_t i = 0; i < m; i++) y[i] += c[i] * x[i];
     }
+}
+
+double dvi_work_minv_d_bytes(const dvi_ccp_work* w)
+{
+    if (!w->factor_form) return 0.0;
+    const double runs = w->nruns, bodies = w->nbody;
+    /* body_ptr, inc_ptr, M⁻¹ (36, or 10 in the rigid layout), v (6) per body;
+     * brun_col, brun_d (6), x per run; per incidence of a contact: its
+     * index, its record and its rows of x */
+    double inc = 0.0;
+    for (int32_t c = 0; c < w->nfc; c++)
+        inc += ((w->fc[c].a >= 0) + (w->fc[c].b >= 0)) * (4.0 + sizeof(dvi_fc) + 4.0 + 1.0 + 8.0 * w->fc_rows[c]);
+    return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + inc;
+}
+
+double dvi_work_dt_bytes(const dvi_ccp_work* w)
+{
+    if (!w->factor_form) return 0.0;
+    /* drows, run_ptr, y per row given by D; run_body, run_d (6), v (6,
+     * gathered) per run; per contact its record, row, rows, y and the v of
+     * each of its bodies */
+    double fc = 0.0;
+    for (int32_t c = 0; c < w->nfc; c++)
+        fc += sizeof(dvi_fc) + 4.0 + 1.0 + 8.0 * w->fc_rows[c] + 48.0 * ((w->fc[c].a >= 0) + (w->fc[c].b >= 0));
+    return (double)w->ndrows * (4.0 + 4.0 + 8.0) + (double)w->nruns * (4.0 + 6 * 8.0 + 6 * 8.0) + fc;
+}
+
+double dvi_work_product_bytes(const dvi_ccp_work* w)
+{
+    double b;
+    if (w->factor_form)
+        b = dvi_work_minv_d_bytes(w) + dvi_work_dt_bytes(w);
+    else /* wt_p, y per row; wt_i, wt_x, x (gathered) per entry */
+        b = (double)w->m * (4.0 + 8.0) + (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0);
+    if (w->p->compliance) b += (double)w->m * 3 * 8.0; /* y += c∘x */
+    return b;
+}
+
+double dvi_work_pass_bytes(const dvi_ccp_work* w, int vin, int vout)
+{
+    /* per block: block_row (4) and the dvi_ccp_block (its kind and μ) */
+    return (double)w->nblocks * (4.0 + (double)sizeof(dvi_ccp_block)) + (double)w->m * 8.0 * (vin + vout);
 }
 
 void dvi_work_project(const dvi_ccp_work* w, double* x)
@@ -481,7 +890,10 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
 double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k)
 {
     double s = 0.0;
-    if (w->factor_form) {
+    const int32_t c = w->factor_form ? w->block_fc[w->row_block[i]] : -1;
+    if (c >= 0 && w->block_fc[w->row_block[k]] == c) {
+        s = frame_entry(w, c, i - w->fc_row[c], k - w->fc_row[c]);
+    } else if (w->factor_form) {
         for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++)
             for (int32_t p = w->run_ptr[k]; p < w->run_ptr[k + 1]; p++)
                 if (w->run_body[p] == w->run_body[q]) {

@@ -12,6 +12,14 @@
  *       by body over contiguous memory, and u = Dᵀ v column by column; both
  *       loops are free of write conflicts, so both run in parallel and give
  *       the same bits for any thread count.
+ *       Contacts given by frames (dvi_ccp_frames) are stored compactly, one
+ *       128-byte record each (frame, lever arms, bodies), and never expanded
+ *       into columns: v = M⁻¹ J x takes, contact by contact, the force
+ *       F_c = Σ_q x_q d_q, then body by body the sum of ±[F_c, ρ × F_c] of its
+ *       contacts (an incidence list per body, in contact order); u takes
+ *       d_q · (v_b + ω_b × ρ_b − v_a − ω_a × ρ_a) contact by contact. When every M⁻¹ block is that of a rigid body (1/m on the
+ *       linear diagonal, no linear–angular coupling), it is applied as 1/m
+ *       and a 3×3 block (80 bytes instead of 288).
  *   Delassus form  N x = W x + c∘x
  *       W's transpose is built (rows of W as columns), so y = W x is a
  *       gather over rows, parallel and deterministic; duplicates are summed.
@@ -39,6 +47,13 @@
 #define DVI_CHUNK_ROWS 2048
 #define DVI_PART_SLOTS 4 /* partial sums per chunk */
 
+/* A contact given by its frame (dvi_ccp_frames): 128 bytes. */
+typedef struct dvi_fc {
+    double d[9];         /* n, t1, t2 */
+    double ra[3], rb[3]; /* lever arms of bodies a and b */
+    int32_t a, b;        /* bodies, or −1 */
+} dvi_fc;
+
 typedef struct dvi_ccp_work {
     const dvi_ccp_problem* p;
     int32_t m;          /* rows */
@@ -62,6 +77,22 @@ typedef struct dvi_ccp_work {
     int32_t* brun_col;  /* [nruns] column of each run, body-major order */
     double* brun_d;     /* [6 nruns] run_d in body-major order */
 
+    /* factor form: contacts given by frames (see the design note) */
+    int32_t nfc;        /* contacts */
+    dvi_fc* fc;         /* [nfc] */
+    int32_t* fc_row;    /* [nfc] first row of each */
+    int8_t* fc_rows;    /* [nfc] rows of each: 1, 3 or 6 */
+    double* fc_ell;     /* [nfc] scale of the angular rows */
+    int32_t* block_fc;  /* [nblocks] contact of each block, −1 for blocks in D */
+    int32_t* inc_ptr;   /* [nbody + 1] incidences of each body */
+    int32_t* inc;       /* [2 nfc] 4·contact + 2·(6 rows) + side (0: a, 1: b), body-major, contact order */
+    double* fc_force;   /* [3 nfc] scratch of a product: Σ_q x_q d_q (q < 3) of each contact */
+    double* inc_arm;    /* [3 · 2 nfc] the lever arm of each incidence, in incidence order */
+    int32_t ndrows;     /* rows given by D (or by nothing) */
+    int32_t* drows;     /* [ndrows] */
+    bool rigid_minv;    /* every M⁻¹ block is a rigid body's: minv10 holds them */
+    double* minv10;     /* [10 nbody]: 1/m, then the angular 3×3 block row-major */
+
     /* Delassus form: transpose of W */
     int32_t* wt_p;      /* [m + 1] */
     int32_t* wt_i;      /* [nnz] */
@@ -73,7 +104,7 @@ typedef struct dvi_ccp_work {
     double* vec[DVI_WORK_VECTORS]; /* scratch [m] vectors, for solvers */
 
     /* capacities (memory is kept and grown, never shrunk, between solves) */
-    size_t cap_m, cap_blocks, cap_runs, cap_body, cap_nnz, cap_cursor;
+    size_t cap_m, cap_blocks, cap_runs, cap_body, cap_nnz, cap_cursor, cap_fc;
     void* scratch;      /* solver-private persistent buffer */
     size_t scratch_cap;
     double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions */
@@ -114,6 +145,18 @@ static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
  * scratch each, used only for the Delassus form. */
 dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* msg, size_t msg_size);
 
+/* A problem with its contacts given by frames turned into columns of D (for
+ * the file writers, which write D): e->problem is p with e's own D and no
+ * frames. A problem without frames is copied as it is. Validates p first. */
+typedef struct dvi_ccp_expanded {
+    dvi_ccp_problem problem;
+    dvi_csc D;
+    int32_t *colptr, *rowind;
+    double* values;
+} dvi_ccp_expanded;
+dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* msg, size_t msg_size);
+void dvi_ccp_expanded_free(dvi_ccp_expanded* e);
+
 /* Frees everything a work holds and zeroes it. */
 void dvi_work_free(dvi_ccp_work* w);
 
@@ -126,8 +169,21 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y);
 
 /* Factor form only. v = M^-1 D x  (v has ndof entries). */
 void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v);
+/* Factor form only. v = M⁻¹ D x, and returns xᵀ Dᵀ M⁻¹ D x (= x · N x without
+ * compliance), summed in fixed chunks of bodies. */
+double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v);
 /* Factor form only. y = D^T v (no compliance). */
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y);
+
+/* Factor form, contact c given by a frame: out = J_c v (its rows), and
+ * v += M⁻¹ J_cᵀ δ (δ: its rows). */
+void dvi_work_frame_velocity(const dvi_ccp_work* w, int32_t c, const double* v, double* out);
+/* Row q of contact c as the column of D it stands for: its 6-vectors on its
+ * bodies (one body on both sides: summed), at most two; returns how many. */
+int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6]);
+/* Row q of contact c on side 0 (body a) or 1 (body b) as a 6-vector. */
+void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j);
+void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v);
 
 /* Per-block steps η_a = 1 / (Gershgorin bound of λmax(N_aa)), 0 for a block
  * coupled to nothing: with ω < 2 every block update of PGS then decreases
@@ -138,6 +194,21 @@ void dvi_block_steps(const dvi_ccp_work* w, double* eta);
 /* N_ik for rows i, k that share bodies (e.g. rows of one block), without
  * compliance; cost O(runs of i × runs of k). */
 double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k);
+
+/* ---- memory traffic (dvi_solve_result.bytes_per_iteration) ----
+ * Bytes read plus written, counted per element a pass touches: arrays a
+ * pass streams once each, and one entry of a gathered vector per access
+ * (no credit for caches), so the figures are what a pass moves when its
+ * working set does not fit in cache (docs/performance.md). */
+
+/* One dvi_work_apply (compliance included). */
+double dvi_work_product_bytes(const dvi_ccp_work* w);
+/* v = M⁻¹ D x alone, and D^T v alone (factor form; 0 otherwise). */
+double dvi_work_minv_d_bytes(const dvi_ccp_work* w);
+double dvi_work_dt_bytes(const dvi_ccp_work* w);
+/* A block-by-block pass that reads `vin` and writes `vout` m-vectors
+ * (block layout and kinds included). */
+double dvi_work_pass_bytes(const dvi_ccp_work* w, int vin, int vout);
 
 /* x <- Π_K(x), block by block. */
 void dvi_work_project(const dvi_ccp_work* w, double* x);
@@ -168,14 +239,58 @@ double dvi_dot(const double* x, const double* y, int32_t n);
 
 /* ---- one-block cone operations (solvers/cone.c) ---- */
 
+/* Projection onto the friction cone {‖t‖ ≤ μ n} of x = (n, t1, t2) (closed
+ * form; solvers/cone.c explains every set). Inline: the solvers' passes call
+ * it for every block of every iteration. */
+static inline void dvi_project_friction(double mu, double* x)
+{
+    double n = x[0], t1 = x[1], t2 = x[2];
+    if (mu <= 0.0) {
+        x[0] = n > 0.0 ? n : 0.0;
+        x[1] = 0.0;
+        x[2] = 0.0;
+        return;
+    }
+    const double t2sq = t1 * t1 + t2 * t2;
+    if (n >= 0.0 && t2sq <= (mu * n) * (mu * n)) return; /* inside the cone (no square root) */
+    double tn = sqrt(t2sq);
+    if (mu * tn <= -n) {       /* inside the polar cone */
+        x[0] = x[1] = x[2] = 0.0;
+        return;
+    }
+    double np = (mu * tn + n) / (mu * mu + 1.0); /* onto the surface */
+    double s = mu * np / tn;
+    x[0] = np;
+    x[1] = t1 * s;
+    x[2] = t2 * s;
+}
+
+/* Projection onto the rolling block's set (solvers/cone.c). */
+void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x);
+
 /* x <- Π_K(x) for one block of the given kind (x points at its first row). */
-void dvi_cone_project(const dvi_ccp_block* b, double* x);
+static inline void dvi_cone_project(const dvi_ccp_block* b, double* x)
+{
+    switch (b->kind) {
+    case DVI_BLOCK_BILATERAL:
+        return;
+    case DVI_BLOCK_FRICTIONLESS:
+        if (!(x[0] > 0.0)) x[0] = 0.0;
+        return;
+    case DVI_BLOCK_FRICTION:
+        dvi_project_friction(b->mu, x);
+        return;
+    case DVI_BLOCK_FRICTION_ROLLING:
+        dvi_project_rolling(b->mu, b->mu_spin, b->mu_roll, x);
+        return;
+    }
+}
 
 /* ‖γ_a − Π_K(γ_a − v_a)‖² for one block of k rows: one block's share of
  * the natural-map residual (e² in ccp.h). */
 static inline double dvi_natural_map2(const dvi_ccp_block* b, const double* ga, const double* va, int32_t k)
 {
-    double x[6], e2 = 0.0;
+    double x[6] = {0, 0, 0, 0, 0, 0}, e2 = 0.0;
     for (int32_t i = 0; i < k; i++) x[i] = ga[i] - va[i];
     dvi_cone_project(b, x);
     for (int32_t i = 0; i < k; i++) e2 += (ga[i] - x[i]) * (ga[i] - x[i]);

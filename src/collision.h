@@ -19,6 +19,10 @@
  * geom_a < geom_b, points of one pair in the order the routine produced them.
  * Pairs of geoms with the same `owner` and pairs of two static geoms are
  * never reported.
+ *
+ * Threads: dvi_collision_set_threads() lets a call use several OpenMP
+ * threads (from DVI_COLLIDE_PAR_MIN geoms up); the output is byte-identical
+ * for every thread count (see collide.c).
  */
 #ifndef DVI_COLLISION_H
 #define DVI_COLLISION_H
@@ -82,6 +86,18 @@ typedef struct dvi_collision dvi_collision;
 
 dvi_status dvi_collision_create(dvi_collision** out);
 void dvi_collision_destroy(dvi_collision* c);
+
+/* Calls with fewer geoms than this run on one thread (the default of
+ * dvi_collision_set_parallel_min); the geom update of the step uses it too. */
+#define DVI_COLLIDE_PAR_MIN 2048
+
+/* OpenMP threads for the following dvi_collide calls (values < 1 mean 1;
+ * 1 by default). The points returned do not depend on it. */
+void dvi_collision_set_threads(dvi_collision* c, int threads);
+/* Calls with fewer than `geoms` geoms run serially whatever the thread
+ * count (default DVI_COLLIDE_PAR_MIN; 0 takes the parallel path for any
+ * call with more than one thread, as the tests do). */
+void dvi_collision_set_parallel_min(dvi_collision* c, int32_t geoms);
 
 /* All contact points among geoms[0..n) with Φ ≤ envelope. The returned array
  * belongs to c and stays valid until the next call. geom_a/geom_b are

@@ -18,6 +18,8 @@
  */
 #include "dvi/io.h"
 
+#include "ccp_work.h"
+
 #include <cjson/cJSON.h>
 
 #include <errno.h>
@@ -835,6 +837,13 @@ dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* g
     if (text) *text = NULL;
     if (length) *length = 0;
     if (!p || !text || !length) return perr(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+    if (p->frames) { /* the file holds D: write the frames as its columns */
+        dvi_ccp_expanded e;
+        dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
+        if (est == DVI_OK) est = dvi_ccp_problem_format_json(&e.problem, gamma0, solution, text, length, msg, msg_size);
+        dvi_ccp_expanded_free(&e);
+        return est;
+    }
     sbuf b = {NULL, 0, 0, false};
     dvi_status st = format_json(&c, p, gamma0, solution, &b);
     if (st != DVI_OK) {
@@ -854,6 +863,13 @@ dvi_status dvi_ccp_problem_write_json(const dvi_ccp_problem* p, const double* ga
     if (!p || !path) {
         c.prefix = NULL;
         return perr(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+    }
+    if (p->frames) { /* the file holds D: write the frames as its columns */
+        dvi_ccp_expanded e;
+        dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
+        if (est == DVI_OK) est = dvi_ccp_problem_write_json(&e.problem, gamma0, solution, path, msg, msg_size);
+        dvi_ccp_expanded_free(&e);
+        return est;
     }
     sbuf b = {NULL, 0, 0, false};
     dvi_status st = format_json(&c, p, gamma0, solution, &b);

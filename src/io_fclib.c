@@ -2061,6 +2061,15 @@ dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solutio
         c.prefix = NULL;
         return ferr(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
+    if (p->frames) { /* written from D: the frames become its columns */
+        dvi_ccp_expanded e;
+        char emsg[256];
+        dvi_status est = dvi_ccp_expand(p, &e, emsg, sizeof emsg);
+        if (est == DVI_OK) est = dvi_fclib_write_local(&e.problem, solution, path, msg, msg_size);
+        else ferr(&c, est, "%s", emsg);
+        dvi_ccp_expanded_free(&e);
+        return est;
+    }
     char vmsg[256];
     dvi_status st = dvi_ccp_validate(p, vmsg, sizeof vmsg);
     if (st != DVI_OK) return ferr(&c, st, "%s", vmsg);

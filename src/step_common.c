@@ -64,6 +64,11 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
     const int32_t nb = w->body_count, ns = w->shape_count;
     if (!DVI_RESERVE(w, geoms, ns + 1) || !DVI_RESERVE(w, dyn, nb + 1) || !DVI_RESERVE(w, vfree, 6 * (size_t)nb + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    /* each shape's geom on its own: any thread count gives the same geoms */
+    const int nt = dvi_world_threads(w);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 512) num_threads(nt) if (nt > 1 && ns >= DVI_COLLIDE_PAR_MIN)
+#endif
     for (int32_t i = 0; i < ns; i++) {
         const dvi_shape* s = &w->shapes[i];
         const dvi_body* b = &w->bodies[s->body];
@@ -86,6 +91,7 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
     }
     *pts = NULL;
     *npts = 0;
+    dvi_collision_set_threads(w->collision, nt);
     dvi_status st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, pts, npts);
     if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
     return DVI_OK;

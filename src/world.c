@@ -12,6 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #define WORLD_COOKIE 0x44565757u
 #define BODY_COOKIE 0x44564242u
 #define SHAPE_COOKIE 0x44565353u
@@ -114,6 +118,12 @@ void dvi_world_destroy(dvi_world* w)
     free(w->taken);
     free(w->dv);
     free(w->joint_jb);
+    free(w->fr_block);
+    free(w->fr_body);
+    free(w->fr_frame);
+    free(w->fr_arm);
+    free(w->fr_ell);
+    free(w->chunk_start);
     dvi_dem_destroy(w->dem);
     free(w);
 }
@@ -136,7 +146,19 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
     if (st != DVI_OK) return dvi_world_error(w, st, "solver: cannot create \"%s\" with these settings", name ? name : "");
     dvi_solver_destroy(w->solver);
     w->solver = s;
+    w->def.solver_settings = settings ? *settings : dvi_default_solver_settings(); /* dvi_world_threads */
     return DVI_OK;
+}
+
+int dvi_world_threads(const dvi_world* w)
+{
+#ifdef _OPENMP
+    const int t = w->def.solver_settings.threads;
+    return t > 0 ? t : omp_get_max_threads();
+#else
+    (void)w;
+    return 1;
+#endif
 }
 
 /* ---- bodies --------------------------------------------------------------- */

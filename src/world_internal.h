@@ -140,6 +140,13 @@ struct dvi_world {
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */
     double* joint_jb;           size_t joint_jb_cap;  /* [6 * joint rows] J_B of each joint row, until commit */
+    /* the contacts' rows, given to the solver by their frames (dvi_ccp_frames) */
+    int32_t* fr_block;          size_t fr_block_cap;  /* [contacts] */
+    int32_t* fr_body;           size_t fr_body_cap;   /* [2 contacts] dynamic indices or −1 */
+    double* fr_frame;           size_t fr_frame_cap;  /* [9 contacts] */
+    double* fr_arm;             size_t fr_arm_cap;    /* [6 contacts] */
+    double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
+    int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
 
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
@@ -153,6 +160,10 @@ dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
 
 /* Resolves an id to an index, or −1 (stale, null, other world). */
 int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
+
+/* OpenMP threads of the world's step: its solver settings' `threads`
+ * resolved as the solvers do (0 = omp_get_max_threads()); 1 without OpenMP. */
+int dvi_world_threads(const dvi_world* w);
 
 /* Updates body b's shape summary for a shape s just attached to it (world_query.c). */
 void dvi_body_note_shape(dvi_body* b, const dvi_shape* s);

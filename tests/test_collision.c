@@ -2,7 +2,9 @@
  * capsule narrow phase (narrow_sphere.c) on cases worked out by hand, normal
  * flips through the dispatcher, and the broad phase (dvi_collide) against a
  * brute-force all-pairs reference on random scenes: the contact lists must be
- * identical, deterministic, and free of same-owner and static–static pairs. */
+ * identical, deterministic, and free of same-owner and static–static pairs;
+ * and the parallel path returns the serial path's points byte for byte, so
+ * that a world's steps do not depend on the thread count. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -965,6 +967,209 @@ static void test_broad_filters(void** state)
     dvi_collision_destroy(c);
 }
 
+/* A granular bed: n spheres (radius 0.01–0.02) on a jittered 0.03 lattice,
+ * every 50th a small rotated box or capsule, in a container of a floor plane
+ * and four static wall boxes, with a large static slab above one corner;
+ * every 37th geom shares its owner with the previous one. Returns the geom
+ * count (n + 6). */
+static int32_t granular_bed(dvi_geom* g, int32_t n, uint64_t seed)
+{
+    uint64_t s = seed;
+    const int32_t nz = (int32_t)ceil(cbrt(n / 4.0)), nx = (int32_t)ceil(sqrt((double)n / nz)); /* nx ≈ 2 nz */
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t ix = i % nx, iy = (i / nx) % nx, iz = i / (nx * nx);
+        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * rnd(&s) - 1);
+        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * rnd(&s) - 1);
+        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * rnd(&s) - 1) - 0.005;
+        const double r = 0.01 + 0.01 * rnd(&s);
+        if (i % 50 == 7) {
+            g[i] = box(x, y, z, r, 0.7 * r, 0.5 * r);
+            random_rotation(g[i].rot, &s);
+        } else if (i % 50 == 31) {
+            g[i] = capsule(x, y, z, 0.6 * r, 0.8 * r);
+            random_rotation(g[i].rot, &s);
+        } else {
+            g[i] = sphere(x, y, z, r);
+        }
+        g[i].owner = (i % 37 == 36) ? g[i - 1].owner : i;
+    }
+    const double L = 0.03 * nx, H = 0.03 * (nz + 1);
+    g[n] = plane(0, 0, 0);
+    g[n + 1] = box(-0.02, 0.5 * L, 0.5 * H, 0.02, 0.5 * L + 0.04, 0.5 * H);
+    g[n + 2] = box(L + 0.02, 0.5 * L, 0.5 * H, 0.02, 0.5 * L + 0.04, 0.5 * H);
+    g[n + 3] = box(0.5 * L, -0.02, 0.5 * H, 0.5 * L, 0.02, 0.5 * H);
+    g[n + 4] = box(0.5 * L, L + 0.02, 0.5 * H, 0.5 * L, 0.02, 0.5 * H);
+    g[n + 5] = box(0.1 * L, 0.1 * L, 0.03 * nz - 0.01, 0.15 * L, 0.15 * L, 0.02);
+    for (int32_t k = 0; k < 6; k++) {
+        g[n + k].owner = n + k;
+        g[n + k].is_static = true;
+    }
+    for (int32_t i = 0; i < n + 6; i++) dvi_geom_update(&g[i]);
+    return n + 6;
+}
+
+/* dvi_collide(g) on `threads` threads, from `par_min` geoms up, on a fresh
+ * state: a copy of the points. */
+static dvi_contact_point* collide_copy(const dvi_geom* g, int32_t n, double env, int threads, int32_t par_min,
+                                       int32_t* count)
+{
+    dvi_collision* c = NULL;
+    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    dvi_collision_set_threads(c, threads);
+    dvi_collision_set_parallel_min(c, par_min);
+    const dvi_contact_point* p = NULL;
+    assert_int_equal(dvi_collide(c, g, n, env, &p, count), DVI_OK);
+    dvi_contact_point* copy = malloc((size_t)*count * sizeof *copy + 1);
+    assert_non_null(copy);
+    memcpy(copy, p, (size_t)*count * sizeof *copy);
+    dvi_collision_destroy(c);
+    return copy;
+}
+
+/* The parallel path returns the serial path's points byte for byte, for 1,
+ * 2 and 3 threads: a bed of a few thousand geoms (dense cell table, one
+ * plane, walls on a higher level), the same bed in two blocks far apart
+ * (hashed table), the random scenes of several levels, and a repeated call
+ * on one state (buffers reused). */
+static void test_collide_threads(void** state)
+{
+    (void)state;
+    enum { SPHERES = 6000 };
+    dvi_geom* g = calloc(SPHERES + 6, sizeof *g);
+    assert_non_null(g);
+    for (int scene = 0; scene < 4; scene++) {
+        int32_t n;
+        double env = 0.005;
+        if (scene < 2) {
+            n = granular_bed(g, SPHERES, 17 + (uint64_t)scene);
+            if (scene == 1) /* every third geom moved 500 away: the hashed cell table */
+                for (int32_t i = 0; i < n; i += 3) {
+                    g[i].pos[0] += 500.0;
+                    dvi_geom_update(&g[i]);
+                }
+        } else { /* random scenes: several levels, planes, statics, compounds */
+            n = 3000;
+            random_scene(g, n, 2.0, scene == 2 ? 40.0 : 1.0, 0.0, 40 + (uint64_t)scene);
+            env = 0.01;
+        }
+        int32_t ns = 0;
+        dvi_contact_point* serial = collide_copy(g, n, env, 3, INT32_MAX, &ns); /* the serial path */
+        assert_true(ns > (scene < 2 ? n : 500));
+        for (int t = 1; t <= 3; t++) {
+            int32_t m = -1;
+            dvi_contact_point* par = collide_copy(g, n, env, t, 0, &m);
+            assert_int_equal(m, ns);
+            assert_memory_equal(par, serial, (size_t)ns * sizeof *serial);
+            free(par);
+            par = collide_copy(g, n, env, t, DVI_COLLIDE_PAR_MIN, &m); /* the default threshold */
+            assert_int_equal(m, ns);
+            assert_memory_equal(par, serial, (size_t)ns * sizeof *serial);
+            free(par);
+        }
+        if (scene == 0) { /* against every pair, and on one state called again */
+            contact_list ref = brute_force(g, n, env);
+            assert_same_contacts(serial, ns, ref.p, ref.n);
+            free(ref.p);
+            dvi_collision* c = NULL;
+            assert_int_equal(dvi_collision_create(&c), DVI_OK);
+            dvi_collision_set_threads(c, 2);
+            const dvi_contact_point *p1 = NULL, *p2 = NULL;
+            int32_t m1 = 0, m2 = 0;
+            assert_int_equal(dvi_collide(c, g, n, env, &p1, &m1), DVI_OK);
+            assert_int_equal(dvi_collide(c, g, 200, env, &p2, &m2), DVI_OK); /* small: serial */
+            assert_int_equal(dvi_collide(c, g, n, env, &p2, &m2), DVI_OK);
+            assert_ptr_equal(p1, p2);
+            assert_int_equal(m2, ns);
+            assert_memory_equal(p2, serial, (size_t)ns * sizeof *serial);
+            dvi_collision_destroy(c);
+        }
+        free(serial);
+    }
+    /* small scenes on the parallel path: against every pair */
+    dvi_collision* c = NULL;
+    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    dvi_collision_set_threads(c, 3);
+    dvi_collision_set_parallel_min(c, 0);
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        random_scene(g, 300, 1.2, seed % 2 ? 1.0 : 40.0, 0.0, seed);
+        check_scene(c, g, 300, 0.01);
+        check_scene(c, g, 2, 0.01);
+    }
+    const dvi_contact_point* p = NULL;
+    int32_t m = -1;
+    assert_int_equal(dvi_collide(c, g, 0, 0.01, &p, &m), DVI_OK);
+    assert_int_equal(m, 0);
+    dvi_collision_destroy(c);
+    free(g);
+}
+
+/* The world state after a few steps of a bed above DVI_COLLIDE_PAR_MIN
+ * shapes (the parallel path), DVI and DEM, with `threads` threads. */
+static void world_run(dvi_method method, int threads, void** blob, size_t* size)
+{
+    enum { K = 15, LAYERS = 10 }; /* 2,250 spheres */
+    dvi_world_def wd = dvi_default_world_def();
+    wd.method = method;
+    wd.solver_settings.max_iterations = 20;
+    wd.solver_settings.threads = threads;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    dvi_body_id ground;
+    assert_int_equal(dvi_body_create(w, &bd, &ground), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    dvi_shape_id shape;
+    assert_int_equal(dvi_shape_create(w, ground, &sd, &shape), DVI_OK);
+    uint64_t s = 5;
+    for (int i = 0; i < K * K * LAYERS; i++) {
+        const double r = 0.01 + 0.002 * rnd(&s);
+        bd = dvi_default_body_def();
+        bd.mass = 0.01;
+        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * bd.mass * r * r;
+        bd.position[0] = 0.025 * (i % K) + 0.001 * rnd(&s);
+        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * rnd(&s);
+        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * rnd(&s);
+        dvi_body_id b;
+        assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+        sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_SPHERE;
+        sd.radius = r;
+        assert_int_equal(dvi_shape_create(w, b, &sd, &shape), DVI_OK);
+    }
+    const double h = method == DVI_METHOD_DEM ? 1e-5 : 2e-3;
+    for (int k = 0; k < 3; k++) {
+        dvi_status st = dvi_world_step(w, h);
+        assert_true(st == DVI_OK || st == DVI_NOT_CONVERGED);
+    }
+    assert_true(dvi_world_contact_count(w) > K * K); /* the grains touch */
+    assert_int_equal(dvi_world_save_state(w, blob, size), DVI_OK);
+    dvi_world_destroy(w);
+}
+
+/* A world's state after its steps is the same, bit for bit, whatever the
+ * thread count of the step (collision included). */
+static void test_world_threads(void** state)
+{
+    (void)state;
+    for (int m = 0; m < 2; m++) {
+        const dvi_method method = m ? DVI_METHOD_DEM : DVI_METHOD_DVI;
+        void* ref = NULL;
+        size_t ref_size = 0;
+        world_run(method, 1, &ref, &ref_size);
+        for (int t = 2; t <= 3; t++) {
+            void* blob = NULL;
+            size_t size = 0;
+            world_run(method, t, &blob, &size);
+            assert_int_equal(size, ref_size);
+            assert_memory_equal(blob, ref, size);
+            free(blob);
+        }
+        free(ref);
+    }
+}
+
 static void test_broad_edge_cases(void** state)
 {
     (void)state;
@@ -1023,6 +1228,8 @@ int main(void)
         cmocka_unit_test(test_broad_determinism),
         cmocka_unit_test(test_broad_filters),
         cmocka_unit_test(test_broad_edge_cases),
+        cmocka_unit_test(test_collide_threads),
+        cmocka_unit_test(test_world_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,6 +63,31 @@ typedef struct dvi_ccp_block {
 /// Number of rows a block kind occupies (0 for an unknown kind).
 DVI_API int32_t dvi_block_rows(dvi_block_kind kind);
 
+/// Contact blocks given by their frame and lever arms instead of columns of
+/// D (factor form only): the compact form of the rows a contact between two
+/// rigid bodies produces. Contact c couples bodies a = body[2c] and
+/// b = body[2c+1] (indices of the factor form's bodies, or −1: a body not in
+/// the problem, such as a fixed one) at a point p; d_0, d_1, d_2 =
+/// frame[9c..9c+8] are the normal n and the tangents t1, t2 (world frame),
+/// ρ_a, ρ_b = arm[6c..6c+5] are p minus each body's centre. Its rows, in
+/// order, have the columns
+///     row q < 3:       J_b = [d_q, ρ_b × d_q],    J_a = −[d_q, ρ_a × d_q]
+///     row q = 3 .. 5:  J_b = ℓ [0, d_{q−3}],      J_a = −ℓ [0, d_{q−3}]
+/// (linear part first; rows 3–5, the spin and rolling rows of a
+/// FRICTION_ROLLING block, are angular, scaled by ℓ = ell[c], or 1 without
+/// ell). A FRICTIONLESS block has row 0 only, a FRICTION block rows 0–2.
+/// The columns of D for these rows must be empty. The solvers never form
+/// the columns: a product reads the 15 numbers of a contact instead of the
+/// 36 of its three columns (docs/solvers.md).
+typedef struct dvi_ccp_frames {
+    int32_t count;          ///< contacts given this way
+    const int32_t* block;   ///< [count] the block of each contact, strictly increasing
+    const int32_t* body;    ///< [2 count] bodies a, b of each contact (−1: none)
+    const double* frame;    ///< [9 count] n, t1, t2 of each contact (world)
+    const double* arm;      ///< [6 count] ρ_a, ρ_b of each contact (world)
+    const double* ell;      ///< [count] scale of the angular rows, or NULL (1)
+} dvi_ccp_frames;
+
 /// A CCP as handed over by the caller. All arrays are borrowed and must
 /// stay valid and unchanged during a solve. Exactly one of the two operator
 /// forms is given: (D, inv_mass) or W.
@@ -78,6 +103,7 @@ typedef struct dvi_ccp_problem {
                                  ///< (linear x,y,z, angular x,y,z) velocity components.
     const double* inv_mass;      ///< [36·body_count], body b's symmetric 6×6 M⁻¹ block,
                                  ///< row-major at 36·b (zero block = fixed body)
+    const dvi_ccp_frames* frames; ///< contact blocks given by frames instead of D's columns, or NULL
 
     /* --- operator form 2: Delassus matrix --- */
     const dvi_csc* W;            ///< m × m, symmetric (duplicates are summed)
@@ -187,6 +213,10 @@ typedef struct dvi_solve_result {
                               ///< (CCP for apgd/pgs/jacobi, pyramid LCP for lemke)
     dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
     double seconds;           ///< wall time of the solve (setup included)
+    double bytes_per_iteration; ///< memory traffic of one iteration, bytes read plus written by its
+                              ///< passes over the problem's arrays and vectors, from the layout
+                              ///< (docs/performance.md gives the model); averaged over the solve
+                              ///< (backtracking products included); 0 when not estimated (lemke)
     double* history;          ///< optional caller buffer: target residual per iteration
     int32_t history_capacity; ///< size of history (0 = not recorded)
     int32_t history_length;   ///< entries written
@@ -224,6 +254,14 @@ DVI_API dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_
 /// result may be NULL.
 DVI_API dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma,
                                     dvi_solve_result* result);
+
+/// After a solve of a factor-form problem: the velocity change dv = M⁻¹ D γ
+/// [6·body_count] of impulses γ [rows] (e.g. the solution), from the operator
+/// the solver prepared for that solve: no setup, parallel on the solve's
+/// threads, the same bits for any thread count. The problem of that solve
+/// must still be valid and unchanged. Errors: no factor-form problem solved
+/// yet (DVI_ERR_INVALID_ARG), NULL arguments.
+DVI_API dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv);
 
 /// One-shot convenience: create, solve, destroy.
 DVI_API dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name,

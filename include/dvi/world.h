@@ -268,6 +268,7 @@ typedef struct dvi_step_stats {
     double kinetic_energy;        ///< J, of the dynamic bodies after the step
     bool warm_start_rejected;     ///< the solver started from γ = 0: the previous step's impulses had a
                                   ///< higher objective (dvi_solve_result.warm_start_rejected)
+    double solver_bytes_per_iteration; ///< dvi_solve_result.bytes_per_iteration of the step's solve
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

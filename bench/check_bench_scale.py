@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Runs `bench_scale --quick --json` and checks its output: it exits with 0,
+every line is a JSON object, and the measured rows (kind "dvi" and "dem")
+carry the keys of docs/benchmarks.md ("Scale: the full bed") with finite
+numbers (null only where a figure does not apply)."""
+import json
+import math
+import subprocess
+import sys
+
+REQUIRED = ["scene", "bodies", "contacts", "threads", "ms_per_step", "ms_collide", "ms_assemble", "ms_solve",
+            "ms_integrate", "iterations", "residual", "rss_mb", "bytes_per_contact_iter", "bandwidth_gbs",
+            "bandwidth_ratio"]
+# null allowed: DEM rows have no CCP solve, so no bytes per contact-iteration and no ratio
+NULLABLE = {"dem": {"bytes_per_contact_iter", "bandwidth_ratio"}, "dvi": set()}
+
+
+def main():
+    exe = sys.argv[1]
+    p = subprocess.run([exe, "--quick", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=880)
+    sys.stderr.write(p.stderr)
+    print(p.stdout, end="")
+    if p.returncode != 0:
+        print(f"bench_scale --quick --json exited with {p.returncode}")
+        return 1
+    kinds = {}
+    threads = {"dvi": set(), "dem": set()}
+    for n, line in enumerate(p.stdout.splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            print(f"line {n}: not JSON: {e}")
+            return 1
+        kind = row.get("kind")
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind not in ("dvi", "dem"):
+            continue
+        threads[kind].add(row.get("threads"))
+        for key in REQUIRED:
+            if key not in row:
+                print(f"line {n}: no key {key}")
+                return 1
+            v = row[key]
+            if key == "scene":
+                if not isinstance(v, str) or not v:
+                    print(f"line {n}: scene is not a name")
+                    return 1
+            elif v is None:
+                if key not in NULLABLE[kind]:
+                    print(f"line {n}: {key} is null")
+                    return 1
+            elif not isinstance(v, (int, float)) or not math.isfinite(v):
+                print(f"line {n}: {key} = {v!r} is not a finite number")
+                return 1
+        if row["ms_per_step"] <= 0 or row["bodies"] <= 0:
+            print(f"line {n}: no time or no bodies")
+            return 1
+    for kind in ("machine", "bandwidth", "settle", "dvi", "dem"):
+        if kinds.get(kind, 0) == 0:
+            print(f"no row of kind {kind}")
+            return 1
+    if threads["dvi"] != {1, 2} or threads["dem"] != {1, 2}:
+        print(f"expected rows with 1 and 2 threads, got {threads}")
+        return 1
+    print(f"ok: {kinds}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
