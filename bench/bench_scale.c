@@ -877,6 +877,116 @@ static int child_row(const spec* sp, int threads, const char* state_path, int st
     return 0;
 }
 
+/* ---- time to a residual: one step's CCP solved by each solver to each tolerance ---- */
+
+#define CONV_MAX 16
+
+typedef struct conv_config {
+    const char* label;     /* as printed */
+    const char* solver;    /* registry name */
+    int precondition;      /* APGD: -1 = the scene's */
+    int cold;              /* 1: no warm start (γ = 0) */
+    double tolerance;
+} conv_config;
+
+static const conv_config conv_configs[] = {
+    {"apgd", "apgd", -1, 0, 1e-4},           {"apgd", "apgd", -1, 0, 1e-6},
+    {"apgd unscaled", "apgd", 0, 0, 1e-4},   {"apgd unscaled", "apgd", 0, 0, 1e-6},
+    {"apgd cold", "apgd", -1, 1, 1e-4},      {"apgd cold", "apgd", -1, 1, 1e-6},
+    {"pgs", "pgs", -1, 0, 1e-4},             {"pgs", "pgs", -1, 0, 1e-6},
+    {"jacobi", "jacobi", -1, 0, 1e-4},       {"jacobi", "jacobi", -1, 0, 1e-6},
+};
+#define CONV_CONFIGS ((int)(sizeof conv_configs / sizeof conv_configs[0]))
+
+typedef struct conv_result {
+    int ok, threads, count, max_iterations;
+    long long bodies;
+    double contacts;
+    struct {
+        double ms_solve, residual;
+        int iterations, status;
+    } r[CONV_MAX];
+    char msg[512];
+} conv_result;
+
+/* From the settled state and `warmup` steps with the scene's settings, the
+ * next step once per configuration, each from the same state (so the same
+ * contacts and the same warm start): its solve's wall time, iterations,
+ * residual and status. */
+static int child_conv(const spec* sp, int threads, const char* state_path, int warmup, int max_iterations,
+                      double cap_override, conv_result* r)
+{
+    memset(r, 0, sizeof *r);
+    r->threads = threads, r->max_iterations = max_iterations;
+    dvi_scene* s = NULL;
+    if (load_scene(sp, threads, &s, r->msg, sizeof r->msg) != 0) return -1;
+    size_t len = 0;
+    char* text = spec_text(sp, &len);
+    const uint64_t key = cache_key(text ? text : "", len, settle_cap(sp, cap_override));
+    free(text);
+    dvi_model* m = NULL;
+    if (dvi_model_create(s, &m, r->msg, sizeof r->msg) != DVI_OK) {
+        dvi_scene_destroy(s);
+        return -1;
+    }
+    const dvi_scene_settings set = dvi_scene_get_settings(s);
+    r->bodies = dvi_scene_body_count(s);
+    settle_result c;
+    void* blob = NULL;
+    size_t size = 0;
+    char msg[256] = "";
+    int rc = -1;
+    dvi_world* w = dvi_model_world(m);
+    if (cache_read(state_path, key, &c, &blob, &size) != 0 ||
+        dvi_model_load_state(m, blob, size, msg, sizeof msg) != DVI_OK) {
+        snprintf(r->msg, sizeof r->msg, "%s: the settled state %s does not load %s", sp->name, state_path, msg);
+        goto done;
+    }
+    free(blob);
+    blob = NULL;
+    for (int k = 0; k < warmup; k++)
+        if (dvi_model_step(m) < 0) {
+            snprintf(r->msg, sizeof r->msg, "%s: warm-up step %d: %s", sp->name, k + 1, dvi_world_last_error(w));
+            goto done;
+        }
+    if (dvi_model_save_state(m, &blob, &size) != DVI_OK) {
+        snprintf(r->msg, sizeof r->msg, "%s: cannot save the state", sp->name);
+        goto done;
+    }
+    for (int i = 0; i < CONV_CONFIGS; i++) {
+        const conv_config* cc = &conv_configs[i];
+        dvi_solver_settings ss = set.solver_settings;
+        ss.tolerance = cc->tolerance;
+        ss.max_iterations = max_iterations;
+        ss.threads = threads;
+        if (cc->precondition >= 0) ss.apgd.precondition = cc->precondition != 0;
+        if (cc->cold) ss.warm_start = false;
+        if (dvi_model_load_state(m, blob, size, msg, sizeof msg) != DVI_OK ||
+            dvi_world_set_solver(w, cc->solver, &ss) != DVI_OK) {
+            snprintf(r->msg, sizeof r->msg, "%s: %s: %s", sp->name, cc->label, msg[0] ? msg : dvi_world_last_error(w));
+            goto done;
+        }
+        if (dvi_model_step(m) < 0) {
+            snprintf(r->msg, sizeof r->msg, "%s: %s: %s", sp->name, cc->label, dvi_world_last_error(w));
+            goto done;
+        }
+        dvi_step_stats st = dvi_world_get_stats(w);
+        r->r[i].ms_solve = 1e3 * st.seconds_solve;
+        r->r[i].residual = st.residual;
+        r->r[i].iterations = st.iterations;
+        r->r[i].status = (int)st.solver_status;
+        r->contacts = st.contacts;
+    }
+    r->count = CONV_CONFIGS;
+    r->ok = 1;
+    rc = 0;
+done:
+    free(blob);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return rc;
+}
+
 /* ---- the parent: children, output ---------------------------------------------------- */
 
 static char self_exe[PATH_MAX];
@@ -1042,11 +1152,16 @@ static void usage(FILE* f)
             "  --cache-dir DIR     where settled states are kept (default EXE_DIR/../bench-cache)\n"
             "  --no-cache          settle every scene afresh and keep nothing\n"
             "  --settle-only       settle (or find in the cache) every scene, measure nothing\n"
+            "  --convergence       instead of the step rows: the time to a residual (1e-4, 1e-6) of each\n"
+            "                      solver (APGD with and without block scaling, from the warm start and\n"
+            "                      from zero, PGS, Jacobi) on one step's CCP of each DVI scene, all from\n"
+            "                      the same state\n"
+            "  --max-iterations N  the iteration cap of --convergence (default 5000)\n"
             "  --print-bed N       print the scene of the N-sphere bed (--print-dem N: the DEM bed) and exit\n"
             "  --quick             a small run for the test suite: a 2,000-sphere bed, 3 steps, a 500-sphere\n"
             "                      DEM bed, a small triad, no rover scenes, no cache\n"
             "  --json              one JSON object per line instead of the table (\"kind\": machine,\n"
-            "                      bandwidth, settle, dvi, dem)\n"
+            "                      bandwidth, settle, dvi, dem, convergence)\n"
             "  --json-file FILE    the table on stdout and the JSON lines into FILE\n"
             "  --help              this text\n");
 }
@@ -1060,7 +1175,8 @@ typedef struct options {
     long dem_spheres;
     const char* scenes[MAX_LIST];
     int nscenes;
-    bool no_rover, no_cache, quick, json, settle_only;
+    bool no_rover, no_cache, quick, json, settle_only, convergence;
+    int conv_max;
     double settle_time;
     int settle_threads;
     const char* cache_dir;
@@ -1075,7 +1191,7 @@ static int child_main(int argc, char** argv)
     const char* mode = NULL;
     spec sp;
     memset(&sp, 0, sizeof sp);
-    int threads = 1, steps = 1, warmup = 0, fresh = 0, reps = 1;
+    int threads = 1, steps = 1, warmup = 0, fresh = 0, reps = 1, max_it = 1000;
     long n = 0;
     double cap = 0;
     const char* state = "";
@@ -1093,6 +1209,7 @@ static int child_main(int argc, char** argv)
         else if (strcmp(k, "--child-cap") == 0) cap = atof(v);
         else if (strcmp(k, "--child-n") == 0) n = atol(v);
         else if (strcmp(k, "--child-reps") == 0) reps = atoi(v);
+        else if (strcmp(k, "--child-max-iterations") == 0) max_it = atoi(v);
     }
     if (!mode) return 2;
     spec_name(&sp);
@@ -1103,6 +1220,12 @@ static int child_main(int argc, char** argv)
     if (strcmp(mode, "settle") == 0) {
         settle_result r;
         int rc = child_settle(&sp, threads, state, fresh != 0, cap, &r);
+        fwrite(&r, sizeof r, 1, stdout);
+        return rc == 0 ? 0 : 1;
+    }
+    if (strcmp(mode, "conv") == 0) {
+        conv_result r;
+        int rc = child_conv(&sp, threads, state, warmup, max_it, cap, &r);
         fwrite(&r, sizeof r, 1, stdout);
         return rc == 0 ? 0 : 1;
     }
@@ -1149,6 +1272,7 @@ int main(int argc, char** argv)
     o.threads[0] = 1, o.threads[1] = 2, o.nthreads = 2;
     o.steps = 10, o.warmup = 2, o.dem_steps = 200, o.dem_warmup = 20, o.dem_spheres = 5000;
     o.triad_n = 1L << 25, o.triad_reps = 20;
+    o.conv_max = 5000;
     bool sizes_given = false, steps_given = false, dem_given = false;
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
@@ -1169,6 +1293,11 @@ int main(int argc, char** argv)
             o.no_rover = true;
         } else if (strcmp(a, "--settle-only") == 0) {
             o.settle_only = true;
+        } else if (strcmp(a, "--convergence") == 0) {
+            o.convergence = true;
+        } else if (v && strcmp(a, "--max-iterations") == 0) {
+            o.conv_max = atoi(v), i++;
+            if (o.conv_max < 1) goto bad;
         } else if (v && (strcmp(a, "--print-bed") == 0 || strcmp(a, "--print-dem") == 0)) {
             size_t len = 0;
             if (atol(v) < 1) goto bad;
@@ -1431,6 +1560,70 @@ int main(int argc, char** argv)
                    settle_threads, settle_threads == 1 ? "" : "s", r.cached ? " (earlier; loaded from the cache)" : "");
         }
         fflush(stdout);
+    }
+
+    /* time to a residual */
+    if (o.convergence && !o.settle_only) {
+        if (!o.json) {
+            printf("\ntime to a residual: from the settled state and %d warm-up step%s, the next step's CCP solved by "
+                   "each solver to each tolerance (at most %d iterations), each from the same state and warm start\n",
+                   o.warmup, o.warmup == 1 ? "" : "s", o.conv_max);
+            printf("  apgd: the scene's settings (block scaling on); unscaled: without it; cold: from zero, not "
+                   "the warm start; pgs, jacobi: their defaults\n\n");
+            printf("%-36s %7s %8s %3s %-14s %7s %7s %9s %-10s %10s\n", "scene", "bodies", "contacts", "thr", "solver",
+                   "tol", "iter", "residual", "status", "ms solve");
+        }
+        for (int i = 0; i < nspec; i++) {
+            if (!settled[i] || specs[i].kind == SPEC_DEM) continue;
+            for (int k = 0; k < o.nthreads; k++) {
+                argv_buf a = {.n = 0};
+                av_add(&a, "%s", self_exe);
+                av_add(&a, "--child"), av_add(&a, "conv");
+                av_spec(&a, &specs[i]);
+                av_add(&a, "--child-threads"), av_add(&a, "%ld", o.threads[k]);
+                av_add(&a, "--child-state"), av_add(&a, "%s", state[i]);
+                av_add(&a, "--child-warmup"), av_add(&a, "%d", o.warmup);
+                av_add(&a, "--child-max-iterations"), av_add(&a, "%d", o.conv_max);
+                av_add(&a, "--child-cap"), av_add(&a, "%.17g", o.settle_time);
+                conv_result r;
+                memset(&r, 0, sizeof r);
+                int st = run_child(a.v, (int)o.threads[k], &r, sizeof r);
+                if (st != 0 || !r.ok) {
+                    fprintf(stderr, PROG ": %s, %ld threads failed: %s\n", specs[i].name, o.threads[k],
+                            st < 0 ? "the child died" : r.msg);
+                    rc = 1;
+                    continue;
+                }
+                for (int c = 0; c < r.count; c++) {
+                    const conv_config* cc = &conv_configs[c];
+                    const char* status = r.r[c].status == DVI_SOLVE_CONVERGED        ? "converged"
+                                         : r.r[c].status == DVI_SOLVE_MAX_ITERATIONS ? "max_iter"
+                                                                                     : "failed";
+                    if (r.r[c].status != DVI_SOLVE_CONVERGED && r.r[c].status != DVI_SOLVE_MAX_ITERATIONS) rc = 1;
+                    if (jout) {
+                        fprintf(jout, "{\"kind\": \"convergence\", \"scene\": ");
+                        json_string(specs[i].name);
+                        fprintf(jout, ", \"bodies\": %lld, ", r.bodies);
+                        json_num("contacts", r.contacts, "%.0f", false);
+                        fprintf(jout, "\"threads\": %d, \"solver\": ", r.threads);
+                        json_string(cc->label);
+                        fprintf(jout, ", ");
+                        json_num("tolerance", cc->tolerance, "%g", false);
+                        fprintf(jout, "\"max_iterations\": %d, \"iterations\": %d, ", r.max_iterations,
+                                r.r[c].iterations);
+                        json_num("residual", r.r[c].residual, "%.4e", false);
+                        fprintf(jout, "\"status\": \"%s\", ", status);
+                        json_num("ms_solve", r.r[c].ms_solve, "%.3f", true);
+                    }
+                    if (!o.json)
+                        printf("%-36s %7lld %8.0f %3d %-14s %7.0e %7d %9.2e %-10s %10.1f\n", specs[i].name, r.bodies,
+                               r.contacts, r.threads, cc->label, cc->tolerance, r.r[c].iterations, r.r[c].residual,
+                               status, r.r[c].ms_solve);
+                }
+                fflush(stdout);
+            }
+        }
+        nspec = 0; /* no step rows */
     }
 
     /* rows */

@@ -34,12 +34,129 @@
 #define REFRESH 50
 #define MAX_BACKTRACK 60
 
+#define JOINT_BLOCK_MAX 192 /* bilateral rows scaled by the inverse of their own block of N, at most */
+
+/* The bilateral rows' preconditioner: P_J = (N_JJ + C_J)⁻¹ on the n rows of
+ * the bilateral blocks (their own block of N, compliance included). Those
+ * rows have no cone, so any positive definite P_J is an exact change of
+ * variables there (the other blocks keep their positive scale, which maps
+ * each cone onto itself). It undoes the coupling and the mass ratios inside
+ * a mechanism's joints (the rover's links against its chassis), which a
+ * scale per row cannot. n = 0: none (no bilateral rows, more than
+ * JOINT_BLOCK_MAX of them, or their block not positive definite). */
+typedef struct joint_block {
+    int32_t n;
+    int32_t* rows; /* [n] */
+    double* P;     /* [n × n] row-major, symmetric positive definite */
+    double* z;     /* [n] scratch: P_J Gy_J */
+} joint_block;
+
+/* Eigen-decomposition of the symmetric n×n A by cyclic Jacobi rotations:
+ * on return A's diagonal holds the eigenvalues and V (n×n, row-major) the
+ * eigenvectors as columns. Deterministic (a fixed sweep order). */
+static void jacobi_eigen(double* A, double* V, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < n; j++) V[(size_t)i * n + j] = i == j ? 1.0 : 0.0;
+    for (int sweep = 0; sweep < 60; sweep++) {
+        double off = 0.0, diag = 0.0;
+        for (int32_t i = 0; i < n; i++) {
+            diag += A[(size_t)i * n + i] * A[(size_t)i * n + i];
+            for (int32_t j = i + 1; j < n; j++) off += A[(size_t)i * n + j] * A[(size_t)i * n + j];
+        }
+        if (!(off > 1e-30 * diag)) break;
+        for (int32_t p = 0; p < n; p++)
+            for (int32_t q = p + 1; q < n; q++) {
+                const double apq = A[(size_t)p * n + q];
+                if (apq == 0.0) continue;
+                const double app = A[(size_t)p * n + p], aqq = A[(size_t)q * n + q];
+                const double theta = (aqq - app) / (2.0 * apq);
+                const double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                const double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
+                for (int32_t k = 0; k < n; k++) { /* A ← Jᵀ A J on rows and columns p, q */
+                    const double akp = A[(size_t)k * n + p], akq = A[(size_t)k * n + q];
+                    A[(size_t)k * n + p] = c * akp - sn * akq;
+                    A[(size_t)k * n + q] = sn * akp + c * akq;
+                }
+                for (int32_t k = 0; k < n; k++) {
+                    const double apk = A[(size_t)p * n + k], aqk = A[(size_t)q * n + k];
+                    A[(size_t)p * n + k] = c * apk - sn * aqk;
+                    A[(size_t)q * n + k] = sn * apk + c * aqk;
+                }
+                for (int32_t k = 0; k < n; k++) {
+                    const double vkp = V[(size_t)k * n + p], vkq = V[(size_t)k * n + q];
+                    V[(size_t)k * n + p] = c * vkp - sn * vkq;
+                    V[(size_t)k * n + q] = sn * vkp + c * vkq;
+                }
+            }
+    }
+}
+
+static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
+{
+    jb->n = 0;
+    int32_t n = 0;
+    for (int32_t b = 0; b < w->nblocks; b++)
+        if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) n += w->block_row[b + 1] - w->block_row[b];
+    if (n == 0 || n > JOINT_BLOCK_MAX) return;
+    const size_t nn = (size_t)n * (size_t)n;
+    char* mem = dvi_work_scratch(w, (size_t)n * sizeof(int32_t) + (3 * nn + 2 * (size_t)n) * sizeof(double) + 64);
+    if (!mem) return;
+    double* P = (double*)(void*)(mem + ((size_t)n * sizeof(int32_t) + 7) / 8 * 8);
+    double* A = P + nn;
+    double* jb_scratch_v = A + nn;
+    double* z = jb_scratch_v + nn;
+    double* col = z + n;
+    int32_t* rows = (int32_t*)(void*)mem;
+    int32_t k = 0;
+    for (int32_t b = 0; b < w->nblocks; b++)
+        if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL)
+            for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) rows[k++] = i;
+    double dmax = 0.0;
+    for (int32_t a = 0; a < n; a++) {
+        for (int32_t c = 0; c < a; c++) {
+            double e = dvi_work_block_entry(w, rows[a], rows[c]);
+            A[(size_t)a * n + c] = A[(size_t)c * n + a] = e;
+        }
+        A[(size_t)a * n + a] = w->diag[rows[a]];
+        if (isfinite(w->diag[rows[a]]) && w->diag[rows[a]] > dmax) dmax = w->diag[rows[a]];
+    }
+    if (!(dmax > 0.0)) return;
+    /* P_J = N_JJ⁺, the pseudo-inverse: redundant joints make N_JJ singular,
+     * and on its null space (impulses that move nothing, D d = 0) P_J takes
+     * no step at all, so redundant rows keep the share of the reaction they
+     * start from instead of drifting along it (an inverse of a shifted N_JJ
+     * amplifies the null-space part of the gradient, and the reactions of
+     * redundant rows grew without bound). Eigenvalues below 1e-9 of the
+     * largest count as zero. */
+    double* V = jb_scratch_v;
+    jacobi_eigen(A, V, n);
+    double lmax = 0.0;
+    for (int32_t a = 0; a < n; a++)
+        if (A[(size_t)a * n + a] > lmax) lmax = A[(size_t)a * n + a];
+    if (!(lmax > 0.0) || !isfinite(lmax)) return;
+    for (int32_t a = 0; a < n; a++) {
+        const double l = A[(size_t)a * n + a];
+        col[a] = l > 1e-9 * lmax ? 1.0 / l : 0.0;
+    }
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j <= i; j++) {
+            double sum = 0.0;
+            for (int32_t a = 0; a < n; a++) sum += V[(size_t)i * n + a] * col[a] * V[(size_t)j * n + a];
+            P[(size_t)i * n + j] = P[(size_t)j * n + i] = sum;
+        }
+    for (int32_t a = 0; a < n; a++) /* exactly symmetric */
+        for (int32_t c = 0; c < a; c++) P[(size_t)a * n + c] = P[(size_t)c * n + a] = 0.5 * (P[(size_t)a * n + c] + P[(size_t)c * n + a]);
+    jb->n = n, jb->rows = rows, jb->P = P, jb->z = z;
+}
+
 /* (9) γ⁺ = Π(y − t Gy), Gy = ∇f(y) = N y + r, and d = γ⁺ − y, block by
  * block in one pass; returns ‖d‖² (chunked, so the bits do not depend on
  * the threads) and, in *dcd, Σ c_i d_i² with the compliance c (0 without). */
-static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Gy, const double* P, double t,
-                            double* gp, double* d, double* dcd)
+static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Gy, const double* P,
+                            const joint_block* jb, double t, double* gp, double* d, double* dcd)
 {
+    const bool dense = jb && jb->n > 0;
     const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
@@ -72,6 +189,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
                 }
                 continue;
             }
+            if (dense && B[b].kind == DVI_BLOCK_BILATERAL) continue; /* below */
             double x[6];
             for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * Gy[r0 + a];
             if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
@@ -87,7 +205,27 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
         part[DVI_PART_SLOTS * (size_t)c + 1] = cd;
     }
     *dcd = cp ? dvi_part_sum(part, nc, 1) : 0.0;
-    return dvi_part_sum(part, nc, 0);
+    double dd = dvi_part_sum(part, nc, 0);
+    if (dense) { /* the bilateral rows: d_J = −t P_J Gy_J, ‖d_J‖²_{P⁻¹} = t² Gy_Jᵀ P_J Gy_J */
+        const int32_t n = jb->n;
+        double gz = 0.0;
+        for (int32_t a = 0; a < n; a++) {
+            const double* Pa = jb->P + (size_t)a * n;
+            double z = 0.0;
+            for (int32_t c = 0; c < n; c++) z += Pa[c] * Gy[jb->rows[c]];
+            jb->z[a] = z;
+            gz += z * Gy[jb->rows[a]];
+        }
+        for (int32_t a = 0; a < n; a++) {
+            const int32_t i = jb->rows[a];
+            const double x = y[i] - t * jb->z[a];
+            gp[i] = x;
+            d[i] = x - y[i];
+            if (cp) *dcd += cp[i] * d[i] * d[i];
+        }
+        dd += t * t * gz;
+    }
+    return dd;
 }
 
 /* Block-diagonal (Jacobi) preconditioner: P_b = k_b / Σ_{i∈b} N_ii, one
@@ -104,8 +242,13 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
             sum += w->diag[i];
             pos++;
         }
-    double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
-    for (int32_t b = 0; b < w->nblocks; b++) {
+    const double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
+    const int32_t nb = w->nblocks;
+    const int nt = dvi_work_nt(w, w->m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t b = 0; b < nb; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) { /* rows are independent: one scale each */
             for (int32_t a = 0; a < k; a++) {
@@ -232,7 +375,11 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* d = w->vec[7];
     double* Nd = w->vec[8];
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
-    if (P) block_scaling(w, P);
+    joint_block jb = {0, NULL, NULL, NULL};
+    if (P) {
+        block_scaling(w, P);
+        joint_block_build(w, &jb);
+    }
 
     /* (1)–(4) γ_0 (projected guess), y_0 = γ_0, θ_0 = 1 */
     double* g = buf[0];
@@ -246,10 +393,18 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 
     /* (5)–(6) L_0 = ‖N(γ_0 − γ̃)‖ / ‖γ_0 − γ̃‖ with γ̃ = γ_0 − 1: a lower
      * estimate of the largest eigenvalue; backtracking corrects it. */
+    const int nt0 = dvi_work_nt(w, m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
+#endif
     for (int32_t i = 0; i < m; i++) d[i] = P ? sqrt(P[i]) : 1.0; /* P^{1/2} 1 */
     dvi_work_apply(w, d, Nd);
-    if (P)
+    if (P) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
+#endif
         for (int32_t i = 0; i < m; i++) Nd[i] *= sqrt(P[i]);
+    }
     double L = dvi_norm2(Nd, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
@@ -279,7 +434,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r; (10)–(13) backtrack
          * until ½dᵀNd ≤ L/2 ‖d‖² */
         double t = 1.0 / L, dcd = 0.0;
-        double dd = gradient_step(w, y, Gy, P, t, gp, d, &dcd);
+        double dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd);
         for (int bt = 0;; bt++) {
             double dNd;
             if (body_test) {
@@ -293,7 +448,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             if (bt == MAX_BACKTRACK || !(dNd > L * dd * (1.0 + 1e-12))) break;
             L *= s->apgd.grow;
             t = 1.0 / L;
-            dd = gradient_step(w, y, Gy, P, t, gp, d, &dcd);
+            dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd);
         }
         if (body_test) {
             dvi_work_dt(w, w->bodyvec, Nd);

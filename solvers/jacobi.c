@@ -39,7 +39,7 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
             }
             for (int32_t k = w->inc_ptr[b]; k < w->inc_ptr[b + 1]; k++) { /* contacts given by frames */
                 int32_t c = w->inc[k] >> 2;
-                if ((w->inc[k] & 1) && w->fc[c].a == b) continue; /* both sides on b: counted once */
+                if ((w->inc[k] & 1) && w->fc_body[2 * (size_t)c] == b) continue; /* both sides on b: counted once */
                 for (int q = 0; q < w->fc_rows[c]; q++) {
                     int32_t body[2];
                     double j[2][6];

@@ -322,11 +322,10 @@ dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* m
             continue;
         }
         /* the two 6-vectors of the row, lower body first (one body twice: summed) */
-        const dvi_fc* f = &w.fc[c];
         double ja[6], jb[6];
         dvi_work_frame_row(&w, c, j - w.fc_row[c], 0, ja);
         dvi_work_frame_row(&w, c, j - w.fc_row[c], 1, jb);
-        int32_t b1 = f->a, b2 = f->b;
+        int32_t b1 = w.fc_body[2 * (size_t)c], b2 = w.fc_body[2 * (size_t)c + 1];
         const double* v1 = ja;
         const double* v2 = jb;
         if (b1 == b2 && b1 >= 0) {

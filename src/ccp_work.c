@@ -38,7 +38,6 @@ void dvi_work_free(dvi_ccp_work* w)
     free(w->body_ptr);
     free(w->brun_col);
     free(w->brun_d);
-    free(w->fc);
     free(w->fc_row);
     free(w->fc_rows);
     free(w->fc_ell);
@@ -155,9 +154,7 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_runs = nruns;
     }
-    if (nfc > w->cap_fc || !w->fc) {
-        c = w->cap_fc;
-        w->fc = grow(w->fc, &c, nfc, sizeof(dvi_fc), &ok);
+    if (nfc > w->cap_fc || !w->fc_row) {
         c = w->cap_fc;
         w->fc_row = grow(w->fc_row, &c, nfc, sizeof(int32_t), &ok);
         c = w->cap_fc;
@@ -339,23 +336,23 @@ static inline void minv_apply(const dvi_ccp_work* w, int32_t b, const double* s,
  * rows) on one of its bodies (side 0: a, with the minus sign; 1: b). */
 static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_work* w, int32_t c, int side, const double* xc, double* s)
 {
-    const dvi_fc* f = &w->fc[c];
+    const double* d = w->fc_d + 9 * (size_t)c;
     const int nr = w->fc_rows[c];
     double F[3];
     if (nr == 1) {
-        F[0] = xc[0] * f->d[0];
-        F[1] = xc[0] * f->d[1];
-        F[2] = xc[0] * f->d[2];
+        F[0] = xc[0] * d[0];
+        F[1] = xc[0] * d[1];
+        F[2] = xc[0] * d[2];
     } else {
-        F[0] = xc[0] * f->d[0] + xc[1] * f->d[3] + xc[2] * f->d[6];
-        F[1] = xc[0] * f->d[1] + xc[1] * f->d[4] + xc[2] * f->d[7];
-        F[2] = xc[0] * f->d[2] + xc[1] * f->d[5] + xc[2] * f->d[8];
+        F[0] = xc[0] * d[0] + xc[1] * d[3] + xc[2] * d[6];
+        F[1] = xc[0] * d[1] + xc[1] * d[4] + xc[2] * d[7];
+        F[2] = xc[0] * d[2] + xc[1] * d[5] + xc[2] * d[8];
     }
-    const double* r = side ? f->rb : f->ra;
+    const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
     double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
     if (nr == 6) {
         const double e = w->fc_ell[c];
-        for (int k = 0; k < 3; k++) T[k] += e * (xc[3] * f->d[k] + xc[4] * f->d[3 + k] + xc[5] * f->d[6 + k]);
+        for (int k = 0; k < 3; k++) T[k] += e * (xc[3] * d[k] + xc[4] * d[3 + k] + xc[5] * d[6 + k]);
     }
     if (side) {
         for (int k = 0; k < 3; k++) {
@@ -370,39 +367,14 @@ static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_wo
     }
 }
 
-/* yc = J_c v for contact c: its rows' relative velocities. */
-static inline __attribute__((always_inline)) void frame_gather(const dvi_ccp_work* w, int32_t c, const double* v, double* yc)
-{
-    static const double zero[6] = {0, 0, 0, 0, 0, 0};
-    const dvi_fc* f = &w->fc[c];
-    const double* va = f->a >= 0 ? v + 6 * (size_t)f->a : zero;
-    const double* vb = f->b >= 0 ? v + 6 * (size_t)f->b : zero;
-    double rel[3];
-    for (int k = 0; k < 3; k++) {
-        const int k1 = k == 2 ? 0 : k + 1, k2 = k == 0 ? 2 : k - 1;
-        double pb = vb[k] + (vb[3 + k1] * f->rb[k2] - vb[3 + k2] * f->rb[k1]);
-        double pa = va[k] + (va[3 + k1] * f->ra[k2] - va[3 + k2] * f->ra[k1]);
-        rel[k] = pb - pa;
-    }
-    const int nr = w->fc_rows[c];
-    const int nl = nr < 3 ? nr : 3;
-    for (int q = 0; q < nl; q++) yc[q] = f->d[3 * q] * rel[0] + f->d[3 * q + 1] * rel[1] + f->d[3 * q + 2] * rel[2];
-    if (nr == 6) {
-        const double e = w->fc_ell[c];
-        double wr[3] = {vb[3] - va[3], vb[4] - va[4], vb[5] - va[5]};
-        for (int q = 0; q < 3; q++)
-            yc[3 + q] = e * (f->d[3 * q] * wr[0] + f->d[3 * q + 1] * wr[1] + f->d[3 * q + 2] * wr[2]);
-    }
-}
-
 /* Row q of contact c on one side (0: a, 1: b) as a 6-vector (J_a or J_b). */
 static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
 {
-    const dvi_fc* f = &w->fc[c];
+    const double* fd = w->fc_d + 9 * (size_t)c;
     const double sg = side ? 1.0 : -1.0;
     if (q < 3) {
-        const double* d = f->d + 3 * q;
-        const double* r = side ? f->rb : f->ra;
+        const double* d = fd + 3 * q;
+        const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
         j[0] = sg * d[0];
         j[1] = sg * d[1];
         j[2] = sg * d[2];
@@ -410,7 +382,7 @@ static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double
         j[4] = sg * (r[2] * d[0] - r[0] * d[2]);
         j[5] = sg * (r[0] * d[1] - r[1] * d[0]);
     } else {
-        const double* d = f->d + 3 * (q - 3);
+        const double* d = fd + 3 * (q - 3);
         const double e = sg * w->fc_ell[c];
         j[0] = j[1] = j[2] = 0.0;
         j[3] = e * d[0];
@@ -421,10 +393,9 @@ static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double
 
 int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6])
 {
-    const dvi_fc* f = &w->fc[c];
     int n = 0;
     for (int side = 0; side < 2; side++) {
-        int32_t b = side ? f->b : f->a;
+        int32_t b = w->fc_body[2 * (size_t)c + side];
         if (b < 0) continue;
         double t[6];
         frame_row6(w, c, q, side, t);
@@ -460,17 +431,28 @@ static double frame_entry(const dvi_ccp_work* w, int32_t c, int q, int s)
 static bool rigid_blocks(dvi_ccp_work* w)
 {
     const double* M = w->p->inv_mass;
-    for (int32_t b = 0; b < w->nbody; b++) {
+    const int32_t nb = w->nbody;
+    int rigid = 1;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8) \
+    reduction(&& : rigid)
+#endif
+    for (int32_t b = 0; b < nb; b++) {
         const double* A = M + 36 * (size_t)b;
-        if (A[7] != A[0] || A[14] != A[0]) return false;
-        for (int i = 0; i < 6; i++)
+        bool ok = A[7] == A[0] && A[14] == A[0];
+        for (int i = 0; i < 6 && ok; i++)
             for (int j = 0; j < 6; j++) {
                 bool lin = i < 3 && j < 3, ang = i >= 3 && j >= 3;
                 if ((lin && i != j) || (!lin && !ang))
-                    if (A[6 * i + j] != 0.0) return false;
+                    if (A[6 * i + j] != 0.0) ok = false;
             }
+        rigid = rigid && ok;
     }
-    for (int32_t b = 0; b < w->nbody; b++) {
+    if (!rigid) return false;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8)
+#endif
+    for (int32_t b = 0; b < nb; b++) {
         const double* A = M + 36 * (size_t)b;
         double* o = w->minv10 + 10 * (size_t)b;
         o[0] = A[0];
@@ -489,21 +471,25 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
     int32_t* in_frame = w->cursor; /* [m]: 1 on rows given by frames */
     memset(in_frame, 0, (size_t)w->m * sizeof(int32_t));
     memset(w->inc_ptr, 0, ((size_t)w->nbody + 1) * sizeof(int32_t));
-    for (int32_t c = 0; c < w->nfc; c++) {
-        dvi_fc* f = &w->fc[c];
+    w->fc_d = F ? F->frame : NULL;
+    w->fc_arm = F ? F->arm : NULL;
+    w->fc_body = F ? F->body : NULL;
+    const int32_t nfc0 = w->nfc;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#endif
+    for (int32_t c = 0; c < nfc0; c++) { /* each contact's own entries */
         int32_t blk = F->block[c];
-        memcpy(f->d, F->frame + 9 * (size_t)c, 9 * sizeof(double));
-        memcpy(f->ra, F->arm + 6 * (size_t)c, 3 * sizeof(double));
-        memcpy(f->rb, F->arm + 6 * (size_t)c + 3, 3 * sizeof(double));
-        f->a = F->body[2 * (size_t)c];
-        f->b = F->body[2 * (size_t)c + 1];
         w->fc_row[c] = w->block_row[blk];
         w->fc_rows[c] = (int8_t)(w->block_row[blk + 1] - w->block_row[blk]);
         w->fc_ell[c] = F->ell ? F->ell[c] : 1.0;
         w->block_fc[blk] = c;
         for (int32_t i = w->block_row[blk]; i < w->block_row[blk + 1]; i++) in_frame[i] = 1;
-        if (f->a >= 0) w->inc_ptr[f->a + 1]++;
-        if (f->b >= 0) w->inc_ptr[f->b + 1]++;
+    }
+    for (int32_t c = 0; c < nfc0; c++) { /* incidences per body */
+        const int32_t fa = F->body[2 * (size_t)c], fb = F->body[2 * (size_t)c + 1];
+        if (fa >= 0) w->inc_ptr[fa + 1]++;
+        if (fb >= 0) w->inc_ptr[fb + 1]++;
     }
     w->ndrows = 0;
     for (int32_t i = 0; i < w->m; i++)
@@ -514,18 +500,23 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
     memcpy(next, w->inc_ptr, (size_t)w->nbody * sizeof(int32_t));
     for (int32_t c = 0; c < w->nfc; c++) {
         int32_t roll = w->fc_rows[c] == 6 ? 2 : 0;
-        if (w->fc[c].a >= 0) {
-            int32_t k = next[w->fc[c].a]++;
+        const int32_t fa = w->fc_body[2 * (size_t)c], fb = w->fc_body[2 * (size_t)c + 1];
+        if (fa >= 0) {
+            int32_t k = next[fa]++;
             w->inc[k] = 4 * c + roll;
-            memcpy(w->inc_arm + 3 * (size_t)k, w->fc[c].ra, 3 * sizeof(double));
+            memcpy(w->inc_arm + 3 * (size_t)k, w->fc_arm + 6 * (size_t)c, 3 * sizeof(double));
         }
-        if (w->fc[c].b >= 0) {
-            int32_t k = next[w->fc[c].b]++;
+        if (fb >= 0) {
+            int32_t k = next[fb]++;
             w->inc[k] = 4 * c + roll + 1;
-            memcpy(w->inc_arm + 3 * (size_t)k, w->fc[c].rb, 3 * sizeof(double));
+            memcpy(w->inc_arm + 3 * (size_t)k, w->fc_arm + 6 * (size_t)c + 3, 3 * sizeof(double));
         }
     }
-    for (int32_t c = 0; c < w->nfc; c++)
+    const int32_t nfc = w->nfc;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#endif
+    for (int32_t c = 0; c < nfc; c++)
         for (int q = 0; q < w->fc_rows[c]; q++) w->diag[w->fc_row[c] + q] = frame_entry(w, c, q, q);
 }
 
@@ -544,7 +535,7 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
     const double* dd = w->brun_d;
     const int32_t* ip = w->inc_ptr;
     const int32_t* inc = w->inc;
-    const dvi_fc* fc = w->fc;
+    const double* fcd = w->fc_d;
     const int32_t* frow = w->fc_row;
     const int8_t* frows = w->fc_rows;
     double* force = w->fc_force;
@@ -559,7 +550,7 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
 #pragma omp for schedule(static)
 #endif
         for (int32_t c = 0; c < nfc; c++) {
-            const double* d = fc[c].d;
+            const double* d = fcd + 9 * (size_t)c;
             const double* xc = x + frow[c];
             double* F = force + 3 * (size_t)c;
             if (frows[c] == 1) {
@@ -591,7 +582,7 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
                 const double* r = arm + 3 * (size_t)k;
                 double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
                 if (e & 2) { /* spin and rolling rows */
-                    const double* d = fc[c].d;
+                    const double* d = fcd + 9 * (size_t)c;
                     const double* xc = x + frow[c];
                     const double l = w->fc_ell[c];
                     for (int q = 0; q < 3; q++) T[q] += l * (xc[3] * d[q] + xc[4] * d[3 + q] + xc[5] * d[6 + q]);
@@ -626,7 +617,8 @@ double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v)
 
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 {
-    const int32_t nd = w->ndrows, nfc = w->nfc;
+    const int32_t nfc = w->nfc;
+    const int32_t nd = w->ndrows;
     const int32_t* dr = w->drows;
     const int32_t* rp = w->run_ptr;
     const int32_t* rb = w->run_body;
@@ -647,7 +639,7 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
-    for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
+    for (int32_t c = 0; c < nfc; c++) dvi_frame_gather(w, c, v, y + w->fc_row[c]);
 }
 
 void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
@@ -657,14 +649,13 @@ void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, doubl
 
 void dvi_work_frame_velocity(const dvi_ccp_work* w, int32_t c, const double* v, double* out)
 {
-    frame_gather(w, c, v, out);
+    dvi_frame_gather(w, c, v, out);
 }
 
 void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v)
 {
-    const dvi_fc* f = &w->fc[c];
     for (int side = 0; side < 2; side++) {
-        int32_t b = side ? f->b : f->a;
+        int32_t b = w->fc_body[2 * (size_t)c + side];
         if (b < 0) continue;
         double s[6] = {0, 0, 0, 0, 0, 0}, t[6];
         frame_scatter(w, c, side, delta, s);
@@ -708,23 +699,34 @@ double dvi_work_minv_d_bytes(const dvi_ccp_work* w)
     if (!w->factor_form) return 0.0;
     const double runs = w->nruns, bodies = w->nbody;
     /* body_ptr, inc_ptr, M⁻¹ (36, or 10 in the rigid layout), v (6) per body;
-     * brun_col, brun_d (6), x per run; per incidence of a contact: its
-     * index, its record and its rows of x */
-    double inc = 0.0;
-    for (int32_t c = 0; c < w->nfc; c++)
-        inc += ((w->fc[c].a >= 0) + (w->fc[c].b >= 0)) * (4.0 + sizeof(dvi_fc) + 4.0 + 1.0 + 8.0 * w->fc_rows[c]);
-    return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + inc;
+     * brun_col, brun_d (6), x per run; per contact given by its frame, the
+     * contact pass: its frame (the normal alone for one row), fc_row,
+     * fc_rows and rows of x, writing F (3); per incidence, the body pass: its
+     * entry of inc, its lever arm and its contact's F (the spin and rolling
+     * rows: the frame, ℓ and those rows of x again) */
+    double fc = 0.0;
+    for (int32_t c = 0; c < w->nfc; c++) {
+        const int nr = w->fc_rows[c];
+        const double ninc = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
+        fc += (nr == 1 ? 24.0 : 72.0) + 4.0 + 1.0 + 8.0 * (nr < 3 ? nr : 3) + 24.0;
+        fc += ninc * (4.0 + 24.0 + 24.0 + (nr == 6 ? 72.0 + 8.0 + 24.0 : 0.0));
+    }
+    return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + fc;
 }
 
 double dvi_work_dt_bytes(const dvi_ccp_work* w)
 {
     if (!w->factor_form) return 0.0;
     /* drows, run_ptr, y per row given by D; run_body, run_d (6), v (6,
-     * gathered) per run; per contact its record, row, rows, y and the v of
-     * each of its bodies */
+     * gathered) per run; per contact its frame, lever arms, bodies, fc_row,
+     * fc_rows (ℓ with spin and rolling rows), its rows of y and the v of each
+     * of its bodies */
     double fc = 0.0;
-    for (int32_t c = 0; c < w->nfc; c++)
-        fc += sizeof(dvi_fc) + 4.0 + 1.0 + 8.0 * w->fc_rows[c] + 48.0 * ((w->fc[c].a >= 0) + (w->fc[c].b >= 0));
+    for (int32_t c = 0; c < w->nfc; c++) {
+        const int nr = w->fc_rows[c];
+        const double nbody = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
+        fc += 72.0 + 48.0 + 8.0 + 4.0 + 1.0 + (nr == 6 ? 8.0 : 0.0) + 8.0 * nr + 48.0 * nbody;
+    }
     return (double)w->ndrows * (4.0 + 4.0 + 8.0) + (double)w->nruns * (4.0 + 6 * 8.0 + 6 * 8.0) + fc;
 }
 
@@ -844,45 +846,67 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
 void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, dvi_ccp_metrics* out)
 {
     const dvi_ccp_block* B = w->p->blocks;
+    const double* r = w->p->r;
     /* the CCP natural map: the same sums, and bits, as dvi_work_residual */
     double g2, u2;
     double e2 = residual_sums(w, g, u, NULL, &g2, &u2);
     double s = dvi_residual_scale(dvi_norm2(w->p->r, w->m), sqrt(g2), sqrt(u2));
-    double c2 = 0.0, cone = 0.0, dual = 0.0, comp = 0.0;
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        const double* ga = g + r0;
-        const double* ua = u + r0;
-        double y[6], ut[6];
-        for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
-        if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
-            ut[0] += B[b].mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
-        if (B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
-            ut[0] += B[b].mu_spin * fabs(ua[3]) + B[b].mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
-        c2 += dvi_natural_map2(&B[b], ga, ut, k);
-        /* primal feasibility: ‖γ − Π_K γ‖ */
-        for (int i = 0; i < k; i++) y[i] = ga[i];
-        dvi_cone_project(&B[b], y);
-        double d = 0.0;
-        for (int i = 0; i < k; i++) d += (ga[i] - y[i]) * (ga[i] - y[i]);
-        if (sqrt(d) > cone) cone = sqrt(d);
-        /* dual feasibility: ‖u − Π_K* u‖ = ‖Π_K(−u)‖ */
-        for (int i = 0; i < k; i++) y[i] = -ua[i];
-        dvi_cone_project(&B[b], y);
-        d = 0.0;
-        for (int i = 0; i < k; i++) d += y[i] * y[i];
-        if (sqrt(d) > dual) dual = sqrt(d);
-        double gu = 0.0;
-        for (int i = 0; i < k; i++) gu += ga[i] * ua[i];
-        if (fabs(gu) > comp) comp = fabs(gu);
+    /* the other figures block by block in fixed chunks (sums in chunk order,
+     * maxima exact): the same bits for any thread count */
+    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    double* part = w->part;
+    double cone = 0.0, dual = 0.0, comp = 0.0;
+    const int nt = dvi_work_nt(w, w->m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
+#endif
+    for (int32_t ch = 0; ch < nc; ch++) {
+        const int32_t b1 = dvi_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);
+        double c2 = 0.0, gu_sum = 0.0, gr_sum = 0.0;
+        for (int32_t b = ch * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+            const double* ga = g + r0;
+            const double* ua = u + r0;
+            double y[6], ut[6];
+            for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
+            if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
+                ut[0] += B[b].mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
+            if (B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
+                ut[0] += B[b].mu_spin * fabs(ua[3]) + B[b].mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
+            c2 += dvi_natural_map2(&B[b], ga, ut, k);
+            /* primal feasibility: ‖γ − Π_K γ‖ */
+            for (int i = 0; i < k; i++) y[i] = ga[i];
+            dvi_cone_project(&B[b], y);
+            double d = 0.0;
+            for (int i = 0; i < k; i++) d += (ga[i] - y[i]) * (ga[i] - y[i]);
+            if (sqrt(d) > cone) cone = sqrt(d);
+            /* dual feasibility: ‖u − Π_K* u‖ = ‖Π_K(−u)‖ */
+            for (int i = 0; i < k; i++) y[i] = -ua[i];
+            dvi_cone_project(&B[b], y);
+            d = 0.0;
+            for (int i = 0; i < k; i++) d += y[i] * y[i];
+            if (sqrt(d) > dual) dual = sqrt(d);
+            double gu = 0.0;
+            for (int i = 0; i < k; i++) gu += ga[i] * ua[i];
+            if (fabs(gu) > comp) comp = fabs(gu);
+            for (int i = 0; i < k; i++) {
+                gu_sum += ga[i] * ua[i];
+                gr_sum += ga[i] * r[r0 + i];
+            }
+        }
+        double* q = part + DVI_PART_SLOTS * (size_t)ch;
+        q[0] = c2;
+        q[1] = gu_sum;
+        q[2] = gr_sum;
     }
+    double c2 = dvi_part_sum(part, nc, 0);
     out->residual = sqrt(e2) / s;
     out->residual_coulomb = sqrt(c2) / s;
     out->cone_violation = cone;
     out->dual_violation = dual;
     out->complementarity = comp;
     /* ½ γᵀNγ + rᵀγ = ½ γᵀ(u − r) + rᵀγ = ½ γᵀu + ½ rᵀγ */
-    out->objective = 0.5 * dvi_dot(g, u, w->m) + 0.5 * dvi_dot(g, w->p->r, w->m);
+    out->objective = 0.5 * dvi_part_sum(part, nc, 1) + 0.5 * dvi_part_sum(part, nc, 2);
 }
 
 /* Step sizes η_a = rows / trace(N_aa); 0 for uncoupled blocks. */

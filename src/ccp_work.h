@@ -47,12 +47,7 @@
 #define DVI_CHUNK_ROWS 2048
 #define DVI_PART_SLOTS 4 /* partial sums per chunk */
 
-/* A contact given by its frame (dvi_ccp_frames): 128 bytes. */
-typedef struct dvi_fc {
-    double d[9];         /* n, t1, t2 */
-    double ra[3], rb[3]; /* lever arms of bodies a and b */
-    int32_t a, b;        /* bodies, or −1 */
-} dvi_fc;
+
 
 typedef struct dvi_ccp_work {
     const dvi_ccp_problem* p;
@@ -79,7 +74,9 @@ typedef struct dvi_ccp_work {
 
     /* factor form: contacts given by frames (see the design note) */
     int32_t nfc;        /* contacts */
-    dvi_fc* fc;         /* [nfc] */
+    const double* fc_d;    /* [9 nfc] n, t1, t2 of each: the problem's frames->frame (not copied) */
+    const double* fc_arm;  /* [6 nfc] lever arms of bodies a and b: frames->arm */
+    const int32_t* fc_body;/* [2 nfc] bodies a and b, or −1: frames->body */
     int32_t* fc_row;    /* [nfc] first row of each */
     int8_t* fc_rows;    /* [nfc] rows of each: 1, 3 or 6 */
     double* fc_ell;     /* [nfc] scale of the angular rows */
@@ -159,6 +156,33 @@ void dvi_ccp_expanded_free(dvi_ccp_expanded* e);
 
 /* Frees everything a work holds and zeroes it. */
 void dvi_work_free(dvi_ccp_work* w);
+
+/* yc = J_c v for contact c: its rows' relative velocities. */
+static inline __attribute__((always_inline)) void dvi_frame_gather(const dvi_ccp_work* w, int32_t c, const double* v, double* yc)
+{
+    static const double zero[6] = {0, 0, 0, 0, 0, 0};
+    const double* d = w->fc_d + 9 * (size_t)c;
+    const double* ra = w->fc_arm + 6 * (size_t)c;
+    const double* rb = ra + 3;
+    const int32_t a = w->fc_body[2 * (size_t)c], b = w->fc_body[2 * (size_t)c + 1];
+    const double* va = a >= 0 ? v + 6 * (size_t)a : zero;
+    const double* vb = b >= 0 ? v + 6 * (size_t)b : zero;
+    double rel[3];
+    for (int k = 0; k < 3; k++) {
+        const int k1 = k == 2 ? 0 : k + 1, k2 = k == 0 ? 2 : k - 1;
+        double pb = vb[k] + (vb[3 + k1] * rb[k2] - vb[3 + k2] * rb[k1]);
+        double pa = va[k] + (va[3 + k1] * ra[k2] - va[3 + k2] * ra[k1]);
+        rel[k] = pb - pa;
+    }
+    const int nr = w->fc_rows[c];
+    const int nl = nr < 3 ? nr : 3;
+    for (int q = 0; q < nl; q++) yc[q] = d[3 * q] * rel[0] + d[3 * q + 1] * rel[1] + d[3 * q + 2] * rel[2];
+    if (nr == 6) {
+        const double e = w->fc_ell[c];
+        double wr[3] = {vb[3] - va[3], vb[4] - va[4], vb[5] - va[5]};
+        for (int q = 0; q < 3; q++) yc[3 + q] = e * (d[3 * q] * wr[0] + d[3 * q + 1] * wr[1] + d[3 * q + 2] * wr[2]);
+    }
+}
 
 /* Validates p and builds the work for it (memory reused). On failure returns
  * DVI_ERR_INVALID_ARG / DVI_ERR_NOMEM with a message naming the place. */

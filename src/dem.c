@@ -647,7 +647,6 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         rec->feature = pt->feature;
         v3_copy(rec->point, pt->point);
         v3_copy(rec->normal, n);
-        basis_from_normal(rec->normal, rec->t1, rec->t2);
         rec->distance = pt->distance;
         rec->row = -1;
         rec->ell = 1.0;
@@ -711,8 +710,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
                 rec->feature = (uint32_t)i;
                 v3_copy(rec->point, pw);
                 v3_copy(rec->normal, nw);
-                basis_from_normal(rec->normal, rec->t1, rec->t2);
-                rec->distance = z;
+                        rec->distance = z;
                 rec->row = -1;
                 rec->ell = 1.0;
                 v3_copy(rec->rho_a, rhoT);

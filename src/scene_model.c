@@ -9,6 +9,9 @@
 
 #include "math3.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -66,6 +69,24 @@ struct dvi_model {
 
     int32_t probe_count;
     model_probe* probes;
+
+    /* Contacts the contact-walking probes (component "normal" or "with") look
+     * at: the bodies those probes name (near_mask, by body id index1), and the
+     * contacts of the last step that touch one of them (near, filled once per
+     * step by dvi_model_step, valid while near_step == steps), so that eight
+     * such probes on a granular bed walk a few hundred contacts, not eight
+     * times all of them. */
+    uint8_t* near_mask;      /* [near_mask_size], NULL if no probe walks contacts */
+    int32_t near_mask_size;
+    int32_t* near;           /* [near_cap] contact indices of the last step, ascending */
+    int32_t near_count, near_cap;
+    int32_t* near_chunk;     /* [near_chunk_cap] hits per chunk of the parallel scan, then offsets */
+    int32_t near_chunk_cap;
+    uint8_t* near_flag;      /* [near_flag_cap] per contact: touches a probed body */
+    int32_t near_flag_cap;
+    int threads;             /* the world's threads (the solver settings'; 0: the library default) */
+    int64_t near_step;       /* the step `near` belongs to; −1: none */
+    double near_time;        /* and the world's time then (the world may be stepped directly) */
 };
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -342,6 +363,10 @@ void dvi_model_destroy(dvi_model* m)
     sc_map_free(&m->joint_map);
     for (int32_t i = 0; i < m->probe_count; i++) free_probe(&m->probes[i]);
     free(m->probes);
+    free(m->near_mask);
+    free(m->near);
+    free(m->near_chunk);
+    free(m->near_flag);
     free(m);
 }
 
@@ -428,6 +453,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     v3_copy(wd.gravity, s->gravity);
     wd.solver = s->solver;
     wd.solver_settings = s->solver_settings;
+    m->threads = s->solver_settings.threads;
     wd.collision_envelope = s->collision_envelope;
     wd.contact_recovery_speed = s->contact_recovery_speed;
     wd.joint_recovery_speed = s->joint_recovery_speed;
@@ -542,6 +568,19 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
         st = build_probe(m, &s->probes[i], &m->probes[i]);
         if (st != DVI_OK) return fail(msg, msg_size, st, "probes[%d]: out of memory", i);
     }
+    m->near_step = -1;
+    int32_t top = 0;
+    for (int32_t i = 0; i < m->probe_count; i++)
+        for (int32_t t = 0; m->probes[i].lookup && t < m->probes[i].target_count; t++)
+            if (m->probes[i].lookup[2 * t] > top) top = m->probes[i].lookup[2 * t];
+    if (top > 0) {
+        m->near_mask = calloc((size_t)top + 1, 1);
+        if (!m->near_mask) return fail(msg, msg_size, DVI_ERR_NOMEM, "probes: out of memory");
+        m->near_mask_size = top + 1;
+        for (int32_t i = 0; i < m->probe_count; i++)
+            for (int32_t t = 0; m->probes[i].lookup && t < m->probes[i].target_count; t++)
+                m->near_mask[m->probes[i].lookup[2 * t]] = 1;
+    }
     return DVI_OK;
 }
 
@@ -576,12 +615,83 @@ const dvi_world* dvi_model_world_const(const dvi_model* m)
 
 static void raw_values(const dvi_model* m, const model_probe* p, double* raw);
 
+/* Whether contact k of the last step touches a body a probe names. */
+static bool near_hit(const dvi_model* m, int32_t k)
+{
+    dvi_contact_info ci;
+    if (dvi_world_get_contact(m->world, k, &ci) != DVI_OK) return false;
+    int32_t a = ci.body_a.index1, b = ci.body_b.index1;
+    return (a > 0 && a < m->near_mask_size && m->near_mask[a]) || (b > 0 && b < m->near_mask_size && m->near_mask[b]);
+}
+
+#define NEAR_CHUNK 16384 /* contacts per chunk of the parallel scan */
+
+/* m->near: the last step's contacts that touch a probed body, ascending.
+ * Chunks of contacts are scanned in parallel (hits counted, then written at
+ * their offsets), so the list is the same for any thread count. */
+static dvi_status near_contacts(dvi_model* m)
+{
+    const int32_t nc = dvi_world_contact_count(m->world);
+    const int32_t nch = (nc + NEAR_CHUNK - 1) / NEAR_CHUNK;
+    if (nch + 1 > m->near_chunk_cap) {
+        int32_t* q = realloc(m->near_chunk, (size_t)(nch + 1) * sizeof *q);
+        if (!q) return DVI_ERR_NOMEM;
+        m->near_chunk = q;
+        m->near_chunk_cap = nch + 1;
+    }
+    if (nc > m->near_flag_cap) {
+        uint8_t* q = realloc(m->near_flag, (size_t)nc);
+        if (!q) return DVI_ERR_NOMEM;
+        m->near_flag = q;
+        m->near_flag_cap = nc;
+    }
+    int32_t* cnt = m->near_chunk;
+    uint8_t* flag = m->near_flag;
+#ifdef _OPENMP
+    const int nt = m->threads > 0 ? m->threads : omp_get_max_threads();
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nch > 1)
+#endif
+    for (int32_t ch = 0; ch < nch; ch++) {
+        const int32_t k1 = ch == nch - 1 ? nc : (ch + 1) * NEAR_CHUNK;
+        int32_t n = 0;
+        for (int32_t k = ch * NEAR_CHUNK; k < k1; k++) n += flag[k] = near_hit(m, k);
+        cnt[ch + 1] = n;
+    }
+    cnt[0] = 0;
+    for (int32_t ch = 0; ch < nch; ch++) cnt[ch + 1] += cnt[ch];
+    const int32_t total = nch > 0 ? cnt[nch] : 0;
+    if (total > m->near_cap) {
+        int32_t* q = realloc(m->near, (size_t)total * sizeof *q);
+        if (!q) return DVI_ERR_NOMEM;
+        m->near = q;
+        m->near_cap = total;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nch > 1)
+#endif
+    for (int32_t ch = 0; ch < nch; ch++) {
+        const int32_t k1 = ch == nch - 1 ? nc : (ch + 1) * NEAR_CHUNK;
+        int32_t at = cnt[ch];
+        for (int32_t k = ch * NEAR_CHUNK; k < k1; k++)
+            if (flag[k]) m->near[at++] = k;
+    }
+    m->near_count = total;
+    return DVI_OK;
+}
+
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return DVI_ERR_INVALID_ARG;
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) return st;
     m->steps++;
+    if (m->near_mask) { /* the contacts the contact-walking probes need, once */
+        m->near_step = -1;
+        dvi_status nst = near_contacts(m);
+        if (nst != DVI_OK) return nst;
+        m->near_step = m->steps;
+        m->near_time = dvi_world_time(m->world);
+    }
     /* averaged probes: a window starts after each due step */
     for (int32_t i = 0; i < m->probe_count; i++) {
         model_probe* p = &m->probes[i];
@@ -746,10 +856,12 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 {
     const dvi_world* w = m->world;
     if (p->raw_width == 1 || p->with_count > 0) {
-        int32_t nc = dvi_world_contact_count(w);
-        for (int32_t k = 0; k < nc; k++) {
+        /* the contacts that touch a probed body (dvi_model_step), else all */
+        const bool near = m->near_step == m->steps && m->near_time == dvi_world_time(w);
+        int32_t nc = near ? m->near_count : dvi_world_contact_count(w);
+        for (int32_t j = 0; j < nc; j++) {
             dvi_contact_info ci;
-            if (dvi_world_get_contact(w, k, &ci) != DVI_OK) continue;
+            if (dvi_world_get_contact(w, near ? m->near[j] : j, &ci) != DVI_OK) continue;
             const dvi_body_id ends[2] = {ci.body_a, ci.body_b};
             for (int e = 0; e < 2; e++) {
                 int32_t t = target_of(p, ends[e].index1);
@@ -1011,6 +1123,7 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     dvi_status st = dvi_world_load_state(m->world, b + header, (size_t)wsize);
     if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
     m->steps = (int64_t)steps;
+    m->near_step = -1; /* the contacts are the restored world's */
     q = b + header + wsize;
     for (int32_t i = 0; i < m->probe_count; i++) {
         model_probe* p = &m->probes[i];

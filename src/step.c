@@ -34,35 +34,43 @@
 /* contacts per chunk of the parallel assembly (moved forward to a shape pair's start) */
 #define ASSEMBLE_CHUNK 1024
 
-static uint64_t pair_hash(int32_t a, int32_t b)
+/* Whether shape pair (a1, b1) comes before (a2, b2). */
+static inline bool pair_before(int32_t a1, int32_t b1, int32_t a2, int32_t b2)
 {
-    uint64_t z = (uint64_t)(uint32_t)a << 32 | (uint32_t)b;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    return a1 < a2 || (a1 == a2 && b1 < b2);
+}
+
+/* The first of the previous step's points whose shape pair is not before
+ * (a, b): the points are in the collision's order, sorted by shape pair. */
+static int32_t warm_lower_bound(const dvi_world* w, int32_t a, int32_t b)
+{
+    int32_t lo = 0, hi = w->warm_count;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (pair_before(w->warm[mid].shape_a, w->warm[mid].shape_b, a, b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* The previous step's impulses for a new contact point: the point of the
  * same shape pair with the same feature id, or else the nearest one within
  * `radius` not taken yet (feature ids of some routines change when a
- * manifold is rebuilt; positions of resting contacts do not). */
-static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_point* pt, double radius, bool* taken)
+ * manifold is rebuilt; positions of resting contacts do not). Both steps'
+ * points are sorted by shape pair, so the lookup walks the previous points
+ * forward from *cursor (a merge: the points of a chunk of contacts are
+ * visited once). */
+static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_point* pt, double radius, bool* taken,
+                                       int32_t* cursor)
 {
-    if (w->slot_count == 0) return NULL;
-    size_t mask = w->slot_count - 1;
-    int32_t first = -1;
-    for (size_t i = pair_hash(pt->geom_a, pt->geom_b) & mask;; i = (i + 1) & mask) {
-        const dvi_warm_slot* s = &w->slots[i];
-        if (s->shape_a < 0) return NULL;
-        if (s->shape_a == pt->geom_a && s->shape_b == pt->geom_b) {
-            first = s->first;
-            break;
-        }
-    }
+    int32_t k = *cursor;
+    while (k < w->warm_count && pair_before(w->warm[k].shape_a, w->warm[k].shape_b, pt->geom_a, pt->geom_b)) k++;
+    *cursor = k;
     int32_t best = -1;
     double best_d2 = radius * radius;
-    for (int32_t k = first; k < w->warm_count && w->warm[k].shape_a == pt->geom_a && w->warm[k].shape_b == pt->geom_b;
-         k++) {
+    for (; k < w->warm_count && w->warm[k].shape_a == pt->geom_a && w->warm[k].shape_b == pt->geom_b; k++) {
         if (taken[k]) continue;
         if (w->warm[k].feature == pt->feature) {
             best = k;
@@ -81,15 +89,19 @@ static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_poi
     return &w->warm[best];
 }
 
-/* Stores this step's points and impulses for the next step's warm start. */
-static bool warm_store(dvi_world* w, int32_t npts)
+/* Stores this step's points and impulses for the next step's warm start,
+ * in the collision's order (sorted by shape pair; warm_find relies on it).
+ * The state format keeps a table of slots from an earlier lookup by
+ * hashing; it is written empty (16 slots). */
+static bool warm_store(dvi_world* w, int32_t npts, int nt)
 {
-    if (!DVI_RESERVE(w, warm, npts + 1)) return false;
-    size_t n = 16;
-    while (n < 2 * (size_t)npts) n *= 2;
-    if (!DVI_RESERVE(w, slots, n)) return false;
-    w->slot_count = n;
-    for (size_t i = 0; i < n; i++) w->slots[i].shape_a = -1;
+    if (!DVI_RESERVE(w, warm, npts + 1) || !DVI_RESERVE(w, slots, 16)) return false;
+    w->slot_count = 16;
+    for (size_t i = 0; i < 16; i++) w->slots[i] = (dvi_warm_slot){-1, -1, -1};
+    (void)nt;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#endif
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_rec* rec = &w->contacts[c];
         dvi_warm_point* p = &w->warm[c];
@@ -97,16 +109,7 @@ static bool warm_store(dvi_world* w, int32_t npts)
         p->shape_b = rec->shape_b;
         p->feature = rec->feature;
         v3_copy(p->point, rec->point);
-        memset(p->gamma, 0, sizeof p->gamma);
-        for (int32_t r = 0; r < rec->nrows; r++) p->gamma[r] = w->gamma[rec->row + r];
-        if (c > 0 && w->contacts[c - 1].shape_a == rec->shape_a && w->contacts[c - 1].shape_b == rec->shape_b)
-            continue; /* not the first point of its pair */
-        size_t mask = n - 1;
-        size_t i = pair_hash(rec->shape_a, rec->shape_b) & mask;
-        while (w->slots[i].shape_a >= 0) i = (i + 1) & mask;
-        w->slots[i].shape_a = rec->shape_a;
-        w->slots[i].shape_b = rec->shape_b;
-        w->slots[i].first = c;
+        for (int32_t r = 0; r < 6; r++) p->gamma[r] = r < rec->nrows ? w->gamma[rec->row + r] : 0.0;
     }
     w->warm_count = npts;
     return true;
@@ -138,12 +141,13 @@ static void contact_row(const double* d, const double* rhoA, const double* rhoB,
     }
 }
 
-/* The rows of contact c (its record, frame, block, r, compliance and
- * warm start) from the collision point; its first row and row count are
- * already in its record, and its block is blk. Returns whether the contact
- * has compliance. Touches only contact c's entries and the warm-start
+/* The rows of contact c (its record, frame, block, r and warm start) from
+ * the collision point; its first row and row count are already in its
+ * record, and its block is blk. Returns whether the contact has compliance
+ * (the caller then fills the compliance of every contact row). Touches only contact c's entries and the warm-start
  * points of its shape pair. */
-static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t c, double h, int32_t blk)
+static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t c, double h, int32_t blk,
+                             int32_t* cursor)
 {
     const double env = w->def.collision_envelope;
     const dvi_contact_point* pt = &pts[c];
@@ -157,7 +161,8 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     rec->feature = pt->feature;
     v3_copy(rec->point, pt->point);
     v3_copy(rec->normal, pt->normal);
-    basis_from_normal(rec->normal, rec->t1, rec->t2);
+    double t1[3], t2[3];
+    basis_from_normal(rec->normal, t1, t2);
     rec->distance = pt->distance;
     double mu = fmin(sa->material.friction, sb->material.friction);
     double mu_roll = fmin(sa->material.rolling_friction, sb->material.rolling_friction);
@@ -166,7 +171,7 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     double comp = sa->material.compliance + sb->material.compliance;
     bool rolling = rec->nrows == 6;
     int32_t row = rec->row;
-    const double* dirs[6] = {rec->normal, rec->t1, rec->t2, rec->normal, rec->t1, rec->t2};
+    const double* dirs[6] = {rec->normal, t1, t2, rec->normal, t1, t2};
     double rhoA[3], rhoB[3];
     v3_sub(rhoA, rec->point, w->bodies[rec->body_a].x);
     v3_sub(rhoB, rec->point, w->bodies[rec->body_b].x);
@@ -188,15 +193,15 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     w->fr_body[2 * c + 1] = w->dyn[rec->body_b];
     for (int k = 0; k < 3; k++) {
         w->fr_frame[9 * (size_t)c + k] = rec->normal[k];
-        w->fr_frame[9 * (size_t)c + 3 + k] = rec->t1[k];
-        w->fr_frame[9 * (size_t)c + 6 + k] = rec->t2[k];
+        w->fr_frame[9 * (size_t)c + 3 + k] = t1[k];
+        w->fr_frame[9 * (size_t)c + 6 + k] = t2[k];
         w->fr_arm[6 * (size_t)c + k] = rhoA[k];
         w->fr_arm[6 * (size_t)c + 3 + k] = rhoB[k];
     }
     w->fr_ell[c] = ell;
     w->blocks[blk] = rolling ? (dvi_ccp_block){DVI_BLOCK_FRICTION_ROLLING, mu, mu_spin / ell, mu_roll / ell}
                              : (dvi_ccp_block){DVI_BLOCK_FRICTION, mu, 0.0, 0.0};
-    const dvi_warm_point* prev = warm_find(w, pt, env + 1e-3, w->taken);
+    const dvi_warm_point* prev = warm_find(w, pt, env + 1e-3, w->taken, cursor);
     for (int q = 0; q < rec->nrows; q++) {
         double ja[6], jb[6];
         contact_row(dirs[q], rhoA, rhoB, q < 3, ja, jb);
@@ -222,7 +227,6 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
             }
         }
         w->r[row] = vrel + b;
-        w->compliance[row] = q < 3 ? comp / (h * h) : 0.0;
         w->gamma[row] = prev ? prev->gamma[q] : 0.0;
         row++;
     }
@@ -252,14 +256,23 @@ dvi_status dvi_world_step(dvi_world* w, double h)
 
     /* ---- rows: count, then build ---- */
     const int32_t joint_rows = dvi_step_joint_row_total(w);
-    int32_t nrows = joint_rows, nblocks = joint_rows;
+    const int nt = dvi_world_threads(w);
+    if (!DVI_RESERVE(w, contacts, npts + 1)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    /* each contact's row count (in parallel), then the first rows in order */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#endif
     for (int32_t c = 0; c < npts; c++) {
         const dvi_shape* sa = &w->shapes[pts[c].geom_a];
         const dvi_shape* sb = &w->shapes[pts[c].geom_b];
         bool rolling = fmin(sa->material.rolling_friction, sb->material.rolling_friction) > 0.0 ||
                        fmin(sa->material.spinning_friction, sb->material.spinning_friction) > 0.0;
-        nrows += rolling ? 6 : 3;
-        nblocks++;
+        w->contacts[c].nrows = rolling ? 6 : 3;
+    }
+    int32_t nrows = joint_rows, nblocks = joint_rows + npts;
+    for (int32_t c = 0; c < npts; c++) {
+        w->contacts[c].row = nrows;
+        nrows += w->contacts[c].nrows;
     }
     w->stats.bodies = nb;
     w->stats.contacts = npts;
@@ -279,21 +292,11 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     bool any_compliance = false;
     double max_violation = 0.0;
     int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
-    /* the contacts' rows: the first row and the row count of each contact,
-     * then the contacts in parallel, in chunks that never split a shape pair
-     * (a pair's warm-start points are matched in order within the pair, and
-     * pairs use disjoint stretches of the previous step's points), so every
-     * thread count gives the same rows */
+    /* the contacts' rows, in parallel, in chunks that never split a shape
+     * pair (a pair's warm-start points are matched in order within the
+     * pair, and pairs use disjoint stretches of the previous step's points),
+     * so every thread count gives the same rows */
     double max_pen = 0.0;
-    for (int32_t c = 0, rw = row; c < npts; c++) {
-        const dvi_shape* sa = &w->shapes[pts[c].geom_a];
-        const dvi_shape* sb = &w->shapes[pts[c].geom_b];
-        bool rolling = fmin(sa->material.rolling_friction, sb->material.rolling_friction) > 0.0 ||
-                       fmin(sa->material.spinning_friction, sb->material.spinning_friction) > 0.0;
-        w->contacts[c].row = rw;
-        w->contacts[c].nrows = rolling ? 6 : 3;
-        rw += rolling ? 6 : 3;
-    }
     const int32_t nchunks = (npts + ASSEMBLE_CHUNK - 1) / ASSEMBLE_CHUNK;
     if (!DVI_RESERVE(w, chunk_start, nchunks + 2)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     for (int32_t k = 0; k < nchunks; k++) {
@@ -302,20 +305,34 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         w->chunk_start[k] = c;
     }
     w->chunk_start[nchunks] = npts;
-    const int nt = dvi_world_threads(w);
     int comp_any = 0;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK) \
     reduction(max : max_pen) reduction(|| : comp_any)
 #endif
     for (int32_t k = 0; k < nchunks; k++) {
-        for (int32_t c = w->chunk_start[k]; c < w->chunk_start[k + 1]; c++) { /* starts never decrease */
+        const int32_t c0 = w->chunk_start[k], c1 = w->chunk_start[k + 1];
+        int32_t cursor = c0 < c1 ? warm_lower_bound(w, pts[c0].geom_a, pts[c0].geom_b) : 0;
+        for (int32_t c = c0; c < c1; c++) { /* starts never decrease */
             if (-pts[c].distance > max_pen) max_pen = -pts[c].distance;
-            if (assemble_contact(w, pts, c, h, joint_rows + c)) comp_any = 1;
+            if (assemble_contact(w, pts, c, h, joint_rows + c, &cursor)) comp_any = 1;
         }
     }
     if (comp_any) any_compliance = true;
+    if (any_compliance) { /* the contacts' compliance rows, only when some row has compliance */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#endif
+        for (int32_t c = 0; c < npts; c++) {
+            const dvi_contact_rec* rec = &w->contacts[c];
+            double comp = w->shapes[rec->shape_a].material.compliance + w->shapes[rec->shape_b].material.compliance;
+            for (int32_t q = 0; q < rec->nrows; q++) w->compliance[rec->row + q] = q < 3 ? comp / (h * h) : 0.0;
+        }
+    }
     if (npts > 0) row = w->contacts[npts - 1].row + w->contacts[npts - 1].nrows;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#endif
     for (int32_t j = joint_rows; j < row; j++) w->colptr[j] = nz; /* no columns: the frames give the rows */
     w->colptr[row] = nz;
     w->stats.max_penetration = max_pen;
@@ -382,27 +399,40 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     double t4 = dvi_step_clock();
 
     /* ---- outputs: contact forces, joint reactions, warm start ---- */
+    /* each contact's force in parallel; the bodies' sums in contact order */
+    const double inv_h = 1.0 / h;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#endif
     for (int32_t c = 0; c < npts; c++) {
         dvi_contact_rec* rec = &w->contacts[c];
-        double f[3] = {0, 0, 0};
-        const double* dirs[3] = {rec->normal, rec->t1, rec->t2};
-        for (int q = 0; q < 3; q++) v3_axpy(f, w->gamma[rec->row + q] / h, dirs[q]);
-        v3_copy(rec->force, f);
+        const double* g = w->gamma + rec->row;
+        const double* d = w->fr_frame + 9 * (size_t)c; /* n, t1, t2 */
+        for (int k = 0; k < 3; k++) rec->force[k] = (g[0] * d[k] + g[1] * d[3 + k] + g[2] * d[6 + k]) * inv_h;
+    }
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_contact_rec* rec = &w->contacts[c];
+        const double* f = rec->force;
         double couple[3] = {0, 0, 0}; /* spin and rolling resistance on B */
-        for (int q = 3; q < rec->nrows; q++) v3_axpy(couple, rec->ell * w->gamma[rec->row + q] / h, dirs[q - 3]);
-        for (int side = 0; side < 2; side++) {
-            dvi_body* b = &w->bodies[side ? rec->body_b : rec->body_a];
-            double fs[3], tq[3];
-            v3_scale(fs, side ? 1.0 : -1.0, f);
-            v3_add(b->contact_force, b->contact_force, fs);
-            v3_cross(tq, side ? rec->rho_b : rec->rho_a, fs); /* lever of the step's rows */
-            v3_axpy(tq, side ? 1.0 : -1.0, couple);
-            v3_add(b->contact_torque, b->contact_torque, tq);
+        if (rec->nrows == 6) {
+            const double* d = w->fr_frame + 9 * (size_t)c;
+            for (int q = 3; q < 6; q++) v3_axpy(couple, rec->ell * w->gamma[rec->row + q] / h, d + 3 * (q - 3));
+        }
+        dvi_body* A = &w->bodies[rec->body_a];
+        dvi_body* B = &w->bodies[rec->body_b];
+        double ta[3], tb[3];
+        v3_cross(ta, rec->rho_a, f); /* lever of the step's rows; −f on A */
+        v3_cross(tb, rec->rho_b, f);
+        for (int k = 0; k < 3; k++) {
+            A->contact_force[k] -= f[k];
+            A->contact_torque[k] -= ta[k] + couple[k];
+            B->contact_force[k] += f[k];
+            B->contact_torque[k] += tb[k] + couple[k];
         }
     }
     w->contact_count = npts;
     dvi_step_joint_reactions(w, h);
-    if (!warm_store(w, npts)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    if (!warm_store(w, npts, nt)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     w->time += h;
     double t5 = dvi_step_clock();
     w->stats.seconds_collide = t1 - t0;

@@ -100,7 +100,7 @@ typedef struct dvi_warm_slot {
 typedef struct dvi_contact_rec {
     int32_t body_a, body_b, shape_a, shape_b;
     uint32_t feature;
-    double point[3], normal[3], t1[3], t2[3];
+    double point[3], normal[3]; /* the tangents: basis_from_normal(normal) */
     double distance;
     int32_t row, nrows;
     double rho_a[3], rho_b[3]; /* contact point relative to the centres at the start of the step */

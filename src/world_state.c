@@ -70,6 +70,7 @@
  */
 #include "dem.h"
 #include "world_internal.h"
+#include "math3.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -338,8 +339,10 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_u32(b, r->feature);
         put_f64s(b, r->point, 3);
         put_f64s(b, r->normal, 3);
-        put_f64s(b, r->t1, 3);
-        put_f64s(b, r->t2, 3);
+        double t1[3], t2[3]; /* kept in the format; always the basis of the normal */
+        basis_from_normal(r->normal, t1, t2);
+        put_f64s(b, t1, 3);
+        put_f64s(b, t2, 3);
         put_f64(b, r->distance);
         put_i32(b, r->row);
         put_i32(b, r->nrows);
@@ -615,8 +618,8 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         rec.feature = get_u32(r);
         get_f64s(r, rec.point, 3);
         get_f64s(r, rec.normal, 3);
-        get_f64s(r, rec.t1, 3);
-        get_f64s(r, rec.t2, 3);
+        double tangents[6]; /* the basis of the normal: recomputed where needed */
+        get_f64s(r, tangents, 6);
         rec.distance = get_f64(r);
         rec.row = get_i32(r);
         rec.nrows = get_i32(r);

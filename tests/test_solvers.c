@@ -1041,6 +1041,133 @@ static void test_apgd_preconditioner(void** state)
     dvi_gen_free(&g);
 }
 
+/* APGD's preconditioner on the bilateral rows: the inverse of their own
+ * block of N (solvers.md). A chain of 12 bodies whose first body is 10⁴
+ * times heavier than the others (a chassis and its links), bilateral rows
+ * only: against CHOLMOD, and in far fewer iterations than a scale per row
+ * (with the block, P N = I on these rows up to the starting step length;
+ * without it, the rows of the heavy and the light bodies set the spectrum).
+ * The chain of 40 rows is below the block's 192-row limit; one of 202 rows
+ * (above it) is solved with the scale per row alone. */
+static void test_apgd_joint_block(void** state)
+{
+    (void)state;
+    const int32_t sizes[2] = {12, 66}; /* 3 rows a body, 4 extra: 40 and 202 rows */
+    for (int t = 0; t < 2; t++) {
+        chain c;
+        chain_init(&c, sizes[t], 4, 11);
+        for (int q = 0; q < 36; q++) c.inv_mass[q] *= 1e-4; /* body 0: 10⁴ times heavier */
+        const int32_t m = c.rows;
+        double* ref = calloc((size_t)m, sizeof(double));
+        double* gamma = calloc((size_t)m, sizeof(double));
+        assert_non_null(ref);
+        assert_non_null(gamma);
+        cholmod_reference(&c.p, 0.0, ref);
+        const double gn = norm2(ref, m);
+        /* the error in γ is at most cond(N) times the relative residual */
+        const double kappa = condition_number(&c.p), tol = 1e-12;
+        int32_t iters[2];
+        for (int pre = 1; pre >= 0; pre--) {
+            dvi_solver_settings s = settings(tol, 400000);
+            s.apgd.precondition = pre;
+            memset(gamma, 0, (size_t)m * sizeof(double));
+            dvi_solve_result res;
+            run(&c.p, "apgd", &s, gamma, &res);
+            double err = dist2(gamma, ref, m) / gn;
+            CHECK(res.status == DVI_SOLVE_CONVERGED, "%d rows, precondition %d: %s", m, pre,
+                  dvi_solve_status_string(res.status));
+            CHECK(err <= 10.0 * kappa * tol, "%d rows, precondition %d: |gamma - gamma_chol| / |gamma_chol| = %.3e (cond %.3g)",
+                  m, pre, err, kappa);
+            iters[pre] = res.iterations;
+        }
+        print_message("         chain of %d rows, one body 1e4 times heavier (cond(N) %.3g): %d iterations "
+                      "preconditioned, %d plain\n",
+                      m, kappa, iters[1], iters[0]);
+        if (m <= 192) /* above the limit only the scale per row acts; both runs are checked against CHOLMOD above */
+            CHECK(iters[1] <= 30 && 100 * iters[1] <= iters[0],
+                  "%d rows: the joint block should solve a bilateral-only problem in a few iterations (%d vs %d)", m,
+                  iters[1], iters[0]);
+        free(ref);
+        free(gamma);
+        chain_free(&c);
+    }
+}
+
+/* Redundant joint rows: every row of a chain given twice, the copy with an
+ * r off by 1e-3 (a stabilization term that disagrees, as redundant joints'
+ * do). N is singular and the objective falls without bound along γ_a − γ_b,
+ * which moves nothing (D(γ_a − γ_b) = 0). APGD's block for the joints must
+ * not step along that null space: each pair must carry the chain's impulse
+ * between them (its sum within 1e-6 of the chain solved once with the mean
+ * r) and no pair may grow (each impulse within 1.5 times the pair's sum).
+ * The inverse of a shifted N_JJ failed this: the pairs' impulses grew by
+ * orders of magnitude in a few solves while the residual, scaled by ‖γ‖,
+ * looked converged. */
+static void test_apgd_redundant_joints(void** state)
+{
+    (void)state;
+    chain c;
+    chain_init(&c, 6, 0, 5);
+    const int32_t m = c.rows, m2 = 2 * m;
+    int32_t* colptr = calloc((size_t)m2 + 1, sizeof(int32_t));
+    int32_t* rowind = calloc((size_t)c.nnz * 2, sizeof(int32_t));
+    double* values = calloc((size_t)c.nnz * 2, sizeof(double));
+    double* r = calloc((size_t)m2, sizeof(double));
+    dvi_ccp_block* blocks = calloc((size_t)m2, sizeof(dvi_ccp_block));
+    double* ref = calloc((size_t)m, sizeof(double));
+    double* gamma = calloc((size_t)m2, sizeof(double));
+    assert_true(colptr && rowind && values && r && blocks && ref && gamma);
+    int32_t nz = 0;
+    for (int32_t j = 0; j < m2; j++) { /* row j: row j / 2 of the chain */
+        const int32_t i = j / 2;
+        colptr[j] = nz;
+        for (int32_t k = c.colptr[i]; k < c.colptr[i + 1]; k++) {
+            rowind[nz] = c.rowind[k];
+            values[nz++] = c.values[k];
+        }
+        r[j] = c.r[i] + (j % 2 ? 1e-3 : 0.0);
+        blocks[j].kind = DVI_BLOCK_BILATERAL;
+    }
+    colptr[m2] = nz;
+    dvi_csc D = {6 * c.bodies, m2, colptr, rowind, values};
+    dvi_ccp_problem p = c.p;
+    p.rows = m2;
+    p.block_count = m2;
+    p.blocks = blocks;
+    p.D = &D;
+    p.r = r;
+    /* the chain once, with the mean r of each pair */
+    for (int32_t i = 0; i < m; i++) c.r[i] += 0.5e-3;
+    cholmod_reference(&c.p, 0.0, ref);
+    const double gn = norm2(ref, m);
+    /* five solves in a row, each warm-started from the last, as a world's steps are */
+    dvi_solver_settings s = settings(1e-10, 3000);
+    s.warm_start = true;
+    dvi_solve_result res;
+    for (int k = 0; k < 5; k++) run(&p, "apgd", &s, gamma, &res);
+    double err = 0.0, worst = 0.0;
+    for (int32_t i = 0; i < m; i++) {
+        const double sum = gamma[2 * i] + gamma[2 * i + 1];
+        err = dmax(err, fabs(sum - ref[i]));
+        const double big = dmax(fabs(gamma[2 * i]), fabs(gamma[2 * i + 1]));
+        worst = dmax(worst, big / dmax(fabs(ref[i]), 1e-3 * gn));
+    }
+    print_message("         chain of %d rows given twice: pair sums within %.3e of the chain's (|gamma| %.3g), largest "
+                  "impulse %.3g times its pair's\n",
+                  m, err / gn, gn, worst);
+    CHECK(err <= 1e-6 * gn, "redundant rows: pair sums off by %.3e relative", err / gn);
+    CHECK(worst <= 1.5, "redundant rows: an impulse grew to %.3g times its pair's sum (drift along the null space)",
+          worst);
+    free(colptr);
+    free(rowind);
+    free(values);
+    free(r);
+    free(blocks);
+    free(ref);
+    free(gamma);
+    chain_free(&c);
+}
+
 /* Per-contact state of a solution: 0 separated, 1 stick, 2 slide. */
 static int contact_state(const double* g3, const double* u3, double gscale, double uscale)
 {
@@ -1826,6 +1953,8 @@ int main(void)
         cmocka_unit_test(test_box_stacks),
         cmocka_unit_test(test_random_apgd_vs_pgs),
         cmocka_unit_test(test_apgd_preconditioner),
+        cmocka_unit_test(test_apgd_joint_block),
+        cmocka_unit_test(test_apgd_redundant_joints),
         cmocka_unit_test(test_random_lemke_vs_cone),
         cmocka_unit_test(test_random_lemke_relaxed_vs_apgd),
         cmocka_unit_test(test_granular_lemke_vs_apgd),

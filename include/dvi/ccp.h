@@ -163,7 +163,9 @@ typedef struct dvi_solver_settings {
         double grow;        ///< factor on L when backtracking; default 2.0
         double shrink;      ///< factor on L after each iteration; default 0.9
         bool precondition;  ///< scale each block by the inverse mean of its diagonal of N
-                            ///< (exact: cones are invariant under positive scaling); default true
+                            ///< (exact: cones are invariant under positive scaling), and the
+                            ///< bilateral rows, when at most 192, by the pseudo-inverse of
+                            ///< their own block of N (exact: they have no cone); default true
     } apgd;
     struct {
         double omega;       ///< over-relaxation ω in (0, 2); default 1.0
