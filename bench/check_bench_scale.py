@@ -2,7 +2,10 @@
 """Runs `bench_scale --quick --json` and checks its output: it exits with 0,
 every line is a JSON object, and the measured rows (kind "dvi" and "dem")
 carry the keys of docs/benchmarks.md ("Scale: the full bed") with finite
-numbers (null only where a figure does not apply)."""
+numbers (null only where a figure does not apply). Then runs it with
+`--convergence` and checks the time-to-a-residual rows: one per solver and
+tolerance, each with its iterations within the cap, a finite residual, a
+status that agrees with the residual, and a time."""
 import json
 import math
 import subprocess
@@ -64,6 +67,40 @@ def main():
         print(f"expected rows with 1 and 2 threads, got {threads}")
         return 1
     print(f"ok: {kinds}")
+    return check_convergence(exe)
+
+
+def check_convergence(exe):
+    cap = 100
+    p = subprocess.run([exe, "--quick", "--json", "--convergence", "--max-iterations", str(cap), "--threads", "2",
+                        "--dem-spheres", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=880)
+    sys.stderr.write(p.stderr)
+    print(p.stdout, end="")
+    if p.returncode != 0:
+        print(f"bench_scale --quick --json --convergence exited with {p.returncode}")
+        return 1
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    conv = [r for r in rows if r.get("kind") == "convergence"]
+    if any(r.get("kind") in ("dvi", "dem") for r in rows):
+        print("--convergence printed step rows")
+        return 1
+    seen = {(r["solver"], r["tolerance"]) for r in conv}
+    if len(conv) != 10 or len(seen) != 10:
+        print(f"expected 10 convergence rows (5 solvers x 2 tolerances), got {len(conv)}")
+        return 1
+    for r in conv:
+        it, res, tol = r["iterations"], r["residual"], r["tolerance"]
+        if not (0 <= it <= cap) or not math.isfinite(res) or not (r["ms_solve"] >= 0):
+            print(f"convergence row {r}: iterations, residual or time out of range")
+            return 1
+        if r["status"] == "converged" and not res <= tol:
+            print(f"convergence row {r}: converged above its tolerance")
+            return 1
+        if r["status"] == "max_iter" and it != cap:
+            print(f"convergence row {r}: stopped at {it} of {cap} iterations without converging")
+            return 1
+    print(f"ok: {len(conv)} convergence rows")
     return 0
 
 
