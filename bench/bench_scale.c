@@ -792,6 +792,41 @@ static int child_settle(const spec* sp, int threads, const char* state_path, boo
     return 0;
 }
 
+/* The scene of `sp` (with `threads`) and its model in the settled state of
+ * the cache file `state_path`. On failure writes msg and returns −1 with
+ * nothing left to free. */
+static int load_settled(const spec* sp, int threads, const char* state_path, double cap_override, dvi_scene** out_s,
+                        dvi_model** out_m, char* msg, size_t msg_size)
+{
+    dvi_scene* s = NULL;
+    if (load_scene(sp, threads, &s, msg, msg_size) != 0) return -1;
+    size_t len = 0;
+    char* text = spec_text(sp, &len);
+    const uint64_t key = cache_key(text ? text : "", len, settle_cap(sp, cap_override));
+    free(text);
+    dvi_model* m = NULL;
+    if (dvi_model_create(s, &m, msg, msg_size) != DVI_OK) {
+        dvi_scene_destroy(s);
+        return -1;
+    }
+    settle_result c;
+    void* blob = NULL;
+    size_t size = 0;
+    char why[256] = "";
+    if (cache_read(state_path, key, &c, &blob, &size) != 0 ||
+        dvi_model_load_state(m, blob, size, why, sizeof why) != DVI_OK) {
+        snprintf(msg, msg_size, "%s: the settled state %s does not load %s", sp->name, state_path, why);
+        free(blob);
+        dvi_model_destroy(m);
+        dvi_scene_destroy(s);
+        return -1;
+    }
+    free(blob);
+    *out_s = s;
+    *out_m = m;
+    return 0;
+}
+
 /* Child: one row. */
 static int child_row(const spec* sp, int threads, const char* state_path, int steps, int warmup, double cap_override,
                      row_result* r)
@@ -802,32 +837,10 @@ static int child_row(const spec* sp, int threads, const char* state_path, int st
     r->rss_base_bytes = proc_status_bytes("VmRSS");
     double t0 = now();
     dvi_scene* s = NULL;
-    if (load_scene(sp, threads, &s, r->msg, sizeof r->msg) != 0) return -1;
-    size_t len = 0;
-    char* text = spec_text(sp, &len);
-    const uint64_t key = cache_key(text ? text : "", len, settle_cap(sp, cap_override));
-    free(text);
     dvi_model* m = NULL;
-    if (dvi_model_create(s, &m, r->msg, sizeof r->msg) != DVI_OK) {
-        dvi_scene_destroy(s);
-        return -1;
-    }
-    const dvi_scene_settings set = dvi_scene_get_settings(s);
-    r->dem = strcmp(set.method, "dem") == 0;
+    if (load_settled(sp, threads, state_path, cap_override, &s, &m, r->msg, sizeof r->msg) != 0) return -1;
+    r->dem = strcmp(dvi_scene_get_settings(s).method, "dem") == 0;
     r->bodies = dvi_scene_body_count(s);
-    settle_result c;
-    void* blob = NULL;
-    size_t size = 0;
-    char msg[256] = "";
-    if (cache_read(state_path, key, &c, &blob, &size) != 0 ||
-        dvi_model_load_state(m, blob, size, msg, sizeof msg) != DVI_OK) {
-        snprintf(r->msg, sizeof r->msg, "%s: the settled state %s does not load %s", sp->name, state_path, msg);
-        free(blob);
-        dvi_model_destroy(m);
-        dvi_scene_destroy(s);
-        return -1;
-    }
-    free(blob);
     r->build_s = now() - t0;
     const dvi_world* w = dvi_model_world_const(m);
     double wall = 0, col = 0, ass = 0, sol = 0, integ = 0, it = 0, con = 0, bpi = 0, bpci = 0;
@@ -919,31 +932,15 @@ static int child_conv(const spec* sp, int threads, const char* state_path, int w
     memset(r, 0, sizeof *r);
     r->threads = threads, r->max_iterations = max_iterations;
     dvi_scene* s = NULL;
-    if (load_scene(sp, threads, &s, r->msg, sizeof r->msg) != 0) return -1;
-    size_t len = 0;
-    char* text = spec_text(sp, &len);
-    const uint64_t key = cache_key(text ? text : "", len, settle_cap(sp, cap_override));
-    free(text);
     dvi_model* m = NULL;
-    if (dvi_model_create(s, &m, r->msg, sizeof r->msg) != DVI_OK) {
-        dvi_scene_destroy(s);
-        return -1;
-    }
+    if (load_settled(sp, threads, state_path, cap_override, &s, &m, r->msg, sizeof r->msg) != 0) return -1;
     const dvi_scene_settings set = dvi_scene_get_settings(s);
     r->bodies = dvi_scene_body_count(s);
-    settle_result c;
     void* blob = NULL;
     size_t size = 0;
     char msg[256] = "";
     int rc = -1;
     dvi_world* w = dvi_model_world(m);
-    if (cache_read(state_path, key, &c, &blob, &size) != 0 ||
-        dvi_model_load_state(m, blob, size, msg, sizeof msg) != DVI_OK) {
-        snprintf(r->msg, sizeof r->msg, "%s: the settled state %s does not load %s", sp->name, state_path, msg);
-        goto done;
-    }
-    free(blob);
-    blob = NULL;
     for (int k = 0; k < warmup; k++)
         if (dvi_model_step(m) < 0) {
             snprintf(r->msg, sizeof r->msg, "%s: warm-up step %d: %s", sp->name, k + 1, dvi_world_last_error(w));

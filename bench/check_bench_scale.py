@@ -18,14 +18,21 @@ REQUIRED = ["scene", "bodies", "contacts", "threads", "ms_per_step", "ms_collide
 NULLABLE = {"dem": {"bytes_per_contact_iter", "bandwidth_ratio"}, "dvi": set()}
 
 
-def main():
-    exe = sys.argv[1]
-    p = subprocess.run([exe, "--quick", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=880)
+def run(args):
+    """Runs bench_scale with args, echoes its output; None if it failed."""
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=880)
     sys.stderr.write(p.stderr)
     print(p.stdout, end="")
     if p.returncode != 0:
-        print(f"bench_scale --quick --json exited with {p.returncode}")
+        print(f"bench_scale {' '.join(args[1:])} exited with {p.returncode}")
+        return None
+    return p
+
+
+def main():
+    exe = sys.argv[1]
+    p = run([exe, "--quick", "--json"])
+    if p is None:
         return 1
     kinds = {}
     threads = {"dvi": set(), "dem": set()}
@@ -72,13 +79,9 @@ def main():
 
 def check_convergence(exe):
     cap = 100
-    p = subprocess.run([exe, "--quick", "--json", "--convergence", "--max-iterations", str(cap), "--threads", "2",
-                        "--dem-spheres", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=880)
-    sys.stderr.write(p.stderr)
-    print(p.stdout, end="")
-    if p.returncode != 0:
-        print(f"bench_scale --quick --json --convergence exited with {p.returncode}")
+    p = run([exe, "--quick", "--json", "--convergence", "--max-iterations", str(cap), "--threads", "2",
+             "--dem-spheres", "0"])
+    if p is None:
         return 1
     rows = [json.loads(line) for line in p.stdout.splitlines()]
     conv = [r for r in rows if r.get("kind") == "convergence"]

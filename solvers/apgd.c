@@ -104,24 +104,21 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
     if (!mem) return;
     double* P = (double*)(void*)(mem + ((size_t)n * sizeof(int32_t) + 7) / 8 * 8);
     double* A = P + nn;
-    double* jb_scratch_v = A + nn;
-    double* z = jb_scratch_v + nn;
-    double* col = z + n;
+    double* V = A + nn;
+    double* z = V + nn;
+    double* inv = z + n; /* the eigenvalues' inverses, 0 on the null space */
     int32_t* rows = (int32_t*)(void*)mem;
     int32_t k = 0;
     for (int32_t b = 0; b < w->nblocks; b++)
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL)
             for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) rows[k++] = i;
-    double dmax = 0.0;
     for (int32_t a = 0; a < n; a++) {
         for (int32_t c = 0; c < a; c++) {
             double e = dvi_work_block_entry(w, rows[a], rows[c]);
             A[(size_t)a * n + c] = A[(size_t)c * n + a] = e;
         }
         A[(size_t)a * n + a] = w->diag[rows[a]];
-        if (isfinite(w->diag[rows[a]]) && w->diag[rows[a]] > dmax) dmax = w->diag[rows[a]];
     }
-    if (!(dmax > 0.0)) return;
     /* P_J = N_JJ⁺, the pseudo-inverse: redundant joints make N_JJ singular,
      * and on its null space (impulses that move nothing, D d = 0) P_J takes
      * no step at all, so redundant rows keep the share of the reaction they
@@ -129,7 +126,6 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
      * amplifies the null-space part of the gradient, and the reactions of
      * redundant rows grew without bound). Eigenvalues below 1e-9 of the
      * largest count as zero. */
-    double* V = jb_scratch_v;
     jacobi_eigen(A, V, n);
     double lmax = 0.0;
     for (int32_t a = 0; a < n; a++)
@@ -137,16 +133,14 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
     if (!(lmax > 0.0) || !isfinite(lmax)) return;
     for (int32_t a = 0; a < n; a++) {
         const double l = A[(size_t)a * n + a];
-        col[a] = l > 1e-9 * lmax ? 1.0 / l : 0.0;
+        inv[a] = l > 1e-9 * lmax ? 1.0 / l : 0.0;
     }
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = 0; j <= i; j++) {
             double sum = 0.0;
-            for (int32_t a = 0; a < n; a++) sum += V[(size_t)i * n + a] * col[a] * V[(size_t)j * n + a];
+            for (int32_t a = 0; a < n; a++) sum += V[(size_t)i * n + a] * inv[a] * V[(size_t)j * n + a];
             P[(size_t)i * n + j] = P[(size_t)j * n + i] = sum;
         }
-    for (int32_t a = 0; a < n; a++) /* exactly symmetric */
-        for (int32_t c = 0; c < a; c++) P[(size_t)a * n + c] = P[(size_t)c * n + a] = 0.5 * (P[(size_t)a * n + c] + P[(size_t)c * n + a]);
     jb->n = n, jb->rows = rows, jb->P = P, jb->z = z;
 }
 

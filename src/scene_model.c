@@ -72,8 +72,9 @@ struct dvi_model {
 
     /* Contacts the contact-walking probes (component "normal" or "with") look
      * at: the bodies those probes name (near_mask, by body id index1), and the
-     * contacts of the last step that touch one of them (near, filled once per
-     * step by dvi_model_step, valid while near_step == steps), so that eight
+     * contacts of the last step that touch one of them (near, filled by
+     * dvi_model_step on the steps a probe needs it, valid while near_step ==
+     * steps), so that eight
      * such probes on a granular bed walk a few hundred contacts, not eight
      * times all of them. */
     uint8_t* near_mask;      /* [near_mask_size], NULL if no probe walks contacts */
@@ -685,8 +686,16 @@ dvi_status dvi_model_step(dvi_model* m)
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) return st;
     m->steps++;
-    if (m->near_mask) { /* the contacts the contact-walking probes need, once */
-        m->near_step = -1;
+    /* the contacts the contact-walking probes need, once: on every step when
+     * one of them averages, else on the steps where one is due (a sample at
+     * another step walks all contacts) */
+    bool need_near = false;
+    for (int32_t i = 0; m->near_mask && i < m->probe_count && !need_near; i++) {
+        const model_probe* p = &m->probes[i];
+        need_near = p->lookup && (p->average || m->steps % p->every == 0);
+    }
+    m->near_step = -1;
+    if (need_near) {
         dvi_status nst = near_contacts(m);
         if (nst != DVI_OK) return nst;
         m->near_step = m->steps;

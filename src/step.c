@@ -144,8 +144,8 @@ static void contact_row(const double* d, const double* rhoA, const double* rhoB,
 /* The rows of contact c (its record, frame, block, r and warm start) from
  * the collision point; its first row and row count are already in its
  * record, and its block is blk. Returns whether the contact has compliance
- * (the caller then fills the compliance of every contact row). Touches only contact c's entries and the warm-start
- * points of its shape pair. */
+ * (the caller then fills the compliance of every contact row). Touches only
+ * contact c's entries and the warm-start points of its shape pair. */
 static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t c, double h, int32_t blk,
                              int32_t* cursor)
 {
@@ -280,7 +280,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     w->stats.rows = nrows;
     if (!DVI_RESERVE(w, blocks, nblocks + 1) || !DVI_RESERVE(w, r, nrows + 1) || !DVI_RESERVE(w, compliance, nrows + 1) ||
         !DVI_RESERVE(w, gamma, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) || !DVI_RESERVE(w, rowind, 12 * (size_t)joint_rows + 1) ||
-        !DVI_RESERVE(w, values, 12 * (size_t)joint_rows + 1) || !DVI_RESERVE(w, contacts, npts + 1) ||
+        !DVI_RESERVE(w, values, 12 * (size_t)joint_rows + 1) ||
         !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6) ||
         !DVI_RESERVE(w, fr_block, npts + 1) || !DVI_RESERVE(w, fr_body, 2 * (size_t)npts + 2) ||
         !DVI_RESERVE(w, fr_frame, 9 * (size_t)npts + 9) || !DVI_RESERVE(w, fr_arm, 6 * (size_t)npts + 6) ||
