@@ -19,6 +19,7 @@
 #include "dvi/io.h"
 
 #include "ccp_work.h"
+#include "regular_file.h"
 
 #include <cjson/cJSON.h>
 
@@ -607,8 +608,9 @@ dvi_status dvi_ccp_problem_read_json(const char* path, dvi_ccp_file** out, char*
         c.prefix = NULL;
         return perr(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
-    FILE* f = fopen(path, "rb");
-    if (!f) return perr(&c, DVI_ERR_IO, "cannot open: %s", strerror(errno));
+    char why[160];
+    FILE* f = dvi_open_regular(path, (uint64_t)1 << 30, NULL, why, sizeof why);
+    if (!f) return perr(&c, DVI_ERR_IO, "%s", why);
     size_t cap = 1 << 16, len = 0;
     char* buf = malloc(cap);
     dvi_status st = DVI_OK;

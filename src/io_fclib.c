@@ -63,6 +63,7 @@
 #include "dvi/io.h"
 
 #include "ccp_work.h"
+#include "regular_file.h"
 
 #include <cholmod.h>
 #include <hdf5.h>
@@ -169,31 +170,18 @@ static bool link_exists(hid_t file, const char* path)
 
 typedef enum rd_kind { RD_INT, RD_REAL } rd_kind;
 
-/* Reads the one-dimensional dataset `path` into a malloc'd array of int32_t
- * (RD_INT) or double (RD_REAL) of *count elements, with
- * len_min ≤ *count ≤ len_max (len_max < 0: no upper bound). `expect`
- * describes the expected length for messages (e.g. "69 (3 per contact)"). */
-static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
-                             int64_t len_max, const char* expect, void** out, int64_t* count)
+/* The number of values of dataset `ds` (`path` for messages): 1 for a
+ * scalar, the product of the extents for a simple dataspace of at most one
+ * extent above 1; an error for anything else or more than INT32_MAX values. */
+static dvi_status dataset_count(const fctx* c, hid_t ds, const char* path, int64_t* count)
 {
-    *out = NULL;
-    if (count) *count = 0;
     char detail[192];
-    hid_t ds = H5Dopen2(file, path, H5P_DEFAULT);
-    if (ds < 0) {
-        hdf5_detail(detail);
-        if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
-    }
     dvi_status st = DVI_OK;
     hid_t sp = H5Dget_space(ds);
-    hid_t ty = H5Dget_type(ds);
-    void* buf = NULL;
     int64_t n = 0;
-    if (sp < 0 || ty < 0) {
+    if (sp < 0) {
         hdf5_detail(detail);
-        st = ferr(c, DVI_ERR_PARSE, "%s: cannot read its shape or type%s", path, detail);
-        goto done;
+        return ferr(c, DVI_ERR_PARSE, "%s: cannot read its shape%s", path, detail);
     }
     H5S_class_t sc = H5Sget_simple_extent_type(sp);
     if (sc == H5S_SCALAR) {
@@ -232,8 +220,58 @@ static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kin
         }
     } else {
         st = ferr(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
+    }
+done:
+    H5Sclose(sp);
+    *count = n;
+    return st;
+}
+
+/* The number of values of the one-dimensional dataset `path`, read from its
+ * header without reading the values: the extent a matrix's header sizes are
+ * checked against before anything of their size is allocated. */
+static dvi_status dataset_length(const fctx* c, hid_t file, const char* path, int32_t* len)
+{
+    char detail[192];
+    hid_t ds = H5Dopen2(file, path, H5P_DEFAULT);
+    if (ds < 0) {
+        hdf5_detail(detail);
+        if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
+        return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
+    }
+    int64_t n = 0;
+    dvi_status st = dataset_count(c, ds, path, &n);
+    H5Dclose(ds);
+    *len = (int32_t)n;
+    return st;
+}
+
+/* Reads the one-dimensional dataset `path` into a malloc'd array of int32_t
+ * (RD_INT) or double (RD_REAL) of *count elements, with
+ * len_min ≤ *count ≤ len_max (len_max < 0: no upper bound). `expect`
+ * describes the expected length for messages (e.g. "69 (3 per contact)"). */
+static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
+                             int64_t len_max, const char* expect, void** out, int64_t* count)
+{
+    *out = NULL;
+    if (count) *count = 0;
+    char detail[192];
+    hid_t ds = H5Dopen2(file, path, H5P_DEFAULT);
+    if (ds < 0) {
+        hdf5_detail(detail);
+        if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
+        return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
+    }
+    dvi_status st = DVI_OK;
+    hid_t ty = H5Dget_type(ds);
+    void* buf = NULL;
+    int64_t n = 0;
+    if (ty < 0) {
+        hdf5_detail(detail);
+        st = ferr(c, DVI_ERR_PARSE, "%s: cannot read its type%s", path, detail);
         goto done;
     }
+    if ((st = dataset_count(c, ds, path, &n)) != DVI_OK) goto done;
     H5T_class_t tc = H5Tget_class(ty);
     if (kind == RD_INT && tc != H5T_INTEGER) {
         st = ferr(c, DVI_ERR_INVALID_ARG, "%s: expected integers, the dataset holds %s", path,
@@ -284,7 +322,6 @@ static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kin
     }
 done:
     if (ty >= 0) H5Tclose(ty);
-    if (sp >= 0) H5Sclose(sp);
     H5Dclose(ds);
     if (st != DVI_OK) {
         free(buf);
@@ -438,8 +475,11 @@ static dvi_status csc_build(int32_t rows, int32_t cols, int64_t nnz, const int32
 }
 
 /* Reads the matrix group `g` ("/fclib_local/W") into canonical CSC.
- * rows / cols: required sizes, or −1 (any, ≥ 0). */
-static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t rows, int32_t cols, csc* out)
+ * rows / cols: required sizes, or −1 (any, ≥ 0); rows_from / cols_from name
+ * where a required size comes from, for the message (or NULL). The header's
+ * sizes are checked before anything of their size is allocated. */
+static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
+                              int32_t cols, const char* cols_from, csc* out)
 {
     memset(out, 0, sizeof *out);
     char path[PATH_MAX_LEN];
@@ -454,9 +494,11 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
     if ((st = read_scalar_int(c, file, path, &nz)) != DVI_OK) return st;
     if (m < 0 || n < 0) return ferr(c, DVI_ERR_INVALID_ARG, "%s: negative size %d x %d (m x n)", g, m, n);
     if (rows >= 0 && m != rows)
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s/m: %d rows, expected %d", g, m, rows);
+        return ferr(c, DVI_ERR_INVALID_ARG, "%s/m: %d rows, expected %d%s%s%s", g, m, rows, rows_from ? " (" : "",
+                    rows_from ? rows_from : "", rows_from ? ")" : "");
     if (cols >= 0 && n != cols)
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s/n: %d columns, expected %d", g, n, cols);
+        return ferr(c, DVI_ERR_INVALID_ARG, "%s/n: %d columns, expected %d%s%s%s", g, n, cols,
+                    cols_from ? " (" : "", cols_from ? cols_from : "", cols_from ? ")" : "");
     if (nz < -2)
         return ferr(c, DVI_ERR_INVALID_ARG, "%s/nz: %d (expected -2 for CSR, -1 for CSC or a triplet count >= 0)",
                     g, nz);
@@ -609,6 +651,55 @@ static int passes_symmetry_test(const csc* A)
  * and, when A fails the library's symmetry test, replaces A by (A + Aᵀ)/2
  * (exactly symmetric: each entry is the sum of the same two halves),
  * handing the original to *original (or freeing it when original is NULL). */
+/* A symmetric matrix stored as one triangle: every off-diagonal entry in
+ * the strict upper triangle, or every one in the strict lower, and at least
+ * one of them. LMGC90's dumps store M so (CubeH8: 3,006 off-diagonal
+ * entries, all above the diagonal). Such an A becomes A + Aᵀ − diag(A), in
+ * place; *completed tells. Reading it as it stands would make its symmetric
+ * part (A + Aᵀ)/2 the operator, halving every off-diagonal entry. */
+static dvi_status complete_triangle(csc* A, bool* completed)
+{
+    *completed = false;
+    const int32_t n = A->cols;
+    int64_t upper = 0, lower = 0;
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) {
+            if (A->i[k] < j) upper++;
+            else if (A->i[k] > j) lower++;
+        }
+    if (A->rows != A->cols || (upper > 0) == (lower > 0)) return DVI_OK;
+    const int64_t nnz = A->p[n], e_max = nnz + upper + lower;
+    if (e_max > INT32_MAX) return DVI_ERR_NOMEM;
+    int32_t* ri = malloc(((size_t)e_max + 1) * sizeof(int32_t));
+    int32_t* ci = malloc(((size_t)e_max + 1) * sizeof(int32_t));
+    double* x = malloc(((size_t)e_max + 1) * sizeof(double));
+    csc S = {0};
+    dvi_status st = DVI_ERR_NOMEM;
+    if (ri && ci && x) {
+        int64_t e = 0;
+        for (int32_t j = 0; j < n; j++)
+            for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) {
+                ri[e] = A->i[k];
+                ci[e] = j;
+                x[e++] = A->x[k];
+                if (A->i[k] == j) continue;
+                ri[e] = j;
+                ci[e] = A->i[k];
+                x[e++] = A->x[k];
+            }
+        if (csc_build(n, n, e, ri, ci, x, &S) == DVI_OK) {
+            csc_free(A);
+            *A = S;
+            *completed = true;
+            st = DVI_OK;
+        }
+    }
+    free(ri);
+    free(ci);
+    free(x);
+    return st;
+}
+
 static dvi_status symmetrize(csc* A, double* asymmetry, bool* changed, csc* original)
 {
     *changed = false;
@@ -1135,7 +1226,11 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
     double *q = NULL, *mu = NULL, *s = NULL;
     dvi_status st;
     if ((st = read_spacedim(c, file, "/fclib_local/spacedim")) != DVI_OK) goto done;
-    if ((st = read_matrix(c, file, "/fclib_local/W", -1, -1, &W)) != DVI_OK) goto done;
+    int32_t nq = 0;
+    if ((st = dataset_length(c, file, "/fclib_local/vectors/q", &nq)) != DVI_OK) goto done;
+    if ((st = read_matrix(c, file, "/fclib_local/W", nq, "the length of /fclib_local/vectors/q", nq,
+                          "the length of /fclib_local/vectors/q", &W)) != DVI_OK)
+        goto done;
     if (W.rows != W.cols) {
         st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
         goto done;
@@ -1152,12 +1247,18 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
         goto done;
     }
     if (has_r) {
-        if ((st = read_matrix(c, file, "/fclib_local/R", -1, -1, &R)) != DVI_OK) goto done;
+        int32_t ns = 0;
+        if ((st = dataset_length(c, file, "/fclib_local/vectors/s", &ns)) != DVI_OK) goto done;
+        if ((st = read_matrix(c, file, "/fclib_local/R", ns, "the length of /fclib_local/vectors/s", ns,
+                              "the length of /fclib_local/vectors/s", &R)) != DVI_OK)
+            goto done;
         if (R.rows != R.cols) {
             st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
             goto done;
         }
-        if ((st = read_matrix(c, file, "/fclib_local/V", W.rows, R.rows, &V)) != DVI_OK) goto done;
+        if ((st = read_matrix(c, file, "/fclib_local/V", W.rows, "the size of W", R.rows, "the size of R", &V)) !=
+            DVI_OK)
+            goto done;
         b->equalities = R.rows;
     }
     if ((int64_t)3 * b->contacts + b->equalities > INT32_MAX) {
@@ -1227,7 +1328,8 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
     b->factor = false;
     {
         csc original;
-        if (symmetrize(&b->op, &info->asymmetry, &info->symmetrized, &original) != DVI_OK) {
+        if (complete_triangle(&b->op, &info->triangular) != DVI_OK ||
+            symmetrize(&b->op, &info->asymmetry, &info->symmetrized, &original) != DVI_OK) {
             st = ferr(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
@@ -1286,28 +1388,40 @@ static dvi_status read_global(const fctx* c, hid_t file, uint32_t flags, built* 
     int32_t* starts = NULL;
     dvi_status st;
     if ((st = read_spacedim(c, file, "/fclib_global/spacedim")) != DVI_OK) goto done;
-    if ((st = read_matrix(c, file, "/fclib_global/M", -1, -1, &M)) != DVI_OK) goto done;
+    int32_t nf = 0, nw = 0;
+    if ((st = dataset_length(c, file, "/fclib_global/vectors/f", &nf)) != DVI_OK) goto done;
+    if ((st = dataset_length(c, file, "/fclib_global/vectors/w", &nw)) != DVI_OK) goto done;
+    if ((st = read_matrix(c, file, "/fclib_global/M", nf, "the length of /fclib_global/vectors/f", nf,
+                          "the length of /fclib_global/vectors/f", &M)) != DVI_OK)
+        goto done;
     if (M.rows != M.cols || M.rows == 0) {
         st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: %d x %d, expected a non-empty square matrix", M.rows,
                   M.cols);
         goto done;
     }
     const int32_t n = M.rows;
-    if ((st = read_matrix(c, file, "/fclib_global/H", n, -1, &H)) != DVI_OK) goto done;
+    if ((st = read_matrix(c, file, "/fclib_global/H", n, "the size of M", nw, "the length of /fclib_global/vectors/w",
+                          &H)) != DVI_OK)
+        goto done;
     if (H.cols % 3 != 0 || H.cols == 0) {
         st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global/H/n: %d columns, expected a positive multiple of 3", H.cols);
         goto done;
     }
     b->contacts = H.cols / 3;
     if (link_exists(file, "/fclib_global/G")) {
-        if ((st = read_matrix(c, file, "/fclib_global/G", n, -1, &G)) != DVI_OK) goto done;
+        int32_t nb = 0;
+        if ((st = dataset_length(c, file, "/fclib_global/vectors/b", &nb)) != DVI_OK) goto done;
+        if ((st = read_matrix(c, file, "/fclib_global/G", n, "the size of M", nb,
+                              "the length of /fclib_global/vectors/b", &G)) != DVI_OK)
+            goto done;
         b->equalities = G.cols;
     }
     if ((int64_t)H.cols + G.cols > INT32_MAX) {
         st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global: too many rows");
         goto done;
     }
-    if (symmetrize(&M, &info->asymmetry, &info->symmetrized, NULL) != DVI_OK) {
+    if (complete_triangle(&M, &info->triangular) != DVI_OK ||
+        symmetrize(&M, &info->asymmetry, &info->symmetrized, NULL) != DVI_OK) {
         st = ferr(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -1395,8 +1509,9 @@ static dvi_status built_apply(const built* b, const double* x, double* y)
 
 static dvi_status read_file(const fctx* c, const char* path, uint32_t flags, built* b, dvi_fclib_info* info)
 {
-    FILE* fp = fopen(path, "rb");
-    if (!fp) return ferr(c, DVI_ERR_IO, "cannot open: %s", strerror(errno));
+    char why[160];
+    FILE* fp = dvi_open_regular(path, 0, NULL, why, sizeof why);
+    if (!fp) return ferr(c, DVI_ERR_IO, "%s", why);
     unsigned char sig[8] = {0};
     size_t got = fread(sig, 1, sizeof sig, fp);
     fclose(fp);

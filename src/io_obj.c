@@ -15,6 +15,7 @@
  * Errors leave `out` zeroed and free everything; messages name file and line.
  */
 #include "dvi/io.h"
+#include "regular_file.h"
 
 #include <limits.h>
 #include <locale.h>
@@ -325,8 +326,9 @@ dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t 
     r.path = path;
     r.msg = msg;
     r.msg_size = msg_size;
-    r.file = fopen(path, "rb");
-    if (!r.file) return fail(&r, DVI_ERR_IO, "cannot open file");
+    char why[160];
+    r.file = dvi_open_regular(path, (uint64_t)1 << 30, NULL, why, sizeof why);
+    if (!r.file) return fail(&r, DVI_ERR_IO, "%s", why);
     dvi_status st;
     while ((st = read_line(&r)) == DVI_OK) {
         st = parse_line(&r);

@@ -8,6 +8,7 @@
 #include "scene_internal.h"
 
 #include "math3.h"
+#include "regular_file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -2461,9 +2462,10 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
         errf(&c, "scene", "no file name");
         return finish(&c, DVI_ERR_INVALID_ARG, errors);
     }
-    FILE* f = fopen(path, "rb");
+    char why[160];
+    FILE* f = dvi_open_regular(path, MAX_FILE_SIZE, NULL, why, sizeof why);
     if (!f) {
-        errf(&c, path, "cannot open (%s)", strerror(errno));
+        errf(&c, path, "%s", why);
         return finish(&c, DVI_ERR_IO, errors);
     }
     size_t cap = 1 << 16, len = 0;

@@ -35,6 +35,7 @@ typedef struct model_probe {
     int32_t raw_width;     /* per-step quantities per target: 6 (force, torque) or 1 (normal-force sum) */
     double* acc;           /* average: [raw_width·target_count], the sum over the steps since the last due step */
     int64_t acc_count;     /* average: the number of steps in acc */
+    double* last;          /* contact_force with "with", not averaged: [6·target_count], the sample's step */
     int32_t columns;
     char** column_names;   /* [columns], strings in `arena` */
     const char** units;    /* [columns], static strings */
@@ -276,6 +277,10 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         for (int32_t k = 0; k < sp->with_count; k++) p->with[k] = m->bodies[sp->with[k]].index1;
         qsort(p->with, (size_t)sp->with_count, sizeof *p->with, sc_cmp_i32);
         p->with_count = sp->with_count;
+        if (!p->average && p->raw_width == 6) {
+            p->last = malloc(6 * (size_t)sp->target_count * sizeof *p->last);
+            if (!p->last) return DVI_ERR_NOMEM;
+        }
     }
     if (sp->kind == SC_PROBE_CONTACT_FORCE && (sp->component == SC_COMPONENT_NORMAL || sp->with_count > 0) &&
         sp->target_count > 0) {
@@ -335,6 +340,7 @@ static void free_probe(model_probe* p)
     free(p->lookup);
     free(p->with);
     free(p->acc);
+    free(p->last);
     free(p->column_names);
     free(p->units);
     free(p->arena);
@@ -940,10 +946,16 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
             raw_values(m, p, o);
             return DVI_OK;
         }
+        if (p->last && !mean) { /* "with": the contacts with those bodies only */
+            memset(p->last, 0, 6 * (size_t)p->target_count * sizeof *p->last);
+            raw_values(m, p, p->last);
+        }
         for (int32_t t = 0; t < p->target_count; t++) {
             double r[6];
             if (mean) {
                 for (int32_t k = 0; k < wd; k++) r[k] = p->acc[(size_t)wd * (size_t)t + (size_t)k] / (double)p->acc_count;
+            } else if (p->last) {
+                memcpy(r, p->last + 6 * (size_t)t, sizeof r);
             } else {
                 dvi_status st = raw_target(m, p, t, r);
                 if (st != DVI_OK) return st;

@@ -282,6 +282,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         !DVI_RESERVE(w, gamma, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) || !DVI_RESERVE(w, rowind, 12 * (size_t)joint_rows + 1) ||
         !DVI_RESERVE(w, values, 12 * (size_t)joint_rows + 1) ||
         !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6) ||
+        !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3) ||
         !DVI_RESERVE(w, fr_block, npts + 1) || !DVI_RESERVE(w, fr_body, 2 * (size_t)npts + 2) ||
         !DVI_RESERVE(w, fr_frame, 9 * (size_t)npts + 9) || !DVI_RESERVE(w, fr_arm, 6 * (size_t)npts + 6) ||
         !DVI_RESERVE(w, fr_ell, npts + 1))

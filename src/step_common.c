@@ -97,6 +97,48 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
     return DVI_OK;
 }
 
+/* The angular free velocity of one body: x with
+ *     I x + (h/2) x × (I x + L) = L,    L = I ω + h τ,
+ * I the world inertia at the step's start. It is the gyroscopic term taken
+ * implicitly, in the form that matches the pose update: the step turns the
+ * body by the Cayley rotation of h ω₁ (q += h/2 ω₁ q, normalised), and with
+ * that rotation the equation says I₁ ω₁ = L exactly. So a torque-free body
+ * keeps its angular momentum to rounding, and its energy ½ ω₁·L never rises
+ * (the nutation decays instead, at a rate that falls with h: docs/formulation.md).
+ * The explicit term, ω += h I⁻¹ (τ − ω × I ω), gains energy on every
+ * non-spherical spinning body. Newton's method from x = I⁻¹ L converges in
+ * 0–3 iterations at the steps used here; spheres (x ∥ L) take none. */
+static void free_angular_velocity(double* x, const double* I, const double* Iinv, const double* L, double h)
+{
+    m3_mulv(x, Iinv, L);
+    const double tol = 1e-15 * v3_norm(L);
+    for (int it = 0; it < 12; it++) {
+        double Ix[3], s[3], F[3];
+        m3_mulv(Ix, I, x);
+        v3_add(s, Ix, L);
+        v3_cross(F, x, s);
+        for (int k = 0; k < 3; k++) F[k] = Ix[k] + 0.5 * h * F[k] - L[k];
+        if (!(v3_norm(F) > tol)) return;
+        /* J = I + (h/2) (x̂ I − ŝ): column c is I e_c + (h/2) (x × I e_c − s × e_c) */
+        double J[9];
+        for (int c = 0; c < 3; c++) {
+            double ic[3] = {I[c], I[3 + c], I[6 + c]}, e[3] = {0, 0, 0}, a[3], b[3];
+            e[c] = 1.0;
+            v3_cross(a, x, ic);
+            v3_cross(b, s, e);
+            for (int r = 0; r < 3; r++) J[3 * r + c] = ic[r] + 0.5 * h * (a[r] - b[r]);
+        }
+        /* dx = −J⁻¹ F by the adjugate */
+        double c0[3], c1[3], c2[3], r0[3] = {J[0], J[1], J[2]}, r1[3] = {J[3], J[4], J[5]}, r2[3] = {J[6], J[7], J[8]};
+        v3_cross(c0, r1, r2);
+        v3_cross(c1, r2, r0);
+        v3_cross(c2, r0, r1);
+        double det = v3_dot(r0, c0);
+        if (!(fabs(det) > 0.0)) return;
+        for (int k = 0; k < 3; k++) x[k] -= (c0[k] * F[0] + c1[k] * F[1] + c2[k] * F[2]) / det;
+    }
+}
+
 dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn_out)
 {
     const int32_t nb = w->body_count;
@@ -114,24 +156,22 @@ dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, i
         v3_copy(vf, b->v);
         v3_copy(vf + 3, b->w);
         if (b->type != DVI_BODY_DYNAMIC) continue;
-        double R[9], Iw[9], Iinv[9], Lw[3], gyro[3], tq[3], dw[3];
+        double R[9], Iw[9], Iinv[9], L[3], tq[3];
         q_to_m3(R, b->q);
         m3_rotate_tensor(Iw, R, b->inertia);
         m3_rotate_tensor(Iinv, R, b->inv_inertia);
-        m3_mulv(Lw, Iw, b->w);
-        v3_cross(gyro, b->w, Lw);
         if (acc) { /* the DEM step's contact forces and torques on the body */
             const double* a = acc + 6 * (size_t)i;
             for (int k = 0; k < 3; k++)
                 vf[k] += h * (b->inv_mass * (b->force[k] + a[k]) + b->gravity_scale * w->def.gravity[k]);
             v3_add(tq, b->torque, a + 3);
-            v3_sub(tq, tq, gyro);
         } else {
             for (int k = 0; k < 3; k++) vf[k] += h * (b->inv_mass * b->force[k] + b->gravity_scale * w->def.gravity[k]);
-            v3_sub(tq, b->torque, gyro);
+            v3_copy(tq, b->torque);
         }
-        m3_mulv(dw, Iinv, tq);
-        v3_axpy(vf + 3, h, dw);
+        m3_mulv(L, Iw, b->w);
+        v3_axpy(L, h, tq);
+        free_angular_velocity(vf + 3, Iw, Iinv, L, h);
         double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
         memset(M, 0, 36 * sizeof(double));
         for (int k = 0; k < 3; k++) M[7 * k] = b->inv_mass;
@@ -182,6 +222,9 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
         const dvi_joint* j = &w->joints[k];
         int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
                                      w->def.joint_recovery_speed, jrows);
+        double RB[9];
+        q_to_m3(RB, w->bodies[j->b].q);
+        m3_mulv(w->joint_lever + 3 * (size_t)k, RB, j->lb);
         for (int q = 0; q < n; q++) {
             const dvi_joint_row* jr = &jrows[q];
             w->colptr[row] = *nz;
@@ -206,7 +249,6 @@ void dvi_step_joint_reactions(dvi_world* w, double h)
     int32_t row = 0;
     for (int32_t k = 0; k < w->joint_count; k++) {
         dvi_joint* j = &w->joints[k];
-        const dvi_body* B = &w->bodies[j->b];
         int n = dvi_joint_row_count(j);
         j->nrows = n;
         double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
@@ -217,12 +259,11 @@ void dvi_step_joint_reactions(dvi_world* w, double h)
             v3_axpy(F, g / h, j->jb[q]);
             v3_axpy(T, g / h, j->jb[q] + 3);
         }
-        /* torque about the anchor on B: T_com − (p_B − x_B) × F, with B's pose
-     * after the step */
-        double R[9], rho[3], c[3];
-        q_to_m3(R, B->q);
-        m3_mulv(rho, R, j->lb);
-        v3_cross(c, rho, F);
+        /* torque about the anchor on B: T_com − (p_B − x_B) × F, with the
+         * lever of B's pose at the step's start, the one its rows used: the
+         * pose after the step would leave |v|·h·|F| on a free axis */
+        double c[3];
+        v3_cross(c, w->joint_lever + 3 * (size_t)k, F);
         v3_sub(T, T, c);
         v3_copy(j->reaction_force, F);
         v3_copy(j->reaction_torque, T);

@@ -118,6 +118,7 @@ void dvi_world_destroy(dvi_world* w)
     free(w->taken);
     free(w->dv);
     free(w->joint_jb);
+    free(w->joint_lever);
     free(w->fr_block);
     free(w->fr_body);
     free(w->fr_frame);

@@ -140,6 +140,7 @@ struct dvi_world {
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */
     double* joint_jb;           size_t joint_jb_cap;  /* [6 * joint rows] J_B of each joint row, until commit */
+    double* joint_lever;        size_t joint_lever_cap; /* [3 * joints] p_B − x_B at the step's start, which J_B used */
     /* the contacts' rows, given to the solver by their frames (dvi_ccp_frames) */
     int32_t* fr_block;          size_t fr_block_cap;  /* [contacts] */
     int32_t* fr_body;           size_t fr_body_cap;   /* [2 contacts] dynamic indices or −1 */

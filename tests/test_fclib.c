@@ -47,15 +47,16 @@ typedef struct ref_file {
     int32_t contacts;
     bool global;
     bool symmetrized; /* the file's W (local) or M (global) fails the 1e-9 symmetry test */
+    bool triangular;  /* ... and is stored as one triangle (LMGC90's dumps) */
 } ref_file;
 
 static const ref_file REFS[] = {
-    {"CubeH8", 1, true, true},
-    {"OneObject-i1028-138", 23, false, true},
-    {"local_problem_test", 48, false, false},
-    {"LMGC_100_PR_PerioBox-i00361-60-03000", 60, false, false},
-    {"Box_Stacks-i0122-82-5", 82, true, false},
-    {"Capsules-i125-1213", 286, false, true},
+    {"CubeH8", 1, true, false, true}, /* M: its upper triangle only (3,006 off-diagonal entries) */
+    {"OneObject-i1028-138", 23, false, true, false},
+    {"local_problem_test", 48, false, false, false},
+    {"LMGC_100_PR_PerioBox-i00361-60-03000", 60, false, false, false},
+    {"Box_Stacks-i0122-82-5", 82, true, false, false},
+    {"Capsules-i125-1213", 286, false, true, false},
 };
 #define NREFS ((int)(sizeof REFS / sizeof REFS[0]))
 
@@ -227,11 +228,14 @@ static void raw_local_free(raw_local* r)
     free(r->mu);
 }
 
-/* The raw global problem, densely: M's symmetric part factorised (LAPACK),
+/* The raw global problem, densely: M factorised (LAPACK) — M completed from
+ * its triangle when every stored off-diagonal entry lies on one side of the
+ * diagonal, else M's symmetric part —
  * H, f, w, μ; W x = Hᵀ M⁻¹ H x and q = Hᵀ M⁻¹ f + w computed from them. */
 typedef struct raw_global {
     int n, m, nc;
-    double* L; /* Cholesky factor of (M + Mᵀ)/2, column-major */
+    bool triangle; /* M was stored as one triangle */
+    double* L; /* Cholesky factor of M (completed) or of (M + Mᵀ)/2, column-major */
     double* H; /* n × m column-major */
     double* f;
     double* w;
@@ -252,9 +256,17 @@ static raw_global raw_global_read(const char* path)
     g.w = raw_reals(f, "/fclib_global/vectors/w", NULL);
     g.mu = raw_reals(f, "/fclib_global/vectors/mu", &g.nc);
     H5Fclose(f);
+    long below = 0, above = 0; /* column-major: (i, j) at j n + i */
+    for (int j = 0; j < g.n; j++)
+        for (int i = 0; i < g.n; i++) {
+            if (i > j && g.L[(size_t)j * g.n + i] != 0.0) below++;
+            if (i < j && g.L[(size_t)j * g.n + i] != 0.0) above++;
+        }
+    g.triangle = (below > 0) != (above > 0);
     for (int j = 0; j < g.n; j++)
         for (int i = j + 1; i < g.n; i++) {
-            double s = 0.5 * (g.L[(size_t)j * g.n + i] + g.L[(size_t)i * g.n + j]);
+            double lo = g.L[(size_t)j * g.n + i], up = g.L[(size_t)i * g.n + j];
+            double s = g.triangle ? lo + up : 0.5 * (lo + up); /* one of the two is 0 in a triangle */
             g.L[(size_t)j * g.n + i] = g.L[(size_t)i * g.n + j] = s;
         }
     assert_int_equal(LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', g.n, g.L, g.n), 0);
@@ -350,6 +362,7 @@ static void test_read_reference(void** state)
         assert_int_equal(p->rows, 3 * R->contacts);
         assert_int_equal(p->block_count, R->contacts);
         assert_int_equal(info.symmetrized, R->symmetrized);
+        assert_int_equal(info.triangular, R->triangular);
         if (!R->symmetrized) assert_true(info.asymmetry < 1e-9);
         for (int32_t b = 0; b < p->block_count; b++) assert_int_equal(p->blocks[b].kind, DVI_BLOCK_FRICTION);
         uint64_t seed = 99 + (uint64_t)f;
@@ -990,6 +1003,7 @@ enum defect {
     W_NOT_SQUARE,
     W_M_REAL,
     W_M_HUGE,
+    W_HEADER_HUGE, /* triplet W whose header claims 3e8 × 3e8 */
     W_X_SHORT,
     NO_W,
     SPACEDIM_2,
@@ -1032,7 +1046,21 @@ static void write_local_defect(const char* path, enum defect d)
     if (d == W_POINTERS) p[3] = p[2] - 1;
     int nz = d == W_NZ ? -3 : -2;
     int ncols = d == W_NOT_SQUARE ? 7 : 6;
-    if (d != NO_W) {
+    if (d == W_HEADER_HUGE) { /* the same entries as triplets, under a header of 3e8 rows and columns */
+        int big = 300000000, ri[16], ci[16];
+        for (int r = 0; r < 6; r++)
+            for (int e = p[r]; e < p[r + 1]; e++) {
+                ri[e] = r;
+                ci[e] = ix[e];
+            }
+        put_i(f, "/fclib_local/W/nz", &k, 1);
+        put_i(f, "/fclib_local/W/m", &big, 1);
+        put_i(f, "/fclib_local/W/n", &big, 1);
+        put_i(f, "/fclib_local/W/nzmax", &k, 1);
+        put_i(f, "/fclib_local/W/i", ri, (hsize_t)k);
+        put_i(f, "/fclib_local/W/p", ci, (hsize_t)k);
+        put_d(f, "/fclib_local/W/x", x, (hsize_t)k);
+    } else if (d != NO_W) {
         put_i(f, "/fclib_local/W/nz", &nz, 1);
         if (d == W_M_REAL) {
             double six_d = 6.0;
@@ -1195,7 +1223,11 @@ static void test_bad_files(void** state)
         const char* fragment;
     } local_cases[] = {
         {NO_Q, DVI_ERR_INVALID_ARG, "/fclib_local/vectors/q: missing"},
-        {Q_SHORT, DVI_ERR_INVALID_ARG, "/fclib_local/vectors/q: 5 values, expected 6 (3 per contact)"},
+        /* W's size is checked against q's length before W is read */
+        {Q_SHORT, DVI_ERR_INVALID_ARG, "/fclib_local/W/m: 6 rows, expected 5 (the length of /fclib_local/vectors/q)"},
+        /* refused before 2 × 1.2 GB of row and column pointers are allocated */
+        {W_HEADER_HUGE, DVI_ERR_INVALID_ARG,
+         "/fclib_local/W/m: 300000000 rows, expected 6 (the length of /fclib_local/vectors/q)"},
         {Q_NAN, DVI_ERR_INVALID_ARG, "/fclib_local/vectors/q[4]: not finite"},
         {Q_INTEGERS, DVI_ERR_INVALID_ARG, "/fclib_local/vectors/q: expected floating-point numbers"},
         {Q_2D, DVI_ERR_INVALID_ARG, "/fclib_local/vectors/q: expected a one-dimensional array"},
@@ -1203,7 +1235,7 @@ static void test_bad_files(void** state)
         {W_ROW_INDEX, DVI_ERR_INVALID_ARG, "/fclib_local/W/i[5]: column index 6 out of range [0, 6)"},
         {W_POINTERS, DVI_ERR_INVALID_ARG, "/fclib_local/W/p[3]"},
         {W_NZ, DVI_ERR_INVALID_ARG, "/fclib_local/W/nz: -3"},
-        {W_NOT_SQUARE, DVI_ERR_INVALID_ARG, "/fclib_local/W: 6 x 7, expected a square matrix"},
+        {W_NOT_SQUARE, DVI_ERR_INVALID_ARG, "/fclib_local/W/n: 7 columns, expected 6 (the length of /fclib_local/vectors/q)"},
         {W_M_REAL, DVI_ERR_INVALID_ARG, "/fclib_local/W/m: expected integers"},
         {W_M_HUGE, DVI_ERR_INVALID_ARG, "/fclib_local/W/m[0]: 1099511627776 does not fit in 32 bits"},
         {W_X_SHORT, DVI_ERR_INVALID_ARG, "/fclib_local/W/x: 15 values, expected at least 16"},
@@ -1249,7 +1281,7 @@ static void test_bad_files(void** state)
         {M_NOT_PD, DVI_ERR_SINGULAR, "/fclib_global/M: diagonal block of rows 4..4 is not positive definite"},
         {H_ROWS, DVI_ERR_INVALID_ARG, "/fclib_global/H/m: 6 rows, expected 12"},
         {H_TRIPLET_COLUMN, DVI_ERR_INVALID_ARG, "/fclib_global/H/p[2]: column index 6 out of range [0, 6)"},
-        {W_SHORT, DVI_ERR_INVALID_ARG, "/fclib_global/vectors/w: 5 values, expected 6"},
+        {W_SHORT, DVI_ERR_INVALID_ARG, "/fclib_global/H/n: 6 columns, expected 5 (the length of /fclib_global/vectors/w)"},
         {G_WITHOUT_B, DVI_ERR_INVALID_ARG, "/fclib_global/vectors/b: missing"},
     };
     for (size_t c = 0; c < sizeof global_cases / sizeof global_cases[0]; c++) {

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+#include "dvi/io.h"
 #include "dvi/scene.h"
 #include "test_util.h"
 
@@ -114,7 +116,7 @@ static const bad_case BAD_CASES[] = {
     {"wrong_type.json", DVI_ERR_INVALID_ARG, {"bodies[0].mass: must be a number (got a string)"}},
     {"deep_nesting.json", DVI_ERR_PARSE, {"deep_nesting.json:1:", "nested deeper than 64 levels"}},
     {"missing_mesh.json", DVI_ERR_INVALID_ARG,
-     {"bodies[0].shapes[0].file: cannot read the mesh file \"no_such_mesh.obj\"", "cannot open file"}},
+     {"bodies[0].shapes[0].file: cannot read the mesh file \"no_such_mesh.obj\"", "cannot open (No such file or directory)"}},
     {"bad_mesh.json", DVI_ERR_INVALID_ARG, {"bodies[0].shapes[0].file: ", "bad_face_index.obj:", "out of range"}},
     {"bad_dem.json",
      DVI_ERR_INVALID_ARG,
@@ -325,6 +327,74 @@ static void test_hostile_generated(void** state)
     dvi_scene_errors_free(&e);
     assert_int_equal(dvi_scene_load(NULL, &s, NULL), DVI_ERR_INVALID_ARG);
     assert_int_equal(dvi_scene_parse("{}", 2, NULL, NULL, NULL), DVI_ERR_INVALID_ARG);
+}
+
+/* Input files are checked before a byte is read: a FIFO (which would block
+ * the reader forever), a character device (/dev/urandom: read without end),
+ * a directory and a sparse file of 2 GiB (read to its end, once) are refused
+ * at once by every reader, each saying what the file is. */
+static void test_input_files_refused(void** state)
+{
+    (void)state;
+    char dir[] = "/tmp/dvi_inputs_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fifo[128], big[128], scene[128], msg[512];
+    snprintf(fifo, sizeof fifo, "%s/pipe", dir);
+    snprintf(big, sizeof big, "%s/big.json", dir);
+    snprintf(scene, sizeof scene, "%s/mesh_from_pipe.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    FILE* f = fopen(big, "wb");
+    assert_non_null(f);
+    assert_int_equal(ftruncate(fileno(f), (off_t)2 << 30), 0); /* sparse: no disk used */
+    fclose(f);
+    f = fopen(scene, "wb");
+    assert_non_null(f);
+    fputs("{\"duration\": 1, \"bodies\": [{\"name\": \"g\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"mesh\", \"file\": "
+          "\"pipe\"}]}]}",
+          f);
+    fclose(f);
+    const struct {
+        const char* path;
+        const char* why;
+    } cases[] = {
+        {fifo, "not a regular file (a FIFO)"},
+        {"/dev/urandom", "not a regular file (a character device)"},
+        {dir, "not a regular file (a directory)"},
+        {big, "larger than 1073741824 bytes (2147483648 bytes)"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dvi_scene* s = NULL;
+        dvi_scene_errors e = {0};
+        dvi_status st = dvi_scene_load(cases[k].path, &s, &e);
+        assert_true(st < 0);
+        assert_null(s);
+        if (!e.text || !strstr(e.text, cases[k].why)) fail_msg("scene %s: \"%s\"", cases[k].path, e.text);
+        dvi_scene_errors_free(&e);
+        dvi_mesh_data mesh;
+        st = dvi_obj_read(cases[k].path, &mesh, msg, sizeof msg);
+        if (st >= 0 || !strstr(msg, cases[k].why)) fail_msg("obj %s: \"%s\"", cases[k].path, msg);
+        dvi_ccp_file* cf = NULL;
+        st = dvi_ccp_problem_read_json(cases[k].path, &cf, msg, sizeof msg);
+        if (st >= 0 || cf || !strstr(msg, cases[k].why)) fail_msg("ccp json %s: \"%s\"", cases[k].path, msg);
+        if (k < 3) { /* FCLIB files have no size limit of their own (HDF5 reads what it needs) */
+            dvi_fclib_info info;
+            st = dvi_fclib_read_ex(cases[k].path, 0, &cf, &info, msg, sizeof msg);
+            if (st >= 0 || cf || !strstr(msg, cases[k].why)) fail_msg("fclib %s: \"%s\"", cases[k].path, msg);
+        }
+    }
+    /* a scene naming a FIFO as its mesh file */
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    assert_true(dvi_scene_load(scene, &s, &e) < 0);
+    if (!e.text || !strstr(e.text, "not a regular file (a FIFO)")) fail_msg("mesh: \"%s\"", e.text);
+    print_message("a FIFO, /dev/urandom, a directory and a sparse 2 GiB file refused by four readers; a scene's "
+                  "mesh: %s",
+                  e.text);
+    dvi_scene_errors_free(&e);
+    unlink(fifo);
+    unlink(big);
+    unlink(scene);
+    rmdir(dir);
 }
 
 /* Random byte edits of a valid scene: never a crash, and the status agrees
@@ -1560,6 +1630,71 @@ static void test_probe_average(void** state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_probe_error(bad[i].probe, bad[i].want);
 }
 
+/* Every contact_force component × "average" × "with", against forces by
+ * hand. A 1 kg box under a 1,000 kg box, both at rest on the ground: on the
+ * lower box the ground pushes +1,001 g, the upper box −1,000 g, the two
+ * together +g; the normal-force sum is 1,001 g, 1,000 g and 2,001 g. The
+ * probes sample at one step where the stack has been at rest for 0.95 s, so
+ * a mean and a single step agree. (A "with" filter was once ignored unless
+ * "average" was set or the component was "normal": the lower box reported
+ * its total, +g, with every filter.) */
+static void test_probe_combinations(void** state)
+{
+    (void)state;
+    static const char* const comps[5] = {"\"vector\"", "\"up\"", "\"magnitude\"", "[0, 0.6, 0.8]", "\"normal\""};
+    static const char* const withs[4] = {"", ", \"with\": \"ground\"", ", \"with\": \"top\"",
+                                         ", \"with\": [\"top\", \"ground\"]"};
+    char text[16384];
+    int n = snprintf(text, sizeof text, "%s",
+                     "{\"formulation\": {\"dt\": 0.001, \"tolerance\": 1e-12, \"max_iterations\": 5000}, "
+                     "\"duration\": 1,\n"
+                     " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+                     "   {\"name\": \"low\", \"mass\": 1, \"position\": [0, 0, 0.05], \"shapes\": [{\"type\": \"box\", "
+                     "\"half_extents\": [0.2, 0.2, 0.05]}]},\n"
+                     "   {\"name\": \"top\", \"mass\": 1000, \"position\": [0, 0, 0.15], \"shapes\": [{\"type\": "
+                     "\"box\", \"half_extents\": [0.15, 0.15, 0.05]}]}],\n"
+                     " \"probes\": [");
+    for (int c = 0; c < 5; c++)
+        for (int a = 0; a < 2; a++)
+            for (int k = 0; k < 4; k++)
+                n += snprintf(text + n, sizeof text - (size_t)n,
+                              "%s{\"name\": \"p%d%d%d\", \"what\": \"contact_force\", \"body\": \"low\", "
+                              "\"component\": %s, \"average\": %s, \"every\": 50%s}",
+                              c + a + k ? ",\n   " : "", c, a, k, comps[c], a ? "true" : "false", withs[k]);
+    n += snprintf(text + n, sizeof text - (size_t)n, "]}");
+    assert_true(n < (int)sizeof text);
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    step_n(m, 1000);
+    const double fz[4] = {G, 1001.0 * G, -1000.0 * G, G};  /* the up force: all, ground, top, both */
+    const double fn[4] = {2001.0 * G, 1001.0 * G, 1000.0 * G, 2001.0 * G}; /* the normal-force sum */
+    double up[4] = {0, 0, 0, 0};
+    for (int c = 0; c < 5; c++)
+        for (int a = 0; a < 2; a++)
+            for (int k = 0; k < 4; k++) {
+                char name[8];
+                snprintf(name, sizeof name, "p%d%d%d", c, a, k);
+                double v[7];
+                sample(m, name, v);
+                double want = c == 1 ? fz[k] : c == 2 ? fabs(fz[k]) : c == 3 ? 0.8 * fz[k] : c == 4 ? fn[k] : fz[k];
+                double got = c == 0 ? v[3] : v[1];
+                if (c == 1 && a == 0) up[k] = got;
+                if (!(fabs(got - want) <= 1e-6 * fabs(want) + 1e-6)) {
+                    print_error("probe %s (component %s, average %d, filter %d): %.9f N, want %.9f N\n", name,
+                                comps[c], a, k, got, want);
+                    fail();
+                }
+                if (c == 0) /* the rest of the vector: no sideways force, no torque about the centre */
+                    for (int q = 1; q <= 6; q++)
+                        if (q != 3) assert_true(fabs(v[q]) <= 1e-6 * 1001.0 * G);
+            }
+    print_message("contact_force \"up\" on the lower box: from the ground %.6f N (want %.6f), from the top %.6f N (want "
+                  "%.6f), from both %.6f N, from all %.6f N (want %.6f); 40 combinations checked\n",
+                  up[1], fz[1], up[2], fz[2], up[3], up[0], fz[0]);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 /* contact_force "with": only the contacts with the named bodies. A ball at
  * rest off-centre on a box at rest on the ground: the box's force from the
  * ball is −m_ball g, with torque (0, x m_ball g, 0) about the box's centre;
@@ -2058,7 +2193,9 @@ int main(void)
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
+        cmocka_unit_test(test_input_files_refused),
         cmocka_unit_test(test_probe_with),
+        cmocka_unit_test(test_probe_combinations),
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),

@@ -1,6 +1,9 @@
 /* The `dvi` command: option parsing and small utilities. */
 #include "dvi_cli.h"
 
+/* the library's check of an input file (header-only, POSIX) */
+#include "../src/regular_file.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -123,9 +126,10 @@ double cli_now(void)
 
 char* cli_read_file(const char* path, size_t* size, char* msg, size_t msg_size)
 {
-    FILE* f = fopen(path, "rb");
+    char why[160];
+    FILE* f = dvi_open_regular(path, (uint64_t)1 << 34, NULL, why, sizeof why);
     if (!f) {
-        snprintf(msg, msg_size, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(msg, msg_size, "%s: %s", path, why);
         return NULL;
     }
     size_t cap = 4096, n = 0;

@@ -134,7 +134,10 @@ typedef struct dvi_fclib_info {
     double* v;              ///< [dofs] /solution/v (global), or NULL
     double u_mismatch;      ///< ‖u − (W r + q)‖ / max of the two norms for the stored r, u; NaN without both
     double v_mismatch;      ///< global: ‖M v − H r − G l − f‖ / max(‖M v‖, ‖H r + G l + f‖); NaN without r, v (and l)
-    double asymmetry;       ///< ‖A − Aᵀ‖_F / (2‖A‖_F) for the file's A = W (local) or M (global); 0 if symmetric
+    bool triangular;        ///< the file stores A (W or M) as one triangle (every off-diagonal entry above the
+                            ///< diagonal, or every one below); A is read as that triangle plus its transpose
+    double asymmetry;       ///< ‖A − Aᵀ‖_F / (2‖A‖_F) for the file's A = W (local) or M (global), after the
+                            ///< completion of a triangle; 0 if symmetric
     bool symmetrized;       ///< A failed the library's symmetry test (1e-9, as dvi_ccp_validate) and the problem
                             ///< uses its symmetric part (A + Aᵀ)/2
     struct dvi_fclib_operator* file_operator; ///< internal: the file's own W (local, symmetrized), for

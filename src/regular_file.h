@@ -1,0 +1,67 @@
+/* dvicontact — opening an input file only when it is a regular file of a
+ * bounded size, before a byte of it is read. A FIFO given as a scene would
+ * block the reader forever, /dev/urandom would be read without end, and a
+ * sparse file of a terabyte would be read to its end before being refused;
+ * all three are refused here at once, with what they are. The open does
+ * not block (O_NONBLOCK, cleared after the check). Header-only so that the
+ * library's readers share one definition. */
+#ifndef DVI_REGULAR_FILE_H
+#define DVI_REGULAR_FILE_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Opens `path` for reading ("rb"). On failure returns NULL and writes why
+ * into why[why_size] ("cannot open (No such file or directory)", "not a
+ * regular file (a FIFO)", "larger than 1073741824 bytes (1099511627776
+ * bytes)"); the readers report all of these as DVI_ERR_IO (the file cannot
+ * be read as input). max_bytes 0: no size limit. *bytes (if given) gets the
+ * size. */
+static inline FILE* dvi_open_regular(const char* path, uint64_t max_bytes, uint64_t* bytes, char* why, size_t why_size)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, why_size, "cannot open (%s)", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(why, why_size, "cannot read its status (%s)", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                           : S_ISCHR(st.st_mode)  ? "a character device"
+                           : S_ISBLK(st.st_mode)  ? "a block device"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : "not a file";
+        snprintf(why, why_size, "not a regular file (%s)", what);
+        close(fd);
+        return NULL;
+    }
+    if (max_bytes > 0 && (uint64_t)st.st_size > max_bytes) {
+        snprintf(why, why_size, "larger than %llu bytes (%llu bytes)", (unsigned long long)max_bytes,
+                 (unsigned long long)st.st_size);
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE* f = fdopen(fd, "rb");
+    if (!f) {
+        snprintf(why, why_size, "cannot open (%s)", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (bytes) *bytes = (uint64_t)st.st_size;
+    return f;
+}
+
+#endif
