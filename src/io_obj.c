@@ -190,6 +190,8 @@ static dvi_status parse_number(obj_reader* r, const char* tok, double* out)
     double x = strtod(local, &end);
     if (end != local + k) return fail(r, DVI_ERR_PARSE, "invalid number '%s'", excerpt(tok, ex));
     if (!isfinite(x)) return fail(r, DVI_ERR_PARSE, "number out of range '%s'", excerpt(tok, ex));
+    if (fabs(x) > 1e15) /* the bound of a scene file's numbers */
+        return fail(r, DVI_ERR_PARSE, "number out of range '%s' (magnitude at most 1e15)", excerpt(tok, ex));
     *out = x;
     return DVI_OK;
 }
@@ -313,6 +315,31 @@ static dvi_status parse_line(obj_reader* r)
     return fail(r, DVI_ERR_PARSE, "unknown keyword '%s'", excerpt(key, ex));
 }
 
+/* At least one triangle with an area above 1e-14 of its longest edge
+ * squared (a mesh of only degenerate triangles has no surface to collide
+ * with). */
+static bool any_proper_triangle(const obj_reader* r)
+{
+    for (size_t t = 0; t < (size_t)r->nt; t++) {
+        const double* a = r->v + 3 * (size_t)r->t[3 * t];
+        const double* b = r->v + 3 * (size_t)r->t[3 * t + 1];
+        const double* c = r->v + 3 * (size_t)r->t[3 * t + 2];
+        double e1[3], e2[3], e3[3], n[3];
+        for (int k = 0; k < 3; k++) {
+            e1[k] = b[k] - a[k];
+            e2[k] = c[k] - a[k];
+            e3[k] = c[k] - b[k];
+        }
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        double l = fmax(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2],
+                        fmax(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2], e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2]));
+        if (sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]) > 1e-14 * l) return true;
+    }
+    return false;
+}
+
 dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t msg_size)
 {
     if (msg && msg_size) msg[0] = '\0';
@@ -337,6 +364,9 @@ dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t 
     if (st == DVI_ABORTED) { /* end of file */
         r.line = 0;
         st = r.nt > 0 ? DVI_OK : fail(&r, DVI_ERR_PARSE, "no faces");
+        if (st == DVI_OK && !any_proper_triangle(&r))
+            st = fail(&r, DVI_ERR_PARSE, "all %zu triangles are degenerate (zero area: collinear or repeated vertices)",
+                      (size_t)r.nt);
     }
     fclose(r.file);
     free(r.buf);

@@ -1709,6 +1709,36 @@ static void parse_dem_settings(ctx* c, const cJSON* o, const char* p)
     num_field(c, o, p, "max_speed", false, R_POS, &d->max_speed);
 }
 
+/* The collision envelope a scene gets when it names none: the world's
+ * default (5 mm), but at most half the smallest size among the scene's
+ * spheres, capsules, cylinders, boxes and generated grains. A fixed 5 mm
+ * around grains of a micrometre made every pair of a 729-sphere bed a
+ * contact (266,085 of them, 57 s for the first step). */
+static void default_envelope(dvi_scene* s)
+{
+    double smallest = INFINITY;
+    for (int32_t i = 0; i < s->shape_count; i++) {
+        const sc_shape* sh = &s->shapes[i];
+        switch (sh->type) {
+        case DVI_SHAPE_SPHERE:
+        case DVI_SHAPE_CAPSULE:
+            smallest = fmin(smallest, sh->radius);
+            break;
+        case DVI_SHAPE_CYLINDER:
+            smallest = fmin(smallest, fmin(sh->radius, sh->half_length));
+            break;
+        case DVI_SHAPE_BOX:
+            smallest = fmin(smallest, fmin(sh->half[0], fmin(sh->half[1], sh->half[2])));
+            break;
+        default:
+            break;
+        }
+    }
+    for (int32_t g = 0; g < s->generator_count; g++)
+        if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
+    if (smallest > 0.0 && 0.5 * smallest < s->collision_envelope) s->collision_envelope = 0.5 * smallest;
+}
+
 static void parse_formulation(ctx* c, const cJSON* root)
 {
     dvi_scene* s = c->s;
@@ -2189,6 +2219,8 @@ static void parse_scene(ctx* c, const cJSON* root)
     for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++)
         parse_joint(c, it, path_index(p, "joints", i), &s->joints[i]);
     parse_formulation(c, root);
+    const cJSON* form = member(root, "formulation");
+    if (!(form && member(form, "collision_envelope"))) default_envelope(s);
     if (s->dt > 0.0 && s->duration > 0.0 && s->duration / s->dt > 1e12)
         errf(c, "duration", "%g s is more than 1e12 steps of %g s", s->duration, s->dt);
     i = 0;

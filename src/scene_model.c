@@ -6,6 +6,7 @@
  * once the model is built.
  */
 #include "scene_internal.h"
+#include "world_internal.h"
 
 #include "math3.h"
 
@@ -1125,8 +1126,11 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     if (wsize > size - header || psize != size - header - wsize)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %u + %llu + %llu", size,
                     header, (unsigned long long)wsize, (unsigned long long)psize);
-    if (steps > (uint64_t)INT64_MAX)
-        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (step count)");
+    /* the step count: at most 2^53 (so that it and steps·dt are exact
+     * enough), and in agreement with the world's time (checked below, before
+     * the world is touched) */
+    if (steps > ((uint64_t)1 << 53))
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (step count %llu)", (unsigned long long)steps);
     size_t want = probe_state_size(m);
     if (version != 1u && psize != want)
         return fail(msg, msg_size, DVI_ERR_INVALID_ARG,
@@ -1141,7 +1145,15 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
             return fail(msg, msg_size, DVI_ERR_PARSE, "state: probes[%d]: damaged window (step count)", i);
         q += 8 + 8 * (size_t)m->probes[i].raw_width * (size_t)m->probes[i].target_count;
     }
-    dvi_status st = dvi_world_load_state(m->world, b + header, (size_t)wsize);
+    double t = 0.0;
+    dvi_status st = dvi_world_check_state(m->world, b + header, (size_t)wsize, &t);
+    if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
+    const double expect = (double)steps * m->dt;
+    if (!isfinite(t) || !(fabs(t - expect) <= 0.5 * m->dt))
+        return fail(msg, msg_size, DVI_ERR_PARSE,
+                    "state: its time (%.17g s) disagrees with its step count (%llu steps of %g s)", t,
+                    (unsigned long long)steps, m->dt);
+    st = dvi_world_load_state(m->world, b + header, (size_t)wsize);
     if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
     m->steps = (int64_t)steps;
     m->near_step = -1; /* the contacts are the restored world's */

@@ -158,6 +158,10 @@ dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* Validates a state blob against the world as dvi_world_load_state does,
+ * without writing anything; *time (if given) gets the state's time. The
+ * model's loader checks its step count against that time first. */
+dvi_status dvi_world_check_state(dvi_world* w, const void* data, size_t size, double* time);
 
 /* Resolves an id to an index, or −1 (stale, null, other world). */
 int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);

@@ -719,7 +719,10 @@ static dvi_status structure_differs(dvi_world* w, const char* what, uint32_t sav
                            (int)here);
 }
 
-dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
+/* Validates the blob against the world (everything dvi_world_load_state
+ * checks) and, with apply, writes it into the world. *time (if given) gets
+ * the state's time once the blob is known to be valid. */
+static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, bool apply, double* time)
 {
     if (!w) return DVI_ERR_INVALID_ARG;
     if (!data || size == 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "state: no data");
@@ -791,6 +794,14 @@ dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
     memset(&counts, 0, sizeof counts);
     dvi_dem_history_init(&counts.history);
     dvi_status st = read_state(w, &r, false, &counts);
+    if (st == DVI_OK && time) {
+        uint64_t bits = rd_u64_at(r.p, state_at);
+        memcpy(time, &bits, sizeof *time);
+    }
+    if (!apply) {
+        dvi_dem_history_free(&counts.history);
+        return st;
+    }
     if (st == DVI_OK &&
         (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !RESERVE(w, warm, (size_t)counts.warm + 1) ||
          (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)) ||
@@ -803,4 +814,14 @@ dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
     }
     dvi_dem_history_free(&counts.history); /* empty when applied */
     return st;
+}
+
+dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
+{
+    return load_or_check(w, data, size, true, NULL);
+}
+
+dvi_status dvi_world_check_state(dvi_world* w, const void* data, size_t size, double* time)
+{
+    return load_or_check(w, data, size, false, time);
 }

@@ -943,6 +943,20 @@ static void test_resume_round_trip(void** state)
     expect_status(&r, 2, "resume after the scene changed");
     expect_contains(r.err, "changed", "resume after the scene changed");
     run_result_free(&r);
+
+    /* a run.json whose step is not the state's is refused (it would have
+     * resumed with a CSV row missing) */
+    path_in(p, sizeof p, split, "checkpoint/run.json");
+    char* rj = read_text(p, NULL);
+    char* at = strstr(rj, "\"step\": 200");
+    assert_non_null(at);
+    at[10] = '1'; /* 200 -> 201 */
+    write_text(p, rj);
+    free(rj);
+    r = RUN("run", "--resume", split, "--duration", "0.3");
+    expect_status(&r, 2, "resume with run.json's step changed");
+    expect_contains(r.err, "the state is at step 200, run.json says 201", "resume with run.json's step changed");
+    run_result_free(&r);
 }
 
 /* ---- DEM ----------------------------------------------------------------------------------- */
@@ -1103,24 +1117,29 @@ static void test_interrupt_and_resume(void** state)
     snprintf(blob, sizeof blob, "checkpoint/state-%012ld.bin", steps);
     assert_exists(out, blob);
 
-    /* SIGTERM is handled the same way */
-    char out_term[700];
-    path_in(out_term, sizeof out_term, g_root, "terminated");
-    pid = spawn_tool((const char* const[]){"run", g_mix, "--out", out_term, "--duration", "1000", "--log-every", "20",
-                                           NULL},
-                     NULL, sout, serr, sizeof sout);
-    if (!wait_for_progress(serr, pid, 60)) {
-        kill(pid, SIGKILL);
-        wait_status(pid);
-        print_error("the run did not report progress\n");
-        fail();
+    /* SIGTERM, and SIGHUP (the terminal closed), are handled the same way */
+    const int sigs[2] = {SIGTERM, SIGHUP};
+    for (int k = 0; k < 2; k++) {
+        char out_term[700];
+        path_in(out_term, sizeof out_term, g_root, k ? "hung_up" : "terminated");
+        pid = spawn_tool((const char* const[]){"run", g_mix, "--out", out_term, "--duration", "1000", "--log-every",
+                                               "20", NULL},
+                         NULL, sout, serr, sizeof sout);
+        if (!wait_for_progress(serr, pid, 60)) {
+            kill(pid, SIGKILL);
+            wait_status(pid);
+            print_error("the run did not report progress\n");
+            fail();
+        }
+        assert_int_equal(kill(pid, sigs[k]), 0);
+        assert_int_equal(wait_status(pid), 130);
+        path_in(p, sizeof p, out_term, "summary.json");
+        s = read_json(p);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "interrupted")));
+        cJSON_Delete(s);
+        path_in(p, sizeof p, out_term, "checkpoint/run.json");
+        assert_true(access(p, R_OK) == 0);
     }
-    assert_int_equal(kill(pid, SIGTERM), 0);
-    assert_int_equal(wait_status(pid), 130);
-    path_in(p, sizeof p, out_term, "summary.json");
-    s = read_json(p);
-    assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "interrupted")));
-    cJSON_Delete(s);
 
     /* finish 57 steps later, and compare with a run that went there directly */
     long end = steps + 57;

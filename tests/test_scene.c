@@ -329,6 +329,30 @@ static void test_hostile_generated(void** state)
     assert_int_equal(dvi_scene_parse("{}", 2, NULL, NULL, NULL), DVI_ERR_INVALID_ARG);
 }
 
+/* A scene that names no collision envelope gets the world's 5 mm, but at
+ * most half its smallest shape: a bed of 729 spheres of r = 1 µm under 5 mm
+ * made every pair a contact (266,085 contacts, 57 s for the first step). */
+static void test_default_envelope(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"duration\": 0.001, \"formulation\": {\"dt\": 1e-6},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]}],\n"
+        " \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"region\": {\"min\": [0, 0, 0], \"max\": "
+        "[1.89e-5, 1.89e-5, 1.89e-5]}, \"radius\": 1e-6, \"gap\": 1e-7, \"jitter\": 0, \"density\": 2500}]}";
+    dvi_scene* s = parse_ok(text);
+    assert_int_equal(dvi_scene_body_count(s), 1 + 729);
+    dvi_model* m = build_ok(s);
+    assert_true(dvi_model_step(m) >= 0);
+    int32_t nc = dvi_world_contact_count(dvi_model_world(m));
+    print_message("729 spheres of r = 1e-6 m, no envelope named: %d contacts after one step (lattice neighbours and "
+                  "the ground: at most 2,268)\n",
+                  (int)nc);
+    assert_true(nc > 0 && nc <= 3 * 729 + 81); /* every pair within 5 mm: 266,085 */
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 /* Input files are checked before a byte is read: a FIFO (which would block
  * the reader forever), a character device (/dev/urandom: read without end),
  * a directory and a sparse file of 2 GiB (read to its end, once) are refused
@@ -2126,6 +2150,22 @@ static void test_state_round_trip(void** state)
     print_message("damaged world data: %s\n", msg);
     assert_int_equal(dvi_model_load_state(b, blob, size - 1, msg, sizeof msg), DVI_ERR_PARSE);
     assert_int_equal(dvi_model_load_state(b, blob, 10, msg, sizeof msg), DVI_ERR_PARSE);
+    /* forged step counts with valid checksums: INT64_MAX (the next step
+     * would overflow), and 59 against a world at 60 steps' time */
+    const uint64_t forged[2] = {(uint64_t)INT64_MAX, 59};
+    for (int k = 0; k < 2; k++) {
+        memcpy(bad, blob, size);
+        for (int q = 0; q < 8; q++) bad[16 + q] = (unsigned char)(forged[k] >> (8 * q));
+        uint64_t h = 1469598103934665603u; /* the header's FNV-1a 64 (48-byte header, checksum last) */
+        for (int q = 0; q < 40; q++) {
+            h ^= bad[q];
+            h *= 1099511628211u;
+        }
+        for (int q = 0; q < 8; q++) bad[40 + q] = (unsigned char)(h >> (8 * q));
+        assert_int_equal(dvi_model_load_state(b, bad, size, msg, sizeof msg), DVI_ERR_PARSE);
+        print_message("forged step count %llu: %s\n", (unsigned long long)forged[k], msg);
+        assert_non_null(strstr(msg, k == 0 ? "step count 9223372036854775807" : "disagrees with its step count (59"));
+    }
     assert_int_equal(dvi_model_step_count(b), 100);
     positions(b, xb, 11);
     assert_memory_equal(xa, xb, sizeof xa);
@@ -2193,6 +2233,7 @@ int main(void)
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
+        cmocka_unit_test(test_default_envelope),
         cmocka_unit_test(test_input_files_refused),
         cmocka_unit_test(test_probe_with),
         cmocka_unit_test(test_probe_combinations),

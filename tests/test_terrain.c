@@ -1304,6 +1304,23 @@ static void test_obj_hostile(void** state)
     assert_int_equal(dvi_obj_read(path, &m, small, sizeof small), DVI_ERR_PARSE);
     assert_true(memchr(small, '\0', sizeof small) != NULL);
     assert_int_equal(dvi_obj_read(path, &m, NULL, 0), DVI_ERR_PARSE);
+    /* a vertex beyond the 1e15 bound of scene numbers (a ±1e300 triangle
+     * was accepted, and a ball fell through it) */
+    const char* far = "v -1e300 -1e300 0\nv 1e300 -1e300 0\nv 0 1e300 0\nf 1 2 3\n";
+    write_file(d, "far.obj", far, strlen(far), path);
+    assert_int_equal(dvi_obj_read(path, &m, msg, sizeof msg), DVI_ERR_PARSE);
+    assert_non_null(strstr(msg, ":1: number out of range '-1e300' (magnitude at most 1e15)"));
+    /* only degenerate triangles: collinear, repeated vertices */
+    const char* flat = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 3\nf 1 1 4\nf 4 4 4\n";
+    write_file(d, "flat.obj", flat, strlen(flat), path);
+    assert_int_equal(dvi_obj_read(path, &m, msg, sizeof msg), DVI_ERR_PARSE);
+    assert_non_null(strstr(msg, "all 3 triangles are degenerate"));
+    /* one proper triangle among them is a mesh */
+    const char* one = "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 4\n";
+    write_file(d, "one.obj", one, strlen(one), path);
+    assert_int_equal(dvi_obj_read(path, &m, msg, sizeof msg), DVI_OK);
+    assert_int_equal(m.triangle_count, 2);
+    dvi_mesh_data_free(&m);
     /* missing file, a directory, NULL arguments */
     snprintf(path, sizeof path, "%s/does-not-exist.obj", d->path);
     assert_int_equal(dvi_obj_read(path, &m, msg, sizeof msg), DVI_ERR_IO);

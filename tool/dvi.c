@@ -36,7 +36,7 @@ static const char overview_help[] =
     "  --version               print the version\n"
     "\n"
     "Exit status: 0 success; 1 the run failed at runtime (numerical blow-up, I/O error);\n"
-    "2 bad usage, invalid scene or problem file; 130 interrupted (SIGINT/SIGTERM), after\n"
+    "2 bad usage, invalid scene or problem file; 130 interrupted (SIGINT/SIGTERM/SIGHUP), after\n"
     "writing valid outputs and a checkpoint.\n";
 
 static const char run_help[] =
@@ -71,7 +71,7 @@ static const char run_help[] =
     "                          same overrides); the result is bit-identical to a run that\n"
     "                          was never interrupted\n"
     "\n"
-    "On a terminal a progress line is rewritten in place. Ctrl-C (SIGINT) or SIGTERM stops\n"
+    "On a terminal a progress line is rewritten in place. Ctrl-C (SIGINT), SIGTERM or SIGHUP stops\n"
     "after the current step, writes the outputs and a checkpoint, and exits with 130; a\n"
     "second Ctrl-C aborts at once.\n"
     "\n"

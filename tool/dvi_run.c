@@ -38,8 +38,9 @@ static void on_stop_signal(int sig)
     g_stop_signal = sig;
 }
 
-/* SIGINT / SIGTERM set the flag; SA_RESETHAND restores the default action,
- * so a second Ctrl-C ends the process at once. */
+/* SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session) set the
+ * flag; SA_RESETHAND restores the default action, so a second Ctrl-C ends
+ * the process at once. */
 static void install_signal_handlers(void)
 {
     struct sigaction sa;
@@ -49,6 +50,7 @@ static void install_signal_handlers(void)
     sa.sa_flags = SA_RESETHAND | SA_RESTART;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 }
 
 /* ---- options ----------------------------------------------------------------- */
@@ -971,6 +973,13 @@ static int setup_resume(run_state* rs, const run_args* a)
     dvi_status st = dvi_model_load_state(rs->model, blob, blob_size, msg, sizeof msg);
     if (st < 0) {
         fprintf(stderr, "dvi run: %s: %s\n", blob_path, msg[0] ? msg : dvi_status_string(st));
+        free(blob_path);
+        rc = DVI_EXIT_USAGE;
+        goto done;
+    }
+    if (dvi_model_step_count(rs->model) != info.step) {
+        fprintf(stderr, "dvi run: %s: the state is at step %" PRId64 ", run.json says %" PRId64 "; cannot resume\n",
+                blob_path, dvi_model_step_count(rs->model), info.step);
         free(blob_path);
         rc = DVI_EXIT_USAGE;
         goto done;
