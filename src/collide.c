@@ -175,6 +175,7 @@ typedef struct narrow_chunk {
 } narrow_chunk;
 
 struct dvi_collision {
+    const uint64_t* excluded; int32_t excluded_count; /* owner pairs that never touch (sorted keys) */
     grid_item* items;     size_t items_cap;  /* grid geoms in index order (64-byte aligned) */
     grid_item* sorted;    size_t sorted_cap; /* the same, grouped by cell (64-byte aligned) */
     int32_t* item_slot;   size_t item_slot_cap;
@@ -313,6 +314,36 @@ dvi_status dvi_collision_create(dvi_collision** out)
     c->threads = 1;
     c->par_min = DVI_COLLIDE_PAR_MIN;
     return DVI_OK;
+}
+
+void dvi_collision_set_excluded(dvi_collision* c, const uint64_t* keys, int32_t n)
+{
+    if (!c) return;
+    c->excluded = n > 0 ? keys : NULL;
+    c->excluded_count = n > 0 ? n : 0;
+}
+
+/* May geoms a and b touch, by their filters and the excluded owner pairs? */
+static bool filters_pass(const dvi_collision* c, const dvi_geom* a, const dvi_geom* b)
+{
+    if (a->filtered || b->filtered) {
+        uint32_t ca = a->filtered ? a->category : 1u, ma = a->filtered ? a->mask : 0xFFFFFFFFu;
+        uint32_t cb = b->filtered ? b->category : 1u, mb = b->filtered ? b->mask : 0xFFFFFFFFu;
+        if (!(ca & mb) || !(cb & ma)) return false;
+    }
+    if (a->linked && b->linked && c->excluded_count > 0) {
+        uint64_t lo = (uint64_t)(uint32_t)(a->owner < b->owner ? a->owner : b->owner);
+        uint64_t hi = (uint64_t)(uint32_t)(a->owner < b->owner ? b->owner : a->owner);
+        uint64_t key = lo << 32 | hi;
+        int32_t l = 0, r = c->excluded_count;
+        while (l < r) {
+            int32_t m = l + (r - l) / 2;
+            if (c->excluded[m] < key) l = m + 1;
+            else r = m;
+        }
+        if (l < c->excluded_count && c->excluded[l] == key) return false;
+    }
+    return true;
 }
 
 void dvi_collision_set_threads(dvi_collision* c, int threads)
@@ -907,6 +938,7 @@ static inline int narrow_pair(const dvi_collision* c, const dvi_geom* geoms, siz
         PREFETCH(g + 128);
     }
     const int32_t a = c->pairs[k].a, b = c->pairs[k].b;
+    if (!filters_pass(c, &geoms[a], &geoms[b])) return 0;
     int m = dvi_narrow_phase(&geoms[a], &geoms[b], envelope, out, NARROW_MAX);
     if (m < 0) m = 0;
     if (m > NARROW_MAX) m = NARROW_MAX;

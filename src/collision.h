@@ -61,6 +61,11 @@ typedef struct dvi_geom {
     double half[3];     /* box half extents */
     const dvi_heightfield* hfield;
     const dvi_trimesh* mesh;
+    /* filters, applied before the narrow phase (zero-initialised: none) */
+    bool filtered;      /* category and mask below apply */
+    bool linked;        /* the owner is in an excluded owner pair (dvi_collision_set_excluded) */
+    uint32_t category;  /* two filtered geoms touch when (a.category & b.mask) and (b.category & a.mask) */
+    uint32_t mask;      /* an unfiltered geom counts as category 1, mask all */
     /* filled by dvi_geom_update */
     double aabb_min[3], aabb_max[3];
     bool unbounded;     /* plane */
@@ -98,6 +103,12 @@ void dvi_collision_set_threads(dvi_collision* c, int threads);
  * count (default DVI_COLLIDE_PAR_MIN; 0 takes the parallel path for any
  * call with more than one thread, as the tests do). */
 void dvi_collision_set_parallel_min(dvi_collision* c, int32_t geoms);
+
+/* Owner pairs that never touch (the bodies of a joint): keys
+ * (uint64_t)min(o1, o2) << 32 | max(o1, o2), sorted ascending, n of them;
+ * the array is the caller's and must stay valid through the following
+ * dvi_collide calls. Only geoms with `linked` set are looked up. */
+void dvi_collision_set_excluded(dvi_collision* c, const uint64_t* keys, int32_t n);
 
 /* All contact points among geoms[0..n) with Φ ≤ envelope. The returned array
  * belongs to c and stays valid until the next call. geom_a/geom_b are

@@ -905,16 +905,17 @@ static const char* const SHAPE_TYPES[] = {"sphere", "box", "capsule", "cylinder"
                                           NULL};
 static const char* const SHAPE_KEYS_ALL[] = {"type",   "position",   "orientation", "material", "radius",
                                              "half_extents", "half_length", "nx", "ny", "dx", "dy", "heights",
-                                             "file", "dem_samples", NULL};
-static const char* const SHAPE_KEYS[7][10] = {
-    {"type", "position", "orientation", "material", "radius", "dem_samples", NULL},
-    {"type", "position", "orientation", "material", "half_extents", "dem_samples", NULL},
-    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", NULL},
-    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", NULL},
-    {"type", "position", "orientation", "material", NULL},
-    {"type", "position", "orientation", "material", "nx", "ny", "dx", "dy", "heights", NULL},
-    {"type", "position", "orientation", "material", "file", NULL},
+                                             "file", "dem_samples", "filter", NULL};
+static const char* const SHAPE_KEYS[7][11] = {
+    {"type", "position", "orientation", "material", "radius", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "half_extents", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "filter", NULL},
+    {"type", "position", "orientation", "material", "nx", "ny", "dx", "dy", "heights", "filter", NULL},
+    {"type", "position", "orientation", "material", "file", "filter", NULL},
 };
+static const char* const FILTER_KEYS[] = {"category", "mask", NULL};
 static const char* const SHAPE_OWNER[7] = {"a sphere", "a box", "a capsule", "a cylinder",
                                            "a plane",  "a height field", "a mesh"};
 
@@ -1050,6 +1051,16 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
     vec_field(c, v, path, "position", false, 3, sh->pos);
     quat_field(c, v, path, "orientation", sh->q);
     material_ref(c, v, path, &sh->material);
+    sh->category = 1u;
+    sh->mask = 0xFFFFFFFFu;
+    const cJSON* fo = member(v, "filter");
+    char fp[PATH_LEN];
+    if (fo && is_object(c, fo, path_key(fp, path, "filter"))) {
+        check_keys(c, fo, fp, FILTER_KEYS, NULL, NULL);
+        int64_t iv;
+        if (int_field(c, fo, fp, "category", false, 1, 4294967295.0, &iv)) sh->category = (uint32_t)iv;
+        if (int_field(c, fo, fp, "mask", false, 0, 4294967295.0, &iv)) sh->mask = (uint32_t)iv;
+    }
     switch (sh->type) {
     case DVI_SHAPE_SPHERE:
         num_field(c, v, path, "radius", true, R_POS, &sh->radius);
@@ -1539,13 +1550,13 @@ static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_gene
 
 static const char* const JOINT_TYPES[] = {"spherical", "revolute", "prismatic", "fixed", "distance", NULL};
 static const char* const JOINT_KEYS_ALL[] = {"name", "type", "body_a", "body_b", "anchor", "anchor_b", "axis",
-                                             "motor", NULL};
-static const char* const JOINT_KEYS[5][8] = {
-    {"name", "type", "body_a", "body_b", "anchor", NULL},
-    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", NULL},
-    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", NULL},
-    {"name", "type", "body_a", "body_b", "anchor", NULL},
-    {"name", "type", "body_a", "body_b", "anchor", "anchor_b", NULL},
+                                             "motor", "collide", NULL};
+static const char* const JOINT_KEYS[5][9] = {
+    {"name", "type", "body_a", "body_b", "anchor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "anchor_b", "collide", NULL},
 };
 static const char* const JOINT_OWNER[5] = {"a spherical joint", "a revolute joint", "a prismatic joint",
                                            "a fixed joint", "a distance joint"};
@@ -1591,6 +1602,7 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     if (t < 0) check_keys(c, v, path, JOINT_KEYS_ALL, NULL, NULL);
     else check_keys(c, v, path, JOINT_KEYS[t], JOINT_KEYS_ALL, JOINT_OWNER[t]);
     j->type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
+    bool_field(c, v, path, "collide", &j->collide);
 
     const cJSON* ja = member(v, "body_a");
     int64_t a = -1, b = -1;

@@ -61,6 +61,7 @@ typedef struct sc_shape {
     dvi_material material;
     double* dem_samples;  /* owned, [4·dem_sample_count]: x, y, z (shape frame), area */
     int32_t dem_sample_count;
+    uint32_t category, mask; /* "filter" */
 } sc_shape;
 
 typedef struct sc_body {
@@ -102,6 +103,7 @@ typedef struct sc_joint {
     double anchor[3], anchor_b[3], axis[3];
     dvi_motor_type motor;
     double speed, ramp, torque, damping;
+    bool collide;         /* "collide": the two bodies' shapes touch each other */
 } sc_joint;
 
 typedef enum sc_probe_kind {

@@ -397,6 +397,8 @@ static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* s
     v3_copy(sd.offset_position, sh->pos);
     for (int k = 0; k < 4; k++) sd.offset_orientation[k] = sh->q[k];
     sd.material = sh->material;
+    sd.collision_category = sh->category;
+    sd.collision_mask = sh->mask;
     dvi_shape_id id;
     dvi_status st = dvi_shape_create(m->world, body, &sd, &id);
     if (st == DVI_OK && sh->dem_sample_count > 0)
@@ -565,6 +567,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
         jd.motor_ramp_time = j->ramp;
         jd.motor_torque = j->torque;
         jd.motor_damping = j->damping;
+        jd.collide_connected = j->collide;
         st = dvi_joint_create(m->world, &jd, &m->joints[i]);
         if (st != DVI_OK)
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",

@@ -87,11 +87,16 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
         v3_copy(g->half, s->half);
         g->hfield = s->hfield;
         g->mesh = s->mesh;
+        g->filtered = s->category != 1u || s->mask != 0xFFFFFFFFu;
+        g->category = s->category;
+        g->mask = s->mask;
+        g->linked = b->excluded_pairs > 0;
         dvi_geom_update(g);
     }
     *pts = NULL;
     *npts = 0;
     dvi_collision_set_threads(w->collision, nt);
+    dvi_collision_set_excluded(w->collision, w->excluded, w->excluded_count);
     dvi_status st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, pts, npts);
     if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
     return DVI_OK;

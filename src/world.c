@@ -99,6 +99,7 @@ void dvi_world_destroy(dvi_world* w)
     free(w->bodies);
     free(w->shapes);
     free(w->joints);
+    free(w->excluded);
     dvi_solver_destroy(w->solver);
     dvi_collision_destroy(w->collision);
     free(w->geoms);
@@ -359,6 +360,8 @@ dvi_shape_def dvi_default_shape_def(void)
     d.material.poisson_ratio = 0.3;
     d.material.gamma_n = -1.0;
     d.material.gamma_t = -1.0;
+    d.collision_category = 1u;
+    d.collision_mask = 0xFFFFFFFFu;
     d.internal_cookie = SHAPE_COOKIE;
     return d;
 }
@@ -414,10 +417,15 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
     double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (!isfinite(qn) || fabs(qn - 1.0) > 1e-6)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_orientation: must be a unit quaternion");
+    if (def->collision_category == 0u)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                               "shape.collision_category: must have at least one bit set (0 collides with nothing)");
     bool fixed = w->bodies[bi].type == DVI_BODY_FIXED;
     dvi_shape s;
     memset(&s, 0, sizeof s);
     s.type = def->type;
+    s.category = def->collision_category;
+    s.mask = def->collision_mask;
     switch (def->type) {
     case DVI_SHAPE_SPHERE:
         if (!positive(def->radius)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.radius: must be > 0");
@@ -541,6 +549,7 @@ dvi_joint_def dvi_default_joint_def(void)
     memset(&d, 0, sizeof d);
     d.type = DVI_JOINT_REVOLUTE;
     d.axis[2] = 1.0;
+    d.collide_connected = false;
     d.internal_cookie = JOINT_COOKIE;
     return d;
 }
@@ -588,9 +597,25 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     j.b = b;
     dvi_status st = dvi_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
     if (st != DVI_OK) return dvi_world_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
+    j.collide_connected = def->collide_connected;
     dvi_joint* nj = grow_array(w->joints, &w->joint_cap, w->joint_count + 1, sizeof *nj);
     if (!nj) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
     w->joints = nj;
+    if (!j.collide_connected && a >= 0) { /* the pair joins the sorted list of pairs that never touch */
+        uint64_t key = (uint64_t)(uint32_t)(a < b ? a : b) << 32 | (uint64_t)(uint32_t)(a < b ? b : a);
+        int32_t at = 0;
+        while (at < w->excluded_count && w->excluded[at] < key) at++;
+        if (at == w->excluded_count || w->excluded[at] != key) {
+            uint64_t* ne = grow_array(w->excluded, &w->excluded_cap, w->excluded_count + 1, sizeof *ne);
+            if (!ne) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
+            w->excluded = ne;
+            memmove(ne + at + 1, ne + at, (size_t)(w->excluded_count - at) * sizeof *ne);
+            ne[at] = key;
+            w->excluded_count++;
+            w->bodies[a].excluded_pairs++;
+            w->bodies[b].excluded_pairs++;
+        }
+    }
     j.generation = 1;
     w->joints[w->joint_count++] = j;
     out->index1 = w->joint_count;

@@ -28,6 +28,7 @@ typedef struct dvi_body {
     int32_t shape_count;
     dvi_shape_type first_shape;        /* 0 while the body has no shape */
     double bounding_radius;            /* about the centre of mass, bounded shapes only */
+    int32_t excluded_pairs;            /* joints that keep this body's shapes off another body's */
 } dvi_body;
 
 typedef struct dvi_shape {
@@ -39,6 +40,7 @@ typedef struct dvi_shape {
     dvi_trimesh* mesh;
     double lpos[3], lrot[9];           /* pose in the body frame */
     dvi_material material;
+    uint32_t category, mask;           /* collision filter (dvi_shape_def) */
 } dvi_shape;
 
 #define DVI_JOINT_MAX_ROWS 7
@@ -59,6 +61,7 @@ typedef struct dvi_joint {
     double gamma[DVI_JOINT_MAX_ROWS];  /* last impulses (warm start) */
     double jb[DVI_JOINT_MAX_ROWS][6];  /* J_B of each row in the last step (reactions) */
     double reaction_force[3], reaction_torque[3];
+    bool collide_connected;            /* false: the two bodies' shapes never touch */
 } dvi_joint;
 
 /* One bilateral row of a joint: u = ja·vA + jb·vB + bias + compliance·γ = 0,
@@ -117,6 +120,7 @@ struct dvi_world {
     dvi_body* bodies;   int32_t body_count, body_cap;
     dvi_shape* shapes;  int32_t shape_count, shape_cap;
     dvi_joint* joints;  int32_t joint_count, joint_cap;
+    uint64_t* excluded; int32_t excluded_count, excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
 
     dvi_solver* solver;
     dvi_collision* collision;

@@ -209,6 +209,12 @@ static uint64_t shape_hash(const dvi_world* w, int32_t i)
         h = fnv_f64s(h, t->vertices, 3 * (size_t)t->vertex_count);
         for (size_t k = 0; k < 3 * (size_t)t->triangle_count; k++) h = fnv_i32(h, t->triangles[k]);
     }
+    /* a collision filter other than the default (so default shapes hash as
+     * before filters existed) */
+    if (s->category != 1u || s->mask != 0xFFFFFFFFu) {
+        h = fnv_i32(h, (int32_t)s->category);
+        h = fnv_i32(h, (int32_t)s->mask);
+    }
     return h;
 }
 
@@ -229,6 +235,7 @@ static uint64_t joint_hash(const dvi_joint* j)
     h = fnv_u64(h, f64_bits(j->length));
     h = fnv_i32(h, (int32_t)j->motor);
     h = fnv_u64(h, f64_bits(j->ramp));
+    if (j->collide_connected) h = fnv_i32(h, 1);
     return h;
 }
 

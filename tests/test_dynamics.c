@@ -118,10 +118,147 @@ static void test_free_spin_keeps_energy_and_momentum(void** state)
         }
 }
 
+/* ---- what touches what ------------------------------------------------------
+ * A capsule hinged inside the fixed box it hangs from: its shape overlaps
+ * the box. With the joint's bodies kept apart (the default) it swings as a
+ * pendulum, its hinge carrying about its weight; when they may collide
+ * (collide_connected) the overlap becomes contacts that fight the hinge
+ * (3.7e10 N and no converged step before the default changed). */
+static double hinged_capsule(bool collide, int* contacts_seen, double* max_force)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver_settings.tolerance = 1e-8;
+    wd.solver_settings.max_iterations = 2000;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    dvi_body_id box;
+    assert_int_equal(dvi_body_create(w, &bd, &box), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+    dvi_shape_id sid;
+    assert_int_equal(dvi_shape_create(w, box, &sd, &sid), DVI_OK);
+    /* capsule: axis z, half length 0.3, radius 0.03, centre 0.3 below the
+     * hinge at the box's centre, started 0.2 rad off vertical about x */
+    const double m = 2.0, th = 0.2, L = 0.3;
+    bd = dvi_default_body_def();
+    bd.mass = m;
+    bd.inertia[0] = bd.inertia[4] = m * (0.6 * 0.6) / 12.0;
+    bd.inertia[8] = 0.5 * m * 0.03 * 0.03;
+    bd.position[1] = L * sin(th);
+    bd.position[2] = -L * cos(th);
+    bd.orientation[0] = cos(th / 2);
+    bd.orientation[1] = sin(th / 2);
+    dvi_body_id cap;
+    assert_int_equal(dvi_body_create(w, &bd, &cap), DVI_OK);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_CAPSULE;
+    sd.radius = 0.03;
+    sd.half_length = 0.3;
+    assert_int_equal(dvi_shape_create(w, cap, &sd, &sid), DVI_OK);
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_REVOLUTE;
+    jd.body_a = box;
+    jd.body_b = cap;
+    jd.axis[0] = 1.0;
+    jd.axis[2] = 0.0;
+    jd.collide_connected = collide;
+    dvi_joint_id j;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_OK);
+    *contacts_seen = 0;
+    *max_force = 0.0;
+    for (int i = 0; i < 500; i++) {
+        dvi_status st = dvi_world_step(w, 1e-3);
+        if (st < 0) fail_msg("step %d: %s", i, dvi_world_last_error(w));
+        *contacts_seen += dvi_world_contact_count(w);
+        double F[3], T[3];
+        assert_int_equal(dvi_joint_get_reaction(w, j, F, T), DVI_OK);
+        double f = sqrt(F[0] * F[0] + F[1] * F[1] + F[2] * F[2]);
+        if (f > *max_force) *max_force = f;
+    }
+    double x[3];
+    assert_int_equal(dvi_body_get_position(w, cap, x), DVI_OK);
+    dvi_world_destroy(w);
+    return atan2(x[1], -x[2]); /* the swing angle */
+}
+
+static void test_joined_bodies_do_not_collide(void** state)
+{
+    (void)state;
+    int contacts = 0;
+    double fmax = 0.0;
+    double angle = hinged_capsule(false, &contacts, &fmax);
+    /* a compound pendulum from 0.2 rad: after 0.5 s it has swung through
+     * the bottom (period 2π√(I_p/(m g L)) ≈ 1.27 s, I_p = m(0.6²/12 + 0.3²)) */
+    const double Ip = 2.0 * (0.36 / 12.0 + 0.09), T = 2.0 * 3.14159265358979 * sqrt(Ip / (2.0 * 9.81 * 0.3));
+    const double want = 0.2 * cos(2.0 * 3.14159265358979 * 0.5 / T);
+    print_message("hinged capsule inside its box, default: %d contacts in 500 steps, hinge force at most %.2f N "
+                  "(weight %.2f N), angle %.4f rad at 0.5 s (small-angle pendulum %.4f)\n",
+                  contacts, fmax, 2.0 * 9.81, angle, want);
+    assert_int_equal(contacts, 0);
+    assert_true(fmax < 2.0 * 2.0 * 9.81);
+    assert_true(fabs(angle - want) < 0.01);
+    angle = hinged_capsule(true, &contacts, &fmax);
+    print_message("... with collide_connected: %d contacts, hinge force at most %.3g N\n", contacts, fmax);
+    assert_true(contacts > 0);
+}
+
+/* Collision filters: a sphere of category 2 falls through a ground whose
+ * mask leaves out 2, while a default sphere rests on it; and a pair whose
+ * categories both masks admit touch. */
+static void test_collision_filters(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_FIXED;
+    dvi_body_id ground;
+    assert_int_equal(dvi_body_create(w, &bd, &ground), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    sd.collision_mask = 0xFFFFFFFFu & ~2u;
+    dvi_shape_id sid;
+    assert_int_equal(dvi_shape_create(w, ground, &sd, &sid), DVI_OK);
+    dvi_body_id ball[2];
+    for (int k = 0; k < 2; k++) {
+        bd = dvi_default_body_def();
+        bd.position[0] = k;
+        bd.position[2] = 0.1;
+        assert_int_equal(dvi_body_create(w, &bd, &ball[k]), DVI_OK);
+        sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_SPHERE;
+        sd.radius = 0.1;
+        if (k == 1) sd.collision_category = 2u;
+        assert_int_equal(dvi_shape_create(w, ball[k], &sd, &sid), DVI_OK);
+    }
+    for (int i = 0; i < 500; i++) assert_true(dvi_world_step(w, 1e-3) >= 0);
+    double x0[3], x1[3];
+    dvi_body_get_position(w, ball[0], x0);
+    dvi_body_get_position(w, ball[1], x1);
+    print_message("filters: the default ball rests at z = %.6f m, the category-2 ball fell to z = %.4f m "
+                  "(free fall: %.4f)\n",
+                  x0[2], x1[2], 0.1 - 0.5 * 9.81 * 0.25);
+    assert_true(fabs(x0[2] - 0.1) < 1e-4);
+    assert_true(fabs(x1[2] - (0.1 - 0.5 * 9.81 * 0.25)) < 0.01);
+    sd = dvi_default_shape_def();
+    sd.collision_category = 0;
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = 0.1;
+    assert_int_equal(dvi_shape_create(w, ball[0], &sd, &sid), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "collision_category"));
+    dvi_world_destroy(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_free_spin_keeps_energy_and_momentum),
+        cmocka_unit_test(test_joined_bodies_do_not_collide),
+        cmocka_unit_test(test_collision_filters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

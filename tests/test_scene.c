@@ -329,6 +329,49 @@ static void test_hostile_generated(void** state)
     assert_int_equal(dvi_scene_parse("{}", 2, NULL, NULL, NULL), DVI_ERR_INVALID_ARG);
 }
 
+/* Collision filters and a joint's "collide" in scene files: a ball of
+ * category 2 falls through a ground whose mask leaves 2 out; bad values are
+ * named. */
+static void test_scene_filters(void** state)
+{
+    (void)state;
+    dvi_scene* s = parse_ok(
+        "{\"duration\": 0.3, \"formulation\": {\"dt\": 0.001},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\", \"filter\": "
+        "{\"mask\": 4294967293}}]},\n"
+        "   {\"name\": \"kept\", \"mass\": 1, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]},\n"
+        "   {\"name\": \"ghost\", \"mass\": 1, \"position\": [1, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
+        "\"filter\": {\"category\": 2}}]},\n"
+        "   {\"name\": \"arm\", \"mass\": 1, \"position\": [3, 0, 0.5], \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.2, "
+        "0.2, 0.2]}]}],\n"
+        " \"joints\": [{\"type\": \"spherical\", \"body_a\": \"kept\", \"body_b\": \"arm\", \"anchor\": [3, 0, 0.5], "
+        "\"collide\": true}]}");
+    dvi_model* m = build_ok(s);
+    step_n(m, 300);
+    dvi_body_id kept, ghost;
+    assert_int_equal(dvi_model_find_body(m, "kept", &kept), DVI_OK);
+    assert_int_equal(dvi_model_find_body(m, "ghost", &ghost), DVI_OK);
+    double xk[3], xg[3];
+    dvi_body_get_position(dvi_model_world_const(m), kept, xk);
+    dvi_body_get_position(dvi_model_world_const(m), ghost, xg);
+    assert_true(xg[2] < -0.2);
+    assert_true(xk[2] > 0.09);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    dvi_scene_errors e = {0};
+    const char* bad =
+        "{\"bodies\": [{\"name\": \"b\", \"mass\": 1, \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, \"filter\": "
+        "{\"category\": 0, \"mask\": -1, \"group\": 3}}]}],\n"
+        " \"joints\": [{\"type\": \"spherical\", \"body_b\": \"b\", \"anchor\": [0, 0, 0], \"collide\": 1}]}";
+    assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    print_message("bad filters:\n%s", e.text);
+    assert_non_null(strstr(e.text, "bodies[0].shapes[0].filter.category"));
+    assert_non_null(strstr(e.text, "bodies[0].shapes[0].filter.mask"));
+    assert_non_null(strstr(e.text, "bodies[0].shapes[0].filter.group: unknown key"));
+    assert_non_null(strstr(e.text, "joints[0].collide"));
+    dvi_scene_errors_free(&e);
+}
+
 /* A scene that names no collision envelope gets the world's 5 mm, but at
  * most half its smallest shape: a bed of 729 spheres of r = 1 µm under 5 mm
  * made every pair a contact (266,085 contacts, 57 s for the first step). */
@@ -2233,6 +2276,7 @@ int main(void)
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
+        cmocka_unit_test(test_scene_filters),
         cmocka_unit_test(test_default_envelope),
         cmocka_unit_test(test_input_files_refused),
         cmocka_unit_test(test_probe_with),

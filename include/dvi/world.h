@@ -194,6 +194,10 @@ typedef struct dvi_shape_def {
     double offset_position[3];    ///< shape frame in the body frame
     double offset_orientation[4]; ///< (w, x, y, z), default identity
     dvi_material material;
+    /// Collision filter: shapes A and B can touch only when
+    /// (A.category & B.mask) != 0 and (B.category & A.mask) != 0.
+    uint32_t collision_category;  ///< the shape's category bits, non-zero; default 1
+    uint32_t collision_mask;      ///< the categories it can touch; default 0xFFFFFFFF (all)
     uint32_t internal_cookie;
 } dvi_shape_def;
 
@@ -239,6 +243,8 @@ typedef struct dvi_joint_def {
     double motor_damping;     ///< speed motors: N·m·s/rad (N·s/m linear); 0 (default) holds the target
                               ///< exactly; > 0 gives a DC motor's linear law, torque (force) =
                               ///< damping·(target − speed), implicit in the step. Other motors: 0
+    bool collide_connected;   ///< false (default): the two bodies' shapes never touch each other
+                              ///< (a hinge's parts usually overlap); true: they collide as any others
     uint32_t internal_cookie;
 } dvi_joint_def;
 
