@@ -381,7 +381,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     dvi_work_project(w, g);
     gradient(w, g, Gg);
     double* best = g;
-    double best_res = dvi_work_residual(w, g, Gg);
+    double best_res = dvi_work_residual_checked(w, g, Gg, s->tolerance);
     res->iterations = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
 
@@ -465,7 +465,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         bool fresh = false;
         if (rk <= s->tolerance) { /* confirm on a fresh product */
             gradient(w, gp, Ggp);
-            rk = dvi_work_residual(w, gp, Ggp);
+            rk = dvi_work_residual_checked(w, gp, Ggp, s->tolerance);
             traffic += product + 24.0 * m + dvi_work_pass_bytes(w, 2, 0);
             fresh = true;
         }

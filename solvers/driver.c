@@ -222,12 +222,21 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the iterates became non-finite");
     }
     if (solver->impl->targets_ccp) {
-        res->target_residual = res->metrics.residual;
+        /* the stopping test: both residuals within the tolerance; the
+         * solve's residual is the larger */
+        const double rv = res->metrics.residual_velocity;
+        res->target_residual = rv > res->metrics.residual ? rv : res->metrics.residual;
         if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual <= s->tolerance)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
                      "stopping test met internally but the fresh residual %.3e exceeds the tolerance %.3e",
                      res->metrics.residual, s->tolerance);
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(rv <= s->tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "the CCP residual %.3e is within the tolerance but the velocity residual %.3e is not (impulses "
+                     "tiny beside the velocities?)",
+                     res->metrics.residual, rv);
         }
     }
     res->seconds = now_seconds() - t0;

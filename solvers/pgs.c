@@ -183,7 +183,7 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
     dvi_work_project(w, g);
     if (w->factor_form) dvi_work_minv_d(w, g, v);
     full_velocity(w, g, v, u);
-    double rk = dvi_work_residual(w, g, u);
+    double rk = dvi_work_residual_checked(w, g, u, s->tolerance);
     res->iterations = 0;
     res->target_residual = rk;
     if (rk <= s->tolerance) {
@@ -200,11 +200,11 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
             for (int32_t b = w->nblocks - 1; b >= 0; b--) update_block(w, eta, Nbb, inner, s->pgs.omega, g, v, b);
         if (w->factor_form && it % REFRESH == 0) dvi_work_minv_d(w, g, v);
         full_velocity(w, g, v, u);
-        rk = dvi_work_residual(w, g, u);
+        rk = dvi_work_residual_checked(w, g, u, s->tolerance);
         if (rk <= s->tolerance && w->factor_form && it % REFRESH != 0) { /* confirm without drift */
             dvi_work_minv_d(w, g, v);
             full_velocity(w, g, v, u);
-            rk = dvi_work_residual(w, g, u);
+            rk = dvi_work_residual_checked(w, g, u, s->tolerance);
         }
         dvi_history_push(res, rk);
         double gnorm = dvi_norm2(g, m);

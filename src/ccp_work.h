@@ -240,6 +240,19 @@ void dvi_work_project(const dvi_ccp_work* w, double* x);
 /* CCP residual of gamma given u = N gamma + r (see ccp.h). */
 double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const double* u);
 
+/* The velocity residual (ccp.h): the natural map of block a taken on
+ * (η_a γ_a, u_a), η_a the mean of the block's diagonal of N, so that both
+ * sides are velocities, over max(‖r‖, ‖ηγ‖, ‖u‖). Zero at the same γ as
+ * the CCP residual (cones are invariant under positive scaling); unlike it,
+ * it does not call an impulse of twice its right size "converged" when the
+ * impulses are tiny beside the velocities (bodies of 1e-11 kg). */
+double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* gamma, const double* u);
+
+/* The stopping test's residual: dvi_work_residual, and when that is at most
+ * tol also dvi_work_residual_velocity; the larger of those computed. Every
+ * CCP solver stops on it. */
+double dvi_work_residual_checked(const dvi_ccp_work* w, const double* gamma, const double* u, double tol);
+
 /* The same residual, with the same bits, given Ng = N gamma (u = Ng + r
  * formed on the fly) and rnorm = dvi_norm2(r). */
 double dvi_work_residual_n(const dvi_ccp_work* w, const double* gamma, const double* Ng, double rnorm);

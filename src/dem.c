@@ -766,7 +766,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
             st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
             if (st < 0) return dvi_world_error(w, st, "step: the joint problem was refused: %s", res.message);
             w->stats.iterations = res.iterations;
-            w->stats.residual = res.metrics.residual;
+            w->stats.residual = res.target_residual;
             w->stats.solver_status = res.status;
         }
         for (int32_t jr = 0; jr < nrows; jr++) /* D γ per dynamic body */

@@ -359,7 +359,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
         if (st < 0) return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
         w->stats.iterations = res.iterations;
-        w->stats.residual = res.metrics.residual;
+        w->stats.residual = res.target_residual;
         w->stats.solver_status = res.status;
         w->stats.warm_start_rejected = res.warm_start_rejected;
         w->stats.solver_bytes_per_iteration = res.bytes_per_iteration;

@@ -137,6 +137,8 @@ DVI_API dvi_status dvi_inv_mass_block(double mass, const double inertia[9], doub
 typedef struct dvi_ccp_metrics {
     double residual;          ///< CCP residual (see above), dimensionless
     double residual_coulomb;  ///< Coulomb residual (see above), dimensionless
+    double residual_velocity; ///< velocity residual (see above), dimensionless: the natural map on
+                              ///< (η_a γ_a, u_a), η_a the mean diagonal of block a of N
     double cone_violation;    ///< max over blocks of ‖γ_a − Π_K(γ_a)‖ (impulse units)
     double dual_violation;    ///< max over blocks of ‖u_a − Π_K*(u_a)‖ (velocity units)
     double complementarity;   ///< max over blocks of |⟨γ_a, u_a⟩|
@@ -211,8 +213,10 @@ typedef struct dvi_solve_result {
     bool warm_start_rejected; ///< settings.warm_start was set, and the initial guess, projected onto
                               ///< the cones, had a higher objective than γ = 0: the solve started
                               ///< from 0 instead (apgd, pgs, jacobi)
-    double target_residual;   ///< residual of the problem the solver targets
-                              ///< (CCP for apgd/pgs/jacobi, pyramid LCP for lemke)
+    double target_residual;   ///< residual of the problem the solver targets: for apgd/pgs/jacobi
+                              ///< the larger of metrics.residual and metrics.residual_velocity (the
+                              ///< stopping test asks both to be within the tolerance); the pyramid
+                              ///< LCP's for lemke
     dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
     double seconds;           ///< wall time of the solve (setup included)
     double bytes_per_iteration; ///< memory traffic of one iteration, bytes read plus written by its
