@@ -144,6 +144,76 @@ static int resolve_threads(int requested)
 #endif
 }
 
+/* A certificate that the CCP has no solution, written into msg:
+ * (i) a block whose diagonal of N is zero cannot be moved by any impulse
+ *     (N is positive semidefinite, so its rows are zero): u_a = r_a
+ *     whatever γ, and r_a must lie in the dual cone K*_a (Π_K(−r_a) = 0);
+ * (ii) impulses run away along a direction of the cones that moves nothing
+ *     while the constraint velocities still ask for more along it (the
+ *     objective ½γᵀNγ + rᵀγ unbounded below along γ). Measured with each
+ *     block scaled by its mean diagonal η_b, so that masses do not matter:
+ *     γ̃ = η^½ γ, Ñγ̃ = η^-½ N γ = η^-½ (u − r), ũ = η^-½ u, and
+ *         ‖Ñγ̃‖ ≤ 1e-3 ‖γ̃‖   and   uᵀγ ≤ −½ ‖ũ‖ ‖γ̃‖.
+ *     At a solution uᵀγ = 0 (complementarity), so no solvable problem meets
+ *     the second condition near its solution, however ill-conditioned. A
+ *     huge γ can round the natural map to exactly 0 (γ − (γ + 1) = 0 at
+ *     γ = 9e15), so this runs on converged solves too. */
+static bool infeasible(const dvi_ccp_work* w, const double* g, const double* u, char* msg, size_t n)
+{
+    const dvi_ccp_problem* p = w->p;
+    const double rnorm = dvi_norm2(p->r, w->m);
+    double dmax = 0.0;
+    for (int32_t i = 0; i < w->m; i++)
+        if (w->diag[i] > dmax) dmax = w->diag[i];
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        bool still = true;
+        for (int32_t a = 0; a < k; a++)
+            if (w->diag[r0 + a] != 0.0) still = false;
+        if (!still) continue;
+        double y[6];
+        for (int32_t a = 0; a < k; a++) y[a] = -p->r[r0 + a];
+        dvi_cone_project(&p->blocks[b], y);
+        double v = 0.0;
+        for (int32_t a = 0; a < k; a++) v += y[a] * y[a];
+        if (sqrt(v) > 1e-12 * (rnorm > 0.0 ? rnorm : 1.0)) {
+            snprintf(msg, n,
+                     "infeasible: no impulse can move blocks[%d] (its rows of N are zero), and r = %.3g there lies "
+                     "outside its dual cone (bodies that cannot move, pushed into each other?)",
+                     (int)b, p->r[r0]);
+            return true;
+        }
+    }
+    (void)dmax;
+    double gg = 0.0, nn = 0.0, uu = 0.0, ug = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double eta = 0.0;
+        for (int32_t a = 0; a < k; a++) eta += w->diag[r0 + a];
+        eta /= k;
+        if (!(eta > 0.0) || !isfinite(eta)) continue; /* blocks nothing moves: (i) */
+        const double s = sqrt(eta);
+        for (int32_t a = 0; a < k; a++) {
+            const int32_t i = r0 + a;
+            const double gt = s * g[i], nt = (u[i] - p->r[i]) / s, ut = u[i] / s;
+            gg += gt * gt;
+            nn += nt * nt;
+            uu += ut * ut;
+            ug += u[i] * g[i];
+        }
+    }
+    const double gn = sqrt(gg), nnorm = sqrt(nn), un = sqrt(uu);
+    if (gn > 0.0 && isfinite(gn) && nnorm <= 1e-3 * gn && ug <= -0.5 * un * gn) {
+        snprintf(msg, n,
+                 "infeasible: the impulses grew to |gamma| = %.3g along a direction that moves nothing (|N gamma| "
+                 "is %.2g of it, scaled) and lowers the objective without bound (redundant constraints that "
+                 "disagree, or bodies that cannot move?)",
+                 dvi_norm2(g, w->m), nnorm / gn);
+        return true;
+    }
+    return false;
+}
+
 static void reset_result(dvi_solve_result* res)
 {
     double* h = res->history;
@@ -237,6 +307,21 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
                      "the CCP residual %.3e is within the tolerance but the velocity residual %.3e is not (impulses "
                      "tiny beside the velocities?)",
                      res->metrics.residual, rv);
+        }
+    }
+    if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, u, res->message, sizeof res->message))
+        res->status = DVI_SOLVE_INFEASIBLE;
+    if (res->status == DVI_SOLVE_RAY) {
+        /* Lemke's ray on a positive semidefinite LCP (no friction pyramids:
+         * frictionless and bilateral rows only) proves it has no solution */
+        bool psd = true;
+        for (int32_t b = 0; b < w->nblocks; b++)
+            if (p->blocks[b].kind != DVI_BLOCK_FRICTIONLESS && p->blocks[b].kind != DVI_BLOCK_BILATERAL) psd = false;
+        if (psd) {
+            res->status = DVI_SOLVE_INFEASIBLE;
+            snprintf(res->message, sizeof res->message,
+                     "infeasible: Lemke's ray termination on a positive semidefinite LCP (frictionless and bilateral "
+                     "rows only) proves that no solution exists");
         }
     }
     res->seconds = now_seconds() - t0;

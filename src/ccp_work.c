@@ -820,10 +820,12 @@ double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u
 }
 
 /* The velocity residual's sums: e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖²,
- * Σ ‖η_a γ_a‖², Σ ‖u_a‖², η_a the mean of block a's diagonal of N (m/s per
- * unit impulse). Every term is a velocity: see dvi_work_residual_velocity. */
+ * Σ ‖u_a − r_a‖² (= ‖N γ‖²), Σ ‖u_a‖², η_a the mean of block a's diagonal of
+ * N (m/s per unit impulse). Every term is a velocity: see
+ * dvi_work_residual_velocity. */
 static double velocity_sums(const dvi_ccp_work* w, const double* g, const double* u, double* g2, double* u2)
 {
+    const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
@@ -843,7 +845,8 @@ static double velocity_sums(const dvi_ccp_work* w, const double* g, const double
             double sg[6];
             for (int32_t a = 0; a < k; a++) {
                 sg[a] = eta * g[r0 + a];
-                gg += sg[a] * sg[a];
+                const double ng = u[r0 + a] - r[r0 + a];
+                gg += ng * ng;
                 uu += u[r0 + a] * u[r0 + a];
             }
             e2 += dvi_natural_map2(&B[b], sg, u + r0, k);

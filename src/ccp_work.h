@@ -242,10 +242,12 @@ double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const doubl
 
 /* The velocity residual (ccp.h): the natural map of block a taken on
  * (η_a γ_a, u_a), η_a the mean of the block's diagonal of N, so that both
- * sides are velocities, over max(‖r‖, ‖ηγ‖, ‖u‖). Zero at the same γ as
+ * sides are velocities, over max(‖r‖, ‖u‖, ‖Nγ‖). Zero at the same γ as
  * the CCP residual (cones are invariant under positive scaling); unlike it,
  * it does not call an impulse of twice its right size "converged" when the
- * impulses are tiny beside the velocities (bodies of 1e-11 kg). */
+ * impulses are tiny beside the velocities (bodies of 1e-11 kg), and its
+ * scale does not grow with impulses that move nothing (‖Nγ‖, not ‖γ‖), so
+ * γ running away along a null direction of N cannot shrink it. */
 double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* gamma, const double* u);
 
 /* The stopping test's residual: dvi_work_residual, and when that is at most

@@ -25,6 +25,7 @@ const char* dvi_solve_status_string(dvi_solve_status s)
     case DVI_SOLVE_CONVERGED: return "converged";
     case DVI_SOLVE_MAX_ITERATIONS: return "max_iterations";
     case DVI_SOLVE_DIVERGED: return "diverged";
+    case DVI_SOLVE_INFEASIBLE: return "infeasible";
     case DVI_SOLVE_BAD_INPUT: return "bad_input";
     case DVI_SOLVE_RAY: return "ray";
     case DVI_SOLVE_PIVOT_LIMIT: return "pivot_limit";

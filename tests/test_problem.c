@@ -303,7 +303,7 @@ static void test_status_strings(void** state)
     assert_non_null(dvi_status_string((dvi_status)42));
     assert_non_null(dvi_status_string((dvi_status)-42));
 
-    for (int i = DVI_SOLVE_CONVERGED; i <= DVI_SOLVE_PIVOT_LIMIT; i++) {
+    for (int i = DVI_SOLVE_CONVERGED; i <= DVI_SOLVE_INFEASIBLE; i++) {
         const char* s = dvi_solve_status_string((dvi_solve_status)i);
         CHECK(s != NULL && s[0] != '\0', "dvi_solve_status_string(%d) is NULL or empty", i);
         for (int j = DVI_SOLVE_CONVERGED; j < i; j++)

@@ -200,7 +200,10 @@ typedef enum dvi_solve_status {
     DVI_SOLVE_DIVERGED = 2,       ///< iterates grew without bound or became non-finite
     DVI_SOLVE_BAD_INPUT = 3,      ///< the problem or settings failed validation
     DVI_SOLVE_RAY = 4,            ///< Lemke: secondary ray (no solution found)
-    DVI_SOLVE_PIVOT_LIMIT = 5     ///< Lemke: pivot budget spent (cycling suspected)
+    DVI_SOLVE_PIVOT_LIMIT = 5,    ///< Lemke: pivot budget spent (cycling suspected)
+    DVI_SOLVE_INFEASIBLE = 6      ///< the CCP has no solution, with a certificate (message): a block that
+                                  ///< nothing can move whose r_a lies outside its dual cone, or impulses
+                                  ///< growing along a direction d in K with N d ≈ 0 and rᵀd < 0
 } dvi_solve_status;
 
 /// Short name of a solve status ("converged", "max_iterations", ...).
