@@ -525,6 +525,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     const bool hertz = set->normal_model == DVI_DEM_HERTZ;
     const int32_t nb = w->body_count;
     memset(&w->stats, 0, sizeof w->stats);
+    w->stats.worst_joint = -1;
 
     /* ---- geoms and collision (as the DVI step) ---- */
     if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13))

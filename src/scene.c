@@ -1662,7 +1662,11 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "joint_recovery_speed",
                                                "bounce_threshold",
                                                "dem",
+                                               "health",
                                                NULL};
+static const char* const HEALTH_KEYS[] = {"enabled",          "energy_growth",        "blowup_factor",
+                                          "region_margin",    "penetration_fraction", "joint_fraction",
+                                          NULL};
 static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
 static const char* const JACOBI_KEYS[] = {"omega", NULL};
@@ -1761,6 +1765,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
     s->joint_recovery_speed = wd.joint_recovery_speed;
     s->bounce_threshold = wd.bounce_threshold;
     s->dem = wd.dem;
+    s->health = dvi_default_health_settings();
     const char* P = "formulation";
     const cJSON* v = member(root, P);
     if (!v) {
@@ -1842,6 +1847,19 @@ static void parse_formulation(ctx* c, const cJSON* root)
     num_field(c, v, P, "joint_recovery_speed", false, R_POS, &s->joint_recovery_speed);
     num_field(c, v, P, "bounce_threshold", false, R_NONNEG, &s->bounce_threshold);
     if ((o = member(v, "dem")) && is_object(c, o, path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
+    if ((o = member(v, "health")) && is_object(c, o, path_key(p, P, "health"))) {
+        dvi_health_settings* hs = &s->health;
+        check_keys(c, o, p, HEALTH_KEYS, NULL, NULL);
+        bool_field(c, o, p, "enabled", &hs->enabled);
+        num_field(c, o, p, "energy_growth", false, R_POS, &hs->energy_growth);
+        num_field(c, o, p, "blowup_factor", false, R_POS, &hs->blowup_factor);
+        num_field(c, o, p, "region_margin", false, R_NONNEG, &hs->region_margin);
+        num_field(c, o, p, "penetration_fraction", false, R_POS, &hs->penetration_fraction);
+        num_field(c, o, p, "joint_fraction", false, R_POS, &hs->joint_fraction);
+        if (hs->blowup_factor < hs->energy_growth)
+            errf(c, p, "blowup_factor (%g) must be at least energy_growth (%g)", hs->blowup_factor,
+                 hs->energy_growth);
+    }
 }
 
 /* ---- probes ---------------------------------------------------------------------------------- */
@@ -2573,6 +2591,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
         r.method = "dvi";
         r.solver = "apgd";
         r.solver_settings = dvi_default_world_def().solver_settings;
+        r.health = dvi_default_health_settings();
         return r;
     }
     r.name = s->name;
@@ -2582,6 +2601,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
     r.solver = s->solver;
     r.solver_settings = s->solver_settings;
     r.threads = s->threads;
+    r.health = s->health;
     return r;
 }
 

@@ -90,7 +90,11 @@ struct dvi_model {
     int threads;             /* the world's threads (the solver settings'; 0: the library default) */
     int64_t near_step;       /* the step `near` belongs to; −1: none */
     double near_time;        /* and the world's time then (the world may be stepped directly) */
+
+    model_health health;     /* the run health monitor (model_health.c) */
 };
+
+static void label_body(const void* ctx, int64_t b, char* out, size_t size);
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -154,6 +158,16 @@ static void body_label(const dvi_model* m, int64_t b, char* out, size_t size)
         snprintf(out, size, "%s[%lld]", m->generator_names[g], (long long)(b - m->generator_first[g]));
     else
         snprintf(out, size, "body%lld", (long long)b);
+}
+
+/* The health monitor's names: the scene's ("wheel_LF", "grains[49]"), or
+ * bodies[i] for an unnamed body of the file. */
+static void label_body(const void* ctx, int64_t b, char* out, size_t size)
+{
+    const dvi_model* m = ctx;
+    if (b >= 0 && b < m->explicit_count && !m->body_names[b]) snprintf(out, size, "bodies[%lld]", (long long)b);
+    else if (b >= 0 && b < m->body_count) body_label(m, b, out, size);
+    else snprintf(out, size, "the world");
 }
 
 /* ---- probes: columns ---------------------------------------------------------------- */
@@ -375,6 +389,7 @@ void dvi_model_destroy(dvi_model* m)
     free(m->near);
     free(m->near_chunk);
     free(m->near_flag);
+    dvi_health_free(&m->health);
     free(m);
 }
 
@@ -592,6 +607,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
             for (int32_t t = 0; m->probes[i].lookup && t < m->probes[i].target_count; t++)
                 m->near_mask[m->probes[i].lookup[2 * t]] = 1;
     }
+    st = dvi_health_init(&m->health, &s->health, m->world);
+    if (st != DVI_OK) return fail(msg, msg_size, st, "the health monitor: out of memory");
     return DVI_OK;
 }
 
@@ -723,7 +740,15 @@ dvi_status dvi_model_step(dvi_model* m)
         raw_values(m, p, p->acc); /* adds */
         p->acc_count++;
     }
-    return st;
+    dvi_status hst = dvi_health_after_step(&m->health, m->world, m->steps, m->dt, label_body, m, m->joint_names);
+    return hst < 0 ? hst : st;
+}
+
+dvi_status dvi_model_health(const dvi_model* m, dvi_health_report* out)
+{
+    if (!m || !out) return DVI_ERR_INVALID_ARG;
+    *out = m->health.rep;
+    return DVI_OK;
 }
 
 int64_t dvi_model_step_count(const dvi_model* m)
@@ -1014,14 +1039,19 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
  * u32 header size, i64 step count, u64 world blob size, then
  *   version 1 (40 bytes): u64 FNV-1a of the first 32 bytes;
  *   version 2 (48 bytes): u64 size of the probe section, u64 FNV-1a of the
- *   first 40 bytes.
+ *   first 40 bytes;
+ *   version 3 (56 bytes): u64 size of the probe section, u64 size of the
+ *   health section, u64 FNV-1a of the first 48 bytes.
  * Probe section (empty without averaged probes): for each averaged probe in
  * order, i64 steps in the window, then raw_width · target_count f64 sums
- * (IEEE bits); then u64 FNV-1a of those bytes. Version 1 blobs (no averaged
- * probes then) load with empty windows. */
+ * (IEEE bits); then u64 FNV-1a of those bytes. Health section (version 3):
+ * the monitor's baseline and findings (model_health.c). Version 1 blobs (no
+ * averaged probes then) load with empty windows; version 1 and 2 blobs take
+ * the health monitor's baseline at the loaded state. */
 #define STATE_MAGIC "DVIMODEL"
-#define STATE_VERSION 2u
-#define STATE_HEADER 48u
+#define STATE_VERSION 3u
+#define STATE_HEADER 56u
+#define STATE_HEADER_V2 48u
 #define STATE_HEADER_V1 40u
 
 static void put_u32(unsigned char* p, uint32_t v)
@@ -1073,12 +1103,12 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
     size_t wsize = 0;
     dvi_status st = dvi_world_save_state(m->world, &wdata, &wsize);
     if (st != DVI_OK) return st;
-    size_t psize = probe_state_size(m);
-    if (wsize > SIZE_MAX - STATE_HEADER - psize) {
+    size_t psize = probe_state_size(m), hsize = dvi_health_state_size();
+    if (wsize > SIZE_MAX - STATE_HEADER - psize - hsize) {
         free(wdata);
         return DVI_ERR_NOMEM;
     }
-    unsigned char* b = malloc(STATE_HEADER + wsize + psize);
+    unsigned char* b = malloc(STATE_HEADER + wsize + psize + hsize);
     if (!b) {
         free(wdata);
         return DVI_ERR_NOMEM;
@@ -1089,7 +1119,8 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
     put_u64(b + 16, (uint64_t)m->steps);
     put_u64(b + 24, (uint64_t)wsize);
     put_u64(b + 32, (uint64_t)psize);
-    put_u64(b + 40, fnv64(b, 40));
+    put_u64(b + 40, (uint64_t)hsize);
+    put_u64(b + 48, fnv64(b, 48));
     if (wsize) memcpy(b + STATE_HEADER, wdata, wsize);
     free(wdata);
     unsigned char* q = b + STATE_HEADER + wsize;
@@ -1106,8 +1137,9 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
         }
     }
     if (psize) put_u64(q, fnv64(b + STATE_HEADER + wsize, psize - 8));
+    dvi_health_save(&m->health, b + STATE_HEADER + wsize + psize);
     *data = b;
-    *size = STATE_HEADER + wsize + psize;
+    *size = STATE_HEADER + wsize + psize + hsize;
     return DVI_OK;
 }
 
@@ -1119,16 +1151,23 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     if (size < STATE_HEADER_V1 || memcmp(b, STATE_MAGIC, 8) != 0)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: not a model state (no DVIMODEL header)");
     uint32_t version = get_u32(b + 8);
-    if (version != 1u && version != STATE_VERSION)
-        return fail(msg, msg_size, DVI_ERR_PARSE, "state: version %u, this library reads versions 1 and %u", version,
+    if (version < 1u || version > STATE_VERSION)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: version %u, this library reads versions 1 to %u", version,
                     STATE_VERSION);
-    uint32_t header = version == 1u ? STATE_HEADER_V1 : STATE_HEADER;
+    uint32_t header = version == 1u ? STATE_HEADER_V1 : version == 2u ? STATE_HEADER_V2 : STATE_HEADER;
     if (size < header || get_u32(b + 12) != header || get_u64(b + header - 8) != fnv64(b, header - 8))
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (checksum mismatch)");
     uint64_t steps = get_u64(b + 16), wsize = get_u64(b + 24), psize = version == 1u ? 0 : get_u64(b + 32);
-    if (wsize > size - header || psize != size - header - wsize)
-        return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %u + %llu + %llu", size,
-                    header, (unsigned long long)wsize, (unsigned long long)psize);
+    uint64_t hsize = version >= 3u ? get_u64(b + 40) : 0;
+    if (version >= 3u && hsize != dvi_health_state_size())
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (health section of %llu bytes)",
+                    (unsigned long long)hsize);
+    if (wsize > size - header || psize > size - header - wsize || hsize != size - header - wsize - psize)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %u + %llu + %llu + %llu",
+                    size, header, (unsigned long long)wsize, (unsigned long long)psize, (unsigned long long)hsize);
+    model_health health = m->health; /* validated before anything is touched */
+    if (hsize && dvi_health_load(&health, b + header + wsize + psize, (size_t)hsize) != DVI_OK)
+        return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged health section (checksum mismatch)");
     /* the step count: at most 2^53 (so that it and steps·dt are exact
      * enough), and in agreement with the world's time (checked below, before
      * the world is touched) */
@@ -1159,6 +1198,13 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     st = dvi_world_load_state(m->world, b + header, (size_t)wsize);
     if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
     m->steps = (int64_t)steps;
+    if (hsize) {
+        m->health = health;
+    } else { /* older blobs: the baseline at the loaded state */
+        dvi_health_settings hs = m->health.set;
+        if (dvi_health_init(&m->health, &hs, m->world) != DVI_OK)
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "state: out of memory (health monitor)");
+    }
     m->near_step = -1; /* the contacts are the restored world's */
     q = b + header + wsize;
     for (int32_t i = 0; i < m->probe_count; i++) {

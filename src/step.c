@@ -241,6 +241,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     double t0 = dvi_step_clock();
     const int32_t nb = w->body_count;
     memset(&w->stats, 0, sizeof w->stats);
+    w->stats.worst_joint = -1;
 
     /* ---- geoms and collision ---- */
     const dvi_contact_point* pts = NULL;

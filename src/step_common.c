@@ -221,6 +221,8 @@ int32_t dvi_step_joint_row_total(const dvi_world* w)
 
 int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation)
 {
+    w->stats.max_joint_violation_relative = 0.0;
+    w->stats.worst_joint = -1;
     dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
     int32_t row = 0;
     for (int32_t k = 0; k < w->joint_count; k++) {
@@ -242,6 +244,13 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
             w->gamma[row] = j->gamma[q];
             memcpy(w->joint_jb + 6 * (size_t)row, jr->jb, 6 * sizeof(double));
             if (fabs(jr->violation) > *max_violation) *max_violation = fabs(jr->violation);
+            const bool linear = jr->ja[0] != 0.0 || jr->ja[1] != 0.0 || jr->ja[2] != 0.0 || jr->jb[0] != 0.0 ||
+                                jr->jb[1] != 0.0 || jr->jb[2] != 0.0;
+            const double rel = linear ? fabs(jr->violation) / j->size : fabs(jr->violation);
+            if (rel > w->stats.max_joint_violation_relative) {
+                w->stats.max_joint_violation_relative = rel;
+                w->stats.worst_joint = k;
+            }
             w->blocks[row] = (dvi_ccp_block){DVI_BLOCK_BILATERAL, 0.0, 0.0, 0.0};
             row++;
         }

@@ -598,6 +598,8 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     dvi_status st = dvi_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
     if (st != DVI_OK) return dvi_world_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
     j.collide_connected = def->collide_connected;
+    j.size = fmax(v3_norm(j.la), v3_norm(j.lb));
+    if (!(j.size > 0.0)) j.size = 1.0; /* anchors at both centres: distances count in metres */
     dvi_joint* nj = grow_array(w->joints, &w->joint_cap, w->joint_count + 1, sizeof *nj);
     if (!nj) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
     w->joints = nj;

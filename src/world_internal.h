@@ -62,6 +62,7 @@ typedef struct dvi_joint {
     double jb[DVI_JOINT_MAX_ROWS][6];  /* J_B of each row in the last step (reactions) */
     double reaction_force[3], reaction_torque[3];
     bool collide_connected;            /* false: the two bodies' shapes never touch */
+    double size;                       /* m: the longer anchor lever at creation (relative violations) */
 } dvi_joint;
 
 /* One bilateral row of a joint: u = ja·vA + jb·vB + bias + compliance·γ = 0,

@@ -1598,8 +1598,10 @@ static void test_probe_average(void** state)
         sample(b, "fv", rb);
         assert_memory_equal(ra, rb, 7 * sizeof *ra);
     }
-    /* a flipped byte in the windows is caught */
-    ((unsigned char*)blob)[size - 12] ^= 0x10;
+    /* a flipped byte in the windows (before the health section) is caught */
+    size_t hsize = 0;
+    for (int k = 0; k < 8; k++) hsize |= (size_t)((const unsigned char*)blob)[40 + k] << (8 * k);
+    ((unsigned char*)blob)[size - hsize - 12] ^= 0x10;
     dvi_model* damaged = build_ok(s);
     dvi_status st0 = dvi_model_load_state(damaged, blob, size, msg, sizeof msg);
     print_message("a flipped byte in the windows: %s\n", msg);
@@ -1625,7 +1627,7 @@ static void test_probe_average(void** state)
         h *= 1099511628211u;
     }
     for (int k = 0; k < 8; k++) v1[32 + k] = (unsigned char)(h >> (8 * k));
-    memcpy(v1 + 40, (const unsigned char*)blob + 48, wsize);
+    memcpy(v1 + 40, (const unsigned char*)blob + 56, wsize); /* after the version-3 header */
     dvi_model* c = build_ok(s);
     dvi_status st = dvi_model_load_state(c, v1, 40 + wsize, msg, sizeof msg);
     if (st != DVI_OK) fail_msg("version-1 state: %s", msg);
@@ -2199,12 +2201,12 @@ static void test_state_round_trip(void** state)
     for (int k = 0; k < 2; k++) {
         memcpy(bad, blob, size);
         for (int q = 0; q < 8; q++) bad[16 + q] = (unsigned char)(forged[k] >> (8 * q));
-        uint64_t h = 1469598103934665603u; /* the header's FNV-1a 64 (48-byte header, checksum last) */
-        for (int q = 0; q < 40; q++) {
+        uint64_t h = 1469598103934665603u; /* the header's FNV-1a 64 (56-byte header, checksum last) */
+        for (int q = 0; q < 48; q++) {
             h ^= bad[q];
             h *= 1099511628211u;
         }
-        for (int q = 0; q < 8; q++) bad[40 + q] = (unsigned char)(h >> (8 * q));
+        for (int q = 0; q < 8; q++) bad[48 + q] = (unsigned char)(h >> (8 * q));
         assert_int_equal(dvi_model_load_state(b, bad, size, msg, sizeof msg), DVI_ERR_PARSE);
         print_message("forged step count %llu: %s\n", (unsigned long long)forged[k], msg);
         assert_non_null(strstr(msg, k == 0 ? "step count 9223372036854775807" : "disagrees with its step count (59"));

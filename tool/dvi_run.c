@@ -65,6 +65,7 @@ enum {
     OPT_VTK_EVERY,
     OPT_CHECKPOINT_EVERY,
     OPT_QUIET,
+    OPT_STRICT,
     OPT_LOG_EVERY,
     OPT_RESUME,
     OPT_COUNT
@@ -80,6 +81,7 @@ static const cli_option run_options[] = {
     {"vtk-every", true, OPT_VTK_EVERY},
     {"checkpoint-every", true, OPT_CHECKPOINT_EVERY},
     {"quiet", false, OPT_QUIET},
+    {"strict", false, OPT_STRICT},
     {"log-every", true, OPT_LOG_EVERY},
     {"resume", true, OPT_RESUME},
     {NULL, false, 0},
@@ -93,7 +95,7 @@ typedef struct run_args {
     const char* solver;
     const char* method;
     int64_t threads, vtk_every, checkpoint_every, log_every;
-    bool quiet;
+    bool quiet, strict;
     bool given[OPT_COUNT];
 } run_args;
 
@@ -177,6 +179,9 @@ static int parse_run_args(int argc, char** argv, run_args* a)
             break;
         case OPT_QUIET:
             a->quiet = true;
+            break;
+        case OPT_STRICT:
+            a->strict = true;
             break;
         default:
             break;
@@ -495,11 +500,16 @@ static void format_progress(const run_state* rs, double now, char* line, size_t 
     else
         snprintf(eta, sizeof eta, "?");
     double step_ms = done > 0 ? 1e3 * (rs->stats.seconds_step - rs->stats_seconds_at_start) / (double)done : 0;
+    int warned = 0;
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++)
+        if (rs->health_seen & (1u << k)) warned++;
+    char health[48] = "";
+    if (warned > 0) snprintf(health, sizeof health, "  health: %d warning%s", warned, warned == 1 ? "" : "s");
     snprintf(line, size,
              "step %" PRId64 "/%" PRId64 "  t %.6g/%.6g s  wall %s  ETA %s  contacts %d  iter %d  residual %.2e"
-             "  %.3g ms/step",
+             "  %.3g ms/step%s",
              rs->step, rs->target_steps, dvi_model_time(rs->model), rs->settings.duration, wall, eta,
-             (int)rs->last.contacts, (int)rs->last.iterations, rs->last.residual, step_ms);
+             (int)rs->last.contacts, (int)rs->last.iterations, rs->last.residual, step_ms, health);
 }
 
 static void progress(run_state* rs, bool final)
@@ -683,8 +693,51 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
         dvi_json_null(w);
     }
 
+    static const char* const HEALTH_NAMES[DVI_HEALTH_KINDS] = {"energy", "escape", "penetration", "joint",
+                                                                "blowup"};
+    dvi_health_report hr;
+    memset(&hr, 0, sizeof hr);
+    dvi_model_health(rs->model, &hr);
+    dvi_health_settings hs = rs->settings.health;
+    dvi_json_key(w, "health");
+    dvi_json_begin_object(w);
+    dvi_json_key_bool(w, "enabled", hs.enabled);
+    dvi_json_key(w, "raised");
+    dvi_json_begin_array(w);
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++)
+        if (hr.raised & (1u << k)) dvi_json_string(w, HEALTH_NAMES[k]);
+    dvi_json_end_array(w);
+    dvi_json_key_number(w, "energy_excess", hr.energy_excess);
+    dvi_json_key_number(w, "energy_scale_j", hr.energy_scale);
+    dvi_json_key_number(w, "work_in_j", hr.work_in);
+    dvi_json_key_int(w, "escaped_bodies", hr.escaped);
+    dvi_json_key_number(w, "worst_penetration", hr.worst_penetration);
+    dvi_json_key_number(w, "worst_joint", hr.worst_joint);
+    dvi_json_key(w, "thresholds");
+    dvi_json_begin_object(w);
+    dvi_json_key_number(w, "energy_growth", hs.energy_growth);
+    dvi_json_key_number(w, "blowup_factor", hs.blowup_factor);
+    dvi_json_key_number(w, "region_margin", hs.region_margin);
+    dvi_json_key_number(w, "penetration_fraction", hs.penetration_fraction);
+    dvi_json_key_number(w, "joint_fraction", hs.joint_fraction);
+    dvi_json_end_object(w);
+    dvi_json_key(w, "first");
+    dvi_json_begin_object(w);
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
+        if (!(hr.raised & (1u << k))) continue;
+        dvi_json_key(w, HEALTH_NAMES[k]);
+        dvi_json_begin_object(w);
+        dvi_json_key_int(w, "step", hr.first_step[k]);
+        dvi_json_key_string(w, "message", hr.first[k]);
+        dvi_json_end_object(w);
+    }
+    dvi_json_end_object(w);
+    dvi_json_end_object(w);
+
     dvi_json_key(w, "warnings");
     dvi_json_begin_array(w);
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++)
+        if (hr.raised & (1u << k)) dvi_json_string(w, hr.first[k]);
     char text[512];
     if (a->not_converged > 0) {
         snprintf(text, sizeof text,
@@ -747,11 +800,24 @@ static int run_loop(run_state* rs)
         double t0 = cli_now();
         dvi_status st = dvi_model_step(rs->model);
         double t1 = cli_now();
+        dvi_health_report hr;
+        dvi_model_health(rs->model, &hr);
+        if (st < 0 && (hr.raised & (1u << DVI_HEALTH_BLOWUP))) {
+            rs->step++; /* the model keeps the step that blew up */
+            set_error(rs, "%s", hr.first[DVI_HEALTH_BLOWUP]);
+            return 1;
+        }
         if (st < 0) {
             const char* why = dvi_world_last_error(world);
             set_error(rs, "step %" PRId64 " (t = %.9g s) failed: %s%s%s", rs->step + 1, dvi_model_time(rs->model),
                       dvi_status_string(st), why && *why ? ": " : "", why ? why : "");
             return 1;
+        }
+        if (hr.raised & ~rs->health_seen) { /* a new kind of trouble: say it once */
+            progress_break(rs);
+            for (int k = 0; k < DVI_HEALTH_KINDS; k++)
+                if ((hr.raised & ~rs->health_seen) & (1u << k)) fprintf(stderr, "dvi run: warning: %s\n", hr.first[k]);
+            rs->health_seen = hr.raised;
         }
         rs->step++;
         rs->last = dvi_world_get_stats(world);
@@ -775,6 +841,17 @@ static int run_loop(run_state* rs)
 
 static int finish_run(run_state* rs)
 {
+    if (!rs->failed && rs->strict) {
+        dvi_health_report hr;
+        dvi_model_health(rs->model, &hr);
+        if (hr.raised) {
+            int n = 0;
+            for (int k = 0; k < DVI_HEALTH_KINDS; k++)
+                if (hr.raised & (1u << k)) n++;
+            set_error(rs, "--strict: the health monitor raised %d warning%s (summary.json, \"health\")", n,
+                      n == 1 ? "" : "s");
+        }
+    }
     bool interrupted = !rs->failed && rs->step < rs->target_steps && g_stop_signal;
     const char* status = rs->failed ? "failed" : interrupted ? "interrupted" : "finished";
     progress(rs, true);
@@ -1042,6 +1119,7 @@ int dvi_cmd_run(int argc, char** argv)
     run_state rs;
     memset(&rs, 0, sizeof rs);
     rs.quiet = a.quiet;
+    rs.strict = a.strict;
     rs.vtk_every = a.vtk_every;
     rs.checkpoint_every = a.checkpoint_every;
     rs.tty = isatty(STDERR_FILENO) != 0;
@@ -1054,6 +1132,10 @@ int dvi_cmd_run(int argc, char** argv)
     }
     rs.start_step = rs.step;
     rs.stats_seconds_at_start = rs.stats.seconds_step;
+    { /* a resumed run has reported what its checkpoint's monitor holds */
+        dvi_health_report hr;
+        if (dvi_model_health(rs.model, &hr) == DVI_OK) rs.health_seen = hr.raised;
+    }
     rs.log_every = a.log_every > 0 ? a.log_every : 0;
     if (rs.log_every == 0) {
         int64_t left = rs.target_steps > rs.step ? rs.target_steps - rs.step : 0;

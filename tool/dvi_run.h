@@ -53,7 +53,9 @@ typedef struct run_state {
     int64_t checkpoint_every;      /* 0: only the final checkpoint */
     int64_t log_every;             /* 0: automatic */
     bool quiet;
+    bool strict;                   /* --strict: health warnings fail the run */
     bool resumed;
+    uint32_t health_seen;          /* health kinds already reported on stderr */
 
     /* the model */
     dvi_scene* scene;

@@ -68,6 +68,45 @@ DVI_API dvi_status dvi_scene_parse(const char* text, size_t length, const char* 
                                    dvi_scene_errors* errors);
 DVI_API void dvi_scene_destroy(dvi_scene* scene);
 
+/// Thresholds of the run health monitor (docs/health.md; the scene's
+/// formulation.health). Fractions are of the scale each check states.
+typedef struct dvi_health_settings {
+    bool enabled;                ///< default true
+    double energy_growth;        ///< warning: E − E₀ − W_in above this fraction of the energy scale; 0.1
+    double blowup_factor;        ///< blow-up (an error): E − E₀ − W_in above this many energy scales; 100
+    double region_margin;        ///< m; escape: a body this far outside the box of the initial bodies;
+                                 ///< 0 (default): the box's longest side, at least 10 × the largest shape
+    double penetration_fraction; ///< warning: a contact's penetration (DEM: overlap) above this fraction
+                                 ///< of the smaller of its two shapes; 0.2
+    double joint_fraction;       ///< warning: a joint's violation above this fraction of its size
+                                 ///< (dvi_step_stats.max_joint_violation_relative); 1e-3
+} dvi_health_settings;
+
+DVI_API dvi_health_settings dvi_default_health_settings(void);
+
+/// What the health monitor has found so far (dvi_model_health).
+typedef enum dvi_health_kind {
+    DVI_HEALTH_ENERGY = 0,      ///< energy grew beyond what work and gravity explain
+    DVI_HEALTH_ESCAPE = 1,      ///< bodies left the region they started in
+    DVI_HEALTH_PENETRATION = 2, ///< a contact penetrates (overlaps) too deep
+    DVI_HEALTH_JOINT = 3,       ///< a joint came apart
+    DVI_HEALTH_BLOWUP = 4,      ///< the energy exploded (the step that found it failed)
+    DVI_HEALTH_KINDS = 5
+} dvi_health_kind;
+
+typedef struct dvi_health_report {
+    uint32_t raised;            ///< bit k set: kind k has occurred
+    int64_t first_step[DVI_HEALTH_KINDS]; ///< step count at which kind k first occurred, −1 if never
+    char first[DVI_HEALTH_KINDS][256];    ///< what was seen then, naming the body, contact or joint
+    double energy_scale;        ///< J: the initial kinetic energy, plus total dynamic mass × |g| × the
+                                ///< initial region's height (at least the largest shape), plus W_in
+    double energy_excess;       ///< largest (E − E₀ − W_in) / energy_scale so far
+    double work_in;             ///< J: work of the motors, applied forces and kinematic bodies so far
+    int64_t escaped;            ///< bodies outside the region after the last step
+    double worst_penetration;   ///< largest penetration (overlap) over the smaller shape so far
+    double worst_joint;         ///< largest relative joint violation so far
+} dvi_health_report;
+
 /// Run settings of a scene (after overrides). Strings are owned by the scene.
 typedef struct dvi_scene_settings {
     const char* name;         ///< scene name ("" if none)
@@ -77,6 +116,7 @@ typedef struct dvi_scene_settings {
     const char* solver;       ///< CCP solver name
     dvi_solver_settings solver_settings;
     int32_t threads;          ///< 0 = library default
+    dvi_health_settings health; ///< formulation.health
 } dvi_scene_settings;
 
 DVI_API dvi_scene_settings dvi_scene_get_settings(const dvi_scene* scene);
@@ -153,6 +193,17 @@ DVI_API dvi_status dvi_model_probe_info(const dvi_model* model, int32_t probe, d
 DVI_API bool dvi_model_probe_due(const dvi_model* model, int32_t probe);
 /// Writes the probe's current values (time first) into values[columns].
 DVI_API dvi_status dvi_model_probe_sample(const dvi_model* model, int32_t probe, double* values);
+
+/* ---- health ------------------------------------------------------------- */
+
+/// The run health monitor's findings (docs/health.md). The model checks
+/// after every step, with the scene's formulation.health settings: energy
+/// against what work and gravity explain, bodies against the region they
+/// started in, penetrations against the shapes, joints against their size.
+/// A blow-up makes dvi_model_step return DVI_ERR_NUMERIC (the step is kept,
+/// so that the state that blew up can be inspected); the rest are warnings,
+/// recorded here and left to the caller to report.
+DVI_API dvi_status dvi_model_health(const dvi_model* model, dvi_health_report* out);
 
 /* ---- state (checkpoints) ------------------------------------------------- */
 

@@ -266,6 +266,10 @@ typedef struct dvi_step_stats {
     dvi_solve_status solver_status;
     double max_penetration;       ///< m, max over contacts of −Φ after collision (≥ 0)
     double max_joint_violation;   ///< m (or rad), max position-level joint error before the step
+    double max_joint_violation_relative; ///< the same as a fraction of the joint's size: a distance
+                                  ///< error over the longer of the joint's two anchor levers, an
+                                  ///< angle error (rad) as it is
+    int32_t worst_joint;          ///< index (creation order) of the joint with that error, −1 if none
     double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate;
     /* DEM steps only (0 after a DVI step); contacts counts overlapping points,
      * iterations/residual are those of the joint (bilateral) solve */
