@@ -997,9 +997,20 @@ dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool rel
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 
+/* Lemke's pivots follow ratio tests whose ties and near-ties the last bits
+ * decide, and OpenBLAS sums in an order that depends on its thread count:
+ * the same problem took 839 pivots on one OpenBLAS thread and 842 on two.
+ * Every solve therefore runs its BLAS and LAPACK calls on one thread (the
+ * caller's setting is restored afterwards), so that the answer is the same
+ * for any OPENBLAS_NUM_THREADS. Not safe against another thread changing
+ * OpenBLAS's thread count at the same time. */
 static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    return dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
+    const int blas_threads = openblas_get_num_threads();
+    if (blas_threads != 1) openblas_set_num_threads(1);
+    dvi_status st = dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
+    if (blas_threads != 1) openblas_set_num_threads(blas_threads);
+    return st;
 }
 
 const dvi_solver_impl dvi_solver_lemke = {

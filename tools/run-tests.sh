@@ -1,7 +1,9 @@
 #!/bin/sh
-# Installs missing packages, builds, and runs every test suite twice: in an
-# optimised build and under AddressSanitizer + UndefinedBehaviorSanitizer.
-# Ends with one line "N passed, N failed".
+# Installs missing packages, builds, and runs every test suite three times:
+# in an optimised build with assertions (debugoptimized), in the release
+# build users run (-O3, NDEBUG: tools/run-demo.sh builds one), and under
+# AddressSanitizer + UndefinedBehaviorSanitizer. Ends with one line
+# "N passed, N failed".
 set -e
 cd "$(dirname "$0")/.."
 sh tools/deps.sh
@@ -24,6 +26,8 @@ run_suite() { # builddir, extra meson options...
     [ -n "$ok" ] || failed=$((failed + 1))
 }
 run_suite build -Dbuildtype=debugoptimized
+# the release build: numerics that depend on the optimiser show here
+run_suite build-release-tests -Dbuildtype=release -Dtests=true
 # -O1, as AddressSanitizer recommends: about three times faster than -O0
 run_suite build-asan -Dbuildtype=debug -Doptimization=1 -Db_sanitize=address,undefined -Db_lundef=false
 echo "$passed passed, $failed failed"
