@@ -55,6 +55,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.lemke.max_pivots = 0;
     s.lemke.max_lcp_size = 4000;
     s.lemke.coulomb = false;
+    s.lemke.orient = false;
     s.internal_cookie = DVI_SETTINGS_COOKIE;
     return s;
 }

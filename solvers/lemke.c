@@ -593,6 +593,36 @@ static void lemke_direction(int32_t j, int32_t k, double* c, double* s)
     }
 }
 
+/* The turn (cos φ, sin φ) of a pyramid whose first edge points against the
+ * tangential velocity r_t = (rt[0], rt[1]); against the guess's tangential
+ * impulse when r_t is negligible (the same direction at a sticking contact),
+ * else φ = 0. Negligible: below 1e-6 of the block's (r_n, r_t), or of the
+ * guess's (γ_n, γ_t). A contact at rest has r_t of rounding size in a
+ * direction that changes from step to step; turning its pyramid by it gave
+ * Lemke degenerate LCPs it did not solve (the full rover at rest: 13 of 100
+ * steps failed). Such a contact keeps the frame's pyramid, whose edges lie
+ * exactly on the tangent axes. */
+static void lemke_turn(const double* rt, double rn, const double* guess_t, double gn, double* co, double* si)
+{
+    /* the previous step's tangential impulse first: it changes smoothly
+     * from step to step where r_t can turn over (a rolling wheel) */
+    double a = guess_t ? guess_t[0] : 0.0, b = guess_t ? guess_t[1] : 0.0;
+    double len = sqrt(a * a + b * b);
+    if (!(len > 1e-6 * sqrt(gn * gn + len * len)) || !isfinite(len)) {
+        a = -rt[0];
+        b = -rt[1];
+        len = sqrt(a * a + b * b);
+        if (!(len > 1e-6 * sqrt(rn * rn + len * len))) len = 0.0;
+    }
+    if (!(len > 0.0) || !isfinite(len)) {
+        *co = 1.0;
+        *si = 0.0;
+        return;
+    }
+    *co = a / len;
+    *si = b / len;
+}
+
 /* LCP variables of one block (0 for bilateral or unknown kinds). */
 static int64_t lemke_block_vars(dvi_block_kind kind, int32_t k)
 {
@@ -697,8 +727,8 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
 
 /* Phase 1: dense N, Schur complement, pyramid LCP (mlcp, qlcp, T). Returns
  * DVI_OK, or DVI_ERR_NUMERIC with msg set. */
-static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, lemke_layout* L,
-                              int32_t nb, int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
+static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, const double* guess,
+                              lemke_layout* L, int32_t nb, int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
 {
     const dvi_ccp_problem* p = w->p;
     const double* r = p->r;
@@ -788,7 +818,18 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
     }
     *rank_out = rank;
 
-    /* T (LCP variable -> reduced rows) and the E couplings */
+    /* T (LCP variable -> reduced rows) and the E couplings. With
+     * lemke.orient each contact's pyramid is turned (lemke_turn) so that an
+     * edge points along the previous tangential impulse, else against the
+     * tangential velocity without friction (the reduced r's tangential
+     * part). A pyramid fixed to the frame holds only μ/(|cos θ| + |sin θ|)
+     * (k = 4) θ off its edges: it let a box that must stick on a 16° slope
+     * (μ 0.3) slide 1.2 m when the slope fell 30° off x, and turned every
+     * sliding box 45° off its push. Turned, the edge carries the full μ where
+     * the contact wants to slide. Not the default yet: on the rigid rover
+     * crossing it raised single-step load peaks (the middle wheel to 2.6 and
+     * 5.6 times its static load, against 1.7 and 2.3 with the frame's
+     * pyramid, whose edges already lie along the rover's travel there). */
     for (int32_t j = 0; j < k; ++j)
         lemke_direction(j, k, &L->dirs[2 * j], &L->dirs[2 * j + 1]);
     {
@@ -799,16 +840,26 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
                 continue;
             lemke_set_t(L->tr, L->tc, v++, cr, 1.0, -1, 0.0); /* γ_n */
             if (kind == DVI_BLOCK_FRICTION || kind == DVI_BLOCK_FRICTION_ROLLING) {
+                double co = 1.0, si = 0.0;
+                if (s->lemke.orient)
+                    lemke_turn(L->rred + cr + 1, L->rred[cr], guess ? guess + L->crow[cr + 1] : NULL,
+                               guess ? guess[L->crow[cr]] : 0.0, &co, &si);
                 for (int32_t j = 0; j < k; ++j) /* β_j */
-                    lemke_set_t(L->tr, L->tc, v++, cr + 1, L->dirs[2 * j], cr + 2, L->dirs[2 * j + 1]);
+                    lemke_set_t(L->tr, L->tc, v++, cr + 1, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], cr + 2,
+                                si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0); /* λ */
             }
             if (kind == DVI_BLOCK_FRICTION_ROLLING) {
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, 1.0, -1, 0.0);  /* σ+ */
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, -1.0, -1, 0.0); /* σ− */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);      /* λ_s */
-                for (int32_t j = 0; j < k; ++j)                        /* ρ_j */
-                    lemke_set_t(L->tr, L->tc, v++, cr + 4, L->dirs[2 * j], cr + 5, L->dirs[2 * j + 1]);
+                double co = 1.0, si = 0.0;
+                if (s->lemke.orient)
+                    lemke_turn(L->rred + cr + 4, L->rred[cr], guess ? guess + L->crow[cr + 4] : NULL,
+                               guess ? guess[L->crow[cr]] : 0.0, &co, &si);
+                for (int32_t j = 0; j < k; ++j) /* ρ_j */
+                    lemke_set_t(L->tr, L->tc, v++, cr + 4, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], cr + 5,
+                                si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0); /* λ_r */
             }
             cr += w->block_row[b + 1] - w->block_row[b];
@@ -930,7 +981,8 @@ dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool rel
     }
 
     /* phase 1: N, Schur complement, pyramid LCP */
-    st = lemke_build(w, s, relaxed, &L, nb, n, &rank, res->message, sizeof res->message);
+    st = lemke_build(w, s, relaxed, s->warm_start ? gamma : NULL, &L, nb, n, &rank, res->message,
+                     sizeof res->message);
     if (st != DVI_OK) {
         res->status = DVI_SOLVE_DIVERGED;
         return st;

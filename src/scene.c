@@ -1670,7 +1670,8 @@ static const char* const HEALTH_KEYS[] = {"enabled",          "energy_growth",  
 static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
 static const char* const JACOBI_KEYS[] = {"omega", NULL};
-static const char* const LEMKE_KEYS[] = {"friction_directions", "max_pivots", "max_lcp_size", "coulomb", NULL};
+static const char* const LEMKE_KEYS[] = {"friction_directions", "max_pivots", "max_lcp_size", "coulomb", "orient",
+                                         NULL};
 static const char* const METHODS[] = {"dvi", "dem", NULL};
 /* formulation.dem: the fields of dvi_dem_settings */
 static const char* const DEM_KEYS[] = {"normal_model",         "constants",       "k_n",
@@ -1841,6 +1842,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
         if (int_field(c, o, p, "max_pivots", false, 0, 2e9, &iv)) ss->lemke.max_pivots = (int32_t)iv;
         if (int_field(c, o, p, "max_lcp_size", false, 1, 1e6, &iv)) ss->lemke.max_lcp_size = (int32_t)iv;
         bool_field(c, o, p, "coulomb", &ss->lemke.coulomb);
+        bool_field(c, o, p, "orient", &ss->lemke.orient);
     }
     num_field(c, v, P, "collision_envelope", false, R_NONNEG, &s->collision_envelope);
     num_field(c, v, P, "contact_recovery_speed", false, R_POS, &s->contact_recovery_speed);

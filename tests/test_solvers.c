@@ -334,6 +334,17 @@ static void test_single_contact_slip(void** state)
         double res_want = sqrt(dn * dn + d1 * d1 + d2 * d2) / sqrt(5.0);
         CHECK(fabs(res.metrics.residual - res_want) <= 1e-12,
               "lemke (default, k=64 mid-edge): CCP residual %.15g, expected %.15g", res.metrics.residual, res_want);
+        /* lemke.orient turns the pyramid so that an edge lies along −r_t,
+         * where it touches the cone: the cone's answer, CCP residual 0 */
+        s.lemke.orient = true;
+        memset(gamma, 0, sizeof gamma);
+        st = run(&e.p, "lemke", &s, gamma, &res);
+        s.lemke.orient = false;
+        CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "lemke (orient, k=64 mid-edge): status %s",
+              dvi_solve_status_string(res.status));
+        check_vec3("lemke (orient, k=64 mid-edge) gamma", gamma, gamma_cone, 1e-12);
+        CHECK(res.metrics.residual <= 1e-12, "lemke (orient, k=64 mid-edge): CCP residual %.3g, expected 0",
+              res.metrics.residual);
     }
 
     /* Lemke, coulomb = true: the Anitescu–Potra LCP */

@@ -115,6 +115,117 @@ static void test_box_incline_stick(void** state)
     }
 }
 
+/* Lemke's 4-sided pyramid, turned per contact (lemke.orient) along its
+ * previous tangential impulse or against its tangential velocity, decides
+ * stick and slip and the sliding direction right for any orientation. Fixed to the frame it held only μ/(|cos θ| + |sin θ|) off its
+ * edges: a box that must stick on a 16° slope (tan 16° = 0.287 < μ = 0.3)
+ * slid 1.2 m when the slope fell 30° off x, a box pushed at 0.894 μmg at
+ * 26.6° slid 1.39 m, and boxes pushed at 2 μmg went off at 45°. */
+static dvi_body_id flat_box(dvi_world* w, double mu)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = 1.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 4.0 * 0.01 / 6.0;
+    bd.position[2] = 0.1;
+    dvi_body_id b;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+    sd.material.friction = mu;
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, b, &sd, &s), DVI_OK);
+    return b;
+}
+
+static dvi_world* make_lemke_oriented(void)
+{
+    dvi_world* w = make_world("lemke");
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.lemke.friction_directions = 4;
+    s.lemke.orient = true;
+    s.warm_start = true;
+    assert_int_equal(dvi_world_set_solver(w, "lemke", &s), DVI_OK);
+    return w;
+}
+
+static void test_lemke_pyramid_turned(void** state)
+{
+    (void)state;
+    const double mu = 0.3;
+    /* (a) the slope: normal R_z(60°) R_x(16°) e_z, downhill 30° off x */
+    {
+        dvi_world* w = make_lemke_oriented();
+        const double th = 16 * PI / 180, ph = 60 * PI / 180;
+        const double qz[4] = {cos(ph / 2), 0, 0, sin(ph / 2)}, qx[4] = {cos(th / 2), sin(th / 2), 0, 0};
+        double q[4] = {qz[0] * qx[0], qz[0] * qx[1], qz[3] * qx[1], qz[3] * qx[0]}; /* qz ⊗ qx */
+        dvi_body_def bd = dvi_default_body_def();
+        bd.type = DVI_BODY_FIXED;
+        dvi_body_id g;
+        assert_int_equal(dvi_body_create(w, &bd, &g), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_PLANE;
+        memcpy(sd.offset_orientation, q, sizeof q);
+        sd.material.friction = mu;
+        dvi_shape_id s;
+        assert_int_equal(dvi_shape_create(w, g, &sd, &s), DVI_OK);
+        /* normal n = R_z(ph) (0, −sin th, cos th) */
+        const double n[3] = {sin(ph) * sin(th), -cos(ph) * sin(th), cos(th)};
+        bd = dvi_default_body_def();
+        bd.mass = 1.0;
+        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 4.0 * 0.01 / 6.0;
+        for (int k = 0; k < 3; k++) bd.position[k] = 0.1 * n[k];
+        memcpy(bd.orientation, q, sizeof q);
+        dvi_body_id b;
+        assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+        sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_BOX;
+        sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+        sd.material.friction = mu;
+        assert_int_equal(dvi_shape_create(w, b, &sd, &s), DVI_OK);
+        double x0[3], x[3];
+        run(w, 1e-3, 0.05);
+        dvi_body_get_position(w, b, x0);
+        run(w, 1e-3, 1.0);
+        dvi_body_get_position(w, b, x);
+        double d = sqrt((x[0] - x0[0]) * (x[0] - x0[0]) + (x[1] - x0[1]) * (x[1] - x0[1]) +
+                        (x[2] - x0[2]) * (x[2] - x0[2]));
+        print_message("lemke, k = 4, box on a 16 deg slope falling 30 deg off x (mu 0.3): moved %.3g m in 1 s (it must "
+                      "stick)\n",
+                      d);
+        assert_true(d < 1e-5);
+        dvi_world_destroy(w);
+    }
+    /* (b) pushed on flat ground at 26.6°: 0.894 μmg sticks; (c) at 30°, 2 μmg
+     * slides along the push with a = (2 − 1) μ g */
+    const double pushes[2] = {0.894, 2.0}, angles[2] = {atan2(1.0, 2.0), 30 * PI / 180};
+    for (int c = 0; c < 2; c++) {
+        dvi_world* w = make_lemke_oriented();
+        add_ground(w, 0.0, mu);
+        dvi_body_id b = flat_box(w, mu);
+        run(w, 1e-3, 0.05);
+        double x0[3], x[3];
+        dvi_body_get_position(w, b, x0);
+        const double F = pushes[c] * mu * G, f[3] = {F * cos(angles[c]), F * sin(angles[c]), 0}, zero[3] = {0, 0, 0};
+        assert_int_equal(dvi_body_set_applied_force(w, b, f, zero), DVI_OK);
+        run(w, 1e-3, 1.0);
+        dvi_body_get_position(w, b, x);
+        double dx = x[0] - x0[0], dy = x[1] - x0[1], d = sqrt(dx * dx + dy * dy);
+        if (c == 0) {
+            print_message("lemke, k = 4, pushed at 0.894 mu m g at 26.6 deg: moved %.3g m in 1 s (it must stick)\n", d);
+            assert_true(d < 1e-5);
+        } else {
+            const double want = 0.5 * (pushes[c] - 1.0) * mu * G;
+            const double dir = atan2(dy, dx) * 180 / PI;
+            print_message("lemke, k = 4, pushed at 2 mu m g at 30 deg: slid %.4f m (want %.4f) towards %.2f deg\n", d,
+                          want, dir);
+            assert_near(d, want, 0.01 * want);
+            assert_near(dir, 30.0, 0.5);
+        }
+        dvi_world_destroy(w);
+    }
+}
+
 /* Acceleration down the slope from the velocity change over [t1, t2]. */
 static double slope_acceleration(dvi_world* w, dvi_body_id b, double theta, double h)
 {
@@ -613,6 +724,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_incline_stick),
+        cmocka_unit_test(test_lemke_pyramid_turned),
         cmocka_unit_test(test_box_incline_slide),
         cmocka_unit_test(test_sphere_incline),
         cmocka_unit_test(test_sphere_incline_rolling_friction_stick),

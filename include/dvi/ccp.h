@@ -186,6 +186,12 @@ typedef struct dvi_solver_settings {
                                      ///< pyramid (a positive semidefinite LCP; agrees with the
                                      ///< cone solvers up to the pyramid). true: the Coulomb LCP of
                                      ///< Anitescu–Potra 1997 (sliding contacts keep u_n = 0).
+        bool orient;                 ///< false (default): each pyramid's edges lie along its
+                                     ///< contact's tangents; true: each is turned so that an edge
+                                     ///< points along the previous impulse's tangential part (the
+                                     ///< guess, with warm_start), else against the tangential
+                                     ///< velocity: k = 4 then decides stick and slip, and the sliding
+                                     ///< direction, as the cone does (solvers.md)
     } lemke;
     uint32_t internal_cookie; ///< set by dvi_default_solver_settings; do not touch
 } dvi_solver_settings;
