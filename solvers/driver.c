@@ -163,15 +163,9 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const double* u, 
 {
     const dvi_ccp_problem* p = w->p;
     const double rnorm = dvi_norm2(p->r, w->m);
-    double dmax = 0.0;
-    for (int32_t i = 0; i < w->m; i++)
-        if (w->diag[i] > dmax) dmax = w->diag[i];
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        bool still = true;
-        for (int32_t a = 0; a < k; a++)
-            if (w->diag[r0 + a] != 0.0) still = false;
-        if (!still) continue;
+        if (dvi_block_eta(w, b) != 0.0) continue; /* the diagonal of N is ≥ 0: a zero mean is a zero block */
         double y[6];
         for (int32_t a = 0; a < k; a++) y[a] = -p->r[r0 + a];
         dvi_cone_project(&p->blocks[b], y);
@@ -185,13 +179,10 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const double* u, 
             return true;
         }
     }
-    (void)dmax;
     double gg = 0.0, nn = 0.0, uu = 0.0, ug = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        double eta = 0.0;
-        for (int32_t a = 0; a < k; a++) eta += w->diag[r0 + a];
-        eta /= k;
+        const double eta = dvi_block_eta(w, b);
         if (!(eta > 0.0) || !isfinite(eta)) continue; /* blocks nothing moves: (i) */
         const double s = sqrt(eta);
         for (int32_t a = 0; a < k; a++) {

@@ -839,9 +839,8 @@ static double velocity_sums(const dvi_ccp_work* w, const double* g, const double
         double e2 = 0.0, gg = 0.0, uu = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
-            double eta = 0.0;
-            for (int32_t a = 0; a < k; a++) eta += w->diag[r0 + a];
-            eta = eta > 0.0 && isfinite(eta) ? eta / k : 0.0;
+            double eta = dvi_block_eta(w, b);
+            if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
             double sg[6];
             for (int32_t a = 0; a < k; a++) {
                 sg[a] = eta * g[r0 + a];

@@ -240,6 +240,16 @@ void dvi_work_project(const dvi_ccp_work* w, double* x);
 /* CCP residual of gamma given u = N gamma + r (see ccp.h). */
 double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const double* u);
 
+/* The mean of block b's diagonal of N: the velocity a unit impulse gives the
+ * block (η_b of the velocity residual and of the infeasibility test). */
+static inline double dvi_block_eta(const dvi_ccp_work* w, int32_t b)
+{
+    const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+    double eta = 0.0;
+    for (int32_t a = 0; a < k; a++) eta += w->diag[r0 + a];
+    return eta / k;
+}
+
 /* The velocity residual (ccp.h): the natural map of block a taken on
  * (η_a γ_a, u_a), η_a the mean of the block's diagonal of N, so that both
  * sides are velocities, over max(‖r‖, ‖u‖, ‖Nγ‖). Zero at the same γ as

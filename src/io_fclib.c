@@ -230,15 +230,23 @@ done:
 /* The number of values of the one-dimensional dataset `path`, read from its
  * header without reading the values: the extent a matrix's header sizes are
  * checked against before anything of their size is allocated. */
-static dvi_status dataset_length(const fctx* c, hid_t file, const char* path, int32_t* len)
+/* Opens dataset `path` into *ds, or says why not (missing, or not a
+ * readable dataset with HDF5's reason). */
+static dvi_status open_dataset(const fctx* c, hid_t file, const char* path, hid_t* ds)
 {
     char detail[192];
-    hid_t ds = H5Dopen2(file, path, H5P_DEFAULT);
-    if (ds < 0) {
-        hdf5_detail(detail);
-        if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
-    }
+    *ds = H5Dopen2(file, path, H5P_DEFAULT);
+    if (*ds >= 0) return DVI_OK;
+    hdf5_detail(detail);
+    if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
+    return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
+}
+
+static dvi_status dataset_length(const fctx* c, hid_t file, const char* path, int32_t* len)
+{
+    hid_t ds;
+    dvi_status st0 = open_dataset(c, file, path, &ds);
+    if (st0 != DVI_OK) return st0;
     int64_t n = 0;
     dvi_status st = dataset_count(c, ds, path, &n);
     H5Dclose(ds);
@@ -256,13 +264,9 @@ static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kin
     *out = NULL;
     if (count) *count = 0;
     char detail[192];
-    hid_t ds = H5Dopen2(file, path, H5P_DEFAULT);
-    if (ds < 0) {
-        hdf5_detail(detail);
-        if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
-    }
-    dvi_status st = DVI_OK;
+    hid_t ds;
+    dvi_status st = open_dataset(c, file, path, &ds);
+    if (st != DVI_OK) return st;
     hid_t ty = H5Dget_type(ds);
     void* buf = NULL;
     int64_t n = 0;

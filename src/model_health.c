@@ -46,21 +46,15 @@ dvi_health_settings dvi_default_health_settings(void)
     return s;
 }
 
-/* Kinetic plus gravitational energy of the dynamic bodies. */
-static double mechanical_energy(const dvi_world* w)
+/* A dynamic body's kinetic energy (*ke) plus gravity's potential. */
+static double body_energy(const dvi_body* b, const double* g, double* ke)
 {
-    double e = 0.0;
-    const double* g = w->def.gravity;
-    for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
-        if (b->type != DVI_BODY_DYNAMIC) continue;
-        double R[9], wl[3], Iw[3];
-        q_to_m3(R, b->q);
-        m3_tmulv(wl, R, b->w);
-        m3_mulv(Iw, b->inertia, wl);
-        e += 0.5 * b->mass * v3_dot(b->v, b->v) + 0.5 * v3_dot(wl, Iw) - b->mass * b->gravity_scale * v3_dot(g, b->x);
-    }
-    return e;
+    double R[9], wl[3], Iw[3];
+    q_to_m3(R, b->q);
+    m3_tmulv(wl, R, b->w);
+    m3_mulv(Iw, b->inertia, wl);
+    *ke = 0.5 * b->mass * v3_dot(b->v, b->v) + 0.5 * v3_dot(wl, Iw);
+    return *ke - b->mass * b->gravity_scale * v3_dot(g, b->x);
 }
 
 void dvi_health_free(model_health* h)
@@ -113,7 +107,7 @@ dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, cons
     h->set = *set;
     memset(&h->rep, 0, sizeof h->rep);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) h->rep.first_step[k] = -1;
-    h->e0 = mechanical_energy(w);
+    double e0 = 0.0;
     /* the region: the box of every body's position; the energy scale */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     double ke = 0.0, mass = 0.0, largest = 0.0;
@@ -126,12 +120,11 @@ dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, cons
         if (b->bounding_radius > largest) largest = b->bounding_radius;
         if (b->type != DVI_BODY_DYNAMIC) continue;
         mass += b->mass * b->gravity_scale;
-        double R[9], wl[3], Iw[3];
-        q_to_m3(R, b->q);
-        m3_tmulv(wl, R, b->w);
-        m3_mulv(Iw, b->inertia, wl);
-        ke += 0.5 * b->mass * v3_dot(b->v, b->v) + 0.5 * v3_dot(wl, Iw);
+        double kb;
+        e0 += body_energy(b, w->def.gravity, &kb);
+        ke += kb;
     }
+    h->e0 = e0;
     for (int32_t k = 0; k < w->joint_count; k++) { /* bodies swing about their joints' anchors */
         const dvi_joint* j = &w->joints[k];
         const dvi_body* B = &w->bodies[j->b];
@@ -182,10 +175,11 @@ static void raise_kind(model_health* h, dvi_health_kind k, int64_t step, const c
     va_end(ap);
 }
 
-/* Work put in over the last step of length dt: motors (their reaction about
- * or along the axis times the relative speed), applied forces and torques,
- * and what kinematic bodies did through their contacts; positive parts only. */
-static double work_in(const model_health* h, const dvi_world* w, double dt)
+/* Work the motors put in over the last step of length dt: their reaction
+ * about or along the axis times the relative speed, positive parts only.
+ * (Applied forces and kinematic bodies: in the body pass of
+ * dvi_health_after_step.) */
+static double motor_work(const model_health* h, const dvi_world* w, double dt)
 {
     double W = 0.0;
     for (int32_t i = 0; i < h->motor_count; i++) {
@@ -211,13 +205,6 @@ static double work_in(const model_health* h, const dvi_world* w, double dt)
         }
         if (P > 0.0) W += P * dt;
     }
-    for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
-        double P = 0.0;
-        if (b->type == DVI_BODY_DYNAMIC) P = v3_dot(b->force, b->v) + v3_dot(b->torque, b->w);
-        else if (b->type == DVI_BODY_KINEMATIC) P = -(v3_dot(b->contact_force, b->v) + v3_dot(b->contact_torque, b->w));
-        if (P > 0.0) W += P * dt;
-    }
     return W;
 }
 
@@ -227,10 +214,33 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
     if (!h->set.enabled) return DVI_OK;
     const double t = w->time;
     char name[SC_MAX_NAME + 32];
+    /* one pass over the bodies: their energy, the work of applied forces
+     * and kinematic bodies (positive parts), and the bodies outside the
+     * region */
+    double W = motor_work(h, w, dt), e = 0.0;
+    int64_t out = 0, first = -1;
+    for (int32_t i = 0; i < w->body_count; i++) {
+        const dvi_body* b = &w->bodies[i];
+        if (b->type == DVI_BODY_FIXED) continue;
+        double P = 0.0, kb;
+        if (b->type == DVI_BODY_DYNAMIC) {
+            P = v3_dot(b->force, b->v) + v3_dot(b->torque, b->w);
+            e += body_energy(b, w->def.gravity, &kb);
+        } else {
+            P = -(v3_dot(b->contact_force, b->v) + v3_dot(b->contact_torque, b->w));
+        }
+        if (P > 0.0) W += P * dt;
+        bool o = false;
+        for (int k = 0; k < 3; k++)
+            if (!(b->x[k] >= h->lo[k] - h->margin && b->x[k] <= h->hi[k] + h->margin)) o = true;
+        if (o) {
+            if (first < 0) first = i;
+            out++;
+        }
+    }
     /* energy */
-    h->rep.work_in += work_in(h, w, dt);
+    h->rep.work_in += W;
     const double scale = h->scale0 + h->rep.work_in;
-    const double e = mechanical_energy(w);
     const double excess = (e - h->e0 - h->rep.work_in) / (scale > 1e-300 ? scale : 1e-300);
     h->rep.energy_scale = scale;
     if (excess > h->rep.energy_excess || !isfinite(excess)) h->rep.energy_excess = excess;
@@ -249,18 +259,6 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
                    (long long)step, t, e - h->e0 - h->rep.work_in, h->rep.work_in, excess, scale,
                    h->set.energy_growth);
     /* escape */
-    int64_t out = 0, first = -1;
-    for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
-        if (b->type == DVI_BODY_FIXED) continue;
-        bool o = false;
-        for (int k = 0; k < 3; k++)
-            if (!(b->x[k] >= h->lo[k] - h->margin && b->x[k] <= h->hi[k] + h->margin)) o = true;
-        if (o) {
-            if (first < 0) first = i;
-            out++;
-        }
-    }
     h->rep.escaped = out;
     if (out > 0 && !(h->rep.raised & (1u << DVI_HEALTH_ESCAPE))) {
         label(ctx, first, name, sizeof name);
