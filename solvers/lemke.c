@@ -67,8 +67,18 @@
  *       enters at the row of min q' (the last such row on ties, which makes
  *       every row of [x_B, B⁻¹] lexico-positive).
  *   (2) the complement of the variable that just left enters; its column
- *       d = B⁻¹a; blocking rows are those with d_i > tol, tol = 1e-10·max|d|
+ *       d = B⁻¹a; blocking rows are those with d_i > tol, tol = 1e-8·max|d|
  *       (relative to the column scale, floor 1e-15·max|a|); none: RAY.
+ *       When the choice is delicate (a tie, a pivot below 1e-3·max|d|, or
+ *       no blocking row) d is refined once against the basis itself,
+ *       d += B⁻¹(a − B d), the size of that correction joins tol, and the
+ *       test is made again. Why: the updated B⁻¹ carries the rounding of
+ *       every rank-1 update since the last reinversion, and an entry of d
+ *       that is zero in exact arithmetic (a redundant contact's row: four
+ *       corners of a box face give rank 3) comes out as that noise. A pivot
+ *       on it makes the basis singular: on 5- and 6-row box pyramids the
+ *       old tol = 1e-10·max|d| pivoted on entries of 1.2e-10–3.2e-10·max|d|
+ *       and the LCP check then failed with residuals of 0.2–1,700.
  *   (3) leaving row: minimum ratio x_i/d_i; among ties (x_i − θd_i within
  *       1e-12·max|x|) z0 leaves if it can, otherwise the lexicographic
  *       minimum of the rows (x_i, B⁻¹_i·)/d_i (rows of B⁻¹ are independent,
@@ -80,6 +90,15 @@
  *       pivots B⁻¹ is recomputed from the basis (LU, dgetrf/dgetri).
  *   (5) z0 left: stop; x_B is recomputed by an LU solve of the final basis
  *       and kept if its LCP residual is not worse.
+ * RETRY. An answer whose fresh LCP residual exceeds the tolerance (or a
+ * singular basis, a ray, spent pivots) starts a second attempt from
+ * scratch on another path: covering vector c_i ∈ [1, 1.5) (a fixed
+ * scrambled ramp, so the run stays deterministic) instead of e, and x_B
+ * refined against the basis before every ratio test. Lemke's path depends
+ * on c, and on degenerate stacks the second path avoids the near-singular
+ * bases the first met: 6-row pyramid (21 boxes, n = 864): 9 of its first
+ * 30 steps needed it, each then passed. The better of the two answers is
+ * returned; the pivots of both are counted.
  * STOPPING RULE. z0 leaves (complementary basis), a ray (2), or the pivot
  * budget max_pivots (0 ⇒ 50·n) is spent; never more. Then w = Mz + q is
  * computed afresh and the LCP residual ‖min(z, w)‖₂ / max(1, ‖q‖₂) is the
@@ -109,12 +128,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#define LEMKE_PIVOT_REL 1e-10   /* pivot tolerance, relative to max|d| */
+#define LEMKE_PIVOT_REL 1e-8    /* pivot tolerance, relative to max|d| */
 #define LEMKE_PIVOT_FLOOR 1e-15 /* ... and to max|a| of the entering column */
 #define LEMKE_TIE_REL 1e-12     /* ratio ties, relative to max|x_B| */
 #define LEMKE_LEX_NOISE 1e-11   /* lexicographic noise level, relative to max|B⁻¹| of the tied rows */
 #define LEMKE_RUIZ_ITERATIONS 20 /* equilibration sweeps at most */
 #define LEMKE_PINV_CUT 1e-9     /* pseudo-inverse cut-off, relative to λ_max (see BILATERAL ROWS) */
+#define LEMKE_REFINE_BELOW 1e-3 /* refine d when the pivot is below this times max|d| */
+#define LEMKE_COVER_SPREAD 0.5  /* the retry's covering vector: c_i in [1, 1.5) */
 #define LEMKE_ALIGN 64u
 #define LEMKE_TWO_PI 6.283185307179586476925286766559
 
@@ -155,6 +176,10 @@ typedef struct lemke_lcp_ws {
     double* srow;     /* [n] row scaling R (powers of two) */
     double* scol;     /* [n] column scaling C (powers of two) */
     double* qs;       /* [n] q' = R q */
+    double* res;      /* [n] residual of a refinement */
+    double* tmp;      /* [n] scratch of the basis product */
+    double* zbest;    /* [n] the best answer over the attempts */
+    double* cover;    /* [n] covering vector c: z0's column is −c */
     double* lwork;    /* [lwork_n] dgetri workspace */
     int32_t* basis;   /* [n] variable basic in each row: w_i = i, z_i = n+i, z0 = 2n */
     int32_t* cand;    /* [n] ratio-test candidates */
@@ -179,6 +204,10 @@ static size_t lemke_lcp_layout(int32_t n, void* base, lemke_lcp_ws* ws)
     ws->srow = lemke_carve(&c, nn, sizeof(double));
     ws->scol = lemke_carve(&c, nn, sizeof(double));
     ws->qs = lemke_carve(&c, nn, sizeof(double));
+    ws->res = lemke_carve(&c, nn, sizeof(double));
+    ws->tmp = lemke_carve(&c, nn, sizeof(double));
+    ws->zbest = lemke_carve(&c, nn, sizeof(double));
+    ws->cover = lemke_carve(&c, nn, sizeof(double));
     ws->lwork = lemke_carve(&c, lw, sizeof(double));
     ws->basis = lemke_carve(&c, nn, sizeof(int32_t));
     ws->cand = lemke_carve(&c, nn, sizeof(int32_t));
@@ -292,7 +321,7 @@ static void lemke_basis_matrix(int32_t n, const double* M, const lemke_lcp_ws* w
                 b[(size_t)i * nn + (size_t)k] = -(ws->srow[i] * M[(size_t)i * nn + (size_t)(v - n)] * cj);
         } else {
             for (int32_t i = 0; i < n; ++i)
-                b[(size_t)i * nn + (size_t)k] = -1.0;
+                b[(size_t)i * nn + (size_t)k] = -ws->cover[i];
         }
     }
 }
@@ -312,25 +341,79 @@ static lapack_int lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
     return 0;
 }
 
+/* out = B x, B the basis matrix of the equilibrated problem (column k =
+ * a(basis[k])): e_v for a basic w_v, −M' e_j for a basic z_j, −e for z0.
+ * One product with M, through ws->row (the gathered x) and ws->tmp. */
+static void lemke_basis_times(int32_t n, const double* M, lemke_lcp_ws* ws, const double* x, double* out)
+{
+    double s0 = 0.0;
+    bool any_z = false;
+    memset(out, 0, (size_t)n * sizeof(double));
+    memset(ws->row, 0, (size_t)n * sizeof(double));
+    for (int32_t k = 0; k < n; ++k) {
+        int32_t v = ws->basis[k];
+        if (v < n) {
+            out[v] += x[k];
+        } else if (v < 2 * n) {
+            ws->row[v - n] = ws->scol[v - n] * x[k];
+            any_z = true;
+        } else {
+            s0 += x[k];
+        }
+    }
+    if (any_z) {
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, M, n, ws->row, 1, 0.0, ws->tmp, 1);
+        for (int32_t i = 0; i < n; ++i)
+            out[i] -= ws->srow[i] * ws->tmp[i];
+    }
+    if (s0 != 0.0)
+        for (int32_t i = 0; i < n; ++i)
+            out[i] -= s0 * ws->cover[i];
+}
+
+/* One step of iterative refinement of B y = b (ws->res, ws->tmp used):
+ * y += B⁻¹(b − B y). Returns the size of the correction, max|δ|, which
+ * measures the error of y before the step. */
+static double lemke_refine_solve(int32_t n, const double* M, lemke_lcp_ws* ws, const double* b, double* y)
+{
+    double e = 0.0;
+    lemke_basis_times(n, M, ws, y, ws->res);
+    for (int32_t i = 0; i < n; ++i)
+        ws->res[i] = b[i] - ws->res[i];
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, ws->binv, n, ws->res, 1, 0.0, ws->tmp, 1);
+    for (int32_t i = 0; i < n; ++i) {
+        y[i] += ws->tmp[i];
+        e = fmax(e, fabs(ws->tmp[i]));
+    }
+    return e;
+}
+
 /* d = B⁻¹ a(var) for an entering w_j or z_j (z0 enters only in step (1));
- * returns max|a(var)|, the column's own scale. */
+ * a(var) is left in ws->col for a refinement. Returns max|a(var)|, the
+ * column's own scale. */
 static double lemke_entering_column(int32_t n, const double* M, lemke_lcp_ws* ws, int32_t var)
 {
     size_t nn = (size_t)n;
     double amax;
     if (var < n) { /* a = e_var */
-        for (int32_t i = 0; i < n; ++i)
+        for (int32_t i = 0; i < n; ++i) {
             ws->d[i] = ws->binv[(size_t)i * nn + (size_t)var];
-        return 1.0;
+            ws->col[i] = 0.0;
+        }
+        ws->col[var] = 1.0;
+        amax = 1.0;
+    } else {            /* a = −M' e_j */
+        amax = lemke_scaled_column(n, M, ws, var - n);
+        for (int32_t i = 0; i < n; ++i)
+            ws->col[i] = -ws->col[i];
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, ws->binv, n, ws->col, 1, 0.0, ws->d, 1);
     }
-    amax = lemke_scaled_column(n, M, ws, var - n); /* a = −M' e_j */
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, -1.0, ws->binv, n, ws->col, 1, 0.0, ws->d, 1);
     return amax;
 }
 
 /* Lexicographic minimum-ratio test (steps (2)-(3)). Returns the leaving row,
  * -1 for a ray, -2 for non-finite data. */
-static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax)
+static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax, double derr, bool* delicate)
 {
     const double* d = ws->d;
     const double* xb = ws->xb;
@@ -339,13 +422,15 @@ static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax)
     double dmax = 0.0, xmax = 0.0, theta = INFINITY, tol, xtol, bmax = 0.0, zeta;
     int32_t nc = 0, nt = 0, best = -1;
 
+    *delicate = true;
+
     for (int32_t i = 0; i < n; ++i) {
         dmax = fmax(dmax, fabs(d[i]));
         xmax = fmax(xmax, fabs(xb[i]));
     }
     if (!isfinite(dmax) || !isfinite(xmax))
         return -2;
-    tol = fmax(LEMKE_PIVOT_REL * dmax, LEMKE_PIVOT_FLOOR * amax);
+    tol = fmax(fmax(LEMKE_PIVOT_REL * dmax, LEMKE_PIVOT_FLOOR * amax), derr);
     for (int32_t i = 0; i < n; ++i) {
         if (d[i] > tol) {
             double ratio = fmax(xb[i], 0.0) / d[i];
@@ -366,10 +451,11 @@ static int32_t lemke_ratio_test(int32_t n, const lemke_lcp_ws* ws, double amax)
         if (fmax(xb[i], 0.0) - theta * d[i] <= xtol)
             cand[nt++] = i;
     }
-    if (nt == 0)
-        return best;
-    if (nt == 1)
-        return cand[0];
+    if (nt <= 1) {
+        int32_t r = nt == 0 ? best : cand[0];
+        *delicate = d[r] < LEMKE_REFINE_BELOW * dmax;
+        return r;
+    }
     for (int32_t t = 0; t < nt; ++t)
         if (ws->basis[cand[t]] == 2 * n)
             return cand[t]; /* z0 leaves: done */
@@ -451,26 +537,128 @@ static void lemke_refine(int32_t n, const double* M, const double* q, double* z,
         memcpy(z, ws->row, (size_t)n * sizeof(double));
 }
 
-dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots, void* work,
-                         int32_t* pivots, dvi_solve_status* status)
+/* How one attempt pivots. */
+typedef struct lemke_mode {
+    int32_t period;  /* reinversion every `period` pivots */
+    bool refine_x;   /* x_B refined against the basis before every ratio test */
+    double cover_spread; /* covering vector c_i in [1, 1 + spread) (0: c = e) */
+} lemke_mode;
+
+/* One run of steps (1)-(5) from the start; z receives its answer (not yet
+ * checked). Returns as dvi_lemke_lcp; *npiv counts this attempt's pivots. */
+static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
+                                lemke_lcp_ws* ws, lemke_mode mode, int32_t* npiv_out, dvi_solve_status* st_out)
+{
+    dvi_solve_status st = DVI_SOLVE_DIVERGED;
+    dvi_status ret = DVI_ERR_NUMERIC;
+    int32_t npiv, t = -1, entering, since_inv = 0;
+    size_t nn = (size_t)n;
+
+    /* (1) B = I, x_B = q'; z0 enters (column −e) at the row t of min q'
+     * (the last one on ties) */
+    memset(ws->binv, 0, nn * nn * sizeof(double));
+    for (int32_t i = 0; i < n; ++i) {
+        ws->cover[i] = mode.cover_spread > 0.0 ? 1.0 + mode.cover_spread * (double)((i * 7919) % n) / (double)n : 1.0;
+        ws->binv[(size_t)i * nn + (size_t)i] = 1.0;
+        ws->xb[i] = ws->qs[i];
+        ws->basis[i] = i;
+        ws->d[i] = -ws->cover[i];
+        if (ws->qs[i] < 0.0 && (t < 0 || ws->qs[i] / ws->cover[i] <= ws->qs[t] / ws->cover[t]))
+            t = i;
+    }
+    lemke_pivot(n, ws, t);
+    ws->basis[t] = 2 * n;
+    npiv = 1;
+    entering = n + t; /* w_t left: z_t enters */
+
+    for (;;) {
+        int32_t r, leaving;
+        double amax, derr;
+        bool delicate;
+        if (npiv >= max_pivots) {
+            st = DVI_SOLVE_PIVOT_LIMIT;
+            ret = DVI_NOT_CONVERGED;
+            break;
+        }
+        if (since_inv >= mode.period) { /* (4) fresh B⁻¹ against drift */
+            if (lemke_reinvert(n, M, ws) != 0) {
+                st = DVI_SOLVE_DIVERGED;
+                ret = DVI_ERR_SINGULAR;
+                break;
+            }
+            since_inv = 0;
+        } else if (mode.refine_x && since_inv > 0) {
+            (void)lemke_refine_solve(n, M, ws, ws->qs, ws->xb);
+        }
+        amax = lemke_entering_column(n, M, ws, entering); /* (2) */
+        r = lemke_ratio_test(n, ws, amax, 0.0, &delicate); /* (3) */
+        if (r != -2 && delicate) { /* a tie, a small pivot or a ray: decide on a refined d */
+            derr = lemke_refine_solve(n, M, ws, ws->col, ws->d);
+            r = lemke_ratio_test(n, ws, amax, derr, &delicate);
+        }
+        if (r == -2) {
+            st = DVI_SOLVE_DIVERGED;
+            ret = DVI_ERR_NUMERIC;
+            break;
+        }
+        if (r < 0) {
+            st = DVI_SOLVE_RAY;
+            ret = DVI_NOT_CONVERGED;
+            break;
+        }
+        leaving = ws->basis[r];
+        lemke_pivot(n, ws, r); /* (4) */
+        ws->basis[r] = entering;
+        ++npiv;
+        ++since_inv;
+        if (leaving == 2 * n) { /* (5) z0 left: complementary basis */
+            st = DVI_SOLVE_CONVERGED;
+            ret = DVI_OK;
+            break;
+        }
+        entering = leaving < n ? leaving + n : leaving - n;
+    }
+
+    if (ret == DVI_ERR_SINGULAR)
+        memset(z, 0, nn * sizeof(double));
+    else
+        lemke_extract(n, ws, ws->xb, z);
+    if (st == DVI_SOLVE_CONVERGED)
+        lemke_refine(n, M, q, z, ws);
+    for (int32_t i = 0; i < n && ret >= 0; ++i) {
+        if (!isfinite(z[i])) {
+            st = DVI_SOLVE_DIVERGED;
+            ret = DVI_ERR_NUMERIC;
+        }
+    }
+    *npiv_out = npiv;
+    *st_out = st;
+    return ret;
+}
+
+static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
+                                 double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
 {
     lemke_lcp_ws ws;
-    dvi_solve_status st = DVI_SOLVE_BAD_INPUT;
-    dvi_status ret = DVI_ERR_INVALID_ARG;
-    int32_t npiv = 0, t = -1, entering, since_inv = 0, period;
+    dvi_solve_status st = DVI_SOLVE_BAD_INPUT, best_st = DVI_SOLVE_BAD_INPUT;
+    dvi_status ret = DVI_ERR_INVALID_ARG, best_ret = DVI_ERR_INVALID_ARG;
+    int32_t total = 0, t = -1;
     size_t nn = (size_t)n;
+    double best = INFINITY;
+    lemke_mode modes[2];
 
     if (pivots)
         *pivots = 0;
     if (status)
         *status = DVI_SOLVE_BAD_INPUT;
-    if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || dvi_lemke_lcp_work_size(n) == 0)
+    if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || dvi_lemke_lcp_work_size(n) == 0 || isnan(tolerance))
         return DVI_ERR_INVALID_ARG;
     if (max_pivots <= 0) {
         int64_t mp = 50 * (int64_t)n;
         max_pivots = mp > INT32_MAX ? INT32_MAX : (int32_t)(mp > 0 ? mp : 1);
     }
-    period = n / 2 > 64 ? n / 2 : 64;
+    modes[0] = (lemke_mode){ n / 2 > 64 ? n / 2 : 64, false, 0.0 };
+    modes[1] = (lemke_mode){ modes[0].period, true, LEMKE_COVER_SPREAD };
 
     /* (0) z = 0 solves it when q ≥ 0 */
     for (int32_t i = 0; i < n; ++i) {
@@ -496,82 +684,35 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
         }
     }
 
-    /* (1) equilibrate; B = I, x_B = q'; z0 enters (column −e) at the row t
-     * of min q' (the last one on ties) */
     lemke_lcp_layout(n, work, &ws);
     lemke_equilibrate(n, M, &ws);
-    memset(ws.binv, 0, nn * nn * sizeof(double));
-    t = -1;
-    for (int32_t i = 0; i < n; ++i) {
+    for (int32_t i = 0; i < n; ++i)
         ws.qs[i] = ws.srow[i] * q[i];
-        ws.binv[(size_t)i * nn + (size_t)i] = 1.0;
-        ws.xb[i] = ws.qs[i];
-        ws.basis[i] = i;
-        ws.d[i] = -1.0;
-        if (ws.qs[i] < 0.0 && (t < 0 || ws.qs[i] <= ws.qs[t]))
-            t = i;
-    }
-    lemke_pivot(n, &ws, t);
-    ws.basis[t] = 2 * n;
-    npiv = 1;
-    entering = n + t; /* w_t left: z_t enters */
 
-    for (;;) {
-        int32_t r, leaving;
-        double amax;
-        if (npiv >= max_pivots) {
-            st = DVI_SOLVE_PIVOT_LIMIT;
-            ret = DVI_NOT_CONVERGED;
+    /* the fast attempt; the careful one when its answer fails the check */
+    for (int a = 0; a < 2; ++a) {
+        int32_t npiv = 0;
+        double resid;
+        ret = lemke_attempt(n, M, q, z, max_pivots - total, &ws, modes[a], &npiv, &st);
+        total += npiv;
+        resid = ret >= 0 ? dvi_lemke_lcp_residual(n, M, q, z, ws.tmp) : INFINITY;
+        if (a == 0 || resid < best || (st == DVI_SOLVE_CONVERGED && best_st != DVI_SOLVE_CONVERGED &&
+                                       resid <= best)) {
+            best = resid;
+            best_st = st;
+            best_ret = ret;
+            memcpy(ws.zbest, z, nn * sizeof(double));
+        }
+        if ((st == DVI_SOLVE_CONVERGED && !(resid > tolerance)) || total >= max_pivots ||
+            (ret < 0 && ret != DVI_ERR_SINGULAR))
             break;
-        }
-        if (since_inv >= period) { /* (4) fresh B⁻¹ against drift */
-            if (lemke_reinvert(n, M, &ws) != 0) {
-                st = DVI_SOLVE_DIVERGED;
-                ret = DVI_ERR_SINGULAR;
-                break;
-            }
-            since_inv = 0;
-        }
-        amax = lemke_entering_column(n, M, &ws, entering); /* (2) */
-        r = lemke_ratio_test(n, &ws, amax);                 /* (3) */
-        if (r == -2) {
-            st = DVI_SOLVE_DIVERGED;
-            ret = DVI_ERR_NUMERIC;
-            break;
-        }
-        if (r < 0) {
-            st = DVI_SOLVE_RAY;
-            ret = DVI_NOT_CONVERGED;
-            break;
-        }
-        leaving = ws.basis[r];
-        lemke_pivot(n, &ws, r); /* (4) */
-        ws.basis[r] = entering;
-        ++npiv;
-        ++since_inv;
-        if (leaving == 2 * n) { /* (5) z0 left: complementary basis */
-            st = DVI_SOLVE_CONVERGED;
-            ret = DVI_OK;
-            break;
-        }
-        entering = leaving < n ? leaving + n : leaving - n;
     }
-
-    if (ret != DVI_ERR_SINGULAR)
-        lemke_extract(n, &ws, ws.xb, z);
-    if (st == DVI_SOLVE_CONVERGED)
-        lemke_refine(n, M, q, z, &ws);
-    for (int32_t i = 0; i < n && ret >= 0; ++i) {
-        if (!isfinite(z[i])) {
-            st = DVI_SOLVE_DIVERGED;
-            ret = DVI_ERR_NUMERIC;
-        }
-    }
+    memcpy(z, ws.zbest, nn * sizeof(double));
     if (pivots)
-        *pivots = npiv;
+        *pivots = total;
     if (status)
-        *status = st;
-    return ret;
+        *status = best_st;
+    return best_ret;
 }
 
 /* ---------------------------------------------------------------------------
@@ -912,8 +1053,8 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
     return DVI_OK;
 }
 
-dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
-                         dvi_solve_result* res)
+static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
+                                 dvi_solve_result* res)
 {
     const dvi_ccp_problem* p = w->p;
     int32_t m = w->m, k = s->lemke.friction_directions, nb = 0, n, rank = 0, pivots = 0, nc;
@@ -989,7 +1130,7 @@ dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool rel
     }
 
     /* phase 2: Lemke */
-    st = dvi_lemke_lcp(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, L.lcp_work, &pivots, &lst);
+    st = lemke_lcp_body(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, s->tolerance, L.lcp_work, &pivots, &lst);
     res->iterations = pivots;
     if (st < 0) {
         snprintf(res->message, sizeof res->message,
@@ -1052,17 +1193,43 @@ dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool rel
 /* Lemke's pivots follow ratio tests whose ties and near-ties the last bits
  * decide, and OpenBLAS sums in an order that depends on its thread count:
  * the same problem took 839 pivots on one OpenBLAS thread and 842 on two.
- * Every solve therefore runs its BLAS and LAPACK calls on one thread (the
- * caller's setting is restored afterwards), so that the answer is the same
- * for any OPENBLAS_NUM_THREADS. Not safe against another thread changing
- * OpenBLAS's thread count at the same time. */
+ * Every entry point therefore runs its BLAS and LAPACK calls on one thread
+ * (the caller's setting is restored afterwards), so that the answer is the
+ * same for any OPENBLAS_NUM_THREADS. Not safe against another thread
+ * changing OpenBLAS's thread count at the same time. */
+static int lemke_blas_single(void)
+{
+    const int t = openblas_get_num_threads();
+    if (t != 1) openblas_set_num_threads(1);
+    return t;
+}
+
+static void lemke_blas_restore(int t)
+{
+    if (t != 1) openblas_set_num_threads(t);
+}
+
+dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
+                         double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
+{
+    const int t = lemke_blas_single();
+    dvi_status st = lemke_lcp_body(n, M, q, z, max_pivots, tolerance, work, pivots, status);
+    lemke_blas_restore(t);
+    return st;
+}
+
+dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
+                         dvi_solve_result* res)
+{
+    const int t = lemke_blas_single();
+    dvi_status st = lemke_ccp_body(w, s, relaxed, gamma, res);
+    lemke_blas_restore(t);
+    return st;
+}
+
 static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    const int blas_threads = openblas_get_num_threads();
-    if (blas_threads != 1) openblas_set_num_threads(1);
-    dvi_status st = dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
-    if (blas_threads != 1) openblas_set_num_threads(blas_threads);
-    return st;
+    return dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
 }
 
 const dvi_solver_impl dvi_solver_lemke = {

@@ -21,7 +21,11 @@ size_t dvi_lemke_lcp_work_size(int32_t n);
 
 /* Solves LCP(M, q) by Lemke's method (covering vector e = 1, lexicographic
  * ratio test). M is row-major n × n, q and z have n entries; work holds
- * dvi_lemke_lcp_work_size(n) bytes. max_pivots ≤ 0 means 50·n.
+ * dvi_lemke_lcp_work_size(n) bytes. max_pivots ≤ 0 means 50·n, for all
+ * attempts together. When the first attempt's answer has an LCP residual
+ * (dvi_lemke_lcp_residual) above `tolerance`, a second attempt on another
+ * path (covering vector, see lemke.c) is made and the better answer kept;
+ * tolerance = +∞ never retries.
  *
  * On return *pivots (may be NULL) is the number of pivots performed and
  * *status (may be NULL) one of
@@ -37,8 +41,8 @@ size_t dvi_lemke_lcp_work_size(int32_t n);
  *   DVI_SOLVE_BAD_INPUT    bad arguments (return value DVI_ERR_INVALID_ARG).
  * Returns DVI_OK (converged), DVI_NOT_CONVERGED (ray, pivot limit),
  * DVI_ERR_INVALID_ARG, DVI_ERR_NUMERIC (non-finite data) or DVI_ERR_SINGULAR. */
-dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots, void* work,
-                         int32_t* pivots, dvi_solve_status* status);
+dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
+                         double tolerance, void* work, int32_t* pivots, dvi_solve_status* status);
 
 /* LCP residual of z:  w = M z + q is computed afresh into w[n] (may be NULL
  * when n == 0), and  ‖min(z, w)‖₂ / max(1, ‖q‖₂)  is returned (componentwise

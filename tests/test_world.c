@@ -115,6 +115,66 @@ static void test_box_incline_stick(void** state)
     }
 }
 
+/* Lemke on a box pyramid: 6 rows of 0.2 m cubes (21 boxes, 1 kg, μ 0.5,
+ * 10 mm apart in a row), 4 corner contacts a face, so the pyramid LCP
+ * (n = 864) is degenerate throughout. With its pivot tolerance at
+ * 1e-10·max|d| and no second attempt, the solver pivoted on rounding noise:
+ * 7 of these 30 steps failed the LCP check (residuals up to 1.5e6) and a box
+ * was thrown 84 km. Now every step converges (9 of them on the second path,
+ * lemke.c) and no box moves more than 1e-6 m (1.7e-11 m measured). */
+static void test_lemke_box_pyramid(void** state)
+{
+    (void)state;
+    dvi_world* w = make_world("lemke");
+    dvi_body_id ground = add_ground(w, 0.0, 0.5);
+    (void)ground;
+    dvi_body_id boxes[21];
+    double x0[21][3];
+    int nb = 0;
+    for (int row = 0; row < 6; row++) {
+        int count = 6 - row;
+        for (int i = 0; i < count; i++) {
+            dvi_body_def bd = dvi_default_body_def();
+            bd.mass = 1.0;
+            bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 4.0 * 0.01 / 6.0;
+            bd.position[0] = (i - 0.5 * (count - 1)) * 0.21;
+            bd.position[2] = 0.1 + 0.2 * row;
+            assert_int_equal(dvi_body_create(w, &bd, &boxes[nb]), DVI_OK);
+            dvi_shape_def sd = dvi_default_shape_def();
+            sd.type = DVI_SHAPE_BOX;
+            sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+            sd.material.friction = 0.5;
+            dvi_shape_id sh;
+            assert_int_equal(dvi_shape_create(w, boxes[nb], &sd, &sh), DVI_OK);
+            memcpy(x0[nb], bd.position, sizeof x0[nb]);
+            nb++;
+        }
+    }
+    int failed = 0;
+    double worst_res = 0.0;
+    for (int k = 0; k < 30; k++) {
+        dvi_status st = dvi_world_step(w, 0.005);
+        assert_true(st == DVI_OK || st == DVI_NOT_CONVERGED);
+        dvi_step_stats ss = dvi_world_get_stats(w);
+        if (ss.solver_status != DVI_SOLVE_CONVERGED) failed++;
+        if (ss.residual > worst_res) worst_res = ss.residual;
+    }
+    double moved = 0.0;
+    for (int b = 0; b < nb; b++) {
+        double x[3];
+        dvi_body_get_position(w, boxes[b], x);
+        double d = sqrt((x[0] - x0[b][0]) * (x[0] - x0[b][0]) + (x[1] - x0[b][1]) * (x[1] - x0[b][1]) +
+                        (x[2] - x0[b][2]) * (x[2] - x0[b][2]));
+        if (d > moved) moved = d;
+    }
+    print_message("lemke, 6-row box pyramid (21 boxes), 30 steps of 5 ms: %d steps failed the LCP check, largest "
+                  "residual %.3g, largest displacement %.3g m (limit 1e-6)\n",
+                  failed, worst_res, moved);
+    assert_int_equal(failed, 0);
+    assert_true(moved < 1e-6);
+    dvi_world_destroy(w);
+}
+
 /* Lemke's 4-sided pyramid, turned per contact (lemke.orient) along its
  * previous tangential impulse or against its tangential velocity, decides
  * stick and slip and the sliding direction right for any orientation. Fixed to the frame it held only μ/(|cos θ| + |sin θ|) off its
@@ -731,6 +791,7 @@ int main(void)
         cmocka_unit_test(test_box_sliding_distance),
         cmocka_unit_test(test_sphere_stack),
         cmocka_unit_test(test_box_stack),
+        cmocka_unit_test(test_lemke_box_pyramid),
         cmocka_unit_test(test_pendulum),
         cmocka_unit_test(test_damped_motor),
         cmocka_unit_test(test_contact_torque_with_rolling_couple),
