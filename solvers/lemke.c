@@ -558,7 +558,7 @@ static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, dou
      * (the last one on ties) */
     memset(ws->binv, 0, nn * nn * sizeof(double));
     for (int32_t i = 0; i < n; ++i) {
-        ws->cover[i] = mode.cover_spread > 0.0 ? 1.0 + mode.cover_spread * (double)((i * 7919) % n) / (double)n : 1.0;
+        ws->cover[i] = mode.cover_spread > 0.0 ? 1.0 + mode.cover_spread * (double)(((int64_t)i * 7919) % n) / (double)n : 1.0;
         ws->binv[(size_t)i * nn + (size_t)i] = 1.0;
         ws->xb[i] = ws->qs[i];
         ws->basis[i] = i;
