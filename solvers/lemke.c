@@ -868,6 +868,22 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
 
 /* Phase 1: dense N, Schur complement, pyramid LCP (mlcp, qlcp, T). Returns
  * DVI_OK, or DVI_ERR_NUMERIC with msg set. */
+/* The k columns of a pyramid over the reduced rows (rt, rt + 1) of the
+ * block whose normal is row cn, from LCP variable v on: direction j is
+ * d_j, turned by lemke_turn when orient is set. Returns the next variable. */
+static int32_t lemke_pyramid(lemke_layout* L, int32_t k, int32_t v, int32_t cn, int32_t rt, bool orient,
+                             const double* guess)
+{
+    double co = 1.0, si = 0.0;
+    if (orient)
+        lemke_turn(L->rred + rt, L->rred[cn], guess ? guess + L->crow[rt] : NULL, guess ? guess[L->crow[cn]] : 0.0,
+                   &co, &si);
+    for (int32_t j = 0; j < k; ++j)
+        lemke_set_t(L->tr, L->tc, v++, rt, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], rt + 1,
+                    si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
+    return v;
+}
+
 static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, const double* guess,
                               lemke_layout* L, int32_t nb, int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
 {
@@ -981,27 +997,15 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
                 continue;
             lemke_set_t(L->tr, L->tc, v++, cr, 1.0, -1, 0.0); /* γ_n */
             if (kind == DVI_BLOCK_FRICTION || kind == DVI_BLOCK_FRICTION_ROLLING) {
-                double co = 1.0, si = 0.0;
-                if (s->lemke.orient)
-                    lemke_turn(L->rred + cr + 1, L->rred[cr], guess ? guess + L->crow[cr + 1] : NULL,
-                               guess ? guess[L->crow[cr]] : 0.0, &co, &si);
-                for (int32_t j = 0; j < k; ++j) /* β_j */
-                    lemke_set_t(L->tr, L->tc, v++, cr + 1, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], cr + 2,
-                                si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
-                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0); /* λ */
+                v = lemke_pyramid(L, k, v, cr, cr + 1, s->lemke.orient, guess); /* β_j */
+                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);               /* λ */
             }
             if (kind == DVI_BLOCK_FRICTION_ROLLING) {
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, 1.0, -1, 0.0);  /* σ+ */
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, -1.0, -1, 0.0); /* σ− */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);      /* λ_s */
-                double co = 1.0, si = 0.0;
-                if (s->lemke.orient)
-                    lemke_turn(L->rred + cr + 4, L->rred[cr], guess ? guess + L->crow[cr + 4] : NULL,
-                               guess ? guess[L->crow[cr]] : 0.0, &co, &si);
-                for (int32_t j = 0; j < k; ++j) /* ρ_j */
-                    lemke_set_t(L->tr, L->tc, v++, cr + 4, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], cr + 5,
-                                si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
-                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0); /* λ_r */
+                v = lemke_pyramid(L, k, v, cr, cr + 4, s->lemke.orient, guess); /* ρ_j */
+                lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);               /* λ_r */
             }
             cr += w->block_row[b + 1] - w->block_row[b];
         }

@@ -27,6 +27,8 @@
 
 #include "math3.h"
 
+#include "bytes_le.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -327,16 +329,6 @@ size_t dvi_health_state_size(void)
     return 8 * HEALTH_NUMBERS + DVI_HEALTH_KINDS * 256 + 8;
 }
 
-static void put64(unsigned char* p, uint64_t v)
-{
-    for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
-}
-static uint64_t get64(const unsigned char* p)
-{
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
-    return v;
-}
 static uint64_t dbits(double d)
 {
     uint64_t u;
@@ -378,35 +370,35 @@ void dvi_health_save(const model_health* h, unsigned char* out)
     v[n++] = dbits(h->rep.worst_joint);
     v[n++] = 0;
     v[n++] = 0;
-    for (int i = 0; i < n; i++) put64(out + 8 * i, v[i]);
+    for (int i = 0; i < n; i++) le_put_u64(out + 8 * i, v[i]);
     unsigned char* q = out + 8 * HEALTH_NUMBERS;
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
         memset(q + 256 * k, 0, 256);
         memcpy(q + 256 * k, h->rep.first[k], strnlen(h->rep.first[k], 255));
     }
-    put64(q + 256 * DVI_HEALTH_KINDS, fnv(out, dvi_health_state_size() - 8));
+    le_put_u64(q + 256 * DVI_HEALTH_KINDS, fnv(out, dvi_health_state_size() - 8));
 }
 
 dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size)
 {
-    if (size != dvi_health_state_size() || get64(in + size - 8) != fnv(in, size - 8)) return DVI_ERR_PARSE;
+    if (size != dvi_health_state_size() || le_get_u64(in + size - 8) != fnv(in, size - 8)) return DVI_ERR_PARSE;
     model_health t = *h;
     int n = 0;
-    t.e0 = bitsd(get64(in + 8 * n++));
-    t.scale0 = bitsd(get64(in + 8 * n++));
-    t.margin = bitsd(get64(in + 8 * n++));
-    t.rep.work_in = bitsd(get64(in + 8 * n++));
-    for (int k = 0; k < 3; k++) t.lo[k] = bitsd(get64(in + 8 * n++));
-    for (int k = 0; k < 3; k++) t.hi[k] = bitsd(get64(in + 8 * n++));
-    uint64_t raised = get64(in + 8 * n++);
+    t.e0 = bitsd(le_get_u64(in + 8 * n++));
+    t.scale0 = bitsd(le_get_u64(in + 8 * n++));
+    t.margin = bitsd(le_get_u64(in + 8 * n++));
+    t.rep.work_in = bitsd(le_get_u64(in + 8 * n++));
+    for (int k = 0; k < 3; k++) t.lo[k] = bitsd(le_get_u64(in + 8 * n++));
+    for (int k = 0; k < 3; k++) t.hi[k] = bitsd(le_get_u64(in + 8 * n++));
+    uint64_t raised = le_get_u64(in + 8 * n++);
     if (raised >= (1u << DVI_HEALTH_KINDS)) return DVI_ERR_PARSE;
     t.rep.raised = (uint32_t)raised;
-    t.rep.escaped = (int64_t)get64(in + 8 * n++);
-    for (int k = 0; k < DVI_HEALTH_KINDS; k++) t.rep.first_step[k] = (int64_t)get64(in + 8 * n++);
-    t.rep.energy_scale = bitsd(get64(in + 8 * n++));
-    t.rep.energy_excess = bitsd(get64(in + 8 * n++));
-    t.rep.worst_penetration = bitsd(get64(in + 8 * n++));
-    t.rep.worst_joint = bitsd(get64(in + 8 * n++));
+    t.rep.escaped = (int64_t)le_get_u64(in + 8 * n++);
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++) t.rep.first_step[k] = (int64_t)le_get_u64(in + 8 * n++);
+    t.rep.energy_scale = bitsd(le_get_u64(in + 8 * n++));
+    t.rep.energy_excess = bitsd(le_get_u64(in + 8 * n++));
+    t.rep.worst_penetration = bitsd(le_get_u64(in + 8 * n++));
+    t.rep.worst_joint = bitsd(le_get_u64(in + 8 * n++));
     const unsigned char* q = in + 8 * HEALTH_NUMBERS;
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
         if (q[256 * k + 255] != 0) return DVI_ERR_PARSE;

@@ -9,6 +9,7 @@
 #include "world_internal.h"
 
 #include "math3.h"
+#include "bytes_le.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -1054,26 +1055,6 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
 #define STATE_HEADER_V2 48u
 #define STATE_HEADER_V1 40u
 
-static void put_u32(unsigned char* p, uint32_t v)
-{
-    for (int k = 0; k < 4; k++) p[k] = (unsigned char)(v >> (8 * k));
-}
-static void put_u64(unsigned char* p, uint64_t v)
-{
-    for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
-}
-static uint32_t get_u32(const unsigned char* p)
-{
-    uint32_t v = 0;
-    for (int k = 0; k < 4; k++) v |= (uint32_t)p[k] << (8 * k);
-    return v;
-}
-static uint64_t get_u64(const unsigned char* p)
-{
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
-    return v;
-}
 /* Bytes of the probe section of the state blob. */
 static size_t probe_state_size(const dvi_model* m)
 {
@@ -1114,29 +1095,29 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
         return DVI_ERR_NOMEM;
     }
     memcpy(b, STATE_MAGIC, 8);
-    put_u32(b + 8, STATE_VERSION);
-    put_u32(b + 12, STATE_HEADER);
-    put_u64(b + 16, (uint64_t)m->steps);
-    put_u64(b + 24, (uint64_t)wsize);
-    put_u64(b + 32, (uint64_t)psize);
-    put_u64(b + 40, (uint64_t)hsize);
-    put_u64(b + 48, fnv64(b, 48));
+    le_put_u32(b + 8, STATE_VERSION);
+    le_put_u32(b + 12, STATE_HEADER);
+    le_put_u64(b + 16, (uint64_t)m->steps);
+    le_put_u64(b + 24, (uint64_t)wsize);
+    le_put_u64(b + 32, (uint64_t)psize);
+    le_put_u64(b + 40, (uint64_t)hsize);
+    le_put_u64(b + 48, fnv64(b, 48));
     if (wsize) memcpy(b + STATE_HEADER, wdata, wsize);
     free(wdata);
     unsigned char* q = b + STATE_HEADER + wsize;
     for (int32_t i = 0; i < m->probe_count; i++) {
         const model_probe* p = &m->probes[i];
         if (!p->average) continue;
-        put_u64(q, (uint64_t)p->acc_count);
+        le_put_u64(q, (uint64_t)p->acc_count);
         q += 8;
         size_t n = (size_t)p->raw_width * (size_t)p->target_count;
         for (size_t k = 0; k < n; k++, q += 8) {
             uint64_t bits;
             memcpy(&bits, &p->acc[k], 8);
-            put_u64(q, bits);
+            le_put_u64(q, bits);
         }
     }
-    if (psize) put_u64(q, fnv64(b + STATE_HEADER + wsize, psize - 8));
+    if (psize) le_put_u64(q, fnv64(b + STATE_HEADER + wsize, psize - 8));
     dvi_health_save(&m->health, b + STATE_HEADER + wsize + psize);
     *data = b;
     *size = STATE_HEADER + wsize + psize + hsize;
@@ -1150,15 +1131,15 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     const unsigned char* b = data;
     if (size < STATE_HEADER_V1 || memcmp(b, STATE_MAGIC, 8) != 0)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: not a model state (no DVIMODEL header)");
-    uint32_t version = get_u32(b + 8);
+    uint32_t version = le_get_u32(b + 8);
     if (version < 1u || version > STATE_VERSION)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: version %u, this library reads versions 1 to %u", version,
                     STATE_VERSION);
     uint32_t header = version == 1u ? STATE_HEADER_V1 : version == 2u ? STATE_HEADER_V2 : STATE_HEADER;
-    if (size < header || get_u32(b + 12) != header || get_u64(b + header - 8) != fnv64(b, header - 8))
+    if (size < header || le_get_u32(b + 12) != header || le_get_u64(b + header - 8) != fnv64(b, header - 8))
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (checksum mismatch)");
-    uint64_t steps = get_u64(b + 16), wsize = get_u64(b + 24), psize = version == 1u ? 0 : get_u64(b + 32);
-    uint64_t hsize = version >= 3u ? get_u64(b + 40) : 0;
+    uint64_t steps = le_get_u64(b + 16), wsize = le_get_u64(b + 24), psize = version == 1u ? 0 : le_get_u64(b + 32);
+    uint64_t hsize = version >= 3u ? le_get_u64(b + 40) : 0;
     if (version >= 3u && hsize != dvi_health_state_size())
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (health section of %llu bytes)",
                     (unsigned long long)hsize);
@@ -1179,11 +1160,11 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
                     "state: its averaged probes hold %llu bytes, this model's %zu (built from another scene?)",
                     (unsigned long long)psize, want);
     const unsigned char* q = b + header + wsize;
-    if (psize && get_u64(q + psize - 8) != fnv64(q, (size_t)psize - 8))
+    if (psize && le_get_u64(q + psize - 8) != fnv64(q, (size_t)psize - 8))
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged averaged-probe windows (checksum mismatch)");
     for (int32_t i = 0; version != 1u && i < m->probe_count; i++) {
         if (!m->probes[i].average) continue;
-        if (get_u64(q) > (uint64_t)INT64_MAX)
+        if (le_get_u64(q) > (uint64_t)INT64_MAX)
             return fail(msg, msg_size, DVI_ERR_PARSE, "state: probes[%d]: damaged window (step count)", i);
         q += 8 + 8 * (size_t)m->probes[i].raw_width * (size_t)m->probes[i].target_count;
     }
@@ -1216,10 +1197,10 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
             p->acc_count = 0;
             continue;
         }
-        p->acc_count = (int64_t)get_u64(q);
+        p->acc_count = (int64_t)le_get_u64(q);
         q += 8;
         for (size_t k = 0; k < n; k++, q += 8) {
-            uint64_t bits = get_u64(q);
+            uint64_t bits = le_get_u64(q);
             memcpy(&p->acc[k], &bits, 8);
         }
     }

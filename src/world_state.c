@@ -71,6 +71,7 @@
 #include "dem.h"
 #include "world_internal.h"
 #include "math3.h"
+#include "bytes_le.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,15 +250,13 @@ typedef struct wbuf {
 
 static void put_u32(wbuf* b, uint32_t v)
 {
-    if (b->p)
-        for (int k = 0; k < 4; k++) b->p[b->pos + (size_t)k] = (uint8_t)(v >> (8 * k));
+    if (b->p) le_put_u32(b->p + b->pos, v);
     b->pos += 4;
 }
 
 static void put_u64(wbuf* b, uint64_t v)
 {
-    if (b->p)
-        for (int k = 0; k < 8; k++) b->p[b->pos + (size_t)k] = (uint8_t)(v >> (8 * k));
+    if (b->p) le_put_u64(b->p + b->pos, v);
     b->pos += 8;
 }
 
@@ -442,8 +441,7 @@ static bool need(rbuf* r, size_t k)
 static uint32_t get_u32(rbuf* r)
 {
     if (!need(r, 4)) return 0;
-    uint32_t v = 0;
-    for (int k = 0; k < 4; k++) v |= (uint32_t)r->p[r->pos + (size_t)k] << (8 * k);
+    uint32_t v = le_get_u32(r->p + r->pos);
     r->pos += 4;
     return v;
 }
@@ -451,8 +449,7 @@ static uint32_t get_u32(rbuf* r)
 static uint64_t get_u64(rbuf* r)
 {
     if (!need(r, 8)) return 0;
-    uint64_t v = 0;
-    for (int k = 0; k < 8; k++) v |= (uint64_t)r->p[r->pos + (size_t)k] << (8 * k);
+    uint64_t v = le_get_u64(r->p + r->pos);
     r->pos += 8;
     return v;
 }
