@@ -70,14 +70,16 @@
  * current directory). Each file is loaded back with dvi_scene_load and built with
  * dvi_model_create as a check. The committed copies are in examples/scenes/.
  * --grousers N gives the wheels of the obstacle scenes N grousers (thin
- * boxes, rover_grouser_pose in rover_model.c); the committed scenes have
- * plain cylinders.
+ * boxes, rover_grouser_pose in rover_model.c); the committed rigid scenes
+ * have plain cylinders, the granular and track scenes 24 grousers. With
+ * grousers the rover starts with the lowest grouser tips on z = 0 (the
+ * top of the bed or of the flats), not 2 cm inside it.
  *
  * The model is that of rover_model.c (see rover_model.h):
  *   - 18 bodies, each at its centre of mass with the JSON's inertia tensor
  *     about it (chassis axes); the chassis frame is lifted so that the
- *     lowest wheel points of the as-built pose touch the ground z = 0 (the
- *     top of a granular bed);
+ *     lowest wheel points of the as-built pose (the grouser tips, with
+ *     grousers) touch the ground z = 0 (the top of a granular bed);
  *   - only the wheels collide: a cylinder per wheel (radius and width from
  *     the JSON), its axis on the wheel's spin axis; wheel material: the JSON's
  *     friction and restitution, and on rigid ground a contact compliance of
@@ -603,6 +605,12 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
 {
     rover_data d;
     if (read_rover(root, sp->variant, &d)) return -1;
+    if (grousers > 0 && sp->kind != STATICS) { /* grouser 0 points straight down: its tip on z = 0, as
+                                                * rover_model.c's on_ground puts it, not inside the bed */
+        const double h = rover_default_options().grouser_height;
+        d.lift += h;
+        d.wheel_z += h;
+    }
     const bool pad = sp->kind == TRACKS_HEX_PAD, patch = sp->kind == TRACKS_HEX_PATCH;
     const bool slick = sp->kind == TRACKS_SLICK;
     const bool no_grains = sp->kind == TRACKS_RIGID || slick;
