@@ -1080,20 +1080,14 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
     if (data) *data = NULL;
     if (size) *size = 0;
     if (!m || !data || !size) return DVI_ERR_INVALID_ARG;
+    /* the world's state written straight into the model's buffer, after its header */
     void* wdata = NULL;
     size_t wsize = 0;
-    dvi_status st = dvi_world_save_state(m->world, &wdata, &wsize);
-    if (st != DVI_OK) return st;
     size_t psize = probe_state_size(m), hsize = dvi_health_state_size();
-    if (wsize > SIZE_MAX - STATE_HEADER - psize - hsize) {
-        free(wdata);
-        return DVI_ERR_NOMEM;
-    }
-    unsigned char* b = malloc(STATE_HEADER + wsize + psize + hsize);
-    if (!b) {
-        free(wdata);
-        return DVI_ERR_NOMEM;
-    }
+    if (psize > SIZE_MAX / 4 || hsize > SIZE_MAX / 4) return DVI_ERR_NOMEM;
+    dvi_status st = dvi_world_save_state_within(m->world, STATE_HEADER, psize + hsize, &wdata, &wsize);
+    if (st != DVI_OK) return st;
+    unsigned char* b = wdata;
     memcpy(b, STATE_MAGIC, 8);
     le_put_u32(b + 8, STATE_VERSION);
     le_put_u32(b + 12, STATE_HEADER);
@@ -1102,8 +1096,6 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
     le_put_u64(b + 32, (uint64_t)psize);
     le_put_u64(b + 40, (uint64_t)hsize);
     le_put_u64(b + 48, fnv64(b, 48));
-    if (wsize) memcpy(b + STATE_HEADER, wdata, wsize);
-    free(wdata);
     unsigned char* q = b + STATE_HEADER + wsize;
     for (int32_t i = 0; i < m->probe_count; i++) {
         const model_probe* p = &m->probes[i];

@@ -168,6 +168,12 @@ dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
  * model's loader checks its step count against that time first. */
 dvi_status dvi_world_check_state(dvi_world* w, const void* data, size_t size, double* time);
 
+/* dvi_world_save_state into one buffer of before + *size + after bytes:
+ * the world's state at offset `before` (*size: its length), the rest left
+ * for the caller (the model's header, probe and health sections), so a
+ * model state is written without a second copy of the world's. */
+dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size);
+
 /* Resolves an id to an index, or −1 (stale, null, other world). */
 int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
 

@@ -381,12 +381,19 @@ dvi_status dvi_world_save_state(const dvi_world* w, void** data, size_t* size)
     if (data) *data = NULL;
     if (size) *size = 0;
     if (!w || !data || !size) return DVI_ERR_INVALID_ARG;
+    return dvi_world_save_state_within(w, 0, 0, data, size);
+}
+
+dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size)
+{
     wbuf count = {NULL, 0};
     write_payload(w, &count);
     size_t payload = count.pos;
-    if (payload > SIZE_MAX - HEADER_SIZE) return DVI_ERR_NOMEM;
-    uint8_t* p = malloc(HEADER_SIZE + payload);
-    if (!p) return DVI_ERR_NOMEM;
+    if (payload > SIZE_MAX - HEADER_SIZE - before - after || before > SIZE_MAX / 2 || after > SIZE_MAX / 2)
+        return DVI_ERR_NOMEM;
+    uint8_t* base = malloc(before + HEADER_SIZE + payload + after);
+    if (!base) return DVI_ERR_NOMEM;
+    uint8_t* p = base + before;
     wbuf b = {p + HEADER_SIZE, 0};
     write_payload(w, &b);
 
@@ -414,7 +421,7 @@ dvi_status dvi_world_save_state(const dvi_world* w, void** data, size_t* size)
     put_u64(&h, fp);
     uint64_t sum = fnv_bytes(fnv_bytes(FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, payload);
     put_u64(&h, sum);
-    *data = p;
+    *data = base;
     *size = HEADER_SIZE + payload;
     return DVI_OK;
 }
