@@ -314,8 +314,11 @@ static inline void dvi_project_friction(double mu, double* x)
     x[2] = t2 * s;
 }
 
-/* Projection onto the rolling block's set (solvers/cone.c). */
+/* Projection onto the rolling block's set (solvers/cone.c): a test for
+ * points well inside, then the walk over the breakpoints; the walk alone
+ * gives the same bits (tests/test_cone.c). */
 void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x);
+void dvi_project_rolling_walk(double mu, double mu_s, double mu_r, double* x);
 
 /* x <- Π_K(x) for one block of the given kind (x points at its first row). */
 static inline void dvi_cone_project(const dvi_ccp_block* b, double* x)
