@@ -42,6 +42,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.max_iterations = 1000;
     s.tolerance = 1e-6;
     s.warm_start = false;
+    s.warm_start_scale = 1.0;
     s.threads = 1;
     s.apgd.restart = true;
     s.apgd.grow = 2.0;
@@ -74,6 +75,8 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
     if (!(s->tolerance > 0.0) || !isfinite(s->tolerance))
         return bad(msg, n, "settings.tolerance: must be finite and > 0", s->tolerance);
     if (s->threads < 0) return bad(msg, n, "settings.threads: must be >= 0", s->threads);
+    if (!(s->warm_start_scale > 0.0 && s->warm_start_scale <= 1.0))
+        return bad(msg, n, "settings.warm_start_scale: must be in (0, 1]", s->warm_start_scale);
     if (!(s->apgd.grow > 1.0) || !isfinite(s->apgd.grow))
         return bad(msg, n, "settings.apgd.grow: must be > 1", s->apgd.grow);
     if (!(s->apgd.shrink > 0.0 && s->apgd.shrink <= 1.0))
@@ -251,6 +254,8 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
                          w->row_block[i]);
                 return DVI_ERR_INVALID_ARG;
             }
+        if (s->warm_start_scale != 1.0)
+            for (int32_t i = 0; i < w->m; i++) gamma[i] *= s->warm_start_scale;
         if (solver->impl->targets_ccp) {
             /* keep the guess only if it is no worse than γ = 0 (f(0) = 0) */
             dvi_work_project(w, gamma);

@@ -1652,6 +1652,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "tolerance",
                                                "max_iterations",
                                                "warm_start",
+                                               "warm_start_scale",
                                                "threads",
                                                "apgd",
                                                "pgs",
@@ -1798,6 +1799,13 @@ static void parse_formulation(ctx* c, const cJSON* root)
     int64_t iv;
     if (int_field(c, v, P, "max_iterations", false, 1, 1e9, &iv)) ss->max_iterations = (int32_t)iv;
     bool_field(c, v, P, "warm_start", &ss->warm_start);
+    {
+        double x;
+        if (num_field(c, v, P, "warm_start_scale", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x <= 1.0)) errf(c, path_key(p, P, "warm_start_scale"), "must be in (0, 1] (got %g)", x);
+            else ss->warm_start_scale = x;
+        }
+    }
     if (int_field(c, v, P, "threads", false, 0, 1024, &iv)) {
         s->threads = (int32_t)iv;
         if (iv > 0) ss->threads = (int32_t)iv;

@@ -124,6 +124,7 @@ static const bad_case BAD_CASES[] = {
       "materials.soft.young_modulus: must be >= 0 (got -1e+07)", "materials.soft.poisson_ratio: must be in (-1, 0.5] (got 0.6)",
       "bodies[0].shapes[1].dem_samples: needs a dynamic or kinematic body (this body is fixed)"}},
     {"zero_dt.json", DVI_ERR_INVALID_ARG, {"formulation.dt: must be > 0 (got 0)"}},
+    {"bad_warm_start_scale.json", DVI_ERR_INVALID_ARG, {"formulation.warm_start_scale: must be in (0, 1] (got 1.5)"}},
     {"non_unit_quaternion.json", DVI_ERR_INVALID_ARG, {"bodies[0].orientation: must be a unit quaternion", "norm 1.118"}},
     {"joint_same_body.json", DVI_ERR_INVALID_ARG, {"joints[0].body_b: body_a and body_b are the same body (\"a\")"}},
     {"generator_too_many.json", DVI_ERR_INVALID_ARG,
@@ -2014,7 +2015,7 @@ static void test_all_kinds(void** state)
         "  {\"name\": \"ball\", \"type\": \"spherical\", \"body_a\": \"terrain\", \"body_b\": \"can\", \"anchor\": [1, 0, "
         "1.5]}],\n"
         " \"formulation\": {\"method\": \"dvi\", \"dt\": 0.002, \"solver\": \"pgs\", \"tolerance\": 1e-7, "
-        "\"max_iterations\": 500, \"warm_start\": true, \"threads\": 1,\n"
+        "\"max_iterations\": 500, \"warm_start\": true, \"warm_start_scale\": 0.85, \"threads\": 1,\n"
         "   \"apgd\": {\"restart\": true, \"grow\": 2, \"shrink\": 0.9}, \"pgs\": {\"omega\": 1.2, \"symmetric\": true, "
         "\"block_iterations\": 4},\n"
         "   \"jacobi\": {\"omega\": 1.5}, \"lemke\": {\"friction_directions\": 8, \"max_pivots\": 0, \"max_lcp_size\": 1000, "
@@ -2037,6 +2038,7 @@ static void test_all_kinds(void** state)
     assert_near(set.solver_settings.pgs.omega, 1.2, 0);
     assert_true(set.solver_settings.pgs.symmetric);
     assert_int_equal(set.solver_settings.lemke.friction_directions, 8);
+    assert_near(set.solver_settings.warm_start_scale, 0.85, 0);
     assert_int_equal(set.threads, 1);
     assert_int_equal(dvi_scene_body_count(s), 7);
     dvi_model* m = build_ok(s);

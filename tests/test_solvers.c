@@ -1778,6 +1778,30 @@ static void test_warm_start(void** state)
             CHECK(dist2(gamma, first, m) <= 1e-6 * norm2(first, m), "%s: from 1.5 γ* the solve ends %.3e away",
                   names[k], dist2(gamma, first, m));
 
+            /* warm_start_scale multiplies the guess first: 2 γ* scaled by 0.5 is the
+             * solution itself (at most 2 iterations), 2 γ* as it is is not */
+            for (int32_t i = 0; i < m; i++) gamma[i] = 2.0 * first[i];
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(solver, p, gamma, &res);
+            const int unscaled = res.iterations;
+            s.warm_start_scale = 0.5;
+            assert_int_equal(dvi_solver_set_settings(solver, &s), DVI_OK);
+            for (int32_t i = 0; i < m; i++) gamma[i] = 2.0 * first[i];
+            memset(&res, 0, sizeof res);
+            st = dvi_solver_solve(solver, p, gamma, &res);
+            print_message("  %s on %s: from 2 γ*: %d iterations, with warm_start_scale 0.5: %d\n", names[k],
+                          q ? "random" : "stack", unscaled, res.iterations);
+            CHECK(st == DVI_OK && res.iterations <= 2 && unscaled > res.iterations,
+                  "%s: warm_start_scale 0.5 on 2 γ*: %d iterations (unscaled %d)", names[k], res.iterations, unscaled);
+            CHECK(dist2(gamma, first, m) <= 1e-8 * norm2(first, m), "%s: scaled start ends %.3e away", names[k],
+                  dist2(gamma, first, m));
+            const double bad_scales[3] = {0.0, 1.5, NAN};
+            for (int b = 0; b < 3; b++) {
+                s.warm_start_scale = bad_scales[b];
+                assert_int_equal(dvi_solver_set_settings(solver, &s), DVI_ERR_INVALID_ARG);
+            }
+            s.warm_start_scale = 1.0;
+
             /* warm_start = false ignores whatever is in gamma (even NaN) */
             s.warm_start = false;
             assert_int_equal(dvi_solver_set_settings(solver, &s), DVI_OK);

@@ -124,8 +124,12 @@ int dvi_cmd_check(int argc, char** argv)
            strcmp(s.method, "dem") == 0 ? " (penalty contacts; the solver below only for joint problems of more than "
                                           "256 rows)"
                                         : "");
+    char warm[48] = "";
+    if (s.solver_settings.warm_start)
+        snprintf(warm, sizeof warm, s.solver_settings.warm_start_scale != 1.0 ? ", warm start x %.3g" : ", warm start",
+                 s.solver_settings.warm_start_scale);
     printf("  solver      %s (tolerance %.3g, at most %d iterations%s)\n", s.solver, s.solver_settings.tolerance,
-           (int)s.solver_settings.max_iterations, s.solver_settings.warm_start ? ", warm start" : "");
+           (int)s.solver_settings.max_iterations, warm);
     printf("  dt          %.6g s\n", s.dt);
     printf("  duration    %.6g s (%" PRId64 " steps)\n", s.duration, steps);
     printf("  threads     %d%s\n", (int)s.threads, s.threads == 0 ? " (library default)" : "");
