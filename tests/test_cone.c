@@ -156,6 +156,18 @@ static void test_rolling_projection(void** state)
     assert_near(xs[3], 0.5, 1e-15);
 }
 
+/* Part 0 (t), 1 (s) or 2 (ρ) of a rolling block's x: its first entry, its
+ * length and its norm. */
+static double* rolling_part(double* x, int part, int* len, double* norm)
+{
+    double* v = part == 0 ? x + 1 : part == 1 ? x + 3 : x + 4;
+    *len = part == 1 ? 1 : 2;
+    double n = 0.0;
+    for (int i = 0; i < *len; i++) n += v[i] * v[i];
+    *norm = sqrt(n);
+    return v;
+}
+
 /* The rolling projection's inside test returns the same bits as the walk
  * over the breakpoints alone, on points inside, on the surface (to the last
  * bit and within a few ulps of it), outside, in the polar cone, with zero
@@ -179,11 +191,9 @@ static void test_rolling_inside_same_bits(void** state)
         if (trial % 2 == 0 && x[0] > 0.0) { /* every part inside: t, s, ρ at a random fraction of their limits */
             const double c[3] = {mu, mu_s, mu_r};
             for (int part = 0; part < 3; part++) {
-                double* v = part == 0 ? x + 1 : part == 1 ? x + 3 : x + 4;
-                const int len = part == 1 ? 1 : 2;
-                double nv = 0.0;
-                for (int i = 0; i < len; i++) nv += v[i] * v[i];
-                nv = sqrt(nv);
+                int len;
+                double nv;
+                double* v = rolling_part(x, part, &len, &nv);
                 if (nv > 0.0)
                     for (int i = 0; i < len; i++) v[i] *= 0.5 * (rnd(&s) + 1.0) * c[part] * x[0] / nv;
             }
@@ -194,11 +204,9 @@ static void test_rolling_inside_same_bits(void** state)
         if (trial % 6 == 0 && x[0] > 0.0) { /* onto a part's surface, then a few ulps either way */
             const int part = (int)((rnd(&s) + 1.0) * 1.5);
             const double c = part == 0 ? mu : part == 1 ? mu_s : mu_r;
-            double* v = part == 0 ? x + 1 : part == 1 ? x + 3 : x + 4;
-            const int len = part == 1 ? 1 : 2;
-            double nv = 0.0;
-            for (int i = 0; i < len; i++) nv += v[i] * v[i];
-            nv = sqrt(nv);
+            int len;
+            double nv;
+            double* v = rolling_part(x, part, &len, &nv);
             if (nv > 0.0)
                 for (int i = 0; i < len; i++) {
                     v[i] *= c * x[0] / nv;
