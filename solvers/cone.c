@@ -20,53 +20,12 @@
 
 #include <math.h>
 
-/* Projection onto {‖t‖ ≤ μ n, |s| ≤ μs n, ‖ρ‖ ≤ μr n}; x = (n, t1, t2, s, ρ1, ρ2). */
-void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x)
+/* The walk over the breakpoints, given the coefficients c (each clamped
+ * to ≥ 0) and the squared norms t2, r2 of x's parts t and ρ. */
+static void rolling_walk(const double c[3], double t2, double r2, double* x)
 {
-    double c[3];
-    c[0] = mu > 0.0 ? mu : 0.0;
-    c[1] = mu_s > 0.0 ? mu_s : 0.0;
-    c[2] = mu_r > 0.0 ? mu_r : 0.0;
-    double n0 = x[0];
-    /* Well inside K: nothing to do, and no root or division taken. Most
-     * blocks of a resting pile are inside at every iteration, and this is
-     * the solvers' hottest function on piles with spinning and rolling
-     * friction. The margin (1e-9 relative) keeps the points on or near the
-     * surface for the walk below, so the answer has the same bits as
-     * without this test (the walk returns such points unchanged too, but
-     * only when its rounding agrees; tests/test_cone.c compares both on
-     * millions of points). */
-    const double t2 = x[1] * x[1] + x[2] * x[2], r2 = x[4] * x[4] + x[5] * x[5];
-    if (n0 > 0.0) {
-        const double in = 1.0 - 1e-9, cn0 = c[0] * n0, cn1 = c[1] * n0, cn2 = c[2] * n0;
-        if ((c[0] == 0.0 || t2 <= in * (cn0 * cn0)) && (c[1] == 0.0 || fabs(x[3]) <= in * cn1) &&
-            (c[2] == 0.0 || r2 <= in * (cn2 * cn2))) {
-            /* a part whose coefficient is 0 is cleared, as the walk does (by the same
-             * multiplications, so a signed zero stays as it was) */
-            if (c[0] == 0.0 && t2 > 0.0) {
-                x[1] *= 0.0;
-                x[2] *= 0.0;
-            }
-            if (c[1] == 0.0 && fabs(x[3]) > 0.0) x[3] = x[3] > 0.0 ? 0.0 : -0.0;
-            if (c[2] == 0.0 && r2 > 0.0) {
-                x[4] *= 0.0;
-                x[5] *= 0.0;
-            }
-            return;
-        }
-    }
-    dvi_project_rolling_walk(mu, mu_s, mu_r, x);
-}
-
-/* The walk alone: any x (dvi_project_rolling tests the inside first). */
-void dvi_project_rolling_walk(double mu, double mu_s, double mu_r, double* x)
-{
-    double a[3], c[3];
-    c[0] = mu > 0.0 ? mu : 0.0;
-    c[1] = mu_s > 0.0 ? mu_s : 0.0;
-    c[2] = mu_r > 0.0 ? mu_r : 0.0;
-    double n0 = x[0];
-    const double t2 = x[1] * x[1] + x[2] * x[2], r2 = x[4] * x[4] + x[5] * x[5];
+    double a[3];
+    const double n0 = x[0];
     a[0] = sqrt(t2);
     a[1] = fabs(x[3]);
     a[2] = sqrt(r2);
@@ -117,6 +76,48 @@ void dvi_project_rolling_walk(double mu, double mu_s, double mu_r, double* x)
     if (a[1] > lim[1]) x[3] = x[3] > 0.0 ? lim[1] : -lim[1];
     x[4] *= sc2;
     x[5] *= sc2;
+}
+
+/* Projection onto {‖t‖ ≤ μ n, |s| ≤ μs n, ‖ρ‖ ≤ μr n}; x = (n, t1, t2, s, ρ1, ρ2). */
+void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x)
+{
+    const double c[3] = {mu > 0.0 ? mu : 0.0, mu_s > 0.0 ? mu_s : 0.0, mu_r > 0.0 ? mu_r : 0.0};
+    const double n0 = x[0];
+    /* Well inside K: nothing to do, and no root or division taken. Most
+     * blocks of a resting pile are inside at every iteration, and this is
+     * the solvers' hottest function on piles with spinning and rolling
+     * friction. The margin (1e-9 relative) keeps the points on or near the
+     * surface for the walk, so the answer has the same bits as
+     * without this test (the walk returns such points unchanged too, but
+     * only when its rounding agrees; tests/test_cone.c compares both on
+     * millions of points). */
+    const double t2 = x[1] * x[1] + x[2] * x[2], r2 = x[4] * x[4] + x[5] * x[5];
+    if (n0 > 0.0) {
+        const double in = 1.0 - 1e-9, cn0 = c[0] * n0, cn1 = c[1] * n0, cn2 = c[2] * n0;
+        if ((c[0] == 0.0 || t2 <= in * (cn0 * cn0)) && (c[1] == 0.0 || fabs(x[3]) <= in * cn1) &&
+            (c[2] == 0.0 || r2 <= in * (cn2 * cn2))) {
+            /* a part whose coefficient is 0 is cleared, as the walk does (by the same
+             * multiplications, so a signed zero stays as it was) */
+            if (c[0] == 0.0 && t2 > 0.0) {
+                x[1] *= 0.0;
+                x[2] *= 0.0;
+            }
+            if (c[1] == 0.0 && fabs(x[3]) > 0.0) x[3] = x[3] > 0.0 ? 0.0 : -0.0;
+            if (c[2] == 0.0 && r2 > 0.0) {
+                x[4] *= 0.0;
+                x[5] *= 0.0;
+            }
+            return;
+        }
+    }
+    rolling_walk(c, t2, r2, x);
+}
+
+/* The walk alone, for any x (tests/test_cone.c compares it with the above). */
+void dvi_project_rolling_walk(double mu, double mu_s, double mu_r, double* x)
+{
+    const double c[3] = {mu > 0.0 ? mu : 0.0, mu_s > 0.0 ? mu_s : 0.0, mu_r > 0.0 ? mu_r : 0.0};
+    rolling_walk(c, x[1] * x[1] + x[2] * x[2], x[4] * x[4] + x[5] * x[5], x);
 }
 
 int32_t dvi_block_rows(dvi_block_kind kind)
