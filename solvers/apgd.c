@@ -165,7 +165,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
         double dd = 0.0, cd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
-            double pb = P ? P[r0] : 1.0, tb = t * pb, ib = 1.0 / pb;
+            double pb = P ? P[b] : 1.0, tb = t * pb, ib = 1.0 / pb;
             if (B[b].kind == DVI_BLOCK_FRICTION) { /* the common block, unrolled */
                 const int32_t i = r0;
                 double x3[3] = {y[i] - tb * Gy[i], y[i + 1] - tb * Gy[i + 1], y[i + 2] - tb * Gy[i + 2]};
@@ -223,7 +223,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
 }
 
 /* Block-diagonal (Jacobi) preconditioner: P_b = k_b / Σ_{i∈b} N_ii, one
- * positive number per block. Scaling a block by a positive number maps its
+ * positive number per block, P[b] (a bilateral block has one row). Scaling a block by a positive number maps its
  * cone onto itself, so running APGD on x = P^{-1/2} γ (operator P^{1/2} N
  * P^{1/2}) is an exact change of variables; written back in γ it is the
  * gradient step γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
@@ -244,17 +244,14 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
 #endif
     for (int32_t b = 0; b < nb; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) { /* rows are independent: one scale each */
-            for (int32_t a = 0; a < k; a++) {
-                double di = w->diag[r0 + a];
-                P[r0 + a] = di > 0.0 && isfinite(di) ? 1.0 / di : fallback;
-            }
+        if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) { /* one row */
+            double di = w->diag[r0];
+            P[b] = di > 0.0 && isfinite(di) ? 1.0 / di : fallback;
             continue;
         }
         double s = 0.0;
         for (int32_t a = 0; a < k; a++) s += w->diag[r0 + a];
-        double pb = s > 0.0 && isfinite(s) ? k / s : fallback;
-        for (int32_t a = 0; a < k; a++) P[r0 + a] = pb;
+        P[b] = s > 0.0 && isfinite(s) ? k / s : fallback;
     }
 }
 
@@ -391,13 +388,15 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
 #endif
-    for (int32_t i = 0; i < m; i++) d[i] = P ? sqrt(P[i]) : 1.0; /* P^{1/2} 1 */
+    for (int32_t b = 0; b < w->nblocks; b++) /* P^{1/2} 1 */
+        for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) d[i] = P ? sqrt(P[b]) : 1.0;
     dvi_work_apply(w, d, Nd);
     if (P) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
 #endif
-        for (int32_t i = 0; i < m; i++) Nd[i] *= sqrt(P[i]);
+        for (int32_t b = 0; b < w->nblocks; b++)
+            for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Nd[i] *= sqrt(P[b]);
     }
     double L = dvi_norm2(Nd, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
@@ -407,7 +406,8 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 
     /* memory traffic of the iterations (ccp_work.h): products and passes */
     const double product = dvi_work_product_bytes(w);
-    const double step_pass = dvi_work_pass_bytes(w, P ? 3 : 2, 2) + (w->p->compliance ? 8.0 * m : 0.0);
+    const double step_pass =
+        dvi_work_pass_bytes(w, 2, 2) + (P ? 8.0 * w->nblocks : 0.0) + (w->p->compliance ? 8.0 * m : 0.0);
     const double dot_pass = dvi_work_pass_bytes(w, 2, 0);
     const double minv_d_bytes = dvi_work_minv_d_bytes(w), dt_bytes = dvi_work_dt_bytes(w);
     /* factor form: the backtracking test takes dᵀNd = (Dd)ᵀM⁻¹(Dd) + Σ c d² from

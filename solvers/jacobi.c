@@ -54,7 +54,8 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
             double sum = 0.0;
             for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
                 const double* d = w->run_d + 6 * (size_t)q;
-                const double* A = p->inv_mass + 36 * (size_t)w->run_body[q];
+                double tmp[36];
+                const double* A = dvi_ccp_minv_block(p, w->run_body[q], tmp);
                 const double* tb = t + 6 * (size_t)w->run_body[q];
                 for (int r = 0; r < 6; r++) {
                     double row = 0.0;
@@ -71,7 +72,8 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
                 double j[2][6];
                 int n = dvi_work_frame_columns(w, c, q, body, j);
                 for (int sd = 0; sd < n; sd++) {
-                    const double* A = p->inv_mass + 36 * (size_t)body[sd];
+                    double tmp[36];
+                    const double* A = dvi_ccp_minv_block(p, body[sd], tmp);
                     const double* tb = t + 6 * (size_t)body[sd];
                     for (int r = 0; r < 6; r++) {
                         double row = 0.0;

@@ -175,24 +175,33 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* 
     if (has_d) {
         if (p->body_count < 0) return fail(msg, n, "body_count: must be >= 0 (got %d)", p->body_count);
         if (p->body_count > INT32_MAX / 36) return fail(msg, n, "body_count: too large (%d)", p->body_count);
-        if (p->body_count > 0 && !p->inv_mass) return fail(msg, n, "inv_mass: NULL");
+        if (p->body_count > 0 && !p->inv_mass && !p->inv_mass_rigid)
+            return fail(msg, n, "inv_mass: NULL (give inv_mass or inv_mass_rigid)");
+        if (p->inv_mass && p->inv_mass_rigid)
+            return fail(msg, n, "inv_mass, inv_mass_rigid: both given; give exactly one");
+        const char* mname = p->inv_mass ? "inv_mass" : "inv_mass_rigid";
         st = check_csc(p->D, "D", 6 * p->body_count, p->rows, true, msg, n);
         if (st != DVI_OK) return st;
         for (int32_t b = 0; b < p->body_count; b++) {
-            const double* A = p->inv_mass + 36 * (size_t)b;
+            double tmp[36];
+            if (!p->inv_mass)
+                for (int k = 0; k < 10; k++)
+                    if (!isfinite(p->inv_mass_rigid[10 * (size_t)b + k]))
+                        return fail(msg, n, "inv_mass_rigid[body %d][%d]: not finite", b, k);
+            const double* A = dvi_ccp_minv_block(p, b, tmp);
             double scale = 0.0;
             for (int k = 0; k < 36; k++) {
                 if (!isfinite(A[k])) return fail(msg, n, "inv_mass[body %d][%d]: not finite", b, k);
                 if (fabs(A[k]) > scale) scale = fabs(A[k]);
             }
             for (int i = 0; i < 6; i++) {
-                if (A[7 * i] < 0.0) return fail(msg, n, "inv_mass[body %d]: negative diagonal entry %d", b, i);
+                if (A[7 * i] < 0.0) return fail(msg, n, "%s[body %d]: negative diagonal entry %d", mname, b, i);
                 for (int j = i + 1; j < 6; j++)
                     if (fabs(A[6 * i + j] - A[6 * j + i]) > 1e-12 * scale)
-                        return fail(msg, n, "inv_mass[body %d]: not symmetric (entries %d,%d and %d,%d)", b, i, j, j,
-                                    i);
+                        return fail(msg, n, "%s[body %d]: not symmetric (entries %d,%d and %d,%d of the 6x6 block)",
+                                    mname, b, i, j, j, i);
             }
-            if (!psd6(A)) return fail(msg, n, "inv_mass[body %d]: not positive semidefinite", b);
+            if (!psd6(A)) return fail(msg, n, "%s[body %d]: not positive semidefinite", mname, b);
         }
         if (p->frames) {
             st = check_frames(p, msg, n);

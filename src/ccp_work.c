@@ -1,5 +1,6 @@
 /* dvicontact — the prepared CCP operator (see the design note in ccp_work.h). */
 #include "ccp_work.h"
+#include "math3.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -263,7 +264,8 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
         for (int32_t j = 0; j < w->m; j++) {
             double d = 0.0;
             for (int32_t q = w->run_ptr[j]; q < w->run_ptr[j + 1]; q++) {
-                const double* A = p->inv_mass + 36 * (size_t)w->run_body[q];
+                double tmp[36];
+                const double* A = dvi_ccp_minv_block(p, w->run_body[q], tmp);
                 const double* x = w->run_d + 6 * (size_t)q;
                 double* y = w->run_md + 6 * (size_t)q;
                 for (int i = 0; i < 6; i++) {
@@ -316,13 +318,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
 static inline void minv_apply(const dvi_ccp_work* w, int32_t b, const double* s, double* o)
 {
     if (w->rigid_minv) {
-        const double* A = w->minv10 + 10 * (size_t)b;
-        o[0] = A[0] * s[0];
-        o[1] = A[0] * s[1];
-        o[2] = A[0] * s[2];
-        o[3] = A[1] * s[3] + A[2] * s[4] + A[3] * s[5];
-        o[4] = A[4] * s[3] + A[5] * s[4] + A[6] * s[5];
-        o[5] = A[7] * s[3] + A[8] * s[4] + A[9] * s[5];
+        minv10_apply(w->rigid10 + 10 * (size_t)b, s, o);
         return;
     }
     const double* A = w->p->inv_mass + 36 * (size_t)b;
@@ -427,9 +423,15 @@ static double frame_entry(const dvi_ccp_work* w, int32_t c, int q, int s)
 }
 
 /* Whether every M⁻¹ block is a rigid body's, [1/m I, 0; 0, A]; if so, fills
- * minv10 (1/m and A row by row). */
+ * minv10 (1/m and A row by row) and points rigid10 at it. A problem given
+ * by inv_mass_rigid is read where it is. */
 static bool rigid_blocks(dvi_ccp_work* w)
 {
+    if (!w->p->inv_mass) {
+        w->rigid10 = w->p->inv_mass_rigid;
+        return w->rigid10 != NULL;
+    }
+    w->rigid10 = w->minv10;
     const double* M = w->p->inv_mass;
     const int32_t nb = w->nbody;
     int rigid = 1;

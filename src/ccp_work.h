@@ -37,6 +37,19 @@
 
 #define DVI_WORK_VECTORS 10 /* scratch m-vectors available to a solver */
 
+/* Body b's 6×6 M⁻¹ block (row-major) of a factor-form problem: p->inv_mass's
+ * own, or written into tmp from p->inv_mass_rigid (exact zeros elsewhere). */
+static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t b, double tmp[36])
+{
+    if (p->inv_mass) return p->inv_mass + 36 * (size_t)b;
+    const double* R = p->inv_mass_rigid + 10 * (size_t)b;
+    for (int k = 0; k < 36; k++) tmp[k] = 0.0;
+    tmp[0] = tmp[7] = tmp[14] = R[0];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) tmp[6 * (3 + i) + 3 + j] = R[1 + 3 * i + j];
+    return tmp;
+}
+
 /* Passes over the rows run on w->threads OpenMP threads above DVI_PAR_MIN
  * rows. Reductions (dot products, norms, residuals) are summed in fixed
  * chunks of DVI_CHUNK_BLOCKS blocks or DVI_CHUNK_ROWS rows: each chunk's
@@ -89,6 +102,7 @@ typedef struct dvi_ccp_work {
     int32_t* drows;     /* [ndrows] */
     bool rigid_minv;    /* every M⁻¹ block is a rigid body's: minv10 holds them */
     double* minv10;     /* [10 nbody]: 1/m, then the angular 3×3 block row-major */
+    const double* rigid10; /* with rigid_minv: minv10, or the problem's inv_mass_rigid (no copy) */
 
     /* Delassus form: transpose of W */
     int32_t* wt_p;      /* [m + 1] */

@@ -138,6 +138,7 @@ void dvi_dem_destroy(dvi_dem* d)
     free(d->acc);
     free(d->next);
     free(d->recs);
+    free(d->geo);
     free(d->nmat);
     free(d->lmat);
     free(d->minvd);
@@ -448,8 +449,7 @@ static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, doub
     for (int32_t j = 0; j < n; j++)
         for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
             const int32_t b = w->rowind[k] / 6;
-            const double* M = w->inv_mass + 36 * (size_t)b;
-            for (int r = 0; r < 6; r++) d->minvd[k + r] = v6_dot(M + 6 * r, w->values + k);
+            minv10_apply(w->inv_mass + 10 * (size_t)b, w->values + k, d->minvd + k);
             d->bptr[b + 1]++;
         }
     for (int32_t b = 0; b < ndyn; b++) d->bptr[b + 1] += d->bptr[b];
@@ -541,7 +541,8 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     for (int32_t k = 0; k < d->sampled_count; k++)
         nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
     size_t nwork_max = (size_t)npts + nterrain_max + 1;
-    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(w, contacts, nwork_max))
+    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(d, geo, 9 * nwork_max) ||
+        !DVI_RESERVE(w, contacts, nwork_max) || !dvi_step_reserve_frames(w, (int32_t)nwork_max))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
     int32_t nwork = 0, ncon = 0, new_entries = 0;
@@ -639,6 +640,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         v3_add(F, F, Ft);
         accumulate(d->acc, ib, 1.0, F, rhoB, M);
         accumulate(d->acc, ia, -1.0, F, rhoA, M);
+        double* geo = d->geo + 9 * (size_t)ncon;
         dvi_contact_rec* rec = &d->recs[ncon++];
         memset(rec, 0, sizeof *rec);
         rec->body_a = ia;
@@ -647,13 +649,12 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         rec->shape_b = sb;
         rec->feature = pt->feature;
         v3_copy(rec->point, pt->point);
-        v3_copy(rec->normal, n);
         rec->distance = pt->distance;
         rec->row = -1;
-        rec->ell = 1.0;
-        v3_copy(rec->rho_a, rhoA);
-        v3_copy(rec->rho_b, rhoB);
         v3_copy(rec->force, F);
+        v3_copy(geo, n);
+        v3_copy(geo + 3, rhoA);
+        v3_copy(geo + 6, rhoB);
     }
 
     /* ---- hysteretic terrain: samples of sampled shapes against terrains ---- */
@@ -702,6 +703,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
                 wk->body_b = S->body;
                 wk->k_eff = c * smp[3] * (1.0 + gam);
                 wk->m_eff = B->type == DVI_BODY_DYNAMIC ? B->mass : INFINITY;
+                double* geo = d->geo + 9 * (size_t)ncon;
                 dvi_contact_rec* rec = &d->recs[ncon++];
                 memset(rec, 0, sizeof *rec);
                 rec->body_a = T->body;
@@ -710,13 +712,12 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
                 rec->shape_b = s;
                 rec->feature = (uint32_t)i;
                 v3_copy(rec->point, pw);
-                v3_copy(rec->normal, nw);
-                        rec->distance = z;
+                rec->distance = z;
                 rec->row = -1;
-                rec->ell = 1.0;
-                v3_copy(rec->rho_a, rhoT);
-                v3_copy(rec->rho_b, rho);
                 v3_copy(rec->force, F);
+                v3_copy(geo, nw);
+                v3_copy(geo + 3, rhoT);
+                v3_copy(geo + 6, rho);
             }
         }
     }
@@ -758,7 +759,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         p.blocks = w->blocks;
         p.body_count = ndyn;
         p.D = &D;
-        p.inv_mass = w->inv_mass;
+        p.inv_mass_rigid = w->inv_mass;
         p.r = w->r;
         p.compliance = any_compliance ? w->compliance : NULL;
         if (!(rel <= 1e-10)) { /* large, or redundant and inconsistent: the world's solver, warm-started */
@@ -788,9 +789,9 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         if (b->type == DVI_BODY_FIXED) continue;
         const double* vf = w->vfree + 6 * (size_t)i;
         if (b->type == DVI_BODY_DYNAMIC) {
-            const double* Mi = w->inv_mass + 36 * (size_t)w->dyn[i];
-            const double* Dg = w->dv + 6 * (size_t)w->dyn[i];
-            for (int r = 0; r < 6; r++) nx[7 + r] = vf[r] + v6_dot(Mi + 6 * r, Dg);
+            double mdg[6];
+            minv10_apply(w->inv_mass + 10 * (size_t)w->dyn[i], w->dv + 6 * (size_t)w->dyn[i], mdg);
+            for (int r = 0; r < 6; r++) nx[7 + r] = vf[r] + mdg[r];
         }
         v3_axpy(nx, h, nx + 7);
         double wq[4] = {0.0, nx[10], nx[11], nx[12]}, dq[4];
@@ -859,6 +860,12 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     }
     dvi_dem_history_sweep(&d->history, stamp);
     if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
+    for (int32_t c = 0; c < ncon; c++) { /* the arrays the DVI step fills (world_internal.h); the tangents are not kept */
+        const double* geo = d->geo + 9 * (size_t)c;
+        v3_copy(w->fr_frame + 9 * (size_t)c, geo);
+        memcpy(w->fr_arm + 6 * (size_t)c, geo + 3, 6 * sizeof(double));
+        w->fr_ell[c] = 1.0;
+    }
     w->contact_count = ncon;
     dvi_step_joint_reactions(w, h);
     w->time += h;

@@ -257,7 +257,7 @@ static dvi_status read_blocks(const pctx* c, const cJSON* a, ccp_owned* o, int64
             snprintf(fp, sizeof fp, "%s.%s", path, known[f]);
             const cJSON* v = cJSON_GetObjectItemCaseSensitive(e, known[f]);
             if (!v) return perr(c, DVI_ERR_INVALID_ARG, "%s: missing", fp);
-            double x;
+            double x = 0.0;
             st = get_number(c, v, fp, &x);
             if (st != DVI_OK) return st;
             if (f == 1) B->mu = x;
@@ -286,7 +286,7 @@ static dvi_status read_csc(const pctx* c, const cJSON* m, const char* name, int6
     for (int d = 0; d < 2; d++) {
         const cJSON* v = cJSON_GetObjectItemCaseSensitive(m, dims[d]);
         if (!v) continue;
-        int32_t x;
+        int32_t x = 0;
         snprintf(path, sizeof path, "%s.%s", name, dims[d]);
         st = get_int(c, v, path, &x);
         if (st != DVI_OK) return st;
@@ -337,7 +337,7 @@ static dvi_status read_dense_w(const pctx* c, const cJSON* a, int32_t m, ccp_own
         for (const cJSON* e = row->child; e; e = e->next, j++) {
             char ep[64];
             snprintf(ep, sizeof ep, "W[%d][%d]", i, j);
-            double x;
+            double x = 0.0;
             dvi_status st = get_number(c, e, ep, &x);
             if (st != DVI_OK) return st;
             if (x != 0.0) {
@@ -491,7 +491,7 @@ static dvi_status parse_document(const pctx* c, const char* text, size_t length,
     p->rows = m;
     const cJSON* rows = cJSON_GetObjectItemCaseSensitive(root, "rows");
     if (rows) {
-        int32_t x;
+        int32_t x = 0;
         if ((st = get_int(c, rows, "rows", &x)) != DVI_OK) goto done;
         if (x != m) {
             st = perr(c, DVI_ERR_INVALID_ARG, "rows: %d, but the blocks have %d rows", x, m);
@@ -545,7 +545,7 @@ static dvi_status parse_document(const pctx* c, const char* text, size_t length,
         int32_t nbody = 0;
         if ((st = read_inv_mass(c, im, o, &nbody)) != DVI_OK) goto done;
         if (nb) {
-            int32_t x;
+            int32_t x = 0;
             if ((st = get_int(c, nb, "body_count", &x)) != DVI_OK) goto done;
             if (x != nbody) {
                 st = perr(c, DVI_ERR_INVALID_ARG, "body_count: %d, but inv_mass has %d blocks", x, nbody);
@@ -814,7 +814,8 @@ static dvi_status format_json(const pctx* c, const dvi_ccp_problem* p, const dou
         sb_str(b, ",\n  \"inv_mass\": [");
         for (int32_t k = 0; k < p->body_count; k++) {
             sb_str(b, k ? ",\n    " : "\n    ");
-            sb_doubles(b, "     ", p->inv_mass + 36 * (size_t)k, 36, 6);
+            double tmp[36];
+            sb_doubles(b, "     ", dvi_ccp_minv_block(p, k, tmp), 36, 6);
         }
         sb_str(b, p->body_count ? "\n  ]" : "]");
     }

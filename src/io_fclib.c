@@ -1868,7 +1868,8 @@ static dvi_status factor_to_w(const dvi_ccp_problem* p, csc* W)
             int32_t body = D->rowind[k] / 6;
             double dcol[6] = {0};
             for (; k < D->colptr[j + 1] && D->rowind[k] / 6 == body; k++) dcol[D->rowind[k] - 6 * body] = D->values[k];
-            const double* Mi = p->inv_mass + 36 * (size_t)body;
+            double tmp[36];
+            const double* Mi = dvi_ccp_minv_block(p, body, tmp);
             for (int a = 0; a < 6; a++) {
                 double s = 0.0;
                 for (int b2 = 0; b2 < 6; b2++) s += Mi[6 * a + b2] * dcol[b2];

@@ -14,6 +14,19 @@ static inline double v6_dot(const double* a, const double* b)
 {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
 }
+/* o = M⁻¹ s for a rigid body's inverse mass in 10 numbers A (1/m, then the
+ * 3×3 angular block row-major; dvi_ccp_problem.inv_mass_rigid), s and o
+ * 6-vectors (the same bits as the 6×6 block's rows: their other terms are
+ * exact zeros). */
+static inline void minv10_apply(const double* A, const double* s, double* o)
+{
+    o[0] = A[0] * s[0];
+    o[1] = A[0] * s[1];
+    o[2] = A[0] * s[2];
+    o[3] = A[1] * s[3] + A[2] * s[4] + A[3] * s[5];
+    o[4] = A[4] * s[3] + A[5] * s[4] + A[6] * s[5];
+    o[5] = A[7] * s[3] + A[8] * s[4] + A[9] * s[5];
+}
 static inline void v3_sub(double* o, const double* a, const double* b)
 {
     o[0] = a[0] - b[0]; o[1] = a[1] - b[1]; o[2] = a[2] - b[2];

@@ -160,9 +160,9 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     rec->body_b = sb->body;
     rec->feature = pt->feature;
     v3_copy(rec->point, pt->point);
-    v3_copy(rec->normal, pt->normal);
+    const double* normal = pt->normal;
     double t1[3], t2[3];
-    basis_from_normal(rec->normal, t1, t2);
+    basis_from_normal(normal, t1, t2);
     rec->distance = pt->distance;
     double mu = fmin(sa->material.friction, sb->material.friction);
     double mu_roll = fmin(sa->material.rolling_friction, sb->material.rolling_friction);
@@ -171,12 +171,10 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     double comp = sa->material.compliance + sb->material.compliance;
     bool rolling = rec->nrows == 6;
     int32_t row = rec->row;
-    const double* dirs[6] = {rec->normal, t1, t2, rec->normal, t1, t2};
+    const double* dirs[6] = {normal, t1, t2, normal, t1, t2};
     double rhoA[3], rhoB[3];
     v3_sub(rhoA, rec->point, w->bodies[rec->body_a].x);
     v3_sub(rhoB, rec->point, w->bodies[rec->body_b].x);
-    v3_copy(rec->rho_a, rhoA);
-    v3_copy(rec->rho_b, rhoB);
     /* Spin and rolling rows are angular (J = ±[0, d]); scaled by the lever
      * ℓ = |ρ| of the dynamic body they are multiplied by ℓ and their
      * coefficients divided by ℓ (the same cone), so that their impulses are
@@ -187,12 +185,11 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
         ell = v3_norm(w->bodies[rec->body_b].type == DVI_BODY_DYNAMIC ? rhoB : rhoA);
         if (!(ell > 1e-9)) ell = 1.0;
     }
-    rec->ell = ell;
     w->fr_block[c] = blk;
     w->fr_body[2 * c] = w->dyn[rec->body_a];
     w->fr_body[2 * c + 1] = w->dyn[rec->body_b];
     for (int k = 0; k < 3; k++) {
-        w->fr_frame[9 * (size_t)c + k] = rec->normal[k];
+        w->fr_frame[9 * (size_t)c + k] = normal[k];
         w->fr_frame[9 * (size_t)c + 3 + k] = t1[k];
         w->fr_frame[9 * (size_t)c + 6 + k] = t2[k];
         w->fr_arm[6 * (size_t)c + k] = rhoA[k];
@@ -222,7 +219,7 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
                 v3_add(va, A->v, c1);
                 v3_cross(c2, B->w, rhoB);
                 v3_add(vb, B->v, c2);
-                double vn = v3_dot(vb, rec->normal) - v3_dot(va, rec->normal);
+                double vn = v3_dot(vb, normal) - v3_dot(va, normal);
                 if (vn < -w->def.bounce_threshold && pt->distance + h * vn < 0.0) b = fmin(b, e * vn);
             }
         }
@@ -285,8 +282,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6) ||
         !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3) ||
         !DVI_RESERVE(w, fr_block, npts + 1) || !DVI_RESERVE(w, fr_body, 2 * (size_t)npts + 2) ||
-        !DVI_RESERVE(w, fr_frame, 9 * (size_t)npts + 9) || !DVI_RESERVE(w, fr_arm, 6 * (size_t)npts + 6) ||
-        !DVI_RESERVE(w, fr_ell, npts + 1))
+        !dvi_step_reserve_frames(w, npts))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
 
     memset(w->taken, 0, ((size_t)w->warm_count + 1) * sizeof *w->taken);
@@ -350,7 +346,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         p.blocks = w->blocks;
         p.body_count = ndyn;
         p.D = &D;
-        p.inv_mass = w->inv_mass;
+        p.inv_mass_rigid = w->inv_mass;
         dvi_ccp_frames frames = {npts, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell};
         p.frames = npts > 0 ? &frames : NULL;
         p.r = w->r;
@@ -418,13 +414,14 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         double couple[3] = {0, 0, 0}; /* spin and rolling resistance on B */
         if (rec->nrows == 6) {
             const double* d = w->fr_frame + 9 * (size_t)c;
-            for (int q = 3; q < 6; q++) v3_axpy(couple, rec->ell * w->gamma[rec->row + q] / h, d + 3 * (q - 3));
+            for (int q = 3; q < 6; q++) v3_axpy(couple, w->fr_ell[c] * w->gamma[rec->row + q] / h, d + 3 * (q - 3));
         }
         dvi_body* A = &w->bodies[rec->body_a];
         dvi_body* B = &w->bodies[rec->body_b];
         double ta[3], tb[3];
-        v3_cross(ta, rec->rho_a, f); /* lever of the step's rows; −f on A */
-        v3_cross(tb, rec->rho_b, f);
+        const double* arm = w->fr_arm + 6 * (size_t)c; /* levers of the step's rows; −f on A */
+        v3_cross(ta, arm, f);
+        v3_cross(tb, arm + 3, f);
         for (int k = 0; k < 3; k++) {
             A->contact_force[k] -= f[k];
             A->contact_torque[k] -= ta[k] + couple[k];

@@ -37,6 +37,12 @@ bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem)
     return true;
 }
 
+bool dvi_step_reserve_frames(dvi_world* w, int32_t n)
+{
+    return DVI_RESERVE(w, fr_frame, 9 * (size_t)n + 9) && DVI_RESERVE(w, fr_arm, 6 * (size_t)n + 6) &&
+           DVI_RESERVE(w, fr_ell, (size_t)n + 1);
+}
+
 /* Adds h M⁻¹ (±τ a) of every torque motor to w->vfree. */
 static void motor_torques(dvi_world* w, double h)
 {
@@ -49,11 +55,10 @@ static void motor_torques(dvi_world* w, double h)
         for (int side = 0; side < 2; side++) {
             int32_t bi = side ? j->b : j->a;
             if (bi < 0 || w->dyn[bi] < 0) continue;
-            const double* M = w->inv_mass + 36 * (size_t)w->dyn[bi];
+            const double* M = w->inv_mass + 10 * (size_t)w->dyn[bi];
             double tq[3];
             v3_scale(tq, side ? j->torque : -j->torque, a);
-            for (int r = 0; r < 3; r++)
-                dw[r] = M[6 * (3 + r) + 3] * tq[0] + M[6 * (3 + r) + 4] * tq[1] + M[6 * (3 + r) + 5] * tq[2];
+            for (int r = 0; r < 3; r++) dw[r] = M[1 + 3 * r] * tq[0] + M[2 + 3 * r] * tq[1] + M[3 + 3 * r] * tq[2];
             v3_axpy(w->vfree + 6 * (size_t)bi + 3, h, dw);
         }
     }
@@ -149,7 +154,7 @@ dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, i
     const int32_t nb = w->body_count;
     int32_t ndyn = 0;
     for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
-    if (!DVI_RESERVE(w, inv_mass, 36 * (size_t)ndyn + 36) || !DVI_RESERVE(w, dv, 6 * (size_t)ndyn + 6))
+    if (!DVI_RESERVE(w, inv_mass, 10 * (size_t)ndyn + 10) || !DVI_RESERVE(w, dv, 6 * (size_t)ndyn + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     for (int32_t i = 0; i < nb; i++) {
         const dvi_body* b = &w->bodies[i];
@@ -177,11 +182,9 @@ dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, i
         m3_mulv(L, Iw, b->w);
         v3_axpy(L, h, tq);
         free_angular_velocity(vf + 3, Iw, Iinv, L, h);
-        double* M = w->inv_mass + 36 * (size_t)w->dyn[i];
-        memset(M, 0, 36 * sizeof(double));
-        for (int k = 0; k < 3; k++) M[7 * k] = b->inv_mass;
-        for (int r = 0; r < 3; r++)
-            for (int c = 0; c < 3; c++) M[6 * (3 + r) + 3 + c] = Iinv[3 * r + c];
+        double* M = w->inv_mass + 10 * (size_t)w->dyn[i];
+        M[0] = b->inv_mass;
+        memcpy(M + 1, Iinv, 9 * sizeof(double));
     }
     motor_torques(w, h);
     *ndyn_out = ndyn;

@@ -100,15 +100,18 @@ typedef struct dvi_warm_slot {
     int32_t first;            /* index into the previous points */
 } dvi_warm_slot;
 
-/* Per-contact output of the last step. */
+/* Per-contact output of the last step. Contact c's normal, lever arms and
+ * ℓ are not repeated here: they are the frame arrays the solver read,
+ * w->fr_frame[9c..9c+2] (n; the tangents after it are basis_from_normal(n)),
+ * w->fr_arm[6c..6c+5] (ρ_a, ρ_b: the point relative to the centres at the
+ * start of the step) and w->fr_ell[c] (the lever scaling the spin and
+ * rolling rows, 1 without them); the DEM step fills them too. */
 typedef struct dvi_contact_rec {
     int32_t body_a, body_b, shape_a, shape_b;
     uint32_t feature;
-    double point[3], normal[3]; /* the tangents: basis_from_normal(normal) */
-    double distance;
     int32_t row, nrows;
-    double rho_a[3], rho_b[3]; /* contact point relative to the centres at the start of the step */
-    double ell;             /* lever scaling the spin/rolling rows (1 without them) */
+    double point[3];
+    double distance;
     double force[3];
 } dvi_contact_rec;
 
@@ -131,7 +134,8 @@ struct dvi_world {
     dvi_geom* geoms;            size_t geoms_cap;
     int32_t* dyn;               size_t dyn_cap;       /* body -> dynamic index or -1 */
     double* vfree;              size_t vfree_cap;     /* [6 * bodies] */
-    double* inv_mass;           size_t inv_mass_cap;  /* [36 * dynamic] */
+    double* inv_mass;           size_t inv_mass_cap;  /* [10 * dynamic]: 1/m, then the world-frame inverse
+                                                       * inertia row-major (dvi_ccp_problem.inv_mass_rigid) */
     dvi_ccp_block* blocks;      size_t blocks_cap;
     double* r;                  size_t r_cap;
     double* compliance;         size_t compliance_cap;
@@ -146,7 +150,8 @@ struct dvi_world {
     bool* taken;                size_t taken_cap;     /* previous points already matched */
     double* joint_jb;           size_t joint_jb_cap;  /* [6 * joint rows] J_B of each joint row, until commit */
     double* joint_lever;        size_t joint_lever_cap; /* [3 * joints] p_B − x_B at the step's start, which J_B used */
-    /* the contacts' rows, given to the solver by their frames (dvi_ccp_frames) */
+    /* the contacts' rows, given to the solver by their frames (dvi_ccp_frames);
+     * after the step, with w->contacts, the last step's contacts */
     int32_t* fr_block;          size_t fr_block_cap;  /* [contacts] */
     int32_t* fr_body;           size_t fr_body_cap;   /* [2 contacts] dynamic indices or −1 */
     double* fr_frame;           size_t fr_frame_cap;  /* [9 contacts] */
@@ -192,10 +197,13 @@ double dvi_step_clock(void);
 bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem);
 #define DVI_RESERVE(o, field, n) dvi_reserve((void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
 
+/* Sizes the contacts' frame arrays (w->fr_frame, fr_arm, fr_ell) for n
+ * contacts; false when out of memory. */
+bool dvi_step_reserve_frames(dvi_world* w, int32_t n);
 /* Places every shape's geometry (w->geoms) at its body's pose and runs the
  * collision layer; sizes w->dyn and w->vfree. On failure records the error. */
 dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t* npts);
-/* Numbers the dynamic bodies (w->dyn), fills w->inv_mass (world frame) and the
+/* Numbers the dynamic bodies (w->dyn), fills w->inv_mass (world frame, 10 numbers a body) and the
  * free velocities v_free = v + h M⁻¹ (f + acc + m g − ω × Jω) plus the torque
  * motors' ±τ a; acc: [6 · bodies] extra force and torque per body (the DEM
  * contacts), or NULL. Sizes w->dv. */

@@ -344,17 +344,17 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_i32(b, r->shape_b);
         put_u32(b, r->feature);
         put_f64s(b, r->point, 3);
-        put_f64s(b, r->normal, 3);
+        const double* normal = w->fr_frame + 9 * (size_t)c;
+        put_f64s(b, normal, 3);
         double t1[3], t2[3]; /* kept in the format; always the basis of the normal */
-        basis_from_normal(r->normal, t1, t2);
+        basis_from_normal(normal, t1, t2);
         put_f64s(b, t1, 3);
         put_f64s(b, t2, 3);
         put_f64(b, r->distance);
         put_i32(b, r->row);
         put_i32(b, r->nrows);
-        put_f64s(b, r->rho_a, 3);
-        put_f64s(b, r->rho_b, 3);
-        put_f64(b, r->ell);
+        put_f64s(b, w->fr_arm + 6 * (size_t)c, 6); /* ρ_a, ρ_b */
+        put_f64(b, w->fr_ell[c]);
         put_f64s(b, r->force, 3);
     }
     put_u32(b, (uint32_t)w->warm_count);
@@ -628,15 +628,14 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         rec.shape_b = get_i32(r);
         rec.feature = get_u32(r);
         get_f64s(r, rec.point, 3);
-        get_f64s(r, rec.normal, 3);
-        double tangents[6]; /* the basis of the normal: recomputed where needed */
+        double normal[3], tangents[6], arm[6]; /* the basis of the normal: recomputed where needed */
+        get_f64s(r, normal, 3);
         get_f64s(r, tangents, 6);
         rec.distance = get_f64(r);
         rec.row = get_i32(r);
         rec.nrows = get_i32(r);
-        get_f64s(r, rec.rho_a, 3);
-        get_f64s(r, rec.rho_b, 3);
-        rec.ell = get_f64(r);
+        get_f64s(r, arm, 6);
+        double ell = get_f64(r);
         get_f64s(r, rec.force, 3);
         if (rec.body_a < 0 || rec.body_a >= nb) return damaged(w, "contacts", c, "body_a");
         if (rec.body_b < 0 || rec.body_b >= nb) return damaged(w, "contacts", c, "body_b");
@@ -647,7 +646,14 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         /* DVI: the contact's rows in the CCP; DEM: penalty contacts have none */
         if (dem ? rec.nrows != 0 : rec.nrows != 3 && rec.nrows != 6) return damaged(w, "contacts", c, "nrows");
         if (dem ? rec.row != -1 : rec.row < 0) return damaged(w, "contacts", c, "row");
-        if (apply) w->contacts[c] = rec;
+        if (apply) {
+            w->contacts[c] = rec;
+            double* fr = w->fr_frame + 9 * (size_t)c;
+            v3_copy(fr, normal);
+            basis_from_normal(normal, fr + 3, fr + 6);
+            memcpy(w->fr_arm + 6 * (size_t)c, arm, sizeof arm);
+            w->fr_ell[c] = ell;
+        }
     }
 
     uint32_t nw = get_u32(r);
@@ -814,7 +820,8 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
         return st;
     }
     if (st == DVI_OK &&
-        (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !RESERVE(w, warm, (size_t)counts.warm + 1) ||
+        (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !dvi_step_reserve_frames(w, (int32_t)counts.contacts) ||
+         !RESERVE(w, warm, (size_t)counts.warm + 1) ||
          (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)) ||
          ((counts.dem_steps > 0 || counts.history.count > 0) && !dvi_dem_get(w))))
         st = dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");

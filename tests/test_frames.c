@@ -474,6 +474,84 @@ static void test_bad_frames(void** state)
     free(t);
 }
 
+/* dvi_ccp_problem.inv_mass_rigid: the same bodies given in 10 numbers each
+ * give every solver the same bits as their 6×6 blocks (the world gives its
+ * bodies this way); the JSON writer writes the 6×6 blocks; bad blocks are
+ * refused by name. */
+static void test_rigid_layout(void** state)
+{
+    (void)state;
+    case_t* t = malloc(sizeof *t);
+    assert_non_null(t);
+    build(t, false);
+    double R[10 * NB];
+    for (int b = 0; b < NB; b++) {
+        const double* A = t->inv_mass + 36 * b;
+        R[10 * b] = A[0];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) R[10 * b + 1 + 3 * i + j] = A[6 * (3 + i) + 3 + j];
+    }
+    dvi_ccp_problem q = t->pf;
+    q.inv_mass = NULL;
+    q.inv_mass_rigid = R;
+    char msg[256];
+    assert_int_equal(dvi_ccp_validate(&q, msg, sizeof msg), DVI_OK);
+    static const char* const SOLVERS[4] = {"apgd", "pgs", "jacobi", "lemke"};
+    for (int s = 0; s < 4; s++) {
+        dvi_solver_settings set = dvi_default_solver_settings();
+        set.tolerance = 1e-8;
+        set.max_iterations = s == 3 ? 1000 : 20000;
+        double g6[MAXROWS] = {0}, g10[MAXROWS] = {0};
+        dvi_solve_result r6, r10;
+        memset(&r6, 0, sizeof r6);
+        memset(&r10, 0, sizeof r10);
+        assert_true(dvi_ccp_solve(&t->pf, SOLVERS[s], &set, g6, &r6) >= 0);
+        assert_true(dvi_ccp_solve(&q, SOLVERS[s], &set, g10, &r10) >= 0);
+        print_message("%-6s 6x6: %s after %d iterations; rigid: %s after %d, residual %.3e\n", SOLVERS[s],
+                      dvi_solve_status_string(r6.status), r6.iterations, dvi_solve_status_string(r10.status),
+                      r10.iterations, r10.metrics.residual);
+        assert_int_equal(r6.status, r10.status);
+        assert_int_equal(r6.iterations, r10.iterations);
+        assert_memory_equal(g6, g10, (size_t)t->rows * sizeof(double));
+        if (s == 0) {
+            double v6[6 * NB], v10[6 * NB];
+            assert_int_equal(dvi_ccp_velocity(&t->pf, g6, v6), DVI_OK);
+            assert_int_equal(dvi_ccp_velocity(&q, g10, v10), DVI_OK);
+            assert_memory_equal(v6, v10, sizeof v6);
+        }
+    }
+    char *t6 = NULL, *t10 = NULL;
+    size_t n6 = 0, n10 = 0;
+    assert_int_equal(dvi_ccp_problem_format_json(&t->pf, NULL, NULL, &t6, &n6, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_ccp_problem_format_json(&q, NULL, NULL, &t10, &n10, msg, sizeof msg), DVI_OK);
+    assert_int_equal(n6, n10);
+    assert_string_equal(t6, t10);
+    free(t6);
+    free(t10);
+
+    dvi_ccp_problem both = q;
+    both.inv_mass = t->inv_mass;
+    expect_refused(&both, "inv_mass, inv_mass_rigid: both given");
+    dvi_ccp_problem none = q;
+    none.inv_mass_rigid = NULL;
+    expect_refused(&none, "inv_mass: NULL");
+    double bad[10 * NB];
+    memcpy(bad, R, sizeof bad);
+    bad[10 * 5 + 1] = NAN;
+    q.inv_mass_rigid = bad;
+    expect_refused(&q, "inv_mass_rigid[body 5][1]: not finite");
+    memcpy(bad, R, sizeof bad);
+    bad[10 * 2] = -1.0;
+    expect_refused(&q, "inv_mass_rigid[body 2]: negative diagonal entry 0");
+    memcpy(bad, R, sizeof bad);
+    bad[10 * 4 + 2] += 0.5; /* A[0][1] ≠ A[1][0] */
+    expect_refused(&q, "inv_mass_rigid[body 4]: not symmetric");
+    memcpy(bad, R, sizeof bad);
+    for (int k = 0; k < 9; k++) bad[10 * 6 + 1 + k] = k % 4 == 0 ? 1.0 : 2.0; /* eigenvalues 5, −1, −1 */
+    expect_refused(&q, "inv_mass_rigid[body 6]: not positive semidefinite");
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +561,7 @@ int main(void)
         cmocka_unit_test(test_growing_layouts),
         cmocka_unit_test(test_writer_expands),
         cmocka_unit_test(test_bad_frames),
+        cmocka_unit_test(test_rigid_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,7 +90,7 @@ typedef struct dvi_ccp_frames {
 
 /// A CCP as handed over by the caller. All arrays are borrowed and must
 /// stay valid and unchanged during a solve. Exactly one of the two operator
-/// forms is given: (D, inv_mass) or W.
+/// forms is given: (D, inv_mass or inv_mass_rigid) or W.
 typedef struct dvi_ccp_problem {
     int32_t rows;                ///< m, total number of rows (sum of block rows)
     int32_t block_count;         ///< number of blocks
@@ -110,6 +110,13 @@ typedef struct dvi_ccp_problem {
 
     const double* r;             ///< [m] right-hand side
     const double* compliance;    ///< [m] added to the diagonal of N (≥ 0), or NULL
+
+    /// Factor form, instead of inv_mass (give exactly one of the two when
+    /// body_count > 0): every body's M⁻¹ as a rigid body's, [1/m I, 0; 0, A],
+    /// in 10 numbers at 10·b: 1/m, then A (the symmetric 3×3 inverse inertia,
+    /// world frame) row-major; all zeros = fixed body. 80 bytes a body instead
+    /// of 288, the layout the solvers use for rigid bodies (same results).
+    const double* inv_mass_rigid;
 } dvi_ccp_problem;
 
 /// An empty problem (all zero / NULL), to be filled field by field.
