@@ -194,7 +194,8 @@ int32_t dvi_gen_use_frames(dvi_gen_problem* g)
     free(cp);
     free(ri);
     free(va);
-    g->frames = (dvi_ccp_frames){count, g->fr_block, g->fr_body, g->fr_frame, g->fr_arm, NULL};
+    g->frames = (dvi_ccp_frames){.count = count, .block = g->fr_block, .body = g->fr_body, .frame = g->fr_frame,
+                                 .arm = g->fr_arm};
     g->p.frames = &g->frames;
     return count;
 }

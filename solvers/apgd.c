@@ -153,6 +153,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
     const bool dense = jb && jb->n > 0;
     const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
+    const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
@@ -166,10 +167,10 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double pb = P ? P[b] : 1.0, tb = t * pb, ib = 1.0 / pb;
-            if (B[b].kind == DVI_BLOCK_FRICTION) { /* the common block, unrolled */
+            if (mu[b] >= 0.0) { /* the common block (FRICTION), unrolled */
                 const int32_t i = r0;
                 double x3[3] = {y[i] - tb * Gy[i], y[i + 1] - tb * Gy[i + 1], y[i + 2] - tb * Gy[i + 2]};
-                dvi_project_friction(B[b].mu, x3);
+                dvi_project_friction(mu[b], x3);
                 double d0 = x3[0] - y[i], d1 = x3[1] - y[i + 1], d2 = x3[2] - y[i + 2];
                 gp[i] = x3[0], gp[i + 1] = x3[1], gp[i + 2] = x3[2];
                 d[i] = d0, d[i + 1] = d1, d[i + 2] = d2;
@@ -288,6 +289,7 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
 {
     const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
+    const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
@@ -301,10 +303,10 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
-            if (B[b].kind == DVI_BLOCK_FRICTION) { /* the common block: k = 3, unrolled */
+            if (mu[b] >= 0.0) { /* the common block (FRICTION): k = 3, unrolled */
                 advance_rows(r0, 3, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
                 double x3[3] = {gp[r0] - u[0], gp[r0 + 1] - u[1], gp[r0 + 2] - u[2]};
-                dvi_project_friction(B[b].mu, x3);
+                dvi_project_friction(mu[b], x3);
                 double e0 = gp[r0] - x3[0], e1 = gp[r0 + 1] - x3[1], e2b = gp[r0 + 2] - x3[2];
                 e2 += e0 * e0 + e1 * e1 + e2b * e2b;
                 continue;
@@ -407,7 +409,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     /* memory traffic of the iterations (ccp_work.h): products and passes */
     const double product = dvi_work_product_bytes(w);
     const double step_pass =
-        dvi_work_pass_bytes(w, 2, 2) + (P ? 8.0 * w->nblocks : 0.0) + (w->p->compliance ? 8.0 * m : 0.0);
+        dvi_work_mu_pass_bytes(w, 2, 2) + (P ? 8.0 * w->nblocks : 0.0) + (w->p->compliance ? 8.0 * m : 0.0);
     const double dot_pass = dvi_work_pass_bytes(w, 2, 0);
     const double minv_d_bytes = dvi_work_minv_d_bytes(w), dt_bytes = dvi_work_dt_bytes(w);
     /* factor form: the backtracking test takes dᵀNd = (Dd)ᵀM⁻¹(Dd) + Σ c d² from
@@ -455,7 +457,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y */
         double gdot;
         double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot);
-        traffic += dvi_work_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
+        traffic += dvi_work_mu_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "APGD: non-finite residual at iteration %d", k + 1);

@@ -137,9 +137,10 @@ static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
     double rows = (double)w->m * (8.0 * 3 + (w->p->compliance ? 8.0 : 0.0));
     double cols = w->factor_form ? (double)w->nruns * ((4.0 + 4.0 + 48.0 + 48.0) + (48.0 + 96.0)) + 4.0 * w->m
                                  : (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0) + 4.0 * w->m;
+    const double real = w->fc_df ? 4.0 : 8.0; /* bytes of a frame's or an arm's number */
     for (int32_t c = 0; c < w->nfc; c++) { /* contacts given by frames: frame, arms and bodies twice, each body's v and M⁻¹ */
         double nb = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
-        cols += 2.0 * (72.0 + 48.0 + 8.0 + 4.0 + 1.0) + nb * (48.0 + 96.0 + (w->rigid_minv ? 80.0 : 288.0));
+        cols += 2.0 * (15.0 * real + 8.0 + 4.0 + 1.0) + nb * (48.0 + 96.0 + (w->rigid_minv ? 80.0 : 288.0));
     }
     double velocity = w->factor_form ? dvi_work_dt_bytes(w) + 32.0 * w->m : dvi_work_product_bytes(w) + 24.0 * w->m;
     return visits * (blocks + rows + cols) + velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;

@@ -87,8 +87,10 @@ static dvi_status check_frames(const dvi_ccp_problem* p, char* msg, size_t n)
     const dvi_ccp_frames* F = p->frames;
     if (F->count < 0) return fail(msg, n, "frames.count: must be >= 0 (got %d)", F->count);
     if (F->count == 0) return DVI_OK;
-    if (!F->block || !F->body || !F->frame || !F->arm)
-        return fail(msg, n, "frames: block, body, frame and arm must all be given");
+    const bool dbl = F->frame || F->arm, sgl = F->frame_f || F->arm_f;
+    if (dbl && sgl) return fail(msg, n, "frames: frame and arm, or frame_f and arm_f: give one pair, not both");
+    if (!F->block || !F->body || (sgl ? !F->frame_f || !F->arm_f : !F->frame || !F->arm))
+        return fail(msg, n, "frames: block, body, frame and arm (or frame_f and arm_f) must all be given");
     const dvi_csc* D = p->D;
     int32_t prev = -1, b = 0, row = 0;
     for (int32_t c = 0; c < F->count; c++) {
@@ -110,9 +112,11 @@ static dvi_status check_frames(const dvi_ccp_problem* p, char* msg, size_t n)
                 return fail(msg, n, "frames.body[%d]: must be -1 or in [0, %d) (got %d)", 2 * c + s, p->body_count, body);
         }
         for (int k = 0; k < 9; k++)
-            if (!isfinite(F->frame[9 * (size_t)c + k])) return fail(msg, n, "frames.frame[%d]: not finite", 9 * c + k);
+            if (!isfinite(sgl ? F->frame_f[9 * (size_t)c + k] : F->frame[9 * (size_t)c + k]))
+                return fail(msg, n, "frames.frame%s[%d]: not finite", sgl ? "_f" : "", 9 * c + k);
         for (int k = 0; k < 6; k++)
-            if (!isfinite(F->arm[6 * (size_t)c + k])) return fail(msg, n, "frames.arm[%d]: not finite", 6 * c + k);
+            if (!isfinite(sgl ? F->arm_f[6 * (size_t)c + k] : F->arm[6 * (size_t)c + k]))
+                return fail(msg, n, "frames.arm%s[%d]: not finite", sgl ? "_f" : "", 6 * c + k);
         if (F->ell && !(F->ell[c] > 0.0 && isfinite(F->ell[c])))
             return fail(msg, n, "frames.ell[%d]: must be finite and > 0 (got %g)", c, F->ell[c]);
     }

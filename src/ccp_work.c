@@ -43,10 +43,12 @@ void dvi_work_free(dvi_ccp_work* w)
     free(w->fc_rows);
     free(w->fc_ell);
     free(w->block_fc);
+    free(w->block_mu);
     free(w->inc_ptr);
     free(w->inc);
     free(w->fc_force);
     free(w->inc_arm);
+    free(w->inc_arm_f);
     free(w->drows);
     free(w->minv10);
     free(w->wt_p);
@@ -112,6 +114,8 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         w->block_row = grow(w->block_row, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
         c = w->cap_blocks;
         w->block_fc = grow(w->block_fc, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
+        c = w->cap_blocks;
+        w->block_mu = grow(w->block_mu, &c, (size_t)nblocks + 1, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_blocks = (size_t)nblocks + 1;
     }
@@ -168,6 +172,8 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         w->fc_force = grow(w->fc_force, &c, 3 * nfc, sizeof(double), &ok);
         c = w->cap_fc;
         w->inc_arm = grow(w->inc_arm, &c, 6 * nfc, sizeof(double), &ok);
+        c = w->cap_fc;
+        w->inc_arm_f = grow(w->inc_arm_f, &c, 6 * nfc, sizeof(float), &ok); /* only one of the two is written */
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_fc = nfc;
     }
@@ -228,8 +234,12 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
 
     /* block layout */
     int32_t row = 0;
+    w->other_blocks = 0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         w->block_row[b] = row;
+        const bool friction = p->blocks[b].kind == DVI_BLOCK_FRICTION;
+        w->block_mu[b] = friction ? p->blocks[b].mu : -1.0;
+        w->other_blocks += !friction;
         int32_t k = dvi_block_rows(p->blocks[b].kind);
         for (int32_t i = 0; i < k; i++) w->row_block[row + i] = b;
         row += k;
@@ -328,27 +338,105 @@ static inline void minv_apply(const dvi_ccp_work* w, int32_t b, const double* s,
     }
 }
 
+/* Contacts given by frames come in double (frames->frame, arm) or single
+ * precision (frame_f, arm_f). The passes below are written once, as macros
+ * on a pointer d to the contact's n, t1, t2 and r to its lever arms ρ_a, ρ_b
+ * of either type (the arithmetic is in double either way), and branch on
+ * the precision outside the arithmetic. */
+
+/* F = Σ_q xc_q d_q over the contact's linear rows (nr: its rows). */
+#define FRAME_FORCE(d, nr, xc, F)                                                  \
+    do {                                                                           \
+        if ((nr) == 1) {                                                           \
+            (F)[0] = (xc)[0] * (d)[0];                                             \
+            (F)[1] = (xc)[0] * (d)[1];                                             \
+            (F)[2] = (xc)[0] * (d)[2];                                             \
+        } else {                                                                   \
+            (F)[0] = (xc)[0] * (d)[0] + (xc)[1] * (d)[3] + (xc)[2] * (d)[6];       \
+            (F)[1] = (xc)[0] * (d)[1] + (xc)[1] * (d)[4] + (xc)[2] * (d)[7];       \
+            (F)[2] = (xc)[0] * (d)[2] + (xc)[1] * (d)[5] + (xc)[2] * (d)[8];       \
+        }                                                                          \
+    } while (0)
+
+/* T = r × F. */
+#define FRAME_MOMENT(r, F, T)                                  \
+    do {                                                       \
+        (T)[0] = (r)[1] * (F)[2] - (r)[2] * (F)[1];            \
+        (T)[1] = (r)[2] * (F)[0] - (r)[0] * (F)[2];            \
+        (T)[2] = (r)[0] * (F)[1] - (r)[1] * (F)[0];            \
+    } while (0)
+
+/* T += ℓ Σ_q xc_{3+q} d_q: the moment of a rolling block's spin and rolling rows. */
+#define FRAME_COUPLE(d, ell, xc, T)                                                        \
+    do {                                                                                   \
+        for (int k_ = 0; k_ < 3; k_++)                                                     \
+            (T)[k_] += (ell) * ((xc)[3] * (d)[k_] + (xc)[4] * (d)[3 + k_] + (xc)[5] * (d)[6 + k_]); \
+    } while (0)
+
+/* yc = J_c v from the bodies' velocities va, vb (6 each). */
+#define FRAME_GATHER(d, r, nr, ell, va, vb, yc)                                                       \
+    do {                                                                                              \
+        double rel_[3];                                                                               \
+        for (int k_ = 0; k_ < 3; k_++) {                                                              \
+            const int k1_ = k_ == 2 ? 0 : k_ + 1, k2_ = k_ == 0 ? 2 : k_ - 1;                         \
+            double pb_ = (vb)[k_] + ((vb)[3 + k1_] * (r)[3 + k2_] - (vb)[3 + k2_] * (r)[3 + k1_]);    \
+            double pa_ = (va)[k_] + ((va)[3 + k1_] * (r)[k2_] - (va)[3 + k2_] * (r)[k1_]);            \
+            rel_[k_] = pb_ - pa_;                                                                     \
+        }                                                                                             \
+        const int nl_ = (nr) < 3 ? (nr) : 3;                                                          \
+        for (int q_ = 0; q_ < nl_; q_++)                                                              \
+            (yc)[q_] = (d)[3 * q_] * rel_[0] + (d)[3 * q_ + 1] * rel_[1] + (d)[3 * q_ + 2] * rel_[2];  \
+        if ((nr) == 6) {                                                                              \
+            double wr_[3] = {(vb)[3] - (va)[3], (vb)[4] - (va)[4], (vb)[5] - (va)[5]};                \
+            for (int q_ = 0; q_ < 3; q_++)                                                            \
+                (yc)[3 + q_] = (ell) * ((d)[3 * q_] * wr_[0] + (d)[3 * q_ + 1] * wr_[1] + (d)[3 * q_ + 2] * wr_[2]); \
+        }                                                                                             \
+    } while (0)
+
+/* Contact c's frame and arms as doubles (setup and the rarer paths). */
+static void fc_frame_arms(const dvi_ccp_work* w, int32_t c, double d[9], double r[6])
+{
+    for (int k = 0; k < 9; k++) d[k] = w->fc_df ? (double)w->fc_df[9 * (size_t)c + k] : w->fc_d[9 * (size_t)c + k];
+    for (int k = 0; k < 6; k++) r[k] = w->fc_armf ? (double)w->fc_armf[6 * (size_t)c + k] : w->fc_arm[6 * (size_t)c + k];
+}
+
+/* yc = J_c v for contact c: its rows' relative velocities. */
+static inline __attribute__((always_inline)) void frame_gather(const dvi_ccp_work* w, int32_t c, const double* v, double* yc)
+{
+    static const double zero[6] = {0, 0, 0, 0, 0, 0};
+    const int32_t a = w->fc_body[2 * (size_t)c], b = w->fc_body[2 * (size_t)c + 1];
+    const double* va = a >= 0 ? v + 6 * (size_t)a : zero;
+    const double* vb = b >= 0 ? v + 6 * (size_t)b : zero;
+    const int nr = w->fc_rows[c];
+    if (w->fc_df) {
+        const float* d = w->fc_df + 9 * (size_t)c;
+        const float* r = w->fc_armf + 6 * (size_t)c;
+        FRAME_GATHER(d, r, nr, w->fc_ell[c], va, vb, yc);
+    } else {
+        const double* d = w->fc_d + 9 * (size_t)c;
+        const double* r = w->fc_arm + 6 * (size_t)c;
+        FRAME_GATHER(d, r, nr, w->fc_ell[c], va, vb, yc);
+    }
+}
+
 /* s += J_{c,side}ᵀ x_c: the force and moment of contact c's impulses xc (its
  * rows) on one of its bodies (side 0: a, with the minus sign; 1: b). */
 static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_work* w, int32_t c, int side, const double* xc, double* s)
 {
-    const double* d = w->fc_d + 9 * (size_t)c;
     const int nr = w->fc_rows[c];
-    double F[3];
-    if (nr == 1) {
-        F[0] = xc[0] * d[0];
-        F[1] = xc[0] * d[1];
-        F[2] = xc[0] * d[2];
+    double F[3], T[3];
+    if (w->fc_df) {
+        const float* d = w->fc_df + 9 * (size_t)c;
+        const float* r = w->fc_armf + 6 * (size_t)c + 3 * side;
+        FRAME_FORCE(d, nr, xc, F);
+        FRAME_MOMENT(r, F, T);
+        if (nr == 6) FRAME_COUPLE(d, w->fc_ell[c], xc, T);
     } else {
-        F[0] = xc[0] * d[0] + xc[1] * d[3] + xc[2] * d[6];
-        F[1] = xc[0] * d[1] + xc[1] * d[4] + xc[2] * d[7];
-        F[2] = xc[0] * d[2] + xc[1] * d[5] + xc[2] * d[8];
-    }
-    const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
-    double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
-    if (nr == 6) {
-        const double e = w->fc_ell[c];
-        for (int k = 0; k < 3; k++) T[k] += e * (xc[3] * d[k] + xc[4] * d[3 + k] + xc[5] * d[6 + k]);
+        const double* d = w->fc_d + 9 * (size_t)c;
+        const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
+        FRAME_FORCE(d, nr, xc, F);
+        FRAME_MOMENT(r, F, T);
+        if (nr == 6) FRAME_COUPLE(d, w->fc_ell[c], xc, T);
     }
     if (side) {
         for (int k = 0; k < 3; k++) {
@@ -366,11 +454,12 @@ static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_wo
 /* Row q of contact c on one side (0: a, 1: b) as a 6-vector (J_a or J_b). */
 static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
 {
-    const double* fd = w->fc_d + 9 * (size_t)c;
+    double fd[9], arms[6];
+    fc_frame_arms(w, c, fd, arms);
     const double sg = side ? 1.0 : -1.0;
     if (q < 3) {
         const double* d = fd + 3 * q;
-        const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
+        const double* r = arms + 3 * side;
         j[0] = sg * d[0];
         j[1] = sg * d[1];
         j[2] = sg * d[2];
@@ -475,6 +564,8 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
     memset(w->inc_ptr, 0, ((size_t)w->nbody + 1) * sizeof(int32_t));
     w->fc_d = F ? F->frame : NULL;
     w->fc_arm = F ? F->arm : NULL;
+    w->fc_df = F ? F->frame_f : NULL;
+    w->fc_armf = F ? F->arm_f : NULL;
     w->fc_body = F ? F->body : NULL;
     const int32_t nfc0 = w->nfc;
 #ifdef _OPENMP
@@ -503,15 +594,15 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
     for (int32_t c = 0; c < w->nfc; c++) {
         int32_t roll = w->fc_rows[c] == 6 ? 2 : 0;
         const int32_t fa = w->fc_body[2 * (size_t)c], fb = w->fc_body[2 * (size_t)c + 1];
-        if (fa >= 0) {
-            int32_t k = next[fa]++;
-            w->inc[k] = 4 * c + roll;
-            memcpy(w->inc_arm + 3 * (size_t)k, w->fc_arm + 6 * (size_t)c, 3 * sizeof(double));
-        }
-        if (fb >= 0) {
-            int32_t k = next[fb]++;
-            w->inc[k] = 4 * c + roll + 1;
-            memcpy(w->inc_arm + 3 * (size_t)k, w->fc_arm + 6 * (size_t)c + 3, 3 * sizeof(double));
+        for (int side = 0; side < 2; side++) { /* the arms as given, in the precision given */
+            const int32_t b = side ? fb : fa;
+            if (b < 0) continue;
+            int32_t k = next[b]++;
+            w->inc[k] = 4 * c + roll + side;
+            if (w->fc_armf)
+                memcpy(w->inc_arm_f + 3 * (size_t)k, w->fc_armf + 6 * (size_t)c + 3 * side, 3 * sizeof(float));
+            else
+                memcpy(w->inc_arm + 3 * (size_t)k, w->fc_arm + 6 * (size_t)c + 3 * side, 3 * sizeof(double));
         }
     }
     const int32_t nfc = w->nfc;
@@ -537,11 +628,13 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
     const double* dd = w->brun_d;
     const int32_t* ip = w->inc_ptr;
     const int32_t* inc = w->inc;
-    const double* fcd = w->fc_d;
     const int32_t* frow = w->fc_row;
     const int8_t* frows = w->fc_rows;
     double* force = w->fc_force;
     const double* arm = w->inc_arm;
+    const float* armf = w->fc_armf ? w->inc_arm_f : NULL;
+    const float* fdf = w->fc_df;
+    const double* fdd = w->fc_d;
     const int32_t nch = (nb + DVI_CHUNK_ROWS - 1) / DVI_CHUNK_ROWS;
     double* part = w->part;
 #ifdef _OPENMP
@@ -552,17 +645,14 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
 #pragma omp for schedule(static)
 #endif
         for (int32_t c = 0; c < nfc; c++) {
-            const double* d = fcd + 9 * (size_t)c;
             const double* xc = x + frow[c];
             double* F = force + 3 * (size_t)c;
-            if (frows[c] == 1) {
-                F[0] = xc[0] * d[0];
-                F[1] = xc[0] * d[1];
-                F[2] = xc[0] * d[2];
+            if (fdf) {
+                const float* d = fdf + 9 * (size_t)c;
+                FRAME_FORCE(d, frows[c], xc, F);
             } else {
-                F[0] = xc[0] * d[0] + xc[1] * d[3] + xc[2] * d[6];
-                F[1] = xc[0] * d[1] + xc[1] * d[4] + xc[2] * d[7];
-                F[2] = xc[0] * d[2] + xc[1] * d[5] + xc[2] * d[8];
+                const double* d = fdd + 9 * (size_t)c;
+                FRAME_FORCE(d, frows[c], xc, F);
             }
         }
 #ifdef _OPENMP
@@ -581,13 +671,19 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
             for (int32_t k = ip[b]; k < ip[b + 1]; k++) {
                 const int32_t e = inc[k], c = e >> 2;
                 const double* F = force + 3 * (size_t)c;
-                const double* r = arm + 3 * (size_t)k;
+                double r[3];
+                if (armf) {
+                    r[0] = armf[3 * (size_t)k], r[1] = armf[3 * (size_t)k + 1], r[2] = armf[3 * (size_t)k + 2];
+                } else {
+                    r[0] = arm[3 * (size_t)k], r[1] = arm[3 * (size_t)k + 1], r[2] = arm[3 * (size_t)k + 2];
+                }
                 double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
                 if (e & 2) { /* spin and rolling rows */
-                    const double* d = fcd + 9 * (size_t)c;
                     const double* xc = x + frow[c];
-                    const double l = w->fc_ell[c];
-                    for (int q = 0; q < 3; q++) T[q] += l * (xc[3] * d[q] + xc[4] * d[3 + q] + xc[5] * d[6 + q]);
+                    if (fdf)
+                        FRAME_COUPLE(fdf + 9 * (size_t)c, w->fc_ell[c], xc, T);
+                    else
+                        FRAME_COUPLE(fdd + 9 * (size_t)c, w->fc_ell[c], xc, T);
                 }
                 if (e & 1) {
                     s[0] += F[0], s[1] += F[1], s[2] += F[2];
@@ -641,7 +737,7 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
-    for (int32_t c = 0; c < nfc; c++) dvi_frame_gather(w, c, v, y + w->fc_row[c]);
+    for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
 }
 
 void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
@@ -651,7 +747,7 @@ void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, doubl
 
 void dvi_work_frame_velocity(const dvi_ccp_work* w, int32_t c, const double* v, double* out)
 {
-    dvi_frame_gather(w, c, v, out);
+    frame_gather(w, c, v, out);
 }
 
 void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v)
@@ -707,11 +803,12 @@ double dvi_work_minv_d_bytes(const dvi_ccp_work* w)
      * entry of inc, its lever arm and its contact's F (the spin and rolling
      * rows: the frame, ℓ and those rows of x again) */
     double fc = 0.0;
+    const double real = w->fc_df ? 4.0 : 8.0; /* bytes of a frame's or an arm's number */
     for (int32_t c = 0; c < w->nfc; c++) {
         const int nr = w->fc_rows[c];
         const double ninc = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
-        fc += (nr == 1 ? 24.0 : 72.0) + 4.0 + 1.0 + 8.0 * (nr < 3 ? nr : 3) + 24.0;
-        fc += ninc * (4.0 + 24.0 + 24.0 + (nr == 6 ? 72.0 + 8.0 + 24.0 : 0.0));
+        fc += (nr == 1 ? 3.0 : 9.0) * real + 4.0 + 1.0 + 8.0 * (nr < 3 ? nr : 3) + 24.0;
+        fc += ninc * (4.0 + 3.0 * real + 24.0 + (nr == 6 ? 9.0 * real + 8.0 + 24.0 : 0.0));
     }
     return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + fc;
 }
@@ -724,10 +821,11 @@ double dvi_work_dt_bytes(const dvi_ccp_work* w)
      * fc_rows (ℓ with spin and rolling rows), its rows of y and the v of each
      * of its bodies */
     double fc = 0.0;
+    const double real = w->fc_df ? 4.0 : 8.0; /* bytes of a frame's or an arm's number */
     for (int32_t c = 0; c < w->nfc; c++) {
         const int nr = w->fc_rows[c];
         const double nbody = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
-        fc += 72.0 + 48.0 + 8.0 + 4.0 + 1.0 + (nr == 6 ? 8.0 : 0.0) + 8.0 * nr + 48.0 * nbody;
+        fc += 15.0 * real + 8.0 + 4.0 + 1.0 + (nr == 6 ? 8.0 : 0.0) + 8.0 * nr + 48.0 * nbody;
     }
     return (double)w->ndrows * (4.0 + 4.0 + 8.0) + (double)w->nruns * (4.0 + 6 * 8.0 + 6 * 8.0) + fc;
 }
@@ -741,6 +839,12 @@ double dvi_work_product_bytes(const dvi_ccp_work* w)
         b = (double)w->m * (4.0 + 8.0) + (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0);
     if (w->p->compliance) b += (double)w->m * 3 * 8.0; /* y += c∘x */
     return b;
+}
+
+double dvi_work_mu_pass_bytes(const dvi_ccp_work* w, int vin, int vout)
+{
+    return (double)w->nblocks * (4.0 + 8.0) + (double)w->other_blocks * (double)sizeof(dvi_ccp_block) +
+           (double)w->m * 8.0 * (vin + vout);
 }
 
 double dvi_work_pass_bytes(const dvi_ccp_work* w, int vin, int vout)

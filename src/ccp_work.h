@@ -72,6 +72,9 @@ typedef struct dvi_ccp_work {
     bool factor_form;   /* true: D, M^-1; false: W */
 
     int32_t* block_row; /* [nblocks + 1] first row of each block */
+    double* block_mu;   /* [nblocks] μ of a FRICTION block, −1 for any other kind: what APGD's
+                         * passes read of the common block (8 bytes instead of its 32-byte record) */
+    int32_t other_blocks; /* blocks that are not FRICTION */
     int32_t* row_block; /* [m] block of each row */
 
     /* factor form, run layout (see the design note) */
@@ -89,6 +92,8 @@ typedef struct dvi_ccp_work {
     int32_t nfc;        /* contacts */
     const double* fc_d;    /* [9 nfc] n, t1, t2 of each: the problem's frames->frame (not copied) */
     const double* fc_arm;  /* [6 nfc] lever arms of bodies a and b: frames->arm */
+    const float* fc_df;    /* the same in single precision (frames->frame_f, arm_f); */
+    const float* fc_armf;  /* exactly one of the pairs is set (ccp_work.c reads either) */
     const int32_t* fc_body;/* [2 nfc] bodies a and b, or −1: frames->body */
     int32_t* fc_row;    /* [nfc] first row of each */
     int8_t* fc_rows;    /* [nfc] rows of each: 1, 3 or 6 */
@@ -98,6 +103,7 @@ typedef struct dvi_ccp_work {
     int32_t* inc;       /* [2 nfc] 4·contact + 2·(6 rows) + side (0: a, 1: b), body-major, contact order */
     double* fc_force;   /* [3 nfc] scratch of a product: Σ_q x_q d_q (q < 3) of each contact */
     double* inc_arm;    /* [3 · 2 nfc] the lever arm of each incidence, in incidence order */
+    float* inc_arm_f;   /* the same for single-precision frames (the arms as given) */
     int32_t ndrows;     /* rows given by D (or by nothing) */
     int32_t* drows;     /* [ndrows] */
     bool rigid_minv;    /* every M⁻¹ block is a rigid body's: minv10 holds them */
@@ -171,33 +177,6 @@ void dvi_ccp_expanded_free(dvi_ccp_expanded* e);
 /* Frees everything a work holds and zeroes it. */
 void dvi_work_free(dvi_ccp_work* w);
 
-/* yc = J_c v for contact c: its rows' relative velocities. */
-static inline __attribute__((always_inline)) void dvi_frame_gather(const dvi_ccp_work* w, int32_t c, const double* v, double* yc)
-{
-    static const double zero[6] = {0, 0, 0, 0, 0, 0};
-    const double* d = w->fc_d + 9 * (size_t)c;
-    const double* ra = w->fc_arm + 6 * (size_t)c;
-    const double* rb = ra + 3;
-    const int32_t a = w->fc_body[2 * (size_t)c], b = w->fc_body[2 * (size_t)c + 1];
-    const double* va = a >= 0 ? v + 6 * (size_t)a : zero;
-    const double* vb = b >= 0 ? v + 6 * (size_t)b : zero;
-    double rel[3];
-    for (int k = 0; k < 3; k++) {
-        const int k1 = k == 2 ? 0 : k + 1, k2 = k == 0 ? 2 : k - 1;
-        double pb = vb[k] + (vb[3 + k1] * rb[k2] - vb[3 + k2] * rb[k1]);
-        double pa = va[k] + (va[3 + k1] * ra[k2] - va[3 + k2] * ra[k1]);
-        rel[k] = pb - pa;
-    }
-    const int nr = w->fc_rows[c];
-    const int nl = nr < 3 ? nr : 3;
-    for (int q = 0; q < nl; q++) yc[q] = d[3 * q] * rel[0] + d[3 * q + 1] * rel[1] + d[3 * q + 2] * rel[2];
-    if (nr == 6) {
-        const double e = w->fc_ell[c];
-        double wr[3] = {vb[3] - va[3], vb[4] - va[4], vb[5] - va[5]};
-        for (int q = 0; q < 3; q++) yc[3 + q] = e * (d[3 * q] * wr[0] + d[3 * q + 1] * wr[1] + d[3 * q + 2] * wr[2]);
-    }
-}
-
 /* Validates p and builds the work for it (memory reused). On failure returns
  * DVI_ERR_INVALID_ARG / DVI_ERR_NOMEM with a message naming the place. */
 dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size);
@@ -247,6 +226,9 @@ double dvi_work_dt_bytes(const dvi_ccp_work* w);
 /* A block-by-block pass that reads `vin` and writes `vout` m-vectors
  * (block layout and kinds included). */
 double dvi_work_pass_bytes(const dvi_ccp_work* w, int vin, int vout);
+/* The same for a pass that reads w->block_mu, and the block record only of
+ * the blocks that are not FRICTION. */
+double dvi_work_mu_pass_bytes(const dvi_ccp_work* w, int vin, int vout);
 
 /* x <- Π_K(x), block by block. */
 void dvi_work_project(const dvi_ccp_work* w, double* x);

@@ -862,8 +862,8 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
     for (int32_t c = 0; c < ncon; c++) { /* the arrays the DVI step fills (world_internal.h); the tangents are not kept */
         const double* geo = d->geo + 9 * (size_t)c;
-        v3_copy(w->fr_frame + 9 * (size_t)c, geo);
-        memcpy(w->fr_arm + 6 * (size_t)c, geo + 3, 6 * sizeof(double));
+        for (int k = 0; k < 3; k++) w->fr_frame[9 * (size_t)c + k] = (float)geo[k];
+        for (int k = 0; k < 6; k++) w->fr_arm[6 * (size_t)c + k] = (float)geo[3 + k];
         w->fr_ell[c] = 1.0;
     }
     w->contact_count = ncon;

@@ -189,11 +189,11 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     w->fr_body[2 * c] = w->dyn[rec->body_a];
     w->fr_body[2 * c + 1] = w->dyn[rec->body_b];
     for (int k = 0; k < 3; k++) {
-        w->fr_frame[9 * (size_t)c + k] = normal[k];
-        w->fr_frame[9 * (size_t)c + 3 + k] = t1[k];
-        w->fr_frame[9 * (size_t)c + 6 + k] = t2[k];
-        w->fr_arm[6 * (size_t)c + k] = rhoA[k];
-        w->fr_arm[6 * (size_t)c + 3 + k] = rhoB[k];
+        w->fr_frame[9 * (size_t)c + k] = (float)normal[k];
+        w->fr_frame[9 * (size_t)c + 3 + k] = (float)t1[k];
+        w->fr_frame[9 * (size_t)c + 6 + k] = (float)t2[k];
+        w->fr_arm[6 * (size_t)c + k] = (float)rhoA[k];
+        w->fr_arm[6 * (size_t)c + 3 + k] = (float)rhoB[k];
     }
     w->fr_ell[c] = ell;
     w->blocks[blk] = rolling ? (dvi_ccp_block){DVI_BLOCK_FRICTION_ROLLING, mu, mu_spin / ell, mu_roll / ell}
@@ -347,7 +347,10 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         p.body_count = ndyn;
         p.D = &D;
         p.inv_mass_rigid = w->inv_mass;
-        dvi_ccp_frames frames = {npts, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell};
+        /* the frames and arms in single precision: 60 bytes a contact fewer to
+         * hold and to read every iteration (docs/performance.md) */
+        dvi_ccp_frames frames = {.count = npts, .block = w->fr_block, .body = w->fr_body, .ell = w->fr_ell,
+                                 .frame_f = w->fr_frame, .arm_f = w->fr_arm};
         p.frames = npts > 0 ? &frames : NULL;
         p.r = w->r;
         p.compliance = any_compliance ? w->compliance : NULL;
@@ -405,7 +408,8 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     for (int32_t c = 0; c < npts; c++) {
         dvi_contact_rec* rec = &w->contacts[c];
         const double* g = w->gamma + rec->row;
-        const double* d = w->fr_frame + 9 * (size_t)c; /* n, t1, t2 */
+        double d[9]; /* n, t1, t2 as the solver used them */
+        dvi_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
         for (int k = 0; k < 3; k++) rec->force[k] = (g[0] * d[k] + g[1] * d[3 + k] + g[2] * d[6 + k]) * inv_h;
     }
     for (int32_t c = 0; c < npts; c++) {
@@ -413,13 +417,15 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         const double* f = rec->force;
         double couple[3] = {0, 0, 0}; /* spin and rolling resistance on B */
         if (rec->nrows == 6) {
-            const double* d = w->fr_frame + 9 * (size_t)c;
+            double d[9];
+            dvi_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
             for (int q = 3; q < 6; q++) v3_axpy(couple, w->fr_ell[c] * w->gamma[rec->row + q] / h, d + 3 * (q - 3));
         }
         dvi_body* A = &w->bodies[rec->body_a];
         dvi_body* B = &w->bodies[rec->body_b];
         double ta[3], tb[3];
-        const double* arm = w->fr_arm + 6 * (size_t)c; /* levers of the step's rows; −f on A */
+        double arm[6]; /* levers of the step's rows; −f on A */
+        dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
         v3_cross(ta, arm, f);
         v3_cross(tb, arm + 3, f);
         for (int k = 0; k < 3; k++) {

@@ -679,7 +679,7 @@ dvi_status dvi_world_get_contact(const dvi_world* w, int32_t index, dvi_contact_
     out->body_b.generation = w->bodies[c->body_b].generation;
     out->body_b.world = w->tag;
     v3_copy(out->point, c->point);
-    v3_copy(out->normal, w->fr_frame + 9 * (size_t)index);
+    dvi_f2d(w->fr_frame + 9 * (size_t)index, 3, out->normal);
     out->distance = c->distance;
     v3_copy(out->force, c->force);
     return DVI_OK;

@@ -101,7 +101,8 @@ typedef struct dvi_warm_slot {
 } dvi_warm_slot;
 
 /* Per-contact output of the last step. Contact c's normal, lever arms and
- * ℓ are not repeated here: they are the frame arrays the solver read,
+ * ℓ are not repeated here: they are the frame arrays the solver read (the
+ * normal and the arms in single precision, as the solver used them),
  * w->fr_frame[9c..9c+2] (n; the tangents after it are basis_from_normal(n)),
  * w->fr_arm[6c..6c+5] (ρ_a, ρ_b: the point relative to the centres at the
  * start of the step) and w->fr_ell[c] (the lever scaling the spin and
@@ -154,8 +155,8 @@ struct dvi_world {
      * after the step, with w->contacts, the last step's contacts */
     int32_t* fr_block;          size_t fr_block_cap;  /* [contacts] */
     int32_t* fr_body;           size_t fr_body_cap;   /* [2 contacts] dynamic indices or −1 */
-    double* fr_frame;           size_t fr_frame_cap;  /* [9 contacts] */
-    double* fr_arm;             size_t fr_arm_cap;    /* [6 contacts] */
+    float* fr_frame;            size_t fr_frame_cap;  /* [9 contacts] single precision (dvi_ccp_frames.frame_f) */
+    float* fr_arm;              size_t fr_arm_cap;    /* [6 contacts] (dvi_ccp_frames.arm_f) */
     double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
     int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
 
@@ -196,6 +197,12 @@ double dvi_step_clock(void);
 /* Grows *p to hold n elements of size elem, contents kept; false when out of memory. */
 bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem);
 #define DVI_RESERVE(o, field, n) dvi_reserve((void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
+
+/* d[0..n) = the single-precision numbers f[0..n) (the contacts' frames and arms). */
+static inline void dvi_f2d(const float* f, int n, double* d)
+{
+    for (int k = 0; k < n; k++) d[k] = (double)f[k];
+}
 
 /* Sizes the contacts' frame arrays (w->fr_frame, fr_arm, fr_ell) for n
  * contacts; false when out of memory. */

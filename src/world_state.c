@@ -344,7 +344,9 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_i32(b, r->shape_b);
         put_u32(b, r->feature);
         put_f64s(b, r->point, 3);
-        const double* normal = w->fr_frame + 9 * (size_t)c;
+        double normal[3], arm[6];
+        dvi_f2d(w->fr_frame + 9 * (size_t)c, 3, normal);
+        dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
         put_f64s(b, normal, 3);
         double t1[3], t2[3]; /* kept in the format; always the basis of the normal */
         basis_from_normal(normal, t1, t2);
@@ -353,7 +355,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_f64(b, r->distance);
         put_i32(b, r->row);
         put_i32(b, r->nrows);
-        put_f64s(b, w->fr_arm + 6 * (size_t)c, 6); /* ρ_a, ρ_b */
+        put_f64s(b, arm, 6); /* ρ_a, ρ_b */
         put_f64(b, w->fr_ell[c]);
         put_f64s(b, r->force, 3);
     }
@@ -648,10 +650,12 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         if (dem ? rec.row != -1 : rec.row < 0) return damaged(w, "contacts", c, "row");
         if (apply) {
             w->contacts[c] = rec;
-            double* fr = w->fr_frame + 9 * (size_t)c;
-            v3_copy(fr, normal);
-            basis_from_normal(normal, fr + 3, fr + 6);
-            memcpy(w->fr_arm + 6 * (size_t)c, arm, sizeof arm);
+            float* fr = w->fr_frame + 9 * (size_t)c;
+            double t[6];
+            basis_from_normal(normal, t, t + 3);
+            for (int k = 0; k < 3; k++) fr[k] = (float)normal[k];
+            for (int k = 0; k < 6; k++) fr[3 + k] = (float)t[k];
+            for (int k = 0; k < 6; k++) w->fr_arm[6 * (size_t)c + k] = (float)arm[k];
             w->fr_ell[c] = ell;
         }
     }

@@ -1742,7 +1742,7 @@ static void test_probe_combinations(void** state)
     for (int c = 0; c < 5; c++)
         for (int a = 0; a < 2; a++)
             for (int k = 0; k < 4; k++) {
-                char name[8];
+                char name[40];
                 snprintf(name, sizeof name, "p%d%d%d", c, a, k);
                 double v[7];
                 sample(m, name, v);

@@ -86,6 +86,13 @@ typedef struct dvi_ccp_frames {
     const double* frame;    ///< [9 count] n, t1, t2 of each contact (world)
     const double* arm;      ///< [6 count] ρ_a, ρ_b of each contact (world)
     const double* ell;      ///< [count] scale of the angular rows, or NULL (1)
+    /// Instead of frame and arm (give one pair): the same numbers in single
+    /// precision. The products still sum in double; the rows are those of
+    /// the rounded numbers (a relative change of about 6e-8), and an
+    /// iteration reads 60 bytes a contact fewer. The world gives its
+    /// contacts this way.
+    const float* frame_f;   ///< [9 count] n, t1, t2 of each contact (world)
+    const float* arm_f;     ///< [6 count] ρ_a, ρ_b of each contact (world)
 } dvi_ccp_frames;
 
 /// A CCP as handed over by the caller. All arrays are borrowed and must
