@@ -144,73 +144,6 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
     jb->n = n, jb->rows = rows, jb->P = P, jb->z = z;
 }
 
-/* (9) for one block b (rows r0 .. r0+k−1): γ⁺ = Π(y − t P_b Gy) written to
- * gp, d = γ⁺ − y, and their sums ‖d‖²_{P⁻¹} and Σ c d² added to *dd, *cd.
- * The bilateral blocks of a dense joint block are left to trial_dense. */
-static inline __attribute__((always_inline)) void trial_block(const dvi_ccp_work* w, int32_t b, int32_t r0, int32_t k,
-                                                              const double* y, const double* Gy, const double* P,
-                                                              bool dense, double t, double* gp, double* d, double* dd,
-                                                              double* cd)
-{
-    const double* cp = w->p->compliance;
-    const double* mu = w->block_mu;
-    double pb = P ? P[b] : 1.0, tb = t * pb, ib = 1.0 / pb;
-    if (mu[b] >= 0.0) { /* the common block (FRICTION), unrolled */
-        const int32_t i = r0;
-        double x3[3] = {y[i] - tb * Gy[i], y[i + 1] - tb * Gy[i + 1], y[i + 2] - tb * Gy[i + 2]};
-        dvi_project_friction(mu[b], x3);
-        double d0 = x3[0] - y[i], d1 = x3[1] - y[i + 1], d2 = x3[2] - y[i + 2];
-        gp[i] = x3[0], gp[i + 1] = x3[1], gp[i + 2] = x3[2];
-        d[i] = d0, d[i + 1] = d1, d[i + 2] = d2;
-        *dd += d0 * d0 * ib;
-        *dd += d1 * d1 * ib;
-        *dd += d2 * d2 * ib;
-        if (cp) {
-            *cd += cp[i] * d0 * d0;
-            *cd += cp[i + 1] * d1 * d1;
-            *cd += cp[i + 2] * d2 * d2;
-        }
-        return;
-    }
-    const dvi_ccp_block* B = w->p->blocks;
-    if (dense && B[b].kind == DVI_BLOCK_BILATERAL) return; /* trial_dense */
-    double x[6];
-    for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * Gy[r0 + a];
-    if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
-    for (int32_t a = 0; a < k; a++) {
-        double da = x[a] - y[r0 + a];
-        gp[r0 + a] = x[a];
-        d[r0 + a] = da;
-        *dd += da * da * ib;
-        if (cp) *cd += cp[r0 + a] * da * da;
-    }
-}
-
-/* (9) on the bilateral rows of a dense joint block: d_J = −t P_J Gy_J,
- * ‖d_J‖²_{P⁻¹} = t² Gy_Jᵀ P_J Gy_J added to *dd, Σ c d² to *dcd. */
-static void trial_dense(const dvi_ccp_work* w, const joint_block* jb, const double* y, const double* Gy, double t,
-                        double* gp, double* d, double* dd, double* dcd)
-{
-    const double* cp = w->p->compliance;
-    const int32_t n = jb->n;
-    double gz = 0.0;
-    for (int32_t a = 0; a < n; a++) {
-        const double* Pa = jb->P + (size_t)a * n;
-        double z = 0.0;
-        for (int32_t c = 0; c < n; c++) z += Pa[c] * Gy[jb->rows[c]];
-        jb->z[a] = z;
-        gz += z * Gy[jb->rows[a]];
-    }
-    for (int32_t a = 0; a < n; a++) {
-        const int32_t i = jb->rows[a];
-        const double x = y[i] - t * jb->z[a];
-        gp[i] = x;
-        d[i] = x - y[i];
-        if (cp) *dcd += cp[i] * d[i] * d[i];
-    }
-    *dd += t * t * gz;
-}
-
 /* (9) γ⁺ = Π(y − t Gy), Gy = ∇f(y) = N y + r, and d = γ⁺ − y, block by
  * block in one pass; returns ‖d‖² (chunked, so the bits do not depend on
  * the threads) and, in *dcd, Σ c_i d_i² with the compliance c (0 without). */
@@ -218,6 +151,9 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
                             const joint_block* jb, double t, double* gp, double* d, double* dcd)
 {
     const bool dense = jb && jb->n > 0;
+    const double* cp = w->p->compliance;
+    const dvi_ccp_block* B = w->p->blocks;
+    const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
@@ -228,14 +164,62 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double dd = 0.0, cd = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++)
-            trial_block(w, b, br[b], br[b + 1] - br[b], y, Gy, P, dense, t, gp, d, &dd, &cd);
+        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = br[b], k = br[b + 1] - r0;
+            double pb = P ? P[b] : 1.0, tb = t * pb, ib = 1.0 / pb;
+            if (mu[b] >= 0.0) { /* the common block (FRICTION), unrolled */
+                const int32_t i = r0;
+                double x3[3] = {y[i] - tb * Gy[i], y[i + 1] - tb * Gy[i + 1], y[i + 2] - tb * Gy[i + 2]};
+                dvi_project_friction(mu[b], x3);
+                double d0 = x3[0] - y[i], d1 = x3[1] - y[i + 1], d2 = x3[2] - y[i + 2];
+                gp[i] = x3[0], gp[i + 1] = x3[1], gp[i + 2] = x3[2];
+                d[i] = d0, d[i + 1] = d1, d[i + 2] = d2;
+                dd += d0 * d0 * ib;
+                dd += d1 * d1 * ib;
+                dd += d2 * d2 * ib;
+                if (cp) {
+                    cd += cp[i] * d0 * d0;
+                    cd += cp[i + 1] * d1 * d1;
+                    cd += cp[i + 2] * d2 * d2;
+                }
+                continue;
+            }
+            if (dense && B[b].kind == DVI_BLOCK_BILATERAL) continue; /* below */
+            double x[6];
+            for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * Gy[r0 + a];
+            if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
+            for (int32_t a = 0; a < k; a++) {
+                double da = x[a] - y[r0 + a];
+                gp[r0 + a] = x[a];
+                d[r0 + a] = da;
+                dd += da * da * ib;
+                if (cp) cd += cp[r0 + a] * da * da;
+            }
+        }
         part[DVI_PART_SLOTS * (size_t)c] = dd;
         part[DVI_PART_SLOTS * (size_t)c + 1] = cd;
     }
-    *dcd = w->p->compliance ? dvi_part_sum(part, nc, 1) : 0.0;
+    *dcd = cp ? dvi_part_sum(part, nc, 1) : 0.0;
     double dd = dvi_part_sum(part, nc, 0);
-    if (dense) trial_dense(w, jb, y, Gy, t, gp, d, &dd, dcd);
+    if (dense) { /* the bilateral rows: d_J = −t P_J Gy_J, ‖d_J‖²_{P⁻¹} = t² Gy_Jᵀ P_J Gy_J */
+        const int32_t n = jb->n;
+        double gz = 0.0;
+        for (int32_t a = 0; a < n; a++) {
+            const double* Pa = jb->P + (size_t)a * n;
+            double z = 0.0;
+            for (int32_t c = 0; c < n; c++) z += Pa[c] * Gy[jb->rows[c]];
+            jb->z[a] = z;
+            gz += z * Gy[jb->rows[a]];
+        }
+        for (int32_t a = 0; a < n; a++) {
+            const int32_t i = jb->rows[a];
+            const double x = y[i] - t * jb->z[a];
+            gp[i] = x;
+            d[i] = x - y[i];
+            if (cp) *dcd += cp[i] * d[i] * d[i];
+        }
+        dd += t * t * gz;
+    }
     return dd;
 }
 
@@ -299,21 +283,9 @@ static inline __attribute__((always_inline)) void advance_rows(int32_t r0, int32
  * restart product ∇f(y)ᵀ(γ⁺ − γ), and (16) the next y = γ⁺ + β (γ⁺ − γ)
  * with its gradient likewise, taken for granted (a restart then overwrites
  * them). The gradients carry r, so no pass reads r. */
-/* The next iteration's first trial step (9), taken in advance's pass from
- * the y and Gy it has just written (the same numbers gradient_step would
- * give from them): t = 1/L of the next iteration, written to gp and d, its
- * sums to the part slots 4 and 5. */
-typedef struct next_trial {
-    double t;
-    const double* P;
-    bool dense;
-    double* gp;
-    double* d;
-} next_trial;
-
 static double advance(const dvi_ccp_work* w, const double* g, const double* gp, double* Gy, const double* Nd,
                       const double* cd, double* Ggp, const double* Gg, double beta, double* y, double rnorm,
-                      double* gdot, const next_trial* nx)
+                      double* gdot)
 {
     const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
@@ -327,7 +299,7 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
 #endif
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0, tdd = 0.0, tcd = 0.0;
+        double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
@@ -337,20 +309,16 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
                 dvi_project_friction(mu[b], x3);
                 double e0 = gp[r0] - x3[0], e1 = gp[r0 + 1] - x3[1], e2b = gp[r0 + 2] - x3[2];
                 e2 += e0 * e0 + e1 * e1 + e2b * e2b;
-            } else {
-                advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
-                e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
+                continue;
             }
-            /* after the block's reads of g and d, which nx may overwrite */
-            if (nx) trial_block(w, b, r0, k, y, Gy, nx->P, nx->dense, nx->t, nx->gp, nx->d, &tdd, &tcd);
+            advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
+            e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
         q[0] = e2;
         q[1] = g2;
         q[2] = u2;
         q[3] = gd;
-        q[4] = tdd;
-        q[5] = tcd;
     }
     *gdot = dvi_part_sum(part, nc, 3);
     double e2 = dvi_part_sum(part, nc, 0), g2 = dvi_part_sum(part, nc, 1), u2 = dvi_part_sum(part, nc, 2);
@@ -451,10 +419,6 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     const double* cd = body_test && w->p->compliance ? d : NULL;
     double traffic = 0.0;
     int32_t k = 0;
-    /* the first trial step of iteration k, when the previous advance took it
-     * (into `ahead`, its sums in the part slots 4 and 5) */
-    double* ahead = NULL;
-    const int nc_blocks = dvi_block_chunks(w);
     if (best_res <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
     for (; k < s->max_iterations && res->status != DVI_SOLVE_CONVERGED; k++) {
         if (k > 0 && k % REFRESH == 0) { /* refresh the linear recurrences */
@@ -462,31 +426,20 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             gradient(w, y, Gy);
             traffic += 2.0 * (product + 24.0 * m);
         }
+        double* gp = buf[0] != g && buf[0] != best ? buf[0] : buf[1] != g && buf[1] != best ? buf[1] : buf[2];
         /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r; (10)–(13) backtrack
          * until ½dᵀNd ≤ L/2 ‖d‖² */
-        double t = 1.0 / L, dcd = 0.0, dd;
-        double* gp;
-        const bool was_ahead = ahead != NULL;
-        if (ahead) { /* the same numbers gradient_step gives, summed in the same order */
-            gp = ahead;
-            dcd = w->p->compliance ? dvi_part_sum(w->part, nc_blocks, 5) : 0.0;
-            dd = dvi_part_sum(w->part, nc_blocks, 4);
-            if (jb.n > 0) trial_dense(w, &jb, y, Gy, t, gp, d, &dd, &dcd);
-            ahead = NULL;
-        } else {
-            gp = buf[0] != g && buf[0] != best ? buf[0] : buf[1] != g && buf[1] != best ? buf[1] : buf[2];
-            dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd);
-        }
+        double t = 1.0 / L, dcd = 0.0;
+        double dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd);
         for (int bt = 0;; bt++) {
             double dNd;
-            const double pass = bt == 0 && was_ahead ? 0.0 : step_pass; /* taken ahead: counted there */
             if (body_test) {
                 dNd = dvi_work_minv_d_quad(w, d, w->bodyvec) + dcd;
-                traffic += pass + minv_d_bytes;
+                traffic += step_pass + minv_d_bytes;
             } else {
                 dvi_work_apply(w, d, Nd);
                 dNd = dvi_work_dot(w, d, Nd);
-                traffic += pass + product + dot_pass;
+                traffic += step_pass + product + dot_pass;
             }
             if (bt == MAX_BACKTRACK || !(dNd > L * dd * (1.0 + 1e-12))) break;
             L *= s->apgd.grow;
@@ -501,19 +454,10 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         double theta_n = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
         double beta = theta * (1.0 - theta) / (theta * theta + theta_n);
 
-        /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y,
-         * and in the same pass the next iteration's first trial step, into a
-         * buffer that is neither γ_k (a fresh extrapolation reads it), γ_{k+1}
-         * nor the best so far; none is free when the best is an older
-         * iterate, and a refresh next or the last iteration needs none */
+        /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y */
         double gdot;
-        double* spare = buf[0] != g && buf[0] != gp ? buf[0] : buf[1] != g && buf[1] != gp ? buf[1] : buf[2];
-        const bool take_ahead = spare != best && k + 1 < s->max_iterations && (k + 1) % REFRESH != 0;
-        const next_trial nx = {1.0 / (L * s->apgd.shrink), P, jb.n > 0, spare, d};
-        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot, take_ahead ? &nx : NULL);
+        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot);
         traffic += dvi_work_mu_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
-        if (take_ahead) /* writes γ⁺ and d, reads the scaling and the compliance */
-            traffic += 16.0 * m + (P ? 8.0 * w->nblocks : 0.0) + (w->p->compliance && !cd ? 8.0 * m : 0.0);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "APGD: non-finite residual at iteration %d", k + 1);
@@ -534,19 +478,15 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         }
         if (rk <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
         /* (23)–(26) adaptive restart when ∇f(y)ᵀ(γ_{k+1} − γ_k) > 0 */
-        bool y_kept = true; /* the trial taken ahead holds for the y it was taken from */
         if (s->apgd.restart && gdot > 0.0) {
             memcpy(y, gp, (size_t)m * sizeof(double));
             memcpy(Gy, Ggp, (size_t)m * sizeof(double));
             theta_n = 1.0;
             traffic += 32.0 * m;
-            y_kept = false;
         } else if (fresh && res->status != DVI_SOLVE_CONVERGED) { /* N y from the fresh N γ⁺ */
             extrapolate(w, gp, g, Ggp, Gg, beta, y, Gy);
             traffic += 48.0 * m;
-            y_kept = false;
         }
-        if (take_ahead && y_kept) ahead = spare;
         /* (27)–(28) */
         L *= s->apgd.shrink;
         theta = theta_n;

@@ -58,7 +58,7 @@ static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t
 #define DVI_PAR_MIN 4096
 #define DVI_CHUNK_BLOCKS 512
 #define DVI_CHUNK_ROWS 2048
-#define DVI_PART_SLOTS 6 /* partial sums per chunk */
+#define DVI_PART_SLOTS 4 /* partial sums per chunk */
 
 
 
