@@ -41,21 +41,26 @@ static double deviation(const rover_course* c, const double ref[3], int k)
     return d;
 }
 
-/* Extremes of load/ref per wheel over samples with t in [t0, t1]. */
+/* Extremes of load/ref per wheel over samples with t in [t0, t1]; NaN when
+ * no sample lies there (an excursion that ends before the wheel's top). */
 static void extremes(const rover_course* c, const double ref[3], double t0, double t1, double mx[3], double mn[3])
 {
     for (int w = 0; w < 3; w++) {
         mx[w] = -INFINITY;
         mn[w] = INFINITY;
     }
+    int cnt = 0;
     for (int k = 0; k < c->n; k++) {
         if (c->t[k] < t0 || c->t[k] > t1) continue;
+        cnt++;
         for (int w = 0; w < 3; w++) {
             double r = c->load[w][k] / ref[w];
             mx[w] = fmax(mx[w], r);
             mn[w] = fmin(mn[w], r);
         }
     }
+    if (cnt == 0)
+        for (int w = 0; w < 3; w++) mx[w] = mn[w] = NAN;
 }
 
 /* The mean loads over travel in [d0, d1] into ref; false when no sample
