@@ -224,8 +224,8 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
 }
 
 /* Block-diagonal (Jacobi) preconditioner: P_b = k_b / Σ_{i∈b} N_ii, one
- * positive number per block, P[b] (a bilateral block has one row). Scaling a block by a positive number maps its
- * cone onto itself, so running APGD on x = P^{-1/2} γ (operator P^{1/2} N
+ * positive number per block, P[b] (a bilateral block has one row). Scaling
+ * a block by a positive number maps its cone onto itself, so running APGD on x = P^{-1/2} γ (operator P^{1/2} N
  * P^{1/2}) is an exact change of variables; written back in γ it is the
  * gradient step γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
 static void block_scaling(const dvi_ccp_work* w, double* P)

@@ -677,7 +677,8 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
                 } else {
                     r[0] = arm[3 * (size_t)k], r[1] = arm[3 * (size_t)k + 1], r[2] = arm[3 * (size_t)k + 2];
                 }
-                double T[3] = {r[1] * F[2] - r[2] * F[1], r[2] * F[0] - r[0] * F[2], r[0] * F[1] - r[1] * F[0]};
+                double T[3];
+                FRAME_MOMENT(r, F, T);
                 if (e & 2) { /* spin and rolling rows */
                     const double* xc = x + frow[c];
                     if (fdf)

@@ -630,7 +630,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         rec.shape_b = get_i32(r);
         rec.feature = get_u32(r);
         get_f64s(r, rec.point, 3);
-        double normal[3], tangents[6], arm[6]; /* the basis of the normal: recomputed where needed */
+        double normal[3], tangents[6], arm[6]; /* the tangents: the basis of the normal, as written */
         get_f64s(r, normal, 3);
         get_f64s(r, tangents, 6);
         rec.distance = get_f64(r);
@@ -651,10 +651,8 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         if (apply) {
             w->contacts[c] = rec;
             float* fr = w->fr_frame + 9 * (size_t)c;
-            double t[6];
-            basis_from_normal(normal, t, t + 3);
             for (int k = 0; k < 3; k++) fr[k] = (float)normal[k];
-            for (int k = 0; k < 6; k++) fr[3 + k] = (float)t[k];
+            for (int k = 0; k < 6; k++) fr[3 + k] = (float)tangents[k];
             for (int k = 0; k < 6; k++) w->fr_arm[6 * (size_t)c + k] = (float)arm[k];
             w->fr_ell[c] = ell;
         }
