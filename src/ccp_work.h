@@ -191,6 +191,10 @@ void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v);
 double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v);
 /* Factor form only. y = D^T v (no compliance). */
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y);
+/* The same two with x, y in single precision (APGD's single-precision
+ * vectors); the sums are in double. */
+double dvi_work_minv_d_quad_f(const dvi_ccp_work* w, const float* x, double* v);
+void dvi_work_dt_f(const dvi_ccp_work* w, const double* v, float* y);
 
 /* Factor form, contact c given by a frame: out = J_c v (its rows), and
  * v += M⁻¹ J_cᵀ δ (δ: its rows). */
@@ -297,12 +301,13 @@ static inline void dvi_project_friction(double mu, double* x)
         return;
     }
     const double t2sq = t1 * t1 + t2 * t2;
-    if (n >= 0.0 && t2sq <= (mu * n) * (mu * n)) return; /* inside the cone (no square root) */
-    double tn = sqrt(t2sq);
-    if (mu * tn <= -n) {       /* inside the polar cone */
+    if (n >= 0.0) {
+        if (t2sq <= (mu * n) * (mu * n)) return; /* inside the cone (no square root) */
+    } else if ((mu * mu) * t2sq <= n * n) { /* inside the polar cone, μ‖t‖ ≤ −n (no square root) */
         x[0] = x[1] = x[2] = 0.0;
         return;
     }
+    double tn = sqrt(t2sq);
     double np = (mu * tn + n) / (mu * mu + 1.0); /* onto the surface */
     double s = mu * np / tn;
     x[0] = np;

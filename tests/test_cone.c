@@ -168,6 +168,76 @@ static double* rolling_part(double* x, int part, int* len, double* norm)
     return v;
 }
 
+/* The friction cone's projection as it was written before its polar test
+ * lost its square root (μ‖t‖ ≤ −n, taken after ‖t‖): the reference below. */
+static void friction_with_root(double mu, double* x)
+{
+    double n = x[0], t1 = x[1], t2 = x[2];
+    const double t2sq = t1 * t1 + t2 * t2;
+    if (n >= 0.0 && t2sq <= (mu * n) * (mu * n)) return;
+    double tn = sqrt(t2sq);
+    if (mu * tn <= -n) {
+        x[0] = x[1] = x[2] = 0.0;
+        return;
+    }
+    double np = (mu * tn + n) / (mu * mu + 1.0);
+    double s = mu * np / tn;
+    x[0] = np, x[1] = t1 * s, x[2] = t2 * s;
+}
+
+/* The polar test without the square root, μ²‖t‖² ≤ n² for n < 0, decides
+ * as μ‖t‖ ≤ −n did everywhere but within rounding of the polar cone's
+ * surface, where both answers are zero to rounding (the surface projection
+ * of a point on that surface is the apex): 2 million points, a third of
+ * them in the polar cone, a sixth on its surface and a few ulps either
+ * way. Away from that surface the bits are the same; on it the two differ
+ * by at most 1e-15 of the point's size. */
+static void test_friction_polar_without_root(void** state)
+{
+    (void)state;
+    uint64_t s = 31;
+    long polar = 0, differ = 0, near = 0;
+    for (int trial = 0; trial < 2000000; trial++) {
+        const double mu = trial % 7 == 0 ? 1e-3 : 0.05 + (rnd(&s) + 1.0);
+        double x[3] = {rnd(&s), rnd(&s), rnd(&s)};
+        if (trial % 3 == 0) x[0] = -fabs(x[0]) - 0.1; /* n < 0: polar or outside */
+        bool on = false;
+        if (trial % 6 == 0 && x[0] < 0.0) { /* onto the polar cone's surface μ‖t‖ = −n, then ulps */
+            const double tn = sqrt(x[1] * x[1] + x[2] * x[2]);
+            if (tn > 0.0) {
+                for (int i = 1; i < 3; i++) {
+                    x[i] *= -x[0] / (mu * tn);
+                    for (int k = (int)(rnd(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                        x[i] = nextafter(x[i], k > 0 ? INFINITY : -INFINITY);
+                }
+                on = true;
+                near++;
+            }
+        }
+        double a[3], b[3];
+        memcpy(a, x, sizeof a);
+        memcpy(b, x, sizeof b);
+        dvi_project_friction(mu, a);
+        friction_with_root(mu, b);
+        if (a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0) polar++;
+        if (memcmp(a, b, sizeof a) != 0) {
+            const double size = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+            double dmax = 0.0;
+            for (int i = 0; i < 3; i++) dmax = fmax(dmax, fabs(a[i] - b[i]));
+            if (!on || !(dmax <= 1e-15 * size)) {
+                print_message("trial %d: x = (%a, %a, %a), mu %g: differ by %.3e (on the surface: %d)\n", trial, x[0],
+                              x[1], x[2], mu, dmax, on);
+                fail();
+            }
+            differ++;
+        }
+    }
+    print_message("friction projection: 2,000,000 points, %ld to the apex, %ld on the polar surface, "
+                  "%ld of those differ (by rounding)\n",
+                  polar, near, differ);
+    assert_true(polar > 300000 && near > 200000);
+}
+
 /* The rolling projection's inside test returns the same bits as the walk
  * over the breakpoints alone, on points inside, on the surface (to the last
  * bit and within a few ulps of it), outside, in the polar cone, with zero
@@ -238,6 +308,7 @@ int main(void)
         cmocka_unit_test(test_friction_properties),
         cmocka_unit_test(test_rolling_projection),
         cmocka_unit_test(test_rolling_inside_same_bits),
+        cmocka_unit_test(test_friction_polar_without_root),
     };
     return cmocka_run_group_tests_name("cone", tests, NULL, NULL);
 }
