@@ -144,11 +144,111 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
     jb->n = n, jb->rows = rows, jb->P = P, jb->z = z;
 }
 
+/* ---- friction blocks four at a time (apgd_groups.h) ---- */
+
+typedef double v4d __attribute__((vector_size(32)));
+typedef long long v4l __attribute__((vector_size(32)));
+/* four consecutive doubles anywhere, read and written as one vector */
+typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
+#define LD4(p) ((v4d) * (const v4d_u*)(p))
+#define ST4(p, v) (*(v4d_u*)(p) = (v))
+
+/* Lanes i0 … i3 of the eight of a, b (or of the four of a). */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define SHUF2(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#define SHUF1(a, i0, i1, i2, i3) __builtin_shufflevector(a, a, i0, i1, i2, i3)
+#endif
+#endif
+#ifndef SHUF2
+#define SHUF2(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (v4l){i0, i1, i2, i3})
+#define SHUF1(a, i0, i1, i2, i3) __builtin_shuffle(a, (v4l){i0, i1, i2, i3})
+#endif
+
+/* a where the lane's mask is set, else b */
+#define SEL4(mask, a, b) ((v4d)((((v4l)(a)) & (mask)) | (((v4l)(b)) & ~(mask))))
+
+/* dvi_project_friction on four blocks (μ > 0), without branches: each
+ * lane takes the operations of the scalar projection's case it falls in
+ * (the surface's answer is formed in every lane; where it is not kept,
+ * ‖t‖ may be 0 and it is not finite, which no kept lane sees). */
+static inline __attribute__((always_inline)) void project4(const v4d* mu, v4d* x0, v4d* x1, v4d* x2)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0};
+    const v4d m = *mu, n = *x0, t1 = *x1, t2 = *x2;
+    const v4d t2sq = t1 * t1 + t2 * t2;
+    const v4d mn = m * n;
+    const v4l inside = (n >= zero) & (t2sq <= mn * mn);
+    const v4l polar = (n < zero) & ((m * m) * t2sq <= n * n);
+    v4d tn;
+    for (int l = 0; l < 4; l++) tn[l] = sqrt(t2sq[l]);
+    const v4d np = (m * tn + n) / (m * m + 1.0);
+    const v4d s = m * np / tn;
+    *x0 = SEL4(inside, n, SEL4(polar, zero, np));
+    *x1 = SEL4(inside, t1, SEL4(polar, zero, t1 * s));
+    *x2 = SEL4(inside, t2, SEL4(polar, zero, t2 * s));
+}
+
+/* The kernels pass four-wide vectors between inlined functions only; GCC
+ * warns that such a vector changes the calling convention of a function
+ * built without AVX, which does not apply to a function that is inlined
+ * (the warning comes at the end of the file, so it is off for all of it). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+#define GROUP_TARGET
+#define GROUP_FN(name) name
+#include "apgd_groups.h"
+#undef GROUP_TARGET
+#undef GROUP_FN
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define APGD_AVX2 1
+#define GROUP_TARGET __attribute__((target("avx2")))
+#define GROUP_FN(name) name##_avx2
+#include "apgd_groups.h"
+#undef GROUP_TARGET
+#undef GROUP_FN
+#endif
+
+int dvi_apgd_group_mode = -1;
+
+/* The kernels of this solve: 0 none (the scalar passes), 1 the baseline
+ * instruction set's, 2 AVX2's. */
+static int group_kernels(void)
+{
+    if (dvi_apgd_group_mode >= 0) {
+#ifdef APGD_AVX2
+        if (dvi_apgd_group_mode == 2 && !__builtin_cpu_supports("avx2")) return 1;
+        return dvi_apgd_group_mode > 2 ? 2 : dvi_apgd_group_mode;
+#else
+        return dvi_apgd_group_mode > 0 ? 1 : 0;
+#endif
+    }
+#ifdef APGD_AVX2
+    return __builtin_cpu_supports("avx2") ? 2 : 1;
+#else
+    return 1;
+#endif
+}
+
+/* The number of groups of four friction blocks (μ > 0) from block b, not
+ * past b1. */
+static inline int32_t group_count(const double* mu, int32_t b, int32_t b1)
+{
+    int32_t ng = 0;
+    while (b + 4 * (ng + 1) <= b1) {
+        const double* q = mu + b + 4 * ng;
+        if (!(q[0] > 0.0 && q[1] > 0.0 && q[2] > 0.0 && q[3] > 0.0)) break;
+        ng++;
+    }
+    return ng;
+}
+
 /* (9) γ⁺ = Π(y − t Gy), Gy = ∇f(y) = N y + r, and d = γ⁺ − y, block by
  * block in one pass; returns ‖d‖² (chunked, so the bits do not depend on
  * the threads) and, in *dcd, Σ c_i d_i² with the compliance c (0 without). */
 static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Gy, const double* P,
-                            const joint_block* jb, double t, double* gp, double* d, double* dcd)
+                            const joint_block* jb, double t, double* gp, double* d, double* dcd, int kernels)
 {
     const bool dense = jb && jb->n > 0;
     const double* cp = w->p->compliance;
@@ -165,6 +265,17 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double dd = 0.0, cd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            const int32_t ng = kernels && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
+            if (ng > 0) { /* friction blocks four at a time */
+#ifdef APGD_AVX2
+                if (kernels == 2)
+                    step_groups_avx2(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
+                else
+#endif
+                    step_groups(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
+                b += 4 * ng - 1;
+                continue;
+            }
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double pb = P ? P[b] : 1.0, tb = t * pb, ib = 1.0 / pb;
             if (mu[b] >= 0.0) { /* the common block (FRICTION), unrolled */
@@ -285,7 +396,7 @@ static inline __attribute__((always_inline)) void advance_rows(int32_t r0, int32
  * them). The gradients carry r, so no pass reads r. */
 static double advance(const dvi_ccp_work* w, const double* g, const double* gp, double* Gy, const double* Nd,
                       const double* cd, double* Ggp, const double* Gg, double beta, double* y, double rnorm,
-                      double* gdot)
+                      double* gdot, int kernels)
 {
     const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
@@ -301,6 +412,19 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            const int32_t ng = kernels && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
+            if (ng > 0) { /* friction blocks four at a time */
+                double q4[4] = {e2, g2, u2, gd};
+#ifdef APGD_AVX2
+                if (kernels == 2)
+                    advance_groups_avx2(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
+                else
+#endif
+                    advance_groups(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
+                e2 = q4[0], g2 = q4[1], u2 = q4[2], gd = q4[3];
+                b += 4 * ng - 1;
+                continue;
+            }
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
             if (mu[b] >= 0.0) { /* the common block (FRICTION): k = 3, unrolled */
@@ -369,6 +493,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* Nd = w->vec[8];
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
     joint_block jb = {0, NULL, NULL, NULL};
+    const int kernels = group_kernels();
     if (P) {
         block_scaling(w, P);
         joint_block_build(w, &jb);
@@ -430,7 +555,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r; (10)–(13) backtrack
          * until ½dᵀNd ≤ L/2 ‖d‖² */
         double t = 1.0 / L, dcd = 0.0;
-        double dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd);
+        double dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, kernels);
         for (int bt = 0;; bt++) {
             double dNd;
             if (body_test) {
@@ -444,7 +569,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             if (bt == MAX_BACKTRACK || !(dNd > L * dd * (1.0 + 1e-12))) break;
             L *= s->apgd.grow;
             t = 1.0 / L;
-            dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd);
+            dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, kernels);
         }
         if (body_test) {
             dvi_work_dt(w, w->bodyvec, Nd);
@@ -456,7 +581,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 
         /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y */
         double gdot;
-        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot);
+        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot, kernels);
         traffic += dvi_work_mu_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
