@@ -258,6 +258,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -351,6 +352,7 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
     const double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
     const int32_t nb = w->nblocks;
     const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -405,6 +407,7 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -455,6 +458,7 @@ static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g
 {
     const int32_t m = w->m;
     const int nt = dvi_work_nt(w, m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -471,6 +475,7 @@ static void gradient(const dvi_ccp_work* w, const double* x, double* G)
     const double* r = w->p->r;
     dvi_work_apply(w, x, G);
     const int nt = dvi_work_nt(w, m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -512,6 +517,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     /* (5)–(6) L_0 = ‖N(γ_0 − γ̃)‖ / ‖γ_0 − γ̃‖ with γ̃ = γ_0 − 1: a lower
      * estimate of the largest eigenvalue; backtracking corrects it. */
     const int nt0 = dvi_work_nt(w, m);
+    (void)nt0; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
 #endif

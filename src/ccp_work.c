@@ -786,6 +786,7 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
     const double* c = w->p->compliance;
     if (c) {
         const int nt = dvi_work_nt(w, m);
+        (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -893,6 +894,7 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -938,6 +940,7 @@ static double velocity_sums(const dvi_ccp_work* w, const double* g, const double
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -996,6 +999,7 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
     const int32_t m = w->m, nc = dvi_row_chunks(m);
     double* part = w->part;
     const int nt = dvi_work_nt(w, m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
@@ -1022,6 +1026,7 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
     double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;
     const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
 #endif
