@@ -551,7 +551,10 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double traffic = 0.0;
     int32_t k = 0;
     if (best_res <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
+    const double* fresh_g = NULL; /* the iterate whose gradient the last iteration formed afresh, */
+    const double* fresh_G = NULL; /* and that gradient */
     for (; k < s->max_iterations && res->status != DVI_SOLVE_CONVERGED; k++) {
+        fresh_g = fresh_G = NULL;
         if (k > 0 && k % REFRESH == 0) { /* refresh the linear recurrences */
             gradient(w, g, Gg);
             gradient(w, y, Gy);
@@ -601,6 +604,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             rk = dvi_work_residual_checked(w, gp, Ggp, s->tolerance);
             traffic += product + 24.0 * m + dvi_work_pass_bytes(w, 2, 0);
             fresh = true;
+            fresh_g = gp, fresh_G = Ggp;
         }
         dvi_history_push(res, rk);
         if (rk < best_res) {
@@ -630,6 +634,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     res->target_residual = best_res;
     res->bytes_per_iteration = k > 0 ? traffic / k : 0.0;
     memcpy(gamma, best, (size_t)m * sizeof(double)); /* (29)–(33) return the best iterate */
+    if (best == fresh_g) w->u_final = fresh_G;       /* its N γ + r, for the driver */
     return DVI_OK;
 }
 

@@ -279,10 +279,16 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
         return st;
     }
 
-    /* fresh metrics on the returned γ */
+    /* fresh metrics on the returned γ (its product from the solver when it
+     * has one: the same operations, so the same bits) */
     double* u = w->vec[DVI_WORK_VECTORS - 1];
-    dvi_work_apply(w, gamma, u);
-    for (int32_t i = 0; i < w->m; i++) u[i] += p->r[i];
+    if (w->u_final) {
+        memcpy(u, w->u_final, (size_t)w->m * sizeof(double));
+    } else {
+        dvi_work_apply(w, gamma, u);
+        for (int32_t i = 0; i < w->m; i++) u[i] += p->r[i];
+    }
+    w->u_final = NULL;
     dvi_work_metrics(w, gamma, u, &res->metrics);
     if (!isfinite(res->metrics.residual)) {
         res->status = DVI_SOLVE_DIVERGED;

@@ -201,6 +201,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     if (st != DVI_OK) return st;
 
     w->p = p;
+    w->u_final = NULL;
     w->m = p->rows;
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;

@@ -125,6 +125,11 @@ typedef struct dvi_ccp_work {
     void* scratch;      /* solver-private persistent buffer */
     size_t scratch_cap;
     double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions */
+    /* N γ + r of the γ a solver returns, formed as dvi_work_apply then + r
+     * (the driver's own order), when the solver holds it in one of
+     * vec[0 … DVI_WORK_VECTORS − 2]; else NULL (dvi_work_prepare clears it).
+     * The driver then takes it instead of forming the product again. */
+    const double* u_final;
     size_t cap_part;
 } dvi_ccp_work;
 

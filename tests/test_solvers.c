@@ -1134,6 +1134,26 @@ static void test_apgd_groups(void** state)
         assert_true(hdiff > 0);
         for (int r = 0; r < RUNS; r++) free(gm[r]);
     }
+    /* A converged solve hands its last fresh product to the driver, which
+     * reports the metrics of the returned γ from it: they must be those
+     * that dvi_ccp_evaluate forms from γ itself, to the bit. */
+    for (int k = 0; k < 2; k++) {
+        const dvi_ccp_problem* p = &gen[k].p;
+        double* gm = calloc((size_t)p->rows, sizeof(double));
+        assert_non_null(gm);
+        dvi_solver_settings s = settings(1e-6, 100000);
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        const dvi_status st = dvi_ccp_solve(p, "apgd", &s, gm, &res);
+        print_message("  converged solve: %d iterations, residual %.3e (%s)\n", res.iterations, res.metrics.residual,
+                      dvi_solve_status_string(res.status));
+        assert_int_equal(st, DVI_OK);
+        assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
+        dvi_ccp_metrics m;
+        assert_int_equal(dvi_ccp_evaluate(p, gm, &m), DVI_OK);
+        assert_memory_equal(&m, &res.metrics, sizeof m);
+        free(gm);
+    }
     gen[0].p.compliance = NULL;
     free(comp);
     dvi_gen_free(&gen[0]);
