@@ -82,7 +82,24 @@ static bool psd6(const double* A)
 /* The contact frames (dvi_ccp_frames): blocks in range, increasing, of a
  * contact kind, with empty D columns; bodies in range or −1; every number
  * finite, ell > 0. */
-static dvi_status check_frames(const dvi_ccp_problem* p, char* msg, size_t n)
+/* Contact c's numbers and bodies as check_frames wants them (the checks
+ * that need nothing of the other contacts). */
+static bool frame_values_ok(const dvi_ccp_problem* p, int32_t c, bool sgl)
+{
+    const dvi_ccp_frames* F = p->frames;
+    for (int s = 0; s < 2; s++) {
+        int32_t body = F->body[2 * c + s];
+        if (body < -1 || body >= p->body_count) return false;
+    }
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(sgl ? F->frame_f[9 * (size_t)c + k] : F->frame[9 * (size_t)c + k])) return false;
+    for (int k = 0; k < 6; k++)
+        if (!isfinite(sgl ? F->arm_f[6 * (size_t)c + k] : F->arm[6 * (size_t)c + k])) return false;
+    if (F->ell && !(F->ell[c] > 0.0 && isfinite(F->ell[c]))) return false;
+    return true;
+}
+
+static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg, size_t n)
 {
     const dvi_ccp_frames* F = p->frames;
     if (F->count < 0) return fail(msg, n, "frames.count: must be >= 0 (got %d)", F->count);
@@ -92,6 +109,17 @@ static dvi_status check_frames(const dvi_ccp_problem* p, char* msg, size_t n)
     if (!F->block || !F->body || (sgl ? !F->frame_f || !F->arm_f : !F->frame || !F->arm))
         return fail(msg, n, "frames: block, body, frame and arm (or frame_f and arm_f) must all be given");
     const dvi_csc* D = p->D;
+    /* the checks of each contact's own numbers, in parallel: the first
+     * contact that fails one (count: none); the loop below makes them only
+     * from there on, so its message is the one a serial pass gives */
+    int32_t first_bad = F->count;
+    const int32_t count = F->count;
+    (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count > 4096) reduction(min : first_bad)
+#endif
+    for (int32_t c = 0; c < count; c++)
+        if (c < first_bad && !frame_values_ok(p, c, sgl)) first_bad = c;
     int32_t prev = -1, b = 0, row = 0;
     for (int32_t c = 0; c < F->count; c++) {
         int32_t blk = F->block[c];
@@ -106,6 +134,7 @@ static dvi_status check_frames(const dvi_ccp_problem* p, char* msg, size_t n)
         for (int32_t i = row; i < row + dvi_block_rows(kind); i++)
             if (D->colptr[i + 1] != D->colptr[i])
                 return fail(msg, n, "frames.block[%d]: column %d of D (blocks[%d]) must be empty", c, i, blk);
+        if (c < first_bad) continue; /* its own numbers were checked above */
         for (int s = 0; s < 2; s++) {
             int32_t body = F->body[2 * c + s];
             if (body < -1 || body >= p->body_count)
@@ -132,8 +161,31 @@ static double rnd(uint64_t* s)
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-/* The full validation; y and wy hold rows doubles each (symmetry test of W). */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* msg, size_t n)
+/* Body b's block of M⁻¹ passes the checks of dvi_ccp_check (finite,
+ * non-negative diagonal, symmetric, positive semidefinite). */
+static bool inv_mass_ok(const dvi_ccp_problem* p, int32_t b)
+{
+    double tmp[36];
+    if (!p->inv_mass)
+        for (int k = 0; k < 10; k++)
+            if (!isfinite(p->inv_mass_rigid[10 * (size_t)b + k])) return false;
+    const double* A = dvi_ccp_minv_block(p, b, tmp);
+    double scale = 0.0;
+    for (int k = 0; k < 36; k++) {
+        if (!isfinite(A[k])) return false;
+        if (fabs(A[k]) > scale) scale = fabs(A[k]);
+    }
+    for (int i = 0; i < 6; i++) {
+        if (A[7 * i] < 0.0) return false;
+        for (int j = i + 1; j < 6; j++)
+            if (fabs(A[6 * i + j] - A[6 * j + i]) > 1e-12 * scale) return false;
+    }
+    return psd6(A);
+}
+
+/* The full validation; y and wy hold rows doubles each (symmetry test of W);
+ * the checks of bodies and contact frames run on `threads` threads. */
+dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int threads, char* msg, size_t n)
 {
     if (msg && n) msg[0] = '\0';
     if (!p) return fail(msg, n, "problem: NULL");
@@ -186,7 +238,16 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* 
         const char* mname = p->inv_mass ? "inv_mass" : "inv_mass_rigid";
         st = check_csc(p->D, "D", 6 * p->body_count, p->rows, true, msg, n);
         if (st != DVI_OK) return st;
-        for (int32_t b = 0; b < p->body_count; b++) {
+        /* the bodies in parallel; the serial loop below only from the first
+         * that fails (body_count: none), for the message of a serial pass */
+        int32_t first_bad = p->body_count;
+        const int32_t nbody = p->body_count;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && nbody > 1024) reduction(min : first_bad)
+#endif
+        for (int32_t b = 0; b < nbody; b++)
+            if (b < first_bad && !inv_mass_ok(p, b)) first_bad = b;
+        for (int32_t b = first_bad; b < p->body_count; b++) {
             double tmp[36];
             if (!p->inv_mass)
                 for (int k = 0; k < 10; k++)
@@ -208,7 +269,7 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* 
             if (!psd6(A)) return fail(msg, n, "%s[body %d]: not positive semidefinite", mname, b);
         }
         if (p->frames) {
-            st = check_frames(p, msg, n);
+            st = check_frames(p, threads, msg, n);
             if (st != DVI_OK) return st;
         }
     } else {
@@ -250,7 +311,7 @@ dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size
             return DVI_ERR_NOMEM;
         }
     }
-    dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, msg, msg_size);
+    dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, 1, msg, msg_size);
     free(tmp);
     return st;
 }

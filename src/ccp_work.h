@@ -171,7 +171,8 @@ extern int dvi_apgd_group_mode;
 
 /* Full validation of a problem (src/ccp_problem.c); y, wy: rows doubles of
  * scratch each, used only for the Delassus form. */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, char* msg, size_t msg_size);
+dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int threads, char* msg,
+                         size_t msg_size);
 
 /* A problem with its contacts given by frames turned into columns of D (for
  * the file writers, which write D): e->problem is p with e's own D and no

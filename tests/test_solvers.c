@@ -1160,6 +1160,59 @@ static void test_apgd_groups(void** state)
     dvi_gen_free(&gen[1]);
 }
 
+/* The checks of bodies and contact frames run on the solver's threads and
+ * must name the same first bad item as the serial validation: on a packing
+ * of 10,000 contacts given by frames (enough for the parallel path), a
+ * NaN in a frame near the end and a negative 1/m near the end, then one
+ * early as well; each time dvi_ccp_solve on three threads refuses the
+ * problem with the message dvi_ccp_validate (one thread) gives. */
+static void test_validation_threads(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_granular(10000, 0.4, 1e-3, 5, &g), DVI_OK);
+    assert_true(dvi_gen_use_frames(&g) > 4096);
+    assert_true(g.p.body_count > 1024);
+    double* gm = calloc((size_t)g.p.rows, sizeof(double));
+    assert_non_null(gm);
+    const int32_t nc = g.frames.count, nb = g.p.body_count;
+    struct {
+        double* where;
+        double value;
+        const char* names;
+    } cases[4] = {
+        {&g.fr_frame[9 * (size_t)(nc - 3) + 4], NAN, "frames.frame["},
+        {&g.fr_frame[9 * (size_t)(nc / 3) + 1], INFINITY, "frames.frame["},
+        {&g.inv_mass[36 * (size_t)(nb - 2)], -1.0, "inv_mass[body"},
+        {&g.inv_mass[36 * (size_t)(nb / 4) + 7], -2.0, "inv_mass[body"},
+    };
+    double keep[4];
+    for (int k = 0; k < 4; k++) {
+        keep[k] = *cases[k].where;
+        *cases[k].where = cases[k].value; /* cases 1 and 3 add an earlier bad item to 0 and 2 */
+        char serial[256];
+        assert_int_equal(dvi_ccp_validate(&g.p, serial, sizeof serial), DVI_ERR_INVALID_ARG);
+        dvi_solver_settings s = settings(1e-6, 10);
+        s.threads = 3;
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        assert_int_equal(dvi_ccp_solve(&g.p, "apgd", &s, gm, &res), DVI_ERR_INVALID_ARG);
+        print_message("  %s\n", res.message);
+        assert_string_equal(res.message, serial);
+        assert_non_null(strstr(serial, cases[k].names));
+        char want[64];
+        const int32_t at = k == 0 ? 9 * (nc - 3) + 4 : k == 1 ? 9 * (nc / 3) + 1 : k == 2 ? nb - 2 : nb / 4;
+        snprintf(want, sizeof want, k < 2 ? "[%d]" : "[body %d]", at);
+        assert_non_null(strstr(serial, want));
+        if (k == 1 || k == 3) /* restore the pair */
+            for (int j = k - 1; j <= k; j++) *cases[j].where = keep[j];
+    }
+    assert_int_equal(dvi_ccp_validate(&g.p, NULL, 0), DVI_OK);
+    free(gm);
+    dvi_gen_free(&g);
+}
+
 /* The APGD block preconditioner is an exact change of variables: with it
  * and without it APGD reaches the same answer. Two independent box columns,
  * one 10⁴ times lighter than the other, have known interface loads (as in
@@ -2162,6 +2215,7 @@ int main(void)
         cmocka_unit_test(test_random_apgd_vs_pgs),
         cmocka_unit_test(test_apgd_preconditioner),
         cmocka_unit_test(test_apgd_groups),
+        cmocka_unit_test(test_validation_threads),
         cmocka_unit_test(test_apgd_joint_block),
         cmocka_unit_test(test_apgd_redundant_joints),
         cmocka_unit_test(test_random_lemke_vs_cone),
