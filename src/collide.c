@@ -1079,20 +1079,25 @@ static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geo
             OMP(for schedule(dynamic, 1))
             for (size_t q = 0; q < nparts; q++) sort_part(c->pairs_tmp, c->pairs, start, q, n, S->counts);
 
-            /* 3. narrow phase */
-            OMP(for schedule(dynamic, 1))
+            /* 3. narrow phase: each thread takes one contiguous run of chunks,
+             * in thread order, so the first thread's points are the first of
+             * the output: it writes them there itself, and only the others'
+             * are copied (their slots hold (team − 1)/team of the points,
+             * not all of them) */
+            dvi_contact_point** buf = tn == 0 ? &c->points : &S->points;
+            size_t* cap = tn == 0 ? &c->points_cap : &S->points_cap;
+            OMP(for schedule(static))
             for (size_t ch = 0; ch < nchunks; ch++) {
                 const size_t k0 = ch * NARROW_CHUNK, k1 = k0 + NARROW_CHUNK < np ? k0 + NARROW_CHUNK : np;
                 const size_t first = S->npts;
                 size_t m = first;
                 for (size_t k = k0; k < k1; k++) {
-                    if (m + NARROW_MAX > S->points_cap &&
-                        !reserve((void**)&S->points, &S->points_cap, m + NARROW_MAX, sizeof *S->points)) {
+                    if (m + NARROW_MAX > *cap && !reserve((void**)buf, cap, m + NARROW_MAX, sizeof **buf)) {
                         OMP(atomic write)
                         failed = 1;
                         break;
                     }
-                    m += (size_t)narrow_pair(c, geoms, k, np, envelope, S->points + m);
+                    m += (size_t)narrow_pair(c, geoms, k, np, envelope, *buf + m);
                 }
                 S->npts = m;
                 c->chunks[ch] = (narrow_chunk){tn, (int32_t)(m - first), first, 0};
@@ -1102,6 +1107,9 @@ static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geo
                 for (size_t ch = 0; ch < nchunks; ch++) {
                     c->chunks[ch].dest = total;
                     total += (size_t)c->chunks[ch].count;
+                    /* the first thread's chunks are where they belong (an invariant of the static
+                     * schedule: were it broken, the call fails rather than return points out of order) */
+                    if (c->chunks[ch].slot == 0 && c->chunks[ch].dest != c->chunks[ch].offset) failed = 1;
                 }
                 if (!failed && (total > (size_t)INT32_MAX || !RESERVE(c, points, total + 1))) failed = 1;
             }
@@ -1109,7 +1117,7 @@ static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geo
                 OMP(for schedule(static) nowait) /* the region's end waits */
                 for (size_t ch = 0; ch < nchunks; ch++) {
                     const narrow_chunk* q = &c->chunks[ch];
-                    if (q->count > 0)
+                    if (q->slot != 0 && q->count > 0)
                         memcpy(c->points + q->dest, c->slots[q->slot].points + q->offset,
                                (size_t)q->count * sizeof *c->points);
                 }
