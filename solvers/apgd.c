@@ -212,23 +212,30 @@ static inline __attribute__((always_inline)) void project4(const v4d* mu, v4d* x
 
 int dvi_apgd_group_mode = -1;
 
-/* The kernels of this solve: 0 none (the scalar passes), 1 the baseline
- * instruction set's, 2 AVX2's. */
-static int group_kernels(void)
+/* The two kernels of one instruction set. */
+typedef struct group_kernels {
+    void (*step)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* P, const double* cp,
+                 const double* y, const double* Gy, double t, double* gp, double* d, double* dd_out, double* cd_out);
+    void (*advance)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* g, const double* gp, double* Gy,
+                    const double* Nd, const double* cd, const double* cp, double* Ggp, const double* Gg, double beta,
+                    double* y, double q[4]);
+} group_kernels;
+
+static const group_kernels KERNELS_BASE = {step_groups, advance_groups};
+#ifdef APGD_AVX2
+static const group_kernels KERNELS_AVX2 = {step_groups_avx2, advance_groups_avx2};
+#endif
+
+/* The kernels of this solve: NULL for the scalar passes only
+ * (dvi_apgd_group_mode 0), else the fastest the machine runs, or those
+ * dvi_apgd_group_mode asks for. */
+static const group_kernels* group_kernels_for_solve(void)
 {
-    if (dvi_apgd_group_mode >= 0) {
+    if (dvi_apgd_group_mode == 0) return NULL;
 #ifdef APGD_AVX2
-        if (dvi_apgd_group_mode == 2 && !__builtin_cpu_supports("avx2")) return 1;
-        return dvi_apgd_group_mode > 2 ? 2 : dvi_apgd_group_mode;
-#else
-        return dvi_apgd_group_mode > 0 ? 1 : 0;
+    if (dvi_apgd_group_mode != 1 && __builtin_cpu_supports("avx2")) return &KERNELS_AVX2;
 #endif
-    }
-#ifdef APGD_AVX2
-    return __builtin_cpu_supports("avx2") ? 2 : 1;
-#else
-    return 1;
-#endif
+    return &KERNELS_BASE;
 }
 
 /* The number of groups of four friction blocks (μ > 0) from block b, not
@@ -248,7 +255,8 @@ static inline int32_t group_count(const double* mu, int32_t b, int32_t b1)
  * block in one pass; returns ‖d‖² (chunked, so the bits do not depend on
  * the threads) and, in *dcd, Σ c_i d_i² with the compliance c (0 without). */
 static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Gy, const double* P,
-                            const joint_block* jb, double t, double* gp, double* d, double* dcd, int kernels)
+                            const joint_block* jb, double t, double* gp, double* d, double* dcd,
+                            const group_kernels* gk)
 {
     const bool dense = jb && jb->n > 0;
     const double* cp = w->p->compliance;
@@ -266,14 +274,9 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double dd = 0.0, cd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
-            const int32_t ng = kernels && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
+            const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
             if (ng > 0) { /* friction blocks four at a time */
-#ifdef APGD_AVX2
-                if (kernels == 2)
-                    step_groups_avx2(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
-                else
-#endif
-                    step_groups(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
+                gk->step(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
                 b += 4 * ng - 1;
                 continue;
             }
@@ -337,9 +340,10 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
 
 /* Block-diagonal (Jacobi) preconditioner: P_b = k_b / Σ_{i∈b} N_ii, one
  * positive number per block, P[b] (a bilateral block has one row). Scaling
- * a block by a positive number maps its cone onto itself, so running APGD on x = P^{-1/2} γ (operator P^{1/2} N
- * P^{1/2}) is an exact change of variables; written back in γ it is the
- * gradient step γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
+ * a block by a positive number maps its cone onto itself, so running APGD
+ * on x = P^{-1/2} γ (operator P^{1/2} N P^{1/2}) is an exact change of
+ * variables; written back in γ it is the gradient step
+ * γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
 static void block_scaling(const dvi_ccp_work* w, double* P)
 {
     double sum = 0.0;
@@ -398,7 +402,7 @@ static inline __attribute__((always_inline)) void advance_rows(int32_t r0, int32
  * them). The gradients carry r, so no pass reads r. */
 static double advance(const dvi_ccp_work* w, const double* g, const double* gp, double* Gy, const double* Nd,
                       const double* cd, double* Ggp, const double* Gg, double beta, double* y, double rnorm,
-                      double* gdot, int kernels)
+                      double* gdot, const group_kernels* gk)
 {
     const double* cp = w->p->compliance;
     const dvi_ccp_block* B = w->p->blocks;
@@ -415,15 +419,10 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
-            const int32_t ng = kernels && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
+            const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
             if (ng > 0) { /* friction blocks four at a time */
                 double q4[4] = {e2, g2, u2, gd};
-#ifdef APGD_AVX2
-                if (kernels == 2)
-                    advance_groups_avx2(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
-                else
-#endif
-                    advance_groups(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
+                gk->advance(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
                 e2 = q4[0], g2 = q4[1], u2 = q4[2], gd = q4[3];
                 b += 4 * ng - 1;
                 continue;
@@ -498,7 +497,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* Nd = w->vec[8];
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
     joint_block jb = {0, NULL, NULL, NULL};
-    const int kernels = group_kernels();
+    const group_kernels* gk = group_kernels_for_solve();
     if (P) {
         block_scaling(w, P);
         joint_block_build(w, &jb);
@@ -564,7 +563,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r; (10)–(13) backtrack
          * until ½dᵀNd ≤ L/2 ‖d‖² */
         double t = 1.0 / L, dcd = 0.0;
-        double dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, kernels);
+        double dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, gk);
         for (int bt = 0;; bt++) {
             double dNd;
             if (body_test) {
@@ -578,7 +577,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             if (bt == MAX_BACKTRACK || !(dNd > L * dd * (1.0 + 1e-12))) break;
             L *= s->apgd.grow;
             t = 1.0 / L;
-            dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, kernels);
+            dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, gk);
         }
         if (body_test) {
             dvi_work_dt(w, w->bodyvec, Nd);
@@ -590,7 +589,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 
         /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y */
         double gdot;
-        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot, kernels);
+        double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot, gk);
         traffic += dvi_work_mu_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;

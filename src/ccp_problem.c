@@ -79,26 +79,30 @@ static bool psd6(const double* A)
 }
 
 /* Deterministic pseudo-random numbers in [-1, 1) (splitmix64). */
-/* The contact frames (dvi_ccp_frames): blocks in range, increasing, of a
- * contact kind, with empty D columns; bodies in range or −1; every number
- * finite, ell > 0. */
-/* Contact c's numbers and bodies as check_frames wants them (the checks
- * that need nothing of the other contacts). */
-static bool frame_values_ok(const dvi_ccp_problem* p, int32_t c, bool sgl)
+/* Contact c's bodies and numbers (the checks that need nothing of the
+ * other contacts); msg may be NULL. */
+static dvi_status check_frame_values(const dvi_ccp_problem* p, int32_t c, bool sgl, char* msg, size_t n)
 {
     const dvi_ccp_frames* F = p->frames;
     for (int s = 0; s < 2; s++) {
         int32_t body = F->body[2 * c + s];
-        if (body < -1 || body >= p->body_count) return false;
+        if (body < -1 || body >= p->body_count)
+            return fail(msg, n, "frames.body[%d]: must be -1 or in [0, %d) (got %d)", 2 * c + s, p->body_count, body);
     }
     for (int k = 0; k < 9; k++)
-        if (!isfinite(sgl ? F->frame_f[9 * (size_t)c + k] : F->frame[9 * (size_t)c + k])) return false;
+        if (!isfinite(sgl ? F->frame_f[9 * (size_t)c + k] : F->frame[9 * (size_t)c + k]))
+            return fail(msg, n, "frames.frame%s[%d]: not finite", sgl ? "_f" : "", 9 * c + k);
     for (int k = 0; k < 6; k++)
-        if (!isfinite(sgl ? F->arm_f[6 * (size_t)c + k] : F->arm[6 * (size_t)c + k])) return false;
-    if (F->ell && !(F->ell[c] > 0.0 && isfinite(F->ell[c]))) return false;
-    return true;
+        if (!isfinite(sgl ? F->arm_f[6 * (size_t)c + k] : F->arm[6 * (size_t)c + k]))
+            return fail(msg, n, "frames.arm%s[%d]: not finite", sgl ? "_f" : "", 6 * c + k);
+    if (F->ell && !(F->ell[c] > 0.0 && isfinite(F->ell[c])))
+        return fail(msg, n, "frames.ell[%d]: must be finite and > 0 (got %g)", c, F->ell[c]);
+    return DVI_OK;
 }
 
+/* The contact frames (dvi_ccp_frames): blocks in range, increasing, of a
+ * contact kind, with empty D columns; bodies in range or −1; every number
+ * finite, ell > 0. */
 static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg, size_t n)
 {
     const dvi_ccp_frames* F = p->frames;
@@ -109,9 +113,8 @@ static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg,
     if (!F->block || !F->body || (sgl ? !F->frame_f || !F->arm_f : !F->frame || !F->arm))
         return fail(msg, n, "frames: block, body, frame and arm (or frame_f and arm_f) must all be given");
     const dvi_csc* D = p->D;
-    /* the checks of each contact's own numbers, in parallel: the first
-     * contact that fails one (count: none); the loop below makes them only
-     * from there on, so its message is the one a serial pass gives */
+    /* each contact's own numbers, in parallel: the first contact that fails
+     * (count: none); the loop below reports it where a serial pass would */
     int32_t first_bad = F->count;
     const int32_t count = F->count;
     (void)threads;
@@ -119,7 +122,7 @@ static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg,
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count > 4096) reduction(min : first_bad)
 #endif
     for (int32_t c = 0; c < count; c++)
-        if (c < first_bad && !frame_values_ok(p, c, sgl)) first_bad = c;
+        if (c < first_bad && check_frame_values(p, c, sgl, NULL, 0) != DVI_OK) first_bad = c;
     int32_t prev = -1, b = 0, row = 0;
     for (int32_t c = 0; c < F->count; c++) {
         int32_t blk = F->block[c];
@@ -134,20 +137,7 @@ static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg,
         for (int32_t i = row; i < row + dvi_block_rows(kind); i++)
             if (D->colptr[i + 1] != D->colptr[i])
                 return fail(msg, n, "frames.block[%d]: column %d of D (blocks[%d]) must be empty", c, i, blk);
-        if (c < first_bad) continue; /* its own numbers were checked above */
-        for (int s = 0; s < 2; s++) {
-            int32_t body = F->body[2 * c + s];
-            if (body < -1 || body >= p->body_count)
-                return fail(msg, n, "frames.body[%d]: must be -1 or in [0, %d) (got %d)", 2 * c + s, p->body_count, body);
-        }
-        for (int k = 0; k < 9; k++)
-            if (!isfinite(sgl ? F->frame_f[9 * (size_t)c + k] : F->frame[9 * (size_t)c + k]))
-                return fail(msg, n, "frames.frame%s[%d]: not finite", sgl ? "_f" : "", 9 * c + k);
-        for (int k = 0; k < 6; k++)
-            if (!isfinite(sgl ? F->arm_f[6 * (size_t)c + k] : F->arm[6 * (size_t)c + k]))
-                return fail(msg, n, "frames.arm%s[%d]: not finite", sgl ? "_f" : "", 6 * c + k);
-        if (F->ell && !(F->ell[c] > 0.0 && isfinite(F->ell[c])))
-            return fail(msg, n, "frames.ell[%d]: must be finite and > 0 (got %g)", c, F->ell[c]);
+        if (c == first_bad) return check_frame_values(p, c, sgl, msg, n);
     }
     return DVI_OK;
 }
@@ -161,26 +151,31 @@ static double rnd(uint64_t* s)
     return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
 }
 
-/* Body b's block of M⁻¹ passes the checks of dvi_ccp_check (finite,
- * non-negative diagonal, symmetric, positive semidefinite). */
-static bool inv_mass_ok(const dvi_ccp_problem* p, int32_t b)
+/* Body b's block of M⁻¹: finite, non-negative diagonal, symmetric,
+ * positive semidefinite; msg may be NULL. */
+static dvi_status check_body(const dvi_ccp_problem* p, int32_t b, char* msg, size_t n)
 {
+    const char* mname = p->inv_mass ? "inv_mass" : "inv_mass_rigid";
     double tmp[36];
     if (!p->inv_mass)
         for (int k = 0; k < 10; k++)
-            if (!isfinite(p->inv_mass_rigid[10 * (size_t)b + k])) return false;
+            if (!isfinite(p->inv_mass_rigid[10 * (size_t)b + k]))
+                return fail(msg, n, "inv_mass_rigid[body %d][%d]: not finite", b, k);
     const double* A = dvi_ccp_minv_block(p, b, tmp);
     double scale = 0.0;
     for (int k = 0; k < 36; k++) {
-        if (!isfinite(A[k])) return false;
+        if (!isfinite(A[k])) return fail(msg, n, "inv_mass[body %d][%d]: not finite", b, k);
         if (fabs(A[k]) > scale) scale = fabs(A[k]);
     }
     for (int i = 0; i < 6; i++) {
-        if (A[7 * i] < 0.0) return false;
+        if (A[7 * i] < 0.0) return fail(msg, n, "%s[body %d]: negative diagonal entry %d", mname, b, i);
         for (int j = i + 1; j < 6; j++)
-            if (fabs(A[6 * i + j] - A[6 * j + i]) > 1e-12 * scale) return false;
+            if (fabs(A[6 * i + j] - A[6 * j + i]) > 1e-12 * scale)
+                return fail(msg, n, "%s[body %d]: not symmetric (entries %d,%d and %d,%d of the 6x6 block)", mname,
+                            b, i, j, j, i);
     }
-    return psd6(A);
+    if (!psd6(A)) return fail(msg, n, "%s[body %d]: not positive semidefinite", mname, b);
+    return DVI_OK;
 }
 
 /* The full validation; y and wy hold rows doubles each (symmetry test of W);
@@ -235,39 +230,18 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int th
             return fail(msg, n, "inv_mass: NULL (give inv_mass or inv_mass_rigid)");
         if (p->inv_mass && p->inv_mass_rigid)
             return fail(msg, n, "inv_mass, inv_mass_rigid: both given; give exactly one");
-        const char* mname = p->inv_mass ? "inv_mass" : "inv_mass_rigid";
         st = check_csc(p->D, "D", 6 * p->body_count, p->rows, true, msg, n);
         if (st != DVI_OK) return st;
-        /* the bodies in parallel; the serial loop below only from the first
-         * that fails (body_count: none), for the message of a serial pass */
+        /* the bodies in parallel: the first that fails (body_count: none),
+         * whose message is then the one a serial pass gives */
         int32_t first_bad = p->body_count;
         const int32_t nbody = p->body_count;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && nbody > 1024) reduction(min : first_bad)
 #endif
         for (int32_t b = 0; b < nbody; b++)
-            if (b < first_bad && !inv_mass_ok(p, b)) first_bad = b;
-        for (int32_t b = first_bad; b < p->body_count; b++) {
-            double tmp[36];
-            if (!p->inv_mass)
-                for (int k = 0; k < 10; k++)
-                    if (!isfinite(p->inv_mass_rigid[10 * (size_t)b + k]))
-                        return fail(msg, n, "inv_mass_rigid[body %d][%d]: not finite", b, k);
-            const double* A = dvi_ccp_minv_block(p, b, tmp);
-            double scale = 0.0;
-            for (int k = 0; k < 36; k++) {
-                if (!isfinite(A[k])) return fail(msg, n, "inv_mass[body %d][%d]: not finite", b, k);
-                if (fabs(A[k]) > scale) scale = fabs(A[k]);
-            }
-            for (int i = 0; i < 6; i++) {
-                if (A[7 * i] < 0.0) return fail(msg, n, "%s[body %d]: negative diagonal entry %d", mname, b, i);
-                for (int j = i + 1; j < 6; j++)
-                    if (fabs(A[6 * i + j] - A[6 * j + i]) > 1e-12 * scale)
-                        return fail(msg, n, "%s[body %d]: not symmetric (entries %d,%d and %d,%d of the 6x6 block)",
-                                    mname, b, i, j, j, i);
-            }
-            if (!psd6(A)) return fail(msg, n, "%s[body %d]: not positive semidefinite", mname, b);
-        }
+            if (b < first_bad && check_body(p, b, NULL, 0) != DVI_OK) first_bad = b;
+        if (first_bad < nbody) return check_body(p, first_bad, msg, n);
         if (p->frames) {
             st = check_frames(p, threads, msg, n);
             if (st != DVI_OK) return st;

@@ -166,7 +166,8 @@ static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
 /* APGD's passes on friction blocks four at a time (solvers/apgd_groups.h):
  * −1 (the default) the fastest the machine runs, 0 the scalar passes only,
  * 1 the four-wide kernels for the baseline instruction set, 2 for AVX2
- * (1 where the machine has none). For tests; set it before solving. */
+ * (the baseline's where the machine has none). For tests; set it before
+ * solving. */
 extern int dvi_apgd_group_mode;
 
 /* Full validation of a problem (src/ccp_problem.c); y, wy: rows doubles of
