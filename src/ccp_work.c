@@ -452,11 +452,10 @@ static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_wo
     }
 }
 
-/* Row q of contact c on one side (0: a, 1: b) as a 6-vector (J_a or J_b). */
-static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
+/* Row q of a contact on one side (0: a, 1: b) as a 6-vector (J_a or J_b),
+ * from its frame fd, lever arms and ℓ as doubles (fc_frame_arms). */
+static inline void frame_row6_of(const double fd[9], const double arms[6], double ell, int q, int side, double* j)
 {
-    double fd[9], arms[6];
-    fc_frame_arms(w, c, fd, arms);
     const double sg = side ? 1.0 : -1.0;
     if (q < 3) {
         const double* d = fd + 3 * q;
@@ -469,7 +468,7 @@ static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double
         j[5] = sg * (r[0] * d[1] - r[1] * d[0]);
     } else {
         const double* d = fd + 3 * (q - 3);
-        const double e = sg * w->fc_ell[c];
+        const double e = sg * ell;
         j[0] = j[1] = j[2] = 0.0;
         j[3] = e * d[0];
         j[4] = e * d[1];
@@ -477,14 +476,23 @@ static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double
     }
 }
 
-int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6])
+static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
+{
+    double fd[9], arms[6];
+    fc_frame_arms(w, c, fd, arms);
+    frame_row6_of(fd, arms, w->fc_ell[c], q, side, j);
+}
+
+/* dvi_work_frame_columns from contact c's frame and arms already loaded. */
+static inline int frame_columns_of(const dvi_ccp_work* w, int32_t c, const double fd[9], const double arms[6], int q,
+                                   int32_t body[2], double j[2][6])
 {
     int n = 0;
     for (int side = 0; side < 2; side++) {
         int32_t b = w->fc_body[2 * (size_t)c + side];
         if (b < 0) continue;
         double t[6];
-        frame_row6(w, c, q, side, t);
+        frame_row6_of(fd, arms, w->fc_ell[c], q, side, t);
         if (n == 1 && body[0] == b) { /* one body on both sides: J_a + J_b */
             for (int k = 0; k < 6; k++) j[0][k] += t[k];
             continue;
@@ -494,6 +502,13 @@ int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body
         n++;
     }
     return n;
+}
+
+int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6])
+{
+    double fd[9], arms[6];
+    fc_frame_arms(w, c, fd, arms);
+    return frame_columns_of(w, c, fd, arms, q, body, j);
 }
 
 /* N_ik (compliance excluded) for rows i = q, k = s of contact c. */
@@ -510,6 +525,27 @@ static double frame_entry(const dvi_ccp_work* w, int32_t c, int q, int s)
         for (int k = 0; k < 6; k++) sum += ji[e][k] * mk[k];
     }
     return sum;
+}
+
+/* The diagonal of N (compliance excluded) on contact c's rows, into out:
+ * frame_entry(w, c, q, q) for each row q, with the same operations (so the
+ * same bits), the frame loaded once. */
+static void frame_diag(const dvi_ccp_work* w, int32_t c, double* out)
+{
+    double fd[9], arms[6];
+    fc_frame_arms(w, c, fd, arms);
+    for (int q = 0; q < w->fc_rows[c]; q++) {
+        int32_t bi[2];
+        double ji[2][6];
+        int n = frame_columns_of(w, c, fd, arms, q, bi, ji);
+        double sum = 0.0;
+        for (int e = 0; e < n; e++) {
+            double mk[6];
+            minv_apply(w, bi[e], ji[e], mk);
+            for (int k = 0; k < 6; k++) sum += ji[e][k] * mk[k];
+        }
+        out[q] = sum;
+    }
 }
 
 /* Whether every M⁻¹ block is a rigid body's, [1/m I, 0; 0, A]; if so, fills
@@ -610,8 +646,7 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
-    for (int32_t c = 0; c < nfc; c++)
-        for (int q = 0; q < w->fc_rows[c]; q++) w->diag[w->fc_row[c] + q] = frame_entry(w, c, q, q);
+    for (int32_t c = 0; c < nfc; c++) frame_diag(w, c, w->diag + w->fc_row[c]);
 }
 
 /* v = M⁻¹ D x, and when quad is set, xᵀDᵀM⁻¹Dx = Σ_b s_b · v_b summed in
