@@ -484,7 +484,7 @@ static void gradient(const dvi_ccp_work* w, const double* x, double* G)
 static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
     const int32_t m = w->m;
-    const double rnorm = dvi_norm2(w->p->r, m);
+    const double rnorm = w->rnorm;
     /* Three buffers rotate between γ_k, γ_{k+1} and the best iterate, so the
      * best is kept without copying. */
     double* buf[3] = {w->vec[0], w->vec[1], w->vec[2]};

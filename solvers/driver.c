@@ -161,12 +161,14 @@ static int resolve_threads(int requested)
  *     At a solution uᵀγ = 0 (complementarity), so no solvable problem meets
  *     the second condition near its solution, however ill-conditioned. A
  *     huge γ can round the natural map to exactly 0 (γ − (γ + 1) = 0 at
- *     γ = 9e15), so this runs on converged solves too. */
-static bool infeasible(const dvi_ccp_work* w, const double* g, const double* u, char* msg, size_t n)
+ *     γ = 9e15), so this runs on converged solves too.
+ * The sums of (ii), and whether a block of (i) exists, come from the
+ * metrics' pass (dvi_ray_sums). */
+static bool infeasible(const dvi_ccp_work* w, const double* g, const dvi_ray_sums* ray, char* msg, size_t n)
 {
     const dvi_ccp_problem* p = w->p;
-    const double rnorm = dvi_norm2(p->r, w->m);
-    for (int32_t b = 0; b < w->nblocks; b++) {
+    const double rnorm = w->rnorm;
+    for (int32_t b = 0; ray->zero_block && b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         if (dvi_block_eta(w, b) != 0.0) continue; /* the diagonal of N is ≥ 0: a zero mean is a zero block */
         double y[6];
@@ -182,23 +184,8 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const double* u, 
             return true;
         }
     }
-    double gg = 0.0, nn = 0.0, uu = 0.0, ug = 0.0;
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        const double eta = dvi_block_eta(w, b);
-        if (!(eta > 0.0) || !isfinite(eta)) continue; /* blocks nothing moves: (i) */
-        const double s = sqrt(eta);
-        for (int32_t a = 0; a < k; a++) {
-            const int32_t i = r0 + a;
-            const double gt = s * g[i], nt = (u[i] - p->r[i]) / s, ut = u[i] / s;
-            gg += gt * gt;
-            nn += nt * nt;
-            uu += ut * ut;
-            ug += u[i] * g[i];
-        }
-    }
-    const double gn = sqrt(gg), nnorm = sqrt(nn), un = sqrt(uu);
-    if (gn > 0.0 && isfinite(gn) && nnorm <= 1e-3 * gn && ug <= -0.5 * un * gn) {
+    const double gn = sqrt(ray->gg), nnorm = sqrt(ray->nn), un = sqrt(ray->uu);
+    if (gn > 0.0 && isfinite(gn) && nnorm <= 1e-3 * gn && ray->ug <= -0.5 * un * gn) {
         snprintf(msg, n,
                  "infeasible: the impulses grew to |gamma| = %.3g along a direction that moves nothing (|N gamma| "
                  "is %.2g of it, scaled) and lowers the objective without bound (redundant constraints that "
@@ -281,15 +268,16 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
 
     /* fresh metrics on the returned γ (its product from the solver when it
      * has one: the same operations, so the same bits) */
-    double* u = w->vec[DVI_WORK_VECTORS - 1];
-    if (w->u_final) {
-        memcpy(u, w->u_final, (size_t)w->m * sizeof(double));
-    } else {
-        dvi_work_apply(w, gamma, u);
-        for (int32_t i = 0; i < w->m; i++) u[i] += p->r[i];
+    const double* u = w->u_final;
+    if (!u) {
+        double* v = w->vec[DVI_WORK_VECTORS - 1];
+        dvi_work_apply(w, gamma, v);
+        for (int32_t i = 0; i < w->m; i++) v[i] += p->r[i];
+        u = v;
     }
     w->u_final = NULL;
-    dvi_work_metrics(w, gamma, u, &res->metrics);
+    dvi_ray_sums ray;
+    dvi_work_metrics(w, gamma, u, &res->metrics, &ray);
     if (!isfinite(res->metrics.residual)) {
         res->status = DVI_SOLVE_DIVERGED;
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the iterates became non-finite");
@@ -312,7 +300,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
                      res->metrics.residual, rv);
         }
     }
-    if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, u, res->message, sizeof res->message))
+    if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, &ray, res->message, sizeof res->message))
         res->status = DVI_SOLVE_INFEASIBLE;
     if (res->status == DVI_SOLVE_RAY) {
         /* Lemke's ray on a positive semidefinite LCP (no friction pyramids:

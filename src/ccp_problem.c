@@ -413,7 +413,7 @@ dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamma, dvi_c
         double* u = w.vec[0];
         dvi_work_apply(&w, gamma, u);
         for (int32_t i = 0; i < w.m; i++) u[i] += p->r[i];
-        dvi_work_metrics(&w, gamma, u, out);
+        dvi_work_metrics(&w, gamma, u, out, NULL);
     }
     dvi_work_free(&w);
     return st;

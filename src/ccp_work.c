@@ -205,6 +205,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     w->m = p->rows;
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;
+    w->rnorm = dvi_norm2(p->r, w->m);
     w->factor_form = p->D != NULL;
     w->nbody = w->factor_form ? p->body_count : 0;
     w->ndof = 6 * w->nbody;
@@ -961,7 +962,7 @@ double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u
 {
     double g2, u2;
     double e2 = residual_sums(w, g, u, NULL, &g2, &u2);
-    return sqrt(e2) / dvi_residual_scale(dvi_norm2(w->p->r, w->m), sqrt(g2), sqrt(u2));
+    return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 /* The velocity residual's sums: e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖²,
@@ -1010,7 +1011,7 @@ double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* g, const 
 {
     double g2, u2;
     double e2 = velocity_sums(w, g, u, &g2, &u2);
-    return sqrt(e2) / dvi_residual_scale(dvi_norm2(w->p->r, w->m), sqrt(g2), sqrt(u2));
+    return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 double dvi_work_residual_checked(const dvi_ccp_work* w, const double* g, const double* u, double tol)
@@ -1048,16 +1049,24 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
     return dvi_part_sum(part, nc, 0);
 }
 
-void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, dvi_ccp_metrics* out)
+/* Slots of the metrics' partial sums (a chunk's sums in w->part). */
+enum {
+    MS_E2, MS_GG, MS_UU,    /* the CCP residual: residual_sums */
+    MS_C2, MS_GU, MS_GR,    /* Coulomb residual, γᵀu, γᵀr */
+    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: velocity_sums */
+    MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* dvi_ray_sums */
+    MS_SLOTS
+};
+
+void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, dvi_ccp_metrics* out,
+                      dvi_ray_sums* ray)
 {
     const dvi_ccp_block* B = w->p->blocks;
     const double* r = w->p->r;
-    /* the CCP natural map: the same sums, and bits, as dvi_work_residual */
-    double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, &g2, &u2);
-    double s = dvi_residual_scale(dvi_norm2(w->p->r, w->m), sqrt(g2), sqrt(u2));
-    /* the other figures block by block in fixed chunks (sums in chunk order,
-     * maxima exact): the same bits for any thread count */
+    /* one pass, block by block in fixed chunks (sums in chunk order, maxima
+     * exact): the same bits for any thread count; each sum takes the same
+     * operations in the same order as the pass of its own (residual_sums,
+     * velocity_sums), so the residuals have their bits */
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;
@@ -1068,18 +1077,24 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
 #endif
     for (int32_t ch = 0; ch < nc; ch++) {
         const int32_t b1 = dvi_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);
-        double c2 = 0.0, gu_sum = 0.0, gr_sum = 0.0;
+        double q[MS_SLOTS] = {0};
         for (int32_t b = ch * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
             const double* ga = g + r0;
             const double* ua = u + r0;
+            /* the CCP natural map */
+            for (int32_t a = 0; a < k; a++) {
+                q[MS_GG] += ga[a] * ga[a];
+                q[MS_UU] += ua[a] * ua[a];
+            }
+            q[MS_E2] += dvi_natural_map2(&B[b], ga, ua, k);
             double y[6], ut[6];
             for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
             if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
                 ut[0] += B[b].mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
             if (B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
                 ut[0] += B[b].mu_spin * fabs(ua[3]) + B[b].mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
-            c2 += dvi_natural_map2(&B[b], ga, ut, k);
+            q[MS_C2] += dvi_natural_map2(&B[b], ga, ut, k);
             /* primal feasibility: ‖γ − Π_K γ‖ */
             for (int i = 0; i < k; i++) y[i] = ga[i];
             dvi_cone_project(&B[b], y);
@@ -1096,24 +1111,56 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
             for (int i = 0; i < k; i++) gu += ga[i] * ua[i];
             if (fabs(gu) > comp) comp = fabs(gu);
             for (int i = 0; i < k; i++) {
-                gu_sum += ga[i] * ua[i];
-                gr_sum += ga[i] * r[r0 + i];
+                q[MS_GU] += ga[i] * ua[i];
+                q[MS_GR] += ga[i] * r[r0 + i];
+            }
+            /* the velocity residual */
+            const double eta0 = dvi_block_eta(w, b);
+            const double eta = !(eta0 > 0.0) || !isfinite(eta0) ? 0.0 : eta0;
+            double sg[6];
+            for (int32_t a = 0; a < k; a++) {
+                sg[a] = eta * ga[a];
+                const double ng = ua[a] - r[r0 + a];
+                q[MS_VGG] += ng * ng;
+                q[MS_VUU] += ua[a] * ua[a];
+            }
+            q[MS_VE2] += dvi_natural_map2(&B[b], sg, ua, k);
+            /* the infeasibility test's sums, each block scaled by η */
+            if (eta0 == 0.0) q[MS_RZERO] = 1.0;
+            if (eta > 0.0) {
+                const double sq = sqrt(eta);
+                for (int32_t a = 0; a < k; a++) {
+                    const double gt = sq * ga[a], nt_ = (ua[a] - r[r0 + a]) / sq, ut_ = ua[a] / sq;
+                    q[MS_RGG] += gt * gt;
+                    q[MS_RNN] += nt_ * nt_;
+                    q[MS_RUU] += ut_ * ut_;
+                    q[MS_RUG] += ua[a] * ga[a];
+                }
             }
         }
-        double* q = part + DVI_PART_SLOTS * (size_t)ch;
-        q[0] = c2;
-        q[1] = gu_sum;
-        q[2] = gr_sum;
+        memcpy(part + DVI_PART_SLOTS * (size_t)ch, q, sizeof q);
     }
-    double c2 = dvi_part_sum(part, nc, 0);
-    out->residual = sqrt(e2) / s;
-    out->residual_coulomb = sqrt(c2) / s;
+    const double rnorm = w->rnorm;
+    const double s = dvi_residual_scale(rnorm, sqrt(dvi_part_sum(part, nc, MS_GG)), sqrt(dvi_part_sum(part, nc, MS_UU)));
+    out->residual = sqrt(dvi_part_sum(part, nc, MS_E2)) / s;
+    out->residual_coulomb = sqrt(dvi_part_sum(part, nc, MS_C2)) / s;
     out->cone_violation = cone;
     out->dual_violation = dual;
     out->complementarity = comp;
     /* ½ γᵀNγ + rᵀγ = ½ γᵀ(u − r) + rᵀγ = ½ γᵀu + ½ rᵀγ */
-    out->objective = 0.5 * dvi_part_sum(part, nc, 1) + 0.5 * dvi_part_sum(part, nc, 2);
-    out->residual_velocity = dvi_work_residual_velocity(w, g, u); /* after: it reuses w->part */
+    out->objective = 0.5 * dvi_part_sum(part, nc, MS_GU) + 0.5 * dvi_part_sum(part, nc, MS_GR);
+    out->residual_velocity = sqrt(dvi_part_sum(part, nc, MS_VE2)) /
+                             dvi_residual_scale(rnorm, sqrt(dvi_part_sum(part, nc, MS_VGG)),
+                                                sqrt(dvi_part_sum(part, nc, MS_VUU)));
+    if (ray) {
+        ray->gg = dvi_part_sum(part, nc, MS_RGG);
+        ray->nn = dvi_part_sum(part, nc, MS_RNN);
+        ray->uu = dvi_part_sum(part, nc, MS_RUU);
+        ray->ug = dvi_part_sum(part, nc, MS_RUG);
+        ray->zero_block = false;
+        for (int32_t ch = 0; ch < nc; ch++)
+            if (part[DVI_PART_SLOTS * (size_t)ch + MS_RZERO] != 0.0) ray->zero_block = true;
+    }
 }
 
 /* Step sizes η_a = rows / trace(N_aa); 0 for uncoupled blocks. */

@@ -58,7 +58,7 @@ static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t
 #define DVI_PAR_MIN 4096
 #define DVI_CHUNK_BLOCKS 512
 #define DVI_CHUNK_ROWS 2048
-#define DVI_PART_SLOTS 4 /* partial sums per chunk */
+#define DVI_PART_SLOTS 16 /* partial sums per chunk (dvi_work_metrics takes 14) */
 
 
 
@@ -76,6 +76,7 @@ typedef struct dvi_ccp_work {
                          * passes read of the common block (8 bytes instead of its 32-byte record) */
     int32_t other_blocks; /* blocks that are not FRICTION */
     int32_t* row_block; /* [m] block of each row */
+    double rnorm;       /* ‖r‖ = dvi_norm2(r): the scale every residual takes */
 
     /* factor form, run layout (see the design note) */
     int32_t nruns;
@@ -288,8 +289,19 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y);
 /* The normalisation of every residual: max(‖r‖, ‖γ‖, ‖u‖), or 1 below 1e-300. */
 double dvi_residual_scale(double rnorm, double gnorm, double unorm);
 
-/* All metrics of gamma given u = N gamma + r. */
-void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out);
+/* The sums of the driver's test for a problem with no solution (solvers/
+ * driver.c), each block scaled by η_b (dvi_block_eta; blocks with η_b ≤ 0
+ * left out): ‖η^½ γ‖², ‖η^-½ (u − r)‖², ‖η^-½ u‖², uᵀγ; and whether a block
+ * has η_b = 0 (nothing moves it). */
+typedef struct dvi_ray_sums {
+    double gg, nn, uu, ug;
+    bool zero_block;
+} dvi_ray_sums;
+
+/* All metrics of gamma given u = N gamma + r, in one parallel pass; with ray
+ * (may be NULL) also the sums of the infeasibility test. */
+void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out,
+                      dvi_ray_sums* ray);
 
 /* A persistent solver-private buffer of at least `bytes` bytes (grown as
  * needed, 64-byte aligned, content not preserved on growth), or NULL. */

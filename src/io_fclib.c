@@ -1682,7 +1682,7 @@ dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_info* in
         if (W) csc_mul(W, gamma, u);
         else dvi_work_apply(&w, gamma, u);
         for (int32_t i = 0; i < w.m; i++) u[i] += p->r[i];
-        dvi_work_metrics(&w, gamma, u, out); /* the library's own residual code */
+        dvi_work_metrics(&w, gamma, u, out, NULL); /* the library's own residual code */
     }
     dvi_work_free(&w);
     return st;
