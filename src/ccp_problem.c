@@ -100,10 +100,31 @@ static dvi_status check_frame_values(const dvi_ccp_problem* p, int32_t c, bool s
     return DVI_OK;
 }
 
+/* Contact c of the frames: its block in range, after the previous
+ * contact's, of a contact kind, with empty columns of D (brow: each block's
+ * first row), then its own numbers; msg may be NULL. */
+static dvi_status check_frame(const dvi_ccp_problem* p, const int32_t* brow, int32_t c, bool sgl, char* msg, size_t n)
+{
+    const dvi_ccp_frames* F = p->frames;
+    const int32_t blk = F->block[c], prev = c > 0 ? F->block[c - 1] : -1;
+    if (blk <= prev || blk >= p->block_count)
+        return fail(msg, n, "frames.block[%d]: must be increasing and in [0, %d) (got %d)", c, p->block_count, blk);
+    dvi_block_kind kind = p->blocks[blk].kind;
+    if (kind != DVI_BLOCK_FRICTION && kind != DVI_BLOCK_FRICTIONLESS && kind != DVI_BLOCK_FRICTION_ROLLING)
+        return fail(msg, n, "frames.block[%d]: blocks[%d] is not a contact block (frictionless, friction or rolling)", c,
+                    blk);
+    const int32_t* cp = p->D->colptr;
+    for (int32_t i = brow[blk]; i < brow[blk + 1]; i++)
+        if (cp[i + 1] != cp[i])
+            return fail(msg, n, "frames.block[%d]: column %d of D (blocks[%d]) must be empty", c, i, blk);
+    return check_frame_values(p, c, sgl, msg, n);
+}
+
 /* The contact frames (dvi_ccp_frames): blocks in range, increasing, of a
  * contact kind, with empty D columns; bodies in range or −1; every number
- * finite, ell > 0. */
-static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg, size_t n)
+ * finite, ell > 0. In parallel: the first contact that fails is the one a
+ * serial pass names. */
+static dvi_status check_frames(const dvi_ccp_problem* p, const int32_t* brow, int threads, char* msg, size_t n)
 {
     const dvi_ccp_frames* F = p->frames;
     if (F->count < 0) return fail(msg, n, "frames.count: must be >= 0 (got %d)", F->count);
@@ -112,9 +133,6 @@ static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg,
     if (dbl && sgl) return fail(msg, n, "frames: frame and arm, or frame_f and arm_f: give one pair, not both");
     if (!F->block || !F->body || (sgl ? !F->frame_f || !F->arm_f : !F->frame || !F->arm))
         return fail(msg, n, "frames: block, body, frame and arm (or frame_f and arm_f) must all be given");
-    const dvi_csc* D = p->D;
-    /* each contact's own numbers, in parallel: the first contact that fails
-     * (count: none); the loop below reports it where a serial pass would */
     int32_t first_bad = F->count;
     const int32_t count = F->count;
     (void)threads;
@@ -122,24 +140,8 @@ static dvi_status check_frames(const dvi_ccp_problem* p, int threads, char* msg,
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count > 4096) reduction(min : first_bad)
 #endif
     for (int32_t c = 0; c < count; c++)
-        if (c < first_bad && check_frame_values(p, c, sgl, NULL, 0) != DVI_OK) first_bad = c;
-    int32_t prev = -1, b = 0, row = 0;
-    for (int32_t c = 0; c < F->count; c++) {
-        int32_t blk = F->block[c];
-        if (blk <= prev || blk >= p->block_count)
-            return fail(msg, n, "frames.block[%d]: must be increasing and in [0, %d) (got %d)", c, p->block_count, blk);
-        prev = blk;
-        dvi_block_kind kind = p->blocks[blk].kind;
-        if (kind != DVI_BLOCK_FRICTION && kind != DVI_BLOCK_FRICTIONLESS && kind != DVI_BLOCK_FRICTION_ROLLING)
-            return fail(msg, n, "frames.block[%d]: blocks[%d] is not a contact block (frictionless, friction or rolling)",
-                        c, blk);
-        for (; b < blk; b++) row += dvi_block_rows(p->blocks[b].kind);
-        for (int32_t i = row; i < row + dvi_block_rows(kind); i++)
-            if (D->colptr[i + 1] != D->colptr[i])
-                return fail(msg, n, "frames.block[%d]: column %d of D (blocks[%d]) must be empty", c, i, blk);
-        if (c == first_bad) return check_frame_values(p, c, sgl, msg, n);
-    }
-    return DVI_OK;
+        if (c < first_bad && check_frame(p, brow, c, sgl, NULL, 0) != DVI_OK) first_bad = c;
+    return first_bad < count ? check_frame(p, brow, first_bad, sgl, msg, n) : DVI_OK;
 }
 
 static double rnd(uint64_t* s)
@@ -178,9 +180,65 @@ static dvi_status check_body(const dvi_ccp_problem* p, int32_t b, char* msg, siz
     return DVI_OK;
 }
 
-/* The full validation; y and wy hold rows doubles each (symmetry test of W);
- * the checks of bodies and contact frames run on `threads` threads. */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int threads, char* msg, size_t n)
+/* check_body(p, b) == DVI_OK for a body given by inv_mass_rigid (R: its
+ * 10 numbers), without forming the 6×6 block: the same tests with the same
+ * operations, less those on its exact zeros (psd6 of [R₀ I, 0; 0, A] is a
+ * Cholesky of R₀ + ε three times and of A + ε I, ε from the whole trace). */
+static bool rigid_body_ok(const double* R)
+{
+    double scale = 0.0;
+    for (int k = 0; k < 10; k++) {
+        if (!isfinite(R[k])) return false;
+        if (fabs(R[k]) > scale) scale = fabs(R[k]);
+    }
+    if (R[0] < 0.0 || R[1] < 0.0 || R[5] < 0.0 || R[9] < 0.0) return false;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (fabs(R[1 + 3 * i + j] - R[1 + 3 * j + i]) > 1e-12 * scale) return false;
+    double tr = 0.0;
+    tr += R[0];
+    tr += R[0];
+    tr += R[0];
+    tr += R[1];
+    tr += R[5];
+    tr += R[9];
+    if (tr == 0.0) return true;
+    const double eps = 1e-12 * tr;
+    if (!(R[0] + eps > 0.0)) return false;
+    double L[3][3] = {{0}};
+    for (int j = 0; j < 3; j++) {
+        double d = R[1 + 4 * j] + eps;
+        for (int k = 0; k < j; k++) d -= L[j][k] * L[j][k];
+        if (!(d > 0.0)) return false;
+        L[j][j] = sqrt(d);
+        for (int i = j + 1; i < 3; i++) {
+            double v = R[1 + 3 * i + j];
+            for (int k = 0; k < j; k++) v -= L[i][k] * L[j][k];
+            L[i][j] = v / L[j][j];
+        }
+    }
+    return true;
+}
+
+/* r and the compliance on block b's rows (brow: each block's first row);
+ * msg may be NULL. */
+static dvi_status check_rows(const dvi_ccp_problem* p, const int32_t* brow, int32_t b, char* msg, size_t n)
+{
+    for (int32_t i = brow[b]; i < brow[b + 1]; i++) {
+        if (!isfinite(p->r[i])) return fail(msg, n, "r[%d] (blocks[%d]): not finite", i, b);
+        if (p->compliance && (!isfinite(p->compliance[i]) || p->compliance[i] < 0.0))
+            return fail(msg, n, "compliance[%d] (blocks[%d]): must be finite and >= 0 (got %g)", i, b,
+                        p->compliance[i]);
+    }
+    return DVI_OK;
+}
+
+/* The full validation; y and wy hold rows doubles each (symmetry test of W),
+ * brow block_count + 1 ints (each block's first row, once the blocks pass);
+ * the checks of rows, bodies and contact frames run on `threads` threads and
+ * name the first bad item, as a serial pass would. */
+dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
+                         size_t n)
 {
     if (msg && n) msg[0] = '\0';
     if (!p) return fail(msg, n, "problem: NULL");
@@ -202,21 +260,23 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int th
             if (!isfinite(B->mu_roll) || B->mu_roll < 0.0)
                 return fail(msg, n, "blocks[%d].mu_roll: must be finite and >= 0 (got %g)", b, B->mu_roll);
         }
+        brow[b] = (int32_t)sum; /* beyond rows only when the test below fails */
         sum += k;
     }
+    brow[p->block_count] = (int32_t)sum;
     if (sum != p->rows)
         return fail(msg, n, "blocks: their rows add up to %lld but rows is %d", (long long)sum, p->rows);
     if (!p->r) return fail(msg, n, "r: NULL");
-    /* row -> block for messages: walk alongside */
-    for (int32_t b = 0, row = 0; b < p->block_count; b++) {
-        int32_t k = dvi_block_rows(p->blocks[b].kind);
-        for (int32_t i = row; i < row + k; i++) {
-            if (!isfinite(p->r[i])) return fail(msg, n, "r[%d] (blocks[%d]): not finite", i, b);
-            if (p->compliance && (!isfinite(p->compliance[i]) || p->compliance[i] < 0.0))
-                return fail(msg, n, "compliance[%d] (blocks[%d]): must be finite and >= 0 (got %g)", i, b,
-                            p->compliance[i]);
-        }
-        row += k;
+    {
+        int32_t first_bad = p->block_count;
+        const int32_t nb = p->block_count;
+        (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && nb > 4096) reduction(min : first_bad)
+#endif
+        for (int32_t b = 0; b < nb; b++)
+            if (b < first_bad && check_rows(p, brow, b, NULL, 0) != DVI_OK) first_bad = b;
+        if (first_bad < nb) return check_rows(p, brow, first_bad, msg, n);
     }
     bool has_d = p->D != NULL, has_w = p->W != NULL;
     if (has_d == has_w)
@@ -240,10 +300,15 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int th
 #pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && nbody > 1024) reduction(min : first_bad)
 #endif
         for (int32_t b = 0; b < nbody; b++)
-            if (b < first_bad && check_body(p, b, NULL, 0) != DVI_OK) first_bad = b;
-        if (first_bad < nbody) return check_body(p, first_bad, msg, n);
+            if (b < first_bad &&
+                !(p->inv_mass ? check_body(p, b, NULL, 0) == DVI_OK : rigid_body_ok(p->inv_mass_rigid + 10 * (size_t)b)))
+                first_bad = b;
+        for (int32_t b = first_bad; b < nbody; b++) { /* the message, from the full test */
+            st = check_body(p, b, msg, n);
+            if (st != DVI_OK) return st;
+        }
         if (p->frames) {
-            st = check_frames(p, threads, msg, n);
+            st = check_frames(p, brow, threads, msg, n);
             if (st != DVI_OK) return st;
         }
     } else {
@@ -278,6 +343,7 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int th
 dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size)
 {
     double* tmp = NULL;
+    int32_t* brow = NULL;
     if (p && p->rows > 0 && p->W && !p->D) {
         tmp = malloc(2 * (size_t)p->rows * sizeof(double));
         if (!tmp) {
@@ -285,8 +351,17 @@ dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size
             return DVI_ERR_NOMEM;
         }
     }
-    dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, 1, msg, msg_size);
+    if (p && p->block_count > 0) {
+        brow = malloc(((size_t)p->block_count + 1) * sizeof(int32_t));
+        if (!brow) {
+            free(tmp);
+            if (msg && msg_size) snprintf(msg, msg_size, "out of memory validating the blocks");
+            return DVI_ERR_NOMEM;
+        }
+    }
+    dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, brow, 1, msg, msg_size);
     free(tmp);
+    free(brow);
     return st;
 }
 

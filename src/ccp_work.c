@@ -194,10 +194,10 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     /* cheap structural checks first, so sizes below can be trusted */
     dvi_status st;
     if (!p || p->rows <= 0 || p->block_count <= 0 || !p->blocks)
-        return dvi_ccp_check(p, NULL, NULL, 1, msg, msg_size);
+        return dvi_ccp_check(p, NULL, NULL, NULL, 1, msg, msg_size);
     st = reserve(w, p->rows, p->block_count, 0, 0, 0, 0);
     if (st != DVI_OK) return st;
-    st = dvi_ccp_check(p, w->vec[0], w->vec[1], threads > 0 ? threads : 1, msg, msg_size);
+    st = dvi_ccp_check(p, w->vec[0], w->vec[1], w->block_row, threads > 0 ? threads : 1, msg, msg_size);
     if (st != DVI_OK) return st;
 
     w->p = p;

@@ -172,8 +172,11 @@ static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
 extern int dvi_apgd_group_mode;
 
 /* Full validation of a problem (src/ccp_problem.c); y, wy: rows doubles of
- * scratch each, used only for the Delassus form. */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int threads, char* msg,
+ * scratch each, used only for the Delassus form; brow: block_count + 1 ints
+ * of scratch (may be NULL when block_count <= 0), left holding each block's
+ * first row when the problem passes. Parallel on `threads` threads; the
+ * message names the first bad item, as a serial pass would. */
+dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
                          size_t msg_size);
 
 /* A problem with its contacts given by frames turned into columns of D (for

@@ -1213,6 +1213,126 @@ static void test_validation_threads(void** state)
     dvi_gen_free(&g);
 }
 
+/* Validation of bodies given in the rigid layout (inv_mass_rigid) takes a
+ * test of its own on the ten numbers; it must refuse exactly the bodies the
+ * test on the 6×6 block refuses, and name the same one. 3,000 random bodies,
+ * each alone in an otherwise valid problem: an angular block Q diag(λ) Qᵀ
+ * with eigenvalues spread over ±1e-13 … 1 of the largest (borderline
+ * semidefinite both ways), 1/m of either sign or zero, asymmetries of
+ * 0.5e-12 … 4e-12 of the largest entry (both sides of the 1e-12 tolerance),
+ * and non-finite numbers. Both layouts must give the same verdict and the
+ * same body; the checks also report the first bad block's r (a NaN) and the
+ * first contact whose block breaks the order, on three threads as on one. */
+static void test_validation_rigid(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_granular(10000, 0.4, 1e-3, 5, &g), DVI_OK);
+    assert_true(dvi_gen_use_frames(&g) > 4096);
+    const int32_t nb = g.p.body_count, nc = g.frames.count;
+    double* R = malloc(10 * (size_t)nb * sizeof(double));
+    assert_non_null(R);
+    for (int32_t b = 0; b < nb; b++) {
+        const double* A = g.inv_mass + 36 * (size_t)b;
+        R[10 * b] = A[0];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) R[10 * b + 1 + 3 * i + j] = A[6 * (3 + i) + 3 + j];
+    }
+    dvi_ccp_problem full = g.p, rigid = g.p;
+    rigid.inv_mass = NULL;
+    rigid.inv_mass_rigid = R;
+    char m1[256], m2[256];
+    assert_int_equal(dvi_ccp_validate(&rigid, m1, sizeof m1), DVI_OK);
+    uint64_t seed = 99;
+    int refused = 0, accepted = 0;
+    const int32_t at = nb / 2;
+    double keepA[36], keepR[10];
+    memcpy(keepA, g.inv_mass + 36 * (size_t)at, sizeof keepA);
+    memcpy(keepR, R + 10 * (size_t)at, sizeof keepR);
+    for (int t = 0; t < 3000; t++) {
+        double lam[3], Q[9], B[9], r0;
+        for (int k = 0; k < 3; k++) { /* eigenvalues: 1, or ±10^(−13 … 0), or 0 */
+            const double u = rnd_uniform(&seed), e = -13.0 * rnd_uniform(&seed);
+            lam[k] = k == 0 ? 1.0 : u < 0.1 ? 0.0 : (u < 0.4 ? -1.0 : 1.0) * pow(10.0, e);
+        }
+        random_frame(&seed, Q);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                B[3 * i + j] = 0.0;
+                for (int k = 0; k < 3; k++) B[3 * i + j] += Q[3 * i + k] * lam[k] * Q[3 * j + k];
+            }
+        for (int i = 0; i < 3; i++) /* symmetric, unless perturbed below */
+            for (int j = 0; j < i; j++) B[3 * i + j] = B[3 * j + i];
+        const double u = rnd_uniform(&seed);
+        r0 = u < 0.1 ? 0.0 : u < 0.2 ? -1e-14 : 0.2 + rnd_uniform(&seed);
+        if (rnd_uniform(&seed) < 0.2) B[3 * 2 + 0] += (0.5 + 3.5 * rnd_uniform(&seed)) * 1e-12;
+        if (rnd_uniform(&seed) < 0.02) B[4] = rnd_uniform(&seed) < 0.5 ? NAN : INFINITY;
+        if (rnd_uniform(&seed) < 0.02) r0 = NAN;
+        double* A = g.inv_mass + 36 * (size_t)at;
+        memset(A, 0, 36 * sizeof(double));
+        A[0] = A[7] = A[14] = r0;
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) A[6 * (3 + i) + 3 + j] = B[3 * i + j];
+        R[10 * at] = r0;
+        memcpy(R + 10 * (size_t)at + 1, B, sizeof B);
+        const dvi_status s1 = dvi_ccp_validate(&full, m1, sizeof m1);
+        const dvi_status s2 = dvi_ccp_validate(&rigid, m2, sizeof m2);
+        assert_int_equal(s1, s2);
+        if (s1 != DVI_OK) {
+            char want[32];
+            snprintf(want, sizeof want, "[body %d]", at);
+            assert_non_null(strstr(m1, want));
+            assert_non_null(strstr(m2, want));
+            refused++;
+        } else {
+            accepted++;
+        }
+    }
+    print_message("  rigid layout against the 6x6 block: %d bodies refused, %d accepted, the same by both\n", refused,
+                  accepted);
+    assert_true(refused > 500 && accepted > 500);
+    memcpy(g.inv_mass + 36 * (size_t)at, keepA, sizeof keepA);
+    memcpy(R + 10 * (size_t)at, keepR, sizeof keepR);
+
+    /* the first bad block's r, and the first contact out of block order,
+     * on three threads as on one (cases 1, 3: an earlier one as well) */
+    double* gm = calloc((size_t)g.p.rows, sizeof(double));
+    assert_non_null(gm);
+    double* r = g.r;
+    int32_t* fb = g.fr_block;
+    const int32_t mrow = g.p.rows;
+    for (int k = 0; k < 4; k++) {
+        int32_t keep_b[2] = {fb[nc - 5], fb[nc / 3]};
+        double keep_r[2] = {r[mrow - 7], r[mrow / 5]};
+        if (k == 0 || k == 1) r[mrow - 7] = NAN;
+        if (k == 1) r[mrow / 5] = NAN;
+        if (k == 2 || k == 3) fb[nc - 5] = fb[nc - 6];
+        if (k == 3) fb[nc / 3] = g.p.block_count + 3;
+        char serial[256];
+        assert_int_equal(dvi_ccp_validate(&rigid, serial, sizeof serial), DVI_ERR_INVALID_ARG);
+        dvi_solver_settings s = settings(1e-6, 10);
+        s.threads = 3;
+        dvi_solve_result res;
+        memset(&res, 0, sizeof res);
+        assert_int_equal(dvi_ccp_solve(&rigid, "apgd", &s, gm, &res), DVI_ERR_INVALID_ARG);
+        print_message("  %s\n", res.message);
+        assert_string_equal(res.message, serial);
+        char want[64];
+        if (k < 2)
+            snprintf(want, sizeof want, "r[%d]", k == 0 ? mrow - 7 : mrow / 5);
+        else
+            snprintf(want, sizeof want, "frames.block[%d]", k == 2 ? nc - 5 : nc / 3);
+        assert_non_null(strstr(serial, want));
+        fb[nc - 5] = keep_b[0], fb[nc / 3] = keep_b[1];
+        r[mrow - 7] = keep_r[0], r[mrow / 5] = keep_r[1];
+    }
+    assert_int_equal(dvi_ccp_validate(&rigid, NULL, 0), DVI_OK);
+    free(gm);
+    free(R);
+    dvi_gen_free(&g);
+}
+
 /* The APGD block preconditioner is an exact change of variables: with it
  * and without it APGD reaches the same answer. Two independent box columns,
  * one 10⁴ times lighter than the other, have known interface loads (as in
@@ -2216,6 +2336,7 @@ int main(void)
         cmocka_unit_test(test_apgd_preconditioner),
         cmocka_unit_test(test_apgd_groups),
         cmocka_unit_test(test_validation_threads),
+        cmocka_unit_test(test_validation_rigid),
         cmocka_unit_test(test_apgd_joint_block),
         cmocka_unit_test(test_apgd_redundant_joints),
         cmocka_unit_test(test_random_lemke_vs_cone),
