@@ -51,47 +51,6 @@ typedef struct joint_block {
     double* z;     /* [n] scratch: P_J Gy_J */
 } joint_block;
 
-/* Eigen-decomposition of the symmetric n×n A by cyclic Jacobi rotations:
- * on return A's diagonal holds the eigenvalues and V (n×n, row-major) the
- * eigenvectors as columns. Deterministic (a fixed sweep order). */
-static void jacobi_eigen(double* A, double* V, int32_t n)
-{
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t j = 0; j < n; j++) V[(size_t)i * n + j] = i == j ? 1.0 : 0.0;
-    for (int sweep = 0; sweep < 60; sweep++) {
-        double off = 0.0, diag = 0.0;
-        for (int32_t i = 0; i < n; i++) {
-            diag += A[(size_t)i * n + i] * A[(size_t)i * n + i];
-            for (int32_t j = i + 1; j < n; j++) off += A[(size_t)i * n + j] * A[(size_t)i * n + j];
-        }
-        if (!(off > 1e-30 * diag)) break;
-        for (int32_t p = 0; p < n; p++)
-            for (int32_t q = p + 1; q < n; q++) {
-                const double apq = A[(size_t)p * n + q];
-                if (apq == 0.0) continue;
-                const double app = A[(size_t)p * n + p], aqq = A[(size_t)q * n + q];
-                const double theta = (aqq - app) / (2.0 * apq);
-                const double t = (theta >= 0.0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-                const double c = 1.0 / sqrt(t * t + 1.0), sn = t * c;
-                for (int32_t k = 0; k < n; k++) { /* A ← Jᵀ A J on rows and columns p, q */
-                    const double akp = A[(size_t)k * n + p], akq = A[(size_t)k * n + q];
-                    A[(size_t)k * n + p] = c * akp - sn * akq;
-                    A[(size_t)k * n + q] = sn * akp + c * akq;
-                }
-                for (int32_t k = 0; k < n; k++) {
-                    const double apk = A[(size_t)p * n + k], aqk = A[(size_t)q * n + k];
-                    A[(size_t)p * n + k] = c * apk - sn * aqk;
-                    A[(size_t)q * n + k] = sn * apk + c * aqk;
-                }
-                for (int32_t k = 0; k < n; k++) {
-                    const double vkp = V[(size_t)k * n + p], vkq = V[(size_t)k * n + q];
-                    V[(size_t)k * n + p] = c * vkp - sn * vkq;
-                    V[(size_t)k * n + q] = sn * vkp + c * vkq;
-                }
-            }
-    }
-}
-
 static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
 {
     jb->n = 0;
@@ -100,13 +59,15 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) n += w->block_row[b + 1] - w->block_row[b];
     if (n == 0 || n > JOINT_BLOCK_MAX) return;
     const size_t nn = (size_t)n * (size_t)n;
-    char* mem = dvi_work_scratch(w, (size_t)n * sizeof(int32_t) + (3 * nn + 2 * (size_t)n) * sizeof(double) + 64);
+    char* mem = dvi_work_scratch(w, (size_t)n * sizeof(int32_t) + (3 * nn + 5 * (size_t)n) * sizeof(double) + 64);
     if (!mem) return;
     double* P = (double*)(void*)(mem + ((size_t)n * sizeof(int32_t) + 7) / 8 * 8);
     double* A = P + nn;
     double* V = A + nn;
     double* z = V + nn;
     double* inv = z + n; /* the eigenvalues' inverses, 0 on the null space */
+    double* lam = inv + n; /* the eigenvalues */
+    double* work = lam + n; /* [2n] */
     int32_t* rows = (int32_t*)(void*)mem;
     int32_t k = 0;
     for (int32_t b = 0; b < w->nblocks; b++)
@@ -126,13 +87,13 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
      * amplifies the null-space part of the gradient, and the reactions of
      * redundant rows grew without bound). Eigenvalues below 1e-9 of the
      * largest count as zero. */
-    jacobi_eigen(A, V, n);
+    if (dvi_sym_eigen(A, V, lam, work, n) != 0) return;
     double lmax = 0.0;
     for (int32_t a = 0; a < n; a++)
-        if (A[(size_t)a * n + a] > lmax) lmax = A[(size_t)a * n + a];
+        if (lam[a] > lmax) lmax = lam[a];
     if (!(lmax > 0.0) || !isfinite(lmax)) return;
     for (int32_t a = 0; a < n; a++) {
-        const double l = A[(size_t)a * n + a];
+        const double l = lam[a];
         inv[a] = l > 1e-9 * lmax ? 1.0 / l : 0.0;
     }
     for (int32_t i = 0; i < n; i++)
@@ -467,18 +428,24 @@ static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g
     }
 }
 
-/* G = N x + r, in parallel. */
-static void gradient(const dvi_ccp_work* w, const double* x, double* G)
+/* G = Nx + r from Nx (G may be Nx), in parallel. */
+static void add_r(const dvi_ccp_work* w, const double* Nx, double* G)
 {
     const int32_t m = w->m;
     const double* r = w->p->r;
-    dvi_work_apply(w, x, G);
     const int nt = dvi_work_nt(w, m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
-    for (int32_t i = 0; i < m; i++) G[i] += r[i];
+    for (int32_t i = 0; i < m; i++) G[i] = Nx[i] + r[i];
+}
+
+/* G = N x + r, in parallel. */
+static void gradient(const dvi_ccp_work* w, const double* x, double* G)
+{
+    dvi_work_apply(w, x, G);
+    add_r(w, G, G);
 }
 
 static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
@@ -498,16 +465,23 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
     joint_block jb = {0, NULL, NULL, NULL};
     const group_kernels* gk = group_kernels_for_solve();
+
+    /* (1)–(4) γ_0 (projected guess), y_0 = γ_0, θ_0 = 1; a guess the driver
+     * has projected and multiplied is taken with its product (first: P may
+     * take the vector that holds it) */
+    double* g = buf[0];
+    memcpy(g, gamma, (size_t)m * sizeof(double));
+    if (w->guess_Ng) {
+        add_r(w, w->guess_Ng, Gg);
+        w->guess_Ng = NULL;
+    } else {
+        dvi_work_project(w, g);
+        gradient(w, g, Gg);
+    }
     if (P) {
         block_scaling(w, P);
         joint_block_build(w, &jb);
     }
-
-    /* (1)–(4) γ_0 (projected guess), y_0 = γ_0, θ_0 = 1 */
-    double* g = buf[0];
-    memcpy(g, gamma, (size_t)m * sizeof(double));
-    dvi_work_project(w, g);
-    gradient(w, g, Gg);
     double* best = g;
     double best_res = dvi_work_residual_checked(w, g, Gg, s->tolerance);
     res->iterations = 0;

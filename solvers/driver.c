@@ -252,6 +252,8 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
             if (!(f <= 0.0)) {
                 memset(gamma, 0, (size_t)w->m * sizeof(double));
                 res->warm_start_rejected = true;
+            } else {
+                w->guess_Ng = u; /* the solver may start from γ and this product */
             }
         }
     } else {

@@ -202,6 +202,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
 
     w->p = p;
     w->u_final = NULL;
+    w->guess_Ng = NULL;
     w->m = p->rows;
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;

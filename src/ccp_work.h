@@ -131,6 +131,12 @@ typedef struct dvi_ccp_work {
      * vec[0 … DVI_WORK_VECTORS − 2]; else NULL (dvi_work_prepare clears it).
      * The driver then takes it instead of forming the product again. */
     const double* u_final;
+    /* N γ (compliance included, r not) of the warm start γ the driver has
+     * projected and kept, in vec[DVI_WORK_VECTORS − 1]; else NULL
+     * (dvi_work_prepare clears it). A solver may take γ as projected and
+     * this product instead of forming them again; it must read it before
+     * it writes that vector. */
+    const double* guess_Ng;
     size_t cap_part;
 } dvi_ccp_work;
 
@@ -305,6 +311,13 @@ typedef struct dvi_ray_sums {
  * (may be NULL) also the sums of the infeasibility test. */
 void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out,
                       dvi_ray_sums* ray);
+
+/* Eigen-decomposition of the symmetric n×n A (row-major; overwritten):
+ * eigenvalues into d (unordered), eigenvectors as the columns of V (n×n,
+ * row-major), work: 2n doubles. Householder tridiagonalisation and implicit
+ * QL (solvers/symeig.c). Returns 0, or −1 if an eigenvalue took more than 60
+ * QL steps (not seen on finite input). */
+int dvi_sym_eigen(double* A, double* V, double* d, double* work, int32_t n);
 
 /* A persistent solver-private buffer of at least `bytes` bytes (grown as
  * needed, 64-byte aligned, content not preserved on growth), or NULL. */
