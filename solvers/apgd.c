@@ -428,6 +428,23 @@ static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g
     }
 }
 
+/* a = a_src and, when b is not NULL, b = b_src: m numbers each, in parallel. */
+static void copy2(const dvi_ccp_work* w, double* a, const double* a_src, double* b, const double* b_src)
+{
+    const int32_t m = w->m;
+    const int nt = dvi_work_nt(w, m);
+    (void)nt; /* used by the OpenMP pragmas only */
+    const int32_t nc = dvi_row_chunks(m);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        const int32_t i0 = c * DVI_CHUNK_ROWS, n = dvi_chunk_end(c, DVI_CHUNK_ROWS, m) - i0;
+        memcpy(a + i0, a_src + i0, (size_t)n * sizeof(double));
+        if (b) memcpy(b + i0, b_src + i0, (size_t)n * sizeof(double));
+    }
+}
+
 /* G = Nx + r from Nx (G may be Nx), in parallel. */
 static void add_r(const dvi_ccp_work* w, const double* Nx, double* G)
 {
@@ -470,7 +487,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
      * has projected and multiplied is taken with its product (first: P may
      * take the vector that holds it) */
     double* g = buf[0];
-    memcpy(g, gamma, (size_t)m * sizeof(double));
+    copy2(w, g, gamma, NULL, NULL);
     if (w->guess_Ng) {
         add_r(w, w->guess_Ng, Gg);
         w->guess_Ng = NULL;
@@ -507,8 +524,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double L = dvi_norm2(Nd, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
-    memcpy(y, g, (size_t)m * sizeof(double));
-    memcpy(Gy, Gg, (size_t)m * sizeof(double));
+    copy2(w, y, g, Gy, Gg);
 
     /* memory traffic of the iterations (ccp_work.h): products and passes */
     const double product = dvi_work_product_bytes(w);
@@ -587,8 +603,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         if (rk <= s->tolerance) res->status = DVI_SOLVE_CONVERGED;
         /* (23)–(26) adaptive restart when ∇f(y)ᵀ(γ_{k+1} − γ_k) > 0 */
         if (s->apgd.restart && gdot > 0.0) {
-            memcpy(y, gp, (size_t)m * sizeof(double));
-            memcpy(Gy, Ggp, (size_t)m * sizeof(double));
+            copy2(w, y, gp, Gy, Ggp);
             theta_n = 1.0;
             traffic += 32.0 * m;
         } else if (fresh && res->status != DVI_SOLVE_CONVERGED) { /* N y from the fresh N γ⁺ */
@@ -606,7 +621,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     res->iterations = k;
     res->target_residual = best_res;
     res->bytes_per_iteration = k > 0 ? traffic / k : 0.0;
-    memcpy(gamma, best, (size_t)m * sizeof(double)); /* (29)–(33) return the best iterate */
+    copy2(w, gamma, best, NULL, NULL); /* (29)–(33) return the best iterate */
     if (best == fresh_g) w->u_final = fresh_G;       /* its N γ + r, for the driver */
     return DVI_OK;
 }

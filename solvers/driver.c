@@ -235,14 +235,27 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
         return st;
     }
     if (s->warm_start) {
-        for (int32_t i = 0; i < w->m; i++)
-            if (!isfinite(gamma[i])) {
-                snprintf(res->message, sizeof res->message, "gamma[%d] (blocks[%d]): initial guess not finite", i,
-                         w->row_block[i]);
-                return DVI_ERR_INVALID_ARG;
-            }
-        if (s->warm_start_scale != 1.0)
-            for (int32_t i = 0; i < w->m; i++) gamma[i] *= s->warm_start_scale;
+        const int32_t m = w->m;
+        const double scale = s->warm_start_scale;
+        int32_t first_bad = m; /* the first row not finite, in parallel */
+        const int nt = dvi_work_nt(w, m);
+        (void)nt; /* used by the OpenMP pragmas only */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(min : first_bad)
+#endif
+        for (int32_t i = 0; i < m; i++)
+            if (!isfinite(gamma[i]) && i < first_bad) first_bad = i;
+        if (first_bad < m) {
+            snprintf(res->message, sizeof res->message, "gamma[%d] (blocks[%d]): initial guess not finite", first_bad,
+                     w->row_block[first_bad]);
+            return DVI_ERR_INVALID_ARG;
+        }
+        if (scale != 1.0) {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+            for (int32_t i = 0; i < m; i++) gamma[i] *= scale;
+        }
         if (solver->impl->targets_ccp) {
             /* keep the guess only if it is no worse than γ = 0 (f(0) = 0) */
             dvi_work_project(w, gamma);

@@ -214,10 +214,6 @@ void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v);
 double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v);
 /* Factor form only. y = D^T v (no compliance). */
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y);
-/* The same two with x, y in single precision (APGD's single-precision
- * vectors); the sums are in double. */
-double dvi_work_minv_d_quad_f(const dvi_ccp_work* w, const float* x, double* v);
-void dvi_work_dt_f(const dvi_ccp_work* w, const double* v, float* y);
 
 /* Factor form, contact c given by a frame: out = J_c v (its rows), and
  * v += M⁻¹ J_cᵀ δ (δ: its rows). */
