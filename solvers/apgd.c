@@ -478,7 +478,11 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* Gg = w->vec[5];
     double* Ggp = w->vec[6];
     double* d = w->vec[7];
-    double* Nd = w->vec[8];
+    /* N d; in the factor form without compliance it takes d's place: d is
+     * last read by M⁻¹D d (the backtracking test) before Dᵀv writes N d,
+     * and `advance` reads N d alone (one vector less: 8 bytes a row) */
+    const bool nd_in_d = w->factor_form && !w->p->compliance;
+    double* Nd = nd_in_d ? d : w->vec[8];
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
     joint_block jb = {0, NULL, NULL, NULL};
     const group_kernels* gk = group_kernels_for_solve();
@@ -513,15 +517,16 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 #endif
     for (int32_t b = 0; b < w->nblocks; b++) /* P^{1/2} 1 */
         for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) d[i] = P ? sqrt(P[b]) : 1.0;
-    dvi_work_apply(w, d, Nd);
+    double* Ne = Ggp; /* N P^{1/2} 1 (Ggp is free until the first update) */
+    dvi_work_apply(w, d, Ne);
     if (P) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
 #endif
         for (int32_t b = 0; b < w->nblocks; b++)
-            for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Nd[i] *= sqrt(P[b]);
+            for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Ne[i] *= sqrt(P[b]);
     }
-    double L = dvi_norm2(Nd, m) / sqrt((double)m);
+    double L = dvi_norm2(Ne, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
     copy2(w, y, g, Gy, Gg);

@@ -247,7 +247,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
             if (!isfinite(gamma[i]) && i < first_bad) first_bad = i;
         if (first_bad < m) {
             snprintf(res->message, sizeof res->message, "gamma[%d] (blocks[%d]): initial guess not finite", first_bad,
-                     w->row_block[first_bad]);
+                     dvi_work_row_block(w, first_bad));
             return DVI_ERR_INVALID_ARG;
         }
         if (scale != 1.0) {

@@ -1118,7 +1118,7 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     {
         int32_t ib = 0, ic = 0;
         for (int32_t i = 0; i < m; ++i) {
-            if (p->blocks[w->row_block[i]].kind == DVI_BLOCK_BILATERAL)
+            if (p->blocks[dvi_work_row_block(w, i)].kind == DVI_BLOCK_BILATERAL)
                 L.brow[ib++] = i;
             else
                 L.crow[ic++] = i;

@@ -436,7 +436,7 @@ dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* m
     size_t nz = 0;
     for (int32_t j = 0; j < m; j++) {
         e->colptr[j] = (int32_t)nz;
-        int32_t c = w.block_fc[w.row_block[j]];
+        int32_t c = w.block_fc[dvi_work_row_block(&w, j)];
         if (c < 0) {
             for (int32_t k = D->colptr[j]; k < D->colptr[j + 1]; k++) {
                 e->rowind[nz] = D->rowind[k];

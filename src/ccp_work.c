@@ -30,7 +30,6 @@ void dvi_work_free(dvi_ccp_work* w)
 {
     if (!w) return;
     free(w->block_row);
-    free(w->row_block);
     free(w->run_ptr);
     free(w->run_body);
     free(w->run_col);
@@ -41,7 +40,6 @@ void dvi_work_free(dvi_ccp_work* w)
     free(w->brun_d);
     free(w->fc_row);
     free(w->fc_rows);
-    free(w->fc_ell);
     free(w->block_fc);
     free(w->block_mu);
     free(w->inc_ptr);
@@ -82,8 +80,6 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
     bool ok = true;
     size_t c;
     if ((size_t)m > w->cap_m || !w->diag) {
-        c = w->cap_m;
-        w->row_block = grow(w->row_block, &c, (size_t)m, sizeof(int32_t), &ok);
         c = w->cap_m;
         w->diag = grow(w->diag, &c, (size_t)m, sizeof(double), &ok);
         c = w->cap_m;
@@ -165,8 +161,6 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         c = w->cap_fc;
         w->fc_rows = grow(w->fc_rows, &c, nfc, sizeof(int8_t), &ok);
         c = w->cap_fc;
-        w->fc_ell = grow(w->fc_ell, &c, nfc, sizeof(double), &ok);
-        c = w->cap_fc;
         w->inc = grow(w->inc, &c, 2 * nfc, sizeof(int32_t), &ok);
         c = w->cap_fc;
         w->fc_force = grow(w->fc_force, &c, 3 * nfc, sizeof(double), &ok);
@@ -243,9 +237,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
         const bool friction = p->blocks[b].kind == DVI_BLOCK_FRICTION;
         w->block_mu[b] = friction ? p->blocks[b].mu : -1.0;
         w->other_blocks += !friction;
-        int32_t k = dvi_block_rows(p->blocks[b].kind);
-        for (int32_t i = 0; i < k; i++) w->row_block[row + i] = b;
-        row += k;
+        row += dvi_block_rows(p->blocks[b].kind);
     }
     w->block_row[w->nblocks] = row;
     for (int32_t b = 0; b < w->nblocks; b++) w->block_fc[b] = -1;
@@ -414,11 +406,11 @@ static inline __attribute__((always_inline)) void frame_gather(const dvi_ccp_wor
     if (w->fc_df) {
         const float* d = w->fc_df + 9 * (size_t)c;
         const float* r = w->fc_armf + 6 * (size_t)c;
-        FRAME_GATHER(d, r, nr, w->fc_ell[c], va, vb, yc);
+        FRAME_GATHER(d, r, nr, dvi_fc_ell(w, c), va, vb, yc);
     } else {
         const double* d = w->fc_d + 9 * (size_t)c;
         const double* r = w->fc_arm + 6 * (size_t)c;
-        FRAME_GATHER(d, r, nr, w->fc_ell[c], va, vb, yc);
+        FRAME_GATHER(d, r, nr, dvi_fc_ell(w, c), va, vb, yc);
     }
 }
 
@@ -433,13 +425,13 @@ static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_wo
         const float* r = w->fc_armf + 6 * (size_t)c + 3 * side;
         FRAME_FORCE(d, nr, xc, F);
         FRAME_MOMENT(r, F, T);
-        if (nr == 6) FRAME_COUPLE(d, w->fc_ell[c], xc, T);
+        if (nr == 6) FRAME_COUPLE(d, dvi_fc_ell(w, c), xc, T);
     } else {
         const double* d = w->fc_d + 9 * (size_t)c;
         const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
         FRAME_FORCE(d, nr, xc, F);
         FRAME_MOMENT(r, F, T);
-        if (nr == 6) FRAME_COUPLE(d, w->fc_ell[c], xc, T);
+        if (nr == 6) FRAME_COUPLE(d, dvi_fc_ell(w, c), xc, T);
     }
     if (side) {
         for (int k = 0; k < 3; k++) {
@@ -482,7 +474,7 @@ static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double
 {
     double fd[9], arms[6];
     fc_frame_arms(w, c, fd, arms);
-    frame_row6_of(fd, arms, w->fc_ell[c], q, side, j);
+    frame_row6_of(fd, arms, dvi_fc_ell(w, c), q, side, j);
 }
 
 /* dvi_work_frame_columns from contact c's frame and arms already loaded. */
@@ -494,7 +486,7 @@ static inline int frame_columns_of(const dvi_ccp_work* w, int32_t c, const doubl
         int32_t b = w->fc_body[2 * (size_t)c + side];
         if (b < 0) continue;
         double t[6];
-        frame_row6_of(fd, arms, w->fc_ell[c], q, side, t);
+        frame_row6_of(fd, arms, dvi_fc_ell(w, c), q, side, t);
         if (n == 1 && body[0] == b) { /* one body on both sides: J_a + J_b */
             for (int k = 0; k < 6; k++) j[0][k] += t[k];
             continue;
@@ -598,14 +590,13 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
 {
     const dvi_ccp_frames* F = p->frames;
     w->nfc = F ? F->count : 0;
-    int32_t* in_frame = w->cursor; /* [m]: 1 on rows given by frames */
-    memset(in_frame, 0, (size_t)w->m * sizeof(int32_t));
     memset(w->inc_ptr, 0, ((size_t)w->nbody + 1) * sizeof(int32_t));
     w->fc_d = F ? F->frame : NULL;
     w->fc_arm = F ? F->arm : NULL;
     w->fc_df = F ? F->frame_f : NULL;
     w->fc_armf = F ? F->arm_f : NULL;
     w->fc_body = F ? F->body : NULL;
+    w->fc_ell = F ? F->ell : NULL;
     const int32_t nfc0 = w->nfc;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
@@ -614,18 +605,17 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
         int32_t blk = F->block[c];
         w->fc_row[c] = w->block_row[blk];
         w->fc_rows[c] = (int8_t)(w->block_row[blk + 1] - w->block_row[blk]);
-        w->fc_ell[c] = F->ell ? F->ell[c] : 1.0;
         w->block_fc[blk] = c;
-        for (int32_t i = w->block_row[blk]; i < w->block_row[blk + 1]; i++) in_frame[i] = 1;
     }
     for (int32_t c = 0; c < nfc0; c++) { /* incidences per body */
         const int32_t fa = F->body[2 * (size_t)c], fb = F->body[2 * (size_t)c + 1];
         if (fa >= 0) w->inc_ptr[fa + 1]++;
         if (fb >= 0) w->inc_ptr[fb + 1]++;
     }
-    w->ndrows = 0;
-    for (int32_t i = 0; i < w->m; i++)
-        if (!in_frame[i]) w->drows[w->ndrows++] = i;
+    w->ndrows = 0; /* the rows of the blocks no contact gives, in row order */
+    for (int32_t b = 0; b < w->nblocks; b++)
+        if (w->block_fc[b] < 0)
+            for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) w->drows[w->ndrows++] = i;
     /* incidences, body-major, contact order within a body */
     for (int32_t b = 0; b < w->nbody; b++) w->inc_ptr[b + 1] += w->inc_ptr[b];
     int32_t* next = w->cursor;
@@ -720,9 +710,9 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
                 if (e & 2) { /* spin and rolling rows */
                     const double* xc = x + frow[c];
                     if (fdf)
-                        FRAME_COUPLE(fdf + 9 * (size_t)c, w->fc_ell[c], xc, T);
+                        FRAME_COUPLE(fdf + 9 * (size_t)c, dvi_fc_ell(w, c), xc, T);
                     else
-                        FRAME_COUPLE(fdd + 9 * (size_t)c, w->fc_ell[c], xc, T);
+                        FRAME_COUPLE(fdd + 9 * (size_t)c, dvi_fc_ell(w, c), xc, T);
                 }
                 if (e & 1) {
                     s[0] += F[0], s[1] += F[1], s[2] += F[2];
@@ -1169,8 +1159,8 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
 double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k)
 {
     double s = 0.0;
-    const int32_t c = w->factor_form ? w->block_fc[w->row_block[i]] : -1;
-    if (c >= 0 && w->block_fc[w->row_block[k]] == c) {
+    const int32_t c = w->factor_form ? w->block_fc[dvi_work_row_block(w, i)] : -1;
+    if (c >= 0 && w->block_fc[dvi_work_row_block(w, k)] == c) {
         s = frame_entry(w, c, i - w->fc_row[c], k - w->fc_row[c]);
     } else if (w->factor_form) {
         for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++)

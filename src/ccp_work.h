@@ -75,7 +75,6 @@ typedef struct dvi_ccp_work {
     double* block_mu;   /* [nblocks] μ of a FRICTION block, −1 for any other kind: what APGD's
                          * passes read of the common block (8 bytes instead of its 32-byte record) */
     int32_t other_blocks; /* blocks that are not FRICTION */
-    int32_t* row_block; /* [m] block of each row */
     double rnorm;       /* ‖r‖ = dvi_norm2(r): the scale every residual takes */
 
     /* factor form, run layout (see the design note) */
@@ -98,7 +97,7 @@ typedef struct dvi_ccp_work {
     const int32_t* fc_body;/* [2 nfc] bodies a and b, or −1: frames->body */
     int32_t* fc_row;    /* [nfc] first row of each */
     int8_t* fc_rows;    /* [nfc] rows of each: 1, 3 or 6 */
-    double* fc_ell;     /* [nfc] scale of the angular rows */
+    const double* fc_ell; /* [nfc] scale of the angular rows: frames->ell (not copied), or NULL: 1 */
     int32_t* block_fc;  /* [nblocks] contact of each block, −1 for blocks in D */
     int32_t* inc_ptr;   /* [nbody + 1] incidences of each body */
     int32_t* inc;       /* [2 nfc] 4·contact + 2·(6 rows) + side (0: a, 1: b), body-major, contact order */
@@ -139,6 +138,26 @@ typedef struct dvi_ccp_work {
     const double* guess_Ng;
     size_t cap_part;
 } dvi_ccp_work;
+
+/* The block of row i (0 ≤ i < m), by bisection of block_row. */
+static inline int32_t dvi_work_row_block(const dvi_ccp_work* w, int32_t i)
+{
+    int32_t lo = 0, hi = w->nblocks; /* block_row[lo] ≤ i < block_row[hi] */
+    while (hi - lo > 1) {
+        const int32_t mid = lo + (hi - lo) / 2;
+        if (w->block_row[mid] <= i)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* ℓ of contact c given by a frame: the scale of its spin and rolling rows. */
+static inline double dvi_fc_ell(const dvi_ccp_work* w, int32_t c)
+{
+    return w->fc_ell ? w->fc_ell[c] : 1.0;
+}
 
 /* Threads for a pass over n rows: 1 below DVI_PAR_MIN. */
 static inline int dvi_work_nt(const dvi_ccp_work* w, int32_t n)
