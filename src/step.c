@@ -108,8 +108,24 @@ static bool warm_store(dvi_world* w, int32_t npts, int nt)
         p->shape_a = rec->shape_a;
         p->shape_b = rec->shape_b;
         p->feature = rec->feature;
+        p->roll = -1;
         v3_copy(p->point, rec->point);
-        for (int32_t r = 0; r < 6; r++) p->gamma[r] = r < rec->nrows ? w->gamma[rec->row + r] : 0.0;
+        for (int32_t r = 0; r < 3; r++) p->gamma[r] = r < rec->nrows ? w->gamma[rec->row + r] : 0.0;
+    }
+    /* the spin and rolling impulses apart, in point order (a scene without
+     * rolling resistance keeps none) */
+    int32_t nroll = 0;
+    for (int32_t c = 0; c < npts; c++) nroll += w->contacts[c].nrows > 3;
+    if (nroll > 0) {
+        if (!DVI_RESERVE(w, warm_roll, 3 * (size_t)nroll)) return false;
+        int32_t k = 0;
+        for (int32_t c = 0; c < npts; c++) {
+            const dvi_contact_rec* rec = &w->contacts[c];
+            if (rec->nrows <= 3) continue;
+            w->warm[c].roll = k;
+            for (int32_t r = 0; r < 3; r++) w->warm_roll[3 * (size_t)k + r] = w->gamma[rec->row + 3 + r];
+            k++;
+        }
     }
     w->warm_count = npts;
     return true;
@@ -224,7 +240,10 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
             }
         }
         w->r[row] = vrel + b;
-        w->gamma[row] = prev ? prev->gamma[q] : 0.0;
+        w->gamma[row] = !prev ? 0.0
+                        : q < 3        ? prev->gamma[q]
+                        : prev->roll >= 0 ? w->warm_roll[3 * (size_t)prev->roll + (q - 3)]
+                                          : 0.0;
         row++;
     }
     return comp > 0.0;

@@ -115,6 +115,7 @@ void dvi_world_destroy(dvi_world* w)
     free(w->values);
     free(w->contacts);
     free(w->warm);
+    free(w->warm_roll);
     free(w->slots);
     free(w->taken);
     free(w->dv);

@@ -91,8 +91,9 @@ dvi_status dvi_joint_init(dvi_joint* j, const dvi_joint_def* def, const dvi_body
 typedef struct dvi_warm_point {
     int32_t shape_a, shape_b;
     uint32_t feature;
+    int32_t roll;     /* its spin and rolling impulses: w->warm_roll[3 roll …], or −1: none (zeros) */
     double point[3];
-    double gamma[6];
+    double gamma[3];  /* normal and tangential impulses */
 } dvi_warm_point;
 
 typedef struct dvi_warm_slot {
@@ -146,6 +147,7 @@ struct dvi_world {
     double* values;             size_t values_cap;
     dvi_contact_rec* contacts;  size_t contacts_cap;  int32_t contact_count;
     dvi_warm_point* warm;       size_t warm_cap;      int32_t warm_count;
+    double* warm_roll;          size_t warm_roll_cap; /* [3 * points with spin and rolling rows] */
     dvi_warm_slot* slots;       size_t slots_cap;     size_t slot_count; /* power of two */
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */

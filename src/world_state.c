@@ -366,7 +366,9 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_i32(b, p->shape_b);
         put_u32(b, p->feature);
         put_f64s(b, p->point, 3);
-        put_f64s(b, p->gamma, 6);
+        put_f64s(b, p->gamma, 3);
+        static const double none[3] = {0.0, 0.0, 0.0};
+        put_f64s(b, p->roll >= 0 ? w->warm_roll + 3 * (size_t)p->roll : none, 3);
     }
     put_u64(b, (uint64_t)w->slot_count);
     for (size_t k = 0; k < w->slot_count; k++) {
@@ -522,6 +524,7 @@ static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
  * empty or the step count not 0). */
 typedef struct state_counts {
     uint32_t contacts, warm;
+    size_t warm_roll; /* warm-start points with spin and rolling impulses */
     uint64_t slots;
     uint64_t dem_steps;
     dvi_dem_history history; /* owned until applied */
@@ -661,15 +664,28 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     uint32_t nw = get_u32(r);
     if (nw > (uint32_t)INT32_MAX - 1 || !need(r, (size_t)nw * WARM_BYTES + 8))
         return damaged(w, "warm-start point count does not fit the payload", -1, NULL);
+    size_t nroll = 0; /* points with spin and rolling impulses */
     for (uint32_t k = 0; k < nw; k++) {
         dvi_warm_point pt;
+        double roll[3];
         pt.shape_a = get_i32(r);
         pt.shape_b = get_i32(r);
         pt.feature = get_u32(r);
         get_f64s(r, pt.point, 3);
-        get_f64s(r, pt.gamma, 6);
+        get_f64s(r, pt.gamma, 3);
+        get_f64s(r, roll, 3);
         if (pt.shape_a < 0 || pt.shape_a >= ns) return damaged(w, "warm", k, "shape_a");
         if (pt.shape_b < 0 || pt.shape_b >= ns) return damaged(w, "warm", k, "shape_b");
+        /* spin and rolling impulses that are all zero are kept as none: the
+         * same numbers for the next step, the same bytes when saved again */
+        pt.roll = -1;
+        if (roll[0] != 0.0 || roll[1] != 0.0 || roll[2] != 0.0) {
+            if (apply) {
+                pt.roll = (int32_t)nroll;
+                for (int q = 0; q < 3; q++) w->warm_roll[3 * nroll + (size_t)q] = roll[q];
+            }
+            nroll++;
+        }
         if (apply) w->warm[k] = pt;
     }
 
@@ -713,6 +729,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     counts->dem_steps = dem_steps;
     counts->contacts = nc;
     counts->warm = nw;
+    counts->warm_roll = nroll;
     counts->slots = nslot;
     return DVI_OK;
 }
@@ -823,7 +840,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     }
     if (st == DVI_OK &&
         (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !dvi_step_reserve_frames(w, (int32_t)counts.contacts) ||
-         !RESERVE(w, warm, (size_t)counts.warm + 1) ||
+         !RESERVE(w, warm, (size_t)counts.warm + 1) || !RESERVE(w, warm_roll, 3 * counts.warm_roll + 3) ||
          (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)) ||
          ((counts.dem_steps > 0 || counts.history.count > 0) && !dvi_dem_get(w))))
         st = dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
