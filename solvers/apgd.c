@@ -469,9 +469,10 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 {
     const int32_t m = w->m;
     const double rnorm = w->rnorm;
-    /* Three buffers rotate between γ_k, γ_{k+1} and the best iterate, so the
-     * best is kept without copying. */
-    double* buf[3] = {w->vec[0], w->vec[1], w->vec[2]};
+    /* Two buffers alternate between γ_k and γ_{k+1}; the best iterate is one
+     * of them, or a copy in `gamma` (free once the guess is read), made
+     * when the buffer that holds it is about to take γ_{k+1}. */
+    double* buf[2] = {w->vec[0], w->vec[1]};
     /* Gx = N x + r: the gradient of the objective at x (for γ⁺ also u) */
     double* y = w->vec[3];
     double* Gy = w->vec[4];
@@ -554,7 +555,12 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             gradient(w, y, Gy);
             traffic += 2.0 * (product + 24.0 * m);
         }
-        double* gp = buf[0] != g && buf[0] != best ? buf[0] : buf[1] != g && buf[1] != best ? buf[1] : buf[2];
+        double* gp = buf[0] != g ? buf[0] : buf[1];
+        if (best == gp) { /* keep the best iterate before γ_{k+1} takes its buffer */
+            copy2(w, gamma, best, NULL, NULL);
+            best = gamma;
+            traffic += 16.0 * m;
+        }
         /* (8)–(9) γ_{k+1} = Π(y − t ∇f(y)), ∇f(y) = N y + r; (10)–(13) backtrack
          * until ½dᵀNd ≤ L/2 ‖d‖² */
         double t = 1.0 / L, dcd = 0.0;
@@ -626,7 +632,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     res->iterations = k;
     res->target_residual = best_res;
     res->bytes_per_iteration = k > 0 ? traffic / k : 0.0;
-    copy2(w, gamma, best, NULL, NULL); /* (29)–(33) return the best iterate */
+    if (best != gamma) copy2(w, gamma, best, NULL, NULL); /* (29)–(33) return the best iterate */
     if (best == fresh_g) w->u_final = fresh_G;       /* its N γ + r, for the driver */
     return DVI_OK;
 }

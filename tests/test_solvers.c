@@ -1333,6 +1333,62 @@ static void test_validation_rigid(void** state)
     dvi_gen_free(&g);
 }
 
+/* APGD returns its best iterate (the smallest residual of its history),
+ * kept in one of its two buffers or copied out before its buffer takes a
+ * later iterate. On a granular packing whose residual history is not
+ * monotone, a solve of K iterations must return, to the bit, the γ that a
+ * solve stopped right after the best iteration k* returns (its last
+ * iterate, the same deterministic sequence), for a K at least three
+ * iterations past k* (so that k*'s buffer was taken by a later iterate),
+ * on one thread and on two. */
+static void test_apgd_best_iterate(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_granular(2000, 0.4, 1e-3, 7, &g), DVI_OK);
+    const int32_t m = g.p.rows;
+    enum { KMAX = 400 };
+    double hist[KMAX];
+    double* g1 = calloc((size_t)m, sizeof(double));
+    double* g2 = calloc((size_t)m, sizeof(double));
+    assert_true(g1 && g2);
+    dvi_solver_settings s = settings(1e-300, KMAX);
+    dvi_solve_result res;
+    memset(&res, 0, sizeof res);
+    res.history = hist;
+    res.history_capacity = KMAX;
+    assert_true(dvi_ccp_solve(&g.p, "apgd", &s, g1, &res) >= 0);
+    assert_int_equal(res.iterations, KMAX);
+    /* the shortest prefix whose best lies at least three iterations back,
+     * while the residual is well above rounding */
+    int32_t K = 0, kbest = -1;
+    for (int32_t k = 4; k <= KMAX && K == 0; k++) {
+        int32_t a = 0;
+        for (int32_t i = 1; i < k; i++)
+            if (hist[i] < hist[a]) a = i;
+        if (a <= k - 3 && hist[a] < hist[k - 1] && hist[a] > 1e-10) K = k, kbest = a;
+    }
+    print_message("  best of %d iterations at %d (residual %.3e; the last %.3e)\n", K, kbest + 1, hist[kbest],
+                  hist[K - 1]);
+    assert_true(K > 0);
+    for (int threads = 1; threads <= 2; threads++) {
+        s.threads = threads;
+        s.max_iterations = K;
+        memset(g1, 0, (size_t)m * sizeof(double));
+        memset(&res, 0, sizeof res);
+        assert_true(dvi_ccp_solve(&g.p, "apgd", &s, g1, &res) >= 0);
+        s.max_iterations = kbest + 1;
+        memset(g2, 0, (size_t)m * sizeof(double));
+        memset(&res, 0, sizeof res);
+        assert_true(dvi_ccp_solve(&g.p, "apgd", &s, g2, &res) >= 0);
+        assert_memory_equal(g1, g2, (size_t)m * sizeof(double));
+    }
+    free(g1);
+    free(g2);
+    dvi_gen_free(&g);
+}
+
 /* The joint block's eigen-decomposition (dvi_sym_eigen) against LAPACK's
  * dsyev: random symmetric matrices of sizes 1 … 192 (APGD's largest joint
  * block) that are positive definite, positive semidefinite of rank n/2
@@ -2421,6 +2477,7 @@ int main(void)
         cmocka_unit_test(test_validation_threads),
         cmocka_unit_test(test_validation_rigid),
         cmocka_unit_test(test_sym_eigen),
+        cmocka_unit_test(test_apgd_best_iterate),
         cmocka_unit_test(test_apgd_joint_block),
         cmocka_unit_test(test_apgd_redundant_joints),
         cmocka_unit_test(test_random_lemke_vs_cone),
