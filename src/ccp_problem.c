@@ -100,12 +100,39 @@ static dvi_status check_frame_values(const dvi_ccp_problem* p, int32_t c, bool s
     return DVI_OK;
 }
 
+/* One item (a block's rows, a body, a contact frame) of the checks that
+ * run in parallel; with msg NULL it may take a quicker test that gives the
+ * same verdict. */
+typedef dvi_status (*item_check)(const dvi_ccp_problem* p, const int32_t* brow, int32_t i, char* msg, size_t n);
+
+/* Runs check on items 0 … count−1, on `threads` threads above par_min
+ * items, and reports the first that fails with its message: the item and
+ * the message a serial pass gives. */
+static dvi_status first_failure(const dvi_ccp_problem* p, const int32_t* brow, int32_t count, int threads,
+                                int32_t par_min, item_check check, char* msg, size_t n)
+{
+    int32_t first_bad = count;
+    (void)threads, (void)par_min;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count > par_min) \
+    reduction(min : first_bad)
+#endif
+    for (int32_t i = 0; i < count; i++)
+        if (i < first_bad && check(p, brow, i, NULL, 0) != DVI_OK) first_bad = i;
+    for (int32_t i = first_bad; i < count; i++) { /* the message, from the full test */
+        const dvi_status st = check(p, brow, i, msg, n);
+        if (st != DVI_OK) return st;
+    }
+    return DVI_OK;
+}
+
 /* Contact c of the frames: its block in range, after the previous
  * contact's, of a contact kind, with empty columns of D (brow: each block's
  * first row), then its own numbers; msg may be NULL. */
-static dvi_status check_frame(const dvi_ccp_problem* p, const int32_t* brow, int32_t c, bool sgl, char* msg, size_t n)
+static dvi_status check_frame(const dvi_ccp_problem* p, const int32_t* brow, int32_t c, char* msg, size_t n)
 {
     const dvi_ccp_frames* F = p->frames;
+    const bool sgl = F->frame_f || F->arm_f;
     const int32_t blk = F->block[c], prev = c > 0 ? F->block[c - 1] : -1;
     if (blk <= prev || blk >= p->block_count)
         return fail(msg, n, "frames.block[%d]: must be increasing and in [0, %d) (got %d)", c, p->block_count, blk);
@@ -133,15 +160,7 @@ static dvi_status check_frames(const dvi_ccp_problem* p, const int32_t* brow, in
     if (dbl && sgl) return fail(msg, n, "frames: frame and arm, or frame_f and arm_f: give one pair, not both");
     if (!F->block || !F->body || (sgl ? !F->frame_f || !F->arm_f : !F->frame || !F->arm))
         return fail(msg, n, "frames: block, body, frame and arm (or frame_f and arm_f) must all be given");
-    int32_t first_bad = F->count;
-    const int32_t count = F->count;
-    (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count > 4096) reduction(min : first_bad)
-#endif
-    for (int32_t c = 0; c < count; c++)
-        if (c < first_bad && check_frame(p, brow, c, sgl, NULL, 0) != DVI_OK) first_bad = c;
-    return first_bad < count ? check_frame(p, brow, first_bad, sgl, msg, n) : DVI_OK;
+    return first_failure(p, brow, F->count, threads, 4096, check_frame, msg, n);
 }
 
 static double rnd(uint64_t* s)
@@ -220,6 +239,16 @@ static bool rigid_body_ok(const double* R)
     return true;
 }
 
+/* check_body as an item of first_failure: a body in the rigid layout is
+ * judged on its ten numbers when no message is asked for. */
+static dvi_status body_item(const dvi_ccp_problem* p, const int32_t* brow, int32_t b, char* msg, size_t n)
+{
+    (void)brow;
+    if (!msg && !p->inv_mass)
+        return rigid_body_ok(p->inv_mass_rigid + 10 * (size_t)b) ? DVI_OK : DVI_ERR_INVALID_ARG;
+    return check_body(p, b, msg, n);
+}
+
 /* r and the compliance on block b's rows (brow: each block's first row);
  * msg may be NULL. */
 static dvi_status check_rows(const dvi_ccp_problem* p, const int32_t* brow, int32_t b, char* msg, size_t n)
@@ -267,22 +296,12 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
     if (sum != p->rows)
         return fail(msg, n, "blocks: their rows add up to %lld but rows is %d", (long long)sum, p->rows);
     if (!p->r) return fail(msg, n, "r: NULL");
-    {
-        int32_t first_bad = p->block_count;
-        const int32_t nb = p->block_count;
-        (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && nb > 4096) reduction(min : first_bad)
-#endif
-        for (int32_t b = 0; b < nb; b++)
-            if (b < first_bad && check_rows(p, brow, b, NULL, 0) != DVI_OK) first_bad = b;
-        if (first_bad < nb) return check_rows(p, brow, first_bad, msg, n);
-    }
+    dvi_status st = first_failure(p, brow, p->block_count, threads, 4096, check_rows, msg, n);
+    if (st != DVI_OK) return st;
     bool has_d = p->D != NULL, has_w = p->W != NULL;
     if (has_d == has_w)
         return fail(msg, n, has_d ? "operator: both D and W are given; give exactly one"
                                   : "operator: neither D (with inv_mass) nor W is given");
-    dvi_status st;
     if (has_d) {
         if (p->body_count < 0) return fail(msg, n, "body_count: must be >= 0 (got %d)", p->body_count);
         if (p->body_count > INT32_MAX / 36) return fail(msg, n, "body_count: too large (%d)", p->body_count);
@@ -292,21 +311,8 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
             return fail(msg, n, "inv_mass, inv_mass_rigid: both given; give exactly one");
         st = check_csc(p->D, "D", 6 * p->body_count, p->rows, true, msg, n);
         if (st != DVI_OK) return st;
-        /* the bodies in parallel: the first that fails (body_count: none),
-         * whose message is then the one a serial pass gives */
-        int32_t first_bad = p->body_count;
-        const int32_t nbody = p->body_count;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && nbody > 1024) reduction(min : first_bad)
-#endif
-        for (int32_t b = 0; b < nbody; b++)
-            if (b < first_bad &&
-                !(p->inv_mass ? check_body(p, b, NULL, 0) == DVI_OK : rigid_body_ok(p->inv_mass_rigid + 10 * (size_t)b)))
-                first_bad = b;
-        for (int32_t b = first_bad; b < nbody; b++) { /* the message, from the full test */
-            st = check_body(p, b, msg, n);
-            if (st != DVI_OK) return st;
-        }
+        st = first_failure(p, brow, p->body_count, threads, 1024, body_item, msg, n);
+        if (st != DVI_OK) return st;
         if (p->frames) {
             st = check_frames(p, brow, threads, msg, n);
             if (st != DVI_OK) return st;

@@ -229,17 +229,14 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     }
     w->nruns = (int32_t)nruns;
 
-    /* block layout */
-    int32_t row = 0;
+    /* block layout: block_row holds each block's first row since the
+     * validation (dvi_ccp_check fills it; growing keeps its contents) */
     w->other_blocks = 0;
     for (int32_t b = 0; b < w->nblocks; b++) {
-        w->block_row[b] = row;
         const bool friction = p->blocks[b].kind == DVI_BLOCK_FRICTION;
         w->block_mu[b] = friction ? p->blocks[b].mu : -1.0;
         w->other_blocks += !friction;
-        row += dvi_block_rows(p->blocks[b].kind);
     }
-    w->block_row[w->nblocks] = row;
     for (int32_t b = 0; b < w->nblocks; b++) w->block_fc[b] = -1;
     w->nfc = 0;
     w->rigid_minv = false;
@@ -912,6 +909,36 @@ double dvi_residual_scale(double rnorm, double gnorm, double unorm)
     return s > 1e-300 ? s : 1.0;
 }
 
+/* Block b's terms of the CCP residual (ga, ua: its rows of γ and u): adds
+ * to ‖γ‖² and ‖u‖² and returns its natural map's e². One definition for
+ * the residual's own pass and the metrics' pass, so both have the same
+ * bits. */
+static inline double residual_block(const dvi_ccp_block* B, const double* ga, const double* ua, int32_t k, double* gg,
+                                    double* uu)
+{
+    for (int32_t a = 0; a < k; a++) {
+        *gg += ga[a] * ga[a];
+        *uu += ua[a] * ua[a];
+    }
+    return dvi_natural_map2(B, ga, ua, k);
+}
+
+/* Block b's terms of the velocity residual (ra: its rows of r; eta: η_b,
+ * 0 when not positive and finite): adds to ‖u − r‖² and ‖u‖² and returns
+ * the natural map's e² of (η γ, u). */
+static inline double velocity_block(const dvi_ccp_block* B, const double* ga, const double* ua, const double* ra,
+                                    double eta, int32_t k, double* gg, double* uu)
+{
+    double sg[6];
+    for (int32_t a = 0; a < k; a++) {
+        sg[a] = eta * ga[a];
+        const double ng = ua[a] - ra[a];
+        *gg += ng * ng;
+        *uu += ua[a] * ua[a];
+    }
+    return dvi_natural_map2(B, sg, ua, k);
+}
+
 /* The residual's three sums — e² (natural map), ‖γ‖², ‖u‖² — chunked by
  * blocks; u = v + add (add = NULL: u = v). Returns e²; g2, u2 out. */
 static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, double* g2,
@@ -932,12 +959,8 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
-            for (int32_t a = 0; a < k; a++) {
-                u[a] = add ? v[r0 + a] + add[r0 + a] : v[r0 + a];
-                gg += g[r0 + a] * g[r0 + a];
-                uu += u[a] * u[a];
-            }
-            e2 += dvi_natural_map2(&B[b], g + r0, u, k);
+            for (int32_t a = 0; a < k; a++) u[a] = add ? v[r0 + a] + add[r0 + a] : v[r0 + a];
+            e2 += residual_block(&B[b], g + r0, u, k, &gg, &uu);
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
         q[0] = e2;
@@ -979,14 +1002,7 @@ static double velocity_sums(const dvi_ccp_work* w, const double* g, const double
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double eta = dvi_block_eta(w, b);
             if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
-            double sg[6];
-            for (int32_t a = 0; a < k; a++) {
-                sg[a] = eta * g[r0 + a];
-                const double ng = u[r0 + a] - r[r0 + a];
-                gg += ng * ng;
-                uu += u[r0 + a] * u[r0 + a];
-            }
-            e2 += dvi_natural_map2(&B[b], sg, u + r0, k);
+            e2 += velocity_block(&B[b], g + r0, u + r0, r + r0, eta, k, &gg, &uu);
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
         q[0] = e2;
@@ -1073,12 +1089,7 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
             int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
             const double* ga = g + r0;
             const double* ua = u + r0;
-            /* the CCP natural map */
-            for (int32_t a = 0; a < k; a++) {
-                q[MS_GG] += ga[a] * ga[a];
-                q[MS_UU] += ua[a] * ua[a];
-            }
-            q[MS_E2] += dvi_natural_map2(&B[b], ga, ua, k);
+            q[MS_E2] += residual_block(&B[b], ga, ua, k, &q[MS_GG], &q[MS_UU]); /* the CCP natural map */
             double y[6], ut[6];
             for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
             if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
@@ -1108,14 +1119,7 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
             /* the velocity residual */
             const double eta0 = dvi_block_eta(w, b);
             const double eta = !(eta0 > 0.0) || !isfinite(eta0) ? 0.0 : eta0;
-            double sg[6];
-            for (int32_t a = 0; a < k; a++) {
-                sg[a] = eta * ga[a];
-                const double ng = ua[a] - r[r0 + a];
-                q[MS_VGG] += ng * ng;
-                q[MS_VUU] += ua[a] * ua[a];
-            }
-            q[MS_VE2] += dvi_natural_map2(&B[b], sg, ua, k);
+            q[MS_VE2] += velocity_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_VGG], &q[MS_VUU]);
             /* the infeasibility test's sums, each block scaled by η */
             if (eta0 == 0.0) q[MS_RZERO] = 1.0;
             if (eta > 0.0) {
