@@ -1160,6 +1160,24 @@ static void test_apgd_groups(void** state)
     dvi_gen_free(&gen[1]);
 }
 
+/* p must be refused by dvi_ccp_validate (one thread) and by dvi_ccp_solve
+ * on three threads with the same message, which names `want`; returns that
+ * message (valid until the next call). */
+static const char* refused_alike(const dvi_ccp_problem* p, double* gm, const char* want)
+{
+    static char serial[256];
+    assert_int_equal(dvi_ccp_validate(p, serial, sizeof serial), DVI_ERR_INVALID_ARG);
+    dvi_solver_settings s = settings(1e-6, 10);
+    s.threads = 3;
+    dvi_solve_result res;
+    memset(&res, 0, sizeof res);
+    assert_int_equal(dvi_ccp_solve(p, "apgd", &s, gm, &res), DVI_ERR_INVALID_ARG);
+    print_message("  %s\n", res.message);
+    assert_string_equal(res.message, serial);
+    assert_non_null(strstr(serial, want));
+    return serial;
+}
+
 /* The checks of bodies and contact frames run on the solver's threads and
  * must name the same first bad item as the serial validation: on a packing
  * of 10,000 contacts given by frames (enough for the parallel path), a
@@ -1191,20 +1209,11 @@ static void test_validation_threads(void** state)
     for (int k = 0; k < 4; k++) {
         keep[k] = *cases[k].where;
         *cases[k].where = cases[k].value; /* cases 1 and 3 add an earlier bad item to 0 and 2 */
-        char serial[256];
-        assert_int_equal(dvi_ccp_validate(&g.p, serial, sizeof serial), DVI_ERR_INVALID_ARG);
-        dvi_solver_settings s = settings(1e-6, 10);
-        s.threads = 3;
-        dvi_solve_result res;
-        memset(&res, 0, sizeof res);
-        assert_int_equal(dvi_ccp_solve(&g.p, "apgd", &s, gm, &res), DVI_ERR_INVALID_ARG);
-        print_message("  %s\n", res.message);
-        assert_string_equal(res.message, serial);
-        assert_non_null(strstr(serial, cases[k].names));
         char want[64];
         const int32_t at = k == 0 ? 9 * (nc - 3) + 4 : k == 1 ? 9 * (nc / 3) + 1 : k == 2 ? nb - 2 : nb / 4;
         snprintf(want, sizeof want, k < 2 ? "[%d]" : "[body %d]", at);
-        assert_non_null(strstr(serial, want));
+        const char* serial = refused_alike(&g.p, gm, want);
+        assert_non_null(strstr(serial, cases[k].names));
         if (k == 1 || k == 3) /* restore the pair */
             for (int j = k - 1; j <= k; j++) *cases[j].where = keep[j];
     }
@@ -1309,21 +1318,12 @@ static void test_validation_rigid(void** state)
         if (k == 1) r[mrow / 5] = NAN;
         if (k == 2 || k == 3) fb[nc - 5] = fb[nc - 6];
         if (k == 3) fb[nc / 3] = g.p.block_count + 3;
-        char serial[256];
-        assert_int_equal(dvi_ccp_validate(&rigid, serial, sizeof serial), DVI_ERR_INVALID_ARG);
-        dvi_solver_settings s = settings(1e-6, 10);
-        s.threads = 3;
-        dvi_solve_result res;
-        memset(&res, 0, sizeof res);
-        assert_int_equal(dvi_ccp_solve(&rigid, "apgd", &s, gm, &res), DVI_ERR_INVALID_ARG);
-        print_message("  %s\n", res.message);
-        assert_string_equal(res.message, serial);
         char want[64];
         if (k < 2)
             snprintf(want, sizeof want, "r[%d]", k == 0 ? mrow - 7 : mrow / 5);
         else
             snprintf(want, sizeof want, "frames.block[%d]", k == 2 ? nc - 5 : nc / 3);
-        assert_non_null(strstr(serial, want));
+        (void)refused_alike(&rigid, gm, want);
         fb[nc - 5] = keep_b[0], fb[nc / 3] = keep_b[1];
         r[mrow - 7] = keep_r[0], r[mrow / 5] = keep_r[1];
     }
