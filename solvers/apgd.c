@@ -474,16 +474,16 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
      * when the buffer that holds it is about to take γ_{k+1}. */
     double* buf[2] = {w->vec[0], w->vec[1]};
     /* Gx = N x + r: the gradient of the objective at x (for γ⁺ also u) */
-    double* y = w->vec[3];
-    double* Gy = w->vec[4];
-    double* Gg = w->vec[5];
-    double* Ggp = w->vec[6];
-    double* d = w->vec[7];
+    double* y = w->vec[2];
+    double* Gy = w->vec[3];
+    double* Gg = w->vec[4];
+    double* Ggp = w->vec[5];
+    double* d = w->vec[6];
     /* N d; in the factor form without compliance it takes d's place: d is
      * last read by M⁻¹D d (the backtracking test) before Dᵀv writes N d,
      * and `advance` reads N d alone (one vector less: 8 bytes a row) */
     const bool nd_in_d = w->factor_form && !w->p->compliance;
-    double* Nd = nd_in_d ? d : w->vec[8];
+    double* Nd = nd_in_d ? d : w->vec[7];
     double* P = s->apgd.precondition ? w->vec[9] : NULL;
     joint_block jb = {0, NULL, NULL, NULL};
     const group_kernels* gk = group_kernels_for_solve();

@@ -26,6 +26,18 @@ struct dvi_solver {
     dvi_ccp_work work;
 };
 
+dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count)
+{
+    if (!solver || count < 0 || count > DVI_SOLVER_LEND_MAX || (count > 0 && !blocks)) return DVI_ERR_INVALID_ARG;
+    for (int32_t k = 0; k < count; k++)
+        if (!blocks[k].data && blocks[k].bytes > 0) return DVI_ERR_INVALID_ARG;
+    dvi_ccp_work* w = &solver->work;
+    for (int32_t k = 0; k < count; k++) w->lent[k] = blocks[k];
+    w->lent_count = count;
+    w->p = NULL; /* the last solve's arrays may lie in the blocks given back */
+    return DVI_OK;
+}
+
 dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv)
 {
     if (!solver || !gamma || !dv) return DVI_ERR_INVALID_ARG;

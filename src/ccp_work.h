@@ -37,6 +37,20 @@
 
 #define DVI_WORK_VECTORS 10 /* scratch m-vectors available to a solver */
 
+/* The arrays of the work that may live in lent memory (dvi_solver_lend):
+ * vec[0 … DVI_WORK_VECTORS), then these. */
+enum dvi_work_placed {
+    DVI_PLACE_DIAG = DVI_WORK_VECTORS,
+    DVI_PLACE_FC_FORCE,
+    DVI_PLACE_INC_ARM, /* inc_arm or inc_arm_f, whichever the frames' precision uses */
+    DVI_PLACE_RUN_PTR,
+    DVI_PLACE_BLOCK_MU,
+    DVI_PLACE_INC,
+    DVI_PLACE_FC_ROW,
+    DVI_PLACE_BLOCK_FC,
+    DVI_WORK_PLACED
+};
+
 /* Body b's 6×6 M⁻¹ block (row-major) of a factor-form problem: p->inv_mass's
  * own, or written into tmp from p->inv_mass_rigid (exact zeros elsewhere). */
 static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t b, double tmp[36])
@@ -118,7 +132,15 @@ typedef struct dvi_ccp_work {
     double* diag;       /* [m] diagonal of N (compliance included) */
     double* bodyvec;    /* [ndof] scratch for M^-1 D x */
     int32_t* cursor;    /* [max(m, nbody) + 1] scratch for counting sorts */
-    double* vec[DVI_WORK_VECTORS]; /* scratch [m] vectors, for solvers */
+    double* vec[DVI_WORK_VECTORS]; /* scratch [m] vectors, for solvers: in lent memory or vec_own */
+    /* the arrays a solve writes before it reads them (DVI_WORK_PLACED: the
+     * vectors, then those of dvi_work_placed) live in memory lent by
+     * dvi_solver_lend where it has room, else in own[] (NULL when lent) */
+    void* own[DVI_WORK_PLACED];
+    size_t own_bytes[DVI_WORK_PLACED];
+    dvi_memory_block lent[DVI_SOLVER_LEND_MAX];
+    size_t lent_at[DVI_SOLVER_LEND_MAX]; /* bytes of each block taken by this solve's arrays */
+    int32_t lent_count;
 
     /* capacities (memory is kept and grown, never shrunk, between solves) */
     size_t cap_m, cap_blocks, cap_runs, cap_body, cap_nnz, cap_cursor, cap_fc;

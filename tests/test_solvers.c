@@ -1389,6 +1389,100 @@ static void test_apgd_best_iterate(void** state)
     dvi_gen_free(&g);
 }
 
+/* Memory lent to a solver (dvi_solver_lend) holds its vectors and per-solve
+ * arrays instead of its own: on a granular packing, APGD, PGS and Jacobi on
+ * one and two threads, warm-started, must give γ and M⁻¹Dγ to the bit as
+ * without the loan, whether the loan is one large block, many blocks of
+ * which some are too small for anything, or blocks at odd addresses, all
+ * filled with NaN beforehand. The loan must be used (its bytes changed),
+ * taking it back ends the solve's operator (dvi_solver_velocity refuses),
+ * and a solve after it, with the blocks scribbled over, keeps the bits. */
+static void test_solver_lend(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    memset(&g, 0, sizeof g);
+    assert_int_equal(dvi_gen_granular(1500, 0.4, 1e-3, 9, &g), DVI_OK);
+    const int32_t m = g.p.rows, ndof = 6 * g.p.body_count;
+    const size_t vec = (size_t)m * sizeof(double);
+    double *ref = malloc(vec), *got = malloc(vec), *guess = malloc(vec);
+    double *dv_ref = malloc((size_t)ndof * sizeof(double)), *dv = malloc((size_t)ndof * sizeof(double));
+    const size_t big = 40 * vec + (1u << 16);
+    unsigned char* pool = malloc(big + 64);
+    assert_true(ref && got && guess && dv_ref && dv && pool);
+    for (int32_t i = 0; i < m; i++) guess[i] = 0.0;
+    static const char* names[] = {"apgd", "pgs", "jacobi"};
+    for (size_t n = 0; n < sizeof names / sizeof names[0]; n++)
+        for (int threads = 1; threads <= 2; threads++) {
+            dvi_solver_settings s = settings(1e-300, 60);
+            s.threads = threads;
+            s.warm_start = true;
+            dvi_solver* sv = NULL;
+            assert_int_equal(dvi_solver_create(names[n], &s, &sv), DVI_OK);
+            dvi_solve_result res;
+            memset(&res, 0, sizeof res);
+            memcpy(ref, guess, vec);
+            assert_true(dvi_solver_solve(sv, &g.p, ref, &res) >= 0);
+            assert_int_equal(dvi_solver_velocity(sv, ref, dv_ref), DVI_OK);
+            /* warm start for the loans: the reference's γ (a guess as a step has) */
+            memcpy(guess, ref, vec);
+            memcpy(ref, guess, vec);
+            assert_true(dvi_solver_solve(sv, &g.p, ref, &res) >= 0);
+            assert_int_equal(dvi_solver_velocity(sv, ref, dv_ref), DVI_OK);
+            for (int layout = 0; layout < 3; layout++) {
+                dvi_memory_block blocks[DVI_SOLVER_LEND_MAX];
+                int32_t count = 0;
+                memset(pool, 0xff, big + 64); /* NaN in every double */
+                if (layout == 0) {
+                    blocks[count++] = (dvi_memory_block){pool, big};
+                } else {
+                    /* blocks of 100 bytes, of half a vector and of one to three vectors and a bit */
+                    const size_t sizes[] = {100, vec / 2, vec + 5000, 3 * vec + 9000, 100, 2 * vec + 9000, vec / 3,
+                                            6 * vec + 40000};
+                    size_t at = layout == 2 ? 3 : 0; /* odd addresses */
+                    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+                        blocks[count++] = (dvi_memory_block){pool + at, sizes[k]};
+                        at += sizes[k] + 8 + (layout == 2 ? 5 : 0);
+                    }
+                    assert_true(at <= big);
+                }
+                assert_int_equal(dvi_solver_lend(sv, blocks, count), DVI_OK);
+                memcpy(got, guess, vec);
+                assert_true(dvi_solver_solve(sv, &g.p, got, &res) >= 0);
+                assert_int_equal(dvi_solver_velocity(sv, got, dv), DVI_OK);
+                assert_memory_equal(got, ref, vec);
+                assert_memory_equal(dv, dv_ref, (size_t)ndof * sizeof(double));
+                size_t changed = 0;
+                for (size_t q = 0; q < big; q++) changed += pool[q] != 0xff;
+                assert_true(changed > vec); /* at least a vector's worth was written there */
+                assert_int_equal(dvi_solver_lend(sv, NULL, 0), DVI_OK);
+                assert_int_equal(dvi_solver_velocity(sv, got, dv), DVI_ERR_INVALID_ARG);
+                memset(pool, 0x7f, big + 64);
+                memcpy(got, guess, vec);
+                assert_true(dvi_solver_solve(sv, &g.p, got, &res) >= 0);
+                assert_int_equal(dvi_solver_velocity(sv, got, dv), DVI_OK);
+                assert_memory_equal(got, ref, vec);
+                assert_memory_equal(dv, dv_ref, (size_t)ndof * sizeof(double));
+            }
+            /* bad loans */
+            dvi_memory_block one = {pool, 64}, null_data = {NULL, 64};
+            assert_int_equal(dvi_solver_lend(NULL, &one, 1), DVI_ERR_INVALID_ARG);
+            assert_int_equal(dvi_solver_lend(sv, &one, -1), DVI_ERR_INVALID_ARG);
+            assert_int_equal(dvi_solver_lend(sv, &one, DVI_SOLVER_LEND_MAX + 1), DVI_ERR_INVALID_ARG);
+            assert_int_equal(dvi_solver_lend(sv, NULL, 1), DVI_ERR_INVALID_ARG);
+            assert_int_equal(dvi_solver_lend(sv, &null_data, 1), DVI_ERR_INVALID_ARG);
+            dvi_solver_destroy(sv);
+        }
+    print_message("  %d rows: APGD, PGS and Jacobi on 1 and 2 threads, three loans: the same bits as without\n", m);
+    free(ref);
+    free(got);
+    free(guess);
+    free(dv_ref);
+    free(dv);
+    free(pool);
+    dvi_gen_free(&g);
+}
+
 /* The joint block's eigen-decomposition (dvi_sym_eigen) against LAPACK's
  * dsyev: random symmetric matrices of sizes 1 … 192 (APGD's largest joint
  * block) that are positive definite, positive semidefinite of rank n/2
@@ -2478,6 +2572,7 @@ int main(void)
         cmocka_unit_test(test_validation_rigid),
         cmocka_unit_test(test_sym_eigen),
         cmocka_unit_test(test_apgd_best_iterate),
+        cmocka_unit_test(test_solver_lend),
         cmocka_unit_test(test_apgd_joint_block),
         cmocka_unit_test(test_apgd_redundant_joints),
         cmocka_unit_test(test_random_lemke_vs_cone),

@@ -296,6 +296,34 @@ DVI_API dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p
 /// yet (DVI_ERR_INVALID_ARG), NULL arguments.
 DVI_API dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv);
 
+/// A block of memory lent to a solver (dvi_solver_lend).
+typedef struct dvi_memory_block {
+    void* data;
+    size_t bytes;
+} dvi_memory_block;
+
+/// Lends the solver memory for the arrays a solve writes before it reads
+/// them (its per-row vectors, 8 bytes a row each, of which APGD touches
+/// eight; the diagonal of N; the per-contact scratch of the products) in the
+/// following solves, until it is lent again; count 0 takes the loan back.
+/// A caller that holds memory idle during its solves (a simulation's
+/// collision buffers, say) so keeps these arrays out of its peak. Each array
+/// that fits in a block (at a 4096-byte boundary) is placed there and the
+/// solver's own copy is freed; the others stay in the solver's memory. The
+/// blocks' contents are neither read nor kept from one solve to the next,
+/// and the results do not depend on the loan (the same bits with and
+/// without it). A solve's operator, which dvi_solver_velocity applies, lies
+/// partly in the blocks: the caller must leave them untouched from a solve
+/// to its last dvi_solver_velocity, and may write them before the next
+/// solve (which writes before it reads). Lending again or taking the loan
+/// back ends the last solve's operator: dvi_solver_velocity refuses until
+/// the next solve. At most
+/// DVI_SOLVER_LEND_MAX blocks. Errors: NULL solver, count out of range, a
+/// block with NULL data and bytes > 0, NULL blocks with count > 0
+/// (DVI_ERR_INVALID_ARG).
+#define DVI_SOLVER_LEND_MAX 16
+DVI_API dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count);
+
 /// One-shot convenience: create, solve, destroy.
 DVI_API dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name,
                                  const dvi_solver_settings* settings, double* gamma, dvi_solve_result* result);
