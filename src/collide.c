@@ -356,6 +356,28 @@ void dvi_collision_set_parallel_min(dvi_collision* c, int32_t geoms)
     if (c) c->par_min = geoms > 0 ? geoms : 0;
 }
 
+int dvi_collision_idle_buffers(const dvi_collision* c, void** data, size_t* bytes, int max)
+{
+    int n = 0;
+    if (!c) return 0;
+#define IDLE(ptr, cap, elem)                                                                                           \
+    do {                                                                                                               \
+        if ((ptr) && (cap) > 0 && n < max) {                                                                           \
+            data[n] = (void*)(ptr);                                                                                    \
+            bytes[n++] = (size_t)(cap) * (elem);                                                                       \
+        }                                                                                                              \
+    } while (0)
+    IDLE(c->points, c->points_cap, sizeof *c->points);
+    IDLE(c->pairs, c->pairs_cap, sizeof *c->pairs);
+    IDLE(c->pairs_tmp, c->pairs_tmp_cap, sizeof *c->pairs_tmp);
+    for (int t = 0; t < c->slot_count; t++) {
+        IDLE(c->slots[t].points, c->slots[t].points_cap, sizeof *c->slots[t].points);
+        IDLE(c->slots[t].pairs.p, c->slots[t].pairs.cap, sizeof *c->slots[t].pairs.p);
+    }
+#undef IDLE
+    return n;
+}
+
 void dvi_collision_destroy(dvi_collision* c)
 {
     if (!c) return;
@@ -388,7 +410,7 @@ static bool reserve(void** p, size_t* cap, size_t need, size_t size)
 {
     if (need <= *cap && *p) return true;
     size_t n = *cap + *cap / 2;
-    if (n < need) n = need;
+    if (n < need) n = need + need / 16; /* headroom, never touched unless used (the step lends it on) */
     if (n < 16) n = 16;
     if (n > SIZE_MAX / size) return false;
     void* q = realloc(*p, n * size);

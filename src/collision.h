@@ -116,4 +116,11 @@ void dvi_collision_set_excluded(dvi_collision* c, const uint64_t* keys, int32_t 
 dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, double envelope,
                        const dvi_contact_point** points, int32_t* count);
 
+/* The buffers of c that hold nothing a later dvi_collide reads: the output
+ * points, the candidate pairs and the threads' pairs and points. Writes up
+ * to `max` of them (start, bytes of capacity) and returns how many. Once
+ * the caller is done with a call's points it may use these as scratch
+ * until the next call, which overwrites them and may move them. */
+int dvi_collision_idle_buffers(const dvi_collision* c, void** data, size_t* bytes, int max);
+
 #endif /* DVI_COLLISION_H */

@@ -249,6 +249,27 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     return comp > 0.0;
 }
 
+/* Lends the solver, for the solve and the velocity update, the memory that
+ * holds nothing until the step's end: the geoms (the collision is done),
+ * the collision's points and pairs (the rows are built) and the last
+ * step's warm-start points (every contact has looked its own up;
+ * warm_store writes them afresh, and until then the world keeps none). The
+ * solver's vectors and per-solve arrays go there instead of adding to the
+ * step's peak (docs/performance.md, Memory). */
+static void lend_idle(dvi_world* w)
+{
+    dvi_memory_block blocks[DVI_SOLVER_LEND_MAX];
+    void* data[DVI_SOLVER_LEND_MAX];
+    size_t bytes[DVI_SOLVER_LEND_MAX];
+    int n = dvi_collision_idle_buffers(w->collision, data, bytes, DVI_SOLVER_LEND_MAX - 3);
+    for (int k = 0; k < n; k++) blocks[k] = (dvi_memory_block){data[k], bytes[k]};
+    if (w->geoms) blocks[n++] = (dvi_memory_block){w->geoms, w->geoms_cap * sizeof *w->geoms};
+    w->warm_count = 0;
+    if (w->warm) blocks[n++] = (dvi_memory_block){w->warm, w->warm_cap * sizeof *w->warm};
+    if (w->warm_roll) blocks[n++] = (dvi_memory_block){w->warm_roll, w->warm_roll_cap * sizeof *w->warm_roll};
+    dvi_solver_lend(w->solver, blocks, n);
+}
+
 dvi_status dvi_world_step(dvi_world* w, double h)
 {
     if (!w) return DVI_ERR_INVALID_ARG;
@@ -375,8 +396,12 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         p.compliance = any_compliance ? w->compliance : NULL;
         dvi_solve_result res;
         memset(&res, 0, sizeof res);
+        lend_idle(w);
         st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
-        if (st < 0) return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
+        if (st < 0) {
+            dvi_solver_lend(w->solver, NULL, 0);
+            return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
+        }
         w->stats.iterations = res.iterations;
         w->stats.residual = res.target_residual;
         w->stats.solver_status = res.status;
@@ -389,6 +414,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
      * parallel), positions; body by body ---- */
     if (nrows > 0) {
         st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
+        dvi_solver_lend(w->solver, NULL, 0); /* the loan ends with the operator's last use */
         if (st != DVI_OK) return dvi_world_error(w, st, "step: the velocity update failed");
     } else {
         memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
