@@ -213,7 +213,7 @@ static dvi_status prepare(dvi_world* w, dvi_dem* d)
     const int hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
     for (int32_t s = d->prepared; s < ns; s++) {
         d->shapes[s].radius = shape_radius(&w->shapes[s]);
-        d->shapes[s].alpha = cached_alpha(d, hertz, w->shapes[s].material.restitution);
+        d->shapes[s].alpha = cached_alpha(d, hertz, dvi_shape_material(w, &w->shapes[s])->restitution);
     }
     if (d->prepared != ns) d->lists_dirty = true;
     d->prepared = ns;
@@ -221,7 +221,7 @@ static dvi_status prepare(dvi_world* w, dvi_dem* d)
         d->terrain_count = d->sampled_count = 0;
         for (int32_t s = 0; s < ns; s++) {
             const dvi_shape* sh = &w->shapes[s];
-            if (sh->type == DVI_SHAPE_HEIGHTFIELD && sh->material.terrain_stiffness > 0.0 &&
+            if (sh->type == DVI_SHAPE_HEIGHTFIELD && dvi_shape_material(w, sh)->terrain_stiffness > 0.0 &&
                 !push_index(&d->terrains, &d->terrain_count, &d->terrain_cap, s))
                 return DVI_ERR_NOMEM;
             if (d->shapes[s].sample_count > 0 && !push_index(&d->sampled, &d->sampled_count, &d->sampled_cap, s))
@@ -317,8 +317,8 @@ static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int
     const dvi_dem_settings* set = &w->def.dem;
     const bool hertz = set->normal_model == DVI_DEM_HERTZ;
     memset(pc, 0, sizeof *pc);
-    const dvi_material* ma = &w->shapes[sa].material;
-    const dvi_material* mb = &w->shapes[sb].material;
+    const dvi_material* ma = dvi_shape_material(w, &w->shapes[sa]);
+    const dvi_material* mb = dvi_shape_material(w, &w->shapes[sb]);
     const double Ra = d->shapes[sa].radius, Rb = d->shapes[sb].radius;
     double inv = (isfinite(Ra) ? 1.0 / Ra : 0.0) + (isfinite(Rb) ? 1.0 / Rb : 0.0);
     double R = inv > 0.0 ? 1.0 / inv : 1.0; /* effective radius */
@@ -555,9 +555,9 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         const dvi_shape* SB = &w->shapes[sb];
         /* a sampled shape meets a terrain through its samples only */
         if ((d->shapes[sa].sample_count > 0 && SB->type == DVI_SHAPE_HEIGHTFIELD &&
-             SB->material.terrain_stiffness > 0.0) ||
+             dvi_shape_material(w, SB)->terrain_stiffness > 0.0) ||
             (d->shapes[sb].sample_count > 0 && SA->type == DVI_SHAPE_HEIGHTFIELD &&
-             SA->material.terrain_stiffness > 0.0))
+             dvi_shape_material(w, SA)->terrain_stiffness > 0.0))
             continue;
         const int32_t ia = SA->body, ib = SB->body;
         const dvi_body* A = &w->bodies[ia];
@@ -671,8 +671,9 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
             if (T->body == S->body) continue;
             const dvi_body* TB = &w->bodies[T->body];
             const dvi_geom* gt = &w->geoms[t];
-            const double c = T->material.terrain_stiffness, gam = T->material.terrain_hysteresis;
-            const double mu = fmin(S->material.friction, T->material.friction);
+            const dvi_material* mt = dvi_shape_material(w, T);
+            const double c = mt->terrain_stiffness, gam = mt->terrain_hysteresis;
+            const double mu = fmin(dvi_shape_material(w, S)->friction, mt->friction);
             for (int32_t i = 0; i < ds->sample_count; i++) {
                 const double* smp = d->samples + 4 * (size_t)(ds->sample_first + i);
                 double pw[3], pl[3], rel[3], nl[3], nw[3], z;

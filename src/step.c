@@ -180,11 +180,13 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     double t1[3], t2[3];
     basis_from_normal(normal, t1, t2);
     rec->distance = pt->distance;
-    double mu = fmin(sa->material.friction, sb->material.friction);
-    double mu_roll = fmin(sa->material.rolling_friction, sb->material.rolling_friction);
-    double mu_spin = fmin(sa->material.spinning_friction, sb->material.spinning_friction);
-    double e = fmax(sa->material.restitution, sb->material.restitution);
-    double comp = sa->material.compliance + sb->material.compliance;
+    const dvi_material* ma = dvi_shape_material(w, sa);
+    const dvi_material* mb = dvi_shape_material(w, sb);
+    double mu = fmin(ma->friction, mb->friction);
+    double mu_roll = fmin(ma->rolling_friction, mb->rolling_friction);
+    double mu_spin = fmin(ma->spinning_friction, mb->spinning_friction);
+    double e = fmax(ma->restitution, mb->restitution);
+    double comp = ma->compliance + mb->compliance;
     bool rolling = rec->nrows == 6;
     int32_t row = rec->row;
     const double* dirs[6] = {normal, t1, t2, normal, t1, t2};
@@ -301,10 +303,10 @@ dvi_status dvi_world_step(dvi_world* w, double h)
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
-        const dvi_shape* sa = &w->shapes[pts[c].geom_a];
-        const dvi_shape* sb = &w->shapes[pts[c].geom_b];
-        bool rolling = fmin(sa->material.rolling_friction, sb->material.rolling_friction) > 0.0 ||
-                       fmin(sa->material.spinning_friction, sb->material.spinning_friction) > 0.0;
+        const dvi_material* ma = dvi_shape_material(w, &w->shapes[pts[c].geom_a]);
+        const dvi_material* mb = dvi_shape_material(w, &w->shapes[pts[c].geom_b]);
+        bool rolling = fmin(ma->rolling_friction, mb->rolling_friction) > 0.0 ||
+                       fmin(ma->spinning_friction, mb->spinning_friction) > 0.0;
         w->contacts[c].nrows = rolling ? 6 : 3;
     }
     int32_t nrows = joint_rows, nblocks = joint_rows + npts;
@@ -363,7 +365,8 @@ dvi_status dvi_world_step(dvi_world* w, double h)
 #endif
         for (int32_t c = 0; c < npts; c++) {
             const dvi_contact_rec* rec = &w->contacts[c];
-            double comp = w->shapes[rec->shape_a].material.compliance + w->shapes[rec->shape_b].material.compliance;
+            double comp = dvi_shape_material(w, &w->shapes[rec->shape_a])->compliance +
+                          dvi_shape_material(w, &w->shapes[rec->shape_b])->compliance;
             for (int32_t q = 0; q < rec->nrows; q++) w->compliance[rec->row + q] = q < 3 ? comp / (h * h) : 0.0;
         }
     }

@@ -98,6 +98,7 @@ void dvi_world_destroy(dvi_world* w)
     }
     free(w->bodies);
     free(w->shapes);
+    free(w->materials);
     free(w->joints);
     free(w->excluded);
     dvi_solver_destroy(w->solver);
@@ -400,6 +401,20 @@ static bool positive(double x)
     return x > 0.0 && isfinite(x);
 }
 
+/* The index of material m in the world's table: the last entry when it is
+ * the same bits (consecutive shapes of one material share it, in O(1)),
+ * else a new entry; −1 when out of memory. */
+static int32_t material_index(dvi_world* w, const dvi_material* m)
+{
+    if (w->material_count > 0 && memcmp(&w->materials[w->material_count - 1], m, sizeof *m) == 0)
+        return w->material_count - 1;
+    dvi_material* t = grow_array(w->materials, &w->material_cap, w->material_count + 1, sizeof *t);
+    if (!t) return -1;
+    w->materials = t;
+    t[w->material_count] = *m;
+    return w->material_count++;
+}
+
 dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
@@ -516,7 +531,8 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
     default:
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)def->type);
     }
-    dvi_shape* ns = grow_array(w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
+    const int32_t mi = material_index(w, &def->material);
+    dvi_shape* ns = mi < 0 ? NULL : grow_array(w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
     if (!ns) {
         if (s.hfield) free(s.hfield->heights);
         free(s.hfield);
@@ -533,7 +549,7 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
     v3_copy(s.lpos, def->offset_position);
     for (int k = 0; k < 4; k++) q[k] /= qn;
     q_to_m3(s.lrot, q);
-    s.material = def->material;
+    s.material = mi;
     w->shapes[w->shape_count++] = s;
     dvi_body_note_shape(&w->bodies[bi], &s);
     out->index1 = w->shape_count;

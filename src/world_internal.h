@@ -39,7 +39,7 @@ typedef struct dvi_shape {
     dvi_heightfield* hfield;
     dvi_trimesh* mesh;
     double lpos[3], lrot[9];           /* pose in the body frame */
-    dvi_material material;
+    int32_t material;                  /* into the world's materials (dvi_shape_material) */
     uint32_t category, mask;           /* collision filter (dvi_shape_def) */
 } dvi_shape;
 
@@ -125,6 +125,10 @@ struct dvi_world {
 
     dvi_body* bodies;   int32_t body_count, body_cap;
     dvi_shape* shapes;  int32_t shape_count, shape_cap;
+    dvi_material* materials; int32_t material_count, material_cap; /* the shapes' materials: a shape
+                                                    * takes the last entry when its material is
+                                                    * the same (a generated bed holds one), else
+                                                    * a new one (104 bytes a shape fewer) */
     dvi_joint* joints;  int32_t joint_count, joint_cap;
     uint64_t* excluded; int32_t excluded_count, excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
 
@@ -164,6 +168,12 @@ struct dvi_world {
 
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
+
+/* The material of shape s. */
+static inline const dvi_material* dvi_shape_material(const dvi_world* w, const dvi_shape* s)
+{
+    return &w->materials[s->material];
+}
 
 /* Records an error message on the world (also sent to the log) and returns st. */
 dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)

@@ -184,7 +184,7 @@ static uint64_t shape_hash(const dvi_world* w, int32_t i)
     h = fnv_f64s(h, s->half, 3);
     h = fnv_f64s(h, s->lpos, 3);
     h = fnv_f64s(h, s->lrot, 9);
-    const dvi_material* m = &s->material;
+    const dvi_material* m = dvi_shape_material(w, s);
     double mat[13] = {m->friction,      m->rolling_friction, m->spinning_friction, m->restitution,
                       m->compliance,    m->young_modulus,    m->poisson_ratio,     m->k_n,
                       m->k_t,           m->gamma_n,          m->gamma_t,           m->terrain_stiffness,
