@@ -300,6 +300,115 @@ static void test_rolling_inside_same_bits(void** state)
     assert_true(inside > 100000); /* the inside test is exercised */
 }
 
+/* The walk as first written: the breakpoints sorted by insertion, each
+ * interval's sums formed afresh. The library's walk sorts by a min/max
+ * network and forms the parts' terms once; it must take the same decisions
+ * and give the same bits, on random points, points on and a few ulps off a
+ * part's surface, in the polar cone, with zero coefficients, signed zeros
+ * and equal breakpoints. */
+static void reference_walk(double mu, double mu_s, double mu_r, double* x)
+{
+    const double c[3] = {mu > 0.0 ? mu : 0.0, mu_s > 0.0 ? mu_s : 0.0, mu_r > 0.0 ? mu_r : 0.0};
+    const double n0 = x[0];
+    const double a[3] = {sqrt(x[1] * x[1] + x[2] * x[2]), fabs(x[3]), sqrt(x[4] * x[4] + x[5] * x[5])};
+    double b[3];
+    for (int i = 0; i < 3; i++) b[i] = (c[i] > 0.0 && a[i] > 0.0) ? a[i] / c[i] : 0.0;
+    double order[4] = {0.0, b[0], b[1], b[2]};
+    for (int i = 1; i < 4; i++)
+        for (int j = i; j > 0 && order[j] < order[j - 1]; j--) {
+            double t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    double np = 0.0;
+    bool found = false;
+    for (int k = 0; k < 4 && !found; k++) {
+        double lo = order[k];
+        double hi = k < 3 ? order[k + 1] : INFINITY;
+        if (hi <= lo && k < 3) continue;
+        double num = n0, den = 1.0;
+        for (int i = 0; i < 3; i++)
+            if (b[i] > lo) {
+                num += c[i] * a[i];
+                den += c[i] * c[i];
+            }
+        double cand = num / den;
+        if (cand <= lo) {
+            np = lo;
+            found = true;
+        } else if (cand < hi) {
+            np = cand;
+            found = true;
+        }
+    }
+    if (!found) np = order[3];
+    if (np < 0.0) np = 0.0;
+    x[0] = np;
+    double lim[3] = {c[0] * np, c[1] * np, c[2] * np};
+    double sc0 = a[0] > lim[0] ? (a[0] > 0.0 ? lim[0] / a[0] : 0.0) : 1.0;
+    double sc2 = a[2] > lim[2] ? (a[2] > 0.0 ? lim[2] / a[2] : 0.0) : 1.0;
+    x[1] *= sc0;
+    x[2] *= sc0;
+    if (a[1] > lim[1]) x[3] = x[3] > 0.0 ? lim[1] : -lim[1];
+    x[4] *= sc2;
+    x[5] *= sc2;
+}
+
+static void test_rolling_walk_same_bits(void** state)
+{
+    (void)state;
+    uint64_t s = 31;
+    long zero = 0, ties = 0;
+    for (int trial = 0; trial < 2000000; trial++) {
+        const double mu = trial % 7 == 0 ? 0.0 : 0.5 * (rnd(&s) + 1.0);
+        const double mu_s = trial % 5 == 0 ? 0.0 : 0.02 * (rnd(&s) + 1.0);
+        const double mu_r = trial % 3 == 0 ? 0.0 : 0.005 * (rnd(&s) + 1.0);
+        const double c[3] = {mu, mu_s, mu_r};
+        double x[6];
+        const double scale = trial % 4 == 0 ? 1e-3 : 1.0;
+        for (int i = 0; i < 6; i++) x[i] = scale * rnd(&s); /* n of either sign: the polar cone too */
+        if (trial % 11 == 0)
+            for (int i = 1; i < 6; i++)
+                if (rnd(&s) > 0.0) x[i] = rnd(&s) > 0.0 ? 0.0 : -0.0;
+        if (trial % 6 == 0 && x[0] > 0.0) { /* onto a part's surface, then a few ulps either way */
+            const int part = (int)((rnd(&s) + 1.0) * 1.5);
+            int len;
+            double nv;
+            double* v = rolling_part(x, part, &len, &nv);
+            if (nv > 0.0)
+                for (int i = 0; i < len; i++) {
+                    v[i] *= c[part] * x[0] / nv;
+                    for (int k = (int)(rnd(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                        v[i] = nextafter(v[i], k > 0 ? INFINITY : -INFINITY);
+                }
+        }
+        if (trial % 10 == 1 && mu > 0.0 && mu_r > 0.0) { /* two equal breakpoints: ‖ρ‖/μ_r = ‖t‖/μ */
+            int len;
+            double nt, nr;
+            (void)rolling_part(x, 0, &len, &nt);
+            double* r = rolling_part(x, 2, &len, &nr);
+            if (nr > 0.0)
+                for (int i = 0; i < len; i++) r[i] *= (nt / mu) * mu_r / nr;
+            ties++;
+        }
+        double a[6], b[6];
+        memcpy(a, x, sizeof a);
+        memcpy(b, x, sizeof b);
+        dvi_project_rolling_walk(mu, mu_s, mu_r, a);
+        reference_walk(mu, mu_s, mu_r, b);
+        if (memcmp(a, b, sizeof a) != 0) {
+            print_message("differ at trial %d: x = (%a, %a, %a, %a, %a, %a), mu %g %g %g\n", trial, x[0], x[1], x[2],
+                          x[3], x[4], x[5], mu, mu_s, mu_r);
+            fail();
+        }
+        zero += a[0] == 0.0;
+    }
+    print_message("rolling walk: 2,000,000 points (%ld with equal breakpoints, %ld projected to 0), every one the "
+                  "reference walk's bits\n",
+                  ties, zero);
+    assert_true(zero > 100000 && ties > 50000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_friction_properties),
         cmocka_unit_test(test_rolling_projection),
         cmocka_unit_test(test_rolling_inside_same_bits),
+        cmocka_unit_test(test_rolling_walk_same_bits),
         cmocka_unit_test(test_friction_polar_without_root),
     };
     return cmocka_run_group_tests_name("cone", tests, NULL, NULL);
