@@ -150,6 +150,75 @@ static inline __attribute__((always_inline)) void project4(const v4d* mu, v4d* x
     *x2 = SEL4(inside, t2, SEL4(polar, zero, t2 * s));
 }
 
+/* dvi_project_rolling on four blocks, lane by lane, without branches: the
+ * inside test, then the walk over the breakpoints (cone.c) with the same
+ * operations in the same order, every interval's candidate formed and the
+ * first that holds kept; so each lane has the scalar projection's bits.
+ * c: the blocks' μ, μ_s, μ_r (clamped at 0); x: n, t1, t2, s, ρ1, ρ2. */
+static inline __attribute__((always_inline)) void rolling4(const v4d* c, v4d* x)
+{
+    const v4d zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
+    const v4d inf = {INFINITY, INFINITY, INFINITY, INFINITY};
+    const double in1 = 1.0 - 1e-9;
+    const v4d in = {in1, in1, in1, in1};
+    const v4l absmask = {0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL, 0x7fffffffffffffffLL};
+    const v4d n0 = x[0];
+    const v4d t2 = x[1] * x[1] + x[2] * x[2], r2 = x[4] * x[4] + x[5] * x[5];
+    const v4d a1 = (v4d)((v4l)x[3] & absmask);
+    /* inside: unchanged, but for the parts whose coefficient is 0 */
+    const v4d cn0 = c[0] * n0, cn1 = c[1] * n0, cn2 = c[2] * n0;
+    const v4l inside = (n0 > zero) & ((c[0] == zero) | (t2 <= in * (cn0 * cn0))) &
+                       ((c[1] == zero) | (a1 <= in * cn1)) & ((c[2] == zero) | (r2 <= in * (cn2 * cn2)));
+    const v4l clear_t = (c[0] == zero) & (t2 > zero), clear_r = (c[2] == zero) & (r2 > zero);
+    const v4l clear_s = (c[1] == zero) & (a1 > zero);
+    const v4d in1v = SEL4(clear_t, x[1] * 0.0, x[1]), in2v = SEL4(clear_t, x[2] * 0.0, x[2]);
+    const v4d in3v = SEL4(clear_s, SEL4(x[3] > zero, zero, -zero), x[3]);
+    const v4d in4v = SEL4(clear_r, x[4] * 0.0, x[4]), in5v = SEL4(clear_r, x[5] * 0.0, x[5]);
+    /* the walk */
+    v4d a0, a2;
+    for (int l = 0; l < 4; l++) {
+        a0[l] = sqrt(t2[l]);
+        a2[l] = sqrt(r2[l]);
+    }
+    const v4d b0 = SEL4((c[0] > zero) & (a0 > zero), a0 / c[0], zero);
+    const v4d b1 = SEL4((c[1] > zero) & (a1 > zero), a1 / c[1], zero);
+    const v4d b2 = SEL4((c[2] > zero) & (a2 > zero), a2 / c[2], zero);
+    const v4l l01 = b0 < b1;
+    const v4d lo01 = SEL4(l01, b0, b1), hi01 = SEL4(l01, b1, b0);
+    const v4d mid = SEL4(hi01 < b2, hi01, b2);
+    const v4d order[5] = {zero, SEL4(lo01 < b2, lo01, b2), SEL4(lo01 < mid, mid, lo01), SEL4(hi01 < b2, b2, hi01), inf};
+    const v4d ca0 = c[0] * a0, ca1 = c[1] * a1, ca2 = c[2] * a2;
+    const v4d cc0 = c[0] * c[0], cc1 = c[1] * c[1], cc2 = c[2] * c[2];
+    v4d np = order[3];
+    v4l done = (v4l){0, 0, 0, 0};
+    for (int k = 0; k < 4; k++) {
+        const v4d lo = order[k], hi = order[k + 1];
+        v4l skip = {0, 0, 0, 0};
+        if (k < 3) skip = (v4l)(hi <= lo);
+        const v4l a_0 = b0 > lo, a_1 = b1 > lo, a_2 = b2 > lo;
+        v4d num = n0, den = one;
+        num = SEL4(a_0, num + ca0, num), den = SEL4(a_0, den + cc0, den);
+        num = SEL4(a_1, num + ca1, num), den = SEL4(a_1, den + cc1, den);
+        num = SEL4(a_2, num + ca2, num), den = SEL4(a_2, den + cc2, den);
+        const v4d cand = num / den;
+        const v4l at_lo = cand <= lo;
+        const v4l take = ~done & ~skip & (at_lo | (cand < hi));
+        np = SEL4(take, SEL4(at_lo, lo, cand), np);
+        done |= take;
+    }
+    np = SEL4(np < zero, zero, np);
+    const v4d lim0 = c[0] * np, lim1 = c[1] * np, lim2 = c[2] * np;
+    const v4d sc0 = SEL4(a0 > lim0, SEL4(a0 > zero, lim0 / a0, zero), one);
+    const v4d sc2 = SEL4(a2 > lim2, SEL4(a2 > zero, lim2 / a2, zero), one);
+    const v4d w3 = SEL4(a1 > lim1, SEL4(x[3] > zero, lim1, -lim1), x[3]);
+    x[0] = SEL4(inside, n0, np);
+    x[1] = SEL4(inside, in1v, x[1] * sc0);
+    x[2] = SEL4(inside, in2v, x[2] * sc0);
+    x[3] = SEL4(inside, in3v, w3);
+    x[4] = SEL4(inside, in4v, x[4] * sc2);
+    x[5] = SEL4(inside, in5v, x[5] * sc2);
+}
+
 /* The kernels pass four-wide vectors between inlined functions only; GCC
  * warns that such a vector changes the calling convention of a function
  * built without AVX, which does not apply to a function that is inlined
@@ -173,30 +242,34 @@ static inline __attribute__((always_inline)) void project4(const v4d* mu, v4d* x
 
 int dvi_apgd_group_mode = -1;
 
-/* The two kernels of one instruction set. */
+/* The kernels of one instruction set: friction blocks (μ > 0) and blocks
+ * with spinning and rolling friction, four at a time. */
 typedef struct group_kernels {
     void (*step)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* P, const double* cp,
                  const double* y, const double* Gy, double t, double* gp, double* d, double* dd_out, double* cd_out);
     void (*advance)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* g, const double* gp, double* Gy,
                     const double* Nd, const double* cd, const double* cp, double* Ggp, const double* Gg, double beta,
                     double* y, double q[4]);
+    void (*rstep)(int32_t ng, int32_t b, int32_t r, const dvi_ccp_block* B, const double* P, const double* cp,
+                  const double* y, const double* Gy, double t, double* gp, double* d, double* dd, double* cd);
+    void (*radvance)(int32_t ng, int32_t b, int32_t r, const dvi_ccp_block* B, const double* g, const double* gp,
+                     double* Gy, const double* Nd, const double* cd, const double* cp, double* Ggp, const double* Gg,
+                     double beta, double* y, double q[4]);
 } group_kernels;
 
-static const group_kernels KERNELS_BASE = {step_groups, advance_groups};
-#ifdef APGD_AVX2
-static const group_kernels KERNELS_AVX2 = {step_groups_avx2, advance_groups_avx2};
-#endif
-
-/* The kernels of this solve: NULL for the scalar passes only
- * (dvi_apgd_group_mode 0), else the fastest the machine runs, or those
- * dvi_apgd_group_mode asks for. */
-static const group_kernels* group_kernels_for_solve(void)
+/* The number of groups of four blocks with spinning and rolling friction
+ * from block b, not past b1. */
+static inline int32_t rolling_count(const dvi_ccp_block* B, int32_t b, int32_t b1)
 {
-    if (dvi_apgd_group_mode == 0) return NULL;
-#ifdef APGD_AVX2
-    if (dvi_apgd_group_mode != 1 && __builtin_cpu_supports("avx2")) return &KERNELS_AVX2;
-#endif
-    return &KERNELS_BASE;
+    int32_t ng = 0;
+    while (b + 4 * (ng + 1) <= b1) {
+        const dvi_ccp_block* q = B + b + 4 * ng;
+        if (!(q[0].kind == DVI_BLOCK_FRICTION_ROLLING && q[1].kind == DVI_BLOCK_FRICTION_ROLLING &&
+              q[2].kind == DVI_BLOCK_FRICTION_ROLLING && q[3].kind == DVI_BLOCK_FRICTION_ROLLING))
+            break;
+        ng++;
+    }
+    return ng;
 }
 
 /* The number of groups of four friction blocks (μ > 0) from block b, not
@@ -239,6 +312,12 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
             if (ng > 0) { /* friction blocks four at a time */
                 gk->step(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
                 b += 4 * ng - 1;
+                continue;
+            }
+            const int32_t nr = gk && mu[b] < 0.0 && B[b].kind == DVI_BLOCK_FRICTION_ROLLING ? rolling_count(B, b, b1) : 0;
+            if (nr > 0) { /* spinning and rolling friction four at a time (the scalar pass's bits) */
+                gk->rstep(nr, b, br[b], B, P, cp, y, Gy, t, gp, d, &dd, &cd);
+                b += 4 * nr - 1;
                 continue;
             }
             int32_t r0 = br[b], k = br[b + 1] - r0;
@@ -355,6 +434,38 @@ static inline __attribute__((always_inline)) void advance_rows(int32_t r0, int32
     }
 }
 
+/* ---- blocks with spinning and rolling friction four at a time ---- */
+#define GROUP_TARGET
+#define GROUP_FN(name) name
+#include "apgd_rolling.h"
+#undef GROUP_TARGET
+#undef GROUP_FN
+#ifdef APGD_AVX2
+#define GROUP_TARGET __attribute__((target("avx2")))
+#define GROUP_FN(name) name##_avx2
+#include "apgd_rolling.h"
+#undef GROUP_TARGET
+#undef GROUP_FN
+#endif
+
+static const group_kernels KERNELS_BASE = {step_groups, advance_groups, rstep_groups, radvance_groups};
+#ifdef APGD_AVX2
+static const group_kernels KERNELS_AVX2 = {step_groups_avx2, advance_groups_avx2, rstep_groups_avx2,
+                                           radvance_groups_avx2};
+#endif
+
+/* The kernels of this solve: NULL for the scalar passes only
+ * (dvi_apgd_group_mode 0), else the fastest the machine runs, or those
+ * dvi_apgd_group_mode asks for. */
+static const group_kernels* group_kernels_for_solve(void)
+{
+    if (dvi_apgd_group_mode == 0) return NULL;
+#ifdef APGD_AVX2
+    if (dvi_apgd_group_mode != 1 && __builtin_cpu_supports("avx2")) return &KERNELS_AVX2;
+#endif
+    return &KERNELS_BASE;
+}
+
 /* (17) the gradient at γ⁺, Gγ⁺ = N γ⁺ + r = Gy + N d (+ c∘d when Nd lacks
  * the compliance: cd = d), which is also u = N γ⁺ + r, and in the same pass
  * the residual of γ⁺ (the sums and chunks of dvi_work_residual), the
@@ -386,6 +497,14 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
                 gk->advance(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
                 e2 = q4[0], g2 = q4[1], u2 = q4[2], gd = q4[3];
                 b += 4 * ng - 1;
+                continue;
+            }
+            const int32_t nr = gk && mu[b] < 0.0 && B[b].kind == DVI_BLOCK_FRICTION_ROLLING ? rolling_count(B, b, b1) : 0;
+            if (nr > 0) { /* spinning and rolling friction four at a time (the scalar pass's bits) */
+                double q4[4] = {e2, g2, u2, gd};
+                gk->radvance(nr, b, br[b], B, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
+                e2 = q4[0], g2 = q4[1], u2 = q4[2], gd = q4[3];
+                b += 4 * nr - 1;
                 continue;
             }
             int32_t r0 = br[b], k = br[b + 1] - r0;
