@@ -593,6 +593,9 @@ static void test_run_outputs(void** state)
     expect_contains(r.err, "step 50/200", "run progress");
     expect_contains(r.err, "step 200/200", "run progress");
     assert_null(strchr(r.err, '\r'));
+    /* the step time in ms or s, never with an exponent */
+    expect_contains(r.err, " ms/step", "run progress");
+    assert_null(strstr(r.err, "e+"));
     run_result_free(&r);
 
     static const char* const files[] = {"summary.json",     "ball_position.csv", "ball_position.svg",
@@ -619,6 +622,23 @@ static void test_run_outputs(void** state)
     assert_int_equal(csv_rows(p, 0, NULL), 51);
     path_in(p, sizeof p, out, "hinge.csv");
     assert_int_equal(csv_rows(p, 0, NULL), 21);
+    /* simulated time is the step count times dt, not a sum of the steps
+     * (200 steps of 1 ms sum to 0.20000000000000015): in the frames' times
+     * and in summary.json, written to the last bit */
+    double sum = 0.0;
+    for (int k = 0; k < 200; k++) sum += 0.001;
+    assert_true(sum != 0.2);
+    path_in(p, sizeof p, out, "vtk/bodies.pvd");
+    char* pvd = read_text(p, NULL);
+    assert_non_null(pvd);
+    int frames = 0;
+    for (const char* q = strstr(pvd, "timestep=\""); q; q = strstr(q + 1, "timestep=\"")) {
+        const double t = strtod(q + 10, NULL);
+        assert_true(t == (double)(50 * frames) * 0.001);
+        frames++;
+    }
+    assert_int_equal(frames, 5);
+    free(pvd);
     path_in(p, sizeof p, out, "ball_position.svg");
     char* svg = read_text(p, NULL);
     assert_non_null(svg);
@@ -629,7 +649,7 @@ static void test_run_outputs(void** state)
     path_in(p, sizeof p, out, "summary.json");
     cJSON* s = read_json(p);
     assert_int_equal((int)json_number(s, "steps"), 200);
-    assert_near(json_number(s, "simulated_time"), 0.2, 1e-9);
+    assert_true(json_number(s, "simulated_time") == 200 * 0.001);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(s, "interrupted")));
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "status")->valuestring, "finished");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "dvi_version")->valuestring, dvi_version_string());

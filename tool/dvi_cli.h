@@ -83,5 +83,7 @@ void cli_print_prefixed_lines(const char* prefix, const char* text);
 int64_t cli_steps_for(double duration, double dt);
 /* Formats a duration in seconds for humans ("2.5 s", "3 min 12 s", "1 h 05 min"). */
 void cli_format_seconds(double s, char* out, size_t size);
+/* A time per step: "0.371 ms", "167 ms", "1.67 s" (never an exponent below 1000 s). */
+void cli_format_step_time(double s, char* out, size_t size);
 
 #endif /* DVI_TOOL_CLI_H */

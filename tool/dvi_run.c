@@ -488,18 +488,61 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
 
 /* ---- progress -------------------------------------------------------------------- */
 
+#define RECENT_EVERY 0.25 /* s of wall time between samples of the rate */
+#define RECENT_WINDOW 60.0 /* s of wall time the rate is taken over */
+
+/* Keeps (now, step, step seconds so far), at most every RECENT_EVERY s. */
+static void recent_sample(run_state* rs, double now)
+{
+    if (rs->recent_count > 0) {
+        const int last = (rs->recent_next + RUN_RECENT - 1) % RUN_RECENT;
+        if (now - rs->recent_wall[last] < RECENT_EVERY || rs->recent_step[last] == rs->step) return;
+    }
+    rs->recent_wall[rs->recent_next] = now;
+    rs->recent_step[rs->recent_next] = rs->step;
+    rs->recent_step_s[rs->recent_next] = rs->stats.seconds_step;
+    rs->recent_next = (rs->recent_next + 1) % RUN_RECENT;
+    if (rs->recent_count < RUN_RECENT) rs->recent_count++;
+}
+
+/* The oldest sample of the last RECENT_WINDOW s (else the newest older
+ * one), or -1: the rate of the recent steps, so that the ETA follows steps
+ * that get dearer (a pile as it fills) instead of the mean since the start. */
+static int recent_base(const run_state* rs, double now)
+{
+    int base = -1;
+    for (int k = 0; k < rs->recent_count; k++) {
+        const int i = (rs->recent_next + RUN_RECENT - 1 - k) % RUN_RECENT; /* newest first */
+        if (rs->recent_step[i] >= rs->step) continue;
+        base = i;
+        if (now - rs->recent_wall[i] > RECENT_WINDOW) break;
+    }
+    return base;
+}
+
 static void format_progress(const run_state* rs, double now, char* line, size_t size)
 {
     double elapsed = now - rs->wall_start;
     int64_t done = rs->step - rs->start_step;
     int64_t left = rs->target_steps > rs->step ? rs->target_steps - rs->step : 0;
-    char wall[32], eta[32];
+    char wall[32], eta[32], per_step[32];
     cli_format_seconds(elapsed, wall, sizeof wall);
+    /* the recent steps' wall time (outputs included) for the ETA, their step
+     * time (outputs not included) for the line; the run's means until a
+     * sample is RECENT_EVERY s old */
+    const int base = recent_base(rs, now);
+    double wall_per_step = done > 0 ? elapsed / (double)done : NAN;
+    double step_s = done > 0 ? (rs->stats.seconds_step - rs->stats_seconds_at_start) / (double)done : 0.0;
+    if (base >= 0) {
+        const double n = (double)(rs->step - rs->recent_step[base]);
+        wall_per_step = (now - rs->recent_wall[base]) / n;
+        step_s = (rs->stats.seconds_step - rs->recent_step_s[base]) / n;
+    }
     if (done > 0)
-        cli_format_seconds(elapsed / (double)done * (double)left, eta, sizeof eta);
+        cli_format_seconds(wall_per_step * (double)left, eta, sizeof eta);
     else
         snprintf(eta, sizeof eta, "?");
-    double step_ms = done > 0 ? 1e3 * (rs->stats.seconds_step - rs->stats_seconds_at_start) / (double)done : 0;
+    cli_format_step_time(step_s, per_step, sizeof per_step);
     int warned = 0;
     for (int k = 0; k < DVI_HEALTH_KINDS; k++)
         if (rs->health_seen & (1u << k)) warned++;
@@ -507,15 +550,16 @@ static void format_progress(const run_state* rs, double now, char* line, size_t 
     if (warned > 0) snprintf(health, sizeof health, "  health: %d warning%s", warned, warned == 1 ? "" : "s");
     snprintf(line, size,
              "step %" PRId64 "/%" PRId64 "  t %.6g/%.6g s  wall %s  ETA %s  contacts %d  iter %d  residual %.2e"
-             "  %.3g ms/step%s",
+             "  %s/step%s",
              rs->step, rs->target_steps, dvi_model_time(rs->model), rs->settings.duration, wall, eta,
-             (int)rs->last.contacts, (int)rs->last.iterations, rs->last.residual, step_ms, health);
+             (int)rs->last.contacts, (int)rs->last.iterations, rs->last.residual, per_step, health);
 }
 
 static void progress(run_state* rs, bool final)
 {
     if (rs->quiet) return;
     double now = cli_now();
+    recent_sample(rs, now);
     char line[512];
     if (rs->tty) {
         if (!final && now - rs->last_print < 0.1) return;

@@ -38,6 +38,7 @@ typedef struct run_probe {
     dvi_csv* csv;
 } run_probe;
 
+#define RUN_RECENT 256 /* samples of the progress rate kept */
 typedef struct run_state {
     /* what was asked */
     char* scene_arg;               /* as given (messages) */
@@ -92,6 +93,11 @@ typedef struct run_state {
     int64_t last_print_step;
     bool progress_shown;           /* a \r line is on the terminal */
     double stats_seconds_at_start; /* stats.seconds_step when this invocation started */
+    /* (wall time, step, step seconds) at most every RECENT_EVERY s: the ETA and the
+     * step time of the progress line come from the last RECENT_WINDOW s of them */
+    double recent_wall[RUN_RECENT], recent_step_s[RUN_RECENT];
+    int64_t recent_step[RUN_RECENT];
+    int recent_count, recent_next;
 
     /* outcome */
     bool failed;

@@ -237,6 +237,18 @@ void cli_format_seconds(double s, char* out, size_t size)
     }
 }
 
+void cli_format_step_time(double s, char* out, size_t size)
+{
+    if (!isfinite(s) || s < 0)
+        snprintf(out, size, "?");
+    else if (s < 1.0)
+        snprintf(out, size, "%.3g ms", 1e3 * s); /* 0.371 ms, 2.45 ms, 167 ms */
+    else if (s < 1000.0)
+        snprintf(out, size, "%.3g s", s); /* 1.67 s, 12.3 s, 167 s */
+    else
+        snprintf(out, size, "%.0f s", s);
+}
+
 int64_t cli_steps_for(double duration, double dt)
 {
     double n = duration / dt;

@@ -166,6 +166,9 @@ DVI_API const dvi_world* dvi_model_world_const(const dvi_model* model);
 DVI_API dvi_status dvi_model_step(dvi_model* model);
 /// Number of steps taken since creation (or since the restored state).
 DVI_API int64_t dvi_model_step_count(const dvi_model* model);
+/// Simulated time in s: the step count times the scene's dt (the probes'
+/// time column too). The world's own time (dvi_world_time), a sum of its
+/// steps, may differ from it in the last bits.
 DVI_API double dvi_model_time(const dvi_model* model);
 
 /// Named objects of the scene; "gen[i]" names body i of generator gen.
