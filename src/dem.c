@@ -815,12 +815,12 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         if (!finite || !(surface <= set->max_speed)) {
             double kmax, hs = body_stable_step(d, nwork, i, &kmax);
             return dvi_world_error(w, DVI_ERR_NUMERIC,
-                                   "step %llu (t = %.6g s, h = %g s): DEM blow-up at bodies[%d]: %s (%.3g m/s, %.3g rad/s, "
-                                   "kinetic energy %.3g J; max_speed %g m/s); stiffest contact %.3g N/m needs h < ~%.3g "
-                                   "s; world unchanged",
+                                   "step %llu (t = %.6g s, h = %g s): DEM blow-up at bodies[%d]: %s (surface speed %.3g "
+                                   "m/s = %.3g m/s + %.3g rad/s x %.3g m, against max_speed %g m/s; kinetic energy %.3g "
+                                   "J); stiffest contact %.3g N/m needs h < ~%.3g s; world unchanged",
                                    (unsigned long long)(d->steps + 1), w->time, h, (int)i,
-                                   finite ? "speed over the bound" : "non-finite state", speed, spin, ke, set->max_speed,
-                                   kmax, hs);
+                                   finite ? "speed over the bound" : "non-finite state", surface, speed, spin,
+                                   b->bounding_radius, set->max_speed, ke, kmax, hs);
         }
     }
     if (!isfinite(kinetic))

@@ -708,11 +708,40 @@ static dvi_status near_contacts(dvi_model* m)
     return DVI_OK;
 }
 
+/* The world's last error with each "bodies[i]" it names (world indices)
+ * given the scene's name of that body ("grains[49]", "wheel_LF"). */
+static void name_bodies_in_error(dvi_model* m)
+{
+    char* e = m->world->last_error;
+    char out[sizeof m->world->last_error];
+    size_t o = 0;
+    for (const char* p = e; *p && o + 1 < sizeof out;) {
+        char* end = NULL;
+        if (strncmp(p, "bodies[", 7) == 0 && p[7] >= '0' && p[7] <= '9') {
+            long long b = strtoll(p + 7, &end, 10);
+            if (end && *end == ']') {
+                char name[128];
+                label_body(m, (int64_t)b, name, sizeof name);
+                int n = snprintf(out + o, sizeof out - o, "%s", name);
+                o = n > 0 && (size_t)n < sizeof out - o ? o + (size_t)n : sizeof out - 1;
+                p = end + 1;
+                continue;
+            }
+        }
+        out[o++] = *p++;
+    }
+    out[o] = '\0';
+    memcpy(e, out, o + 1);
+}
+
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return DVI_ERR_INVALID_ARG;
     dvi_status st = dvi_world_step(m->world, m->dt);
-    if (st < 0) return st;
+    if (st < 0) {
+        name_bodies_in_error(m);
+        return st;
+    }
     m->steps++;
     /* the contacts the contact-walking probes need, once: on every step when
      * one of them averages, else on the steps where one is due (a sample at

@@ -121,7 +121,7 @@ struct dvi_world {
     dvi_world_def def;
     uint16_t tag;
     double time;
-    char last_error[256];
+    char last_error[512];
 
     dvi_body* bodies;   int32_t body_count, body_cap;
     dvi_shape* shapes;  int32_t shape_count, shape_cap;

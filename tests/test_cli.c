@@ -463,7 +463,21 @@ static void test_usage_errors(void** state)
     r = RUN("run", g_mix, "--frobnicate", "3");
     expect_status(&r, 2, "unknown run option");
     expect_contains(r.err, "unknown option '--frobnicate'", "unknown run option");
+    assert_null(strstr(r.err, "did you mean")); /* nothing near it */
     run_result_free(&r);
+
+    /* a near miss gets the option it most likely meant: two letters swapped, one
+     * missing, the beginning of only one option */
+    static const char* const miss[][2] = {
+        {"--durration", "'--duration'"}, {"--thread", "'--threads'"}, {"--vtk", "'--vtk-every'"}};
+    for (size_t i = 0; i < sizeof miss / sizeof miss[0]; i++) {
+        r = RUN("run", g_mix, miss[i][0], "1");
+        expect_status(&r, 2, "mistyped run option");
+        char want[64];
+        snprintf(want, sizeof want, "(did you mean %s?)", miss[i][1]);
+        expect_contains(r.err, want, "mistyped run option");
+        run_result_free(&r);
+    }
 
     r = RUN("run");
     expect_status(&r, 2, "run without a scene");
@@ -997,6 +1011,12 @@ static void test_run_dem(void** state)
         RUN("run", g_mix, "--method", "dem", "--dt", "1e-4", "--duration", "0.1", "--out", straight, "--quiet");
     expect_status(&r, 0, "run --method dem");
     run_result_free(&r);
+    /* its first line names the method, not the scene's CCP solver */
+    path_in(p, sizeof p, g_root, "dem_first_line");
+    r = RUN("run", g_mix, "--method", "dem", "--dt", "1e-4", "--duration", "0.001", "--out", p);
+    expect_status(&r, 0, "run --method dem");
+    expect_contains(r.err, "steps of 0.0001 s with DEM penalty contacts;", "run --method dem");
+    run_result_free(&r);
     path_in(p, sizeof p, straight, "summary.json");
     cJSON* s = read_json(p);
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "status")->valuestring, "finished");
@@ -1067,8 +1087,11 @@ static void test_run_dem(void** state)
     r = RUN("run", SRC_PATH("examples/scenes/sphere_stack_10_dem.json"), "--dt", "0.01", "--duration", "1",
             "--out", p, "--quiet");
     expect_status(&r, 1, "DEM run with dt 0.01");
-    expect_contains(r.err, "DEM blow-up at bodies[", "DEM run with dt 0.01");
+    /* the body by the scene's name, and the speed that was compared */
+    expect_contains(r.err, "DEM blow-up at sphere", "DEM run with dt 0.01");
+    expect_contains(r.err, "surface speed", "DEM run with dt 0.01");
     expect_contains(r.err, "needs h <", "DEM run with dt 0.01");
+    expect_contains(r.err, "world unchanged", "DEM run with dt 0.01");
     run_result_free(&r);
 }
 

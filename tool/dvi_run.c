@@ -1192,7 +1192,8 @@ int dvi_cmd_run(int argc, char** argv)
                     rs.scene_path, rs.step, dvi_model_time(rs.model), rs.settings.duration, rs.target_steps);
         else
             fprintf(stderr, "dvi run: %s: %" PRId64 " steps of %.6g s with %s; outputs in %s\n", rs.scene_arg,
-                    rs.target_steps, rs.settings.dt, rs.settings.solver, rs.out_dir);
+                    rs.target_steps, rs.settings.dt,
+                    strcmp(rs.settings.method, "dem") == 0 ? "DEM penalty contacts" : rs.settings.solver, rs.out_dir);
     }
     if (rs.resumed && rs.step >= rs.target_steps && !rs.quiet)
         fprintf(stderr, "dvi run: nothing to do: the run is at step %" PRId64 ", its end is step %" PRId64 "\n",

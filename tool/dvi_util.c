@@ -41,6 +41,49 @@ int cli_usage_error(const char* command, const char* fmt, ...)
     return DVI_EXIT_USAGE;
 }
 
+/* Edit distance (insertions, deletions, substitutions) between a[0..la)
+ * and b, capped at 9 (option names are short). */
+static int edit_distance(const char* a, size_t la, const char* b)
+{
+    const size_t lb = strlen(b);
+    if (la > 40 || lb > 40) return 9;
+    int row[41];
+    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            const int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] < 9 ? row[lb] : 9;
+}
+
+/* The option a mistyped name most likely meant: the only one it begins, or
+ * the nearest within two edits (one for names of four letters or fewer);
+ * NULL when none or a tie. */
+static const char* nearest_option(const cli_option* options, const char* name, size_t len)
+{
+    const char* prefix = NULL;
+    int prefixes = 0;
+    for (const cli_option* o = options; o && o->name; o++)
+        if (len > 0 && strncmp(o->name, name, len) == 0) prefix = o->name, prefixes++;
+    if (prefixes == 1) return prefix;
+    const char* best = NULL;
+    int best_d = len <= 4 ? 2 : 3, ties = 0;
+    for (const cli_option* o = options; o && o->name; o++) {
+        const int d = edit_distance(name, len, o->name);
+        if (d < best_d) best = o->name, best_d = d, ties = 0;
+        else if (d == best_d && best) ties++;
+    }
+    return ties == 0 ? best : NULL;
+}
+
 int cli_next(cli_parser* p, const cli_option* options, const char** arg)
 {
     *arg = NULL;
@@ -82,7 +125,11 @@ int cli_next(cli_parser* p, const cli_option* options, const char** arg)
         }
         return o->id;
     }
-    cli_usage_error(p->command, "unknown option '--%.*s'", (int)len, name);
+    const char* near = nearest_option(options, name, len);
+    if (near)
+        cli_usage_error(p->command, "unknown option '--%.*s' (did you mean '--%s'?)", (int)len, name, near);
+    else
+        cli_usage_error(p->command, "unknown option '--%.*s'", (int)len, name);
     return CLI_ERROR;
 }
 
