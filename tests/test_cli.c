@@ -961,6 +961,27 @@ static void test_resume_round_trip(void** state)
     path_in(p, sizeof p, periodic, "checkpoint");
     assert_int_equal(count_files(p, "state-"), 1);
 
+    /* so do checkpoints by wall time (every 3 ms here: at steps the machine
+     * decides); by default one every 10 minutes */
+    char by_wall[700];
+    path_in(by_wall, sizeof by_wall, g_root, "by_wall");
+    r = RUN("run", g_mix, "--out", by_wall, "--checkpoint-minutes", "0.00005", "--quiet");
+    expect_status(&r, 0, "run with checkpoints every 3 ms of wall time");
+    run_result_free(&r);
+    compare_runs(straight, by_wall, "state-000000000200.bin");
+    path_in(p, sizeof p, by_wall, "summary.json");
+    s = read_json(p);
+    assert_true(json_number(cJSON_GetObjectItemCaseSensitive(s, "settings"), "checkpoint_minutes") == 0.00005);
+    cJSON_Delete(s);
+    path_in(p, sizeof p, straight, "summary.json");
+    s = read_json(p);
+    assert_true(json_number(cJSON_GetObjectItemCaseSensitive(s, "settings"), "checkpoint_minutes") == 10.0);
+    cJSON_Delete(s);
+    r = RUN("run", g_mix, "--out", by_wall, "--checkpoint-minutes", "-1");
+    expect_status(&r, 2, "negative --checkpoint-minutes");
+    expect_contains(r.err, "--checkpoint-minutes: must be >= 0", "negative --checkpoint-minutes");
+    run_result_free(&r);
+
     /* a changed scene file is refused */
     char copy[700], moved[700];
     path_in(copy, sizeof copy, g_root, "mix_copy.json");

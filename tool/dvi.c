@@ -64,6 +64,8 @@ static const char run_help[] =
     "  --vtk-every K           VTK frame at t = 0 and every K steps (ParaView: vtk/bodies.pvd)\n"
     "  --checkpoint-every N    checkpoint (and re-plot the SVGs) every N steps; a final\n"
     "                          checkpoint is always written at the end and on interrupt\n"
+    "  --checkpoint-minutes M  also checkpoint after M minutes of wall time since the last\n"
+    "                          (default 10; 0: none), so that a killed run loses little\n"
     "  --log-every N           when stderr is not a terminal: one progress line every N\n"
     "                          steps (default: about 100 lines per run)\n"
     "  --quiet                 no progress output (errors are still printed)\n"

@@ -64,6 +64,7 @@ enum {
     OPT_THREADS,
     OPT_VTK_EVERY,
     OPT_CHECKPOINT_EVERY,
+    OPT_CHECKPOINT_MINUTES,
     OPT_QUIET,
     OPT_STRICT,
     OPT_LOG_EVERY,
@@ -80,6 +81,7 @@ static const cli_option run_options[] = {
     {"threads", true, OPT_THREADS},
     {"vtk-every", true, OPT_VTK_EVERY},
     {"checkpoint-every", true, OPT_CHECKPOINT_EVERY},
+    {"checkpoint-minutes", true, OPT_CHECKPOINT_MINUTES},
     {"quiet", false, OPT_QUIET},
     {"strict", false, OPT_STRICT},
     {"log-every", true, OPT_LOG_EVERY},
@@ -95,6 +97,7 @@ typedef struct run_args {
     const char* solver;
     const char* method;
     int64_t threads, vtk_every, checkpoint_every, log_every;
+    double checkpoint_minutes;
     bool quiet, strict;
     bool given[OPT_COUNT];
 } run_args;
@@ -173,6 +176,11 @@ static int parse_run_args(int argc, char** argv, run_args* a)
         case OPT_CHECKPOINT_EVERY:
             if (!cli_parse_int64("run", "checkpoint-every", arg, 1, INT64_MAX, &a->checkpoint_every))
                 return DVI_EXIT_USAGE;
+            break;
+        case OPT_CHECKPOINT_MINUTES:
+            if (!cli_parse_double("run", "checkpoint-minutes", arg, &a->checkpoint_minutes)) return DVI_EXIT_USAGE;
+            if (!(a->checkpoint_minutes >= 0) || !isfinite(a->checkpoint_minutes))
+                return cli_usage_error("run", "--checkpoint-minutes: must be >= 0 (got %s)", arg);
             break;
         case OPT_LOG_EVERY:
             if (!cli_parse_int64("run", "log-every", arg, 1, INT64_MAX, &a->log_every)) return DVI_EXIT_USAGE;
@@ -648,6 +656,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "threads", rs->settings.threads);
     dvi_json_key_int(w, "vtk_every", rs->vtk_every);
     dvi_json_key_int(w, "checkpoint_every", rs->checkpoint_every);
+    dvi_json_key_number(w, "checkpoint_minutes", rs->checkpoint_minutes);
     dvi_json_end_object(w);
     dvi_json_key(w, "overrides");
     json_overrides(w, &rs->overrides);
@@ -874,9 +883,12 @@ static int run_loop(run_state* rs)
         }
         if (sample_probes(rs, false) != 0) return 1;
         if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return 1;
-        if (rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0 && rs->step < rs->target_steps) {
+        const bool by_steps = rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0;
+        const bool by_wall = rs->checkpoint_minutes > 0 && t1 - rs->last_checkpoint >= 60.0 * rs->checkpoint_minutes;
+        if ((by_steps || by_wall) && rs->step < rs->target_steps) {
             progress_break(rs);
             if (periodic_checkpoint(rs) != 0) return 1;
+            rs->last_checkpoint = cli_now();
         }
         progress(rs, false);
     }
@@ -1166,8 +1178,10 @@ int dvi_cmd_run(int argc, char** argv)
     rs.strict = a.strict;
     rs.vtk_every = a.vtk_every;
     rs.checkpoint_every = a.checkpoint_every;
+    rs.checkpoint_minutes = a.given[OPT_CHECKPOINT_MINUTES] ? a.checkpoint_minutes : RUN_CHECKPOINT_MINUTES;
     rs.tty = isatty(STDERR_FILENO) != 0;
     rs.wall_start = cli_now();
+    rs.last_checkpoint = rs.wall_start;
 
     rc = a.resume ? setup_resume(&rs, &a) : setup_fresh(&rs, &a);
     if (rc >= 0) {

@@ -39,6 +39,7 @@ typedef struct run_probe {
 } run_probe;
 
 #define RUN_RECENT 256 /* samples of the progress rate kept */
+#define RUN_CHECKPOINT_MINUTES 10.0 /* default of --checkpoint-minutes */
 typedef struct run_state {
     /* what was asked */
     char* scene_arg;               /* as given (messages) */
@@ -51,7 +52,9 @@ typedef struct run_state {
     char* checkpoint_dir;
     char* vtk_dir;
     int64_t vtk_every;             /* 0: no frames */
-    int64_t checkpoint_every;      /* 0: only the final checkpoint */
+    int64_t checkpoint_every;      /* 0: none by steps */
+    double checkpoint_minutes;     /* a checkpoint after this much wall time since the last (0: none) */
+    double last_checkpoint;        /* wall time of the last checkpoint (or the start) */
     int64_t log_every;             /* 0: automatic */
     bool quiet;
     bool strict;                   /* --strict: health warnings fail the run */
