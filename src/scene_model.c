@@ -191,8 +191,11 @@ static const column_spec COLS_MAGNITUDE[] = {{"f_mag", "N"}};
 static const column_spec COLS_ATTITUDE[] = {{"roll", "rad"}, {"pitch", "rad"}, {"yaw", "rad"}};
 static const column_spec COLS_SLIP[] = {{"v_fwd", "m/s"}, {"omega_r", "m/s"}, {"slip", "1"}};
 static const column_spec COLS_SOLVER[] = {
-    {"iterations", "1"},     {"residual", "1"},       {"contacts", "1"},     {"rows", "1"},
-    {"max_penetration", "m"}, {"max_joint_violation", "m"}, {"solver_status", "1"}, {"wall_collide", "s"},
+    /* counts and codes get units of their own, so that a plot (one panel a
+     * unit) does not share an axis between a residual of 1e-9 and hundreds
+     * of contacts */
+    {"iterations", "it"},    {"residual", "1"},       {"contacts", "count"}, {"rows", "count"},
+    {"max_penetration", "m"}, {"max_joint_violation", "m"}, {"solver_status", "code"}, {"wall_collide", "s"},
     {"wall_assemble", "s"},  {"wall_solve", "s"},     {"wall_integrate", "s"}};
 static const column_spec COLS_ENERGY[] = {{"kinetic_energy", "J"}};
 

@@ -653,6 +653,26 @@ static void test_run_outputs(void** state)
     }
     assert_int_equal(frames, 5);
     free(pvd);
+    /* dvi plot redraws a probe's CSV: chosen columns, the default path beside it */
+    path_in(p, sizeof p, out, "solver.csv");
+    run_result pr = RUN("plot", p, "--columns", "residual,iterations");
+    expect_status(&pr, 0, "plot solver.csv");
+    run_result_free(&pr);
+    path_in(p, sizeof p, out, "solver.svg");
+    char* plot = read_text(p, NULL);
+    assert_non_null(plot);
+    int plot_lines = 0;
+    for (const char* q = strstr(plot, "<g class=\"line\""); q; q = strstr(q + 1, "<g class=\"line\"")) plot_lines++;
+    assert_int_equal(plot_lines, 2);
+    expect_contains(plot, "data-name=\"residual\"", "dvi plot --columns");
+    assert_null(strstr(plot, "data-name=\"contacts\""));
+    free(plot);
+    path_in(p, sizeof p, out, "solver.csv");
+    pr = RUN("plot", p, "--columns", "residul");
+    expect_status(&pr, 2, "plot with a missing column");
+    expect_contains(pr.err, "no column 'residul'", "plot with a missing column");
+    run_result_free(&pr);
+
     path_in(p, sizeof p, out, "ball_position.svg");
     char* svg = read_text(p, NULL);
     assert_non_null(svg);

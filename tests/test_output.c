@@ -922,6 +922,78 @@ static void test_svg_structure(void** state)
     parsed_free(&s);
 }
 
+/* A residual falling over eight decades (and 0 in its first row, as a
+ * solver probe writes before the first solve) gets a log axis: ticks at
+ * whole decades labelled 10ⁿ, an axis range of powers of ten around the
+ * data, the zero row not drawn; a force in N beside it keeps a linear axis.
+ * Two series of one panel differ in dash pattern (lying on each other, both
+ * show). opt.log = 0 turns the log axis off; opt.columns draws the listed
+ * columns alone and names a missing one. */
+static void test_svg_log_axis(void** state)
+{
+    (void)state;
+    char* csv = malloc(1 << 16);
+    size_t n = (size_t)sprintf(csv, "time [s],residual [1],a.f_up [N],b.f_up [N]\n");
+    for (int k = 0; k <= 100; k++)
+        n += (size_t)sprintf(csv + n, "%g,%.6g,%.6g,%.6g\n", 0.01 * k, k == 0 ? 0.0 : pow(10.0, -1.0 - 0.08 * k),
+                             10.0 + sin(0.1 * k), 10.0 + sin(0.1 * k));
+    parsed_svg s = plot_csv_text("logaxis", csv, NULL, NULL);
+    xlist panels = xfind(s.root, "g", "panel");
+    assert_int_equal(panels.n, 2);
+    assert_string_equal(xattr(panels.v[0], "data-log"), "1");
+    assert_null(xattr(panels.v[1], "data-log"));
+    /* the data lie in [1e-9, 1e-1.08]: the axis spans whole decades around them */
+    const double ymin = xattr_num(panels.v[0], "data-ymin"), ymax = xattr_num(panels.v[0], "data-ymax");
+    assert_true(ymin <= 1e-9 && ymin >= 1e-11);
+    assert_true(ymax >= 1e-1 && ymax <= 1.0);
+    assert_true(fabs(log10(ymin) - nearbyint(log10(ymin))) < 1e-12);
+    xlist ticks = xfind(panels.v[0], "text", "ytick");
+    assert_true(ticks.n >= 3);
+    for (int i = 0; i < ticks.n; i++) assert_non_null(strstr(ticks.v[i]->text, "10")); /* 10⁻⁹ … */
+    assert_null(strstr(ticks.v[0]->text, "\xC3\x97")); /* no 1× */
+    /* one polyline, from the second row on (0 is not drawn on a log axis) */
+    xlist lines = xfind(panels.v[0], "polyline", NULL);
+    assert_int_equal(lines.n, 1);
+    /* the two forces: the second dashed */
+    xlist flines = xfind(panels.v[1], "polyline", NULL);
+    assert_int_equal(flines.n, 2);
+    assert_null(xattr(flines.v[0], "stroke-dasharray"));
+    assert_non_null(xattr(flines.v[1], "stroke-dasharray"));
+    free(ticks.v);
+    free(lines.v);
+    free(flines.v);
+    free(panels.v);
+    parsed_free(&s);
+
+    dvi_svg_options o = dvi_svg_default_options();
+    o.log = 0;
+    s = plot_csv_text("logaxis_off", csv, NULL, &o);
+    panels = xfind(s.root, "g", "panel");
+    assert_null(xattr(panels.v[0], "data-log"));
+    assert_true(xattr_num(panels.v[0], "data-ymin") == 0.0);
+    free(panels.v);
+    parsed_free(&s);
+
+    o = dvi_svg_default_options();
+    o.columns = "b.f_up,residual";
+    s = plot_csv_text("columns", csv, NULL, &o);
+    panels = xfind(s.root, "g", "panel");
+    assert_int_equal(panels.n, 2);
+    xlist all = xfind(s.root, "g", "line");
+    assert_int_equal(all.n, 2);
+    assert_string_equal(xattr(all.v[0], "data-name"), "residual");
+    assert_string_equal(xattr(all.v[1], "data-name"), "b.f_up");
+    free(all.v);
+    free(panels.v);
+    parsed_free(&s);
+
+    o.columns = "residual,c.f_up";
+    char msg[512];
+    assert_int_equal(dvi_svg_plot_csv_ex(tmp_path("columns.csv"), tmp_path("columns2.svg"), NULL, &o, msg, sizeof msg), -1);
+    assert_non_null(strstr(msg, "no column 'c.f_up'"));
+    free(csv);
+}
+
 static void test_svg_decimation(void** state)
 {
     (void)state;
@@ -1727,6 +1799,7 @@ int main(void)
         cmocka_unit_test(test_csv_resume),
         cmocka_unit_test(test_csv_errors),
         cmocka_unit_test(test_svg_structure),
+        cmocka_unit_test(test_svg_log_axis),
         cmocka_unit_test(test_svg_decimation),
         cmocka_unit_test(test_svg_magnitudes),
         cmocka_unit_test(test_svg_nan_constant_empty),

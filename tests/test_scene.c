@@ -1391,7 +1391,7 @@ static void test_probe_columns(void** state)
         const char* n[] = {"time",           "iterations",      "residual",           "contacts",
                            "rows",           "max_penetration", "max_joint_violation", "solver_status",
                            "wall_collide",   "wall_assemble",   "wall_solve",          "wall_integrate"};
-        const char* u[] = {"s", "1", "1", "1", "1", "m", "m", "1", "s", "s", "s", "s"};
+        const char* u[] = {"s", "it", "1", "count", "count", "m", "m", "code", "s", "s", "s", "s"};
         expect_columns(m, "solver", 12, n, u);
     }
     dvi_probe_info info;

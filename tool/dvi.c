@@ -4,6 +4,7 @@
  *   dvi run --resume DIR           continue a run from its checkpoint
  *   dvi check SCENE                validate a scene and print what it holds
  *   dvi solve PROBLEM              solve one CCP (JSON or FCLIB) with one or all solvers
+ *   dvi plot CSV                   draw (again) the SVG plot of a probe's CSV
  *
  * docs/cli.md is the manual; the help texts below are its short form. */
 #ifndef _XOPEN_SOURCE
@@ -29,6 +30,7 @@ static const char overview_help[] =
     "  run --resume DIR        continue an interrupted or finished run from DIR/checkpoint\n"
     "  check SCENE             validate a scene file and print a short summary\n"
     "  solve PROBLEM           solve a CCP problem file (JSON or FCLIB) with one or all solvers\n"
+    "  plot CSV [options]      draw (again) the SVG plot of a probe's CSV, with chosen columns\n"
     "  help [COMMAND]          this text, or the help of COMMAND\n"
     "\n"
     "Options:\n"
@@ -112,10 +114,31 @@ static const char solve_help[] =
     "Exit status: 0 every solver ran (converged or not: see the status column); 1 a\n"
     "solver failed with an error; 2 bad usage or invalid problem file.\n";
 
+static const char plot_help[] =
+    "Usage: dvi plot CSV [--out FILE] [--columns A,B,...] [--log | --linear] [--title T]\n"
+    "                [--width PX]\n"
+    "\n"
+    "Draws the SVG plot of a CSV file whose first column is x (time) and whose\n"
+    "header cells read \"name [unit]\", as dvi run writes its probes, so that a long\n"
+    "run can be replotted without being run again: one panel per unit, series told\n"
+    "apart by colour and dash pattern, and a logarithmic axis where a panel's\n"
+    "positive values span three decades or more (a residual).\n"
+    "\n"
+    "Options:\n"
+    "  --out FILE              the SVG (default: the CSV's name with .svg)\n"
+    "  --columns A,B,...       these columns only (names as in the header, without units)\n"
+    "  --log                   a logarithmic axis on every panel with a positive value\n"
+    "  --linear                linear axes everywhere\n"
+    "  --title T               the title (default: the file's name)\n"
+    "  --width PX              the picture's width (default 900)\n"
+    "\n"
+    "Exit status: 0 drawn (the SVG's path is printed); 1 the CSV cannot be read or the\n"
+    "SVG written; 2 bad usage or a column the CSV does not have.\n";
+
 static const char help_help[] =
     "Usage: dvi help [COMMAND]\n"
     "\n"
-    "Prints the overview, or the help of COMMAND (run, check, solve).\n";
+    "Prints the overview, or the help of COMMAND (run, check, solve, plot).\n";
 
 /* The overview's last part: where the example scenes, the scene schema and
  * the manual are (data_path.h: the build tree's data/ or an installed
@@ -158,6 +181,8 @@ bool dvi_print_help(const char* command)
         text = check_help;
     else if (strcmp(command, "solve") == 0)
         text = solve_help;
+    else if (strcmp(command, "plot") == 0)
+        text = plot_help;
     else if (strcmp(command, "help") == 0)
         text = help_help;
     if (!text) return false;
@@ -179,7 +204,7 @@ static int cmd_help(int argc, char** argv)
         return DVI_EXIT_OK;
     }
     if (!dvi_print_help(argc == 3 ? argv[2] : NULL))
-        return cli_usage_error("help", "unknown command '%s' (commands: run, check, solve, help)", argv[2]);
+        return cli_usage_error("help", "unknown command '%s' (commands: run, check, solve, plot, help)", argv[2]);
     return DVI_EXIT_OK;
 }
 
@@ -195,6 +220,7 @@ int main(int argc, char** argv)
     if (strcmp(cmd, "run") == 0) return dvi_cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "check") == 0) return dvi_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "solve") == 0) return dvi_cmd_solve(argc - 1, argv + 1);
+    if (strcmp(cmd, "plot") == 0) return dvi_cmd_plot(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0) return cmd_help(argc, argv);
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
         if (argc > 2) return cli_usage_error(NULL, "unexpected argument '%s' after %s", argv[2], cmd);
@@ -206,5 +232,5 @@ int main(int argc, char** argv)
         return print_version();
     }
     if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
-    return cli_usage_error(NULL, "unknown command '%s' (commands: run, check, solve, help)", cmd);
+    return cli_usage_error(NULL, "unknown command '%s' (commands: run, check, solve, plot, help)", cmd);
 }

@@ -664,6 +664,8 @@ dvi_svg_options dvi_svg_default_options(void)
     dvi_svg_options o;
     o.width = 900;
     o.panel_height = 220;
+    o.log = -1;
+    o.columns = NULL;
     return o;
 }
 
@@ -671,6 +673,10 @@ dvi_svg_options dvi_svg_default_options(void)
 static const char* const palette[] = {"#0072B2", "#D55E00", "#009E73", "#E69F00",
                                       "#CC79A7", "#56B4E9", "#000000", "#F0E442"};
 static const char* const dashes[] = {NULL, "7 3", "2 2.5", "9 3 2 3"};
+
+/* Series j of a panel: colour j mod 8 and a dash pattern that changes with
+ * j too, so that two series on each other both show (solid under dashed). */
+static const char* series_dash(int style) { return dashes[(style + style / 8) % 4]; }
 
 #define FONT_FAMILY "system-ui, -apple-system, &apos;Segoe UI&apos;, Helvetica, Arial, &apos;DejaVu Sans&apos;, sans-serif"
 
@@ -690,7 +696,9 @@ typedef struct series {
     int panel;
     int style; /* index within its panel: colour and dash */
     double lo, hi;
-    long long finite, nonfinite;
+    double pos_lo;      /* smallest positive value */
+    long long finite, nonfinite, positive;
+    int drawn;          /* in opt->columns (or all are) */
     /* decimation state (pass 2) */
     int bucket;
     int agg_n;
@@ -712,6 +720,7 @@ typedef struct panel {
     int tick_m, tick_k;            /* step = m × 10^k */
     long long tick_i0, tick_i1;    /* ticks i·step, i in [i0, i1] */
     double top, height;            /* plot area, px */
+    int log;                       /* axis in log10 of the values (ranges and ticks too) */
 } panel;
 
 static double pow10i(int k)
@@ -828,6 +837,51 @@ static void format_tick(char* out, size_t size, double v, int k, double maxabs)
     snprintf(ed, sizeof ed, "%d", e);
     for (const char* d = ed; *d && el + 4 < sizeof exp; d++) el += (size_t)snprintf(exp + el, sizeof exp - el, "%s", sup[*d - '0']);
     snprintf(out, size, "%s%s\xC3\x97" "10%s", minus, num, exp);
+}
+
+/* Ticks of a log axis over [lo, hi] (log10 of the values): whole decades,
+ * one or more apart. */
+static void axis_ticks_log(panel* p, double lo, double hi, int target)
+{
+    double l = floor(lo), h = ceil(hi);
+    if (!isfinite(l) || !isfinite(h)) l = 0, h = 1;
+    if (h <= l) h = l + 1;
+    const long long step = (long long)ceil((h - l) / (double)target);
+    p->tick_m = (int)(step > 0 ? step : 1);
+    p->tick_k = 0;
+    p->tick_i0 = (long long)floor(l / p->tick_m);
+    p->tick_i1 = (long long)ceil(h / p->tick_m);
+    if (p->tick_i1 <= p->tick_i0) p->tick_i1 = p->tick_i0 + 1;
+    p->axis_lo = tick_value(p->tick_i0, p->tick_m, 0);
+    p->axis_hi = tick_value(p->tick_i1, p->tick_m, 0);
+}
+
+/* The label of tick i of panel p: its value, or on a log axis the power of
+ * ten (1×10⁻⁶; 0.01 … 1000 when every tick lies in [1e-3, 1e5)). */
+static void y_tick_label(char* out, size_t size, const panel* p, long long i, double maxabs)
+{
+    const double v = tick_value(i, p->tick_m, p->tick_k);
+    if (!p->log) {
+        format_tick(out, size, v, p->tick_k, maxabs);
+        return;
+    }
+    const int e = (int)v;
+    const bool fixed = p->axis_lo >= -3 && p->axis_hi <= 4;
+    format_tick(out, size, pow(10.0, e), e, fixed ? pow(10.0, p->axis_hi) : 1e6);
+    if (strncmp(out, "1\xC3\x97", 3) == 0) memmove(out, out + 3, strlen(out + 3) + 1); /* 10⁻⁶, not 1×10⁻⁶ */
+}
+
+/* Whether name is one of the comma-separated names of list. */
+static int column_listed(const char* list, const char* name)
+{
+    const size_t n = strlen(name);
+    for (const char* c = list; *c;) {
+        const char* e = strchr(c, ',');
+        const size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == n && strncmp(c, name, n) == 0) return 1;
+        c += len + (e != NULL);
+    }
+    return 0;
 }
 
 /* Splits "name [unit]" into malloc'd name and unit ("" if none). */
@@ -1103,11 +1157,15 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
         s->col = i + 1;
         s->lo = INFINITY;
         s->hi = -INFINITY;
+        s->pos_lo = INFINITY;
         s->bucket = -1;
+        s->panel = -1;
         if (split_title(P.fields[i + 1], &s->name, &s->unit)) {
             fail(msg, msg_size, "%s: out of memory", csv_path);
             goto done;
         }
+        s->drawn = !o.columns || !*o.columns || column_listed(o.columns, s->name);
+        if (!s->drawn) continue;
         /* one panel per unit; a column without a unit gets its own panel, as
          * nothing says its values compare with those of other columns */
         int pi = 0;
@@ -1126,6 +1184,21 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
         s->panel = pi;
         s->style = P.pan[pi].n;
         P.pan[pi].members[P.pan[pi].n++] = i;
+    }
+    if (o.columns && *o.columns) { /* every listed column must exist */
+        const char* c = o.columns;
+        while (*c) {
+            const char* e = strchr(c, ',');
+            size_t n = e ? (size_t)(e - c) : strlen(c);
+            int found = n == 0;
+            for (int i = 0; i < P.nser && !found; i++)
+                found = strlen(P.ser[i].name) == n && strncmp(P.ser[i].name, c, n) == 0;
+            if (!found) {
+                fail(msg, msg_size, "%s: no column '%.*s' (its columns: %s)", csv_path, (int)n, c, P.line);
+                goto done;
+            }
+            c += n + (e != NULL);
+        }
     }
 
     /* pass 1: ranges */
@@ -1149,6 +1222,10 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
                 s->finite++;
                 if (y < s->lo) s->lo = y;
                 if (y > s->hi) s->hi = y;
+                if (y > 0) {
+                    s->positive++;
+                    if (y < s->pos_lo) s->pos_lo = y;
+                }
             } else s->nonfinite++;
         }
     }
@@ -1164,6 +1241,30 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
     const double plot_w = right - left;
     const double title_h = 48, gap = 30, bottom_h = 62, entry_h = 18;
     int npanels_drawn = P.npan > 0 ? P.npan : 1;
+    /* logarithmic axes: the series' ranges become ranges of log10 */
+    for (int pi = 0; pi < P.npan; pi++) {
+        panel* p = &P.pan[pi];
+        double pos_lo = INFINITY, hi = -INFINITY;
+        long long finite = 0, positive = 0;
+        for (int j = 0; j < p->n; j++) {
+            const series* s = &P.ser[p->members[j]];
+            pos_lo = fmin(pos_lo, s->pos_lo);
+            if (s->positive) hi = fmax(hi, s->hi);
+            finite += s->finite;
+            positive += s->positive;
+        }
+        if (o.log == 0 || positive == 0) continue;
+        if (o.log < 0 && !(hi >= 1e3 * pos_lo && 10 * (finite - positive) <= finite)) continue;
+        p->log = 1;
+        for (int j = 0; j < p->n; j++) {
+            series* s = &P.ser[p->members[j]];
+            s->finite = s->positive; /* what a log axis draws */
+            if (s->positive) {
+                s->lo = log10(s->pos_lo);
+                s->hi = log10(s->hi);
+            }
+        }
+    }
     double y = title_h;
     for (int pi = 0; pi < P.npan; pi++) {
         panel* p = &P.pan[pi];
@@ -1182,7 +1283,8 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
         if (need > h) h = need;
         p->top = y;
         p->height = h;
-        axis_ticks(p, p->has_data ? p->lo : 0, p->has_data ? p->hi : 1, h >= 150 ? 5 : 3);
+        if (p->log) axis_ticks_log(p, p->lo, p->hi, h >= 150 ? 5 : 3);
+        else axis_ticks(p, p->has_data ? p->lo : 0, p->has_data ? p->hi : 1, h >= 150 ? 5 : 3);
         y += h + gap;
     }
     if (P.npan == 0) y += o.panel_height; /* only an x column: one empty frame */
@@ -1224,12 +1326,17 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
             if (bucket >= ncolumns) bucket = ncolumns - 1;
             for (int i = 0; i < P.nser; i++) {
                 series* s = &P.ser[i];
-                series_add(s, &M, &P.pan[s->panel], bucket, row, x, P.vals[i + 1]);
+                if (s->panel < 0) continue;
+                const panel* p = &P.pan[s->panel];
+                double v = P.vals[i + 1];
+                if (p->log) v = v > 0 ? log10(v) : NAN;
+                series_add(s, &M, p, bucket, row, x, v);
             }
             row++;
         }
         for (int i = 0; i < P.nser; i++) {
             series* s = &P.ser[i];
+            if (s->panel < 0) continue;
             series_flush(s, &M, &P.pan[s->panel]);
             if (s->oom) {
                 fail(msg, msg_size, "%s: out of memory", csv_path);
@@ -1249,7 +1356,9 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
     sb_xml(&b, ttl);
     sb_puts(&b, "</title>\n<desc>");
     sb_xml(&b, base_name(csv_path));
-    sb_printf(&b, ": %lld rows, %d series in %d panels", rows, P.nser, P.npan);
+    int drawn = 0;
+    for (int i = 0; i < P.nser; i++) drawn += P.ser[i].panel >= 0;
+    sb_printf(&b, ": %lld rows, %d series in %d panels", rows, drawn, P.npan);
     if (skipped) sb_printf(&b, "; %lld rows without a finite x skipped", skipped);
     sb_puts(&b, "</desc>\n");
     sb_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
@@ -1269,11 +1378,11 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
         }
         const double top = p->top, h = p->height;
         char a[64], c2[64];
-        format_roundtrip(a, p->axis_lo);
-        format_roundtrip(c2, p->axis_hi);
+        format_roundtrip(a, p->log ? pow(10.0, p->axis_lo) : p->axis_lo);
+        format_roundtrip(c2, p->log ? pow(10.0, p->axis_hi) : p->axis_hi);
         sb_printf(&b, "<g class=\"panel\" data-unit=\"");
         sb_xml(&b, p->unit ? p->unit : "");
-        sb_printf(&b, "\" data-ymin=\"%s\" data-ymax=\"%s\"", a, c2);
+        sb_printf(&b, "\" data-ymin=\"%s\" data-ymax=\"%s\"%s", a, c2, p->log ? " data-log=\"1\"" : "");
         format_roundtrip(a, x0);
         format_roundtrip(c2, x1);
         sb_printf(&b, " data-xmin=\"%s\" data-xmax=\"%s\">\n", a, c2);
@@ -1290,7 +1399,7 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
             sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", left, py, right, py);
         }
         sb_puts(&b, "</g>\n");
-        if (p->axis_lo < 0 && p->axis_hi > 0) {
+        if (!p->log && p->axis_lo < 0 && p->axis_hi > 0) {
             double py = map_y(p, 0);
             sb_printf(&b,
                       "<line class=\"zero\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" "
@@ -1306,7 +1415,7 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
         size_t widest = 1;
         for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
             char lab[96];
-            format_tick(lab, sizeof lab, tick_value(i, p->tick_m, p->tick_k), p->tick_k, maxabs);
+            y_tick_label(lab, sizeof lab, p, i, maxabs);
             size_t wch = utf8_chars(lab);
             if (wch > widest) widest = wch;
         }
@@ -1315,7 +1424,7 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
             double v = tick_value(i, p->tick_m, p->tick_k);
             double py = map_y(p, v);
             char lab[96];
-            format_tick(lab, sizeof lab, v, p->tick_k, maxabs);
+            y_tick_label(lab, sizeof lab, p, i, maxabs);
             sb_printf(&b,
                       "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
                       "shape-rendering=\"crispEdges\"/>\n",
@@ -1354,7 +1463,7 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
             sb_puts(&b, "\"><title>");
             sb_xml(&b, s->name);
             sb_puts(&b, "</title>\n");
-            emit_series(&b, s, palette[s->style % 8], dashes[(s->style / 8) % 4]);
+            emit_series(&b, s, palette[s->style % 8], series_dash(s->style));
             sb_puts(&b, "</g>\n");
         }
         sb_puts(&b, "</g>\n");
@@ -1372,7 +1481,7 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
                 const series* s = &P.ser[p->members[j]];
                 double ly = top + 8 + entry_h * j + entry_h / 2;
                 double lx = right + 14;
-                const char* dash = dashes[(s->style / 8) % 4];
+                const char* dash = series_dash(s->style);
                 int none = s->finite == 0;
                 sb_puts(&b, "<g class=\"entry\"><title>");
                 sb_xml(&b, s->name);

@@ -81,6 +81,11 @@ int dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* ms
 typedef struct dvi_svg_options {
     int width;        /* px of the whole picture; default 900 (min 320) */
     int panel_height; /* px of one panel's plot area plus its gap; default 220 (min 100) */
+    int log;          /* y axes: -1 (default) logarithmic where a panel's positive values span three
+                       * decades or more and at most a tenth of its values are not positive; 1: every
+                       * panel with a positive value; 0: none. Values ≤ 0 are not drawn on a log axis. */
+    const char* columns; /* comma-separated names of the columns to draw (as in the header, without the
+                          * unit); NULL or "": all */
 } dvi_svg_options;
 
 dvi_svg_options dvi_svg_default_options(void);
@@ -95,6 +100,10 @@ dvi_svg_options dvi_svg_default_options(void);
  * as m×10ⁿ), a y-axis label with the unit, and a legend outside the plot area
  * on the right. The x tick labels and the x-axis label sit under the bottom
  * panel; the title above the top panel (title NULL: the CSV file's name).
+ *
+ * Series of one panel differ in colour and in dash pattern, so that
+ * series lying on each other both show. A panel whose positive values span
+ * three decades or more (a residual) gets a logarithmic axis (opt->log).
  *
  * Each continuous run of finite values of a series is one <polyline> (a
  * series without NaN is exactly one polyline); a non-finite value breaks the
