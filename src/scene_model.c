@@ -797,6 +797,16 @@ double dvi_model_time(const dvi_model* m)
     return m ? (double)m->steps * m->dt : NAN;
 }
 
+dvi_status dvi_model_body_name(const dvi_model* m, dvi_body_id body, char* out, size_t size)
+{
+    if (out && size) out[0] = '\0';
+    if (!m || !out || size == 0) return DVI_ERR_INVALID_ARG;
+    const int32_t b = dvi_world_body_index(m->world, body);
+    if (b < 0) return DVI_ERR_INVALID_ARG;
+    label_body(m, b, out, size);
+    return DVI_OK;
+}
+
 dvi_status dvi_model_find_body(const dvi_model* m, const char* name, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);

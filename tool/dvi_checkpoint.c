@@ -136,6 +136,7 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
     dvi_json_end_object(w);
     dvi_json_key_int(w, "vtk_every", rs->vtk_every);
     dvi_json_key_int(w, "checkpoint_every", rs->checkpoint_every);
+    dvi_json_key_int(w, "contacts_every", rs->contacts_every);
     dvi_json_key_int(w, "step", rs->step);
     dvi_json_key_number(w, "time", dvi_model_time(rs->model));
     dvi_json_key_number(w, "dt", rs->settings.dt);
@@ -320,6 +321,7 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
     }
     int64_t vtk_every = get_int(&r, root, "vtk_every", true, 0, INT32_MAX, 0);
     int64_t checkpoint_every = get_int(&r, root, "checkpoint_every", true, 0, INT64_MAX / 2, 0);
+    int64_t contacts_every = get_int(&r, root, "contacts_every", false, 0, INT64_MAX / 2, 0);
     info->step = get_int(&r, root, "step", true, 0, INT64_MAX / 2, 0);
     info->duration = get_number(&r, root, "duration", true, 0);
 
@@ -419,6 +421,7 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         if (ov_method) rs->ov_method = cli_strdup(ov_method);
         rs->vtk_every = vtk_every;
         rs->checkpoint_every = checkpoint_every;
+        rs->contacts_every = contacts_every;
         if (vtk_every == 0 && rs->frame_count > 0) bad(&r, "vtk_frame_times", "frames without vtk_every");
     }
     cJSON_Delete(root);

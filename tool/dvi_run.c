@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- signals --------------------------------------------------------------- */
@@ -65,6 +66,7 @@ enum {
     OPT_VTK_EVERY,
     OPT_CHECKPOINT_EVERY,
     OPT_CHECKPOINT_MINUTES,
+    OPT_CONTACTS_EVERY,
     OPT_QUIET,
     OPT_STRICT,
     OPT_LOG_EVERY,
@@ -82,6 +84,7 @@ static const cli_option run_options[] = {
     {"vtk-every", true, OPT_VTK_EVERY},
     {"checkpoint-every", true, OPT_CHECKPOINT_EVERY},
     {"checkpoint-minutes", true, OPT_CHECKPOINT_MINUTES},
+    {"contacts-every", true, OPT_CONTACTS_EVERY},
     {"quiet", false, OPT_QUIET},
     {"strict", false, OPT_STRICT},
     {"log-every", true, OPT_LOG_EVERY},
@@ -96,7 +99,7 @@ typedef struct run_args {
     double dt, duration;
     const char* solver;
     const char* method;
-    int64_t threads, vtk_every, checkpoint_every, log_every;
+    int64_t threads, vtk_every, checkpoint_every, log_every, contacts_every;
     double checkpoint_minutes;
     bool quiet, strict;
     bool given[OPT_COUNT];
@@ -176,6 +179,9 @@ static int parse_run_args(int argc, char** argv, run_args* a)
         case OPT_CHECKPOINT_EVERY:
             if (!cli_parse_int64("run", "checkpoint-every", arg, 1, INT64_MAX, &a->checkpoint_every))
                 return DVI_EXIT_USAGE;
+            break;
+        case OPT_CONTACTS_EVERY:
+            if (!cli_parse_int64("run", "contacts-every", arg, 1, INT64_MAX, &a->contacts_every)) return DVI_EXIT_USAGE;
             break;
         case OPT_CHECKPOINT_MINUTES:
             if (!cli_parse_double("run", "checkpoint-minutes", arg, &a->checkpoint_minutes)) return DVI_EXIT_USAGE;
@@ -259,6 +265,8 @@ static void run_state_free(run_state* rs)
     free(rs->out_dir);
     free(rs->checkpoint_dir);
     free(rs->vtk_dir);
+    if (rs->contacts) fclose(rs->contacts);
+    free(rs->contacts_path);
     memset(rs, 0, sizeof *rs);
 }
 
@@ -657,6 +665,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "vtk_every", rs->vtk_every);
     dvi_json_key_int(w, "checkpoint_every", rs->checkpoint_every);
     dvi_json_key_number(w, "checkpoint_minutes", rs->checkpoint_minutes);
+    dvi_json_key_int(w, "contacts_every", rs->contacts_every);
     dvi_json_end_object(w);
     dvi_json_key(w, "overrides");
     json_overrides(w, &rs->overrides);
@@ -832,6 +841,100 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     return rc;
 }
 
+/* ---- contacts.csv: every contact of the step, every contacts_every steps ---- */
+
+static const char CONTACTS_HEADER[] = "step,time [s],body_a,body_b,x [m],y [m],z [m],nx [1],ny [1],nz [1],gap [m],"
+                                      "f_n [N],f_t [N],fx [N],fy [N],fz [N]\n";
+
+/* A CSV cell: the text, quoted when it holds a comma, a quote or a line break. */
+static void csv_text_cell(FILE* f, const char* s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* The rows of the last step's contacts: the two bodies by the scene's names,
+ * the point, the normal (from a to b), the gap at collision time, and the
+ * force on body b: its normal component f_n (≥ 0: b pushed away from a), the
+ * size of the rest f_t, and its components. */
+static int contacts_write(run_state* rs)
+{
+    const dvi_world* w = dvi_model_world_const(rs->model);
+    const int32_t n = dvi_world_contact_count(w);
+    const double t = dvi_model_time(rs->model);
+    for (int32_t i = 0; i < n; i++) {
+        dvi_contact_info c;
+        if (dvi_world_get_contact(w, i, &c) != DVI_OK) continue;
+        char a[128], b[128];
+        dvi_model_body_name(rs->model, c.body_a, a, sizeof a);
+        dvi_model_body_name(rs->model, c.body_b, b, sizeof b);
+        const double fn = c.force[0] * c.normal[0] + c.force[1] * c.normal[1] + c.force[2] * c.normal[2];
+        double ft2 = 0.0;
+        for (int k = 0; k < 3; k++) ft2 += (c.force[k] - fn * c.normal[k]) * (c.force[k] - fn * c.normal[k]);
+        fprintf(rs->contacts, "%" PRId64 ",%.10g,", rs->step, t);
+        csv_text_cell(rs->contacts, a);
+        fputc(',', rs->contacts);
+        csv_text_cell(rs->contacts, b);
+        fprintf(rs->contacts, ",%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g,%.10g\n", c.point[0],
+                c.point[1], c.point[2], c.normal[0], c.normal[1], c.normal[2], c.distance, fn, sqrt(ft2), c.force[0],
+                c.force[1], c.force[2]);
+    }
+    if (fflush(rs->contacts) != 0 || ferror(rs->contacts)) {
+        set_error(rs, "%s: write error: %s", rs->contacts_path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Opens contacts.csv: afresh with its header, or on resume cut back to the
+ * rows of the checkpoint's step and before (a killed run may have written
+ * more) and continued. */
+static int contacts_open(run_state* rs, bool resume, int64_t step)
+{
+    if (!rs->contacts_path) rs->contacts_path = cli_path_join(rs->out_dir, "contacts.csv");
+    if (!resume) {
+        rs->contacts = fopen(rs->contacts_path, "w");
+        if (!rs->contacts || fputs(CONTACTS_HEADER, rs->contacts) < 0) {
+            fprintf(stderr, "dvi run: %s: cannot write: %s\n", rs->contacts_path, strerror(errno));
+            return DVI_EXIT_FAILED;
+        }
+        return -1;
+    }
+    char msg[512];
+    size_t n = 0;
+    struct stat st;
+    if (stat(rs->contacts_path, &st) != 0 && errno == ENOENT) return contacts_open(rs, false, step); /* newly asked */
+    char* text = cli_read_file(rs->contacts_path, &n, msg, sizeof msg);
+    if (!text) {
+        fprintf(stderr, "dvi run: the run's contacts table: %s\n", msg);
+        return DVI_EXIT_USAGE;
+    }
+    size_t keep = 0; /* bytes of the header and the rows up to `step` */
+    for (size_t at = 0; at < n;) {
+        const char* nl = memchr(text + at, '\n', n - at);
+        const size_t end = nl ? (size_t)(nl - text) + 1 : n;
+        if (at > 0 && strtoll(text + at, NULL, 10) > step) break;
+        if (nl) keep = end;
+        at = end;
+    }
+    rs->contacts = fopen(rs->contacts_path, "w");
+    const bool ok = rs->contacts && fwrite(text, 1, keep, rs->contacts) == keep && fflush(rs->contacts) == 0;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "dvi run: %s: cannot write: %s\n", rs->contacts_path, strerror(errno));
+        return DVI_EXIT_FAILED;
+    }
+    return -1;
+}
+
 /* Periodic checkpoint: state, run.json, plots, index, summary. */
 static int periodic_checkpoint(run_state* rs)
 {
@@ -883,6 +986,7 @@ static int run_loop(run_state* rs)
         }
         if (sample_probes(rs, false) != 0) return 1;
         if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return 1;
+        if (rs->contacts && rs->step % rs->contacts_every == 0 && contacts_write(rs) != 0) return 1;
         const bool by_steps = rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0;
         const bool by_wall = rs->checkpoint_minutes > 0 && t1 - rs->last_checkpoint >= 60.0 * rs->checkpoint_minutes;
         if ((by_steps || by_wall) && rs->step < rs->target_steps) {
@@ -1041,6 +1145,7 @@ static int setup_fresh(run_state* rs, const run_args* a)
             return DVI_EXIT_FAILED;
         }
     }
+    if (rs->contacts_every > 0 && (rc = contacts_open(rs, false, 0)) >= 0) return rc;
     if ((rc = size_frames(rs, 0)) >= 0) return rc;
     /* t = 0: the initial state is the first row of every CSV and frame 0 */
     if (sample_probes(rs, true) != 0 || (rs->vtk_every > 0 && write_frame(rs) != 0)) {
@@ -1071,6 +1176,7 @@ static int setup_resume(run_state* rs, const run_args* a)
     if (a->duration > 0) rs->overrides.duration = a->duration;
     if (a->threads > 0) rs->overrides.threads = (int32_t)a->threads;
     if (a->given[OPT_CHECKPOINT_EVERY]) rs->checkpoint_every = a->checkpoint_every;
+    if (a->given[OPT_CONTACTS_EVERY]) rs->contacts_every = a->contacts_every;
 
     size_t n = 0;
     text = cli_read_file(rs->scene_path, &n, msg, sizeof msg);
@@ -1150,6 +1256,7 @@ static int setup_resume(run_state* rs, const run_args* a)
             goto done;
         }
     }
+    if (rs->contacts_every > 0 && (rc = contacts_open(rs, true, info.step)) >= 0) goto done;
     if (rs->vtk_every > 0) {
         /* frame_times were read into rs->frame_times; make room for the rest */
         int32_t have = rs->frame_count;
@@ -1178,6 +1285,7 @@ int dvi_cmd_run(int argc, char** argv)
     rs.strict = a.strict;
     rs.vtk_every = a.vtk_every;
     rs.checkpoint_every = a.checkpoint_every;
+    rs.contacts_every = a.contacts_every;
     rs.checkpoint_minutes = a.given[OPT_CHECKPOINT_MINUTES] ? a.checkpoint_minutes : RUN_CHECKPOINT_MINUTES;
     rs.tty = isatty(STDERR_FILENO) != 0;
     rs.wall_start = cli_now();

@@ -175,6 +175,10 @@ DVI_API double dvi_model_time(const dvi_model* model);
 /// DVI_ERR_INVALID_ARG for an unknown name.
 DVI_API dvi_status dvi_model_find_body(const dvi_model* model, const char* name, dvi_body_id* out);
 DVI_API dvi_status dvi_model_find_joint(const dvi_model* model, const char* name, dvi_joint_id* out);
+/// The scene's name of a body of the model's world ("wheel_LF", "grains[49]",
+/// "bodies[3]" for an unnamed body of the file) into out (size bytes, cut if
+/// longer). DVI_ERR_INVALID_ARG for a NULL argument or a body not in the world.
+DVI_API dvi_status dvi_model_body_name(const dvi_model* model, dvi_body_id body, char* out, size_t size);
 
 /* ---- probes ------------------------------------------------------------- */
 
