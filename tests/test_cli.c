@@ -469,7 +469,7 @@ static void test_usage_errors(void** state)
     /* a near miss gets the option it most likely meant: two letters swapped, one
      * missing, the beginning of only one option */
     static const char* const miss[][2] = {
-        {"--durration", "'--duration'"}, {"--thread", "'--threads'"}, {"--vtk", "'--vtk-every'"}};
+        {"--durration", "'--duration'"}, {"--thread", "'--threads'"}, {"--contacts", "'--contacts-every'"}};
     for (size_t i = 0; i < sizeof miss / sizeof miss[0]; i++) {
         r = RUN("run", g_mix, miss[i][0], "1");
         expect_status(&r, 2, "mistyped run option");
@@ -621,9 +621,15 @@ static void test_run_outputs(void** state)
     path_in(p, sizeof p, out, "checkpoint");
     assert_int_equal(count_files(p, "state-"), 1);
     assert_exists(out, "checkpoint/state-000000000200.bin");
-    /* frames at steps 0, 50, 100, 150, 200 */
+    /* frames at steps 0, 50, 100, 150, 200, their arrays in base64 binary */
     path_in(p, sizeof p, out, "vtk/frames");
     assert_int_equal(count_files(p, "bodies_"), 5);
+    path_in(p, sizeof p, out, "vtk/frames/bodies_000001.vtp");
+    char* frame = read_text(p, NULL);
+    assert_non_null(frame);
+    expect_contains(frame, "format=\"binary\"", "a VTK frame");
+    assert_null(strstr(frame, "format=\"ascii\""));
+    free(frame);
 
     /* rows: t = 0, then one every `every` steps: 200/every + 1 */
     double last[4];

@@ -1258,6 +1258,38 @@ typedef struct vtk_array_data {
     const char* type;
 } vtk_array_data;
 
+/* Base64 (RFC 4648) of text, white space skipped; NULL on a bad character. */
+static unsigned char* base64_decode(const char* text, size_t* n)
+{
+    const size_t len = strlen(text);
+    unsigned char* out = malloc(len / 4 * 3 + 3);
+    unsigned v = 0;
+    int bits = 0;
+    size_t o = 0;
+    for (const char* p = text; *p; p++) {
+        const char c = *p;
+        int x;
+        if (c >= 'A' && c <= 'Z') x = c - 'A';
+        else if (c >= 'a' && c <= 'z') x = c - 'a' + 26;
+        else if (c >= '0' && c <= '9') x = c - '0' + 52;
+        else if (c == '+') x = 62;
+        else if (c == '/') x = 63;
+        else if (c == '=' || is_ws(c)) continue;
+        else {
+            free(out);
+            return NULL;
+        }
+        v = v << 6 | (unsigned)x;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)(v >> bits & 0xFF);
+        }
+    }
+    *n = o;
+    return out;
+}
+
 /* Reads a DataArray named `name` under section (PointData, Points, Verts) of
  * the Piece; fails if missing or if its values do not parse. */
 static vtk_array_data vtk_get(const xnode* piece, const char* section, const char* name)
@@ -1269,9 +1301,39 @@ static vtk_array_data vtk_get(const xnode* piece, const char* section, const cha
     for (int i = 0; i < arrays.n; i++) {
         if (strcmp(xattr(arrays.v[i], "Name"), name) != 0) continue;
         xnode* a = arrays.v[i];
-        assert_string_equal(xattr(a, "format"), "ascii");
         d.type = xattr(a, "type");
         d.comps = xattr(a, "NumberOfComponents") ? (int)xattr_num(a, "NumberOfComponents") : 1;
+        if (strcmp(xattr(a, "format"), "binary") == 0) { /* base64: UInt64 byte count, then the values */
+            size_t nb = 0;
+            unsigned char* raw = base64_decode(a->text, &nb);
+            assert_non_null(raw);
+            assert_true(nb >= 8);
+            uint64_t bytes = 0;
+            for (int k = 0; k < 8; k++) bytes |= (uint64_t)raw[k] << (8 * k);
+            assert_true(bytes == nb - 8);
+            const size_t w = strcmp(d.type, "Int32") == 0 ? 4 : 8;
+            assert_int_equal(bytes % w, 0);
+            const int n = (int)(bytes / w);
+            d.v = malloc((size_t)(n + 1) * sizeof *d.v);
+            for (int k = 0; k < n; k++) {
+                const unsigned char* q = raw + 8 + (size_t)k * w;
+                if (strcmp(d.type, "Float64") == 0) memcpy(&d.v[k], q, 8);
+                else if (w == 4) {
+                    int32_t x;
+                    memcpy(&x, q, 4);
+                    d.v[k] = x;
+                } else {
+                    int64_t x;
+                    memcpy(&x, q, 8);
+                    d.v[k] = (double)x;
+                }
+            }
+            free(raw);
+            assert_int_equal(n % d.comps, 0);
+            d.tuples = n / d.comps;
+            break;
+        }
+        assert_string_equal(xattr(a, "format"), "ascii");
         int cap = 16, n = 0;
         d.v = malloc((size_t)cap * sizeof *d.v);
         char* p = a->text;
@@ -1498,6 +1560,53 @@ static void test_vtk_frames(void** state)
         check_contacts_file(w, p);
     }
     assert_true(dvi_world_contact_count(w) >= 2); /* resting sphere and box */
+
+    /* the same frame as text: the same arrays, the integers equal, the
+     * numbers to the ten digits of the text (binary holds them exactly) */
+    {
+        const char* adir = tmp_path("vtk/ascii");
+        assert_int_equal(dvi_vtk_write_frame_ex(w, adir, 2, true, msg, sizeof msg), 0);
+        static const char* const files[] = {"bodies", "contacts"};
+        for (int f = 0; f < 2; f++) {
+            char pa[600], pb[600];
+            snprintf(pa, sizeof pa, "%s/frames/%s_%06d.vtp", adir, files[f], 2);
+            snprintf(pb, sizeof pb, "%s/frames/%s_%06d.vtp", dir, files[f], 2);
+            xnode *piece_a, *piece_b;
+            char *ta, *tb;
+            xnode* ra = vtk_read(pa, &piece_a, &ta);
+            xnode* rb = vtk_read(pb, &piece_b, &tb);
+            static const char* const sections[] = {"PointData", "Points", "Verts"};
+            int arrays = 0;
+            for (int sec = 0; sec < 3; sec++) {
+                xlist la = xfind(xfirst(piece_a, sections[sec], NULL), "DataArray", NULL);
+                xlist lb = xfind(xfirst(piece_b, sections[sec], NULL), "DataArray", NULL);
+                assert_int_equal(la.n, lb.n);
+                for (int i = 0; i < la.n; i++) {
+                    const char* name = xattr(la.v[i], "Name");
+                    assert_string_equal(xattr(la.v[i], "format"), "ascii");
+                    assert_string_equal(xattr(lb.v[i], "format"), "binary");
+                    vtk_array_data da = vtk_get(piece_a, sections[sec], name);
+                    vtk_array_data db = vtk_get(piece_b, sections[sec], name);
+                    assert_string_equal(da.type, db.type);
+                    assert_int_equal(da.tuples * da.comps, db.tuples * db.comps);
+                    for (int k = 0; k < da.tuples * da.comps; k++) {
+                        if (strcmp(da.type, "Float64") != 0) assert_true(da.v[k] == db.v[k]);
+                        else assert_true(fabs(da.v[k] - db.v[k]) <= 1e-9 * fabs(db.v[k]) + 1e-300);
+                    }
+                    free(da.v);
+                    free(db.v);
+                    arrays++;
+                }
+                free(la.v);
+                free(lb.v);
+            }
+            assert_true(arrays >= 8);
+            xnode_free(ra);
+            xnode_free(rb);
+            free(ta);
+            free(tb);
+        }
+    }
 
     assert_int_equal(dvi_vtk_write_pvd(dir, 3, times, msg, sizeof msg), 0);
     static const char* const kinds[] = {"bodies", "contacts"};

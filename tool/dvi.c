@@ -65,6 +65,7 @@ static const char run_help[] =
     "  --threads N             threads of the step: collision, assembly, solver (N >= 1;\n"
     "                          the results do not depend on it)\n"
     "  --vtk-every K           VTK frame at t = 0 and every K steps (ParaView: vtk/bodies.pvd)\n"
+    "  --vtk-ascii             VTK arrays as text (default: base64 binary, exact)\n"
     "  --contacts-every K      every contact of every K-th step in contacts.csv (bodies,\n"
     "                          point, normal, gap, normal and friction force)\n"
     "  --checkpoint-every N    checkpoint (and re-plot the SVGs) every N steps; a final\n"

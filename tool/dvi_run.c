@@ -67,6 +67,7 @@ enum {
     OPT_CHECKPOINT_EVERY,
     OPT_CHECKPOINT_MINUTES,
     OPT_CONTACTS_EVERY,
+    OPT_VTK_ASCII,
     OPT_QUIET,
     OPT_STRICT,
     OPT_LOG_EVERY,
@@ -85,6 +86,7 @@ static const cli_option run_options[] = {
     {"checkpoint-every", true, OPT_CHECKPOINT_EVERY},
     {"checkpoint-minutes", true, OPT_CHECKPOINT_MINUTES},
     {"contacts-every", true, OPT_CONTACTS_EVERY},
+    {"vtk-ascii", false, OPT_VTK_ASCII},
     {"quiet", false, OPT_QUIET},
     {"strict", false, OPT_STRICT},
     {"log-every", true, OPT_LOG_EVERY},
@@ -180,6 +182,7 @@ static int parse_run_args(int argc, char** argv, run_args* a)
             if (!cli_parse_int64("run", "checkpoint-every", arg, 1, INT64_MAX, &a->checkpoint_every))
                 return DVI_EXIT_USAGE;
             break;
+        case OPT_VTK_ASCII: break; /* a flag: a->given */
         case OPT_CONTACTS_EVERY:
             if (!cli_parse_int64("run", "contacts-every", arg, 1, INT64_MAX, &a->contacts_every)) return DVI_EXIT_USAGE;
             break;
@@ -443,7 +446,8 @@ static int write_frame(run_state* rs)
         set_error(rs, "internal: VTK frame storage exhausted");
         return 1;
     }
-    if (dvi_vtk_write_frame(dvi_model_world_const(rs->model), rs->vtk_dir, rs->frame_count, msg, sizeof msg) != 0) {
+    if (dvi_vtk_write_frame_ex(dvi_model_world_const(rs->model), rs->vtk_dir, rs->frame_count, rs->vtk_ascii, msg,
+                               sizeof msg) != 0) {
         set_error(rs, "%s", msg);
         return 1;
     }
@@ -1286,6 +1290,7 @@ int dvi_cmd_run(int argc, char** argv)
     rs.vtk_every = a.vtk_every;
     rs.checkpoint_every = a.checkpoint_every;
     rs.contacts_every = a.contacts_every;
+    rs.vtk_ascii = a.given[OPT_VTK_ASCII];
     rs.checkpoint_minutes = a.given[OPT_CHECKPOINT_MINUTES] ? a.checkpoint_minutes : RUN_CHECKPOINT_MINUTES;
     rs.tty = isatty(STDERR_FILENO) != 0;
     rs.wall_start = cli_now();

@@ -55,6 +55,7 @@ typedef struct run_state {
     int64_t checkpoint_every;      /* 0: none by steps */
     double checkpoint_minutes;     /* a checkpoint after this much wall time since the last (0: none) */
     int64_t contacts_every;        /* contacts.csv: every contact every K steps (0: none) */
+    bool vtk_ascii;                /* VTK arrays as text (--vtk-ascii), else base64 binary */
     FILE* contacts;
     char* contacts_path;
     double last_checkpoint;        /* wall time of the last checkpoint (or the start) */

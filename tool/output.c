@@ -1548,28 +1548,110 @@ static void sb_num(sbuf* b, double v)
     sb_putn(b, t, (size_t)n);
 }
 
+/* Base64 of n bytes (RFC 4648, with padding). */
+static void sb_base64(sbuf* b, const unsigned char* d, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char q[4];
+    for (size_t i = 0; i < n; i += 3) {
+        const unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0u) |
+                           (i + 2 < n ? (unsigned)d[i + 2] : 0u);
+        q[0] = tab[v >> 18 & 63];
+        q[1] = tab[v >> 12 & 63];
+        q[2] = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        q[3] = i + 2 < n ? tab[v & 63] : '=';
+        sb_putn(b, q, 4);
+    }
+}
+
+/* The body of a binary DataArray: base64 of a UInt64 byte count (the
+ * header_type of the file) and the values, little-endian, as VTK reads
+ * format="binary" without a compressor. */
+static void vtk_binary_body(sbuf* b, const void* data, size_t bytes)
+{
+    unsigned char* t = malloc(bytes + 8);
+    if (!t) {
+        b->failed = 1;
+        return;
+    }
+    uint64_t h = (uint64_t)bytes;
+    for (int k = 0; k < 8; k++) t[k] = (unsigned char)(h >> (8 * k));
+    memcpy(t + 8, data, bytes); /* the machine is little-endian (byte_order in the file) */
+    sb_puts(b, "          ");
+    sb_base64(b, t, bytes + 8);
+    sb_putn(b, "\n", 1);
+    free(t);
+}
+
 /* Writes a Float64 DataArray of count tuples × comps from data[count*stride]
- * starting at offset (values at data[i*stride + offset + c]). */
-static void vtk_array(sbuf* b, const char* name, int comps, const double* data, int count, int stride, int offset)
+ * starting at offset (values at data[i*stride + offset + c]), as text
+ * (ascii) or base64 of the doubles themselves. */
+static void vtk_array(sbuf* b, const char* name, int comps, const double* data, int count, int stride, int offset,
+                      bool ascii)
 {
     sb_printf(b, "        <DataArray type=\"Float64\" Name=\"%s\"", name);
     if (comps > 1) sb_printf(b, " NumberOfComponents=\"%d\"", comps);
-    sb_puts(b, " format=\"ascii\">\n");
-    for (int i = 0; i < count; i++) {
-        sb_puts(b, "          ");
-        for (int c = 0; c < comps; c++) {
-            if (c) sb_putn(b, " ", 1);
-            sb_num(b, data[(size_t)i * (size_t)stride + (size_t)offset + (size_t)c]);
+    sb_printf(b, " format=\"%s\">\n", ascii ? "ascii" : "binary");
+    if (!ascii) {
+        const size_t nv = (size_t)count * (size_t)comps;
+        double* v = malloc((nv ? nv : 1) * sizeof *v);
+        if (!v) {
+            b->failed = 1;
+            return;
         }
-        sb_putn(b, "\n", 1);
+        for (int i = 0; i < count; i++)
+            for (int c = 0; c < comps; c++)
+                v[(size_t)i * comps + c] = data[(size_t)i * (size_t)stride + (size_t)offset + (size_t)c];
+        vtk_binary_body(b, v, nv * sizeof *v);
+        free(v);
+    } else {
+        for (int i = 0; i < count; i++) {
+            sb_puts(b, "          ");
+            for (int c = 0; c < comps; c++) {
+                if (c) sb_putn(b, " ", 1);
+                sb_num(b, data[(size_t)i * (size_t)stride + (size_t)offset + (size_t)c]);
+            }
+            sb_putn(b, "\n", 1);
+        }
     }
     sb_puts(b, "        </DataArray>\n");
 }
 
-static void vtk_int_array(sbuf* b, const char* name, const int32_t* data, int count, int stride, int offset)
+static void vtk_int_array(sbuf* b, const char* name, const int32_t* data, int count, int stride, int offset, bool ascii)
 {
-    sb_printf(b, "        <DataArray type=\"Int32\" Name=\"%s\" format=\"ascii\">\n", name);
-    for (int i = 0; i < count; i++) sb_printf(b, "          %d\n", (int)data[(size_t)i * (size_t)stride + (size_t)offset]);
+    sb_printf(b, "        <DataArray type=\"Int32\" Name=\"%s\" format=\"%s\">\n", name, ascii ? "ascii" : "binary");
+    if (!ascii) {
+        int32_t* v = malloc(((size_t)count + 1) * sizeof *v);
+        if (!v) {
+            b->failed = 1;
+            return;
+        }
+        for (int i = 0; i < count; i++) v[i] = data[(size_t)i * (size_t)stride + (size_t)offset];
+        vtk_binary_body(b, v, (size_t)count * sizeof *v);
+        free(v);
+    } else {
+        for (int i = 0; i < count; i++) sb_printf(b, "          %d\n", (int)data[(size_t)i * (size_t)stride + (size_t)offset]);
+    }
+    sb_puts(b, "        </DataArray>\n");
+}
+
+/* An Int64 DataArray of i + first, i = 0 … n−1 (the vertices' connectivity and offsets). */
+static void vtk_index_array(sbuf* b, const char* name, int n, int first, bool ascii)
+{
+    sb_printf(b, "        <DataArray type=\"Int64\" Name=\"%s\" format=\"%s\">\n", name, ascii ? "ascii" : "binary");
+    if (!ascii) {
+        int64_t* v = malloc(((size_t)n + 1) * sizeof *v);
+        if (!v) {
+            b->failed = 1;
+            return;
+        }
+        for (int i = 0; i < n; i++) v[i] = (int64_t)i + first;
+        vtk_binary_body(b, v, (size_t)n * sizeof *v);
+        free(v);
+    } else {
+        for (int i = 0; i < n; i++) sb_printf(b, "%s%d", i % 16 == 0 ? (i ? "\n          " : "          ") : " ", i + first);
+        if (n) sb_putn(b, "\n", 1);
+    }
     sb_puts(b, "        </DataArray>\n");
 }
 
@@ -1585,19 +1667,13 @@ static void vtk_head(sbuf* b, int n, const char* scalars, const char* vectors)
     sb_printf(b, "      <PointData Scalars=\"%s\" Vectors=\"%s\">\n", scalars, vectors);
 }
 
-static void vtk_tail(sbuf* b, int n, const double* pts, int stride)
+static void vtk_tail(sbuf* b, int n, const double* pts, int stride, bool ascii)
 {
     sb_puts(b, "      </PointData>\n      <Points>\n");
-    vtk_array(b, "Points", 3, pts, n, stride, 0);
+    vtk_array(b, "Points", 3, pts, n, stride, 0, ascii);
     sb_puts(b, "      </Points>\n      <Verts>\n");
-    sb_puts(b, "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n");
-    for (int i = 0; i < n; i++) sb_printf(b, "%s%d", i % 16 == 0 ? (i ? "\n          " : "          ") : " ", i);
-    if (n) sb_putn(b, "\n", 1);
-    sb_puts(b, "        </DataArray>\n");
-    sb_puts(b, "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n");
-    for (int i = 0; i < n; i++) sb_printf(b, "%s%d", i % 16 == 0 ? (i ? "\n          " : "          ") : " ", i + 1);
-    if (n) sb_putn(b, "\n", 1);
-    sb_puts(b, "        </DataArray>\n");
+    vtk_index_array(b, "connectivity", n, 0, ascii);
+    vtk_index_array(b, "offsets", n, 1, ascii);
     sb_puts(b, "      </Verts>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
 }
 
@@ -1608,6 +1684,14 @@ enum { C_POS = 0, C_F = 3, C_N = 6, C_FM = 9, C_FN = 10, C_D = 11, C_STRIDE = 12
 
 int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size)
 {
+    return dvi_vtk_write_frame_ex(world, dir, frame, false, msg, msg_size);
+}
+
+int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
+                           size_t msg_size)
+{
+    const uint16_t one = 1;
+    if (*(const unsigned char*)&one != 1) ascii = true; /* the files say LittleEndian */
     if (!world) return fail(msg, msg_size, "VTK frame: no world");
     if (!dir || !*dir) return fail(msg, msg_size, "VTK frame: no output directory");
     if (frame < 0) return fail(msg, msg_size, "VTK frame: bad frame number %d", frame);
@@ -1671,19 +1755,19 @@ int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char
         bi[3 * i + 2] = info.shape_count > 0 ? (int32_t)info.shape_type : 0;
     }
     vtk_head(&b, n, "radius", "velocity");
-    vtk_int_array(&b, "id", bi, n, 3, 0);
-    vtk_int_array(&b, "body_type", bi, n, 3, 1);
-    vtk_int_array(&b, "shape_type", bi, n, 3, 2);
-    vtk_array(&b, "mass", 1, bd, n, B_STRIDE, B_MASS);
-    vtk_array(&b, "radius", 1, bd, n, B_STRIDE, B_RAD);
-    vtk_array(&b, "orientation", 4, bd, n, B_STRIDE, B_Q);
-    vtk_array(&b, "rotation", 9, bd, n, B_STRIDE, B_ROT);
-    vtk_array(&b, "axis_x", 3, bd, n, B_STRIDE, B_AX);
-    vtk_array(&b, "axis_z", 3, bd, n, B_STRIDE, B_AZ);
-    vtk_array(&b, "velocity", 3, bd, n, B_STRIDE, B_V);
-    vtk_array(&b, "angular_velocity", 3, bd, n, B_STRIDE, B_W);
-    vtk_array(&b, "speed", 1, bd, n, B_STRIDE, B_SPEED);
-    vtk_tail(&b, n, bd, B_STRIDE);
+    vtk_int_array(&b, "id", bi, n, 3, 0, ascii);
+    vtk_int_array(&b, "body_type", bi, n, 3, 1, ascii);
+    vtk_int_array(&b, "shape_type", bi, n, 3, 2, ascii);
+    vtk_array(&b, "mass", 1, bd, n, B_STRIDE, B_MASS, ascii);
+    vtk_array(&b, "radius", 1, bd, n, B_STRIDE, B_RAD, ascii);
+    vtk_array(&b, "orientation", 4, bd, n, B_STRIDE, B_Q, ascii);
+    vtk_array(&b, "rotation", 9, bd, n, B_STRIDE, B_ROT, ascii);
+    vtk_array(&b, "axis_x", 3, bd, n, B_STRIDE, B_AX, ascii);
+    vtk_array(&b, "axis_z", 3, bd, n, B_STRIDE, B_AZ, ascii);
+    vtk_array(&b, "velocity", 3, bd, n, B_STRIDE, B_V, ascii);
+    vtk_array(&b, "angular_velocity", 3, bd, n, B_STRIDE, B_W, ascii);
+    vtk_array(&b, "speed", 1, bd, n, B_STRIDE, B_SPEED, ascii);
+    vtk_tail(&b, n, bd, B_STRIDE, ascii);
     snprintf(path, dl, "%s/bodies_%06d.vtp", fdir, frame);
     if (b.failed) {
         fail(msg, msg_size, "%s: out of memory", path);
@@ -1721,14 +1805,14 @@ int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char
         ci[2 * i + 1] = c.body_b.index1 - 1;
     }
     vtk_head(&b, m, "force_magnitude", "force");
-    vtk_array(&b, "force", 3, cd, m, C_STRIDE, C_F);
-    vtk_array(&b, "normal", 3, cd, m, C_STRIDE, C_N);
-    vtk_array(&b, "force_magnitude", 1, cd, m, C_STRIDE, C_FM);
-    vtk_array(&b, "normal_force", 1, cd, m, C_STRIDE, C_FN);
-    vtk_array(&b, "distance", 1, cd, m, C_STRIDE, C_D);
-    vtk_int_array(&b, "body_a", ci, m, 2, 0);
-    vtk_int_array(&b, "body_b", ci, m, 2, 1);
-    vtk_tail(&b, m, cd, C_STRIDE);
+    vtk_array(&b, "force", 3, cd, m, C_STRIDE, C_F, ascii);
+    vtk_array(&b, "normal", 3, cd, m, C_STRIDE, C_N, ascii);
+    vtk_array(&b, "force_magnitude", 1, cd, m, C_STRIDE, C_FM, ascii);
+    vtk_array(&b, "normal_force", 1, cd, m, C_STRIDE, C_FN, ascii);
+    vtk_array(&b, "distance", 1, cd, m, C_STRIDE, C_D, ascii);
+    vtk_int_array(&b, "body_a", ci, m, 2, 0, ascii);
+    vtk_int_array(&b, "body_b", ci, m, 2, 1, ascii);
+    vtk_tail(&b, m, cd, C_STRIDE, ascii);
     snprintf(path, dl, "%s/contacts_%06d.vtp", fdir, frame);
     if (b.failed) {
         fail(msg, msg_size, "%s: out of memory", path);

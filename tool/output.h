@@ -153,9 +153,16 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
  *         "distance"         Float64  m, signed gap at collision time
  *         "body_a", "body_b" Int32    body indices (−1 for none)
  *
- * NNNNNN is the frame number in six or more digits. Numbers are printed with
- * "%.10g" (non-finite as nan/inf). Each file is written atomically. */
+ * NNNNNN is the frame number in six or more digits. The arrays are
+ * format="binary": base64 of a UInt64 byte count and the numbers
+ * themselves, little-endian (exact; dvi_vtk_write_frame_ex writes them as
+ * text, "%.10g", non-finite as nan/inf). Each file is written atomically. */
 int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
+/* The same, the arrays as text (ascii) or, as dvi_vtk_write_frame does,
+ * base64 of the numbers themselves (format="binary": exact, and written
+ * without formatting a number). */
+int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
+                           size_t msg_size);
 
 /* Writes DIR/bodies.pvd and DIR/contacts.pvd, ParaView collections listing
  * the frames 0 … frames−1 (files frames/bodies_NNNNNN.vtp, relative to DIR)
