@@ -139,12 +139,6 @@ void dvi_dem_destroy(dvi_dem* d)
     free(d->next);
     free(d->recs);
     free(d->geo);
-    free(d->nmat);
-    free(d->lmat);
-    free(d->minvd);
-    free(d->bptr);
-    free(d->bcol);
-    free(d->bent);
     free(d);
 }
 
@@ -426,96 +420,6 @@ static double body_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, doubl
     return best;
 }
 
-/* Direct solve of the bilateral-only problem N γ = −r, N = Dᵀ M⁻¹ D (D, r in
- * the world's buffers, n ≤ DEM_DENSE_ROWS rows), into w->gamma:
- *   y_j = M⁻¹ D_j per column; N_ij = Σ_bodies D_iᵀ y_j over the columns that
- *   share a body (upper triangle, mirrored); dense Cholesky N = L Lᵀ in a
- *   fixed order (deterministic, no BLAS threads); a pivot below 1e-10 of its
- *   diagonal marks a redundant row, whose γ is set to 0 (a consistent
- *   redundant set is still met by the others).
- * Returns false (out of memory) or true with the relative residual
- * ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖) in *rel. Cost O(n³/6) per step. */
-#define DEM_DENSE_ROWS 256
-
-static bool joint_direct(dvi_world* w, dvi_dem* d, int32_t n, int32_t ndyn, double* rel)
-{
-    const int32_t nnz = w->colptr[n];
-    if (!DVI_RESERVE(d, nmat, (size_t)n * (size_t)n + 1) || !DVI_RESERVE(d, lmat, (size_t)n * (size_t)n + 1) ||
-        !DVI_RESERVE(d, minvd, (size_t)nnz + 1) || !DVI_RESERVE(d, bptr, (size_t)ndyn + 2) ||
-        !DVI_RESERVE(d, bcol, (size_t)nnz / 6 + 1) || !DVI_RESERVE(d, bent, (size_t)nnz / 6 + 1))
-        return false;
-    /* y = M⁻¹ D, and the columns of each body (column order) */
-    memset(d->bptr, 0, ((size_t)ndyn + 2) * sizeof *d->bptr);
-    for (int32_t j = 0; j < n; j++)
-        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
-            const int32_t b = w->rowind[k] / 6;
-            minv10_apply(w->inv_mass + 10 * (size_t)b, w->values + k, d->minvd + k);
-            d->bptr[b + 1]++;
-        }
-    for (int32_t b = 0; b < ndyn; b++) d->bptr[b + 1] += d->bptr[b];
-    for (int32_t j = 0; j < n; j++)
-        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
-            const int32_t b = w->rowind[k] / 6;
-            d->bcol[d->bptr[b]] = j;
-            d->bent[d->bptr[b]] = k;
-            d->bptr[b]++;
-        }
-    for (int32_t b = ndyn; b > 0; b--) d->bptr[b] = d->bptr[b - 1]; /* back to the starts */
-    d->bptr[0] = 0;
-    double* N = d->nmat;
-    double* L = d->lmat;
-    memset(N, 0, (size_t)n * (size_t)n * sizeof *N);
-    for (int32_t b = 0; b < ndyn; b++)
-        for (int32_t x = d->bptr[b]; x < d->bptr[b + 1]; x++)
-            for (int32_t y = x; y < d->bptr[b + 1]; y++) {
-                const int32_t i = d->bcol[x], j = d->bcol[y];
-                N[(size_t)i * (size_t)n + (size_t)j] += v6_dot(w->values + d->bent[x], d->minvd + d->bent[y]);
-            }
-    for (int32_t i = 0; i < n; i++)
-        for (int32_t j = 0; j < i; j++) N[(size_t)i * (size_t)n + (size_t)j] = N[(size_t)j * (size_t)n + (size_t)i];
-    for (int32_t i = 0; i < n; i++) N[(size_t)i * (size_t)n + (size_t)i] += w->compliance[i]; /* damped motors */
-    /* Cholesky, lower triangle of L (row-major) */
-    for (int32_t k = 0; k < n; k++) {
-        double* Lk = L + (size_t)k * (size_t)n;
-        for (int32_t i = k; i < n; i++) {
-            double* Li = L + (size_t)i * (size_t)n;
-            double sum = N[(size_t)i * (size_t)n + (size_t)k];
-            for (int32_t p = 0; p < k; p++) sum -= Li[p] * Lk[p];
-            if (i == k) {
-                const double diag = N[(size_t)k * (size_t)n + (size_t)k];
-                Lk[k] = sum > 1e-10 * diag && diag > 0.0 ? sqrt(sum) : 0.0; /* 0: redundant row */
-            } else {
-                Li[k] = Lk[k] > 0.0 ? sum / Lk[k] : 0.0;
-            }
-        }
-    }
-    double* g = w->gamma;
-    for (int32_t k = 0; k < n; k++) { /* L z = −r */
-        const double* Lk = L + (size_t)k * (size_t)n;
-        double sum = -w->r[k];
-        for (int32_t p = 0; p < k; p++) sum -= Lk[p] * g[p];
-        g[k] = Lk[k] > 0.0 ? sum / Lk[k] : 0.0;
-    }
-    for (int32_t k = n - 1; k >= 0; k--) { /* Lᵀ γ = z */
-        const double Lkk = L[(size_t)k * (size_t)n + (size_t)k];
-        double sum = g[k];
-        for (int32_t i = k + 1; i < n; i++) sum -= L[(size_t)i * (size_t)n + (size_t)k] * g[i];
-        g[k] = Lkk > 0.0 ? sum / Lkk : 0.0;
-    }
-    double uu = 0.0, rr = 0.0, gg = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-        const double* Ni = N + (size_t)i * (size_t)n;
-        double u = w->r[i];
-        for (int32_t j = 0; j < n; j++) u += Ni[j] * g[j];
-        uu += u * u;
-        rr += w->r[i] * w->r[i];
-        gg += g[i] * g[i];
-    }
-    double scale = sqrt(fmax(uu, fmax(rr, gg)));
-    *rel = scale > 1e-300 ? sqrt(uu) / scale : sqrt(uu);
-    return true;
-}
-
 static dvi_status step(dvi_world* w, dvi_dem* d, double h)
 {
     double t0 = dvi_step_clock();
@@ -748,7 +652,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
         int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
         w->colptr[row] = nz;
         double rel = INFINITY;
-        if (nrows <= DEM_DENSE_ROWS && !joint_direct(w, d, nrows, ndyn, &rel))
+        if (nrows <= DVI_JOINT_DENSE_ROWS && !dvi_step_joint_direct(w, nrows, ndyn, &rel))
             return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
         w->stats.iterations = 0;
         w->stats.residual = rel;

@@ -119,12 +119,6 @@ typedef struct dvi_dem {
     double* next; size_t next_cap;           /* [13 · bodies] x, q, v, ω after the step */
     dvi_contact_rec* recs; size_t recs_cap;  /* the step's contacts, copied to the world on commit */
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
-    double* nmat; size_t nmat_cap;           /* dense joint solve: N and its Cholesky factor */
-    double* lmat; size_t lmat_cap;
-    double* minvd; size_t minvd_cap;         /* M⁻¹ D, the sparsity of D */
-    int32_t* bptr; size_t bptr_cap;          /* columns of each dynamic body (CSR) */
-    int32_t* bcol; size_t bcol_cap;
-    int32_t* bent; size_t bent_cap;
 } dvi_dem;
 
 /* The DEM step (called by dvi_world_step; h already checked). */

@@ -1662,6 +1662,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "contact_recovery_speed",
                                                "joint_recovery_speed",
                                                "bounce_threshold",
+                                               "joint_solve",
                                                "dem",
                                                "health",
                                                NULL};
@@ -1766,6 +1767,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
     s->contact_recovery_speed = wd.contact_recovery_speed;
     s->joint_recovery_speed = wd.joint_recovery_speed;
     s->bounce_threshold = wd.bounce_threshold;
+    s->joint_solve = wd.joint_solve;
     s->dem = wd.dem;
     s->health = dvi_default_health_settings();
     const char* P = "formulation";
@@ -1856,6 +1858,12 @@ static void parse_formulation(ctx* c, const cJSON* root)
     num_field(c, v, P, "contact_recovery_speed", false, R_POS, &s->contact_recovery_speed);
     num_field(c, v, P, "joint_recovery_speed", false, R_POS, &s->joint_recovery_speed);
     num_field(c, v, P, "bounce_threshold", false, R_NONNEG, &s->bounce_threshold);
+    const char* js = str_field(c, v, P, "joint_solve", false);
+    if (js) {
+        if (strcmp(js, "auto") == 0) s->joint_solve = DVI_JOINT_SOLVE_AUTO;
+        else if (strcmp(js, "iterative") == 0) s->joint_solve = DVI_JOINT_SOLVE_ITERATIVE;
+        else errf(c, path_key(p, P, "joint_solve"), "must be \"auto\" or \"iterative\" (got %s)", quote(q, sizeof q, js));
+    }
     if ((o = member(v, "dem")) && is_object(c, o, path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
     if ((o = member(v, "health")) && is_object(c, o, path_key(p, P, "health"))) {
         dvi_health_settings* hs = &s->health;

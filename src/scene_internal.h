@@ -151,6 +151,7 @@ struct dvi_scene {
     dvi_solver_settings solver_settings;
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
+    dvi_joint_solve joint_solve;
     dvi_dem_settings dem;    /* formulation.dem (used when method is "dem") */
     dvi_health_settings health; /* formulation.health */
 

@@ -65,7 +65,8 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
         !isfinite(d.collision_envelope) || !(d.contact_recovery_speed > 0.0) || !(d.joint_recovery_speed > 0.0) ||
         !(d.bounce_threshold >= 0.0))
         return DVI_ERR_INVALID_ARG;
-    if ((d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM) || !dvi_dem_settings_valid(&d.dem))
+    if ((d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM) || !dvi_dem_settings_valid(&d.dem) ||
+        (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE))
         return DVI_ERR_INVALID_ARG;
     dvi_world* w = calloc(1, sizeof *w);
     if (!w) return DVI_ERR_NOMEM;
@@ -122,6 +123,12 @@ void dvi_world_destroy(dvi_world* w)
     free(w->dv);
     free(w->joint_jb);
     free(w->joint_lever);
+    free(w->jd_nmat);
+    free(w->jd_lmat);
+    free(w->jd_minvd);
+    free(w->jd_bptr);
+    free(w->jd_bcol);
+    free(w->jd_bent);
     free(w->fr_block);
     free(w->fr_body);
     free(w->fr_frame);

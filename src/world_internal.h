@@ -166,6 +166,14 @@ struct dvi_world {
     double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
     int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
 
+    /* the direct solve of the joint rows (dvi_step_joint_direct) */
+    double* jd_nmat;            size_t jd_nmat_cap;   /* N and its Cholesky factor */
+    double* jd_lmat;            size_t jd_lmat_cap;
+    double* jd_minvd;           size_t jd_minvd_cap;  /* M⁻¹ D, the sparsity of D */
+    int32_t* jd_bptr;           size_t jd_bptr_cap;   /* columns of each dynamic body (CSR) */
+    int32_t* jd_bcol;           size_t jd_bcol_cap;
+    int32_t* jd_bent;           size_t jd_bent_cap;
+
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
 
@@ -237,6 +245,12 @@ int32_t dvi_step_joint_row_total(const dvi_world* w);
  * w->joint_jb; the buffers must hold dvi_step_joint_row_total rows. Raises
  * *any_compliance and *max_violation; returns the rows written. */
 int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation);
+/* Joint-only problems of at most this many rows are solved directly. */
+#define DVI_JOINT_DENSE_ROWS 256
+/* Direct solve of the joint rows 0 … n−1 alone (w->colptr, rowind, values,
+ * r, compliance as dvi_step_joint_rows wrote them) into w->gamma; false
+ * when out of memory, else *rel = ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖). */
+bool dvi_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel);
 /* Commits the joint rows' impulses w->gamma[0..] and staged J_B into the joints
  * and sets their reaction force and torque (about the anchor on B, bodies' new poses). */
 void dvi_step_joint_reactions(dvi_world* w, double h);

@@ -502,18 +502,31 @@ static dvi_body_id hinged(dvi_world* w, double m, double Ixy, double Iz, const d
 
 /* A sphere (m, r) hanging at distance L below a revolute joint to the world.
  * Small-angle period T = 2π sqrt(I_pivot / (m g L)), I_pivot = m L² + 2/5 m r². */
-static void pendulum_case(const char* solver, double seconds)
+static void pendulum_case(const char* solver, double seconds, dvi_joint_solve joint_solve)
 {
     const double L = 1.0, m = 1.0, r = 0.05, amp = 3.0 * PI / 180, h = 1e-3;
     dvi_world* w = make_world(solver);
+    if (joint_solve != DVI_JOINT_SOLVE_AUTO) { /* the same world, the solver on every step */
+        dvi_world_destroy(w);
+        dvi_world_def wd = dvi_default_world_def();
+        wd.solver = solver;
+        if (strcmp(solver, "lemke") == 0) wd.solver_settings.lemke.friction_directions = 4;
+        wd.joint_solve = joint_solve;
+        assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    }
     const double pos[3] = {0.0, L * sin(amp), -L * cos(amp)}, I = 0.4 * m * r * r;
     dvi_joint_id j;
     dvi_body_id b = hinged(w, m, I, I, pos, 0, false, 0.0, 0.0, &j);
     double prev = 0.0, t_prev = 0.0, crossings[64];
     int nc = 0;
-    double max_violation = 0.0, max_free_torque = 0.0;
+    double max_violation = 0.0, max_free_torque = 0.0, max_residual = 0.0;
+    int iterations = 0;
     for (int i = 0; i < (int)(seconds / h); i++) {
         assert_true(dvi_world_step(w, h) >= 0);
+        const dvi_step_stats st = dvi_world_get_stats(w);
+        iterations += st.iterations;
+        if (st.residual > max_residual) max_residual = st.residual;
+        assert_int_equal(st.solver_status, DVI_SOLVE_CONVERGED);
         /* a frictionless hinge about x carries no torque about x: a reaction
          * moved to the anchor with the end-of-step lever while the rows used
          * the start-of-step one leaves |v|·h·|F| ≈ 5e-3 N·m here */
@@ -541,6 +554,14 @@ static void pendulum_case(const char* solver, double seconds)
                   solver, seconds, T, expect, max_violation);
     assert_near(T, expect, 0.005 * expect);
     assert_true(max_violation < 1e-6);
+    print_message("pendulum, %s, joint_solve %s: %d solver iterations in all, largest residual %.3g\n", solver,
+                  joint_solve == DVI_JOINT_SOLVE_AUTO ? "auto" : "iterative", iterations, max_residual);
+    if (joint_solve == DVI_JOINT_SOLVE_AUTO) { /* joint rows alone: solved directly, to 1e-10 */
+        assert_int_equal(iterations, 0);
+        assert_true(max_residual <= 1e-10);
+    } else if (strcmp(solver, "lemke") != 0) { /* (Lemke eliminates bilateral rows: no pivot) */
+        assert_true(iterations >= (int)(seconds / h)); /* the solver ran on every step */
+    }
     print_message("pendulum, %s: largest torque about the free axis %.3g N m (1e-9)\n", solver, max_free_torque);
     assert_true(max_free_torque < 1e-9);
     double F[3], Tq[3];
@@ -552,9 +573,10 @@ static void pendulum_case(const char* solver, double seconds)
 static void test_pendulum(void** state)
 {
     (void)state;
-    pendulum_case("apgd", 10.0); /* the required 10 s */
-    pendulum_case("pgs", 5.0);
-    pendulum_case("lemke", 5.0);
+    pendulum_case("apgd", 10.0, DVI_JOINT_SOLVE_AUTO); /* the required 10 s */
+    pendulum_case("apgd", 5.0, DVI_JOINT_SOLVE_ITERATIVE);
+    pendulum_case("pgs", 5.0, DVI_JOINT_SOLVE_ITERATIVE);
+    pendulum_case("lemke", 5.0, DVI_JOINT_SOLVE_ITERATIVE);
 }
 
 /* A damped speed motor (dvi_joint_def.motor_damping d) is a DC motor's law,

@@ -1715,7 +1715,7 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
     int32_t n = dvi_world_body_count(world);
     if (n < 0) n = 0;
     bd = calloc(((size_t)n + 1) * B_STRIDE, sizeof *bd);
-    bi = malloc(((size_t)n + 1) * 3 * sizeof *bi);
+    bi = calloc(((size_t)n + 1) * 3, sizeof *bi);
     if (!bd || !bi) {
         fail(msg, msg_size, "%s: out of memory for %d bodies", fdir, (int)n);
         goto done;
@@ -1780,7 +1780,7 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
     int32_t m = dvi_world_contact_count(world);
     if (m < 0) m = 0;
     cd = calloc(((size_t)m + 1) * C_STRIDE, sizeof *cd);
-    ci = malloc(((size_t)m + 1) * 2 * sizeof *ci);
+    ci = calloc(((size_t)m + 1) * 2, sizeof *ci);
     if (!cd || !ci) {
         fail(msg, msg_size, "%s: out of memory for %d contacts", fdir, (int)m);
         goto done;

@@ -78,6 +78,13 @@ typedef struct dvi_dem_settings {
 
 DVI_API dvi_dem_settings dvi_default_dem_settings(void);
 
+/// How the DVI step solves a step whose rows are joint rows alone (no contact).
+typedef enum dvi_joint_solve {
+    DVI_JOINT_SOLVE_AUTO = 0,      ///< directly (dense Cholesky) up to 256 rows when that meets the
+                                   ///< tolerance (and 1e-10), else the world's solver from that answer
+    DVI_JOINT_SOLVE_ITERATIVE = 1  ///< always the world's solver (to compare solvers on joints)
+} dvi_joint_solve;
+
 /// World settings. Always start from dvi_default_world_def().
 typedef struct dvi_world_def {
     double gravity[3];          ///< m/s²; default (0, 0, −9.81)
@@ -92,6 +99,7 @@ typedef struct dvi_world_def {
     void* log_user;             ///< passed to log
     dvi_method method;          ///< default DVI_METHOD_DVI
     dvi_dem_settings dem;       ///< default dvi_default_dem_settings()
+    dvi_joint_solve joint_solve; ///< DVI steps with joint rows alone; default DVI_JOINT_SOLVE_AUTO
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 
