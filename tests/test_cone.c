@@ -238,6 +238,24 @@ static void test_friction_polar_without_root(void** state)
     assert_true(polar > 300000 && near > 200000);
 }
 
+/* Projects x with f and with g (mu, mu_s, mu_r) into a and b and fails,
+ * printing x, unless they have the same bits. */
+typedef void rolling_fn(double mu, double mu_s, double mu_r, double* x);
+static void same_bits(rolling_fn* f, rolling_fn* g, const double x[6], double mu, double mu_s, double mu_r, int trial,
+                      double a[6])
+{
+    double b[6];
+    memcpy(a, x, 6 * sizeof(double));
+    memcpy(b, x, sizeof b);
+    f(mu, mu_s, mu_r, a);
+    g(mu, mu_s, mu_r, b);
+    if (memcmp(a, b, sizeof b) != 0) {
+        print_message("differ at trial %d: x = (%a, %a, %a, %a, %a, %a), mu %g %g %g\n", trial, x[0], x[1], x[2], x[3],
+                      x[4], x[5], mu, mu_s, mu_r);
+        fail();
+    }
+}
+
 /* The rolling projection's inside test returns the same bits as the walk
  * over the breakpoints alone, on points inside, on the surface (to the last
  * bit and within a few ulps of it), outside, in the polar cone, with zero
@@ -284,16 +302,8 @@ static void test_rolling_inside_same_bits(void** state)
                         v[i] = nextafter(v[i], k > 0 ? INFINITY : -INFINITY);
                 }
         }
-        double a[6], b[6];
-        memcpy(a, x, sizeof a);
-        memcpy(b, x, sizeof b);
-        dvi_project_rolling(mu, mu_s, mu_r, a);
-        dvi_project_rolling_walk(mu, mu_s, mu_r, b);
-        if (memcmp(a, b, sizeof a) != 0) {
-            print_message("differ at trial %d: x = (%a, %a, %a, %a, %a, %a), mu %g %g %g\n", trial, x[0], x[1], x[2],
-                          x[3], x[4], x[5], mu, mu_s, mu_r);
-            fail();
-        }
+        double a[6];
+        same_bits(dvi_project_rolling, dvi_project_rolling_walk, x, mu, mu_s, mu_r, trial, a);
         if (memcmp(a, x, sizeof a) == 0) inside++;
     }
     print_message("rolling projection: 2,000,000 points, %ld returned unchanged, every one the walk's bits\n", inside);
@@ -391,16 +401,8 @@ static void test_rolling_walk_same_bits(void** state)
                 for (int i = 0; i < len; i++) r[i] *= (nt / mu) * mu_r / nr;
             ties++;
         }
-        double a[6], b[6];
-        memcpy(a, x, sizeof a);
-        memcpy(b, x, sizeof b);
-        dvi_project_rolling_walk(mu, mu_s, mu_r, a);
-        reference_walk(mu, mu_s, mu_r, b);
-        if (memcmp(a, b, sizeof a) != 0) {
-            print_message("differ at trial %d: x = (%a, %a, %a, %a, %a, %a), mu %g %g %g\n", trial, x[0], x[1], x[2],
-                          x[3], x[4], x[5], mu, mu_s, mu_r);
-            fail();
-        }
+        double a[6];
+        same_bits(dvi_project_rolling_walk, reference_walk, x, mu, mu_s, mu_r, trial, a);
         zero += a[0] == 0.0;
     }
     print_message("rolling walk: 2,000,000 points (%ld with equal breakpoints, %ld projected to 0), every one the "
