@@ -676,9 +676,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
             w->stats.residual = res.target_residual;
             w->stats.solver_status = res.status;
         }
-        for (int32_t jr = 0; jr < nrows; jr++) /* D γ per dynamic body */
-            for (int32_t k = w->colptr[jr]; k < w->colptr[jr + 1]; k++)
-                w->dv[w->rowind[k]] += w->values[k] * w->gamma[jr];
+        dvi_step_joint_impulses(w, nrows); /* D γ per dynamic body */
     }
     double t3 = dvi_step_clock();
 

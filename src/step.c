@@ -433,8 +433,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
      * parallel), positions; body by body ---- */
     if (direct) { /* M⁻¹ D γ body by body, D γ in row order */
         memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
-        for (int32_t jr = 0; jr < nrows; jr++)
-            for (int32_t k = w->colptr[jr]; k < w->colptr[jr + 1]; k++) w->dv[w->rowind[k]] += w->values[k] * w->gamma[jr];
+        dvi_step_joint_impulses(w, nrows);
         for (int32_t b = 0; b < ndyn; b++) {
             double dg[6];
             memcpy(dg, w->dv + 6 * (size_t)b, sizeof dg);

@@ -375,3 +375,9 @@ bool dvi_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel)
     *rel = scale > 1e-300 ? sqrt(uu) / scale : sqrt(uu);
     return true;
 }
+
+void dvi_step_joint_impulses(dvi_world* w, int32_t nrows)
+{
+    for (int32_t jr = 0; jr < nrows; jr++)
+        for (int32_t k = w->colptr[jr]; k < w->colptr[jr + 1]; k++) w->dv[w->rowind[k]] += w->values[k] * w->gamma[jr];
+}

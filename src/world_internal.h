@@ -251,6 +251,9 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
  * r, compliance as dvi_step_joint_rows wrote them) into w->gamma; false
  * when out of memory, else *rel = ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖). */
 bool dvi_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel);
+/* w->dv += D γ over the joint rows 0 … nrows−1 (6 numbers a dynamic body,
+ * rows in order): what the joints' impulses give each body. */
+void dvi_step_joint_impulses(dvi_world* w, int32_t nrows);
 /* Commits the joint rows' impulses w->gamma[0..] and staged J_B into the joints
  * and sets their reaction force and torque (about the anchor on B, bodies' new poses). */
 void dvi_step_joint_reactions(dvi_world* w, double h);

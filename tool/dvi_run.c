@@ -912,27 +912,23 @@ static int contacts_open(run_state* rs, bool resume, int64_t step)
         }
         return -1;
     }
-    char msg[512];
-    size_t n = 0;
     struct stat st;
     if (stat(rs->contacts_path, &st) != 0 && errno == ENOENT) return contacts_open(rs, false, step); /* newly asked */
-    char* text = cli_read_file(rs->contacts_path, &n, msg, sizeof msg);
-    if (!text) {
-        fprintf(stderr, "dvi run: the run's contacts table: %s\n", msg);
+    /* streamed, not read whole: the table of a long run may be large */
+    rs->contacts = fopen(rs->contacts_path, "r+");
+    if (!rs->contacts) {
+        fprintf(stderr, "dvi run: the run's contacts table %s: %s\n", rs->contacts_path, strerror(errno));
         return DVI_EXIT_USAGE;
     }
-    size_t keep = 0; /* bytes of the header and the rows up to `step` */
-    for (size_t at = 0; at < n;) {
-        const char* nl = memchr(text + at, '\n', n - at);
-        const size_t end = nl ? (size_t)(nl - text) + 1 : n;
-        if (at > 0 && strtoll(text + at, NULL, 10) > step) break;
-        if (nl) keep = end;
-        at = end;
+    char* line = NULL;
+    size_t cap = 0;
+    off_t keep = 0; /* bytes of the header and the rows up to `step` */
+    for (ssize_t len; (len = getline(&line, &cap, rs->contacts)) > 0;) {
+        if (line[len - 1] != '\n' || (keep > 0 && strtoll(line, NULL, 10) > step)) break;
+        keep += (off_t)len;
     }
-    rs->contacts = fopen(rs->contacts_path, "w");
-    const bool ok = rs->contacts && fwrite(text, 1, keep, rs->contacts) == keep && fflush(rs->contacts) == 0;
-    free(text);
-    if (!ok) {
+    free(line);
+    if (ftruncate(fileno(rs->contacts), keep) != 0 || fseeko(rs->contacts, keep, SEEK_SET) != 0) {
         fprintf(stderr, "dvi run: %s: cannot write: %s\n", rs->contacts_path, strerror(errno));
         return DVI_EXIT_FAILED;
     }
