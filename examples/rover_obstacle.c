@@ -1,7 +1,7 @@
 /* rover_obstacle — the project's flagship example: the rocker-bogie rover of
  * data/rover drives over a 0.15 m hemispherical obstacle under its
  * right-hand wheels, the case of Horvat (2024, §6). It runs a scene file through scene.h, writes one CSV and
- * one SVG per probe (the writers of the `dvi` command, tool/output.h: the
+ * one SVG per probe (the library's output writers, <dvi/output.h>: the
  * same files `dvi run` writes), then finds the three characteristic wheel-
  * load events (rover_events.h) and prints them against the times at which
  * the wheels reach the obstacle, as computed from the distance travelled.
@@ -63,7 +63,7 @@
  * scene without generators), the three events were found on time and the
  * loads settled; 1 otherwise; 2 for bad usage. */
 #include "data_path.h"
-#include "output.h"
+#include <dvi/output.h>
 #include "rover_events.h"
 #include "rover_model.h"
 

@@ -2,7 +2,7 @@
  * `dvi run` draws its probes, with a choice of columns and axes, so that a
  * long run can be replotted without being run again. */
 #include "dvi_cli.h"
-#include "output.h"
+#include <dvi/output.h>
 
 #include <stdio.h>
 #include <stdlib.h>

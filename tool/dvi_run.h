@@ -3,7 +3,7 @@
 #ifndef DVI_TOOL_RUN_H
 #define DVI_TOOL_RUN_H
 
-#include "output.h"
+#include <dvi/output.h>
 
 #include <dvi/dvi.h>
 

@@ -6,4 +6,5 @@
 #include "world.h"
 #include "io.h"
 #include "scene.h"
+#include "output.h"
 #endif

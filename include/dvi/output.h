@@ -1,7 +1,9 @@
-/* Output writers of the `dvi` command: CSV time series, SVG plots of them,
- * VTK frames for ParaView, atomic file writes and a small JSON writer.
+/* Output writers: CSV time series, SVG plots of them, VTK frames for
+ * ParaView, atomic file writes and a small JSON writer. The `dvi` command,
+ * the examples and the benchmarks write their files with these; an embedder
+ * who steps a world of its own gets the same files.
  *
- * These use only the public API (<dvi/world.h>) and libc/libm. Conventions:
+ * They sit on top of the world API (<dvi/world.h>) and use libc/libm only. Conventions:
  *   - Functions returning int return 0 on success and non-zero on failure.
  *     Those taking (msg, msg_size) then write a one-line English message into
  *     msg that names the file and the problem (msg may be NULL, msg_size 0).
@@ -9,10 +11,11 @@
  *   - Nothing here prints to stdout/stderr or exits.
  *
  * The files and their layout are described in docs/outputs.md. */
-#ifndef DVI_TOOL_OUTPUT_H
-#define DVI_TOOL_OUTPUT_H
+#ifndef DVI_OUTPUT_H
+#define DVI_OUTPUT_H
 
-#include <dvi/world.h>
+#include "base.h"
+#include "world.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,7 +42,7 @@ typedef struct dvi_csv dvi_csv;
 
 /* Creates (or truncates) path and writes the header. names[columns] are
  * required; units may be NULL (no units) or hold NULL/"" entries. */
-int dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
+DVI_API int dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
                  const char* const* units, char* msg, size_t msg_size);
 
 /* Reopens an existing CSV for appending after a restart: keeps the header and
@@ -48,32 +51,32 @@ int dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const
  * positions the writer after them. Fails, leaving the file unchanged, if the
  * file is missing, its header does not have `columns` columns, or it holds
  * fewer than `rows` complete data rows. rows = 0 keeps just the header. */
-int dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
+DVI_API int dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
                         size_t msg_size);
 
 /* Appends one row: values[columns]. On an I/O error returns non-zero, and
  * dvi_csv_last_error says why; the error is sticky (later writes fail too). */
-int dvi_csv_write_row(dvi_csv* c, const double* values);
+DVI_API int dvi_csv_write_row(dvi_csv* c, const double* values);
 
 /* Data rows in the file (kept rows after a resume + rows written since). */
-long long dvi_csv_rows(const dvi_csv* c);
-int dvi_csv_columns(const dvi_csv* c);
-const char* dvi_csv_path(const dvi_csv* c);
+DVI_API long long dvi_csv_rows(const dvi_csv* c);
+DVI_API int dvi_csv_columns(const dvi_csv* c);
+DVI_API const char* dvi_csv_path(const dvi_csv* c);
 
 /* Message of the first error on this writer ("" if none). */
-const char* dvi_csv_last_error(const dvi_csv* c);
+DVI_API const char* dvi_csv_last_error(const dvi_csv* c);
 
 /* Flushes buffered rows to the operating system and to disk (fsync). Meant
  * for checkpoints, not for every row. */
-int dvi_csv_flush(dvi_csv* c);
+DVI_API int dvi_csv_flush(dvi_csv* c);
 
 /* Flushes, closes and frees. Non-zero if this or any earlier write failed.
  * NULL is accepted (returns 0). */
-int dvi_csv_close(dvi_csv* c);
+DVI_API int dvi_csv_close(dvi_csv* c);
 
 /* Counts the complete data rows (lines ending in '\n' after the header) and
  * the header's columns of an existing CSV file. Either output may be NULL. */
-int dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* msg, size_t msg_size);
+DVI_API int dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* msg, size_t msg_size);
 
 /* ==== SVG plots =========================================================== */
 
@@ -88,7 +91,7 @@ typedef struct dvi_svg_options {
                           * unit); NULL or "": all */
 } dvi_svg_options;
 
-dvi_svg_options dvi_svg_default_options(void);
+DVI_API dvi_svg_options dvi_svg_default_options(void);
 
 /* Plots a CSV file (as written by dvi_csv) as an SVG picture.
  *
@@ -118,10 +121,10 @@ dvi_svg_options dvi_svg_default_options(void);
  * is not finite are skipped. A header-only CSV yields a picture saying "no
  * data". Fails on a missing or empty file (no header line). The SVG is
  * written atomically (see dvi_write_file_atomic). */
-int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg,
+DVI_API int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg,
                      size_t msg_size);
 /* Same, with settings (opt NULL: defaults). */
-int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
+DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
                         const dvi_svg_options* opt, char* msg, size_t msg_size);
 
 /* ==== VTK frames for ParaView ============================================= */
@@ -157,11 +160,11 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
  * format="binary": base64 of a UInt64 byte count and the numbers
  * themselves, little-endian (exact; dvi_vtk_write_frame_ex writes them as
  * text, "%.10g", non-finite as nan/inf). Each file is written atomically. */
-int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
+DVI_API int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
 /* The same, the arrays as text (ascii) or, as dvi_vtk_write_frame does,
  * base64 of the numbers themselves (format="binary": exact, and written
  * without formatting a number). */
-int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
+DVI_API int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
                            size_t msg_size);
 
 /* Writes DIR/bodies.pvd and DIR/contacts.pvd, ParaView collections listing
@@ -172,18 +175,18 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
  * checkpoint and at the end: rewriting after every frame would cost time
  * quadratic in the number of frames). times must be
  * finite; frames = 0 writes empty collections. */
-int dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size);
+DVI_API int dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size);
 
 /* ==== files =============================================================== */
 
 /* Writes data to path atomically: to "path.tmp", fsync, then rename over
  * path (and fsync of the directory, best effort). On failure the temporary
  * file is removed and path is left as it was. */
-int dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size);
+DVI_API int dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size);
 
 /* Creates a directory and its missing parents (like mkdir -p). Succeeds if
  * it already exists. */
-int dvi_make_dirs(const char* path, char* msg, size_t msg_size);
+DVI_API int dvi_make_dirs(const char* path, char* msg, size_t msg_size);
 
 /* ==== JSON writer ========================================================= */
 
@@ -215,42 +218,42 @@ int dvi_make_dirs(const char* path, char* msg, size_t msg_size);
 typedef struct dvi_json_writer dvi_json_writer;
 
 /* Writes to f as it goes (f is not closed by the writer). */
-int dvi_json_writer_open_file(dvi_json_writer** out, FILE* f);
+DVI_API int dvi_json_writer_open_file(dvi_json_writer** out, FILE* f);
 /* Writes to a growing, NUL-terminated memory buffer. */
-int dvi_json_writer_open_buffer(dvi_json_writer** out);
+DVI_API int dvi_json_writer_open_buffer(dvi_json_writer** out);
 /* The buffer's text so far (NULL for a file writer); size may be NULL. The
  * pointer is valid until the next call on w. */
-const char* dvi_json_writer_buffer(const dvi_json_writer* w, size_t* size);
+DVI_API const char* dvi_json_writer_buffer(const dvi_json_writer* w, size_t* size);
 /* Checks that exactly one complete value was written, ends it with '\n' and
  * flushes a file writer. Non-zero (message in msg) on any error. */
-int dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size);
+DVI_API int dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size);
 /* First error ("" if none). */
-const char* dvi_json_writer_error(const dvi_json_writer* w);
-void dvi_json_writer_free(dvi_json_writer* w);  /* NULL ok */
+DVI_API const char* dvi_json_writer_error(const dvi_json_writer* w);
+DVI_API void dvi_json_writer_free(dvi_json_writer* w);  /* NULL ok */
 
-int dvi_json_begin_object(dvi_json_writer* w);
-int dvi_json_end_object(dvi_json_writer* w);
+DVI_API int dvi_json_begin_object(dvi_json_writer* w);
+DVI_API int dvi_json_end_object(dvi_json_writer* w);
 /* Arrays with one element per line... */
-int dvi_json_begin_array(dvi_json_writer* w);
+DVI_API int dvi_json_begin_array(dvi_json_writer* w);
 /* ...or on one line: [1, 2, 3] (containers nested inside are inline too). */
-int dvi_json_begin_array_inline(dvi_json_writer* w);
-int dvi_json_end_array(dvi_json_writer* w);
+DVI_API int dvi_json_begin_array_inline(dvi_json_writer* w);
+DVI_API int dvi_json_end_array(dvi_json_writer* w);
 /* Key of the next value inside an object (escaped like strings). */
-int dvi_json_key(dvi_json_writer* w, const char* key);
-int dvi_json_string(dvi_json_writer* w, const char* s);   /* NULL writes null */
-int dvi_json_number(dvi_json_writer* w, double v);        /* non-finite: null */
-int dvi_json_int(dvi_json_writer* w, long long v);
-int dvi_json_bool(dvi_json_writer* w, bool v);
-int dvi_json_null(dvi_json_writer* w);
+DVI_API int dvi_json_key(dvi_json_writer* w, const char* key);
+DVI_API int dvi_json_string(dvi_json_writer* w, const char* s);   /* NULL writes null */
+DVI_API int dvi_json_number(dvi_json_writer* w, double v);        /* non-finite: null */
+DVI_API int dvi_json_int(dvi_json_writer* w, long long v);
+DVI_API int dvi_json_bool(dvi_json_writer* w, bool v);
+DVI_API int dvi_json_null(dvi_json_writer* w);
 /* key + value in one call. */
-int dvi_json_key_string(dvi_json_writer* w, const char* key, const char* s);
-int dvi_json_key_number(dvi_json_writer* w, const char* key, double v);
-int dvi_json_key_int(dvi_json_writer* w, const char* key, long long v);
-int dvi_json_key_bool(dvi_json_writer* w, const char* key, bool v);
+DVI_API int dvi_json_key_string(dvi_json_writer* w, const char* key, const char* s);
+DVI_API int dvi_json_key_number(dvi_json_writer* w, const char* key, double v);
+DVI_API int dvi_json_key_int(dvi_json_writer* w, const char* key, long long v);
+DVI_API int dvi_json_key_bool(dvi_json_writer* w, const char* key, bool v);
 /* key + inline array of n numbers, e.g. a position [x, y, z]. */
-int dvi_json_key_numbers(dvi_json_writer* w, const char* key, const double* v, int n);
+DVI_API int dvi_json_key_numbers(dvi_json_writer* w, const char* key, const double* v, int n);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* DVI_TOOL_OUTPUT_H */
+#endif /* DVI_OUTPUT_H */

@@ -1,0 +1,896 @@
+/* Output writers (dvi/output.h): SVG plots of CSV time series. */
+#include "out_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* ==== SVG plots ========================================================== */
+
+dvi_svg_options dvi_svg_default_options(void)
+{
+    dvi_svg_options o;
+    o.width = 900;
+    o.panel_height = 220;
+    o.log = -1;
+    o.columns = NULL;
+    return o;
+}
+
+/* Okabe–Ito palette, most distinct first (yellow last: weak on white). */
+static const char* const palette[] = {"#0072B2", "#D55E00", "#009E73", "#E69F00",
+                                      "#CC79A7", "#56B4E9", "#000000", "#F0E442"};
+static const char* const dashes[] = {NULL, "7 3", "2 2.5", "9 3 2 3"};
+
+/* Series j of a panel: colour j mod 8 and a dash pattern that changes with
+ * j too, so that two series on each other both show (solid under dashed). */
+static const char* series_dash(int style) { return dashes[(style + style / 8) % 4]; }
+
+#define FONT_FAMILY "system-ui, -apple-system, &apos;Segoe UI&apos;, Helvetica, Arial, &apos;DejaVu Sans&apos;, sans-serif"
+
+typedef struct pt {
+    float x, y; /* pixels; x = NaN marks a break */
+} pt;
+
+typedef struct sample {
+    long long row;
+    double x, y;
+} sample;
+
+typedef struct series {
+    char* name;
+    char* unit;
+    int col;   /* column in the CSV */
+    int panel;
+    int style; /* index within its panel: colour and dash */
+    double lo, hi;
+    double pos_lo;      /* smallest positive value */
+    long long finite, nonfinite, positive;
+    int drawn;          /* in opt->columns (or all are) */
+    /* decimation state (pass 2) */
+    int bucket;
+    int agg_n;
+    sample first, mn, mx, last;
+    int breaks_in_bucket;
+    int last_was_nan;
+    pt* pts;
+    size_t npts, cappts;
+    int oom;
+} series;
+
+typedef struct panel {
+    char* unit;
+    int* members;
+    int n;
+    double lo, hi;                 /* finite data range */
+    int has_data;
+    double axis_lo, axis_hi;       /* axis range (multiples of the tick step) */
+    int tick_m, tick_k;            /* step = m × 10^k */
+    long long tick_i0, tick_i1;    /* ticks i·step, i in [i0, i1] */
+    double top, height;            /* plot area, px */
+    int log;                       /* axis in log10 of the values (ranges and ticks too) */
+} panel;
+
+static double pow10i(int k)
+{
+    /* exact for |k| <= 22 */
+    return pow(10.0, (double)k);
+}
+
+/* A tick value i·m·10^k, computed so that it is the double nearest the
+ * decimal number (no accumulated noise). */
+static double tick_value(long long i, int m, int k)
+{
+    double im = (double)(i * m);
+    if (k >= 0) return im * pow10i(k);
+    if (k >= -300) return im / pow10i(-k);
+    return im * pow10i(k);
+}
+
+/* Chooses a 1-2-5 step giving about `target` intervals over [lo, hi]. */
+static void nice_step(double lo, double hi, int target, int* m_out, int* k_out)
+{
+    double span = hi - lo;
+    double raw = span / (double)target;
+    if (!(raw > 0) || !isfinite(raw)) raw = 1;
+    int k = (int)floor(log10(raw));
+    double norm = raw / pow10i(k);
+    int m;
+    if (norm <= 1.0 + 1e-9) m = 1;
+    else if (norm <= 2.0 + 1e-9) m = 2;
+    else if (norm <= 5.0 + 1e-9) m = 5;
+    else {
+        m = 1;
+        k++;
+    }
+    *m_out = m;
+    *k_out = k;
+}
+
+/* Widens [lo, hi] to something drawable: finite, clamped, not degenerate. */
+static void sane_range(double* lo, double* hi)
+{
+    const double big = 1e300;
+    if (!isfinite(*lo) || !isfinite(*hi) || *lo > *hi) {
+        *lo = 0;
+        *hi = 1;
+    }
+    if (*lo < -big) *lo = -big;
+    if (*hi > big) *hi = big;
+    double mag = fmax(fabs(*lo), fabs(*hi));
+    double min_span = mag * 1e-9;
+    if (*hi - *lo <= min_span || *hi - *lo < 1e-300) {
+        double mid = 0.5 * (*lo + *hi);
+        double d = mag > 0 ? fmax(0.1 * mag, 1e-300) : 1.0;
+        *lo = mid - d;
+        *hi = mid + d;
+    }
+}
+
+static void axis_ticks(panel* p, double lo, double hi, int target)
+{
+    sane_range(&lo, &hi);
+    nice_step(lo, hi, target, &p->tick_m, &p->tick_k);
+    double step = tick_value(1, p->tick_m, p->tick_k);
+    p->tick_i0 = (long long)floor(lo / step);
+    p->tick_i1 = (long long)ceil(hi / step);
+    /* guard against rounding in the divisions */
+    while (tick_value(p->tick_i0, p->tick_m, p->tick_k) > lo) p->tick_i0--;
+    while (tick_value(p->tick_i1, p->tick_m, p->tick_k) < hi) p->tick_i1++;
+    if (p->tick_i1 <= p->tick_i0) p->tick_i1 = p->tick_i0 + 1;
+    p->axis_lo = tick_value(p->tick_i0, p->tick_m, p->tick_k);
+    p->axis_hi = tick_value(p->tick_i1, p->tick_m, p->tick_k);
+}
+
+/* Tick label: fixed notation for moderate magnitudes, m×10ⁿ otherwise, with
+ * just the digits the step needs; a true minus sign. */
+static void format_tick(char* out, size_t size, double v, int k, double maxabs)
+{
+    if (v == 0) {
+        snprintf(out, size, "0");
+        return;
+    }
+    char num[64];
+    const char* minus = v < 0 ? "\xE2\x88\x92" : "";
+    double a = fabs(v);
+    if (maxabs >= 1e-3 && maxabs < 1e5) {
+        int dec = k < 0 ? -k : 0;
+        snprintf(num, sizeof num, "%.*f", dec, a);
+        snprintf(out, size, "%s%s", minus, num);
+        return;
+    }
+    snprintf(num, sizeof num, "%.6e", a);
+    int e = atoi(strchr(num, 'e') + 1);
+    int digits = e - k;
+    if (digits < 0) digits = 0;
+    if (digits > 15) digits = 15;
+    snprintf(num, sizeof num, "%.*e", digits, a);
+    char* ep = strchr(num, 'e');
+    e = atoi(ep + 1);
+    *ep = '\0';
+    if (strchr(num, '.')) {
+        size_t n = strlen(num);
+        while (n > 0 && num[n - 1] == '0') num[--n] = '\0';
+        if (n > 0 && num[n - 1] == '.') num[--n] = '\0';
+    }
+    static const char* const sup[] = {"\xE2\x81\xB0", "\xC2\xB9", "\xC2\xB2", "\xC2\xB3", "\xE2\x81\xB4",
+                                      "\xE2\x81\xB5", "\xE2\x81\xB6", "\xE2\x81\xB7", "\xE2\x81\xB8", "\xE2\x81\xB9"};
+    char exp[64] = "";
+    size_t el = 0;
+    if (e < 0) {
+        el += (size_t)snprintf(exp + el, sizeof exp - el, "\xE2\x81\xBB"); /* superscript minus */
+        e = -e;
+    }
+    char ed[16];
+    snprintf(ed, sizeof ed, "%d", e);
+    for (const char* d = ed; *d && el + 4 < sizeof exp; d++) el += (size_t)snprintf(exp + el, sizeof exp - el, "%s", sup[*d - '0']);
+    snprintf(out, size, "%s%s\xC3\x97" "10%s", minus, num, exp);
+}
+
+/* Ticks of a log axis over [lo, hi] (log10 of the values): whole decades,
+ * one or more apart. */
+static void axis_ticks_log(panel* p, double lo, double hi, int target)
+{
+    double l = floor(lo), h = ceil(hi);
+    if (!isfinite(l) || !isfinite(h)) l = 0, h = 1;
+    if (h <= l) h = l + 1;
+    const long long step = (long long)ceil((h - l) / (double)target);
+    p->tick_m = (int)(step > 0 ? step : 1);
+    p->tick_k = 0;
+    p->tick_i0 = (long long)floor(l / p->tick_m);
+    p->tick_i1 = (long long)ceil(h / p->tick_m);
+    if (p->tick_i1 <= p->tick_i0) p->tick_i1 = p->tick_i0 + 1;
+    p->axis_lo = tick_value(p->tick_i0, p->tick_m, 0);
+    p->axis_hi = tick_value(p->tick_i1, p->tick_m, 0);
+}
+
+/* The label of tick i of panel p: its value, or on a log axis the power of
+ * ten (1×10⁻⁶; 0.01 … 1000 when every tick lies in [1e-3, 1e5)). */
+static void y_tick_label(char* out, size_t size, const panel* p, long long i, double maxabs)
+{
+    const double v = tick_value(i, p->tick_m, p->tick_k);
+    if (!p->log) {
+        format_tick(out, size, v, p->tick_k, maxabs);
+        return;
+    }
+    const int e = (int)v;
+    const bool fixed = p->axis_lo >= -3 && p->axis_hi <= 4;
+    format_tick(out, size, pow(10.0, e), e, fixed ? pow(10.0, p->axis_hi) : 1e6);
+    if (strncmp(out, "1\xC3\x97", 3) == 0) memmove(out, out + 3, strlen(out + 3) + 1); /* 10⁻⁶, not 1×10⁻⁶ */
+}
+
+/* Whether name is one of the comma-separated names of list. */
+static int column_listed(const char* list, const char* name)
+{
+    const size_t n = strlen(name);
+    for (const char* c = list; *c;) {
+        const char* e = strchr(c, ',');
+        const size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == n && strncmp(c, name, n) == 0) return 1;
+        c += len + (e != NULL);
+    }
+    return 0;
+}
+
+/* Splits "name [unit]" into malloc'd name and unit ("" if none). */
+static int split_title(const char* field, char** name, char** unit)
+{
+    size_t n = strlen(field);
+    const char* open = NULL;
+    if (n >= 2 && field[n - 1] == ']') open = strrchr(field, '[');
+    if (open) {
+        size_t nl = (size_t)(open - field);
+        while (nl > 0 && field[nl - 1] == ' ') nl--;
+        *name = malloc(nl + 1);
+        size_t ul = (size_t)(field + n - 1 - (open + 1));
+        *unit = malloc(ul + 1);
+        if (!*name || !*unit) return -1;
+        memcpy(*name, field, nl);
+        (*name)[nl] = '\0';
+        memcpy(*unit, open + 1, ul);
+        (*unit)[ul] = '\0';
+        if (nl == 0) {
+            free(*name);
+            *name = out_strdup(field);
+            if (!*name) return -1;
+        }
+    } else {
+        *name = out_strdup(field);
+        *unit = out_strdup("");
+        if (!*name || !*unit) return -1;
+    }
+    return 0;
+}
+
+static void series_push(series* s, float x, float y)
+{
+    if (s->oom) return;
+    if (s->npts == s->cappts) {
+        size_t cap = s->cappts ? 2 * s->cappts : 256;
+        pt* p = realloc(s->pts, cap * sizeof *p);
+        if (!p) {
+            s->oom = 1;
+            return;
+        }
+        s->pts = p;
+        s->cappts = cap;
+    }
+    s->pts[s->npts].x = x;
+    s->pts[s->npts].y = y;
+    s->npts++;
+}
+
+static void series_break(series* s)
+{
+    if (s->npts > 0 && !isnan(s->pts[s->npts - 1].x)) series_push(s, NAN, NAN);
+}
+
+typedef struct mapping {
+    double x0, x1, px0, pw; /* x axis */
+} mapping;
+
+static float map_x(const mapping* m, double x)
+{
+    double t = (x - m->x0) / (m->x1 - m->x0);
+    if (!(t >= 0)) t = 0;
+    if (t > 1) t = 1;
+    return (float)(m->px0 + t * m->pw);
+}
+
+static float map_y(const panel* p, double y)
+{
+    double t = (p->axis_hi - y) / (p->axis_hi - p->axis_lo);
+    if (!(t >= 0)) t = 0;
+    if (t > 1) t = 1;
+    return (float)(p->top + t * p->height);
+}
+
+/* Emits the aggregated samples of the current pixel column in row order. */
+static void series_flush(series* s, const mapping* m, const panel* p)
+{
+    if (s->agg_n > 0) {
+        sample c[4] = {s->first, s->mn, s->mx, s->last};
+        /* sort 4 by row (insertion) */
+        for (int i = 1; i < 4; i++)
+            for (int j = i; j > 0 && c[j].row < c[j - 1].row; j--) {
+                sample t = c[j];
+                c[j] = c[j - 1];
+                c[j - 1] = t;
+            }
+        for (int i = 0; i < 4; i++) {
+            if (i > 0 && c[i].row == c[i - 1].row) continue;
+            series_push(s, map_x(m, c[i].x), map_y(p, c[i].y));
+        }
+        s->agg_n = 0;
+    }
+    if (s->last_was_nan) series_break(s);
+}
+
+static void series_add(series* s, const mapping* m, const panel* p, int bucket, long long row, double x, double y)
+{
+    if (bucket != s->bucket) {
+        series_flush(s, m, p);
+        s->bucket = bucket;
+        s->breaks_in_bucket = 0;
+    }
+    if (!isfinite(y)) {
+        /* At most one break per pixel column: narrower gaps would not show. */
+        if (s->breaks_in_bucket == 0) {
+            s->last_was_nan = 0;
+            series_flush(s, m, p);
+            series_break(s);
+            s->breaks_in_bucket = 1;
+        }
+        s->last_was_nan = 1;
+        return;
+    }
+    s->last_was_nan = 0;
+    sample c = {row, x, y};
+    if (s->agg_n == 0) s->first = s->mn = s->mx = c;
+    else {
+        if (y < s->mn.y) s->mn = c;
+        if (y > s->mx.y) s->mx = c;
+    }
+    s->last = c;
+    s->agg_n++;
+}
+
+/* Counts code points of a UTF-8 string. */
+static size_t utf8_chars(const char* s)
+{
+    size_t n = 0;
+    for (; *s; s++) n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+/* Copies at most max_chars code points, with an ellipsis if cut. */
+static void truncate_utf8(char* out, size_t size, const char* s, size_t max_chars)
+{
+    if (utf8_chars(s) <= max_chars) {
+        snprintf(out, size, "%s", s);
+        return;
+    }
+    size_t k = 0, chars = 0;
+    const char* p = s;
+    while (*p && k + 8 < size) {
+        if (((unsigned char)*p & 0xC0) != 0x80) {
+            if (chars == max_chars - 1) break;
+            chars++;
+        }
+        out[k++] = *p++;
+    }
+    memcpy(out + k, "\xE2\x80\xA6", 4); /* … */
+}
+
+static const char* base_name(const char* path)
+{
+    const char* s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+typedef struct plot {
+    int ncols;
+    char** fields;
+    series* ser;
+    int nser;
+    panel* pan;
+    int npan;
+    double* vals;
+    char* line;
+    size_t cap;
+} plot;
+
+static void plot_free(plot* P)
+{
+    for (int i = 0; i < P->ncols; i++) free(P->fields ? P->fields[i] : NULL);
+    free(P->fields);
+    for (int i = 0; i < P->nser; i++) {
+        free(P->ser[i].name);
+        free(P->ser[i].unit);
+        free(P->ser[i].pts);
+    }
+    free(P->ser);
+    for (int i = 0; i < P->npan; i++) {
+        free(P->pan[i].unit);
+        free(P->pan[i].members);
+    }
+    free(P->pan);
+    free(P->vals);
+    free(P->line);
+}
+
+/* Writes the polylines of one series: one per run of finite points. */
+static void emit_series(out_sbuf* b, const series* s, const char* color, const char* dash)
+{
+    size_t i = 0;
+    while (i < s->npts) {
+        while (i < s->npts && isnan(s->pts[i].x)) i++;
+        size_t j = i;
+        while (j < s->npts && !isnan(s->pts[j].x)) j++;
+        if (j > i) {
+            out_sb_printf(b, "<polyline fill=\"none\" stroke=\"%s\"%s%s%s points=\"", color, dash ? " stroke-dasharray=\"" : "",
+                      dash ? dash : "", dash ? "\"" : "");
+            for (size_t k = i; k < j; k++) out_sb_printf(b, "%s%.1f,%.1f", k > i ? " " : "", s->pts[k].x, s->pts[k].y);
+            if (j == i + 1) out_sb_printf(b, " %.1f,%.1f", s->pts[i].x, s->pts[i].y); /* a lone point: a dot */
+            out_sb_puts(b, "\"/>\n");
+        }
+        i = j;
+    }
+}
+
+int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg, size_t msg_size)
+{
+    return dvi_svg_plot_csv_ex(csv_path, svg_path, title, NULL, msg, msg_size);
+}
+
+int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
+                        char* msg, size_t msg_size)
+{
+    if (!csv_path || !*csv_path) return out_fail(msg, msg_size, "plot: no CSV path");
+    if (!svg_path || !*svg_path) return out_fail(msg, msg_size, "plot: no SVG path");
+    dvi_svg_options o = opt ? *opt : dvi_svg_default_options();
+    if (o.width < 320) o.width = 320;
+    if (o.width > 20000) o.width = 20000;
+    if (o.panel_height < 100) o.panel_height = 100;
+    if (o.panel_height > 5000) o.panel_height = 5000;
+
+    FILE* f = fopen(csv_path, "rb");
+    if (!f) {
+        int e = errno;
+        return out_fail(msg, msg_size, "%s: cannot open: %s", csv_path, strerror(e));
+    }
+    plot P;
+    memset(&P, 0, sizeof P);
+    int rc = -1;
+    out_sbuf b = {0};
+
+    ssize_t len = getline(&P.line, &P.cap, f);
+    if (len <= 0) {
+        out_fail(msg, msg_size, "%s: empty file (no header line)", csv_path);
+        goto done;
+    }
+    out_chomp(P.line, &len);
+    if (len == 0) {
+        out_fail(msg, msg_size, "%s: empty header line", csv_path);
+        goto done;
+    }
+    if (out_csv_split_header(P.line, &P.fields, &P.ncols)) {
+        out_fail(msg, msg_size, "%s: out of memory", csv_path);
+        goto done;
+    }
+    P.nser = P.ncols - 1;
+    P.vals = malloc((size_t)P.ncols * sizeof *P.vals);
+    P.ser = calloc(P.nser > 0 ? (size_t)P.nser : 1, sizeof *P.ser);
+    P.pan = calloc(P.nser > 0 ? (size_t)P.nser : 1, sizeof *P.pan);
+    if (!P.vals || !P.ser || !P.pan) {
+        out_fail(msg, msg_size, "%s: out of memory", csv_path);
+        goto done;
+    }
+    char *xname = NULL, *xunit = NULL;
+    if (split_title(P.fields[0], &xname, &xunit)) {
+        free(xname);
+        free(xunit);
+        out_fail(msg, msg_size, "%s: out of memory", csv_path);
+        goto done;
+    }
+    char xlabel[512];
+    if (*xunit) snprintf(xlabel, sizeof xlabel, "%s [%s]", xname, xunit);
+    else snprintf(xlabel, sizeof xlabel, "%s", xname);
+    free(xname);
+    free(xunit);
+
+    /* series and panels (one per unit, in order of first appearance) */
+    for (int i = 0; i < P.nser; i++) {
+        series* s = &P.ser[i];
+        s->col = i + 1;
+        s->lo = INFINITY;
+        s->hi = -INFINITY;
+        s->pos_lo = INFINITY;
+        s->bucket = -1;
+        s->panel = -1;
+        if (split_title(P.fields[i + 1], &s->name, &s->unit)) {
+            out_fail(msg, msg_size, "%s: out of memory", csv_path);
+            goto done;
+        }
+        s->drawn = !o.columns || !*o.columns || column_listed(o.columns, s->name);
+        if (!s->drawn) continue;
+        /* one panel per unit; a column without a unit gets its own panel, as
+         * nothing says its values compare with those of other columns */
+        int pi = 0;
+        if (*s->unit)
+            while (pi < P.npan && strcmp(P.pan[pi].unit, s->unit) != 0) pi++;
+        else pi = P.npan;
+        if (pi == P.npan) {
+            P.pan[pi].unit = out_strdup(s->unit);
+            P.pan[pi].members = malloc((size_t)P.nser * sizeof(int));
+            if (!P.pan[pi].unit || !P.pan[pi].members) {
+                out_fail(msg, msg_size, "%s: out of memory", csv_path);
+                goto done;
+            }
+            P.npan++;
+        }
+        s->panel = pi;
+        s->style = P.pan[pi].n;
+        P.pan[pi].members[P.pan[pi].n++] = i;
+    }
+    if (o.columns && *o.columns) { /* every listed column must exist */
+        const char* c = o.columns;
+        while (*c) {
+            const char* e = strchr(c, ',');
+            size_t n = e ? (size_t)(e - c) : strlen(c);
+            int found = n == 0;
+            for (int i = 0; i < P.nser && !found; i++)
+                found = strlen(P.ser[i].name) == n && strncmp(P.ser[i].name, c, n) == 0;
+            if (!found) {
+                out_fail(msg, msg_size, "%s: no column '%.*s' (its columns: %s)", csv_path, (int)n, c, P.line);
+                goto done;
+            }
+            c += n + (e != NULL);
+        }
+    }
+
+    /* pass 1: ranges */
+    long long rows = 0, skipped = 0;
+    double xlo = INFINITY, xhi = -INFINITY;
+    while ((len = getline(&P.line, &P.cap, f)) >= 0) {
+        out_chomp(P.line, &len);
+        out_csv_parse_row(P.line, P.vals, P.ncols);
+        double x = P.vals[0];
+        if (!isfinite(x)) {
+            skipped++;
+            continue;
+        }
+        rows++;
+        if (x < xlo) xlo = x;
+        if (x > xhi) xhi = x;
+        for (int i = 0; i < P.nser; i++) {
+            series* s = &P.ser[i];
+            double y = P.vals[i + 1];
+            if (isfinite(y)) {
+                s->finite++;
+                if (y < s->lo) s->lo = y;
+                if (y > s->hi) s->hi = y;
+                if (y > 0) {
+                    s->positive++;
+                    if (y < s->pos_lo) s->pos_lo = y;
+                }
+            } else s->nonfinite++;
+        }
+    }
+    if (ferror(f)) {
+        out_fail(msg, msg_size, "%s: read error", csv_path);
+        goto done;
+    }
+
+    /* layout */
+    const double W = o.width;
+    const double left = 88, legend_w = 190;
+    const double right = W - legend_w;
+    const double plot_w = right - left;
+    const double title_h = 48, gap = 30, bottom_h = 62, entry_h = 18;
+    int npanels_drawn = P.npan > 0 ? P.npan : 1;
+    /* logarithmic axes: the series' ranges become ranges of log10 */
+    for (int pi = 0; pi < P.npan; pi++) {
+        panel* p = &P.pan[pi];
+        double pos_lo = INFINITY, hi = -INFINITY;
+        long long finite = 0, positive = 0;
+        for (int j = 0; j < p->n; j++) {
+            const series* s = &P.ser[p->members[j]];
+            pos_lo = fmin(pos_lo, s->pos_lo);
+            if (s->positive) hi = fmax(hi, s->hi);
+            finite += s->finite;
+            positive += s->positive;
+        }
+        if (o.log == 0 || positive == 0) continue;
+        if (o.log < 0 && !(hi >= 1e3 * pos_lo && 10 * (finite - positive) <= finite)) continue;
+        p->log = 1;
+        for (int j = 0; j < p->n; j++) {
+            series* s = &P.ser[p->members[j]];
+            s->finite = s->positive; /* what a log axis draws */
+            if (s->positive) {
+                s->lo = log10(s->pos_lo);
+                s->hi = log10(s->hi);
+            }
+        }
+    }
+    double y = title_h;
+    for (int pi = 0; pi < P.npan; pi++) {
+        panel* p = &P.pan[pi];
+        p->lo = INFINITY;
+        p->hi = -INFINITY;
+        for (int j = 0; j < p->n; j++) {
+            series* s = &P.ser[p->members[j]];
+            if (s->finite) {
+                p->has_data = 1;
+                p->lo = fmin(p->lo, s->lo);
+                p->hi = fmax(p->hi, s->hi);
+            }
+        }
+        double h = o.panel_height - gap;
+        double need = 10 + entry_h * p->n;
+        if (need > h) h = need;
+        p->top = y;
+        p->height = h;
+        if (p->log) axis_ticks_log(p, p->lo, p->hi, h >= 150 ? 5 : 3);
+        else axis_ticks(p, p->has_data ? p->lo : 0, p->has_data ? p->hi : 1, h >= 150 ? 5 : 3);
+        y += h + gap;
+    }
+    if (P.npan == 0) y += o.panel_height; /* only an x column: one empty frame */
+    const double H = y - gap + bottom_h;
+    const double last_bottom = y - gap;
+
+    panel xp; /* x axis: exact data range, ticks inside */
+    memset(&xp, 0, sizeof xp);
+    double x0 = rows > 0 ? xlo : 0, x1 = rows > 0 ? xhi : 1;
+    sane_range(&x0, &x1);
+    {
+        int target = (int)(plot_w / 90);
+        if (target < 2) target = 2;
+        nice_step(x0, x1, target, &xp.tick_m, &xp.tick_k);
+        double step = tick_value(1, xp.tick_m, xp.tick_k);
+        xp.tick_i0 = (long long)ceil(x0 / step);
+        xp.tick_i1 = (long long)floor(x1 / step);
+        while (xp.tick_i0 > LLONG_MIN / 2 && tick_value(xp.tick_i0 - 1, xp.tick_m, xp.tick_k) >= x0) xp.tick_i0--;
+        while (tick_value(xp.tick_i0, xp.tick_m, xp.tick_k) < x0) xp.tick_i0++;
+        while (tick_value(xp.tick_i1 + 1, xp.tick_m, xp.tick_k) <= x1) xp.tick_i1++;
+        while (tick_value(xp.tick_i1, xp.tick_m, xp.tick_k) > x1) xp.tick_i1--;
+    }
+    mapping M = {x0, x1, left, plot_w};
+
+    /* pass 2: points, decimated per pixel column */
+    if (rows > 0 && P.nser > 0) {
+        rewind(f);
+        len = getline(&P.line, &P.cap, f); /* header */
+        long long row = 0;
+        int ncolumns = (int)plot_w;
+        while ((len = getline(&P.line, &P.cap, f)) >= 0) {
+            out_chomp(P.line, &len);
+            out_csv_parse_row(P.line, P.vals, P.ncols);
+            double x = P.vals[0];
+            if (!isfinite(x)) continue;
+            double t = (x - x0) / (x1 - x0);
+            int bucket = (int)floor(t * ncolumns);
+            if (bucket < 0) bucket = 0;
+            if (bucket >= ncolumns) bucket = ncolumns - 1;
+            for (int i = 0; i < P.nser; i++) {
+                series* s = &P.ser[i];
+                if (s->panel < 0) continue;
+                const panel* p = &P.pan[s->panel];
+                double v = P.vals[i + 1];
+                if (p->log) v = v > 0 ? log10(v) : NAN;
+                series_add(s, &M, p, bucket, row, x, v);
+            }
+            row++;
+        }
+        for (int i = 0; i < P.nser; i++) {
+            series* s = &P.ser[i];
+            if (s->panel < 0) continue;
+            series_flush(s, &M, &P.pan[s->panel]);
+            if (s->oom) {
+                out_fail(msg, msg_size, "%s: out of memory", csv_path);
+                goto done;
+            }
+        }
+    }
+
+    /* ---- SVG ---- */
+    out_sb_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out_sb_printf(&b,
+              "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+              "font-family=\"" FONT_FAMILY "\" font-size=\"12\">\n",
+              (int)W, (int)ceil(H), (int)W, (int)ceil(H));
+    const char* ttl = title && *title ? title : base_name(csv_path);
+    out_sb_puts(&b, "<title>");
+    out_sb_xml(&b, ttl);
+    out_sb_puts(&b, "</title>\n<desc>");
+    out_sb_xml(&b, base_name(csv_path));
+    int drawn = 0;
+    for (int i = 0; i < P.nser; i++) drawn += P.ser[i].panel >= 0;
+    out_sb_printf(&b, ": %lld rows, %d series in %d panels", rows, drawn, P.npan);
+    if (skipped) out_sb_printf(&b, "; %lld rows without a finite x skipped", skipped);
+    out_sb_puts(&b, "</desc>\n");
+    out_sb_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    out_sb_printf(&b, "<text class=\"title\" x=\"%.0f\" y=\"28\" font-size=\"16\" font-weight=\"600\" fill=\"#222222\">", left);
+    out_sb_xml(&b, ttl);
+    out_sb_puts(&b, "</text>\n");
+
+    for (int pi = 0; pi < npanels_drawn; pi++) {
+        panel empty;
+        panel* p = &empty;
+        if (P.npan > 0) p = &P.pan[pi];
+        else {
+            memset(&empty, 0, sizeof empty);
+            empty.top = title_h;
+            empty.height = o.panel_height - gap;
+            axis_ticks(&empty, 0, 1, 5);
+        }
+        const double top = p->top, h = p->height;
+        char a[64], c2[64];
+        out_format_roundtrip(a, p->log ? pow(10.0, p->axis_lo) : p->axis_lo);
+        out_format_roundtrip(c2, p->log ? pow(10.0, p->axis_hi) : p->axis_hi);
+        out_sb_printf(&b, "<g class=\"panel\" data-unit=\"");
+        out_sb_xml(&b, p->unit ? p->unit : "");
+        out_sb_printf(&b, "\" data-ymin=\"%s\" data-ymax=\"%s\"%s", a, c2, p->log ? " data-log=\"1\"" : "");
+        out_format_roundtrip(a, x0);
+        out_format_roundtrip(c2, x1);
+        out_sb_printf(&b, " data-xmin=\"%s\" data-xmax=\"%s\">\n", a, c2);
+        out_sb_printf(&b, "<rect class=\"plot-area\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n",
+                  left, top, plot_w, h);
+        /* grid */
+        out_sb_puts(&b, "<g class=\"grid\" stroke=\"#e8e8e8\" stroke-width=\"1\" shape-rendering=\"crispEdges\">\n");
+        for (long long i = xp.tick_i0; i <= xp.tick_i1; i++) {
+            double px = map_x(&M, tick_value(i, xp.tick_m, xp.tick_k));
+            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px, top, px, top + h);
+        }
+        for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
+            double py = map_y(p, tick_value(i, p->tick_m, p->tick_k));
+            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", left, py, right, py);
+        }
+        out_sb_puts(&b, "</g>\n");
+        if (!p->log && p->axis_lo < 0 && p->axis_hi > 0) {
+            double py = map_y(p, 0);
+            out_sb_printf(&b,
+                      "<line class=\"zero\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" "
+                      "stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n",
+                      left, py, right, py);
+        }
+        out_sb_printf(&b,
+                  "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+                  "stroke=\"#9a9a9a\" stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n",
+                  left, top, plot_w, h);
+        /* y ticks and labels */
+        double maxabs = fmax(fabs(p->axis_lo), fabs(p->axis_hi));
+        size_t widest = 1;
+        for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
+            char lab[96];
+            y_tick_label(lab, sizeof lab, p, i, maxabs);
+            size_t wch = utf8_chars(lab);
+            if (wch > widest) widest = wch;
+        }
+        out_sb_puts(&b, "<g class=\"yaxis\" fill=\"#444444\" font-size=\"11\" text-anchor=\"end\">\n");
+        for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
+            double v = tick_value(i, p->tick_m, p->tick_k);
+            double py = map_y(p, v);
+            char lab[96];
+            y_tick_label(lab, sizeof lab, p, i, maxabs);
+            out_sb_printf(&b,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
+                      "shape-rendering=\"crispEdges\"/>\n",
+                      left - 4, py, left, py);
+            out_sb_printf(&b, "<text class=\"ytick\" x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">%s</text>\n", left - 7, py, lab);
+        }
+        out_sb_puts(&b, "</g>\n");
+        /* y label */
+        {
+            char lab[600];
+            const char* unit = p->unit ? p->unit : "";
+            if (p->n == 1) {
+                const series* s = &P.ser[p->members[0]];
+                if (*unit) snprintf(lab, sizeof lab, "%s [%s]", s->name, unit);
+                else snprintf(lab, sizeof lab, "%s", s->name);
+            } else if (*unit) snprintf(lab, sizeof lab, "[%s]", unit);
+            else snprintf(lab, sizeof lab, "%s", P.npan > 0 ? "value" : "");
+            char cut[600];
+            truncate_utf8(cut, sizeof cut, lab, (size_t)(h / 7.5));
+            double cy = top + h / 2;
+            double lx = left - 7 - 6.4 * (double)widest - 14; /* clear of the tick labels */
+            if (lx < 14) lx = 14;
+            out_sb_printf(&b,
+                      "<text class=\"ylabel\" x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-90 %.1f %.1f)\" "
+                      "text-anchor=\"middle\" dy=\"0.35em\" fill=\"#222222\">",
+                      lx, cy, lx, cy);
+            out_sb_xml(&b, cut);
+            out_sb_puts(&b, "</text>\n");
+        }
+        /* series */
+        out_sb_puts(&b, "<g class=\"series\" stroke-width=\"1.6\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n");
+        for (int j = 0; j < p->n; j++) {
+            const series* s = &P.ser[p->members[j]];
+            out_sb_printf(&b, "<g class=\"line\" data-name=\"");
+            out_sb_xml(&b, s->name);
+            out_sb_puts(&b, "\"><title>");
+            out_sb_xml(&b, s->name);
+            out_sb_puts(&b, "</title>\n");
+            emit_series(&b, s, palette[s->style % 8], series_dash(s->style));
+            out_sb_puts(&b, "</g>\n");
+        }
+        out_sb_puts(&b, "</g>\n");
+        if (rows == 0 || P.nser == 0 || !p->has_data) {
+            out_sb_printf(&b,
+                      "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888888\" "
+                      "font-size=\"14\">%s</text>\n",
+                      left + plot_w / 2, top + h / 2,
+                      P.nser == 0 ? "no series (only an x column)" : rows == 0 ? "no data" : "no finite data");
+        }
+        /* legend, right of the plot area */
+        if (p->n > 0) {
+            out_sb_puts(&b, "<g class=\"legend\" font-size=\"12\" fill=\"#222222\">\n");
+            for (int j = 0; j < p->n; j++) {
+                const series* s = &P.ser[p->members[j]];
+                double ly = top + 8 + entry_h * j + entry_h / 2;
+                double lx = right + 14;
+                const char* dash = series_dash(s->style);
+                int none = s->finite == 0;
+                out_sb_puts(&b, "<g class=\"entry\"><title>");
+                out_sb_xml(&b, s->name);
+                if (none) out_sb_puts(&b, " (no finite data)");
+                out_sb_puts(&b, "</title>");
+                out_sb_printf(&b,
+                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>",
+                          lx, ly, lx + 22, ly, none ? "#bbbbbb" : palette[s->style % 8],
+                          dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+                char cut[400];
+                truncate_utf8(cut, sizeof cut, s->name, none ? 12 : 22);
+                out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\"%s>", lx + 28, ly,
+                          none ? " fill=\"#888888\" font-style=\"italic\"" : "");
+                out_sb_xml(&b, cut);
+                if (none) out_sb_puts(&b, " (no finite data)");
+                out_sb_puts(&b, "</text></g>\n");
+            }
+            out_sb_puts(&b, "</g>\n");
+        }
+        out_sb_puts(&b, "</g>\n");
+    }
+    /* x axis under the bottom panel */
+    {
+        double xmaxabs = fmax(fabs(tick_value(xp.tick_i0, xp.tick_m, xp.tick_k)),
+                              fabs(tick_value(xp.tick_i1, xp.tick_m, xp.tick_k)));
+        out_sb_puts(&b, "<g class=\"xaxis\" fill=\"#444444\" font-size=\"11\" text-anchor=\"middle\">\n");
+        for (long long i = xp.tick_i0; i <= xp.tick_i1; i++) {
+            double v = tick_value(i, xp.tick_m, xp.tick_k);
+            double px = map_x(&M, v);
+            char lab[96];
+            format_tick(lab, sizeof lab, v, xp.tick_k, xmaxabs);
+            out_sb_printf(&b,
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
+                      "shape-rendering=\"crispEdges\"/>\n",
+                      px, last_bottom, px, last_bottom + 4);
+            out_sb_printf(&b, "<text class=\"xtick\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", px, last_bottom + 18, lab);
+        }
+        out_sb_puts(&b, "</g>\n");
+        out_sb_printf(&b, "<text class=\"xlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#222222\">",
+                  left + plot_w / 2, last_bottom + 42);
+        out_sb_xml(&b, xlabel);
+        out_sb_puts(&b, "</text>\n");
+    }
+    out_sb_puts(&b, "</svg>\n");
+    if (b.failed) {
+        out_fail(msg, msg_size, "%s: out of memory", svg_path);
+        goto done;
+    }
+    rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
+
+done:
+    fclose(f);
+    out_sb_free(&b);
+    plot_free(&P);
+    return rc;
+}
