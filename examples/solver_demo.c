@@ -153,9 +153,11 @@ static int run_problem(const char* outdir, const char* name, const char* title, 
         r->iterative = strcmp(solvers[s], "lemke") != 0;
         r->history = calloc(MAX_IT, sizeof(double));
         if (!r->history) break;
-        r->res.history = r->history;
-        r->res.history_capacity = MAX_IT;
-        dvi_status e = dvi_ccp_solve(&g->p, solvers[s], &st, gamma, &r->res);
+        dvi_solver* solver = NULL;
+        dvi_status e = dvi_solver_create(solvers[s], &st, &solver);
+        if (e == DVI_OK) e = dvi_solver_record_history(solver, r->history, MAX_IT);
+        if (e == DVI_OK) e = dvi_solver_solve(solver, &g->p, gamma, &r->res);
+        dvi_solver_destroy(solver);
         r->length = r->res.history_length;
         if (e < 0) {
             printf("  %-7s error: %s (%s)\n", solvers[s], dvi_status_string(e), r->res.message);

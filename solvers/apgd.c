@@ -725,7 +725,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
             fresh = true;
             fresh_g = gp, fresh_G = Ggp;
         }
-        dvi_history_push(res, rk);
+        dvi_history_push(w, res, rk);
         if (rk < best_res) {
             best_res = rk;
             best = gp;

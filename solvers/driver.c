@@ -208,13 +208,18 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const dvi_ray_sum
     return false;
 }
 
+dvi_status dvi_solver_record_history(dvi_solver* solver, double* buffer, int32_t capacity)
+{
+    if (!solver || capacity < 0 || (!buffer && capacity > 0)) return DVI_ERR_INVALID_ARG;
+    solver->work.history = capacity > 0 ? buffer : NULL;
+    solver->work.history_capacity = capacity > 0 ? capacity : 0;
+    return DVI_OK;
+}
+
+/* A result is output only: whatever it held is overwritten. */
 static void reset_result(dvi_solve_result* res)
 {
-    double* h = res->history;
-    int32_t cap = res->history_capacity;
     memset(res, 0, sizeof *res);
-    res->history = h;
-    res->history_capacity = h ? cap : 0;
     res->status = DVI_SOLVE_BAD_INPUT;
     res->target_residual = NAN;
     res->metrics.residual = NAN;

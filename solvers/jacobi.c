@@ -121,7 +121,7 @@ static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_settings* s, do
         dvi_work_apply(w, g, u);
         for (int32_t i = 0; i < m; i++) u[i] += r[i];
         rk = dvi_work_residual_checked(w, g, u, s->tolerance);
-        if (it > 0) dvi_history_push(res, rk);
+        if (it > 0) dvi_history_push(w, res, rk);
         if (rk <= s->tolerance) {
             res->status = DVI_SOLVE_CONVERGED;
             break;

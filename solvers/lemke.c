@@ -1190,7 +1190,7 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
         for (int32_t a = 0; a < nb; ++a)
             gamma[L.brow[a]] = L.lam[a];
     }
-    dvi_history_push(res, resid);
+    dvi_history_push(w, res, resid);
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 

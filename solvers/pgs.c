@@ -207,7 +207,7 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
             full_velocity(w, g, v, u);
             rk = dvi_work_residual_checked(w, g, u, s->tolerance);
         }
-        dvi_history_push(res, rk);
+        dvi_history_push(w, res, rk);
         double gnorm = dvi_norm2(g, m);
         if (it == 1) gnorm_first = gnorm;
         if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {

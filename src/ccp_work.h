@@ -159,6 +159,10 @@ typedef struct dvi_ccp_work {
      * it writes that vector. */
     const double* guess_Ng;
     size_t cap_part;
+    /* the caller's buffer for the residual of each iteration
+     * (dvi_solver_record_history); NULL: none */
+    double* history;
+    int32_t history_capacity;
 } dvi_ccp_work;
 
 /* The block of row i (0 ≤ i < m), by bisection of block_row. */
@@ -464,11 +468,11 @@ extern const dvi_solver_impl dvi_solver_lemke;
 /* The built-in solver called `name`, or NULL (solvers/registry.c). */
 const dvi_solver_impl* dvi_solver_find(const char* name);
 
-/* Appends one residual to res->history if there is room. */
-static inline void dvi_history_push(dvi_solve_result* res, double value)
+/* Appends one residual to the caller's history buffer (dvi_solver_record_history)
+ * if there is room, counting it in res->history_length. */
+static inline void dvi_history_push(const dvi_ccp_work* w, dvi_solve_result* res, double value)
 {
-    if (res->history && res->history_length < res->history_capacity)
-        res->history[res->history_length++] = value;
+    if (w->history && res->history_length < w->history_capacity) w->history[res->history_length++] = value;
 }
 
 #endif /* DVI_CCP_WORK_H */

@@ -1705,11 +1705,7 @@ dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* s
     if (!result) memset(&local, 0, sizeof local);
     if (!info || !info->file_operator || !p || !gamma) return dvi_ccp_solve(p, solver_name, settings, gamma, res);
     const double t0 = seconds_now();
-    double* hist = res->history;
-    int32_t hist_cap = res->history_capacity;
     memset(res, 0, sizeof *res);
-    res->history = hist;
-    res->history_capacity = hist_cap;
     const dvi_solver_impl* impl = dvi_solver_find(solver_name);
     const csc* W = &info->file_operator->W;
     const int32_t m = p->rows;
@@ -1761,8 +1757,6 @@ dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* s
         sk.max_iterations = (int32_t)(slice > 1 ? slice : 1);
         memcpy(prev, gamma, (size_t)m * sizeof(double));
         memset(&rs, 0, sizeof rs);
-        rs.history = hist;
-        rs.history_capacity = hist_cap;
         st = dvi_solver_set_settings(solver, &sk);
         if (st == DVI_OK) st = dvi_solver_solve(solver, &pk, gamma, &rs);
         total += rs.iterations;

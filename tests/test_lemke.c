@@ -467,11 +467,12 @@ static dvi_solve_result solve_lemke(const dvi_ccp_problem* p, int32_t k, bool co
     s.tolerance = 1e-12;
     dvi_solve_result res;
     double hist[4];
-    memset(&res, 0, sizeof res);
-    res.history = hist;
-    res.history_capacity = 4;
-    dvi_status st = dvi_ccp_solve(p, "lemke", &s, gamma, &res);
-    if (st != expect) print_error("dvi_ccp_solve: %d (%s), message \"%s\"\n", (int)st, dvi_status_string(st), res.message);
+    dvi_solver* solver = NULL;
+    assert_int_equal(dvi_solver_create("lemke", &s, &solver), DVI_OK);
+    assert_int_equal(dvi_solver_record_history(solver, hist, 4), DVI_OK);
+    dvi_status st = dvi_solver_solve(solver, p, gamma, &res);
+    dvi_solver_destroy(solver);
+    if (st != expect) print_error("dvi_solver_solve: %d (%s), message \"%s\"\n", (int)st, dvi_status_string(st), res.message);
     assert_int_equal(st, expect);
     if (st == DVI_OK) {
         assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
@@ -480,7 +481,6 @@ static dvi_solve_result solve_lemke(const dvi_ccp_problem* p, int32_t k, bool co
         assert_true(hist[0] == res.target_residual);
         assert_string_equal(res.message, "");
     }
-    res.history = NULL;
     return res;
 }
 

@@ -160,6 +160,20 @@ static dvi_solver_settings settings(double tol, int32_t maxit)
 }
 
 /* dvi_ccp_solve from γ = 0 (or warm), with a check that nothing is an error. */
+/* dvi_ccp_solve, recording the residual of each iteration into hist[cap]
+ * (a solver of its own, since the buffer belongs to the solver). */
+static dvi_status solve_recording(const dvi_ccp_problem* p, const char* name, const dvi_solver_settings* s,
+                                  double* gamma, dvi_solve_result* res, double* hist, int32_t cap)
+{
+    dvi_solver* solver = NULL;
+    dvi_status st = dvi_solver_create(name, s, &solver);
+    if (st != DVI_OK) return st;
+    st = dvi_solver_record_history(solver, hist, cap);
+    if (st == DVI_OK) st = dvi_solver_solve(solver, p, gamma, res);
+    dvi_solver_destroy(solver);
+    return st;
+}
+
 static dvi_status run(const dvi_ccp_problem* p, const char* name, const dvi_solver_settings* s, double* gamma,
                       dvi_solve_result* res)
 {
@@ -1109,11 +1123,8 @@ static void test_apgd_groups(void** state)
             s.threads = THREADS[r];
             gm[r] = calloc((size_t)m, sizeof(double));
             assert_non_null(gm[r]);
-            memset(&res[r], 0, sizeof res[r]);
-            res[r].history = hist[r];
-            res[r].history_capacity = HIST;
             dvi_apgd_group_mode = MODE[r];
-            assert_true(dvi_ccp_solve(p, "apgd", &s, gm[r], &res[r]) >= 0);
+            assert_true(solve_recording(p, "apgd", &s, gm[r], &res[r], hist[r], HIST) >= 0);
             dvi_apgd_group_mode = -1;
             assert_int_equal(res[r].iterations, 60);
         }
@@ -1356,10 +1367,7 @@ static void test_apgd_best_iterate(void** state)
     assert_true(g1 && g2);
     dvi_solver_settings s = settings(1e-300, KMAX);
     dvi_solve_result res;
-    memset(&res, 0, sizeof res);
-    res.history = hist;
-    res.history_capacity = KMAX;
-    assert_true(dvi_ccp_solve(&g.p, "apgd", &s, g1, &res) >= 0);
+    assert_true(solve_recording(&g.p, "apgd", &s, g1, &res, hist, KMAX) >= 0);
     assert_int_equal(res.iterations, KMAX);
     /* the shortest prefix whose best lies at least three iterations back,
      * while the residual is well above rounding */
@@ -2460,13 +2468,11 @@ static void test_history(void** state)
         for (int i = 0; i < CAP + 8; i++) hist[i] = CANARY;
         dvi_solver_settings s = settings(1e-8, CAP);
         double gamma[3 * STACK_N] = {0};
+        /* the result is output only: garbage in it must not matter */
         dvi_solve_result res;
-        memset(&res, 0, sizeof res);
-        res.history = hist;
-        res.history_capacity = CAP;
-        dvi_status st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
+        memset(&res, 0xA5, sizeof res);
+        dvi_status st = solve_recording(&stack.p, names[k], &s, gamma, &res, hist, CAP);
         CHECK(st >= 0, "%s: %d", names[k], (int)st);
-        CHECK(res.history == hist && res.history_capacity == CAP, "%s: history buffer fields were changed", names[k]);
         print_message("  %s: %d iterations, history_length %d\n", names[k], res.iterations, res.history_length);
         if (k < 3)
             CHECK(res.history_length == res.iterations, "%s: history_length %d != iterations %d", names[k],
@@ -2486,11 +2492,8 @@ static void test_history(void** state)
 
         /* a small buffer: filled to capacity, nothing written past it */
         for (int i = 0; i < CAP + 8; i++) hist[i] = CANARY;
-        memset(&res, 0, sizeof res);
         memset(gamma, 0, sizeof gamma);
-        res.history = hist;
-        res.history_capacity = 5;
-        st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
+        st = solve_recording(&stack.p, names[k], &s, gamma, &res, hist, 5);
         CHECK(st >= 0, "%s: %d", names[k], (int)st);
         if (k < 3)
             CHECK(res.history_length == (res.iterations < 5 ? res.iterations : 5), "%s: history_length %d (capacity 5, %d iterations)",
@@ -2499,11 +2502,19 @@ static void test_history(void** state)
         for (int i = 5; i < CAP + 8; i++) CHECK(hist[i] == CANARY, "%s: history[%d] written with capacity 5", names[k], i);
 
         /* no buffer: nothing recorded */
-        memset(&res, 0, sizeof res);
+        memset(&res, 0xA5, sizeof res);
         memset(gamma, 0, sizeof gamma);
         st = dvi_ccp_solve(&stack.p, names[k], &s, gamma, &res);
         CHECK(st >= 0 && res.history_length == 0, "%s: history_length %d without a buffer", names[k],
               res.history_length);
+        /* bad buffers are refused */
+        dvi_solver* sv = NULL;
+        CHECK(dvi_solver_create(names[k], &s, &sv) == DVI_OK, "%s: create", names[k]);
+        CHECK(dvi_solver_record_history(sv, NULL, 4) == DVI_ERR_INVALID_ARG, "%s: NULL buffer of 4 accepted", names[k]);
+        CHECK(dvi_solver_record_history(sv, hist, -1) == DVI_ERR_INVALID_ARG, "%s: capacity -1 accepted", names[k]);
+        CHECK(dvi_solver_record_history(NULL, hist, 4) == DVI_ERR_INVALID_ARG, "%s: NULL solver accepted", names[k]);
+        CHECK(dvi_solver_record_history(sv, NULL, 0) == DVI_OK, "%s: stopping refused", names[k]);
+        dvi_solver_destroy(sv);
         free(hist);
     }
     dvi_gen_free(&stack);

@@ -250,9 +250,8 @@ typedef struct dvi_solve_result {
                               ///< passes over the problem's arrays and vectors, from the layout
                               ///< (docs/performance.md gives the model); averaged over the solve
                               ///< (backtracking products included); 0 when not estimated (lemke)
-    double* history;          ///< optional caller buffer: target residual per iteration
-    int32_t history_capacity; ///< size of history (0 = not recorded)
-    int32_t history_length;   ///< entries written
+    int32_t history_length;   ///< residuals written into the buffer of dvi_solver_record_history
+                              ///< by this solve (0 without one)
     char message[256];        ///< what went wrong, naming the place; "" when fine
 } dvi_solve_result;
 
@@ -287,6 +286,14 @@ DVI_API dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_
 /// result may be NULL.
 DVI_API dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma,
                                     dvi_solve_result* result);
+
+/// Records the target residual of each iteration of the following solves
+/// (sweep for pgs and jacobi, pivot for lemke) into buffer[0 … capacity−1],
+/// from the start of the buffer at each solve; result->history_length says
+/// how many were written. The buffer must stay valid until it is replaced;
+/// buffer NULL (or capacity 0) stops recording. Errors: solver NULL,
+/// capacity < 0, or buffer NULL with capacity > 0 (DVI_ERR_INVALID_ARG).
+DVI_API dvi_status dvi_solver_record_history(dvi_solver* solver, double* buffer, int32_t capacity);
 
 /// After a solve of a factor-form problem: the velocity change dv = M⁻¹ D γ
 /// [6·body_count] of impulses γ [rows] (e.g. the solution), from the operator

@@ -200,7 +200,7 @@ DVI_API dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_
 /// ran out of it (Lemke: its own pivot budget per solve, at most 100
 /// solves, and it stops when a solve does not converge). result (may be NULL): status, iterations (the total),
 /// target_residual, metrics (dvi_fclib_evaluate on the returned γ), seconds
-/// (the whole call) and the history of the last solve. Returns as
+/// (the whole call); no history (history_length 0). Returns as
 /// dvi_ccp_solve.
 DVI_API dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* settings,
                                    const dvi_ccp_problem* p, const dvi_fclib_info* info, double* gamma,
