@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,34 @@ static bool finite3(const double* a)
     return isfinite(a[0]) && isfinite(a[1]) && isfinite(a[2]);
 }
 
+/* ---- world tags ------------------------------------------------------------
+ * Every id carries its world's 16-bit tag, so that an id handed to another
+ * world is refused. The tags of the worlds alive at one time are distinct:
+ * the library's only process-wide state is this set of tags in use, one bit
+ * per tag, claimed and released with atomic operations (threads may create
+ * and destroy worlds at the same time). Tag 0 is never given out. */
+#define TAG_WORDS (65536 / 64)
+static _Atomic uint64_t tags_in_use[TAG_WORDS];
+static _Atomic uint32_t tag_next = 1;
+
+/* A free tag, marked as in use; 0 when all 65,535 are taken. */
+static uint16_t tag_take(void)
+{
+    uint32_t start = atomic_fetch_add(&tag_next, 1u);
+    for (uint32_t k = 0; k < 65536u; k++) {
+        uint32_t t = (start + k) & 0xFFFFu;
+        if (t == 0) continue;
+        uint64_t bit = (uint64_t)1 << (t & 63u);
+        if (!(atomic_fetch_or(&tags_in_use[t >> 6], bit) & bit)) return (uint16_t)t;
+    }
+    return 0;
+}
+
+static void tag_give_back(uint16_t t)
+{
+    if (t) atomic_fetch_and(&tags_in_use[t >> 6], ~((uint64_t)1 << (t & 63u)));
+}
+
 dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
 {
     if (!out) return DVI_ERR_INVALID_ARG;
@@ -72,9 +101,11 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
     if (!w) return DVI_ERR_NOMEM;
     w->def = d;
     w->def.solver = NULL; /* the name is not kept; the solver is */
-    /* a tag that differs between worlds alive at the same time */
-    uintptr_t a = (uintptr_t)w;
-    w->tag = (uint16_t)(((a >> 4) ^ (a >> 20) ^ (a >> 36)) | 1u);
+    w->tag = tag_take();
+    if (w->tag == 0) {
+        free(w);
+        return DVI_ERR_NOMEM;
+    }
     dvi_status st = dvi_solver_create(d.solver ? d.solver : "apgd", &d.solver_settings, &w->solver);
     if (st == DVI_OK) st = dvi_collision_create(&w->collision);
     if (st != DVI_OK) {
@@ -88,6 +119,7 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
 void dvi_world_destroy(dvi_world* w)
 {
     if (!w) return;
+    tag_give_back(w->tag);
     for (int32_t i = 0; i < w->shape_count; i++) {
         if (w->shapes[i].hfield) free(w->shapes[i].hfield->heights);
         free(w->shapes[i].hfield);

@@ -802,10 +802,40 @@ static void test_contact_torque_with_rolling_couple(void** state)
     dvi_world_destroy(w);
 }
 
+/* World tags: ids name their world, so the tags of worlds alive at one time
+ * must differ. 300 live worlds (an address hash of 16 bits would collide
+ * among 300 with probability 1 − Π(1 − k/65535) ≈ 0.49) get 300 distinct
+ * tags; a body id of each is refused by every other world tried; a tag is
+ * reused only once its world is gone. */
+static void test_world_tags_distinct(void** state)
+{
+    (void)state;
+    enum { N = 300 };
+    dvi_world* w[N];
+    dvi_body_id b[N];
+    dvi_body_def bd = dvi_default_body_def();
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(dvi_world_create(NULL, &w[i]), DVI_OK);
+        assert_int_equal(dvi_body_create(w[i], &bd, &b[i]), DVI_OK);
+        assert_int_equal(b[i].index1, 1);
+        assert_int_not_equal(b[i].world, 0);
+    }
+    for (int i = 0; i < N; i++)
+        for (int j = i + 1; j < N; j++)
+            if (b[i].world == b[j].world) fail_msg("worlds %d and %d share the tag %u", i, j, (unsigned)b[i].world);
+    double p[3];
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(dvi_body_get_position(w[i], b[i], p), DVI_OK);
+        assert_int_equal(dvi_body_get_position(w[(i + 1) % N], b[i], p), DVI_ERR_INVALID_ARG);
+    }
+    for (int i = 0; i < N; i++) dvi_world_destroy(w[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_incline_stick),
+        cmocka_unit_test(test_world_tags_distinct),
         cmocka_unit_test(test_lemke_pyramid_turned),
         cmocka_unit_test(test_box_incline_slide),
         cmocka_unit_test(test_sphere_incline),

@@ -10,9 +10,14 @@
  * Conventions: SI units; world frame z up unless gravity says otherwise;
  * quaternions (w, x, y, z), unit length; inertia tensors row-major 3×3 about
  * the centre of mass, in the body frame; angular velocities in the world
- * frame. Ids are small value types: zero is null; a stale id (destroyed
- * object) or an id from another world is refused with DVI_ERR_INVALID_ARG.
- * No global state: worlds are independent. The library prints nothing; a log
+ * frame. Ids are small value types: zero is null; an id from another world
+ * (the worlds alive at one time have distinct tags) or beyond the world's
+ * objects is refused with DVI_ERR_INVALID_ARG. Bodies, shapes and joints
+ * live as long as their world: there is no destroy call for them yet (the
+ * ids' generation is kept for it and is 1). Worlds are independent: the
+ * only process-wide state is the set of tags in use (thread-safe; at most
+ * 65,535 worlds alive at once, dvi_world_create then fails with
+ * DVI_ERR_NOMEM). The library prints nothing; a log
  * callback receives messages if set.
  */
 #ifndef DVI_WORLD_H
@@ -27,8 +32,8 @@
 extern "C" {
 #endif
 
-/// Ids: index1 = index + 1 (0 = null), generation catches stale ids, world
-/// tags the owning world.
+/// Ids: index1 = index + 1 (0 = null); generation (1: objects are not
+/// destroyed yet) and world, the owning world's tag, are checked on use.
 typedef struct dvi_body_id { int32_t index1; uint16_t generation; uint16_t world; } dvi_body_id;
 typedef struct dvi_shape_id { int32_t index1; uint16_t generation; uint16_t world; } dvi_shape_id;
 typedef struct dvi_joint_id { int32_t index1; uint16_t generation; uint16_t world; } dvi_joint_id;
