@@ -100,7 +100,7 @@ static int bench(const char* path, int steps, const dvi_scene_overrides* ov, row
         r->collide_ms += ss.seconds_collide;
         r->assemble_ms += ss.seconds_assemble;
         r->solve_ms += ss.seconds_solve;
-        r->integrate_ms += ss.seconds_integrate;
+        r->integrate_ms += ss.seconds_integrate + ss.seconds_report;
         r->contacts += ss.contacts;
         r->iterations += ss.iterations;
         if (ss.iterations > r->max_iterations) r->max_iterations = ss.iterations;

@@ -858,7 +858,7 @@ static int child_row(const spec* sp, int threads, const char* state_path, int st
         dvi_step_stats ss = dvi_world_get_stats(w);
         r->not_converged += st == DVI_NOT_CONVERGED;
         wall += te - ts;
-        col += ss.seconds_collide, ass += ss.seconds_assemble, sol += ss.seconds_solve, integ += ss.seconds_integrate;
+        col += ss.seconds_collide, ass += ss.seconds_assemble, sol += ss.seconds_solve, integ += ss.seconds_integrate + ss.seconds_report;
         it += ss.iterations, con += ss.contacts;
         if (ss.residual > r->residual_max || !isfinite(ss.residual)) r->residual_max = ss.residual;
         bpi += ss.solver_bytes_per_iteration;

@@ -361,7 +361,7 @@ static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int
     return DVI_OK;
 }
 
-/* ---- the step ------------------------------------------------------------------------------- */
+/* ---- the penalty forces of a step -------------------------------------------------------------- */
 
 /* u rotated into the plane ⊥ n, keeping its length. */
 static void to_tangent_plane(double* u, const double* n)
@@ -405,7 +405,7 @@ static void velocity_at(const dvi_body* b, const double* rho, double* v)
 
 /* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α) √(m/k))
  * over the work items of body b; INFINITY if it has none. */
-static double body_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* kmax)
+double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* kmax)
 {
     double best = INFINITY;
     *kmax = 0.0;
@@ -420,27 +420,23 @@ static double body_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, doubl
     return best;
 }
 
-static dvi_status step(dvi_world* w, dvi_dem* d, double h)
+dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
 {
-    double t0 = dvi_step_clock();
     dvi_status st = prepare(w, d);
     if (st != DVI_OK) return dvi_world_error(w, st, "step: out of memory");
+    const int32_t nb = w->body_count;
+    if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    return DVI_OK;
+}
+
+dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_point* pts, int32_t npts,
+                          dvi_dem_forces_out* out)
+{
     const dvi_dem_settings* set = &w->def.dem;
     const bool hertz = set->normal_model == DVI_DEM_HERTZ;
     const int32_t nb = w->body_count;
-    memset(&w->stats, 0, sizeof w->stats);
-    w->stats.worst_joint = -1;
-
-    /* ---- geoms and collision (as the DVI step) ---- */
-    if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    const dvi_contact_point* pts = NULL;
-    int32_t npts = 0;
-    st = dvi_step_collide(w, &pts, &npts);
-    if (st != DVI_OK) return st;
-    double t1 = dvi_step_clock();
-
-    /* ---- penalty forces ---- */
+    dvi_status st = DVI_OK;
     size_t nterrain_max = 0;
     for (int32_t k = 0; k < d->sampled_count; k++)
         nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
@@ -626,172 +622,9 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
             }
         }
     }
-
-    /* ---- free velocities (symplectic Euler: forces at the start of the step), torque motors ---- */
-    int32_t ndyn = 0;
-    st = dvi_step_free_velocities(w, h, d->acc, &ndyn);
-    if (st != DVI_OK) return st;
-    double t2 = dvi_step_clock();
-
-    /* ---- joints: a bilateral-only CCP on v_free (exact joints in DEM mode) ---- */
-    const int32_t nrows = dvi_step_joint_row_total(w);
-    w->stats.bodies = nb;
-    w->stats.joint_rows = nrows;
-    w->stats.rows = nrows;
-    double max_violation = 0.0;
-    if (!DVI_RESERVE(w, blocks, nrows + 1) || !DVI_RESERVE(w, r, nrows + 1) || !DVI_RESERVE(w, gamma, nrows + 1) ||
-        !DVI_RESERVE(w, compliance, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) ||
-        !DVI_RESERVE(w, rowind, 12 * (size_t)nrows + 1) || !DVI_RESERVE(w, values, 12 * (size_t)nrows + 1) ||
-        !DVI_RESERVE(w, joint_jb, 6 * (size_t)nrows + 6) ||
-        !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
-    if (nrows > 0) {
-        int32_t nz = 0;
-        bool any_compliance = false;
-        int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
-        w->colptr[row] = nz;
-        double rel = INFINITY;
-        if (nrows <= DVI_JOINT_DENSE_ROWS && !dvi_step_joint_direct(w, nrows, ndyn, &rel))
-            return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-        w->stats.iterations = 0;
-        w->stats.residual = rel;
-        w->stats.solver_status = DVI_SOLVE_CONVERGED;
-        dvi_csc D = {6 * ndyn, nrows, w->colptr, w->rowind, w->values};
-        dvi_ccp_problem p = dvi_ccp_problem_empty();
-        p.rows = nrows;
-        p.block_count = nrows;
-        p.blocks = w->blocks;
-        p.body_count = ndyn;
-        p.D = &D;
-        p.inv_mass_rigid = w->inv_mass;
-        p.r = w->r;
-        p.compliance = any_compliance ? w->compliance : NULL;
-        if (!(rel <= 1e-10)) { /* large, or redundant and inconsistent: the world's solver, warm-started */
-            dvi_solve_result res;
-            memset(&res, 0, sizeof res);
-            st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
-            if (st < 0) return dvi_world_error(w, st, "step: the joint problem was refused: %s", res.message);
-            w->stats.iterations = res.iterations;
-            w->stats.residual = res.target_residual;
-            w->stats.solver_status = res.status;
-        }
-        dvi_step_joint_impulses(w, nrows); /* D γ per dynamic body */
-    }
-    double t3 = dvi_step_clock();
-
-    /* ---- new velocities and poses (not yet written), guard ---- */
-    double kinetic = 0.0;
-    for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
-        double* nx = d->next + 13 * (size_t)i; /* x[3], q[4], v[3], ω[3] */
-        v3_copy(nx, b->x);
-        for (int k = 0; k < 4; k++) nx[3 + k] = b->q[k];
-        v3_copy(nx + 7, b->v);
-        v3_copy(nx + 10, b->w);
-        if (b->type == DVI_BODY_FIXED) continue;
-        const double* vf = w->vfree + 6 * (size_t)i;
-        if (b->type == DVI_BODY_DYNAMIC) {
-            double mdg[6];
-            minv10_apply(w->inv_mass + 10 * (size_t)w->dyn[i], w->dv + 6 * (size_t)w->dyn[i], mdg);
-            for (int r = 0; r < 6; r++) nx[7 + r] = vf[r] + mdg[r];
-        }
-        v3_axpy(nx, h, nx + 7);
-        double wq[4] = {0.0, nx[10], nx[11], nx[12]}, dq[4];
-        q_mul(dq, wq, b->q);
-        for (int k = 0; k < 4; k++) nx[3 + k] += 0.5 * h * dq[k];
-        q_normalize(nx + 3);
-        double ke = 0.0;
-        if (b->type == DVI_BODY_DYNAMIC) {
-            double R[9], Iw[9], L[3];
-            q_to_m3(R, b->q);
-            m3_rotate_tensor(Iw, R, b->inertia);
-            m3_mulv(L, Iw, nx + 10);
-            ke = 0.5 * b->mass * v3_dot(nx + 7, nx + 7) + 0.5 * v3_dot(nx + 10, L);
-            kinetic += ke;
-        }
-        bool finite = true;
-        for (int k = 0; k < 13; k++) finite = finite && isfinite(nx[k]);
-        double speed = v3_norm(nx + 7), spin = v3_norm(nx + 10);
-        double surface = speed + spin * b->bounding_radius;
-        if (!finite || !(surface <= set->max_speed)) {
-            double kmax, hs = body_stable_step(d, nwork, i, &kmax);
-            return dvi_world_error(w, DVI_ERR_NUMERIC,
-                                   "step %llu (t = %.6g s, h = %g s): DEM blow-up at bodies[%d]: %s (surface speed %.3g "
-                                   "m/s = %.3g m/s + %.3g rad/s x %.3g m, against max_speed %g m/s; kinetic energy %.3g "
-                                   "J); stiffest contact %.3g N/m needs h < ~%.3g s; world unchanged",
-                                   (unsigned long long)(d->steps + 1), w->time, h, (int)i,
-                                   finite ? "speed over the bound" : "non-finite state", surface, speed, spin,
-                                   b->bounding_radius, set->max_speed, ke, kmax, hs);
-        }
-    }
-    if (!isfinite(kinetic))
-        return dvi_world_error(w, DVI_ERR_NUMERIC, "step %llu (t = %.6g s): DEM kinetic energy is not finite",
-                               (unsigned long long)(d->steps + 1), w->time);
-    /* the history must take the new entries without failing after the commit */
-    if (dvi_dem_history_reserve(&d->history, d->history.count + new_entries) != DVI_OK)
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-
-    /* ---- commit: bodies, contact forces, history, joints ---- */
-    for (int32_t i = 0; i < nb; i++) {
-        dvi_body* b = &w->bodies[i];
-        const double* nx = d->next + 13 * (size_t)i;
-        if (b->type != DVI_BODY_FIXED) {
-            v3_copy(b->x, nx);
-            for (int k = 0; k < 4; k++) b->q[k] = nx[3 + k];
-            v3_copy(b->v, nx + 7);
-            v3_copy(b->w, nx + 10);
-        }
-        v3_copy(b->contact_force, d->acc + 6 * (size_t)i);
-        v3_copy(b->contact_torque, d->acc + 6 * (size_t)i + 3);
-    }
-    const uint64_t stamp = ++d->steps;
-    for (int32_t k = 0; k < nwork; k++) {
-        const dvi_dem_work* wk = &d->work[k];
-        if (wk->entry == -2) continue;
-        int32_t e = wk->entry;
-        if (e < 0) {
-            e = dvi_dem_history_find(&d->history, &wk->key);
-            if (e < 0 && dvi_dem_history_insert(&d->history, &wk->key, &e) != DVI_OK) e = -1; /* reserved: cannot fail */
-        }
-        if (e < 0) continue;
-        dvi_dem_entry* en = &d->history.entries[e];
-        if (en->stamp == stamp) continue; /* a second point with the same key: the first one's state is kept */
-        en->stamp = stamp;
-        v3_copy(en->u, wk->u);
-        v3_copy(en->roll, wk->roll);
-    }
-    dvi_dem_history_sweep(&d->history, stamp);
-    if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
-    for (int32_t c = 0; c < ncon; c++) { /* the arrays the DVI step fills (world_internal.h); the tangents are not kept */
-        const double* geo = d->geo + 9 * (size_t)c;
-        for (int k = 0; k < 3; k++) w->fr_frame[9 * (size_t)c + k] = (float)geo[k];
-        for (int k = 0; k < 6; k++) w->fr_arm[6 * (size_t)c + k] = (float)geo[3 + k];
-        w->fr_ell[c] = 1.0;
-    }
-    w->contact_count = ncon;
-    dvi_step_joint_reactions(w, h);
-    w->time += h;
-    double t4 = dvi_step_clock();
-    w->stats.contacts = ncon;
-    w->stats.max_penetration = max_overlap;
-    w->stats.max_overlap = max_overlap;
-    w->stats.max_joint_violation = max_violation;
-    w->stats.contact_history = d->history.count;
-    w->stats.kinetic_energy = kinetic;
-    w->stats.seconds_collide = t1 - t0;
-    w->stats.seconds_assemble = t2 - t1;
-    w->stats.seconds_solve = t3 - t2;
-    w->stats.seconds_integrate = t4 - t3;
-    return nrows == 0 || w->stats.solver_status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
-}
-
-dvi_status dvi_dem_step(dvi_world* w, double h)
-{
-    dvi_dem* d = dvi_dem_get(w);
-    if (!d) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-    const dvi_step_stats before = w->stats;
-    dvi_status st = step(w, d, h);
-    if (st < 0) w->stats = before; /* a failed step leaves the world as it was */
-    return st;
+    out->nwork = nwork;
+    out->ncon = ncon;
+    out->new_entries = new_entries;
+    out->max_overlap = max_overlap;
+    return DVI_OK;
 }

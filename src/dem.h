@@ -1,8 +1,8 @@
 /* dvicontact — internal: the DEM penalty ("smooth contact") back end.
  *
  * Design note. DEM shares the world's bodies, shapes, collision detection
- * and joints with the DVI step (step.c); dvi_world_step dispatches to
- * dvi_dem_step when def.method is DVI_METHOD_DEM. A DEM step runs the stages
+ * and joints with the DVI step (step_common.c); dvi_world_step dispatches to
+ * dvi_step_dem (step_dem.c) when def.method is DVI_METHOD_DEM. A DEM step runs the stages
  *     geoms → collide → contact forces (penalty, with history)
  *           → terrain samples (hysteretic height-field model)
  *           → free velocities (symplectic Euler) → bilateral solve (joints)
@@ -121,8 +121,32 @@ typedef struct dvi_dem {
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
 } dvi_dem;
 
-/* The DEM step (called by dvi_world_step; h already checked). */
-dvi_status dvi_dem_step(dvi_world* w, double h);
+/* The DEM step (step_dem.c; called by dvi_world_step, h already checked). */
+dvi_status dvi_step_dem(dvi_world* w, double h);
+
+/* The step's share of the model (dem.c): prepares the shapes' constants
+ * and the per-body buffers (acc, next) for a step. */
+dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d);
+
+/* What dvi_dem_forces found. */
+typedef struct dvi_dem_forces_out {
+    int32_t nwork;       /* work items in d->work (contacts and terrain samples) */
+    int32_t ncon;        /* contacts in d->recs / d->geo */
+    int32_t new_entries; /* contacts without a history entry yet */
+    double max_overlap;  /* m */
+} dvi_dem_forces_out;
+
+/* The penalty forces of the overlapping points pts[npts] and of the
+ * terrain samples at the start of the step: the bodies' contact force and
+ * torque sums in d->acc, each contact's record in d->recs / d->geo, and its
+ * updated history in d->work (committed by the step only after its guard). */
+dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_point* pts, int32_t npts,
+                          dvi_dem_forces_out* out);
+
+/* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α)
+ * √(m/k)) over the first nwork work items that touch body b; INFINITY if
+ * none. kmax: the stiffest of them (N/m). */
+double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* kmax);
 /* The world's DEM state, created on first use (NULL when out of memory). */
 dvi_dem* dvi_dem_get(dvi_world* w);
 void dvi_dem_destroy(dvi_dem* d);

@@ -22,7 +22,7 @@
  *       reads u_end + γ/(d h) = 0, i.e. the motor's torque γ/h equals
  *       d·(s − ω_end) with ω_end the relative speed at the step's end (a DC
  *       motor's linear torque–speed law, backward Euler).
- * A torque motor adds no row: step.c applies ±τ a to the bodies.
+ * A torque motor adds no row: step_common.c applies ±τ a to the bodies.
  */
 #include "world_internal.h"
 

@@ -196,7 +196,7 @@ static const column_spec COLS_SOLVER[] = {
      * of contacts */
     {"iterations", "it"},    {"residual", "1"},       {"contacts", "count"}, {"rows", "count"},
     {"max_penetration", "m"}, {"max_joint_violation", "m"}, {"solver_status", "code"}, {"wall_collide", "s"},
-    {"wall_assemble", "s"},  {"wall_solve", "s"},     {"wall_integrate", "s"}};
+    {"wall_assemble", "s"},  {"wall_solve", "s"},     {"wall_integrate", "s"}, {"wall_report", "s"}};
 static const column_spec COLS_ENERGY[] = {{"kinetic_energy", "J"}};
 
 static const column_spec* probe_columns(const model_probe* p, int* per_target, bool* global)
@@ -1002,6 +1002,7 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
         o[8] = st.seconds_assemble;
         o[9] = st.seconds_solve;
         o[10] = st.seconds_integrate;
+        o[11] = st.seconds_report;
         return DVI_OK;
     }
     if (p->kind == SC_PROBE_KINETIC_ENERGY) {

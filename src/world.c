@@ -1,5 +1,6 @@
 /* dvicontact — worlds, bodies, shapes and joints: creation, validation,
- * queries. The time step is in step.c, joint rows in joint.c. */
+ * queries. The time step is in step_dvi.c and step_dem.c
+ * (dvi_world_step below picks one), joint rows in joint.c. */
 #include "world_internal.h"
 
 #include "dem.h"
@@ -708,6 +709,13 @@ dvi_status dvi_joint_set_motor(dvi_world* w, dvi_joint_id id, double speed, doub
     j->speed = speed;
     j->torque = torque;
     return DVI_OK;
+}
+
+dvi_status dvi_world_step(dvi_world* w, double h)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
+    return w->def.method == DVI_METHOD_DEM ? dvi_step_dem(w, h) : dvi_step_dvi(w, h);
 }
 
 dvi_step_stats dvi_world_get_stats(const dvi_world* w)

@@ -3,10 +3,9 @@
  * Design note. Bodies, shapes and joints live in contiguous arrays indexed
  * by id (index1 − 1), with a generation counter per slot; nothing points at
  * anything else, so the step can later be split over threads or domains.
- * A step (step.c) runs the stages
- *     geoms → collide → rows (joints, motors, contacts) → CCP → solve
- *           → velocities → positions → outputs (forces, reactions, warm start)
- * and keeps every per-step array in grow-only buffers of the world: after the
+ * dvi_world_step (world.c) runs the DVI step (step_dvi.c) or the DEM step
+ * (step_dem.c), both in the stages collide → assemble → solve → integrate
+ * → report, sharing step_common.c. Each keeps every per-step array in grow-only buffers of the world: after the
  * first steps no stage allocates.
  */
 #ifndef DVI_WORLD_INTERNAL_H
@@ -210,7 +209,12 @@ int dvi_world_threads(const dvi_world* w);
 /* Updates body b's shape summary for a shape s just attached to it (world_query.c). */
 void dvi_body_note_shape(dvi_body* b, const dvi_shape* s);
 
-/* ---- shared by the DVI step (step.c) and the DEM step (dem.c): step_common.c ---- */
+/* ---- the steps: dvi_world_step (world.c) runs one of them --------------------------------- */
+
+/* The DVI step (step_dvi.c) and the DEM step (step_dem.c, dem.h); h checked. */
+dvi_status dvi_step_dvi(dvi_world* w, double h);
+
+/* ---- shared by the DVI step (step_dvi.c) and the DEM step (step_dem.c): step_common.c ---- */
 
 /* Monotonic clock in seconds (stage timings). */
 double dvi_step_clock(void);

@@ -1391,9 +1391,10 @@ static void test_probe_columns(void** state)
     {
         const char* n[] = {"time",           "iterations",      "residual",           "contacts",
                            "rows",           "max_penetration", "max_joint_violation", "solver_status",
-                           "wall_collide",   "wall_assemble",   "wall_solve",          "wall_integrate"};
-        const char* u[] = {"s", "it", "1", "count", "count", "m", "m", "code", "s", "s", "s", "s"};
-        expect_columns(m, "solver", 12, n, u);
+                           "wall_collide",   "wall_assemble",   "wall_solve",          "wall_integrate",
+                           "wall_report"};
+        const char* u[] = {"s", "it", "1", "count", "count", "m", "m", "code", "s", "s", "s", "s", "s"};
+        expect_columns(m, "solver", 13, n, u);
     }
     dvi_probe_info info;
     assert_int_equal(dvi_model_probe_info(m, probe_index(m, "bob"), &info), DVI_OK);

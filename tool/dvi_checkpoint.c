@@ -68,6 +68,7 @@ static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total
     dvi_json_key_number(w, "seconds_assemble", a->seconds_assemble);
     dvi_json_key_number(w, "seconds_solve", a->seconds_solve);
     dvi_json_key_number(w, "seconds_integrate", a->seconds_integrate);
+    dvi_json_key_number(w, "seconds_report", a->seconds_report);
     dvi_json_key_number(w, "seconds_step", a->seconds_step);
     dvi_json_key_number(w, "max_penetration", a->max_penetration);
     dvi_json_key_int(w, "max_penetration_step", a->max_penetration_step);
@@ -397,6 +398,7 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         a->seconds_assemble = get_number(&r, stats, "seconds_assemble", true, 0);
         a->seconds_solve = get_number(&r, stats, "seconds_solve", true, 0);
         a->seconds_integrate = get_number(&r, stats, "seconds_integrate", true, 0);
+        a->seconds_report = get_number(&r, stats, "seconds_report", false, 0);
         a->seconds_step = get_number(&r, stats, "seconds_step", true, 0);
         a->max_penetration = get_number(&r, stats, "max_penetration", true, 0);
         a->max_penetration_step = get_int(&r, stats, "max_penetration_step", true, 0, big, 0);

@@ -494,6 +494,7 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
     a->seconds_assemble += s->seconds_assemble;
     a->seconds_solve += s->seconds_solve;
     a->seconds_integrate += s->seconds_integrate;
+    a->seconds_report += s->seconds_report;
     a->seconds_step += seconds;
     if (s->max_penetration > a->max_penetration) {
         a->max_penetration = s->max_penetration;
@@ -692,6 +693,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "assemble", a->seconds_assemble);
     dvi_json_key_number(w, "solve", a->seconds_solve);
     dvi_json_key_number(w, "integrate", a->seconds_integrate);
+    dvi_json_key_number(w, "report", a->seconds_report);
     dvi_json_key_number(w, "step", a->seconds_step);
     dvi_json_end_object(w);
 

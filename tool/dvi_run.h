@@ -20,7 +20,7 @@ typedef struct run_stats {
     int64_t not_converged;         /* steps whose solve missed its tolerance */
     int64_t first_not_converged;   /* step number (1-based), or 0 */
     int64_t warm_starts_rejected;  /* steps whose solver started from 0 (dvi_step_stats) */
-    double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate;
+    double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate, seconds_report;
     double seconds_step;           /* wall time inside dvi_model_step */
     double max_penetration;        /* m */
     int64_t max_penetration_step;

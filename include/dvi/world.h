@@ -283,7 +283,11 @@ typedef struct dvi_step_stats {
                                   ///< error over the longer of the joint's two anchor levers, an
                                   ///< angle error (rad) as it is
     int32_t worst_joint;          ///< index (creation order) of the joint with that error, −1 if none
-    double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate;
+    /// wall time of the step's stages: collide (geoms, broad and narrow phase), assemble (free
+    /// velocities, the rows; DEM: the penalty forces), solve (the CCP; DEM: the joints'
+    /// problem), integrate (velocities and poses; DEM: with the speed guard), report (contact
+    /// forces on the bodies, joint reactions, warm start or contact history)
+    double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate, seconds_report;
     /* DEM steps only (0 after a DVI step); contacts counts overlapping points,
      * iterations/residual are those of the joint (bilateral) solve */
     double max_overlap;           ///< m, largest overlap δ of a penalty contact (terrain samples: −z)

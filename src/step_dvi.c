@@ -1,7 +1,12 @@
 /* dvicontact — the DVI time step (Anitescu–Tasora, docs/formulation.md).
  *
- * Stages: geoms → collide → rows → CCP → solve → velocities → positions →
- * outputs. Rows are ordered joints first (each joint's rows, its speed motor
+ * Stages (each timed in the step's stats, as the DEM step's in step_dem.c):
+ *   collide    geoms at the bodies' poses, broad and narrow phase (step_common.c)
+ *   assemble   free velocities, then the rows: joints (step_common.c), contacts
+ *   solve      the CCP by the world's solver (joint rows alone: directly)
+ *   integrate  velocities v⁺ = v_free + M⁻¹ D γ, then positions
+ *   report     contact forces on the bodies, joint reactions, warm start
+ * dvi_world_step (world.c) picks this step or the DEM one. Rows are ordered joints first (each joint's rows, its speed motor
  * last), then contacts in the collision layer's deterministic order. The
  * joints' rows are columns of D; the contacts' rows are given to the solver
  * by their frames and lever arms (dvi_ccp_frames: 15 numbers a contact, no
@@ -23,7 +28,6 @@
  */
 #include "world_internal.h"
 
-#include "dem.h"
 #include "math3.h"
 
 #include <math.h>
@@ -272,31 +276,29 @@ static void lend_idle(dvi_world* w)
     dvi_solver_lend(w->solver, blocks, n);
 }
 
-dvi_status dvi_world_step(dvi_world* w, double h)
+/* What the stages of one DVI step hand on to each other. */
+typedef struct dvi_step_dvi_ctx {
+    double h;
+    int nt;                       /* threads */
+    const dvi_contact_point* pts; /* the collision's points, npts of them */
+    int32_t npts;
+    int32_t ndyn;                 /* dynamic bodies: the problem's bodies */
+    int32_t joint_rows, nrows, nblocks;
+    bool any_compliance;
+    bool direct;                  /* the joint rows were solved directly */
+} dvi_step_dvi_ctx;
+
+/* Stage "assemble": each contact's rows (three, or six with rolling or
+ * spinning resistance) after the joints' rows, the CCP's blocks, r and
+ * compliance, the frames and lever arms; each contact looks up its warm
+ * start. */
+static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
 {
-    if (!w) return DVI_ERR_INVALID_ARG;
-    if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
-    if (w->def.method == DVI_METHOD_DEM) return dvi_dem_step(w, h); /* penalty back end (dem.c) */
-    double t0 = dvi_step_clock();
-    const int32_t nb = w->body_count;
-    memset(&w->stats, 0, sizeof w->stats);
-    w->stats.worst_joint = -1;
-
-    /* ---- geoms and collision ---- */
-    const dvi_contact_point* pts = NULL;
-    int32_t npts = 0;
-    dvi_status st = dvi_step_collide(w, &pts, &npts);
-    if (st != DVI_OK) return st;
-    double t1 = dvi_step_clock();
-
-    /* ---- dynamic indices, free velocities, inverse masses, torque motors ---- */
-    int32_t ndyn = 0;
-    st = dvi_step_free_velocities(w, h, NULL, &ndyn);
-    if (st != DVI_OK) return st;
-
-    /* ---- rows: count, then build ---- */
+    const double h = x->h;
+    const int nt = x->nt;
+    const dvi_contact_point* pts = x->pts;
+    const int32_t npts = x->npts;
     const int32_t joint_rows = dvi_step_joint_row_total(w);
-    const int nt = dvi_world_threads(w);
     if (!DVI_RESERVE(w, contacts, npts + 1)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     /* each contact's row count (in parallel), then the first rows in order */
 #ifdef _OPENMP
@@ -314,7 +316,10 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         w->contacts[c].row = nrows;
         nrows += w->contacts[c].nrows;
     }
-    w->stats.bodies = nb;
+    x->joint_rows = joint_rows;
+    x->nrows = nrows;
+    x->nblocks = nblocks;
+    w->stats.bodies = w->body_count;
     w->stats.contacts = npts;
     w->stats.joint_rows = joint_rows;
     w->stats.rows = nrows;
@@ -376,20 +381,24 @@ dvi_status dvi_world_step(dvi_world* w, double h)
 #endif
     for (int32_t j = joint_rows; j < row; j++) w->colptr[j] = nz; /* no columns: the frames give the rows */
     w->colptr[row] = nz;
+    x->any_compliance = any_compliance;
     w->stats.max_penetration = max_pen;
     w->stats.max_joint_violation = max_violation;
-    double t2 = dvi_step_clock();
+    return DVI_OK;
+}
 
-    /* ---- solve ---- */
-    /* joint rows alone (no contact this step): solved directly when small,
-     * and accepted when the residual meets the tolerance (and 1e-10); else
-     * the solver starts from that answer */
-    bool direct = false;
+/* Stage "solve": the CCP by the world's solver, or, for joint rows alone
+ * (no contact this step), directly when small, accepted when the residual
+ * meets the tolerance (and 1e-10); else the solver starts from that answer. */
+static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
+{
+    const int32_t nrows = x->nrows, npts = x->npts, ndyn = x->ndyn;
+    x->direct = false;
     if (npts == 0 && nrows > 0 && nrows <= DVI_JOINT_DENSE_ROWS && w->def.joint_solve == DVI_JOINT_SOLVE_AUTO) {
         double rel = INFINITY;
         if (!dvi_step_joint_direct(w, nrows, ndyn, &rel)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
         if (rel <= fmin(1e-10, w->def.solver_settings.tolerance)) {
-            direct = true;
+            x->direct = true;
             w->stats.iterations = 0;
             w->stats.residual = rel;
             w->stats.solver_status = DVI_SOLVE_CONVERGED;
@@ -397,11 +406,11 @@ dvi_status dvi_world_step(dvi_world* w, double h)
             w->stats.solver_bytes_per_iteration = 0.0;
         }
     }
-    if (nrows > 0 && !direct) {
+    if (nrows > 0 && !x->direct) {
         dvi_csc D = {6 * ndyn, nrows, w->colptr, w->rowind, w->values};
         dvi_ccp_problem p = dvi_ccp_problem_empty();
         p.rows = nrows;
-        p.block_count = nblocks;
+        p.block_count = x->nblocks;
         p.blocks = w->blocks;
         p.body_count = ndyn;
         p.D = &D;
@@ -412,11 +421,10 @@ dvi_status dvi_world_step(dvi_world* w, double h)
                                  .frame_f = w->fr_frame, .arm_f = w->fr_arm};
         p.frames = npts > 0 ? &frames : NULL;
         p.r = w->r;
-        p.compliance = any_compliance ? w->compliance : NULL;
+        p.compliance = x->any_compliance ? w->compliance : NULL;
         dvi_solve_result res;
-        memset(&res, 0, sizeof res);
         lend_idle(w);
-        st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
+        dvi_status st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
         if (st < 0) {
             dvi_solver_lend(w->solver, NULL, 0);
             return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
@@ -427,11 +435,17 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         w->stats.warm_start_rejected = res.warm_start_rejected;
         w->stats.solver_bytes_per_iteration = res.bytes_per_iteration;
     }
-    double t3 = dvi_step_clock();
+    return DVI_OK;
+}
 
-    /* ---- velocities: v⁺ = v_free + M⁻¹ D γ (the solver's operator, in
-     * parallel), positions; body by body ---- */
-    if (direct) { /* M⁻¹ D γ body by body, D γ in row order */
+/* Stage "integrate": v⁺ = v_free + M⁻¹ D γ (the solver's operator, in
+ * parallel), then positions, body by body. */
+static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
+{
+    const double h = x->h;
+    const int nt = x->nt;
+    const int32_t nb = w->body_count, ndyn = x->ndyn, nrows = x->nrows;
+    if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
         memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
         dvi_step_joint_impulses(w, nrows);
         for (int32_t b = 0; b < ndyn; b++) {
@@ -440,7 +454,7 @@ dvi_status dvi_world_step(dvi_world* w, double h)
             minv10_apply(w->inv_mass + 10 * (size_t)b, dg, w->dv + 6 * (size_t)b);
         }
     } else if (nrows > 0) {
-        st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
+        dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
         dvi_solver_lend(w->solver, NULL, 0); /* the loan ends with the operator's last use */
         if (st != DVI_OK) return dvi_world_error(w, st, "step: the velocity update failed");
     } else {
@@ -469,10 +483,17 @@ dvi_status dvi_world_step(dvi_world* w, double h)
         for (int k = 0; k < 4; k++) b->q[k] += 0.5 * h * dq[k];
         q_normalize(b->q);
     }
-    double t4 = dvi_step_clock();
+    return DVI_OK;
+}
 
-    /* ---- outputs: contact forces, joint reactions, warm start ---- */
-    /* each contact's force in parallel; the bodies' sums in contact order */
+/* Stage "report": each contact's force (in parallel) and the bodies' sums
+ * of them (in contact order), the joints' reactions, and the warm-start
+ * points of the next step. */
+static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
+{
+    const double h = x->h;
+    const int nt = x->nt;
+    const int32_t npts = x->npts;
     const double inv_h = 1.0 / h;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
@@ -510,11 +531,40 @@ dvi_status dvi_world_step(dvi_world* w, double h)
     w->contact_count = npts;
     dvi_step_joint_reactions(w, h);
     if (!warm_store(w, npts, nt)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    return DVI_OK;
+}
+
+dvi_status dvi_step_dvi(dvi_world* w, double h)
+{
+    dvi_step_dvi_ctx x;
+    memset(&x, 0, sizeof x);
+    x.h = h;
+    x.nt = dvi_world_threads(w);
+    memset(&w->stats, 0, sizeof w->stats);
+    w->stats.worst_joint = -1;
+    double t[7];
+    t[0] = dvi_step_clock();
+    dvi_status st = dvi_step_collide(w, &x.pts, &x.npts);
+    if (st != DVI_OK) return st;
+    t[1] = dvi_step_clock();
+    st = dvi_step_free_velocities(w, h, NULL, &x.ndyn);
+    if (st == DVI_OK) st = stage_assemble(w, &x);
+    if (st != DVI_OK) return st;
+    t[2] = dvi_step_clock();
+    st = stage_solve(w, &x);
+    if (st != DVI_OK) return st;
+    t[3] = dvi_step_clock();
+    st = stage_integrate(w, &x);
+    if (st != DVI_OK) return st;
+    t[4] = dvi_step_clock();
+    st = stage_report(w, &x);
+    if (st != DVI_OK) return st;
     w->time += h;
-    double t5 = dvi_step_clock();
-    w->stats.seconds_collide = t1 - t0;
-    w->stats.seconds_assemble = t2 - t1;
-    w->stats.seconds_solve = t3 - t2;
-    w->stats.seconds_integrate = (t4 - t3) + (t5 - t4);
-    return w->stats.solver_status == DVI_SOLVE_CONVERGED || nrows == 0 ? DVI_OK : DVI_NOT_CONVERGED;
+    t[5] = dvi_step_clock();
+    w->stats.seconds_collide = t[1] - t[0];
+    w->stats.seconds_assemble = t[2] - t[1];
+    w->stats.seconds_solve = t[3] - t[2];
+    w->stats.seconds_integrate = t[4] - t[3];
+    w->stats.seconds_report = t[5] - t[4];
+    return w->stats.solver_status == DVI_SOLVE_CONVERGED || x.nrows == 0 ? DVI_OK : DVI_NOT_CONVERGED;
 }
