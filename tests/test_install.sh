@@ -72,7 +72,7 @@ echo "test_install: cflags: $cflags"
 echo "test_install: libs:   $libs"
 
 # --- 3. headers ----------------------------------------------------------------
-for h in base.h ccp.h dvi.h; do
+for h in base.h ccp.h world.h io.h scene.h output.h dvi.h; do
     [ -f "$includedir/dvi/$h" ] || fail "header $includedir/dvi/$h missing"
     # each public header must compile on its own, as C11, pedantically
     printf '#include <dvi/%s>\nint dvi_header_test_dummy;\n' "$h" >"$tmp/h_$h.c"
@@ -108,7 +108,8 @@ fi
 if command -v nm >/dev/null 2>&1; then
     nm -D --defined-only "$real" | awk '{print $NF}' >"$tmp/syms"
     for sym in dvi_ccp_solve dvi_ccp_validate dvi_ccp_evaluate dvi_solver_create dvi_solver_solve \
-        dvi_default_solver_settings dvi_inv_mass_block dvi_status_string dvi_version_string; do
+        dvi_default_solver_settings dvi_inv_mass_block dvi_status_string dvi_version_string \
+        dvi_csv_open dvi_svg_plot_csv dvi_vtk_write_frame dvi_vtk_write_pvd dvi_json_writer_open_buffer; do
         grep -qx "$sym" "$tmp/syms" || fail "public symbol $sym is not exported"
     done
     # internals are built with hidden visibility and must not be exported
@@ -186,5 +187,62 @@ if [ "$status" -ne 0 ]; then
     fail "embed_solver built against the installed copy exited with status $status"
 fi
 sed 's/^/test_install: embed_solver: /' "$tmp/run.log"
+
+# --- 7. the output writers from the installed copy -------------------------------
+# a program of an embedder: steps a world and writes the files `dvi run` writes
+cat >"$tmp/writers.c" <<'C'
+#include <dvi/dvi.h>
+#include <stdio.h>
+int main(int argc, char** argv)
+{
+    char msg[256], path[4096];
+    const char* dir = argc > 1 ? argv[1] : ".";
+    dvi_world* w;
+    if (dvi_world_create(NULL, &w) != DVI_OK) return 1;
+    dvi_body_def bd = dvi_default_body_def();
+    bd.position[2] = 1.0;
+    dvi_body_id ball;
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.radius = 0.1;
+    dvi_shape_id s;
+    if (dvi_body_create(w, &bd, &ball) != DVI_OK || dvi_shape_create(w, ball, &sd, &s) != DVI_OK) return 1;
+    const char* names[] = {"time", "ball.z"};
+    const char* units[] = {"s", "m"};
+    dvi_csv* csv;
+    snprintf(path, sizeof path, "%s/ball.csv", dir);
+    if (dvi_csv_open(&csv, path, 2, names, units, msg, sizeof msg) != 0) return fprintf(stderr, "%s\n", msg), 1;
+    double times[3];
+    for (int f = 0; f < 3; f++) {
+        for (int k = 0; k < 10; k++) dvi_world_step(w, 1e-3);
+        double p[3], row[2];
+        dvi_body_get_position(w, ball, p);
+        row[0] = dvi_world_time(w);
+        row[1] = p[2];
+        times[f] = row[0];
+        if (dvi_csv_write_row(csv, row) != 0) return 1;
+        snprintf(path, sizeof path, "%s/vtk", dir);
+        if (dvi_vtk_write_frame(w, path, f, msg, sizeof msg) != 0) return fprintf(stderr, "%s\n", msg), 1;
+    }
+    if (dvi_csv_close(csv) != 0 || dvi_vtk_write_pvd(path, 3, times, msg, sizeof msg) != 0) return 1;
+    char in[4096], out[4096];
+    snprintf(in, sizeof in, "%s/ball.csv", dir);
+    snprintf(out, sizeof out, "%s/ball.svg", dir);
+    if (dvi_svg_plot_csv(in, out, "ball", msg, sizeof msg) != 0) return fprintf(stderr, "%s\n", msg), 1;
+    dvi_world_destroy(w);
+    return 0;
+}
+C
+# shellcheck disable=SC2086
+if ! $CC $san -std=c11 -Wall -Wextra -Werror "$tmp/writers.c" -o "$tmp/writers" $cflags $libs >"$tmp/cc.log" 2>&1; then
+    cat "$tmp/cc.log" >&2
+    fail "a program calling the output writers (<dvi/output.h>) does not build against the installed copy"
+fi
+mkdir "$tmp/out"
+"$tmp/writers" "$tmp/out" >"$tmp/run.log" 2>&1 || { cat "$tmp/run.log" >&2; fail "the output writers' program failed"; }
+for f in ball.csv ball.svg vtk/bodies.pvd vtk/frames/bodies_000002.vtp; do
+    [ -s "$tmp/out/$f" ] || fail "the output writers' program wrote no $f"
+done
+[ "$(wc -l <"$tmp/out/ball.csv")" -eq 4 ] || fail "ball.csv has $(wc -l <"$tmp/out/ball.csv") lines, expected a header and 3 rows"
+echo "test_install: a program of its own wrote ball.csv, ball.svg and 3 VTK frames through <dvi/output.h>"
 echo "test_install: OK"
 exit 0
