@@ -1,6 +1,7 @@
 /* dvicontact — CCP problem: validation, inverse-mass blocks, evaluation.
  * Validation reports the first problem found, naming the place. */
 #include "ccp_work.h"
+#include "hash_rng.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -163,15 +164,6 @@ static dvi_status check_frames(const dvi_ccp_problem* p, const int32_t* brow, in
     return first_failure(p, brow, F->count, threads, 4096, check_frame, msg, n);
 }
 
-static double rnd(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
 /* Body b's block of M⁻¹: finite, non-negative diagonal, symmetric,
  * positive semidefinite; msg may be NULL. */
 static dvi_status check_body(const dvi_ccp_problem* p, int32_t b, char* msg, size_t n)
@@ -325,7 +317,7 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
         const dvi_csc* W = p->W;
         uint64_t seed = 12345;
         for (int32_t i = 0; i < p->rows; i++) {
-            y[i] = rnd(&seed);
+            y[i] = dvi_uniform_sym(&seed);
             wy[i] = 0.0;
         }
         double err = 0.0, mag = 0.0;

@@ -61,6 +61,7 @@
  * files. An existing file is replaced; a failed write removes the file.
  */
 #include "dvi/io.h"
+#include "hash_rng.h"
 
 #include "ccp_work.h"
 #include "regular_file.h"
@@ -610,16 +611,6 @@ static void csc_tmul(const csc* A, const double* x, const double* add, double* y
     }
 }
 
-/* Deterministic pseudo-random numbers in [-1, 1) (splitmix64). */
-static double rnd(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
 /* The library's symmetry test (dvi_ccp_validate's for W): A y against Aᵀ y
  * for a fixed pseudo-random y, |Ay − Aᵀy|∞ ≤ 1e-9 · max_j Σ_i |A_ij y_i|.
  * -1 when out of memory, else 1 (symmetric) or 0. */
@@ -634,7 +625,7 @@ static int passes_symmetry_test(const csc* A)
         return -1;
     }
     uint64_t seed = 12345;
-    for (int32_t k = 0; k < n; k++) y[k] = rnd(&seed);
+    for (int32_t k = 0; k < n; k++) y[k] = dvi_uniform_sym(&seed);
     csc_mul(A, y, ay);
     double err = 0.0, mag = 0.0;
     for (int32_t j = 0; j < n; j++) {

@@ -23,6 +23,7 @@
  * as a straight one does.
  */
 #include "scene_internal.h"
+#include "hash_rng.h"
 #include "world_internal.h"
 
 #include "math3.h"
@@ -341,15 +342,8 @@ static double bitsd(uint64_t u)
     memcpy(&d, &u, 8);
     return d;
 }
-static uint64_t fnv(const unsigned char* p, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211u;
-    }
-    return h;
-}
+/* FNV-1a from the seed the health state has always used. */
+static uint64_t fnv(const unsigned char* p, size_t n) { return dvi_fnv1a(1469598103934665603u, p, n); }
 
 void dvi_health_save(const model_health* h, unsigned char* out)
 {

@@ -6,6 +6,7 @@
  * printed; no global state; the cJSON tree never outlives the parse.
  */
 #include "scene_internal.h"
+#include "hash_rng.h"
 
 #include "math3.h"
 #include "regular_file.h"
@@ -102,18 +103,6 @@ void sc_map_free(sc_map* m)
     memset(m, 0, sizeof *m);
 }
 
-uint64_t sc_splitmix64(uint64_t* state)
-{
-    uint64_t z = (*state += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
-double sc_uniform01(uint64_t* state)
-{
-    return (double)(sc_splitmix64(state) >> 11) * 0x1.0p-53;
-}
 
 /* A name that may label a body, joint, material, generator or probe (a probe
  * name is a file stem): 1..SC_MAX_NAME characters from [A-Za-z0-9_.-],

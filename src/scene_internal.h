@@ -192,10 +192,6 @@ void sc_generator_site(const sc_generator* g, const double origin[3], int64_t ix
  * excluded spheres (so no sphere of the bed overlaps one). */
 bool sc_generator_excluded(const sc_generator* g, const double p[3]);
 
-/* Splitmix64 step and a uniform double in [0, 1). */
-uint64_t sc_splitmix64(uint64_t* state);
-double sc_uniform01(uint64_t* state);
-
 /* Volume (m³) and inertia about the centre, shape frame, per unit mass, of a
  * bounded solid shape; false for planes, height fields and meshes. */
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia_per_mass[9]);

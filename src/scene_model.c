@@ -6,6 +6,7 @@
  * once the model is built.
  */
 #include "scene_internal.h"
+#include "hash_rng.h"
 #include "world_internal.h"
 
 #include "math3.h"
@@ -451,9 +452,9 @@ static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* ms
             sc_generator_site(g, origin, ix, iy, iz, bd.position);
             if (g->exclude_count == 0 || !sc_generator_excluded(g, bd.position)) break;
         }
-        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * sc_uniform01(&rng) : g->rmin;
+        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * dvi_uniform01(&rng) : g->rmin;
         if (g->jitter > 0.0)
-            for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * sc_uniform01(&rng) - 1.0);
+            for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * dvi_uniform01(&rng) - 1.0);
         bd.mass = g->density * 4.0 / 3.0 * pi * r * r * r;
         double I = 0.4 * bd.mass * r * r;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
@@ -1112,15 +1113,8 @@ static size_t probe_state_size(const dvi_model* m)
     return n ? n + 8 : 0; /* and its checksum */
 }
 
-static uint64_t fnv64(const unsigned char* p, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= 1099511628211u;
-    }
-    return h;
-}
+/* FNV-1a from the seed the model's state files have always used. */
+static uint64_t fnv64(const unsigned char* p, size_t n) { return dvi_fnv1a(1469598103934665603u, p, n); }
 
 dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
 {

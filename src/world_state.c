@@ -69,6 +69,7 @@
  * restored as they were, whatever their value.
  */
 #include "dem.h"
+#include "hash_rng.h"
 #include "world_internal.h"
 #include "math3.h"
 #include "bytes_le.h"
@@ -85,19 +86,9 @@ _Static_assert(DVI_JOINT_MAX_ROWS == 7, "state format 2 stores 7 rows per joint:
 #define STATE_BOM 0x01020304u
 #define HEADER_SIZE 64u
 #define CHECKSUM_AT 56u
-#define FNV_OFFSET 0xcbf29ce484222325ull
-#define FNV_PRIME 0x100000001b3ull
 
 /* ---- hashing ------------------------------------------------------------------- */
 
-static uint64_t fnv_bytes(uint64_t h, const uint8_t* p, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        h ^= p[i];
-        h *= FNV_PRIME;
-    }
-    return h;
-}
 
 static uint64_t f64_bits(double x)
 {
@@ -117,7 +108,7 @@ static uint64_t fnv_u64(uint64_t h, uint64_t v)
 {
     for (int k = 0; k < 8; k++) {
         h ^= (uint8_t)(v >> (8 * k));
-        h *= FNV_PRIME;
+        h *= DVI_FNV_PRIME;
     }
     return h;
 }
@@ -127,7 +118,7 @@ static uint64_t fnv_i32(uint64_t h, int32_t v)
     uint32_t u = (uint32_t)v;
     for (int k = 0; k < 4; k++) {
         h ^= (uint8_t)(u >> (8 * k));
-        h *= FNV_PRIME;
+        h *= DVI_FNV_PRIME;
     }
     return h;
 }
@@ -140,7 +131,7 @@ static uint64_t fnv_f64s(uint64_t h, const double* a, size_t n)
 
 static uint64_t settings_hash(const dvi_world* w)
 {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = DVI_FNV_OFFSET;
     h = fnv_f64s(h, w->def.gravity, 3);
     h = fnv_u64(h, f64_bits(w->def.collision_envelope));
     h = fnv_u64(h, f64_bits(w->def.contact_recovery_speed));
@@ -164,7 +155,7 @@ static uint64_t settings_hash(const dvi_world* w)
 
 static uint64_t body_hash(const dvi_body* b)
 {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = DVI_FNV_OFFSET;
     h = fnv_i32(h, (int32_t)b->type);
     h = fnv_u64(h, f64_bits(b->mass));
     h = fnv_f64s(h, b->inertia, 9);
@@ -176,7 +167,7 @@ static uint64_t body_hash(const dvi_body* b)
 static uint64_t shape_hash(const dvi_world* w, int32_t i)
 {
     const dvi_shape* s = &w->shapes[i];
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = DVI_FNV_OFFSET;
     h = fnv_i32(h, s->body);
     h = fnv_i32(h, (int32_t)s->type);
     h = fnv_u64(h, f64_bits(s->radius));
@@ -221,7 +212,7 @@ static uint64_t shape_hash(const dvi_world* w, int32_t i)
 
 static uint64_t joint_hash(const dvi_joint* j)
 {
-    uint64_t h = FNV_OFFSET;
+    uint64_t h = DVI_FNV_OFFSET;
     h = fnv_i32(h, (int32_t)j->type);
     h = fnv_i32(h, j->a);
     h = fnv_i32(h, j->b);
@@ -403,7 +394,7 @@ dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t
 
     /* the fingerprint: hash of the structure hashes just written */
     size_t nobj = (size_t)w->body_count + (size_t)w->shape_count + (size_t)w->joint_count;
-    uint64_t fp = fnv_u64(FNV_OFFSET, settings_hash(w));
+    uint64_t fp = fnv_u64(DVI_FNV_OFFSET, settings_hash(w));
     for (size_t i = 0; i < nobj; i++) {
         uint64_t v = 0;
         for (int k = 0; k < 8; k++) v |= (uint64_t)p[HEADER_SIZE + 8 + 8 * i + (size_t)k] << (8 * k);
@@ -423,7 +414,7 @@ dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t
     put_u32(&h, (uint32_t)w->joint_count);
     put_u32(&h, 0);
     put_u64(&h, fp);
-    uint64_t sum = fnv_bytes(fnv_bytes(FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, payload);
+    uint64_t sum = dvi_fnv1a(dvi_fnv1a(DVI_FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, payload);
     put_u64(&h, sum);
     *data = base;
     *size = HEADER_SIZE + payload;
@@ -785,7 +776,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
         return dvi_world_error(w, DVI_ERR_PARSE, "state: %zu bytes, the header announces %llu", size,
                                (unsigned long long)payload + HEADER_SIZE);
     }
-    uint64_t sum = fnv_bytes(fnv_bytes(FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, (size_t)payload);
+    uint64_t sum = dvi_fnv1a(dvi_fnv1a(DVI_FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, (size_t)payload);
     if (sum != rd_u64_at(p, CHECKSUM_AT))
         return dvi_world_error(w, DVI_ERR_PARSE, "state: checksum mismatch (damaged data)");
 
@@ -798,7 +789,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     rbuf r = {p + HEADER_SIZE, (size_t)payload, 0, false};
     if (!need(&r, 8 * (nobj + 1))) return damaged(w, "payload too short for the structure", -1, NULL);
     uint64_t saved_settings = get_u64(&r);
-    uint64_t fp = fnv_u64(FNV_OFFSET, saved_settings);
+    uint64_t fp = fnv_u64(DVI_FNV_OFFSET, saved_settings);
     for (size_t i = 0; i < nobj; i++) fp = fnv_u64(fp, rd_u64_at(r.p, 8 + 8 * i));
     if (fp != rd_u64_at(p, 48)) return damaged(w, "fingerprint does not match the structure hashes", -1, NULL);
     if (saved_settings != settings_hash(w))
