@@ -17,7 +17,9 @@
 #     and `dvi check` accepts an installed scene;
 #   - no installed file carries a path of the source or build tree;
 # and finally compiles examples/embed_solver.c with
-#   cc embed_solver.c $(pkg-config --cflags --libs dvicontact)
+#   cc embed_solver.c $(pkg-config --cflags --libs dvicontact-ccp)
+# (the solver layer alone, whose library needs only libc, libm, OpenMP and
+# BLAS/LAPACK), and a program that writes files through <dvi/output.h>,
 # against the staged copy only and runs it. Exit 0 on success; otherwise a message
 # on stderr and a non-zero status. The staging directory is always removed.
 set -eu
@@ -155,7 +157,32 @@ while IFS= read -r f; do
 done <"$tmp/files"
 echo "test_install: no installed file carries a path of the source or build tree ($(wc -l <"$tmp/files") files)"
 
-# --- 6. the embedding example against the installed copy -----------------------
+# --- 6. the solver layer alone, and the embedding example against it ------------
+# libdvicontact-ccp: its own .pc, and it needs nothing but libc, libm, OpenMP
+# and BLAS/LAPACK (with their Fortran runtime): no HDF5, cJSON or CHOLMOD
+pkg-config --exists dvicontact-ccp || fail "dvicontact-ccp.pc was not installed"
+ccp_cflags=$(pkg-config --cflags dvicontact-ccp)
+ccp_libs=$(pkg-config --libs dvicontact-ccp)
+case $ccp_libs in *-ldvicontact-ccp*) ;; *) fail "dvicontact-ccp.pc Libs does not link -ldvicontact-ccp: $ccp_libs" ;; esac
+ccp_real=$libdir/libdvicontact-ccp.so.0.1.0
+[ -f "$ccp_real" ] || fail "$ccp_real missing"
+if command -v ldd >/dev/null 2>&1; then
+    extra=$(ldd "$ccp_real" | awk '{print $1}' | sed 's|.*/||; s/\.so.*//' |
+        grep -Ev '^(linux-vdso|ld-linux.*|libc|libm|libgomp|libopenblas|liblapacke|liblapack|libblas|libtmglib|libgfortran|libquadmath|libgcc_s|libasan|libubsan|libstdc\+\+)$' || true)
+    [ -z "$extra" ] || fail "libdvicontact-ccp needs more than libc, libm, OpenMP and BLAS/LAPACK: $(echo "$extra" | tr '\n' ' ')"
+    echo "test_install: libdvicontact-ccp needs $(ldd "$ccp_real" | wc -l) libraries: $(ldd "$ccp_real" | awk '{print $1}' | tr '\n' ' ')"
+fi
+if command -v nm >/dev/null 2>&1; then
+    nm -D --defined-only "$ccp_real" | awk '{print $NF}' >"$tmp/ccp_syms"
+    for sym in dvi_ccp_solve dvi_solver_create dvi_solver_solve dvi_solver_record_history; do
+        grep -qx "$sym" "$tmp/ccp_syms" || fail "libdvicontact-ccp does not export $sym"
+    done
+    for sym in dvi_world_create dvi_scene_load dvi_csv_open dvi_fclib_read; do
+        if grep -qx "$sym" "$tmp/ccp_syms"; then fail "libdvicontact-ccp exports $sym, which is not of the solver layer"; fi
+    done
+fi
+cflags=$ccp_cflags
+libs=$ccp_libs
 example=$src/examples/embed_solver.c
 [ -f "$example" ] || fail "$example not found"
 # a sanitizer build (-Db_sanitize=...) installs a library that needs the
@@ -170,15 +197,18 @@ if ! $CC $san "$example" -o "$tmp/embed_solver" $cflags $libs >"$tmp/cc.log" 2>&
     cat "$tmp/cc.log" >&2
     fail "examples/embed_solver.c does not build with: $CC embed_solver.c $cflags $libs"
 fi
+cflags=$(pkg-config --cflags dvicontact)
+libs=$(pkg-config --libs dvicontact)
 # make sure the installed copy (and not the build tree) is what gets loaded
 LD_LIBRARY_PATH=$libdir
 export LD_LIBRARY_PATH
 if command -v ldd >/dev/null 2>&1; then
-    resolved=$(ldd "$tmp/embed_solver" | sed -n 's/.*libdvicontact\.so\.0 => \([^ ]*\).*/\1/p')
+    resolved=$(ldd "$tmp/embed_solver" | sed -n 's/.*libdvicontact-ccp\.so\.0 => \([^ ]*\).*/\1/p')
     case $resolved in
     "$libdir"/*) ;;
-    *) fail "embed_solver loads libdvicontact.so.0 from '$resolved', not from the staged $libdir" ;;
+    *) fail "embed_solver loads libdvicontact-ccp.so.0 from '$resolved', not from the staged $libdir" ;;
     esac
+    if ldd "$tmp/embed_solver" | grep -q 'libdvicontact\.so'; then fail "embed_solver links the full library, not the solver layer alone"; fi
 fi
 status=0
 "$tmp/embed_solver" >"$tmp/run.log" 2>&1 || status=$?
