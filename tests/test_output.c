@@ -5,6 +5,7 @@
  * writer parsed back with cJSON. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -20,6 +21,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#ifdef DVI_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #include "dvi/world.h"
 #include <dvi/output.h>
@@ -1290,6 +1294,77 @@ static unsigned char* base64_decode(const char* text, size_t* n)
     return out;
 }
 
+static uint64_t le64(const unsigned char* p)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+/* The bytes of a binary DataArray, as 8 bytes of header then the data (the
+ * layout of an uncompressed one): uncompressed, base64 of a UInt64 byte count
+ * and the bytes; compressed (vtkZLibDataCompressor), base64 of the header
+ * [blocks, block size, last block size, compressed sizes…] and then base64
+ * of the deflated blocks. *bytes: the data's length; *nb: 8 + *bytes. */
+static unsigned char* vtk_binary_decode(const char* text, bool compressed, size_t* nb, uint64_t* bytes)
+{
+    if (!compressed) {
+        unsigned char* raw = base64_decode(text, nb);
+        assert_non_null(raw);
+        assert_true(*nb >= 8);
+        *bytes = le64(raw);
+        assert_true(*bytes == *nb - 8);
+        return raw;
+    }
+#ifndef DVI_HAVE_ZLIB
+    fail_msg("compressed VTK array, but the test was built without zlib");
+    return NULL;
+#else
+    while (is_ws(*text)) text++;
+    /* the header's first three words are 24 bytes: 32 base64 characters */
+    char first[33];
+    memcpy(first, text, 32);
+    first[32] = '\0';
+    size_t n0 = 0;
+    unsigned char* h0 = base64_decode(first, &n0);
+    assert_int_equal(n0, 24);
+    const uint64_t blocks = le64(h0), block = le64(h0 + 8), last = le64(h0 + 16);
+    free(h0);
+    assert_true(block > 0 && blocks < 1000000 && last < block);
+    const size_t hlen = (size_t)((24 + 8 * blocks + 2) / 3 * 4);
+    char* htext = malloc(hlen + 1);
+    memcpy(htext, text, hlen);
+    htext[hlen] = '\0';
+    size_t hn = 0;
+    unsigned char* hdr = base64_decode(htext, &hn);
+    free(htext);
+    assert_int_equal(hn, 24 + 8 * blocks);
+    size_t zn = 0;
+    unsigned char* z = base64_decode(text + hlen, &zn);
+    assert_non_null(z);
+    const uint64_t total = blocks == 0 ? 0 : (last ? (blocks - 1) * block + last : blocks * block);
+    unsigned char* out = malloc((size_t)total + 8);
+    for (int k = 0; k < 8; k++) out[k] = (unsigned char)(total >> (8 * k));
+    size_t at = 0, o = 8;
+    for (uint64_t k = 0; k < blocks; k++) {
+        const uint64_t csize = le64(hdr + 24 + 8 * k);
+        const uint64_t want = k + 1 == blocks && last ? last : block;
+        assert_true(at + csize <= zn);
+        uLongf got = (uLongf)want;
+        assert_int_equal(uncompress(out + o, &got, z + at, (uLong)csize), Z_OK);
+        assert_true(got == want);
+        at += csize;
+        o += want;
+    }
+    assert_true(at == zn);
+    free(z);
+    free(hdr);
+    *bytes = total;
+    *nb = (size_t)total + 8;
+    return out;
+#endif
+}
+
 /* Reads a DataArray named `name` under section (PointData, Points, Verts) of
  * the Piece; fails if missing or if its values do not parse. */
 static vtk_array_data vtk_get(const xnode* piece, const char* section, const char* name)
@@ -1303,14 +1378,13 @@ static vtk_array_data vtk_get(const xnode* piece, const char* section, const cha
         xnode* a = arrays.v[i];
         d.type = xattr(a, "type");
         d.comps = xattr(a, "NumberOfComponents") ? (int)xattr_num(a, "NumberOfComponents") : 1;
-        if (strcmp(xattr(a, "format"), "binary") == 0) { /* base64: UInt64 byte count, then the values */
+        if (strcmp(xattr(a, "format"), "binary") == 0) {
+            const xnode* root = a;
+            while (root->parent) root = root->parent;
+            assert_string_equal(xattr(root, "header_type"), "UInt64");
             size_t nb = 0;
-            unsigned char* raw = base64_decode(a->text, &nb);
-            assert_non_null(raw);
-            assert_true(nb >= 8);
             uint64_t bytes = 0;
-            for (int k = 0; k < 8; k++) bytes |= (uint64_t)raw[k] << (8 * k);
-            assert_true(bytes == nb - 8);
+            unsigned char* raw = vtk_binary_decode(a->text, xattr(root, "compressor") != NULL, &nb, &bytes);
             const size_t w = strcmp(d.type, "Int32") == 0 ? 4 : 8;
             assert_int_equal(bytes % w, 0);
             const int n = (int)(bytes / w);
