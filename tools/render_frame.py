@@ -12,7 +12,8 @@ zlib-compressed or ASCII; docs/outputs.md) with the standard library only,
 and draws an orthographic view from azimuth AZ and elevation EL (degrees;
 default -60,25: from the front left, above): the sphere bodies as shaded
 circles, the triangles of the other shapes shaded by their normal, back to
-front (painter's algorithm), with the back faces of closed shapes left out.
+front (painter's algorithm), with the back faces of closed shapes left out
+(fixed sphere bodies in grey, the others in sand).
 --crop keeps the spheres whose centres lie in the box and clips the
 triangles to it. Large triangles (the ground) are split until their edges
 are shorter than --max-edge (default: a twentieth of the picture's extent;
@@ -158,9 +159,10 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
     light = tuple(x / ln for x in light)
 
     pts, pd, _, _ = read_vtp(frame_path(vtk_dir, "bodies", frame))
-    spheres = [(p, r) for p, r in zip(pts, pd.get("glyph_radius", [0.0] * len(pts))) if r > 0]
+    fixed = [t == 1 for t in pd.get("body_type", [0] * len(pts))]
+    spheres = [(p, r, f) for p, r, f in zip(pts, pd.get("glyph_radius", [0.0] * len(pts)), fixed) if r > 0]
     if crop:
-        spheres = [(p, r) for p, r in spheres if all(crop[2 * k] <= p[k] <= crop[2 * k + 1] for k in range(3))]
+        spheres = [s for s in spheres if all(crop[2 * k] <= s[0][k] <= crop[2 * k + 1] for k in range(3))]
     surfaces = []  # (triangle points, shape type, colour)
     for path, rgb in ((os.path.join(vtk_dir, "static.vtp"), (178, 170, 156)),
                       (frame_path(vtk_dir, "shapes", frame), (112, 134, 168))):
@@ -188,8 +190,8 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
                 continue
         polys.append((poly, n if facing >= 0 else tuple(-x for x in n), rgb))
     if max_edge is None:
-        lo = [min([p[k] for p, _ in spheres] + [q[k] for poly, _, _ in polys for q in poly] + [0]) for k in range(3)]
-        hi = [max([p[k] for p, _ in spheres] + [q[k] for poly, _, _ in polys for q in poly] + [0]) for k in range(3)]
+        lo = [min([s[0][k] for s in spheres] + [q[k] for poly, _, _ in polys for q in poly] + [0]) for k in range(3)]
+        hi = [max([s[0][k] for s in spheres] + [q[k] for poly, _, _ in polys for q in poly] + [0]) for k in range(3)]
         max_edge = math.sqrt(sum((hi[k] - lo[k]) ** 2 for k in range(3))) / 20
     items = []  # (depth, kind, data)
     for poly, n, rgb in polys:
@@ -204,8 +206,8 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
         for piece in pieces:
             c = tuple(sum(q[k] for q in piece) / len(piece) for k in range(3))
             items.append((dot(c, d), 1, (piece, fill)))
-    for p, r in spheres:
-        items.append((dot(p, d), 0, (p, r)))
+    for p, r, f in spheres:
+        items.append((dot(p, d), 0, (p, r, f)))
     items.sort(key=lambda it: (it[0], it[1]))
 
     def proj(p):
@@ -239,7 +241,10 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
                                                                       len(items) - nsph),
            '<defs><radialGradient id="grain" cx="0.38" cy="0.35" r="0.7">'
            '<stop offset="0" stop-color="#f3dfb4"/><stop offset="0.6" stop-color="#c9a263"/>'
-           '<stop offset="1" stop-color="#8a6a36"/></radialGradient></defs>',
+           '<stop offset="1" stop-color="#8a6a36"/></radialGradient>'
+           '<radialGradient id="fixed" cx="0.38" cy="0.35" r="0.7">'
+           '<stop offset="0" stop-color="#e8e4dc"/><stop offset="0.6" stop-color="#b2aa9c"/>'
+           '<stop offset="1" stop-color="#6e685e"/></radialGradient></defs>',
            '<rect width="100%" height="100%" fill="#ffffff"/>']
     if title:
         out.append('<text x="%d" y="20" font-family="sans-serif" font-size="14">%s</text>' % (
@@ -247,9 +252,10 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
     out.append('<g stroke-linejoin="round">')
     for _, kind, data in items:
         if kind == 0:
-            p, r = data
+            p, r, f = data
             c = px(p).split(",")
-            out.append('<circle cx="%s" cy="%s" r="%.1f" fill="url(#grain)"/>' % (c[0], c[1], max(r * scale, 0.3)))
+            out.append('<circle cx="%s" cy="%s" r="%.1f" fill="url(#%s)"/>' % (c[0], c[1], max(r * scale, 0.3),
+                                                                            "fixed" if f else "grain"))
         else:
             poly, fill = data
             out.append('<polygon points="%s" fill="%s" stroke="%s" stroke-width="0.4"/>' % (
