@@ -56,6 +56,9 @@ def main():
         check("stack split circles", c, 3)
         if p <= 2:
             failures.append("stack split: %d polygons, expected more than 2" % p)
+        # the fixed plane translucent: its two polygons carry the opacity
+        text = picture("stack", "--max-edge", "0", "--static-opacity", "0.5")[2]
+        check("translucent plane", text.count('fill-opacity="0.50"'), 2)
         # a box on a plane, seen from (-60°, 25°): its +x, -y and +z faces
         # (2 triangles each) and the plane's 2 triangles; no circle
         run("sliding_box.json", "box", "--duration", "0.001")

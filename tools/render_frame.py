@@ -3,7 +3,7 @@
 
     python3 tools/render_frame.py out/NAME/vtk --out frame.svg
         [--frame N|last] [--view=AZ,EL] [--crop=XMIN,XMAX,YMIN,YMAX,ZMIN,ZMAX]
-        [--width PX] [--max-edge M] [--title TEXT]
+        [--width PX] [--max-edge M] [--title TEXT] [--static-opacity A]
 
 (write --view=… and --crop=… with "=": their values may start with a minus.)
 
@@ -18,6 +18,8 @@ front (painter's algorithm), with the back faces of closed shapes left out
 triangles to it. Large triangles (the ground) are split until their edges
 are shorter than --max-edge (default: a twentieth of the picture's extent;
 0: never) so that they sort correctly against the grains on them.
+--static-opacity below 1 draws the fixed geometry translucent (a bin's
+walls over the grains inside).
 """
 import argparse
 import base64
@@ -147,7 +149,7 @@ def colour(rgb, shade):
     return "#%02x%02x%02x" % tuple(max(0, min(255, int(round(c * shade)))) for c in rgb)
 
 
-def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=None, title=None):
+def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=None, title=None, static_opacity=1.0):
     az, el = math.radians(view[0]), math.radians(view[1])
     d = (math.cos(el) * math.cos(az), math.cos(el) * math.sin(az), math.sin(el))  # towards the viewer
     right = (-math.sin(az), math.cos(az), 0.0)
@@ -164,14 +166,14 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
     if crop:
         spheres = [s for s in spheres if all(crop[2 * k] <= s[0][k] <= crop[2 * k + 1] for k in range(3))]
     surfaces = []  # (triangle points, shape type, colour)
-    for path, rgb in ((os.path.join(vtk_dir, "static.vtp"), (178, 170, 156)),
-                      (frame_path(vtk_dir, "shapes", frame), (112, 134, 168))):
+    for path, rgb, opacity in ((os.path.join(vtk_dir, "static.vtp"), (178, 170, 156), static_opacity),
+                               (frame_path(vtk_dir, "shapes", frame), (112, 134, 168), 1.0)):
         if not os.path.exists(path):
             continue
         spts, _, cd, tris = read_vtp(path)
         types = cd.get("shape_type", [0] * len(tris))
         for t, st in zip(tris, types):
-            surfaces.append(([spts[i] for i in t], st, rgb))
+            surfaces.append(([spts[i] for i in t], st, (rgb, opacity)))
 
     # clip, cull, split
     polys = []
@@ -196,7 +198,7 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
     items = []  # (depth, kind, data)
     for poly, n, rgb in polys:
         shade = 0.45 + 0.55 * max(0.0, dot(n, light))
-        fill = colour(rgb, shade)
+        fill = (colour(rgb[0], shade), rgb[1])
         pieces = []
         if max_edge > 0:
             for i in range(1, len(poly) - 1):
@@ -257,9 +259,13 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
             out.append('<circle cx="%s" cy="%s" r="%.1f" fill="url(#%s)"/>' % (c[0], c[1], max(r * scale, 0.3),
                                                                             "fixed" if f else "grain"))
         else:
-            poly, fill = data
-            out.append('<polygon points="%s" fill="%s" stroke="%s" stroke-width="0.4"/>' % (
-                " ".join(px(q) for q in poly), fill, fill))
+            poly, (fill, opacity) = data
+            if opacity >= 1:
+                out.append('<polygon points="%s" fill="%s" stroke="%s" stroke-width="0.4"/>' % (
+                    " ".join(px(q) for q in poly), fill, fill))
+            else:
+                out.append('<polygon points="%s" fill="%s" fill-opacity="%.2f"/>' % (
+                    " ".join(px(q) for q in poly), fill, opacity))
     out.append("</g>\n</svg>\n")
     return "\n".join(out)
 
@@ -274,6 +280,8 @@ def main():
     ap.add_argument("--width", type=int, default=1000, help="picture width in px (default 1000)")
     ap.add_argument("--max-edge", type=float, default=None, help="split triangles longer than this (m; 0: never)")
     ap.add_argument("--title", help="a caption at the top")
+    ap.add_argument("--static-opacity", type=float, default=1.0,
+                    help="opacity of the fixed geometry, to see into a bin (default 1)")
     a = ap.parse_args()
     vtk_dir = a.vtk_dir
     if not os.path.exists(os.path.join(vtk_dir, "bodies.pvd")) and os.path.isdir(os.path.join(vtk_dir, "vtk")):
@@ -283,7 +291,7 @@ def main():
     crop = tuple(float(x) for x in a.crop.split(",")) if a.crop else None
     if len(view) != 2 or (crop and len(crop) != 6):
         sys.exit("render_frame: --view takes 2 numbers, --crop 6")
-    svg = render(vtk_dir, frame, view, crop, a.width, a.max_edge, a.title)
+    svg = render(vtk_dir, frame, view, crop, a.width, a.max_edge, a.title, a.static_opacity)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         f.write(svg)

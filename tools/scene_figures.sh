@@ -24,7 +24,7 @@ for fig in "$@"; do
         ;;
     pour)
         "$DVI" run examples/scenes/pour_bin.json --vtk-every 200 --out out/figures/pour --quiet
-        python3 tools/render_frame.py out/figures/pour/vtk --frame last --view=-60,40 --width 1000 \
+        python3 tools/render_frame.py out/figures/pour/vtk --frame last --view=-60,40 --static-opacity 0.4 --width 1000 \
             --title "pour_bin: the last frame" --out docs/figures/vtk_pour_bin.svg
         ;;
     *)
