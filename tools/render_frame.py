@@ -19,7 +19,8 @@ triangles to it. Large triangles (the ground) are split until their edges
 are shorter than --max-edge (default: a twentieth of the picture's extent;
 0: never) so that they sort correctly against the grains on them.
 --static-opacity below 1 draws the fixed geometry translucent (a bin's
-walls over the grains inside).
+walls over the grains inside). Without --crop, planes are clipped to the box
+of everything else, enlarged by 15 % of its diagonal.
 """
 import argparse
 import base64
@@ -175,6 +176,17 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
         for t, st in zip(tris, types):
             surfaces.append(([spts[i] for i in t], st, (rgb, opacity)))
 
+    # without --crop, planes (drawn by the writer as squares larger than the
+    # scene) are clipped to the box of everything else, enlarged by 15 % of its diagonal
+    plane_box = crop
+    if not crop and any(st == 5 for _, st, _ in surfaces):
+        near = [s[0] for s in spheres] + [q for poly, st, _ in surfaces if st != 5 for q in poly]
+        if near:
+            lo = [min(q[k] for q in near) for k in range(3)]
+            hi = [max(q[k] for q in near) for k in range(3)]
+            m = 0.15 * math.sqrt(sum((hi[k] - lo[k]) ** 2 for k in range(3))) + max([s[1] for s in spheres] + [0])
+            plane_box = tuple(v for k in range(3) for v in (lo[k] - m, hi[k] + m))
+
     # clip, cull, split
     polys = []
     for poly, st, rgb in surfaces:
@@ -186,8 +198,9 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
         facing = dot(n, d)
         if st in CLOSED and facing <= 0:
             continue
-        if crop:
-            poly = clip(poly, crop)
+        box = plane_box if st == 5 else crop
+        if box:
+            poly = clip(poly, box)
             if len(poly) < 3:
                 continue
         polys.append((poly, n if facing >= 0 else tuple(-x for x in n), rgb))
