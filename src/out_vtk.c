@@ -15,6 +15,56 @@
 
 /* ==== VTK ================================================================ */
 
+#ifdef DVI_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+/* Compressed arrays: blocks of this many bytes, each deflated on its own
+ * (VTK's vtkZLibDataCompressor). */
+#define VTK_BLOCK 32768
+#define VTK_ZLEVEL 1
+
+/* Tessellation (documented in docs/outputs.md): segments around a
+ * cylinder, capsule or sphere, and latitude steps over a half sphere. */
+#define VTK_SEG 24
+#define VTK_HALF 6
+
+static const double vtk_pi = 3.14159265358979323846;
+
+/* One file being written: the text, the format, and scratch buffers reused
+ * by every array of the file. */
+typedef struct vtk_out {
+    out_sbuf b;
+    bool ascii, compress;
+    unsigned char* raw;
+    size_t raw_cap;
+    unsigned char* z;
+    size_t z_cap;
+} vtk_out;
+
+static void* vo_grow(vtk_out* o, unsigned char** p, size_t* cap, size_t bytes)
+{
+    if (bytes <= *cap && *p) return *p;
+    size_t c = *cap ? *cap : 4096;
+    while (c < bytes) c *= 2;
+    unsigned char* t = realloc(*p, c);
+    if (!t) {
+        o->b.failed = 1;
+        return NULL;
+    }
+    *p = t;
+    *cap = c;
+    return t;
+}
+
+static void vo_free(vtk_out* o)
+{
+    out_sb_free(&o->b);
+    free(o->raw);
+    free(o->z);
+    memset(o, 0, sizeof *o);
+}
+
 static void sb_num(out_sbuf* b, double v)
 {
     char t[32];
@@ -26,134 +76,555 @@ static void sb_num(out_sbuf* b, double v)
 static void sb_base64(out_sbuf* b, const unsigned char* d, size_t n)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char q[4];
+    if (out_sb_reserve(b, (n + 2) / 3 * 4)) return;
+    char* q = b->data + b->len;
     for (size_t i = 0; i < n; i += 3) {
         const unsigned v = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0u) |
                            (i + 2 < n ? (unsigned)d[i + 2] : 0u);
-        q[0] = tab[v >> 18 & 63];
-        q[1] = tab[v >> 12 & 63];
-        q[2] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-        q[3] = i + 2 < n ? tab[v & 63] : '=';
-        out_sb_putn(b, q, 4);
+        *q++ = tab[v >> 18 & 63];
+        *q++ = tab[v >> 12 & 63];
+        *q++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
+        *q++ = i + 2 < n ? tab[v & 63] : '=';
     }
+    b->len = (size_t)(q - b->data);
+    b->data[b->len] = '\0';
 }
 
-/* The body of a binary DataArray: base64 of a UInt64 byte count (the
- * header_type of the file) and the values, little-endian, as VTK reads
- * format="binary" without a compressor. */
-static void vtk_binary_body(out_sbuf* b, const void* data, size_t bytes)
+static void put_u64(unsigned char* p, uint64_t v)
 {
-    unsigned char* t = malloc(bytes + 8);
-    if (!t) {
-        b->failed = 1;
+    for (int k = 0; k < 8; k++) p[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* The body of a binary DataArray holding `bytes` bytes at o->raw (the
+ * machine is little-endian: byte_order in the file). Without compression:
+ * base64 of a UInt64 byte count and the bytes. Compressed (vtkZLibDataCompressor,
+ * header_type UInt64): base64 of the header [blocks, block size, size of the
+ * last block (0: full), compressed size of each block], then base64 of the
+ * deflated blocks one after another. */
+static void vo_binary_body(vtk_out* o, size_t bytes)
+{
+    out_sb_puts(&o->b, "          ");
+#ifdef DVI_HAVE_ZLIB
+    if (o->compress) {
+        const size_t nb = (bytes + VTK_BLOCK - 1) / VTK_BLOCK;
+        const size_t bound = compressBound(VTK_BLOCK);
+        unsigned char* z = vo_grow(o, &o->z, &o->z_cap, (3 + nb) * 8 + nb * bound + 1);
+        if (!z) return;
+        unsigned char* data = z + (3 + nb) * 8;
+        size_t at = 0;
+        put_u64(z, nb);
+        put_u64(z + 8, VTK_BLOCK);
+        put_u64(z + 16, bytes % VTK_BLOCK);
+        for (size_t k = 0; k < nb; k++) {
+            const size_t n = k + 1 < nb || bytes % VTK_BLOCK == 0 ? VTK_BLOCK : bytes % VTK_BLOCK;
+            uLongf len = (uLongf)bound;
+            if (compress2(data + at, &len, o->raw + k * VTK_BLOCK, (uLong)n, VTK_ZLEVEL) != Z_OK) {
+                o->b.failed = 1;
+                return;
+            }
+            put_u64(z + (3 + k) * 8, (uint64_t)len);
+            at += len;
+        }
+        sb_base64(&o->b, z, (3 + nb) * 8);
+        sb_base64(&o->b, data, at);
+        out_sb_putn(&o->b, "\n", 1);
         return;
     }
-    uint64_t h = (uint64_t)bytes;
-    for (int k = 0; k < 8; k++) t[k] = (unsigned char)(h >> (8 * k));
-    memcpy(t + 8, data, bytes); /* the machine is little-endian (byte_order in the file) */
-    out_sb_puts(b, "          ");
-    sb_base64(b, t, bytes + 8);
-    out_sb_putn(b, "\n", 1);
-    free(t);
+#endif
+    unsigned char h[8];
+    put_u64(h, (uint64_t)bytes);
+    /* one base64 stream: the count and the data, as VTK reads them */
+    unsigned char* t = vo_grow(o, &o->z, &o->z_cap, bytes + 8);
+    if (!t) return;
+    memcpy(t, h, 8);
+    memcpy(t + 8, o->raw, bytes);
+    sb_base64(&o->b, t, bytes + 8);
+    out_sb_putn(&o->b, "\n", 1);
 }
 
-/* Writes a Float64 DataArray of count tuples × comps from data[count*stride]
- * starting at offset (values at data[i*stride + offset + c]), as text
- * (ascii) or base64 of the doubles themselves. */
-static void vtk_array(out_sbuf* b, const char* name, int comps, const double* data, int count, int stride, int offset,
-                      bool ascii)
+static void vo_begin(vtk_out* o, const char* type, const char* name, int comps)
 {
-    out_sb_printf(b, "        <DataArray type=\"Float64\" Name=\"%s\"", name);
-    if (comps > 1) out_sb_printf(b, " NumberOfComponents=\"%d\"", comps);
-    out_sb_printf(b, " format=\"%s\">\n", ascii ? "ascii" : "binary");
-    if (!ascii) {
-        const size_t nv = (size_t)count * (size_t)comps;
-        double* v = malloc((nv ? nv : 1) * sizeof *v);
-        if (!v) {
-            b->failed = 1;
-            return;
-        }
-        for (int i = 0; i < count; i++)
-            for (int c = 0; c < comps; c++)
-                v[(size_t)i * comps + c] = data[(size_t)i * (size_t)stride + (size_t)offset + (size_t)c];
-        vtk_binary_body(b, v, nv * sizeof *v);
-        free(v);
+    out_sb_printf(&o->b, "        <DataArray type=\"%s\" Name=\"%s\"", type, name);
+    if (comps > 1) out_sb_printf(&o->b, " NumberOfComponents=\"%d\"", comps);
+    out_sb_printf(&o->b, " format=\"%s\">\n", o->ascii ? "ascii" : "binary");
+}
+
+static void vo_end(vtk_out* o) { out_sb_puts(&o->b, "        </DataArray>\n"); }
+
+/* A Float64 DataArray of count tuples × comps from data[count*stride]
+ * starting at offset (values at data[i*stride + offset + c]), as text (one
+ * tuple a line, "%.10g") or binary (the doubles themselves). */
+static void vtk_f64(vtk_out* o, const char* name, int comps, const double* data, size_t count, size_t stride,
+                    size_t offset)
+{
+    vo_begin(o, "Float64", name, comps);
+    if (!o->ascii) {
+        const size_t nv = count * (size_t)comps;
+        double* v = vo_grow(o, &o->raw, &o->raw_cap, nv * sizeof *v + 8);
+        if (!v) return;
+        for (size_t i = 0; i < count; i++)
+            for (int c = 0; c < comps; c++) v[i * (size_t)comps + (size_t)c] = data[i * stride + offset + (size_t)c];
+        vo_binary_body(o, nv * sizeof *v);
     } else {
-        for (int i = 0; i < count; i++) {
-            out_sb_puts(b, "          ");
+        for (size_t i = 0; i < count; i++) {
+            out_sb_puts(&o->b, "          ");
             for (int c = 0; c < comps; c++) {
-                if (c) out_sb_putn(b, " ", 1);
-                sb_num(b, data[(size_t)i * (size_t)stride + (size_t)offset + (size_t)c]);
+                if (c) out_sb_putn(&o->b, " ", 1);
+                sb_num(&o->b, data[i * stride + offset + (size_t)c]);
             }
-            out_sb_putn(b, "\n", 1);
+            out_sb_putn(&o->b, "\n", 1);
         }
     }
-    out_sb_puts(b, "        </DataArray>\n");
+    vo_end(o);
 }
 
-static void vtk_int_array(out_sbuf* b, const char* name, const int32_t* data, int count, int stride, int offset, bool ascii)
+/* An Int32 DataArray of count values data[i*stride + offset], one a line as text. */
+static void vtk_i32(vtk_out* o, const char* name, const int32_t* data, size_t count, size_t stride, size_t offset)
 {
-    out_sb_printf(b, "        <DataArray type=\"Int32\" Name=\"%s\" format=\"%s\">\n", name, ascii ? "ascii" : "binary");
-    if (!ascii) {
-        int32_t* v = malloc(((size_t)count + 1) * sizeof *v);
-        if (!v) {
-            b->failed = 1;
-            return;
-        }
-        for (int i = 0; i < count; i++) v[i] = data[(size_t)i * (size_t)stride + (size_t)offset];
-        vtk_binary_body(b, v, (size_t)count * sizeof *v);
-        free(v);
+    vo_begin(o, "Int32", name, 1);
+    if (!o->ascii) {
+        int32_t* v = vo_grow(o, &o->raw, &o->raw_cap, count * sizeof *v + 8);
+        if (!v) return;
+        for (size_t i = 0; i < count; i++) v[i] = data[i * stride + offset];
+        vo_binary_body(o, count * sizeof *v);
     } else {
-        for (int i = 0; i < count; i++) out_sb_printf(b, "          %d\n", (int)data[(size_t)i * (size_t)stride + (size_t)offset]);
+        for (size_t i = 0; i < count; i++) out_sb_printf(&o->b, "          %d\n", (int)data[i * stride + offset]);
     }
-    out_sb_puts(b, "        </DataArray>\n");
+    vo_end(o);
 }
 
-/* An Int64 DataArray of i + first, i = 0 … n−1 (the vertices' connectivity and offsets). */
-static void vtk_index_array(out_sbuf* b, const char* name, int n, int first, bool ascii)
+/* An Int64 DataArray: data[0..n) if data, else first + step·i (the vertices'
+ * connectivity and offsets, the triangles' offsets); 16 values a line as text. */
+static void vtk_i64(vtk_out* o, const char* name, const int64_t* data, size_t n, int64_t first, int64_t step)
 {
-    out_sb_printf(b, "        <DataArray type=\"Int64\" Name=\"%s\" format=\"%s\">\n", name, ascii ? "ascii" : "binary");
-    if (!ascii) {
-        int64_t* v = malloc(((size_t)n + 1) * sizeof *v);
-        if (!v) {
-            b->failed = 1;
-            return;
-        }
-        for (int i = 0; i < n; i++) v[i] = (int64_t)i + first;
-        vtk_binary_body(b, v, (size_t)n * sizeof *v);
-        free(v);
+    vo_begin(o, "Int64", name, 1);
+    if (!o->ascii) {
+        int64_t* v = vo_grow(o, &o->raw, &o->raw_cap, n * sizeof *v + 8);
+        if (!v) return;
+        for (size_t i = 0; i < n; i++) v[i] = data ? data[i] : first + step * (int64_t)i;
+        vo_binary_body(o, n * sizeof *v);
     } else {
-        for (int i = 0; i < n; i++) out_sb_printf(b, "%s%d", i % 16 == 0 ? (i ? "\n          " : "          ") : " ", i + first);
-        if (n) out_sb_putn(b, "\n", 1);
+        for (size_t i = 0; i < n; i++)
+            out_sb_printf(&o->b, "%s%lld", i % 16 == 0 ? (i ? "\n          " : "          ") : " ",
+                          (long long)(data ? data[i] : first + step * (int64_t)i));
+        if (n) out_sb_putn(&o->b, "\n", 1);
     }
-    out_sb_puts(b, "        </DataArray>\n");
+    vo_end(o);
 }
 
-static void vtk_head(out_sbuf* b, int n, const char* scalars, const char* vectors)
+static void vtk_file_head(vtk_out* o)
 {
-    out_sb_puts(b, "<?xml version=\"1.0\"?>\n"
-               "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
-               "  <PolyData>\n");
-    out_sb_printf(b,
-              "    <Piece NumberOfPoints=\"%d\" NumberOfVerts=\"%d\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
-              "NumberOfPolys=\"0\">\n",
-              n, n);
-    out_sb_printf(b, "      <PointData Scalars=\"%s\" Vectors=\"%s\">\n", scalars, vectors);
+    out_sb_puts(&o->b, "<?xml version=\"1.0\"?>\n"
+                       "<VTKFile type=\"PolyData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\"");
+    if (!o->ascii && o->compress) out_sb_puts(&o->b, " compressor=\"vtkZLibDataCompressor\"");
+    out_sb_puts(&o->b, ">\n  <PolyData>\n");
 }
 
-static void vtk_tail(out_sbuf* b, int n, const double* pts, int stride, bool ascii)
+/* A file of n points with a vertex cell each. */
+static void vtk_head(vtk_out* o, size_t n, const char* scalars, const char* vectors)
 {
-    out_sb_puts(b, "      </PointData>\n      <Points>\n");
-    vtk_array(b, "Points", 3, pts, n, stride, 0, ascii);
-    out_sb_puts(b, "      </Points>\n      <Verts>\n");
-    vtk_index_array(b, "connectivity", n, 0, ascii);
-    vtk_index_array(b, "offsets", n, 1, ascii);
-    out_sb_puts(b, "      </Verts>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+    vtk_file_head(o);
+    out_sb_printf(&o->b,
+                  "    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"%zu\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
+                  "NumberOfPolys=\"0\">\n",
+                  n, n);
+    out_sb_printf(&o->b, "      <PointData Scalars=\"%s\" Vectors=\"%s\">\n", scalars, vectors);
+}
+
+static void vtk_tail(vtk_out* o, size_t n, const double* pts, size_t stride)
+{
+    out_sb_puts(&o->b, "      </PointData>\n      <Points>\n");
+    vtk_f64(o, "Points", 3, pts, n, stride, 0);
+    out_sb_puts(&o->b, "      </Points>\n      <Verts>\n");
+    vtk_i64(o, "connectivity", NULL, n, 0, 1);
+    vtk_i64(o, "offsets", NULL, n, 1, 1);
+    out_sb_puts(&o->b, "      </Verts>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+}
+
+/* ---- surfaces of shapes ---------------------------------------------------- */
+
+/* Triangles being collected: points (world), triangles (point indices) and
+ * per triangle its shape type, body index, shape index and body speed. */
+typedef struct vtk_mesh {
+    double* p;
+    size_t np, p_cap;
+    int64_t* t;
+    size_t nt, t_cap;
+    int32_t* ci; /* 3 per triangle */
+    size_t ci_cap;
+    double* speed;
+    size_t speed_cap;
+    bool failed;
+} vtk_mesh;
+
+static bool grow(void** p, size_t* cap, size_t n, size_t elem)
+{
+    if (n <= *cap) return true;
+    size_t c = *cap ? *cap : 256;
+    while (c < n) c *= 2;
+    void* t = realloc(*p, c * elem);
+    if (!t) return false;
+    *p = t;
+    *cap = c;
+    return true;
+}
+
+static void mesh_free(vtk_mesh* m)
+{
+    free(m->p);
+    free(m->t);
+    free(m->ci);
+    free(m->speed);
+    memset(m, 0, sizeof *m);
+}
+
+/* A rigid transform: world = R·local + t, R row-major. */
+typedef struct xform {
+    double R[9], t[3];
+} xform;
+
+static void mesh_point(vtk_mesh* m, const xform* T, double x, double y, double z)
+{
+    if (m->failed || !grow((void**)&m->p, &m->p_cap, 3 * (m->np + 1), sizeof *m->p)) {
+        m->failed = true;
+        return;
+    }
+    double* q = m->p + 3 * m->np++;
+    for (int k = 0; k < 3; k++) q[k] = T->R[3 * k] * x + T->R[3 * k + 1] * y + T->R[3 * k + 2] * z + T->t[k];
+}
+
+/* Triangle of points base+a, base+b, base+c (counter-clockwise seen from outside). */
+static void mesh_tri(vtk_mesh* m, size_t base, size_t a, size_t b, size_t c)
+{
+    if (m->failed || !grow((void**)&m->t, &m->t_cap, 3 * (m->nt + 1), sizeof *m->t)) {
+        m->failed = true;
+        return;
+    }
+    int64_t* q = m->t + 3 * m->nt++;
+    q[0] = (int64_t)(base + a), q[1] = (int64_t)(base + b), q[2] = (int64_t)(base + c);
+}
+
+/* A surface of revolution about the local z axis: a pole at z_top, rings
+ * (r[k], z[k]) from top to bottom with VTK_SEG points each, a pole at z_bot;
+ * fans at the poles, two triangles per segment between rings. */
+static void mesh_revolve(vtk_mesh* m, const xform* T, double z_top, const double* r, const double* z, int rings,
+                         double z_bot)
+{
+    const size_t base = m->np, S = VTK_SEG;
+    mesh_point(m, T, 0, 0, z_top);
+    for (int k = 0; k < rings; k++)
+        for (size_t j = 0; j < S; j++) {
+            const double phi = 2.0 * vtk_pi * (double)j / (double)S;
+            mesh_point(m, T, r[k] * cos(phi), r[k] * sin(phi), z[k]);
+        }
+    mesh_point(m, T, 0, 0, z_bot);
+    const size_t bot = 1 + (size_t)rings * S;
+    for (size_t j = 0; j < S; j++) {
+        const size_t j1 = (j + 1) % S;
+        mesh_tri(m, base, 0, 1 + j, 1 + j1);
+        for (int k = 0; k + 1 < rings; k++) {
+            const size_t a = 1 + (size_t)k * S + j, b = 1 + (size_t)k * S + j1;
+            const size_t c = b + S, d = a + S;
+            mesh_tri(m, base, a, d, b);
+            mesh_tri(m, base, b, d, c);
+        }
+        mesh_tri(m, base, 1 + (size_t)(rings - 1) * S + j, bot, 1 + (size_t)(rings - 1) * S + j1);
+    }
+}
+
+/* The scene's extent, for sizing planes: centre and half diagonal. */
+typedef struct scene_box {
+    double c[3], half;
+} scene_box;
+
+/* Appends the triangles of one shape at transform T; false if the shape is
+ * not drawn this way (a sphere-only body's sphere is a glyph). */
+static void mesh_shape(vtk_mesh* m, const dvi_shape_info* s, const xform* T, const scene_box* box)
+{
+    const size_t base = m->np;
+    switch (s->type) {
+    case DVI_SHAPE_SPHERE:
+    case DVI_SHAPE_CAPSULE: {
+        double r[2 * VTK_HALF], z[2 * VTK_HALF];
+        const bool cap = s->type == DVI_SHAPE_CAPSULE;
+        const double hl = cap ? s->half_length : 0.0, R = s->radius;
+        int n = 0;
+        /* polar angles 15°, 30°, …, 165° (a capsule: 90° twice, at ±hl) */
+        for (int k = 1; k < 2 * VTK_HALF; k++) {
+            const double th = vtk_pi / 2.0 * (double)k / VTK_HALF;
+            if (cap && k == VTK_HALF) {
+                r[n] = R, z[n++] = hl;
+                r[n] = R, z[n++] = -hl;
+                continue;
+            }
+            r[n] = R * sin(th);
+            z[n++] = R * cos(th) + (k < VTK_HALF ? hl : -hl);
+        }
+        mesh_revolve(m, T, hl + R, r, z, n, -hl - R);
+        break;
+    }
+    case DVI_SHAPE_CYLINDER: {
+        const double r[2] = {s->radius, s->radius}, z[2] = {s->half_length, -s->half_length};
+        mesh_revolve(m, T, s->half_length, r, z, 2, -s->half_length);
+        break;
+    }
+    case DVI_SHAPE_BOX: {
+        static const int faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4},
+                                        {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
+        const double* h = s->half_extents;
+        for (int i = 0; i < 8; i++) mesh_point(m, T, i & 1 ? h[0] : -h[0], i & 2 ? h[1] : -h[1], i & 4 ? h[2] : -h[2]);
+        for (int f = 0; f < 6; f++) {
+            mesh_tri(m, base, (size_t)faces[f][0], (size_t)faces[f][1], (size_t)faces[f][2]);
+            mesh_tri(m, base, (size_t)faces[f][0], (size_t)faces[f][2], (size_t)faces[f][3]);
+        }
+        break;
+    }
+    case DVI_SHAPE_PLANE: {
+        /* a square about the foot of the scene's centre on the plane */
+        double d[3], l[3];
+        for (int k = 0; k < 3; k++) d[k] = box->c[k] - T->t[k];
+        for (int k = 0; k < 3; k++) l[k] = T->R[k] * d[0] + T->R[3 + k] * d[1] + T->R[6 + k] * d[2];
+        const double H = box->half;
+        mesh_point(m, T, l[0] - H, l[1] - H, 0);
+        mesh_point(m, T, l[0] + H, l[1] - H, 0);
+        mesh_point(m, T, l[0] + H, l[1] + H, 0);
+        mesh_point(m, T, l[0] - H, l[1] + H, 0);
+        mesh_tri(m, base, 0, 1, 2);
+        mesh_tri(m, base, 0, 2, 3);
+        break;
+    }
+    case DVI_SHAPE_HEIGHTFIELD: {
+        const size_t nx = (size_t)s->nx, ny = (size_t)s->ny;
+        for (size_t j = 0; j < ny; j++)
+            for (size_t i = 0; i < nx; i++)
+                mesh_point(m, T, (double)i * s->dx, (double)j * s->dy, s->heights[j * nx + i]);
+        for (size_t j = 0; j + 1 < ny; j++)
+            for (size_t i = 0; i + 1 < nx; i++) {
+                const size_t a = j * nx + i, b = a + 1, c = a + nx + 1, dd = a + nx;
+                mesh_tri(m, base, a, b, c);
+                mesh_tri(m, base, a, c, dd);
+            }
+        break;
+    }
+    case DVI_SHAPE_MESH:
+        for (int32_t i = 0; i < s->vertex_count; i++)
+            mesh_point(m, T, s->vertices[3 * i], s->vertices[3 * i + 1], s->vertices[3 * i + 2]);
+        for (int32_t i = 0; i < s->triangle_count; i++)
+            mesh_tri(m, base, (size_t)s->triangles[3 * i], (size_t)s->triangles[3 * i + 1],
+                     (size_t)s->triangles[3 * i + 2]);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Row-major rotation of a unit quaternion (w, x, y, z) (normalised here). */
+static void quat_matrix(const double* q0, double* R)
+{
+    const double n = sqrt(q0[0] * q0[0] + q0[1] * q0[1] + q0[2] * q0[2] + q0[3] * q0[3]);
+    double w = 1, x = 0, y = 0, z = 0;
+    if (n > 0 && isfinite(n)) w = q0[0] / n, x = q0[1] / n, y = q0[2] / n, z = q0[3] / n;
+    R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y - w * z), R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y), R[7] = 2 * (y * z + w * x), R[8] = 1 - 2 * (x * x + y * y);
+}
+
+/* The body's pose composed with the shape's offset. */
+static void shape_xform(const double* x, const double* Rb, const dvi_shape_info* s, xform* T)
+{
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            T->R[3 * i + j] = Rb[3 * i] * s->offset_rotation[j] + Rb[3 * i + 1] * s->offset_rotation[3 + j] +
+                              Rb[3 * i + 2] * s->offset_rotation[6 + j];
+        T->t[i] = x[i] + Rb[3 * i] * s->offset_position[0] + Rb[3 * i + 1] * s->offset_position[1] +
+                  Rb[3 * i + 2] * s->offset_position[2];
+    }
+}
+
+/* A body drawn as a glyph: exactly one shape, a sphere at its centre of mass. */
+static bool glyph_body(const dvi_world* w, dvi_body_id id, const dvi_body_info* info, double* radius)
+{
+    dvi_shape_info s;
+    *radius = 0;
+    if (info->shape_count != 1 || info->shape_type != DVI_SHAPE_SPHERE) return false;
+    if (dvi_body_get_shape(w, id, 0, &s) != DVI_OK) return false;
+    if (s.offset_position[0] != 0 || s.offset_position[1] != 0 || s.offset_position[2] != 0) return false;
+    *radius = s.radius;
+    return true;
+}
+
+/* Collects the surfaces of the shapes of fixed bodies (fixed = true) or of
+ * the moving ones, except glyph bodies. */
+static int collect_shapes(const dvi_world* w, bool fixed, const scene_box* box, vtk_mesh* m, const char* what,
+                          char* msg, size_t msg_size)
+{
+    const int32_t n = dvi_world_body_count(w);
+    for (int32_t i = 0; i < n; i++) {
+        dvi_body_id id;
+        dvi_body_info info;
+        double x[4], q[4], v[3], Rb[9], gr;
+        if (dvi_world_body_at(w, i, &id) != DVI_OK || dvi_body_get_info(w, id, &info) != DVI_OK)
+            return out_fail(msg, msg_size, "%s: cannot query body %d: %s", what, (int)i, dvi_world_last_error(w));
+        if ((info.type == DVI_BODY_FIXED) != fixed || info.shape_count == 0 || glyph_body(w, id, &info, &gr)) continue;
+        if (dvi_body_get_position(w, id, x) != DVI_OK || dvi_body_get_orientation(w, id, q) != DVI_OK ||
+            dvi_body_get_velocity(w, id, v) != DVI_OK)
+            return out_fail(msg, msg_size, "%s: cannot query body %d: %s", what, (int)i, dvi_world_last_error(w));
+        quat_matrix(q, Rb);
+        const double speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+        for (int32_t k = 0; k < info.shape_count; k++) {
+            dvi_shape_info s;
+            if (dvi_body_get_shape(w, id, k, &s) != DVI_OK)
+                return out_fail(msg, msg_size, "%s: cannot query shape %d of body %d: %s", what, (int)k, (int)i,
+                                dvi_world_last_error(w));
+            xform T;
+            shape_xform(x, Rb, &s, &T);
+            const size_t t0 = m->nt;
+            mesh_shape(m, &s, &T, box);
+            if (m->failed || !grow((void**)&m->ci, &m->ci_cap, 3 * m->nt, sizeof *m->ci) ||
+                !grow((void**)&m->speed, &m->speed_cap, m->nt, sizeof *m->speed))
+                return out_fail(msg, msg_size, "%s: out of memory", what);
+            for (size_t t = t0; t < m->nt; t++) {
+                m->ci[3 * t] = (int32_t)s.type;
+                m->ci[3 * t + 1] = i;
+                m->ci[3 * t + 2] = k;
+                m->speed[t] = speed;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The scene's bounding box: bodies with bounded shapes (centre ± bounding
+ * radius) and the points of fixed height fields and meshes. Planes are
+ * drawn as squares of half side 0.75 × its diagonal (at least 1 m) about
+ * its centre. */
+static int scene_extent(const dvi_world* w, scene_box* box, char* msg, size_t msg_size)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    const int32_t n = dvi_world_body_count(w);
+    for (int32_t i = 0; i < n; i++) {
+        dvi_body_id id;
+        dvi_body_info info;
+        double x[3], q[4], Rb[9];
+        if (dvi_world_body_at(w, i, &id) != DVI_OK || dvi_body_get_info(w, id, &info) != DVI_OK ||
+            dvi_body_get_position(w, id, x) != DVI_OK || dvi_body_get_orientation(w, id, q) != DVI_OK)
+            return out_fail(msg, msg_size, "static geometry: cannot query body %d: %s", (int)i, dvi_world_last_error(w));
+        if (info.bounding_radius > 0)
+            for (int k = 0; k < 3; k++) {
+                lo[k] = fmin(lo[k], x[k] - info.bounding_radius);
+                hi[k] = fmax(hi[k], x[k] + info.bounding_radius);
+            }
+        quat_matrix(q, Rb);
+        for (int32_t k = 0; k < info.shape_count; k++) {
+            dvi_shape_info s;
+            if (dvi_body_get_shape(w, id, k, &s) != DVI_OK) continue;
+            if (s.type != DVI_SHAPE_HEIGHTFIELD && s.type != DVI_SHAPE_MESH) continue;
+            xform T;
+            shape_xform(x, Rb, &s, &T);
+            const size_t np = s.type == DVI_SHAPE_MESH ? (size_t)s.vertex_count : (size_t)s.nx * (size_t)s.ny;
+            for (size_t p = 0; p < np; p++) {
+                double l[3];
+                if (s.type == DVI_SHAPE_MESH) memcpy(l, s.vertices + 3 * p, sizeof l);
+                else l[0] = (double)(p % (size_t)s.nx) * s.dx, l[1] = (double)(p / (size_t)s.nx) * s.dy, l[2] = s.heights[p];
+                for (int r = 0; r < 3; r++) {
+                    const double c = T.R[3 * r] * l[0] + T.R[3 * r + 1] * l[1] + T.R[3 * r + 2] * l[2] + T.t[r];
+                    lo[r] = fmin(lo[r], c);
+                    hi[r] = fmax(hi[r], c);
+                }
+            }
+        }
+    }
+    if (!(lo[0] <= hi[0])) {
+        memset(box, 0, sizeof *box);
+        box->half = 1;
+        return 0;
+    }
+    double d2 = 0;
+    for (int k = 0; k < 3; k++) {
+        box->c[k] = 0.5 * (lo[k] + hi[k]);
+        d2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    }
+    box->half = fmax(1.0, 0.75 * sqrt(d2));
+    return 0;
+}
+
+/* A file of triangles: cell data shape_type, body, shape (and speed). */
+static void vtk_surface(vtk_out* o, const vtk_mesh* m, bool with_speed)
+{
+    vtk_file_head(o);
+    out_sb_printf(&o->b,
+                  "    <Piece NumberOfPoints=\"%zu\" NumberOfVerts=\"0\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
+                  "NumberOfPolys=\"%zu\">\n",
+                  m->np, m->nt);
+    out_sb_puts(&o->b, "      <CellData Scalars=\"shape_type\">\n");
+    vtk_i32(o, "shape_type", m->ci, m->nt, 3, 0);
+    vtk_i32(o, "body", m->ci, m->nt, 3, 1);
+    vtk_i32(o, "shape", m->ci, m->nt, 3, 2);
+    if (with_speed) vtk_f64(o, "speed", 1, m->speed, m->nt, 1, 0);
+    out_sb_puts(&o->b, "      </CellData>\n      <Points>\n");
+    vtk_f64(o, "Points", 3, m->p, m->np, 3, 0);
+    out_sb_puts(&o->b, "      </Points>\n      <Polys>\n");
+    vtk_i64(o, "connectivity", m->t, 3 * m->nt, 0, 0);
+    vtk_i64(o, "offsets", NULL, m->nt, 3, 3);
+    out_sb_puts(&o->b, "      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+}
+
+static bool little_endian(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char*)&one == 1;
+}
+
+static void vo_init(vtk_out* o, bool ascii)
+{
+    memset(o, 0, sizeof *o);
+    o->ascii = ascii || !little_endian(); /* the files say LittleEndian */
+#ifdef DVI_HAVE_ZLIB
+    o->compress = !o->ascii;
+#endif
+}
+
+bool dvi_vtk_compressed(void)
+{
+#ifdef DVI_HAVE_ZLIB
+    return true;
+#else
+    return false;
+#endif
+}
+
+int dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size)
+{
+    if (!world) return out_fail(msg, msg_size, "VTK static geometry: no world");
+    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK static geometry: no output directory");
+    if (dvi_make_dirs(dir, msg, msg_size)) return -1;
+    size_t dl = strlen(dir) + 32;
+    char* path = malloc(dl);
+    if (!path) return out_fail(msg, msg_size, "%s: out of memory", dir);
+    snprintf(path, dl, "%s/static.vtp", dir);
+    vtk_out o;
+    vo_init(&o, ascii);
+    vtk_mesh m = {0};
+    scene_box box;
+    int rc = -1;
+    if (scene_extent(world, &box, msg, msg_size) || collect_shapes(world, true, &box, &m, path, msg, msg_size))
+        goto done;
+    vtk_surface(&o, &m, false);
+    if (o.b.failed) {
+        out_fail(msg, msg_size, "%s: out of memory", path);
+        goto done;
+    }
+    rc = dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size);
+done:
+    mesh_free(&m);
+    vo_free(&o);
+    free(path);
+    return rc;
 }
 
 /* Body record: doubles laid out as below. */
 enum { B_POS = 0, B_Q = 3, B_ROT = 7, B_AX = 16, B_AZ = 19, B_V = 22, B_W = 25, B_SPEED = 28, B_MASS = 29,
-       B_RAD = 30, B_STRIDE = 31 };
+       B_RAD = 30, B_GLYPH = 31, B_STRIDE = 32 };
 enum { C_POS = 0, C_F = 3, C_N = 6, C_FM = 9, C_FN = 10, C_D = 11, C_STRIDE = 12 };
 
 int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size)
@@ -164,8 +635,6 @@ int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char
 int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
                            size_t msg_size)
 {
-    const uint16_t one = 1;
-    if (*(const unsigned char*)&one != 1) ascii = true; /* the files say LittleEndian */
     if (!world) return out_fail(msg, msg_size, "VTK frame: no world");
     if (!dir || !*dir) return out_fail(msg, msg_size, "VTK frame: no output directory");
     if (frame < 0) return out_fail(msg, msg_size, "VTK frame: bad frame number %d", frame);
@@ -176,7 +645,9 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
     int32_t* bi = NULL;
     double* cd = NULL;
     int32_t* ci = NULL;
-    out_sbuf b = {0};
+    vtk_out o;
+    vo_init(&o, ascii);
+    vtk_mesh m = {0};
     int rc = -1;
     if (!fdir || !path) {
         out_fail(msg, msg_size, "%s: out of memory", dir);
@@ -207,16 +678,13 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
                  dvi_world_last_error(world));
             goto done;
         }
-        const double* q = r + B_Q;
-        double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-        double w = 1, x = 0, y = 0, z = 0;
-        if (qn > 0 && isfinite(qn)) w = q[0] / qn, x = q[1] / qn, y = q[2] / qn, z = q[3] / qn;
         /* rotation matrix, stored column by column: the body's x, y and z axes
          * in world coordinates (what Tensor Glyph takes as the glyph's axes) */
+        double Rm[9];
+        quat_matrix(r + B_Q, Rm);
         double* R = r + B_ROT;
-        R[0] = 1 - 2 * (y * y + z * z), R[1] = 2 * (x * y + w * z), R[2] = 2 * (x * z - w * y);
-        R[3] = 2 * (x * y - w * z), R[4] = 1 - 2 * (x * x + z * z), R[5] = 2 * (y * z + w * x);
-        R[6] = 2 * (x * z + w * y), R[7] = 2 * (y * z - w * x), R[8] = 1 - 2 * (x * x + y * y);
+        for (int col = 0; col < 3; col++)
+            for (int row = 0; row < 3; row++) R[3 * col + row] = Rm[3 * row + col];
         for (int k = 0; k < 3; k++) {
             r[B_AX + k] = R[k];
             r[B_AZ + k] = R[6 + k];
@@ -224,42 +692,44 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
         r[B_SPEED] = sqrt(r[B_V] * r[B_V] + r[B_V + 1] * r[B_V + 1] + r[B_V + 2] * r[B_V + 2]);
         r[B_MASS] = info.mass;
         r[B_RAD] = info.bounding_radius;
+        glyph_body(world, id, &info, &r[B_GLYPH]);
         bi[3 * i + 0] = id.index1 - 1;
         bi[3 * i + 1] = (int32_t)info.type;
         bi[3 * i + 2] = info.shape_count > 0 ? (int32_t)info.shape_type : 0;
     }
-    vtk_head(&b, n, "radius", "velocity");
-    vtk_int_array(&b, "id", bi, n, 3, 0, ascii);
-    vtk_int_array(&b, "body_type", bi, n, 3, 1, ascii);
-    vtk_int_array(&b, "shape_type", bi, n, 3, 2, ascii);
-    vtk_array(&b, "mass", 1, bd, n, B_STRIDE, B_MASS, ascii);
-    vtk_array(&b, "radius", 1, bd, n, B_STRIDE, B_RAD, ascii);
-    vtk_array(&b, "orientation", 4, bd, n, B_STRIDE, B_Q, ascii);
-    vtk_array(&b, "rotation", 9, bd, n, B_STRIDE, B_ROT, ascii);
-    vtk_array(&b, "axis_x", 3, bd, n, B_STRIDE, B_AX, ascii);
-    vtk_array(&b, "axis_z", 3, bd, n, B_STRIDE, B_AZ, ascii);
-    vtk_array(&b, "velocity", 3, bd, n, B_STRIDE, B_V, ascii);
-    vtk_array(&b, "angular_velocity", 3, bd, n, B_STRIDE, B_W, ascii);
-    vtk_array(&b, "speed", 1, bd, n, B_STRIDE, B_SPEED, ascii);
-    vtk_tail(&b, n, bd, B_STRIDE, ascii);
+    vtk_head(&o, (size_t)n, "glyph_radius", "velocity");
+    vtk_i32(&o, "id", bi, (size_t)n, 3, 0);
+    vtk_i32(&o, "body_type", bi, (size_t)n, 3, 1);
+    vtk_i32(&o, "shape_type", bi, (size_t)n, 3, 2);
+    vtk_f64(&o, "mass", 1, bd, (size_t)n, B_STRIDE, B_MASS);
+    vtk_f64(&o, "radius", 1, bd, (size_t)n, B_STRIDE, B_RAD);
+    vtk_f64(&o, "glyph_radius", 1, bd, (size_t)n, B_STRIDE, B_GLYPH);
+    vtk_f64(&o, "orientation", 4, bd, (size_t)n, B_STRIDE, B_Q);
+    vtk_f64(&o, "rotation", 9, bd, (size_t)n, B_STRIDE, B_ROT);
+    vtk_f64(&o, "axis_x", 3, bd, (size_t)n, B_STRIDE, B_AX);
+    vtk_f64(&o, "axis_z", 3, bd, (size_t)n, B_STRIDE, B_AZ);
+    vtk_f64(&o, "velocity", 3, bd, (size_t)n, B_STRIDE, B_V);
+    vtk_f64(&o, "angular_velocity", 3, bd, (size_t)n, B_STRIDE, B_W);
+    vtk_f64(&o, "speed", 1, bd, (size_t)n, B_STRIDE, B_SPEED);
+    vtk_tail(&o, (size_t)n, bd, B_STRIDE);
     snprintf(path, dl, "%s/bodies_%06d.vtp", fdir, frame);
-    if (b.failed) {
+    if (o.b.failed) {
         out_fail(msg, msg_size, "%s: out of memory", path);
         goto done;
     }
-    if (dvi_write_file_atomic(path, b.data, b.len, msg, msg_size)) goto done;
+    if (dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size)) goto done;
 
     /* contacts */
-    b.len = 0;
-    int32_t m = dvi_world_contact_count(world);
-    if (m < 0) m = 0;
-    cd = calloc(((size_t)m + 1) * C_STRIDE, sizeof *cd);
-    ci = calloc(((size_t)m + 1) * 2, sizeof *ci);
+    o.b.len = 0;
+    int32_t mc = dvi_world_contact_count(world);
+    if (mc < 0) mc = 0;
+    cd = calloc(((size_t)mc + 1) * C_STRIDE, sizeof *cd);
+    ci = calloc(((size_t)mc + 1) * 2, sizeof *ci);
     if (!cd || !ci) {
-        out_fail(msg, msg_size, "%s: out of memory for %d contacts", fdir, (int)m);
+        out_fail(msg, msg_size, "%s: out of memory for %d contacts", fdir, (int)mc);
         goto done;
     }
-    for (int32_t i = 0; i < m; i++) {
+    for (int32_t i = 0; i < mc; i++) {
         dvi_contact_info c;
         if (dvi_world_get_contact(world, i, &c) != DVI_OK) {
             out_fail(msg, msg_size, "%s: frame %d: cannot query contact %d: %s", fdir, frame, (int)i,
@@ -278,21 +748,36 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
         ci[2 * i + 0] = c.body_a.index1 - 1;
         ci[2 * i + 1] = c.body_b.index1 - 1;
     }
-    vtk_head(&b, m, "force_magnitude", "force");
-    vtk_array(&b, "force", 3, cd, m, C_STRIDE, C_F, ascii);
-    vtk_array(&b, "normal", 3, cd, m, C_STRIDE, C_N, ascii);
-    vtk_array(&b, "force_magnitude", 1, cd, m, C_STRIDE, C_FM, ascii);
-    vtk_array(&b, "normal_force", 1, cd, m, C_STRIDE, C_FN, ascii);
-    vtk_array(&b, "distance", 1, cd, m, C_STRIDE, C_D, ascii);
-    vtk_int_array(&b, "body_a", ci, m, 2, 0, ascii);
-    vtk_int_array(&b, "body_b", ci, m, 2, 1, ascii);
-    vtk_tail(&b, m, cd, C_STRIDE, ascii);
+    vtk_head(&o, (size_t)mc, "force_magnitude", "force");
+    vtk_f64(&o, "force", 3, cd, (size_t)mc, C_STRIDE, C_F);
+    vtk_f64(&o, "normal", 3, cd, (size_t)mc, C_STRIDE, C_N);
+    vtk_f64(&o, "force_magnitude", 1, cd, (size_t)mc, C_STRIDE, C_FM);
+    vtk_f64(&o, "normal_force", 1, cd, (size_t)mc, C_STRIDE, C_FN);
+    vtk_f64(&o, "distance", 1, cd, (size_t)mc, C_STRIDE, C_D);
+    vtk_i32(&o, "body_a", ci, (size_t)mc, 2, 0);
+    vtk_i32(&o, "body_b", ci, (size_t)mc, 2, 1);
+    vtk_tail(&o, (size_t)mc, cd, C_STRIDE);
     snprintf(path, dl, "%s/contacts_%06d.vtp", fdir, frame);
-    if (b.failed) {
+    if (o.b.failed) {
         out_fail(msg, msg_size, "%s: out of memory", path);
         goto done;
     }
-    if (dvi_write_file_atomic(path, b.data, b.len, msg, msg_size)) goto done;
+    if (dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size)) goto done;
+
+    /* the surfaces of the moving bodies' shapes */
+    o.b.len = 0;
+    snprintf(path, dl, "%s/shapes_%06d.vtp", fdir, frame);
+    scene_box none = {{0, 0, 0}, 1}; /* planes belong to fixed bodies only */
+    if (collect_shapes(world, false, &none, &m, path, msg, msg_size)) goto done;
+    vtk_surface(&o, &m, true);
+    if (o.b.failed) {
+        out_fail(msg, msg_size, "%s: out of memory", path);
+        goto done;
+    }
+    if (dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size)) goto done;
+
+    /* the fixed bodies' shapes, once */
+    if (frame == 0 && dvi_vtk_write_static(world, dir, ascii, msg, msg_size)) goto done;
     rc = 0;
 
 done:
@@ -302,7 +787,8 @@ done:
     free(bi);
     free(cd);
     free(ci);
-    out_sb_free(&b);
+    mesh_free(&m);
+    vo_free(&o);
     return rc;
 }
 
@@ -314,12 +800,12 @@ int dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* ms
     for (int i = 0; i < frames; i++)
         if (!isfinite(times[i])) return out_fail(msg, msg_size, "%s: time of frame %d is not finite", dir, i);
     if (dvi_make_dirs(dir, msg, msg_size)) return -1;
-    static const char* const kinds[2] = {"bodies", "contacts"};
+    static const char* const kinds[3] = {"bodies", "contacts", "shapes"};
     size_t dl = strlen(dir) + 32;
     char* path = malloc(dl);
     if (!path) return out_fail(msg, msg_size, "%s: out of memory", dir);
     int rc = 0;
-    for (int k = 0; k < 2 && rc == 0; k++) {
+    for (int k = 0; k < 3 && rc == 0; k++) {
         out_sbuf b = {0};
         out_sb_puts(&b, "<?xml version=\"1.0\"?>\n"
                     "<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"

@@ -590,8 +590,9 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
     for (int k = 0; k < 4; k++) q[k] /= qn;
     q_to_m3(s.lrot, q);
     s.material = mi;
+    s.next = -1;
     w->shapes[w->shape_count++] = s;
-    dvi_body_note_shape(&w->bodies[bi], &s);
+    dvi_body_note_shape(w, bi, w->shape_count - 1);
     out->index1 = w->shape_count;
     out->generation = 1;
     out->world = w->tag;

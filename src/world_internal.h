@@ -27,6 +27,8 @@ typedef struct dvi_body {
     int32_t shape_count;
     dvi_shape_type first_shape;        /* 0 while the body has no shape */
     double bounding_radius;            /* about the centre of mass, bounded shapes only */
+    int32_t shape_head, shape_tail;    /* its shapes (w->shapes), linked by dvi_shape.next; valid when
+                                        * shape_count > 0 */
     int32_t excluded_pairs;            /* joints that keep this body's shapes off another body's */
 } dvi_body;
 
@@ -34,6 +36,7 @@ typedef struct dvi_shape {
     int32_t body;
     uint16_t generation;
     dvi_shape_type type;
+    int32_t next;                      /* the body's next shape, −1: last (dvi_body_get_shape) */
     double radius, half_length, half[3];
     dvi_heightfield* hfield;
     dvi_trimesh* mesh;
@@ -206,8 +209,9 @@ int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
  * resolved as the solvers do (0 = omp_get_max_threads()); 1 without OpenMP. */
 int dvi_world_threads(const dvi_world* w);
 
-/* Updates body b's shape summary for a shape s just attached to it (world_query.c). */
-void dvi_body_note_shape(dvi_body* b, const dvi_shape* s);
+/* Updates body b's shape summary and shape list for the shape w->shapes[si]
+ * just attached to it (world_query.c). */
+void dvi_body_note_shape(dvi_world* w, int32_t b, int32_t si);
 
 /* ---- the steps: dvi_world_step (world.c) runs one of them --------------------------------- */
 

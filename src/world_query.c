@@ -5,13 +5,16 @@
  * creation order and dvi_world_body_at is a direct index. The per-body shape
  * summary (count, first type, bounding radius) is kept up to date as shapes
  * are attached (dvi_body_note_shape, called by dvi_shape_create), so
- * dvi_body_get_info is O(1).
+ * dvi_body_get_info is O(1). The body's shapes are a list through
+ * dvi_shape.next in the order they were attached (dvi_body_get_shape).
  */
 #include "world_internal.h"
 
 #include "math3.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Radius of a sphere about the body's centre of mass enclosing shape s, or a
@@ -34,9 +37,17 @@ static double shape_bound(const dvi_shape* s)
     }
 }
 
-void dvi_body_note_shape(dvi_body* b, const dvi_shape* s)
+void dvi_body_note_shape(dvi_world* w, int32_t bi, int32_t si)
 {
-    if (b->shape_count == 0) b->first_shape = s->type;
+    dvi_body* b = &w->bodies[bi];
+    const dvi_shape* s = &w->shapes[si];
+    if (b->shape_count == 0) {
+        b->first_shape = s->type;
+        b->shape_head = si;
+    } else {
+        w->shapes[b->shape_tail].next = si;
+    }
+    b->shape_tail = si;
     b->shape_count++;
     double r = shape_bound(s);
     if (r > b->bounding_radius) b->bounding_radius = r;
@@ -68,5 +79,96 @@ dvi_status dvi_body_get_info(const dvi_world* w, dvi_body_id id, dvi_body_info* 
     out->shape_count = b->shape_count;
     out->shape_type = b->shape_count > 0 ? b->first_shape : (dvi_shape_type)0;
     out->bounding_radius = b->bounding_radius;
+    return DVI_OK;
+}
+
+/* The queries take a const world, but their errors are reported as those of
+ * the other calls: the message goes into the world's last_error (a world is
+ * never a const object: dvi_world_create allocates it). */
+static dvi_status query_error(const dvi_world* w, dvi_status st, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static dvi_status query_error(const dvi_world* w, dvi_status st, const char* fmt, ...)
+{
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return dvi_world_error((dvi_world*)w, st, "%s", text);
+}
+
+/* Unit quaternion (w, x, y, z) of a rotation matrix R (row-major), the
+ * largest of the four candidates for accuracy (Shepperd). */
+static void m3_to_q(const double* R, double* q)
+{
+    const double tr = R[0] + R[4] + R[8];
+    if (tr >= R[0] && tr >= R[4] && tr >= R[8]) {
+        double s = 2.0 * sqrt(1.0 + tr);
+        q[0] = 0.25 * s, q[1] = (R[7] - R[5]) / s, q[2] = (R[2] - R[6]) / s, q[3] = (R[3] - R[1]) / s;
+    } else if (R[0] >= R[4] && R[0] >= R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        q[0] = (R[7] - R[5]) / s, q[1] = 0.25 * s, q[2] = (R[1] + R[3]) / s, q[3] = (R[2] + R[6]) / s;
+    } else if (R[4] >= R[8]) {
+        double s = 2.0 * sqrt(1.0 + R[4] - R[0] - R[8]);
+        q[0] = (R[2] - R[6]) / s, q[1] = (R[1] + R[3]) / s, q[2] = 0.25 * s, q[3] = (R[5] + R[7]) / s;
+    } else {
+        double s = 2.0 * sqrt(1.0 + R[8] - R[0] - R[4]);
+        q[0] = (R[3] - R[1]) / s, q[1] = (R[2] + R[6]) / s, q[2] = (R[5] + R[7]) / s, q[3] = 0.25 * s;
+    }
+    if (q[0] < 0)
+        for (int k = 0; k < 4; k++) q[k] = -q[k];
+    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; k++) q[k] /= n;
+}
+
+dvi_status dvi_body_get_shape(const dvi_world* w, dvi_body_id id, int32_t index, dvi_shape_info* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!w) return DVI_ERR_INVALID_ARG;
+    int32_t bi = dvi_world_body_index(w, id);
+    if (bi < 0) return query_error(w, DVI_ERR_INVALID_ARG, "body shape: invalid body id");
+    if (!out) return query_error(w, DVI_ERR_INVALID_ARG, "body shape: NULL out");
+    const dvi_body* b = &w->bodies[bi];
+    if (index < 0 || index >= b->shape_count)
+        return query_error(w, DVI_ERR_INVALID_ARG, "body shape: index %d out of range (body %d has %d shapes)",
+                           (int)index, (int)bi, (int)b->shape_count);
+    int32_t si = b->shape_head;
+    for (int32_t k = 0; k < index; k++) si = w->shapes[si].next;
+    const dvi_shape* s = &w->shapes[si];
+    out->type = s->type;
+    switch (s->type) {
+    case DVI_SHAPE_SPHERE:
+        out->radius = s->radius;
+        break;
+    case DVI_SHAPE_BOX:
+        v3_copy(out->half_extents, s->half);
+        break;
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER:
+        out->radius = s->radius;
+        out->half_length = s->half_length;
+        break;
+    case DVI_SHAPE_HEIGHTFIELD:
+        out->nx = s->hfield->nx;
+        out->ny = s->hfield->ny;
+        out->dx = s->hfield->dx;
+        out->dy = s->hfield->dy;
+        out->heights = s->hfield->heights;
+        break;
+    case DVI_SHAPE_MESH:
+        out->vertex_count = s->mesh->vertex_count;
+        out->triangle_count = s->mesh->triangle_count;
+        out->vertices = s->mesh->vertices;
+        out->triangles = s->mesh->triangles;
+        break;
+    default:
+        break;
+    }
+    v3_copy(out->offset_position, s->lpos);
+    memcpy(out->offset_rotation, s->lrot, sizeof out->offset_rotation);
+    m3_to_q(s->lrot, out->offset_orientation);
     return DVI_OK;
 }

@@ -615,7 +615,8 @@ static void test_run_outputs(void** state)
     static const char* const files[] = {"summary.json",     "ball_position.csv", "ball_position.svg",
                                         "box_velocity.csv", "box_velocity.svg",  "hinge.csv",
                                         "hinge.svg",        "solver.csv",        "solver.svg",
-                                        "checkpoint/run.json", "vtk/bodies.pvd", "vtk/contacts.pvd"};
+                                        "checkpoint/run.json", "vtk/bodies.pvd", "vtk/contacts.pvd",
+                                        "vtk/shapes.pvd",   "vtk/static.vtp"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) assert_exists(out, files[i]);
     char p[1024];
     path_in(p, sizeof p, out, "checkpoint");
@@ -624,6 +625,7 @@ static void test_run_outputs(void** state)
     /* frames at steps 0, 50, 100, 150, 200, their arrays in base64 binary */
     path_in(p, sizeof p, out, "vtk/frames");
     assert_int_equal(count_files(p, "bodies_"), 5);
+    assert_int_equal(count_files(p, "shapes_"), 5);
     path_in(p, sizeof p, out, "vtk/frames/bodies_000001.vtp");
     char* frame = read_text(p, NULL);
     assert_non_null(frame);

@@ -5,6 +5,7 @@
  * writer parsed back with cJSON. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -20,6 +21,9 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#ifdef DVI_HAVE_ZLIB
+#include <zlib.h>
+#endif
 
 #include "dvi/world.h"
 #include <dvi/output.h>
@@ -1290,6 +1294,77 @@ static unsigned char* base64_decode(const char* text, size_t* n)
     return out;
 }
 
+static uint64_t le64(const unsigned char* p)
+{
+    uint64_t v = 0;
+    for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+/* The bytes of a binary DataArray, as 8 bytes of header then the data (the
+ * layout of an uncompressed one): uncompressed, base64 of a UInt64 byte count
+ * and the bytes; compressed (vtkZLibDataCompressor), base64 of the header
+ * [blocks, block size, last block size, compressed sizes…] and then base64
+ * of the deflated blocks. *bytes: the data's length; *nb: 8 + *bytes. */
+static unsigned char* vtk_binary_decode(const char* text, bool compressed, size_t* nb, uint64_t* bytes)
+{
+    if (!compressed) {
+        unsigned char* raw = base64_decode(text, nb);
+        assert_non_null(raw);
+        assert_true(*nb >= 8);
+        *bytes = le64(raw);
+        assert_true(*bytes == *nb - 8);
+        return raw;
+    }
+#ifndef DVI_HAVE_ZLIB
+    fail_msg("compressed VTK array, but the test was built without zlib");
+    return NULL;
+#else
+    while (is_ws(*text)) text++;
+    /* the header's first three words are 24 bytes: 32 base64 characters */
+    char first[33];
+    memcpy(first, text, 32);
+    first[32] = '\0';
+    size_t n0 = 0;
+    unsigned char* h0 = base64_decode(first, &n0);
+    assert_int_equal(n0, 24);
+    const uint64_t blocks = le64(h0), block = le64(h0 + 8), last = le64(h0 + 16);
+    free(h0);
+    assert_true(block > 0 && blocks < 1000000 && last < block);
+    const size_t hlen = (size_t)((24 + 8 * blocks + 2) / 3 * 4);
+    char* htext = malloc(hlen + 1);
+    memcpy(htext, text, hlen);
+    htext[hlen] = '\0';
+    size_t hn = 0;
+    unsigned char* hdr = base64_decode(htext, &hn);
+    free(htext);
+    assert_int_equal(hn, 24 + 8 * blocks);
+    size_t zn = 0;
+    unsigned char* z = base64_decode(text + hlen, &zn);
+    assert_non_null(z);
+    const uint64_t total = blocks == 0 ? 0 : (last ? (blocks - 1) * block + last : blocks * block);
+    unsigned char* out = malloc((size_t)total + 8);
+    for (int k = 0; k < 8; k++) out[k] = (unsigned char)(total >> (8 * k));
+    size_t at = 0, o = 8;
+    for (uint64_t k = 0; k < blocks; k++) {
+        const uint64_t csize = le64(hdr + 24 + 8 * k);
+        const uint64_t want = k + 1 == blocks && last ? last : block;
+        assert_true(at + csize <= zn);
+        uLongf got = (uLongf)want;
+        assert_int_equal(uncompress(out + o, &got, z + at, (uLong)csize), Z_OK);
+        assert_true(got == want);
+        at += csize;
+        o += want;
+    }
+    assert_true(at == zn);
+    free(z);
+    free(hdr);
+    *bytes = total;
+    *nb = (size_t)total + 8;
+    return out;
+#endif
+}
+
 /* Reads a DataArray named `name` under section (PointData, Points, Verts) of
  * the Piece; fails if missing or if its values do not parse. */
 static vtk_array_data vtk_get(const xnode* piece, const char* section, const char* name)
@@ -1303,14 +1378,13 @@ static vtk_array_data vtk_get(const xnode* piece, const char* section, const cha
         xnode* a = arrays.v[i];
         d.type = xattr(a, "type");
         d.comps = xattr(a, "NumberOfComponents") ? (int)xattr_num(a, "NumberOfComponents") : 1;
-        if (strcmp(xattr(a, "format"), "binary") == 0) { /* base64: UInt64 byte count, then the values */
+        if (strcmp(xattr(a, "format"), "binary") == 0) {
+            const xnode* root = a;
+            while (root->parent) root = root->parent;
+            assert_string_equal(xattr(root, "header_type"), "UInt64");
             size_t nb = 0;
-            unsigned char* raw = base64_decode(a->text, &nb);
-            assert_non_null(raw);
-            assert_true(nb >= 8);
             uint64_t bytes = 0;
-            for (int k = 0; k < 8; k++) bytes |= (uint64_t)raw[k] << (8 * k);
-            assert_true(bytes == nb - 8);
+            unsigned char* raw = vtk_binary_decode(a->text, xattr(root, "compressor") != NULL, &nb, &bytes);
             const size_t w = strcmp(d.type, "Int32") == 0 ? 4 : 8;
             assert_int_equal(bytes % w, 0);
             const int n = (int)(bytes / w);
@@ -1674,6 +1748,369 @@ static void test_vtk_frames(void** state)
     dvi_world_destroy(w);
 }
 
+/* ==== VTK shape geometry ================================================== */
+
+/* Triangles per shape as documented in <dvi/output.h> and docs/outputs.md:
+ * 24 segments around, 15° steps from pole to pole. */
+enum { TRI_BOX = 12, TRI_CYLINDER = 96, TRI_CAPSULE = 576, TRI_SPHERE = 528, TRI_PLANE = 2 };
+
+/* Parses a surface file (triangles with cell data), checks its structure
+ * and returns the root and the Piece. */
+static xnode* vtk_read_surface(const char* path, xnode** piece_out, char** text_out)
+{
+    char* text = read_text(path, NULL);
+    if (!text) {
+        print_error("cannot read %s\n", path);
+        fail();
+    }
+    xnode* root = xml_parse_or_fail(text, path);
+    assert_string_equal(xattr(root, "type"), "PolyData");
+    xnode* piece = xfirst(xfirst(root, "PolyData", NULL), "Piece", NULL);
+    assert_non_null(piece);
+    const int np = (int)xattr_num(piece, "NumberOfPoints"), nt = (int)xattr_num(piece, "NumberOfPolys");
+    assert_int_equal((int)xattr_num(piece, "NumberOfVerts"), 0);
+    xlist arrays = xfind(xfirst(piece, "CellData", NULL), "DataArray", NULL);
+    assert_true(arrays.n >= 3);
+    for (int i = 0; i < arrays.n; i++) {
+        vtk_array_data d = vtk_get(piece, "CellData", xattr(arrays.v[i], "Name"));
+        assert_int_equal(d.tuples, nt);
+        free(d.v);
+    }
+    free(arrays.v);
+    vtk_array_data P = vtk_get(piece, "Points", "Points");
+    assert_int_equal(P.comps, 3);
+    assert_int_equal(P.tuples, np);
+    vtk_array_data con = vtk_get(piece, "Polys", "connectivity");
+    vtk_array_data off = vtk_get(piece, "Polys", "offsets");
+    assert_int_equal(con.tuples, 3 * nt);
+    assert_int_equal(off.tuples, nt);
+    for (int i = 0; i < nt; i++) assert_true(off.v[i] == 3.0 * (i + 1));
+    for (int i = 0; i < 3 * nt; i++) assert_true(con.v[i] >= 0 && con.v[i] < np);
+    free(P.v);
+    free(con.v);
+    free(off.v);
+    *piece_out = piece;
+    *text_out = text;
+    return root;
+}
+
+/* Number of cells of each shape type (index 0..7) in a surface file. */
+static void count_cells(const xnode* piece, int counts[8])
+{
+    vtk_array_data st = vtk_get(piece, "CellData", "shape_type");
+    memset(counts, 0, 8 * sizeof *counts);
+    for (int i = 0; i < st.tuples; i++) {
+        assert_true(st.v[i] >= 1 && st.v[i] <= 7);
+        counts[(int)st.v[i]]++;
+    }
+    free(st.v);
+}
+
+/* Every array of piece a equals the same array of piece b: integers
+ * exactly, Float64 within 1e-9 relative (ASCII holds ten digits). */
+static int compare_pieces(const xnode* pa, const xnode* pb)
+{
+    static const char* const sections[] = {"PointData", "CellData", "Points", "Verts", "Polys"};
+    int arrays = 0;
+    for (int sec = 0; sec < 5; sec++) {
+        xnode* sa = xfirst(pa, sections[sec], NULL);
+        xnode* sb = xfirst(pb, sections[sec], NULL);
+        assert_true((sa == NULL) == (sb == NULL));
+        if (!sa) continue;
+        xlist la = xfind(sa, "DataArray", NULL), lb = xfind(sb, "DataArray", NULL);
+        assert_int_equal(la.n, lb.n);
+        for (int i = 0; i < la.n; i++) {
+            const char* name = xattr(la.v[i], "Name");
+            assert_string_equal(name, xattr(lb.v[i], "Name"));
+            vtk_array_data da = vtk_get(pa, sections[sec], name), db = vtk_get(pb, sections[sec], name);
+            assert_string_equal(da.type, db.type);
+            assert_int_equal(da.tuples * da.comps, db.tuples * db.comps);
+            for (int k = 0; k < da.tuples * da.comps; k++) {
+                if (strcmp(da.type, "Float64") != 0) assert_true(da.v[k] == db.v[k]);
+                else assert_true(fabs(da.v[k] - db.v[k]) <= 1e-9 * fabs(db.v[k]) + 1e-300);
+            }
+            free(da.v);
+            free(db.v);
+            arrays++;
+        }
+        free(la.v);
+        free(lb.v);
+    }
+    return arrays;
+}
+
+static dvi_body_id shape_body(dvi_world* w, dvi_body_type type, const double pos[3], const double q[4])
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = type;
+    if (pos) memcpy(bd.position, pos, sizeof bd.position);
+    if (q) memcpy(bd.orientation, q, sizeof bd.orientation);
+    dvi_body_id b;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    return b;
+}
+
+static void add_shape(dvi_world* w, dvi_body_id b, const dvi_shape_def* sd)
+{
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, b, sd, &s), DVI_OK);
+}
+
+/* One shape of each type: a sphere (a glyph), a box, a capsule, a cylinder
+ * and a sphere off the centre with a box on dynamic bodies; a plane, a box, a
+ * height field and a mesh on fixed ones. The moved and rotated box's corners
+ * are checked against its pose, the cells of each type against the
+ * documented tessellation, and the binary (compressed when built with zlib)
+ * and ASCII frames against each other. */
+static void test_vtk_shapes(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    /* fixed: plane, box, 4 × 3 height field, tetrahedron */
+    sd.type = DVI_SHAPE_PLANE;
+    add_shape(w, shape_body(w, DVI_BODY_FIXED, NULL, NULL), &sd);
+    const double pb[3] = {3, 0, 0.3};
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = 0.5, sd.half_extents[1] = 0.4, sd.half_extents[2] = 0.3;
+    add_shape(w, shape_body(w, DVI_BODY_FIXED, pb, NULL), &sd);
+    const double heights[12] = {0, 0.1, 0.2, 0.1, 0, 0.05, 0.1, 0, 0.02, 0.03, 0, 0.01};
+    const double ph[3] = {-3, -1, 0};
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_HEIGHTFIELD;
+    sd.nx = 4, sd.ny = 3, sd.dx = 0.5, sd.dy = 0.5, sd.heights = heights;
+    add_shape(w, shape_body(w, DVI_BODY_FIXED, ph, NULL), &sd);
+    const double verts[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    const int32_t tris[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+    const double pm[3] = {0, -3, 0};
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_MESH;
+    sd.vertex_count = 4, sd.triangle_count = 4, sd.vertices = verts, sd.triangles = tris;
+    add_shape(w, shape_body(w, DVI_BODY_FIXED, pm, NULL), &sd);
+    /* dynamic: sphere (glyph), rotated box, capsule, cylinder, sphere + box */
+    const double p1[3] = {0, 0, 1}, p2[3] = {1, 2, 0.5}, p3[3] = {-1, 1, 0.4}, p4[3] = {1, -1, 0.3}, p5[3] = {2, 2, 1};
+    const double c = cos(0.4), s = sin(0.4);
+    const double q2[4] = {c, 0.6 * s, 0, 0.8 * s};
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = 0.1;
+    const dvi_body_id ball = shape_body(w, DVI_BODY_DYNAMIC, p1, NULL);
+    add_shape(w, ball, &sd);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = 0.2, sd.half_extents[1] = 0.1, sd.half_extents[2] = 0.15;
+    const dvi_body_id box = shape_body(w, DVI_BODY_DYNAMIC, p2, q2);
+    add_shape(w, box, &sd);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_CAPSULE;
+    sd.radius = 0.1, sd.half_length = 0.2;
+    add_shape(w, shape_body(w, DVI_BODY_DYNAMIC, p3, NULL), &sd);
+    sd.type = DVI_SHAPE_CYLINDER;
+    sd.radius = 0.2, sd.half_length = 0.05;
+    add_shape(w, shape_body(w, DVI_BODY_DYNAMIC, p4, NULL), &sd);
+    const dvi_body_id compound = shape_body(w, DVI_BODY_DYNAMIC, p5, NULL);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = 0.1;
+    sd.offset_position[0] = 0.3;
+    add_shape(w, compound, &sd);
+    sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_BOX;
+    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+    const double qo[4] = {cos(0.25), 0, sin(0.25), 0};
+    memcpy(sd.offset_orientation, qo, sizeof qo);
+    add_shape(w, compound, &sd);
+
+    /* dvi_body_get_shape */
+    dvi_shape_info si;
+    assert_int_equal(dvi_body_get_shape(w, compound, 0, &si), DVI_OK);
+    assert_int_equal(si.type, DVI_SHAPE_SPHERE);
+    assert_true(si.radius == 0.1 && si.offset_position[0] == 0.3);
+    assert_int_equal(dvi_body_get_shape(w, compound, 1, &si), DVI_OK);
+    assert_int_equal(si.type, DVI_SHAPE_BOX);
+    for (int k = 0; k < 4; k++) assert_near(si.offset_orientation[k], qo[k], 1e-15);
+    assert_near(si.offset_rotation[2], sin(0.5), 1e-15); /* R[0][2] of a turn of 0.5 rad about y */
+    assert_int_equal(dvi_body_get_shape(w, compound, 2, &si), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "out of range"));
+    assert_int_equal(si.type, 0);
+    assert_int_equal(dvi_body_get_shape(w, compound, -1, &si), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_body_get_shape(w, compound, 0, NULL), DVI_ERR_INVALID_ARG);
+    dvi_body_id stale = compound;
+    stale.generation++;
+    assert_int_equal(dvi_body_get_shape(w, stale, 0, &si), DVI_ERR_INVALID_ARG);
+    dvi_body_id hb;
+    assert_int_equal(dvi_world_body_at(w, 2, &hb), DVI_OK);
+    assert_int_equal(dvi_body_get_shape(w, hb, 0, &si), DVI_OK);
+    assert_true(si.nx == 4 && si.ny == 3 && si.dx == 0.5 && si.heights && si.heights[5] == 0.05);
+    assert_int_equal(dvi_world_body_at(w, 3, &hb), DVI_OK);
+    assert_int_equal(dvi_body_get_shape(w, hb, 0, &si), DVI_OK);
+    assert_true(si.vertex_count == 4 && si.triangle_count == 4 && si.triangles[1] == 2 && si.vertices[11] == 1);
+
+    char msg[512];
+    const char* bdir = tmp_path("vtk/shapes_bin");
+    const char* adir = tmp_path("vtk/shapes_ascii");
+    assert_int_equal(dvi_vtk_write_frame(w, bdir, 0, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_frame_ex(w, adir, 0, true, msg, sizeof msg), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/frames/shapes_000000.vtp", bdir);
+    char* raw = read_text(path, NULL);
+#ifdef DVI_HAVE_ZLIB
+    assert_true(dvi_vtk_compressed());
+    assert_non_null(strstr(raw, "compressor=\"vtkZLibDataCompressor\""));
+#else
+    assert_false(dvi_vtk_compressed());
+    assert_null(strstr(raw, "compressor="));
+#endif
+    free(raw);
+
+    for (int f = 0; f < 2; f++) {
+        const char* dir = f ? adir : bdir;
+        xnode* piece;
+        char* text;
+        int n[8];
+        /* moving shapes: the rotated box (12), the compound's box (12) and
+         * sphere (528), the capsule (576), the cylinder (96); no glyph sphere */
+        snprintf(path, sizeof path, "%s/frames/shapes_%06d.vtp", dir, 0);
+        xnode* root = vtk_read_surface(path, &piece, &text);
+        count_cells(piece, n);
+        assert_int_equal(n[DVI_SHAPE_BOX], 2 * TRI_BOX);
+        assert_int_equal(n[DVI_SHAPE_CAPSULE], TRI_CAPSULE);
+        assert_int_equal(n[DVI_SHAPE_CYLINDER], TRI_CYLINDER);
+        assert_int_equal(n[DVI_SHAPE_SPHERE], TRI_SPHERE);
+        assert_int_equal(n[DVI_SHAPE_PLANE] + n[DVI_SHAPE_HEIGHTFIELD] + n[DVI_SHAPE_MESH], 0);
+        assert_int_equal((int)xattr_num(piece, "NumberOfPolys"), 1224);
+        assert_int_equal((int)xattr_num(piece, "NumberOfPoints"), 8 + 8 + 266 + 290 + 50);
+        /* the rotated box's corners: x + R (±hx, ±hy, ±hz), each once */
+        vtk_array_data P = vtk_get(piece, "Points", "Points");
+        vtk_array_data body = vtk_get(piece, "CellData", "body");
+        vtk_array_data con = vtk_get(piece, "Polys", "connectivity");
+        const double h[3] = {0.2, 0.1, 0.15};
+        int found = 0, box_cells = 0;
+        for (int corner = 0; corner < 8; corner++) {
+            double l[3] = {corner & 1 ? h[0] : -h[0], corner & 2 ? h[1] : -h[1], corner & 4 ? h[2] : -h[2]}, r[3];
+            rotate(q2, l, r);
+            for (int i = 0; i < P.tuples; i++) {
+                double d = 0;
+                for (int k = 0; k < 3; k++) d = fmax(d, fabs(P.v[3 * i + k] - (p2[k] + r[k])));
+                if (d < (f ? 1e-9 : 1e-14)) {
+                    found++;
+                    break;
+                }
+            }
+        }
+        assert_int_equal(found, 8);
+        for (int t = 0; t < body.tuples; t++) {
+            if (body.v[t] != box.index1 - 1) continue;
+            box_cells++;
+            /* every vertex of the box's triangles is one of its corners: at half-extent distance along each axis */
+            for (int k = 0; k < 3; k++) {
+                const int pi = (int)con.v[3 * t + k];
+                double d[3] = {P.v[3 * pi] - p2[0], P.v[3 * pi + 1] - p2[1], P.v[3 * pi + 2] - p2[2]}, l[3];
+                const double qi[4] = {q2[0], -q2[1], -q2[2], -q2[3]};
+                rotate(qi, d, l);
+                for (int a = 0; a < 3; a++) assert_near(fabs(l[a]), h[a], 1e-9);
+            }
+        }
+        assert_int_equal(box_cells, TRI_BOX);
+        /* triangles counter-clockwise seen from outside: each closed surface
+         * encloses a positive volume Σ p0 · (p1 × p2) / 6 (by body: the box
+         * exactly, the capsule, the cylinder, the compound's sphere and box
+         * within the tessellation's error) */
+        double vol[9] = {0};
+        for (int t = 0; t < body.tuples; t++) {
+            const double* a = P.v + 3 * (int)con.v[3 * t];
+            const double* b = P.v + 3 * (int)con.v[3 * t + 1];
+            const double* e = P.v + 3 * (int)con.v[3 * t + 2];
+            vol[(int)body.v[t]] += (a[0] * (b[1] * e[2] - b[2] * e[1]) + a[1] * (b[2] * e[0] - b[0] * e[2]) +
+                                    a[2] * (b[0] * e[1] - b[1] * e[0])) / 6.0;
+        }
+        const double pi = 3.14159265358979;
+        assert_near(vol[box.index1 - 1], 8 * h[0] * h[1] * h[2], 1e-9);
+        const double v_caps = pi * 0.01 * 0.4 + 4.0 / 3.0 * pi * 0.001, v_cyl = pi * 0.04 * 0.1;
+        const double v_comp = 4.0 / 3.0 * pi * 0.001 + 0.008;
+        assert_true(vol[6] > 0.97 * v_caps && vol[6] < v_caps);
+        assert_true(vol[7] > 0.98 * v_cyl && vol[7] < v_cyl);
+        assert_true(vol[8] > 0.97 * v_comp && vol[8] < v_comp);
+        vtk_array_data sp = vtk_get(piece, "CellData", "speed");
+        for (int t = 0; t < sp.tuples; t++) assert_true(sp.v[t] == 0);
+        free(sp.v);
+        free(P.v);
+        free(body.v);
+        free(con.v);
+        xnode_free(root);
+        free(text);
+
+        /* static geometry: plane 2, box 12, height field 2·3·2 = 12, mesh 4 */
+        snprintf(path, sizeof path, "%s/static.vtp", dir);
+        root = vtk_read_surface(path, &piece, &text);
+        count_cells(piece, n);
+        assert_int_equal(n[DVI_SHAPE_PLANE], TRI_PLANE);
+        assert_int_equal(n[DVI_SHAPE_BOX], TRI_BOX);
+        assert_int_equal(n[DVI_SHAPE_HEIGHTFIELD], 12);
+        assert_int_equal(n[DVI_SHAPE_MESH], 4);
+        assert_int_equal((int)xattr_num(piece, "NumberOfPoints"), 4 + 8 + 12 + 4);
+        /* the plane's square holds every body (half side ≥ 0.75 × the scene's diagonal) */
+        P = vtk_get(piece, "Points", "Points");
+        for (int i = 0; i < 4; i++) {
+            assert_true(P.v[3 * i + 2] == 0);
+            assert_true(fabs(P.v[3 * i]) > 3.5 && fabs(P.v[3 * i + 1]) > 3.0);
+        }
+        free(P.v);
+        xnode_free(root);
+        free(text);
+
+        /* bodies: glyph_radius is the lone sphere's, 0 for the others */
+        snprintf(path, sizeof path, "%s/frames/bodies_%06d.vtp", dir, 0);
+        root = vtk_read(path, &piece, &text);
+        vtk_array_data gr = vtk_get(piece, "PointData", "glyph_radius");
+        assert_int_equal(gr.tuples, 9);
+        for (int i = 0; i < 9; i++) assert_true(gr.v[i] == (i == ball.index1 - 1 ? 0.1 : 0.0));
+        free(gr.v);
+        xnode_free(root);
+        free(text);
+    }
+
+    /* binary and ASCII hold the same numbers */
+    static const char* const files[] = {"frames/bodies_000000.vtp", "frames/shapes_000000.vtp", "static.vtp",
+                                        "frames/contacts_000000.vtp"};
+    for (int f = 0; f < 4; f++) {
+        char pa[600], pbin[600];
+        snprintf(pa, sizeof pa, "%s/%s", adir, files[f]);
+        snprintf(pbin, sizeof pbin, "%s/%s", bdir, files[f]);
+        char *ta, *tb;
+        xnode* ra = xml_parse_or_fail(ta = read_text(pa, NULL), pa);
+        xnode* rb = xml_parse_or_fail(tb = read_text(pbin, NULL), pbin);
+        const xnode* pca = xfirst(xfirst(ra, "PolyData", NULL), "Piece", NULL);
+        const xnode* pcb = xfirst(xfirst(rb, "PolyData", NULL), "Piece", NULL);
+        assert_int_equal(compare_pieces(pca, pcb), f == 0 ? 16 : f == 3 ? 10 : 6 + (f == 1));
+        xnode_free(ra);
+        xnode_free(rb);
+        free(ta);
+        free(tb);
+    }
+
+    /* the collections list the shapes too */
+    const double times[1] = {0};
+    assert_int_equal(dvi_vtk_write_pvd(bdir, 1, times, msg, sizeof msg), 0);
+    snprintf(path, sizeof path, "%s/shapes.pvd", bdir);
+    char* pvd = read_text(path, NULL);
+    assert_non_null(pvd);
+    assert_non_null(strstr(pvd, "file=\"frames/shapes_000000.vtp\""));
+    free(pvd);
+    /* frame 1 does not rewrite the static geometry */
+    snprintf(path, sizeof path, "%s/static.vtp", bdir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(dvi_vtk_write_frame(w, bdir, 1, msg, sizeof msg), 0);
+    assert_false(file_exists(path));
+    assert_int_equal(dvi_vtk_write_static(w, bdir, false, msg, sizeof msg), 0);
+    assert_true(file_exists(path));
+    assert_int_not_equal(dvi_vtk_write_static(NULL, bdir, false, msg, sizeof msg), 0);
+    dvi_world_destroy(w);
+}
+
 /* ==== atomic write ======================================================== */
 
 static void test_atomic_write(void** state)
@@ -1914,6 +2351,7 @@ int main(void)
         cmocka_unit_test(test_svg_nan_constant_empty),
         cmocka_unit_test(test_svg_fuzz),
         cmocka_unit_test(test_vtk_frames),
+        cmocka_unit_test(test_vtk_shapes),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_json_writer),
     };

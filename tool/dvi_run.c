@@ -744,6 +744,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
         dvi_json_key_int(w, "frames", rs->frame_count);
         dvi_json_key_string(w, "bodies", "vtk/bodies.pvd");
         dvi_json_key_string(w, "contacts", "vtk/contacts.pvd");
+        dvi_json_key_string(w, "shapes", "vtk/shapes.pvd");
+        dvi_json_key_string(w, "static", "vtk/static.vtp");
         dvi_json_end_object(w);
     } else {
         dvi_json_null(w);
@@ -1082,10 +1084,13 @@ static bool match_vtk_file(const char* name, const void* ctx)
 {
     (void)ctx;
     const char* rest = NULL;
+    if (strcmp(name, "static.vtp") == 0 || strcmp(name, "static.vtp.tmp") == 0) return true;
     if (strncmp(name, "bodies", 6) == 0)
         rest = name + 6;
     else if (strncmp(name, "contacts", 8) == 0)
         rest = name + 8;
+    else if (strncmp(name, "shapes", 6) == 0)
+        rest = name + 6;
     else
         return false;
     if (strcmp(rest, ".pvd") == 0 || strcmp(rest, ".pvd.tmp") == 0) return true;

@@ -129,8 +129,9 @@ DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, cons
 
 /* ==== VTK frames for ParaView ============================================= */
 
-/* Writes frame `frame` (>= 0) of the world as two VTK XML PolyData files
- * (ASCII), creating DIR and DIR/frames if needed:
+/* Writes frame `frame` (>= 0) of the world as three VTK XML PolyData files,
+ * creating DIR and DIR/frames if needed (frame 0 also writes DIR/static.vtp,
+ * see dvi_vtk_write_static):
  *
  *   DIR/frames/bodies_NNNNNN.vtp   one point per live body (centre of mass),
  *       in creation order, with a vertex cell each, and point data
@@ -139,6 +140,9 @@ DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, cons
  *         "shape_type"       Int32    dvi_shape_type of the first shape (0 none)
  *         "mass"             Float64  kg (0 for fixed and kinematic bodies)
  *         "radius"           Float64  m, bounding radius (0 if only unbounded shapes)
+ *         "glyph_radius"     Float64  m, the sphere's radius for a body whose only shape
+ *                                     is a sphere at its centre of mass (drawn as a
+ *                                     sphere glyph), else 0 (drawn in the shapes files)
  *         "orientation"      Float64 ×4  unit quaternion (w, x, y, z)
  *         "rotation"         Float64 ×9  rotation matrix (body → world) stored column
  *                                        by column: the body's x, y, z axes in world
@@ -155,20 +159,43 @@ DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, cons
  *         "normal_force"     Float64  N, force · normal
  *         "distance"         Float64  m, signed gap at collision time
  *         "body_a", "body_b" Int32    body indices (−1 for none)
+ *   DIR/frames/shapes_NNNNNN.vtp   the surfaces (triangles, world coordinates)
+ *       of the shapes of the dynamic and kinematic bodies that are not sphere
+ *       glyphs, with cell data
+ *         "shape_type"       Int32    dvi_shape_type
+ *         "body"             Int32    body index (as "id")
+ *         "shape"            Int32    shape index in the body (dvi_body_get_shape)
+ *         "speed"            Float64  m/s, the body's |velocity|
+ *       Triangles per shape: box 12; cylinder 96 (24 segments around: 48 on
+ *       the side, 24 in each cap); capsule 576 and sphere 528 (24 segments
+ *       around, 15° steps from pole to pole); plane 2; height field
+ *       2 (nx − 1)(ny − 1); mesh its triangles.
  *
  * NNNNNN is the frame number in six or more digits. The arrays are
- * format="binary": base64 of a UInt64 byte count and the numbers
- * themselves, little-endian (exact; dvi_vtk_write_frame_ex writes them as
- * text, "%.10g", non-finite as nan/inf). Each file is written atomically. */
+ * format="binary", little-endian, exact: if the library was built with zlib
+ * (dvi_vtk_compressed()), compressed in 32 KiB blocks (VTK's
+ * vtkZLibDataCompressor, header_type UInt64), else base64 of a UInt64 byte
+ * count and the numbers themselves. dvi_vtk_write_frame_ex writes them as
+ * text instead ("%.10g", non-finite as nan/inf). Each file is written
+ * atomically. */
 DVI_API int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
-/* The same, the arrays as text (ascii) or, as dvi_vtk_write_frame does,
- * base64 of the numbers themselves (format="binary": exact, and written
- * without formatting a number). */
+/* The same, the arrays as text (ascii) or binary as dvi_vtk_write_frame does. */
 DVI_API int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
                            size_t msg_size);
 
-/* Writes DIR/bodies.pvd and DIR/contacts.pvd, ParaView collections listing
- * the frames 0 … frames−1 (files frames/bodies_NNNNNN.vtp, relative to DIR)
+/* Writes DIR/static.vtp: the surfaces of the fixed bodies' shapes (cell data
+ * "shape_type", "body", "shape"; triangles as in the shapes files), once per
+ * run since they do not move (dvi_vtk_write_frame calls it for frame 0). A
+ * plane is drawn as a square about the foot of the centre of the scene's
+ * bounding box (bodies' bounding spheres, height fields and meshes), of half
+ * side 0.75 × that box's diagonal, at least 1 m. */
+DVI_API int dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size);
+
+/* True when binary VTK arrays are zlib-compressed (the library was built with zlib). */
+DVI_API bool dvi_vtk_compressed(void);
+
+/* Writes DIR/bodies.pvd, DIR/contacts.pvd and DIR/shapes.pvd, ParaView
+ * collections listing the frames 0 … frames−1 (files frames/bodies_NNNNNN.vtp, relative to DIR)
  * with timestep = times[i]. It is written atomically, so it can be rewritten
  * while a run goes on and a partly finished run opens in ParaView (`dvi run`
  * rewrites it whenever the frame count has grown by an eighth, at each

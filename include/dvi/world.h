@@ -339,6 +339,33 @@ typedef struct dvi_body_info {
 
 DVI_API dvi_status dvi_body_get_info(const dvi_world* world, dvi_body_id body, dvi_body_info* out);
 
+/// One shape of a body, for drawing it: what dvi_body_get_shape gives.
+/// The fields that do not apply to the type are 0 (or NULL).
+typedef struct dvi_shape_info {
+    dvi_shape_type type;
+    double radius;                ///< m: sphere, capsule, cylinder
+    double half_length;           ///< m: capsule (segment), cylinder; along the shape's z
+    double half_extents[3];       ///< m: box
+    double offset_position[3];    ///< shape frame in the body frame
+    double offset_orientation[4]; ///< (w, x, y, z), unit
+    double offset_rotation[9];    ///< the same rotation, row-major: shape frame → body frame
+    /* height field: heights[j·nx + i] at (i·dx, j·dy) of the shape frame */
+    int32_t nx, ny;
+    double dx, dy;
+    const double* heights;
+    /* mesh, in the shape frame; triangles counter-clockwise seen from outside */
+    int32_t vertex_count, triangle_count;
+    const double* vertices;       ///< [3·vertex_count]
+    const int32_t* triangles;     ///< [3·triangle_count]
+} dvi_shape_info;
+
+/// Shape `index` (0 … dvi_body_info.shape_count − 1, in the order they were
+/// attached) of a body. heights, vertices and triangles point into the world:
+/// valid until the world is changed (a body or shape added) or destroyed.
+/// DVI_ERR_INVALID_ARG (message in dvi_world_last_error) for a bad id, an
+/// index out of range or a NULL out; out is then zeroed.
+DVI_API dvi_status dvi_body_get_shape(const dvi_world* world, dvi_body_id body, int32_t index, dvi_shape_info* out);
+
 /* ---- state (checkpoints) -------------------------------------------------- */
 
 /// The complete dynamic state of the world — time, body poses, velocities and
