@@ -13,7 +13,6 @@
 #include "math3.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,24 +81,6 @@ dvi_status dvi_body_get_info(const dvi_world* w, dvi_body_id id, dvi_body_info* 
     return DVI_OK;
 }
 
-/* The queries take a const world, but their errors are reported as those of
- * the other calls: the message goes into the world's last_error (a world is
- * never a const object: dvi_world_create allocates it). */
-static dvi_status query_error(const dvi_world* w, dvi_status st, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static dvi_status query_error(const dvi_world* w, dvi_status st, const char* fmt, ...)
-{
-    char text[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    return dvi_world_error((dvi_world*)w, st, "%s", text);
-}
-
 /* Unit quaternion (w, x, y, z) of a rotation matrix R (row-major), the
  * largest of the four candidates for accuracy (Shepperd). */
 static void m3_to_q(const double* R, double* q)
@@ -129,12 +110,11 @@ dvi_status dvi_body_get_shape(const dvi_world* w, dvi_body_id id, int32_t index,
     if (out) memset(out, 0, sizeof *out);
     if (!w) return DVI_ERR_INVALID_ARG;
     int32_t bi = dvi_world_body_index(w, id);
-    if (bi < 0) return query_error(w, DVI_ERR_INVALID_ARG, "body shape: invalid body id");
-    if (!out) return query_error(w, DVI_ERR_INVALID_ARG, "body shape: NULL out");
+    if (bi < 0) return DVI_ERR_INVALID_ARG;
+    if (!out) return DVI_ERR_INVALID_ARG;
     const dvi_body* b = &w->bodies[bi];
     if (index < 0 || index >= b->shape_count)
-        return query_error(w, DVI_ERR_INVALID_ARG, "body shape: index %d out of range (body %d has %d shapes)",
-                           (int)index, (int)bi, (int)b->shape_count);
+        return DVI_ERR_INVALID_ARG;
     int32_t si = b->shape_head;
     for (int32_t k = 0; k < index; k++) si = w->shapes[si].next;
     const dvi_shape* s = &w->shapes[si];

@@ -1934,7 +1934,6 @@ static void test_vtk_shapes(void** state)
     for (int k = 0; k < 4; k++) assert_near(si.offset_orientation[k], qo[k], 1e-15);
     assert_near(si.offset_rotation[2], sin(0.5), 1e-15); /* R[0][2] of a turn of 0.5 rad about y */
     assert_int_equal(dvi_body_get_shape(w, compound, 2, &si), DVI_ERR_INVALID_ARG);
-    assert_non_null(strstr(dvi_world_last_error(w), "out of range"));
     assert_int_equal(si.type, 0);
     assert_int_equal(dvi_body_get_shape(w, compound, -1, &si), DVI_ERR_INVALID_ARG);
     assert_int_equal(dvi_body_get_shape(w, compound, 0, NULL), DVI_ERR_INVALID_ARG);

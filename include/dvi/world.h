@@ -362,8 +362,10 @@ typedef struct dvi_shape_info {
 /// Shape `index` (0 … dvi_body_info.shape_count − 1, in the order they were
 /// attached) of a body. heights, vertices and triangles point into the world:
 /// valid until the world is changed (a body or shape added) or destroyed.
-/// DVI_ERR_INVALID_ARG (message in dvi_world_last_error) for a bad id, an
-/// index out of range or a NULL out; out is then zeroed.
+/// DVI_ERR_INVALID_ARG for a bad id, an index out of range or a NULL out;
+/// out is then zeroed. Like the other queries of a const world, it writes
+/// nothing into the world (no dvi_world_last_error message), so threads may
+/// query one world at the same time.
 DVI_API dvi_status dvi_body_get_shape(const dvi_world* world, dvi_body_id body, int32_t index, dvi_shape_info* out);
 
 /* ---- state (checkpoints) -------------------------------------------------- */
