@@ -20,6 +20,7 @@ int dvi_cmd_run(int argc, char** argv);
 int dvi_cmd_check(int argc, char** argv);
 int dvi_cmd_solve(int argc, char** argv);
 int dvi_cmd_plot(int argc, char** argv);
+int dvi_cmd_study(int argc, char** argv);
 /* Prints the help of a command ("run", "check", "solve", "help"; NULL: the
  * overview) to stdout. Returns false for an unknown command. */
 bool dvi_print_help(const char* command);
