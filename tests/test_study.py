@@ -44,7 +44,8 @@ SCENE = {
               "observable": {"column": "load.slab.f_dir", "window": [0.2, 0.3], "relative_tolerance": 0.01}},
 }
 ROW_KEYS = {"method", "dt", "young_modulus", "status", "reason", "max_penetration", "penetration_fraction",
-            "observable", "error", "reference", "wall_seconds", "wall_per_simulated_second", "acceptable"}
+            "observable", "error", "reference", "wall_seconds", "wall_per_simulated_second", "cpu_seconds",
+            "cpu_per_simulated_second", "acceptable"}
 
 failures = []
 
@@ -94,6 +95,7 @@ with tempfile.TemporaryDirectory() as tmp:
     check(near(best.get(("dvi", None), {}).get("dt"), 0.004), "largest acceptable DVI step 4 ms: %s" % best)
     check(near(best.get(("dem", 1e8), {}).get("dt"), 4e-5), "largest acceptable DEM step 40 us: %s" % best)
     check(best.get(("dem", 1e8), {}).get("wall_per_simulated_second", 0) > 0, "its cost is given")
+    check(all(r["cpu_seconds"] is not None and r["cpu_seconds"] >= 0 for r in rows), "every run's CPU time is given")
     with open(os.path.join(out, "study.csv")) as f:
         crows = list(csv.DictReader(f))
     check(len(crows) == 4, "4 rows in study.csv")

@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -310,6 +312,7 @@ typedef struct job {
     pid_t pid;
     bool skipped;   /* --resume: finished with the same settings */
     int exit_status;
+    double cpu_before; /* CPU seconds of an earlier, interrupted part of the run (--resume) */
 } job;
 
 static volatile sig_atomic_t g_stop = 0;
@@ -326,6 +329,36 @@ static cJSON* read_summary(const char* dir)
     cJSON* j = cJSON_Parse(text);
     free(text);
     return j;
+}
+
+/* DIR/cpu_seconds: the CPU time of the run's processes, kept for --resume. */
+static double read_cpu(const char* dir)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/cpu_seconds", dir);
+    FILE* f = fopen(path, "r");
+    double v = NAN;
+    if (f) {
+        if (fscanf(f, "%lf", &v) != 1) v = NAN;
+        fclose(f);
+    }
+    return v;
+}
+
+static void write_cpu(const char* dir, double seconds)
+{
+    char path[1200], text[64], msg[256];
+    snprintf(path, sizeof path, "%s/cpu_seconds", dir);
+    int n = snprintf(text, sizeof text, "%.17g\n", seconds);
+    dvi_write_file_atomic(path, text, (size_t)n, msg, sizeof msg); /* best effort: only the table's CPU column needs it */
+}
+
+static double children_cpu(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0) return NAN;
+    return (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+           1e-6 * (double)ru.ru_stime.tv_usec;
 }
 
 static double jnum(const cJSON* o, const char* key)
@@ -404,9 +437,15 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
     argv[a++] = "--quiet";
     argv[a] = NULL;
     char log[1200];
+    j->cpu_before = 0;
     if (!resume_it) { /* a summary left by an earlier study must not pass for this run's */
         snprintf(log, sizeof log, "%s/summary.json", j->dir);
         unlink(log);
+        snprintf(log, sizeof log, "%s/cpu_seconds", j->dir);
+        unlink(log);
+    } else {
+        double c = read_cpu(j->dir);
+        if (isfinite(c)) j->cpu_before = c;
     }
     snprintf(log, sizeof log, "%s/log.txt", j->dir);
     fflush(NULL);
@@ -508,6 +547,7 @@ static void collect(job* j, const study_settings* s, double min_size)
     r->max_penetration = jnum(sum, "max_penetration");
     r->penetration_fraction = isfinite(min_size) ? r->max_penetration / min_size : NAN;
     r->wall_seconds = jnum(sum, "wall_seconds");
+    r->cpu_seconds = read_cpu(j->dir);
     r->simulated_seconds = jnum(sum, "simulated_time");
     const cJSON* raised = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "health"), "raised");
     char kinds[128] = "";
@@ -784,7 +824,7 @@ int dvi_cmd_study(int argc, char** argv)
                     snprintf(j->dir, sizeof j->dir, "%s/runs/%s_E%.6g_dt%.6g", out_dir, j->r.method,
                              j->r.young_modulus, j->r.dt);
                 j->r.observable = j->r.error = j->r.max_penetration = j->r.penetration_fraction = NAN;
-                j->r.wall_seconds = j->r.simulated_seconds = NAN;
+                j->r.wall_seconds = j->r.simulated_seconds = j->r.cpu_seconds = NAN;
                 j->pid = -1;
             }
     }
@@ -851,7 +891,9 @@ int dvi_cmd_study(int argc, char** argv)
         }
         if (running == 0) break;
         int status = 0;
+        const double cpu0 = children_cpu();
         pid_t pid = waitpid(-1, &status, 0);
+        const double cpu1 = children_cpu(); /* the difference is the child just waited for */
         if (pid < 0) {
             if (errno == EINTR) {
                 for (int i = 0; i < nj; i++) /* pass the stop on: the runs write checkpoints and end */
@@ -864,6 +906,7 @@ int dvi_cmd_study(int argc, char** argv)
             if (jobs[i].pid == pid) {
                 jobs[i].pid = -1;
                 jobs[i].exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                write_cpu(jobs[i].dir, jobs[i].cpu_before + (cpu1 - cpu0));
                 running--;
                 done++;
                 if (!s.quiet) {
@@ -898,7 +941,7 @@ int dvi_cmd_study(int argc, char** argv)
         if (s.have_window) snprintf(obs, sizeof obs, "%s.%s mean over [%g, %g] s", s.probe, s.column, s.t0, s.t1);
         else snprintf(obs, sizeof obs, "%s.%s at %g s", s.probe, s.column, s.at);
     }
-    study_table_info info = {scene_abs, scene_name, have_obs ? obs : NULL, &c, s.duration};
+    study_table_info info = {scene_arg, scene_name, have_obs ? obs : NULL, &c, s.duration};
     char csv[2100], json[2100], svg[2100];
     snprintf(csv, sizeof csv, "%s/study.csv", out_dir);
     snprintf(json, sizeof json, "%s/study.json", out_dir);
@@ -912,16 +955,17 @@ int dvi_cmd_study(int argc, char** argv)
     printf("%s: %s; overlap below %g of the smallest shape (%g m)", scene_name, have_obs ? obs : "no observable",
            s.overlap_fraction, min_size);
     if (have_obs) printf("; %s tolerance %g", s.relative ? "relative" : "absolute", s.tolerance);
-    printf("\n%-5s %10s %9s %-8s %11s %12s %11s %11s %4s  %s\n", "meth.", "dt (s)", "E (Pa)", "status", "overlap/size",
-           "observable", "error", "wall s/s", "ok", "reason");
+    printf("\n%-5s %10s %9s %-8s %11s %12s %11s %9s %9s %4s  %s\n", "meth.", "dt (s)", "E (Pa)", "status",
+           "overlap/size", "observable", "error", "wall s/s", "CPU s/s", "ok", "reason");
     for (int i = 0; i < nj; i++) {
         const study_run* r = &runs[i];
         char E[32] = "-";
         if (!isnan(r->young_modulus)) snprintf(E, sizeof E, "%.3g", r->young_modulus);
-        printf("%-5s %10.4g %9s %-8s %11.3g %12.6g %11.3g %11.4g %4s  %s%s\n", r->method, r->dt, E,
+        printf("%-5s %10.4g %9s %-8s %11.3g %12.6g %11.3g %9.4g %9.4g %4s  %s%s\n", r->method, r->dt, E,
                r->status == STUDY_STABLE ? "stable" : r->status == STUDY_UNSTABLE ? "unstable" : "not run",
                r->penetration_fraction, r->observable, r->error, r->wall_seconds / r->simulated_seconds,
-               r->acceptable ? "yes" : "no", r->reference ? "(reference) " : "", r->reason);
+               r->cpu_seconds / r->simulated_seconds, r->acceptable ? "yes" : "no", r->reference ? "(reference) " : "",
+               r->reason);
     }
     printf("largest acceptable step and its cost:\n");
     study_print_summary(stdout, runs, nj);

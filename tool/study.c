@@ -35,12 +35,12 @@ void study_judge(const study_criteria* c, study_run* runs, int n)
     for (int i = 0; i < n; i++) {
         study_run* r = &runs[i];
         bool overlap_ok = r->penetration_fraction < c->overlap_fraction;
-        /* the reference of r's series: its finest stable run with an acceptable overlap */
+        /* the reference of r's series: its finest stable run (whatever its overlap: a soft
+         * material's overlap is its own, and the observable still converges in the step) */
         int ref = -1;
         for (int j = 0; j < n; j++) {
             const study_run* q = &runs[j];
-            if (!study_same_series(q, r) || q->status != STUDY_STABLE || !(q->penetration_fraction < c->overlap_fraction))
-                continue;
+            if (!study_same_series(q, r) || q->status != STUDY_STABLE) continue;
             if (ref < 0 || q->dt < runs[ref].dt) ref = j;
         }
         if (ref == i) r->reference = true;
@@ -131,6 +131,11 @@ static double per_sim(const study_run* r)
     return r->simulated_seconds > 0 ? r->wall_seconds / r->simulated_seconds : NAN;
 }
 
+static double cpu_per_sim(const study_run* r)
+{
+    return r->simulated_seconds > 0 ? r->cpu_seconds / r->simulated_seconds : NAN;
+}
+
 /* CSV cells: numbers as %.6g (nan when not finite), text quoted when it holds a comma or quote. */
 static void csv_text(char* buf, size_t* len, size_t cap, const char* s)
 {
@@ -153,15 +158,16 @@ int study_write_csv(const char* path, const study_run* runs, int n, char* msg, s
     }
     len += (size_t)snprintf(buf, cap,
                             "method,dt [s],young_modulus [Pa],status,reason,max_penetration [m],penetration_fraction,"
-                            "observable,error,wall_seconds [s],wall_per_simulated_second,acceptable\n");
+                            "observable,error,wall_seconds [s],wall_per_simulated_second,cpu_seconds [s],"
+                            "cpu_per_simulated_second,acceptable\n");
     for (int i = 0; i < n; i++) {
         const study_run* r = &runs[i];
         len += (size_t)snprintf(buf + len, cap - len, "%s,%.6g,%.6g,%s,", r->method, r->dt, r->young_modulus,
                                 status_name(r->status));
         csv_text(buf, &len, cap, r->reason);
-        len += (size_t)snprintf(buf + len, cap - len, ",%.6g,%.6g,%.10g,%.6g,%.6g,%.6g,%d\n", r->max_penetration,
-                                r->penetration_fraction, r->observable, r->error, r->wall_seconds, per_sim(r),
-                                r->acceptable ? 1 : 0);
+        len += (size_t)snprintf(buf + len, cap - len, ",%.6g,%.6g,%.10g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n",
+                                r->max_penetration, r->penetration_fraction, r->observable, r->error, r->wall_seconds,
+                                per_sim(r), r->cpu_seconds, cpu_per_sim(r), r->acceptable ? 1 : 0);
         if (len >= cap) len = cap - 1;
     }
     int rc = dvi_write_file_atomic(path, buf, len, msg, msg_size);
@@ -184,6 +190,8 @@ static void json_row(dvi_json_writer* w, const study_run* r)
     dvi_json_key_bool(w, "reference", r->reference);
     dvi_json_key_number(w, "wall_seconds", r->wall_seconds);
     dvi_json_key_number(w, "wall_per_simulated_second", per_sim(r));
+    dvi_json_key_number(w, "cpu_seconds", r->cpu_seconds);
+    dvi_json_key_number(w, "cpu_per_simulated_second", cpu_per_sim(r));
     dvi_json_key_bool(w, "acceptable", r->acceptable);
     dvi_json_end_object(w);
 }
@@ -227,6 +235,7 @@ int study_write_json(const char* path, const study_table_info* info, const study
         dvi_json_key_number(w, "young_modulus", f->young_modulus);
         dvi_json_key_number(w, "dt", b ? b->dt : NAN);
         dvi_json_key_number(w, "wall_per_simulated_second", b ? per_sim(b) : NAN);
+        dvi_json_key_number(w, "cpu_per_simulated_second", b ? cpu_per_sim(b) : NAN);
         dvi_json_key_number(w, "error", b ? b->error : NAN);
         dvi_json_key_number(w, "penetration_fraction", b ? b->penetration_fraction : NAN);
         dvi_json_end_object(w);
@@ -247,8 +256,8 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
 {
     study_best* best = malloc((size_t)(n > 0 ? n : 1) * sizeof *best);
     int ns = best ? study_summarise(runs, n, best) : 0;
-    dvi_svg_xy_series* ser = calloc((size_t)(2 * ns + 1), sizeof *ser);
-    double* xs = malloc((size_t)(3 * n + 1) * sizeof *xs);
+    dvi_svg_xy_series* ser = calloc((size_t)(3 * ns + 1), sizeof *ser);
+    double* xs = malloc((size_t)(4 * n + 1) * sizeof *xs);
     bool* fill = malloc((size_t)(n + 1) * sizeof *fill);
     char(*names)[96] = calloc((size_t)(ns + 1), sizeof *names);
     int rc = -1;
@@ -257,7 +266,7 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
         goto done;
     }
     /* per series, its runs sorted by dt (descending): x = cost, y = error; x2 = dt, y2 = overlap */
-    double *cost = xs, *err = xs + n, *dtv = xs + 2 * n;
+    double *cost = xs, *err = xs + n, *dtv = xs + 2 * n, *cpu = xs + 3 * n;
     double* pen = malloc((size_t)(n + 1) * sizeof *pen);
     if (!pen) {
         snprintf(msg, msg_size, "%s: out of memory", path);
@@ -271,12 +280,14 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
                 int j = m++;
                 while (j > start && runs[i].dt > dtv[j - 1]) { /* insertion by dt, largest first */
                     cost[j] = cost[j - 1], err[j] = err[j - 1], dtv[j] = dtv[j - 1], pen[j] = pen[j - 1];
+                    cpu[j] = cpu[j - 1];
                     fill[j] = fill[j - 1];
                     j--;
                 }
                 const study_run* r = &runs[i];
                 bool drawn = r->status == STUDY_STABLE;
                 cost[j] = drawn ? per_sim(r) : NAN;
+                cpu[j] = drawn ? cpu_per_sim(r) : NAN;
                 err[j] = drawn ? r->error : NAN;
                 dtv[j] = r->dt;
                 pen[j] = drawn ? r->penetration_fraction : NAN;
@@ -285,9 +296,10 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
         study_series_name(&runs[best[k].first], names[k], sizeof names[k]);
         ser[k] = (dvi_svg_xy_series){names[k], m - start, cost + start, err + start, fill + start, true};
         ser[ns + k] = (dvi_svg_xy_series){names[k], m - start, dtv + start, pen + start, fill + start, true};
+        ser[2 * ns + k] = (dvi_svg_xy_series){names[k], m - start, cpu + start, err + start, fill + start, true};
     }
     const study_criteria* c = info->criteria;
-    dvi_svg_xy_panel p[2] = {dvi_svg_xy_default_panel(), dvi_svg_xy_default_panel()};
+    dvi_svg_xy_panel p[3] = {dvi_svg_xy_default_panel(), dvi_svg_xy_default_panel(), dvi_svg_xy_default_panel()};
     char ylab[256], t0[256];
     snprintf(t0, sizeof t0, "error of %s against cost", info->observable ? info->observable : "(no observable)");
     p[0].title = t0;
@@ -300,6 +312,11 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
     p[0].hline_label = "tolerance";
     p[0].legend_note = "filled: acceptable";
     p[0].zero_at_bottom = true;
+    /* the same against CPU time: on a machine shared with other work, wall time also counts the waiting */
+    p[2] = p[0];
+    p[2].title = "the same against CPU time";
+    p[2].x_label = "CPU seconds per simulated second";
+    p[2].series = ser + 2 * ns;
     p[1].title = "largest penetration / overlap against the step";
     p[1].x_label = "dt (s)";
     p[1].y_label = "penetration / smallest shape size";
@@ -314,7 +331,7 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
     rc = dvi_svg_xy_plot(path, title,
                          "Unstable runs are not drawn. The finest stable run of each series is its reference: "
                          "error 0, a triangle on the bottom edge.",
-                         2, p, 2, msg, msg_size);
+                         3, (const dvi_svg_xy_panel[]){p[0], p[2], p[1]}, 2, msg, msg_size);
     free(pen);
 done:
     free(best);
@@ -338,7 +355,8 @@ void study_print_summary(FILE* f, const study_run* runs, int n)
             continue;
         }
         const study_run* b = &runs[best[k].best];
-        fprintf(f, "  %-22s largest acceptable step %.3g s: %.3g wall s per simulated s\n", name, b->dt, per_sim(b));
+        fprintf(f, "  %-22s largest acceptable step %.3g s: %.3g wall s (%.3g CPU s) per simulated s\n", name,
+                b->dt, per_sim(b), cpu_per_sim(b));
     }
     free(best);
 }

@@ -28,6 +28,7 @@ typedef struct study_run {
     double observable;        /* NaN: none named or not available */
     double error;             /* |observable − reference| (relative: / |reference|); NaN: none */
     double wall_seconds;      /* of the run */
+    double cpu_seconds;       /* CPU time of the run's process (user + system); NaN: not measured */
     double simulated_seconds;
     bool acceptable;
     bool reference;           /* the finest stable run of its series: the observable's reference */
@@ -49,8 +50,7 @@ void study_series_name(const study_run* r, char* out, size_t size);
 /* Judges every run: stable, penetration_fraction < overlap_fraction, and
  * (with an observable) |observable − reference| within the tolerance, the
  * reference being the observable of the finest (smallest dt) stable run of
- * the same series whose overlap is acceptable (marked `reference`). Sets
- * error, acceptable and reason. */
+ * the same series (marked `reference`). Sets error, acceptable and reason. */
 void study_judge(const study_criteria* c, study_run* runs, int n);
 
 /* Index of the largest acceptable step of a ladder: the largest dt whose run
@@ -79,14 +79,15 @@ typedef struct study_table_info {
 
 /* The table, one row per run: method, dt, young_modulus, status, reason,
  * max_penetration, penetration_fraction, observable, error, wall_seconds,
- * wall_per_simulated_second, acceptable. Written atomically. 0 or -1 (msg). */
+ * wall_per_simulated_second, cpu_seconds, cpu_per_simulated_second,
+ * acceptable. Written atomically. 0 or -1 (msg). */
 int study_write_csv(const char* path, const study_run* runs, int n, char* msg, size_t msg_size);
 /* {"scene", "criteria", "runs": [rows as the CSV], "largest_acceptable": [one per series]} */
 int study_write_json(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
                      size_t msg_size);
 /* Error against wall time per simulated second (log axes), one series per
- * method / E, the tolerance dashed; and the penetration fraction against dt.
- * Filled markers: acceptable runs. */
+ * method / E, the tolerance dashed; the same against CPU time; and the
+ * penetration fraction against dt. Filled markers: acceptable runs. */
 int study_write_svg(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
                     size_t msg_size);
 /* The summary as text lines on f ("dvi: largest acceptable step 4e-03 s, 12.3 s per simulated second"). */
