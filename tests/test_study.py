@@ -13,6 +13,8 @@ over [0.2, 0.3] s. Checks:
     DEM (the 5 ms run above it failed);
   - --resume skips the finished runs (no run starts, the run directories
     are left as they are), and a changed setting runs them again;
+  - SIGINT stops a study and its runs cleanly (exit 130, the runs
+    "interrupted" with their checkpoints), and --resume continues them;
   - bad settings exit 2 with a message naming the place: an unknown probe
     column, a non-positive step (command line and scene file), an unknown
     method, an unknown key of the study object; nothing is run.
@@ -20,9 +22,11 @@ over [0.2, 0.3] s. Checks:
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 
 DVI = os.path.abspath(sys.argv[1])
@@ -123,6 +127,29 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, so3, se = run(["study", scene, "--out", out, "--resume", "--methods", "dvi", "--duration", "0.25",
                        "--window", "0.2,0.25"], tmp)
     check(rc == 0 and "0 of 2 runs already done" in se, "--resume reruns runs of other settings: %s" % se)
+
+    # an interrupted study: SIGINT stops it and its runs (checkpoints written, exit 130); --resume
+    # continues the runs from their checkpoints and ends with the same verdicts
+    long_out = os.path.join(tmp, "long")
+    args = ["study", scene, "--out", long_out, "--methods", "dem", "--dts-dem", "4e-5,5e-5", "--duration", "30",
+            "--window", "29,30", "--jobs", "2"]
+    p = subprocess.Popen([DVI] + args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=120)
+    check(p.returncode == 130, "an interrupted study exits 130 (got %d): %s" % (p.returncode, se))
+    states = [json.load(open(os.path.join(long_out, "runs", d, "summary.json")))["status"]
+              for d in sorted(os.listdir(os.path.join(long_out, "runs")))]
+    check(states == ["interrupted", "interrupted"], "its runs were interrupted cleanly: %s" % states)
+    rc, so, se = run(args + ["--resume"], tmp)
+    check(rc == 0, "the interrupted study resumes: %s" % se)
+    table3 = json.load(open(os.path.join(long_out, "study.json")))
+    check([(r["status"], r["acceptable"]) for r in table3["runs"]] == [("stable", True)] * 2,
+          "the resumed runs finish: %s" % [(r["status"], r["reason"]) for r in table3["runs"]])
+    runs3 = [json.load(open(os.path.join(long_out, "runs", d, "summary.json")))
+             for d in sorted(os.listdir(os.path.join(long_out, "runs")))]
+    check([(r["status"], r["runs"], r["steps"]) for r in runs3] == [("finished", 2, 750000), ("finished", 2, 600000)],
+          "... from their checkpoints: %s" % [(r["status"], r["runs"], r["steps"]) for r in runs3])
 
     # bad settings: exit 2, the place named, nothing run
     def refused(args, expect, scene_file=scene):

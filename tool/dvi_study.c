@@ -455,6 +455,9 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
         return -1;
     }
     if (pid == 0) {
+        /* a process group of its own: a Ctrl-C on the terminal reaches the study alone, which passes
+         * one SIGINT on to each run (a second one would end a run without its checkpoint) */
+        setpgid(0, 0);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -880,8 +883,14 @@ int dvi_cmd_study(int argc, char** argv)
         order[k] = i;
     }
     int running = 0, next = 0, done = skipped;
+    bool forwarded = false;
     const double t_start = cli_now();
     while (next < nj || running > 0) {
+        if (g_stop && !forwarded) { /* pass the stop on, once: the runs write their checkpoints and end */
+            for (int i = 0; i < nj; i++)
+                if (jobs[i].pid > 0) kill(jobs[i].pid, SIGINT);
+            forwarded = true;
+        }
         while (!g_stop && running < s.jobs && next < nj) {
             const int ji = order[next++];
             job* j = &jobs[ji];
@@ -895,11 +904,7 @@ int dvi_cmd_study(int argc, char** argv)
         pid_t pid = waitpid(-1, &status, 0);
         const double cpu1 = children_cpu(); /* the difference is the child just waited for */
         if (pid < 0) {
-            if (errno == EINTR) {
-                for (int i = 0; i < nj; i++) /* pass the stop on: the runs write checkpoints and end */
-                    if (jobs[i].pid > 0) kill(jobs[i].pid, SIGINT);
-                continue;
-            }
+            if (errno == EINTR) continue; /* a signal: the loop's top passes it on */
             break;
         }
         for (int i = 0; i < nj; i++)
