@@ -133,7 +133,11 @@ static int text_positive_list(errs* e, const char* text, const char* option, dou
         out[n++] = v;
         p = *end ? end + 1 : end;
     }
-    if (n == 0) err(e, option, "must not be empty");
+    if (n == 0) {
+        char place[128];
+        snprintf(place, sizeof place, "--%s", option);
+        err(e, place, "must not be empty");
+    }
     return n;
 }
 
@@ -241,6 +245,8 @@ static void parse_study_object(errs* e, const cJSON* st, study_settings* s)
         if (!cJSON_IsString(c)) err(e, "study.observable.column", "required: \"PROBE.COLUMN\"");
         else split_observable(e, "study.observable.column", c->valuestring, s);
         if (json_number_field(e, ob, "at", "study.observable", &s->at, false)) s->have_at = true;
+        if (s->have_at && cJSON_GetObjectItemCaseSensitive(ob, "window"))
+            err(e, "study.observable", "at or window, not both");
         const cJSON* w = cJSON_GetObjectItemCaseSensitive(ob, "window");
         if (w) {
             if (!cJSON_IsArray(w) || cJSON_GetArraySize(w) != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(w, 0)) ||
@@ -831,6 +837,17 @@ int dvi_cmd_study(int argc, char** argv)
                 j->pid = -1;
             }
     }
+    /* two runs in one directory: steps or moduli that differ only beyond the names' six digits */
+    for (int i = 0; i < nj; i++)
+        for (int k = 0; k < i; k++)
+            if (strcmp(jobs[i].dir, jobs[k].dir) == 0) {
+                fprintf(stderr, "dvi study: %s: two runs would share this directory (a step or a modulus given "
+                                "twice, or two that agree to six digits)\n",
+                        jobs[i].dir);
+                free(jobs);
+                free(runs);
+                return DVI_EXIT_USAGE;
+            }
     if (dvi_make_dirs(out_dir, msg, sizeof msg) != 0) {
         fprintf(stderr, "dvi study: %s\n", msg);
         free(jobs);
