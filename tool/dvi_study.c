@@ -869,7 +869,10 @@ int dvi_cmd_study(int argc, char** argv)
                 jobs[i].skipped = true;
                 skipped++;
             } else if (status && (!strcmp(status, "interrupted") || !strcmp(status, "running"))) {
-                resume_it[i] = true;
+                char cp[1200];
+                struct stat st_cp;
+                snprintf(cp, sizeof cp, "%s/checkpoint/run.json", jobs[i].dir);
+                resume_it[i] = stat(cp, &st_cp) == 0; /* else (killed before its first checkpoint): afresh */
             }
         }
         cJSON_Delete(sum);
