@@ -131,7 +131,8 @@ with tempfile.TemporaryDirectory() as tmp:
     # an interrupted study: SIGINT stops it and its runs (checkpoints written, exit 130); --resume
     # continues the runs from their checkpoints and ends with the same verdicts
     long_out = os.path.join(tmp, "long")
-    args = ["study", scene, "--out", long_out, "--methods", "dem", "--dts-dem", "4e-5,5e-5", "--duration", "30",
+    args = ["study", scene, "--out", long_out, "--methods", "dem", "--dts-dem", "4e-5,5e-5", "--young-moduli", "1e8",
+            "--duration", "30",
             "--window", "29,30", "--jobs", "2"]
     p = subprocess.Popen([DVI] + args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(0.7)
@@ -150,6 +151,8 @@ with tempfile.TemporaryDirectory() as tmp:
              for d in sorted(os.listdir(os.path.join(long_out, "runs")))]
     check([(r["status"], r["runs"], r["steps"]) for r in runs3] == [("finished", 2, 750000), ("finished", 2, 600000)],
           "... from their checkpoints: %s" % [(r["status"], r["runs"], r["steps"]) for r in runs3])
+    check(all(r["overrides"].get("young_modulus") == 1e8 and r["overrides"].get("probe_interval") == 0.1
+              for r in runs3), "... with their overrides (young_modulus, probe_interval) kept by the checkpoint")
 
     # bad settings: exit 2, the place named, nothing run
     def refused(args, expect, scene_file=scene):
