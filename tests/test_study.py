@@ -17,7 +17,9 @@ over [0.2, 0.3] s. Checks:
     "interrupted" with their checkpoints), and --resume continues them;
   - bad settings exit 2 with a message naming the place: an unknown probe
     column, a non-positive step (command line and scene file), an unknown
-    method, an unknown key of the study object; nothing is run.
+    method, an unknown key of the study object; nothing is run. dvi check
+    finds the same problems in the scene's study object, and describes a
+    good one.
 """
 import csv
 import json
@@ -179,6 +181,13 @@ with tempfile.TemporaryDirectory() as tmp:
     refused([], 'study.methods[1]: unknown method "xdem"', bad_scene)
     refused([], "study.observable.column: must be PROBE.COLUMN", bad_scene)
     refused([], "study.ladder: unknown key", bad_scene)
+    # dvi check checks the study object as dvi study does, and describes it
+    rc, so, se = run(["check", scene], tmp)
+    check(rc == 0 and "study       4 runs: dvi 2 steps (0.002 to 0.004 s), dem 2 steps (4e-05 to 0.005 s) x 1 modulus"
+          in so, "dvi check describes the study: %s %s" % (so, se))
+    rc, so, se = run(["check", bad_scene], tmp)
+    check(rc == 2 and "study.dts.dem[1]: must be > 0" in se and "invalid (4 errors)" in se,
+          "dvi check refuses a bad study object: %s" % se)
     rc, so, se = run(["study", "--help"], tmp)
     check(rc == 0 and "Usage: dvi study SCENE" in so, "dvi study --help")
 

@@ -588,6 +588,111 @@ static void collect(job* j, const study_settings* s, double min_size)
     cJSON_Delete(sum);
 }
 
+/* Completes the settings from the scene (duration, probe interval, the
+ * observable's default time) and checks them against it: a ladder for every
+ * method, the observable's times within the run, its probe and column in the
+ * model (built here when model is NULL). Problems are counted in e. */
+static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, const dvi_model* model,
+                           bool observable_from_cli)
+{
+    dvi_scene_settings ss = dvi_scene_get_settings(scene);
+    if (s->duration == 0) s->duration = ss.duration;
+    if (s->probe_interval == 0) s->probe_interval = s->duration / 300.0;
+    for (int k = 0; k < M_COUNT; k++)
+        if (s->method_on[k] && s->dt_count[k] == 0)
+            err(e, k == M_DVI ? "study.dts.dvi" : "study.dts.dem",
+                "no ladder of steps for method %s (the scene's study.dts.%s or --dts-%s)", METHOD_NAMES[k],
+                METHOD_NAMES[k], METHOD_NAMES[k]);
+    if (!s->probe[0]) return;
+    if (!s->have_at && !s->have_window) s->have_at = true, s->at = s->duration;
+    if (s->have_at && !(s->at >= 0 && s->at <= s->duration + 1e-12))
+        err(e, "study.observable.at", "%g s is outside the run [0, %g] s", s->at, s->duration);
+    if (s->have_window && !(s->t0 >= 0 && s->t0 <= s->t1 && s->t1 <= s->duration + 1e-12))
+        err(e, "study.observable.window", "[%g, %g] s must satisfy 0 <= t0 <= t1 <= the duration %g s", s->t0, s->t1,
+            s->duration);
+    /* the observable's probe and column must exist */
+    dvi_model* own = NULL;
+    char msg[512];
+    if (!model) {
+        if (dvi_model_create(scene, &own, msg, sizeof msg) != DVI_OK) {
+            err(e, "scene", "cannot build the model: %s", msg);
+            return;
+        }
+        model = own;
+    }
+    int found_probe = -1, found_col = -1;
+    char list[1024] = "";
+    for (int32_t i = 0; i < dvi_model_probe_count(model); i++) {
+        dvi_probe_info pi;
+        dvi_model_probe_info(model, i, &pi);
+        if (strcmp(pi.name, s->probe) != 0) continue;
+        found_probe = i;
+        size_t l = 0;
+        for (int32_t c = 1; c < pi.columns; c++) {
+            if (strcmp(pi.column_names[c], s->column) == 0) found_col = c;
+            l += (size_t)snprintf(list + l, l < sizeof list ? sizeof list - l : 0, "%s%s", c > 1 ? ", " : "",
+                                  pi.column_names[c]);
+            if (l >= sizeof list) l = sizeof list - 1;
+        }
+    }
+    const char* place = observable_from_cli ? "--observable" : "study.observable.column";
+    if (found_probe < 0) err(e, place, "no probe named \"%s\" in the scene", s->probe);
+    else if (found_col < 0) err(e, place, "probe \"%s\" has no column \"%s\" (columns: %s)", s->probe, s->column, list);
+    dvi_model_destroy(own);
+}
+
+static void study_defaults(study_settings* s)
+{
+    memset(s, 0, sizeof *s);
+    s->method_on[M_DVI] = s->method_on[M_DEM] = true;
+    s->overlap_fraction = 0.01;
+    s->tolerance = 0.02;
+    s->relative = true;
+    s->threads = 1;
+}
+
+int dvi_study_check_scene(const char* scene_arg, const void* json_root, const dvi_scene* scene,
+                          const dvi_model* model, char* line, size_t line_size)
+{
+    line[0] = '\0';
+    const cJSON* sto = cJSON_GetObjectItemCaseSensitive((const cJSON*)json_root, "study");
+    if (!sto) return 0;
+    study_settings s;
+    study_defaults(&s);
+    errs e = {0, scene_arg};
+    parse_study_object(&e, sto, &s);
+    check_settings(&e, &s, scene, model, false);
+    if (e.count > 0) return e.count;
+    size_t l = 0;
+    int runs = 0;
+    for (int k = 0; k < M_COUNT; k++) {
+        if (!s.method_on[k]) continue;
+        double lo = INFINITY, hi = 0;
+        for (int i = 0; i < s.dt_count[k]; i++) lo = fmin(lo, s.dts[k][i]), hi = fmax(hi, s.dts[k][i]);
+        int nE = k == M_DEM && s.modulus_count > 0 ? s.modulus_count : 1;
+        runs += s.dt_count[k] * nE;
+        l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, "%s%s %d step%s (%g to %g s)", l ? ", " : "",
+                              METHOD_NAMES[k], s.dt_count[k], s.dt_count[k] == 1 ? "" : "s", lo, hi);
+        if (k == M_DEM && s.modulus_count > 0)
+            l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, " x %d modul%s", nE, nE == 1 ? "us" : "i");
+    }
+    char head[64];
+    snprintf(head, sizeof head, "%d runs: ", runs);
+    char tail[512];
+    if (s.probe[0] && s.have_window)
+        snprintf(tail, sizeof tail, "; %s.%s mean over [%g, %g] s within %g%s", s.probe, s.column, s.t0, s.t1,
+                 s.tolerance, s.relative ? " (relative)" : "");
+    else if (s.probe[0])
+        snprintf(tail, sizeof tail, "; %s.%s at %g s within %g%s", s.probe, s.column, s.at, s.tolerance,
+                 s.relative ? " (relative)" : "");
+    else
+        snprintf(tail, sizeof tail, "; no observable");
+    char body[1024];
+    snprintf(body, sizeof body, "%s", line);
+    snprintf(line, line_size, "%s%s%s; overlap below %g of the smallest shape", head, body, tail, s.overlap_fraction);
+    return 0;
+}
+
 /* ---- the command ------------------------------------------------------------------ */
 
 enum {
@@ -615,12 +720,7 @@ static int compare_desc(const void* a, const void* b)
 int dvi_cmd_study(int argc, char** argv)
 {
     study_settings s;
-    memset(&s, 0, sizeof s);
-    s.method_on[M_DVI] = s.method_on[M_DEM] = true;
-    s.overlap_fraction = 0.01;
-    s.tolerance = 0.02;
-    s.relative = true;
-    s.threads = 1;
+    study_defaults(&s);
     const char* scene_arg = NULL;
     /* the command line first (kept aside), then the scene's study object, then the line over it */
     cli_parser p;
@@ -666,7 +766,6 @@ int dvi_cmd_study(int argc, char** argv)
     errs e = {0, scene_arg};
     const cJSON* sto = cJSON_GetObjectItemCaseSensitive(root, "study");
     if (sto) parse_study_object(&e, sto, &s);
-    e.scene = NULL;
     if (given[O_METHODS]) {
         s.method_on[M_DVI] = s.method_on[M_DEM] = false;
         char buf[256];
@@ -737,52 +836,12 @@ int dvi_cmd_study(int argc, char** argv)
 
     /* what follows from the scene */
     dvi_scene_settings ss = dvi_scene_get_settings(scene);
-    if (s.duration == 0) s.duration = ss.duration;
-    if (s.probe_interval == 0) s.probe_interval = s.duration / 300.0;
     if (s.jobs == 0) {
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         s.jobs = c > 0 ? c : 1;
     }
-    for (int k = 0; k < M_COUNT; k++)
-        if (s.method_on[k] && s.dt_count[k] == 0)
-            err(&e, k == M_DVI ? "study.dts.dvi" : "study.dts.dem",
-                "no ladder of steps for method %s (the scene's study.dts.%s or --dts-%s)", METHOD_NAMES[k],
-                METHOD_NAMES[k], METHOD_NAMES[k]);
+    check_settings(&e, &s, scene, NULL, given[O_OBSERVABLE] != NULL);
     const bool have_obs = s.probe[0] != '\0';
-    if (have_obs && !s.have_at && !s.have_window) s.have_at = true, s.at = s.duration;
-    if (have_obs && s.have_at && !(s.at >= 0 && s.at <= s.duration + 1e-12))
-        err(&e, "study.observable.at", "%g s is outside the run [0, %g] s", s.at, s.duration);
-    if (have_obs && s.have_window && !(s.t0 >= 0 && s.t0 <= s.t1 && s.t1 <= s.duration + 1e-12))
-        err(&e, "study.observable.window", "[%g, %g] s must satisfy 0 <= t0 <= t1 <= the duration %g s", s.t0, s.t1,
-            s.duration);
-    /* the observable's probe and column must exist */
-    if (have_obs) {
-        dvi_model* model = NULL;
-        if (dvi_model_create(scene, &model, msg, sizeof msg) != DVI_OK) {
-            fprintf(stderr, "%s: cannot build the model: %s\n", scene_arg, msg);
-            e.count++;
-        } else {
-            int found_probe = -1, found_col = -1;
-            char list[1024] = "";
-            for (int32_t i = 0; i < dvi_model_probe_count(model); i++) {
-                dvi_probe_info pi;
-                dvi_model_probe_info(model, i, &pi);
-                if (strcmp(pi.name, s.probe) != 0) continue;
-                found_probe = i;
-                size_t l = 0;
-                for (int32_t c = 1; c < pi.columns; c++) {
-                    if (strcmp(pi.column_names[c], s.column) == 0) found_col = c;
-                    l += (size_t)snprintf(list + l, l < sizeof list ? sizeof list - l : 0, "%s%s", c > 1 ? ", " : "",
-                                          pi.column_names[c]);
-                    if (l >= sizeof list) l = sizeof list - 1;
-                }
-            }
-            const char* place = given[O_OBSERVABLE] ? "--observable" : "study.observable.column";
-            if (found_probe < 0) err(&e, place, "no probe named \"%s\" in the scene", s.probe);
-            else if (found_col < 0) err(&e, place, "probe \"%s\" has no column \"%s\" (columns: %s)", s.probe, s.column, list);
-            dvi_model_destroy(model);
-        }
-    }
     double min_size = smallest_shape(root);
     char scene_abs[4096];
     if (!realpath(scene_arg, scene_abs)) snprintf(scene_abs, sizeof scene_abs, "%s", scene_arg);
