@@ -260,8 +260,11 @@ static int cmd_help(int argc, char** argv)
     return DVI_EXIT_OK;
 }
 
+const char* dvi_argv0 = "dvi";
+
 int main(int argc, char** argv)
 {
+    if (argc > 0 && argv[0] && argv[0][0]) dvi_argv0 = argv[0];
     if (argc < 2) {
         fputs(overview_help, stderr);
         print_files(stderr);

@@ -16,6 +16,8 @@ enum {
 };
 
 /* ---- commands (one file each) ---------------------------------------------- */
+/* argv[0] of the dvi process (dvi.c's main), for a command that runs dvi again (dvi study). */
+extern const char* dvi_argv0;
 int dvi_cmd_run(int argc, char** argv);
 int dvi_cmd_check(int argc, char** argv);
 int dvi_cmd_solve(int argc, char** argv);

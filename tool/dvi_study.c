@@ -470,7 +470,8 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
             dup2(fd, 2);
             close(fd);
         }
-        execv(exe, (char* const*)argv);
+        if (strchr(exe, '/')) execv(exe, (char* const*)argv);
+        else execvp(exe, (char* const*)argv);
         fprintf(stderr, "dvi study: cannot run %s: %s\n", exe, strerror(errno));
         _exit(127);
     }
@@ -853,13 +854,11 @@ int dvi_cmd_study(int argc, char** argv)
         fprintf(stderr, "dvi study: %d problem%s; nothing run\n", e.count, e.count == 1 ? "" : "s");
         return DVI_EXIT_USAGE;
     }
+    /* the runs are this program: /proc/self/exe (Linux), else argv[0] as a path, else dvi on the PATH */
     char exe[4096];
     ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (el <= 0) {
-        fprintf(stderr, "dvi study: cannot find the dvi program (/proc/self/exe): %s\n", strerror(errno));
-        return DVI_EXIT_FAILED;
-    }
-    exe[el] = '\0';
+    if (el > 0) exe[el] = '\0';
+    else if (!strchr(dvi_argv0, '/') || !realpath(dvi_argv0, exe)) snprintf(exe, sizeof exe, "%s", dvi_argv0);
 
     /* the runs: each method's ladder (largest step first); DEM once per modulus */
     char out_dir[900];
