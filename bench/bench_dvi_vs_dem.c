@@ -136,6 +136,8 @@ typedef struct options {
     const char* csv;
     const char* svg;
     const char* json_out;
+    const char* study_csv;          /* every run of every ladder as a dvi study table (tool/study.h) */
+    const char* study_json;
     const char* rover_json;
     char rover_json_found[4096];
     int pile;                       /* > 0: the bed-height comparison mode */
@@ -168,6 +170,7 @@ typedef struct rung {
     double dt;
     bool numeric_ok, overlap_ok;
     double overlap_rel, wall_seconds, value;
+    double overlap, sim_seconds;  /* m; s simulated */
     char reason[200];
 } rung;
 
@@ -617,6 +620,8 @@ static void ladder_search(const options* o, const granular_base* gb, int scene, 
         g->overlap_rel = r.overlap_rel;
         g->wall_seconds = r.wall_seconds;
         g->value = r.value;
+        g->overlap = r.overlap;
+        g->sim_seconds = r.sim_seconds;
         snprintf(g->reason, sizeof g->reason, "%s", r.reason);
         if (judge_rungs(out) == k) { /* the ladder descends: the first acceptable step is the largest */
             out->r = r;
@@ -790,6 +795,46 @@ static int write_csv(const char* path, const row* rows, int n)
     return rc == 0 ? 0 : -1;
 }
 
+/* Every run of every ladder as the rows of a `dvi study` table (study.h):
+ * method = scene/formulation, the bench's own verdicts (criteria 1-3; no
+ * observable tolerance), the observable and the cost. DVI ladders repeated
+ * for each E are written once. */
+static int write_study_tables(const options* o, const row* rows, int n)
+{
+    int cap = n * MAX_RUNGS + 1, m = 0;
+    study_run* runs = calloc((size_t)cap, sizeof *runs);
+    if (!runs) return -1;
+    for (int i = 0; i < n; i++) {
+        const row* w = &rows[i];
+        if (!is_dem(w->form) && i > 0 && rows[i - 1].scene == w->scene && rows[i - 1].form == w->form) continue;
+        for (int k = 0; k < w->rung_count; k++) {
+            const rung* g = &w->rungs[k];
+            study_run* r = &runs[m++];
+            snprintf(r->method, sizeof r->method, "%s/%s", SCENE_NAMES[w->scene], FORM_NAMES[w->form]);
+            r->dt = g->dt;
+            r->young_modulus = is_dem(w->form) ? w->modulus : NAN;
+            r->status = g->numeric_ok ? STUDY_STABLE : STUDY_UNSTABLE;
+            snprintf(r->reason, sizeof r->reason, "%s", g->reason);
+            r->max_penetration = g->overlap;
+            r->penetration_fraction = g->overlap_rel;
+            r->observable = g->numeric_ok ? g->value : NAN;
+            r->wall_seconds = g->wall_seconds;
+            r->cpu_seconds = NAN;
+            r->simulated_seconds = g->sim_seconds;
+        }
+    }
+    const study_criteria c = {OVERLAP_LIMIT, false, 0.0, true};
+    study_judge(&c, runs, m);
+    study_table_info info = {"(built in: bench_dvi_vs_dem)", "bench_dvi_vs_dem", NULL, &c, NAN};
+    char msg[512];
+    int rc = 0;
+    if (o->study_csv && study_write_csv(o->study_csv, runs, m, msg, sizeof msg) != 0) rc = -1;
+    if (rc == 0 && o->study_json && study_write_json(o->study_json, &info, runs, m, msg, sizeof msg) != 0) rc = -1;
+    if (rc != 0) fprintf(stderr, "bench_dvi_vs_dem: %s\n", msg);
+    free(runs);
+    return rc;
+}
+
 /* A log–log picture (dvi_svg_xy_plot, as `dvi study` draws): one column per
  * scene, rows dt and wall s/sim s, against E, one series per formulation.
  * Filled markers: acceptable; hollow: stable but overlap >= 1% of r. */
@@ -926,6 +971,8 @@ static void usage(FILE* f, const char* prog)
             "  --json-out FILE    also write the JSON rows to FILE\n"
             "  --csv FILE         also write the table as CSV\n"
             "  --svg FILE         also write the log-log plot (step and cost against E)\n"
+            "  --study-csv FILE   every run of every ladder as a `dvi study` table (docs/study.md), CSV\n"
+            "  --study-json FILE  ... and JSON, with the largest acceptable step of each ladder\n"
             "  --rover-json PATH  the rover reference (default: rover/rocker_bogie_rover.json of the data\n"
             "                     directory: the build tree's data/, an installed share/dvicontact/, or\n"
             "                     $DVICONTACT_DATA)\n"
@@ -1029,6 +1076,10 @@ static int parse_options(int argc, char** argv, options* o)
             if (!(o->dem_dt > 0)) goto bad;
         } else if (v && !strcmp(a, "--json-out")) {
             o->json_out = v, i++;
+        } else if (v && !strcmp(a, "--study-csv")) {
+            o->study_csv = v, i++;
+        } else if (v && !strcmp(a, "--study-json")) {
+            o->study_json = v, i++;
         } else if (v && !strcmp(a, "--csv")) {
             o->csv = v, i++;
         } else if (v && !strcmp(a, "--svg")) {
@@ -1128,6 +1179,7 @@ int main(int argc, char** argv)
     if (json_file && fclose(json_file) != 0) failures++;
     if (o.csv && write_csv(o.csv, rows, n) != 0) failures++;
     if (o.svg && write_svg(o.svg, rows, n, &o) != 0) failures++;
+    if ((o.study_csv || o.study_json) && write_study_tables(&o, rows, n) != 0) failures++;
     free(gb.packed);
     return failures ? 1 : 0;
 }
