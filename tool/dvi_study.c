@@ -548,7 +548,7 @@ static void collect(job* j, const study_settings* s, double min_size)
     cJSON* sum = read_summary(j->dir);
     if (!sum) {
         if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "no summary.json (exit status %d; see %s/log.txt)", j->exit_status,
+            snprintf(r->reason, sizeof r->reason, "no summary.json (exit status %d; see %.400s/log.txt)", j->exit_status,
                      j->dir);
         return;
     }
