@@ -11,6 +11,7 @@ over [0.2, 0.3] s. Checks:
     study.svg is an SVG picture;
   - the summary: the largest acceptable step is 4 ms for DVI and 40 us for
     DEM (the 5 ms run above it failed);
+  - the same table (times excepted) with one run at a time;
   - --resume skips the finished runs (no run starts, the run directories
     are left as they are), and a changed setting runs them again;
   - SIGINT stops a study and its runs cleanly (exit 130, the runs
@@ -113,6 +114,13 @@ with tempfile.TemporaryDirectory() as tmp:
           "study.svg is a picture with the runs' points")
     check("largest acceptable step 0.004 s" in so and "largest acceptable step 4e-05 s" in so,
           "the summary is printed: %s" % so)
+
+    # deterministic: one run at a time gives the same table (times excepted)
+    rc, so1, se = run(["study", scene, "--out", os.path.join(tmp, "serial"), "--jobs", "1"], tmp)
+    serial = json.load(open(os.path.join(tmp, "serial", "study.json")))
+    same = lambda t: [(r["method"], r["dt"], r["status"], r["max_penetration"], r["observable"], r["error"],
+                       r["acceptable"]) for r in t["runs"]]
+    check(rc == 0 and same(serial) == same(table), "--jobs 1 gives the same table as --jobs 2")
 
     # --resume: nothing runs again
     stamps = {d: os.stat(os.path.join(out, "runs", d, "summary.json")).st_mtime_ns
