@@ -73,7 +73,9 @@
 #include "data_path.h"
 #include "granular_bed.h"
 #include "rover_model.h"
+#include "study.h"
 
+#include <dvi/output.h>
 #include <dvi/world.h>
 
 #include <errno.h>
@@ -134,6 +136,8 @@ typedef struct options {
     const char* csv;
     const char* svg;
     const char* json_out;
+    const char* study_csv;          /* every run of every ladder as a dvi study table (tool/study.h) */
+    const char* study_json;
     const char* rover_json;
     char rover_json_found[4096];
     int pile;                       /* > 0: the bed-height comparison mode */
@@ -166,6 +170,7 @@ typedef struct rung {
     double dt;
     bool numeric_ok, overlap_ok;
     double overlap_rel, wall_seconds, value;
+    double overlap, sim_seconds;  /* m; s simulated */
     char reason[200];
 } rung;
 
@@ -570,6 +575,33 @@ static void run_one(const options* o, const granular_base* gb, int scene, int fo
                 r->reason);
 }
 
+/* The ladder's runs as a study's (tool/study.h, the judging `dvi study` does):
+ * stable = criteria 1-2, the overlap against OVERLAP_LIMIT of the radius, no
+ * observable. Returns the rung of the largest acceptable step so far (-1: none). */
+static int judge_rungs(const row* w)
+{
+    study_run runs[MAX_RUNGS];
+    double dt[MAX_RUNGS];
+    bool ok[MAX_RUNGS];
+    memset(runs, 0, sizeof runs);
+    for (int k = 0; k < w->rung_count; k++) {
+        const rung* g = &w->rungs[k];
+        snprintf(runs[k].method, sizeof runs[k].method, "%s", FORM_NAMES[w->form]);
+        runs[k].dt = g->dt;
+        runs[k].young_modulus = w->modulus;
+        runs[k].status = g->numeric_ok ? STUDY_STABLE : STUDY_UNSTABLE;
+        runs[k].penetration_fraction = g->overlap_rel;
+        runs[k].observable = g->value;
+    }
+    const study_criteria c = {OVERLAP_LIMIT, false, 0.0, true};
+    study_judge(&c, runs, w->rung_count);
+    for (int k = 0; k < w->rung_count; k++) {
+        dt[k] = runs[k].dt;
+        ok[k] = runs[k].acceptable;
+    }
+    return study_largest_acceptable(dt, ok, w->rung_count);
+}
+
 static void ladder_search(const options* o, const granular_base* gb, int scene, int form, double E, row* out)
 {
     memset(out, 0, sizeof *out);
@@ -588,8 +620,10 @@ static void ladder_search(const options* o, const granular_base* gb, int scene, 
         g->overlap_rel = r.overlap_rel;
         g->wall_seconds = r.wall_seconds;
         g->value = r.value;
+        g->overlap = r.overlap;
+        g->sim_seconds = r.sim_seconds;
         snprintf(g->reason, sizeof g->reason, "%s", r.reason);
-        if (r.numeric_ok && r.overlap_ok) {
+        if (judge_rungs(out) == k) { /* the ladder descends: the first acceptable step is the largest */
             out->r = r;
             out->found = out->ok = true;
             if (k == 0) snprintf(out->note, sizeof out->note, "the top of the ladder: the limit is larger");
@@ -761,102 +795,101 @@ static int write_csv(const char* path, const row* rows, int n)
     return rc == 0 ? 0 : -1;
 }
 
-/* A log–log picture: one column per scene, rows dt and wall s/sim s, against E.
- * Filled markers: acceptable; hollow: stable but overlap >= 1% of r. */
-static const char* const COLOURS[F_COUNT] = {"#1f77b4", "#2ca02c", "#d62728", "#ff7f0e"};
-
-static double svg_x(double E, double x0, double w, double lo, double hi)
+/* Every run of every ladder as the rows of a `dvi study` table (study.h):
+ * method = scene/formulation, the bench's own verdicts (criteria 1-3; no
+ * observable tolerance), the observable and the cost. DVI ladders repeated
+ * for each E are written once. */
+static int write_study_tables(const options* o, const row* rows, int n)
 {
-    return x0 + w * (log10(E) - lo) / (hi - lo);
+    int cap = n * MAX_RUNGS + 1, m = 0;
+    study_run* runs = calloc((size_t)cap, sizeof *runs);
+    if (!runs) return -1;
+    for (int i = 0; i < n; i++) {
+        const row* w = &rows[i];
+        if (!is_dem(w->form) && i > 0 && rows[i - 1].scene == w->scene && rows[i - 1].form == w->form) continue;
+        for (int k = 0; k < w->rung_count; k++) {
+            const rung* g = &w->rungs[k];
+            study_run* r = &runs[m++];
+            snprintf(r->method, sizeof r->method, "%s/%s", SCENE_NAMES[w->scene], FORM_NAMES[w->form]);
+            r->dt = g->dt;
+            r->young_modulus = is_dem(w->form) ? w->modulus : NAN;
+            r->status = g->numeric_ok ? STUDY_STABLE : STUDY_UNSTABLE;
+            snprintf(r->reason, sizeof r->reason, "%s", g->reason);
+            r->max_penetration = g->overlap;
+            r->penetration_fraction = g->overlap_rel;
+            r->observable = g->numeric_ok ? g->value : NAN;
+            r->wall_seconds = g->wall_seconds;
+            r->cpu_seconds = NAN;
+            r->simulated_seconds = g->sim_seconds;
+        }
+    }
+    const study_criteria c = {OVERLAP_LIMIT, false, 0.0, true};
+    study_judge(&c, runs, m);
+    study_table_info info = {"(built in: bench_dvi_vs_dem)", "bench_dvi_vs_dem", NULL, &c, NAN};
+    char msg[512];
+    int rc = 0;
+    if (o->study_csv && study_write_csv(o->study_csv, runs, m, msg, sizeof msg) != 0) rc = -1;
+    if (rc == 0 && o->study_json && study_write_json(o->study_json, &info, runs, m, msg, sizeof msg) != 0) rc = -1;
+    if (rc != 0) fprintf(stderr, "bench_dvi_vs_dem: %s\n", msg);
+    free(runs);
+    return rc;
 }
 
+/* A log–log picture (dvi_svg_xy_plot, as `dvi study` draws): one column per
+ * scene, rows dt and wall s/sim s, against E, one series per formulation.
+ * Filled markers: acceptable; hollow: stable but overlap >= 1% of r. */
 static int write_svg(const char* path, const row* rows, int n, const options* o)
 {
-    FILE* f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "bench_dvi_vs_dem: %s: %s\n", path, strerror(errno));
+    (void)o;
+    double x[S_COUNT][2][F_COUNT][MAX_MODULI], y[S_COUNT][2][F_COUNT][MAX_MODULI];
+    bool filled[S_COUNT][F_COUNT][MAX_MODULI];
+    int count[S_COUNT][F_COUNT] = {{0}};
+    for (int i = 0; i < n; i++) {
+        const row* w = &rows[i];
+        if (!w->found) continue;
+        int k = count[w->scene][w->form]++;
+        if (k >= MAX_MODULI) continue;
+        for (int q = 0; q < 2; q++) {
+            x[w->scene][q][w->form][k] = w->modulus;
+            y[w->scene][q][w->form][k] = q == 0 ? w->r.dt : w->r.wall_seconds / w->r.sim_seconds;
+        }
+        filled[w->scene][w->form][k] = w->ok;
+    }
+    dvi_svg_xy_series ser[S_COUNT][2][F_COUNT];
+    dvi_svg_xy_panel panels[2 * S_COUNT];
+    char titles[2 * S_COUNT][96];
+    int np = 0;
+    for (int q = 0; q < 2; q++)
+        for (int sc = 0; sc < S_COUNT; sc++) {
+            if (!o->scene_on[sc]) continue;
+            int ns = 0;
+            for (int f = 0; f < F_COUNT; f++) {
+                if (!o->form_on[f]) continue;
+                ser[sc][q][ns++] = (dvi_svg_xy_series){FORM_NAMES[f], count[sc][f] < MAX_MODULI ? count[sc][f] : MAX_MODULI,
+                                                       x[sc][q][f], y[sc][q][f], filled[sc][f], true};
+            }
+            dvi_svg_xy_panel* p = &panels[np];
+            *p = dvi_svg_xy_default_panel();
+            snprintf(titles[np], sizeof titles[np], "%s: %s", SCENE_NAMES[sc],
+                     q == 0 ? "largest acceptable step dt (s)" : "wall seconds per simulated second");
+            p->title = titles[np];
+            p->x_label = "E (Pa)";
+            p->y_label = q == 0 ? "dt (s)" : "wall s / simulated s";
+            p->series_count = ns;
+            p->series = ser[sc][q];
+            p->legend_note = "filled: acceptable";
+            np++;
+        }
+    char msg[512];
+    int cols = np / 2 > 0 ? np / 2 : 1;
+    if (dvi_svg_xy_plot(path, "DVI vs DEM: largest acceptable step and cost against Young's modulus",
+                        "Hollow: stable, but the overlap is above 1% of r at every step. DVI is rigid: its rows do "
+                        "not depend on E.",
+                        np, panels, cols, msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench_dvi_vs_dem: %s\n", msg);
         return -1;
     }
-    const int PW = 330, PH = 210, ML = 70, MT = 40, GAPX = 80, GAPY = 60;
-    const int W = ML + 2 * PW + GAPX + 190, H = MT + 2 * PH + GAPY + 50;
-    double elo = INFINITY, ehi = -INFINITY;
-    for (int i = 0; i < o->modulus_count; i++) {
-        elo = fmin(elo, log10(o->moduli[i]));
-        ehi = fmax(ehi, log10(o->moduli[i]));
-    }
-    elo -= 0.25;
-    ehi += 0.25;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-               "font-family=\"sans-serif\" font-size=\"11\">\n",
-            W, H, W, H);
-    fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
-    fprintf(f, "<text x=\"%d\" y=\"18\" font-size=\"13\">DVI vs DEM: largest acceptable step and cost against "
-               "Young's modulus</text>\n",
-            ML);
-    for (int s = 0; s < S_COUNT; s++)
-        for (int q = 0; q < 2; q++) {
-            /* the y range over this panel's data, in whole decades */
-            double lo = INFINITY, hi = -INFINITY;
-            for (int i = 0; i < n; i++) {
-                if (rows[i].scene != s || !rows[i].found) continue;
-                double y = q == 0 ? rows[i].r.dt : rows[i].r.wall_seconds / rows[i].r.sim_seconds;
-                if (y > 0 && isfinite(y)) {
-                    lo = fmin(lo, log10(y));
-                    hi = fmax(hi, log10(y));
-                }
-            }
-            if (!isfinite(lo)) continue;
-            lo = floor(lo);
-            hi = ceil(hi);
-            if (hi <= lo) hi = lo + 1;
-            const int x0 = ML + s * (PW + GAPX), y0 = MT + q * (PH + GAPY);
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#444\"/>\n", x0,
-                    y0, PW, PH);
-            for (double d = lo; d <= hi + 1e-9; d += 1) {
-                double y = y0 + PH - PH * (d - lo) / (hi - lo);
-                fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", x0, y, x0 + PW,
-                        y);
-                fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">1e%d</text>\n", x0 - 4, y + 4, (int)d);
-            }
-            for (int i = 0; i < o->modulus_count; i++) {
-                double x = svg_x(o->moduli[i], x0, PW, elo, ehi);
-                fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#ddd\"/>\n", x, y0, x,
-                        y0 + PH);
-                fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.0e</text>\n", x, y0 + PH + 14,
-                        o->moduli[i]);
-            }
-            fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">E (Pa)</text>\n", x0 + PW / 2, y0 + PH + 28);
-            fprintf(f, "<text x=\"%d\" y=\"%d\">%s: %s</text>\n", x0, y0 - 6, SCENE_NAMES[s],
-                    q == 0 ? "largest acceptable step dt (s)" : "wall seconds per simulated second");
-            for (int fm = 0; fm < F_COUNT; fm++) {
-                char pts[1024] = "";
-                size_t len = 0;
-                for (int i = 0; i < n; i++) {
-                    const row* w = &rows[i];
-                    if (w->scene != s || w->form != fm || !w->found) continue;
-                    double yv = q == 0 ? w->r.dt : w->r.wall_seconds / w->r.sim_seconds;
-                    double x = svg_x(w->modulus, x0, PW, elo, ehi) + 5.0 * (fm - 1.5); /* side by side */
-                    double y = y0 + PH - PH * (log10(yv) - lo) / (hi - lo);
-                    if (len < sizeof pts - 32) len += (size_t)snprintf(pts + len, sizeof pts - len, "%.1f,%.1f ", x, y);
-                    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" stroke=\"%s\" fill=\"%s\"/>\n", x, y,
-                            COLOURS[fm], w->ok ? COLOURS[fm] : "white");
-                }
-                if (len > 0)
-                    fprintf(f, "<polyline points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"/>\n", pts,
-                            COLOURS[fm]);
-            }
-        }
-    const int lx = ML + 2 * PW + GAPX + 15;
-    for (int fm = 0; fm < F_COUNT; fm++) {
-        int y = MT + 10 + 18 * fm;
-        fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"/>\n", lx, y,
-                lx + 20, y, COLOURS[fm]);
-        fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", lx + 26, y + 4, FORM_NAMES[fm]);
-    }
-    fprintf(f, "<text x=\"%d\" y=\"%d\">filled: acceptable</text>\n", lx, MT + 10 + 18 * F_COUNT + 8);
-    fprintf(f, "<text x=\"%d\" y=\"%d\">hollow: overlap &gt;= 1%% r</text>\n", lx, MT + 10 + 18 * F_COUNT + 24);
-    fprintf(f, "</svg>\n");
-    return fclose(f) == 0 ? 0 : -1;
+    return 0;
 }
 
 /* ---- the bed-height comparison (--pile N) ----------------------------------------- */
@@ -938,6 +971,8 @@ static void usage(FILE* f, const char* prog)
             "  --json-out FILE    also write the JSON rows to FILE\n"
             "  --csv FILE         also write the table as CSV\n"
             "  --svg FILE         also write the log-log plot (step and cost against E)\n"
+            "  --study-csv FILE   every run of every ladder as a `dvi study` table (docs/study.md), CSV\n"
+            "  --study-json FILE  ... and JSON, with the largest acceptable step of each ladder\n"
             "  --rover-json PATH  the rover reference (default: rover/rocker_bogie_rover.json of the data\n"
             "                     directory: the build tree's data/, an installed share/dvicontact/, or\n"
             "                     $DVICONTACT_DATA)\n"
@@ -1041,6 +1076,10 @@ static int parse_options(int argc, char** argv, options* o)
             if (!(o->dem_dt > 0)) goto bad;
         } else if (v && !strcmp(a, "--json-out")) {
             o->json_out = v, i++;
+        } else if (v && !strcmp(a, "--study-csv")) {
+            o->study_csv = v, i++;
+        } else if (v && !strcmp(a, "--study-json")) {
+            o->study_json = v, i++;
         } else if (v && !strcmp(a, "--csv")) {
             o->csv = v, i++;
         } else if (v && !strcmp(a, "--svg")) {
@@ -1140,6 +1179,7 @@ int main(int argc, char** argv)
     if (json_file && fclose(json_file) != 0) failures++;
     if (o.csv && write_csv(o.csv, rows, n) != 0) failures++;
     if (o.svg && write_svg(o.svg, rows, n, &o) != 0) failures++;
+    if ((o.study_csv || o.study_json) && write_study_tables(&o, rows, n) != 0) failures++;
     free(gb.packed);
     return failures ? 1 : 0;
 }

@@ -894,3 +894,215 @@ done:
     plot_free(&P);
     return rc;
 }
+
+/* ==== XY (scatter) plots ================================================= */
+
+dvi_svg_xy_panel dvi_svg_xy_default_panel(void)
+{
+    dvi_svg_xy_panel p;
+    memset(&p, 0, sizeof p);
+    p.log_x = true;
+    p.log_y = true;
+    p.hline = NAN;
+    return p;
+}
+
+/* An axis of an XY panel: its ticks (in log10 of the values on a log axis). */
+static void xy_axis(panel* a, const dvi_svg_xy_panel* P, bool is_x, bool log_axis)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int s = 0; s < P->series_count; s++) {
+        const dvi_svg_xy_series* S = &P->series[s];
+        for (int i = 0; i < S->count; i++) {
+            double v = is_x ? S->x[i] : S->y[i];
+            if (!isfinite(v) || (log_axis && !(v > 0))) continue;
+            if (log_axis) v = log10(v);
+            lo = fmin(lo, v);
+            hi = fmax(hi, v);
+        }
+    }
+    if (!is_x && isfinite(P->hline) && (!log_axis || P->hline > 0)) {
+        double v = log_axis ? log10(P->hline) : P->hline;
+        lo = fmin(lo, v);
+        hi = fmax(hi, v);
+    }
+    memset(a, 0, sizeof *a);
+    a->log = log_axis;
+    if (!isfinite(lo)) lo = log_axis ? 0 : 0, hi = 1;
+    if (log_axis) axis_ticks_log(a, lo, hi, 6);
+    else axis_ticks(a, lo, hi, 5);
+}
+
+static double xy_map(const panel* a, double v, double p0, double len, bool flip)
+{
+    double u = a->log ? log10(v) : v;
+    double f = (u - a->axis_lo) / (a->axis_hi - a->axis_lo);
+    return flip ? p0 + len - f * len : p0 + f * len;
+}
+
+static void xy_tick_label(char* out, size_t size, const panel* a, long long i)
+{
+    if (a->log) {
+        y_tick_label(out, size, a, i, 0);
+        return;
+    }
+    double maxabs = fmax(fabs(a->axis_lo), fabs(a->axis_hi));
+    format_tick(out, size, tick_value(i, a->tick_m, a->tick_k), a->tick_k, maxabs);
+}
+
+int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
+                    const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
+{
+    if (!svg_path || panel_count < 1 || !panels) return out_fail(msg, msg_size, "dvi_svg_xy_plot: bad arguments");
+    for (int k = 0; k < panel_count; k++) {
+        if (panels[k].series_count < 0 || (panels[k].series_count > 0 && !panels[k].series))
+            return out_fail(msg, msg_size, "dvi_svg_xy_plot: panel %d: bad series", k);
+        for (int s = 0; s < panels[k].series_count; s++)
+            if (panels[k].series[s].count < 0 || (panels[k].series[s].count > 0 && (!panels[k].series[s].x ||
+                                                                                   !panels[k].series[s].y)))
+                return out_fail(msg, msg_size, "dvi_svg_xy_plot: panel %d, series %d: bad points", k, s);
+    }
+    if (columns < 1) columns = 1;
+    if (columns > panel_count) columns = panel_count;
+    const int rows = (panel_count + columns - 1) / columns;
+    const double PW = 420, PH = 280, ML = 78, MR = 210, MT = 64, MB = 64, GX = 30, GY = 30;
+    const double cell_w = ML + PW + MR + GX, cell_h = PH + MB + GY;
+    const double W = columns * cell_w, H = MT + rows * cell_h + (note && *note ? 24 : 0);
+    out_sbuf b = {0};
+    out_sb_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out_sb_printf(&b,
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                  "font-family=\"" FONT_FAMILY "\" font-size=\"12\">\n",
+                  (int)W, (int)ceil(H), (int)W, (int)ceil(H));
+    out_sb_puts(&b, "<title>");
+    out_sb_xml(&b, title ? title : "");
+    out_sb_puts(&b, "</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    out_sb_printf(&b, "<text x=\"%.0f\" y=\"28\" font-size=\"16\" font-weight=\"600\" fill=\"#222222\">", ML);
+    out_sb_xml(&b, title ? title : "");
+    out_sb_puts(&b, "</text>\n");
+    if (note && *note) {
+        out_sb_printf(&b, "<text x=\"%.0f\" y=\"%.0f\" fill=\"#444444\">", ML, H - 12);
+        out_sb_xml(&b, note);
+        out_sb_puts(&b, "</text>\n");
+    }
+    for (int k = 0; k < panel_count; k++) {
+        const dvi_svg_xy_panel* P = &panels[k];
+        const double x0 = (k % columns) * cell_w + ML, y0 = MT + (k / columns) * cell_h;
+        panel ax, ay;
+        xy_axis(&ax, P, true, P->log_x);
+        xy_axis(&ay, P, false, P->log_y);
+        out_sb_printf(&b, "<g class=\"panel\">\n<text x=\"%.1f\" y=\"%.1f\" font-weight=\"600\" fill=\"#222222\">", x0,
+                      y0 - 8);
+        out_sb_xml(&b, P->title ? P->title : "");
+        out_sb_puts(&b, "</text>\n");
+        out_sb_printf(&b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#9a9a9a\"/>\n",
+                      x0, y0, PW, PH);
+        for (long long i = ax.tick_i0; i <= ax.tick_i1; i += 1) {
+            double v = tick_value(i, ax.tick_m, ax.tick_k);
+            double px = x0 + PW * (v - ax.axis_lo) / (ax.axis_hi - ax.axis_lo);
+            char lab[96];
+            xy_tick_label(lab, sizeof lab, &ax, i);
+            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n", px, y0, px,
+                          y0 + PH);
+            out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#444444\">%s</text>\n", px,
+                          y0 + PH + 16, lab);
+        }
+        for (long long i = ay.tick_i0; i <= ay.tick_i1; i += 1) {
+            double v = tick_value(i, ay.tick_m, ay.tick_k);
+            double py = y0 + PH - PH * (v - ay.axis_lo) / (ay.axis_hi - ay.axis_lo);
+            char lab[96];
+            xy_tick_label(lab, sizeof lab, &ay, i);
+            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#e6e6e6\"/>\n", x0, py,
+                          x0 + PW, py);
+            out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#444444\">%s</text>\n", x0 - 5,
+                          py + 4, lab);
+        }
+        out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#222222\">", x0 + PW / 2,
+                      y0 + PH + 36);
+        out_sb_xml(&b, P->x_label ? P->x_label : "");
+        out_sb_printf(&b, "</text>\n<text transform=\"translate(%.1f %.1f) rotate(-90)\" text-anchor=\"middle\" "
+                          "fill=\"#222222\">",
+                      x0 - 56, y0 + PH / 2);
+        out_sb_xml(&b, P->y_label ? P->y_label : "");
+        out_sb_puts(&b, "</text>\n");
+        if (isfinite(P->hline) && (!P->log_y || P->hline > 0)) {
+            double py = xy_map(&ay, P->hline, y0, PH, true);
+            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#888888\" "
+                              "stroke-dasharray=\"6 4\"/>\n",
+                          x0, py, x0 + PW, py);
+            if (P->hline_label) {
+                out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#666666\">", x0 + PW - 4,
+                              py - y0 < 18 ? py + 14 : py - 4);
+                out_sb_xml(&b, P->hline_label);
+                out_sb_puts(&b, "</text>\n");
+            }
+        }
+        for (int s = 0; s < P->series_count; s++) {
+            const dvi_svg_xy_series* S = &P->series[s];
+            const char* col = palette[s % 8];
+            const char* dash = series_dash(s);
+            /* the line through the points in their order, broken at points not drawn */
+            bool open = false;
+            for (int i = 0; i < S->count; i++) {
+                double x = S->x[i], y = S->y[i];
+                bool ok = isfinite(x) && isfinite(y) && (!P->log_x || x > 0) && (!P->log_y || y > 0);
+                if (!ok) {
+                    if (open) out_sb_puts(&b, "\"/>\n");
+                    open = false;
+                    continue;
+                }
+                if (!open && S->lines) {
+                    out_sb_printf(&b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s%s%s points=\"", col,
+                                  dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+                    open = true;
+                }
+                if (open)
+                    out_sb_printf(&b, "%.1f,%.1f ", xy_map(&ax, x, x0, PW, false), xy_map(&ay, y, y0, PH, true));
+            }
+            if (open) out_sb_puts(&b, "\"/>\n");
+            for (int i = 0; i < S->count; i++) {
+                double x = S->x[i], y = S->y[i];
+                if (P->zero_at_bottom && P->log_y && y == 0 && isfinite(x) && (!P->log_x || x > 0)) {
+                    /* a zero on the log axis: a triangle pointing down on the bottom edge */
+                    double px = xy_map(&ax, x, x0, PW, false), py = y0 + PH - 1;
+                    bool filled = !S->filled || S->filled[i];
+                    out_sb_printf(&b, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" stroke=\"%s\" stroke-width=\"1.5\" "
+                                      "fill=\"%s\"/>\n",
+                                  px - 5, py - 9, px + 5, py - 9, px, py, col, filled ? col : "#ffffff");
+                    continue;
+                }
+                if (!(isfinite(x) && isfinite(y) && (!P->log_x || x > 0) && (!P->log_y || y > 0))) continue;
+                bool filled = !S->filled || S->filled[i];
+                out_sb_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\" stroke=\"%s\" stroke-width=\"1.5\" "
+                                  "fill=\"%s\"/>\n",
+                              xy_map(&ax, x, x0, PW, false), xy_map(&ay, y, y0, PH, true), col,
+                              filled ? col : "#ffffff");
+            }
+            /* legend */
+            const double lx = x0 + PW + 14, ly = y0 + 10 + 18 * s;
+            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\"%s%s%s/>\n",
+                          lx, ly, lx + 22, ly, col, dash ? " stroke-dasharray=\"" : "", dash ? dash : "",
+                          dash ? "\"" : "");
+            out_sb_printf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" stroke=\"%s\" fill=\"%s\"/>\n", lx + 11, ly, col,
+                          col);
+            out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222222\">", lx + 28, ly + 4);
+            out_sb_xml(&b, S->name ? S->name : "");
+            out_sb_puts(&b, "</text>\n");
+        }
+        if (P->legend_note) {
+            out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#444444\">", x0 + PW + 14,
+                          y0 + 10 + 18 * P->series_count + 8);
+            out_sb_xml(&b, P->legend_note);
+            out_sb_puts(&b, "</text>\n");
+        }
+        out_sb_puts(&b, "</g>\n");
+    }
+    out_sb_puts(&b, "</svg>\n");
+    if (b.failed) {
+        out_sb_free(&b);
+        return out_fail(msg, msg_size, "%s: out of memory", svg_path);
+    }
+    int rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
+    out_sb_free(&b);
+    return rc;
+}

@@ -2178,7 +2178,7 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
 
 static const char* const TOP_KEYS[] = {"$schema", "name",   "description", "units",    "gravity",  "materials",
                                        "bodies",  "generators", "joints",  "formulation", "duration", "probes",
-                                       NULL};
+                                       "study",   NULL};
 
 static void parse_scene(ctx* c, const cJSON* root)
 {
@@ -2199,6 +2199,9 @@ static void parse_scene(ctx* c, const cJSON* root)
     }
     str_field(c, root, "", "description", false);
     str_field(c, root, "", "$schema", false);
+    /* the settings of `dvi study` (tool/study.c reads and checks them): an object, not used here */
+    const cJSON* study = cJSON_GetObjectItemCaseSensitive(root, "study");
+    if (study && !cJSON_IsObject(study)) errf(c, "study", "must be an object (got %s)", type_name(study));
     const char* units = str_field(c, root, "", "units", false);
     if (units && strcmp(units, "SI") != 0)
         errf(c, "units", "must be \"SI\" (got %s): lengths in m, masses in kg, times in s", quote(q, sizeof q, units));
@@ -2635,6 +2638,19 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
         errf(&c, "--solver", "unknown solver %s (one of %s)", quote(q, sizeof q, o->solver), list);
     if (o->method) check_method(&c, "--method", o->method);
     if (o->threads < 0 || o->threads > 1024) errf(&c, "--threads", "must be in [0, 1024] (got %d)", o->threads);
+    if (o->young_modulus != 0.0) {
+        if (!isfinite(o->young_modulus) || fabs(o->young_modulus) > SC_MAX_NUMBER)
+            errf(&c, "--young-modulus", "must be a finite number");
+        else if (!(o->young_modulus > 0.0)) errf(&c, "--young-modulus", "must be > 0 (got %g)", o->young_modulus);
+    }
+    if (o->probe_interval != 0.0) {
+        if (!isfinite(o->probe_interval) || fabs(o->probe_interval) > SC_MAX_NUMBER)
+            errf(&c, "--probe-interval", "must be a finite number");
+        else if (!(o->probe_interval > 0.0))
+            errf(&c, "--probe-interval", "must be > 0 (got %g)", o->probe_interval);
+        else if (o->probe_interval / dt > 2147483647.0)
+            errf(&c, "--probe-interval", "%g s is more than 2147483647 steps of %g s", o->probe_interval, dt);
+    }
     if (c.problems > 0)
         return finish(&c, c.problems == c.unsupported ? DVI_ERR_UNSUPPORTED : DVI_ERR_INVALID_ARG, errors);
     char* solver = o->solver ? dup_string(o->solver) : NULL;
@@ -2658,6 +2674,15 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
     if (o->threads > 0) {
         s->threads = o->threads;
         s->solver_settings.threads = o->threads;
+    }
+    if (o->young_modulus > 0.0) {
+        for (int32_t i = 0; i < s->shape_count; i++) s->shapes[i].material.young_modulus = o->young_modulus;
+        for (int32_t i = 0; i < s->generator_count; i++) s->generators[i].material.young_modulus = o->young_modulus;
+    }
+    if (o->probe_interval > 0.0) {
+        double every = floor(o->probe_interval / s->dt + 0.5);
+        if (every < 1.0) every = 1.0;
+        for (int32_t i = 0; i < s->probe_count; i++) s->probes[i].every = (int32_t)every;
     }
     return finish(&c, DVI_OK, errors);
 }

@@ -2097,6 +2097,74 @@ static void test_motor_damping_scene(void** state)
 
 /* ---- overrides ---------------------------------------------------------------------- */
 
+/* The overrides of step-size studies (dvi study): every material's Young's
+ * modulus, the explicit shapes' and a generator's, and the probes' period in
+ * seconds. A sphere settles on a box on Hertz contacts; its static overlap
+ * goes as E^(-2/3) when both materials change (E* ∝ E), and would change by
+ * far less if only one did. A study object is accepted (and must be one). */
+static const char study_scene[] =
+    "{\"materials\": {\"default\": {\"friction\": 0.5, \"restitution\": 0, \"young_modulus\": 3e7},"
+    "                \"grain\": {\"friction\": 0.5, \"restitution\": 0, \"young_modulus\": 5e6}},"
+    " \"bodies\": [{\"name\": \"slab\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"box\","
+    "   \"half_extents\": [0.5, 0.5, 0.05], \"position\": [0, 0, -0.05]}]}],"
+    " \"generators\": [{\"type\": \"granular_bed\", \"name\": \"g\", \"region\": {\"min\": [-0.15, -0.15, 0],"
+    "   \"max\": [0.15, 0.15, 0.25]}, \"radius\": 0.1, \"density\": 1000, \"material\": \"grain\", \"max_count\": 1}],"
+    " \"formulation\": {\"method\": \"dem\", \"dt\": 1e-5, \"dem\": {\"normal_model\": \"hertz\"}},"
+    " \"duration\": 0.3,"
+    " \"probes\": [{\"name\": \"ke\", \"what\": \"kinetic_energy\", \"every\": 7}],"
+    " \"study\": {\"dts\": {\"dem\": [1e-5]}}}";
+
+static double settled_overlap(double E)
+{
+    dvi_scene* s = parse_ok(study_scene);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.young_modulus = E;
+    o.probe_interval = 0.01;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    dvi_model* m = build_ok(s);
+    dvi_probe_info pi;
+    assert_int_equal(dvi_model_probe_info(m, 0, &pi), DVI_OK);
+    assert_int_equal(pi.every, 1000); /* 0.01 s of 1e-5 s steps, not the file's 7 */
+    step_n(m, 30000);
+    double overlap = dvi_world_get_stats(dvi_model_world(m)).max_overlap;
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return overlap;
+}
+
+static void test_overrides_study(void** state)
+{
+    (void)state;
+    const double d7 = settled_overlap(1e7), d9 = settled_overlap(1e9);
+    print_message("settled overlap: %.6g m at E = 1e7 Pa, %.6g m at 1e9 Pa: ratio %.4f (Hertz: 100^(-2/3) = %.4f)\n", d7,
+                  d9, d9 / d7, pow(100.0, -2.0 / 3.0));
+    assert_true(d7 > 0 && d9 > 0);
+    assert_near(d9 / d7, pow(100.0, -2.0 / 3.0), 0.02 * pow(100.0, -2.0 / 3.0));
+    dvi_scene* s = parse_ok(study_scene);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    dvi_scene_errors e;
+    o.young_modulus = -1;
+    o.probe_interval = NAN;
+    dvi_status st = dvi_scene_apply_overrides(s, &o, &e);
+    const char* w[] = {"--young-modulus: must be > 0 (got -1)", "--probe-interval: must be a finite number"};
+    check_errors("study overrides", st, &e, DVI_ERR_INVALID_ARG, w, 2);
+    dvi_scene_errors_free(&e);
+    dvi_scene_destroy(s);
+    /* the study object must be an object */
+    char bad[sizeof study_scene + 16];
+    snprintf(bad, sizeof bad, "%s", study_scene);
+    char* at = strstr(bad, "{\"dts\"");
+    assert_non_null(at);
+    snprintf(at, 3, "3}"); /* `"study": 3}` */
+    dvi_scene* s2 = NULL;
+    st = dvi_scene_parse(bad, strlen(bad), NULL, &s2, &e);
+    const char* w2[] = {"study: must be an object (got a number)"};
+    check_errors("study not an object", st, &e, DVI_ERR_INVALID_ARG, w2, 1);
+    dvi_scene_errors_free(&e);
+}
+
 static void test_overrides(void** state)
 {
     (void)state;
@@ -2290,6 +2358,7 @@ int main(void)
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_overrides_study),
         cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_null_arguments),
     };

@@ -31,6 +31,8 @@ static const char overview_help[] =
     "  check SCENE             validate a scene file and print a short summary\n"
     "  solve PROBLEM           solve a CCP problem file (JSON or FCLIB) with one or all solvers\n"
     "  plot CSV [options]      draw (again) the SVG plot of a probe's CSV, with chosen columns\n"
+    "  study SCENE [options]   run a scene over a ladder of steps per method (and DEM moduli),\n"
+    "                          judge each run; table (CSV, JSON), plots, largest acceptable step\n"
     "  help [COMMAND]          this text, or the help of COMMAND\n"
     "\n"
     "Options:\n"
@@ -63,6 +65,9 @@ static const char run_help[] =
     "                          with --resume: the new end time, to extend a run)\n"
     "  --solver NAME           CCP solver: apgd, pgs, jacobi or lemke\n"
     "  --method dvi|dem        formulation\n"
+    "  --young-modulus E       Young's modulus in Pa of every material of the scene (DEM)\n"
+    "  --probe-interval T      every probe samples every round(T / dt) steps (at least 1)\n"
+    "                          instead of its `every`: the same times at any step\n"
     "  --threads N             threads of the step: collision, assembly, solver (N >= 1;\n"
     "                          the results do not depend on it)\n"
     "  --vtk-every K           VTK frame at t = 0 and every K steps (ParaView: vtk/bodies.pvd)\n"
@@ -140,10 +145,51 @@ static const char plot_help[] =
     "Exit status: 0 drawn (the SVG's path is printed); 1 the CSV cannot be read or the\n"
     "SVG written; 2 bad usage or a column the CSV does not have.\n";
 
+static const char study_help[] =
+    "Usage: dvi study SCENE [options]\n"
+    "\n"
+    "Runs SCENE over a ladder of steps for each method (DVI; DEM at each Young's modulus),\n"
+    "one `dvi run` per step in DIR/runs/ (one per core at a time), judges each run and\n"
+    "writes DIR/study.csv, DIR/study.json (one object per run, and the largest acceptable\n"
+    "step of each method with its cost) and DIR/study.svg (error against wall time per\n"
+    "simulated second; overlap against the step). Settings come from the scene's \"study\"\n"
+    "object (docs/study.md); these options override them:\n"
+    "\n"
+    "Options:\n"
+    "  --methods LIST          dvi,dem (default: both)\n"
+    "  --dts-dvi LIST          the DVI ladder of steps in s, e.g. 1e-3,2e-3,4e-3\n"
+    "  --dts-dem LIST          the DEM ladder of steps in s\n"
+    "  --young-moduli LIST     DEM: Young's moduli in Pa (default: the scene's materials)\n"
+    "  --duration T            simulated time of every run (default: the scene's)\n"
+    "  --observable P.C        the column C of probe P (e.g. bin_load.bin.f_dir) ...\n"
+    "  --at T                  ... at time T (the nearest sample; default: the end) or\n"
+    "  --window T0,T1          ... its mean over [T0, T1]\n"
+    "  --rtol X | --atol X     tolerance on the observable against the finest stable run of\n"
+    "                          the same method and modulus (default: relative 0.02)\n"
+    "  --overlap F             largest penetration (DEM: overlap) below F times the smallest\n"
+    "                          shape's size (radius, half-extent; default 0.01)\n"
+    "  --probe-interval T      probes sample every T s in every run (default: duration/300)\n"
+    "  --solver NAME           the DVI runs' solver (default: the scene's)\n"
+    "  --jobs N                runs at a time (default: the number of cores)\n"
+    "  --threads N             threads of each run (default 1)\n"
+    "  --out DIR               default out/NAME_study\n"
+    "  --resume                skip the runs of DIR/runs that finished with the same settings;\n"
+    "                          continue the interrupted ones from their checkpoints\n"
+    "  --quiet                 no progress lines on stderr\n"
+    "\n"
+    "A run is acceptable when it finished without a health finding other than penetration,\n"
+    "its penetration is below the overlap limit, and its observable is within the tolerance.\n"
+    "The largest acceptable step of a ladder is the largest step whose run and every run of a\n"
+    "smaller step are acceptable.\n"
+    "\n"
+    "Exit status: 0 done (whatever the runs' verdicts); 1 a table could not be written;\n"
+    "2 bad usage or settings (each problem named: study.dts.dem[2]: must be > 0);\n"
+    "130 interrupted (continue with --resume).\n";
+
 static const char help_help[] =
     "Usage: dvi help [COMMAND]\n"
     "\n"
-    "Prints the overview, or the help of COMMAND (run, check, solve, plot).\n";
+    "Prints the overview, or the help of COMMAND (run, check, solve, plot, study).\n";
 
 /* The overview's last part: where the example scenes, the scene schema and
  * the manual are (data_path.h: the build tree's data/ or an installed
@@ -188,6 +234,8 @@ bool dvi_print_help(const char* command)
         text = solve_help;
     else if (strcmp(command, "plot") == 0)
         text = plot_help;
+    else if (strcmp(command, "study") == 0)
+        text = study_help;
     else if (strcmp(command, "help") == 0)
         text = help_help;
     if (!text) return false;
@@ -209,12 +257,15 @@ static int cmd_help(int argc, char** argv)
         return DVI_EXIT_OK;
     }
     if (!dvi_print_help(argc == 3 ? argv[2] : NULL))
-        return cli_usage_error("help", "unknown command '%s' (commands: run, check, solve, plot, help)", argv[2]);
+        return cli_usage_error("help", "unknown command '%s' (commands: run, check, solve, plot, study, help)", argv[2]);
     return DVI_EXIT_OK;
 }
 
+const char* dvi_argv0 = "dvi";
+
 int main(int argc, char** argv)
 {
+    if (argc > 0 && argv[0] && argv[0][0]) dvi_argv0 = argv[0];
     if (argc < 2) {
         fputs(overview_help, stderr);
         print_files(stderr);
@@ -226,6 +277,7 @@ int main(int argc, char** argv)
     if (strcmp(cmd, "check") == 0) return dvi_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "solve") == 0) return dvi_cmd_solve(argc - 1, argv + 1);
     if (strcmp(cmd, "plot") == 0) return dvi_cmd_plot(argc - 1, argv + 1);
+    if (strcmp(cmd, "study") == 0) return dvi_cmd_study(argc - 1, argv + 1);
     if (strcmp(cmd, "help") == 0) return cmd_help(argc, argv);
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
         if (argc > 2) return cli_usage_error(NULL, "unexpected argument '%s' after %s", argv[2], cmd);
@@ -237,5 +289,5 @@ int main(int argc, char** argv)
         return print_version();
     }
     if (cmd[0] == '-') return cli_usage_error(NULL, "unknown option '%s'", cmd);
-    return cli_usage_error(NULL, "unknown command '%s' (commands: run, check, solve, plot, help)", cmd);
+    return cli_usage_error(NULL, "unknown command '%s' (commands: run, check, solve, plot, study, help)", cmd);
 }

@@ -72,6 +72,17 @@ int dvi_cmd_check(int argc, char** argv)
     cJSON* root = text ? cJSON_ParseWithLength(text, n) : NULL;
     free(text);
 
+    /* the study object (dvi study), checked as that command would */
+    char study_line[1024] = "";
+    int study_problems = root ? dvi_study_check_scene(path, root, scene, model, study_line, sizeof study_line) : 0;
+    if (study_problems > 0) {
+        fprintf(stderr, "%s: invalid (%d error%s)\n", path, study_problems, study_problems == 1 ? "" : "s");
+        cJSON_Delete(root);
+        dvi_model_destroy(model);
+        dvi_scene_destroy(scene);
+        return DVI_EXIT_USAGE;
+    }
+
     const dvi_world* w = dvi_model_world_const(model);
     int32_t nb = dvi_world_body_count(w);
     int64_t types[3] = {0, 0, 0}, shapes = 0;
@@ -133,6 +144,7 @@ int dvi_cmd_check(int argc, char** argv)
     printf("  dt          %.6g s\n", s.dt);
     printf("  duration    %.6g s (%" PRId64 " steps)\n", s.duration, steps);
     printf("  threads     %d%s\n", (int)s.threads, s.threads == 0 ? " (library default)" : "");
+    if (study_line[0]) printf("  study       %s\n", study_line);
     cJSON_Delete(root);
     dvi_model_destroy(model);
     dvi_scene_destroy(scene);

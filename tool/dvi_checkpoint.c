@@ -134,6 +134,8 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
     if (rs->overrides.solver) dvi_json_key_string(w, "solver", rs->overrides.solver);
     if (rs->overrides.method) dvi_json_key_string(w, "method", rs->overrides.method);
     if (rs->overrides.threads > 0) dvi_json_key_int(w, "threads", rs->overrides.threads);
+    if (rs->overrides.young_modulus > 0) dvi_json_key_number(w, "young_modulus", rs->overrides.young_modulus);
+    if (rs->overrides.probe_interval > 0) dvi_json_key_number(w, "probe_interval", rs->overrides.probe_interval);
     dvi_json_end_object(w);
     dvi_json_key_int(w, "vtk_every", rs->vtk_every);
     dvi_json_key_int(w, "checkpoint_every", rs->checkpoint_every);
@@ -310,12 +312,14 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
 
     const cJSON* ov = cJSON_GetObjectItemCaseSensitive(root, "overrides");
     if (!cJSON_IsObject(ov)) bad(&r, "overrides", "missing or not an object");
-    double ov_dt = 0, ov_duration = 0;
+    double ov_dt = 0, ov_duration = 0, ov_young = 0, ov_probe_interval = 0;
     int64_t ov_threads = 0;
     const char *ov_solver = NULL, *ov_method = NULL;
     if (!r.failed) {
         ov_dt = get_number(&r, ov, "dt", false, 0);
         ov_duration = get_number(&r, ov, "duration", false, 0);
+        ov_young = get_number(&r, ov, "young_modulus", false, 0);
+        ov_probe_interval = get_number(&r, ov, "probe_interval", false, 0);
         ov_threads = get_int(&r, ov, "threads", false, 0, 4096, 0);
         ov_solver = get_string(&r, ov, "solver", false);
         ov_method = get_string(&r, ov, "method", false);
@@ -419,6 +423,8 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         rs->overrides.dt = ov_dt > 0 ? ov_dt : 0;
         rs->overrides.duration = ov_duration > 0 ? ov_duration : 0;
         rs->overrides.threads = (int32_t)ov_threads;
+        rs->overrides.young_modulus = ov_young > 0 ? ov_young : 0;
+        rs->overrides.probe_interval = ov_probe_interval > 0 ? ov_probe_interval : 0;
         if (ov_solver) rs->ov_solver = cli_strdup(ov_solver);
         if (ov_method) rs->ov_method = cli_strdup(ov_method);
         rs->vtk_every = vtk_every;

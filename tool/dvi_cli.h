@@ -16,10 +16,21 @@ enum {
 };
 
 /* ---- commands (one file each) ---------------------------------------------- */
+/* argv[0] of the dvi process (dvi.c's main), for a command that runs dvi again (dvi study). */
+extern const char* dvi_argv0;
 int dvi_cmd_run(int argc, char** argv);
 int dvi_cmd_check(int argc, char** argv);
 int dvi_cmd_solve(int argc, char** argv);
 int dvi_cmd_plot(int argc, char** argv);
+int dvi_cmd_study(int argc, char** argv);
+/* dvi check: checks the scene's "study" object (json_root: the file as cJSON)
+ * as dvi study would, printing each problem on stderr as "SCENE: study.path:
+ * message". Returns the number of problems; on none, `line` describes the
+ * study ("" without a study object). */
+struct dvi_scene;
+struct dvi_model;
+int dvi_study_check_scene(const char* scene_arg, const void* json_root, const struct dvi_scene* scene,
+                          const struct dvi_model* model, char* line, size_t line_size);
 /* Prints the help of a command ("run", "check", "solve", "help"; NULL: the
  * overview) to stdout. Returns false for an unknown command. */
 bool dvi_print_help(const char* command);

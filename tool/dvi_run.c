@@ -72,6 +72,8 @@ enum {
     OPT_STRICT,
     OPT_LOG_EVERY,
     OPT_RESUME,
+    OPT_YOUNG_MODULUS,
+    OPT_PROBE_INTERVAL,
     OPT_COUNT
 };
 
@@ -91,6 +93,8 @@ static const cli_option run_options[] = {
     {"strict", false, OPT_STRICT},
     {"log-every", true, OPT_LOG_EVERY},
     {"resume", true, OPT_RESUME},
+    {"young-modulus", true, OPT_YOUNG_MODULUS},
+    {"probe-interval", true, OPT_PROBE_INTERVAL},
     {NULL, false, 0},
 };
 
@@ -98,7 +102,7 @@ typedef struct run_args {
     const char* scene;
     const char* out;
     const char* resume;
-    double dt, duration;
+    double dt, duration, young_modulus, probe_interval;
     const char* solver;
     const char* method;
     int64_t threads, vtk_every, checkpoint_every, log_every, contacts_every;
@@ -159,6 +163,16 @@ static int parse_run_args(int argc, char** argv, run_args* a)
             if (!cli_parse_double("run", "duration", arg, &a->duration)) return DVI_EXIT_USAGE;
             if (!(a->duration > 0)) return cli_usage_error("run", "--duration: must be > 0 (got %s)", arg);
             break;
+        case OPT_YOUNG_MODULUS:
+            if (!cli_parse_double("run", "young-modulus", arg, &a->young_modulus)) return DVI_EXIT_USAGE;
+            if (!(a->young_modulus > 0) || !isfinite(a->young_modulus))
+                return cli_usage_error("run", "--young-modulus: must be > 0 (got %s)", arg);
+            break;
+        case OPT_PROBE_INTERVAL:
+            if (!cli_parse_double("run", "probe-interval", arg, &a->probe_interval)) return DVI_EXIT_USAGE;
+            if (!(a->probe_interval > 0) || !isfinite(a->probe_interval))
+                return cli_usage_error("run", "--probe-interval: must be > 0 (got %s)", arg);
+            break;
         case OPT_SOLVER:
             if (!known_solver(arg)) {
                 char names[256];
@@ -210,8 +224,13 @@ static int parse_run_args(int argc, char** argv, run_args* a)
         static const struct {
             int id;
             const char* name;
-        } fixed[] = {{OPT_OUT, "out"},       {OPT_DT, "dt"},           {OPT_SOLVER, "solver"},
-                     {OPT_METHOD, "method"}, {OPT_VTK_EVERY, "vtk-every"}};
+        } fixed[] = {{OPT_OUT, "out"},
+                     {OPT_DT, "dt"},
+                     {OPT_SOLVER, "solver"},
+                     {OPT_METHOD, "method"},
+                     {OPT_VTK_EVERY, "vtk-every"},
+                     {OPT_YOUNG_MODULUS, "young-modulus"},
+                     {OPT_PROBE_INTERVAL, "probe-interval"}};
         for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
             if (a->given[fixed[i].id])
                 return cli_usage_error("run", "--%s cannot be changed when resuming (the run keeps its settings)",
@@ -637,6 +656,8 @@ static void json_overrides(dvi_json_writer* w, const dvi_scene_overrides* o)
     if (o->solver) dvi_json_key_string(w, "solver", o->solver);
     if (o->method) dvi_json_key_string(w, "method", o->method);
     if (o->threads > 0) dvi_json_key_int(w, "threads", o->threads);
+    if (o->young_modulus > 0) dvi_json_key_number(w, "young_modulus", o->young_modulus);
+    if (o->probe_interval > 0) dvi_json_key_number(w, "probe_interval", o->probe_interval);
     dvi_json_end_object(w);
 }
 
@@ -1130,6 +1151,8 @@ static int setup_fresh(run_state* rs, const run_args* a)
     rs->overrides.dt = a->dt;
     rs->overrides.duration = a->duration;
     rs->overrides.threads = (int32_t)a->threads;
+    rs->overrides.young_modulus = a->young_modulus;
+    rs->overrides.probe_interval = a->probe_interval;
     if (a->solver) rs->ov_solver = cli_strdup(a->solver);
     if (a->method) rs->ov_method = cli_strdup(a->method);
     int rc = load_scene(rs);

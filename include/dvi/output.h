@@ -127,6 +127,49 @@ DVI_API int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const c
 DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
                         const dvi_svg_options* opt, char* msg, size_t msg_size);
 
+/* ==== XY (scatter) plots ================================================== */
+
+/* A series of an XY plot: `count` points (x[i], y[i]), each a circle, filled
+ * when filled is NULL or filled[i] is true (hollow otherwise: e.g. a run that
+ * is not acceptable), joined in their order by a line when `lines` is true.
+ * Points with a non-finite coordinate, or one ≤ 0 on a log axis, are not
+ * drawn (and break the line). */
+typedef struct dvi_svg_xy_series {
+    const char* name;       /* legend */
+    int count;
+    const double* x;
+    const double* y;
+    const bool* filled;     /* NULL: all filled */
+    bool lines;
+} dvi_svg_xy_series;
+
+/* One panel: axes, labels, series, and an optional dashed horizontal line
+ * (a tolerance, a limit). Start from dvi_svg_xy_default_panel(). */
+typedef struct dvi_svg_xy_panel {
+    const char* title;
+    const char* x_label;
+    const char* y_label;
+    bool log_x, log_y;      /* default true, true (whole decades as ticks) */
+    int series_count;
+    const dvi_svg_xy_series* series;
+    double hline;           /* y of the dashed line; NaN (default): none */
+    const char* hline_label;
+    const char* legend_note; /* a line under the legend (NULL: none) */
+    bool zero_at_bottom;    /* log y axis: a y of exactly 0 is drawn as a downward triangle on the
+                             * bottom edge (e.g. the error of a reference run); default false */
+} dvi_svg_xy_panel;
+
+DVI_API dvi_svg_xy_panel dvi_svg_xy_default_panel(void);
+
+/* Draws panels of points (error against cost, step against stiffness, ...)
+ * into one SVG picture, `columns` panels a row, each with its own axes (log
+ * or linear, 1-2-5 or whole-decade ticks), a light grid, the series told
+ * apart by colour and dash pattern with a legend on the panel's right, the
+ * title above and `note` (may be NULL) under everything. Written atomically
+ * (dvi_write_file_atomic). Returns 0, or -1 with a message. */
+DVI_API int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
+                            const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size);
+
 /* ==== VTK frames for ParaView ============================================= */
 
 /* Writes frame `frame` (>= 0) of the world as three VTK XML PolyData files,

@@ -128,6 +128,14 @@ typedef struct dvi_scene_overrides {
     const char* solver;
     const char* method;
     int32_t threads;
+    /// Pa: Young's modulus of every material of the scene (the explicit
+    /// shapes' and the generators'), for DEM studies over the stiffness.
+    /// Materials that give the DEM constants k_n, k_t directly keep them.
+    double young_modulus;
+    /// s: every probe samples every max(1, round(probe_interval / dt)) steps
+    /// instead of its `every`, so that runs at different steps record the
+    /// same times.
+    double probe_interval;
 } dvi_scene_overrides;
 
 /// Applies overrides, validating them like scene fields (errors name the

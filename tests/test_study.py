@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""`dvi study` end to end on a tiny scene (four spheres resting on a slab).
+
+Usage: test_study.py DVI_EXE
+
+A two-step ladder per method (DVI: 2 ms and 4 ms; DEM at E = 1e8 Pa: 40 us,
+which holds, and 5 ms, which blows up), the observable the slab's mean load
+over [0.2, 0.3] s. Checks:
+  - the table: study.csv and study.json have one row per run with the keys
+    of docs/study.md, the 5 ms DEM run is "unstable", the others acceptable;
+    study.svg is an SVG picture;
+  - the summary: the largest acceptable step is 4 ms for DVI and 40 us for
+    DEM (the 5 ms run above it failed);
+  - the same table (times excepted) with one run at a time;
+  - --resume skips the finished runs (no run starts, the run directories
+    are left as they are), and a changed setting runs them again;
+  - SIGINT stops a study and its runs cleanly (exit 130, the runs
+    "interrupted" with their checkpoints), and --resume continues them;
+  - bad settings exit 2 with a message naming the place: an unknown probe
+    column, a non-positive step (command line and scene file), an unknown
+    method, an unknown key of the study object; nothing is run. dvi check
+    finds the same problems in the scene's study object, and describes a
+    good one.
+"""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+DVI = os.path.abspath(sys.argv[1])
+
+SCENE = {
+    "name": "tiny_study",
+    "units": "SI",
+    "gravity": [0, 0, -9.81],
+    "materials": {"glass": {"friction": 0.4, "restitution": 0, "young_modulus": 1e7}},
+    "bodies": [{"name": "slab", "type": "fixed", "shapes": [
+        {"type": "box", "half_extents": [0.1, 0.1, 0.02], "position": [0, 0, -0.02], "material": "glass"}]}],
+    "generators": [{"type": "granular_bed", "name": "grains",
+                    "region": {"min": [-0.05, -0.05, 0.0], "max": [0.05, 0.05, 0.05]},
+                    "radius": 0.02, "gap": 0.005, "density": 2500, "material": "glass", "max_count": 4}],
+    "formulation": {"method": "dvi", "dt": 0.002, "tolerance": 1e-6, "max_iterations": 200},
+    "duration": 0.3,
+    "probes": [{"name": "load", "what": "contact_force", "component": [0, 0, -1], "body": "slab", "every": 5}],
+    "study": {"dts": {"dvi": [0.004, 0.002], "dem": [4e-5, 5e-3]}, "young_moduli": [1e8],
+              "observable": {"column": "load.slab.f_dir", "window": [0.2, 0.3], "relative_tolerance": 0.01}},
+}
+ROW_KEYS = {"method", "dt", "young_modulus", "status", "reason", "max_penetration", "penetration_fraction",
+            "observable", "error", "reference", "wall_seconds", "wall_per_simulated_second", "cpu_seconds",
+            "cpu_per_simulated_second", "acceptable"}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args, cwd):
+    p = subprocess.run([DVI] + args, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def near(a, b):
+    return a is not None and abs(a - b) <= 1e-12 * abs(b)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    scene = os.path.join(tmp, "tiny.json")
+    with open(scene, "w") as f:
+        json.dump(SCENE, f)
+    out = os.path.join(tmp, "study")
+
+    rc, so, se = run(["study", scene, "--out", out, "--jobs", "2"], tmp)
+    check(rc == 0, "study exits 0 (got %d): %s" % (rc, se))
+    table = json.load(open(os.path.join(out, "study.json")))
+    rows = table["runs"]
+    check(len(rows) == 4, "4 runs in study.json (got %d)" % len(rows))
+    for r in rows:
+        check(set(r) == ROW_KEYS, "row keys %s" % sorted(r))
+    by = {(r["method"], r["dt"]): r for r in rows}
+    check(set(by) == {("dvi", 0.004), ("dvi", 0.002), ("dem", 4e-5), ("dem", 5e-3)}, "the runs: %s" % sorted(by))
+    bad = by.get(("dem", 5e-3), {})
+    check(bad.get("status") == "unstable" and not bad.get("acceptable"), "DEM at 5 ms is unstable: %s" % bad)
+    check("blow-up" in bad.get("reason", ""), "its reason names the blow-up: %s" % bad.get("reason"))
+    for key in [("dvi", 0.004), ("dvi", 0.002), ("dem", 4e-5)]:
+        r = by.get(key, {})
+        check(r.get("status") == "stable" and r.get("acceptable") is True, "%s acceptable: %s" % (key, r))
+        check(r.get("observable") is not None and abs(r["observable"] - 4 * 0.0838 * 9.81) < 0.02 * 3.29,
+              "%s observable is the grains' weight (3.29 N): %s" % (key, r.get("observable")))
+    check(by.get(("dvi", 0.002), {}).get("reference") is True, "the finest DVI run is the reference")
+    check(near(by.get(("dem", 4e-5), {}).get("young_modulus"), 1e8), "DEM rows carry E")
+    check(by.get(("dvi", 0.002), {}).get("young_modulus") is None, "DVI rows have no E (null)")
+    best = {(b["method"], b["young_modulus"]): b for b in table["largest_acceptable"]}
+    check(near(best.get(("dvi", None), {}).get("dt"), 0.004), "largest acceptable DVI step 4 ms: %s" % best)
+    check(near(best.get(("dem", 1e8), {}).get("dt"), 4e-5), "largest acceptable DEM step 40 us: %s" % best)
+    check(best.get(("dem", 1e8), {}).get("wall_per_simulated_second", 0) > 0, "its cost is given")
+    check(all(r["cpu_seconds"] is not None and r["cpu_seconds"] >= 0 for r in rows), "every run's CPU time is given")
+    with open(os.path.join(out, "study.csv")) as f:
+        crows = list(csv.DictReader(f))
+    check(len(crows) == 4, "4 rows in study.csv")
+    check(crows and crows[0]["method"] == "dvi" and float(crows[0]["dt [s]"]) == 0.004,
+          "the CSV lists each ladder from its largest step")
+    check(sum(int(r["acceptable"]) for r in crows) == 3, "3 acceptable rows in the CSV")
+    svg = ET.parse(os.path.join(out, "study.svg")).getroot()
+    check(svg.tag.endswith("svg") and len(svg.findall(".//{http://www.w3.org/2000/svg}circle")) >= 3,
+          "study.svg is a picture with the runs' points")
+    check("largest acceptable step 0.004 s" in so and "largest acceptable step 4e-05 s" in so,
+          "the summary is printed: %s" % so)
+
+    # deterministic: one run at a time gives the same table (times excepted)
+    rc, so1, se = run(["study", scene, "--out", os.path.join(tmp, "serial"), "--jobs", "1"], tmp)
+    serial = json.load(open(os.path.join(tmp, "serial", "study.json")))
+    same = lambda t: [(r["method"], r["dt"], r["status"], r["max_penetration"], r["observable"], r["error"],
+                       r["acceptable"]) for r in t["runs"]]
+    check(rc == 0 and same(serial) == same(table), "--jobs 1 gives the same table as --jobs 2")
+
+    # --resume: nothing runs again
+    stamps = {d: os.stat(os.path.join(out, "runs", d, "summary.json")).st_mtime_ns
+              for d in os.listdir(os.path.join(out, "runs"))}
+    rc, so2, se = run(["study", scene, "--out", out, "--resume"], tmp)
+    check(rc == 0, "--resume exits 0: %s" % se)
+    check("4 of 4 runs already done" in se and "done (exit" not in se, "--resume skips the finished runs: %s" % se)
+    check(stamps == {d: os.stat(os.path.join(out, "runs", d, "summary.json")).st_mtime_ns for d in stamps},
+          "--resume leaves the run directories alone")
+    table2 = json.load(open(os.path.join(out, "study.json")))
+    check([(r["method"], r["dt"], r["acceptable"], r["observable"]) for r in table2["runs"]] ==
+          [(r["method"], r["dt"], r["acceptable"], r["observable"]) for r in rows], "--resume gives the same table")
+    # a changed setting is not a finished run of these settings
+    rc, so3, se = run(["study", scene, "--out", out, "--resume", "--methods", "dvi", "--duration", "0.25",
+                       "--window", "0.2,0.25"], tmp)
+    check(rc == 0 and "0 of 2 runs already done" in se, "--resume reruns runs of other settings: %s" % se)
+
+    # an interrupted study: SIGINT stops it and its runs (checkpoints written, exit 130); --resume
+    # continues the runs from their checkpoints and ends with the same verdicts
+    long_out = os.path.join(tmp, "long")
+    args = ["study", scene, "--out", long_out, "--methods", "dem", "--dts-dem", "4e-5,5e-5", "--young-moduli", "1e8",
+            "--duration", "30",
+            "--window", "29,30", "--jobs", "2"]
+    p = subprocess.Popen([DVI] + args, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    p.send_signal(signal.SIGINT)
+    so, se = p.communicate(timeout=120)
+    check(p.returncode == 130, "an interrupted study exits 130 (got %d): %s" % (p.returncode, se))
+    states = [json.load(open(os.path.join(long_out, "runs", d, "summary.json")))["status"]
+              for d in sorted(os.listdir(os.path.join(long_out, "runs")))]
+    check(states == ["interrupted", "interrupted"], "its runs were interrupted cleanly: %s" % states)
+    rc, so, se = run(args + ["--resume"], tmp)
+    check(rc == 0, "the interrupted study resumes: %s" % se)
+    table3 = json.load(open(os.path.join(long_out, "study.json")))
+    check([(r["status"], r["acceptable"]) for r in table3["runs"]] == [("stable", True)] * 2,
+          "the resumed runs finish: %s" % [(r["status"], r["reason"]) for r in table3["runs"]])
+    runs3 = [json.load(open(os.path.join(long_out, "runs", d, "summary.json")))
+             for d in sorted(os.listdir(os.path.join(long_out, "runs")))]
+    check([(r["status"], r["runs"], r["steps"]) for r in runs3] == [("finished", 2, 750000), ("finished", 2, 600000)],
+          "... from their checkpoints: %s" % [(r["status"], r["runs"], r["steps"]) for r in runs3])
+    check(all(r["overrides"].get("young_modulus") == 1e8 and r["overrides"].get("probe_interval") == 0.1
+              for r in runs3), "... with their overrides (young_modulus, probe_interval) kept by the checkpoint")
+
+    # bad settings: exit 2, the place named, nothing run
+    def refused(args, expect, scene_file=scene):
+        rc, so, se = run(["study", scene_file, "--out", os.path.join(tmp, "bad")] + args, tmp)
+        check(rc == 2, "%s exits 2 (got %d)" % (args, rc))
+        check(expect in se, "%s: the message names %r: %s" % (args, expect, se))
+        check(not os.path.exists(os.path.join(tmp, "bad")), "%s runs nothing" % args)
+
+    refused(["--observable", "load.slab.f_up"], '--observable: probe "load" has no column "slab.f_up"')
+    refused(["--observable", "nothing.x"], '--observable: no probe named "nothing"')
+    refused(["--dts-dvi", "0.002,-0.001"], "--dts-dvi[1]: must be > 0")
+    refused(["--dts-dem", "0"], "--dts-dem[0]: must be > 0")
+    refused(["--methods", "dvi,fem"], '--methods[1]: unknown method "fem"')
+    refused(["--jobs", "0"], "jobs")
+    broken = json.loads(json.dumps(SCENE))
+    broken["study"]["dts"]["dem"] = [4e-5, 0]
+    broken["study"]["methods"] = ["dvi", "xdem"]
+    broken["study"]["observable"]["column"] = "load"
+    broken["study"]["ladder"] = 3
+    bad_scene = os.path.join(tmp, "broken.json")
+    with open(bad_scene, "w") as f:
+        json.dump(broken, f)
+    refused([], "study.dts.dem[1]: must be > 0", bad_scene)
+    refused([], 'study.methods[1]: unknown method "xdem"', bad_scene)
+    refused([], "study.observable.column: must be PROBE.COLUMN", bad_scene)
+    refused([], "study.ladder: unknown key", bad_scene)
+    # dvi check checks the study object as dvi study does, and describes it
+    rc, so, se = run(["check", scene], tmp)
+    check(rc == 0 and "study       4 runs: dvi 2 steps (0.002 to 0.004 s), dem 2 steps (4e-05 to 0.005 s) x 1 modulus"
+          in so, "dvi check describes the study: %s %s" % (so, se))
+    rc, so, se = run(["check", bad_scene], tmp)
+    check(rc == 2 and "study.dts.dem[1]: must be > 0" in se and "invalid (4 errors)" in se,
+          "dvi check refuses a bad study object: %s" % se)
+    rc, so, se = run(["study", "--help"], tmp)
+    check(rc == 0 and "Usage: dvi study SCENE" in so, "dvi study --help")
+
+print("%d failure%s" % (len(failures), "" if len(failures) == 1 else "s"))
+sys.exit(1 if failures else 0)
