@@ -17,6 +17,7 @@
 
 #include "collision.h"
 #include "narrow.h"
+#include "dvi/world.h"
 #include "test_util.h"
 
 #define TOL 1e-12

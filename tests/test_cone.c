@@ -1,4 +1,4 @@
-/* Tests of the cone projections (solvers/cone.c): closed-form cases worked
+/* Tests of the cone projections (src/ccp/cone.c): closed-form cases worked
  * out by hand, and the defining properties of a Euclidean projection onto a
  * closed convex cone K on many pseudo-random points:
  *   Πx ∈ K,  Π(Πx) = Πx,  ⟨x − Πx, Πx⟩ = 0,  x − Πx ∈ K° (so Π_K(x − Πx) = 0). */

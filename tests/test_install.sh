@@ -74,7 +74,7 @@ echo "test_install: cflags: $cflags"
 echo "test_install: libs:   $libs"
 
 # --- 3. headers ----------------------------------------------------------------
-for h in base.h ccp.h world.h io.h scene.h output.h dvi.h; do
+for h in base.h ccp.h shape.h world.h io.h scene.h output.h dvi.h; do
     [ -f "$includedir/dvi/$h" ] || fail "header $includedir/dvi/$h missing"
     # each public header must compile on its own, as C11, pedantically
     printf '#include <dvi/%s>\nint dvi_header_test_dummy;\n' "$h" >"$tmp/h_$h.c"

@@ -1,4 +1,4 @@
-/* Tests of the Lemke solver (solvers/lemke.c).
+/* Tests of the Lemke solver (src/ccp/lemke.c).
  *
  * Part 1 runs the pure LCP kernel dvi_lemke_lcp() on textbook LCPs whose
  * solutions are worked out by hand below, on degenerate LCPs (ties in the

@@ -1085,7 +1085,7 @@ static void test_random_apgd_vs_pgs(void** state)
     }
 }
 
-/* APGD's passes on friction blocks four at a time (solvers/apgd_groups.h)
+/* APGD's passes on friction blocks four at a time (src/ccp/apgd_groups.h)
  * against its scalar passes, on a random problem (sticking, sliding and
  * separating contacts after 20 bilateral rows, so the groups do not start
  * at block 0; compliance on a third of the rows) and on a granular packing
@@ -1399,7 +1399,7 @@ static void test_apgd_best_iterate(void** state)
 }
 
 /* APGD's passes on blocks with spinning and rolling friction four at a
- * time (solvers/apgd_rolling.h) keep the scalar passes' arithmetic and sums
+ * time (src/ccp/apgd_rolling.h) keep the scalar passes' arithmetic and sums
  * and project four blocks at once, lane by lane, with the scalar
  * projection's operations: a falling and settling pile of 64 spheres with
  * rolling and spinning friction (every contact such a block), 150 steps,

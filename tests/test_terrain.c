@@ -1,6 +1,6 @@
-/* Tests of the terrain narrow phase (src/narrow_terrain.c: spheres, boxes,
+/* Tests of the terrain narrow phase (src/collision/narrow_terrain.c: spheres, boxes,
  * capsules and cylinders against height fields and one-sided triangle meshes)
- * and of the Wavefront OBJ reader (src/io_obj.c).
+ * and of the Wavefront OBJ reader (src/io/io_obj.c).
  *
  * Geometry cases are worked out by hand: flat and planar terrain, ridges,
  * peaks and valleys give exact answers (tolerance 1e-12 m on Φ and points,

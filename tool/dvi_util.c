@@ -2,7 +2,7 @@
 #include "dvi_cli.h"
 
 /* the library's check of an input file (header-only, POSIX) */
-#include "../src/regular_file.h"
+#include "../src/base/regular_file.h"
 
 #include <dirent.h>
 #include <errno.h>

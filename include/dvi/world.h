@@ -24,6 +24,7 @@
 #define DVI_WORLD_H
 
 #include "base.h"
+#include "shape.h"
 #include "ccp.h"
 
 #include <stdbool.h>
@@ -160,15 +161,7 @@ DVI_API dvi_status dvi_body_get_contact_force(const dvi_world* world, dvi_body_i
 
 /* ---- shapes ------------------------------------------------------------ */
 
-typedef enum dvi_shape_type {
-    DVI_SHAPE_SPHERE = 1,      ///< radius
-    DVI_SHAPE_BOX = 2,         ///< half_extents
-    DVI_SHAPE_CAPSULE = 3,     ///< radius, half_length of the segment along local z
-    DVI_SHAPE_CYLINDER = 4,    ///< radius, half_length along local z (a wheel's axle is its z axis)
-    DVI_SHAPE_PLANE = 5,       ///< the half-space z ≤ 0 of the shape frame (fixed bodies only)
-    DVI_SHAPE_HEIGHTFIELD = 6, ///< grid heights over local x, y (fixed bodies only)
-    DVI_SHAPE_MESH = 7         ///< triangle mesh (fixed bodies only)
-} dvi_shape_type;
+/* dvi_shape_type: <dvi/shape.h> */
 
 /// Contact material. Pair values: friction and rolling/spinning friction are
 /// the smaller of the two, restitution the larger, compliance the sum.

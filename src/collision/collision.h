@@ -27,7 +27,8 @@
 #ifndef DVI_COLLISION_H
 #define DVI_COLLISION_H
 
-#include "dvi/world.h"
+#include "dvi/base.h"
+#include "dvi/shape.h"
 
 #include <stdbool.h>
 #include <stdint.h>

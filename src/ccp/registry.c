@@ -1,5 +1,5 @@
 /* dvicontact — the table of built-in solvers. A new solver is one file in
- * solvers/ defining a const dvi_solver_impl, plus one line here. */
+ * src/ccp/ defining a const dvi_solver_impl, plus one line here. */
 #include "ccp_work.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* dvicontact — eigen-decomposition of a small dense symmetric matrix
- * (APGD's joint block, solvers/apgd.c).
+ * (APGD's joint block, src/ccp/apgd.c).
  *
  * Two classical stages (Golub & Van Loan, Matrix Computations, 4th ed.,
  * §8.3): Householder reflections bring A to a tridiagonal T = Qᵀ A Q in

@@ -215,14 +215,14 @@ static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
     return s;
 }
 
-/* APGD's passes on friction blocks four at a time (solvers/apgd_groups.h):
+/* APGD's passes on friction blocks four at a time (src/ccp/apgd_groups.h):
  * −1 (the default) the fastest the machine runs, 0 the scalar passes only,
  * 1 the four-wide kernels for the baseline instruction set, 2 for AVX2
  * (the baseline's where the machine has none). For tests; set it before
  * solving. */
 extern int dvi_apgd_group_mode;
 
-/* Full validation of a problem (src/ccp_problem.c); y, wy: rows doubles of
+/* Full validation of a problem (src/ccp/ccp_problem.c); y, wy: rows doubles of
  * scratch each, used only for the Delassus form; brow: block_count + 1 ints
  * of scratch (may be NULL when block_count <= 0), left holding each block's
  * first row when the problem passes. Parallel on `threads` threads; the
@@ -339,8 +339,7 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y);
 /* The normalisation of every residual: max(‖r‖, ‖γ‖, ‖u‖), or 1 below 1e-300. */
 double dvi_residual_scale(double rnorm, double gnorm, double unorm);
 
-/* The sums of the driver's test for a problem with no solution (solvers/
- * driver.c), each block scaled by η_b (dvi_block_eta; blocks with η_b ≤ 0
+/* The sums of the driver's test for a problem with no solution (driver.c), each block scaled by η_b (dvi_block_eta; blocks with η_b ≤ 0
  * left out): ‖η^½ γ‖², ‖η^-½ (u − r)‖², ‖η^-½ u‖², uᵀγ; and whether a block
  * has η_b = 0 (nothing moves it). */
 typedef struct dvi_ray_sums {
@@ -356,7 +355,7 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* 
 /* Eigen-decomposition of the symmetric n×n A (row-major; overwritten):
  * eigenvalues into d (unordered), eigenvectors as the columns of V (n×n,
  * row-major), work: 2n doubles. Householder tridiagonalisation and implicit
- * QL (solvers/symeig.c). Returns 0, or −1 if an eigenvalue took more than 60
+ * QL (src/ccp/symeig.c). Returns 0, or −1 if an eigenvalue took more than 60
  * QL steps (not seen on finite input). */
 int dvi_sym_eigen(double* A, double* V, double* d, double* work, int32_t n);
 
@@ -368,10 +367,10 @@ void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes);
 double dvi_norm2(const double* x, int32_t n);
 double dvi_dot(const double* x, const double* y, int32_t n);
 
-/* ---- one-block cone operations (solvers/cone.c) ---- */
+/* ---- one-block cone operations (src/ccp/cone.c) ---- */
 
 /* Projection onto the friction cone {‖t‖ ≤ μ n} of x = (n, t1, t2) (closed
- * form; solvers/cone.c explains every set). Inline: the solvers' passes call
+ * form; src/ccp/cone.c explains every set). Inline: the solvers' passes call
  * it for every block of every iteration. */
 static inline void dvi_project_friction(double mu, double* x)
 {
@@ -397,7 +396,7 @@ static inline void dvi_project_friction(double mu, double* x)
     x[2] = t2 * s;
 }
 
-/* Projection onto the rolling block's set (solvers/cone.c): a test for
+/* Projection onto the rolling block's set (src/ccp/cone.c): a test for
  * points well inside, then the walk over the breakpoints; the walk alone
  * gives the same bits (tests/test_cone.c). */
 void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x);
@@ -465,7 +464,7 @@ extern const dvi_solver_impl dvi_solver_pgs;
 extern const dvi_solver_impl dvi_solver_jacobi;
 extern const dvi_solver_impl dvi_solver_lemke;
 
-/* The built-in solver called `name`, or NULL (solvers/registry.c). */
+/* The built-in solver called `name`, or NULL (src/ccp/registry.c). */
 const dvi_solver_impl* dvi_solver_find(const char* name);
 
 /* Appends one residual to the caller's history buffer (dvi_solver_record_history)

@@ -1,6 +1,6 @@
 /* dvicontact — internal: Lemke's complementary pivoting on a dense LCP.
  *
- * The pure LCP kernel behind the "lemke" solver (solvers/lemke.c), exposed
+ * The pure LCP kernel behind the "lemke" solver (src/ccp/lemke.c), exposed
  * so that tests and tools can run textbook LCPs directly:
  *
  *     find z ≥ 0 with  w = M z + q ≥ 0  and  wᵀz = 0,   M dense n × n.
