@@ -1410,7 +1410,7 @@ static void test_probe_columns(void** state)
     assert_true(dvi_model_probe_due(m, p));
     /* values: the joint holds the bob up (5 rows: 3 positions, 2 angles), the
      * kinetic energy is that of the velocity */
-    double e[2], v[4], sv[12];
+    double e[2], v[4], sv[13];
     sample(m, "energy", e);
     sample(m, "bob_velocity", v);
     sample(m, "solver", sv);
