@@ -1,6 +1,6 @@
 /* The rocker-bogie rover of data/rover driving over a 0.15 m
  * hemisphere under its right-hand wheels (the obstacle crossing of
- * Horvat 2024, §6), built by examples/rover_model.c (public API) on rigid
+ * Horvat 2024, §6), built by studies/rover/rover_model.c (public API) on rigid
  * ground: a plane and a fixed sphere centred on it at (1.6, −1.0, 0), μ = 0.4
  * everywhere, the wheels' contact compliance 1e-8 m/N, Lemke's method
  * (as examples/scenes/rover_obstacle_rigid.json).
@@ -66,8 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../examples/rover_events.h"
-#include "../examples/rover_model.h"
+#include "rover_events.h"
+#include "rover_model.h"
 #include "dvi/scene.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -844,7 +844,7 @@ static void test_grousers(void** state)
 }
 
 /* The committed grousered scenes start with the lowest grouser tips on the
- * top of the bed or of the flats (examples/rover_scene.c), not inside it:
+ * top of the bed or of the flats (studies/rover/rover_scene.c), not inside it:
  * the first steps see no penetration (before, the tips started 2 cm deep
  * and the health monitor warned at step 1: 0.02 m, 4 times the threshold,
  * and the grains under the wheels were kicked out). Three steps of the DVI

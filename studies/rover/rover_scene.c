@@ -69,6 +69,9 @@
  * (defaults: the reference of the data directory, tool/data_path.h, and the
  * current directory). Each file is loaded back with dvi_scene_load and built with
  * dvi_model_create as a check. The committed copies are in examples/scenes/.
+ * Their descriptions end "Written by examples/rover_scene.c", the path
+ * this program had when they were committed: it keeps writing that text so
+ * that it still rewrites the committed scenes byte for byte.
  * --grousers N gives the wheels of the obstacle scenes N grousers (thin
  * boxes, rover_grouser_pose in rover_model.c); the committed rigid scenes
  * have plain cylinders, the granular and track scenes 24 grousers. With
