@@ -19,7 +19,7 @@
  *             Observables: the bed height 2·mean(z) before the drop, and the
  *             crater depth (that bed height minus the height of the steel
  *             sphere's lowest point at the end).
- *   rover     the rocker-bogie rover of examples/rover_model.c (FullRover,
+ *   rover     the rocker-bogie rover of studies/rover/rover_model.c (FullRover,
  *             830.9 kg, spherical joints at the differential links) rolls on
  *             flat rigid ground at 0.1 m/s (every body starts at that speed,
  *             the wheels at 0.4 rad/s, free to spin) for 1.5 s. Observable:
@@ -43,7 +43,7 @@
  * Restitution 0 everywhere (DEM takes it as 0.01), as in the DVI pile.
  * DVI settings: granular, APGD or PGS to 1e-6 with at most 200 iterations per
  * step, the default 5 mm envelope, spinning friction 2e-5 m; rover, to 1e-8
- * with at most 100,000 (examples/rover_statics.c explains why).
+ * with at most 100,000 (studies/rover/rover_statics.c explains why).
  *
  * Criterion ("acceptable"), checked on every step:
  *   1. the step succeeds (no error, no DEM guard trip, nothing non-finite),
@@ -113,7 +113,7 @@
 #define ROVER_VARIANT "FullRover"
 #define ROVER_SPEED 0.1         /* m/s */
 #define ROVER_FRICTION 0.4      /* the JSON's wheel friction */
-#define ROVER_DVI_MAX_ITERATIONS 100000 /* examples/rover_statics.c explains why */
+#define ROVER_DVI_MAX_ITERATIONS 100000 /* studies/rover/rover_statics.c explains why */
 #define ROVER_DVI_TOLERANCE 1e-8
 #define ROVER_RAMP 0.5          /* s, --rover-motors */
 

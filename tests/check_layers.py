@@ -7,8 +7,8 @@
 Each file of the library belongs to the layer of its folder; a public header
 (include/dvi/*.h) to the layer it describes. A file may include a file of
 its own layer or of a layer that its layer stands on (LAYERS below); the
-programs (tool/, examples/, bench/) the public headers, base/ and their own
-folder's headers. Tests may include anything. Every quoted #include must
+programs (tool/, examples/, bench/, studies/) the public headers, base/ and
+the programs' headers. Tests may include anything. Every quoted #include must
 resolve to a file of the tree, so a header that moves cannot hide from the
 check.
 """
@@ -34,7 +34,7 @@ PUBLIC = {  # include/dvi/NAME -> layer
     "output.h": "io",
     "dvi.h": "io",
 }
-PROGRAMS = ("tool", "examples", "bench")
+PROGRAMS = ("tool", "examples", "bench", "studies")
 # programs that reach into a layer's internal headers, as a test does
 EXEMPT = {
     "bench/bench_collision.c": "times the collision layer's internal calls (broad and narrow phase) directly",
@@ -59,8 +59,12 @@ def layer_of(root, path):
 def resolve(root, src_dirs, path, name):
     # the include directories of the build: the file's own folder, include/,
     # the library's folders, and for programs and tests the programs' folders
+    # (a study's folder too: studies/rover/ for rover_dep's headers)
     dirs = [os.path.dirname(path), os.path.join(root, "include")] + src_dirs
-    dirs += [os.path.join(root, p) for p in PROGRAMS]
+    for p in PROGRAMS:
+        for dirpath, dirnames, _ in os.walk(os.path.join(root, p)):
+            dirnames.sort()
+            dirs.append(dirpath)
     for d in dirs:
         cand = os.path.normpath(os.path.join(d, name))
         if os.path.isfile(cand):
@@ -141,7 +145,7 @@ def main():
         order = ["base", "ccp", "collision", "world", "io"]
         print("| from \\ to | " + " | ".join(order) + " |")
         print("|---" * (len(order) + 1) + "|")
-        for a in order + ["program:tool", "program:examples", "program:bench"]:
+        for a in order + ["program:" + p for p in PROGRAMS]:
             row = [str(edges.get((a, b), "")) for b in order]
             print(f"| {a} | " + " | ".join(row) + " |")
     for p in problems:

@@ -3,8 +3,8 @@
 
 Usage: check_links.py SOURCE_ROOT
 
-Checked files: README.md, docs/*.md, and every *.md under data/ and
-tests/data/ (recursively), relative to SOURCE_ROOT.
+Checked files: README.md, docs/*.md, and every *.md under data/, studies/
+and tests/data/ (recursively), relative to SOURCE_ROOT.
 
 Checked links:
   - inline links and images, [text](target), [text](target "title"),
@@ -384,7 +384,7 @@ def files_to_check(root):
     if os.path.isdir(docs):
         files += sorted(os.path.join(docs, f) for f in os.listdir(docs)
                         if f.endswith('.md') and os.path.isfile(os.path.join(docs, f)))
-    for sub in ('data', os.path.join('tests', 'data')):
+    for sub in ('data', 'studies', os.path.join('tests', 'data')):
         top = os.path.join(root, sub)
         found = []
         for dirpath, dirnames, filenames in os.walk(top):

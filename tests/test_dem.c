@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../examples/rover_model.h"
+#include "rover_model.h"
 #include "dem.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -460,7 +460,7 @@ static void test_pendulum(void** state)
     dvi_world_destroy(w);
 }
 
-/* The rocker-bogie rover of examples/rover_model.c (18 bodies, 99 joint rows,
+/* The rocker-bogie rover of studies/rover/rover_model.c (18 bodies, 99 joint rows,
  * the differential links' redundant revolutes included) standing on Hertz
  * contacts: after 2 s the wheel loads are the reference statics of the JSON
  * (Horvat 2024, §4.1.1) and the joints have not moved apart. */

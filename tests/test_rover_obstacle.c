@@ -1,6 +1,6 @@
 /* The rocker-bogie rover of data/rover driving over a 0.15 m
  * hemisphere under its right-hand wheels (the obstacle crossing of
- * Horvat 2024, §6), built by examples/rover_model.c (public API) on rigid
+ * Horvat 2024, §6), built by studies/rover/rover_model.c (public API) on rigid
  * ground: a plane and a fixed sphere centred on it at (1.6, −1.0, 0), μ = 0.4
  * everywhere, the wheels' contact compliance 1e-8 m/N, Lemke's method
  * (as examples/scenes/rover_obstacle_rigid.json).
@@ -66,8 +66,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../examples/rover_events.h"
-#include "../examples/rover_model.h"
+#include "rover_events.h"
+#include "rover_model.h"
 #include "dvi/scene.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -407,7 +407,7 @@ static void crossing(course* cp, int every, const char* label, double flat_tol, 
      * obstacle) show the same three patterns; with DEM (baseline > 0) the
      * front and middle ones: before the rear wheel arrives the stored
      * tangential springs hold the middle wheel at ~0.6 x its load, and its
-     * drop while the rear wheel climbs is lost in the means (docs/rover.md) */
+     * drop while the rear wheel climbs is lost in the means (studies/rover/RECORD.md) */
     rover_phases ph;
     int np = rover_phase_means(&rc, NULL, 0.1, &ph);
     for (int w = 0; w < 3; w++)
@@ -590,7 +590,7 @@ static void test_crossing(void** state)
 /* (e) The same crossing with the DEM back end (rover_obstacle_rigid_dem.json
  * at 0.8 rad/s): loads on flat ground within 5 % (measured 2.4 %: the
  * Mindlin springs of six speed-locked wheels hold an internal fore-aft force
- * that shifts load from the middle wheels, docs/rover.md), and the three
+ * that shifts load from the middle wheels, studies/rover/RECORD.md), and the three
  * events, each on time with its pattern. After each climb the stored
  * tangential displacement leaves the loads up to 20 % off static until the
  * next one, so each event is measured against the loads over the 0.1 m
@@ -611,7 +611,7 @@ static void test_crossing_dem(void** state)
  * wheel's climb leaves do not hold. Between the front wheel's landing and
  * the middle wheel's reach (0.817–1.377 m of travel) the right-hand loads
  * are within 3 % of static (measured 0.3–0.6 %); with exact motors they sit
- * at 0.81 / 1.08 / 1.15 × there (docs/rover.md; in this test, 0.83 / 1.05 / 1.17 ×).
+ * at 0.81 / 1.08 / 1.15 × there (studies/rover/RECORD.md; in this test, 0.83 / 1.05 / 1.17 ×).
  * Not under the sanitizers (test_util.h), where it takes 40 s: the optimised build
  * checks it, and test_crossing_dem runs the same code there. */
 static void test_dem_dc_motors(void** state)
@@ -844,7 +844,7 @@ static void test_grousers(void** state)
 }
 
 /* The committed grousered scenes start with the lowest grouser tips on the
- * top of the bed or of the flats (examples/rover_scene.c), not inside it:
+ * top of the bed or of the flats (studies/rover/rover_scene.c), not inside it:
  * the first steps see no penetration (before, the tips started 2 cm deep
  * and the health monitor warned at step 1: 0.02 m, 4 times the threshold,
  * and the grains under the wheels were kicked out). Three steps of the DVI

@@ -2,7 +2,7 @@
  * wheel loads against the analytic static loads of the reference JSON
  * (static_wheel_loads; data/rover/SOURCES.md §6, "method 3"), for both variants
  * (Scarecrow 280.88 kg, FullRover 830.88 kg) and the solvers apgd, pgs and
- * lemke. The rover is built by examples/rover_model.c (public API only).
+ * lemke. The rover is built by studies/rover/rover_model.c (public API only).
  *
  * Set-up shared by every run:
  *   - ground: a fixed body with a plane (z ≤ 0); the rover in its as-built
@@ -71,7 +71,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../examples/rover_model.h"
+#include "rover_model.h"
 #include "dvi/world.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* The single-wheel rig of examples/wheel_testbed.c: on rigid ground a
+/* The single-wheel rig of studies/rover/wheel_testbed.c: on rigid ground a
  * slipping wheel's drawbar pull is Coulomb's ±μW exactly, its motor torque
  * DP·r, its load W, and a square wave in slip or load is followed within
  * the step that switches; on a small bin of the rover's grains a wheel that spins
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "../examples/wheel_testbed.h"
+#include "wheel_testbed.h"
 #include "test_util.h"
 
 #include <math.h>

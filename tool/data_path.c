@@ -17,7 +17,7 @@
 #define DVI_DATA_FROM_BINDIR "../share/dvicontact"
 #endif
 
-enum { CANDIDATES = 3 };
+enum { CANDIDATES = 4 };
 
 int data_path_exe_dir(char* out, size_t n)
 {
@@ -62,6 +62,10 @@ static int candidates(char dirs[CANDIDATES][PATH_MAX])
         } else if ((size_t)snprintf(dirs[k], PATH_MAX, "%s/%s", exe, up) < PATH_MAX) {
             k++;
         }
+        /* the build tree again, for the programs two folders down in it
+         * (studies/rover/); after the installed copy, so that an installed
+         * program never looks above its prefix first */
+        if ((size_t)snprintf(dirs[k], PATH_MAX, "%s/../../data", exe) < PATH_MAX) k++;
     }
     return k;
 }

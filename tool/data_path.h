@@ -12,6 +12,8 @@
  *      build tree, into which meson copies the data (data/meson.build);
  *   3. EXE/<bindir-to-datadir>/dvicontact: an installed copy
  *      (PREFIX/bin/dvi finds PREFIX/share/dvicontact);
+ *   4. EXE/../../data: the build tree, for the programs two folders down
+ *      in it (studies/rover/);
  * that exists. Programs also take an explicit path where a file matters
  * (--reference, a scene argument), which wins over all of these. */
 #ifndef DVI_TOOL_DATA_PATH_H

@@ -14,4 +14,4 @@ ninja -C build-release >/dev/null
 # Lemke's dense algebra on the rover's ~100 x 100 matrices is fastest on one
 # BLAS thread (threads cost 3-4x here on two busy cores).
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
-./build-release/examples/rover_obstacle examples/scenes/rover_obstacle_rigid.json --out out/rover_obstacle_rigid
+./build-release/studies/rover/rover_obstacle examples/scenes/rover_obstacle_rigid.json --out out/rover_obstacle_rigid

@@ -28,7 +28,7 @@
  * of travel before its wheel reaches the obstacle instead of the static
  * loads (rover_event_thresholds.baseline_travel); the default is 0 (static)
  * for DVI and 0.1 m for DEM, whose stored tangential springs keep the loads
- * off static between the climbs (docs/rover.md).
+ * off static between the climbs (RECORD.md).
  * The phase means (rover_phase_means) read the same pattern from the mean
  * loads over stretches of travel (each wheel's climb and descent, halved),
  * relative to the mean loads over the D metres of travel that end 0.02 m

@@ -238,7 +238,7 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     rover_write_number(f, omega);
     fputs(" rad/s, load ", f);
     rover_write_number(f, c->load);
-    fprintf(f, " N, on %s. Written by examples/wheel_testbed.c.\",\n", grains ? "a bin of grains" : "rigid ground");
+    fprintf(f, " N, on %s. Written by studies/rover/wheel_testbed.c.\",\n", grains ? "a bin of grains" : "rigid ground");
     fputs("  \"units\": \"SI\",\n  \"gravity\": [0, 0, -9.81],\n  \"materials\": {", f);
     const char* mats[] = {"ground", "grain", "wheel"};
     for (int k = 0; k < 3; k++) {

@@ -7,7 +7,7 @@
  * (where a wheel that pulls nothing runs: a rover's wheel on the flat) and
  * the slope of DP against slip there, also as the damping d of a DC motor
  * that would couple the wheel's speed to its torque as stiffly:
- * d = r (1 + s) / ω · dDP/d(−s) (docs/rover.md, "The wheels' speed law").
+ * d = r (1 + s) / ω · dDP/d(−s) (RECORD.md, "The wheels' speed law").
  *
  * usage: wheel_slip [--slips S1,S2,...] [--grain-radius R] [--grousers N]
  *                   [--grouser-height H] [--friction MU] [--rolling-friction ARM]

@@ -39,7 +39,7 @@
  *   rover_obstacle_granular_strip_hex.json
  *       the strip with a bed that holds and wheels that grip: 3 layers of
  *       hexagonal close packing (0.16 m deep) and 24 grousers of 0.02 m on
- *       every wheel, 25 s (docs/rover.md, "Granular ground");
+ *       every wheel, 25 s (RECORD.md, "Granular ground");
  *   rover_obstacle_granular_strip_hex_roll.json
  *       that strip with rolling resistance between the grains (an arm of
  *       0.003 m, a tenth of their radius, on grain–grain contacts only);
@@ -53,13 +53,13 @@
  *   rover_obstacle_tracks_rigid.json
  *       that bed split at the obstacle: rigid pads instead of grains
  *       around it, grains only there (rigid flats elsewhere), and no grains
- *       at all, the reference (docs/rover.md, "Grains at the obstacle or
+ *       at all, the reference (RECORD.md, "Grains at the obstacle or
  *       under the flat wheels");
  *   rover_obstacle_tracks_slick.json
  *       the rigid flats of the last with their friction lowered to 0.2
  *       (about the pull the bed gives the wheels on the flat while another
  *       wheel climbs) except around the obstacle, where it stays 0.4
- *       (docs/rover.md, "Rigid flats that pull like the bed");
+ *       (RECORD.md, "Rigid flats that pull like the bed");
  *   rover_obstacle_granular_strip_hex_dem.json
  *       that strip with the DEM back end: Hertz contacts with the
  *       reference's SMC material (E = 2e7 Pa) everywhere, dt = 1e-4 s,
@@ -69,6 +69,9 @@
  * (defaults: the reference of the data directory, tool/data_path.h, and the
  * current directory). Each file is loaded back with dvi_scene_load and built with
  * dvi_model_create as a check. The committed copies are in examples/scenes/.
+ * Their descriptions end "Written by examples/rover_scene.c", the path
+ * this program had when they were committed: it keeps writing that text so
+ * that it still rewrites the committed scenes byte for byte.
  * --grousers N gives the wheels of the obstacle scenes N grousers (thin
  * boxes, rover_grouser_pose in rover_model.c); the committed rigid scenes
  * have plain cylinders, the granular and track scenes 24 grousers. With
@@ -138,7 +141,7 @@ static const char* const WHEELS[6] = {"wheel_LF", "wheel_LM", "wheel_LB", "wheel
 #define PAD_TOP (-0.015) /* m: the pad's top, about where the grouser tips run in the ruts */
 /* The _slick scene's flats outside that stretch: about the pull per unit
  * load that the wheels on the bed's flat get while another wheel climbs
- * (0.13-0.14 in the _pad run; docs/rover.md). */
+ * (0.13-0.14 in the _pad run; RECORD.md). */
 #define SLICK_FRICTION 0.2
 
 typedef enum scene_kind {
@@ -942,7 +945,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     }
     /* The full bed's crossing needs the non-redundant differential: with the
      * source model's revolutes at the link ends the loop's rows become
-     * inconsistent once the bed tilts the rockers apart (docs/rover.md,
+     * inconsistent once the bed tilts the rockers apart (RECORD.md,
      * "The full bed"); from t ≈ 1.6 s APGD stalled at a residual of 2.3e-4
      * whatever its iteration count, and the loop's joints opened by 0.16 mm
      * within 1.2 s, growing. */
@@ -1001,7 +1004,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case TRACKS_SLICK:
         /* APGD: the bed alone needs ~10 iterations a step at 1e-4, the rover's
          * joints (Delassus condition number ~6e7) far more: 100 keep them
-         * within 3e-4 m (docs/rover.md). The warm start damped to 0.85: a
+         * within 3e-4 m (RECORD.md). The warm start damped to 0.85: a
          * tenth fewer iterations while the rover drives (docs/solvers.md) */
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.001,\n    \"solver\": \"apgd\",\n"
                    "    \"tolerance\": 1e-4,\n    \"max_iterations\": 100,\n    \"warm_start_scale\": 0.85,\n"

@@ -195,7 +195,7 @@ bool rover_obstacle_travel(const rover* r, int i, const double centre[3], double
 
 struct cJSON;
 /// Reads and parses a JSON file whose top level is an object (the reference,
-/// or any other input of the examples). NULL on failure, with the message in
+/// or any other input of the study's programs). NULL on failure, with the message in
 /// msg (may be NULL) and the status in *status (may be NULL): DVI_ERR_IO
 /// (cannot open or read), DVI_ERR_NOMEM, DVI_ERR_PARSE ("PATH:LINE:COL:
 /// malformed JSON", or the top level is not an object). Free with cJSON_Delete.
