@@ -35,7 +35,7 @@
 #define SC_MAX_NAME 64
 #define SC_MAX_NUMBER 1e15            /* |x| above this is refused */
 
-/* ---- open-addressing string → index map -------------------------------------- */
+/* ---- open-addressing string → index map (scene_map.c) ---------------------- */
 
 typedef struct sc_map {
     const char** keys; /* borrowed */
