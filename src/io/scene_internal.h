@@ -193,7 +193,8 @@ void sc_generator_site(const sc_generator* g, const double origin[3], int64_t ix
 bool sc_generator_excluded(const sc_generator* g, const double p[3]);
 
 /* Volume (m³) and inertia about the centre, shape frame, per unit mass, of a
- * bounded solid shape; false for planes, height fields and meshes. */
+ * bounded solid shape; false for planes, height fields and meshes
+ * (scene_mass.c). */
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia_per_mass[9]);
 
 /* ---- the run health monitor (model_health.c; docs/health.md) ---- */
