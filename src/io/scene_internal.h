@@ -77,6 +77,7 @@ typedef struct sc_body {
 } sc_body;
 
 enum { SC_PACKING_CUBIC = 0, SC_PACKING_HEXAGONAL = 1 };
+#define SC_SQRT3 1.7320508075688772
 
 typedef struct sc_generator {
     char* name;           /* owned */
@@ -181,6 +182,14 @@ int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_m
  * false for a name of another form. */
 bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index);
 
+/* ---- the lattice of a granular bed (scene_lattice.c) ---- */
+
+#define SC_MAX_EXCLUDE_CELLS 1e8 /* lattice cells an exclusion's bounding box may cover */
+
+/* Lays out the lattice of a generator whose region, radii, gap and packing
+ * are known: spacing, pitch and n (sites per axis). Returns the number of
+ * sites, n[0]·n[1]·n[2], as a double (below 1: the region holds no sphere). */
+double sc_generator_lattice(sc_generator* g);
 /* Centre of lattice cell (0, 0, 0) of a generator: the lattice is centred
  * in x and y in the region and starts at its bottom in z. */
 void sc_generator_origin(const sc_generator* g, double origin[3]);
@@ -191,6 +200,10 @@ void sc_generator_site(const sc_generator* g, const double origin[3], int64_t ix
  * radius + r_max + √3·jitter to the centre of one of the generator's
  * excluded spheres (so no sphere of the bed overlaps one). */
 bool sc_generator_excluded(const sc_generator* g, const double p[3]);
+/* Cells of the lattice that exclusions empty (each counted once), or −1 when
+ * an exclusion's bounding box covers more than SC_MAX_EXCLUDE_CELLS cells
+ * (index of that exclusion in *bad). */
+int64_t sc_generator_excluded_cells(const sc_generator* g, int32_t* bad);
 
 /* Volume (m³) and inertia about the centre, shape frame, per unit mass, of a
  * bounded solid shape; false for planes, height fields and meshes
