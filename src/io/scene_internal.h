@@ -1,5 +1,7 @@
-/* dvicontact — internal: the parsed scene shared by scene.c (reading and
- * validation) and scene_model.c (building worlds, probes, state).
+/* dvicontact — internal: the parsed scene shared by the scene reader
+ * (scene.c, scene_json.c and scene_schema.c, whose own declarations are in
+ * scene_parse.h; scene_mass.c serves it, scene_map.c and scene_lattice.c
+ * both sides) and scene_model.c (building worlds, probes, state).
  *
  * Design note. Reading a scene is two passes over the cJSON tree: the first
  * collects names (materials, bodies, generators, joints) into hash indexes,
@@ -168,6 +170,8 @@ struct dvi_scene {
     sc_probe* probes;
     int32_t probe_count;
 };
+
+/* ---- names and indices (scene_schema.c) ---- */
 
 /* qsort/bsearch order of int32_t values. */
 int sc_cmp_i32(const void* a, const void* b);

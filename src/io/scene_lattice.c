@@ -1,7 +1,7 @@
 /* dvicontact — the lattice of a granular bed (a scene's "granular_bed"
  * generator; docs/scene-format.md): its sites per axis, where each site
  * lies, and which cells the bed's exclusions leave empty. Reading and
- * checking the generator's fields is scene.c's; laying out its
+ * checking the generator's fields is scene_schema.c's; laying out its
  * bodies, scene_model.c's.
  */
 #include "scene_internal.h"
