@@ -1,5 +1,7 @@
-/* dvicontact — internal: the parsed scene shared by scene.c (reading and
- * validation) and scene_model.c (building worlds, probes, state).
+/* dvicontact — internal: the parsed scene shared by the scene reader
+ * (scene.c, scene_json.c and scene_schema.c, whose own declarations are in
+ * scene_parse.h; scene_mass.c serves it, scene_map.c and scene_lattice.c
+ * both sides) and scene_model.c (building worlds, probes, state).
  *
  * Design note. Reading a scene is two passes over the cJSON tree: the first
  * collects names (materials, bodies, generators, joints) into hash indexes,
@@ -35,7 +37,7 @@
 #define SC_MAX_NAME 64
 #define SC_MAX_NUMBER 1e15            /* |x| above this is refused */
 
-/* ---- open-addressing string → index map -------------------------------------- */
+/* ---- open-addressing string → index map (scene_map.c) ---------------------- */
 
 typedef struct sc_map {
     const char** keys; /* borrowed */
@@ -77,6 +79,7 @@ typedef struct sc_body {
 } sc_body;
 
 enum { SC_PACKING_CUBIC = 0, SC_PACKING_HEXAGONAL = 1 };
+#define SC_SQRT3 1.7320508075688772
 
 typedef struct sc_generator {
     char* name;           /* owned */
@@ -168,6 +171,8 @@ struct dvi_scene {
     int32_t probe_count;
 };
 
+/* ---- names and indices (scene_schema.c) ---- */
+
 /* qsort/bsearch order of int32_t values. */
 int sc_cmp_i32(const void* a, const void* b);
 
@@ -181,6 +186,14 @@ int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_m
  * false for a name of another form. */
 bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index);
 
+/* ---- the lattice of a granular bed (scene_lattice.c) ---- */
+
+#define SC_MAX_EXCLUDE_CELLS 1e8 /* lattice cells an exclusion's bounding box may cover */
+
+/* Lays out the lattice of a generator whose region, radii, gap and packing
+ * are known: spacing, pitch and n (sites per axis). Returns the number of
+ * sites, n[0]·n[1]·n[2], as a double (below 1: the region holds no sphere). */
+double sc_generator_lattice(sc_generator* g);
 /* Centre of lattice cell (0, 0, 0) of a generator: the lattice is centred
  * in x and y in the region and starts at its bottom in z. */
 void sc_generator_origin(const sc_generator* g, double origin[3]);
@@ -191,9 +204,14 @@ void sc_generator_site(const sc_generator* g, const double origin[3], int64_t ix
  * radius + r_max + √3·jitter to the centre of one of the generator's
  * excluded spheres (so no sphere of the bed overlaps one). */
 bool sc_generator_excluded(const sc_generator* g, const double p[3]);
+/* Cells of the lattice that exclusions empty (each counted once), or −1 when
+ * an exclusion's bounding box covers more than SC_MAX_EXCLUDE_CELLS cells
+ * (index of that exclusion in *bad). */
+int64_t sc_generator_excluded_cells(const sc_generator* g, int32_t* bad);
 
 /* Volume (m³) and inertia about the centre, shape frame, per unit mass, of a
- * bounded solid shape; false for planes, height fields and meshes. */
+ * bounded solid shape; false for planes, height fields and meshes
+ * (scene_mass.c). */
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia_per_mass[9]);
 
 /* ---- the run health monitor (model_health.c; docs/health.md) ---- */

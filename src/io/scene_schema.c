@@ -1,0 +1,1546 @@
+/* dvicontact — the sections of a scene file, read and checked
+ * (docs/scene-format.md): materials, the names of bodies, generators and
+ * joints (a first pass, so that references resolve in any order), shapes,
+ * bodies, generators, joints, the formulation and the probes, then the
+ * whole scene (sc_parse_scene), which reads them in that order (the top
+ * level's own fields first). Every problem is reported through the parse
+ * context (scene_json.c); the body names "gen[i]" resolve here too
+ * (sc_resolve_body), for scene_model.c as well.
+ */
+#include "scene_parse.h"
+
+#include "math3.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SHAPES_TOTAL 1000000
+#define MAX_SEED 9007199254740992.0 /* 2^53: every integer up to it is exact in JSON */
+
+/* ---- names and indices ------------------------------------------------------------------ */
+
+/* A name that may label a body, joint, material, generator or probe (a probe
+ * name is a file stem): 1..SC_MAX_NAME characters from [A-Za-z0-9_.-],
+ * starting with a letter, a digit or '_'. */
+static bool valid_name(const char* s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > SC_MAX_NAME) return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
+        if (!alnum && (i == 0 || (ch != '.' && ch != '-'))) return false;
+    }
+    return true;
+}
+
+bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n < 4 || n > SC_MAX_NAME + 12 || name[n - 1] != ']') return false;
+    const char* open = strchr(name, '[');
+    if (!open || open == name || open[1] == ']') return false;
+    size_t gl = (size_t)(open - name);
+    if (gl > SC_MAX_NAME) return false;
+    memcpy(gen, name, gl);
+    gen[gl] = '\0';
+    int64_t idx = 0;
+    const char* d = open + 1;
+    if (d[0] == '0' && d[1] != ']') return false; /* no leading zeros */
+    for (; *d != ']'; d++) {
+        if (*d < '0' || *d > '9' || idx > SC_MAX_BODIES) return false;
+        idx = 10 * idx + (*d - '0');
+    }
+    if (d[1] != '\0') return false;
+    *index = idx;
+    return true;
+}
+
+int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_map* generator_names, const char* name)
+{
+    if (!name) return -1;
+    int32_t b = sc_map_get(body_names, name);
+    if (b >= 0) return b;
+    char gen[SC_MAX_NAME + 1];
+    int64_t idx;
+    if (!sc_split_indexed(name, gen, &idx)) return -1;
+    int32_t g = sc_map_get(generator_names, gen);
+    if (g < 0 || idx >= s->generators[g].count) return -1;
+    return s->generators[g].first_body + idx;
+}
+
+int sc_cmp_i32(const void* a, const void* b)
+{
+    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+    return (x > y) - (x < y);
+}
+
+/* ---- materials ---------------------------------------------------------------------------- */
+
+static const char* const MATERIAL_KEYS[] = {"friction",          "rolling_friction", "spinning_friction",
+                                            "restitution",       "compliance",       "young_modulus",
+                                            "poisson_ratio",     "k_n",              "k_t",
+                                            "gamma_n",           "gamma_t",          "terrain_stiffness",
+                                            "terrain_hysteresis", NULL};
+
+static void parse_material(ctx* c, const cJSON* v, const char* path, dvi_material* m)
+{
+    *m = dvi_default_shape_def().material;
+    if (!sc_is_object(c, v, path)) return;
+    sc_check_keys(c, v, path, MATERIAL_KEYS, NULL, NULL);
+    sc_num_field(c, v, path, "friction", false, R_NONNEG, &m->friction);
+    sc_num_field(c, v, path, "rolling_friction", false, R_NONNEG, &m->rolling_friction);
+    sc_num_field(c, v, path, "spinning_friction", false, R_NONNEG, &m->spinning_friction);
+    sc_num_field(c, v, path, "restitution", false, R_UNIT, &m->restitution);
+    sc_num_field(c, v, path, "compliance", false, R_NONNEG, &m->compliance);
+    /* DEM (docs/dem.md); the ranges of dvi_shape_create */
+    char p[PATH_LEN], t[32];
+    double x;
+    sc_num_field(c, v, path, "young_modulus", false, R_NONNEG, &m->young_modulus);
+    if (sc_num_field(c, v, path, "poisson_ratio", false, R_ANY, &x)) {
+        if (!(x > -1.0 && x <= 0.5))
+            sc_errf(c, sc_path_key(p, path, "poisson_ratio"), "must be in (-1, 0.5] (got %s)", sc_num_text(t, x));
+        else m->poisson_ratio = x;
+    }
+    sc_num_field(c, v, path, "k_n", false, R_NONNEG, &m->k_n);
+    sc_num_field(c, v, path, "k_t", false, R_NONNEG, &m->k_t);
+    sc_num_field(c, v, path, "gamma_n", false, R_ANY, &m->gamma_n);
+    sc_num_field(c, v, path, "gamma_t", false, R_ANY, &m->gamma_t);
+    sc_num_field(c, v, path, "terrain_stiffness", false, R_NONNEG, &m->terrain_stiffness);
+    if (sc_num_field(c, v, path, "terrain_hysteresis", false, R_ANY, &x)) {
+        if (!(x >= 0.0 && x < 1.0))
+            sc_errf(c, sc_path_key(p, path, "terrain_hysteresis"), "must be in [0, 1) (got %s)", sc_num_text(t, x));
+        else m->terrain_hysteresis = x;
+    }
+}
+
+static void parse_materials(ctx* c, const cJSON* root)
+{
+    c->default_material = dvi_default_shape_def().material;
+    const cJSON* v = sc_member(root, "materials");
+    if (!v) return;
+    if (!sc_is_object(c, v, "materials")) return;
+    int64_t n = sc_array_size(v);
+    if (n > SC_MAX_MATERIALS) {
+        sc_errf(c, "materials", "%lld entries, more than the limit of %d", (long long)n, SC_MAX_MATERIALS);
+        return;
+    }
+    c->mat_names = calloc((size_t)n + 1, sizeof *c->mat_names);
+    c->mats = calloc((size_t)n + 1, sizeof *c->mats);
+    if (!c->mat_names || !c->mats) {
+        c->nomem = true;
+        return;
+    }
+    for (const cJSON* it = v->child; it; it = it->next) {
+        const char* name = it->string ? it->string : "";
+        char p[PATH_LEN], q[128];
+        sc_path_key(p, "materials", name);
+        if (!valid_name(name)) {
+            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
+                       "letter, digit or '_')", sc_quote(q, sizeof q, name), SC_MAX_NAME);
+            continue;
+        }
+        if (sc_map_get(&c->mat_map, name) >= 0) {
+            sc_errf(c, "materials", "duplicate material %s", sc_quote(q, sizeof q, name));
+            continue;
+        }
+        int32_t k = c->mat_count++;
+        c->mat_names[k] = sc_dup_string(name);
+        if (!c->mat_names[k] || !sc_map_put(&c->mat_map, c->mat_names[k], k)) {
+            c->nomem = true;
+            return;
+        }
+        parse_material(c, it, p, &c->mats[k]);
+    }
+    int32_t d = sc_map_get(&c->mat_map, "default");
+    if (d >= 0) c->default_material = c->mats[d];
+}
+
+/* A material given by name or inline; absent: the "default" material. */
+static void material_ref(ctx* c, const cJSON* obj, const char* path, dvi_material* out)
+{
+    const cJSON* v = sc_member(obj, "material");
+    *out = c->default_material;
+    if (!v) return;
+    char p[PATH_LEN], q[128];
+    sc_path_key(p, path, "material");
+    if (cJSON_IsString(v)) {
+        int32_t k = sc_map_get(&c->mat_map, v->valuestring);
+        if (k < 0)
+            sc_errf(c, p, "no material named %s", sc_quote(q, sizeof q, v->valuestring));
+        else
+            *out = c->mats[k];
+    } else if (cJSON_IsObject(v)) {
+        parse_material(c, v, p, out);
+    } else {
+        sc_errf(c, p, "must be a material name or an object (got %s)", sc_type_name(v));
+    }
+}
+
+/* ---- names: first pass ------------------------------------------------------------------ */
+
+/* Registers the names of bodies and generators (one namespace) and joints,
+ * so that references can be resolved in any order. */
+static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* gens, const cJSON* joints)
+{
+    dvi_scene* s = c->s;
+    int64_t i = 0;
+    for (const cJSON* it = bodies ? bodies->child : NULL; it && i < nb; it = it->next, i++) {
+        const cJSON* jn = sc_member(it, "name");
+        if (!cJSON_IsObject(it) || !jn) continue;
+        char p[PATH_LEN], pi[PATH_LEN], q[128];
+        sc_path_key(p, sc_path_index(pi, "bodies", i), "name");
+        if (!cJSON_IsString(jn)) continue; /* reported by parse_body */
+        if (!valid_name(jn->valuestring)) {
+            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
+                       "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+            continue;
+        }
+        if (strcmp(jn->valuestring, "world") == 0) {
+            sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
+            continue;
+        }
+        int32_t prev = sc_map_get(&c->body_map, jn->valuestring);
+        if (prev >= 0) {
+            sc_errf(c, p, "duplicate name %s (also bodies[%d])", sc_quote(q, sizeof q, jn->valuestring), prev);
+            continue;
+        }
+        s->bodies[i].name = sc_dup_string(jn->valuestring);
+        if (!s->bodies[i].name || !sc_map_put(&c->body_map, s->bodies[i].name, (int32_t)i)) c->nomem = true;
+    }
+    i = 0;
+    for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
+        const cJSON* jn = sc_member(it, "name");
+        if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) continue;
+        char p[PATH_LEN], pi[PATH_LEN], q[128];
+        sc_path_key(p, sc_path_index(pi, "generators", i), "name");
+        if (!valid_name(jn->valuestring)) {
+            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
+                       "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+            continue;
+        }
+        int32_t pb = sc_map_get(&c->body_map, jn->valuestring), pg = sc_map_get(&c->gen_map, jn->valuestring);
+        if (pb >= 0 || pg >= 0 || strcmp(jn->valuestring, "world") == 0) {
+            if (pg >= 0)
+                sc_errf(c, p, "duplicate name %s (also generators[%d])", sc_quote(q, sizeof q, jn->valuestring), pg);
+            else if (pb >= 0)
+                sc_errf(c, p, "duplicate name %s (also bodies[%d]; bodies and generators share names)",
+                        sc_quote(q, sizeof q, jn->valuestring), pb);
+            else
+                sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
+            continue;
+        }
+        s->generators[i].name = sc_dup_string(jn->valuestring);
+        if (!s->generators[i].name || !sc_map_put(&c->gen_map, s->generators[i].name, (int32_t)i)) c->nomem = true;
+    }
+    i = 0;
+    for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++) {
+        const cJSON* jn = sc_member(it, "name");
+        if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) continue;
+        char p[PATH_LEN], pi[PATH_LEN], q[128];
+        sc_path_key(p, sc_path_index(pi, "joints", i), "name");
+        if (!valid_name(jn->valuestring)) {
+            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
+                       "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+            continue;
+        }
+        int32_t prev = sc_map_get(&c->joint_map, jn->valuestring);
+        if (prev >= 0) {
+            sc_errf(c, p, "duplicate name %s (also joints[%d])", sc_quote(q, sizeof q, jn->valuestring), prev);
+            continue;
+        }
+        s->joints[i].name = sc_dup_string(jn->valuestring);
+        if (!s->joints[i].name || !sc_map_put(&c->joint_map, s->joints[i].name, (int32_t)i)) c->nomem = true;
+    }
+}
+
+/* A body reference (string) → body index, or −1 (reported). */
+static int64_t body_ref(ctx* c, const cJSON* v, const char* path)
+{
+    if (!cJSON_IsString(v)) {
+        sc_errf(c, path, "must be a body name (got %s)", sc_type_name(v));
+        return -1;
+    }
+    int64_t b = sc_resolve_body(c->s, &c->body_map, &c->gen_map, v->valuestring);
+    if (b < 0 && !c->bodies_unreadable && !(c->generator_failed && strchr(v->valuestring, '['))) {
+        char q[128];
+        sc_errf(c, path, "no body named %s", sc_quote(q, sizeof q, v->valuestring));
+    }
+    return b;
+}
+
+static dvi_body_type body_type_of(const dvi_scene* s, int64_t b)
+{
+    return b < s->body_count ? s->bodies[b].type : DVI_BODY_DYNAMIC;
+}
+
+/* ---- shapes ------------------------------------------------------------------------------ */
+
+static const char* const SHAPE_TYPES[] = {"sphere", "box", "capsule", "cylinder", "plane", "heightfield", "mesh",
+                                          NULL};
+static const char* const SHAPE_KEYS_ALL[] = {"type",   "position",   "orientation", "material", "radius",
+                                             "half_extents", "half_length", "nx", "ny", "dx", "dy", "heights",
+                                             "file", "dem_samples", "filter", NULL};
+static const char* const SHAPE_KEYS[7][11] = {
+    {"type", "position", "orientation", "material", "radius", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "half_extents", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", "filter", NULL},
+    {"type", "position", "orientation", "material", "filter", NULL},
+    {"type", "position", "orientation", "material", "nx", "ny", "dx", "dy", "heights", "filter", NULL},
+    {"type", "position", "orientation", "material", "file", "filter", NULL},
+};
+static const char* const FILTER_KEYS[] = {"category", "mask", NULL};
+static const char* const SHAPE_OWNER[7] = {"a sphere", "a box", "a capsule", "a cylinder",
+                                           "a plane",  "a height field", "a mesh"};
+
+static char* join_path(const char* dir, const char* file)
+{
+    if (file[0] == '/' || !dir || !dir[0]) return sc_dup_string(file);
+    size_t nd = strlen(dir), nf = strlen(file);
+    char* p = malloc(nd + nf + 2);
+    if (!p) return NULL;
+    memcpy(p, dir, nd);
+    p[nd] = '/';
+    memcpy(p + nd + 1, file, nf + 1);
+    return p;
+}
+
+static void parse_heights(ctx* c, const cJSON* v, const char* path, sc_shape* sh)
+{
+    int64_t nx = 0, ny = 0;
+    bool okx = sc_int_field(c, v, path, "nx", true, 2, SC_MAX_HEIGHTS, &nx);
+    bool oky = sc_int_field(c, v, path, "ny", true, 2, SC_MAX_HEIGHTS, &ny);
+    sc_num_field(c, v, path, "dx", true, R_POS, &sh->dx);
+    sc_num_field(c, v, path, "dy", true, R_POS, &sh->dy);
+    char p[PATH_LEN];
+    sc_path_key(p, path, "heights");
+    const cJSON* h = sc_member(v, "heights");
+    if (!h) {
+        sc_errf(c, p, "missing");
+        return;
+    }
+    if (!cJSON_IsArray(h)) {
+        sc_errf(c, p, "must be an array of nx·ny numbers (got %s)", sc_type_name(h));
+        return;
+    }
+    if (!okx || !oky) return;
+    if (nx * ny > SC_MAX_HEIGHTS) {
+        sc_errf(c, path, "nx·ny = %lld heights, more than the limit of %d", (long long)(nx * ny), SC_MAX_HEIGHTS);
+        return;
+    }
+    int64_t n = sc_array_size(h);
+    if (n != nx * ny) {
+        sc_errf(c, p, "must have nx·ny = %lld elements (got %lld)", (long long)(nx * ny), (long long)n);
+        return;
+    }
+    sh->heights = malloc((size_t)n * sizeof(double));
+    if (!sh->heights) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    for (const cJSON* it = h->child; it; it = it->next, i++) {
+        char pe[PATH_LEN];
+        if (!sc_as_number(c, it, sc_path_index(pe, p, i), &sh->heights[i])) return; /* the first bad one only */
+    }
+    sh->nx = (int32_t)nx;
+    sh->ny = (int32_t)ny;
+}
+
+static void parse_mesh(ctx* c, const cJSON* v, const char* path, sc_shape* sh)
+{
+    const char* file = sc_str_field(c, v, path, "file", true);
+    if (!file) return;
+    char p[PATH_LEN];
+    sc_path_key(p, path, "file");
+    if (!file[0] || strlen(file) > 4096) {
+        sc_errf(c, p, "must be a file name (1 to 4096 characters)");
+        return;
+    }
+    char* full = join_path(c->base_dir, file);
+    if (!full) {
+        c->nomem = true;
+        return;
+    }
+    char msg[512];
+    dvi_status st = dvi_obj_read(full, &sh->mesh, msg, sizeof msg);
+    if (st == DVI_ERR_NOMEM) c->nomem = true;
+    else if (st != DVI_OK) {
+        char q[128];
+        if (st == DVI_ERR_IO)
+            sc_errf(c, p, "cannot read the mesh file %s: %s", sc_quote(q, sizeof q, file), msg);
+        else
+            sc_errf(c, p, "%s", msg);
+    }
+    free(full);
+}
+
+/* "dem_samples": [[x, y, z, area], ...], points of the shape (shape frame)
+ * for the hysteretic height-field model of DEM mode. */
+static void parse_dem_samples(ctx* c, const cJSON* v, const char* path, sc_shape* sh, dvi_body_type body_type)
+{
+    char p[PATH_LEN];
+    sc_path_key(p, path, "dem_samples");
+    int64_t n = 0;
+    const cJSON* a = sc_array_field(c, v, path, "dem_samples", SC_MAX_DEM_SAMPLES, NULL, &n);
+    if (!a) return;
+    if (body_type == DVI_BODY_FIXED) {
+        sc_errf(c, p, "needs a dynamic or kinematic body (this body is fixed)");
+        return;
+    }
+    if (n == 0) return;
+    sh->dem_samples = malloc((size_t)n * 4 * sizeof(double));
+    if (!sh->dem_samples) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    for (const cJSON* it = a->child; it; it = it->next, i++) {
+        char pe[PATH_LEN], pa[PATH_LEN];
+        double* q = sh->dem_samples + 4 * i;
+        sc_path_index(pe, p, i);
+        /* the first bad one only */
+        if (!sc_as_vec(c, it, pe, 4, q) || !sc_check_range(c, sc_path_index(pa, pe, 3), q[3], R_POS)) {
+            free(sh->dem_samples);
+            sh->dem_samples = NULL;
+            return;
+        }
+    }
+    sh->dem_sample_count = (int32_t)n;
+}
+
+static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, dvi_body_type body_type)
+{
+    memset(sh, 0, sizeof *sh);
+    sh->q[0] = 1.0;
+    sh->material = c->default_material;
+    if (!sc_is_object(c, v, path)) return;
+    int t = sc_enum_field(c, v, path, "type", true, SHAPE_TYPES);
+    if (t < 0) {
+        sc_check_keys(c, v, path, SHAPE_KEYS_ALL, NULL, NULL);
+        return;
+    }
+    sh->type = (dvi_shape_type)(t + 1);
+    sc_check_keys(c, v, path, SHAPE_KEYS[t], SHAPE_KEYS_ALL, SHAPE_OWNER[t]);
+    sc_vec_field(c, v, path, "position", false, 3, sh->pos);
+    sc_quat_field(c, v, path, "orientation", sh->q);
+    material_ref(c, v, path, &sh->material);
+    sh->category = 1u;
+    sh->mask = 0xFFFFFFFFu;
+    const cJSON* fo = sc_member(v, "filter");
+    char fp[PATH_LEN];
+    if (fo && sc_is_object(c, fo, sc_path_key(fp, path, "filter"))) {
+        sc_check_keys(c, fo, fp, FILTER_KEYS, NULL, NULL);
+        int64_t iv;
+        if (sc_int_field(c, fo, fp, "category", false, 1, 4294967295.0, &iv)) sh->category = (uint32_t)iv;
+        if (sc_int_field(c, fo, fp, "mask", false, 0, 4294967295.0, &iv)) sh->mask = (uint32_t)iv;
+    }
+    switch (sh->type) {
+    case DVI_SHAPE_SPHERE:
+        sc_num_field(c, v, path, "radius", true, R_POS, &sh->radius);
+        break;
+    case DVI_SHAPE_BOX:
+        if (sc_vec_field(c, v, path, "half_extents", true, 3, sh->half)) {
+            char p[PATH_LEN], pe[PATH_LEN];
+            sc_path_key(p, path, "half_extents");
+            for (int k = 0; k < 3; k++) sc_check_range(c, sc_path_index(pe, p, k), sh->half[k], R_POS);
+        }
+        break;
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER:
+        sc_num_field(c, v, path, "radius", true, R_POS, &sh->radius);
+        sc_num_field(c, v, path, "half_length", true, R_POS, &sh->half_length);
+        break;
+    case DVI_SHAPE_HEIGHTFIELD:
+        parse_heights(c, v, path, sh);
+        break;
+    case DVI_SHAPE_MESH:
+        parse_mesh(c, v, path, sh);
+        break;
+    default:
+        break;
+    }
+    if (sh->type <= DVI_SHAPE_CYLINDER) parse_dem_samples(c, v, path, sh, body_type);
+    if ((sh->type == DVI_SHAPE_PLANE || sh->type == DVI_SHAPE_HEIGHTFIELD || sh->type == DVI_SHAPE_MESH) &&
+        body_type != DVI_BODY_FIXED) {
+        char p[PATH_LEN];
+        sc_errf(c, sc_path_key(p, path, "type"), "%s needs a fixed body (this body is %s)", SHAPE_OWNER[t],
+                body_type == DVI_BODY_DYNAMIC ? "dynamic" : "kinematic");
+    }
+}
+
+/* ---- bodies ------------------------------------------------------------------------------ */
+
+static const char* const BODY_TYPES[] = {"dynamic", "fixed", "kinematic", NULL};
+static const char* const BODY_KEYS_DYNAMIC[] = {"name",          "type",          "mass",     "density",
+                                                "inertia",       "position",      "orientation", "velocity",
+                                                "angular_velocity", "gravity_scale", "applied_force",
+                                                "applied_torque", "shapes",       NULL};
+static const char* const BODY_KEYS_FIXED[] = {"name", "type", "position", "orientation", "shapes", NULL};
+static const char* const BODY_KEYS_KINEMATIC[] = {"name",     "type",             "position", "orientation",
+                                                  "velocity", "angular_velocity", "shapes",   NULL};
+
+/* Symmetric positive definite, with the tolerances of dvi_body_create. */
+static bool spd3(const double* J, char* why, size_t n)
+{
+    double s = 0.0;
+    for (int k = 0; k < 9; k++) s = fabs(J[k]) > s ? fabs(J[k]) : s;
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (fabs(J[3 * i + j] - J[3 * j + i]) > 1e-12 * s) {
+                char a[32], b[32];
+                snprintf(why, n, "must be symmetric (row %d column %d is %s, row %d column %d is %s)", i, j,
+                         sc_num_text(a, J[3 * i + j]), j, i, sc_num_text(b, J[3 * j + i]));
+                return false;
+            }
+    double d1 = J[0] * J[4] - J[1] * J[3];
+    double det = J[0] * (J[4] * J[8] - J[5] * J[7]) - J[1] * (J[3] * J[8] - J[5] * J[6]) +
+                 J[2] * (J[3] * J[7] - J[4] * J[6]);
+    if (!(J[0] > 0.0) || !(d1 > 1e-14 * s * s) || !(det > 1e-14 * s * s * s)) {
+        snprintf(why, n, "must be positive definite (this one is singular or indefinite: determinant %.6g)", det);
+        return false;
+    }
+    return true;
+}
+
+static void parse_inertia(ctx* c, const cJSON* jb, const char* path, sc_body* b, const sc_shape* first)
+{
+    char p[PATH_LEN], why[256];
+    sc_path_key(p, path, "inertia");
+    const cJSON* v = sc_member(jb, "inertia");
+    if (!v || (cJSON_IsString(v) && strcmp(v->valuestring, "auto") == 0)) {
+        double vol, J[9];
+        if (!first || !sc_shape_mass_properties(first, &vol, J)) {
+            sc_errf(c, p, "%s (no first shape with a volume to derive it from: sphere, box, capsule or cylinder)",
+                    v ? "\"auto\" is not possible" : "missing");
+            return;
+        }
+        if (first->pos[0] != 0.0 || first->pos[1] != 0.0 || first->pos[2] != 0.0) {
+            sc_errf(c, p, "\"auto\" needs the first shape at the body origin, the centre of mass (its position is "
+                       "(%g, %g, %g))", first->pos[0], first->pos[1], first->pos[2]);
+            return;
+        }
+        for (int k = 0; k < 9; k++) b->inertia[k] = b->mass * J[k];
+        return;
+    }
+    if (cJSON_IsArray(v) && sc_array_size(v) == 3 && cJSON_IsArray(v->child)) { /* 3×3 */
+        bool ok = true;
+        int i = 0;
+        for (const cJSON* row = v->child; row; row = row->next, i++) {
+            char pr[PATH_LEN];
+            ok = sc_as_vec(c, row, sc_path_index(pr, p, i), 3, b->inertia + 3 * i) && ok;
+        }
+        if (ok && !spd3(b->inertia, why, sizeof why)) sc_errf(c, p, "%s", why);
+        return;
+    }
+    if (cJSON_IsArray(v) && sc_array_size(v) == 3) { /* diagonal */
+        double d[3];
+        if (!sc_as_vec(c, v, p, 3, d)) return;
+        memset(b->inertia, 0, sizeof b->inertia);
+        bool ok = true;
+        for (int k = 0; k < 3; k++) {
+            char pe[PATH_LEN];
+            ok = sc_check_range(c, sc_path_index(pe, p, k), d[k], R_POS) && ok;
+            b->inertia[4 * k] = d[k];
+        }
+        if (ok && !spd3(b->inertia, why, sizeof why)) sc_errf(c, p, "%s", why);
+        return;
+    }
+    if (cJSON_IsString(v)) {
+        char q[128];
+        sc_errf(c, p, "unknown value %s (\"auto\", [Ixx, Iyy, Izz] or a 3×3 array of rows)",
+                sc_quote(q, sizeof q, v->valuestring));
+        return;
+    }
+    sc_errf(c, p, "must be \"auto\", [Ixx, Iyy, Izz] or a 3×3 array of rows (got %s%s)", sc_type_name(v),
+            cJSON_IsArray(v) ? " of another size" : "");
+}
+
+static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
+{
+    b->type = DVI_BODY_DYNAMIC;
+    b->q[0] = 1.0;
+    b->gravity_scale = 1.0;
+    if (!sc_is_object(c, jb, path)) return;
+    const cJSON* jn = sc_member(jb, "name");
+    if (jn && !cJSON_IsString(jn)) {
+        char p[PATH_LEN];
+        sc_errf(c, sc_path_key(p, path, "name"), "must be a string (got %s)", sc_type_name(jn));
+    }
+    int t = sc_member(jb, "type") ? sc_enum_field(c, jb, path, "type", false, BODY_TYPES) : 0;
+    if (t < 0) t = 0;
+    b->type = t == 0 ? DVI_BODY_DYNAMIC : t == 1 ? DVI_BODY_FIXED : DVI_BODY_KINEMATIC;
+    static const char* const* const ALLOWED[3] = {BODY_KEYS_DYNAMIC, BODY_KEYS_FIXED, BODY_KEYS_KINEMATIC};
+    static const char* const OWNER[3] = {"a dynamic body", "a fixed body", "a kinematic body"};
+    sc_check_keys(c, jb, path, ALLOWED[t], BODY_KEYS_DYNAMIC, OWNER[t]);
+    sc_vec_field(c, jb, path, "position", false, 3, b->pos);
+    sc_quat_field(c, jb, path, "orientation", b->q);
+    if (b->type != DVI_BODY_FIXED) {
+        sc_vec_field(c, jb, path, "velocity", false, 3, b->v);
+        sc_vec_field(c, jb, path, "angular_velocity", false, 3, b->w);
+    }
+
+    /* shapes */
+    int64_t ns = 0;
+    const cJSON* shapes = sc_array_field(c, jb, path, "shapes", SC_MAX_SHAPES_PER_BODY, NULL, &ns);
+    dvi_scene* s = c->s;
+    b->shape_first = s->shape_count;
+    if (ns > 0 && s->shape_count + ns > MAX_SHAPES_TOTAL) {
+        char p[PATH_LEN];
+        sc_errf(c, sc_path_key(p, path, "shapes"), "more than %d shapes in the scene", MAX_SHAPES_TOTAL);
+        ns = 0;
+    }
+    if (ns > 0 && s->shape_count + ns > c->shape_cap) {
+        int32_t cap = c->shape_cap ? c->shape_cap : 16;
+        while (cap < s->shape_count + ns) cap *= 2;
+        sc_shape* nsh = realloc(s->shapes, (size_t)cap * sizeof *nsh);
+        if (!nsh) {
+            c->nomem = true;
+            return;
+        }
+        s->shapes = nsh;
+        c->shape_cap = cap;
+    }
+    int64_t k = 0;
+    for (const cJSON* it = shapes ? shapes->child : NULL; it && k < ns; it = it->next, k++) {
+        char p[PATH_LEN], pk[PATH_LEN];
+        sc_path_key(p, path, "shapes");
+        sc_shape* sh = &s->shapes[s->shape_count++];
+        parse_shape(c, it, sc_path_index(pk, p, k), sh, b->type);
+        b->shape_count++;
+    }
+    const sc_shape* first = b->shape_count > 0 ? &s->shapes[b->shape_first] : NULL;
+
+    if (b->type != DVI_BODY_DYNAMIC) return;
+    b->has_force = sc_vec_field(c, jb, path, "applied_force", false, 3, b->force);
+    b->has_force = sc_vec_field(c, jb, path, "applied_torque", false, 3, b->torque) || b->has_force;
+    sc_num_field(c, jb, path, "gravity_scale", false, R_ANY, &b->gravity_scale);
+    const cJSON* jm = sc_member(jb, "mass");
+    const cJSON* jd = sc_member(jb, "density");
+    char p[PATH_LEN];
+    if (jm && jd) {
+        sc_errf(c, sc_path_key(p, path, "density"), "give \"mass\" or \"density\", not both");
+        return;
+    }
+    if (!jm && !jd) {
+        sc_errf(c, sc_path_key(p, path, "mass"), "missing (a dynamic body needs \"mass\" or \"density\")");
+        return;
+    }
+    if (jm) {
+        if (!sc_num_field(c, jb, path, "mass", true, R_POS, &b->mass)) return;
+    } else {
+        double rho, vol, J[9];
+        if (!sc_num_field(c, jb, path, "density", true, R_POS, &rho)) return;
+        if (!first || !sc_shape_mass_properties(first, &vol, J)) {
+            sc_errf(c, sc_path_key(p, path, "density"),
+                    "needs a first shape with a volume (sphere, box, capsule or cylinder)");
+            return;
+        }
+        b->mass = rho * vol;
+        if (!(b->mass > 0.0) || !isfinite(b->mass)) {
+            sc_errf(c, sc_path_key(p, path, "density"), "gives a mass of %g kg", b->mass);
+            return;
+        }
+    }
+    parse_inertia(c, jb, path, b, first);
+}
+
+/* ---- generators ---------------------------------------------------------------------------- */
+
+static const char* const GENERATOR_TYPES[] = {"granular_bed", NULL};
+static const char* const GENERATOR_KEYS[] = {"type",    "name",      "region",    "radius",  "gap",     "jitter",
+                                             "seed",    "material",  "density",   "max_count", "exclude", "packing",
+                                             NULL};
+static const char* const PACKINGS[] = {"cubic", "hexagonal", NULL};
+static const char* const EXCLUDE_KEYS[] = {"centre", "radius", NULL};
+#define SC_MAX_EXCLUDE 1000
+
+
+static const char* const REGION_KEYS[] = {"min", "max", NULL};
+static const char* const RADIUS_KEYS[] = {"distribution", "min", "max", NULL};
+static const char* const DISTRIBUTIONS[] = {"uniform", NULL};
+
+/* Returns the number of bodies the generator makes (0 when invalid). */
+static int64_t parse_generator(ctx* c, const cJSON* v, const char* path, sc_generator* g)
+{
+    if (!sc_is_object(c, v, path)) return 0;
+    int t = sc_enum_field(c, v, path, "type", true, GENERATOR_TYPES);
+    sc_check_keys(c, v, path, GENERATOR_KEYS, NULL, NULL);
+    const cJSON* jn = sc_member(v, "name");
+    char p[PATH_LEN];
+    if (!jn) sc_errf(c, sc_path_key(p, path, "name"), "missing");
+    else if (!cJSON_IsString(jn))
+        sc_errf(c, sc_path_key(p, path, "name"), "must be a string (got %s)", sc_type_name(jn));
+    bool ok = t >= 0 && g->name != NULL;
+
+    /* region */
+    sc_path_key(p, path, "region");
+    const cJSON* jr = sc_member(v, "region");
+    if (!jr) {
+        sc_errf(c, p, "missing");
+        ok = false;
+    } else if (!sc_is_object(c, jr, p)) {
+        ok = false;
+    } else {
+        sc_check_keys(c, jr, p, REGION_KEYS, NULL, NULL);
+        bool a = sc_vec_field(c, jr, p, "min", true, 3, g->lo);
+        bool b = sc_vec_field(c, jr, p, "max", true, 3, g->hi);
+        if (a && b && !(g->lo[0] < g->hi[0] && g->lo[1] < g->hi[1] && g->lo[2] < g->hi[2])) {
+            sc_errf(c, p, "min must be below max on every axis");
+            a = false;
+        }
+        ok = ok && a && b;
+    }
+    /* radius */
+    sc_path_key(p, path, "radius");
+    const cJSON* jrad = sc_member(v, "radius");
+    if (!jrad) {
+        sc_errf(c, p, "missing");
+        ok = false;
+    } else if (cJSON_IsNumber(jrad)) {
+        ok = sc_num_field(c, v, path, "radius", true, R_POS, &g->rmin) && ok;
+        g->rmax = g->rmin;
+    } else if (cJSON_IsObject(jrad)) {
+        sc_check_keys(c, jrad, p, RADIUS_KEYS, NULL, NULL);
+        ok = sc_enum_field(c, jrad, p, "distribution", true, DISTRIBUTIONS) >= 0 && ok;
+        bool a = sc_num_field(c, jrad, p, "min", true, R_POS, &g->rmin);
+        bool b = sc_num_field(c, jrad, p, "max", true, R_POS, &g->rmax);
+        if (a && b && !(g->rmin <= g->rmax)) {
+            sc_errf(c, p, "min (%g) must not exceed max (%g)", g->rmin, g->rmax);
+            a = false;
+        }
+        ok = ok && a && b;
+    } else {
+        sc_errf(c, p, "must be a number or {\"distribution\": \"uniform\", \"min\": ..., \"max\": ...} (got %s)",
+                sc_type_name(jrad));
+        ok = false;
+    }
+    sc_num_field(c, v, path, "gap", false, R_NONNEG, &g->gap);
+    if (sc_num_field(c, v, path, "jitter", false, R_NONNEG, &g->jitter) && g->jitter > 0.5 * g->gap) {
+        sc_errf(c, sc_path_key(p, path, "jitter"), "must be <= gap/2 = %g (or spheres could overlap)", 0.5 * g->gap);
+        ok = false;
+    }
+    int64_t seed = 0;
+    if (sc_int_field(c, v, path, "seed", false, 0, MAX_SEED, &seed)) g->seed = (uint64_t)seed;
+    if (sc_member(v, "packing")) {
+        int pk = sc_enum_field(c, v, path, "packing", false, PACKINGS);
+        if (pk < 0) ok = false;
+        else g->packing = pk;
+    }
+    /* hexagonal neighbours lie off the axes: a jitter of j per axis brings
+     * two of them up to 2·√3·j closer */
+    if (g->packing == SC_PACKING_HEXAGONAL && g->jitter > 0.5 * g->gap / SC_SQRT3 && g->jitter <= 0.5 * g->gap) {
+        sc_errf(c, sc_path_key(p, path, "jitter"), "must be <= gap/(2·√3) = %g with hexagonal packing (or spheres "
+                "could overlap)", 0.5 * g->gap / SC_SQRT3);
+        ok = false;
+    }
+    ok = sc_num_field(c, v, path, "density", true, R_POS, &g->density) && ok;
+    material_ref(c, v, path, &g->material);
+    int64_t max_count = -1;
+    if (sc_member(v, "max_count") && !sc_int_field(c, v, path, "max_count", false, 0, SC_MAX_BODIES, &max_count))
+        ok = false;
+    /* exclude: spheres the bed leaves empty (an obstacle sunk into it) */
+    int64_t nx = 0;
+    const cJSON* jx = sc_array_field(c, v, path, "exclude", SC_MAX_EXCLUDE, NULL, &nx);
+    if (sc_member(v, "exclude") && !jx) ok = false;
+    if (jx && nx > 0) {
+        g->exclude = calloc((size_t)nx * 4, sizeof *g->exclude);
+        if (!g->exclude) {
+            c->nomem = true;
+            return 0;
+        }
+        int64_t i = 0;
+        char pe[PATH_LEN];
+        sc_path_key(p, path, "exclude");
+        for (const cJSON* it = jx->child; it; it = it->next, i++) {
+            sc_path_index(pe, p, i);
+            double* e = g->exclude + 4 * i;
+            if (!sc_is_object(c, it, pe)) {
+                ok = false;
+                continue;
+            }
+            sc_check_keys(c, it, pe, EXCLUDE_KEYS, NULL, NULL);
+            bool a = sc_vec_field(c, it, pe, "centre", true, 3, e);
+            bool b = sc_num_field(c, it, pe, "radius", true, R_POS, &e[3]);
+            ok = ok && a && b;
+        }
+        g->exclude_count = (int32_t)nx;
+    }
+    if (!ok) return 0;
+
+    double sites = sc_generator_lattice(g);
+    if (sites < 1.0) {
+        sc_errf(c, sc_path_key(p, path, "region"),
+                g->packing == SC_PACKING_HEXAGONAL
+                 ? "too small for one sphere (hexagonal packing: at least 1.5·s × 1.29·s × s, s = 2·radius + gap "
+                   "= %g m)"
+                 : "too small for one sphere (cell side 2·radius + gap = %g m)",
+                g->spacing);
+        return 0;
+    }
+    g->sites = sites > 9e18 ? INT64_MAX : (int64_t)sites;
+    int64_t free_cells = g->sites;
+    if (g->exclude_count > 0) {
+        int32_t bad = -1;
+        int64_t ex = sc_generator_excluded_cells(g, &bad);
+        if (ex < 0) {
+            char pe[PATH_LEN];
+            sc_errf(c, sc_path_index(pe, sc_path_key(p, path, "exclude"), bad),
+                    "covers more than %.0f lattice cells (a smaller radius, or a smaller region)",
+                    SC_MAX_EXCLUDE_CELLS);
+            return 0;
+        }
+        free_cells -= ex;
+    }
+    g->count = max_count >= 0 && max_count < free_cells ? max_count : free_cells;
+    if (g->count > SC_MAX_BODIES) {
+        sc_errf(c, path, "makes %.0f spheres, more than the limit of %d (set max_count, or a larger radius or gap)",
+                sites, SC_MAX_BODIES);
+        g->count = 0;
+        return 0;
+    }
+    return g->count;
+}
+
+/* ---- joints ---------------------------------------------------------------------------------- */
+
+static const char* const JOINT_TYPES[] = {"spherical", "revolute", "prismatic", "fixed", "distance", NULL};
+static const char* const JOINT_KEYS_ALL[] = {"name", "type", "body_a", "body_b", "anchor", "anchor_b", "axis",
+                                             "motor", "collide", NULL};
+static const char* const JOINT_KEYS[5][9] = {
+    {"name", "type", "body_a", "body_b", "anchor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "axis", "motor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "collide", NULL},
+    {"name", "type", "body_a", "body_b", "anchor", "anchor_b", "collide", NULL},
+};
+static const char* const JOINT_OWNER[5] = {"a spherical joint", "a revolute joint", "a prismatic joint",
+                                           "a fixed joint", "a distance joint"};
+static const char* const MOTOR_TYPES[] = {"speed", "torque", "linear_speed", NULL};
+static const char* const MOTOR_KEYS_ALL[] = {"type", "speed", "ramp_time", "damping", "torque", NULL};
+static const char* const MOTOR_KEYS_SPEED[] = {"type", "speed", "ramp_time", "damping", NULL};
+static const char* const MOTOR_KEYS_TORQUE[] = {"type", "torque", NULL};
+
+static void parse_motor(ctx* c, const cJSON* v, const char* path, sc_joint* j)
+{
+    if (!sc_is_object(c, v, path)) return;
+    int t = sc_enum_field(c, v, path, "type", true, MOTOR_TYPES);
+    if (t < 0) {
+        sc_check_keys(c, v, path, MOTOR_KEYS_ALL, NULL, NULL);
+        return;
+    }
+    sc_check_keys(c, v, path, t == 1 ? MOTOR_KEYS_TORQUE : MOTOR_KEYS_SPEED, MOTOR_KEYS_ALL,
+                  t == 1 ? "a torque motor" : "a speed motor");
+    char p[PATH_LEN];
+    if (t == 2 && j->type != DVI_JOINT_PRISMATIC)
+        sc_errf(c, sc_path_key(p, path, "type"), "\"linear_speed\" needs a prismatic joint");
+    if (t != 2 && j->type != DVI_JOINT_REVOLUTE)
+        sc_errf(c, sc_path_key(p, path, "type"), "\"%s\" needs a revolute joint", MOTOR_TYPES[t]);
+    j->motor = t == 0 ? DVI_MOTOR_ROTATION_SPEED : t == 1 ? DVI_MOTOR_ROTATION_TORQUE : DVI_MOTOR_LINEAR_SPEED;
+    if (t == 1) {
+        sc_num_field(c, v, path, "torque", true, R_ANY, &j->torque);
+    } else {
+        sc_num_field(c, v, path, "speed", true, R_ANY, &j->speed);
+        sc_num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->ramp);
+        sc_num_field(c, v, path, "damping", false, R_NONNEG, &j->damping);
+    }
+}
+
+static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
+{
+    j->a = j->b = -1;
+    j->axis[2] = 1.0;
+    if (!sc_is_object(c, v, path)) return;
+    const cJSON* jn = sc_member(v, "name");
+    char p[PATH_LEN], q[128];
+    if (jn && !cJSON_IsString(jn))
+        sc_errf(c, sc_path_key(p, path, "name"), "must be a string (got %s)", sc_type_name(jn));
+    int t = sc_enum_field(c, v, path, "type", true, JOINT_TYPES);
+    if (t < 0) sc_check_keys(c, v, path, JOINT_KEYS_ALL, NULL, NULL);
+    else sc_check_keys(c, v, path, JOINT_KEYS[t], JOINT_KEYS_ALL, JOINT_OWNER[t]);
+    j->type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
+    sc_bool_field(c, v, path, "collide", &j->collide);
+
+    const cJSON* ja = sc_member(v, "body_a");
+    int64_t a = -1, b = -1;
+    bool a_ok = true;
+    if (ja && !cJSON_IsNull(ja) && !(cJSON_IsString(ja) && strcmp(ja->valuestring, "world") == 0)) {
+        a = body_ref(c, ja, sc_path_key(p, path, "body_a"));
+        a_ok = a >= 0;
+    }
+    const cJSON* jb = sc_member(v, "body_b");
+    sc_path_key(p, path, "body_b");
+    if (!jb)
+        sc_errf(c, p, "missing");
+    else if (cJSON_IsString(jb) && strcmp(jb->valuestring, "world") == 0)
+        sc_errf(c, p, "must be a body (\"world\" can only be body_a)");
+    else
+        b = body_ref(c, jb, p);
+    j->a = (int32_t)a;
+    j->b = (int32_t)b;
+    if (a >= 0 && a == b)
+        sc_errf(c, p, "body_a and body_b are the same body (%s)", sc_quote(q, sizeof q, jb->valuestring));
+    else if (a_ok && b >= 0 && body_type_of(c->s, b) != DVI_BODY_DYNAMIC &&
+             (a < 0 || body_type_of(c->s, a) != DVI_BODY_DYNAMIC))
+        sc_errf(c, path, "at least one of the two bodies must be dynamic");
+
+    sc_vec_field(c, v, path, "anchor", true, 3, j->anchor);
+    if (t + 1 == DVI_JOINT_REVOLUTE || t + 1 == DVI_JOINT_PRISMATIC) {
+        if (sc_vec_field(c, v, path, "axis", true, 3, j->axis) && !(v3_norm(j->axis) > 1e-12))
+            sc_errf(c, sc_path_key(p, path, "axis"), "must not be zero");
+    }
+    if (t + 1 == DVI_JOINT_DISTANCE) {
+        if (sc_vec_field(c, v, path, "anchor_b", true, 3, j->anchor_b)) {
+            double d[3];
+            v3_sub(d, j->anchor_b, j->anchor);
+            if (!(v3_norm(d) > 1e-12)) sc_errf(c, sc_path_key(p, path, "anchor_b"), "must differ from anchor");
+        }
+    }
+    const cJSON* jm = sc_member(v, "motor");
+    if (jm && t >= 0 && (t + 1 == DVI_JOINT_REVOLUTE || t + 1 == DVI_JOINT_PRISMATIC))
+        parse_motor(c, jm, sc_path_key(p, path, "motor"), j);
+}
+
+/* ---- formulation --------------------------------------------------------------------------- */
+
+static const char* const FORMULATION_KEYS[] = {"method",
+                                               "dt",
+                                               "solver",
+                                               "tolerance",
+                                               "max_iterations",
+                                               "warm_start",
+                                               "warm_start_scale",
+                                               "threads",
+                                               "apgd",
+                                               "pgs",
+                                               "jacobi",
+                                               "lemke",
+                                               "collision_envelope",
+                                               "contact_recovery_speed",
+                                               "joint_recovery_speed",
+                                               "bounce_threshold",
+                                               "joint_solve",
+                                               "dem",
+                                               "health",
+                                               NULL};
+static const char* const HEALTH_KEYS[] = {"enabled",          "energy_growth",        "blowup_factor",
+                                          "region_margin",    "penetration_fraction", "joint_fraction",
+                                          NULL};
+static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
+static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
+static const char* const JACOBI_KEYS[] = {"omega", NULL};
+static const char* const LEMKE_KEYS[] = {"friction_directions", "max_pivots", "max_lcp_size", "coulomb", "orient",
+                                         NULL};
+static const char* const METHODS[] = {"dvi", "dem", NULL};
+/* formulation.dem: the fields of dvi_dem_settings */
+static const char* const DEM_KEYS[] = {"normal_model",         "constants",       "k_n",
+                                       "k_t",                  "gamma_n",         "gamma_t",
+                                       "characteristic_speed", "rolling_damping", "terrain_slip_speed",
+                                       "max_speed",            NULL};
+static const char* const DEM_MODELS[] = {"hertz", "hooke", NULL};
+static const char* const DEM_CONSTANTS[] = {"from_material", "direct", NULL};
+
+/* True when name is a built-in solver; list receives the names, quoted. */
+bool sc_known_solver(const char* name, char* list, size_t size)
+{
+    bool found = false;
+    list[0] = '\0';
+    for (int32_t i = 0; i < dvi_solver_count(); i++) {
+        const char* n = dvi_solver_name(i);
+        size_t o = strlen(list);
+        snprintf(list + o, size - o, "%s\"%s\"", i ? ", " : "", n);
+        if (name && strcmp(n, name) == 0) found = true;
+    }
+    return found;
+}
+
+void sc_check_method(ctx* c, const char* path, const char* method)
+{
+    char q[128];
+    if (sc_index_of(METHODS, method) >= 0) return;
+    const char* near = sc_suggest(method, METHODS);
+    if (near)
+        sc_errf(c, path, "unknown method %s (did you mean \"%s\"? \"dvi\" or \"dem\")", sc_quote(q, sizeof q, method),
+                near);
+    else
+        sc_errf(c, path, "unknown method %s (\"dvi\" or \"dem\")", sc_quote(q, sizeof q, method));
+}
+
+/* formulation.dem (read whatever the method, so that --method dem uses it). */
+static void parse_dem_settings(ctx* c, const cJSON* o, const char* p)
+{
+    dvi_dem_settings* d = &c->s->dem;
+    sc_check_keys(c, o, p, DEM_KEYS, NULL, NULL);
+    int k = sc_enum_field(c, o, p, "normal_model", false, DEM_MODELS);
+    if (k >= 0) d->normal_model = k == 0 ? DVI_DEM_HERTZ : DVI_DEM_HOOKE;
+    k = sc_enum_field(c, o, p, "constants", false, DEM_CONSTANTS);
+    if (k >= 0) d->constants = k == 0 ? DVI_DEM_FROM_MATERIAL : DVI_DEM_DIRECT;
+    sc_num_field(c, o, p, "k_n", false, R_POS, &d->k_n);
+    sc_num_field(c, o, p, "k_t", false, R_NONNEG, &d->k_t);
+    sc_num_field(c, o, p, "gamma_n", false, R_ANY, &d->gamma_n);
+    sc_num_field(c, o, p, "gamma_t", false, R_ANY, &d->gamma_t);
+    sc_num_field(c, o, p, "characteristic_speed", false, R_POS, &d->characteristic_speed);
+    sc_num_field(c, o, p, "rolling_damping", false, R_NONNEG, &d->rolling_damping);
+    sc_num_field(c, o, p, "terrain_slip_speed", false, R_POS, &d->terrain_slip_speed);
+    sc_num_field(c, o, p, "max_speed", false, R_POS, &d->max_speed);
+}
+
+/* The collision envelope a scene gets when it names none: the world's
+ * default (5 mm), but at most half the smallest size among the scene's
+ * spheres, capsules, cylinders, boxes and generated grains. A fixed 5 mm
+ * around grains of a micrometre made every pair of a 729-sphere bed a
+ * contact (266,085 of them, 57 s for the first step). */
+static void default_envelope(dvi_scene* s)
+{
+    double smallest = INFINITY;
+    for (int32_t i = 0; i < s->shape_count; i++) {
+        const sc_shape* sh = &s->shapes[i];
+        switch (sh->type) {
+        case DVI_SHAPE_SPHERE:
+        case DVI_SHAPE_CAPSULE:
+            smallest = fmin(smallest, sh->radius);
+            break;
+        case DVI_SHAPE_CYLINDER:
+            smallest = fmin(smallest, fmin(sh->radius, sh->half_length));
+            break;
+        case DVI_SHAPE_BOX:
+            smallest = fmin(smallest, fmin(sh->half[0], fmin(sh->half[1], sh->half[2])));
+            break;
+        default:
+            break;
+        }
+    }
+    for (int32_t g = 0; g < s->generator_count; g++)
+        if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
+    if (smallest > 0.0 && 0.5 * smallest < s->collision_envelope) s->collision_envelope = 0.5 * smallest;
+}
+
+static void parse_formulation(ctx* c, const cJSON* root)
+{
+    dvi_scene* s = c->s;
+    dvi_world_def wd = dvi_default_world_def();
+    s->solver_settings = wd.solver_settings;
+    s->collision_envelope = wd.collision_envelope;
+    s->contact_recovery_speed = wd.contact_recovery_speed;
+    s->joint_recovery_speed = wd.joint_recovery_speed;
+    s->bounce_threshold = wd.bounce_threshold;
+    s->joint_solve = wd.joint_solve;
+    s->dem = wd.dem;
+    s->health = dvi_default_health_settings();
+    const char* P = "formulation";
+    const cJSON* v = sc_member(root, P);
+    if (!v) {
+        sc_errf(c, P, "missing (it gives at least the time step \"dt\")");
+        return;
+    }
+    if (!sc_is_object(c, v, P)) return;
+    sc_check_keys(c, v, P, FORMULATION_KEYS, NULL, NULL);
+    char p[PATH_LEN], pp[PATH_LEN], q[128], list[256];
+    const char* method = sc_str_field(c, v, P, "method", false);
+    if (method) {
+        sc_check_method(c, sc_path_key(p, P, "method"), method);
+        free(s->method);
+        s->method = sc_dup_string(method);
+        if (!s->method) c->nomem = true;
+    }
+    if (sc_num_field(c, v, P, "dt", true, R_POS, &s->dt) && s->dt > 1.0)
+        sc_errf(c, sc_path_key(p, P, "dt"), "must be at most 1 s (got %g)", s->dt);
+    const char* solver = sc_str_field(c, v, P, "solver", false);
+    if (solver) {
+        if (!sc_known_solver(solver, list, sizeof list))
+            sc_errf(c, sc_path_key(p, P, "solver"), "unknown solver %s (one of %s)", sc_quote(q, sizeof q, solver),
+                    list);
+        free(s->solver);
+        s->solver = sc_dup_string(solver);
+        if (!s->solver) c->nomem = true;
+    }
+    dvi_solver_settings* ss = &s->solver_settings;
+    sc_num_field(c, v, P, "tolerance", false, R_POS, &ss->tolerance);
+    int64_t iv;
+    if (sc_int_field(c, v, P, "max_iterations", false, 1, 1e9, &iv)) ss->max_iterations = (int32_t)iv;
+    sc_bool_field(c, v, P, "warm_start", &ss->warm_start);
+    {
+        double x;
+        if (sc_num_field(c, v, P, "warm_start_scale", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x <= 1.0))
+                sc_errf(c, sc_path_key(p, P, "warm_start_scale"), "must be in (0, 1] (got %g)", x);
+            else ss->warm_start_scale = x;
+        }
+    }
+    if (sc_int_field(c, v, P, "threads", false, 0, 1024, &iv)) {
+        s->threads = (int32_t)iv;
+        if (iv > 0) ss->threads = (int32_t)iv;
+    }
+    const cJSON* o;
+    if ((o = sc_member(v, "apgd")) && sc_is_object(c, o, sc_path_key(p, P, "apgd"))) {
+        sc_check_keys(c, o, p, APGD_KEYS, NULL, NULL);
+        sc_bool_field(c, o, p, "restart", &ss->apgd.restart);
+        sc_bool_field(c, o, p, "precondition", &ss->apgd.precondition);
+        double x;
+        if (sc_num_field(c, o, p, "grow", false, R_ANY, &x)) {
+            if (!(x > 1.0)) sc_errf(c, sc_path_key(pp, p, "grow"), "must be > 1 (got %g)", x);
+            else ss->apgd.grow = x;
+        }
+        if (sc_num_field(c, o, p, "shrink", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x <= 1.0)) sc_errf(c, sc_path_key(pp, p, "shrink"), "must be in (0, 1] (got %g)", x);
+            else ss->apgd.shrink = x;
+        }
+    }
+    if ((o = sc_member(v, "pgs")) && sc_is_object(c, o, sc_path_key(p, P, "pgs"))) {
+        sc_check_keys(c, o, p, PGS_KEYS, NULL, NULL);
+        double x;
+        if (sc_num_field(c, o, p, "omega", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x < 2.0)) sc_errf(c, sc_path_key(pp, p, "omega"), "must be in (0, 2) (got %g)", x);
+            else ss->pgs.omega = x;
+        }
+        sc_bool_field(c, o, p, "symmetric", &ss->pgs.symmetric);
+        if (sc_int_field(c, o, p, "block_iterations", false, 1, 1e6, &iv)) ss->pgs.block_iterations = (int32_t)iv;
+    }
+    if ((o = sc_member(v, "jacobi")) && sc_is_object(c, o, sc_path_key(p, P, "jacobi"))) {
+        sc_check_keys(c, o, p, JACOBI_KEYS, NULL, NULL);
+        double x;
+        if (sc_num_field(c, o, p, "omega", false, R_ANY, &x)) {
+            if (!(x > 0.0 && x < 2.0)) sc_errf(c, sc_path_key(pp, p, "omega"), "must be in (0, 2) (got %g)", x);
+            else ss->jacobi.omega = x;
+        }
+    }
+    if ((o = sc_member(v, "lemke")) && sc_is_object(c, o, sc_path_key(p, P, "lemke"))) {
+        sc_check_keys(c, o, p, LEMKE_KEYS, NULL, NULL);
+        if (sc_int_field(c, o, p, "friction_directions", false, 3, 1024, &iv))
+            ss->lemke.friction_directions = (int32_t)iv;
+        if (sc_int_field(c, o, p, "max_pivots", false, 0, 2e9, &iv)) ss->lemke.max_pivots = (int32_t)iv;
+        if (sc_int_field(c, o, p, "max_lcp_size", false, 1, 1e6, &iv)) ss->lemke.max_lcp_size = (int32_t)iv;
+        sc_bool_field(c, o, p, "coulomb", &ss->lemke.coulomb);
+        sc_bool_field(c, o, p, "orient", &ss->lemke.orient);
+    }
+    sc_num_field(c, v, P, "collision_envelope", false, R_NONNEG, &s->collision_envelope);
+    sc_num_field(c, v, P, "contact_recovery_speed", false, R_POS, &s->contact_recovery_speed);
+    sc_num_field(c, v, P, "joint_recovery_speed", false, R_POS, &s->joint_recovery_speed);
+    sc_num_field(c, v, P, "bounce_threshold", false, R_NONNEG, &s->bounce_threshold);
+    const char* js = sc_str_field(c, v, P, "joint_solve", false);
+    if (js) {
+        if (strcmp(js, "auto") == 0) s->joint_solve = DVI_JOINT_SOLVE_AUTO;
+        else if (strcmp(js, "iterative") == 0) s->joint_solve = DVI_JOINT_SOLVE_ITERATIVE;
+        else sc_errf(c, sc_path_key(p, P, "joint_solve"), "must be \"auto\" or \"iterative\" (got %s)",
+                     sc_quote(q, sizeof q, js));
+    }
+    if ((o = sc_member(v, "dem")) && sc_is_object(c, o, sc_path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
+    if ((o = sc_member(v, "health")) && sc_is_object(c, o, sc_path_key(p, P, "health"))) {
+        dvi_health_settings* hs = &s->health;
+        sc_check_keys(c, o, p, HEALTH_KEYS, NULL, NULL);
+        sc_bool_field(c, o, p, "enabled", &hs->enabled);
+        sc_num_field(c, o, p, "energy_growth", false, R_POS, &hs->energy_growth);
+        sc_num_field(c, o, p, "blowup_factor", false, R_POS, &hs->blowup_factor);
+        sc_num_field(c, o, p, "region_margin", false, R_NONNEG, &hs->region_margin);
+        sc_num_field(c, o, p, "penetration_fraction", false, R_POS, &hs->penetration_fraction);
+        sc_num_field(c, o, p, "joint_fraction", false, R_POS, &hs->joint_fraction);
+        if (hs->blowup_factor < hs->energy_growth)
+            sc_errf(c, p, "blowup_factor (%g) must be at least energy_growth (%g)", hs->blowup_factor,
+                    hs->energy_growth);
+    }
+}
+
+/* ---- probes ---------------------------------------------------------------------------------- */
+
+/* In the order of sc_probe_kind. */
+static const char* const PROBE_WHAT[] = {"position",       "velocity",      "angular_velocity", "orientation",
+                                         "joint_reaction", "contact_force", "solver",           "kinetic_energy",
+                                         "attitude",       "wheel_slip",    NULL};
+static const char* const PROBE_KEYS_ALL[] = {"name",   "title",  "every",     "what",   "body", "bodies", "joint",
+                                             "joints", "component", "radius", "axis", "average", "with", NULL};
+static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "what", "body", "bodies", NULL};
+static const char* const PROBE_KEYS_CONTACT[] = {"name",   "title",     "every",   "what", "body",
+                                                 "bodies", "component", "average", "with", NULL};
+static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", "average", NULL};
+static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "what", NULL};
+static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "what", "body", "bodies", "radius", "axis", NULL};
+/* The string values of "component" (a direction [x, y, z] is the other form). */
+static const char* const COMPONENTS[] = {"vector", "up", "normal", "magnitude", NULL};
+static const sc_component COMPONENT_OF[] = {SC_COMPONENT_VECTOR, SC_COMPONENT_UP, SC_COMPONENT_NORMAL,
+                                            SC_COMPONENT_MAGNITUDE};
+
+/* "body"/"bodies" or "joint"/"joints": the probe's targets. */
+static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr, bool joints, bool required)
+{
+    const char* one = joints ? "joint" : "body";
+    const char* many = joints ? "joints" : "bodies";
+    const cJSON* j1 = sc_member(v, one);
+    const cJSON* jn = sc_member(v, many);
+    char p[PATH_LEN], q[128];
+    if (j1 && jn) {
+        sc_errf(c, sc_path_key(p, path, one), "give \"%s\" or \"%s\", not both", one, many);
+        return;
+    }
+    if (!j1 && !jn) {
+        if (required) sc_errf(c, sc_path_key(p, path, many), "missing (or give \"%s\")", one);
+        return;
+    }
+    int64_t n = 1;
+    if (jn) {
+        jn = sc_array_field(c, v, path, many, SC_MAX_PROBE_TARGETS, NULL, &n);
+        if (!jn) return;
+        if (n == 0) {
+            sc_errf(c, sc_path_key(p, path, many), "must not be empty");
+            return;
+        }
+    }
+    pr->targets = malloc((size_t)n * sizeof *pr->targets);
+    if (!pr->targets) {
+        c->nomem = true;
+        return;
+    }
+    int64_t i = 0;
+    bool ok = true;
+    for (const cJSON* it = jn ? jn->child : j1; it && i < n; it = jn ? it->next : NULL, i++) {
+        char pe[PATH_LEN];
+        if (jn)
+            sc_path_index(pe, sc_path_key(p, path, many), i);
+        else
+            sc_path_key(pe, path, one);
+        int64_t t = -1;
+        if (joints) {
+            if (!cJSON_IsString(it))
+                sc_errf(c, pe, "must be a joint name (got %s)", sc_type_name(it));
+            else if ((t = sc_map_get(&c->joint_map, it->valuestring)) < 0)
+                sc_errf(c, pe, "no joint named %s", sc_quote(q, sizeof q, it->valuestring));
+        } else {
+            t = body_ref(c, it, pe);
+        }
+        ok = ok && t >= 0;
+        pr->targets[i] = (int32_t)t;
+    }
+    if (!ok) return;
+    pr->target_count = (int32_t)n;
+    /* no target twice: the column names must be unique */
+    int32_t* sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted) {
+        c->nomem = true;
+        return;
+    }
+    memcpy(sorted, pr->targets, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, sc_cmp_i32);
+    for (int64_t k = 1; k < n; k++)
+        if (sorted[k] == sorted[k - 1]) {
+            sc_errf(c, sc_path_key(p, path, jn ? many : one), "names the same %s twice", one);
+            break;
+        }
+    free(sorted);
+}
+
+/* contact_force "with": a body name, a generator name (all of its bodies)
+ * or a non-empty array of such names; the probe then counts only the
+ * contacts between its targets and these bodies. Kept sorted and unique. */
+static void parse_with(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+{
+    const cJSON* jw = sc_member(v, "with");
+    if (!jw) return;
+    char p[PATH_LEN], q[128];
+    sc_path_key(p, path, "with");
+    const bool many = cJSON_IsArray(jw);
+    int64_t n = 1;
+    if (many) {
+        if (!sc_array_field(c, v, path, "with", SC_MAX_PROBE_TARGETS, NULL, &n)) return;
+        if (n == 0) {
+            sc_errf(c, p, "must not be empty");
+            return;
+        }
+    } else if (!cJSON_IsString(jw)) {
+        sc_errf(c, p, "must be a body or generator name, or an array of them (got %s)", sc_type_name(jw));
+        return;
+    }
+    /* first pass: check the names and count the bodies */
+    int64_t total = 0, i = 0;
+    bool ok = true;
+    for (const cJSON* it = many ? jw->child : jw; it && i < n; it = many ? it->next : NULL, i++) {
+        char pe[PATH_LEN];
+        const char* where = many ? sc_path_index(pe, p, i) : p;
+        if (!cJSON_IsString(it)) {
+            sc_errf(c, where, "must be a body or generator name (got %s)", sc_type_name(it));
+            ok = false;
+            continue;
+        }
+        int32_t g = sc_map_get(&c->gen_map, it->valuestring);
+        if (sc_resolve_body(c->s, &c->body_map, &c->gen_map, it->valuestring) >= 0) {
+            total++;
+        } else if (g >= 0) {
+            total += c->s->generators[g].count;
+        } else {
+            if (!c->bodies_unreadable && !c->generator_failed)
+                sc_errf(c, where, "no body or generator named %s", sc_quote(q, sizeof q, it->valuestring));
+            ok = false;
+        }
+    }
+    if (!ok) return;
+    if (total == 0) {
+        if (!c->generator_failed) sc_errf(c, p, "names no body (its generators produced none)");
+        return;
+    }
+    pr->with = malloc((size_t)total * sizeof *pr->with);
+    if (!pr->with) {
+        c->nomem = true;
+        return;
+    }
+    int64_t k = 0;
+    i = 0;
+    for (const cJSON* it = many ? jw->child : jw; it && i < n; it = many ? it->next : NULL, i++) {
+        int64_t b = sc_resolve_body(c->s, &c->body_map, &c->gen_map, it->valuestring);
+        if (b >= 0) {
+            pr->with[k++] = (int32_t)b;
+            continue;
+        }
+        const sc_generator* gen = &c->s->generators[sc_map_get(&c->gen_map, it->valuestring)];
+        for (int64_t j = 0; j < gen->count; j++) pr->with[k++] = gen->first_body + (int32_t)j;
+    }
+    qsort(pr->with, (size_t)total, sizeof *pr->with, sc_cmp_i32);
+    int64_t u = 0;
+    for (int64_t j = 0; j < total; j++)
+        if (u == 0 || pr->with[j] != pr->with[u - 1]) pr->with[u++] = pr->with[j];
+    pr->with_count = (int32_t)u;
+}
+
+/* wheel_slip: the radius and the axle (body frame) of every target, from
+ * "radius" and "axis" when given, else from the target's first shape, which
+ * must then be a cylinder (its radius; its local z axis turned by its
+ * orientation). */
+static void parse_wheel(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+{
+    char p[PATH_LEN], q[128];
+    double radius = 0.0, axis[3] = {0.0, 0.0, 0.0};
+    bool has_radius = sc_num_field(c, v, path, "radius", false, R_POS, &radius);
+    bool has_axis = false;
+    if (sc_vec_field(c, v, path, "axis", false, 3, axis)) {
+        double n = v3_norm(axis);
+        if (!(n > 1e-12)) {
+            sc_errf(c, sc_path_key(p, path, "axis"), "the axle direction must not be zero");
+        } else {
+            v3_scale(axis, 1.0 / n, axis);
+            has_axis = true;
+        }
+    }
+    if (sc_member(v, "radius") && !has_radius) return;
+    if (sc_member(v, "axis") && !has_axis) return;
+    if (pr->target_count <= 0) return;
+    pr->wheel = malloc((size_t)pr->target_count * 4 * sizeof *pr->wheel);
+    if (!pr->wheel) {
+        c->nomem = true;
+        return;
+    }
+    const dvi_scene* s = c->s;
+    for (int32_t t = 0; t < pr->target_count; t++) {
+        double* w = pr->wheel + 4 * (size_t)t;
+        w[0] = radius;
+        v3_copy(w + 1, axis);
+        if (has_radius && has_axis) continue;
+        int32_t b = pr->targets[t];
+        const sc_shape* first = b < s->body_count && s->bodies[b].shape_count > 0
+                                    ? &s->shapes[s->bodies[b].shape_first]
+                                    : NULL;
+        if (!first || first->type != DVI_SHAPE_CYLINDER) {
+            char label[SC_MAX_NAME + 24];
+            if (b < s->body_count && s->bodies[b].name) snprintf(label, sizeof label, "%s", s->bodies[b].name);
+            else snprintf(label, sizeof label, "bodies[%d]", (int)b);
+            sc_errf(c, sc_path_key(p, path, has_radius ? "axis" : "radius"),
+                    "missing, and body %s has no cylinder as its first shape to take it from",
+                    sc_quote(q, sizeof q, label));
+            free(pr->wheel);
+            pr->wheel = NULL;
+            return;
+        }
+        if (!has_radius) w[0] = first->radius;
+        if (!has_axis) {
+            double R[9], z[3] = {0.0, 0.0, 1.0};
+            q_to_m3(R, first->q);
+            m3_mulv(w + 1, R, z);
+        }
+    }
+}
+
+static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, int32_t index)
+{
+    pr->every = 1;
+    if (!sc_is_object(c, v, path)) return;
+    char p[PATH_LEN], q[128];
+    int w = sc_enum_field(c, v, path, "what", true, PROBE_WHAT);
+    pr->kind = w >= 0 ? (sc_probe_kind)w : SC_PROBE_SOLVER;
+    const char* const* allowed = PROBE_KEYS_ALL;
+    if (w >= 0) {
+        switch (pr->kind) {
+        case SC_PROBE_JOINT_REACTION: allowed = PROBE_KEYS_JOINT; break;
+        case SC_PROBE_CONTACT_FORCE: allowed = PROBE_KEYS_CONTACT; break;
+        case SC_PROBE_SOLVER: allowed = PROBE_KEYS_SOLVER; break;
+        case SC_PROBE_WHEEL_SLIP: allowed = PROBE_KEYS_SLIP; break;
+        default: allowed = PROBE_KEYS_BODY; break;
+        }
+        char owner[64];
+        snprintf(owner, sizeof owner, "a \"%s\" probe", PROBE_WHAT[w]);
+        sc_check_keys(c, v, path, allowed, PROBE_KEYS_ALL, owner);
+    } else {
+        sc_check_keys(c, v, path, PROBE_KEYS_ALL, NULL, NULL);
+    }
+    const char* name = sc_str_field(c, v, path, "name", true);
+    if (name) {
+        sc_path_key(p, path, "name");
+        if (!valid_name(name)) {
+            sc_errf(c, p, "invalid name %s (it names a file: 1 to %d characters: letters, digits, '_', '.', '-'; "
+                       "starting with a letter, digit or '_')", sc_quote(q, sizeof q, name), SC_MAX_NAME);
+        } else if (sc_map_get(&c->probe_map, name) >= 0) {
+            sc_errf(c, p, "duplicate name %s (also probes[%d])", sc_quote(q, sizeof q, name),
+                    sc_map_get(&c->probe_map, name));
+        } else {
+            pr->name = sc_dup_string(name);
+            if (!pr->name || !sc_map_put(&c->probe_map, pr->name, index)) c->nomem = true;
+        }
+    }
+    const char* title = sc_str_field(c, v, path, "title", false);
+    if (title) {
+        if (strlen(title) > 256) sc_errf(c, sc_path_key(p, path, "title"), "longer than 256 characters");
+        else if (!(pr->title = sc_dup_string(title))) c->nomem = true;
+    }
+    int64_t every;
+    if (sc_int_field(c, v, path, "every", false, 1, 2147483647.0, &every)) pr->every = (int32_t)every;
+    if (w < 0) return;
+    switch (pr->kind) {
+    case SC_PROBE_JOINT_REACTION:
+        parse_targets(c, v, path, pr, true, true);
+        sc_bool_field(c, v, path, "average", &pr->average);
+        break;
+    case SC_PROBE_SOLVER:
+        break;
+    case SC_PROBE_KINETIC_ENERGY:
+        parse_targets(c, v, path, pr, false, false);
+        break;
+    case SC_PROBE_CONTACT_FORCE: {
+        parse_targets(c, v, path, pr, false, true);
+        sc_bool_field(c, v, path, "average", &pr->average);
+        parse_with(c, v, path, pr);
+        const cJSON* jc = sc_member(v, "component");
+        sc_path_key(p, path, "component");
+        if (!jc) break;
+        if (cJSON_IsArray(jc)) {
+            double d[3];
+            if (sc_as_vec(c, jc, p, 3, d)) {
+                double n = v3_norm(d);
+                if (!(n > 1e-12)) sc_errf(c, p, "the direction must not be zero");
+                else {
+                    v3_scale(pr->direction, 1.0 / n, d);
+                    pr->component = SC_COMPONENT_DIRECTION;
+                }
+            }
+        } else if (cJSON_IsString(jc)) {
+            int k = sc_enum_field(c, v, path, "component", false, COMPONENTS);
+            if (k >= 0) pr->component = COMPONENT_OF[k];
+        } else {
+            sc_errf(c, p, "must be \"vector\", \"up\", \"normal\", \"magnitude\" or a direction [x, y, z] (got %s)",
+                    sc_type_name(jc));
+        }
+        break;
+    }
+    case SC_PROBE_WHEEL_SLIP:
+        parse_targets(c, v, path, pr, false, true);
+        parse_wheel(c, v, path, pr);
+        break;
+    default:
+        parse_targets(c, v, path, pr, false, true);
+        break;
+    }
+}
+
+/* ---- the whole scene -------------------------------------------------------------------------- */
+
+static const char* const TOP_KEYS[] = {"$schema", "name",   "description", "units",    "gravity",  "materials",
+                                       "bodies",  "generators", "joints",  "formulation", "duration", "probes",
+                                       "study",   NULL};
+
+void sc_parse_scene(ctx* c, const cJSON* root)
+{
+    dvi_scene* s = c->s;
+    char p[PATH_LEN], q[128];
+    if (!cJSON_IsObject(root)) {
+        sc_errf(c, "scene", "the top level must be a JSON object (got %s)", sc_type_name(root));
+        return;
+    }
+    sc_check_keys(c, root, "", TOP_KEYS, NULL, NULL);
+    const char* name = sc_str_field(c, root, "", "name", false);
+    if (name) {
+        if (strlen(name) > 256) sc_errf(c, "name", "longer than 256 characters");
+        else {
+            free(s->name);
+            if (!(s->name = sc_dup_string(name))) c->nomem = true;
+        }
+    }
+    sc_str_field(c, root, "", "description", false);
+    sc_str_field(c, root, "", "$schema", false);
+    /* the settings of `dvi study` (tool/study.c reads and checks them): an object, not used here */
+    const cJSON* study = cJSON_GetObjectItemCaseSensitive(root, "study");
+    if (study && !cJSON_IsObject(study)) sc_errf(c, "study", "must be an object (got %s)", sc_type_name(study));
+    const char* units = sc_str_field(c, root, "", "units", false);
+    if (units && strcmp(units, "SI") != 0)
+        sc_errf(c, "units", "must be \"SI\" (got %s): lengths in m, masses in kg, times in s",
+                sc_quote(q, sizeof q, units));
+    sc_vec_field(c, root, "", "gravity", false, 3, s->gravity);
+    sc_num_field(c, root, "", "duration", true, R_POS, &s->duration);
+
+    parse_materials(c, root);
+
+    int64_t nb = 0, ng = 0, nj = 0, np = 0;
+    const cJSON* bodies = sc_array_field(c, root, "", "bodies", SC_MAX_EXPLICIT_BODIES,
+                                         " (a generator makes large sets of bodies)", &nb);
+    if (sc_member(root, "bodies") && !bodies) c->bodies_unreadable = true;
+    const cJSON* gens = sc_array_field(c, root, "", "generators", SC_MAX_GENERATORS, NULL, &ng);
+    if (sc_member(root, "generators") && !gens) c->generator_failed = true;
+    const cJSON* joints = sc_array_field(c, root, "", "joints", SC_MAX_JOINTS, NULL, &nj);
+    const cJSON* probes = sc_array_field(c, root, "", "probes", SC_MAX_PROBES, NULL, &np);
+    s->bodies = calloc((size_t)nb + 1, sizeof *s->bodies);
+    s->generators = calloc((size_t)ng + 1, sizeof *s->generators);
+    s->joints = calloc((size_t)nj + 1, sizeof *s->joints);
+    s->probes = calloc((size_t)np + 1, sizeof *s->probes);
+    if (!s->bodies || !s->generators || !s->joints || !s->probes) {
+        c->nomem = true;
+        return;
+    }
+    s->body_count = (int32_t)nb;
+    s->generator_count = (int32_t)ng;
+    s->joint_count = (int32_t)nj;
+    s->probe_count = (int32_t)np;
+
+    collect_names(c, bodies, nb, gens, joints);
+    if (c->nomem) return;
+
+    int64_t i = 0;
+    for (const cJSON* it = bodies ? bodies->child : NULL; it; it = it->next, i++) {
+        parse_body(c, it, sc_path_index(p, "bodies", i), &s->bodies[i]);
+        if (c->nomem) return;
+    }
+    int64_t total = nb;
+    i = 0;
+    for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
+        sc_generator* g = &s->generators[i];
+        int64_t n = parse_generator(c, it, sc_path_index(p, "generators", i), g);
+        if (n == 0) c->generator_failed = true; /* its bodies cannot be named */
+        g->first_body = (int32_t)(total < SC_MAX_BODIES ? total : SC_MAX_BODIES);
+        if (total + n > SC_MAX_BODIES) {
+            sc_errf(c, p, "the scene would have %lld bodies, more than the limit of %d", (long long)(total + n),
+                    SC_MAX_BODIES);
+            g->count = 0;
+            n = 0;
+        }
+        total += n;
+    }
+    s->total_bodies = total;
+    i = 0;
+    for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++)
+        parse_joint(c, it, sc_path_index(p, "joints", i), &s->joints[i]);
+    parse_formulation(c, root);
+    const cJSON* form = sc_member(root, "formulation");
+    if (!(form && sc_member(form, "collision_envelope"))) default_envelope(s);
+    if (s->dt > 0.0 && s->duration > 0.0 && s->duration / s->dt > 1e12)
+        sc_errf(c, "duration", "%g s is more than 1e12 steps of %g s", s->duration, s->dt);
+    i = 0;
+    for (const cJSON* it = probes ? probes->child : NULL; it; it = it->next, i++) {
+        parse_probe(c, it, sc_path_index(p, "probes", i), &s->probes[i], (int32_t)i);
+        if (c->nomem) return;
+    }
+}
