@@ -35,6 +35,7 @@
 
 #include "dvi/dvi.h"
 #include "problems.h"
+#include "ccp_split.h"
 #include "ccp_work.h"
 #include "../examples/sphere_pile.h"
 
@@ -2578,6 +2579,59 @@ static void test_convergence_budget(void** state)
     }
 }
 
+/* The splitting for a nonsymmetric W (src/ccp/ccp_split.c) on two
+ * frictionless rows worked out by hand, W given with its symmetric part
+ * W_s = (W + Wᵀ)/2 in the problem. Case 1: W = [2 1; 0 2], r = (−1, −1):
+ * both rows active, W γ = −r, γ = (0.25, 0.5) (the symmetric part alone
+ * gives (0.4, 0.4)). Case 2: W = [2 0; 1 2], r = (−1, −0.4): row 1 only,
+ * γ = (0.5, 0), u = (0, 0.1) (W_s alone makes both active: (0.48, 0.08)). */
+static void test_split_nonsymmetric(void** state)
+{
+    (void)state;
+    static const int32_t cp[3] = {0, 1, 3}, ri1[3] = {0, 0, 1}, cp2[3] = {0, 2, 3}, ri2[3] = {0, 1, 1};
+    static const int32_t cps[3] = {0, 2, 4}, ris[4] = {0, 1, 0, 1};
+    static const double w[3] = {2.0, 1.0, 2.0}, ws[4] = {2.0, 0.5, 0.5, 2.0}; /* the same numbers in both */
+    static const double r1[2] = {-1.0, -1.0}, r2[2] = {-1.0, -0.4};
+    static const double want1[2] = {0.25, 0.5}, want2[2] = {0.5, 0.0};
+    const dvi_csc W[2] = {{2, 2, cp, ri1, w}, {2, 2, cp2, ri2, w}};
+    const dvi_csc Ws = {2, 2, cps, ris, ws};
+    const double* r[2] = {r1, r2};
+    const double* want[2] = {want1, want2};
+    static const char* const names[] = {"apgd", "pgs", "jacobi", "lemke"};
+    const dvi_ccp_block blocks[2] = {{.kind = DVI_BLOCK_FRICTIONLESS}, {.kind = DVI_BLOCK_FRICTIONLESS}};
+    dvi_ccp_problem p = {.rows = 2, .block_count = 2, .blocks = blocks, .W = &Ws}; /* W_s, and r of each case */
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 4; k++) {
+            p.r = r[c];
+            dvi_solver_settings s = dvi_default_solver_settings();
+            s.tolerance = 1e-10;
+            s.max_iterations = 10000;
+            double gamma[2] = {7.0, 7.0};
+            dvi_solve_result res;
+            dvi_status st = dvi_ccp_solve_split(names[k], &s, &p, &W[c], gamma, &res);
+            CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "case %d, %s: %s (%s)", c + 1, names[k],
+                  dvi_status_string(st), res.message);
+            for (int i = 0; i < 2; i++)
+                CHECK(fabs(gamma[i] - want[c][i]) <= 1e-8, "case %d, %s: gamma[%d] = %.15g, expected %g", c + 1,
+                      names[k], i, gamma[i], want[c][i]);
+            CHECK(res.metrics.residual <= 1e-8, "case %d, %s: residual against W %g", c + 1, names[k],
+                  res.metrics.residual);
+            CHECK(res.iterations > 0 && res.seconds >= 0.0, "case %d, %s: iterations %d", c + 1, names[k],
+                  res.iterations);
+        }
+    /* refused: an unknown solver, a W of another size, a problem without W */
+    double gamma[2] = {0.0, 0.0};
+    dvi_solve_result res;
+    assert_int_equal(dvi_ccp_solve_split("nosuch", NULL, &p, &W[0], gamma, &res), DVI_ERR_INVALID_ARG);
+    assert_int_equal(res.status, DVI_SOLVE_BAD_INPUT);
+    CHECK(strstr(res.message, "unknown solver") != NULL, "message: %s", res.message);
+    const dvi_csc W3 = {3, 3, cp, ri1, w};
+    assert_int_equal(dvi_ccp_solve_split("apgd", NULL, &p, &W3, gamma, &res), DVI_ERR_INVALID_ARG);
+    assert_int_equal(res.status, DVI_SOLVE_BAD_INPUT);
+    p.W = NULL;
+    assert_int_equal(dvi_ccp_solve_split("apgd", NULL, &p, &W[0], gamma, NULL), DVI_ERR_INVALID_ARG);
+}
+
 /* Overflow: finite but extreme data (W ~ 1e300, r ~ 1e300) make the products
  * overflow. Every iterative solver must end with status diverged (or report a
  * finite answer honestly), never "converged" with non-finite numbers, and
@@ -2649,6 +2703,7 @@ int main(void)
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_convergence_budget),
         cmocka_unit_test(test_overflow_reported),
+        cmocka_unit_test(test_split_nonsymmetric),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -314,26 +314,9 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
         st = check_csc(p->W, "W", p->rows, p->rows, false, msg, n);
         if (st != DVI_OK) return st;
         /* symmetry: W y == Wᵀ y for a fixed pseudo-random y */
-        const dvi_csc* W = p->W;
-        uint64_t seed = 12345;
-        for (int32_t i = 0; i < p->rows; i++) {
-            y[i] = dvi_uniform_sym(&seed);
-            wy[i] = 0.0;
-        }
         double err = 0.0, mag = 0.0;
-        for (int32_t j = 0; j < p->rows; j++)
-            for (int32_t k = W->colptr[j]; k < W->colptr[j + 1]; k++) wy[W->rowind[k]] += W->values[k] * y[j];
-        for (int32_t j = 0; j < p->rows; j++) {
-            double s = 0.0, a = 0.0;
-            for (int32_t k = W->colptr[j]; k < W->colptr[j + 1]; k++) {
-                s += W->values[k] * y[W->rowind[k]];
-                a += fabs(W->values[k] * y[W->rowind[k]]);
-            }
-            double d = fabs(s - wy[j]);
-            if (d > err) err = d;
-            if (a > mag) mag = a;
-        }
-        if (err > 1e-9 * mag) return fail(msg, n, "W: not symmetric (|Wy - W'y| = %.3g for |W||y| = %.3g)", err, mag);
+        if (!dvi_csc_symmetric(p->W, y, wy, &err, &mag))
+            return fail(msg, n, "W: not symmetric (|Wy - W'y| = %.3g for |W||y| = %.3g)", err, mag);
     }
     return DVI_OK;
 }
@@ -476,20 +459,57 @@ dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* m
     return DVI_OK;
 }
 
-dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamma, dvi_ccp_metrics* out)
+void dvi_csc_mul(const dvi_csc* A, const double* x, double* y)
+{
+    memset(y, 0, (size_t)A->rows * sizeof(double));
+    for (int32_t j = 0; j < A->cols; j++)
+        for (int32_t k = A->colptr[j]; k < A->colptr[j + 1]; k++) y[A->rowind[k]] += A->values[k] * x[j];
+}
+
+bool dvi_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err_out, double* mag_out)
+{
+    const int32_t n = A->cols;
+    uint64_t seed = 12345;
+    for (int32_t k = 0; k < n; k++) y[k] = dvi_uniform_sym(&seed);
+    dvi_csc_mul(A, y, ay);
+    double err = 0.0, mag = 0.0;
+    for (int32_t j = 0; j < n; j++) {
+        double s = 0.0, a = 0.0;
+        for (int32_t k = A->colptr[j]; k < A->colptr[j + 1]; k++) {
+            s += A->values[k] * y[A->rowind[k]];
+            a += fabs(A->values[k] * y[A->rowind[k]]);
+        }
+        const double d = fabs(s - ay[j]);
+        if (d > err) err = d;
+        if (a > mag) mag = a;
+    }
+    if (err_out) *err_out = err;
+    if (mag_out) *mag_out = mag;
+    return err <= 1e-9 * mag;
+}
+
+dvi_status dvi_ccp_evaluate_with(const dvi_ccp_problem* p, const dvi_csc* W, const double* gamma,
+                                 dvi_ccp_metrics* out)
 {
     if (!p || !gamma || !out) return DVI_ERR_INVALID_ARG;
+    if (W && (W->rows != p->rows || W->cols != p->rows)) return DVI_ERR_INVALID_ARG;
     dvi_ccp_work w;
     memset(&w, 0, sizeof w);
     dvi_status st = dvi_work_prepare(&w, p, 1, NULL, 0);
     if (st == DVI_OK) {
         double* u = w.vec[0];
-        dvi_work_apply(&w, gamma, u);
+        if (W) dvi_csc_mul(W, gamma, u);
+        else dvi_work_apply(&w, gamma, u);
         for (int32_t i = 0; i < w.m; i++) u[i] += p->r[i];
         dvi_work_metrics(&w, gamma, u, out, NULL);
     }
     dvi_work_free(&w);
     return st;
+}
+
+dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamma, dvi_ccp_metrics* out)
+{
+    return dvi_ccp_evaluate_with(p, NULL, gamma, out);
 }
 
 dvi_status dvi_ccp_velocity(const dvi_ccp_problem* p, const double* gamma, double* dv)

@@ -242,6 +242,27 @@ typedef struct dvi_ccp_expanded {
 dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* msg, size_t msg_size);
 void dvi_ccp_expanded_free(dvi_ccp_expanded* e);
 
+/* y = A x (A rows × cols; x [cols], y [rows]), column by column in index
+ * order: y is zeroed, then y[A_ij's row] += A_ij x_j. */
+void dvi_csc_mul(const dvi_csc* A, const double* x, double* y);
+
+/* The library's symmetry test of the square A (dvi_ccp_validate's for W):
+ * A y against Aᵀ y for a fixed pseudo-random y, true when
+ * ‖Ay − Aᵀy‖∞ ≤ 1e-9 · max_j Σ_i |A_ij y_i|. y, ay: A->cols doubles of
+ * scratch each; err and mag (may be NULL) receive the two sides. */
+bool dvi_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err, double* mag);
+
+/* The metrics of gamma (dvi_ccp_metrics) for p with u = W gamma + r for
+ * another operator W (rows × rows, e.g. a nonsymmetric operator whose
+ * symmetric part p holds); the cones and the block scales are p's. W NULL:
+ * p's own operator, dvi_ccp_evaluate. Errors: NULL arguments or W of another
+ * size (DVI_ERR_INVALID_ARG), those of dvi_work_prepare. */
+dvi_status dvi_ccp_evaluate_with(const dvi_ccp_problem* p, const dvi_csc* W, const double* gamma,
+                                 dvi_ccp_metrics* out);
+
+/* Wall-clock seconds from a monotonic clock (src/ccp/driver.c). */
+double dvi_seconds_now(void);
+
 /* Frees everything a work holds and zeroes it. */
 void dvi_work_free(dvi_ccp_work* w);
 

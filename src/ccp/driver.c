@@ -143,7 +143,7 @@ dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings
     return DVI_OK;
 }
 
-static double now_seconds(void)
+double dvi_seconds_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -232,7 +232,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     memset(&local, 0, sizeof local);
     dvi_solve_result* res = result ? result : &local;
     reset_result(res);
-    double t0 = now_seconds();
+    double t0 = dvi_seconds_now();
     if (!solver) {
         snprintf(res->message, sizeof res->message, "solver: NULL");
         return DVI_ERR_INVALID_ARG;
@@ -294,7 +294,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     st = solver->impl->solve(w, s, gamma, res);
     if (st < 0) {
         if (res->status == DVI_SOLVE_MAX_ITERATIONS) res->status = DVI_SOLVE_BAD_INPUT;
-        res->seconds = now_seconds() - t0;
+        res->seconds = dvi_seconds_now() - t0;
         return st;
     }
 
@@ -347,7 +347,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
                      "rows only) proves that no solution exists");
         }
     }
-    res->seconds = now_seconds() - t0;
+    res->seconds = dvi_seconds_now() - t0;
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 

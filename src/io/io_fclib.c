@@ -42,9 +42,11 @@
  * file's W (local) or M (global) fails the library's test, the problem uses
  * its symmetric part; info->asymmetry says by how much. For local files the
  * file's own W is kept (info->file_operator): dvi_fclib_evaluate measures
- * residuals against it, and dvi_fclib_solve solves the file's problem by the
- * splitting γ_{k+1} = CCP(W_s, q + (W − W_s) γ_k), warm-started, which
- * converges in a few outer steps when the asymmetry is that small.
+ * residuals against it (dvi_ccp_evaluate_with), and dvi_fclib_solve solves
+ * the file's problem by the splitting γ_{k+1} = CCP(W_s, q + (W − W_s) γ_k),
+ * warm-started, which converges in a few outer steps when the asymmetry is
+ * that small. The splitting is the solver layer's (dvi_ccp_solve_split,
+ * src/ccp/ccp_split.c); this file only hands it the file's W.
  *
  * THE OWNING OBJECT. The result must be freed by dvi_ccp_file_free, which
  * belongs to the JSON reader: it casts the dvi_ccp_file back to its private
@@ -61,8 +63,8 @@
  * files. An existing file is replaced; a failed write removes the file.
  */
 #include "dvi/io.h"
-#include "hash_rng.h"
 
+#include "ccp_split.h"
 #include "ccp_work.h"
 #include "regular_file.h"
 
@@ -76,7 +78,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define OWNER_HEADER 4096 /* zeroed bytes at the start of the owning block (see above) */
 #define PATH_MAX_LEN 128  /* dataset paths built here are short */
@@ -593,12 +594,17 @@ done:
     return st;
 }
 
+/* A borrowed view of A, the CCP layer's matrix type. */
+static dvi_csc csc_view(const csc* A)
+{
+    return (dvi_csc){A->rows, A->cols, A->p, A->i, A->x};
+}
+
 /* y = A x (A rows × cols). */
 static void csc_mul(const csc* A, const double* x, double* y)
 {
-    memset(y, 0, (size_t)A->rows * sizeof(double));
-    for (int32_t j = 0; j < A->cols; j++)
-        for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) y[A->i[k]] += A->x[k] * x[j];
+    const dvi_csc v = csc_view(A);
+    dvi_csc_mul(&v, x, y);
 }
 
 /* y = Aᵀ x + add (add may be NULL). */
@@ -611,35 +617,21 @@ static void csc_tmul(const csc* A, const double* x, const double* add, double* y
     }
 }
 
-/* The library's symmetry test (dvi_ccp_validate's for W): A y against Aᵀ y
- * for a fixed pseudo-random y, |Ay − Aᵀy|∞ ≤ 1e-9 · max_j Σ_i |A_ij y_i|.
- * -1 when out of memory, else 1 (symmetric) or 0. */
+/* The library's symmetry test (dvi_csc_symmetric, dvi_ccp_validate's for
+ * W) on the square A. -1 when out of memory, else 1 (symmetric) or 0. */
 static int passes_symmetry_test(const csc* A)
 {
     int32_t n = A->cols;
     double* y = calloc((size_t)n + 1, sizeof(double));
     double* ay = calloc((size_t)n + 1, sizeof(double));
-    if (!y || !ay) {
-        free(y);
-        free(ay);
-        return -1;
-    }
-    uint64_t seed = 12345;
-    for (int32_t k = 0; k < n; k++) y[k] = dvi_uniform_sym(&seed);
-    csc_mul(A, y, ay);
-    double err = 0.0, mag = 0.0;
-    for (int32_t j = 0; j < n; j++) {
-        double s = 0.0, a = 0.0;
-        for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) {
-            s += A->x[k] * y[A->i[k]];
-            a += fabs(A->x[k] * y[A->i[k]]);
-        }
-        if (fabs(s - ay[j]) > err) err = fabs(s - ay[j]);
-        if (a > mag) mag = a;
+    int sym = -1;
+    if (y && ay) {
+        const dvi_csc v = csc_view(A);
+        sym = dvi_csc_symmetric(&v, y, ay, NULL, NULL) ? 1 : 0;
     }
     free(y);
     free(ay);
-    return err <= 1e-9 * mag ? 1 : 0;
+    return sym;
 }
 
 /* Measures the asymmetry ‖A − Aᵀ‖_F / (2‖A‖_F) of the square canonical A
@@ -1622,7 +1614,7 @@ dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** ou
     if (st == DVI_OK) {
         /* the problem as the solvers will see it */
         dvi_ccp_problem p = dvi_ccp_problem_empty();
-        dvi_csc op = {b.op.rows, b.op.cols, b.op.p, b.op.i, b.op.x};
+        dvi_csc op = csc_view(&b.op);
         p.rows = b.rows;
         p.block_count = b.blocks;
         p.blocks = b.blk;
@@ -1663,31 +1655,13 @@ dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_info* in
                               dvi_ccp_metrics* out)
 {
     if (!p || !gamma || !out) return DVI_ERR_INVALID_ARG;
-    const csc* W = info && info->file_operator ? &info->file_operator->W : NULL;
-    if (W && W->cols != p->rows) return DVI_ERR_INVALID_ARG;
-    dvi_ccp_work w;
-    memset(&w, 0, sizeof w);
-    dvi_status st = dvi_work_prepare(&w, p, 1, NULL, 0);
-    if (st == DVI_OK) {
-        double* u = w.vec[0];
-        if (W) csc_mul(W, gamma, u);
-        else dvi_work_apply(&w, gamma, u);
-        for (int32_t i = 0; i < w.m; i++) u[i] += p->r[i];
-        dvi_work_metrics(&w, gamma, u, out, NULL); /* the library's own residual code */
-    }
-    dvi_work_free(&w);
-    return st;
+    if (!info || !info->file_operator) return dvi_ccp_evaluate_with(p, NULL, gamma, out);
+    const dvi_csc W = csc_view(&info->file_operator->W);
+    return dvi_ccp_evaluate_with(p, &W, gamma, out); /* the library's own residual code */
 }
 
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-#define SPLIT_MAX_SOLVES 100 /* Lemke: solves of the splitting at most */
-
+/* The splitting itself is the CCP layer's (src/ccp/ccp_split.c): here only
+ * the file's own W is handed to it. */
 dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* settings, const dvi_ccp_problem* p,
                            const dvi_fclib_info* info, double* gamma, dvi_solve_result* result)
 {
@@ -1695,108 +1669,14 @@ dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* s
     dvi_solve_result* res = result ? result : &local;
     if (!result) memset(&local, 0, sizeof local);
     if (!info || !info->file_operator || !p || !gamma) return dvi_ccp_solve(p, solver_name, settings, gamma, res);
-    const double t0 = seconds_now();
-    memset(res, 0, sizeof *res);
-    const dvi_solver_impl* impl = dvi_solver_find(solver_name);
-    const csc* W = &info->file_operator->W;
-    const int32_t m = p->rows;
-    if (!impl || !p->W || W->cols != m) {
+    const dvi_csc W = csc_view(&info->file_operator->W);
+    if ((!p->W || W.cols != p->rows) && dvi_solver_find(solver_name)) {
+        memset(res, 0, sizeof *res);
         res->status = DVI_SOLVE_BAD_INPUT;
-        snprintf(res->message, sizeof res->message, "%s",
-                 !impl ? "unknown solver" : "the problem does not belong to this FCLIB info");
+        snprintf(res->message, sizeof res->message, "%s", "the problem does not belong to this FCLIB info");
         return DVI_ERR_INVALID_ARG;
     }
-    dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
-    dvi_solver* solver = NULL;
-    dvi_status st = dvi_solver_create(solver_name, &s, &solver);
-    double* rk = malloc(((size_t)m + 1) * sizeof(double));
-    double* prev = malloc(((size_t)m + 1) * sizeof(double));
-    double* ws = malloc(((size_t)m + 1) * sizeof(double));
-    if (st != DVI_OK || !rk || !prev || !ws) {
-        dvi_solver_destroy(solver);
-        free(rk);
-        free(prev);
-        free(ws);
-        res->status = DVI_SOLVE_BAD_INPUT;
-        snprintf(res->message, sizeof res->message, "%s",
-                 st != DVI_OK ? "invalid solver settings" : "out of memory");
-        return st != DVI_OK ? st : DVI_ERR_NOMEM;
-    }
-    if (!s.warm_start)
-        for (int32_t i = 0; i < m; i++) gamma[i] = 0.0;
-    const dvi_csc* Ws = p->W;
-    dvi_ccp_problem pk = *p;
-    pk.r = rk;
-    int64_t total = 0;
-    dvi_solve_result rs;
-    dvi_ccp_metrics met;
-    memset(&met, 0, sizeof met);
-    for (int32_t solve = 0;; solve++) {
-        /* r_k = q + (W − W_s) γ_k */
-        csc_mul(W, gamma, rk);
-        memset(ws, 0, (size_t)m * sizeof(double));
-        for (int32_t j = 0; j < m; j++)
-            for (int32_t k = Ws->colptr[j]; k < Ws->colptr[j + 1]; k++) ws[Ws->rowind[k]] += Ws->values[k] * gamma[j];
-        for (int32_t i = 0; i < m; i++) rk[i] = p->r[i] + (rk[i] - ws[i]);
-        dvi_solver_settings sk = s;
-        sk.warm_start = solve > 0 || s.warm_start;
-        /* CCP solvers get a slice of what is left (a quarter, at least 100), so that an inner solve
-           that cannot reach the tolerance does not stop the splitting after its first step */
-        int64_t left = (int64_t)s.max_iterations - total;
-        int64_t slice = impl->targets_ccp ? left / 4 : left;
-        if (slice < 100) slice = left < 100 ? left : 100;
-        sk.max_iterations = (int32_t)(slice > 1 ? slice : 1);
-        memcpy(prev, gamma, (size_t)m * sizeof(double));
-        memset(&rs, 0, sizeof rs);
-        st = dvi_solver_set_settings(solver, &sk);
-        if (st == DVI_OK) st = dvi_solver_solve(solver, &pk, gamma, &rs);
-        total += rs.iterations;
-        if (st < 0) {
-            *res = rs;
-            break;
-        }
-        st = dvi_fclib_evaluate(p, info, gamma, &met);
-        if (st != DVI_OK) {
-            *res = rs;
-            snprintf(res->message, sizeof res->message, "evaluating the residual against the file's W failed");
-            break;
-        }
-        double d = 0.0, g = 0.0;
-        for (int32_t i = 0; i < m; i++) {
-            d += (gamma[i] - prev[i]) * (gamma[i] - prev[i]);
-            g += gamma[i] * gamma[i];
-        }
-        d = sqrt(d);
-        g = sqrt(g);
-        *res = rs;
-        bool inner_ok = rs.status == DVI_SOLVE_CONVERGED;
-        if (impl->targets_ccp && met.residual <= s.tolerance) {
-            res->status = DVI_SOLVE_CONVERGED;
-            break;
-        }
-        if (!impl->targets_ccp && inner_ok && d <= s.tolerance * (g > 1e-300 ? g : 1.0)) {
-            res->status = DVI_SOLVE_CONVERGED;
-            break;
-        }
-        bool stalled = d <= 1e-15 * (g > 1e-300 ? g : 1.0);
-        bool go_on = inner_ok || (impl->targets_ccp && rs.status == DVI_SOLVE_MAX_ITERATIONS); /* inexact step */
-        if (!go_on || total >= s.max_iterations || stalled || (!impl->targets_ccp && solve + 1 >= SPLIT_MAX_SOLVES)) {
-            if (go_on) res->status = DVI_SOLVE_MAX_ITERATIONS;
-            break;
-        }
-    }
-    if (st >= 0) {
-        res->iterations = (int32_t)(total > INT32_MAX ? INT32_MAX : total);
-        res->metrics = met;
-        if (impl->targets_ccp) res->target_residual = met.residual;
-        st = res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
-    }
-    res->seconds = seconds_now() - t0;
-    dvi_solver_destroy(solver);
-    free(rk);
-    free(prev);
-    free(ws);
-    return st;
+    return dvi_ccp_solve_split(solver_name, settings, p, &W, gamma, res);
 }
 
 /* ---- writing ------------------------------------------------------------------------------ */
