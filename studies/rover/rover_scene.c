@@ -69,9 +69,7 @@
  * (defaults: the reference of the data directory, tool/data_path.h, and the
  * current directory). Each file is loaded back with dvi_scene_load and built with
  * dvi_model_create as a check. The committed copies are in examples/scenes/.
- * Their descriptions end "Written by examples/rover_scene.c", the path
- * this program had when they were committed: it keeps writing that text so
- * that it still rewrites the committed scenes byte for byte.
+ * Their descriptions end "Written by studies/rover/rover_scene.c".
  * --grousers N gives the wheels of the obstacle scenes N grousers (thin
  * boxes, rover_grouser_pose in rover_model.c); the committed rigid scenes
  * have plain cylinders, the granular and track scenes 24 grousers. With
@@ -566,7 +564,7 @@ static void obstacle_probes(FILE* f, int every, const char* grains, bool pad)
 static void grousered_tail(FILE* f, const spec* sp, double duration)
 {
     fprintf(f, "%d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s. Written by "
-               "examples/rover_scene.c.\",\n",
+               "studies/rover/rover_scene.c.\",\n",
             sp->grousers, sp->speed, THESIS_RAMP, duration);
 }
 
@@ -647,7 +645,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     switch (sp->kind) {
     case STATICS:
         fprintf(f, "  \"description\": \"The rocker-bogie rover (%s variant) at rest on flat ground; the six wheel "
-                   "loads settle to the static loads of the reference (written by examples/rover_scene.c from "
+                   "loads settle to the static loads of the reference (written by studies/rover/rover_scene.c from "
                    "data/rover/rocker_bogie_rover.json).\",\n",
                 sp->variant);
         break;
@@ -658,7 +656,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "dt = 1e-4 s (the stiffest contact, a wheel rim point under ~240 N: k ~ 3.5e5 N/m on 1.78 kg, "
                 "0.1 sqrt(m/k) = 2.3e-4 s), and spherical joints at the differential links' ends (the revolutes are "
                 "redundant: DEM then hands the joint rows to the CCP solver every step, 20 times slower). Wheel speed "
-                "%g rad/s after a %g s ramp; %g s. Written by examples/rover_scene.c.\",\n",
+                "%g rad/s after a %g s ramp; %g s. Written by studies/rover/rover_scene.c.\",\n",
                 sp->speed, THESIS_RAMP, duration);
         break;
     case RIGID:
@@ -667,7 +665,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "hemisphere of radius 0.15 m centred at (1.6, -1.0) under its right-hand wheels (the obstacle "
                 "crossing of Horvat 2024, section 6). Wheel speed %g rad/s after "
                 "a %g s linear ramp (%.4f m/s without slip); the rear wheel leaves the obstacle after %.3f m of travel, "
-                "so %g s covers it with 0.45 m to spare. Written by examples/rover_scene.c.\",\n",
+                "so %g s covers it with 0.45 m to spare. Written by studies/rover/rover_scene.c.\",\n",
                 sp->variant, sp->speed, THESIS_RAMP, v, rear_leave, duration);
         break;
     case GRANULAR:
@@ -675,7 +673,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "  \"description\": \"The granular case of Horvat 2024, section 6.2: the rocker-bogie rover (%s) "
                 "on a 6 x 3.8 m bed of 53,728 spheres (radius 0.03 m, density 2000, friction 0.4; 9 layers, 0.549 m "
                 "deep) in four walls, over a 0.15 m obstacle cap at (1.6, -1.0) under its right-hand wheels, "
-                "wheels at %g rad/s after a %g s ramp, 30 s. Written by examples/rover_scene.c.\",\n",
+                "wheels at %g rad/s after a %g s ramp, 30 s. Written by studies/rover/rover_scene.c.\",\n",
                 sp->variant, sp->speed, THESIS_RAMP);
         break;
     case GRANULAR_HEX:
@@ -721,7 +719,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "under the left-hand wheels instead of the rigid track: both sides sink and grip alike, so the rover "
                 "drives straight; %d grousers of 0.02 m on every wheel; wheels at %g rad/s after a %g s ramp, %g s "
                 "(the rear wheel is over the obstacle at 17.3 s and has landed by 19.1 s; at 20.5 s the front wheel "
-                "meets the bed's end wall). Written by examples/rover_scene.c.\",\n",
+                "meets the bed's end wall). Written by studies/rover/rover_scene.c.\",\n",
                 sp->grousers, sp->speed, THESIS_RAMP, duration);
         break;
     case TRACKS_HEX_PAD:
@@ -762,7 +760,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
                 "density 2000, friction 0.4) under the right-hand wheels of the rocker-bogie rover (%s), the "
                 "left-hand wheels on a rigid track level with it, over a 0.15 m obstacle cap at (1.6, -1.0); wheels "
                 "at %g rad/s after a %g s ramp (%.2f m/s without slip), long enough for the rear wheel to cross. "
-                "Written by examples/rover_scene.c.\",\n",
+                "Written by studies/rover/rover_scene.c.\",\n",
                 sp->variant, sp->speed, THESIS_RAMP, v);
         break;
     }
