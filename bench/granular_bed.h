@@ -1,13 +1,13 @@
 /* granular_bed — spheres settling in a box, with the contact formulation
- * (DVI or DEM) as a parameter. Used by bench/bench_dvi_vs_dem.c and
- * tests/test_dvi_vs_dem.c. Public API only (dvi/world.h).
+ * (DVI or DEM) as a parameter. Used by bench/bench_dvi_vs_dem.c,
+ * examples/sphere_pile.h and the tests through the static library of
+ * bench/meson.build (granular_bed_dep). Public API only (dvi/world.h).
  *
- * Scene: the sphere pile of examples/sphere_pile.h, rebuilt here so that
- * the formulation, the DEM model and the material stiffness can be chosen,
- * and so that a bed can be rebuilt from given positions (a packed state).
- * With the same settings, the lattice, the random offsets (splitmix64, same
- * seed), the box and the materials are those of sphere_pile.h, so DVI runs
- * reproduce its numbers:
+ * Scene: the sphere pile, the one copy of its builder: examples/sphere_pile.h
+ * (the example and tests/test_pile.c, tests/test_solvers.c) builds its pile
+ * with gbed_create and the gbed_default_config settings; here the
+ * formulation, the DEM model and the material stiffness can be chosen too,
+ * and a bed can be rebuilt from given positions (a packed state):
  *   - N spheres of radius r = 0.02 m, density 2500 kg/m³ (glass),
  *     friction 0.4, spinning friction 2e-5 m, no rolling friction;
  *   - on a loose cubic lattice of spacing 2.5 r with offsets ±0.25 r per
@@ -55,6 +55,9 @@ typedef struct gbed_config {
  * 1e-6, spinning friction 2e-5 m; DEM fields E = 1e8 Pa, ν = 0.3, e = 0.2,
  * Hertz. */
 gbed_config gbed_default_config(int spheres);
+
+/* The box's inner side L: box_side, or d·round(∛N) when that is 0. */
+double gbed_side(const gbed_config* c);
 
 /* The bed-height comparison of DVI and DEM (bench_dvi_vs_dem --pile N,
  * tests/test_dvi_vs_dem.c). DVI: the sphere_pile.h settings (APGD, tolerance

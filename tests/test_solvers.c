@@ -36,7 +36,7 @@
 #include "dvi/dvi.h"
 #include "problems.h"
 #include "ccp_work.h"
-#include "../examples/sphere_pile.h"
+#include "sphere_pile.h"
 
 #define PI 3.14159265358979323846
 
@@ -1417,8 +1417,8 @@ static void test_apgd_rolling_groups(void** state)
     int64_t contacts = 0;
     for (int r = 0; r < RUNS; r++) {
         pile_config c = pile_default_config(64);
-        c.rolling_friction = 1e-4;
-        c.max_iterations = 200;
+        c.bed.rolling_friction = 1e-4;
+        c.bed.max_iterations = 200;
         pile p;
         char err[256];
         assert_int_equal(pile_create(&p, &c, err, sizeof err), 0);
@@ -1426,14 +1426,14 @@ static void test_apgd_rolling_groups(void** state)
         s.tolerance = 1e-6;
         s.max_iterations = 200;
         s.threads = THREADS[r];
-        assert_int_equal(dvi_world_set_solver(p.world, "apgd", &s), DVI_OK);
+        assert_int_equal(dvi_world_set_solver(p.bed.world, "apgd", &s), DVI_OK);
         dvi_apgd_group_mode = MODE[r];
         for (int k = 0; k < 150; k++) {
-            assert_true(dvi_world_step(p.world, c.dt) >= 0);
-            if (r == 0) contacts += dvi_world_get_stats(p.world).contacts;
+            assert_true(dvi_world_step(p.bed.world, c.dt) >= 0);
+            if (r == 0) contacts += dvi_world_get_stats(p.bed.world).contacts;
         }
         dvi_apgd_group_mode = -1;
-        assert_int_equal(dvi_world_save_state(p.world, &blob[r], &size[r]), DVI_OK);
+        assert_int_equal(dvi_world_save_state(p.bed.world, &blob[r], &size[r]), DVI_OK);
         pile_destroy(&p);
     }
     print_message("  64-sphere pile with rolling and spinning friction, 150 steps (%lld contact-steps): the same state "
