@@ -70,6 +70,7 @@
  *
  * Timing: wall seconds of the whole run (world building excluded) divided by
  * its simulated seconds; one thread. */
+#include "bench_cli.h"
 #include "data_path.h"
 #include "granular_bed.h"
 #include "rover_model.h"
@@ -79,6 +80,7 @@
 #include <dvi/world.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -1023,6 +1025,7 @@ static int parse_options(int argc, char** argv, options* o)
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout, argv[0]);
             return 1;
@@ -1039,12 +1042,12 @@ static int parse_options(int argc, char** argv, options* o)
         } else if (!strcmp(a, "--pile-1000")) {
             o->pile = 1000;
         } else if (v && !strcmp(a, "--pile")) {
-            o->pile = atoi(v), i++;
-            if (o->pile < 8) goto bad;
+            if (!cli_int(argv[0], a, v, 8, INT_MAX, "an integer >= 8", &n)) return 2;
+            o->pile = (int)n, i++;
         } else if (v && !strcmp(a, "--spheres")) {
-            o->spheres = atoi(v), i++;
+            if (!cli_int(argv[0], a, v, 8, INT_MAX, "an integer >= 8", &n)) return 2;
+            o->spheres = (int)n, i++;
             spheres_given = true;
-            if (o->spheres < 8) goto bad;
         } else if (v && !strcmp(a, "--scenes")) {
             if (!parse_list(v, SCENE_NAMES, S_COUNT, o->scene_on)) goto bad;
             i++;
@@ -1066,14 +1069,14 @@ static int parse_options(int argc, char** argv, options* o)
             o->modulus_given = true;
             i++;
         } else if (v && !strcmp(a, "--h0")) {
-            o->h0 = atof(v), i++;
-            if (!(o->h0 > 0)) goto bad;
+            if (!cli_double(argv[0], a, v, 0.0, true, INFINITY, "a number > 0", &o->h0)) return 2;
+            i++;
         } else if (v && !strcmp(a, "--restitution")) {
-            o->restitution = atof(v), i++;
-            if (!(o->restitution >= 0 && o->restitution <= 1)) goto bad;
+            if (!cli_double(argv[0], a, v, 0.0, false, 1.0, "a number from 0 to 1", &o->restitution)) return 2;
+            i++;
         } else if (v && !strcmp(a, "--dem-dt")) {
-            o->dem_dt = atof(v), i++;
-            if (!(o->dem_dt > 0)) goto bad;
+            if (!cli_double(argv[0], a, v, 0.0, true, INFINITY, "a number > 0", &o->dem_dt)) return 2;
+            i++;
         } else if (v && !strcmp(a, "--json-out")) {
             o->json_out = v, i++;
         } else if (v && !strcmp(a, "--study-csv")) {
