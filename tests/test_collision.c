@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "collision.h"
+#include "hash_rng.h"
 #include "narrow.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -26,14 +27,6 @@
 
 /* ---- scene helpers ------------------------------------------------------------ */
 
-static double rnd(uint64_t* s) /* uniform in [0, 1) (splitmix64) */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static void rot_identity(double R[9])
 {
@@ -62,7 +55,7 @@ static void rot_axis(double R[9], double ux, double uy, double uz, double t)
 
 static void random_rotation(double R[9], uint64_t* s)
 {
-    rot_axis(R, rnd(s) - 0.5, rnd(s) - 0.5, rnd(s) - 0.5 + 1e-3, 2 * PI * rnd(s));
+    rot_axis(R, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5 + 1e-3, 2 * PI * dvi_uniform01(s));
 }
 
 static dvi_geom geom(dvi_shape_type type, double x, double y, double z)
@@ -608,11 +601,11 @@ static void test_random_against_numeric(void** state)
     dvi_contact_point p[MAXP];
     int separated = 0, overlapping = 0;
     for (int trial = 0; trial < 3000; trial++) {
-        dvi_geom b = box(0, 0, 0, 0.2 + rnd(&s), 0.2 + rnd(&s), 0.2 + rnd(&s));
+        dvi_geom b = box(0, 0, 0, 0.2 + dvi_uniform01(&s), 0.2 + dvi_uniform01(&s), 0.2 + dvi_uniform01(&s));
         random_rotation(b.rot, &s);
         dvi_geom_update(&b);
-        dvi_geom c = capsule(3 * rnd(&s) - 1.5, 3 * rnd(&s) - 1.5, 3 * rnd(&s) - 1.5, 0.05 + 0.3 * rnd(&s),
-                             rnd(&s) < 0.1 ? 0.0 : rnd(&s));
+        dvi_geom c = capsule(3 * dvi_uniform01(&s) - 1.5, 3 * dvi_uniform01(&s) - 1.5, 3 * dvi_uniform01(&s) - 1.5, 0.05 + 0.3 * dvi_uniform01(&s),
+                             dvi_uniform01(&s) < 0.1 ? 0.0 : dvi_uniform01(&s));
         random_rotation(c.rot, &s);
         dvi_geom_update(&c);
         const double env = 10.0;
@@ -633,8 +626,8 @@ static void test_random_against_numeric(void** state)
             overlapping++;
         }
 
-        dvi_geom d = capsule(2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 0.05 + 0.3 * rnd(&s),
-                             rnd(&s) < 0.1 ? 0.0 : rnd(&s));
+        dvi_geom d = capsule(2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 0.05 + 0.3 * dvi_uniform01(&s),
+                             dvi_uniform01(&s) < 0.1 ? 0.0 : dvi_uniform01(&s));
         random_rotation(d.rot, &s);
         if (trial % 10 == 0) memcpy(d.rot, c.rot, sizeof d.rot); /* exactly parallel */
         dvi_geom_update(&d);
@@ -647,7 +640,7 @@ static void test_random_against_numeric(void** state)
             assert_near(p[0].distance, p[1].distance, 1e-9); /* parallel: equal gaps */
         }
 
-        dvi_geom sp = sphere(2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 0.05 + 0.3 * rnd(&s));
+        dvi_geom sp = sphere(2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 0.05 + 0.3 * dvi_uniform01(&s));
         n = dvi_collide_sphere_box(&sp, &b, env, p, MAXP);
         assert_int_equal(n, 1);
         check_points(p, n, env);
@@ -759,22 +752,22 @@ static void random_scene(dvi_geom* g, int32_t n, double side, double spread, dou
 {
     uint64_t s = seed;
     for (int32_t i = 0; i < n; i++) {
-        double size = 0.05 * (1.0 + spread * rnd(&s) * rnd(&s) * rnd(&s));
-        double x = offset + side * rnd(&s), y = offset + side * rnd(&s), z = offset + side * rnd(&s);
-        int kind = (int)(3 * rnd(&s));
+        double size = 0.05 * (1.0 + spread * dvi_uniform01(&s) * dvi_uniform01(&s) * dvi_uniform01(&s));
+        double x = offset + side * dvi_uniform01(&s), y = offset + side * dvi_uniform01(&s), z = offset + side * dvi_uniform01(&s);
+        int kind = (int)(3 * dvi_uniform01(&s));
         dvi_geom* q = &g[i];
         if (kind == 0) {
-            *q = sphere(x, y, z, size * (0.5 + rnd(&s)));
+            *q = sphere(x, y, z, size * (0.5 + dvi_uniform01(&s)));
         } else if (kind == 1) {
-            *q = box(x, y, z, size * (0.3 + rnd(&s)), size * (0.3 + rnd(&s)), size * (0.3 + rnd(&s)));
+            *q = box(x, y, z, size * (0.3 + dvi_uniform01(&s)), size * (0.3 + dvi_uniform01(&s)), size * (0.3 + dvi_uniform01(&s)));
             random_rotation(q->rot, &s);
         } else {
-            *q = capsule(x, y, z, size * (0.3 + 0.5 * rnd(&s)), size * 1.5 * rnd(&s));
+            *q = capsule(x, y, z, size * (0.3 + 0.5 * dvi_uniform01(&s)), size * 1.5 * dvi_uniform01(&s));
             random_rotation(q->rot, &s);
         }
         q->owner = i;
-        if (rnd(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
-        q->is_static = rnd(&s) < 0.15;
+        if (dvi_uniform01(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
+        q->is_static = dvi_uniform01(&s) < 0.15;
         dvi_geom_update(q);
     }
     if (n >= 3) {
@@ -979,10 +972,10 @@ static int32_t granular_bed(dvi_geom* g, int32_t n, uint64_t seed)
     const int32_t nz = (int32_t)ceil(cbrt(n / 4.0)), nx = (int32_t)ceil(sqrt((double)n / nz)); /* nx ≈ 2 nz */
     for (int32_t i = 0; i < n; i++) {
         const int32_t ix = i % nx, iy = (i / nx) % nx, iz = i / (nx * nx);
-        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * rnd(&s) - 1);
-        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * rnd(&s) - 1);
-        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * rnd(&s) - 1) - 0.005;
-        const double r = 0.01 + 0.01 * rnd(&s);
+        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1);
+        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1);
+        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1) - 0.005;
+        const double r = 0.01 + 0.01 * dvi_uniform01(&s);
         if (i % 50 == 7) {
             g[i] = box(x, y, z, r, 0.7 * r, 0.5 * r);
             random_rotation(g[i].rot, &s);
@@ -1125,13 +1118,13 @@ static void world_run(dvi_method method, int threads, void** blob, size_t* size)
     assert_int_equal(dvi_shape_create(w, ground, &sd, &shape), DVI_OK);
     uint64_t s = 5;
     for (int i = 0; i < K * K * LAYERS; i++) {
-        const double r = 0.01 + 0.002 * rnd(&s);
+        const double r = 0.01 + 0.002 * dvi_uniform01(&s);
         bd = dvi_default_body_def();
         bd.mass = 0.01;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * bd.mass * r * r;
-        bd.position[0] = 0.025 * (i % K) + 0.001 * rnd(&s);
-        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * rnd(&s);
-        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * rnd(&s);
+        bd.position[0] = 0.025 * (i % K) + 0.001 * dvi_uniform01(&s);
+        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * dvi_uniform01(&s);
+        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * dvi_uniform01(&s);
         dvi_body_id b;
         assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
         sd = dvi_default_shape_def();

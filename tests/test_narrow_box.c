@@ -18,6 +18,7 @@
 
 #include "collision.h"
 #include "narrow.h"
+#include "hash_rng.h"
 #include "test_util.h"
 
 #define PI 3.14159265358979323846
@@ -25,15 +26,6 @@
 #define ENV 0.005
 
 /* ---- helpers ------------------------------------------------------------------- */
-
-static double rnd(uint64_t* s) /* uniform in [0, 1), splitmix64 */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
 
 /* R = rotation by angle t about axis (x, y, z) (Rodrigues), row-major. */
 static void rot_axis(double R[9], double x, double y, double z, double t)
@@ -451,7 +443,7 @@ static void random_rotation(double R[9], uint64_t* s)
 {
     double q[4], l = 0.0;
     for (int k = 0; k < 4; k++) {
-        q[k] = 2.0 * rnd(s) - 1.0;
+        q[k] = 2.0 * dvi_uniform01(s) - 1.0;
         l += q[k] * q[k];
     }
     l = sqrt(l);
@@ -471,9 +463,9 @@ static void test_box_box_random_vs_convex(void** state)
     int overlaps = 0;
     double worst_epa = 0.0, worst_box = 0.0;
     for (int t = 0; t < 2000; t++) {
-        dvi_geom a = box(0, 0, 0, 0.2 + rnd(&seed), 0.2 + rnd(&seed), 0.2 + rnd(&seed));
-        dvi_geom b = box(2.4 * rnd(&seed) - 1.2, 2.4 * rnd(&seed) - 1.2, 2.4 * rnd(&seed) - 1.2, 0.1 + 0.5 * rnd(&seed),
-                         0.1 + 0.5 * rnd(&seed), 0.1 + 0.5 * rnd(&seed));
+        dvi_geom a = box(0, 0, 0, 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed));
+        dvi_geom b = box(2.4 * dvi_uniform01(&seed) - 1.2, 2.4 * dvi_uniform01(&seed) - 1.2, 2.4 * dvi_uniform01(&seed) - 1.2, 0.1 + 0.5 * dvi_uniform01(&seed),
+                         0.1 + 0.5 * dvi_uniform01(&seed), 0.1 + 0.5 * dvi_uniform01(&seed));
         double R[9];
         random_rotation(R, &seed);
         set_rot(&a, R);
@@ -966,11 +958,11 @@ static void test_epa_depth(void** state)
     uint64_t seed = 7;
     for (int t = 0; t < 300; t++) {
         double Rr[9];
-        dvi_geom cy = cylinder(rnd(&seed) - 0.5, rnd(&seed) - 0.5, rnd(&seed) - 0.5, 0.1 + 0.4 * rnd(&seed),
-                               0.1 + 0.5 * rnd(&seed));
+        dvi_geom cy = cylinder(dvi_uniform01(&seed) - 0.5, dvi_uniform01(&seed) - 0.5, dvi_uniform01(&seed) - 0.5, 0.1 + 0.4 * dvi_uniform01(&seed),
+                               0.1 + 0.5 * dvi_uniform01(&seed));
         random_rotation(Rr, &seed);
         set_rot(&cy, Rr);
-        dvi_geom bb = box(0, 0, 0, 0.2 + rnd(&seed), 0.2 + rnd(&seed), 0.2 + rnd(&seed));
+        dvi_geom bb = box(0, 0, 0, 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed));
         random_rotation(Rr, &seed);
         set_rot(&bb, Rr);
         n = dvi_collide_convex(&bb, &cy, 10.0, p, 1);
@@ -998,11 +990,11 @@ static double separation_along(const dvi_geom* a, const dvi_geom* b, const doubl
 
 static dvi_geom random_shape(dvi_shape_type t, uint64_t* s)
 {
-    dvi_geom g = base(t, 1.6 * rnd(s) - 0.8, 1.6 * rnd(s) - 0.8, 1.6 * rnd(s) - 0.8);
+    dvi_geom g = base(t, 1.6 * dvi_uniform01(s) - 0.8, 1.6 * dvi_uniform01(s) - 0.8, 1.6 * dvi_uniform01(s) - 0.8);
     random_rotation(g.rot, s);
-    g.radius = 0.1 + 0.4 * rnd(s);
-    g.half_length = 0.1 + 0.5 * rnd(s);
-    for (int k = 0; k < 3; k++) g.half[k] = 0.1 + 0.5 * rnd(s);
+    g.radius = 0.1 + 0.4 * dvi_uniform01(s);
+    g.half_length = 0.1 + 0.5 * dvi_uniform01(s);
+    for (int k = 0; k < 3; k++) g.half[k] = 0.1 + 0.5 * dvi_uniform01(s);
     return g;
 }
 
@@ -1030,10 +1022,10 @@ static void test_convex_optimality(void** state)
                 for (int k = 0; k < 40; k++) {
                     double d[3], l;
                     if (k < 20) { /* random direction */
-                        for (int c = 0; c < 3; c++) d[c] = 2.0 * rnd(&seed) - 1.0;
+                        for (int c = 0; c < 3; c++) d[c] = 2.0 * dvi_uniform01(&seed) - 1.0;
                     } else { /* the normal perturbed by 1e-3 or 1e-5 */
                         double eps = k < 30 ? 1e-3 : 1e-5;
-                        for (int c = 0; c < 3; c++) d[c] = p[0].normal[c] + eps * (2.0 * rnd(&seed) - 1.0);
+                        for (int c = 0; c < 3; c++) d[c] = p[0].normal[c] + eps * (2.0 * dvi_uniform01(&seed) - 1.0);
                     }
                     l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
                     for (int c = 0; c < 3; c++) d[c] /= l;
