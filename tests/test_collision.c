@@ -1108,18 +1108,11 @@ static void world_run(dvi_method method, int threads, void** blob, size_t* size)
     wd.solver_settings.threads = threads;
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_FIXED;
-    dvi_body_id ground;
-    assert_int_equal(dvi_body_create(w, &bd, &ground), DVI_OK);
-    dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
-    dvi_shape_id shape;
-    assert_int_equal(dvi_shape_create(w, ground, &sd, &shape), DVI_OK);
+    test_fixed_plane(w, NULL);
     uint64_t s = 5;
     for (int i = 0; i < K * K * LAYERS; i++) {
         const double r = 0.01 + 0.002 * dvi_uniform01(&s);
-        bd = dvi_default_body_def();
+        dvi_body_def bd = dvi_default_body_def();
         bd.mass = 0.01;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * bd.mass * r * r;
         bd.position[0] = 0.025 * (i % K) + 0.001 * dvi_uniform01(&s);
@@ -1127,9 +1120,10 @@ static void world_run(dvi_method method, int threads, void** blob, size_t* size)
         bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * dvi_uniform01(&s);
         dvi_body_id b;
         assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
-        sd = dvi_default_shape_def();
+        dvi_shape_def sd = dvi_default_shape_def();
         sd.type = DVI_SHAPE_SPHERE;
         sd.radius = r;
+        dvi_shape_id shape;
         assert_int_equal(dvi_shape_create(w, b, &sd, &shape), DVI_OK);
     }
     const double h = method == DVI_METHOD_DEM ? 1e-5 : 2e-3;

@@ -81,6 +81,18 @@ static inline int test_long(void)
         }                                                                                                     \
     } while (0)
 
+/* World-building helpers (tests/test_util.c, linked into every suite).
+ * For tests that include dvi/world.h (before this header). */
+#ifdef DVI_WORLD_H
+/* A plane shape definition (the defaults otherwise) whose outward normal is
+ * e_z rotated by theta about the x axis: R_x(θ) e_z = (0, −sin θ, cos θ). */
+dvi_shape_def test_plane_def(double theta);
+/* A fixed body carrying the plane `plane` (NULL: dvi_default_shape_def's,
+ * through the origin with normal e_z); its type is set to a plane. Fails
+ * the test if the body or the shape is refused. */
+dvi_body_id test_fixed_plane(dvi_world* w, const dvi_shape_def* plane);
+#endif
+
 /* The index of the model's probe named `name`; fails the test when there
  * is none. For tests that include dvi/scene.h (before this header). */
 #ifdef DVI_SCENE_H
