@@ -326,14 +326,7 @@ void gbed_settle(gbed* b, double h, double seconds, double ratio, double hold, g
         res->final_ke = ke;
         res->final_ratio = q;
         res->time = dvi_world_time(b->world);
-        if (res->peak_ke > 0 && q < ratio && st == DVI_OK) {
-            if (below == 0) res->settle_time = res->time;
-            below++;
-        } else {
-            below = 0;
-            res->settle_time = -1.0;
-        }
-        if (below >= hold_steps) {
+        if (gbed_hold(&below, &res->settle_time, res->peak_ke > 0 && q < ratio && st == DVI_OK, res->time, hold_steps)) {
             res->settled = 1;
             break;
         }
@@ -341,6 +334,18 @@ void gbed_settle(gbed* b, double h, double seconds, double ratio, double hold, g
     res->wall_seconds = gbed_now() - t0;
     res->escaped = gbed_escaped(b);
     gbed_bed(b, &res->bed_height, &res->top);
+}
+
+bool gbed_hold(int* below, double* settle_time, bool quiet, double t, int hold_steps)
+{
+    if (quiet) {
+        if (*below == 0) *settle_time = t;
+        (*below)++;
+    } else {
+        *below = 0;
+        *settle_time = -1.0;
+    }
+    return *below >= hold_steps;
 }
 
 int gbed_quench(gbed* b, double h, int n)

@@ -25,6 +25,7 @@
 
 #include <dvi/world.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -137,6 +138,13 @@ typedef struct gbed_settle_result {
  * hold seconds (for DVI, with every solve in that window converged), or
  * until seconds have passed. The criterion of sphere_pile.h's pile_run. */
 void gbed_settle(gbed* b, double h, double seconds, double ratio, double hold, gbed_settle_result* res);
+
+/* The settling window of gbed_settle and sphere_pile.h's pile_run, one step:
+ * quiet (KE/peak below the threshold, with a converged solve for DVI) at
+ * time t extends the window (*below steps, started at *settle_time), a step
+ * that is not ends it (*settle_time = −1). True once it has lasted
+ * hold_steps steps. */
+bool gbed_hold(int* below, double* settle_time, bool quiet, double t, int hold_steps);
 
 /* Steps n times with h, setting every velocity to zero after each step (a
  * quench: the bed creeps into a static packing without kinetic energy).

@@ -331,14 +331,8 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
         res->final_ke = ke;
         res->final_ratio = ratio;
         res->time = t;
-        if (res->peak_ke > 0 && ratio < c->settle_ratio && st == DVI_OK) {
-            if (below == 0) res->settle_time = t;
-            below++;
-        } else {
-            below = 0;
-            res->settle_time = -1.0;
-        }
-        if (below >= hold_steps) {
+        if (gbed_hold(&below, &res->settle_time, res->peak_ke > 0 && ratio < c->settle_ratio && st == DVI_OK, t,
+                      hold_steps)) {
             res->settled = 1;
             break;
         }
