@@ -81,6 +81,15 @@ static inline int test_long(void)
         }                                                                                                     \
     } while (0)
 
+/* Files (tests/test_util.c, linked into every suite). The whole file as a
+ * '\0'-terminated string (its length in *size when size is not NULL), or
+ * NULL when it does not open; free it. */
+char* test_read_text(const char* path, size_t* size);
+/* Writes text to path; fails the test on an error. */
+void test_write_text(const char* path, const char* text);
+/* Removes path, and below it when it is a directory (a scratch tree). */
+void test_remove_tree(const char* path);
+
 /* World-building helpers (tests/test_util.c, linked into every suite).
  * For tests that include dvi/world.h (before this header). */
 #ifdef DVI_WORLD_H
