@@ -102,6 +102,27 @@ static bool solver_known(const char* name)
     return false;
 }
 
+int cli_solver_option(const char* prog, const char* a, const char* val, char solvers[][32], int max_solvers,
+                      int* solver_count, int32_t* max_iterations, int32_t* threads)
+{
+    int64_t v = 0;
+    if (!val) return 0;
+    if (strcmp(a, "--solvers") == 0) {
+        int n = cli_solvers(prog, val, solvers, max_solvers);
+        if (n < 0) return -1;
+        *solver_count = n;
+    } else if (strcmp(a, "--max-iterations") == 0) {
+        if (!cli_int(prog, a, val, 1, INT32_MAX, "a positive integer", &v)) return -1;
+        *max_iterations = (int32_t)v;
+    } else if (strcmp(a, "--threads") == 0) {
+        if (!cli_int(prog, a, val, 0, 4096, "an integer >= 0", &v)) return -1;
+        *threads = (int32_t)v;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int cli_solvers(const char* prog, const char* list, char solvers[][32], int max)
 {
     int n = cli_split_names(list, solvers, max);

@@ -48,4 +48,12 @@ int cli_all_solvers(char solvers[][32], int max);
  * unknown solver '…' (known: …)". */
 int cli_solvers(const char* prog, const char* list, char solvers[][32], int max);
 
+/* The options every solver bench takes: --solvers LIST, --max-iterations N
+ * (>= 1) and --threads N (>= 0, 0: the library's default). When a is one
+ * of them and val is not NULL, parses val into the matching field and
+ * returns 1 (the caller skips val), or −1 after an error naming the
+ * option; returns 0 for any other argument. */
+int cli_solver_option(const char* prog, const char* a, const char* val, char solvers[][32], int max_solvers,
+                      int* solver_count, int32_t* max_iterations, int32_t* threads);
+
 #endif

@@ -85,7 +85,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* val = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t v = 0;
+        int r;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
             return 1;
@@ -94,18 +94,9 @@ static int parse_options(int argc, char** argv, bench_options* o) {
         } else if (strcmp(a, "--tolerance") == 0 && val) {
             if (!cli_double(argv[0], "--tolerance", val, 0.0, true, INFINITY, "a number > 0", &o->tolerance)) return 2;
             ++i;
-        } else if (strcmp(a, "--solvers") == 0 && val) {
-            int n = cli_solvers(argv[0], val, o->solvers, BENCH_MAX_SOLVERS);
-            if (n < 0) return 2;
-            o->solver_count = n;
-            ++i;
-        } else if (strcmp(a, "--max-iterations") == 0 && val) {
-            if (!cli_int(argv[0], "--max-iterations", val, 1, INT32_MAX, "a positive integer", &v)) return 2;
-            o->max_iterations = (int32_t)v;
-            ++i;
-        } else if (strcmp(a, "--threads") == 0 && val) {
-            if (!cli_int(argv[0], "--threads", val, 0, 4096, "an integer >= 0", &v)) return 2;
-            o->threads = (int32_t)v;
+        } else if ((r = cli_solver_option(argv[0], a, val, o->solvers, BENCH_MAX_SOLVERS, &o->solver_count,
+                                          &o->max_iterations, &o->threads)) != 0) {
+            if (r < 0) return 2;
             ++i;
         } else if (a[0] != '-' && !o->dir) {
             o->dir = a;
