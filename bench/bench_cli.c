@@ -140,3 +140,11 @@ int cli_solvers(const char* prog, const char* list, char solvers[][32], int max)
     }
     return n;
 }
+
+void cli_json_number(FILE* f, double x)
+{
+    if (isfinite(x))
+        fprintf(f, "%.6e", x);
+    else
+        fprintf(f, "null");
+}

@@ -5,13 +5,15 @@
  *
  *   bench_x: --threads: expected an integer >= 0, got 'two'
  *
- * and returns false; the caller then exits with status 2. Public API only
- * (dvi/ccp.h for the solver names). */
+ * and returns false; the caller then exits with status 2. Also the one
+ * JSON number writer of the --json rows. Public API only (dvi/ccp.h for
+ * the solver names). */
 #ifndef BENCH_CLI_H
 #define BENCH_CLI_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A whole number in [lo, hi] (the whole string, base 10). */
 bool cli_parse_int(const char* s, int64_t lo, int64_t hi, int64_t* out);
@@ -55,5 +57,8 @@ int cli_solvers(const char* prog, const char* list, char solvers[][32], int max)
  * option; returns 0 for any other argument. */
 int cli_solver_option(const char* prog, const char* a, const char* val, char solvers[][32], int max_solvers,
                       int* solver_count, int32_t* max_iterations, int32_t* threads);
+
+/* A JSON number, "%.6e", or null when x is not finite. */
+void cli_json_number(FILE* f, double x);
 
 #endif

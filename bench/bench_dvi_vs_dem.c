@@ -670,12 +670,6 @@ static void ladder(const options* o, const granular_base* gb, int scene, int for
 
 /* ---- output --------------------------------------------------------------------- */
 
-static void json_number(FILE* f, double x)
-{
-    if (isfinite(x)) fprintf(f, "%.6e", x);
-    else fprintf(f, "null");
-}
-
 static const char* observable_name(int scene)
 {
     return scene == S_GRANULAR ? "crater_depth_m" : "wheel_load_max_diff_percent";
@@ -685,30 +679,30 @@ static void print_json_row(FILE* f, const row* w)
 {
     const run_result* r = &w->r;
     fprintf(f, "{\"scene\":\"%s\",\"formulation\":\"%s\",\"young_modulus\":", SCENE_NAMES[w->scene], FORM_NAMES[w->form]);
-    json_number(f, w->modulus);
+    cli_json_number(f, w->modulus);
     fprintf(f, ",\"dt\":");
-    json_number(f, w->found ? r->dt : NAN);
+    cli_json_number(f, w->found ? r->dt : NAN);
     fprintf(f, ",\"stable\":%s,\"wall_s_per_sim_s\":", w->ok ? "true" : "false");
-    json_number(f, w->found && r->sim_seconds > 0 ? r->wall_seconds / r->sim_seconds : NAN);
+    cli_json_number(f, w->found && r->sim_seconds > 0 ? r->wall_seconds / r->sim_seconds : NAN);
     fprintf(f, ",\"observable\":\"%s\",\"value\":", observable_name(w->scene));
-    json_number(f, w->found ? r->value : NAN);
+    cli_json_number(f, w->found ? r->value : NAN);
     fprintf(f, ",\"value_at_half_dt\":");
-    json_number(f, w->found ? w->value_half : NAN);
+    cli_json_number(f, w->found ? w->value_half : NAN);
     fprintf(f, ",\"numerically_stable\":%s,\"steps_per_sim_s\":", w->found ? "true" : "false");
-    json_number(f, w->found ? 1.0 / r->dt : NAN);
+    cli_json_number(f, w->found ? 1.0 / r->dt : NAN);
     fprintf(f, ",\"max_overlap_over_radius\":");
-    json_number(f, w->found ? r->overlap_rel : NAN);
+    cli_json_number(f, w->found ? r->overlap_rel : NAN);
     fprintf(f, ",\"energy_growth_j\":");
-    json_number(f, w->found ? r->energy_growth : NAN);
+    cli_json_number(f, w->found ? r->energy_growth : NAN);
     fprintf(f, ",\"not_converged_steps\":%d", w->found ? r->not_converged : 0);
     if (w->scene == S_GRANULAR) {
         fprintf(f, ",\"bed_height_m\":");
-        json_number(f, w->found ? r->bed_height : NAN);
+        cli_json_number(f, w->found ? r->bed_height : NAN);
     } else {
         fprintf(f, ",\"wheel_loads_n\":[");
         for (int i = 0; i < ROVER_WHEELS; i++) {
             if (i) fprintf(f, ",");
-            json_number(f, w->found ? r->loads[i] : NAN);
+            cli_json_number(f, w->found ? r->loads[i] : NAN);
         }
         fprintf(f, "]");
     }
@@ -717,7 +711,7 @@ static void print_json_row(FILE* f, const row* w)
         const rung* g = &w->rungs[k];
         fprintf(f, "%s{\"dt\":%.6e,\"stable\":%s,\"numerically_stable\":%s,\"max_overlap_over_radius\":", k ? "," : "",
                g->dt, g->numeric_ok && g->overlap_ok ? "true" : "false", g->numeric_ok ? "true" : "false");
-        json_number(f, g->overlap_rel);
+        cli_json_number(f, g->overlap_rel);
         fprintf(f, ",\"wall_s\":%.3e,\"reason\":\"", g->wall_seconds);
         for (const char* p = g->reason; *p; p++) {
             if (*p == '"' || *p == '\\') fputc('\\', f);
@@ -933,7 +927,7 @@ static int pile_mode(const options* o)
         bad += s.step_error || s.escaped;
         if (o->json) {
             printf("{\"scene\":\"pile\",\"spheres\":%d,\"formulation\":\"%s\",\"young_modulus\":", n, names[k]);
-            json_number(stdout, k ? cfg[k]->young_modulus : NAN);
+            cli_json_number(stdout, k ? cfg[k]->young_modulus : NAN);
             printf(",\"dt\":%.6e,\"stable\":%s,\"wall_s_per_sim_s\":%.6e,\"observable\":\"bed_height_m\","
                    "\"value\":%.6e,\"restitution\":%g,\"settled\":%s,\"time_s\":%.6e,\"ke_over_peak\":%.3e,"
                    "\"max_overlap_over_radius\":%.6e,\"escaped\":%d}\n",

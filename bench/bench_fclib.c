@@ -162,23 +162,15 @@ static void names_of(const char* file, char* problem, size_t np, char* family, s
     }
 }
 
-static void json_number(double x) {
-    if (isfinite(x)) {
-        printf("%.6e", x);
-    } else {
-        printf("null");
-    }
-}
-
 static void print_row(const bench_options* o, const bench_row* r) {
     if (o->json) {
         printf("{\"problem\":\"%s\",\"contacts\":%d,\"solver\":\"%s\",\"iterations\":%d,\"residual_ccp\":", r->problem,
                (int)r->contacts, r->solver, (int)r->iterations);
-        json_number(r->residual_ccp);
+        cli_json_number(stdout, r->residual_ccp);
         printf(",\"residual_coulomb\":");
-        json_number(r->residual_coulomb);
+        cli_json_number(stdout, r->residual_coulomb);
         printf(",\"seconds\":");
-        json_number(r->seconds);
+        cli_json_number(stdout, r->seconds);
         printf(",\"status\":\"%s\",\"family\":\"%s\",\"kind\":\"%s\",\"solved\":%s,\"repeats\":%d,\"tolerance\":%g,"
                "\"max_iterations\":%d,\"threads\":%d}\n",
                r->status, r->family, r->kind, r->solved ? "true" : "false", r->repeats, o->tolerance,

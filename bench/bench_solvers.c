@@ -167,29 +167,21 @@ static dvi_status build_problem(int f, int32_t target, dvi_gen_problem* g) {
     return dvi_gen_granular(target, BENCH_MU, BENCH_STEP, BENCH_SEED, g);
 }
 
-static void json_number(double x) {
-    if (isfinite(x)) {
-        printf("%.6e", x);
-    } else {
-        printf("null");
-    }
-}
-
 static void print_row(const bench_options* o, const bench_row* r) {
     if (o->json) {
         printf("{\"family\":\"%s\",\"contacts\":%d,\"solver\":\"%s\",\"iterations\":%d,\"residual\":", r->family,
                (int)r->contacts, r->solver, (int)r->iterations);
-        json_number(r->residual);
+        cli_json_number(stdout, r->residual);
         printf(",\"status\":\"%s\",\"ns_per_iter_per_contact\":", r->status);
-        json_number(r->ns_per_iter_per_contact);
+        cli_json_number(stdout, r->ns_per_iter_per_contact);
         printf(",\"target_residual\":");
-        json_number(r->target_residual);
+        cli_json_number(stdout, r->target_residual);
         printf(",\"ms_per_iter\":");
-        json_number(r->ms_per_iter);
+        cli_json_number(stdout, r->ms_per_iter);
         printf(",\"seconds\":");
-        json_number(r->seconds);
+        cli_json_number(stdout, r->seconds);
         printf(",\"bytes_per_contact_iter\":");
-        json_number(r->bytes_per_contact_iter);
+        cli_json_number(stdout, r->bytes_per_contact_iter);
         printf(",\"form\":\"%s\"", o->frames ? "frames" : "columns");
         printf(",\"repeats\":%d,\"threads\":%d,\"max_iterations\":%d,\"tolerance\":%g}\n", r->repeats, (int)o->threads,
                (int)o->max_iterations, BENCH_TOLERANCE);
