@@ -814,16 +814,8 @@ static void assert_same_bodies(const dvi_model* ma, const dvi_model* mb)
         assert_int_equal(dvi_world_body_at(wa, i, &a), DVI_OK);
         assert_int_equal(dvi_world_body_at(wb, i, &b), DVI_OK);
         double xa[19], xb[19]; /* x, q, v, w, contact force and torque */
-        dvi_body_get_position(wa, a, xa);
-        dvi_body_get_orientation(wa, a, xa + 3);
-        dvi_body_get_velocity(wa, a, xa + 7);
-        dvi_body_get_angular_velocity(wa, a, xa + 10);
-        dvi_body_get_contact_force(wa, a, xa + 13, xa + 16);
-        dvi_body_get_position(wb, b, xb);
-        dvi_body_get_orientation(wb, b, xb + 3);
-        dvi_body_get_velocity(wb, b, xb + 7);
-        dvi_body_get_angular_velocity(wb, b, xb + 10);
-        dvi_body_get_contact_force(wb, b, xb + 13, xb + 16);
+        test_body_state(wa, a, xa);
+        test_body_state(wb, b, xb);
         if (memcmp(xa, xb, sizeof xa) != 0) {
             print_error("body %d: states differ (x %.17g/%.17g, z %.17g/%.17g)\n", (int)i, xa[0], xb[0], xa[2], xb[2]);
             fail();

@@ -27,35 +27,15 @@
 
 /* ---- scene helpers ------------------------------------------------------------ */
 
-
 static void rot_identity(double R[9])
 {
     static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I, sizeof I);
 }
 
-/* Rotation by angle t about unit axis u (row-major, columns = rotated axes). */
-static void rot_axis(double R[9], double ux, double uy, double uz, double t)
-{
-    double l = sqrt(ux * ux + uy * uy + uz * uz);
-    ux /= l;
-    uy /= l;
-    uz /= l;
-    double c = cos(t), s = sin(t), v = 1.0 - c;
-    R[0] = c + ux * ux * v;
-    R[1] = ux * uy * v - uz * s;
-    R[2] = ux * uz * v + uy * s;
-    R[3] = uy * ux * v + uz * s;
-    R[4] = c + uy * uy * v;
-    R[5] = uy * uz * v - ux * s;
-    R[6] = uz * ux * v - uy * s;
-    R[7] = uz * uy * v + ux * s;
-    R[8] = c + uz * uz * v;
-}
-
 static void random_rotation(double R[9], uint64_t* s)
 {
-    rot_axis(R, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5 + 1e-3, 2 * PI * dvi_uniform01(s));
+    test_rot_axis(R, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5 + 1e-3, 2 * PI * dvi_uniform01(s));
 }
 
 static dvi_geom geom(dvi_shape_type type, double x, double y, double z)
@@ -101,7 +81,7 @@ static dvi_geom capsule(double x, double y, double z, double r, double hl)
 static dvi_geom capsule_x(double x, double y, double z, double r, double hl)
 {
     dvi_geom g = capsule(x, y, z, r, hl);
-    rot_axis(g.rot, 0, 1, 0, PI / 2);
+    test_rot_axis(g.rot, 0, 1, 0, PI / 2);
     dvi_geom_update(&g);
     return g;
 }
@@ -136,10 +116,10 @@ static void test_aabb_convex(void** state)
     assert_false(s.unbounded);
 
     dvi_geom b = box(0, 0, 0, 1, 2, 3);
-    rot_axis(b.rot, 0, 0, 1, PI / 2); /* local x → world y */
+    test_rot_axis(b.rot, 0, 0, 1, PI / 2); /* local x → world y */
     dvi_geom_update(&b);
     assert_aabb(&b, -2, -1, -3, 2, 1, 3);
-    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    test_rot_axis(b.rot, 0, 0, 1, PI / 4);
     dvi_geom_update(&b);
     const double e = 3 / sqrt(2.0); /* (1 + 2)/√2 */
     assert_aabb(&b, -e, -e, -3, e, e, 3);
@@ -150,10 +130,10 @@ static void test_aabb_convex(void** state)
     dvi_geom y = geom(DVI_SHAPE_CYLINDER, 0, 0, 0);
     y.radius = 0.5;
     y.half_length = 2;
-    rot_axis(y.rot, 0, 1, 0, PI / 2); /* axis along x: flat ends span r in y, z */
+    test_rot_axis(y.rot, 0, 1, 0, PI / 2); /* axis along x: flat ends span r in y, z */
     dvi_geom_update(&y);
     assert_aabb(&y, -2, -0.5, -0.5, 2, 0.5, 0.5);
-    rot_axis(y.rot, 0, 1, 0, PI / 4); /* axis (1, 0, 1)/√2 */
+    test_rot_axis(y.rot, 0, 1, 0, PI / 4); /* axis (1, 0, 1)/√2 */
     dvi_geom_update(&y);
     const double f = 2.5 / sqrt(2.0); /* hl/√2 + r·√(1 − 1/2) */
     assert_aabb(&y, -f, -0.5, -f, f, 0.5, f);
@@ -166,7 +146,7 @@ static void test_aabb_unbounded_and_terrain(void** state)
     assert_true(p.unbounded);
     assert_true(p.aabb_max[2] == 1.0 && isinf(p.aabb_min[2]) && p.aabb_min[2] < 0);
     assert_true(isinf(p.aabb_min[0]) && isinf(p.aabb_max[0]) && isinf(p.aabb_max[1]));
-    rot_axis(p.rot, 1, 0, 0, 0.3);
+    test_rot_axis(p.rot, 1, 0, 0, 0.3);
     dvi_geom_update(&p);
     assert_true(p.unbounded && isinf(p.aabb_max[2]) && isinf(p.aabb_min[1]));
 
@@ -178,7 +158,7 @@ static void test_aabb_unbounded_and_terrain(void** state)
     dvi_geom_update(&h);
     assert_false(h.unbounded);
     assert_aabb(&h, 1, 1, 0, 2, 2, 3);
-    rot_axis(h.rot, 0, 0, 1, PI / 2); /* local x → world y, local y → world −x */
+    test_rot_axis(h.rot, 0, 0, 1, PI / 2); /* local x → world y, local y → world −x */
     dvi_geom_update(&h);
     assert_aabb(&h, 0, 1, 0, 1, 2, 3);
 
@@ -187,7 +167,7 @@ static void test_aabb_unbounded_and_terrain(void** state)
     dvi_trimesh m = {3, 1, verts, tris};
     dvi_geom g = geom(DVI_SHAPE_MESH, 0, 0, 1);
     g.mesh = &m;
-    rot_axis(g.rot, 0, 0, 1, PI / 2);
+    test_rot_axis(g.rot, 0, 0, 1, PI / 2);
     dvi_geom_update(&g);
     assert_aabb(&g, -2, 0, 1, 0, 1, 1);
 }
@@ -260,7 +240,7 @@ static void test_sphere_box(void** state)
 
     /* box turned 45° about z: its vertical edge at x = 1 + √2 faces the sphere */
     b = box(1, 0, 0, 1, 1, 1);
-    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    test_rot_axis(b.rot, 0, 0, 1, PI / 4);
     dvi_geom_update(&b);
     s = sphere(3, 0, 0, 0.5);
     assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.1, p, MAXP), 1);
@@ -293,7 +273,7 @@ static void test_sphere_capsule_plane(void** state)
 
     /* plane through (0, 0, 1) turned 30° about x: normal (0, −1/2, √3/2) */
     dvi_geom pl = plane(0, 0, 1);
-    rot_axis(pl.rot, 1, 0, 0, PI / 6);
+    test_rot_axis(pl.rot, 1, 0, 0, PI / 6);
     dvi_geom_update(&pl);
     const double n[3] = {0, -0.5, sqrt(3.0) / 2};
     s = sphere(1 + 2 * n[0], 2 * n[1], 1 + 2 * n[2], 0.5); /* centre 2 above the plane */
@@ -318,7 +298,7 @@ static void test_capsule_capsule(void** state)
 
     /* crossing at right angles, 0.5 apart: one point */
     dvi_geom b = capsule(0, 0, 0.5, 0.2, 1);
-    rot_axis(b.rot, 1, 0, 0, PI / 2); /* along y */
+    test_rot_axis(b.rot, 1, 0, 0, PI / 2); /* along y */
     dvi_geom_update(&b);
     assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.05, p, MAXP), 0);
     assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.1, p, MAXP), 1);
@@ -357,8 +337,8 @@ static void test_capsule_capsule(void** state)
      * plus the strictly closer crossing point */
     b = capsule(0, 0, 0.3, 0.2, 1);
     double Ry[9], Rz[9];
-    rot_axis(Ry, 0, 1, 0, PI / 2);
-    rot_axis(Rz, 0, 0, 1, 0.015);
+    test_rot_axis(Ry, 0, 1, 0, PI / 2);
+    test_rot_axis(Rz, 0, 0, 1, 0.015);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             b.rot[3 * i + j] = Rz[3 * i] * Ry[j] + Rz[3 * i + 1] * Ry[3 + j] + Rz[3 * i + 2] * Ry[6 + j];
@@ -394,7 +374,7 @@ static void test_capsule_plane(void** state)
     assert_vec(p[1].point, 1, 0, 0.025, TOL);
 
     c = capsule(0, 0, 0.25, 0.2, 1); /* 60° from vertical: ends at z = −0.25, 0.75 */
-    rot_axis(c.rot, 0, 1, 0, PI / 3);
+    test_rot_axis(c.rot, 0, 1, 0, PI / 3);
     dvi_geom_update(&c);
     assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 1);
     assert_int_equal(p[0].feature, 0);
@@ -449,7 +429,7 @@ static void test_capsule_box_separated(void** state)
 
     /* parallel to the edge x = z = 1, beside it: one point on the edge's span */
     c = capsule(1.5, 0, 1.5, 0.2, 2);
-    rot_axis(c.rot, 1, 0, 0, PI / 2);
+    test_rot_axis(c.rot, 1, 0, 0, PI / 2);
     dvi_geom_update(&c);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 1.0, p, MAXP), 1);
     assert_near(p[0].distance, d - 0.2, TOL);
@@ -457,7 +437,7 @@ static void test_capsule_box_separated(void** state)
     assert_true(fabs(p[0].point[1]) <= 1 + TOL);
 
     /* box turned 45° about z: the capsule on top still gets two points */
-    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    test_rot_axis(b.rot, 0, 0, 1, PI / 4);
     dvi_geom_update(&b);
     c = capsule_x(0, 0, 1.3, 0.2, 0.5);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
@@ -468,7 +448,7 @@ static void test_capsule_box_separated(void** state)
 
     /* box turned 90° about x (local y → world z), capsule beside its −y face */
     b = box(0, 0, 0, 1, 2, 3); /* in world: x half 1, y half 3, z half 2 */
-    rot_axis(b.rot, 1, 0, 0, PI / 2);
+    test_rot_axis(b.rot, 1, 0, 0, PI / 2);
     dvi_geom_update(&b);
     c = capsule_x(0, -3.25, 0, 0.2, 0.5);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
@@ -502,7 +482,7 @@ static void test_capsule_box_penetrating(void** state)
     /* cutting the edge x = z = 1 diagonally (x + z = 1.9 in the plane y = 0):
      * the edge direction (1, 0, 1)/√2 is the axis of least depth (0.1/√2) */
     c = capsule(0.95, 0, 0.95, 0.1, sqrt(2.0) * 0.45);
-    rot_axis(c.rot, 0, 1, 0, 3 * PI / 4); /* local z → (1, 0, −1)/√2 */
+    test_rot_axis(c.rot, 0, 1, 0, 3 * PI / 4); /* local z → (1, 0, −1)/√2 */
     dvi_geom_update(&c);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
     const double depth = 0.1 / sqrt(2.0), phi = -depth - 0.1, u = 1 / sqrt(2.0);
@@ -673,7 +653,7 @@ static void test_dispatch_flip(void** state)
 {
     (void)state;
     dvi_geom s = sphere(0.3, 0.1, 1.2, 0.4), b = box(0, 0, 0, 1, 1, 1), pl = plane(0, 0, 0);
-    rot_axis(b.rot, 1, 1, 0, 0.2);
+    test_rot_axis(b.rot, 1, 1, 0, 0.2);
     dvi_geom_update(&b);
     dvi_geom c = capsule_x(0.2, 0, 1.25, 0.3, 0.5), c2 = capsule(0.1, 0.2, 1.9, 0.3, 0.4);
     check_flip(&s, &b, 0.01);

@@ -1,4 +1,4 @@
-/* Shared test helpers: world building and files (test_util.h). */
+/* Shared test helpers: rotations, world building and files (test_util.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +15,35 @@
 
 #include "dvi/world.h"
 #include "test_util.h"
+
+void test_body_state(const dvi_world* w, dvi_body_id b, double x[19])
+{
+    dvi_body_get_position(w, b, x);
+    dvi_body_get_orientation(w, b, x + 3);
+    dvi_body_get_velocity(w, b, x + 7);
+    dvi_body_get_angular_velocity(w, b, x + 10);
+    dvi_body_get_contact_force(w, b, x + 13, x + 16);
+}
+
+void test_rot_axis(double R[9], double x, double y, double z, double t)
+{
+    double l = sqrt(x * x + y * y + z * z);
+    x /= l;
+    y /= l;
+    z /= l;
+    double c = cos(t), s = sin(t), v = 1.0 - c;
+    double M[9] = {c + x * x * v,     x * y * v - z * s, x * z * v + y * s, y * x * v + z * s, c + y * y * v,
+                   y * z * v - x * s, z * x * v - y * s, z * y * v + x * s, c + z * z * v};
+    memcpy(R, M, sizeof M);
+}
+
+void test_mat_mul(double O[9], const double A[9], const double B[9])
+{
+    double T[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) T[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
+    memcpy(O, T, sizeof T);
+}
 
 dvi_shape_def test_plane_def(double theta)
 {
