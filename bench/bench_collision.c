@@ -21,9 +21,11 @@
  * in a world's step), checks that every count returns the same bytes as
  * the first, and gives the speed-up over the first. --spheres N times that
  * one size instead of the table's. */
+#include "bench_cli.h"
 #include "collision.h"
+#include "hash_rng.h"
 
-#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -62,14 +64,6 @@ static double clock_seconds(clockid_t id)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static double rnd(uint64_t* s) /* uniform in [0, 1) (splitmix64) */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
 
 static void identity(double R[9])
 {
@@ -109,15 +103,15 @@ static void make_bed(dvi_geom* g, int32_t n, bool shuffle)
         memset(q, 0, sizeof *q);
         q->type = DVI_SHAPE_SPHERE;
         q->owner = i;
-        q->radius = R_MIN + (R_MAX - R_MIN) * rnd(&s);
-        q->pos[0] = (ix + 0.5) * SPACING + JITTER * (2 * rnd(&s) - 1);
-        q->pos[1] = (iy + 0.5) * SPACING + JITTER * (2 * rnd(&s) - 1);
-        q->pos[2] = (iz + 0.5) * SPACING + JITTER * (2 * rnd(&s) - 1);
+        q->radius = R_MIN + (R_MAX - R_MIN) * dvi_uniform01(&s);
+        q->pos[0] = (ix + 0.5) * SPACING + JITTER * (2 * dvi_uniform01(&s) - 1);
+        q->pos[1] = (iy + 0.5) * SPACING + JITTER * (2 * dvi_uniform01(&s) - 1);
+        q->pos[2] = (iz + 0.5) * SPACING + JITTER * (2 * dvi_uniform01(&s) - 1);
         identity(q->rot);
     }
     if (shuffle)
         for (int32_t i = n - 1; i > 0; i--) {
-            int32_t j = (int32_t)(rnd(&s) * (i + 1));
+            int32_t j = (int32_t)(dvi_uniform01(&s) * (i + 1));
             dvi_geom t = g[i];
             g[i] = g[j];
             g[j] = t;
@@ -240,39 +234,19 @@ int main(int argc, char** argv)
         } else if (!strcmp(argv[i], "--shuffle")) {
             shuffle = true;
         } else if (!strcmp(argv[i], "--spheres") && i + 1 < argc) {
-            char* end;
-            errno = 0;
-            only = strtol(argv[++i], &end, 10);
-            if (errno || *end || only < 1 || only > 10000000) {
-                fprintf(stderr, "bench_collision: bad --spheres '%s'\n", argv[i]);
+            int64_t v;
+            if (!cli_int("bench_collision", "--spheres", argv[++i], 1, 10000000, "an integer from 1 to 10000000", &v))
                 return 2;
-            }
+            only = (long)v;
         } else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
-            const char* q = argv[++i];
-            nthreads = 0;
-            while (*q) {
-                char* end;
-                errno = 0;
-                long t = strtol(q, &end, 10);
-                if (errno || end == q || t < 1 || t > 256 || nthreads == MAX_THREAD_COUNTS || (*end && *end != ',')) {
-                    fprintf(stderr, "bench_collision: bad --threads '%s' (a list such as 1,2)\n", argv[i]);
-                    return 2;
-                }
-                threads[nthreads++] = (int)t;
-                q = *end ? end + 1 : end;
-            }
-            if (nthreads == 0) {
-                fprintf(stderr, "bench_collision: bad --threads '%s' (a list such as 1,2)\n", argv[i]);
-                return 2;
-            }
+            long t[MAX_THREAD_COUNTS];
+            nthreads = cli_ints("bench_collision", "--threads", argv[++i], t, 1, MAX_THREAD_COUNTS, 1, 256);
+            if (nthreads < 0) return 2;
+            for (int k = 0; k < nthreads; k++) threads[k] = (int)t[k];
         } else if (!strcmp(argv[i], "--max-shapes") && i + 1 < argc) {
-            char* end;
-            errno = 0;
-            max_shapes = strtol(argv[++i], &end, 10);
-            if (errno || *end || max_shapes < 1) {
-                fprintf(stderr, "bench_collision: bad --max-shapes '%s'\n", argv[i]);
-                return 2;
-            }
+            int64_t v;
+            if (!cli_int("bench_collision", "--max-shapes", argv[++i], 1, LONG_MAX, "a positive integer", &v)) return 2;
+            max_shapes = (long)v;
         } else {
             fprintf(stderr, "bench_collision: unknown argument '%s'\n", argv[i]);
             usage(stderr);

@@ -70,6 +70,7 @@
  *
  * Timing: wall seconds of the whole run (world building excluded) divided by
  * its simulated seconds; one thread. */
+#include "bench_cli.h"
 #include "data_path.h"
 #include "granular_bed.h"
 #include "rover_model.h"
@@ -79,6 +80,7 @@
 #include <dvi/world.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -668,12 +670,6 @@ static void ladder(const options* o, const granular_base* gb, int scene, int for
 
 /* ---- output --------------------------------------------------------------------- */
 
-static void json_number(FILE* f, double x)
-{
-    if (isfinite(x)) fprintf(f, "%.6e", x);
-    else fprintf(f, "null");
-}
-
 static const char* observable_name(int scene)
 {
     return scene == S_GRANULAR ? "crater_depth_m" : "wheel_load_max_diff_percent";
@@ -683,30 +679,30 @@ static void print_json_row(FILE* f, const row* w)
 {
     const run_result* r = &w->r;
     fprintf(f, "{\"scene\":\"%s\",\"formulation\":\"%s\",\"young_modulus\":", SCENE_NAMES[w->scene], FORM_NAMES[w->form]);
-    json_number(f, w->modulus);
+    cli_json_number(f, w->modulus);
     fprintf(f, ",\"dt\":");
-    json_number(f, w->found ? r->dt : NAN);
+    cli_json_number(f, w->found ? r->dt : NAN);
     fprintf(f, ",\"stable\":%s,\"wall_s_per_sim_s\":", w->ok ? "true" : "false");
-    json_number(f, w->found && r->sim_seconds > 0 ? r->wall_seconds / r->sim_seconds : NAN);
+    cli_json_number(f, w->found && r->sim_seconds > 0 ? r->wall_seconds / r->sim_seconds : NAN);
     fprintf(f, ",\"observable\":\"%s\",\"value\":", observable_name(w->scene));
-    json_number(f, w->found ? r->value : NAN);
+    cli_json_number(f, w->found ? r->value : NAN);
     fprintf(f, ",\"value_at_half_dt\":");
-    json_number(f, w->found ? w->value_half : NAN);
+    cli_json_number(f, w->found ? w->value_half : NAN);
     fprintf(f, ",\"numerically_stable\":%s,\"steps_per_sim_s\":", w->found ? "true" : "false");
-    json_number(f, w->found ? 1.0 / r->dt : NAN);
+    cli_json_number(f, w->found ? 1.0 / r->dt : NAN);
     fprintf(f, ",\"max_overlap_over_radius\":");
-    json_number(f, w->found ? r->overlap_rel : NAN);
+    cli_json_number(f, w->found ? r->overlap_rel : NAN);
     fprintf(f, ",\"energy_growth_j\":");
-    json_number(f, w->found ? r->energy_growth : NAN);
+    cli_json_number(f, w->found ? r->energy_growth : NAN);
     fprintf(f, ",\"not_converged_steps\":%d", w->found ? r->not_converged : 0);
     if (w->scene == S_GRANULAR) {
         fprintf(f, ",\"bed_height_m\":");
-        json_number(f, w->found ? r->bed_height : NAN);
+        cli_json_number(f, w->found ? r->bed_height : NAN);
     } else {
         fprintf(f, ",\"wheel_loads_n\":[");
         for (int i = 0; i < ROVER_WHEELS; i++) {
             if (i) fprintf(f, ",");
-            json_number(f, w->found ? r->loads[i] : NAN);
+            cli_json_number(f, w->found ? r->loads[i] : NAN);
         }
         fprintf(f, "]");
     }
@@ -715,7 +711,7 @@ static void print_json_row(FILE* f, const row* w)
         const rung* g = &w->rungs[k];
         fprintf(f, "%s{\"dt\":%.6e,\"stable\":%s,\"numerically_stable\":%s,\"max_overlap_over_radius\":", k ? "," : "",
                g->dt, g->numeric_ok && g->overlap_ok ? "true" : "false", g->numeric_ok ? "true" : "false");
-        json_number(f, g->overlap_rel);
+        cli_json_number(f, g->overlap_rel);
         fprintf(f, ",\"wall_s\":%.3e,\"reason\":\"", g->wall_seconds);
         for (const char* p = g->reason; *p; p++) {
             if (*p == '"' || *p == '\\') fputc('\\', f);
@@ -931,7 +927,7 @@ static int pile_mode(const options* o)
         bad += s.step_error || s.escaped;
         if (o->json) {
             printf("{\"scene\":\"pile\",\"spheres\":%d,\"formulation\":\"%s\",\"young_modulus\":", n, names[k]);
-            json_number(stdout, k ? cfg[k]->young_modulus : NAN);
+            cli_json_number(stdout, k ? cfg[k]->young_modulus : NAN);
             printf(",\"dt\":%.6e,\"stable\":%s,\"wall_s_per_sim_s\":%.6e,\"observable\":\"bed_height_m\","
                    "\"value\":%.6e,\"restitution\":%g,\"settled\":%s,\"time_s\":%.6e,\"ke_over_peak\":%.3e,"
                    "\"max_overlap_over_radius\":%.6e,\"escaped\":%d}\n",
@@ -1023,6 +1019,7 @@ static int parse_options(int argc, char** argv, options* o)
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n = 0;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout, argv[0]);
             return 1;
@@ -1039,12 +1036,12 @@ static int parse_options(int argc, char** argv, options* o)
         } else if (!strcmp(a, "--pile-1000")) {
             o->pile = 1000;
         } else if (v && !strcmp(a, "--pile")) {
-            o->pile = atoi(v), i++;
-            if (o->pile < 8) goto bad;
+            if (!cli_int(argv[0], a, v, 8, INT_MAX, "an integer >= 8", &n)) return 2;
+            o->pile = (int)n, i++;
         } else if (v && !strcmp(a, "--spheres")) {
-            o->spheres = atoi(v), i++;
+            if (!cli_int(argv[0], a, v, 8, INT_MAX, "an integer >= 8", &n)) return 2;
+            o->spheres = (int)n, i++;
             spheres_given = true;
-            if (o->spheres < 8) goto bad;
         } else if (v && !strcmp(a, "--scenes")) {
             if (!parse_list(v, SCENE_NAMES, S_COUNT, o->scene_on)) goto bad;
             i++;
@@ -1066,14 +1063,14 @@ static int parse_options(int argc, char** argv, options* o)
             o->modulus_given = true;
             i++;
         } else if (v && !strcmp(a, "--h0")) {
-            o->h0 = atof(v), i++;
-            if (!(o->h0 > 0)) goto bad;
+            if (!cli_double(argv[0], a, v, 0.0, true, INFINITY, "a number > 0", &o->h0)) return 2;
+            i++;
         } else if (v && !strcmp(a, "--restitution")) {
-            o->restitution = atof(v), i++;
-            if (!(o->restitution >= 0 && o->restitution <= 1)) goto bad;
+            if (!cli_double(argv[0], a, v, 0.0, false, 1.0, "a number from 0 to 1", &o->restitution)) return 2;
+            i++;
         } else if (v && !strcmp(a, "--dem-dt")) {
-            o->dem_dt = atof(v), i++;
-            if (!(o->dem_dt > 0)) goto bad;
+            if (!cli_double(argv[0], a, v, 0.0, true, INFINITY, "a number > 0", &o->dem_dt)) return 2;
+            i++;
         } else if (v && !strcmp(a, "--json-out")) {
             o->json_out = v, i++;
         } else if (v && !strcmp(a, "--study-csv")) {

@@ -11,6 +11,7 @@
  * "Solved" means the solver's status is converged: for apgd, pgs and jacobi
  * the CCP residual against the file's W is at most the tolerance, reached
  * within the iteration budget; for lemke its own pyramid LCP. */
+#include "bench_cli.h"
 #include "dvi/io.h"
 
 #include <dirent.h>
@@ -74,97 +75,28 @@ static void usage(FILE* f, const char* prog) {
             prog, BENCH_MIN_SECONDS, BENCH_MAX_REPEATS);
 }
 
-static bool parse_int(const char* s, int64_t lo, int64_t hi, int64_t* out) {
-    if (!s || !*s) return false;
-    char* end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
-static bool solver_known(const char* name) {
-    for (int32_t i = 0; i < dvi_solver_count(); ++i) {
-        if (strcmp(dvi_solver_name(i), name) == 0) return true;
-    }
-    return false;
-}
-
-/* Splits a comma-separated list into at most max items of < 32 characters. */
-static int split_list(const char* list, char items[][32], int max) {
-    int count = 0;
-    const char* s = list;
-    while (*s) {
-        const char* comma = strchr(s, ',');
-        size_t len = comma ? (size_t)(comma - s) : strlen(s);
-        if (len == 0 || len >= 32 || count == max) return -1;
-        memcpy(items[count], s, len);
-        items[count][len] = '\0';
-        count++;
-        if (!comma) break;
-        s = comma + 1;
-        if (!*s) return -1;
-    }
-    return count;
-}
-
 /* Returns 0 to run, 1 to exit successfully (--help), 2 on a usage error. */
 static int parse_options(int argc, char** argv, bench_options* o) {
     memset(o, 0, sizeof *o);
-    for (int32_t i = 0; i < dvi_solver_count() && o->solver_count < BENCH_MAX_SOLVERS; ++i) {
-        snprintf(o->solvers[o->solver_count++], 32, "%s", dvi_solver_name(i));
-    }
+    o->solver_count = cli_all_solvers(o->solvers, BENCH_MAX_SOLVERS);
     o->tolerance = 1e-6;
     o->max_iterations = 10000;
     o->threads = 1;
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* val = i + 1 < argc ? argv[i + 1] : NULL;
-        int64_t v = 0;
+        int r;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
             return 1;
         } else if (strcmp(a, "--json") == 0) {
             o->json = true;
         } else if (strcmp(a, "--tolerance") == 0 && val) {
-            char* end = NULL;
-            double t = strtod(val, &end);
-            if (!end || *end != '\0' || !(t > 0.0) || !isfinite(t)) {
-                fprintf(stderr, "%s: --tolerance: expected a number > 0, got '%s'\n", argv[0], val);
-                return 2;
-            }
-            o->tolerance = t;
+            if (!cli_double(argv[0], "--tolerance", val, 0.0, true, INFINITY, "a number > 0", &o->tolerance)) return 2;
             ++i;
-        } else if (strcmp(a, "--solvers") == 0 && val) {
-            int n = split_list(val, o->solvers, BENCH_MAX_SOLVERS);
-            if (n <= 0) {
-                fprintf(stderr, "%s: --solvers: bad list '%s'\n", argv[0], val);
-                return 2;
-            }
-            for (int k = 0; k < n; ++k) {
-                if (!solver_known(o->solvers[k])) {
-                    fprintf(stderr, "%s: --solvers: unknown solver '%s' (known:", argv[0], o->solvers[k]);
-                    for (int32_t s = 0; s < dvi_solver_count(); ++s) fprintf(stderr, " %s", dvi_solver_name(s));
-                    fprintf(stderr, ")\n");
-                    return 2;
-                }
-            }
-            o->solver_count = n;
-            ++i;
-        } else if (strcmp(a, "--max-iterations") == 0 && val) {
-            if (!parse_int(val, 1, INT32_MAX, &v)) {
-                fprintf(stderr, "%s: --max-iterations: expected a positive integer, got '%s'\n", argv[0], val);
-                return 2;
-            }
-            o->max_iterations = (int32_t)v;
-            ++i;
-        } else if (strcmp(a, "--threads") == 0 && val) {
-            if (!parse_int(val, 0, 4096, &v)) {
-                fprintf(stderr, "%s: --threads: expected an integer >= 0, got '%s'\n", argv[0], val);
-                return 2;
-            }
-            o->threads = (int32_t)v;
+        } else if ((r = cli_solver_option(argv[0], a, val, o->solvers, BENCH_MAX_SOLVERS, &o->solver_count,
+                                          &o->max_iterations, &o->threads)) != 0) {
+            if (r < 0) return 2;
             ++i;
         } else if (a[0] != '-' && !o->dir) {
             o->dir = a;
@@ -230,23 +162,15 @@ static void names_of(const char* file, char* problem, size_t np, char* family, s
     }
 }
 
-static void json_number(double x) {
-    if (isfinite(x)) {
-        printf("%.6e", x);
-    } else {
-        printf("null");
-    }
-}
-
 static void print_row(const bench_options* o, const bench_row* r) {
     if (o->json) {
         printf("{\"problem\":\"%s\",\"contacts\":%d,\"solver\":\"%s\",\"iterations\":%d,\"residual_ccp\":", r->problem,
                (int)r->contacts, r->solver, (int)r->iterations);
-        json_number(r->residual_ccp);
+        cli_json_number(stdout, r->residual_ccp);
         printf(",\"residual_coulomb\":");
-        json_number(r->residual_coulomb);
+        cli_json_number(stdout, r->residual_coulomb);
         printf(",\"seconds\":");
-        json_number(r->seconds);
+        cli_json_number(stdout, r->seconds);
         printf(",\"status\":\"%s\",\"family\":\"%s\",\"kind\":\"%s\",\"solved\":%s,\"repeats\":%d,\"tolerance\":%g,"
                "\"max_iterations\":%d,\"threads\":%d}\n",
                r->status, r->family, r->kind, r->solved ? "true" : "false", r->repeats, o->tolerance,

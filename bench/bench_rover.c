@@ -16,10 +16,12 @@
  *
  * Peak RSS is the process's (getrusage): with several scenes in one run, a
  * row shows the largest so far; name one scene per run to measure each. */
+#include "bench_cli.h"
 #include "data_path.h"
 
 #include <dvi/scene.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -138,19 +140,22 @@ int main(int argc, char** argv)
     const char* scenes[64];
     int ns = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) steps = atoi(argv[++i]);
-        else if (strcmp(argv[i], "--json") == 0) json = true;
-        else if (strcmp(argv[i], "--method") == 0 && i + 1 < argc) ov.method = argv[++i];
-        else if (strcmp(argv[i], "--dt") == 0 && i + 1 < argc) ov.dt = atof(argv[++i]);
-        else if (argv[i][0] != '-' && ns < 64) scenes[ns++] = argv[i];
-        else {
+        int64_t n = 0;
+        if (strcmp(argv[i], "--steps") == 0 && i + 1 < argc) {
+            if (!cli_int("bench_rover", "--steps", argv[++i], 1, INT_MAX, "an integer >= 1", &n)) return 2;
+            steps = (int)n;
+        } else if (strcmp(argv[i], "--json") == 0) {
+            json = true;
+        } else if (strcmp(argv[i], "--method") == 0 && i + 1 < argc) {
+            ov.method = argv[++i];
+        } else if (strcmp(argv[i], "--dt") == 0 && i + 1 < argc) {
+            if (!cli_double("bench_rover", "--dt", argv[++i], 0.0, true, INFINITY, "a number > 0", &ov.dt)) return 2;
+        } else if (argv[i][0] != '-' && ns < 64) {
+            scenes[ns++] = argv[i];
+        } else {
             fprintf(stderr, "usage: bench_rover [--steps N] [--method dvi|dem] [--dt H] [--json] [SCENE ...]\n");
             return 2;
         }
-    }
-    if (steps < 1) {
-        fprintf(stderr, "bench_rover: --steps must be >= 1\n");
-        return 2;
     }
     static char defaults[2][4096];
     if (ns == 0) {

@@ -84,6 +84,7 @@
  *                    [--print-bed N] [--print-dem N] [--help]
  * Exit status: 0 when every row ran and its figures are finite, 1 otherwise,
  * 2 on bad usage. */
+#include "bench_cli.h"
 #include "data_path.h"
 
 #include <dvi/scene.h>
@@ -1104,25 +1105,6 @@ static void json_num(const char* key, double v, const char* fmt, bool last)
     if (last) fflush(jout);
 }
 
-static int parse_list(const char* s, long* out, int max, long lo, long hi)
-{
-    int n = 0;
-    if (strcmp(s, "none") == 0 || *s == '\0') return 0;
-    while (*s) {
-        char* end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (end == s || errno || v < lo || v > hi || n >= max) return -1;
-        out[n++] = v;
-        s = end;
-        if (*s == ',')
-            s++;
-        else if (*s)
-            return -1;
-    }
-    return n;
-}
-
 static void usage(FILE* f)
 {
     fprintf(f,
@@ -1272,6 +1254,7 @@ int main(int argc, char** argv)
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         long tmp[MAX_LIST];
+        int64_t n = 0;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             return 0;
@@ -1290,44 +1273,44 @@ int main(int argc, char** argv)
         } else if (strcmp(a, "--convergence") == 0) {
             o.convergence = true;
         } else if (v && strcmp(a, "--max-iterations") == 0) {
-            o.conv_max = atoi(v), i++;
-            if (o.conv_max < 1) goto bad;
+            if (!cli_int(PROG, a, v, 1, INT_MAX, "an integer >= 1", &n)) goto invalid;
+            o.conv_max = (int)n, i++;
         } else if (v && (strcmp(a, "--print-bed") == 0 || strcmp(a, "--print-dem") == 0)) {
             size_t len = 0;
-            if (atol(v) < 1) goto bad;
-            char* text = a[8] == 'b' ? bed_scene_text(atol(v), &len) : dem_scene_text(atol(v), &len);
+            if (!cli_int(PROG, a, v, 1, LONG_MAX, "an integer >= 1", &n)) goto invalid;
+            char* text = a[8] == 'b' ? bed_scene_text((long)n, &len) : dem_scene_text((long)n, &len);
             if (!text) goto bad;
             fwrite(text, 1, len, stdout);
             free(text);
             return 0;
         } else if (v && strcmp(a, "--sizes") == 0) {
-            int k = parse_list(v, tmp, MAX_LIST, 8, 10000000);
-            if (k < 0) goto bad;
+            int k = cli_ints(PROG, a, v, tmp, 0, MAX_LIST, 8, 10000000);
+            if (k < 0) goto invalid;
             memcpy(o.sizes, tmp, (size_t)k * sizeof tmp[0]);
             o.nsizes = k, sizes_given = true, i++;
         } else if (v && strcmp(a, "--threads") == 0) {
-            int k = parse_list(v, tmp, MAX_LIST, 1, 1024);
-            if (k <= 0) goto bad;
+            int k = cli_ints(PROG, a, v, tmp, 1, MAX_LIST, 1, 1024);
+            if (k < 0) goto invalid;
             memcpy(o.threads, tmp, (size_t)k * sizeof tmp[0]);
             o.nthreads = k, i++;
         } else if (v && strcmp(a, "--steps") == 0) {
-            o.steps = atoi(v), steps_given = true, i++;
-            if (o.steps < 1) goto bad;
+            if (!cli_int(PROG, a, v, 1, INT_MAX, "an integer >= 1", &n)) goto invalid;
+            o.steps = (int)n, steps_given = true, i++;
         } else if (v && strcmp(a, "--warmup") == 0) {
-            o.warmup = atoi(v), i++;
-            if (o.warmup < 0) goto bad;
+            if (!cli_int(PROG, a, v, 0, INT_MAX, "an integer >= 0", &n)) goto invalid;
+            o.warmup = (int)n, i++;
         } else if (v && strcmp(a, "--dem-spheres") == 0) {
-            o.dem_spheres = atol(v), dem_given = true, i++;
-            if (o.dem_spheres < 0) goto bad;
+            if (!cli_int(PROG, a, v, 0, LONG_MAX, "an integer >= 0", &n)) goto invalid;
+            o.dem_spheres = (long)n, dem_given = true, i++;
         } else if (v && strcmp(a, "--dem-steps") == 0) {
-            o.dem_steps = atoi(v), i++;
-            if (o.dem_steps < 1) goto bad;
+            if (!cli_int(PROG, a, v, 1, INT_MAX, "an integer >= 1", &n)) goto invalid;
+            o.dem_steps = (int)n, i++;
         } else if (v && strcmp(a, "--settle-time") == 0) {
-            o.settle_time = atof(v), i++;
-            if (!(o.settle_time > 0)) goto bad;
+            if (!cli_double(PROG, a, v, 0.0, true, INFINITY, "a number > 0", &o.settle_time)) goto invalid;
+            i++;
         } else if (v && strcmp(a, "--settle-threads") == 0) {
-            o.settle_threads = atoi(v), i++;
-            if (o.settle_threads < 1 || o.settle_threads > 1024) goto bad;
+            if (!cli_int(PROG, a, v, 1, 1024, "an integer from 1 to 1024", &n)) goto invalid;
+            o.settle_threads = (int)n, i++;
         } else if (v && strcmp(a, "--cache-dir") == 0) {
             o.cache_dir = v, i++;
         } else if (v && strcmp(a, "--scene") == 0) {
@@ -1339,6 +1322,7 @@ int main(int argc, char** argv)
         continue;
     bad:
         fprintf(stderr, PROG ": bad argument %s%s%s\n", a, v ? " " : "", v ? v : "");
+    invalid:
         usage(stderr);
         return 2;
     }

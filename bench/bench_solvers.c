@@ -6,10 +6,10 @@
  * divided by its iteration count; ns/iter/contact divides that by the number
  * of contacts, so a solver whose cost is linear in the problem size shows a
  * flat ns/iter/contact column. */
+#include "bench_cli.h"
 #include "dvi/ccp.h"
 #include "problems.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -91,16 +91,6 @@ static void usage(FILE* f, const char* prog) {
             BENCH_TOLERANCE, BENCH_MIN_SECONDS, BENCH_MAX_REPEATS);
 }
 
-static bool parse_int(const char* s, int64_t lo, int64_t hi, int64_t* out) {
-    if (!s || !*s) return false;
-    char* end = NULL;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
 static int family_index(const char* name) {
     for (int f = 0; f < BENCH_MAX_FAMILIES; ++f) {
         if (strcmp(bench_families[f], name) == 0) return f;
@@ -108,39 +98,11 @@ static int family_index(const char* name) {
     return -1;
 }
 
-static bool solver_known(const char* name) {
-    for (int32_t i = 0; i < dvi_solver_count(); ++i) {
-        if (strcmp(dvi_solver_name(i), name) == 0) return true;
-    }
-    return false;
-}
-
-/* Splits a comma-separated list into at most max items of < 32 characters. */
-static int split_list(const char* list, char items[][32], int max) {
-    int count = 0;
-    const char* s = list;
-    while (*s) {
-        const char* comma = strchr(s, ',');
-        size_t len = comma ? (size_t)(comma - s) : strlen(s);
-        if (len == 0 || len >= 32 || count == max) return -1;
-        memcpy(items[count], s, len);
-        items[count][len] = '\0';
-        count++;
-        if (!comma) break;
-        s = comma + 1;
-        if (!*s) return -1;
-    }
-    return count;
-}
-
 /* Returns 0 to run, 1 to exit successfully (--help), 2 on a usage error. */
 static int parse_options(int argc, char** argv, bench_options* o) {
     memset(o, 0, sizeof *o);
     for (int f = 0; f < BENCH_MAX_FAMILIES; ++f) o->family_on[f] = true;
-    o->solver_count = 0;
-    for (int32_t i = 0; i < dvi_solver_count() && o->solver_count < BENCH_MAX_SOLVERS; ++i) {
-        snprintf(o->solvers[o->solver_count++], 32, "%s", dvi_solver_name(i));
-    }
+    o->solver_count = cli_all_solvers(o->solvers, BENCH_MAX_SOLVERS);
     o->max_contacts = INT32_MAX;
     o->max_iterations = 5000;
     o->threads = 1;
@@ -150,6 +112,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
         const char* a = argv[i];
         const char* val = i + 1 < argc ? argv[i + 1] : NULL;
         int64_t v = 0;
+        int r;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout, argv[0]);
             return 1;
@@ -161,7 +124,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
             quick = true;
         } else if (strcmp(a, "--families") == 0 && val) {
             char items[BENCH_MAX_FAMILIES * 4][32];
-            int n = split_list(val, items, BENCH_MAX_FAMILIES * 4);
+            int n = cli_split_names(val, items, BENCH_MAX_FAMILIES * 4);
             if (n <= 0) {
                 fprintf(stderr, "%s: --families: bad list '%s'\n", argv[0], val);
                 return 2;
@@ -177,42 +140,13 @@ static int parse_options(int argc, char** argv, bench_options* o) {
                 o->family_on[f] = true;
             }
             ++i;
-        } else if (strcmp(a, "--solvers") == 0 && val) {
-            int n = split_list(val, o->solvers, BENCH_MAX_SOLVERS);
-            if (n <= 0) {
-                fprintf(stderr, "%s: --solvers: bad list '%s'\n", argv[0], val);
-                return 2;
-            }
-            for (int k = 0; k < n; ++k) {
-                if (!solver_known(o->solvers[k])) {
-                    fprintf(stderr, "%s: --solvers: unknown solver '%s' (known:", argv[0], o->solvers[k]);
-                    for (int32_t s = 0; s < dvi_solver_count(); ++s) fprintf(stderr, " %s", dvi_solver_name(s));
-                    fprintf(stderr, ")\n");
-                    return 2;
-                }
-            }
-            o->solver_count = n;
+        } else if ((r = cli_solver_option(argv[0], a, val, o->solvers, BENCH_MAX_SOLVERS, &o->solver_count,
+                                          &o->max_iterations, &o->threads)) != 0) {
+            if (r < 0) return 2;
             ++i;
         } else if (strcmp(a, "--max-contacts") == 0 && val) {
-            if (!parse_int(val, 1, INT32_MAX, &v)) {
-                fprintf(stderr, "%s: --max-contacts: expected a positive integer, got '%s'\n", argv[0], val);
-                return 2;
-            }
+            if (!cli_int(argv[0], "--max-contacts", val, 1, INT32_MAX, "a positive integer", &v)) return 2;
             o->max_contacts = v;
-            ++i;
-        } else if (strcmp(a, "--max-iterations") == 0 && val) {
-            if (!parse_int(val, 1, INT32_MAX, &v)) {
-                fprintf(stderr, "%s: --max-iterations: expected a positive integer, got '%s'\n", argv[0], val);
-                return 2;
-            }
-            o->max_iterations = (int32_t)v;
-            ++i;
-        } else if (strcmp(a, "--threads") == 0 && val) {
-            if (!parse_int(val, 0, 4096, &v)) {
-                fprintf(stderr, "%s: --threads: expected an integer >= 0, got '%s'\n", argv[0], val);
-                return 2;
-            }
-            o->threads = (int32_t)v;
             ++i;
         } else {
             fprintf(stderr, "%s: unknown or incomplete option '%s' (see --help)\n", argv[0], a);
@@ -233,29 +167,21 @@ static dvi_status build_problem(int f, int32_t target, dvi_gen_problem* g) {
     return dvi_gen_granular(target, BENCH_MU, BENCH_STEP, BENCH_SEED, g);
 }
 
-static void json_number(double x) {
-    if (isfinite(x)) {
-        printf("%.6e", x);
-    } else {
-        printf("null");
-    }
-}
-
 static void print_row(const bench_options* o, const bench_row* r) {
     if (o->json) {
         printf("{\"family\":\"%s\",\"contacts\":%d,\"solver\":\"%s\",\"iterations\":%d,\"residual\":", r->family,
                (int)r->contacts, r->solver, (int)r->iterations);
-        json_number(r->residual);
+        cli_json_number(stdout, r->residual);
         printf(",\"status\":\"%s\",\"ns_per_iter_per_contact\":", r->status);
-        json_number(r->ns_per_iter_per_contact);
+        cli_json_number(stdout, r->ns_per_iter_per_contact);
         printf(",\"target_residual\":");
-        json_number(r->target_residual);
+        cli_json_number(stdout, r->target_residual);
         printf(",\"ms_per_iter\":");
-        json_number(r->ms_per_iter);
+        cli_json_number(stdout, r->ms_per_iter);
         printf(",\"seconds\":");
-        json_number(r->seconds);
+        cli_json_number(stdout, r->seconds);
         printf(",\"bytes_per_contact_iter\":");
-        json_number(r->bytes_per_contact_iter);
+        cli_json_number(stdout, r->bytes_per_contact_iter);
         printf(",\"form\":\"%s\"", o->frames ? "frames" : "columns");
         printf(",\"repeats\":%d,\"threads\":%d,\"max_iterations\":%d,\"tolerance\":%g}\n", r->repeats, (int)o->threads,
                (int)o->max_iterations, BENCH_TOLERANCE);

@@ -48,6 +48,11 @@ gbed_config gbed_pile_dem_config(int spheres)
     return c;
 }
 
+double gbed_side(const gbed_config* c)
+{
+    return c->box_side > 0 ? c->box_side : 2.0 * c->radius * round(cbrt((double)c->spheres));
+}
+
 double gbed_now(void)
 {
     struct timespec ts;
@@ -63,7 +68,7 @@ static uint64_t gbed_splitmix64(uint64_t* s)
     return z ^ (z >> 31);
 }
 
-/* Uniform in [−1, 1) (the same sequence as sphere_pile.h). */
+/* Uniform in [−1, 1). */
 static double gbed_uniform(uint64_t* s)
 {
     return (double)(gbed_splitmix64(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
@@ -96,8 +101,7 @@ int gbed_create(gbed* b, const gbed_config* c, const double* positions, char* er
 {
     memset(b, 0, sizeof *b);
     b->cfg = *c;
-    const double r = c->radius, tw = 0.05, Hw = c->wall_height;
-    const double L = c->box_side > 0 ? c->box_side : 2.0 * r * round(cbrt((double)c->spheres));
+    const double r = c->radius, tw = 0.05, Hw = c->wall_height, L = gbed_side(c);
     b->side = L;
     dvi_world_def wd = dvi_default_world_def();
     wd.solver = c->solver;
@@ -141,7 +145,7 @@ int gbed_create(gbed* b, const gbed_config* c, const double* positions, char* er
         if (dvi_shape_create(w, b->ground, &wall, &sid) != DVI_OK) goto fail;
     }
 
-    /* the spheres: given positions, or the loose lattice of sphere_pile.h */
+    /* the spheres: given positions, or the loose lattice */
     const double s = 2.5 * r, jitter = 0.25 * r;
     int per_row = (int)floor((L - 2 * r - 2 * jitter) / s) + 1;
     if (per_row < 1) {
@@ -322,14 +326,7 @@ void gbed_settle(gbed* b, double h, double seconds, double ratio, double hold, g
         res->final_ke = ke;
         res->final_ratio = q;
         res->time = dvi_world_time(b->world);
-        if (res->peak_ke > 0 && q < ratio && st == DVI_OK) {
-            if (below == 0) res->settle_time = res->time;
-            below++;
-        } else {
-            below = 0;
-            res->settle_time = -1.0;
-        }
-        if (below >= hold_steps) {
+        if (gbed_hold(&below, &res->settle_time, res->peak_ke > 0 && q < ratio && st == DVI_OK, res->time, hold_steps)) {
             res->settled = 1;
             break;
         }
@@ -337,6 +334,18 @@ void gbed_settle(gbed* b, double h, double seconds, double ratio, double hold, g
     res->wall_seconds = gbed_now() - t0;
     res->escaped = gbed_escaped(b);
     gbed_bed(b, &res->bed_height, &res->top);
+}
+
+bool gbed_hold(int* below, double* settle_time, bool quiet, double t, int hold_steps)
+{
+    if (quiet) {
+        if (*below == 0) *settle_time = t;
+        (*below)++;
+    } else {
+        *below = 0;
+        *settle_time = -1.0;
+    }
+    return *below >= hold_steps;
 }
 
 int gbed_quench(gbed* b, double h, int n)

@@ -1,13 +1,13 @@
 /* granular_bed — spheres settling in a box, with the contact formulation
- * (DVI or DEM) as a parameter. Used by bench/bench_dvi_vs_dem.c and
- * tests/test_dvi_vs_dem.c. Public API only (dvi/world.h).
+ * (DVI or DEM) as a parameter. Used by bench/bench_dvi_vs_dem.c,
+ * examples/sphere_pile.h and the tests through the static library of
+ * bench/meson.build (granular_bed_dep). Public API only (dvi/world.h).
  *
- * Scene: the sphere pile of examples/sphere_pile.h, rebuilt here so that
- * the formulation, the DEM model and the material stiffness can be chosen,
- * and so that a bed can be rebuilt from given positions (a packed state).
- * With the same settings, the lattice, the random offsets (splitmix64, same
- * seed), the box and the materials are those of sphere_pile.h, so DVI runs
- * reproduce its numbers:
+ * Scene: the sphere pile, the one copy of its builder: examples/sphere_pile.h
+ * (the example and tests/test_pile.c, tests/test_solvers.c) builds its pile
+ * with gbed_create and the gbed_default_config settings; here the
+ * formulation, the DEM model and the material stiffness can be chosen too,
+ * and a bed can be rebuilt from given positions (a packed state):
  *   - N spheres of radius r = 0.02 m, density 2500 kg/m³ (glass),
  *     friction 0.4, spinning friction 2e-5 m, no rolling friction;
  *   - on a loose cubic lattice of spacing 2.5 r with offsets ±0.25 r per
@@ -25,6 +25,7 @@
 
 #include <dvi/world.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,9 @@ typedef struct gbed_config {
  * 1e-6, spinning friction 2e-5 m; DEM fields E = 1e8 Pa, ν = 0.3, e = 0.2,
  * Hertz. */
 gbed_config gbed_default_config(int spheres);
+
+/* The box's inner side L: box_side, or d·round(∛N) when that is 0. */
+double gbed_side(const gbed_config* c);
 
 /* The bed-height comparison of DVI and DEM (bench_dvi_vs_dem --pile N,
  * tests/test_dvi_vs_dem.c). DVI: the sphere_pile.h settings (APGD, tolerance
@@ -134,6 +138,13 @@ typedef struct gbed_settle_result {
  * hold seconds (for DVI, with every solve in that window converged), or
  * until seconds have passed. The criterion of sphere_pile.h's pile_run. */
 void gbed_settle(gbed* b, double h, double seconds, double ratio, double hold, gbed_settle_result* res);
+
+/* The settling window of gbed_settle and sphere_pile.h's pile_run, one step:
+ * quiet (KE/peak below the threshold, with a converged solve for DVI) at
+ * time t extends the window (*below steps, started at *settle_time), a step
+ * that is not ends it (*settle_time = −1). True once it has lasted
+ * hold_steps steps. */
+bool gbed_hold(int* below, double* settle_time, bool quiet, double t, int hold_steps);
 
 /* Steps n times with h, setting every velocity to zero after each step (a
  * quench: the bed creeps into a static packing without kinetic energy).

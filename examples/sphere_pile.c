@@ -52,25 +52,25 @@ int main(int argc, char** argv)
             usage();
             return 2;
         }
-        if (!strcmp(a, "--spheres")) c.spheres = atoi(v);
-        else if (!strcmp(a, "--solver")) c.solver = v;
+        if (!strcmp(a, "--spheres")) c.bed.spheres = atoi(v);
+        else if (!strcmp(a, "--solver")) c.bed.solver = v;
         else if (!strcmp(a, "--dt")) c.dt = atof(v);
         else if (!strcmp(a, "--seconds")) c.seconds = atof(v);
-        else if (!strcmp(a, "--tolerance")) c.tolerance = atof(v);
-        else if (!strcmp(a, "--max-iterations")) c.max_iterations = atoi(v);
-        else if (!strcmp(a, "--box")) c.box_side = atof(v);
+        else if (!strcmp(a, "--tolerance")) c.bed.tolerance = atof(v);
+        else if (!strcmp(a, "--max-iterations")) c.bed.max_iterations = atoi(v);
+        else if (!strcmp(a, "--box")) c.bed.box_side = atof(v);
         else if (!strcmp(a, "--dump")) dump = v;
-        else if (!strcmp(a, "--friction")) c.friction = atof(v);
-        else if (!strcmp(a, "--rolling")) c.rolling_friction = atof(v);
-        else if (!strcmp(a, "--spinning")) c.spinning_friction = atof(v);
-        else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);
+        else if (!strcmp(a, "--friction")) c.bed.friction = atof(v);
+        else if (!strcmp(a, "--rolling")) c.bed.rolling_friction = atof(v);
+        else if (!strcmp(a, "--spinning")) c.bed.spinning_friction = atof(v);
+        else if (!strcmp(a, "--seed")) c.bed.seed = strtoull(v, NULL, 10);
         else {
             usage();
             return 2;
         }
         i++;
     }
-    if (c.spheres < 1 || !(c.dt > 0) || !(c.seconds > 0)) {
+    if (c.bed.spheres < 1 || !(c.dt > 0) || !(c.seconds > 0)) {
         usage();
         return 2;
     }
@@ -83,11 +83,11 @@ int main(int argc, char** argv)
     }
     printf("sphere_pile: %d spheres, r = %.3f m, m = %.4f kg, mu = %.2f, box %.3f m, solver %s, dt %.1e s, "
            "tolerance %.0e\n",
-           c.spheres, c.radius, p.mass, c.friction, p.side, c.solver, c.dt, c.tolerance > 0 ? c.tolerance : 1e-8);
+           c.bed.spheres, c.bed.radius, p.bed.mass, c.bed.friction, p.bed.side, c.bed.solver, c.dt, c.bed.tolerance > 0 ? c.bed.tolerance : 1e-8);
     printf("  t(s)     KE(J)     KE/peak  contacts  iter(mean max)  residual  !cv  max pen(m)  ms/step  rot   top  top z\n");
     pile_result r;
     pile_run(&p, report, NULL, &r);
-    if (r.step_error) fprintf(stderr, "sphere_pile: step failed: %s\n", dvi_world_last_error(p.world));
+    if (r.step_error) fprintf(stderr, "sphere_pile: step failed: %s\n", dvi_world_last_error(p.bed.world));
     printf("steps %d (%.3f s simulated), wall %.1f s (%.2f ms/step), peak KE %.4e J at t = %.3f s\n", r.steps, r.time,
            r.wall_seconds, 1e3 * r.wall_per_step, r.peak_ke, r.peak_time);
     printf("max contacts %d, steps not converged %d, max residual %.2e, max penetration %.2e m\n", r.max_contacts,
@@ -98,16 +98,16 @@ int main(int argc, char** argv)
     printf("bed height 2*mean(z) = %.4f m (bounds %.4f .. %.4f: random close packing .. loosest bed; simple cubic "
            "%.4f), packing fraction %.3f, top of highest sphere %.4f m\n",
            r.bed_height, r.h_rcp, r.h_loose, r.h_sc,
-           c.spheres * 4.0 / 3.0 * PILE_PI * pow(c.radius, 3) / (p.side * p.side * r.bed_height), r.top);
+           c.bed.spheres * 4.0 / 3.0 * PILE_PI * pow(c.bed.radius, 3) / (p.bed.side * p.bed.side * r.bed_height), r.top);
     printf("interior packing fraction %.3f (bounds %.3f .. %.3f); force-carrying contacts per sphere %.2f, "
            "largest |gap| of a loaded contact %.1e m\n",
            r.phi_bulk, PILE_PHI_RLP, PILE_PHI_RCP, r.coordination, r.loaded_gap_max);
     if (dump) {
         FILE* f = fopen(dump, "w");
         if (f) {
-            for (int i = 0; i < c.spheres; i++) {
+            for (int i = 0; i < c.bed.spheres; i++) {
                 double x[3];
-                dvi_body_get_position(p.world, p.balls[i], x);
+                dvi_body_get_position(p.bed.world, p.bed.balls[i], x);
                 fprintf(f, "%.9f %.9f %.9f\n", x[0], x[1], x[2]);
             }
             fclose(f);

@@ -1,5 +1,10 @@
-/* sphere_pile.h — the sphere-pile scene shared by examples/sphere_pile.c and
- * tests/test_pile.c (public API only; header-only, static functions).
+/* sphere_pile.h — the sphere-pile run shared by examples/sphere_pile.c,
+ * tests/test_pile.c and tests/test_solvers.c (public API only; header-only,
+ * static functions). The scene itself (the box, the lattice, the random
+ * offsets, the materials) is built by bench/granular_bed.c (granular_bed.h;
+ * the meson dependency sphere_pile_dep links it); this header adds the
+ * settling run with its report, the bed-height bounds and the packing
+ * statistics.
  *
  * Scene: N spheres of radius r = 0.02 m, density 2500 kg/m³ (glass;
  * m = 0.0838 kg, I = 0.4 m r²), friction 0.4, spinning friction 2e-5 m, no
@@ -65,6 +70,8 @@
 #ifndef SPHERE_PILE_H
 #define SPHERE_PILE_H
 
+#include "granular_bed.h"
+
 #include <dvi/world.h>
 
 #include <math.h>
@@ -72,75 +79,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define PILE_PI 3.14159265358979323846
 
 typedef struct pile_config {
-    int spheres;          /* N */
-    double radius;        /* m */
-    double density;       /* kg/m³ */
-    double friction;      /* μ of spheres, floor and walls */
-    double rolling_friction;  /* m (rolling resistance arm); default 0 */
-    double spinning_friction; /* m; default 0 */
-    double box_side;      /* L, inner side (m); 0 = d·round(∛N) */
-    double wall_height;   /* m */
-    const char* solver;   /* CCP solver name */
-    double tolerance;     /* 0 = the world's default (1e-8) */
-    int max_iterations;   /* 0 = the world's default (2000) */
+    gbed_config bed;      /* the scene: N, r, materials, box, solver, seed (DVI) */
     double dt;            /* s */
     double seconds;       /* time limit (s) */
     double settle_ratio;  /* KE/peak threshold */
     double hold;          /* s below the threshold before stopping */
-    uint64_t seed;
 } pile_config;
 
+/* The scene of gbed_default_config (APGD to 1e-6, spinning friction 2e-5 m,
+ * restitution 0), 2 ms steps, at most 6 s, settled at KE/peak 1e-6 held for
+ * 0.2 s. */
 static pile_config pile_default_config(int spheres)
 {
     pile_config c;
     memset(&c, 0, sizeof c);
-    c.spheres = spheres;
-    c.radius = 0.02;
-    c.density = 2500.0;
-    c.friction = 0.4;
-    c.wall_height = 1.0;
-    c.spinning_friction = 2e-5;
-    c.solver = "apgd";
-    c.tolerance = 1e-6;
+    c.bed = gbed_default_config(spheres);
     c.dt = 2e-3;
     c.seconds = 6.0;
     c.settle_ratio = 1e-6;
     c.hold = 0.2;
-    c.seed = 20240611u;
     return c;
 }
 
 typedef struct pile {
     pile_config cfg;
-    dvi_world* world;
-    dvi_body_id ground;
-    dvi_body_id* balls;
-    double mass, inertia, side;
+    gbed bed;             /* world, ground, balls, mass, inertia, side */
 } pile;
-
-static uint64_t pile_splitmix64(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [−1, 1). */
-static double pile_uniform(uint64_t* s)
-{
-    return (double)(pile_splitmix64(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-static double pile_side(const pile_config* c)
-{
-    return c->box_side > 0 ? c->box_side : 2.0 * c->radius * round(cbrt((double)c->spheres));
-}
 
 #define PILE_PHI_RCP 0.64       /* random close packing */
 #define PILE_PHI_RLP 0.536      /* random loose packing, infinite friction */
@@ -148,9 +116,9 @@ static double pile_side(const pile_config* c)
 
 /* Bed heights (see the header comment): random close packing, simple
  * cubic, and the loosest bed (upper bound). */
-static void pile_height_bounds(const pile_config* c, double* h_rcp, double* h_sc, double* h_loose)
+static void pile_height_bounds(const gbed_config* c, double* h_rcp, double* h_sc, double* h_loose)
 {
-    double L = pile_side(c), r = c->radius, V = c->spheres * 4.0 / 3.0 * PILE_PI * r * r * r;
+    double L = gbed_side(c), r = c->radius, V = c->spheres * 4.0 / 3.0 * PILE_PI * r * r * r;
     double Li = L - 2 * r > 0 ? L - 2 * r : 0.0, dphi = PILE_PHI_RLP - PILE_PHI_SHELL;
     *h_rcp = V / (PILE_PHI_RCP * L * L);
     *h_sc = c->spheres * 8.0 * r * r * r / (L * L);
@@ -159,8 +127,7 @@ static void pile_height_bounds(const pile_config* c, double* h_rcp, double* h_sc
 
 static void pile_destroy(pile* p)
 {
-    if (p->world) dvi_world_destroy(p->world);
-    free(p->balls);
+    gbed_destroy(&p->bed);
     memset(p, 0, sizeof *p);
 }
 
@@ -169,104 +136,12 @@ static int pile_create(pile* p, const pile_config* c, char* err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->cfg = *c;
-    const double r = c->radius, L = pile_side(c), tw = 0.05, Hw = c->wall_height;
-    p->side = L;
-    dvi_world_def wd = dvi_default_world_def();
-    wd.solver = c->solver;
-    if (c->tolerance > 0) wd.solver_settings.tolerance = c->tolerance;
-    if (c->max_iterations > 0) wd.solver_settings.max_iterations = c->max_iterations;
-    if (dvi_world_create(&wd, &p->world) != DVI_OK) {
-        snprintf(err, errlen, "world_create failed (solver \"%s\"?)", c->solver);
-        return -1;
-    }
-    dvi_world* w = p->world;
-    p->balls = calloc((size_t)(c->spheres > 0 ? c->spheres : 1), sizeof *p->balls);
-    if (!p->balls) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    dvi_material mat = dvi_default_shape_def().material;
-    mat.friction = c->friction;
-    mat.restitution = 0.0;
-    mat.rolling_friction = c->rolling_friction;
-    mat.spinning_friction = c->spinning_friction;
-
-    /* the box: ground plane and four walls on one fixed body */
-    dvi_body_def gd = dvi_default_body_def();
-    gd.type = DVI_BODY_FIXED;
-    dvi_shape_id sid;
-    if (dvi_body_create(w, &gd, &p->ground) != DVI_OK) goto fail;
-    dvi_shape_def plane = dvi_default_shape_def();
-    plane.type = DVI_SHAPE_PLANE;
-    plane.material = mat;
-    if (dvi_shape_create(w, p->ground, &plane, &sid) != DVI_OK) goto fail;
-    for (int k = 0; k < 4; k++) {
-        dvi_shape_def wall = dvi_default_shape_def();
-        wall.type = DVI_SHAPE_BOX;
-        wall.material = mat;
-        int ax = k / 2;                   /* 0: walls normal to x, 1: normal to y */
-        double sgn = k % 2 ? 1.0 : -1.0;
-        wall.half_extents[ax] = tw;
-        wall.half_extents[1 - ax] = L / 2 + 2 * tw; /* overlap at the corners */
-        wall.half_extents[2] = Hw / 2 + tw;         /* from z = −2tw to Hw */
-        wall.offset_position[ax] = sgn * (L / 2 + tw);
-        wall.offset_position[2] = Hw / 2 - tw;
-        if (dvi_shape_create(w, p->ground, &wall, &sid) != DVI_OK) goto fail;
-    }
-
-    /* the spheres: loose lattice, spacing 2.5 r, random offsets ±0.25 r */
-    const double s = 2.5 * r, jitter = 0.25 * r;
-    int per_row = (int)floor((L - 2 * r - 2 * jitter) / s) + 1;
-    if (per_row < 1) {
-        snprintf(err, errlen, "box side %g m is too small for spheres of radius %g m", L, r);
-        return -1;
-    }
-    const double x0 = -0.5 * (per_row - 1) * s;
-    p->mass = c->density * 4.0 / 3.0 * PILE_PI * r * r * r;
-    p->inertia = 0.4 * p->mass * r * r;
-    uint64_t rng = c->seed;
-    for (int i = 0; i < c->spheres; i++) {
-        int layer = i / (per_row * per_row), j = i % (per_row * per_row);
-        dvi_body_def bd = dvi_default_body_def();
-        bd.mass = p->mass;
-        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = p->inertia;
-        bd.position[0] = x0 + (j % per_row) * s + jitter * pile_uniform(&rng);
-        bd.position[1] = x0 + (j / per_row) * s + jitter * pile_uniform(&rng);
-        bd.position[2] = 1.5 * r + layer * s + jitter * pile_uniform(&rng);
-        if (bd.position[2] + r > Hw) {
-            snprintf(err, errlen, "%d spheres do not fit below the walls (%g m)", c->spheres, Hw);
-            return -1;
-        }
-        dvi_shape_def sd = dvi_default_shape_def();
-        sd.type = DVI_SHAPE_SPHERE;
-        sd.radius = r;
-        sd.material = mat;
-        if (dvi_body_create(w, &bd, &p->balls[i]) != DVI_OK) goto fail;
-        if (dvi_shape_create(w, p->balls[i], &sd, &sid) != DVI_OK) goto fail;
-    }
-    return 0;
-fail:
-    snprintf(err, errlen, "%s", dvi_world_last_error(w));
-    return -1;
-}
-
-/* Translational plus rotational kinetic energy (J). */
-static double pile_kinetic_energy(const pile* p)
-{
-    double ke = 0.0;
-    for (int i = 0; i < p->cfg.spheres; i++) {
-        double v[3], om[3];
-        dvi_body_get_velocity(p->world, p->balls[i], v);
-        dvi_body_get_angular_velocity(p->world, p->balls[i], om);
-        ke += 0.5 * p->mass * (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]) +
-              0.5 * p->inertia * (om[0] * om[0] + om[1] * om[1] + om[2] * om[2]);
-    }
-    return ke;
+    return gbed_create(&p->bed, &c->bed, NULL, err, errlen);
 }
 
 /* Where the kinetic energy sits: rotational share, and the share and height
  * of the sphere holding the most. */
-static void pile_energy_split(const pile* p, double* rot_fraction, double* top_fraction, double* top_z)
+static void pile_energy_split(const gbed* p, double* rot_fraction, double* top_fraction, double* top_z)
 {
     double ke = 0.0, rot = 0.0, top = 0.0;
     int itop = 0;
@@ -290,40 +165,11 @@ static void pile_energy_split(const pile* p, double* rot_fraction, double* top_f
     *top_z = x[2];
 }
 
-/* Spheres that left the box: centre beyond a wall's inner face (more than a
- * radius into the wall), more than a radius below the floor, above the
- * walls, or not finite. */
-static int pile_escaped(const pile* p)
-{
-    int n = 0;
-    const double half = p->side / 2, r = p->cfg.radius;
-    for (int i = 0; i < p->cfg.spheres; i++) {
-        double x[3];
-        dvi_body_get_position(p->world, p->balls[i], x);
-        if (!(fabs(x[0]) <= half && fabs(x[1]) <= half && x[2] >= -r && x[2] <= p->cfg.wall_height)) n++;
-    }
-    return n;
-}
-
-/* Bed height estimate 2·mean(z), and the top of the highest sphere. */
-static void pile_bed(const pile* p, double* height, double* top)
-{
-    double sum = 0.0, zmax = -INFINITY;
-    for (int i = 0; i < p->cfg.spheres; i++) {
-        double x[3];
-        dvi_body_get_position(p->world, p->balls[i], x);
-        sum += x[2];
-        if (x[2] > zmax) zmax = x[2];
-    }
-    *height = p->cfg.spheres > 0 ? 2.0 * sum / p->cfg.spheres : 0.0;
-    *top = zmax + p->cfg.radius;
-}
-
 /* Packing fraction of the bed's interior, away from the walls, the floor
  * and the free surface: the box |x|, |y| ≤ L/2 − d, d ≤ z ≤ H − d for the
  * bed height H = 2·mean(z), sampled on a grid of spacing r/16 (fraction of
  * grid points inside a sphere). −1 when the interior is empty. */
-static double pile_bulk_fraction(const pile* p, double bed_height)
+static double pile_bulk_fraction(const gbed* p, double bed_height)
 {
     const int n = p->cfg.spheres;
     const double r = p->cfg.radius, d = 2 * r, half = p->side / 2 - d, z0 = d, z1 = bed_height - d;
@@ -380,7 +226,7 @@ static double pile_bulk_fraction(const pile* p, double bed_height)
 
 /* Contacts of the last step carrying a force: per sphere (a sphere–sphere
  * contact counts for both), and the largest |gap| among them. */
-static void pile_contact_stats(const pile* p, double* coordination, double* gap_max)
+static void pile_contact_stats(const gbed* p, double* coordination, double* gap_max)
 {
     int loaded = 0;
     double g = 0.0;
@@ -394,13 +240,6 @@ static void pile_contact_stats(const pile* p, double* coordination, double* gap_
     }
     *coordination = p->cfg.spheres ? (double)loaded / p->cfg.spheres : 0.0;
     *gap_max = g;
-}
-
-static double pile_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* One report interval (printed by the example every 0.1 s). */
@@ -450,17 +289,17 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
     pile_sample acc;
     memset(&acc, 0, sizeof acc);
     int acc_steps = 0, below = 0;
-    double t_start = pile_now(), t_acc = t_start;
+    double t_start = gbed_now(), t_acc = t_start;
     for (int k = 1; k <= max_steps; k++) {
-        dvi_status st = dvi_world_step(p->world, c->dt);
+        dvi_status st = dvi_world_step(p->bed.world, c->dt);
         if (st != DVI_OK && st != DVI_NOT_CONVERGED) {
             res->step_error = 1;
             break;
         }
         res->steps = k;
-        dvi_step_stats ss = dvi_world_get_stats(p->world);
-        double ke = pile_kinetic_energy(p);
-        double t = dvi_world_time(p->world);
+        dvi_step_stats ss = dvi_world_get_stats(p->bed.world);
+        double ke = gbed_kinetic_energy(&p->bed);
+        double t = dvi_world_time(p->bed.world);
         if (ke > res->peak_ke) {
             res->peak_ke = ke;
             res->peak_time = t;
@@ -476,41 +315,35 @@ static void pile_run(pile* p, pile_report_fn* report, void* user, pile_result* r
         if (ss.residual > acc.residual_max) acc.residual_max = ss.residual;
         if (ss.max_penetration > acc.penetration_max) acc.penetration_max = ss.max_penetration;
         if (k % report_every == 0 || k == max_steps) {
-            double tn = pile_now();
+            double tn = gbed_now();
             acc.time = t;
             acc.ke = ke;
             acc.ratio = ratio;
             acc.contacts = ss.contacts;
             acc.iterations_mean /= acc_steps;
             acc.wall_per_step = (tn - t_acc) / acc_steps;
-            pile_energy_split(p, &acc.rot_fraction, &acc.top_fraction, &acc.top_z);
+            pile_energy_split(&p->bed, &acc.rot_fraction, &acc.top_fraction, &acc.top_z);
             if (report) report(user, &acc);
             memset(&acc, 0, sizeof acc);
             acc_steps = 0;
-            t_acc = pile_now();
+            t_acc = gbed_now();
         }
         res->final_ke = ke;
         res->final_ratio = ratio;
         res->time = t;
-        if (res->peak_ke > 0 && ratio < c->settle_ratio && st == DVI_OK) {
-            if (below == 0) res->settle_time = t;
-            below++;
-        } else {
-            below = 0;
-            res->settle_time = -1.0;
-        }
-        if (below >= hold_steps) {
+        if (gbed_hold(&below, &res->settle_time, res->peak_ke > 0 && ratio < c->settle_ratio && st == DVI_OK, t,
+                      hold_steps)) {
             res->settled = 1;
             break;
         }
     }
-    res->wall_seconds = pile_now() - t_start;
+    res->wall_seconds = gbed_now() - t_start;
     res->wall_per_step = res->steps ? res->wall_seconds / res->steps : 0.0;
-    res->escaped = pile_escaped(p);
-    pile_bed(p, &res->bed_height, &res->top);
-    pile_height_bounds(c, &res->h_rcp, &res->h_sc, &res->h_loose);
-    res->phi_bulk = pile_bulk_fraction(p, res->bed_height);
-    pile_contact_stats(p, &res->coordination, &res->loaded_gap_max);
+    res->escaped = gbed_escaped(&p->bed);
+    gbed_bed(&p->bed, &res->bed_height, &res->top);
+    pile_height_bounds(&c->bed, &res->h_rcp, &res->h_sc, &res->h_loose);
+    res->phi_bulk = pile_bulk_fraction(&p->bed, res->bed_height);
+    pile_contact_stats(&p->bed, &res->coordination, &res->loaded_gap_max);
 }
 
 #endif

@@ -53,36 +53,6 @@ static void path_in(char* out, size_t size, const char* a, const char* b)
     snprintf(out, size, "%s/%s", a, b);
 }
 
-static char* read_text(const char* path, size_t* size)
-{
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char* buf = malloc(cap);
-    assert_non_null(buf);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (n + 1 >= cap) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    fclose(f);
-    buf[n] = '\0';
-    if (size) *size = n;
-    return buf;
-}
-
-static void write_text(const char* path, const char* text)
-{
-    FILE* f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
-}
-
 static bool exists(const char* path)
 {
     struct stat st;
@@ -103,8 +73,8 @@ static void assert_exists(const char* dir, const char* file)
 static void assert_same_file(const char* a, const char* b)
 {
     size_t na = 0, nb = 0;
-    char* ta = read_text(a, &na);
-    char* tb = read_text(b, &nb);
+    char* ta = test_read_text(a, &na);
+    char* tb = test_read_text(b, &nb);
     if (!ta || !tb) {
         print_error("cannot read %s or %s\n", a, b);
         fail();
@@ -119,28 +89,6 @@ static void assert_same_file(const char* a, const char* b)
     }
     free(ta);
     free(tb);
-}
-
-static void remove_tree(const char* path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR* d = opendir(path);
-        if (d) {
-            struct dirent* e;
-            while ((e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-                char p[1024];
-                path_in(p, sizeof p, path, e->d_name);
-                remove_tree(p);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
 }
 
 /* Number of files in dir whose name starts with prefix. */
@@ -164,7 +112,7 @@ static int count_files(const char* dir, const char* prefix)
 static long csv_rows(const char* path, int columns, double* last_row)
 {
     size_t n = 0;
-    char* t = read_text(path, &n);
+    char* t = test_read_text(path, &n);
     if (!t) {
         print_error("cannot read %s\n", path);
         fail();
@@ -217,7 +165,7 @@ static long csv_rows(const char* path, int columns, double* last_row)
 
 static cJSON* read_json(const char* path)
 {
-    char* t = read_text(path, NULL);
+    char* t = test_read_text(path, NULL);
     if (!t) {
         print_error("cannot read %s\n", path);
         fail();
@@ -306,8 +254,8 @@ static run_result run_tool_in(const char* cwd, const char* const* args)
     pid_t pid = spawn_tool(args, cwd, out, err, sizeof out);
     run_result r;
     r.status = wait_status(pid);
-    r.out = read_text(out, NULL);
-    r.err = read_text(err, NULL);
+    r.out = test_read_text(out, NULL);
+    r.err = test_read_text(err, NULL);
     if (!r.out) r.out = calloc(1, 1);
     if (!r.err) r.err = calloc(1, 1);
     return r;
@@ -392,9 +340,9 @@ static int group_setup(void** state)
     path_in(g_mix, sizeof g_mix, g_root, "mix.json");
     path_in(g_bad, sizeof g_bad, g_root, "bad.json");
     path_in(g_notjson, sizeof g_notjson, g_root, "notjson.json");
-    write_text(g_mix, MIX_SCENE);
-    write_text(g_bad, BAD_SCENE);
-    write_text(g_notjson, "{\"name\": \"x\",\n  \"bodies\": [1, 2,\n}\n");
+    test_write_text(g_mix, MIX_SCENE);
+    test_write_text(g_bad, BAD_SCENE);
+    test_write_text(g_notjson, "{\"name\": \"x\",\n  \"bodies\": [1, 2,\n}\n");
     if (access(DVI_EXE, X_OK) != 0) {
         fprintf(stderr, "%s: not built\n", DVI_EXE);
         return -1;
@@ -405,7 +353,7 @@ static int group_setup(void** state)
 static int group_teardown(void** state)
 {
     (void)state;
-    if (!getenv("DVI_TEST_KEEP")) remove_tree(g_root);
+    if (!getenv("DVI_TEST_KEEP")) test_remove_tree(g_root);
     return 0;
 }
 
@@ -627,7 +575,7 @@ static void test_run_outputs(void** state)
     assert_int_equal(count_files(p, "bodies_"), 5);
     assert_int_equal(count_files(p, "shapes_"), 5);
     path_in(p, sizeof p, out, "vtk/frames/bodies_000001.vtp");
-    char* frame = read_text(p, NULL);
+    char* frame = test_read_text(p, NULL);
     assert_non_null(frame);
     expect_contains(frame, "format=\"binary\"", "a VTK frame");
     assert_null(strstr(frame, "format=\"ascii\""));
@@ -651,7 +599,7 @@ static void test_run_outputs(void** state)
     for (int k = 0; k < 200; k++) sum += 0.001;
     assert_true(sum != 0.2);
     path_in(p, sizeof p, out, "vtk/bodies.pvd");
-    char* pvd = read_text(p, NULL);
+    char* pvd = test_read_text(p, NULL);
     assert_non_null(pvd);
     int frames = 0;
     for (const char* q = strstr(pvd, "timestep=\""); q; q = strstr(q + 1, "timestep=\"")) {
@@ -667,7 +615,7 @@ static void test_run_outputs(void** state)
     expect_status(&pr, 0, "plot solver.csv");
     run_result_free(&pr);
     path_in(p, sizeof p, out, "solver.svg");
-    char* plot = read_text(p, NULL);
+    char* plot = test_read_text(p, NULL);
     assert_non_null(plot);
     int plot_lines = 0;
     for (const char* q = strstr(plot, "<g class=\"line\""); q; q = strstr(q + 1, "<g class=\"line\"")) plot_lines++;
@@ -682,7 +630,7 @@ static void test_run_outputs(void** state)
     run_result_free(&pr);
 
     path_in(p, sizeof p, out, "ball_position.svg");
-    char* svg = read_text(p, NULL);
+    char* svg = test_read_text(p, NULL);
     assert_non_null(svg);
     expect_contains(svg, "<svg", "ball_position.svg");
     expect_contains(svg, "polyline", "ball_position.svg");
@@ -773,7 +721,7 @@ static void test_not_converged(void** state)
     char* at = strstr(text, "\"max_iterations\": 500");
     assert_non_null(at);
     memcpy(at, "\"max_iterations\":   3", strlen("\"max_iterations\": 500"));
-    write_text(scene, text);
+    test_write_text(scene, text);
     free(text);
     run_result r = RUN("run", scene, "--out", out, "--duration", "0.1", "--quiet");
     expect_status(&r, 0, "run with 3 iterations per step");
@@ -799,8 +747,8 @@ static void test_not_converged(void** state)
  * which no two runs share). */
 static void assert_same_csv(const char* a, const char* b)
 {
-    char* ta = read_text(a, NULL);
-    char* tb = read_text(b, NULL);
+    char* ta = test_read_text(a, NULL);
+    char* tb = test_read_text(b, NULL);
     if (!ta || !tb) {
         print_error("cannot read %s or %s\n", a, b);
         fail();
@@ -866,16 +814,8 @@ static void assert_same_bodies(const dvi_model* ma, const dvi_model* mb)
         assert_int_equal(dvi_world_body_at(wa, i, &a), DVI_OK);
         assert_int_equal(dvi_world_body_at(wb, i, &b), DVI_OK);
         double xa[19], xb[19]; /* x, q, v, w, contact force and torque */
-        dvi_body_get_position(wa, a, xa);
-        dvi_body_get_orientation(wa, a, xa + 3);
-        dvi_body_get_velocity(wa, a, xa + 7);
-        dvi_body_get_angular_velocity(wa, a, xa + 10);
-        dvi_body_get_contact_force(wa, a, xa + 13, xa + 16);
-        dvi_body_get_position(wb, b, xb);
-        dvi_body_get_orientation(wb, b, xb + 3);
-        dvi_body_get_velocity(wb, b, xb + 7);
-        dvi_body_get_angular_velocity(wb, b, xb + 10);
-        dvi_body_get_contact_force(wb, b, xb + 13, xb + 16);
+        test_body_state(wa, a, xa);
+        test_body_state(wb, b, xb);
         if (memcmp(xa, xb, sizeof xa) != 0) {
             print_error("body %d: states differ (x %.17g/%.17g, z %.17g/%.17g)\n", (int)i, xa[0], xb[0], xa[2], xb[2]);
             fail();
@@ -891,8 +831,8 @@ static void assert_same_state(const char* scene_path, const char* a, const char*
 {
     if (byte_identical) assert_same_file(a, b);
     size_t na = 0, nb = 0;
-    char* ba = read_text(a, &na);
-    char* bb = read_text(b, &nb);
+    char* ba = test_read_text(a, &na);
+    char* bb = test_read_text(b, &nb);
     assert_non_null(ba);
     assert_non_null(bb);
     assert_int_equal(na, nb);
@@ -1014,13 +954,13 @@ static void test_resume_round_trip(void** state)
     char copy[700], moved[700];
     path_in(copy, sizeof copy, g_root, "mix_copy.json");
     path_in(moved, sizeof moved, g_root, "copy_out");
-    write_text(copy, MIX_SCENE);
+    test_write_text(copy, MIX_SCENE);
     r = RUN("run", copy, "--out", moved, "--duration", "0.01", "--quiet");
     expect_status(&r, 0, "run mix_copy.json");
     run_result_free(&r);
-    char* changed = read_text(copy, NULL);
+    char* changed = test_read_text(copy, NULL);
     changed[strlen(changed) - 1] = ' '; /* same JSON, different bytes */
-    write_text(copy, changed);
+    test_write_text(copy, changed);
     free(changed);
     r = RUN("run", "--resume", moved, "--duration", "0.02");
     expect_status(&r, 2, "resume after the scene changed");
@@ -1030,11 +970,11 @@ static void test_resume_round_trip(void** state)
     /* a run.json whose step is not the state's is refused (it would have
      * resumed with a CSV row missing) */
     path_in(p, sizeof p, split, "checkpoint/run.json");
-    char* rj = read_text(p, NULL);
+    char* rj = test_read_text(p, NULL);
     char* at = strstr(rj, "\"step\": 200");
     assert_non_null(at);
     at[10] = '1'; /* 200 -> 201 */
-    write_text(p, rj);
+    test_write_text(p, rj);
     free(rj);
     r = RUN("run", "--resume", split, "--duration", "0.3");
     expect_status(&r, 2, "resume with run.json's step changed");
@@ -1107,7 +1047,7 @@ static void test_run_dem(void** state)
     assert_same_file(p, pb);
 
     size_t n = 0;
-    char* blob = read_text(p, &n);
+    char* blob = test_read_text(p, &n);
     assert_non_null(blob);
     dvi_scene* scene = NULL;
     assert_int_equal(dvi_scene_load(g_mix, &scene, NULL), DVI_OK);
@@ -1161,7 +1101,7 @@ static void test_contacts_table(void** state)
     expect_status(&r, 0, "run --contacts-every");
     run_result_free(&r);
     path_in(p, sizeof p, straight, "contacts.csv");
-    char* text = read_text(p, NULL);
+    char* text = test_read_text(p, NULL);
     assert_non_null(text);
     assert_true(strncmp(text, "step,time [s],body_a,body_b,x [m],y [m],z [m],nx [1],ny [1],nz [1],gap [m],f_n [N],"
                               "f_t [N],fx [N],fy [N],fz [N]\n",
@@ -1199,8 +1139,8 @@ static void test_contacts_table(void** state)
     r = RUN("run", "--resume", split, "--duration", "0.5", "--quiet");
     expect_status(&r, 0, "resume with --contacts-every");
     run_result_free(&r);
-    char* ta = read_text(p, NULL);
-    char* tb = read_text(q, NULL);
+    char* ta = test_read_text(p, NULL);
+    char* tb = test_read_text(q, NULL);
     assert_non_null(ta);
     assert_non_null(tb);
     assert_string_equal(ta, tb);
@@ -1215,7 +1155,7 @@ static bool wait_for_progress(const char* path, pid_t pid, double seconds)
 {
     struct timespec pause = {0, 5 * 1000 * 1000};
     for (double waited = 0; waited < seconds; waited += 0.005) {
-        char* t = read_text(path, NULL);
+        char* t = test_read_text(path, NULL);
         bool seen = t && strstr(t, "\nstep ") != NULL;
         free(t);
         if (seen) return true;
@@ -1247,12 +1187,12 @@ static void test_interrupt_and_resume(void** state)
     assert_int_equal(kill(pid, SIGINT), 0);
     int status = wait_status(pid);
     if (status != 130) {
-        char* e = read_text(serr, NULL);
+        char* e = test_read_text(serr, NULL);
         print_error("interrupted run: exit status %d, expected 130; stderr:\n%s\n", status, e ? e : "");
         free(e);
         fail();
     }
-    char* e = read_text(serr, NULL);
+    char* e = test_read_text(serr, NULL);
     expect_contains(e, "--resume", "interrupted run's message");
     free(e);
 
@@ -1335,7 +1275,7 @@ static void test_kill_and_resume(void** state)
     long saved = 0;
     for (int i = 0; i < 12000 && saved < 80; i++) {
         nanosleep(&pause, NULL);
-        char* t = read_text(run_json, NULL);
+        char* t = test_read_text(run_json, NULL);
         cJSON* j = t ? cJSON_Parse(t) : NULL;
         const cJSON* st = j ? cJSON_GetObjectItemCaseSensitive(j, "step") : NULL;
         if (cJSON_IsNumber(st)) saved = (long)st->valuedouble;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "collision.h"
+#include "hash_rng.h"
 #include "narrow.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -26,43 +27,15 @@
 
 /* ---- scene helpers ------------------------------------------------------------ */
 
-static double rnd(uint64_t* s) /* uniform in [0, 1) (splitmix64) */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
 static void rot_identity(double R[9])
 {
     static const double I[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
     memcpy(R, I, sizeof I);
 }
 
-/* Rotation by angle t about unit axis u (row-major, columns = rotated axes). */
-static void rot_axis(double R[9], double ux, double uy, double uz, double t)
-{
-    double l = sqrt(ux * ux + uy * uy + uz * uz);
-    ux /= l;
-    uy /= l;
-    uz /= l;
-    double c = cos(t), s = sin(t), v = 1.0 - c;
-    R[0] = c + ux * ux * v;
-    R[1] = ux * uy * v - uz * s;
-    R[2] = ux * uz * v + uy * s;
-    R[3] = uy * ux * v + uz * s;
-    R[4] = c + uy * uy * v;
-    R[5] = uy * uz * v - ux * s;
-    R[6] = uz * ux * v - uy * s;
-    R[7] = uz * uy * v + ux * s;
-    R[8] = c + uz * uz * v;
-}
-
 static void random_rotation(double R[9], uint64_t* s)
 {
-    rot_axis(R, rnd(s) - 0.5, rnd(s) - 0.5, rnd(s) - 0.5 + 1e-3, 2 * PI * rnd(s));
+    test_rot_axis(R, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5 + 1e-3, 2 * PI * dvi_uniform01(s));
 }
 
 static dvi_geom geom(dvi_shape_type type, double x, double y, double z)
@@ -108,7 +81,7 @@ static dvi_geom capsule(double x, double y, double z, double r, double hl)
 static dvi_geom capsule_x(double x, double y, double z, double r, double hl)
 {
     dvi_geom g = capsule(x, y, z, r, hl);
-    rot_axis(g.rot, 0, 1, 0, PI / 2);
+    test_rot_axis(g.rot, 0, 1, 0, PI / 2);
     dvi_geom_update(&g);
     return g;
 }
@@ -143,10 +116,10 @@ static void test_aabb_convex(void** state)
     assert_false(s.unbounded);
 
     dvi_geom b = box(0, 0, 0, 1, 2, 3);
-    rot_axis(b.rot, 0, 0, 1, PI / 2); /* local x → world y */
+    test_rot_axis(b.rot, 0, 0, 1, PI / 2); /* local x → world y */
     dvi_geom_update(&b);
     assert_aabb(&b, -2, -1, -3, 2, 1, 3);
-    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    test_rot_axis(b.rot, 0, 0, 1, PI / 4);
     dvi_geom_update(&b);
     const double e = 3 / sqrt(2.0); /* (1 + 2)/√2 */
     assert_aabb(&b, -e, -e, -3, e, e, 3);
@@ -157,10 +130,10 @@ static void test_aabb_convex(void** state)
     dvi_geom y = geom(DVI_SHAPE_CYLINDER, 0, 0, 0);
     y.radius = 0.5;
     y.half_length = 2;
-    rot_axis(y.rot, 0, 1, 0, PI / 2); /* axis along x: flat ends span r in y, z */
+    test_rot_axis(y.rot, 0, 1, 0, PI / 2); /* axis along x: flat ends span r in y, z */
     dvi_geom_update(&y);
     assert_aabb(&y, -2, -0.5, -0.5, 2, 0.5, 0.5);
-    rot_axis(y.rot, 0, 1, 0, PI / 4); /* axis (1, 0, 1)/√2 */
+    test_rot_axis(y.rot, 0, 1, 0, PI / 4); /* axis (1, 0, 1)/√2 */
     dvi_geom_update(&y);
     const double f = 2.5 / sqrt(2.0); /* hl/√2 + r·√(1 − 1/2) */
     assert_aabb(&y, -f, -0.5, -f, f, 0.5, f);
@@ -173,7 +146,7 @@ static void test_aabb_unbounded_and_terrain(void** state)
     assert_true(p.unbounded);
     assert_true(p.aabb_max[2] == 1.0 && isinf(p.aabb_min[2]) && p.aabb_min[2] < 0);
     assert_true(isinf(p.aabb_min[0]) && isinf(p.aabb_max[0]) && isinf(p.aabb_max[1]));
-    rot_axis(p.rot, 1, 0, 0, 0.3);
+    test_rot_axis(p.rot, 1, 0, 0, 0.3);
     dvi_geom_update(&p);
     assert_true(p.unbounded && isinf(p.aabb_max[2]) && isinf(p.aabb_min[1]));
 
@@ -185,7 +158,7 @@ static void test_aabb_unbounded_and_terrain(void** state)
     dvi_geom_update(&h);
     assert_false(h.unbounded);
     assert_aabb(&h, 1, 1, 0, 2, 2, 3);
-    rot_axis(h.rot, 0, 0, 1, PI / 2); /* local x → world y, local y → world −x */
+    test_rot_axis(h.rot, 0, 0, 1, PI / 2); /* local x → world y, local y → world −x */
     dvi_geom_update(&h);
     assert_aabb(&h, 0, 1, 0, 1, 2, 3);
 
@@ -194,7 +167,7 @@ static void test_aabb_unbounded_and_terrain(void** state)
     dvi_trimesh m = {3, 1, verts, tris};
     dvi_geom g = geom(DVI_SHAPE_MESH, 0, 0, 1);
     g.mesh = &m;
-    rot_axis(g.rot, 0, 0, 1, PI / 2);
+    test_rot_axis(g.rot, 0, 0, 1, PI / 2);
     dvi_geom_update(&g);
     assert_aabb(&g, -2, 0, 1, 0, 1, 1);
 }
@@ -267,7 +240,7 @@ static void test_sphere_box(void** state)
 
     /* box turned 45° about z: its vertical edge at x = 1 + √2 faces the sphere */
     b = box(1, 0, 0, 1, 1, 1);
-    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    test_rot_axis(b.rot, 0, 0, 1, PI / 4);
     dvi_geom_update(&b);
     s = sphere(3, 0, 0, 0.5);
     assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.1, p, MAXP), 1);
@@ -300,7 +273,7 @@ static void test_sphere_capsule_plane(void** state)
 
     /* plane through (0, 0, 1) turned 30° about x: normal (0, −1/2, √3/2) */
     dvi_geom pl = plane(0, 0, 1);
-    rot_axis(pl.rot, 1, 0, 0, PI / 6);
+    test_rot_axis(pl.rot, 1, 0, 0, PI / 6);
     dvi_geom_update(&pl);
     const double n[3] = {0, -0.5, sqrt(3.0) / 2};
     s = sphere(1 + 2 * n[0], 2 * n[1], 1 + 2 * n[2], 0.5); /* centre 2 above the plane */
@@ -325,7 +298,7 @@ static void test_capsule_capsule(void** state)
 
     /* crossing at right angles, 0.5 apart: one point */
     dvi_geom b = capsule(0, 0, 0.5, 0.2, 1);
-    rot_axis(b.rot, 1, 0, 0, PI / 2); /* along y */
+    test_rot_axis(b.rot, 1, 0, 0, PI / 2); /* along y */
     dvi_geom_update(&b);
     assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.05, p, MAXP), 0);
     assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.1, p, MAXP), 1);
@@ -364,8 +337,8 @@ static void test_capsule_capsule(void** state)
      * plus the strictly closer crossing point */
     b = capsule(0, 0, 0.3, 0.2, 1);
     double Ry[9], Rz[9];
-    rot_axis(Ry, 0, 1, 0, PI / 2);
-    rot_axis(Rz, 0, 0, 1, 0.015);
+    test_rot_axis(Ry, 0, 1, 0, PI / 2);
+    test_rot_axis(Rz, 0, 0, 1, 0.015);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             b.rot[3 * i + j] = Rz[3 * i] * Ry[j] + Rz[3 * i + 1] * Ry[3 + j] + Rz[3 * i + 2] * Ry[6 + j];
@@ -401,7 +374,7 @@ static void test_capsule_plane(void** state)
     assert_vec(p[1].point, 1, 0, 0.025, TOL);
 
     c = capsule(0, 0, 0.25, 0.2, 1); /* 60° from vertical: ends at z = −0.25, 0.75 */
-    rot_axis(c.rot, 0, 1, 0, PI / 3);
+    test_rot_axis(c.rot, 0, 1, 0, PI / 3);
     dvi_geom_update(&c);
     assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 1);
     assert_int_equal(p[0].feature, 0);
@@ -456,7 +429,7 @@ static void test_capsule_box_separated(void** state)
 
     /* parallel to the edge x = z = 1, beside it: one point on the edge's span */
     c = capsule(1.5, 0, 1.5, 0.2, 2);
-    rot_axis(c.rot, 1, 0, 0, PI / 2);
+    test_rot_axis(c.rot, 1, 0, 0, PI / 2);
     dvi_geom_update(&c);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 1.0, p, MAXP), 1);
     assert_near(p[0].distance, d - 0.2, TOL);
@@ -464,7 +437,7 @@ static void test_capsule_box_separated(void** state)
     assert_true(fabs(p[0].point[1]) <= 1 + TOL);
 
     /* box turned 45° about z: the capsule on top still gets two points */
-    rot_axis(b.rot, 0, 0, 1, PI / 4);
+    test_rot_axis(b.rot, 0, 0, 1, PI / 4);
     dvi_geom_update(&b);
     c = capsule_x(0, 0, 1.3, 0.2, 0.5);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
@@ -475,7 +448,7 @@ static void test_capsule_box_separated(void** state)
 
     /* box turned 90° about x (local y → world z), capsule beside its −y face */
     b = box(0, 0, 0, 1, 2, 3); /* in world: x half 1, y half 3, z half 2 */
-    rot_axis(b.rot, 1, 0, 0, PI / 2);
+    test_rot_axis(b.rot, 1, 0, 0, PI / 2);
     dvi_geom_update(&b);
     c = capsule_x(0, -3.25, 0, 0.2, 0.5);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
@@ -509,7 +482,7 @@ static void test_capsule_box_penetrating(void** state)
     /* cutting the edge x = z = 1 diagonally (x + z = 1.9 in the plane y = 0):
      * the edge direction (1, 0, 1)/√2 is the axis of least depth (0.1/√2) */
     c = capsule(0.95, 0, 0.95, 0.1, sqrt(2.0) * 0.45);
-    rot_axis(c.rot, 0, 1, 0, 3 * PI / 4); /* local z → (1, 0, −1)/√2 */
+    test_rot_axis(c.rot, 0, 1, 0, 3 * PI / 4); /* local z → (1, 0, −1)/√2 */
     dvi_geom_update(&c);
     assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
     const double depth = 0.1 / sqrt(2.0), phi = -depth - 0.1, u = 1 / sqrt(2.0);
@@ -608,11 +581,11 @@ static void test_random_against_numeric(void** state)
     dvi_contact_point p[MAXP];
     int separated = 0, overlapping = 0;
     for (int trial = 0; trial < 3000; trial++) {
-        dvi_geom b = box(0, 0, 0, 0.2 + rnd(&s), 0.2 + rnd(&s), 0.2 + rnd(&s));
+        dvi_geom b = box(0, 0, 0, 0.2 + dvi_uniform01(&s), 0.2 + dvi_uniform01(&s), 0.2 + dvi_uniform01(&s));
         random_rotation(b.rot, &s);
         dvi_geom_update(&b);
-        dvi_geom c = capsule(3 * rnd(&s) - 1.5, 3 * rnd(&s) - 1.5, 3 * rnd(&s) - 1.5, 0.05 + 0.3 * rnd(&s),
-                             rnd(&s) < 0.1 ? 0.0 : rnd(&s));
+        dvi_geom c = capsule(3 * dvi_uniform01(&s) - 1.5, 3 * dvi_uniform01(&s) - 1.5, 3 * dvi_uniform01(&s) - 1.5, 0.05 + 0.3 * dvi_uniform01(&s),
+                             dvi_uniform01(&s) < 0.1 ? 0.0 : dvi_uniform01(&s));
         random_rotation(c.rot, &s);
         dvi_geom_update(&c);
         const double env = 10.0;
@@ -633,8 +606,8 @@ static void test_random_against_numeric(void** state)
             overlapping++;
         }
 
-        dvi_geom d = capsule(2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 0.05 + 0.3 * rnd(&s),
-                             rnd(&s) < 0.1 ? 0.0 : rnd(&s));
+        dvi_geom d = capsule(2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 0.05 + 0.3 * dvi_uniform01(&s),
+                             dvi_uniform01(&s) < 0.1 ? 0.0 : dvi_uniform01(&s));
         random_rotation(d.rot, &s);
         if (trial % 10 == 0) memcpy(d.rot, c.rot, sizeof d.rot); /* exactly parallel */
         dvi_geom_update(&d);
@@ -647,7 +620,7 @@ static void test_random_against_numeric(void** state)
             assert_near(p[0].distance, p[1].distance, 1e-9); /* parallel: equal gaps */
         }
 
-        dvi_geom sp = sphere(2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 2 * rnd(&s) - 1, 0.05 + 0.3 * rnd(&s));
+        dvi_geom sp = sphere(2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 0.05 + 0.3 * dvi_uniform01(&s));
         n = dvi_collide_sphere_box(&sp, &b, env, p, MAXP);
         assert_int_equal(n, 1);
         check_points(p, n, env);
@@ -680,7 +653,7 @@ static void test_dispatch_flip(void** state)
 {
     (void)state;
     dvi_geom s = sphere(0.3, 0.1, 1.2, 0.4), b = box(0, 0, 0, 1, 1, 1), pl = plane(0, 0, 0);
-    rot_axis(b.rot, 1, 1, 0, 0.2);
+    test_rot_axis(b.rot, 1, 1, 0, 0.2);
     dvi_geom_update(&b);
     dvi_geom c = capsule_x(0.2, 0, 1.25, 0.3, 0.5), c2 = capsule(0.1, 0.2, 1.9, 0.3, 0.4);
     check_flip(&s, &b, 0.01);
@@ -759,22 +732,22 @@ static void random_scene(dvi_geom* g, int32_t n, double side, double spread, dou
 {
     uint64_t s = seed;
     for (int32_t i = 0; i < n; i++) {
-        double size = 0.05 * (1.0 + spread * rnd(&s) * rnd(&s) * rnd(&s));
-        double x = offset + side * rnd(&s), y = offset + side * rnd(&s), z = offset + side * rnd(&s);
-        int kind = (int)(3 * rnd(&s));
+        double size = 0.05 * (1.0 + spread * dvi_uniform01(&s) * dvi_uniform01(&s) * dvi_uniform01(&s));
+        double x = offset + side * dvi_uniform01(&s), y = offset + side * dvi_uniform01(&s), z = offset + side * dvi_uniform01(&s);
+        int kind = (int)(3 * dvi_uniform01(&s));
         dvi_geom* q = &g[i];
         if (kind == 0) {
-            *q = sphere(x, y, z, size * (0.5 + rnd(&s)));
+            *q = sphere(x, y, z, size * (0.5 + dvi_uniform01(&s)));
         } else if (kind == 1) {
-            *q = box(x, y, z, size * (0.3 + rnd(&s)), size * (0.3 + rnd(&s)), size * (0.3 + rnd(&s)));
+            *q = box(x, y, z, size * (0.3 + dvi_uniform01(&s)), size * (0.3 + dvi_uniform01(&s)), size * (0.3 + dvi_uniform01(&s)));
             random_rotation(q->rot, &s);
         } else {
-            *q = capsule(x, y, z, size * (0.3 + 0.5 * rnd(&s)), size * 1.5 * rnd(&s));
+            *q = capsule(x, y, z, size * (0.3 + 0.5 * dvi_uniform01(&s)), size * 1.5 * dvi_uniform01(&s));
             random_rotation(q->rot, &s);
         }
         q->owner = i;
-        if (rnd(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
-        q->is_static = rnd(&s) < 0.15;
+        if (dvi_uniform01(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
+        q->is_static = dvi_uniform01(&s) < 0.15;
         dvi_geom_update(q);
     }
     if (n >= 3) {
@@ -979,10 +952,10 @@ static int32_t granular_bed(dvi_geom* g, int32_t n, uint64_t seed)
     const int32_t nz = (int32_t)ceil(cbrt(n / 4.0)), nx = (int32_t)ceil(sqrt((double)n / nz)); /* nx ≈ 2 nz */
     for (int32_t i = 0; i < n; i++) {
         const int32_t ix = i % nx, iy = (i / nx) % nx, iz = i / (nx * nx);
-        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * rnd(&s) - 1);
-        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * rnd(&s) - 1);
-        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * rnd(&s) - 1) - 0.005;
-        const double r = 0.01 + 0.01 * rnd(&s);
+        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1);
+        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1);
+        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1) - 0.005;
+        const double r = 0.01 + 0.01 * dvi_uniform01(&s);
         if (i % 50 == 7) {
             g[i] = box(x, y, z, r, 0.7 * r, 0.5 * r);
             random_rotation(g[i].rot, &s);
@@ -1115,28 +1088,22 @@ static void world_run(dvi_method method, int threads, void** blob, size_t* size)
     wd.solver_settings.threads = threads;
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_FIXED;
-    dvi_body_id ground;
-    assert_int_equal(dvi_body_create(w, &bd, &ground), DVI_OK);
-    dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
-    dvi_shape_id shape;
-    assert_int_equal(dvi_shape_create(w, ground, &sd, &shape), DVI_OK);
+    test_fixed_plane(w, NULL);
     uint64_t s = 5;
     for (int i = 0; i < K * K * LAYERS; i++) {
-        const double r = 0.01 + 0.002 * rnd(&s);
-        bd = dvi_default_body_def();
+        const double r = 0.01 + 0.002 * dvi_uniform01(&s);
+        dvi_body_def bd = dvi_default_body_def();
         bd.mass = 0.01;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * bd.mass * r * r;
-        bd.position[0] = 0.025 * (i % K) + 0.001 * rnd(&s);
-        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * rnd(&s);
-        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * rnd(&s);
+        bd.position[0] = 0.025 * (i % K) + 0.001 * dvi_uniform01(&s);
+        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * dvi_uniform01(&s);
+        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * dvi_uniform01(&s);
         dvi_body_id b;
         assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
-        sd = dvi_default_shape_def();
+        dvi_shape_def sd = dvi_default_shape_def();
         sd.type = DVI_SHAPE_SPHERE;
         sd.radius = r;
+        dvi_shape_id shape;
         assert_int_equal(dvi_shape_create(w, b, &sd, &shape), DVI_OK);
     }
     const double h = method == DVI_METHOD_DEM ? 1e-5 : 2e-3;

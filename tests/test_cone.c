@@ -12,16 +12,8 @@
 #include <string.h>
 
 #include "ccp_work.h"
+#include "hash_rng.h"
 #include "test_util.h"
-
-static double rnd(uint64_t* s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
 
 static dvi_ccp_block friction(double mu)
 {
@@ -99,8 +91,8 @@ static void test_friction_properties(void** state)
     (void)state;
     uint64_t s = 7;
     for (int trial = 0; trial < 20000; trial++) {
-        dvi_ccp_block b = friction(trial % 10 == 0 ? 0.0 : 1.5 * (rnd(&s) + 1.0));
-        double x[3] = {2.0 * rnd(&s), rnd(&s), rnd(&s)};
+        dvi_ccp_block b = friction(trial % 10 == 0 ? 0.0 : 1.5 * (dvi_uniform_sym(&s) + 1.0));
+        double x[3] = {2.0 * dvi_uniform_sym(&s), dvi_uniform_sym(&s), dvi_uniform_sym(&s)};
         check_projection(&b, x, 3);
     }
 }
@@ -130,11 +122,11 @@ static void test_rolling_projection(void** state)
     (void)state;
     uint64_t s = 11;
     for (int trial = 0; trial < 20000; trial++) {
-        dvi_ccp_block b = {DVI_BLOCK_FRICTION_ROLLING, rnd(&s) + 1.0, 0.5 * (rnd(&s) + 1.0), 0.3 * (rnd(&s) + 1.0)};
+        dvi_ccp_block b = {DVI_BLOCK_FRICTION_ROLLING, dvi_uniform_sym(&s) + 1.0, 0.5 * (dvi_uniform_sym(&s) + 1.0), 0.3 * (dvi_uniform_sym(&s) + 1.0)};
         if (trial % 7 == 0) b.mu_spin = 0.0;
         if (trial % 11 == 0) b.mu_roll = 0.0;
         double x[6];
-        for (int i = 0; i < 6; i++) x[i] = 2.0 * rnd(&s);
+        for (int i = 0; i < 6; i++) x[i] = 2.0 * dvi_uniform_sym(&s);
         check_projection(&b, x, 6);
         double p[6];
         memcpy(p, x, sizeof p);
@@ -198,8 +190,8 @@ static void test_friction_polar_without_root(void** state)
     uint64_t s = 31;
     long polar = 0, differ = 0, near = 0;
     for (int trial = 0; trial < 2000000; trial++) {
-        const double mu = trial % 7 == 0 ? 1e-3 : 0.05 + (rnd(&s) + 1.0);
-        double x[3] = {rnd(&s), rnd(&s), rnd(&s)};
+        const double mu = trial % 7 == 0 ? 1e-3 : 0.05 + (dvi_uniform_sym(&s) + 1.0);
+        double x[3] = {dvi_uniform_sym(&s), dvi_uniform_sym(&s), dvi_uniform_sym(&s)};
         if (trial % 3 == 0) x[0] = -fabs(x[0]) - 0.1; /* n < 0: polar or outside */
         bool on = false;
         if (trial % 6 == 0 && x[0] < 0.0) { /* onto the polar cone's surface μ‖t‖ = −n, then ulps */
@@ -207,7 +199,7 @@ static void test_friction_polar_without_root(void** state)
             if (tn > 0.0) {
                 for (int i = 1; i < 3; i++) {
                     x[i] *= -x[0] / (mu * tn);
-                    for (int k = (int)(rnd(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                    for (int k = (int)(dvi_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
                         x[i] = nextafter(x[i], k > 0 ? INFINITY : -INFINITY);
                 }
                 on = true;
@@ -270,12 +262,12 @@ static void test_rolling_inside_same_bits(void** state)
     uint64_t s = 29;
     long inside = 0;
     for (int trial = 0; trial < 2000000; trial++) {
-        const double mu = trial % 5 == 0 ? 0.0 : 0.5 * (rnd(&s) + 1.0);
-        const double mu_s = trial % 3 == 0 ? 0.0 : 0.02 * (rnd(&s) + 1.0);
-        const double mu_r = trial % 2 == 0 ? 0.0 : 0.005 * (rnd(&s) + 1.0);
+        const double mu = trial % 5 == 0 ? 0.0 : 0.5 * (dvi_uniform_sym(&s) + 1.0);
+        const double mu_s = trial % 3 == 0 ? 0.0 : 0.02 * (dvi_uniform_sym(&s) + 1.0);
+        const double mu_r = trial % 2 == 0 ? 0.0 : 0.005 * (dvi_uniform_sym(&s) + 1.0);
         double x[6];
         const double scale = trial % 4 == 0 ? 1e-3 : 1.0;
-        for (int i = 0; i < 6; i++) x[i] = scale * (rnd(&s) + 0.4);
+        for (int i = 0; i < 6; i++) x[i] = scale * (dvi_uniform_sym(&s) + 0.4);
         if (trial % 2 == 0 && x[0] > 0.0) { /* every part inside: t, s, ρ at a random fraction of their limits */
             const double c[3] = {mu, mu_s, mu_r};
             for (int part = 0; part < 3; part++) {
@@ -283,14 +275,14 @@ static void test_rolling_inside_same_bits(void** state)
                 double nv;
                 double* v = rolling_part(x, part, &len, &nv);
                 if (nv > 0.0)
-                    for (int i = 0; i < len; i++) v[i] *= 0.5 * (rnd(&s) + 1.0) * c[part] * x[0] / nv;
+                    for (int i = 0; i < len; i++) v[i] *= 0.5 * (dvi_uniform_sym(&s) + 1.0) * c[part] * x[0] / nv;
             }
         }
         if (trial % 13 == 0)
             for (int i = 1; i < 6; i++)
-                if (rnd(&s) > 0.0) x[i] = rnd(&s) > 0.0 ? 0.0 : -0.0;
+                if (dvi_uniform_sym(&s) > 0.0) x[i] = dvi_uniform_sym(&s) > 0.0 ? 0.0 : -0.0;
         if (trial % 6 == 0 && x[0] > 0.0) { /* onto a part's surface, then a few ulps either way */
-            const int part = (int)((rnd(&s) + 1.0) * 1.5);
+            const int part = (int)((dvi_uniform_sym(&s) + 1.0) * 1.5);
             const double c = part == 0 ? mu : part == 1 ? mu_s : mu_r;
             int len;
             double nv;
@@ -298,7 +290,7 @@ static void test_rolling_inside_same_bits(void** state)
             if (nv > 0.0)
                 for (int i = 0; i < len; i++) {
                     v[i] *= c * x[0] / nv;
-                    for (int k = (int)(rnd(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                    for (int k = (int)(dvi_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
                         v[i] = nextafter(v[i], k > 0 ? INFINITY : -INFINITY);
                 }
         }
@@ -370,25 +362,25 @@ static void test_rolling_walk_same_bits(void** state)
     uint64_t s = 31;
     long zero = 0, ties = 0;
     for (int trial = 0; trial < 2000000; trial++) {
-        const double mu = trial % 7 == 0 ? 0.0 : 0.5 * (rnd(&s) + 1.0);
-        const double mu_s = trial % 5 == 0 ? 0.0 : 0.02 * (rnd(&s) + 1.0);
-        const double mu_r = trial % 3 == 0 ? 0.0 : 0.005 * (rnd(&s) + 1.0);
+        const double mu = trial % 7 == 0 ? 0.0 : 0.5 * (dvi_uniform_sym(&s) + 1.0);
+        const double mu_s = trial % 5 == 0 ? 0.0 : 0.02 * (dvi_uniform_sym(&s) + 1.0);
+        const double mu_r = trial % 3 == 0 ? 0.0 : 0.005 * (dvi_uniform_sym(&s) + 1.0);
         const double c[3] = {mu, mu_s, mu_r};
         double x[6];
         const double scale = trial % 4 == 0 ? 1e-3 : 1.0;
-        for (int i = 0; i < 6; i++) x[i] = scale * rnd(&s); /* n of either sign: the polar cone too */
+        for (int i = 0; i < 6; i++) x[i] = scale * dvi_uniform_sym(&s); /* n of either sign: the polar cone too */
         if (trial % 11 == 0)
             for (int i = 1; i < 6; i++)
-                if (rnd(&s) > 0.0) x[i] = rnd(&s) > 0.0 ? 0.0 : -0.0;
+                if (dvi_uniform_sym(&s) > 0.0) x[i] = dvi_uniform_sym(&s) > 0.0 ? 0.0 : -0.0;
         if (trial % 6 == 0 && x[0] > 0.0) { /* onto a part's surface, then a few ulps either way */
-            const int part = (int)((rnd(&s) + 1.0) * 1.5);
+            const int part = (int)((dvi_uniform_sym(&s) + 1.0) * 1.5);
             int len;
             double nv;
             double* v = rolling_part(x, part, &len, &nv);
             if (nv > 0.0)
                 for (int i = 0; i < len; i++) {
                     v[i] *= c[part] * x[0] / nv;
-                    for (int k = (int)(rnd(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                    for (int k = (int)(dvi_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
                         v[i] = nextafter(v[i], k > 0 ? INFINITY : -INFINITY);
                 }
         }

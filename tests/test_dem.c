@@ -46,18 +46,9 @@ static dvi_material material(double E, double e, double mu)
 /* A fixed plane through the origin, normal R_x(θ) e_z = (0, −sin θ, cos θ). */
 static dvi_body_id add_plane(dvi_world* w, double theta, dvi_material m)
 {
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_FIXED;
-    dvi_body_id g;
-    assert_int_equal(dvi_body_create(w, &bd, &g), DVI_OK);
-    dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
-    sd.offset_orientation[0] = cos(theta / 2);
-    sd.offset_orientation[1] = sin(theta / 2);
+    dvi_shape_def sd = test_plane_def(theta);
     sd.material = m;
-    dvi_shape_id s;
-    assert_int_equal(dvi_shape_create(w, g, &sd, &s), DVI_OK);
-    return g;
+    return test_fixed_plane(w, &sd);
 }
 
 static dvi_body_id add_sphere(dvi_world* w, const double x[3], double r, double mass, dvi_material m)

@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../bench/granular_bed.h"
+#include "granular_bed.h"
 #include "test_util.h"
 
 static void test_bed_heights(void** state)

@@ -130,14 +130,10 @@ static double rest_drift(double r, double m, bool on_box, int* unconverged)
     dvi_world_def wd = dvi_default_world_def();
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_FIXED;
-    dvi_body_id g;
-    assert_int_equal(dvi_body_create(w, &bd, &g), DVI_OK);
-    dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
+    test_fixed_plane(w, NULL);
+    dvi_body_def bd;
+    dvi_shape_def sd;
     dvi_shape_id s;
-    assert_int_equal(dvi_shape_create(w, g, &sd, &s), DVI_OK);
     double z0 = r;
     if (on_box) { /* a box 1e12 times heavier, 4 r high, under the sphere */
         bd = dvi_default_body_def();
@@ -297,15 +293,11 @@ static void test_collision_filters(void** state)
     dvi_world_def wd = dvi_default_world_def();
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_FIXED;
-    dvi_body_id ground;
-    assert_int_equal(dvi_body_create(w, &bd, &ground), DVI_OK);
     dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
     sd.collision_mask = 0xFFFFFFFFu & ~2u;
+    test_fixed_plane(w, &sd);
+    dvi_body_def bd;
     dvi_shape_id sid;
-    assert_int_equal(dvi_shape_create(w, ground, &sd, &sid), DVI_OK);
     dvi_body_id ball[2];
     for (int k = 0; k < 2; k++) {
         bd = dvi_default_body_def();

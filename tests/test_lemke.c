@@ -28,20 +28,12 @@
 #include "ccp_work.h"
 #include "lemke.h"
 #include "problems.h"
+#include "hash_rng.h"
 #include "test_util.h"
 
 #define PI 3.14159265358979323846
 
 /* ---------------------------------------------------------------- helpers */
-
-static double rnd(uint64_t* s) /* splitmix64 → uniform in [-1, 1) */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
 
 /* Runs the LCP kernel with a freshly allocated workspace. */
 static dvi_status run_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
@@ -247,7 +239,7 @@ static void test_lcp_degenerate(void** state)
         int32_t n = 2 + trial % 6;
         double A[64], M[64], q[8];
         /* M = AᵀA + I + K (K skew): xᵀMx ≥ ‖x‖² > 0 → P-matrix */
-        for (int32_t i = 0; i < n * n; i++) A[i] = floor(3.0 * rnd(&seed));
+        for (int32_t i = 0; i < n * n; i++) A[i] = floor(3.0 * dvi_uniform_sym(&seed));
         for (int32_t i = 0; i < n; i++)
             for (int32_t j = 0; j < n; j++) {
                 double s = (i == j) ? 1.0 : 0.0;
@@ -257,11 +249,11 @@ static void test_lcp_degenerate(void** state)
         if (trial % 2)
             for (int32_t i = 0; i < n; i++)
                 for (int32_t j = i + 1; j < n; j++) {
-                    double k = floor(2.0 * rnd(&seed));
+                    double k = floor(2.0 * dvi_uniform_sym(&seed));
                     M[i * n + j] += k;
                     M[j * n + i] -= k;
                 }
-        for (int32_t i = 0; i < n; i++) q[i] = floor(2.0 * rnd(&seed)); /* in {−2, −1, 0, 1} */
+        for (int32_t i = 0; i < n; i++) q[i] = floor(2.0 * dvi_uniform_sym(&seed)); /* in {−2, −1, 0, 1} */
         /* several bases may give the same degenerate z; the z is unique */
         assert_true(brute_force_lcp(n, M, q, zb) >= 1);
         int32_t piv;
@@ -306,11 +298,11 @@ static void test_lcp_pivot_limit(void** state)
     uint64_t seed = 7;
     for (int32_t i = 0; i < N; i++) {
         for (int32_t j = 0; j <= i; j++) {
-            double v = (i == j) ? 4.0 : -0.05 * (1.0 + rnd(&seed));
+            double v = (i == j) ? 4.0 : -0.05 * (1.0 + dvi_uniform_sym(&seed));
             M[i * N + j] = v;
             M[j * N + i] = v;
         }
-        q[i] = -1.5 - rnd(&seed);
+        q[i] = -1.5 - dvi_uniform_sym(&seed);
     }
     int32_t piv;
     dvi_solve_status st;
@@ -337,11 +329,11 @@ static void test_lcp_large_reinversion(void** state)
     uint64_t seed = 99;
     for (int32_t i = 0; i < N; i++) {
         for (int32_t j = 0; j <= i; j++) {
-            double v = (i == j) ? 3.0 + rnd(&seed) : -0.01 * (1.0 + rnd(&seed));
+            double v = (i == j) ? 3.0 + dvi_uniform_sym(&seed) : -0.01 * (1.0 + dvi_uniform_sym(&seed));
             M[i * N + j] = v;
             M[j * N + i] = v;
         }
-        q[i] = -1.0 - rnd(&seed);
+        q[i] = -1.0 - dvi_uniform_sym(&seed);
     }
     int32_t piv;
     dvi_solve_status st;

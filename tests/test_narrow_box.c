@@ -18,6 +18,7 @@
 
 #include "collision.h"
 #include "narrow.h"
+#include "hash_rng.h"
 #include "test_util.h"
 
 #define PI 3.14159265358979323846
@@ -25,37 +26,6 @@
 #define ENV 0.005
 
 /* ---- helpers ------------------------------------------------------------------- */
-
-static double rnd(uint64_t* s) /* uniform in [0, 1), splitmix64 */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* R = rotation by angle t about axis (x, y, z) (Rodrigues), row-major. */
-static void rot_axis(double R[9], double x, double y, double z, double t)
-{
-    double l = sqrt(x * x + y * y + z * z);
-    x /= l;
-    y /= l;
-    z /= l;
-    double c = cos(t), s = sin(t), v = 1.0 - c;
-    double M[9] = {c + x * x * v,     x * y * v - z * s, x * z * v + y * s, y * x * v + z * s, c + y * y * v,
-                   y * z * v - x * s, z * x * v - y * s, z * y * v + x * s, c + z * z * v};
-    memcpy(R, M, sizeof M);
-}
-
-/* O = A B */
-static void rot_mul(double O[9], const double A[9], const double B[9])
-{
-    double T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) T[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-    memcpy(O, T, sizeof T);
-}
 
 static dvi_geom base(dvi_shape_type t, double x, double y, double z)
 {
@@ -187,7 +157,7 @@ static void test_box_plane_tilted(void** state)
     dvi_contact_point p[MAXP];
     /* 30° about y: the lowest edge (2 corners, parallel to y) */
     double R[9];
-    rot_axis(R, 0, 1, 0, t);
+    test_rot_axis(R, 0, 1, 0, t);
     double low = hx * sin(t) + hz * cos(t);
     dvi_geom bx = box(0, 0, low - 0.002, hx, hy, hz), pl = ground();
     set_rot(&bx, R);
@@ -201,8 +171,8 @@ static void test_box_plane_tilted(void** state)
     }
     /* 30° about y then 30° about x: one corner */
     double R2[9], Rx[9];
-    rot_axis(Rx, 1, 0, 0, t);
-    rot_mul(R2, Rx, R);
+    test_rot_axis(Rx, 1, 0, 0, t);
+    test_mat_mul(R2, Rx, R);
     set_rot(&bx, R2);
     double lowest = 0.0; /* depth of the lowest corner below the centre: Σ h_i |R[2][i]| */
     for (int i = 0; i < 3; i++) lowest += bx.half[i] * fabs(R2[6 + i]);
@@ -290,7 +260,7 @@ static void test_box_box_reference_b(void** state)
     (void)state;
     const double t = 20.0 * PI / 180.0;
     double R[9];
-    rot_axis(R, 0, 1, 0, t);
+    test_rot_axis(R, 0, 1, 0, t);
     dvi_geom small = box(0.3, 0.2, 0, 0.2, 0.15, 0.1), slab = box(0, 0, -1.0, 2.0, 2.0, 1.0);
     set_rot(&small, R);
     small.pos[2] = 0.2 * sin(t) + 0.1 * cos(t) - 0.003;
@@ -311,7 +281,7 @@ static void test_box_box_rotated45(void** state)
 {
     (void)state;
     double R[9];
-    rot_axis(R, 0, 0, 1, PI / 4);
+    test_rot_axis(R, 0, 0, 1, PI / 4);
     dvi_contact_point p[MAXP];
     /* a small cube turned 45° on a large slab: its 4 bottom corners */
     dvi_geom a = box(0, 0, 0, 1.0, 1.0, 0.5), b = box(0.1, 0.0, 0.5 + 0.3 - 0.002, 0.3, 0.3, 0.3);
@@ -358,8 +328,8 @@ static void test_box_box_edge_edge(void** state)
     (void)state;
     /* a: edge up along x; b: edge down along y; crossing above the origin */
     double Ra[9], Rb[9];
-    rot_axis(Ra, 1, 0, 0, PI / 4);
-    rot_axis(Rb, 0, 1, 0, PI / 4);
+    test_rot_axis(Ra, 1, 0, 0, PI / 4);
+    test_rot_axis(Rb, 0, 1, 0, PI / 4);
     const double h = 0.5, top = h * sqrt(2.0);
     dvi_contact_point p[MAXP];
     const double gaps[3] = {0.003, 0.0, -0.01};
@@ -451,7 +421,7 @@ static void random_rotation(double R[9], uint64_t* s)
 {
     double q[4], l = 0.0;
     for (int k = 0; k < 4; k++) {
-        q[k] = 2.0 * rnd(s) - 1.0;
+        q[k] = 2.0 * dvi_uniform01(s) - 1.0;
         l += q[k] * q[k];
     }
     l = sqrt(l);
@@ -471,9 +441,9 @@ static void test_box_box_random_vs_convex(void** state)
     int overlaps = 0;
     double worst_epa = 0.0, worst_box = 0.0;
     for (int t = 0; t < 2000; t++) {
-        dvi_geom a = box(0, 0, 0, 0.2 + rnd(&seed), 0.2 + rnd(&seed), 0.2 + rnd(&seed));
-        dvi_geom b = box(2.4 * rnd(&seed) - 1.2, 2.4 * rnd(&seed) - 1.2, 2.4 * rnd(&seed) - 1.2, 0.1 + 0.5 * rnd(&seed),
-                         0.1 + 0.5 * rnd(&seed), 0.1 + 0.5 * rnd(&seed));
+        dvi_geom a = box(0, 0, 0, 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed));
+        dvi_geom b = box(2.4 * dvi_uniform01(&seed) - 1.2, 2.4 * dvi_uniform01(&seed) - 1.2, 2.4 * dvi_uniform01(&seed) - 1.2, 0.1 + 0.5 * dvi_uniform01(&seed),
+                         0.1 + 0.5 * dvi_uniform01(&seed), 0.1 + 0.5 * dvi_uniform01(&seed));
         double R[9];
         random_rotation(R, &seed);
         set_rot(&a, R);
@@ -511,7 +481,7 @@ static void test_box_box_consistency(void** state)
     (void)state;
     for (int k = 0; k < 8; k++) {
         double t = (1.0 + 3.0 * k) * PI / 180.0, R[9];
-        rot_axis(R, 1.0, 0.3 * k, 0.0, t);
+        test_rot_axis(R, 1.0, 0.3 * k, 0.0, t);
         dvi_geom a = box(0, 0, 0, 1.0, 1.0, 0.5), b = box(0.05 * k, -0.02 * k, 0, 0.3, 0.2, 0.25);
         set_rot(&b, R);
         double r = 0.0;
@@ -549,7 +519,7 @@ static void test_feature_stability(void** state)
     (void)state;
     dvi_contact_point p[MAXP], q[MAXP];
     double R[9];
-    rot_axis(R, 0.3, 1.0, 0.2, 2e-4);
+    test_rot_axis(R, 0.3, 1.0, 0.2, 2e-4);
     /* box on box, partly overhanging (clip vertices on both boxes' edges) */
     dvi_geom a = box(0, 0, 0, 1.0, 1.0, 0.5), b = box(0.9, 0.3, 1.0 - 0.001, 0.5, 0.5, 0.5);
     int n = dvi_collide_box_box(&a, &b, ENV, p, MAXP);
@@ -568,14 +538,14 @@ static void test_feature_stability(void** state)
     assert_true(same_features(p, n, q, m));
     /* wheel on plane, rolling a little */
     double W[9], W2[9], S[9];
-    rot_axis(W, 1, 0, 0, PI / 2); /* axis along y */
+    test_rot_axis(W, 1, 0, 0, PI / 2); /* axis along y */
     dvi_geom wh = cylinder(0, 0, 0.3 - 0.001, 0.3, 0.1), wh2;
     set_rot(&wh, W);
     n = dvi_collide_cylinder_plane(&wh, &pl, ENV, p, MAXP);
     assert_int_equal(n, 2);
     wh2 = wh;
-    rot_axis(S, 0, 1, 0, 0.01); /* rolled by 0.01 rad */
-    rot_mul(W2, S, W);
+    test_rot_axis(S, 0, 1, 0, 0.01); /* rolled by 0.01 rad */
+    test_mat_mul(W2, S, W);
     set_rot(&wh2, W2);
     wh2.pos[0] += 0.003;
     m = dvi_collide_cylinder_plane(&wh2, &pl, ENV, q, MAXP);
@@ -594,7 +564,7 @@ static void test_feature_stability(void** state)
     assert_int_equal(n, 4);
     for (int k = 0; k < 5; k++) {
         st2 = st;
-        rot_axis(S, 1.0, 0.7 * k - 1.0, 0.1, 1e-9);
+        test_rot_axis(S, 1.0, 0.7 * k - 1.0, 0.1, 1e-9);
         set_rot(&st2, S);
         st2.pos[0] += 1e-6 * k;
         m = dvi_collide_box_cylinder(&base_box, &st2, ENV, q, MAXP);
@@ -665,7 +635,7 @@ static void test_cylinder_plane(void** state)
     }
     /* lying (a wheel): the two rim ends of the contact line */
     double R[9];
-    rot_axis(R, 1, 0, 0, PI / 2); /* axis along −y */
+    test_rot_axis(R, 1, 0, 0, PI / 2); /* axis along −y */
     dvi_geom wh = cylinder(0.5, 0, r - 0.002, r, h);
     set_rot(&wh, R);
     n = dvi_collide_cylinder_plane(&wh, &pl, ENV, p, MAXP);
@@ -680,7 +650,7 @@ static void test_cylinder_plane(void** state)
     /* tilted by α about x: the lowest rim point, analytically */
     for (int k = 1; k < 6; k++) {
         double al = k * 15.0 * PI / 180.0;
-        rot_axis(R, 1, 0, 0, al);
+        test_rot_axis(R, 1, 0, 0, al);
         double cz = 2.0;
         dvi_geom ct = cylinder(0, 0, cz, r, h);
         set_rot(&ct, R);
@@ -696,7 +666,7 @@ static void test_cylinder_plane(void** state)
         assert_near(p[0].point[2], -0.0015, 1e-14);
     }
     /* tilted slightly: the lowest point and its neighbours within the envelope */
-    rot_axis(R, 1, 0, 0, 0.002);
+    test_rot_axis(R, 1, 0, 0, 0.002);
     set_rot(&cy, R);
     cy.pos[2] = h * cos(0.002) + r * sin(0.002);
     n = dvi_collide_cylinder_plane(&cy, &pl, ENV, p, MAXP);
@@ -715,7 +685,7 @@ static void test_sphere_cylinder(void** state)
     const double env = 1.0;
     /* cylinder r 0.5, half length 1, turned so that its axis is world x */
     double R[9];
-    rot_axis(R, 0, 1, 0, PI / 2); /* local z → world x */
+    test_rot_axis(R, 0, 1, 0, PI / 2); /* local z → world x */
     dvi_geom cy = cylinder(1.0, 2.0, 3.0, 0.5, 1.0);
     set_rot(&cy, R);
     dvi_contact_point p[MAXP];
@@ -778,7 +748,7 @@ static void test_cylinder_manifolds(void** state)
     dvi_geom slab = box(0, 0, 0, 2, 2, 0.5);
     double R[9];
     /* lying on a box face: the two rim extremes */
-    rot_axis(R, 0, 1, 0, PI / 2); /* axis along x */
+    test_rot_axis(R, 0, 1, 0, PI / 2); /* axis along x */
     dvi_geom wh = cylinder(0.2, 0.1, 0.5 + r - 0.002, r, h);
     set_rot(&wh, R);
     int n = dvi_collide_box_cylinder(&slab, &wh, ENV, p, MAXP);
@@ -811,7 +781,7 @@ static void test_cylinder_manifolds(void** state)
         assert_near(hypot(p[i].point[0] - 0.3, p[i].point[1] + 0.2), r, 1e-9);
     }
     /* tilted 20° on its rim: one point, the lowest rim point */
-    rot_axis(R, 1, 0, 0, 20.0 * PI / 180.0);
+    test_rot_axis(R, 1, 0, 0, 20.0 * PI / 180.0);
     set_rot(&st, R);
     double low = h * cos(20.0 * PI / 180.0) + r * sin(20.0 * PI / 180.0);
     st.pos[2] = 0.5 + low - 0.002;
@@ -839,7 +809,7 @@ static void test_cylinder_manifolds(void** state)
     /* two lying cylinders side by side (parallel, along x): 2 points */
     dvi_geom l1 = cylinder(0, 0, 0, 0.3, 0.5), l2 = cylinder(0.2, 0.3 + 0.25 - 0.001, 0, 0.25, 0.5);
     set_rot(&l1, R);
-    rot_axis(R, 0, 1, 0, PI / 2);
+    test_rot_axis(R, 0, 1, 0, PI / 2);
     set_rot(&l1, R);
     set_rot(&l2, R);
     n = dvi_collide_cylinder_cylinder(&l1, &l2, ENV, p, MAXP);
@@ -852,7 +822,7 @@ static void test_cylinder_manifolds(void** state)
     assert_true(find_xy(p, n, 0.5, 0.3 - 0.0005, 1e-8) >= 0);
     /* crossed lying cylinders: one point, Φ = axis distance − r1 − r2 */
     double Ry[9];
-    rot_axis(Ry, 1, 0, 0, PI / 2); /* along y */
+    test_rot_axis(Ry, 1, 0, 0, PI / 2); /* along y */
     dvi_geom x1 = cylinder(0, 0, 0, 0.3, 0.5), x2 = cylinder(0.1, 0.05, 0.3 + 0.25 + 0.002, 0.25, 0.5);
     set_rot(&x1, R);
     set_rot(&x2, Ry);
@@ -897,7 +867,7 @@ static void test_gjk_distance(void** state)
     assert_unit_normal(&p[0], -0.3 / sqrt(0.29), -0.4 / sqrt(0.29), -0.2 / sqrt(0.29), 1e-12);
     /* box–box separated, b turned arbitrarily: gap = x_b − support − 0.5 */
     double R[9];
-    rot_axis(R, 0.2, 0.5, 1.0, 0.7);
+    test_rot_axis(R, 0.2, 0.5, 1.0, 0.7);
     for (int k = 0; k < 4; k++) {
         dvi_geom a = box(0, 0, 0, 0.5, 0.5, 0.5), b = box(0, 0.05, -0.03, 0.3, 0.2, 0.25);
         set_rot(&b, R);
@@ -915,7 +885,7 @@ static void test_gjk_distance(void** state)
         assert_int_equal(dvi_collide_convex(&a, &b, ENV, p, 1), 0);
     }
     /* cylinder–box separated (curved support): gap of a tilted wheel */
-    rot_axis(R, 1, 0, 0, 0.4);
+    test_rot_axis(R, 1, 0, 0, 0.4);
     dvi_geom cy = cylinder(0.1, 0.2, 0, 0.3, 0.5);
     set_rot(&cy, R);
     double low = 0.5 * cos(0.4) + 0.3 * sin(0.4);
@@ -966,11 +936,11 @@ static void test_epa_depth(void** state)
     uint64_t seed = 7;
     for (int t = 0; t < 300; t++) {
         double Rr[9];
-        dvi_geom cy = cylinder(rnd(&seed) - 0.5, rnd(&seed) - 0.5, rnd(&seed) - 0.5, 0.1 + 0.4 * rnd(&seed),
-                               0.1 + 0.5 * rnd(&seed));
+        dvi_geom cy = cylinder(dvi_uniform01(&seed) - 0.5, dvi_uniform01(&seed) - 0.5, dvi_uniform01(&seed) - 0.5, 0.1 + 0.4 * dvi_uniform01(&seed),
+                               0.1 + 0.5 * dvi_uniform01(&seed));
         random_rotation(Rr, &seed);
         set_rot(&cy, Rr);
-        dvi_geom bb = box(0, 0, 0, 0.2 + rnd(&seed), 0.2 + rnd(&seed), 0.2 + rnd(&seed));
+        dvi_geom bb = box(0, 0, 0, 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed), 0.2 + dvi_uniform01(&seed));
         random_rotation(Rr, &seed);
         set_rot(&bb, Rr);
         n = dvi_collide_convex(&bb, &cy, 10.0, p, 1);
@@ -998,11 +968,11 @@ static double separation_along(const dvi_geom* a, const dvi_geom* b, const doubl
 
 static dvi_geom random_shape(dvi_shape_type t, uint64_t* s)
 {
-    dvi_geom g = base(t, 1.6 * rnd(s) - 0.8, 1.6 * rnd(s) - 0.8, 1.6 * rnd(s) - 0.8);
+    dvi_geom g = base(t, 1.6 * dvi_uniform01(s) - 0.8, 1.6 * dvi_uniform01(s) - 0.8, 1.6 * dvi_uniform01(s) - 0.8);
     random_rotation(g.rot, s);
-    g.radius = 0.1 + 0.4 * rnd(s);
-    g.half_length = 0.1 + 0.5 * rnd(s);
-    for (int k = 0; k < 3; k++) g.half[k] = 0.1 + 0.5 * rnd(s);
+    g.radius = 0.1 + 0.4 * dvi_uniform01(s);
+    g.half_length = 0.1 + 0.5 * dvi_uniform01(s);
+    for (int k = 0; k < 3; k++) g.half[k] = 0.1 + 0.5 * dvi_uniform01(s);
     return g;
 }
 
@@ -1030,10 +1000,10 @@ static void test_convex_optimality(void** state)
                 for (int k = 0; k < 40; k++) {
                     double d[3], l;
                     if (k < 20) { /* random direction */
-                        for (int c = 0; c < 3; c++) d[c] = 2.0 * rnd(&seed) - 1.0;
+                        for (int c = 0; c < 3; c++) d[c] = 2.0 * dvi_uniform01(&seed) - 1.0;
                     } else { /* the normal perturbed by 1e-3 or 1e-5 */
                         double eps = k < 30 ? 1e-3 : 1e-5;
-                        for (int c = 0; c < 3; c++) d[c] = p[0].normal[c] + eps * (2.0 * rnd(&seed) - 1.0);
+                        for (int c = 0; c < 3; c++) d[c] = p[0].normal[c] + eps * (2.0 * dvi_uniform01(&seed) - 1.0);
                     }
                     l = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
                     for (int c = 0; c < 3; c++) d[c] /= l;
@@ -1050,7 +1020,7 @@ static void test_support(void** state)
 {
     (void)state;
     double R[9], o[3];
-    rot_axis(R, 0, 0, 1, PI / 2); /* local x → world y */
+    test_rot_axis(R, 0, 0, 1, PI / 2); /* local x → world y */
     dvi_geom bx = box(1, 2, 3, 0.1, 0.2, 0.3);
     set_rot(&bx, R);
     const double d[3] = {1.0, 1.0, -1.0};

@@ -33,26 +33,6 @@
 
 static char tmp_dir[256];
 
-static void remove_tree(const char* path)
-{
-    struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        DIR* d = opendir(path);
-        if (d) {
-            struct dirent* e;
-            while ((e = readdir(d)) != NULL) {
-                if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-                char sub[1024];
-                snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-                remove_tree(sub);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else unlink(path);
-}
-
 static int setup_dir(void** state)
 {
     (void)state;
@@ -64,7 +44,7 @@ static int setup_dir(void** state)
 static int teardown_dir(void** state)
 {
     (void)state;
-    if (!getenv("DVI_KEEP_TEST_FILES")) remove_tree(tmp_dir);
+    if (!getenv("DVI_KEEP_TEST_FILES")) test_remove_tree(tmp_dir);
     return 0;
 }
 
@@ -76,34 +56,6 @@ static const char* tmp_path(const char* name)
     char* b = bufs[k++ % 8];
     snprintf(b, 512, "%s/%s", tmp_dir, name);
     return b;
-}
-
-static char* read_text(const char* path, size_t* size_out)
-{
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char* s = malloc(cap);
-    size_t got;
-    while ((got = fread(s + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0) {
-            cap *= 2;
-            s = realloc(s, cap);
-        }
-    }
-    fclose(f);
-    s[n] = '\0';
-    if (size_out) *size_out = n;
-    return s;
-}
-
-static void write_text(const char* path, const char* text)
-{
-    FILE* f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static int file_exists(const char* path)
@@ -534,7 +486,7 @@ static void test_csv_roundtrip(void** state)
     assert_int_equal(dvi_csv_flush(c), 0);
     assert_int_equal(dvi_csv_close(c), 0);
 
-    char* text = read_text(path, NULL);
+    char* text = test_read_text(path, NULL);
     assert_non_null(text);
     assert_int_equal(count_lines(text), 101);
     size_t len;
@@ -588,7 +540,7 @@ static void test_csv_resume(void** state)
         assert_int_equal(dvi_csv_write_row(c, v), 0);
     }
     assert_int_equal(dvi_csv_close(c), 0);
-    char* before = read_text(path, NULL);
+    char* before = test_read_text(path, NULL);
 
     /* resume at 40, append 10 (different values) */
     assert_int_equal(dvi_csv_open_resume(&c, path, 40, 3, msg, sizeof msg), 0);
@@ -599,7 +551,7 @@ static void test_csv_resume(void** state)
     }
     assert_int_equal(dvi_csv_rows(c), 50);
     assert_int_equal(dvi_csv_close(c), 0);
-    char* after = read_text(path, NULL);
+    char* after = test_read_text(path, NULL);
     assert_int_equal(count_lines(after), 51);
     size_t lb, la;
     const char* end_b = line_at(before, 41, &lb);
@@ -617,7 +569,7 @@ static void test_csv_resume(void** state)
     assert_non_null(strstr(msg, "50"));
     assert_int_not_equal(dvi_csv_open_resume(&c, path, 10, 4, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, "columns"));
-    char* same = read_text(path, NULL);
+    char* same = test_read_text(path, NULL);
     assert_string_equal(same, after);
     free(same);
 
@@ -632,7 +584,7 @@ static void test_csv_resume(void** state)
     double v[3] = {3000, 1, 2};
     assert_int_equal(dvi_csv_write_row(c, v), 0);
     assert_int_equal(dvi_csv_close(c), 0);
-    char* last = read_text(path, NULL);
+    char* last = test_read_text(path, NULL);
     assert_int_equal(count_lines(last), 52);
     assert_memory_equal(last, after, strlen(after));
     assert_string_equal(last + strlen(after), "3000,1,2\n");
@@ -642,7 +594,7 @@ static void test_csv_resume(void** state)
     /* resume at 0 keeps only the header */
     assert_int_equal(dvi_csv_open_resume(&c, path, 0, 3, msg, sizeof msg), 0);
     assert_int_equal(dvi_csv_close(c), 0);
-    char* hdr = read_text(path, NULL);
+    char* hdr = test_read_text(path, NULL);
     assert_string_equal(hdr, "t [s],z [m],v [m/s]\n");
     free(hdr);
 }
@@ -660,7 +612,7 @@ static void test_csv_errors(void** state)
     assert_int_not_equal(dvi_csv_open(&c, tmp_path("x.csv"), 0, names, NULL, msg, sizeof msg), 0);
     assert_int_not_equal(dvi_csv_open_resume(&c, tmp_path("missing.csv"), 0, 1, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, "missing.csv"));
-    write_text(tmp_path("empty.csv"), "");
+    test_write_text(tmp_path("empty.csv"), "");
     assert_int_not_equal(dvi_csv_open_resume(&c, tmp_path("empty.csv"), 0, 1, msg, sizeof msg), 0);
     assert_int_not_equal(dvi_csv_count_rows(tmp_path("missing.csv"), NULL, NULL, msg, sizeof msg), 0);
     assert_int_equal(dvi_csv_close(NULL), 0);
@@ -714,14 +666,14 @@ static parsed_svg plot_csv_text(const char* name, const char* csv, const char* t
     snprintf(svgn, sizeof svgn, "%s.svg", name);
     const char* cp = tmp_path(csvn);
     const char* sp = tmp_path(svgn);
-    if (csv) write_text(cp, csv);
+    if (csv) test_write_text(cp, csv);
     int rc = dvi_svg_plot_csv_ex(cp, sp, title, opt, msg, sizeof msg);
     if (rc != 0) {
         print_error("plot of %s failed: %s\n", cp, msg);
         fail();
     }
     parsed_svg r;
-    r.text = read_text(sp, NULL);
+    r.text = test_read_text(sp, NULL);
     assert_non_null(r.text);
     r.root = xml_parse_or_fail(r.text, sp);
     assert_string_equal(r.root->name, "svg");
@@ -920,7 +872,7 @@ static void test_svg_structure(void** state)
     char* again_path = (char*)tmp_path("structure2.svg");
     char msg[256];
     assert_int_equal(dvi_svg_plot_csv(tmp_path("structure.csv"), again_path, "Two <bodies> & \"friends\"", msg, sizeof msg), 0);
-    char* again = read_text(again_path, NULL);
+    char* again = test_read_text(again_path, NULL);
     assert_string_equal(again, s.text);
     free(again);
     parsed_free(&s);
@@ -1044,7 +996,7 @@ static void test_svg_decimation(void** state)
     parsed_free(&s);
     /* the SVG stays small */
     size_t size;
-    char* t = read_text(tmp_path("big.svg"), &size);
+    char* t = test_read_text(tmp_path("big.svg"), &size);
     free(t);
     assert_true(size < 200000);
 }
@@ -1147,7 +1099,7 @@ static void test_svg_nan_constant_empty(void** state)
     assert_int_not_equal(dvi_svg_plot_csv(missing, tmp_path("m.svg"), NULL, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, missing));
     assert_false(file_exists(tmp_path("m.svg")));
-    write_text(tmp_path("empty.csv"), "");
+    test_write_text(tmp_path("empty.csv"), "");
     assert_int_not_equal(dvi_svg_plot_csv(tmp_path("empty.csv"), tmp_path("e.svg"), NULL, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, "empty.csv"));
     assert_int_not_equal(dvi_svg_plot_csv(tmp_path("small.csv"), tmp_path("no/dir/x.svg"), NULL, msg, sizeof msg), 0);
@@ -1175,12 +1127,12 @@ static void test_svg_fuzz(void** state)
         text[len] = '\0';
         if (iter % 3 == 0 && len > 20) memcpy(text, "t [s],a [m],b,c [m]\n", 20);
         const char* cp = tmp_path("fuzz.csv");
-        write_text(cp, text);
+        test_write_text(cp, text);
         const char* sp = tmp_path("fuzz.svg");
         unlink(sp);
         int rc = dvi_svg_plot_csv(cp, sp, iter % 2 ? "fuzz <&>" : NULL, msg, sizeof msg);
         if (rc == 0) {
-            char* svg = read_text(sp, NULL);
+            char* svg = test_read_text(sp, NULL);
             assert_non_null(svg);
             xnode* root = xml_parse_or_fail(svg, "fuzz.svg");
             xlist pls = xfind(root, "polyline", NULL);
@@ -1440,7 +1392,7 @@ static vtk_array_data vtk_get(const xnode* piece, const char* section, const cha
  * arrays; returns the root and the Piece. */
 static xnode* vtk_read(const char* path, xnode** piece_out, char** text_out)
 {
-    char* text = read_text(path, NULL);
+    char* text = test_read_text(path, NULL);
     if (!text) {
         print_error("cannot read %s\n", path);
         fail();
@@ -1687,7 +1639,7 @@ static void test_vtk_frames(void** state)
     for (int k = 0; k < 2; k++) {
         char p[600];
         snprintf(p, sizeof p, "%s/%s.pvd", dir, kinds[k]);
-        char* text = read_text(p, NULL);
+        char* text = test_read_text(p, NULL);
         assert_non_null(text);
         xnode* root = xml_parse_or_fail(text, p);
         assert_string_equal(root->name, "VTKFile");
@@ -1717,7 +1669,7 @@ static void test_vtk_frames(void** state)
 
     /* zero frames: empty collections; bad input refused */
     assert_int_equal(dvi_vtk_write_pvd(tmp_path("vtk/empty"), 0, NULL, msg, sizeof msg), 0);
-    char* e = read_text(tmp_path("vtk/empty/bodies.pvd"), NULL);
+    char* e = test_read_text(tmp_path("vtk/empty/bodies.pvd"), NULL);
     xnode* er = xml_parse_or_fail(e, "empty pvd");
     assert_int_equal(xfind(er, "DataSet", NULL).n, 0);
     xnode_free(er);
@@ -1726,7 +1678,7 @@ static void test_vtk_frames(void** state)
     assert_int_not_equal(dvi_vtk_write_pvd(dir, 2, bad, msg, sizeof msg), 0);
     assert_int_not_equal(dvi_vtk_write_frame(w, dir, -1, msg, sizeof msg), 0);
     assert_int_not_equal(dvi_vtk_write_frame(NULL, dir, 0, msg, sizeof msg), 0);
-    write_text(tmp_path("vtk/file"), "x");
+    test_write_text(tmp_path("vtk/file"), "x");
     assert_int_not_equal(dvi_vtk_write_frame(w, tmp_path("vtk/file"), 0, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, "vtk/file"));
 
@@ -1758,7 +1710,7 @@ enum { TRI_BOX = 12, TRI_CYLINDER = 96, TRI_CAPSULE = 576, TRI_SPHERE = 528, TRI
  * and returns the root and the Piece. */
 static xnode* vtk_read_surface(const char* path, xnode** piece_out, char** text_out)
 {
-    char* text = read_text(path, NULL);
+    char* text = test_read_text(path, NULL);
     if (!text) {
         print_error("cannot read %s\n", path);
         fail();
@@ -1955,7 +1907,7 @@ static void test_vtk_shapes(void** state)
     assert_int_equal(dvi_vtk_write_frame_ex(w, adir, 0, true, msg, sizeof msg), 0);
     char path[600];
     snprintf(path, sizeof path, "%s/frames/shapes_000000.vtp", bdir);
-    char* raw = read_text(path, NULL);
+    char* raw = test_read_text(path, NULL);
 #ifdef DVI_HAVE_ZLIB
     assert_true(dvi_vtk_compressed());
     assert_non_null(strstr(raw, "compressor=\"vtkZLibDataCompressor\""));
@@ -2080,8 +2032,8 @@ static void test_vtk_shapes(void** state)
         snprintf(pa, sizeof pa, "%s/%s", adir, files[f]);
         snprintf(pbin, sizeof pbin, "%s/%s", bdir, files[f]);
         char *ta, *tb;
-        xnode* ra = xml_parse_or_fail(ta = read_text(pa, NULL), pa);
-        xnode* rb = xml_parse_or_fail(tb = read_text(pbin, NULL), pbin);
+        xnode* ra = xml_parse_or_fail(ta = test_read_text(pa, NULL), pa);
+        xnode* rb = xml_parse_or_fail(tb = test_read_text(pbin, NULL), pbin);
         const xnode* pca = xfirst(xfirst(ra, "PolyData", NULL), "Piece", NULL);
         const xnode* pcb = xfirst(xfirst(rb, "PolyData", NULL), "Piece", NULL);
         assert_int_equal(compare_pieces(pca, pcb), f == 0 ? 16 : f == 3 ? 10 : 6 + (f == 1));
@@ -2095,7 +2047,7 @@ static void test_vtk_shapes(void** state)
     const double times[1] = {0};
     assert_int_equal(dvi_vtk_write_pvd(bdir, 1, times, msg, sizeof msg), 0);
     snprintf(path, sizeof path, "%s/shapes.pvd", bdir);
-    char* pvd = read_text(path, NULL);
+    char* pvd = test_read_text(path, NULL);
     assert_non_null(pvd);
     assert_non_null(strstr(pvd, "file=\"frames/shapes_000000.vtp\""));
     free(pvd);
@@ -2119,13 +2071,13 @@ static void test_atomic_write(void** state)
     const char* p = tmp_path("atomic.txt");
     assert_int_equal(dvi_write_file_atomic(p, "first\n", 6, msg, sizeof msg), 0);
     assert_int_equal(dvi_write_file_atomic(p, "second\n", 7, msg, sizeof msg), 0);
-    char* t = read_text(p, NULL);
+    char* t = test_read_text(p, NULL);
     assert_string_equal(t, "second\n");
     free(t);
     assert_false(file_exists(tmp_path("atomic.txt.tmp")));
     assert_int_equal(dvi_write_file_atomic(tmp_path("atomic_empty"), NULL, 0, msg, sizeof msg), 0);
     size_t n = 1;
-    t = read_text(tmp_path("atomic_empty"), &n);
+    t = test_read_text(tmp_path("atomic_empty"), &n);
     assert_int_equal(n, 0);
     free(t);
     const char* bad = tmp_path("no/such/dir/f.txt");
@@ -2273,7 +2225,7 @@ static void test_json_writer(void** state)
     assert_null(dvi_json_writer_buffer(wf, NULL));
     dvi_json_writer_free(wf);
     fclose(f);
-    char* ftext = read_text(tmp_path("sample.json"), NULL);
+    char* ftext = test_read_text(tmp_path("sample.json"), NULL);
     assert_string_equal(ftext, text);
     free(ftext);
     dvi_json_writer_free(w);

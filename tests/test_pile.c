@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../examples/sphere_pile.h"
+#include "sphere_pile.h"
 #include "test_util.h"
 
 /* Under the sanitizers (test_util.h) 64 spheres in a 0.16 m box (measured
@@ -58,10 +58,10 @@ static void test_pile_settles(void** state)
     if (env && atoi(env) > 0) n = atoi(env);
     pile_config c = pile_default_config(n);
     const char* solver = getenv("DVI_PILE_SOLVER");
-    if (solver && solver[0]) c.solver = solver;
-    c.max_iterations = 500;
+    if (solver && solver[0]) c.bed.solver = solver;
+    c.bed.max_iterations = 500;
     const char* iters = getenv("DVI_PILE_MAX_ITERATIONS");
-    if (iters && iters[0]) c.max_iterations = atoi(iters);
+    if (iters && iters[0]) c.bed.max_iterations = atoi(iters);
 
     pile p;
     char err[256];
@@ -71,7 +71,7 @@ static void test_pile_settles(void** state)
     pile_result r;
     pile_run(&p, NULL, NULL, &r);
     printf("pile: %d spheres (%s), box %.3f m: %d steps to t = %.3f s, %.2f ms/step (wall %.1f s), max contacts %d\n",
-           n, c.solver, p.side, r.steps, r.time, 1e3 * r.wall_per_step, r.wall_seconds, r.max_contacts);
+           n, c.bed.solver, p.bed.side, r.steps, r.time, 1e3 * r.wall_per_step, r.wall_seconds, r.max_contacts);
     printf("pile: peak KE %.4e J at t = %.3f s, final KE %.3e J, KE/peak %.3e (settled window from t = %.3f s)\n",
            r.peak_ke, r.peak_time, r.final_ke, r.final_ratio, r.settle_time);
     printf("pile: %d escaped, bed height %.4f m (bounds %.4f .. %.4f), top %.4f m, interior packing fraction %.3f, "
@@ -86,7 +86,7 @@ static void test_pile_settles(void** state)
     assert_true(r.final_ratio < 1e-6);
     /* contacts: overlap stays far below the radius; at rest, a contact that
      * carries force is closed (a force across an open gap would hold the bed up) */
-    assert_true(r.penetration_max < 1e-3 * c.radius);
+    assert_true(r.penetration_max < 1e-3 * c.bed.radius);
     assert_true(r.loaded_gap_max < 1e-5);
     assert_true(r.bed_height >= r.h_rcp);
     assert_true(r.bed_height <= r.h_loose);

@@ -37,7 +37,8 @@
 #include "problems.h"
 #include "ccp_split.h"
 #include "ccp_work.h"
-#include "../examples/sphere_pile.h"
+#include "hash_rng.h"
+#include "sphere_pile.h"
 
 #define PI 3.14159265358979323846
 
@@ -49,16 +50,6 @@
 /* ------------------------------------------------------------------------- */
 /* Small independent helpers (no library internals)                           */
 /* ------------------------------------------------------------------------- */
-
-static double rnd_uniform(uint64_t* s) /* splitmix64 → [0, 1) */
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (double)(z >> 11) / 9007199254740992.0;
-}
-static double rnd_sym(uint64_t* s) { return 2.0 * rnd_uniform(s) - 1.0; }
 
 static double norm2(const double* x, int32_t n)
 {
@@ -664,7 +655,7 @@ static void random_frame(uint64_t* s, double* f)
     for (int k = 0; k < 3; k++) {
         double v[3];
         for (;;) {
-            for (int i = 0; i < 3; i++) v[i] = rnd_sym(s);
+            for (int i = 0; i < 3; i++) v[i] = dvi_uniform_sym(s);
             for (int q = 0; q < k; q++) {
                 double d = v[0] * f[3 * q] + v[1] * f[3 * q + 1] + v[2] * f[3 * q + 2];
                 for (int i = 0; i < 3; i++) v[i] -= d * f[3 * q + i];
@@ -700,11 +691,11 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
     assert_non_null(c->blocks);
     uint64_t s = seed;
     for (int32_t b = 0; b < bodies; b++) {
-        double mass = 0.5 + 1.5 * rnd_uniform(&s);
+        double mass = 0.5 + 1.5 * dvi_uniform01(&s);
         double J[9] = {0};
-        for (int i = 0; i < 3; i++) J[4 * i] = 0.05 + 0.15 * rnd_uniform(&s);
+        for (int i = 0; i < 3; i++) J[4 * i] = 0.05 + 0.15 * dvi_uniform01(&s);
         for (int i = 0; i < 3; i++)
-            for (int j = i + 1; j < 3; j++) J[3 * i + j] = J[3 * j + i] = 0.01 * rnd_sym(&s);
+            for (int j = i + 1; j < 3; j++) J[3 * i + j] = J[3 * j + i] = 0.01 * dvi_uniform_sym(&s);
         assert_int_equal(dvi_inv_mass_block(mass, J, c->inv_mass + 36 * b), DVI_OK);
     }
     int32_t nnz = 0;
@@ -716,21 +707,21 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
             B = row / 3;
             A = B - 1;
             x[0] = 0.5 * B - 0.25;
-            x[1] = 0.05 * rnd_sym(&s);
-            x[2] = 0.05 * rnd_sym(&s);
+            x[1] = 0.05 * dvi_uniform_sym(&s);
+            x[2] = 0.05 * dvi_uniform_sym(&s);
         } else {
-            A = (int32_t)(rnd_uniform(&s) * bodies);
+            A = (int32_t)(dvi_uniform01(&s) * bodies);
             do
-                B = (int32_t)(rnd_uniform(&s) * bodies);
+                B = (int32_t)(dvi_uniform01(&s) * bodies);
             while (B == A);
             if (A > B) {
                 int32_t t = A;
                 A = B;
                 B = t;
             }
-            x[0] = 0.25 * (A + B) + 0.1 * rnd_sym(&s);
-            x[1] = 0.1 * rnd_sym(&s);
-            x[2] = 0.1 * rnd_sym(&s);
+            x[0] = 0.25 * (A + B) + 0.1 * dvi_uniform_sym(&s);
+            x[1] = 0.1 * dvi_uniform_sym(&s);
+            x[2] = 0.1 * dvi_uniform_sym(&s);
         }
         double d[3];
         if (row < 3 * bodies) {
@@ -738,7 +729,7 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
             if (row % 3 == 0) random_frame(&s, frame);
             for (int i = 0; i < 3; i++) d[i] = frame[3 * (row % 3) + i];
         } else {
-            for (int i = 0; i < 3; i++) d[i] = rnd_sym(&s);
+            for (int i = 0; i < 3; i++) d[i] = dvi_uniform_sym(&s);
             double nd = norm2(d, 3);
             for (int i = 0; i < 3; i++) d[i] /= nd;
         }
@@ -758,7 +749,7 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
                 nnz++;
             }
         }
-        c->r[row] = rnd_sym(&s);
+        c->r[row] = dvi_uniform_sym(&s);
         c->blocks[row].kind = DVI_BLOCK_BILATERAL;
     }
     c->colptr[c->rows] = nnz;
@@ -1275,7 +1266,7 @@ static void test_validation_rigid(void** state)
     for (int t = 0; t < 3000; t++) {
         double lam[3], Q[9], B[9], r0;
         for (int k = 0; k < 3; k++) { /* eigenvalues: 1, or ±10^(−13 … 0), or 0 */
-            const double u = rnd_uniform(&seed), e = -13.0 * rnd_uniform(&seed);
+            const double u = dvi_uniform01(&seed), e = -13.0 * dvi_uniform01(&seed);
             lam[k] = k == 0 ? 1.0 : u < 0.1 ? 0.0 : (u < 0.4 ? -1.0 : 1.0) * pow(10.0, e);
         }
         random_frame(&seed, Q);
@@ -1286,11 +1277,11 @@ static void test_validation_rigid(void** state)
             }
         for (int i = 0; i < 3; i++) /* symmetric, unless perturbed below */
             for (int j = 0; j < i; j++) B[3 * i + j] = B[3 * j + i];
-        const double u = rnd_uniform(&seed);
-        r0 = u < 0.1 ? 0.0 : u < 0.2 ? -1e-14 : 0.2 + rnd_uniform(&seed);
-        if (rnd_uniform(&seed) < 0.2) B[3 * 2 + 0] += (0.5 + 3.5 * rnd_uniform(&seed)) * 1e-12;
-        if (rnd_uniform(&seed) < 0.02) B[4] = rnd_uniform(&seed) < 0.5 ? NAN : INFINITY;
-        if (rnd_uniform(&seed) < 0.02) r0 = NAN;
+        const double u = dvi_uniform01(&seed);
+        r0 = u < 0.1 ? 0.0 : u < 0.2 ? -1e-14 : 0.2 + dvi_uniform01(&seed);
+        if (dvi_uniform01(&seed) < 0.2) B[3 * 2 + 0] += (0.5 + 3.5 * dvi_uniform01(&seed)) * 1e-12;
+        if (dvi_uniform01(&seed) < 0.02) B[4] = dvi_uniform01(&seed) < 0.5 ? NAN : INFINITY;
+        if (dvi_uniform01(&seed) < 0.02) r0 = NAN;
         double* A = g.inv_mass + 36 * (size_t)at;
         memset(A, 0, 36 * sizeof(double));
         A[0] = A[7] = A[14] = r0;
@@ -1418,8 +1409,8 @@ static void test_apgd_rolling_groups(void** state)
     int64_t contacts = 0;
     for (int r = 0; r < RUNS; r++) {
         pile_config c = pile_default_config(64);
-        c.rolling_friction = 1e-4;
-        c.max_iterations = 200;
+        c.bed.rolling_friction = 1e-4;
+        c.bed.max_iterations = 200;
         pile p;
         char err[256];
         assert_int_equal(pile_create(&p, &c, err, sizeof err), 0);
@@ -1427,14 +1418,14 @@ static void test_apgd_rolling_groups(void** state)
         s.tolerance = 1e-6;
         s.max_iterations = 200;
         s.threads = THREADS[r];
-        assert_int_equal(dvi_world_set_solver(p.world, "apgd", &s), DVI_OK);
+        assert_int_equal(dvi_world_set_solver(p.bed.world, "apgd", &s), DVI_OK);
         dvi_apgd_group_mode = MODE[r];
         for (int k = 0; k < 150; k++) {
-            assert_true(dvi_world_step(p.world, c.dt) >= 0);
-            if (r == 0) contacts += dvi_world_get_stats(p.world).contacts;
+            assert_true(dvi_world_step(p.bed.world, c.dt) >= 0);
+            if (r == 0) contacts += dvi_world_get_stats(p.bed.world).contacts;
         }
         dvi_apgd_group_mode = -1;
-        assert_int_equal(dvi_world_save_state(p.world, &blob[r], &size[r]), DVI_OK);
+        assert_int_equal(dvi_world_save_state(p.bed.world, &blob[r], &size[r]), DVI_OK);
         pile_destroy(&p);
     }
     print_message("  64-sphere pile with rolling and spinning friction, 150 steps (%lld contact-steps): the same state "
@@ -1569,13 +1560,13 @@ static void test_sym_eigen(void** state)
         assert_true(A && A0 && V && B && d && w && ref);
         for (int kind = 0; kind < 6; kind++) {
             /* A0 = B diag(λ) Bᵀ from a random B (kinds 0–3), or diagonal, or 0 */
-            for (size_t q = 0; q < nn; q++) B[q] = rnd_sym(&seed);
+            for (size_t q = 0; q < nn; q++) B[q] = dvi_uniform_sym(&seed);
             double lam[192];
             for (int32_t a = 0; a < n; a++)
-                lam[a] = kind == 0 ? 0.1 + rnd_uniform(&seed)
-                         : kind == 1 ? (a < n / 2 ? 0.0 : 1.0 + rnd_uniform(&seed))
-                         : kind == 2 ? rnd_sym(&seed)
-                         : kind == 3 ? (a < 4 ? 2.5 : rnd_uniform(&seed))
+                lam[a] = kind == 0 ? 0.1 + dvi_uniform01(&seed)
+                         : kind == 1 ? (a < n / 2 ? 0.0 : 1.0 + dvi_uniform01(&seed))
+                         : kind == 2 ? dvi_uniform_sym(&seed)
+                         : kind == 3 ? (a < 4 ? 2.5 : dvi_uniform01(&seed))
                                      : 0.0;
             memset(A0, 0, nn * sizeof(double));
             if (kind <= 3) {
@@ -1586,7 +1577,7 @@ static void test_sym_eigen(void** state)
                         A0[(size_t)i * n + j] = A0[(size_t)j * n + i] = sum;
                     }
             } else if (kind == 4) {
-                for (int32_t i = 0; i < n; i++) A0[(size_t)i * n + i] = rnd_sym(&seed);
+                for (int32_t i = 0; i < n; i++) A0[(size_t)i * n + i] = dvi_uniform_sym(&seed);
             }
             double anorm = 0.0;
             for (size_t q = 0; q < nn; q++) anorm += A0[q] * A0[q];
@@ -1965,10 +1956,10 @@ static void set_known_solution(dvi_gen_problem* g, uint64_t seed, double (*ratio
 {
     uint64_t s = seed * 7919u + 17u;
     int32_t nb = g->bilateral, m = g->p.rows;
-    for (int32_t i = 0; i < nb; i++) gstar[i] = rnd_sym(&s);
+    for (int32_t i = 0; i < nb; i++) gstar[i] = dvi_uniform_sym(&s);
     for (int32_t c = 0; c < g->contacts; c++) {
         assert_int_equal(g->blocks[nb + c].kind, DVI_BLOCK_FRICTION);
-        double mu = g->blocks[nb + c].mu, gn = 0.5 + rnd_uniform(&s), th = 2.0 * PI * rnd_uniform(&s);
+        double mu = g->blocks[nb + c].mu, gn = 0.5 + dvi_uniform01(&s), th = 2.0 * PI * dvi_uniform01(&s);
         gstar[nb + 3 * c] = gn;
         gstar[nb + 3 * c + 1] = ratio(c) * mu * gn * cos(th);
         gstar[nb + 3 * c + 2] = ratio(c) * mu * gn * sin(th);

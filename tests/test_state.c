@@ -204,16 +204,8 @@ static void assert_same_world(dvi_world* wa, dvi_world* wb, const dvi_joint_id* 
         assert_int_equal(dvi_world_body_at(wa, i, &ia), DVI_OK);
         assert_int_equal(dvi_world_body_at(wb, i, &ib), DVI_OK);
         double va[19], vb[19];
-        dvi_body_get_position(wa, ia, va);
-        dvi_body_get_orientation(wa, ia, va + 3);
-        dvi_body_get_velocity(wa, ia, va + 7);
-        dvi_body_get_angular_velocity(wa, ia, va + 10);
-        dvi_body_get_contact_force(wa, ia, va + 13, va + 16);
-        dvi_body_get_position(wb, ib, vb);
-        dvi_body_get_orientation(wb, ib, vb + 3);
-        dvi_body_get_velocity(wb, ib, vb + 7);
-        dvi_body_get_angular_velocity(wb, ib, vb + 10);
-        dvi_body_get_contact_force(wb, ib, vb + 13, vb + 16);
+        test_body_state(wa, ia, va);
+        test_body_state(wb, ib, vb);
         assert_bits(va, vb, 19);
     }
     int32_t nc = dvi_world_contact_count(wa);

@@ -56,14 +56,6 @@ static void mat_axis_angle(double R[9], const double axis[3], double angle)
     memcpy(R, M, sizeof M);
 }
 
-static void mat_mul(double C[9], const double A[9], const double B[9])
-{
-    double T[9];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) T[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j];
-    memcpy(C, T, sizeof T);
-}
-
 static void mat_vec(double r[3], const double R[9], const double v[3])
 {
     double t[3];
@@ -238,7 +230,7 @@ static void test_sphere_flat_heightfield(void** state)
     double R[9], Ra[9], Rb[9], ax1[3] = {0, 0, 1}, ax2[3] = {1, 0, 0}, tp[3] = {10.0, -3.0, 1.0};
     mat_axis_angle(Ra, ax1, 0.4);
     mat_axis_angle(Rb, ax2, 0.3);
-    mat_mul(R, Ra, Rb);
+    test_mat_mul(R, Ra, Rb);
     dvi_geom terrain = hf_geom(&hf, tp, R);
     const double r = 0.3, gaps[3] = {-0.002, 0.004, 0.006};
     for (int k = 0; k < 3; k++) {
@@ -394,7 +386,7 @@ static void test_box_heightfield(void** state)
     double Rs[9], Ry[9];
     mat_z_to(Rs, nrm);
     mat_axis_angle(Ry, zax, 0.5);
-    mat_mul(R, Rs, Ry);
+    test_mat_mul(R, Rs, Ry);
     double foot[3] = {0.9, 0.8, 0.2 * 0.9};
     for (int k = 0; k < 3; k++) c[k] = foot[k] + (0.1 + gap) * nrm[k];
     b = shape_geom(DVI_SHAPE_BOX, c, R, 0, 0, half);
@@ -470,7 +462,7 @@ static void test_cylinder_heightfield(void** state)
     mat_axis_angle(Rw, xax, -PI / 2);
     for (int yawk = 0; yawk < 2; yawk++) {
         mat_axis_angle(Rz, zax, yawk ? 0.7 : 0.0);
-        mat_mul(R, Rz, Rw);
+        test_mat_mul(R, Rz, Rw);
         double c[3] = {0.93, 1.01, r + gap};
         dvi_geom w = shape_geom(DVI_SHAPE_CYLINDER, c, R, r, hl, NULL);
         dvi_contact_point p[MAXP];
@@ -565,7 +557,7 @@ static void test_capsule_heightfield(void** state)
     double Rx[9], Rz[9], R[9];
     mat_axis_angle(Rx, xax, -PI / 2);
     mat_axis_angle(Rz, zax, psi - PI / 2);
-    mat_mul(R, Rz, Rx); /* local z → (cos ψ, sin ψ, 0) */
+    test_mat_mul(R, Rz, Rx); /* local z → (cos ψ, sin ψ, 0) */
     double c[3] = {2.1, 1.7, r + gap}, dir[3] = {cos(psi), sin(psi), 0};
     dvi_geom cap = shape_geom(DVI_SHAPE_CAPSULE, c, R, r, hl, NULL);
     dvi_contact_point p[MAXP];
@@ -652,7 +644,7 @@ static void test_flat_square_mesh(void** state)
     double Rx[9], Rz[9];
     mat_axis_angle(Rx, xax, -PI / 2);
     mat_axis_angle(Rz, zax, 0.3);
-    mat_mul(R, Rz, Rx);
+    test_mat_mul(R, Rz, Rx);
     double cc[3] = {0.5, 0.5, 0.05 + gap};
     dvi_geom cap = shape_geom(DVI_SHAPE_CAPSULE, cc, R, 0.05, 0.3, NULL);
     assert_int_equal(collide(&cap, &sq, p), 2);
@@ -796,7 +788,7 @@ static void test_heightfield_mesh_agree(void** state)
         lp[2] = h_bumpy(lp[0], lp[1]) + 0.1 + 0.2 * urand(&seed) - 0.1;
         mat_vec(c, R, lp);
         for (int k = 0; k < 3; k++) c[k] += o[k];
-        mat_mul(Rw, R, Rl);
+        test_mat_mul(Rw, R, Rl);
         dvi_geom s = shape_geom(types[trial % 4], c, Rw, r, hl, half);
         dvi_contact_point ph[MAXP], pm[MAXP];
         int n1 = collide(&s, &th, ph), n2 = collide(&s, &tm, pm);

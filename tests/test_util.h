@@ -81,6 +81,36 @@ static inline int test_long(void)
         }                                                                                                     \
     } while (0)
 
+/* Rotations, row-major 3×3 (tests/test_util.c): R = rotation by angle t
+ * about the axis (x, y, z), normalised here (Rodrigues); O = A B (O may be
+ * A or B). */
+void test_rot_axis(double R[9], double x, double y, double z, double t);
+void test_mat_mul(double O[9], const double A[9], const double B[9]);
+
+/* Files (tests/test_util.c, linked into every suite). The whole file as a
+ * '\0'-terminated string (its length in *size when size is not NULL), or
+ * NULL when it does not open; free it. */
+char* test_read_text(const char* path, size_t* size);
+/* Writes text to path; fails the test on an error. */
+void test_write_text(const char* path, const char* text);
+/* Removes path, and below it when it is a directory (a scratch tree). */
+void test_remove_tree(const char* path);
+
+/* World-building helpers (tests/test_util.c, linked into every suite).
+ * For tests that include dvi/world.h (before this header). */
+#ifdef DVI_WORLD_H
+/* A plane shape definition (the defaults otherwise) whose outward normal is
+ * e_z rotated by theta about the x axis: R_x(θ) e_z = (0, −sin θ, cos θ). */
+dvi_shape_def test_plane_def(double theta);
+/* A fixed body carrying the plane `plane` (NULL: dvi_default_shape_def's,
+ * through the origin with normal e_z); its type is set to a plane. Fails
+ * the test if the body or the shape is refused. */
+dvi_body_id test_fixed_plane(dvi_world* w, const dvi_shape_def* plane);
+/* A body's state as 19 numbers: position, orientation (4), velocity,
+ * angular velocity, contact force and torque. */
+void test_body_state(const dvi_world* w, dvi_body_id b, double x[19]);
+#endif
+
 /* The index of the model's probe named `name`; fails the test when there
  * is none. For tests that include dvi/scene.h (before this header). */
 #ifdef DVI_SCENE_H

@@ -35,17 +35,9 @@ static dvi_world* make_world(const char* solver)
  * about the x axis (an incline descending towards −y... see below). */
 static dvi_body_id add_ground(dvi_world* w, double theta, double mu)
 {
-    dvi_body_def bd = dvi_default_body_def();
-    bd.type = DVI_BODY_FIXED;
-    dvi_body_id g;
-    assert_int_equal(dvi_body_create(w, &bd, &g), DVI_OK);
-    dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
-    sd.offset_orientation[0] = cos(theta / 2);
-    sd.offset_orientation[1] = sin(theta / 2);
+    dvi_shape_def sd = test_plane_def(theta);
     sd.material.friction = mu;
-    dvi_shape_id s;
-    assert_int_equal(dvi_shape_create(w, g, &sd, &s), DVI_OK);
+    dvi_body_id g = test_fixed_plane(w, &sd);
     return g;
 }
 
@@ -219,16 +211,12 @@ static void test_lemke_pyramid_turned(void** state)
         const double th = 16 * PI / 180, ph = 60 * PI / 180;
         const double qz[4] = {cos(ph / 2), 0, 0, sin(ph / 2)}, qx[4] = {cos(th / 2), sin(th / 2), 0, 0};
         double q[4] = {qz[0] * qx[0], qz[0] * qx[1], qz[3] * qx[1], qz[3] * qx[0]}; /* qz ⊗ qx */
-        dvi_body_def bd = dvi_default_body_def();
-        bd.type = DVI_BODY_FIXED;
-        dvi_body_id g;
-        assert_int_equal(dvi_body_create(w, &bd, &g), DVI_OK);
         dvi_shape_def sd = dvi_default_shape_def();
-        sd.type = DVI_SHAPE_PLANE;
         memcpy(sd.offset_orientation, q, sizeof q);
         sd.material.friction = mu;
+        test_fixed_plane(w, &sd);
+        dvi_body_def bd;
         dvi_shape_id s;
-        assert_int_equal(dvi_shape_create(w, g, &sd, &s), DVI_OK);
         /* normal n = R_z(ph) (0, −sin th, cos th) */
         const double n[3] = {sin(ph) * sin(th), -cos(ph) * sin(th), cos(th)};
         bd = dvi_default_body_def();
@@ -345,18 +333,11 @@ static void test_sphere_incline_rolling_friction_stick(void** state)
     dvi_world_def wd = dvi_default_world_def();
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
-    dvi_body_def gd = dvi_default_body_def();
-    gd.type = DVI_BODY_FIXED;
-    dvi_body_id g;
-    dvi_body_create(w, &gd, &g);
-    dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_PLANE;
-    sd.offset_orientation[0] = cos(theta / 2);
-    sd.offset_orientation[1] = sin(theta / 2);
+    dvi_shape_def sd = test_plane_def(theta);
     sd.material.friction = 0.5;
     sd.material.rolling_friction = 0.1; /* R tan θ = 0.036 m */
+    test_fixed_plane(w, &sd);
     dvi_shape_id s;
-    dvi_shape_create(w, g, &sd, &s);
     dvi_body_def bd = dvi_default_body_def();
     bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * 0.01;
     bd.position[1] = -sin(theta) * 0.1;

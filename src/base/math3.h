@@ -36,6 +36,11 @@ static inline void v3_add(double* o, const double* a, const double* b)
     o[0] = a[0] + b[0]; o[1] = a[1] + b[1]; o[2] = a[2] + b[2];
 }
 static inline void v3_axpy(double* o, double s, const double* a) { o[0] += s * a[0]; o[1] += s * a[1]; o[2] += s * a[2]; }
+/* o = a + s d (out of place; o may be a or d) */
+static inline void v3_add_scaled(double* o, const double* a, double s, const double* d)
+{
+    o[0] = a[0] + s * d[0]; o[1] = a[1] + s * d[1]; o[2] = a[2] + s * d[2];
+}
 static inline void v3_scale(double* o, double s, const double* a) { o[0] = s * a[0]; o[1] = s * a[1]; o[2] = s * a[2]; }
 static inline void v3_cross(double* o, const double* a, const double* b)
 {

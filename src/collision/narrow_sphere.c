@@ -36,6 +36,7 @@
  *
  * Cost: O(1) per pair, no allocation.
  */
+#include "math3.h"
 #include "narrow.h"
 
 #include <math.h>
@@ -53,11 +54,6 @@ static double dot3(const double a[3], const double b[3])
 static void sub3(double r[3], const double a[3], const double b[3])
 {
     for (int k = 0; k < 3; k++) r[k] = a[k] - b[k];
-}
-
-static void axpy3(double r[3], const double a[3], double s, const double b[3]) /* r = a + s b */
-{
-    for (int k = 0; k < 3; k++) r[k] = a[k] + s * b[k];
 }
 
 static void cross3(double r[3], const double a[3], const double b[3])
@@ -121,8 +117,8 @@ static void capsule_ends(const dvi_geom* g, double p0[3], double p1[3])
 {
     double z[3];
     axis_of(g, 2, z);
-    axpy3(p0, g->pos, -g->half_length, z);
-    axpy3(p1, g->pos, g->half_length, z);
+    v3_add_scaled(p0, g->pos, -g->half_length, z);
+    v3_add_scaled(p1, g->pos, g->half_length, z);
 }
 
 /* Some unit vector perpendicular to the unit (or zero) vector u. */
@@ -149,7 +145,7 @@ static void any_perpendicular(const double u[3], double out[3])
  * The point is midway between the surfaces: pa + phi/2 · n. */
 static void emit(dvi_contact_point* out, const double pa[3], const double n[3], double phi, uint32_t feature)
 {
-    axpy3(out->point, pa, 0.5 * phi, n);
+    v3_add_scaled(out->point, pa, 0.5 * phi, n);
     for (int k = 0; k < 3; k++) out->normal[k] = n[k];
     out->distance = phi;
     out->feature = feature;
@@ -177,7 +173,7 @@ static int balls(const double ca[3], double ra, const double cb[3], double rb, c
         for (int k = 0; k < 3; k++) n[k] = fallback[k];
     }
     double pa[3];
-    axpy3(pa, ca, ra, n);
+    v3_add_scaled(pa, ca, ra, n);
     emit(out, pa, n, phi, feature);
     return 1;
 }
@@ -246,7 +242,7 @@ int dvi_collide_sphere_capsule(const dvi_geom* a, const dvi_geom* b, double enve
     double p0[3], p1[3], d[3], q[3], fallback[3];
     capsule_ends(b, p0, p1);
     sub3(d, p1, p0);
-    axpy3(q, p0, segment_param(p0, d, a->pos), d);
+    v3_add_scaled(q, p0, segment_param(p0, d, a->pos), d);
     axis_of(b, 0, fallback); /* perpendicular to the capsule axis */
     return balls(a->pos, a->radius, q, b->radius, fallback, envelope, 0, out);
 }
@@ -262,7 +258,7 @@ int dvi_collide_sphere_plane(const dvi_geom* a, const dvi_geom* b, double envelo
     const double phi = s - a->radius;
     if (!(phi <= envelope)) return 0;
     double n[3] = {-np[0], -np[1], -np[2]}, pa[3];
-    axpy3(pa, a->pos, a->radius, n);
+    v3_add_scaled(pa, a->pos, a->radius, n);
     emit(out, pa, n, phi, 0);
     return 1;
 }
@@ -302,7 +298,7 @@ int dvi_collide_sphere_box(const dvi_geom* a, const dvi_geom* b, double envelope
     }
     double n[3], pa[3];
     dir_to_world(b, nl, n);
-    axpy3(pa, a->pos, a->radius, n);
+    v3_add_scaled(pa, a->pos, a->radius, n);
     emit(out, pa, n, phi, 0);
     return 1;
 }
@@ -323,7 +319,7 @@ int dvi_collide_capsule_plane(const dvi_geom* a, const dvi_geom* b, double envel
         sub3(r, ends[e], b->pos);
         const double phi = dot3(np, r) - a->radius;
         if (!(phi <= envelope)) continue;
-        axpy3(pa, ends[e], a->radius, n);
+        v3_add_scaled(pa, ends[e], a->radius, n);
         emit(&out[count++], pa, n, phi, (uint32_t)e);
     }
     return count;
@@ -368,8 +364,8 @@ int dvi_collide_capsule_capsule(const dvi_geom* a, const dvi_geom* b, double env
 
     double s, t, pa[3], pb[3];
     segments_closest(a0, d1, b0, d2, &s, &t);
-    axpy3(pa, a0, s, d1);
-    axpy3(pb, b0, t, d2);
+    v3_add_scaled(pa, a0, s, d1);
+    v3_add_scaled(pb, b0, t, d2);
     dvi_contact_point closest;
     if (!balls(pa, ra, pb, rb, fallback, envelope, 0, &closest)) return 0;
 
@@ -389,8 +385,8 @@ int dvi_collide_capsule_capsule(const dvi_geom* a, const dvi_geom* b, double env
             const double ends[2] = {lo, hi};
             for (int e = 0; e < 2; e++) {
                 double qa[3], qb[3];
-                axpy3(qa, a0, ends[e], d1);
-                axpy3(qb, b0, segment_param(b0, d2, qa), d2);
+                v3_add_scaled(qa, a0, ends[e], d1);
+                v3_add_scaled(qb, b0, segment_param(b0, d2, qa), d2);
                 if (balls(qa, ra, qb, rb, fallback, envelope, (uint32_t)(1 + e), &out[count])) {
                     phi_min = fmin(phi_min, out[count].distance);
                     count++;
@@ -507,12 +503,12 @@ static int face_points(const dvi_geom* box, const double p0[3], const double d[3
     int count = 0;
     for (int e = 0; e < nends && count < max; e++) {
         double x[3], pb[3], pa[3];
-        axpy3(x, p0, ends[e], d);
+        v3_add_scaled(x, p0, ends[e], d);
         const double phi = side * x[k] - h[k] - r;
         if (!(phi <= envelope)) continue;
         for (int j = 0; j < 3; j++) x[j] = j == k ? side * h[k] : fmin(h[j], fmax(-h[j], x[j]));
         to_world(box, x, pb);
-        axpy3(pa, pb, -phi, n); /* a's surface = b's surface − Φ n */
+        v3_add_scaled(pa, pb, -phi, n); /* a's surface = b's surface − Φ n */
         emit(&out[count++], pa, n, phi, 16u + 2u * face + (uint32_t)e);
     }
     return count;
@@ -569,12 +565,12 @@ static int capsule_box_deep(const dvi_geom* box, const double p0[3], const doubl
     sub3(e, q1, q0);
     double s, t, qb[3], pb[3], pa[3], n[3], nl[3] = {-edge_dir[0], -edge_dir[1], -edge_dir[2]};
     segments_closest(p0, d, q0, e, &s, &t);
-    axpy3(qb, q0, t, e);
+    v3_add_scaled(qb, q0, t, e);
     const double phi = -best_edge - r;
     if (!(phi <= envelope)) return 0;
     dir_to_world(box, nl, n);
     to_world(box, qb, pb);
-    axpy3(pa, pb, -phi, n);
+    v3_add_scaled(pa, pb, -phi, n);
     emit(out, pa, n, phi, 0);
     return 1;
 }
@@ -599,7 +595,7 @@ int dvi_collide_capsule_box(const dvi_geom* a, const dvi_geom* b, double envelop
     const double dist = sqrt(dist2);
     if (!(dist - r <= envelope)) return 0;
     double x[3], q[3];
-    axpy3(x, p0, t, d);
+    v3_add_scaled(x, p0, t, d);
     int outside = 0, k_out = 0;
     for (int k = 0; k < 3; k++) {
         q[k] = fmin(h[k], fmax(-h[k], x[k]));
@@ -618,7 +614,7 @@ int dvi_collide_capsule_box(const dvi_geom* a, const dvi_geom* b, double envelop
     /* edge or corner: one point */
     double nl[3], n[3], pa_l[3], pa[3];
     for (int k = 0; k < 3; k++) nl[k] = (q[k] - x[k]) / dist;
-    axpy3(pa_l, x, r, nl);
+    v3_add_scaled(pa_l, x, r, nl);
     dir_to_world(b, nl, n);
     to_world(b, pa_l, pa);
     emit(out, pa, n, dist - r, 0);

@@ -63,6 +63,7 @@
  * 4·hash(vertex pair, end) + 1 (all modulo 2³²). Stable while the same pair
  * of features stays in contact.
  */
+#include "math3.h"
 #include "narrow.h"
 #include "terrain.h"
 
@@ -107,14 +108,6 @@ static void sub3(double r[3], const double a[3], const double b[3])
     r[0] = a[0] - b[0];
     r[1] = a[1] - b[1];
     r[2] = a[2] - b[2];
-}
-
-/* r = a + s·d */
-static void axpy3(double r[3], const double a[3], double s, const double d[3])
-{
-    r[0] = a[0] + s * d[0];
-    r[1] = a[1] + s * d[1];
-    r[2] = a[2] + s * d[2];
 }
 
 static void cross3(double r[3], const double a[3], const double b[3])
@@ -200,7 +193,7 @@ static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
     if (g->type == DVI_SHAPE_BOX)
         for (int k = 0; k < 8; k++) {
             memcpy(s->corner[k], s->c, sizeof s->corner[k]);
-            for (int a = 0; a < 3; a++) axpy3(s->corner[k], s->corner[k], (k >> a & 1) ? s->h[a] : -s->h[a], s->ax[a]);
+            for (int a = 0; a < 3; a++) v3_add_scaled(s->corner[k], s->corner[k], (k >> a & 1) ? s->h[a] : -s->h[a], s->ax[a]);
         }
 }
 
@@ -235,10 +228,10 @@ static void shape_aabb(const shape* s, double env, double lo[3], double hi[3])
 static void perp_dir(double out[3], const double a[3], const double hint[3], const double fallback[3])
 {
     double d[3];
-    axpy3(d, hint, -dot3(hint, a), a);
+    v3_add_scaled(d, hint, -dot3(hint, a), a);
     double len = norm3(d);
     if (!(len > 1e-12)) {
-        axpy3(d, fallback, -dot3(fallback, a), a);
+        v3_add_scaled(d, fallback, -dot3(fallback, a), a);
         len = norm3(d);
     }
     for (int k = 0; k < 3; k++) out[k] = d[k] / len;
@@ -258,7 +251,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
     case DVI_SHAPE_CAPSULE: {
         if (s->type == DVI_SHAPE_CAPSULE) {
             double t = clampd(dot3(d, s->ax[2]), -s->hl, s->hl);
-            axpy3(d, d, -t, s->ax[2]);
+            v3_add_scaled(d, d, -t, s->ax[2]);
         }
         double len = norm3(d);
         if (len > 1e-300) {
@@ -282,7 +275,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
             on = sqrt(on);
             for (int k = 0; k < 3; k++) grad[k] = 0.0;
             for (int k = 0; k < 3; k++)
-                if (o[k] > 0.0) axpy3(grad, grad, (q[k] >= 0.0 ? o[k] : -o[k]) / on, s->ax[k]);
+                if (o[k] > 0.0) v3_add_scaled(grad, grad, (q[k] >= 0.0 ? o[k] : -o[k]) / on, s->ax[k]);
             return on;
         }
         /* inside: the nearest face; near-ties go to the face facing the hint */
@@ -304,7 +297,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
     default: { /* cylinder */
         const double* a = s->ax[2];
         double z = dot3(d, a), w[3], rd[3];
-        axpy3(w, d, -z, a);
+        v3_add_scaled(w, d, -z, a);
         double rho = norm3(w);
         if (rho > 1e-300) {
             for (int k = 0; k < 3; k++) rd[k] = w[k] / rho;
@@ -357,7 +350,7 @@ static int support_set(const shape* s, const double n[3], double p[4][3], double
         const double* a = s->ax[2];
         double na = dot3(n, a), dn[3];
         if (s->type == DVI_SHAPE_CYLINDER && fabs(na) > 1.0 - 1e-12) {
-            axpy3(p[0], s->c, na > 0.0 ? -s->hl : s->hl, a);
+            v3_add_scaled(p[0], s->c, na > 0.0 ? -s->hl : s->hl, a);
             *rad = s->r;
             return -1;
         }
@@ -365,13 +358,13 @@ static int support_set(const shape* s, const double n[3], double p[4][3], double
         if (s->type == DVI_SHAPE_CAPSULE) {
             memcpy(dn, n, sizeof dn);
         } else {
-            axpy3(dn, n, -na, a);
+            v3_add_scaled(dn, n, -na, a);
             double len = norm3(dn);
             for (int k = 0; k < 3; k++) dn[k] /= len;
         }
         for (int e = 0; e < 2; e++) {
-            axpy3(p[e], s->c, e ? -s->hl : s->hl, a);
-            axpy3(p[e], p[e], -s->r, dn);
+            v3_add_scaled(p[e], s->c, e ? -s->hl : s->hl, a);
+            v3_add_scaled(p[e], p[e], -s->r, dn);
         }
         return 2;
     }
@@ -422,9 +415,9 @@ static bool crosses_support(const double n[3], const double a[3], const double b
         sub3(d, b, a);
         sub3(w, sp[0], a);
         double dd = dot3(d, d), t = dd > 0.0 ? clampd(dot3(w, d) / dd, 0.0, 1.0) : 0.0;
-        axpy3(q, a, t, d);
+        v3_add_scaled(q, a, t, d);
         sub3(w, sp[0], q);
-        axpy3(w, w, -dot3(w, n), n);
+        v3_add_scaled(w, w, -dot3(w, n), n);
         return dot3(w, w) < 0.999 * rad * rad;
     }
     if (m == 2) { /* segments cross properly */
@@ -471,7 +464,7 @@ static int face_features(const shape* s, const double n[3], feat* f)
         return 1;
     case DVI_SHAPE_CAPSULE:
         for (int e = 0; e < 2; e++) {
-            axpy3(f[e].p, s->c, e ? -s->hl : s->hl, s->ax[2]);
+            v3_add_scaled(f[e].p, s->c, e ? -s->hl : s->hl, s->ax[2]);
             f[e].rr = s->r;
             f[e].sub = e;
         }
@@ -486,13 +479,13 @@ static int face_features(const shape* s, const double n[3], feat* f)
     default: { /* cylinder */
         const double* a = s->ax[2];
         double na = dot3(n, a), dn[3];
-        axpy3(dn, n, -na, a); /* the deepest rim point lies along −dn */
+        v3_add_scaled(dn, n, -na, a); /* the deepest rim point lies along −dn */
         double len = norm3(dn);
         for (int cap = 0; cap < 2; cap++) {
             double cc[3];
-            axpy3(cc, s->c, cap ? -s->hl : s->hl, a);
+            v3_add_scaled(cc, s->c, cap ? -s->hl : s->hl, a);
             if (len > 1e-9) {
-                axpy3(f[m].p, cc, -s->r / len, dn);
+                v3_add_scaled(f[m].p, cc, -s->r / len, dn);
                 f[m].rr = 0.0;
                 f[m].sub = cap;
                 m++;
@@ -501,8 +494,8 @@ static int face_features(const shape* s, const double n[3], feat* f)
             if (sg * na < -0.7071) { /* this cap faces the plane within 45° */
                 for (int j = 0; j < 8; j++) {
                     double th = (double)j * (3.14159265358979323846 / 4.0);
-                    axpy3(f[m].p, cc, s->r * cos(th), s->ax[0]);
-                    axpy3(f[m].p, f[m].p, s->r * sin(th), s->ax[1]);
+                    v3_add_scaled(f[m].p, cc, s->r * cos(th), s->ax[0]);
+                    v3_add_scaled(f[m].p, f[m].p, s->r * sin(th), s->ax[1]);
                     f[m].rr = 0.0;
                     f[m].sub = 2 + 9 * cap + j;
                     m++;
@@ -910,7 +903,7 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
             if (k == ma || k == mb) continue;
             double d[3];
             sub3(d, t.v[k], a);
-            if (b) axpy3(d, d, -dot3(d, e), e);
+            if (b) v3_add_scaled(d, d, -dot3(d, e), e);
             if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return false;
         }
     }
@@ -956,7 +949,7 @@ static bool hf_neighbour_above(const dvi_heightfield* hf, int32_t ia, int32_t ib
         int32_t wi = nb[k][0], wj = nb[k][1];
         if (wi < 0 || wj < 0 || wi >= nx || wj >= hf->ny) continue;
         double d[3] = {wi * hf->dx - a[0], wj * hf->dy - a[1], hf->heights[(size_t)wj * (size_t)nx + (size_t)wi] - a[2]};
-        if (ib != ia) axpy3(d, d, -dot3(d, e), e);
+        if (ib != ia) v3_add_scaled(d, d, -dot3(d, e), e);
         if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return true;
     }
     return false;
@@ -970,7 +963,7 @@ static void terrain_point(pair_ctx* x, const double xp[3], double f, const doubl
 {
     if (!(f <= x->env)) return;
     double mid[3], u[3] = {-g[0], -g[1], -g[2]};
-    axpy3(mid, xp, -0.5 * f, g);
+    v3_add_scaled(mid, xp, -0.5 * f, g);
     int32_t lo = ia < ib ? ia : ib, hi = ia < ib ? ib : ia;
     if (seen_before(x, lo, hi, tag)) return;
     if (x->hf && hf_neighbour_above(x->hf, lo, hi, b && lo != ia ? b : a, u)) return;
@@ -992,7 +985,7 @@ static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
         if (k == ka || k == kb) continue;
         double d[3];
         sub3(d, t->v[k], t->v[ka]);
-        if (kb >= 0) axpy3(d, d, -dot3(d, e), e);
+        if (kb >= 0) v3_add_scaled(d, d, -dot3(d, e), e);
         if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return false;
     }
     return true;
@@ -1026,7 +1019,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     for (int it = 0, side = 0; it < 100 && hi - lo > EDGE_TOL; it++) {
         double tm = lo + (hi - lo) * slo / (slo - shi);
         if (!(tm > lo && tm < hi)) tm = 0.5 * (lo + hi);
-        axpy3(p, a, tm, d);
+        v3_add_scaled(p, a, tm, d);
         double fm = shape_sd(s, p, hint, g), sm = dot3(g, d);
         ts = tm;
         fs = fm;
@@ -1066,7 +1059,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
         } else if (tp >= 1.0) {
             fp = fb;
         } else {
-            axpy3(p, a, tp, d);
+            v3_add_scaled(p, a, tp, d);
             fp = shape_sd(s, p, hint, g);
         }
         maybe_flat = fp <= level;
@@ -1078,7 +1071,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
             double l = 0.0, u = ts;
             for (int it = 0; it < 60 && u - l > EDGE_TOL; it++) {
                 double m = 0.5 * (l + u);
-                axpy3(p, a, m, d);
+                v3_add_scaled(p, a, m, d);
                 if (shape_sd(s, p, hint, g) <= level) u = m;
                 else l = m;
             }
@@ -1090,7 +1083,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
             double l = ts, u = 1.0;
             for (int it = 0; it < 60 && u - l > EDGE_TOL; it++) {
                 double m = 0.5 * (l + u);
-                axpy3(p, a, m, d);
+                v3_add_scaled(p, a, m, d);
                 if (shape_sd(s, p, hint, g) <= level) l = m;
                 else u = m;
             }
@@ -1098,28 +1091,28 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
         }
     }
     if ((th - tl) * len > minflat) { /* flat, not merely a smooth minimum */
-        axpy3(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
+        v3_add_scaled(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
         shape_sd(s, p, hint, grad);
         if (fabs(dot3(grad, d)) > 1e-6 * len) return 0;
         t[0] = tl;
         t[1] = th;
         for (int k = 0; k < 2; k++) {
-            axpy3(p, a, t[k], d);
+            v3_add_scaled(p, a, t[k], d);
             f[k] = shape_sd(s, p, hint, g);
         }
         return 2;
     }
     if (ts <= 1e-9 || ts >= 1.0 - 1e-9) return 0; /* at a vertex: handled as one */
-    axpy3(p, a, ts, d);
+    v3_add_scaled(p, a, ts, d);
     f[0] = shape_sd(s, p, hint, grad);
     t[0] = ts;
     /* at a kink of sd (inside a box near an edge, at a cylinder's rim) the
      * normal is the subgradient perpendicular to the edge: the combination of
      * the one-sided gradients that is level along it */
     double gl[3], gq[3], eps = 1e-6;
-    axpy3(p, a, dmax(ts - eps, 0.0), d);
+    v3_add_scaled(p, a, dmax(ts - eps, 0.0), d);
     shape_sd(s, p, hint, gl);
-    axpy3(p, a, dmin(ts + eps, 1.0), d);
+    v3_add_scaled(p, a, dmin(ts + eps, 1.0), d);
     shape_sd(s, p, hint, gq);
     double sl = dot3(gl, d), sr = dot3(gq, d);
     if (sl <= 0.0 && sr >= 0.0 && sr > sl && dot3(gl, gq) < 1.0 - 1e-9) {
@@ -1218,10 +1211,10 @@ static void box_edge_on_face(pair_ctx* x, const tri* t, const prism* P, const do
         int k = end ? k1 : k0;
         if (k < 0) continue;
         double p[3], mid[3];
-        axpy3(p, p0, end ? t1 : t0, d);
+        v3_add_scaled(p, p0, end ? t1 : t0, d);
         double sp = dot3(n, p) - v0n;
         if (!(sp <= x->env) || edge_kind(x, t, k) == EDGE_FLAT) continue;
-        axpy3(mid, p, -0.5 * sp, n);
+        v3_add_scaled(mid, p, -0.5 * sp, n);
         add_candidate(x, mid, hint, sp, feature_face(t->id, sub + end));
     }
 }
@@ -1252,7 +1245,7 @@ static void rim_on_face(pair_ctx* x, const tri* t, const prism* P, int cap, cons
     if (gap2 > reach * reach) return;
     double cc[3], best[3] = {0, 0, 0}, best_sp = 0.0; /* penetrating only: when apart, the edge minima are exact */
     int best_k = -1, best_w = 0;
-    axpy3(cc, s->c, cap ? -s->hl : s->hl, s->ax[2]);
+    v3_add_scaled(cc, s->c, cap ? -s->hl : s->hl, s->ax[2]);
     for (int k = 0; k < 3; k++) {
         /* cc + r (cos θ u + sin θ v) on the side plane m·x = off: A cos θ + B sin θ = C */
         double A = s->r * dot3(P->m[k], s->ax[0]), B = s->r * dot3(P->m[k], s->ax[1]);
@@ -1261,8 +1254,8 @@ static void rim_on_face(pair_ctx* x, const tri* t, const prism* P, int cap, cons
         double base = atan2(B, A), half = acos(clampd(C / R0, -1.0, 1.0));
         for (int w = 0; w < 2; w++) {
             double th = base + (w ? -half : half), p[3];
-            axpy3(p, cc, s->r * cos(th), s->ax[0]);
-            axpy3(p, p, s->r * sin(th), s->ax[1]);
+            v3_add_scaled(p, cc, s->r * cos(th), s->ax[0]);
+            v3_add_scaled(p, p, s->r * sin(th), s->ax[1]);
             double sp = dot3(n, p) - v0n;
             bool inside = sp < best_sp; /* within the other two sides (tolerance already in off) */
             for (int j = 0; j < 3 && inside; j++)
@@ -1276,7 +1269,7 @@ static void rim_on_face(pair_ctx* x, const tri* t, const prism* P, int cap, cons
     }
     if (best_k < 0 || edge_kind(x, t, best_k) == EDGE_FLAT) return;
     double mid[3];
-    axpy3(mid, best, -0.5 * best_sp, n);
+    v3_add_scaled(mid, best, -0.5 * best_sp, n);
     add_candidate(x, mid, hint, best_sp, feature_face(t->id, 32 + 8 * cap + 2 * best_k + best_w));
 }
 
@@ -1308,7 +1301,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         for (int i = 0; i < nf; i++) {
             double sp = dot3(n, fs[i].p) - v0n, phi = sp - fs[i].rr, q[3], mid[3];
             if (!(phi <= x->env)) continue;
-            axpy3(q, fs[i].p, -sp, n);
+            v3_add_scaled(q, fs[i].p, -sp, n);
             bool in = box_contains(t->lo, t->hi, q, x->tol_face);
             if (in && !have_prism) {
                 prism_make(&P, t, x->tol_face);
@@ -1318,7 +1311,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
                 if (s->type == DVI_SHAPE_CYLINDER && fs[i].sub < 2) outside[fs[i].sub] = i;
                 continue;
             }
-            axpy3(mid, fs[i].p, -0.5 * (sp + fs[i].rr), n);
+            v3_add_scaled(mid, fs[i].p, -0.5 * (sp + fs[i].rr), n);
             add_candidate(x, mid, hint, phi, feature_face(t->id, fs[i].sub));
         }
         if (s->type == DVI_SHAPE_BOX) {
@@ -1329,8 +1322,8 @@ static void collide_triangle(pair_ctx* x, const tri* t)
                     int sub = 8 + 2 * e++; /* subs 8 … 31 */
                     double s0 = dot3(n, p0) - v0n, s1 = dot3(n, p1) - v0n, q0[3], q1[3];
                     if (dmin(s0, s1) > x->env) continue; /* clears the plane */
-                    axpy3(q0, p0, -s0, n);
-                    axpy3(q1, p1, -s1, n);
+                    v3_add_scaled(q0, p0, -s0, n);
+                    v3_add_scaled(q1, p1, -s1, n);
                     bool apart = false;
                     for (int c = 0; c < 3 && !apart; c++)
                         apart = dmin(q0[c], q1[c]) > t->hi[c] + x->tol_face ||
@@ -1409,7 +1402,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         if (edge_kind(x, t, k) != EDGE_CONVEX) continue;
         if (s->type == DVI_SHAPE_SPHERE) {
             double xp[3];
-            axpy3(xp, a, tt, d);
+            v3_add_scaled(xp, a, tt, d);
             fs[0] = shape_sd(s, xp, hint, g);
             ts[0] = tt;
             np = 1;
@@ -1422,7 +1415,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         for (int i = 0; i < np; i++) {
             double xp[3];
             int end = np == 2 ? i + 1 : 0;
-            axpy3(xp, a, ts[i], d);
+            v3_add_scaled(xp, a, ts[i], d);
             terrain_point(x, xp, fs[i], g, a, b, t->vid[ka], t->vid[kb], 1 + end,
                           feature_edge(t->vid[ka], t->vid[kb], end));
         }
