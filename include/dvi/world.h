@@ -265,12 +265,21 @@ DVI_API dvi_status dvi_joint_set_motor(dvi_world* world, dvi_joint_id joint, dou
 
 /* ---- stepping ------------------------------------------------------------ */
 
+/// Each field means the same after a DVI and a DEM step; what the two steps
+/// put into it differs only as their models do: the contacts of a DVI step
+/// are the points within the collision envelope (one row block each of the
+/// CCP), those of a DEM step the overlapping points and terrain samples (one
+/// penalty force each); the constraint problem of a DVI step holds the joints'
+/// and the contacts' rows, that of a DEM step the joints' rows alone.
 typedef struct dvi_step_stats {
-    int32_t bodies, contacts, joint_rows, rows;
-    int32_t iterations;           ///< of the CCP solver
-    double residual;              ///< CCP residual of the step's solution
+    int32_t bodies;               ///< bodies of the world
+    int32_t contacts;             ///< the step's contacts (dvi_world_contact_count)
+    int32_t joint_rows;           ///< rows of the joints and speed motors
+    int32_t rows;                 ///< rows of the step's constraint problem
+    int32_t iterations;           ///< of the solver on that problem (0: solved directly, or no rows)
+    double residual;              ///< its residual (the solver's target residual)
     dvi_solve_status solver_status;
-    double max_penetration;       ///< m, max over contacts of −Φ after collision (≥ 0)
+    double max_penetration;       ///< m, max over the contacts of −Φ after collision (≥ 0)
     double max_joint_violation;   ///< m (or rad), max position-level joint error before the step
     double max_joint_violation_relative; ///< the same as a fraction of the joint's size: a distance
                                   ///< error over the longer of the joint's two anchor levers, an
@@ -281,8 +290,7 @@ typedef struct dvi_step_stats {
     /// problem), integrate (velocities and poses; DEM: with the speed guard), report (contact
     /// forces on the bodies, joint reactions, warm start or contact history)
     double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate, seconds_report;
-    /* DEM steps only (0 after a DVI step); contacts counts overlapping points,
-     * iterations/residual are those of the joint (bilateral) solve */
+    /* of the DEM model alone (0 after a DVI step) */
     double max_overlap;           ///< m, largest overlap δ of a penalty contact (terrain samples: −z)
     int32_t contact_history;      ///< entries in the contact history after the step
     double kinetic_energy;        ///< J, of the dynamic bodies after the step
