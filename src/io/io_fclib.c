@@ -63,6 +63,7 @@
  * files. An existing file is replaced; a failed write removes the file.
  */
 #include "dvi/io.h"
+#include "io_msg.h"
 
 #include "ccp_split.h"
 #include "ccp_work.h"
@@ -73,7 +74,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,32 +84,7 @@
 
 /* ---- messages ------------------------------------------------------------------ */
 
-typedef struct fctx {
-    char* msg;
-    size_t n;
-    const char* prefix; /* file name */
-} fctx;
-
-static dvi_status ferr(const fctx* c, dvi_status st, const char* fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static dvi_status ferr(const fctx* c, dvi_status st, const char* fmt, ...)
-{
-    if (!c->msg || c->n == 0) return st;
-    size_t k = 0;
-    if (c->prefix) {
-        int w = snprintf(c->msg, c->n, "%s: ", c->prefix);
-        k = w < 0 ? 0 : (size_t)w >= c->n ? c->n - 1 : (size_t)w;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->msg + k, c->n - k, fmt, ap);
-    va_end(ap);
-    return st;
-}
+/* (dvi_io_fail, io_msg.h: "FILE: text" into the caller's buffer) */
 
 /* ---- HDF5 error handling -------------------------------------------------------- */
 
@@ -175,7 +150,7 @@ typedef enum rd_kind { RD_INT, RD_REAL } rd_kind;
 /* The number of values of dataset `ds` (`path` for messages): 1 for a
  * scalar, the product of the extents for a simple dataspace of at most one
  * extent above 1; an error for anything else or more than INT32_MAX values. */
-static dvi_status dataset_count(const fctx* c, hid_t ds, const char* path, int64_t* count)
+static dvi_status dataset_count(const dvi_io_msg* c, hid_t ds, const char* path, int64_t* count)
 {
     char detail[192];
     dvi_status st = DVI_OK;
@@ -183,7 +158,7 @@ static dvi_status dataset_count(const fctx* c, hid_t ds, const char* path, int64
     int64_t n = 0;
     if (sp < 0) {
         hdf5_detail(detail);
-        return ferr(c, DVI_ERR_PARSE, "%s: cannot read its shape%s", path, detail);
+        return dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape%s", path, detail);
     }
     H5S_class_t sc = H5Sget_simple_extent_type(sp);
     if (sc == H5S_SCALAR) {
@@ -194,7 +169,7 @@ static dvi_status dataset_count(const fctx* c, hid_t ds, const char* path, int64
         int rank = H5Sget_simple_extent_ndims(sp);
         hsize_t dims[H5S_MAX_RANK];
         if (rank < 0 || rank > H5S_MAX_RANK || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
-            st = ferr(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
+            st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
             goto done;
         }
         int long_dims = 0;
@@ -212,16 +187,16 @@ static dvi_status dataset_count(const fctx* c, hid_t ds, const char* path, int64
             }
         }
         if (long_dims > 1) {
-            st = ferr(c, DVI_ERR_INVALID_ARG, "%s: expected a one-dimensional array, got a %d-dimensional one", path,
+            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected a one-dimensional array, got a %d-dimensional one", path,
                       rank);
             goto done;
         }
         if (n < 0) {
-            st = ferr(c, DVI_ERR_INVALID_ARG, "%s: too many values (more than %d)", path, INT32_MAX);
+            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many values (more than %d)", path, INT32_MAX);
             goto done;
         }
     } else {
-        st = ferr(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
+        st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
     }
 done:
     H5Sclose(sp);
@@ -234,17 +209,17 @@ done:
  * checked against before anything of their size is allocated. */
 /* Opens dataset `path` into *ds, or says why not (missing, or not a
  * readable dataset with HDF5's reason). */
-static dvi_status open_dataset(const fctx* c, hid_t file, const char* path, hid_t* ds)
+static dvi_status open_dataset(const dvi_io_msg* c, hid_t file, const char* path, hid_t* ds)
 {
     char detail[192];
     *ds = H5Dopen2(file, path, H5P_DEFAULT);
     if (*ds >= 0) return DVI_OK;
     hdf5_detail(detail);
-    if (!link_exists(file, path)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
-    return ferr(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
+    if (!link_exists(file, path)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
+    return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
 }
 
-static dvi_status dataset_length(const fctx* c, hid_t file, const char* path, int32_t* len)
+static dvi_status dataset_length(const dvi_io_msg* c, hid_t file, const char* path, int32_t* len)
 {
     hid_t ds;
     dvi_status st0 = open_dataset(c, file, path, &ds);
@@ -260,7 +235,7 @@ static dvi_status dataset_length(const fctx* c, hid_t file, const char* path, in
  * (RD_INT) or double (RD_REAL) of *count elements, with
  * len_min ≤ *count ≤ len_max (len_max < 0: no upper bound). `expect`
  * describes the expected length for messages (e.g. "69 (3 per contact)"). */
-static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
+static dvi_status read_array(const dvi_io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
                              int64_t len_max, const char* expect, void** out, int64_t* count)
 {
     *out = NULL;
@@ -274,36 +249,36 @@ static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kin
     int64_t n = 0;
     if (ty < 0) {
         hdf5_detail(detail);
-        st = ferr(c, DVI_ERR_PARSE, "%s: cannot read its type%s", path, detail);
+        st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its type%s", path, detail);
         goto done;
     }
     if ((st = dataset_count(c, ds, path, &n)) != DVI_OK) goto done;
     H5T_class_t tc = H5Tget_class(ty);
     if (kind == RD_INT && tc != H5T_INTEGER) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "%s: expected integers, the dataset holds %s", path,
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected integers, the dataset holds %s", path,
                   tc == H5T_FLOAT ? "floating-point numbers" : tc == H5T_STRING ? "a string" : "another type");
         goto done;
     }
     if (kind == RD_REAL && tc != H5T_FLOAT) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "%s: expected floating-point numbers, the dataset holds %s", path,
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected floating-point numbers, the dataset holds %s", path,
                   tc == H5T_INTEGER ? "integers" : tc == H5T_STRING ? "a string" : "another type");
         goto done;
     }
     if (n < len_min || (len_max >= 0 && n > len_max)) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "%s: %lld value%s, expected %s", path, (long long)n, n == 1 ? "" : "s",
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: %lld value%s, expected %s", path, (long long)n, n == 1 ? "" : "s",
                   expect);
         goto done;
     }
     size_t elem = kind == RD_INT ? sizeof(int64_t) : sizeof(double);
     buf = malloc(((size_t)n + 1) * elem);
     if (!buf) {
-        st = ferr(c, DVI_ERR_NOMEM, "%s: out of memory (%lld values)", path, (long long)n);
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory (%lld values)", path, (long long)n);
         goto done;
     }
     if (n > 0 && H5Dread(ds, kind == RD_INT ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                          buf) < 0) {
         hdf5_detail(detail);
-        st = ferr(c, DVI_ERR_PARSE, "%s: cannot read the values (damaged or truncated file?)%s", path, detail);
+        st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read the values (damaged or truncated file?)%s", path, detail);
         goto done;
     }
     if (kind == RD_INT) {
@@ -312,7 +287,7 @@ static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kin
         for (int64_t k = 0; k < n; k++) {
             int64_t v = v64[k];
             if (v < INT32_MIN || v > INT32_MAX) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %lld does not fit in 32 bits", path, (long long)k,
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %lld does not fit in 32 bits", path, (long long)k,
                           (long long)v);
                 goto done;
             }
@@ -322,7 +297,7 @@ static dvi_status read_array(const fctx* c, hid_t file, const char* path, rd_kin
         const double* v = buf;
         for (int64_t k = 0; k < n; k++)
             if (!isfinite(v[k])) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "%s[%lld]: not finite (%g)", path, (long long)k, v[k]);
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: not finite (%g)", path, (long long)k, v[k]);
                 goto done;
             }
     }
@@ -338,7 +313,7 @@ done:
     return DVI_OK;
 }
 
-static dvi_status read_scalar_int(const fctx* c, hid_t file, const char* path, int32_t* v)
+static dvi_status read_scalar_int(const dvi_io_msg* c, hid_t file, const char* path, int32_t* v)
 {
     void* a = NULL;
     dvi_status st = read_array(c, file, path, RD_INT, 1, 1, "1 (a scalar)", &a, NULL);
@@ -348,7 +323,7 @@ static dvi_status read_scalar_int(const fctx* c, hid_t file, const char* path, i
 }
 
 /* Reads a vector of exactly `len` reals. */
-static dvi_status read_reals(const fctx* c, hid_t file, const char* path, int32_t len, const char* per,
+static dvi_status read_reals(const dvi_io_msg* c, hid_t file, const char* path, int32_t len, const char* per,
                              double** out)
 {
     char expect[96];
@@ -484,12 +459,12 @@ static dvi_status csc_build(int32_t rows, int32_t cols, int64_t nnz, const int32
  * rows / cols: required sizes, or −1 (any, ≥ 0); rows_from / cols_from name
  * where a required size comes from, for the message (or NULL). The header's
  * sizes are checked before anything of their size is allocated. */
-static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
+static dvi_status read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
                               int32_t cols, const char* cols_from, csc* out)
 {
     memset(out, 0, sizeof *out);
     char path[PATH_MAX_LEN];
-    if (!link_exists(file, g)) return ferr(c, DVI_ERR_INVALID_ARG, "%s: missing (matrix group)", g);
+    if (!link_exists(file, g)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing (matrix group)", g);
     int32_t m = 0, n = 0, nz = 0;
     dvi_status st;
     snprintf(path, sizeof path, "%s/m", g);
@@ -498,15 +473,15 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
     if ((st = read_scalar_int(c, file, path, &n)) != DVI_OK) return st;
     snprintf(path, sizeof path, "%s/nz", g);
     if ((st = read_scalar_int(c, file, path, &nz)) != DVI_OK) return st;
-    if (m < 0 || n < 0) return ferr(c, DVI_ERR_INVALID_ARG, "%s: negative size %d x %d (m x n)", g, m, n);
+    if (m < 0 || n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: negative size %d x %d (m x n)", g, m, n);
     if (rows >= 0 && m != rows)
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s/m: %d rows, expected %d%s%s%s", g, m, rows, rows_from ? " (" : "",
+        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s/m: %d rows, expected %d%s%s%s", g, m, rows, rows_from ? " (" : "",
                     rows_from ? rows_from : "", rows_from ? ")" : "");
     if (cols >= 0 && n != cols)
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s/n: %d columns, expected %d%s%s%s", g, n, cols,
+        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s/n: %d columns, expected %d%s%s%s", g, n, cols,
                     cols_from ? " (" : "", cols_from ? cols_from : "", cols_from ? ")" : "");
     if (nz < -2)
-        return ferr(c, DVI_ERR_INVALID_ARG, "%s/nz: %d (expected -2 for CSR, -1 for CSC or a triplet count >= 0)",
+        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s/nz: %d (expected -2 for CSR, -1 for CSC or a triplet count >= 0)",
                     g, nz);
     int32_t* p = NULL;
     int32_t* ix = NULL;
@@ -526,12 +501,12 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
             goto done;
         p = a;
         if (p[0] != 0) {
-            st = ferr(c, DVI_ERR_INVALID_ARG, "%s[0]: %d, expected 0", path, p[0]);
+            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[0]: %d, expected 0", path, p[0]);
             goto done;
         }
         for (int32_t k = 0; k < outer; k++)
             if (p[k + 1] < p[k]) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "%s[%d]: %d, decreasing after %d", path, k + 1, p[k + 1], p[k]);
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %d, decreasing after %d", path, k + 1, p[k + 1], p[k]);
                 goto done;
             }
         nnz = p[outer];
@@ -541,7 +516,7 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
         ix = a;
         for (int64_t k = 0; k < nnz; k++)
             if (ix[k] < 0 || ix[k] >= inner) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %s index %d out of range [0, %d)", path, (long long)k,
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %s index %d out of range [0, %d)", path, (long long)k,
                           nz == -1 ? "row" : "column", ix[k], inner);
                 goto done;
             }
@@ -551,7 +526,7 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
         ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
         ci = malloc(((size_t)nnz + 1) * sizeof(int32_t));
         if (!ri || !ci) {
-            st = ferr(c, DVI_ERR_NOMEM, "%s: out of memory", g);
+            st = dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);
             goto done;
         }
         for (int32_t o = 0; o < outer; o++)
@@ -567,7 +542,7 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
         ri = a;
         for (int64_t k = 0; k < nnz; k++)
             if (ri[k] < 0 || ri[k] >= m) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "%s[%lld]: row index %d out of range [0, %d)", path, (long long)k,
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: row index %d out of range [0, %d)", path, (long long)k,
                           ri[k], m);
                 goto done;
             }
@@ -576,7 +551,7 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
         ci = a;
         for (int64_t k = 0; k < nnz; k++)
             if (ci[k] < 0 || ci[k] >= n) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "%s[%lld]: column index %d out of range [0, %d)", path,
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: column index %d out of range [0, %d)", path,
                           (long long)k, ci[k], n);
                 goto done;
             }
@@ -584,7 +559,7 @@ static dvi_status read_matrix(const fctx* c, hid_t file, const char* g, int32_t 
         if ((st = read_array(c, file, path, RD_REAL, nnz, -1, expect, &a, &nx)) != DVI_OK) goto done;
         x = a;
     }
-    if (csc_build(m, n, nnz, ri, ci, x, out) != DVI_OK) st = ferr(c, DVI_ERR_NOMEM, "%s: out of memory", g);
+    if (csc_build(m, n, nnz, ri, ci, x, out) != DVI_OK) st = dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);
 done:
     free(p);
     free(ix);
@@ -849,15 +824,15 @@ static dvi_ccp_file* pack(built* b)
 }
 
 /* Blocks (contacts friction blocks, then bilateral rows) and μ. */
-static dvi_status make_blocks(const fctx* c, built* b, const double* mu, const char* mu_path)
+static dvi_status make_blocks(const dvi_io_msg* c, built* b, const double* mu, const char* mu_path)
 {
     b->blocks = b->contacts + b->equalities;
     b->rows = 3 * b->contacts + b->equalities;
     b->blk = calloc((size_t)b->blocks + 1, sizeof(dvi_ccp_block));
-    if (!b->blk) return ferr(c, DVI_ERR_NOMEM, "out of memory");
+    if (!b->blk) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
     for (int32_t a = 0; a < b->contacts; a++) {
         if (!(mu[a] >= 0.0))
-            return ferr(c, DVI_ERR_INVALID_ARG, "%s[%d]: friction coefficient must be >= 0 (got %g)", mu_path, a,
+            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: friction coefficient must be >= 0 (got %g)", mu_path, a,
                         mu[a]);
         b->blk[a].kind = DVI_BLOCK_FRICTION;
         b->blk[a].mu = mu[a];
@@ -967,7 +942,7 @@ static bool spd_inverse(const double* A, int k, double* inv)
 
 /* Factor form from a block-diagonal M (blocks ≤ 6): groups, M⁻¹ blocks, D,
  * and r = Bᵀ M⁻¹ f + wb. */
-static dvi_status factor_form(const fctx* c, const csc* M, const int32_t* starts, int32_t nblk, const csc* B,
+static dvi_status factor_form(const dvi_io_msg* c, const csc* M, const int32_t* starts, int32_t nblk, const csc* B,
                               const double* f, const double* wb, built* b, int32_t* mass_blocks)
 {
     int32_t n = M->cols;
@@ -979,7 +954,7 @@ static dvi_status factor_form(const fctx* c, const csc* M, const int32_t* starts
         free(gstart);
         free(row_of);
         free(y);
-        return ferr(c, DVI_ERR_NOMEM, "out of memory");
+        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     int32_t ng = 0;
     for (int32_t k = 0; k < nblk; k++)
@@ -987,13 +962,13 @@ static dvi_status factor_form(const fctx* c, const csc* M, const int32_t* starts
     gstart[ng] = n;
     dvi_status st = DVI_OK;
     if (6 * (int64_t)ng > INT32_MAX) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: too many degrees of freedom");
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: too many degrees of freedom");
         goto done;
     }
     b->bodies = ng;
     b->inv_mass = calloc(36 * (size_t)ng + 1, sizeof(double));
     if (!b->inv_mass) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (int32_t g = 0, k = 0; g < ng; g++) {
@@ -1007,7 +982,7 @@ static dvi_status factor_form(const fctx* c, const csc* M, const int32_t* starts
                     if (i >= s0 && i < s0 + sz) A[sz * (i - s0) + (j - s0)] = M->x[e];
                 }
             if (!spd_inverse(A, sz, inv)) {
-                st = ferr(c, DVI_ERR_SINGULAR,
+                st = dvi_io_fail(c, DVI_ERR_SINGULAR,
                           "/fclib_global/M: diagonal block of rows %d..%d is not positive definite", s0,
                           s0 + sz - 1);
                 goto done;
@@ -1032,7 +1007,7 @@ static dvi_status factor_form(const fctx* c, const csc* M, const int32_t* starts
     b->op.x = malloc(((size_t)nnz + 1) * sizeof(double));
     b->r = malloc(((size_t)B->cols + 1) * sizeof(double));
     if (!b->op.p || !b->op.i || !b->op.x || !b->r) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     memcpy(b->op.p, B->p, ((size_t)B->cols + 1) * sizeof(int32_t));
@@ -1069,7 +1044,7 @@ static cholmod_sparse* to_cholmod(const csc* A, int stype, cholmod_common* cc)
     return S;
 }
 
-static dvi_status delassus_cholmod(const fctx* c, const csc* M, const csc* B, const double* f, const double* wb,
+static dvi_status delassus_cholmod(const dvi_io_msg* c, const csc* M, const csc* B, const double* f, const double* wb,
                                    built* b)
 {
     cholmod_common cc;
@@ -1092,7 +1067,7 @@ static dvi_status delassus_cholmod(const fctx* c, const csc* M, const csc* B, co
     if (!L) goto fail;
     if (!cholmod_factorize(Ms, L, &cc)) goto fail;
     if (cc.status == CHOLMOD_NOT_POSDEF || L->minor < (size_t)n) {
-        st = ferr(c, DVI_ERR_SINGULAR, "/fclib_global/M: not positive definite (CHOLMOD: leading minor %zu of %d)",
+        st = dvi_io_fail(c, DVI_ERR_SINGULAR, "/fclib_global/M: not positive definite (CHOLMOD: leading minor %zu of %d)",
                   (size_t)L->minor + 1, n);
         goto done;
     }
@@ -1113,7 +1088,7 @@ static dvi_status delassus_cholmod(const fctx* c, const csc* M, const csc* B, co
     {
         size_t nnz = cholmod_nnz(Ws, &cc);
         if (nnz > (size_t)INT32_MAX) {
-            st = ferr(c, DVI_ERR_NOMEM, "W = H' M^-1 H: too many entries (%zu)", nnz);
+            st = dvi_io_fail(c, DVI_ERR_NOMEM, "W = H' M^-1 H: too many entries (%zu)", nnz);
             goto done;
         }
         b->op.rows = m;
@@ -1136,10 +1111,10 @@ static dvi_status delassus_cholmod(const fctx* c, const csc* M, const csc* B, co
     }
     goto done;
 nomem:
-    st = ferr(c, DVI_ERR_NOMEM, "out of memory forming W = H' M^-1 H");
+    st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory forming W = H' M^-1 H");
     goto done;
 fail:
-    st = ferr(c, cc.status == CHOLMOD_OUT_OF_MEMORY ? DVI_ERR_NOMEM : DVI_ERR_NUMERIC,
+    st = dvi_io_fail(c, cc.status == CHOLMOD_OUT_OF_MEMORY ? DVI_ERR_NOMEM : DVI_ERR_NUMERIC,
               "forming W = H' M^-1 H with CHOLMOD failed (status %d)", cc.status);
 done:
     cholmod_free_dense(&x, &cc);
@@ -1158,7 +1133,7 @@ done:
 /* ---- reading the two kinds -------------------------------------------------------------- */
 
 /* Optional vector of `len` reals at path into *out (NULL when absent). */
-static dvi_status read_optional(const fctx* c, hid_t file, const char* path, int32_t len, double** out)
+static dvi_status read_optional(const dvi_io_msg* c, hid_t file, const char* path, int32_t len, double** out)
 {
     *out = NULL;
     if (!link_exists(file, path)) return DVI_OK;
@@ -1166,7 +1141,7 @@ static dvi_status read_optional(const fctx* c, hid_t file, const char* path, int
 }
 
 /* [r; l] of a solution or guess group ("/solution", "/guesses/1"), or NULL. */
-static dvi_status read_rl(const fctx* c, hid_t file, const char* group, int32_t contacts, int32_t equalities,
+static dvi_status read_rl(const dvi_io_msg* c, hid_t file, const char* group, int32_t contacts, int32_t equalities,
                           double** out)
 {
     *out = NULL;
@@ -1187,7 +1162,7 @@ static dvi_status read_rl(const fctx* c, hid_t file, const char* group, int32_t 
     if (!v) {
         free(r);
         free(l);
-        return ferr(c, DVI_ERR_NOMEM, "out of memory");
+        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     memcpy(v, r, (size_t)3 * contacts * sizeof(double));
     if (equalities > 0) memcpy(v + 3 * contacts, l, (size_t)equalities * sizeof(double));
@@ -1197,17 +1172,17 @@ static dvi_status read_rl(const fctx* c, hid_t file, const char* group, int32_t 
     return DVI_OK;
 }
 
-static dvi_status read_spacedim(const fctx* c, hid_t file, const char* path)
+static dvi_status read_spacedim(const dvi_io_msg* c, hid_t file, const char* path)
 {
     int32_t d = 0;
     dvi_status st = read_scalar_int(c, file, path, &d);
     if (st != DVI_OK) return st;
-    if (d == 2) return ferr(c, DVI_ERR_UNSUPPORTED, "%s: 2 (two-dimensional contact) is not supported", path);
-    if (d != 3) return ferr(c, DVI_ERR_INVALID_ARG, "%s: %d, expected 3", path, d);
+    if (d == 2) return dvi_io_fail(c, DVI_ERR_UNSUPPORTED, "%s: 2 (two-dimensional contact) is not supported", path);
+    if (d != 3) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: %d, expected 3", path, d);
     return DVI_OK;
 }
 
-static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info* info)
+static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fclib_info* info)
 {
     csc W = {0}, V = {0}, R = {0}, full = {0};
     double *q = NULL, *mu = NULL, *s = NULL;
@@ -1219,17 +1194,17 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
                           "the length of /fclib_local/vectors/q", &W)) != DVI_OK)
         goto done;
     if (W.rows != W.cols) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
         goto done;
     }
     if (W.rows % 3 != 0 || W.rows == 0) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d rows, expected a positive multiple of 3", W.rows);
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d rows, expected a positive multiple of 3", W.rows);
         goto done;
     }
     b->contacts = W.rows / 3;
     bool has_v = link_exists(file, "/fclib_local/V"), has_r = link_exists(file, "/fclib_local/R");
     if (has_v != has_r) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "%s: missing (V and R come together)",
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing (V and R come together)",
                   has_v ? "/fclib_local/R" : "/fclib_local/V");
         goto done;
     }
@@ -1240,7 +1215,7 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
                               "the length of /fclib_local/vectors/s", &R)) != DVI_OK)
             goto done;
         if (R.rows != R.cols) {
-            st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
+            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
             goto done;
         }
         if ((st = read_matrix(c, file, "/fclib_local/V", W.rows, "the size of W", R.rows, "the size of R", &V)) !=
@@ -1249,7 +1224,7 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
         b->equalities = R.rows;
     }
     if ((int64_t)3 * b->contacts + b->equalities > INT32_MAX) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many rows");
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many rows");
         goto done;
     }
     if ((st = read_reals(c, file, "/fclib_local/vectors/q", W.rows, " (3 per contact)", &q)) != DVI_OK) goto done;
@@ -1261,7 +1236,7 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
     if ((st = make_blocks(c, b, mu, "/fclib_local/vectors/mu")) != DVI_OK) goto done;
     b->r = malloc(((size_t)b->rows + 1) * sizeof(double));
     if (!b->r) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     memcpy(b->r, q, (size_t)W.rows * sizeof(double));
@@ -1270,7 +1245,7 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
         /* [[W V] [Vᵀ R]] from the entries of the three matrices */
         int64_t nnz = (int64_t)W.p[W.cols] + 2 * (int64_t)V.p[V.cols] + R.p[R.cols];
         if (nnz > INT32_MAX) {
-            st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many matrix entries");
+            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many matrix entries");
             goto done;
         }
         int32_t* ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
@@ -1280,7 +1255,7 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
             free(ri);
             free(ci);
             free(x);
-            st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
         int64_t e = 0;
@@ -1303,7 +1278,7 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
         free(ci);
         free(x);
         if (bs != DVI_OK) {
-            st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
         b->op = full;
@@ -1317,14 +1292,14 @@ static dvi_status read_local(const fctx* c, hid_t file, built* b, dvi_fclib_info
         csc original;
         if (complete_triangle(&b->op, &info->triangular) != DVI_OK ||
             symmetrize(&b->op, &info->asymmetry, &info->symmetrized, &original) != DVI_OK) {
-            st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
         if (info->symmetrized) {
             info->file_operator = malloc(sizeof *info->file_operator);
             if (!info->file_operator) {
                 csc_free(&original);
-                st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+                st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
                 goto done;
             }
             info->file_operator->W = original;
@@ -1368,7 +1343,7 @@ static double v_mismatch(const csc* M, const csc* B, const double* f, const doub
     return out;
 }
 
-static dvi_status read_global(const fctx* c, hid_t file, uint32_t flags, built* b, dvi_fclib_info* info)
+static dvi_status read_global(const dvi_io_msg* c, hid_t file, uint32_t flags, built* b, dvi_fclib_info* info)
 {
     csc M = {0}, H = {0}, G = {0}, B = {0};
     double *f = NULL, *w = NULL, *mu = NULL, *bb = NULL, *wb = NULL, *v = NULL;
@@ -1382,7 +1357,7 @@ static dvi_status read_global(const fctx* c, hid_t file, uint32_t flags, built* 
                           "the length of /fclib_global/vectors/f", &M)) != DVI_OK)
         goto done;
     if (M.rows != M.cols || M.rows == 0) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: %d x %d, expected a non-empty square matrix", M.rows,
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: %d x %d, expected a non-empty square matrix", M.rows,
                   M.cols);
         goto done;
     }
@@ -1391,7 +1366,7 @@ static dvi_status read_global(const fctx* c, hid_t file, uint32_t flags, built* 
                           &H)) != DVI_OK)
         goto done;
     if (H.cols % 3 != 0 || H.cols == 0) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global/H/n: %d columns, expected a positive multiple of 3", H.cols);
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/H/n: %d columns, expected a positive multiple of 3", H.cols);
         goto done;
     }
     b->contacts = H.cols / 3;
@@ -1404,12 +1379,12 @@ static dvi_status read_global(const fctx* c, hid_t file, uint32_t flags, built* 
         b->equalities = G.cols;
     }
     if ((int64_t)H.cols + G.cols > INT32_MAX) {
-        st = ferr(c, DVI_ERR_INVALID_ARG, "/fclib_global: too many rows");
+        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global: too many rows");
         goto done;
     }
     if (complete_triangle(&M, &info->triangular) != DVI_OK ||
         symmetrize(&M, &info->asymmetry, &info->symmetrized, NULL) != DVI_OK) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     if ((st = read_reals(c, file, "/fclib_global/vectors/f", n, " (the size of M)", &f)) != DVI_OK) goto done;
@@ -1423,19 +1398,19 @@ static dvi_status read_global(const fctx* c, hid_t file, uint32_t flags, built* 
     wb = malloc(((size_t)b->rows + 1) * sizeof(double));
     starts = malloc(((size_t)n + 2) * sizeof(int32_t));
     if (!wb || !starts) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     memcpy(wb, w, (size_t)H.cols * sizeof(double));
     if (b->equalities > 0) memcpy(wb + H.cols, bb, (size_t)b->equalities * sizeof(double));
     if (csc_hcat(&H, &G, &B) != DVI_OK) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     int32_t nblk = 0;
     int32_t largest = find_blocks(&M, starts, &nblk);
     if (largest < 0) {
-        st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     if (largest <= 6 && !(flags & DVI_FCLIB_DELASSUS))
@@ -1494,11 +1469,11 @@ static dvi_status built_apply(const built* b, const double* x, double* y)
     return DVI_OK;
 }
 
-static dvi_status read_file(const fctx* c, const char* path, uint32_t flags, built* b, dvi_fclib_info* info)
+static dvi_status read_file(const dvi_io_msg* c, const char* path, uint32_t flags, built* b, dvi_fclib_info* info)
 {
     char why[160];
     FILE* fp = dvi_open_regular(path, 0, NULL, why, sizeof why);
-    if (!fp) return ferr(c, DVI_ERR_IO, "%s", why);
+    if (!fp) return dvi_io_fail(c, DVI_ERR_IO, "%s", why);
     unsigned char sig[8] = {0};
     size_t got = fread(sig, 1, sizeof sig, fp);
     fclose(fp);
@@ -1513,9 +1488,9 @@ static dvi_status read_file(const fctx* c, const char* path, uint32_t flags, bui
     if (fapl >= 0) H5Pclose(fapl);
     if (file < 0) {
         if (!has_sig && got < sizeof sig && got > 0)
-            return ferr(c, DVI_ERR_PARSE, "not an HDF5 file (%zu bytes, no HDF5 signature)", got);
-        if (!has_sig) return ferr(c, DVI_ERR_PARSE, "not an HDF5 file (no HDF5 signature at offset 0)");
-        return ferr(c, DVI_ERR_PARSE, "damaged or truncated HDF5 file: cannot open it%s", detail);
+            return dvi_io_fail(c, DVI_ERR_PARSE, "not an HDF5 file (%zu bytes, no HDF5 signature)", got);
+        if (!has_sig) return dvi_io_fail(c, DVI_ERR_PARSE, "not an HDF5 file (no HDF5 signature at offset 0)");
+        return dvi_io_fail(c, DVI_ERR_PARSE, "damaged or truncated HDF5 file: cannot open it%s", detail);
     }
     dvi_status st;
     bool global = link_exists(file, "/fclib_global");
@@ -1526,7 +1501,7 @@ static dvi_status read_file(const fctx* c, const char* path, uint32_t flags, bui
         if (st == DVI_OK && (st = read_rl(c, file, "/solution", b->contacts, b->equalities, &b->solution)) != DVI_OK)
             goto out;
     } else {
-        st = ferr(c, DVI_ERR_PARSE, "no /fclib_local or /fclib_global group: not an FCLIB problem");
+        st = dvi_io_fail(c, DVI_ERR_PARSE, "no /fclib_local or /fclib_global group: not an FCLIB problem");
         goto out;
     }
     if (st != DVI_OK) goto out;
@@ -1543,7 +1518,7 @@ static dvi_status read_file(const fctx* c, const char* path, uint32_t flags, bui
         }
         if (!u) {
             free(u);
-            st = ferr(c, DVI_ERR_NOMEM, "out of memory");
+            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto out;
         }
         double d = 0.0, a = 0.0, e = 0.0;
@@ -1563,7 +1538,7 @@ static dvi_status read_file(const fctx* c, const char* path, uint32_t flags, bui
         if (link_exists(file, "/guesses/number_of_guesses")) {
             if ((st = read_scalar_int(c, file, "/guesses/number_of_guesses", &count)) != DVI_OK) goto out;
             if (count < 0) {
-                st = ferr(c, DVI_ERR_INVALID_ARG, "/guesses/number_of_guesses: %d, expected >= 0", count);
+                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/guesses/number_of_guesses: %d, expected >= 0", count);
                 goto out;
             }
         }
@@ -1592,7 +1567,7 @@ void dvi_fclib_info_clear(dvi_fclib_info* info)
 dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** out, dvi_fclib_info* info,
                              char* msg, size_t msg_size)
 {
-    fctx c = {msg, msg_size, path};
+    dvi_io_msg c = {msg, msg_size, path};
     if (msg && msg_size) msg[0] = '\0';
     if (out) *out = NULL;
     dvi_fclib_info local_info;
@@ -1602,9 +1577,9 @@ dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** ou
     inf->v_mismatch = NAN;
     if (!path || !out) {
         c.prefix = NULL;
-        return ferr(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+        return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
-    if (flags & ~DVI_FCLIB_DELASSUS) return ferr(&c, DVI_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
+    if (flags & ~DVI_FCLIB_DELASSUS) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
     built b;
     memset(&b, 0, sizeof b);
     h5quiet q;
@@ -1628,11 +1603,11 @@ dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** ou
         }
         char vmsg[256];
         st = dvi_ccp_validate(&p, vmsg, sizeof vmsg);
-        if (st != DVI_OK) st = ferr(&c, st, "%s", vmsg);
+        if (st != DVI_OK) st = dvi_io_fail(&c, st, "%s", vmsg);
     }
     if (st == DVI_OK) {
         *out = pack(&b);
-        if (!*out) st = ferr(&c, DVI_ERR_NOMEM, "out of memory");
+        if (!*out) st = dvi_io_fail(&c, DVI_ERR_NOMEM, "out of memory");
     }
     built_free(&b);
     if (st != DVI_OK || !info) {
@@ -1871,7 +1846,7 @@ static void wlocal_free(wlocal* w)
     memset(w, 0, sizeof *w);
 }
 
-static dvi_status build_local(const fctx* c, const dvi_ccp_problem* p, const double* solution, wlocal* out)
+static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* solution, wlocal* out)
 {
     memset(out, 0, sizeof *out);
     const int32_t m = p->rows;
@@ -1879,18 +1854,18 @@ static dvi_status build_local(const fctx* c, const dvi_ccp_problem* p, const dou
     for (int32_t k = 0; k < p->block_count; k++) {
         dvi_block_kind kind = p->blocks[k].kind;
         if (kind == DVI_BLOCK_BILATERAL)
-            return ferr(c, DVI_ERR_UNSUPPORTED,
+            return dvi_io_fail(c, DVI_ERR_UNSUPPORTED,
                         "blocks[%d]: bilateral rows cannot be written as a local FCLIB problem (its free rows, V "
                         "and R, are ignored by common readers such as Siconos'); eliminate them first",
                         k);
         if (kind == DVI_BLOCK_FRICTION_ROLLING)
-            return ferr(c, DVI_ERR_UNSUPPORTED,
+            return dvi_io_fail(c, DVI_ERR_UNSUPPORTED,
                         "blocks[%d]: friction_rolling blocks (6 rows) have no FCLIB equivalent; only friction and "
                         "frictionless blocks can be written",
                         k);
         contacts++;
     }
-    if ((int64_t)contacts * 3 > INT32_MAX) return ferr(c, DVI_ERR_INVALID_ARG, "too many contacts");
+    if ((int64_t)contacts * 3 > INT32_MAX) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "too many contacts");
     const int32_t n = 3 * contacts;
     int32_t* map = malloc(((size_t)m + 1) * sizeof(int32_t)); /* our row -> FCLIB row */
     out->m = n;
@@ -1900,7 +1875,7 @@ static dvi_status build_local(const fctx* c, const dvi_ccp_problem* p, const dou
     if (!map || !out->q || !out->mu) {
         free(map);
         wlocal_free(out);
-        return ferr(c, DVI_ERR_NOMEM, "out of memory");
+        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     for (int32_t k = 0, row = 0; k < p->block_count; k++) {
         const dvi_ccp_block* B = &p->blocks[k];
@@ -1951,7 +1926,7 @@ static dvi_status build_local(const fctx* c, const dvi_ccp_problem* p, const dou
     if (st != DVI_OK) {
         free(map);
         wlocal_free(out);
-        return ferr(c, st, "out of memory forming W");
+        return dvi_io_fail(c, st, "out of memory forming W");
     }
     const int32_t* cp = own ? A.p : src->colptr;
     const int32_t* ri = own ? A.i : src->rowind;
@@ -1964,7 +1939,7 @@ static dvi_status build_local(const fctx* c, const dvi_ccp_problem* p, const dou
         csc_free(&A);
         free(map);
         wlocal_free(out);
-        return ferr(c, DVI_ERR_NOMEM, "out of memory");
+        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     /* columns in FCLIB order: the map is increasing, so columns and rows keep their order */
     for (int32_t j = 0; j < m; j++) out->p[map[j] + 1] = cp[j + 1] - cp[j];
@@ -1983,7 +1958,7 @@ static dvi_status build_local(const fctx* c, const dvi_ccp_problem* p, const dou
         if (!out->r || !out->u) {
             free(map);
             wlocal_free(out);
-            return ferr(c, DVI_ERR_NOMEM, "out of memory");
+            return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
         }
         for (int32_t i = 0; i < m; i++) out->r[map[i]] = solution[i];
         csc Wl = {n, n, out->p, out->i, out->x};
@@ -2040,27 +2015,27 @@ static bool write_local_file(hid_t file, const wlocal* w, hid_t gcpl, hid_t dcpl
 dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solution, const char* path, char* msg,
                                  size_t msg_size)
 {
-    fctx c = {msg, msg_size, path};
+    dvi_io_msg c = {msg, msg_size, path};
     if (msg && msg_size) msg[0] = '\0';
     if (!p || !path) {
         c.prefix = NULL;
-        return ferr(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+        return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
     if (p->frames) { /* written from D: the frames become its columns */
         dvi_ccp_expanded e;
         char emsg[256];
         dvi_status est = dvi_ccp_expand(p, &e, emsg, sizeof emsg);
         if (est == DVI_OK) est = dvi_fclib_write_local(&e.problem, solution, path, msg, msg_size);
-        else ferr(&c, est, "%s", emsg);
+        else dvi_io_fail(&c, est, "%s", emsg);
         dvi_ccp_expanded_free(&e);
         return est;
     }
     char vmsg[256];
     dvi_status st = dvi_ccp_validate(p, vmsg, sizeof vmsg);
-    if (st != DVI_OK) return ferr(&c, st, "%s", vmsg);
+    if (st != DVI_OK) return dvi_io_fail(&c, st, "%s", vmsg);
     if (solution)
         for (int32_t i = 0; i < p->rows; i++)
-            if (!isfinite(solution[i])) return ferr(&c, DVI_ERR_INVALID_ARG, "solution[%d]: not finite", i);
+            if (!isfinite(solution[i])) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "solution[%d]: not finite", i);
     wlocal w;
     if ((st = build_local(&c, p, solution, &w)) != DVI_OK) return st;
 
@@ -2076,7 +2051,7 @@ dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solutio
         file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         if (file < 0) {
             hdf5_detail(detail);
-            st = ferr(&c, DVI_ERR_IO, "cannot create the file%s", detail);
+            st = dvi_io_fail(&c, DVI_ERR_IO, "cannot create the file%s", detail);
         } else {
             ok = write_local_file(file, &w, gcpl, dcpl);
             if (!ok) hdf5_detail(detail);
@@ -2085,12 +2060,12 @@ dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solutio
                 hdf5_detail(detail);
             }
             if (!ok) {
-                st = ferr(&c, DVI_ERR_IO, "write error%s", detail);
+                st = dvi_io_fail(&c, DVI_ERR_IO, "write error%s", detail);
                 remove(path);
             }
         }
     } else {
-        st = ferr(&c, DVI_ERR_NOMEM, "cannot set up HDF5 properties");
+        st = dvi_io_fail(&c, DVI_ERR_NOMEM, "cannot set up HDF5 properties");
     }
     if (dcpl >= 0) H5Pclose(dcpl);
     if (gcpl >= 0) H5Pclose(gcpl);
