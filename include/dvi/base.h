@@ -41,6 +41,25 @@ typedef enum dvi_status {
     DVI_ERR_IO = -7           ///< file could not be read or written
 } dvi_status;
 
+/// Where the library takes its memory from (dvi_solver_settings.allocator,
+/// dvi_world_def.allocator). All three functions NULL (the default) means
+/// libc's malloc, realloc and free; otherwise all three must be set. Every
+/// block an object allocates is freed through the same allocator, by the
+/// time the object is destroyed. alloc and realloc return NULL on failure
+/// (the library then returns DVI_ERR_NOMEM); realloc(user, NULL, n) must
+/// act as alloc, and free(user, NULL) must do nothing. Old sizes are not
+/// passed: several of the library's arrays grow by element counts it does
+/// not keep in bytes, so an arena that needs them keeps its own header.
+/// Memory the library documents as "free with free()" (the blob of
+/// dvi_world_save_state) stays on libc. The functions are called from the
+/// thread that called the library, never from inside an OpenMP region.
+typedef struct dvi_allocator {
+    void* (*alloc)(void* user, size_t size);
+    void* (*realloc)(void* user, void* ptr, size_t new_size);
+    void (*free)(void* user, void* ptr);
+    void* user; ///< passed back to the three functions
+} dvi_allocator;
+
 /// A short, constant, English description of a status code.
 DVI_API const char* dvi_status_string(dvi_status s);
 

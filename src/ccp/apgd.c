@@ -51,16 +51,17 @@ typedef struct joint_block {
     double* z;     /* [n] scratch: P_J Gy_J */
 } joint_block;
 
-static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
+/* false when out of memory (nothing built) */
+static bool joint_block_build(dvi_ccp_work* w, joint_block* jb)
 {
     jb->n = 0;
     int32_t n = 0;
     for (int32_t b = 0; b < w->nblocks; b++)
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) n += w->block_row[b + 1] - w->block_row[b];
-    if (n == 0 || n > JOINT_BLOCK_MAX) return;
+    if (n == 0 || n > JOINT_BLOCK_MAX) return true;
     const size_t nn = (size_t)n * (size_t)n;
     char* mem = dvi_work_scratch(w, (size_t)n * sizeof(int32_t) + (3 * nn + 5 * (size_t)n) * sizeof(double) + 64);
-    if (!mem) return;
+    if (!mem) return false;
     double* P = (double*)(void*)(mem + ((size_t)n * sizeof(int32_t) + 7) / 8 * 8);
     double* A = P + nn;
     double* V = A + nn;
@@ -87,11 +88,11 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
      * amplifies the null-space part of the gradient, and the reactions of
      * redundant rows grew without bound). Eigenvalues below 1e-9 of the
      * largest count as zero. */
-    if (dvi_sym_eigen(A, V, lam, work, n) != 0) return;
+    if (dvi_sym_eigen(A, V, lam, work, n) != 0) return true;
     double lmax = 0.0;
     for (int32_t a = 0; a < n; a++)
         if (lam[a] > lmax) lmax = lam[a];
-    if (!(lmax > 0.0) || !isfinite(lmax)) return;
+    if (!(lmax > 0.0) || !isfinite(lmax)) return true;
     for (int32_t a = 0; a < n; a++) {
         const double l = lam[a];
         inv[a] = l > 1e-9 * lmax ? 1.0 / l : 0.0;
@@ -103,6 +104,7 @@ static void joint_block_build(dvi_ccp_work* w, joint_block* jb)
             P[(size_t)i * n + j] = P[(size_t)j * n + i] = sum;
         }
     jb->n = n, jb->rows = rows, jb->P = P, jb->z = z;
+    return true;
 }
 
 /* ---- friction blocks four at a time (apgd_groups.h) ---- */
@@ -621,7 +623,10 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     }
     if (P) {
         block_scaling(w, P);
-        joint_block_build(w, &jb);
+        if (!joint_block_build(w, &jb)) {
+            snprintf(res->message, sizeof res->message, "APGD: out of memory (the bilateral rows' block)");
+            return DVI_ERR_NOMEM;
+        }
     }
     double* best = g;
     double best_res = dvi_work_residual_checked(w, g, Gg, s->tolerance);

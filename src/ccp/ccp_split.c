@@ -35,14 +35,14 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
     dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
     dvi_solver* solver = NULL;
     dvi_status st = dvi_solver_create(solver_name, &s, &solver);
-    double* rk = malloc(((size_t)m + 1) * sizeof(double));
-    double* prev = malloc(((size_t)m + 1) * sizeof(double));
-    double* ws = malloc(((size_t)m + 1) * sizeof(double));
+    double* rk = st != DVI_OK ? NULL : dvi_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
+    double* prev = st != DVI_OK ? NULL : dvi_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
+    double* ws = st != DVI_OK ? NULL : dvi_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
     if (st != DVI_OK || !rk || !prev || !ws) {
         dvi_solver_destroy(solver);
-        free(rk);
-        free(prev);
-        free(ws);
+        dvi_mem_free(&s.allocator, rk);
+        dvi_mem_free(&s.allocator, prev);
+        dvi_mem_free(&s.allocator, ws);
         res->status = DVI_SOLVE_BAD_INPUT;
         snprintf(res->message, sizeof res->message, "%s",
                  st != DVI_OK ? "invalid solver settings" : "out of memory");
@@ -117,8 +117,8 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
     }
     res->seconds = dvi_seconds_now() - t0;
     dvi_solver_destroy(solver);
-    free(rk);
-    free(prev);
-    free(ws);
+    dvi_mem_free(&s.allocator, rk);
+    dvi_mem_free(&s.allocator, prev);
+    dvi_mem_free(&s.allocator, ws);
     return st;
 }

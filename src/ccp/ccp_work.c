@@ -14,11 +14,11 @@
 static bool rigid_blocks(dvi_ccp_work* w);
 static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p);
 
-static void* grow(void* p, size_t* cap, size_t need, size_t elem, bool* ok)
+static void* grow(const dvi_allocator* a, void* p, size_t* cap, size_t need, size_t elem, bool* ok)
 {
     if (need <= *cap && p) return p;
     size_t n = need > 0 ? need : 1;
-    void* q = realloc(p, n * elem);
+    void* q = dvi_mem_realloc(a, p, n * elem);
     if (!q) {
         *ok = false;
         return p;
@@ -30,37 +30,44 @@ static void* grow(void* p, size_t* cap, size_t need, size_t elem, bool* ok)
 void dvi_work_free(dvi_ccp_work* w)
 {
     if (!w) return;
-    free(w->block_row);
-    free(w->run_body);
-    free(w->run_col);
-    free(w->run_d);
-    free(w->run_md);
-    free(w->body_ptr);
-    free(w->brun_col);
-    free(w->brun_d);
-    free(w->fc_rows);
-    free(w->inc_ptr);
-    free(w->drows);
-    free(w->minv10);
-    free(w->wt_p);
-    free(w->wt_i);
-    free(w->wt_x);
-    free(w->bodyvec);
-    free(w->cursor);
-    for (int k = 0; k < DVI_WORK_PLACED; k++) free(w->own[k]);
-    free(w->scratch);
-    free(w->part);
+    const dvi_allocator keep = w->alloc, *a = &keep;
+    dvi_mem_free(a, w->block_row);
+    dvi_mem_free(a, w->run_body);
+    dvi_mem_free(a, w->run_col);
+    dvi_mem_free(a, w->run_d);
+    dvi_mem_free(a, w->run_md);
+    dvi_mem_free(a, w->body_ptr);
+    dvi_mem_free(a, w->brun_col);
+    dvi_mem_free(a, w->brun_d);
+    dvi_mem_free(a, w->fc_rows);
+    dvi_mem_free(a, w->inc_ptr);
+    dvi_mem_free(a, w->drows);
+    dvi_mem_free(a, w->minv10);
+    dvi_mem_free(a, w->wt_p);
+    dvi_mem_free(a, w->wt_i);
+    dvi_mem_free(a, w->wt_x);
+    dvi_mem_free(a, w->bodyvec);
+    dvi_mem_free(a, w->cursor);
+    for (int k = 0; k < DVI_WORK_PLACED; k++) dvi_mem_free(a, w->own[k]);
+    dvi_mem_free(a, w->scratch_raw);
+    dvi_mem_free(a, w->part);
     memset(w, 0, sizeof *w);
+    w->alloc = keep;
 }
 
 void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes)
 {
     if (bytes <= w->scratch_cap && w->scratch) return w->scratch;
-    free(w->scratch);
+    dvi_mem_free(&w->alloc, w->scratch_raw);
+    w->scratch = w->scratch_raw = NULL;
     w->scratch_cap = 0;
     size_t n = (bytes + 63) / 64 * 64;
-    w->scratch = aligned_alloc(64, n > 0 ? n : 64);
-    if (w->scratch) w->scratch_cap = n;
+    if (n == 0) n = 64;
+    /* 64 bytes more, to start at a 64-byte boundary whatever the allocator */
+    w->scratch_raw = dvi_mem_alloc(&w->alloc, n + 64);
+    if (!w->scratch_raw) return NULL;
+    w->scratch = (void*)(((uintptr_t)w->scratch_raw + 63) / 64 * 64);
+    w->scratch_cap = n;
     return w->scratch;
 }
 
@@ -95,7 +102,7 @@ static bool place(dvi_ccp_work* w, int k, size_t bytes)
         const uintptr_t at = (base + w->lent_at[b] + 4095) / 4096 * 4096;
         if (at <= end && end - at >= need) {
             w->lent_at[b] = at + need - base;
-            free(w->own[k]);
+            dvi_mem_free(&w->alloc, w->own[k]);
             w->own[k] = NULL;
             w->own_bytes[k] = 0;
             *slot = (void*)at;
@@ -103,8 +110,8 @@ static bool place(dvi_ccp_work* w, int k, size_t bytes)
         }
     }
     if (bytes > w->own_bytes[k] || !w->own[k]) {
-        free(w->own[k]);
-        w->own[k] = malloc(bytes > 0 ? bytes : 1);
+        dvi_mem_free(&w->alloc, w->own[k]);
+        w->own[k] = dvi_mem_alloc(&w->alloc, bytes > 0 ? bytes : 1);
         w->own_bytes[k] = w->own[k] ? bytes : 0;
     }
     *slot = w->own[k];
@@ -148,9 +155,9 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
     size_t c;
     if ((size_t)m > w->cap_m || !w->drows) {
         c = w->cap_m;
-        w->wt_p = grow(w->wt_p, &c, (size_t)m + 1, sizeof(int32_t), &ok);
+        w->wt_p = grow(&w->alloc, w->wt_p, &c, (size_t)m + 1, sizeof(int32_t), &ok);
         c = w->cap_m;
-        w->drows = grow(w->drows, &c, (size_t)m + 1, sizeof(int32_t), &ok);
+        w->drows = grow(&w->alloc, w->drows, &c, (size_t)m + 1, sizeof(int32_t), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_m = (size_t)m;
     }
@@ -160,32 +167,32 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
     size_t parts = DVI_PART_SLOTS * ((chunks > bchunks ? chunks : bchunks) + 2);
     if (parts > w->cap_part || !w->part) {
         c = w->cap_part;
-        w->part = grow(w->part, &c, parts, sizeof(double), &ok);
+        w->part = grow(&w->alloc, w->part, &c, parts, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_part = c;
     }
     if ((size_t)nblocks + 1 > w->cap_blocks || !w->block_row) {
         c = w->cap_blocks;
-        w->block_row = grow(w->block_row, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
+        w->block_row = grow(&w->alloc, w->block_row, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_blocks = (size_t)nblocks + 1;
     }
     size_t ncur = ((size_t)m > (size_t)nbody ? (size_t)m : (size_t)nbody) + 1;
     if (ncur > w->cap_cursor || !w->cursor) {
         c = w->cap_cursor;
-        w->cursor = grow(w->cursor, &c, ncur, sizeof(int32_t), &ok);
+        w->cursor = grow(&w->alloc, w->cursor, &c, ncur, sizeof(int32_t), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_cursor = ncur;
     }
     if ((size_t)nbody + 1 > w->cap_body || !w->body_ptr) {
         c = w->cap_body;
-        w->body_ptr = grow(w->body_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
+        w->body_ptr = grow(&w->alloc, w->body_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
         c = w->cap_body;
-        w->bodyvec = grow(w->bodyvec, &c, 6 * (size_t)nbody + 1, sizeof(double), &ok);
+        w->bodyvec = grow(&w->alloc, w->bodyvec, &c, 6 * (size_t)nbody + 1, sizeof(double), &ok);
         c = w->cap_body;
-        w->inc_ptr = grow(w->inc_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
+        w->inc_ptr = grow(&w->alloc, w->inc_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
         c = w->cap_body;
-        w->minv10 = grow(w->minv10, &c, 10 * (size_t)nbody + 1, sizeof(double), &ok);
+        w->minv10 = grow(&w->alloc, w->minv10, &c, 10 * (size_t)nbody + 1, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_body = (size_t)nbody + 1;
     }
@@ -196,31 +203,31 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
     if (nfc == 0) nfc = 1;
     if (nruns > w->cap_runs || !w->run_body) {
         c = w->cap_runs;
-        w->run_body = grow(w->run_body, &c, nruns, sizeof(int32_t), &ok);
+        w->run_body = grow(&w->alloc, w->run_body, &c, nruns, sizeof(int32_t), &ok);
         c = w->cap_runs;
-        w->run_col = grow(w->run_col, &c, nruns, sizeof(int32_t), &ok);
+        w->run_col = grow(&w->alloc, w->run_col, &c, nruns, sizeof(int32_t), &ok);
         c = w->cap_runs;
-        w->brun_col = grow(w->brun_col, &c, nruns, sizeof(int32_t), &ok);
+        w->brun_col = grow(&w->alloc, w->brun_col, &c, nruns, sizeof(int32_t), &ok);
         c = w->cap_runs;
-        w->brun_d = grow(w->brun_d, &c, 6 * nruns, sizeof(double), &ok);
+        w->brun_d = grow(&w->alloc, w->brun_d, &c, 6 * nruns, sizeof(double), &ok);
         c = w->cap_runs;
-        w->run_d = grow(w->run_d, &c, 6 * nruns, sizeof(double), &ok);
+        w->run_d = grow(&w->alloc, w->run_d, &c, 6 * nruns, sizeof(double), &ok);
         c = w->cap_runs;
-        w->run_md = grow(w->run_md, &c, 6 * nruns, sizeof(double), &ok);
+        w->run_md = grow(&w->alloc, w->run_md, &c, 6 * nruns, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_runs = nruns;
     }
     if (nfc > w->cap_fc || !w->fc_rows) {
         c = w->cap_fc;
-        w->fc_rows = grow(w->fc_rows, &c, nfc, sizeof(int8_t), &ok);
+        w->fc_rows = grow(&w->alloc, w->fc_rows, &c, nfc, sizeof(int8_t), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_fc = nfc;
     }
     if (nnz > w->cap_nnz || !w->wt_i) {
         c = w->cap_nnz;
-        w->wt_i = grow(w->wt_i, &c, nnz, sizeof(int32_t), &ok);
+        w->wt_i = grow(&w->alloc, w->wt_i, &c, nnz, sizeof(int32_t), &ok);
         c = w->cap_nnz;
-        w->wt_x = grow(w->wt_x, &c, nnz, sizeof(double), &ok);
+        w->wt_x = grow(&w->alloc, w->wt_x, &c, nnz, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_nnz = nnz > 0 ? nnz : 1;
     }

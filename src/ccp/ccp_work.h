@@ -32,6 +32,7 @@
 #define DVI_CCP_WORK_H
 
 #include "dvi/ccp.h"
+#include "alloc.h"
 
 #include <math.h>
 
@@ -144,7 +145,11 @@ typedef struct dvi_ccp_work {
 
     /* capacities (memory is kept and grown, never shrunk, between solves) */
     size_t cap_m, cap_blocks, cap_runs, cap_body, cap_nnz, cap_cursor, cap_fc;
-    void* scratch;      /* solver-private persistent buffer */
+    void* scratch;      /* solver-private persistent buffer, 64-byte aligned within scratch_raw */
+    void* scratch_raw;
+    /* where every array above comes from (the solver's settings.allocator);
+     * dvi_work_free keeps it */
+    dvi_allocator alloc;
     size_t scratch_cap;
     double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions */
     /* N γ + r of the γ a solver returns, formed as dvi_work_apply then + r

@@ -104,6 +104,10 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
     if (s->lemke.max_pivots < 0) return bad(msg, n, "settings.lemke.max_pivots: must be >= 0", s->lemke.max_pivots);
     if (s->lemke.max_lcp_size < 1)
         return bad(msg, n, "settings.lemke.max_lcp_size: must be >= 1", s->lemke.max_lcp_size);
+    if (!dvi_allocator_valid(&s->allocator)) {
+        if (msg && n) snprintf(msg, n, "settings.allocator: set all three functions (alloc, realloc, free) or none");
+        return DVI_ERR_INVALID_ARG;
+    }
     return DVI_OK;
 }
 
@@ -115,10 +119,11 @@ dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settin
     if (!impl) return DVI_ERR_INVALID_ARG;
     dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
     if (check_settings(&s, NULL, 0) != DVI_OK) return DVI_ERR_INVALID_ARG;
-    dvi_solver* sv = calloc(1, sizeof *sv);
+    dvi_solver* sv = dvi_mem_calloc(&s.allocator, 1, sizeof *sv);
     if (!sv) return DVI_ERR_NOMEM;
     sv->impl = impl;
     sv->settings = s;
+    sv->work.alloc = s.allocator;
     *out = sv;
     return DVI_OK;
 }
@@ -126,8 +131,9 @@ dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settin
 void dvi_solver_destroy(dvi_solver* solver)
 {
     if (!solver) return;
+    const dvi_allocator a = solver->work.alloc;
     dvi_work_free(&solver->work);
-    free(solver);
+    dvi_mem_free(&a, solver);
 }
 
 const char* dvi_solver_get_name(const dvi_solver* solver)
@@ -140,6 +146,7 @@ dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings
     if (!solver || !settings) return DVI_ERR_INVALID_ARG;
     if (check_settings(settings, NULL, 0) != DVI_OK) return DVI_ERR_INVALID_ARG;
     solver->settings = *settings;
+    solver->settings.allocator = solver->work.alloc; /* the memory it holds came from this one */
     return DVI_OK;
 }
 

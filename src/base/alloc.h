@@ -1,0 +1,51 @@
+/* dvicontact — the allocator hook (dvi_allocator, base.h) as the layers
+ * call it: dvi_mem_alloc, _calloc, _realloc, _free take the object's copy
+ * of its allocator, or NULL, and fall back on libc when its functions are
+ * unset. Header-only so that the solver library and the full library share
+ * one definition. */
+#ifndef DVI_ALLOC_H
+#define DVI_ALLOC_H
+
+#include "dvi/base.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Either all three functions set or none. */
+static inline bool dvi_allocator_valid(const dvi_allocator* a)
+{
+    return (!a->alloc && !a->realloc && !a->free) || (a->alloc && a->realloc && a->free);
+}
+
+static inline void* dvi_mem_alloc(const dvi_allocator* a, size_t size)
+{
+    if (a && a->alloc) return a->alloc(a->user, size);
+    return malloc(size);
+}
+
+/* n × size bytes, zeroed; NULL also when n × size overflows. */
+static inline void* dvi_mem_calloc(const dvi_allocator* a, size_t n, size_t size)
+{
+    if (!(a && a->alloc)) return calloc(n, size);
+    if (size != 0 && n > SIZE_MAX / size) return NULL;
+    void* p = a->alloc(a->user, n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+
+static inline void* dvi_mem_realloc(const dvi_allocator* a, void* ptr, size_t size)
+{
+    if (a && a->realloc) return a->realloc(a->user, ptr, size);
+    return realloc(ptr, size);
+}
+
+static inline void dvi_mem_free(const dvi_allocator* a, void* ptr)
+{
+    if (!ptr) return;
+    if (a && a->free) a->free(a->user, ptr);
+    else free(ptr);
+}
+
+#endif /* DVI_ALLOC_H */

@@ -1,0 +1,240 @@
+/* The allocator hook (dvi_allocator, base.h): every allocation of a solver,
+ * and of a world with its collision, DEM and solver state, goes through the
+ * allocator it was given and is freed through it by destroy; and failing
+ * the k-th allocation, for every k up to the last one a run makes, gives
+ * DVI_ERR_NOMEM cleanly (no crash, no leak) and leaves the object
+ * destroyable, and a solver usable. */
+#include "problems.h"
+#include "test_util.h"
+
+#include "dvi/ccp.h"
+#include "dvi/world.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* A pass-through to malloc that counts, with a header that marks its own
+ * blocks: a block from libc freed here, or one of these freed by libc,
+ * fails under ASan (and the magic check) instead of passing unnoticed. */
+typedef struct counter {
+    long allocs;    /* alloc, and realloc of NULL */
+    long reallocs;  /* realloc of a block */
+    long frees;
+    long live;      /* blocks not yet freed */
+    long fail_at;   /* countdown: the allocation (alloc or realloc) that fails, 1-based; 0: none */
+    long calls;     /* allocations so far (alloc and realloc) */
+    int failed;     /* the countdown's failure happened */
+} counter;
+
+#define MAGIC 0x64766961u
+typedef union head {
+    struct {
+        uint32_t magic;
+    } h;
+    max_align_t align;
+} head;
+
+static int fail_now(counter* c)
+{
+    c->calls++;
+    if (c->fail_at > 0 && c->calls == c->fail_at) {
+        c->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void* c_alloc(void* user, size_t size)
+{
+    counter* c = user;
+    if (fail_now(c)) return NULL;
+    head* h = malloc(sizeof(head) + size);
+    if (!h) return NULL;
+    h->h.magic = MAGIC;
+    c->allocs++;
+    c->live++;
+    return h + 1;
+}
+
+static void* c_realloc(void* user, void* ptr, size_t size)
+{
+    counter* c = user;
+    if (!ptr) return c_alloc(user, size);
+    head* h = (head*)ptr - 1;
+    assert_int_equal(h->h.magic, MAGIC);
+    if (fail_now(c)) return NULL;
+    head* q = realloc(h, sizeof(head) + size);
+    if (!q) return NULL;
+    c->reallocs++;
+    return q + 1;
+}
+
+static void c_free(void* user, void* ptr)
+{
+    counter* c = user;
+    if (!ptr) return;
+    head* h = (head*)ptr - 1;
+    assert_int_equal(h->h.magic, MAGIC);
+    h->h.magic = 0;
+    c->frees++;
+    c->live--;
+    free(h);
+}
+
+static dvi_allocator counting(counter* c)
+{
+    memset(c, 0, sizeof *c);
+    return (dvi_allocator){c_alloc, c_realloc, c_free, c};
+}
+
+/* ---------------------------------------------------------------- solvers */
+
+static void gen_problems(dvi_gen_problem g[2])
+{
+    memset(g, 0, 2 * sizeof *g);
+    assert_int_equal(dvi_gen_random(8, 12, 3, 5, &g[0]), DVI_OK);
+    assert_int_equal(dvi_gen_random(8, 12, 3, 5, &g[1]), DVI_OK);
+    assert_true(dvi_gen_use_frames(&g[1]) > 0); /* the same contacts given by frames */
+}
+
+static void test_solver_counting(void** state)
+{
+    (void)state;
+    dvi_gen_problem g[2];
+    gen_problems(g);
+    for (int32_t k = 0; k < dvi_solver_count(); k++) {
+        const char* name = dvi_solver_name(k);
+        for (int f = 0; f < 2; f++) {
+            const int32_t m = g[f].p.rows;
+            double* gamma = calloc((size_t)m, sizeof(double));
+            double* ref = calloc((size_t)m, sizeof(double));
+            dvi_solver_settings s = dvi_default_solver_settings();
+            s.max_iterations = 200;
+            dvi_solve_result r0, r1;
+            dvi_status st0 = dvi_ccp_solve(&g[f].p, name, &s, ref, &r0);
+            counter c;
+            s.allocator = counting(&c);
+            dvi_status st1 = dvi_ccp_solve(&g[f].p, name, &s, gamma, &r1);
+            assert_int_equal(st0, st1);
+            assert_memory_equal(gamma, ref, (size_t)m * sizeof(double)); /* the same bits */
+            assert_true(c.allocs > 0);
+            assert_int_equal(c.live, 0);
+            /* a solver kept across solves, then destroyed */
+            dvi_solver* sv = NULL;
+            assert_int_equal(dvi_solver_create(name, &s, &sv), DVI_OK);
+            for (int rep = 0; rep < 3; rep++) {
+                assert_int_equal(dvi_solver_solve(sv, &g[f].p, gamma, &r1), st0);
+                assert_memory_equal(gamma, ref, (size_t)m * sizeof(double));
+            }
+            assert_true(c.live > 0);
+            dvi_solver_destroy(sv);
+            assert_int_equal(c.live, 0);
+            free(gamma);
+            free(ref);
+        }
+    }
+    dvi_gen_free(&g[0]);
+    dvi_gen_free(&g[1]);
+}
+
+static void test_solver_allocator_half_set(void** state)
+{
+    (void)state;
+    counter c;
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.allocator = counting(&c);
+    s.allocator.free = NULL;
+    dvi_solver* sv = NULL;
+    assert_int_equal(dvi_solver_create("apgd", &s, &sv), DVI_ERR_INVALID_ARG);
+    assert_null(sv);
+    assert_int_equal(c.calls, 0);
+}
+
+static void test_solver_countdown(void** state)
+{
+    (void)state;
+    dvi_gen_problem g[2];
+    gen_problems(g);
+    long points = 0;
+    for (int32_t k = 0; k < dvi_solver_count(); k++) {
+        const char* name = dvi_solver_name(k);
+        for (int f = 0; f < 2; f++) {
+            const int32_t m = g[f].p.rows;
+            double* gamma = calloc((size_t)m, sizeof(double));
+            double* ref = calloc((size_t)m, sizeof(double));
+            dvi_solver_settings s = dvi_default_solver_settings();
+            s.max_iterations = 200;
+            const dvi_status st0 = dvi_ccp_solve(&g[f].p, name, &s, ref, NULL);
+            assert_true(st0 >= 0);
+            long walked = 0;
+            for (long fail = 1;; fail++) {
+                counter c;
+                s.allocator = counting(&c);
+                c.fail_at = fail;
+                dvi_solver* sv = NULL;
+                dvi_status st = dvi_solver_create(name, &s, &sv);
+                if (st == DVI_OK) {
+                    dvi_solve_result res;
+                    st = dvi_solver_solve(sv, &g[f].p, gamma, &res);
+                    if (c.failed) {
+                        if (st != DVI_ERR_NOMEM)
+                            printf("%s (%s): allocation %ld failed, the solve returned %d (%s)\n", name,
+                                   f ? "frames" : "D", fail, (int)st, res.message);
+                        assert_int_equal(st, DVI_ERR_NOMEM);
+                        /* still usable: the next solve (nothing fails now) gives the answer */
+                        assert_int_equal(dvi_solver_solve(sv, &g[f].p, gamma, &res), st0);
+                        assert_memory_equal(gamma, ref, (size_t)m * sizeof(double));
+                    } else {
+                        assert_int_equal(st, st0);
+                    }
+                    dvi_solver_destroy(sv);
+                } else {
+                    assert_int_equal(st, DVI_ERR_NOMEM);
+                    assert_null(sv);
+                    assert_true(c.failed);
+                }
+                assert_int_equal(c.live, 0);
+                if (!c.failed) break;
+                walked++;
+            }
+            assert_true(walked > 0);
+            points += walked;
+            /* dvi_ccp_solve: the same countdown through the one call */
+            for (long fail = 1;; fail++) {
+                counter c;
+                s.allocator = counting(&c);
+                c.fail_at = fail;
+                dvi_status st = dvi_ccp_solve(&g[f].p, name, &s, gamma, NULL);
+                assert_int_equal(c.live, 0);
+                if (!c.failed) {
+                    assert_int_equal(st, st0);
+                    break;
+                }
+                assert_int_equal(st, DVI_ERR_NOMEM);
+            }
+            free(gamma);
+            free(ref);
+        }
+    }
+    printf("solver countdown: %ld allocation points walked (%d solvers, D and frames), every one DVI_ERR_NOMEM\n",
+           points, (int)dvi_solver_count());
+    dvi_gen_free(&g[0]);
+    dvi_gen_free(&g[1]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_solver_counting),
+        cmocka_unit_test(test_solver_allocator_half_set),
+        cmocka_unit_test(test_solver_countdown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
