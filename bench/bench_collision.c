@@ -149,7 +149,7 @@ static int run(int32_t n, bool shuffle, int nt, const dvi_contact_point* ref, in
     const int32_t total = n + 5;
     dvi_geom* g = malloc((size_t)total * sizeof *g);
     dvi_collision* c = NULL;
-    if (!g || dvi_collision_create(&c) != DVI_OK) {
+    if (!g || dvi_collision_create(NULL, &c) != DVI_OK) {
         free(g);
         fprintf(stderr, "bench_collision: out of memory\n");
         return 1;

@@ -4,11 +4,10 @@
  * the k-th allocation, for every k up to the last one a run makes, gives
  * DVI_ERR_NOMEM cleanly (no crash, no leak) and leaves the object
  * destroyable, and a solver usable. */
-#include "problems.h"
-#include "test_util.h"
-
 #include "dvi/ccp.h"
 #include "dvi/world.h"
+#include "problems.h"
+#include "test_util.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -229,12 +228,182 @@ static void test_solver_countdown(void** state)
     dvi_gen_free(&g[1]);
 }
 
+/* ------------------------------------------------------------------ world */
+
+#define SPHERES 4
+#define STEPS 20
+
+/* A plane, SPHERES spheres (two resting on it, two falling onto them) and a
+ * distance joint between the two on the plane; then STEPS steps. Returns
+ * the first error (the world, if created, in *out); on success the bodies'
+ * states after the steps in x. With retry, a step that fails is taken
+ * again (the world's state is unchanged by a failed step): *failed_steps
+ * counts them. */
+static dvi_status build(dvi_method method, const dvi_allocator* a, dvi_world** out)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.method = method;
+    if (method == DVI_METHOD_DEM) {
+        wd.dem.constants = DVI_DEM_DIRECT;
+        wd.dem.k_n = 1e5;
+    }
+    if (a) wd.allocator = *a;
+    *out = NULL;
+    dvi_status st = dvi_world_create(&wd, out);
+    if (st != DVI_OK) return st;
+    dvi_world* w = *out;
+    dvi_body_def gd = dvi_default_body_def();
+    gd.type = DVI_BODY_FIXED;
+    dvi_body_id ground;
+    if ((st = dvi_body_create(w, &gd, &ground)) != DVI_OK) return st;
+    dvi_shape_def plane = dvi_default_shape_def();
+    plane.type = DVI_SHAPE_PLANE;
+    dvi_shape_id sid;
+    if ((st = dvi_shape_create(w, ground, &plane, &sid)) != DVI_OK) return st;
+    dvi_body_id b[SPHERES];
+    for (int i = 0; i < SPHERES; i++) {
+        dvi_body_def bd = dvi_default_body_def();
+        bd.mass = 1.0;
+        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * 0.1 * 0.1;
+        bd.position[0] = 0.3 * (i % 2) + 0.002 * (i / 2);
+        bd.position[2] = i < 2 ? 0.0999 : 0.3 + 0.0005 * i;
+        if ((st = dvi_body_create(w, &bd, &b[i])) != DVI_OK) return st;
+        dvi_shape_def sphere = dvi_default_shape_def();
+        sphere.type = DVI_SHAPE_SPHERE;
+        sphere.radius = 0.1;
+        if ((st = dvi_shape_create(w, b[i], &sphere, &sid)) != DVI_OK) return st;
+    }
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_DISTANCE;
+    jd.body_a = b[0];
+    jd.body_b = b[1];
+    jd.anchor[2] = jd.anchor_b[2] = 0.0999;
+    jd.anchor_b[0] = 0.3;
+    dvi_joint_id jid;
+    return dvi_joint_create(w, &jd, &jid);
+}
+
+static void state_of(const dvi_world* w, double x[SPHERES][19])
+{
+    for (int32_t i = 0; i < SPHERES; i++) {
+        dvi_body_id id;
+        assert_int_equal(dvi_world_body_at(w, i + 1, &id), DVI_OK);
+        test_body_state(w, id, x[i]);
+    }
+}
+
+static void reference(dvi_method method, double x[SPHERES][19])
+{
+    dvi_world* w = NULL;
+    assert_int_equal(build(method, NULL, &w), DVI_OK);
+    for (int k = 0; k < STEPS; k++) assert_true(dvi_world_step(w, 1e-3) >= 0);
+    state_of(w, x);
+    dvi_world_destroy(w);
+}
+
+static void test_world_counting(void** state)
+{
+    (void)state;
+    for (int method = 0; method < 2; method++) {
+        const dvi_method m = method ? DVI_METHOD_DEM : DVI_METHOD_DVI;
+        double ref[SPHERES][19], x[SPHERES][19];
+        reference(m, ref);
+        counter c;
+        const dvi_allocator a = counting(&c);
+        dvi_world* w = NULL;
+        assert_int_equal(build(m, &a, &w), DVI_OK);
+        for (int k = 0; k < STEPS; k++) assert_true(dvi_world_step(w, 1e-3) >= 0);
+        assert_true(dvi_world_get_stats(w).contacts > 0);
+        state_of(w, x);
+        assert_memory_equal(x, ref, sizeof x); /* the same bits */
+        /* a checkpoint restored: its reads grow the world's arrays through the allocator too */
+        void* blob = NULL;
+        size_t size = 0;
+        assert_int_equal(dvi_world_save_state(w, &blob, &size), DVI_OK);
+        assert_int_equal(dvi_world_load_state(w, blob, size), DVI_OK);
+        free(blob); /* documented: libc's */
+        assert_true(c.allocs > 0);
+        assert_true(c.live > 0);
+        dvi_world_destroy(w);
+        assert_int_equal(c.live, 0);
+        printf("%s world: %ld allocations, %ld reallocations, all freed\n", method ? "DEM" : "DVI", c.allocs,
+               c.reallocs);
+    }
+}
+
+static void test_world_allocator_half_set(void** state)
+{
+    (void)state;
+    counter c;
+    dvi_world_def wd = dvi_default_world_def();
+    wd.allocator = counting(&c);
+    wd.allocator.realloc = NULL;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_ERR_INVALID_ARG);
+    assert_null(w);
+    assert_int_equal(c.calls, 0);
+}
+
+static void test_world_countdown(void** state)
+{
+    (void)state;
+    long points = 0;
+    for (int method = 0; method < 2; method++) {
+        const dvi_method m = method ? DVI_METHOD_DEM : DVI_METHOD_DVI;
+        double ref[SPHERES][19], x[SPHERES][19];
+        reference(m, ref);
+        long walked = 0, in_steps = 0;
+        for (long fail = 1;; fail++) {
+            counter c;
+            const dvi_allocator a = counting(&c);
+            c.fail_at = fail;
+            dvi_world* w = NULL;
+            dvi_status st = build(m, &a, &w);
+            if (st != DVI_OK) {
+                assert_true(c.failed);
+                assert_int_equal(st, DVI_ERR_NOMEM);
+            } else {
+                for (int k = 0; k < STEPS; k++) {
+                    const long before = c.failed;
+                    st = dvi_world_step(w, 1e-3);
+                    if (c.failed && !before) {
+                        if (st != DVI_ERR_NOMEM)
+                            printf("%s: allocation %ld failed in step %d, which returned %d (%s)\n",
+                                   method ? "DEM" : "DVI", fail, k, (int)st, dvi_world_last_error(w));
+                        assert_int_equal(st, DVI_ERR_NOMEM);
+                        in_steps++;
+                        /* the state is unchanged: the step taken again (nothing fails now) */
+                        st = dvi_world_step(w, 1e-3);
+                    }
+                    assert_true(st >= 0);
+                }
+                state_of(w, x);
+                if (memcmp(x, ref, sizeof x) != 0) printf("%s: allocation %ld failed: not the same bits\n", method ? "DEM" : "DVI", fail);
+                assert_memory_equal(x, ref, sizeof x);
+            }
+            dvi_world_destroy(w);
+            assert_int_equal(c.live, 0);
+            if (!c.failed) break;
+            walked++;
+        }
+        assert_true(walked > 0);
+        printf("%s world countdown: %ld allocation points walked (%ld of them in steps), every one DVI_ERR_NOMEM, "
+               "the world destroyed without a leak and, after a failed step, the same bits\n",
+               method ? "DEM" : "DVI", walked, in_steps);
+        points += walked;
+    }
+    assert_true(points > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solver_counting),
         cmocka_unit_test(test_solver_allocator_half_set),
         cmocka_unit_test(test_solver_countdown),
+        cmocka_unit_test(test_world_counting),
+        cmocka_unit_test(test_world_allocator_half_set),
+        cmocka_unit_test(test_world_countdown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

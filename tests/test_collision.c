@@ -778,7 +778,7 @@ static void test_broad_vs_brute_force(void** state)
 {
     (void)state;
     dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
     enum { N = 400 };
     dvi_geom* g = calloc(N, sizeof *g);
     assert_non_null(g);
@@ -836,7 +836,7 @@ static void test_broad_lattice(void** state)
     g[n].is_static = true;
     n++;
     dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
     check_scene(c, g, n, 0.0);
     const dvi_contact_point* pts;
     int32_t count;
@@ -864,8 +864,8 @@ static void test_broad_determinism(void** state)
     random_scene(g, N, 1.0, 10.0, 0.0, 7);
     random_scene(other, 2 * N, 2.0, 3.0, 0.0, 8);
     dvi_collision *c1 = NULL, *c2 = NULL;
-    assert_int_equal(dvi_collision_create(&c1), DVI_OK);
-    assert_int_equal(dvi_collision_create(&c2), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c1), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c2), DVI_OK);
     const dvi_contact_point *p1, *p2;
     int32_t n1, n2;
     assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
@@ -907,7 +907,7 @@ static void test_broad_filters(void** state)
     g[6].owner = 15;
     g[6].is_static = true;
     dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
     const dvi_contact_point* p;
     int32_t n;
     assert_int_equal(dvi_collide(c, g, 7, 0.01, &p, &n), DVI_OK);
@@ -988,7 +988,7 @@ static dvi_contact_point* collide_copy(const dvi_geom* g, int32_t n, double env,
                                        int32_t* count)
 {
     dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
     dvi_collision_set_threads(c, threads);
     dvi_collision_set_parallel_min(c, par_min);
     const dvi_contact_point* p = NULL;
@@ -1045,7 +1045,7 @@ static void test_collide_threads(void** state)
             assert_same_contacts(serial, ns, ref.p, ref.n);
             free(ref.p);
             dvi_collision* c = NULL;
-            assert_int_equal(dvi_collision_create(&c), DVI_OK);
+            assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
             dvi_collision_set_threads(c, 2);
             const dvi_contact_point *p1 = NULL, *p2 = NULL;
             int32_t m1 = 0, m2 = 0;
@@ -1061,7 +1061,7 @@ static void test_collide_threads(void** state)
     }
     /* small scenes on the parallel path: against every pair */
     dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
     dvi_collision_set_threads(c, 3);
     dvi_collision_set_parallel_min(c, 0);
     for (uint64_t seed = 1; seed <= 4; seed++) {
@@ -1142,7 +1142,7 @@ static void test_broad_edge_cases(void** state)
 {
     (void)state;
     dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(&c), DVI_OK);
+    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
     const dvi_contact_point* p = NULL;
     int32_t n = -1;
     assert_int_equal(dvi_collide(c, NULL, 0, 0.01, &p, &n), DVI_OK);
@@ -1150,7 +1150,7 @@ static void test_broad_edge_cases(void** state)
     assert_int_equal(dvi_collide(NULL, NULL, 0, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
     assert_int_equal(dvi_collide(c, NULL, 3, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
     assert_int_equal(dvi_collide(c, NULL, -1, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
-    assert_int_equal(dvi_collision_create(NULL), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_collision_create(NULL, NULL), DVI_ERR_INVALID_ARG);
     dvi_collision_destroy(NULL);
 
     /* a huge box among small spheres, a NaN sphere, an infinite box and two planes */

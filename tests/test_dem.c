@@ -559,7 +559,7 @@ static void test_history_churn(void** state)
     enum { KEYS = 4096 };
     static int32_t where[KEYS]; /* −1: absent, else the entry index we expect the key at */
     dvi_dem_history h;
-    dvi_dem_history_init(&h);
+    dvi_dem_history_init(&h, &(dvi_allocator){0});
     for (int k = 0; k < KEYS; k++) where[k] = -1;
     uint64_t seed = 12345;
     int32_t live = 0, cap_after_warmup = 0, slots_after_warmup = 0;

@@ -213,7 +213,7 @@ typedef struct dvi_solver_settings {
     } lemke;
     dvi_allocator allocator; ///< where a solver takes its memory (base.h); default all NULL: libc.
                              ///< A solver keeps the one it was created with (dvi_solver_set_settings
-                             ///< cannot change it); dvi_ccp_solve and dvi_ccp_solve_split use it
+                             ///< cannot change it); dvi_ccp_solve uses it
     uint32_t internal_cookie; ///< set by dvi_default_solver_settings; do not touch
 } dvi_solver_settings;
 

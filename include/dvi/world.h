@@ -106,6 +106,12 @@ typedef struct dvi_world_def {
     dvi_method method;          ///< default DVI_METHOD_DVI
     dvi_dem_settings dem;       ///< default dvi_default_dem_settings()
     dvi_joint_solve joint_solve; ///< DVI steps with joint rows alone; default DVI_JOINT_SOLVE_AUTO
+    dvi_allocator allocator;    ///< where the world takes its memory (base.h): its bodies, shapes and
+                                ///< joints, collision, DEM state and solver (whose
+                                ///< solver_settings.allocator is replaced by this one, here and in
+                                ///< dvi_world_set_solver); default all NULL: libc. With threads > 1
+                                ///< the collision's threads call it at once: it must be thread-safe.
+                                ///< dvi_world_save_state's blob stays on libc (free() it)
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 

@@ -156,6 +156,7 @@ typedef struct geom_pair {
 typedef struct pair_buf {
     geom_pair* p;
     size_t cap, n;
+    const dvi_allocator* alloc; /* the collision object's */
 } pair_buf;
 
 /* One thread's buffers on the parallel path (grow-only; the slot of a
@@ -178,6 +179,8 @@ struct dvi_collision {
     const uint64_t* excluded; int32_t excluded_count; /* owner pairs that never touch (sorted keys) */
     grid_item* items;     size_t items_cap;  /* grid geoms in index order (64-byte aligned) */
     grid_item* sorted;    size_t sorted_cap; /* the same, grouped by cell (64-byte aligned) */
+    void* items_raw; void* sorted_raw;       /* the blocks that hold them (alignment by hand) */
+    dvi_allocator alloc;                     /* where every buffer comes from */
     int32_t* item_slot;   size_t item_slot_cap;
     int32_t* special;     size_t special_cap; /* unbounded, non-finite or oversized geoms */
     unsigned char* special_flag; size_t special_flag_cap; /* [n] 1 for special geoms */
@@ -305,12 +308,13 @@ void dvi_geom_update(dvi_geom* g)
 
 /* ---- state ----------------------------------------------------------------- */
 
-dvi_status dvi_collision_create(dvi_collision** out)
+dvi_status dvi_collision_create(const dvi_allocator* alloc, dvi_collision** out)
 {
     if (!out) return DVI_ERR_INVALID_ARG;
-    dvi_collision* c = calloc(1, sizeof(dvi_collision));
+    dvi_collision* c = dvi_mem_calloc(alloc, 1, sizeof(dvi_collision));
     *out = c;
     if (!c) return DVI_ERR_NOMEM;
+    if (alloc) c->alloc = *alloc;
     c->threads = 1;
     c->par_min = DVI_COLLIDE_PAR_MIN;
     return DVI_OK;
@@ -381,59 +385,62 @@ int dvi_collision_idle_buffers(const dvi_collision* c, void** data, size_t* byte
 void dvi_collision_destroy(dvi_collision* c)
 {
     if (!c) return;
-    free(c->items);
-    free(c->sorted);
-    free(c->item_slot);
-    free(c->special);
-    free(c->special_flag);
-    free(c->table);
-    free(c->cells);
-    free(c->pairs);
-    free(c->pairs_tmp);
-    free(c->counts);
-    free(c->points);
+    const dvi_allocator a = c->alloc;
+    dvi_mem_free(&a, c->items_raw);
+    dvi_mem_free(&a, c->sorted_raw);
+    dvi_mem_free(&a, c->item_slot);
+    dvi_mem_free(&a, c->special);
+    dvi_mem_free(&a, c->special_flag);
+    dvi_mem_free(&a, c->table);
+    dvi_mem_free(&a, c->cells);
+    dvi_mem_free(&a, c->pairs);
+    dvi_mem_free(&a, c->pairs_tmp);
+    dvi_mem_free(&a, c->counts);
+    dvi_mem_free(&a, c->points);
     for (int t = 0; t < c->slot_count; t++) {
-        free(c->slots[t].pairs.p);
-        free(c->slots[t].counts);
-        free(c->slots[t].points);
+        dvi_mem_free(&a, c->slots[t].pairs.p);
+        dvi_mem_free(&a, c->slots[t].counts);
+        dvi_mem_free(&a, c->slots[t].points);
     }
-    free(c->slots);
-    free(c->part_pos);
-    free(c->part_start);
-    free(c->chunks);
-    free(c);
+    dvi_mem_free(&a, c->slots);
+    dvi_mem_free(&a, c->part_pos);
+    dvi_mem_free(&a, c->part_start);
+    dvi_mem_free(&a, c->chunks);
+    dvi_mem_free(&a, c);
 }
 
 /* Makes *p hold at least `need` elements of `size` bytes, keeping its
  * contents (grow only, 50% slack). On failure nothing changes. */
-static bool reserve(void** p, size_t* cap, size_t need, size_t size)
+static bool reserve(const dvi_allocator* a, void** p, size_t* cap, size_t need, size_t size)
 {
     if (need <= *cap && *p) return true;
     size_t n = *cap + *cap / 2;
     if (n < need) n = need + need / 16; /* headroom, never touched unless used (the step lends it on) */
     if (n < 16) n = 16;
     if (n > SIZE_MAX / size) return false;
-    void* q = realloc(*p, n * size);
+    void* q = dvi_mem_realloc(a, *p, n * size);
     if (!q) return false;
     *p = q;
     *cap = n;
     return true;
 }
 
-#define RESERVE(c, field, need) reserve((void**)&(c)->field, &(c)->field##_cap, (need), sizeof *(c)->field)
+#define RESERVE(c, field, need) reserve(&(c)->alloc, (void**)&(c)->field, &(c)->field##_cap, (need), sizeof *(c)->field)
 
 /* The same for grid items, 64-byte aligned, contents not kept. */
-static bool reserve_items(grid_item** p, size_t* cap, size_t need)
+static bool reserve_items(const dvi_allocator* a, grid_item** p, void** raw, size_t* cap, size_t need)
 {
     if (need <= *cap && *p) return true;
     size_t n = *cap + *cap / 2;
     if (n < need) n = need;
     if (n < 16) n = 16;
-    if (n > SIZE_MAX / sizeof(grid_item)) return false;
-    grid_item* q = aligned_alloc(64, n * sizeof(grid_item)); /* 64 | sizeof(grid_item) */
+    if (n > (SIZE_MAX - 64) / sizeof(grid_item)) return false;
+    /* 64 bytes more, to start at a 64-byte boundary whatever the allocator (64 | sizeof(grid_item)) */
+    void* q = dvi_mem_alloc(a, n * sizeof(grid_item) + 64);
     if (!q) return false;
-    free(*p);
-    *p = q;
+    dvi_mem_free(a, *raw);
+    *raw = q;
+    *p = (grid_item*)(void*)(((uintptr_t)q + 63) / 64 * 64);
     *cap = n;
     return true;
 }
@@ -552,7 +559,7 @@ static bool finite_box(const double lo[3], const double hi[3])
 /* Room for `more` pairs after the out->n already there. */
 static bool pairs_room(pair_buf* out, size_t more)
 {
-    return out->n + more <= out->cap || reserve((void**)&out->p, &out->cap, out->n + more, sizeof *out->p);
+    return out->n + more <= out->cap || reserve(out->alloc, (void**)&out->p, &out->cap, out->n + more, sizeof *out->p);
 }
 
 /* Appends a pair (smaller index first). */
@@ -697,11 +704,11 @@ static dvi_status table_begin(dvi_collision* c, int32_t nitems)
     }
     if (used > c->table_cap || !c->table) {
         size_t n = used + used / 4;
-        free(c->table);
+        dvi_mem_free(&c->alloc, c->table);
         c->table = NULL;
         c->table_cap = 0;
         if (n > SIZE_MAX / sizeof(cell_slot)) return DVI_ERR_NOMEM;
-        c->table = calloc(n, sizeof(cell_slot));
+        c->table = dvi_mem_calloc(&c->alloc, n, sizeof(cell_slot));
         if (!c->table) return DVI_ERR_NOMEM;
         c->table_cap = n;
         c->stamp = 0;
@@ -980,14 +987,15 @@ static inline int narrow_pair(const dvi_collision* c, const dvi_geom* geoms, siz
 static bool slots_reserve(dvi_collision* c, int nt, size_t nparts)
 {
     if (nt > c->slot_count) {
-        work_slot* q = realloc(c->slots, (size_t)nt * sizeof *q);
+        work_slot* q = dvi_mem_realloc(&c->alloc, c->slots, (size_t)nt * sizeof *q);
         if (!q) return false;
         memset(q + c->slot_count, 0, (size_t)(nt - c->slot_count) * sizeof *q);
         c->slots = q;
         c->slot_count = nt;
     }
+    for (int t = 0; t < nt; t++) c->slots[t].pairs.alloc = &c->alloc;
     for (int t = 0; t < nt; t++)
-        if (!reserve((void**)&c->slots[t].counts, &c->slots[t].counts_cap, SORT_PART + 1, sizeof(int32_t)))
+        if (!reserve(&c->alloc, (void**)&c->slots[t].counts, &c->slots[t].counts_cap, SORT_PART + 1, sizeof(int32_t)))
             return false;
     return RESERVE(c, part_pos, (size_t)nt * nparts) && RESERVE(c, part_start, nparts + 1);
 }
@@ -1114,7 +1122,7 @@ static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geo
                 const size_t first = S->npts;
                 size_t m = first;
                 for (size_t k = k0; k < k1; k++) {
-                    if (m + NARROW_MAX > *cap && !reserve((void**)buf, cap, m + NARROW_MAX, sizeof **buf)) {
+                    if (m + NARROW_MAX > *cap && !reserve(&c->alloc, (void**)buf, cap, m + NARROW_MAX, sizeof **buf)) {
                         OMP(atomic write)
                         failed = 1;
                         break;
@@ -1161,7 +1169,8 @@ dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, doubl
     const int nt = c->threads > 1 && n >= c->par_min ? c->threads : 1;
 
     const size_t n1 = (size_t)n + 1;
-    if (!reserve_items(&c->items, &c->items_cap, n1) || !reserve_items(&c->sorted, &c->sorted_cap, n1) ||
+    if (!reserve_items(&c->alloc, &c->items, &c->items_raw, &c->items_cap, n1) ||
+        !reserve_items(&c->alloc, &c->sorted, &c->sorted_raw, &c->sorted_cap, n1) ||
         !RESERVE(c, item_slot, n1) || !RESERVE(c, special, n1) || !RESERVE(c, special_flag, n1) ||
         !RESERVE(c, cells, n1))
         return DVI_ERR_NOMEM;
@@ -1199,7 +1208,7 @@ dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, doubl
     }
 
     /* serial: pairs straight into c->pairs */
-    pair_buf out = {c->pairs, c->pairs_cap, 0};
+    pair_buf out = {c->pairs, c->pairs_cap, 0, &c->alloc};
     for (int32_t k = 0; k < ncells && st == DVI_OK; k++)
         if (!query_cell(c, k, &out)) st = DVI_ERR_NOMEM;
     for (int32_t s = 0; s < nspecial && st == DVI_OK; s++)

@@ -29,6 +29,7 @@
 
 #include "dvi/base.h"
 #include "dvi/shape.h"
+#include "alloc.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -90,7 +91,9 @@ int dvi_narrow_phase(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_
 /* Broad + narrow phase state, reused from step to step. */
 typedef struct dvi_collision dvi_collision;
 
-dvi_status dvi_collision_create(dvi_collision** out);
+/* `alloc` (NULL: libc) is copied: every buffer of the collision object
+ * comes from it and goes back to it by dvi_collision_destroy. */
+dvi_status dvi_collision_create(const dvi_allocator* alloc, dvi_collision** out);
 void dvi_collision_destroy(dvi_collision* c);
 
 /* Calls with fewer geoms than this run on one thread (the default of

@@ -117,9 +117,10 @@ double dvi_dem_alpha(int hertz, double e)
 dvi_dem* dvi_dem_get(dvi_world* w)
 {
     if (!w->dem) {
-        w->dem = calloc(1, sizeof *w->dem);
+        w->dem = dvi_mem_calloc(&w->alloc, 1, sizeof *w->dem);
         if (w->dem) {
-            dvi_dem_history_init(&w->dem->history);
+            w->dem->alloc = w->alloc;
+            dvi_dem_history_init(&w->dem->history, &w->alloc);
             w->dem->lists_dirty = true;
         }
     }
@@ -129,17 +130,18 @@ dvi_dem* dvi_dem_get(dvi_world* w)
 void dvi_dem_destroy(dvi_dem* d)
 {
     if (!d) return;
+    const dvi_allocator a = d->alloc;
     dvi_dem_history_free(&d->history);
-    free(d->shapes);
-    free(d->samples);
-    free(d->terrains);
-    free(d->sampled);
-    free(d->work);
-    free(d->acc);
-    free(d->next);
-    free(d->recs);
-    free(d->geo);
-    free(d);
+    dvi_mem_free(&a, d->shapes);
+    dvi_mem_free(&a, d->samples);
+    dvi_mem_free(&a, d->terrains);
+    dvi_mem_free(&a, d->sampled);
+    dvi_mem_free(&a, d->work);
+    dvi_mem_free(&a, d->acc);
+    dvi_mem_free(&a, d->next);
+    dvi_mem_free(&a, d->recs);
+    dvi_mem_free(&a, d->geo);
+    dvi_mem_free(&a, d);
 }
 
 static bool ensure_shapes(dvi_dem* d, int32_t n)
@@ -147,7 +149,7 @@ static bool ensure_shapes(dvi_dem* d, int32_t n)
     if (n <= d->shape_cap) return true;
     int32_t c = d->shape_cap > 0 ? d->shape_cap : 16;
     while (c < n) c *= 2;
-    dvi_dem_shape* p = realloc(d->shapes, (size_t)c * sizeof *p);
+    dvi_dem_shape* p = dvi_mem_realloc(&d->alloc, d->shapes, (size_t)c * sizeof *p);
     if (!p) return false;
     memset(p + d->shape_cap, 0, (size_t)(c - d->shape_cap) * sizeof *p);
     d->shapes = p;
@@ -155,11 +157,11 @@ static bool ensure_shapes(dvi_dem* d, int32_t n)
     return true;
 }
 
-static bool push_index(int32_t** a, int32_t* count, int32_t* cap, int32_t v)
+static bool push_index(const dvi_allocator* alloc, int32_t** a, int32_t* count, int32_t* cap, int32_t v)
 {
     if (*count >= *cap) {
         int32_t c = *cap > 0 ? 2 * *cap : 16;
-        int32_t* p = realloc(*a, (size_t)c * sizeof *p);
+        int32_t* p = dvi_mem_realloc(alloc, *a, (size_t)c * sizeof *p);
         if (!p) return false;
         *a = p;
         *cap = c;
@@ -216,9 +218,9 @@ static dvi_status prepare(dvi_world* w, dvi_dem* d)
         for (int32_t s = 0; s < ns; s++) {
             const dvi_shape* sh = &w->shapes[s];
             if (sh->type == DVI_SHAPE_HEIGHTFIELD && dvi_shape_material(w, sh)->terrain_stiffness > 0.0 &&
-                !push_index(&d->terrains, &d->terrain_count, &d->terrain_cap, s))
+                !push_index(&d->alloc, &d->terrains, &d->terrain_count, &d->terrain_cap, s))
                 return DVI_ERR_NOMEM;
-            if (d->shapes[s].sample_count > 0 && !push_index(&d->sampled, &d->sampled_count, &d->sampled_cap, s))
+            if (d->shapes[s].sample_count > 0 && !push_index(&d->alloc, &d->sampled, &d->sampled_count, &d->sampled_cap, s))
                 return DVI_ERR_NOMEM;
         }
         d->lists_dirty = false;
@@ -272,7 +274,7 @@ dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t coun
         if (need > d->sample_cap) {
             int32_t c = d->sample_cap > 0 ? d->sample_cap : 64;
             while (c < need) c *= 2;
-            double* p = realloc(d->samples, 4 * (size_t)c * sizeof *p);
+            double* p = dvi_mem_realloc(&d->alloc, d->samples, 4 * (size_t)c * sizeof *p);
             if (!p) return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
             d->samples = p;
             d->sample_cap = c;

@@ -52,9 +52,10 @@ typedef struct dvi_dem_history {
     int32_t count, cap;
     int32_t* slots;         /* [slot_count], entry index or −1; slot_count a power of two */
     int32_t slot_count;
+    dvi_allocator alloc;    /* the world's */
 } dvi_dem_history;
 
-void dvi_dem_history_init(dvi_dem_history* h);
+void dvi_dem_history_init(dvi_dem_history* h, const dvi_allocator* alloc);
 void dvi_dem_history_free(dvi_dem_history* h);
 /* Index of the entry with key k, or −1. */
 int32_t dvi_dem_history_find(const dvi_dem_history* h, const dvi_dem_key* k);
@@ -103,6 +104,7 @@ typedef struct dvi_dem_work {
 } dvi_dem_work;
 
 typedef struct dvi_dem {
+    dvi_allocator alloc;                     /* the world's: every array below */
     dvi_dem_history history;
     uint64_t steps;                          /* DEM steps taken */
     dvi_dem_shape* shapes; int32_t shape_cap;

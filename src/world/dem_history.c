@@ -34,16 +34,19 @@ static bool key_equal(const dvi_dem_key* a, const dvi_dem_key* b)
     return a->shape_a == b->shape_a && a->shape_b == b->shape_b && a->feature == b->feature;
 }
 
-void dvi_dem_history_init(dvi_dem_history* h)
+void dvi_dem_history_init(dvi_dem_history* h, const dvi_allocator* alloc)
 {
     memset(h, 0, sizeof *h);
+    h->alloc = *alloc;
 }
 
 void dvi_dem_history_free(dvi_dem_history* h)
 {
-    free(h->entries);
-    free(h->slots);
+    const dvi_allocator a = h->alloc;
+    dvi_mem_free(&a, h->entries);
+    dvi_mem_free(&a, h->slots);
     memset(h, 0, sizeof *h);
+    h->alloc = a;
 }
 
 int32_t dvi_dem_history_find(const dvi_dem_history* h, const dvi_dem_key* k)
@@ -72,7 +75,7 @@ dvi_status dvi_dem_history_reserve(dvi_dem_history* h, int32_t n)
     if (n > h->cap) {
         int32_t c = h->cap > 0 ? h->cap : 64;
         while (c < n) c *= 2;
-        dvi_dem_entry* p = realloc(h->entries, (size_t)c * sizeof *p);
+        dvi_dem_entry* p = dvi_mem_realloc(&h->alloc, h->entries, (size_t)c * sizeof *p);
         if (!p) return DVI_ERR_NOMEM;
         h->entries = p;
         h->cap = c;
@@ -80,9 +83,9 @@ dvi_status dvi_dem_history_reserve(dvi_dem_history* h, int32_t n)
     int32_t need = 16;
     while (need < 2 * n) need *= 2;
     if (need > h->slot_count) {
-        int32_t* s = malloc((size_t)need * sizeof *s);
+        int32_t* s = dvi_mem_alloc(&h->alloc, (size_t)need * sizeof *s);
         if (!s) return DVI_ERR_NOMEM;
-        free(h->slots);
+        dvi_mem_free(&h->alloc, h->slots);
         h->slots = s;
         h->slot_count = need;
         for (int32_t i = 0; i < need; i++) s[i] = -1;

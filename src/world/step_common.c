@@ -25,12 +25,12 @@ double dvi_step_clock(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem)
+bool dvi_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
 {
     if (n <= *cap && *p) return true;
     size_t c = *cap > 0 ? *cap : 64;
     while (c < n) c *= 2;
-    void* q = realloc(*p, c * elem);
+    void* q = dvi_mem_realloc(a, *p, c * elem);
     if (!q) return false;
     *p = q;
     *cap = c;

@@ -93,6 +93,17 @@ static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_poi
     return &w->warm[best];
 }
 
+/* Makes room for warm_store's arrays before the solve (which borrows them,
+ * lend_idle) and before the step changes the bodies, so that running out
+ * of memory there cannot leave a step half taken. */
+static bool warm_reserve(dvi_world* w, int32_t npts)
+{
+    if (!DVI_RESERVE(w, warm, npts + 1) || !DVI_RESERVE(w, slots, 16)) return false;
+    int32_t nroll = 0;
+    for (int32_t c = 0; c < npts; c++) nroll += w->contacts[c].nrows > 3;
+    return nroll == 0 || DVI_RESERVE(w, warm_roll, 3 * (size_t)nroll);
+}
+
 /* Stores this step's points and impulses for the next step's warm start,
  * in the collision's order (sorted by shape pair; warm_find relies on it).
  * The state format keeps a table of slots from an earlier lookup by
@@ -551,6 +562,7 @@ dvi_status dvi_step_dvi(dvi_world* w, double h)
     if (st == DVI_OK) st = stage_assemble(w, &x);
     if (st != DVI_OK) return st;
     t[2] = dvi_step_clock();
+    if (!warm_reserve(w, x.npts)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     st = stage_solve(w, &x);
     if (st != DVI_OK) return st;
     t[3] = dvi_step_clock();

@@ -98,17 +98,20 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
     if ((d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM) || !dvi_dem_settings_valid(&d.dem) ||
         (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE))
         return DVI_ERR_INVALID_ARG;
-    dvi_world* w = calloc(1, sizeof *w);
+    if (!dvi_allocator_valid(&d.allocator)) return DVI_ERR_INVALID_ARG;
+    d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
+    dvi_world* w = dvi_mem_calloc(&d.allocator, 1, sizeof *w);
     if (!w) return DVI_ERR_NOMEM;
     w->def = d;
+    w->alloc = d.allocator;
     w->def.solver = NULL; /* the name is not kept; the solver is */
     w->tag = tag_take();
     if (w->tag == 0) {
-        free(w);
+        dvi_mem_free(&d.allocator, w);
         return DVI_ERR_NOMEM;
     }
     dvi_status st = dvi_solver_create(d.solver ? d.solver : "apgd", &d.solver_settings, &w->solver);
-    if (st == DVI_OK) st = dvi_collision_create(&w->collision);
+    if (st == DVI_OK) st = dvi_collision_create(&w->alloc, &w->collision);
     if (st != DVI_OK) {
         dvi_world_destroy(w);
         return st;
@@ -122,54 +125,55 @@ void dvi_world_destroy(dvi_world* w)
     if (!w) return;
     tag_give_back(w->tag);
     for (int32_t i = 0; i < w->shape_count; i++) {
-        if (w->shapes[i].hfield) free(w->shapes[i].hfield->heights);
-        free(w->shapes[i].hfield);
+        if (w->shapes[i].hfield) dvi_mem_free(&w->alloc, w->shapes[i].hfield->heights);
+        dvi_mem_free(&w->alloc, w->shapes[i].hfield);
         if (w->shapes[i].mesh) {
-            free(w->shapes[i].mesh->vertices);
-            free(w->shapes[i].mesh->triangles);
+            dvi_mem_free(&w->alloc, w->shapes[i].mesh->vertices);
+            dvi_mem_free(&w->alloc, w->shapes[i].mesh->triangles);
         }
-        free(w->shapes[i].mesh);
+        dvi_mem_free(&w->alloc, w->shapes[i].mesh);
     }
-    free(w->bodies);
-    free(w->shapes);
-    free(w->materials);
-    free(w->joints);
-    free(w->excluded);
+    dvi_mem_free(&w->alloc, w->bodies);
+    dvi_mem_free(&w->alloc, w->shapes);
+    dvi_mem_free(&w->alloc, w->materials);
+    dvi_mem_free(&w->alloc, w->joints);
+    dvi_mem_free(&w->alloc, w->excluded);
     dvi_solver_destroy(w->solver);
     dvi_collision_destroy(w->collision);
-    free(w->geoms);
-    free(w->dyn);
-    free(w->vfree);
-    free(w->inv_mass);
-    free(w->blocks);
-    free(w->r);
-    free(w->compliance);
-    free(w->gamma);
-    free(w->colptr);
-    free(w->rowind);
-    free(w->values);
-    free(w->contacts);
-    free(w->warm);
-    free(w->warm_roll);
-    free(w->slots);
-    free(w->taken);
-    free(w->dv);
-    free(w->joint_jb);
-    free(w->joint_lever);
-    free(w->jd_nmat);
-    free(w->jd_lmat);
-    free(w->jd_minvd);
-    free(w->jd_bptr);
-    free(w->jd_bcol);
-    free(w->jd_bent);
-    free(w->fr_block);
-    free(w->fr_body);
-    free(w->fr_frame);
-    free(w->fr_arm);
-    free(w->fr_ell);
-    free(w->chunk_start);
+    dvi_mem_free(&w->alloc, w->geoms);
+    dvi_mem_free(&w->alloc, w->dyn);
+    dvi_mem_free(&w->alloc, w->vfree);
+    dvi_mem_free(&w->alloc, w->inv_mass);
+    dvi_mem_free(&w->alloc, w->blocks);
+    dvi_mem_free(&w->alloc, w->r);
+    dvi_mem_free(&w->alloc, w->compliance);
+    dvi_mem_free(&w->alloc, w->gamma);
+    dvi_mem_free(&w->alloc, w->colptr);
+    dvi_mem_free(&w->alloc, w->rowind);
+    dvi_mem_free(&w->alloc, w->values);
+    dvi_mem_free(&w->alloc, w->contacts);
+    dvi_mem_free(&w->alloc, w->warm);
+    dvi_mem_free(&w->alloc, w->warm_roll);
+    dvi_mem_free(&w->alloc, w->slots);
+    dvi_mem_free(&w->alloc, w->taken);
+    dvi_mem_free(&w->alloc, w->dv);
+    dvi_mem_free(&w->alloc, w->joint_jb);
+    dvi_mem_free(&w->alloc, w->joint_lever);
+    dvi_mem_free(&w->alloc, w->jd_nmat);
+    dvi_mem_free(&w->alloc, w->jd_lmat);
+    dvi_mem_free(&w->alloc, w->jd_minvd);
+    dvi_mem_free(&w->alloc, w->jd_bptr);
+    dvi_mem_free(&w->alloc, w->jd_bcol);
+    dvi_mem_free(&w->alloc, w->jd_bent);
+    dvi_mem_free(&w->alloc, w->fr_block);
+    dvi_mem_free(&w->alloc, w->fr_body);
+    dvi_mem_free(&w->alloc, w->fr_frame);
+    dvi_mem_free(&w->alloc, w->fr_arm);
+    dvi_mem_free(&w->alloc, w->fr_ell);
+    dvi_mem_free(&w->alloc, w->chunk_start);
     dvi_dem_destroy(w->dem);
-    free(w);
+    const dvi_allocator a = w->alloc;
+    dvi_mem_free(&a, w);
 }
 
 const char* dvi_world_last_error(const dvi_world* w)
@@ -186,11 +190,13 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
 {
     if (!w) return DVI_ERR_INVALID_ARG;
     dvi_solver* s = NULL;
-    dvi_status st = dvi_solver_create(name, settings, &s);
+    dvi_solver_settings ss = settings ? *settings : dvi_default_solver_settings();
+    ss.allocator = w->alloc; /* the solver takes the world's */
+    dvi_status st = dvi_solver_create(name, &ss, &s);
     if (st != DVI_OK) return dvi_world_error(w, st, "solver: cannot create \"%s\" with these settings", name ? name : "");
     dvi_solver_destroy(w->solver);
     w->solver = s;
-    w->def.solver_settings = settings ? *settings : dvi_default_solver_settings(); /* dvi_world_threads */
+    w->def.solver_settings = ss; /* dvi_world_threads */
     return DVI_OK;
 }
 
@@ -244,12 +250,12 @@ static bool spd_inverse(const double* J, double* inv)
     return true;
 }
 
-static void* grow_array(void* p, int32_t* cap, int32_t need, size_t elem)
+static void* grow_array(const dvi_allocator* a, void* p, int32_t* cap, int32_t need, size_t elem)
 {
     if (need <= *cap) return p;
     int32_t n = *cap > 0 ? *cap : 16;
     while (n < need) n = n > INT32_MAX / 2 ? need : 2 * n;
-    void* q = realloc(p, (size_t)n * elem);
+    void* q = dvi_mem_realloc(a, p, (size_t)n * elem);
     if (q) *cap = n;
     return q;
 }
@@ -283,7 +289,7 @@ dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* o
                                    "body.inertia: must be symmetric positive definite");
     }
     if (w->body_count >= INT32_MAX - 1) return dvi_world_error(w, DVI_ERR_NOMEM, "body: too many bodies");
-    dvi_body* nb = grow_array(w->bodies, &w->body_cap, w->body_count + 1, sizeof *nb);
+    dvi_body* nb = grow_array(&w->alloc, w->bodies, &w->body_cap, w->body_count + 1, sizeof *nb);
     if (!nb) return dvi_world_error(w, DVI_ERR_NOMEM, "body: out of memory");
     w->bodies = nb;
     dvi_body* b = &w->bodies[w->body_count];
@@ -448,7 +454,7 @@ static int32_t material_index(dvi_world* w, const dvi_material* m)
 {
     if (w->material_count > 0 && memcmp(&w->materials[w->material_count - 1], m, sizeof *m) == 0)
         return w->material_count - 1;
-    dvi_material* t = grow_array(w->materials, &w->material_cap, w->material_count + 1, sizeof *t);
+    dvi_material* t = grow_array(&w->alloc, w->materials, &w->material_cap, w->material_count + 1, sizeof *t);
     if (!t) return -1;
     w->materials = t;
     t[w->material_count] = *m;
@@ -512,10 +518,10 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
         if (!positive(def->dx) || !positive(def->dy))
             return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
         size_t n = (size_t)def->nx * (size_t)def->ny;
-        s.hfield = calloc(1, sizeof *s.hfield);
-        if (s.hfield) s.hfield->heights = malloc(n * sizeof(double));
+        s.hfield = dvi_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
+        if (s.hfield) s.hfield->heights = dvi_mem_alloc(&w->alloc, n * sizeof(double));
         if (!s.hfield || !s.hfield->heights) {
-            if (s.hfield) free(s.hfield);
+            if (s.hfield) dvi_mem_free(&w->alloc, s.hfield);
             return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
         }
         s.hfield->nx = def->nx;
@@ -527,8 +533,8 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
         for (size_t k = 0; k < n; k++) {
             double hk = def->heights[k];
             if (!isfinite(hk)) {
-                free(s.hfield->heights);
-                free(s.hfield);
+                dvi_mem_free(&w->alloc, s.hfield->heights);
+                dvi_mem_free(&w->alloc, s.hfield);
                 return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
             }
             s.hfield->heights[k] = hk;
@@ -549,16 +555,16 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
             if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
                 return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
                                        k, def->triangles[k]);
-        s.mesh = calloc(1, sizeof *s.mesh);
+        s.mesh = dvi_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
         if (s.mesh) {
-            s.mesh->vertices = malloc(3 * (size_t)def->vertex_count * sizeof(double));
-            s.mesh->triangles = malloc(3 * (size_t)def->triangle_count * sizeof(int32_t));
+            s.mesh->vertices = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
+            s.mesh->triangles = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
         }
         if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
             if (s.mesh) {
-                free(s.mesh->vertices);
-                free(s.mesh->triangles);
-                free(s.mesh);
+                dvi_mem_free(&w->alloc, s.mesh->vertices);
+                dvi_mem_free(&w->alloc, s.mesh->triangles);
+                dvi_mem_free(&w->alloc, s.mesh);
             }
             return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
         }
@@ -572,15 +578,15 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)def->type);
     }
     const int32_t mi = material_index(w, &def->material);
-    dvi_shape* ns = mi < 0 ? NULL : grow_array(w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
+    dvi_shape* ns = mi < 0 ? NULL : grow_array(&w->alloc, w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
     if (!ns) {
-        if (s.hfield) free(s.hfield->heights);
-        free(s.hfield);
+        if (s.hfield) dvi_mem_free(&w->alloc, s.hfield->heights);
+        dvi_mem_free(&w->alloc, s.hfield);
         if (s.mesh) {
-            free(s.mesh->vertices);
-            free(s.mesh->triangles);
+            dvi_mem_free(&w->alloc, s.mesh->vertices);
+            dvi_mem_free(&w->alloc, s.mesh->triangles);
         }
-        free(s.mesh);
+        dvi_mem_free(&w->alloc, s.mesh);
         return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory");
     }
     w->shapes = ns;
@@ -658,7 +664,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     j.collide_connected = def->collide_connected;
     j.size = fmax(v3_norm(j.la), v3_norm(j.lb));
     if (!(j.size > 0.0)) j.size = 1.0; /* anchors at both centres: distances count in metres */
-    dvi_joint* nj = grow_array(w->joints, &w->joint_cap, w->joint_count + 1, sizeof *nj);
+    dvi_joint* nj = grow_array(&w->alloc, w->joints, &w->joint_cap, w->joint_count + 1, sizeof *nj);
     if (!nj) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
     w->joints = nj;
     if (!j.collide_connected && a >= 0) { /* the pair joins the sorted list of pairs that never touch */
@@ -666,7 +672,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
         int32_t at = 0;
         while (at < w->excluded_count && w->excluded[at] < key) at++;
         if (at == w->excluded_count || w->excluded[at] != key) {
-            uint64_t* ne = grow_array(w->excluded, &w->excluded_cap, w->excluded_count + 1, sizeof *ne);
+            uint64_t* ne = grow_array(&w->alloc, w->excluded, &w->excluded_cap, w->excluded_count + 1, sizeof *ne);
             if (!ne) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
             w->excluded = ne;
             memmove(ne + at + 1, ne + at, (size_t)(w->excluded_count - at) * sizeof *ne);

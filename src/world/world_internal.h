@@ -121,6 +121,7 @@ typedef struct dvi_contact_rec {
 
 struct dvi_world {
     dvi_world_def def;
+    dvi_allocator alloc;    /* def.allocator: every array below, the collision's, the DEM state's, the solver's */
     uint16_t tag;
     double time;
     char last_error[512];
@@ -223,8 +224,9 @@ dvi_status dvi_step_dvi(dvi_world* w, double h);
 /* Monotonic clock in seconds (stage timings). */
 double dvi_step_clock(void);
 /* Grows *p to hold n elements of size elem, contents kept; false when out of memory. */
-bool dvi_reserve(void** p, size_t* cap, size_t n, size_t elem);
-#define DVI_RESERVE(o, field, n) dvi_reserve((void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
+bool dvi_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem);
+/* o: the world or the DEM state (each has its allocator in o->alloc) */
+#define DVI_RESERVE(o, field, n) dvi_reserve(&(o)->alloc, (void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
 
 /* d[0..n) = the single-precision numbers f[0..n) (the contacts' frames and arms). */
 static inline void dvi_f2d(const float* f, int n, double* d)

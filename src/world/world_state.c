@@ -491,7 +491,7 @@ static dvi_status damaged(dvi_world* w, const char* what, long long index, const
 }
 
 /* Grows a buffer of the world to hold n elements (contents kept). */
-static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
+static bool reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
 {
     if (n <= *cap && *p) return true;
     size_t c = *cap > 0 ? *cap : 64;
@@ -499,13 +499,13 @@ static bool reserve(void** p, size_t* cap, size_t n, size_t elem)
         if (c > SIZE_MAX / 2 / elem) return false;
         c *= 2;
     }
-    void* q = realloc(*p, c * elem);
+    void* q = dvi_mem_realloc(a, *p, c * elem);
     if (!q) return false;
     *p = q;
     *cap = c;
     return true;
 }
-#define RESERVE(w, field, n) reserve((void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
+#define RESERVE(w, field, n) reserve(&(w)->alloc, (void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
 
 /* Reads the state part of the payload. With apply false it only validates
  * (and returns the counts), building the DEM contact history in
@@ -713,7 +713,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         if (w->dem) {
             dvi_dem_history_free(&w->dem->history);
             w->dem->history = counts->history;
-            dvi_dem_history_init(&counts->history);
+            dvi_dem_history_init(&counts->history, &w->alloc);
             w->dem->steps = dem_steps;
         }
     }
@@ -819,7 +819,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     size_t state_at = r.pos;
     state_counts counts;
     memset(&counts, 0, sizeof counts);
-    dvi_dem_history_init(&counts.history);
+    dvi_dem_history_init(&counts.history, &w->alloc);
     dvi_status st = read_state(w, &r, false, &counts);
     if (st == DVI_OK && time) {
         uint64_t bits = rd_u64_at(r.p, state_at);
