@@ -183,6 +183,7 @@ static void test_solver_countdown(void** state)
                     dvi_solve_result res;
                     st = dvi_solver_solve(sv, &g[f].p, gamma, &res);
                     if (c.failed) {
+                        assert_true(res.message[0] != 0); /* it says why */
                         if (st != DVI_ERR_NOMEM)
                             printf("%s (%s): allocation %ld failed, the solve returned %d (%s)\n", name,
                                    f ? "frames" : "D", fail, (int)st, res.message);
@@ -370,6 +371,9 @@ static void test_world_countdown(void** state)
                             printf("%s: allocation %ld failed in step %d, which returned %d (%s)\n",
                                    method ? "DEM" : "DVI", fail, k, (int)st, dvi_world_last_error(w));
                         assert_int_equal(st, DVI_ERR_NOMEM);
+                        if (!strstr(dvi_world_last_error(w), "out of memory"))
+                            printf("allocation %ld: the message does not say why: %s\n", fail, dvi_world_last_error(w));
+                        assert_non_null(strstr(dvi_world_last_error(w), "out of memory"));
                         in_steps++;
                         /* the state is unchanged: the step taken again (nothing fails now) */
                         st = dvi_world_step(w, 1e-3);

@@ -256,6 +256,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     st = dvi_work_prepare(w, p, resolve_threads(s->threads), res->message, sizeof res->message);
     if (st != DVI_OK) {
         w->p = NULL;
+        if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
         return st;
     }
     if (s->warm_start) {
@@ -301,6 +302,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     st = solver->impl->solve(w, s, gamma, res);
     if (st < 0) {
         if (res->status == DVI_SOLVE_MAX_ITERATIONS) res->status = DVI_SOLVE_BAD_INPUT;
+        if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
         res->seconds = dvi_seconds_now() - t0;
         return st;
     }

@@ -103,7 +103,9 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
     dvi_collision_set_threads(w->collision, nt);
     dvi_collision_set_excluded(w->collision, w->excluded, w->excluded_count);
     dvi_status st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, pts, npts);
-    if (st != DVI_OK) return dvi_world_error(w, st, "step: collision detection failed");
+    if (st != DVI_OK)
+        return dvi_world_error(w, st, "step: collision detection failed%s",
+                               st == DVI_ERR_NOMEM ? " (out of memory)" : "");
     return DVI_OK;
 }
 
