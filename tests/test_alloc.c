@@ -7,6 +7,7 @@
 #include "dvi/ccp.h"
 #include "dvi/world.h"
 #include "problems.h"
+#include "world_internal.h" /* the collision's threshold for its parallel path */
 #include "test_util.h"
 
 #include <setjmp.h>
@@ -40,10 +41,13 @@ typedef union head {
     max_align_t align;
 } head;
 
+/* Counts with atomics: with threads > 1 the collision's threads allocate at once. */
+#define ADD(x, v) __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
+
 static int fail_now(counter* c)
 {
-    c->calls++;
-    if (c->fail_at > 0 && c->calls == c->fail_at) {
+    const long call = ADD(c->calls, 1);
+    if (c->fail_at > 0 && call == c->fail_at) {
         c->failed = 1;
         return 1;
     }
@@ -57,8 +61,8 @@ static void* c_alloc(void* user, size_t size)
     head* h = malloc(sizeof(head) + size);
     if (!h) return NULL;
     h->h.magic = MAGIC;
-    c->allocs++;
-    c->live++;
+    ADD(c->allocs, 1);
+    ADD(c->live, 1);
     return h + 1;
 }
 
@@ -71,7 +75,7 @@ static void* c_realloc(void* user, void* ptr, size_t size)
     if (fail_now(c)) return NULL;
     head* q = realloc(h, sizeof(head) + size);
     if (!q) return NULL;
-    c->reallocs++;
+    ADD(c->reallocs, 1);
     return q + 1;
 }
 
@@ -82,8 +86,8 @@ static void c_free(void* user, void* ptr)
     head* h = (head*)ptr - 1;
     assert_int_equal(h->h.magic, MAGIC);
     h->h.magic = 0;
-    c->frees++;
-    c->live--;
+    ADD(c->frees, 1);
+    ADD(c->live, -1);
     free(h);
 }
 
@@ -331,6 +335,34 @@ static void test_world_counting(void** state)
     }
 }
 
+/* Two threads, the collision's parallel path taken at any size: its
+ * per-thread buffers come from the allocator too. */
+static void test_world_counting_threads(void** state)
+{
+    (void)state;
+    double x[2][SPHERES][19];
+    counter c;
+    const dvi_allocator a = counting(&c);
+    for (int run = 0; run < 2; run++) {
+        dvi_world* w = NULL;
+        assert_int_equal(build(DVI_METHOD_DVI, run ? &a : NULL, &w), DVI_OK);
+        dvi_solver_settings ss = dvi_default_solver_settings();
+        ss.threads = 2;
+        ss.tolerance = 1e-8;
+        ss.max_iterations = 2000;
+        ss.warm_start = true;
+        assert_int_equal(dvi_world_set_solver(w, "apgd", &ss), DVI_OK);
+        dvi_collision_set_parallel_min(w->collision, 1);
+        for (int k = 0; k < STEPS; k++) assert_true(dvi_world_step(w, 1e-3) >= 0);
+        state_of(w, x[run]);
+        dvi_world_destroy(w);
+    }
+    assert_memory_equal(x[0], x[1], sizeof x[0]);
+    assert_true(c.allocs > 0);
+    assert_int_equal(c.live, 0);
+    printf("DVI world, 2 threads: %ld allocations, %ld reallocations, all freed\n", c.allocs, c.reallocs);
+}
+
 static void test_world_allocator_half_set(void** state)
 {
     (void)state;
@@ -405,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_solver_allocator_half_set),
         cmocka_unit_test(test_solver_countdown),
         cmocka_unit_test(test_world_counting),
+        cmocka_unit_test(test_world_counting_threads),
         cmocka_unit_test(test_world_allocator_half_set),
         cmocka_unit_test(test_world_countdown),
     };
