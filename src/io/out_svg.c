@@ -224,7 +224,8 @@ static void y_tick_label(char* out, size_t size, const panel* p, long long i, do
     const int e = (int)v;
     const bool fixed = p->axis_lo >= -3 && p->axis_hi <= 4;
     format_tick(out, size, pow(10.0, e), e, fixed ? pow(10.0, p->axis_hi) : 1e6);
-    if (strncmp(out, "1\xC3\x97", 3) == 0) memmove(out, out + 3, strlen(out + 3) + 1); /* 10⁻⁶, not 1×10⁻⁶ */
+    if (out[0] == '1' && out[1] == '\xC3' && out[2] == '\x97') /* 10⁻⁶, not 1×10⁻⁶ */
+        memmove(out, out + 3, strlen(out + 3) + 1);
 }
 
 /* Whether name is one of the comma-separated names of list. */

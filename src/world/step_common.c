@@ -1,4 +1,4 @@
-/* dvicontact — what the DVI step (step.c) and the DEM step (dem.c) share:
+/* dvicontact — what the DVI step (step_dvi.c) and the DEM step (step_dem.c) share:
  * grow-only buffers, the clock, applied motor torques, and the joint rows of
  * the CCP with their reactions.
  *
