@@ -307,7 +307,10 @@ typedef struct dvi_step_stats {
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
 /// step was taken but the solver missed its tolerance (see the stats), or an
-/// error (state unchanged). With method DVI_METHOD_DEM the step is the penalty
+/// error: bodies, joints and time unchanged. A DVI step that fails in its
+/// solve (out of memory, or a refused problem) also loses the last step's
+/// warm start, whose memory the solver was using; the next step then starts
+/// its solve cold. With method DVI_METHOD_DEM the step is the penalty
 /// back end of docs/dem.md (the solver then handles only joint problems of
 /// more than 256 rows; smaller ones are solved directly); it fails
 /// with DVI_ERR_NUMERIC, naming the step and the body, when a body's velocity
