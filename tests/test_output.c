@@ -1568,6 +1568,39 @@ static void check_contacts_file(const dvi_world* w, const char* path)
     free(text);
 }
 
+/* Every array of piece a equals the same array of piece b: integers
+ * exactly, Float64 within 1e-9 relative (ASCII holds ten digits). */
+static int compare_pieces(const xnode* pa, const xnode* pb)
+{
+    static const char* const sections[] = {"PointData", "CellData", "Points", "Verts", "Polys"};
+    int arrays = 0;
+    for (int sec = 0; sec < 5; sec++) {
+        xnode* sa = xfirst(pa, sections[sec], NULL);
+        xnode* sb = xfirst(pb, sections[sec], NULL);
+        assert_true((sa == NULL) == (sb == NULL));
+        if (!sa) continue;
+        xlist la = xfind(sa, "DataArray", NULL), lb = xfind(sb, "DataArray", NULL);
+        assert_int_equal(la.n, lb.n);
+        for (int i = 0; i < la.n; i++) {
+            const char* name = xattr(la.v[i], "Name");
+            assert_string_equal(name, xattr(lb.v[i], "Name"));
+            vtk_array_data da = vtk_get(pa, sections[sec], name), db = vtk_get(pb, sections[sec], name);
+            assert_string_equal(da.type, db.type);
+            assert_int_equal(da.tuples * da.comps, db.tuples * db.comps);
+            for (int k = 0; k < da.tuples * da.comps; k++) {
+                if (strcmp(da.type, "Float64") != 0) assert_true(da.v[k] == db.v[k]);
+                else assert_true(fabs(da.v[k] - db.v[k]) <= 1e-9 * fabs(db.v[k]) + 1e-300);
+            }
+            free(da.v);
+            free(db.v);
+            arrays++;
+        }
+        free(la.v);
+        free(lb.v);
+    }
+    return arrays;
+}
+
 static void test_vtk_frames(void** state)
 {
     (void)state;
@@ -1602,31 +1635,18 @@ static void test_vtk_frames(void** state)
             xnode* ra = vtk_read(pa, &piece_a, &ta);
             xnode* rb = vtk_read(pb, &piece_b, &tb);
             static const char* const sections[] = {"PointData", "Points", "Verts"};
-            int arrays = 0;
             for (int sec = 0; sec < 3; sec++) {
                 xlist la = xfind(xfirst(piece_a, sections[sec], NULL), "DataArray", NULL);
                 xlist lb = xfind(xfirst(piece_b, sections[sec], NULL), "DataArray", NULL);
                 assert_int_equal(la.n, lb.n);
                 for (int i = 0; i < la.n; i++) {
-                    const char* name = xattr(la.v[i], "Name");
                     assert_string_equal(xattr(la.v[i], "format"), "ascii");
                     assert_string_equal(xattr(lb.v[i], "format"), "binary");
-                    vtk_array_data da = vtk_get(piece_a, sections[sec], name);
-                    vtk_array_data db = vtk_get(piece_b, sections[sec], name);
-                    assert_string_equal(da.type, db.type);
-                    assert_int_equal(da.tuples * da.comps, db.tuples * db.comps);
-                    for (int k = 0; k < da.tuples * da.comps; k++) {
-                        if (strcmp(da.type, "Float64") != 0) assert_true(da.v[k] == db.v[k]);
-                        else assert_true(fabs(da.v[k] - db.v[k]) <= 1e-9 * fabs(db.v[k]) + 1e-300);
-                    }
-                    free(da.v);
-                    free(db.v);
-                    arrays++;
                 }
                 free(la.v);
                 free(lb.v);
             }
-            assert_true(arrays >= 8);
+            assert_true(compare_pieces(piece_a, piece_b) >= 8);
             xnode_free(ra);
             xnode_free(rb);
             free(ta);
@@ -1758,39 +1778,6 @@ static void count_cells(const xnode* piece, int counts[8])
     free(st.v);
 }
 
-/* Every array of piece a equals the same array of piece b: integers
- * exactly, Float64 within 1e-9 relative (ASCII holds ten digits). */
-static int compare_pieces(const xnode* pa, const xnode* pb)
-{
-    static const char* const sections[] = {"PointData", "CellData", "Points", "Verts", "Polys"};
-    int arrays = 0;
-    for (int sec = 0; sec < 5; sec++) {
-        xnode* sa = xfirst(pa, sections[sec], NULL);
-        xnode* sb = xfirst(pb, sections[sec], NULL);
-        assert_true((sa == NULL) == (sb == NULL));
-        if (!sa) continue;
-        xlist la = xfind(sa, "DataArray", NULL), lb = xfind(sb, "DataArray", NULL);
-        assert_int_equal(la.n, lb.n);
-        for (int i = 0; i < la.n; i++) {
-            const char* name = xattr(la.v[i], "Name");
-            assert_string_equal(name, xattr(lb.v[i], "Name"));
-            vtk_array_data da = vtk_get(pa, sections[sec], name), db = vtk_get(pb, sections[sec], name);
-            assert_string_equal(da.type, db.type);
-            assert_int_equal(da.tuples * da.comps, db.tuples * db.comps);
-            for (int k = 0; k < da.tuples * da.comps; k++) {
-                if (strcmp(da.type, "Float64") != 0) assert_true(da.v[k] == db.v[k]);
-                else assert_true(fabs(da.v[k] - db.v[k]) <= 1e-9 * fabs(db.v[k]) + 1e-300);
-            }
-            free(da.v);
-            free(db.v);
-            arrays++;
-        }
-        free(la.v);
-        free(lb.v);
-    }
-    return arrays;
-}
-
 static dvi_body_id shape_body(dvi_world* w, dvi_body_type type, const double pos[3], const double q[4])
 {
     dvi_body_def bd = dvi_default_body_def();
@@ -1800,12 +1787,6 @@ static dvi_body_id shape_body(dvi_world* w, dvi_body_type type, const double pos
     dvi_body_id b;
     assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
     return b;
-}
-
-static void add_shape(dvi_world* w, dvi_body_id b, const dvi_shape_def* sd)
-{
-    dvi_shape_id s;
-    assert_int_equal(dvi_shape_create(w, b, sd, &s), DVI_OK);
 }
 
 /* One shape of each type: a sphere (a glyph), a box, a capsule, a cylinder
@@ -1823,25 +1804,25 @@ static void test_vtk_shapes(void** state)
     dvi_shape_def sd = dvi_default_shape_def();
     /* fixed: plane, box, 4 × 3 height field, tetrahedron */
     sd.type = DVI_SHAPE_PLANE;
-    add_shape(w, shape_body(w, DVI_BODY_FIXED, NULL, NULL), &sd);
+    test_add_shape(w, shape_body(w, DVI_BODY_FIXED, NULL, NULL), &sd);
     const double pb[3] = {3, 0, 0.3};
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_BOX;
     sd.half_extents[0] = 0.5, sd.half_extents[1] = 0.4, sd.half_extents[2] = 0.3;
-    add_shape(w, shape_body(w, DVI_BODY_FIXED, pb, NULL), &sd);
+    test_add_shape(w, shape_body(w, DVI_BODY_FIXED, pb, NULL), &sd);
     const double heights[12] = {0, 0.1, 0.2, 0.1, 0, 0.05, 0.1, 0, 0.02, 0.03, 0, 0.01};
     const double ph[3] = {-3, -1, 0};
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_HEIGHTFIELD;
     sd.nx = 4, sd.ny = 3, sd.dx = 0.5, sd.dy = 0.5, sd.heights = heights;
-    add_shape(w, shape_body(w, DVI_BODY_FIXED, ph, NULL), &sd);
+    test_add_shape(w, shape_body(w, DVI_BODY_FIXED, ph, NULL), &sd);
     const double verts[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
     const int32_t tris[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
     const double pm[3] = {0, -3, 0};
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_MESH;
     sd.vertex_count = 4, sd.triangle_count = 4, sd.vertices = verts, sd.triangles = tris;
-    add_shape(w, shape_body(w, DVI_BODY_FIXED, pm, NULL), &sd);
+    test_add_shape(w, shape_body(w, DVI_BODY_FIXED, pm, NULL), &sd);
     /* dynamic: sphere (glyph), rotated box, capsule, cylinder, sphere + box */
     const double p1[3] = {0, 0, 1}, p2[3] = {1, 2, 0.5}, p3[3] = {-1, 1, 0.4}, p4[3] = {1, -1, 0.3}, p5[3] = {2, 2, 1};
     const double c = cos(0.4), s = sin(0.4);
@@ -1850,31 +1831,31 @@ static void test_vtk_shapes(void** state)
     sd.type = DVI_SHAPE_SPHERE;
     sd.radius = 0.1;
     const dvi_body_id ball = shape_body(w, DVI_BODY_DYNAMIC, p1, NULL);
-    add_shape(w, ball, &sd);
+    test_add_shape(w, ball, &sd);
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_BOX;
     sd.half_extents[0] = 0.2, sd.half_extents[1] = 0.1, sd.half_extents[2] = 0.15;
     const dvi_body_id box = shape_body(w, DVI_BODY_DYNAMIC, p2, q2);
-    add_shape(w, box, &sd);
+    test_add_shape(w, box, &sd);
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_CAPSULE;
     sd.radius = 0.1, sd.half_length = 0.2;
-    add_shape(w, shape_body(w, DVI_BODY_DYNAMIC, p3, NULL), &sd);
+    test_add_shape(w, shape_body(w, DVI_BODY_DYNAMIC, p3, NULL), &sd);
     sd.type = DVI_SHAPE_CYLINDER;
     sd.radius = 0.2, sd.half_length = 0.05;
-    add_shape(w, shape_body(w, DVI_BODY_DYNAMIC, p4, NULL), &sd);
+    test_add_shape(w, shape_body(w, DVI_BODY_DYNAMIC, p4, NULL), &sd);
     const dvi_body_id compound = shape_body(w, DVI_BODY_DYNAMIC, p5, NULL);
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_SPHERE;
     sd.radius = 0.1;
     sd.offset_position[0] = 0.3;
-    add_shape(w, compound, &sd);
+    test_add_shape(w, compound, &sd);
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_BOX;
     sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
     const double qo[4] = {cos(0.25), 0, sin(0.25), 0};
     memcpy(sd.offset_orientation, qo, sizeof qo);
-    add_shape(w, compound, &sd);
+    test_add_shape(w, compound, &sd);
 
     /* dvi_body_get_shape */
     dvi_shape_info si;

@@ -75,12 +75,6 @@ static dvi_body_id add_body(dvi_world* w, dvi_body_type type, double mass, doubl
     return b;
 }
 
-static void add_shape(dvi_world* w, dvi_body_id b, const dvi_shape_def* sd)
-{
-    dvi_shape_id s;
-    assert_int_equal(dvi_shape_create(w, b, sd, &s), DVI_OK);
-}
-
 static void build_scene(scene* s, int variant)
 {
     memset(s, 0, sizeof *s);
@@ -95,7 +89,7 @@ static void build_scene(scene* s, int variant)
     sd.material.friction = 0.6;
     sd.material.rolling_friction = 0.02;
     sd.material.spinning_friction = 0.01;
-    add_shape(w, s->ground, &sd);
+    test_add_shape(w, s->ground, &sd);
 
     for (int k = 0; k < 2; k++) {
         double m = variant == V_MASS && k == 1 ? 5.5 : 5.0;
@@ -105,7 +99,7 @@ static void build_scene(scene* s, int variant)
         sd.half_extents[0] = sd.half_extents[1] = 0.3;
         sd.half_extents[2] = 0.1;
         sd.material.friction = variant == V_MATERIAL && k == 0 ? 0.45 : 0.4;
-        add_shape(w, s->boxes[k], &sd);
+        test_add_shape(w, s->boxes[k], &sd);
     }
     static const double sx[N_SPHERES] = {-0.5, -0.3, 0.3, 0.5, 0.0, 0.05};
     static const double sy[N_SPHERES] = {0.02, -0.05, 0.1, 0.0, -0.01, 0.3};
@@ -121,7 +115,7 @@ static void build_scene(scene* s, int variant)
             sd.material.spinning_friction = 0.005;
         }
         if (k == 5) sd.material.restitution = 0.5;
-        add_shape(w, s->spheres[k], &sd);
+        test_add_shape(w, s->spheres[k], &sd);
     }
     double v[3] = {-0.2, 0.0, 0.0};
     s->kinematic = add_body(w, DVI_BODY_KINEMATIC, 1, 1, 1.5, 0.0, 0.1);
@@ -129,7 +123,7 @@ static void build_scene(scene* s, int variant)
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_BOX;
     sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
-    add_shape(w, s->kinematic, &sd);
+    test_add_shape(w, s->kinematic, &sd);
 
     /* a motorised arm hinged to the world about x, a bob on a ball joint */
     s->arm = add_body(w, DVI_BODY_DYNAMIC, 1.0, 0.02, 0.0, 2.0, 1.0);
@@ -137,11 +131,11 @@ static void build_scene(scene* s, int variant)
     sd.type = DVI_SHAPE_CAPSULE;
     sd.radius = 0.03;
     sd.half_length = 0.2;
-    add_shape(w, s->arm, &sd);
+    test_add_shape(w, s->arm, &sd);
     s->bob = add_body(w, DVI_BODY_DYNAMIC, 0.3, 0.4 * 0.3 * 0.05 * 0.05, 0.0, 2.0, 0.7);
     sd = dvi_default_shape_def();
     sd.radius = 0.05;
-    add_shape(w, s->bob, &sd);
+    test_add_shape(w, s->bob, &sd);
     dvi_joint_def jd = dvi_default_joint_def();
     jd.type = DVI_JOINT_REVOLUTE;
     jd.body_b = s->arm;
@@ -166,7 +160,7 @@ static void build_scene(scene* s, int variant)
         dvi_body_id e = add_body(w, DVI_BODY_DYNAMIC, 0.5, 0.002, 3.0, 3.0, 0.5);
         sd = dvi_default_shape_def();
         sd.radius = 0.08;
-        add_shape(w, e, &sd);
+        test_add_shape(w, e, &sd);
     }
 }
 
@@ -419,16 +413,16 @@ static dvi_world* small_world(void)
     dvi_body_id g = add_body(w, DVI_BODY_FIXED, 1, 1, 0, 0, 0);
     dvi_shape_def sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_PLANE;
-    add_shape(w, g, &sd);
+    test_add_shape(w, g, &sd);
     dvi_body_id box = add_body(w, DVI_BODY_DYNAMIC, 1, 0.01, 0, 0, 0.1);
     sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_BOX;
     sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
-    add_shape(w, box, &sd);
+    test_add_shape(w, box, &sd);
     dvi_body_id ball = add_body(w, DVI_BODY_DYNAMIC, 0.2, 0.001, 0.3, 0, 0.5);
     sd = dvi_default_shape_def();
     sd.radius = 0.05;
-    add_shape(w, ball, &sd);
+    test_add_shape(w, ball, &sd);
     dvi_joint_def jd = dvi_default_joint_def();
     jd.type = DVI_JOINT_DISTANCE;
     jd.body_a = box;
@@ -624,7 +618,7 @@ static void build_dem_scene(dem_scene* s, dvi_dem_normal_model model, int varian
     dvi_shape_def sd = dvi_default_shape_def();
     sd.type = DVI_SHAPE_PLANE;
     sd.material = dem_material(0.5, 0.01, 0.3);
-    add_shape(w, ground, &sd);
+    test_add_shape(w, ground, &sd);
 
     const double r = 0.05, m = 0.5, I = 0.4 * m * r * r;
     /* x, z, vx; [3] and [4] touch each other */
@@ -639,7 +633,7 @@ static void build_dem_scene(dem_scene* s, dvi_dem_normal_model model, int varian
         sd.material = dem_material(0.4, k == 1 || k == 3 ? 0.01 : 0.0, k == 2 ? 0.7 : 0.3);
         if (variant == DV_YOUNG && k == 2) sd.material.young_modulus = 2e7;
         if (variant == DV_KN && k == 4) sd.material.k_n = 1e5;
-        add_shape(w, s->spheres[k], &sd);
+        test_add_shape(w, s->spheres[k], &sd);
     }
     /* a box tilted about x and y, corners first */
     dvi_body_def bd = dvi_default_body_def();
@@ -657,7 +651,7 @@ static void build_dem_scene(dem_scene* s, dvi_dem_normal_model model, int varian
     sd.type = DVI_SHAPE_BOX;
     sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
     sd.material = dem_material(0.6, 0.0, 0.2);
-    add_shape(w, s->box, &sd);
+    test_add_shape(w, s->box, &sd);
     /* a pendulum about y through (0, 1, 0.3), arm 0.2498 m: at the bottom the
      * bob (r = 0.05) overlaps the ground by 0.2 mm; it starts there at 0.8 m/s */
     const double L = 0.2498, v0 = 0.8;
@@ -857,7 +851,7 @@ static void build_terrain_scene(terrain_scene* s, int variant)
     sd.radius = 0.05;
     sd.material.friction = 0.5;
     sd.material.rolling_friction = 0.005;
-    add_shape(w, s->ball, &sd);
+    test_add_shape(w, s->ball, &sd);
     static double heights[TNX * TNX];
     for (int j = 0; j < TNX; j++)
         for (int i = 0; i < TNX; i++) heights[j * TNX + i] = 0.01 * sin(0.7 * i) * cos(0.5 * j);
@@ -870,7 +864,7 @@ static void build_terrain_scene(terrain_scene* s, int variant)
     sd.material.friction = 0.6;
     sd.material.terrain_stiffness = 1e6;
     sd.material.terrain_hysteresis = variant == DV_YOUNG ? 0.25 : 0.3;
-    add_shape(w, ground, &sd);
+    test_add_shape(w, ground, &sd);
 }
 
 static void test_dem_terrain_resume(void** state)
@@ -1087,11 +1081,11 @@ static void test_body_enumeration(void** state)
     sd.type = DVI_SHAPE_CYLINDER;
     sd.radius = 0.3;
     sd.half_length = 0.4;
-    add_shape(s.w, multi, &sd);
+    test_add_shape(s.w, multi, &sd);
     sd = dvi_default_shape_def();
     sd.radius = 0.1;
     sd.offset_position[0] = 0.6;
-    add_shape(s.w, multi, &sd);
+    test_add_shape(s.w, multi, &sd);
     assert_int_equal(dvi_body_get_info(s.w, multi, &info), DVI_OK);
     assert_int_equal(info.shape_count, 2);
     assert_int_equal(info.shape_type, DVI_SHAPE_CYLINDER);

@@ -54,6 +54,12 @@ dvi_shape_def test_plane_def(double theta)
     return sd;
 }
 
+void test_add_shape(dvi_world* w, dvi_body_id b, const dvi_shape_def* sd)
+{
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, b, sd, &s), DVI_OK);
+}
+
 dvi_body_id test_fixed_plane(dvi_world* w, const dvi_shape_def* plane)
 {
     dvi_body_def bd = dvi_default_body_def();

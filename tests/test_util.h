@@ -106,6 +106,8 @@ dvi_shape_def test_plane_def(double theta);
  * through the origin with normal e_z); its type is set to a plane. Fails
  * the test if the body or the shape is refused. */
 dvi_body_id test_fixed_plane(dvi_world* w, const dvi_shape_def* plane);
+/* Attaches shape sd to body b; fails the test if it is refused. */
+void test_add_shape(dvi_world* w, dvi_body_id b, const dvi_shape_def* sd);
 /* A body's state as 19 numbers: position, orientation (4), velocity,
  * angular velocity, contact force and torque. */
 void test_body_state(const dvi_world* w, dvi_body_id b, double x[19]);
