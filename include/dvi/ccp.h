@@ -167,11 +167,29 @@ DVI_API dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamm
 /// dv[6·body_count]. Requires the factor form.
 DVI_API dvi_status dvi_ccp_velocity(const dvi_ccp_problem* p, const double* gamma, double* dv);
 
+/// The friction law a solver's answer satisfies (docs/formulation.md).
+typedef enum dvi_friction_law {
+    /// The cone complementarity problem above (Anitescu–Tasora): a convex
+    /// relaxation of Coulomb's law. A sliding contact also separates at the
+    /// normal velocity μ‖u_t‖.
+    DVI_LAW_CCP = 0,
+    /// Coulomb's law: γ ∈ K, ũ = u + μ‖u_t‖ e_n ∈ K*, ⟨γ, ũ⟩ = 0 on each
+    /// friction block (De Saxcé's form; the spin and rolling rows of a
+    /// FRICTION_ROLLING block add μ_spin|u_s| + μ_roll‖u_r‖): a sliding
+    /// contact keeps u_n = 0. Not an optimisation problem: solutions may be
+    /// several or none. Its residual is metrics.residual_coulomb.
+    DVI_LAW_COULOMB = 1
+} dvi_friction_law;
+
+/// Short name of a law ("ccp", "coulomb"), NULL for an unknown value.
+DVI_API const char* dvi_friction_law_string(dvi_friction_law law);
+
 /// Settings shared by all solvers, plus solver-specific knobs.
 /// Always start from dvi_default_solver_settings().
 typedef struct dvi_solver_settings {
     int32_t max_iterations; ///< iterations (sweeps) at most; default 1000
-    double tolerance;       ///< on the CCP residual (Lemke: on its LCP); default 1e-6
+    double tolerance;       ///< on the residual of the problem the solver targets (target_residual):
+                            ///< the CCP residual, Lemke's LCP, or the Coulomb residual; default 1e-6
     bool warm_start;        ///< use γ passed in as the initial guess; default false (γ = 0)
     double warm_start_scale; ///< with warm_start, the guess is first multiplied by this, in (0, 1];
                              ///< default 1. Below 1 it damps a guess carried over from an earlier
@@ -211,6 +229,24 @@ typedef struct dvi_solver_settings {
                                      ///< velocity: k = 4 then decides stick and slip, and the sliding
                                      ///< direction, as the cone does (solvers.md)
     } lemke;
+    struct {
+        int32_t local_iterations; ///< iterations at most of the exact solve of one contact's 3×3 Coulomb
+                                  ///< problem per visit (≥ 1); default 20
+        double local_tolerance;   ///< relative tolerance of that local solve (> 0); default 1e-14
+        double omega;             ///< relaxation ω in (0, 2] of each contact's update; default 1.0
+    } nsgs;
+    struct {
+        int32_t max_dense_rows;   ///< largest problem (rows) whose Newton systems are factored densely
+                                  ///< (LU); larger ones are solved by preconditioned GMRES; default 3000
+        bool line_search;         ///< globalising line search on the merit ½‖Φ‖²; default true
+        double rho;               ///< Alart–Curnier parameter ρ > 0, scaled per contact by the inverse of
+                                  ///< its mean diagonal of N; default 1.0
+    } newton;
+    struct {
+        char inner[16];           ///< the CCP solver of each fixed-point step: "apgd" (default) or "pgs"
+        int32_t inner_iterations; ///< iterations at most of each inner CCP solve; default 1000
+        double damping;           ///< θ in (0, 1] of the update s ← θ μ‖u_t‖ + (1−θ) s; default 1.0
+    } desaxce;
     dvi_allocator allocator; ///< where a solver takes its memory (base.h); default all NULL: libc.
                              ///< A solver keeps the one it was created with (dvi_solver_set_settings
                              ///< cannot change it); dvi_ccp_solve uses it
@@ -246,7 +282,8 @@ typedef struct dvi_solve_result {
     double target_residual;   ///< residual of the problem the solver targets: for apgd/pgs/jacobi
                               ///< the larger of metrics.residual and metrics.residual_velocity (the
                               ///< stopping test asks both to be within the tolerance); the pyramid
-                              ///< LCP's for lemke
+                              ///< LCP's for lemke; metrics.residual_coulomb for the solvers of
+                              ///< Coulomb's law (nsgs, newton, desaxce)
     dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
     double seconds;           ///< wall time of the solve (setup included)
     double bytes_per_iteration; ///< memory traffic of one iteration, bytes read plus written by its
@@ -263,17 +300,24 @@ typedef struct dvi_solve_result {
 /// Not thread-safe: one instance per thread.
 typedef struct dvi_solver dvi_solver;
 
-/// Number of built-in solvers and their names ("apgd", "pgs", "jacobi", "lemke").
+/// Number of built-in solvers and their names ("apgd", "pgs", "jacobi",
+/// "lemke" for the CCP; "nsgs", "newton", "desaxce" for Coulomb's law).
 DVI_API int32_t dvi_solver_count(void);
 DVI_API const char* dvi_solver_name(int32_t index);
 /// One-line description of solver `index`.
 DVI_API const char* dvi_solver_summary(int32_t index);
+/// The law solver `index` solves with default settings (DVI_LAW_CCP for an
+/// unknown index).
+DVI_API dvi_friction_law dvi_solver_law(int32_t index);
 
 /// Creates a solver by name. settings may be NULL (defaults).
 /// Errors: unknown name or bad settings (DVI_ERR_INVALID_ARG), memory.
 DVI_API dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settings, dvi_solver** out);
 DVI_API void dvi_solver_destroy(dvi_solver* solver);
 DVI_API const char* dvi_solver_get_name(const dvi_solver* solver);
+/// The law this instance solves with its settings (lemke with
+/// settings.lemke.coulomb: DVI_LAW_COULOMB, with friction pyramids).
+DVI_API dvi_friction_law dvi_solver_get_law(const dvi_solver* solver);
 DVI_API dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings);
 
 /// Solves p. gamma[m] is the initial guess when settings.warm_start is set

@@ -766,4 +766,5 @@ const dvi_solver_impl dvi_solver_apgd = {
     "Nesterov-accelerated projected gradient with adaptive step and restart (Mazhar et al. 2015)",
     true,
     apgd_solve,
+    DVI_LAW_CCP,
 };

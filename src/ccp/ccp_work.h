@@ -481,8 +481,9 @@ static inline bool dvi_diverging(double gnorm, double gnorm_first, double scale)
 typedef struct dvi_solver_impl {
     const char* name;    /* registry key, lower case */
     const char* summary; /* one line */
-    bool targets_ccp;    /* false: the solver targets another problem (Lemke: pyramid LCP) */
+    bool targets_ccp;    /* false: the solver targets another problem (Lemke: pyramid LCP; Coulomb's law) */
     dvi_status (*solve)(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res);
+    dvi_friction_law law; /* the law of its answers with default settings (0: the CCP) */
 } dvi_solver_impl;
 
 extern const dvi_solver_impl dvi_solver_apgd;

@@ -69,6 +69,15 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.lemke.max_lcp_size = 4000;
     s.lemke.coulomb = false;
     s.lemke.orient = false;
+    s.nsgs.local_iterations = 20;
+    s.nsgs.local_tolerance = 1e-14;
+    s.nsgs.omega = 1.0;
+    s.newton.max_dense_rows = 3000;
+    s.newton.line_search = true;
+    s.newton.rho = 1.0;
+    memcpy(s.desaxce.inner, "apgd", 5);
+    s.desaxce.inner_iterations = 1000;
+    s.desaxce.damping = 1.0;
     s.internal_cookie = DVI_SETTINGS_COOKIE;
     return s;
 }
@@ -104,6 +113,25 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
     if (s->lemke.max_pivots < 0) return bad(msg, n, "settings.lemke.max_pivots: must be >= 0", s->lemke.max_pivots);
     if (s->lemke.max_lcp_size < 1)
         return bad(msg, n, "settings.lemke.max_lcp_size: must be >= 1", s->lemke.max_lcp_size);
+    if (s->nsgs.local_iterations < 1)
+        return bad(msg, n, "settings.nsgs.local_iterations: must be >= 1", s->nsgs.local_iterations);
+    if (!(s->nsgs.local_tolerance > 0.0) || !isfinite(s->nsgs.local_tolerance))
+        return bad(msg, n, "settings.nsgs.local_tolerance: must be finite and > 0", s->nsgs.local_tolerance);
+    if (!(s->nsgs.omega > 0.0 && s->nsgs.omega <= 2.0))
+        return bad(msg, n, "settings.nsgs.omega: must be in (0, 2]", s->nsgs.omega);
+    if (s->newton.max_dense_rows < 0)
+        return bad(msg, n, "settings.newton.max_dense_rows: must be >= 0", s->newton.max_dense_rows);
+    if (!(s->newton.rho > 0.0) || !isfinite(s->newton.rho))
+        return bad(msg, n, "settings.newton.rho: must be finite and > 0", s->newton.rho);
+    if (memchr(s->desaxce.inner, 0, sizeof s->desaxce.inner) == NULL ||
+        (strcmp(s->desaxce.inner, "apgd") != 0 && strcmp(s->desaxce.inner, "pgs") != 0)) {
+        if (msg && n) snprintf(msg, n, "settings.desaxce.inner: must be \"apgd\" or \"pgs\"");
+        return DVI_ERR_INVALID_ARG;
+    }
+    if (s->desaxce.inner_iterations < 1)
+        return bad(msg, n, "settings.desaxce.inner_iterations: must be >= 1", s->desaxce.inner_iterations);
+    if (!(s->desaxce.damping > 0.0 && s->desaxce.damping <= 1.0))
+        return bad(msg, n, "settings.desaxce.damping: must be in (0, 1]", s->desaxce.damping);
     if (!dvi_allocator_valid(&s->allocator)) {
         if (msg && n) snprintf(msg, n, "settings.allocator: set all three functions (alloc, realloc, free) or none");
         return DVI_ERR_INVALID_ARG;
@@ -139,6 +167,13 @@ void dvi_solver_destroy(dvi_solver* solver)
 const char* dvi_solver_get_name(const dvi_solver* solver)
 {
     return solver ? solver->impl->name : NULL;
+}
+
+dvi_friction_law dvi_solver_get_law(const dvi_solver* solver)
+{
+    if (!solver) return DVI_LAW_CCP;
+    if (solver->impl == &dvi_solver_lemke && solver->settings.lemke.coulomb) return DVI_LAW_COULOMB;
+    return solver->impl->law;
 }
 
 dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings)
@@ -339,6 +374,17 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
                      "the CCP residual %.3e is within the tolerance but the velocity residual %.3e is not (impulses "
                      "tiny beside the velocities?)",
                      res->metrics.residual, rv);
+        }
+    }
+    if (solver->impl->law == DVI_LAW_COULOMB) {
+        /* Coulomb's law has no objective and no velocity form: its residual
+         * alone decides */
+        res->target_residual = res->metrics.residual_coulomb;
+        if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_coulomb <= s->tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "stopping test met internally but the fresh Coulomb residual %.3e exceeds the tolerance %.3e",
+                     res->metrics.residual_coulomb, s->tolerance);
         }
     }
     if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, &ray, res->message, sizeof res->message))

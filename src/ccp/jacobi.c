@@ -160,4 +160,5 @@ const dvi_solver_impl dvi_solver_jacobi = {
     "projected Jacobi: simultaneous block updates with relaxation (parallel sibling of PGS)",
     true,
     jacobi_solve,
+    DVI_LAW_CCP,
 };

@@ -1241,4 +1241,5 @@ const dvi_solver_impl dvi_solver_lemke = {
     "Lemke complementary pivoting on the Anitescu-Potra pyramid LCP (dense, exact; small problems, references)",
     false, /* targets the pyramid LCP, not the CCP */
     lemke_solve,
+    DVI_LAW_CCP,
 };

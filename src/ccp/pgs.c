@@ -232,4 +232,5 @@ const dvi_solver_impl dvi_solver_pgs = {
     "block projected Gauss-Seidel / SOR with the Tasora-Anitescu per-block step",
     true,
     pgs_solve,
+    DVI_LAW_CCP,
 };

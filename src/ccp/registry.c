@@ -28,6 +28,20 @@ const char* dvi_solver_summary(int32_t index)
     return index >= 0 && index < REGISTRY_COUNT ? registry[index]->summary : NULL;
 }
 
+dvi_friction_law dvi_solver_law(int32_t index)
+{
+    return index >= 0 && index < REGISTRY_COUNT ? registry[index]->law : DVI_LAW_CCP;
+}
+
+const char* dvi_friction_law_string(dvi_friction_law law)
+{
+    switch (law) {
+    case DVI_LAW_CCP: return "ccp";
+    case DVI_LAW_COULOMB: return "coulomb";
+    }
+    return NULL;
+}
+
 const dvi_solver_impl* dvi_solver_find(const char* name)
 {
     if (!name) return NULL;
