@@ -118,7 +118,9 @@ typedef struct dvi_world_def {
 DVI_API dvi_world_def dvi_default_world_def(void);
 DVI_API dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out);
 DVI_API void dvi_world_destroy(dvi_world* world);
-/// Message of the last error of a call on this world ("" if none).
+/// Message of the last error of a call that changes this world ("" if
+/// none); the same text as dvi_error_message() right after that call. The
+/// queries of a const world write only the thread's message.
 DVI_API const char* dvi_world_last_error(const dvi_world* world);
 /// Simulated time (s).
 DVI_API double dvi_world_time(const dvi_world* world);
@@ -374,8 +376,8 @@ typedef struct dvi_shape_info {
 /// valid until the world is changed (a body or shape added) or destroyed.
 /// DVI_ERR_INVALID_ARG for a bad id, an index out of range or a NULL out;
 /// out is then zeroed. Like the other queries of a const world, it writes
-/// nothing into the world (no dvi_world_last_error message), so threads may
-/// query one world at the same time.
+/// nothing into the world (its message goes to dvi_error_message only), so
+/// threads may query one world at the same time.
 DVI_API dvi_status dvi_body_get_shape(const dvi_world* world, dvi_body_id body, int32_t index, dvi_shape_info* out);
 
 /* ---- state (checkpoints) -------------------------------------------------- */
