@@ -294,46 +294,17 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
         return finish(&c, DVI_ERR_INVALID_ARG, errors);
     }
     char why[160];
-    FILE* f = dvi_open_regular(path, MAX_FILE_SIZE, NULL, why, sizeof why);
-    if (!f) {
-        sc_errf(&c, path, "%s", why);
-        return finish(&c, DVI_ERR_IO, errors);
-    }
-    size_t cap = 1 << 16, len = 0;
-    char* buf = malloc(cap + 1);
-    dvi_status st = DVI_OK;
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        if (cap >= MAX_FILE_SIZE) {
-            sc_errf(&c, path, "larger than %zu bytes", MAX_FILE_SIZE);
-            st = DVI_ERR_PARSE;
-            break;
-        }
-        char* nb = realloc(buf, 2 * cap + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    if (buf && st == DVI_OK && ferror(f)) {
-        sc_errf(&c, path, "read error (%s)", strerror(errno));
-        st = DVI_ERR_IO;
-    }
-    fclose(f);
-    if (!buf) {
+    char* buf = NULL;
+    size_t len = 0;
+    const int rc = dvi_read_regular(path, MAX_FILE_SIZE, &buf, &len, why, sizeof why);
+    if (rc == -2) {
         c.nomem = true;
         return finish(&c, DVI_ERR_NOMEM, errors);
     }
-    if (st != DVI_OK) {
-        free(buf);
-        return finish(&c, st, errors);
+    if (rc != 0) {
+        sc_errf(&c, path, "%s", why);
+        return finish(&c, DVI_ERR_IO, errors);
     }
-    buf[len] = '\0';
     /* the directory of the file resolves relative names inside it */
     char* dir = sc_dup_string(path);
     if (!dir) {
@@ -345,7 +316,7 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
     if (!slash) strcpy(dir, ".");
     else if (slash == dir) dir[1] = '\0';
     else *slash = '\0';
-    st = parse_text(buf, len, dir, path, out, errors);
+    dvi_status st = parse_text(buf, len, dir, path, out, errors);
     free(dir);
     free(buf);
     return st;
