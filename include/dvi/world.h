@@ -301,7 +301,9 @@ typedef struct dvi_step_stats {
     /* of the DEM model alone (0 after a DVI step) */
     double max_overlap;           ///< m, largest overlap δ of a penalty contact (terrain samples: −z)
     int32_t contact_history;      ///< entries in the contact history after the step
-    double kinetic_energy;        ///< J, of the dynamic bodies after the step
+    /* of both methods again */
+    double kinetic_energy;        ///< J, of the dynamic bodies after the step (before this version: 0
+                                  ///< after a DVI step)
     bool warm_start_rejected;     ///< the solver started from γ = 0: the previous step's impulses had a
                                   ///< higher objective (dvi_solve_result.warm_start_rejected)
     double solver_bytes_per_iteration; ///< dvi_solve_result.bytes_per_iteration of the step's solve
