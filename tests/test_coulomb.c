@@ -598,6 +598,165 @@ static void test_rolling(void** state)
     for (int i = 0; i < 7; i++) assert_near(g[i], expect[i], 1e-11);
 }
 
+/* ------------------------------------------------------- part 4: FCLIB files */
+
+/* The reference files of tests/data/fclib that both solvers bring to the
+ * Coulomb residual 1e-8 (against the file's own W: the symmetrized files
+ * go through dvi_fclib_solve's splitting) within 10,000 iterations, with
+ * the iterations measured (nsgs: sweeps; desaxce: inner apgd iterations),
+ * each allowed 25% more. Together well under a second. local_problem_test
+ * is left out: nsgs creeps (2.7e-4 after 10,000 sweeps) and desaxce stops
+ * at 3.0e-7 (docs/solvers.md); desaxce is checked to reach 1e-6 on it. */
+typedef struct fclib_case {
+    const char* file;
+    const char* solver;
+    int32_t iterations; /* measured */
+    double tolerance;
+} fclib_case;
+
+static const fclib_case FCLIB_CASES[] = {
+    {"CubeH8", "nsgs", 1, 1e-8},
+    {"CubeH8", "desaxce", 14, 1e-8},
+    {"OneObject-i1028-138", "nsgs", 987, 1e-8},
+    {"OneObject-i1028-138", "desaxce", 924, 1e-8},
+    {"LMGC_100_PR_PerioBox-i00361-60-03000", "nsgs", 34, 1e-8},
+    {"LMGC_100_PR_PerioBox-i00361-60-03000", "desaxce", 1048, 1e-8},
+    {"Box_Stacks-i0122-82-5", "nsgs", 32, 1e-8},
+    {"Box_Stacks-i0122-82-5", "desaxce", 108, 1e-8},
+    {"Capsules-i125-1213", "nsgs", 2305, 1e-8},
+    {"Capsules-i125-1213", "desaxce", 2443, 1e-8},
+    {"local_problem_test", "desaxce", 10000, 1e-6},
+};
+
+static void test_fclib(void** state)
+{
+    (void)state;
+    double total = 0.0;
+    for (size_t k = 0; k < sizeof FCLIB_CASES / sizeof FCLIB_CASES[0]; k++) {
+        const fclib_case* c = &FCLIB_CASES[k];
+        char rel[256], msg[512];
+        snprintf(rel, sizeof rel, "tests/data/fclib/%s.hdf5", c->file);
+        dvi_ccp_file* file = NULL;
+        dvi_fclib_info info;
+        assert_int_equal(dvi_fclib_read_ex(SRC_PATH(rel), 0, &file, &info, msg, sizeof msg), DVI_OK);
+        const dvi_ccp_problem* p = &file->problem;
+        double* g = calloc((size_t)p->rows, sizeof(double));
+        dvi_solver_settings s = dvi_default_solver_settings();
+        s.tolerance = c->tolerance;
+        s.max_iterations = 10000;
+        dvi_solve_result res;
+        const dvi_status st = dvi_fclib_solve(c->solver, &s, p, &info, g, &res);
+        print_message("%-38s %-8s %-15s %6d %11.3e %9.3f s %s\n", c->file, c->solver,
+                      dvi_solve_status_string(res.status), (int)res.iterations, res.metrics.residual_coulomb,
+                      res.seconds, res.message);
+        total += res.seconds;
+        if (c->iterations < 10000) {
+            assert_int_equal(st, DVI_OK);
+            assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
+            assert_true(res.iterations <= c->iterations + c->iterations / 4);
+        }
+        assert_true(res.metrics.residual_coulomb <= c->tolerance);
+        dvi_ccp_metrics met; /* the residual is the file's */
+        assert_int_equal(dvi_fclib_evaluate(p, &info, g, &met), DVI_OK);
+        assert_near(met.residual_coulomb, res.metrics.residual_coulomb, 1e-14);
+        free(g);
+        dvi_ccp_file_free(file);
+        dvi_fclib_info_clear(&info);
+    }
+    print_message("total %.3f s\n", total);
+}
+
+/* ----------------------------------------- part 5: settings, messages, state */
+
+/* Bad settings are refused with a message naming the field. */
+static void test_bad_settings(void** state)
+{
+    (void)state;
+    incline t;
+    incline_point(&t, PI / 6, 0.3, 2.0, 0);
+    double g[3];
+    dvi_solve_result res;
+    struct {
+        const char* solver;
+        int which;
+        const char* message;
+    } cases[] = {
+        {"nsgs", 0, "settings.nsgs.omega: must be in (0, 2] (got 0)"},
+        {"nsgs", 1, "settings.nsgs.local_iterations: must be >= 1 (got 0)"},
+        {"nsgs", 2, "settings.nsgs.local_tolerance: must be finite and > 0 (got -1)"},
+        {"desaxce", 3, "settings.desaxce.inner: must be \"apgd\" or \"pgs\""},
+        {"desaxce", 4, "settings.desaxce.damping: must be in (0, 1] (got 1.5)"},
+        {"desaxce", 5, "settings.desaxce.inner_iterations: must be >= 1 (got 0)"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dvi_solver_settings s = dvi_default_solver_settings();
+        switch (cases[k].which) {
+        case 0: s.nsgs.omega = 0.0; break;
+        case 1: s.nsgs.local_iterations = 0; break;
+        case 2: s.nsgs.local_tolerance = -1.0; break;
+        case 3: strcpy(s.desaxce.inner, "lemke"); break;
+        case 4: s.desaxce.damping = 1.5; break;
+        case 5: s.desaxce.inner_iterations = 0; break;
+        }
+        assert_int_equal(dvi_ccp_solve(&t.p, cases[k].solver, &s, g, &res), DVI_ERR_INVALID_ARG);
+        assert_string_equal(res.message, cases[k].message);
+    }
+    /* the law each reports */
+    for (int32_t i = 0; i < dvi_solver_count(); i++) {
+        const char* n = dvi_solver_name(i);
+        const bool c = strcmp(n, "nsgs") == 0 || strcmp(n, "desaxce") == 0;
+        if (c) assert_int_equal(dvi_solver_law(i), DVI_LAW_COULOMB);
+    }
+}
+
+/* The same bits twice and on a reused instance; a warm start from the
+ * answer takes no iteration; a budget too small ends in max_iterations
+ * with the residual reported; ω = 0.7 and θ = 0.5 still converge. */
+static void test_state(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_random(6, 10, 2, 3, &gp), DVI_OK);
+    const int32_t m = gp.p.rows;
+    double* a = calloc((size_t)m, sizeof(double));
+    double* b = calloc((size_t)m, sizeof(double));
+    for (int k = 0; k < NCOULOMB; k++) {
+        dvi_solver_settings s = dvi_default_solver_settings();
+        s.tolerance = 1e-11;
+        dvi_solve_result r1, r2;
+        dvi_solver* sv = NULL;
+        assert_int_equal(dvi_solver_create(COULOMB_SOLVERS[k], &s, &sv), DVI_OK);
+        assert_int_equal(dvi_solver_solve(sv, &gp.p, a, &r1), DVI_OK);
+        assert_int_equal(dvi_solver_solve(sv, &gp.p, b, &r2), DVI_OK);
+        assert_memory_equal(a, b, (size_t)m * sizeof(double));
+        assert_int_equal(r1.iterations, r2.iterations);
+        s.warm_start = true;
+        assert_int_equal(dvi_solver_set_settings(sv, &s), DVI_OK);
+        assert_int_equal(dvi_solver_solve(sv, &gp.p, b, &r2), DVI_OK);
+        assert_int_equal(r2.iterations, 0);
+        s.warm_start = false;
+        s.max_iterations = 2;
+        assert_int_equal(dvi_solver_set_settings(sv, &s), DVI_OK);
+        assert_int_equal(dvi_solver_solve(sv, &gp.p, b, &r2), DVI_NOT_CONVERGED);
+        assert_int_equal(r2.status, DVI_SOLVE_MAX_ITERATIONS);
+        assert_true(r2.iterations <= 2);
+        assert_true(r2.target_residual > 1e-11 && r2.target_residual == r2.metrics.residual_coulomb);
+        s = dvi_default_solver_settings();
+        s.tolerance = 1e-11;
+        s.nsgs.omega = 0.7;
+        s.desaxce.damping = 0.5;
+        s.max_iterations = 20000;
+        assert_int_equal(dvi_solver_set_settings(sv, &s), DVI_OK);
+        assert_int_equal(dvi_solver_solve(sv, &gp.p, b, &r2), DVI_OK);
+        double scale;
+        assert_true(max_diff(a, b, m, &scale) <= 1e-8 * scale);
+        dvi_solver_destroy(sv);
+    }
+    free(a);
+    free(b);
+    dvi_gen_free(&gp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +774,9 @@ int main(void)
         cmocka_unit_test(test_random_agree),
         cmocka_unit_test(test_sphere_stack),
         cmocka_unit_test(test_rolling),
+        cmocka_unit_test(test_fclib),
+        cmocka_unit_test(test_bad_settings),
+        cmocka_unit_test(test_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
