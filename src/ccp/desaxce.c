@@ -9,22 +9,33 @@
  * a solution of Coulomb's law, since its velocity u + s e_n is then the De
  * Saxcé velocity ũ. So, from s = 0 and the caller's γ (projected),
  *     repeat  s_a ← θ μ‖u_t(γ)‖ + (1 − θ) s_a          θ = settings.desaxce.damping
+ *                 (not at the first step without a warm start: see below)
  *             γ ← the CCP of the shifted r, solved by settings.desaxce.inner
  *                 ("apgd" or "pgs"), warm started from γ, with at most
  *                 settings.desaxce.inner_iterations iterations
  *     until the Coulomb residual (metrics.residual_coulomb, on a fresh
  *     product) ≤ tolerance.
  * FRICTION_ROLLING blocks take s_a = μ‖u_t‖ + μ_spin|u_s| + μ_roll‖u_r‖,
- * the shift their Coulomb residual uses (dvi_desaxce_shift). Each inner
- * solve stops at max(tolerance/2, min(10⁻², residual/10)) of its own CCP
- * residual: loose while the shifts are far from their fixed point, tight at
- * the end. settings.max_iterations bounds the total of the inner iterations
- * (result.iterations counts them); the history holds the Coulomb residual of
- * each outer iteration. The fixed point has no convergence guarantee
+ * the shift their Coulomb residual uses (dvi_desaxce_shift).
+ * Without a warm start the first step is the CCP itself (s = 0: the
+ * velocities of γ = 0 are r, whose tangential parts say nothing of the
+ * sliding). The first inner solve stops at tolerance/2 of its CCP
+ * residual, so the first entry of the history is the Coulomb residual of
+ * the CCP's answer — how far the CCP relaxation lies from Coulomb's law on
+ * this problem — and a problem whose CCP answer already obeys Coulomb's
+ * law (nothing slides) takes one step. The later inner solves stop at
+ * max(tolerance/2, min(10⁻², residual/10)): loose while the shifts are far
+ * from their fixed point, tight at the end. (Measured: starting from the
+ * shifts of γ = 0, or with a loose first solve, a 300-contact granular bed
+ * whose CCP answer is Coulomb's stalled near 1e-6: the spurious tangential
+ * velocities of an inexact CCP answer give shifts that make the next CCPs
+ * hard for apgd.) With a warm start the first shifts come from the guess's
+ * velocities.
+ * settings.max_iterations bounds the total of the inner iterations
+ * (result.iterations counts them); the history holds the Coulomb residual
+ * of each outer iteration. The fixed point has no convergence guarantee
  * (Coulomb's law may have no solution, or several); a damping θ < 1 helps
- * where the shifts oscillate. It shows, per problem, how far the CCP
- * relaxation (the first outer iteration from s = 0 is the CCP itself) lies
- * from Coulomb's law.
+ * where the shifts oscillate.
  * Memory: the shifted r and the shifts live in the work (desaxce_mem, from
  * the solver's allocator, kept between solves); the outer velocity in
  * w->vec[8], which neither inner solver uses. No allocation per outer
@@ -90,9 +101,11 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
     int32_t total = 0, outer = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
     while (total < s->max_iterations && outer < s->max_iterations) {
-        /* the shifts from the current velocities */
+        /* the shifts from the current velocities; without a guess the
+         * first step keeps s = 0 (the CCP itself): the velocities of γ = 0
+         * are r, whose tangential parts are no estimate of the sliding */
         change = 0.0;
-        for (int32_t b = 0; b < nb; b++) {
+        for (int32_t b = 0; b < nb && (outer > 0 || s->warm_start); b++) {
             const dvi_ccp_block* B = &p->blocks[b];
             if (B->kind != DVI_BLOCK_FRICTION && B->kind != DVI_BLOCK_FRICTION_ROLLING) continue;
             const int32_t r0 = w->block_row[b];
@@ -104,7 +117,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
         /* the shifted CCP, warm started from γ */
         si.max_iterations = s->desaxce.inner_iterations < s->max_iterations - total ? s->desaxce.inner_iterations
                                                                                     : s->max_iterations - total;
-        si.tolerance = fmax(0.5 * s->tolerance, fmin(1e-2, 0.1 * rk));
+        si.tolerance = outer == 0 ? 0.5 * s->tolerance : fmax(0.5 * s->tolerance, fmin(1e-2, 0.1 * rk));
         dvi_solve_result ir;
         memset(&ir, 0, sizeof ir);
         ir.status = DVI_SOLVE_MAX_ITERATIONS;
