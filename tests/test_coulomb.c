@@ -668,7 +668,8 @@ static void test_fclib(void** state)
 
 /* ----------------------------------------- part 5: settings, messages, state */
 
-/* Bad settings are refused with a message naming the field. */
+/* Bad settings are refused with a message naming the field; so is a
+ * friction block that nsgs cannot solve. */
 static void test_bad_settings(void** state)
 {
     (void)state;
@@ -700,6 +701,22 @@ static void test_bad_settings(void** state)
         }
         assert_int_equal(dvi_ccp_solve(&t.p, cases[k].solver, &s, g, &res), DVI_ERR_INVALID_ARG);
         assert_string_equal(res.message, cases[k].message);
+    }
+    /* a W whose friction block is not positive semidefinite (symmetric,
+     * so the validation passes it): nsgs names the block */
+    {
+        const int32_t cp[4] = {0, 2, 4, 5}, ri[5] = {0, 1, 0, 1, 2};
+        const double wx[5] = {1, 2, 2, 1, 1}, rr[3] = {-1, 0, 0};
+        const dvi_csc W = {3, 3, cp, ri, wx};
+        const dvi_ccp_block blk = {DVI_BLOCK_FRICTION, 0.5, 0, 0};
+        dvi_ccp_problem p = dvi_ccp_problem_empty();
+        p.rows = 3;
+        p.block_count = 1;
+        p.blocks = &blk;
+        p.W = &W;
+        p.r = rr;
+        assert_int_equal(dvi_ccp_solve(&p, "nsgs", NULL, g, &res), DVI_ERR_INVALID_ARG);
+        assert_string_equal(res.message, "blocks[0]: its 3x3 block of N is not positive semidefinite (N_nn = 1)");
     }
     /* the law each reports */
     for (int32_t i = 0; i < dvi_solver_count(); i++) {
