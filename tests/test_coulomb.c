@@ -186,6 +186,25 @@ static void test_local_singular(void** state)
     assert_near(r[2], 0.0, 1e-15);
 }
 
+/* Sticking with a semidefinite W whose null direction has a normal part:
+ * W = [[1,1,0],[1,1,0],[0,0,1]], null(W) = (1, −1, 0), q = (−1, −1, 0),
+ * μ = 0.5. W r = −q holds for r = (0.5 + α, 0.5 − α, 0); the pseudo-inverse
+ * gives α = 0, outside the cone (0.5 > 0.25), and the line enters the cone
+ * at 0.5 − α = 0.5 (0.5 + α), α = 1/6: r = (2/3, 1/3, 0), u = 0. */
+static void test_local_singular_stick(void** state)
+{
+    (void)state;
+    const double W[9] = {1, 1, 0, 1, 1, 0, 0, 0, 1}, q[3] = {-1.0, -1.0, 0.0};
+    double r[3] = {0, 0, 0}, u[3];
+    assert_int_equal(local(W, q, 0.5, r), DVI_LOCAL_STICK);
+    local_u(W, q, r, u);
+    for (int i = 0; i < 3; i++) assert_near(u[i], 0.0, 1e-12);
+    assert_true(hypot(r[1], r[2]) <= 0.5 * r[0] * (1.0 + 1e-12));
+    assert_near(r[0], 2.0 / 3.0, 1e-10);
+    assert_near(r[1], 1.0 / 3.0, 1e-10);
+    assert_near(r[2], 0.0, 1e-12);
+}
+
 /* No answer: W = 0 with q_n < 0 (nothing can stop the approach): failure,
  * r left as given; a block with a negative eigenvalue is refused. */
 static void test_local_failure(void** state)
@@ -784,6 +803,7 @@ int main(void)
         cmocka_unit_test(test_local_slide_anisotropic),
         cmocka_unit_test(test_local_slide_full),
         cmocka_unit_test(test_local_singular),
+        cmocka_unit_test(test_local_singular_stick),
         cmocka_unit_test(test_local_failure),
         cmocka_unit_test(test_local_random),
         cmocka_unit_test(test_incline_point),
