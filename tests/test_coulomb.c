@@ -793,6 +793,61 @@ static void test_state(void** state)
     dvi_gen_free(&gp);
 }
 
+/* Allocations through a counting allocator. */
+static void* count_alloc(void* user, size_t n)
+{
+    ++*(long*)user;
+    return malloc(n);
+}
+static void* count_realloc(void* user, void* p, size_t n)
+{
+    ++*(long*)user;
+    return realloc(p, n);
+}
+static void count_free(void* user, void* p)
+{
+    (void)user;
+    free(p);
+}
+
+/* No allocation per sweep or per outer iteration: a solver's first solve
+ * allocates what it keeps, and a second solve of the same problem with
+ * ten times the iterations (a tighter tolerance) allocates nothing. */
+static void test_no_allocation_per_iteration(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_random(6, 10, 2, 5, &gp), DVI_OK);
+    assert_true(dvi_gen_use_frames(&gp) > 0);
+    double* g = calloc((size_t)gp.p.rows, sizeof(double));
+    for (int k = 0; k < NCOULOMB; k++)
+        for (int inner = 0; inner < 2; inner++) {
+            long calls = 0;
+            dvi_solver_settings s = dvi_default_solver_settings();
+            s.allocator = (dvi_allocator){count_alloc, count_realloc, count_free, &calls};
+            if (inner) strcpy(s.desaxce.inner, "pgs");
+            s.tolerance = 1e-3;
+            dvi_solver* sv = NULL;
+            assert_int_equal(dvi_solver_create(COULOMB_SOLVERS[k], &s, &sv), DVI_OK);
+            dvi_solve_result r1, r2;
+            assert_int_equal(dvi_solver_solve(sv, &gp.p, g, &r1), DVI_OK);
+            const long first = calls;
+            s.tolerance = 1e-12;
+            s.max_iterations = 20000;
+            assert_int_equal(dvi_solver_set_settings(sv, &s), DVI_OK);
+            assert_int_equal(dvi_solver_solve(sv, &gp.p, g, &r2), DVI_OK);
+            print_message("%s%s: %d then %d iterations, %ld allocations, then %ld\n", COULOMB_SOLVERS[k],
+                          k == 1 ? (inner ? " (pgs)" : " (apgd)") : "", (int)r1.iterations, (int)r2.iterations, first,
+                          calls - first);
+            assert_true(r2.iterations >= 3 * r1.iterations && r2.iterations > r1.iterations);
+            assert_int_equal(calls, first);
+            dvi_solver_destroy(sv);
+            if (k == 0) break; /* nsgs has no inner solver */
+        }
+    free(g);
+    dvi_gen_free(&gp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -814,6 +869,7 @@ int main(void)
         cmocka_unit_test(test_fclib),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_state),
+        cmocka_unit_test(test_no_allocation_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
