@@ -490,7 +490,6 @@ static void test_incline_box(void** state)
         }
 }
 
-
 /* ------------------------------------------------- part 3: generated problems */
 
 /* Max |a_i − b_i| over n, and max |b_i|. */

@@ -14,6 +14,17 @@ static void mat3_vec(const double* W, const double* x, double* y)
     for (int i = 0; i < 3; i++) y[i] = W[3 * i] * x[0] + W[3 * i + 1] * x[1] + W[3 * i + 2] * x[2];
 }
 
+/* ‖x − y‖ of 3-vectors (y NULL: ‖x‖). */
+static double dist3(const double* x, const double* y)
+{
+    double s = 0.0;
+    for (int i = 0; i < 3; i++) {
+        const double d = x[i] - (y ? y[i] : 0.0);
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
 int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L)
 {
     double A[9], V[9], d[3], work[6];
@@ -52,9 +63,8 @@ double dvi_coulomb_local_residual(const dvi_coulomb_local* L, const double q[3],
     x[1] = r[1] - eta * u[1];
     x[2] = r[2] - eta * u[2];
     dvi_project_friction(mu, x);
-    double e = sqrt((r[0] - x[0]) * (r[0] - x[0]) + (r[1] - x[1]) * (r[1] - x[1]) + (r[2] - x[2]) * (r[2] - x[2]));
-    double s = fmax(sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]),
-                    eta * fmax(sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])));
+    const double e = dist3(r, x);
+    const double s = fmax(dist3(r, NULL), eta * fmax(dist3(u, NULL), dist3(q, NULL)));
     return s > 1e-300 ? e / s : e;
 }
 
@@ -250,10 +260,8 @@ dvi_local_case dvi_coulomb_local_solve(const dvi_coulomb_local* L, const double 
     {
         double y[3];
         mat3_vec(W, x, y);
-        const double e = sqrt((y[0] + q[0]) * (y[0] + q[0]) + (y[1] + q[1]) * (y[1] + q[1]) + (y[2] + q[2]) * (y[2] + q[2]));
-        const double sq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-        const double sx = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-        const bool consistent = e <= 1e-10 * fmax(sq, L->lmax * sx);
+        for (int i = 0; i < 3; i++) y[i] += q[i];
+        const bool consistent = dist3(y, NULL) <= 1e-10 * fmax(dist3(q, NULL), L->lmax * dist3(x, NULL));
         if (consistent && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0] * (1.0 + 1e-12)) {
             memcpy(r, x, sizeof x);
             return DVI_LOCAL_STICK;
