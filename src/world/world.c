@@ -48,6 +48,7 @@ dvi_world_def dvi_default_world_def(void)
     d.joint_recovery_speed = 1e30;
     d.bounce_threshold = 0.5;
     d.method = DVI_METHOD_DVI;
+    d.friction_law = DVI_LAW_CCP;
     d.dem = dvi_default_dem_settings();
     d.internal_cookie = WORLD_COOKIE;
     return d;
@@ -98,7 +99,7 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
     if ((d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM) || !dvi_dem_settings_valid(&d.dem) ||
         (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE))
         return DVI_ERR_INVALID_ARG;
-    if (!dvi_allocator_valid(&d.allocator)) return DVI_ERR_INVALID_ARG;
+    if (!dvi_allocator_valid(&d.allocator) || !dvi_friction_law_string(d.friction_law)) return DVI_ERR_INVALID_ARG;
     d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
     dvi_world* w = dvi_mem_calloc(&d.allocator, 1, sizeof *w);
     if (!w) return DVI_ERR_NOMEM;
@@ -198,6 +199,21 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
     w->solver = s;
     w->def.solver_settings = ss; /* dvi_world_threads */
     return DVI_OK;
+}
+
+dvi_status dvi_world_set_friction_law(dvi_world* w, dvi_friction_law law)
+{
+    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!dvi_friction_law_string(law))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "world: unknown friction law %d (DVI_LAW_CCP or DVI_LAW_COULOMB)",
+                               (int)law);
+    w->def.friction_law = law;
+    return DVI_OK;
+}
+
+dvi_friction_law dvi_world_get_friction_law(const dvi_world* w)
+{
+    return w ? w->def.friction_law : DVI_LAW_CCP;
 }
 
 int dvi_world_threads(const dvi_world* w)
