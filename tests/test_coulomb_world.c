@@ -1,9 +1,10 @@
 /* The world's friction law (dvi_world_def.friction_law): the CCP, the
- * default, and Coulomb's law, solved here by Lemke's Coulomb LCP
+ * default (solved by apgd), and Coulomb's law, solved by Lemke's Coulomb LCP
  * (settings.lemke.coulomb, with lemke.orient and 4 directions: the pyramid
  * turned so that an edge lies along the sliding direction, which the cone
- * would pick). Each test states the analytic answer of Coulomb's law and
- * checks the Coulomb run against it; the CCP run is measured beside it.
+ * would pick) and by nsgs. Each test states the analytic answer of
+ * Coulomb's law and checks both Coulomb solvers against it; the CCP run is
+ * measured beside them.
  *
  * Set-up of the inclines: the ground is a fixed body with a plane, turned by
  * θ about y, so its normal is n = (sin θ, 0, cos θ) and the line of steepest
@@ -35,17 +36,24 @@ static double deg(double d)
     return d * PI / 180.0;
 }
 
-/* A world of the law: Coulomb's with Lemke's Coulomb LCP, the CCP with apgd
- * (the world's default solver). */
-static dvi_world* law_world(dvi_friction_law law, const double gravity[3])
+/* The law and its solver: the CCP with apgd (the world's default solver);
+ * Coulomb's law with Lemke's Coulomb LCP, and with nsgs (Gauss–Seidel with
+ * the exact local Coulomb solve; the world's tolerance, 1e-8 on the Coulomb
+ * residual). */
+typedef enum setup { CCP_APGD, COULOMB_LEMKE, COULOMB_NSGS } setup;
+static const char* const SETUP_NAME[] = {"ccp/apgd", "coulomb/lemke", "coulomb/nsgs"};
+
+static dvi_world* law_world(setup su, const double gravity[3])
 {
     dvi_world_def wd = dvi_default_world_def();
     if (gravity) memcpy(wd.gravity, gravity, sizeof wd.gravity);
-    wd.friction_law = law;
-    if (law == DVI_LAW_COULOMB) {
+    wd.friction_law = su == CCP_APGD ? DVI_LAW_CCP : DVI_LAW_COULOMB;
+    if (su == COULOMB_LEMKE) {
         wd.solver = "lemke";
         wd.solver_settings.lemke.coulomb = true;
         wd.solver_settings.lemke.orient = true;
+    } else if (su == COULOMB_NSGS) {
+        wd.solver = "nsgs";
     }
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
@@ -94,9 +102,17 @@ static void test_api(void** state)
     assert_int_equal(dvi_world_set_friction_law(w, DVI_LAW_COULOMB), DVI_OK);
     assert_int_equal(dvi_world_get_friction_law(w), DVI_LAW_COULOMB);
     assert_int_equal(dvi_world_step(w, H), DVI_ERR_INVALID_ARG);
-    assert_string_equal(dvi_world_last_error(w),
-                        "world: friction law \"coulomb\" needs a solver of Coulomb's law (lemke with lemke.coulomb); "
-                        "the solver is \"apgd\"");
+    /* the message names every built-in solver of Coulomb's law, then Lemke */
+    const char* err = dvi_world_last_error(w);
+    const char* head = "world: friction law \"coulomb\" needs a solver of Coulomb's law (";
+    assert_int_equal(strncmp(err, head, strlen(head)), 0);
+    assert_non_null(strstr(err, "lemke with lemke.coulomb); the solver is \"apgd\""));
+    for (int32_t i = 0; i < dvi_solver_count(); i++) {
+        char name[40];
+        snprintf(name, sizeof name, "%s, ", dvi_solver_name(i));
+        assert_true((strstr(err, name) != NULL) == (dvi_solver_law(i) == DVI_LAW_COULOMB));
+    }
+    assert_non_null(strstr(err, "nsgs, "));
     double x[3], v[3];
     assert_int_equal(dvi_body_get_position(w, box, x), DVI_OK);
     assert_int_equal(dvi_body_get_velocity(w, box, v), DVI_OK);
@@ -148,9 +164,9 @@ typedef struct incline_result {
 
 /* A box (0.2 m cube, 1 kg) or a sphere (r 0.1 m, 1 kg, I = 2/5 m r²) at rest
  * on a plane inclined by theta, friction mu, for `steps` steps under law. */
-static incline_result incline(dvi_friction_law law, body_kind kind, double theta, double mu, int steps)
+static incline_result incline(setup su, body_kind kind, double theta, double mu, int steps)
 {
-    dvi_world* w = law_world(law, NULL);
+    dvi_world* w = law_world(su, NULL);
     const double q[4] = {cos(0.5 * theta), 0.0, sin(0.5 * theta), 0.0};
     const double n[3] = {sin(theta), 0.0, cos(theta)}, d[3] = {cos(theta), 0.0, -sin(theta)};
     dvi_body_def gd = dvi_default_body_def();
@@ -206,9 +222,9 @@ static incline_result incline(dvi_friction_law law, body_kind kind, double theta
     const double axis[3] = {n[1] * d[2] - n[2] * d[1], n[2] * d[0] - n[0] * d[2], n[0] * d[1] - n[1] * d[0]};
     out.slip = vd - r * (om[0] * axis[0] + om[1] * axis[1] + om[2] * axis[2]);
     dvi_world_destroy(w);
-    printf("[ incline  ] %-7s %-6s theta %6.3f deg, mu %.4f, %d steps: a = %.9f m/s^2 (mean %.9f), max |v_n| = %.3e m/s, "
+    printf("[ incline  ] %-13s %-6s theta %6.3f deg, mu %.4f, %d steps: a = %.9f m/s^2 (mean %.9f), max |v_n| = %.3e m/s, "
            "max lift = %.3e m, slip %.3e m/s, %d not converged\n",
-           dvi_friction_law_string(law), kind == BOX ? "box" : "sphere", theta * 180.0 / PI, mu, steps, out.a,
+           SETUP_NAME[su], kind == BOX ? "box" : "sphere", theta * 180.0 / PI, mu, steps, out.a,
            out.a_mean, out.vn_max, out.lift_max, out.slip, out.not_converged);
     return out;
 }
@@ -229,13 +245,15 @@ static void test_box_on_incline(void** state)
     const double theta = deg(30.0), mu = 0.3;
     const double a = G * (sin(theta) - mu * cos(theta));
     assert_near(a, 2.356287, 1e-6);
-    incline_result c = incline(DVI_LAW_COULOMB, BOX, theta, mu, 500);
-    assert_near(c.a, a, 1e-6);
-    assert_near(c.a_mean, a * (1.0 + 1.0 / 500.0), 1e-6); /* x_k = h² a k(k+1)/2 */
-    assert_true(c.vn_max < 1e-9);
-    assert_true(c.lift_max < 1e-9);
-    assert_int_equal(c.not_converged, 0);
-    incline_result p = incline(DVI_LAW_CCP, BOX, theta, mu, 500);
+    for (setup su = COULOMB_LEMKE; su <= COULOMB_NSGS; su++) {
+        incline_result c = incline(su, BOX, theta, mu, 500);
+        assert_near(c.a, a, 1e-6);
+        assert_near(c.a_mean, a * (1.0 + 1.0 / 500.0), 1e-6); /* x_k = h² a k(k+1)/2 */
+        assert_true(c.vn_max < 1e-6); /* lemke 1.3e-10, nsgs 1.6e-8 m/s (its tolerance); the CCP's: 7e-4 */
+        assert_true(c.lift_max < 1e-9);
+        assert_int_equal(c.not_converged, 0);
+    }
+    incline_result p = incline(CCP_APGD, BOX, theta, mu, 500);
     assert_int_equal(p.not_converged, 0);
     /* measured: the lift follows μ v_t h (0.3 · 1.178 m/s · 1e-3 s = 0.353 mm
      * at 0.5 s), the normal velocity reaches 7.1e-4 m/s, and a is
@@ -256,25 +274,26 @@ static void test_stick_slip_threshold(void** state)
 {
     (void)state;
     const double mu = 0.3, star = atan(mu);
-    for (int law = 0; law < 2; law++) {
-        const dvi_friction_law L = (dvi_friction_law)law;
-        incline_result below = incline(L, BOX, star - deg(0.5), mu, 300);
+    for (setup su = CCP_APGD; su <= COULOMB_NSGS; su++) {
+        incline_result below = incline(su, BOX, star - deg(0.5), mu, 300);
         assert_near(below.a, 0.0, 1e-8);
         assert_near(below.a_mean, 0.0, 1e-8);
         double th = star + deg(0.5);
-        incline_result above = incline(L, BOX, th, mu, 300);
+        incline_result above = incline(su, BOX, th, mu, 300);
         assert_near(G * (sin(th) - mu * cos(th)), 0.0893767, 1e-7);
         /* Coulomb: exact; CCP: the lift takes a few 1e-5 off (measured below) */
-        assert_near(above.a, G * (sin(th) - mu * cos(th)), L == DVI_LAW_COULOMB ? 1e-7 : 1e-4);
+        assert_near(above.a, G * (sin(th) - mu * cos(th)), su != CCP_APGD ? 1e-7 : 1e-4);
         assert_int_equal(below.not_converged + above.not_converged, 0);
     }
     const double tight[2] = {star * (1.0 - 1e-3), star * (1.0 + 1e-3)};
-    incline_result below = incline(DVI_LAW_COULOMB, BOX, tight[0], mu, 300);
-    incline_result above = incline(DVI_LAW_COULOMB, BOX, tight[1], mu, 300);
     const double a = G * (sin(tight[1]) - mu * cos(tight[1]));
     assert_near(a, 2.985083e-3, 1e-9);
-    assert_near(below.a, 0.0, 1e-8);
-    assert_near(above.a, a, 1e-7);
+    for (setup su = COULOMB_LEMKE; su <= COULOMB_NSGS; su++) {
+        incline_result below = incline(su, BOX, tight[0], mu, 300);
+        incline_result above = incline(su, BOX, tight[1], mu, 300);
+        assert_near(below.a, 0.0, 1e-8);
+        assert_near(above.a, a, 1e-7);
+    }
 }
 
 /* A sphere on 30°: it rolls without slipping with a = (5/7) g sin θ
@@ -294,17 +313,16 @@ static void test_sphere_on_incline(void** state)
     assert_near(a_roll, 3.503571, 1e-6);
     assert_near(a_slide, 3.517586, 1e-6);
     const double t = 300 * H;
-    for (int law = 0; law < 2; law++) {
-        const dvi_friction_law L = (dvi_friction_law)law;
-        incline_result roll = incline(L, SPHERE, theta, 1.01 * star, 300);
+    for (setup su = CCP_APGD; su <= COULOMB_NSGS; su++) {
+        incline_result roll = incline(su, SPHERE, theta, 1.01 * star, 300);
         assert_near(roll.a, a_roll, 1e-6);
         assert_near(roll.slip, 0.0, 1e-6);
-        assert_true(roll.vn_max < 1e-9);
-        incline_result slide = incline(L, SPHERE, theta, mu_slide, 300);
-        if (L == DVI_LAW_COULOMB) {
+        assert_true(roll.vn_max < 1e-6);
+        incline_result slide = incline(su, SPHERE, theta, mu_slide, 300);
+        if (su != CCP_APGD) {
             assert_near(slide.a, a_slide, 1e-6);
             assert_near(slide.slip, (a_slide - ar_slide) * t, 1e-6);
-            assert_true(slide.vn_max < 1e-9);
+            assert_true(slide.vn_max < 1e-6 && slide.lift_max < 1e-9);
         } else {
             /* the sliding sphere separates too: measured lift 2.4e-6 m,
              * normal velocity 8.0e-6 m/s, a 4.3e-6 m/s² below Coulomb's */
@@ -327,9 +345,9 @@ typedef struct stack_result {
  * upper box (0.2 m cube, m2 = 1 kg) on it (μ2 = 0.3; the lower box's own
  * coefficient is 1, so each pair takes the other's, the smaller), both at
  * rest; a constant force F along x on the lower box from t = 0. */
-static stack_result stacked(dvi_friction_law law, double F, int steps)
+static stack_result stacked(setup su, double F, int steps)
 {
-    dvi_world* w = law_world(law, NULL);
+    dvi_world* w = law_world(su, NULL);
     dvi_body_def gd = dvi_default_body_def();
     gd.type = DVI_BODY_FIXED;
     dvi_body_id ground, lower, upper;
@@ -373,9 +391,9 @@ static stack_result stacked(dvi_friction_law law, double F, int steps)
     out.a_lower = v1[0] / (steps * H);
     out.a_upper = v2[0] / (steps * H);
     dvi_world_destroy(w);
-    printf("[ stack    ] %-7s F = %8.4f N, %d steps: a_lower = %.9f, a_upper = %.9f m/s^2, max |v_z| = %.3e m/s, %d "
+    printf("[ stack    ] %-13s F = %8.4f N, %d steps: a_lower = %.9f, a_upper = %.9f m/s^2, max |v_z| = %.3e m/s, %d "
            "not converged\n",
-           dvi_friction_law_string(law), F, steps, out.a_lower, out.a_upper, out.vz_max, out.not_converged);
+           SETUP_NAME[su], F, steps, out.a_lower, out.a_upper, out.vz_max, out.not_converged);
     return out;
 }
 
@@ -394,21 +412,24 @@ static void test_stacked_boxes(void** state)
     const double m1 = 2.0, m2 = 1.0, mu1 = 0.2, mu2 = 0.3;
     const double Fs = (mu1 + mu2) * (m1 + m2) * G;
     assert_near(Fs, 14.715, 1e-9);
-    stack_result c = stacked(DVI_LAW_COULOMB, 0.9 * Fs, 300);
     const double a = (0.9 * Fs - mu1 * (m1 + m2) * G) / (m1 + m2);
     assert_near(a, 2.4525, 1e-9);
-    assert_near(c.a_lower, a, 1e-6);
-    assert_near(c.a_upper, a, 1e-6);
-    assert_true(c.vz_max < 1e-9);
-    c = stacked(DVI_LAW_COULOMB, 1.1 * Fs, 300);
     const double a1 = (1.1 * Fs - mu1 * (m1 + m2) * G - mu2 * m2 * G) / m1;
     assert_near(a1, 3.67875, 1e-9);
-    assert_near(c.a_upper, mu2 * G, 1e-6);
-    assert_near(c.a_lower, a1, 1e-6);
-    assert_true(c.vz_max < 1e-9);
-    assert_int_equal(c.not_converged, 0);
-    stack_result p = stacked(DVI_LAW_CCP, 0.9 * Fs, 300);
-    stack_result q = stacked(DVI_LAW_CCP, 1.1 * Fs, 300);
+    for (setup su = COULOMB_LEMKE; su <= COULOMB_NSGS; su++) {
+        stack_result c = stacked(su, 0.9 * Fs, 300);
+        assert_near(c.a_lower, a, 1e-6);
+        assert_near(c.a_upper, a, 1e-6);
+        assert_true(c.vz_max < 1e-6); /* lemke 3e-14, nsgs 5e-9 m/s; the CCP's: 5e-4 */
+        assert_int_equal(c.not_converged, 0);
+        c = stacked(su, 1.1 * Fs, 300);
+        assert_near(c.a_upper, mu2 * G, 1e-6);
+        assert_near(c.a_lower, a1, 1e-6);
+        assert_true(c.vz_max < 1e-6); /* lemke 3e-14, nsgs 5e-9 m/s; the CCP's: 5e-4 */
+        assert_int_equal(c.not_converged, 0);
+    }
+    stack_result p = stacked(CCP_APGD, 0.9 * Fs, 300);
+    stack_result q = stacked(CCP_APGD, 1.1 * Fs, 300);
     /* the CCP: the same thresholds and accelerations to 1e-3 (measured:
      * 2.452173, 2.452173; 3.677462, 2.943956 m/s²), with the boxes riding
      * on their sliding contacts (|v_z| up to 4.9e-4 and 9.6e-4 m/s) */
@@ -421,13 +442,20 @@ static void test_stacked_boxes(void** state)
 
 /* ---- the sliding box of examples/scenes --------------------------------------- */
 
-/* Runs a scene for `seconds`; the box's largest height above its start and
- * its speed at 0.1 s. */
-static void run_scene(const char* rel, double seconds, double* hop, double* v01, double* x_end)
+/* Runs a scene for `seconds` (with solver instead of the scene's, unless
+ * NULL); the box's largest height above its start, its speed at 0.1 s and
+ * where it ends. */
+static void run_scene(const char* rel, const char* solver, double seconds, double* hop, double* v01, double* x_end)
 {
     dvi_scene* s = NULL;
     dvi_scene_errors e;
     if (dvi_scene_load(SRC_PATH(rel), &s, &e) != DVI_OK) fail_msg("%s: %s", rel, e.text ? e.text : "");
+    if (solver) {
+        dvi_scene_overrides o;
+        memset(&o, 0, sizeof o);
+        o.solver = solver;
+        if (dvi_scene_apply_overrides(s, &o, &e) != DVI_OK) fail_msg("%s: %s", rel, e.text ? e.text : "");
+    }
     char msg[256];
     dvi_model* m = NULL;
     assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
@@ -452,7 +480,7 @@ static void run_scene(const char* rel, double seconds, double* hop, double* v01,
     *x_end = x[0];
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
-    printf("[ scene    ] %s: hop %.6e m, speed at 0.1 s %.9f m/s, x at %g s %.6f m\n", rel, *hop, *v01, seconds, *x_end);
+    printf("[ scene    ] %s (%s): hop %.6e m, speed at 0.1 s %.9f m/s, x at %g s %.6f m\n", rel, solver ? solver : "its solver", *hop, *v01, seconds, *x_end);
 }
 
 /* sliding_box.json: 1 kg, 0.2 m cube, launched at 2 m/s, μ 0.4, h 1e-3.
@@ -466,8 +494,13 @@ static void test_sliding_box_scenes(void** state)
 {
     (void)state;
     double hop_c, v_c, x_c, hop_p, v_p, x_p;
-    run_scene("examples/scenes/sliding_box_coulomb.json", 0.6, &hop_c, &v_c, &x_c);
-    run_scene("examples/scenes/sliding_box.json", 0.6, &hop_p, &v_p, &x_p);
+    run_scene("examples/scenes/sliding_box_coulomb.json", NULL, 0.6, &hop_c, &v_c, &x_c);
+    run_scene("examples/scenes/sliding_box.json", NULL, 0.6, &hop_p, &v_p, &x_p);
+    double hop_n, v_n, x_n;
+    run_scene("examples/scenes/sliding_box_coulomb.json", "nsgs", 0.6, &hop_n, &v_n, &x_n);
+    assert_true(hop_n < 1e-6);
+    assert_near(v_n, 2.0 - 0.1 * 0.4 * G, 1e-6);
+    assert_near(x_n, x_c, 1e-5);
     assert_true(hop_c < 1e-6);
     assert_near(v_c, 2.0 - 0.1 * 0.4 * G, 1e-6);
     assert_near(hop_p, 0.0245, 0.0005);
