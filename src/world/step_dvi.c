@@ -6,6 +6,8 @@
  *   solve      the CCP by the world's solver (joint rows alone: directly)
  *   integrate  velocities v⁺ = v_free + M⁻¹ D γ, then positions
  *   report     contact forces on the bodies, joint reactions, warm start
+ * Before anything, the world's solver must solve the world's friction law
+ * (def.friction_law, dvi_solver_get_law): the step refuses it otherwise.
  * dvi_world_step (world.c) picks this step or the DEM one. Rows are ordered joints first (each joint's rows, its speed motor
  * last), then contacts in the collision layer's deterministic order. The
  * joints' rows are columns of D; the contacts' rows are given to the solver
@@ -563,7 +565,9 @@ static dvi_status check_law(dvi_world* w)
     }
     const char* solver = dvi_solver_get_name(w->solver);
     const bool lemke = strcmp(solver, "lemke") == 0;
-    return dvi_world_error(w, DVI_ERR_INVALID_ARG, "world: friction law \"%s\" needs a solver of %s (%s%slemke %s lemke.coulomb); the solver is \"%s\"%s",
+    return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                           "world: friction law \"%s\" needs a solver of %s (%s%slemke %s lemke.coulomb); the solver "
+                           "is \"%s\"%s",
                            dvi_friction_law_string(law), law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names,
                            n > 0 ? "or " : "", law == DVI_LAW_COULOMB ? "with" : "without", solver,
                            lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "");
