@@ -37,8 +37,8 @@
         CHECK(fabs(a_ - b_) <= (eps), "%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, (double)(eps));       \
     } while (0)
 
-static const char* const solver_names[] = {"apgd", "pgs", "jacobi", "lemke", "nsgs"};
-#define NSOLVERS 5
+static const char* const solver_names[] = {"apgd", "pgs", "jacobi", "lemke", "nsgs", "desaxce"};
+#define NSOLVERS 6
 
 /* ------------------------------------------------------------------------- */
 /* The fixture                                                                */

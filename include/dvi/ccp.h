@@ -335,7 +335,8 @@ DVI_API dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p
                                     dvi_solve_result* result);
 
 /// Records the target residual of each iteration of the following solves
-/// (sweep for pgs and jacobi, pivot for lemke) into buffer[0 … capacity−1],
+/// (sweep for pgs, jacobi and nsgs, pivot for lemke, outer iteration for
+/// desaxce: its Coulomb residual) into buffer[0 … capacity−1],
 /// from the start of the buffer at each solve; result->history_length says
 /// how many were written. The buffer must stay valid until it is replaced;
 /// buffer NULL (or capacity 0) stops recording. Errors: solver NULL,

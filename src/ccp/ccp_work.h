@@ -164,6 +164,10 @@ typedef struct dvi_ccp_work {
      * it writes that vector. */
     const double* guess_Ng;
     size_t cap_part;
+    /* the desaxce solver's own arrays (src/ccp/desaxce.c): the shifted r
+     * and the shifts, from alloc, kept and grown between solves */
+    double* desaxce_mem;
+    size_t cap_desaxce;
     /* the caller's buffer for the residual of each iteration
      * (dvi_solver_record_history); NULL: none */
     double* history;
@@ -506,6 +510,7 @@ extern const dvi_solver_impl dvi_solver_pgs;
 extern const dvi_solver_impl dvi_solver_jacobi;
 extern const dvi_solver_impl dvi_solver_lemke;
 extern const dvi_solver_impl dvi_solver_nsgs;
+extern const dvi_solver_impl dvi_solver_desaxce;
 
 /* The built-in solver called `name`, or NULL (src/ccp/registry.c). */
 const dvi_solver_impl* dvi_solver_find(const char* name);

@@ -27,7 +27,7 @@
  * of different stiffness) is handled by the slide equation as it stands;
  * a singular tangent block (W semidefinite) by the pseudo-inverse and by
  * the slide equation, which does not invert W. μ = 0 is the frictionless
- * contact: r = (max(0, −q_n / W_nn), 0, 0).
+ * contact: r = (−q_n / W_nn, 0, 0) when q_n < 0 (reported as a stick).
  * When no case applies (a_n(φ) ≤ 0 somewhere, or rounding at the stick–slip
  * boundary), a projected fixed point r ← Π_K(r − η ũ(r)), η = 1/λmax(W),
  * is tried; its answer is kept only if its residual is small. Otherwise
