@@ -40,8 +40,8 @@ static double deg(double d)
  * Coulomb's law with Lemke's Coulomb LCP, and with nsgs (Gauss–Seidel with
  * the exact local Coulomb solve; the world's tolerance, 1e-8 on the Coulomb
  * residual). */
-typedef enum setup { CCP_APGD, COULOMB_LEMKE, COULOMB_NSGS } setup;
-static const char* const SETUP_NAME[] = {"ccp/apgd", "coulomb/lemke", "coulomb/nsgs"};
+typedef enum setup { CCP_APGD, COULOMB_LEMKE, COULOMB_NSGS, COULOMB_DESAXCE } setup;
+static const char* const SETUP_NAME[] = {"ccp/apgd", "coulomb/lemke", "coulomb/nsgs", "coulomb/desaxce"};
 
 static dvi_world* law_world(setup su, const double gravity[3])
 {
@@ -54,6 +54,8 @@ static dvi_world* law_world(setup su, const double gravity[3])
         wd.solver_settings.lemke.orient = true;
     } else if (su == COULOMB_NSGS) {
         wd.solver = "nsgs";
+    } else if (su == COULOMB_DESAXCE) {
+        wd.solver = "desaxce";
     }
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
@@ -245,7 +247,7 @@ static void test_box_on_incline(void** state)
     const double theta = deg(30.0), mu = 0.3;
     const double a = G * (sin(theta) - mu * cos(theta));
     assert_near(a, 2.356287, 1e-6);
-    for (setup su = COULOMB_LEMKE; su <= COULOMB_NSGS; su++) {
+    for (setup su = COULOMB_LEMKE; su <= COULOMB_DESAXCE; su++) {
         incline_result c = incline(su, BOX, theta, mu, 500);
         assert_near(c.a, a, 1e-6);
         assert_near(c.a_mean, a * (1.0 + 1.0 / 500.0), 1e-6); /* x_k = h² a k(k+1)/2 */
@@ -274,7 +276,7 @@ static void test_stick_slip_threshold(void** state)
 {
     (void)state;
     const double mu = 0.3, star = atan(mu);
-    for (setup su = CCP_APGD; su <= COULOMB_NSGS; su++) {
+    for (setup su = CCP_APGD; su <= COULOMB_DESAXCE; su++) {
         incline_result below = incline(su, BOX, star - deg(0.5), mu, 300);
         assert_near(below.a, 0.0, 1e-8);
         assert_near(below.a_mean, 0.0, 1e-8);
@@ -288,7 +290,7 @@ static void test_stick_slip_threshold(void** state)
     const double tight[2] = {star * (1.0 - 1e-3), star * (1.0 + 1e-3)};
     const double a = G * (sin(tight[1]) - mu * cos(tight[1]));
     assert_near(a, 2.985083e-3, 1e-9);
-    for (setup su = COULOMB_LEMKE; su <= COULOMB_NSGS; su++) {
+    for (setup su = COULOMB_LEMKE; su <= COULOMB_DESAXCE; su++) {
         incline_result below = incline(su, BOX, tight[0], mu, 300);
         incline_result above = incline(su, BOX, tight[1], mu, 300);
         assert_near(below.a, 0.0, 1e-8);
@@ -313,7 +315,7 @@ static void test_sphere_on_incline(void** state)
     assert_near(a_roll, 3.503571, 1e-6);
     assert_near(a_slide, 3.517586, 1e-6);
     const double t = 300 * H;
-    for (setup su = CCP_APGD; su <= COULOMB_NSGS; su++) {
+    for (setup su = CCP_APGD; su <= COULOMB_DESAXCE; su++) {
         incline_result roll = incline(su, SPHERE, theta, 1.01 * star, 300);
         assert_near(roll.a, a_roll, 1e-6);
         assert_near(roll.slip, 0.0, 1e-6);
@@ -416,7 +418,7 @@ static void test_stacked_boxes(void** state)
     assert_near(a, 2.4525, 1e-9);
     const double a1 = (1.1 * Fs - mu1 * (m1 + m2) * G - mu2 * m2 * G) / m1;
     assert_near(a1, 3.67875, 1e-9);
-    for (setup su = COULOMB_LEMKE; su <= COULOMB_NSGS; su++) {
+    for (setup su = COULOMB_LEMKE; su <= COULOMB_DESAXCE; su++) {
         stack_result c = stacked(su, 0.9 * Fs, 300);
         assert_near(c.a_lower, a, 1e-6);
         assert_near(c.a_upper, a, 1e-6);
