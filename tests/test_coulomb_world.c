@@ -2,9 +2,10 @@
  * default (solved by apgd), and Coulomb's law, solved by Lemke's Coulomb LCP
  * (settings.lemke.coulomb, with lemke.orient and 4 directions: the pyramid
  * turned so that an edge lies along the sliding direction, which the cone
- * would pick) and by nsgs. Each test states the analytic answer of
- * Coulomb's law and checks both Coulomb solvers against it; the CCP run is
- * measured beside them.
+ * would pick), by nsgs and by desaxce (the world's tolerance, 1e-8 on the
+ * Coulomb residual). Each test states the analytic answer of Coulomb's law
+ * and checks every Coulomb solver against it; the CCP run is measured
+ * beside them.
  *
  * Set-up of the inclines: the ground is a fixed body with a plane, turned by
  * θ about y, so its normal is n = (sin θ, 0, cos θ) and the line of steepest
@@ -37,9 +38,9 @@ static double deg(double d)
 }
 
 /* The law and its solver: the CCP with apgd (the world's default solver);
- * Coulomb's law with Lemke's Coulomb LCP, and with nsgs (Gauss–Seidel with
- * the exact local Coulomb solve; the world's tolerance, 1e-8 on the Coulomb
- * residual). */
+ * Coulomb's law with Lemke's Coulomb LCP, with nsgs (Gauss–Seidel with the
+ * exact local Coulomb solve) and with desaxce (CCPs with De Saxcé's shift,
+ * to their fixed point). */
 typedef enum setup { CCP_APGD, COULOMB_LEMKE, COULOMB_NSGS, COULOMB_DESAXCE } setup;
 static const char* const SETUP_NAME[] = {"ccp/apgd", "coulomb/lemke", "coulomb/nsgs", "coulomb/desaxce"};
 
@@ -251,7 +252,7 @@ static void test_box_on_incline(void** state)
         incline_result c = incline(su, BOX, theta, mu, 500);
         assert_near(c.a, a, 1e-6);
         assert_near(c.a_mean, a * (1.0 + 1.0 / 500.0), 1e-6); /* x_k = h² a k(k+1)/2 */
-        assert_true(c.vn_max < 1e-6); /* lemke 1.3e-10, nsgs 1.6e-8 m/s (its tolerance); the CCP's: 7e-4 */
+        assert_true(c.vn_max < 1e-6); /* lemke 1.3e-10, nsgs 1.6e-8, desaxce 9.6e-9 m/s; the CCP's: 7e-4 */
         assert_true(c.lift_max < 1e-9);
         assert_int_equal(c.not_converged, 0);
     }
@@ -422,12 +423,12 @@ static void test_stacked_boxes(void** state)
         stack_result c = stacked(su, 0.9 * Fs, 300);
         assert_near(c.a_lower, a, 1e-6);
         assert_near(c.a_upper, a, 1e-6);
-        assert_true(c.vz_max < 1e-6); /* lemke 3e-14, nsgs 5e-9 m/s; the CCP's: 5e-4 */
+        assert_true(c.vz_max < 1e-6); /* lemke 3e-14, nsgs 5e-9, desaxce 7e-9 m/s; the CCP's: 5e-4 */
         assert_int_equal(c.not_converged, 0);
         c = stacked(su, 1.1 * Fs, 300);
         assert_near(c.a_upper, mu2 * G, 1e-6);
         assert_near(c.a_lower, a1, 1e-6);
-        assert_true(c.vz_max < 1e-6); /* lemke 3e-14, nsgs 5e-9 m/s; the CCP's: 5e-4 */
+        assert_true(c.vz_max < 1e-6); /* lemke 3e-14, nsgs 5e-9, desaxce 7e-9 m/s; the CCP's: 5e-4 */
         assert_int_equal(c.not_converged, 0);
     }
     stack_result p = stacked(CCP_APGD, 0.9 * Fs, 300);
