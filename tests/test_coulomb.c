@@ -186,6 +186,25 @@ static void test_local_singular(void** state)
     assert_near(r[2], 0.0, 1e-15);
 }
 
+/* Sticking with a semidefinite W whose null direction has a normal part:
+ * W = [[1,1,0],[1,1,0],[0,0,1]], null(W) = (1, −1, 0), q = (−1, −1, 0),
+ * μ = 0.5. W r = −q holds for r = (0.5 + α, 0.5 − α, 0); the pseudo-inverse
+ * gives α = 0, outside the cone (0.5 > 0.25), and the line enters the cone
+ * at 0.5 − α = 0.5 (0.5 + α), α = 1/6: r = (2/3, 1/3, 0), u = 0. */
+static void test_local_singular_stick(void** state)
+{
+    (void)state;
+    const double W[9] = {1, 1, 0, 1, 1, 0, 0, 0, 1}, q[3] = {-1.0, -1.0, 0.0};
+    double r[3] = {0, 0, 0}, u[3];
+    assert_int_equal(local(W, q, 0.5, r), DVI_LOCAL_STICK);
+    local_u(W, q, r, u);
+    for (int i = 0; i < 3; i++) assert_near(u[i], 0.0, 1e-12);
+    assert_true(hypot(r[1], r[2]) <= 0.5 * r[0] * (1.0 + 1e-12));
+    assert_near(r[0], 2.0 / 3.0, 1e-10);
+    assert_near(r[1], 1.0 / 3.0, 1e-10);
+    assert_near(r[2], 0.0, 1e-12);
+}
+
 /* No answer: W = 0 with q_n < 0 (nothing can stop the approach): failure,
  * r left as given; a block with a negative eigenvalue is refused. */
 static void test_local_failure(void** state)
@@ -471,7 +490,6 @@ static void test_incline_box(void** state)
         }
 }
 
-
 /* ------------------------------------------------- part 3: generated problems */
 
 /* Max |a_i − b_i| over n, and max |b_i|. */
@@ -668,7 +686,8 @@ static void test_fclib(void** state)
 
 /* ----------------------------------------- part 5: settings, messages, state */
 
-/* Bad settings are refused with a message naming the field. */
+/* Bad settings are refused with a message naming the field; so is a
+ * friction block that nsgs cannot solve. */
 static void test_bad_settings(void** state)
 {
     (void)state;
@@ -700,6 +719,22 @@ static void test_bad_settings(void** state)
         }
         assert_int_equal(dvi_ccp_solve(&t.p, cases[k].solver, &s, g, &res), DVI_ERR_INVALID_ARG);
         assert_string_equal(res.message, cases[k].message);
+    }
+    /* a W whose friction block is not positive semidefinite (symmetric,
+     * so the validation passes it): nsgs names the block */
+    {
+        const int32_t cp[4] = {0, 2, 4, 5}, ri[5] = {0, 1, 0, 1, 2};
+        const double wx[5] = {1, 2, 2, 1, 1}, rr[3] = {-1, 0, 0};
+        const dvi_csc W = {3, 3, cp, ri, wx};
+        const dvi_ccp_block blk = {DVI_BLOCK_FRICTION, 0.5, 0, 0};
+        dvi_ccp_problem p = dvi_ccp_problem_empty();
+        p.rows = 3;
+        p.block_count = 1;
+        p.blocks = &blk;
+        p.W = &W;
+        p.r = rr;
+        assert_int_equal(dvi_ccp_solve(&p, "nsgs", NULL, g, &res), DVI_ERR_INVALID_ARG);
+        assert_string_equal(res.message, "blocks[0]: its 3x3 block of N is not positive semidefinite (N_nn = 1)");
     }
     /* the law each reports */
     for (int32_t i = 0; i < dvi_solver_count(); i++) {
@@ -757,6 +792,61 @@ static void test_state(void** state)
     dvi_gen_free(&gp);
 }
 
+/* Allocations through a counting allocator. */
+static void* count_alloc(void* user, size_t n)
+{
+    ++*(long*)user;
+    return malloc(n);
+}
+static void* count_realloc(void* user, void* p, size_t n)
+{
+    ++*(long*)user;
+    return realloc(p, n);
+}
+static void count_free(void* user, void* p)
+{
+    (void)user;
+    free(p);
+}
+
+/* No allocation per sweep or per outer iteration: a solver's first solve
+ * allocates what it keeps, and a second solve of the same problem with
+ * ten times the iterations (a tighter tolerance) allocates nothing. */
+static void test_no_allocation_per_iteration(void** state)
+{
+    (void)state;
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_random(6, 10, 2, 5, &gp), DVI_OK);
+    assert_true(dvi_gen_use_frames(&gp) > 0);
+    double* g = calloc((size_t)gp.p.rows, sizeof(double));
+    for (int k = 0; k < NCOULOMB; k++)
+        for (int inner = 0; inner < 2; inner++) {
+            long calls = 0;
+            dvi_solver_settings s = dvi_default_solver_settings();
+            s.allocator = (dvi_allocator){count_alloc, count_realloc, count_free, &calls};
+            if (inner) strcpy(s.desaxce.inner, "pgs");
+            s.tolerance = 1e-3;
+            dvi_solver* sv = NULL;
+            assert_int_equal(dvi_solver_create(COULOMB_SOLVERS[k], &s, &sv), DVI_OK);
+            dvi_solve_result r1, r2;
+            assert_int_equal(dvi_solver_solve(sv, &gp.p, g, &r1), DVI_OK);
+            const long first = calls;
+            s.tolerance = 1e-12;
+            s.max_iterations = 20000;
+            assert_int_equal(dvi_solver_set_settings(sv, &s), DVI_OK);
+            assert_int_equal(dvi_solver_solve(sv, &gp.p, g, &r2), DVI_OK);
+            print_message("%s%s: %d then %d iterations, %ld allocations, then %ld\n", COULOMB_SOLVERS[k],
+                          k == 1 ? (inner ? " (pgs)" : " (apgd)") : "", (int)r1.iterations, (int)r2.iterations, first,
+                          calls - first);
+            assert_true(r2.iterations >= 3 * r1.iterations && r2.iterations > r1.iterations);
+            assert_int_equal(calls, first);
+            dvi_solver_destroy(sv);
+            if (k == 0) break; /* nsgs has no inner solver */
+        }
+    free(g);
+    dvi_gen_free(&gp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -767,6 +857,7 @@ int main(void)
         cmocka_unit_test(test_local_slide_anisotropic),
         cmocka_unit_test(test_local_slide_full),
         cmocka_unit_test(test_local_singular),
+        cmocka_unit_test(test_local_singular_stick),
         cmocka_unit_test(test_local_failure),
         cmocka_unit_test(test_local_random),
         cmocka_unit_test(test_incline_point),
@@ -777,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_fclib),
         cmocka_unit_test(test_bad_settings),
         cmocka_unit_test(test_state),
+        cmocka_unit_test(test_no_allocation_per_iteration),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,17 @@ static void mat3_vec(const double* W, const double* x, double* y)
     for (int i = 0; i < 3; i++) y[i] = W[3 * i] * x[0] + W[3 * i + 1] * x[1] + W[3 * i + 2] * x[2];
 }
 
+/* ‖x − y‖ of 3-vectors (y NULL: ‖x‖). */
+static double dist3(const double* x, const double* y)
+{
+    double s = 0.0;
+    for (int i = 0; i < 3; i++) {
+        const double d = x[i] - (y ? y[i] : 0.0);
+        s += d * d;
+    }
+    return sqrt(s);
+}
+
 int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L)
 {
     double A[9], V[9], d[3], work[6];
@@ -29,8 +40,12 @@ int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L)
     for (int k = 0; k < 3; k++)
         if (d[k] < -1e-9 * lmax) return -1;
     memset(L->Wp, 0, sizeof L->Wp);
+    L->singular = false;
     for (int k = 0; k < 3; k++) {
-        if (!(d[k] > 1e-12 * lmax)) continue; /* a null direction */
+        if (!(d[k] > 1e-12 * lmax)) { /* a null direction */
+            L->singular = true;
+            continue;
+        }
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 3; j++) L->Wp[3 * i + j] += V[3 * i + k] * V[3 * j + k] / d[k];
     }
@@ -48,9 +63,8 @@ double dvi_coulomb_local_residual(const dvi_coulomb_local* L, const double q[3],
     x[1] = r[1] - eta * u[1];
     x[2] = r[2] - eta * u[2];
     dvi_project_friction(mu, x);
-    double e = sqrt((r[0] - x[0]) * (r[0] - x[0]) + (r[1] - x[1]) * (r[1] - x[1]) + (r[2] - x[2]) * (r[2] - x[2]));
-    double s = fmax(sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]),
-                    eta * fmax(sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2])));
+    const double e = dist3(r, x);
+    const double s = fmax(dist3(r, NULL), eta * fmax(dist3(u, NULL), dist3(q, NULL)));
     return s > 1e-300 ? e / s : e;
 }
 
@@ -188,6 +202,34 @@ static bool slide_scan(const dvi_coulomb_local* L, const double q[3], double mu,
     return found;
 }
 
+/* Alternating projections from x, a solution of W x = −q, onto
+ * {x + null(W)} ∩ K_μ (coulomb_local.h): true with x at a point of K_μ that
+ * still solves W x = −q to rounding. */
+static bool stick_search(const dvi_coulomb_local* L, double mu, double x[3])
+{
+    double x0[3], y[3], z[3];
+    memcpy(x0, x, sizeof x0);
+    const double scale = sqrt(x0[0] * x0[0] + x0[1] * x0[1] + x0[2] * x0[2]) + 1e-300;
+    for (int it = 0; it < 500; it++) {
+        memcpy(y, x, sizeof y); /* y = Π_K(x) */
+        dvi_project_friction(mu, y);
+        for (int i = 0; i < 3; i++) z[i] = y[i] - x0[i]; /* x = x0 + P(y − x0), P = I − W⁺W */
+        double wz[3], pz[3];
+        mat3_vec(L->W, z, wz);
+        mat3_vec(L->Wp, wz, pz);
+        double d = 0.0;
+        for (int i = 0; i < 3; i++) {
+            x[i] = x0[i] + z[i] - pz[i];
+            d += (x[i] - y[i]) * (x[i] - y[i]);
+        }
+        if (sqrt(d) <= 1e-13 * scale) {
+            memcpy(x, y, sizeof y);
+            return y[0] > 0.0;
+        }
+    }
+    return false;
+}
+
 static bool accept(const dvi_coulomb_local* L, const double q[3], double mu, const double r[3], double tol)
 {
     const double res = dvi_coulomb_local_residual(L, q, mu, r);
@@ -218,10 +260,17 @@ dvi_local_case dvi_coulomb_local_solve(const dvi_coulomb_local* L, const double 
     {
         double y[3];
         mat3_vec(W, x, y);
-        const double e = sqrt((y[0] + q[0]) * (y[0] + q[0]) + (y[1] + q[1]) * (y[1] + q[1]) + (y[2] + q[2]) * (y[2] + q[2]));
-        const double sq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]);
-        const double sx = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
-        if (e <= 1e-10 * fmax(sq, L->lmax * sx) && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0] * (1.0 + 1e-12)) {
+        for (int i = 0; i < 3; i++) y[i] += q[i];
+        const bool consistent = dist3(y, NULL) <= 1e-10 * fmax(dist3(q, NULL), L->lmax * dist3(x, NULL));
+        if (consistent && x[0] > 0.0 && hypot(x[1], x[2]) <= mu * x[0] * (1.0 + 1e-12)) {
+            memcpy(r, x, sizeof x);
+            return DVI_LOCAL_STICK;
+        }
+        /* a semidefinite W: the sticking impulses are x + null(W); one of
+         * them may lie in the cone though x does not. Alternating
+         * projections between the cone and that line or plane find a
+         * common point when there is one. */
+        if (consistent && L->singular && stick_search(L, mu, x)) {
             memcpy(r, x, sizeof x);
             return DVI_LOCAL_STICK;
         }

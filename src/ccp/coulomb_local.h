@@ -11,7 +11,9 @@
  * Siconos, fc3d_onecontact_*):
  *   take-off  r = 0, which is a solution exactly when q_n ≥ 0;
  *   stick     u = 0: r = −W⁺q (the pseudo-inverse: a semidefinite W), when
- *             W r + q = 0 holds and r lies in K_μ;
+ *             W r + q = 0 holds and r lies in K_μ; for a semidefinite W,
+ *             alternating projections look for another solution of
+ *             W r + q = 0 (r + null(W)) inside K_μ;
  *   slide     r on the cone's surface, r = r_n (1, −μ cos φ, −μ sin φ), with
  *             u_n = 0 and u_t = α (cos φ, sin φ), α ≥ 0. For a direction φ
  *             the normal condition gives r_n = −q_n / a_n(φ), a = W d(φ),
@@ -52,6 +54,7 @@ typedef struct dvi_coulomb_local {
     double W[9];  /* N_aa, symmetric, row-major (n, t1, t2) */
     double Wp[9]; /* its pseudo-inverse (eigenvalues below 1e-12 λmax taken as zero) */
     double lmax;  /* its largest eigenvalue */
+    bool singular; /* W has a null direction (then Wp W ≠ I) */
 } dvi_coulomb_local;
 
 /* Prepares L from W (row-major 3×3; symmetrised). Returns 0, or −1 when W

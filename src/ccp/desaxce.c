@@ -135,8 +135,9 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
         traffic += ir.bytes_per_iteration * ir.iterations;
         outer++;
         if (st < 0) {
-            snprintf(res->message, sizeof res->message, "desaxce: the inner %s solve failed at outer iteration %d: %.160s",
-                     inner->name, (int)outer, ir.message);
+            snprintf(res->message, sizeof res->message,
+                     "desaxce: the inner %s solve failed at outer iteration %d: %.160s", inner->name, (int)outer,
+                     ir.message);
             res->iterations = total;
             return st;
         }
@@ -145,8 +146,9 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
         dvi_history_push(w, res, rk);
         if (ir.status == DVI_SOLVE_DIVERGED || !isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
-            snprintf(res->message, sizeof res->message, "desaxce: the inner %s solve diverged at outer iteration %d%s%.160s",
-                     inner->name, (int)outer, ir.message[0] ? ": " : "", ir.message);
+            snprintf(res->message, sizeof res->message,
+                     "desaxce: the inner %s solve diverged at outer iteration %d%s%.160s", inner->name, (int)outer,
+                     ir.message[0] ? ": " : "", ir.message);
             break;
         }
         if (rk <= s->tolerance) {
