@@ -452,6 +452,17 @@ static void test_usage_errors(void** state)
     expect_contains(r.err, "--method: must be dvi or dem", "run --method dme");
     run_result_free(&r);
 
+    r = RUN("run", g_mix, "--friction", "colomb", "--quiet");
+    expect_status(&r, 2, "run --friction colomb");
+    expect_contains(r.err, "--friction: must be ccp or coulomb", "run --friction colomb");
+    run_result_free(&r);
+
+    /* the scene's CCP solver cannot solve Coulomb's law: refused before the run */
+    r = RUN("run", g_mix, "--friction", "coulomb", "--quiet");
+    expect_status(&r, 2, "run --friction coulomb");
+    expect_contains(r.err, "solves the CCP but --friction is \"coulomb\"", "run --friction coulomb");
+    run_result_free(&r);
+
     r = RUN("run", g_mix, "--vtk-every", "0");
     expect_status(&r, 2, "run --vtk-every 0");
     run_result_free(&r);

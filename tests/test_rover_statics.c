@@ -101,6 +101,7 @@ typedef struct run_config {
     double compliance; /* wheel contact compliance, m/N */
     bool spherical;    /* spherical differential-link ends */
     int steps;
+    dvi_friction_law law; /* Coulomb's: solver "lemke" with lemke.coulomb and lemke.orient */
 } run_config;
 
 typedef struct run_result {
@@ -123,6 +124,8 @@ static void run(const run_config* c, run_result* out)
     dvi_world_def wd = dvi_default_world_def();
     wd.solver = c->solver;
     if (strcmp(c->solver, "lemke") != 0) wd.solver_settings.max_iterations = 100000; /* see the header */
+    wd.friction_law = c->law;
+    wd.solver_settings.lemke.coulomb = wd.solver_settings.lemke.orient = c->law == DVI_LAW_COULOMB;
     dvi_world* w = NULL;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
 
@@ -175,9 +178,9 @@ static void run(const run_config* c, run_result* out)
     out->speed = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
     dvi_world_destroy(w);
 
-    printf("[ rover    ] %s, %s, mu %.1f, compliance %g, %s links, %d steps of %g s: %.2f s wall, %ld iterations "
+    printf("[ rover    ] %s, %s (%s), mu %.1f, compliance %g, %s links, %d steps of %g s: %.2f s wall, %ld iterations "
            "(max %d/step), %d steps not converged, max residual %.1e\n",
-           c->variant, c->solver, c->mu, c->compliance, c->spherical ? "spherical" : "revolute", c->steps, H,
+           c->variant, c->solver, dvi_friction_law_string(c->law), c->mu, c->compliance, c->spherical ? "spherical" : "revolute", c->steps, H,
            out->seconds, out->iterations, out->max_iterations, out->not_converged, out->max_residual);
     printf("[ rover    ]   %-13s %9s %9s %8s %9s %9s\n", "wheel", "N", "ref", "diff %", "Fx", "Fy");
     static const char* const LABEL[ROVER_WHEELS] = {"front left",  "middle left",  "rear left",
@@ -459,13 +462,13 @@ static void test_errors(void** state)
 static void frictionless(const char* variant)
 {
     run_result apgd, pgs, lemke, lemke_c;
-    run(&(run_config){variant, "apgd", 0.0, 0.0, false, APGD_STEPS}, &apgd);
+    run(&(run_config){variant, "apgd", 0.0, 0.0, false, APGD_STEPS, DVI_LAW_CCP}, &apgd);
     check_statics(&apgd, false, 1e-3);
-    run(&(run_config){variant, "pgs", 0.0, 0.0, false, PGS_STEPS}, &pgs);
+    run(&(run_config){variant, "pgs", 0.0, 0.0, false, PGS_STEPS, DVI_LAW_CCP}, &pgs);
     check_statics(&pgs, false, 1e-3);
-    run(&(run_config){variant, "lemke", 0.0, 0.0, false, LEMKE_STEPS}, &lemke);
+    run(&(run_config){variant, "lemke", 0.0, 0.0, false, LEMKE_STEPS, DVI_LAW_CCP}, &lemke);
     check_statics(&lemke, true, 1e-3);
-    run(&(run_config){variant, "lemke", 0.0, 1e-8, false, SETTLE_STEPS}, &lemke_c);
+    run(&(run_config){variant, "lemke", 0.0, 1e-8, false, SETTLE_STEPS, DVI_LAW_CCP}, &lemke_c);
     check_statics(&lemke_c, false, 1e-3);
     check_agree(&pgs, &apgd, false);
     check_agree(&lemke_c, &apgd, false);
@@ -511,17 +514,17 @@ static void friction(const char* variant, bool with_pgs)
     run_result apgd, pgs, lemke, lemke_c;
     const run_result* all[4] = {&apgd, &lemke, &lemke_c, &pgs};
     int nall = 3;
-    run(&(run_config){variant, "apgd", 0.4, 0.0, false, APGD_STEPS}, &apgd);
+    run(&(run_config){variant, "apgd", 0.4, 0.0, false, APGD_STEPS, DVI_LAW_CCP}, &apgd);
     check_statics(&apgd, false, 1e-3);
     if (with_pgs) {
-        run(&(run_config){variant, "pgs", 0.4, 0.0, false, PGS_STEPS}, &pgs);
+        run(&(run_config){variant, "pgs", 0.4, 0.0, false, PGS_STEPS, DVI_LAW_CCP}, &pgs);
         check_statics(&pgs, false, 1e-3);
         check_agree(&pgs, &apgd, false);
         nall = 4;
     }
-    run(&(run_config){variant, "lemke", 0.4, 0.0, false, LEMKE_STEPS}, &lemke);
+    run(&(run_config){variant, "lemke", 0.4, 0.0, false, LEMKE_STEPS, DVI_LAW_CCP}, &lemke);
     check_statics(&lemke, true, 1e-3);
-    run(&(run_config){variant, "lemke", 0.4, 1e-8, false, LEMKE_STEPS}, &lemke_c);
+    run(&(run_config){variant, "lemke", 0.4, 1e-8, false, LEMKE_STEPS, DVI_LAW_CCP}, &lemke_c);
     check_statics(&lemke_c, false, 1e-3);
     check_agree(&lemke_c, &apgd, false);
     check_agree(&lemke, &apgd, true);
@@ -551,6 +554,61 @@ static void test_friction_fullrover(void** state)
     friction("FullRover", false);
 }
 
+/* The rover at rest under both friction laws (dvi_world_def.friction_law),
+ * μ = 0.4, Lemke: the CCP's pyramid LCP, and Coulomb's law (lemke.coulomb,
+ * oriented pyramids). At rest every contact sticks (u = 0), and there the
+ * two laws have the same solutions: the normal loads are the reference's
+ * under both (per axle on rigid contact, per wheel with the compliance
+ * 1e-8 m/N, as above). The lateral forces F_y are internal forces of the
+ * rigid rover (see above): they must sum to zero under both laws, and each
+ * wheel's tangential force stay within μ N. What each picks (last step;
+ * front, middle, rear; + = towards +y):
+ *   CCP, apgd        L −50.6 −64.5 −23.1 N, R +50.6 +64.5 +23.1 N (above)
+ *   CCP, lemke       0 at every wheel
+ *   Coulomb, lemke   0 at every wheel, rigid and compliant
+ *   Coulomb, nsgs    |F_y| ≤ 0.001 N (compliant; 25 steps)
+ * Lemke reaches a vertex without tangential impulse under either law, and
+ * nsgs, which visits one contact at a time from γ = 0, puts none there; the
+ * CCP's cone iterations (apgd) keep the internal part their first step gave.
+ * nsgs needs the iterative solvers' budget here (100,000; see the header):
+ * 13 of its 25 steps reach it (Coulomb residual ≤ 2e-5; the loads are still
+ * within 0.002 % of the reference), ~16 s of the test's time. */
+static void test_friction_law_scarecrow(void** state)
+{
+    (void)state;
+    run_result ccp, coulomb, coulomb_c, nsgs;
+    run(&(run_config){"Scarecrow", "lemke", 0.4, 0.0, false, LEMKE_STEPS, DVI_LAW_CCP}, &ccp);
+    run(&(run_config){"Scarecrow", "lemke", 0.4, 0.0, false, LEMKE_STEPS, DVI_LAW_COULOMB}, &coulomb);
+    run(&(run_config){"Scarecrow", "lemke", 0.4, 1e-8, false, LEMKE_STEPS, DVI_LAW_COULOMB}, &coulomb_c);
+    run(&(run_config){"Scarecrow", "nsgs", 0.4, 1e-8, false, PGS_STEPS, DVI_LAW_COULOMB}, &nsgs);
+    check_statics(&ccp, true, 1e-3);
+    check_statics(&coulomb, true, 1e-3);
+    check_statics(&coulomb_c, false, 1e-3);
+    check_statics(&nsgs, false, 1e-3);
+    check_agree(&coulomb, &ccp, true);
+    check_agree(&nsgs, &coulomb_c, false);
+    const run_result* all[4] = {&ccp, &coulomb, &coulomb_c, &nsgs};
+    for (int k = 0; k < 4; k++) {
+        double fy = 0.0;
+        for (int i = 0; i < ROVER_WHEELS; i++) {
+            const double* F = all[k]->F[i];
+            assert_near(F[0], 0.0, 0.1);
+            assert_true(hypot(F[0], F[1]) <= 0.4 * F[2] * (1 + 1e-6));
+            assert_near(F[1], 0.0, 0.1); /* Lemke's vertex: no lateral force */
+            fy += F[1];
+        }
+        assert_near(fy, 0.0, 0.5);
+    }
+    /* On rigid contact the Coulomb LCP of this redundant support ends some
+     * steps in Lemke's secondary ray (6 of 100, measured: steps 8, 17, 31,
+     * 49, ...; the step keeps the last basis, residual ≤ 1e-11, and the
+     * loads stay those of the CCP); with the compliance, which makes the
+     * split unique, every step converges, as under the CCP. */
+    assert_int_equal(ccp.not_converged, 0);
+    assert_true(coulomb.not_converged <= 10);
+    assert_int_equal(coulomb_c.not_converged, 0);
+}
+
 /* The non-redundant option: spherical joints at both ends of each
  * differential link (91 joint rows instead of 99, no redundant rows; APGD
  * then needs ~10^3 instead of ~10^4 iterations per step). Each link can
@@ -562,10 +620,10 @@ static void test_spherical_links(void** state)
     (void)state;
     for (int v = 0; v < 2; v++) {
         run_result apgd, lemke_c;
-        run(&(run_config){VARIANTS[v], "apgd", 0.0, 0.0, true, APGD_STEPS}, &apgd);
+        run(&(run_config){VARIANTS[v], "apgd", 0.0, 0.0, true, APGD_STEPS, DVI_LAW_CCP}, &apgd);
         check_statics(&apgd, false, 0.01);
         assert_int_equal(apgd.joint_rows, 5 * 5 + 4 * 3 + 4 * 6 + 6 * 5);
-        run(&(run_config){VARIANTS[v], "lemke", 0.0, 1e-8, true, LEMKE_STEPS}, &lemke_c);
+        run(&(run_config){VARIANTS[v], "lemke", 0.0, 1e-8, true, LEMKE_STEPS, DVI_LAW_CCP}, &lemke_c);
         check_statics(&lemke_c, false, 0.01);
         check_agree(&lemke_c, &apgd, false);
     }
@@ -620,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_frictionless_fullrover),
         cmocka_unit_test(test_friction_scarecrow),
         cmocka_unit_test(test_friction_fullrover),
+        cmocka_unit_test(test_friction_law_scarecrow),
         cmocka_unit_test(test_spherical_links),
         cmocka_unit_test(test_drive_direction),
     };

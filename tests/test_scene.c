@@ -167,6 +167,14 @@ static const bad_case BAD_CASES[] = {
      DVI_ERR_INVALID_ARG,
      {"generators[0].exclude[0].radius: must be > 0 (got 0)", "generators[0].exclude[1].centre: missing",
       "generators[0].exclude[2].center: unknown key (did you mean \"centre\"?)", "generators[1].exclude[0]: covers more"}},
+    {"bad_friction_law.json", DVI_ERR_INVALID_ARG, {"formulation.friction: must be \"ccp\" or \"coulomb\" (got \"coloumb\")"}},
+    {"friction_law_solver.json",
+     DVI_ERR_INVALID_ARG,
+     {"formulation.solver: \"apgd\" solves the CCP but formulation.friction is \"coulomb\" (its solvers: "}},
+    {"friction_law_lemke.json",
+     DVI_ERR_INVALID_ARG,
+     {"formulation.solver: \"lemke\" with lemke.coulomb solves Coulomb's law but formulation.friction (the default) "
+      "is \"ccp\""}},
     {"bad_wheel_slip.json",
      DVI_ERR_INVALID_ARG,
      {"probes[0].radius: missing, and body \"ball\" has no cylinder as its first shape to take it from",
@@ -633,8 +641,9 @@ static void test_pendulum_period(void** state)
 }
 
 /* Accelerations down the 30° slope from the velocity probe over
- * [0.2 s, 1.2 s] within 1 %; sticking bodies move less than stick_limit. */
-static void incline_case(const char* file, double stick_limit)
+ * [0.2 s, 1.2 s] within rel (relative); sticking bodies move less than
+ * stick_limit. */
+static void incline_case(const char* file, double stick_limit, double rel)
 {
     dvi_scene* s = load_ok(file);
     dvi_model* m = build_ok(s);
@@ -665,7 +674,7 @@ static void incline_case(const char* file, double stick_limit)
         if (expect[k] == 0.0)
             assert_true(d < stick_limit);
         else
-            assert_near(a, expect[k], 0.01 * expect[k]);
+            assert_near(a, expect[k], rel * expect[k]);
     }
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
@@ -674,7 +683,11 @@ static void incline_case(const char* file, double stick_limit)
 static void test_incline(void** state)
 {
     (void)state;
-    incline_case(SRC_PATH("examples/scenes/incline.json"), 1e-6);
+    incline_case(SRC_PATH("examples/scenes/incline.json"), 1e-6, 0.01);
+    /* Coulomb's law: the sliding bodies keep their contacts closed, so the
+     * accelerations are the analytic ones to the single-precision contact
+     * frames (measured within 5e-8 relative) */
+    incline_case(SRC_PATH("examples/scenes/incline_coulomb.json"), 1e-6, 1e-6);
 }
 
 /* The box stops after v0²/(2 μ g) (relative tolerance tol) and stays. */
@@ -700,6 +713,9 @@ static void test_sliding_box(void** state)
 {
     (void)state;
     sliding_box_case(SRC_PATH("examples/scenes/sliding_box.json"), 0.01, 1e-6);
+    /* Coulomb's law: the same stop (0.50868 m, the step's rounding of
+     * 0.50968), without the hop (test_coulomb_world) */
+    sliding_box_case(SRC_PATH("examples/scenes/sliding_box_coulomb.json"), 0.01, 1e-6);
 }
 
 /* The stacks stand: the top body drifts less than 1e-3 m, the ground load
@@ -825,7 +841,7 @@ static void test_dem_scenes(void** state)
 {
     (void)state;
     pendulum_case(SRC_PATH("examples/scenes/pendulum_dem.json"), 0.005);
-    incline_case(SRC_PATH("examples/scenes/incline_dem.json"), 1e-4);
+    incline_case(SRC_PATH("examples/scenes/incline_dem.json"), 1e-4, 0.01);
     sliding_box_case(SRC_PATH("examples/scenes/sliding_box_dem.json"), 0.02, 1e-3);
 #ifdef SANITIZED
     stack_case(SRC_PATH("examples/scenes/sphere_stack_10_dem.json"), 0.2);
@@ -2212,6 +2228,60 @@ static void test_overrides(void** state)
     dvi_scene_destroy(s);
 }
 
+/* The friction law: formulation.friction, --friction, and the solver that
+ * must solve it after the overrides as in the file. */
+static void test_friction_law(void** state)
+{
+    (void)state;
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
+    assert_int_equal(dvi_scene_get_settings(s).friction, DVI_LAW_CCP);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    dvi_scene_errors e;
+    o.friction = "coulumb";
+    dvi_status st = dvi_scene_apply_overrides(s, &o, &e);
+    const char* w1[] = {"--friction: must be \"ccp\" or \"coulomb\" (got \"coulumb\")"};
+    check_errors("friction override", st, &e, DVI_ERR_INVALID_ARG, w1, 1);
+    dvi_scene_errors_free(&e);
+    o.friction = "coulomb";
+    st = dvi_scene_apply_overrides(s, &o, &e);
+    const char* w2[] = {"formulation.solver: \"apgd\" solves the CCP but --friction is \"coulomb\""};
+    check_errors("friction without its solver", st, &e, DVI_ERR_INVALID_ARG, w2, 1);
+    dvi_scene_errors_free(&e);
+    assert_int_equal(dvi_scene_get_settings(s).friction, DVI_LAW_CCP); /* unchanged */
+    /* a DEM run ignores the law */
+    o.method = "dem";
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    assert_int_equal(dvi_scene_get_settings(s).friction, DVI_LAW_COULOMB);
+    dvi_scene_destroy(s);
+
+    s = load_ok(SRC_PATH("examples/scenes/sliding_box_coulomb.json"));
+    dvi_scene_settings set = dvi_scene_get_settings(s);
+    assert_int_equal(set.friction, DVI_LAW_COULOMB);
+    assert_string_equal(set.solver, "lemke");
+    assert_true(set.solver_settings.lemke.coulomb && set.solver_settings.lemke.orient);
+    memset(&o, 0, sizeof o);
+    o.solver = "apgd";
+    st = dvi_scene_apply_overrides(s, &o, &e);
+    const char* w3[] = {"--solver: \"apgd\" solves the CCP but formulation.friction is \"coulomb\""};
+    check_errors("solver override", st, &e, DVI_ERR_INVALID_ARG, w3, 1);
+    dvi_scene_errors_free(&e);
+    o.friction = "ccp"; /* both: the CCP with apgd */
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    dvi_model* m = build_ok(s);
+    assert_int_equal(dvi_world_get_friction_law(dvi_model_world(m)), DVI_LAW_CCP);
+    step_n(m, 5);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    s = load_ok(SRC_PATH("examples/scenes/sliding_box_coulomb.json"));
+    m = build_ok(s);
+    assert_int_equal(dvi_world_get_friction_law(dvi_model_world(m)), DVI_LAW_COULOMB);
+    step_n(m, 5);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 /* ---- (d) checkpoints ----------------------------------------------------------------- */
 
 static void positions(const dvi_model* m, double* x, int n)
@@ -2358,6 +2428,7 @@ int main(void)
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),
+        cmocka_unit_test(test_friction_law),
         cmocka_unit_test(test_overrides_study),
         cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_null_arguments),

@@ -65,6 +65,7 @@ static const char run_help[] =
     "                          with --resume: the new end time, to extend a run)\n"
     "  --solver NAME           CCP solver: apgd, pgs, jacobi or lemke\n"
     "  --method dvi|dem        formulation\n"
+    "  --friction ccp|coulomb  friction law of the DVI step (the solver must solve it)\n"
     "  --young-modulus E       Young's modulus in Pa of every material of the scene (DEM)\n"
     "  --probe-interval T      every probe samples every round(T / dt) steps (at least 1)\n"
     "                          instead of its `every`: the same times at any step\n"

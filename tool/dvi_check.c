@@ -135,6 +135,10 @@ int dvi_cmd_check(int argc, char** argv)
            strcmp(s.method, "dem") == 0 ? " (penalty contacts; the solver below only for joint problems of more than "
                                           "256 rows)"
                                         : "");
+    printf("  friction    %s%s\n", dvi_friction_law_string(s.friction),
+           strcmp(s.method, "dem") == 0       ? " (not used by the DEM step)"
+           : s.friction == DVI_LAW_COULOMB ? " (Coulomb's law: sliding contacts keep u_n = 0)"
+                                             : " (the cone complementarity problem)");
     char warm[48] = "";
     if (s.solver_settings.warm_start)
         snprintf(warm, sizeof warm, s.solver_settings.warm_start_scale != 1.0 ? ", warm start x %.3g" : ", warm start",

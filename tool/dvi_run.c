@@ -74,6 +74,7 @@ enum {
     OPT_RESUME,
     OPT_YOUNG_MODULUS,
     OPT_PROBE_INTERVAL,
+    OPT_FRICTION,
     OPT_COUNT
 };
 
@@ -95,6 +96,7 @@ static const cli_option run_options[] = {
     {"resume", true, OPT_RESUME},
     {"young-modulus", true, OPT_YOUNG_MODULUS},
     {"probe-interval", true, OPT_PROBE_INTERVAL},
+    {"friction", true, OPT_FRICTION},
     {NULL, false, 0},
 };
 
@@ -105,6 +107,7 @@ typedef struct run_args {
     double dt, duration, young_modulus, probe_interval;
     const char* solver;
     const char* method;
+    const char* friction;
     int64_t threads, vtk_every, checkpoint_every, log_every, contacts_every;
     double checkpoint_minutes;
     bool quiet, strict;
@@ -186,6 +189,11 @@ static int parse_run_args(int argc, char** argv, run_args* a)
                 return cli_usage_error("run", "--method: must be dvi or dem (got '%s')", arg);
             a->method = arg;
             break;
+        case OPT_FRICTION:
+            if (strcmp(arg, "ccp") != 0 && strcmp(arg, "coulomb") != 0)
+                return cli_usage_error("run", "--friction: must be ccp or coulomb (got '%s')", arg);
+            a->friction = arg;
+            break;
         case OPT_THREADS:
             if (!cli_parse_int64("run", "threads", arg, 1, 4096, &a->threads)) return DVI_EXIT_USAGE;
             break;
@@ -228,6 +236,7 @@ static int parse_run_args(int argc, char** argv, run_args* a)
                      {OPT_DT, "dt"},
                      {OPT_SOLVER, "solver"},
                      {OPT_METHOD, "method"},
+                     {OPT_FRICTION, "friction"},
                      {OPT_VTK_EVERY, "vtk-every"},
                      {OPT_YOUNG_MODULUS, "young-modulus"},
                      {OPT_PROBE_INTERVAL, "probe-interval"}};
@@ -284,6 +293,7 @@ static void run_state_free(run_state* rs)
     free(rs->scene_path);
     free(rs->ov_solver);
     free(rs->ov_method);
+    free(rs->ov_friction);
     free(rs->out_dir);
     free(rs->checkpoint_dir);
     free(rs->vtk_dir);
@@ -318,6 +328,7 @@ static int load_scene(run_state* rs)
     dvi_scene_errors_free(&errs);
     rs->overrides.solver = rs->ov_solver;
     rs->overrides.method = rs->ov_method;
+    rs->overrides.friction = rs->ov_friction;
     st = dvi_scene_apply_overrides(rs->scene, &rs->overrides, &errs);
     if (st < 0) {
         if (errs.count > 0)
@@ -655,6 +666,7 @@ static void json_overrides(dvi_json_writer* w, const dvi_scene_overrides* o)
     if (o->duration > 0) dvi_json_key_number(w, "duration", o->duration);
     if (o->solver) dvi_json_key_string(w, "solver", o->solver);
     if (o->method) dvi_json_key_string(w, "method", o->method);
+    if (o->friction) dvi_json_key_string(w, "friction", o->friction);
     if (o->threads > 0) dvi_json_key_int(w, "threads", o->threads);
     if (o->young_modulus > 0) dvi_json_key_number(w, "young_modulus", o->young_modulus);
     if (o->probe_interval > 0) dvi_json_key_number(w, "probe_interval", o->probe_interval);
@@ -1155,6 +1167,7 @@ static int setup_fresh(run_state* rs, const run_args* a)
     rs->overrides.probe_interval = a->probe_interval;
     if (a->solver) rs->ov_solver = cli_strdup(a->solver);
     if (a->method) rs->ov_method = cli_strdup(a->method);
+    if (a->friction) rs->ov_friction = cli_strdup(a->friction);
     int rc = load_scene(rs);
     if (rc >= 0) return rc;
 

@@ -48,6 +48,7 @@ typedef struct run_state {
     dvi_scene_overrides overrides; /* solver/method point into ov_solver/ov_method */
     char* ov_solver;
     char* ov_method;
+    char* ov_friction;
     char* out_dir;
     char* checkpoint_dir;
     char* vtk_dir;

@@ -117,6 +117,7 @@ typedef struct dvi_scene_settings {
     dvi_solver_settings solver_settings;
     int32_t threads;          ///< 0 = library default
     dvi_health_settings health; ///< formulation.health
+    dvi_friction_law friction; ///< formulation.friction: the world's friction law (default DVI_LAW_CCP)
 } dvi_scene_settings;
 
 DVI_API dvi_scene_settings dvi_scene_get_settings(const dvi_scene* scene);
@@ -136,10 +137,14 @@ typedef struct dvi_scene_overrides {
     /// instead of its `every`, so that runs at different steps record the
     /// same times.
     double probe_interval;
+    /// "ccp" or "coulomb": the friction law (formulation.friction).
+    const char* friction;
 } dvi_scene_overrides;
 
 /// Applies overrides, validating them like scene fields (errors name the
-/// override, e.g. `--dt: must be > 0`).
+/// override, e.g. `--dt: must be > 0`). A DVI scene's solver must solve its
+/// friction law after the overrides as in the file: `--solver: "apgd" solves
+/// the CCP but --friction is "coulomb" ...`.
 DVI_API dvi_status dvi_scene_apply_overrides(dvi_scene* scene, const dvi_scene_overrides* overrides,
                                              dvi_scene_errors* errors);
 

@@ -112,6 +112,13 @@ typedef struct dvi_world_def {
                                 ///< dvi_world_set_solver); default all NULL: libc. With threads > 1
                                 ///< the collision's threads call it at once: it must be thread-safe.
                                 ///< dvi_world_save_state's blob stays on libc (free() it)
+    dvi_friction_law friction_law; ///< the friction law of the DVI step (ccp.h, docs/formulation.md):
+                                ///< DVI_LAW_CCP (default), the cone complementarity problem, whose
+                                ///< sliding contacts also separate at μ‖u_t‖; or DVI_LAW_COULOMB,
+                                ///< Coulomb's law, whose sliding contacts keep u_n = 0. The world's
+                                ///< solver must solve this law (dvi_solver_get_law): a DVI step
+                                ///< refuses otherwise (DVI_ERR_INVALID_ARG, the world unchanged).
+                                ///< The DEM step has no CCP and ignores it
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 
@@ -126,6 +133,15 @@ DVI_API const char* dvi_world_last_error(const dvi_world* world);
 DVI_API double dvi_world_time(const dvi_world* world);
 /// Changes the CCP solver (name as in ccp.h) and its settings.
 DVI_API dvi_status dvi_world_set_solver(dvi_world* world, const char* name, const dvi_solver_settings* settings);
+/// Changes the friction law of the following DVI steps (def.friction_law),
+/// at any time: like the solver, it is configuration, not state (neither
+/// saved nor checked by dvi_world_save_state). Change the solver with it
+/// (dvi_world_set_solver, either order): the next DVI step refuses a solver
+/// of the other law. Errors: NULL world, a law not in dvi_friction_law
+/// (DVI_ERR_INVALID_ARG).
+DVI_API dvi_status dvi_world_set_friction_law(dvi_world* world, dvi_friction_law law);
+/// The world's friction law (DVI_LAW_CCP for a NULL world).
+DVI_API dvi_friction_law dvi_world_get_friction_law(const dvi_world* world);
 /// Switches the contact formulation (and, if settings is not NULL, the DEM
 /// settings). Only before the first step: DVI_ERR_INVALID_ARG afterwards.
 DVI_API dvi_status dvi_world_set_method(dvi_world* world, dvi_method method, const dvi_dem_settings* settings);
@@ -311,7 +327,10 @@ typedef struct dvi_step_stats {
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
 /// step was taken but the solver missed its tolerance (see the stats), or an
-/// error: bodies, joints and time unchanged. A DVI step that fails in its
+/// error: bodies, joints and time unchanged. A DVI step whose solver does not
+/// solve the world's friction law (def.friction_law) is refused with
+/// DVI_ERR_INVALID_ARG before anything changes, the message naming the law
+/// and the solver. A DVI step that fails in its
 /// solve (out of memory, or a refused problem) also loses the last step's
 /// warm start, whose memory the solver was using; the next step then starts
 /// its solve cold. With method DVI_METHOD_DEM the step is the penalty

@@ -342,6 +342,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
     r.solver_settings = s->solver_settings;
     r.threads = s->threads;
     r.health = s->health;
+    r.friction = s->friction;
     return r;
 }
 
@@ -381,8 +382,16 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
         else if (o->probe_interval / dt > 2147483647.0)
             sc_errf(&c, "--probe-interval", "%g s is more than 2147483647 steps of %g s", o->probe_interval, dt);
     }
+    dvi_friction_law law = s->friction;
+    if (o->friction && !sc_friction_law(o->friction, &law))
+        sc_errf(&c, "--friction", "must be \"ccp\" or \"coulomb\" (got %s)", sc_quote(q, sizeof q, o->friction));
+    if (c.problems == 0) /* the solver against the law, as they will be */
+        sc_check_law(&c, o->solver ? "--solver" : "formulation.solver", o->method ? o->method : s->method,
+                     o->solver ? o->solver : s->solver, &s->solver_settings, law,
+                     o->friction ? "--friction" : "formulation.friction");
     if (c.problems > 0)
         return finish(&c, c.problems == c.unsupported ? DVI_ERR_UNSUPPORTED : DVI_ERR_INVALID_ARG, errors);
+    s->friction = law;
     char* solver = o->solver ? sc_dup_string(o->solver) : NULL;
     char* method = o->method ? sc_dup_string(o->method) : NULL;
     if ((o->solver && !solver) || (o->method && !method)) {

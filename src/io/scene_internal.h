@@ -152,6 +152,7 @@ struct dvi_scene {
     double gravity[3];
     double dt, duration;
     dvi_solver_settings solver_settings;
+    dvi_friction_law friction; /* formulation.friction */
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
     dvi_joint_solve joint_solve;

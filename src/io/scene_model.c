@@ -482,6 +482,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     v3_copy(wd.gravity, s->gravity);
     wd.solver = s->solver;
     wd.solver_settings = s->solver_settings;
+    wd.friction_law = s->friction;
     m->threads = s->solver_settings.threads;
     wd.collision_envelope = s->collision_envelope;
     wd.contact_recovery_speed = s->contact_recovery_speed;

@@ -108,6 +108,17 @@ const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const ch
 bool sc_known_solver(const char* name, char* list, size_t size);
 /* Reports a method other than "dvi" and "dem". */
 void sc_check_method(ctx* c, const char* path, const char* method);
+/* The friction law of "ccp" or "coulomb" into *law; false (nothing
+ * reported) for another word. */
+bool sc_friction_law(const char* word, dvi_friction_law* law);
+/* The law a solver solves with these settings (lemke: settings.lemke.coulomb);
+ * DVI_LAW_CCP for an unknown name. */
+dvi_friction_law sc_solver_law(const char* name, const dvi_solver_settings* settings);
+/* Reports, at path, a DVI scene whose solver does not solve its friction law
+ * (the DEM step ignores the law); what names the solver's side of the
+ * message (e.g. "formulation.solver"), law_where the law's. */
+void sc_check_law(ctx* c, const char* path, const char* method, const char* solver,
+                  const dvi_solver_settings* settings, dvi_friction_law law, const char* law_where);
 /* Reads and checks the whole scene (root: its top-level JSON value) into c->s. */
 void sc_parse_scene(ctx* c, const cJSON* root);
 

@@ -909,6 +909,7 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
 static const char* const FORMULATION_KEYS[] = {"method",
                                                "dt",
                                                "solver",
+                                               "friction",
                                                "tolerance",
                                                "max_iterations",
                                                "warm_start",
@@ -967,6 +968,47 @@ void sc_check_method(ctx* c, const char* path, const char* method)
                 near);
     else
         sc_errf(c, path, "unknown method %s (\"dvi\" or \"dem\")", sc_quote(q, sizeof q, method));
+}
+
+bool sc_friction_law(const char* word, dvi_friction_law* law)
+{
+    if (strcmp(word, "ccp") == 0) *law = DVI_LAW_CCP;
+    else if (strcmp(word, "coulomb") == 0) *law = DVI_LAW_COULOMB;
+    else return false;
+    return true;
+}
+
+dvi_friction_law sc_solver_law(const char* name, const dvi_solver_settings* settings)
+{
+    for (int32_t i = 0; i < dvi_solver_count(); i++) {
+        if (!name || strcmp(dvi_solver_name(i), name) != 0) continue;
+        if (strcmp(name, "lemke") == 0) return settings->lemke.coulomb ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+        return dvi_solver_law(i);
+    }
+    return DVI_LAW_CCP;
+}
+
+void sc_check_law(ctx* c, const char* path, const char* method, const char* solver,
+                  const dvi_solver_settings* settings, dvi_friction_law law, const char* law_where)
+{
+    if (!solver || (method && strcmp(method, "dvi") != 0)) return;
+    char list[256];
+    if (!sc_known_solver(solver, list, sizeof list)) return; /* reported where it was read */
+    const dvi_friction_law has = sc_solver_law(solver, settings);
+    if (has == law) return;
+    const bool lemke = strcmp(solver, "lemke") == 0;
+    /* the solvers of the law: the registry's, and Lemke by its setting */
+    char names[160] = "";
+    size_t n = 0;
+    for (int32_t i = 0; i < dvi_solver_count() && n < sizeof names; i++) {
+        const char* name = dvi_solver_name(i);
+        if (dvi_solver_law(i) == law && strcmp(name, "lemke") != 0)
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s, ", name);
+    }
+    sc_errf(c, path, "\"%s\"%s solves %s but %s is \"%s\" (its solvers: %slemke %s lemke.coulomb)", solver,
+            lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "",
+            has == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", law_where, dvi_friction_law_string(law), names,
+            law == DVI_LAW_COULOMB ? "with" : "without");
 }
 
 /* formulation.dem (read whatever the method, so that --method dem uses it). */
@@ -1057,6 +1099,11 @@ static void parse_formulation(ctx* c, const cJSON* root)
         s->solver = sc_dup_string(solver);
         if (!s->solver) c->nomem = true;
     }
+    const char* friction = sc_str_field(c, v, P, "friction", false);
+    const bool law_known = !friction || sc_friction_law(friction, &s->friction);
+    if (!law_known)
+        sc_errf(c, sc_path_key(p, P, "friction"), "must be \"ccp\" or \"coulomb\" (got %s)",
+                sc_quote(q, sizeof q, friction));
     dvi_solver_settings* ss = &s->solver_settings;
     sc_num_field(c, v, P, "tolerance", false, R_POS, &ss->tolerance);
     int64_t iv;
@@ -1127,6 +1174,10 @@ static void parse_formulation(ctx* c, const cJSON* root)
         else sc_errf(c, sc_path_key(p, P, "joint_solve"), "must be \"auto\" or \"iterative\" (got %s)",
                      sc_quote(q, sizeof q, js));
     }
+    /* the solver against the law, once the solver's settings are read */
+    if (law_known)
+        sc_check_law(c, sc_path_key(p, P, "solver"), s->method, s->solver, ss, s->friction,
+                     friction ? "formulation.friction" : "formulation.friction (the default)");
     if ((o = sc_member(v, "dem")) && sc_is_object(c, o, sc_path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
     if ((o = sc_member(v, "health")) && sc_is_object(c, o, sc_path_key(p, P, "health"))) {
         dvi_health_settings* hs = &s->health;

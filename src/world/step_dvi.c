@@ -6,6 +6,8 @@
  *   solve      the CCP by the world's solver (joint rows alone: directly)
  *   integrate  velocities v⁺ = v_free + M⁻¹ D γ, then positions
  *   report     contact forces on the bodies, joint reactions, warm start
+ * Before anything, the world's solver must solve the world's friction law
+ * (def.friction_law, dvi_solver_get_law): the step refuses it otherwise.
  * dvi_world_step (world.c) picks this step or the DEM one. Rows are ordered joints first (each joint's rows, its speed motor
  * last), then contacts in the collision layer's deterministic order. The
  * joints' rows are columns of D; the contacts' rows are given to the solver
@@ -31,6 +33,7 @@
 #include "math3.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -546,8 +549,35 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
     return DVI_OK;
 }
 
+/* Refuses a solver that does not solve the world's friction law, naming the
+ * solvers that do: the registry's solvers of that law, and Lemke, whose
+ * settings.lemke.coulomb picks its law. */
+static dvi_status check_law(dvi_world* w)
+{
+    const dvi_friction_law law = w->def.friction_law;
+    const dvi_friction_law has = dvi_solver_get_law(w->solver);
+    if (has == law) return DVI_OK;
+    char names[160] = "";
+    size_t n = 0;
+    for (int32_t i = 0; i < dvi_solver_count() && n < sizeof names; i++) {
+        const char* name = dvi_solver_name(i);
+        if (dvi_solver_law(i) != law || strcmp(name, "lemke") == 0) continue;
+        n += (size_t)snprintf(names + n, sizeof names - n, "%s, ", name);
+    }
+    const char* solver = dvi_solver_get_name(w->solver);
+    const bool lemke = strcmp(solver, "lemke") == 0;
+    return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                           "world: friction law \"%s\" needs a solver of %s (%s%slemke %s lemke.coulomb); the solver "
+                           "is \"%s\"%s",
+                           dvi_friction_law_string(law), law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names,
+                           n > 0 ? "or " : "", law == DVI_LAW_COULOMB ? "with" : "without", solver,
+                           lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "");
+}
+
 dvi_status dvi_step_dvi(dvi_world* w, double h)
 {
+    dvi_status law_ok = check_law(w);
+    if (law_ok != DVI_OK) return law_ok;
     dvi_step_dvi_ctx x;
     memset(&x, 0, sizeof x);
     x.h = h;

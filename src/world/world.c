@@ -49,6 +49,7 @@ dvi_world_def dvi_default_world_def(void)
     d.joint_recovery_speed = 1e30;
     d.bounce_threshold = 0.5;
     d.method = DVI_METHOD_DVI;
+    d.friction_law = DVI_LAW_CCP;
     d.dem = dvi_default_dem_settings();
     d.internal_cookie = WORLD_COOKIE;
     return d;
@@ -112,6 +113,8 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
         return dvi_error_setf(bad, "world_def.joint_solve: unknown value %d", (int)d.joint_solve);
     if (!dvi_allocator_valid(&d.allocator))
         return dvi_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
+    if (!dvi_friction_law_string(d.friction_law))
+        return dvi_error_setf(bad, "world_def.friction_law: unknown value %d", (int)d.friction_law);
     d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
     dvi_world* w = dvi_mem_calloc(&d.allocator, 1, sizeof *w);
     if (!w) return dvi_error_set(DVI_ERR_NOMEM, "out of memory creating the world");
@@ -214,6 +217,21 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
     w->solver = s;
     w->def.solver_settings = ss; /* dvi_world_threads */
     return DVI_OK;
+}
+
+dvi_status dvi_world_set_friction_law(dvi_world* w, dvi_friction_law law)
+{
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!dvi_friction_law_string(law))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "world: unknown friction law %d (DVI_LAW_CCP or DVI_LAW_COULOMB)",
+                               (int)law);
+    w->def.friction_law = law;
+    return DVI_OK;
+}
+
+dvi_friction_law dvi_world_get_friction_law(const dvi_world* w)
+{
+    return w ? w->def.friction_law : DVI_LAW_CCP;
 }
 
 int dvi_world_threads(const dvi_world* w)

@@ -174,25 +174,27 @@ typedef struct spec {
     double speed;    /* rad/s (0: no motors) */
     double duration; /* s; 0: computed for the crossing (rigid) */
     int grousers;    /* per wheel; 0: --grousers */
+    bool coulomb;    /* statics: Coulomb's law (formulation.friction), Lemke's Coulomb LCP */
 } spec;
 
 static const spec SPECS[] = {
-    {STATICS, "rover_statics_scarecrow.json", "Scarecrow", 0.0, 1.0, 0},
-    {STATICS, "rover_statics_fullrover.json", "FullRover", 0.0, 1.0, 0},
-    {RIGID, "rover_obstacle_rigid.json", "Scarecrow", THESIS_SPEED, 0.0, 0},
-    {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0, 0},
-    {RIGID_DEM, "rover_obstacle_rigid_dem.json", "Scarecrow", THESIS_SPEED, 0.0, 0},
-    {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0, 0},
-    {GRANULAR_HEX, "rover_obstacle_granular_hex.json", "Scarecrow", 0.8, 19.4, 24},
-    {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0},
-    {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24},
-    {STRIP_HEX_ROLL, "rover_obstacle_granular_strip_hex_roll.json", "Scarecrow", 0.8, 25.0, 24},
-    {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24},
-    {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 20.4, 24},
-    {TRACKS_HEX_PAD, "rover_obstacle_granular_tracks_hex_pad.json", "Scarecrow", 0.8, 20.4, 24},
-    {TRACKS_HEX_PATCH, "rover_obstacle_granular_tracks_hex_patch.json", "Scarecrow", 0.8, 18.5, 24},
-    {TRACKS_RIGID, "rover_obstacle_tracks_rigid.json", "Scarecrow", 0.8, 18.5, 24},
-    {TRACKS_SLICK, "rover_obstacle_tracks_slick.json", "Scarecrow", 0.8, 18.5, 24},
+    {STATICS, "rover_statics_scarecrow.json", "Scarecrow", 0.0, 1.0, 0, false},
+    {STATICS, "rover_statics_fullrover.json", "FullRover", 0.0, 1.0, 0, false},
+    {STATICS, "rover_statics_scarecrow_coulomb.json", "Scarecrow", 0.0, 1.0, 0, true},
+    {RIGID, "rover_obstacle_rigid.json", "Scarecrow", THESIS_SPEED, 0.0, 0, false},
+    {RIGID, "rover_obstacle_rigid_fullrover.json", "FullRover", THESIS_SPEED, 0.0, 0, false},
+    {RIGID_DEM, "rover_obstacle_rigid_dem.json", "Scarecrow", THESIS_SPEED, 0.0, 0, false},
+    {GRANULAR, "rover_obstacle_granular.json", "Scarecrow", THESIS_SPEED, 30.0, 0, false},
+    {GRANULAR_HEX, "rover_obstacle_granular_hex.json", "Scarecrow", 0.8, 19.4, 24, false},
+    {STRIP, "rover_obstacle_granular_strip.json", "Scarecrow", 0.8, 0.0, 0, false},
+    {STRIP_HEX, "rover_obstacle_granular_strip_hex.json", "Scarecrow", 0.8, 25.0, 24, false},
+    {STRIP_HEX_ROLL, "rover_obstacle_granular_strip_hex_roll.json", "Scarecrow", 0.8, 25.0, 24, false},
+    {STRIP_HEX_DEM, "rover_obstacle_granular_strip_hex_dem.json", "Scarecrow", 0.8, 17.5, 24, false},
+    {TRACKS_HEX, "rover_obstacle_granular_tracks_hex.json", "Scarecrow", 0.8, 20.4, 24, false},
+    {TRACKS_HEX_PAD, "rover_obstacle_granular_tracks_hex_pad.json", "Scarecrow", 0.8, 20.4, 24, false},
+    {TRACKS_HEX_PATCH, "rover_obstacle_granular_tracks_hex_patch.json", "Scarecrow", 0.8, 18.5, 24, false},
+    {TRACKS_RIGID, "rover_obstacle_tracks_rigid.json", "Scarecrow", 0.8, 18.5, 24, false},
+    {TRACKS_SLICK, "rover_obstacle_tracks_slick.json", "Scarecrow", 0.8, 18.5, 24, false},
 };
 
 
@@ -644,10 +646,18 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     fprintf(f, "{\n  \"name\": \"%.*s\",\n", (int)(strlen(stem) - 5), stem);
     switch (sp->kind) {
     case STATICS:
-        fprintf(f, "  \"description\": \"The rocker-bogie rover (%s variant) at rest on flat ground; the six wheel "
-                   "loads settle to the static loads of the reference (written by studies/rover/rover_scene.c from "
-                   "data/rover/rocker_bogie_rover.json).\",\n",
-                sp->variant);
+        if (sp->coulomb)
+            fprintf(f, "  \"description\": \"rover_statics_%s.json under Coulomb's law (formulation.friction "
+                       "\\\"coulomb\\\", Lemke's Coulomb LCP): at rest every contact sticks, where the two laws "
+                       "agree; the lateral wheel forces (probe wheel_forces) are internal forces of the rigid rover "
+                       "and sum to zero under both (written by studies/rover/rover_scene.c from "
+                       "data/rover/rocker_bogie_rover.json).\",\n",
+                    lower);
+        else
+            fprintf(f, "  \"description\": \"The rocker-bogie rover (%s variant) at rest on flat ground; the six "
+                       "wheel loads settle to the static loads of the reference (written by studies/rover/rover_scene.c "
+                       "from data/rover/rocker_bogie_rover.json).\",\n",
+                    sp->variant);
         break;
     case RIGID_DEM:
         fprintf(f,
@@ -954,8 +964,10 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
 
     switch (sp->kind) {
     case STATICS:
-        fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.002,\n    \"solver\": \"lemke\",\n"
-                   "    \"collision_envelope\": ");
+        fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.002,\n    \"solver\": \"lemke\",\n");
+        if (sp->coulomb)
+            fprintf(f, "    \"friction\": \"coulomb\",\n    \"lemke\": {\"coulomb\": true, \"orient\": true},\n");
+        fprintf(f, "    \"collision_envelope\": ");
         rover_write_number(f, d.envelope);
         fprintf(f, "\n  },\n  \"duration\": ");
         rover_write_number(f, sp->duration);
