@@ -1650,9 +1650,11 @@ dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* s
         memset(res, 0, sizeof *res);
         res->status = DVI_SOLVE_BAD_INPUT;
         snprintf(res->message, sizeof res->message, "%s", "the problem does not belong to this FCLIB info");
-        return DVI_ERR_INVALID_ARG;
+        return dvi_error_set(DVI_ERR_INVALID_ARG, res->message);
     }
-    return dvi_ccp_solve_split(solver_name, settings, p, &W, gamma, res);
+    const dvi_status st = dvi_ccp_solve_split(solver_name, settings, p, &W, gamma, res);
+    if (st != DVI_OK) dvi_error_set(st, res->message[0] ? res->message : NULL);
+    return st;
 }
 
 /* ---- writing ------------------------------------------------------------------------------ */
