@@ -37,6 +37,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#ifdef DVI_HAVE_SICONOS
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#endif
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -71,6 +79,7 @@ typedef struct bench_options {
     int32_t max_iterations;
     int32_t threads;
     int32_t lemke_max_size; /* 0: the library's default */
+    double reference_time_limit; /* seconds for all the solves of one reference row */
     bool json;
 } bench_options;
 
@@ -106,6 +115,8 @@ static void usage(FILE* f, const char* prog) {
             "  --max-iterations N     iteration budget per solve, ours and the reference's (default 10000)\n"
             "  --solvers LIST         comma-separated solvers (default: every built-in one, %s%s)\n"
             "  --lemke-max-size N     lemke refuses LCPs of more rows (\"unsupported\"; default: the library's)\n"
+            "  --reference-time-limit S  a reference solver's row (all its repeats) is stopped after S seconds and\n"
+            "                         reported as \"time_limit\" (default 30)\n"
             "  --threads N            solver threads (default 1; 0 = library default)\n"
             "  --json                 one JSON object per (problem, solver) on stdout; the summaries go to stderr\n"
             "  --help                 this text\n"
@@ -165,6 +176,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
     o->tolerance = 1e-8;
     o->max_iterations = 10000;
     o->threads = 1;
+    o->reference_time_limit = 30.0;
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -180,6 +192,10 @@ static int parse_options(int argc, char** argv, bench_options* o) {
             ++i;
         } else if (strcmp(a, "--solvers") == 0 && val) {
             if (!parse_solvers(argv[0], val, o)) return 2;
+            ++i;
+        } else if (strcmp(a, "--reference-time-limit") == 0 && val) {
+            if (!cli_double(argv[0], a, val, 0.0, true, 1e6, "a number of seconds > 0", &o->reference_time_limit))
+                return 2;
             ++i;
         } else if (strcmp(a, "--lemke-max-size") == 0 && val) {
             if (!cli_int(argv[0], a, val, 1, INT32_MAX, "a positive integer", &v)) return 2;
@@ -408,7 +424,56 @@ static void ref_release(ref_input* in) {
     memset(in, 0, sizeof *in);
 }
 
-/* Solves with reference solver k and judges the answer with our residuals. */
+/* What the child of run_reference sends back, followed by r [3·contacts]. */
+typedef struct ref_report {
+    ref_result last; /* the last solve (every solve from r = 0 gives the same answer) */
+    double best;     /* the fastest solve's seconds */
+    int repeats;
+    int ok;
+} ref_report;
+
+static bool write_all(int fd, const void* data, size_t n) {
+    const char* p = data;
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* Reads n bytes before the deadline (CLOCK_MONOTONIC seconds): 1 done, 0
+ * deadline passed, −1 end of file or error. */
+static int read_until(int fd, void* data, size_t n, double deadline) {
+    char* p = data;
+    while (n > 0) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double left = deadline - ((double)t.tv_sec + 1e-9 * (double)t.tv_nsec);
+        if (left <= 0.0) return 0;
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
+        if (pr < 0 && errno == EINTR) continue;
+        if (pr < 0) return -1;
+        if (pr == 0) continue; /* the loop checks the deadline */
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 1;
+}
+
+/* Solves with reference solver k and judges the answer with our residuals.
+ * The solves (the repeats of the timing rule) run in a child process, so
+ * that a solve that outlasts the time limit can be stopped (Siconos has no
+ * limit of its own, and its PROX can run an inner Newton solve to its own
+ * budget at each of its iterations) and one that exits or crashes takes
+ * the bench with it no further: the row says "time_limit" or "crashed". The
+ * child writes on stderr only. */
 static bool run_reference(const bench_options* o, int k, ref_input* in, const char* path, const dvi_ccp_file* file,
                           const dvi_fclib_info* info, double* gamma, bench_row* row) {
     row_start(row, ref_solver_name(k));
@@ -420,27 +485,60 @@ static bool run_reference(const bench_options* o, int k, ref_input* in, const ch
     }
     const dvi_ccp_problem* q = in->delassus ? &in->delassus->problem : &file->problem;
     size_t m = 3 * (size_t)info->contacts;
-    double* u = malloc((m + 1) * sizeof *u);
-    if (!u) {
+    int fd[2];
+    fflush(stdout);
+    fflush(stderr);
+    if (pipe(fd) != 0) {
+        fprintf(stderr, "error: %s, %s: pipe: %s\n", row->problem, row->solver, strerror(errno));
         row->error = true;
         return false;
     }
-    ref_result res = {0};
-    double total = 0.0, best = INFINITY;
-    int repeats = 0;
-    bool ok = true;
-    while (repeats < BENCH_MAX_REPEATS && total < BENCH_MIN_SECONDS) {
-        if (!ref_solve(k, &in->W, q->r, in->mu, info->contacts, o->tolerance, o->max_iterations, gamma, u, &res)) {
-            ok = false;
-            break;
-        }
-        repeats++;
-        total += res.seconds;
-        if (res.seconds < best) best = res.seconds;
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "error: %s, %s: fork: %s\n", row->problem, row->solver, strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        row->error = true;
+        return false;
     }
-    free(u);
-    row->repeats = repeats;
-    if (!ok) {
+    if (pid == 0) { /* the child: solve, report, leave without flushing the parent's buffers */
+        close(fd[0]);
+        dup2(2, 1);
+        ref_report rep = {.best = INFINITY, .ok = 1};
+        double* u = malloc((m + 1) * sizeof *u);
+        double total = 0.0;
+        while (u && rep.repeats < BENCH_MAX_REPEATS && total < BENCH_MIN_SECONDS) {
+            if (!ref_solve(k, &in->W, q->r, in->mu, info->contacts, o->tolerance, o->max_iterations, gamma, u,
+                           &rep.last)) {
+                rep.ok = 0;
+                break;
+            }
+            rep.repeats++;
+            total += rep.last.seconds;
+            if (rep.last.seconds < rep.best) rep.best = rep.last.seconds;
+        }
+        if (!u) rep.ok = 0;
+        bool sent = write_all(fd[1], &rep, sizeof rep) && write_all(fd[1], gamma, m * sizeof *gamma);
+        _exit(sent ? 0 : 1);
+    }
+    close(fd[1]);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double deadline = (double)t0.tv_sec + 1e-9 * (double)t0.tv_nsec + o->reference_time_limit;
+    ref_report rep;
+    int got = read_until(fd[0], &rep, sizeof rep, deadline);
+    if (got == 1) got = read_until(fd[0], gamma, m * sizeof *gamma, deadline);
+    close(fd[0]);
+    if (got == 0) kill(pid, SIGKILL);
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
+    }
+    if (got != 1) {
+        row->status = got == 0 ? "time_limit" : "crashed";
+        return true;
+    }
+    row->repeats = rep.repeats;
+    if (!rep.ok) {
         fprintf(stderr, "error: %s, %s: out of memory\n", row->problem, row->solver);
         row->error = true;
         return false;
@@ -451,13 +549,15 @@ static bool run_reference(const bench_options* o, int k, ref_input* in, const ch
         row->error = true;
         return false;
     }
-    row->iterations = res.iterations;
-    row->seconds = best;
+    row->iterations = rep.last.iterations;
+    row->seconds = rep.best;
     row->residual_ccp = met.residual;
     row->residual_coulomb = met.residual_coulomb;
-    row->own_error = res.error;
-    row->own_info = res.info;
-    row->status = res.info == 0 ? "converged" : res.iterations >= o->max_iterations ? "max_iterations" : "failed";
+    row->own_error = rep.last.error;
+    row->own_info = rep.last.info;
+    row->status = rep.last.info == 0                        ? "converged"
+                  : rep.last.iterations >= o->max_iterations ? "max_iterations"
+                                                              : "failed";
     row->coulomb_ok = met.residual_coulomb <= o->tolerance;
     row->solved = row->coulomb_ok;
     return true;
