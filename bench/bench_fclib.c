@@ -28,7 +28,8 @@
  * and their answers are judged by dvi_fclib_evaluate like ours; Siconos's
  * own error is reported beside. Times are measured the same way for both:
  * the solve call, repeated until BENCH_MIN_SECONDS in total (at most
- * BENCH_MAX_REPEATS times), the fastest kept. */
+ * BENCH_MAX_REPEATS times), the fastest kept. Every row runs in a child
+ * process stopped after --time-limit seconds (run_row). */
 #include "bench_cli.h"
 #include "dvi/io.h"
 #ifdef DVI_HAVE_SICONOS
@@ -37,14 +38,12 @@
 
 #include <dirent.h>
 #include <errno.h>
-#ifdef DVI_HAVE_SICONOS
 #include <poll.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#endif
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -79,7 +78,7 @@ typedef struct bench_options {
     int32_t max_iterations;
     int32_t threads;
     int32_t lemke_max_size; /* 0: the library's default */
-    double reference_time_limit; /* seconds for all the solves of one reference row */
+    double time_limit;   /* seconds for all the solves of one row (run_row) */
     bool json;
 } bench_options;
 
@@ -115,8 +114,8 @@ static void usage(FILE* f, const char* prog) {
             "  --max-iterations N     iteration budget per solve, ours and the reference's (default 10000)\n"
             "  --solvers LIST         comma-separated solvers (default: every built-in one, %s%s)\n"
             "  --lemke-max-size N     lemke refuses LCPs of more rows (\"unsupported\"; default: the library's)\n"
-            "  --reference-time-limit S  a reference solver's row (all its repeats) is stopped after S seconds and\n"
-            "                         reported as \"time_limit\" (default 30)\n"
+            "  --time-limit S         a row (all its repeats) is stopped after S seconds and reported as\n"
+            "                         \"time_limit\" (default 60; every row runs in a child process)\n"
             "  --threads N            solver threads (default 1; 0 = library default)\n"
             "  --json                 one JSON object per (problem, solver) on stdout; the summaries go to stderr\n"
             "  --help                 this text\n"
@@ -176,7 +175,7 @@ static int parse_options(int argc, char** argv, bench_options* o) {
     o->tolerance = 1e-8;
     o->max_iterations = 10000;
     o->threads = 1;
-    o->reference_time_limit = 30.0;
+    o->time_limit = 60.0;
     for (int i = 1; i < argc; ++i) {
         const char* a = argv[i];
         const char* val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -193,8 +192,8 @@ static int parse_options(int argc, char** argv, bench_options* o) {
         } else if (strcmp(a, "--solvers") == 0 && val) {
             if (!parse_solvers(argv[0], val, o)) return 2;
             ++i;
-        } else if (strcmp(a, "--reference-time-limit") == 0 && val) {
-            if (!cli_double(argv[0], a, val, 0.0, true, 1e6, "a number of seconds > 0", &o->reference_time_limit))
+        } else if (strcmp(a, "--time-limit") == 0 && val) {
+            if (!cli_double(argv[0], a, val, 0.0, true, 1e6, "a number of seconds > 0", &o->time_limit))
                 return 2;
             ++i;
         } else if (strcmp(a, "--lemke-max-size") == 0 && val) {
@@ -337,50 +336,54 @@ static void row_start(bench_row* row, const char* name) {
     row->own_error = NAN;
 }
 
-/* Solves the problem with one of our solvers and fills *row; false on an error. */
-static bool run_solver(const bench_options* o, const char* name, const dvi_ccp_file* file,
-                       const dvi_fclib_info* info, double* gamma, bench_row* row) {
+/* What the child process of a row sends back (run_row). */
+typedef struct row_report {
+    int ok;              /* 0: an error, in message */
+    int unsupported;     /* the solver refused the problem */
+    int32_t iterations;  /* of the last solve (every solve starts from r = 0 and gives the same answer) */
+    int repeats;
+    double best;         /* the fastest solve's seconds */
+    double residual_ccp; /* dvi_fclib_evaluate on the last answer */
+    double residual_coulomb;
+    int status;          /* ours: dvi_solve_status; reference: 0 converged, 1 max_iterations, 2 failed */
+    double own_error;    /* reference: Siconos's own error */
+    int own_info;        /* reference: the driver's return */
+    char message[320];
+} row_report;
+
+/* In the child: one of our solvers, repeated by the timing rule. */
+static void child_ours(const bench_options* o, const char* name, const dvi_ccp_file* file, const dvi_fclib_info* info,
+                       double* gamma, row_report* rep) {
     dvi_solver_settings s = dvi_default_solver_settings();
     s.max_iterations = o->max_iterations;
     s.tolerance = o->tolerance;
     s.threads = o->threads;
     s.warm_start = false;
     if (o->lemke_max_size > 0) s.lemke.max_lcp_size = o->lemke_max_size;
-    int32_t index = 0;
-    builtin_solver(name, &index);
-    dvi_friction_law law = dvi_solver_law(index);
-    row_start(row, name);
-    row->law = dvi_friction_law_string(law);
-    double total = 0.0, best = INFINITY;
+    double total = 0.0;
     dvi_solve_result res;
     dvi_status st = DVI_OK;
-    int repeats = 0;
-    while (repeats < BENCH_MAX_REPEATS && total < BENCH_MIN_SECONDS) {
+    while (rep->repeats < BENCH_MAX_REPEATS && total < BENCH_MIN_SECONDS) {
         memset(&res, 0, sizeof res);
         st = dvi_fclib_solve(name, &s, &file->problem, info, gamma, &res);
-        repeats++;
-        total += res.seconds;
-        if (res.seconds < best) best = res.seconds;
         if (st < 0) break;
+        rep->repeats++;
+        total += res.seconds;
+        if (res.seconds < rep->best) rep->best = res.seconds;
     }
-    row->repeats = repeats;
     if (st == DVI_ERR_UNSUPPORTED) { /* e.g. Lemke on an LCP above its size limit */
-        row->status = "unsupported";
-        return true;
+        rep->unsupported = 1;
+        return;
     }
     if (st < 0) {
-        fprintf(stderr, "error: %s, %s: %s (%s)\n", row->problem, name, dvi_status_string(st), res.message);
-        row->error = true;
-        return false;
+        rep->ok = 0;
+        snprintf(rep->message, sizeof rep->message, "%.40s (%.255s)", dvi_status_string(st), res.message);
+        return;
     }
-    row->iterations = res.iterations;
-    row->seconds = best;
-    row->residual_ccp = res.metrics.residual;
-    row->residual_coulomb = res.metrics.residual_coulomb;
-    row->status = dvi_solve_status_string(res.status);
-    row->coulomb_ok = res.metrics.residual_coulomb <= o->tolerance;
-    row->solved = law == DVI_LAW_COULOMB ? row->coulomb_ok : res.status == DVI_SOLVE_CONVERGED;
-    return true;
+    rep->iterations = res.iterations;
+    rep->status = (int)res.status;
+    rep->residual_ccp = res.metrics.residual; /* dvi_fclib_evaluate on the answer (dvi_fclib_solve) */
+    rep->residual_coulomb = res.metrics.residual_coulomb;
 }
 
 #ifdef DVI_HAVE_SICONOS
@@ -424,13 +427,39 @@ static void ref_release(ref_input* in) {
     memset(in, 0, sizeof *in);
 }
 
-/* What the child of run_reference sends back, followed by r [3·contacts]. */
-typedef struct ref_report {
-    ref_result last; /* the last solve (every solve from r = 0 gives the same answer) */
-    double best;     /* the fastest solve's seconds */
-    int repeats;
-    int ok;
-} ref_report;
+/* In the child: reference solver k, repeated by the timing rule, its answer
+ * judged by our residuals. */
+static void child_ref(const bench_options* o, int k, const ref_input* in, const dvi_ccp_file* file,
+                      const dvi_fclib_info* info, double* gamma, row_report* rep) {
+    const dvi_ccp_problem* q = in->delassus ? &in->delassus->problem : &file->problem;
+    double* u = malloc((3 * (size_t)info->contacts + 1) * sizeof *u);
+    ref_result last = {0};
+    double total = 0.0;
+    while (u && rep->repeats < BENCH_MAX_REPEATS && total < BENCH_MIN_SECONDS) {
+        if (!ref_solve(k, &in->W, q->r, in->mu, info->contacts, o->tolerance, o->max_iterations, gamma, u, &last)) {
+            free(u);
+            u = NULL;
+            break;
+        }
+        rep->repeats++;
+        total += last.seconds;
+        if (last.seconds < rep->best) rep->best = last.seconds;
+    }
+    free(u);
+    dvi_ccp_metrics met;
+    if (rep->repeats == 0 || dvi_fclib_evaluate(&file->problem, info, gamma, &met) != DVI_OK) {
+        rep->ok = 0;
+        snprintf(rep->message, sizeof rep->message, "%s", rep->repeats ? "cannot evaluate the answer" : "out of memory");
+        return;
+    }
+    rep->iterations = last.iterations;
+    rep->status = last.info == 0 ? 0 : last.iterations >= o->max_iterations ? 1 : 2;
+    rep->own_error = last.error;
+    rep->own_info = last.info;
+    rep->residual_ccp = met.residual;
+    rep->residual_coulomb = met.residual_coulomb;
+}
+#endif
 
 static bool write_all(int fd, const void* data, size_t n) {
     const char* p = data;
@@ -444,14 +473,18 @@ static bool write_all(int fd, const void* data, size_t n) {
     return true;
 }
 
-/* Reads n bytes before the deadline (CLOCK_MONOTONIC seconds): 1 done, 0
+static double monotonic(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Reads n bytes before the deadline (monotonic() seconds): 1 done, 0 the
  * deadline passed, −1 end of file or error. */
 static int read_until(int fd, void* data, size_t n, double deadline) {
     char* p = data;
     while (n > 0) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        double left = deadline - ((double)t.tv_sec + 1e-9 * (double)t.tv_nsec);
+        double left = deadline - monotonic();
         if (left <= 0.0) return 0;
         struct pollfd pfd = {fd, POLLIN, 0};
         int pr = poll(&pfd, 1, (int)(left * 1000.0) + 1);
@@ -467,35 +500,41 @@ static int read_until(int fd, void* data, size_t n, double deadline) {
     return 1;
 }
 
-/* Solves with reference solver k and judges the answer with our residuals.
- * The solves (the repeats of the timing rule) run in a child process, so
- * that a solve that outlasts the time limit can be stopped (Siconos has no
- * limit of its own, and its PROX can run an inner Newton solve to its own
- * budget at each of its iterations) and one that exits or crashes takes
- * the bench with it no further: the row says "time_limit" or "crashed". The
- * child writes on stderr only. */
-static bool run_reference(const bench_options* o, int k, ref_input* in, const char* path, const dvi_ccp_file* file,
-                          const dvi_fclib_info* info, double* gamma, bench_row* row) {
-    row_start(row, ref_solver_name(k));
-    row->law = dvi_friction_law_string(DVI_LAW_COULOMB);
-    row->reference = true;
-    if (!ref_prepare(in, path, file, info)) {
-        row->status = "unsupported";
-        return true;
+static const char* ref_status_string(int status) {
+    return status == 0 ? "converged" : status == 1 ? "max_iterations" : "failed";
+}
+
+/* One row: solver s (ours, or the reference's when ref >= 0) on the file.
+ * The solves (the repeats of the timing rule) and the evaluation run in a
+ * child process, stopped after --time-limit seconds: neither library has a
+ * time limit of its own (Siconos's PROX runs an inner Newton solve to its
+ * own budget at each iteration; a Newton method on a large problem may take
+ * minutes for its 10,000 iterations), and a solver that exits or crashes
+ * takes the bench with it no further. The row then says "time_limit" or
+ * "crashed". The child writes on stderr only; the parent never solves, so
+ * no thread pool is running when it forks. Returns false on an error. */
+static bool run_row(const bench_options* o, const char* name, int ref, void* ref_in, const dvi_ccp_file* file,
+                    const dvi_fclib_info* info, double* gamma, bench_row* row) {
+    row_start(row, name);
+    row->reference = ref >= 0;
+    if (ref >= 0) {
+        row->law = dvi_friction_law_string(DVI_LAW_COULOMB);
+    } else {
+        int32_t index = 0;
+        builtin_solver(name, &index);
+        row->law = dvi_friction_law_string(dvi_solver_law(index));
     }
-    const dvi_ccp_problem* q = in->delassus ? &in->delassus->problem : &file->problem;
-    size_t m = 3 * (size_t)info->contacts;
     int fd[2];
     fflush(stdout);
     fflush(stderr);
     if (pipe(fd) != 0) {
-        fprintf(stderr, "error: %s, %s: pipe: %s\n", row->problem, row->solver, strerror(errno));
+        fprintf(stderr, "error: %s, %s: pipe: %s\n", row->problem, name, strerror(errno));
         row->error = true;
         return false;
     }
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "error: %s, %s: fork: %s\n", row->problem, row->solver, strerror(errno));
+        fprintf(stderr, "error: %s, %s: fork: %s\n", row->problem, name, strerror(errno));
         close(fd[0]);
         close(fd[1]);
         row->error = true;
@@ -504,30 +543,19 @@ static bool run_reference(const bench_options* o, int k, ref_input* in, const ch
     if (pid == 0) { /* the child: solve, report, leave without flushing the parent's buffers */
         close(fd[0]);
         dup2(2, 1);
-        ref_report rep = {.best = INFINITY, .ok = 1};
-        double* u = malloc((m + 1) * sizeof *u);
-        double total = 0.0;
-        while (u && rep.repeats < BENCH_MAX_REPEATS && total < BENCH_MIN_SECONDS) {
-            if (!ref_solve(k, &in->W, q->r, in->mu, info->contacts, o->tolerance, o->max_iterations, gamma, u,
-                           &rep.last)) {
-                rep.ok = 0;
-                break;
-            }
-            rep.repeats++;
-            total += rep.last.seconds;
-            if (rep.last.seconds < rep.best) rep.best = rep.last.seconds;
-        }
-        if (!u) rep.ok = 0;
-        bool sent = write_all(fd[1], &rep, sizeof rep) && write_all(fd[1], gamma, m * sizeof *gamma);
-        _exit(sent ? 0 : 1);
+        row_report rep = {.ok = 1, .best = INFINITY, .residual_ccp = NAN, .residual_coulomb = NAN, .own_error = NAN};
+#ifdef DVI_HAVE_SICONOS
+        if (ref >= 0)
+            child_ref(o, ref, ref_in, file, info, gamma, &rep);
+        else
+#endif
+            child_ours(o, name, file, info, gamma, &rep);
+        _exit(write_all(fd[1], &rep, sizeof rep) ? 0 : 1);
     }
+    (void)ref_in;
     close(fd[1]);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    double deadline = (double)t0.tv_sec + 1e-9 * (double)t0.tv_nsec + o->reference_time_limit;
-    ref_report rep;
-    int got = read_until(fd[0], &rep, sizeof rep, deadline);
-    if (got == 1) got = read_until(fd[0], gamma, m * sizeof *gamma, deadline);
+    row_report rep;
+    int got = read_until(fd[0], &rep, sizeof rep, monotonic() + o->time_limit);
     close(fd[0]);
     if (got == 0) kill(pid, SIGKILL);
     int wstatus = 0;
@@ -538,31 +566,31 @@ static bool run_reference(const bench_options* o, int k, ref_input* in, const ch
         return true;
     }
     row->repeats = rep.repeats;
+    if (rep.unsupported) {
+        row->status = "unsupported";
+        return true;
+    }
     if (!rep.ok) {
-        fprintf(stderr, "error: %s, %s: out of memory\n", row->problem, row->solver);
+        fprintf(stderr, "error: %s, %s: %s\n", row->problem, name, rep.message);
         row->error = true;
         return false;
     }
-    dvi_ccp_metrics met;
-    if (dvi_fclib_evaluate(&file->problem, info, gamma, &met) != DVI_OK) {
-        fprintf(stderr, "error: %s, %s: cannot evaluate the answer\n", row->problem, row->solver);
-        row->error = true;
-        return false;
-    }
-    row->iterations = rep.last.iterations;
+    row->iterations = rep.iterations;
     row->seconds = rep.best;
-    row->residual_ccp = met.residual;
-    row->residual_coulomb = met.residual_coulomb;
-    row->own_error = rep.last.error;
-    row->own_info = rep.last.info;
-    row->status = rep.last.info == 0                        ? "converged"
-                  : rep.last.iterations >= o->max_iterations ? "max_iterations"
-                                                              : "failed";
-    row->coulomb_ok = met.residual_coulomb <= o->tolerance;
-    row->solved = row->coulomb_ok;
+    row->residual_ccp = rep.residual_ccp;
+    row->residual_coulomb = rep.residual_coulomb;
+    row->coulomb_ok = rep.residual_coulomb <= o->tolerance;
+    if (ref >= 0) {
+        row->status = ref_status_string(rep.status);
+        row->own_error = rep.own_error;
+        row->own_info = rep.own_info;
+        row->solved = row->coulomb_ok;
+    } else {
+        row->status = dvi_solve_status_string((dvi_solve_status)rep.status);
+        row->solved = strcmp(row->law, "coulomb") == 0 ? row->coulomb_ok : rep.status == DVI_SOLVE_CONVERGED;
+    }
     return true;
 }
-#endif
 
 static int cmp_double(const void* a, const void* b) {
     double x = *(const double*)a, y = *(const double*)b;
@@ -766,14 +794,20 @@ int main(int argc, char** argv) {
             names_of(files[k], row->problem, sizeof row->problem, row->family, sizeof row->family);
             row->kind = info.kind == DVI_FCLIB_GLOBAL ? "global" : "local";
             row->contacts = info.contacts;
-            bool ok;
-#ifdef DVI_HAVE_SICONOS
             int ref = ref_solver_find(o.solvers[s]);
-            if (ref >= 0)
-                ok = run_reference(&o, ref, &in, files[k], file, &info, gamma, row);
-            else
+            void* ref_in = NULL;
+#ifdef DVI_HAVE_SICONOS
+            if (ref >= 0 && !ref_prepare(&in, files[k], file, &info)) { /* Siconos cannot take this problem */
+                row_start(row, o.solvers[s]);
+                row->law = dvi_friction_law_string(DVI_LAW_COULOMB);
+                row->reference = true;
+                row->status = "unsupported";
+                print_row(&o, row);
+                continue;
+            }
+            ref_in = &in;
 #endif
-                ok = run_solver(&o, o.solvers[s], file, &info, gamma, row);
+            bool ok = run_row(&o, o.solvers[s], ref, ref_in, file, &info, gamma, row);
             if (!ok) failed = true;
             print_row(&o, row);
         }

@@ -2,7 +2,9 @@
 """Markdown tables of docs/fclib.md from `bench_fclib --json` output (one
 JSON object per (problem, solver), as in bench/results/fclib_coulomb.jsonl).
 
-usage: fclib_table.py ROWS.jsonl
+usage: fclib_table.py ROWS.jsonl [SOLVER,SOLVER,...]
+
+With a list of solvers, the first table has only their columns.
 
 Prints three tables:
 1. every solver on every problem (problems in the order of the rows): a cell
@@ -54,13 +56,14 @@ def main():
             solvers.append(r["solver"])
         by[r["problem"]][r["solver"]] = r
     first = rows[0]
+    columns = sys.argv[2].split(",") if len(sys.argv) > 2 else solvers
     print(f"Tolerance {first['tolerance']:g}, at most {first['max_iterations']} iterations, "
           f"{first['threads']} thread(s). Cell: solved?, iterations, CCP residual / Coulomb residual, time.\n")
-    print("| problem | kind | contacts | " + " | ".join(solvers) + " |")
-    print("|---|---|---|" + "---|" * len(solvers))
+    print("| problem | kind | contacts | " + " | ".join(columns) + " |")
+    print("|---|---|---|" + "---|" * len(columns))
     for p in problems:
         any_row = next(iter(by[p].values()))
-        cells = [cell(by[p][s]) if s in by[p] else "" for s in solvers]
+        cells = [cell(by[p][s]) if s in by[p] else "" for s in columns]
         print(f"| {p} | {any_row['kind']} | {any_row['contacts']} | " + " | ".join(cells) + " |")
 
     print("\nPer family: problems solved by the solver's law / Coulomb residual within the tolerance.\n")
