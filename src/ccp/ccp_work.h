@@ -510,6 +510,7 @@ extern const dvi_solver_impl dvi_solver_pgs;
 extern const dvi_solver_impl dvi_solver_jacobi;
 extern const dvi_solver_impl dvi_solver_lemke;
 extern const dvi_solver_impl dvi_solver_nsgs;
+extern const dvi_solver_impl dvi_solver_newton;
 extern const dvi_solver_impl dvi_solver_desaxce;
 
 /* The built-in solver called `name`, or NULL (src/ccp/registry.c). */

@@ -10,6 +10,7 @@ static const dvi_solver_impl* const registry[] = {
     &dvi_solver_jacobi,
     &dvi_solver_lemke,
     &dvi_solver_nsgs,
+    &dvi_solver_newton,
     &dvi_solver_desaxce,
 };
 
