@@ -78,9 +78,9 @@
 #define NEWTON_ARMIJO 1e-4        /* σ of the Armijo test */
 #define NEWTON_BACKTRACKS 30      /* halvings of the step at most */
 #define NEWTON_NONMONOTONE 5      /* merits of the non-monotone reference */
-#define NEWTON_REG 1e-2           /* ε = NEWTON_REG · residual ... */
-#define NEWTON_REG_MAX 1e-6       /* ... at most this */
-#define NEWTON_GMRES_RESTART 30   /* Krylov vectors before a restart */
+#define NEWTON_REG 1.0            /* ε = NEWTON_REG · residual ... */
+#define NEWTON_REG_MAX 1e-2       /* ... at most this */
+#define NEWTON_GMRES_RESTART 60   /* Krylov vectors before a restart */
 #define NEWTON_GMRES_MAX 600      /* GMRES iterations per Newton step at most */
 #define NEWTON_FORCING_MAX 0.1    /* GMRES relative tolerance at most */
 
