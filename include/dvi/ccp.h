@@ -237,7 +237,8 @@ typedef struct dvi_solver_settings {
     } nsgs;
     struct {
         int32_t max_dense_rows;   ///< largest problem (rows) whose Newton systems are factored densely
-                                  ///< (LU); larger ones are solved by preconditioned GMRES; default 3000
+                                  ///< (LU, 16 m² bytes); larger ones are solved by preconditioned GMRES;
+                                  ///< default 1000 (measured crossover, docs/solvers.md)
         bool line_search;         ///< globalising line search on the merit ½‖Φ‖²; default true
         double rho;               ///< Alart–Curnier parameter ρ > 0, scaled per contact by the inverse of
                                   ///< its mean diagonal of N; default 1.0

@@ -79,7 +79,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.nsgs.local_iterations = 20;
     s.nsgs.local_tolerance = 1e-14;
     s.nsgs.omega = 1.0;
-    s.newton.max_dense_rows = 3000;
+    s.newton.max_dense_rows = 1000;
     s.newton.line_search = true;
     s.newton.rho = 1.0;
     memcpy(s.desaxce.inner, "apgd", 5);
