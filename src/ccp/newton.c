@@ -6,7 +6,8 @@
  * projection method with a convergence proof.
  *
  * FORMULATION (Alart & Curnier 1991; the semismooth Newton method of
- * Christensen, Klarbring, Pang & Strömberg 1998, as in Acary et al. 2018).
+ * Christensen, Klarbring, Pang & Strömberg 1998; Qi & Sun 1993 for the
+ * generalized Jacobian; as compared in Acary, Brémond & Huber 2018).
  * γ solves the law iff Φ(γ) = 0, block by block, with ρ_a = settings.newton.rho
  * / η_a (η_a the mean of the block's diagonal of N, so that ρ_a u_a has the
  * units and the size of an impulse):
@@ -587,8 +588,11 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     memcpy(ubest, u, um * sizeof(double));
     double merits[NEWTON_NONMONOTONE];
     for (int i = 0; i < NEWTON_NONMONOTONE; i++) merits[i] = f;
-    double eta_scale[1] = {0};
-    const double scale = dvi_impulse_scale(w, ws.eta[0] >= 0.0 ? ws.eta : eta_scale);
+    double scale = 0.0; /* the impulses' natural scale: max_a ‖r_a‖ / η_a */
+    for (int32_t b = 0; b < nb; b++) {
+        const double rn = dvi_norm2(p->r + w->block_row[b], w->block_row[b + 1] - w->block_row[b]);
+        scale = fmax(scale, ws.rho[b] / s->newton.rho * rn);
+    }
     double gnorm_first = 0.0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
     int32_t it = 0;
