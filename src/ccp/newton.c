@@ -53,7 +53,8 @@
  * Lucidi 1986). If none passes, the steepest-descent direction of the merit,
  * −JᵀΦ, is tried from the Cauchy step ‖JᵀΦ‖²/‖J JᵀΦ‖² with the monotone
  * Armijo test; if that fails too, the method has stalled: MAX_ITERATIONS
- * with a message. Without line search, the full step is taken.
+ * with a message. Without line search, the full step is taken (and a
+ * Newton system that cannot be solved ends the solve: DIVERGED).
  *
  * STOPPING RULE. The Coulomb residual (metrics.residual_coulomb, computed by
  * dvi_work_metrics on u = Nγ + r formed as the driver forms it) ≤ tolerance,
@@ -680,7 +681,10 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
             }
         }
         if (!accepted) { /* no line search and a failed linear solve */
-            snprintf(res->message, sizeof res->message, "newton: the Newton system could not be solved at iteration %d",
+            res->status = DVI_SOLVE_DIVERGED;
+            snprintf(res->message, sizeof res->message,
+                     "newton: the Newton system could not be solved at iteration %d (singular or non-finite; "
+                     "settings.newton.line_search falls back to steepest descent)",
                      (int)it);
             it--;
             break;
