@@ -64,7 +64,7 @@
  *
  * MEMORY. Everything comes from the work's persistent scratch buffer and
  * its vectors: no allocation in a solve once the buffer has grown. The
- * dense path holds 2 m² doubles (144 MB at m = 3,000).
+ * dense path holds 2 m² doubles (16 MB at m = 1,000, 144 MB at m = 3,000).
  */
 #include "ccp_work.h"
 
