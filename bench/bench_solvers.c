@@ -219,7 +219,7 @@ static bool run_solver(const bench_options* o, const char* name, const dvi_gen_p
         dvi_solver* solver = NULL;
         st = dvi_solver_create(name, &s, &solver);
         if (st != DVI_OK) {
-            fprintf(stderr, "error: %s: cannot create solver %s: %s\n", g->family, name, dvi_status_string(st));
+            fprintf(stderr, "error: %s: cannot create solver %s: %s\n", g->family, name, dvi_error_message());
             row->error = true;
             return false;
         }

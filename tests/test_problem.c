@@ -37,8 +37,8 @@
         CHECK(fabs(a_ - b_) <= (eps), "%s = %.17g, expected %.17g (tolerance %g)", #a, a_, b_, (double)(eps));       \
     } while (0)
 
-static const char* const solver_names[] = {"apgd", "pgs", "jacobi", "lemke"};
-#define NSOLVERS 4
+static const char* const solver_names[] = {"apgd", "pgs", "jacobi", "lemke", "nsgs", "newton", "desaxce"};
+#define NSOLVERS 7
 
 /* ------------------------------------------------------------------------- */
 /* The fixture                                                                */
@@ -252,7 +252,7 @@ static void test_block_rows_and_registry(void** state)
     assert_int_equal(dvi_block_rows((dvi_block_kind)99), 0);
     assert_int_equal(dvi_block_rows((dvi_block_kind)-1), 0);
 
-    /* the four built-in solvers, each creatable by its name */
+    /* the built-in solvers, each creatable by its name */
     assert_int_equal(dvi_solver_count(), NSOLVERS);
     for (int s = 0; s < NSOLVERS; s++) {
         bool found = false;

@@ -60,6 +60,25 @@ typedef struct dvi_allocator {
     void* user; ///< passed back to the three functions
 } dvi_allocator;
 
+/// The message of the last call that failed on the calling thread: the one
+/// way to get the text of any error of the library.
+///
+/// Every call that returns an error (a status < 0, or non-zero from the
+/// writers of output.h that return int) or a solve that ends without
+/// converging (DVI_NOT_CONVERGED) leaves here, for the calling thread, a
+/// one-line English message naming the place ("bodies[3].mass: must be
+/// > 0"; a scene's problems one per line), until the next such call on the
+/// same thread replaces it. Successful calls leave it as it was (as errno);
+/// dvi_error_clear() empties it. Where a call also has a channel of its own
+/// (a solve's result->message, a world's dvi_world_last_error, a caller's
+/// (msg, msg_size) buffer, a scene's dvi_scene_errors) that channel holds
+/// the same text. Messages longer than 2047 bytes are cut, ending in "...".
+DVI_API const char* dvi_error_message(void);
+/// The status of that call (DVI_OK after dvi_error_clear or before any failure).
+DVI_API dvi_status dvi_error_status(void);
+/// Empties the calling thread's message (dvi_error_message() returns "").
+DVI_API void dvi_error_clear(void);
+
 /// A short, constant, English description of a status code.
 DVI_API const char* dvi_status_string(dvi_status s);
 

@@ -237,7 +237,8 @@ typedef struct dvi_solver_settings {
     } nsgs;
     struct {
         int32_t max_dense_rows;   ///< largest problem (rows) whose Newton systems are factored densely
-                                  ///< (LU); larger ones are solved by preconditioned GMRES; default 3000
+                                  ///< (LU, 16 m² bytes); larger ones are solved by preconditioned GMRES;
+                                  ///< default 1000 (measured crossover, docs/solvers.md)
         bool line_search;         ///< globalising line search on the merit ½‖Φ‖²; default true
         double rho;               ///< Alart–Curnier parameter ρ > 0, scaled per contact by the inverse of
                                   ///< its mean diagonal of N; default 1.0
@@ -335,7 +336,8 @@ DVI_API dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p
                                     dvi_solve_result* result);
 
 /// Records the target residual of each iteration of the following solves
-/// (sweep for pgs and jacobi, pivot for lemke) into buffer[0 … capacity−1],
+/// (sweep for pgs, jacobi and nsgs, pivot for lemke, outer iteration for
+/// desaxce: its Coulomb residual) into buffer[0 … capacity−1],
 /// from the start of the buffer at each solve; result->history_length says
 /// how many were written. The buffer must stay valid until it is replaced;
 /// buffer NULL (or capacity 0) stops recording. Errors: solver NULL,

@@ -192,10 +192,11 @@ DVI_API dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_
 /// which need a symmetric operator, are applied to the splitting
 ///     γ_{k+1} = the solution of the CCP (W_s, q + (W − W_s) γ_k),
 /// each solve warm-started from γ_k, until the CCP residual against the
-/// file's W is at most settings.tolerance (CCP solvers) or, for Lemke
-/// (whose target is its pyramid LCP), the step ‖γ_{k+1} − γ_k‖ is at most
-/// tolerance·‖γ_{k+1}‖. settings.max_iterations bounds the iterations of
-/// all the solves together; a CCP solver gets a quarter of what is left
+/// file's W is at most settings.tolerance (CCP solvers), the Coulomb
+/// residual against it (the solvers of Coulomb's law, nsgs and desaxce), or,
+/// for Lemke (whose target is its pyramid LCP), the step ‖γ_{k+1} − γ_k‖ is
+/// at most tolerance·‖γ_{k+1}‖. settings.max_iterations bounds the iterations
+/// of all the solves together; a CCP or Coulomb solver gets a quarter of what is left
 /// (at least 100) per solve and the splitting goes on after a solve that
 /// ran out of it (Lemke: its own pivot budget per solve, at most 100
 /// solves, and it stops when a solve does not converge). result (may be NULL): status, iterations (the total),

@@ -118,7 +118,9 @@ typedef struct dvi_world_def {
 DVI_API dvi_world_def dvi_default_world_def(void);
 DVI_API dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out);
 DVI_API void dvi_world_destroy(dvi_world* world);
-/// Message of the last error of a call on this world ("" if none).
+/// Message of the last error of a call that changes this world ("" if
+/// none); the same text as dvi_error_message() right after that call. The
+/// queries of a const world write only the thread's message.
 DVI_API const char* dvi_world_last_error(const dvi_world* world);
 /// Simulated time (s).
 DVI_API double dvi_world_time(const dvi_world* world);
@@ -299,7 +301,9 @@ typedef struct dvi_step_stats {
     /* of the DEM model alone (0 after a DVI step) */
     double max_overlap;           ///< m, largest overlap δ of a penalty contact (terrain samples: −z)
     int32_t contact_history;      ///< entries in the contact history after the step
-    double kinetic_energy;        ///< J, of the dynamic bodies after the step
+    /* of both methods again */
+    double kinetic_energy;        ///< J, of the dynamic bodies after the step (before this version: 0
+                                  ///< after a DVI step)
     bool warm_start_rejected;     ///< the solver started from γ = 0: the previous step's impulses had a
                                   ///< higher objective (dvi_solve_result.warm_start_rejected)
     double solver_bytes_per_iteration; ///< dvi_solve_result.bytes_per_iteration of the step's solve
@@ -374,8 +378,8 @@ typedef struct dvi_shape_info {
 /// valid until the world is changed (a body or shape added) or destroyed.
 /// DVI_ERR_INVALID_ARG for a bad id, an index out of range or a NULL out;
 /// out is then zeroed. Like the other queries of a const world, it writes
-/// nothing into the world (no dvi_world_last_error message), so threads may
-/// query one world at the same time.
+/// nothing into the world (its message goes to dvi_error_message only), so
+/// threads may query one world at the same time.
 DVI_API dvi_status dvi_body_get_shape(const dvi_world* world, dvi_body_id body, int32_t index, dvi_shape_info* out);
 
 /* ---- state (checkpoints) -------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -62,6 +63,59 @@ static inline FILE* dvi_open_regular(const char* path, uint64_t max_bytes, uint6
     }
     if (bytes) *bytes = (uint64_t)st.st_size;
     return f;
+}
+
+/* Reads the whole of `path` (opened as dvi_open_regular does, at most
+ * max_bytes, 0: no limit, also if the file grows while it is read) into a
+ * malloc'd buffer *data of *length bytes, followed by a NUL byte that is not
+ * counted. Returns 0; -1 when the file cannot be opened or read, or exceeds
+ * max_bytes (why says which); -2 when out of memory. *data is NULL on
+ * failure. */
+static inline int dvi_read_regular(const char* path, uint64_t max_bytes, char** data, size_t* length, char* why,
+                                   size_t why_size)
+{
+    *data = NULL;
+    *length = 0;
+    uint64_t size = 0;
+    FILE* f = dvi_open_regular(path, max_bytes, &size, why, why_size);
+    if (!f) return -1;
+    size_t cap = size < (1u << 16) ? (size_t)1 << 16 : (size_t)size + 1, len = 0;
+    char* buf = malloc(cap + 1);
+    int rc = 0;
+    while (buf) {
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) break;
+        if (max_bytes > 0 && len > max_bytes) {
+            snprintf(why, why_size, "larger than %llu bytes", (unsigned long long)max_bytes);
+            rc = -1;
+            break;
+        }
+        char* nb = cap <= SIZE_MAX / 4 ? realloc(buf, 2 * cap + 1) : NULL;
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    if (!buf) {
+        snprintf(why, why_size, "out of memory reading the file");
+        rc = -2;
+    } else if (rc == 0 && ferror(f)) {
+        snprintf(why, why_size, "read error (%s)", strerror(errno));
+        rc = -1;
+    }
+    fclose(f);
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    buf[len] = '\0';
+    *data = buf;
+    *length = len;
+    return 0;
 }
 
 #endif

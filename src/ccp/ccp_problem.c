@@ -1,6 +1,7 @@
 /* dvicontact — CCP problem: validation, inverse-mass blocks, evaluation.
  * Validation reports the first problem found, naming the place. */
 #include "ccp_work.h"
+#include "error.h"
 #include "hash_rng.h"
 
 #include <math.h>
@@ -321,23 +322,19 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
     return DVI_OK;
 }
 
-dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size)
+static dvi_status validate(const dvi_ccp_problem* p, char* msg, size_t msg_size)
 {
     double* tmp = NULL;
     int32_t* brow = NULL;
     if (p && p->rows > 0 && p->W && !p->D) {
         tmp = malloc(2 * (size_t)p->rows * sizeof(double));
-        if (!tmp) {
-            if (msg && msg_size) snprintf(msg, msg_size, "out of memory validating W");
-            return DVI_ERR_NOMEM;
-        }
+        if (!tmp) return fail(msg, msg_size, "out of memory validating W"), DVI_ERR_NOMEM;
     }
     if (p && p->block_count > 0) {
         brow = malloc(((size_t)p->block_count + 1) * sizeof(int32_t));
         if (!brow) {
             free(tmp);
-            if (msg && msg_size) snprintf(msg, msg_size, "out of memory validating the blocks");
-            return DVI_ERR_NOMEM;
+            return fail(msg, msg_size, "out of memory validating the blocks"), DVI_ERR_NOMEM;
         }
     }
     dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, brow, 1, msg, msg_size);
@@ -346,25 +343,40 @@ dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size
     return st;
 }
 
+dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size)
+{
+    char text[512] = "";
+    dvi_status st = validate(p, text, sizeof text);
+    if (msg && msg_size) snprintf(msg, msg_size, "%s", text);
+    return st == DVI_OK ? st : dvi_error_set(st, text);
+}
+
 dvi_status dvi_inv_mass_block(double mass, const double inertia[9], double out[36])
 {
-    if (!out || !inertia) return DVI_ERR_INVALID_ARG;
+    if (!out || !inertia) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_inv_mass_block: inertia or out is NULL");
     memset(out, 0, 36 * sizeof(double));
-    if (!isfinite(mass) || mass < 0.0) return DVI_ERR_INVALID_ARG;
+    if (!isfinite(mass) || mass < 0.0)
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "mass: must be finite and >= 0 (got %g)", mass);
     double s = 0.0;
     for (int k = 0; k < 9; k++) {
-        if (!isfinite(inertia[k])) return DVI_ERR_INVALID_ARG;
+        if (!isfinite(inertia[k]))
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "inertia[%d]: must be finite (got %g)", k, inertia[k]);
         if (fabs(inertia[k]) > s) s = fabs(inertia[k]);
     }
-    if (mass == 0.0) return s == 0.0 ? DVI_OK : DVI_ERR_INVALID_ARG; /* fixed body */
+    if (mass == 0.0) /* fixed body */
+        return s == 0.0 ? DVI_OK
+                        : dvi_error_set(DVI_ERR_INVALID_ARG, "inertia: must be zero when mass is 0 (a fixed body)");
     const double* J = inertia;
     for (int i = 0; i < 3; i++)
         for (int j = i + 1; j < 3; j++)
-            if (fabs(J[3 * i + j] - J[3 * j + i]) > 1e-12 * s) return DVI_ERR_INVALID_ARG;
+            if (fabs(J[3 * i + j] - J[3 * j + i]) > 1e-12 * s)
+                return dvi_error_setf(DVI_ERR_INVALID_ARG, "inertia: not symmetric ([%d][%d] = %g, [%d][%d] = %g)", i,
+                                      j, J[3 * i + j], j, i, J[3 * j + i]);
     /* inverse by cofactors; reject singular or indefinite inertia */
     double c00 = J[4] * J[8] - J[5] * J[7], c01 = J[5] * J[6] - J[3] * J[8], c02 = J[3] * J[7] - J[4] * J[6];
     double det = J[0] * c00 + J[1] * c01 + J[2] * c02;
-    if (!(det > 1e-12 * s * s * s) || J[0] <= 0.0 || J[0] * J[4] - J[1] * J[3] <= 0.0) return DVI_ERR_SINGULAR;
+    if (!(det > 1e-12 * s * s * s) || J[0] <= 0.0 || J[0] * J[4] - J[1] * J[3] <= 0.0)
+        return dvi_error_setf(DVI_ERR_SINGULAR, "inertia: singular or not positive definite (determinant %g)", det);
     double inv[9] = {c00 / det, (J[2] * J[7] - J[1] * J[8]) / det, (J[1] * J[5] - J[2] * J[4]) / det,
                      c01 / det, (J[0] * J[8] - J[2] * J[6]) / det, (J[2] * J[3] - J[0] * J[5]) / det,
                      c02 / det, (J[1] * J[6] - J[0] * J[7]) / det, (J[0] * J[4] - J[1] * J[3]) / det};
@@ -491,11 +503,15 @@ bool dvi_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err_out,
 dvi_status dvi_ccp_evaluate_with(const dvi_ccp_problem* p, const dvi_csc* W, const double* gamma,
                                  dvi_ccp_metrics* out)
 {
-    if (!p || !gamma || !out) return DVI_ERR_INVALID_ARG;
-    if (W && (W->rows != p->rows || W->cols != p->rows)) return DVI_ERR_INVALID_ARG;
+    if (!p || !gamma || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_ccp_evaluate: p, gamma or out is NULL");
+    if (W && (W->rows != p->rows || W->cols != p->rows))
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "W: must be %d x %d (got %d x %d)", (int)p->rows, (int)p->rows,
+                              (int)W->rows, (int)W->cols);
     dvi_ccp_work w;
     memset(&w, 0, sizeof w);
-    dvi_status st = dvi_work_prepare(&w, p, 1, NULL, 0);
+    char text[512] = "";
+    dvi_status st = dvi_work_prepare(&w, p, 1, text, sizeof text);
+    if (st != DVI_OK) dvi_error_set(st, text);
     if (st == DVI_OK) {
         double* u = w.vec[0];
         if (W) dvi_csc_mul(W, gamma, u);
@@ -514,11 +530,13 @@ dvi_status dvi_ccp_evaluate(const dvi_ccp_problem* p, const double* gamma, dvi_c
 
 dvi_status dvi_ccp_velocity(const dvi_ccp_problem* p, const double* gamma, double* dv)
 {
-    if (!p || !gamma || !dv) return DVI_ERR_INVALID_ARG;
-    if (!p->D) return DVI_ERR_UNSUPPORTED;
+    if (!p || !gamma || !dv) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_ccp_velocity: p, gamma or dv is NULL");
+    if (!p->D) return dvi_error_set(DVI_ERR_UNSUPPORTED, "D: NULL (dvi_ccp_velocity needs the factor form)");
     dvi_ccp_work w;
     memset(&w, 0, sizeof w);
-    dvi_status st = dvi_work_prepare(&w, p, 1, NULL, 0);
+    char text[512] = "";
+    dvi_status st = dvi_work_prepare(&w, p, 1, text, sizeof text);
+    if (st != DVI_OK) dvi_error_set(st, text);
     if (st == DVI_OK) dvi_work_minv_d(&w, gamma, dv);
     dvi_work_free(&w);
     return st;

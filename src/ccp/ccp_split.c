@@ -32,6 +32,10 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
         return DVI_ERR_INVALID_ARG;
     }
     const int32_t m = p->rows;
+    /* an iterative solver of Coulomb's law (nsgs, desaxce) is run as the
+     * CCP solvers are, with the Coulomb residual against W as the test */
+    const bool coulomb = impl->law == DVI_LAW_COULOMB;
+    const bool iterative = impl->targets_ccp || coulomb;
     dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
     dvi_solver* solver = NULL;
     dvi_status st = dvi_solver_create(solver_name, &s, &solver);
@@ -67,7 +71,7 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
         /* CCP solvers get a slice of what is left (a quarter, at least 100), so that an inner solve
            that cannot reach the tolerance does not stop the splitting after its first step */
         int64_t left = (int64_t)s.max_iterations - total;
-        int64_t slice = impl->targets_ccp ? left / 4 : left;
+        int64_t slice = iterative ? left / 4 : left;
         if (slice < 100) slice = left < 100 ? left : 100;
         sk.max_iterations = (int32_t)(slice > 1 ? slice : 1);
         memcpy(prev, gamma, (size_t)m * sizeof(double));
@@ -94,17 +98,17 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
         g = sqrt(g);
         *res = rs;
         bool inner_ok = rs.status == DVI_SOLVE_CONVERGED;
-        if (impl->targets_ccp && met.residual <= s.tolerance) {
+        if ((impl->targets_ccp && met.residual <= s.tolerance) || (coulomb && met.residual_coulomb <= s.tolerance)) {
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }
-        if (!impl->targets_ccp && inner_ok && d <= s.tolerance * (g > 1e-300 ? g : 1.0)) {
+        if (!iterative && inner_ok && d <= s.tolerance * (g > 1e-300 ? g : 1.0)) {
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }
         bool stalled = d <= 1e-15 * (g > 1e-300 ? g : 1.0);
-        bool go_on = inner_ok || (impl->targets_ccp && rs.status == DVI_SOLVE_MAX_ITERATIONS); /* inexact step */
-        if (!go_on || total >= s.max_iterations || stalled || (!impl->targets_ccp && solve + 1 >= SPLIT_MAX_SOLVES)) {
+        bool go_on = inner_ok || (iterative && rs.status == DVI_SOLVE_MAX_ITERATIONS); /* inexact step */
+        if (!go_on || total >= s.max_iterations || stalled || (!iterative && solve + 1 >= SPLIT_MAX_SOLVES)) {
             if (go_on) res->status = DVI_SOLVE_MAX_ITERATIONS;
             break;
         }
@@ -113,6 +117,7 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
         res->iterations = (int32_t)(total > INT32_MAX ? INT32_MAX : total);
         res->metrics = met;
         if (impl->targets_ccp) res->target_residual = met.residual;
+        if (coulomb) res->target_residual = met.residual_coulomb;
         st = res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
     }
     res->seconds = dvi_seconds_now() - t0;

@@ -22,11 +22,12 @@
  * p->W = W_s, by the splitting above, with the built-in solver
  * `solver_name` and `settings` (NULL: the defaults); gamma as in
  * dvi_ccp_solve. The splitting stops when the CCP residual against W
- * (dvi_ccp_evaluate_with) is at most settings.tolerance (CCP solvers) or,
- * for Lemke (whose target is its pyramid LCP), when the step
- * ‖γ_{k+1} − γ_k‖ is at most tolerance·‖γ_{k+1}‖. settings.max_iterations
- * bounds the iterations of all the solves together; a CCP solver gets a
- * quarter of what is left (at least 100) per solve and the splitting goes on
+ * (dvi_ccp_evaluate_with) is at most settings.tolerance (CCP solvers), when
+ * the Coulomb residual against W is (nsgs, desaxce), or, for Lemke (whose
+ * target is its pyramid LCP), when the step ‖γ_{k+1} − γ_k‖ is at most
+ * tolerance·‖γ_{k+1}‖. settings.max_iterations bounds the iterations of all
+ * the solves together; a CCP or Coulomb solver gets a quarter of what is
+ * left (at least 100) per solve and the splitting goes on
  * after a solve that ran out of it (Lemke: its own pivot budget per solve,
  * at most 100 solves, and it stops when a solve does not converge).
  * result (may be NULL): status, iterations (the total), target_residual,

@@ -51,6 +51,7 @@ void dvi_work_free(dvi_ccp_work* w)
     for (int k = 0; k < DVI_WORK_PLACED; k++) dvi_mem_free(a, w->own[k]);
     dvi_mem_free(a, w->scratch_raw);
     dvi_mem_free(a, w->part);
+    dvi_mem_free(a, w->desaxce_mem);
     memset(w, 0, sizeof *w);
     w->alloc = keep;
 }
@@ -1027,6 +1028,51 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
     return dvi_part_sum(part, nc, 0);
 }
 
+/* Block b's share of the Coulomb residual: the natural map with u replaced
+ * by the De Saxcé velocity (ccp.h). One definition for the metrics and
+ * dvi_work_residual_coulomb, so both have the same bits. */
+static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, const double* ua, int32_t k)
+{
+    double ut[6];
+    for (int32_t i = 0; i < k; i++) ut[i] = ua[i];
+    if (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING)
+        ut[0] += B->mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
+    if (B->kind == DVI_BLOCK_FRICTION_ROLLING)
+        ut[0] += B->mu_spin * fabs(ua[3]) + B->mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
+    return dvi_natural_map2(B, ga, ut, k);
+}
+
+double dvi_work_residual_coulomb(const dvi_ccp_work* w, const double* g, const double* u)
+{
+    const dvi_ccp_block* B = w->p->blocks;
+    const int32_t* br = w->block_row;
+    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    double* part = w->part;
+    const int nt = dvi_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        double e2 = 0.0, gg = 0.0, uu = 0.0;
+        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = br[b], k = br[b + 1] - r0;
+            for (int32_t a = 0; a < k; a++) {
+                gg += g[r0 + a] * g[r0 + a];
+                uu += u[r0 + a] * u[r0 + a];
+            }
+            e2 += coulomb_block(&B[b], g + r0, u + r0, k);
+        }
+        double* q = part + DVI_PART_SLOTS * (size_t)c;
+        q[0] = e2;
+        q[1] = gg;
+        q[2] = uu;
+    }
+    const double s = dvi_residual_scale(w->rnorm, sqrt(dvi_part_sum(part, nc, 1)), sqrt(dvi_part_sum(part, nc, 2)));
+    return sqrt(dvi_part_sum(part, nc, 0)) / s;
+}
+
 double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
@@ -1145,13 +1191,8 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
             const double* ga = g + r0;
             const double* ua = u + r0;
             q[MS_E2] += residual_block(&B[b], ga, ua, k, &q[MS_GG], &q[MS_UU]); /* the CCP natural map */
-            double y[6], ut[6];
-            for (int i = 0; i < k; i++) ut[i] = ua[i]; /* Coulomb: De Saxcé velocity */
-            if (B[b].kind == DVI_BLOCK_FRICTION || B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
-                ut[0] += B[b].mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
-            if (B[b].kind == DVI_BLOCK_FRICTION_ROLLING)
-                ut[0] += B[b].mu_spin * fabs(ua[3]) + B[b].mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
-            q[MS_C2] += dvi_natural_map2(&B[b], ga, ut, k);
+            double y[6];
+            q[MS_C2] += coulomb_block(&B[b], ga, ua, k); /* Coulomb: De Saxcé velocity */
             /* primal feasibility: ‖γ − Π_K γ‖ */
             for (int i = 0; i < k; i++) y[i] = ga[i];
             dvi_cone_project(&B[b], y);

@@ -164,6 +164,10 @@ typedef struct dvi_ccp_work {
      * it writes that vector. */
     const double* guess_Ng;
     size_t cap_part;
+    /* the desaxce solver's own arrays (src/ccp/desaxce.c): the shifted r
+     * and the shifts, from alloc, kept and grown between solves */
+    double* desaxce_mem;
+    size_t cap_desaxce;
     /* the caller's buffer for the residual of each iteration
      * (dvi_solver_record_history); NULL: none */
     double* history;
@@ -350,6 +354,21 @@ static inline double dvi_block_eta(const dvi_ccp_work* w, int32_t b)
  * γ running away along a null direction of N cannot shrink it. */
 double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* gamma, const double* u);
 
+/* The shift of De Saxcé's change of variable for a friction block's
+ * velocity ua: μ‖u_t‖, plus μ_spin|u_s| + μ_roll‖u_r‖ on a
+ * FRICTION_ROLLING block (ũ_n = u_n + this; ccp.h). */
+static inline double dvi_desaxce_shift(const dvi_ccp_block* B, const double* ua)
+{
+    double s = B->mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
+    if (B->kind == DVI_BLOCK_FRICTION_ROLLING)
+        s += B->mu_spin * fabs(ua[3]) + B->mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
+    return s;
+}
+
+/* The Coulomb residual of gamma given u = N gamma + r (metrics.residual_coulomb,
+ * the same bits): the solvers of Coulomb's law stop on it. */
+double dvi_work_residual_coulomb(const dvi_ccp_work* w, const double* gamma, const double* u);
+
 /* The stopping test's residual: dvi_work_residual, and when that is at most
  * tol also dvi_work_residual_velocity; the larger of those computed. Every
  * CCP solver stops on it. */
@@ -490,6 +509,9 @@ extern const dvi_solver_impl dvi_solver_apgd;
 extern const dvi_solver_impl dvi_solver_pgs;
 extern const dvi_solver_impl dvi_solver_jacobi;
 extern const dvi_solver_impl dvi_solver_lemke;
+extern const dvi_solver_impl dvi_solver_nsgs;
+extern const dvi_solver_impl dvi_solver_newton;
+extern const dvi_solver_impl dvi_solver_desaxce;
 
 /* The built-in solver called `name`, or NULL (src/ccp/registry.c). */
 const dvi_solver_impl* dvi_solver_find(const char* name);

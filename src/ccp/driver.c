@@ -7,6 +7,7 @@
  * convergence with a fresh residual above the tolerance is reported as
  * max_iterations. */
 #include "ccp_work.h"
+#include "error.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,9 +29,13 @@ struct dvi_solver {
 
 dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count)
 {
-    if (!solver || count < 0 || count > DVI_SOLVER_LEND_MAX || (count > 0 && !blocks)) return DVI_ERR_INVALID_ARG;
+    if (!solver) return dvi_error_set(DVI_ERR_INVALID_ARG, "solver: NULL");
+    if (count < 0 || count > DVI_SOLVER_LEND_MAX)
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "count: must be in [0, %d] (got %d)", DVI_SOLVER_LEND_MAX, (int)count);
+    if (count > 0 && !blocks) return dvi_error_set(DVI_ERR_INVALID_ARG, "blocks: NULL with count > 0");
     for (int32_t k = 0; k < count; k++)
-        if (!blocks[k].data && blocks[k].bytes > 0) return DVI_ERR_INVALID_ARG;
+        if (!blocks[k].data && blocks[k].bytes > 0)
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "blocks[%d].data: NULL with bytes > 0", (int)k);
     dvi_ccp_work* w = &solver->work;
     for (int32_t k = 0; k < count; k++) w->lent[k] = blocks[k];
     w->lent_count = count;
@@ -40,9 +45,11 @@ dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, i
 
 dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv)
 {
-    if (!solver || !gamma || !dv) return DVI_ERR_INVALID_ARG;
+    if (!solver || !gamma || !dv) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_velocity: solver, gamma or dv is NULL");
     const dvi_ccp_work* w = &solver->work;
-    if (!w->p || !w->factor_form) return DVI_ERR_INVALID_ARG;
+    if (!w->p || !w->factor_form)
+        return dvi_error_set(DVI_ERR_INVALID_ARG,
+                             "dvi_solver_velocity: no factor-form problem solved since the solver was created or lent memory");
     dvi_work_minv_d(w, gamma, dv);
     return DVI_OK;
 }
@@ -72,7 +79,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.nsgs.local_iterations = 20;
     s.nsgs.local_tolerance = 1e-14;
     s.nsgs.omega = 1.0;
-    s.newton.max_dense_rows = 3000;
+    s.newton.max_dense_rows = 1000;
     s.newton.line_search = true;
     s.newton.rho = 1.0;
     memcpy(s.desaxce.inner, "apgd", 5);
@@ -141,14 +148,15 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
 
 dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settings, dvi_solver** out)
 {
-    if (!out) return DVI_ERR_INVALID_ARG;
+    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_create: out is NULL");
     *out = NULL;
     const dvi_solver_impl* impl = dvi_solver_find(name);
-    if (!impl) return DVI_ERR_INVALID_ARG;
+    if (!impl) return dvi_error_setf(DVI_ERR_INVALID_ARG, "solver: unknown name \"%s\"", name ? name : "(null)");
     dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
-    if (check_settings(&s, NULL, 0) != DVI_OK) return DVI_ERR_INVALID_ARG;
+    char text[256];
+    if (check_settings(&s, text, sizeof text) != DVI_OK) return dvi_error_set(DVI_ERR_INVALID_ARG, text);
     dvi_solver* sv = dvi_mem_calloc(&s.allocator, 1, sizeof *sv);
-    if (!sv) return DVI_ERR_NOMEM;
+    if (!sv) return dvi_error_set(DVI_ERR_NOMEM, "out of memory");
     sv->impl = impl;
     sv->settings = s;
     sv->work.alloc = s.allocator;
@@ -178,8 +186,9 @@ dvi_friction_law dvi_solver_get_law(const dvi_solver* solver)
 
 dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings)
 {
-    if (!solver || !settings) return DVI_ERR_INVALID_ARG;
-    if (check_settings(settings, NULL, 0) != DVI_OK) return DVI_ERR_INVALID_ARG;
+    if (!solver || !settings) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_set_settings: solver or settings is NULL");
+    char text[256];
+    if (check_settings(settings, text, sizeof text) != DVI_OK) return dvi_error_set(DVI_ERR_INVALID_ARG, text);
     solver->settings = *settings;
     solver->settings.allocator = solver->work.alloc; /* the memory it holds came from this one */
     return DVI_OK;
@@ -252,7 +261,9 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const dvi_ray_sum
 
 dvi_status dvi_solver_record_history(dvi_solver* solver, double* buffer, int32_t capacity)
 {
-    if (!solver || capacity < 0 || (!buffer && capacity > 0)) return DVI_ERR_INVALID_ARG;
+    if (!solver) return dvi_error_set(DVI_ERR_INVALID_ARG, "solver: NULL");
+    if (capacity < 0) return dvi_error_setf(DVI_ERR_INVALID_ARG, "capacity: must be >= 0 (got %d)", (int)capacity);
+    if (!buffer && capacity > 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "buffer: NULL with capacity > 0");
     solver->work.history = capacity > 0 ? buffer : NULL;
     solver->work.history_capacity = capacity > 0 ? capacity : 0;
     return DVI_OK;
@@ -268,11 +279,8 @@ static void reset_result(dvi_solve_result* res)
     res->metrics.residual_coulomb = NAN;
 }
 
-dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* result)
+static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* res)
 {
-    dvi_solve_result local;
-    memset(&local, 0, sizeof local);
-    dvi_solve_result* res = result ? result : &local;
     reset_result(res);
     double t0 = dvi_seconds_now();
     if (!solver) {
@@ -406,6 +414,17 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 
+dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* result)
+{
+    dvi_solve_result local;
+    dvi_solve_result* res = result ? result : &local;
+    const dvi_status st = solver_solve(solver, p, gamma, res);
+    if (st == DVI_OK) return st;
+    if (res->message[0]) return dvi_error_set(st, res->message);
+    return dvi_error_setf(st, "solve ended %s after %d iterations (target residual %.3e)",
+                          dvi_solve_status_string(res->status), (int)res->iterations, res->target_residual);
+}
+
 dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name, const dvi_solver_settings* settings,
                          double* gamma, dvi_solve_result* result)
 {
@@ -414,13 +433,7 @@ dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name, cons
     if (st != DVI_OK) {
         if (result) {
             reset_result(result);
-            if (st == DVI_ERR_NOMEM)
-                snprintf(result->message, sizeof result->message, "out of memory");
-            else if (!dvi_solver_find(solver_name))
-                snprintf(result->message, sizeof result->message, "solver: unknown name \"%s\"",
-                         solver_name ? solver_name : "(null)");
-            else
-                check_settings(settings, result->message, sizeof result->message);
+            snprintf(result->message, sizeof result->message, "%s", dvi_error_message());
         }
         return st;
     }

@@ -9,6 +9,9 @@ static const dvi_solver_impl* const registry[] = {
     &dvi_solver_pgs,
     &dvi_solver_jacobi,
     &dvi_solver_lemke,
+    &dvi_solver_nsgs,
+    &dvi_solver_newton,
+    &dvi_solver_desaxce,
 };
 
 #define REGISTRY_COUNT ((int32_t)(sizeof registry / sizeof registry[0]))

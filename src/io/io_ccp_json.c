@@ -584,29 +584,11 @@ dvi_status dvi_ccp_problem_read_json(const char* path, dvi_ccp_file** out, char*
         return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
     char why[160];
-    FILE* f = dvi_open_regular(path, (uint64_t)1 << 30, NULL, why, sizeof why);
-    if (!f) return dvi_io_fail(&c, DVI_ERR_IO, "%s", why);
-    size_t cap = 1 << 16, len = 0;
-    char* buf = malloc(cap);
+    char* buf = NULL;
+    size_t len = 0;
+    const int rc = dvi_read_regular(path, (uint64_t)1 << 30, &buf, &len, why, sizeof why);
     dvi_status st = DVI_OK;
-    while (buf) {
-        if (len == cap) {
-            char* nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t k = fread(buf + len, 1, cap - len, f);
-        len += k;
-        if (k == 0) break;
-    }
-    if (!buf) st = dvi_io_fail(&c, DVI_ERR_NOMEM, "out of memory reading the file");
-    else if (ferror(f)) st = dvi_io_fail(&c, DVI_ERR_IO, "read error");
-    fclose(f);
+    if (rc != 0) st = dvi_io_fail(&c, rc == -2 ? DVI_ERR_NOMEM : DVI_ERR_IO, "%s", why);
     if (st == DVI_OK) st = parse_with(&c, buf, len, out);
     free(buf);
     return st;

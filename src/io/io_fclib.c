@@ -64,6 +64,7 @@
  */
 #include "dvi/io.h"
 #include "io_msg.h"
+#include "error.h"
 
 #include "ccp_split.h"
 #include "ccp_work.h"
@@ -1629,7 +1630,7 @@ dvi_status dvi_fclib_read(const char* path, dvi_ccp_file** out, char* msg, size_
 dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_info* info, const double* gamma,
                               dvi_ccp_metrics* out)
 {
-    if (!p || !gamma || !out) return DVI_ERR_INVALID_ARG;
+    if (!p || !gamma || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_evaluate: invalid argument (!p || !gamma || !out)");
     if (!info || !info->file_operator) return dvi_ccp_evaluate_with(p, NULL, gamma, out);
     const dvi_csc W = csc_view(&info->file_operator->W);
     return dvi_ccp_evaluate_with(p, &W, gamma, out); /* the library's own residual code */

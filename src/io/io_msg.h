@@ -1,6 +1,7 @@
 /* dvicontact — internal: the error message of a file reader or writer of
  * the I/O layer (CCP JSON, FCLIB), written into the caller's buffer as
- * "PREFIX: text" (the prefix is the file's name; none when NULL). */
+ * "PREFIX: text" (the prefix is the file's name; none when NULL), and as
+ * the thread's last error (dvi_error_message). */
 #ifndef DVI_IO_MSG_H
 #define DVI_IO_MSG_H
 

@@ -15,6 +15,8 @@
  * Errors leave `out` zeroed and free everything; messages name file and line.
  */
 #include "dvi/io.h"
+
+#include "error.h"
 #include "regular_file.h"
 
 #include <limits.h>
@@ -52,16 +54,17 @@ typedef struct obj_reader {
  * returns st. */
 static dvi_status fail(obj_reader* r, dvi_status st, const char* fmt, ...)
 {
-    if (!r->msg || r->msg_size == 0) return st;
-    int n = r->line > 0 ? snprintf(r->msg, r->msg_size, "%s:%lld: ", r->path, r->line)
-                        : snprintf(r->msg, r->msg_size, "%s: ", r->path);
-    if (n >= 0 && (size_t)n < r->msg_size) {
+    char text[1024];
+    int n = r->line > 0 ? snprintf(text, sizeof text, "%s:%lld: ", r->path, r->line)
+                        : snprintf(text, sizeof text, "%s: ", r->path);
+    if (n >= 0 && (size_t)n < sizeof text) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(r->msg + n, r->msg_size - (size_t)n, fmt, ap);
+        vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
         va_end(ap);
     }
-    return st;
+    if (r->msg && r->msg_size > 0) snprintf(r->msg, r->msg_size, "%s", text);
+    return dvi_error_set(st, text);
 }
 
 /* Copies at most 40 bytes of a token for a message, with an ellipsis. */
@@ -345,8 +348,9 @@ dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t 
     if (msg && msg_size) msg[0] = '\0';
     if (out) memset(out, 0, sizeof *out);
     if (!path || !out) {
-        if (msg && msg_size) snprintf(msg, msg_size, "dvi_obj_read: %s is NULL", path ? "out" : "path");
-        return DVI_ERR_INVALID_ARG;
+        const char* text = path ? "dvi_obj_read: out is NULL" : "dvi_obj_read: path is NULL";
+        if (msg && msg_size) snprintf(msg, msg_size, "%s", text);
+        return dvi_error_set(DVI_ERR_INVALID_ARG, text);
     }
     obj_reader r;
     memset(&r, 0, sizeof r);

@@ -23,6 +23,7 @@
  * as a straight one does.
  */
 #include "scene_internal.h"
+#include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
 
@@ -75,7 +76,7 @@ dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, cons
     /* each body's smallest bounded shape; the motors and their axes */
     h->size = malloc(((size_t)w->body_count + 1) * sizeof *h->size);
     h->motors = malloc(((size_t)w->joint_count + 1) * sizeof *h->motors);
-    if (!h->size || !h->motors) return DVI_ERR_NOMEM;
+    if (!h->size || !h->motors) return dvi_error_set(DVI_ERR_NOMEM, "dvi_health_init: out of memory");
     for (int32_t i = 0; i < w->body_count; i++) h->size[i] = INFINITY;
     h->min_size = INFINITY;
     for (int32_t i = 0; i < w->shape_count; i++) {
@@ -375,7 +376,7 @@ void dvi_health_save(const model_health* h, unsigned char* out)
 
 dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size)
 {
-    if (size != dvi_health_state_size() || le_get_u64(in + size - 8) != fnv(in, size - 8)) return DVI_ERR_PARSE;
+    if (size != dvi_health_state_size() || le_get_u64(in + size - 8) != fnv(in, size - 8)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     model_health t = *h;
     int n = 0;
     t.e0 = bitsd(le_get_u64(in + 8 * n++));
@@ -385,7 +386,7 @@ dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size
     for (int k = 0; k < 3; k++) t.lo[k] = bitsd(le_get_u64(in + 8 * n++));
     for (int k = 0; k < 3; k++) t.hi[k] = bitsd(le_get_u64(in + 8 * n++));
     uint64_t raised = le_get_u64(in + 8 * n++);
-    if (raised >= (1u << DVI_HEALTH_KINDS)) return DVI_ERR_PARSE;
+    if (raised >= (1u << DVI_HEALTH_KINDS)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     t.rep.raised = (uint32_t)raised;
     t.rep.escaped = (int64_t)le_get_u64(in + 8 * n++);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) t.rep.first_step[k] = (int64_t)le_get_u64(in + 8 * n++);
@@ -395,7 +396,7 @@ dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size
     t.rep.worst_joint = bitsd(le_get_u64(in + 8 * n++));
     const unsigned char* q = in + 8 * HEALTH_NUMBERS;
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
-        if (q[256 * k + 255] != 0) return DVI_ERR_PARSE;
+        if (q[256 * k + 255] != 0) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
         memcpy(t.rep.first[k], q + 256 * k, 256);
     }
     *h = t;

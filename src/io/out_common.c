@@ -18,12 +18,16 @@
 
 int out_fail(char* msg, size_t msg_size, const char* fmt, ...)
 {
-    if (msg && msg_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_size, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    dvi_error_vreport(msg, msg_size, DVI_ERR_IO, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int out_sticky(const char* err)
+{
+    dvi_error_set(DVI_ERR_IO, err);
     return -1;
 }
 

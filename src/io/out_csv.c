@@ -33,6 +33,7 @@ static void csv_set_error(dvi_csv* c, const char* what, int e)
     c->failed = 1;
     if (e) snprintf(c->err, sizeof c->err, "%s: %s: %s", c->path, what, strerror(e));
     else snprintf(c->err, sizeof c->err, "%s: %s", c->path, what);
+    dvi_error_set(DVI_ERR_IO, c->err);
 }
 
 static dvi_csv* csv_alloc(const char* path, int columns)
@@ -205,8 +206,8 @@ int dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int col
 
 int dvi_csv_write_row(dvi_csv* c, const double* values)
 {
-    if (!c) return -1;
-    if (c->failed) return -1;
+    if (!c) return out_fail(NULL, 0, "CSV writer: NULL");
+    if (c->failed) return out_sticky(c->err);
     if (!values) {
         csv_set_error(c, "no values for a row", 0);
         return -1;
@@ -233,8 +234,8 @@ const char* dvi_csv_last_error(const dvi_csv* c) { return c ? c->err : ""; }
 
 int dvi_csv_flush(dvi_csv* c)
 {
-    if (!c) return -1;
-    if (c->failed) return -1;
+    if (!c) return out_fail(NULL, 0, "CSV writer: NULL");
+    if (c->failed) return out_sticky(c->err);
     if (fflush(c->f) != 0) {
         csv_set_error(c, "cannot flush", errno);
         return -1;

@@ -6,6 +6,8 @@
 
 #include <dvi/output.h>
 
+#include "error.h"
+
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,6 +18,8 @@
 #endif
 
 /* Writes a printf-style message into msg (if msg_size > 0); returns -1. */
+/* A writer's sticky error, set again as the thread's last error; returns -1. */
+int out_sticky(const char* err);
 int out_fail(char* msg, size_t msg_size, const char* fmt, ...) DVI_PRINTF(3, 4);
 /* malloc'd copy of s (NULL when out of memory). */
 char* out_strdup(const char* s);

@@ -36,7 +36,10 @@ struct dvi_json_writer {
 
 static int json_error(dvi_json_writer* w, const char* what)
 {
-    if (!w->err[0]) snprintf(w->err, sizeof w->err, "JSON writer: %s", what);
+    if (!w->err[0]) {
+        snprintf(w->err, sizeof w->err, "JSON writer: %s", what);
+        dvi_error_set(DVI_ERR_INVALID_ARG, w->err);
+    }
     return -1;
 }
 
@@ -101,7 +104,7 @@ static void json_escaped(dvi_json_writer* w, const char* text)
 /* Separator and indentation before a value; checks the grammar. */
 static int json_before_value(dvi_json_writer* w)
 {
-    if (w->err[0]) return -1;
+    if (w->err[0]) return out_sticky(w->err);
     if (w->finished) return json_error(w, "value after finish");
     if (w->depth == 0) {
         if (w->top_values > 0) return json_error(w, "second top-level value");
@@ -122,7 +125,7 @@ static int json_before_value(dvi_json_writer* w)
 
 static int json_begin(dvi_json_writer* w, char type, int inl)
 {
-    if (!w) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
     if (json_before_value(w)) return -1;
     if (w->depth >= JSON_MAX_DEPTH) return json_error(w, "nesting too deep");
     json_frame* fr = &w->stack[w->depth++];
@@ -136,8 +139,8 @@ static int json_begin(dvi_json_writer* w, char type, int inl)
 
 static int json_end(dvi_json_writer* w, char type)
 {
-    if (!w) return -1;
-    if (w->err[0]) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (w->err[0]) return out_sticky(w->err);
     if (w->depth == 0) return json_error(w, type == '{' ? "end_object without an open object" : "end_array without an open array");
     json_frame* fr = &w->stack[w->depth - 1];
     if (fr->type != type) return json_error(w, type == '{' ? "end_object closes an array" : "end_array closes an object");
@@ -160,7 +163,7 @@ int dvi_json_writer_open_file(dvi_json_writer** out, FILE* f)
     *out = NULL;
     if (!f) return -1;
     dvi_json_writer* w = json_new();
-    if (!w) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
     w->f = f;
     *out = w;
     return 0;
@@ -222,8 +225,8 @@ int dvi_json_end_array(dvi_json_writer* w) { return json_end(w, '['); }
 
 int dvi_json_key(dvi_json_writer* w, const char* key)
 {
-    if (!w) return -1;
-    if (w->err[0]) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (w->err[0]) return out_sticky(w->err);
     if (w->finished) return json_error(w, "key after finish");
     if (!key) return json_error(w, "NULL key");
     if (w->depth == 0 || w->stack[w->depth - 1].type != '{') return json_error(w, "key outside an object");
@@ -240,7 +243,8 @@ int dvi_json_key(dvi_json_writer* w, const char* key)
 
 int dvi_json_string(dvi_json_writer* w, const char* s)
 {
-    if (!w || json_before_value(w)) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return -1;
     if (s) json_escaped(w, s);
     else json_puts(w, "null");
     return w->err[0] ? -1 : 0;
@@ -248,7 +252,8 @@ int dvi_json_string(dvi_json_writer* w, const char* s)
 
 int dvi_json_number(dvi_json_writer* w, double v)
 {
-    if (!w || json_before_value(w)) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return -1;
     if (!isfinite(v)) json_puts(w, "null");
     else {
         char t[32];
@@ -260,7 +265,8 @@ int dvi_json_number(dvi_json_writer* w, double v)
 
 int dvi_json_int(dvi_json_writer* w, long long v)
 {
-    if (!w || json_before_value(w)) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return -1;
     char t[32];
     int n = snprintf(t, sizeof t, "%lld", v);
     json_out(w, t, (size_t)n);
@@ -269,14 +275,16 @@ int dvi_json_int(dvi_json_writer* w, long long v)
 
 int dvi_json_bool(dvi_json_writer* w, bool v)
 {
-    if (!w || json_before_value(w)) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return -1;
     json_puts(w, v ? "true" : "false");
     return w->err[0] ? -1 : 0;
 }
 
 int dvi_json_null(dvi_json_writer* w)
 {
-    if (!w || json_before_value(w)) return -1;
+    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return -1;
     json_puts(w, "null");
     return w->err[0] ? -1 : 0;
 }

@@ -8,6 +8,7 @@
  * MAX_ERROR_LINES lines (then one line counting the rest). Nothing is
  * printed; no global state; the cJSON tree never outlives the parse.
  */
+#include "error.h"
 #include "scene_parse.h"
 
 #include "regular_file.h"
@@ -211,6 +212,12 @@ static dvi_status finish(ctx* c, dvi_status st, dvi_scene_errors* errors)
         c->lines++;
     }
     if (c->nomem) st = DVI_ERR_NOMEM;
+    if (st != DVI_OK) { /* every problem, one per line, without the last newline */
+        size_t n = c->text ? strlen(c->text) : 0;
+        if (n > 0 && c->text[n - 1] == '\n') c->text[n - 1] = '\0';
+        dvi_error_set(st, c->text && c->text[0] ? c->text : (st == DVI_ERR_NOMEM ? "scene: out of memory" : NULL));
+        if (n > 0 && c->text[n - 1] == '\0') c->text[n - 1] = '\n';
+    }
     if (errors) {
         errors->count = c->text ? c->lines : 0;
         errors->text = c->text;
@@ -264,7 +271,7 @@ dvi_status dvi_scene_parse(const char* text, size_t length, const char* base_dir
                            dvi_scene_errors* errors)
 {
     if (errors) memset(errors, 0, sizeof *errors);
-    if (!out) return DVI_ERR_INVALID_ARG;
+    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "scene: out is NULL");
     *out = NULL;
     if (!text) {
         ctx c;
@@ -278,7 +285,7 @@ dvi_status dvi_scene_parse(const char* text, size_t length, const char* base_dir
 dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* errors)
 {
     if (errors) memset(errors, 0, sizeof *errors);
-    if (!out) return DVI_ERR_INVALID_ARG;
+    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "scene: out is NULL");
     *out = NULL;
     ctx c;
     memset(&c, 0, sizeof c);
@@ -287,46 +294,17 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
         return finish(&c, DVI_ERR_INVALID_ARG, errors);
     }
     char why[160];
-    FILE* f = dvi_open_regular(path, MAX_FILE_SIZE, NULL, why, sizeof why);
-    if (!f) {
-        sc_errf(&c, path, "%s", why);
-        return finish(&c, DVI_ERR_IO, errors);
-    }
-    size_t cap = 1 << 16, len = 0;
-    char* buf = malloc(cap + 1);
-    dvi_status st = DVI_OK;
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap) break;
-        if (cap >= MAX_FILE_SIZE) {
-            sc_errf(&c, path, "larger than %zu bytes", MAX_FILE_SIZE);
-            st = DVI_ERR_PARSE;
-            break;
-        }
-        char* nb = realloc(buf, 2 * cap + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    if (buf && st == DVI_OK && ferror(f)) {
-        sc_errf(&c, path, "read error (%s)", strerror(errno));
-        st = DVI_ERR_IO;
-    }
-    fclose(f);
-    if (!buf) {
+    char* buf = NULL;
+    size_t len = 0;
+    const int rc = dvi_read_regular(path, MAX_FILE_SIZE, &buf, &len, why, sizeof why);
+    if (rc == -2) {
         c.nomem = true;
         return finish(&c, DVI_ERR_NOMEM, errors);
     }
-    if (st != DVI_OK) {
-        free(buf);
-        return finish(&c, st, errors);
+    if (rc != 0) {
+        sc_errf(&c, path, "%s", why);
+        return finish(&c, DVI_ERR_IO, errors);
     }
-    buf[len] = '\0';
     /* the directory of the file resolves relative names inside it */
     char* dir = sc_dup_string(path);
     if (!dir) {
@@ -338,7 +316,7 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
     if (!slash) strcpy(dir, ".");
     else if (slash == dir) dir[1] = '\0';
     else *slash = '\0';
-    st = parse_text(buf, len, dir, path, out, errors);
+    dvi_status st = parse_text(buf, len, dir, path, out, errors);
     free(dir);
     free(buf);
     return st;
@@ -370,7 +348,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
 dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o, dvi_scene_errors* errors)
 {
     if (errors) memset(errors, 0, sizeof *errors);
-    if (!s || !o) return DVI_ERR_INVALID_ARG;
+    if (!s || !o) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_apply_overrides: scene or overrides is NULL");
     ctx c;
     memset(&c, 0, sizeof c);
     char q[128], list[256];
@@ -446,7 +424,7 @@ int32_t dvi_scene_generator_count(const dvi_scene* s)
 
 dvi_status dvi_scene_get_generator(const dvi_scene* s, int32_t index, dvi_generator_info* out)
 {
-    if (!s || !out || index < 0 || index >= s->generator_count) return DVI_ERR_INVALID_ARG;
+    if (!s || !out || index < 0 || index >= s->generator_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_get_generator: invalid argument (!s || !out || index < 0 || index >= s->generator_count)");
     const sc_generator* g = &s->generators[index];
     memset(out, 0, sizeof *out);
     out->name = g->name;

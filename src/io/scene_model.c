@@ -6,6 +6,7 @@
  * once the model is built.
  */
 #include "scene_internal.h"
+#include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
 
@@ -105,12 +106,10 @@ __attribute__((format(printf, 4, 5)))
 #endif
 static dvi_status fail(char* msg, size_t size, dvi_status st, const char* fmt, ...)
 {
-    if (msg && size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, size, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    st = dvi_error_vreport(msg, size, st, fmt, ap);
+    va_end(ap);
     return st;
 }
 
@@ -741,7 +740,7 @@ static void name_bodies_in_error(dvi_model* m)
 
 dvi_status dvi_model_step(dvi_model* m)
 {
-    if (!m) return DVI_ERR_INVALID_ARG;
+    if (!m) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) {
         name_bodies_in_error(m);
@@ -781,7 +780,7 @@ dvi_status dvi_model_step(dvi_model* m)
 
 dvi_status dvi_model_health(const dvi_model* m, dvi_health_report* out)
 {
-    if (!m || !out) return DVI_ERR_INVALID_ARG;
+    if (!m || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_health: invalid argument (!m || !out)");
     *out = m->health.rep;
     return DVI_OK;
 }
@@ -802,9 +801,9 @@ double dvi_model_time(const dvi_model* m)
 dvi_status dvi_model_body_name(const dvi_model* m, dvi_body_id body, char* out, size_t size)
 {
     if (out && size) out[0] = '\0';
-    if (!m || !out || size == 0) return DVI_ERR_INVALID_ARG;
+    if (!m || !out || size == 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_body_name: invalid argument (!m || !out || size == 0)");
     const int32_t b = dvi_world_body_index(m->world, body);
-    if (b < 0) return DVI_ERR_INVALID_ARG;
+    if (b < 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this model's world");
     label_body(m, b, out, size);
     return DVI_OK;
 }
@@ -812,9 +811,9 @@ dvi_status dvi_model_body_name(const dvi_model* m, dvi_body_id body, char* out, 
 dvi_status dvi_model_find_body(const dvi_model* m, const char* name, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!m || !name || !out) return DVI_ERR_INVALID_ARG;
+    if (!m || !name || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_find_body: invalid argument (!m || !name || !out)");
     int64_t b = model_resolve(m, name);
-    if (b < 0) return DVI_ERR_INVALID_ARG;
+    if (b < 0) return dvi_error_setf(DVI_ERR_INVALID_ARG, "body \"%s\": not in the model", name);
     *out = m->bodies[b];
     return DVI_OK;
 }
@@ -822,9 +821,9 @@ dvi_status dvi_model_find_body(const dvi_model* m, const char* name, dvi_body_id
 dvi_status dvi_model_find_joint(const dvi_model* m, const char* name, dvi_joint_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!m || !name || !out) return DVI_ERR_INVALID_ARG;
+    if (!m || !name || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_find_joint: invalid argument (!m || !name || !out)");
     int32_t j = sc_map_get(&m->joint_map, name);
-    if (j < 0) return DVI_ERR_INVALID_ARG;
+    if (j < 0) return dvi_error_setf(DVI_ERR_INVALID_ARG, "joint \"%s\": not in the model", name);
     *out = m->joints[j];
     return DVI_OK;
 }
@@ -838,7 +837,7 @@ int32_t dvi_model_probe_count(const dvi_model* m)
 
 dvi_status dvi_model_probe_info(const dvi_model* m, int32_t probe, dvi_probe_info* out)
 {
-    if (!m || !out || probe < 0 || probe >= m->probe_count) return DVI_ERR_INVALID_ARG;
+    if (!m || !out || probe < 0 || probe >= m->probe_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_info: invalid argument (!m || !out || probe < 0 || probe >= m->probe_count)");
     const model_probe* p = &m->probes[probe];
     out->name = p->name;
     out->title = p->title;
@@ -985,7 +984,7 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 
 dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* values)
 {
-    if (!m || !values || probe < 0 || probe >= m->probe_count) return DVI_ERR_INVALID_ARG;
+    if (!m || !values || probe < 0 || probe >= m->probe_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_sample: invalid argument (!m || !values || probe < 0 || probe >= m->probe_count)");
     const model_probe* p = &m->probes[probe];
     const dvi_world* w = m->world;
     values[0] = dvi_model_time(m);
@@ -1120,12 +1119,12 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
 {
     if (data) *data = NULL;
     if (size) *size = 0;
-    if (!m || !data || !size) return DVI_ERR_INVALID_ARG;
+    if (!m || !data || !size) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_save_state: invalid argument (!m || !data || !size)");
     /* the world's state written straight into the model's buffer, after its header */
     void* wdata = NULL;
     size_t wsize = 0;
     size_t psize = probe_state_size(m), hsize = dvi_health_state_size();
-    if (psize > SIZE_MAX / 4 || hsize > SIZE_MAX / 4) return DVI_ERR_NOMEM;
+    if (psize > SIZE_MAX / 4 || hsize > SIZE_MAX / 4) return dvi_error_set(DVI_ERR_NOMEM, "dvi_model_save_state: out of memory");
     dvi_status st = dvi_world_save_state_within(m->world, STATE_HEADER, psize + hsize, &wdata, &wsize);
     if (st != DVI_OK) return st;
     unsigned char* b = wdata;

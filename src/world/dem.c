@@ -18,6 +18,7 @@
  * q⁺ = normalise(q + h/2 [0, ω⁺] ⊗ q) (as the DVI step).
  */
 #include "dem.h"
+#include "error.h"
 
 #include "math3.h"
 
@@ -232,7 +233,7 @@ static dvi_status prepare(dvi_world* w, dvi_dem* d)
 
 dvi_status dvi_world_set_method(dvi_world* w, dvi_method method, const dvi_dem_settings* settings)
 {
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (method != DVI_METHOD_DVI && method != DVI_METHOD_DEM)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "method: unknown method %d", (int)method);
     if (settings && !dvi_dem_settings_valid(settings))
@@ -248,7 +249,7 @@ dvi_status dvi_world_set_method(dvi_world* w, dvi_method method, const dvi_dem_s
 
 dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t count, const double* samples)
 {
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (id.index1 <= 0 || id.index1 > w->shape_count || id.world != w->tag ||
         w->shapes[id.index1 - 1].generation != id.generation)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: not a shape of this world");

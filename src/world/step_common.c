@@ -263,6 +263,21 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
     return row;
 }
 
+double dvi_step_kinetic_energy(const dvi_world* w)
+{
+    double e = 0.0;
+    for (int32_t i = 0; i < w->body_count; i++) {
+        const dvi_body* b = &w->bodies[i];
+        if (b->type != DVI_BODY_DYNAMIC) continue;
+        double R[9], Iw[9], L[3];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(Iw, R, b->inertia);
+        m3_mulv(L, Iw, b->w);
+        e += 0.5 * b->mass * v3_dot(b->v, b->v) + 0.5 * v3_dot(b->w, L);
+    }
+    return e;
+}
+
 void dvi_step_joint_reactions(dvi_world* w, double h)
 {
     int32_t row = 0;

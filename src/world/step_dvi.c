@@ -540,6 +540,7 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
         }
     }
     w->contact_count = npts;
+    w->stats.kinetic_energy = dvi_step_kinetic_energy(w);
     dvi_step_joint_reactions(w, h);
     if (!warm_store(w, npts, nt)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;

@@ -5,6 +5,7 @@
 
 #include "dem.h"
 
+#include "error.h"
 #include "math3.h"
 
 #include <math.h>
@@ -30,7 +31,7 @@ dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
     vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
     va_end(ap);
     if (w->def.log) w->def.log(w->def.log_user, DVI_LOG_ERROR, w->last_error);
-    return st;
+    return dvi_error_set(st, w->last_error);
 }
 
 dvi_world_def dvi_default_world_def(void)
@@ -88,31 +89,46 @@ static void tag_give_back(uint16_t t)
 
 dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
 {
-    if (!out) return DVI_ERR_INVALID_ARG;
+    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_create: out is NULL");
     *out = NULL;
     dvi_world_def d = def ? *def : dvi_default_world_def();
-    if (d.internal_cookie != WORLD_COOKIE || !finite3(d.gravity) || !(d.collision_envelope >= 0.0) ||
-        !isfinite(d.collision_envelope) || !(d.contact_recovery_speed > 0.0) || !(d.joint_recovery_speed > 0.0) ||
-        !(d.bounce_threshold >= 0.0))
-        return DVI_ERR_INVALID_ARG;
-    if ((d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM) || !dvi_dem_settings_valid(&d.dem) ||
-        (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE))
-        return DVI_ERR_INVALID_ARG;
-    if (!dvi_allocator_valid(&d.allocator)) return DVI_ERR_INVALID_ARG;
+    const dvi_status bad = DVI_ERR_INVALID_ARG;
+    if (d.internal_cookie != WORLD_COOKIE)
+        return dvi_error_set(bad, "world_def: not initialised with dvi_default_world_def()");
+    if (!finite3(d.gravity)) return dvi_error_set(bad, "world_def.gravity: must be finite");
+    if (!(d.collision_envelope >= 0.0) || !isfinite(d.collision_envelope))
+        return dvi_error_setf(bad, "world_def.collision_envelope: must be finite and >= 0 (got %g)", d.collision_envelope);
+    if (!(d.contact_recovery_speed > 0.0))
+        return dvi_error_setf(bad, "world_def.contact_recovery_speed: must be > 0 (got %g)", d.contact_recovery_speed);
+    if (!(d.joint_recovery_speed > 0.0))
+        return dvi_error_setf(bad, "world_def.joint_recovery_speed: must be > 0 (got %g)", d.joint_recovery_speed);
+    if (!(d.bounce_threshold >= 0.0))
+        return dvi_error_setf(bad, "world_def.bounce_threshold: must be >= 0 (got %g)", d.bounce_threshold);
+    if (d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM)
+        return dvi_error_setf(bad, "world_def.method: unknown value %d", (int)d.method);
+    if (!dvi_dem_settings_valid(&d.dem))
+        return dvi_error_set(bad, "world_def.dem: invalid DEM settings (see dvi_default_dem_settings for the ranges)");
+    if (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE)
+        return dvi_error_setf(bad, "world_def.joint_solve: unknown value %d", (int)d.joint_solve);
+    if (!dvi_allocator_valid(&d.allocator))
+        return dvi_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
     d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
     dvi_world* w = dvi_mem_calloc(&d.allocator, 1, sizeof *w);
-    if (!w) return DVI_ERR_NOMEM;
+    if (!w) return dvi_error_set(DVI_ERR_NOMEM, "out of memory creating the world");
     w->def = d;
     w->alloc = d.allocator;
     w->def.solver = NULL; /* the name is not kept; the solver is */
     w->tag = tag_take();
     if (w->tag == 0) {
         dvi_mem_free(&d.allocator, w);
-        return DVI_ERR_NOMEM;
+        return dvi_error_set(DVI_ERR_NOMEM, "world: all 65,535 world tags are in use (too many live worlds)");
     }
     dvi_status st = dvi_solver_create(d.solver ? d.solver : "apgd", &d.solver_settings, &w->solver);
-    if (st == DVI_OK) st = dvi_collision_create(&w->alloc, &w->collision);
-    if (st != DVI_OK) {
+    if (st == DVI_OK) {
+        st = dvi_collision_create(&w->alloc, &w->collision);
+        if (st != DVI_OK) dvi_error_set(st, "out of memory creating the world's collision");
+    }
+    if (st != DVI_OK) { /* the message is the solver's or the collision's */
         dvi_world_destroy(w);
         return st;
     }
@@ -188,12 +204,12 @@ double dvi_world_time(const dvi_world* w)
 
 dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver_settings* settings)
 {
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     dvi_solver* s = NULL;
     dvi_solver_settings ss = settings ? *settings : dvi_default_solver_settings();
     ss.allocator = w->alloc; /* the solver takes the world's */
     dvi_status st = dvi_solver_create(name, &ss, &s);
-    if (st != DVI_OK) return dvi_world_error(w, st, "solver: cannot create \"%s\" with these settings", name ? name : "");
+    if (st != DVI_OK) return dvi_world_error(w, st, "%s", dvi_error_message()); /* names the setting or the name */
     dvi_solver_destroy(w->solver);
     w->solver = s;
     w->def.solver_settings = ss; /* dvi_world_threads */
@@ -263,7 +279,7 @@ static void* grow_array(const dvi_allocator* a, void* p, int32_t* cap, int32_t n
 dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: NULL argument");
     if (def->internal_cookie != BODY_COOKIE)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: def not initialised with dvi_default_body_def()");
@@ -329,9 +345,17 @@ static dvi_body* body_of(const dvi_world* w, dvi_body_id id)
     return i < 0 ? NULL : &w->bodies[i];
 }
 
+/* The error of a query on a world given an id it does not hold. Queries
+ * take a const world, so the message goes to dvi_error_message only. */
+static dvi_status stale_id(const dvi_world* w, const char* what)
+{
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: not an id of this world", what);
+}
+
 #define BODY_OR_FAIL(w, id, b)                                                                                     \
     const dvi_body* b = body_of(w, id);                                                                           \
-    if (!b) return DVI_ERR_INVALID_ARG
+    if (!b) return stale_id(w, "body")
 
 dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
 {
@@ -464,7 +488,7 @@ static int32_t material_index(dvi_world* w, const dvi_material* m)
 dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
     if (def->internal_cookie != SHAPE_COOKIE)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
@@ -621,7 +645,7 @@ dvi_joint_def dvi_default_joint_def(void)
 dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: NULL argument");
     if (def->internal_cookie != JOINT_COOKIE)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: def not initialised with dvi_default_joint_def()");
@@ -700,7 +724,7 @@ static dvi_joint* joint_of(const dvi_world* w, dvi_joint_id id)
 dvi_status dvi_joint_get_reaction(const dvi_world* w, dvi_joint_id id, double force[3], double torque[3])
 {
     const dvi_joint* j = joint_of(w, id);
-    if (!j) return DVI_ERR_INVALID_ARG;
+    if (!j) return stale_id(w, "joint");
     if (force) v3_copy(force, j->reaction_force);
     if (torque) v3_copy(torque, j->reaction_torque);
     return DVI_OK;
@@ -720,7 +744,7 @@ dvi_status dvi_joint_set_motor(dvi_world* w, dvi_joint_id id, double speed, doub
 
 dvi_status dvi_world_step(dvi_world* w, double h)
 {
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
     return w->def.method == DVI_METHOD_DEM ? dvi_step_dem(w, h) : dvi_step_dvi(w, h);
 }
@@ -740,7 +764,10 @@ int32_t dvi_world_contact_count(const dvi_world* w)
 
 dvi_status dvi_world_get_contact(const dvi_world* w, int32_t index, dvi_contact_info* out)
 {
-    if (!w || !out || index < 0 || index >= w->contact_count) return DVI_ERR_INVALID_ARG;
+    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_get_contact: world or out is NULL");
+    if (index < 0 || index >= w->contact_count)
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)w->contact_count,
+                              (int)index);
     const dvi_contact_rec* c = &w->contacts[index];
     memset(out, 0, sizeof *out);
     out->body_a.index1 = c->body_a + 1;

@@ -267,5 +267,8 @@ void dvi_step_joint_impulses(dvi_world* w, int32_t nrows);
 /* Commits the joint rows' impulses w->gamma[0..] and staged J_B into the joints
  * and sets their reaction force and torque (about the anchor on B, bodies' new poses). */
 void dvi_step_joint_reactions(dvi_world* w, double h);
+/* Kinetic energy (J) of the dynamic bodies in their present state, summed
+ * in body order (the same bits for any thread count). */
+double dvi_step_kinetic_energy(const dvi_world* w);
 
 #endif /* DVI_WORLD_INTERNAL_H */

@@ -9,6 +9,7 @@
  * dvi_shape.next in the order they were attached (dvi_body_get_shape).
  */
 #include "world_internal.h"
+#include "error.h"
 
 #include "math3.h"
 
@@ -60,7 +61,9 @@ int32_t dvi_world_body_count(const dvi_world* w)
 dvi_status dvi_world_body_at(const dvi_world* w, int32_t index, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w || !out || index < 0 || index >= w->body_count) return DVI_ERR_INVALID_ARG;
+    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_body_at: world or out is NULL");
+    if (index < 0 || index >= w->body_count)
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)w->body_count, (int)index);
     out->index1 = index + 1;
     out->generation = w->bodies[index].generation;
     out->world = w->tag;
@@ -71,7 +74,8 @@ dvi_status dvi_body_get_info(const dvi_world* w, dvi_body_id id, dvi_body_info* 
 {
     if (out) memset(out, 0, sizeof *out);
     int32_t i = dvi_world_body_index(w, id);
-    if (i < 0 || !out) return DVI_ERR_INVALID_ARG;
+    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_body_get_info: world or out is NULL");
+    if (i < 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this world");
     const dvi_body* b = &w->bodies[i];
     out->type = b->type;
     out->mass = b->type == DVI_BODY_DYNAMIC ? b->mass : 0.0;
@@ -108,13 +112,13 @@ static void m3_to_q(const double* R, double* q)
 dvi_status dvi_body_get_shape(const dvi_world* w, dvi_body_id id, int32_t index, dvi_shape_info* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_body_get_shape: world or out is NULL");
     int32_t bi = dvi_world_body_index(w, id);
-    if (bi < 0) return DVI_ERR_INVALID_ARG;
-    if (!out) return DVI_ERR_INVALID_ARG;
+    if (bi < 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this world");
     const dvi_body* b = &w->bodies[bi];
     if (index < 0 || index >= b->shape_count)
-        return DVI_ERR_INVALID_ARG;
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)b->shape_count,
+                              (int)index);
     int32_t si = b->shape_head;
     for (int32_t k = 0; k < index; k++) si = w->shapes[si].next;
     const dvi_shape* s = &w->shapes[si];

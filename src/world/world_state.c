@@ -69,6 +69,7 @@
  * restored as they were, whatever their value.
  */
 #include "dem.h"
+#include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
 #include "math3.h"
@@ -375,7 +376,7 @@ dvi_status dvi_world_save_state(const dvi_world* w, void** data, size_t* size)
 {
     if (data) *data = NULL;
     if (size) *size = 0;
-    if (!w || !data || !size) return DVI_ERR_INVALID_ARG;
+    if (!w || !data || !size) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_save_state: world, data or size is NULL");
     return dvi_world_save_state_within(w, 0, 0, data, size);
 }
 
@@ -385,9 +386,9 @@ dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t
     write_payload(w, &count);
     size_t payload = count.pos;
     if (payload > SIZE_MAX - HEADER_SIZE - before - after || before > SIZE_MAX / 2 || after > SIZE_MAX / 2)
-        return DVI_ERR_NOMEM;
+        return dvi_error_set(DVI_ERR_NOMEM, "state: too large to save");
     uint8_t* base = malloc(before + HEADER_SIZE + payload + after);
-    if (!base) return DVI_ERR_NOMEM;
+    if (!base) return dvi_error_set(DVI_ERR_NOMEM, "out of memory saving the state");
     uint8_t* p = base + before;
     wbuf b = {p + HEADER_SIZE, 0};
     write_payload(w, &b);
@@ -751,7 +752,7 @@ static dvi_status structure_differs(dvi_world* w, const char* what, uint32_t sav
  * the state's time once the blob is known to be valid. */
 static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, bool apply, double* time)
 {
-    if (!w) return DVI_ERR_INVALID_ARG;
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!data || size == 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "state: no data");
     const uint8_t* p = data;
     if (size < HEADER_SIZE)

@@ -69,7 +69,7 @@ static double run(const config* c, const char* variant)
     if (c->tol > 0.0) wd.solver_settings.tolerance = c->tol;
     dvi_world* w = NULL;
     if (dvi_world_create(&wd, &w) != DVI_OK) {
-        fprintf(stderr, "rover_statics: cannot create the world (solver \"%s\"?)\n", solver);
+        fprintf(stderr, "rover_statics: cannot create the world: %s\n", dvi_error_message());
         return -1.0;
     }
     /* ground: the half-space z <= 0 */

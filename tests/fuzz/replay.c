@@ -3,6 +3,7 @@
  * LLVMFuzzerTestOneInput, in sorted order, and prints how many. A crash or
  * a failed FUZZ_CHECK ends the process abnormally, so the suite fails. */
 #include "fuzz_common.h"
+#include "regular_file.h"
 
 #include <dirent.h>
 #include <string.h>
@@ -10,32 +11,14 @@
 
 static int run_file(const char* path)
 {
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "replay: cannot open %s\n", path);
+    char* buf = NULL;
+    size_t n = 0;
+    char why[160];
+    if (dvi_read_regular(path, 0, &buf, &n, why, sizeof why) != 0) {
+        fprintf(stderr, "replay: %s: %s\n", path, why);
         return -1;
     }
-    size_t cap = 1 << 16, n = 0;
-    uint8_t* buf = malloc(cap);
-    for (;;) {
-        if (!buf) break;
-        if (n == cap) {
-            uint8_t* nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t k = fread(buf + n, 1, cap - n, f);
-        n += k;
-        if (k == 0) break;
-    }
-    fclose(f);
-    if (!buf) return -1;
-    LLVMFuzzerTestOneInput(buf, n);
+    LLVMFuzzerTestOneInput((const uint8_t*)buf, n);
     free(buf);
     return 0;
 }

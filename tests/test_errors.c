@@ -1,0 +1,208 @@
+/* dvicontact — one way to get an error's text: after any call of any layer
+ * that fails, dvi_error_message() names the place, and the channels some
+ * calls also have (a solve's result->message, the world's last error, a
+ * caller's buffer, a scene's list of problems) hold the same text. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "test_util.h"
+
+#include "dvi/dvi.h"
+#include "dvi/io.h"
+#include "dvi/output.h"
+#include "dvi/scene.h"
+#include "error.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* The message is set, names `place`, and equals `channel` when given. */
+static void expect_message(const char* place, const char* channel)
+{
+    const char* m = dvi_error_message();
+    if (!strstr(m, place)) fail_msg("message \"%s\" does not name \"%s\"", m, place);
+    if (channel) assert_string_equal(m, channel);
+}
+
+static void test_solver_layer(void** state)
+{
+    (void)state;
+    dvi_error_clear();
+    assert_string_equal(dvi_error_message(), "");
+    assert_int_equal(dvi_error_status(), DVI_OK);
+
+    dvi_solver* s = NULL;
+    assert_int_equal(dvi_solver_create("nope", NULL, &s), DVI_ERR_INVALID_ARG);
+    expect_message("solver: unknown name \"nope\"", NULL);
+    assert_int_equal(dvi_error_status(), DVI_ERR_INVALID_ARG);
+
+    dvi_solver_settings bad = dvi_default_solver_settings();
+    bad.tolerance = -1.0;
+    assert_int_equal(dvi_solver_create("apgd", &bad, &s), DVI_ERR_INVALID_ARG);
+    expect_message("settings.tolerance", NULL);
+
+    /* one frictional contact: N = I (W form), r = (−1, 0.2, 0) */
+    const int32_t cp[4] = {0, 1, 2, 3}, ri[3] = {0, 1, 2};
+    const double wx[3] = {1.0, 1.0, 1.0}, r[3] = {-1.0, 0.2, 0.0};
+    dvi_csc W = {3, 3, cp, ri, wx};
+    dvi_ccp_block blk = {DVI_BLOCK_FRICTION, -0.5, 0.0, 0.0};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = 3, p.block_count = 1, p.blocks = &blk, p.W = &W, p.r = r;
+    char msg[256];
+    assert_int_equal(dvi_ccp_validate(&p, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    expect_message("blocks[0].mu", msg);
+    assert_int_equal(dvi_ccp_validate(&p, NULL, 0), DVI_ERR_INVALID_ARG); /* no buffer: the text still comes */
+    expect_message("blocks[0].mu", msg);
+
+    double g[3];
+    dvi_solve_result res;
+    blk.mu = 0.5;
+    assert_int_equal(dvi_solver_create("apgd", NULL, &s), DVI_OK);
+    assert_int_equal(dvi_solver_solve(s, &p, NULL, &res), DVI_ERR_INVALID_ARG);
+    expect_message("gamma: NULL", res.message);
+    /* a run out of iterations is not an error, but says why it stopped */
+    dvi_solver_settings one = dvi_default_solver_settings();
+    one.max_iterations = 1, one.tolerance = 1e-14;
+    assert_int_equal(dvi_solver_set_settings(s, &one), DVI_OK);
+    dvi_error_clear();
+    dvi_status st = dvi_solver_solve(s, &p, g, &res);
+    if (st == DVI_NOT_CONVERGED) {
+        assert_true(dvi_error_message()[0] != '\0');
+        assert_int_equal(dvi_error_status(), DVI_NOT_CONVERGED);
+    }
+    /* a success leaves the last message as it was */
+    dvi_error_set(DVI_ERR_IO, "earlier");
+    assert_int_equal(dvi_solver_set_settings(s, &bad) == DVI_OK, 0);
+    expect_message("settings.tolerance", NULL);
+    assert_int_equal(dvi_solver_set_settings(s, &one), DVI_OK);
+    expect_message("settings.tolerance", NULL);
+    dvi_solver_destroy(s);
+
+    double inertia[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, out[36];
+    assert_int_equal(dvi_inv_mass_block(-2.0, inertia, out), DVI_ERR_INVALID_ARG);
+    expect_message("mass: must be finite and >= 0 (got -2)", NULL);
+    inertia[8] = 0.0;
+    assert_int_equal(dvi_inv_mass_block(2.0, inertia, out), DVI_ERR_SINGULAR);
+    expect_message("inertia: singular", NULL);
+}
+
+static void test_world_layer(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    wd.collision_envelope = -1.0;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_ERR_INVALID_ARG);
+    expect_message("world_def.collision_envelope", NULL);
+    wd = dvi_default_world_def();
+    wd.solver = "nope";
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_ERR_INVALID_ARG);
+    expect_message("solver: unknown name \"nope\"", NULL);
+
+    assert_int_equal(dvi_world_create(NULL, &w), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = -3.0;
+    dvi_body_id b;
+    assert_true(dvi_body_create(w, &bd, &b) < 0);
+    expect_message("mass", dvi_world_last_error(w));
+    assert_int_equal(dvi_world_set_solver(w, "pgs", &(dvi_solver_settings){0}), DVI_ERR_INVALID_ARG);
+    expect_message("settings", dvi_world_last_error(w));
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = DVI_JOINT_REVOLUTE;
+    jd.body_b.index1 = 7, jd.body_b.generation = 1; /* no such body */
+    dvi_joint_id j;
+    assert_true(dvi_joint_create(w, &jd, &j) < 0);
+    expect_message("body_b", dvi_world_last_error(w));
+    assert_int_equal(dvi_world_step(w, -1.0), DVI_ERR_INVALID_ARG);
+    expect_message("step: h must be > 0", dvi_world_last_error(w));
+    dvi_contact_info ci;
+    assert_int_equal(dvi_world_get_contact(w, 3, &ci), DVI_ERR_INVALID_ARG);
+    expect_message("index: must be in [0, 0) (got 3)", NULL);
+    double x[3];
+    assert_int_equal(dvi_body_get_position(w, b, x), DVI_ERR_INVALID_ARG); /* b was never created */
+    expect_message("body: not an id of this world", NULL);
+    dvi_world_destroy(w);
+}
+
+static void test_io_layer(void** state)
+{
+    (void)state;
+    /* a scene with two problems: the message lists both, one per line */
+    const char* text = "{\"format\": \"dvicontact-scene\", \"version\": 1, \"time_step\": -1,"
+                       " \"bodies\": [{\"name\": \"a\", \"mass\": -2, \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}]}";
+    dvi_scene* sc = NULL;
+    dvi_scene_errors errs;
+    assert_true(dvi_scene_parse(text, strlen(text), NULL, &sc, &errs) < 0);
+    assert_true(errs.count >= 2);
+    char joined[4096];
+    snprintf(joined, sizeof joined, "%s", errs.text);
+    size_t n = strlen(joined);
+    if (n > 0 && joined[n - 1] == '\n') joined[n - 1] = '\0';
+    expect_message("bodies[0].mass", joined);
+    assert_non_null(strchr(dvi_error_message(), '\n'));
+    dvi_scene_errors_free(&errs);
+    assert_true(dvi_scene_parse("{ nope", 6, NULL, &sc, NULL) < 0); /* no list asked for: the text still comes */
+    expect_message("malformed JSON", NULL);
+
+    char msg[512];
+    dvi_ccp_file* f = NULL;
+    assert_int_equal(dvi_ccp_problem_parse_json("{\"format\": 3}", 13, &f, msg, sizeof msg), DVI_ERR_PARSE);
+    expect_message("format", msg);
+    dvi_mesh_data mesh;
+    assert_int_equal(dvi_obj_read("/nonexistent/x.obj", &mesh, msg, sizeof msg), DVI_ERR_IO);
+    expect_message("/nonexistent/x.obj", msg);
+    dvi_csv* csv = NULL;
+    const char* names[1] = {"t"};
+    assert_int_not_equal(dvi_csv_open(&csv, "/nonexistent/dir/a.csv", 1, names, NULL, msg, sizeof msg), 0);
+    expect_message("/nonexistent/dir/a.csv", msg);
+    assert_int_not_equal(dvi_make_dirs("/proc/self/nope/x", NULL, 0), 0);
+    expect_message("/proc/self/nope", NULL);
+}
+
+/* Each thread has its own message. */
+static void* other_thread(void* arg)
+{
+    (void)arg;
+    dvi_error_clear();
+    dvi_solver* s = NULL;
+    dvi_solver_create("other", NULL, &s);
+    return strstr(dvi_error_message(), "\"other\"") ? (void*)1 : NULL;
+}
+
+static void test_threads_and_length(void** state)
+{
+    (void)state;
+    dvi_error_set(DVI_ERR_IO, "main thread");
+    pthread_t t;
+    void* ok = NULL;
+    assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
+    assert_int_equal(pthread_join(t, &ok), 0);
+    assert_non_null(ok);
+    assert_string_equal(dvi_error_message(), "main thread");
+    assert_int_equal(dvi_error_status(), DVI_ERR_IO);
+
+    /* a message longer than the buffer is cut to 2047 bytes ending in "..." */
+    char big[3000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    dvi_error_set(DVI_ERR_PARSE, big);
+    assert_int_equal(strlen(dvi_error_message()), 2047);
+    assert_string_equal(dvi_error_message() + 2044, "...");
+    dvi_error_set(DVI_ERR_NOMEM, NULL); /* no text: the status's own */
+    assert_string_equal(dvi_error_message(), dvi_status_string(DVI_ERR_NOMEM));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_solver_layer),
+        cmocka_unit_test(test_world_layer),
+        cmocka_unit_test(test_io_layer),
+        cmocka_unit_test(test_threads_and_length),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
