@@ -498,6 +498,51 @@ static void test_global_conversion(void** state)
     rmdir(dir);
 }
 
+/* dvi_fclib_file_W: the file's own W for a local file (its raw W, entry for
+ * entry, also where the problem holds the symmetric part), p->W for a global
+ * file in the Delassus form, DVI_ERR_UNSUPPORTED in the factor form. */
+static void test_file_W(void** state)
+{
+    (void)state;
+    for (int f = 0; f < NREFS; f++) {
+        const ref_file* R = &REFS[f];
+        char path[512], msg[512];
+        ref_path(R, path, sizeof path);
+        for (int way = 0; way < 2; way++) {
+            dvi_ccp_file* file = NULL;
+            dvi_fclib_info info;
+            assert_int_equal(dvi_fclib_read_ex(path, way ? DVI_FCLIB_DELASSUS : 0u, &file, &info, msg, sizeof msg),
+                             DVI_OK);
+            const dvi_ccp_problem* p = &file->problem;
+            dvi_csc W;
+            dvi_status st = dvi_fclib_file_W(p, &info, &W);
+            if (!p->W) {
+                assert_int_equal(st, DVI_ERR_UNSUPPORTED); /* the factor form: Box_Stacks */
+            } else if (R->global) {
+                assert_int_equal(st, DVI_OK);
+                assert_ptr_equal(W.values, p->W->values);
+            } else {
+                assert_int_equal(st, DVI_OK);
+                raw_local raw = raw_local_read(path);
+                assert_int_equal(W.rows, raw.m);
+                assert_int_equal(W.cols, raw.m);
+                double* A = calloc((size_t)raw.m * raw.m + 1, sizeof(double));
+                assert_non_null(A);
+                for (int c = 0; c < W.cols; c++)
+                    for (int k = W.colptr[c]; k < W.colptr[c + 1]; k++) A[(size_t)c * raw.m + W.rowind[k]] += W.values[k];
+                for (size_t k = 0; k < (size_t)raw.m * raw.m; k++) assert_true(A[k] == raw.W[k]);
+                assert_true((W.values != p->W->values) == R->symmetrized);
+                free(A);
+                raw_local_free(&raw);
+            }
+            assert_int_equal(dvi_fclib_file_W(NULL, &info, &W), DVI_ERR_INVALID_ARG);
+            assert_int_equal(dvi_fclib_file_W(p, &info, NULL), DVI_ERR_INVALID_ARG);
+            dvi_ccp_file_free(file);
+            dvi_fclib_info_clear(&info);
+        }
+    }
+}
+
 /* dvi_fclib_evaluate gives the README's residuals, computed here from the raw
  * data, for several γ. */
 static void test_residual_formula(void** state)
@@ -1480,6 +1525,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_read_reference),
         cmocka_unit_test(test_global_conversion),
+        cmocka_unit_test(test_file_W),
         cmocka_unit_test(test_residual_formula),
         cmocka_unit_test(test_solvers_reference),
         cmocka_unit_test(test_lemke_blas_threads),

@@ -207,6 +207,16 @@ DVI_API dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_set
                                    const dvi_ccp_problem* p, const dvi_fclib_info* info, double* gamma,
                                    dvi_solve_result* result);
 
+/// The Delassus matrix of the problem exactly as the file states it, for
+/// handing the file's problem to another code: the file's own W when p
+/// holds its symmetric part (info->symmetrized, local files), else p->W
+/// (rows and order as in p). *out is a view, valid until
+/// dvi_fclib_info_clear or dvi_ccp_file_free. Errors: p in the factor form
+/// (a global file read without DVI_FCLIB_DELASSUS; DVI_ERR_UNSUPPORTED),
+/// p or out NULL, or an info that does not belong to p
+/// (DVI_ERR_INVALID_ARG).
+DVI_API dvi_status dvi_fclib_file_W(const dvi_ccp_problem* p, const dvi_fclib_info* info, dvi_csc* out);
+
 /// Writes p (validated first) as a local FCLIB problem (/fclib_local:
 /// spacedim 3, W in CSC form, vectors q and mu, info) that other codes can
 /// solve. Friction blocks become contacts as they are; a frictionless block

@@ -1636,6 +1636,23 @@ dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_info* in
     return dvi_ccp_evaluate_with(p, &W, gamma, out); /* the library's own residual code */
 }
 
+dvi_status dvi_fclib_file_W(const dvi_ccp_problem* p, const dvi_fclib_info* info, dvi_csc* out)
+{
+    if (!p || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_file_W: invalid argument (!p || !out)");
+    memset(out, 0, sizeof *out);
+    if (!p->W) /* the factor form: no W to lend */
+        return dvi_error_set(DVI_ERR_UNSUPPORTED,
+                             "dvi_fclib_file_W: the problem is in the factor form (read the file with DVI_FCLIB_DELASSUS)");
+    if (info && info->file_operator) {
+        if (info->file_operator->W.cols != p->rows)
+            return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_file_W: the info does not belong to the problem");
+        *out = csc_view(&info->file_operator->W);
+    } else {
+        *out = *p->W;
+    }
+    return DVI_OK;
+}
+
 /* The splitting itself is the CCP layer's (src/ccp/ccp_split.c): here only
  * the file's own W is handed to it. */
 dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* settings, const dvi_ccp_problem* p,
