@@ -84,12 +84,27 @@ typedef struct dvi_dem_settings {
 
 DVI_API dvi_dem_settings dvi_default_dem_settings(void);
 
-/// How the DVI step solves a step whose rows are joint rows alone (no contact).
+/// How the DVI step solves its joint (bilateral) rows (docs/world.md, "Joint rows solved directly").
+/// Directly: a sparse Cholesky factorisation of the joint rows' block N_BB of the Delassus
+/// operator (AMD ordering, analysed once while the joints' bodies stay the same, refactored each
+/// step; a pivot below 1e-10 of its diagonal marks a redundant row, which gets no impulse), and
+/// the contacts, if any, solved by the world's solver on their Schur complement (dense, the W
+/// form): the solver sees only the contact rows, and dvi_step_stats.iterations counts its
+/// iterations on them (0 for joint rows alone).
 typedef enum dvi_joint_solve {
-    DVI_JOINT_SOLVE_AUTO = 0,      ///< directly (dense Cholesky) up to 256 rows when that meets the
-                                   ///< tolerance (and 1e-10), else the world's solver from that answer
-    DVI_JOINT_SOLVE_ITERATIVE = 1  ///< always the world's solver (to compare solvers on joints)
+    DVI_JOINT_SOLVE_AUTO = 0,      ///< directly when the step has joint rows and at most
+                                   ///< DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows; joint rows
+                                   ///< alone are taken when their residual meets the tolerance
+                                   ///< (and 1e-10), else the world's solver starts from them
+    DVI_JOINT_SOLVE_ITERATIVE = 1, ///< always the world's solver on every row (to compare solvers on joints)
+    DVI_JOINT_SOLVE_DIRECT = 2     ///< directly whenever the step has joint rows, whatever the
+                                   ///< number of contacts (their Schur complement is dense: memory
+                                   ///< grows as the square of the contact rows)
 } dvi_joint_solve;
+
+/// The most contact rows (three a contact, six with rolling resistance) for which
+/// DVI_JOINT_SOLVE_AUTO solves the joint rows directly (docs/world.md).
+#define DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS 96
 
 /// World settings. Always start from dvi_default_world_def().
 typedef struct dvi_world_def {
@@ -105,7 +120,7 @@ typedef struct dvi_world_def {
     void* log_user;             ///< passed to log
     dvi_method method;          ///< default DVI_METHOD_DVI
     dvi_dem_settings dem;       ///< default dvi_default_dem_settings()
-    dvi_joint_solve joint_solve; ///< DVI steps with joint rows alone; default DVI_JOINT_SOLVE_AUTO
+    dvi_joint_solve joint_solve; ///< how DVI steps solve the joint rows; default DVI_JOINT_SOLVE_AUTO
     dvi_allocator allocator;    ///< where the world takes its memory (base.h): its bodies, shapes and
                                 ///< joints, collision, DEM state and solver (whose
                                 ///< solver_settings.allocator is replaced by this one, here and in

@@ -3,7 +3,9 @@
  * Stages (each timed in the step's stats, as the DEM step's in step_dem.c):
  *   collide    geoms at the bodies' poses, broad and narrow phase (step_common.c)
  *   assemble   free velocities, then the rows: joints (step_common.c), contacts
- *   solve      the CCP by the world's solver (joint rows alone: directly)
+ *   solve      the CCP by the world's solver, or the joint rows eliminated
+ *              directly (joint_direct.c) and the contacts' Schur complement
+ *              by the world's solver
  *   integrate  velocities v⁺ = v_free + M⁻¹ D γ, then positions
  *   report     contact forces on the bodies, joint reactions, warm start
  * Before anything, the world's solver must solve the world's friction law
@@ -299,7 +301,7 @@ typedef struct dvi_step_dvi_ctx {
     int32_t ndyn;                 /* dynamic bodies: the problem's bodies */
     int32_t joint_rows, nrows, nblocks;
     bool any_compliance;
-    bool direct;                  /* the joint rows were solved directly */
+    bool direct;                  /* the joint rows were eliminated directly (joint_direct.c) */
 } dvi_step_dvi_ctx;
 
 /* Stage "assemble": each contact's rows (three, or six with rolling or
@@ -401,24 +403,72 @@ static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
     return DVI_OK;
 }
 
-/* Stage "solve": the CCP by the world's solver, or, for joint rows alone
- * (no contact this step), directly when small, accepted when the residual
- * meets the tolerance (and 1e-10); else the solver starts from that answer. */
-static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
+/* Copies a solver's result into the step's statistics. */
+static void note_result(dvi_world* w, const dvi_solve_result* res)
 {
-    const int32_t nrows = x->nrows, npts = x->npts, ndyn = x->ndyn;
-    x->direct = false;
-    if (npts == 0 && nrows > 0 && nrows <= DVI_JOINT_DENSE_ROWS && w->def.joint_solve == DVI_JOINT_SOLVE_AUTO) {
-        double rel = INFINITY;
-        if (!dvi_step_joint_direct(w, nrows, ndyn, &rel)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
-        if (rel <= fmin(1e-10, w->def.solver_settings.tolerance)) {
+    w->stats.iterations = res->iterations;
+    w->stats.residual = res->target_residual;
+    w->stats.solver_status = res->status;
+    w->stats.warm_start_rejected = res->warm_start_rejected;
+    w->stats.solver_bytes_per_iteration = res->bytes_per_iteration;
+}
+
+/* The joint rows eliminated directly (joint_direct.c): joint rows alone
+ * are solved outright (taken under AUTO when the residual meets the
+ * tolerance and 1e-10, else x->direct stays false and the solver starts
+ * from that answer); with contacts the world's solver solves their Schur
+ * complement, and the joint impulses follow from theirs. */
+static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
+{
+    const int32_t nj = x->joint_rows, ncr = x->nrows - x->joint_rows, npts = x->npts;
+    dvi_status st = dvi_joint_direct_factor(w, nj, x->ndyn);
+    if (st != DVI_OK) return st;
+    if (ncr == 0) {
+        const double rel = dvi_joint_direct_solve(w, nj);
+        const double tol = w->def.solver_settings.tolerance;
+        if (w->def.joint_solve == DVI_JOINT_SOLVE_DIRECT || rel <= fmin(1e-10, tol)) {
             x->direct = true;
             w->stats.iterations = 0;
             w->stats.residual = rel;
-            w->stats.solver_status = DVI_SOLVE_CONVERGED;
+            w->stats.solver_status = rel <= tol ? DVI_SOLVE_CONVERGED : DVI_SOLVE_MAX_ITERATIONS;
             w->stats.warm_start_rejected = false;
             w->stats.solver_bytes_per_iteration = 0.0;
         }
+        return DVI_OK;
+    }
+    st = dvi_joint_direct_schur(w, nj, npts, ncr);
+    if (st != DVI_OK) return st;
+    dvi_csc S = {ncr, ncr, w->js_scol, w->js_srow, w->js_s};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = ncr;
+    p.block_count = npts;
+    p.blocks = w->blocks + nj;
+    p.W = &S;
+    p.r = w->js_rs;
+    p.compliance = x->any_compliance ? w->compliance + nj : NULL;
+    dvi_solve_result res;
+    lend_idle(w);
+    st = dvi_solver_solve(w->solver, &p, w->gamma + nj, &res);
+    dvi_solver_lend(w->solver, NULL, 0);
+    if (st < 0) return dvi_world_error(w, st, "step: the contacts' CCP was refused: %s", res.message);
+    note_result(w, &res);
+    dvi_joint_direct_recover(w, nj, ncr);
+    x->direct = true;
+    return DVI_OK;
+}
+
+/* Stage "solve": the joint rows directly (joint_solve: solve_direct) when
+ * chosen, else the CCP by the world's solver on every row. */
+static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
+{
+    const int32_t nrows = x->nrows, npts = x->npts, ndyn = x->ndyn;
+    const int32_t ncr = nrows - x->joint_rows;
+    const dvi_joint_solve js = w->def.joint_solve;
+    x->direct = false;
+    if (x->joint_rows > 0 &&
+        (js == DVI_JOINT_SOLVE_DIRECT || (js == DVI_JOINT_SOLVE_AUTO && ncr <= DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS))) {
+        dvi_status st = solve_direct(w, x);
+        if (st != DVI_OK) return st;
     }
     if (nrows > 0 && !x->direct) {
         dvi_csc D = {6 * ndyn, nrows, w->colptr, w->rowind, w->values};
@@ -443,11 +493,7 @@ static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
             dvi_solver_lend(w->solver, NULL, 0);
             return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
         }
-        w->stats.iterations = res.iterations;
-        w->stats.residual = res.target_residual;
-        w->stats.solver_status = res.status;
-        w->stats.warm_start_rejected = res.warm_start_rejected;
-        w->stats.solver_bytes_per_iteration = res.bytes_per_iteration;
+        note_result(w, &res);
     }
     return DVI_OK;
 }
@@ -460,13 +506,7 @@ static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
     const int nt = x->nt;
     const int32_t nb = w->body_count, ndyn = x->ndyn, nrows = x->nrows;
     if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
-        memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
-        dvi_step_joint_impulses(w, nrows);
-        for (int32_t b = 0; b < ndyn; b++) {
-            double dg[6];
-            memcpy(dg, w->dv + 6 * (size_t)b, sizeof dg);
-            minv10_apply(w->inv_mass + 10 * (size_t)b, dg, w->dv + 6 * (size_t)b);
-        }
+        dvi_joint_direct_velocity(w, x->joint_rows, nrows - x->joint_rows, ndyn);
     } else if (nrows > 0) {
         dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
         dvi_solver_lend(w->solver, NULL, 0); /* the loan ends with the operator's last use */

@@ -109,7 +109,8 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
         return dvi_error_setf(bad, "world_def.method: unknown value %d", (int)d.method);
     if (!dvi_dem_settings_valid(&d.dem))
         return dvi_error_set(bad, "world_def.dem: invalid DEM settings (see dvi_default_dem_settings for the ranges)");
-    if (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE)
+    if (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE &&
+        d.joint_solve != DVI_JOINT_SOLVE_DIRECT)
         return dvi_error_setf(bad, "world_def.joint_solve: unknown value %d", (int)d.joint_solve);
     if (!dvi_allocator_valid(&d.allocator))
         return dvi_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
@@ -184,6 +185,38 @@ void dvi_world_destroy(dvi_world* w)
     dvi_mem_free(&w->alloc, w->jd_bptr);
     dvi_mem_free(&w->alloc, w->jd_bcol);
     dvi_mem_free(&w->alloc, w->jd_bent);
+    dvi_mem_free(&w->alloc, w->js_key);
+    dvi_mem_free(&w->alloc, w->js_perm);
+    dvi_mem_free(&w->alloc, w->js_pinv);
+    dvi_mem_free(&w->alloc, w->js_bptr);
+    dvi_mem_free(&w->alloc, w->js_bcol);
+    dvi_mem_free(&w->alloc, w->js_bent);
+    dvi_mem_free(&w->alloc, w->js_mark);
+    dvi_mem_free(&w->alloc, w->js_stack);
+    dvi_mem_free(&w->alloc, w->js_cp);
+    dvi_mem_free(&w->alloc, w->js_ci);
+    dvi_mem_free(&w->alloc, w->js_ci2);
+    dvi_mem_free(&w->alloc, w->js_parent);
+    dvi_mem_free(&w->alloc, w->js_cdiag);
+    dvi_mem_free(&w->alloc, w->js_next);
+    dvi_mem_free(&w->alloc, w->js_lp);
+    dvi_mem_free(&w->alloc, w->js_rp);
+    dvi_mem_free(&w->alloc, w->js_ri);
+    dvi_mem_free(&w->alloc, w->js_li);
+    dvi_mem_free(&w->alloc, w->js_pair);
+    dvi_mem_free(&w->alloc, w->js_scol);
+    dvi_mem_free(&w->alloc, w->js_srow);
+    dvi_mem_free(&w->alloc, w->js_cbody);
+    dvi_mem_free(&w->alloc, w->js_x);
+    dvi_mem_free(&w->alloc, w->js_cx);
+    dvi_mem_free(&w->alloc, w->js_lx);
+    dvi_mem_free(&w->alloc, w->js_minvd);
+    dvi_mem_free(&w->alloc, w->js_stack_d);
+    dvi_mem_free(&w->alloc, w->js_z);
+    dvi_mem_free(&w->alloc, w->js_s);
+    dvi_mem_free(&w->alloc, w->js_rs);
+    dvi_mem_free(&w->alloc, w->js_jc);
+    dvi_mem_free(&w->alloc, w->js_y);
     dvi_mem_free(&w->alloc, w->fr_block);
     dvi_mem_free(&w->alloc, w->fr_body);
     dvi_mem_free(&w->alloc, w->fr_frame);

@@ -177,6 +177,46 @@ struct dvi_world {
     int32_t* jd_bcol;           size_t jd_bcol_cap;
     int32_t* jd_bent;           size_t jd_bent_cap;
 
+    /* the sparse direct elimination of the joint rows (joint_direct.c): the
+     * analysis of N_BB's pattern, kept while the joint rows' dynamic bodies
+     * (js_key) stay the same, and the step's factor and Schur complement */
+    bool js_valid;              /* the analysis below is of js_n rows, js_ndyn dynamic bodies */
+    int32_t js_n, js_ndyn;
+    int32_t js_npairs;          /* pairs of rows sharing a body (js_pair) */
+    int32_t js_dropped;         /* rows dropped as redundant in the last factorisation */
+    int32_t* js_key;            size_t js_key_cap;    /* [2 rows] the dynamic bodies of each joint row */
+    int32_t* js_perm;           size_t js_perm_cap;   /* [rows] the ordering: new → old row */
+    int32_t* js_pinv;           size_t js_pinv_cap;   /* [rows] old → new */
+    int32_t* js_bptr;           size_t js_bptr_cap;   /* [dynamic + 1] rows on each body (CSR) … */
+    int32_t* js_bcol;           size_t js_bcol_cap;   /* … the row */
+    int32_t* js_bent;           size_t js_bent_cap;   /* … the offset of its 6 entries in D */
+    int32_t* js_mark;           size_t js_mark_cap;   /* [rows] work */
+    int32_t* js_stack;          size_t js_stack_cap;  /* [rows] work */
+    int32_t* js_cp;             size_t js_cp_cap;     /* C = P N_BB Pᵀ, upper, CSC */
+    int32_t* js_ci;             size_t js_ci_cap;
+    int32_t* js_ci2;            size_t js_ci2_cap;    /* work of the analysis */
+    double* js_cx;              size_t js_cx_cap;
+    int32_t* js_cdiag;          size_t js_cdiag_cap;  /* [rows] the diagonal entry of each column of C */
+    int32_t* js_pair;           size_t js_pair_cap;   /* [3 pairs] C entry, D offsets of the two rows */
+    int32_t* js_parent;         size_t js_parent_cap; /* [rows] elimination tree */
+    int32_t* js_lp;             size_t js_lp_cap;     /* L, CSC, diagonal first in each column */
+    int32_t* js_li;             size_t js_li_cap;
+    double* js_lx;              size_t js_lx_cap;
+    int32_t* js_rp;             size_t js_rp_cap;     /* L's rows' patterns, topological order */
+    int32_t* js_ri;             size_t js_ri_cap;
+    int32_t* js_next;           size_t js_next_cap;   /* [rows] work */
+    double* js_x;               size_t js_x_cap;      /* [rows] work */
+    double* js_stack_d;         size_t js_stack_d_cap; /* [rows] work */
+    double* js_minvd;           size_t js_minvd_cap;  /* M⁻¹ D of the joint rows */
+    double* js_z;               size_t js_z_cap;      /* [rows × contact rows] Z = L⁻¹ P N_BC */
+    double* js_y;               size_t js_y_cap;      /* [rows] L⁻¹ P r_B */
+    double* js_s;               size_t js_s_cap;      /* [contact rows²] S, dense, both triangles */
+    int32_t* js_scol;           size_t js_scol_cap;   /* S's CSC column pointers and rows */
+    int32_t* js_srow;           size_t js_srow_cap;
+    double* js_rs;              size_t js_rs_cap;     /* [contact rows] r_S */
+    double* js_jc;              size_t js_jc_cap;     /* [24 contact rows] J_a, J_b, M⁻¹J_a, M⁻¹J_b */
+    int32_t* js_cbody;          size_t js_cbody_cap;  /* [2 contact rows] dynamic bodies */
+
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
 
@@ -270,5 +310,26 @@ void dvi_step_joint_reactions(dvi_world* w, double h);
 /* Kinetic energy (J) of the dynamic bodies in their present state, summed
  * in body order (the same bits for any thread count). */
 double dvi_step_kinetic_energy(const dvi_world* w);
+
+/* ---- the joint rows eliminated by a sparse factorisation: joint_direct.c ---- */
+
+/* A pivot below this fraction of its row's diagonal of N_BB drops the row
+ * (redundant): its impulse is 0 (the dense path's rule). */
+#define DVI_JOINT_PIVOT_DROP 1e-10
+/* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
+ * dvi_step_joint_rows wrote them), analysing its pattern first when the
+ * rows' bodies changed. Records the error. */
+dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn);
+/* Joint rows alone: γ_B = −N_BB⁻¹ r_B into w->gamma; returns the relative
+ * residual ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖). */
+double dvi_joint_direct_solve(dvi_world* w, int32_t n);
+/* The Schur complement of the ncr contact rows (rows n … n+ncr−1, npts
+ * contacts, frames as assembled): S (w->js_s, dense, CSC in js_scol,
+ * js_srow) and r_S (w->js_rs). Records the error. */
+dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
+/* γ_B from the contacts' γ_C (w->gamma[n …]) after the Schur solve. */
+void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr);
+/* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a direct step (ncr = 0: joints alone). */
+void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t ncr, int32_t ndyn);
 
 #endif /* DVI_WORLD_INTERNAL_H */
