@@ -25,8 +25,16 @@
  *
  * Redundant rows (a mechanism's closed loops, the rover's differential
  * links): a pivot below DVI_JOINT_PIVOT_DROP times its row's diagonal of
- * N_BB drops its row, as the dense path does (dvi_step_joint_direct): the
- * row's column of L is zero and its impulse is 0. The other rows are then
+ * N_BB (the dense path's rule, dvi_step_joint_direct) or below
+ * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal drops its row: the
+ * row's column of L is zero and its impulse is 0. The floor is for loops
+ * redundant to second order: the rover's differential with revolute link
+ * ends has one direction whose eigenvalue grows as 2.2e-8 λ_max θ² when
+ * the rockers turn by θ (docs/rover.md). Its pivot is at most ~1e-7 of the
+ * largest diagonal through the crossing (dropped on every step, 6 rows in
+ * all), the rover's independent rows' pivots are ≥ 2.2e-6 of it; with a
+ * floor of 1e-9 the near-redundant pivot was inverted from the front
+ * wheel's climb on and the rover was thrown (111 m/s). The other rows are then
  * the independent set the ordering met first; they carry the whole
  * reaction, and the dropped row's constraint holds as far as the others
  * imply it (exactly when it is exactly redundant). Bodies move as with any
@@ -346,6 +354,9 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         next[k] = Lp[k];
         x[k] = 0.0;
     }
+    double dmax = 0.0; /* the largest diagonal of N_BB: the scale of its largest eigenvalue */
+    for (int32_t k = 0; k < n; k++) dmax = fmax(dmax, Cx[w->js_cdiag[k]]);
+    const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
     int32_t dropped = 0;
     for (int32_t k = 0; k < n; k++) {
         for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) x[Ci[p]] = Cx[p]; /* C(:,k), rows ≤ k */
@@ -361,7 +372,7 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
             d -= lki * lki;
             Lx[next[i]++] = lki;
         }
-        const bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag;
+        const bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag && d > floor_abs;
         Lx[next[k]++] = keep ? sqrt(d) : 0.0;
         dropped += !keep;
     }

@@ -457,6 +457,23 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
     return DVI_OK;
 }
 
+/* Whether DVI_JOINT_SOLVE_AUTO eliminates the joint rows of a step with
+ * ncr contact rows: always for joint rows alone; with contacts, up to
+ * DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS of them, unless the world's solver is
+ * PGS. PGS sweeps the rows in order, and on the Schur complement the rows
+ * of a statically indeterminate contact set are nearly dependent, so the
+ * first of them takes the load: on the rover at rest the two rim points of
+ * each wheel and with them the left and right wheels split their loads
+ * ±10 % off the symmetric split that PGS finds on the full problem (both
+ * are solutions; the axle sums agree). DVI_JOINT_SOLVE_DIRECT takes PGS too. */
+static bool auto_direct(const dvi_world* w, int32_t ncr)
+{
+    if (ncr == 0) return true;
+    if (ncr > DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS) return false;
+    const char* name = dvi_solver_get_name(w->solver);
+    return !name || strcmp(name, "pgs") != 0;
+}
+
 /* Stage "solve": the joint rows directly (joint_solve: solve_direct) when
  * chosen, else the CCP by the world's solver on every row. */
 static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
@@ -466,7 +483,7 @@ static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
     const dvi_joint_solve js = w->def.joint_solve;
     x->direct = false;
     if (x->joint_rows > 0 &&
-        (js == DVI_JOINT_SOLVE_DIRECT || (js == DVI_JOINT_SOLVE_AUTO && ncr <= DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS))) {
+        (js == DVI_JOINT_SOLVE_DIRECT || (js == DVI_JOINT_SOLVE_AUTO && auto_direct(w, ncr)))) {
         dvi_status st = solve_direct(w, x);
         if (st != DVI_OK) return st;
     }

@@ -316,6 +316,10 @@ double dvi_step_kinetic_energy(const dvi_world* w);
 /* A pivot below this fraction of its row's diagonal of N_BB drops the row
  * (redundant): its impulse is 0 (the dense path's rule). */
 #define DVI_JOINT_PIVOT_DROP 1e-10
+/* … and a pivot below this fraction of N_BB's largest diagonal (the scale
+ * of its largest eigenvalue) too, which a loop redundant to second order
+ * (the rover's differential) needs (joint_direct.c) */
+#define DVI_JOINT_PIVOT_FLOOR 1e-7
 /* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
  * dvi_step_joint_rows wrote them), analysing its pattern first when the
  * rows' bodies changed. Records the error. */
