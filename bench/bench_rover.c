@@ -4,14 +4,16 @@
  * resident memory, and the wall time the scene's whole duration would take
  * at that rate. One table row per scene.
  *
- * usage: bench_rover [--steps N] [--method dvi|dem] [--dt H] [--json] [SCENE ...]
+ * usage: bench_rover [--steps N] [--method dvi|dem] [--dt H] [--solver NAME]
+ *                    [--joint-solve auto|iterative|direct] [--json] [SCENE ...]
  * Default scenes: rover_obstacle_rigid.json and
  * rover_obstacle_granular_strip.json of the data directory's scenes/
  * (tool/data_path.h: the build tree's copy of examples/scenes/; the full 53,728-sphere bed,
  * rover_obstacle_granular.json, only when named: one step takes seconds).
  * Default steps: 200. The first step (cold: no warm start, buffers growing) is
  * timed separately and left out of the means. --json prints one JSON object
- * per row instead of the table. --method and --dt override every scene's
+ * per row instead of the table. --method, --dt, --solver and --joint-solve
+ * (the formulation's joint_solve, docs/world.md) override every scene's
  * (the rigid rover scenes carry the material data for `--method dem --dt 1e-4`).
  *
  * Peak RSS is the process's (getrusage): with several scenes in one run, a
@@ -150,10 +152,15 @@ int main(int argc, char** argv)
             ov.method = argv[++i];
         } else if (strcmp(argv[i], "--dt") == 0 && i + 1 < argc) {
             if (!cli_double("bench_rover", "--dt", argv[++i], 0.0, true, INFINITY, "a number > 0", &ov.dt)) return 2;
+        } else if (strcmp(argv[i], "--solver") == 0 && i + 1 < argc) {
+            ov.solver = argv[++i];
+        } else if (strcmp(argv[i], "--joint-solve") == 0 && i + 1 < argc) {
+            ov.joint_solve = argv[++i];
         } else if (argv[i][0] != '-' && ns < 64) {
             scenes[ns++] = argv[i];
         } else {
-            fprintf(stderr, "usage: bench_rover [--steps N] [--method dvi|dem] [--dt H] [--json] [SCENE ...]\n");
+            fprintf(stderr, "usage: bench_rover [--steps N] [--method dvi|dem] [--dt H] [--solver NAME] "
+                            "[--joint-solve auto|iterative|direct] [--json] [SCENE ...]\n");
             return 2;
         }
     }

@@ -139,6 +139,9 @@ typedef struct dvi_scene_overrides {
     double probe_interval;
     /// "ccp" or "coulomb": the friction law (formulation.friction).
     const char* friction;
+    /// "auto", "iterative" or "direct": the formulation's joint_solve
+    /// (dvi_joint_solve), or NULL: the scene's.
+    const char* joint_solve;
 } dvi_scene_overrides;
 
 /// Applies overrides, validating them like scene fields (errors name the

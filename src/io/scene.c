@@ -389,6 +389,15 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
         sc_check_law(&c, o->solver ? "--solver" : "formulation.solver", o->method ? o->method : s->method,
                      o->solver ? o->solver : s->solver, &s->solver_settings, law,
                      o->friction ? "--friction" : "formulation.friction");
+    dvi_joint_solve js = s->joint_solve;
+    if (o->joint_solve) {
+        if (strcmp(o->joint_solve, "auto") == 0) js = DVI_JOINT_SOLVE_AUTO;
+        else if (strcmp(o->joint_solve, "iterative") == 0) js = DVI_JOINT_SOLVE_ITERATIVE;
+        else if (strcmp(o->joint_solve, "direct") == 0) js = DVI_JOINT_SOLVE_DIRECT;
+        else
+            sc_errf(&c, "--joint-solve", "must be \"auto\", \"iterative\" or \"direct\" (got %s)",
+                    sc_quote(q, sizeof q, o->joint_solve));
+    }
     if (c.problems > 0)
         return finish(&c, c.problems == c.unsupported ? DVI_ERR_UNSUPPORTED : DVI_ERR_INVALID_ARG, errors);
     s->friction = law;
@@ -401,6 +410,7 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
         return finish(&c, DVI_ERR_NOMEM, errors);
     }
     if (o->dt > 0.0) s->dt = o->dt;
+    s->joint_solve = js;
     if (o->duration > 0.0) s->duration = o->duration;
     if (solver) {
         free(s->solver);

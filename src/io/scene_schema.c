@@ -1171,7 +1171,8 @@ static void parse_formulation(ctx* c, const cJSON* root)
     if (js) {
         if (strcmp(js, "auto") == 0) s->joint_solve = DVI_JOINT_SOLVE_AUTO;
         else if (strcmp(js, "iterative") == 0) s->joint_solve = DVI_JOINT_SOLVE_ITERATIVE;
-        else sc_errf(c, sc_path_key(p, P, "joint_solve"), "must be \"auto\" or \"iterative\" (got %s)",
+        else if (strcmp(js, "direct") == 0) s->joint_solve = DVI_JOINT_SOLVE_DIRECT;
+        else sc_errf(c, sc_path_key(p, P, "joint_solve"), "must be \"auto\", \"iterative\" or \"direct\" (got %s)",
                      sc_quote(q, sizeof q, js));
     }
     /* the solver against the law, once the solver's settings are read */

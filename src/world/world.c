@@ -217,6 +217,7 @@ void dvi_world_destroy(dvi_world* w)
     dvi_mem_free(&w->alloc, w->js_rs);
     dvi_mem_free(&w->alloc, w->js_jc);
     dvi_mem_free(&w->alloc, w->js_y);
+    dvi_mem_free(&w->alloc, w->js_zlo);
     dvi_mem_free(&w->alloc, w->fr_block);
     dvi_mem_free(&w->alloc, w->fr_body);
     dvi_mem_free(&w->alloc, w->fr_frame);

@@ -209,6 +209,7 @@ struct dvi_world {
     double* js_stack_d;         size_t js_stack_d_cap; /* [rows] work */
     double* js_minvd;           size_t js_minvd_cap;  /* M⁻¹ D of the joint rows */
     double* js_z;               size_t js_z_cap;      /* [rows × contact rows] Z = L⁻¹ P N_BC */
+    int32_t* js_zlo;            size_t js_zlo_cap;    /* [contact rows] Z's column t is zero above this row */
     double* js_y;               size_t js_y_cap;      /* [rows] L⁻¹ P r_B */
     double* js_s;               size_t js_s_cap;      /* [contact rows²] S, dense, both triangles */
     int32_t* js_scol;           size_t js_scol_cap;   /* S's CSC column pointers and rows */
