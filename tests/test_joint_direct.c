@@ -1,0 +1,397 @@
+/* The joint rows of a DVI step eliminated by the sparse factorisation
+ * (joint_solve, src/world/joint_direct.c, docs/world.md "Joint rows solved
+ * directly"), against the world's solver on every row:
+ *   - joint rows alone (a 60-link chain: 180 rows, and 1 revolute pendulum):
+ *     no iteration, joint violation as with the solver, the same motion;
+ *   - a chain lying partly on the ground: direct (APGD, PGS and Lemke on the
+ *     contacts' Schur complement) and iterative (APGD on every row, to 1e-10)
+ *     give the same motion, and ground and anchor hold the chain's weight;
+ *   - redundant rows: a body on two identical hinges (5 of 10 rows
+ *     redundant) moves as on one, and the two reactions add up to the one's;
+ *   - a joint added mid-run: the analysis follows the new pattern;
+ *   - after the first steps a direct step allocates nothing (a counting
+ *     allocator);
+ *   - DVI_JOINT_SOLVE_AUTO: which steps it takes directly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dvi/world.h"
+#include "test_util.h"
+
+#define G 9.81
+#define H 1e-3
+
+static dvi_world* world(const char* solver, dvi_joint_solve js, double tol, const dvi_allocator* a)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = solver;
+    wd.joint_solve = js;
+    if (tol > 0.0) {
+        wd.solver_settings.tolerance = tol;
+        wd.solver_settings.max_iterations = 200000;
+    }
+    if (a) wd.allocator = *a;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    return w;
+}
+
+static dvi_body_id sphere(dvi_world* w, double m, double r, const double* x, bool shape)
+{
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = m;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * m * r * r;
+    memcpy(bd.position, x, sizeof bd.position);
+    dvi_body_id id;
+    assert_int_equal(dvi_body_create(w, &bd, &id), DVI_OK);
+    if (shape) {
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_SPHERE;
+        sd.radius = r;
+        sd.material.friction = 0.5;
+        dvi_shape_id s;
+        assert_int_equal(dvi_shape_create(w, id, &sd, &s), DVI_OK);
+    }
+    return id;
+}
+
+static dvi_joint_id joint(dvi_world* w, dvi_joint_type type, dvi_body_id a, dvi_body_id b, const double* anchor,
+                          const double* axis)
+{
+    dvi_joint_def jd = dvi_default_joint_def();
+    jd.type = type;
+    jd.body_a = a;
+    jd.body_b = b;
+    memcpy(jd.anchor, anchor, sizeof jd.anchor);
+    if (axis) memcpy(jd.axis, axis, sizeof jd.axis);
+    dvi_joint_id j;
+    assert_int_equal(dvi_joint_create(w, &jd, &j), DVI_OK);
+    return j;
+}
+
+/* A chain of `links` spheres (0.1 kg, r 2 cm, 5 cm apart) on spherical
+ * joints from the world at the origin. lying = 0: released horizontal along
+ * x (tilted 0.3 rad down so that it swings in 3-D with the y push), else
+ * hanging straight down to a ground plane with its last `lying` links on it. */
+static dvi_joint_id g_first_joint; /* the last chain's joint to the world */
+
+static void chain(dvi_world* w, int links, int lying, dvi_body_id* body)
+{
+    const double s = 0.05, r = 0.02, m = 0.1;
+    const bool contacts = lying > 0;
+    if (contacts) {
+        dvi_body_def gd = dvi_default_body_def();
+        gd.type = DVI_BODY_FIXED;
+        dvi_body_id g;
+        assert_int_equal(dvi_body_create(w, &gd, &g), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_PLANE;
+        sd.material.friction = 0.5;
+        dvi_shape_id sh;
+        assert_int_equal(dvi_shape_create(w, g, &sd, &sh), DVI_OK);
+    }
+    const int hanging = links - lying;
+    const double top = contacts ? r + hanging * s : 0.0;
+    double prev[3] = {0.0, 0.0, top};
+    dvi_body_id pb = {0};
+    for (int i = 1; i <= links; i++) {
+        double x[3];
+        if (!contacts) {
+            x[0] = i * s * cos(0.3);
+            x[1] = 0.0;
+            x[2] = -i * s * sin(0.3);
+        } else if (i <= hanging) {
+            x[0] = 0.0;
+            x[1] = 0.0;
+            x[2] = top - i * s;
+        } else {
+            x[0] = (i - hanging) * s;
+            x[1] = 0.0;
+            x[2] = r;
+        }
+        const double anchor[3] = {0.5 * (prev[0] + x[0]), 0.5 * (prev[1] + x[1]), 0.5 * (prev[2] + x[2])};
+        dvi_body_id id = sphere(w, m, r, x, contacts);
+        dvi_joint_id j = joint(w, DVI_JOINT_SPHERICAL, pb, id, anchor, NULL);
+        if (i == 1) g_first_joint = j;
+        if (!contacts) { /* a sideways push on every link: 3-D motion */
+            const double v[3] = {0.0, 0.2, 0.0}, om[3] = {0, 0, 0};
+            assert_int_equal(dvi_body_set_velocity(w, id, v, om), DVI_OK);
+        }
+        body[i - 1] = id;
+        pb = id;
+        memcpy(prev, x, sizeof prev);
+    }
+}
+
+static double max_distance(const dvi_world* a, const dvi_body_id* ba, const dvi_world* b, const dvi_body_id* bb, int n)
+{
+    double d = 0.0;
+    for (int i = 0; i < n; i++) {
+        double xa[3], xb[3];
+        dvi_body_get_position(a, ba[i], xa);
+        dvi_body_get_position(b, bb[i], xb);
+        for (int k = 0; k < 3; k++) d = fmax(d, fabs(xa[k] - xb[k]));
+    }
+    return d;
+}
+
+/* Joint rows alone: 0 iterations, converged, violation and motion as with APGD on every row. */
+static void test_joints_alone(void** state)
+{
+    (void)state;
+    enum { LINKS = 60, STEPS = 300 };
+    dvi_body_id bd[LINKS], bi[LINKS];
+    dvi_world* wd = world("apgd", DVI_JOINT_SOLVE_DIRECT, 0.0, NULL);
+    dvi_world* wa = world("apgd", DVI_JOINT_SOLVE_AUTO, 0.0, NULL);
+    dvi_world* wi = world("apgd", DVI_JOINT_SOLVE_ITERATIVE, 1e-12, NULL);
+    dvi_body_id ba[LINKS];
+    chain(wd, LINKS, 0, bd);
+    chain(wa, LINKS, 0, ba);
+    chain(wi, LINKS, 0, bi);
+    double viol_d = 0.0, viol_i = 0.0;
+    long it_i = 0;
+    for (int k = 0; k < STEPS; k++) {
+        assert_int_equal(dvi_world_step(wd, H), DVI_OK);
+        assert_int_equal(dvi_world_step(wa, H), DVI_OK);
+        assert_true(dvi_world_step(wi, H) >= 0);
+        const dvi_step_stats sd = dvi_world_get_stats(wd), sa = dvi_world_get_stats(wa), si = dvi_world_get_stats(wi);
+        assert_int_equal(sd.joint_rows, 3 * LINKS);
+        assert_int_equal(sd.iterations, 0);
+        assert_int_equal(sa.iterations, 0);
+        assert_int_equal(sd.solver_status, DVI_SOLVE_CONVERGED);
+        assert_true(sd.residual <= 1e-10);
+        viol_d = fmax(viol_d, sd.max_joint_violation);
+        viol_i = fmax(viol_i, si.max_joint_violation);
+        it_i += si.iterations;
+    }
+    const double dx = max_distance(wd, bd, wi, bi, LINKS), da = max_distance(wd, bd, wa, ba, LINKS);
+    print_message("%d-link chain, %d steps: joint violation direct %.3g, iterative %.3g m; positions differ by %.3g m "
+                  "(auto: %.3g); APGD on every row took %ld iterations\n",
+                  LINKS, STEPS, viol_d, viol_i, dx, da, it_i);
+    assert_true(viol_d <= fmax(2.0 * viol_i, 1e-9));
+    assert_true(dx < 1e-6);
+    assert_true(da == 0.0); /* auto takes the same direct path */
+    dvi_world_destroy(wd);
+    dvi_world_destroy(wa);
+    dvi_world_destroy(wi);
+}
+
+/* A chain with its last links on the ground: direct with APGD, PGS and
+ * Lemke on the contacts against APGD on every row, to 1e-10. */
+static void test_chain_contacts(void** state)
+{
+    (void)state;
+    enum { LINKS = 30, LYING = 6, STEPS = 100 };
+    dvi_body_id bref[LINKS];
+    dvi_world* wi = world("apgd", DVI_JOINT_SOLVE_ITERATIVE, 1e-10, NULL);
+    chain(wi, LINKS, LYING, bref);
+    dvi_joint_id jref = g_first_joint, jd[3];
+    static const char* const SOLVERS[3] = {"apgd", "pgs", "lemke"};
+    dvi_world* wd[3];
+    dvi_body_id bd[3][LINKS];
+    for (int s = 0; s < 3; s++) {
+        wd[s] = world(SOLVERS[s], DVI_JOINT_SOLVE_DIRECT, s < 2 ? 1e-10 : 0.0, NULL);
+        chain(wd[s], LINKS, LYING, bd[s]);
+        jd[s] = g_first_joint;
+    }
+    long it_i = 0, it_d[3] = {0, 0, 0};
+    for (int k = 0; k < STEPS; k++) {
+        assert_int_equal(dvi_world_step(wi, H), DVI_OK);
+        it_i += dvi_world_get_stats(wi).iterations;
+        for (int s = 0; s < 3; s++) {
+            assert_int_equal(dvi_world_step(wd[s], H), DVI_OK);
+            const dvi_step_stats st = dvi_world_get_stats(wd[s]);
+            assert_int_equal(st.contacts, LYING + 1); /* and the last hanging link, on the ground too */
+            assert_int_equal(st.joint_rows, 3 * LINKS);
+            it_d[s] += st.iterations;
+        }
+    }
+    /* The chain rests: the ground and the anchor hold its weight. How the
+     * weight of the link at the corner splits between the ground and the
+     * straight hanging chain above it is statically indeterminate (the
+     * motion is not): APGD on every row puts 6.055 N on the ground, the
+     * contact solvers on the Schur complement 5.89–6.19 N. Their sums are
+     * the weight. */
+    const double weight = LINKS * 0.1 * G;
+    for (int s = -1; s < 3; s++) {
+        dvi_world* w = s < 0 ? wi : wd[s];
+        const dvi_body_id* b = s < 0 ? bref : bd[s];
+        double ground = 0.0, f[3], t[3];
+        for (int i = 0; i < LINKS; i++) {
+            assert_int_equal(dvi_body_get_contact_force(w, b[i], f, t), DVI_OK);
+            ground += f[2];
+        }
+        assert_int_equal(dvi_joint_get_reaction(w, s < 0 ? jref : jd[s], f, t), DVI_OK);
+        const double dx = s < 0 ? 0.0 : max_distance(wi, bref, w, b, LINKS);
+        print_message("chain of %d, %d on the ground, %d steps: %s%s: %ld iterations, positions differ from "
+                      "iterative APGD's by %.3g m; ground %.4f N + anchor %.4f N = %.6f N (weight %.6f N)\n",
+                      LINKS, LYING, STEPS, s < 0 ? "iterative " : "direct + ", s < 0 ? "apgd" : SOLVERS[s],
+                      s < 0 ? it_i : it_d[s], dx, ground, f[2], ground + f[2], weight);
+        assert_true(dx < 1e-7);
+        assert_near(ground + f[2], weight, 1e-6 * weight);
+        assert_true(ground > 0.1 * G * (LYING - 1));
+    }
+    assert_true(it_d[0] < it_i);
+    dvi_world_destroy(wi);
+    for (int s = 0; s < 3; s++) dvi_world_destroy(wd[s]);
+}
+
+/* A pendulum on two identical hinges: 5 of its 10 rows are redundant. */
+static void test_redundant_hinges(void** state)
+{
+    (void)state;
+    const double x[3] = {0.0, 0.3, -0.9539392014169456}, o[3] = {0, 0, 0}, ax[3] = {1, 0, 0};
+    dvi_world* w1 = world("apgd", DVI_JOINT_SOLVE_DIRECT, 0.0, NULL);
+    dvi_world* w2 = world("apgd", DVI_JOINT_SOLVE_DIRECT, 0.0, NULL);
+    dvi_body_id b1 = sphere(w1, 1.0, 0.05, x, false), b2 = sphere(w2, 1.0, 0.05, x, false);
+    dvi_joint_id j1 = joint(w1, DVI_JOINT_REVOLUTE, (dvi_body_id){0}, b1, o, ax);
+    dvi_joint_id ja = joint(w2, DVI_JOINT_REVOLUTE, (dvi_body_id){0}, b2, o, ax);
+    dvi_joint_id jb = joint(w2, DVI_JOINT_REVOLUTE, (dvi_body_id){0}, b2, o, ax);
+    double worst = 0.0, worst_f = 0.0;
+    for (int k = 0; k < 500; k++) {
+        assert_int_equal(dvi_world_step(w1, H), DVI_OK);
+        assert_int_equal(dvi_world_step(w2, H), DVI_OK);
+        const dvi_step_stats s2 = dvi_world_get_stats(w2);
+        assert_int_equal(s2.joint_rows, 10);
+        assert_int_equal(s2.iterations, 0);
+        double p1[3], p2[3], f1[3], t1[3], fa[3], ta[3], fb[3], tb[3];
+        dvi_body_get_position(w1, b1, p1);
+        dvi_body_get_position(w2, b2, p2);
+        for (int i = 0; i < 3; i++) worst = fmax(worst, fabs(p1[i] - p2[i]));
+        assert_int_equal(dvi_joint_get_reaction(w1, j1, f1, t1), DVI_OK);
+        assert_int_equal(dvi_joint_get_reaction(w2, ja, fa, ta), DVI_OK);
+        assert_int_equal(dvi_joint_get_reaction(w2, jb, fb, tb), DVI_OK);
+        for (int i = 0; i < 3; i++) worst_f = fmax(worst_f, fabs(fa[i] + fb[i] - f1[i]));
+    }
+    print_message("two identical hinges against one, 500 steps: positions differ by %.3g m, reactions by %.3g N\n",
+                  worst, worst_f);
+    assert_true(worst < 1e-9);
+    assert_true(worst_f < 1e-6);
+    dvi_world_destroy(w1);
+    dvi_world_destroy(w2);
+}
+
+/* A link added to a chain mid-run: the pattern changes and is analysed
+ * anew; the chain then moves as with APGD on every row. */
+static void test_joint_added(void** state)
+{
+    (void)state;
+    enum { LINKS = 8 };
+    dvi_body_id b[2][LINKS + 1];
+    dvi_world* w[2] = {world("apgd", DVI_JOINT_SOLVE_DIRECT, 0.0, NULL),
+                       world("apgd", DVI_JOINT_SOLVE_ITERATIVE, 1e-12, NULL)};
+    double viol[2] = {0.0, 0.0};
+    for (int q = 0; q < 2; q++) {
+        chain(w[q], LINKS, 0, b[q]);
+        for (int k = 0; k < 50; k++) assert_true(dvi_world_step(w[q], H) >= 0);
+        double x[3];
+        dvi_body_get_position(w[q], b[q][LINKS - 1], x);
+        const double xn[3] = {x[0] + 0.05, x[1], x[2]}, anchor[3] = {x[0] + 0.025, x[1], x[2]};
+        b[q][LINKS] = sphere(w[q], 0.1, 0.02, xn, false);
+        joint(w[q], DVI_JOINT_SPHERICAL, b[q][LINKS - 1], b[q][LINKS], anchor, NULL);
+        for (int k = 0; k < 200; k++) {
+            assert_true(dvi_world_step(w[q], H) >= 0);
+            const dvi_step_stats s = dvi_world_get_stats(w[q]);
+            assert_int_equal(s.joint_rows, 3 * (LINKS + 1));
+            if (q == 0) assert_int_equal(s.iterations, 0);
+            viol[q] = fmax(viol[q], s.max_joint_violation);
+        }
+    }
+    const double dx = max_distance(w[0], b[0], w[1], b[1], LINKS + 1);
+    print_message("a link added after 50 steps: largest violation %.3g m (iterative %.3g m) over 200 steps; "
+                  "positions differ by %.3g m\n", viol[0], viol[1], dx);
+    assert_true(viol[0] <= 1.01 * viol[1] + 1e-9);
+    assert_true(dx < 1e-6);
+    dvi_world_destroy(w[0]);
+    dvi_world_destroy(w[1]);
+}
+
+/* ---- a counting allocator ---------------------------------------------------------------- */
+
+static long g_calls;
+static void* count_alloc(void* u, size_t n)
+{
+    (void)u;
+    g_calls++;
+    return malloc(n);
+}
+static void* count_realloc(void* u, void* p, size_t n)
+{
+    (void)u;
+    g_calls++;
+    return realloc(p, n);
+}
+static void count_free(void* u, void* p)
+{
+    (void)u;
+    free(p);
+}
+
+/* After the first steps, a direct step with contacts asks the allocator for nothing. */
+static void test_no_step_allocation(void** state)
+{
+    (void)state;
+    const dvi_allocator a = {count_alloc, count_realloc, count_free, NULL};
+    static const char* const SOLVERS[2] = {"apgd", "lemke"};
+    for (int s = 0; s < 2; s++) {
+        dvi_body_id b[24];
+        dvi_world* w = world(SOLVERS[s], DVI_JOINT_SOLVE_DIRECT, 0.0, &a);
+        chain(w, 24, 5, b);
+        /* (the collision's candidate pairs grow once more on step 25) */
+        for (int k = 0; k < 30; k++) assert_int_equal(dvi_world_step(w, H), DVI_OK);
+        const long before = g_calls;
+        for (int k = 0; k < 50; k++) assert_int_equal(dvi_world_step(w, H), DVI_OK);
+        print_message("direct + %s: %ld allocator calls in 50 steps after the first 30\n", SOLVERS[s], g_calls - before);
+        assert_int_equal(g_calls - before, 0);
+        dvi_world_destroy(w);
+    }
+}
+
+/* DVI_JOINT_SOLVE_AUTO: a step with joint rows and at most
+ * DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows is taken directly (few
+ * contact iterations), beyond that (or with PGS) the solver gets every row. */
+static void test_auto_choice(void** state)
+{
+    (void)state;
+    static const struct {
+        const char* solver;
+        int lying;
+        bool direct;
+    } cases[] = {{"apgd", 6, true}, {"apgd", 40, false}, {"pgs", 6, false}, {"lemke", 6, true}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dvi_body_id b[60], bd[60];
+        dvi_world* w = world(cases[c].solver, DVI_JOINT_SOLVE_AUTO, 0.0, NULL);
+        dvi_world* wd = world(cases[c].solver, cases[c].direct ? DVI_JOINT_SOLVE_DIRECT : DVI_JOINT_SOLVE_ITERATIVE,
+                              0.0, NULL);
+        chain(w, 60, cases[c].lying, b);
+        chain(wd, 60, cases[c].lying, bd);
+        for (int k = 0; k < 20; k++) {
+            assert_true(dvi_world_step(w, H) >= 0);
+            assert_true(dvi_world_step(wd, H) >= 0);
+            assert_int_equal(dvi_world_get_stats(w).iterations, dvi_world_get_stats(wd).iterations);
+        }
+        assert_true(3 * cases[c].lying <= DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS || !cases[c].direct);
+        assert_true(max_distance(w, b, wd, bd, 60) == 0.0); /* the same path, the same bits */
+        dvi_world_destroy(w);
+        dvi_world_destroy(wd);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_joints_alone),       cmocka_unit_test(test_chain_contacts),
+        cmocka_unit_test(test_redundant_hinges),   cmocka_unit_test(test_joint_added),
+        cmocka_unit_test(test_no_step_allocation), cmocka_unit_test(test_auto_choice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
