@@ -59,6 +59,7 @@ typedef struct result {
     double max_violation;   /* largest max_joint_violation over the steps */
     double energy_drift;    /* (E_end − E_0) / E_scale, NAN when not measured */
     int not_converged;
+    int last_status;        /* dvi_solve_status of the last step that was not converged, or 0 */
     double max_residual;
 } result;
 
@@ -223,7 +224,10 @@ static bool run_steps(step_fn step, void* ctx, const dvi_world* w, int steps, re
         contacts += st.contacts;
         r->joint_rows = st.joint_rows;
         if (st.max_joint_violation > r->max_violation) r->max_violation = st.max_joint_violation;
-        if (st.solver_status != DVI_SOLVE_CONVERGED && st.rows > 0) r->not_converged++;
+        if (st.solver_status != DVI_SOLVE_CONVERGED && st.rows > 0) {
+            r->not_converged++;
+            r->last_status = (int)st.solver_status;
+        }
         if (st.residual > r->max_residual) r->max_residual = st.residual;
     }
     r->us_per_step = 1e6 * (now() - t0) / steps;
@@ -378,10 +382,10 @@ int main(int argc, char** argv)
                    "\"joint_rows\": %d, \"contacts\": %.1f, \"us_per_step\": %.2f, \"us_per_step_min\": %.2f, "
                    "\"us_per_step_max\": %.2f, \"us_per_joint_row\": %.4f, \"iterations\": %.1f, "
                    "\"iterations_max\": %d, \"max_joint_violation\": %.3e, \"energy_drift\": %.3e, "
-                   "\"residual_max\": %.3e, \"not_converged\": %d}\n",
+                   "\"residual_max\": %.3e, \"not_converged\": %d, \"status_not_converged\": %d}\n",
                    rows[i].scene, rows[i].solver, rows[i].js, n, reps, r.joint_rows, r.contacts, med, t[0],
                    t[reps - 1], per_row, r.iterations, r.max_iterations, r.max_violation, r.energy_drift,
-                   r.max_residual, r.not_converged);
+                   r.max_residual, r.not_converged, r.last_status);
         else
             printf("%-12s %-6s %-10s %6d %6d %9.1f %8.1f (%.0f-%.0f) %9.3f %8.1f %7d %9.2e %10.2e %9.2e %5d\n",
                    rows[i].scene, rows[i].solver, rows[i].js, n, r.joint_rows, r.contacts, med, t[0], t[reps - 1],
