@@ -135,6 +135,11 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
         nza = 0;
         for (int32_t j = 0; j < n; j++) {
             if (pass) w->js_cp[j] = (int32_t)nza;
+            /* the diagonal first, so that every column has it (a row
+             * always has a dynamic body: dvi_joint_create checks it) */
+            mark[j] = j + pass * n;
+            if (pass) w->js_ci[nza] = j;
+            nza++;
             for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
                 const int32_t b = w->rowind[k] / 6;
                 for (int32_t x = bptr[b]; x < bptr[b + 1]; x++) {
