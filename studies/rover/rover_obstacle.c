@@ -13,7 +13,7 @@
  *                       [--phases predicted|measured]
  *                       [--load normal|up|magnitude] [--reference ROVER_JSON]
  * Defaults: the example scene rover_obstacle_rigid.json (the thesis's wheel
- * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~3 minutes) and the rover
+ * speed, 0.08889 rad/s after a 1 s ramp; 160 s; ~45 s) and the rover
  * reference rover/rocker_bogie_rover.json, both from the data directory
  * (tool/data_path.h: the build tree's copy of examples/scenes and data/rover,
  * or an installed share/dvicontact); out/NAME with NAME the scene's name. --analyse reads the CSVs of a finished run of
