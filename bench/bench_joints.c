@@ -22,6 +22,9 @@
  * by a dense eigen-decomposition (~2.4e11 flops a step).
  *
  * usage: bench_joints [--steps N] [--repeat R] [--json] [--only NAME]
+ * --only NAME runs the rows of one scene; --only sweep runs the 200-link chain
+ * with 20 to 150 links on the ground, APGD direct and iterative (not in the
+ * default rows): where the dense Schur complement stops paying.
  * --steps N scales every row's steps by N/400 (default: 400 for the direct rows of the
  * rover and the chains, 2000 for the pendulum, 10–40 for the slow iterative rows).
  * The first step of a run
@@ -238,7 +241,7 @@ static bool run_steps(step_fn step, void* ctx, const dvi_world* w, int steps, re
 
 typedef enum kind { K_ROVER, K_PENDULUM, K_CHAIN1000, K_CHAIN200 } kind;
 
-static bool run_once(kind k, const char* solver, const char* js, int steps, result* r)
+static bool run_once(kind k, const char* solver, const char* js, int steps, int lying, result* r)
 {
     memset(r, 0, sizeof *r);
     r->energy_drift = NAN;
@@ -275,7 +278,7 @@ static bool run_once(kind k, const char* solver, const char* js, int steps, resu
     if (ok) {
         ok = k == K_PENDULUM    ? build_pendulum(&b, solver, js)
              : k == K_CHAIN1000 ? build_chain(&b, solver, js, 1000, 0)
-                                : build_chain(&b, solver, js, 200, 10);
+                                : build_chain(&b, solver, js, 200, lying);
     }
     if (ok) {
         const double e0 = energy(&b);
@@ -334,22 +337,34 @@ int main(int argc, char** argv)
         const char* solver;
         const char* js;
         int steps;
+        int lying; /* chain_200: links on the ground (10, or the sweep's) */
     } rows[] = {
-        {"rover_rigid", K_ROVER, "lemke", "direct", 400},
-        {"rover_rigid", K_ROVER, "lemke", "iterative", 400},
-        {"rover_rigid", K_ROVER, "apgd", "direct", 400},
-        {"rover_rigid", K_ROVER, "apgd", "iterative", 40},
-        {"pendulum", K_PENDULUM, "apgd", "direct", 2000},
-        {"pendulum", K_PENDULUM, "apgd", "iterative", 2000},
-        {"chain_1000", K_CHAIN1000, "apgd", "direct", 400},
-        {"chain_1000", K_CHAIN1000, "apgd", "iterative", 10},
-        {"chain_1000", K_CHAIN1000, "pgs", "iterative", 10},
-        {"chain_200", K_CHAIN200, "apgd", "direct", 400},
-        {"chain_200", K_CHAIN200, "pgs", "direct", 400},
-        {"chain_200", K_CHAIN200, "lemke", "direct", 400},
-        {"chain_200", K_CHAIN200, "apgd", "iterative", 40},
-        {"chain_200", K_CHAIN200, "pgs", "iterative", 20},
-        {"chain_200", K_CHAIN200, "lemke", "iterative", 10},
+        {"rover_rigid", K_ROVER, "lemke", "direct", 400, 0},
+        {"rover_rigid", K_ROVER, "lemke", "iterative", 400, 0},
+        {"rover_rigid", K_ROVER, "apgd", "direct", 400, 0},
+        {"rover_rigid", K_ROVER, "apgd", "iterative", 40, 0},
+        {"pendulum", K_PENDULUM, "apgd", "direct", 2000, 0},
+        {"pendulum", K_PENDULUM, "apgd", "iterative", 2000, 0},
+        {"chain_1000", K_CHAIN1000, "apgd", "direct", 400, 0},
+        {"chain_1000", K_CHAIN1000, "apgd", "iterative", 10, 0},
+        {"chain_1000", K_CHAIN1000, "pgs", "iterative", 10, 0},
+        {"chain_200", K_CHAIN200, "apgd", "direct", 400, 0},
+        {"chain_200", K_CHAIN200, "pgs", "direct", 400, 0},
+        {"chain_200", K_CHAIN200, "lemke", "direct", 400, 0},
+        {"chain_200", K_CHAIN200, "apgd", "iterative", 40, 0},
+        {"chain_200", K_CHAIN200, "pgs", "iterative", 20, 0},
+        {"chain_200", K_CHAIN200, "lemke", "iterative", 10, 0},
+        /* --only sweep: the contact rows at which the dense Schur complement stops paying */
+        {"sweep", K_CHAIN200, "apgd", "direct", 100, 20},
+        {"sweep", K_CHAIN200, "apgd", "iterative", 40, 20},
+        {"sweep", K_CHAIN200, "apgd", "direct", 100, 30},
+        {"sweep", K_CHAIN200, "apgd", "iterative", 40, 30},
+        {"sweep", K_CHAIN200, "apgd", "direct", 100, 45},
+        {"sweep", K_CHAIN200, "apgd", "iterative", 40, 45},
+        {"sweep", K_CHAIN200, "apgd", "direct", 40, 90},
+        {"sweep", K_CHAIN200, "apgd", "iterative", 40, 90},
+        {"sweep", K_CHAIN200, "apgd", "direct", 20, 150},
+        {"sweep", K_CHAIN200, "apgd", "iterative", 40, 150},
     };
     if (!json)
         printf("%-12s %-6s %-10s %6s %6s %9s %17s %9s %8s %7s %9s %10s %9s %5s\n", "scene", "solver", "joint_solve",
@@ -357,7 +372,7 @@ int main(int argc, char** argv)
                "max res", "n.c.");
     int rc = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        if (only && strcmp(only, rows[i].scene) != 0) continue;
+        if (only ? strcmp(only, rows[i].scene) != 0 : strcmp(rows[i].scene, "sweep") == 0) continue;
         int n = steps > 0 ? (int)((long long)rows[i].steps * steps / 400) : rows[i].steps;
         if (n < 1) n = 1;
         double t[99];
@@ -365,7 +380,7 @@ int main(int argc, char** argv)
         bool ok = true;
         int reps = repeat;
         for (int k = 0; k < reps && ok; k++) {
-            ok = run_once(rows[i].k, rows[i].solver, rows[i].js, n, &r);
+            ok = run_once(rows[i].k, rows[i].solver, rows[i].js, n, rows[i].lying ? rows[i].lying : 10, &r);
             t[k] = r.us_per_step;
             if (k == 0 && r.us_per_step > 2e4) reps = 1; /* the slow iterative rows: once */
         }
