@@ -313,6 +313,38 @@ static void forward(const dvi_world* w, double* y)
     forward_from(w, y, 0);
 }
 
+/* forward_from on m ≤ 6 columns y + c·n at once (one pass over L: the rows
+ * of one contact; the same operations per column as forward_from). */
+static void forward_cols(const dvi_world* w, double* y, int m, int32_t lo)
+{
+    const int32_t n = w->js_n;
+    const int32_t* Lp = w->js_lp;
+    const int32_t* Li = w->js_li;
+    const double* Lx = w->js_lx;
+    for (int32_t k = lo; k < n; k++) {
+        const double d = Lx[Lp[k]];
+        if (!(d > 0.0)) {
+            for (int c = 0; c < m; c++) y[(size_t)c * (size_t)n + (size_t)k] = 0.0;
+            continue;
+        }
+        double v[6];
+        bool any = false;
+        for (int c = 0; c < m; c++) {
+            double* yc = y + (size_t)c * (size_t)n;
+            v[c] = yc[k] == 0.0 ? 0.0 : yc[k] / d;
+            if (yc[k] != 0.0) yc[k] = v[c];
+            any |= v[c] != 0.0;
+        }
+        if (!any) continue;
+        for (int32_t p = Lp[k] + 1; p < Lp[k + 1]; p++) {
+            const int32_t i = Li[p];
+            const double l = Lx[p];
+            for (int c = 0; c < m; c++)
+                if (v[c] != 0.0) y[(size_t)c * (size_t)n + (size_t)i] -= l * v[c];
+        }
+    }
+}
+
 /* Σ a[k] b[k], k in [lo, n), in four running sums (a fixed order: the same
  * bits on every run, four times the speed of one chain of additions). */
 static double dot_from(const double* a, const double* b, int32_t lo, int32_t n)
@@ -488,25 +520,32 @@ dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
             else memset(J + 18, 0, 6 * sizeof(double));
         }
     }
-    /* Z = L⁻¹ P N_BC, column by column, each zero before its first entry
-     * lo_t (js_zlo: a forward solve fills only later rows); y = L⁻¹ P r_B */
-    for (t = 0; t < ncr; t++) {
-        double* z = w->js_z + (size_t)t * (size_t)n;
-        memset(z, 0, (size_t)n * sizeof *z);
-        const double* J = w->js_jc + 24 * (size_t)t;
+    /* Z = L⁻¹ P N_BC, each column zero before its first entry lo_t
+     * (js_zlo: a forward solve fills only later rows), the rows of one
+     * contact (same bodies, same lo) in one pass; y = L⁻¹ P r_B */
+    t = 0;
+    for (int32_t c = 0; c < npts; c++) {
+        const int nr = w->contacts[c].nrows;
         int32_t lo = n;
-        for (int side = 0; side < 2; side++) {
-            const int32_t b = w->js_cbody[2 * t + side];
-            if (b < 0) continue;
-            const double* mj = J + 12 + 6 * side;
-            for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
-                const int32_t k = w->js_pinv[w->js_bcol[x]];
-                z[k] += v6_dot(w->values + w->js_bent[x], mj);
-                if (k < lo) lo = k;
+        for (int q = 0; q < nr; q++) {
+            const int32_t tq = t + q;
+            double* z = w->js_z + (size_t)tq * (size_t)n;
+            memset(z, 0, (size_t)n * sizeof *z);
+            const double* J = w->js_jc + 24 * (size_t)tq;
+            for (int side = 0; side < 2; side++) {
+                const int32_t b = w->js_cbody[2 * tq + side];
+                if (b < 0) continue;
+                const double* mj = J + 12 + 6 * side;
+                for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
+                    const int32_t k = w->js_pinv[w->js_bcol[x]];
+                    z[k] += v6_dot(w->values + w->js_bent[x], mj);
+                    if (k < lo) lo = k;
+                }
             }
         }
-        w->js_zlo[t] = lo;
-        forward_from(w, z, lo);
+        for (int q = 0; q < nr; q++) w->js_zlo[t + q] = lo;
+        forward_cols(w, w->js_z + (size_t)t * (size_t)n, nr, lo);
+        t += nr;
     }
     double* y = w->js_y;
     for (int32_t k = 0; k < n; k++) y[k] = w->r[w->js_perm[k]];
