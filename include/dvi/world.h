@@ -93,7 +93,8 @@ DVI_API dvi_dem_settings dvi_default_dem_settings(void);
 /// iterations on them (0 for joint rows alone).
 typedef enum dvi_joint_solve {
     DVI_JOINT_SOLVE_AUTO = 0,      ///< directly when the step has joint rows and at most
-                                   ///< DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows; joint rows
+                                   ///< DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows and the solver
+                                   ///< is not "pgs" or "nsgs" (docs/world.md); joint rows
                                    ///< alone are taken when their residual meets the tolerance
                                    ///< (and 1e-10), else the world's solver starts from them
     DVI_JOINT_SOLVE_ITERATIVE = 1, ///< always the world's solver on every row (to compare solvers on joints)

@@ -459,8 +459,9 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
 
 /* Whether DVI_JOINT_SOLVE_AUTO eliminates the joint rows of a step with
  * ncr contact rows: always for joint rows alone; with contacts, up to
- * DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS of them, unless the world's solver is
- * PGS. PGS sweeps the rows in order, and on the Schur complement the rows
+ * DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS of them, unless the world's solver
+ * sweeps the contacts one after another (PGS; NSGS, its counterpart for
+ * Coulomb's law). PGS sweeps the rows in order, and on the Schur complement the rows
  * of a statically indeterminate contact set are nearly dependent, so the
  * first of them takes the load: on the rover at rest the two rim points of
  * each wheel and with them the left and right wheels split their loads
@@ -471,7 +472,7 @@ static bool auto_direct(const dvi_world* w, int32_t ncr)
     if (ncr == 0) return true;
     if (ncr > DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS) return false;
     const char* name = dvi_solver_get_name(w->solver);
-    return !name || strcmp(name, "pgs") != 0;
+    return !name || (strcmp(name, "pgs") != 0 && strcmp(name, "nsgs") != 0);
 }
 
 /* Stage "solve": the joint rows directly (joint_solve: solve_direct) when
