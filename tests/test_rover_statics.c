@@ -654,7 +654,7 @@ static void test_direct_one_step(void** state)
     for (int v = 0; v < 2; v++)
         for (int k = 0; k < 2; k++)
             for (int f = 0; f < 2; f++) {
-                run_config c = {VARIANTS[v], SOLVERS[k], f ? 0.4 : 0.0, 0.0, false, 1};
+                run_config c = {VARIANTS[v], SOLVERS[k], f ? 0.4 : 0.0, 0.0, false, 1, DVI_LAW_CCP};
                 run_result r;
                 run(&c, &r);
                 assert_int_equal(r.not_converged, 0);
