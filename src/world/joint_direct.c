@@ -16,10 +16,9 @@
  * N_BB = Pᵀ L Lᵀ P. P is an AMD ordering (CHOLMOD's cholmod_amd) of N_BB's
  * pattern, which only the joints' dynamic bodies decide: it is computed,
  * with the elimination tree and L's pattern, when the joint rows' bodies
- * change (a joint added, a body made fixed), and each step refactors the
- * numbers into the same pattern (an up-looking Cholesky, CSparse's
- * cs_chol, in a fixed order: the bits do not depend on threads).
- * With L L⁻ᵀ-solves,
+ * change (a joint added), and each step refactors the numbers into the
+ * same pattern (an up-looking Cholesky, CSparse's cs_chol, in a fixed
+ * order: the bits do not depend on threads). With triangular solves by L,
  *     Z = L⁻¹ P N_BC,   y = L⁻¹ P r_B,   S = N_CC − Zᵀ Z,   r_S = r_C − Zᵀ y,
  *     γ_B = −Pᵀ L⁻ᵀ (y + Z γ_C).
  *
@@ -27,20 +26,22 @@
  * links): a pivot below DVI_JOINT_PIVOT_DROP times its row's diagonal of
  * N_BB (the dense path's rule, dvi_step_joint_direct) or below
  * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal drops its row: the
- * row's column of L is zero and its impulse is 0. The floor is for loops
- * redundant to second order: the rover's differential with revolute link
- * ends has one direction whose eigenvalue grows as 2.2e-8 λ_max θ² when
- * the rockers turn by θ (docs/rover.md). Its pivot is at most ~1e-7 of the
- * largest diagonal through the crossing (dropped on every step, 6 rows in
- * all), the rover's independent rows' pivots are ≥ 2.2e-6 of it; with a
- * floor of 1e-9 the near-redundant pivot was inverted from the front
- * wheel's climb on and the rover was thrown (111 m/s). The other rows are then
- * the independent set the ordering met first; they carry the whole
- * reaction, and the dropped row's constraint holds as far as the others
- * imply it (exactly when it is exactly redundant). Bodies move as with any
- * other share of a redundant reaction; only the split of the reaction among
- * the redundant rows differs (Lemke's pseudo-inverse gives the least-norm
- * split, APGD and PGS whatever their iterations leave).
+ * row's column of L is zero and its impulse is 0. The other rows are the
+ * independent set the ordering met first; they carry the whole reaction,
+ * and a dropped row's constraint holds as far as the others imply it
+ * (exactly when it is exactly redundant). Bodies move as with any other
+ * share of a redundant reaction; only the split among the redundant rows
+ * differs (Lemke's pseudo-inverse gives the least-norm split, APGD and PGS
+ * whatever their iterations leave).
+ * The floor is for loops redundant to second order: the rover's
+ * differential with revolute link ends has one direction whose eigenvalue
+ * grows as 2.2e-8 λ_max θ² when the rockers turn by θ (docs/rover.md).
+ * Through the crossing 6 rows are dropped on every step (the near-redundant
+ * direction's pivot stays below 1e-7 of the largest diagonal: when one of
+ * the loop's rows passes it, the next row of the loop gets a pivot of
+ * ~1e-15 instead), and the rover's independent rows have pivots of at least
+ * 2.2e-6 of it. With a floor of 1e-9 the near-redundant pivot was inverted
+ * from the front wheel's climb on and the rover was thrown (111 m/s).
  */
 #include "world_internal.h"
 
