@@ -112,7 +112,8 @@ static void usage(FILE* f, const char* prog) {
             "\n"
             "  --tolerance X          tolerance on the residual of the law the solver targets (default 1e-8)\n"
             "  --max-iterations N     iteration budget per solve, ours and the reference's (default 10000)\n"
-            "  --solvers LIST         comma-separated solvers (default: every built-in one, %s%s)\n"
+            "  --solvers LIST         comma-separated solvers (default: every built-in one, lemke-coulomb (lemke with\n"
+            "                         lemke.coulomb and lemke.orient: the Coulomb LCP on friction pyramids), %s%s)\n"
             "  --lemke-max-size N     lemke refuses LCPs of more rows (\"unsupported\"; default: the library's)\n"
             "  --time-limit S         a row (all its repeats) is stopped after S seconds and reported as\n"
             "                         \"time_limit\" (default 60; every row runs in a child process)\n"
@@ -137,7 +138,17 @@ static void usage(FILE* f, const char* prog) {
             BENCH_MIN_SECONDS, BENCH_MAX_REPEATS);
 }
 
+/* "lemke-coulomb": Lemke with lemke.coulomb and lemke.orient, the Coulomb
+ * LCP on friction pyramids, so that Lemke's Coulomb mode is judged by the
+ * same Coulomb residual as the other solvers of Coulomb's law. */
+#define LEMKE_COULOMB "lemke-coulomb"
+
+static bool is_lemke_coulomb(const char* name) {
+    return strcmp(name, LEMKE_COULOMB) == 0;
+}
+
 static bool builtin_solver(const char* name, int32_t* index) {
+    if (is_lemke_coulomb(name)) name = "lemke";
     for (int32_t i = 0; i < dvi_solver_count(); ++i) {
         if (strcmp(dvi_solver_name(i), name) == 0) {
             if (index) *index = i;
@@ -158,6 +169,7 @@ static bool parse_solvers(const char* prog, const char* list, bench_options* o) 
         if (builtin_solver(o->solvers[k], NULL) || ref_solver_find(o->solvers[k]) >= 0) continue;
         fprintf(stderr, "%s: --solvers: unknown solver '%s' (known:", prog, o->solvers[k]);
         for (int32_t i = 0; i < dvi_solver_count(); ++i) fprintf(stderr, " %s", dvi_solver_name(i));
+        fprintf(stderr, " %s", LEMKE_COULOMB);
         for (int i = 0; i < REF_SOLVER_COUNT; ++i) fprintf(stderr, " %s", ref_solver_name(i));
         fprintf(stderr, "%s)\n", REF_SOLVER_COUNT ? "" : "; no reference library in this build");
         return false;
@@ -170,6 +182,7 @@ static bool parse_solvers(const char* prog, const char* list, bench_options* o) 
 static int parse_options(int argc, char** argv, bench_options* o) {
     memset(o, 0, sizeof *o);
     o->solver_count = cli_all_solvers(o->solvers, BENCH_MAX_SOLVERS);
+    if (o->solver_count < BENCH_MAX_SOLVERS) snprintf(o->solvers[o->solver_count++], 32, "%s", LEMKE_COULOMB);
     for (int k = 0; k < REF_SOLVER_COUNT && o->solver_count < BENCH_MAX_SOLVERS; ++k)
         snprintf(o->solvers[o->solver_count++], 32, "%s", ref_solver_name(k));
     o->tolerance = 1e-8;
@@ -360,6 +373,11 @@ static void child_ours(const bench_options* o, const char* name, const dvi_ccp_f
     s.threads = o->threads;
     s.warm_start = false;
     if (o->lemke_max_size > 0) s.lemke.max_lcp_size = o->lemke_max_size;
+    if (is_lemke_coulomb(name)) {
+        s.lemke.coulomb = true;
+        s.lemke.orient = true;
+        name = "lemke";
+    }
     double total = 0.0;
     dvi_solve_result res;
     dvi_status st = DVI_OK;
@@ -522,7 +540,7 @@ static bool run_row(const bench_options* o, const char* name, int ref, void* ref
     } else {
         int32_t index = 0;
         builtin_solver(name, &index);
-        row->law = dvi_friction_law_string(dvi_solver_law(index));
+        row->law = dvi_friction_law_string(is_lemke_coulomb(name) ? DVI_LAW_COULOMB : dvi_solver_law(index));
     }
     int fd[2];
     fflush(stdout);
@@ -669,7 +687,8 @@ static void print_side_by_side(FILE* f, const bench_row* rows, int n, const benc
         int32_t idx = 0;
         if (ref_solver_find(o->solvers[s]) >= 0)
             ref[nref++] = o->solvers[s];
-        else if (builtin_solver(o->solvers[s], &idx) && dvi_solver_law(idx) == DVI_LAW_COULOMB)
+        else if (builtin_solver(o->solvers[s], &idx) &&
+                 (dvi_solver_law(idx) == DVI_LAW_COULOMB || is_lemke_coulomb(o->solvers[s])))
             ours[nours++] = o->solvers[s];
     }
     if (nref == 0) {
