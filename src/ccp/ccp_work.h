@@ -35,6 +35,7 @@
 #include "alloc.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 #define DVI_WORK_VECTORS 10 /* scratch m-vectors available to a solver */
 
@@ -299,6 +300,85 @@ int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body
 /* Row q of contact c on side 0 (body a) or 1 (body b) as a 6-vector. */
 void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j);
 void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v);
+
+/* ---- the pieces of a Gauss–Seidel sweep (pgs.c, nsgs.c) ---------------------
+ * In the factor form the body velocities v = M⁻¹Dγ are kept up to date, so
+ * that a block costs the entries of its own columns. Inline: they run once
+ * per block visit. */
+
+/* u_A of block b into ua[] (the other blocks at their latest values):
+ * D_Aᵀ v + c∘γ_A + r_A in the factor form, the rows of W in the Delassus form. */
+static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* g, const double* v, int32_t b,
+                                           double* ua)
+{
+    const double* c = w->p->compliance;
+    const double* r = w->p->r;
+    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
+    if (fc >= 0) { /* a contact given by its frame */
+        double jv[6];
+        dvi_work_frame_velocity(w, fc, v, jv);
+        for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++)
+            ua[a] = r[i] + (c ? c[i] * g[i] : 0.0) + jv[a];
+        return;
+    }
+    for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
+        double s = r[i] + (c ? c[i] * g[i] : 0.0);
+        if (w->factor_form) {
+            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
+                const double* dd = w->run_d + 6 * (size_t)q;
+                const double* vb = v + 6 * (size_t)w->run_body[q];
+                s += dd[0] * vb[0] + dd[1] * vb[1] + dd[2] * vb[2] + dd[3] * vb[3] + dd[4] * vb[4] + dd[5] * vb[5];
+            }
+        } else {
+            for (int32_t k = w->wt_p[i]; k < w->wt_p[i + 1]; k++) s += w->wt_x[k] * g[w->wt_i[k]];
+        }
+        ua[a] = s;
+    }
+}
+
+/* γ_A ← x (the block's k rows), and in the factor form v += M⁻¹D_A (x − γ_A). */
+static inline void dvi_work_set_block(const dvi_ccp_work* w, int32_t b, const double* x, double* g, double* v)
+{
+    const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
+    if (fc >= 0) { /* a contact given by its frame */
+        double delta[6];
+        bool moved = false;
+        for (int32_t a = 0; a < k; a++) {
+            delta[a] = x[a] - g[r0 + a];
+            moved = moved || delta[a] != 0.0;
+            g[r0 + a] = x[a];
+        }
+        if (moved) dvi_work_frame_update(w, fc, delta, v);
+        return;
+    }
+    for (int32_t a = 0; a < k; a++) {
+        const double delta = x[a] - g[r0 + a];
+        g[r0 + a] = x[a];
+        if (w->factor_form && delta != 0.0) {
+            const int32_t i = r0 + a;
+            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
+                const double* md = w->run_md + 6 * (size_t)q;
+                double* vb = v + 6 * (size_t)w->run_body[q];
+                for (int cc = 0; cc < 6; cc++) vb[cc] += md[cc] * delta;
+            }
+        }
+    }
+}
+
+/* u = N γ + r from the maintained v (factor form) or a product (Delassus). */
+static inline void dvi_work_sweep_velocity(const dvi_ccp_work* w, const double* g, const double* v, double* u)
+{
+    const double* r = w->p->r;
+    const double* c = w->p->compliance;
+    if (w->factor_form) {
+        dvi_work_dt(w, v, u);
+        for (int32_t i = 0; i < w->m; i++) u[i] += r[i] + (c ? c[i] * g[i] : 0.0);
+    } else {
+        dvi_work_apply(w, g, u);
+        for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
+    }
+}
 
 /* Per-block steps η_a = 1 / (Gershgorin bound of λmax(N_aa)), 0 for a block
  * coupled to nothing: with ω < 2 every block update of PGS then decreases

@@ -43,64 +43,6 @@
 
 #define REFRESH 25
 
-/* u_A of block b into ua[] (the other blocks at their latest values). */
-static void block_velocity(const dvi_ccp_work* w, const double* g, const double* v, int32_t b, double* ua)
-{
-    const double* c = w->p->compliance;
-    const double* r = w->p->r;
-    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
-    if (fc >= 0) { /* a contact given by its frame */
-        double jv[6];
-        dvi_work_frame_velocity(w, fc, v, jv);
-        for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++)
-            ua[a] = r[i] + (c ? c[i] * g[i] : 0.0) + jv[a];
-        return;
-    }
-    for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
-        double s = r[i] + (c ? c[i] * g[i] : 0.0);
-        if (w->factor_form) {
-            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
-                const double* dd = w->run_d + 6 * (size_t)q;
-                const double* vb = v + 6 * (size_t)w->run_body[q];
-                s += dd[0] * vb[0] + dd[1] * vb[1] + dd[2] * vb[2] + dd[3] * vb[3] + dd[4] * vb[4] + dd[5] * vb[5];
-            }
-        } else {
-            for (int32_t k = w->wt_p[i]; k < w->wt_p[i + 1]; k++) s += w->wt_x[k] * g[w->wt_i[k]];
-        }
-        ua[a] = s;
-    }
-}
-
-/* γ_A ← x (k rows), and in the factor form v += M⁻¹D_A (x − γ_A). */
-static void set_block(const dvi_ccp_work* w, int32_t b, const double* x, double* g, double* v)
-{
-    const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
-    if (fc >= 0) {
-        double delta[6];
-        bool moved = false;
-        for (int32_t a = 0; a < k; a++) {
-            delta[a] = x[a] - g[r0 + a];
-            moved = moved || delta[a] != 0.0;
-            g[r0 + a] = x[a];
-        }
-        if (moved) dvi_work_frame_update(w, fc, delta, v);
-        return;
-    }
-    for (int32_t a = 0; a < k; a++) {
-        const double delta = x[a] - g[r0 + a];
-        g[r0 + a] = x[a];
-        if (w->factor_form && delta != 0.0) {
-            const int32_t i = r0 + a;
-            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
-                const double* md = w->run_md + 6 * (size_t)q;
-                double* vb = v + 6 * (size_t)w->run_body[q];
-                for (int cc = 0; cc < 6; cc++) vb[cc] += md[cc] * delta;
-            }
-        }
-    }
-}
-
 typedef struct nsgs_state {
     const double* eta;           /* [nblocks] Gershgorin steps (0: a block coupled to nothing) */
     const dvi_coulomb_local* loc; /* [nblocks] N_aa of the friction blocks */
@@ -117,7 +59,7 @@ static void visit(const dvi_ccp_work* w, nsgs_state* st, double* g, double* v, i
     const dvi_ccp_block* B = &w->p->blocks[b];
     const double omega = st->omega;
     double ua[6], x[6];
-    block_velocity(w, g, v, b, ua);
+    dvi_work_block_velocity(w, g, v, b, ua);
     switch (B->kind) {
     case DVI_BLOCK_BILATERAL:
         x[0] = g[r0] - omega * ua[0] / w->diag[r0];
@@ -148,21 +90,7 @@ static void visit(const dvi_ccp_work* w, nsgs_state* st, double* g, double* v, i
     case DVI_BLOCK_FRICTION_ROLLING: /* refused before the sweeps */
         return;
     }
-    set_block(w, b, x, g, v);
-}
-
-/* u = N γ + r from the maintained v (factor form) or a product (Delassus). */
-static void full_velocity(const dvi_ccp_work* w, const double* g, const double* v, double* u)
-{
-    const double* r = w->p->r;
-    const double* c = w->p->compliance;
-    if (w->factor_form) {
-        dvi_work_dt(w, v, u);
-        for (int32_t i = 0; i < w->m; i++) u[i] += r[i] + (c ? c[i] * g[i] : 0.0);
-    } else {
-        dvi_work_apply(w, g, u);
-        for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
-    }
+    dvi_work_set_block(w, b, x, g, v);
 }
 
 /* Memory traffic of one sweep (ccp_work.h), counted as pgs.c counts it,
@@ -223,7 +151,7 @@ static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     double* g = gamma;
     dvi_work_project(w, g);
     if (w->factor_form) dvi_work_minv_d(w, g, v);
-    full_velocity(w, g, v, u);
+    dvi_work_sweep_velocity(w, g, v, u);
     double rk = dvi_work_residual_coulomb(w, g, u);
     res->iterations = 0;
     res->target_residual = rk;
@@ -238,11 +166,11 @@ static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
     for (it = 1; it <= s->max_iterations; it++) {
         for (int32_t b = 0; b < nb; b++) visit(w, &st, g, v, b);
         if (w->factor_form && it % REFRESH == 0) dvi_work_minv_d(w, g, v);
-        full_velocity(w, g, v, u);
+        dvi_work_sweep_velocity(w, g, v, u);
         rk = dvi_work_residual_coulomb(w, g, u);
         if (rk <= s->tolerance && w->factor_form && it % REFRESH != 0) { /* confirm without drift */
             dvi_work_minv_d(w, g, v);
-            full_velocity(w, g, v, u);
+            dvi_work_sweep_velocity(w, g, v, u);
             rk = dvi_work_residual_coulomb(w, g, u);
         }
         dvi_history_push(w, res, rk);

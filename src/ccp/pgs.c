@@ -32,34 +32,6 @@
 
 #define REFRESH 25
 
-/* u_A for block b into ua[]. */
-static void block_velocity(const dvi_ccp_work* w, const double* g, const double* v, int32_t b, double* ua)
-{
-    const double* c = w->p->compliance;
-    const double* r = w->p->r;
-    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
-    if (fc >= 0) { /* a contact given by its frame */
-        double jv[6];
-        dvi_work_frame_velocity(w, fc, v, jv);
-        for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++)
-            ua[a] = r[i] + (c ? c[i] * g[i] : 0.0) + jv[a];
-        return;
-    }
-    for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
-        double s = r[i] + (c ? c[i] * g[i] : 0.0);
-        if (w->factor_form) {
-            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
-                const double* dd = w->run_d + 6 * (size_t)q;
-                const double* vb = v + 6 * (size_t)w->run_body[q];
-                s += dd[0] * vb[0] + dd[1] * vb[1] + dd[2] * vb[2] + dd[3] * vb[3] + dd[4] * vb[4] + dd[5] * vb[5];
-            }
-        } else {
-            for (int32_t k = w->wt_p[i]; k < w->wt_p[i + 1]; k++) s += w->wt_x[k] * g[w->wt_i[k]];
-        }
-        ua[a] = s;
-    }
-}
-
 /* One visit of block b: a few projected-gradient steps on the block's own
  * problem  min ½ xᵀ N_bb x + cᵀx over K_b,  c = u_b − N_bb γ_b  (the other
  * blocks frozen), step η_b, then relaxation by ω and the update of v. */
@@ -71,7 +43,7 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
     const dvi_ccp_block* B = &w->p->blocks[b];
     const double* A = Nbb + 36 * (size_t)b;
     double ua[6], c[6], x[6], y[6];
-    block_velocity(w, g, v, b, ua);
+    dvi_work_block_velocity(w, g, v, b, ua);
     for (int32_t a = 0; a < k; a++) {
         double s = 0.0;
         for (int32_t q = 0; q < k; q++) s += A[6 * a + q] * g[r0 + q];
@@ -97,30 +69,7 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
         for (int32_t a = 0; a < k; a++) x[a] = g[r0 + a] + omega * (x[a] - g[r0 + a]);
         dvi_cone_project(B, x);
     }
-    const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
-    if (fc >= 0) { /* a contact given by its frame */
-        double delta[6];
-        bool moved = false;
-        for (int32_t a = 0; a < k; a++) {
-            delta[a] = x[a] - g[r0 + a];
-            moved = moved || delta[a] != 0.0;
-            g[r0 + a] = x[a];
-        }
-        if (moved) dvi_work_frame_update(w, fc, delta, v);
-        return;
-    }
-    for (int32_t a = 0; a < k; a++) {
-        double delta = x[a] - g[r0 + a];
-        g[r0 + a] = x[a];
-        if (w->factor_form && delta != 0.0) {
-            int32_t i = r0 + a;
-            for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
-                const double* md = w->run_md + 6 * (size_t)q;
-                double* vb = v + 6 * (size_t)w->run_body[q];
-                for (int cc = 0; cc < 6; cc++) vb[cc] += md[cc] * delta;
-            }
-        }
-    }
+    dvi_work_set_block(w, b, x, g, v);
 }
 
 /* Memory traffic of one sweep (ccp_work.h): each block visit reads its
@@ -146,20 +95,6 @@ static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
     return visits * (blocks + rows + cols) + velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
 }
 
-/* u = N γ + r from the maintained v (factor form) or a product (Delassus). */
-static void full_velocity(const dvi_ccp_work* w, const double* g, const double* v, double* u)
-{
-    const double* r = w->p->r;
-    const double* c = w->p->compliance;
-    if (w->factor_form) {
-        dvi_work_dt(w, v, u);
-        for (int32_t i = 0; i < w->m; i++) u[i] += r[i] + (c ? c[i] * g[i] : 0.0);
-    } else {
-        dvi_work_apply(w, g, u);
-        for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
-    }
-}
-
 static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
     const int32_t m = w->m;
@@ -183,7 +118,7 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
     double* g = gamma;
     dvi_work_project(w, g);
     if (w->factor_form) dvi_work_minv_d(w, g, v);
-    full_velocity(w, g, v, u);
+    dvi_work_sweep_velocity(w, g, v, u);
     double rk = dvi_work_residual_checked(w, g, u, s->tolerance);
     res->iterations = 0;
     res->target_residual = rk;
@@ -200,11 +135,11 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
         if (s->pgs.symmetric)
             for (int32_t b = w->nblocks - 1; b >= 0; b--) update_block(w, eta, Nbb, inner, s->pgs.omega, g, v, b);
         if (w->factor_form && it % REFRESH == 0) dvi_work_minv_d(w, g, v);
-        full_velocity(w, g, v, u);
+        dvi_work_sweep_velocity(w, g, v, u);
         rk = dvi_work_residual_checked(w, g, u, s->tolerance);
         if (rk <= s->tolerance && w->factor_form && it % REFRESH != 0) { /* confirm without drift */
             dvi_work_minv_d(w, g, v);
-            full_velocity(w, g, v, u);
+            dvi_work_sweep_velocity(w, g, v, u);
             rk = dvi_work_residual_checked(w, g, u, s->tolerance);
         }
         dvi_history_push(w, res, rk);

@@ -269,11 +269,11 @@ double dvi_step_kinetic_energy(const dvi_world* w)
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* b = &w->bodies[i];
         if (b->type != DVI_BODY_DYNAMIC) continue;
-        double R[9], Iw[9], L[3];
+        double R[9], wb[3], L[3]; /* ω in the body frame against the body-frame inertia */
         q_to_m3(R, b->q);
-        m3_rotate_tensor(Iw, R, b->inertia);
-        m3_mulv(L, Iw, b->w);
-        e += 0.5 * b->mass * v3_dot(b->v, b->v) + 0.5 * v3_dot(b->w, L);
+        m3_tmulv(wb, R, b->w);
+        m3_mulv(L, b->inertia, wb);
+        e += 0.5 * b->mass * v3_dot(b->v, b->v) + 0.5 * v3_dot(wb, L);
     }
     return e;
 }
