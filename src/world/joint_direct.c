@@ -315,8 +315,9 @@ static void forward(const dvi_world* w, double* y)
 }
 
 /* forward_from on m ≤ 6 columns y + c·n at once (one pass over L: the rows
- * of one contact; the same operations per column as forward_from). */
-static void forward_cols(const dvi_world* w, double* y, int m, int32_t lo)
+ * of one contact; the same operations per column as forward_from). Inlined
+ * into forward_cols with m a constant for the usual contact sizes. */
+static inline __attribute__((always_inline)) void forward_cols_m(const dvi_world* w, double* y, int m, int32_t lo)
 {
     const int32_t n = w->js_n;
     const int32_t* Lp = w->js_lp;
@@ -343,6 +344,15 @@ static void forward_cols(const dvi_world* w, double* y, int m, int32_t lo)
             for (int c = 0; c < m; c++)
                 if (v[c] != 0.0) y[(size_t)c * (size_t)n + (size_t)i] -= l * v[c];
         }
+    }
+}
+
+static void forward_cols(const dvi_world* w, double* y, int m, int32_t lo)
+{
+    switch (m) {
+    case 1: forward_cols_m(w, y, 1, lo); break;
+    case 3: forward_cols_m(w, y, 3, lo); break;
+    default: forward_cols_m(w, y, m, lo); break;
     }
 }
 
