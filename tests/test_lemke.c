@@ -862,6 +862,84 @@ static void test_ccp_granular_bed(void** state)
     dvi_gen_free(&gp);
 }
 
+/* The warm start (lemke.c, WARM START): from the answer of a cold solve
+ * the guess names the basis, which is checked and taken with no pivot; the
+ * answer is the cold one. From a wrong guess (a sliding one for a contact
+ * that sticks, then a sticking one for a contact that slides) the basis
+ * fails its check and Lemke pivots from the start to the same answer; on a
+ * granular bed (redundant contacts: M_ZZ singular) the guess is given up
+ * and the answer is again the cold one. */
+static dvi_solve_result solve_warm(const dvi_ccp_problem* p, double* gamma, bool warm, bool coulomb)
+{
+    dvi_solver_settings s = dvi_default_solver_settings();
+    s.lemke.friction_directions = 4;
+    s.lemke.coulomb = coulomb;
+    s.tolerance = 1e-12;
+    s.warm_start = warm;
+    dvi_solve_result res;
+    dvi_solver* solver = NULL;
+    assert_int_equal(dvi_solver_create("lemke", &s, &solver), DVI_OK);
+    assert_int_equal(dvi_solver_solve(solver, p, gamma, &res), DVI_OK);
+    dvi_solver_destroy(solver);
+    assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
+    assert_true(res.target_residual <= 1e-12);
+    return res;
+}
+
+static void test_ccp_warm_start(void** state)
+{
+    (void)state;
+    /* a stack of 5 spheres: 0 pivots from the cold answer */
+    dvi_gen_problem gp;
+    assert_int_equal(dvi_gen_sphere_stack(5, 0.1, 2.0, 0.5, 9.81, 0.01, &gp), DVI_OK);
+    double gs[15], gs2[15];
+    dvi_solve_result cold = solve_warm(&gp.p, gs, false, false);
+    assert_true(cold.iterations >= 5);
+    memcpy(gs2, gs, sizeof gs);
+    dvi_solve_result warm = solve_warm(&gp.p, gs2, true, false);
+    assert_int_equal(warm.iterations, 0);
+    for (int i = 0; i < 15; i++) assert_near(gs2[i], gs[i], 1e-12);
+    dvi_gen_free(&gp);
+
+    /* 100 spheres in a bed: the guess is given up, the same objective */
+    assert_int_equal(dvi_gen_granular(100, 0.5, 0.01, 3, &gp), DVI_OK);
+    const int32_t m = gp.p.rows;
+    double* g = calloc((size_t)m, sizeof(double));
+    double* g2 = calloc((size_t)m, sizeof(double));
+    cold = solve_warm(&gp.p, g, false, false);
+    memcpy(g2, g, (size_t)m * sizeof(double));
+    warm = solve_warm(&gp.p, g2, true, false);
+    print_message("  granular bed: cold %d pivots, warm %d; objectives %.17g, %.17g\n", cold.iterations,
+                  warm.iterations, cold.metrics.objective, warm.metrics.objective);
+    assert_near(warm.metrics.objective, cold.metrics.objective, 1e-12 * fabs(cold.metrics.objective));
+    free(g);
+    free(g2);
+    dvi_gen_free(&gp);
+
+    /* one contact: sticks (r = (−1, 0.1, 0): γ = (1, −0.1, 0) in both forms),
+     * slides (r = (−1, 2, 0): Coulomb's γ = (1, −0.5, 0); the relaxed form
+     * lifts it, u_n = μλ: γ = (1.6, −0.8, 0), u_t = (1.2, 0)) */
+    const double r_stick[3] = {-1.0, 0.1, 0.0}, r_slide[3] = {-1.0, 2.0, 0.0};
+    const double g_stick[3] = {1.0, -0.1, 0.0};
+    const double g_slide[2][3] = {{1.6, -0.8, 0.0}, {1.0, -0.5, 0.0}};
+    for (int coulomb = 0; coulomb <= 1; coulomb++)
+        for (int c = 0; c < 2; c++) {
+            test_problem t;
+            single_contact(&t, 0.5, c == 0 ? r_stick : r_slide);
+            const double* want = c == 0 ? g_stick : g_slide[coulomb];
+            const double* other = c == 0 ? g_slide[coulomb] : g_stick;
+            double gg[3];
+            memcpy(gg, want, sizeof gg); /* the right guess */
+            dvi_solve_result res = solve_warm(&t.p, gg, true, coulomb);
+            assert_int_equal(res.iterations, 0);
+            for (int i = 0; i < 3; i++) assert_near(gg[i], want[i], 1e-12);
+            memcpy(gg, other, sizeof gg); /* the other contact's answer: a wrong guess */
+            res = solve_warm(&t.p, gg, true, coulomb);
+            assert_true(res.iterations >= 2);
+            for (int i = 0; i < 3; i++) assert_near(gg[i], want[i], 1e-12);
+        }
+}
+
 /* The LCP check is honest: with tolerance 1e-30 (below rounding) a finished
  * pivoting run is reported as MAX_ITERATIONS with the residual in the message. */
 static void test_ccp_lcp_check_reported(void** state)
@@ -1062,6 +1140,7 @@ int main(void)
         cmocka_unit_test(test_ccp_sphere_stack),
         cmocka_unit_test(test_ccp_random_duplicated_joints),
         cmocka_unit_test(test_ccp_granular_bed),
+        cmocka_unit_test(test_ccp_warm_start),
         cmocka_unit_test(test_ccp_lcp_check_reported),
         cmocka_unit_test(test_ccp_relaxed),
         cmocka_unit_test(test_ccp_size_limit),

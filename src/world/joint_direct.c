@@ -109,7 +109,7 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
         !DVI_RESERVE(w, js_cp, (size_t)n + 2) || !DVI_RESERVE(w, js_parent, (size_t)n + 1) ||
         !DVI_RESERVE(w, js_cdiag, (size_t)n + 1) || !DVI_RESERVE(w, js_next, (size_t)n + 1) ||
         !DVI_RESERVE(w, js_lp, (size_t)n + 2) || !DVI_RESERVE(w, js_rp, (size_t)n + 2) ||
-        !DVI_RESERVE(w, js_x, (size_t)n + 1))
+        !DVI_RESERVE(w, js_x, (size_t)n + 1) || !DVI_RESERVE(w, js_dinv, (size_t)n + 1))
         return DVI_ERR_NOMEM;
     for (int32_t j = 0; j < n; j++) row_bodies(w, j, &w->js_key[2 * (size_t)j], &w->js_key[2 * (size_t)j + 1]);
     /* the rows on each body, in row order */
@@ -296,14 +296,15 @@ static void forward_from(const dvi_world* w, double* y, int32_t lo)
     const int32_t* Lp = w->js_lp;
     const int32_t* Li = w->js_li;
     const double* Lx = w->js_lx;
+    const double* dinv = w->js_dinv;
     for (int32_t k = lo; k < n; k++) {
-        const double d = Lx[Lp[k]];
-        if (!(d > 0.0)) {
+        const double di = dinv[k];
+        if (di == 0.0) {
             y[k] = 0.0;
             continue;
         }
         if (y[k] == 0.0) continue;
-        const double v = y[k] / d;
+        const double v = y[k] * di;
         y[k] = v;
         for (int32_t p = Lp[k] + 1; p < Lp[k + 1]; p++) y[Li[p]] -= Lx[p] * v;
     }
@@ -323,9 +324,10 @@ static inline __attribute__((always_inline)) void forward_cols_m(const dvi_world
     const int32_t* Lp = w->js_lp;
     const int32_t* Li = w->js_li;
     const double* Lx = w->js_lx;
+    const double* dinv = w->js_dinv;
     for (int32_t k = lo; k < n; k++) {
-        const double d = Lx[Lp[k]];
-        if (!(d > 0.0)) {
+        const double di = dinv[k];
+        if (di == 0.0) {
             for (int c = 0; c < m; c++) y[(size_t)c * (size_t)n + (size_t)k] = 0.0;
             continue;
         }
@@ -333,7 +335,7 @@ static inline __attribute__((always_inline)) void forward_cols_m(const dvi_world
         bool any = false;
         for (int c = 0; c < m; c++) {
             double* yc = y + (size_t)c * (size_t)n;
-            v[c] = yc[k] == 0.0 ? 0.0 : yc[k] / d;
+            v[c] = yc[k] == 0.0 ? 0.0 : yc[k] * di;
             if (yc[k] != 0.0) yc[k] = v[c];
             any |= v[c] != 0.0;
         }
@@ -378,15 +380,16 @@ static void backward(const dvi_world* w, double* y)
     const int32_t* Lp = w->js_lp;
     const int32_t* Li = w->js_li;
     const double* Lx = w->js_lx;
+    const double* dinv = w->js_dinv;
     for (int32_t k = w->js_n - 1; k >= 0; k--) {
-        const double d = Lx[Lp[k]];
-        if (!(d > 0.0)) {
+        const double di = dinv[k];
+        if (di == 0.0) {
             y[k] = 0.0;
             continue;
         }
         double s = y[k];
         for (int32_t p = Lp[k] + 1; p < Lp[k + 1]; p++) s -= Lx[p] * y[Li[p]];
-        y[k] = s / d;
+        y[k] = s * di;
     }
 }
 
@@ -418,13 +421,17 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
     const int32_t* Lp = w->js_lp;
     double* Lx = w->js_lx;
     double* x = w->js_x;
+    double* dinv = w->js_dinv;
     int32_t* next = w->js_next;
     for (int32_t k = 0; k < n; k++) {
         next[k] = Lp[k];
         x[k] = 0.0;
     }
     double dmax = 0.0; /* the largest diagonal of N_BB: the scale of its largest eigenvalue */
-    for (int32_t k = 0; k < n; k++) dmax = fmax(dmax, Cx[w->js_cdiag[k]]);
+    for (int32_t k = 0; k < n; k++) {
+        const double c = Cx[w->js_cdiag[k]];
+        if (c > dmax) dmax = c;
+    }
     const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
     int32_t dropped = 0;
     for (int32_t k = 0; k < n; k++) {
@@ -434,15 +441,16 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         x[k] = 0.0;
         for (int32_t r = w->js_rp[k]; r < w->js_rp[k + 1]; r++) {
             const int32_t i = w->js_ri[r];
-            const double lii = Lx[Lp[i]];
-            const double lki = lii > 0.0 ? x[i] / lii : 0.0;
+            const double lki = x[i] * dinv[i]; /* 0 for a dropped row */
             x[i] = 0.0;
             for (int32_t p = Lp[i] + 1; p < next[i]; p++) x[w->js_li[p]] -= Lx[p] * lki;
             d -= lki * lki;
             Lx[next[i]++] = lki;
         }
         const bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag && d > floor_abs;
-        Lx[next[k]++] = keep ? sqrt(d) : 0.0;
+        const double lkk = keep ? sqrt(d) : 0.0;
+        Lx[next[k]++] = lkk;
+        dinv[k] = keep ? 1.0 / lkk : 0.0;
         dropped += !keep;
     }
     w->js_dropped = dropped;

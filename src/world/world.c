@@ -208,6 +208,7 @@ void dvi_world_destroy(dvi_world* w)
     dvi_mem_free(&w->alloc, w->js_srow);
     dvi_mem_free(&w->alloc, w->js_cbody);
     dvi_mem_free(&w->alloc, w->js_x);
+    dvi_mem_free(&w->alloc, w->js_dinv);
     dvi_mem_free(&w->alloc, w->js_cx);
     dvi_mem_free(&w->alloc, w->js_lx);
     dvi_mem_free(&w->alloc, w->js_minvd);

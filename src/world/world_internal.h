@@ -206,6 +206,7 @@ struct dvi_world {
     int32_t* js_ri;             size_t js_ri_cap;
     int32_t* js_next;           size_t js_next_cap;   /* [rows] work */
     double* js_x;               size_t js_x_cap;      /* [rows] work */
+    double* js_dinv;            size_t js_dinv_cap;   /* [rows] 1 / L's diagonal, 0 for a dropped row */
     double* js_stack_d;         size_t js_stack_d_cap; /* [rows] work */
     double* js_minvd;           size_t js_minvd_cap;  /* M⁻¹ D of the joint rows */
     double* js_z;               size_t js_z_cap;      /* [rows × contact rows] Z = L⁻¹ P N_BC */
