@@ -2113,6 +2113,122 @@ static void test_w_form_matches_factor_form(void** state)
     dvi_gen_free(&g);
 }
 
+/* The low-rank term (dvi_ccp_problem.G): the factor form with G solves the
+ * problem whose N is Dᵀ M⁻¹ D − Gᵀ G, here against the same N given as W.
+ * G is half of body 0's six rows of D: Gᵀ G = ¼ Dᵀ E D ⪯ ½ Dᵀ D ⪯ N, since
+ * the random M⁻¹ blocks have eigenvalues ≥ 0.5, so N stays positive
+ * semidefinite. The metrics of any γ agree between the two forms (the
+ * operator), and each solver's answer with G is an answer of the W form:
+ * its residual there is its own, its objective the W form's solve's. */
+static void test_low_rank_term(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    make_random(&g, 5);
+    const int32_t m = g.p.rows;
+    /* G (6 × m) from D's rows 0..5, halved */
+    int32_t gp[64], gi[64 * 6];
+    double gx[64 * 6];
+    int32_t nnz = 0;
+    for (int32_t j = 0; j < m; j++) {
+        gp[j] = nnz;
+        for (int32_t k = g.p.D->colptr[j]; k < g.p.D->colptr[j + 1]; k++)
+            if (g.p.D->rowind[k] < 6) {
+                gi[nnz] = g.p.D->rowind[k];
+                gx[nnz++] = 0.5 * g.p.D->values[k];
+            }
+    }
+    gp[m] = nnz;
+    assert_true(nnz > m / 4);
+    dvi_csc G = {6, m, gp, gi, gx};
+    /* W = N − Gᵀ G, dense, symmetrised exactly */
+    double* N = dense_n(&g.p);
+    for (int32_t j = 0; j < m; j++)
+        for (int32_t i = 0; i < m; i++) {
+            double s = 0.0;
+            for (int32_t a = gp[i]; a < gp[i + 1]; a++)
+                for (int32_t b = gp[j]; b < gp[j + 1]; b++)
+                    if (gi[a] == gi[b]) s += gx[a] * gx[b];
+            N[(size_t)j * m + i] -= s;
+        }
+    int32_t* cp = calloc((size_t)m + 1, sizeof(int32_t));
+    int32_t* ri = calloc((size_t)m * m, sizeof(int32_t));
+    double* va = calloc((size_t)m * m, sizeof(double));
+    assert_non_null(cp);
+    assert_non_null(ri);
+    assert_non_null(va);
+    int32_t wn = 0;
+    for (int32_t j = 0; j < m; j++) {
+        cp[j] = wn;
+        for (int32_t i = 0; i < m; i++) {
+            double v = 0.5 * (N[(size_t)j * m + i] + N[(size_t)i * m + j]);
+            if (v != 0.0) {
+                ri[wn] = i;
+                va[wn++] = v;
+            }
+        }
+    }
+    cp[m] = wn;
+    dvi_csc W = {m, m, cp, ri, va};
+    dvi_ccp_problem pg = g.p, pw = g.p;
+    pg.G = &G;
+    pw.D = NULL;
+    pw.inv_mass = NULL;
+    pw.body_count = 0;
+    pw.W = &W;
+    /* the operator: the metrics of a fixed γ */
+    double gam[64];
+    for (int32_t i = 0; i < m; i++) gam[i] = 0.1 * (double)((i * 37) % 11) - 0.3;
+    dvi_ccp_metrics mg, mw;
+    assert_int_equal(dvi_ccp_evaluate(&pg, gam, &mg), DVI_OK);
+    assert_int_equal(dvi_ccp_evaluate(&pw, gam, &mw), DVI_OK);
+    CHECK(fabs(mg.objective - mw.objective) <= 1e-12 * fabs(mw.objective), "objective %.17g with G, %.17g as W",
+          mg.objective, mw.objective);
+    CHECK(fabs(mg.residual - mw.residual) <= 1e-12 * mw.residual, "residual %.17g with G, %.17g as W", mg.residual,
+          mw.residual);
+    /* every solver: its answer with G solves the W form */
+    static const char* const names[] = {"apgd", "pgs", "jacobi", "lemke", "nsgs", "newton"};
+    for (int k = 0; k < 6; k++) {
+        const bool coulomb = k >= 4;
+        double gg[64] = {0}, gw[64] = {0};
+        dvi_solver_settings s = settings(1e-9, 500000);
+        dvi_solve_result rg, rw;
+        run(&pg, names[k], &s, gg, &rg);
+        run(&pw, names[k], &s, gw, &rw);
+        CHECK(rg.status == DVI_SOLVE_CONVERGED, "%s with G: %s", names[k], dvi_solve_status_string(rg.status));
+        dvi_ccp_metrics eg, ew;
+        assert_int_equal(dvi_ccp_evaluate(&pw, gg, &eg), DVI_OK);
+        assert_int_equal(dvi_ccp_evaluate(&pw, gw, &ew), DVI_OK);
+        if (coulomb) {
+            CHECK(eg.residual_coulomb <= 1e-8, "%s: the answer with G has Coulomb residual %.3e as W", names[k],
+                  eg.residual_coulomb);
+        } else {
+            /* lemke: the pyramid's answer, whose CCP residual is the W form's own */
+            CHECK(k == 3 ? fabs(eg.residual - ew.residual) <= 1e-9 : eg.residual <= 1e-8,
+                  "%s: the answer with G has CCP residual %.3e as W (the W form's answer: %.3e)", names[k],
+                  eg.residual, ew.residual);
+            CHECK(fabs(eg.objective - ew.objective) <= (k == 3 ? 1e-12 : 1e-6) * fabs(ew.objective),
+                  "%s: objectives %.15g (G) vs %.15g (W)", names[k], eg.objective, ew.objective);
+        }
+    }
+    /* validation: G needs the factor form and m columns */
+    char msg[256];
+    dvi_ccp_problem bad = pw;
+    bad.G = &G;
+    assert_int_equal(dvi_ccp_validate(&bad, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "G: given with W"));
+    dvi_csc G2 = {6, m - 1, gp, gi, gx};
+    bad = pg;
+    bad.G = &G2;
+    assert_int_equal(dvi_ccp_validate(&bad, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "G: is 6 x"));
+    free(N);
+    free(cp);
+    free(ri);
+    free(va);
+    dvi_gen_free(&g);
+}
+
 /* The granular bed of about 100 contacts (105 contacts, 23 spheres, FCC
  * packing: N very singular, the LCP highly degenerate) solved by Lemke's
  * default (pyramid CCP, k = 4) and by apgd to 1e-10. Lemke must finish with
@@ -2663,6 +2779,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_contact_stick),
+        cmocka_unit_test(test_low_rank_term),
         cmocka_unit_test(test_single_contact_slip),
         cmocka_unit_test(test_single_contact_mu_zero),
         cmocka_unit_test(test_fixed_body_rows),

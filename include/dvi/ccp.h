@@ -124,6 +124,16 @@ typedef struct dvi_ccp_problem {
     /// world frame) row-major; all zeros = fixed body. 80 bytes a body instead
     /// of 288, the layout the solvers use for rigid bodies (same results).
     const double* inv_mass_rigid;
+
+    /// Factor form only, or NULL: a low-rank term taken off the operator,
+    /// N = Dᵀ M⁻¹ D + diag(compliance) − Gᵀ G, with G k × m (k ≥ 1; in each
+    /// column the row indices strictly increasing). The caller guarantees
+    /// that N stays positive semidefinite: a world passes the Schur
+    /// complement of its joint rows this way, G = L⁻¹ P N_BC (docs/world.md),
+    /// so that the contacts are solved matrix-free with the joints
+    /// eliminated. Every solver applies it; dvi_ccp_velocity and
+    /// dvi_solver_velocity give M⁻¹ D γ without it.
+    const dvi_csc* G;
 } dvi_ccp_problem;
 
 /// An empty problem (all zero / NULL), to be filled field by field.

@@ -310,8 +310,14 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
             st = check_frames(p, brow, threads, msg, n);
             if (st != DVI_OK) return st;
         }
+        if (p->G) {
+            if (p->G->rows < 1) return fail(msg, n, "G: must have at least one row (got %d)", p->G->rows);
+            st = check_csc(p->G, "G", p->G->rows, p->rows, true, msg, n);
+            if (st != DVI_OK) return st;
+        }
     } else {
         if (p->frames) return fail(msg, n, "frames: given with W; contact frames need the factor form (D, inv_mass)");
+        if (p->G) return fail(msg, n, "G: given with W; the low-rank term needs the factor form (fold it into W)");
         st = check_csc(p->W, "W", p->rows, p->rows, false, msg, n);
         if (st != DVI_OK) return st;
         /* symmetry: W y == Wᵀ y for a fixed pseudo-random y */

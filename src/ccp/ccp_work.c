@@ -47,6 +47,7 @@ void dvi_work_free(dvi_ccp_work* w)
     dvi_mem_free(a, w->wt_i);
     dvi_mem_free(a, w->wt_x);
     dvi_mem_free(a, w->bodyvec);
+    dvi_mem_free(a, w->lr_v);
     dvi_mem_free(a, w->cursor);
     for (int k = 0; k < DVI_WORK_PLACED; k++) dvi_mem_free(a, w->own[k]);
     dvi_mem_free(a, w->scratch_raw);
@@ -368,6 +369,24 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     }
     if (p->compliance)
         for (int32_t i = 0; i < w->m; i++) w->diag[i] += p->compliance[i];
+    /* the low-rank term: N_ii −= ‖G_i‖² */
+    w->lr = w->factor_form ? p->G : NULL;
+    if (w->lr) {
+        const dvi_csc* G = w->lr;
+        if ((size_t)G->rows > w->cap_lr || !w->lr_v) {
+            bool ok = true;
+            size_t c = w->cap_lr;
+            w->lr_v = grow(&w->alloc, w->lr_v, &c, (size_t)G->rows + 1, sizeof(double), &ok);
+            if (!ok) return DVI_ERR_NOMEM;
+            w->cap_lr = (size_t)G->rows;
+        }
+        memset(w->lr_v, 0, (size_t)G->rows * sizeof(double));
+        for (int32_t i = 0; i < w->m; i++) {
+            double s = 0.0;
+            for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) s += G->values[q] * G->values[q];
+            w->diag[i] -= s;
+        }
+    }
     return DVI_OK;
 }
 
@@ -782,7 +801,20 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
         part[DVI_PART_SLOTS * (size_t)ch] = qsum;
         }
     }
-    return quad ? dvi_part_sum(part, nch, 0) : 0.0;
+    double lq = 0.0;
+    if (w->lr) { /* lr_v = G x, in column order (serial: the same bits for any thread count) */
+        const dvi_csc* G = w->lr;
+        double* t = w->lr_v;
+        memset(t, 0, (size_t)G->rows * sizeof(double));
+        for (int32_t i = 0; i < w->m; i++) {
+            const double xi = x[i];
+            if (xi == 0.0) continue;
+            for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) t[G->rowind[q]] += G->values[q] * xi;
+        }
+        if (quad)
+            for (int32_t k = 0; k < G->rows; k++) lq += t[k] * t[k];
+    }
+    return quad ? dvi_part_sum(part, nch, 0) - lq : 0.0;
 }
 
 void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v)
@@ -820,6 +852,19 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
     for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
+    if (w->lr) { /* y −= Gᵀ lr_v */
+        const dvi_csc* G = w->lr;
+        const double* t = w->lr_v;
+        const int32_t m = w->m;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
+#endif
+        for (int32_t i = 0; i < m; i++) {
+            double s = 0.0;
+            for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) s += G->values[q] * t[G->rowind[q]];
+            y[i] -= s;
+        }
+    }
 }
 
 void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
@@ -893,7 +938,9 @@ double dvi_work_minv_d_bytes(const dvi_ccp_work* w)
         fc += (nr == 1 ? 3.0 : 9.0) * real + 4.0 + 1.0 + 8.0 * (nr < 3 ? nr : 3) + 24.0;
         fc += ninc * (4.0 + 3.0 * real + 24.0 + (nr == 6 ? 9.0 * real + 8.0 + 24.0 : 0.0));
     }
-    return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + fc;
+    /* the low-rank term: colptr and x per row, rowind, values and lr_v per entry of G, lr_v once */
+    const double lr = w->lr ? (double)w->m * 12.0 + (double)w->lr->colptr[w->m] * 20.0 + (double)w->lr->rows * 8.0 : 0.0;
+    return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + fc + lr;
 }
 
 double dvi_work_dt_bytes(const dvi_ccp_work* w)
@@ -910,7 +957,8 @@ double dvi_work_dt_bytes(const dvi_ccp_work* w)
         const double nbody = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
         fc += 15.0 * real + 8.0 + 4.0 + 1.0 + (nr == 6 ? 8.0 : 0.0) + 8.0 * nr + 48.0 * nbody;
     }
-    return (double)w->ndrows * (4.0 + 4.0 + 8.0) + (double)w->nruns * (4.0 + 6 * 8.0 + 6 * 8.0) + fc;
+    const double lr = w->lr ? (double)w->m * 12.0 + (double)w->lr->colptr[w->m] * 20.0 : 0.0;
+    return (double)w->ndrows * (4.0 + 4.0 + 8.0) + (double)w->nruns * (4.0 + 6 * 8.0 + 6 * 8.0) + fc + lr;
 }
 
 double dvi_work_product_bytes(const dvi_ccp_work* w)
@@ -1273,6 +1321,16 @@ double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k)
     } else {
         for (int32_t e = w->wt_p[i]; e < w->wt_p[i + 1]; e++)
             if (w->wt_i[e] == k) s += w->wt_x[e];
+    }
+    if (w->lr) { /* − G_iᵀ G_k, both columns' rows increasing */
+        const dvi_csc* G = w->lr;
+        int32_t a = G->colptr[i], b = G->colptr[k];
+        const int32_t ae = G->colptr[i + 1], be = G->colptr[k + 1];
+        while (a < ae && b < be) {
+            if (G->rowind[a] < G->rowind[b]) a++;
+            else if (G->rowind[a] > G->rowind[b]) b++;
+            else s -= G->values[a++] * G->values[b++];
+        }
     }
     return s;
 }

@@ -131,7 +131,14 @@ typedef struct dvi_ccp_work {
     int32_t* wt_i;      /* [nnz] */
     double* wt_x;       /* [nnz] */
 
-    double* diag;       /* [m] diagonal of N (compliance included) */
+    double* diag;       /* [m] diagonal of N (compliance included, the low-rank term taken off) */
+
+    /* factor form with the problem's low-rank term G (k × m; N = DᵀM⁻¹D − GᵀG):
+     * lr_v = G x of the x whose M⁻¹Dx was formed last (dvi_work_minv_d), kept
+     * up to date by dvi_work_set_block; dvi_work_dt takes Gᵀ lr_v off */
+    const dvi_csc* lr;  /* the problem's G, or NULL */
+    double* lr_v;       /* [k] */
+    size_t cap_lr;
     double* bodyvec;    /* [ndof] scratch for M^-1 D x */
     int32_t* cursor;    /* [max(m, nbody) + 1] scratch for counting sorts */
     double* vec[DVI_WORK_VECTORS]; /* scratch [m] vectors, for solvers: in lent memory or vec_own */
@@ -306,8 +313,20 @@ void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta
  * that a block costs the entries of its own columns. Inline: they run once
  * per block visit. */
 
+/* The low-rank term's share of block b's rows: ua[a] −= G_iᵀ lr_v. */
+static inline void dvi_work_lr_block(const dvi_ccp_work* w, int32_t b, double* ua)
+{
+    const dvi_csc* G = w->lr;
+    for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
+        double s = 0.0;
+        for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) s += G->values[q] * w->lr_v[G->rowind[q]];
+        ua[a] -= s;
+    }
+}
+
 /* u_A of block b into ua[] (the other blocks at their latest values):
- * D_Aᵀ v + c∘γ_A + r_A in the factor form, the rows of W in the Delassus form. */
+ * D_Aᵀ v + c∘γ_A + r_A in the factor form (− G_Aᵀ G γ with the low-rank
+ * term), the rows of W in the Delassus form. */
 static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* g, const double* v, int32_t b,
                                            double* ua)
 {
@@ -319,6 +338,7 @@ static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* 
         dvi_work_frame_velocity(w, fc, v, jv);
         for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++)
             ua[a] = r[i] + (c ? c[i] * g[i] : 0.0) + jv[a];
+        if (w->lr) dvi_work_lr_block(w, b, ua);
         return;
     }
     for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
@@ -334,6 +354,14 @@ static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* 
         }
         ua[a] = s;
     }
+    if (w->lr) dvi_work_lr_block(w, b, ua);
+}
+
+/* lr_v += G_i δ (row i of the problem changed by δ). */
+static inline void dvi_work_lr_update(const dvi_ccp_work* w, int32_t i, double delta)
+{
+    const dvi_csc* G = w->lr;
+    for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) w->lr_v[G->rowind[q]] += G->values[q] * delta;
 }
 
 /* γ_A ← x (the block's k rows), and in the factor form v += M⁻¹D_A (x − γ_A). */
@@ -348,6 +376,7 @@ static inline void dvi_work_set_block(const dvi_ccp_work* w, int32_t b, const do
             delta[a] = x[a] - g[r0 + a];
             moved = moved || delta[a] != 0.0;
             g[r0 + a] = x[a];
+            if (w->lr && delta[a] != 0.0) dvi_work_lr_update(w, r0 + a, delta[a]);
         }
         if (moved) dvi_work_frame_update(w, fc, delta, v);
         return;
@@ -355,6 +384,7 @@ static inline void dvi_work_set_block(const dvi_ccp_work* w, int32_t b, const do
     for (int32_t a = 0; a < k; a++) {
         const double delta = x[a] - g[r0 + a];
         g[r0 + a] = x[a];
+        if (w->lr && delta != 0.0) dvi_work_lr_update(w, r0 + a, delta);
         if (w->factor_form && delta != 0.0) {
             const int32_t i = r0 + a;
             for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {

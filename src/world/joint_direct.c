@@ -632,3 +632,116 @@ void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t ncr, int32_t ndy
         minv10_apply(w->inv_mass + 10 * (size_t)b, dg, w->dv + 6 * (size_t)b);
     }
 }
+
+/* ---- many contacts: S matrix-free ----------------------------------------------------
+ * S = N_CC − Zᵀ Z is handed to the solver as its factor form (the contacts'
+ * frames, every body's M⁻¹) with the low-rank term G = Z (dvi_ccp_problem.G):
+ * no dense S, and only the contacts on a joint's body have a column of Z,
+ * filled from its first row lo to n (the forward solve's reach). */
+dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
+{
+    if (!DVI_RESERVE(w, js_gp, (size_t)ncr + 2) || !DVI_RESERVE(w, js_rs, (size_t)ncr + 1) ||
+        !DVI_RESERVE(w, js_dzero, (size_t)ncr + 2) || !DVI_RESERVE(w, js_frblock, (size_t)npts + 1) ||
+        !DVI_RESERVE(w, js_y, (size_t)n + 1) || !DVI_RESERVE(w, js_col, 6 * (size_t)n + 6))
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
+    double* y = w->js_y;
+    for (int32_t k = 0; k < n; k++) y[k] = w->r[w->js_perm[k]];
+    forward(w, y);
+    memset(w->js_dzero, 0, ((size_t)ncr + 1) * sizeof(int32_t));
+    size_t nnz = 0;
+    int32_t t = 0;
+    for (int32_t c = 0; c < npts; c++) {
+        w->js_frblock[c] = c;
+        const int nr = w->contacts[c].nrows;
+        const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
+        const bool touches = (da >= 0 && w->js_bptr[da + 1] > w->js_bptr[da]) ||
+                             (db >= 0 && w->js_bptr[db + 1] > w->js_bptr[db]);
+        if (!touches) {
+            for (int q = 0; q < nr; q++) {
+                w->js_gp[t + q] = (int32_t)nnz;
+                w->js_rs[t + q] = w->r[n + t + q];
+            }
+            t += nr;
+            continue;
+        }
+        /* the contact's columns of N_BC (permuted), then forward solves in one pass */
+        double* col = w->js_col;
+        memset(col, 0, (size_t)nr * (size_t)n * sizeof *col);
+        int32_t lo = n;
+        for (int q = 0; q < nr; q++) {
+            double J[24]; /* J_a, J_b, M⁻¹J_a, M⁻¹J_b */
+            contact_cols(w, c, q, J, J + 6);
+            if (da >= 0) minv10_apply(w->inv_mass + 10 * (size_t)da, J, J + 12);
+            if (db >= 0) minv10_apply(w->inv_mass + 10 * (size_t)db, J + 6, J + 18);
+            double* z = col + (size_t)q * (size_t)n;
+            for (int side = 0; side < 2; side++) {
+                const int32_t b = side ? db : da;
+                if (b < 0) continue;
+                const double* mj = J + 12 + 6 * side;
+                for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
+                    const int32_t k = w->js_pinv[w->js_bcol[x]];
+                    z[k] += v6_dot(w->values + w->js_bent[x], mj);
+                    if (k < lo) lo = k;
+                }
+            }
+        }
+        forward_cols(w, col, nr, lo);
+        if (!DVI_RESERVE(w, js_gi, nnz + (size_t)nr * (size_t)(n - lo) + 1) ||
+            !DVI_RESERVE(w, js_gx, nnz + (size_t)nr * (size_t)(n - lo) + 1))
+            return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
+        for (int q = 0; q < nr; q++) {
+            const double* z = col + (size_t)q * (size_t)n;
+            w->js_gp[t + q] = (int32_t)nnz;
+            w->js_rs[t + q] = w->r[n + t + q] - dot_from(z, y, lo, n);
+            for (int32_t k = lo; k < n; k++)
+                if (z[k] != 0.0) {
+                    w->js_gi[nnz] = k;
+                    w->js_gx[nnz++] = z[k];
+                }
+        }
+        t += nr;
+    }
+    if (nnz > (size_t)INT32_MAX)
+        return dvi_world_error(w, DVI_ERR_NOMEM, "step: the contacts' Schur complement is too large (%zu entries)", nnz);
+    w->js_gp[ncr] = (int32_t)nnz;
+    return DVI_OK;
+}
+
+void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
+{
+    double* v = w->js_y; /* y = L⁻¹ P r_B from dvi_joint_direct_lowrank */
+    const double* gc = w->gamma + n;
+    for (int32_t t = 0; t < ncr; t++) {
+        const double g = gc[t];
+        if (g == 0.0) continue;
+        for (int32_t q = w->js_gp[t]; q < w->js_gp[t + 1]; q++) v[w->js_gi[q]] += w->js_gx[q] * g;
+    }
+    backward(w, v);
+    for (int32_t k = 0; k < n; k++) w->gamma[w->js_perm[k]] = -v[k];
+}
+
+void dvi_joint_direct_velocity_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)
+{
+    memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
+    dvi_step_joint_impulses(w, n);
+    int32_t t = n;
+    for (int32_t c = 0; c < npts; c++) {
+        const int nr = w->contacts[c].nrows;
+        const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
+        for (int q = 0; q < nr; q++, t++) {
+            const double g = w->gamma[t];
+            if (g == 0.0) continue;
+            double ja[6], jb[6];
+            contact_cols(w, c, q, ja, jb);
+            if (da >= 0)
+                for (int k = 0; k < 6; k++) w->dv[6 * (size_t)da + k] += ja[k] * g;
+            if (db >= 0)
+                for (int k = 0; k < 6; k++) w->dv[6 * (size_t)db + k] += jb[k] * g;
+        }
+    }
+    for (int32_t b = 0; b < ndyn; b++) {
+        double dg[6];
+        memcpy(dg, w->dv + 6 * (size_t)b, sizeof dg);
+        minv10_apply(w->inv_mass + 10 * (size_t)b, dg, w->dv + 6 * (size_t)b);
+    }
+}

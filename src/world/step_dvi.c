@@ -302,6 +302,7 @@ typedef struct dvi_step_dvi_ctx {
     int32_t joint_rows, nrows, nblocks;
     bool any_compliance;
     bool direct;                  /* the joint rows were eliminated directly (joint_direct.c) */
+    bool lowrank;                 /* … and the contacts solved on S matrix-free (many contact rows) */
 } dvi_step_dvi_ctx;
 
 /* Stage "assemble": each contact's rows (three, or six with rolling or
@@ -436,24 +437,43 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
         }
         return DVI_OK;
     }
-    st = dvi_joint_direct_schur(w, nj, npts, ncr);
-    if (st != DVI_OK) return st;
-    dvi_csc S = {ncr, ncr, w->js_scol, w->js_srow, w->js_s};
     dvi_ccp_problem p = dvi_ccp_problem_empty();
     p.rows = ncr;
     p.block_count = npts;
     p.blocks = w->blocks + nj;
-    p.W = &S;
-    p.r = w->js_rs;
     p.compliance = x->any_compliance ? w->compliance + nj : NULL;
+    dvi_csc S;
+    dvi_ccp_frames frames;
+    const bool lowrank = ncr > DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS;
+    if (!lowrank) { /* S dense, in the W form */
+        st = dvi_joint_direct_schur(w, nj, npts, ncr);
+        if (st != DVI_OK) return st;
+        S = (dvi_csc){ncr, ncr, w->js_scol, w->js_srow, w->js_s};
+        p.W = &S;
+    } else { /* S = N_CC − Gᵀ G: the contacts' frames and every body's M⁻¹, G = Z */
+        st = dvi_joint_direct_lowrank(w, nj, npts, ncr);
+        if (st != DVI_OK) return st;
+        w->js_dc = (dvi_csc){6 * x->ndyn, ncr, w->js_dzero, w->rowind, w->values};
+        w->js_g = (dvi_csc){nj, ncr, w->js_gp, w->js_gi, w->js_gx};
+        frames = (dvi_ccp_frames){.count = npts, .block = w->js_frblock, .body = w->fr_body, .ell = w->fr_ell,
+                                  .frame_f = w->fr_frame, .arm_f = w->fr_arm};
+        p.body_count = x->ndyn;
+        p.D = &w->js_dc;
+        p.inv_mass_rigid = w->inv_mass;
+        p.frames = &frames;
+        p.G = w->js_gp[ncr] > 0 ? &w->js_g : NULL;
+    }
+    p.r = w->js_rs;
     dvi_solve_result res;
     lend_idle(w);
     st = dvi_solver_solve(w->solver, &p, w->gamma + nj, &res);
     dvi_solver_lend(w->solver, NULL, 0);
     if (st < 0) return dvi_world_error(w, st, "step: the contacts' CCP was refused: %s", res.message);
     note_result(w, &res);
-    dvi_joint_direct_recover(w, nj, ncr);
+    if (lowrank) dvi_joint_direct_recover_lowrank(w, nj, ncr);
+    else dvi_joint_direct_recover(w, nj, ncr);
     x->direct = true;
+    x->lowrank = lowrank;
     return DVI_OK;
 }
 
@@ -470,7 +490,6 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
 static bool auto_direct(const dvi_world* w, int32_t ncr)
 {
     if (ncr == 0) return true;
-    if (ncr > DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS) return false;
     const char* name = dvi_solver_get_name(w->solver);
     return !name || (strcmp(name, "pgs") != 0 && strcmp(name, "nsgs") != 0);
 }
@@ -483,6 +502,7 @@ static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
     const int32_t ncr = nrows - x->joint_rows;
     const dvi_joint_solve js = w->def.joint_solve;
     x->direct = false;
+    x->lowrank = false;
     if (x->joint_rows > 0 &&
         (js == DVI_JOINT_SOLVE_DIRECT || (js == DVI_JOINT_SOLVE_AUTO && auto_direct(w, ncr)))) {
         dvi_status st = solve_direct(w, x);
@@ -523,7 +543,9 @@ static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
     const double h = x->h;
     const int nt = x->nt;
     const int32_t nb = w->body_count, ndyn = x->ndyn, nrows = x->nrows;
-    if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
+    if (x->direct && x->lowrank) {
+        dvi_joint_direct_velocity_lowrank(w, x->joint_rows, x->npts, ndyn);
+    } else if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
         dvi_joint_direct_velocity(w, x->joint_rows, nrows - x->joint_rows, ndyn);
     } else if (nrows > 0) {
         dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);

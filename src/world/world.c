@@ -219,6 +219,12 @@ void dvi_world_destroy(dvi_world* w)
     dvi_mem_free(&w->alloc, w->js_jc);
     dvi_mem_free(&w->alloc, w->js_y);
     dvi_mem_free(&w->alloc, w->js_zlo);
+    dvi_mem_free(&w->alloc, w->js_gp);
+    dvi_mem_free(&w->alloc, w->js_gi);
+    dvi_mem_free(&w->alloc, w->js_gx);
+    dvi_mem_free(&w->alloc, w->js_dzero);
+    dvi_mem_free(&w->alloc, w->js_frblock);
+    dvi_mem_free(&w->alloc, w->js_col);
     dvi_mem_free(&w->alloc, w->fr_block);
     dvi_mem_free(&w->alloc, w->fr_body);
     dvi_mem_free(&w->alloc, w->fr_frame);

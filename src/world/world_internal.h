@@ -213,6 +213,15 @@ struct dvi_world {
     int32_t* js_zlo;            size_t js_zlo_cap;    /* [contact rows] Z's column t is zero above this row */
     double* js_y;               size_t js_y_cap;      /* [rows] L⁻¹ P r_B */
     double* js_s;               size_t js_s_cap;      /* [contact rows²] S, dense, both triangles */
+    /* … or S matrix-free, N_CC − Gᵀ G with G = Z sparse (many contacts: the
+     * solver's low-rank term, dvi_ccp_problem.G) */
+    int32_t* js_gp;             size_t js_gp_cap;     /* [contact rows + 1] G, CSC */
+    int32_t* js_gi;             size_t js_gi_cap;
+    double* js_gx;              size_t js_gx_cap;
+    int32_t* js_dzero;          size_t js_dzero_cap;  /* [contact rows + 1] zeros: D has no column of a contact */
+    int32_t* js_frblock;        size_t js_frblock_cap; /* [contacts] each contact's block in the contacts' problem */
+    double* js_col;             size_t js_col_cap;    /* [6 rows] one contact's columns of Z */
+    dvi_csc js_g, js_dc;        /* G and the contacts' empty D, as the solver's problem points to them */
     int32_t* js_scol;           size_t js_scol_cap;   /* S's CSC column pointers and rows */
     int32_t* js_srow;           size_t js_srow_cap;
     double* js_rs;              size_t js_rs_cap;     /* [contact rows] r_S */
@@ -337,5 +346,14 @@ dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
 void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr);
 /* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a direct step (ncr = 0: joints alone). */
 void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t ncr, int32_t ndyn);
+/* The Schur complement of the contact rows matrix-free: G = Z (w->js_gp,
+ * js_gi, js_gx: only the contacts on joint bodies have a column), r_S
+ * (w->js_rs), and the contacts' problem's empty D and block numbers.
+ * Records the error. */
+dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
+/* γ_B from γ_C after the low-rank solve. */
+void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr);
+/* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a low-rank step. */
+void dvi_joint_direct_velocity_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn);
 
 #endif /* DVI_WORLD_INTERNAL_H */
