@@ -161,6 +161,27 @@ static void test_io_layer(void** state)
     expect_message("/nonexistent/dir/a.csv", msg);
     assert_int_not_equal(dvi_make_dirs("/proc/self/nope/x", NULL, 0), 0);
     expect_message("/proc/self/nope", NULL);
+    /* a problem with a low-rank term has no file format: refused, not written without it */
+    int32_t cp[2] = {0, 0}, gp[2] = {0, 1}, gi[1] = {0};
+    double gx[1] = {0.5}, r[1] = {-1.0}, minv[10] = {1, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    dvi_csc D = {6, 1, cp, NULL, NULL}, G = {1, 1, gp, gi, gx};
+    dvi_ccp_block blk = {DVI_BLOCK_FRICTIONLESS, 0, 0, 0};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = 1;
+    p.block_count = 1;
+    p.blocks = &blk;
+    p.body_count = 1;
+    p.D = &D;
+    p.inv_mass_rigid = minv;
+    p.r = r;
+    p.G = &G;
+    char* out = NULL;
+    size_t len = 0;
+    assert_int_equal(dvi_ccp_problem_format_json(&p, NULL, NULL, &out, &len, msg, sizeof msg), DVI_ERR_UNSUPPORTED);
+    expect_message("G: the file format has no low-rank term", msg);
+    assert_null(out);
+    assert_int_equal(dvi_fclib_write_local(&p, NULL, "/tmp/never_written.hdf5", msg, sizeof msg), DVI_ERR_UNSUPPORTED);
+    expect_message("G: FCLIB has no low-rank term", msg);
 }
 
 /* Each thread has its own message. */

@@ -371,31 +371,40 @@ static void test_no_step_allocation(void** state)
     }
 }
 
-/* DVI_JOINT_SOLVE_AUTO: a step with joint rows is taken directly (the
+/* DVI_JOINT_SOLVE_AUTO: a step with joint rows is taken directly with the
  * dense Schur complement up to DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact
- * rows, matrix-free beyond), unless the solver is PGS: then the solver gets
- * every row. */
+ * rows, and matrix-free beyond while the contact rows are at most the joint
+ * rows (a chain of 60 with 40 links down: 123 against 180); else (the
+ * same chain beside 30 loose spheres on the ground: 213 against 180), or
+ * with PGS, the solver gets every row. */
 static void test_auto_choice(void** state)
 {
     (void)state;
     static const struct {
         const char* solver;
-        int lying;
+        int links, lying, loose;
         bool direct;
-    } cases[] = {{"apgd", 6, true}, {"apgd", 40, true}, {"pgs", 6, false}, {"pgs", 40, false}, {"lemke", 6, true}};
+    } cases[] = {{"apgd", 60, 6, 0, true},   {"apgd", 60, 40, 0, true}, {"apgd", 60, 40, 30, false},
+                 {"pgs", 60, 6, 0, false},   {"pgs", 60, 40, 0, false}, {"lemke", 60, 6, 0, true}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dvi_body_id b[60], bd[60];
         dvi_world* w = world(cases[c].solver, DVI_JOINT_SOLVE_AUTO, 0.0, NULL);
         dvi_world* wd = world(cases[c].solver, cases[c].direct ? DVI_JOINT_SOLVE_DIRECT : DVI_JOINT_SOLVE_ITERATIVE,
                               0.0, NULL);
-        chain(w, 60, cases[c].lying, b);
-        chain(wd, 60, cases[c].lying, bd);
+        const int links = cases[c].links;
+        chain(w, links, cases[c].lying, b);
+        chain(wd, links, cases[c].lying, bd);
+        for (int k = 0; k < cases[c].loose; k++) { /* spheres resting on the ground, 1 m aside */
+            const double x[3] = {0.05 * k, 1.0, 0.02};
+            sphere(w, 0.1, 0.02, x, true);
+            sphere(wd, 0.1, 0.02, x, true);
+        }
         for (int k = 0; k < 20; k++) {
             assert_true(dvi_world_step(w, H) >= 0);
             assert_true(dvi_world_step(wd, H) >= 0);
             assert_int_equal(dvi_world_get_stats(w).iterations, dvi_world_get_stats(wd).iterations);
         }
-        assert_true(max_distance(w, b, wd, bd, 60) == 0.0); /* the same path, the same bits */
+        assert_true(max_distance(w, b, wd, bd, links) == 0.0); /* the same path, the same bits */
         dvi_world_destroy(w);
         dvi_world_destroy(wd);
     }

@@ -88,23 +88,24 @@ DVI_API dvi_dem_settings dvi_default_dem_settings(void);
 /// Directly: a sparse Cholesky factorisation of the joint rows' block N_BB of the Delassus
 /// operator (AMD ordering, analysed once while the joints' bodies stay the same, refactored each
 /// step; a pivot below 1e-10 of its diagonal marks a redundant row, which gets no impulse), and
-/// the contacts, if any, solved by the world's solver on their Schur complement (dense, the W
-/// form): the solver sees only the contact rows, and dvi_step_stats.iterations counts its
-/// iterations on them (0 for joint rows alone).
+/// the contacts, if any, solved by the world's solver on their Schur complement: dense, in the
+/// W form, up to DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows; beyond, matrix-free, as the
+/// contacts' factor form with the low-rank term G = L⁻¹ P N_BC (dvi_ccp_problem.G). The solver
+/// sees only the contact rows, and dvi_step_stats.iterations counts its iterations on them (0
+/// for joint rows alone).
 typedef enum dvi_joint_solve {
     DVI_JOINT_SOLVE_AUTO = 0,      ///< directly when the step has joint rows and at most
-                                   ///< DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows and the solver
-                                   ///< is not "pgs" or "nsgs" (docs/world.md); joint rows
-                                   ///< alone are taken when their residual meets the tolerance
-                                   ///< (and 1e-10), else the world's solver starts from them
+                                   ///< DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows, or at most
+                                   ///< as many contact rows as joint rows, and the solver is not
+                                   ///< "pgs" or "nsgs" (docs/world.md); joint rows alone are
+                                   ///< taken when their residual meets the tolerance (and
+                                   ///< 1e-10), else the world's solver starts from them
     DVI_JOINT_SOLVE_ITERATIVE = 1, ///< always the world's solver on every row (to compare solvers on joints)
-    DVI_JOINT_SOLVE_DIRECT = 2     ///< directly whenever the step has joint rows, whatever the
-                                   ///< number of contacts (their Schur complement is dense: memory
-                                   ///< grows as the square of the contact rows)
+    DVI_JOINT_SOLVE_DIRECT = 2     ///< directly whenever the step has joint rows, with any solver
 } dvi_joint_solve;
 
-/// The most contact rows (three a contact, six with rolling resistance) for which
-/// DVI_JOINT_SOLVE_AUTO solves the joint rows directly (docs/world.md).
+/// The most contact rows (three a contact, six with rolling resistance) whose Schur
+/// complement a direct step forms densely; above, it is handed matrix-free (docs/world.md).
 #define DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS 96
 
 /// World settings. Always start from dvi_default_world_def().

@@ -797,6 +797,8 @@ dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* g
     if (text) *text = NULL;
     if (length) *length = 0;
     if (!p || !text || !length) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
+        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
     if (p->frames) { /* the file holds D: write the frames as its columns */
         dvi_ccp_expanded e;
         dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
@@ -824,6 +826,8 @@ dvi_status dvi_ccp_problem_write_json(const dvi_ccp_problem* p, const double* ga
         c.prefix = NULL;
         return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
+    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
+        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
     if (p->frames) { /* the file holds D: write the frames as its columns */
         dvi_ccp_expanded e;
         dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);

@@ -2041,6 +2041,8 @@ dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solutio
         c.prefix = NULL;
         return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
+    if (p->G) /* FCLIB's local problem is W = H M⁻¹ Hᵀ: a low-rank term would be lost */
+        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: FCLIB has no low-rank term (give the problem as W)");
     if (p->frames) { /* written from D: the frames become its columns */
         dvi_ccp_expanded e;
         char emsg[256];
