@@ -2061,13 +2061,10 @@ static void test_known_solution_stick_at_limit(void** state)
 }
 
 /* The Delassus form of the same problem gives the same answer. */
-static void test_w_form_matches_factor_form(void** state)
+/* W (CSC, every entry of the dense m × m N, symmetrised exactly: the sums in
+ * N are rounded per column); the arrays are the caller's to free. */
+static dvi_csc dense_to_w(const double* N, int32_t m, int32_t** cp_out, int32_t** ri_out, double** va_out)
 {
-    (void)state;
-    dvi_gen_problem g;
-    make_random(&g, 3);
-    int32_t m = g.p.rows;
-    double* N = dense_n(&g.p);
     int32_t* cp = calloc((size_t)m + 1, sizeof(int32_t));
     int32_t* ri = calloc((size_t)m * m, sizeof(int32_t));
     double* va = calloc((size_t)m * m, sizeof(double));
@@ -2078,7 +2075,6 @@ static void test_w_form_matches_factor_form(void** state)
     for (int32_t j = 0; j < m; j++) {
         cp[j] = nnz;
         for (int32_t i = 0; i < m; i++) {
-            /* symmetrise exactly (the sums in N are rounded per column) */
             double v = 0.5 * (N[(size_t)j * m + i] + N[(size_t)i * m + j]);
             if (v != 0.0) {
                 ri[nnz] = i;
@@ -2087,7 +2083,22 @@ static void test_w_form_matches_factor_form(void** state)
         }
     }
     cp[m] = nnz;
-    dvi_csc W = {m, m, cp, ri, va};
+    *cp_out = cp;
+    *ri_out = ri;
+    *va_out = va;
+    return (dvi_csc){m, m, cp, ri, va};
+}
+
+static void test_w_form_matches_factor_form(void** state)
+{
+    (void)state;
+    dvi_gen_problem g;
+    make_random(&g, 3);
+    int32_t m = g.p.rows;
+    double* N = dense_n(&g.p);
+    int32_t *cp, *ri;
+    double* va;
+    dvi_csc W = dense_to_w(N, m, &cp, &ri, &va);
     dvi_ccp_problem pw = g.p;
     pw.D = NULL;
     pw.inv_mass = NULL;
@@ -2141,7 +2152,7 @@ static void test_low_rank_term(void** state)
     gp[m] = nnz;
     assert_true(nnz > m / 4);
     dvi_csc G = {6, m, gp, gi, gx};
-    /* W = N − Gᵀ G, dense, symmetrised exactly */
+    /* W = N − Gᵀ G */
     double* N = dense_n(&g.p);
     for (int32_t j = 0; j < m; j++)
         for (int32_t i = 0; i < m; i++) {
@@ -2151,25 +2162,9 @@ static void test_low_rank_term(void** state)
                     if (gi[a] == gi[b]) s += gx[a] * gx[b];
             N[(size_t)j * m + i] -= s;
         }
-    int32_t* cp = calloc((size_t)m + 1, sizeof(int32_t));
-    int32_t* ri = calloc((size_t)m * m, sizeof(int32_t));
-    double* va = calloc((size_t)m * m, sizeof(double));
-    assert_non_null(cp);
-    assert_non_null(ri);
-    assert_non_null(va);
-    int32_t wn = 0;
-    for (int32_t j = 0; j < m; j++) {
-        cp[j] = wn;
-        for (int32_t i = 0; i < m; i++) {
-            double v = 0.5 * (N[(size_t)j * m + i] + N[(size_t)i * m + j]);
-            if (v != 0.0) {
-                ri[wn] = i;
-                va[wn++] = v;
-            }
-        }
-    }
-    cp[m] = wn;
-    dvi_csc W = {m, m, cp, ri, va};
+    int32_t *cp, *ri;
+    double* va;
+    dvi_csc W = dense_to_w(N, m, &cp, &ri, &va);
     dvi_ccp_problem pg = g.p, pw = g.p;
     pg.G = &G;
     pw.D = NULL;

@@ -514,6 +514,19 @@ static void contact_cols(const dvi_world* w, int32_t c, int q, double* ja, doubl
     }
 }
 
+/* z += the joint rows' columns (permuted) on body b times M⁻¹J (mj: a
+ * contact row's 6-vector on b, times b's M⁻¹): one side of a column of
+ * P N_BC; *lo: its first row so far. No-op for b < 0. */
+static void add_nbc(const dvi_world* w, int32_t b, const double* mj, double* z, int32_t* lo)
+{
+    if (b < 0) return;
+    for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
+        const int32_t k = w->js_pinv[w->js_bcol[x]];
+        z[k] += v6_dot(w->values + w->js_bent[x], mj);
+        if (k < *lo) *lo = k;
+    }
+}
+
 dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
     const size_t nz = (size_t)n * (size_t)ncr;
@@ -551,16 +564,8 @@ dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
             double* z = w->js_z + (size_t)tq * (size_t)n;
             memset(z, 0, (size_t)n * sizeof *z);
             const double* J = w->js_jc + 24 * (size_t)tq;
-            for (int side = 0; side < 2; side++) {
-                const int32_t b = w->js_cbody[2 * tq + side];
-                if (b < 0) continue;
-                const double* mj = J + 12 + 6 * side;
-                for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
-                    const int32_t k = w->js_pinv[w->js_bcol[x]];
-                    z[k] += v6_dot(w->values + w->js_bent[x], mj);
-                    if (k < lo) lo = k;
-                }
-            }
+            for (int side = 0; side < 2; side++)
+                add_nbc(w, w->js_cbody[2 * tq + side], J + 12 + 6 * side, z, &lo);
         }
         for (int q = 0; q < nr; q++) w->js_zlo[t + q] = lo;
         forward_cols(w, w->js_z + (size_t)t * (size_t)n, nr, lo);
@@ -674,16 +679,7 @@ dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
             if (da >= 0) minv10_apply(w->inv_mass + 10 * (size_t)da, J, J + 12);
             if (db >= 0) minv10_apply(w->inv_mass + 10 * (size_t)db, J + 6, J + 18);
             double* z = col + (size_t)q * (size_t)n;
-            for (int side = 0; side < 2; side++) {
-                const int32_t b = side ? db : da;
-                if (b < 0) continue;
-                const double* mj = J + 12 + 6 * side;
-                for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
-                    const int32_t k = w->js_pinv[w->js_bcol[x]];
-                    z[k] += v6_dot(w->values + w->js_bent[x], mj);
-                    if (k < lo) lo = k;
-                }
-            }
+            for (int side = 0; side < 2; side++) add_nbc(w, side ? db : da, J + 12 + 6 * side, z, &lo);
         }
         forward_cols(w, col, nr, lo);
         if (!DVI_RESERVE(w, js_gi, nnz + (size_t)nr * (size_t)(n - lo) + 1) ||
