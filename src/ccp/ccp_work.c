@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1043,10 +1044,25 @@ static inline double velocity_block(const dvi_ccp_block* B, const double* ga, co
     return dvi_natural_map2(B, sg, ua, k);
 }
 
+/* Block b's share of the Coulomb residual: the natural map with u replaced
+ * by the De Saxcé velocity (ccp.h). One definition for the metrics and
+ * dvi_work_residual_coulomb, so both have the same bits. */
+static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, const double* ua, int32_t k)
+{
+    double ut[6];
+    for (int32_t i = 0; i < k; i++) ut[i] = ua[i];
+    if (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING)
+        ut[0] += B->mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
+    if (B->kind == DVI_BLOCK_FRICTION_ROLLING)
+        ut[0] += B->mu_spin * fabs(ua[3]) + B->mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
+    return dvi_natural_map2(B, ga, ut, k);
+}
+
 /* The residual's three sums — e² (natural map), ‖γ‖², ‖u‖² — chunked by
- * blocks; u = v + add (add = NULL: u = v). Returns e²; g2, u2 out. */
-static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, double* g2,
-                            double* u2)
+ * blocks; u = v + add (add = NULL: u = v); e² of the CCP's natural map, or
+ * with coulomb of Coulomb's (coulomb_block). Returns e²; g2, u2 out. */
+static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, bool coulomb,
+                            double* g2, double* u2)
 {
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
@@ -1064,7 +1080,15 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
             for (int32_t a = 0; a < k; a++) u[a] = add ? v[r0 + a] + add[r0 + a] : v[r0 + a];
-            e2 += residual_block(&B[b], g + r0, u, k, &gg, &uu);
+            if (coulomb) {
+                for (int32_t a = 0; a < k; a++) {
+                    gg += g[r0 + a] * g[r0 + a];
+                    uu += u[a] * u[a];
+                }
+                e2 += coulomb_block(&B[b], g + r0, u, k);
+            } else {
+                e2 += residual_block(&B[b], g + r0, u, k, &gg, &uu);
+            }
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
         q[0] = e2;
@@ -1076,55 +1100,17 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
     return dvi_part_sum(part, nc, 0);
 }
 
-/* Block b's share of the Coulomb residual: the natural map with u replaced
- * by the De Saxcé velocity (ccp.h). One definition for the metrics and
- * dvi_work_residual_coulomb, so both have the same bits. */
-static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, const double* ua, int32_t k)
-{
-    double ut[6];
-    for (int32_t i = 0; i < k; i++) ut[i] = ua[i];
-    if (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING)
-        ut[0] += B->mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
-    if (B->kind == DVI_BLOCK_FRICTION_ROLLING)
-        ut[0] += B->mu_spin * fabs(ua[3]) + B->mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
-    return dvi_natural_map2(B, ga, ut, k);
-}
-
 double dvi_work_residual_coulomb(const dvi_ccp_work* w, const double* g, const double* u)
 {
-    const dvi_ccp_block* B = w->p->blocks;
-    const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
-    double* part = w->part;
-    const int nt = dvi_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-    for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
-            int32_t r0 = br[b], k = br[b + 1] - r0;
-            for (int32_t a = 0; a < k; a++) {
-                gg += g[r0 + a] * g[r0 + a];
-                uu += u[r0 + a] * u[r0 + a];
-            }
-            e2 += coulomb_block(&B[b], g + r0, u + r0, k);
-        }
-        double* q = part + DVI_PART_SLOTS * (size_t)c;
-        q[0] = e2;
-        q[1] = gg;
-        q[2] = uu;
-    }
-    const double s = dvi_residual_scale(w->rnorm, sqrt(dvi_part_sum(part, nc, 1)), sqrt(dvi_part_sum(part, nc, 2)));
-    return sqrt(dvi_part_sum(part, nc, 0)) / s;
+    double g2, u2;
+    const double e2 = residual_sums(w, g, u, NULL, true, &g2, &u2);
+    return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, &g2, &u2);
+    double e2 = residual_sums(w, g, u, NULL, false, &g2, &u2);
     return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -1183,7 +1169,7 @@ double dvi_work_residual_checked(const dvi_ccp_work* w, const double* g, const d
 double dvi_work_residual_n(const dvi_ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
     double g2, u2;
-    double e2 = residual_sums(w, g, Ng, w->p->r, &g2, &u2);
+    double e2 = residual_sums(w, g, Ng, w->p->r, false, &g2, &u2);
     return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -1360,4 +1346,82 @@ double dvi_impulse_scale(const dvi_ccp_work* w, const double* eta)
         if (rn > scale) scale = rn;
     }
     return scale;
+}
+
+/* ---- the iterations of a Gauss–Seidel solver (pgs.c, nsgs.c) ------------------------ */
+
+#define DVI_GS_REFRESH 25 /* sweeps between recomputations of v from γ */
+
+static double gs_residual(const dvi_ccp_work* w, const double* g, const double* u, bool coulomb, double tol)
+{
+    return coulomb ? dvi_work_residual_coulomb(w, g, u) : dvi_work_residual_checked(w, g, u, tol);
+}
+
+void dvi_gs_iterate(const dvi_ccp_work* w, const dvi_solver_settings* s, const double* eta, dvi_gs_sweep_fn sweep,
+                    void* ctx, bool coulomb, const char* name, const char* knob, double* gamma,
+                    dvi_solve_result* res)
+{
+    double* u = w->vec[0];
+    double* v = w->bodyvec; /* factor form: v = M⁻¹ D γ */
+    double* g = gamma;
+    dvi_work_project(w, g);
+    if (w->factor_form) dvi_work_minv_d(w, g, v);
+    dvi_work_sweep_velocity(w, g, v, u);
+    double rk = gs_residual(w, g, u, coulomb, s->tolerance);
+    res->iterations = 0;
+    res->target_residual = rk;
+    if (rk <= s->tolerance) {
+        res->status = DVI_SOLVE_CONVERGED;
+        return;
+    }
+    const double scale = dvi_impulse_scale(w, eta);
+    double gnorm_first = 0.0;
+    res->status = DVI_SOLVE_MAX_ITERATIONS;
+    int32_t it;
+    for (it = 1; it <= s->max_iterations; it++) {
+        sweep(w, ctx, g, v);
+        if (w->factor_form && it % DVI_GS_REFRESH == 0) dvi_work_minv_d(w, g, v);
+        dvi_work_sweep_velocity(w, g, v, u);
+        rk = gs_residual(w, g, u, coulomb, s->tolerance);
+        if (rk <= s->tolerance && w->factor_form && it % DVI_GS_REFRESH != 0) { /* confirm without drift */
+            dvi_work_minv_d(w, g, v);
+            dvi_work_sweep_velocity(w, g, v, u);
+            rk = gs_residual(w, g, u, coulomb, s->tolerance);
+        }
+        dvi_history_push(w, res, rk);
+        const double gnorm = dvi_norm2(g, w->m);
+        if (it == 1) gnorm_first = gnorm;
+        if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {
+            res->status = DVI_SOLVE_DIVERGED;
+            snprintf(res->message, sizeof res->message, "%s: |gamma| = %.3g at sweep %d (diverging; lower %s)", name,
+                     gnorm, (int)it, knob);
+            break;
+        }
+        if (rk <= s->tolerance) {
+            res->status = DVI_SOLVE_CONVERGED;
+            break;
+        }
+    }
+    res->iterations = it > s->max_iterations ? s->max_iterations : it;
+    res->target_residual = rk;
+}
+
+double dvi_gs_visit_bytes(const dvi_ccp_work* w)
+{
+    const double rows = (double)w->m * (8.0 * 3 + (w->p->compliance ? 8.0 : 0.0));
+    double cols = w->factor_form ? (double)w->nruns * ((4.0 + 4.0 + 48.0 + 48.0) + (48.0 + 96.0)) + 4.0 * w->m
+                                 : (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0) + 4.0 * w->m;
+    const double real = w->fc_df ? 4.0 : 8.0; /* bytes of a frame's or an arm's number */
+    for (int32_t c = 0; c < w->nfc; c++) { /* contacts given by frames: frame, arms and bodies twice, each body's v and M⁻¹ */
+        const double nb = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
+        cols += 2.0 * (15.0 * real + 8.0 + 4.0 + 1.0) + nb * (48.0 + 96.0 + (w->rigid_minv ? 80.0 : 288.0));
+    }
+    return rows + cols;
+}
+
+double dvi_gs_check_bytes(const dvi_ccp_work* w)
+{
+    const double velocity =
+        w->factor_form ? dvi_work_dt_bytes(w) + 32.0 * w->m : dvi_work_product_bytes(w) + 24.0 * w->m;
+    return velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
 }

@@ -410,6 +410,27 @@ static inline void dvi_work_sweep_velocity(const dvi_ccp_work* w, const double* 
     }
 }
 
+/* One sweep of a Gauss–Seidel solver over the blocks (γ and, in the factor
+ * form, v = M⁻¹Dγ kept up to date; ctx: the solver's own state). */
+typedef void (*dvi_gs_sweep_fn)(const dvi_ccp_work* w, void* ctx, double* g, double* v);
+
+/* The iterations PGS and NSGS share: γ projected, then sweeps until the
+ * residual (the CCP's, checked, or with coulomb Coulomb's) after a sweep is
+ * ≤ tolerance — confirmed on v recomputed from γ, which is also recomputed
+ * every 25 sweeps against drift — the budget is spent, or ‖γ‖ diverges
+ * (dvi_diverging, scale from eta). Fills iterations, status, target_residual,
+ * history and, on divergence, the message ("NAME: … lower KNOB"). */
+void dvi_gs_iterate(const dvi_ccp_work* w, const dvi_solver_settings* s, const double* eta, dvi_gs_sweep_fn sweep,
+                    void* ctx, bool coulomb, const char* name, const char* knob, double* gamma,
+                    dvi_solve_result* res);
+
+/* Memory traffic of a sweep's visits, per visit of every block, beyond the
+ * blocks' own data: its rows of γ, r (c), u and the reads of its columns
+ * and, in the factor form, the update of v; and of what follows a sweep:
+ * the full velocity, the residual and ‖γ‖ (dvi_gs_check_bytes). */
+double dvi_gs_visit_bytes(const dvi_ccp_work* w);
+double dvi_gs_check_bytes(const dvi_ccp_work* w);
+
 /* Per-block steps η_a = 1 / (Gershgorin bound of λmax(N_aa)), 0 for a block
  * coupled to nothing: with ω < 2 every block update of PGS then decreases
  * the objective. For an isotropic block this is the Tasora–Anitescu step

@@ -1237,17 +1237,20 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
 /* WARM START (settings.warm_start, with the guess in gamma). The guess
  * names a complementary basis: z_i basic where it puts LCP variable i above
  * zero (γ_n; the one or two pyramid edges whose cone holds γ_t, with their
- * β; λ where Σβ = μγ_n, the pyramid's boundary: sliding). For that set Z,
- * z_Z = −M_ZZ⁻¹ q_Z (one LU of |Z| rows, one refinement step) and z = 0
- * elsewhere. When that z passes the LCP check (residual ≤ tolerance), it is
- * the answer, with no pivot; otherwise Lemke runs from its start. A contact
+ * β; λ where Σβ = μγ_n, the pyramid's boundary: sliding), with the
+ * additions below. For that set Z, z_Z = −M_ZZ⁻¹ q_Z (one LU of |Z| rows,
+ * one refinement step) and z = 0 elsewhere, corrected by block principal
+ * pivoting. When that z passes the LCP check at LEMKE_WARM_ACCEPT of the
+ * tolerance, it is the answer, with no pivot; otherwise Lemke runs from
+ * its start. A contact
  * set that persists from step to step, as a rover's wheels rolling on
  * rigid ground, costs |Z|³/3 instead of p pivots of n·p. Blocks with
  * rolling resistance are not guessed (no warm start). The guess is part of
  * the world's state, so the answer stays the same on a resumed run.
- * Returns whether z (in L->z) was accepted. */
+ * Returns whether z (in L->z) was accepted; *resid: its LCP residual
+ * (w = Mz + q in L->wl). */
 static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, int32_t k, const double* guess,
-                       double tolerance)
+                       double tolerance, double* resid)
 {
     const dvi_ccp_problem* p = w->p;
     lemke_lcp_ws ws;
@@ -1420,7 +1423,8 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
     }
     for (int32_t i = 0; i < n; ++i)
         L->z[i] = lemke_pos(L->z[i]);
-    return dvi_lemke_lcp_residual(n, L->mlcp, L->qlcp, L->z, L->wl) <= LEMKE_WARM_ACCEPT * tolerance;
+    *resid = dvi_lemke_lcp_residual(n, L->mlcp, L->qlcp, L->z, L->wl);
+    return *resid <= LEMKE_WARM_ACCEPT * tolerance;
 }
 
 static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
@@ -1500,7 +1504,9 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     }
 
     /* phase 2: the guess's basis, else Lemke */
-    if (s->warm_start && lemke_warm(w, &L, n, k, gamma, s->tolerance)) {
+    double warm_resid = INFINITY;
+    const bool warm = s->warm_start && lemke_warm(w, &L, n, k, gamma, s->tolerance, &warm_resid);
+    if (warm) {
         st = DVI_OK;
         lst = DVI_SOLVE_CONVERGED;
         pivots = 0;
@@ -1516,8 +1522,8 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
         return st;
     }
 
-    /* LCP check on a fresh w = Mz + q */
-    resid = dvi_lemke_lcp_residual(n, L.mlcp, L.qlcp, L.z, L.wl);
+    /* LCP check on a fresh w = Mz + q (the warm start's own check is one) */
+    resid = warm ? warm_resid : dvi_lemke_lcp_residual(n, L.mlcp, L.qlcp, L.z, L.wl);
     res->target_residual = resid;
     if (lst == DVI_SOLVE_CONVERGED) {
         if (resid <= s->tolerance) {

@@ -21,7 +21,7 @@
  * In the factor form the body velocities v = M⁻¹Dγ are kept up to date, so a
  * block costs O(entries of its columns) (contacts given by frames through
  * dvi_work_frame_velocity / dvi_work_frame_update), and v is recomputed from
- * γ every REFRESH sweeps; in the Delassus form u_a is read from the rows of
+ * γ every 25 sweeps (dvi_gs_iterate, shared with pgs); in the Delassus form u_a is read from the rows of
  * W. Each N_aa (compliance included) and its pseudo-inverse are formed once
  * per solve in the work's scratch; a sweep allocates nothing.
  * Stopping: the Coulomb residual (metrics.residual_coulomb) after each sweep,
@@ -40,8 +40,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#define REFRESH 25
 
 typedef struct nsgs_state {
     const double* eta;           /* [nblocks] Gershgorin steps (0: a block coupled to nothing) */
@@ -102,21 +100,18 @@ static double sweep_bytes(const dvi_ccp_work* w)
         const int32_t k = w->block_row[b + 1] - w->block_row[b];
         blocks += 4.0 + (double)sizeof(dvi_ccp_block) + 8.0 + (k == 3 ? 8.0 * 19 : 8.0);
     }
-    double rows = (double)w->m * (8.0 * 3 + (w->p->compliance ? 8.0 : 0.0));
-    double cols = w->factor_form ? (double)w->nruns * ((4.0 + 4.0 + 48.0 + 48.0) + (48.0 + 96.0)) + 4.0 * w->m
-                                 : (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0) + 4.0 * w->m;
-    const double real = w->fc_df ? 4.0 : 8.0;
-    for (int32_t c = 0; c < w->nfc; c++) {
-        double nb = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
-        cols += 2.0 * (15.0 * real + 8.0 + 4.0 + 1.0) + nb * (48.0 + 96.0 + (w->rigid_minv ? 80.0 : 288.0));
-    }
-    double velocity = w->factor_form ? dvi_work_dt_bytes(w) + 32.0 * w->m : dvi_work_product_bytes(w) + 24.0 * w->m;
-    return blocks + rows + cols + velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
+    return blocks + dvi_gs_visit_bytes(w) + dvi_gs_check_bytes(w);
+}
+
+/* One sweep (dvi_gs_sweep_fn): the blocks in order. */
+static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
+{
+    for (int32_t b = 0; b < w->nblocks; b++) visit(w, ctx, g, v, b);
 }
 
 static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    const int32_t m = w->m, nb = w->nblocks;
+    const int32_t nb = w->nblocks;
     for (int32_t b = 0; b < nb; b++)
         if (w->p->blocks[b].kind == DVI_BLOCK_FRICTION_ROLLING) {
             snprintf(res->message, sizeof res->message,
@@ -146,49 +141,7 @@ static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
         }
     }
     nsgs_state st = {eta, loc, s->nsgs.local_iterations, s->nsgs.local_tolerance, s->nsgs.omega, 0, -1};
-    double* u = w->vec[0];
-    double* v = w->bodyvec; /* factor form: v = M⁻¹ D γ */
-    double* g = gamma;
-    dvi_work_project(w, g);
-    if (w->factor_form) dvi_work_minv_d(w, g, v);
-    dvi_work_sweep_velocity(w, g, v, u);
-    double rk = dvi_work_residual_coulomb(w, g, u);
-    res->iterations = 0;
-    res->target_residual = rk;
-    if (rk <= s->tolerance) {
-        res->status = DVI_SOLVE_CONVERGED;
-        return DVI_OK;
-    }
-    const double scale = dvi_impulse_scale(w, eta);
-    double gnorm_first = 0.0;
-    res->status = DVI_SOLVE_MAX_ITERATIONS;
-    int32_t it;
-    for (it = 1; it <= s->max_iterations; it++) {
-        for (int32_t b = 0; b < nb; b++) visit(w, &st, g, v, b);
-        if (w->factor_form && it % REFRESH == 0) dvi_work_minv_d(w, g, v);
-        dvi_work_sweep_velocity(w, g, v, u);
-        rk = dvi_work_residual_coulomb(w, g, u);
-        if (rk <= s->tolerance && w->factor_form && it % REFRESH != 0) { /* confirm without drift */
-            dvi_work_minv_d(w, g, v);
-            dvi_work_sweep_velocity(w, g, v, u);
-            rk = dvi_work_residual_coulomb(w, g, u);
-        }
-        dvi_history_push(w, res, rk);
-        const double gnorm = dvi_norm2(g, m);
-        if (it == 1) gnorm_first = gnorm;
-        if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {
-            res->status = DVI_SOLVE_DIVERGED;
-            snprintf(res->message, sizeof res->message,
-                     "NSGS: |gamma| = %.3g at sweep %d (diverging; lower nsgs.omega)", gnorm, (int)it);
-            break;
-        }
-        if (rk <= s->tolerance) {
-            res->status = DVI_SOLVE_CONVERGED;
-            break;
-        }
-    }
-    res->iterations = it > s->max_iterations ? s->max_iterations : it;
-    res->target_residual = rk;
+    dvi_gs_iterate(w, s, eta, sweep, &st, true, "NSGS", "nsgs.omega", gamma, res);
     res->bytes_per_iteration = res->iterations > 0 ? sweep_bytes(w) : 0.0;
     if (res->status != DVI_SOLVE_CONVERGED && st.failures > 0 && !res->message[0])
         snprintf(res->message, sizeof res->message,

@@ -21,7 +21,7 @@
  * Option `symmetric` runs a backward sweep after each forward sweep.
  * Stopping: the common CCP residual after each sweep (one gather), ≤ tolerance,
  * confirmed on freshly recomputed velocities. v is recomputed from γ every
- * REFRESH sweeps to remove round-off drift. Divergence: ‖γ‖ growing 1e10-fold
+ * 25 sweeps to remove round-off drift (dvi_gs_iterate, shared with nsgs). Divergence: ‖γ‖ growing 1e10-fold
  * over its natural scale (dvi_diverging), or a non-finite value.
  */
 #include "ccp_work.h"
@@ -29,8 +29,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-
-#define REFRESH 25
 
 /* One visit of block b: a few projected-gradient steps on the block's own
  * problem  min ½ xᵀ N_bb x + cᵀx over K_b,  c = u_b − N_bb γ_b  (the other
@@ -76,6 +74,23 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
  * layout, step and k×k diagonal block, γ, r (and c), gathers u_A from its
  * columns and, in the factor form, updates v through M⁻¹D of its runs; then
  * the full velocity, the residual and ‖γ‖. */
+typedef struct pgs_state {
+    const double* eta; /* [nblocks] steps */
+    const double* Nbb; /* [36 nblocks] the diagonal blocks */
+    int inner;
+    double omega;
+    bool symmetric;
+} pgs_state;
+
+/* One sweep (dvi_gs_sweep_fn): the blocks in order, then back with `symmetric`. */
+static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
+{
+    const pgs_state* st = ctx;
+    for (int32_t b = 0; b < w->nblocks; b++) update_block(w, st->eta, st->Nbb, st->inner, st->omega, g, v, b);
+    if (st->symmetric)
+        for (int32_t b = w->nblocks - 1; b >= 0; b--) update_block(w, st->eta, st->Nbb, st->inner, st->omega, g, v, b);
+}
+
 static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
 {
     double visits = s->pgs.symmetric ? 2.0 : 1.0, blocks = 0.0;
@@ -83,21 +98,11 @@ static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
         double k = w->block_row[b + 1] - w->block_row[b];
         blocks += 4.0 + (double)sizeof(dvi_ccp_block) + 8.0 + 8.0 * k * k;
     }
-    double rows = (double)w->m * (8.0 * 3 + (w->p->compliance ? 8.0 : 0.0));
-    double cols = w->factor_form ? (double)w->nruns * ((4.0 + 4.0 + 48.0 + 48.0) + (48.0 + 96.0)) + 4.0 * w->m
-                                 : (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0) + 4.0 * w->m;
-    const double real = w->fc_df ? 4.0 : 8.0; /* bytes of a frame's or an arm's number */
-    for (int32_t c = 0; c < w->nfc; c++) { /* contacts given by frames: frame, arms and bodies twice, each body's v and M⁻¹ */
-        double nb = (w->fc_body[2 * (size_t)c] >= 0) + (w->fc_body[2 * (size_t)c + 1] >= 0);
-        cols += 2.0 * (15.0 * real + 8.0 + 4.0 + 1.0) + nb * (48.0 + 96.0 + (w->rigid_minv ? 80.0 : 288.0));
-    }
-    double velocity = w->factor_form ? dvi_work_dt_bytes(w) + 32.0 * w->m : dvi_work_product_bytes(w) + 24.0 * w->m;
-    return visits * (blocks + rows + cols) + velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
+    return visits * (blocks + dvi_gs_visit_bytes(w)) + dvi_gs_check_bytes(w);
 }
 
 static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    const int32_t m = w->m;
     double* eta = dvi_work_scratch(w, 37 * ((size_t)w->nblocks + 1) * sizeof(double));
     if (!eta) {
         snprintf(res->message, sizeof res->message, "PGS: out of memory (%d blocks)", w->nblocks);
@@ -112,52 +117,8 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
             for (int32_t q = 0; q < k; q++)
                 A[6 * a + q] = a == q ? w->diag[r0 + a] : dvi_work_block_entry(w, r0 + a, r0 + q);
     }
-    const int inner = s->pgs.block_iterations;
-    double* u = w->vec[0];
-    double* v = w->bodyvec; /* factor form: v = M^-1 D γ (ndof) */
-    double* g = gamma;
-    dvi_work_project(w, g);
-    if (w->factor_form) dvi_work_minv_d(w, g, v);
-    dvi_work_sweep_velocity(w, g, v, u);
-    double rk = dvi_work_residual_checked(w, g, u, s->tolerance);
-    res->iterations = 0;
-    res->target_residual = rk;
-    if (rk <= s->tolerance) {
-        res->status = DVI_SOLVE_CONVERGED;
-        return DVI_OK;
-    }
-    const double scale = dvi_impulse_scale(w, eta);
-    double gnorm_first = 0.0;
-    res->status = DVI_SOLVE_MAX_ITERATIONS;
-    int32_t it;
-    for (it = 1; it <= s->max_iterations; it++) {
-        for (int32_t b = 0; b < w->nblocks; b++) update_block(w, eta, Nbb, inner, s->pgs.omega, g, v, b);
-        if (s->pgs.symmetric)
-            for (int32_t b = w->nblocks - 1; b >= 0; b--) update_block(w, eta, Nbb, inner, s->pgs.omega, g, v, b);
-        if (w->factor_form && it % REFRESH == 0) dvi_work_minv_d(w, g, v);
-        dvi_work_sweep_velocity(w, g, v, u);
-        rk = dvi_work_residual_checked(w, g, u, s->tolerance);
-        if (rk <= s->tolerance && w->factor_form && it % REFRESH != 0) { /* confirm without drift */
-            dvi_work_minv_d(w, g, v);
-            dvi_work_sweep_velocity(w, g, v, u);
-            rk = dvi_work_residual_checked(w, g, u, s->tolerance);
-        }
-        dvi_history_push(w, res, rk);
-        double gnorm = dvi_norm2(g, m);
-        if (it == 1) gnorm_first = gnorm;
-        if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {
-            res->status = DVI_SOLVE_DIVERGED;
-            snprintf(res->message, sizeof res->message, "PGS: |gamma| = %.3g at sweep %d (diverging; lower pgs.omega)",
-                     gnorm, it);
-            break;
-        }
-        if (rk <= s->tolerance) {
-            res->status = DVI_SOLVE_CONVERGED;
-            break;
-        }
-    }
-    res->iterations = it > s->max_iterations ? s->max_iterations : it;
-    res->target_residual = rk;
+    pgs_state st = {eta, Nbb, s->pgs.block_iterations, s->pgs.omega, s->pgs.symmetric};
+    dvi_gs_iterate(w, s, eta, sweep, &st, false, "PGS", "pgs.omega", gamma, res);
     res->bytes_per_iteration = res->iterations > 0 ? sweep_bytes(w, s) : 0.0;
     return DVI_OK;
 }

@@ -289,35 +289,10 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
     return DVI_OK;
 }
 
-/* y ← L⁻¹ y (permuted order; a dropped row's entry is 0), y zero before lo. */
-static void forward_from(const dvi_world* w, double* y, int32_t lo)
-{
-    const int32_t n = w->js_n;
-    const int32_t* Lp = w->js_lp;
-    const int32_t* Li = w->js_li;
-    const double* Lx = w->js_lx;
-    const double* dinv = w->js_dinv;
-    for (int32_t k = lo; k < n; k++) {
-        const double di = dinv[k];
-        if (di == 0.0) {
-            y[k] = 0.0;
-            continue;
-        }
-        if (y[k] == 0.0) continue;
-        const double v = y[k] * di;
-        y[k] = v;
-        for (int32_t p = Lp[k] + 1; p < Lp[k + 1]; p++) y[Li[p]] -= Lx[p] * v;
-    }
-}
-
-static void forward(const dvi_world* w, double* y)
-{
-    forward_from(w, y, 0);
-}
-
-/* forward_from on m ≤ 6 columns y + c·n at once (one pass over L: the rows
- * of one contact; the same operations per column as forward_from). Inlined
- * into forward_cols with m a constant for the usual contact sizes. */
+/* y ← L⁻¹ y (permuted order; a dropped row's entry is 0) on m ≤ 6 columns
+ * y + c·n at once, zero before lo (one pass over L: the rows of one
+ * contact). Inlined into forward_cols with m a constant for the usual
+ * sizes. */
 static inline __attribute__((always_inline)) void forward_cols_m(const dvi_world* w, double* y, int m, int32_t lo)
 {
     const int32_t n = w->js_n;
@@ -356,6 +331,12 @@ static void forward_cols(const dvi_world* w, double* y, int m, int32_t lo)
     case 3: forward_cols_m(w, y, 3, lo); break;
     default: forward_cols_m(w, y, m, lo); break;
     }
+}
+
+/* y ← L⁻¹ y, one column. */
+static void forward(const dvi_world* w, double* y)
+{
+    forward_cols(w, y, 1, 0);
 }
 
 /* Σ a[k] b[k], k in [lo, n), in four running sums (a fixed order: the same
@@ -618,26 +599,6 @@ void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
     for (int32_t k = 0; k < n; k++) w->gamma[w->js_perm[k]] = -v[k];
 }
 
-void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t ncr, int32_t ndyn)
-{
-    memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
-    dvi_step_joint_impulses(w, n);
-    for (int32_t t = 0; t < ncr; t++) {
-        const double g = w->gamma[n + t];
-        const double* J = w->js_jc + 24 * (size_t)t;
-        for (int side = 0; side < 2; side++) {
-            const int32_t b = w->js_cbody[2 * t + side];
-            if (b < 0) continue;
-            for (int k = 0; k < 6; k++) w->dv[6 * (size_t)b + k] += J[6 * side + k] * g;
-        }
-    }
-    for (int32_t b = 0; b < ndyn; b++) {
-        double dg[6];
-        memcpy(dg, w->dv + 6 * (size_t)b, sizeof dg);
-        minv10_apply(w->inv_mass + 10 * (size_t)b, dg, w->dv + 6 * (size_t)b);
-    }
-}
-
 /* ---- many contacts: S matrix-free ----------------------------------------------------
  * S = N_CC − Zᵀ Z is handed to the solver as its factor form (the contacts'
  * frames, every body's M⁻¹) with the low-rank term G = Z (dvi_ccp_problem.G):
@@ -716,7 +677,7 @@ void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
     for (int32_t k = 0; k < n; k++) w->gamma[w->js_perm[k]] = -v[k];
 }
 
-void dvi_joint_direct_velocity_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)
+void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)
 {
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     dvi_step_joint_impulses(w, n);
@@ -726,7 +687,6 @@ void dvi_joint_direct_velocity_lowrank(dvi_world* w, int32_t n, int32_t npts, in
         const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
         for (int q = 0; q < nr; q++, t++) {
             const double g = w->gamma[t];
-            if (g == 0.0) continue;
             double ja[6], jb[6];
             contact_cols(w, c, q, ja, jb);
             if (da >= 0)

@@ -302,7 +302,6 @@ typedef struct dvi_step_dvi_ctx {
     int32_t joint_rows, nrows, nblocks;
     bool any_compliance;
     bool direct;                  /* the joint rows were eliminated directly (joint_direct.c) */
-    bool lowrank;                 /* … and the contacts solved on S matrix-free (many contact rows) */
 } dvi_step_dvi_ctx;
 
 /* Stage "assemble": each contact's rows (three, or six with rolling or
@@ -473,7 +472,6 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
     if (lowrank) dvi_joint_direct_recover_lowrank(w, nj, ncr);
     else dvi_joint_direct_recover(w, nj, ncr);
     x->direct = true;
-    x->lowrank = lowrank;
     return DVI_OK;
 }
 
@@ -508,7 +506,6 @@ static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
     const int32_t ncr = nrows - x->joint_rows;
     const dvi_joint_solve js = w->def.joint_solve;
     x->direct = false;
-    x->lowrank = false;
     if (x->joint_rows > 0 &&
         (js == DVI_JOINT_SOLVE_DIRECT || (js == DVI_JOINT_SOLVE_AUTO && auto_direct(w, x->joint_rows, ncr)))) {
         dvi_status st = solve_direct(w, x);
@@ -549,10 +546,8 @@ static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
     const double h = x->h;
     const int nt = x->nt;
     const int32_t nb = w->body_count, ndyn = x->ndyn, nrows = x->nrows;
-    if (x->direct && x->lowrank) {
-        dvi_joint_direct_velocity_lowrank(w, x->joint_rows, x->npts, ndyn);
-    } else if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
-        dvi_joint_direct_velocity(w, x->joint_rows, nrows - x->joint_rows, ndyn);
+    if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
+        dvi_joint_direct_velocity(w, x->joint_rows, x->npts, ndyn);
     } else if (nrows > 0) {
         dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
         dvi_solver_lend(w->solver, NULL, 0); /* the loan ends with the operator's last use */

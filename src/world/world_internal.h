@@ -344,8 +344,9 @@ double dvi_joint_direct_solve(dvi_world* w, int32_t n);
 dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from the contacts' γ_C (w->gamma[n …]) after the Schur solve. */
 void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr);
-/* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a direct step (ncr = 0: joints alone). */
-void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t ncr, int32_t ndyn);
+/* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a direct step (npts contacts, 0:
+ * joints alone), dense or matrix-free. */
+void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn);
 /* The Schur complement of the contact rows matrix-free: G = Z (w->js_gp,
  * js_gi, js_gx: only the contacts on joint bodies have a column), r_S
  * (w->js_rs), and the contacts' problem's empty D and block numbers.
@@ -353,7 +354,5 @@ void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t ncr, int32_t ndy
 dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from γ_C after the low-rank solve. */
 void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr);
-/* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a low-rank step. */
-void dvi_joint_direct_velocity_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn);
 
 #endif /* DVI_WORLD_INTERNAL_H */
