@@ -1,17 +1,51 @@
 #!/bin/sh
-# Installs the Debian packages dvicontact needs, if any is missing.
-# Run as root (or with sudo available); does nothing when all are present.
+# Installs the Debian 12 packages dvicontact needs to build, run and test,
+# those that are missing, and says which and why. Does nothing when all are
+# present. Run as root (or with sudo available).
+#
+# Optional, and not installed here: libsiconos-numerics-dev (bench_fclib's
+# reference solvers; meson option -Dsiconos). Every optional dependency is a
+# meson feature that a build without it skips (meson_options.txt).
 set -e
-PKGS="meson ninja-build python3 pkg-config gcc libc6-dev libsuitesparse-dev libopenblas-dev liblapacke-dev libcjson-dev libcmocka-dev libhdf5-dev libfclib-dev zlib1g-dev"
-missing=""
-for p in $PKGS; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
-echo "installing:$missing"
+# package: what needs it
+WHY='meson:the build system
+ninja-build:the build system
+pkg-config:finds the libraries at build time
+gcc:the C11 compiler
+libc6-dev:the C library headers
+python3:meson, the documentation checks and test_study
+libopenblas-dev:BLAS (the dense products of Lemke, Newton and the joint factor)
+liblapacke-dev:LAPACK (dense factorisations of Lemke and Newton)
+libsuitesparse-dev:CHOLMOD (the joint rows eliminated by a sparse Cholesky)
+libcjson-dev:scene files, CCP files, summary.json
+libhdf5-dev:FCLIB problem files
+libcmocka-dev:the test suites
+libfclib-dev:optional: the libfclib cross-check of test_fclib
+zlib1g-dev:optional: compressed VTK frames'
+echo "$WHY" | {
+    while IFS=: read -r p why; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p:$why"
+    done
+} >"${TMPDIR:-/tmp}/dvi-deps.$$"
+missing=$(cut -d: -f1 "${TMPDIR:-/tmp}/dvi-deps.$$" | tr '\n' ' ')
+if [ -z "$missing" ]; then
+    rm -f "${TMPDIR:-/tmp}/dvi-deps.$$"
+    exit 0
+fi
+echo "tools/deps.sh: installing the missing Debian packages:"
+sed 's/^\([^:]*\):\(.*\)$/  \1 (\2)/' "${TMPDIR:-/tmp}/dvi-deps.$$"
+rm -f "${TMPDIR:-/tmp}/dvi-deps.$$"
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "error: missing packages:$missing (run as root or install them)" >&2
+    echo "tools/deps.sh: error: missing packages: $missing(run as root, or install them)" >&2
     exit 1
 fi
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+log=$(mktemp)
+if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq >"$log" 2>&1 ||
+    ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >>"$log" 2>&1; then
+    cat "$log" >&2
+    rm -f "$log"
+    echo "tools/deps.sh: error: apt-get could not install: $missing(its output is above)" >&2
+    exit 1
+fi
+rm -f "$log"
+echo "tools/deps.sh: installed."
