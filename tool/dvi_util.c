@@ -365,10 +365,11 @@ void cli_solver_list(const char* law, char* out, size_t size)
     dvi_friction_law want = strcmp(law, "coulomb") == 0 ? DVI_LAW_COULOMB : DVI_LAW_CCP;
     size_t n = 0;
     out[0] = '\0';
-    for (int32_t i = 0; i < dvi_solver_count() && n < size; i++) {
-        if (!dvi_solver_supports(i, want, DVI_BLOCK_FRICTION)) continue;
-        /* a solver whose law is picked by a setting: its option, e.g. --lemke-coulomb */
+    for (int32_t k = 0; k < 2 * dvi_solver_count() && n < size; k++) {
+        /* the solvers of the law first, then those whose setting picks it, with their option */
+        const int32_t i = k % dvi_solver_count();
         const bool by_option = dvi_solver_law(i) != want;
+        if (!dvi_solver_supports(i, want, DVI_BLOCK_FRICTION) || by_option != (k >= dvi_solver_count())) continue;
         int w = snprintf(out + n, size - n, "%s%s%s%s%s", n ? ", " : "", dvi_solver_name(i), by_option ? " --" : "",
                          by_option ? dvi_solver_name(i) : "", by_option ? "-coulomb" : "");
         if (w < 0) break;
