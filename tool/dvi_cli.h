@@ -37,8 +37,8 @@ int dvi_study_check_scene(const char* scene_arg, const void* json_root, const st
  * checks the solver against the friction law and the blocks the scene's
  * contacts may give (a message naming the shapes and the solvers that take
  * them). Prints every problem on stderr as "SCENE: path: message". Returns
- * -1 with *scene set, or an exit status (2: invalid, 1: out of memory) and
- * the number of problems in *problems (may be NULL). */
+ * -1 with *scene set, or an exit status (2: invalid, 1: out of memory; *scene
+ * NULL) and the number of problems in *problems (may be NULL). */
 struct dvi_scene_overrides;
 int cli_load_scene(const char* scene_arg, const struct dvi_scene_overrides* overrides, struct dvi_scene** scene,
                    int* problems);

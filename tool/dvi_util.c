@@ -354,6 +354,8 @@ int cli_load_scene(const char* scene_arg, const dvi_scene_overrides* overrides, 
             fprintf(stderr, "%s: %s\n", scene_arg, dvi_status_string(st));
         if (problems) *problems = errs.count > 0 ? (int)errs.count : 1;
         dvi_scene_errors_free(&errs);
+        dvi_scene_destroy(*scene);
+        *scene = NULL;
         return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
     }
     dvi_scene_errors_free(&errs);
