@@ -566,6 +566,13 @@ static void test_solver_choice(void** state)
         assert_near(last[0], 0.02, 1e-12);
         assert_near(last[1], 0.0, 1e-9);     /* x: at rest */
         assert_near(last[3], 0.1, 1e-5);     /* z: on the plane, not through it */
+        if (ok[i][1]) { /* the checkpoint keeps --lemke-coulomb: a resumed run is not refused */
+            r = RUN("run", "--resume", out, "--duration", "0.03", "--quiet");
+            expect_status(&r, 0, "run --resume of a run with --lemke-coulomb");
+            run_result_free(&r);
+            assert_int_equal(csv_rows(csv, 4, last), 31);
+            assert_near(last[3], 0.1, 1e-5);
+        }
     }
     /* lemke without its option is refused, naming the option */
     run_result c = RUN("check", g_roll, "--friction", "coulomb", "--solver", "lemke");
