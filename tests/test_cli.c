@@ -15,7 +15,14 @@
  *     to the checkpoint and ends exactly where a straight run does;
  *   - DEM: --method dem runs the scene on penalty contacts, and a resumed
  *     DEM run ends byte-identical to a straight one;
- *   - solve: a CCP file solved by apgd, pgs and lemke (--all-solvers).
+ *   - solve: a CCP file solved by apgd, pgs and lemke (--all-solvers);
+ *   - solvers: a scene with rolling friction under Coulomb's law: check and
+ *     run refuse nsgs and newton with the same message, which names the
+ *     shapes and a solver that then runs it (the ball stays on the plane);
+ *     lemke with --lemke-coulomb;
+ *   - help: every option of each command's parser table (tool/dvi_*.c) is in its
+ *     help, every solver of the registry in the help texts and in the
+ *     --solver rows of docs/cli.md.
  */
 #define _XOPEN_SOURCE 700
 #include <setjmp.h>
@@ -329,7 +336,24 @@ static const char* const BAD_SCENE =
     "  \"probes\": [{\"name\": \"p\", \"what\": \"position\", \"body\": \"bal\", \"every\": 1}]\n"
     "}\n";
 
-static char g_mix[600], g_bad[600], g_notjson[600];
+/* A ball resting on a plane, both with rolling friction: their contact has
+ * spin and rolling rows (a friction_rolling block). 20 steps of 1 ms. */
+static const char* const ROLL_SCENE =
+    "{\n"
+    "  \"name\": \"roll\",\n"
+    "  \"gravity\": [0, 0, -9.81],\n"
+    "  \"materials\": {\"rough\": {\"friction\": 0.5, \"rolling_friction\": 0.05}},\n"
+    "  \"bodies\": [\n"
+    "    {\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\", \"material\": \"rough\"}]},\n"
+    "    {\"name\": \"ball\", \"mass\": 1.0, \"position\": [0, 0, 0.1],\n"
+    "     \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, \"material\": \"rough\"}]}\n"
+    "  ],\n"
+    "  \"formulation\": {\"dt\": 0.001, \"solver\": \"apgd\"},\n"
+    "  \"duration\": 0.02,\n"
+    "  \"probes\": [{\"name\": \"ball\", \"what\": \"position\", \"body\": \"ball\", \"every\": 1}]\n"
+    "}\n";
+
+static char g_mix[600], g_bad[600], g_notjson[600], g_roll[600];
 
 static int group_setup(void** state)
 {
@@ -342,6 +366,8 @@ static int group_setup(void** state)
     path_in(g_notjson, sizeof g_notjson, g_root, "notjson.json");
     test_write_text(g_mix, MIX_SCENE);
     test_write_text(g_bad, BAD_SCENE);
+    path_in(g_roll, sizeof g_roll, g_root, "roll.json");
+    test_write_text(g_roll, ROLL_SCENE);
     test_write_text(g_notjson, "{\"name\": \"x\",\n  \"bodies\": [1, 2,\n}\n");
     if (access(DVI_EXE, X_OK) != 0) {
         fprintf(stderr, "%s: not built\n", DVI_EXE);
@@ -389,6 +415,176 @@ static void test_help_and_version(void** state)
     expect_contains(r.out, "--resume", "dvi run --help");
     expect_contains(r.out, "--checkpoint-every", "dvi run --help");
     run_result_free(&r);
+}
+
+/* The options of a command's parser table in its source file (`static const
+ * cli_option NAME_options[]`, one {"name", ...} entry a line) each appear as
+ * "--name" in `dvi help NAME`. */
+static void expect_options_in_help(const char* source, const char* command)
+{
+    char* text = test_read_text(source, NULL);
+    if (!text) {
+        print_error("cannot read %s\n", source);
+        fail();
+    }
+    char head[96];
+    snprintf(head, sizeof head, "static const cli_option %s_options[] = {", command);
+    const char* p = strstr(text, head);
+    if (!p) {
+        print_error("%s: no table %s_options\n", source, command);
+        fail();
+    }
+    const char* end = strstr(p, "{NULL");
+    assert_non_null(end);
+    run_result r = RUN("help", command);
+    expect_status(&r, 0, "dvi help CMD");
+    int n = 0;
+    for (p = strstr(p + strlen(head), "{\""); p && p < end; p = strstr(p + 2, "{\"")) {
+        const char* q = strchr(p + 2, '"');
+        assert_non_null(q);
+        char option[80];
+        snprintf(option, sizeof option, "--%.*s", (int)(q - p - 2), p + 2);
+        char what[160];
+        snprintf(what, sizeof what, "dvi help %s names %s (in %s's table)", command, option, command);
+        expect_contains(r.out, option, what);
+        n++;
+    }
+    assert_true(n >= 1);
+    run_result_free(&r);
+    free(text);
+}
+
+static void test_help_lists(void** state)
+{
+    (void)state;
+    static const struct {
+        const char* source;
+        const char* command;
+    } tables[] = {{"tool/dvi_run.c", "run"},
+                  {"tool/dvi_check.c", "check"},
+                  {"tool/dvi_solve.c", "solve"},
+                  {"tool/dvi_plot.c", "plot"},
+                  {"tool/dvi_study.c", "study"}};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+        expect_options_in_help(SRC_PATH(tables[i].source), tables[i].command);
+
+    /* every solver of the registry in the overview and in the help of the
+     * commands that take one, with its law */
+    static const char* const helps[] = {NULL, "run", "check", "solve"};
+    assert_int_equal(dvi_solver_count(), 7);
+    for (size_t h = 0; h < sizeof helps / sizeof helps[0]; h++) {
+        run_result r = helps[h] ? RUN("help", helps[h]) : RUN("--help");
+        expect_status(&r, 0, "dvi help");
+        for (int32_t i = 0; i < dvi_solver_count(); i++) {
+            char what[96];
+            snprintf(what, sizeof what, "dvi help %s names solver %s", helps[h] ? helps[h] : "", dvi_solver_name(i));
+            expect_contains(r.out, dvi_solver_name(i), what);
+        }
+        if (!helps[h] || strcmp(helps[h], "solve") != 0)
+            expect_contains(r.out, "nsgs, newton, desaxce, lemke --lemke-coulomb", "the Coulomb solvers of dvi run");
+        run_result_free(&r);
+    }
+    run_result r = RUN("help", "run");
+    expect_contains(r.out, "--strict", "dvi help run");
+    run_result_free(&r);
+
+    /* the --solver rows of the manual name every solver of the registry */
+    char* doc = test_read_text(SRC_PATH("docs/cli.md"), NULL);
+    assert_non_null(doc);
+    int rows = 0;
+    for (const char* p = strstr(doc, "| `--solver NAME` |"); p; p = strstr(p + 1, "| `--solver NAME` |")) {
+        const char* eol = strchr(p, '\n');
+        assert_non_null(eol);
+        for (int32_t i = 0; i < dvi_solver_count(); i++) {
+            char name[40];
+            snprintf(name, sizeof name, "`%s`", dvi_solver_name(i));
+            const char* at = strstr(p, name);
+            if (!at || at > eol) {
+                print_error("docs/cli.md: a --solver row does not name %s: %.*s\n", name, (int)(eol - p), p);
+                fail();
+            }
+        }
+        rows++;
+    }
+    assert_int_equal(rows, 4); /* run, check, solve, study */
+    free(doc);
+}
+
+/* Rolling friction under Coulomb's law: nsgs and newton do not take the
+ * friction_rolling blocks; check and run refuse them at their start with the
+ * same message, naming the two shapes and the solvers that take them; the
+ * first of those runs the scene: the ball stays on the plane (z = 0.1 m). */
+static void test_solver_choice(void** state)
+{
+    (void)state;
+    static const char* const refused[] = {"nsgs", "newton"};
+    char first[64] = "";
+    for (int i = 0; i < 2; i++) {
+        run_result c = RUN("check", g_roll, "--friction", "coulomb", "--solver", refused[i]);
+        expect_status(&c, 2, "check --friction coulomb --solver nsgs|newton");
+        expect_contains(c.err, "friction_rolling", "the refusal names the block");
+        expect_contains(c.err, "bodies[1].shapes[0] (\"ball\") and bodies[0].shapes[0] (\"ground\")",
+                        "the refusal names the shapes");
+        expect_contains(c.err, "(rolling_friction > 0 on both); solvers that do: desaxce or lemke with --lemke-coulomb",
+                        "the refusal names the solvers that take the blocks");
+        const char* at = strstr(c.err, "solvers that do: ");
+        sscanf(at + strlen("solvers that do: "), "%63[a-z]", first);
+        char out[700];
+        path_in(out, sizeof out, g_root, "roll_refused");
+        run_result r = RUN("run", g_roll, "--friction", "coulomb", "--solver", refused[i], "--quiet", "--out", out);
+        expect_status(&r, 2, "run --friction coulomb --solver nsgs|newton");
+        /* the same check: the same first line */
+        const char* nl = strchr(c.err, '\n');
+        assert_non_null(nl);
+        if (strncmp(c.err, r.err, (size_t)(nl - c.err + 1)) != 0) {
+            print_error("check and run differ:\n%s\n%s\n", c.err, r.err);
+            fail();
+        }
+        assert_false(exists(out)); /* refused before any output */
+        run_result_free(&c);
+        run_result_free(&r);
+    }
+    assert_string_equal(first, "desaxce");
+    /* the recommended solver runs the scene, and so does lemke with --lemke-coulomb */
+    const char* const ok[][2] = {{first, NULL}, {"lemke", "--lemke-coulomb"}};
+    for (int i = 0; i < 2; i++) {
+        char out[700], csv[800];
+        snprintf(out, sizeof out, "%s/roll_%s", g_root, ok[i][0]);
+        run_result c = ok[i][1] ? RUN("check", g_roll, "--friction", "coulomb", "--solver", ok[i][0], ok[i][1])
+                                : RUN("check", g_roll, "--friction", "coulomb", "--solver", ok[i][0]);
+        expect_status(&c, 0, "check with a solver that takes the blocks");
+        expect_contains(c.out, "friction    coulomb", "check with a solver that takes the blocks");
+        run_result_free(&c);
+        run_result r = ok[i][1] ? RUN("run", g_roll, "--friction", "coulomb", "--solver", ok[i][0], ok[i][1],
+                                      "--quiet", "--out", out)
+                                : RUN("run", g_roll, "--friction", "coulomb", "--solver", ok[i][0], "--quiet", "--out", out);
+        expect_status(&r, 0, "run with a solver that takes the blocks");
+        run_result_free(&r);
+        path_in(csv, sizeof csv, out, "ball.csv");
+        double last[4];
+        assert_int_equal(csv_rows(csv, 4, last), 21);
+        assert_near(last[0], 0.02, 1e-12);
+        assert_near(last[1], 0.0, 1e-9);     /* x: at rest */
+        assert_near(last[3], 0.1, 1e-5);     /* z: on the plane, not through it */
+        if (ok[i][1]) { /* the checkpoint keeps --lemke-coulomb: a resumed run is not refused */
+            r = RUN("run", "--resume", out, "--duration", "0.03", "--quiet");
+            expect_status(&r, 0, "run --resume of a run with --lemke-coulomb");
+            run_result_free(&r);
+            assert_int_equal(csv_rows(csv, 4, last), 31);
+            assert_near(last[3], 0.1, 1e-5);
+        }
+    }
+    /* lemke without its option is refused, naming the option */
+    run_result c = RUN("check", g_roll, "--friction", "coulomb", "--solver", "lemke");
+    expect_status(&c, 2, "check --solver lemke --friction coulomb");
+    expect_contains(c.err, "--solver: \"lemke\" without lemke.coulomb solves the CCP but --friction is \"coulomb\" "
+                           "(its solvers: desaxce or lemke with --lemke-coulomb)",
+                    "check --solver lemke --friction coulomb");
+    run_result_free(&c);
+    /* under the CCP every solver of the CCP takes the scene */
+    c = RUN("check", g_roll, "--solver", "pgs");
+    expect_status(&c, 0, "check --solver pgs");
+    run_result_free(&c);
 }
 
 static void test_usage_errors(void** state)
@@ -1466,6 +1662,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_help_lists),
+        cmocka_unit_test(test_solver_choice),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_run_outputs),
         cmocka_unit_test(test_not_converged),

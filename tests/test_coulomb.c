@@ -607,7 +607,17 @@ static void test_rolling(void** state)
     dvi_solve_result res;
     assert_int_equal(dvi_ccp_solve(&p, "nsgs", NULL, g, &res), DVI_ERR_INVALID_ARG);
     assert_int_equal(res.status, DVI_SOLVE_BAD_INPUT);
-    assert_string_equal(res.message, "blocks[1]: friction_rolling is not supported by nsgs; use desaxce");
+    assert_string_equal(res.message, "blocks[1]: friction_rolling is not supported by nsgs (solvers of Coulomb's "
+                                     "law that take this problem: desaxce or lemke with lemke.coulomb)");
+    assert_int_equal(dvi_ccp_solve(&p, "newton", NULL, g, &res), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(res.message, "not supported by newton (solvers of Coulomb's law that take this problem: "
+                                        "desaxce or lemke with lemke.coulomb)"));
+    /* the solvers the message names take the problem: Lemke's Coulomb LCP gives desaxce's answer */
+    dvi_solver_settings ls = dvi_default_solver_settings();
+    ls.lemke.coulomb = true;
+    double gl[7];
+    assert_int_equal(dvi_ccp_solve(&p, "lemke", &ls, gl, &res), DVI_OK);
+    for (int i = 0; i < 7; i++) assert_near(gl[i], expect[i], 1e-11);
     /* desaxce with pgs inside */
     dvi_solver_settings s = dvi_default_solver_settings();
     strcpy(s.desaxce.inner, "pgs");

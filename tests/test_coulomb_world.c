@@ -152,6 +152,49 @@ static void test_api(void** state)
     dvi_world_destroy(w);
 }
 
+/* Rolling friction under Coulomb's law: the step's refusal of apgd names
+ * only the solvers that take the spin and rolling rows; nsgs refuses them
+ * at the solve, naming the same; desaxce, the first named, steps the ball,
+ * which stays on the plane. */
+static void test_rolling_solvers(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    wd.friction_law = DVI_LAW_COULOMB;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def gd = dvi_default_body_def();
+    gd.type = DVI_BODY_FIXED;
+    dvi_body_id ground, ball;
+    assert_int_equal(dvi_body_create(w, &gd, &ground), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.type = DVI_SHAPE_PLANE;
+    sd.material.rolling_friction = 0.05;
+    dvi_shape_id sid;
+    assert_int_equal(dvi_shape_create(w, ground, &sd, &sid), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.position[2] = 0.1;
+    assert_int_equal(dvi_body_create(w, &bd, &ball), DVI_OK);
+    sd.type = DVI_SHAPE_SPHERE;
+    sd.radius = 0.1;
+    assert_int_equal(dvi_shape_create(w, ball, &sd, &sid), DVI_OK);
+
+    assert_int_equal(dvi_world_step(w, H), DVI_ERR_INVALID_ARG);
+    assert_string_equal(dvi_world_last_error(w), "world: friction law \"coulomb\" needs a solver of Coulomb's law "
+                                                 "(desaxce or lemke with lemke.coulomb); the solver is \"apgd\"");
+    assert_int_equal(dvi_world_set_solver(w, "nsgs", NULL), DVI_OK);
+    assert_int_equal(dvi_world_step(w, H), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_world_last_error(w), "friction_rolling is not supported by nsgs (solvers of Coulomb's "
+                                                    "law that take this problem: desaxce or lemke with lemke.coulomb)"));
+    assert_true(dvi_world_time(w) == 0.0);
+    assert_int_equal(dvi_world_set_solver(w, "desaxce", NULL), DVI_OK);
+    for (int k = 0; k < 20; k++) assert_true(dvi_world_step(w, H) >= 0);
+    double x[3];
+    assert_int_equal(dvi_body_get_position(w, ball, x), DVI_OK);
+    assert_near(x[2], 0.1, 1e-5); /* at rest on the plane */
+    dvi_world_destroy(w);
+}
+
 /* ---- bodies on an incline ---------------------------------------------------- */
 
 typedef enum body_kind { BOX, SPHERE } body_kind;
@@ -520,6 +563,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_api),
+        cmocka_unit_test(test_rolling_solvers),
         cmocka_unit_test(test_box_on_incline),
         cmocka_unit_test(test_stick_slip_threshold),
         cmocka_unit_test(test_sphere_on_incline),

@@ -13,8 +13,12 @@
 #     its own place), so that it works from the staging directory as it is;
 #   - the data: every scene of examples/scenes in share/dvicontact/scenes, the
 #     scene schema, the rover model, the guides in share/doc/dvicontact;
-#   - the installed `dvi`: `dvi --help` names the installed data directory,
-#     and `dvi check` accepts an installed scene;
+#   - the installed `dvi`, run with LD_LIBRARY_PATH unset (its RUNPATH,
+#     relative to its own place, finds the staged library): `dvi --help` names
+#     the installed data directory, and `dvi check` accepts an installed scene;
+#   - the descriptions of the .pc files name no solver, or every solver
+#     `dvi solve --all-solvers` runs (so that a new solver cannot leave them
+#     stale);
 #   - no installed file carries a path of the source or build tree;
 # and finally compiles examples/embed_solver.c with
 #   cc embed_solver.c $(pkg-config --cflags --libs dvicontact-ccp)
@@ -138,13 +142,45 @@ for f in dvicontact/scene.schema.json dvicontact/rover/rocker_bogie_rover.json d
 done
 dvi=$prefix/bin/dvi
 [ -x "$dvi" ] || fail "$dvi is not installed"
-LD_LIBRARY_PATH=$libdir "$dvi" --help >"$tmp/help.txt" 2>&1 || fail "installed dvi --help failed: $(cat "$tmp/help.txt")"
+# no LD_LIBRARY_PATH: the program's RUNPATH ($ORIGIN/../LIBDIR) must find the library
+if command -v readelf >/dev/null 2>&1; then
+    runpath=$(readelf -d "$dvi" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\].*/\2/p')
+    case $runpath in
+    '$ORIGIN'/*) ;;
+    *) fail "installed dvi has RUNPATH '$runpath', expected one relative to \$ORIGIN" ;;
+    esac
+    echo "test_install: installed dvi RUNPATH $runpath"
+fi
+if command -v ldd >/dev/null 2>&1; then
+    resolved=$(env -u LD_LIBRARY_PATH ldd "$dvi" | sed -n 's/.*libdvicontact\.so\.0 => \([^ ]*\).*/\1/p')
+    resolved_dir=$(cd "$(dirname "$resolved")" 2>/dev/null && pwd -P)
+    [ "$resolved_dir" = "$libdir" ] ||
+        fail "installed dvi loads libdvicontact.so.0 from '$resolved' without LD_LIBRARY_PATH, not from $libdir"
+fi
+env -u LD_LIBRARY_PATH "$dvi" --help >"$tmp/help.txt" 2>&1 ||
+    fail "installed dvi --help failed with LD_LIBRARY_PATH unset: $(cat "$tmp/help.txt")"
 grep -q "example scenes *$share/dvicontact/scenes" "$tmp/help.txt" ||
     fail "installed dvi --help does not name $share/dvicontact/scenes: $(cat "$tmp/help.txt")"
 grep -q "the manual *$share/doc/dvicontact/cli.md" "$tmp/help.txt" ||
     fail "installed dvi --help does not name the installed manual"
-LD_LIBRARY_PATH=$libdir "$dvi" check "$share/dvicontact/scenes/pendulum.json" >"$tmp/check.txt" 2>&1 ||
+env -u LD_LIBRARY_PATH "$dvi" check "$share/dvicontact/scenes/pendulum.json" >"$tmp/check.txt" 2>&1 ||
     fail "installed dvi check of an installed scene failed: $(cat "$tmp/check.txt")"
+# the .pc descriptions: no solver named, or every solver of the registry
+# (the first column of the rows of `dvi solve --all-solvers`, after its header)
+env -u LD_LIBRARY_PATH "$dvi" solve "$src/tests/data/ccp/stack3.json" --all-solvers >"$tmp/solve.txt" 2>&1 ||
+    fail "installed dvi solve --all-solvers failed: $(cat "$tmp/solve.txt")"
+solvers=$(sed -n '/^solver /,$p' "$tmp/solve.txt" | sed 1d | awk '{print $1}')
+[ "$(echo "$solvers" | wc -w)" -ge 7 ] || fail "cannot read the solvers from dvi solve --all-solvers: $solvers"
+for pc in dvicontact dvicontact-ccp; do
+    desc=$(sed -n 's/^Description: *//p' "$pcdir/$pc.pc" | tr 'A-Z' 'a-z')
+    named=0
+    missing=
+    for s in $solvers; do
+        if echo "$desc" | grep -qw "$s"; then named=$((named + 1)); else missing="$missing $s"; fi
+    done
+    [ "$named" -eq 0 ] || [ -z "$missing" ] || fail "$pc.pc Description names some solvers but not:$missing"
+done
+echo "test_install: the .pc descriptions name no solver or all $(echo "$solvers" | wc -w) ($(echo $solvers))"
 echo "test_install: $(ls "$share/dvicontact/scenes" | wc -l) scenes, the schema, the rover model and $(ls "$share/doc/dvicontact" | wc -l) guide files installed; dvi --help names them"
 # no installed file names the source or the build tree (strings of binaries too)
 srcreal=$(cd "$src" && pwd -P)
@@ -274,5 +310,16 @@ for f in ball.csv ball.svg vtk/bodies.pvd vtk/frames/bodies_000002.vtp; do
 done
 [ "$(wc -l <"$tmp/out/ball.csv")" -eq 4 ] || fail "ball.csv has $(wc -l <"$tmp/out/ball.csv") lines, expected a header and 3 rows"
 echo "test_install: a program of its own wrote ball.csv, ball.svg and 3 VTK frames through <dvi/output.h>"
+# the same program linked as docs/embedding.md says for a prefix outside the
+# loader's path, -Wl,-rpath,LIBDIR, runs without LD_LIBRARY_PATH
+# shellcheck disable=SC2086
+if ! $CC $san -std=c11 "$tmp/writers.c" -o "$tmp/writers_rpath" $cflags $libs -Wl,-rpath,"$libdir" >"$tmp/cc.log" 2>&1; then
+    cat "$tmp/cc.log" >&2
+    fail "a program does not build with \$(pkg-config --libs dvicontact) -Wl,-rpath,LIBDIR"
+fi
+mkdir "$tmp/out_rpath"
+env -u LD_LIBRARY_PATH "$tmp/writers_rpath" "$tmp/out_rpath" >"$tmp/run.log" 2>&1 ||
+    { cat "$tmp/run.log" >&2; fail "a program linked with -Wl,-rpath,LIBDIR failed with LD_LIBRARY_PATH unset"; }
+echo "test_install: linked with -Wl,-rpath,LIBDIR, it runs with LD_LIBRARY_PATH unset"
 echo "test_install: OK"
 exit 0

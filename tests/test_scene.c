@@ -171,6 +171,11 @@ static const bad_case BAD_CASES[] = {
     {"friction_law_solver.json",
      DVI_ERR_INVALID_ARG,
      {"formulation.solver: \"apgd\" solves the CCP but formulation.friction is \"coulomb\" (its solvers: "}},
+    {"friction_rolling_nsgs.json",
+     DVI_ERR_INVALID_ARG,
+     {"formulation.solver: \"nsgs\" does not take the friction_rolling blocks of Coulomb's law, which the contacts "
+      "between generators[0] (\"bed\") and bodies[0].shapes[0] (\"ground\") give (rolling_friction > 0 on both); "
+      "solvers that do: desaxce or lemke with lemke.coulomb"}},
     {"friction_law_lemke.json",
      DVI_ERR_INVALID_ARG,
      {"formulation.solver: \"lemke\" with lemke.coulomb solves Coulomb's law but formulation.friction (the default) "
@@ -2400,10 +2405,88 @@ static void test_null_arguments(void** state)
     assert_string_equal(set.method, "dvi");
 }
 
+/* nsgs and newton do not take friction_rolling blocks; a scene gives them
+ * when two shapes of different bodies, one dynamic, both have rolling (or
+ * both spinning) friction. A ball with rolling friction on a plane without
+ * is taken, and nsgs steps it; two such balls, or spinning friction on
+ * both, are refused naming the shapes; the DEM method is not checked. */
+static void test_rolling_solver_check(void** state)
+{
+    (void)state;
+    static const char* const one =
+        "{\"materials\": {\"r\": {\"friction\": 0.5, \"rolling_friction\": 0.05}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "  {\"name\": \"a\", \"mass\": 1, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
+        "\"material\": \"r\"}]}],\n"
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"friction\": \"coulomb\"}, \"duration\": 0.02}";
+    dvi_scene* s = parse_ok(one);
+    dvi_model* m = build_ok(s);
+    step_n(m, 20); /* the contact has no rolling rows: nsgs solves it */
+    dvi_body_id b;
+    assert_int_equal(dvi_model_find_body(m, "a", &b), DVI_OK);
+    double x[3];
+    dvi_body_get_position(dvi_model_world(m), b, x);
+    assert_near(x[2], 0.1, 1e-5); /* resting on the plane */
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    static const char* const two =
+        "{\"materials\": {\"r\": {\"friction\": 0.5, \"rolling_friction\": 0.05}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "  {\"name\": \"a\", \"mass\": 1, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
+        "\"material\": \"r\"}]},\n"
+        "  {\"name\": \"b\", \"mass\": 1, \"position\": [0.2, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
+        "\"material\": \"r\"}]}],\n"
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"newton\", \"friction\": \"coulomb\"}, \"duration\": 0.02}";
+    dvi_scene_errors e;
+    s = NULL;
+    assert_int_equal(dvi_scene_parse(two, strlen(two), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_string_equal(e.text, "formulation.solver: \"newton\" does not take the friction_rolling blocks of Coulomb's "
+                                "law, which the contacts between bodies[1].shapes[0] (\"a\") and bodies[2].shapes[0] "
+                                "(\"b\") give (rolling_friction > 0 on both); solvers that do: desaxce or lemke with "
+                                "lemke.coulomb\n");
+    dvi_scene_errors_free(&e);
+
+    static const char* const spin =
+        "{\"materials\": {\"r\": {\"friction\": 0.5, \"spinning_friction\": 0.01}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\", \"material\": \"r\"}]},\n"
+        "  {\"name\": \"a\", \"mass\": 1, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
+        "\"material\": \"r\"}]}],\n"
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"friction\": \"coulomb\"}, \"duration\": 0.02}";
+    assert_int_equal(dvi_scene_parse(spin, strlen(spin), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.text, "between bodies[1].shapes[0] (\"a\") and bodies[0].shapes[0] (\"ground\") give "
+                                   "(spinning_friction > 0 on both)"));
+    dvi_scene_errors_free(&e);
+
+    /* the same scene read with the CCP, then overridden to Coulomb's law with nsgs: refused, as --solver */
+    char ccp[1024];
+    snprintf(ccp, sizeof ccp, "%s", spin);
+    char* at = strstr(ccp, "\"nsgs\", \"friction\": \"coulomb\"");
+    assert_non_null(at);
+    memcpy(at, "\"apgd\", \"friction\": \"ccp\"    ", strlen("\"nsgs\", \"friction\": \"coulomb\""));
+    s = parse_ok(ccp);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.solver = "nsgs";
+    o.friction = "coulomb";
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, &e), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.text, "--solver: \"nsgs\" does not take the friction_rolling blocks"));
+    assert_non_null(strstr(e.text, "solvers that do: desaxce or lemke with --lemke-coulomb\n"));
+    dvi_scene_errors_free(&e);
+    /* lemke with the override takes it */
+    o.solver = "lemke";
+    o.lemke_coulomb = true;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, &e), DVI_OK);
+    assert_true(dvi_scene_get_settings(s).solver_settings.lemke.coulomb);
+    dvi_scene_errors_free(&e);
+    dvi_scene_destroy(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_corpus),
+        cmocka_unit_test(test_rolling_solver_check),
         cmocka_unit_test(test_hostile_generated),
         cmocka_unit_test(test_mutations),
         cmocka_unit_test(test_example_scenes),

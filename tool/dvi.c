@@ -6,7 +6,9 @@
  *   dvi solve PROBLEM              solve one CCP (JSON or FCLIB) with one or all solvers
  *   dvi plot CSV                   draw (again) the SVG plot of a probe's CSV
  *
- * docs/cli.md is the manual; the help texts below are its short form. */
+ * docs/cli.md is the manual; the help texts below are its short form. Their
+ * lists of solvers are made from the registry when printed (print_text:
+ * {solvers:ccp}, {solvers:coulomb}, {solvers:coulomb-run}). */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* realpath */
 #endif
@@ -34,6 +36,10 @@ static const char overview_help[] =
     "  study SCENE [options]   run a scene over a ladder of steps per method (and DEM moduli),\n"
     "                          judge each run; table (CSV, JSON), plots, largest acceptable step\n"
     "  help [COMMAND]          this text, or the help of COMMAND\n"
+    "\n"
+    "Solvers (run --solver NAME): {solvers:ccp} for the cone complementarity\n"
+    "problem (the default law); {solvers:coulomb-run} for Coulomb's law\n"
+    "(--friction coulomb). dvi check SCENE --solver NAME ... checks a choice.\n"
     "\n"
     "Options:\n"
     "  -h, --help              show this help (also: dvi COMMAND --help)\n"
@@ -63,9 +69,12 @@ static const char run_help[] =
     "  --dt H                  time step in s (overrides the scene's)\n"
     "  --duration T            simulated time in s from t = 0 (overrides the scene's;\n"
     "                          with --resume: the new end time, to extend a run)\n"
-    "  --solver NAME           CCP solver: apgd, pgs, jacobi or lemke\n"
+    "  --solver NAME           solver of the DVI step: {solvers:ccp} (the CCP);\n"
+    "                          {solvers:coulomb-run} (Coulomb's law)\n"
     "  --method dvi|dem        formulation\n"
-    "  --friction ccp|coulomb  friction law of the DVI step (the solver must solve it)\n"
+    "  --friction ccp|coulomb  friction law of the DVI step (the solver must solve it and take\n"
+    "                          the scene's blocks: dvi check SCENE with the same options tells)\n"
+    "  --lemke-coulomb         lemke solves Coulomb's law (the scene's formulation.lemke.coulomb)\n"
     "  --young-modulus E       Young's modulus in Pa of every material of the scene (DEM)\n"
     "  --probe-interval T      every probe samples every round(T / dt) steps (at least 1)\n"
     "                          instead of its `every`: the same times at any step\n"
@@ -82,6 +91,8 @@ static const char run_help[] =
     "  --log-every N           when stderr is not a terminal: one progress line every N\n"
     "                          steps (default: about 100 lines per run)\n"
     "  --quiet                 no progress output (errors are still printed)\n"
+    "  --strict                exit 1 when the health monitor raised a warning (summary.json,\n"
+    "                          \"health\"); the outputs are written all the same\n"
     "  --resume DIR            continue the run in DIR from DIR/checkpoint (same scene file,\n"
     "                          same overrides); the result is bit-identical to a run that\n"
     "                          was never interrupted\n"
@@ -95,10 +106,22 @@ static const char run_help[] =
     "interrupted.\n";
 
 static const char check_help[] =
-    "Usage: dvi check SCENE\n"
+    "Usage: dvi check SCENE [--solver NAME] [--method dvi|dem] [--friction ccp|coulomb]\n"
+    "                 [--lemke-coulomb]\n"
     "\n"
     "Reads and validates the scene file SCENE, builds its model, and prints a short\n"
     "summary: bodies, shapes, joints, generators, probes and the run settings.\n"
+    "With the options, checks the scene as dvi run with them would at its start:\n"
+    "whether the solver solves the friction law and takes the blocks of the scene's\n"
+    "contacts (nsgs and newton: no rolling or spinning friction under Coulomb's law);\n"
+    "a refusal names the solvers that do.\n"
+    "\n"
+    "Options:\n"
+    "  --solver NAME           {solvers:ccp} (the CCP);\n"
+    "                          {solvers:coulomb-run} (Coulomb's law)\n"
+    "  --method dvi|dem        formulation\n"
+    "  --friction ccp|coulomb  friction law of the DVI step\n"
+    "  --lemke-coulomb         lemke solves Coulomb's law\n"
     "\n"
     "Exit status: 0 valid; 2 invalid (every problem is printed on stderr, one per line,\n"
     "as \"SCENE: path: message\") or bad usage.\n";
@@ -113,12 +136,11 @@ static const char solve_help[] =
     "file holds a reference solution, the relative difference ||gamma - ref|| / ||ref||.\n"
     "\n"
     "Options:\n"
-    "  --solver NAME           apgd (default), pgs, jacobi, lemke; nsgs, newton or desaxce\n"
-    "                          (Coulomb's law)\n"
+    "  --solver NAME           {solvers:ccp} (the CCP; default apgd);\n"
+    "                          {solvers:coulomb} (Coulomb's law)\n"
     "  --all-solvers           every solver, one after the other\n"
-    "  --tolerance X           on the CCP residual, the Coulomb residual for nsgs, newton and\n"
-    "                          desaxce\n"
-    "                          (default: the solver default, 1e-6)\n"
+    "  --tolerance X           on the CCP residual; on the Coulomb residual for the solvers\n"
+    "                          of Coulomb's law (default: the solver default, 1e-6)\n"
     "  --max-iterations K      iterations / sweeps / pivots at most (default 1000)\n"
     "  --threads N             threads for the matrix-free products (default 1)\n"
     "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"
@@ -223,11 +245,50 @@ static void print_files(FILE* out)
     }
 }
 
+/* The solvers of a law, from the registry: "ccp" and "coulomb" their own
+ * (dvi_solver_law), "coulomb-run" as dvi run takes them (with
+ * --lemke-coulomb). */
+static void solvers_of(const char* which, char* out, size_t size)
+{
+    if (strcmp(which, "coulomb-run") == 0) {
+        cli_solver_list("coulomb", out, size);
+        return;
+    }
+    const dvi_friction_law law = strcmp(which, "coulomb") == 0 ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+    size_t n = 0;
+    out[0] = '\0';
+    for (int32_t i = 0; i < dvi_solver_count() && n < size; i++)
+        if (dvi_solver_law(i) == law) {
+            int w = snprintf(out + n, size - n, "%s%s", n ? ", " : "", dvi_solver_name(i));
+            if (w < 0) break;
+            n += (size_t)w;
+        }
+}
+
+/* A help text with its {solvers:LAW} replaced by the registry's lists. */
+static void print_text(FILE* out, const char* text)
+{
+    static const char token[] = "{solvers:";
+    const char* p = text;
+    const char* t;
+    while ((t = strstr(p, token)) != NULL) {
+        const char* end = strchr(t, '}');
+        if (!end) break;
+        fwrite(p, 1, (size_t)(t - p), out);
+        char which[32], list[256];
+        snprintf(which, sizeof which, "%.*s", (int)(end - t - (sizeof token - 1)), t + sizeof token - 1);
+        solvers_of(which, list, sizeof list);
+        fputs(list, out);
+        p = end + 1;
+    }
+    fputs(p, out);
+}
+
 bool dvi_print_help(const char* command)
 {
     const char* text = NULL;
     if (!command) {
-        fputs(overview_help, stdout);
+        print_text(stdout, overview_help);
         print_files(stdout);
         return true;
     } else if (strcmp(command, "run") == 0)
@@ -243,7 +304,7 @@ bool dvi_print_help(const char* command)
     else if (strcmp(command, "help") == 0)
         text = help_help;
     if (!text) return false;
-    fputs(text, stdout);
+    print_text(stdout, text);
     return true;
 }
 
@@ -271,7 +332,7 @@ int main(int argc, char** argv)
 {
     if (argc > 0 && argv[0] && argv[0][0]) dvi_argv0 = argv[0];
     if (argc < 2) {
-        fputs(overview_help, stderr);
+        print_text(stderr, overview_help);
         print_files(stderr);
         return DVI_EXIT_USAGE;
     }

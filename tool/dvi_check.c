@@ -24,18 +24,39 @@ static int array_length(const cJSON* root, const char* key)
     return 0;
 }
 
+/* The overrides of dvi run that decide which solver meets which law and
+ * which blocks: dvi check takes them to check what that run would. */
+enum { OPT_SOLVER = 1, OPT_METHOD, OPT_FRICTION, OPT_LEMKE_COULOMB };
+
+static const cli_option check_options[] = {
+    {"solver", true, OPT_SOLVER},
+    {"method", true, OPT_METHOD},
+    {"friction", true, OPT_FRICTION},
+    {"lemke-coulomb", false, OPT_LEMKE_COULOMB},
+    {NULL, false, 0},
+};
+
 int dvi_cmd_check(int argc, char** argv)
 {
     cli_parser p;
     cli_init(&p, argc, argv, "check");
     const char* path = NULL;
     const char* arg;
+    dvi_scene_overrides ov;
+    memset(&ov, 0, sizeof ov);
     int id;
-    while ((id = cli_next(&p, NULL, &arg)) != CLI_END) {
+    while ((id = cli_next(&p, check_options, &arg)) != CLI_END) {
         if (id == CLI_ERROR) return DVI_EXIT_USAGE;
         if (id == CLI_HELP) {
             dvi_print_help("check");
             return DVI_EXIT_OK;
+        }
+        switch (id) { /* validated where dvi run's are: dvi_scene_apply_overrides */
+        case OPT_SOLVER: ov.solver = arg; continue;
+        case OPT_METHOD: ov.method = arg; continue;
+        case OPT_FRICTION: ov.friction = arg; continue;
+        case OPT_LEMKE_COULOMB: ov.lemke_coulomb = true; continue;
+        default: break;
         }
         if (path) return cli_usage_error("check", "unexpected argument '%s' (one scene file only)", arg);
         path = arg;
@@ -43,23 +64,16 @@ int dvi_cmd_check(int argc, char** argv)
     if (!path) return cli_usage_error("check", "missing SCENE (a scene file)");
 
     dvi_scene* scene = NULL;
-    dvi_scene_errors errs = {0};
-    dvi_status st = dvi_scene_load(path, &scene, &errs);
-    if (st < 0) {
-        if (errs.count > 0)
-            cli_print_prefixed_lines(path, errs.text);
-        else
-            fprintf(stderr, "%s: %s\n", path, dvi_status_string(st));
-        fprintf(stderr, "%s: invalid (%d error%s)\n", path, (int)(errs.count > 0 ? errs.count : 1),
-                errs.count == 1 || errs.count == 0 ? "" : "s");
-        dvi_scene_errors_free(&errs);
-        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    int problems = 0;
+    int rc = cli_load_scene(path, &ov, &scene, &problems);
+    if (rc >= 0) {
+        fprintf(stderr, "%s: invalid (%d error%s)\n", path, problems, problems == 1 ? "" : "s");
+        return rc;
     }
-    dvi_scene_errors_free(&errs);
 
     char msg[512] = "";
     dvi_model* model = NULL;
-    st = dvi_model_create(scene, &model, msg, sizeof msg);
+    dvi_status st = dvi_model_create(scene, &model, msg, sizeof msg);
     if (st < 0) {
         fprintf(stderr, "%s: cannot build the model: %s\n", path, msg[0] ? msg : dvi_status_string(st));
         dvi_scene_destroy(scene);

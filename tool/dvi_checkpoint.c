@@ -134,6 +134,7 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
     if (rs->overrides.solver) dvi_json_key_string(w, "solver", rs->overrides.solver);
     if (rs->overrides.method) dvi_json_key_string(w, "method", rs->overrides.method);
     if (rs->overrides.friction) dvi_json_key_string(w, "friction", rs->overrides.friction);
+    if (rs->overrides.lemke_coulomb) dvi_json_key_bool(w, "lemke_coulomb", true);
     if (rs->overrides.threads > 0) dvi_json_key_int(w, "threads", rs->overrides.threads);
     if (rs->overrides.young_modulus > 0) dvi_json_key_number(w, "young_modulus", rs->overrides.young_modulus);
     if (rs->overrides.probe_interval > 0) dvi_json_key_number(w, "probe_interval", rs->overrides.probe_interval);
@@ -254,6 +255,13 @@ static const char* get_string(reader* r, const cJSON* obj, const char* key, bool
     return v->valuestring;
 }
 
+static bool get_bool(reader* r, const cJSON* obj, const char* key)
+{
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (v && !cJSON_IsBool(v)) bad(r, key, "not true or false");
+    return cJSON_IsTrue(v);
+}
+
 static bool parse_hash(const char* s, uint64_t* out)
 {
     if (!s || strlen(s) != 16) return false;
@@ -316,6 +324,7 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
     double ov_dt = 0, ov_duration = 0, ov_young = 0, ov_probe_interval = 0;
     int64_t ov_threads = 0;
     const char *ov_solver = NULL, *ov_method = NULL, *ov_friction = NULL;
+    bool ov_lemke_coulomb = false;
     if (!r.failed) {
         ov_dt = get_number(&r, ov, "dt", false, 0);
         ov_duration = get_number(&r, ov, "duration", false, 0);
@@ -325,6 +334,7 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         ov_solver = get_string(&r, ov, "solver", false);
         ov_method = get_string(&r, ov, "method", false);
         ov_friction = get_string(&r, ov, "friction", false);
+        ov_lemke_coulomb = get_bool(&r, ov, "lemke_coulomb");
     }
     int64_t vtk_every = get_int(&r, root, "vtk_every", true, 0, INT32_MAX, 0);
     int64_t checkpoint_every = get_int(&r, root, "checkpoint_every", true, 0, INT64_MAX / 2, 0);
@@ -430,6 +440,7 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         if (ov_solver) rs->ov_solver = cli_strdup(ov_solver);
         if (ov_method) rs->ov_method = cli_strdup(ov_method);
         if (ov_friction) rs->ov_friction = cli_strdup(ov_friction);
+        rs->overrides.lemke_coulomb = ov_lemke_coulomb;
         rs->vtk_every = vtk_every;
         rs->checkpoint_every = checkpoint_every;
         rs->contacts_every = contacts_every;

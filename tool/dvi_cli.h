@@ -31,6 +31,21 @@ struct dvi_scene;
 struct dvi_model;
 int dvi_study_check_scene(const char* scene_arg, const void* json_root, const struct dvi_scene* scene,
                           const struct dvi_model* model, char* line, size_t line_size);
+/* Loads the scene file scene_arg and applies the command-line overrides
+ * (NULL: none): the checks of the scene that `dvi run` makes at its start
+ * and `dvi check` makes, the same function for both. dvi_scene_apply_overrides
+ * checks the solver against the friction law and the blocks the scene's
+ * contacts may give (a message naming the shapes and the solvers that take
+ * them). Prints every problem on stderr as "SCENE: path: message". Returns
+ * -1 with *scene set, or an exit status (2: invalid, 1: out of memory; *scene
+ * NULL) and the number of problems in *problems (may be NULL). */
+struct dvi_scene_overrides;
+int cli_load_scene(const char* scene_arg, const struct dvi_scene_overrides* overrides, struct dvi_scene** scene,
+                   int* problems);
+/* The solvers of the friction law ("ccp", "coulomb") as dvi run and dvi check
+ * take them, from the registry: "apgd, pgs, jacobi, lemke" and "nsgs, newton,
+ * desaxce, lemke --lemke-coulomb" (for the help texts). */
+void cli_solver_list(const char* law, char* out, size_t size);
 /* Prints the help of a command ("run", "check", "solve", "help"; NULL: the
  * overview) to stdout. Returns false for an unknown command. */
 bool dvi_print_help(const char* command);

@@ -75,6 +75,7 @@ enum {
     OPT_YOUNG_MODULUS,
     OPT_PROBE_INTERVAL,
     OPT_FRICTION,
+    OPT_LEMKE_COULOMB,
     OPT_COUNT
 };
 
@@ -97,6 +98,7 @@ static const cli_option run_options[] = {
     {"young-modulus", true, OPT_YOUNG_MODULUS},
     {"probe-interval", true, OPT_PROBE_INTERVAL},
     {"friction", true, OPT_FRICTION},
+    {"lemke-coulomb", false, OPT_LEMKE_COULOMB},
     {NULL, false, 0},
 };
 
@@ -204,7 +206,8 @@ static int parse_run_args(int argc, char** argv, run_args* a)
             if (!cli_parse_int64("run", "checkpoint-every", arg, 1, INT64_MAX, &a->checkpoint_every))
                 return DVI_EXIT_USAGE;
             break;
-        case OPT_VTK_ASCII: break; /* a flag: a->given */
+        case OPT_VTK_ASCII: break;     /* a flag: a->given */
+        case OPT_LEMKE_COULOMB: break; /* a flag: a->given */
         case OPT_CONTACTS_EVERY:
             if (!cli_parse_int64("run", "contacts-every", arg, 1, INT64_MAX, &a->contacts_every)) return DVI_EXIT_USAGE;
             break;
@@ -237,6 +240,7 @@ static int parse_run_args(int argc, char** argv, run_args* a)
                      {OPT_SOLVER, "solver"},
                      {OPT_METHOD, "method"},
                      {OPT_FRICTION, "friction"},
+                     {OPT_LEMKE_COULOMB, "lemke-coulomb"},
                      {OPT_VTK_EVERY, "vtk-every"},
                      {OPT_YOUNG_MODULUS, "young-modulus"},
                      {OPT_PROBE_INTERVAL, "probe-interval"}};
@@ -314,31 +318,11 @@ static bool valid_file_stem(const char* s)
  * Prints errors; returns -1 or an exit status. */
 static int load_scene(run_state* rs)
 {
-    dvi_scene_errors errs = {0};
-    /* by the name the user gave, so that messages naming the file match it */
-    dvi_status st = dvi_scene_load(rs->scene_arg, &rs->scene, &errs);
-    if (st < 0) {
-        if (errs.count > 0)
-            cli_print_prefixed_lines(rs->scene_arg, errs.text);
-        else
-            fprintf(stderr, "%s: %s\n", rs->scene_arg, dvi_status_string(st));
-        dvi_scene_errors_free(&errs);
-        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
-    }
-    dvi_scene_errors_free(&errs);
     rs->overrides.solver = rs->ov_solver;
     rs->overrides.method = rs->ov_method;
     rs->overrides.friction = rs->ov_friction;
-    st = dvi_scene_apply_overrides(rs->scene, &rs->overrides, &errs);
-    if (st < 0) {
-        if (errs.count > 0)
-            cli_print_prefixed_lines(rs->scene_arg, errs.text);
-        else
-            fprintf(stderr, "%s: overrides: %s\n", rs->scene_arg, dvi_status_string(st));
-        dvi_scene_errors_free(&errs);
-        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
-    }
-    dvi_scene_errors_free(&errs);
+    int rc = cli_load_scene(rs->scene_arg, &rs->overrides, &rs->scene, NULL);
+    if (rc >= 0) return rc;
     rs->settings = dvi_scene_get_settings(rs->scene);
     if (!(rs->settings.dt > 0) || !(rs->settings.duration > 0)) {
         fprintf(stderr, "%s: the run needs dt > 0 and duration > 0 (dt = %g, duration = %g)\n", rs->scene_arg,
@@ -1168,6 +1152,7 @@ static int setup_fresh(run_state* rs, const run_args* a)
     if (a->solver) rs->ov_solver = cli_strdup(a->solver);
     if (a->method) rs->ov_method = cli_strdup(a->method);
     if (a->friction) rs->ov_friction = cli_strdup(a->friction);
+    rs->overrides.lemke_coulomb = a->given[OPT_LEMKE_COULOMB];
     int rc = load_scene(rs);
     if (rc >= 0) return rc;
 

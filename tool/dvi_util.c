@@ -1,6 +1,8 @@
 /* The `dvi` command: option parsing and small utilities. */
 #include "dvi_cli.h"
 
+#include <dvi/dvi.h>
+
 /* the library's check of an input file (header-only, POSIX) */
 #include "../src/base/regular_file.h"
 
@@ -332,4 +334,47 @@ void cli_remove_matching(const char* dir, bool (*match)(const char* name, const 
         free(names[i]);
     }
     free(names);
+}
+
+int cli_load_scene(const char* scene_arg, const dvi_scene_overrides* overrides, dvi_scene** scene, int* problems)
+{
+    dvi_scene_errors errs = {0};
+    /* by the name the user gave, so that messages naming the file match it */
+    dvi_status st = dvi_scene_load(scene_arg, scene, &errs);
+    if (st >= 0) {
+        dvi_scene_errors_free(&errs);
+        dvi_scene_overrides none;
+        memset(&none, 0, sizeof none);
+        st = dvi_scene_apply_overrides(*scene, overrides ? overrides : &none, &errs);
+    }
+    if (st < 0) {
+        if (errs.count > 0)
+            cli_print_prefixed_lines(scene_arg, errs.text);
+        else
+            fprintf(stderr, "%s: %s\n", scene_arg, dvi_status_string(st));
+        if (problems) *problems = errs.count > 0 ? (int)errs.count : 1;
+        dvi_scene_errors_free(&errs);
+        dvi_scene_destroy(*scene);
+        *scene = NULL;
+        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    }
+    dvi_scene_errors_free(&errs);
+    return -1;
+}
+
+void cli_solver_list(const char* law, char* out, size_t size)
+{
+    dvi_friction_law want = strcmp(law, "coulomb") == 0 ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+    size_t n = 0;
+    out[0] = '\0';
+    for (int32_t k = 0; k < 2 * dvi_solver_count() && n < size; k++) {
+        /* the solvers of the law first, then those whose setting picks it, with their option */
+        const int32_t i = k % dvi_solver_count();
+        const bool by_option = dvi_solver_law(i) != want;
+        if (!dvi_solver_supports(i, want, DVI_BLOCK_FRICTION) || by_option != (k >= dvi_solver_count())) continue;
+        int w = snprintf(out + n, size - n, "%s%s%s%s%s", n ? ", " : "", dvi_solver_name(i), by_option ? " --" : "",
+                         by_option ? dvi_solver_name(i) : "", by_option ? "-coulomb" : "");
+        if (w < 0) break;
+        n += (size_t)w;
+    }
 }

@@ -320,6 +320,13 @@ DVI_API const char* dvi_solver_summary(int32_t index);
 /// The law solver `index` solves with default settings (DVI_LAW_CCP for an
 /// unknown index).
 DVI_API dvi_friction_law dvi_solver_law(int32_t index);
+/// Whether solver `index` solves `law` on problems that hold blocks of
+/// `kind`: the law is its own (dvi_solver_law) or one a setting picks (lemke:
+/// settings.lemke.coulomb), and it does not refuse the kind (nsgs and newton
+/// refuse DVI_BLOCK_FRICTION_ROLLING: dvi_solver_solve returns
+/// DVI_ERR_INVALID_ARG, naming the block and the solvers that take it).
+/// False for an unknown index, law or kind.
+DVI_API bool dvi_solver_supports(int32_t index, dvi_friction_law law, dvi_block_kind kind);
 
 /// Creates a solver by name. settings may be NULL (defaults).
 /// Errors: unknown name or bad settings (DVI_ERR_INVALID_ARG), memory.

@@ -142,12 +142,20 @@ typedef struct dvi_scene_overrides {
     /// "auto", "iterative" or "direct": the formulation's joint_solve
     /// (dvi_joint_solve), or NULL: the scene's.
     const char* joint_solve;
+    /// true: Lemke solves Coulomb's law (formulation.lemke.coulomb = true,
+    /// the option --lemke-coulomb); false: the scene's setting.
+    bool lemke_coulomb;
 } dvi_scene_overrides;
 
 /// Applies overrides, validating them like scene fields (errors name the
 /// override, e.g. `--dt: must be > 0`). A DVI scene's solver must solve its
 /// friction law after the overrides as in the file: `--solver: "apgd" solves
-/// the CCP but --friction is "coulomb" ...`.
+/// the CCP but --friction is "coulomb" (its solvers: ...)`, and take the
+/// blocks its contacts may give under it: `--solver: "nsgs" does not take
+/// the friction_rolling blocks of Coulomb's law, which the contacts between
+/// bodies[5].shapes[0] ("ball") and bodies[0].shapes[0] ("ground") give ...`;
+/// the solvers named are those that take the scene (dvi_solver_supports).
+/// dvi_scene_load checks the file's own settings the same way.
 DVI_API dvi_status dvi_scene_apply_overrides(dvi_scene* scene, const dvi_scene_overrides* overrides,
                                              dvi_scene_errors* errors);
 

@@ -767,4 +767,6 @@ const dvi_solver_impl dvi_solver_apgd = {
     true,
     apgd_solve,
     DVI_LAW_CCP,
+    NULL,
+    0,
 };

@@ -634,6 +634,9 @@ typedef struct dvi_solver_impl {
     bool targets_ccp;    /* false: the solver targets another problem (Lemke: pyramid LCP; Coulomb's law) */
     dvi_status (*solve)(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res);
     dvi_friction_law law; /* the law of its answers with default settings (0: the CCP) */
+    const char* law_setting; /* the setting that makes it solve the other law ("lemke.coulomb"), or NULL */
+    uint32_t refused_kinds;  /* block kinds it refuses (bits 1 << dvi_block_kind): the driver refuses
+                              * a problem holding one before the solve (dvi_solver_supports) */
 } dvi_solver_impl;
 
 extern const dvi_solver_impl dvi_solver_apgd;
@@ -646,6 +649,7 @@ extern const dvi_solver_impl dvi_solver_desaxce;
 
 /* The built-in solver called `name`, or NULL (src/ccp/registry.c). */
 const dvi_solver_impl* dvi_solver_find(const char* name);
+
 
 /* Appends one residual to the caller's history buffer (dvi_solver_record_history)
  * if there is room, counting it in res->history_length. */

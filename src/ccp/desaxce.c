@@ -181,4 +181,6 @@ const dvi_solver_impl dvi_solver_desaxce = {
     false,
     desaxce_solve,
     DVI_LAW_COULOMB,
+    NULL,
+    0,
 };

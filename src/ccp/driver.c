@@ -7,6 +7,7 @@
  * convergence with a fresh residual above the tolerance is reported as
  * max_iterations. */
 #include "ccp_work.h"
+#include "registry.h"
 #include "error.h"
 
 #include <math.h>
@@ -301,6 +302,29 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         w->p = NULL;
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
         return st;
+    }
+    if (solver->impl->refused_kinds) {
+        /* a kind the solver does not take (the registry's refused_kinds), with the solvers that take the problem */
+        int32_t first = -1;
+        uint32_t kinds = 0;
+        for (int32_t b = 0; b < w->nblocks; b++) {
+            const uint32_t bit = 1u << p->blocks[b].kind;
+            if (first < 0 && (solver->impl->refused_kinds & bit)) first = b;
+            kinds |= bit;
+        }
+        if (first >= 0) {
+            const dvi_friction_law law = dvi_solver_get_law(solver);
+            char names[160];
+            dvi_solver_names_for(law, kinds, false, names, sizeof names);
+            snprintf(res->message, sizeof res->message,
+                     "blocks[%d]: %s is not supported by %s (solvers of %s that take this problem: %s)", (int)first,
+                     dvi_block_kind_name(p->blocks[first].kind), solver->impl->name,
+                     law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names);
+            res->status = DVI_SOLVE_BAD_INPUT;
+            w->p = NULL;
+            res->seconds = dvi_seconds_now() - t0;
+            return DVI_ERR_INVALID_ARG;
+        }
     }
     if (s->warm_start) {
         const int32_t m = w->m;

@@ -161,4 +161,6 @@ const dvi_solver_impl dvi_solver_jacobi = {
     true,
     jacobi_solve,
     DVI_LAW_CCP,
+    NULL,
+    0,
 };

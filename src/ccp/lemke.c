@@ -1620,4 +1620,6 @@ const dvi_solver_impl dvi_solver_lemke = {
     false, /* targets the pyramid LCP, not the CCP */
     lemke_solve,
     DVI_LAW_CCP,
+    "lemke.coulomb", /* true: the Coulomb LCP of Anitescu-Potra */
+    0,
 };

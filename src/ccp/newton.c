@@ -17,8 +17,9 @@
  *                 bounded by μ times the normal one, and opposes the slip)
  *   FRICTIONLESS  Φ = γ − max(0, γ − ρ u)
  *   BILATERAL     Φ = ρ u   (u = 0; scaled by ρ like the others)
- * FRICTION_ROLLING blocks are refused (DVI_ERR_INVALID_ARG, naming the
- * block): Coulomb's law with spin and rolling friction has no Alart–Curnier
+ * FRICTION_ROLLING blocks are refused (refused_kinds: the driver returns
+ * DVI_ERR_INVALID_ARG naming the block and the solvers that take them):
+ * Coulomb's law with spin and rolling friction has no Alart–Curnier
  * function here.
  *
  * GENERALIZED JACOBIAN. Φ_a depends on γ_a and u_a only, so an element of
@@ -524,16 +525,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     const dvi_ccp_problem* p = w->p;
     const int32_t m = w->m, nb = w->nblocks;
     const size_t um = (size_t)m;
-    res->iterations = 0;
-    for (int32_t b = 0; b < nb; b++)
-        if (p->blocks[b].kind == DVI_BLOCK_FRICTION_ROLLING) {
-            snprintf(res->message, sizeof res->message,
-                     "newton: blocks[%d]: friction_rolling blocks are not supported (Coulomb's law with spin and "
-                     "rolling friction has no Alart-Curnier function here; use nsgs, desaxce or a CCP solver)",
-                     (int)b);
-            res->status = DVI_SOLVE_BAD_INPUT;
-            return DVI_ERR_INVALID_ARG;
-        }
+    res->iterations = 0; /* no FRICTION_ROLLING block: the driver refuses them (refused_kinds) */
     const bool dense = m <= s->newton.max_dense_rows;
     newton_ws ws;
     const size_t bytes = newton_layout(m, nb, dense, NULL, &ws);
@@ -739,4 +731,6 @@ const dvi_solver_impl dvi_solver_newton = {
     false, /* targets Coulomb's law, not the CCP */
     newton_solve,
     DVI_LAW_COULOMB,
+    NULL,
+    1u << DVI_BLOCK_FRICTION_ROLLING, /* no Alart-Curnier function with spin and rolling rows */
 };

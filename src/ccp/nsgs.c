@@ -15,9 +15,10 @@
  *                 with W = N_aa and q = u_a − N_aa γ_a (src/ccp/coulomb_local.c:
  *                 take-off, stick, slide on the cone's surface); with ω ≠ 1,
  *                 γ_a + ω(γ_a* − γ_a), projected back onto the cone.
- * FRICTION_ROLLING blocks are refused (DVI_ERR_INVALID_ARG, naming the first):
+ * FRICTION_ROLLING blocks are refused (refused_kinds: the driver returns
+ * DVI_ERR_INVALID_ARG naming the first and the solvers that take them):
  * their local problem has six rows and three coupled cones, for which no
- * exact local solve is implemented; the "desaxce" solver takes them.
+ * exact local solve is implemented.
  * In the factor form the body velocities v = M⁻¹Dγ are kept up to date, so a
  * block costs O(entries of its columns) (contacts given by frames through
  * dvi_work_frame_velocity / dvi_work_frame_update), and v is recomputed from
@@ -111,13 +112,7 @@ static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
 
 static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    const int32_t nb = w->nblocks;
-    for (int32_t b = 0; b < nb; b++)
-        if (w->p->blocks[b].kind == DVI_BLOCK_FRICTION_ROLLING) {
-            snprintf(res->message, sizeof res->message,
-                     "blocks[%d]: friction_rolling is not supported by nsgs; use desaxce", (int)b);
-            return DVI_ERR_INVALID_ARG;
-        }
+    const int32_t nb = w->nblocks; /* no FRICTION_ROLLING block: the driver refuses them (refused_kinds) */
     const size_t eta_bytes = ((size_t)nb * sizeof(double) + 63) / 64 * 64;
     char* mem = dvi_work_scratch(w, eta_bytes + (size_t)nb * sizeof(dvi_coulomb_local));
     if (!mem) {
@@ -157,4 +152,6 @@ const dvi_solver_impl dvi_solver_nsgs = {
     false,
     nsgs_solve,
     DVI_LAW_COULOMB,
+    NULL,
+    1u << DVI_BLOCK_FRICTION_ROLLING, /* no exact local solve with spin and rolling rows */
 };

@@ -129,4 +129,6 @@ const dvi_solver_impl dvi_solver_pgs = {
     true,
     pgs_solve,
     DVI_LAW_CCP,
+    NULL,
+    0,
 };

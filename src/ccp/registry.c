@@ -1,7 +1,13 @@
 /* dvicontact — the table of built-in solvers. A new solver is one file in
- * src/ccp/ defining a const dvi_solver_impl, plus one line here. */
+ * src/ccp/ defining a const dvi_solver_impl, plus one line here; what it
+ * solves (its law, the law its setting picks, the block kinds it refuses)
+ * is in that one definition, and every list of solvers for a law — the
+ * messages of the scene reader, of the world step and of the driver, the
+ * help of `dvi` — is made from it. */
 #include "ccp_work.h"
+#include "registry.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const dvi_solver_impl* const registry[] = {
@@ -36,6 +42,15 @@ dvi_friction_law dvi_solver_law(int32_t index)
     return index >= 0 && index < REGISTRY_COUNT ? registry[index]->law : DVI_LAW_CCP;
 }
 
+bool dvi_solver_supports(int32_t index, dvi_friction_law law, dvi_block_kind kind)
+{
+    if (index < 0 || index >= REGISTRY_COUNT || !dvi_friction_law_string(law) || dvi_block_rows(kind) == 0)
+        return false;
+    const dvi_solver_impl* s = registry[index];
+    if (s->law != law && !s->law_setting) return false;
+    return (s->refused_kinds & (1u << kind)) == 0;
+}
+
 const char* dvi_friction_law_string(dvi_friction_law law)
 {
     switch (law) {
@@ -43,6 +58,51 @@ const char* dvi_friction_law_string(dvi_friction_law law)
     case DVI_LAW_COULOMB: return "coulomb";
     }
     return NULL;
+}
+
+const char* dvi_block_kind_name(dvi_block_kind kind)
+{
+    switch (kind) {
+    case DVI_BLOCK_BILATERAL: return "bilateral";
+    case DVI_BLOCK_FRICTIONLESS: return "frictionless";
+    case DVI_BLOCK_FRICTION: return "friction";
+    case DVI_BLOCK_FRICTION_ROLLING: return "friction_rolling";
+    }
+    return "unknown";
+}
+
+static bool solves_all(const dvi_solver_impl* s, dvi_friction_law law, uint32_t kinds)
+{
+    return (s->law == law || s->law_setting) && (s->refused_kinds & kinds) == 0;
+}
+
+int32_t dvi_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_option, char* out, size_t size)
+{
+    int32_t pick[REGISTRY_COUNT], n = 0;
+    for (int pass = 0; pass < 2; pass++) /* the solvers of the law without a setting first */
+        for (int32_t i = 0; i < REGISTRY_COUNT; i++)
+            if ((registry[i]->law_setting != NULL) == (pass == 1) && solves_all(registry[i], law, kinds)) pick[n++] = i;
+    size_t len = 0;
+    if (size > 0) out[0] = '\0';
+    for (int32_t j = 0; j < n && len < size; j++) {
+        const dvi_solver_impl* s = registry[pick[j]];
+        const char* sep = j == 0 ? "" : j + 1 < n ? ", " : n == 2 ? " or " : ", or ";
+        int w;
+        if (!s->law_setting) {
+            w = snprintf(out + len, size - len, "%s%s", sep, s->name);
+        } else {
+            /* "lemke.coulomb" as an option of dvi run: "--lemke-coulomb" */
+            char option[64];
+            snprintf(option, sizeof option, "--%s", s->law_setting);
+            for (char* c = option + 2; *c; c++)
+                if (*c == '.' || *c == '_') *c = '-';
+            w = snprintf(out + len, size - len, "%s%s %s %s", sep, s->name, s->law == law ? "without" : "with",
+                         as_option && s->law != law ? option : s->law_setting);
+        }
+        if (w < 0) break;
+        len += (size_t)w;
+    }
+    return n;
 }
 
 const dvi_solver_impl* dvi_solver_find(const char* name)

@@ -352,6 +352,7 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
     if (!s || !o) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_apply_overrides: scene or overrides is NULL");
     ctx c;
     memset(&c, 0, sizeof c);
+    c.s = s; /* read by the check of the solver against the scene's blocks */
     char q[128], list[256];
     if (o->dt != 0.0) {
         if (!isfinite(o->dt)) sc_errf(&c, "--dt", "must be a finite number");
@@ -385,10 +386,12 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
     dvi_friction_law law = s->friction;
     if (o->friction && !sc_friction_law(o->friction, &law))
         sc_errf(&c, "--friction", "must be \"ccp\" or \"coulomb\" (got %s)", sc_quote(q, sizeof q, o->friction));
-    if (c.problems == 0) /* the solver against the law, as they will be */
+    dvi_solver_settings ss = s->solver_settings;
+    if (o->lemke_coulomb) ss.lemke.coulomb = true;
+    if (c.problems == 0) /* the solver against the law and the scene's blocks, as they will be */
         sc_check_law(&c, o->solver ? "--solver" : "formulation.solver", o->method ? o->method : s->method,
-                     o->solver ? o->solver : s->solver, &s->solver_settings, law,
-                     o->friction ? "--friction" : "formulation.friction");
+                     o->solver ? o->solver : s->solver, &ss, law, o->friction ? "--friction" : "formulation.friction",
+                     true);
     dvi_joint_solve js = s->joint_solve;
     if (o->joint_solve) {
         if (strcmp(o->joint_solve, "auto") == 0) js = DVI_JOINT_SOLVE_AUTO;
@@ -401,6 +404,7 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
     if (c.problems > 0)
         return finish(&c, c.problems == c.unsupported ? DVI_ERR_UNSUPPORTED : DVI_ERR_INVALID_ARG, errors);
     s->friction = law;
+    s->solver_settings.lemke.coulomb = ss.lemke.coulomb;
     char* solver = o->solver ? sc_dup_string(o->solver) : NULL;
     char* method = o->method ? sc_dup_string(o->method) : NULL;
     if ((o->solver && !solver) || (o->method && !method)) {

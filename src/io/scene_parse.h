@@ -115,10 +115,15 @@ bool sc_friction_law(const char* word, dvi_friction_law* law);
  * DVI_LAW_CCP for an unknown name. */
 dvi_friction_law sc_solver_law(const char* name, const dvi_solver_settings* settings);
 /* Reports, at path, a DVI scene whose solver does not solve its friction law
- * (the DEM step ignores the law); what names the solver's side of the
- * message (e.g. "formulation.solver"), law_where the law's. */
+ * (the DEM step ignores the law), or refuses a kind of block the scene's
+ * contacts may give under it (nsgs and newton: friction_rolling, from the
+ * bodies and generators read so far into c->s, naming two shapes that give
+ * them). path names the solver's side of the message (e.g.
+ * "formulation.solver"), law_where the law's. Each message names the
+ * solvers that take the scene, from the registry; options: a solver's
+ * setting is named as the option of dvi run ("--lemke-coulomb"). */
 void sc_check_law(ctx* c, const char* path, const char* method, const char* solver,
-                  const dvi_solver_settings* settings, dvi_friction_law law, const char* law_where);
+                  const dvi_solver_settings* settings, dvi_friction_law law, const char* law_where, bool options);
 /* Reads and checks the whole scene (root: its top-level JSON value) into c->s. */
 void sc_parse_scene(ctx* c, const cJSON* root);
 

@@ -8,6 +8,7 @@
  * (sc_resolve_body), for scene_model.c as well.
  */
 #include "scene_parse.h"
+#include "registry.h"
 
 #include "math3.h"
 
@@ -988,27 +989,106 @@ dvi_friction_law sc_solver_law(const char* name, const dvi_solver_settings* sett
     return DVI_LAW_CCP;
 }
 
+/* Whether two shapes of different bodies, one of them dynamic, both have
+ * rolling friction (spin: spinning friction), so that their contact has
+ * spin and rolling rows (a friction_rolling block; the world step's rule);
+ * a generator's bodies are dynamic spheres of its material. On true, where
+ * names the two ("bodies[3].shapes[0] (\"ball\") and bodies[0].shapes[0]
+ * (\"ground\")"). O(shapes + generators). */
+typedef struct sc_place {
+    int32_t body, shape, gen; /* gen >= 0: generators[gen]; else bodies[body].shapes[shape] */
+} sc_place;
+
+static double sc_place_coefficient(const dvi_material* m, bool spin)
+{
+    return spin ? m->spinning_friction : m->rolling_friction;
+}
+
+static void sc_place_name(const dvi_scene* s, sc_place at, char* out, size_t size)
+{
+    if (at.gen >= 0) {
+        snprintf(out, size, "generators[%d] (\"%s\")", (int)at.gen, s->generators[at.gen].name);
+    } else {
+        const char* name = s->bodies[at.body].name;
+        snprintf(out, size, "bodies[%d].shapes[%d]%s%s%s", (int)at.body, (int)at.shape, name ? " (\"" : "",
+                 name ? name : "", name ? "\")" : "");
+    }
+}
+
+static bool sc_rolling_pair(const dvi_scene* s, bool spin, char* where, size_t size)
+{
+    sc_place a = {-1, -1, -1}, b = {-1, -1, -1};
+    for (int32_t i = 0; i < s->body_count && a.body < 0; i++) {
+        const sc_body* bd = &s->bodies[i];
+        if (bd->type != DVI_BODY_DYNAMIC) continue;
+        for (int32_t k = 0; k < bd->shape_count && a.body < 0; k++)
+            if (sc_place_coefficient(&s->shapes[bd->shape_first + k].material, spin) > 0.0) a = (sc_place){i, k, -1};
+    }
+    for (int32_t g = 0; g < s->generator_count && a.body < 0 && a.gen < 0; g++)
+        if (s->generators[g].count > 0 && sc_place_coefficient(&s->generators[g].material, spin) > 0.0)
+            a = (sc_place){-1, -1, g};
+    if (a.body < 0 && a.gen < 0) return false;
+    for (int32_t i = 0; i < s->body_count && b.body < 0; i++) {
+        const sc_body* bd = &s->bodies[i];
+        if (i == a.body) continue;
+        for (int32_t k = 0; k < bd->shape_count && b.body < 0; k++)
+            if (sc_place_coefficient(&s->shapes[bd->shape_first + k].material, spin) > 0.0) b = (sc_place){i, k, -1};
+    }
+    for (int32_t g = 0; g < s->generator_count && b.body < 0 && b.gen < 0; g++)
+        if (s->generators[g].count > (g == a.gen ? 1 : 0) &&
+            sc_place_coefficient(&s->generators[g].material, spin) > 0.0)
+            b = (sc_place){-1, -1, g};
+    if (b.body < 0 && b.gen < 0) return false;
+    char na[160], nb[160];
+    sc_place_name(s, a, na, sizeof na);
+    sc_place_name(s, b, nb, sizeof nb);
+    if (a.gen >= 0 && a.gen == b.gen)
+        snprintf(where, size, "two bodies of %s", na);
+    else
+        snprintf(where, size, "%s and %s", na, nb);
+    return true;
+}
+
 void sc_check_law(ctx* c, const char* path, const char* method, const char* solver,
-                  const dvi_solver_settings* settings, dvi_friction_law law, const char* law_where)
+                  const dvi_solver_settings* settings, dvi_friction_law law, const char* law_where, bool options)
 {
     if (!solver || (method && strcmp(method, "dvi") != 0)) return;
     char list[256];
     if (!sc_known_solver(solver, list, sizeof list)) return; /* reported where it was read */
+    const dvi_scene* s = c->s;
+    /* the kinds of block the scene's steps may give the solver */
+    uint32_t kinds = 1u << DVI_BLOCK_FRICTION;
+    if (s->joint_count > 0) kinds |= 1u << DVI_BLOCK_BILATERAL;
+    char where[400] = "";
+    const char* coefficient = "rolling_friction";
+    if (sc_rolling_pair(s, false, where, sizeof where) ||
+        (coefficient = "spinning_friction", sc_rolling_pair(s, true, where, sizeof where)))
+        kinds |= 1u << DVI_BLOCK_FRICTION_ROLLING;
+    char names[200];
+    dvi_solver_names_for(law, kinds, options, names, sizeof names);
     const dvi_friction_law has = sc_solver_law(solver, settings);
-    if (has == law) return;
     const bool lemke = strcmp(solver, "lemke") == 0;
-    /* the solvers of the law: the registry's, and Lemke by its setting */
-    char names[160] = "";
-    size_t n = 0;
-    for (int32_t i = 0; i < dvi_solver_count() && n < sizeof names; i++) {
-        const char* name = dvi_solver_name(i);
-        if (dvi_solver_law(i) == law && strcmp(name, "lemke") != 0)
-            n += (size_t)snprintf(names + n, sizeof names - n, "%s, ", name);
+    if (has != law) {
+        sc_errf(c, path, "\"%s\"%s solves %s but %s is \"%s\" (its solvers: %s)", solver,
+                lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "",
+                has == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", law_where, dvi_friction_law_string(law), names);
+        return;
     }
-    sc_errf(c, path, "\"%s\"%s solves %s but %s is \"%s\" (its solvers: %slemke %s lemke.coulomb)", solver,
-            lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "",
-            has == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", law_where, dvi_friction_law_string(law), names,
-            law == DVI_LAW_COULOMB ? "with" : "without");
+    int32_t index = 0;
+    while (strcmp(dvi_solver_name(index), solver) != 0) index++;
+    for (int k = 0; k < 32; k++) {
+        if (!(kinds & (1u << k)) || dvi_solver_supports(index, law, (dvi_block_kind)k)) continue;
+        const char* of = law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP";
+        if (k == DVI_BLOCK_FRICTION_ROLLING)
+            sc_errf(c, path,
+                    "\"%s\" does not take the friction_rolling blocks of %s, which the contacts between %s give "
+                    "(%s > 0 on both); solvers that do: %s",
+                    solver, of, where, coefficient, names);
+        else
+            sc_errf(c, path, "\"%s\" does not take the %s blocks of %s that this scene gives; solvers that do: %s",
+                    solver, dvi_block_kind_name((dvi_block_kind)k), of, names);
+        return;
+    }
 }
 
 /* formulation.dem (read whatever the method, so that --method dem uses it). */
@@ -1178,7 +1258,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
     /* the solver against the law, once the solver's settings are read */
     if (law_known)
         sc_check_law(c, sc_path_key(p, P, "solver"), s->method, s->solver, ss, s->friction,
-                     friction ? "formulation.friction" : "formulation.friction (the default)");
+                     friction ? "formulation.friction" : "formulation.friction (the default)", false);
     if ((o = sc_member(v, "dem")) && sc_is_object(c, o, sc_path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
     if ((o = sc_member(v, "health")) && sc_is_object(c, o, sc_path_key(p, P, "health"))) {
         dvi_health_settings* hs = &s->health;

@@ -31,6 +31,7 @@
  * (look-ups only, never iterated, so nothing depends on the table's order).
  */
 #include "world_internal.h"
+#include "registry.h"
 
 #include "math3.h"
 
@@ -630,28 +631,48 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
     return DVI_OK;
 }
 
+/* The block kinds the world's DVI steps may hand the solver (bits
+ * 1 << dvi_block_kind): bilateral with joints, friction, and
+ * friction_rolling when two shapes of different bodies, one of them dynamic,
+ * both have rolling friction or both spinning friction (the rule of the
+ * contacts' row counts above). For a message: O(shapes). */
+static uint32_t world_block_kinds(const dvi_world* w)
+{
+    uint32_t kinds = 1u << DVI_BLOCK_FRICTION;
+    if (w->joint_count > 0) kinds |= 1u << DVI_BLOCK_BILATERAL;
+    for (int spin = 0; spin < 2; spin++) {
+        int32_t a = -1; /* the first such shape on a dynamic body */
+        for (int32_t i = 0; i < w->shape_count && a < 0; i++) {
+            const dvi_material* m = dvi_shape_material(w, &w->shapes[i]);
+            if ((spin ? m->spinning_friction : m->rolling_friction) > 0.0 &&
+                w->bodies[w->shapes[i].body].type == DVI_BODY_DYNAMIC)
+                a = i;
+        }
+        for (int32_t i = 0; i < w->shape_count && a >= 0; i++) {
+            const dvi_material* m = dvi_shape_material(w, &w->shapes[i]);
+            if ((spin ? m->spinning_friction : m->rolling_friction) > 0.0 && w->shapes[i].body != w->shapes[a].body)
+                return kinds | 1u << DVI_BLOCK_FRICTION_ROLLING;
+        }
+    }
+    return kinds;
+}
+
 /* Refuses a solver that does not solve the world's friction law, naming the
- * solvers that do: the registry's solvers of that law, and Lemke, whose
- * settings.lemke.coulomb picks its law. */
+ * solvers that do on the blocks the world may give (the registry's
+ * dvi_solver_supports, and Lemke by its setting lemke.coulomb). */
 static dvi_status check_law(dvi_world* w)
 {
     const dvi_friction_law law = w->def.friction_law;
     const dvi_friction_law has = dvi_solver_get_law(w->solver);
     if (has == law) return DVI_OK;
-    char names[160] = "";
-    size_t n = 0;
-    for (int32_t i = 0; i < dvi_solver_count() && n < sizeof names; i++) {
-        const char* name = dvi_solver_name(i);
-        if (dvi_solver_law(i) != law || strcmp(name, "lemke") == 0) continue;
-        n += (size_t)snprintf(names + n, sizeof names - n, "%s, ", name);
-    }
+    char names[160];
+    dvi_solver_names_for(law, world_block_kinds(w), false, names, sizeof names);
     const char* solver = dvi_solver_get_name(w->solver);
     const bool lemke = strcmp(solver, "lemke") == 0;
     return dvi_world_error(w, DVI_ERR_INVALID_ARG,
-                           "world: friction law \"%s\" needs a solver of %s (%s%slemke %s lemke.coulomb); the solver "
-                           "is \"%s\"%s",
+                           "world: friction law \"%s\" needs a solver of %s (%s); the solver is \"%s\"%s",
                            dvi_friction_law_string(law), law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names,
-                           n > 0 ? "or " : "", law == DVI_LAW_COULOMB ? "with" : "without", solver,
+                           solver,
                            lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "");
 }
 
