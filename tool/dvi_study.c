@@ -317,12 +317,68 @@ typedef struct job {
     char dir[1024];
     pid_t pid;
     bool skipped;   /* --resume: finished with the same settings */
+    bool resumed;   /* started as `dvi run --resume` from its checkpoint */
     int exit_status;
     double cpu_before; /* CPU seconds of an earlier, interrupted part of the run (--resume) */
 } job;
 
 static volatile sig_atomic_t g_stop = 0;
 static void on_stop(int sig) { g_stop = sig; }
+static void on_child(int sig) { (void)sig; } /* wakes sigsuspend when a run ends */
+
+/* The study waits for its runs with SIGINT, SIGTERM and SIGCHLD blocked,
+ * except inside sigsuspend: a stop is seen at the top of the loop, never
+ * between a check and a wait. The runs are forked with SIGINT and SIGTERM
+ * still blocked, so a stop that reaches a run before `dvi run` has set its
+ * handlers stays pending until it has (it then stops cleanly, with its
+ * checkpoint and summary.json), instead of killing it with no summary. */
+static void stop_signals(sigset_t* set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+}
+
+/* DVI_STUDY_INTERRUPT: a test hook that stops the study at a chosen point,
+ * so that tests of --resume do not depend on timing. "start": before the
+ * first run starts; "spawn": right after the first run's process is made
+ * (the stop reaches it in its setup); "step:N": when a run reaches step N
+ * (the run, told by DVI_RUN_INTERRUPT_PARENT_AT_STEP, sends SIGINT to the
+ * study and stops there, so that it cannot end before the study's SIGINT
+ * reaches it); "ended:K": once K runs have ended. The study raises SIGINT
+ * on itself, as a Ctrl-C would. */
+typedef struct interrupt_hook {
+    char point[16];
+    long long n;
+    bool fired;
+} interrupt_hook;
+
+static interrupt_hook read_interrupt_hook(void)
+{
+    interrupt_hook h;
+    memset(&h, 0, sizeof h);
+    const char* v = getenv("DVI_STUDY_INTERRUPT");
+    if (!v || !*v) return h;
+    const char* colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    if (n >= sizeof h.point) n = sizeof h.point - 1;
+    memcpy(h.point, v, n);
+    h.point[n] = '\0';
+    if (colon) h.n = strtoll(colon + 1, NULL, 10);
+    return h;
+}
+
+/* Raises SIGINT when the hook names this point; blocked signals are let through at once. */
+static void hook_point(interrupt_hook* h, const char* point, long long count)
+{
+    if (h->fired || strcmp(h->point, point) != 0 || count < h->n) return;
+    h->fired = true;
+    raise(SIGINT);
+    sigset_t stop, old;
+    stop_signals(&stop);
+    sigprocmask(SIG_UNBLOCK, &stop, &old);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
 
 /* The summary of a finished run, when its settings are this job's. */
 static cJSON* read_summary(const char* dir)
@@ -397,7 +453,18 @@ static const char* jstr(const cJSON* o, const char* key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int start_job(job* j, const char* exe, const char* scene, const study_settings* s, bool resume_it)
+/* Whether DIR/summary.json says the run ended for good (finished or failed). */
+static bool summary_final(const char* dir)
+{
+    cJSON* sum = read_summary(dir);
+    const char* status = jstr(sum, "status");
+    bool final = status && (!strcmp(status, "finished") || !strcmp(status, "failed"));
+    cJSON_Delete(sum);
+    return final;
+}
+
+static int start_job(job* j, const char* exe, const char* scene, const study_settings* s, bool resume_it,
+                     long long stop_at_step)
 {
     char msg[512];
     if (dvi_make_dirs(j->dir, msg, sizeof msg) != 0) {
@@ -455,6 +522,7 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
     }
     snprintf(log, sizeof log, "%s/log.txt", j->dir);
     fflush(NULL);
+    j->resumed = resume_it;
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(j->r.reason, sizeof j->r.reason, "fork: %s", strerror(errno));
@@ -462,8 +530,22 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
     }
     if (pid == 0) {
         /* a process group of its own: a Ctrl-C on the terminal reaches the study alone, which passes
-         * one SIGINT on to each run (a second one would end a run without its checkpoint) */
+         * one SIGINT on to each run (a second one would end a run without its checkpoint). SIGINT and
+         * SIGTERM stay blocked (the study's mask) through exec: `dvi run` unblocks them once its
+         * handlers are set */
         setpgid(0, 0);
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sigprocmask(SIG_UNBLOCK, &chld, NULL);
+        signal(SIGCHLD, SIG_DFL);
+        if (stop_at_step > 0) {
+            char n[32];
+            snprintf(n, sizeof n, "%lld", stop_at_step);
+            setenv("DVI_RUN_INTERRUPT_PARENT_AT_STEP", n, 1);
+        } else {
+            unsetenv("DVI_RUN_INTERRUPT_PARENT_AT_STEP");
+        }
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -937,12 +1019,28 @@ int dvi_cmd_study(int argc, char** argv)
     }
     if (s.resume && !s.quiet) fprintf(stderr, "dvi study: --resume: %d of %d runs already done\n", skipped, nj);
 
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, sc, old_int, old_term, old_chld;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    memset(&sc, 0, sizeof sc);
+    sc.sa_handler = on_child;
+    sigemptyset(&sc.sa_mask);
+    sc.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sc, &old_chld);
+    interrupt_hook hook = read_interrupt_hook();
+    hook_point(&hook, "start", 0);
+    sigset_t blocked, old_mask, wait_mask;
+    stop_signals(&blocked);
+    sigaddset(&blocked, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &blocked, &old_mask);
+    wait_mask = old_mask;
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGTERM);
+    sigdelset(&wait_mask, SIGCHLD);
+    const long long stop_at_step = strcmp(hook.point, "step") == 0 ? hook.n : 0;
     /* the longest runs (the smallest steps) first, so that the last ones to end are short */
     int* order = malloc((size_t)(nj > 0 ? nj : 1) * sizeof *order);
     if (!order) {
@@ -960,7 +1058,7 @@ int dvi_cmd_study(int argc, char** argv)
         }
         order[k] = i;
     }
-    int running = 0, next = 0, done = skipped;
+    int running = 0, next = 0, done = skipped, ended = 0, started = 0;
     bool forwarded = false;
     const double t_start = cli_now();
     while (next < nj || running > 0) {
@@ -973,35 +1071,61 @@ int dvi_cmd_study(int argc, char** argv)
             const int ji = order[next++];
             job* j = &jobs[ji];
             if (j->skipped) continue;
-            if (start_job(j, exe, scene_abs, &s, resume_it[ji]) == 0) running++;
-            else j->exit_status = -1;
+            if (start_job(j, exe, scene_abs, &s, resume_it[ji], stop_at_step) == 0) {
+                running++;
+                hook_point(&hook, "spawn", ++started);
+            } else {
+                j->exit_status = -1;
+            }
         }
         if (running == 0) break;
         int status = 0;
         const double cpu0 = children_cpu();
-        pid_t pid = waitpid(-1, &status, 0);
+        pid_t pid = waitpid(-1, &status, WNOHANG);
         const double cpu1 = children_cpu(); /* the difference is the child just waited for */
+        if (pid == 0) { /* none ended yet: wait for a run to end or a stop, signals let through only here */
+            if (g_stop && !forwarded) continue; /* raised by the hook while starting: pass it on first */
+            sigsuspend(&wait_mask);
+            continue;
+        }
         if (pid < 0) {
-            if (errno == EINTR) continue; /* a signal: the loop's top passes it on */
+            if (errno == EINTR) continue;
             break;
         }
         for (int i = 0; i < nj; i++)
             if (jobs[i].pid == pid) {
-                jobs[i].pid = -1;
-                jobs[i].exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-                write_cpu(jobs[i].dir, jobs[i].cpu_before + (cpu1 - cpu0));
+                job* j = &jobs[i];
+                j->pid = -1;
+                j->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                write_cpu(j->dir, j->cpu_before + (cpu1 - cpu0));
                 running--;
+                if (j->resumed && !g_stop && j->exit_status != DVI_EXIT_OK &&
+                    j->exit_status != DVI_EXIT_INTERRUPTED && !summary_final(j->dir)) {
+                    /* its checkpoint could not be continued (damaged, or from another version): afresh */
+                    if (!s.quiet)
+                        fprintf(stderr, "dvi study: %s: could not continue from its checkpoint (exit %d; see "
+                                        "log.txt); running it afresh\n",
+                                j->dir, j->exit_status);
+                    if (start_job(j, exe, scene_abs, &s, false, stop_at_step) == 0) {
+                        running++;
+                        continue;
+                    }
+                    j->exit_status = -1;
+                }
                 done++;
                 if (!s.quiet) {
                     char el_s[64];
                     cli_format_seconds(cli_now() - t_start, el_s, sizeof el_s);
-                    fprintf(stderr, "dvi study: [%d/%d] %s done (exit %d), %s elapsed\n", done, nj, jobs[i].dir,
-                            jobs[i].exit_status, el_s);
+                    fprintf(stderr, "dvi study: [%d/%d] %s done (exit %d), %s elapsed\n", done, nj, j->dir,
+                            j->exit_status, el_s);
                 }
+                hook_point(&hook, "ended", ++ended);
             }
     }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
     free(resume_it);
     free(order);
     if (g_stop) {
