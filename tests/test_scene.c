@@ -709,6 +709,93 @@ static void sliding_box_case(const char* file, double tol, double speed_limit)
     dvi_scene_destroy(s);
 }
 
+/* Probes sampled by time ("interval"): a DVI run at 1 ms and a DEM run at
+ * 0.1 ms of the sliding box (DVI under Coulomb's law, which has no hop: the
+ * CCP's would fly the box for 0.16 s; DEM with the Hertz contacts of
+ * sliding_box_dem.json) write their rows at the same times, t = 0.01 k to
+ * rounding, 31 rows over 0.3 s; and the box's x there is the analytic
+ * x = v0 t − μ g t²/2 (it slides until 0.51 s) in both, to 1e-3 m (measured:
+ * DVI 5.9e-4 m, DEM 4.6e-5 m). A step
+ * that does not divide the interval (0.3 ms; 0.01 / 0.3e-3 = 33.3) samples
+ * within half a step of each 0.01 k, without drift: a count of
+ * round(0.01 / dt) = 33 steps would sample 30 × 9.9 ms = 0.297 s instead of
+ * 0.3 s. */
+static int interval_rows(const char* method, double dt, double probe_interval, double* t, double* x, int max)
+{
+    static const char text[] =
+        "{\"formulation\": {\"dt\": 0.001, \"solver\": \"lemke\", \"friction\": \"coulomb\",\n"
+        "   \"lemke\": {\"coulomb\": true, \"orient\": true}, \"dem\": {\"normal_model\": \"hertz\"}},\n"
+        " \"duration\": 0.3,\n"
+        " \"gravity\": [0, 0, -9.81],\n"
+        " \"materials\": {\"default\": {\"friction\": 0.4, \"restitution\": 0.5, \"young_modulus\": 1e7}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.1], \"velocity\": [2, 0, 0],\n"
+        "    \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.1, 0.1, 0.1]}]}],\n"
+        " \"probes\": [{\"name\": \"box\", \"what\": \"position\", \"body\": \"box\", \"interval\": 0.01}]}";
+    dvi_scene* s = parse_ok(text);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.method = method;
+    o.dt = dt;
+    o.probe_interval = probe_interval;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    dvi_model* m = build_ok(s);
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, 0, &info), DVI_OK);
+    assert_true(info.interval == (probe_interval > 0 ? probe_interval : 0.01));
+    const int64_t steps = llround(0.3 / dt);
+    int n = 0;
+    for (int64_t i = 0; i <= steps; i++) {
+        if (i > 0) step_n(m, 1);
+        if (!dvi_model_probe_due(m, 0)) continue;
+        assert_true(n < max);
+        double row[4];
+        sample(m, "box", row);
+        t[n] = row[0];
+        x[n++] = row[1];
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return n;
+}
+
+static void test_probe_interval(void** state)
+{
+    (void)state;
+    double td[64], xd[64], te[64], xe[64], tq[64], xq[64];
+    int nd = interval_rows("dvi", 1e-3, 0, td, xd, 64);
+    int ne = interval_rows("dem", 1e-4, 0, te, xe, 64);
+    assert_int_equal(nd, 31);
+    assert_int_equal(ne, 31);
+    double worst = 0, worst_d = 0, worst_e = 0;
+    for (int k = 0; k < 31; k++) {
+        assert_near(td[k], 0.01 * k, 1e-12);
+        assert_near(te[k], td[k], 1e-12);
+        const double t = 0.01 * k, expect = 2.0 * t - 0.5 * 0.4 * G * t * t;
+        worst_d = fmax(worst_d, fabs(xd[k] - expect));
+        worst_e = fmax(worst_e, fabs(xe[k] - expect));
+        worst = fmax(worst, fabs(te[k] - td[k]));
+    }
+    print_message("interval 0.01 s: 31 rows at DVI 1 ms and DEM 0.1 ms, times apart by at most %.2g s; "
+                  "x against v0 t - mu g t^2/2: DVI %.3g m, DEM %.3g m (x(0.3) = %.5f, %.5f)\n", worst, worst_d,
+                  worst_e, xd[30], xe[30]);
+    assert_true(worst_d < 1e-3 && worst_e < 1e-3);
+    /* a step that does not divide the interval: the override, within half a step of 0.01 k */
+    int nq = interval_rows("dem", 3e-4, 0.01, tq, xq, 64);
+    assert_int_equal(nq, 31);
+    for (int k = 0; k < 31; k++) assert_true(fabs(tq[k] - 0.01 * k) <= 0.5 * 3e-4 + 1e-15);
+    /* every and interval are two ways to say one thing: not both; an interval is > 0 */
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    const char* both = "{\"bodies\": [{\"name\": \"b\", \"mass\": 1}], \"probes\": [{\"name\": \"p\", \"what\": "
+                       "\"position\", \"body\": \"b\", \"every\": 10, \"interval\": 0.01},\n"
+                       " {\"name\": \"q\", \"what\": \"solver\", \"interval\": 0}]}";
+    assert_int_equal(dvi_scene_parse(both, strlen(both), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.text, "probes[0].interval: every (steps) or interval (s), not both"));
+    assert_non_null(strstr(e.text, "probes[1].interval: must be > 0"));
+    dvi_scene_errors_free(&e);
+}
+
 static void test_sliding_box(void** state)
 {
     (void)state;
@@ -2420,6 +2507,7 @@ int main(void)
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
+        cmocka_unit_test(test_probe_interval),
         cmocka_unit_test(test_scene_filters),
         cmocka_unit_test(test_default_envelope),
         cmocka_unit_test(test_input_files_refused),
