@@ -4,7 +4,7 @@
  *   dvi run --resume DIR           continue a run from its checkpoint
  *   dvi check SCENE                validate a scene and print what it holds
  *   dvi solve PROBLEM              solve one CCP (JSON or FCLIB) with one or all solvers
- *   dvi plot CSV                   draw (again) the SVG plot of a probe's CSV
+ *   dvi plot CSV...                draw (again) the SVG plot of a probe's CSV, or overlay runs
  *
  * docs/cli.md is the manual; the help texts below are its short form. */
 #ifndef _XOPEN_SOURCE
@@ -131,25 +131,31 @@ static const char solve_help[] =
     "solver failed with an error; 2 bad usage or invalid problem file.\n";
 
 static const char plot_help[] =
-    "Usage: dvi plot CSV [--out FILE] [--columns A,B,...] [--log | --linear] [--title T]\n"
-    "                [--width PX]\n"
+    "Usage: dvi plot CSV... [--out FILE] [--columns A,B,...] [--labels L1,L2,...]\n"
+    "                [--log | --linear] [--title T] [--width PX]\n"
     "\n"
     "Draws the SVG plot of a CSV file whose first column is x (time) and whose\n"
     "header cells read \"name [unit]\", as dvi run writes its probes, so that a long\n"
     "run can be replotted without being run again: one panel per unit, series told\n"
     "apart by colour and dash pattern, and a logarithmic axis where a panel's\n"
-    "positive values span three decades or more (a residual).\n"
+    "positive values span three decades or more (a residual). With several CSV\n"
+    "files (runs of one scene), their columns are overlaid: one line per run, the\n"
+    "legend naming the runs.\n"
     "\n"
     "Options:\n"
-    "  --out FILE              the SVG (default: the CSV's name with .svg)\n"
-    "  --columns A,B,...       these columns only (names as in the header, without units)\n"
+    "  --out FILE              the SVG (default: the CSV's name with .svg; several:\n"
+    "                          the first one's name with _overlay.svg, here)\n"
+    "  --columns A,B,...       these columns only (names as in the header, without units);\n"
+    "                          --column A too\n"
+    "  --labels L1,L2,...      the runs' names in the legend (default: the parts of the\n"
+    "                          paths that differ: out/a/box.csv, out/b/box.csv -> a, b)\n"
     "  --log                   a logarithmic axis on every panel with a positive value\n"
     "  --linear                linear axes everywhere\n"
     "  --title T               the title (default: the file's name)\n"
     "  --width PX              the picture's width (default 900)\n"
     "\n"
-    "Exit status: 0 drawn (the SVG's path is printed); 1 the CSV cannot be read or the\n"
-    "SVG written; 2 bad usage or a column the CSV does not have.\n";
+    "Exit status: 0 drawn (the SVG's path is printed); 1 a CSV cannot be read or the\n"
+    "SVG written; 2 bad usage or a column a CSV does not have.\n";
 
 static const char study_help[] =
     "Usage: dvi study SCENE [options]\n"
