@@ -924,6 +924,57 @@ static void positions(const dvi_model* m, double* x, int n);
 /* The *_dem.json scenes against the answers of their DVI versions, with the
  * bounds a penalty model meets (docs/dem.md): elastic overlaps and
  * tangential springs make sticking bodies creep by micrometres, not 1e-6 m. */
+/* dvi_world_dem_stable_step on the DEM sliding box (sliding_box_dem.json:
+ * 1 kg, corners on a plane, E = 1e7 Pa, nu = 0.3, restitution 0.5, Hertz;
+ * R = d = 0.1 m, K = 4/3 E* sqrt(R) = 2.3167e6, E* = E / (2 (1 - nu^2))).
+ * alpha = 0.571 / sqrt(1.5) (Hertz, e = 0.5, docs/dem.md's table), so
+ * sqrt(alpha^2 + 4) - alpha = 1.5874. At rest (overlap 1.04e-4 m) the
+ * impact at 1 m/s is stiffer: delta = (5 m v^2 / (4 K))^(2/5) = 3.1095e-3 m,
+ * k = 1.5 K sqrt(delta) = 1.9378e5 N/m, h = 1.5874 sqrt(1/k) = 3.606e-3 s.
+ * At a characteristic speed of 0.01 m/s the contact's own overlap is the
+ * larger: k = 1.5 K sqrt(1.04e-4) = 3.544e4 N/m, h = 8.43e-3 s. */
+static double dem_stable_step_of(const char* speed)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"materials\": {\"default\": {\"friction\": 0.4, \"restitution\": 0.5, \"young_modulus\": 1e7, "
+             "\"poisson_ratio\": 0.3}},\n"
+             " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+             "   {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.099896129], \"shapes\": [{\"type\": \"box\", "
+             "\"half_extents\": [0.1, 0.1, 0.1]}]}],\n"
+             " \"duration\": 0.01, \"formulation\": {\"method\": \"dem\", \"dt\": 1e-4, \"dem\": {\"normal_model\": "
+             "\"hertz\"%s}}}",
+             speed);
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    double h = 0;
+    assert_int_equal(dvi_world_dem_stable_step(dvi_model_world_const(m), &h), DVI_OK);
+    assert_true(isinf(h)); /* no step yet */
+    step_n(m, 1);
+    assert_int_equal(dvi_world_dem_stable_step(dvi_model_world_const(m), &h), DVI_OK);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return h;
+}
+
+static void test_dem_stable_step(void** state)
+{
+    (void)state;
+    const double impact = dem_stable_step_of(""), rest = dem_stable_step_of(", \"characteristic_speed\": 0.01");
+    print_message("stable step of the DEM sliding box: %.4g s (impact at 1 m/s; 3.606e-3), %.4g s (at rest; "
+                  "8.43e-3)\n", impact, rest);
+    assert_near(impact, 3.606e-3, 0.01 * 3.606e-3);
+    assert_near(rest, 8.43e-3, 0.01 * 8.43e-3);
+    /* a DVI world has no such step */
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
+    dvi_model* m = build_ok(s);
+    double h = 0;
+    assert_int_equal(dvi_world_dem_stable_step(dvi_model_world_const(m), &h), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_world_dem_stable_step(NULL, &h), DVI_ERR_INVALID_ARG);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 static void test_dem_scenes(void** state)
 {
     (void)state;
@@ -2508,6 +2559,7 @@ int main(void)
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
         cmocka_unit_test(test_probe_interval),
+        cmocka_unit_test(test_dem_stable_step),
         cmocka_unit_test(test_scene_filters),
         cmocka_unit_test(test_default_envelope),
         cmocka_unit_test(test_input_files_refused),

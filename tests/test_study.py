@@ -19,6 +19,11 @@ over [0.2, 0.3] s. Checks:
     with the table of a study never interrupted, also when a run directory
     lost its summary.json or checkpoint or has them damaged (the stops are
     raised by the study itself at set points, DVI_STUDY_INTERRUPT: no timing);
+  - a scene without a study object (examples/scenes/sliding_box.json): the
+    ladders chosen from the scene (DVI: its step x 2^k while the runs are
+    acceptable; DEM: the stiffest contact's critical step, 5.1e-4 s, and its
+    halves), printed and recorded; a scene whose bodies start apart has no
+    DEM ladder to choose: exit 2, the place named;
   - bad settings exit 2 with a message naming the place: an unknown probe
     column, a non-positive step (command line and scene file), an unknown
     method, an unknown key of the study object; nothing is run. dvi check
@@ -212,6 +217,62 @@ with tempfile.TemporaryDirectory() as tmp:
         if damage == "bad_checkpoint":
             check("could not continue from its checkpoint" in se and "running it afresh" in se,
                   "a run whose checkpoint cannot be continued is run afresh: %s" % se)
+
+    # a scene without a study object: the ladders are chosen from the scene, printed one line each and
+    # recorded in study.json. The sliding box (examples/scenes/sliding_box.json: a 1 kg box, 0.2 m cube, on a
+    # plane; default material E = 1e7 Pa, nu = 0.3, restitution 0, taken as 0.01; DVI step 1 ms):
+    #   DVI: 1 ms x 2^k, k = 0..5 (at most 6 steps; 32 ms is below a quarter of the 0.5 s run), each run only
+    #        while the one below is acceptable;
+    #   DEM: the stiffest contact's critical step of docs/dem.md: a corner on the plane, m = 1 kg, R = d = 0.1 m
+    #        (the box's smallest half extent), E* = E / (2 (1 - nu^2)), K = 4/3 E* sqrt(R); the Hertz tangent
+    #        stiffness 1.5 K sqrt(delta) at the overlap of an impact at the characteristic speed 1 m/s,
+    #        delta = (5 m v^2 / (4 K))^(2/5); alpha = 10.749 / sqrt(1.5) (Hertz, e = 0.01, at that overlap);
+    #        h = (sqrt(alpha^2 + 4) - alpha) sqrt(m / k) = 5.111e-4 s, to two digits 5.1e-4 s, then halved.
+    sliding_box = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "scenes", "sliding_box.json")
+    E_star = 1e7 / (2 * (1 - 0.3 ** 2))
+    K = 4.0 / 3.0 * E_star * 0.1 ** 0.5
+    delta = (5 * 1.0 * 1.0 ** 2 / (4 * K)) ** 0.4
+    k_tan = 1.5 * K * delta ** 0.5
+    alpha = 10.749 / 1.5 ** 0.5
+    h_crit = ((alpha ** 2 + 4) ** 0.5 - alpha) * (1.0 / k_tan) ** 0.5
+    check(abs(h_crit - 5.111e-4) < 1e-6, "the expected critical step: %g" % h_crit)
+    out_sb = os.path.join(tmp, "sliding_box_study")
+    rc, so, se = run(["study", sliding_box, "--out", out_sb, "--duration", "0.5", "--jobs", "2"], tmp)
+    check(rc == 0, "dvi study on a scene without a study object exits 0 (got %d): %s" % (rc, se))
+    lines = {l.split(":")[0]: l for l in so.splitlines() if l.startswith("ladder ")}
+    parse = lambda l: [float(x) for x in l.split(":", 1)[1].split(" s (")[0].split(",")]
+    dvi_l = parse(lines.get("ladder dvi", "ladder dvi: 0 s ("))
+    dem_l = parse(lines.get("ladder dem", "ladder dem: 0 s ("))
+    check(dvi_l == [0.001 * 2 ** k for k in range(6)], "the DVI ladder is the scene's step x 2^k: %s" % dvi_l)
+    check(abs(dem_l[0] - 5.1e-4) < 1e-12 and 0.98 * h_crit <= dem_l[0] <= h_crit,
+          "the DEM ladder starts at the critical step %.4g s to two digits: %s" % (h_crit, dem_l))
+    check(dem_l == [dem_l[0] / 2 ** k for k in range(4)], "... and halves it: %s" % dem_l)
+    check("critical step 0.0005111 s" in lines.get("ladder dem", ""), "the line gives the critical step: %s" % lines)
+    table_sb = json.load(open(os.path.join(out_sb, "study.json")))
+    check({l["method"]: l["dts"] for l in table_sb.get("ladders", [])} == {"dvi": dvi_l, "dem": dem_l},
+          "study.json records the ladders: %s" % table_sb.get("ladders"))
+    # the DVI ladder climbs while its runs are acceptable: at 16 ms the box sinks 6.7 mm into the plane,
+    # 6.7 % of its 0.1 m half extent against the 1 % limit, so 32 ms is not run; 8 ms is the largest
+    # acceptable step
+    dvi_rows = [(r["dt"], r["acceptable"]) for r in table_sb["runs"] if r["method"] == "dvi"]
+    check(dvi_rows == [(0.016, False), (0.008, True), (0.004, True), (0.002, True), (0.001, True)],
+          "the DVI ladder stops at its first unacceptable run: %s" % dvi_rows)
+    check("the dvi ladder stops at 0.016 s" in se and "0.032 s and above not run" in se, "... and says so: %s" % se)
+    check(all(r["acceptable"] for r in table_sb["runs"] if r["method"] == "dem"), "the DEM runs hold")
+    best_sb = {b["method"]: b["dt"] for b in table_sb["largest_acceptable"]}
+    check(best_sb == {"dvi": 0.008, "dem": 5.1e-4}, "the largest acceptable steps: %s" % best_sb)
+    # no contact to take a critical step from (a ball that starts in the air): the place is named, nothing run
+    falling = {"name": "falling", "materials": {"default": {"friction": 0.4}},
+               "bodies": [{"name": "ground", "type": "fixed", "shapes": [{"type": "plane"}]},
+                          {"name": "ball", "mass": 1, "position": [0, 0, 1], "shapes": [{"type": "sphere", "radius": 0.1}]}],
+               "formulation": {"dt": 0.001}, "duration": 0.5,
+               "probes": [{"name": "ball", "what": "position", "body": "ball"}]}
+    falling_scene = os.path.join(tmp, "falling.json")
+    with open(falling_scene, "w") as f:
+        json.dump(falling, f)
+    rc, so, se = run(["study", falling_scene, "--out", os.path.join(tmp, "bad")], tmp)
+    check(rc == 2 and "study.dts.dem: no ladder given, and none can be chosen: no contact in its first 64 steps" in se
+          and not os.path.exists(os.path.join(tmp, "bad")), "no DEM ladder can be chosen: %d %s" % (rc, se))
 
     # bad settings: exit 2, the place named, nothing run
     def refused(args, expect, scene_file=scene):

@@ -33,6 +33,12 @@
 
 #define MAX_LADDER 32
 #define MAX_MODULI 16
+/* Default ladders (docs/study.md): DVI, the scene's step × 2^k, at most this
+ * many rungs and steps up to a quarter of the duration, each run only while
+ * the one below it is acceptable; DEM, the stiffest contact's critical step
+ * (rounded down to two digits) and its halves, this many rungs. */
+#define DEFAULT_DVI_RUNGS 6
+#define DEFAULT_DEM_RUNGS 4
 enum { M_DVI = 0, M_DEM = 1, M_COUNT = 2 };
 static const char* const METHOD_NAMES[M_COUNT] = {"dvi", "dem"};
 
@@ -41,6 +47,8 @@ typedef struct study_settings {
     bool methods_given;
     double dts[M_COUNT][MAX_LADDER];
     int dt_count[M_COUNT];
+    bool auto_ladder[M_COUNT]; /* none given: chosen from the scene (check_settings, default_dem_ladder) */
+    char ladder_origin[M_COUNT][256];
     double moduli[MAX_MODULI];
     int modulus_count;
     double duration;          /* 0: the scene's */
@@ -318,9 +326,13 @@ typedef struct job {
     pid_t pid;
     bool skipped;   /* --resume: finished with the same settings */
     bool resumed;   /* started as `dvi run --resume` from its checkpoint */
+    int after;      /* a default DVI ladder's rung: run only once this job's run is acceptable (-1: always) */
+    int state;      /* JOB_WAITING, JOB_RUNNING, JOB_ENDED, JOB_DROPPED */
     int exit_status;
     double cpu_before; /* CPU seconds of an earlier, interrupted part of the run (--resume) */
 } job;
+
+enum { JOB_WAITING = 0, JOB_RUNNING, JOB_ENDED, JOB_DROPPED };
 
 static volatile sig_atomic_t g_stop = 0;
 static void on_stop(int sig) { g_stop = sig; }
@@ -671,6 +683,27 @@ static void collect(job* j, const study_settings* s, double min_size)
     cJSON_Delete(sum);
 }
 
+/* Whether the run of jobs[idx] is acceptable, judged with the ended runs of
+ * its series (the finest stable one its reference), as the table will judge it. */
+static bool rung_acceptable(job* jobs, int nj, int idx, const study_settings* s, const study_criteria* c,
+                            double min_size)
+{
+    study_run* rs = malloc((size_t)nj * sizeof *rs);
+    if (!rs) return false;
+    int n = 0, at = -1;
+    for (int i = 0; i < nj; i++) {
+        if (jobs[i].state != JOB_ENDED || !study_same_series(&jobs[i].r, &jobs[idx].r)) continue;
+        collect(&jobs[i], s, min_size);
+        if (i == idx) at = n;
+        rs[n++] = jobs[i].r;
+    }
+    study_judge(c, rs, n);
+    const bool ok = at >= 0 && rs[at].acceptable;
+    if (at >= 0) snprintf(jobs[idx].r.reason, sizeof jobs[idx].r.reason, "%s", rs[at].reason);
+    free(rs);
+    return ok;
+}
+
 /* Completes the settings from the scene (duration, probe interval, the
  * observable's default time) and checks them against it: a ladder for every
  * method, the observable's times within the run, its probe and column in the
@@ -681,11 +714,18 @@ static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, c
     dvi_scene_settings ss = dvi_scene_get_settings(scene);
     if (s->duration == 0) s->duration = ss.duration;
     if (s->probe_interval == 0) s->probe_interval = s->duration / 300.0;
-    for (int k = 0; k < M_COUNT; k++)
-        if (s->method_on[k] && s->dt_count[k] == 0)
-            err(e, k == M_DVI ? "study.dts.dvi" : "study.dts.dem",
-                "no ladder of steps for method %s (the scene's study.dts.%s or --dts-%s)", METHOD_NAMES[k],
-                METHOD_NAMES[k], METHOD_NAMES[k]);
+    for (int k = 0; k < M_COUNT; k++) s->auto_ladder[k] = s->method_on[k] && s->dt_count[k] == 0;
+    if (s->auto_ladder[M_DVI]) { /* the scene's step × 2^k (the DEM ladder needs a model: default_dem_ladder) */
+        for (int i = 0; i < DEFAULT_DVI_RUNGS; i++) {
+            const double h = ss.dt * ldexp(1.0, i);
+            if (i > 0 && h > s->duration / 4) break;
+            s->dts[M_DVI][s->dt_count[M_DVI]++] = h;
+        }
+        snprintf(s->ladder_origin[M_DVI], sizeof s->ladder_origin[M_DVI],
+                 "default: the scene's step %g s x 2^k, while the run below is acceptable, at most %d steps and "
+                 "a quarter of the duration",
+                 ss.dt, DEFAULT_DVI_RUNGS);
+    }
     if (!s->probe[0]) return;
     if (!s->have_at && !s->have_window) s->have_at = true, s->at = s->duration;
     if (s->have_at && !(s->at >= 0 && s->at <= s->duration + 1e-12))
@@ -724,6 +764,65 @@ static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, c
     dvi_model_destroy(own);
 }
 
+/* The DEM ladder when none is given: the critical step of the scene's
+ * stiffest contact (dvi_world_dem_stable_step, docs/dem.md "Stable step"),
+ * at the stiffest modulus studied, rounded down to two digits, then halved.
+ * The contacts are those of the scene's first steps (at most 64 of 1 us:
+ * bodies that start touching). 0, or -1 with a message in why. */
+static int default_dem_ladder(const char* scene_path, study_settings* s, char* why, size_t why_size)
+{
+    why[0] = '\0';
+    dvi_scene* sc = NULL;
+    dvi_scene_errors se;
+    if (dvi_scene_load(scene_path, &sc, &se) != DVI_OK) {
+        snprintf(why, why_size, "cannot load the scene: %s", se.text ? se.text : "");
+        dvi_scene_errors_free(&se);
+        return -1;
+    }
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.method = "dem";
+    o.dt = 1e-6;
+    o.duration = 64e-6;
+    double E = 0;
+    for (int i = 0; i < s->modulus_count; i++) E = fmax(E, s->moduli[i]);
+    o.young_modulus = E;
+    dvi_model* m = NULL;
+    char msg[512] = "";
+    double h = INFINITY;
+    if (dvi_scene_apply_overrides(sc, &o, &se) != DVI_OK) {
+        snprintf(why, why_size, "%s", se.text ? se.text : "the DEM overrides were refused");
+        dvi_scene_errors_free(&se);
+    } else if (dvi_model_create(sc, &m, msg, sizeof msg) != DVI_OK) {
+        snprintf(why, why_size, "cannot build the model: %s", msg);
+    } else {
+        for (int step = 0; step < 64 && !isfinite(h); step++) {
+            if (dvi_model_step(m) < 0) {
+                const char* w = dvi_world_last_error(dvi_model_world(m));
+                snprintf(why, why_size, "its DEM step failed: %s", w ? w : "");
+                break;
+            }
+            dvi_world_dem_stable_step(dvi_model_world_const(m), &h);
+        }
+        if (!isfinite(h) && !why[0])
+            snprintf(why, why_size, "no contact in its first 64 steps of 1 us to take the stiffest contact's "
+                                    "critical step from (bodies that start apart)");
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(sc);
+    if (!isfinite(h)) return -1;
+    const double p = pow(10.0, floor(log10(h)) - 1.0); /* two digits, rounded down */
+    const double h0 = floor(h / p) * p;
+    s->dt_count[M_DEM] = 0;
+    for (int i = 0; i < DEFAULT_DEM_RUNGS; i++) s->dts[M_DEM][s->dt_count[M_DEM]++] = ldexp(h0, -i);
+    char at[64] = "the scene's materials";
+    if (E > 0) snprintf(at, sizeof at, "E = %g Pa", E);
+    snprintf(s->ladder_origin[M_DEM], sizeof s->ladder_origin[M_DEM],
+             "default: the stiffest contact's critical step %.4g s (%s; docs/dem.md), to two digits, and its halves",
+             h, at);
+    return 0;
+}
+
 static void study_defaults(study_settings* s)
 {
     memset(s, 0, sizeof *s);
@@ -750,12 +849,24 @@ int dvi_study_check_scene(const char* scene_arg, const void* json_root, const dv
     int runs = 0;
     for (int k = 0; k < M_COUNT; k++) {
         if (!s.method_on[k]) continue;
+        if (s.auto_ladder[k] && k == M_DEM) {
+            int nE = s.modulus_count > 0 ? s.modulus_count : 1;
+            runs += DEFAULT_DEM_RUNGS * nE;
+            l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0,
+                                  "%sdem %d steps (default: the stiffest contact's critical step and its halves)",
+                                  l ? ", " : "", DEFAULT_DEM_RUNGS);
+            if (s.modulus_count > 0)
+                l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, " x %d modul%s", nE,
+                                      nE == 1 ? "us" : "i");
+            continue;
+        }
         double lo = INFINITY, hi = 0;
         for (int i = 0; i < s.dt_count[k]; i++) lo = fmin(lo, s.dts[k][i]), hi = fmax(hi, s.dts[k][i]);
         int nE = k == M_DEM && s.modulus_count > 0 ? s.modulus_count : 1;
         runs += s.dt_count[k] * nE;
-        l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, "%s%s %d step%s (%g to %g s)", l ? ", " : "",
-                              METHOD_NAMES[k], s.dt_count[k], s.dt_count[k] == 1 ? "" : "s", lo, hi);
+        l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, "%s%s %d step%s (%g to %g s%s)",
+                              l ? ", " : "", METHOD_NAMES[k], s.dt_count[k], s.dt_count[k] == 1 ? "" : "s", lo, hi,
+                              s.auto_ladder[k] ? "; default: the scene's step x 2^k" : "");
         if (k == M_DEM && s.modulus_count > 0)
             l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, " x %d modul%s", nE, nE == 1 ? "us" : "i");
     }
@@ -924,6 +1035,16 @@ int dvi_cmd_study(int argc, char** argv)
         s.jobs = c > 0 ? c : 1;
     }
     check_settings(&e, &s, scene, NULL, given[O_OBSERVABLE] != NULL);
+    for (int k = 0; k < M_COUNT; k++)
+        if (!s.auto_ladder[k])
+            snprintf(s.ladder_origin[k], sizeof s.ladder_origin[k], "%s%s",
+                     given[k == M_DVI ? O_DTS_DVI : O_DTS_DEM] ? "--dts-" : "study.dts.", METHOD_NAMES[k]);
+    if (e.count == 0 && s.auto_ladder[M_DEM]) {
+        char why[1024];
+        if (default_dem_ladder(scene_arg, &s, why, sizeof why) != 0)
+            err(&e, "study.dts.dem", "no ladder given, and none can be chosen: %s; give one (study.dts.dem or --dts-dem)",
+                why);
+    }
     const bool have_obs = s.probe[0] != '\0';
     double min_size = smallest_shape(root);
     char scene_abs[4096];
@@ -956,6 +1077,20 @@ int dvi_cmd_study(int argc, char** argv)
         return DVI_EXIT_FAILED;
     }
     int nj = 0;
+    /* the ladders as chosen (a default DVI ladder from the scene's step up, a default DEM one from the
+     * critical step down, a given one as given), one line each and in study.json */
+    static double ladder_dts[M_COUNT][MAX_LADDER];
+    study_ladder ladders[M_COUNT];
+    int nl = 0;
+    for (int k = 0; k < M_COUNT; k++) {
+        if (!s.method_on[k]) continue;
+        memcpy(ladder_dts[k], s.dts[k], (size_t)s.dt_count[k] * sizeof(double));
+        ladders[nl++] = (study_ladder){METHOD_NAMES[k], ladder_dts[k], s.dt_count[k], s.ladder_origin[k]};
+        printf("ladder %s:", METHOD_NAMES[k]);
+        for (int i = 0; i < s.dt_count[k]; i++) printf("%s %.6g", i ? "," : "", s.dts[k][i]);
+        printf(" s (%s)\n", s.ladder_origin[k]);
+    }
+    fflush(stdout);
     for (int k = 0; k < M_COUNT; k++) {
         if (!s.method_on[k]) continue;
         qsort(s.dts[k], (size_t)s.dt_count[k], sizeof(double), compare_desc);
@@ -963,7 +1098,11 @@ int dvi_cmd_study(int argc, char** argv)
         for (int m = 0; m < nE; m++)
             for (int i = 0; i < s.dt_count[k]; i++) {
                 if (i > 0 && close_to(s.dts[k][i], s.dts[k][i - 1])) continue;
-                job* j = &jobs[nj++];
+                job* j = &jobs[nj];
+                /* a default DVI ladder climbs: each step only once the step below it is acceptable */
+                j->after = k == M_DVI && s.auto_ladder[k] && i + 1 < s.dt_count[k] ? nj + 1 : -1;
+                j->state = JOB_WAITING;
+                nj++;
                 snprintf(j->r.method, sizeof j->r.method, "%s", METHOD_NAMES[k]);
                 j->r.dt = s.dts[k][i];
                 j->r.young_modulus = k == M_DEM && s.modulus_count > 0 ? s.moduli[m] : NAN;
@@ -995,8 +1134,9 @@ int dvi_cmd_study(int argc, char** argv)
         return DVI_EXIT_FAILED;
     }
     if (!s.quiet)
-        fprintf(stderr, "dvi study: %s: %d runs of %g s into %s/runs, %lld at a time\n", scene_arg, nj, s.duration,
-                out_dir, (long long)s.jobs);
+        fprintf(stderr, "dvi study: %s: %d runs%s of %g s into %s/runs, %lld at a time\n", scene_arg, nj,
+                s.auto_ladder[M_DVI] && s.method_on[M_DVI] ? " at most" : "", s.duration, out_dir, (long long)s.jobs);
+    const study_criteria c = {s.overlap_fraction, have_obs, s.tolerance, s.relative};
 
     /* --resume: skip the finished runs made with the same settings; continue the interrupted ones */
     bool* resume_it = calloc((size_t)nj + 1, sizeof *resume_it);
@@ -1007,6 +1147,7 @@ int dvi_cmd_study(int argc, char** argv)
             const char* status = jstr(sum, "status");
             if (status && (!strcmp(status, "finished") || !strcmp(status, "failed"))) {
                 jobs[i].skipped = true;
+                jobs[i].state = JOB_ENDED;
                 skipped++;
             } else if (status && (!strcmp(status, "interrupted") || !strcmp(status, "running"))) {
                 char cp[1200];
@@ -1058,23 +1199,37 @@ int dvi_cmd_study(int argc, char** argv)
         }
         order[k] = i;
     }
-    int running = 0, next = 0, done = skipped, ended = 0, started = 0;
+    int running = 0, done = skipped, ended = 0, started = 0;
     bool forwarded = false;
     const double t_start = cli_now();
-    while (next < nj || running > 0) {
+    for (;;) {
         if (g_stop && !forwarded) { /* pass the stop on, once: the runs write their checkpoints and end */
             for (int i = 0; i < nj; i++)
                 if (jobs[i].pid > 0) kill(jobs[i].pid, SIGINT);
             forwarded = true;
         }
-        while (!g_stop && running < s.jobs && next < nj) {
-            const int ji = order[next++];
+        for (int q = 0; !g_stop && running < s.jobs && q < nj; q++) {
+            const int ji = order[q];
             job* j = &jobs[ji];
-            if (j->skipped) continue;
+            if (j->state != JOB_WAITING) continue;
+            if (j->after >= 0) { /* a rung of a default DVI ladder: only above an acceptable one */
+                const job* below = &jobs[j->after];
+                if (below->state == JOB_WAITING || below->state == JOB_RUNNING) continue;
+                if (below->state == JOB_DROPPED || !rung_acceptable(jobs, nj, j->after, &s, &c, min_size)) {
+                    j->state = JOB_DROPPED;
+                    if (!s.quiet && below->state != JOB_DROPPED)
+                        fprintf(stderr, "dvi study: the %s ladder stops at %g s, not acceptable (%s): %g s and above "
+                                        "not run\n",
+                                j->r.method, below->r.dt, below->r.reason, j->r.dt);
+                    continue;
+                }
+            }
             if (start_job(j, exe, scene_abs, &s, resume_it[ji], stop_at_step) == 0) {
+                j->state = JOB_RUNNING;
                 running++;
                 hook_point(&hook, "spawn", ++started);
             } else {
+                j->state = JOB_ENDED;
                 j->exit_status = -1;
             }
         }
@@ -1096,6 +1251,7 @@ int dvi_cmd_study(int argc, char** argv)
             if (jobs[i].pid == pid) {
                 job* j = &jobs[i];
                 j->pid = -1;
+                j->state = JOB_ENDED;
                 j->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
                 write_cpu(j->dir, j->cpu_before + (cpu1 - cpu0));
                 running--;
@@ -1107,6 +1263,7 @@ int dvi_cmd_study(int argc, char** argv)
                                         "log.txt); running it afresh\n",
                                 j->dir, j->exit_status);
                     if (start_job(j, exe, scene_abs, &s, false, stop_at_step) == 0) {
+                        j->state = JOB_RUNNING;
                         running++;
                         continue;
                     }
@@ -1136,26 +1293,27 @@ int dvi_cmd_study(int argc, char** argv)
         return DVI_EXIT_INTERRUPTED;
     }
 
-    /* judge, write */
+    /* judge, write (the rungs of a default ladder above its first unacceptable run were not run) */
+    int nr = 0;
     for (int i = 0; i < nj; i++) {
+        if (jobs[i].state == JOB_DROPPED) continue;
         collect(&jobs[i], &s, min_size);
-        runs[i] = jobs[i].r;
+        runs[nr++] = jobs[i].r;
     }
-    study_criteria c = {s.overlap_fraction, have_obs, s.tolerance, s.relative};
-    study_judge(&c, runs, nj);
+    study_judge(&c, runs, nr);
     char obs[512] = "";
     if (have_obs) {
         if (s.have_window) snprintf(obs, sizeof obs, "%s.%s mean over [%g, %g] s", s.probe, s.column, s.t0, s.t1);
         else snprintf(obs, sizeof obs, "%s.%s at %g s", s.probe, s.column, s.at);
     }
-    study_table_info info = {scene_arg, scene_name, have_obs ? obs : NULL, &c, s.duration};
+    study_table_info info = {scene_arg, scene_name, have_obs ? obs : NULL, &c, s.duration, ladders, nl};
     char csv[2100], json[2100], svg[2100];
     snprintf(csv, sizeof csv, "%s/study.csv", out_dir);
     snprintf(json, sizeof json, "%s/study.json", out_dir);
     snprintf(svg, sizeof svg, "%s/study.svg", out_dir);
     int rc = DVI_EXIT_OK;
-    if (study_write_csv(csv, runs, nj, msg, sizeof msg) != 0 || study_write_json(json, &info, runs, nj, msg, sizeof msg) != 0 ||
-        study_write_svg(svg, &info, runs, nj, msg, sizeof msg) != 0) {
+    if (study_write_csv(csv, runs, nr, msg, sizeof msg) != 0 || study_write_json(json, &info, runs, nr, msg, sizeof msg) != 0 ||
+        study_write_svg(svg, &info, runs, nr, msg, sizeof msg) != 0) {
         fprintf(stderr, "dvi study: %s\n", msg);
         rc = DVI_EXIT_FAILED;
     }
@@ -1164,7 +1322,7 @@ int dvi_cmd_study(int argc, char** argv)
     if (have_obs) printf("; %s tolerance %g", s.relative ? "relative" : "absolute", s.tolerance);
     printf("\n%-5s %10s %9s %-8s %11s %12s %11s %9s %9s %4s  %s\n", "meth.", "dt (s)", "E (Pa)", "status",
            "overlap/size", "observable", "error", "wall s/s", "CPU s/s", "ok", "reason");
-    for (int i = 0; i < nj; i++) {
+    for (int i = 0; i < nr; i++) {
         const study_run* r = &runs[i];
         char E[32] = "-";
         if (!isnan(r->young_modulus)) snprintf(E, sizeof E, "%.3g", r->young_modulus);
@@ -1175,7 +1333,7 @@ int dvi_cmd_study(int argc, char** argv)
                r->reason);
     }
     printf("largest acceptable step and its cost:\n");
-    study_print_summary(stdout, runs, nj);
+    study_print_summary(stdout, runs, nr);
     printf("table: %s, %s; plot: %s\n", csv, json, svg);
     free(jobs);
     free(runs);
