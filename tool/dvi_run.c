@@ -772,6 +772,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
         snprintf(file, sizeof file, "%s.svg", p->info.name);
         dvi_json_key_string(w, "svg", file);
         dvi_json_key_int(w, "every", p->info.every);
+        dvi_json_key_number(w, "interval", p->info.interval > 0 ? p->info.interval : NAN); /* null: by steps */
         dvi_json_key_int(w, "columns", p->info.columns);
         dvi_json_key_int(w, "rows", p->csv ? dvi_csv_rows(p->csv) : 0);
         dvi_json_end_object(w);
