@@ -821,7 +821,7 @@ static int write_study_tables(const options* o, const row* rows, int n)
     }
     const study_criteria c = {OVERLAP_LIMIT, false, 0.0, true};
     study_judge(&c, runs, m);
-    study_table_info info = {"(built in: bench_dvi_vs_dem)", "bench_dvi_vs_dem", NULL, &c, NAN};
+    study_table_info info = {"(built in: bench_dvi_vs_dem)", "bench_dvi_vs_dem", NULL, &c, NAN, NULL, 0};
     char msg[512];
     int rc = 0;
     if (o->study_csv && study_write_csv(o->study_csv, runs, m, msg, sizeof msg) != 0) rc = -1;

@@ -1297,6 +1297,86 @@ static void test_run_dem(void** state)
  * the normal forces of all contacts sum to 9.81 N × (1 + … + 10). A run
  * resumed halfway writes the same table as a straight one, also when the
  * interrupted run had written rows past its checkpoint. */
+/* The times (first column) of a probe's CSV, at most max rows. */
+static int csv_times(const char* path, double* t, int max)
+{
+    char* text = test_read_text(path, NULL);
+    assert_non_null(text);
+    int n = 0;
+    for (char* line = strchr(text, '\n'); line && line[1] && n < max; line = strchr(line + 1, '\n'))
+        t[n++] = strtod(line + 1, NULL);
+    free(text);
+    return n;
+}
+
+static int count_of(const char* text, const char* needle)
+{
+    int n = 0;
+    for (const char* q = strstr(text, needle); q; q = strstr(q + 1, needle)) n++;
+    return n;
+}
+
+/* Probes by time: a DVI run (1 ms) and a DEM run (0.1 ms) of the sliding
+ * box with --probe-interval 0.01 write their rows at the same times, t =
+ * 0.01 k to rounding (31 rows over 0.3 s); dvi plot overlays their box.x in
+ * one SVG: one polyline per run, a legend naming the runs. */
+static void test_probe_interval_overlay(void** state)
+{
+    (void)state;
+    const char* scene = SRC_PATH("examples/scenes/sliding_box.json");
+    char dir[700], dvi[800], dem[800], a[1024], b[1024], svg[1024];
+    path_in(dir, sizeof dir, g_root, "overlay");
+    path_in(dvi, sizeof dvi, dir, "dvi");
+    path_in(dem, sizeof dem, dir, "dem");
+    run_result r = RUN("run", scene, "--duration", "0.3", "--probe-interval", "0.01", "--out", dvi, "--quiet");
+    expect_status(&r, 0, "run, DVI at 1 ms");
+    run_result_free(&r);
+    r = RUN("run", scene, "--method", "dem", "--dt", "1e-4", "--duration", "0.3", "--probe-interval", "0.01", "--out",
+            dem, "--quiet");
+    expect_status(&r, 0, "run, DEM at 0.1 ms");
+    run_result_free(&r);
+    path_in(a, sizeof a, dvi, "box.csv");
+    path_in(b, sizeof b, dem, "box.csv");
+    double ta[64], tb[64];
+    assert_int_equal(csv_times(a, ta, 64), 31);
+    assert_int_equal(csv_times(b, tb, 64), 31);
+    for (int k = 0; k < 31; k++) {
+        assert_near(ta[k], 0.01 * k, 1e-12);
+        assert_near(tb[k], ta[k], 1e-12);
+    }
+    path_in(svg, sizeof svg, dir, "box_x.svg");
+    r = RUN("plot", a, b, "--column", "box.x", "--out", svg);
+    expect_status(&r, 0, "plot two runs");
+    run_result_free(&r);
+    char* text = test_read_text(svg, NULL);
+    assert_non_null(text);
+    assert_int_equal(count_of(text, "<polyline"), 2);
+    assert_int_equal(count_of(text, "<g class=\"entry\">"), 2);
+    expect_contains(text, "<title>dvi</title>", "the legend names the runs");
+    expect_contains(text, "<title>dem</title>", "the legend names the runs");
+    expect_contains(text, "<title>box.csv: box.x (2 runs)</title>", "the overlay's title");
+    expect_contains(text, ">box.x [m]</text>", "the y axis names the column");
+    free(text);
+    /* --labels names them; a column missing from one run, or labels that do not match the files, are refused */
+    r = RUN("plot", a, b, "--column", "box.x", "--labels", "DVI 1 ms,DEM 0.1 ms", "--out", svg);
+    expect_status(&r, 0, "plot --labels");
+    run_result_free(&r);
+    text = test_read_text(svg, NULL);
+    assert_non_null(text);
+    expect_contains(text, "<title>DEM 0.1 ms</title>", "plot --labels");
+    free(text);
+    char c[1024];
+    path_in(c, sizeof c, dem, "solver.csv");
+    r = RUN("plot", a, c, "--column", "box.x", "--out", svg);
+    expect_status(&r, 2, "plot a column one run lacks");
+    expect_contains(r.err, "solver.csv: no column 'box.x'", "plot a column one run lacks");
+    run_result_free(&r);
+    r = RUN("plot", a, b, "--labels", "one", "--out", svg);
+    expect_status(&r, 2, "plot --labels one for two files");
+    expect_contains(r.err, "--labels: 1 label for 2 CSV files", "plot --labels");
+    run_result_free(&r);
+}
+
 static void test_contacts_table(void** state)
 {
     (void)state;
@@ -1669,6 +1749,7 @@ int main(void)
         cmocka_unit_test(test_not_converged),
         cmocka_unit_test(test_resume_round_trip),
         cmocka_unit_test(test_run_dem),
+        cmocka_unit_test(test_probe_interval_overlay),
         cmocka_unit_test(test_contacts_table),
         cmocka_unit_test(test_interrupt_and_resume),
         cmocka_unit_test(test_kill_and_resume),

@@ -714,6 +714,93 @@ static void sliding_box_case(const char* file, double tol, double speed_limit)
     dvi_scene_destroy(s);
 }
 
+/* Probes sampled by time ("interval"): a DVI run at 1 ms and a DEM run at
+ * 0.1 ms of the sliding box (DVI under Coulomb's law, which has no hop: the
+ * CCP's would fly the box for 0.16 s; DEM with the Hertz contacts of
+ * sliding_box_dem.json) write their rows at the same times, t = 0.01 k to
+ * rounding, 31 rows over 0.3 s; and the box's x there is the analytic
+ * x = v0 t − μ g t²/2 (it slides until 0.51 s) in both, to 1e-3 m (measured:
+ * DVI 5.9e-4 m, DEM 4.6e-5 m). A step
+ * that does not divide the interval (0.3 ms; 0.01 / 0.3e-3 = 33.3) samples
+ * within half a step of each 0.01 k, without drift: a count of
+ * round(0.01 / dt) = 33 steps would sample 30 × 9.9 ms = 0.297 s instead of
+ * 0.3 s. */
+static int interval_rows(const char* method, double dt, double probe_interval, double* t, double* x, int max)
+{
+    static const char text[] =
+        "{\"formulation\": {\"dt\": 0.001, \"solver\": \"lemke\", \"friction\": \"coulomb\",\n"
+        "   \"lemke\": {\"coulomb\": true, \"orient\": true}, \"dem\": {\"normal_model\": \"hertz\"}},\n"
+        " \"duration\": 0.3,\n"
+        " \"gravity\": [0, 0, -9.81],\n"
+        " \"materials\": {\"default\": {\"friction\": 0.4, \"restitution\": 0.5, \"young_modulus\": 1e7}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.1], \"velocity\": [2, 0, 0],\n"
+        "    \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.1, 0.1, 0.1]}]}],\n"
+        " \"probes\": [{\"name\": \"box\", \"what\": \"position\", \"body\": \"box\", \"interval\": 0.01}]}";
+    dvi_scene* s = parse_ok(text);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.method = method;
+    o.dt = dt;
+    o.probe_interval = probe_interval;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+    dvi_model* m = build_ok(s);
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, 0, &info), DVI_OK);
+    assert_true(info.interval == (probe_interval > 0 ? probe_interval : 0.01));
+    const int64_t steps = llround(0.3 / dt);
+    int n = 0;
+    for (int64_t i = 0; i <= steps; i++) {
+        if (i > 0) step_n(m, 1);
+        if (!dvi_model_probe_due(m, 0)) continue;
+        assert_true(n < max);
+        double row[4];
+        sample(m, "box", row);
+        t[n] = row[0];
+        x[n++] = row[1];
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return n;
+}
+
+static void test_probe_interval(void** state)
+{
+    (void)state;
+    double td[64], xd[64], te[64], xe[64], tq[64], xq[64];
+    int nd = interval_rows("dvi", 1e-3, 0, td, xd, 64);
+    int ne = interval_rows("dem", 1e-4, 0, te, xe, 64);
+    assert_int_equal(nd, 31);
+    assert_int_equal(ne, 31);
+    double worst = 0, worst_d = 0, worst_e = 0;
+    for (int k = 0; k < 31; k++) {
+        assert_near(td[k], 0.01 * k, 1e-12);
+        assert_near(te[k], td[k], 1e-12);
+        const double t = 0.01 * k, expect = 2.0 * t - 0.5 * 0.4 * G * t * t;
+        worst_d = fmax(worst_d, fabs(xd[k] - expect));
+        worst_e = fmax(worst_e, fabs(xe[k] - expect));
+        worst = fmax(worst, fabs(te[k] - td[k]));
+    }
+    print_message("interval 0.01 s: 31 rows at DVI 1 ms and DEM 0.1 ms, times apart by at most %.2g s; "
+                  "x against v0 t - mu g t^2/2: DVI %.3g m, DEM %.3g m (x(0.3) = %.5f, %.5f)\n", worst, worst_d,
+                  worst_e, xd[30], xe[30]);
+    assert_true(worst_d < 1e-3 && worst_e < 1e-3);
+    /* a step that does not divide the interval: the override, within half a step of 0.01 k */
+    int nq = interval_rows("dem", 3e-4, 0.01, tq, xq, 64);
+    assert_int_equal(nq, 31);
+    for (int k = 0; k < 31; k++) assert_true(fabs(tq[k] - 0.01 * k) <= 0.5 * 3e-4 + 1e-15);
+    /* every and interval are two ways to say one thing: not both; an interval is > 0 */
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    const char* both = "{\"bodies\": [{\"name\": \"b\", \"mass\": 1}], \"probes\": [{\"name\": \"p\", \"what\": "
+                       "\"position\", \"body\": \"b\", \"every\": 10, \"interval\": 0.01},\n"
+                       " {\"name\": \"q\", \"what\": \"solver\", \"interval\": 0}]}";
+    assert_int_equal(dvi_scene_parse(both, strlen(both), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(e.text, "probes[0].interval: every (steps) or interval (s), not both"));
+    assert_non_null(strstr(e.text, "probes[1].interval: must be > 0"));
+    dvi_scene_errors_free(&e);
+}
+
 static void test_sliding_box(void** state)
 {
     (void)state;
@@ -842,6 +929,57 @@ static void positions(const dvi_model* m, double* x, int n);
 /* The *_dem.json scenes against the answers of their DVI versions, with the
  * bounds a penalty model meets (docs/dem.md): elastic overlaps and
  * tangential springs make sticking bodies creep by micrometres, not 1e-6 m. */
+/* dvi_world_dem_stable_step on the DEM sliding box (sliding_box_dem.json:
+ * 1 kg, corners on a plane, E = 1e7 Pa, nu = 0.3, restitution 0.5, Hertz;
+ * R = d = 0.1 m, K = 4/3 E* sqrt(R) = 2.3167e6, E* = E / (2 (1 - nu^2))).
+ * alpha = 0.571 / sqrt(1.5) (Hertz, e = 0.5, docs/dem.md's table), so
+ * sqrt(alpha^2 + 4) - alpha = 1.5874. At rest (overlap 1.04e-4 m) the
+ * impact at 1 m/s is stiffer: delta = (5 m v^2 / (4 K))^(2/5) = 3.1095e-3 m,
+ * k = 1.5 K sqrt(delta) = 1.9378e5 N/m, h = 1.5874 sqrt(1/k) = 3.606e-3 s.
+ * At a characteristic speed of 0.01 m/s the contact's own overlap is the
+ * larger: k = 1.5 K sqrt(1.04e-4) = 3.544e4 N/m, h = 8.43e-3 s. */
+static double dem_stable_step_of(const char* speed)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"materials\": {\"default\": {\"friction\": 0.4, \"restitution\": 0.5, \"young_modulus\": 1e7, "
+             "\"poisson_ratio\": 0.3}},\n"
+             " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+             "   {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.099896129], \"shapes\": [{\"type\": \"box\", "
+             "\"half_extents\": [0.1, 0.1, 0.1]}]}],\n"
+             " \"duration\": 0.01, \"formulation\": {\"method\": \"dem\", \"dt\": 1e-4, \"dem\": {\"normal_model\": "
+             "\"hertz\"%s}}}",
+             speed);
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    double h = 0;
+    assert_int_equal(dvi_world_dem_stable_step(dvi_model_world_const(m), &h), DVI_OK);
+    assert_true(isinf(h)); /* no step yet */
+    step_n(m, 1);
+    assert_int_equal(dvi_world_dem_stable_step(dvi_model_world_const(m), &h), DVI_OK);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return h;
+}
+
+static void test_dem_stable_step(void** state)
+{
+    (void)state;
+    const double impact = dem_stable_step_of(""), rest = dem_stable_step_of(", \"characteristic_speed\": 0.01");
+    print_message("stable step of the DEM sliding box: %.4g s (impact at 1 m/s; 3.606e-3), %.4g s (at rest; "
+                  "8.43e-3)\n", impact, rest);
+    assert_near(impact, 3.606e-3, 0.01 * 3.606e-3);
+    assert_near(rest, 8.43e-3, 0.01 * 8.43e-3);
+    /* a DVI world has no such step */
+    dvi_scene* s = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
+    dvi_model* m = build_ok(s);
+    double h = 0;
+    assert_int_equal(dvi_world_dem_stable_step(dvi_model_world_const(m), &h), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_world_dem_stable_step(NULL, &h), DVI_ERR_INVALID_ARG);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 static void test_dem_scenes(void** state)
 {
     (void)state;
@@ -2503,6 +2641,8 @@ int main(void)
         cmocka_unit_test(test_probe_columns),
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
+        cmocka_unit_test(test_probe_interval),
+        cmocka_unit_test(test_dem_stable_step),
         cmocka_unit_test(test_scene_filters),
         cmocka_unit_test(test_default_envelope),
         cmocka_unit_test(test_input_files_refused),

@@ -4,7 +4,7 @@
  *   dvi run --resume DIR           continue a run from its checkpoint
  *   dvi check SCENE                validate a scene and print what it holds
  *   dvi solve PROBLEM              solve one CCP (JSON or FCLIB) with one or all solvers
- *   dvi plot CSV                   draw (again) the SVG plot of a probe's CSV
+ *   dvi plot CSV...                draw (again) the SVG plot of a probe's CSV, or overlay runs
  *
  * docs/cli.md is the manual; the help texts below are its short form. Their
  * lists of solvers are made from the registry when printed (print_text:
@@ -56,7 +56,8 @@ static const char run_help[] =
     "\n"
     "Simulates the scene file SCENE from t = 0 to its duration and writes into DIR:\n"
     "  NAME.csv, NAME.svg      one CSV time series and one plot per probe of the scene\n"
-    "                          (first row at t = 0, then one row every `every` steps)\n"
+    "                          (first row at t = 0, then one row every `every` steps,\n"
+    "                          or every `interval` s)\n"
     "  summary.json            settings, steps, timings, solver statistics, warnings\n"
     "  checkpoint/             run.json + state-STEP.bin: what --resume continues from\n"
     "  contacts.csv            every contact of every K-th step (with --contacts-every K)\n"
@@ -76,8 +77,9 @@ static const char run_help[] =
     "                          the scene's blocks: dvi check SCENE with the same options tells)\n"
     "  --lemke-coulomb         lemke solves Coulomb's law (the scene's formulation.lemke.coulomb)\n"
     "  --young-modulus E       Young's modulus in Pa of every material of the scene (DEM)\n"
-    "  --probe-interval T      every probe samples every round(T / dt) steps (at least 1)\n"
-    "                          instead of its `every`: the same times at any step\n"
+    "  --probe-interval T      every probe samples by time, at the step nearest each\n"
+    "                          multiple of T s, instead of by its `every`: the same\n"
+    "                          times at any step\n"
     "  --threads N             threads of the step: collision, assembly, solver (N >= 1;\n"
     "                          the results do not depend on it)\n"
     "  --vtk-every K           VTK frame at t = 0 and every K steps (ParaView: vtk/bodies.pvd)\n"
@@ -151,25 +153,31 @@ static const char solve_help[] =
     "solver failed with an error; 2 bad usage or invalid problem file.\n";
 
 static const char plot_help[] =
-    "Usage: dvi plot CSV [--out FILE] [--columns A,B,...] [--log | --linear] [--title T]\n"
-    "                [--width PX]\n"
+    "Usage: dvi plot CSV... [--out FILE] [--columns A,B,...] [--labels L1,L2,...]\n"
+    "                [--log | --linear] [--title T] [--width PX]\n"
     "\n"
     "Draws the SVG plot of a CSV file whose first column is x (time) and whose\n"
     "header cells read \"name [unit]\", as dvi run writes its probes, so that a long\n"
     "run can be replotted without being run again: one panel per unit, series told\n"
     "apart by colour and dash pattern, and a logarithmic axis where a panel's\n"
-    "positive values span three decades or more (a residual).\n"
+    "positive values span three decades or more (a residual). With several CSV\n"
+    "files (runs of one scene), their columns are overlaid: one line per run, the\n"
+    "legend naming the runs.\n"
     "\n"
     "Options:\n"
-    "  --out FILE              the SVG (default: the CSV's name with .svg)\n"
-    "  --columns A,B,...       these columns only (names as in the header, without units)\n"
+    "  --out FILE              the SVG (default: the CSV's name with .svg; several:\n"
+    "                          the first one's name with _overlay.svg, here)\n"
+    "  --columns A,B,...       these columns only (names as in the header, without units);\n"
+    "                          --column A too\n"
+    "  --labels L1,L2,...      the runs' names in the legend (default: the parts of the\n"
+    "                          paths that differ: out/a/box.csv, out/b/box.csv -> a, b)\n"
     "  --log                   a logarithmic axis on every panel with a positive value\n"
     "  --linear                linear axes everywhere\n"
     "  --title T               the title (default: the file's name)\n"
     "  --width PX              the picture's width (default 900)\n"
     "\n"
-    "Exit status: 0 drawn (the SVG's path is printed); 1 the CSV cannot be read or the\n"
-    "SVG written; 2 bad usage or a column the CSV does not have.\n";
+    "Exit status: 0 drawn (the SVG's path is printed); 1 a CSV cannot be read or the\n"
+    "SVG written; 2 bad usage or a column a CSV does not have.\n";
 
 static const char study_help[] =
     "Usage: dvi study SCENE [options]\n"
@@ -183,8 +191,10 @@ static const char study_help[] =
     "\n"
     "Options:\n"
     "  --methods LIST          dvi,dem (default: both)\n"
-    "  --dts-dvi LIST          the DVI ladder of steps in s, e.g. 1e-3,2e-3,4e-3\n"
-    "  --dts-dem LIST          the DEM ladder of steps in s\n"
+    "  --dts-dvi LIST          the DVI ladder of steps in s, e.g. 1e-3,2e-3,4e-3 (default:\n"
+    "                          the scene's step x 2^k, while the runs are acceptable)\n"
+    "  --dts-dem LIST          the DEM ladder of steps in s (default: the stiffest contact's\n"
+    "                          critical step and its halves); the ladders are printed\n"
     "  --young-moduli LIST     DEM: Young's moduli in Pa (default: the scene's materials)\n"
     "  --duration T            simulated time of every run (default: the scene's)\n"
     "  --observable P.C        the column C of probe P (e.g. bin_load.bin.f_dir) ...\n"
@@ -200,7 +210,8 @@ static const char study_help[] =
     "  --threads N             threads of each run (default 1)\n"
     "  --out DIR               default out/NAME_study\n"
     "  --resume                skip the runs of DIR/runs that finished with the same settings;\n"
-    "                          continue the interrupted ones from their checkpoints\n"
+    "                          continue the interrupted ones from their checkpoints (a run\n"
+    "                          without a readable summary or checkpoint: afresh)\n"
     "  --quiet                 no progress lines on stderr\n"
     "\n"
     "A run is acceptable when it finished without a health finding other than penetration,\n"

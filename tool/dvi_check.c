@@ -136,8 +136,11 @@ int dvi_cmd_check(int argc, char** argv)
     for (int32_t i = 0; i < np; i++) {
         dvi_probe_info info;
         if (dvi_model_probe_info(model, i, &info) != DVI_OK) continue;
-        printf("    %-20s every %d step%s, %d columns:", info.name, (int)info.every, info.every == 1 ? "" : "s",
-               (int)info.columns);
+        if (info.interval > 0)
+            printf("    %-20s every %g s, %d columns:", info.name, info.interval, (int)info.columns);
+        else
+            printf("    %-20s every %d step%s, %d columns:", info.name, (int)info.every, info.every == 1 ? "" : "s",
+                   (int)info.columns);
         for (int32_t c = 0; c < info.columns; c++) {
             const char* unit = info.units && info.units[c] ? info.units[c] : "";
             printf("%s %s%s%s%s", c ? "," : "", info.column_names[c], *unit ? " [" : "", unit, *unit ? "]" : "");

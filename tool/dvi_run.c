@@ -41,7 +41,9 @@ static void on_stop_signal(int sig)
 
 /* SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session) set the
  * flag; SA_RESETHAND restores the default action, so a second Ctrl-C ends
- * the process at once. */
+ * the process at once. They are unblocked once the handlers are set: `dvi
+ * study` starts its runs with them blocked, so that a stop sent before this
+ * point waits here instead of killing the run before it can write anything. */
 static void install_signal_handlers(void)
 {
     struct sigaction sa;
@@ -52,6 +54,12 @@ static void install_signal_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
 /* ---- options ----------------------------------------------------------------- */
@@ -748,6 +756,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
         snprintf(file, sizeof file, "%s.svg", p->info.name);
         dvi_json_key_string(w, "svg", file);
         dvi_json_key_int(w, "every", p->info.every);
+        dvi_json_key_number(w, "interval", p->info.interval > 0 ? p->info.interval : NAN); /* null: by steps */
         dvi_json_key_int(w, "columns", p->info.columns);
         dvi_json_key_int(w, "rows", p->csv ? dvi_csv_rows(p->csv) : 0);
         dvi_json_end_object(w);
@@ -1006,6 +1015,10 @@ static int run_loop(run_state* rs)
             return 1;
         }
         if (sample_probes(rs, false) != 0) return 1;
+        if (rs->step == rs->interrupt_parent_step) { /* and stop here, as the study's SIGINT would stop it */
+            kill(getppid(), SIGINT);
+            g_stop_signal = SIGINT;
+        }
         if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return 1;
         if (rs->contacts && rs->step % rs->contacts_every == 0 && contacts_write(rs) != 0) return 1;
         const bool by_steps = rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0;
@@ -1319,6 +1332,8 @@ int dvi_cmd_run(int argc, char** argv)
     rs.tty = isatty(STDERR_FILENO) != 0;
     rs.wall_start = cli_now();
     rs.last_checkpoint = rs.wall_start;
+    const char* hook = getenv("DVI_RUN_INTERRUPT_PARENT_AT_STEP"); /* for the tests of `dvi study` */
+    if (hook) rs.interrupt_parent_step = strtoll(hook, NULL, 10);
 
     rc = a.resume ? setup_resume(&rs, &a) : setup_fresh(&rs, &a);
     if (rc >= 0) {

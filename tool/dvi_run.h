@@ -73,6 +73,9 @@ typedef struct run_state {
     int64_t step;                  /* steps since t = 0 */
     int64_t start_step;            /* step at the start of this invocation */
     int64_t target_steps;          /* the run ends after this step */
+    int64_t interrupt_parent_step; /* test hook (DVI_RUN_INTERRUPT_PARENT_AT_STEP): at this step,
+                                    * SIGINT to the parent process (`dvi study`, as from a Ctrl-C)
+                                    * and a stop, as the study's SIGINT would make; 0: none */
 
     /* probes */
     int32_t probe_count;

@@ -33,6 +33,12 @@
 
 #define MAX_LADDER 32
 #define MAX_MODULI 16
+/* Default ladders (docs/study.md): DVI, the scene's step × 2^k, at most this
+ * many rungs and steps up to a quarter of the duration, each run only while
+ * the one below it is acceptable; DEM, the stiffest contact's critical step
+ * (rounded down to two digits) and its halves, this many rungs. */
+#define DEFAULT_DVI_RUNGS 6
+#define DEFAULT_DEM_RUNGS 4
 enum { M_DVI = 0, M_DEM = 1, M_COUNT = 2 };
 static const char* const METHOD_NAMES[M_COUNT] = {"dvi", "dem"};
 
@@ -41,6 +47,8 @@ typedef struct study_settings {
     bool methods_given;
     double dts[M_COUNT][MAX_LADDER];
     int dt_count[M_COUNT];
+    bool auto_ladder[M_COUNT]; /* none given: chosen from the scene (check_settings, default_dem_ladder) */
+    char ladder_origin[M_COUNT][256];
     double moduli[MAX_MODULI];
     int modulus_count;
     double duration;          /* 0: the scene's */
@@ -317,12 +325,72 @@ typedef struct job {
     char dir[1024];
     pid_t pid;
     bool skipped;   /* --resume: finished with the same settings */
+    bool resumed;   /* started as `dvi run --resume` from its checkpoint */
+    int after;      /* a default DVI ladder's rung: run only once this job's run is acceptable (-1: always) */
+    int state;      /* JOB_WAITING, JOB_RUNNING, JOB_ENDED, JOB_DROPPED */
     int exit_status;
     double cpu_before; /* CPU seconds of an earlier, interrupted part of the run (--resume) */
 } job;
 
+enum { JOB_WAITING = 0, JOB_RUNNING, JOB_ENDED, JOB_DROPPED };
+
 static volatile sig_atomic_t g_stop = 0;
 static void on_stop(int sig) { g_stop = sig; }
+static void on_child(int sig) { (void)sig; } /* wakes sigsuspend when a run ends */
+
+/* The study waits for its runs with SIGINT, SIGTERM and SIGCHLD blocked,
+ * except inside sigsuspend: a stop is seen at the top of the loop, never
+ * between a check and a wait. The runs are forked with SIGINT and SIGTERM
+ * still blocked, so a stop that reaches a run before `dvi run` has set its
+ * handlers stays pending until it has (it then stops cleanly, with its
+ * checkpoint and summary.json), instead of killing it with no summary. */
+static void stop_signals(sigset_t* set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+}
+
+/* DVI_STUDY_INTERRUPT: a test hook that stops the study at a chosen point,
+ * so that tests of --resume do not depend on timing. "start": before the
+ * first run starts; "spawn": right after the first run's process is made
+ * (the stop reaches it in its setup); "step:N": when a run reaches step N
+ * (the run, told by DVI_RUN_INTERRUPT_PARENT_AT_STEP, sends SIGINT to the
+ * study and stops there, so that it cannot end before the study's SIGINT
+ * reaches it); "ended:K": once K runs have ended. The study raises SIGINT
+ * on itself, as a Ctrl-C would. */
+typedef struct interrupt_hook {
+    char point[16];
+    long long n;
+    bool fired;
+} interrupt_hook;
+
+static interrupt_hook read_interrupt_hook(void)
+{
+    interrupt_hook h;
+    memset(&h, 0, sizeof h);
+    const char* v = getenv("DVI_STUDY_INTERRUPT");
+    if (!v || !*v) return h;
+    const char* colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    if (n >= sizeof h.point) n = sizeof h.point - 1;
+    memcpy(h.point, v, n);
+    h.point[n] = '\0';
+    if (colon) h.n = strtoll(colon + 1, NULL, 10);
+    return h;
+}
+
+/* Raises SIGINT when the hook names this point; blocked signals are let through at once. */
+static void hook_point(interrupt_hook* h, const char* point, long long count)
+{
+    if (h->fired || strcmp(h->point, point) != 0 || count < h->n) return;
+    h->fired = true;
+    raise(SIGINT);
+    sigset_t stop, old;
+    stop_signals(&stop);
+    sigprocmask(SIG_UNBLOCK, &stop, &old);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
 
 /* The summary of a finished run, when its settings are this job's. */
 static cJSON* read_summary(const char* dir)
@@ -397,7 +465,18 @@ static const char* jstr(const cJSON* o, const char* key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
-static int start_job(job* j, const char* exe, const char* scene, const study_settings* s, bool resume_it)
+/* Whether DIR/summary.json says the run ended for good (finished or failed). */
+static bool summary_final(const char* dir)
+{
+    cJSON* sum = read_summary(dir);
+    const char* status = jstr(sum, "status");
+    bool final = status && (!strcmp(status, "finished") || !strcmp(status, "failed"));
+    cJSON_Delete(sum);
+    return final;
+}
+
+static int start_job(job* j, const char* exe, const char* scene, const study_settings* s, bool resume_it,
+                     long long stop_at_step)
 {
     char msg[512];
     if (dvi_make_dirs(j->dir, msg, sizeof msg) != 0) {
@@ -455,6 +534,7 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
     }
     snprintf(log, sizeof log, "%s/log.txt", j->dir);
     fflush(NULL);
+    j->resumed = resume_it;
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(j->r.reason, sizeof j->r.reason, "fork: %s", strerror(errno));
@@ -462,8 +542,22 @@ static int start_job(job* j, const char* exe, const char* scene, const study_set
     }
     if (pid == 0) {
         /* a process group of its own: a Ctrl-C on the terminal reaches the study alone, which passes
-         * one SIGINT on to each run (a second one would end a run without its checkpoint) */
+         * one SIGINT on to each run (a second one would end a run without its checkpoint). SIGINT and
+         * SIGTERM stay blocked (the study's mask) through exec: `dvi run` unblocks them once its
+         * handlers are set */
         setpgid(0, 0);
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        sigprocmask(SIG_UNBLOCK, &chld, NULL);
+        signal(SIGCHLD, SIG_DFL);
+        if (stop_at_step > 0) {
+            char n[32];
+            snprintf(n, sizeof n, "%lld", stop_at_step);
+            setenv("DVI_RUN_INTERRUPT_PARENT_AT_STEP", n, 1);
+        } else {
+            unsetenv("DVI_RUN_INTERRUPT_PARENT_AT_STEP");
+        }
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -589,6 +683,27 @@ static void collect(job* j, const study_settings* s, double min_size)
     cJSON_Delete(sum);
 }
 
+/* Whether the run of jobs[idx] is acceptable, judged with the ended runs of
+ * its series (the finest stable one its reference), as the table will judge it. */
+static bool rung_acceptable(job* jobs, int nj, int idx, const study_settings* s, const study_criteria* c,
+                            double min_size)
+{
+    study_run* rs = malloc((size_t)nj * sizeof *rs);
+    if (!rs) return false;
+    int n = 0, at = -1;
+    for (int i = 0; i < nj; i++) {
+        if (jobs[i].state != JOB_ENDED || !study_same_series(&jobs[i].r, &jobs[idx].r)) continue;
+        collect(&jobs[i], s, min_size);
+        if (i == idx) at = n;
+        rs[n++] = jobs[i].r;
+    }
+    study_judge(c, rs, n);
+    const bool ok = at >= 0 && rs[at].acceptable;
+    if (at >= 0) snprintf(jobs[idx].r.reason, sizeof jobs[idx].r.reason, "%s", rs[at].reason);
+    free(rs);
+    return ok;
+}
+
 /* Completes the settings from the scene (duration, probe interval, the
  * observable's default time) and checks them against it: a ladder for every
  * method, the observable's times within the run, its probe and column in the
@@ -599,11 +714,18 @@ static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, c
     dvi_scene_settings ss = dvi_scene_get_settings(scene);
     if (s->duration == 0) s->duration = ss.duration;
     if (s->probe_interval == 0) s->probe_interval = s->duration / 300.0;
-    for (int k = 0; k < M_COUNT; k++)
-        if (s->method_on[k] && s->dt_count[k] == 0)
-            err(e, k == M_DVI ? "study.dts.dvi" : "study.dts.dem",
-                "no ladder of steps for method %s (the scene's study.dts.%s or --dts-%s)", METHOD_NAMES[k],
-                METHOD_NAMES[k], METHOD_NAMES[k]);
+    for (int k = 0; k < M_COUNT; k++) s->auto_ladder[k] = s->method_on[k] && s->dt_count[k] == 0;
+    if (s->auto_ladder[M_DVI]) { /* the scene's step × 2^k (the DEM ladder needs a model: default_dem_ladder) */
+        for (int i = 0; i < DEFAULT_DVI_RUNGS; i++) {
+            const double h = ss.dt * ldexp(1.0, i);
+            if (i > 0 && h > s->duration / 4) break;
+            s->dts[M_DVI][s->dt_count[M_DVI]++] = h;
+        }
+        snprintf(s->ladder_origin[M_DVI], sizeof s->ladder_origin[M_DVI],
+                 "default: the scene's step %g s x 2^k, while the run below is acceptable, at most %d steps and "
+                 "a quarter of the duration",
+                 ss.dt, DEFAULT_DVI_RUNGS);
+    }
     if (!s->probe[0]) return;
     if (!s->have_at && !s->have_window) s->have_at = true, s->at = s->duration;
     if (s->have_at && !(s->at >= 0 && s->at <= s->duration + 1e-12))
@@ -642,6 +764,65 @@ static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, c
     dvi_model_destroy(own);
 }
 
+/* The DEM ladder when none is given: the critical step of the scene's
+ * stiffest contact (dvi_world_dem_stable_step, docs/dem.md "Stable step"),
+ * at the stiffest modulus studied, rounded down to two digits, then halved.
+ * The contacts are those of the scene's first steps (at most 64 of 1 us:
+ * bodies that start touching). 0, or -1 with a message in why. */
+static int default_dem_ladder(const char* scene_path, study_settings* s, char* why, size_t why_size)
+{
+    why[0] = '\0';
+    dvi_scene* sc = NULL;
+    dvi_scene_errors se;
+    if (dvi_scene_load(scene_path, &sc, &se) != DVI_OK) {
+        snprintf(why, why_size, "cannot load the scene: %s", se.text ? se.text : "");
+        dvi_scene_errors_free(&se);
+        return -1;
+    }
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.method = "dem";
+    o.dt = 1e-6;
+    o.duration = 64e-6;
+    double E = 0;
+    for (int i = 0; i < s->modulus_count; i++) E = fmax(E, s->moduli[i]);
+    o.young_modulus = E;
+    dvi_model* m = NULL;
+    char msg[512] = "";
+    double h = INFINITY;
+    if (dvi_scene_apply_overrides(sc, &o, &se) != DVI_OK) {
+        snprintf(why, why_size, "%s", se.text ? se.text : "the DEM overrides were refused");
+        dvi_scene_errors_free(&se);
+    } else if (dvi_model_create(sc, &m, msg, sizeof msg) != DVI_OK) {
+        snprintf(why, why_size, "cannot build the model: %s", msg);
+    } else {
+        for (int step = 0; step < 64 && !isfinite(h); step++) {
+            if (dvi_model_step(m) < 0) {
+                const char* w = dvi_world_last_error(dvi_model_world(m));
+                snprintf(why, why_size, "its DEM step failed: %s", w ? w : "");
+                break;
+            }
+            dvi_world_dem_stable_step(dvi_model_world_const(m), &h);
+        }
+        if (!isfinite(h) && !why[0])
+            snprintf(why, why_size, "no contact in its first 64 steps of 1 us to take the stiffest contact's "
+                                    "critical step from (bodies that start apart)");
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(sc);
+    if (!isfinite(h)) return -1;
+    const double p = pow(10.0, floor(log10(h)) - 1.0); /* two digits, rounded down */
+    const double h0 = floor(h / p) * p;
+    s->dt_count[M_DEM] = 0;
+    for (int i = 0; i < DEFAULT_DEM_RUNGS; i++) s->dts[M_DEM][s->dt_count[M_DEM]++] = ldexp(h0, -i);
+    char at[64] = "the scene's materials";
+    if (E > 0) snprintf(at, sizeof at, "E = %g Pa", E);
+    snprintf(s->ladder_origin[M_DEM], sizeof s->ladder_origin[M_DEM],
+             "default: the stiffest contact's critical step %.4g s (%s; docs/dem.md), to two digits, and its halves",
+             h, at);
+    return 0;
+}
+
 static void study_defaults(study_settings* s)
 {
     memset(s, 0, sizeof *s);
@@ -668,12 +849,24 @@ int dvi_study_check_scene(const char* scene_arg, const void* json_root, const dv
     int runs = 0;
     for (int k = 0; k < M_COUNT; k++) {
         if (!s.method_on[k]) continue;
+        if (s.auto_ladder[k] && k == M_DEM) {
+            int nE = s.modulus_count > 0 ? s.modulus_count : 1;
+            runs += DEFAULT_DEM_RUNGS * nE;
+            l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0,
+                                  "%sdem %d steps (default: the stiffest contact's critical step and its halves)",
+                                  l ? ", " : "", DEFAULT_DEM_RUNGS);
+            if (s.modulus_count > 0)
+                l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, " x %d modul%s", nE,
+                                      nE == 1 ? "us" : "i");
+            continue;
+        }
         double lo = INFINITY, hi = 0;
         for (int i = 0; i < s.dt_count[k]; i++) lo = fmin(lo, s.dts[k][i]), hi = fmax(hi, s.dts[k][i]);
         int nE = k == M_DEM && s.modulus_count > 0 ? s.modulus_count : 1;
         runs += s.dt_count[k] * nE;
-        l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, "%s%s %d step%s (%g to %g s)", l ? ", " : "",
-                              METHOD_NAMES[k], s.dt_count[k], s.dt_count[k] == 1 ? "" : "s", lo, hi);
+        l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, "%s%s %d step%s (%g to %g s%s)",
+                              l ? ", " : "", METHOD_NAMES[k], s.dt_count[k], s.dt_count[k] == 1 ? "" : "s", lo, hi,
+                              s.auto_ladder[k] ? "; default: the scene's step x 2^k" : "");
         if (k == M_DEM && s.modulus_count > 0)
             l += (size_t)snprintf(line + l, l < line_size ? line_size - l : 0, " x %d modul%s", nE, nE == 1 ? "us" : "i");
     }
@@ -842,6 +1035,16 @@ int dvi_cmd_study(int argc, char** argv)
         s.jobs = c > 0 ? c : 1;
     }
     check_settings(&e, &s, scene, NULL, given[O_OBSERVABLE] != NULL);
+    for (int k = 0; k < M_COUNT; k++)
+        if (!s.auto_ladder[k])
+            snprintf(s.ladder_origin[k], sizeof s.ladder_origin[k], "%s%s",
+                     given[k == M_DVI ? O_DTS_DVI : O_DTS_DEM] ? "--dts-" : "study.dts.", METHOD_NAMES[k]);
+    if (e.count == 0 && s.auto_ladder[M_DEM]) {
+        char why[1024];
+        if (default_dem_ladder(scene_arg, &s, why, sizeof why) != 0)
+            err(&e, "study.dts.dem", "no ladder given, and none can be chosen: %s; give one (study.dts.dem or --dts-dem)",
+                why);
+    }
     const bool have_obs = s.probe[0] != '\0';
     double min_size = smallest_shape(root);
     char scene_abs[4096];
@@ -874,6 +1077,20 @@ int dvi_cmd_study(int argc, char** argv)
         return DVI_EXIT_FAILED;
     }
     int nj = 0;
+    /* the ladders as chosen (a default DVI ladder from the scene's step up, a default DEM one from the
+     * critical step down, a given one as given), one line each and in study.json */
+    static double ladder_dts[M_COUNT][MAX_LADDER];
+    study_ladder ladders[M_COUNT];
+    int nl = 0;
+    for (int k = 0; k < M_COUNT; k++) {
+        if (!s.method_on[k]) continue;
+        memcpy(ladder_dts[k], s.dts[k], (size_t)s.dt_count[k] * sizeof(double));
+        ladders[nl++] = (study_ladder){METHOD_NAMES[k], ladder_dts[k], s.dt_count[k], s.ladder_origin[k]};
+        printf("ladder %s:", METHOD_NAMES[k]);
+        for (int i = 0; i < s.dt_count[k]; i++) printf("%s %.6g", i ? "," : "", s.dts[k][i]);
+        printf(" s (%s)\n", s.ladder_origin[k]);
+    }
+    fflush(stdout);
     for (int k = 0; k < M_COUNT; k++) {
         if (!s.method_on[k]) continue;
         qsort(s.dts[k], (size_t)s.dt_count[k], sizeof(double), compare_desc);
@@ -881,7 +1098,11 @@ int dvi_cmd_study(int argc, char** argv)
         for (int m = 0; m < nE; m++)
             for (int i = 0; i < s.dt_count[k]; i++) {
                 if (i > 0 && close_to(s.dts[k][i], s.dts[k][i - 1])) continue;
-                job* j = &jobs[nj++];
+                job* j = &jobs[nj];
+                /* a default DVI ladder climbs: each step only once the step below it is acceptable */
+                j->after = k == M_DVI && s.auto_ladder[k] && i + 1 < s.dt_count[k] ? nj + 1 : -1;
+                j->state = JOB_WAITING;
+                nj++;
                 snprintf(j->r.method, sizeof j->r.method, "%s", METHOD_NAMES[k]);
                 j->r.dt = s.dts[k][i];
                 j->r.young_modulus = k == M_DEM && s.modulus_count > 0 ? s.moduli[m] : NAN;
@@ -913,8 +1134,9 @@ int dvi_cmd_study(int argc, char** argv)
         return DVI_EXIT_FAILED;
     }
     if (!s.quiet)
-        fprintf(stderr, "dvi study: %s: %d runs of %g s into %s/runs, %lld at a time\n", scene_arg, nj, s.duration,
-                out_dir, (long long)s.jobs);
+        fprintf(stderr, "dvi study: %s: %d runs%s of %g s into %s/runs, %lld at a time\n", scene_arg, nj,
+                s.auto_ladder[M_DVI] && s.method_on[M_DVI] ? " at most" : "", s.duration, out_dir, (long long)s.jobs);
+    const study_criteria c = {s.overlap_fraction, have_obs, s.tolerance, s.relative};
 
     /* --resume: skip the finished runs made with the same settings; continue the interrupted ones */
     bool* resume_it = calloc((size_t)nj + 1, sizeof *resume_it);
@@ -925,6 +1147,7 @@ int dvi_cmd_study(int argc, char** argv)
             const char* status = jstr(sum, "status");
             if (status && (!strcmp(status, "finished") || !strcmp(status, "failed"))) {
                 jobs[i].skipped = true;
+                jobs[i].state = JOB_ENDED;
                 skipped++;
             } else if (status && (!strcmp(status, "interrupted") || !strcmp(status, "running"))) {
                 char cp[1200];
@@ -937,12 +1160,28 @@ int dvi_cmd_study(int argc, char** argv)
     }
     if (s.resume && !s.quiet) fprintf(stderr, "dvi study: --resume: %d of %d runs already done\n", skipped, nj);
 
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, sc, old_int, old_term, old_chld;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    memset(&sc, 0, sizeof sc);
+    sc.sa_handler = on_child;
+    sigemptyset(&sc.sa_mask);
+    sc.sa_flags = SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sc, &old_chld);
+    interrupt_hook hook = read_interrupt_hook();
+    hook_point(&hook, "start", 0);
+    sigset_t blocked, old_mask, wait_mask;
+    stop_signals(&blocked);
+    sigaddset(&blocked, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &blocked, &old_mask);
+    wait_mask = old_mask;
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGTERM);
+    sigdelset(&wait_mask, SIGCHLD);
+    const long long stop_at_step = strcmp(hook.point, "step") == 0 ? hook.n : 0;
     /* the longest runs (the smallest steps) first, so that the last ones to end are short */
     int* order = malloc((size_t)(nj > 0 ? nj : 1) * sizeof *order);
     if (!order) {
@@ -960,48 +1199,90 @@ int dvi_cmd_study(int argc, char** argv)
         }
         order[k] = i;
     }
-    int running = 0, next = 0, done = skipped;
+    int running = 0, done = skipped, ended = 0, started = 0;
     bool forwarded = false;
     const double t_start = cli_now();
-    while (next < nj || running > 0) {
+    for (;;) {
         if (g_stop && !forwarded) { /* pass the stop on, once: the runs write their checkpoints and end */
             for (int i = 0; i < nj; i++)
                 if (jobs[i].pid > 0) kill(jobs[i].pid, SIGINT);
             forwarded = true;
         }
-        while (!g_stop && running < s.jobs && next < nj) {
-            const int ji = order[next++];
+        for (int q = 0; !g_stop && running < s.jobs && q < nj; q++) {
+            const int ji = order[q];
             job* j = &jobs[ji];
-            if (j->skipped) continue;
-            if (start_job(j, exe, scene_abs, &s, resume_it[ji]) == 0) running++;
-            else j->exit_status = -1;
+            if (j->state != JOB_WAITING) continue;
+            if (j->after >= 0) { /* a rung of a default DVI ladder: only above an acceptable one */
+                const job* below = &jobs[j->after];
+                if (below->state == JOB_WAITING || below->state == JOB_RUNNING) continue;
+                if (below->state == JOB_DROPPED || !rung_acceptable(jobs, nj, j->after, &s, &c, min_size)) {
+                    j->state = JOB_DROPPED;
+                    if (!s.quiet && below->state != JOB_DROPPED)
+                        fprintf(stderr, "dvi study: the %s ladder stops at %g s, not acceptable (%s): %g s and above "
+                                        "not run\n",
+                                j->r.method, below->r.dt, below->r.reason, j->r.dt);
+                    continue;
+                }
+            }
+            if (start_job(j, exe, scene_abs, &s, resume_it[ji], stop_at_step) == 0) {
+                j->state = JOB_RUNNING;
+                running++;
+                hook_point(&hook, "spawn", ++started);
+            } else {
+                j->state = JOB_ENDED;
+                j->exit_status = -1;
+            }
         }
         if (running == 0) break;
         int status = 0;
         const double cpu0 = children_cpu();
-        pid_t pid = waitpid(-1, &status, 0);
+        pid_t pid = waitpid(-1, &status, WNOHANG);
         const double cpu1 = children_cpu(); /* the difference is the child just waited for */
+        if (pid == 0) { /* none ended yet: wait for a run to end or a stop, signals let through only here */
+            if (g_stop && !forwarded) continue; /* raised by the hook while starting: pass it on first */
+            sigsuspend(&wait_mask);
+            continue;
+        }
         if (pid < 0) {
-            if (errno == EINTR) continue; /* a signal: the loop's top passes it on */
+            if (errno == EINTR) continue;
             break;
         }
         for (int i = 0; i < nj; i++)
             if (jobs[i].pid == pid) {
-                jobs[i].pid = -1;
-                jobs[i].exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-                write_cpu(jobs[i].dir, jobs[i].cpu_before + (cpu1 - cpu0));
+                job* j = &jobs[i];
+                j->pid = -1;
+                j->state = JOB_ENDED;
+                j->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+                write_cpu(j->dir, j->cpu_before + (cpu1 - cpu0));
                 running--;
+                if (j->resumed && !g_stop && j->exit_status != DVI_EXIT_OK &&
+                    j->exit_status != DVI_EXIT_INTERRUPTED && !summary_final(j->dir)) {
+                    /* its checkpoint could not be continued (damaged, or from another version): afresh */
+                    if (!s.quiet)
+                        fprintf(stderr, "dvi study: %s: could not continue from its checkpoint (exit %d; see "
+                                        "log.txt); running it afresh\n",
+                                j->dir, j->exit_status);
+                    if (start_job(j, exe, scene_abs, &s, false, stop_at_step) == 0) {
+                        j->state = JOB_RUNNING;
+                        running++;
+                        continue;
+                    }
+                    j->exit_status = -1;
+                }
                 done++;
                 if (!s.quiet) {
                     char el_s[64];
                     cli_format_seconds(cli_now() - t_start, el_s, sizeof el_s);
-                    fprintf(stderr, "dvi study: [%d/%d] %s done (exit %d), %s elapsed\n", done, nj, jobs[i].dir,
-                            jobs[i].exit_status, el_s);
+                    fprintf(stderr, "dvi study: [%d/%d] %s done (exit %d), %s elapsed\n", done, nj, j->dir,
+                            j->exit_status, el_s);
                 }
+                hook_point(&hook, "ended", ++ended);
             }
     }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
     free(resume_it);
     free(order);
     if (g_stop) {
@@ -1012,26 +1293,27 @@ int dvi_cmd_study(int argc, char** argv)
         return DVI_EXIT_INTERRUPTED;
     }
 
-    /* judge, write */
+    /* judge, write (the rungs of a default ladder above its first unacceptable run were not run) */
+    int nr = 0;
     for (int i = 0; i < nj; i++) {
+        if (jobs[i].state == JOB_DROPPED) continue;
         collect(&jobs[i], &s, min_size);
-        runs[i] = jobs[i].r;
+        runs[nr++] = jobs[i].r;
     }
-    study_criteria c = {s.overlap_fraction, have_obs, s.tolerance, s.relative};
-    study_judge(&c, runs, nj);
+    study_judge(&c, runs, nr);
     char obs[512] = "";
     if (have_obs) {
         if (s.have_window) snprintf(obs, sizeof obs, "%s.%s mean over [%g, %g] s", s.probe, s.column, s.t0, s.t1);
         else snprintf(obs, sizeof obs, "%s.%s at %g s", s.probe, s.column, s.at);
     }
-    study_table_info info = {scene_arg, scene_name, have_obs ? obs : NULL, &c, s.duration};
+    study_table_info info = {scene_arg, scene_name, have_obs ? obs : NULL, &c, s.duration, ladders, nl};
     char csv[2100], json[2100], svg[2100];
     snprintf(csv, sizeof csv, "%s/study.csv", out_dir);
     snprintf(json, sizeof json, "%s/study.json", out_dir);
     snprintf(svg, sizeof svg, "%s/study.svg", out_dir);
     int rc = DVI_EXIT_OK;
-    if (study_write_csv(csv, runs, nj, msg, sizeof msg) != 0 || study_write_json(json, &info, runs, nj, msg, sizeof msg) != 0 ||
-        study_write_svg(svg, &info, runs, nj, msg, sizeof msg) != 0) {
+    if (study_write_csv(csv, runs, nr, msg, sizeof msg) != 0 || study_write_json(json, &info, runs, nr, msg, sizeof msg) != 0 ||
+        study_write_svg(svg, &info, runs, nr, msg, sizeof msg) != 0) {
         fprintf(stderr, "dvi study: %s\n", msg);
         rc = DVI_EXIT_FAILED;
     }
@@ -1040,7 +1322,7 @@ int dvi_cmd_study(int argc, char** argv)
     if (have_obs) printf("; %s tolerance %g", s.relative ? "relative" : "absolute", s.tolerance);
     printf("\n%-5s %10s %9s %-8s %11s %12s %11s %9s %9s %4s  %s\n", "meth.", "dt (s)", "E (Pa)", "status",
            "overlap/size", "observable", "error", "wall s/s", "CPU s/s", "ok", "reason");
-    for (int i = 0; i < nj; i++) {
+    for (int i = 0; i < nr; i++) {
         const study_run* r = &runs[i];
         char E[32] = "-";
         if (!isnan(r->young_modulus)) snprintf(E, sizeof E, "%.3g", r->young_modulus);
@@ -1051,7 +1333,7 @@ int dvi_cmd_study(int argc, char** argv)
                r->reason);
     }
     printf("largest acceptable step and its cost:\n");
-    study_print_summary(stdout, runs, nj);
+    study_print_summary(stdout, runs, nr);
     printf("table: %s, %s; plot: %s\n", csv, json, svg);
     free(jobs);
     free(runs);

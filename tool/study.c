@@ -220,6 +220,22 @@ int study_write_json(const char* path, const study_table_info* info, const study
         dvi_json_key_string(w, "tolerance_kind", c->relative ? "relative" : "absolute");
     }
     dvi_json_end_object(w);
+    if (info->ladders) {
+        dvi_json_key(w, "ladders");
+        dvi_json_begin_array(w);
+        for (int k = 0; k < info->ladder_count; k++) {
+            const study_ladder* l = &info->ladders[k];
+            dvi_json_begin_object(w);
+            dvi_json_key_string(w, "method", l->method);
+            dvi_json_key(w, "dts");
+            dvi_json_begin_array_inline(w);
+            for (int i = 0; i < l->count; i++) dvi_json_number(w, l->dts[i]);
+            dvi_json_end_array(w);
+            dvi_json_key_string(w, "origin", l->origin);
+            dvi_json_end_object(w);
+        }
+        dvi_json_end_array(w);
+    }
     dvi_json_key(w, "runs");
     dvi_json_begin_array(w);
     for (int i = 0; i < n; i++) json_row(w, &runs[i]);

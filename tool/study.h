@@ -68,6 +68,14 @@ typedef struct study_best {
  * returns the number of series. best has room for n entries. */
 int study_summarise(const study_run* runs, int n, study_best* best);
 
+/* A method's ladder of steps as the study chose it. */
+typedef struct study_ladder {
+    const char* method;
+    const double* dts;        /* s, largest first */
+    int count;
+    const char* origin;       /* where it comes from: "study.dts.dvi", "--dts-dem", "default: ..." */
+} study_ladder;
+
 /* Context of the table: what was studied and how. */
 typedef struct study_table_info {
     const char* scene;        /* the scene file */
@@ -75,6 +83,8 @@ typedef struct study_table_info {
     const char* observable;   /* "probe.column at 1.5 s", "... mean over [1, 1.5] s" or NULL */
     const study_criteria* criteria;
     double duration;          /* s */
+    const study_ladder* ladders; /* may be NULL: no "ladders" in the JSON */
+    int ladder_count;
 } study_table_info;
 
 /* The table, one row per run: method, dt, young_modulus, status, reason,
@@ -82,7 +92,8 @@ typedef struct study_table_info {
  * wall_per_simulated_second, cpu_seconds, cpu_per_simulated_second,
  * acceptable. Written atomically. 0 or -1 (msg). */
 int study_write_csv(const char* path, const study_run* runs, int n, char* msg, size_t msg_size);
-/* {"scene", "criteria", "runs": [rows as the CSV], "largest_acceptable": [one per series]} */
+/* {"scene", "criteria", "ladders": [{"method", "dts", "origin"}] (when given), "runs": [rows as the
+ * CSV], "largest_acceptable": [one per series]} */
 int study_write_json(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
                      size_t msg_size);
 /* Error against wall time per simulated second (log axes), one series per

@@ -126,6 +126,18 @@ DVI_API int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const c
 /* Same, with settings (opt NULL: defaults). */
 DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
                         const dvi_svg_options* opt, char* msg, size_t msg_size);
+/* Overlays several CSV files (runs of one scene, say) in one picture: the
+ * series of every file, drawn as dvi_svg_plot_csv_ex draws one file's, the
+ * same column of every file in one panel (by unit, as above), each file's
+ * told apart by colour and dash. The legend names each series by its file's
+ * label (labels[k]; NULL or "": the path), followed by ": COLUMN" unless
+ * opt->columns names exactly one column. Every column of opt->columns must be
+ * in every file. The x axis spans all files; the title defaults to
+ * "NAME: COLUMNS (N runs)", NAME the first file's name. Returns 0, or -1
+ * with a message naming the file. */
+DVI_API int dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count,
+                                     const char* svg_path, const char* title, const dvi_svg_options* opt,
+                                     char* msg, size_t msg_size);
 
 /* ==== XY (scatter) plots ================================================== */
 

@@ -133,9 +133,10 @@ typedef struct dvi_scene_overrides {
     /// shapes' and the generators'), for DEM studies over the stiffness.
     /// Materials that give the DEM constants k_n, k_t directly keep them.
     double young_modulus;
-    /// s: every probe samples every max(1, round(probe_interval / dt)) steps
-    /// instead of its `every`, so that runs at different steps record the
-    /// same times.
+    /// s: every probe samples by time, at the step nearest each multiple of
+    /// probe_interval (as a probe's `interval`), instead of by its own
+    /// `every` or `interval`, so that runs at different steps record the same
+    /// times (to rounding when the step divides the interval).
     double probe_interval;
     /// "ccp" or "coulomb": the friction law (formulation.friction).
     const char* friction;
@@ -207,20 +208,25 @@ DVI_API dvi_status dvi_model_body_name(const dvi_model* model, dvi_body_id body,
 /* ---- probes ------------------------------------------------------------- */
 
 /// One probe: a CSV file of `columns` values per sample (the first column is
-/// the time in s), sampled after every `every` steps.
+/// the time in s), sampled after every `every` steps, or by time: at the step
+/// nearest each multiple of `interval` seconds.
 typedef struct dvi_probe_info {
     const char* name;          ///< file stem, e.g. "wheel_forces"
     const char* title;         ///< human title for plots
-    int32_t every;             ///< steps between samples (≥ 1)
+    int32_t every;             ///< steps between samples (≥ 1); by time: round(interval / dt), at least 1
     int32_t columns;           ///< number of columns, time included
     const char* const* column_names; ///< [columns], e.g. "time", "wheel_RF.fz"
     const char* const* units;        ///< [columns], e.g. "s", "N"
+    double interval;           ///< s between samples when sampled by time (the probe's `interval`,
+                               ///< or dvi_scene_overrides.probe_interval); 0: by steps (`every`)
 } dvi_probe_info;
 
 DVI_API int32_t dvi_model_probe_count(const dvi_model* model);
 DVI_API dvi_status dvi_model_probe_info(const dvi_model* model, int32_t probe, dvi_probe_info* out);
 /// True when the probe should be sampled after the step just taken: when the
-/// step count is a multiple of `every` (step 0, the initial state, included).
+/// step count is a multiple of `every`, or, sampled by time, when the step is
+/// the one nearest a multiple k·interval (k·interval within half a step of its
+/// time); step 0, the initial state, included.
 DVI_API bool dvi_model_probe_due(const dvi_model* model, int32_t probe);
 /// Writes the probe's current values (time first) into values[columns].
 DVI_API dvi_status dvi_model_probe_sample(const dvi_model* model, int32_t probe, double* values);

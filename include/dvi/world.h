@@ -163,6 +163,17 @@ DVI_API dvi_friction_law dvi_world_get_friction_law(const dvi_world* world);
 /// settings). Only before the first step: DVI_ERR_INVALID_ARG afterwards.
 DVI_API dvi_status dvi_world_set_method(dvi_world* world, dvi_method method, const dvi_dem_settings* settings);
 
+/// The stable step of the stiffest penalty contact of the world's last DEM
+/// step (docs/dem.md, "Stable step"): the smallest (√(α² + 4) − α)·√(m/k)
+/// over its contacts, m the pair's effective mass, α its damping ratio and k
+/// its tangent normal stiffness: k_n for Hooke; for Hertz 1.5 k_n √(δ/d) at
+/// the contact's overlap δ or, when larger, at the overlap of an impact at
+/// dem.characteristic_speed, δ_max = (15 m v² / (16 E* √R))^(2/5). Explicit
+/// steps above it gain energy in such a contact. *h = INFINITY when that step
+/// had no penalty contact, or no DEM step was taken. DVI_ERR_INVALID_ARG for
+/// a NULL argument or a world whose method is not DVI_METHOD_DEM.
+DVI_API dvi_status dvi_world_dem_stable_step(const dvi_world* world, double* h);
+
 /* ---- bodies ------------------------------------------------------------ */
 
 typedef enum dvi_body_type {

@@ -46,8 +46,10 @@ typedef struct sample {
 } sample;
 
 typedef struct series {
-    char* name;
+    char* name;   /* in the legend: the column's name, or (overlays) the run's, with the column's when several */
+    char* column; /* the column's name */
     char* unit;
+    int file;  /* index of its CSV file */
     int col;   /* column in the CSV */
     int panel;
     int style; /* index within its panel: colour and dash */
@@ -397,24 +399,41 @@ static const char* base_name(const char* path)
     return s ? s + 1 : path;
 }
 
-typedef struct plot {
+/* One CSV file of a plot (several when runs are overlaid). */
+typedef struct plot_file {
+    const char* path;
+    const char* label;  /* the run's name in the legend (overlays) */
+    FILE* f;
     int ncols;
     char** fields;
+    double* vals;       /* [ncols] */
+    int first, nser;    /* its series: ser[first, first + nser) */
+} plot_file;
+
+typedef struct plot {
+    plot_file* files;
+    int nfiles;
     series* ser;
     int nser;
     panel* pan;
     int npan;
-    double* vals;
     char* line;
     size_t cap;
 } plot;
 
 static void plot_free(plot* P)
 {
-    for (int i = 0; i < P->ncols; i++) free(P->fields ? P->fields[i] : NULL);
-    free(P->fields);
+    for (int k = 0; k < P->nfiles; k++) {
+        plot_file* F = &P->files[k];
+        for (int i = 0; i < F->ncols; i++) free(F->fields ? F->fields[i] : NULL);
+        free(F->fields);
+        free(F->vals);
+        if (F->f) fclose(F->f);
+    }
+    free(P->files);
     for (int i = 0; i < P->nser; i++) {
         free(P->ser[i].name);
+        free(P->ser[i].column);
         free(P->ser[i].unit);
         free(P->ser[i].pts);
     }
@@ -424,7 +443,6 @@ static void plot_free(plot* P)
         free(P->pan[i].members);
     }
     free(P->pan);
-    free(P->vals);
     free(P->line);
 }
 
@@ -447,6 +465,9 @@ static void emit_series(out_sbuf* b, const series* s, const char* color, const c
     }
 }
 
+static int plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
+                     const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size);
+
 int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg, size_t msg_size)
 {
     return dvi_svg_plot_csv_ex(csv_path, svg_path, title, NULL, msg, msg_size);
@@ -456,139 +477,209 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
                         char* msg, size_t msg_size)
 {
     if (!csv_path || !*csv_path) return out_fail(msg, msg_size, "plot: no CSV path");
+    return plot_csvs(&csv_path, NULL, 1, svg_path, title, opt, msg, msg_size);
+}
+
+int dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
+                             const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
+{
+    if (!csv_paths || count < 1) return out_fail(msg, msg_size, "plot: no CSV path");
+    for (int k = 0; k < count; k++)
+        if (!csv_paths[k] || !*csv_paths[k]) return out_fail(msg, msg_size, "plot: CSV path %d is empty", k + 1);
+    return plot_csvs(csv_paths, labels, count, svg_path, title, opt, msg, msg_size);
+}
+
+/* Whether the list names exactly one column. */
+static int one_column(const char* list)
+{
+    return list && *list && !strchr(list, ',');
+}
+
+static int plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
+                     const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
+{
     if (!svg_path || !*svg_path) return out_fail(msg, msg_size, "plot: no SVG path");
     dvi_svg_options o = opt ? *opt : dvi_svg_default_options();
     if (o.width < 320) o.width = 320;
     if (o.width > 20000) o.width = 20000;
     if (o.panel_height < 100) o.panel_height = 100;
     if (o.panel_height > 5000) o.panel_height = 5000;
+    const int overlay = nfiles > 1;
 
-    FILE* f = fopen(csv_path, "rb");
-    if (!f) {
-        int e = errno;
-        return out_fail(msg, msg_size, "%s: cannot open: %s", csv_path, strerror(e));
-    }
     plot P;
     memset(&P, 0, sizeof P);
     int rc = -1;
     out_sbuf b = {0};
-
-    ssize_t len = getline(&P.line, &P.cap, f);
-    if (len <= 0) {
-        out_fail(msg, msg_size, "%s: empty file (no header line)", csv_path);
-        goto done;
-    }
-    out_chomp(P.line, &len);
-    if (len == 0) {
-        out_fail(msg, msg_size, "%s: empty header line", csv_path);
-        goto done;
-    }
-    if (out_csv_split_header(P.line, &P.fields, &P.ncols)) {
-        out_fail(msg, msg_size, "%s: out of memory", csv_path);
-        goto done;
-    }
-    P.nser = P.ncols - 1;
-    P.vals = malloc((size_t)P.ncols * sizeof *P.vals);
-    P.ser = calloc(P.nser > 0 ? (size_t)P.nser : 1, sizeof *P.ser);
-    P.pan = calloc(P.nser > 0 ? (size_t)P.nser : 1, sizeof *P.pan);
-    if (!P.vals || !P.ser || !P.pan) {
-        out_fail(msg, msg_size, "%s: out of memory", csv_path);
-        goto done;
-    }
-    char *xname = NULL, *xunit = NULL;
-    if (split_title(P.fields[0], &xname, &xunit)) {
-        free(xname);
-        free(xunit);
-        out_fail(msg, msg_size, "%s: out of memory", csv_path);
-        goto done;
-    }
-    char xlabel[512];
-    if (*xunit) snprintf(xlabel, sizeof xlabel, "%s [%s]", xname, xunit);
-    else snprintf(xlabel, sizeof xlabel, "%s", xname);
-    free(xname);
-    free(xunit);
-
-    /* series and panels (one per unit, in order of first appearance) */
-    for (int i = 0; i < P.nser; i++) {
-        series* s = &P.ser[i];
-        s->col = i + 1;
-        s->lo = INFINITY;
-        s->hi = -INFINITY;
-        s->pos_lo = INFINITY;
-        s->bucket = -1;
-        s->panel = -1;
-        if (split_title(P.fields[i + 1], &s->name, &s->unit)) {
-            out_fail(msg, msg_size, "%s: out of memory", csv_path);
+    char xlabel[512] = "";
+    ssize_t len = 0;
+    P.files = calloc((size_t)nfiles, sizeof *P.files);
+    if (!P.files) return out_fail(msg, msg_size, "%s: out of memory", csv_paths[0]);
+    P.nfiles = nfiles;
+    int total = 0; /* series of all files */
+    for (int k = 0; k < nfiles; k++) {
+        plot_file* F = &P.files[k];
+        F->path = csv_paths[k];
+        F->label = labels && labels[k] && *labels[k] ? labels[k] : csv_paths[k];
+        F->f = fopen(F->path, "rb");
+        if (!F->f) {
+            int e = errno;
+            out_fail(msg, msg_size, "%s: cannot open: %s", F->path, strerror(e));
             goto done;
         }
-        s->drawn = !o.columns || !*o.columns || column_listed(o.columns, s->name);
-        if (!s->drawn) continue;
-        /* one panel per unit; a column without a unit gets its own panel, as
-         * nothing says its values compare with those of other columns */
-        int pi = 0;
-        if (*s->unit)
-            while (pi < P.npan && strcmp(P.pan[pi].unit, s->unit) != 0) pi++;
-        else pi = P.npan;
-        if (pi == P.npan) {
-            P.pan[pi].unit = out_strdup(s->unit);
-            P.pan[pi].members = malloc((size_t)P.nser * sizeof(int));
-            if (!P.pan[pi].unit || !P.pan[pi].members) {
-                out_fail(msg, msg_size, "%s: out of memory", csv_path);
-                goto done;
-            }
-            P.npan++;
+        len = getline(&P.line, &P.cap, F->f);
+        if (len <= 0) {
+            out_fail(msg, msg_size, "%s: empty file (no header line)", F->path);
+            goto done;
         }
-        s->panel = pi;
-        s->style = P.pan[pi].n;
-        P.pan[pi].members[P.pan[pi].n++] = i;
-    }
-    if (o.columns && *o.columns) { /* every listed column must exist */
-        const char* c = o.columns;
-        while (*c) {
-            const char* e = strchr(c, ',');
-            size_t n = e ? (size_t)(e - c) : strlen(c);
-            int found = n == 0;
-            for (int i = 0; i < P.nser && !found; i++)
-                found = strlen(P.ser[i].name) == n && strncmp(P.ser[i].name, c, n) == 0;
-            if (!found) {
-                out_fail(msg, msg_size, "%s: no column '%.*s' (its columns: %s)", csv_path, (int)n, c, P.line);
+        out_chomp(P.line, &len);
+        if (len == 0) {
+            out_fail(msg, msg_size, "%s: empty header line", F->path);
+            goto done;
+        }
+        if (out_csv_split_header(P.line, &F->fields, &F->ncols)) {
+            out_fail(msg, msg_size, "%s: out of memory", F->path);
+            goto done;
+        }
+        F->vals = malloc((size_t)F->ncols * sizeof *F->vals);
+        if (!F->vals) {
+            out_fail(msg, msg_size, "%s: out of memory", F->path);
+            goto done;
+        }
+        F->first = total;
+        F->nser = F->ncols - 1;
+        total += F->nser;
+        if (k == 0) {
+            char *xname = NULL, *xunit = NULL;
+            if (split_title(F->fields[0], &xname, &xunit)) {
+                free(xname);
+                free(xunit);
+                out_fail(msg, msg_size, "%s: out of memory", F->path);
                 goto done;
             }
-            c += n + (e != NULL);
+            if (*xunit) snprintf(xlabel, sizeof xlabel, "%s [%s]", xname, xunit);
+            else snprintf(xlabel, sizeof xlabel, "%s", xname);
+            free(xname);
+            free(xunit);
+        }
+    }
+    P.ser = calloc(total > 0 ? (size_t)total : 1, sizeof *P.ser);
+    P.pan = calloc(total > 0 ? (size_t)total : 1, sizeof *P.pan);
+    if (!P.ser || !P.pan) {
+        out_fail(msg, msg_size, "%s: out of memory", csv_paths[0]);
+        goto done;
+    }
+
+    /* series and panels (one per unit, in order of first appearance) */
+    for (int k = 0; k < nfiles; k++) {
+        const plot_file* F = &P.files[k];
+        for (int c = 1; c < F->ncols; c++) {
+            const int i = P.nser++;
+            series* s = &P.ser[i];
+            s->file = k;
+            s->col = c;
+            s->lo = INFINITY;
+            s->hi = -INFINITY;
+            s->pos_lo = INFINITY;
+            s->bucket = -1;
+            s->panel = -1;
+            if (split_title(F->fields[c], &s->column, &s->unit)) {
+                out_fail(msg, msg_size, "%s: out of memory", F->path);
+                goto done;
+            }
+            s->drawn = !o.columns || !*o.columns || column_listed(o.columns, s->column);
+            /* the legend: the column; in an overlay the run, and the column too unless only one is drawn */
+            size_t nl = strlen(s->column) + strlen(F->label) + 3;
+            s->name = malloc(nl);
+            if (!s->name) {
+                out_fail(msg, msg_size, "%s: out of memory", F->path);
+                goto done;
+            }
+            if (!overlay) snprintf(s->name, nl, "%s", s->column);
+            else if (one_column(o.columns)) snprintf(s->name, nl, "%s", F->label);
+            else snprintf(s->name, nl, "%s: %s", F->label, s->column);
+            if (!s->drawn) continue;
+            /* one panel per unit; a column without a unit gets its own panel, as
+             * nothing says its values compare with those of other columns (in an
+             * overlay, the same column of every run shares one) */
+            int pi = 0;
+            if (*s->unit)
+                while (pi < P.npan && strcmp(P.pan[pi].unit, s->unit) != 0) pi++;
+            else if (overlay) {
+                pi = P.npan;
+                for (int q = 0; q < P.npan; q++) {
+                    const series* m0 = &P.ser[P.pan[q].members[0]];
+                    if (!*P.pan[q].unit && strcmp(m0->column, s->column) == 0) pi = q;
+                }
+            } else pi = P.npan;
+            if (pi == P.npan) {
+                P.pan[pi].unit = out_strdup(s->unit);
+                P.pan[pi].members = malloc((size_t)total * sizeof(int));
+                if (!P.pan[pi].unit || !P.pan[pi].members) {
+                    out_fail(msg, msg_size, "%s: out of memory", F->path);
+                    goto done;
+                }
+                P.npan++;
+            }
+            s->panel = pi;
+            s->style = P.pan[pi].n;
+            P.pan[pi].members[P.pan[pi].n++] = i;
+        }
+        if (o.columns && *o.columns) { /* every listed column must exist, in every file */
+            const char* c = o.columns;
+            while (*c) {
+                const char* e = strchr(c, ',');
+                size_t n = e ? (size_t)(e - c) : strlen(c);
+                int found = n == 0;
+                for (int i = F->first; i < F->first + F->nser && !found; i++)
+                    found = strlen(P.ser[i].column) == n && strncmp(P.ser[i].column, c, n) == 0;
+                if (!found) {
+                    char cols[1024];
+                    size_t l = 0;
+                    cols[0] = '\0';
+                    for (int q = 0; q < F->ncols && l + 1 < sizeof cols; q++)
+                        l += (size_t)snprintf(cols + l, sizeof cols - l, "%s%s", q ? "," : "", F->fields[q]);
+                    out_fail(msg, msg_size, "%s: no column '%.*s' (its columns: %s)", F->path, (int)n, c, cols);
+                    goto done;
+                }
+                c += n + (e != NULL);
+            }
         }
     }
 
     /* pass 1: ranges */
     long long rows = 0, skipped = 0;
     double xlo = INFINITY, xhi = -INFINITY;
-    while ((len = getline(&P.line, &P.cap, f)) >= 0) {
-        out_chomp(P.line, &len);
-        out_csv_parse_row(P.line, P.vals, P.ncols);
-        double x = P.vals[0];
-        if (!isfinite(x)) {
-            skipped++;
-            continue;
+    for (int k = 0; k < nfiles; k++) {
+        plot_file* F = &P.files[k];
+        while ((len = getline(&P.line, &P.cap, F->f)) >= 0) {
+            out_chomp(P.line, &len);
+            out_csv_parse_row(P.line, F->vals, F->ncols);
+            double x = F->vals[0];
+            if (!isfinite(x)) {
+                skipped++;
+                continue;
+            }
+            rows++;
+            if (x < xlo) xlo = x;
+            if (x > xhi) xhi = x;
+            for (int i = F->first; i < F->first + F->nser; i++) {
+                series* s = &P.ser[i];
+                double y = F->vals[s->col];
+                if (isfinite(y)) {
+                    s->finite++;
+                    if (y < s->lo) s->lo = y;
+                    if (y > s->hi) s->hi = y;
+                    if (y > 0) {
+                        s->positive++;
+                        if (y < s->pos_lo) s->pos_lo = y;
+                    }
+                } else s->nonfinite++;
+            }
         }
-        rows++;
-        if (x < xlo) xlo = x;
-        if (x > xhi) xhi = x;
-        for (int i = 0; i < P.nser; i++) {
-            series* s = &P.ser[i];
-            double y = P.vals[i + 1];
-            if (isfinite(y)) {
-                s->finite++;
-                if (y < s->lo) s->lo = y;
-                if (y > s->hi) s->hi = y;
-                if (y > 0) {
-                    s->positive++;
-                    if (y < s->pos_lo) s->pos_lo = y;
-                }
-            } else s->nonfinite++;
+        if (ferror(F->f)) {
+            out_fail(msg, msg_size, "%s: read error", F->path);
+            goto done;
         }
-    }
-    if (ferror(f)) {
-        out_fail(msg, msg_size, "%s: read error", csv_path);
-        goto done;
     }
 
     /* layout */
@@ -667,36 +758,37 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
     mapping M = {x0, x1, left, plot_w};
 
     /* pass 2: points, decimated per pixel column */
-    if (rows > 0 && P.nser > 0) {
-        rewind(f);
-        len = getline(&P.line, &P.cap, f); /* header */
+    for (int k = 0; rows > 0 && P.nser > 0 && k < nfiles; k++) {
+        plot_file* F = &P.files[k];
+        rewind(F->f);
+        len = getline(&P.line, &P.cap, F->f); /* header */
         long long row = 0;
         int ncolumns = (int)plot_w;
-        while ((len = getline(&P.line, &P.cap, f)) >= 0) {
+        while ((len = getline(&P.line, &P.cap, F->f)) >= 0) {
             out_chomp(P.line, &len);
-            out_csv_parse_row(P.line, P.vals, P.ncols);
-            double x = P.vals[0];
+            out_csv_parse_row(P.line, F->vals, F->ncols);
+            double x = F->vals[0];
             if (!isfinite(x)) continue;
             double t = (x - x0) / (x1 - x0);
             int bucket = (int)floor(t * ncolumns);
             if (bucket < 0) bucket = 0;
             if (bucket >= ncolumns) bucket = ncolumns - 1;
-            for (int i = 0; i < P.nser; i++) {
+            for (int i = F->first; i < F->first + F->nser; i++) {
                 series* s = &P.ser[i];
                 if (s->panel < 0) continue;
                 const panel* p = &P.pan[s->panel];
-                double v = P.vals[i + 1];
+                double v = F->vals[s->col];
                 if (p->log) v = v > 0 ? log10(v) : NAN;
                 series_add(s, &M, p, bucket, row, x, v);
             }
             row++;
         }
-        for (int i = 0; i < P.nser; i++) {
+        for (int i = F->first; i < F->first + F->nser; i++) {
             series* s = &P.ser[i];
             if (s->panel < 0) continue;
             series_flush(s, &M, &P.pan[s->panel]);
             if (s->oom) {
-                out_fail(msg, msg_size, "%s: out of memory", csv_path);
+                out_fail(msg, msg_size, "%s: out of memory", F->path);
                 goto done;
             }
         }
@@ -708,11 +800,18 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
               "font-family=\"" FONT_FAMILY "\" font-size=\"12\">\n",
               (int)W, (int)ceil(H), (int)W, (int)ceil(H));
-    const char* ttl = title && *title ? title : base_name(csv_path);
+    char overlay_title[600];
+    if (overlay) /* the file's name (when the runs share it), the column(s) */
+        snprintf(overlay_title, sizeof overlay_title, "%s%s%s (%d runs)", base_name(csv_paths[0]),
+                 o.columns && *o.columns ? ": " : "", o.columns && *o.columns ? o.columns : "", nfiles);
+    const char* ttl = title && *title ? title : overlay ? overlay_title : base_name(csv_paths[0]);
     out_sb_puts(&b, "<title>");
     out_sb_xml(&b, ttl);
     out_sb_puts(&b, "</title>\n<desc>");
-    out_sb_xml(&b, base_name(csv_path));
+    for (int k = 0; k < nfiles; k++) {
+        if (k) out_sb_puts(&b, ", ");
+        out_sb_xml(&b, overlay ? P.files[k].path : base_name(P.files[k].path));
+    }
     int drawn = 0;
     for (int i = 0; i < P.nser; i++) drawn += P.ser[i].panel >= 0;
     out_sb_printf(&b, ": %lld rows, %d series in %d panels", rows, drawn, P.npan);
@@ -793,10 +892,13 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
         {
             char lab[600];
             const char* unit = p->unit ? p->unit : "";
-            if (p->n == 1) {
+            int same = p->n > 0; /* one column (of one or several runs) */
+            for (int j = 1; j < p->n && same; j++)
+                same = strcmp(P.ser[p->members[j]].column, P.ser[p->members[0]].column) == 0;
+            if (same) {
                 const series* s = &P.ser[p->members[0]];
-                if (*unit) snprintf(lab, sizeof lab, "%s [%s]", s->name, unit);
-                else snprintf(lab, sizeof lab, "%s", s->name);
+                if (*unit) snprintf(lab, sizeof lab, "%s [%s]", s->column, unit);
+                else snprintf(lab, sizeof lab, "%s", s->column);
             } else if (*unit) snprintf(lab, sizeof lab, "[%s]", unit);
             else snprintf(lab, sizeof lab, "%s", P.npan > 0 ? "value" : "");
             char cut[600];
@@ -890,7 +992,6 @@ int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* 
     rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
 
 done:
-    fclose(f);
     out_sb_free(&b);
     plot_free(&P);
     return rc;

@@ -432,11 +432,11 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
         for (int32_t i = 0; i < s->shape_count; i++) s->shapes[i].material.young_modulus = o->young_modulus;
         for (int32_t i = 0; i < s->generator_count; i++) s->generators[i].material.young_modulus = o->young_modulus;
     }
-    if (o->probe_interval > 0.0) {
-        double every = floor(o->probe_interval / s->dt + 0.5);
-        if (every < 1.0) every = 1.0;
-        for (int32_t i = 0; i < s->probe_count; i++) s->probes[i].every = (int32_t)every;
-    }
+    if (o->probe_interval > 0.0) /* by time: the same times at any step */
+        for (int32_t i = 0; i < s->probe_count; i++) {
+            s->probes[i].interval = o->probe_interval;
+            s->probes[i].every = 1;
+        }
     return finish(&c, DVI_OK, errors);
 }
 

@@ -135,6 +135,7 @@ typedef struct sc_probe {
     char* title;          /* owned */
     sc_probe_kind kind;
     int32_t every;
+    double interval;      /* s: sampled at the step nearest each multiple of it (0: every `every` steps) */
     int32_t* targets;     /* owned: body or joint indices */
     int32_t target_count; /* kinetic_energy with 0 targets: every dynamic body */
     sc_component component;

@@ -27,6 +27,7 @@ typedef struct model_probe {
     char* title;
     sc_probe_kind kind;
     int32_t every;
+    double interval;       /* s; > 0: sampled by time (probe_due_at) */
     int32_t* targets;      /* body or joint indices */
     int32_t target_count;
     sc_component component;
@@ -247,6 +248,7 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
 {
     p->kind = sp->kind;
     p->every = sp->every;
+    p->interval = sp->interval;
     p->component = sp->component;
     p->raw_width = sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL ? 1 : 6;
     p->average = sp->average && (sp->kind == SC_PROBE_CONTACT_FORCE || sp->kind == SC_PROBE_JOINT_REACTION);
@@ -739,6 +741,19 @@ static void name_bodies_in_error(dvi_model* m)
     memcpy(e, out, o + 1);
 }
 
+/* Whether the probe is due after step n: by steps, when n is a multiple of
+ * `every`; by time, at the step nearest each multiple k·interval (the one
+ * with k·interval in [(n − ½) dt, (n + ½) dt)), step 0 included, so that
+ * runs at different steps sample the same times to within half a step, and
+ * to rounding when the step divides the interval. */
+static bool probe_due_at(const dvi_model* m, const model_probe* p, int64_t n)
+{
+    if (!(p->interval > 0.0)) return n % p->every == 0;
+    if (n == 0) return true;
+    const double r = m->dt / p->interval;
+    return floor(((double)n + 0.5) * r) > floor(((double)n - 0.5) * r);
+}
+
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
@@ -754,7 +769,7 @@ dvi_status dvi_model_step(dvi_model* m)
     bool need_near = false;
     for (int32_t i = 0; m->near_mask && i < m->probe_count && !need_near; i++) {
         const model_probe* p = &m->probes[i];
-        need_near = p->lookup && (p->average || m->steps % p->every == 0);
+        need_near = p->lookup && (p->average || probe_due_at(m, p, m->steps));
     }
     m->near_step = -1;
     if (need_near) {
@@ -768,7 +783,7 @@ dvi_status dvi_model_step(dvi_model* m)
         model_probe* p = &m->probes[i];
         if (!p->average) continue;
         size_t n = (size_t)p->raw_width * (size_t)p->target_count;
-        if ((m->steps - 1) % p->every == 0) {
+        if (probe_due_at(m, p, m->steps - 1)) {
             memset(p->acc, 0, n * sizeof *p->acc);
             p->acc_count = 0;
         }
@@ -842,7 +857,9 @@ dvi_status dvi_model_probe_info(const dvi_model* m, int32_t probe, dvi_probe_inf
     const model_probe* p = &m->probes[probe];
     out->name = p->name;
     out->title = p->title;
-    out->every = p->every;
+    out->every = p->interval > 0.0 ? (int32_t)fmax(1.0, fmin(2147483647.0, floor(p->interval / m->dt + 0.5)))
+                                   : p->every;
+    out->interval = p->interval;
     out->columns = p->columns;
     out->column_names = (const char* const*)p->column_names;
     out->units = p->units;
@@ -852,7 +869,7 @@ dvi_status dvi_model_probe_info(const dvi_model* m, int32_t probe, dvi_probe_inf
 bool dvi_model_probe_due(const dvi_model* m, int32_t probe)
 {
     if (!m || probe < 0 || probe >= m->probe_count) return false;
-    return m->steps % m->probes[probe].every == 0;
+    return probe_due_at(m, &m->probes[probe], m->steps);
 }
 
 /* ½ m v² + ½ ωᵀ R J Rᵀ ω of body b. */

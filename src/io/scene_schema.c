@@ -1281,14 +1281,14 @@ static void parse_formulation(ctx* c, const cJSON* root)
 static const char* const PROBE_WHAT[] = {"position",       "velocity",      "angular_velocity", "orientation",
                                          "joint_reaction", "contact_force", "solver",           "kinetic_energy",
                                          "attitude",       "wheel_slip",    NULL};
-static const char* const PROBE_KEYS_ALL[] = {"name",   "title",  "every",     "what",   "body", "bodies", "joint",
+static const char* const PROBE_KEYS_ALL[] = {"name",   "title",  "every",     "interval", "what",   "body", "bodies", "joint",
                                              "joints", "component", "radius", "axis", "average", "with", NULL};
-static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "what", "body", "bodies", NULL};
-static const char* const PROBE_KEYS_CONTACT[] = {"name",   "title",     "every",   "what", "body",
+static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "interval", "what", "body", "bodies", NULL};
+static const char* const PROBE_KEYS_CONTACT[] = {"name",   "title",     "every",   "interval", "what", "body",
                                                  "bodies", "component", "average", "with", NULL};
-static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "what", "joint", "joints", "average", NULL};
-static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "what", NULL};
-static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "what", "body", "bodies", "radius", "axis", NULL};
+static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "interval", "what", "joint", "joints", "average", NULL};
+static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "interval", "what", NULL};
+static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "interval", "what", "body", "bodies", "radius", "axis", NULL};
 /* The string values of "component" (a direction [x, y, z] is the other form). */
 static const char* const COMPONENTS[] = {"vector", "up", "normal", "magnitude", NULL};
 static const sc_component COMPONENT_OF[] = {SC_COMPONENT_VECTOR, SC_COMPONENT_UP, SC_COMPONENT_NORMAL,
@@ -1532,7 +1532,10 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
         else if (!(pr->title = sc_dup_string(title))) c->nomem = true;
     }
     int64_t every;
-    if (sc_int_field(c, v, path, "every", false, 1, 2147483647.0, &every)) pr->every = (int32_t)every;
+    const bool has_every = sc_int_field(c, v, path, "every", false, 1, 2147483647.0, &every);
+    if (has_every) pr->every = (int32_t)every;
+    if (sc_num_field(c, v, path, "interval", false, R_POS, &pr->interval) && has_every)
+        sc_errf(c, sc_path_key(p, path, "interval"), "every (steps) or interval (s), not both");
     if (w < 0) return;
     switch (pr->kind) {
     case SC_PROBE_JOINT_REACTION:

@@ -423,6 +423,30 @@ double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* k
     return best;
 }
 
+dvi_status dvi_world_dem_stable_step(const dvi_world* w, double* h)
+{
+    if (h) *h = INFINITY;
+    if (!w || !h) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_dem_stable_step: invalid argument (!w || !h)");
+    if (w->def.method != DVI_METHOD_DEM)
+        return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_dem_stable_step: the world's method is not DEM");
+    const dvi_dem* d = w->dem;
+    const double v = w->def.dem.characteristic_speed;
+    for (int32_t k = 0; d && k < d->last_nwork; k++) {
+        const dvi_dem_work* wk = &d->work[k];
+        if (!(wk->k_eff > 0.0) || !(wk->m_eff < INFINITY)) continue;
+        double kk = wk->k_eff;
+        if (wk->k_n > 0.0 && wk->d > 0.0) {
+            /* Hertz: the tangent stiffness at the overlap of an impact at v, when stiffer:
+             * delta_max = (5 m v^2 / (4 K))^(2/5), K = k_n / sqrt(d) (docs/dem.md) */
+            const double dmax = pow(5.0 * wk->m_eff * v * v * sqrt(wk->d) / (4.0 * wk->k_n), 0.4);
+            kk = fmax(kk, 1.5 * wk->k_n * sqrt(dmax / wk->d));
+        }
+        const double hs = (sqrt(wk->alpha * wk->alpha + 4.0) - wk->alpha) * sqrt(wk->m_eff / kk);
+        if (hs < *h) *h = hs;
+    }
+    return DVI_OK;
+}
+
 dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
 {
     dvi_status st = prepare(w, d);
@@ -495,6 +519,8 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         wk->m_eff = m_eff;
         wk->k_eff = hertz ? 1.5 * f * pc.kn : pc.kn;
         wk->alpha = g * pc.gn * m_eff / sqrt(wk->k_eff * m_eff);
+        wk->k_n = hertz ? pc.kn : 0.0;
+        wk->d = hertz ? pc.d : 0.0;
         if (wk->entry >= 0) {
             const dvi_dem_entry* en = &d->history.entries[wk->entry];
             v3_copy(wk->u, en->u);
@@ -626,6 +652,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         }
     }
     out->nwork = nwork;
+    d->last_nwork = nwork;
     out->ncon = ncon;
     out->new_entries = new_entries;
     out->max_overlap = max_overlap;

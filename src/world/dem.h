@@ -100,6 +100,7 @@ typedef struct dvi_dem_work {
     int32_t entry;          /* history entry read, or −1 (new contact) */
     double u[3], roll[3];   /* history after this step */
     double k_eff, m_eff, alpha; /* for the stable-step estimate in messages */
+    double k_n, d;          /* Hertz: the pair's k_n and length scale (dvi_world_dem_stable_step); d = 0: none */
     int32_t body_a, body_b;
 } dvi_dem_work;
 
@@ -115,6 +116,7 @@ typedef struct dvi_dem {
     int32_t* sampled; int32_t sampled_count, sampled_cap;  /* shapes with samples */
     struct { int model; double e, alpha; } cache[32];
     int32_t cache_count;
+    int32_t last_nwork;                      /* work items of the last step (dvi_world_dem_stable_step) */
     /* per-step buffers (grow-only) */
     dvi_dem_work* work; size_t work_cap;
     double* acc; size_t acc_cap;             /* [6 · bodies] contact force and torque */
