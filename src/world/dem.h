@@ -121,6 +121,8 @@ typedef struct dvi_dem {
     double* next; size_t next_cap;           /* [13 · bodies] x, q, v, ω after the step */
     dvi_contact_rec* recs; size_t recs_cap;  /* the step's contacts, copied to the world on commit */
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
+    int32_t* touch;        size_t touch_cap; /* [bodies] penalty contacts on each dynamic body this step */
+    double* iinv;          size_t iinv_cap;  /* [9 · bodies] world-frame inverse inertia of each dynamic body */
 } dvi_dem;
 
 /* The DEM step (step_dem.c; called by dvi_world_step, h already checked). */
