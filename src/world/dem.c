@@ -510,6 +510,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         q_to_m3(R, b->q);
         m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
     }
+    int32_t chattering = 0, chatter_contact = -1;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_point* pt = &pts[c];
         int32_t ia, ib;
@@ -574,6 +575,20 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         double ft = v3_norm(Ft), fs = f * pc.kt * v3_norm(wk->u);
         if (ft > Fmax) v3_scale(Ft, ft > 0.0 ? Fmax / ft : 0.0, Ft);
         if (fs > Fmax) v3_scale(wk->u, Fmax / fs, wk->u); /* sliding: the spring holds μ F_n */
+        /* chatter count (dem.h) */
+        {
+            const dvi_dem_entry* en = wk->entry >= 0 ? &d->history.entries[wk->entry] : NULL;
+            const double fm = v3_norm(Ft);
+            wk->near_limit = Fmax > 0.0 && fm >= DVI_DEM_CHATTER_FRACTION * Fmax;
+            const bool rev = wk->near_limit && en && en->near_limit &&
+                             v3_dot(Ft, en->ft) < -0.5 * fm * v3_norm(en->ft);
+            wk->reversals = rev ? en->reversals + 1 : 0;
+            v3_copy(wk->ft, Ft);
+            if (wk->reversals >= DVI_DEM_CHATTER_STEPS) {
+                if (chatter_contact < 0) chatter_contact = ncon;
+                chattering++;
+            }
+        }
         /* rolling resistance: spring–dashpot on the relative rolling rotation */
         double M[3] = {0, 0, 0};
         if (pc.mu_roll > 0.0) {
@@ -687,5 +702,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     out->ncon = ncon;
     out->new_entries = new_entries;
     out->max_overlap = max_overlap;
+    out->chattering = chattering;
+    out->chatter_contact = chatter_contact;
     return DVI_OK;
 }
