@@ -15,6 +15,7 @@
 
 #include "rover_model.h"
 #include "dem.h"
+#include "dvi/scene.h"
 #include "dvi/world.h"
 #include "test_util.h"
 
@@ -294,6 +295,74 @@ static void test_sliding_box_distance(void** state)
         assert_near(d, expect, 0.02 * expect);
         dvi_world_destroy(w);
     }
+}
+
+/* The README's first DEM run: examples/scenes/sliding_box.json with
+ * --method dem --dt 1e-4 (1 kg box, μ = 0.4, from 2 m/s, the scene's
+ * materials: E = 1e7 Pa, restitution 0). It must stop at v0²/(2μg) =
+ * 0.50968 m, and once stopped, with nothing pushing it sideways, its
+ * friction must die out: below 1e-3 μmg on every step from 0.1 s after it
+ * stops to the end, below 1e-5 μmg at t = 1 s, and no contact may chatter.
+ * The model before the step-consistent tangential dashpot stopped the box
+ * 0.1 mm short and then flipped the friction between +3.92 N and −3.92 N
+ * (μmg) every step until the end. */
+static void test_sliding_box_scene_holds(void** state)
+{
+    (void)state;
+    const char* path = SRC_PATH("examples/scenes/sliding_box.json");
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    if (dvi_scene_load(path, &s, &e) != DVI_OK) fail_msg("%s: %s", path, e.text);
+    dvi_scene_overrides ov;
+    memset(&ov, 0, sizeof ov);
+    ov.method = "dem";
+    ov.dt = 1e-4;
+    assert_int_equal(dvi_scene_apply_overrides(s, &ov, &e), DVI_OK);
+    dvi_model* m = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    dvi_world* w = dvi_model_world(m);
+    dvi_body_id box;
+    assert_int_equal(dvi_model_find_body(m, "box", &box), DVI_OK);
+    const double mu = 0.4, v0 = 2.0, mg = 1.0 * G, expect = v0 * v0 / (2 * mu * G);
+    const double settle = 0.1, bound = 1e-3 * mu * mg;
+    double x0[3], x[3], v[3], F[3];
+    dvi_body_get_position(w, box, x0);
+    double t_stop = -1.0, worst = 0.0, t_worst = 0.0, last = 0.0;
+    int32_t chatter = 0;
+    const long n = lround(1.0 / 1e-4);
+    for (long i = 0; i < n; i++) {
+        if (dvi_model_step(m) < 0) fail_msg("step %ld: %s", i, dvi_world_last_error(w));
+        const double t = dvi_model_time(m);
+        dvi_body_get_velocity(w, box, v);
+        assert_int_equal(dvi_body_get_contact_force(w, box, F, NULL), DVI_OK);
+        const double ft = sqrt(F[0] * F[0] + F[1] * F[1]);
+        if (dvi_world_get_stats(w).chattering_contacts > chatter) chatter = dvi_world_get_stats(w).chattering_contacts;
+        if (t_stop < 0.0 && v[0] <= 0.0) t_stop = t;
+        if (t_stop >= 0.0 && t >= t_stop + settle - 1e-9 && ft > worst) {
+            worst = ft;
+            t_worst = t;
+        }
+        last = ft;
+    }
+    dvi_body_get_position(w, box, x);
+    const double d = x[0] - x0[0];
+    print_message("sliding_box.json, DEM at 1e-4 s: stops at t = %.4f s (v0/(mu g) = %.4f s) after %.5f m, "
+                  "v^2/(2 mu g) = %.5f m (%.3f mm off, limit 0.5 mm); |F_t| from %.1f s after the stop to 1 s: at "
+                  "most %.3g N = %.2g mu m g (at t = %.4f s; limit 1e-3 mu m g), at 1 s %.3g N = %.2g mu m g "
+                  "(limit 1e-5); chattering contacts %d\n",
+                  t_stop, v0 / (mu * G), d, expect, 1e3 * (d - expect), settle, worst, worst / (mu * mg), t_worst,
+                  last, last / (mu * mg), (int)chatter);
+    assert_true(t_stop > 0.0 && t_stop + settle < 1.0);
+    assert_near(d, expect, 0.5e-3);
+    assert_true(worst < bound);
+    assert_true(last < 1e-5 * mu * mg);
+    assert_int_equal(chatter, 0);
+    dvi_health_report r;
+    assert_int_equal(dvi_model_health(m, &r), DVI_OK);
+    assert_int_equal(r.raised, 0u);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
 }
 
 /* A sphere on a 20° incline rolls without slipping (a = 5/7 g sin θ) through
@@ -926,6 +995,7 @@ int main(void)
         cmocka_unit_test(test_incline_stick),
         cmocka_unit_test(test_incline_slide),
         cmocka_unit_test(test_sliding_box_distance),
+        cmocka_unit_test(test_sliding_box_scene_holds),
         cmocka_unit_test(test_sphere_incline_rolling),
         cmocka_unit_test(test_sphere_stack),
         cmocka_unit_test(test_pendulum),

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes_le.h"
 #include "dvi/scene.h"
+#include "hash_rng.h"
 #include "test_util.h"
 
 #define BIN SRC_PATH("tests/data/scenes_health/bin200.json")
@@ -201,6 +203,109 @@ static void test_work_and_settings(void** state)
     dvi_scene_errors_free(&e);
 }
 
+/* A model state written before the chatter kind existed (five kinds in its
+ * health section, 8 · 23 + 5 · 256 + 8 bytes) still loads, with the same
+ * findings and chatter not raised; a section of any other size is refused.
+ * The old section is made from a new one by dropping the sixth first_step
+ * and the sixth message and re-sealing both checksums. */
+static void test_report_from_five_kinds(void** state)
+{
+    (void)state;
+    dvi_scene* s = load(BIN, NULL, 0.016, 1.0);
+    dvi_model* a = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &a, msg, sizeof msg), DVI_OK);
+    for (int i = 0; i < 40; i++) dvi_model_step(a);
+    dvi_health_report ra, rb;
+    assert_int_equal(dvi_model_health(a, &ra), DVI_OK);
+    assert_true(ra.raised != 0 && !(ra.raised & (1u << DVI_HEALTH_CHATTER)));
+    void* blob = NULL;
+    size_t size = 0;
+    assert_int_equal(dvi_model_save_state(a, &blob, &size), DVI_OK);
+    const unsigned char* b = blob;
+    const size_t header = 56, wsize = le_get_u64(b + 24), psize = le_get_u64(b + 32), hsize = le_get_u64(b + 40);
+    const size_t nums6 = 4 + 6 + 1 + 1 + 6 + 6, nums5 = nums6 - 1, old = 8 * nums5 + 5 * 256 + 8;
+    assert_int_equal(hsize, 8 * nums6 + 6 * 256 + 8);
+    unsigned char* c = calloc(1, header + wsize + psize + old);
+    assert_non_null(c);
+    memcpy(c, b, header + wsize + psize);
+    const unsigned char* h6 = b + header + wsize + psize;
+    unsigned char* h5 = c + header + wsize + psize;
+    memcpy(h5, h6, 8 * 17);                                     /* up to first_step[4] */
+    memcpy(h5 + 8 * 17, h6 + 8 * 18, 8 * (nums6 - 18));         /* the numbers after first_step[5] */
+    memcpy(h5 + 8 * nums5, h6 + 8 * nums6, 5 * 256);            /* five messages */
+    le_put_u64(h5 + old - 8, dvi_fnv1a(1469598103934665603u, h5, old - 8));
+    le_put_u64(c + 40, old);
+    le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
+    dvi_model* m = NULL;
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_model_health(m, &rb), DVI_OK);
+    assert_int_equal(rb.raised, ra.raised);
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
+        assert_int_equal(rb.first_step[k], ra.first_step[k]);
+        assert_string_equal(rb.first[k], ra.first[k]);
+    }
+    /* a section one number short of either layout */
+    le_put_u64(c + 40, old - 8);
+    le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
+    assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old - 8, msg, sizeof msg), DVI_ERR_PARSE);
+    print_message("five-kind health section: loads with the same findings; %zu bytes: %s\n", old - 8, msg);
+    assert_non_null(strstr(msg, "health section"));
+    free(c);
+    free(blob);
+    dvi_model_destroy(a);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+/* Friction chatter. A 1 kg box (0.2 m cube, μ = 0.4) slides from
+ * 0.2 m/s and stops after v0/(μg) = 0.051 s. With k_t = 3e9 N/m given on
+ * the material, each corner's tangential spring (√(δ/d) k_t ≈ 1e8 N/m) is
+ * far too stiff for h = 1e-4 s (h √(k/m_t) = 3.1 to 3.4 > 2 on the box's sliding
+ * modes): the stopped box's friction flips between ±μ F_n every step,
+ * which the monitor names within 20 ms of the stop. With the material's
+ * own k_t (Mindlin, 9e5 N/m) the box holds quietly, and so does the
+ * README's DEM run of examples/scenes/sliding_box.json at 1e-4 s. */
+static void test_friction_chatter(void** state)
+{
+    (void)state;
+    const char* fmt =
+        "{\"duration\": 0.2, \"formulation\": {\"method\": \"dem\", \"dt\": 1e-4},\n"
+        " \"materials\": {\"default\": {\"friction\": 0.4%s}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.1], \"velocity\": [0.2, 0, 0],\n"
+        "    \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.1, 0.1, 0.1]}]}]}";
+    for (int stiff = 1; stiff >= 0; stiff--) {
+        char text[1024];
+        snprintf(text, sizeof text, fmt, stiff ? ", \"k_t\": 3e9" : "");
+        dvi_scene* s = NULL;
+        dvi_scene_errors e = {0};
+        if (dvi_scene_parse(text, strlen(text), NULL, &s, &e) != DVI_OK) fail_msg("%s", e.text);
+        dvi_health_report r;
+        int64_t steps = 0;
+        dvi_status st = run(s, &r, &steps);
+        dvi_scene_destroy(s);
+        assert_true(st >= 0);
+        if (stiff) {
+            print_message("k_t = 3e9 N/m at h = 1e-4 s (stop at step 510): %s\n", r.first[DVI_HEALTH_CHATTER]);
+            assert_int_equal(r.raised, 1u << DVI_HEALTH_CHATTER);
+            assert_true(r.first_step[DVI_HEALTH_CHATTER] > 510 && r.first_step[DVI_HEALTH_CHATTER] < 710);
+            assert_non_null(strstr(r.first[DVI_HEALTH_CHATTER], "between ground and box reverses every step"));
+        } else {
+            print_message("material k_t: %d warnings\n", kinds(&r));
+            assert_int_equal(r.raised, 0u);
+        }
+    }
+    dvi_scene* s = load(SRC_PATH("examples/scenes/sliding_box.json"), "dem", 1e-4, 1.0);
+    dvi_health_report r;
+    int64_t steps = 0;
+    assert_true(run(s, &r, &steps) >= 0);
+    dvi_scene_destroy(s);
+    print_message("sliding_box.json, DEM at 1e-4 s: %d warnings\n", kinds(&r));
+    assert_int_equal(r.raised, 0u);
+}
+
 /* The report travels with the model's state: a run saved after its
  * warning and resumed reports the step at which it first occurred. */
 static void test_report_in_state(void** state)
@@ -239,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_dem_blowup),           cmocka_unit_test(test_dvi_tunnelling),
         cmocka_unit_test(test_pendulum_step_too_long), cmocka_unit_test(test_huge_gravity),
         cmocka_unit_test(test_work_and_settings),    cmocka_unit_test(test_report_in_state),
+        cmocka_unit_test(test_friction_chatter),     cmocka_unit_test(test_report_from_five_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -790,7 +790,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     }
 
     static const char* const HEALTH_NAMES[DVI_HEALTH_KINDS] = {"energy", "escape", "penetration", "joint",
-                                                                "blowup"};
+                                                                "blowup", "chatter"};
     dvi_health_report hr;
     memset(&hr, 0, sizeof hr);
     dvi_model_health(rs->model, &hr);

@@ -91,7 +91,9 @@ typedef enum dvi_health_kind {
     DVI_HEALTH_PENETRATION = 2, ///< a contact penetrates (overlaps) too deep
     DVI_HEALTH_JOINT = 3,       ///< a joint came apart
     DVI_HEALTH_BLOWUP = 4,      ///< the energy exploded (the step that found it failed)
-    DVI_HEALTH_KINDS = 5
+    DVI_HEALTH_CHATTER = 5,     ///< a DEM contact's friction reversed direction step after step
+                                ///< (dvi_step_stats.chattering_contacts)
+    DVI_HEALTH_KINDS = 6
 } dvi_health_kind;
 
 typedef struct dvi_health_report {

@@ -351,6 +351,11 @@ typedef struct dvi_step_stats {
     bool warm_start_rejected;     ///< the solver started from γ = 0: the previous step's impulses had a
                                   ///< higher objective (dvi_solve_result.warm_start_rejected)
     double solver_bytes_per_iteration; ///< dvi_solve_result.bytes_per_iteration of the step's solve
+    /* of the DEM model alone (0 and −1 after a DVI step) */
+    int32_t chattering_contacts;  ///< penalty contacts whose friction force reversed direction, at half
+                                  ///< its Coulomb limit μF_n or more, on each of the last 10 steps
+                                  ///< (docs/dem.md, "Friction chatter")
+    int32_t chattering_contact;   ///< index (dvi_world_get_contact) of the first of them, −1 if none
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

@@ -16,7 +16,10 @@
  *     are walked only when the step's deepest one exceeds that fraction of
  *     the scene's smallest shape);
  *   - joints: the step's largest relative violation
- *     (dvi_step_stats.max_joint_violation_relative) above joint_fraction.
+ *     (dvi_step_stats.max_joint_violation_relative) above joint_fraction;
+ *   - chatter: a DEM contact whose friction force reversed direction near
+ *     its Coulomb limit on each of the last DVI_DEM_CHATTER_STEPS steps
+ *     (dvi_step_stats.chattering_contacts, counted by the DEM step).
  * One pass over the bodies per step, O(bodies); contacts and joints only as
  * said. The report keeps the first occurrence of each kind, named, and the
  * worst values; the model's state blob carries it, so a resumed run reports
@@ -26,6 +29,7 @@
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
+#include "dem.h"
 
 #include "math3.h"
 
@@ -318,17 +322,45 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
                    (long long)step, t, idx, jn ? " (" : "", jn ? jn : "", jn ? ")" : "", jr, w->joints[j].size,
                    h->set.joint_fraction);
     }
+    /* friction chatter (DEM) */
+    if (w->stats.chattering_contacts > 0 && !(h->rep.raised & (1u << DVI_HEALTH_CHATTER))) {
+        dvi_contact_info ci;
+        if (dvi_world_get_contact(w, w->stats.chattering_contact, &ci) == DVI_OK) {
+            char other[SC_MAX_NAME + 32];
+            label(ctx, ci.body_a.index1 - 1, name, sizeof name);
+            label(ctx, ci.body_b.index1 - 1, other, sizeof other);
+            const double fn = v3_dot(ci.force, ci.normal);
+            double ft[3];
+            v3_copy(ft, ci.force);
+            v3_axpy(ft, -fn, ci.normal);
+            raise_kind(h, DVI_HEALTH_CHATTER, step,
+                       "step %lld (t = %.6g s): the friction between %s and %s reverses every step (%.3g N on a "
+                       "normal force of %.3g N, %d steps in a row; %d contact%s): h = %g s is too long for the "
+                       "tangential spring",
+                       (long long)step, t, name, other, v3_norm(ft), fn, DVI_DEM_CHATTER_STEPS,
+                       (int)w->stats.chattering_contacts,
+                       w->stats.chattering_contacts == 1 ? "" : "s", dt);
+        }
+    }
     return DVI_OK;
 }
 
 /* ---- state ------------------------------------------------------------------- */
 
-/* Little-endian f64/i64 fields, then the five messages, then an FNV-1a 64. */
-#define HEALTH_NUMBERS (4 + 6 + 1 + 1 + DVI_HEALTH_KINDS + 6)
+/* Little-endian f64/i64 fields, then one message per kind, then an FNV-1a
+ * 64. Records written before the chatter kind existed hold five kinds and
+ * still load (chatter not raised). */
+#define HEALTH_NUMBERS_OF(kinds) (4 + 6 + 1 + 1 + (kinds) + 6)
+#define HEALTH_NUMBERS HEALTH_NUMBERS_OF(DVI_HEALTH_KINDS)
+#define HEALTH_KINDS_V1 5
 
-size_t dvi_health_state_size(void)
+static size_t state_size_of(int kinds) { return 8 * (size_t)HEALTH_NUMBERS_OF(kinds) + (size_t)kinds * 256 + 8; }
+
+size_t dvi_health_state_size(void) { return state_size_of(DVI_HEALTH_KINDS); }
+
+bool dvi_health_state_size_valid(size_t size)
 {
-    return 8 * HEALTH_NUMBERS + DVI_HEALTH_KINDS * 256 + 8;
+    return size == state_size_of(DVI_HEALTH_KINDS) || size == state_size_of(HEALTH_KINDS_V1);
 }
 
 static uint64_t dbits(double d)
@@ -376,7 +408,8 @@ void dvi_health_save(const model_health* h, unsigned char* out)
 
 dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size)
 {
-    if (size != dvi_health_state_size() || le_get_u64(in + size - 8) != fnv(in, size - 8)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
+    const int kinds = size == state_size_of(HEALTH_KINDS_V1) ? HEALTH_KINDS_V1 : DVI_HEALTH_KINDS;
+    if (size != state_size_of(kinds) || le_get_u64(in + size - 8) != fnv(in, size - 8)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     model_health t = *h;
     int n = 0;
     t.e0 = bitsd(le_get_u64(in + 8 * n++));
@@ -386,16 +419,20 @@ dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size
     for (int k = 0; k < 3; k++) t.lo[k] = bitsd(le_get_u64(in + 8 * n++));
     for (int k = 0; k < 3; k++) t.hi[k] = bitsd(le_get_u64(in + 8 * n++));
     uint64_t raised = le_get_u64(in + 8 * n++);
-    if (raised >= (1u << DVI_HEALTH_KINDS)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
+    if (raised >= (1u << kinds)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     t.rep.raised = (uint32_t)raised;
     t.rep.escaped = (int64_t)le_get_u64(in + 8 * n++);
-    for (int k = 0; k < DVI_HEALTH_KINDS; k++) t.rep.first_step[k] = (int64_t)le_get_u64(in + 8 * n++);
+    for (int k = 0; k < DVI_HEALTH_KINDS; k++) t.rep.first_step[k] = k < kinds ? (int64_t)le_get_u64(in + 8 * n++) : -1;
     t.rep.energy_scale = bitsd(le_get_u64(in + 8 * n++));
     t.rep.energy_excess = bitsd(le_get_u64(in + 8 * n++));
     t.rep.worst_penetration = bitsd(le_get_u64(in + 8 * n++));
     t.rep.worst_joint = bitsd(le_get_u64(in + 8 * n++));
-    const unsigned char* q = in + 8 * HEALTH_NUMBERS;
+    const unsigned char* q = in + 8 * HEALTH_NUMBERS_OF(kinds);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
+        if (k >= kinds) {
+            memset(t.rep.first[k], 0, 256);
+            continue;
+        }
         if (q[256 * k + 255] != 0) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
         memcpy(t.rep.first[k], q + 256 * k, 256);
     }

@@ -248,6 +248,9 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
                                  const void* ctx, char* const* joint_names);
 /* The monitor's part of the model's state blob: fixed size, checksummed. */
 size_t dvi_health_state_size(void);
+/* True for the size of this version's section and of the earlier one
+ * without the chatter kind (dvi_health_load reads both). */
+bool dvi_health_state_size_valid(size_t size);
 void dvi_health_save(const model_health* h, unsigned char* out);
 dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size);
 

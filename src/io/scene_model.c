@@ -1190,7 +1190,7 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (checksum mismatch)");
     uint64_t steps = le_get_u64(b + 16), wsize = le_get_u64(b + 24), psize = version == 1u ? 0 : le_get_u64(b + 32);
     uint64_t hsize = version >= 3u ? le_get_u64(b + 40) : 0;
-    if (version >= 3u && hsize != dvi_health_state_size())
+    if (version >= 3u && !dvi_health_state_size_valid((size_t)hsize))
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (health section of %llu bytes)",
                     (unsigned long long)hsize);
     if (wsize > size - header || psize > size - header - wsize || hsize != size - header - wsize - psize)

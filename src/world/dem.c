@@ -5,8 +5,12 @@
  * relative velocity v = v_B(p) − v_A(p), v_n = v·n, v_t = v − v_n n):
  *     F_n = f(δ/d) k_n δ − g(δ/d) γ_n m_eff v_n,   clamped at F_n ≥ 0
  *     u   ← |u| · unit(u − (u·n) n) + h v_t          (history, rotated into the tangent plane)
- *     F_t = −f(δ/d) k_t u − g(δ/d) γ_t m_eff v_t,   |F_t| ≤ μ F_n; when f k_t |u| > μ F_n
- *           the stored u is scaled back to μ F_n / (f k_t) (sliding)
+ *     F_t = −f(δ/d) k_t u − c v_t,   |F_t| ≤ μ F_n; when f k_t |u| > μ F_n
+ *           the stored u is scaled back to μ F_n / (f k_t) (sliding);
+ *           c = c_t / (1 + h c_t W), c_t = g(δ/d) γ_t m_eff, W = Σ over the
+ *           dynamic bodies of (their penalty contacts this step) × (the trace
+ *           of their tangential inverse mass at the point): the dashpot the
+ *           explicit step can integrate without overshoot (docs/dem.md)
  *     rolling (μ_r > 0): θ ← rotated θ + h ω_r, M = −k_r θ − c_r ω_r, |M| ≤ μ_r F_n,
  *           ω_r = tangential part of ω_B − ω_A
  * with f = g = 1 (Hooke) or f = √x, g = x^¼ (Hertz, Tsuji damping). The force
@@ -142,6 +146,8 @@ void dvi_dem_destroy(dvi_dem* d)
     dvi_mem_free(&a, d->next);
     dvi_mem_free(&a, d->recs);
     dvi_mem_free(&a, d->geo);
+    dvi_mem_free(&a, d->touch);
+    dvi_mem_free(&a, d->iinv);
     dvi_mem_free(&a, d);
 }
 
@@ -452,9 +458,47 @@ dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
     dvi_status st = prepare(w, d);
     if (st != DVI_OK) return dvi_world_error(w, st, "step: out of memory");
     const int32_t nb = w->body_count;
-    if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13))
+    if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13) ||
+        !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
+}
+
+/* The bodies of collision point pt when it is a penalty contact of the step
+ * (overlapping, not a sampled shape against a terrain it meets through its
+ * samples, at least one dynamic body); false otherwise. */
+static bool penalty_contact(const dvi_world* w, const dvi_dem* d, const dvi_contact_point* pt, int32_t* ia,
+                            int32_t* ib)
+{
+    if (!(pt->distance < 0.0)) return false; /* touching only when overlapping */
+    const int32_t sa = pt->geom_a, sb = pt->geom_b;
+    const dvi_shape* SA = &w->shapes[sa];
+    const dvi_shape* SB = &w->shapes[sb];
+    /* a sampled shape meets a terrain through its samples only */
+    if ((d->shapes[sa].sample_count > 0 && SB->type == DVI_SHAPE_HEIGHTFIELD &&
+         dvi_shape_material(w, SB)->terrain_stiffness > 0.0) ||
+        (d->shapes[sb].sample_count > 0 && SA->type == DVI_SHAPE_HEIGHTFIELD &&
+         dvi_shape_material(w, SA)->terrain_stiffness > 0.0))
+        return false;
+    *ia = SA->body;
+    *ib = SB->body;
+    return w->bodies[*ia].inv_mass + w->bodies[*ib].inv_mass > 0.0;
+}
+
+/* Trace of body b's share of the tangential block of the contact's inverse
+ * mass, J_t M⁻¹ J_tᵀ (2×2, lever ρ, normal n): 2/m + |ρ|² tr I⁻¹ − ρᵀ I⁻¹ ρ
+ * − (ρ × n)ᵀ I⁻¹ (ρ × n), an upper bound of its largest eigenvalue; 0 unless
+ * b is dynamic. Iinv: the world-frame inverse inertia. */
+static double tangential_inverse_mass(const dvi_body* b, const double* Iinv, const double* rho, const double* n)
+{
+    if (b->type != DVI_BODY_DYNAMIC) return 0.0;
+    double Ir[3], c[3], Ic[3];
+    m3_mulv(Ir, Iinv, rho);
+    v3_cross(c, rho, n);
+    m3_mulv(Ic, Iinv, c);
+    const double t = 2.0 * b->inv_mass + v3_dot(rho, rho) * (Iinv[0] + Iinv[4] + Iinv[8]) - v3_dot(rho, Ir) -
+                     v3_dot(c, Ic);
+    return t > 0.0 ? t : 0.0;
 }
 
 dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_point* pts, int32_t npts,
@@ -474,23 +518,31 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
     int32_t nwork = 0, ncon = 0, new_entries = 0;
     double max_overlap = 0.0;
+    /* the penalty contacts on each dynamic body, and the bodies' inverse
+     * inertia, for the step's limit on the tangential dashpots */
+    memset(d->touch, 0, (size_t)nb * sizeof *d->touch);
+    for (int32_t c = 0; c < npts; c++) {
+        int32_t ia, ib;
+        if (!penalty_contact(w, d, &pts[c], &ia, &ib)) continue;
+        d->touch[ia]++;
+        if (ib != ia) d->touch[ib]++;
+    }
+    for (int32_t i = 0; i < nb; i++) {
+        const dvi_body* b = &w->bodies[i];
+        if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
+        double R[9];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
+    }
+    int32_t chattering = 0, chatter_contact = -1;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_point* pt = &pts[c];
-        if (!(pt->distance < 0.0)) continue; /* touching only when overlapping */
+        int32_t ia, ib;
+        if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
         const int32_t sa = pt->geom_a, sb = pt->geom_b;
-        const dvi_shape* SA = &w->shapes[sa];
-        const dvi_shape* SB = &w->shapes[sb];
-        /* a sampled shape meets a terrain through its samples only */
-        if ((d->shapes[sa].sample_count > 0 && SB->type == DVI_SHAPE_HEIGHTFIELD &&
-             dvi_shape_material(w, SB)->terrain_stiffness > 0.0) ||
-            (d->shapes[sb].sample_count > 0 && SA->type == DVI_SHAPE_HEIGHTFIELD &&
-             dvi_shape_material(w, SA)->terrain_stiffness > 0.0))
-            continue;
-        const int32_t ia = SA->body, ib = SB->body;
         const dvi_body* A = &w->bodies[ia];
         const dvi_body* B = &w->bodies[ib];
         const double inv_m = A->inv_mass + B->inv_mass;
-        if (!(inv_m > 0.0)) continue;
         const double m_eff = 1.0 / inv_m;
         pair_consts pc;
         st = pair_constants(w, d, sa, sb, m_eff, &pc);
@@ -530,18 +582,39 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
             v3_set(wk->roll, 0, 0, 0);
             new_entries++;
         }
-        /* tangential spring (Mindlin type) with Coulomb cap */
+        /* tangential spring (Mindlin type) with Coulomb cap; the dashpot is
+         * limited to what the step can integrate: c / (1 + h c W), W = Σ over
+         * the dynamic bodies of (their penalty contacts) × (their share of
+         * the tangential inverse mass here), so that h Σ c_eff/m_t < 1 over
+         * each body's contacts and one step of damping cannot reverse them */
         double vt[3], Ft[3];
         v3_copy(vt, vrel);
         v3_axpy(vt, -vn, n);
         to_tangent_plane(wk->u, n);
         v3_axpy(wk->u, h, vt);
+        const double Wt = (double)d->touch[ia] * tangential_inverse_mass(A, d->iinv + 9 * (size_t)ia, rhoA, n) +
+                          (double)d->touch[ib] * tangential_inverse_mass(B, d->iinv + 9 * (size_t)ib, rhoB, n);
+        const double ct = g * pc.gt * m_eff;
         v3_scale(Ft, -f * pc.kt, wk->u);
-        v3_axpy(Ft, -g * pc.gt * m_eff, vt);
+        v3_axpy(Ft, -ct / (1.0 + h * ct * Wt), vt);
         const double Fmax = pc.mu * Fn;
         double ft = v3_norm(Ft), fs = f * pc.kt * v3_norm(wk->u);
         if (ft > Fmax) v3_scale(Ft, ft > 0.0 ? Fmax / ft : 0.0, Ft);
         if (fs > Fmax) v3_scale(wk->u, Fmax / fs, wk->u); /* sliding: the spring holds μ F_n */
+        /* chatter count (dem.h) */
+        {
+            const dvi_dem_entry* en = wk->entry >= 0 ? &d->history.entries[wk->entry] : NULL;
+            const double fm = v3_norm(Ft);
+            wk->near_limit = Fmax > 0.0 && fm >= DVI_DEM_CHATTER_FRACTION * Fmax;
+            const bool rev = wk->near_limit && en && en->near_limit &&
+                             v3_dot(Ft, en->ft) < -0.5 * fm * v3_norm(en->ft);
+            wk->reversals = rev ? en->reversals + 1 : 0;
+            v3_copy(wk->ft, Ft);
+            if (wk->reversals >= DVI_DEM_CHATTER_STEPS) {
+                if (chatter_contact < 0) chatter_contact = ncon;
+                chattering++;
+            }
+        }
         /* rolling resistance: spring–dashpot on the relative rolling rotation */
         double M[3] = {0, 0, 0};
         if (pc.mu_roll > 0.0) {
@@ -656,5 +729,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     out->ncon = ncon;
     out->new_entries = new_entries;
     out->max_overlap = max_overlap;
+    out->chattering = chattering;
+    out->chatter_contact = chatter_contact;
     return DVI_OK;
 }

@@ -45,6 +45,9 @@ typedef struct dvi_dem_entry {
     uint64_t stamp;  /* last DEM step in which the contact overlapped */
     double u[3];     /* tangential spring displacement, world frame (m) */
     double roll[3];  /* rolling spring rotation, world frame (rad) */
+    double ft[3];    /* friction force of the last step (N, world; for the chatter count only) */
+    int32_t reversals; /* consecutive steps on which that force reversed near the Coulomb limit */
+    bool near_limit; /* that force was at DVI_DEM_CHATTER_FRACTION of μ F_n or more */
 } dvi_dem_entry;
 
 typedef struct dvi_dem_history {
@@ -99,6 +102,9 @@ typedef struct dvi_dem_work {
     dvi_dem_key key;
     int32_t entry;          /* history entry read, or −1 (new contact) */
     double u[3], roll[3];   /* history after this step */
+    double ft[3];           /* the step's friction force (N) */
+    int32_t reversals;      /* the chatter count after this step */
+    bool near_limit;        /* |ft| ≥ DVI_DEM_CHATTER_FRACTION μ F_n */
     double k_eff, m_eff, alpha; /* for the stable-step estimate in messages */
     double k_n, d;          /* Hertz: the pair's k_n and length scale (dvi_world_dem_stable_step); d = 0: none */
     int32_t body_a, body_b;
@@ -123,6 +129,8 @@ typedef struct dvi_dem {
     double* next; size_t next_cap;           /* [13 · bodies] x, q, v, ω after the step */
     dvi_contact_rec* recs; size_t recs_cap;  /* the step's contacts, copied to the world on commit */
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
+    int32_t* touch;        size_t touch_cap; /* [bodies] penalty contacts on each dynamic body this step */
+    double* iinv;          size_t iinv_cap;  /* [9 · bodies] world-frame inverse inertia of each dynamic body */
 } dvi_dem;
 
 /* The DEM step (step_dem.c; called by dvi_world_step, h already checked). */
@@ -138,7 +146,16 @@ typedef struct dvi_dem_forces_out {
     int32_t ncon;        /* contacts in d->recs / d->geo */
     int32_t new_entries; /* contacts without a history entry yet */
     double max_overlap;  /* m */
+    int32_t chattering;  /* contacts whose friction reversed on DVI_DEM_CHATTER_STEPS steps in a row */
+    int32_t chatter_contact; /* the first of them in d->recs, −1 if none */
 } dvi_dem_forces_out;
+
+/* The chatter count: a contact's friction force "reverses" on a step when
+ * it and the last step's are each at least DVI_DEM_CHATTER_FRACTION of
+ * their μ F_n and point more than 120° apart; a contact that does so on
+ * DVI_DEM_CHATTER_STEPS consecutive steps chatters. */
+#define DVI_DEM_CHATTER_STEPS 10
+#define DVI_DEM_CHATTER_FRACTION 0.5
 
 /* The penalty forces of the overlapping points pts[npts] and of the
  * terrain samples at the start of the step: the bodies' contact force and

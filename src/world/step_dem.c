@@ -186,6 +186,9 @@ static void stage_report(dvi_world* w, const dvi_step_dem_ctx* x)
         en->stamp = stamp;
         v3_copy(en->u, wk->u);
         v3_copy(en->roll, wk->roll);
+        v3_copy(en->ft, wk->ft);
+        en->reversals = wk->reversals;
+        en->near_limit = wk->near_limit;
     }
     dvi_dem_history_sweep(&d->history, stamp);
     if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
@@ -207,6 +210,7 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     x.d = d;
     memset(&w->stats, 0, sizeof w->stats);
     w->stats.worst_joint = -1;
+    w->stats.chattering_contact = -1;
     double t[6];
     t[0] = dvi_step_clock();
     dvi_status st = dvi_dem_prepare_step(w, d);
@@ -230,6 +234,8 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     w->stats.max_penetration = x.f.max_overlap;
     w->stats.max_overlap = x.f.max_overlap;
     w->stats.contact_history = d->history.count;
+    w->stats.chattering_contacts = x.f.chattering;
+    w->stats.chattering_contact = x.f.chatter_contact;
     w->stats.kinetic_energy = x.kinetic;
     w->stats.seconds_collide = t[1] - t[0];
     w->stats.seconds_assemble = t[2] - t[1];

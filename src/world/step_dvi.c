@@ -686,6 +686,7 @@ dvi_status dvi_step_dvi(dvi_world* w, double h)
     x.nt = dvi_world_threads(w);
     memset(&w->stats, 0, sizeof w->stats);
     w->stats.worst_joint = -1;
+    w->stats.chattering_contact = -1;
     double t[7];
     t[0] = dvi_step_clock();
     dvi_status st = dvi_step_collide(w, &x.pts, &x.npts);

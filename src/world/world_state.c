@@ -547,6 +547,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     st.max_overlap = get_f64(r);
     st.contact_history = get_i32(r);
     st.kinetic_energy = get_f64(r);
+    st.chattering_contact = -1; /* not state: the chatter count starts afresh */
     if (apply) {
         w->time = time;
         w->stats = st;
