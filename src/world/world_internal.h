@@ -3,7 +3,7 @@
  * Design note. Bodies, shapes and joints live in contiguous arrays indexed
  * by id (index1 − 1), with a generation counter per slot; nothing points at
  * anything else, so the step can later be split over threads or domains.
- * dvi_world_step (world.c) runs the DVI step (step_dvi.c) or the DEM step
+ * dvi_world_step (step.c) runs the DVI step (step_dvi.c) or the DEM step
  * (step_dem.c), both in the stages collide → assemble → solve → integrate
  * → report, sharing step_common.c. Each keeps every per-step array in grow-only buffers of the world: after the
  * first steps no stage allocates.
