@@ -25,7 +25,7 @@ int main(void)
     jd.axis[2] = 0.0;
     dvi_joint_id pivot;
     if (dvi_body_create(w, &bd, &bob) != DVI_OK || (jd.body_b = bob, dvi_joint_create(w, &jd, &pivot)) != DVI_OK) {
-        fprintf(stderr, "pendulum: %s\n", dvi_world_last_error(w));
+        fprintf(stderr, "pendulum: %s\n", dvi_error_message());
         dvi_world_destroy(w);
         return 1;
     }

@@ -52,7 +52,7 @@ static int run(const char* path, trace* out)
     out->hop = 0.0;
     for (int k = 0; k <= STEPS; k++) {
         if (k > 0 && dvi_model_step(m) < 0) {
-            fprintf(stderr, "%s: step %d: %s\n", path, k, dvi_world_last_error(w));
+            fprintf(stderr, "%s: step %d: %s\n", path, k, dvi_error_message());
             dvi_model_destroy(m);
             dvi_scene_destroy(s);
             return -1;

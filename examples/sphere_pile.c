@@ -87,7 +87,7 @@ int main(int argc, char** argv)
     printf("  t(s)     KE(J)     KE/peak  contacts  iter(mean max)  residual  !cv  max pen(m)  ms/step  rot   top  top z\n");
     pile_result r;
     pile_run(&p, report, NULL, &r);
-    if (r.step_error) fprintf(stderr, "sphere_pile: step failed: %s\n", dvi_world_last_error(p.bed.world));
+    if (r.step_error) fprintf(stderr, "sphere_pile: step failed: %s\n", dvi_error_message());
     printf("steps %d (%.3f s simulated), wall %.1f s (%.2f ms/step), peak KE %.4e J at t = %.3f s\n", r.steps, r.time,
            r.wall_seconds, 1e3 * r.wall_per_step, r.peak_ke, r.peak_time);
     printf("max contacts %d, steps not converged %d, max residual %.2e, max penetration %.2e m\n", r.max_contacts,

@@ -38,7 +38,7 @@ static int run(const char* solver)
         sd.type = DVI_SHAPE_BOX;
         sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = s;
         if (dvi_body_create(w, &bd, &box[k]) != DVI_OK || dvi_shape_create(w, box[k], &sd, &sid) != DVI_OK) {
-            fprintf(stderr, "stack: %s\n", dvi_world_last_error(w));
+            fprintf(stderr, "stack: %s\n", dvi_error_message());
             dvi_world_destroy(w);
             return 1;
         }

@@ -18,6 +18,7 @@
 #include "error.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The message is set, names `place`, and equals `channel` when given. */
@@ -184,6 +185,199 @@ static void test_io_layer(void** state)
     expect_message("G: FCLIB has no low-rank term", msg);
 }
 
+/* ---- one text in every channel, bodies named when it is written ---------------- */
+
+/* The world's log: the last error it was sent. */
+static char logged[2048];
+static void log_last(void* user, dvi_log_level level, const char* message)
+{
+    (void)user;
+    if (level == DVI_LOG_ERROR) snprintf(logged, sizeof logged, "%s", message);
+}
+
+/* A namer that calls body i "part-i" and leaves body 0 to the default. */
+static void name_parts(void* user, int32_t i, char* out, size_t size)
+{
+    (*(int*)user)++;
+    if (i > 0) snprintf(out, size, "part-%d", (int)i);
+}
+
+/* The thread's message, the world's last error and its log say the same,
+ * and name `place`. */
+static void expect_one_text(const dvi_world* w, const char* place)
+{
+    expect_message(place, dvi_world_last_error(w));
+    assert_string_equal(logged, dvi_error_message());
+}
+
+/* A world of a static sphere and a sphere moving at 1 m/s, with `method`;
+ * body 1's mass is `mass`. */
+static dvi_world* two_spheres(dvi_method method, double mass)
+{
+    dvi_world_def wd = dvi_default_world_def();
+    wd.method = method;
+    wd.dem.max_speed = 0.1; /* the moving sphere is over it */
+    wd.gravity[2] = 0.0;
+    wd.log = log_last;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    for (int i = 0; i < 2; i++) {
+        dvi_body_def bd = dvi_default_body_def();
+        bd.type = i == 0 ? DVI_BODY_FIXED : DVI_BODY_DYNAMIC;
+        bd.mass = mass;
+        bd.position[0] = 3.0 * i;
+        bd.velocity[0] = i;
+        dvi_body_id b;
+        assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.type = DVI_SHAPE_SPHERE;
+        sd.radius = 0.5;
+        dvi_shape_id sh;
+        assert_int_equal(dvi_shape_create(w, b, &sd, &sh), DVI_OK);
+    }
+    return w;
+}
+
+static void test_world_names_bodies(void** state)
+{
+    (void)state;
+    /* the DEM step's speed guard: the default name, then the namer's */
+    dvi_world* w = two_spheres(DVI_METHOD_DEM, 1.0);
+    assert_int_equal(dvi_world_step(w, 1e-4), DVI_ERR_NUMERIC);
+    expect_one_text(w, "DEM blow-up at bodies[1]: speed over the bound");
+    int calls = 0;
+    assert_int_equal(dvi_world_set_body_namer(w, name_parts, &calls), DVI_OK);
+    assert_int_equal(dvi_world_step(w, 1e-4), DVI_ERR_NUMERIC);
+    expect_one_text(w, "DEM blow-up at part-1: speed over the bound");
+    assert_null(strstr(dvi_error_message(), "bodies[1]"));
+    assert_int_equal(calls, 1);
+
+    /* the state check: a body that differs, named as the world names it */
+    void* blob = NULL;
+    size_t size = 0;
+    assert_int_equal(dvi_world_save_state(w, &blob, &size), DVI_OK);
+    dvi_world* heavier = two_spheres(DVI_METHOD_DEM, 2.0);
+    assert_int_equal(dvi_world_load_state(heavier, blob, size), DVI_ERR_INVALID_ARG);
+    expect_one_text(heavier, "(bodies[1]: type, mass, inertia or gravity scale)");
+    assert_int_equal(dvi_world_set_body_namer(heavier, name_parts, &calls), DVI_OK);
+    assert_int_equal(dvi_world_load_state(heavier, blob, size), DVI_ERR_INVALID_ARG);
+    expect_one_text(heavier, "(part-1: type, mass, inertia or gravity scale)");
+    /* a namer that leaves a body unnamed gives the default; NULL restores it */
+    assert_int_equal(dvi_world_set_body_namer(heavier, NULL, NULL), DVI_OK);
+    assert_int_equal(dvi_world_load_state(heavier, blob, size), DVI_ERR_INVALID_ARG);
+    expect_one_text(heavier, "(bodies[1]: type");
+    assert_int_equal(dvi_world_set_body_namer(NULL, name_parts, &calls), DVI_ERR_INVALID_ARG);
+    expect_message("world: NULL", NULL);
+    free(blob);
+    dvi_world_destroy(heavier);
+
+    /* the other failures of a world: the same text everywhere */
+    assert_int_equal(dvi_world_step(w, 0.0), DVI_ERR_INVALID_ARG);
+    expect_one_text(w, "step: h must be > 0");
+    assert_int_equal(dvi_world_set_friction_law(w, (dvi_friction_law)9), DVI_ERR_INVALID_ARG);
+    expect_one_text(w, "world: unknown friction law 9");
+    assert_int_equal(dvi_world_set_solver(w, "nope", NULL), DVI_ERR_INVALID_ARG);
+    expect_one_text(w, "solver: unknown name \"nope\"");
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = -1.0;
+    dvi_body_id b;
+    assert_true(dvi_body_create(w, &bd, &b) < 0);
+    expect_one_text(w, "mass");
+    dvi_world_destroy(w);
+}
+
+/* A DEM scene of a body `first` (a name, or NULL: unnamed) moving at
+ * 0.5 m/s against max_speed 0.1 m/s; with `bed`, that body fixed and a
+ * granular bed falling under gravity (a generator's bodies come after the
+ * file's). */
+static char* dem_scene(const char* first, int bed)
+{
+    static char text[2048];
+    char name[64] = "";
+    if (first) snprintf(name, sizeof name, "\"name\": \"%s\", ", first);
+    snprintf(text, sizeof text,
+             "{\"gravity\": [0, 0, %s], \"materials\": {\"default\": {\"friction\": 0.5}},"
+             " \"bodies\": [{%s%s, \"position\": [0, 0, 5], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}]%s,"
+             " \"formulation\": {\"method\": \"dem\", \"dt\": 1e-3, \"dem\": {\"max_speed\": 0.1}}, \"duration\": 1}",
+             bed ? "-1000" : "0", name,
+             bed ? "\"type\": \"fixed\"" : "\"mass\": 1, \"inertia\": \"auto\", \"velocity\": [0.5, 0, 0]",
+             bed ? ", \"generators\": [{\"type\": \"granular_bed\", \"name\": \"bed\", \"region\": {\"min\": [-0.2, -0.2, 0],"
+                   " \"max\": [0.2, 0.2, 0.2]}, \"radius\": 0.05, \"gap\": 0.01, \"density\": 2000}]"
+                 : "");
+    return text;
+}
+
+static void test_model_names_bodies(void** state)
+{
+    (void)state;
+    const struct {
+        const char* first;
+        int bed;
+        const char* place;
+    } cases[] = {
+        {"left", 0, "DEM blow-up at left: speed over the bound"},
+        {NULL, 0, "DEM blow-up at bodies[0]: speed over the bound"}, /* an unnamed body of the file */
+        {"ground", 1, "DEM blow-up at bed[0]: speed over the bound"}, /* the file's body fixed */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char* text = dem_scene(cases[k].first, cases[k].bed);
+        dvi_scene* sc = NULL;
+        dvi_scene_errors errs;
+        if (dvi_scene_parse(text, strlen(text), NULL, &sc, &errs) != DVI_OK) fail_msg("scene %d: %s", (int)k, errs.text);
+        dvi_model* m = NULL;
+        char msg[512];
+        assert_int_equal(dvi_model_create(sc, &m, msg, sizeof msg), DVI_OK);
+        dvi_status st = DVI_OK;
+        for (int i = 0; i < 10 && st >= 0; i++) st = dvi_model_step(m);
+        assert_int_equal(st, DVI_ERR_NUMERIC);
+        expect_message(cases[k].place, dvi_world_last_error(dvi_model_world(m)));
+        dvi_model_destroy(m);
+        dvi_scene_destroy(sc);
+    }
+
+    /* the model's own failures: its buffer and the thread's message */
+    const char* text = dem_scene("left", 0);
+    dvi_scene* sc = NULL;
+    assert_int_equal(dvi_scene_parse(text, strlen(text), NULL, &sc, NULL), DVI_OK);
+    dvi_model* m = NULL;
+    char msg[512];
+    assert_int_equal(dvi_model_create(sc, &m, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_model_load_state(m, "junk", 4, msg, sizeof msg) < 0, 1);
+    expect_message("state", msg);
+    assert_int_equal(dvi_model_create(NULL, &m, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    expect_message("scene is NULL", msg);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(sc);
+}
+
+/* A solve that fails or stops early: its result's message is the thread's. */
+static void test_solver_result_message(void** state)
+{
+    (void)state;
+    /* one frictional contact, W dense and coupled: one iteration does not solve it */
+    const int32_t cp[4] = {0, 3, 6, 9}, ri[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+    const double wx[9] = {2.0, 0.5, 0.3, 0.5, 2.0, 0.4, 0.3, 0.4, 2.0}, r[3] = {-1.0, 0.7, -0.4};
+    dvi_csc W = {3, 3, cp, ri, wx};
+    dvi_ccp_block blk = {DVI_BLOCK_FRICTION, 0.5, 0.0, 0.0};
+    dvi_ccp_problem p = dvi_ccp_problem_empty();
+    p.rows = 3, p.block_count = 1, p.blocks = &blk, p.W = &W, p.r = r;
+    dvi_solver_settings one = dvi_default_solver_settings();
+    one.max_iterations = 1, one.tolerance = 1e-14;
+    dvi_solver* s = NULL;
+    assert_int_equal(dvi_solver_create("apgd", &one, &s), DVI_OK);
+    double g[3];
+    dvi_solve_result res;
+    dvi_error_clear();
+    assert_int_equal(dvi_solver_solve(s, &p, g, &res), DVI_NOT_CONVERGED);
+    assert_true(res.message[0] != '\0');
+    assert_string_equal(res.message, dvi_error_message());
+    assert_int_equal(dvi_error_status(), DVI_NOT_CONVERGED);
+    blk.mu = -1.0;
+    assert_int_equal(dvi_solver_solve(s, &p, g, &res), DVI_ERR_INVALID_ARG);
+    expect_message("blocks[0].mu", res.message);
+    dvi_solver_destroy(s);
+}
+
 /* Each thread has its own message. */
 static void* other_thread(void* arg)
 {
@@ -223,6 +417,9 @@ int main(void)
         cmocka_unit_test(test_solver_layer),
         cmocka_unit_test(test_world_layer),
         cmocka_unit_test(test_io_layer),
+        cmocka_unit_test(test_world_names_bodies),
+        cmocka_unit_test(test_model_names_bodies),
+        cmocka_unit_test(test_solver_result_message),
         cmocka_unit_test(test_threads_and_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -994,7 +994,7 @@ static int run_loop(run_state* rs)
             return 1;
         }
         if (st < 0) {
-            const char* why = dvi_world_last_error(world);
+            const char* why = dvi_error_message();
             set_error(rs, "step %" PRId64 " (t = %.9g s) failed: %s%s%s", rs->step + 1, dvi_model_time(rs->model),
                       dvi_status_string(st), why && *why ? ": " : "", why ? why : "");
             return 1;

@@ -798,7 +798,7 @@ static int default_dem_ladder(const char* scene_path, study_settings* s, char* w
     } else {
         for (int step = 0; step < 64 && !isfinite(h); step++) {
             if (dvi_model_step(m) < 0) {
-                const char* w = dvi_world_last_error(dvi_model_world(m));
+                const char* w = dvi_error_message();
                 snprintf(why, why_size, "its DEM step failed: %s", w ? w : "");
                 break;
             }

@@ -303,7 +303,9 @@ typedef struct dvi_solve_result {
                               ///< (backtracking products included); 0 when not estimated (lemke)
     int32_t history_length;   ///< residuals written into the buffer of dvi_solver_record_history
                               ///< by this solve (0 without one)
-    char message[256];        ///< what went wrong, naming the place; "" when fine
+    char message[256];        ///< what went wrong, naming the place, or why the solve stopped
+                              ///< (DVI_NOT_CONVERGED): the text dvi_error_message() gives; ""
+                              ///< when converged
 } dvi_solve_result;
 
 /// A solver instance: a chosen algorithm, its settings and its workspace,

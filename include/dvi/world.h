@@ -142,10 +142,22 @@ typedef struct dvi_world_def {
 DVI_API dvi_world_def dvi_default_world_def(void);
 DVI_API dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out);
 DVI_API void dvi_world_destroy(dvi_world* world);
-/// Message of the last error of a call that changes this world ("" if
-/// none); the same text as dvi_error_message() right after that call. The
-/// queries of a const world write only the thread's message.
+/// Deprecated: read dvi_error_message() (<dvi/base.h>), the one channel.
+/// A copy of the text dvi_error_message() gave after the last failing call
+/// that changes this world ("" if none), bodies named as there. The queries
+/// of a const world write only the thread's message.
 DVI_API const char* dvi_world_last_error(const dvi_world* world);
+/// Writes the name of body `index` (0-based, in creation order) for an
+/// error message into out[size] (NUL-terminated; leave out empty for the
+/// default). Called only while a failing call of the world writes its
+/// message, on the calling thread.
+typedef void dvi_body_namer(void* user, int32_t index, char* out, size_t size);
+/// How this world names its bodies in its error messages (the thread's
+/// message, the log, dvi_world_last_error): namer(user, i, ...), or
+/// "bodies[i]" when namer is NULL (the default). A model built from a scene
+/// sets the scene's names ("wheel_LF", "grains[49]"; "bodies[i]" for an
+/// unnamed body of the file). user must outlive the world or the next call.
+DVI_API dvi_status dvi_world_set_body_namer(dvi_world* world, dvi_body_namer* namer, void* user);
 /// Simulated time (s).
 DVI_API double dvi_world_time(const dvi_world* world);
 /// Changes the CCP solver (name as in ccp.h) and its settings.

@@ -33,6 +33,7 @@
 
 #include "dvi/ccp.h"
 #include "alloc.h"
+#include "ccp_check.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -52,19 +53,6 @@ enum dvi_work_placed {
     DVI_PLACE_BLOCK_FC,
     DVI_WORK_PLACED
 };
-
-/* Body b's 6×6 M⁻¹ block (row-major) of a factor-form problem: p->inv_mass's
- * own, or written into tmp from p->inv_mass_rigid (exact zeros elsewhere). */
-static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t b, double tmp[36])
-{
-    if (p->inv_mass) return p->inv_mass + 36 * (size_t)b;
-    const double* R = p->inv_mass_rigid + 10 * (size_t)b;
-    for (int k = 0; k < 36; k++) tmp[k] = 0.0;
-    tmp[0] = tmp[7] = tmp[14] = R[0];
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) tmp[6 * (3 + i) + 3 + j] = R[1 + 3 * i + j];
-    return tmp;
-}
 
 /* Passes over the rows run on w->threads OpenMP threads above DVI_PAR_MIN
  * rows. Reductions (dot products, norms, residuals) are summed in fixed
@@ -239,14 +227,6 @@ static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
  * solving. */
 extern int dvi_apgd_group_mode;
 
-/* Full validation of a problem (src/ccp/ccp_problem.c); y, wy: rows doubles of
- * scratch each, used only for the Delassus form; brow: block_count + 1 ints
- * of scratch (may be NULL when block_count <= 0), left holding each block's
- * first row when the problem passes. Parallel on `threads` threads; the
- * message names the first bad item, as a serial pass would. */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
-                         size_t msg_size);
-
 /* A problem with its contacts given by frames turned into columns of D (for
  * the file writers, which write D): e->problem is p with e's own D and no
  * frames. A problem without frames is copied as it is. Validates p first. */
@@ -258,16 +238,6 @@ typedef struct dvi_ccp_expanded {
 } dvi_ccp_expanded;
 dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* msg, size_t msg_size);
 void dvi_ccp_expanded_free(dvi_ccp_expanded* e);
-
-/* y = A x (A rows × cols; x [cols], y [rows]), column by column in index
- * order: y is zeroed, then y[A_ij's row] += A_ij x_j. */
-void dvi_csc_mul(const dvi_csc* A, const double* x, double* y);
-
-/* The library's symmetry test of the square A (dvi_ccp_validate's for W):
- * A y against Aᵀ y for a fixed pseudo-random y, true when
- * ‖Ay − Aᵀy‖∞ ≤ 1e-9 · max_j Σ_i |A_ij y_i|. y, ay: A->cols doubles of
- * scratch each; err and mag (may be NULL) receive the two sides. */
-bool dvi_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err, double* mag);
 
 /* The metrics of gamma (dvi_ccp_metrics) for p with u = W gamma + r for
  * another operator W (rows × rows, e.g. a nonsymmetric operator whose

@@ -444,9 +444,11 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     dvi_solve_result* res = result ? result : &local;
     const dvi_status st = solver_solve(solver, p, gamma, res);
     if (st == DVI_OK) return st;
-    if (res->message[0]) return dvi_error_set(st, res->message);
-    return dvi_error_setf(st, "solve ended %s after %d iterations (target residual %.3e)",
-                          dvi_solve_status_string(res->status), (int)res->iterations, res->target_residual);
+    /* one text: the result's message is the thread's */
+    if (!res->message[0])
+        snprintf(res->message, sizeof res->message, "solve ended %s after %d iterations (target residual %.3e)",
+                 dvi_solve_status_string(res->status), (int)res->iterations, res->target_residual);
+    return dvi_error_set(st, res->message);
 }
 
 dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name, const dvi_solver_settings* settings,

@@ -172,6 +172,12 @@ static void label_body(const void* ctx, int64_t b, char* out, size_t size)
     else snprintf(out, size, "the world");
 }
 
+/* The world's names of its bodies in error messages (dvi_world_set_body_namer). */
+static void name_body(void* ctx, int32_t b, char* out, size_t size)
+{
+    label_body(ctx, b, out, size);
+}
+
 /* ---- probes: columns ---------------------------------------------------------------- */
 
 typedef struct column_spec {
@@ -617,7 +623,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     }
     st = dvi_health_init(&m->health, &s->health, m->world);
     if (st != DVI_OK) return fail(msg, msg_size, st, "the health monitor: out of memory");
-    return DVI_OK;
+    /* from here on the world's messages name bodies as the scene does */
+    return dvi_world_set_body_namer(m->world, name_body, m);
 }
 
 dvi_status dvi_model_create(const dvi_scene* s, dvi_model** out, char* msg, size_t msg_size)
@@ -715,32 +722,6 @@ static dvi_status near_contacts(dvi_model* m)
     return DVI_OK;
 }
 
-/* The world's last error with each "bodies[i]" it names (world indices)
- * given the scene's name of that body ("grains[49]", "wheel_LF"). */
-static void name_bodies_in_error(dvi_model* m)
-{
-    char* e = m->world->last_error;
-    char out[sizeof m->world->last_error];
-    size_t o = 0;
-    for (const char* p = e; *p && o + 1 < sizeof out;) {
-        char* end = NULL;
-        if (strncmp(p, "bodies[", 7) == 0 && p[7] >= '0' && p[7] <= '9') {
-            long long b = strtoll(p + 7, &end, 10);
-            if (end && *end == ']') {
-                char name[128];
-                label_body(m, (int64_t)b, name, sizeof name);
-                int n = snprintf(out + o, sizeof out - o, "%s", name);
-                o = n > 0 && (size_t)n < sizeof out - o ? o + (size_t)n : sizeof out - 1;
-                p = end + 1;
-                continue;
-            }
-        }
-        out[o++] = *p++;
-    }
-    out[o] = '\0';
-    memcpy(e, out, o + 1);
-}
-
 /* Whether the probe is due after step n: by steps, when n is a multiple of
  * `every`; by time, at the step nearest each multiple k·interval (the one
  * with k·interval in [(n − ½) dt, (n + ½) dt)), step 0 included, so that
@@ -758,10 +739,7 @@ dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
     dvi_status st = dvi_world_step(m->world, m->dt);
-    if (st < 0) {
-        name_bodies_in_error(m);
-        return st;
-    }
+    if (st < 0) return st; /* the world's message names bodies as the scene does (name_body) */
     m->steps++;
     /* the contacts the contact-walking probes need, once: on every step when
      * one of them averages, else on the steps where one is due (a sample at

@@ -134,12 +134,13 @@ static dvi_status stage_integrate(dvi_world* w, dvi_step_dem_ctx* x)
         double surface = speed + spin * b->bounding_radius;
         if (!finite || !(surface <= set->max_speed)) {
             double kmax, hs = dvi_dem_stable_step(d, x->f.nwork, i, &kmax);
+            char name[128];
             return dvi_world_error(w, DVI_ERR_NUMERIC,
-                                   "step %llu (t = %.6g s, h = %g s): DEM blow-up at bodies[%d]: %s (surface speed %.3g "
+                                   "step %llu (t = %.6g s, h = %g s): DEM blow-up at %s: %s (surface speed %.3g "
                                    "m/s = %.3g m/s + %.3g rad/s x %.3g m, against max_speed %g m/s; kinetic energy %.3g "
                                    "J); stiffest contact %.3g N/m needs h < ~%.3g s; world unchanged",
-                                   (unsigned long long)(d->steps + 1), w->time, h, (int)i,
-                                   finite ? "speed over the bound" : "non-finite state", surface, speed, spin,
+                                   (unsigned long long)(d->steps + 1), w->time, h,
+                                   dvi_world_body_name(w, (int32_t)i, name, sizeof name), finite ? "speed over the bound" : "non-finite state", surface, speed, spin,
                                    b->bounding_radius, set->max_speed, ke, kmax, hs);
         }
     }

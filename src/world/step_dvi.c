@@ -10,7 +10,7 @@
  *   report     contact forces on the bodies, joint reactions, warm start
  * Before anything, the world's solver must solve the world's friction law
  * (def.friction_law, dvi_solver_get_law): the step refuses it otherwise.
- * dvi_world_step (world.c) picks this step or the DEM one. Rows are ordered joints first (each joint's rows, its speed motor
+ * dvi_world_step (step.c) picks this step or the DEM one. Rows are ordered joints first (each joint's rows, its speed motor
  * last), then contacts in the collision layer's deterministic order. The
  * joints' rows are columns of D; the contacts' rows are given to the solver
  * by their frames and lever arms (dvi_ccp_frames: 15 numbers a contact, no

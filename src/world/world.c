@@ -1,6 +1,7 @@
 /* dvicontact — worlds, bodies, shapes and joints: creation, validation,
- * queries. The time step is in step_dvi.c and step_dem.c
- * (dvi_world_step below picks one), joint rows in joint.c. */
+ * queries. The time step is in step_dvi.c and step_dem.c (step.c picks
+ * one), joint rows in joint.c; the world's error text, its thread count and
+ * a body id's index, which every file of the layer calls, in world_core.c. */
 #include "world_internal.h"
 
 #include "dem.h"
@@ -9,30 +10,15 @@
 #include "math3.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 #define WORLD_COOKIE 0x44565757u
 #define BODY_COOKIE 0x44564242u
 #define SHAPE_COOKIE 0x44565353u
 #define JOINT_COOKIE 0x44564a4au
-
-dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
-    va_end(ap);
-    if (w->def.log) w->def.log(w->def.log_user, DVI_LOG_ERROR, w->last_error);
-    return dvi_error_set(st, w->last_error);
-}
 
 dvi_world_def dvi_default_world_def(void)
 {
@@ -236,11 +222,6 @@ void dvi_world_destroy(dvi_world* w)
     dvi_mem_free(&a, w);
 }
 
-const char* dvi_world_last_error(const dvi_world* w)
-{
-    return w ? w->last_error : "world: NULL";
-}
-
 double dvi_world_time(const dvi_world* w)
 {
     return w ? w->time : NAN;
@@ -273,17 +254,6 @@ dvi_status dvi_world_set_friction_law(dvi_world* w, dvi_friction_law law)
 dvi_friction_law dvi_world_get_friction_law(const dvi_world* w)
 {
     return w ? w->def.friction_law : DVI_LAW_CCP;
-}
-
-int dvi_world_threads(const dvi_world* w)
-{
-#ifdef _OPENMP
-    const int t = w->def.solver_settings.threads;
-    return t > 0 ? t : omp_get_max_threads();
-#else
-    (void)w;
-    return 1;
-#endif
 }
 
 /* ---- bodies --------------------------------------------------------------- */
@@ -389,13 +359,6 @@ dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* o
     out->generation = b->generation;
     out->world = w->tag;
     return DVI_OK;
-}
-
-int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id)
-{
-    if (!w || id.index1 <= 0 || id.index1 > w->body_count || id.world != w->tag) return -1;
-    if (w->bodies[id.index1 - 1].generation != id.generation) return -1;
-    return id.index1 - 1;
 }
 
 static dvi_body* body_of(const dvi_world* w, dvi_body_id id)
@@ -799,13 +762,6 @@ dvi_status dvi_joint_set_motor(dvi_world* w, dvi_joint_id id, double speed, doub
     j->speed = speed;
     j->torque = torque;
     return DVI_OK;
-}
-
-dvi_status dvi_world_step(dvi_world* w, double h)
-{
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
-    return w->def.method == DVI_METHOD_DEM ? dvi_step_dem(w, h) : dvi_step_dvi(w, h);
 }
 
 dvi_step_stats dvi_world_get_stats(const dvi_world* w)

@@ -3,7 +3,7 @@
  * Design note. Bodies, shapes and joints live in contiguous arrays indexed
  * by id (index1 − 1), with a generation counter per slot; nothing points at
  * anything else, so the step can later be split over threads or domains.
- * dvi_world_step (world.c) runs the DVI step (step_dvi.c) or the DEM step
+ * dvi_world_step (step.c) runs the DVI step (step_dvi.c) or the DEM step
  * (step_dem.c), both in the stages collide → assemble → solve → integrate
  * → report, sharing step_common.c. Each keeps every per-step array in grow-only buffers of the world: after the
  * first steps no stage allocates.
@@ -124,7 +124,9 @@ struct dvi_world {
     dvi_allocator alloc;    /* def.allocator: every array below, the collision's, the DEM state's, the solver's */
     uint16_t tag;
     double time;
-    char last_error[512];
+    char last_error[512];   /* the text of the last failure, also the thread's (dvi_world_error) */
+    dvi_body_namer* namer;  /* names bodies in that text (dvi_world_set_body_namer); NULL: bodies[i] */
+    void* namer_user;
 
     dvi_body* bodies;   int32_t body_count, body_cap;
     dvi_shape* shapes;  int32_t shape_count, shape_cap;
@@ -237,7 +239,9 @@ static inline const dvi_material* dvi_shape_material(const dvi_world* w, const d
     return &w->materials[s->material];
 }
 
-/* Records an error message on the world (also sent to the log) and returns st. */
+/* Records an error message on the world as the thread's last error
+ * (dvi_error_message), sends it to the log and returns st (world_core.c).
+ * A body named in it is named by dvi_world_body_name. */
 dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -254,6 +258,10 @@ dvi_status dvi_world_check_state(dvi_world* w, const void* data, size_t size, do
  * model state is written without a second copy of the world's. */
 dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size);
 
+/* Body b's name for an error message, in out[size]: the world's namer's
+ * (dvi_world_set_body_namer), or "bodies[b]" (b: creation index). Returns out. */
+const char* dvi_world_body_name(const dvi_world* w, int32_t b, char* out, size_t size);
+
 /* Resolves an id to an index, or −1 (stale, null, other world). */
 int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
 
@@ -265,7 +273,7 @@ int dvi_world_threads(const dvi_world* w);
  * just attached to it (world_query.c). */
 void dvi_body_note_shape(dvi_world* w, int32_t b, int32_t si);
 
-/* ---- the steps: dvi_world_step (world.c) runs one of them --------------------------------- */
+/* ---- the steps: dvi_world_step (step.c) runs one of them --------------------------------- */
 
 /* The DVI step (step_dvi.c) and the DEM step (step_dem.c, dem.h); h checked. */
 dvi_status dvi_step_dvi(dvi_world* w, double h);

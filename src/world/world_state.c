@@ -799,11 +799,13 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
                                "state: structure differs from this world (world settings: gravity, collision "
                                "envelope, recovery speeds, bounce threshold, method or DEM settings)");
     for (int32_t i = 0; i < w->body_count; i++)
-        if (get_u64(&r) != body_hash(&w->bodies[i]))
+        if (get_u64(&r) != body_hash(&w->bodies[i])) {
+            char name[128];
             return dvi_world_error(w, DVI_ERR_INVALID_ARG,
-                                   "state: structure differs from this world (bodies[%d]: type, mass, inertia or "
+                                   "state: structure differs from this world (%s: type, mass, inertia or "
                                    "gravity scale)",
-                                   (int)i);
+                                   dvi_world_body_name(w, i, name, sizeof name));
+        }
     for (int32_t i = 0; i < w->shape_count; i++)
         if (get_u64(&r) != shape_hash(w, i))
             return dvi_world_error(w, DVI_ERR_INVALID_ARG,

@@ -434,7 +434,7 @@ static int simulate(dvi_model* model, const dvi_scene_settings* set, const char*
             dvi_status st = dvi_model_step(model);
             if (st < 0) {
                 fprintf(stderr, "rover_obstacle: step %lld (t = %g s): %s\n", k, dvi_model_time(model),
-                        dvi_world_last_error(world));
+                        dvi_error_message());
                 rc = 1;
                 break;
             }

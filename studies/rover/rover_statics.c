@@ -81,7 +81,7 @@ static double run(const config* c, const char* variant)
     plane.material.friction = mu;
     dvi_shape_id sid;
     if (dvi_body_create(w, &gd, &ground) != DVI_OK || dvi_shape_create(w, ground, &plane, &sid) != DVI_OK) {
-        fprintf(stderr, "rover_statics: ground: %s\n", dvi_world_last_error(w));
+        fprintf(stderr, "rover_statics: ground: %s\n", dvi_error_message());
         dvi_world_destroy(w);
         return -1.0;
     }
@@ -101,7 +101,7 @@ static double run(const config* c, const char* variant)
     for (int i = 0; i < steps; i++) {
         dvi_status st = dvi_world_step(w, h);
         if (st < 0) {
-            fprintf(stderr, "rover_statics: step %d: %s\n", i, dvi_world_last_error(w));
+            fprintf(stderr, "rover_statics: step %d: %s\n", i, dvi_error_message());
             dvi_world_destroy(w);
             return -1.0;
         }

@@ -470,7 +470,7 @@ dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* 
         }
         st = dvi_model_step(model);
         if (st != DVI_OK && st != DVI_NOT_CONVERGED) {
-            set_msg(msg, msg_size, "step %ld (t = %g s): %s", k, (double)k * c->dt, dvi_world_last_error(w));
+            set_msg(msg, msg_size, "step %ld (t = %g s): %s", k, (double)k * c->dt, dvi_error_message());
             break;
         }
         double force[3], torque[3], jf[3], jt[3], pos[3];

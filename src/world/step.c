@@ -1,0 +1,17 @@
+/* dvicontact — dvi_world_step: checks the step length and runs the world's
+ * method, the DVI step (step_dvi.c) or the DEM step (step_dem.c). Apart from
+ * the object store (world.c), so that the steps, which call the layer's
+ * common files, are called from here and call nothing back. */
+#include "world_internal.h"
+
+#include "dem.h"
+#include "error.h"
+
+#include <math.h>
+
+dvi_status dvi_world_step(dvi_world* w, double h)
+{
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!(h > 0.0) || !isfinite(h)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "step: h must be > 0 (got %g)", h);
+    return w->def.method == DVI_METHOD_DEM ? dvi_step_dem(w, h) : dvi_step_dvi(w, h);
+}
