@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include "dvi/io.h"
 #include "dvi/scene.h"
+#include "rover_probes.h"
 #include "test_util.h"
 
 
@@ -2620,8 +2621,132 @@ static void test_rolling_solver_check(void** state)
     dvi_scene_destroy(s);
 }
 
+/* ---- probe kinds registered by the program (dvi_probe_register) ---------------------------- */
+
+/* A kind of this test: a body's height above a "datum" (a number > 0, given
+ * or the body's first shape's radius), one column. */
+static const dvi_probe_key HEIGHT_KEYS[] = {{"datum", DVI_PROBE_KEY_POSITIVE, NULL}};
+static const dvi_probe_column HEIGHT_COLUMNS[] = {{"h", "m"}};
+
+static dvi_status height_setup(const dvi_probe_keys* keys, const dvi_probe_body* body, double* data, char* msg,
+                               size_t msg_size)
+{
+    if (keys->given & 1u) data[0] = keys->value[0][0];
+    else if (body->shape_type == DVI_SHAPE_SPHERE) data[0] = body->shape_radius;
+    else {
+        snprintf(msg, msg_size, "datum: missing, and body \"%s\" is not a sphere", body->name);
+        return DVI_ERR_INVALID_ARG;
+    }
+    return DVI_OK;
+}
+
+static dvi_status height_sample(const dvi_probe_context* c, const double* data, double* out)
+{
+    double x[3];
+    dvi_status st = dvi_body_get_position(c->world, c->body, x);
+    out[0] = x[0] * c->up[0] + x[1] * c->up[1] + x[2] * c->up[2] - data[0];
+    return st;
+}
+
+static const dvi_probe_class HEIGHT = {.name = "height",
+                                       .label = "Height",
+                                       .columns = HEIGHT_COLUMNS,
+                                       .column_count = 1,
+                                       .keys = HEIGHT_KEYS,
+                                       .key_count = 1,
+                                       .data_width = 1,
+                                       .setup = height_setup,
+                                       .sample = height_sample};
+
+/* - Registration refuses a NULL class, a name of the library's kinds or of
+ *   another registered kind, and a class without columns or sample; the same
+ *   class again is accepted.
+ * - A registered kind reads its keys (a bad value, a key of another kind,
+ *   its setup's refusal all name the probe's path), names its columns
+ *   "TARGET.COLUMN", titles itself from its label and samples each target:
+ *   a ball at z = 3 with radius 0.5 is 2.5 m above the datum 0.5, and 1 m
+ *   above the datum 2 given. */
+static void test_probe_register(void** state)
+{
+    (void)state;
+    assert_int_equal(dvi_probe_register(NULL), DVI_ERR_INVALID_ARG);
+    dvi_probe_class bad = HEIGHT;
+    bad.name = "position";
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "\"position\": a kind of the library"));
+    bad.name = "wheel_slip"; /* registered by main (rover_probes.c) */
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "\"wheel_slip\": another kind has that name"));
+    bad = HEIGHT;
+    bad.column_count = 0;
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    bad = HEIGHT;
+    bad.sample = NULL;
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    bad = HEIGHT;
+    bad.name = "bad name";
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_probe_register(&HEIGHT), DVI_OK);
+    assert_int_equal(dvi_probe_register(&HEIGHT), DVI_OK);
+    assert_int_equal(rover_register_probes(), DVI_OK); /* again */
+
+    const char* bodies = "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"gravity\": [0, 0, 0],\n"
+                         " \"bodies\": [{\"name\": \"ball\", \"type\": \"fixed\", \"position\": [0, 0, 3], \"shapes\": [{\"type\": \"sphere\", "
+                         "\"radius\": 0.5}]},\n"
+                         "   {\"name\": \"box\", \"type\": \"fixed\", \"position\": [0, 0, 1], \"shapes\": [{\"type\": \"box\", "
+                         "\"half_extents\": [1, 1, 1]}]}],\n";
+    char text[2048];
+    snprintf(text, sizeof text,
+             "%s \"probes\": [{\"name\": \"h\", \"what\": \"height\", \"body\": \"ball\"},\n"
+             "   {\"name\": \"h2\", \"what\": \"height\", \"bodies\": [\"ball\", \"box\"], \"datum\": 2}]}",
+             bodies);
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    {
+        const char* nm[] = {"time", "ball.h"};
+        const char* u[] = {"s", "m"};
+        expect_columns(m, "h", 2, nm, u);
+    }
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "h2"), &info), DVI_OK);
+    assert_string_equal(info.title, "Height (h2)");
+    assert_int_equal(info.columns, 3);
+    double h[2], h2[3];
+    sample(m, "h", h);
+    sample(m, "h2", h2);
+    assert_near(h[1], 2.5, 1e-15);
+    assert_near(h2[1], 1.0, 1e-15);
+    assert_near(h2[2], -1.0, 1e-15);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    static const struct {
+        const char* probe;
+        const char* want;
+    } BAD[] = {
+        {"{\"name\": \"h\", \"what\": \"height\", \"body\": \"box\"}",
+         "probes[0].datum: missing, and body \"box\" is not a sphere"},
+        {"{\"name\": \"h\", \"what\": \"height\", \"body\": \"ball\", \"datum\": -1}", "probes[0].datum: must be > 0"},
+        {"{\"name\": \"h\", \"what\": \"height\", \"body\": \"ball\", \"radius\": 1}",
+         "probes[0].radius: not used by a \"height\" probe"},
+        {"{\"name\": \"h\", \"what\": \"position\", \"body\": \"ball\", \"datum\": 1}",
+         "probes[0].datum: not used by a \"position\" probe"},
+        {"{\"name\": \"h\", \"what\": \"heigth\", \"body\": \"ball\"}", "probes[0].what: "},
+    };
+    for (size_t k = 0; k < sizeof BAD / sizeof BAD[0]; k++) {
+        snprintf(text, sizeof text, "%s \"probes\": [%s]}", bodies, BAD[k].probe);
+        dvi_scene* sb = NULL;
+        dvi_scene_errors e;
+        assert_int_equal(dvi_scene_parse(text, strlen(text), NULL, &sb, &e), DVI_ERR_INVALID_ARG);
+        if (!e.text || !strstr(e.text, BAD[k].want)) fail_msg("case %zu: want \"%s\" in:\n%s", k, BAD[k].want, e.text);
+        assert_null(sb);
+        dvi_scene_errors_free(&e);
+    }
+}
+
 int main(void)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_corpus),
         cmocka_unit_test(test_rolling_solver_check),
@@ -2648,6 +2773,7 @@ int main(void)
         cmocka_unit_test(test_input_files_refused),
         cmocka_unit_test(test_probe_with),
         cmocka_unit_test(test_probe_combinations),
+        cmocka_unit_test(test_probe_register),
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),
