@@ -247,6 +247,8 @@ static dvi_status sample_orientation(const dvi_probe_context* c, const double* d
 }
 
 static dvi_status sample_kinetic_energy(const dvi_model* m, const model_probe* p, double* o);
+static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o);
+static const dvi_probe_column COLS_BODY_ENERGY[] = {{"kinetic", "J"}, {"potential", "J"}};
 static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double* o);
 
 static const char* const KEYS_CONTACT[] = {"component", "average", "with", NULL};
@@ -270,6 +272,7 @@ static const sc_probe_class KINDS[] = {
     {"solver", "Solver statistics", SC_TARGETS_NONE, NULL, COLS_SOLVER, NCOLS(COLS_SOLVER), NULL, sample_solver, NULL},
     {"kinetic_energy", "Kinetic energy", SC_TARGETS_ALL_DYNAMIC, NULL, COLS_ENERGY, NCOLS(COLS_ENERGY), NULL,
      sample_kinetic_energy, NULL},
+    {"energy", "Energy", SC_TARGETS_BODIES, NULL, COLS_BODY_ENERGY, NCOLS(COLS_BODY_ENERGY), NULL, sample_energy, NULL},
 };
 #define NKINDS NCOLS(KINDS)
 #define KIND_CONTACT_FORCE (&KINDS[5])
@@ -1111,6 +1114,24 @@ static dvi_status sample_kinetic_energy(const dvi_model* m, const model_probe* p
     else
         for (int32_t t = 0; t < p->target_count; t++) e += kinetic_energy(m, p->targets[t]);
     o[0] = e;
+    return DVI_OK;
+}
+
+/* energy: each body's kinetic energy and its potential energy in the
+ * world's gravity g, −m s g · x (s its gravity_scale, x its centre of mass):
+ * zero at the origin, 0 for fixed and kinematic bodies. */
+static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o)
+{
+    const dvi_world* w = m->world;
+    for (int32_t t = 0; t < p->target_count; t++) {
+        const int64_t b = p->targets[t];
+        double x[3];
+        dvi_status st = dvi_body_get_position(w, m->bodies[b], x);
+        if (st != DVI_OK) return st;
+        const double s = w->bodies[dvi_world_body_index(w, m->bodies[b])].gravity_scale;
+        o[2 * t] = kinetic_energy(m, b);
+        o[2 * t + 1] = -m->mass[b] * s * v3_dot(w->def.gravity, x);
+    }
     return DVI_OK;
 }
 
