@@ -173,7 +173,7 @@ static void label_body(const void* ctx, int64_t b, char* out, size_t size)
     else snprintf(out, size, "the world");
 }
 
-/* ---- probes: the kinds ---------------------------------------------------------------- */
+/* ---- probes: columns and the per-body samples (the table of kinds: below) --------------- */
 
 /* A kind's columns are declared once, each column's name and unit next to
  * the value it writes where the two could drift apart (the solver's). */
@@ -244,127 +244,6 @@ static dvi_status sample_orientation(const dvi_probe_context* c, const double* d
 {
     (void)data;
     return dvi_body_get_orientation(c->world, c->body, o);
-}
-
-static dvi_status sample_kinetic_energy(const dvi_model* m, const model_probe* p, double* o);
-static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o);
-static const dvi_probe_column COLS_BODY_ENERGY[] = {{"kinetic", "J"}, {"potential", "J"}};
-static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double* o);
-
-static const char* const KEYS_CONTACT[] = {"component", "average", "with", NULL};
-static const char* const KEYS_JOINT[] = {"average", NULL};
-
-#define NCOLS(a) (int32_t)(sizeof(a) / sizeof(a)[0])
-
-/* The library's probe kinds (docs/scene-format.md), one row each: name,
- * default title, targets, own keys, columns, sample function. */
-static const sc_probe_class KINDS[] = {
-    {"position", "Position", SC_TARGETS_BODIES, NULL, COLS_POSITION, NCOLS(COLS_POSITION), sample_position, NULL, NULL},
-    {"velocity", "Velocity", SC_TARGETS_BODIES, NULL, COLS_VELOCITY, NCOLS(COLS_VELOCITY), sample_velocity, NULL, NULL},
-    {"angular_velocity", "Angular velocity", SC_TARGETS_BODIES, NULL, COLS_ANGULAR, NCOLS(COLS_ANGULAR),
-     sample_angular_velocity, NULL, NULL},
-    {"orientation", "Orientation", SC_TARGETS_BODIES, NULL, COLS_ORIENTATION, NCOLS(COLS_ORIENTATION),
-     sample_orientation, NULL, NULL},
-    {"joint_reaction", "Joint reaction", SC_TARGETS_JOINTS, KEYS_JOINT, COLS_WRENCH, NCOLS(COLS_WRENCH), NULL,
-     sample_wrench, NULL},
-    {"contact_force", "Contact force", SC_TARGETS_BODIES, KEYS_CONTACT, COLS_WRENCH, NCOLS(COLS_WRENCH), NULL,
-     sample_wrench, NULL},
-    {"solver", "Solver statistics", SC_TARGETS_NONE, NULL, COLS_SOLVER, NCOLS(COLS_SOLVER), NULL, sample_solver, NULL},
-    {"kinetic_energy", "Kinetic energy", SC_TARGETS_ALL_DYNAMIC, NULL, COLS_ENERGY, NCOLS(COLS_ENERGY), NULL,
-     sample_kinetic_energy, NULL},
-    {"energy", "Energy", SC_TARGETS_BODIES, NULL, COLS_BODY_ENERGY, NCOLS(COLS_BODY_ENERGY), NULL, sample_energy, NULL},
-};
-#define NKINDS NCOLS(KINDS)
-#define KIND_CONTACT_FORCE (&KINDS[5])
-#define KIND_JOINT_REACTION (&KINDS[4])
-
-/* Registered kinds (dvi_probe_register), after the library's. */
-#define MAX_REGISTERED 64
-static dvi_probe_class registered_ext[MAX_REGISTERED];
-static sc_probe_class registered[MAX_REGISTERED];
-static int32_t registered_count;
-_Static_assert(NKINDS + MAX_REGISTERED <= SC_MAX_PROBE_KINDS, "SC_MAX_PROBE_KINDS holds every kind");
-
-bool sc_probe_is_contact_force(const sc_probe_class* k)
-{
-    return k == KIND_CONTACT_FORCE;
-}
-
-bool sc_probe_is_joint_reaction(const sc_probe_class* k)
-{
-    return k == KIND_JOINT_REACTION;
-}
-
-const sc_probe_class* sc_probe_class_find(const char* what)
-{
-    if (!what) return NULL;
-    for (int32_t i = 0; i < NKINDS; i++)
-        if (strcmp(KINDS[i].name, what) == 0) return &KINDS[i];
-    for (int32_t i = 0; i < registered_count; i++)
-        if (strcmp(registered[i].name, what) == 0) return &registered[i];
-    return NULL;
-}
-
-void sc_probe_class_names(const char** names)
-{
-    int32_t n = 0;
-    for (int32_t i = 0; i < NKINDS; i++) names[n++] = KINDS[i].name;
-    for (int32_t i = 0; i < registered_count; i++) names[n++] = registered[i].name;
-    names[n] = NULL;
-}
-
-static bool same_class(const dvi_probe_class* a, const dvi_probe_class* b)
-{
-    return strcmp(a->name, b->name) == 0 && a->sample == b->sample && a->setup == b->setup &&
-           a->columns == b->columns && a->column_count == b->column_count && a->keys == b->keys &&
-           a->key_count == b->key_count && a->data_width == b->data_width;
-}
-
-dvi_status dvi_probe_register(const dvi_probe_class* k)
-{
-    if (!k) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: invalid argument (!kind)");
-    if (!k->name || !k->name[0] || strlen(k->name) > SC_MAX_NAME)
-        return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: name: 1 to 64 letters, digits or '_'");
-    for (const char* c = k->name; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: name \"%s\": letters, digits or '_' only",
-                                  k->name);
-    if (!k->label) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": label: missing", k->name);
-    if (!k->columns || k->column_count < 1 || k->column_count > 64)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": columns: 1 to 64 needed", k->name);
-    for (int32_t i = 0; i < k->column_count; i++)
-        if (!k->columns[i].name || !k->columns[i].unit || strlen(k->columns[i].name) > 20)
-            return dvi_error_setf(DVI_ERR_INVALID_ARG,
-                                  "dvi_probe_register: \"%s\": columns[%d]: a name of 1 to 20 characters and a unit",
-                                  k->name, (int)i);
-    if (k->key_count < 0 || k->key_count > DVI_PROBE_MAX_KEYS || (k->key_count > 0 && !k->keys))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys: 0 to %d keys", k->name,
-                              DVI_PROBE_MAX_KEYS);
-    for (int32_t i = 0; i < k->key_count; i++)
-        if (!k->keys[i].name || (k->keys[i].type != DVI_PROBE_KEY_POSITIVE && k->keys[i].type != DVI_PROBE_KEY_DIRECTION))
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys[%d]: a name and a type",
-                                  k->name, (int)i);
-    if (k->data_width < 0 || k->data_width > 64 || (k->data_width > 0 && !k->setup))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": data_width: 0 to 64, with a setup",
-                              k->name);
-    if (!k->sample) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": sample: missing", k->name);
-    for (int32_t i = 0; i < registered_count; i++)
-        if (strcmp(registered[i].name, k->name) == 0) {
-            if (same_class(&registered_ext[i], k)) return DVI_OK;
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": another kind has that name", k->name);
-        }
-    for (int32_t i = 0; i < NKINDS; i++)
-        if (strcmp(KINDS[i].name, k->name) == 0)
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": a kind of the library", k->name);
-    if (registered_count >= MAX_REGISTERED)
-        return dvi_error_setf(DVI_ERR_NOMEM, "dvi_probe_register: \"%s\": already %d kinds registered", k->name,
-                              MAX_REGISTERED);
-    registered_ext[registered_count] = *k;
-    const dvi_probe_class* e = &registered_ext[registered_count];
-    registered[registered_count] = (sc_probe_class){e->name, e->label, SC_TARGETS_BODIES, NULL, e->columns,
-                                                    e->column_count, e->sample, NULL, e};
-    registered_count++;
-    return DVI_OK;
 }
 
 /* The columns of a probe, per target (or once): contact_force's depend on its component. */
@@ -1120,6 +999,8 @@ static dvi_status sample_kinetic_energy(const dvi_model* m, const model_probe* p
 /* energy: each body's kinetic energy and its potential energy in the
  * world's gravity g, −m s g · x (s its gravity_scale, x its centre of mass):
  * zero at the origin, 0 for fixed and kinematic bodies. */
+static const dvi_probe_column COLS_BODY_ENERGY[] = {{"kinetic", "J"}, {"potential", "J"}};
+
 static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o)
 {
     const dvi_world* w = m->world;
@@ -1129,8 +1010,8 @@ static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double
         dvi_status st = dvi_body_get_position(w, m->bodies[b], x);
         if (st != DVI_OK) return st;
         const double s = w->bodies[dvi_world_body_index(w, m->bodies[b])].gravity_scale;
-        o[2 * t] = kinetic_energy(m, b);
-        o[2 * t + 1] = -m->mass[b] * s * v3_dot(w->def.gravity, x);
+        *o++ = kinetic_energy(m, b);                        /* kinetic */
+        *o++ = -m->mass[b] * s * v3_dot(w->def.gravity, x); /* potential */
     }
     return DVI_OK;
 }
@@ -1166,6 +1047,123 @@ static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double
         else if (p->component == SC_COMPONENT_MAGNITUDE) o[t] = v3_norm(r);
         else o[t] = v3_dot(r, p->component == SC_COMPONENT_UP ? m->up : p->direction);
     }
+    return DVI_OK;
+}
+
+/* ---- probes: the table of kinds ------------------------------------------------------ */
+
+static const char* const KEYS_CONTACT[] = {"component", "average", "with", NULL};
+static const char* const KEYS_JOINT[] = {"average", NULL};
+
+#define NCOLS(a) (int32_t)(sizeof(a) / sizeof(a)[0])
+
+/* The library's probe kinds (docs/scene-format.md), one row each: name,
+ * default title, targets, own keys, columns, sample function. */
+static const sc_probe_class KINDS[] = {
+    {"position", "Position", SC_TARGETS_BODIES, NULL, COLS_POSITION, NCOLS(COLS_POSITION), sample_position, NULL, NULL},
+    {"velocity", "Velocity", SC_TARGETS_BODIES, NULL, COLS_VELOCITY, NCOLS(COLS_VELOCITY), sample_velocity, NULL, NULL},
+    {"angular_velocity", "Angular velocity", SC_TARGETS_BODIES, NULL, COLS_ANGULAR, NCOLS(COLS_ANGULAR),
+     sample_angular_velocity, NULL, NULL},
+    {"orientation", "Orientation", SC_TARGETS_BODIES, NULL, COLS_ORIENTATION, NCOLS(COLS_ORIENTATION),
+     sample_orientation, NULL, NULL},
+    {"joint_reaction", "Joint reaction", SC_TARGETS_JOINTS, KEYS_JOINT, COLS_WRENCH, NCOLS(COLS_WRENCH), NULL,
+     sample_wrench, NULL},
+    {"contact_force", "Contact force", SC_TARGETS_BODIES, KEYS_CONTACT, COLS_WRENCH, NCOLS(COLS_WRENCH), NULL,
+     sample_wrench, NULL},
+    {"solver", "Solver statistics", SC_TARGETS_NONE, NULL, COLS_SOLVER, NCOLS(COLS_SOLVER), NULL, sample_solver, NULL},
+    {"kinetic_energy", "Kinetic energy", SC_TARGETS_ALL_DYNAMIC, NULL, COLS_ENERGY, NCOLS(COLS_ENERGY), NULL,
+     sample_kinetic_energy, NULL},
+    {"energy", "Energy", SC_TARGETS_BODIES, NULL, COLS_BODY_ENERGY, NCOLS(COLS_BODY_ENERGY), NULL, sample_energy, NULL},
+};
+#define NKINDS NCOLS(KINDS)
+
+/* Registered kinds (dvi_probe_register), after the library's. */
+#define MAX_REGISTERED 64
+static dvi_probe_class registered_ext[MAX_REGISTERED];
+static sc_probe_class registered[MAX_REGISTERED];
+static int32_t registered_count;
+_Static_assert(NKINDS + MAX_REGISTERED <= SC_MAX_PROBE_KINDS, "SC_MAX_PROBE_KINDS holds every kind");
+
+/* The two kinds sampled by sample_wrench: on bodies, on joints. */
+bool sc_probe_is_contact_force(const sc_probe_class* k)
+{
+    return k && k->sample == sample_wrench && k->targets == SC_TARGETS_BODIES;
+}
+
+bool sc_probe_is_joint_reaction(const sc_probe_class* k)
+{
+    return k && k->sample == sample_wrench && k->targets == SC_TARGETS_JOINTS;
+}
+
+const sc_probe_class* sc_probe_class_find(const char* what)
+{
+    if (!what) return NULL;
+    for (int32_t i = 0; i < NKINDS; i++)
+        if (strcmp(KINDS[i].name, what) == 0) return &KINDS[i];
+    for (int32_t i = 0; i < registered_count; i++)
+        if (strcmp(registered[i].name, what) == 0) return &registered[i];
+    return NULL;
+}
+
+void sc_probe_class_names(const char** names)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < NKINDS; i++) names[n++] = KINDS[i].name;
+    for (int32_t i = 0; i < registered_count; i++) names[n++] = registered[i].name;
+    names[n] = NULL;
+}
+
+static bool same_class(const dvi_probe_class* a, const dvi_probe_class* b)
+{
+    return strcmp(a->name, b->name) == 0 && a->sample == b->sample && a->setup == b->setup &&
+           a->columns == b->columns && a->column_count == b->column_count && a->keys == b->keys &&
+           a->key_count == b->key_count && a->data_width == b->data_width;
+}
+
+dvi_status dvi_probe_register(const dvi_probe_class* k)
+{
+    if (!k) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: invalid argument (!kind)");
+    if (!k->name || !k->name[0] || strlen(k->name) > SC_MAX_NAME)
+        return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: name: 1 to 64 letters, digits or '_'");
+    for (const char* c = k->name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: name \"%s\": letters, digits or '_' only",
+                                  k->name);
+    if (!k->label) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": label: missing", k->name);
+    if (!k->columns || k->column_count < 1 || k->column_count > 64)
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": columns: 1 to 64 needed", k->name);
+    for (int32_t i = 0; i < k->column_count; i++)
+        if (!k->columns[i].name || !k->columns[i].unit || strlen(k->columns[i].name) > 20)
+            return dvi_error_setf(DVI_ERR_INVALID_ARG,
+                                  "dvi_probe_register: \"%s\": columns[%d]: a name of 1 to 20 characters and a unit",
+                                  k->name, (int)i);
+    if (k->key_count < 0 || k->key_count > DVI_PROBE_MAX_KEYS || (k->key_count > 0 && !k->keys))
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys: 0 to %d keys", k->name,
+                              DVI_PROBE_MAX_KEYS);
+    for (int32_t i = 0; i < k->key_count; i++)
+        if (!k->keys[i].name || (k->keys[i].type != DVI_PROBE_KEY_POSITIVE && k->keys[i].type != DVI_PROBE_KEY_DIRECTION))
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys[%d]: a name and a type",
+                                  k->name, (int)i);
+    if (k->data_width < 0 || k->data_width > 64 || (k->data_width > 0 && !k->setup))
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": data_width: 0 to 64, with a setup",
+                              k->name);
+    if (!k->sample) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": sample: missing", k->name);
+    for (int32_t i = 0; i < registered_count; i++)
+        if (strcmp(registered[i].name, k->name) == 0) {
+            if (same_class(&registered_ext[i], k)) return DVI_OK;
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": another kind has that name", k->name);
+        }
+    for (int32_t i = 0; i < NKINDS; i++)
+        if (strcmp(KINDS[i].name, k->name) == 0)
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": a kind of the library", k->name);
+    if (registered_count >= MAX_REGISTERED)
+        return dvi_error_setf(DVI_ERR_NOMEM, "dvi_probe_register: \"%s\": already %d kinds registered", k->name,
+                              MAX_REGISTERED);
+    registered_ext[registered_count] = *k;
+    const dvi_probe_class* e = &registered_ext[registered_count];
+    registered[registered_count] = (sc_probe_class){e->name, e->label, SC_TARGETS_BODIES, NULL, e->columns,
+                                                    e->column_count, e->sample, NULL, e};
+    registered_count++;
     return DVI_OK;
 }
 
