@@ -32,6 +32,7 @@
  */
 #include "bench_cli.h"
 #include "data_path.h"
+#include "rover_probes.h"
 
 #include <dvi/scene.h>
 #include <dvi/world.h>
@@ -311,6 +312,7 @@ static int cmp_double(const void* a, const void* b)
 
 int main(int argc, char** argv)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scene's probe kinds */
     int steps = 0, repeat = 3;
     bool json = false;
     const char* only = NULL;

@@ -20,6 +20,7 @@
  * row shows the largest so far; name one scene per run to measure each. */
 #include "bench_cli.h"
 #include "data_path.h"
+#include "rover_probes.h"
 
 #include <dvi/scene.h>
 
@@ -135,6 +136,7 @@ static const char* base(const char* p)
 
 int main(int argc, char** argv)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     int steps = 200;
     bool json = false;
     dvi_scene_overrides ov;

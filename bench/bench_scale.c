@@ -86,6 +86,7 @@
  * 2 on bad usage. */
 #include "bench_cli.h"
 #include "data_path.h"
+#include "rover_probes.h"
 
 #include <dvi/scene.h>
 #include <dvi/world.h>
@@ -1239,6 +1240,7 @@ static bool finite_row(const row_result* r, double gbs)
 
 int main(int argc, char** argv)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--child") == 0) return child_main(argc, argv);
 

@@ -68,6 +68,7 @@
 
 #include "rover_events.h"
 #include "rover_model.h"
+#include "rover_probes.h"
 #include "dvi/scene.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -919,6 +920,7 @@ static void test_apgd_capped(void** state)
 
 int main(void)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_geometry),
         cmocka_unit_test(test_phase_means),

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include "dvi/io.h"
 #include "dvi/scene.h"
+#include "rover_probes.h"
 #include "test_util.h"
 
 
@@ -2620,8 +2621,203 @@ static void test_rolling_solver_check(void** state)
     dvi_scene_destroy(s);
 }
 
+/* ---- probe kinds registered by the program (dvi_probe_register) ---------------------------- */
+
+/* A kind of this test: a body's height above a "datum" (a number > 0, given
+ * or the body's first shape's radius), one column. */
+static const dvi_probe_key HEIGHT_KEYS[] = {{"datum", DVI_PROBE_KEY_POSITIVE, NULL}};
+static const dvi_probe_column HEIGHT_COLUMNS[] = {{"h", "m"}};
+
+static dvi_status height_setup(const dvi_probe_keys* keys, const dvi_probe_body* body, double* data, char* msg,
+                               size_t msg_size)
+{
+    if (keys->given & 1u) data[0] = keys->value[0][0];
+    else if (body->shape_type == DVI_SHAPE_SPHERE) data[0] = body->shape_radius;
+    else {
+        snprintf(msg, msg_size, "datum: missing, and body \"%s\" is not a sphere", body->name);
+        return DVI_ERR_INVALID_ARG;
+    }
+    return DVI_OK;
+}
+
+static dvi_status height_sample(const dvi_probe_context* c, const double* data, double* out)
+{
+    double x[3];
+    dvi_status st = dvi_body_get_position(c->world, c->body, x);
+    out[0] = x[0] * c->up[0] + x[1] * c->up[1] + x[2] * c->up[2] - data[0];
+    return st;
+}
+
+static const dvi_probe_class HEIGHT = {.name = "height",
+                                       .label = "Height",
+                                       .columns = HEIGHT_COLUMNS,
+                                       .column_count = 1,
+                                       .keys = HEIGHT_KEYS,
+                                       .key_count = 1,
+                                       .data_width = 1,
+                                       .setup = height_setup,
+                                       .sample = height_sample};
+
+/* - Registration refuses a NULL class, a name of the library's kinds or of
+ *   another registered kind, and a class without columns or sample; the same
+ *   class again is accepted.
+ * - A registered kind reads its keys (a bad value, a key of another kind,
+ *   its setup's refusal all name the probe's path), names its columns
+ *   "TARGET.COLUMN", titles itself from its label and samples each target:
+ *   a ball at z = 3 with radius 0.5 is 2.5 m above the datum 0.5, and 1 m
+ *   above the datum 2 given. */
+static void test_probe_register(void** state)
+{
+    (void)state;
+    assert_int_equal(dvi_probe_register(NULL), DVI_ERR_INVALID_ARG);
+    dvi_probe_class bad = HEIGHT;
+    bad.name = "position";
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "\"position\": a kind of the library"));
+    bad.name = "wheel_slip"; /* registered by main (rover_probes.c) */
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "\"wheel_slip\": another kind has that name"));
+    bad = HEIGHT;
+    bad.column_count = 0;
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    bad = HEIGHT;
+    bad.sample = NULL;
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    bad = HEIGHT;
+    bad.name = "bad name";
+    assert_int_equal(dvi_probe_register(&bad), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_probe_register(&HEIGHT), DVI_OK);
+    assert_int_equal(dvi_probe_register(&HEIGHT), DVI_OK);
+    assert_int_equal(rover_register_probes(), DVI_OK); /* again */
+
+    const char* bodies = "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1, \"gravity\": [0, 0, 0],\n"
+                         " \"bodies\": [{\"name\": \"ball\", \"type\": \"fixed\", \"position\": [0, 0, 3], \"shapes\": [{\"type\": \"sphere\", "
+                         "\"radius\": 0.5}]},\n"
+                         "   {\"name\": \"box\", \"type\": \"fixed\", \"position\": [0, 0, 1], \"shapes\": [{\"type\": \"box\", "
+                         "\"half_extents\": [1, 1, 1]}]}],\n";
+    char text[2048];
+    snprintf(text, sizeof text,
+             "%s \"probes\": [{\"name\": \"h\", \"what\": \"height\", \"body\": \"ball\"},\n"
+             "   {\"name\": \"h2\", \"what\": \"height\", \"bodies\": [\"ball\", \"box\"], \"datum\": 2}]}",
+             bodies);
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    {
+        const char* nm[] = {"time", "ball.h"};
+        const char* u[] = {"s", "m"};
+        expect_columns(m, "h", 2, nm, u);
+    }
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "h2"), &info), DVI_OK);
+    assert_string_equal(info.title, "Height (h2)");
+    assert_int_equal(info.columns, 3);
+    double h[2], h2[3];
+    sample(m, "h", h);
+    sample(m, "h2", h2);
+    assert_near(h[1], 2.5, 1e-15);
+    assert_near(h2[1], 1.0, 1e-15);
+    assert_near(h2[2], -1.0, 1e-15);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    static const struct {
+        const char* probe;
+        const char* want;
+    } BAD[] = {
+        {"{\"name\": \"h\", \"what\": \"height\", \"body\": \"box\"}",
+         "probes[0].datum: missing, and body \"box\" is not a sphere"},
+        {"{\"name\": \"h\", \"what\": \"height\", \"body\": \"ball\", \"datum\": -1}", "probes[0].datum: must be > 0"},
+        {"{\"name\": \"h\", \"what\": \"height\", \"body\": \"ball\", \"radius\": 1}",
+         "probes[0].radius: not used by a \"height\" probe"},
+        {"{\"name\": \"h\", \"what\": \"position\", \"body\": \"ball\", \"datum\": 1}",
+         "probes[0].datum: not used by a \"position\" probe"},
+        {"{\"name\": \"h\", \"what\": \"heigth\", \"body\": \"ball\"}", "probes[0].what: "},
+    };
+    for (size_t k = 0; k < sizeof BAD / sizeof BAD[0]; k++) {
+        snprintf(text, sizeof text, "%s \"probes\": [%s]}", bodies, BAD[k].probe);
+        dvi_scene* sb = NULL;
+        dvi_scene_errors e;
+        assert_int_equal(dvi_scene_parse(text, strlen(text), NULL, &sb, &e), DVI_ERR_INVALID_ARG);
+        if (!e.text || !strstr(e.text, BAD[k].want)) fail_msg("case %zu: want \"%s\" in:\n%s", k, BAD[k].want, e.text);
+        assert_null(sb);
+        dvi_scene_errors_free(&e);
+    }
+}
+
+/* "energy": each body's kinetic and potential energy, on free fall at the
+ * default gravity and a step of 1 ms, where both are known in closed form.
+ * A ball (2 kg, J = 0.008 kg m² about every axis, ω = (1, 2, 3) rad/s) falls
+ * from z = 10 m; a light ball (0.5 kg, gravity_scale 0.5) is thrown up at
+ * (1, 0, 2) m/s from (5, 0, 4) m; a fixed plane far below stays at 0, 0.
+ * After n steps of h the velocity is v0 + n h s g exactly, and the position,
+ * updated with the new velocity, x0 + n h v0 + h² n(n + 1)/2 s g, so
+ *   kinetic   = ½ m |v|² + ½ J |ω|² (ω constant: J is isotropic),
+ *   potential = −m s g · x,
+ *   and the total falls behind its start by ½ m s² g² h t
+ * (0.0962361 J for the ball after 1 s, 0.0060148 J for the light one): the
+ * step's known energy error, which an integrator updating the position with
+ * the old velocity would give with the opposite sign. */
+static void test_probe_energy(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1,\n"
+        " \"bodies\": [{\"name\": \"ball\", \"mass\": 2, \"inertia\": [0.008, 0.008, 0.008], \"position\": [0, 0, 10], "
+        "\"angular_velocity\": [1, 2, 3], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]},\n"
+        "   {\"name\": \"light\", \"mass\": 0.5, \"gravity_scale\": 0.5, \"inertia\": [0.001, 0.001, 0.001], "
+        "\"position\": [5, 0, 4], \"velocity\": [1, 0, 2], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]},\n"
+        "   {\"name\": \"ground\", \"type\": \"fixed\", \"position\": [0, 0, -100], \"shapes\": [{\"type\": \"plane\"}]}],\n"
+        " \"probes\": [{\"name\": \"e\", \"what\": \"energy\", \"bodies\": [\"ball\", \"light\", \"ground\"]}]}";
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    {
+        const char* nm[] = {"time", "ball.kinetic", "ball.potential", "light.kinetic", "light.potential",
+                            "ground.kinetic", "ground.potential"};
+        const char* u[] = {"s", "J", "J", "J", "J", "J", "J"};
+        expect_columns(m, "e", 7, nm, u);
+    }
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, probe_index(m, "e"), &info), DVI_OK);
+    assert_string_equal(info.title, "Energy (e)");
+
+    const double h = 0.001, J = 0.008, w2 = 1 + 4 + 9;
+    const int n = 1000;
+    const double t = n * h;
+    double e0[7], e1[7];
+    sample(m, "e", e0);
+    step_n(m, n);
+    sample(m, "e", e1);
+    /* the ball */
+    const double rot = 0.5 * J * w2;
+    const double z = 10.0 - h * h * n * (n + 1) / 2.0 * G;
+    assert_near(e0[1], rot, 1e-15);
+    assert_near(e0[2], 2 * G * 10.0, 1e-12);
+    assert_near(e1[1], 0.5 * 2 * (G * t) * (G * t) + rot, 1e-10);
+    assert_near(e1[2], 2 * G * z, 1e-10);
+    const double drift = (e1[1] + e1[2]) - (e0[1] + e0[2]);
+    /* the light ball: s = 0.5 */
+    const double gs = 0.5 * G, vz = 2.0 - gs * t, zl = 4.0 + 2.0 * t - h * h * n * (n + 1) / 2.0 * gs;
+    assert_near(e0[3], 0.5 * 0.5 * (1 + 4), 1e-15);
+    assert_near(e0[4], 0.5 * gs * 4.0, 1e-12);
+    assert_near(e1[3], 0.5 * 0.5 * (1 + vz * vz), 1e-10);
+    assert_near(e1[4], 0.5 * gs * zl, 1e-10);
+    const double drift_l = (e1[3] + e1[4]) - (e0[3] + e0[4]);
+    print_message("energy: after %.1f s the ball's total fell by %.7f J (½ m g² h t = %.7f), the light ball's by "
+                  "%.7f J (½ m s² g² h t = %.7f)\n",
+                  t, -drift, 0.5 * 2 * G * G * h * t, -drift_l, 0.5 * 0.5 * gs * gs * h * t);
+    assert_near(drift, -0.5 * 2 * G * G * h * t, 1e-9);
+    assert_near(drift_l, -0.5 * 0.5 * gs * gs * h * t, 1e-9);
+    for (int k = 5; k <= 6; k++) {
+        assert_true(e0[k] == 0.0);
+        assert_true(e1[k] == 0.0);
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 int main(void)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_corpus),
         cmocka_unit_test(test_rolling_solver_check),
@@ -2648,6 +2844,8 @@ int main(void)
         cmocka_unit_test(test_input_files_refused),
         cmocka_unit_test(test_probe_with),
         cmocka_unit_test(test_probe_combinations),
+        cmocka_unit_test(test_probe_register),
+        cmocka_unit_test(test_probe_energy),
         cmocka_unit_test(test_all_kinds),
         cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "dvi/scene.h"
+#include "rover_probes.h"
 #include "test_util.h"
 
 #ifdef SANITIZED
@@ -97,6 +98,7 @@ static void test_dem_strip(void** state)
 
 int main(void)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dvi_strip),
         cmocka_unit_test(test_dem_strip),

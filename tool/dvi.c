@@ -14,6 +14,7 @@
 #endif
 #include "data_path.h"
 #include "dvi_cli.h"
+#include "rover_probes.h"
 
 #include <dvi/dvi.h>
 
@@ -341,6 +342,11 @@ const char* dvi_argv0 = "dvi";
 
 int main(int argc, char** argv)
 {
+    /* the rover study's probe kinds, for the rover scenes (tool/meson.build) */
+    if (rover_register_probes() != DVI_OK) {
+        fprintf(stderr, "dvi: %s\n", dvi_error_message());
+        return 1;
+    }
     if (argc > 0 && argv[0] && argv[0][0]) dvi_argv0 = argv[0];
     if (argc < 2) {
         print_text(stderr, overview_help);

@@ -233,6 +233,90 @@ DVI_API bool dvi_model_probe_due(const dvi_model* model, int32_t probe);
 /// Writes the probe's current values (time first) into values[columns].
 DVI_API dvi_status dvi_model_probe_sample(const dvi_model* model, int32_t probe, double* values);
 
+/* ---- probe kinds ------------------------------------------------------- */
+
+/// A probe's "what" names a probe kind: the library's own (docs/scene-format.md)
+/// or one registered by the program with dvi_probe_register before it reads
+/// the scenes that use it (the `dvi` tool registers the rover study's kinds,
+/// "attitude" and "wheel_slip", at start). A registered kind samples its
+/// target bodies ("body" or "bodies", required) after the steps: the same
+/// columns for each target, named "TARGET.COLUMN".
+
+/// One column of a probe kind, per target: e.g. {"roll", "rad"}.
+typedef struct dvi_probe_column {
+    const char* name;
+    const char* unit;
+} dvi_probe_column;
+
+/// The type of a key a registered kind accepts beyond "name", "title",
+/// "every", "interval", "what" and "body"/"bodies".
+typedef enum dvi_probe_key_type {
+    DVI_PROBE_KEY_POSITIVE = 0,  ///< a number > 0
+    DVI_PROBE_KEY_DIRECTION = 1  ///< [x, y, z], not zero; made a unit vector
+} dvi_probe_key_type;
+
+typedef struct dvi_probe_key {
+    const char* name;            ///< the JSON key, e.g. "radius"
+    dvi_probe_key_type type;
+    const char* noun;            ///< direction: the error "the NOUN direction must not be zero" (NULL: none)
+} dvi_probe_key;
+
+#define DVI_PROBE_MAX_KEYS 8
+
+/// The keys of one probe of a scene, as read: key k of the kind's list was
+/// given when bit k of `given` is set; its value is value[k] (a number in
+/// value[k][0]).
+typedef struct dvi_probe_keys {
+    uint32_t given;
+    double value[DVI_PROBE_MAX_KEYS][3];
+} dvi_probe_keys;
+
+/// A probe's target body while the scene is read.
+typedef struct dvi_probe_body {
+    const char* name;             ///< the scene's name: "wheel_LF", "bodies[2]" (unnamed), "grains[3]"
+    int32_t shape_count;          ///< the body's shapes in the file (0 for a generated body)
+    dvi_shape_type shape_type;    ///< its first shape's type (0 if none)
+    double shape_radius;          ///< its first shape's radius (m; sphere, capsule, cylinder)
+    double shape_orientation[4];  ///< its first shape's orientation in the body frame
+} dvi_probe_body;
+
+/// What a registered kind's sample function sees: the world after the step,
+/// the target body, and the up direction (−gravity, unit; z without gravity).
+typedef struct dvi_probe_context {
+    const dvi_world* world;
+    dvi_body_id body;
+    double up[3];
+} dvi_probe_context;
+
+/// A probe kind. Strings, arrays and functions must stay valid while scenes
+/// and models use the kind (static data).
+typedef struct dvi_probe_class {
+    const char* name;                 ///< the probe's "what": letters, digits and '_'
+    const char* label;                ///< default title "LABEL (probe name)", e.g. "Wheel slip"
+    const dvi_probe_column* columns;  ///< [column_count], per target
+    int32_t column_count;             ///< 1 to 64
+    const dvi_probe_key* keys;        ///< [key_count] the keys it accepts beyond the common ones
+    int32_t key_count;                ///< 0 to DVI_PROBE_MAX_KEYS
+    int32_t data_width;               ///< doubles `setup` fills per target (0 to 64)
+    /// Called once per target while the scene is read (NULL: data_width must
+    /// be 0): fills data[data_width] from the keys given and the body. On a
+    /// problem it writes "KEY: message" into msg and returns
+    /// DVI_ERR_INVALID_ARG; the scene's error then reads
+    /// "probes[i].KEY: message".
+    dvi_status (*setup)(const dvi_probe_keys* keys, const dvi_probe_body* body, double* data, char* msg,
+                        size_t msg_size);
+    /// Writes column_count values of one target (data: its setup's data).
+    dvi_status (*sample)(const dvi_probe_context* ctx, const double* data, double* out);
+} dvi_probe_class;
+
+/// Makes a probe kind available to the scenes read after the call, in every
+/// thread (the class is copied; what it points to is borrowed). Registering
+/// the same class again returns DVI_OK. DVI_ERR_INVALID_ARG: a NULL class, a
+/// bad field (the message names it), or a name the library or another class
+/// already uses. DVI_ERR_NOMEM: more than 64 registered kinds. Not thread
+/// safe: register at start, before scenes are read.
+DVI_API dvi_status dvi_probe_register(const dvi_probe_class* kind);
+
 /* ---- health ------------------------------------------------------------- */
 
 /// The run health monitor's findings (docs/health.md). The model checks

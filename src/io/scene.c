@@ -173,7 +173,7 @@ void dvi_scene_destroy(dvi_scene* s)
         free(s->probes[i].name);
         free(s->probes[i].title);
         free(s->probes[i].targets);
-        free(s->probes[i].wheel);
+        free(s->probes[i].data);
         free(s->probes[i].with);
     }
     free(s->bodies);

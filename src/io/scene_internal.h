@@ -109,18 +109,48 @@ typedef struct sc_joint {
     bool collide;         /* "collide": the two bodies' shapes touch each other */
 } sc_joint;
 
-typedef enum sc_probe_kind {
-    SC_PROBE_POSITION = 0,
-    SC_PROBE_VELOCITY,
-    SC_PROBE_ANGULAR_VELOCITY,
-    SC_PROBE_ORIENTATION,
-    SC_PROBE_JOINT_REACTION,
-    SC_PROBE_CONTACT_FORCE,
-    SC_PROBE_SOLVER,
-    SC_PROBE_KINETIC_ENERGY,
-    SC_PROBE_ATTITUDE,
-    SC_PROBE_WHEEL_SLIP
-} sc_probe_kind;
+/* ---- probe kinds (scene_model.c: the table; scene_schema.c reads them) ---- */
+
+/* What a probe kind's targets are. */
+typedef enum sc_probe_targets {
+    SC_TARGETS_BODIES = 0,   /* "body" or "bodies", required */
+    SC_TARGETS_ALL_DYNAMIC,  /* "body" or "bodies", optional: none means every dynamic body */
+    SC_TARGETS_JOINTS,       /* "joint" or "joints", required */
+    SC_TARGETS_NONE          /* none: the columns once per probe */
+} sc_probe_targets;
+
+struct dvi_model;
+struct model_probe;
+
+/* One probe kind: its name ("what"), the keys it accepts beyond the common
+ * ones and its targets', its columns and its sample function. The library's
+ * kinds are rows of one table in scene_model.c; a registered kind
+ * (dvi_probe_register) is a row whose `ext` is the public class. Keys the
+ * reader knows how to read: "average", "component", "with" (contact
+ * forces); a registered kind's typed keys (ext->keys). */
+typedef struct sc_probe_class {
+    const char* name;
+    const char* label;                  /* default title: "label (probe name)" */
+    sc_probe_targets targets;
+    const char* const* keys;            /* NULL-terminated, NULL: none */
+    const dvi_probe_column* columns;    /* per target (SC_TARGETS_NONE: once) */
+    int32_t column_count;
+    /* per-target kinds: one target's values (data: the target's setup data) */
+    dvi_status (*sample_body)(const dvi_probe_context* ctx, const double* data, double* out);
+    /* the other kinds: every value of the probe after the time column */
+    dvi_status (*sample)(const struct dvi_model* m, const struct model_probe* p, double* out);
+    const dvi_probe_class* ext;         /* registered kind, else NULL */
+} sc_probe_class;
+
+/* The kind named `what`, or NULL. */
+const sc_probe_class* sc_probe_class_find(const char* what);
+/* The names of every kind into names[SC_MAX_PROBE_KINDS + 1], NULL-terminated
+ * (the library's, then the registered). */
+#define SC_MAX_PROBE_KINDS 128
+void sc_probe_class_names(const char** names);
+/* Whether a kind is contact_force / joint_reaction (their per-step sums and averages). */
+bool sc_probe_is_contact_force(const sc_probe_class* k);
+bool sc_probe_is_joint_reaction(const sc_probe_class* k);
 
 typedef enum sc_component {
     SC_COMPONENT_VECTOR = 0,
@@ -133,14 +163,14 @@ typedef enum sc_component {
 typedef struct sc_probe {
     char* name;           /* owned */
     char* title;          /* owned */
-    sc_probe_kind kind;
+    const sc_probe_class* kind;
     int32_t every;
     double interval;      /* s: sampled at the step nearest each multiple of it (0: every `every` steps) */
     int32_t* targets;     /* owned: body or joint indices */
     int32_t target_count; /* kinetic_energy with 0 targets: every dynamic body */
     sc_component component;
     double direction[3];  /* unit, for SC_COMPONENT_DIRECTION */
-    double* wheel;        /* owned, wheel_slip: [4·target_count] radius and unit axle (body frame) per target */
+    double* data;         /* owned, a registered kind: [kind->ext->data_width·target_count], its setup's */
     bool average;         /* contact_force, joint_reaction: the mean over the steps since the last sample */
     int32_t* with;        /* owned, contact_force: count only contacts with these bodies (sorted, unique) */
     int32_t with_count;   /* 0: every contact */

@@ -25,14 +25,15 @@
 typedef struct model_probe {
     char* name;
     char* title;
-    sc_probe_kind kind;
+    const sc_probe_class* kind;
     int32_t every;
     double interval;       /* s; > 0: sampled by time (probe_due_at) */
     int32_t* targets;      /* body or joint indices */
     int32_t target_count;
     sc_component component;
     double direction[3];
-    double* wheel;         /* wheel_slip: [4·target_count] radius, unit axle (body frame) */
+    double* data;          /* a registered kind: [data_width·target_count], its setup's per target */
+    int32_t data_width;
     int32_t* lookup;       /* component "normal" or "with": [2·target_count] (body id index1, target), sorted */
     int32_t* with;         /* contact_force "with": the other bodies' id index1, sorted */
     int32_t with_count;    /* 0: every contact */
@@ -178,71 +179,93 @@ static void name_body(void* ctx, int32_t b, char* out, size_t size)
     label_body(ctx, b, out, size);
 }
 
-/* ---- probes: columns ---------------------------------------------------------------- */
+/* ---- probes: columns and the per-body samples (the table of kinds: below) --------------- */
 
-typedef struct column_spec {
-    const char* suffix; /* appended to the target's name after '.' ("" : the suffix alone) */
-    const char* unit;
-} column_spec;
+/* A kind's columns are declared once, each column's name and unit next to
+ * the value it writes where the two could drift apart (the solver's). */
 
-static const column_spec COLS_POSITION[] = {{"x", "m"}, {"y", "m"}, {"z", "m"}};
-static const column_spec COLS_VELOCITY[] = {{"vx", "m/s"}, {"vy", "m/s"}, {"vz", "m/s"}};
-static const column_spec COLS_ANGULAR[] = {{"wx", "rad/s"}, {"wy", "rad/s"}, {"wz", "rad/s"}};
-static const column_spec COLS_ORIENTATION[] = {{"qw", "1"}, {"qx", "1"}, {"qy", "1"}, {"qz", "1"}};
-static const column_spec COLS_WRENCH[] = {{"fx", "N"},   {"fy", "N"},   {"fz", "N"},
-                                          {"tx", "N m"}, {"ty", "N m"}, {"tz", "N m"}};
-static const column_spec COLS_UP[] = {{"f_up", "N"}};
-static const column_spec COLS_DIR[] = {{"f_dir", "N"}};
-static const column_spec COLS_NORMAL[] = {{"f_n", "N"}};
-static const column_spec COLS_MAGNITUDE[] = {{"f_mag", "N"}};
-static const column_spec COLS_ATTITUDE[] = {{"roll", "rad"}, {"pitch", "rad"}, {"yaw", "rad"}};
-static const column_spec COLS_SLIP[] = {{"v_fwd", "m/s"}, {"omega_r", "m/s"}, {"slip", "1"}};
-static const column_spec COLS_SOLVER[] = {
-    /* counts and codes get units of their own, so that a plot (one panel a
-     * unit) does not share an axis between a residual of 1e-9 and hundreds
-     * of contacts */
-    {"iterations", "it"},    {"residual", "1"},       {"contacts", "count"}, {"rows", "count"},
-    {"max_penetration", "m"}, {"max_joint_violation", "m"}, {"solver_status", "code"}, {"wall_collide", "s"},
-    {"wall_assemble", "s"},  {"wall_solve", "s"},     {"wall_integrate", "s"}, {"wall_report", "s"}};
-static const column_spec COLS_ENERGY[] = {{"kinetic_energy", "J"}};
+static const dvi_probe_column COLS_POSITION[] = {{"x", "m"}, {"y", "m"}, {"z", "m"}};
+static const dvi_probe_column COLS_VELOCITY[] = {{"vx", "m/s"}, {"vy", "m/s"}, {"vz", "m/s"}};
+static const dvi_probe_column COLS_ANGULAR[] = {{"wx", "rad/s"}, {"wy", "rad/s"}, {"wz", "rad/s"}};
+static const dvi_probe_column COLS_ORIENTATION[] = {{"qw", "1"}, {"qx", "1"}, {"qy", "1"}, {"qz", "1"}};
+static const dvi_probe_column COLS_WRENCH[] = {{"fx", "N"},   {"fy", "N"},   {"fz", "N"},
+                                               {"tx", "N m"}, {"ty", "N m"}, {"tz", "N m"}};
+/* contact_force with a component other than "vector": one column */
+static const dvi_probe_column COLS_UP[] = {{"f_up", "N"}};
+static const dvi_probe_column COLS_DIR[] = {{"f_dir", "N"}};
+static const dvi_probe_column COLS_NORMAL[] = {{"f_n", "N"}};
+static const dvi_probe_column COLS_MAGNITUDE[] = {{"f_mag", "N"}};
+static const dvi_probe_column COLS_ENERGY[] = {{"kinetic_energy", "J"}};
 
-static const column_spec* probe_columns(const model_probe* p, int* per_target, bool* global)
+/* The solver probe: name, unit and value of each column (s: the step's
+ * dvi_step_stats). Counts and codes get units of their own, so that a plot
+ * (one panel a unit) does not share an axis between a residual of 1e-9 and
+ * hundreds of contacts. */
+#define SOLVER_COLUMNS(X)                                  \
+    X("iterations", "it", s.iterations)                    \
+    X("residual", "1", s.residual)                         \
+    X("contacts", "count", s.contacts)                     \
+    X("rows", "count", s.rows)                             \
+    X("max_penetration", "m", s.max_penetration)           \
+    X("max_joint_violation", "m", s.max_joint_violation)   \
+    X("solver_status", "code", (double)s.solver_status)    \
+    X("wall_collide", "s", s.seconds_collide)              \
+    X("wall_assemble", "s", s.seconds_assemble)            \
+    X("wall_solve", "s", s.seconds_solve)                  \
+    X("wall_integrate", "s", s.seconds_integrate)          \
+    X("wall_report", "s", s.seconds_report)
+#define SOLVER_COLUMN_SPEC(name, unit, value) {name, unit},
+static const dvi_probe_column COLS_SOLVER[] = {SOLVER_COLUMNS(SOLVER_COLUMN_SPEC)};
+#undef SOLVER_COLUMN_SPEC
+
+static dvi_status sample_solver(const dvi_model* m, const model_probe* p, double* o)
 {
-    *global = false;
-    switch (p->kind) {
-    case SC_PROBE_POSITION: *per_target = 3; return COLS_POSITION;
-    case SC_PROBE_VELOCITY: *per_target = 3; return COLS_VELOCITY;
-    case SC_PROBE_ANGULAR_VELOCITY: *per_target = 3; return COLS_ANGULAR;
-    case SC_PROBE_ORIENTATION: *per_target = 4; return COLS_ORIENTATION;
-    case SC_PROBE_JOINT_REACTION: *per_target = 6; return COLS_WRENCH;
-    case SC_PROBE_CONTACT_FORCE:
-        *per_target = p->component == SC_COMPONENT_VECTOR ? 6 : 1;
-        switch (p->component) {
-        case SC_COMPONENT_VECTOR: return COLS_WRENCH;
+    (void)p;
+    const dvi_step_stats s = dvi_world_get_stats(m->world);
+#define SOLVER_COLUMN_VALUE(name, unit, value) *o++ = (value);
+    SOLVER_COLUMNS(SOLVER_COLUMN_VALUE)
+#undef SOLVER_COLUMN_VALUE
+    return DVI_OK;
+}
+
+static dvi_status sample_position(const dvi_probe_context* c, const double* data, double* o)
+{
+    (void)data;
+    return dvi_body_get_position(c->world, c->body, o);
+}
+
+static dvi_status sample_velocity(const dvi_probe_context* c, const double* data, double* o)
+{
+    (void)data;
+    return dvi_body_get_velocity(c->world, c->body, o);
+}
+
+static dvi_status sample_angular_velocity(const dvi_probe_context* c, const double* data, double* o)
+{
+    (void)data;
+    return dvi_body_get_angular_velocity(c->world, c->body, o);
+}
+
+static dvi_status sample_orientation(const dvi_probe_context* c, const double* data, double* o)
+{
+    (void)data;
+    return dvi_body_get_orientation(c->world, c->body, o);
+}
+
+/* The columns of a probe, per target (or once): contact_force's depend on its component. */
+static const dvi_probe_column* probe_columns(const model_probe* p, int32_t* count)
+{
+    *count = 1;
+    if (sc_probe_is_contact_force(p->kind)) switch (p->component) {
+        case SC_COMPONENT_VECTOR: break;
         case SC_COMPONENT_UP: return COLS_UP;
         case SC_COMPONENT_DIRECTION: return COLS_DIR;
         case SC_COMPONENT_NORMAL: return COLS_NORMAL;
         case SC_COMPONENT_MAGNITUDE: return COLS_MAGNITUDE;
         }
-        return COLS_DIR;
-    case SC_PROBE_ATTITUDE: *per_target = 3; return COLS_ATTITUDE;
-    case SC_PROBE_WHEEL_SLIP: *per_target = 3; return COLS_SLIP;
-    case SC_PROBE_SOLVER:
-        *global = true;
-        *per_target = (int)(sizeof COLS_SOLVER / sizeof COLS_SOLVER[0]);
-        return COLS_SOLVER;
-    case SC_PROBE_KINETIC_ENERGY:
-        *global = true;
-        *per_target = 1;
-        return COLS_ENERGY;
-    }
-    *per_target = 0;
-    return NULL;
+    *count = p->kind->column_count;
+    return p->kind->columns;
 }
-
-static const char* const WHAT_LABEL[] = {"Position",       "Velocity",      "Angular velocity",  "Orientation",
-                                         "Joint reaction", "Contact force", "Solver statistics", "Kinetic energy",
-                                         "Attitude",       "Wheel slip"};
 
 static int cmp_pair(const void* a, const void* b)
 {
@@ -256,8 +279,9 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
     p->every = sp->every;
     p->interval = sp->interval;
     p->component = sp->component;
-    p->raw_width = sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL ? 1 : 6;
-    p->average = sp->average && (sp->kind == SC_PROBE_CONTACT_FORCE || sp->kind == SC_PROBE_JOINT_REACTION);
+    const bool contact = sc_probe_is_contact_force(sp->kind);
+    p->raw_width = contact && sp->component == SC_COMPONENT_NORMAL ? 1 : 6;
+    p->average = sp->average && (contact || sc_probe_is_joint_reaction(sp->kind));
     if (p->average) {
         p->acc = calloc((size_t)p->raw_width * (size_t)(sp->target_count > 0 ? sp->target_count : 1), sizeof *p->acc);
         if (!p->acc) return DVI_ERR_NOMEM;
@@ -273,17 +297,17 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
                            : p->average                     ? ", mean per sample"
                            : sp->with_count > 0             ? ", only contacts with the \"with\" bodies"
                                                             : "";
-        if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_UP)
+        if (contact && sp->component == SC_COMPONENT_UP)
             snprintf(t, sizeof t, "Contact force, up component%s (%s)", mean, sp->name);
-        else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_DIRECTION)
+        else if (contact && sp->component == SC_COMPONENT_DIRECTION)
             snprintf(t, sizeof t, "Contact force along (%.3g, %.3g, %.3g)%s (%s)", sp->direction[0], sp->direction[1],
                      sp->direction[2], mean, sp->name);
-        else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_NORMAL)
+        else if (contact && sp->component == SC_COMPONENT_NORMAL)
             snprintf(t, sizeof t, "Contact force, normal%s (%s)", mean, sp->name);
-        else if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->component == SC_COMPONENT_MAGNITUDE)
+        else if (contact && sp->component == SC_COMPONENT_MAGNITUDE)
             snprintf(t, sizeof t, "Contact force, magnitude%s (%s)", mean, sp->name);
         else
-            snprintf(t, sizeof t, "%s%s (%s)", WHAT_LABEL[sp->kind], mean, sp->name);
+            snprintf(t, sizeof t, "%s%s (%s)", sp->kind->label, mean, sp->name);
         p->title = copy_string(t);
     }
     if (!p->title) return DVI_ERR_NOMEM;
@@ -293,12 +317,14 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         memcpy(p->targets, sp->targets, (size_t)sp->target_count * sizeof *p->targets);
         p->target_count = sp->target_count;
     }
-    if (sp->wheel && sp->target_count > 0) {
-        p->wheel = malloc((size_t)sp->target_count * 4 * sizeof *p->wheel);
-        if (!p->wheel) return DVI_ERR_NOMEM;
-        memcpy(p->wheel, sp->wheel, (size_t)sp->target_count * 4 * sizeof *p->wheel);
+    if (sp->data && sp->kind->ext && sp->kind->ext->data_width > 0 && sp->target_count > 0) {
+        const size_t n = (size_t)sp->target_count * (size_t)sp->kind->ext->data_width;
+        p->data = malloc(n * sizeof *p->data);
+        if (!p->data) return DVI_ERR_NOMEM;
+        memcpy(p->data, sp->data, n * sizeof *p->data);
+        p->data_width = sp->kind->ext->data_width;
     }
-    if (sp->kind == SC_PROBE_CONTACT_FORCE && sp->with_count > 0) {
+    if (contact && sp->with_count > 0) {
         p->with = malloc((size_t)sp->with_count * sizeof *p->with);
         if (!p->with) return DVI_ERR_NOMEM;
         for (int32_t k = 0; k < sp->with_count; k++) p->with[k] = m->bodies[sp->with[k]].index1;
@@ -309,7 +335,7 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
             if (!p->last) return DVI_ERR_NOMEM;
         }
     }
-    if (sp->kind == SC_PROBE_CONTACT_FORCE && (sp->component == SC_COMPONENT_NORMAL || sp->with_count > 0) &&
+    if (contact && (sp->component == SC_COMPONENT_NORMAL || sp->with_count > 0) &&
         sp->target_count > 0) {
         p->lookup = malloc((size_t)sp->target_count * 2 * sizeof *p->lookup);
         if (!p->lookup) return DVI_ERR_NOMEM;
@@ -319,9 +345,9 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         }
         qsort(p->lookup, (size_t)sp->target_count, 2 * sizeof *p->lookup, cmp_pair);
     }
-    int per;
-    bool global;
-    const column_spec* cs = probe_columns(p, &per, &global);
+    int32_t per;
+    const bool global = p->kind->targets == SC_TARGETS_NONE || p->kind->targets == SC_TARGETS_ALL_DYNAMIC;
+    const dvi_probe_column* cs = probe_columns(p, &per);
     int64_t ncol = 1 + (global ? per : (int64_t)per * p->target_count);
     if (ncol > INT32_MAX / 2) return DVI_ERR_NOMEM;
     p->columns = (int32_t)ncol;
@@ -341,14 +367,14 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
     for (int32_t t = 0; t < nt; t++) {
         char label[SC_MAX_NAME + 24];
         if (!global) {
-            if (p->kind == SC_PROBE_JOINT_REACTION)
+            if (p->kind->targets == SC_TARGETS_JOINTS)
                 snprintf(label, sizeof label, "%s", m->joint_names[p->targets[t]] ? m->joint_names[p->targets[t]] : "joint");
             else
                 body_label(m, p->targets[t], label, sizeof label);
         }
         for (int k = 0; k < per; k++) {
-            int n = global ? snprintf(p->arena + o, arena - o, "%s", cs[k].suffix)
-                           : snprintf(p->arena + o, arena - o, "%s.%s", label, cs[k].suffix);
+            int n = global ? snprintf(p->arena + o, arena - o, "%s", cs[k].name)
+                           : snprintf(p->arena + o, arena - o, "%s.%s", label, cs[k].name);
             p->column_names[col] = p->arena + o;
             p->units[col] = cs[k].unit;
             o += (size_t)n + 1;
@@ -363,7 +389,7 @@ static void free_probe(model_probe* p)
     free(p->name);
     free(p->title);
     free(p->targets);
-    free(p->wheel);
+    free(p->data);
     free(p->lookup);
     free(p->with);
     free(p->acc);
@@ -867,53 +893,11 @@ static double kinetic_energy(const dvi_model* m, int64_t b)
     return e + 0.5 * v3_dot(wl, Jw);
 }
 
-/* Roll, pitch and yaw (rad) of a body: the z-y-x (Tait–Bryan) angles of its
- * orientation, R = R_z(yaw) R_y(pitch) R_x(roll). Pitch is in [−π/2, π/2]
- * and follows the right-hand rule about y: with x forward and z up, a
- * positive pitch lowers the nose. */
-static dvi_status attitude(const dvi_world* w, dvi_body_id body, double out[3])
-{
-    double q[4], R[9];
-    dvi_status st = dvi_body_get_orientation(w, body, q);
-    if (st != DVI_OK) return st;
-    q_to_m3(R, q);
-    out[0] = atan2(R[7], R[8]);
-    out[1] = asin(fmax(-1.0, fmin(1.0, -R[6])));
-    out[2] = atan2(R[3], R[0]);
-    return DVI_OK;
-}
-
-/* A wheel's forward speed v (m/s, of its centre of mass along a × up, a the
- * axle in the world frame), its rim speed ω r (ω = angular velocity · a) and
- * the slip ratio s = v / (ω r) − 1 (NaN when |ω r| < 1e-9 m/s or the axle is
- * vertical). wheel = radius, axle in the body frame. */
-static dvi_status wheel_slip(const dvi_model* m, dvi_body_id body, const double wheel[4], double out[3])
-{
-    const dvi_world* w = m->world;
-    double q[4], R[9], a[3], f[3], v[3], om[3];
-    dvi_status st = dvi_body_get_orientation(w, body, q);
-    if (st == DVI_OK) st = dvi_body_get_velocity(w, body, v);
-    if (st == DVI_OK) st = dvi_body_get_angular_velocity(w, body, om);
-    if (st != DVI_OK) return st;
-    q_to_m3(R, q);
-    m3_mulv(a, R, wheel + 1);
-    v3_cross(f, a, m->up);
-    double fn = v3_norm(f);
-    if (!(fn > 1e-9)) {
-        out[0] = out[1] = out[2] = NAN;
-        return DVI_OK;
-    }
-    out[0] = v3_dot(v, f) / fn;
-    out[1] = v3_dot(om, a) * wheel[0];
-    out[2] = fabs(out[1]) >= 1e-9 ? out[0] / out[1] - 1.0 : NAN;
-    return DVI_OK;
-}
-
 /* One target's per-step quantities of a contact_force (not "normal") or
  * joint_reaction probe: force and torque. */
 static dvi_status raw_target(const dvi_model* m, const model_probe* p, int32_t t, double r[6])
 {
-    if (p->kind == SC_PROBE_JOINT_REACTION) return dvi_joint_get_reaction(m->world, m->joints[p->targets[t]], r, r + 3);
+    if (sc_probe_is_joint_reaction(p->kind)) return dvi_joint_get_reaction(m->world, m->joints[p->targets[t]], r, r + 3);
     return dvi_body_get_contact_force(m->world, m->bodies[p->targets[t]], r, r + 3);
 }
 
@@ -978,100 +962,204 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
     }
 }
 
+/* kinetic_energy: the sum over its bodies (none named: every body). */
+static dvi_status sample_kinetic_energy(const dvi_model* m, const model_probe* p, double* o)
+{
+    double e = 0.0;
+    if (p->target_count == 0)
+        for (int64_t b = 0; b < m->body_count; b++) e += kinetic_energy(m, b);
+    else
+        for (int32_t t = 0; t < p->target_count; t++) e += kinetic_energy(m, p->targets[t]);
+    o[0] = e;
+    return DVI_OK;
+}
+
+/* energy: each body's kinetic energy and its potential energy in the
+ * world's gravity g, −m s g · x (s its gravity_scale, x its centre of mass):
+ * zero at the origin, 0 for fixed and kinematic bodies. */
+static const dvi_probe_column COLS_BODY_ENERGY[] = {{"kinetic", "J"}, {"potential", "J"}};
+
+static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o)
+{
+    const dvi_world* w = m->world;
+    for (int32_t t = 0; t < p->target_count; t++) {
+        const int64_t b = p->targets[t];
+        double x[3];
+        dvi_status st = dvi_body_get_position(w, m->bodies[b], x);
+        if (st != DVI_OK) return st;
+        const double s = w->bodies[dvi_world_body_index(w, m->bodies[b])].gravity_scale;
+        *o++ = kinetic_energy(m, b);                        /* kinetic */
+        *o++ = -m->mass[b] * s * v3_dot(w->def.gravity, x); /* potential */
+    }
+    return DVI_OK;
+}
+
+/* contact_force and joint_reaction: the last step's quantities (raw_values),
+ * or their mean since the last due step. */
+static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double* o)
+{
+    const int32_t wd = p->raw_width;
+    const bool mean = p->average && p->acc_count > 0;
+    if (wd == 1 && !mean) {
+        for (int32_t t = 0; t < p->target_count; t++) o[t] = 0.0;
+        raw_values(m, p, o);
+        return DVI_OK;
+    }
+    if (p->last && !mean) { /* "with": the contacts with those bodies only */
+        memset(p->last, 0, 6 * (size_t)p->target_count * sizeof *p->last);
+        raw_values(m, p, p->last);
+    }
+    for (int32_t t = 0; t < p->target_count; t++) {
+        double r[6];
+        if (mean) {
+            for (int32_t k = 0; k < wd; k++) r[k] = p->acc[(size_t)wd * (size_t)t + (size_t)k] / (double)p->acc_count;
+        } else if (p->last) {
+            memcpy(r, p->last + 6 * (size_t)t, sizeof r);
+        } else {
+            dvi_status st = raw_target(m, p, t, r);
+            if (st != DVI_OK) return st;
+        }
+        if (wd == 1) o[t] = r[0];
+        else if (sc_probe_is_joint_reaction(p->kind) || p->component == SC_COMPONENT_VECTOR)
+            memcpy(o + 6 * (size_t)t, r, sizeof r);
+        else if (p->component == SC_COMPONENT_MAGNITUDE) o[t] = v3_norm(r);
+        else o[t] = v3_dot(r, p->component == SC_COMPONENT_UP ? m->up : p->direction);
+    }
+    return DVI_OK;
+}
+
+/* ---- probes: the table of kinds ------------------------------------------------------ */
+
+static const char* const KEYS_CONTACT[] = {"component", "average", "with", NULL};
+static const char* const KEYS_JOINT[] = {"average", NULL};
+
+#define NCOLS(a) (int32_t)(sizeof(a) / sizeof(a)[0])
+
+/* The library's probe kinds (docs/scene-format.md), one row each: name,
+ * default title, targets, own keys, columns, sample function. */
+static const sc_probe_class KINDS[] = {
+    {"position", "Position", SC_TARGETS_BODIES, NULL, COLS_POSITION, NCOLS(COLS_POSITION), sample_position, NULL, NULL},
+    {"velocity", "Velocity", SC_TARGETS_BODIES, NULL, COLS_VELOCITY, NCOLS(COLS_VELOCITY), sample_velocity, NULL, NULL},
+    {"angular_velocity", "Angular velocity", SC_TARGETS_BODIES, NULL, COLS_ANGULAR, NCOLS(COLS_ANGULAR),
+     sample_angular_velocity, NULL, NULL},
+    {"orientation", "Orientation", SC_TARGETS_BODIES, NULL, COLS_ORIENTATION, NCOLS(COLS_ORIENTATION),
+     sample_orientation, NULL, NULL},
+    {"joint_reaction", "Joint reaction", SC_TARGETS_JOINTS, KEYS_JOINT, COLS_WRENCH, NCOLS(COLS_WRENCH), NULL,
+     sample_wrench, NULL},
+    {"contact_force", "Contact force", SC_TARGETS_BODIES, KEYS_CONTACT, COLS_WRENCH, NCOLS(COLS_WRENCH), NULL,
+     sample_wrench, NULL},
+    {"solver", "Solver statistics", SC_TARGETS_NONE, NULL, COLS_SOLVER, NCOLS(COLS_SOLVER), NULL, sample_solver, NULL},
+    {"kinetic_energy", "Kinetic energy", SC_TARGETS_ALL_DYNAMIC, NULL, COLS_ENERGY, NCOLS(COLS_ENERGY), NULL,
+     sample_kinetic_energy, NULL},
+    {"energy", "Energy", SC_TARGETS_BODIES, NULL, COLS_BODY_ENERGY, NCOLS(COLS_BODY_ENERGY), NULL, sample_energy, NULL},
+};
+#define NKINDS NCOLS(KINDS)
+
+/* Registered kinds (dvi_probe_register), after the library's. */
+#define MAX_REGISTERED 64
+static dvi_probe_class registered_ext[MAX_REGISTERED];
+static sc_probe_class registered[MAX_REGISTERED];
+static int32_t registered_count;
+_Static_assert(NKINDS + MAX_REGISTERED <= SC_MAX_PROBE_KINDS, "SC_MAX_PROBE_KINDS holds every kind");
+
+/* The two kinds sampled by sample_wrench: on bodies, on joints. */
+bool sc_probe_is_contact_force(const sc_probe_class* k)
+{
+    return k && k->sample == sample_wrench && k->targets == SC_TARGETS_BODIES;
+}
+
+bool sc_probe_is_joint_reaction(const sc_probe_class* k)
+{
+    return k && k->sample == sample_wrench && k->targets == SC_TARGETS_JOINTS;
+}
+
+const sc_probe_class* sc_probe_class_find(const char* what)
+{
+    if (!what) return NULL;
+    for (int32_t i = 0; i < NKINDS; i++)
+        if (strcmp(KINDS[i].name, what) == 0) return &KINDS[i];
+    for (int32_t i = 0; i < registered_count; i++)
+        if (strcmp(registered[i].name, what) == 0) return &registered[i];
+    return NULL;
+}
+
+void sc_probe_class_names(const char** names)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < NKINDS; i++) names[n++] = KINDS[i].name;
+    for (int32_t i = 0; i < registered_count; i++) names[n++] = registered[i].name;
+    names[n] = NULL;
+}
+
+static bool same_class(const dvi_probe_class* a, const dvi_probe_class* b)
+{
+    return strcmp(a->name, b->name) == 0 && a->sample == b->sample && a->setup == b->setup &&
+           a->columns == b->columns && a->column_count == b->column_count && a->keys == b->keys &&
+           a->key_count == b->key_count && a->data_width == b->data_width;
+}
+
+dvi_status dvi_probe_register(const dvi_probe_class* k)
+{
+    if (!k) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: invalid argument (!kind)");
+    if (!k->name || !k->name[0] || strlen(k->name) > SC_MAX_NAME)
+        return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: name: 1 to 64 letters, digits or '_'");
+    for (const char* c = k->name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: name \"%s\": letters, digits or '_' only",
+                                  k->name);
+    if (!k->label) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": label: missing", k->name);
+    if (!k->columns || k->column_count < 1 || k->column_count > 64)
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": columns: 1 to 64 needed", k->name);
+    for (int32_t i = 0; i < k->column_count; i++)
+        if (!k->columns[i].name || !k->columns[i].unit || strlen(k->columns[i].name) > 20)
+            return dvi_error_setf(DVI_ERR_INVALID_ARG,
+                                  "dvi_probe_register: \"%s\": columns[%d]: a name of 1 to 20 characters and a unit",
+                                  k->name, (int)i);
+    if (k->key_count < 0 || k->key_count > DVI_PROBE_MAX_KEYS || (k->key_count > 0 && !k->keys))
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys: 0 to %d keys", k->name,
+                              DVI_PROBE_MAX_KEYS);
+    for (int32_t i = 0; i < k->key_count; i++)
+        if (!k->keys[i].name || (k->keys[i].type != DVI_PROBE_KEY_POSITIVE && k->keys[i].type != DVI_PROBE_KEY_DIRECTION))
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys[%d]: a name and a type",
+                                  k->name, (int)i);
+    if (k->data_width < 0 || k->data_width > 64 || (k->data_width > 0 && !k->setup))
+        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": data_width: 0 to 64, with a setup",
+                              k->name);
+    if (!k->sample) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": sample: missing", k->name);
+    for (int32_t i = 0; i < registered_count; i++)
+        if (strcmp(registered[i].name, k->name) == 0) {
+            if (same_class(&registered_ext[i], k)) return DVI_OK;
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": another kind has that name", k->name);
+        }
+    for (int32_t i = 0; i < NKINDS; i++)
+        if (strcmp(KINDS[i].name, k->name) == 0)
+            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": a kind of the library", k->name);
+    if (registered_count >= MAX_REGISTERED)
+        return dvi_error_setf(DVI_ERR_NOMEM, "dvi_probe_register: \"%s\": already %d kinds registered", k->name,
+                              MAX_REGISTERED);
+    registered_ext[registered_count] = *k;
+    const dvi_probe_class* e = &registered_ext[registered_count];
+    registered[registered_count] = (sc_probe_class){e->name, e->label, SC_TARGETS_BODIES, NULL, e->columns,
+                                                    e->column_count, e->sample, NULL, e};
+    registered_count++;
+    return DVI_OK;
+}
+
 dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* values)
 {
     if (!m || !values || probe < 0 || probe >= m->probe_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_sample: invalid argument (!m || !values || probe < 0 || probe >= m->probe_count)");
     const model_probe* p = &m->probes[probe];
-    const dvi_world* w = m->world;
     values[0] = dvi_model_time(m);
     double* o = values + 1;
-    if (p->kind == SC_PROBE_SOLVER) {
-        dvi_step_stats st = dvi_world_get_stats(w);
-        o[0] = st.iterations;
-        o[1] = st.residual;
-        o[2] = st.contacts;
-        o[3] = st.rows;
-        o[4] = st.max_penetration;
-        o[5] = st.max_joint_violation;
-        o[6] = (double)st.solver_status;
-        o[7] = st.seconds_collide;
-        o[8] = st.seconds_assemble;
-        o[9] = st.seconds_solve;
-        o[10] = st.seconds_integrate;
-        o[11] = st.seconds_report;
-        return DVI_OK;
-    }
-    if (p->kind == SC_PROBE_KINETIC_ENERGY) {
-        double e = 0.0;
-        if (p->target_count == 0)
-            for (int64_t b = 0; b < m->body_count; b++) e += kinetic_energy(m, b);
-        else
-            for (int32_t t = 0; t < p->target_count; t++) e += kinetic_energy(m, p->targets[t]);
-        o[0] = e;
-        return DVI_OK;
-    }
-    if (p->kind == SC_PROBE_CONTACT_FORCE || p->kind == SC_PROBE_JOINT_REACTION) {
-        /* the last step's quantities (raw_values), or their mean since the last due step */
-        const int32_t wd = p->raw_width;
-        const bool mean = p->average && p->acc_count > 0;
-        if (wd == 1 && !mean) {
-            for (int32_t t = 0; t < p->target_count; t++) o[t] = 0.0;
-            raw_values(m, p, o);
-            return DVI_OK;
-        }
-        if (p->last && !mean) { /* "with": the contacts with those bodies only */
-            memset(p->last, 0, 6 * (size_t)p->target_count * sizeof *p->last);
-            raw_values(m, p, p->last);
-        }
-        for (int32_t t = 0; t < p->target_count; t++) {
-            double r[6];
-            if (mean) {
-                for (int32_t k = 0; k < wd; k++) r[k] = p->acc[(size_t)wd * (size_t)t + (size_t)k] / (double)p->acc_count;
-            } else if (p->last) {
-                memcpy(r, p->last + 6 * (size_t)t, sizeof r);
-            } else {
-                dvi_status st = raw_target(m, p, t, r);
-                if (st != DVI_OK) return st;
-            }
-            if (wd == 1) o[t] = r[0];
-            else if (p->kind == SC_PROBE_JOINT_REACTION || p->component == SC_COMPONENT_VECTOR)
-                memcpy(o + 6 * (size_t)t, r, sizeof r);
-            else if (p->component == SC_COMPONENT_MAGNITUDE) o[t] = v3_norm(r);
-            else o[t] = v3_dot(r, p->component == SC_COMPONENT_UP ? m->up : p->direction);
-        }
-        return DVI_OK;
-    }
+    if (p->kind->sample) return p->kind->sample(m, p, o);
+    dvi_probe_context c;
+    c.world = m->world;
+    v3_copy(c.up, m->up);
     for (int32_t t = 0; t < p->target_count; t++) {
-        dvi_status st = DVI_OK;
-        switch (p->kind) {
-        case SC_PROBE_POSITION:
-            st = dvi_body_get_position(w, m->bodies[p->targets[t]], o);
-            o += 3;
-            break;
-        case SC_PROBE_VELOCITY:
-            st = dvi_body_get_velocity(w, m->bodies[p->targets[t]], o);
-            o += 3;
-            break;
-        case SC_PROBE_ANGULAR_VELOCITY:
-            st = dvi_body_get_angular_velocity(w, m->bodies[p->targets[t]], o);
-            o += 3;
-            break;
-        case SC_PROBE_ORIENTATION:
-            st = dvi_body_get_orientation(w, m->bodies[p->targets[t]], o);
-            o += 4;
-            break;
-        case SC_PROBE_ATTITUDE:
-            st = attitude(w, m->bodies[p->targets[t]], o);
-            o += 3;
-            break;
-        case SC_PROBE_WHEEL_SLIP:
-            st = wheel_slip(m, m->bodies[p->targets[t]], p->wheel + 4 * (size_t)t, o);
-            o += 3;
-            break;
-        default:
-            break;
-        }
+        c.body = m->bodies[p->targets[t]];
+        dvi_status st = p->kind->sample_body(&c, p->data ? p->data + (size_t)t * (size_t)p->data_width : NULL, o);
         if (st != DVI_OK) return st;
+        o += p->kind->column_count;
     }
     return DVI_OK;
 }

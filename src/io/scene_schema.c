@@ -1277,18 +1277,11 @@ static void parse_formulation(ctx* c, const cJSON* root)
 
 /* ---- probes ---------------------------------------------------------------------------------- */
 
-/* In the order of sc_probe_kind. */
-static const char* const PROBE_WHAT[] = {"position",       "velocity",      "angular_velocity", "orientation",
-                                         "joint_reaction", "contact_force", "solver",           "kinetic_energy",
-                                         "attitude",       "wheel_slip",    NULL};
-static const char* const PROBE_KEYS_ALL[] = {"name",   "title",  "every",     "interval", "what",   "body", "bodies", "joint",
-                                             "joints", "component", "radius", "axis", "average", "with", NULL};
-static const char* const PROBE_KEYS_BODY[] = {"name", "title", "every", "interval", "what", "body", "bodies", NULL};
-static const char* const PROBE_KEYS_CONTACT[] = {"name",   "title",     "every",   "interval", "what", "body",
-                                                 "bodies", "component", "average", "with", NULL};
-static const char* const PROBE_KEYS_JOINT[] = {"name", "title", "every", "interval", "what", "joint", "joints", "average", NULL};
-static const char* const PROBE_KEYS_SOLVER[] = {"name", "title", "every", "interval", "what", NULL};
-static const char* const PROBE_KEYS_SLIP[] = {"name", "title", "every", "interval", "what", "body", "bodies", "radius", "axis", NULL};
+/* Keys every probe takes, and its targets' keys. */
+static const char* const PROBE_KEYS_COMMON[] = {"name", "title", "every", "interval", "what", NULL};
+static const char* const PROBE_KEYS_BODIES[] = {"body", "bodies", NULL};
+static const char* const PROBE_KEYS_JOINTS[] = {"joint", "joints", NULL};
+#define PROBE_MAX_KEYS 128
 /* The string values of "component" (a direction [x, y, z] is the other form). */
 static const char* const COMPONENTS[] = {"vector", "up", "normal", "magnitude", NULL};
 static const sc_component COMPONENT_OF[] = {SC_COMPONENT_VECTOR, SC_COMPONENT_UP, SC_COMPONENT_NORMAL,
@@ -1433,60 +1426,125 @@ static void parse_with(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
     pr->with_count = (int32_t)u;
 }
 
-/* wheel_slip: the radius and the axle (body frame) of every target, from
- * "radius" and "axis" when given, else from the target's first shape, which
- * must then be a cylinder (its radius; its local z axis turned by its
- * orientation). */
-static void parse_wheel(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+/* Appends a NULL-terminated list of keys to keys[*n] (no duplicates). */
+static void add_keys(const char** keys, int* n, const char* const* more)
 {
-    char p[PATH_LEN], q[128];
-    double radius = 0.0, axis[3] = {0.0, 0.0, 0.0};
-    bool has_radius = sc_num_field(c, v, path, "radius", false, R_POS, &radius);
-    bool has_axis = false;
-    if (sc_vec_field(c, v, path, "axis", false, 3, axis)) {
-        double n = v3_norm(axis);
-        if (!(n > 1e-12)) {
-            sc_errf(c, sc_path_key(p, path, "axis"), "the axle direction must not be zero");
-        } else {
-            v3_scale(axis, 1.0 / n, axis);
-            has_axis = true;
-        }
+    for (; more && *more && *n < PROBE_MAX_KEYS - 1; more++) {
+        int k = 0;
+        while (k < *n && strcmp(keys[k], *more) != 0) k++;
+        if (k == *n) keys[(*n)++] = *more;
     }
-    if (sc_member(v, "radius") && !has_radius) return;
-    if (sc_member(v, "axis") && !has_axis) return;
-    if (pr->target_count <= 0) return;
-    pr->wheel = malloc((size_t)pr->target_count * 4 * sizeof *pr->wheel);
-    if (!pr->wheel) {
+    keys[*n] = NULL;
+}
+
+/* The keys a kind accepts: the common ones, its targets', its own. */
+static void kind_keys(const sc_probe_class* k, const char** keys, int* n)
+{
+    add_keys(keys, n, PROBE_KEYS_COMMON);
+    if (k->targets == SC_TARGETS_JOINTS) add_keys(keys, n, PROBE_KEYS_JOINTS);
+    else if (k->targets != SC_TARGETS_NONE) add_keys(keys, n, PROBE_KEYS_BODIES);
+    add_keys(keys, n, k->keys);
+    for (int32_t i = 0; k->ext && i < k->ext->key_count && *n < PROBE_MAX_KEYS - 1; i++) {
+        const char* one[] = {k->ext->keys[i].name, NULL};
+        add_keys(keys, n, one);
+    }
+}
+
+/* contact_force "component": "vector", "up", "normal", "magnitude" or a direction. */
+static void parse_component(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+{
+    char p[PATH_LEN];
+    const cJSON* jc = sc_member(v, "component");
+    sc_path_key(p, path, "component");
+    if (!jc) return;
+    if (cJSON_IsArray(jc)) {
+        double d[3];
+        if (sc_as_vec(c, jc, p, 3, d)) {
+            double n = v3_norm(d);
+            if (!(n > 1e-12)) sc_errf(c, p, "the direction must not be zero");
+            else {
+                v3_scale(pr->direction, 1.0 / n, d);
+                pr->component = SC_COMPONENT_DIRECTION;
+            }
+        }
+    } else if (cJSON_IsString(jc)) {
+        int k = sc_enum_field(c, v, path, "component", false, COMPONENTS);
+        if (k >= 0) pr->component = COMPONENT_OF[k];
+    } else {
+        sc_errf(c, p, "must be \"vector\", \"up\", \"normal\", \"magnitude\" or a direction [x, y, z] (got %s)",
+                sc_type_name(jc));
+    }
+}
+
+/* A registered kind: its typed keys, then its setup for every target. */
+static void parse_registered(ctx* c, const cJSON* v, const char* path, sc_probe* pr)
+{
+    const dvi_probe_class* k = pr->kind->ext;
+    char p[PATH_LEN], q[128];
+    dvi_probe_keys keys;
+    memset(&keys, 0, sizeof keys);
+    bool ok = true;
+    for (int32_t i = 0; i < k->key_count; i++) {
+        const dvi_probe_key* key = &k->keys[i];
+        const bool present = sc_member(v, key->name) != NULL;
+        bool got = false;
+        if (key->type == DVI_PROBE_KEY_POSITIVE) {
+            got = sc_num_field(c, v, path, key->name, false, R_POS, &keys.value[i][0]);
+        } else if (sc_vec_field(c, v, path, key->name, false, 3, keys.value[i])) {
+            double n = v3_norm(keys.value[i]);
+            if (!(n > 1e-12)) {
+                if (key->noun) sc_errf(c, sc_path_key(p, path, key->name), "the %s direction must not be zero", key->noun);
+                else sc_errf(c, sc_path_key(p, path, key->name), "the direction must not be zero");
+            } else {
+                v3_scale(keys.value[i], 1.0 / n, keys.value[i]);
+                got = true;
+            }
+        }
+        if (got) keys.given |= 1u << i;
+        ok = ok && (got || !present);
+    }
+    if (!ok || pr->target_count <= 0 || k->data_width <= 0 || !k->setup) return;
+    pr->data = calloc((size_t)pr->target_count * (size_t)k->data_width, sizeof *pr->data);
+    if (!pr->data) {
         c->nomem = true;
         return;
     }
     const dvi_scene* s = c->s;
     for (int32_t t = 0; t < pr->target_count; t++) {
-        double* w = pr->wheel + 4 * (size_t)t;
-        w[0] = radius;
-        v3_copy(w + 1, axis);
-        if (has_radius && has_axis) continue;
         int32_t b = pr->targets[t];
-        const sc_shape* first = b < s->body_count && s->bodies[b].shape_count > 0
-                                    ? &s->shapes[s->bodies[b].shape_first]
-                                    : NULL;
-        if (!first || first->type != DVI_SHAPE_CYLINDER) {
-            char label[SC_MAX_NAME + 24];
-            if (b < s->body_count && s->bodies[b].name) snprintf(label, sizeof label, "%s", s->bodies[b].name);
-            else snprintf(label, sizeof label, "bodies[%d]", (int)b);
-            sc_errf(c, sc_path_key(p, path, has_radius ? "axis" : "radius"),
-                    "missing, and body %s has no cylinder as its first shape to take it from",
-                    sc_quote(q, sizeof q, label));
-            free(pr->wheel);
-            pr->wheel = NULL;
-            return;
+        char label[SC_MAX_NAME + 24];
+        if (b < s->body_count && s->bodies[b].name) snprintf(label, sizeof label, "%s", s->bodies[b].name);
+        else snprintf(label, sizeof label, "bodies[%d]", (int)b);
+        dvi_probe_body body;
+        memset(&body, 0, sizeof body);
+        body.name = label;
+        body.shape_orientation[0] = 1.0;
+        if (b < s->body_count && s->bodies[b].shape_count > 0) {
+            const sc_shape* first = &s->shapes[s->bodies[b].shape_first];
+            body.shape_count = s->bodies[b].shape_count;
+            body.shape_type = first->type;
+            body.shape_radius = first->radius;
+            memcpy(body.shape_orientation, first->q, sizeof body.shape_orientation);
         }
-        if (!has_radius) w[0] = first->radius;
-        if (!has_axis) {
-            double R[9], z[3] = {0.0, 0.0, 1.0};
-            q_to_m3(R, first->q);
-            m3_mulv(w + 1, R, z);
+        char msg[256] = "";
+        dvi_status st = k->setup(&keys, &body, pr->data + (size_t)t * (size_t)k->data_width, msg, sizeof msg);
+        if (st == DVI_OK) continue;
+        if (st == DVI_ERR_NOMEM) {
+            c->nomem = true;
+        } else {
+            /* "KEY: message" → "probes[i].KEY: message" */
+            const char* colon = strstr(msg, ": ");
+            if (colon && colon > msg && (size_t)(colon - msg) < sizeof q) {
+                memcpy(q, msg, (size_t)(colon - msg));
+                q[colon - msg] = '\0';
+                sc_errf(c, sc_path_key(p, path, q), "%s", colon + 2);
+            } else {
+                sc_errf(c, path, "%s", msg[0] ? msg : "a target the probe kind refuses");
+            }
         }
+        free(pr->data);
+        pr->data = NULL;
+        return;
     }
 }
 
@@ -1495,22 +1553,25 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
     pr->every = 1;
     if (!sc_is_object(c, v, path)) return;
     char p[PATH_LEN], q[128];
-    int w = sc_enum_field(c, v, path, "what", true, PROBE_WHAT);
-    pr->kind = w >= 0 ? (sc_probe_kind)w : SC_PROBE_SOLVER;
-    const char* const* allowed = PROBE_KEYS_ALL;
-    if (w >= 0) {
-        switch (pr->kind) {
-        case SC_PROBE_JOINT_REACTION: allowed = PROBE_KEYS_JOINT; break;
-        case SC_PROBE_CONTACT_FORCE: allowed = PROBE_KEYS_CONTACT; break;
-        case SC_PROBE_SOLVER: allowed = PROBE_KEYS_SOLVER; break;
-        case SC_PROBE_WHEEL_SLIP: allowed = PROBE_KEYS_SLIP; break;
-        default: allowed = PROBE_KEYS_BODY; break;
-        }
+    /* every kind's keys: a key of another kind is "not used by" this one */
+    const char* known[PROBE_MAX_KEYS];
+    int nknown = 0;
+    known[0] = NULL;
+    const char* names[SC_MAX_PROBE_KINDS + 1];
+    sc_probe_class_names(names);
+    for (int i = 0; names[i]; i++) kind_keys(sc_probe_class_find(names[i]), known, &nknown);
+    int w = sc_enum_field(c, v, path, "what", true, names);
+    pr->kind = w >= 0 ? sc_probe_class_find(names[w]) : NULL;
+    if (pr->kind) {
+        const char* allowed[PROBE_MAX_KEYS];
+        int nallowed = 0;
+        allowed[0] = NULL;
+        kind_keys(pr->kind, allowed, &nallowed);
         char owner[64];
-        snprintf(owner, sizeof owner, "a \"%s\" probe", PROBE_WHAT[w]);
-        sc_check_keys(c, v, path, allowed, PROBE_KEYS_ALL, owner);
+        snprintf(owner, sizeof owner, "a \"%s\" probe", pr->kind->name);
+        sc_check_keys(c, v, path, allowed, known, owner);
     } else {
-        sc_check_keys(c, v, path, PROBE_KEYS_ALL, NULL, NULL);
+        sc_check_keys(c, v, path, known, NULL, NULL);
     }
     const char* name = sc_str_field(c, v, path, "name", true);
     if (name) {
@@ -1536,51 +1597,15 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
     if (has_every) pr->every = (int32_t)every;
     if (sc_num_field(c, v, path, "interval", false, R_POS, &pr->interval) && has_every)
         sc_errf(c, sc_path_key(p, path, "interval"), "every (steps) or interval (s), not both");
-    if (w < 0) return;
-    switch (pr->kind) {
-    case SC_PROBE_JOINT_REACTION:
-        parse_targets(c, v, path, pr, true, true);
-        sc_bool_field(c, v, path, "average", &pr->average);
-        break;
-    case SC_PROBE_SOLVER:
-        break;
-    case SC_PROBE_KINETIC_ENERGY:
-        parse_targets(c, v, path, pr, false, false);
-        break;
-    case SC_PROBE_CONTACT_FORCE: {
-        parse_targets(c, v, path, pr, false, true);
-        sc_bool_field(c, v, path, "average", &pr->average);
-        parse_with(c, v, path, pr);
-        const cJSON* jc = sc_member(v, "component");
-        sc_path_key(p, path, "component");
-        if (!jc) break;
-        if (cJSON_IsArray(jc)) {
-            double d[3];
-            if (sc_as_vec(c, jc, p, 3, d)) {
-                double n = v3_norm(d);
-                if (!(n > 1e-12)) sc_errf(c, p, "the direction must not be zero");
-                else {
-                    v3_scale(pr->direction, 1.0 / n, d);
-                    pr->component = SC_COMPONENT_DIRECTION;
-                }
-            }
-        } else if (cJSON_IsString(jc)) {
-            int k = sc_enum_field(c, v, path, "component", false, COMPONENTS);
-            if (k >= 0) pr->component = COMPONENT_OF[k];
-        } else {
-            sc_errf(c, p, "must be \"vector\", \"up\", \"normal\", \"magnitude\" or a direction [x, y, z] (got %s)",
-                    sc_type_name(jc));
-        }
-        break;
-    }
-    case SC_PROBE_WHEEL_SLIP:
-        parse_targets(c, v, path, pr, false, true);
-        parse_wheel(c, v, path, pr);
-        break;
-    default:
-        parse_targets(c, v, path, pr, false, true);
-        break;
-    }
+    const sc_probe_class* k = pr->kind;
+    if (!k) return;
+    if (k->targets != SC_TARGETS_NONE)
+        parse_targets(c, v, path, pr, k->targets == SC_TARGETS_JOINTS, k->targets != SC_TARGETS_ALL_DYNAMIC);
+    const char* const* own = k->keys;
+    if (own && sc_index_of(own, "average") >= 0) sc_bool_field(c, v, path, "average", &pr->average);
+    if (own && sc_index_of(own, "with") >= 0) parse_with(c, v, path, pr);
+    if (own && sc_index_of(own, "component") >= 0) parse_component(c, v, path, pr);
+    if (k->ext) parse_registered(c, v, path, pr);
 }
 
 /* ---- the whole scene -------------------------------------------------------------------------- */

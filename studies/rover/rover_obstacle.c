@@ -66,6 +66,7 @@
 #include <dvi/output.h>
 #include "rover_events.h"
 #include "rover_model.h"
+#include "rover_probes.h"
 
 #include <dvi/scene.h>
 
@@ -654,6 +655,7 @@ static void write_events_json(const char* dir, const char* scene_name, const cha
 
 int main(int argc, char** argv)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     const char* scene_path = NULL;
     const char* reference = NULL;
     const char* out_dir = NULL;
