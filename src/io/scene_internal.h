@@ -203,7 +203,7 @@ struct dvi_scene {
     int32_t probe_count;
 };
 
-/* ---- names and indices (scene_schema.c) ---- */
+/* ---- names and indices (scene_json.c, but sc_resolve_body: scene_schema.c) ---- */
 
 /* qsort/bsearch order of int32_t values. */
 int sc_cmp_i32(const void* a, const void* b);

@@ -15,6 +15,34 @@
 
 /* ---- small utilities ------------------------------------------------------------ */
 
+int sc_cmp_i32(const void* a, const void* b)
+{
+    int32_t x = *(const int32_t*)a, y = *(const int32_t*)b;
+    return (x > y) - (x < y);
+}
+
+bool sc_split_indexed(const char* name, char gen[SC_MAX_NAME + 1], int64_t* index)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n < 4 || n > SC_MAX_NAME + 12 || name[n - 1] != ']') return false;
+    const char* open = strchr(name, '[');
+    if (!open || open == name || open[1] == ']') return false;
+    size_t gl = (size_t)(open - name);
+    if (gl > SC_MAX_NAME) return false;
+    memcpy(gen, name, gl);
+    gen[gl] = '\0';
+    int64_t idx = 0;
+    const char* d = open + 1;
+    if (d[0] == '0' && d[1] != ']') return false; /* no leading zeros */
+    for (; *d != ']'; d++) {
+        if (*d < '0' || *d > '9' || idx > SC_MAX_BODIES) return false;
+        idx = 10 * idx + (*d - '0');
+    }
+    if (d[1] != '\0') return false;
+    *index = idx;
+    return true;
+}
+
 char* sc_dup_string(const char* s)
 {
     if (!s) return NULL;
