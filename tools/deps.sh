@@ -2,7 +2,7 @@
 # Installs the Debian packages dvicontact needs, if any is missing.
 # Run as root (or with sudo available); does nothing when all are present.
 set -e
-PKGS="meson ninja-build python3 pkg-config gcc libc6-dev libsuitesparse-dev libopenblas-dev liblapacke-dev libcjson-dev libcmocka-dev libhdf5-dev libfclib-dev zlib1g-dev"
+PKGS="meson ninja-build python3 pkg-config gcc libc6-dev libsuitesparse-dev libopenblas0-serial liblapacke-dev libcjson-dev libcmocka-dev libhdf5-dev libfclib-dev zlib1g-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
