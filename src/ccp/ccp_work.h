@@ -538,6 +538,8 @@ int dvi_sym_eigen(double* A, double* V, double* d, double* work, int32_t n);
 /* Small dense kernels (src/ccp/dense.c): a fixed order of operations, no
  * threads, no allocation, the same bits on every CPU. LU: column-major n×n,
  * ipiv 0-based; returns 0 or 1 + the first column with a zero pivot. */
+double dvi_dense_dot(const double* a, const double* x, int32_t n);
+double dvi_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum);
 void dvi_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y);
 void dvi_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y);
 int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv);

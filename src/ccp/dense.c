@@ -25,21 +25,64 @@
 
 #define DENSE_NB 32 /* LU panel width */
 
+/* The kernels are compiled for AVX-512, AVX2 and the x86-64 baseline, one
+ * chosen at load time by the CPU: the same operations on every entry and
+ * the same partial sums in the same order in each (no reassociation, no
+ * fused multiply-add: -ffp-contract=off), only in wider registers, so the
+ * three give the same bits (checked on random data). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define DENSE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DENSE_CLONES
+#endif
+
+/* Σ a_j x_j in a fixed order: eight partial sums over j mod 8, added
+ * pairwise at the end (independent sums: the loop is not bound by the
+ * latency of one addition, and the compiler may vectorise it without
+ * changing the order). */
+DENSE_CLONES double dvi_dense_dot(const double* a, const double* x, int32_t n)
+{
+    double p[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int32_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) p[k] += a[j + k] * x[j + k];
+    for (int k = 0; j < n; j++, k++) p[k] += a[j] * x[j];
+    return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
+}
+
+/* dvi_dense_dot(a, x, n), and Σ |a_j x_j| (the same partial sums) into *abs_sum. */
+DENSE_CLONES double dvi_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum)
+{
+    double p[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, pa[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    int32_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) {
+            const double t = a[j + k] * x[j + k];
+            p[k] += t;
+            pa[k] += fabs(t);
+        }
+    for (int k = 0; j < n; j++, k++) {
+        const double t = a[j] * x[j];
+        p[k] += t;
+        pa[k] += fabs(t);
+    }
+    *abs_sum = ((pa[0] + pa[4]) + (pa[2] + pa[6])) + ((pa[1] + pa[5]) + (pa[3] + pa[7]));
+    return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
+}
+
 /* y = A x + beta·y, A m×n row-major (row stride lda); beta 0 or 1. Each
- * y_i sums its row in index order. */
+ * y_i is dvi_dense_dot of its row. */
 void dvi_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y)
 {
     for (int32_t i = 0; i < m; i++) {
-        const double* a = A + (size_t)i * lda;
-        double s = 0.0;
-        for (int32_t j = 0; j < n; j++) s += a[j] * x[j];
+        const double s = dvi_dense_dot(A + (size_t)i * lda, x, n);
         y[i] = beta != 0.0 ? y[i] + s : s;
     }
 }
 
 /* y += alpha·Aᵀ x, A m×n row-major (row stride lda), y of length n: a sum of
  * rows of A in row order. */
-void dvi_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y)
+DENSE_CLONES void dvi_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y)
 {
     for (int32_t i = 0; i < m; i++) {
         const double* a = A + (size_t)i * lda;
@@ -108,7 +151,7 @@ static void lu_swap(int32_t n, double* a, const int32_t* ipiv, int32_t c0, int32
  * right-looking in panels of DENSE_NB columns. Returns 0, or 1 + the first
  * column with a zero pivot (the factorisation is then completed as LAPACK's
  * dgetrf does, but is not usable for solves). */
-int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
+DENSE_CLONES int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
 {
     const size_t un = (size_t)n;
     int32_t info = 0;
@@ -151,7 +194,7 @@ int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
 
 /* Solves A x = b (trans false) or Aᵀ x = b (trans true) with the factors
  * of dvi_dense_lu; b is overwritten by x. */
-void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b)
+DENSE_CLONES void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b)
 {
     const size_t un = (size_t)n;
     if (!trans) {
@@ -179,15 +222,11 @@ void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool t
     } else {
         for (int32_t k = 0; k < n; k++) { /* Uᵀ y = b: row k of Uᵀ is column k of U */
             const double* uk = lu + (size_t)k * un;
-            double s = b[k];
-            for (int32_t i = 0; i < k; i++) s -= uk[i] * b[i];
-            b[k] = s / uk[k];
+            b[k] = (b[k] - dvi_dense_dot(uk, b, k)) / uk[k];
         }
         for (int32_t k = n - 1; k >= 0; k--) { /* Lᵀ z = y */
             const double* lk = lu + (size_t)k * un;
-            double s = b[k];
-            for (int32_t i = k + 1; i < n; i++) s -= lk[i] * b[i];
-            b[k] = s;
+            b[k] -= dvi_dense_dot(lk + k + 1, b + k + 1, n - k - 1);
         }
         for (int32_t k = n - 1; k >= 0; k--) { /* x = P z, the steps undone in reverse */
             const int32_t p = ipiv[k];
@@ -204,7 +243,7 @@ void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool t
  * U⁻¹, then A⁻¹ L = U⁻¹ column by column from the last, then the column
  * swaps. work: n doubles. Returns 0, or 1 + the first zero diagonal entry
  * of U (a singular A). */
-int32_t dvi_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work)
+DENSE_CLONES int32_t dvi_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work)
 {
     const size_t un = (size_t)n;
     for (int32_t k = 0; k < n; k++)

@@ -276,14 +276,8 @@ double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const
     if (n <= 0)
         return 0.0;
     for (int32_t i = 0; i < n; ++i) { /* w = Mz + q, and a = |M||z|: the size of the terms w sums */
-        const double* mi = M + (size_t)i * (size_t)n;
-        double sum = 0.0, abs_sum = 0.0;
-        for (int32_t j = 0; j < n; ++j) {
-            const double t = mi[j] * z[j];
-            sum += t;
-            abs_sum += fabs(t);
-        }
-        w[i] = q[i] + sum;
+        double abs_sum;
+        w[i] = q[i] + dvi_dense_dot_abs(M + (size_t)i * (size_t)n, z, n, &abs_sum);
         a2 += abs_sum * abs_sum;
     }
     for (int32_t i = 0; i < n; ++i) {
@@ -444,25 +438,38 @@ static int32_t lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
 
 /* out = B x, B the basis matrix of the equilibrated problem (column k =
  * a(basis[k])): e_v for a basic w_v, −M' e_j for a basic z_j, −e for z0.
- * One product with M, through ws->row (the gathered x) and ws->tmp. */
+ * One product with M over the basic z's columns (ws->cand, ws->lwork; with
+ * many, through ws->row and ws->tmp). */
 static void lemke_basis_times(int32_t n, const double* M, lemke_lcp_ws* ws, const double* x, double* out)
 {
     double s0 = 0.0;
-    bool any_z = false;
+    int32_t nzc = 0;
+    int32_t* idx = ws->cand;  /* the basic z's columns, in basis order ... */
+    double* val = ws->lwork;  /* ... and their scaled values */
     memset(out, 0, (size_t)n * sizeof(double));
-    memset(ws->row, 0, (size_t)n * sizeof(double));
     for (int32_t k = 0; k < n; ++k) {
         int32_t v = ws->basis[k];
         if (v < n) {
             out[v] += x[k];
         } else if (v < 2 * n) {
-            ws->row[v - n] = ws->scol[v - n] * x[k];
-            any_z = true;
+            idx[nzc] = v - n;
+            val[nzc++] = ws->scol[v - n] * x[k];
         } else {
             s0 += x[k];
         }
     }
-    if (any_z) {
+    if (nzc > 0 && 4 * nzc < n) { /* few basic z's: a gathered product, four partial sums */
+        for (int32_t i = 0; i < n; ++i) {
+            const double* mi = M + (size_t)i * (size_t)n;
+            double p[4] = {0.0, 0.0, 0.0, 0.0};
+            for (int32_t t = 0; t < nzc; ++t)
+                p[t & 3] += mi[idx[t]] * val[t];
+            out[i] -= ws->srow[i] * ((p[0] + p[2]) + (p[1] + p[3]));
+        }
+    } else if (nzc > 0) {
+        memset(ws->row, 0, (size_t)n * sizeof(double));
+        for (int32_t t = 0; t < nzc; ++t)
+            ws->row[idx[t]] = val[t];
         dvi_dense_gemv(n, n, M, (size_t)n, ws->row, 0.0, ws->tmp);
         for (int32_t i = 0; i < n; ++i)
             out[i] -= ws->srow[i] * ws->tmp[i];
@@ -647,9 +654,10 @@ static void lemke_extract(int32_t n, const lemke_lcp_ws* ws, const double* x, do
  * hand, x += B⁻¹(q' − B x) (n·p each); only when that answer is not
  * within LEMKE_REFINE_MARGIN of the tolerance, an LU factorisation of the basis, its solve and two
  * refinement steps with its factors (n³: it was a third of the rover's
- * Lemke time when done on every step). */
-static void lemke_refine(int32_t n, const double* M, const double* q, double* z, lemke_lcp_ws* ws,
-                         double tolerance)
+ * Lemke time when done on every step). Returns the LCP residual of the z
+ * it leaves. */
+static double lemke_refine(int32_t n, const double* M, const double* q, double* z, lemke_lcp_ws* ws,
+                           double tolerance)
 {
     int32_t info;
     double r_old, r_new;
@@ -669,16 +677,16 @@ static void lemke_refine(int32_t n, const double* M, const double* q, double* z,
         }
     }
     if (r_old <= LEMKE_REFINE_MARGIN * tolerance)
-        return;
+        return r_old;
     lemke_basis_matrix(n, M, ws, ws->binv);
     info = dvi_dense_lu(n, ws->binv, ws->ipiv); /* Bᵀ = P L U */
     if (info != 0)
-        return;
+        return r_old;
     memcpy(ws->xref, ws->qs, (size_t)n * sizeof(double));
     dvi_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->xref); /* B x = q' */
     for (int32_t i = 0; i < n; ++i)
         if (!isfinite(ws->xref[i]))
-            return;
+            return r_old;
     /* two steps of iterative refinement with the same factors, x += B⁻¹(q' − B x):
      * on a nearly singular basis (a box pyramid's redundant corners) the
      * solve alone leaves errors that show in the LCP residual */
@@ -692,8 +700,11 @@ static void lemke_refine(int32_t n, const double* M, const double* q, double* z,
     }
     lemke_extract(n, ws, ws->xref, ws->row);
     r_new = dvi_lemke_lcp_residual(n, M, q, ws->row, ws->d);
-    if (r_new <= r_old)
+    if (r_new <= r_old) {
         memcpy(z, ws->row, (size_t)n * sizeof(double));
+        r_old = r_new;
+    }
+    return r_old;
 }
 
 /* How one attempt pivots. */
@@ -705,9 +716,11 @@ typedef struct lemke_mode {
 } lemke_mode;
 
 /* One run of steps (1)-(5) from the start; z receives its answer (not yet
- * checked). Returns as dvi_lemke_lcp; *npiv counts this attempt's pivots. */
+ * checked). Returns as dvi_lemke_lcp; *npiv counts this attempt's pivots;
+ * *resid_out is z's LCP residual when step (5) ran, else NaN. */
 static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
-                                lemke_lcp_ws* ws, lemke_mode mode, int32_t* npiv_out, dvi_solve_status* st_out)
+                                lemke_lcp_ws* ws, lemke_mode mode, int32_t* npiv_out, dvi_solve_status* st_out,
+                                double* resid_out)
 {
     dvi_solve_status st = DVI_SOLVE_DIVERGED;
     dvi_status ret = DVI_ERR_NUMERIC;
@@ -783,8 +796,9 @@ static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, dou
         memset(z, 0, nn * sizeof(double));
     else
         lemke_extract(n, ws, ws->xb, z);
+    *resid_out = NAN; /* not computed */
     if (st == DVI_SOLVE_CONVERGED || st == DVI_SOLVE_RAY)
-        lemke_refine(n, M, q, z, ws, mode.tolerance);
+        *resid_out = lemke_refine(n, M, q, z, ws, mode.tolerance);
     for (int32_t i = 0; i < n && ret >= 0; ++i) {
         if (!isfinite(z[i])) {
             st = DVI_SOLVE_DIVERGED;
@@ -796,8 +810,12 @@ static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, dou
     return ret;
 }
 
+/* As dvi_lemke_lcp; *resid_out (may be NULL) receives the LCP residual of
+ * the z returned (INFINITY after an error), so that the caller need not
+ * compute it again. */
 static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
-                                 double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
+                                 double tolerance, void* work, int32_t* pivots, dvi_solve_status* status,
+                                 double* resid_out)
 {
     lemke_lcp_ws ws;
     dvi_solve_status st = DVI_SOLVE_BAD_INPUT, best_st = DVI_SOLVE_BAD_INPUT;
@@ -811,6 +829,8 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
         *pivots = 0;
     if (status)
         *status = DVI_SOLVE_BAD_INPUT;
+    if (resid_out)
+        *resid_out = INFINITY;
     if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || dvi_lemke_lcp_work_size(n) == 0 || isnan(tolerance))
         return DVI_ERR_INVALID_ARG;
     if (max_pivots <= 0) {
@@ -834,6 +854,8 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
     if (t < 0) {
         if (status)
             *status = DVI_SOLVE_CONVERGED;
+        if (resid_out) /* z = 0, w = q ≥ 0 */
+            *resid_out = 0.0;
         return DVI_OK;
     }
     for (size_t i = 0; i < nn * nn; ++i) {
@@ -853,9 +875,10 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
     for (int a = 0; a < 2; ++a) {
         int32_t npiv = 0;
         double resid;
-        ret = lemke_attempt(n, M, q, z, max_pivots - total, &ws, modes[a], &npiv, &st);
+        double ar;
+        ret = lemke_attempt(n, M, q, z, max_pivots - total, &ws, modes[a], &npiv, &st, &ar);
         total += npiv;
-        resid = ret >= 0 ? dvi_lemke_lcp_residual(n, M, q, z, ws.tmp) : INFINITY;
+        resid = ret < 0 ? INFINITY : !isnan(ar) ? ar : dvi_lemke_lcp_residual(n, M, q, z, ws.tmp);
         /* A ray met with z0 at rounding level: its basis, without z0,
          * already solves the LCP (degenerate problems, e.g. a chain's links
          * on the ground under the joint rows' Schur complement, end so on
@@ -876,6 +899,8 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
             break;
     }
     memcpy(z, ws.zbest, nn * sizeof(double));
+    if (resid_out)
+        *resid_out = best;
     if (pivots)
         *pivots = total;
     if (status)
@@ -1527,14 +1552,15 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     }
 
     /* phase 2: the guess's basis, else Lemke */
-    double warm_resid = INFINITY;
+    double warm_resid = INFINITY, lcp_resid = INFINITY;
     const bool warm = s->warm_start && lemke_warm(w, &L, n, k, gamma, s->tolerance, &warm_resid);
     if (warm) {
         st = DVI_OK;
         lst = DVI_SOLVE_CONVERGED;
         pivots = 0;
     } else {
-        st = lemke_lcp_body(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, s->tolerance, L.lcp_work, &pivots, &lst);
+        st = lemke_lcp_body(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, s->tolerance, L.lcp_work, &pivots, &lst,
+                            &lcp_resid);
     }
     res->iterations = pivots;
     if (st < 0) {
@@ -1545,8 +1571,8 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
         return st;
     }
 
-    /* LCP check on a fresh w = Mz + q (the warm start's own check is one) */
-    resid = warm ? warm_resid : dvi_lemke_lcp_residual(n, L.mlcp, L.qlcp, L.z, L.wl);
+    /* LCP check on a fresh w = Mz + q, made by lemke_lcp_body (the warm start's own check is one) */
+    resid = warm ? warm_resid : lcp_resid; /* the residual of that z, as lemke_lcp_body computed it */
     res->target_residual = resid;
     if (lst == DVI_SOLVE_CONVERGED) {
         if (resid <= s->tolerance) {
@@ -1598,7 +1624,7 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
 dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
                          double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
 {
-    return lemke_lcp_body(n, M, q, z, max_pivots, tolerance, work, pivots, status);
+    return lemke_lcp_body(n, M, q, z, max_pivots, tolerance, work, pivots, status, NULL);
 }
 
 dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
