@@ -162,9 +162,10 @@ DENSE_CLONES int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
         lu_swap(n, a, ipiv, c0, c1, 0, c0);
         if (c1 == n) break;
         lu_swap(n, a, ipiv, c0, c1, c1, n);
-        /* U12 = L11⁻¹ A12, then A22 −= L21 U12, column by column of the
-         * trailing block: each column is updated by the panel's columns in
-         * order, four at a time (one pass over the column per four) */
+        /* U12 = L11⁻¹ A12, then A22 −= L21 U12, two columns of the trailing
+         * block at a time (each L value loaded once for both): each column
+         * is updated by the panel's columns in order, four at a time (one
+         * pass over the column per four) */
         for (int32_t j = c1; j < n; j++) {
             double* aj = a + (size_t)j * un;
             for (int32_t k = c0; k < c1; k++) {
@@ -173,6 +174,36 @@ DENSE_CLONES int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
                 const double* lk = a + (size_t)k * un;
                 for (int32_t i = k + 1; i < c1; i++) aj[i] -= lk[i] * u;
             }
+        }
+        int32_t j = c1;
+        for (; j + 2 <= n; j += 2) {
+            double* aj = a + (size_t)j * un;
+            double* aj1 = aj + un;
+            int32_t k = c0;
+            for (; k + 4 <= c1; k += 4) {
+                const double* l0 = a + (size_t)k * un;
+                const double* l1 = l0 + un;
+                const double* l2 = l1 + un;
+                const double* l3 = l2 + un;
+                const double u0 = aj[k], u1 = aj[k + 1], u2 = aj[k + 2], u3 = aj[k + 3];
+                const double v0 = aj1[k], v1 = aj1[k + 1], v2 = aj1[k + 2], v3 = aj1[k + 3];
+                for (int32_t i = c1; i < n; i++) {
+                    const double x0 = l0[i], x1 = l1[i], x2 = l2[i], x3 = l3[i];
+                    aj[i] = (((aj[i] - x0 * u0) - x1 * u1) - x2 * u2) - x3 * u3;
+                    aj1[i] = (((aj1[i] - x0 * v0) - x1 * v1) - x2 * v2) - x3 * v3;
+                }
+            }
+            for (; k < c1; k++) {
+                const double* lk = a + (size_t)k * un;
+                const double u = aj[k], v = aj1[k];
+                for (int32_t i = c1; i < n; i++) {
+                    aj[i] -= lk[i] * u;
+                    aj1[i] -= lk[i] * v;
+                }
+            }
+        }
+        for (; j < n; j++) {
+            double* aj = a + (size_t)j * un;
             int32_t k = c0;
             for (; k + 4 <= c1; k += 4) {
                 const double* l0 = a + (size_t)k * un;
