@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """dvicontact — `dvi` under an address-space limit (the limit batch schedulers set).
 
-Usage: test_memlimit.py DVI SOURCE_ROOT
+Usage: test_memlimit.py DVI SOURCE_ROOT PENDULUM
 
 Runs `dvi --version`, `dvi run` of a small example scene, `dvi solve` of a
 small CCP with every solver and `dvi study` of a small scene (and, below
 the generous limit, `dvi run` of a scene of some 30,000 spheres that does
-not fit: "out of memory" while it is built), each under
+not fit: "out of memory" while it is built), and examples/pendulum.c, a
+program that uses the library itself (a world made, stepped, destroyed,
+then exit: no thread may outlive it), each under
 RLIMIT_AS of 60, 100 and 220 MB and a generous 4 GB (what
 `prlimit --as=N` sets), with OpenBLAS allowed 4 threads. Each command must
 end within 30 s (else it is killed: a failure), either with status 0 and
@@ -64,15 +66,15 @@ def run_limited(cmd, limit):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print("usage: test_memlimit.py DVI SOURCE_ROOT", file=sys.stderr)
+    if len(sys.argv) != 4:
+        print("usage: test_memlimit.py DVI SOURCE_ROOT PENDULUM", file=sys.stderr)
         return 2
     sanitize = os.environ.get("DVI_SANITIZE", "none")
     if sanitize not in ("", "none"):
         print(f"SKIP: built with -Db_sanitize={sanitize}: the sanitizer reserves more address space "
               "at start-up than any limit tested here")
         return 77
-    dvi, src = sys.argv[1], sys.argv[2]
+    dvi, src, pendulum = sys.argv[1], sys.argv[2], sys.argv[3]
     scenes = os.path.join(src, "examples", "scenes")
     failures = 0
     with tempfile.TemporaryDirectory(prefix="dvi_memlimit_") as tmp:
@@ -87,6 +89,7 @@ def main():
                 ("dvi study pendulum", [dvi, "study", os.path.join(scenes, "pendulum.json"), "--methods", "dvi",
                                         "--dts-dvi", "2e-3,4e-3", "--duration", "0.1", "--jobs", "1", "--quiet",
                                         "--out", os.path.join(tmp, f"study_{limit}")], r"largest acceptable step"),
+                ("examples/pendulum (the library)", [pendulum], r"period .* theory"),
             ]
             if limit < GENEROUS:  # a scene too large for the limit: "out of memory" while it is built, then exit
                 cases.append(("dvi run rover_obstacle_granular", [dvi, "run", os.path.join(scenes, "rover_obstacle_granular.json"),

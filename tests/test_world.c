@@ -113,15 +113,16 @@ static void test_box_incline_stick(void** state)
  * 1e-10·max|d| and no second attempt, the solver pivoted on rounding noise:
  * 7 of these 30 steps failed the LCP check (residuals up to 1.5e6) and a box
  * was thrown 84 km. Now every step converges (some on the second path,
- * lemke.c) and no box moves more than 1e-6 m (9.4e-11 m measured). The LCP
+ * lemke.c) and no box moves more than 1e-6 m (8.3e-11 m measured). The LCP
  * tolerance is 1e-8 (the solver's default is 1e-6). It was loosened to 1e-6
  * while the residual depended on the BLAS kernels (1.6e-6 under OpenBLAS's
  * Haswell kernels on an AMD EPYC); Lemke's dense algebra is now the
  * library's own, in a fixed order (the same bits on every CPU), and its
  * residual is relative to the size of the terms of w = Mz + q
- * (‖|M||z|‖ ≈ 17 here, ‖q‖ = 0.24): largest 4.1e-9 over the 30 steps,
+ * (‖|M||z|‖ ≈ 17 here, ‖q‖ = 0.24): largest 3.4e-9 over the 30 steps,
  * while the failure this test guards against left residuals of 0.2 and
- * more. */
+ * more. The path still depends on the order of the sums: Lemke's basis
+ * product summed over the basic columns alone left 2.8e-6 on one step. */
 static void test_lemke_box_pyramid(void** state)
 {
     (void)state;

@@ -438,38 +438,25 @@ static int32_t lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
 
 /* out = B x, B the basis matrix of the equilibrated problem (column k =
  * a(basis[k])): e_v for a basic w_v, −M' e_j for a basic z_j, −e for z0.
- * One product with M over the basic z's columns (ws->cand, ws->lwork; with
- * many, through ws->row and ws->tmp). */
+ * One product with M, through ws->row (the gathered x) and ws->tmp. */
 static void lemke_basis_times(int32_t n, const double* M, lemke_lcp_ws* ws, const double* x, double* out)
 {
     double s0 = 0.0;
-    int32_t nzc = 0;
-    int32_t* idx = ws->cand;  /* the basic z's columns, in basis order ... */
-    double* val = ws->lwork;  /* ... and their scaled values */
+    bool any_z = false;
     memset(out, 0, (size_t)n * sizeof(double));
+    memset(ws->row, 0, (size_t)n * sizeof(double));
     for (int32_t k = 0; k < n; ++k) {
         int32_t v = ws->basis[k];
         if (v < n) {
             out[v] += x[k];
         } else if (v < 2 * n) {
-            idx[nzc] = v - n;
-            val[nzc++] = ws->scol[v - n] * x[k];
+            ws->row[v - n] = ws->scol[v - n] * x[k];
+            any_z = true;
         } else {
             s0 += x[k];
         }
     }
-    if (nzc > 0 && 4 * nzc < n) { /* few basic z's: a gathered product, four partial sums */
-        for (int32_t i = 0; i < n; ++i) {
-            const double* mi = M + (size_t)i * (size_t)n;
-            double p[4] = {0.0, 0.0, 0.0, 0.0};
-            for (int32_t t = 0; t < nzc; ++t)
-                p[t & 3] += mi[idx[t]] * val[t];
-            out[i] -= ws->srow[i] * ((p[0] + p[2]) + (p[1] + p[3]));
-        }
-    } else if (nzc > 0) {
-        memset(ws->row, 0, (size_t)n * sizeof(double));
-        for (int32_t t = 0; t < nzc; ++t)
-            ws->row[idx[t]] = val[t];
+    if (any_z) {
         dvi_dense_gemv(n, n, M, (size_t)n, ws->row, 0.0, ws->tmp);
         for (int32_t i = 0; i < n; ++i)
             out[i] -= ws->srow[i] * ws->tmp[i];
