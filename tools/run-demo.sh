@@ -11,7 +11,4 @@ cd "$(dirname "$0")/.."
 sh tools/deps.sh
 [ -d build-release ] || meson setup build-release -Dbuildtype=release -Dtests=false >/dev/null
 ninja -C build-release >/dev/null
-# Lemke's dense algebra on the rover's 72-row LCP is fastest on one BLAS
-# thread (threads cost 3-4x here on two busy cores).
-export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 ./build-release/studies/rover/rover_obstacle examples/scenes/rover_obstacle_rigid.json --out out/rover_obstacle_rigid
