@@ -14,8 +14,8 @@ pkg-config:finds the libraries at build time
 gcc:the C11 compiler
 libc6-dev:the C library headers
 python3:meson, the documentation checks and test_study
-libopenblas-dev:BLAS (the dense products of Lemke, Newton and the joint factor)
-liblapacke-dev:LAPACK (dense factorisations of Lemke and Newton)
+libopenblas0-serial:the BLAS/LAPACK the library loads for CHOLMOD, without threads (meson -Dblas)
+liblapacke-dev:LAPACK for the reference computations of the tests
 libsuitesparse-dev:CHOLMOD (the joint rows eliminated by a sparse Cholesky)
 libcjson-dev:scene files, CCP files, summary.json
 libhdf5-dev:FCLIB problem files

@@ -505,6 +505,17 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* 
  * QL steps (not seen on finite input). */
 int dvi_sym_eigen(double* A, double* V, double* d, double* work, int32_t n);
 
+/* Small dense kernels (src/ccp/dense.c): a fixed order of operations, no
+ * threads, no allocation, the same bits on every CPU. LU: column-major n×n,
+ * ipiv 0-based; returns 0 or 1 + the first column with a zero pivot. */
+double dvi_dense_dot(const double* a, const double* x, int32_t n);
+double dvi_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum);
+void dvi_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y);
+void dvi_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y);
+int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv);
+void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b);
+int32_t dvi_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work);
+
 /* A persistent solver-private buffer of at least `bytes` bytes (grown as
  * needed, 64-byte aligned, content not preserved on growth), or NULL. */
 void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes);

@@ -37,7 +37,7 @@
  *   N_red = N_CC − N_CB N_BB⁺ N_BC,   r_red = r_C − N_CB N_BB⁺ r_B,
  *   λ_B   = −N_BB⁺ (r_B + N_BC γ_C).
  * N_BB may be singular (redundant joint rows, e.g. a rover's differential
- * linkage): N_BB⁺ is the eigen-decomposition pseudo-inverse (LAPACK dsyev),
+ * linkage): N_BB⁺ is the eigen-decomposition pseudo-inverse (src/ccp/symeig.c),
  * N_BB⁺ = U Uᵀ with U = V_k Λ_k^(-1/2) over the eigenvalues above
  * 1e-9 · λ_max. Dropped directions carry no impulse, so redundant rows share
  * their impulse equally (minimum-norm λ_B). Bilateral equations that are
@@ -90,7 +90,7 @@
  *       stored only on the columns that pivots changed (lemke_binv_times):
  *       p pivots from the start cost n·p per product and update, not n².
  *       Every max(64, n/2) pivots B⁻¹ is recomputed from the basis (LU,
- *       dgetrf/dgetri).
+ *       src/ccp/dense.c).
  *   (5) z0 left: stop; x_B is solved afresh for the final basis by two
  *       steps of refinement against B⁻¹; unless that answer's LCP residual
  *       is below 1e-2 times the tolerance, by an LU solve of the basis
@@ -114,7 +114,7 @@
  * budget max_pivots (0 ⇒ 50·n) is spent; never more. A ray met with z0 at
  * rounding level (4e-13 on a chain's links on the ground, every step) is
  * taken as an answer when its z, refined as in (5), passes the check. Then w = Mz + q is
- * computed afresh and the LCP residual ‖min(z, w)‖₂ / max(1, ‖q‖₂) is the
+ * computed afresh and the LCP residual ‖min(z, w)‖₂ / max(1, ‖q‖₂, ‖|M||z|‖₂) is the
  * target residual: CONVERGED only if it is ≤ settings.tolerance.
  *
  * COST. Dense: N (m²), the LCP matrix and B⁻¹ (n² each, n = LCP size),
@@ -127,15 +127,13 @@
  * reference answer for the iterative solvers; sizes above
  * settings.lemke.max_lcp_size are refused (DVI_ERR_UNSUPPORTED). The memory
  * comes from the work's persistent scratch buffer: no allocation per solve
- * once it has grown (LAPACK is called through its *_work entry points in
- * column-major order, which allocate nothing).
+ * once it has grown. The dense algebra is the library's own (src/ccp/dense.c):
+ * a fixed order of operations, so that the pivots and the answer are the
+ * same bits on every CPU and for any BLAS thread count.
  */
 #include "lemke.h"
 
 #include "ccp_work.h"
-
-#include <cblas.h>
-#include <lapacke.h>
 
 #include <float.h>
 #include <math.h>
@@ -213,13 +211,13 @@ typedef struct lemke_lcp_ws {
     double* tmp;      /* [n] scratch of the basis product */
     double* zbest;    /* [n] the best answer over the attempts */
     double* cover;    /* [n] covering vector c: z0's column is −c */
-    double* lwork;    /* [lwork_n] dgetri workspace */
+    double* lwork;    /* [lwork_n] workspace of the inverse */
     int32_t* basis;   /* [n] variable basic in each row: w_i = i, z_i = n+i, z0 = 2n */
     int32_t* cand;    /* [n] ratio-test candidates */
     int32_t* kcol;    /* [n] the column of B⁻¹ held by each stored column of B⁻¹ − I */
     int32_t* kpos;    /* [n] the stored column of each column of B⁻¹ − I, −1: none (that column is e_j) */
-    lapack_int* ipiv; /* [n] LU pivots */
-    lapack_int lwork_n;
+    int32_t* ipiv; /* [n] LU pivots */
+    int32_t lwork_n;
     int32_t nk;       /* stored columns of B⁻¹ − I */
 } lemke_lcp_ws;
 
@@ -227,7 +225,7 @@ static size_t lemke_lcp_layout(int32_t n, void* base, lemke_lcp_ws* ws)
 {
     lemke_carver c = { (unsigned char*)base, 0, false };
     size_t nn = (size_t)n;
-    size_t lw = nn > 0 ? 64u * nn : 1u;
+    size_t lw = nn > 0 ? nn : 1u;
     lemke_lcp_ws tmp;
     if (!ws)
         ws = &tmp;
@@ -250,8 +248,8 @@ static size_t lemke_lcp_layout(int32_t n, void* base, lemke_lcp_ws* ws)
     ws->kcol = lemke_carve(&c, nn, sizeof(int32_t));
     ws->kpos = lemke_carve(&c, nn, sizeof(int32_t));
     ws->nk = 0;
-    ws->ipiv = lemke_carve(&c, nn, sizeof(lapack_int));
-    ws->lwork_n = (lapack_int)lw;
+    ws->ipiv = lemke_carve(&c, nn, sizeof(int32_t));
+    ws->lwork_n = (int32_t)lw;
     if (c.overflow || nn > (size_t)INT32_MAX / 64u)
         return 0;
     return c.off + LEMKE_ALIGN;
@@ -274,16 +272,19 @@ size_t dvi_lemke_lcp_work_size(int32_t n)
 
 double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w)
 {
-    double s = 0.0;
+    double s = 0.0, a2 = 0.0;
     if (n <= 0)
         return 0.0;
-    memcpy(w, q, (size_t)n * sizeof(double));
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, M, n, z, 1, 1.0, w, 1); /* w = Mz + q */
+    for (int32_t i = 0; i < n; ++i) { /* w = Mz + q, and a = |M||z|: the size of the terms w sums */
+        double abs_sum;
+        w[i] = q[i] + dvi_dense_dot_abs(M + (size_t)i * (size_t)n, z, n, &abs_sum);
+        a2 += abs_sum * abs_sum;
+    }
     for (int32_t i = 0; i < n; ++i) {
         double v = fmin(z[i], w[i]);
         s += v * v;
     }
-    return sqrt(s) / fmax(1.0, dvi_norm2(q, n));
+    return sqrt(s) / fmax(fmax(1.0, dvi_norm2(q, n)), sqrt(a2));
 }
 
 /* 2^round(log2(1/sqrt(x))) for x > 0: an exact scaling factor. */
@@ -345,7 +346,7 @@ static double lemke_scaled_column(int32_t n, const double* M, const lemke_lcp_ws
 }
 
 /* Row-major basis matrix B (column k = a(basis[k])) into b; read as
- * column-major it is Bᵀ, so LAPACK on it gives (Bᵀ)⁻¹ = row-major B⁻¹. */
+ * column-major it is Bᵀ, so its LU inverse (Bᵀ)⁻¹ is row-major B⁻¹. */
 static void lemke_basis_matrix(int32_t n, const double* M, const lemke_lcp_ws* ws, double* b)
 {
     size_t nn = (size_t)n;
@@ -394,17 +395,17 @@ static double lemke_binv_at(int32_t n, const lemke_lcp_ws* ws, int32_t i, int32_
 }
 
 /* Recomputes B⁻¹ (as I + E) and x_B = B⁻¹q' from the basis. Returns
- * LAPACK's info. */
-static lapack_int lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
+ * 0, or 1 + the column of a zero pivot (a singular basis). */
+static int32_t lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
 {
-    lapack_int info;
+    int32_t info;
     const size_t nn = (size_t)n;
     double* a = ws->binv;
     lemke_basis_matrix(n, M, ws, a);
-    info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, a, n, ws->ipiv); /* Bᵀ = P L U */
+    info = dvi_dense_lu(n, a, ws->ipiv); /* Bᵀ = P L U */
     if (info != 0)
         return info;
-    info = LAPACKE_dgetri_work(LAPACK_COL_MAJOR, n, a, n, ws->ipiv, ws->lwork, ws->lwork_n);
+    info = dvi_dense_lu_inverse(n, a, ws->ipiv, ws->lwork);
     if (info != 0)
         return info;
     /* a is B⁻¹ row-major: transpose in place (column j at a + j·n), then
@@ -456,7 +457,7 @@ static void lemke_basis_times(int32_t n, const double* M, lemke_lcp_ws* ws, cons
         }
     }
     if (any_z) {
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, M, n, ws->row, 1, 0.0, ws->tmp, 1);
+        dvi_dense_gemv(n, n, M, (size_t)n, ws->row, 0.0, ws->tmp);
         for (int32_t i = 0; i < n; ++i)
             out[i] -= ws->srow[i] * ws->tmp[i];
     }
@@ -640,11 +641,12 @@ static void lemke_extract(int32_t n, const lemke_lcp_ws* ws, const double* x, do
  * hand, x += B⁻¹(q' − B x) (n·p each); only when that answer is not
  * within LEMKE_REFINE_MARGIN of the tolerance, an LU factorisation of the basis, its solve and two
  * refinement steps with its factors (n³: it was a third of the rover's
- * Lemke time when done on every step). */
-static void lemke_refine(int32_t n, const double* M, const double* q, double* z, lemke_lcp_ws* ws,
-                         double tolerance)
+ * Lemke time when done on every step). Returns the LCP residual of the z
+ * it leaves. */
+static double lemke_refine(int32_t n, const double* M, const double* q, double* z, lemke_lcp_ws* ws,
+                           double tolerance)
 {
-    lapack_int info;
+    int32_t info;
     double r_old, r_new;
     bool finite = true;
     r_old = dvi_lemke_lcp_residual(n, M, q, z, ws->d);
@@ -662,18 +664,16 @@ static void lemke_refine(int32_t n, const double* M, const double* q, double* z,
         }
     }
     if (r_old <= LEMKE_REFINE_MARGIN * tolerance)
-        return;
+        return r_old;
     lemke_basis_matrix(n, M, ws, ws->binv);
-    info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, n, n, ws->binv, n, ws->ipiv);
+    info = dvi_dense_lu(n, ws->binv, ws->ipiv); /* Bᵀ = P L U */
     if (info != 0)
-        return;
+        return r_old;
     memcpy(ws->xref, ws->qs, (size_t)n * sizeof(double));
-    info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, ws->binv, n, ws->ipiv, ws->xref, n); /* B x = q' */
-    if (info != 0)
-        return;
+    dvi_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->xref); /* B x = q' */
     for (int32_t i = 0; i < n; ++i)
         if (!isfinite(ws->xref[i]))
-            return;
+            return r_old;
     /* two steps of iterative refinement with the same factors, x += B⁻¹(q' − B x):
      * on a nearly singular basis (a box pyramid's redundant corners) the
      * solve alone leaves errors that show in the LCP residual */
@@ -681,16 +681,17 @@ static void lemke_refine(int32_t n, const double* M, const double* q, double* z,
         lemke_basis_times(n, M, ws, ws->xref, ws->res);
         for (int32_t i = 0; i < n; ++i)
             ws->res[i] = ws->qs[i] - ws->res[i];
-        info = LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'T', n, 1, ws->binv, n, ws->ipiv, ws->res, n);
-        if (info != 0)
-            break;
+        dvi_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->res);
         for (int32_t i = 0; i < n; ++i)
             ws->xref[i] += ws->res[i];
     }
     lemke_extract(n, ws, ws->xref, ws->row);
     r_new = dvi_lemke_lcp_residual(n, M, q, ws->row, ws->d);
-    if (r_new <= r_old)
+    if (r_new <= r_old) {
         memcpy(z, ws->row, (size_t)n * sizeof(double));
+        r_old = r_new;
+    }
+    return r_old;
 }
 
 /* How one attempt pivots. */
@@ -702,9 +703,11 @@ typedef struct lemke_mode {
 } lemke_mode;
 
 /* One run of steps (1)-(5) from the start; z receives its answer (not yet
- * checked). Returns as dvi_lemke_lcp; *npiv counts this attempt's pivots. */
+ * checked). Returns as dvi_lemke_lcp; *npiv counts this attempt's pivots;
+ * *resid_out is z's LCP residual when step (5) ran, else NaN. */
 static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
-                                lemke_lcp_ws* ws, lemke_mode mode, int32_t* npiv_out, dvi_solve_status* st_out)
+                                lemke_lcp_ws* ws, lemke_mode mode, int32_t* npiv_out, dvi_solve_status* st_out,
+                                double* resid_out)
 {
     dvi_solve_status st = DVI_SOLVE_DIVERGED;
     dvi_status ret = DVI_ERR_NUMERIC;
@@ -780,8 +783,9 @@ static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, dou
         memset(z, 0, nn * sizeof(double));
     else
         lemke_extract(n, ws, ws->xb, z);
+    *resid_out = NAN; /* not computed */
     if (st == DVI_SOLVE_CONVERGED || st == DVI_SOLVE_RAY)
-        lemke_refine(n, M, q, z, ws, mode.tolerance);
+        *resid_out = lemke_refine(n, M, q, z, ws, mode.tolerance);
     for (int32_t i = 0; i < n && ret >= 0; ++i) {
         if (!isfinite(z[i])) {
             st = DVI_SOLVE_DIVERGED;
@@ -793,8 +797,12 @@ static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, dou
     return ret;
 }
 
+/* As dvi_lemke_lcp; *resid_out (may be NULL) receives the LCP residual of
+ * the z returned (INFINITY after an error), so that the caller need not
+ * compute it again. */
 static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
-                                 double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
+                                 double tolerance, void* work, int32_t* pivots, dvi_solve_status* status,
+                                 double* resid_out)
 {
     lemke_lcp_ws ws;
     dvi_solve_status st = DVI_SOLVE_BAD_INPUT, best_st = DVI_SOLVE_BAD_INPUT;
@@ -808,6 +816,8 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
         *pivots = 0;
     if (status)
         *status = DVI_SOLVE_BAD_INPUT;
+    if (resid_out)
+        *resid_out = INFINITY;
     if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || dvi_lemke_lcp_work_size(n) == 0 || isnan(tolerance))
         return DVI_ERR_INVALID_ARG;
     if (max_pivots <= 0) {
@@ -831,6 +841,8 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
     if (t < 0) {
         if (status)
             *status = DVI_SOLVE_CONVERGED;
+        if (resid_out) /* z = 0, w = q ≥ 0 */
+            *resid_out = 0.0;
         return DVI_OK;
     }
     for (size_t i = 0; i < nn * nn; ++i) {
@@ -850,9 +862,10 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
     for (int a = 0; a < 2; ++a) {
         int32_t npiv = 0;
         double resid;
-        ret = lemke_attempt(n, M, q, z, max_pivots - total, &ws, modes[a], &npiv, &st);
+        double ar;
+        ret = lemke_attempt(n, M, q, z, max_pivots - total, &ws, modes[a], &npiv, &st, &ar);
         total += npiv;
-        resid = ret >= 0 ? dvi_lemke_lcp_residual(n, M, q, z, ws.tmp) : INFINITY;
+        resid = ret < 0 ? INFINITY : !isnan(ar) ? ar : dvi_lemke_lcp_residual(n, M, q, z, ws.tmp);
         /* A ray met with z0 at rounding level: its basis, without z0,
          * already solves the LCP (degenerate problems, e.g. a chain's links
          * on the ground under the joint rows' Schur complement, end so on
@@ -873,6 +886,8 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
             break;
     }
     memcpy(z, ws.zbest, nn * sizeof(double));
+    if (resid_out)
+        *resid_out = best;
     if (pivots)
         *pivots = total;
     if (status)
@@ -982,7 +997,7 @@ typedef struct lemke_layout {
     double *z, *wl, *gc;   /* [n], [n], [nc] */
     /* region B, phase 1 */
     double *nfull, *nred, *rred, *nbc, *syev_work; /* [m·m], [nc·nc], [nc], [nb·nc], [lwork] */
-    lapack_int syev_lwork;
+    int32_t syev_lwork;
     /* region B, phase 2 */
     void* lcp_work;
 } lemke_layout;
@@ -1013,7 +1028,7 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
 
     c1 = c;
     c1.off = region_b;
-    L->syev_lwork = (lapack_int)(nb > 0 ? 66 * (int64_t)nb : 1);
+    L->syev_lwork = (int32_t)(nb > 0 ? (int64_t)nb * nb + 3 * (int64_t)nb : 1); /* V, the eigenvalues, 2nb of work */
     L->nfull = lemke_carve(&c1, lemke_square(um), sizeof(double));
     L->nred = lemke_carve(&c1, lemke_square(uc), sizeof(double));
     L->rred = lemke_carve(&c1, uc, sizeof(double));
@@ -1104,15 +1119,25 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
     }
 
     if (nb > 0) {
-        /* N_BB = V Λ Vᵀ (ascending λ; eigenvectors are the rows of vt) */
-        lapack_int info = LAPACKE_dsyev_work(LAPACK_COL_MAJOR, 'V', 'U', nb, L->vt, nb, L->evals, L->syev_work,
-                                             L->syev_lwork);
+        /* N_BB = V Λ Vᵀ (ascending λ; eigenvectors are the rows of vt):
+         * Householder and QL (src/ccp/symeig.c), eigenvectors into the
+         * columns of V (syev_work), then sorted into the rows of vt */
+        double* V = L->syev_work;
+        double* ev = V + ub * ub;
+        double* ework = ev + ub;
         double lmax, cut;
         int32_t first;
-        if (info != 0) {
-            snprintf(msg, msg_size, "lemke: eigen-decomposition of the bilateral block N_BB failed (dsyev info %d)",
-                     (int)info);
+        if (dvi_sym_eigen(L->vt, V, ev, ework, nb) != 0) {
+            snprintf(msg, msg_size, "lemke: eigen-decomposition of the bilateral block N_BB failed (no convergence)");
             return DVI_ERR_NUMERIC;
+        }
+        for (int32_t a = 0; a < nb; ++a) { /* rank of each eigenvalue (ties by index): the sorted order */
+            int32_t pos = 0;
+            for (int32_t b = 0; b < nb; ++b)
+                pos += ev[b] < ev[a] || (ev[b] == ev[a] && b < a);
+            L->evals[pos] = ev[a];
+            for (size_t b = 0; b < ub; ++b)
+                L->vt[(size_t)pos * ub + b] = V[b * ub + (size_t)a];
         }
         lmax = L->evals[nb - 1];
         cut = LEMKE_PINV_CUT * lmax;
@@ -1132,14 +1157,26 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
             /* g = Uᵀ r_B */
             for (size_t a = 0; a < ub; ++a)
                 L->h[a] = r[L->brow[a]];
-            cblas_dgemv(CblasRowMajor, CblasNoTrans, rank, nb, 1.0, L->vt, nb, L->h, 1, 0.0, L->g, 1);
+            dvi_dense_gemv(rank, nb, L->vt, ub, L->h, 0.0, L->g);
             if (nc > 0) {
                 /* G = Uᵀ N_BC;  N_red = N_CC − GᵀG;  r_red = r_C − Gᵀg */
-                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rank, nc, nb, 1.0, L->vt, nb, L->nbc, nc, 0.0,
-                            L->gmat, nc);
-                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, nc, nc, rank, -1.0, L->gmat, nc, L->gmat, nc,
-                            1.0, L->nred, nc);
-                cblas_dgemv(CblasRowMajor, CblasTrans, rank, nc, -1.0, L->gmat, nc, L->g, 1, 1.0, L->rred, 1);
+                for (int32_t a = 0; a < rank; ++a) {
+                    double* ga = L->gmat + (size_t)a * uc;
+                    memset(ga, 0, uc * sizeof(double));
+                    dvi_dense_gemv_t(nb, nc, 1.0, L->nbc, uc, L->vt + (size_t)a * ub, ga);
+                }
+                for (int32_t a = 0; a < rank; ++a) {
+                    const double* ga = L->gmat + (size_t)a * uc;
+                    for (size_t i = 0; i < uc; ++i) {
+                        const double f = ga[i];
+                        double* ni = L->nred + i * uc;
+                        if (f == 0.0)
+                            continue;
+                        for (size_t j = 0; j < uc; ++j)
+                            ni[j] -= f * ga[j];
+                    }
+                }
+                dvi_dense_gemv_t(rank, nc, -1.0, L->gmat, uc, L->g, L->rred);
                 for (size_t i = 0; i < uc; ++i) {
                     for (size_t j = i + 1; j < uc; ++j) {
                         double a = 0.5 * (L->nred[i * uc + j] + L->nred[j * uc + i]);
@@ -1355,7 +1392,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
             for (int32_t c = 0; c < nz; ++c)
                 for (int32_t r = 0; r < nz; ++r)
                     a[(size_t)c * (size_t)nz + (size_t)r] = L->mlcp[(size_t)set[r] * (size_t)n + (size_t)set[c]];
-            if (LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, nz, nz, a, nz, ws.ipiv) != 0)
+            if (dvi_dense_lu(nz, a, ws.ipiv) != 0)
                 return false;
             double umin = INFINITY, umax = 0.0; /* a nearly singular M_ZZ (redundant contacts): no guess */
             for (int32_t r = 0; r < nz; ++r) {
@@ -1379,8 +1416,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
             }
             for (int32_t r = 0; r < nz; ++r)
                 ws.xref[r] = -L->qlcp[set[r]];
-            if (LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nz, 1, a, nz, ws.ipiv, ws.xref, nz) != 0)
-                return false;
+            dvi_dense_lu_solve(nz, a, ws.ipiv, false, ws.xref);
             for (int32_t r = 0; r < nz; ++r) { /* one refinement step: δ = M_ZZ⁻¹(−q_Z − M_ZZ x) */
                 const double* mr = L->mlcp + (size_t)set[r] * (size_t)n;
                 double t = -L->qlcp[set[r]];
@@ -1388,8 +1424,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
                     t -= mr[set[c]] * ws.xref[c];
                 ws.res[r] = t;
             }
-            if (LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', nz, 1, a, nz, ws.ipiv, ws.res, nz) != 0)
-                return false;
+            dvi_dense_lu_solve(nz, a, ws.ipiv, false, ws.res);
             for (int32_t r = 0; r < nz; ++r) {
                 const double x = ws.xref[r] + ws.res[r];
                 if (!isfinite(x))
@@ -1400,7 +1435,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
         /* w = Mz + q with the unclipped z; done when the clipped z passes,
          * else the signs wrong by more than that residual's scale flip */
         memcpy(L->wl, L->qlcp, (size_t)n * sizeof(double));
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, n, n, 1.0, L->mlcp, n, L->z, 1, 1.0, L->wl, 1);
+        dvi_dense_gemv(n, n, L->mlcp, (size_t)n, L->z, 1.0, L->wl);
         double ss = 0.0;
         for (int32_t i = 0; i < n; ++i) {
             const double m = fmin(lemke_pos(L->z[i]), L->wl[i]);
@@ -1504,14 +1539,15 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     }
 
     /* phase 2: the guess's basis, else Lemke */
-    double warm_resid = INFINITY;
+    double warm_resid = INFINITY, lcp_resid = INFINITY;
     const bool warm = s->warm_start && lemke_warm(w, &L, n, k, gamma, s->tolerance, &warm_resid);
     if (warm) {
         st = DVI_OK;
         lst = DVI_SOLVE_CONVERGED;
         pivots = 0;
     } else {
-        st = lemke_lcp_body(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, s->tolerance, L.lcp_work, &pivots, &lst);
+        st = lemke_lcp_body(n, L.mlcp, L.qlcp, L.z, s->lemke.max_pivots, s->tolerance, L.lcp_work, &pivots, &lst,
+                            &lcp_resid);
     }
     res->iterations = pivots;
     if (st < 0) {
@@ -1522,8 +1558,8 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
         return st;
     }
 
-    /* LCP check on a fresh w = Mz + q (the warm start's own check is one) */
-    resid = warm ? warm_resid : dvi_lemke_lcp_residual(n, L.mlcp, L.qlcp, L.z, L.wl);
+    /* LCP check on a fresh w = Mz + q, made by lemke_lcp_body (the warm start's own check is one) */
+    resid = warm ? warm_resid : lcp_resid; /* the residual of that z, as lemke_lcp_body computed it */
     res->target_residual = resid;
     if (lst == DVI_SOLVE_CONVERGED) {
         if (resid <= s->tolerance) {
@@ -1562,8 +1598,8 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
         if (rank > 0) {
             memcpy(L.h, L.g, (size_t)rank * sizeof(double));
             if (nc > 0)
-                cblas_dgemv(CblasRowMajor, CblasNoTrans, rank, nc, 1.0, L.gmat, nc, L.gc, 1, 1.0, L.h, 1);
-            cblas_dgemv(CblasRowMajor, CblasTrans, rank, nb, -1.0, L.vt, nb, L.h, 1, 0.0, L.lam, 1);
+                dvi_dense_gemv(rank, nc, L.gmat, (size_t)nc, L.gc, 1.0, L.h);
+            dvi_dense_gemv_t(rank, nb, -1.0, L.vt, (size_t)nb, L.h, L.lam); /* λ_B = −U h (lam is zero) */
         }
         for (int32_t a = 0; a < nb; ++a)
             gamma[L.brow[a]] = L.lam[a];
@@ -1572,41 +1608,16 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 
-/* Lemke's pivots follow ratio tests whose ties and near-ties the last bits
- * decide, and OpenBLAS sums in an order that depends on its thread count:
- * the same problem took 839 pivots on one OpenBLAS thread and 842 on two.
- * Every entry point therefore runs its BLAS and LAPACK calls on one thread
- * (the caller's setting is restored afterwards), so that the answer is the
- * same for any OPENBLAS_NUM_THREADS. Not safe against another thread
- * changing OpenBLAS's thread count at the same time. */
-static int lemke_blas_single(void)
-{
-    const int t = openblas_get_num_threads();
-    if (t != 1) openblas_set_num_threads(1);
-    return t;
-}
-
-static void lemke_blas_restore(int t)
-{
-    if (t != 1) openblas_set_num_threads(t);
-}
-
 dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
                          double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
 {
-    const int t = lemke_blas_single();
-    dvi_status st = lemke_lcp_body(n, M, q, z, max_pivots, tolerance, work, pivots, status);
-    lemke_blas_restore(t);
-    return st;
+    return lemke_lcp_body(n, M, q, z, max_pivots, tolerance, work, pivots, status, NULL);
 }
 
 dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
                          dvi_solve_result* res)
 {
-    const int t = lemke_blas_single();
-    dvi_status st = lemke_ccp_body(w, s, relaxed, gamma, res);
-    lemke_blas_restore(t);
-    return st;
+    return lemke_ccp_body(w, s, relaxed, gamma, res);
 }
 
 static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)

@@ -45,8 +45,11 @@ dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z,
                          double tolerance, void* work, int32_t* pivots, dvi_solve_status* status);
 
 /* LCP residual of z:  w = M z + q is computed afresh into w[n] (may be NULL
- * when n == 0), and  ‖min(z, w)‖₂ / max(1, ‖q‖₂)  is returned (componentwise
- * min, so a negative z_i or w_i counts as well as a violated wᵀz = 0). */
+ * when n == 0), and  ‖min(z, w)‖₂ / max(1, ‖q‖₂, ‖|M||z|‖₂)  is returned
+ * (componentwise min, so a negative z_i or w_i counts as well as a violated
+ * wᵀz = 0). The scale is that of the terms w sums (|M||z| and q), so that
+ * the residual is relative to the problem's own size: rounding in w is
+ * ε·|M||z|, whatever the units of q. */
 double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w);
 
 /* The "lemke" solver's body on a prepared work (see lemke.c): dense N, Schur

@@ -38,8 +38,8 @@
  * LINEAR ALGEBRA. Up to settings.newton.max_dense_rows rows: N is formed
  * densely once per solve (from W's CSC, or column by column through the
  * work's products in the factor form, compliance included), J_ε assembled
- * from it each iteration and factored by LU (LAPACKE dgetrf/dgetrs, on one
- * OpenBLAS thread so that the bits do not depend on OPENBLAS_NUM_THREADS).
+ * from it each iteration and factored by LU (the library's own, src/ccp/dense.c:
+ * the same bits on every CPU and for any BLAS thread count).
  * Larger problems: restarted GMRES(NEWTON_GMRES_RESTART), matrix-free
  * (J_ε v = A v + B (N v + ε η∘v) with dvi_work_apply), right-preconditioned
  * by the inverses of J_ε's diagonal blocks (block Jacobi); relative
@@ -69,8 +69,6 @@
  */
 #include "ccp_work.h"
 
-#include <cblas.h>
-#include <lapacke.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -97,7 +95,7 @@ typedef struct newton_ws {
     double* pinv;  /* [9 nb] inverses of J_ε's diagonal blocks (GMRES) */
     double* nd;    /* [m²] dense N, column-major (dense path) */
     double* jac;   /* [m²] J_ε, then its LU factors (dense path) */
-    lapack_int* ipiv; /* [m] (dense path) */
+    int32_t* ipiv; /* [m] (dense path) */
     double* kv;    /* [(R + 1) m] Krylov basis (GMRES) */
     double* hh;    /* [(R + 1) R] Hessenberg matrix, column-major (GMRES) */
     double *cs, *sn, *gs, *ys; /* [R + 1] Givens rotations, right side, solution */
@@ -138,7 +136,7 @@ static size_t newton_layout(int32_t m, int32_t nb, bool dense, void* base, newto
         const size_t mm = um != 0 && um > SIZE_MAX / um ? SIZE_MAX : um * um;
         ws->nd = carve(&c, mm, sizeof(double));
         ws->jac = carve(&c, mm, sizeof(double));
-        ws->ipiv = carve(&c, um, sizeof(lapack_int));
+        ws->ipiv = carve(&c, um, sizeof(int32_t));
     } else {
         ws->nbb = carve(&c, 9 * ub, sizeof(double));
         ws->pinv = carve(&c, 9 * ub, sizeof(double));
@@ -330,8 +328,8 @@ static void dense_operator(dvi_ccp_work* w, newton_ws* ws)
     }
 }
 
-/* Solves J_ε d = −Φ densely. Returns LAPACK's info (> 0: singular). */
-static lapack_int dense_step(const dvi_ccp_work* w, newton_ws* ws, double eps, const double* phi, double* d)
+/* Solves J_ε d = −Φ densely. Returns 0, or > 0 for a singular J_ε. */
+static int32_t dense_step(const dvi_ccp_work* w, newton_ws* ws, double eps, const double* phi, double* d)
 {
     const int32_t m = w->m;
     const size_t um = (size_t)m;
@@ -353,9 +351,10 @@ static lapack_int dense_step(const dvi_ccp_work* w, newton_ws* ws, double eps, c
         }
     }
     for (int32_t i = 0; i < m; i++) d[i] = -phi[i];
-    lapack_int info = LAPACKE_dgetrf_work(LAPACK_COL_MAJOR, m, m, ws->jac, m, ws->ipiv);
+    int32_t info = dvi_dense_lu(m, ws->jac, ws->ipiv);
     if (info != 0) return info;
-    return LAPACKE_dgetrs_work(LAPACK_COL_MAJOR, 'N', m, 1, ws->jac, m, ws->ipiv, d, m);
+    dvi_dense_lu_solve(m, ws->jac, ws->ipiv, false, d);
+    return 0;
 }
 
 /* ---- matrix-free path: preconditioned GMRES ---------------------------------------- */
@@ -513,13 +512,6 @@ static int32_t gmres_step(const dvi_ccp_work* w, newton_ws* ws, double eps, cons
 
 /* ---- the solver ------------------------------------------------------------------ */
 
-static int newton_blas_single(void)
-{
-    const int t = openblas_get_num_threads();
-    if (t != 1) openblas_set_num_threads(1);
-    return t;
-}
-
 static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
     const dvi_ccp_problem* p = w->p;
@@ -606,7 +598,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
         if (eps > NEWTON_REG_MAX) eps = NEWTON_REG_MAX;
         bool ok = true;
         if (dense) {
-            lapack_int info = dense_step(w, &ws, eps, phi, d);
+            int32_t info = dense_step(w, &ws, eps, phi, d);
             for (int tries = 0; info > 0 && tries < 4; tries++) { /* exactly singular: a larger shift */
                 eps = eps > 0.0 ? eps * 100.0 : 1e-10;
                 info = dense_step(w, &ws, eps, phi, d);
@@ -719,10 +711,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
 
 static dvi_status newton_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
-    const int t = newton_blas_single();
-    dvi_status st = newton_body(w, s, gamma, res);
-    if (t != 1) openblas_set_num_threads(t);
-    return st;
+    return newton_body(w, s, gamma, res);
 }
 
 const dvi_solver_impl dvi_solver_newton = {
