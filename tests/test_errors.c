@@ -344,7 +344,9 @@ static void test_model_names_bodies(void** state)
     assert_int_equal(dvi_model_create(sc, &m, msg, sizeof msg), DVI_OK);
     assert_int_equal(dvi_model_load_state(m, "junk", 4, msg, sizeof msg) < 0, 1);
     expect_message("state", msg);
-    assert_int_equal(dvi_model_create(NULL, &m, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    dvi_model* none = NULL;
+    assert_int_equal(dvi_model_create(NULL, &none, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_null(none);
     expect_message("scene is NULL", msg);
     dvi_model_destroy(m);
     dvi_scene_destroy(sc);
