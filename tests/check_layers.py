@@ -145,10 +145,7 @@ def scan(root):
 
 
 # circles that are known and allowed for now, each with why (files, as room_of names them)
-KNOWN_CIRCLES = {
-    frozenset({"src/ccp/desaxce.c", "src/ccp/registry.c"}):
-        "De Saxcé's solver finds its inner solver in the registry that lists it",
-}
+KNOWN_CIRCLES = {}
 OBJECT = re.compile(r"^src_([a-z]+)_(.+)\.c\.o$")
 
 

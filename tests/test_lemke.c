@@ -1113,8 +1113,8 @@ static void test_ccp_reuse_and_budget(void** state)
     assert_int_equal(res.iterations, 1);
     assert_non_null(strstr(res.message, "pivot"));
     dvi_solver_destroy(sv);
-    assert_true(dvi_solver_lemke.summary[0] != '\0');
-    assert_false(dvi_solver_lemke.targets_ccp);
+    assert_true(dvi_solver_find("lemke")->summary[0] != '\0');
+    assert_false(dvi_solver_find("lemke")->targets_ccp);
 }
 
 int main(void)

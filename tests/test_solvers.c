@@ -1439,6 +1439,50 @@ static void test_apgd_rolling_groups(void** state)
     for (int r = 0; r < RUNS; r++) free(blob[r]);
 }
 
+/* What the registry says of each solver, through the public queries that
+ * the world step and the scene reader ask instead of testing names: an
+ * instance solves the law dvi_solver_law_with predicts from its settings;
+ * a solver has a law setting exactly when it also solves the other law
+ * (lemke: lemke.coulomb); pgs and nsgs, and no other, sweep in order. */
+static void test_registry_capabilities(void** state)
+{
+    (void)state;
+    assert_int_equal(dvi_solver_index("no such solver"), -1);
+    assert_int_equal(dvi_solver_index(NULL), -1);
+    assert_false(dvi_solver_sweeps_in_order(-1));
+    assert_null(dvi_solver_law_setting(dvi_solver_count()));
+    assert_int_equal(dvi_solver_law_with(-1, NULL), DVI_LAW_CCP);
+    int32_t in_order = 0, with_setting = 0;
+    for (int32_t i = 0; i < dvi_solver_count(); i++) {
+        const char* name = dvi_solver_name(i);
+        assert_int_equal(dvi_solver_index(name), i);
+        dvi_solver_settings s = dvi_default_solver_settings();
+        assert_int_equal(dvi_solver_law_with(i, NULL), dvi_solver_law(i));
+        assert_int_equal(dvi_solver_law_with(i, &s), dvi_solver_law(i));
+        s.lemke.coulomb = true;
+        dvi_solver* sv = NULL;
+        assert_int_equal(dvi_solver_create(name, &s, &sv), DVI_OK);
+        assert_int_equal(dvi_solver_get_law(sv), dvi_solver_law_with(i, &s));
+        dvi_solver_destroy(sv);
+        const char* setting = dvi_solver_law_setting(i);
+        const dvi_friction_law other = dvi_solver_law(i) == DVI_LAW_CCP ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+        assert_int_equal(dvi_solver_supports(i, other, DVI_BLOCK_FRICTION), setting != NULL);
+        if (setting) {
+            with_setting++;
+            assert_string_equal(setting, "lemke.coulomb");
+            assert_string_equal(name, "lemke");
+            assert_int_equal(dvi_solver_law_with(i, &s), other);
+        } else {
+            assert_int_equal(dvi_solver_law_with(i, &s), dvi_solver_law(i));
+        }
+        in_order += dvi_solver_sweeps_in_order(i);
+    }
+    assert_int_equal(with_setting, 1);
+    assert_true(dvi_solver_sweeps_in_order(dvi_solver_index("pgs")));
+    assert_true(dvi_solver_sweeps_in_order(dvi_solver_index("nsgs")));
+    assert_int_equal(in_order, 2);
+}
+
 /* Memory lent to a solver (dvi_solver_lend) holds its vectors and per-solve
  * arrays instead of its own: on a granular packing, APGD, PGS and Jacobi on
  * one and two threads, warm-started, must give γ and M⁻¹Dγ to the bit as
@@ -2791,6 +2835,7 @@ int main(void)
         cmocka_unit_test(test_sym_eigen),
         cmocka_unit_test(test_apgd_best_iterate),
         cmocka_unit_test(test_solver_lend),
+        cmocka_unit_test(test_registry_capabilities),
         cmocka_unit_test(test_apgd_rolling_groups),
         cmocka_unit_test(test_apgd_joint_block),
         cmocka_unit_test(test_apgd_redundant_joints),

@@ -126,9 +126,7 @@ typedef struct run_args {
 
 static bool known_solver(const char* name)
 {
-    for (int32_t i = 0; i < dvi_solver_count(); i++)
-        if (strcmp(dvi_solver_name(i), name) == 0) return true;
-    return false;
+    return dvi_solver_index(name) >= 0;
 }
 
 static void solver_list(char* out, size_t size)

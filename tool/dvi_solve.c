@@ -24,13 +24,6 @@ static const cli_option solve_options[] = {
     {NULL, false, 0},
 };
 
-static int solver_index(const char* name)
-{
-    for (int32_t i = 0; i < dvi_solver_count(); i++)
-        if (strcmp(dvi_solver_name(i), name) == 0) return (int)i;
-    return -1;
-}
-
 static void describe_problem(const char* path, const dvi_ccp_problem* p, bool has_solution, bool has_gamma0)
 {
     int32_t counts[5] = {0};
@@ -117,7 +110,7 @@ int dvi_cmd_solve(int argc, char** argv)
             path = arg;
             break;
         case OPT_SOLVER:
-            if (solver_index(arg) < 0) {
+            if (dvi_solver_index(arg) < 0) {
                 char names[256] = "";
                 size_t n = 0;
                 for (int32_t i = 0; i < dvi_solver_count() && n < sizeof names; i++)
@@ -199,7 +192,7 @@ int dvi_cmd_solve(int argc, char** argv)
     printf("%-8s %-15s %10s %13s %13s %12s %13s\n", "solver", "status", "iterations", "CCP residual", "Coulomb res.",
            "time", file->solution ? "|g-ref|/|ref|" : "");
     int rc = DVI_EXIT_OK;
-    int first = all ? 0 : solver_index(solver ? solver : "apgd");
+    int first = all ? 0 : (int)dvi_solver_index(solver ? solver : "apgd");
     int last = all ? (int)dvi_solver_count() - 1 : first;
     for (int k = first; k <= last; k++) {
         const char* name = dvi_solver_name(k);

@@ -1019,9 +1019,7 @@ int dvi_cmd_study(int argc, char** argv)
     if (given[O_JOBS] && !cli_parse_int64("study", "jobs", given[O_JOBS], 1, 1024, &s.jobs)) e.count++;
     if (given[O_THREADS] && !cli_parse_int64("study", "threads", given[O_THREADS], 1, 1024, &s.threads)) e.count++;
     if (given[O_SOLVER]) {
-        bool known = false;
-        for (int32_t i = 0; i < dvi_solver_count(); i++) known |= strcmp(dvi_solver_name(i), given[O_SOLVER]) == 0;
-        if (!known) err(&e, "--solver", "unknown solver \"%s\"", given[O_SOLVER]);
+        if (dvi_solver_index(given[O_SOLVER]) < 0) err(&e, "--solver", "unknown solver \"%s\"", given[O_SOLVER]);
         s.solver = given[O_SOLVER];
     }
     s.out = given[O_OUT];

@@ -372,8 +372,12 @@ void cli_solver_list(const char* law, char* out, size_t size)
         const int32_t i = k % dvi_solver_count();
         const bool by_option = dvi_solver_law(i) != want;
         if (!dvi_solver_supports(i, want, DVI_BLOCK_FRICTION) || by_option != (k >= dvi_solver_count())) continue;
-        int w = snprintf(out + n, size - n, "%s%s%s%s%s", n ? ", " : "", dvi_solver_name(i), by_option ? " --" : "",
-                         by_option ? dvi_solver_name(i) : "", by_option ? "-coulomb" : "");
+        char option[64] = ""; /* the setting as an option: "lemke.coulomb", --lemke-coulomb */
+        const char* setting = dvi_solver_law_setting(i); /* set: dvi_solver_supports holds */
+        if (by_option && setting) snprintf(option, sizeof option, " --%s", setting);
+        for (char* c = option; *c; c++)
+            if (*c == '.' || *c == '_') *c = '-';
+        int w = snprintf(out + n, size - n, "%s%s%s", n ? ", " : "", dvi_solver_name(i), option);
         if (w < 0) break;
         n += (size_t)w;
     }

@@ -329,6 +329,21 @@ DVI_API dvi_friction_law dvi_solver_law(int32_t index);
 /// DVI_ERR_INVALID_ARG, naming the block and the solvers that take it).
 /// False for an unknown index, law or kind.
 DVI_API bool dvi_solver_supports(int32_t index, dvi_friction_law law, dvi_block_kind kind);
+/// The index of the built-in solver called `name`, or -1 (name unknown or NULL).
+DVI_API int32_t dvi_solver_index(const char* name);
+/// The law solver `index` solves under `settings` (lemke with
+/// settings.lemke.coulomb: DVI_LAW_COULOMB); settings NULL: dvi_solver_law.
+/// DVI_LAW_CCP for an unknown index.
+DVI_API dvi_friction_law dvi_solver_law_with(int32_t index, const dvi_solver_settings* settings);
+/// The setting that makes solver `index` solve the other law, as the scene
+/// format spells it ("lemke.coulomb"), or NULL: none (or an unknown index).
+DVI_API const char* dvi_solver_law_setting(int32_t index);
+/// Whether solver `index` updates the blocks one after another, each from
+/// the latest values of the others (Gauss–Seidel: pgs, nsgs), so that which
+/// of two nearly dependent rows comes first decides how they share a load.
+/// The world step keeps the joint rows in such a solver's problem rather
+/// than eliminating them (docs/world.md). False for an unknown index.
+DVI_API bool dvi_solver_sweeps_in_order(int32_t index);
 
 /// Creates a solver by name. settings may be NULL (defaults).
 /// Errors: unknown name or bad settings (DVI_ERR_INVALID_ARG), memory.

@@ -96,8 +96,9 @@ DVI_API dvi_dem_settings dvi_default_dem_settings(void);
 typedef enum dvi_joint_solve {
     DVI_JOINT_SOLVE_AUTO = 0,      ///< directly when the step has joint rows and at most
                                    ///< DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS contact rows, or at most
-                                   ///< as many contact rows as joint rows, and the solver is not
-                                   ///< "pgs" or "nsgs" (docs/world.md); joint rows alone are
+                                   ///< as many contact rows as joint rows, and the solver does not
+                                   ///< sweep in order (dvi_solver_sweeps_in_order: pgs, nsgs;
+                                   ///< docs/world.md); joint rows alone are
                                    ///< taken when their residual meets the tolerance (and
                                    ///< 1e-10), else the world's solver starts from them
     DVI_JOINT_SOLVE_ITERATIVE = 1, ///< always the world's solver on every row (to compare solvers on joints)
@@ -112,8 +113,9 @@ typedef enum dvi_joint_solve {
 typedef struct dvi_world_def {
     double gravity[3];          ///< m/s²; default (0, 0, −9.81)
     const char* solver;         ///< CCP solver name (ccp.h); default "apgd"
-    dvi_solver_settings solver_settings; ///< default dvi_default_solver_settings() with
-                                ///< tolerance 1e-8, max_iterations 2000, warm_start true
+    dvi_solver_settings solver_settings; ///< default dvi_default_solver_settings() with the
+                                ///< step's tolerance 1e-8, max_iterations 2000, warm_start true
+                                ///< (why 1e-8, not a solve's 1e-6: docs/solvers.md)
     double collision_envelope;  ///< m; contacts enter the CCP when the gap is below this; default 0.005
     double contact_recovery_speed; ///< m/s; cap on the speed at which penetration is removed; default 0.6
     double joint_recovery_speed;   ///< m/s (and rad/s); cap on joint drift correction speed; default 1e30 (none)

@@ -586,8 +586,10 @@ static void gradient(const dvi_ccp_work* w, const double* x, double* G)
     add_r(w, G, G);
 }
 
-static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                             double* gamma, dvi_solve_result* res)
 {
+    (void)call; /* no state, no inner solver */
     const int32_t m = w->m;
     const double rnorm = w->rnorm;
     /* Two buffers alternate between γ_k and γ_{k+1}; the best iterate is one
@@ -762,11 +764,10 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 }
 
 const dvi_solver_impl dvi_solver_apgd = {
-    "apgd",
-    "Nesterov-accelerated projected gradient with adaptive step and restart (Mazhar et al. 2015)",
-    true,
-    apgd_solve,
-    DVI_LAW_CCP,
-    NULL,
-    0,
+    .name = "apgd",
+    .summary = "Nesterov-accelerated projected gradient with adaptive step and restart (Mazhar et al. 2015)",
+    .targets_ccp = true,
+    .solve = apgd_solve,
+    .law = DVI_LAW_CCP,
+    .nests = true, /* desaxce's inner solver */
 };

@@ -53,7 +53,6 @@ void dvi_work_free(dvi_ccp_work* w)
     for (int k = 0; k < DVI_WORK_PLACED; k++) dvi_mem_free(a, w->own[k]);
     dvi_mem_free(a, w->scratch_raw);
     dvi_mem_free(a, w->part);
-    dvi_mem_free(a, w->desaxce_mem);
     memset(w, 0, sizeof *w);
     w->alloc = keep;
 }

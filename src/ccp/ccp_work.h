@@ -160,10 +160,6 @@ typedef struct dvi_ccp_work {
      * it writes that vector. */
     const double* guess_Ng;
     size_t cap_part;
-    /* the desaxce solver's own arrays (src/ccp/desaxce.c): the shifted r
-     * and the shifts, from alloc, kept and grown between solves */
-    double* desaxce_mem;
-    size_t cap_desaxce;
     /* the caller's buffer for the residual of each iteration
      * (dvi_solver_record_history); NULL: none */
     double* history;
@@ -608,28 +604,52 @@ static inline bool dvi_diverging(double gnorm, double gnorm_first, double scale)
  * on trouble, message; the driver then times it, recomputes the metrics on a
  * fresh product and never reports "converged" for a CCP-targeting solver
  * whose fresh residual exceeds the tolerance. Return < 0 only for errors
- * (memory, a problem the method cannot take), with res->message set. */
-typedef struct dvi_solver_impl {
+ * (memory, a problem the method cannot take), with res->message set.
+ *
+ * A row of the registry (src/ccp/registry.c) is one of these, defined in
+ * the solver's own file: everything the layers above ask of a solver is a
+ * field here, read through the public queries of ccp.h (dvi_solver_law,
+ * dvi_solver_supports, dvi_solver_law_with, dvi_solver_sweeps_in_order,
+ * dvi_solver_law_setting), never its name. A row names its fields
+ * (.name = …) and leaves out those that are zero (false, NULL). */
+typedef struct dvi_solver_impl dvi_solver_impl;
+
+/* What the driver hands a solve besides the work and the settings. */
+typedef struct dvi_solver_call {
+    void* state;                  /* the solver's own state (its create), or NULL */
+    const dvi_solver_impl* inner; /* the row its settings name (its inner_name), or NULL */
+} dvi_solver_call;
+
+struct dvi_solver_impl {
     const char* name;    /* registry key, lower case */
     const char* summary; /* one line */
     bool targets_ccp;    /* false: the solver targets another problem (Lemke: pyramid LCP; Coulomb's law) */
-    dvi_status (*solve)(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res);
+    dvi_status (*solve)(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s, double* gamma,
+                        dvi_solve_result* res);
     dvi_friction_law law; /* the law of its answers with default settings (0: the CCP) */
     const char* law_setting; /* the setting that makes it solve the other law ("lemke.coulomb"), or NULL */
     uint32_t refused_kinds;  /* block kinds it refuses (bits 1 << dvi_block_kind): the driver refuses
                               * a problem holding one before the solve (dvi_solver_supports) */
-} dvi_solver_impl;
+    bool sweeps_in_order; /* updates the blocks one after another, each from the latest values of the
+                           * others (Gauss–Seidel: pgs, nsgs), so that the order of the rows matters */
+    bool nests;           /* may be the inner CCP solver of another (settings.desaxce.inner): targets the
+                           * CCP and has no state (create NULL) */
+    /* with law_setting: the law these settings pick; NULL: law */
+    dvi_friction_law (*law_under)(const dvi_solver_settings* s);
+    /* the solver it calls, named by its settings (a row with nests; the
+     * driver checks it and hands it over as call->inner), or NULL */
+    const char* (*inner_name)(const dvi_solver_settings* s);
+    /* its own state, from the solver's allocator: made by dvi_solver_create,
+     * freed by dvi_solver_destroy (both NULL: none). create returns
+     * DVI_ERR_NOMEM or DVI_OK. */
+    dvi_status (*create)(const dvi_allocator* a, void** state);
+    void (*destroy)(const dvi_allocator* a, void* state);
+};
 
-extern const dvi_solver_impl dvi_solver_apgd;
-extern const dvi_solver_impl dvi_solver_pgs;
-extern const dvi_solver_impl dvi_solver_jacobi;
-extern const dvi_solver_impl dvi_solver_lemke;
-extern const dvi_solver_impl dvi_solver_nsgs;
-extern const dvi_solver_impl dvi_solver_newton;
-extern const dvi_solver_impl dvi_solver_desaxce;
-
-/* The built-in solver called `name`, or NULL (src/ccp/registry.c). */
+/* The built-in solver called `name`, or NULL; row `index` of the table,
+ * or NULL (src/ccp/registry.c). */
 const dvi_solver_impl* dvi_solver_find(const char* name);
+const dvi_solver_impl* dvi_solver_row(int32_t index);
 
 
 /* Appends one residual to the caller's history buffer (dvi_solver_record_history)

@@ -36,9 +36,13 @@
  * of each outer iteration. The fixed point has no convergence guarantee
  * (Coulomb's law may have no solution, or several); a damping θ < 1 helps
  * where the shifts oscillate.
- * Memory: the shifted r and the shifts live in the work (desaxce_mem, from
- * the solver's allocator, kept between solves); the outer velocity in
- * w->vec[8], which neither inner solver uses. No allocation per outer
+ * The inner solver is the registry's row that settings.desaxce.inner names
+ * (a row with nests), handed over by the driver (call->inner): this file
+ * does not look solvers up.
+ * Memory: the shifted r and the shifts live in the solver's own state
+ * (desaxce_state: made with the solver, grown from the solver's allocator
+ * and kept between solves, freed with it); the outer velocity in
+ * w->vec[8], which no nesting solver uses. No allocation per outer
  * iteration. Deterministic; threads as the inner solver's products.
  */
 #include "ccp_work.h"
@@ -49,6 +53,31 @@
 
 #define OUTER_U 8 /* w->vec[OUTER_U]: N γ + r between the inner solves */
 
+/* The solver's own arrays: the shifted r and the shifts. */
+typedef struct desaxce_state {
+    double* mem; /* [m + nblocks] */
+    size_t cap;
+} desaxce_state;
+
+static dvi_status desaxce_create(const dvi_allocator* a, void** state)
+{
+    *state = dvi_mem_calloc(a, 1, sizeof(desaxce_state));
+    return *state ? DVI_OK : DVI_ERR_NOMEM;
+}
+
+static void desaxce_destroy(const dvi_allocator* a, void* state)
+{
+    desaxce_state* d = state;
+    if (!d) return;
+    dvi_mem_free(a, d->mem);
+    dvi_mem_free(a, d);
+}
+
+static const char* desaxce_inner(const dvi_solver_settings* s)
+{
+    return s->desaxce.inner;
+}
+
 /* u = N γ + r (the driver's order of operations). */
 static void velocity(const dvi_ccp_work* w, const double* g, double* u)
 {
@@ -56,25 +85,28 @@ static void velocity(const dvi_ccp_work* w, const double* g, double* u)
     for (int32_t i = 0; i < w->m; i++) u[i] += w->p->r[i];
 }
 
-static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                                double* gamma, dvi_solve_result* res)
 {
     const int32_t m = w->m, nb = w->nblocks;
-    const dvi_solver_impl* inner = dvi_solver_find(s->desaxce.inner);
-    if (!inner || !inner->targets_ccp || inner->law != DVI_LAW_CCP) { /* the driver has checked the name */
-        snprintf(res->message, sizeof res->message, "settings.desaxce.inner: must be \"apgd\" or \"pgs\"");
+    const dvi_solver_impl* inner = call->inner;
+    desaxce_state* own = call->state;
+    if (!inner || !inner->nests || !own) { /* the driver has checked the name and made the state */
+        snprintf(res->message, sizeof res->message, "settings.desaxce.inner: not a solver that nests (\"%.20s\")",
+                 s->desaxce.inner);
         return DVI_ERR_INVALID_ARG;
     }
     const size_t need = (size_t)m + (size_t)nb;
-    if (need > w->cap_desaxce || !w->desaxce_mem) {
-        double* q = dvi_mem_realloc(&w->alloc, w->desaxce_mem, need * sizeof(double));
+    if (need > own->cap || !own->mem) {
+        double* q = dvi_mem_realloc(&w->alloc, own->mem, need * sizeof(double));
         if (!q) {
             snprintf(res->message, sizeof res->message, "desaxce: out of memory (%d rows)", (int)m);
             return DVI_ERR_NOMEM;
         }
-        w->desaxce_mem = q;
-        w->cap_desaxce = need;
+        own->mem = q;
+        own->cap = need;
     }
-    double* rs = w->desaxce_mem; /* [m] the shifted r */
+    double* rs = own->mem; /* [m] the shifted r */
     double* sh = rs + m;         /* [nblocks] the shifts */
     double* u = w->vec[OUTER_U];
     const dvi_ccp_problem* p = w->p;
@@ -97,6 +129,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
     for (int32_t b = 0; b < nb; b++) sh[b] = 0.0;
     memcpy(rs, p->r, (size_t)m * sizeof(double));
     dvi_solver_settings si = *s;
+    const dvi_solver_call inner_call = {NULL, NULL}; /* a nesting solver has no state */
     double traffic = 0.0, change = 0.0;
     int32_t total = 0, outer = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
@@ -126,7 +159,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
         w->history = NULL; /* the history is the outer iteration's */
         w->guess_Ng = NULL;
         w->u_final = NULL;
-        const dvi_status st = inner->solve(w, &si, g, &ir);
+        const dvi_status st = inner->solve(w, &inner_call, &si, g, &ir);
         w->p = p;
         w->rnorm = rnorm;
         w->history = history;
@@ -175,12 +208,13 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_settings* s, d
 }
 
 const dvi_solver_impl dvi_solver_desaxce = {
-    "desaxce",
-    "Coulomb's law as the fixed point of CCPs with De Saxce's shift s = mu |u_t| (De Saxce & Feng 1998), each "
-    "solved by apgd or pgs",
-    false,
-    desaxce_solve,
-    DVI_LAW_COULOMB,
-    NULL,
-    0,
+    .name = "desaxce",
+    .summary = "Coulomb's law as the fixed point of CCPs with De Saxce's shift s = mu |u_t| (De Saxce & Feng 1998), "
+               "each solved by apgd or pgs",
+    .targets_ccp = false,
+    .solve = desaxce_solve,
+    .law = DVI_LAW_COULOMB,
+    .inner_name = desaxce_inner,
+    .create = desaxce_create,
+    .destroy = desaxce_destroy,
 };

@@ -26,6 +26,7 @@ struct dvi_solver {
     const dvi_solver_impl* impl;
     dvi_solver_settings settings;
     dvi_ccp_work work;
+    void* state; /* the solver's own (impl->create), or NULL */
 };
 
 dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count)
@@ -131,9 +132,21 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
         return bad(msg, n, "settings.newton.max_dense_rows: must be >= 0", s->newton.max_dense_rows);
     if (!(s->newton.rho > 0.0) || !isfinite(s->newton.rho))
         return bad(msg, n, "settings.newton.rho: must be finite and > 0", s->newton.rho);
-    if (memchr(s->desaxce.inner, 0, sizeof s->desaxce.inner) == NULL ||
-        (strcmp(s->desaxce.inner, "apgd") != 0 && strcmp(s->desaxce.inner, "pgs") != 0)) {
-        if (msg && n) snprintf(msg, n, "settings.desaxce.inner: must be \"apgd\" or \"pgs\"");
+    const dvi_solver_impl* inner =
+        memchr(s->desaxce.inner, 0, sizeof s->desaxce.inner) ? dvi_solver_find(s->desaxce.inner) : NULL;
+    if (!inner || !inner->nests) {
+        /* the solvers that nest, from the registry: "\"apgd\" or \"pgs\"" */
+        char names[96] = "";
+        int32_t k = 0, count = 0;
+        for (int32_t i = 0; i < dvi_solver_count(); i++) count += dvi_solver_row(i)->nests;
+        for (int32_t i = 0; i < dvi_solver_count(); i++) {
+            if (!dvi_solver_row(i)->nests) continue;
+            const size_t len = strlen(names);
+            snprintf(names + len, sizeof names - len, "%s\"%s\"", k == 0 ? "" : k + 1 < count ? ", " : " or ",
+                     dvi_solver_name(i));
+            k++;
+        }
+        if (msg && n) snprintf(msg, n, "settings.desaxce.inner: must be %s", names);
         return DVI_ERR_INVALID_ARG;
     }
     if (s->desaxce.inner_iterations < 1)
@@ -161,6 +174,10 @@ dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settin
     sv->impl = impl;
     sv->settings = s;
     sv->work.alloc = s.allocator;
+    if (impl->create && impl->create(&s.allocator, &sv->state) != DVI_OK) {
+        dvi_mem_free(&s.allocator, sv);
+        return dvi_error_set(DVI_ERR_NOMEM, "out of memory");
+    }
     *out = sv;
     return DVI_OK;
 }
@@ -169,6 +186,7 @@ void dvi_solver_destroy(dvi_solver* solver)
 {
     if (!solver) return;
     const dvi_allocator a = solver->work.alloc;
+    if (solver->impl->destroy) solver->impl->destroy(&a, solver->state);
     dvi_work_free(&solver->work);
     dvi_mem_free(&a, solver);
 }
@@ -181,8 +199,7 @@ const char* dvi_solver_get_name(const dvi_solver* solver)
 dvi_friction_law dvi_solver_get_law(const dvi_solver* solver)
 {
     if (!solver) return DVI_LAW_CCP;
-    if (solver->impl == &dvi_solver_lemke && solver->settings.lemke.coulomb) return DVI_LAW_COULOMB;
-    return solver->impl->law;
+    return solver->impl->law_under ? solver->impl->law_under(&solver->settings) : solver->impl->law;
 }
 
 dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings)
@@ -366,7 +383,9 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
     }
 
     res->status = DVI_SOLVE_MAX_ITERATIONS;
-    st = solver->impl->solve(w, s, gamma, res);
+    const dvi_solver_call call = {solver->state,
+                                  solver->impl->inner_name ? dvi_solver_find(solver->impl->inner_name(s)) : NULL};
+    st = solver->impl->solve(w, &call, s, gamma, res);
     if (st < 0) {
         if (res->status == DVI_SOLVE_MAX_ITERATIONS) res->status = DVI_SOLVE_BAD_INPUT;
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");

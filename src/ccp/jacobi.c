@@ -99,8 +99,10 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
     }
 }
 
-static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                               double* gamma, dvi_solve_result* res)
 {
+    (void)call; /* no state, no inner solver */
     const int32_t m = w->m;
     const double* r = w->p->r;
     double* eta = dvi_work_scratch(w, ((size_t)w->nblocks + 1) * sizeof(double));
@@ -156,11 +158,9 @@ static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_settings* s, do
 }
 
 const dvi_solver_impl dvi_solver_jacobi = {
-    "jacobi",
-    "projected Jacobi: simultaneous block updates with relaxation (parallel sibling of PGS)",
-    true,
-    jacobi_solve,
-    DVI_LAW_CCP,
-    NULL,
-    0,
+    .name = "jacobi",
+    .summary = "projected Jacobi: simultaneous block updates with relaxation (parallel sibling of PGS)",
+    .targets_ccp = true,
+    .solve = jacobi_solve,
+    .law = DVI_LAW_CCP,
 };

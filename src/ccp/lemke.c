@@ -1620,17 +1620,25 @@ dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool rel
     return lemke_ccp_body(w, s, relaxed, gamma, res);
 }
 
-static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                              double* gamma, dvi_solve_result* res)
 {
+    (void)call; /* no state, no inner solver */
     return dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
 }
 
+static dvi_friction_law lemke_law(const dvi_solver_settings* s)
+{
+    return s->lemke.coulomb ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+}
+
 const dvi_solver_impl dvi_solver_lemke = {
-    "lemke",
-    "Lemke complementary pivoting on the Anitescu-Potra pyramid LCP (dense, exact; small problems, references)",
-    false, /* targets the pyramid LCP, not the CCP */
-    lemke_solve,
-    DVI_LAW_CCP,
-    "lemke.coulomb", /* true: the Coulomb LCP of Anitescu-Potra */
-    0,
+    .name = "lemke",
+    .summary = "Lemke complementary pivoting on the Anitescu-Potra pyramid LCP (dense, exact; small problems, "
+               "references)",
+    .targets_ccp = false, /* targets the pyramid LCP, not the CCP */
+    .solve = lemke_solve,
+    .law = DVI_LAW_CCP,
+    .law_setting = "lemke.coulomb", /* true: the Coulomb LCP of Anitescu-Potra */
+    .law_under = lemke_law,
 };

@@ -709,17 +709,18 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     return DVI_OK;
 }
 
-static dvi_status newton_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status newton_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                               double* gamma, dvi_solve_result* res)
 {
+    (void)call; /* no state, no inner solver */
     return newton_body(w, s, gamma, res);
 }
 
 const dvi_solver_impl dvi_solver_newton = {
-    "newton",
-    "semismooth Newton on the Alart-Curnier function (Coulomb's law; dense LU or GMRES, line search)",
-    false, /* targets Coulomb's law, not the CCP */
-    newton_solve,
-    DVI_LAW_COULOMB,
-    NULL,
-    1u << DVI_BLOCK_FRICTION_ROLLING, /* no Alart-Curnier function with spin and rolling rows */
+    .name = "newton",
+    .summary = "semismooth Newton on the Alart-Curnier function (Coulomb's law; dense LU or GMRES, line search)",
+    .targets_ccp = false, /* targets Coulomb's law, not the CCP */
+    .solve = newton_solve,
+    .law = DVI_LAW_COULOMB,
+    .refused_kinds = 1u << DVI_BLOCK_FRICTION_ROLLING, /* no Alart-Curnier function with spin and rolling rows */
 };

@@ -110,8 +110,10 @@ static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
     for (int32_t b = 0; b < w->nblocks; b++) visit(w, ctx, g, v, b);
 }
 
-static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                             double* gamma, dvi_solve_result* res)
 {
+    (void)call; /* no state, no inner solver */
     const int32_t nb = w->nblocks; /* no FRICTION_ROLLING block: the driver refuses them (refused_kinds) */
     const size_t eta_bytes = ((size_t)nb * sizeof(double) + 63) / 64 * 64;
     char* mem = dvi_work_scratch(w, eta_bytes + (size_t)nb * sizeof(dvi_coulomb_local));
@@ -147,11 +149,12 @@ static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doub
 }
 
 const dvi_solver_impl dvi_solver_nsgs = {
-    "nsgs",
-    "nonsmooth Gauss-Seidel on Coulomb's law, with the exact local solve of each contact (Jourdan, Alart & Jean 1998)",
-    false,
-    nsgs_solve,
-    DVI_LAW_COULOMB,
-    NULL,
-    1u << DVI_BLOCK_FRICTION_ROLLING, /* no exact local solve with spin and rolling rows */
+    .name = "nsgs",
+    .summary = "nonsmooth Gauss-Seidel on Coulomb's law, with the exact local solve of each contact "
+               "(Jourdan, Alart & Jean 1998)",
+    .targets_ccp = false,
+    .solve = nsgs_solve,
+    .law = DVI_LAW_COULOMB,
+    .refused_kinds = 1u << DVI_BLOCK_FRICTION_ROLLING, /* no exact local solve with spin and rolling rows */
+    .sweeps_in_order = true, /* contact after contact */
 };

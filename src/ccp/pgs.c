@@ -101,8 +101,10 @@ static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
     return visits * (blocks + dvi_gs_visit_bytes(w)) + dvi_gs_check_bytes(w);
 }
 
-static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+                            double* gamma, dvi_solve_result* res)
 {
+    (void)call; /* no state, no inner solver */
     double* eta = dvi_work_scratch(w, 37 * ((size_t)w->nblocks + 1) * sizeof(double));
     if (!eta) {
         snprintf(res->message, sizeof res->message, "PGS: out of memory (%d blocks)", w->nblocks);
@@ -124,11 +126,11 @@ static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_settings* s, doubl
 }
 
 const dvi_solver_impl dvi_solver_pgs = {
-    "pgs",
-    "block projected Gauss-Seidel / SOR with the Tasora-Anitescu per-block step",
-    true,
-    pgs_solve,
-    DVI_LAW_CCP,
-    NULL,
-    0,
+    .name = "pgs",
+    .summary = "block projected Gauss-Seidel / SOR with the Tasora-Anitescu per-block step",
+    .targets_ccp = true,
+    .solve = pgs_solve,
+    .law = DVI_LAW_CCP,
+    .sweeps_in_order = true, /* block after block */
+    .nests = true, /* desaxce's inner solver */
 };

@@ -1,14 +1,25 @@
 /* dvicontact — the table of built-in solvers. A new solver is one file in
- * src/ccp/ defining a const dvi_solver_impl, plus one line here; what it
- * solves (its law, the law its setting picks, the block kinds it refuses)
- * is in that one definition, and every list of solvers for a law — the
- * messages of the scene reader, of the world step and of the driver, the
- * help of `dvi` — is made from it. */
+ * src/ccp/ defining a const dvi_solver_impl, plus its row here (its extern
+ * and its line in the table); what it solves (its law, the law its setting
+ * picks, the block kinds it refuses), whether it sweeps the blocks in
+ * order, its own state and the solver it nests are in that one definition.
+ * Every list of solvers for a law — the messages of the scene reader, of
+ * the world step and of the driver, the help of `dvi` — is made from it,
+ * and the layers above ask these queries, never a solver's name. */
 #include "ccp_work.h"
 #include "registry.h"
 
 #include <stdio.h>
 #include <string.h>
+
+/* each defined in its own file, src/ccp/NAME.c */
+extern const dvi_solver_impl dvi_solver_apgd;
+extern const dvi_solver_impl dvi_solver_pgs;
+extern const dvi_solver_impl dvi_solver_jacobi;
+extern const dvi_solver_impl dvi_solver_lemke;
+extern const dvi_solver_impl dvi_solver_nsgs;
+extern const dvi_solver_impl dvi_solver_newton;
+extern const dvi_solver_impl dvi_solver_desaxce;
 
 static const dvi_solver_impl* const registry[] = {
     &dvi_solver_apgd,
@@ -40,6 +51,30 @@ const char* dvi_solver_summary(int32_t index)
 dvi_friction_law dvi_solver_law(int32_t index)
 {
     return index >= 0 && index < REGISTRY_COUNT ? registry[index]->law : DVI_LAW_CCP;
+}
+
+int32_t dvi_solver_index(const char* name)
+{
+    for (int32_t i = 0; name && i < REGISTRY_COUNT; i++)
+        if (strcmp(registry[i]->name, name) == 0) return i;
+    return -1;
+}
+
+dvi_friction_law dvi_solver_law_with(int32_t index, const dvi_solver_settings* settings)
+{
+    if (index < 0 || index >= REGISTRY_COUNT) return DVI_LAW_CCP;
+    const dvi_solver_impl* s = registry[index];
+    return s->law_under && settings ? s->law_under(settings) : s->law;
+}
+
+const char* dvi_solver_law_setting(int32_t index)
+{
+    return index >= 0 && index < REGISTRY_COUNT ? registry[index]->law_setting : NULL;
+}
+
+bool dvi_solver_sweeps_in_order(int32_t index)
+{
+    return index >= 0 && index < REGISTRY_COUNT && registry[index]->sweeps_in_order;
 }
 
 bool dvi_solver_supports(int32_t index, dvi_friction_law law, dvi_block_kind kind)
@@ -107,8 +142,11 @@ int32_t dvi_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_optio
 
 const dvi_solver_impl* dvi_solver_find(const char* name)
 {
-    if (!name) return NULL;
-    for (int32_t i = 0; i < REGISTRY_COUNT; i++)
-        if (strcmp(registry[i]->name, name) == 0) return registry[i];
-    return NULL;
+    const int32_t i = dvi_solver_index(name);
+    return i >= 0 ? registry[i] : NULL;
+}
+
+const dvi_solver_impl* dvi_solver_row(int32_t index)
+{
+    return index >= 0 && index < REGISTRY_COUNT ? registry[index] : NULL;
 }

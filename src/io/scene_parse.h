@@ -111,9 +111,6 @@ void sc_check_method(ctx* c, const char* path, const char* method);
 /* The friction law of "ccp" or "coulomb" into *law; false (nothing
  * reported) for another word. */
 bool sc_friction_law(const char* word, dvi_friction_law* law);
-/* The law a solver solves with these settings (lemke: settings.lemke.coulomb);
- * DVI_LAW_CCP for an unknown name. */
-dvi_friction_law sc_solver_law(const char* name, const dvi_solver_settings* settings);
 /* Reports, at path, a DVI scene whose solver does not solve its friction law
  * (the DEM step ignores the law), or refuses a kind of block the scene's
  * contacts may give under it (nsgs and newton: friction_rolling, from the

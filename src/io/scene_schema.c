@@ -920,15 +920,13 @@ static const char* const DEM_CONSTANTS[] = {"from_material", "direct", NULL};
 /* True when name is a built-in solver; list receives the names, quoted. */
 bool sc_known_solver(const char* name, char* list, size_t size)
 {
-    bool found = false;
     list[0] = '\0';
     for (int32_t i = 0; i < dvi_solver_count(); i++) {
         const char* n = dvi_solver_name(i);
         size_t o = strlen(list);
         snprintf(list + o, size - o, "%s\"%s\"", i ? ", " : "", n);
-        if (name && strcmp(n, name) == 0) found = true;
     }
-    return found;
+    return dvi_solver_index(name) >= 0;
 }
 
 void sc_check_method(ctx* c, const char* path, const char* method)
@@ -949,16 +947,6 @@ bool sc_friction_law(const char* word, dvi_friction_law* law)
     else if (strcmp(word, "coulomb") == 0) *law = DVI_LAW_COULOMB;
     else return false;
     return true;
-}
-
-dvi_friction_law sc_solver_law(const char* name, const dvi_solver_settings* settings)
-{
-    for (int32_t i = 0; i < dvi_solver_count(); i++) {
-        if (!name || strcmp(dvi_solver_name(i), name) != 0) continue;
-        if (strcmp(name, "lemke") == 0) return settings->lemke.coulomb ? DVI_LAW_COULOMB : DVI_LAW_CCP;
-        return dvi_solver_law(i);
-    }
-    return DVI_LAW_CCP;
 }
 
 /* Whether two shapes of different bodies, one of them dynamic, both have
@@ -1038,16 +1026,15 @@ void sc_check_law(ctx* c, const char* path, const char* method, const char* solv
         kinds |= 1u << DVI_BLOCK_FRICTION_ROLLING;
     char names[200];
     dvi_solver_names_for(law, kinds, options, names, sizeof names);
-    const dvi_friction_law has = sc_solver_law(solver, settings);
-    const bool lemke = strcmp(solver, "lemke") == 0;
+    const int32_t index = dvi_solver_index(solver);
+    const dvi_friction_law has = dvi_solver_law_with(index, settings);
+    const char* setting = dvi_solver_law_setting(index); /* "lemke.coulomb" */
     if (has != law) {
-        sc_errf(c, path, "\"%s\"%s solves %s but %s is \"%s\" (its solvers: %s)", solver,
-                lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "",
+        sc_errf(c, path, "\"%s\"%s%s solves %s but %s is \"%s\" (its solvers: %s)", solver,
+                !setting ? "" : has != dvi_solver_law(index) ? " with " : " without ", setting ? setting : "",
                 has == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", law_where, dvi_friction_law_string(law), names);
         return;
     }
-    int32_t index = 0;
-    while (strcmp(dvi_solver_name(index), solver) != 0) index++;
     for (int k = 0; k < 32; k++) {
         if (!(kinds & (1u << k)) || dvi_solver_supports(index, law, (dvi_block_kind)k)) continue;
         const char* of = law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP";

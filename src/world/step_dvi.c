@@ -480,8 +480,8 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
  * ncr contact rows: always for joint rows alone; with contacts, up to
  * DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS of them (S dense) or up to nj (S
  * matrix-free), unless the world's solver
- * sweeps the contacts one after another (PGS; NSGS, its counterpart for
- * Coulomb's law). PGS sweeps the rows in order, and on the Schur complement the rows
+ * sweeps the contacts one after another (dvi_solver_sweeps_in_order: PGS;
+ * NSGS, its counterpart for Coulomb's law). PGS sweeps the rows in order, and on the Schur complement the rows
  * of a statically indeterminate contact set are nearly dependent, so the
  * first of them takes the load: on the rover at rest the two rim points of
  * each wheel and with them the left and right wheels split their loads
@@ -495,8 +495,7 @@ static bool auto_direct(const dvi_world* w, int32_t nj, int32_t ncr)
      * on the strip, 75,000 contact rows against 105) G costs more per
      * iteration than the joint rows did and saves no iteration */
     if (ncr > DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS && ncr > nj) return false;
-    const char* name = dvi_solver_get_name(w->solver);
-    return !name || (strcmp(name, "pgs") != 0 && strcmp(name, "nsgs") != 0);
+    return !dvi_solver_sweeps_in_order(dvi_solver_index(dvi_solver_get_name(w->solver)));
 }
 
 /* Stage "solve": the joint rows directly (joint_solve: solve_direct) when
@@ -659,7 +658,8 @@ static uint32_t world_block_kinds(const dvi_world* w)
 
 /* Refuses a solver that does not solve the world's friction law, naming the
  * solvers that do on the blocks the world may give (the registry's
- * dvi_solver_supports, and Lemke by its setting lemke.coulomb). */
+ * dvi_solver_supports), and the setting that picks the solver's law
+ * (dvi_solver_law_setting: lemke.coulomb) if it has one. */
 static dvi_status check_law(dvi_world* w)
 {
     const dvi_friction_law law = w->def.friction_law;
@@ -668,12 +668,13 @@ static dvi_status check_law(dvi_world* w)
     char names[160];
     dvi_solver_names_for(law, world_block_kinds(w), false, names, sizeof names);
     const char* solver = dvi_solver_get_name(w->solver);
-    const bool lemke = strcmp(solver, "lemke") == 0;
+    const int32_t index = dvi_solver_index(solver);
+    const char* setting = dvi_solver_law_setting(index);
     return dvi_world_error(w, DVI_ERR_INVALID_ARG,
-                           "world: friction law \"%s\" needs a solver of %s (%s); the solver is \"%s\"%s",
+                           "world: friction law \"%s\" needs a solver of %s (%s); the solver is \"%s\"%s%s",
                            dvi_friction_law_string(law), law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names,
-                           solver,
-                           lemke ? (has == DVI_LAW_COULOMB ? " with lemke.coulomb" : " without lemke.coulomb") : "");
+                           solver, !setting ? "" : has != dvi_solver_law(index) ? " with " : " without ",
+                           setting ? setting : "");
 }
 
 dvi_status dvi_step_dvi(dvi_world* w, double h)
