@@ -1,4 +1,4 @@
-/* The output writers (<dvi/output.h>, src/io/out_*.c), checked
+/* The output writers (<dvi/output.h>, src/output/out_*.c), checked
  * structurally: CSV round trip and resume, SVG plots read back by a small
  * XML well-formedness checker, VTK frames read back by a VTK XML reader and
  * compared with the world, ParaView collections, atomic writes, and the JSON

@@ -1,4 +1,4 @@
-/* What the output writers (src/io/out_*.c, public in <dvi/output.h>) share:
+/* What the output writers (src/output/out_*.c, public in <dvi/output.h>) share:
  * error messages, a growing text buffer, number formatting and the CSV
  * reading that the plots use. Internal to the library. */
 #ifndef DVI_OUT_INTERNAL_H
