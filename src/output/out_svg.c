@@ -465,22 +465,22 @@ static void emit_series(out_sbuf* b, const series* s, const char* color, const c
     }
 }
 
-static int plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
+static dvi_status plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
                      const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size);
 
-int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg, size_t msg_size)
+dvi_status dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg, size_t msg_size)
 {
     return dvi_svg_plot_csv_ex(csv_path, svg_path, title, NULL, msg, msg_size);
 }
 
-int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
+dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
                         char* msg, size_t msg_size)
 {
     if (!csv_path || !*csv_path) return out_fail(msg, msg_size, "plot: no CSV path");
     return plot_csvs(&csv_path, NULL, 1, svg_path, title, opt, msg, msg_size);
 }
 
-int dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
+dvi_status dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
                              const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
 {
     if (!csv_paths || count < 1) return out_fail(msg, msg_size, "plot: no CSV path");
@@ -495,7 +495,7 @@ static int one_column(const char* list)
     return list && *list && !strchr(list, ',');
 }
 
-static int plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
+static dvi_status plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
                      const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
 {
     if (!svg_path || !*svg_path) return out_fail(msg, msg_size, "plot: no SVG path");
@@ -508,7 +508,7 @@ static int plot_csvs(const char* const* csv_paths, const char* const* labels, in
 
     plot P;
     memset(&P, 0, sizeof P);
-    int rc = -1;
+    dvi_status rc = DVI_ERR_IO;
     out_sbuf b = {0};
     char xlabel[512] = "";
     ssize_t len = 0;
@@ -638,7 +638,8 @@ static int plot_csvs(const char* const* csv_paths, const char* const* labels, in
                     cols[0] = '\0';
                     for (int q = 0; q < F->ncols && l + 1 < sizeof cols; q++)
                         l += (size_t)snprintf(cols + l, sizeof cols - l, "%s%s", q ? "," : "", F->fields[q]);
-                    out_fail(msg, msg_size, "%s: no column '%.*s' (its columns: %s)", F->path, (int)n, c, cols);
+                    rc = out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: no column '%.*s' (its columns: %s)", F->path,
+                                     (int)n, c, cols);
                     goto done;
                 }
                 c += n + (e != NULL);
@@ -1052,7 +1053,7 @@ static void xy_tick_label(char* out, size_t size, const panel* a, long long i)
     format_tick(out, size, tick_value(i, a->tick_m, a->tick_k), a->tick_k, maxabs);
 }
 
-int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
+dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
                     const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
 {
     if (!svg_path || panel_count < 1 || !panels) return out_fail(msg, msg_size, "dvi_svg_xy_plot: bad arguments");
@@ -1204,7 +1205,7 @@ int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, i
         out_sb_free(&b);
         return out_fail(msg, msg_size, "%s: out of memory", svg_path);
     }
-    int rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
+    dvi_status rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
     out_sb_free(&b);
     return rc;
 }
