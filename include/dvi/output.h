@@ -46,7 +46,7 @@ typedef struct dvi_csv dvi_csv;
 /* Creates (or truncates) path and writes the header. names[columns] are
  * required; units may be NULL (no units) or hold NULL/"" entries. */
 DVI_API dvi_status dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
-                 const char* const* units, char* msg, size_t msg_size);
+                                const char* const* units, char* msg, size_t msg_size);
 
 /* Reopens an existing CSV for appending after a restart: keeps the header and
  * the first `rows` data rows, removes everything after them (rows written
@@ -55,7 +55,7 @@ DVI_API dvi_status dvi_csv_open(dvi_csv** out, const char* path, int columns, co
  * file is missing, its header does not have `columns` columns, or it holds
  * fewer than `rows` complete data rows. rows = 0 keeps just the header. */
 DVI_API dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
-                        size_t msg_size);
+                                       size_t msg_size);
 
 /* Appends one row: values[columns]. On an I/O error returns DVI_ERR_IO, and
  * dvi_csv_last_error says why; the error is sticky (later writes fail too). */
@@ -125,10 +125,10 @@ DVI_API dvi_svg_options dvi_svg_default_options(void);
  * data". Fails on a missing or empty file (no header line). The SVG is
  * written atomically (see dvi_write_file_atomic). */
 DVI_API dvi_status dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg,
-                     size_t msg_size);
+                                    size_t msg_size);
 /* Same, with settings (opt NULL: defaults). */
 DVI_API dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
-                        const dvi_svg_options* opt, char* msg, size_t msg_size);
+                                       const dvi_svg_options* opt, char* msg, size_t msg_size);
 /* Overlays several CSV files (runs of one scene, say) in one picture: the
  * series of every file, drawn as dvi_svg_plot_csv_ex draws one file's, the
  * same column of every file in one panel (by unit, as above), each file's
@@ -139,8 +139,8 @@ DVI_API dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_pat
  * "NAME: COLUMNS (N runs)", NAME the first file's name. Returns 0, or -1
  * with a message naming the file. */
 DVI_API dvi_status dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count,
-                                     const char* svg_path, const char* title, const dvi_svg_options* opt,
-                                     char* msg, size_t msg_size);
+                                            const char* svg_path, const char* title, const dvi_svg_options* opt,
+                                            char* msg, size_t msg_size);
 
 /* ==== XY (scatter) plots ================================================== */
 
@@ -183,7 +183,7 @@ DVI_API dvi_svg_xy_panel dvi_svg_xy_default_panel(void);
  * title above and `note` (may be NULL) under everything. Written atomically
  * (dvi_write_file_atomic). Returns 0, or -1 with a message. */
 DVI_API dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
-                            const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size);
+                                   const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size);
 
 /* ==== VTK frames for ParaView ============================================= */
 
@@ -239,7 +239,7 @@ DVI_API dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, cons
 DVI_API dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
 /* The same, the arrays as text (ascii) or binary as dvi_vtk_write_frame does. */
 DVI_API dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
-                           size_t msg_size);
+                                          size_t msg_size);
 
 /* Writes DIR/static.vtp: the surfaces of the fixed bodies' shapes (cell data
  * "shape_type", "body", "shape"; triangles as in the shapes files), once per
@@ -247,7 +247,8 @@ DVI_API dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* di
  * plane is drawn as a square about the foot of the centre of the scene's
  * bounding box (bodies' bounding spheres, height fields and meshes), of half
  * side 0.75 × that box's diagonal, at least 1 m. */
-DVI_API dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg,
+                                        size_t msg_size);
 
 /* True when binary VTK arrays are zlib-compressed (the library was built with zlib). */
 DVI_API bool dvi_vtk_compressed(void);

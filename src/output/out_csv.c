@@ -97,7 +97,7 @@ static void csv_put_title(FILE* f, const char* name, const char* unit)
 }
 
 dvi_status dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
-                 const char* const* units, char* msg, size_t msg_size)
+                        const char* const* units, char* msg, size_t msg_size)
 {
     if (!out) return out_fail(msg, msg_size, "CSV: no output pointer");
     *out = NULL;
@@ -147,7 +147,7 @@ void out_chomp(char* line, ssize_t* len)
 }
 
 dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
-                        size_t msg_size)
+                               size_t msg_size)
 {
     if (!out) return out_fail(msg, msg_size, "CSV: no output pointer");
     *out = NULL;

@@ -475,14 +475,14 @@ dvi_status dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const ch
 }
 
 dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
-                        char* msg, size_t msg_size)
+                               char* msg, size_t msg_size)
 {
     if (!csv_path || !*csv_path) return out_fail(msg, msg_size, "plot: no CSV path");
     return plot_csvs(&csv_path, NULL, 1, svg_path, title, opt, msg, msg_size);
 }
 
 dvi_status dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
-                             const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
+                                    const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
 {
     if (!csv_paths || count < 1) return out_fail(msg, msg_size, "plot: no CSV path");
     for (int k = 0; k < count; k++)
@@ -1124,7 +1124,7 @@ static void xy_tick_label(char* out, size_t size, const panel* a, long long i)
 }
 
 dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
-                    const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
+                           const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
 {
     if (!svg_path || panel_count < 1 || !panels) return out_fail(msg, msg_size, "dvi_svg_xy_plot: bad arguments");
     for (int k = 0; k < panel_count; k++) {

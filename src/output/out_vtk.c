@@ -633,7 +633,7 @@ dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int fram
 }
 
 dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
-                           size_t msg_size)
+                                  size_t msg_size)
 {
     if (!world) return out_fail(msg, msg_size, "VTK frame: no world");
     if (!dir || !*dir) return out_fail(msg, msg_size, "VTK frame: no output directory");
