@@ -609,7 +609,7 @@ static void test_csv_errors(void** state)
     assert_int_not_equal(dvi_csv_open(&c, bad, 1, names, NULL, msg, sizeof msg), 0);
     assert_null(c);
     assert_non_null(strstr(msg, bad));
-    assert_int_not_equal(dvi_csv_open(&c, tmp_path("x.csv"), 0, names, NULL, msg, sizeof msg), 0);
+    assert_int_equal(dvi_csv_open(&c, tmp_path("x.csv"), 0, names, NULL, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     assert_int_not_equal(dvi_csv_open_resume(&c, tmp_path("missing.csv"), 0, 1, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, "missing.csv"));
     test_write_text(tmp_path("empty.csv"), "");
@@ -1696,11 +1696,11 @@ static void test_vtk_frames(void** state)
     xnode_free(er);
     free(e);
     double bad[2] = {0, NAN};
-    assert_int_not_equal(dvi_vtk_write_pvd(dir, 2, bad, msg, sizeof msg), 0);
-    assert_int_not_equal(dvi_vtk_write_frame(w, dir, -1, msg, sizeof msg), 0);
-    assert_int_not_equal(dvi_vtk_write_frame(NULL, dir, 0, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_pvd(dir, 2, bad, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_vtk_write_frame(w, dir, -1, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_vtk_write_frame(NULL, dir, 0, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     test_write_text(tmp_path("vtk/file"), "x");
-    assert_int_not_equal(dvi_vtk_write_frame(w, tmp_path("vtk/file"), 0, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_frame(w, tmp_path("vtk/file"), 0, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, "vtk/file"));
 
     /* an empty world: zero points, still valid */
@@ -2040,7 +2040,7 @@ static void test_vtk_shapes(void** state)
     assert_false(file_exists(path));
     assert_int_equal(dvi_vtk_write_static(w, bdir, false, msg, sizeof msg), 0);
     assert_true(file_exists(path));
-    assert_int_not_equal(dvi_vtk_write_static(NULL, bdir, false, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_static(NULL, bdir, false, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     dvi_world_destroy(w);
 }
 

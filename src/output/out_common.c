@@ -209,7 +209,7 @@ static int write_all(int fd, const void* data, size_t size)
 
 dvi_status dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size)
 {
-    if (!path || !*path) return out_fail(msg, msg_size, "atomic write: empty path");
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "atomic write: empty path");
     if (!data && size > 0) return out_fail(msg, msg_size, "%s: no data to write", path);
     size_t n = strlen(path);
     char* tmp = malloc(n + 5);
@@ -263,7 +263,7 @@ dvi_status dvi_write_file_atomic(const char* path, const void* data, size_t size
 
 dvi_status dvi_make_dirs(const char* path, char* msg, size_t msg_size)
 {
-    if (!path || !*path) return out_fail(msg, msg_size, "mkdir: empty path");
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "mkdir: empty path");
     char* p = out_strdup(path);
     if (!p) return out_fail(msg, msg_size, "%s: out of memory", path);
     size_t n = strlen(p);

@@ -99,13 +99,14 @@ static void csv_put_title(FILE* f, const char* name, const char* unit)
 dvi_status dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
                         const char* const* units, char* msg, size_t msg_size)
 {
-    if (!out) return out_fail(msg, msg_size, "CSV: no output pointer");
+    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: no output pointer");
     *out = NULL;
-    if (!path || !*path) return out_fail(msg, msg_size, "CSV: empty path");
-    if (columns < 1 || columns > 1000000) return out_fail(msg, msg_size, "%s: bad column count %d", path, columns);
-    if (!names) return out_fail(msg, msg_size, "%s: no column names", path);
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
+    if (columns < 1 || columns > 1000000) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                             "%s: bad column count %d", path, columns);
+    if (!names) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: no column names", path);
     for (int i = 0; i < columns; i++)
-        if (!names[i]) return out_fail(msg, msg_size, "%s: column %d has no name", path, i + 1);
+        if (!names[i]) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: column %d has no name", path, i + 1);
     dvi_csv* c = csv_alloc(path, columns);
     if (!c) return out_fail(msg, msg_size, "%s: out of memory", path);
     c->f = fopen(path, "wb");
@@ -149,10 +150,11 @@ void out_chomp(char* line, ssize_t* len)
 dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
                                size_t msg_size)
 {
-    if (!out) return out_fail(msg, msg_size, "CSV: no output pointer");
+    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: no output pointer");
     *out = NULL;
-    if (!path || !*path) return out_fail(msg, msg_size, "CSV: empty path");
-    if (columns < 1 || columns > 1000000) return out_fail(msg, msg_size, "%s: bad column count %d", path, columns);
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
+    if (columns < 1 || columns > 1000000) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                             "%s: bad column count %d", path, columns);
     if (rows < 0) return out_fail(msg, msg_size, "%s: cannot resume at row %lld", path, rows);
     FILE* f = fopen(path, "r+b");
     if (!f) {
@@ -263,7 +265,7 @@ dvi_status dvi_csv_count_rows(const char* path, long long* rows, int* columns, c
 {
     if (rows) *rows = 0;
     if (columns) *columns = 0;
-    if (!path || !*path) return out_fail(msg, msg_size, "CSV: empty path");
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
     FILE* f = fopen(path, "rb");
     if (!f) {
         int e = errno;

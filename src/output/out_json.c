@@ -202,7 +202,7 @@ const char* dvi_json_writer_buffer(const dvi_json_writer* w, size_t* size)
 
 dvi_status dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size)
 {
-    if (!w) return out_fail(msg, msg_size, "JSON writer: none");
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "JSON writer: none");
     if (!w->err[0] && !w->finished) {
         if (w->depth > 0) json_error(w, w->stack[w->depth - 1].type == '{' ? "unclosed object" : "unclosed array");
         else if (w->top_values == 0) json_error(w, "no value written");

@@ -477,14 +477,14 @@ dvi_status dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const ch
 dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
                                char* msg, size_t msg_size)
 {
-    if (!csv_path || !*csv_path) return out_fail(msg, msg_size, "plot: no CSV path");
+    if (!csv_path || !*csv_path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "plot: no CSV path");
     return plot_csvs(&csv_path, NULL, 1, svg_path, title, opt, msg, msg_size);
 }
 
 dvi_status dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
                                     const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
 {
-    if (!csv_paths || count < 1) return out_fail(msg, msg_size, "plot: no CSV path");
+    if (!csv_paths || count < 1) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "plot: no CSV path");
     for (int k = 0; k < count; k++)
         if (!csv_paths[k] || !*csv_paths[k]) return out_fail(msg, msg_size, "plot: CSV path %d is empty", k + 1);
     return plot_csvs(csv_paths, labels, count, svg_path, title, opt, msg, msg_size);
@@ -1031,7 +1031,7 @@ static void svg_write(out_sbuf* b, const plot* P, const plot_frame* fr, const dv
 static dvi_status plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
                             const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
 {
-    if (!svg_path || !*svg_path) return out_fail(msg, msg_size, "plot: no SVG path");
+    if (!svg_path || !*svg_path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "plot: no SVG path");
     dvi_svg_options o = opt ? *opt : dvi_svg_default_options();
     if (o.width < 320) o.width = 320;
     if (o.width > 20000) o.width = 20000;
@@ -1126,7 +1126,8 @@ static void xy_tick_label(char* out, size_t size, const panel* a, long long i)
 dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
                            const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
 {
-    if (!svg_path || panel_count < 1 || !panels) return out_fail(msg, msg_size, "dvi_svg_xy_plot: bad arguments");
+    if (!svg_path || panel_count < 1 || !panels) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                                    "dvi_svg_xy_plot: bad arguments");
     for (int k = 0; k < panel_count; k++) {
         if (panels[k].series_count < 0 || (panels[k].series_count > 0 && !panels[k].series))
             return out_fail(msg, msg_size, "dvi_svg_xy_plot: panel %d: bad series", k);

@@ -595,8 +595,9 @@ bool dvi_vtk_compressed(void)
 
 dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size)
 {
-    if (!world) return out_fail(msg, msg_size, "VTK static geometry: no world");
-    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK static geometry: no output directory");
+    if (!world) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK static geometry: no world");
+    if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                          "VTK static geometry: no output directory");
     if (dvi_make_dirs(dir, msg, msg_size)) return DVI_ERR_IO;
     size_t dl = strlen(dir) + 32;
     char* path = malloc(dl);
@@ -635,9 +636,9 @@ dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int fram
 dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
                                   size_t msg_size)
 {
-    if (!world) return out_fail(msg, msg_size, "VTK frame: no world");
-    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK frame: no output directory");
-    if (frame < 0) return out_fail(msg, msg_size, "VTK frame: bad frame number %d", frame);
+    if (!world) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: no world");
+    if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: no output directory");
+    if (frame < 0) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: bad frame number %d", frame);
     size_t dl = strlen(dir) + 64;
     char* fdir = malloc(dl);
     char* path = malloc(dl);
@@ -794,11 +795,12 @@ done:
 
 dvi_status dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size)
 {
-    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK collection: no output directory");
-    if (frames < 0) return out_fail(msg, msg_size, "%s: bad frame count %d", dir, frames);
-    if (frames > 0 && !times) return out_fail(msg, msg_size, "%s: no frame times", dir);
+    if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK collection: no output directory");
+    if (frames < 0) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: bad frame count %d", dir, frames);
+    if (frames > 0 && !times) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: no frame times", dir);
     for (int i = 0; i < frames; i++)
-        if (!isfinite(times[i])) return out_fail(msg, msg_size, "%s: time of frame %d is not finite", dir, i);
+        if (!isfinite(times[i])) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                    "%s: time of frame %d is not finite", dir, i);
     if (dvi_make_dirs(dir, msg, msg_size)) return DVI_ERR_IO;
     static const char* const kinds[3] = {"bodies", "contacts", "shapes"};
     size_t dl = strlen(dir) + 32;
