@@ -43,7 +43,8 @@ LAYERS = {
     "ccp": {"base", "ccp"},
     "collision": {"base", "collision"},
     "world": {"base", "ccp", "collision", "world"},
-    "io": {"base", "ccp", "collision", "world", "io"},
+    "output": {"base", "ccp", "collision", "world", "output"},
+    "io": {"base", "ccp", "collision", "world", "output", "io"},
 }
 PUBLIC = {  # include/dvi/NAME -> layer
     "base.h": "base",
@@ -52,7 +53,7 @@ PUBLIC = {  # include/dvi/NAME -> layer
     "world.h": "world",
     "io.h": "io",
     "scene.h": "io",
-    "output.h": "io",
+    "output.h": "output",
     "dvi.h": "io",
 }
 PROGRAMS = ("tool", "examples", "bench", "studies")
@@ -262,7 +263,7 @@ def circle_problems(found, known, with_calls):
     return problems
 
 
-ORDER = ["base", "ccp", "collision", "world", "io"]
+ORDER = ["base", "ccp", "collision", "world", "output", "io"]
 
 
 def graph_table(edges):

@@ -1,4 +1,4 @@
-/* FCLIB files (src/io/io_fclib.c): reading, conversion, residuals, solvers,
+/* FCLIB files (src/io/fclib_*.c): reading, conversion, residuals, solvers,
  * writing, bad files.
  *
  * On the six reference files of tests/data/fclib: each is read and

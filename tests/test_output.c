@@ -1,4 +1,4 @@
-/* The output writers (<dvi/output.h>, src/io/out_*.c), checked
+/* The output writers (<dvi/output.h>, src/output/out_*.c), checked
  * structurally: CSV round trip and resume, SVG plots read back by a small
  * XML well-formedness checker, VTK frames read back by a VTK XML reader and
  * compared with the world, ParaView collections, atomic writes, and the JSON
@@ -609,7 +609,7 @@ static void test_csv_errors(void** state)
     assert_int_not_equal(dvi_csv_open(&c, bad, 1, names, NULL, msg, sizeof msg), 0);
     assert_null(c);
     assert_non_null(strstr(msg, bad));
-    assert_int_not_equal(dvi_csv_open(&c, tmp_path("x.csv"), 0, names, NULL, msg, sizeof msg), 0);
+    assert_int_equal(dvi_csv_open(&c, tmp_path("x.csv"), 0, names, NULL, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     assert_int_not_equal(dvi_csv_open_resume(&c, tmp_path("missing.csv"), 0, 1, msg, sizeof msg), 0);
     assert_non_null(strstr(msg, "missing.csv"));
     test_write_text(tmp_path("empty.csv"), "");
@@ -667,7 +667,7 @@ static parsed_svg plot_csv_text(const char* name, const char* csv, const char* t
     const char* cp = tmp_path(csvn);
     const char* sp = tmp_path(svgn);
     if (csv) test_write_text(cp, csv);
-    int rc = dvi_svg_plot_csv_ex(cp, sp, title, opt, msg, sizeof msg);
+    dvi_status rc = dvi_svg_plot_csv_ex(cp, sp, title, opt, msg, sizeof msg);
     if (rc != 0) {
         print_error("plot of %s failed: %s\n", cp, msg);
         fail();
@@ -945,7 +945,8 @@ static void test_svg_log_axis(void** state)
 
     o.columns = "residual,c.f_up";
     char msg[512];
-    assert_int_equal(dvi_svg_plot_csv_ex(tmp_path("columns.csv"), tmp_path("columns2.svg"), NULL, &o, msg, sizeof msg), -1);
+    assert_int_equal(dvi_svg_plot_csv_ex(tmp_path("columns.csv"), tmp_path("columns2.svg"), NULL, &o, msg, sizeof msg),
+                     DVI_ERR_INVALID_ARG);
     assert_non_null(strstr(msg, "no column 'c.f_up'"));
     free(csv);
 }
@@ -1096,13 +1097,13 @@ static void test_svg_nan_constant_empty(void** state)
     /* failures: missing file, empty file */
     char msg[512];
     const char* missing = tmp_path("missing.csv");
-    assert_int_not_equal(dvi_svg_plot_csv(missing, tmp_path("m.svg"), NULL, msg, sizeof msg), 0);
+    assert_int_equal(dvi_svg_plot_csv(missing, tmp_path("m.svg"), NULL, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, missing));
     assert_false(file_exists(tmp_path("m.svg")));
     test_write_text(tmp_path("empty.csv"), "");
-    assert_int_not_equal(dvi_svg_plot_csv(tmp_path("empty.csv"), tmp_path("e.svg"), NULL, msg, sizeof msg), 0);
+    assert_int_equal(dvi_svg_plot_csv(tmp_path("empty.csv"), tmp_path("e.svg"), NULL, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, "empty.csv"));
-    assert_int_not_equal(dvi_svg_plot_csv(tmp_path("small.csv"), tmp_path("no/dir/x.svg"), NULL, msg, sizeof msg), 0);
+    assert_int_equal(dvi_svg_plot_csv(tmp_path("small.csv"), tmp_path("no/dir/x.svg"), NULL, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, "no/dir/x.svg"));
     assert_no_tmp_files(tmp_dir);
 }
@@ -1130,7 +1131,7 @@ static void test_svg_fuzz(void** state)
         test_write_text(cp, text);
         const char* sp = tmp_path("fuzz.svg");
         unlink(sp);
-        int rc = dvi_svg_plot_csv(cp, sp, iter % 2 ? "fuzz <&>" : NULL, msg, sizeof msg);
+        dvi_status rc = dvi_svg_plot_csv(cp, sp, iter % 2 ? "fuzz <&>" : NULL, msg, sizeof msg);
         if (rc == 0) {
             char* svg = test_read_text(sp, NULL);
             assert_non_null(svg);
@@ -1695,11 +1696,11 @@ static void test_vtk_frames(void** state)
     xnode_free(er);
     free(e);
     double bad[2] = {0, NAN};
-    assert_int_not_equal(dvi_vtk_write_pvd(dir, 2, bad, msg, sizeof msg), 0);
-    assert_int_not_equal(dvi_vtk_write_frame(w, dir, -1, msg, sizeof msg), 0);
-    assert_int_not_equal(dvi_vtk_write_frame(NULL, dir, 0, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_pvd(dir, 2, bad, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_vtk_write_frame(w, dir, -1, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_vtk_write_frame(NULL, dir, 0, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     test_write_text(tmp_path("vtk/file"), "x");
-    assert_int_not_equal(dvi_vtk_write_frame(w, tmp_path("vtk/file"), 0, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_frame(w, tmp_path("vtk/file"), 0, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, "vtk/file"));
 
     /* an empty world: zero points, still valid */
@@ -2039,7 +2040,7 @@ static void test_vtk_shapes(void** state)
     assert_false(file_exists(path));
     assert_int_equal(dvi_vtk_write_static(w, bdir, false, msg, sizeof msg), 0);
     assert_true(file_exists(path));
-    assert_int_not_equal(dvi_vtk_write_static(NULL, bdir, false, msg, sizeof msg), 0);
+    assert_int_equal(dvi_vtk_write_static(NULL, bdir, false, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     dvi_world_destroy(w);
 }
 
@@ -2062,14 +2063,14 @@ static void test_atomic_write(void** state)
     assert_int_equal(n, 0);
     free(t);
     const char* bad = tmp_path("no/such/dir/f.txt");
-    assert_int_not_equal(dvi_write_file_atomic(bad, "x", 1, msg, sizeof msg), 0);
+    assert_int_equal(dvi_write_file_atomic(bad, "x", 1, msg, sizeof msg), DVI_ERR_IO);
     assert_non_null(strstr(msg, "no/such/dir/f.txt"));
     /* a directory in the way of the rename: fails, no temporary left */
     assert_int_equal(dvi_make_dirs(tmp_path("adir/sub"), msg, sizeof msg), 0);
-    assert_int_not_equal(dvi_write_file_atomic(tmp_path("adir"), "x", 1, msg, sizeof msg), 0);
+    assert_int_equal(dvi_write_file_atomic(tmp_path("adir"), "x", 1, msg, sizeof msg), DVI_ERR_IO);
     assert_false(file_exists(tmp_path("adir.tmp")));
     assert_int_equal(dvi_make_dirs(tmp_path("adir/sub"), msg, sizeof msg), 0); /* exists: fine */
-    assert_int_not_equal(dvi_make_dirs(tmp_path("atomic.txt/sub"), msg, sizeof msg), 0);
+    assert_int_equal(dvi_make_dirs(tmp_path("atomic.txt/sub"), msg, sizeof msg), DVI_ERR_IO);
     assert_no_tmp_files(tmp_dir);
 }
 
@@ -2228,38 +2229,38 @@ static void test_json_writer(void** state)
     /* misuse is refused, sticky, and reported */
     assert_int_equal(dvi_json_writer_open_buffer(&w), 0);
     dvi_json_begin_object(w);
-    assert_int_not_equal(dvi_json_int(w, 1), 0); /* no key */
-    assert_int_not_equal(dvi_json_key(w, "k"), 0); /* sticky */
-    assert_int_not_equal(dvi_json_writer_finish(w, msg, sizeof msg), 0);
+    assert_int_equal(dvi_json_int(w, 1), DVI_ERR_INVALID_ARG); /* no key */
+    assert_int_equal(dvi_json_key(w, "k"), DVI_ERR_INVALID_ARG); /* sticky */
+    assert_int_equal(dvi_json_writer_finish(w, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     assert_non_null(strstr(msg, "without a key"));
     dvi_json_writer_free(w);
 
     assert_int_equal(dvi_json_writer_open_buffer(&w), 0);
     dvi_json_begin_array(w);
-    assert_int_not_equal(dvi_json_key(w, "k"), 0);
+    assert_int_equal(dvi_json_key(w, "k"), DVI_ERR_INVALID_ARG);
     dvi_json_writer_free(w);
 
     assert_int_equal(dvi_json_writer_open_buffer(&w), 0);
     dvi_json_begin_object(w);
-    assert_int_not_equal(dvi_json_end_array(w), 0);
+    assert_int_equal(dvi_json_end_array(w), DVI_ERR_INVALID_ARG);
     dvi_json_writer_free(w);
 
     assert_int_equal(dvi_json_writer_open_buffer(&w), 0);
     dvi_json_begin_array(w);
-    assert_int_not_equal(dvi_json_writer_finish(w, msg, sizeof msg), 0);
+    assert_int_equal(dvi_json_writer_finish(w, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     assert_non_null(strstr(msg, "unclosed"));
     dvi_json_writer_free(w);
 
     assert_int_equal(dvi_json_writer_open_buffer(&w), 0);
     assert_int_equal(dvi_json_int(w, 1), 0);
-    assert_int_not_equal(dvi_json_int(w, 2), 0);
+    assert_int_equal(dvi_json_int(w, 2), DVI_ERR_INVALID_ARG);
     assert_non_null(strstr(dvi_json_writer_error(w), "second top-level"));
     dvi_json_writer_free(w);
 
     assert_int_equal(dvi_json_writer_open_buffer(&w), 0);
-    assert_int_not_equal(dvi_json_writer_finish(w, msg, sizeof msg), 0);
+    assert_int_equal(dvi_json_writer_finish(w, msg, sizeof msg), DVI_ERR_INVALID_ARG);
     dvi_json_writer_free(w);
-    assert_int_not_equal(dvi_json_end_object(NULL), 0);
+    assert_int_equal(dvi_json_end_object(NULL), DVI_ERR_INVALID_ARG);
     dvi_json_writer_free(NULL);
 
     /* deep nesting is refused, not a crash */

@@ -94,7 +94,7 @@ int dvi_cmd_plot(int argc, char** argv)
         out = path;
     }
     char msg[1024];
-    int rc;
+    dvi_status rc;
     if (ncsv == 1) {
         rc = dvi_svg_plot_csv_ex(csv[0], out, title, &o, msg, sizeof msg);
     } else {
@@ -122,9 +122,9 @@ int dvi_cmd_plot(int argc, char** argv)
         for (int k = 0; k < ncsv; k++) lp[k] = labels[k];
         rc = dvi_svg_plot_csv_overlay(csv, lp, ncsv, out, title, &o, msg, sizeof msg);
     }
-    if (rc != 0) {
+    if (rc != DVI_OK) {
         fprintf(stderr, "dvi plot: %s\n", msg);
-        return strstr(msg, "no column") ? DVI_EXIT_USAGE : DVI_EXIT_FAILED;
+        return rc == DVI_ERR_INVALID_ARG ? DVI_EXIT_USAGE : DVI_EXIT_FAILED; /* a column the CSV lacks */
     }
     printf("%s\n", out);
     return DVI_EXIT_OK;

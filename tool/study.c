@@ -148,13 +148,13 @@ static void csv_text(char* buf, size_t* len, size_t cap, const char* s)
     if (quote && *len < cap) buf[(*len)++] = '"';
 }
 
-int study_write_csv(const char* path, const study_run* runs, int n, char* msg, size_t msg_size)
+dvi_status study_write_csv(const char* path, const study_run* runs, int n, char* msg, size_t msg_size)
 {
     size_t cap = 512 + (size_t)n * 1024, len = 0;
     char* buf = malloc(cap);
     if (!buf) {
         snprintf(msg, msg_size, "%s: out of memory", path);
-        return -1;
+        return DVI_ERR_NOMEM;
     }
     len += (size_t)snprintf(buf, cap,
                             "method,dt [s],young_modulus [Pa],status,reason,max_penetration [m],penetration_fraction,"
@@ -170,7 +170,7 @@ int study_write_csv(const char* path, const study_run* runs, int n, char* msg, s
                                 per_sim(r), r->cpu_seconds, cpu_per_sim(r), r->acceptable ? 1 : 0);
         if (len >= cap) len = cap - 1;
     }
-    int rc = dvi_write_file_atomic(path, buf, len, msg, msg_size);
+    dvi_status rc = dvi_write_file_atomic(path, buf, len, msg, msg_size);
     free(buf);
     return rc;
 }
@@ -196,15 +196,15 @@ static void json_row(dvi_json_writer* w, const study_run* r)
     dvi_json_end_object(w);
 }
 
-int study_write_json(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
-                     size_t msg_size)
+dvi_status study_write_json(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
+                            size_t msg_size)
 {
     dvi_json_writer* w = NULL;
     study_best* best = malloc((size_t)(n > 0 ? n : 1) * sizeof *best);
     if (!best || dvi_json_writer_open_buffer(&w) != 0) {
         free(best);
         snprintf(msg, msg_size, "%s: out of memory", path);
-        return -1;
+        return DVI_ERR_NOMEM;
     }
     const study_criteria* c = info->criteria;
     dvi_json_begin_object(w);
@@ -258,17 +258,17 @@ int study_write_json(const char* path, const study_table_info* info, const study
     }
     dvi_json_end_array(w);
     dvi_json_end_object(w);
-    int rc = dvi_json_writer_finish(w, msg, msg_size);
+    dvi_status rc = dvi_json_writer_finish(w, msg, msg_size);
     size_t size = 0;
-    const char* text = rc == 0 ? dvi_json_writer_buffer(w, &size) : NULL;
+    const char* text = rc == DVI_OK ? dvi_json_writer_buffer(w, &size) : NULL;
     if (rc == 0) rc = dvi_write_file_atomic(path, text, size, msg, msg_size);
     dvi_json_writer_free(w);
     free(best);
     return rc;
 }
 
-int study_write_svg(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
-                    size_t msg_size)
+dvi_status study_write_svg(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
+                           size_t msg_size)
 {
     study_best* best = malloc((size_t)(n > 0 ? n : 1) * sizeof *best);
     int ns = best ? study_summarise(runs, n, best) : 0;
@@ -276,7 +276,7 @@ int study_write_svg(const char* path, const study_table_info* info, const study_
     double* xs = malloc((size_t)(4 * n + 1) * sizeof *xs);
     bool* fill = malloc((size_t)(n + 1) * sizeof *fill);
     char(*names)[96] = calloc((size_t)(ns + 1), sizeof *names);
-    int rc = -1;
+    dvi_status rc = DVI_ERR_NOMEM;
     if (!best || !ser || !xs || !fill || !names) {
         snprintf(msg, msg_size, "%s: out of memory", path);
         goto done;

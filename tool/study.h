@@ -5,6 +5,8 @@
 #ifndef DVI_TOOL_STUDY_H
 #define DVI_TOOL_STUDY_H
 
+#include <dvi/base.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -91,16 +93,16 @@ typedef struct study_table_info {
  * max_penetration, penetration_fraction, observable, error, wall_seconds,
  * wall_per_simulated_second, cpu_seconds, cpu_per_simulated_second,
  * acceptable. Written atomically. 0 or -1 (msg). */
-int study_write_csv(const char* path, const study_run* runs, int n, char* msg, size_t msg_size);
+dvi_status study_write_csv(const char* path, const study_run* runs, int n, char* msg, size_t msg_size);
 /* {"scene", "criteria", "ladders": [{"method", "dts", "origin"}] (when given), "runs": [rows as the
  * CSV], "largest_acceptable": [one per series]} */
-int study_write_json(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
-                     size_t msg_size);
+dvi_status study_write_json(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
+                            size_t msg_size);
 /* Error against wall time per simulated second (log axes), one series per
  * method / E, the tolerance dashed; the same against CPU time; and the
  * penetration fraction against dt. Filled markers: acceptable runs. */
-int study_write_svg(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
-                    size_t msg_size);
+dvi_status study_write_svg(const char* path, const study_table_info* info, const study_run* runs, int n, char* msg,
+                           size_t msg_size);
 /* The summary as text lines on f ("dvi: largest acceptable step 4e-03 s, 12.3 s per simulated second"). */
 void study_print_summary(FILE* f, const study_run* runs, int n);
 

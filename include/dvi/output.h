@@ -4,9 +4,12 @@
  * who steps a world of its own gets the same files.
  *
  * They sit on top of the world API (<dvi/world.h>) and use libc/libm only. Conventions:
- *   - Functions returning int return 0 on success and non-zero on failure.
- *     Those taking (msg, msg_size) then write a one-line English message into
- *     msg that names the file and the problem (msg may be NULL, msg_size 0).
+ *   - Writers return a dvi_status: DVI_OK (0) on success, else the failure's
+ *     code (DVI_ERR_IO for a file that cannot be read or written, DVI_ERR_NOMEM,
+ *     DVI_ERR_INVALID_ARG for a call the writer cannot take), with the
+ *     thread's last error set (dvi_error_message). Those taking (msg,
+ *     msg_size) also write a one-line English message into msg that names the
+ *     file and the problem (msg may be NULL, msg_size 0).
  *   - Output is deterministic: no timestamps, no host names, no addresses.
  *   - Nothing here prints to stdout/stderr or exits.
  *
@@ -42,8 +45,8 @@ typedef struct dvi_csv dvi_csv;
 
 /* Creates (or truncates) path and writes the header. names[columns] are
  * required; units may be NULL (no units) or hold NULL/"" entries. */
-DVI_API int dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
-                 const char* const* units, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
+                                const char* const* units, char* msg, size_t msg_size);
 
 /* Reopens an existing CSV for appending after a restart: keeps the header and
  * the first `rows` data rows, removes everything after them (rows written
@@ -51,12 +54,12 @@ DVI_API int dvi_csv_open(dvi_csv** out, const char* path, int columns, const cha
  * positions the writer after them. Fails, leaving the file unchanged, if the
  * file is missing, its header does not have `columns` columns, or it holds
  * fewer than `rows` complete data rows. rows = 0 keeps just the header. */
-DVI_API int dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
-                        size_t msg_size);
+DVI_API dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
+                                       size_t msg_size);
 
-/* Appends one row: values[columns]. On an I/O error returns non-zero, and
+/* Appends one row: values[columns]. On an I/O error returns DVI_ERR_IO, and
  * dvi_csv_last_error says why; the error is sticky (later writes fail too). */
-DVI_API int dvi_csv_write_row(dvi_csv* c, const double* values);
+DVI_API dvi_status dvi_csv_write_row(dvi_csv* c, const double* values);
 
 /* Data rows in the file (kept rows after a resume + rows written since). */
 DVI_API long long dvi_csv_rows(const dvi_csv* c);
@@ -68,15 +71,15 @@ DVI_API const char* dvi_csv_last_error(const dvi_csv* c);
 
 /* Flushes buffered rows to the operating system and to disk (fsync). Meant
  * for checkpoints, not for every row. */
-DVI_API int dvi_csv_flush(dvi_csv* c);
+DVI_API dvi_status dvi_csv_flush(dvi_csv* c);
 
 /* Flushes, closes and frees. Non-zero if this or any earlier write failed.
- * NULL is accepted (returns 0). */
-DVI_API int dvi_csv_close(dvi_csv* c);
+ * NULL is accepted (returns DVI_OK). */
+DVI_API dvi_status dvi_csv_close(dvi_csv* c);
 
 /* Counts the complete data rows (lines ending in '\n' after the header) and
  * the header's columns of an existing CSV file. Either output may be NULL. */
-DVI_API int dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* msg, size_t msg_size);
 
 /* ==== SVG plots =========================================================== */
 
@@ -121,11 +124,11 @@ DVI_API dvi_svg_options dvi_svg_default_options(void);
  * is not finite are skipped. A header-only CSV yields a picture saying "no
  * data". Fails on a missing or empty file (no header line). The SVG is
  * written atomically (see dvi_write_file_atomic). */
-DVI_API int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg,
-                     size_t msg_size);
+DVI_API dvi_status dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg,
+                                    size_t msg_size);
 /* Same, with settings (opt NULL: defaults). */
-DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
-                        const dvi_svg_options* opt, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title,
+                                       const dvi_svg_options* opt, char* msg, size_t msg_size);
 /* Overlays several CSV files (runs of one scene, say) in one picture: the
  * series of every file, drawn as dvi_svg_plot_csv_ex draws one file's, the
  * same column of every file in one panel (by unit, as above), each file's
@@ -135,9 +138,9 @@ DVI_API int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, cons
  * in every file. The x axis spans all files; the title defaults to
  * "NAME: COLUMNS (N runs)", NAME the first file's name. Returns 0, or -1
  * with a message naming the file. */
-DVI_API int dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count,
-                                     const char* svg_path, const char* title, const dvi_svg_options* opt,
-                                     char* msg, size_t msg_size);
+DVI_API dvi_status dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count,
+                                            const char* svg_path, const char* title, const dvi_svg_options* opt,
+                                            char* msg, size_t msg_size);
 
 /* ==== XY (scatter) plots ================================================== */
 
@@ -179,8 +182,8 @@ DVI_API dvi_svg_xy_panel dvi_svg_xy_default_panel(void);
  * apart by colour and dash pattern with a legend on the panel's right, the
  * title above and `note` (may be NULL) under everything. Written atomically
  * (dvi_write_file_atomic). Returns 0, or -1 with a message. */
-DVI_API int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
-                            const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
+                                   const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size);
 
 /* ==== VTK frames for ParaView ============================================= */
 
@@ -233,10 +236,10 @@ DVI_API int dvi_svg_xy_plot(const char* svg_path, const char* title, const char*
  * count and the numbers themselves. dvi_vtk_write_frame_ex writes them as
  * text instead ("%.10g", non-finite as nan/inf). Each file is written
  * atomically. */
-DVI_API int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size);
 /* The same, the arrays as text (ascii) or binary as dvi_vtk_write_frame does. */
-DVI_API int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
-                           size_t msg_size);
+DVI_API dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
+                                          size_t msg_size);
 
 /* Writes DIR/static.vtp: the surfaces of the fixed bodies' shapes (cell data
  * "shape_type", "body", "shape"; triangles as in the shapes files), once per
@@ -244,7 +247,8 @@ DVI_API int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int 
  * plane is drawn as a square about the foot of the centre of the scene's
  * bounding box (bodies' bounding spheres, height fields and meshes), of half
  * side 0.75 × that box's diagonal, at least 1 m. */
-DVI_API int dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg,
+                                        size_t msg_size);
 
 /* True when binary VTK arrays are zlib-compressed (the library was built with zlib). */
 DVI_API bool dvi_vtk_compressed(void);
@@ -257,18 +261,18 @@ DVI_API bool dvi_vtk_compressed(void);
  * checkpoint and at the end: rewriting after every frame would cost time
  * quadratic in the number of frames). times must be
  * finite; frames = 0 writes empty collections. */
-DVI_API int dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size);
 
 /* ==== files =============================================================== */
 
 /* Writes data to path atomically: to "path.tmp", fsync, then rename over
  * path (and fsync of the directory, best effort). On failure the temporary
  * file is removed and path is left as it was. */
-DVI_API int dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size);
 
 /* Creates a directory and its missing parents (like mkdir -p). Succeeds if
  * it already exists. */
-DVI_API int dvi_make_dirs(const char* path, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_make_dirs(const char* path, char* msg, size_t msg_size);
 
 /* ==== JSON writer ========================================================= */
 
@@ -300,40 +304,40 @@ DVI_API int dvi_make_dirs(const char* path, char* msg, size_t msg_size);
 typedef struct dvi_json_writer dvi_json_writer;
 
 /* Writes to f as it goes (f is not closed by the writer). */
-DVI_API int dvi_json_writer_open_file(dvi_json_writer** out, FILE* f);
+DVI_API dvi_status dvi_json_writer_open_file(dvi_json_writer** out, FILE* f);
 /* Writes to a growing, NUL-terminated memory buffer. */
-DVI_API int dvi_json_writer_open_buffer(dvi_json_writer** out);
+DVI_API dvi_status dvi_json_writer_open_buffer(dvi_json_writer** out);
 /* The buffer's text so far (NULL for a file writer); size may be NULL. The
  * pointer is valid until the next call on w. */
 DVI_API const char* dvi_json_writer_buffer(const dvi_json_writer* w, size_t* size);
 /* Checks that exactly one complete value was written, ends it with '\n' and
  * flushes a file writer. Non-zero (message in msg) on any error. */
-DVI_API int dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size);
+DVI_API dvi_status dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size);
 /* First error ("" if none). */
 DVI_API const char* dvi_json_writer_error(const dvi_json_writer* w);
 DVI_API void dvi_json_writer_free(dvi_json_writer* w);  /* NULL ok */
 
-DVI_API int dvi_json_begin_object(dvi_json_writer* w);
-DVI_API int dvi_json_end_object(dvi_json_writer* w);
+DVI_API dvi_status dvi_json_begin_object(dvi_json_writer* w);
+DVI_API dvi_status dvi_json_end_object(dvi_json_writer* w);
 /* Arrays with one element per line... */
-DVI_API int dvi_json_begin_array(dvi_json_writer* w);
+DVI_API dvi_status dvi_json_begin_array(dvi_json_writer* w);
 /* ...or on one line: [1, 2, 3] (containers nested inside are inline too). */
-DVI_API int dvi_json_begin_array_inline(dvi_json_writer* w);
-DVI_API int dvi_json_end_array(dvi_json_writer* w);
+DVI_API dvi_status dvi_json_begin_array_inline(dvi_json_writer* w);
+DVI_API dvi_status dvi_json_end_array(dvi_json_writer* w);
 /* Key of the next value inside an object (escaped like strings). */
-DVI_API int dvi_json_key(dvi_json_writer* w, const char* key);
-DVI_API int dvi_json_string(dvi_json_writer* w, const char* s);   /* NULL writes null */
-DVI_API int dvi_json_number(dvi_json_writer* w, double v);        /* non-finite: null */
-DVI_API int dvi_json_int(dvi_json_writer* w, long long v);
-DVI_API int dvi_json_bool(dvi_json_writer* w, bool v);
-DVI_API int dvi_json_null(dvi_json_writer* w);
+DVI_API dvi_status dvi_json_key(dvi_json_writer* w, const char* key);
+DVI_API dvi_status dvi_json_string(dvi_json_writer* w, const char* s);   /* NULL writes null */
+DVI_API dvi_status dvi_json_number(dvi_json_writer* w, double v);        /* non-finite: null */
+DVI_API dvi_status dvi_json_int(dvi_json_writer* w, long long v);
+DVI_API dvi_status dvi_json_bool(dvi_json_writer* w, bool v);
+DVI_API dvi_status dvi_json_null(dvi_json_writer* w);
 /* key + value in one call. */
-DVI_API int dvi_json_key_string(dvi_json_writer* w, const char* key, const char* s);
-DVI_API int dvi_json_key_number(dvi_json_writer* w, const char* key, double v);
-DVI_API int dvi_json_key_int(dvi_json_writer* w, const char* key, long long v);
-DVI_API int dvi_json_key_bool(dvi_json_writer* w, const char* key, bool v);
+DVI_API dvi_status dvi_json_key_string(dvi_json_writer* w, const char* key, const char* s);
+DVI_API dvi_status dvi_json_key_number(dvi_json_writer* w, const char* key, double v);
+DVI_API dvi_status dvi_json_key_int(dvi_json_writer* w, const char* key, long long v);
+DVI_API dvi_status dvi_json_key_bool(dvi_json_writer* w, const char* key, bool v);
 /* key + inline array of n numbers, e.g. a position [x, y, z]. */
-DVI_API int dvi_json_key_numbers(dvi_json_writer* w, const char* key, const double* v, int n);
+DVI_API dvi_status dvi_json_key_numbers(dvi_json_writer* w, const char* key, const double* v, int n);
 
 #ifdef __cplusplus
 }

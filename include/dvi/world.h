@@ -468,6 +468,50 @@ DVI_API dvi_status dvi_body_get_shape(const dvi_world* world, dvi_body_id body, 
 DVI_API dvi_status dvi_world_save_state(const dvi_world* world, void** data, size_t* size);
 DVI_API dvi_status dvi_world_load_state(dvi_world* world, const void* data, size_t size);
 
+/* ---- the run health monitor's settings and findings ---------------------- */
+
+/// Thresholds of the run health monitor (docs/health.md): what a model
+/// (<dvi/scene.h>, the scene's formulation.health) checks after every step
+/// of its world. Fractions are of the scale each check states.
+typedef struct dvi_health_settings {
+    bool enabled;                ///< default true
+    double energy_growth;        ///< warning: E − E₀ − W_in above this fraction of the energy scale; 0.1
+    double blowup_factor;        ///< blow-up (an error): E − E₀ − W_in above this many energy scales; 100
+    double region_margin;        ///< m; escape: a body this far outside the box of the initial bodies;
+                                 ///< 0 (default): the box's longest side, at least 10 × the largest shape
+    double penetration_fraction; ///< warning: a contact's penetration (DEM: overlap) above this fraction
+                                 ///< of the smaller of its two shapes; 0.2
+    double joint_fraction;       ///< warning: a joint's violation above this fraction of its size
+                                 ///< (dvi_step_stats.max_joint_violation_relative); 1e-3
+} dvi_health_settings;
+
+DVI_API dvi_health_settings dvi_default_health_settings(void);
+
+/// What the health monitor has found so far (dvi_model_health).
+typedef enum dvi_health_kind {
+    DVI_HEALTH_ENERGY = 0,      ///< energy grew beyond what work and gravity explain
+    DVI_HEALTH_ESCAPE = 1,      ///< bodies left the region they started in
+    DVI_HEALTH_PENETRATION = 2, ///< a contact penetrates (overlaps) too deep
+    DVI_HEALTH_JOINT = 3,       ///< a joint came apart
+    DVI_HEALTH_BLOWUP = 4,      ///< the energy exploded (the step that found it failed)
+    DVI_HEALTH_CHATTER = 5,     ///< a DEM contact's friction reversed direction step after step
+                                ///< (dvi_step_stats.chattering_contacts)
+    DVI_HEALTH_KINDS = 6
+} dvi_health_kind;
+
+typedef struct dvi_health_report {
+    uint32_t raised;            ///< bit k set: kind k has occurred
+    int64_t first_step[DVI_HEALTH_KINDS]; ///< step count at which kind k first occurred, −1 if never
+    char first[DVI_HEALTH_KINDS][256];    ///< what was seen then, naming the body, contact or joint
+    double energy_scale;        ///< J: the initial kinetic energy, plus total dynamic mass × |g| × the
+                                ///< initial region's height (at least the largest shape), plus W_in
+    double energy_excess;       ///< largest (E − E₀ − W_in) / energy_scale so far
+    double work_in;             ///< J: work of the motors, applied forces and kinematic bodies so far
+    int64_t escaped;            ///< bodies outside the region after the last step
+    double worst_penetration;   ///< largest penetration (overlap) over the smaller shape so far
+    double worst_joint;         ///< largest relative joint violation so far
+} dvi_health_report;
+
 #ifdef __cplusplus
 }
 #endif

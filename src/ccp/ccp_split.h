@@ -9,7 +9,7 @@
  *
  * each solve warm-started from γ_k, which converges in a few outer steps
  * when W is nearly symmetric (FCLIB's Siconos problems, asymmetric by about
- * 1e-4 in norm: docs/fclib.md). dvi_fclib_solve (src/io/io_fclib.c) calls it
+ * 1e-4 in norm: docs/fclib.md). dvi_fclib_solve (src/io/fclib_read.c) calls it
  * for the local FCLIB problems whose W is not symmetric.
  */
 #ifndef DVI_CCP_SPLIT_H

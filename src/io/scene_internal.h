@@ -246,42 +246,4 @@ int64_t sc_generator_excluded_cells(const sc_generator* g, int32_t* bad);
  * (scene_mass.c). */
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia_per_mass[9]);
 
-/* ---- the run health monitor (model_health.c; docs/health.md) ---- */
-
-typedef struct model_motor {
-    int32_t joint;        /* world joint index */
-    bool linear;          /* linear speed motor (force along the axis) */
-    double axis_a[3];     /* the axis in body A's frame (the world's when A is the world) */
-} model_motor;
-
-typedef struct model_health {
-    dvi_health_settings set;
-    dvi_health_report rep;
-    double e0;            /* energy at the start (kinetic + gravity's potential) */
-    double scale0;        /* the energy scale without the work put in */
-    double lo[3], hi[3];  /* box of the initial positions */
-    double margin;        /* m, beyond it a body has escaped */
-    double* size;         /* [bodies] smallest size among each body's bounded shapes, INFINITY if none */
-    double min_size;      /* the smallest of them */
-    model_motor* motors;
-    int32_t motor_count;
-} model_health;
-
-/* Names body b of the model ("wheel_LF", "grains[49]"). */
-typedef void model_label_fn(const void* ctx, int64_t b, char* out, size_t size);
-
-/* Baseline at the world's current state: sizes, motors, energy, region. */
-dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, const dvi_world* w);
-void dvi_health_free(model_health* h);
-/* The checks after a step of dt that took the model to `step`; DVI_ERR_NUMERIC on a blow-up. */
-dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t step, double dt, model_label_fn* label,
-                                 const void* ctx, char* const* joint_names);
-/* The monitor's part of the model's state blob: fixed size, checksummed. */
-size_t dvi_health_state_size(void);
-/* True for the size of this version's section and of the earlier one
- * without the chatter kind (dvi_health_load reads both). */
-bool dvi_health_state_size_valid(size_t size);
-void dvi_health_save(const model_health* h, unsigned char* out);
-dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size);
-
 #endif /* DVI_SCENE_INTERNAL_H */

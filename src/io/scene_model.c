@@ -9,6 +9,7 @@
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
+#include "health.h"
 
 #include "math3.h"
 #include "bytes_le.h"
@@ -96,7 +97,7 @@ struct dvi_model {
     int64_t near_step;       /* the step `near` belongs to; −1: none */
     double near_time;        /* and the world's time then (the world may be stepped directly) */
 
-    model_health health;     /* the run health monitor (model_health.c) */
+    world_health health;     /* the run health monitor (src/world/health.c) */
 };
 
 static void label_body(const void* ctx, int64_t b, char* out, size_t size);
@@ -163,7 +164,7 @@ static void body_label(const dvi_model* m, int64_t b, char* out, size_t size)
         snprintf(out, size, "body%lld", (long long)b);
 }
 
-/* The health monitor's names: the scene's ("wheel_LF", "grains[49]"), or
+/* A body's name as the scene gives it ("wheel_LF", "grains[49]"), or
  * bodies[i] for an unnamed body of the file. */
 static void label_body(const void* ctx, int64_t b, char* out, size_t size)
 {
@@ -173,7 +174,8 @@ static void label_body(const void* ctx, int64_t b, char* out, size_t size)
     else snprintf(out, size, "the world");
 }
 
-/* The world's names of its bodies in error messages (dvi_world_set_body_namer). */
+/* The world's names of its bodies, in its error messages and the health
+ * monitor's findings (dvi_world_set_body_namer). */
 static void name_body(void* ctx, int32_t b, char* out, size_t size)
 {
     label_body(ctx, b, out, size);
@@ -794,7 +796,7 @@ dvi_status dvi_model_step(dvi_model* m)
         raw_values(m, p, p->acc); /* adds */
         p->acc_count++;
     }
-    dvi_status hst = dvi_health_after_step(&m->health, m->world, m->steps, m->dt, label_body, m, m->joint_names);
+    dvi_status hst = dvi_health_after_step(&m->health, m->world, m->steps, m->dt, m->joint_names);
     return hst < 0 ? hst : st;
 }
 
@@ -1177,7 +1179,7 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
  * Probe section (empty without averaged probes): for each averaged probe in
  * order, i64 steps in the window, then raw_width · target_count f64 sums
  * (IEEE bits); then u64 FNV-1a of those bytes. Health section (version 3):
- * the monitor's baseline and findings (model_health.c). Version 1 blobs (no
+ * the monitor's baseline and findings (src/world/health.c). Version 1 blobs (no
  * averaged probes then) load with empty windows; version 1 and 2 blobs take
  * the health monitor's baseline at the loaded state. */
 #define STATE_MAGIC "DVIMODEL"
@@ -1262,7 +1264,7 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
     if (wsize > size - header || psize > size - header - wsize || hsize != size - header - wsize - psize)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %u + %llu + %llu + %llu",
                     size, header, (unsigned long long)wsize, (unsigned long long)psize, (unsigned long long)hsize);
-    model_health health = m->health; /* validated before anything is touched */
+    world_health health = m->health; /* validated before anything is touched */
     if (hsize && dvi_health_load(&health, b + header + wsize + psize, (size_t)hsize) != DVI_OK)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged health section (checksum mismatch)");
     /* the step count: at most 2^53 (so that it and steps·dt are exact

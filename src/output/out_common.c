@@ -16,19 +16,28 @@
 
 /* ==== small helpers ====================================================== */
 
-int out_fail(char* msg, size_t msg_size, const char* fmt, ...)
+dvi_status out_fail_st(dvi_status st, char* msg, size_t msg_size, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dvi_error_vreport(msg, msg_size, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+dvi_status out_fail(char* msg, size_t msg_size, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     dvi_error_vreport(msg, msg_size, DVI_ERR_IO, fmt, ap);
     va_end(ap);
-    return -1;
+    return DVI_ERR_IO;
 }
 
-int out_sticky(const char* err)
+dvi_status out_sticky(dvi_status st, const char* err)
 {
-    dvi_error_set(DVI_ERR_IO, err);
-    return -1;
+    dvi_error_set(st, err);
+    return st;
 }
 
 char* out_strdup(const char* s)
@@ -198,9 +207,9 @@ static int write_all(int fd, const void* data, size_t size)
     return 0;
 }
 
-int dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size)
+dvi_status dvi_write_file_atomic(const char* path, const void* data, size_t size, char* msg, size_t msg_size)
 {
-    if (!path || !*path) return out_fail(msg, msg_size, "atomic write: empty path");
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "atomic write: empty path");
     if (!data && size > 0) return out_fail(msg, msg_size, "%s: no data to write", path);
     size_t n = strlen(path);
     char* tmp = malloc(n + 5);
@@ -213,7 +222,7 @@ int dvi_write_file_atomic(const char* path, const void* data, size_t size, char*
         int e = errno;
         out_fail(msg, msg_size, "%s: cannot create: %s", tmp, strerror(e));
         free(tmp);
-        return -1;
+        return DVI_ERR_IO;
     }
     const char* what = NULL;
     const char* who = tmp;
@@ -226,7 +235,7 @@ int dvi_write_file_atomic(const char* path, const void* data, size_t size, char*
         out_fail(msg, msg_size, "%s: %s: %s", who, what, strerror(e));
         unlink(tmp);
         free(tmp);
-        return -1;
+        return DVI_ERR_IO;
     }
     free(tmp);
 
@@ -249,12 +258,12 @@ int dvi_write_file_atomic(const char* path, const void* data, size_t size, char*
         }
         free(dir);
     }
-    return 0;
+    return DVI_OK;
 }
 
-int dvi_make_dirs(const char* path, char* msg, size_t msg_size)
+dvi_status dvi_make_dirs(const char* path, char* msg, size_t msg_size)
 {
-    if (!path || !*path) return out_fail(msg, msg_size, "mkdir: empty path");
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "mkdir: empty path");
     char* p = out_strdup(path);
     if (!p) return out_fail(msg, msg_size, "%s: out of memory", path);
     size_t n = strlen(p);
@@ -267,7 +276,7 @@ int dvi_make_dirs(const char* path, char* msg, size_t msg_size)
             int e = errno;
             out_fail(msg, msg_size, "%s: cannot create directory: %s", p, strerror(e));
             free(p);
-            return -1;
+            return DVI_ERR_IO;
         }
         p[i] = c;
     }
@@ -275,8 +284,8 @@ int dvi_make_dirs(const char* path, char* msg, size_t msg_size)
     if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {
         out_fail(msg, msg_size, "%s: exists and is not a directory", p);
         free(p);
-        return -1;
+        return DVI_ERR_IO;
     }
     free(p);
-    return 0;
+    return DVI_OK;
 }

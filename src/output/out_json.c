@@ -32,25 +32,31 @@ struct dvi_json_writer {
     int finished;
     json_frame stack[JSON_MAX_DEPTH];
     char err[256];
+    dvi_status st; /* the first error's code (sticky, like err) */
 };
 
-static int json_error(dvi_json_writer* w, const char* what)
+/* The writer's first error: a write error DVI_ERR_IO, out of memory
+ * DVI_ERR_NOMEM, a call against the grammar DVI_ERR_INVALID_ARG. */
+static dvi_status json_fail(dvi_json_writer* w, dvi_status st, const char* what)
 {
     if (!w->err[0]) {
         snprintf(w->err, sizeof w->err, "JSON writer: %s", what);
-        dvi_error_set(DVI_ERR_INVALID_ARG, w->err);
+        w->st = st;
+        dvi_error_set(st, w->err);
     }
-    return -1;
+    return w->st;
 }
+
+static dvi_status json_error(dvi_json_writer* w, const char* what) { return json_fail(w, DVI_ERR_INVALID_ARG, what); }
 
 static void json_out(dvi_json_writer* w, const char* s, size_t n)
 {
     if (w->err[0]) return;
     if (w->f) {
-        if (fwrite(s, 1, n, w->f) != n) json_error(w, "write error");
+        if (fwrite(s, 1, n, w->f) != n) json_fail(w, DVI_ERR_IO, "write error");
     } else {
         out_sb_putn(&w->buf, s, n);
-        if (w->buf.failed) json_error(w, "out of memory");
+        if (w->buf.failed) json_fail(w, DVI_ERR_NOMEM, "out of memory");
     }
 }
 
@@ -102,9 +108,9 @@ static void json_escaped(dvi_json_writer* w, const char* text)
 }
 
 /* Separator and indentation before a value; checks the grammar. */
-static int json_before_value(dvi_json_writer* w)
+static dvi_status json_before_value(dvi_json_writer* w)
 {
-    if (w->err[0]) return out_sticky(w->err);
+    if (w->err[0]) return out_sticky(w->st, w->err);
     if (w->finished) return json_error(w, "value after finish");
     if (w->depth == 0) {
         if (w->top_values > 0) return json_error(w, "second top-level value");
@@ -120,13 +126,13 @@ static int json_before_value(dvi_json_writer* w)
     if (fr->count > 0) json_out(w, fr->inl ? ", " : ",", fr->inl ? 2 : 1);
     if (!fr->inl) json_indent(w, w->depth);
     fr->count++;
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-static int json_begin(dvi_json_writer* w, char type, int inl)
+static dvi_status json_begin(dvi_json_writer* w, char type, int inl)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (json_before_value(w)) return -1;
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return w->st;
     if (w->depth >= JSON_MAX_DEPTH) return json_error(w, "nesting too deep");
     json_frame* fr = &w->stack[w->depth++];
     fr->type = type;
@@ -134,13 +140,13 @@ static int json_begin(dvi_json_writer* w, char type, int inl)
     fr->keyed = 0;
     fr->count = 0;
     json_out(w, type == '{' ? "{" : "[", 1);
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-static int json_end(dvi_json_writer* w, char type)
+static dvi_status json_end(dvi_json_writer* w, char type)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (w->err[0]) return out_sticky(w->err);
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (w->err[0]) return out_sticky(w->st, w->err);
     if (w->depth == 0) return json_error(w, type == '{' ? "end_object without an open object" : "end_array without an open array");
     json_frame* fr = &w->stack[w->depth - 1];
     if (fr->type != type) return json_error(w, type == '{' ? "end_object closes an array" : "end_array closes an object");
@@ -148,7 +154,7 @@ static int json_end(dvi_json_writer* w, char type)
     w->depth--;
     if (fr->count > 0 && !fr->inl) json_indent(w, w->depth);
     json_out(w, type == '{' ? "}" : "]", 1);
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
 static dvi_json_writer* json_new(void)
@@ -157,31 +163,33 @@ static dvi_json_writer* json_new(void)
     return w;
 }
 
-int dvi_json_writer_open_file(dvi_json_writer** out, FILE* f)
+dvi_status dvi_json_writer_open_file(dvi_json_writer** out, FILE* f)
 {
-    if (!out) return -1;
+    if (!out || !f) {
+        if (out) *out = NULL;
+        return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "dvi_json_writer_open_file: invalid argument (%s)",
+                           !out ? "!out" : "!f");
+    }
     *out = NULL;
-    if (!f) return -1;
     dvi_json_writer* w = json_new();
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
+    if (!w) return out_fail_st(DVI_ERR_NOMEM, NULL, 0, "dvi_json_writer_open_file: out of memory");
     w->f = f;
     *out = w;
-    return 0;
+    return DVI_OK;
 }
 
-int dvi_json_writer_open_buffer(dvi_json_writer** out)
+dvi_status dvi_json_writer_open_buffer(dvi_json_writer** out)
 {
-    if (!out) return -1;
+    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "dvi_json_writer_open_buffer: invalid argument (!out)");
     *out = json_new();
-    if (!*out) return -1;
-    out_sb_reserve(&(*out)->buf, 1024);
-    if ((*out)->buf.failed) {
+    if (*out) out_sb_reserve(&(*out)->buf, 1024);
+    if (!*out || (*out)->buf.failed) {
         free(*out);
         *out = NULL;
-        return -1;
+        return out_fail_st(DVI_ERR_NOMEM, NULL, 0, "dvi_json_writer_open_buffer: out of memory");
     }
     (*out)->buf.data[0] = '\0';
-    return 0;
+    return DVI_OK;
 }
 
 const char* dvi_json_writer_buffer(const dvi_json_writer* w, size_t* size)
@@ -192,20 +200,20 @@ const char* dvi_json_writer_buffer(const dvi_json_writer* w, size_t* size)
     return w->buf.data ? w->buf.data : "";
 }
 
-int dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size)
+dvi_status dvi_json_writer_finish(dvi_json_writer* w, char* msg, size_t msg_size)
 {
-    if (!w) return out_fail(msg, msg_size, "JSON writer: none");
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "JSON writer: none");
     if (!w->err[0] && !w->finished) {
         if (w->depth > 0) json_error(w, w->stack[w->depth - 1].type == '{' ? "unclosed object" : "unclosed array");
         else if (w->top_values == 0) json_error(w, "no value written");
         else {
             json_out(w, "\n", 1);
-            if (w->f && fflush(w->f) != 0) json_error(w, "write error");
+            if (w->f && fflush(w->f) != 0) json_fail(w, DVI_ERR_IO, "write error");
             w->finished = 1;
         }
     }
-    if (w->err[0]) return out_fail(msg, msg_size, "%s", w->err);
-    return 0;
+    if (w->err[0]) return out_fail_st(w->st, msg, msg_size, "%s", w->err);
+    return DVI_OK;
 }
 
 const char* dvi_json_writer_error(const dvi_json_writer* w) { return w ? w->err : ""; }
@@ -217,16 +225,16 @@ void dvi_json_writer_free(dvi_json_writer* w)
     free(w);
 }
 
-int dvi_json_begin_object(dvi_json_writer* w) { return json_begin(w, '{', 0); }
-int dvi_json_end_object(dvi_json_writer* w) { return json_end(w, '{'); }
-int dvi_json_begin_array(dvi_json_writer* w) { return json_begin(w, '[', 0); }
-int dvi_json_begin_array_inline(dvi_json_writer* w) { return json_begin(w, '[', 1); }
-int dvi_json_end_array(dvi_json_writer* w) { return json_end(w, '['); }
+dvi_status dvi_json_begin_object(dvi_json_writer* w) { return json_begin(w, '{', 0); }
+dvi_status dvi_json_end_object(dvi_json_writer* w) { return json_end(w, '{'); }
+dvi_status dvi_json_begin_array(dvi_json_writer* w) { return json_begin(w, '[', 0); }
+dvi_status dvi_json_begin_array_inline(dvi_json_writer* w) { return json_begin(w, '[', 1); }
+dvi_status dvi_json_end_array(dvi_json_writer* w) { return json_end(w, '['); }
 
-int dvi_json_key(dvi_json_writer* w, const char* key)
+dvi_status dvi_json_key(dvi_json_writer* w, const char* key)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (w->err[0]) return out_sticky(w->err);
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (w->err[0]) return out_sticky(w->st, w->err);
     if (w->finished) return json_error(w, "key after finish");
     if (!key) return json_error(w, "NULL key");
     if (w->depth == 0 || w->stack[w->depth - 1].type != '{') return json_error(w, "key outside an object");
@@ -238,82 +246,88 @@ int dvi_json_key(dvi_json_writer* w, const char* key)
     json_out(w, ": ", 2);
     fr->keyed = 1;
     fr->count++;
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-int dvi_json_string(dvi_json_writer* w, const char* s)
+dvi_status dvi_json_string(dvi_json_writer* w, const char* s)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (json_before_value(w)) return -1;
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return w->st;
     if (s) json_escaped(w, s);
     else json_puts(w, "null");
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-int dvi_json_number(dvi_json_writer* w, double v)
+dvi_status dvi_json_number(dvi_json_writer* w, double v)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (json_before_value(w)) return -1;
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return w->st;
     if (!isfinite(v)) json_puts(w, "null");
     else {
         char t[32];
         int n = out_format_roundtrip(t, v);
         json_out(w, t, (size_t)n);
     }
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-int dvi_json_int(dvi_json_writer* w, long long v)
+dvi_status dvi_json_int(dvi_json_writer* w, long long v)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (json_before_value(w)) return -1;
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return w->st;
     char t[32];
     int n = snprintf(t, sizeof t, "%lld", v);
     json_out(w, t, (size_t)n);
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-int dvi_json_bool(dvi_json_writer* w, bool v)
+dvi_status dvi_json_bool(dvi_json_writer* w, bool v)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (json_before_value(w)) return -1;
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return w->st;
     json_puts(w, v ? "true" : "false");
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-int dvi_json_null(dvi_json_writer* w)
+dvi_status dvi_json_null(dvi_json_writer* w)
 {
-    if (!w) return out_fail(NULL, 0, "JSON writer: NULL");
-    if (json_before_value(w)) return -1;
+    if (!w) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "JSON writer: NULL");
+    if (json_before_value(w)) return w->st;
     json_puts(w, "null");
-    return w->err[0] ? -1 : 0;
+    return w->st;
 }
 
-int dvi_json_key_string(dvi_json_writer* w, const char* key, const char* s)
+dvi_status dvi_json_key_string(dvi_json_writer* w, const char* key, const char* s)
 {
-    return dvi_json_key(w, key) ? -1 : dvi_json_string(w, s);
+    dvi_status st = dvi_json_key(w, key);
+    return st != DVI_OK ? st : dvi_json_string(w, s);
 }
 
-int dvi_json_key_number(dvi_json_writer* w, const char* key, double v)
+dvi_status dvi_json_key_number(dvi_json_writer* w, const char* key, double v)
 {
-    return dvi_json_key(w, key) ? -1 : dvi_json_number(w, v);
+    dvi_status st = dvi_json_key(w, key);
+    return st != DVI_OK ? st : dvi_json_number(w, v);
 }
 
-int dvi_json_key_int(dvi_json_writer* w, const char* key, long long v)
+dvi_status dvi_json_key_int(dvi_json_writer* w, const char* key, long long v)
 {
-    return dvi_json_key(w, key) ? -1 : dvi_json_int(w, v);
+    dvi_status st = dvi_json_key(w, key);
+    return st != DVI_OK ? st : dvi_json_int(w, v);
 }
 
-int dvi_json_key_bool(dvi_json_writer* w, const char* key, bool v)
+dvi_status dvi_json_key_bool(dvi_json_writer* w, const char* key, bool v)
 {
-    return dvi_json_key(w, key) ? -1 : dvi_json_bool(w, v);
+    dvi_status st = dvi_json_key(w, key);
+    return st != DVI_OK ? st : dvi_json_bool(w, v);
 }
 
-int dvi_json_key_numbers(dvi_json_writer* w, const char* key, const double* v, int n)
+dvi_status dvi_json_key_numbers(dvi_json_writer* w, const char* key, const double* v, int n)
 {
-    if (dvi_json_key(w, key) || dvi_json_begin_array_inline(w)) return -1;
+    dvi_status st = dvi_json_key(w, key);
+    if (st == DVI_OK) st = dvi_json_begin_array_inline(w);
+    if (st != DVI_OK) return st;
     if (n > 0 && !v) return json_error(w, "NULL number array");
     for (int i = 0; i < n; i++)
-        if (dvi_json_number(w, v[i])) return -1;
+        if ((st = dvi_json_number(w, v[i])) != DVI_OK) return st;
     return dvi_json_end_array(w);
 }

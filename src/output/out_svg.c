@@ -419,6 +419,7 @@ typedef struct plot {
     int npan;
     char* line;
     size_t cap;
+    int total; /* the series of all files (the panels' member arrays hold as many) */
 } plot;
 
 static void plot_free(plot* P)
@@ -465,25 +466,25 @@ static void emit_series(out_sbuf* b, const series* s, const char* color, const c
     }
 }
 
-static int plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
-                     const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size);
+static dvi_status plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
+                            const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size);
 
-int dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg, size_t msg_size)
+dvi_status dvi_svg_plot_csv(const char* csv_path, const char* svg_path, const char* title, char* msg, size_t msg_size)
 {
     return dvi_svg_plot_csv_ex(csv_path, svg_path, title, NULL, msg, msg_size);
 }
 
-int dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
-                        char* msg, size_t msg_size)
+dvi_status dvi_svg_plot_csv_ex(const char* csv_path, const char* svg_path, const char* title, const dvi_svg_options* opt,
+                               char* msg, size_t msg_size)
 {
-    if (!csv_path || !*csv_path) return out_fail(msg, msg_size, "plot: no CSV path");
+    if (!csv_path || !*csv_path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "plot: no CSV path");
     return plot_csvs(&csv_path, NULL, 1, svg_path, title, opt, msg, msg_size);
 }
 
-int dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
-                             const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
+dvi_status dvi_svg_plot_csv_overlay(const char* const* csv_paths, const char* const* labels, int count, const char* svg_path,
+                                    const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
 {
-    if (!csv_paths || count < 1) return out_fail(msg, msg_size, "plot: no CSV path");
+    if (!csv_paths || count < 1) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "plot: no CSV path");
     for (int k = 0; k < count; k++)
         if (!csv_paths[k] || !*csv_paths[k]) return out_fail(msg, msg_size, "plot: CSV path %d is empty", k + 1);
     return plot_csvs(csv_paths, labels, count, svg_path, title, opt, msg, msg_size);
@@ -495,56 +496,43 @@ static int one_column(const char* list)
     return list && *list && !strchr(list, ',');
 }
 
-static int plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
-                     const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
-{
-    if (!svg_path || !*svg_path) return out_fail(msg, msg_size, "plot: no SVG path");
-    dvi_svg_options o = opt ? *opt : dvi_svg_default_options();
-    if (o.width < 320) o.width = 320;
-    if (o.width > 20000) o.width = 20000;
-    if (o.panel_height < 100) o.panel_height = 100;
-    if (o.panel_height > 5000) o.panel_height = 5000;
-    const int overlay = nfiles > 1;
+/* What the plot's geometry is once the CSVs are read: the page, the plot
+ * area's columns, the x range and its ticks. */
+typedef struct plot_frame {
+    double W, left, right, plot_w, title_h, gap, bottom_h, entry_h;
+    double H, last_bottom;
+    long long rows, skipped;   /* rows with a finite x; rows without one */
+    double x0, x1;             /* the x axis' range */
+    panel xp;                  /* x axis: exact data range, ticks inside */
+    mapping M;
+} plot_frame;
 
-    plot P;
-    memset(&P, 0, sizeof P);
-    int rc = -1;
-    out_sbuf b = {0};
-    char xlabel[512] = "";
+/* Opens the CSVs and reads their headers (the x label from the first);
+ * allocates the series and panels for all their columns. */
+static dvi_status plot_open_files(plot* P, const char* const* csv_paths, const char* const* labels, int nfiles,
+                                  char* xlabel, size_t xlabel_size, char* msg, size_t msg_size)
+{
     ssize_t len = 0;
-    P.files = calloc((size_t)nfiles, sizeof *P.files);
-    if (!P.files) return out_fail(msg, msg_size, "%s: out of memory", csv_paths[0]);
-    P.nfiles = nfiles;
+    P->files = calloc((size_t)nfiles, sizeof *P->files);
+    if (!P->files) return out_fail(msg, msg_size, "%s: out of memory", csv_paths[0]);
+    P->nfiles = nfiles;
     int total = 0; /* series of all files */
     for (int k = 0; k < nfiles; k++) {
-        plot_file* F = &P.files[k];
+        plot_file* F = &P->files[k];
         F->path = csv_paths[k];
         F->label = labels && labels[k] && *labels[k] ? labels[k] : csv_paths[k];
         F->f = fopen(F->path, "rb");
         if (!F->f) {
             int e = errno;
-            out_fail(msg, msg_size, "%s: cannot open: %s", F->path, strerror(e));
-            goto done;
+            return out_fail(msg, msg_size, "%s: cannot open: %s", F->path, strerror(e));
         }
-        len = getline(&P.line, &P.cap, F->f);
-        if (len <= 0) {
-            out_fail(msg, msg_size, "%s: empty file (no header line)", F->path);
-            goto done;
-        }
-        out_chomp(P.line, &len);
-        if (len == 0) {
-            out_fail(msg, msg_size, "%s: empty header line", F->path);
-            goto done;
-        }
-        if (out_csv_split_header(P.line, &F->fields, &F->ncols)) {
-            out_fail(msg, msg_size, "%s: out of memory", F->path);
-            goto done;
-        }
+        len = getline(&P->line, &P->cap, F->f);
+        if (len <= 0) return out_fail(msg, msg_size, "%s: empty file (no header line)", F->path);
+        out_chomp(P->line, &len);
+        if (len == 0) return out_fail(msg, msg_size, "%s: empty header line", F->path);
+        if (out_csv_split_header(P->line, &F->fields, &F->ncols)) return out_fail(msg, msg_size, "%s: out of memory", F->path);
         F->vals = malloc((size_t)F->ncols * sizeof *F->vals);
-        if (!F->vals) {
-            out_fail(msg, msg_size, "%s: out of memory", F->path);
-            goto done;
-        }
+        if (!F->vals) return out_fail(msg, msg_size, "%s: out of memory", F->path);
         F->first = total;
         F->nser = F->ncols - 1;
         total += F->nser;
@@ -553,28 +541,83 @@ static int plot_csvs(const char* const* csv_paths, const char* const* labels, in
             if (split_title(F->fields[0], &xname, &xunit)) {
                 free(xname);
                 free(xunit);
-                out_fail(msg, msg_size, "%s: out of memory", F->path);
-                goto done;
+                return out_fail(msg, msg_size, "%s: out of memory", F->path);
             }
-            if (*xunit) snprintf(xlabel, sizeof xlabel, "%s [%s]", xname, xunit);
-            else snprintf(xlabel, sizeof xlabel, "%s", xname);
+            if (*xunit) snprintf(xlabel, xlabel_size, "%s [%s]", xname, xunit);
+            else snprintf(xlabel, xlabel_size, "%s", xname);
             free(xname);
             free(xunit);
         }
     }
-    P.ser = calloc(total > 0 ? (size_t)total : 1, sizeof *P.ser);
-    P.pan = calloc(total > 0 ? (size_t)total : 1, sizeof *P.pan);
-    if (!P.ser || !P.pan) {
-        out_fail(msg, msg_size, "%s: out of memory", csv_paths[0]);
-        goto done;
-    }
+    P->ser = calloc(total > 0 ? (size_t)total : 1, sizeof *P->ser);
+    P->pan = calloc(total > 0 ? (size_t)total : 1, sizeof *P->pan);
+    if (!P->ser || !P->pan) return out_fail(msg, msg_size, "%s: out of memory", csv_paths[0]);
+    P->total = total;
+    return DVI_OK;
+}
 
-    /* series and panels (one per unit, in order of first appearance) */
-    for (int k = 0; k < nfiles; k++) {
-        const plot_file* F = &P.files[k];
+/* The panel of series i (one per unit, in order of first appearance): a
+ * column without a unit gets its own panel, as nothing says its values
+ * compare with those of other columns (in an overlay, the same column of
+ * every run shares one). */
+static dvi_status plot_place_series(plot* P, int i, int overlay, const char* path, char* msg, size_t msg_size)
+{
+    series* s = &P->ser[i];
+    int pi = 0;
+    if (*s->unit)
+        while (pi < P->npan && strcmp(P->pan[pi].unit, s->unit) != 0) pi++;
+    else if (overlay) {
+        pi = P->npan;
+        for (int q = 0; q < P->npan; q++) {
+            const series* m0 = &P->ser[P->pan[q].members[0]];
+            if (!*P->pan[q].unit && strcmp(m0->column, s->column) == 0) pi = q;
+        }
+    } else pi = P->npan;
+    if (pi == P->npan) {
+        P->pan[pi].unit = out_strdup(s->unit);
+        P->pan[pi].members = malloc((size_t)P->total * sizeof(int));
+        if (!P->pan[pi].unit || !P->pan[pi].members) return out_fail(msg, msg_size, "%s: out of memory", path);
+        P->npan++;
+    }
+    s->panel = pi;
+    s->style = P->pan[pi].n;
+    P->pan[pi].members[P->pan[pi].n++] = i;
+    return DVI_OK;
+}
+
+/* Every column o->columns lists must be one of file F's; DVI_ERR_INVALID_ARG if not. */
+static dvi_status plot_check_columns(const plot* P, const plot_file* F, const char* columns, char* msg, size_t msg_size)
+{
+    const char* c = columns;
+    while (*c) {
+        const char* e = strchr(c, ',');
+        size_t n = e ? (size_t)(e - c) : strlen(c);
+        int found = n == 0;
+        for (int i = F->first; i < F->first + F->nser && !found; i++)
+            found = strlen(P->ser[i].column) == n && strncmp(P->ser[i].column, c, n) == 0;
+        if (!found) {
+            char cols[1024];
+            size_t l = 0;
+            cols[0] = '\0';
+            for (int q = 0; q < F->ncols && l + 1 < sizeof cols; q++)
+                l += (size_t)snprintf(cols + l, sizeof cols - l, "%s%s", q ? "," : "", F->fields[q]);
+            return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: no column '%.*s' (its columns: %s)", F->path,
+                               (int)n, c, cols);
+        }
+        c += n + (e != NULL);
+    }
+    return DVI_OK;
+}
+
+/* The series of every file's columns, their legend names, and the panels
+ * of those drawn. */
+static dvi_status plot_make_series(plot* P, const dvi_svg_options* o, int overlay, char* msg, size_t msg_size)
+{
+    for (int k = 0; k < P->nfiles; k++) {
+        const plot_file* F = &P->files[k];
         for (int c = 1; c < F->ncols; c++) {
-            const int i = P.nser++;
-            series* s = &P.ser[i];
+            const int i = P->nser++;
+            series* s = &P->ser[i];
             s->file = k;
             s->col = c;
             s->lo = INFINITY;
@@ -582,88 +625,46 @@ static int plot_csvs(const char* const* csv_paths, const char* const* labels, in
             s->pos_lo = INFINITY;
             s->bucket = -1;
             s->panel = -1;
-            if (split_title(F->fields[c], &s->column, &s->unit)) {
-                out_fail(msg, msg_size, "%s: out of memory", F->path);
-                goto done;
-            }
-            s->drawn = !o.columns || !*o.columns || column_listed(o.columns, s->column);
+            if (split_title(F->fields[c], &s->column, &s->unit)) return out_fail(msg, msg_size, "%s: out of memory", F->path);
+            s->drawn = !o->columns || !*o->columns || column_listed(o->columns, s->column);
             /* the legend: the column; in an overlay the run, and the column too unless only one is drawn */
             size_t nl = strlen(s->column) + strlen(F->label) + 3;
             s->name = malloc(nl);
-            if (!s->name) {
-                out_fail(msg, msg_size, "%s: out of memory", F->path);
-                goto done;
-            }
+            if (!s->name) return out_fail(msg, msg_size, "%s: out of memory", F->path);
             if (!overlay) snprintf(s->name, nl, "%s", s->column);
-            else if (one_column(o.columns)) snprintf(s->name, nl, "%s", F->label);
+            else if (one_column(o->columns)) snprintf(s->name, nl, "%s", F->label);
             else snprintf(s->name, nl, "%s: %s", F->label, s->column);
             if (!s->drawn) continue;
-            /* one panel per unit; a column without a unit gets its own panel, as
-             * nothing says its values compare with those of other columns (in an
-             * overlay, the same column of every run shares one) */
-            int pi = 0;
-            if (*s->unit)
-                while (pi < P.npan && strcmp(P.pan[pi].unit, s->unit) != 0) pi++;
-            else if (overlay) {
-                pi = P.npan;
-                for (int q = 0; q < P.npan; q++) {
-                    const series* m0 = &P.ser[P.pan[q].members[0]];
-                    if (!*P.pan[q].unit && strcmp(m0->column, s->column) == 0) pi = q;
-                }
-            } else pi = P.npan;
-            if (pi == P.npan) {
-                P.pan[pi].unit = out_strdup(s->unit);
-                P.pan[pi].members = malloc((size_t)total * sizeof(int));
-                if (!P.pan[pi].unit || !P.pan[pi].members) {
-                    out_fail(msg, msg_size, "%s: out of memory", F->path);
-                    goto done;
-                }
-                P.npan++;
-            }
-            s->panel = pi;
-            s->style = P.pan[pi].n;
-            P.pan[pi].members[P.pan[pi].n++] = i;
+            dvi_status st = plot_place_series(P, i, overlay, F->path, msg, msg_size);
+            if (st != DVI_OK) return st;
         }
-        if (o.columns && *o.columns) { /* every listed column must exist, in every file */
-            const char* c = o.columns;
-            while (*c) {
-                const char* e = strchr(c, ',');
-                size_t n = e ? (size_t)(e - c) : strlen(c);
-                int found = n == 0;
-                for (int i = F->first; i < F->first + F->nser && !found; i++)
-                    found = strlen(P.ser[i].column) == n && strncmp(P.ser[i].column, c, n) == 0;
-                if (!found) {
-                    char cols[1024];
-                    size_t l = 0;
-                    cols[0] = '\0';
-                    for (int q = 0; q < F->ncols && l + 1 < sizeof cols; q++)
-                        l += (size_t)snprintf(cols + l, sizeof cols - l, "%s%s", q ? "," : "", F->fields[q]);
-                    out_fail(msg, msg_size, "%s: no column '%.*s' (its columns: %s)", F->path, (int)n, c, cols);
-                    goto done;
-                }
-                c += n + (e != NULL);
-            }
+        if (o->columns && *o->columns) { /* every listed column must exist, in every file */
+            dvi_status st = plot_check_columns(P, F, o->columns, msg, msg_size);
+            if (st != DVI_OK) return st;
         }
     }
+    return DVI_OK;
+}
 
-    /* pass 1: ranges */
-    long long rows = 0, skipped = 0;
-    double xlo = INFINITY, xhi = -INFINITY;
-    for (int k = 0; k < nfiles; k++) {
-        plot_file* F = &P.files[k];
-        while ((len = getline(&P.line, &P.cap, F->f)) >= 0) {
-            out_chomp(P.line, &len);
-            out_csv_parse_row(P.line, F->vals, F->ncols);
+/* Pass 1 over the data rows: the x range and each series' ranges. */
+static dvi_status plot_read_ranges(plot* P, plot_frame* fr, double* xlo, double* xhi, char* msg, size_t msg_size)
+{
+    ssize_t len;
+    for (int k = 0; k < P->nfiles; k++) {
+        plot_file* F = &P->files[k];
+        while ((len = getline(&P->line, &P->cap, F->f)) >= 0) {
+            out_chomp(P->line, &len);
+            out_csv_parse_row(P->line, F->vals, F->ncols);
             double x = F->vals[0];
             if (!isfinite(x)) {
-                skipped++;
+                fr->skipped++;
                 continue;
             }
-            rows++;
-            if (x < xlo) xlo = x;
-            if (x > xhi) xhi = x;
+            fr->rows++;
+            if (x < *xlo) *xlo = x;
+            if (x > *xhi) *xhi = x;
             for (int i = F->first; i < F->first + F->nser; i++) {
-                series* s = &P.ser[i];
+                series* s = &P->ser[i];
                 double y = F->vals[s->col];
                 if (isfinite(y)) {
                     s->finite++;
@@ -676,36 +677,31 @@ static int plot_csvs(const char* const* csv_paths, const char* const* labels, in
                 } else s->nonfinite++;
             }
         }
-        if (ferror(F->f)) {
-            out_fail(msg, msg_size, "%s: read error", F->path);
-            goto done;
-        }
+        if (ferror(F->f)) return out_fail(msg, msg_size, "%s: read error", F->path);
     }
+    return DVI_OK;
+}
 
-    /* layout */
-    const double W = o.width;
-    const double left = 88, legend_w = 190;
-    const double right = W - legend_w;
-    const double plot_w = right - left;
-    const double title_h = 48, gap = 30, bottom_h = 62, entry_h = 18;
-    int npanels_drawn = P.npan > 0 ? P.npan : 1;
-    /* logarithmic axes: the series' ranges become ranges of log10 */
-    for (int pi = 0; pi < P.npan; pi++) {
-        panel* p = &P.pan[pi];
+/* Logarithmic axes where asked or where a panel's positive values span
+ * three decades: the series' ranges become ranges of log10. */
+static void plot_choose_log_axes(plot* P, int log)
+{
+    for (int pi = 0; pi < P->npan; pi++) {
+        panel* p = &P->pan[pi];
         double pos_lo = INFINITY, hi = -INFINITY;
         long long finite = 0, positive = 0;
         for (int j = 0; j < p->n; j++) {
-            const series* s = &P.ser[p->members[j]];
+            const series* s = &P->ser[p->members[j]];
             pos_lo = fmin(pos_lo, s->pos_lo);
             if (s->positive) hi = fmax(hi, s->hi);
             finite += s->finite;
             positive += s->positive;
         }
-        if (o.log == 0 || positive == 0) continue;
-        if (o.log < 0 && !(hi >= 1e3 * pos_lo && 10 * (finite - positive) <= finite)) continue;
+        if (log == 0 || positive == 0) continue;
+        if (log < 0 && !(hi >= 1e3 * pos_lo && 10 * (finite - positive) <= finite)) continue;
         p->log = 1;
         for (int j = 0; j < p->n; j++) {
-            series* s = &P.ser[p->members[j]];
+            series* s = &P->ser[p->members[j]];
             s->finite = s->positive; /* what a log axis draws */
             if (s->positive) {
                 s->lo = log10(s->pos_lo);
@@ -713,285 +709,360 @@ static int plot_csvs(const char* const* csv_paths, const char* const* labels, in
             }
         }
     }
-    double y = title_h;
-    for (int pi = 0; pi < P.npan; pi++) {
-        panel* p = &P.pan[pi];
+}
+
+/* The page: the panels stacked under the title, their y ranges and ticks;
+ * the x axis' range and ticks. */
+static void plot_layout(plot* P, plot_frame* fr, const dvi_svg_options* o, double xlo, double xhi)
+{
+    fr->W = o->width;
+    fr->left = 88;
+    const double legend_w = 190;
+    fr->right = fr->W - legend_w;
+    fr->plot_w = fr->right - fr->left;
+    fr->title_h = 48, fr->gap = 30, fr->bottom_h = 62, fr->entry_h = 18;
+    plot_choose_log_axes(P, o->log);
+    double y = fr->title_h;
+    for (int pi = 0; pi < P->npan; pi++) {
+        panel* p = &P->pan[pi];
         p->lo = INFINITY;
         p->hi = -INFINITY;
         for (int j = 0; j < p->n; j++) {
-            series* s = &P.ser[p->members[j]];
+            series* s = &P->ser[p->members[j]];
             if (s->finite) {
                 p->has_data = 1;
                 p->lo = fmin(p->lo, s->lo);
                 p->hi = fmax(p->hi, s->hi);
             }
         }
-        double h = o.panel_height - gap;
-        double need = 10 + entry_h * p->n;
+        double h = o->panel_height - fr->gap;
+        double need = 10 + fr->entry_h * p->n;
         if (need > h) h = need;
         p->top = y;
         p->height = h;
         if (p->log) axis_ticks_log(p, p->lo, p->hi, h >= 150 ? 5 : 3);
         else axis_ticks(p, p->has_data ? p->lo : 0, p->has_data ? p->hi : 1, h >= 150 ? 5 : 3);
-        y += h + gap;
+        y += h + fr->gap;
     }
-    if (P.npan == 0) y += o.panel_height; /* only an x column: one empty frame */
-    const double H = y - gap + bottom_h;
-    const double last_bottom = y - gap;
+    if (P->npan == 0) y += o->panel_height; /* only an x column: one empty frame */
+    fr->H = y - fr->gap + fr->bottom_h;
+    fr->last_bottom = y - fr->gap;
 
-    panel xp; /* x axis: exact data range, ticks inside */
-    memset(&xp, 0, sizeof xp);
-    double x0 = rows > 0 ? xlo : 0, x1 = rows > 0 ? xhi : 1;
+    panel* xp = &fr->xp;
+    memset(xp, 0, sizeof *xp);
+    double x0 = fr->rows > 0 ? xlo : 0, x1 = fr->rows > 0 ? xhi : 1;
     sane_range(&x0, &x1);
-    {
-        int target = (int)(plot_w / 90);
-        if (target < 2) target = 2;
-        nice_step(x0, x1, target, &xp.tick_m, &xp.tick_k);
-        double step = tick_value(1, xp.tick_m, xp.tick_k);
-        xp.tick_i0 = (long long)ceil(x0 / step);
-        xp.tick_i1 = (long long)floor(x1 / step);
-        while (xp.tick_i0 > LLONG_MIN / 2 && tick_value(xp.tick_i0 - 1, xp.tick_m, xp.tick_k) >= x0) xp.tick_i0--;
-        while (tick_value(xp.tick_i0, xp.tick_m, xp.tick_k) < x0) xp.tick_i0++;
-        while (tick_value(xp.tick_i1 + 1, xp.tick_m, xp.tick_k) <= x1) xp.tick_i1++;
-        while (tick_value(xp.tick_i1, xp.tick_m, xp.tick_k) > x1) xp.tick_i1--;
-    }
-    mapping M = {x0, x1, left, plot_w};
+    int target = (int)(fr->plot_w / 90);
+    if (target < 2) target = 2;
+    nice_step(x0, x1, target, &xp->tick_m, &xp->tick_k);
+    double step = tick_value(1, xp->tick_m, xp->tick_k);
+    xp->tick_i0 = (long long)ceil(x0 / step);
+    xp->tick_i1 = (long long)floor(x1 / step);
+    while (xp->tick_i0 > LLONG_MIN / 2 && tick_value(xp->tick_i0 - 1, xp->tick_m, xp->tick_k) >= x0) xp->tick_i0--;
+    while (tick_value(xp->tick_i0, xp->tick_m, xp->tick_k) < x0) xp->tick_i0++;
+    while (tick_value(xp->tick_i1 + 1, xp->tick_m, xp->tick_k) <= x1) xp->tick_i1++;
+    while (tick_value(xp->tick_i1, xp->tick_m, xp->tick_k) > x1) xp->tick_i1--;
+    fr->x0 = x0;
+    fr->x1 = x1;
+    fr->M = (mapping){x0, x1, fr->left, fr->plot_w};
+}
 
-    /* pass 2: points, decimated per pixel column */
-    for (int k = 0; rows > 0 && P.nser > 0 && k < nfiles; k++) {
-        plot_file* F = &P.files[k];
+/* Pass 2 over the data rows: the points, decimated per pixel column. */
+static dvi_status plot_read_points(plot* P, const plot_frame* fr, char* msg, size_t msg_size)
+{
+    ssize_t len;
+    for (int k = 0; fr->rows > 0 && P->nser > 0 && k < P->nfiles; k++) {
+        plot_file* F = &P->files[k];
         rewind(F->f);
-        len = getline(&P.line, &P.cap, F->f); /* header */
+        len = getline(&P->line, &P->cap, F->f); /* header */
         long long row = 0;
-        int ncolumns = (int)plot_w;
-        while ((len = getline(&P.line, &P.cap, F->f)) >= 0) {
-            out_chomp(P.line, &len);
-            out_csv_parse_row(P.line, F->vals, F->ncols);
+        int ncolumns = (int)fr->plot_w;
+        while ((len = getline(&P->line, &P->cap, F->f)) >= 0) {
+            out_chomp(P->line, &len);
+            out_csv_parse_row(P->line, F->vals, F->ncols);
             double x = F->vals[0];
             if (!isfinite(x)) continue;
-            double t = (x - x0) / (x1 - x0);
+            double t = (x - fr->x0) / (fr->x1 - fr->x0);
             int bucket = (int)floor(t * ncolumns);
             if (bucket < 0) bucket = 0;
             if (bucket >= ncolumns) bucket = ncolumns - 1;
             for (int i = F->first; i < F->first + F->nser; i++) {
-                series* s = &P.ser[i];
+                series* s = &P->ser[i];
                 if (s->panel < 0) continue;
-                const panel* p = &P.pan[s->panel];
+                const panel* p = &P->pan[s->panel];
                 double v = F->vals[s->col];
                 if (p->log) v = v > 0 ? log10(v) : NAN;
-                series_add(s, &M, p, bucket, row, x, v);
+                series_add(s, &fr->M, p, bucket, row, x, v);
             }
             row++;
         }
         for (int i = F->first; i < F->first + F->nser; i++) {
-            series* s = &P.ser[i];
+            series* s = &P->ser[i];
             if (s->panel < 0) continue;
-            series_flush(s, &M, &P.pan[s->panel]);
-            if (s->oom) {
-                out_fail(msg, msg_size, "%s: out of memory", F->path);
-                goto done;
-            }
+            series_flush(s, &fr->M, &P->pan[s->panel]);
+            if (s->oom) return out_fail(msg, msg_size, "%s: out of memory", F->path);
         }
     }
+    return DVI_OK;
+}
 
-    /* ---- SVG ---- */
-    out_sb_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    out_sb_printf(&b,
+/* The SVG's head: its size, title, description and the title line. */
+static void svg_head(out_sbuf* b, const plot* P, const plot_frame* fr, const char* ttl)
+{
+    const int overlay = P->nfiles > 1;
+    out_sb_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    out_sb_printf(b,
               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
               "font-family=\"" FONT_FAMILY "\" font-size=\"12\">\n",
-              (int)W, (int)ceil(H), (int)W, (int)ceil(H));
-    char overlay_title[600];
-    if (overlay) /* the file's name (when the runs share it), the column(s) */
-        snprintf(overlay_title, sizeof overlay_title, "%s%s%s (%d runs)", base_name(csv_paths[0]),
-                 o.columns && *o.columns ? ": " : "", o.columns && *o.columns ? o.columns : "", nfiles);
-    const char* ttl = title && *title ? title : overlay ? overlay_title : base_name(csv_paths[0]);
-    out_sb_puts(&b, "<title>");
-    out_sb_xml(&b, ttl);
-    out_sb_puts(&b, "</title>\n<desc>");
-    for (int k = 0; k < nfiles; k++) {
-        if (k) out_sb_puts(&b, ", ");
-        out_sb_xml(&b, overlay ? P.files[k].path : base_name(P.files[k].path));
+              (int)fr->W, (int)ceil(fr->H), (int)fr->W, (int)ceil(fr->H));
+    out_sb_puts(b, "<title>");
+    out_sb_xml(b, ttl);
+    out_sb_puts(b, "</title>\n<desc>");
+    for (int k = 0; k < P->nfiles; k++) {
+        if (k) out_sb_puts(b, ", ");
+        out_sb_xml(b, overlay ? P->files[k].path : base_name(P->files[k].path));
     }
     int drawn = 0;
-    for (int i = 0; i < P.nser; i++) drawn += P.ser[i].panel >= 0;
-    out_sb_printf(&b, ": %lld rows, %d series in %d panels", rows, drawn, P.npan);
-    if (skipped) out_sb_printf(&b, "; %lld rows without a finite x skipped", skipped);
-    out_sb_puts(&b, "</desc>\n");
-    out_sb_puts(&b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
-    out_sb_printf(&b, "<text class=\"title\" x=\"%.0f\" y=\"28\" font-size=\"16\" font-weight=\"600\" fill=\"#222222\">", left);
-    out_sb_xml(&b, ttl);
-    out_sb_puts(&b, "</text>\n");
+    for (int i = 0; i < P->nser; i++) drawn += P->ser[i].panel >= 0;
+    out_sb_printf(b, ": %lld rows, %d series in %d panels", fr->rows, drawn, P->npan);
+    if (fr->skipped) out_sb_printf(b, "; %lld rows without a finite x skipped", fr->skipped);
+    out_sb_puts(b, "</desc>\n");
+    out_sb_puts(b, "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n");
+    out_sb_printf(b, "<text class=\"title\" x=\"%.0f\" y=\"28\" font-size=\"16\" font-weight=\"600\" fill=\"#222222\">", fr->left);
+    out_sb_xml(b, ttl);
+    out_sb_puts(b, "</text>\n");
+}
 
+/* A panel's frame: its group's opening tag, the plot area, the grid, the
+ * zero line and the border. */
+static void svg_panel_frame(out_sbuf* b, const plot_frame* fr, const panel* p)
+{
+    const double top = p->top, h = p->height, left = fr->left;
+    char a[64], c2[64];
+    out_format_roundtrip(a, p->log ? pow(10.0, p->axis_lo) : p->axis_lo);
+    out_format_roundtrip(c2, p->log ? pow(10.0, p->axis_hi) : p->axis_hi);
+    out_sb_printf(b, "<g class=\"panel\" data-unit=\"");
+    out_sb_xml(b, p->unit ? p->unit : "");
+    out_sb_printf(b, "\" data-ymin=\"%s\" data-ymax=\"%s\"%s", a, c2, p->log ? " data-log=\"1\"" : "");
+    out_format_roundtrip(a, fr->x0);
+    out_format_roundtrip(c2, fr->x1);
+    out_sb_printf(b, " data-xmin=\"%s\" data-xmax=\"%s\">\n", a, c2);
+    out_sb_printf(b, "<rect class=\"plot-area\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n",
+              left, top, fr->plot_w, h);
+    /* grid */
+    out_sb_puts(b, "<g class=\"grid\" stroke=\"#e8e8e8\" stroke-width=\"1\" shape-rendering=\"crispEdges\">\n");
+    for (long long i = fr->xp.tick_i0; i <= fr->xp.tick_i1; i++) {
+        double px = map_x(&fr->M, tick_value(i, fr->xp.tick_m, fr->xp.tick_k));
+        out_sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px, top, px, top + h);
+    }
+    for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
+        double py = map_y(p, tick_value(i, p->tick_m, p->tick_k));
+        out_sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", left, py, fr->right, py);
+    }
+    out_sb_puts(b, "</g>\n");
+    if (!p->log && p->axis_lo < 0 && p->axis_hi > 0) {
+        double py = map_y(p, 0);
+        out_sb_printf(b,
+                  "<line class=\"zero\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" "
+                  "stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n",
+                  left, py, fr->right, py);
+    }
+    out_sb_printf(b,
+              "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+              "stroke=\"#9a9a9a\" stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n",
+              left, top, fr->plot_w, h);
+}
+
+/* A panel's y ticks, their labels and the axis' label beside them. */
+static void svg_panel_y_axis(out_sbuf* b, const plot* P, const plot_frame* fr, const panel* p)
+{
+    const double top = p->top, h = p->height, left = fr->left;
+    double maxabs = fmax(fabs(p->axis_lo), fabs(p->axis_hi));
+    size_t widest = 1;
+    for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
+        char lab[96];
+        y_tick_label(lab, sizeof lab, p, i, maxabs);
+        size_t wch = utf8_chars(lab);
+        if (wch > widest) widest = wch;
+    }
+    out_sb_puts(b, "<g class=\"yaxis\" fill=\"#444444\" font-size=\"11\" text-anchor=\"end\">\n");
+    for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
+        double v = tick_value(i, p->tick_m, p->tick_k);
+        double py = map_y(p, v);
+        char lab[96];
+        y_tick_label(lab, sizeof lab, p, i, maxabs);
+        out_sb_printf(b,
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
+                  "shape-rendering=\"crispEdges\"/>\n",
+                  left - 4, py, left, py);
+        out_sb_printf(b, "<text class=\"ytick\" x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">%s</text>\n", left - 7, py, lab);
+    }
+    out_sb_puts(b, "</g>\n");
+    /* y label */
+    char lab[600];
+    const char* unit = p->unit ? p->unit : "";
+    int same = p->n > 0; /* one column (of one or several runs) */
+    for (int j = 1; j < p->n && same; j++)
+        same = strcmp(P->ser[p->members[j]].column, P->ser[p->members[0]].column) == 0;
+    if (same) {
+        const series* s = &P->ser[p->members[0]];
+        if (*unit) snprintf(lab, sizeof lab, "%s [%s]", s->column, unit);
+        else snprintf(lab, sizeof lab, "%s", s->column);
+    } else if (*unit) snprintf(lab, sizeof lab, "[%s]", unit);
+    else snprintf(lab, sizeof lab, "%s", P->npan > 0 ? "value" : "");
+    char cut[600];
+    truncate_utf8(cut, sizeof cut, lab, (size_t)(h / 7.5));
+    double cy = top + h / 2;
+    double lx = left - 7 - 6.4 * (double)widest - 14; /* clear of the tick labels */
+    if (lx < 14) lx = 14;
+    out_sb_printf(b,
+              "<text class=\"ylabel\" x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-90 %.1f %.1f)\" "
+              "text-anchor=\"middle\" dy=\"0.35em\" fill=\"#222222\">",
+              lx, cy, lx, cy);
+    out_sb_xml(b, cut);
+    out_sb_puts(b, "</text>\n");
+}
+
+/* A panel's lines and, when it has nothing to draw, the note saying why. */
+static void svg_panel_series(out_sbuf* b, const plot* P, const plot_frame* fr, const panel* p)
+{
+    out_sb_puts(b, "<g class=\"series\" stroke-width=\"1.6\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n");
+    for (int j = 0; j < p->n; j++) {
+        const series* s = &P->ser[p->members[j]];
+        out_sb_printf(b, "<g class=\"line\" data-name=\"");
+        out_sb_xml(b, s->name);
+        out_sb_puts(b, "\"><title>");
+        out_sb_xml(b, s->name);
+        out_sb_puts(b, "</title>\n");
+        emit_series(b, s, palette[s->style % 8], series_dash(s->style));
+        out_sb_puts(b, "</g>\n");
+    }
+    out_sb_puts(b, "</g>\n");
+    if (fr->rows == 0 || P->nser == 0 || !p->has_data) {
+        out_sb_printf(b,
+                  "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888888\" "
+                  "font-size=\"14\">%s</text>\n",
+                  fr->left + fr->plot_w / 2, p->top + p->height / 2,
+                  P->nser == 0 ? "no series (only an x column)" : fr->rows == 0 ? "no data" : "no finite data");
+    }
+}
+
+/* A panel's legend, right of its plot area. */
+static void svg_panel_legend(out_sbuf* b, const plot* P, const plot_frame* fr, const panel* p)
+{
+    if (p->n == 0) return;
+    out_sb_puts(b, "<g class=\"legend\" font-size=\"12\" fill=\"#222222\">\n");
+    for (int j = 0; j < p->n; j++) {
+        const series* s = &P->ser[p->members[j]];
+        double ly = p->top + 8 + fr->entry_h * j + fr->entry_h / 2;
+        double lx = fr->right + 14;
+        const char* dash = series_dash(s->style);
+        int none = s->finite == 0;
+        out_sb_puts(b, "<g class=\"entry\"><title>");
+        out_sb_xml(b, s->name);
+        if (none) out_sb_puts(b, " (no finite data)");
+        out_sb_puts(b, "</title>");
+        out_sb_printf(b,
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>",
+                  lx, ly, lx + 22, ly, none ? "#bbbbbb" : palette[s->style % 8],
+                  dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+        char cut[400];
+        truncate_utf8(cut, sizeof cut, s->name, none ? 12 : 22);
+        out_sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\"%s>", lx + 28, ly,
+                  none ? " fill=\"#888888\" font-style=\"italic\"" : "");
+        out_sb_xml(b, cut);
+        if (none) out_sb_puts(b, " (no finite data)");
+        out_sb_puts(b, "</text></g>\n");
+    }
+    out_sb_puts(b, "</g>\n");
+}
+
+/* The x axis under the bottom panel: ticks, their labels, the axis' label. */
+static void svg_x_axis(out_sbuf* b, const plot_frame* fr, const char* xlabel)
+{
+    const panel* xp = &fr->xp;
+    double xmaxabs = fmax(fabs(tick_value(xp->tick_i0, xp->tick_m, xp->tick_k)),
+                          fabs(tick_value(xp->tick_i1, xp->tick_m, xp->tick_k)));
+    out_sb_puts(b, "<g class=\"xaxis\" fill=\"#444444\" font-size=\"11\" text-anchor=\"middle\">\n");
+    for (long long i = xp->tick_i0; i <= xp->tick_i1; i++) {
+        double v = tick_value(i, xp->tick_m, xp->tick_k);
+        double px = map_x(&fr->M, v);
+        char lab[96];
+        format_tick(lab, sizeof lab, v, xp->tick_k, xmaxabs);
+        out_sb_printf(b,
+                  "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
+                  "shape-rendering=\"crispEdges\"/>\n",
+                  px, fr->last_bottom, px, fr->last_bottom + 4);
+        out_sb_printf(b, "<text class=\"xtick\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", px, fr->last_bottom + 18, lab);
+    }
+    out_sb_puts(b, "</g>\n");
+    out_sb_printf(b, "<text class=\"xlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#222222\">",
+              fr->left + fr->plot_w / 2, fr->last_bottom + 42);
+    out_sb_xml(b, xlabel);
+    out_sb_puts(b, "</text>\n");
+}
+
+/* The whole picture into b. */
+static void svg_write(out_sbuf* b, const plot* P, const plot_frame* fr, const dvi_svg_options* o, const char* ttl,
+                      const char* xlabel)
+{
+    svg_head(b, P, fr, ttl);
+    int npanels_drawn = P->npan > 0 ? P->npan : 1;
     for (int pi = 0; pi < npanels_drawn; pi++) {
         panel empty;
-        panel* p = &empty;
-        if (P.npan > 0) p = &P.pan[pi];
+        const panel* p = &empty;
+        if (P->npan > 0) p = &P->pan[pi];
         else {
             memset(&empty, 0, sizeof empty);
-            empty.top = title_h;
-            empty.height = o.panel_height - gap;
+            empty.top = fr->title_h;
+            empty.height = o->panel_height - fr->gap;
             axis_ticks(&empty, 0, 1, 5);
         }
-        const double top = p->top, h = p->height;
-        char a[64], c2[64];
-        out_format_roundtrip(a, p->log ? pow(10.0, p->axis_lo) : p->axis_lo);
-        out_format_roundtrip(c2, p->log ? pow(10.0, p->axis_hi) : p->axis_hi);
-        out_sb_printf(&b, "<g class=\"panel\" data-unit=\"");
-        out_sb_xml(&b, p->unit ? p->unit : "");
-        out_sb_printf(&b, "\" data-ymin=\"%s\" data-ymax=\"%s\"%s", a, c2, p->log ? " data-log=\"1\"" : "");
-        out_format_roundtrip(a, x0);
-        out_format_roundtrip(c2, x1);
-        out_sb_printf(&b, " data-xmin=\"%s\" data-xmax=\"%s\">\n", a, c2);
-        out_sb_printf(&b, "<rect class=\"plot-area\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#ffffff\"/>\n",
-                  left, top, plot_w, h);
-        /* grid */
-        out_sb_puts(&b, "<g class=\"grid\" stroke=\"#e8e8e8\" stroke-width=\"1\" shape-rendering=\"crispEdges\">\n");
-        for (long long i = xp.tick_i0; i <= xp.tick_i1; i++) {
-            double px = map_x(&M, tick_value(i, xp.tick_m, xp.tick_k));
-            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", px, top, px, top + h);
-        }
-        for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
-            double py = map_y(p, tick_value(i, p->tick_m, p->tick_k));
-            out_sb_printf(&b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", left, py, right, py);
-        }
-        out_sb_puts(&b, "</g>\n");
-        if (!p->log && p->axis_lo < 0 && p->axis_hi > 0) {
-            double py = map_y(p, 0);
-            out_sb_printf(&b,
-                      "<line class=\"zero\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#b0b0b0\" "
-                      "stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n",
-                      left, py, right, py);
-        }
-        out_sb_printf(&b,
-                  "<rect class=\"frame\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
-                  "stroke=\"#9a9a9a\" stroke-width=\"1\" shape-rendering=\"crispEdges\"/>\n",
-                  left, top, plot_w, h);
-        /* y ticks and labels */
-        double maxabs = fmax(fabs(p->axis_lo), fabs(p->axis_hi));
-        size_t widest = 1;
-        for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
-            char lab[96];
-            y_tick_label(lab, sizeof lab, p, i, maxabs);
-            size_t wch = utf8_chars(lab);
-            if (wch > widest) widest = wch;
-        }
-        out_sb_puts(&b, "<g class=\"yaxis\" fill=\"#444444\" font-size=\"11\" text-anchor=\"end\">\n");
-        for (long long i = p->tick_i0; i <= p->tick_i1; i++) {
-            double v = tick_value(i, p->tick_m, p->tick_k);
-            double py = map_y(p, v);
-            char lab[96];
-            y_tick_label(lab, sizeof lab, p, i, maxabs);
-            out_sb_printf(&b,
-                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
-                      "shape-rendering=\"crispEdges\"/>\n",
-                      left - 4, py, left, py);
-            out_sb_printf(&b, "<text class=\"ytick\" x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\">%s</text>\n", left - 7, py, lab);
-        }
-        out_sb_puts(&b, "</g>\n");
-        /* y label */
-        {
-            char lab[600];
-            const char* unit = p->unit ? p->unit : "";
-            int same = p->n > 0; /* one column (of one or several runs) */
-            for (int j = 1; j < p->n && same; j++)
-                same = strcmp(P.ser[p->members[j]].column, P.ser[p->members[0]].column) == 0;
-            if (same) {
-                const series* s = &P.ser[p->members[0]];
-                if (*unit) snprintf(lab, sizeof lab, "%s [%s]", s->column, unit);
-                else snprintf(lab, sizeof lab, "%s", s->column);
-            } else if (*unit) snprintf(lab, sizeof lab, "[%s]", unit);
-            else snprintf(lab, sizeof lab, "%s", P.npan > 0 ? "value" : "");
-            char cut[600];
-            truncate_utf8(cut, sizeof cut, lab, (size_t)(h / 7.5));
-            double cy = top + h / 2;
-            double lx = left - 7 - 6.4 * (double)widest - 14; /* clear of the tick labels */
-            if (lx < 14) lx = 14;
-            out_sb_printf(&b,
-                      "<text class=\"ylabel\" x=\"%.1f\" y=\"%.1f\" transform=\"rotate(-90 %.1f %.1f)\" "
-                      "text-anchor=\"middle\" dy=\"0.35em\" fill=\"#222222\">",
-                      lx, cy, lx, cy);
-            out_sb_xml(&b, cut);
-            out_sb_puts(&b, "</text>\n");
-        }
-        /* series */
-        out_sb_puts(&b, "<g class=\"series\" stroke-width=\"1.6\" stroke-linejoin=\"round\" stroke-linecap=\"round\">\n");
-        for (int j = 0; j < p->n; j++) {
-            const series* s = &P.ser[p->members[j]];
-            out_sb_printf(&b, "<g class=\"line\" data-name=\"");
-            out_sb_xml(&b, s->name);
-            out_sb_puts(&b, "\"><title>");
-            out_sb_xml(&b, s->name);
-            out_sb_puts(&b, "</title>\n");
-            emit_series(&b, s, palette[s->style % 8], series_dash(s->style));
-            out_sb_puts(&b, "</g>\n");
-        }
-        out_sb_puts(&b, "</g>\n");
-        if (rows == 0 || P.nser == 0 || !p->has_data) {
-            out_sb_printf(&b,
-                      "<text class=\"note\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#888888\" "
-                      "font-size=\"14\">%s</text>\n",
-                      left + plot_w / 2, top + h / 2,
-                      P.nser == 0 ? "no series (only an x column)" : rows == 0 ? "no data" : "no finite data");
-        }
-        /* legend, right of the plot area */
-        if (p->n > 0) {
-            out_sb_puts(&b, "<g class=\"legend\" font-size=\"12\" fill=\"#222222\">\n");
-            for (int j = 0; j < p->n; j++) {
-                const series* s = &P.ser[p->members[j]];
-                double ly = top + 8 + entry_h * j + entry_h / 2;
-                double lx = right + 14;
-                const char* dash = series_dash(s->style);
-                int none = s->finite == 0;
-                out_sb_puts(&b, "<g class=\"entry\"><title>");
-                out_sb_xml(&b, s->name);
-                if (none) out_sb_puts(&b, " (no finite data)");
-                out_sb_puts(&b, "</title>");
-                out_sb_printf(&b,
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2.5\"%s%s%s/>",
-                          lx, ly, lx + 22, ly, none ? "#bbbbbb" : palette[s->style % 8],
-                          dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
-                char cut[400];
-                truncate_utf8(cut, sizeof cut, s->name, none ? 12 : 22);
-                out_sb_printf(&b, "<text x=\"%.1f\" y=\"%.1f\" dy=\"0.35em\"%s>", lx + 28, ly,
-                          none ? " fill=\"#888888\" font-style=\"italic\"" : "");
-                out_sb_xml(&b, cut);
-                if (none) out_sb_puts(&b, " (no finite data)");
-                out_sb_puts(&b, "</text></g>\n");
-            }
-            out_sb_puts(&b, "</g>\n");
-        }
-        out_sb_puts(&b, "</g>\n");
+        svg_panel_frame(b, fr, p);
+        svg_panel_y_axis(b, P, fr, p);
+        svg_panel_series(b, P, fr, p);
+        svg_panel_legend(b, P, fr, p);
+        out_sb_puts(b, "</g>\n");
     }
-    /* x axis under the bottom panel */
-    {
-        double xmaxabs = fmax(fabs(tick_value(xp.tick_i0, xp.tick_m, xp.tick_k)),
-                              fabs(tick_value(xp.tick_i1, xp.tick_m, xp.tick_k)));
-        out_sb_puts(&b, "<g class=\"xaxis\" fill=\"#444444\" font-size=\"11\" text-anchor=\"middle\">\n");
-        for (long long i = xp.tick_i0; i <= xp.tick_i1; i++) {
-            double v = tick_value(i, xp.tick_m, xp.tick_k);
-            double px = map_x(&M, v);
-            char lab[96];
-            format_tick(lab, sizeof lab, v, xp.tick_k, xmaxabs);
-            out_sb_printf(&b,
-                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#9a9a9a\" "
-                      "shape-rendering=\"crispEdges\"/>\n",
-                      px, last_bottom, px, last_bottom + 4);
-            out_sb_printf(&b, "<text class=\"xtick\" x=\"%.1f\" y=\"%.1f\">%s</text>\n", px, last_bottom + 18, lab);
-        }
-        out_sb_puts(&b, "</g>\n");
-        out_sb_printf(&b, "<text class=\"xlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#222222\">",
-                  left + plot_w / 2, last_bottom + 42);
-        out_sb_xml(&b, xlabel);
-        out_sb_puts(&b, "</text>\n");
-    }
-    out_sb_puts(&b, "</svg>\n");
-    if (b.failed) {
-        out_fail(msg, msg_size, "%s: out of memory", svg_path);
-        goto done;
-    }
-    rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
+    svg_x_axis(b, fr, xlabel);
+    out_sb_puts(b, "</svg>\n");
+}
 
-done:
+static dvi_status plot_csvs(const char* const* csv_paths, const char* const* labels, int nfiles, const char* svg_path,
+                            const char* title, const dvi_svg_options* opt, char* msg, size_t msg_size)
+{
+    if (!svg_path || !*svg_path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "plot: no SVG path");
+    dvi_svg_options o = opt ? *opt : dvi_svg_default_options();
+    if (o.width < 320) o.width = 320;
+    if (o.width > 20000) o.width = 20000;
+    if (o.panel_height < 100) o.panel_height = 100;
+    if (o.panel_height > 5000) o.panel_height = 5000;
+    const int overlay = nfiles > 1;
+
+    plot P;
+    memset(&P, 0, sizeof P);
+    plot_frame fr;
+    memset(&fr, 0, sizeof fr);
+    out_sbuf b = {0};
+    char xlabel[512] = "";
+    double xlo = INFINITY, xhi = -INFINITY;
+    dvi_status rc = plot_open_files(&P, csv_paths, labels, nfiles, xlabel, sizeof xlabel, msg, msg_size);
+    if (rc == DVI_OK) rc = plot_make_series(&P, &o, overlay, msg, msg_size);
+    if (rc == DVI_OK) rc = plot_read_ranges(&P, &fr, &xlo, &xhi, msg, msg_size);
+    if (rc == DVI_OK) {
+        plot_layout(&P, &fr, &o, xlo, xhi);
+        rc = plot_read_points(&P, &fr, msg, msg_size);
+    }
+    if (rc == DVI_OK) {
+        char overlay_title[600];
+        if (overlay) /* the file's name (when the runs share it), the column(s) */
+            snprintf(overlay_title, sizeof overlay_title, "%s%s%s (%d runs)", base_name(csv_paths[0]),
+                     o.columns && *o.columns ? ": " : "", o.columns && *o.columns ? o.columns : "", nfiles);
+        const char* ttl = title && *title ? title : overlay ? overlay_title : base_name(csv_paths[0]);
+        svg_write(&b, &P, &fr, &o, ttl, xlabel);
+        if (b.failed) rc = out_fail(msg, msg_size, "%s: out of memory", svg_path);
+        else rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
+    }
     out_sb_free(&b);
     plot_free(&P);
     return rc;
@@ -1052,10 +1123,11 @@ static void xy_tick_label(char* out, size_t size, const panel* a, long long i)
     format_tick(out, size, tick_value(i, a->tick_m, a->tick_k), a->tick_k, maxabs);
 }
 
-int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
-                    const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
+dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, int panel_count,
+                           const dvi_svg_xy_panel* panels, int columns, char* msg, size_t msg_size)
 {
-    if (!svg_path || panel_count < 1 || !panels) return out_fail(msg, msg_size, "dvi_svg_xy_plot: bad arguments");
+    if (!svg_path || panel_count < 1 || !panels) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                                    "dvi_svg_xy_plot: bad arguments");
     for (int k = 0; k < panel_count; k++) {
         if (panels[k].series_count < 0 || (panels[k].series_count > 0 && !panels[k].series))
             return out_fail(msg, msg_size, "dvi_svg_xy_plot: panel %d: bad series", k);
@@ -1204,7 +1276,7 @@ int dvi_svg_xy_plot(const char* svg_path, const char* title, const char* note, i
         out_sb_free(&b);
         return out_fail(msg, msg_size, "%s: out of memory", svg_path);
     }
-    int rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
+    dvi_status rc = dvi_write_file_atomic(svg_path, b.data, b.len, msg, msg_size);
     out_sb_free(&b);
     return rc;
 }

@@ -1,4 +1,4 @@
-/* What the output writers (src/io/out_*.c, public in <dvi/output.h>) share:
+/* What the output writers (src/output/out_*.c, public in <dvi/output.h>) share:
  * error messages, a growing text buffer, number formatting and the CSV
  * reading that the plots use. Internal to the library. */
 #ifndef DVI_OUT_INTERNAL_H
@@ -17,10 +17,12 @@
 #define DVI_PRINTF(a, b)
 #endif
 
-/* Writes a printf-style message into msg (if msg_size > 0); returns -1. */
-/* A writer's sticky error, set again as the thread's last error; returns -1. */
-int out_sticky(const char* err);
-int out_fail(char* msg, size_t msg_size, const char* fmt, ...) DVI_PRINTF(3, 4);
+/* Writes a printf-style message into msg (if msg_size > 0) and sets it as
+ * the thread's last error with code st; returns st. out_fail: DVI_ERR_IO. */
+dvi_status out_fail_st(dvi_status st, char* msg, size_t msg_size, const char* fmt, ...) DVI_PRINTF(4, 5);
+dvi_status out_fail(char* msg, size_t msg_size, const char* fmt, ...) DVI_PRINTF(3, 4);
+/* A writer's sticky error st, set again as the thread's last error; returns st. */
+dvi_status out_sticky(dvi_status st, const char* err);
 /* malloc'd copy of s (NULL when out of memory). */
 char* out_strdup(const char* s);
 

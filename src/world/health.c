@@ -1,4 +1,5 @@
-/* dvicontact — the run health monitor of the model layer (docs/health.md).
+/* dvicontact — the run health monitor (docs/health.md), in the world layer
+ * because it reads the world's arrays; a model (scene_model.c) runs it.
  *
  * After every step of a model it checks what a run that went wrong shows:
  *   - energy: E = Σ ½ m v² + ½ ωᵀ I ω − m g·x over the dynamic bodies (the
@@ -25,7 +26,7 @@
  * worst values; the model's state blob carries it, so a resumed run reports
  * as a straight one does.
  */
-#include "scene_internal.h"
+#include "health.h"
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
@@ -54,6 +55,18 @@ dvi_health_settings dvi_default_health_settings(void)
     return s;
 }
 
+/* Room for a body's name in a finding: a scene's name (at most 64 bytes)
+ * and an index. */
+#define HEALTH_NAME 96
+
+/* Body b's name in a finding: the world's namer's (the scene's names in a
+ * model), "the world" for the ground (b < 0). */
+static void body_name(const dvi_world* w, int32_t b, char* out, size_t size)
+{
+    if (b < 0) snprintf(out, size, "the world");
+    else dvi_world_body_name(w, b, out, size);
+}
+
 /* A dynamic body's kinetic energy (*ke) plus gravity's potential. */
 static double body_energy(const dvi_body* b, const double* g, double* ke)
 {
@@ -65,7 +78,7 @@ static double body_energy(const dvi_body* b, const double* g, double* ke)
     return *ke - b->mass * b->gravity_scale * v3_dot(g, b->x);
 }
 
-void dvi_health_free(model_health* h)
+void dvi_health_free(world_health* h)
 {
     free(h->size);
     free(h->motors);
@@ -74,7 +87,7 @@ void dvi_health_free(model_health* h)
     h->motor_count = 0;
 }
 
-dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, const dvi_world* w)
+dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, const dvi_world* w)
 {
     dvi_health_free(h);
     /* each body's smallest bounded shape; the motors and their axes */
@@ -107,7 +120,7 @@ dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, cons
     for (int32_t k = 0; k < w->joint_count; k++) {
         const dvi_joint* j = &w->joints[k];
         if (j->motor == DVI_MOTOR_NONE) continue;
-        model_motor* mo = &h->motors[h->motor_count++];
+        health_motor* mo = &h->motors[h->motor_count++];
         mo->joint = k;
         mo->linear = j->motor == DVI_MOTOR_LINEAR_SPEED;
         v3_copy(mo->axis_a, j->axa);
@@ -167,12 +180,12 @@ dvi_status dvi_health_init(model_health* h, const dvi_health_settings* set, cons
     return DVI_OK;
 }
 
-static void raise_kind(model_health* h, dvi_health_kind k, int64_t step, const char* fmt, ...)
+static void raise_kind(world_health* h, dvi_health_kind k, int64_t step, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-static void raise_kind(model_health* h, dvi_health_kind k, int64_t step, const char* fmt, ...)
+static void raise_kind(world_health* h, dvi_health_kind k, int64_t step, const char* fmt, ...)
 {
     if (h->rep.raised & (1u << k)) return;
     h->rep.raised |= 1u << k;
@@ -187,11 +200,11 @@ static void raise_kind(model_health* h, dvi_health_kind k, int64_t step, const c
  * about or along the axis times the relative speed, positive parts only.
  * (Applied forces and kinematic bodies: in the body pass of
  * dvi_health_after_step.) */
-static double motor_work(const model_health* h, const dvi_world* w, double dt)
+static double motor_work(const world_health* h, const dvi_world* w, double dt)
 {
     double W = 0.0;
     for (int32_t i = 0; i < h->motor_count; i++) {
-        const model_motor* mo = &h->motors[i];
+        const health_motor* mo = &h->motors[i];
         const dvi_joint* j = &w->joints[mo->joint];
         double ax[3];
         v3_copy(ax, mo->axis_a);
@@ -216,12 +229,12 @@ static double motor_work(const model_health* h, const dvi_world* w, double dt)
     return W;
 }
 
-dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t step, double dt, model_label_fn* label,
-                                 const void* ctx, char* const* joint_names)
+dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,
+                                 char* const* joint_names)
 {
     if (!h->set.enabled) return DVI_OK;
     const double t = w->time;
-    char name[SC_MAX_NAME + 32];
+    char name[HEALTH_NAME];
     /* one pass over the bodies: their energy, the work of applied forces
      * and kinematic bodies (positive parts), and the bodies outside the
      * region */
@@ -269,7 +282,7 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
     /* escape */
     h->rep.escaped = out;
     if (out > 0 && !(h->rep.raised & (1u << DVI_HEALTH_ESCAPE))) {
-        label(ctx, first, name, sizeof name);
+        body_name(w, first, name, sizeof name);
         const double* x = w->bodies[first].x;
         raise_kind(h, DVI_HEALTH_ESCAPE, step,
                    "step %lld (t = %.6g s): %lld bod%s left the region they started in by more than %.3g m; %s is at "
@@ -300,9 +313,9 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
         if (wc >= 0 && worst > h->set.penetration_fraction && !(h->rep.raised & (1u << DVI_HEALTH_PENETRATION))) {
             dvi_contact_info ci;
             dvi_world_get_contact(w, wc, &ci);
-            char other[SC_MAX_NAME + 32];
-            label(ctx, ci.body_a.index1 - 1, name, sizeof name);
-            label(ctx, ci.body_b.index1 - 1, other, sizeof other);
+            char other[HEALTH_NAME];
+            body_name(w, ci.body_a.index1 - 1, name, sizeof name);
+            body_name(w, ci.body_b.index1 - 1, other, sizeof other);
             raise_kind(h, DVI_HEALTH_PENETRATION, step,
                        "step %lld (t = %.6g s): %s and %s %s by %.3g m, %.3g of the smaller shape (more than %g)",
                        (long long)step, t, name, other, dem ? "overlap" : "penetrate", -ci.distance, worst,
@@ -326,9 +339,9 @@ dvi_status dvi_health_after_step(model_health* h, const dvi_world* w, int64_t st
     if (w->stats.chattering_contacts > 0 && !(h->rep.raised & (1u << DVI_HEALTH_CHATTER))) {
         dvi_contact_info ci;
         if (dvi_world_get_contact(w, w->stats.chattering_contact, &ci) == DVI_OK) {
-            char other[SC_MAX_NAME + 32];
-            label(ctx, ci.body_a.index1 - 1, name, sizeof name);
-            label(ctx, ci.body_b.index1 - 1, other, sizeof other);
+            char other[HEALTH_NAME];
+            body_name(w, ci.body_a.index1 - 1, name, sizeof name);
+            body_name(w, ci.body_b.index1 - 1, other, sizeof other);
             const double fn = v3_dot(ci.force, ci.normal);
             double ft[3];
             v3_copy(ft, ci.force);
@@ -378,7 +391,7 @@ static double bitsd(uint64_t u)
 /* FNV-1a from the seed the health state has always used. */
 static uint64_t fnv(const unsigned char* p, size_t n) { return dvi_fnv1a(1469598103934665603u, p, n); }
 
-void dvi_health_save(const model_health* h, unsigned char* out)
+void dvi_health_save(const world_health* h, unsigned char* out)
 {
     uint64_t v[HEALTH_NUMBERS];
     int n = 0;
@@ -406,11 +419,11 @@ void dvi_health_save(const model_health* h, unsigned char* out)
     le_put_u64(q + 256 * DVI_HEALTH_KINDS, fnv(out, dvi_health_state_size() - 8));
 }
 
-dvi_status dvi_health_load(model_health* h, const unsigned char* in, size_t size)
+dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size)
 {
     const int kinds = size == state_size_of(HEALTH_KINDS_V1) ? HEALTH_KINDS_V1 : DVI_HEALTH_KINDS;
     if (size != state_size_of(kinds) || le_get_u64(in + size - 8) != fnv(in, size - 8)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
-    model_health t = *h;
+    world_health t = *h;
     int n = 0;
     t.e0 = bitsd(le_get_u64(in + 8 * n++));
     t.scale0 = bitsd(le_get_u64(in + 8 * n++));

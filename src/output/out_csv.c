@@ -96,16 +96,17 @@ static void csv_put_title(FILE* f, const char* name, const char* unit)
     fputc('"', f);
 }
 
-int dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
-                 const char* const* units, char* msg, size_t msg_size)
+dvi_status dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const* names,
+                        const char* const* units, char* msg, size_t msg_size)
 {
-    if (!out) return out_fail(msg, msg_size, "CSV: no output pointer");
+    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: no output pointer");
     *out = NULL;
-    if (!path || !*path) return out_fail(msg, msg_size, "CSV: empty path");
-    if (columns < 1 || columns > 1000000) return out_fail(msg, msg_size, "%s: bad column count %d", path, columns);
-    if (!names) return out_fail(msg, msg_size, "%s: no column names", path);
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
+    if (columns < 1 || columns > 1000000) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                             "%s: bad column count %d", path, columns);
+    if (!names) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: no column names", path);
     for (int i = 0; i < columns; i++)
-        if (!names[i]) return out_fail(msg, msg_size, "%s: column %d has no name", path, i + 1);
+        if (!names[i]) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: column %d has no name", path, i + 1);
     dvi_csv* c = csv_alloc(path, columns);
     if (!c) return out_fail(msg, msg_size, "%s: out of memory", path);
     c->f = fopen(path, "wb");
@@ -127,7 +128,7 @@ int dvi_csv_open(dvi_csv** out, const char* path, int columns, const char* const
         return out_fail(msg, msg_size, "%s: cannot write the header: %s", path, strerror(e));
     }
     *out = c;
-    return 0;
+    return DVI_OK;
 }
 
 /* Number of fields of a CSV line (quote-aware; the line has no '\n'). */
@@ -146,13 +147,14 @@ void out_chomp(char* line, ssize_t* len)
     while (*len > 0 && (line[*len - 1] == '\n' || line[*len - 1] == '\r')) line[--*len] = '\0';
 }
 
-int dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
-                        size_t msg_size)
+dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
+                               size_t msg_size)
 {
-    if (!out) return out_fail(msg, msg_size, "CSV: no output pointer");
+    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: no output pointer");
     *out = NULL;
-    if (!path || !*path) return out_fail(msg, msg_size, "CSV: empty path");
-    if (columns < 1 || columns > 1000000) return out_fail(msg, msg_size, "%s: bad column count %d", path, columns);
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
+    if (columns < 1 || columns > 1000000) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                             "%s: bad column count %d", path, columns);
     if (rows < 0) return out_fail(msg, msg_size, "%s: cannot resume at row %lld", path, rows);
     FILE* f = fopen(path, "r+b");
     if (!f) {
@@ -201,16 +203,16 @@ int dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int col
     c->rows = rows;
     setvbuf(c->f, NULL, _IOFBF, 1 << 16);
     *out = c;
-    return 0;
+    return DVI_OK;
 }
 
-int dvi_csv_write_row(dvi_csv* c, const double* values)
+dvi_status dvi_csv_write_row(dvi_csv* c, const double* values)
 {
-    if (!c) return out_fail(NULL, 0, "CSV writer: NULL");
-    if (c->failed) return out_sticky(c->err);
+    if (!c) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "CSV writer: NULL");
+    if (c->failed) return out_sticky(DVI_ERR_IO, c->err);
     if (!values) {
         csv_set_error(c, "no values for a row", 0);
-        return -1;
+        return DVI_ERR_IO;
     }
     char* p = c->line;
     for (int i = 0; i < c->columns; i++) {
@@ -221,10 +223,10 @@ int dvi_csv_write_row(dvi_csv* c, const double* values)
     size_t n = (size_t)(p - c->line);
     if (fwrite(c->line, 1, n, c->f) != n) {
         csv_set_error(c, "cannot write a row", errno);
-        return -1;
+        return DVI_ERR_IO;
     }
     c->rows++;
-    return 0;
+    return DVI_OK;
 }
 
 long long dvi_csv_rows(const dvi_csv* c) { return c ? c->rows : 0; }
@@ -232,36 +234,38 @@ int dvi_csv_columns(const dvi_csv* c) { return c ? c->columns : 0; }
 const char* dvi_csv_path(const dvi_csv* c) { return c ? c->path : ""; }
 const char* dvi_csv_last_error(const dvi_csv* c) { return c ? c->err : ""; }
 
-int dvi_csv_flush(dvi_csv* c)
+dvi_status dvi_csv_flush(dvi_csv* c)
 {
-    if (!c) return out_fail(NULL, 0, "CSV writer: NULL");
-    if (c->failed) return out_sticky(c->err);
+    if (!c) return out_fail_st(DVI_ERR_INVALID_ARG, NULL, 0, "CSV writer: NULL");
+    if (c->failed) return out_sticky(DVI_ERR_IO, c->err);
     if (fflush(c->f) != 0) {
         csv_set_error(c, "cannot flush", errno);
-        return -1;
+        return DVI_ERR_IO;
     }
     if (fsync(fileno(c->f)) != 0 && errno != EINVAL && errno != EROFS) {
         csv_set_error(c, "cannot sync", errno);
-        return -1;
+        return DVI_ERR_IO;
     }
-    return 0;
+    return DVI_OK;
 }
 
-int dvi_csv_close(dvi_csv* c)
+dvi_status dvi_csv_close(dvi_csv* c)
 {
-    if (!c) return 0;
-    int bad = c->failed;
-    if (fflush(c->f) != 0) bad = 1;
+    if (!c) return DVI_OK;
+    int bad = fflush(c->f) != 0;
     if (fclose(c->f) != 0) bad = 1;
+    dvi_status st = DVI_OK;
+    if (c->failed) st = out_sticky(DVI_ERR_IO, c->err);
+    else if (bad) st = out_fail(NULL, 0, "%s: cannot close", c->path);
     csv_free(c);
-    return bad ? -1 : 0;
+    return st;
 }
 
-int dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* msg, size_t msg_size)
+dvi_status dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* msg, size_t msg_size)
 {
     if (rows) *rows = 0;
     if (columns) *columns = 0;
-    if (!path || !*path) return out_fail(msg, msg_size, "CSV: empty path");
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
     FILE* f = fopen(path, "rb");
     if (!f) {
         int e = errno;
@@ -287,7 +291,7 @@ int dvi_csv_count_rows(const char* path, long long* rows, int* columns, char* ms
     fclose(f);
     if (bad) return out_fail(msg, msg_size, "%s: read error", path);
     if (rows) *rows = n;
-    return 0;
+    return DVI_OK;
 }
 
 /* ==== CSV reading (for plots) ============================================= */

@@ -593,11 +593,12 @@ bool dvi_vtk_compressed(void)
 #endif
 }
 
-int dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size)
+dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, char* msg, size_t msg_size)
 {
-    if (!world) return out_fail(msg, msg_size, "VTK static geometry: no world");
-    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK static geometry: no output directory");
-    if (dvi_make_dirs(dir, msg, msg_size)) return -1;
+    if (!world) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK static geometry: no world");
+    if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                          "VTK static geometry: no output directory");
+    if (dvi_make_dirs(dir, msg, msg_size)) return DVI_ERR_IO;
     size_t dl = strlen(dir) + 32;
     char* path = malloc(dl);
     if (!path) return out_fail(msg, msg_size, "%s: out of memory", dir);
@@ -606,7 +607,7 @@ int dvi_vtk_write_static(const dvi_world* world, const char* dir, bool ascii, ch
     vo_init(&o, ascii);
     vtk_mesh m = {0};
     scene_box box;
-    int rc = -1;
+    dvi_status rc = DVI_ERR_IO;
     if (scene_extent(world, &box, msg, msg_size) || collect_shapes(world, true, &box, &m, path, msg, msg_size))
         goto done;
     vtk_surface(&o, &m, false);
@@ -627,17 +628,17 @@ enum { B_POS = 0, B_Q = 3, B_ROT = 7, B_AX = 16, B_AZ = 19, B_V = 22, B_W = 25, 
        B_RAD = 30, B_GLYPH = 31, B_STRIDE = 32 };
 enum { C_POS = 0, C_F = 3, C_N = 6, C_FM = 9, C_FN = 10, C_D = 11, C_STRIDE = 12 };
 
-int dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size)
+dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size)
 {
     return dvi_vtk_write_frame_ex(world, dir, frame, false, msg, msg_size);
 }
 
-int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
-                           size_t msg_size)
+dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
+                                  size_t msg_size)
 {
-    if (!world) return out_fail(msg, msg_size, "VTK frame: no world");
-    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK frame: no output directory");
-    if (frame < 0) return out_fail(msg, msg_size, "VTK frame: bad frame number %d", frame);
+    if (!world) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: no world");
+    if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: no output directory");
+    if (frame < 0) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: bad frame number %d", frame);
     size_t dl = strlen(dir) + 64;
     char* fdir = malloc(dl);
     char* path = malloc(dl);
@@ -648,7 +649,7 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
     vtk_out o;
     vo_init(&o, ascii);
     vtk_mesh m = {0};
-    int rc = -1;
+    dvi_status rc = DVI_ERR_IO;
     if (!fdir || !path) {
         out_fail(msg, msg_size, "%s: out of memory", dir);
         goto done;
@@ -778,7 +779,7 @@ int dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, b
 
     /* the fixed bodies' shapes, once */
     if (frame == 0 && dvi_vtk_write_static(world, dir, ascii, msg, msg_size)) goto done;
-    rc = 0;
+    rc = DVI_OK;
 
 done:
     free(fdir);
@@ -792,20 +793,21 @@ done:
     return rc;
 }
 
-int dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size)
+dvi_status dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size)
 {
-    if (!dir || !*dir) return out_fail(msg, msg_size, "VTK collection: no output directory");
-    if (frames < 0) return out_fail(msg, msg_size, "%s: bad frame count %d", dir, frames);
-    if (frames > 0 && !times) return out_fail(msg, msg_size, "%s: no frame times", dir);
+    if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK collection: no output directory");
+    if (frames < 0) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: bad frame count %d", dir, frames);
+    if (frames > 0 && !times) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: no frame times", dir);
     for (int i = 0; i < frames; i++)
-        if (!isfinite(times[i])) return out_fail(msg, msg_size, "%s: time of frame %d is not finite", dir, i);
-    if (dvi_make_dirs(dir, msg, msg_size)) return -1;
+        if (!isfinite(times[i])) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                    "%s: time of frame %d is not finite", dir, i);
+    if (dvi_make_dirs(dir, msg, msg_size)) return DVI_ERR_IO;
     static const char* const kinds[3] = {"bodies", "contacts", "shapes"};
     size_t dl = strlen(dir) + 32;
     char* path = malloc(dl);
     if (!path) return out_fail(msg, msg_size, "%s: out of memory", dir);
-    int rc = 0;
-    for (int k = 0; k < 3 && rc == 0; k++) {
+    dvi_status rc = DVI_OK;
+    for (int k = 0; k < 3 && rc == DVI_OK; k++) {
         out_sbuf b = {0};
         out_sb_puts(&b, "<?xml version=\"1.0\"?>\n"
                     "<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
