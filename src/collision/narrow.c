@@ -51,11 +51,6 @@ static dvi_narrow_fn* const pairs[KINDS][KINDS] = {
         },
 };
 
-static dvi_narrow_fn* pair(int ta, int tb)
-{
-    return ta < KINDS && tb < KINDS ? pairs[ta][tb] : NULL;
-}
-
 static void flip(dvi_contact_point* p, int n)
 {
     for (int i = 0; i < n; i++)
@@ -64,21 +59,22 @@ static void flip(dvi_contact_point* p, int n)
 
 int dvi_narrow_phase(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
+    const unsigned ta = (unsigned)a->type, tb = (unsigned)b->type;
+    int n = 0;
+    if (ta < KINDS && tb < KINDS) {
+        if (pairs[ta][tb]) return pairs[ta][tb](a, b, envelope, out, max);
+        if (pairs[tb][ta]) {
+            n = pairs[tb][ta](b, a, envelope, out, max);
+            flip(out, n);
+            return n;
+        }
+    }
     const dvi_shape_class* ca = dvi_shape_class_of(a->type);
     const dvi_shape_class* cb = dvi_shape_class_of(b->type);
     if (!ca || !cb) return 0;
-    const int ta = (int)a->type, tb = (int)b->type;
-    dvi_narrow_fn* f = pair(ta, tb);
-    if (f) return f(a, b, envelope, out, max);
-    int n = 0;
-    if ((f = pair(tb, ta)) != NULL)
-        n = f(b, a, envelope, out, max);
-    else if (ca->core_support && cb->core_support)
-        return dvi_collide_convex(a, b, envelope, out, max);
-    else if (ca->core_support && cb->half_space)
-        return dvi_collide_convex_plane(a, b, envelope, out, max);
-    else if (ca->half_space && cb->core_support)
-        n = dvi_collide_convex_plane(b, a, envelope, out, max);
+    if (ca->core_support && cb->core_support) return dvi_collide_convex(a, b, envelope, out, max);
+    if (ca->core_support && cb->half_space) return dvi_collide_convex_plane(a, b, envelope, out, max);
+    if (ca->half_space && cb->core_support) n = dvi_collide_convex_plane(b, a, envelope, out, max);
     flip(out, n);
     return n;
 }
