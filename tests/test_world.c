@@ -922,11 +922,53 @@ static void test_shape_kind_calls(void** state)
     dvi_world_destroy(w);
 }
 
+/* An ellipsoid dropped 2 cm onto a plane comes to rest with its centre at
+ * the semi-axis along the plane's normal: 0.1 m upright, and 0.1 m again
+ * when the smallest semi-axis is its local x, turned onto the world's z
+ * (the rest on the smallest semi-axis is the stable one). 1 s at the
+ * default solver settings, dt = 1e-3 s. */
+static void test_ellipsoid_rest(void** state)
+{
+    (void)state;
+    const double semi[2][3] = {{0.3, 0.2, 0.1}, {0.1, 0.3, 0.2}};
+    for (int turned = 0; turned < 2; turned++) {
+        dvi_world* w = make_world("apgd");
+        add_ground(w, 0.0, 0.5);
+        dvi_body_def bd = dvi_default_body_def();
+        const double* h = semi[turned];
+        const double m = 1000.0 * 4.0 / 3.0 * PI * h[0] * h[1] * h[2];
+        bd.mass = m;
+        bd.inertia[0] = m * (h[1] * h[1] + h[2] * h[2]) / 5.0;
+        bd.inertia[4] = m * (h[0] * h[0] + h[2] * h[2]) / 5.0;
+        bd.inertia[8] = m * (h[0] * h[0] + h[1] * h[1]) / 5.0;
+        bd.position[2] = 0.12;
+        if (turned) { /* local x onto world z: −90° about y */
+            bd.orientation[0] = cos(-PI / 4);
+            bd.orientation[2] = sin(-PI / 4);
+        }
+        dvi_body_id b;
+        assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        dvi_ellipsoid e = {{h[0], h[1], h[2]}};
+        dvi_shape_id s;
+        assert_int_equal(dvi_world_add_ellipsoid(w, b, &sd, &e, &s), DVI_OK);
+        run(w, 1e-3, 1.0);
+        double x[3];
+        dvi_body_get_position(w, b, x);
+        print_message("ellipsoid (%.1f, %.1f, %.1f) at rest: z = %.9f m (expected 0.1)\n", h[0], h[1], h[2], x[2]);
+        assert_near(x[2], 0.1, 1e-6);
+        assert_near(x[0], 0.0, 1e-9);
+        assert_near(x[1], 0.0, 1e-9);
+        dvi_world_destroy(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_incline_stick),
         cmocka_unit_test(test_shape_kind_calls),
+        cmocka_unit_test(test_ellipsoid_rest),
         cmocka_unit_test(test_world_tags_distinct),
         cmocka_unit_test(test_lemke_pyramid_turned),
         cmocka_unit_test(test_box_incline_slide),

@@ -286,6 +286,8 @@ typedef struct dvi_box { double half_extents[3]; } dvi_box;             ///< m
 typedef struct dvi_capsule { double radius, half_length; } dvi_capsule;
 /// Axis along local z (a wheel's axle), faces at ±half_length.
 typedef struct dvi_cylinder { double radius, half_length; } dvi_cylinder;
+/// {x²/a² + y²/b² + z²/c² ≤ 1}: semi-axes (a, b, c) along local x, y, z.
+typedef struct dvi_ellipsoid { double semi_axes[3]; } dvi_ellipsoid;
 /// Height field: nx × ny heights (copied), heights[j·nx + i] at (i·dx, j·dy).
 typedef struct dvi_height_grid {
     int32_t nx, ny;
@@ -312,6 +314,8 @@ DVI_API dvi_status dvi_world_add_capsule(dvi_world* world, dvi_body_id body, con
                                          const dvi_capsule* capsule, dvi_shape_id* out);
 DVI_API dvi_status dvi_world_add_cylinder(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
                                           const dvi_cylinder* cylinder, dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_ellipsoid(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                           const dvi_ellipsoid* ellipsoid, dvi_shape_id* out);
 DVI_API dvi_status dvi_world_add_plane(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
                                        dvi_shape_id* out);
 DVI_API dvi_status dvi_world_add_heightfield(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
@@ -471,7 +475,7 @@ typedef struct dvi_shape_info {
     dvi_shape_type type;
     double radius;                ///< m: sphere, capsule, cylinder
     double half_length;           ///< m: capsule (segment), cylinder; along the shape's z
-    double half_extents[3];       ///< m: box
+    double half_extents[3];       ///< m: box; an ellipsoid's semi-axes
     double offset_position[3];    ///< shape frame in the body frame
     double offset_orientation[4]; ///< (w, x, y, z), unit
     double offset_rotation[9];    ///< the same rotation, row-major: shape frame → body frame

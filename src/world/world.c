@@ -646,6 +646,13 @@ dvi_status dvi_world_add_cylinder(dvi_world* w, dvi_body_id body, const dvi_shap
     return add_convex(w, body, def, DVI_SHAPE_CYLINDER, g->radius, g->half_length, zero, out);
 }
 
+dvi_status dvi_world_add_ellipsoid(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_ellipsoid* g,
+                                   dvi_shape_id* out)
+{
+    if (!g) return shape_null(w, out);
+    return add_convex(w, body, def, DVI_SHAPE_ELLIPSOID, 0.0, 0.0, g->semi_axes, out);
+}
+
 dvi_status dvi_world_add_plane(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
 {
     dvi_shape s;
