@@ -17,6 +17,7 @@
 
 #include "collision.h"
 #include "hash_rng.h"
+#include "math3.h"
 #include "narrow.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -1332,6 +1333,92 @@ static void test_ellipsoid_mesh(void** state)
     assert_true(c.worst < 1e-14);
 }
 
+/* Ray casts of every kind that has one: a ray aimed at a surface point q
+ * (outward normal n) from o = q + L·w, w·n ≥ 0.3, meets nothing before q
+ * (the segment lies beyond the tangent plane at q), so the hit is t = L
+ * with normal n; the reversed ray and a ray from the centre miss. 50
+ * points per kind, on faces, sides, caps and rounded ends. */
+static void surface_point(dvi_shape_type t, const dvi_geom* g, uint64_t* seed, double q[3], double n[3])
+{
+    const double u1 = dvi_uniform01(seed), u2 = dvi_uniform01(seed), u3 = dvi_uniform01(seed);
+    const double ph = 2 * PI * u1, side = u3 < 0.5 ? 1.0 : -1.0;
+    switch (t) {
+    case DVI_SHAPE_SPHERE: {
+        const double z = 2 * u2 - 1, rho = sqrt(1 - z * z);
+        v3_set(n, rho * cos(ph), rho * sin(ph), z);
+        for (int k = 0; k < 3; k++) q[k] = g->radius * n[k];
+        break;
+    }
+    case DVI_SHAPE_BOX: {
+        const int k = (int)(u3 * 6) % 3, i = (k + 1) % 3, j = (k + 2) % 3;
+        q[k] = side * g->half[k], q[i] = (1.8 * u1 - 0.9) * g->half[i], q[j] = (1.8 * u2 - 0.9) * g->half[j];
+        n[0] = n[1] = n[2] = 0.0, n[k] = side;
+        break;
+    }
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER: {
+        const double r = g->radius, hl = g->half_length;
+        if (dvi_uniform01(seed) < 0.5) { /* the side */
+            v3_set(n, cos(ph), sin(ph), 0.0);
+            v3_set(q, r * n[0], r * n[1], (1.8 * u2 - 0.9) * hl);
+        } else if (t == DVI_SHAPE_CYLINDER) { /* a cap */
+            const double rho = 0.9 * r * sqrt(u2);
+            v3_set(q, rho * cos(ph), rho * sin(ph), side * hl);
+            v3_set(n, 0.0, 0.0, side);
+        } else { /* a rounded end */
+            const double z = 0.05 + 0.95 * u2, rho = sqrt(1 - z * z);
+            v3_set(n, rho * cos(ph), rho * sin(ph), side * z);
+            v3_set(q, r * n[0], r * n[1], side * (hl + r * z));
+        }
+        break;
+    }
+    case DVI_SHAPE_ELLIPSOID:
+        ellipsoid_surface(g, PI * u2, ph, q, n);
+        break;
+    default: /* plane */
+        v3_set(q, 4 * u1 - 2, 4 * u2 - 2, 0.0);
+        v3_set(n, 0.0, 0.0, 1.0);
+        break;
+    }
+}
+
+static void test_ray_casts(void** state)
+{
+    (void)state;
+    static const dvi_shape_type kinds[] = {DVI_SHAPE_SPHERE,   DVI_SHAPE_BOX,       DVI_SHAPE_CAPSULE,
+                                           DVI_SHAPE_CYLINDER, DVI_SHAPE_ELLIPSOID, DVI_SHAPE_PLANE};
+    uint64_t seed = 77u;
+    double worst_t = 0.0, worst_n = 0.0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        dvi_geom g = geom(kinds[i], 0, 0, 0);
+        g.radius = 0.2, g.half_length = 0.15;
+        g.half[0] = 0.3, g.half[1] = 0.2, g.half[2] = 0.1;
+        const dvi_shape_class* c = dvi_shape_class_of(kinds[i]);
+        assert_non_null(c->ray);
+        for (int trial = 0; trial < 50; trial++) {
+            double q[3], n[3], w[3], hn[3], t;
+            surface_point(kinds[i], &g, &seed, q, n);
+            do {
+                const double z = 2 * dvi_uniform01(&seed) - 1, rho = sqrt(1 - z * z), ph = 2 * PI * dvi_uniform01(&seed);
+                v3_set(w, rho * cos(ph), rho * sin(ph), z);
+            } while (v3_dot(w, n) < 0.3);
+            const double L = 0.5 + dvi_uniform01(&seed);
+            const double o[3] = {q[0] + L * w[0], q[1] + L * w[1], q[2] + L * w[2]}, u[3] = {-w[0], -w[1], -w[2]};
+            assert_true(c->ray(&g, o, u, 10.0, &t, hn));
+            worst_t = fmax(worst_t, fabs(t - L));
+            for (int k = 0; k < 3; k++) worst_n = fmax(worst_n, fabs(hn[k] - n[k]));
+            assert_false(c->ray(&g, o, w, 10.0, &t, hn));     /* away */
+            assert_false(c->ray(&g, o, u, 0.9 * L, &t, hn));  /* short of q */
+            const double inside[3] = {0.0, 0.0, kinds[i] == DVI_SHAPE_PLANE ? -0.1 : 0.0};
+            assert_false(c->ray(&g, inside, u, 10.0, &t, hn)); /* from inside */
+        }
+    }
+    print_message("ray casts of 6 kinds, 300 rays: worst |t - L| = %.1e m, worst normal error %.1e\n", worst_t,
+                  worst_n);
+    assert_true(worst_t < 1e-12);
+    assert_true(worst_n < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1339,6 +1426,7 @@ int main(void)
         cmocka_unit_test(test_ellipsoid_contacts),
         cmocka_unit_test(test_ellipsoid_class),
         cmocka_unit_test(test_ellipsoid_mesh),
+        cmocka_unit_test(test_ray_casts),
         cmocka_unit_test(test_aabb_unbounded_and_terrain),
         cmocka_unit_test(test_sphere_sphere),
         cmocka_unit_test(test_sphere_box),

@@ -143,8 +143,10 @@ typedef struct dvi_shape_class {
     void (*mass)(const dvi_geom* g, double* volume, double d[3]);
     /* the surface for drawing (VTK) */
     void (*mesh)(const dvi_geom* g, dvi_mesh_sink* sink);
-    /* first hit of the ray o + t·u (u unit, in the shape frame), 0 ≤ t ≤
-     * tmax, from outside: t and the outward normal there; false: none */
+    /* first hit of the ray o + t·u (o, u in the shape frame, u unit),
+     * 0 ≤ t ≤ tmax: t and the outward unit normal there; false when it
+     * misses or o is inside. NULL for kinds without one yet (height
+     * field, mesh) */
     bool (*ray)(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3]);
 } dvi_shape_class;
 

@@ -55,14 +55,15 @@ void dvi_mesh_revolve(dvi_mesh_sink* m, double z_top, const double* r, const dou
     }
 }
 
-/* Smaller root t ≥ 0 of |o + t u|² = r² (u unit), or false. */
+/* Entry t ≥ 0 of the ray o + t u (u unit) into the ball |x| ≤ r from
+ * outside, or false (a miss, or o inside). */
 static bool ray_ball(const double o[3], const double u[3], double r, double* t)
 {
     double b = v3_dot(o, u), c = v3_dot(o, o) - r * r;
-    if (c > 0.0 && b > 0.0) return false;
+    if (!(c > 0.0) || b > 0.0) return false; /* inside, or moving away */
     double disc = b * b - c;
     if (disc < 0.0) return false;
-    *t = fmax(-b - sqrt(disc), 0.0);
+    *t = -b - sqrt(disc);
     return true;
 }
 
@@ -317,6 +318,35 @@ static void capsule_mesh(const dvi_geom* g, dvi_mesh_sink* m)
     rounded_mesh(m, g->radius, g->half_length, true);
 }
 
+/* the side (an infinite cylinder about z, hit within |z| ≤ hl) or one of
+ * the two end balls, whichever comes first */
+static bool capsule_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+{
+    const double r = g->radius, hl = g->half_length;
+    const double zc = fmax(-hl, fmin(hl, o[2])), oz = o[2] - zc;
+    if (o[0] * o[0] + o[1] * o[1] + oz * oz <= r * r) return false; /* inside */
+    double best = HUGE_VAL;
+    const double a = u[0] * u[0] + u[1] * u[1], b = o[0] * u[0] + o[1] * u[1], c = o[0] * o[0] + o[1] * o[1] - r * r;
+    if (a > 0.0 && c > 0.0 && b < 0.0 && b * b - a * c >= 0.0) {
+        const double s = (-b - sqrt(b * b - a * c)) / a, z = o[2] + s * u[2];
+        if (fabs(z) <= hl) {
+            best = s;
+            v3_set(n, (o[0] + s * u[0]) / r, (o[1] + s * u[1]) / r, 0.0);
+        }
+    }
+    for (int e = 0; e < 2; e++) {
+        const double oc[3] = {o[0], o[1], o[2] - (e ? -hl : hl)};
+        double s;
+        if (ray_ball(oc, u, r, &s) && s < best) {
+            best = s;
+            for (int k = 0; k < 3; k++) n[k] = (oc[k] + s * u[k]) / r;
+        }
+    }
+    if (!(best <= tmax)) return false;
+    *t = best;
+    return true;
+}
+
 const dvi_shape_class dvi_shape_class_capsule = {
     .name = "capsule",
     .article = "a capsule",
@@ -331,6 +361,7 @@ const dvi_shape_class dvi_shape_class_capsule = {
     .thickness = radius_of,
     .mass = capsule_mass,
     .mesh = capsule_mesh,
+    .ray = capsule_ray,
 };
 
 /* ---- cylinder ---------------------------------------------------------------- */
@@ -396,6 +427,42 @@ static void cylinder_mesh(const dvi_geom* g, dvi_mesh_sink* m)
     dvi_mesh_revolve(m, g->half_length, r, z, 2, -g->half_length);
 }
 
+/* the entry into both the slab |z| ≤ hl and the infinite cylinder ρ ≤ r */
+static bool cylinder_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+{
+    const double r = g->radius, hl = g->half_length;
+    double t0 = 0.0, t1 = tmax;
+    int side = -1; /* 0: a cap, 1: the side, at t0 */
+    if (u[2] != 0.0) {
+        double a = (-hl - o[2]) / u[2], b = (hl - o[2]) / u[2];
+        if (a > b) {
+            const double x = a;
+            a = b, b = x;
+        }
+        if (a > t0) t0 = a, side = 0;
+        if (b < t1) t1 = b;
+    } else if (fabs(o[2]) > hl) {
+        return false;
+    }
+    const double A = u[0] * u[0] + u[1] * u[1], B = o[0] * u[0] + o[1] * u[1], C = o[0] * o[0] + o[1] * o[1] - r * r;
+    if (A > 0.0) {
+        const double disc = B * B - A * C;
+        if (disc < 0.0) return false;
+        const double a = (-B - sqrt(disc)) / A, b = (-B + sqrt(disc)) / A;
+        if (a > t0) t0 = a, side = 1;
+        if (b < t1) t1 = b;
+    } else if (C > 0.0) {
+        return false;
+    }
+    if (t0 > t1 || side < 0) return false; /* a miss, or the ray starts inside */
+    if (side == 0)
+        v3_set(n, 0.0, 0.0, u[2] < 0.0 ? 1.0 : -1.0);
+    else
+        v3_set(n, (o[0] + t0 * u[0]) / r, (o[1] + t0 * u[1]) / r, 0.0);
+    *t = t0;
+    return true;
+}
+
 const dvi_shape_class dvi_shape_class_cylinder = {
     .name = "cylinder",
     .article = "a cylinder",
@@ -410,6 +477,7 @@ const dvi_shape_class dvi_shape_class_cylinder = {
     .thickness = cylinder_thickness,
     .mass = cylinder_mass,
     .mesh = cylinder_mesh,
+    .ray = cylinder_ray,
 };
 
 /* ---- plane ------------------------------------------------------------------- */
