@@ -1,6 +1,6 @@
 /* dvicontact — the narrow-phase dispatch (see narrow.h): `pairs[ta][tb]`,
- * the routine for a pair of kinds, registered once in one order. A pair
- * found in the other order is called with a and b swapped and its normals
+ * the routine for a pair of kinds, registered once (PAIR) for both orders:
+ * in the other order it is called with a and b swapped and its normals
  * flipped. A pair without a routine of its own: two convex kinds meet
  * through the general convex routine (GJK/EPA, gjk.c), a convex kind and
  * the plane through the general convex–plane routine (gjk.c); any other
@@ -8,47 +8,46 @@
  * table of shape classes (shape_table.c). */
 #include "narrow.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Kinds with pair routines of their own (a later kind meets the others
  * through the general routines). */
 #define KINDS (DVI_SHAPE_MESH + 1)
 
-static dvi_narrow_fn* const pairs[KINDS][KINDS] = {
-    [DVI_SHAPE_SPHERE] =
-        {
-            [DVI_SHAPE_SPHERE] = dvi_collide_sphere_sphere,
-            [DVI_SHAPE_BOX] = dvi_collide_sphere_box,
-            [DVI_SHAPE_CAPSULE] = dvi_collide_sphere_capsule,
-            [DVI_SHAPE_CYLINDER] = dvi_collide_sphere_cylinder,
-            [DVI_SHAPE_PLANE] = dvi_collide_sphere_plane,
-            [DVI_SHAPE_HEIGHTFIELD] = dvi_collide_sphere_heightfield,
-            [DVI_SHAPE_MESH] = dvi_collide_sphere_mesh,
-        },
-    [DVI_SHAPE_BOX] =
-        {
-            [DVI_SHAPE_BOX] = dvi_collide_box_box,
-            [DVI_SHAPE_CYLINDER] = dvi_collide_box_cylinder,
-            [DVI_SHAPE_PLANE] = dvi_collide_box_plane,
-            [DVI_SHAPE_HEIGHTFIELD] = dvi_collide_box_heightfield,
-            [DVI_SHAPE_MESH] = dvi_collide_box_mesh,
-        },
-    [DVI_SHAPE_CAPSULE] =
-        {
-            [DVI_SHAPE_BOX] = dvi_collide_capsule_box,
-            [DVI_SHAPE_CAPSULE] = dvi_collide_capsule_capsule,
-            [DVI_SHAPE_CYLINDER] = dvi_collide_capsule_cylinder,
-            [DVI_SHAPE_PLANE] = dvi_collide_capsule_plane,
-            [DVI_SHAPE_HEIGHTFIELD] = dvi_collide_capsule_heightfield,
-            [DVI_SHAPE_MESH] = dvi_collide_capsule_mesh,
-        },
-    [DVI_SHAPE_CYLINDER] =
-        {
-            [DVI_SHAPE_CYLINDER] = dvi_collide_cylinder_cylinder,
-            [DVI_SHAPE_PLANE] = dvi_collide_cylinder_plane,
-            [DVI_SHAPE_HEIGHTFIELD] = dvi_collide_cylinder_heightfield,
-            [DVI_SHAPE_MESH] = dvi_collide_cylinder_mesh,
-        },
+/* Each routine registered once: PAIR(ta, tb, f) fills [ta][tb] with f and
+ * [tb][ta] with f called the other way round. */
+typedef struct pair_entry {
+    dvi_narrow_fn* fn;
+    bool swapped; /* call fn(b, a) and flip the normals */
+} pair_entry;
+
+#define SAME(t, f) [t][t] = {f, false}
+#define PAIR(ta, tb, f) [ta][tb] = {f, false}, [tb][ta] = {f, true}
+
+static const pair_entry pairs[KINDS][KINDS] = {
+    SAME(DVI_SHAPE_SPHERE, dvi_collide_sphere_sphere),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_BOX, dvi_collide_sphere_box),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_CAPSULE, dvi_collide_sphere_capsule),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_CYLINDER, dvi_collide_sphere_cylinder),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_PLANE, dvi_collide_sphere_plane),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_HEIGHTFIELD, dvi_collide_sphere_heightfield),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_MESH, dvi_collide_sphere_mesh),
+    SAME(DVI_SHAPE_BOX, dvi_collide_box_box),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_CYLINDER, dvi_collide_box_cylinder),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_PLANE, dvi_collide_box_plane),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_HEIGHTFIELD, dvi_collide_box_heightfield),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_MESH, dvi_collide_box_mesh),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_BOX, dvi_collide_capsule_box),
+    SAME(DVI_SHAPE_CAPSULE, dvi_collide_capsule_capsule),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_CYLINDER, dvi_collide_capsule_cylinder),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_PLANE, dvi_collide_capsule_plane),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_HEIGHTFIELD, dvi_collide_capsule_heightfield),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_MESH, dvi_collide_capsule_mesh),
+    SAME(DVI_SHAPE_CYLINDER, dvi_collide_cylinder_cylinder),
+    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_PLANE, dvi_collide_cylinder_plane),
+    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_HEIGHTFIELD, dvi_collide_cylinder_heightfield),
+    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_MESH, dvi_collide_cylinder_mesh),
 };
 
 static void flip(dvi_contact_point* p, int n)
@@ -61,13 +60,12 @@ int dvi_narrow_phase(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_
 {
     const unsigned ta = (unsigned)a->type, tb = (unsigned)b->type;
     int n = 0;
-    if (ta < KINDS && tb < KINDS) {
-        if (pairs[ta][tb]) return pairs[ta][tb](a, b, envelope, out, max);
-        if (pairs[tb][ta]) {
-            n = pairs[tb][ta](b, a, envelope, out, max);
-            flip(out, n);
-            return n;
-        }
+    if (ta < KINDS && tb < KINDS && pairs[ta][tb].fn) {
+        const pair_entry* e = &pairs[ta][tb];
+        if (!e->swapped) return e->fn(a, b, envelope, out, max);
+        n = e->fn(b, a, envelope, out, max);
+        flip(out, n);
+        return n;
     }
     const dvi_shape_class* ca = dvi_shape_class_of(a->type);
     const dvi_shape_class* cb = dvi_shape_class_of(b->type);
