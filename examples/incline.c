@@ -17,11 +17,11 @@ static double slide(double mu, double theta)
     dvi_shape_id sid;
     dvi_body_create(w, &gd, &ground);
     dvi_shape_def plane = dvi_default_shape_def();
-    plane.type = DVI_SHAPE_PLANE; /* tilted about x by θ */
+    /* the half-space z <= 0, tilted about x by θ */
     plane.offset_orientation[0] = cos(theta / 2);
     plane.offset_orientation[1] = sin(theta / 2);
     plane.material.friction = mu;
-    dvi_shape_create(w, ground, &plane, &sid);
+    dvi_world_add_plane(w, ground, &plane, &sid);
     dvi_body_def bd = dvi_default_body_def();
     bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 4 * 0.01 / 6;
     bd.position[1] = -0.1 * sin(theta);
@@ -30,10 +30,9 @@ static double slide(double mu, double theta)
     bd.orientation[1] = sin(theta / 2);
     dvi_body_create(w, &bd, &box);
     dvi_shape_def sd = dvi_default_shape_def();
-    sd.type = DVI_SHAPE_BOX;
-    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
     sd.material.friction = mu;
-    dvi_shape_create(w, box, &sd, &sid);
+    const dvi_box cube = {{0.1, 0.1, 0.1}};
+    dvi_world_add_box(w, box, &sd, &cube, &sid);
     double v0[3], v1[3];
     for (int i = 0; i < 200; i++) dvi_world_step(w, 1e-3);
     dvi_body_get_velocity(w, box, v0);

@@ -27,17 +27,15 @@ static int run(const char* solver)
     dvi_shape_id sid;
     dvi_body_create(w, &gd, &ground);
     dvi_shape_def plane = dvi_default_shape_def();
-    plane.type = DVI_SHAPE_PLANE;
-    dvi_shape_create(w, ground, &plane, &sid);
+    dvi_world_add_plane(w, ground, &plane, &sid);
     for (int k = 0; k < N; k++) {
         dvi_body_def bd = dvi_default_body_def();
         bd.mass = m;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = m * 4 * s * s / 6;
         bd.position[2] = s + 2 * s * k;
         dvi_shape_def sd = dvi_default_shape_def();
-        sd.type = DVI_SHAPE_BOX;
-        sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = s;
-        if (dvi_body_create(w, &bd, &box[k]) != DVI_OK || dvi_shape_create(w, box[k], &sd, &sid) != DVI_OK) {
+        const dvi_box cube = {{s, s, s}};
+        if (dvi_body_create(w, &bd, &box[k]) != DVI_OK || dvi_world_add_box(w, box[k], &sd, &cube, &sid) != DVI_OK) {
             fprintf(stderr, "stack: %s\n", dvi_error_message());
             dvi_world_destroy(w);
             return 1;

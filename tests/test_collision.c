@@ -17,6 +17,7 @@
 
 #include "collision.h"
 #include "hash_rng.h"
+#include "math3.h"
 #include "narrow.h"
 #include "dvi/world.h"
 #include "test_util.h"
@@ -1177,10 +1178,255 @@ static void test_broad_edge_cases(void** state)
     dvi_collision_destroy(c);
 }
 
+/* ---- ellipsoid ------------------------------------------------------------------ */
+
+/* Point of the ellipsoid g (semi-axes half[], pose pos, rot) at polar angle
+ * th and azimuth ph of its frame, and the outward unit normal there, in the
+ * world. */
+static void ellipsoid_surface(const dvi_geom* g, double th, double ph, double q[3], double n[3])
+{
+    const double* h = g->half;
+    const double ql[3] = {h[0] * sin(th) * cos(ph), h[1] * sin(th) * sin(ph), h[2] * cos(th)};
+    double nl[3] = {ql[0] / (h[0] * h[0]), ql[1] / (h[1] * h[1]), ql[2] / (h[2] * h[2])};
+    const double len = sqrt(nl[0] * nl[0] + nl[1] * nl[1] + nl[2] * nl[2]);
+    for (int k = 0; k < 3; k++) nl[k] /= len;
+    for (int k = 0; k < 3; k++) {
+        q[k] = g->pos[k] + g->rot[3 * k] * ql[0] + g->rot[3 * k + 1] * ql[1] + g->rot[3 * k + 2] * ql[2];
+        n[k] = g->rot[3 * k] * nl[0] + g->rot[3 * k + 1] * nl[1] + g->rot[3 * k + 2] * nl[2];
+    }
+}
+
+/* A sphere whose centre is at q + t·n, q a point of a turned ellipsoid with
+ * outward normal n: the centre's closest point of the (convex) ellipsoid is
+ * q, so the gap is t − r exactly, and the normal is n. Checked apart, in
+ * contact and overlapping, in both orders, at 24 points. Against a plane:
+ * the gap is the centre's height less the ellipsoid's extent along the
+ * plane's normal, |row z of R·diag(a, b, c)|. */
+static void test_ellipsoid_contacts(void** state)
+{
+    (void)state;
+    uint64_t seed = 20261206u;
+    const double r = 0.05, env = 0.05, ts[3] = {0.08, 0.0505, 0.03};
+    double worst_gap = 0.0, worst_normal = 0.0;
+    for (int trial = 0; trial < 8; trial++) {
+        dvi_geom e = geom(DVI_SHAPE_ELLIPSOID, 0.1, -0.2, 0.3);
+        e.half[0] = 0.3, e.half[1] = 0.2, e.half[2] = 0.1;
+        random_rotation(e.rot, &seed);
+        dvi_geom_update(&e);
+        for (int i = 0; i < 3; i++) {
+            double q[3], n[3];
+            ellipsoid_surface(&e, PI * (0.1 + 0.8 * dvi_uniform01(&seed)), 2 * PI * dvi_uniform01(&seed), q, n);
+            const double t = ts[i];
+            dvi_geom s = sphere(q[0] + t * n[0], q[1] + t * n[1], q[2] + t * n[2], r);
+            dvi_contact_point p[MAXP];
+            assert_int_equal(dvi_narrow_phase(&e, &s, env, p, MAXP), 1);
+            worst_gap = fmax(worst_gap, fabs(p[0].distance - (t - r)));
+            for (int k = 0; k < 3; k++) worst_normal = fmax(worst_normal, fabs(p[0].normal[k] - n[k]));
+            assert_int_equal(dvi_narrow_phase(&s, &e, env, p, MAXP), 1);
+            worst_gap = fmax(worst_gap, fabs(p[0].distance - (t - r)));
+            for (int k = 0; k < 3; k++) worst_normal = fmax(worst_normal, fabs(p[0].normal[k] + n[k]));
+        }
+        /* out of reach: a gap of 0.06 > envelope */
+        double q[3], n[3];
+        ellipsoid_surface(&e, 1.0, 2.0, q, n);
+        dvi_geom far = sphere(q[0] + 0.11 * n[0], q[1] + 0.11 * n[1], q[2] + 0.11 * n[2], r);
+        dvi_contact_point p[MAXP];
+        assert_int_equal(dvi_narrow_phase(&e, &far, env, p, MAXP), 0);
+        /* on a plane at z = 0, 0.01 m above it, then 0.01 m into it */
+        dvi_geom pl = plane(0, 0, 0);
+        double ext = 0.0;
+        for (int j = 0; j < 3; j++) ext += pow(e.rot[6 + j] * e.half[j], 2);
+        for (int side = 0; side < 2; side++) {
+            const double phi = side == 0 ? 0.01 : -0.01;
+            e.pos[2] = sqrt(ext) + phi;
+            dvi_geom_update(&e);
+            assert_int_equal(dvi_narrow_phase(&pl, &e, env, p, MAXP), 1);
+            assert_near(p[0].distance, phi, 1e-14);
+            assert_vec(p[0].normal, 0, 0, 1, 0);
+        }
+    }
+    print_message("ellipsoid-sphere: worst |gap - (t - r)| = %.2e m, worst normal error %.2e (48 contacts)\n",
+                  worst_gap, worst_normal);
+    assert_true(worst_gap < 1e-9);
+    assert_true(worst_normal < 1e-6);
+}
+
+/* The ellipsoid's class: mass properties against the closed form, its AABB
+ * against its extent along each axis, its ray cast against a hit placed on
+ * its surface. */
+static void test_ellipsoid_class(void** state)
+{
+    (void)state;
+    const dvi_shape_class* c = dvi_shape_class_of(DVI_SHAPE_ELLIPSOID);
+    assert_non_null(c);
+    assert_string_equal(c->name, "ellipsoid");
+    dvi_geom e = geom(DVI_SHAPE_ELLIPSOID, 0, 0, 0);
+    const double a = 0.3, b = 0.2, cc = 0.1, rho = 2700.0;
+    e.half[0] = a, e.half[1] = b, e.half[2] = cc;
+    double v, d[3];
+    c->mass(&e, &v, d);
+    const double m = rho * v, m_expect = rho * 4.0 / 3.0 * PI * a * b * cc;
+    assert_near(m, m_expect, 1e-12 * m_expect);                         /* 678.58 kg */
+    assert_near(m * d[0], m_expect * (b * b + cc * cc) / 5.0, 1e-12 * m_expect); /* I_xx */
+    assert_near(m * d[1], m_expect * (a * a + cc * cc) / 5.0, 1e-12 * m_expect);
+    assert_near(m * d[2], m_expect * (a * a + b * b) / 5.0, 1e-12 * m_expect);
+    /* turned 90° about z: the x extent is b, the y extent a */
+    test_rot_axis(e.rot, 0, 0, 1, PI / 2);
+    dvi_geom_update(&e);
+    assert_near(e.aabb_max[0], b, 1e-15);
+    assert_near(e.aabb_max[1], a, 1e-15);
+    assert_near(e.aabb_min[2], -cc, 1e-15);
+    /* a ray from 1 m out along the normal at a surface point hits it at t = 1 */
+    rot_identity(e.rot);
+    double q[3], n[3], t, hn[3];
+    ellipsoid_surface(&e, 0.7, 2.5, q, n);
+    const double o[3] = {q[0] + n[0], q[1] + n[1], q[2] + n[2]}, u[3] = {-n[0], -n[1], -n[2]};
+    assert_true(c->ray(&e, o, u, 10.0, &t, hn));
+    assert_near(t, 1.0, 1e-12);
+    assert_vec(hn, n[0], n[1], n[2], 1e-12);
+    assert_false(c->ray(&e, o, u, 0.5, &t, hn)); /* beyond tmax */
+    const double away[3] = {n[0], n[1], n[2]};
+    assert_false(c->ray(&e, o, away, 10.0, &t, hn));
+}
+
+/* Counts what a class draws and checks each point against the ellipsoid. */
+typedef struct count_sink {
+    dvi_mesh_sink sink;
+    int points, triangles;
+    size_t max_index;
+    double worst; /* |x²/a² + y²/b² + z²/c² − 1| */
+    const double* semi;
+} count_sink;
+
+static void count_point(dvi_mesh_sink* m, double x, double y, double z)
+{
+    count_sink* c = (count_sink*)m;
+    c->points++;
+    const double* h = c->semi;
+    c->worst = fmax(c->worst, fabs(x * x / (h[0] * h[0]) + y * y / (h[1] * h[1]) + z * z / (h[2] * h[2]) - 1.0));
+}
+
+static void count_triangle(dvi_mesh_sink* m, size_t a, size_t b, size_t c)
+{
+    count_sink* k = (count_sink*)m;
+    k->triangles++;
+    k->max_index = a > k->max_index ? a : k->max_index;
+    k->max_index = b > k->max_index ? b : k->max_index;
+    k->max_index = c > k->max_index ? c : k->max_index;
+}
+
+/* The drawn ellipsoid (the VTK writer's surface): the sphere's tessellation,
+ * 266 points and 528 triangles (docs/outputs.md), every point on the
+ * surface. */
+static void test_ellipsoid_mesh(void** state)
+{
+    (void)state;
+    dvi_geom e = geom(DVI_SHAPE_ELLIPSOID, 0, 0, 0);
+    e.half[0] = 0.3, e.half[1] = 0.2, e.half[2] = 0.1;
+    count_sink c = {.sink = {.point = count_point, .triangle = count_triangle}, .semi = e.half};
+    dvi_shape_class_of(DVI_SHAPE_ELLIPSOID)->mesh(&e, &c.sink);
+    print_message("ellipsoid drawn: %d points, %d triangles, worst |x^2/a^2 + ... - 1| = %.1e\n", c.points,
+                  c.triangles, c.worst);
+    assert_int_equal(c.points, 266);
+    assert_int_equal(c.triangles, 528);
+    assert_int_equal((int)c.max_index, 265);
+    assert_true(c.worst < 1e-14);
+}
+
+/* Ray casts of every kind that has one: a ray aimed at a surface point q
+ * (outward normal n) from o = q + L·w, w·n ≥ 0.3, meets nothing before q
+ * (the segment lies beyond the tangent plane at q), so the hit is t = L
+ * with normal n; the reversed ray and a ray from the centre miss. 50
+ * points per kind, on faces, sides, caps and rounded ends. */
+static void surface_point(dvi_shape_type t, const dvi_geom* g, uint64_t* seed, double q[3], double n[3])
+{
+    const double u1 = dvi_uniform01(seed), u2 = dvi_uniform01(seed), u3 = dvi_uniform01(seed);
+    const double ph = 2 * PI * u1, side = u3 < 0.5 ? 1.0 : -1.0;
+    switch (t) {
+    case DVI_SHAPE_SPHERE: {
+        const double z = 2 * u2 - 1, rho = sqrt(1 - z * z);
+        v3_set(n, rho * cos(ph), rho * sin(ph), z);
+        for (int k = 0; k < 3; k++) q[k] = g->radius * n[k];
+        break;
+    }
+    case DVI_SHAPE_BOX: {
+        const int k = (int)(u3 * 6) % 3, i = (k + 1) % 3, j = (k + 2) % 3;
+        q[k] = side * g->half[k], q[i] = (1.8 * u1 - 0.9) * g->half[i], q[j] = (1.8 * u2 - 0.9) * g->half[j];
+        n[0] = n[1] = n[2] = 0.0, n[k] = side;
+        break;
+    }
+    case DVI_SHAPE_CAPSULE:
+    case DVI_SHAPE_CYLINDER: {
+        const double r = g->radius, hl = g->half_length;
+        if (dvi_uniform01(seed) < 0.5) { /* the side */
+            v3_set(n, cos(ph), sin(ph), 0.0);
+            v3_set(q, r * n[0], r * n[1], (1.8 * u2 - 0.9) * hl);
+        } else if (t == DVI_SHAPE_CYLINDER) { /* a cap */
+            const double rho = 0.9 * r * sqrt(u2);
+            v3_set(q, rho * cos(ph), rho * sin(ph), side * hl);
+            v3_set(n, 0.0, 0.0, side);
+        } else { /* a rounded end */
+            const double z = 0.05 + 0.95 * u2, rho = sqrt(1 - z * z);
+            v3_set(n, rho * cos(ph), rho * sin(ph), side * z);
+            v3_set(q, r * n[0], r * n[1], side * (hl + r * z));
+        }
+        break;
+    }
+    case DVI_SHAPE_ELLIPSOID:
+        ellipsoid_surface(g, PI * u2, ph, q, n);
+        break;
+    default: /* plane */
+        v3_set(q, 4 * u1 - 2, 4 * u2 - 2, 0.0);
+        v3_set(n, 0.0, 0.0, 1.0);
+        break;
+    }
+}
+
+static void test_ray_casts(void** state)
+{
+    (void)state;
+    static const dvi_shape_type kinds[] = {DVI_SHAPE_SPHERE,   DVI_SHAPE_BOX,       DVI_SHAPE_CAPSULE,
+                                           DVI_SHAPE_CYLINDER, DVI_SHAPE_ELLIPSOID, DVI_SHAPE_PLANE};
+    uint64_t seed = 77u;
+    double worst_t = 0.0, worst_n = 0.0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        dvi_geom g = geom(kinds[i], 0, 0, 0);
+        g.radius = 0.2, g.half_length = 0.15;
+        g.half[0] = 0.3, g.half[1] = 0.2, g.half[2] = 0.1;
+        const dvi_shape_class* c = dvi_shape_class_of(kinds[i]);
+        assert_non_null(c->ray);
+        for (int trial = 0; trial < 50; trial++) {
+            double q[3], n[3], w[3], hn[3], t;
+            surface_point(kinds[i], &g, &seed, q, n);
+            do {
+                const double z = 2 * dvi_uniform01(&seed) - 1, rho = sqrt(1 - z * z), ph = 2 * PI * dvi_uniform01(&seed);
+                v3_set(w, rho * cos(ph), rho * sin(ph), z);
+            } while (v3_dot(w, n) < 0.3);
+            const double L = 0.5 + dvi_uniform01(&seed);
+            const double o[3] = {q[0] + L * w[0], q[1] + L * w[1], q[2] + L * w[2]}, u[3] = {-w[0], -w[1], -w[2]};
+            assert_true(c->ray(&g, o, u, 10.0, &t, hn));
+            worst_t = fmax(worst_t, fabs(t - L));
+            for (int k = 0; k < 3; k++) worst_n = fmax(worst_n, fabs(hn[k] - n[k]));
+            assert_false(c->ray(&g, o, w, 10.0, &t, hn));     /* away */
+            assert_false(c->ray(&g, o, u, 0.9 * L, &t, hn));  /* short of q */
+            const double inside[3] = {0.0, 0.0, kinds[i] == DVI_SHAPE_PLANE ? -0.1 : 0.0};
+            assert_false(c->ray(&g, inside, u, 10.0, &t, hn)); /* from inside */
+        }
+    }
+    print_message("ray casts of 6 kinds, 300 rays: worst |t - L| = %.1e m, worst normal error %.1e\n", worst_t,
+                  worst_n);
+    assert_true(worst_t < 1e-12);
+    assert_true(worst_n < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_aabb_convex),
+        cmocka_unit_test(test_ellipsoid_contacts),
+        cmocka_unit_test(test_ellipsoid_class),
+        cmocka_unit_test(test_ellipsoid_mesh),
+        cmocka_unit_test(test_ray_casts),
         cmocka_unit_test(test_aabb_unbounded_and_terrain),
         cmocka_unit_test(test_sphere_sphere),
         cmocka_unit_test(test_sphere_box),

@@ -1790,6 +1790,50 @@ static dvi_body_id shape_body(dvi_world* w, dvi_body_type type, const double pos
     return b;
 }
 
+/* An ellipsoid is drawn by the VTK writer as its class draws it: the
+ * sphere's 528 triangles on 266 points, stretched by the semi-axes; every
+ * point lies on the ellipsoid at the body's pose. */
+static void test_vtk_ellipsoid(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    dvi_world* w;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    const double pos[3] = {1.0, -2.0, 0.5}, q[4] = {cos(0.3), 0, 0, sin(0.3)}; /* 0.6 rad about z */
+    const dvi_body_id b = shape_body(w, DVI_BODY_DYNAMIC, pos, q);
+    dvi_shape_def sd = dvi_default_shape_def();
+    const dvi_ellipsoid e = {{0.3, 0.2, 0.1}};
+    dvi_shape_id id;
+    assert_int_equal(dvi_world_add_ellipsoid(w, b, &sd, &e, &id), DVI_OK);
+    char msg[512], path[600];
+    const char* dir = tmp_path("vtk/ellipsoid");
+    assert_int_equal(dvi_vtk_write_frame(w, dir, 0, msg, sizeof msg), 0);
+    snprintf(path, sizeof path, "%s/frames/shapes_000000.vtp", dir);
+    xnode* piece;
+    char* text;
+    xnode* root = vtk_read_surface(path, &piece, &text);
+    assert_int_equal((int)xattr_num(piece, "NumberOfPolys"), TRI_SPHERE);
+    assert_int_equal((int)xattr_num(piece, "NumberOfPoints"), 266);
+    vtk_array_data st = vtk_get(piece, "CellData", "shape_type");
+    for (int i = 0; i < st.tuples; i++) assert_true(st.v[i] == DVI_SHAPE_ELLIPSOID);
+    vtk_array_data P = vtk_get(piece, "Points", "Points");
+    double worst = 0.0;
+    const double c = cos(0.6), s = sin(0.6);
+    for (int i = 0; i < P.tuples; i++) {
+        const double d[3] = {P.v[3 * i] - pos[0], P.v[3 * i + 1] - pos[1], P.v[3 * i + 2] - pos[2]};
+        const double l[3] = {c * d[0] + s * d[1], -s * d[0] + c * d[1], d[2]}; /* Rᵀ d */
+        const double f = l[0] * l[0] / 0.09 + l[1] * l[1] / 0.04 + l[2] * l[2] / 0.01;
+        worst = fmax(worst, fabs(f - 1.0));
+    }
+    print_message("VTK ellipsoid: %d points, worst |x^2/a^2 + y^2/b^2 + z^2/c^2 - 1| = %.1e\n", P.tuples, worst);
+    assert_true(worst < 1e-12);
+    free(st.v);
+    free(P.v);
+    xnode_free(root);
+    free(text);
+    dvi_world_destroy(w);
+}
+
 /* One shape of each type: a sphere (a glyph), a box, a capsule, a cylinder
  * and a sphere off the centre with a box on dynamic bodies; a plane, a box, a
  * height field and a mesh on fixed ones. The moved and rotated box's corners
@@ -2285,6 +2329,7 @@ int main(void)
         cmocka_unit_test(test_svg_fuzz),
         cmocka_unit_test(test_vtk_frames),
         cmocka_unit_test(test_vtk_shapes),
+        cmocka_unit_test(test_vtk_ellipsoid),
         cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_json_writer),
     };

@@ -412,6 +412,50 @@ static void test_default_envelope(void** state)
     dvi_scene_destroy(s);
 }
 
+/* An ellipsoid in a scene: "density" gives m = ρ·4/3·π·abc, "inertia":
+ * "auto" the closed form m(b² + c²)/5 … (checked through the motion: a
+ * torque τ about x gives ω̇ = τ / I_xx), and a zero semi-axis is named. */
+static void test_scene_ellipsoid(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"name\": \"egg\", \"gravity\": [0, 0, 0],\n"
+        " \"bodies\": [{\"name\": \"egg\", \"density\": 1000, \"inertia\": \"auto\", \"position\": [0, 0, 1],\n"
+        "   \"applied_torque\": [0.5, 0, 0],\n"
+        "   \"shapes\": [{\"type\": \"ellipsoid\", \"semi_axes\": [0.3, 0.2, 0.1]}]}],\n"
+        " \"formulation\": {\"dt\": 0.001}, \"duration\": 0.01}";
+    dvi_scene* s = parse_ok(text);
+    dvi_model* m = build_ok(s);
+    const dvi_world* w = dvi_model_world_const(m);
+    dvi_body_id b;
+    assert_int_equal(dvi_world_body_at(w, 0, &b), DVI_OK);
+    dvi_body_info info;
+    assert_int_equal(dvi_body_get_info(w, b, &info), DVI_OK);
+    const double mass = 1000.0 * 4.0 / 3.0 * PI * 0.3 * 0.2 * 0.1, Ixx = mass * (0.2 * 0.2 + 0.1 * 0.1) / 5.0;
+    print_message("ellipsoid (0.3, 0.2, 0.1) m, 1000 kg/m^3: mass %.9f kg (closed form %.9f)\n", info.mass, mass);
+    assert_near(info.mass, mass, 1e-12 * mass);
+    assert_int_equal(info.shape_type, DVI_SHAPE_ELLIPSOID);
+    assert_near(info.bounding_radius, 0.3, 1e-15);
+    step_n(m, 10);
+    double wv[3];
+    assert_int_equal(dvi_body_get_angular_velocity(w, b, wv), DVI_OK);
+    const double expect = 0.5 / Ixx * 0.01;
+    print_message("after 10 ms of 0.5 N m about x: omega_x %.9f rad/s, tau t / I_xx = %.9f\n", wv[0], expect);
+    assert_near(wv[0], expect, 1e-9 * expect);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+
+    const char* bad =
+        "{\"bodies\": [{\"mass\": 1, \"shapes\": [{\"type\": \"ellipsoid\", \"semi_axes\": [0.3, 0, 0.1]}]}],\n"
+        " \"formulation\": {\"dt\": 0.001}, \"duration\": 0.01}";
+    dvi_scene_errors e;
+    s = NULL;
+    assert_int_equal(dvi_scene_parse(bad, strlen(bad), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    print_message("%s", e.text);
+    assert_non_null(strstr(e.text, "bodies[0].shapes[0].semi_axes[1]"));
+    dvi_scene_errors_free(&e);
+}
+
 /* Input files are checked before a byte is read: a FIFO (which would block
  * the reader forever), a character device (/dev/urandom: read without end),
  * a directory and a sparse file of 2 GiB (read to its end, once) are refused
@@ -2841,6 +2885,7 @@ int main(void)
         cmocka_unit_test(test_dem_stable_step),
         cmocka_unit_test(test_scene_filters),
         cmocka_unit_test(test_default_envelope),
+        cmocka_unit_test(test_scene_ellipsoid),
         cmocka_unit_test(test_input_files_refused),
         cmocka_unit_test(test_probe_with),
         cmocka_unit_test(test_probe_combinations),

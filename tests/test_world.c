@@ -858,10 +858,118 @@ static void test_world_tags_distinct(void** state)
     for (int i = 0; i < N; i++) dvi_world_destroy(w[i]);
 }
 
+/* The per-kind calls store what the previous release's dvi_shape_create
+ * stores for the same geometry, and name the bad field of a geometry. */
+static void test_shape_kind_calls(void** state)
+{
+    (void)state;
+    dvi_world* w = make_world("apgd");
+    dvi_body_def bd = dvi_default_body_def();
+    dvi_body_id b, fixed;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    bd.type = DVI_BODY_FIXED;
+    assert_int_equal(dvi_body_create(w, &bd, &fixed), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.offset_position[2] = 0.25;
+    dvi_shape_id id;
+    const dvi_sphere sphere = {0.3};
+    const dvi_box box = {{0.1, 0.2, 0.4}};
+    const dvi_capsule capsule = {0.05, 0.5};
+    const dvi_cylinder cylinder = {0.2, 0.07};
+    assert_int_equal(dvi_world_add_sphere(w, b, &sd, &sphere, &id), DVI_OK);
+    assert_int_equal(dvi_world_add_box(w, b, &sd, &box, &id), DVI_OK);
+    assert_int_equal(dvi_world_add_capsule(w, b, &sd, &capsule, &id), DVI_OK);
+    assert_int_equal(dvi_world_add_cylinder(w, b, &sd, &cylinder, &id), DVI_OK);
+    assert_int_equal(dvi_world_add_plane(w, fixed, &sd, &id), DVI_OK);
+    /* the same through the deprecated call */
+    dvi_shape_def old = sd;
+    old.type = DVI_SHAPE_SPHERE, old.radius = 0.3;
+    assert_int_equal(dvi_shape_create(w, b, &old, &id), DVI_OK);
+    old.type = DVI_SHAPE_BOX, old.half_extents[0] = 0.1, old.half_extents[1] = 0.2, old.half_extents[2] = 0.4;
+    assert_int_equal(dvi_shape_create(w, b, &old, &id), DVI_OK);
+    old.type = DVI_SHAPE_CAPSULE, old.radius = 0.05, old.half_length = 0.5;
+    assert_int_equal(dvi_shape_create(w, b, &old, &id), DVI_OK);
+    old.type = DVI_SHAPE_CYLINDER, old.radius = 0.2, old.half_length = 0.07;
+    assert_int_equal(dvi_shape_create(w, b, &old, &id), DVI_OK);
+    const double want[4][5] = {{0.3, 0, 0, 0, 0}, {0, 0, 0.1, 0.2, 0.4}, {0.05, 0.5, 0, 0, 0}, {0.2, 0.07, 0, 0, 0}};
+    for (int k = 0; k < 4; k++) {
+        dvi_shape_info a, c;
+        assert_int_equal(dvi_body_get_shape(w, b, k, &a), DVI_OK);
+        assert_int_equal(dvi_body_get_shape(w, b, k + 4, &c), DVI_OK);
+        assert_int_equal(a.type, k + 1);
+        assert_int_equal(c.type, k + 1);
+        const double got[5] = {a.radius, a.half_length, a.half_extents[0], a.half_extents[1], a.half_extents[2]};
+        for (int j = 0; j < 5; j++) assert_true(got[j] == want[k][j]);
+        assert_true(a.offset_position[2] == 0.25 && c.offset_position[2] == 0.25);
+        assert_true(a.radius == c.radius && a.half_length == c.half_length &&
+                    memcmp(a.half_extents, c.half_extents, sizeof a.half_extents) == 0);
+    }
+    dvi_body_info info;
+    assert_int_equal(dvi_body_get_info(w, b, &info), DVI_OK);
+    /* the farthest: the capsule, 0.25 + 0.5 + 0.05 from the centre */
+    assert_true(fabs(info.bounding_radius - 0.8) < 1e-15);
+    /* bad geometry: the field is named, nothing is added */
+    const dvi_box flat = {{0.1, 0.0, 0.1}};
+    assert_int_equal(dvi_world_add_box(w, b, &sd, &flat, &id), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "shape.half_extents[1]: must be > 0"));
+    const dvi_capsule thin = {0.1, -1.0};
+    assert_int_equal(dvi_world_add_capsule(w, b, &sd, &thin, &id), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "shape.half_length: must be > 0"));
+    assert_int_equal(dvi_world_add_sphere(w, b, &sd, NULL, &id), DVI_ERR_INVALID_ARG);
+    assert_int_equal(dvi_world_add_plane(w, b, &sd, &id), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(dvi_error_message(), "a plane must belong to a fixed body"));
+    assert_int_equal(dvi_body_get_info(w, b, &info), DVI_OK);
+    assert_int_equal(info.shape_count, 8);
+    dvi_world_destroy(w);
+}
+
+/* An ellipsoid dropped 2 cm onto a plane comes to rest with its centre at
+ * the semi-axis along the plane's normal: 0.1 m upright, and 0.1 m again
+ * when the smallest semi-axis is its local x, turned onto the world's z
+ * (the rest on the smallest semi-axis is the stable one). 1 s at the
+ * default solver settings, dt = 1e-3 s. */
+static void test_ellipsoid_rest(void** state)
+{
+    (void)state;
+    const double semi[2][3] = {{0.3, 0.2, 0.1}, {0.1, 0.3, 0.2}};
+    for (int turned = 0; turned < 2; turned++) {
+        dvi_world* w = make_world("apgd");
+        add_ground(w, 0.0, 0.5);
+        dvi_body_def bd = dvi_default_body_def();
+        const double* h = semi[turned];
+        const double m = 1000.0 * 4.0 / 3.0 * PI * h[0] * h[1] * h[2];
+        bd.mass = m;
+        bd.inertia[0] = m * (h[1] * h[1] + h[2] * h[2]) / 5.0;
+        bd.inertia[4] = m * (h[0] * h[0] + h[2] * h[2]) / 5.0;
+        bd.inertia[8] = m * (h[0] * h[0] + h[1] * h[1]) / 5.0;
+        bd.position[2] = 0.12;
+        if (turned) { /* local x onto world z: −90° about y */
+            bd.orientation[0] = cos(-PI / 4);
+            bd.orientation[2] = sin(-PI / 4);
+        }
+        dvi_body_id b;
+        assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        dvi_ellipsoid e = {{h[0], h[1], h[2]}};
+        dvi_shape_id s;
+        assert_int_equal(dvi_world_add_ellipsoid(w, b, &sd, &e, &s), DVI_OK);
+        run(w, 1e-3, 1.0);
+        double x[3];
+        dvi_body_get_position(w, b, x);
+        print_message("ellipsoid (%.1f, %.1f, %.1f) at rest: z = %.9f m (expected 0.1)\n", h[0], h[1], h[2], x[2]);
+        assert_near(x[2], 0.1, 1e-6);
+        assert_near(x[0], 0.0, 1e-9);
+        assert_near(x[1], 0.0, 1e-9);
+        dvi_world_destroy(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_box_incline_stick),
+        cmocka_unit_test(test_shape_kind_calls),
+        cmocka_unit_test(test_ellipsoid_rest),
         cmocka_unit_test(test_world_tags_distinct),
         cmocka_unit_test(test_lemke_pyramid_turned),
         cmocka_unit_test(test_box_incline_slide),

@@ -15,7 +15,8 @@ typedef enum dvi_shape_type {
     DVI_SHAPE_CYLINDER = 4,    ///< radius, half_length along local z (a wheel's axle is its z axis)
     DVI_SHAPE_PLANE = 5,       ///< the half-space z ≤ 0 of the shape frame (fixed bodies only)
     DVI_SHAPE_HEIGHTFIELD = 6, ///< grid heights over local x, y (fixed bodies only)
-    DVI_SHAPE_MESH = 7         ///< triangle mesh (fixed bodies only)
+    DVI_SHAPE_MESH = 7,        ///< triangle mesh (fixed bodies only)
+    DVI_SHAPE_ELLIPSOID = 8    ///< semi-axes along local x, y, z
 } dvi_shape_type;
 
 #ifdef __cplusplus

@@ -250,7 +250,13 @@ typedef struct dvi_material {
     double terrain_hysteresis;///< γ in [0, 1) of that model; default 0
 } dvi_material;
 
+/// What every shape has, whatever its kind: its place on the body, its
+/// material, its collision filter. Start from dvi_default_shape_def(); the
+/// kind and its geometry are the arguments of the kind's call below.
 typedef struct dvi_shape_def {
+    /* Deprecated (kept for one release, for dvi_shape_create only): the
+     * kind and every kind's geometry in one struct. The per-kind calls
+     * (dvi_world_add_sphere, ...) ignore these fields. */
     dvi_shape_type type;
     double radius;            ///< m
     double half_length;       ///< m
@@ -274,6 +280,52 @@ typedef struct dvi_shape_def {
 } dvi_shape_def;
 
 DVI_API dvi_shape_def dvi_default_shape_def(void);
+
+/* Each kind's geometry, in the shape frame (docs/world.md). */
+typedef struct dvi_sphere { double radius; } dvi_sphere;                 ///< m
+typedef struct dvi_box { double half_extents[3]; } dvi_box;             ///< m
+/// The segment ±half_length along local z, swept by a ball of `radius`.
+typedef struct dvi_capsule { double radius, half_length; } dvi_capsule;
+/// Axis along local z (a wheel's axle), faces at ±half_length.
+typedef struct dvi_cylinder { double radius, half_length; } dvi_cylinder;
+/// {x²/a² + y²/b² + z²/c² ≤ 1}: semi-axes (a, b, c) along local x, y, z.
+typedef struct dvi_ellipsoid { double semi_axes[3]; } dvi_ellipsoid;
+/// Height field: nx × ny heights (copied), heights[j·nx + i] at (i·dx, j·dy).
+typedef struct dvi_height_grid {
+    int32_t nx, ny;
+    double dx, dy;
+    const double* heights;
+} dvi_height_grid;
+/// Triangle mesh: vertices [3·vertex_count] and triangles [3·triangle_count]
+/// (copied), counter-clockwise seen from outside.
+typedef struct dvi_triangle_mesh {
+    int32_t vertex_count, triangle_count;
+    const double* vertices;
+    const int32_t* triangles;
+} dvi_triangle_mesh;
+
+/// Add a shape of one kind to a body: `def` from dvi_default_shape_def(),
+/// the geometry in the kind's own struct. Lengths must be > 0; a plane,
+/// height field or mesh needs a fixed body. A plane is the half-space
+/// z ≤ 0 of the shape frame.
+DVI_API dvi_status dvi_world_add_sphere(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                        const dvi_sphere* sphere, dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_box(dvi_world* world, dvi_body_id body, const dvi_shape_def* def, const dvi_box* box,
+                                     dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_capsule(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                         const dvi_capsule* capsule, dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_cylinder(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                          const dvi_cylinder* cylinder, dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_ellipsoid(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                           const dvi_ellipsoid* ellipsoid, dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_plane(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                       dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_heightfield(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                             const dvi_height_grid* grid, dvi_shape_id* out);
+DVI_API dvi_status dvi_world_add_mesh(dvi_world* world, dvi_body_id body, const dvi_shape_def* def,
+                                      const dvi_triangle_mesh* mesh, dvi_shape_id* out);
+/// Deprecated, removed in the next release: the kind in def->type and its
+/// geometry in def's deprecated fields; calls the kind's own call above.
 DVI_API dvi_status dvi_shape_create(dvi_world* world, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out);
 /// DEM: sample points of a shape for the hysteretic height-field model
 /// (docs/dem.md). samples holds count × 4 doubles: x, y, z in the shape's
@@ -425,7 +477,7 @@ typedef struct dvi_shape_info {
     dvi_shape_type type;
     double radius;                ///< m: sphere, capsule, cylinder
     double half_length;           ///< m: capsule (segment), cylinder; along the shape's z
-    double half_extents[3];       ///< m: box
+    double half_extents[3];       ///< m: box; an ellipsoid's semi-axes
     double offset_position[3];    ///< shape frame in the body frame
     double offset_orientation[4]; ///< (w, x, y, z), unit
     double offset_rotation[9];    ///< the same rotation, row-major: shape frame → body frame

@@ -205,105 +205,14 @@ struct dvi_collision {
 
 /* ---- AABBs ----------------------------------------------------------------- */
 
-/* AABB of a box of half extents h centred at local c, in world. */
-static void rotated_box_aabb(const dvi_geom* g, const double c[3], const double h[3], double lo[3], double hi[3])
-{
-    const double* R = g->rot;
-    for (int k = 0; k < 3; k++) {
-        double ck = g->pos[k] + R[3 * k] * c[0] + R[3 * k + 1] * c[1] + R[3 * k + 2] * c[2];
-        double ek = fabs(R[3 * k]) * h[0] + fabs(R[3 * k + 1]) * h[1] + fabs(R[3 * k + 2]) * h[2];
-        lo[k] = ck - ek;
-        hi[k] = ck + ek;
-    }
-}
-
 void dvi_geom_update(dvi_geom* g)
 {
     if (!g) return;
-    const double* R = g->rot;
-    double* lo = g->aabb_min;
-    double* hi = g->aabb_max;
     g->unbounded = false;
-    switch (g->type) {
-    case DVI_SHAPE_SPHERE:
-        for (int k = 0; k < 3; k++) {
-            lo[k] = g->pos[k] - g->radius;
-            hi[k] = g->pos[k] + g->radius;
-        }
-        return;
-    case DVI_SHAPE_BOX: {
-        const double c[3] = {0.0, 0.0, 0.0};
-        rotated_box_aabb(g, c, g->half, lo, hi);
-        return;
-    }
-    case DVI_SHAPE_CAPSULE:
-        /* segment pos ± half_length·z, grown by the radius */
-        for (int k = 0; k < 3; k++) {
-            double e = fabs(R[3 * k + 2]) * g->half_length + g->radius;
-            lo[k] = g->pos[k] - e;
-            hi[k] = g->pos[k] + e;
-        }
-        return;
-    case DVI_SHAPE_CYLINDER:
-        /* two disks of radius r at pos ± half_length·z: a disk with unit
-         * normal z spans r·sqrt(1 − z_k²) along world axis k */
-        for (int k = 0; k < 3; k++) {
-            double zk = R[3 * k + 2];
-            double s = 1.0 - zk * zk;
-            double e = fabs(zk) * g->half_length + g->radius * sqrt(s > 0.0 ? s : 0.0);
-            lo[k] = g->pos[k] - e;
-            hi[k] = g->pos[k] + e;
-        }
-        return;
-    case DVI_SHAPE_PLANE:
-        /* the half-space n·(x − pos) ≤ 0: unbounded, except along an axis
-         * that the normal is exactly aligned with */
-        g->unbounded = true;
-        for (int k = 0; k < 3; k++) {
-            lo[k] = -HUGE_VAL;
-            hi[k] = HUGE_VAL;
-        }
-        for (int k = 0; k < 3; k++) {
-            double nk = R[3 * k + 2];
-            bool aligned = fabs(nk) == 1.0;
-            for (int j = 0; j < 3; j++)
-                if (j != k && R[3 * j + 2] != 0.0) aligned = false;
-            if (!aligned) continue;
-            if (nk > 0.0)
-                hi[k] = g->pos[k];
-            else
-                lo[k] = g->pos[k];
-        }
-        return;
-    case DVI_SHAPE_HEIGHTFIELD: {
-        const dvi_heightfield* hf = g->hfield;
-        if (!hf || hf->nx < 1 || hf->ny < 1) break;
-        double ex = 0.5 * (hf->nx - 1) * hf->dx, ey = 0.5 * (hf->ny - 1) * hf->dy;
-        double c[3] = {ex, ey, 0.5 * (hf->hmin + hf->hmax)};
-        double h[3] = {fabs(ex), fabs(ey), 0.5 * fabs(hf->hmax - hf->hmin)};
-        rotated_box_aabb(g, c, h, lo, hi);
-        return;
-    }
-    case DVI_SHAPE_MESH: {
-        const dvi_trimesh* m = g->mesh;
-        if (!m || m->vertex_count < 1 || !m->vertices) break;
-        for (int k = 0; k < 3; k++) {
-            lo[k] = HUGE_VAL;
-            hi[k] = -HUGE_VAL;
-        }
-        for (int32_t v = 0; v < m->vertex_count; v++) {
-            const double* p = m->vertices + 3 * (size_t)v;
-            for (int k = 0; k < 3; k++) {
-                double w = g->pos[k] + R[3 * k] * p[0] + R[3 * k + 1] * p[1] + R[3 * k + 2] * p[2];
-                if (w < lo[k]) lo[k] = w;
-                if (w > hi[k]) hi[k] = w;
-            }
-        }
-        return;
-    }
-    }
+    const dvi_shape_class* c = dvi_shape_class_of(g->type);
+    if (c && c->bounds(g)) return;
     /* unknown type or empty terrain: a point at the geom's origin */
-    for (int k = 0; k < 3; k++) lo[k] = hi[k] = g->pos[k];
+    for (int k = 0; k < 3; k++) g->aabb_min[k] = g->aabb_max[k] = g->pos[k];
 }
 
 /* ---- state ----------------------------------------------------------------- */
@@ -850,14 +759,14 @@ static bool special_pairs(const dvi_collision* c, const dvi_geom* geoms, int32_t
                           double pad, pair_buf* out)
 {
     const dvi_geom* gi = &geoms[i];
-    const bool plane_i = gi->unbounded || gi->type == DVI_SHAPE_PLANE;
+    const bool plane_i = gi->unbounded;
     grid_item a;
     inflated_box(gi, pad, a.lo, a.hi);
     for (int32_t j = j0; j < j1; j++) {
         if (j == i || (c->special_flag[j] && j < i)) continue;
         const dvi_geom* gj = &geoms[j];
         if (!may_pair(gi, gj)) continue;
-        const bool plane_j = gj->unbounded || gj->type == DVI_SHAPE_PLANE;
+        const bool plane_j = gj->unbounded;
         if (plane_i && plane_j) continue;
         grid_item b;
         inflated_box(gj, pad, b.lo, b.hi);
@@ -1182,7 +1091,7 @@ dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, doubl
         grid_item* it = &c->items[nitems];
         inflated_box(g, pad, it->lo, it->hi);
         c->special_flag[i] = 0;
-        if (g->unbounded || g->type == DVI_SHAPE_PLANE || !finite_box(it->lo, it->hi)) {
+        if (g->unbounded || !finite_box(it->lo, it->hi)) {
             c->special_flag[i] = 1;
             c->special[nspecial++] = i;
             continue;

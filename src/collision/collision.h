@@ -32,6 +32,7 @@
 #include "alloc.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A height field: a regular grid of nx × ny heights over the geom's local
@@ -80,6 +81,95 @@ typedef struct dvi_contact_point {
     double distance;        /* signed gap Φ, negative when penetrating */
     uint32_t feature;       /* identifies the point within the pair, stable from step to step */
 } dvi_contact_point;
+
+/* ---- shape classes ---------------------------------------------------------
+ *
+ * Everything the library knows about a kind of shape, in one row of one
+ * table (dvi_shape_class_of, shape_table.c): the layers above ask the class
+ * instead of switching on the kind. A convex kind is defined by up to two
+ * positive lengths (`params`), stored in the geom's radius, half_length or
+ * half[3]; the static kinds (plane, height field, mesh) carry their own data.
+ * Functions a kind does not have are NULL. Every function reads the geom's
+ * parameters; those that work in the world frame also read pos and rot. */
+
+/* Where a parameter of a convex kind is stored in a dvi_geom (and in the
+ * world's shape record): radius, half_length, or the three half[] values. */
+typedef enum dvi_shape_slot { DVI_SLOT_RADIUS = 1, DVI_SLOT_HALF_LENGTH = 2, DVI_SLOT_HALF = 3 } dvi_shape_slot;
+
+typedef struct dvi_shape_param {
+    const char* key;     /* scene key and error name, e.g. "half_extents" */
+    dvi_shape_slot slot; /* DVI_SLOT_HALF: three values, the others one */
+} dvi_shape_param;
+
+/* Receives a shape's surface as triangles, in the shape frame. */
+typedef struct dvi_mesh_sink dvi_mesh_sink;
+struct dvi_mesh_sink {
+    void (*point)(dvi_mesh_sink* s, double x, double y, double z);
+    /* vertices a, b, c counted from the first point this shape gave,
+     * counter-clockwise seen from outside */
+    void (*triangle)(dvi_mesh_sink* s, size_t a, size_t b, size_t c);
+    double centre[3]; /* unbounded kinds (plane): draw a square about this point of the */
+    double half;      /* shape frame, of this half side */
+};
+
+typedef struct dvi_shape_class {
+    const char* name;    /* the scene file's "type" */
+    const char* article; /* for messages: "a sphere" */
+    bool fixed_only;     /* plane, height field, mesh: fixed bodies only; two never meet */
+    bool half_space;     /* the plane: tested against every AABB, not put in the grid */
+    dvi_shape_param params[2]; /* convex kinds: the defining lengths (key NULL: none) */
+    /* AABB of g in the world into g->aabb_min/max (and g->unbounded);
+     * false when g has nothing to bound (empty terrain) */
+    bool (*bounds)(dvi_geom* g);
+    /* convex kinds (NULL otherwise): support point in world direction d of
+     * the core, i.e. the shape shrunk by margin(g) (a sphere's core is its
+     * centre, a capsule's its segment) */
+    void (*core_support)(const dvi_geom* g, const double d[3], double out[3]);
+    double (*margin)(const dvi_geom* g);
+    /* a length scale of the shape for the convex routines' tolerances */
+    double (*scale)(const dvi_geom* g);
+    /* normals of the planes across which the support function has a kink
+     * (box faces, a cylinder's side and caps); count, at most 3 */
+    int (*kinks)(const dvi_geom* g, double k[3][3]);
+    /* radius of a sphere enclosing the shape about a point at distance
+     * `offset` from the shape frame's origin (offset + the radius about it) */
+    double (*bound)(const dvi_geom* g, double offset);
+    /* DEM: the radius of curvature that sets the Hertz contact stiffness */
+    double (*contact_radius)(const dvi_geom* g);
+    /* the smallest half size (health checks, a scene's default envelope) */
+    double (*thickness)(const dvi_geom* g);
+    /* volume and the principal inertia per unit mass about the shape
+     * frame's axes (the shape frame is the principal frame) */
+    void (*mass)(const dvi_geom* g, double* volume, double d[3]);
+    /* the surface for drawing (VTK) */
+    void (*mesh)(const dvi_geom* g, dvi_mesh_sink* sink);
+    /* first hit of the ray o + t·u (o, u in the shape frame, u unit),
+     * 0 ≤ t ≤ tmax: t and the outward unit normal there; false when it
+     * misses or o is inside. NULL for kinds without one yet (height
+     * field, mesh) */
+    bool (*ray)(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3]);
+} dvi_shape_class;
+
+/* The table (shape_table.c): dvi_shape_classes[kind] for 1 ≤ kind < dvi_shape_kinds. */
+extern const dvi_shape_class* const dvi_shape_classes[];
+extern const int dvi_shape_kinds;
+
+/* The class of a kind; NULL for a number that is not a kind. */
+static inline const dvi_shape_class* dvi_shape_class_of(dvi_shape_type type)
+{
+    return (int)type > 0 && (int)type < dvi_shape_kinds ? dvi_shape_classes[type] : NULL;
+}
+
+/* Copies the value(s) of parameter p between a geometry (radius,
+ * half_length, half) and v[0..dvi_shape_param_length(p)). */
+static inline int dvi_shape_param_length(const dvi_shape_param* p)
+{
+    return p->slot == DVI_SLOT_HALF ? 3 : 1;
+}
+static inline double* dvi_shape_param_ptr(const dvi_shape_param* p, double* radius, double* half_length, double* half)
+{
+    return p->slot == DVI_SLOT_RADIUS ? radius : p->slot == DVI_SLOT_HALF_LENGTH ? half_length : half;
+}
 
 /* Recomputes g's AABB from its pose and parameters. */
 void dvi_geom_update(dvi_geom* g);

@@ -95,68 +95,38 @@
 
 /* ---- support functions ----------------------------------------------------- */
 
-static void column(const double* rot, int i, double c[3])
+/* The shape's class when it is convex (it has a support function). */
+static const dvi_shape_class* convex_class(const dvi_geom* g)
 {
-    c[0] = rot[i];
-    c[1] = rot[3 + i];
-    c[2] = rot[6 + i];
+    const dvi_shape_class* c = dvi_shape_class_of(g->type);
+    return c && c->core_support ? c : NULL;
 }
 
 static bool is_convex(const dvi_geom* g)
 {
-    return g->type == DVI_SHAPE_SPHERE || g->type == DVI_SHAPE_BOX || g->type == DVI_SHAPE_CAPSULE ||
-           g->type == DVI_SHAPE_CYLINDER;
+    return convex_class(g) != NULL;
 }
 
 static double margin(const dvi_geom* g)
 {
-    return (g->type == DVI_SHAPE_SPHERE || g->type == DVI_SHAPE_CAPSULE) ? g->radius : 0.0;
+    const dvi_shape_class* c = convex_class(g);
+    return c ? c->margin(g) : 0.0;
 }
 
 static double size(const dvi_geom* g)
 {
-    switch (g->type) {
-    case DVI_SHAPE_SPHERE: return g->radius;
-    case DVI_SHAPE_BOX: return sqrt(v3_dot(g->half, g->half));
-    case DVI_SHAPE_CAPSULE:
-    case DVI_SHAPE_CYLINDER: return g->radius + g->half_length;
-    default: return 0.0;
-    }
+    const dvi_shape_class* c = convex_class(g);
+    return c ? c->scale(g) : 0.0;
 }
 
 /* Support point of the core (margin excluded) in direction d. */
 static void core_support(const dvi_geom* g, const double d[3], double out[3])
 {
-    double c[3];
-    v3_copy(out, g->pos);
-    switch (g->type) {
-    case DVI_SHAPE_BOX:
-        for (int i = 0; i < 3; i++) {
-            column(g->rot, i, c);
-            v3_axpy(out, v3_dot(c, d) >= 0.0 ? g->half[i] : -g->half[i], c);
-        }
-        break;
-    case DVI_SHAPE_CAPSULE:
-        column(g->rot, 2, c);
-        v3_axpy(out, v3_dot(c, d) >= 0.0 ? g->half_length : -g->half_length, c);
-        break;
-    case DVI_SHAPE_CYLINDER: {
-        double ex[3], ey[3], ez[3];
-        column(g->rot, 0, ex);
-        column(g->rot, 1, ey);
-        column(g->rot, 2, ez);
-        double dx = v3_dot(ex, d), dy = v3_dot(ey, d), dz = v3_dot(ez, d);
-        v3_axpy(out, dz >= 0.0 ? g->half_length : -g->half_length, ez);
-        double rho = sqrt(dx * dx + dy * dy);
-        if (rho > 1e-14 * v3_norm(d)) {
-            v3_axpy(out, g->radius * dx / rho, ex);
-            v3_axpy(out, g->radius * dy / rho, ey);
-        }
-        break;
-    }
-    default: /* sphere: the centre */
-        break;
-    }
+    const dvi_shape_class* c = convex_class(g);
+    if (c)
+        c->core_support(g, d, out);
+    else
+        v3_copy(out, g->pos);
 }
 
 void dvi_geom_support(const dvi_geom* g, const double d[3], double out[3])
@@ -723,19 +693,8 @@ static double separation(const dvi_geom* a, const dvi_geom* b, const double n[3]
  * (a box face or edge, a cylinder's or capsule's side line, a cap). */
 static int kink_planes(const dvi_geom* g, double k[3][3])
 {
-    switch (g->type) {
-    case DVI_SHAPE_BOX:
-        for (int i = 0; i < 3; i++) column(g->rot, i, k[i]);
-        return 3;
-    case DVI_SHAPE_CYLINDER:
-        for (int i = 0; i < 3; i++) column(g->rot, (i + 2) % 3, k[i]);
-        return 3;
-    case DVI_SHAPE_CAPSULE:
-        column(g->rot, 2, k[0]);
-        return 1;
-    default:
-        return 0;
-    }
+    const dvi_shape_class* c = convex_class(g);
+    return c && c->kinks ? c->kinks(g, k) : 0;
 }
 
 /* Removes from v its components along the normals k[use[0..m)] (an
@@ -898,5 +857,26 @@ int dvi_collide_convex(const dvi_geom* a, const dvi_geom* b, double envelope, dv
     }
     c->distance = phi;
     c->feature = 0;
+    return 1;
+}
+
+/* A convex shape a and a plane b (solid below its local z = 0): one point,
+ * a's deepest point along the plane's normal (its support point along the
+ * inward normal), exact for any convex kind. */
+int dvi_collide_convex_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+{
+    if (max < 1 || !is_convex(a)) return 0;
+    const double np[3] = {b->rot[2], b->rot[5], b->rot[8]}, n[3] = {-np[0], -np[1], -np[2]};
+    double pa[3], r[3];
+    dvi_geom_support(a, n, pa);
+    v3_sub(r, pa, b->pos);
+    const double phi = v3_dot(np, r);
+    if (!(phi <= envelope)) return 0;
+    v3_add_scaled(out->point, pa, 0.5 * phi, n);
+    v3_copy(out->normal, n);
+    out->distance = phi;
+    out->feature = 0;
+    out->geom_a = -1;
+    out->geom_b = -1;
     return 1;
 }

@@ -1,56 +1,54 @@
-/* dvicontact — narrow-phase dispatch (see narrow.h). */
+/* dvicontact — the narrow-phase dispatch (see narrow.h): `pairs[ta][tb]`,
+ * the routine for a pair of kinds, registered once (PAIR) for both orders:
+ * in the other order it is called with a and b swapped and its normals
+ * flipped. A pair without a routine of its own: two convex kinds meet
+ * through the general convex routine (GJK/EPA, gjk.c), a convex kind and
+ * the plane through the general convex–plane routine (gjk.c); any other
+ * pair never collides (two static kinds). The kinds themselves are the
+ * table of shape classes (shape_table.c). */
 #include "narrow.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* Routine for types (ta, tb) with ta ≤ tb, or NULL when the pair never
- * collides (two unbounded static shapes). Shape types are numbered
- * sphere 1, box 2, capsule 3, cylinder 4, plane 5, heightfield 6, mesh 7. */
-static dvi_narrow_fn* routine(dvi_shape_type ta, dvi_shape_type tb)
-{
-    switch (ta) {
-    case DVI_SHAPE_SPHERE:
-        switch (tb) {
-        case DVI_SHAPE_SPHERE: return dvi_collide_sphere_sphere;
-        case DVI_SHAPE_BOX: return dvi_collide_sphere_box;
-        case DVI_SHAPE_CAPSULE: return dvi_collide_sphere_capsule;
-        case DVI_SHAPE_CYLINDER: return dvi_collide_sphere_cylinder;
-        case DVI_SHAPE_PLANE: return dvi_collide_sphere_plane;
-        case DVI_SHAPE_HEIGHTFIELD: return dvi_collide_sphere_heightfield;
-        case DVI_SHAPE_MESH: return dvi_collide_sphere_mesh;
-        }
-        return NULL;
-    case DVI_SHAPE_BOX:
-        switch (tb) {
-        case DVI_SHAPE_BOX: return dvi_collide_box_box;
-        case DVI_SHAPE_CAPSULE: return NULL; /* handled as capsule–box below */
-        case DVI_SHAPE_CYLINDER: return dvi_collide_box_cylinder;
-        case DVI_SHAPE_PLANE: return dvi_collide_box_plane;
-        case DVI_SHAPE_HEIGHTFIELD: return dvi_collide_box_heightfield;
-        case DVI_SHAPE_MESH: return dvi_collide_box_mesh;
-        default: return NULL;
-        }
-    case DVI_SHAPE_CAPSULE:
-        switch (tb) {
-        case DVI_SHAPE_CAPSULE: return dvi_collide_capsule_capsule;
-        case DVI_SHAPE_CYLINDER: return dvi_collide_capsule_cylinder;
-        case DVI_SHAPE_PLANE: return dvi_collide_capsule_plane;
-        case DVI_SHAPE_HEIGHTFIELD: return dvi_collide_capsule_heightfield;
-        case DVI_SHAPE_MESH: return dvi_collide_capsule_mesh;
-        default: return NULL;
-        }
-    case DVI_SHAPE_CYLINDER:
-        switch (tb) {
-        case DVI_SHAPE_CYLINDER: return dvi_collide_cylinder_cylinder;
-        case DVI_SHAPE_PLANE: return dvi_collide_cylinder_plane;
-        case DVI_SHAPE_HEIGHTFIELD: return dvi_collide_cylinder_heightfield;
-        case DVI_SHAPE_MESH: return dvi_collide_cylinder_mesh;
-        default: return NULL;
-        }
-    default:
-        return NULL; /* plane, height field and mesh are static: they never meet each other */
-    }
-}
+/* Kinds with pair routines of their own (a later kind meets the others
+ * through the general routines). */
+#define KINDS (DVI_SHAPE_MESH + 1)
+
+/* Each routine registered once: PAIR(ta, tb, f) fills [ta][tb] with f and
+ * [tb][ta] with f called the other way round. */
+typedef struct pair_entry {
+    dvi_narrow_fn* fn;
+    bool swapped; /* call fn(b, a) and flip the normals */
+} pair_entry;
+
+#define SAME(t, f) [t][t] = {f, false}
+#define PAIR(ta, tb, f) [ta][tb] = {f, false}, [tb][ta] = {f, true}
+
+static const pair_entry pairs[KINDS][KINDS] = {
+    SAME(DVI_SHAPE_SPHERE, dvi_collide_sphere_sphere),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_BOX, dvi_collide_sphere_box),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_CAPSULE, dvi_collide_sphere_capsule),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_CYLINDER, dvi_collide_sphere_cylinder),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_PLANE, dvi_collide_sphere_plane),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_HEIGHTFIELD, dvi_collide_sphere_heightfield),
+    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_MESH, dvi_collide_sphere_mesh),
+    SAME(DVI_SHAPE_BOX, dvi_collide_box_box),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_CYLINDER, dvi_collide_box_cylinder),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_PLANE, dvi_collide_box_plane),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_HEIGHTFIELD, dvi_collide_box_heightfield),
+    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_MESH, dvi_collide_box_mesh),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_BOX, dvi_collide_capsule_box),
+    SAME(DVI_SHAPE_CAPSULE, dvi_collide_capsule_capsule),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_CYLINDER, dvi_collide_capsule_cylinder),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_PLANE, dvi_collide_capsule_plane),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_HEIGHTFIELD, dvi_collide_capsule_heightfield),
+    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_MESH, dvi_collide_capsule_mesh),
+    SAME(DVI_SHAPE_CYLINDER, dvi_collide_cylinder_cylinder),
+    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_PLANE, dvi_collide_cylinder_plane),
+    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_HEIGHTFIELD, dvi_collide_cylinder_heightfield),
+    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_MESH, dvi_collide_cylinder_mesh),
+};
 
 static void flip(dvi_contact_point* p, int n)
 {
@@ -60,21 +58,21 @@ static void flip(dvi_contact_point* p, int n)
 
 int dvi_narrow_phase(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
 {
-    /* capsule–box has its routine in the (capsule, box) order */
-    if (a->type == DVI_SHAPE_CAPSULE && b->type == DVI_SHAPE_BOX)
-        return dvi_collide_capsule_box(a, b, envelope, out, max);
-    if (a->type == DVI_SHAPE_BOX && b->type == DVI_SHAPE_CAPSULE) {
-        int n = dvi_collide_capsule_box(b, a, envelope, out, max);
+    const unsigned ta = (unsigned)a->type, tb = (unsigned)b->type;
+    int n = 0;
+    if (ta < KINDS && tb < KINDS && pairs[ta][tb].fn) {
+        const pair_entry* e = &pairs[ta][tb];
+        if (!e->swapped) return e->fn(a, b, envelope, out, max);
+        n = e->fn(b, a, envelope, out, max);
         flip(out, n);
         return n;
     }
-    if (a->type <= b->type) {
-        dvi_narrow_fn* f = routine(a->type, b->type);
-        return f ? f(a, b, envelope, out, max) : 0;
-    }
-    dvi_narrow_fn* f = routine(b->type, a->type);
-    if (!f) return 0;
-    int n = f(b, a, envelope, out, max);
+    const dvi_shape_class* ca = dvi_shape_class_of(a->type);
+    const dvi_shape_class* cb = dvi_shape_class_of(b->type);
+    if (!ca || !cb) return 0;
+    if (ca->core_support && cb->core_support) return dvi_collide_convex(a, b, envelope, out, max);
+    if (ca->core_support && cb->half_space) return dvi_collide_convex_plane(a, b, envelope, out, max);
+    if (ca->half_space && cb->core_support) n = dvi_collide_convex_plane(b, a, envelope, out, max);
     flip(out, n);
     return n;
 }

@@ -28,8 +28,9 @@ dvi_narrow_fn dvi_collide_sphere_cylinder, dvi_collide_box_cylinder, dvi_collide
 dvi_narrow_fn dvi_collide_sphere_heightfield, dvi_collide_box_heightfield, dvi_collide_capsule_heightfield,
     dvi_collide_cylinder_heightfield, dvi_collide_sphere_mesh, dvi_collide_box_mesh, dvi_collide_capsule_mesh,
     dvi_collide_cylinder_mesh;
-/* gjk.c: any two convex shapes (sphere, box, capsule, cylinder), one point */
-dvi_narrow_fn dvi_collide_convex;
+/* gjk.c: any two convex shapes (kinds with a support function), one point;
+ * a convex shape (a) and a plane (b), one point */
+dvi_narrow_fn dvi_collide_convex, dvi_collide_convex_plane;
 
 /* Column i (a local axis in world coordinates) of a row-major rotation. */
 static inline void dvi_rot_column(const double* rot, int i, double c[3])

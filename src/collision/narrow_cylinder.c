@@ -55,11 +55,7 @@
 
 static double shape_size(const dvi_geom* g)
 {
-    switch (g->type) {
-    case DVI_SHAPE_SPHERE: return g->radius;
-    case DVI_SHAPE_BOX: return sqrt(v3_dot(g->half, g->half));
-    default: return g->radius + g->half_length;
-    }
+    return dvi_shape_class_of(g->type)->scale(g);
 }
 
 /* ---- cylinder–plane -------------------------------------------------------- */

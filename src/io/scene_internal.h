@@ -19,6 +19,7 @@
 
 #include "dvi/io.h"
 #include "dvi/scene.h"
+#include "collision.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -65,6 +66,16 @@ typedef struct sc_shape {
     int32_t dem_sample_count;
     uint32_t category, mask; /* "filter" */
 } sc_shape;
+
+/* A convex shape's lengths as a geom at its own frame's origin, for its
+ * class's functions (dvi_shape_class). */
+static inline dvi_geom sc_shape_geom(const sc_shape* sh)
+{
+    dvi_geom g = {.type = sh->type, .radius = sh->radius, .half_length = sh->half_length};
+    g.half[0] = sh->half[0], g.half[1] = sh->half[1], g.half[2] = sh->half[2];
+    g.rot[0] = g.rot[4] = g.rot[8] = 1.0;
+    return g;
+}
 
 typedef struct sc_body {
     char* name;           /* owned, NULL if unnamed */

@@ -251,23 +251,47 @@ static dvi_body_type body_type_of(const dvi_scene* s, int64_t b)
 
 /* ---- shapes ------------------------------------------------------------------------------ */
 
-static const char* const SHAPE_TYPES[] = {"sphere", "box", "capsule", "cylinder", "plane", "heightfield", "mesh",
-                                          NULL};
-static const char* const SHAPE_KEYS_ALL[] = {"type",   "position",   "orientation", "material", "radius",
-                                             "half_extents", "half_length", "nx", "ny", "dx", "dy", "heights",
-                                             "file", "dem_samples", "filter", NULL};
-static const char* const SHAPE_KEYS[7][11] = {
-    {"type", "position", "orientation", "material", "radius", "dem_samples", "filter", NULL},
-    {"type", "position", "orientation", "material", "half_extents", "dem_samples", "filter", NULL},
-    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", "filter", NULL},
-    {"type", "position", "orientation", "material", "radius", "half_length", "dem_samples", "filter", NULL},
-    {"type", "position", "orientation", "material", "filter", NULL},
-    {"type", "position", "orientation", "material", "nx", "ny", "dx", "dy", "heights", "filter", NULL},
-    {"type", "position", "orientation", "material", "file", "filter", NULL},
-};
+/* The keys of a shape: these first, then its class's parameters (a convex
+ * kind) or its data (the static kinds below), then "dem_samples" (convex
+ * kinds), then "filter". The kind names and parameters come from the shape
+ * classes (collision.h). */
+#define SHAPE_KEYS_MAX 24
+static const char* const SHAPE_COMMON_KEYS[] = {"type", "position", "orientation", "material", NULL};
+static const char* const HEIGHTFIELD_KEYS[] = {"nx", "ny", "dx", "dy", "heights", NULL};
+static const char* const MESH_KEYS[] = {"file", NULL};
+
+static const char* const* data_keys(dvi_shape_type t)
+{
+    return t == DVI_SHAPE_HEIGHTFIELD ? HEIGHTFIELD_KEYS : t == DVI_SHAPE_MESH ? MESH_KEYS : NULL;
+}
+
+static void add_key(const char** keys, int* n, const char* k)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(keys[i], k) == 0) return;
+    if (*n < SHAPE_KEYS_MAX - 1) keys[(*n)++] = k;
+    keys[*n] = NULL;
+}
+
+/* The keys kind t allows (t = 0: every kind's, in kind order). */
+static void shape_keys(dvi_shape_type t, const char** keys)
+{
+    int n = 0;
+    for (int i = 0; SHAPE_COMMON_KEYS[i]; i++) add_key(keys, &n, SHAPE_COMMON_KEYS[i]);
+    bool convex = false;
+    for (int k = 1; k < dvi_shape_kinds; k++) {
+        const dvi_shape_class* c = dvi_shape_classes[k];
+        if (t != 0 && k != (int)t) continue;
+        for (int p = 0; p < 2 && c->params[p].key; p++) add_key(keys, &n, c->params[p].key);
+        if (data_keys((dvi_shape_type)k))
+            for (const char* const* d = data_keys((dvi_shape_type)k); *d; d++) add_key(keys, &n, *d);
+        if (c->core_support) convex = true;
+    }
+    if (convex) add_key(keys, &n, "dem_samples");
+    add_key(keys, &n, "filter");
+}
+
 static const char* const FILTER_KEYS[] = {"category", "mask", NULL};
-static const char* const SHAPE_OWNER[7] = {"a sphere", "a box", "a capsule", "a cylinder",
-                                           "a plane",  "a height field", "a mesh"};
 
 static char* join_path(const char* dir, const char* file)
 {
@@ -391,13 +415,20 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
     sh->q[0] = 1.0;
     sh->material = c->default_material;
     if (!sc_is_object(c, v, path)) return;
-    int t = sc_enum_field(c, v, path, "type", true, SHAPE_TYPES);
+    const char* types[SHAPE_KEYS_MAX] = {NULL};
+    for (int k = 1; k < dvi_shape_kinds && k < SHAPE_KEYS_MAX; k++) types[k - 1] = dvi_shape_classes[k]->name;
+    const char* all[SHAPE_KEYS_MAX];
+    shape_keys((dvi_shape_type)0, all);
+    int t = sc_enum_field(c, v, path, "type", true, types);
     if (t < 0) {
-        sc_check_keys(c, v, path, SHAPE_KEYS_ALL, NULL, NULL);
+        sc_check_keys(c, v, path, all, NULL, NULL);
         return;
     }
     sh->type = (dvi_shape_type)(t + 1);
-    sc_check_keys(c, v, path, SHAPE_KEYS[t], SHAPE_KEYS_ALL, SHAPE_OWNER[t]);
+    const dvi_shape_class* cls = dvi_shape_class_of(sh->type);
+    const char* keys[SHAPE_KEYS_MAX];
+    shape_keys(sh->type, keys);
+    sc_check_keys(c, v, path, keys, all, cls->article);
     sc_vec_field(c, v, path, "position", false, 3, sh->pos);
     sc_quat_field(c, v, path, "orientation", sh->q);
     material_ref(c, v, path, &sh->material);
@@ -411,36 +442,23 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
         if (sc_int_field(c, fo, fp, "category", false, 1, 4294967295.0, &iv)) sh->category = (uint32_t)iv;
         if (sc_int_field(c, fo, fp, "mask", false, 0, 4294967295.0, &iv)) sh->mask = (uint32_t)iv;
     }
-    switch (sh->type) {
-    case DVI_SHAPE_SPHERE:
-        sc_num_field(c, v, path, "radius", true, R_POS, &sh->radius);
-        break;
-    case DVI_SHAPE_BOX:
-        if (sc_vec_field(c, v, path, "half_extents", true, 3, sh->half)) {
-            char p[PATH_LEN], pe[PATH_LEN];
-            sc_path_key(p, path, "half_extents");
-            for (int k = 0; k < 3; k++) sc_check_range(c, sc_path_index(pe, p, k), sh->half[k], R_POS);
+    for (int p = 0; p < 2 && cls->params[p].key; p++) {
+        const dvi_shape_param* pp = &cls->params[p];
+        double* dst = dvi_shape_param_ptr(pp, &sh->radius, &sh->half_length, sh->half);
+        if (dvi_shape_param_length(pp) == 1) {
+            sc_num_field(c, v, path, pp->key, true, R_POS, dst);
+        } else if (sc_vec_field(c, v, path, pp->key, true, 3, dst)) {
+            char pk[PATH_LEN], pe[PATH_LEN];
+            sc_path_key(pk, path, pp->key);
+            for (int k = 0; k < 3; k++) sc_check_range(c, sc_path_index(pe, pk, k), dst[k], R_POS);
         }
-        break;
-    case DVI_SHAPE_CAPSULE:
-    case DVI_SHAPE_CYLINDER:
-        sc_num_field(c, v, path, "radius", true, R_POS, &sh->radius);
-        sc_num_field(c, v, path, "half_length", true, R_POS, &sh->half_length);
-        break;
-    case DVI_SHAPE_HEIGHTFIELD:
-        parse_heights(c, v, path, sh);
-        break;
-    case DVI_SHAPE_MESH:
-        parse_mesh(c, v, path, sh);
-        break;
-    default:
-        break;
     }
-    if (sh->type <= DVI_SHAPE_CYLINDER) parse_dem_samples(c, v, path, sh, body_type);
-    if ((sh->type == DVI_SHAPE_PLANE || sh->type == DVI_SHAPE_HEIGHTFIELD || sh->type == DVI_SHAPE_MESH) &&
-        body_type != DVI_BODY_FIXED) {
+    if (sh->type == DVI_SHAPE_HEIGHTFIELD) parse_heights(c, v, path, sh);
+    if (sh->type == DVI_SHAPE_MESH) parse_mesh(c, v, path, sh);
+    if (cls->core_support) parse_dem_samples(c, v, path, sh, body_type);
+    if (cls->fixed_only && body_type != DVI_BODY_FIXED) {
         char p[PATH_LEN];
-        sc_errf(c, sc_path_key(p, path, "type"), "%s needs a fixed body (this body is %s)", SHAPE_OWNER[t],
+        sc_errf(c, sc_path_key(p, path, "type"), "%s needs a fixed body (this body is %s)", cls->article,
                 body_type == DVI_BODY_DYNAMIC ? "dynamic" : "kinematic");
     }
 }
@@ -1079,19 +1097,10 @@ static void default_envelope(dvi_scene* s)
     double smallest = INFINITY;
     for (int32_t i = 0; i < s->shape_count; i++) {
         const sc_shape* sh = &s->shapes[i];
-        switch (sh->type) {
-        case DVI_SHAPE_SPHERE:
-        case DVI_SHAPE_CAPSULE:
-            smallest = fmin(smallest, sh->radius);
-            break;
-        case DVI_SHAPE_CYLINDER:
-            smallest = fmin(smallest, fmin(sh->radius, sh->half_length));
-            break;
-        case DVI_SHAPE_BOX:
-            smallest = fmin(smallest, fmin(sh->half[0], fmin(sh->half[1], sh->half[2])));
-            break;
-        default:
-            break;
+        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+        if (c && c->thickness) {
+            const dvi_geom g = sc_shape_geom(sh);
+            smallest = fmin(smallest, c->thickness(&g));
         }
     }
     for (int32_t g = 0; g < s->generator_count; g++)

@@ -1,5 +1,6 @@
 /* Output writers (dvi/output.h): VTK XML frames and ParaView collections. */
 #include "out_internal.h"
+#include "collision.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,12 +25,8 @@
 #define VTK_BLOCK 32768
 #define VTK_ZLEVEL 1
 
-/* Tessellation (documented in docs/outputs.md): segments around a
- * cylinder, capsule or sphere, and latitude steps over a half sphere. */
-#define VTK_SEG 24
-#define VTK_HALF 6
-
-static const double vtk_pi = 3.14159265358979323846;
+/* Tessellation (documented in docs/outputs.md): each shape class draws its
+ * own surface (dvi_shape_class.mesh, collision.h). */
 
 /* One file being written: the text, the format, and scratch buffers reused
  * by every array of the file. */
@@ -304,118 +301,49 @@ static void mesh_tri(vtk_mesh* m, size_t base, size_t a, size_t b, size_t c)
     q[0] = (int64_t)(base + a), q[1] = (int64_t)(base + b), q[2] = (int64_t)(base + c);
 }
 
-/* A surface of revolution about the local z axis: a pole at z_top, rings
- * (r[k], z[k]) from top to bottom with VTK_SEG points each, a pole at z_bot;
- * fans at the poles, two triangles per segment between rings. */
-static void mesh_revolve(vtk_mesh* m, const xform* T, double z_top, const double* r, const double* z, int rings,
-                         double z_bot)
-{
-    const size_t base = m->np, S = VTK_SEG;
-    mesh_point(m, T, 0, 0, z_top);
-    for (int k = 0; k < rings; k++)
-        for (size_t j = 0; j < S; j++) {
-            const double phi = 2.0 * vtk_pi * (double)j / (double)S;
-            mesh_point(m, T, r[k] * cos(phi), r[k] * sin(phi), z[k]);
-        }
-    mesh_point(m, T, 0, 0, z_bot);
-    const size_t bot = 1 + (size_t)rings * S;
-    for (size_t j = 0; j < S; j++) {
-        const size_t j1 = (j + 1) % S;
-        mesh_tri(m, base, 0, 1 + j, 1 + j1);
-        for (int k = 0; k + 1 < rings; k++) {
-            const size_t a = 1 + (size_t)k * S + j, b = 1 + (size_t)k * S + j1;
-            const size_t c = b + S, d = a + S;
-            mesh_tri(m, base, a, d, b);
-            mesh_tri(m, base, b, d, c);
-        }
-        mesh_tri(m, base, 1 + (size_t)(rings - 1) * S + j, bot, 1 + (size_t)(rings - 1) * S + j1);
-    }
-}
-
 /* The scene's extent, for sizing planes: centre and half diagonal. */
 typedef struct scene_box {
     double c[3], half;
 } scene_box;
 
-/* Appends the triangles of one shape at transform T; false if the shape is
- * not drawn this way (a sphere-only body's sphere is a glyph). */
+/* A shape class's surface into a vtk_mesh at transform T. */
+typedef struct vtk_sink {
+    dvi_mesh_sink sink;
+    vtk_mesh* m;
+    const xform* T;
+    size_t base;
+} vtk_sink;
+
+static void sink_point(dvi_mesh_sink* s, double x, double y, double z)
+{
+    vtk_sink* k = (vtk_sink*)s;
+    mesh_point(k->m, k->T, x, y, z);
+}
+
+static void sink_triangle(dvi_mesh_sink* s, size_t a, size_t b, size_t c)
+{
+    vtk_sink* k = (vtk_sink*)s;
+    mesh_tri(k->m, k->base, a, b, c);
+}
+
+/* Appends the triangles of one shape at transform T, as its class draws it
+ * (a plane: a square about the foot of the scene's centre). */
 static void mesh_shape(vtk_mesh* m, const dvi_shape_info* s, const xform* T, const scene_box* box)
 {
-    const size_t base = m->np;
-    switch (s->type) {
-    case DVI_SHAPE_SPHERE:
-    case DVI_SHAPE_CAPSULE: {
-        double r[2 * VTK_HALF], z[2 * VTK_HALF];
-        const bool cap = s->type == DVI_SHAPE_CAPSULE;
-        const double hl = cap ? s->half_length : 0.0, R = s->radius;
-        int n = 0;
-        /* polar angles 15°, 30°, …, 165° (a capsule: 90° twice, at ±hl) */
-        for (int k = 1; k < 2 * VTK_HALF; k++) {
-            const double th = vtk_pi / 2.0 * (double)k / VTK_HALF;
-            if (cap && k == VTK_HALF) {
-                r[n] = R, z[n++] = hl;
-                r[n] = R, z[n++] = -hl;
-                continue;
-            }
-            r[n] = R * sin(th);
-            z[n++] = R * cos(th) + (k < VTK_HALF ? hl : -hl);
-        }
-        mesh_revolve(m, T, hl + R, r, z, n, -hl - R);
-        break;
-    }
-    case DVI_SHAPE_CYLINDER: {
-        const double r[2] = {s->radius, s->radius}, z[2] = {s->half_length, -s->half_length};
-        mesh_revolve(m, T, s->half_length, r, z, 2, -s->half_length);
-        break;
-    }
-    case DVI_SHAPE_BOX: {
-        static const int faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4},
-                                        {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
-        const double* h = s->half_extents;
-        for (int i = 0; i < 8; i++) mesh_point(m, T, i & 1 ? h[0] : -h[0], i & 2 ? h[1] : -h[1], i & 4 ? h[2] : -h[2]);
-        for (int f = 0; f < 6; f++) {
-            mesh_tri(m, base, (size_t)faces[f][0], (size_t)faces[f][1], (size_t)faces[f][2]);
-            mesh_tri(m, base, (size_t)faces[f][0], (size_t)faces[f][2], (size_t)faces[f][3]);
-        }
-        break;
-    }
-    case DVI_SHAPE_PLANE: {
-        /* a square about the foot of the scene's centre on the plane */
-        double d[3], l[3];
-        for (int k = 0; k < 3; k++) d[k] = box->c[k] - T->t[k];
-        for (int k = 0; k < 3; k++) l[k] = T->R[k] * d[0] + T->R[3 + k] * d[1] + T->R[6 + k] * d[2];
-        const double H = box->half;
-        mesh_point(m, T, l[0] - H, l[1] - H, 0);
-        mesh_point(m, T, l[0] + H, l[1] - H, 0);
-        mesh_point(m, T, l[0] + H, l[1] + H, 0);
-        mesh_point(m, T, l[0] - H, l[1] + H, 0);
-        mesh_tri(m, base, 0, 1, 2);
-        mesh_tri(m, base, 0, 2, 3);
-        break;
-    }
-    case DVI_SHAPE_HEIGHTFIELD: {
-        const size_t nx = (size_t)s->nx, ny = (size_t)s->ny;
-        for (size_t j = 0; j < ny; j++)
-            for (size_t i = 0; i < nx; i++)
-                mesh_point(m, T, (double)i * s->dx, (double)j * s->dy, s->heights[j * nx + i]);
-        for (size_t j = 0; j + 1 < ny; j++)
-            for (size_t i = 0; i + 1 < nx; i++) {
-                const size_t a = j * nx + i, b = a + 1, c = a + nx + 1, dd = a + nx;
-                mesh_tri(m, base, a, b, c);
-                mesh_tri(m, base, a, c, dd);
-            }
-        break;
-    }
-    case DVI_SHAPE_MESH:
-        for (int32_t i = 0; i < s->vertex_count; i++)
-            mesh_point(m, T, s->vertices[3 * i], s->vertices[3 * i + 1], s->vertices[3 * i + 2]);
-        for (int32_t i = 0; i < s->triangle_count; i++)
-            mesh_tri(m, base, (size_t)s->triangles[3 * i], (size_t)s->triangles[3 * i + 1],
-                     (size_t)s->triangles[3 * i + 2]);
-        break;
-    default:
-        break;
-    }
+    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    if (!c || !c->mesh) return;
+    dvi_heightfield hf = {s->nx, s->ny, s->dx, s->dy, (double*)s->heights, 0.0, 0.0};
+    dvi_trimesh tm = {s->vertex_count, s->triangle_count, (double*)s->vertices, (int32_t*)s->triangles};
+    dvi_geom g = {.type = s->type, .radius = s->radius, .half_length = s->half_length};
+    for (int k = 0; k < 3; k++) g.half[k] = s->half_extents[k];
+    g.hfield = s->heights ? &hf : NULL;
+    g.mesh = s->vertices ? &tm : NULL;
+    vtk_sink k = {.sink = {.point = sink_point, .triangle = sink_triangle}, .m = m, .T = T, .base = m->np};
+    double d[3];
+    for (int i = 0; i < 3; i++) d[i] = box->c[i] - T->t[i];
+    for (int i = 0; i < 3; i++) k.sink.centre[i] = T->R[i] * d[0] + T->R[3 + i] * d[1] + T->R[6 + i] * d[2];
+    k.sink.half = box->half;
+    c->mesh(&g, &k.sink);
 }
 
 /* Row-major rotation of a unit quaternion (w, x, y, z) (normalised here). */

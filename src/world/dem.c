@@ -177,21 +177,16 @@ static bool push_index(const dvi_allocator* alloc, int32_t** a, int32_t* count, 
     return true;
 }
 
-/* Characteristic radius of a shape: the sphere's, capsule's or cylinder's
- * radius, a box's smallest half extent; infinite for plane, height field and
- * mesh (flat or many-faced static terrain). */
+/* Characteristic radius of a shape (its class's contact radius: the
+ * sphere's, capsule's or cylinder's radius, a box's smallest half extent);
+ * infinite for plane, height field and mesh (flat or many-faced static
+ * terrain). */
 static double shape_radius(const dvi_shape* s)
 {
-    switch (s->type) {
-    case DVI_SHAPE_SPHERE:
-    case DVI_SHAPE_CAPSULE:
-    case DVI_SHAPE_CYLINDER:
-        return s->radius;
-    case DVI_SHAPE_BOX:
-        return fmin(s->half[0], fmin(s->half[1], s->half[2]));
-    default:
-        return INFINITY;
-    }
+    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    if (!c || !c->contact_radius) return INFINITY;
+    const dvi_geom g = dvi_shape_local_geom(s);
+    return c->contact_radius(&g);
 }
 
 static double cached_alpha(dvi_dem* d, int hertz, double e)

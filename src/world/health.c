@@ -99,19 +99,10 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     for (int32_t i = 0; i < w->shape_count; i++) {
         const dvi_shape* s = &w->shapes[i];
         double z = INFINITY;
-        switch (s->type) {
-        case DVI_SHAPE_SPHERE:
-        case DVI_SHAPE_CAPSULE:
-            z = s->radius;
-            break;
-        case DVI_SHAPE_CYLINDER:
-            z = fmin(s->radius, s->half_length);
-            break;
-        case DVI_SHAPE_BOX:
-            z = fmin(s->half[0], fmin(s->half[1], s->half[2]));
-            break;
-        default:
-            break;
+        const dvi_shape_class* c = dvi_shape_class_of(s->type);
+        if (c && c->thickness) {
+            const dvi_geom g = dvi_shape_local_geom(s);
+            z = c->thickness(&g);
         }
         if (z < h->size[s->body]) h->size[s->body] = z;
         if (z < h->min_size) h->min_size = z;

@@ -507,139 +507,75 @@ static int32_t material_index(dvi_world* w, const dvi_material* m)
     return w->material_count++;
 }
 
-dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
+static dvi_status shape_null(dvi_world* w, dvi_shape_id* out)
+{
+    if (out) memset(out, 0, sizeof *out);
+    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
+}
+
+/* The checks every kind shares, in this order: arguments, body, material,
+ * offset, filter. Starts s (kind, filter) and gives the body's index and
+ * the offset's unit quaternion. */
+static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out,
+                              dvi_shape_type type, dvi_shape* s, int32_t* bi, double q[4])
 {
     if (out) memset(out, 0, sizeof *out);
     if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
     if (def->internal_cookie != SHAPE_COOKIE)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
-    int32_t bi = dvi_world_body_index(w, body);
-    if (bi < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
+    *bi = dvi_world_body_index(w, body);
+    if (*bi < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
     dvi_status st = check_material(w, &def->material);
     if (st != DVI_OK) return st;
     if (!finite3(def->offset_position))
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_position: not finite");
-    double q[4] = {def->offset_orientation[0], def->offset_orientation[1], def->offset_orientation[2],
-                   def->offset_orientation[3]};
+    for (int k = 0; k < 4; k++) q[k] = def->offset_orientation[k];
     double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (!isfinite(qn) || fabs(qn - 1.0) > 1e-6)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_orientation: must be a unit quaternion");
+    for (int k = 0; k < 4; k++) q[k] /= qn;
     if (def->collision_category == 0u)
         return dvi_world_error(w, DVI_ERR_INVALID_ARG,
                                "shape.collision_category: must have at least one bit set (0 collides with nothing)");
-    bool fixed = w->bodies[bi].type == DVI_BODY_FIXED;
-    dvi_shape s;
-    memset(&s, 0, sizeof s);
-    s.type = def->type;
-    s.category = def->collision_category;
-    s.mask = def->collision_mask;
-    switch (def->type) {
-    case DVI_SHAPE_SPHERE:
-        if (!positive(def->radius)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.radius: must be > 0");
-        s.radius = def->radius;
-        break;
-    case DVI_SHAPE_BOX:
-        for (int k = 0; k < 3; k++)
-            if (!positive(def->half_extents[k]))
-                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.half_extents[%d]: must be > 0", k);
-        v3_copy(s.half, def->half_extents);
-        break;
-    case DVI_SHAPE_CAPSULE:
-    case DVI_SHAPE_CYLINDER:
-        if (!positive(def->radius)) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.radius: must be > 0");
-        if (!positive(def->half_length))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.half_length: must be > 0");
-        s.radius = def->radius;
-        s.half_length = def->half_length;
-        break;
-    case DVI_SHAPE_PLANE:
-        if (!fixed) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a plane must belong to a fixed body");
-        break;
-    case DVI_SHAPE_HEIGHTFIELD: {
-        if (!fixed)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a height field must belong to a fixed body");
-        if (def->nx < 2 || def->ny < 2 || (int64_t)def->nx * def->ny > 100000000 || !def->heights)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
-        if (!positive(def->dx) || !positive(def->dy))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
-        size_t n = (size_t)def->nx * (size_t)def->ny;
-        s.hfield = dvi_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
-        if (s.hfield) s.hfield->heights = dvi_mem_alloc(&w->alloc, n * sizeof(double));
-        if (!s.hfield || !s.hfield->heights) {
-            if (s.hfield) dvi_mem_free(&w->alloc, s.hfield);
-            return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
-        }
-        s.hfield->nx = def->nx;
-        s.hfield->ny = def->ny;
-        s.hfield->dx = def->dx;
-        s.hfield->dy = def->dy;
-        s.hfield->hmin = INFINITY;
-        s.hfield->hmax = -INFINITY;
-        for (size_t k = 0; k < n; k++) {
-            double hk = def->heights[k];
-            if (!isfinite(hk)) {
-                dvi_mem_free(&w->alloc, s.hfield->heights);
-                dvi_mem_free(&w->alloc, s.hfield);
-                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
-            }
-            s.hfield->heights[k] = hk;
-            if (hk < s.hfield->hmin) s.hfield->hmin = hk;
-            if (hk > s.hfield->hmax) s.hfield->hmax = hk;
-        }
-        break;
+    const dvi_shape_class* c = dvi_shape_class_of(type);
+    if (!c) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)type);
+    if (c->fixed_only && w->bodies[*bi].type != DVI_BODY_FIXED)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: %s must belong to a fixed body", c->article);
+    memset(s, 0, sizeof *s);
+    s->type = type;
+    s->category = def->collision_category;
+    s->mask = def->collision_mask;
+    return DVI_OK;
+}
+
+static void free_terrain(dvi_world* w, dvi_shape* s)
+{
+    if (s->hfield) dvi_mem_free(&w->alloc, s->hfield->heights);
+    dvi_mem_free(&w->alloc, s->hfield);
+    if (s->mesh) {
+        dvi_mem_free(&w->alloc, s->mesh->vertices);
+        dvi_mem_free(&w->alloc, s->mesh->triangles);
     }
-    case DVI_SHAPE_MESH: {
-        if (!fixed) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh must belong to a fixed body");
-        if (def->vertex_count < 3 || def->triangle_count < 1 || !def->vertices || !def->triangles ||
-            def->vertex_count > 50000000 || def->triangle_count > 50000000)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh needs >= 3 vertices and >= 1 triangle");
-        for (int32_t k = 0; k < 3 * def->vertex_count; k++)
-            if (!isfinite(def->vertices[k]))
-                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.vertices[%d]: not finite", k);
-        for (int32_t k = 0; k < 3 * def->triangle_count; k++)
-            if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
-                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
-                                       k, def->triangles[k]);
-        s.mesh = dvi_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
-        if (s.mesh) {
-            s.mesh->vertices = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
-            s.mesh->triangles = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
-        }
-        if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
-            if (s.mesh) {
-                dvi_mem_free(&w->alloc, s.mesh->vertices);
-                dvi_mem_free(&w->alloc, s.mesh->triangles);
-                dvi_mem_free(&w->alloc, s.mesh);
-            }
-            return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
-        }
-        s.mesh->vertex_count = def->vertex_count;
-        s.mesh->triangle_count = def->triangle_count;
-        memcpy(s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
-        memcpy(s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
-        break;
-    }
-    default:
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)def->type);
-    }
+    dvi_mem_free(&w->alloc, s->mesh);
+}
+
+/* Appends s (its geometry set) to the world and to body bi. */
+static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* def, dvi_shape* sp, const double q[4],
+                               dvi_shape_id* out)
+{
+    dvi_shape s = *sp;
     const int32_t mi = material_index(w, &def->material);
     dvi_shape* ns = mi < 0 ? NULL : grow_array(&w->alloc, w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
     if (!ns) {
-        if (s.hfield) dvi_mem_free(&w->alloc, s.hfield->heights);
-        dvi_mem_free(&w->alloc, s.hfield);
-        if (s.mesh) {
-            dvi_mem_free(&w->alloc, s.mesh->vertices);
-            dvi_mem_free(&w->alloc, s.mesh->triangles);
-        }
-        dvi_mem_free(&w->alloc, s.mesh);
+        free_terrain(w, &s);
         return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory");
     }
     w->shapes = ns;
     s.body = bi;
     s.generation = 1;
     v3_copy(s.lpos, def->offset_position);
-    for (int k = 0; k < 4; k++) q[k] /= qn;
     q_to_m3(s.lrot, q);
     s.material = mi;
     s.next = -1;
@@ -649,6 +585,182 @@ dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def*
     out->generation = 1;
     out->world = w->tag;
     return DVI_OK;
+}
+
+/* A convex kind: its class's parameters, each > 0, taken from radius,
+ * half_length and half (dvi_shape_param). */
+static dvi_status add_convex(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_type type,
+                             double radius, double half_length, const double half[3], dvi_shape_id* out)
+{
+    dvi_shape s;
+    int32_t bi;
+    double q[4];
+    dvi_status st = shape_begin(w, body, def, out, type, &s, &bi, q);
+    if (st != DVI_OK) return st;
+    const dvi_shape_class* c = dvi_shape_class_of(type);
+    if (!c->core_support)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: %s is not defined by lengths", c->article);
+    double h[3] = {half[0], half[1], half[2]};
+    for (int p = 0; p < 2 && c->params[p].key; p++) {
+        const dvi_shape_param* pp = &c->params[p];
+        const double* v = dvi_shape_param_ptr(pp, &radius, &half_length, h);
+        const int n = dvi_shape_param_length(pp);
+        for (int k = 0; k < n; k++)
+            if (!positive(v[k]))
+                return n == 1 ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.%s: must be > 0", pp->key)
+                              : dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.%s[%d]: must be > 0", pp->key, k);
+        double* dst = dvi_shape_param_ptr(pp, &s.radius, &s.half_length, s.half);
+        for (int k = 0; k < n; k++) dst[k] = v[k];
+    }
+    return shape_finish(w, bi, def, &s, q, out);
+}
+
+dvi_status dvi_world_add_sphere(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_sphere* g,
+                                dvi_shape_id* out)
+{
+    const double zero[3] = {0.0, 0.0, 0.0};
+    if (!g) return shape_null(w, out);
+    return add_convex(w, body, def, DVI_SHAPE_SPHERE, g->radius, 0.0, zero, out);
+}
+
+dvi_status dvi_world_add_box(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_box* g,
+                             dvi_shape_id* out)
+{
+    if (!g) return shape_null(w, out);
+    return add_convex(w, body, def, DVI_SHAPE_BOX, 0.0, 0.0, g->half_extents, out);
+}
+
+dvi_status dvi_world_add_capsule(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_capsule* g,
+                                 dvi_shape_id* out)
+{
+    const double zero[3] = {0.0, 0.0, 0.0};
+    if (!g) return shape_null(w, out);
+    return add_convex(w, body, def, DVI_SHAPE_CAPSULE, g->radius, g->half_length, zero, out);
+}
+
+dvi_status dvi_world_add_cylinder(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_cylinder* g,
+                                  dvi_shape_id* out)
+{
+    const double zero[3] = {0.0, 0.0, 0.0};
+    if (!g) return shape_null(w, out);
+    return add_convex(w, body, def, DVI_SHAPE_CYLINDER, g->radius, g->half_length, zero, out);
+}
+
+dvi_status dvi_world_add_ellipsoid(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_ellipsoid* g,
+                                   dvi_shape_id* out)
+{
+    if (!g) return shape_null(w, out);
+    return add_convex(w, body, def, DVI_SHAPE_ELLIPSOID, 0.0, 0.0, g->semi_axes, out);
+}
+
+dvi_status dvi_world_add_plane(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
+{
+    dvi_shape s;
+    int32_t bi;
+    double q[4];
+    dvi_status st = shape_begin(w, body, def, out, DVI_SHAPE_PLANE, &s, &bi, q);
+    if (st != DVI_OK) return st;
+    return shape_finish(w, bi, def, &s, q, out);
+}
+
+dvi_status dvi_world_add_heightfield(dvi_world* w, dvi_body_id body, const dvi_shape_def* sdef,
+                                     const dvi_height_grid* def, dvi_shape_id* out)
+{
+    if (!def) return shape_null(w, out);
+    dvi_shape s;
+    int32_t bi;
+    double q[4];
+    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_HEIGHTFIELD, &s, &bi, q);
+    if (st != DVI_OK) return st;
+    if (def->nx < 2 || def->ny < 2 || (int64_t)def->nx * def->ny > 100000000 || !def->heights)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
+    if (!positive(def->dx) || !positive(def->dy))
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
+    size_t n = (size_t)def->nx * (size_t)def->ny;
+    s.hfield = dvi_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
+    if (s.hfield) s.hfield->heights = dvi_mem_alloc(&w->alloc, n * sizeof(double));
+    if (!s.hfield || !s.hfield->heights) {
+        if (s.hfield) dvi_mem_free(&w->alloc, s.hfield);
+        return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
+    }
+    s.hfield->nx = def->nx;
+    s.hfield->ny = def->ny;
+    s.hfield->dx = def->dx;
+    s.hfield->dy = def->dy;
+    s.hfield->hmin = INFINITY;
+    s.hfield->hmax = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        double hk = def->heights[k];
+        if (!isfinite(hk)) {
+            dvi_mem_free(&w->alloc, s.hfield->heights);
+            dvi_mem_free(&w->alloc, s.hfield);
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
+        }
+        s.hfield->heights[k] = hk;
+        if (hk < s.hfield->hmin) s.hfield->hmin = hk;
+        if (hk > s.hfield->hmax) s.hfield->hmax = hk;
+    }
+    return shape_finish(w, bi, sdef, &s, q, out);
+}
+
+dvi_status dvi_world_add_mesh(dvi_world* w, dvi_body_id body, const dvi_shape_def* sdef, const dvi_triangle_mesh* def,
+                              dvi_shape_id* out)
+{
+    if (!def) return shape_null(w, out);
+    dvi_shape s;
+    int32_t bi;
+    double q[4];
+    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_MESH, &s, &bi, q);
+    if (st != DVI_OK) return st;
+    if (def->vertex_count < 3 || def->triangle_count < 1 || !def->vertices || !def->triangles ||
+        def->vertex_count > 50000000 || def->triangle_count > 50000000)
+        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh needs >= 3 vertices and >= 1 triangle");
+    for (int32_t k = 0; k < 3 * def->vertex_count; k++)
+        if (!isfinite(def->vertices[k]))
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.vertices[%d]: not finite", k);
+    for (int32_t k = 0; k < 3 * def->triangle_count; k++)
+        if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
+                                   k, def->triangles[k]);
+    s.mesh = dvi_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
+    if (s.mesh) {
+        s.mesh->vertices = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
+        s.mesh->triangles = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+    }
+    if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
+        if (s.mesh) {
+            dvi_mem_free(&w->alloc, s.mesh->vertices);
+            dvi_mem_free(&w->alloc, s.mesh->triangles);
+            dvi_mem_free(&w->alloc, s.mesh);
+        }
+        return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
+    }
+    s.mesh->vertex_count = def->vertex_count;
+    s.mesh->triangle_count = def->triangle_count;
+    memcpy(s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
+    memcpy(s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+    return shape_finish(w, bi, sdef, &s, q, out);
+}
+
+/* The call of the previous release: the kind and every kind's geometry in
+ * one def; each kind's own call does the work. */
+dvi_status dvi_shape_create(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
+{
+    if (!w || !def) return shape_null(w, out);
+    switch (def->type) {
+    case DVI_SHAPE_PLANE:
+        return dvi_world_add_plane(w, body, def, out);
+    case DVI_SHAPE_HEIGHTFIELD: {
+        const dvi_height_grid g = {def->nx, def->ny, def->dx, def->dy, def->heights};
+        return dvi_world_add_heightfield(w, body, def, &g, out);
+    }
+    case DVI_SHAPE_MESH: {
+        const dvi_triangle_mesh g = {def->vertex_count, def->triangle_count, def->vertices, def->triangles};
+        return dvi_world_add_mesh(w, body, def, &g, out);
+    }
+    default:
+        return add_convex(w, body, def, def->type, def->radius, def->half_length, def->half_extents, out);
+    }
 }
 
 /* ---- joints ------------------------------------------------------------------ */

@@ -45,6 +45,17 @@ typedef struct dvi_shape {
     uint32_t category, mask;           /* collision filter (dvi_shape_def) */
 } dvi_shape;
 
+/* Shape s as a geom at the origin of its own frame: what its class's
+ * functions read (dvi_shape_class). */
+static inline dvi_geom dvi_shape_local_geom(const dvi_shape* s)
+{
+    dvi_geom g = {.type = s->type, .radius = s->radius, .half_length = s->half_length, .hfield = s->hfield,
+                  .mesh = s->mesh};
+    g.half[0] = s->half[0], g.half[1] = s->half[1], g.half[2] = s->half[2];
+    g.rot[0] = g.rot[4] = g.rot[8] = 1.0;
+    return g;
+}
+
 #define DVI_JOINT_MAX_ROWS 7
 
 typedef struct dvi_joint {

@@ -22,19 +22,10 @@
  * mesh), which are left out of the bounding radius. */
 static double shape_bound(const dvi_shape* s)
 {
-    double off = v3_norm(s->lpos);
-    switch (s->type) {
-    case DVI_SHAPE_SPHERE:
-        return off + s->radius;
-    case DVI_SHAPE_BOX:
-        return off + v3_norm(s->half);
-    case DVI_SHAPE_CAPSULE:
-        return off + s->half_length + s->radius;
-    case DVI_SHAPE_CYLINDER:
-        return off + sqrt(s->radius * s->radius + s->half_length * s->half_length);
-    default:
-        return -1.0;
-    }
+    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    if (!c || !c->bound) return -1.0;
+    const dvi_geom g = dvi_shape_local_geom(s);
+    return c->bound(&g, v3_norm(s->lpos));
 }
 
 void dvi_body_note_shape(dvi_world* w, int32_t bi, int32_t si)
@@ -123,33 +114,25 @@ dvi_status dvi_body_get_shape(const dvi_world* w, dvi_body_id id, int32_t index,
     for (int32_t k = 0; k < index; k++) si = w->shapes[si].next;
     const dvi_shape* s = &w->shapes[si];
     out->type = s->type;
-    switch (s->type) {
-    case DVI_SHAPE_SPHERE:
-        out->radius = s->radius;
-        break;
-    case DVI_SHAPE_BOX:
-        v3_copy(out->half_extents, s->half);
-        break;
-    case DVI_SHAPE_CAPSULE:
-    case DVI_SHAPE_CYLINDER:
-        out->radius = s->radius;
-        out->half_length = s->half_length;
-        break;
-    case DVI_SHAPE_HEIGHTFIELD:
+    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    for (int p = 0; c && p < 2 && c->params[p].key; p++) {
+        double r = s->radius, hl = s->half_length, h[3] = {s->half[0], s->half[1], s->half[2]};
+        const double* v = dvi_shape_param_ptr(&c->params[p], &r, &hl, h);
+        double* dst = dvi_shape_param_ptr(&c->params[p], &out->radius, &out->half_length, out->half_extents);
+        for (int k = 0; k < dvi_shape_param_length(&c->params[p]); k++) dst[k] = v[k];
+    }
+    if (s->hfield) {
         out->nx = s->hfield->nx;
         out->ny = s->hfield->ny;
         out->dx = s->hfield->dx;
         out->dy = s->hfield->dy;
         out->heights = s->hfield->heights;
-        break;
-    case DVI_SHAPE_MESH:
+    }
+    if (s->mesh) {
         out->vertex_count = s->mesh->vertex_count;
         out->triangle_count = s->mesh->triangle_count;
         out->vertices = s->mesh->vertices;
         out->triangles = s->mesh->triangles;
-        break;
-    default:
-        break;
     }
     v3_copy(out->offset_position, s->lpos);
     memcpy(out->offset_rotation, s->lrot, sizeof out->offset_rotation);
