@@ -42,6 +42,12 @@
  * ~1e-15 instead), and the rover's independent rows have pivots of at least
  * 2.2e-6 of it. With a floor of 1e-9 the near-redundant pivot was inverted
  * from the front wheel's climb on and the rover was thrown (111 m/s).
+ *
+ * The state (w->jf, dvi_joint_factor in world_internal.h) is this file's
+ * alone: the symbolic part (sym, CSparse's css: ordering, patterns) kept
+ * across steps, the numeric part (num, csn: L's values, Z, S) refreshed
+ * each step, and the DEM step's dense solve (dense, dvi_step_joint_direct
+ * at the end of this file). Created on the first direct step, grow-only.
  */
 #include "world_internal.h"
 
@@ -50,6 +56,76 @@
 #include <cholmod.h>
 #include <math.h>
 #include <string.h>
+
+/* Grows array `field` of part p (sy, nu or de: the parts of w->jf) to n
+ * elements in the world's allocator; false when out of memory. */
+#define JD_RESERVE(w, p, field, n) \
+    dvi_reserve(&(w)->alloc, (void**)&(p)->field, &(p)->field##_cap, (size_t)(n), sizeof *(p)->field)
+
+/* Creates w->jf, empty, on the first direct step; false when out of memory. */
+static bool factor_create(dvi_world* w)
+{
+    if (!w->jf) w->jf = dvi_mem_calloc(&w->alloc, 1, sizeof *w->jf);
+    return w->jf != NULL;
+}
+
+void dvi_joint_direct_free(dvi_world* w)
+{
+    dvi_joint_factor* f = w->jf;
+    if (!f) return;
+    const dvi_allocator* a = &w->alloc;
+    dvi_jd_symbolic* sy = &f->sym;
+    dvi_mem_free(a, sy->key);
+    dvi_mem_free(a, sy->perm);
+    dvi_mem_free(a, sy->pinv);
+    dvi_mem_free(a, sy->bptr);
+    dvi_mem_free(a, sy->bcol);
+    dvi_mem_free(a, sy->bent);
+    dvi_mem_free(a, sy->mark);
+    dvi_mem_free(a, sy->stack);
+    dvi_mem_free(a, sy->cp);
+    dvi_mem_free(a, sy->ci);
+    dvi_mem_free(a, sy->ci2);
+    dvi_mem_free(a, sy->cdiag);
+    dvi_mem_free(a, sy->pair);
+    dvi_mem_free(a, sy->parent);
+    dvi_mem_free(a, sy->lp);
+    dvi_mem_free(a, sy->li);
+    dvi_mem_free(a, sy->rp);
+    dvi_mem_free(a, sy->ri);
+    dvi_jd_numeric* nu = &f->num;
+    dvi_mem_free(a, nu->cx);
+    dvi_mem_free(a, nu->lx);
+    dvi_mem_free(a, nu->dinv);
+    dvi_mem_free(a, nu->minvd);
+    dvi_mem_free(a, nu->next);
+    dvi_mem_free(a, nu->x);
+    dvi_mem_free(a, nu->stack_d);
+    dvi_mem_free(a, nu->z);
+    dvi_mem_free(a, nu->zlo);
+    dvi_mem_free(a, nu->y);
+    dvi_mem_free(a, nu->s);
+    dvi_mem_free(a, nu->scol);
+    dvi_mem_free(a, nu->srow);
+    dvi_mem_free(a, nu->rs);
+    dvi_mem_free(a, nu->jc);
+    dvi_mem_free(a, nu->cbody);
+    dvi_mem_free(a, nu->gp);
+    dvi_mem_free(a, nu->gi);
+    dvi_mem_free(a, nu->gx);
+    dvi_mem_free(a, nu->dzero);
+    dvi_mem_free(a, nu->frblock);
+    dvi_mem_free(a, nu->col);
+    dvi_jd_dense* de = &f->dense;
+    dvi_mem_free(a, de->nmat);
+    dvi_mem_free(a, de->lmat);
+    dvi_mem_free(a, de->minvd);
+    dvi_mem_free(a, de->bptr);
+    dvi_mem_free(a, de->bcol);
+    dvi_mem_free(a, de->bent);
+    dvi_mem_free(a, f);
+    w->jf = NULL;
+}
 
 /* The dynamic bodies of joint row j: (first, second), −1 when none. */
 static void row_bodies(const dvi_world* w, int32_t j, int32_t* b0, int32_t* b1)
@@ -62,11 +138,12 @@ static void row_bodies(const dvi_world* w, int32_t j, int32_t* b0, int32_t* b1)
 /* Whether the analysis matches rows 0 … n−1 of this step. */
 static bool analysis_current(const dvi_world* w, int32_t n, int32_t ndyn)
 {
-    if (!w->js_valid || w->js_n != n || w->js_ndyn != ndyn) return false;
+    const dvi_jd_symbolic* sy = &w->jf->sym;
+    if (!sy->valid || sy->n != n || sy->ndyn != ndyn) return false;
     for (int32_t j = 0; j < n; j++) {
         int32_t b0, b1;
         row_bodies(w, j, &b0, &b1);
-        if (w->js_key[2 * (size_t)j] != b0 || w->js_key[2 * (size_t)j + 1] != b1) return false;
+        if (sy->key[2 * (size_t)j] != b0 || sy->key[2 * (size_t)j + 1] != b1) return false;
     }
     return true;
 }
@@ -99,21 +176,23 @@ static int32_t ereach(const int32_t* Cp, const int32_t* Ci, int32_t k, const int
  * the ordering fails. */
 static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
 {
-    w->js_valid = false;
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
+    sy->valid = false;
     const int32_t nnzd = w->colptr[n];
     const size_t nent = (size_t)nnzd / 6; /* (row, body) entries */
-    if (!DVI_RESERVE(w, js_key, 2 * (size_t)n + 2) || !DVI_RESERVE(w, js_perm, (size_t)n + 1) ||
-        !DVI_RESERVE(w, js_pinv, (size_t)n + 1) || !DVI_RESERVE(w, js_bptr, (size_t)ndyn + 2) ||
-        !DVI_RESERVE(w, js_bcol, nent + 1) || !DVI_RESERVE(w, js_bent, nent + 1) ||
-        !DVI_RESERVE(w, js_mark, (size_t)n + 1) || !DVI_RESERVE(w, js_stack, (size_t)n + 1) ||
-        !DVI_RESERVE(w, js_cp, (size_t)n + 2) || !DVI_RESERVE(w, js_parent, (size_t)n + 1) ||
-        !DVI_RESERVE(w, js_cdiag, (size_t)n + 1) || !DVI_RESERVE(w, js_next, (size_t)n + 1) ||
-        !DVI_RESERVE(w, js_lp, (size_t)n + 2) || !DVI_RESERVE(w, js_rp, (size_t)n + 2) ||
-        !DVI_RESERVE(w, js_x, (size_t)n + 1) || !DVI_RESERVE(w, js_dinv, (size_t)n + 1))
+    if (!JD_RESERVE(w, sy, key, 2 * (size_t)n + 2) || !JD_RESERVE(w, sy, perm, (size_t)n + 1) ||
+        !JD_RESERVE(w, sy, pinv, (size_t)n + 1) || !JD_RESERVE(w, sy, bptr, (size_t)ndyn + 2) ||
+        !JD_RESERVE(w, sy, bcol, nent + 1) || !JD_RESERVE(w, sy, bent, nent + 1) ||
+        !JD_RESERVE(w, sy, mark, (size_t)n + 1) || !JD_RESERVE(w, sy, stack, (size_t)n + 1) ||
+        !JD_RESERVE(w, sy, cp, (size_t)n + 2) || !JD_RESERVE(w, sy, parent, (size_t)n + 1) ||
+        !JD_RESERVE(w, sy, cdiag, (size_t)n + 1) || !JD_RESERVE(w, nu, next, (size_t)n + 1) ||
+        !JD_RESERVE(w, sy, lp, (size_t)n + 2) || !JD_RESERVE(w, sy, rp, (size_t)n + 2) ||
+        !JD_RESERVE(w, nu, x, (size_t)n + 1) || !JD_RESERVE(w, nu, dinv, (size_t)n + 1))
         return DVI_ERR_NOMEM;
-    for (int32_t j = 0; j < n; j++) row_bodies(w, j, &w->js_key[2 * (size_t)j], &w->js_key[2 * (size_t)j + 1]);
+    for (int32_t j = 0; j < n; j++) row_bodies(w, j, &sy->key[2 * (size_t)j], &sy->key[2 * (size_t)j + 1]);
     /* the rows on each body, in row order */
-    int32_t* bptr = w->js_bptr;
+    int32_t* bptr = sy->bptr;
     memset(bptr, 0, ((size_t)ndyn + 2) * sizeof *bptr);
     for (int32_t j = 0; j < n; j++)
         for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) bptr[w->rowind[k] / 6 + 1]++;
@@ -121,45 +200,45 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
     for (int32_t j = 0; j < n; j++)
         for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
             const int32_t b = w->rowind[k] / 6;
-            w->js_bcol[bptr[b]] = j;
-            w->js_bent[bptr[b]] = k;
+            sy->bcol[bptr[b]] = j;
+            sy->bent[bptr[b]] = k;
             bptr[b]++;
         }
     for (int32_t b = ndyn; b > 0; b--) bptr[b] = bptr[b - 1];
     bptr[0] = 0;
     /* the upper pattern of N_BB in the rows' order (for the ordering), then
      * of C: column j holds the rows i ≤ j that share a body with j */
-    int32_t* mark = w->js_mark;
+    int32_t* mark = sy->mark;
     for (int32_t i = 0; i < n; i++) mark[i] = -1;
     size_t nza = 0;
     for (int pass = 0; pass < 2; pass++) {
         nza = 0;
         for (int32_t j = 0; j < n; j++) {
-            if (pass) w->js_cp[j] = (int32_t)nza;
+            if (pass) sy->cp[j] = (int32_t)nza;
             /* the diagonal first, so that every column has it (a row
              * always has a dynamic body: dvi_joint_create checks it) */
             mark[j] = j + pass * n;
-            if (pass) w->js_ci[nza] = j;
+            if (pass) sy->ci[nza] = j;
             nza++;
             for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
                 const int32_t b = w->rowind[k] / 6;
                 for (int32_t x = bptr[b]; x < bptr[b + 1]; x++) {
-                    const int32_t i = w->js_bcol[x];
+                    const int32_t i = sy->bcol[x];
                     if (i > j || mark[i] == j + pass * n) continue;
                     mark[i] = j + pass * n;
-                    if (pass) w->js_ci[nza] = i;
+                    if (pass) sy->ci[nza] = i;
                     nza++;
                 }
             }
         }
         if (!pass) {
-            if (nza > (size_t)INT32_MAX || !DVI_RESERVE(w, js_ci, nza + 1) || !DVI_RESERVE(w, js_ci2, nza + 1) ||
-                !DVI_RESERVE(w, js_cx, nza + 1))
+            if (nza > (size_t)INT32_MAX || !JD_RESERVE(w, sy, ci, nza + 1) || !JD_RESERVE(w, sy, ci2, nza + 1) ||
+                !JD_RESERVE(w, nu, cx, nza + 1))
                 return DVI_ERR_NOMEM;
             for (int32_t i = 0; i < n; i++) mark[i] = -1;
         }
     }
-    w->js_cp[n] = (int32_t)nza;
+    sy->cp[n] = (int32_t)nza;
     /* AMD (CHOLMOD) on that pattern: the only allocation outside the
      * world's allocator, and only here, when the joints' bodies change */
     cholmod_common cc;
@@ -170,49 +249,49 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
     memset(&A, 0, sizeof A);
     A.nrow = A.ncol = (size_t)n;
     A.nzmax = nza;
-    A.p = w->js_cp;
-    A.i = w->js_ci;
+    A.p = sy->cp;
+    A.i = sy->ci;
     A.stype = 1;
     A.itype = CHOLMOD_INT;
     A.xtype = CHOLMOD_PATTERN;
     A.dtype = CHOLMOD_DOUBLE;
     A.sorted = 0;
     A.packed = 1;
-    int ok = cholmod_amd(&A, NULL, 0, w->js_perm, &cc);
+    int ok = cholmod_amd(&A, NULL, 0, sy->perm, &cc);
     cholmod_finish(&cc);
     if (!ok) return cc.status == CHOLMOD_OUT_OF_MEMORY ? DVI_ERR_NOMEM : DVI_ERR_NUMERIC;
-    for (int32_t k = 0; k < n; k++) w->js_pinv[w->js_perm[k]] = k;
+    for (int32_t k = 0; k < n; k++) sy->pinv[sy->perm[k]] = k;
     /* C = P N_BB Pᵀ, upper: new column kj holds new rows ki ≤ kj; each
      * stored entry of the rows' pattern goes to column max(ki, kj) */
-    int32_t* cnt = w->js_next;
+    int32_t* cnt = nu->next;
     memset(cnt, 0, (size_t)n * sizeof *cnt);
     for (int32_t j = 0; j < n; j++)
-        for (int32_t p = w->js_cp[j]; p < w->js_cp[j + 1]; p++) {
-            const int32_t a = w->js_pinv[w->js_ci[p]], b = w->js_pinv[j];
+        for (int32_t p = sy->cp[j]; p < sy->cp[j + 1]; p++) {
+            const int32_t a = sy->pinv[sy->ci[p]], b = sy->pinv[j];
             cnt[a > b ? a : b]++;
         }
-    int32_t* Cp = w->js_lp; /* C's column pointers, staged in js_lp, then copied into js_cp */
+    int32_t* Cp = sy->lp; /* C's column pointers, staged in lp, then copied into cp */
     Cp[0] = 0;
     for (int32_t k = 0; k < n; k++) Cp[k + 1] = Cp[k] + cnt[k];
     for (int32_t k = 0; k < n; k++) cnt[k] = Cp[k];
     for (int32_t j = 0; j < n; j++)
-        for (int32_t p = w->js_cp[j]; p < w->js_cp[j + 1]; p++) {
-            const int32_t a = w->js_pinv[w->js_ci[p]], b = w->js_pinv[j];
-            w->js_ci2[cnt[a > b ? a : b]++] = a < b ? a : b;
+        for (int32_t p = sy->cp[j]; p < sy->cp[j + 1]; p++) {
+            const int32_t a = sy->pinv[sy->ci[p]], b = sy->pinv[j];
+            sy->ci2[cnt[a > b ? a : b]++] = a < b ? a : b;
         }
-    memcpy(w->js_cp, Cp, ((size_t)n + 1) * sizeof *Cp);
-    int32_t* t = w->js_ci;
-    w->js_ci = w->js_ci2;
-    w->js_ci2 = t;
-    size_t tc = w->js_ci_cap;
-    w->js_ci_cap = w->js_ci2_cap;
-    w->js_ci2_cap = tc;
-    const int32_t* Ci = w->js_ci;
+    memcpy(sy->cp, Cp, ((size_t)n + 1) * sizeof *Cp);
+    int32_t* t = sy->ci;
+    sy->ci = sy->ci2;
+    sy->ci2 = t;
+    size_t tc = sy->ci_cap;
+    sy->ci_cap = sy->ci2_cap;
+    sy->ci2_cap = tc;
+    const int32_t* Ci = sy->ci;
     for (int32_t k = 0; k < n; k++) {
-        w->js_cdiag[k] = -1;
-        for (int32_t p = w->js_cp[k]; p < w->js_cp[k + 1]; p++)
-            if (Ci[p] == k) w->js_cdiag[k] = p;
-        if (w->js_cdiag[k] < 0) return DVI_ERR_NUMERIC; /* every row has its diagonal */
+        sy->cdiag[k] = -1;
+        for (int32_t p = sy->cp[k]; p < sy->cp[k + 1]; p++)
+            if (Ci[p] == k) sy->cdiag[k] = p;
+        if (sy->cdiag[k] < 0) return DVI_ERR_NUMERIC; /* every row has its diagonal */
     }
     /* each pair of entries on one body: its entry of C */
     size_t npairs = 0;
@@ -220,30 +299,30 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
         const size_t m = (size_t)(bptr[b + 1] - bptr[b]);
         npairs += m * (m + 1) / 2;
     }
-    if (!DVI_RESERVE(w, js_pair, 3 * npairs + 3)) return DVI_ERR_NOMEM;
+    if (!JD_RESERVE(w, sy, pair, 3 * npairs + 3)) return DVI_ERR_NOMEM;
     size_t q = 0;
     for (int32_t b = 0; b < ndyn; b++)
         for (int32_t x = bptr[b]; x < bptr[b + 1]; x++)
             for (int32_t y = x; y < bptr[b + 1]; y++) {
-                const int32_t a = w->js_pinv[w->js_bcol[x]], c = w->js_pinv[w->js_bcol[y]];
+                const int32_t a = sy->pinv[sy->bcol[x]], c = sy->pinv[sy->bcol[y]];
                 const int32_t col = a > c ? a : c, row = a < c ? a : c;
                 int32_t at = -1;
-                for (int32_t p = w->js_cp[col]; p < w->js_cp[col + 1]; p++)
+                for (int32_t p = sy->cp[col]; p < sy->cp[col + 1]; p++)
                     if (Ci[p] == row) at = p;
                 if (at < 0) return DVI_ERR_NUMERIC;
-                w->js_pair[3 * q] = at;
-                w->js_pair[3 * q + 1] = w->js_bent[x];
-                w->js_pair[3 * q + 2] = w->js_bent[y];
+                sy->pair[3 * q] = at;
+                sy->pair[3 * q + 1] = sy->bent[x];
+                sy->pair[3 * q + 2] = sy->bent[y];
                 q++;
             }
-    w->js_npairs = (int32_t)npairs;
-    /* the elimination tree of C (cs_etree; js_stack holds the ancestors) */
-    int32_t* parent = w->js_parent;
-    int32_t* anc = w->js_stack;
+    sy->npairs = (int32_t)npairs;
+    /* the elimination tree of C (cs_etree; stack holds the ancestors) */
+    int32_t* parent = sy->parent;
+    int32_t* anc = sy->stack;
     for (int32_t k = 0; k < n; k++) {
         parent[k] = -1;
         anc[k] = -1;
-        for (int32_t p = w->js_cp[k]; p < w->js_cp[k + 1]; p++) {
+        for (int32_t p = sy->cp[k]; p < sy->cp[k + 1]; p++) {
             int32_t i = Ci[p];
             while (i != -1 && i < k) {
                 const int32_t inext = anc[i];
@@ -254,38 +333,38 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
         }
     }
     /* L's pattern: row k's off-diagonal pattern (topological order) in
-     * js_ri[js_rp[k] …], the column counts into js_lp */
+     * ri[rp[k] …], the column counts into lp */
     for (int32_t i = 0; i < n; i++) mark[i] = -1;
     memset(cnt, 0, (size_t)n * sizeof *cnt);
     size_t nzr = 0;
     for (int32_t k = 0; k < n; k++) {
-        const int32_t top = ereach(w->js_cp, Ci, k, parent, w->js_stack, mark, n);
+        const int32_t top = ereach(sy->cp, Ci, k, parent, sy->stack, mark, n);
         nzr += (size_t)(n - top);
-        for (int32_t p = top; p < n; p++) cnt[w->js_stack[p]]++;
+        for (int32_t p = top; p < n; p++) cnt[sy->stack[p]]++;
         cnt[k]++;
     }
-    if (nzr + (size_t)n > (size_t)INT32_MAX || !DVI_RESERVE(w, js_ri, nzr + 1) ||
-        !DVI_RESERVE(w, js_li, nzr + (size_t)n + 1) || !DVI_RESERVE(w, js_lx, nzr + (size_t)n + 1))
+    if (nzr + (size_t)n > (size_t)INT32_MAX || !JD_RESERVE(w, sy, ri, nzr + 1) ||
+        !JD_RESERVE(w, sy, li, nzr + (size_t)n + 1) || !JD_RESERVE(w, nu, lx, nzr + (size_t)n + 1))
         return DVI_ERR_NOMEM;
-    w->js_lp[0] = 0;
-    for (int32_t k = 0; k < n; k++) w->js_lp[k + 1] = w->js_lp[k] + cnt[k];
+    sy->lp[0] = 0;
+    for (int32_t k = 0; k < n; k++) sy->lp[k + 1] = sy->lp[k] + cnt[k];
     for (int32_t i = 0; i < n; i++) mark[i] = -1;
-    for (int32_t k = 0; k < n; k++) cnt[k] = w->js_lp[k];
-    w->js_rp[0] = 0;
+    for (int32_t k = 0; k < n; k++) cnt[k] = sy->lp[k];
+    sy->rp[0] = 0;
     for (int32_t k = 0; k < n; k++) {
-        const int32_t top = ereach(w->js_cp, Ci, k, parent, w->js_stack, mark, n);
-        int32_t r = w->js_rp[k];
+        const int32_t top = ereach(sy->cp, Ci, k, parent, sy->stack, mark, n);
+        int32_t r = sy->rp[k];
         for (int32_t p = top; p < n; p++) {
-            const int32_t i = w->js_stack[p];
-            w->js_ri[r++] = i;
-            w->js_li[cnt[i]++] = k;
+            const int32_t i = sy->stack[p];
+            sy->ri[r++] = i;
+            sy->li[cnt[i]++] = k;
         }
-        w->js_li[cnt[k]++] = k; /* the diagonal: first in its column (rows < k never reach column k) */
-        w->js_rp[k + 1] = r;
+        sy->li[cnt[k]++] = k; /* the diagonal: first in its column (rows < k never reach column k) */
+        sy->rp[k + 1] = r;
     }
-    w->js_n = n;
-    w->js_ndyn = ndyn;
-    w->js_valid = true;
+    sy->n = n;
+    sy->ndyn = ndyn;
+    sy->valid = true;
     return DVI_OK;
 }
 
@@ -295,11 +374,13 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
  * sizes. */
 static inline __attribute__((always_inline)) void forward_cols_m(const dvi_world* w, double* y, int m, int32_t lo)
 {
-    const int32_t n = w->js_n;
-    const int32_t* Lp = w->js_lp;
-    const int32_t* Li = w->js_li;
-    const double* Lx = w->js_lx;
-    const double* dinv = w->js_dinv;
+    const dvi_jd_symbolic* sy = &w->jf->sym;
+    const dvi_jd_numeric* nu = &w->jf->num;
+    const int32_t n = sy->n;
+    const int32_t* Lp = sy->lp;
+    const int32_t* Li = sy->li;
+    const double* Lx = nu->lx;
+    const double* dinv = nu->dinv;
     for (int32_t k = lo; k < n; k++) {
         const double di = dinv[k];
         if (di == 0.0) {
@@ -358,11 +439,13 @@ static double dot_from(const double* a, const double* b, int32_t lo, int32_t n)
 /* y ← L⁻ᵀ y (a dropped row's entry is 0). */
 static void backward(const dvi_world* w, double* y)
 {
-    const int32_t* Lp = w->js_lp;
-    const int32_t* Li = w->js_li;
-    const double* Lx = w->js_lx;
-    const double* dinv = w->js_dinv;
-    for (int32_t k = w->js_n - 1; k >= 0; k--) {
+    const dvi_jd_symbolic* sy = &w->jf->sym;
+    const dvi_jd_numeric* nu = &w->jf->num;
+    const int32_t* Lp = sy->lp;
+    const int32_t* Li = sy->li;
+    const double* Lx = nu->lx;
+    const double* dinv = nu->dinv;
+    for (int32_t k = sy->n - 1; k >= 0; k--) {
         const double di = dinv[k];
         if (di == 0.0) {
             y[k] = 0.0;
@@ -376,6 +459,9 @@ static void backward(const dvi_world* w, double* y)
 
 dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
 {
+    if (!factor_create(w)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
     if (!analysis_current(w, n, ndyn)) {
         dvi_status st = analyse(w, n, ndyn);
         if (st != DVI_OK)
@@ -383,34 +469,34 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
                                                                : "step: the joint rows' ordering failed");
     }
     const int32_t nnzd = w->colptr[n];
-    if (!DVI_RESERVE(w, js_minvd, (size_t)nnzd + 1) || !DVI_RESERVE(w, js_stack_d, (size_t)n + 1))
+    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, stack_d, (size_t)n + 1))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
     /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
      * bodies sums both), the damped motors' compliance on the diagonal */
     for (int32_t k = 0; k < nnzd; k += 6)
-        minv10_apply(w->inv_mass + 10 * (size_t)(w->rowind[k] / 6), w->values + k, w->js_minvd + k);
-    double* Cx = w->js_cx;
-    memset(Cx, 0, (size_t)w->js_cp[n] * sizeof *Cx);
-    for (int32_t q = 0; q < w->js_npairs; q++) {
-        const int32_t* pr = w->js_pair + 3 * (size_t)q;
-        Cx[pr[0]] += v6_dot(w->values + pr[1], w->js_minvd + pr[2]);
+        minv10_apply(w->inv_mass + 10 * (size_t)(w->rowind[k] / 6), w->values + k, nu->minvd + k);
+    double* Cx = nu->cx;
+    memset(Cx, 0, (size_t)sy->cp[n] * sizeof *Cx);
+    for (int32_t q = 0; q < sy->npairs; q++) {
+        const int32_t* pr = sy->pair + 3 * (size_t)q;
+        Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
     }
-    for (int32_t k = 0; k < n; k++) Cx[w->js_cdiag[k]] += w->compliance[w->js_perm[k]];
+    for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
     /* up-looking Cholesky (cs_chol) into the analysed pattern */
-    const int32_t* Cp = w->js_cp;
-    const int32_t* Ci = w->js_ci;
-    const int32_t* Lp = w->js_lp;
-    double* Lx = w->js_lx;
-    double* x = w->js_x;
-    double* dinv = w->js_dinv;
-    int32_t* next = w->js_next;
+    const int32_t* Cp = sy->cp;
+    const int32_t* Ci = sy->ci;
+    const int32_t* Lp = sy->lp;
+    double* Lx = nu->lx;
+    double* x = nu->x;
+    double* dinv = nu->dinv;
+    int32_t* next = nu->next;
     for (int32_t k = 0; k < n; k++) {
         next[k] = Lp[k];
         x[k] = 0.0;
     }
     double dmax = 0.0; /* the largest diagonal of N_BB: the scale of its largest eigenvalue */
     for (int32_t k = 0; k < n; k++) {
-        const double c = Cx[w->js_cdiag[k]];
+        const double c = Cx[sy->cdiag[k]];
         if (c > dmax) dmax = c;
     }
     const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
@@ -420,11 +506,11 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         const double diag = x[k];
         double d = diag;
         x[k] = 0.0;
-        for (int32_t r = w->js_rp[k]; r < w->js_rp[k + 1]; r++) {
-            const int32_t i = w->js_ri[r];
+        for (int32_t r = sy->rp[k]; r < sy->rp[k + 1]; r++) {
+            const int32_t i = sy->ri[r];
             const double lki = x[i] * dinv[i]; /* 0 for a dropped row */
             x[i] = 0.0;
-            for (int32_t p = Lp[i] + 1; p < next[i]; p++) x[w->js_li[p]] -= Lx[p] * lki;
+            for (int32_t p = Lp[i] + 1; p < next[i]; p++) x[sy->li[p]] -= Lx[p] * lki;
             d -= lki * lki;
             Lx[next[i]++] = lki;
         }
@@ -434,23 +520,25 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         dinv[k] = keep ? 1.0 / lkk : 0.0;
         dropped += !keep;
     }
-    w->js_dropped = dropped;
+    nu->dropped = dropped;
     return DVI_OK;
 }
 
 double dvi_joint_direct_solve(dvi_world* w, int32_t n)
 {
-    double* y = w->js_x;
-    for (int32_t k = 0; k < n; k++) y[k] = -w->r[w->js_perm[k]];
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
+    double* y = nu->x;
+    for (int32_t k = 0; k < n; k++) y[k] = -w->r[sy->perm[k]];
     forward(w, y);
     backward(w, y);
-    for (int32_t k = 0; k < n; k++) w->gamma[w->js_perm[k]] = y[k];
+    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = y[k];
     /* the residual ‖N γ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖), with C (permuted) */
-    const int32_t* Cp = w->js_cp;
-    const int32_t* Ci = w->js_ci;
-    const double* Cx = w->js_cx;
-    double* u = w->js_stack_d;
-    for (int32_t k = 0; k < n; k++) u[k] = w->r[w->js_perm[k]];
+    const int32_t* Cp = sy->cp;
+    const int32_t* Ci = sy->ci;
+    const double* Cx = nu->cx;
+    double* u = nu->stack_d;
+    for (int32_t k = 0; k < n; k++) u[k] = w->r[sy->perm[k]];
     for (int32_t k = 0; k < n; k++)
         for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) {
             const int32_t i = Ci[p];
@@ -500,33 +588,36 @@ static void contact_cols(const dvi_world* w, int32_t c, int q, double* ja, doubl
  * P N_BC; *lo: its first row so far. No-op for b < 0. */
 static void add_nbc(const dvi_world* w, int32_t b, const double* mj, double* z, int32_t* lo)
 {
+    const dvi_jd_symbolic* sy = &w->jf->sym;
     if (b < 0) return;
-    for (int32_t x = w->js_bptr[b]; x < w->js_bptr[b + 1]; x++) {
-        const int32_t k = w->js_pinv[w->js_bcol[x]];
-        z[k] += v6_dot(w->values + w->js_bent[x], mj);
+    for (int32_t x = sy->bptr[b]; x < sy->bptr[b + 1]; x++) {
+        const int32_t k = sy->pinv[sy->bcol[x]];
+        z[k] += v6_dot(w->values + sy->bent[x], mj);
         if (k < *lo) *lo = k;
     }
 }
 
 dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
     const size_t nz = (size_t)n * (size_t)ncr;
-    if (!DVI_RESERVE(w, js_z, nz + 1) || !DVI_RESERVE(w, js_s, (size_t)ncr * (size_t)ncr + 1) ||
-        !DVI_RESERVE(w, js_scol, (size_t)ncr + 2) || !DVI_RESERVE(w, js_srow, (size_t)ncr * (size_t)ncr + 1) ||
-        !DVI_RESERVE(w, js_rs, (size_t)ncr + 1) || !DVI_RESERVE(w, js_jc, 24 * (size_t)ncr + 24) ||
-        !DVI_RESERVE(w, js_cbody, 2 * (size_t)ncr + 2) || !DVI_RESERVE(w, js_y, (size_t)n + 1) ||
-        !DVI_RESERVE(w, js_zlo, (size_t)ncr + 1))
+    if (!JD_RESERVE(w, nu, z, nz + 1) || !JD_RESERVE(w, nu, s, (size_t)ncr * (size_t)ncr + 1) ||
+        !JD_RESERVE(w, nu, scol, (size_t)ncr + 2) || !JD_RESERVE(w, nu, srow, (size_t)ncr * (size_t)ncr + 1) ||
+        !JD_RESERVE(w, nu, rs, (size_t)ncr + 1) || !JD_RESERVE(w, nu, jc, 24 * (size_t)ncr + 24) ||
+        !JD_RESERVE(w, nu, cbody, 2 * (size_t)ncr + 2) || !JD_RESERVE(w, nu, y, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, zlo, (size_t)ncr + 1))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
     /* each contact row's columns and M⁻¹ times them, and its bodies */
     int32_t t = 0;
     for (int32_t c = 0; c < npts; c++) {
         const int32_t nr = w->contacts[c].nrows;
         for (int q = 0; q < nr; q++, t++) {
-            double* J = w->js_jc + 24 * (size_t)t; /* J_a, J_b, M⁻¹J_a, M⁻¹J_b */
+            double* J = nu->jc + 24 * (size_t)t; /* J_a, J_b, M⁻¹J_a, M⁻¹J_b */
             contact_cols(w, c, q, J, J + 6);
             const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
-            w->js_cbody[2 * t] = da;
-            w->js_cbody[2 * t + 1] = db;
+            nu->cbody[2 * t] = da;
+            nu->cbody[2 * t + 1] = db;
             if (da >= 0) minv10_apply(w->inv_mass + 10 * (size_t)da, J, J + 12);
             else memset(J + 12, 0, 6 * sizeof(double));
             if (db >= 0) minv10_apply(w->inv_mass + 10 * (size_t)db, J + 6, J + 18);
@@ -534,7 +625,7 @@ dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
         }
     }
     /* Z = L⁻¹ P N_BC, each column zero before its first entry lo_t
-     * (js_zlo: a forward solve fills only later rows), the rows of one
+     * (zlo: a forward solve fills only later rows), the rows of one
      * contact (same bodies, same lo) in one pass; y = L⁻¹ P r_B */
     t = 0;
     for (int32_t c = 0; c < npts; c++) {
@@ -542,61 +633,63 @@ dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
         int32_t lo = n;
         for (int q = 0; q < nr; q++) {
             const int32_t tq = t + q;
-            double* z = w->js_z + (size_t)tq * (size_t)n;
+            double* z = nu->z + (size_t)tq * (size_t)n;
             memset(z, 0, (size_t)n * sizeof *z);
-            const double* J = w->js_jc + 24 * (size_t)tq;
+            const double* J = nu->jc + 24 * (size_t)tq;
             for (int side = 0; side < 2; side++)
-                add_nbc(w, w->js_cbody[2 * tq + side], J + 12 + 6 * side, z, &lo);
+                add_nbc(w, nu->cbody[2 * tq + side], J + 12 + 6 * side, z, &lo);
         }
-        for (int q = 0; q < nr; q++) w->js_zlo[t + q] = lo;
-        forward_cols(w, w->js_z + (size_t)t * (size_t)n, nr, lo);
+        for (int q = 0; q < nr; q++) nu->zlo[t + q] = lo;
+        forward_cols(w, nu->z + (size_t)t * (size_t)n, nr, lo);
         t += nr;
     }
-    double* y = w->js_y;
-    for (int32_t k = 0; k < n; k++) y[k] = w->r[w->js_perm[k]];
+    double* y = nu->y;
+    for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
     forward(w, y);
     /* S = N_CC − Zᵀ Z (lower triangle computed, mirrored), r_S = r_C − Zᵀ y */
-    double* S = w->js_s;
+    double* S = nu->s;
     for (t = 0; t < ncr; t++) {
-        const double* zt = w->js_z + (size_t)t * (size_t)n;
-        const double* Jt = w->js_jc + 24 * (size_t)t;
-        const int32_t lot = w->js_zlo[t];
+        const double* zt = nu->z + (size_t)t * (size_t)n;
+        const double* Jt = nu->jc + 24 * (size_t)t;
+        const int32_t lot = nu->zlo[t];
         const double ry = dot_from(zt, y, lot, n);
-        w->js_rs[t] = w->r[n + t] - ry;
+        nu->rs[t] = w->r[n + t] - ry;
         for (int32_t s = 0; s <= t; s++) {
-            const double* zs = w->js_z + (size_t)s * (size_t)n;
-            const double* Js = w->js_jc + 24 * (size_t)s;
+            const double* zs = nu->z + (size_t)s * (size_t)n;
+            const double* Js = nu->jc + 24 * (size_t)s;
             double v = 0.0;
             for (int st = 0; st < 2; st++) {
-                const int32_t b = w->js_cbody[2 * t + st];
+                const int32_t b = nu->cbody[2 * t + st];
                 if (b < 0) continue;
                 for (int ss = 0; ss < 2; ss++)
-                    if (w->js_cbody[2 * s + ss] == b) v += v6_dot(Jt + 6 * st, Js + 12 + 6 * ss);
+                    if (nu->cbody[2 * s + ss] == b) v += v6_dot(Jt + 6 * st, Js + 12 + 6 * ss);
             }
-            const int32_t los = w->js_zlo[s];
+            const int32_t los = nu->zlo[s];
             v -= dot_from(zt, zs, lot > los ? lot : los, n);
             S[(size_t)s * (size_t)ncr + (size_t)t] = v; /* column s, row t */
             S[(size_t)t * (size_t)ncr + (size_t)s] = v;
         }
     }
-    for (t = 0; t <= ncr; t++) w->js_scol[t] = t * ncr;
+    for (t = 0; t <= ncr; t++) nu->scol[t] = t * ncr;
     for (t = 0; t < ncr; t++)
-        for (int32_t s = 0; s < ncr; s++) w->js_srow[(size_t)t * (size_t)ncr + (size_t)s] = s;
+        for (int32_t s = 0; s < ncr; s++) nu->srow[(size_t)t * (size_t)ncr + (size_t)s] = s;
     return DVI_OK;
 }
 
 void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
 {
-    double* v = w->js_y; /* y = L⁻¹ P r_B from the Schur step */
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
+    double* v = nu->y; /* y = L⁻¹ P r_B from the Schur step */
     const double* gc = w->gamma + n;
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
-        const double* zt = w->js_z + (size_t)t * (size_t)n;
-        for (int32_t k = w->js_zlo[t]; k < n; k++) v[k] += zt[k] * g;
+        const double* zt = nu->z + (size_t)t * (size_t)n;
+        for (int32_t k = nu->zlo[t]; k < n; k++) v[k] += zt[k] * g;
     }
     backward(w, v);
-    for (int32_t k = 0; k < n; k++) w->gamma[w->js_perm[k]] = -v[k];
+    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
 }
 
 /* ---- many contacts: S matrix-free ----------------------------------------------------
@@ -606,32 +699,34 @@ void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
  * filled from its first row lo to n (the forward solve's reach). */
 dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
-    if (!DVI_RESERVE(w, js_gp, (size_t)ncr + 2) || !DVI_RESERVE(w, js_rs, (size_t)ncr + 1) ||
-        !DVI_RESERVE(w, js_dzero, (size_t)ncr + 2) || !DVI_RESERVE(w, js_frblock, (size_t)npts + 1) ||
-        !DVI_RESERVE(w, js_y, (size_t)n + 1) || !DVI_RESERVE(w, js_col, 6 * (size_t)n + 6))
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
+    if (!JD_RESERVE(w, nu, gp, (size_t)ncr + 2) || !JD_RESERVE(w, nu, rs, (size_t)ncr + 1) ||
+        !JD_RESERVE(w, nu, dzero, (size_t)ncr + 2) || !JD_RESERVE(w, nu, frblock, (size_t)npts + 1) ||
+        !JD_RESERVE(w, nu, y, (size_t)n + 1) || !JD_RESERVE(w, nu, col, 6 * (size_t)n + 6))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
-    double* y = w->js_y;
-    for (int32_t k = 0; k < n; k++) y[k] = w->r[w->js_perm[k]];
+    double* y = nu->y;
+    for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
     forward(w, y);
-    memset(w->js_dzero, 0, ((size_t)ncr + 1) * sizeof(int32_t));
+    memset(nu->dzero, 0, ((size_t)ncr + 1) * sizeof(int32_t));
     size_t nnz = 0;
     int32_t t = 0;
     for (int32_t c = 0; c < npts; c++) {
-        w->js_frblock[c] = c;
+        nu->frblock[c] = c;
         const int nr = w->contacts[c].nrows;
         const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
-        const bool touches = (da >= 0 && w->js_bptr[da + 1] > w->js_bptr[da]) ||
-                             (db >= 0 && w->js_bptr[db + 1] > w->js_bptr[db]);
+        const bool touches = (da >= 0 && sy->bptr[da + 1] > sy->bptr[da]) ||
+                             (db >= 0 && sy->bptr[db + 1] > sy->bptr[db]);
         if (!touches) {
             for (int q = 0; q < nr; q++) {
-                w->js_gp[t + q] = (int32_t)nnz;
-                w->js_rs[t + q] = w->r[n + t + q];
+                nu->gp[t + q] = (int32_t)nnz;
+                nu->rs[t + q] = w->r[n + t + q];
             }
             t += nr;
             continue;
         }
         /* the contact's columns of N_BC (permuted), then forward solves in one pass */
-        double* col = w->js_col;
+        double* col = nu->col;
         memset(col, 0, (size_t)nr * (size_t)n * sizeof *col);
         int32_t lo = n;
         for (int q = 0; q < nr; q++) {
@@ -643,38 +738,40 @@ dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
             for (int side = 0; side < 2; side++) add_nbc(w, side ? db : da, J + 12 + 6 * side, z, &lo);
         }
         forward_cols(w, col, nr, lo);
-        if (!DVI_RESERVE(w, js_gi, nnz + (size_t)nr * (size_t)(n - lo) + 1) ||
-            !DVI_RESERVE(w, js_gx, nnz + (size_t)nr * (size_t)(n - lo) + 1))
+        if (!JD_RESERVE(w, nu, gi, nnz + (size_t)nr * (size_t)(n - lo) + 1) ||
+            !JD_RESERVE(w, nu, gx, nnz + (size_t)nr * (size_t)(n - lo) + 1))
             return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
         for (int q = 0; q < nr; q++) {
             const double* z = col + (size_t)q * (size_t)n;
-            w->js_gp[t + q] = (int32_t)nnz;
-            w->js_rs[t + q] = w->r[n + t + q] - dot_from(z, y, lo, n);
+            nu->gp[t + q] = (int32_t)nnz;
+            nu->rs[t + q] = w->r[n + t + q] - dot_from(z, y, lo, n);
             for (int32_t k = lo; k < n; k++)
                 if (z[k] != 0.0) {
-                    w->js_gi[nnz] = k;
-                    w->js_gx[nnz++] = z[k];
+                    nu->gi[nnz] = k;
+                    nu->gx[nnz++] = z[k];
                 }
         }
         t += nr;
     }
     if (nnz > (size_t)INT32_MAX)
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: the contacts' Schur complement is too large (%zu entries)", nnz);
-    w->js_gp[ncr] = (int32_t)nnz;
+    nu->gp[ncr] = (int32_t)nnz;
     return DVI_OK;
 }
 
 void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
 {
-    double* v = w->js_y; /* y = L⁻¹ P r_B from dvi_joint_direct_lowrank */
+    dvi_jd_symbolic* sy = &w->jf->sym;
+    dvi_jd_numeric* nu = &w->jf->num;
+    double* v = nu->y; /* y = L⁻¹ P r_B from dvi_joint_direct_lowrank */
     const double* gc = w->gamma + n;
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
-        for (int32_t q = w->js_gp[t]; q < w->js_gp[t + 1]; q++) v[w->js_gi[q]] += w->js_gx[q] * g;
+        for (int32_t q = nu->gp[t]; q < nu->gp[t + 1]; q++) v[nu->gi[q]] += nu->gx[q] * g;
     }
     backward(w, v);
-    for (int32_t k = 0; k < n; k++) w->gamma[w->js_perm[k]] = -v[k];
+    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
 }
 
 void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)
@@ -700,4 +797,96 @@ void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t nd
         memcpy(dg, w->dv + 6 * (size_t)b, sizeof dg);
         minv10_apply(w->inv_mass + 10 * (size_t)b, dg, w->dv + 6 * (size_t)b);
     }
+}
+
+/* ---- a few joint rows alone: dense ---------------------------------------------------- */
+
+/* Direct solve of the bilateral-only problem N γ = −r, N = Dᵀ M⁻¹ D (D, r in
+ * the world's buffers, n ≤ DVI_JOINT_DENSE_ROWS rows), into w->gamma:
+ *   y_j = M⁻¹ D_j per column; N_ij = Σ_bodies D_iᵀ y_j over the columns that
+ *   share a body (upper triangle, mirrored); dense Cholesky N = L Lᵀ in a
+ *   fixed order (deterministic, no BLAS threads); a pivot below 1e-10 of its
+ *   diagonal marks a redundant row, whose γ is set to 0 (a consistent
+ *   redundant set is still met by the others).
+ * Returns false (out of memory) or true with the relative residual
+ * ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖) in *rel. Cost O(n³/6) per step. */
+bool dvi_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel)
+{
+    if (!factor_create(w)) return false;
+    dvi_jd_dense* de = &w->jf->dense;
+    const int32_t nnz = w->colptr[n];
+    if (!JD_RESERVE(w, de, nmat, (size_t)n * (size_t)n + 1) || !JD_RESERVE(w, de, lmat, (size_t)n * (size_t)n + 1) ||
+        !JD_RESERVE(w, de, minvd, (size_t)nnz + 1) || !JD_RESERVE(w, de, bptr, (size_t)ndyn + 2) ||
+        !JD_RESERVE(w, de, bcol, (size_t)nnz / 6 + 1) || !JD_RESERVE(w, de, bent, (size_t)nnz / 6 + 1))
+        return false;
+    /* y = M⁻¹ D, and the columns of each body (column order) */
+    memset(de->bptr, 0, ((size_t)ndyn + 2) * sizeof *de->bptr);
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
+            const int32_t b = w->rowind[k] / 6;
+            minv10_apply(w->inv_mass + 10 * (size_t)b, w->values + k, de->minvd + k);
+            de->bptr[b + 1]++;
+        }
+    for (int32_t b = 0; b < ndyn; b++) de->bptr[b + 1] += de->bptr[b];
+    for (int32_t j = 0; j < n; j++)
+        for (int32_t k = w->colptr[j]; k < w->colptr[j + 1]; k += 6) {
+            const int32_t b = w->rowind[k] / 6;
+            de->bcol[de->bptr[b]] = j;
+            de->bent[de->bptr[b]] = k;
+            de->bptr[b]++;
+        }
+    for (int32_t b = ndyn; b > 0; b--) de->bptr[b] = de->bptr[b - 1]; /* back to the starts */
+    de->bptr[0] = 0;
+    double* N = de->nmat;
+    double* L = de->lmat;
+    memset(N, 0, (size_t)n * (size_t)n * sizeof *N);
+    for (int32_t b = 0; b < ndyn; b++)
+        for (int32_t x = de->bptr[b]; x < de->bptr[b + 1]; x++)
+            for (int32_t y = x; y < de->bptr[b + 1]; y++) {
+                const int32_t i = de->bcol[x], j = de->bcol[y];
+                N[(size_t)i * (size_t)n + (size_t)j] += v6_dot(w->values + de->bent[x], de->minvd + de->bent[y]);
+            }
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t j = 0; j < i; j++) N[(size_t)i * (size_t)n + (size_t)j] = N[(size_t)j * (size_t)n + (size_t)i];
+    for (int32_t i = 0; i < n; i++) N[(size_t)i * (size_t)n + (size_t)i] += w->compliance[i]; /* damped motors */
+    /* Cholesky, lower triangle of L (row-major) */
+    for (int32_t k = 0; k < n; k++) {
+        double* Lk = L + (size_t)k * (size_t)n;
+        for (int32_t i = k; i < n; i++) {
+            double* Li = L + (size_t)i * (size_t)n;
+            double sum = N[(size_t)i * (size_t)n + (size_t)k];
+            for (int32_t p = 0; p < k; p++) sum -= Li[p] * Lk[p];
+            if (i == k) {
+                const double diag = N[(size_t)k * (size_t)n + (size_t)k];
+                Lk[k] = sum > 1e-10 * diag && diag > 0.0 ? sqrt(sum) : 0.0; /* 0: redundant row */
+            } else {
+                Li[k] = Lk[k] > 0.0 ? sum / Lk[k] : 0.0;
+            }
+        }
+    }
+    double* g = w->gamma;
+    for (int32_t k = 0; k < n; k++) { /* L z = −r */
+        const double* Lk = L + (size_t)k * (size_t)n;
+        double sum = -w->r[k];
+        for (int32_t p = 0; p < k; p++) sum -= Lk[p] * g[p];
+        g[k] = Lk[k] > 0.0 ? sum / Lk[k] : 0.0;
+    }
+    for (int32_t k = n - 1; k >= 0; k--) { /* Lᵀ γ = z */
+        const double Lkk = L[(size_t)k * (size_t)n + (size_t)k];
+        double sum = g[k];
+        for (int32_t i = k + 1; i < n; i++) sum -= L[(size_t)i * (size_t)n + (size_t)k] * g[i];
+        g[k] = Lkk > 0.0 ? sum / Lkk : 0.0;
+    }
+    double uu = 0.0, rr = 0.0, gg = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        const double* Ni = N + (size_t)i * (size_t)n;
+        double u = w->r[i];
+        for (int32_t j = 0; j < n; j++) u += Ni[j] * g[j];
+        uu += u * u;
+        rr += w->r[i] * w->r[i];
+        gg += g[i] * g[i];
+    }
+    double scale = sqrt(fmax(uu, fmax(rr, gg)));
+    *rel = scale > 1e-300 ? sqrt(uu) / scale : sqrt(uu);
+    return true;
 }

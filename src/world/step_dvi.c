@@ -448,22 +448,23 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
     if (!lowrank) { /* S dense, in the W form */
         st = dvi_joint_direct_schur(w, nj, npts, ncr);
         if (st != DVI_OK) return st;
-        S = (dvi_csc){ncr, ncr, w->js_scol, w->js_srow, w->js_s};
+        S = (dvi_csc){ncr, ncr, w->jf->num.scol, w->jf->num.srow, w->jf->num.s};
         p.W = &S;
     } else { /* S = N_CC − Gᵀ G: the contacts' frames and every body's M⁻¹, G = Z */
         st = dvi_joint_direct_lowrank(w, nj, npts, ncr);
         if (st != DVI_OK) return st;
-        w->js_dc = (dvi_csc){6 * x->ndyn, ncr, w->js_dzero, w->rowind, w->values};
-        w->js_g = (dvi_csc){nj, ncr, w->js_gp, w->js_gi, w->js_gx};
-        frames = (dvi_ccp_frames){.count = npts, .block = w->js_frblock, .body = w->fr_body, .ell = w->fr_ell,
+        dvi_jd_numeric* nu = &w->jf->num;
+        nu->dc = (dvi_csc){6 * x->ndyn, ncr, nu->dzero, w->rowind, w->values};
+        nu->g = (dvi_csc){nj, ncr, nu->gp, nu->gi, nu->gx};
+        frames = (dvi_ccp_frames){.count = npts, .block = nu->frblock, .body = w->fr_body, .ell = w->fr_ell,
                                   .frame_f = w->fr_frame, .arm_f = w->fr_arm};
         p.body_count = x->ndyn;
-        p.D = &w->js_dc;
+        p.D = &nu->dc;
         p.inv_mass_rigid = w->inv_mass;
         p.frames = &frames;
-        p.G = w->js_gp[ncr] > 0 ? &w->js_g : NULL;
+        p.G = nu->gp[ncr] > 0 ? &nu->g : NULL;
     }
-    p.r = w->js_rs;
+    p.r = w->jf->num.rs;
     dvi_solve_result res;
     lend_idle(w);
     st = dvi_solver_solve(w->solver, &p, w->gamma + nj, &res);

@@ -130,6 +130,85 @@ typedef struct dvi_contact_rec {
     double force[3];
 } dvi_contact_rec;
 
+/* The direct joint solver's state (joint_direct.c), after CSparse's css
+ * (symbolic) and csn (numeric): created on the first direct step, grown and
+ * freed by joint_direct.c alone; every array is grow-only, in the world's
+ * allocator. The world's saved state does not hold it: each step
+ * refactors the numbers, and the analysis is redone when the joint rows'
+ * bodies differ from those it was made for (sym.key). */
+typedef struct dvi_jd_symbolic {
+    /* the analysis of N_BB's pattern, kept while the joint rows' dynamic
+     * bodies (key) stay the same */
+    bool valid;                 /* the analysis below is of n rows, ndyn dynamic bodies */
+    int32_t n, ndyn;
+    int32_t npairs;             /* pairs of rows sharing a body (pair) */
+    int32_t* key;               size_t key_cap;       /* [2 rows] the dynamic bodies of each joint row */
+    int32_t* perm;              size_t perm_cap;      /* [rows] the ordering: new → old row */
+    int32_t* pinv;              size_t pinv_cap;      /* [rows] old → new */
+    int32_t* bptr;              size_t bptr_cap;      /* [dynamic + 1] rows on each body (CSR) … */
+    int32_t* bcol;              size_t bcol_cap;      /* … the row */
+    int32_t* bent;              size_t bent_cap;      /* … the offset of its 6 entries in D */
+    int32_t* mark;              size_t mark_cap;      /* [rows] work */
+    int32_t* stack;             size_t stack_cap;     /* [rows] work */
+    int32_t* cp;                size_t cp_cap;        /* C = P N_BB Pᵀ, upper, CSC (its values: num.cx) */
+    int32_t* ci;                size_t ci_cap;
+    int32_t* ci2;               size_t ci2_cap;       /* work of the analysis */
+    int32_t* cdiag;             size_t cdiag_cap;     /* [rows] the diagonal entry of each column of C */
+    int32_t* pair;              size_t pair_cap;      /* [3 pairs] C entry, D offsets of the two rows */
+    int32_t* parent;            size_t parent_cap;    /* [rows] elimination tree */
+    int32_t* lp;                size_t lp_cap;        /* L's pattern, CSC, diagonal first in each column */
+    int32_t* li;                size_t li_cap;
+    int32_t* rp;                size_t rp_cap;        /* L's rows' patterns, topological order */
+    int32_t* ri;                size_t ri_cap;
+} dvi_jd_symbolic;
+
+typedef struct dvi_jd_numeric {
+    /* the step's factor into the analysed pattern */
+    int32_t dropped;            /* rows dropped as redundant in the last factorisation */
+    double* cx;                 size_t cx_cap;        /* C's values */
+    double* lx;                 size_t lx_cap;        /* L's values */
+    double* dinv;               size_t dinv_cap;      /* [rows] 1 / L's diagonal, 0 for a dropped row */
+    double* minvd;              size_t minvd_cap;     /* M⁻¹ D of the joint rows */
+    int32_t* next;              size_t next_cap;      /* [rows] work */
+    double* x;                  size_t x_cap;         /* [rows] work */
+    double* stack_d;            size_t stack_d_cap;   /* [rows] work */
+    /* the contacts' Schur complement, dense … */
+    double* z;                  size_t z_cap;         /* [rows × contact rows] Z = L⁻¹ P N_BC */
+    int32_t* zlo;               size_t zlo_cap;       /* [contact rows] Z's column t is zero above this row */
+    double* y;                  size_t y_cap;         /* [rows] L⁻¹ P r_B */
+    double* s;                  size_t s_cap;         /* [contact rows²] S, dense, both triangles */
+    int32_t* scol;              size_t scol_cap;      /* S's CSC column pointers and rows */
+    int32_t* srow;              size_t srow_cap;
+    double* rs;                 size_t rs_cap;        /* [contact rows] r_S */
+    double* jc;                 size_t jc_cap;        /* [24 contact rows] J_a, J_b, M⁻¹J_a, M⁻¹J_b */
+    int32_t* cbody;             size_t cbody_cap;     /* [2 contact rows] dynamic bodies */
+    /* … or matrix-free, N_CC − Gᵀ G with G = Z sparse (many contacts: the
+     * solver's low-rank term, dvi_ccp_problem.G) */
+    int32_t* gp;                size_t gp_cap;        /* [contact rows + 1] G, CSC */
+    int32_t* gi;                size_t gi_cap;
+    double* gx;                 size_t gx_cap;
+    int32_t* dzero;             size_t dzero_cap;     /* [contact rows + 1] zeros: D has no column of a contact */
+    int32_t* frblock;           size_t frblock_cap;   /* [contacts] each contact's block in the contacts' problem */
+    double* col;                size_t col_cap;       /* [6 rows] one contact's columns of Z */
+    dvi_csc g, dc;              /* G and the contacts' empty D, as the solver's problem points to them */
+} dvi_jd_numeric;
+
+/* The dense solve of a few joint rows alone (dvi_step_joint_direct). */
+typedef struct dvi_jd_dense {
+    double* nmat;               size_t nmat_cap;      /* N and its Cholesky factor */
+    double* lmat;               size_t lmat_cap;
+    double* minvd;              size_t minvd_cap;     /* M⁻¹ D, the sparsity of D */
+    int32_t* bptr;              size_t bptr_cap;      /* columns of each dynamic body (CSR) */
+    int32_t* bcol;              size_t bcol_cap;
+    int32_t* bent;              size_t bent_cap;
+} dvi_jd_dense;
+
+typedef struct dvi_joint_factor {
+    dvi_jd_symbolic sym;
+    dvi_jd_numeric num;
+    dvi_jd_dense dense;
+} dvi_joint_factor;
+
 struct dvi_world {
     dvi_world_def def;
     dvi_allocator alloc;    /* def.allocator: every array below, the collision's, the DEM state's, the solver's */
@@ -182,64 +261,7 @@ struct dvi_world {
     double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
     int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
 
-    /* the direct solve of the joint rows (dvi_step_joint_direct) */
-    double* jd_nmat;            size_t jd_nmat_cap;   /* N and its Cholesky factor */
-    double* jd_lmat;            size_t jd_lmat_cap;
-    double* jd_minvd;           size_t jd_minvd_cap;  /* M⁻¹ D, the sparsity of D */
-    int32_t* jd_bptr;           size_t jd_bptr_cap;   /* columns of each dynamic body (CSR) */
-    int32_t* jd_bcol;           size_t jd_bcol_cap;
-    int32_t* jd_bent;           size_t jd_bent_cap;
-
-    /* the sparse direct elimination of the joint rows (joint_direct.c): the
-     * analysis of N_BB's pattern, kept while the joint rows' dynamic bodies
-     * (js_key) stay the same, and the step's factor and Schur complement */
-    bool js_valid;              /* the analysis below is of js_n rows, js_ndyn dynamic bodies */
-    int32_t js_n, js_ndyn;
-    int32_t js_npairs;          /* pairs of rows sharing a body (js_pair) */
-    int32_t js_dropped;         /* rows dropped as redundant in the last factorisation */
-    int32_t* js_key;            size_t js_key_cap;    /* [2 rows] the dynamic bodies of each joint row */
-    int32_t* js_perm;           size_t js_perm_cap;   /* [rows] the ordering: new → old row */
-    int32_t* js_pinv;           size_t js_pinv_cap;   /* [rows] old → new */
-    int32_t* js_bptr;           size_t js_bptr_cap;   /* [dynamic + 1] rows on each body (CSR) … */
-    int32_t* js_bcol;           size_t js_bcol_cap;   /* … the row */
-    int32_t* js_bent;           size_t js_bent_cap;   /* … the offset of its 6 entries in D */
-    int32_t* js_mark;           size_t js_mark_cap;   /* [rows] work */
-    int32_t* js_stack;          size_t js_stack_cap;  /* [rows] work */
-    int32_t* js_cp;             size_t js_cp_cap;     /* C = P N_BB Pᵀ, upper, CSC */
-    int32_t* js_ci;             size_t js_ci_cap;
-    int32_t* js_ci2;            size_t js_ci2_cap;    /* work of the analysis */
-    double* js_cx;              size_t js_cx_cap;
-    int32_t* js_cdiag;          size_t js_cdiag_cap;  /* [rows] the diagonal entry of each column of C */
-    int32_t* js_pair;           size_t js_pair_cap;   /* [3 pairs] C entry, D offsets of the two rows */
-    int32_t* js_parent;         size_t js_parent_cap; /* [rows] elimination tree */
-    int32_t* js_lp;             size_t js_lp_cap;     /* L, CSC, diagonal first in each column */
-    int32_t* js_li;             size_t js_li_cap;
-    double* js_lx;              size_t js_lx_cap;
-    int32_t* js_rp;             size_t js_rp_cap;     /* L's rows' patterns, topological order */
-    int32_t* js_ri;             size_t js_ri_cap;
-    int32_t* js_next;           size_t js_next_cap;   /* [rows] work */
-    double* js_x;               size_t js_x_cap;      /* [rows] work */
-    double* js_dinv;            size_t js_dinv_cap;   /* [rows] 1 / L's diagonal, 0 for a dropped row */
-    double* js_stack_d;         size_t js_stack_d_cap; /* [rows] work */
-    double* js_minvd;           size_t js_minvd_cap;  /* M⁻¹ D of the joint rows */
-    double* js_z;               size_t js_z_cap;      /* [rows × contact rows] Z = L⁻¹ P N_BC */
-    int32_t* js_zlo;            size_t js_zlo_cap;    /* [contact rows] Z's column t is zero above this row */
-    double* js_y;               size_t js_y_cap;      /* [rows] L⁻¹ P r_B */
-    double* js_s;               size_t js_s_cap;      /* [contact rows²] S, dense, both triangles */
-    /* … or S matrix-free, N_CC − Gᵀ G with G = Z sparse (many contacts: the
-     * solver's low-rank term, dvi_ccp_problem.G) */
-    int32_t* js_gp;             size_t js_gp_cap;     /* [contact rows + 1] G, CSC */
-    int32_t* js_gi;             size_t js_gi_cap;
-    double* js_gx;              size_t js_gx_cap;
-    int32_t* js_dzero;          size_t js_dzero_cap;  /* [contact rows + 1] zeros: D has no column of a contact */
-    int32_t* js_frblock;        size_t js_frblock_cap; /* [contacts] each contact's block in the contacts' problem */
-    double* js_col;             size_t js_col_cap;    /* [6 rows] one contact's columns of Z */
-    dvi_csc js_g, js_dc;        /* G and the contacts' empty D, as the solver's problem points to them */
-    int32_t* js_scol;           size_t js_scol_cap;   /* S's CSC column pointers and rows */
-    int32_t* js_srow;           size_t js_srow_cap;
-    double* js_rs;              size_t js_rs_cap;     /* [contact rows] r_S */
-    double* js_jc;              size_t js_jc_cap;     /* [24 contact rows] J_a, J_b, M⁻¹J_a, M⁻¹J_b */
-    int32_t* js_cbody;          size_t js_cbody_cap;  /* [2 contact rows] dynamic bodies */
+    struct dvi_joint_factor* jf; /* the direct joint solver's state (joint_direct.c); NULL until used */
 
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 };
@@ -350,6 +372,8 @@ double dvi_step_kinetic_energy(const dvi_world* w);
  * of its largest eigenvalue) too, which a loop redundant to second order
  * (the rover's differential) needs (joint_direct.c) */
 #define DVI_JOINT_PIVOT_FLOOR 1e-7
+/* Frees the world's w->jf (NULL: nothing), at the world's destruction. */
+void dvi_joint_direct_free(dvi_world* w);
 /* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
  * dvi_step_joint_rows wrote them), analysing its pattern first when the
  * rows' bodies changed. Records the error. */
@@ -358,17 +382,17 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn);
  * residual ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖). */
 double dvi_joint_direct_solve(dvi_world* w, int32_t n);
 /* The Schur complement of the ncr contact rows (rows n … n+ncr−1, npts
- * contacts, frames as assembled): S (w->js_s, dense, CSC in js_scol,
- * js_srow) and r_S (w->js_rs). Records the error. */
+ * contacts, frames as assembled): S (w->jf->num.s, dense, CSC in its scol,
+ * srow) and r_S (num.rs). Records the error. */
 dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from the contacts' γ_C (w->gamma[n …]) after the Schur solve. */
 void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr);
 /* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a direct step (npts contacts, 0:
  * joints alone), dense or matrix-free. */
 void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn);
-/* The Schur complement of the contact rows matrix-free: G = Z (w->js_gp,
- * js_gi, js_gx: only the contacts on joint bodies have a column), r_S
- * (w->js_rs), and the contacts' problem's empty D and block numbers.
+/* The Schur complement of the contact rows matrix-free: G = Z (w->jf->num.gp,
+ * gi, gx: only the contacts on joint bodies have a column), r_S
+ * (num.rs), and the contacts' problem's empty D and block numbers.
  * Records the error. */
 dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from γ_C after the low-rank solve. */
