@@ -152,10 +152,16 @@ void dvi_scene_errors_free(dvi_scene_errors* e)
     e->count = 0;
 }
 
+const char* dvi_scene_warnings(const dvi_scene* s)
+{
+    return s && s->warnings ? s->warnings : "";
+}
+
 void dvi_scene_destroy(dvi_scene* s)
 {
     if (!s) return;
     free(s->name);
+    free(s->warnings);
     free(s->method);
     free(s->solver);
     for (int32_t i = 0; i < s->body_count; i++) free(s->bodies[i].name);
@@ -390,7 +396,7 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
     if (o->lemke_coulomb) ss.lemke.coulomb = true;
     if (c.problems == 0) /* the solver against the law and the scene's blocks, as they will be */
         sc_check_law(&c, o->solver ? "--solver" : "formulation.solver", o->method ? o->method : s->method,
-                     o->solver ? o->solver : s->solver, &ss, law, o->friction ? "--friction" : "formulation.friction",
+                     o->solver ? o->solver : s->solver, &ss, law, o->friction ? "--friction" : "formulation.friction_law",
                      true);
     dvi_joint_solve js = s->joint_solve;
     if (o->joint_solve) {

@@ -194,7 +194,7 @@ struct dvi_scene {
     double gravity[3];
     double dt, duration;
     dvi_solver_settings solver_settings;
-    dvi_friction_law friction; /* formulation.friction */
+    dvi_friction_law friction; /* formulation.friction_law */
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
     dvi_joint_solve joint_solve;
@@ -212,6 +212,7 @@ struct dvi_scene {
     int32_t joint_count;
     sc_probe* probes;
     int32_t probe_count;
+    char* warnings; /* "path: message\n" lines (sc_warnf); NULL: none */
 };
 
 /* ---- names and indices (scene_json.c, but sc_resolve_body: scene_schema.c) ---- */

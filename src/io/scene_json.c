@@ -77,6 +77,21 @@ static bool quiet(const ctx* c)
     return c->lines >= MAX_ERROR_LINES;
 }
 
+/* One "path: message\n" line into line[size] (cut to fit, still ending in
+ * a newline); returns its length, or -1. */
+static int format_line(char* line, size_t size, const char* path, const char* fmt, va_list ap)
+{
+    char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = snprintf(line, size, "%s: %s\n", path && path[0] ? path : "scene", msg);
+    if (n < 0) return -1;
+    if ((size_t)n >= size) {
+        n = (int)size - 1;
+        line[n - 1] = '\n';
+    }
+    return n;
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -87,19 +102,35 @@ void sc_errf(ctx* c, const char* path, const char* fmt, ...)
         c->hidden++;
         return;
     }
-    char msg[768], line[1200];
+    char line[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = format_line(line, sizeof line, path, fmt, ap);
     va_end(ap);
-    int n = snprintf(line, sizeof line, "%s: %s\n", path && path[0] ? path : "scene", msg);
     if (n < 0) return;
-    if ((size_t)n >= sizeof line) {
-        n = (int)sizeof line - 1;
-        line[n - 1] = '\n';
-    }
     sc_append_text(c, line, (size_t)n);
     c->lines++;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void sc_warnf(ctx* c, const char* path, const char* fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = format_line(line, sizeof line, path, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !c->s) return;
+    size_t len = c->s->warnings ? strlen(c->s->warnings) : 0;
+    char* t = realloc(c->s->warnings, len + (size_t)n + 1);
+    if (!t) {
+        c->nomem = true;
+        return;
+    }
+    memcpy(t + len, line, (size_t)n + 1);
+    c->s->warnings = t;
 }
 
 /* A user string for a message: quoted, at most 48 bytes, control and

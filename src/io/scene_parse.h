@@ -56,6 +56,12 @@ void sc_append_text(ctx* c, const char* s, size_t n);
 __attribute__((format(printf, 3, 4)))
 #endif
 void sc_errf(ctx* c, const char* path, const char* fmt, ...);
+/* Reports something accepted but worth changing (a deprecated key): one
+ * "path: message" line appended to the scene's warnings. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void sc_warnf(ctx* c, const char* path, const char* fmt, ...);
 /* A user string for a message: quoted, shortened, control bytes escaped. */
 const char* sc_quote(char* buf, size_t size, const char* s);
 /* parent.key and parent[i] into buf (PATH_LEN bytes). */

@@ -900,6 +900,7 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
 static const char* const FORMULATION_KEYS[] = {"method",
                                                "dt",
                                                "solver",
+                                               "friction_law",
                                                "friction",
                                                "tolerance",
                                                "max_iterations",
@@ -1147,10 +1148,23 @@ static void parse_formulation(ctx* c, const cJSON* root)
         s->solver = sc_dup_string(solver);
         if (!s->solver) c->nomem = true;
     }
-    const char* friction = sc_str_field(c, v, P, "friction", false);
+    /* The friction law's key was "friction" (as μ's, materials.*.friction):
+     * still read, with a warning, and refused beside the new one. */
+    const char* law_key = "friction_law";
+    if (sc_member(v, "friction")) {
+        if (sc_member(v, "friction_law"))
+            sc_errf(c, sc_path_key(p, P, "friction"),
+                    "give the friction law once: %s.friction_law, or the deprecated %s.friction, not both", P, P);
+        else {
+            law_key = "friction";
+            sc_warnf(c, sc_path_key(p, P, "friction"), "deprecated key for the friction law: write %s.friction_law",
+                     P);
+        }
+    }
+    const char* friction = sc_str_field(c, v, P, law_key, false);
     const bool law_known = !friction || sc_friction_law(friction, &s->friction);
     if (!law_known)
-        sc_errf(c, sc_path_key(p, P, "friction"), "must be \"ccp\" or \"coulomb\" (got %s)",
+        sc_errf(c, sc_path_key(p, P, law_key), "must be \"ccp\" or \"coulomb\" (got %s)",
                 sc_quote(q, sizeof q, friction));
     dvi_solver_settings* ss = &s->solver_settings;
     sc_num_field(c, v, P, "tolerance", false, R_POS, &ss->tolerance);
@@ -1226,7 +1240,10 @@ static void parse_formulation(ctx* c, const cJSON* root)
     /* the solver against the law, once the solver's settings are read */
     if (law_known)
         sc_check_law(c, sc_path_key(p, P, "solver"), s->method, s->solver, ss, s->friction,
-                     friction ? "formulation.friction" : "formulation.friction (the default)", false);
+                     !friction                            ? "formulation.friction_law (the default)"
+                     : strcmp(law_key, "friction") == 0 ? "formulation.friction"
+                                                          : "formulation.friction_law",
+                     false);
     if ((o = sc_member(v, "dem")) && sc_is_object(c, o, sc_path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
     if ((o = sc_member(v, "health")) && sc_is_object(c, o, sc_path_key(p, P, "health"))) {
         dvi_health_settings* hs = &s->health;
