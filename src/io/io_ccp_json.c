@@ -99,57 +99,56 @@ static dvi_status get_int(const dvi_io_msg* c, const cJSON* item, const char* pa
     return DVI_OK;
 }
 
-/* An array of finite numbers; expected < 0: any length (≥ 0). */
-static dvi_status get_doubles(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, double** out,
-                              int32_t* count)
+/* An array of finite numbers (integers: of int32 values), malloc'd as
+ * doubles (int32_t); expected < 0: any length (≥ 0). */
+static dvi_status get_numbers(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, bool integers,
+                              void** out, int32_t* count)
 {
+    const char* what = integers ? "integers" : "numbers";
     *out = NULL;
-    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of numbers", path);
+    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of %s", path, what);
     int32_t n = array_length(a);
     if (n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many numbers", path);
     if (expected >= 0 && n != expected)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld numbers, got %d", path, (long long)expected, n);
-    double* v = malloc(((size_t)n + 1) * sizeof(double));
+        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld %s, got %d", path, (long long)expected, what,
+                           n);
+    void* v = malloc(((size_t)n + 1) * (integers ? sizeof(int32_t) : sizeof(double)));
     if (!v) return dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", path);
     int32_t i = 0;
     for (const cJSON* e = a->child; e; e = e->next, i++) {
-        if (!cJSON_IsNumber(e)) {
+        const char* bad = NULL;
+        if (!cJSON_IsNumber(e) || (integers && !is_int32(e->valuedouble)))
+            bad = integers ? "expected an integer" : "expected a number";
+        else if (!integers && !isfinite(e->valuedouble))
+            bad = "not a finite number";
+        if (bad) {
             free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: expected a number", path, i);
+            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %s", path, i, bad);
         }
-        if (!isfinite(e->valuedouble)) {
-            free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: not a finite number", path, i);
-        }
-        v[i] = e->valuedouble;
+        if (integers) ((int32_t*)v)[i] = (int32_t)e->valuedouble;
+        else ((double*)v)[i] = e->valuedouble;
     }
     *out = v;
     if (count) *count = n;
     return DVI_OK;
 }
 
+static dvi_status get_doubles(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, double** out,
+                              int32_t* count)
+{
+    void* v;
+    dvi_status st = get_numbers(c, a, path, expected, false, &v, count);
+    *out = v;
+    return st;
+}
+
 static dvi_status get_ints(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, int32_t** out,
                            int32_t* count)
 {
-    *out = NULL;
-    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of integers", path);
-    int32_t n = array_length(a);
-    if (n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many numbers", path);
-    if (expected >= 0 && n != expected)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld integers, got %d", path, (long long)expected, n);
-    int32_t* v = malloc(((size_t)n + 1) * sizeof(int32_t));
-    if (!v) return dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", path);
-    int32_t i = 0;
-    for (const cJSON* e = a->child; e; e = e->next, i++) {
-        if (!cJSON_IsNumber(e) || !is_int32(e->valuedouble)) {
-            free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: expected an integer", path, i);
-        }
-        v[i] = (int32_t)e->valuedouble;
-    }
+    void* v;
+    dvi_status st = get_numbers(c, a, path, expected, true, &v, count);
     *out = v;
-    if (count) *count = n;
-    return DVI_OK;
+    return st;
 }
 
 /* Checks that every member of object `o` is in `known` (NULL-terminated) and
@@ -662,8 +661,9 @@ static void sb_num(sbuf* b, double x)
     sb_put(b, o, k);
 }
 
-/* "key": [numbers], `per_line` to a line, continuation lines indented. */
-static void sb_doubles(sbuf* b, const char* indent, const double* v, size_t n, size_t per_line)
+/* [numbers] (dv, or the integers iv when dv is NULL), `per_line` to a line,
+ * continuation lines indented. */
+static void sb_array(sbuf* b, const char* indent, const double* dv, const int32_t* iv, size_t n, size_t per_line)
 {
     sb_str(b, "[");
     for (size_t i = 0; i < n; i++) {
@@ -676,25 +676,8 @@ static void sb_doubles(sbuf* b, const char* indent, const double* v, size_t n, s
                 sb_str(b, " ");
             }
         }
-        sb_num(b, v[i]);
-    }
-    sb_str(b, "]");
-}
-
-static void sb_ints(sbuf* b, const char* indent, const int32_t* v, size_t n, size_t per_line)
-{
-    sb_str(b, "[");
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0) {
-            sb_str(b, ",");
-            if (i % per_line == 0) {
-                sb_str(b, "\n");
-                sb_str(b, indent);
-            } else {
-                sb_str(b, " ");
-            }
-        }
-        sb_int(b, v[i]);
+        if (dv) sb_num(b, dv[i]);
+        else sb_int(b, iv[i]);
     }
     sb_str(b, "]");
 }
@@ -709,11 +692,11 @@ static void sb_csc(sbuf* b, const char* name, const dvi_csc* A)
     sb_int(b, A->cols);
     int32_t nnz = A->colptr[A->cols];
     sb_str(b, ",\n    \"colptr\": ");
-    sb_ints(b, "      ", A->colptr, (size_t)A->cols + 1, 16);
+    sb_array(b, "      ", NULL, A->colptr, (size_t)A->cols + 1, 16);
     sb_str(b, ",\n    \"rowind\": ");
-    sb_ints(b, "      ", A->rowind, (size_t)nnz, 16);
+    sb_array(b, "      ", NULL, A->rowind, (size_t)nnz, 16);
     sb_str(b, ",\n    \"values\": ");
-    sb_doubles(b, "      ", A->values, (size_t)nnz, 6);
+    sb_array(b, "      ", A->values, NULL, (size_t)nnz, 6);
     sb_str(b, "\n  }");
 }
 
@@ -757,10 +740,10 @@ static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, con
         sb_str(b, "}");
     }
     sb_str(b, "\n  ],\n  \"r\": ");
-    sb_doubles(b, "    ", p->r, (size_t)m, 6);
+    sb_array(b, "    ", p->r, NULL, (size_t)m, 6);
     if (p->compliance) {
         sb_str(b, ",\n  \"compliance\": ");
-        sb_doubles(b, "    ", p->compliance, (size_t)m, 6);
+        sb_array(b, "    ", p->compliance, NULL, (size_t)m, 6);
     }
     if (p->W) {
         sb_csc(b, "W", p->W);
@@ -772,17 +755,17 @@ static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, con
         for (int32_t k = 0; k < p->body_count; k++) {
             sb_str(b, k ? ",\n    " : "\n    ");
             double tmp[36];
-            sb_doubles(b, "     ", dvi_ccp_minv_block(p, k, tmp), 36, 6);
+            sb_array(b, "     ", dvi_ccp_minv_block(p, k, tmp), NULL, 36, 6);
         }
         sb_str(b, p->body_count ? "\n  ]" : "]");
     }
     if (gamma0) {
         sb_str(b, ",\n  \"gamma0\": ");
-        sb_doubles(b, "    ", gamma0, (size_t)m, 6);
+        sb_array(b, "    ", gamma0, NULL, (size_t)m, 6);
     }
     if (solution) {
         sb_str(b, ",\n  \"solution\": ");
-        sb_doubles(b, "    ", solution, (size_t)m, 6);
+        sb_array(b, "    ", solution, NULL, (size_t)m, 6);
     }
     sb_str(b, "\n}\n");
     if (b->oom) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");

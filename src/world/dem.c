@@ -23,6 +23,7 @@
  */
 #include "dem.h"
 #include "error.h"
+#include "material_pair.h"
 
 #include "math3.h"
 
@@ -322,8 +323,9 @@ static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int
     double R = inv > 0.0 ? 1.0 / inv : 1.0; /* effective radius */
     double dl = (isfinite(Ra) ? Ra : 0.0) + (isfinite(Rb) ? Rb : 0.0);
     pc->d = dl > 0.0 ? dl : 1.0;
-    pc->mu = fmin(ma->friction, mb->friction);
-    pc->mu_roll = fmin(ma->rolling_friction, mb->rolling_friction);
+    const dvi_material_pair mp = dvi_pair_of(ma, mb);
+    pc->mu = mp.mu;
+    pc->mu_roll = mp.mu_roll;
     const double alpha = fmin(d->shapes[sa].alpha, d->shapes[sb].alpha); /* of the larger restitution */
     /* E* and G* (Hertz, Mindlin); with a modulus missing, the ratio G* : E* uses equal moduli */
     bool have_e = ma->young_modulus > 0.0 && mb->young_modulus > 0.0;
@@ -670,7 +672,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
             const dvi_geom* gt = &w->geoms[t];
             const dvi_material* mt = dvi_shape_material(w, T);
             const double c = mt->terrain_stiffness, gam = mt->terrain_hysteresis;
-            const double mu = fmin(dvi_shape_material(w, S)->friction, mt->friction);
+            const double mu = dvi_pair_of(dvi_shape_material(w, S), mt).mu;
             for (int32_t i = 0; i < ds->sample_count; i++) {
                 const double* smp = d->samples + 4 * (size_t)(ds->sample_first + i);
                 double pw[3], pl[3], rel[3], nl[3], nw[3], z;
