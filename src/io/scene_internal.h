@@ -20,6 +20,7 @@
 #include "dvi/io.h"
 #include "dvi/scene.h"
 #include "collision.h"
+#include "out_internal.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -212,7 +213,7 @@ struct dvi_scene {
     int32_t joint_count;
     sc_probe* probes;
     int32_t probe_count;
-    char* warnings; /* "path: message\n" lines (sc_warnf); NULL: none */
+    out_sbuf warnings; /* "path: message\n" lines (sc_warnf) */
 };
 
 /* ---- names and indices (scene_json.c, but sc_resolve_body: scene_schema.c) ---- */

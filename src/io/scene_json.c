@@ -56,20 +56,8 @@ char* sc_dup_string(const char* s)
 
 void sc_append_text(ctx* c, const char* s, size_t n)
 {
-    if (c->len + n + 1 > c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 1024;
-        while (cap < c->len + n + 1) cap *= 2;
-        char* t = realloc(c->text, cap);
-        if (!t) {
-            c->nomem = true;
-            return;
-        }
-        c->text = t;
-        c->cap = cap;
-    }
-    memcpy(c->text + c->len, s, n);
-    c->len += n;
-    c->text[c->len] = '\0';
+    out_sb_putn(&c->text, s, n);
+    if (c->text.failed) c->nomem = true;
 }
 
 static bool quiet(const ctx* c)
@@ -123,14 +111,8 @@ void sc_warnf(ctx* c, const char* path, const char* fmt, ...)
     int n = format_line(line, sizeof line, path, fmt, ap);
     va_end(ap);
     if (n < 0 || !c->s) return;
-    size_t len = c->s->warnings ? strlen(c->s->warnings) : 0;
-    char* t = realloc(c->s->warnings, len + (size_t)n + 1);
-    if (!t) {
-        c->nomem = true;
-        return;
-    }
-    memcpy(t + len, line, (size_t)n + 1);
-    c->s->warnings = t;
+    out_sb_putn(&c->s->warnings, line, (size_t)n);
+    if (c->s->warnings.failed) c->nomem = true;
 }
 
 /* A user string for a message: quoted, at most 48 bytes, control and

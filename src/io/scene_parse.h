@@ -6,6 +6,7 @@
 #ifndef DVI_SCENE_PARSE_H
 #define DVI_SCENE_PARSE_H
 
+#include "out_internal.h"
 #include "scene_internal.h"
 
 #include <cjson/cJSON.h>
@@ -24,8 +25,7 @@
 typedef struct ctx {
     dvi_scene* s;
     const char* base_dir;
-    char* text; /* error lines */
-    size_t len, cap;
+    out_sbuf text; /* error lines */
     int32_t lines;
     int64_t hidden;      /* problems beyond MAX_ERROR_LINES */
     int64_t problems;
