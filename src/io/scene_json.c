@@ -341,18 +341,24 @@ bool sc_check_range(ctx* c, const char* path, double x, range r)
     return true;
 }
 
+/* obj[key], its path written into p; NULL when it is missing (an error
+ * only when required). */
+static const cJSON* field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, char* p)
+{
+    sc_path_key(p, path, key);
+    const cJSON* v = sc_member(obj, key);
+    if (!v && required) sc_errf(c, p, "missing");
+    return v;
+}
+
 /* obj[key] as a number in range r. Returns true when a valid value was
  * stored; a missing key is an error only when required. */
 bool sc_num_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, range r,
                   double* out)
 {
     char p[PATH_LEN];
-    sc_path_key(p, path, key);
-    const cJSON* v = sc_member(obj, key);
-    if (!v) {
-        if (required) sc_errf(c, p, "missing");
-        return false;
-    }
+    const cJSON* v = field(c, obj, path, key, required, p);
+    if (!v) return false;
     double x;
     if (!sc_as_number(c, v, p, &x) || !sc_check_range(c, p, x, r)) return false;
     *out = x;
@@ -380,12 +386,8 @@ bool sc_int_field(ctx* c, const cJSON* obj, const char* path, const char* key, b
                   double hi, int64_t* out)
 {
     char p[PATH_LEN];
-    sc_path_key(p, path, key);
-    const cJSON* v = sc_member(obj, key);
-    if (!v) {
-        if (required) sc_errf(c, p, "missing");
-        return false;
-    }
+    const cJSON* v = field(c, obj, path, key, required, p);
+    if (!v) return false;
     return as_integer(c, v, p, lo, hi, out);
 }
 
@@ -427,12 +429,8 @@ bool sc_vec_field(ctx* c, const cJSON* obj, const char* path, const char* key, b
                   double* out)
 {
     char p[PATH_LEN];
-    sc_path_key(p, path, key);
-    const cJSON* v = sc_member(obj, key);
-    if (!v) {
-        if (required) sc_errf(c, p, "missing");
-        return false;
-    }
+    const cJSON* v = field(c, obj, path, key, required, p);
+    if (!v) return false;
     double tmp[4];
     if (!sc_as_vec(c, v, p, n, tmp)) return false;
     memcpy(out, tmp, (size_t)n * sizeof(double));
