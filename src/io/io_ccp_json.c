@@ -742,6 +742,28 @@ static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, con
     return DVI_OK;
 }
 
+/* The file's text into b (freed on failure): the problem, or its frames
+ * expanded as D's columns; a low-rank term G is refused. */
+static dvi_status build_text(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* gamma0,
+                             const double* solution, out_sbuf* b)
+{
+    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
+        return dvi_io_fail(c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
+    if (p->frames) { /* the file holds D: write the frames as its columns */
+        dvi_ccp_expanded e;
+        dvi_status est = dvi_ccp_expand(p, &e, c->msg, c->n);
+        if (est == DVI_OK) est = build_text(c, &e.problem, gamma0, solution, b);
+        dvi_ccp_expanded_free(&e);
+        return est;
+    }
+    dvi_status st = format_json(c, p, gamma0, solution, b);
+    if (st != DVI_OK) {
+        out_sb_free(b);
+        return st;
+    }
+    return DVI_OK;
+}
+
 dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* gamma0, const double* solution,
                                        char** text, size_t* length, char* msg, size_t msg_size)
 {
@@ -750,21 +772,9 @@ dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* g
     if (text) *text = NULL;
     if (length) *length = 0;
     if (!p || !text || !length) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
-    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
-        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
-    if (p->frames) { /* the file holds D: write the frames as its columns */
-        dvi_ccp_expanded e;
-        dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
-        if (est == DVI_OK) est = dvi_ccp_problem_format_json(&e.problem, gamma0, solution, text, length, msg, msg_size);
-        dvi_ccp_expanded_free(&e);
-        return est;
-    }
     out_sbuf b = {NULL, 0, 0, 0};
-    dvi_status st = format_json(&c, p, gamma0, solution, &b);
-    if (st != DVI_OK) {
-        free(b.data);
-        return st;
-    }
+    dvi_status st = build_text(&c, p, gamma0, solution, &b);
+    if (st != DVI_OK) return st;
     *text = b.data;
     *length = b.len;
     return DVI_OK;
@@ -779,21 +789,9 @@ dvi_status dvi_ccp_problem_write_json(const dvi_ccp_problem* p, const double* ga
         c.prefix = NULL;
         return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
-    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
-        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
-    if (p->frames) { /* the file holds D: write the frames as its columns */
-        dvi_ccp_expanded e;
-        dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
-        if (est == DVI_OK) est = dvi_ccp_problem_write_json(&e.problem, gamma0, solution, path, msg, msg_size);
-        dvi_ccp_expanded_free(&e);
-        return est;
-    }
     out_sbuf b = {NULL, 0, 0, 0};
-    dvi_status st = format_json(&c, p, gamma0, solution, &b);
-    if (st != DVI_OK) {
-        free(b.data);
-        return st;
-    }
+    dvi_status st = build_text(&c, p, gamma0, solution, &b);
+    if (st != DVI_OK) return st;
     FILE* f = fopen(path, "wb");
     if (!f) {
         st = dvi_io_fail(&c, DVI_ERR_IO, "cannot open for writing: %s", strerror(errno));
