@@ -41,7 +41,7 @@ typedef struct ctx {
     sc_map body_map, gen_map, joint_map, probe_map;
     bool bodies_unreadable; /* "bodies" could not be read: skip "no body named" */
     bool generator_failed;  /* a generator is invalid: skip "no body named" for "gen[i]" names */
-    int32_t shape_cap;
+    size_t shape_cap;
 } ctx;
 
 /* ---- error lines and JSON paths (scene_json.c) ---- */

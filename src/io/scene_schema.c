@@ -10,6 +10,7 @@
 #include "scene_parse.h"
 #include "registry.h"
 
+#include "alloc.h"
 #include "math3.h"
 
 #include <math.h>
@@ -584,16 +585,13 @@ static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
         sc_errf(c, sc_path_key(p, path, "shapes"), "more than %d shapes in the scene", MAX_SHAPES_TOTAL);
         ns = 0;
     }
-    if (ns > 0 && s->shape_count + ns > c->shape_cap) {
-        int32_t cap = c->shape_cap ? c->shape_cap : 16;
-        while (cap < s->shape_count + ns) cap *= 2;
-        sc_shape* nsh = realloc(s->shapes, (size_t)cap * sizeof *nsh);
-        if (!nsh) {
+    if (ns > 0) {
+        void* nsh = s->shapes;
+        if (!dvi_mem_grow(NULL, &nsh, &c->shape_cap, (size_t)(s->shape_count + ns), sizeof *s->shapes, 16)) {
             c->nomem = true;
             return;
         }
         s->shapes = nsh;
-        c->shape_cap = cap;
     }
     int64_t k = 0;
     for (const cJSON* it = shapes ? shapes->child : NULL; it && k < ns; it = it->next, k++) {
