@@ -510,6 +510,39 @@ static void test_help_lists(void** state)
     free(doc);
 }
 
+/* The friction law under its deprecated key formulation.friction: check and
+ * run read it, print a warning naming the place and the new key, and go on;
+ * under formulation.friction_law no warning. */
+static void test_friction_law_key(void** state)
+{
+    (void)state;
+    static const char* const scene =
+        "{\"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]}],\n"
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"%s\": \"coulomb\"}, \"duration\": 0.005}\n";
+    char path[700], text[512], out[700];
+    path_in(path, sizeof path, g_root, "old_law_key.json");
+    snprintf(text, sizeof text, scene, "friction");
+    test_write_text(path, text);
+    run_result c = RUN("check", path);
+    expect_status(&c, 0, "check, deprecated key");
+    expect_contains(c.err, "old_law_key.json: warning: formulation.friction: deprecated key for the friction law: "
+                           "write formulation.friction_law",
+                    "the warning names the place and the new key");
+    expect_contains(c.out, "friction    coulomb", "the deprecated key still sets the law");
+    run_result_free(&c);
+    path_in(out, sizeof out, g_root, "old_law_key");
+    run_result r = RUN("run", path, "--quiet", "--out", out);
+    expect_status(&r, 0, "run, deprecated key");
+    expect_contains(r.err, "warning: formulation.friction: deprecated key", "run prints the warning too");
+    run_result_free(&r);
+    snprintf(text, sizeof text, scene, "friction_law");
+    test_write_text(path, text);
+    c = RUN("check", path);
+    expect_status(&c, 0, "check, new key");
+    assert_null(strstr(c.err, "warning"));
+    run_result_free(&c);
+}
+
 /* Rolling friction under Coulomb's law: nsgs and newton do not take the
  * friction_rolling blocks; check and run refuse them at their start with the
  * same message, naming the two shapes and the solvers that take them; the
@@ -1743,6 +1776,7 @@ int main(void)
         cmocka_unit_test(test_help_and_version),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_help_lists),
+        cmocka_unit_test(test_friction_law_key),
         cmocka_unit_test(test_solver_choice),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_run_outputs),

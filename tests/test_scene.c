@@ -168,10 +168,10 @@ static const bad_case BAD_CASES[] = {
      DVI_ERR_INVALID_ARG,
      {"generators[0].exclude[0].radius: must be > 0 (got 0)", "generators[0].exclude[1].centre: missing",
       "generators[0].exclude[2].center: unknown key (did you mean \"centre\"?)", "generators[1].exclude[0]: covers more"}},
-    {"bad_friction_law.json", DVI_ERR_INVALID_ARG, {"formulation.friction: must be \"ccp\" or \"coulomb\" (got \"coloumb\")"}},
+    {"bad_friction_law.json", DVI_ERR_INVALID_ARG, {"formulation.friction_law: must be \"ccp\" or \"coulomb\" (got \"coloumb\")"}},
     {"friction_law_solver.json",
      DVI_ERR_INVALID_ARG,
-     {"formulation.solver: \"apgd\" solves the CCP but formulation.friction is \"coulomb\" (its solvers: "}},
+     {"formulation.solver: \"apgd\" solves the CCP but formulation.friction_law is \"coulomb\" (its solvers: "}},
     {"friction_rolling_nsgs.json",
      DVI_ERR_INVALID_ARG,
      {"formulation.solver: \"nsgs\" does not take the friction_rolling blocks of Coulomb's law, which the contacts "
@@ -179,7 +179,7 @@ static const bad_case BAD_CASES[] = {
       "solvers that do: desaxce or lemke with lemke.coulomb"}},
     {"friction_law_lemke.json",
      DVI_ERR_INVALID_ARG,
-     {"formulation.solver: \"lemke\" with lemke.coulomb solves Coulomb's law but formulation.friction (the default) "
+     {"formulation.solver: \"lemke\" with lemke.coulomb solves Coulomb's law but formulation.friction_law (the default) "
       "is \"ccp\""}},
     {"bad_wheel_slip.json",
      DVI_ERR_INVALID_ARG,
@@ -773,7 +773,7 @@ static void sliding_box_case(const char* file, double tol, double speed_limit)
 static int interval_rows(const char* method, double dt, double probe_interval, double* t, double* x, int max)
 {
     static const char text[] =
-        "{\"formulation\": {\"dt\": 0.001, \"solver\": \"lemke\", \"friction\": \"coulomb\",\n"
+        "{\"formulation\": {\"dt\": 0.001, \"solver\": \"lemke\", \"friction_law\": \"coulomb\",\n"
         "   \"lemke\": {\"coulomb\": true, \"orient\": true}, \"dem\": {\"normal_model\": \"hertz\"}},\n"
         " \"duration\": 0.3,\n"
         " \"gravity\": [0, 0, -9.81],\n"
@@ -2416,7 +2416,7 @@ static void test_overrides(void** state)
     dvi_scene_destroy(s);
 }
 
-/* The friction law: formulation.friction, --friction, and the solver that
+/* The friction law: formulation.friction_law, --friction, and the solver that
  * must solve it after the overrides as in the file. */
 static void test_friction_law(void** state)
 {
@@ -2451,7 +2451,7 @@ static void test_friction_law(void** state)
     memset(&o, 0, sizeof o);
     o.solver = "apgd";
     st = dvi_scene_apply_overrides(s, &o, &e);
-    const char* w3[] = {"--solver: \"apgd\" solves the CCP but formulation.friction is \"coulomb\""};
+    const char* w3[] = {"--solver: \"apgd\" solves the CCP but formulation.friction_law is \"coulomb\""};
     check_errors("solver override", st, &e, DVI_ERR_INVALID_ARG, w3, 1);
     dvi_scene_errors_free(&e);
     o.friction = "ccp"; /* both: the CCP with apgd */
@@ -2468,6 +2468,55 @@ static void test_friction_law(void** state)
     step_n(m, 5);
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
+}
+
+/* The friction law's key: formulation.friction_law; the old
+ * formulation.friction still read with a warning that names the place and the
+ * new key; both at once refused, naming both. */
+static void test_friction_law_key(void** state)
+{
+    (void)state;
+    const char* base = "{\"bodies\": [], \"duration\": 1, \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", %s}}";
+    char text[512];
+    snprintf(text, sizeof text, base, "\"friction_law\": \"coulomb\"");
+    dvi_scene* s = parse_ok(text);
+    assert_int_equal(dvi_scene_get_settings(s).friction, DVI_LAW_COULOMB);
+    assert_string_equal(dvi_scene_warnings(s), "");
+    dvi_scene_destroy(s);
+
+    snprintf(text, sizeof text, base, "\"friction\": \"coulomb\"");
+    s = parse_ok(text);
+    assert_int_equal(dvi_scene_get_settings(s).friction, DVI_LAW_COULOMB);
+    assert_string_equal(dvi_scene_warnings(s),
+                        "formulation.friction: deprecated key for the friction law: write formulation.friction_law\n");
+    dvi_scene_destroy(s);
+
+    /* the old key's value is checked as the new one's, under its own name */
+    snprintf(text, sizeof text, base, "\"friction\": \"coulumb\"");
+    dvi_scene_errors e;
+    s = NULL;
+    dvi_status st = dvi_scene_parse(text, strlen(text), NULL, &s, &e);
+    const char* w1[] = {"formulation.friction: must be \"ccp\" or \"coulomb\" (got \"coulumb\")"};
+    check_errors("old key, bad law", st, &e, DVI_ERR_INVALID_ARG, w1, 1);
+    assert_null(s);
+    dvi_scene_errors_free(&e);
+
+    snprintf(text, sizeof text, base, "\"friction_law\": \"coulomb\", \"friction\": \"coulomb\"");
+    st = dvi_scene_parse(text, strlen(text), NULL, &s, &e);
+    const char* w2[] = {"formulation.friction: give the friction law once: formulation.friction_law, or the "
+                        "deprecated formulation.friction, not both"};
+    check_errors("both keys", st, &e, DVI_ERR_INVALID_ARG, w2, 1);
+    assert_null(s);
+    dvi_scene_errors_free(&e);
+
+    /* the solver check names the key the file used */
+    snprintf(text, sizeof text, base, "\"friction\": \"coulomb\"");
+    char* at = strstr(text, "\"nsgs\"");
+    memcpy(at, "\"apgd\"", 6);
+    st = dvi_scene_parse(text, strlen(text), NULL, &s, &e);
+    const char* w3[] = {"formulation.solver: \"apgd\" solves the CCP but formulation.friction is \"coulomb\""};
+    check_errors("old key, wrong solver", st, &e, DVI_ERR_INVALID_ARG, w3, 1);
+    dvi_scene_errors_free(&e);
 }
 
 /* ---- (d) checkpoints ----------------------------------------------------------------- */
@@ -2601,7 +2650,7 @@ static void test_rolling_solver_check(void** state)
         " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
         "  {\"name\": \"a\", \"mass\": 1, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
         "\"material\": \"r\"}]}],\n"
-        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"friction\": \"coulomb\"}, \"duration\": 0.02}";
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"friction_law\": \"coulomb\"}, \"duration\": 0.02}";
     dvi_scene* s = parse_ok(one);
     dvi_model* m = build_ok(s);
     step_n(m, 20); /* the contact has no rolling rows: nsgs solves it */
@@ -2620,7 +2669,7 @@ static void test_rolling_solver_check(void** state)
         "\"material\": \"r\"}]},\n"
         "  {\"name\": \"b\", \"mass\": 1, \"position\": [0.2, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
         "\"material\": \"r\"}]}],\n"
-        " \"formulation\": {\"dt\": 0.001, \"solver\": \"newton\", \"friction\": \"coulomb\"}, \"duration\": 0.02}";
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"newton\", \"friction_law\": \"coulomb\"}, \"duration\": 0.02}";
     dvi_scene_errors e;
     s = NULL;
     assert_int_equal(dvi_scene_parse(two, strlen(two), NULL, &s, &e), DVI_ERR_INVALID_ARG);
@@ -2635,7 +2684,7 @@ static void test_rolling_solver_check(void** state)
         " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\", \"material\": \"r\"}]},\n"
         "  {\"name\": \"a\", \"mass\": 1, \"position\": [0, 0, 0.1], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1, "
         "\"material\": \"r\"}]}],\n"
-        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"friction\": \"coulomb\"}, \"duration\": 0.02}";
+        " \"formulation\": {\"dt\": 0.001, \"solver\": \"nsgs\", \"friction_law\": \"coulomb\"}, \"duration\": 0.02}";
     assert_int_equal(dvi_scene_parse(spin, strlen(spin), NULL, &s, &e), DVI_ERR_INVALID_ARG);
     assert_non_null(strstr(e.text, "between bodies[1].shapes[0] (\"a\") and bodies[0].shapes[0] (\"ground\") give "
                                    "(spinning_friction > 0 on both)"));
@@ -2644,9 +2693,9 @@ static void test_rolling_solver_check(void** state)
     /* the same scene read with the CCP, then overridden to Coulomb's law with nsgs: refused, as --solver */
     char ccp[1024];
     snprintf(ccp, sizeof ccp, "%s", spin);
-    char* at = strstr(ccp, "\"nsgs\", \"friction\": \"coulomb\"");
+    char* at = strstr(ccp, "\"nsgs\", \"friction_law\": \"coulomb\"");
     assert_non_null(at);
-    memcpy(at, "\"apgd\", \"friction\": \"ccp\"    ", strlen("\"nsgs\", \"friction\": \"coulomb\""));
+    memcpy(at, "\"apgd\", \"friction_law\": \"ccp\"    ", strlen("\"nsgs\", \"friction_law\": \"coulomb\""));
     s = parse_ok(ccp);
     dvi_scene_overrides o;
     memset(&o, 0, sizeof o);
@@ -2895,6 +2944,7 @@ int main(void)
         cmocka_unit_test(test_motor_damping_scene),
         cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_friction_law),
+        cmocka_unit_test(test_friction_law_key),
         cmocka_unit_test(test_overrides_study),
         cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_null_arguments),

@@ -36,12 +36,16 @@ int dvi_study_check_scene(const char* scene_arg, const void* json_root, const st
  * and `dvi check` makes, the same function for both. dvi_scene_apply_overrides
  * checks the solver against the friction law and the blocks the scene's
  * contacts may give (a message naming the shapes and the solvers that take
- * them). Prints every problem on stderr as "SCENE: path: message". Returns
+ * them). Prints every problem on stderr as "SCENE: path: message", and the
+ * scene's warnings as "SCENE: warning: path: message". Returns
  * -1 with *scene set, or an exit status (2: invalid, 1: out of memory; *scene
  * NULL) and the number of problems in *problems (may be NULL). */
 struct dvi_scene_overrides;
 int cli_load_scene(const char* scene_arg, const struct dvi_scene_overrides* overrides, struct dvi_scene** scene,
                    int* problems);
+/* The scene's warnings (deprecated keys) on stderr, "SCENE: warning: ...". */
+struct dvi_scene;
+void cli_print_scene_warnings(const char* scene_arg, const struct dvi_scene* scene);
 /* The solvers of the friction law ("ccp", "coulomb") as dvi run and dvi check
  * take them, from the registry: "apgd, pgs, jacobi, lemke" and "nsgs, newton,
  * desaxce, lemke --lemke-coulomb" (for the help texts). */

@@ -947,6 +947,7 @@ int dvi_cmd_study(int argc, char** argv)
         dvi_scene_errors_free(&se);
         return DVI_EXIT_USAGE;
     }
+    cli_print_scene_warnings(scene_arg, scene);
     char msg[1024];
     size_t n = 0;
     char* text = cli_read_file(scene_arg, &n, msg, sizeof msg);

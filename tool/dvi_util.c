@@ -336,6 +336,13 @@ void cli_remove_matching(const char* dir, bool (*match)(const char* name, const 
     free(names);
 }
 
+void cli_print_scene_warnings(const char* scene_arg, const dvi_scene* scene)
+{
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%s: warning", scene_arg);
+    cli_print_prefixed_lines(prefix, dvi_scene_warnings(scene));
+}
+
 int cli_load_scene(const char* scene_arg, const dvi_scene_overrides* overrides, dvi_scene** scene, int* problems)
 {
     dvi_scene_errors errs = {0};
@@ -359,6 +366,7 @@ int cli_load_scene(const char* scene_arg, const dvi_scene_overrides* overrides, 
         return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
     }
     dvi_scene_errors_free(&errs);
+    cli_print_scene_warnings(scene_arg, *scene);
     return -1;
 }
 

@@ -67,6 +67,10 @@ DVI_API dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_e
 DVI_API dvi_status dvi_scene_parse(const char* text, size_t length, const char* base_dir, dvi_scene** out,
                                    dvi_scene_errors* errors);
 DVI_API void dvi_scene_destroy(dvi_scene* scene);
+/// What a loaded scene says that is accepted but should change (a
+/// deprecated key): lines "path: message\n", "" when there are none. Owned
+/// by the scene; the library prints nothing, the caller reports them.
+DVI_API const char* dvi_scene_warnings(const dvi_scene* scene);
 
 /* The health monitor's settings and report (dvi_health_settings,
  * dvi_health_report): <dvi/world.h>. */
@@ -81,7 +85,7 @@ typedef struct dvi_scene_settings {
     dvi_solver_settings solver_settings;
     int32_t threads;          ///< 0 = library default
     dvi_health_settings health; ///< formulation.health
-    dvi_friction_law friction; ///< formulation.friction: the world's friction law (default DVI_LAW_CCP)
+    dvi_friction_law friction; ///< formulation.friction_law: the world's friction law (default DVI_LAW_CCP)
 } dvi_scene_settings;
 
 DVI_API dvi_scene_settings dvi_scene_get_settings(const dvi_scene* scene);
@@ -102,7 +106,7 @@ typedef struct dvi_scene_overrides {
     /// `every` or `interval`, so that runs at different steps record the same
     /// times (to rounding when the step divides the interval).
     double probe_interval;
-    /// "ccp" or "coulomb": the friction law (formulation.friction).
+    /// "ccp" or "coulomb": the friction law (formulation.friction_law).
     const char* friction;
     /// "auto", "iterative" or "direct": the formulation's joint_solve
     /// (dvi_joint_solve), or NULL: the scene's.

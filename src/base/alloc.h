@@ -48,4 +48,23 @@ static inline void dvi_mem_free(const dvi_allocator* a, void* ptr)
     else free(ptr);
 }
 
+/* Grows *p, an array of *cap elements of elem bytes, to hold n (contents
+ * kept; a NULL *p is allocated even for n = 0): the capacity doubles from
+ * `first`. Returns false, *p and *cap unchanged, when out of memory or
+ * when the size would overflow. The one array grower of the layers. */
+static inline bool dvi_mem_grow(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem, size_t first)
+{
+    if (n <= *cap && *p) return true;
+    size_t c = *cap > 0 ? *cap : first;
+    while (c < n) {
+        if (c > SIZE_MAX / 2 / elem) return false;
+        c *= 2;
+    }
+    void* q = dvi_mem_realloc(a, *p, c * elem);
+    if (!q) return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
 #endif /* DVI_ALLOC_H */

@@ -30,18 +30,23 @@ dvi_status dvi_error_set(dvi_status st, const char* text)
 
 dvi_status dvi_error_setf(dvi_status st, const char* fmt, ...)
 {
-    char buf[DVI_ERROR_BYTES];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    dvi_error_vreport(NULL, 0, st, NULL, fmt, ap);
     va_end(ap);
-    return dvi_error_set(st, buf);
+    return st;
 }
 
-dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* fmt, va_list ap)
+dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
+                             va_list ap)
 {
     char buf[DVI_ERROR_BYTES];
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    size_t k = 0;
+    if (prefix) {
+        int w = snprintf(buf, sizeof buf, "%s: ", prefix);
+        k = w < 0 ? 0 : (size_t)w >= sizeof buf ? sizeof buf - 1 : (size_t)w;
+    }
+    vsnprintf(buf + k, sizeof buf - k, fmt, ap);
     if (msg && msg_size > 0) snprintf(msg, msg_size, "%s", buf);
     return dvi_error_set(st, buf);
 }

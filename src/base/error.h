@@ -20,8 +20,11 @@ dvi_status dvi_error_setf(dvi_status st, const char* fmt, ...)
 #endif
     ;
 
-/* Formats the message as the thread's last error and copies it into the
- * caller's buffer msg[msg_size] too (when msg is not NULL); returns st. */
-dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* fmt, va_list ap);
+/* Formats the message, "PREFIX: " first when prefix is not NULL, as the
+ * thread's last error and copies it into the caller's buffer msg[msg_size]
+ * too (when msg is not NULL); returns st. The one formatter of the layers'
+ * error messages. */
+dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
+                             va_list ap);
 
 #endif /* DVI_ERROR_H */

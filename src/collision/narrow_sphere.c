@@ -46,24 +46,6 @@
 
 /* ---- small vector helpers -------------------------------------------------- */
 
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-static void sub3(double r[3], const double a[3], const double b[3])
-{
-    for (int k = 0; k < 3; k++) r[k] = a[k] - b[k];
-}
-
-static void cross3(double r[3], const double a[3], const double b[3])
-{
-    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
-    r[0] = x;
-    r[1] = y;
-    r[2] = z;
-}
-
 static double clamp01(double t)
 {
     return t < 0.0 ? 0.0 : (t > 1.0 ? 1.0 : t);
@@ -80,36 +62,23 @@ static void axis_of(const dvi_geom* g, int k, double out[3])
 /* world = pos + R local */
 static void to_world(const dvi_geom* g, const double l[3], double w[3])
 {
-    const double* R = g->rot;
-    double x = R[0] * l[0] + R[1] * l[1] + R[2] * l[2];
-    double y = R[3] * l[0] + R[4] * l[1] + R[5] * l[2];
-    double z = R[6] * l[0] + R[7] * l[1] + R[8] * l[2];
-    w[0] = g->pos[0] + x;
-    w[1] = g->pos[1] + y;
-    w[2] = g->pos[2] + z;
+    double d[3];
+    m3_mulv(d, g->rot, l);
+    v3_add(w, g->pos, d);
 }
 
 /* world direction = R local */
 static void dir_to_world(const dvi_geom* g, const double l[3], double w[3])
 {
-    const double* R = g->rot;
-    double x = R[0] * l[0] + R[1] * l[1] + R[2] * l[2];
-    double y = R[3] * l[0] + R[4] * l[1] + R[5] * l[2];
-    double z = R[6] * l[0] + R[7] * l[1] + R[8] * l[2];
-    w[0] = x;
-    w[1] = y;
-    w[2] = z;
+    m3_mulv(w, g->rot, l);
 }
 
 /* local = Rᵀ (world − pos) */
 static void to_local(const dvi_geom* g, const double w[3], double l[3])
 {
-    const double* R = g->rot;
     double d[3];
-    sub3(d, w, g->pos);
-    l[0] = R[0] * d[0] + R[3] * d[1] + R[6] * d[2];
-    l[1] = R[1] * d[0] + R[4] * d[1] + R[7] * d[2];
-    l[2] = R[2] * d[0] + R[5] * d[1] + R[8] * d[2];
+    v3_sub(d, w, g->pos);
+    m3_tmulv(l, g->rot, d);
 }
 
 /* Capsule segment ends p0 = pos − half_length·z, p1 = pos + half_length·z. */
@@ -130,8 +99,8 @@ static void any_perpendicular(const double u[3], double out[3])
     if (fabs(u[2]) < fabs(u[k])) k = 2;
     e[k] = 1.0;
     double c[3];
-    cross3(c, u, e);
-    double l = sqrt(dot3(c, c));
+    v3_cross(c, u, e);
+    double l = sqrt(v3_dot(c, c));
     if (l > 0.0) {
         for (int i = 0; i < 3; i++) out[i] = c[i] / l;
     } else {
@@ -159,8 +128,8 @@ static int balls(const double ca[3], double ra, const double cb[3], double rb, c
                  double envelope, uint32_t feature, dvi_contact_point* out)
 {
     double d[3];
-    sub3(d, cb, ca);
-    const double d2 = dot3(d, d), reach = ra + rb + envelope;
+    v3_sub(d, cb, ca);
+    const double d2 = v3_dot(d, d), reach = ra + rb + envelope;
     if (reach >= 0.0 && d2 > reach * reach * (1.0 + 1e-12)) return 0; /* clearly apart: no sqrt */
     double dist = sqrt(d2);
     double phi = dist - ra - rb;
@@ -181,11 +150,11 @@ static int balls(const double ca[3], double ra, const double cb[3], double rb, c
 /* Parameter of the point of segment p0 + t·d (t in [0, 1]) closest to x. */
 static double segment_param(const double p0[3], const double d[3], const double x[3])
 {
-    double dd = dot3(d, d);
+    double dd = v3_dot(d, d);
     if (!(dd > 0.0)) return 0.0;
     double r[3];
-    sub3(r, x, p0);
-    return clamp01(dot3(r, d) / dd);
+    v3_sub(r, x, p0);
+    return clamp01(v3_dot(r, d) / dd);
 }
 
 /* Closest points of segments a0 + s·d1 and b0 + t·d2, s, t in [0, 1]. For
@@ -194,8 +163,8 @@ static void segments_closest(const double a0[3], const double d1[3], const doubl
                              double* s_out, double* t_out)
 {
     double r[3];
-    sub3(r, a0, b0);
-    const double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r);
+    v3_sub(r, a0, b0);
+    const double a = v3_dot(d1, d1), e = v3_dot(d2, d2), f = v3_dot(d2, r);
     double s, t;
     if (!(a > 0.0) && !(e > 0.0)) {
         s = t = 0.0;
@@ -203,12 +172,12 @@ static void segments_closest(const double a0[3], const double d1[3], const doubl
         s = 0.0;
         t = clamp01(f / e);
     } else {
-        const double c = dot3(d1, r);
+        const double c = v3_dot(d1, r);
         if (!(e > 0.0)) {
             t = 0.0;
             s = clamp01(-c / a);
         } else {
-            const double b = dot3(d1, d2);
+            const double b = v3_dot(d1, d2);
             const double denom = a * e - b * b; /* = |d1 × d2|² ≥ 0 */
             s = denom > 1e-14 * a * e ? clamp01((b * f - c * e) / denom) : 0.0;
             t = (b * s + f) / e;
@@ -241,7 +210,7 @@ int dvi_collide_sphere_capsule(const dvi_geom* a, const dvi_geom* b, double enve
     if (max < 1) return 0;
     double p0[3], p1[3], d[3], q[3], fallback[3];
     capsule_ends(b, p0, p1);
-    sub3(d, p1, p0);
+    v3_sub(d, p1, p0);
     v3_add_scaled(q, p0, segment_param(p0, d, a->pos), d);
     axis_of(b, 0, fallback); /* perpendicular to the capsule axis */
     return balls(a->pos, a->radius, q, b->radius, fallback, envelope, 0, out);
@@ -253,8 +222,8 @@ int dvi_collide_sphere_plane(const dvi_geom* a, const dvi_geom* b, double envelo
     if (max < 1) return 0;
     double np[3], r[3];
     axis_of(b, 2, np);
-    sub3(r, a->pos, b->pos);
-    const double s = dot3(np, r); /* height of the centre above the plane */
+    v3_sub(r, a->pos, b->pos);
+    const double s = v3_dot(np, r); /* height of the centre above the plane */
     const double phi = s - a->radius;
     if (!(phi <= envelope)) return 0;
     double n[3] = {-np[0], -np[1], -np[2]}, pa[3];
@@ -274,7 +243,7 @@ int dvi_collide_sphere_box(const dvi_geom* a, const dvi_geom* b, double envelope
         q[k] = p[k] < -h[k] ? -h[k] : (p[k] > h[k] ? h[k] : p[k]);
         d[k] = q[k] - p[k]; /* from the centre to the box */
     }
-    const double dist = sqrt(dot3(d, d));
+    const double dist = sqrt(v3_dot(d, d));
     double nl[3], phi;
     if (dist > 0.0) {
         phi = dist - a->radius;
@@ -316,8 +285,8 @@ int dvi_collide_capsule_plane(const dvi_geom* a, const dvi_geom* b, double envel
     int count = 0;
     for (int e = 0; e < nends && count < max; e++) {
         double r[3], pa[3];
-        sub3(r, ends[e], b->pos);
-        const double phi = dot3(np, r) - a->radius;
+        v3_sub(r, ends[e], b->pos);
+        const double phi = v3_dot(np, r) - a->radius;
         if (!(phi <= envelope)) continue;
         v3_add_scaled(pa, ends[e], a->radius, n);
         emit(&out[count++], pa, n, phi, (uint32_t)e);
@@ -333,20 +302,20 @@ static void capsule_fallback_normal(const double d1[3], const double d2[3], cons
                                     double n[3])
 {
     double c[3];
-    cross3(c, d1, d2);
-    double l = sqrt(dot3(c, c));
-    if (l > 1e-12 * sqrt(dot3(d1, d1) * dot3(d2, d2)) && l > 0.0) {
+    v3_cross(c, d1, d2);
+    double l = sqrt(v3_dot(c, c));
+    if (l > 1e-12 * sqrt(v3_dot(d1, d1) * v3_dot(d2, d2)) && l > 0.0) {
         for (int k = 0; k < 3; k++) n[k] = c[k] / l;
     } else {
-        const double* u = dot3(d1, d1) > 0.0 ? d1 : d2;
-        double ul = sqrt(dot3(u, u)), un[3] = {0.0, 0.0, 0.0};
+        const double* u = v3_dot(d1, d1) > 0.0 ? d1 : d2;
+        double ul = sqrt(v3_dot(u, u)), un[3] = {0.0, 0.0, 0.0};
         if (ul > 0.0)
             for (int k = 0; k < 3; k++) un[k] = u[k] / ul;
         any_perpendicular(un, n);
     }
     double r[3];
-    sub3(r, cb, ca);
-    if (dot3(r, n) < 0.0)
+    v3_sub(r, cb, ca);
+    if (v3_dot(r, n) < 0.0)
         for (int k = 0; k < 3; k++) n[k] = -n[k];
 }
 
@@ -357,8 +326,8 @@ int dvi_collide_capsule_capsule(const dvi_geom* a, const dvi_geom* b, double env
     double a0[3], a1[3], b0[3], b1[3], d1[3], d2[3], fallback[3];
     capsule_ends(a, a0, a1);
     capsule_ends(b, b0, b1);
-    sub3(d1, a1, a0);
-    sub3(d2, b1, b0);
+    v3_sub(d1, a1, a0);
+    v3_sub(d2, b1, b0);
     capsule_fallback_normal(d1, d2, a->pos, b->pos, fallback);
     const double ra = a->radius, rb = b->radius;
 
@@ -370,15 +339,15 @@ int dvi_collide_capsule_capsule(const dvi_geom* a, const dvi_geom* b, double env
     if (!balls(pa, ra, pb, rb, fallback, envelope, 0, &closest)) return 0;
 
     /* near-parallel axes: the two ends of the overlap of b's projection on a */
-    const double aa = dot3(d1, d1), ee = dot3(d2, d2);
+    const double aa = v3_dot(d1, d1), ee = v3_dot(d2, d2);
     double c[3];
-    cross3(c, d1, d2);
+    v3_cross(c, d1, d2);
     int count = 0;
-    if (aa > 0.0 && ee > 0.0 && dot3(c, c) <= PARALLEL_SIN * PARALLEL_SIN * aa * ee && max >= 3) {
+    if (aa > 0.0 && ee > 0.0 && v3_dot(c, c) <= PARALLEL_SIN * PARALLEL_SIN * aa * ee && max >= 3) {
         double r0[3], r1[3];
-        sub3(r0, b0, a0);
-        sub3(r1, b1, a0);
-        double u0 = dot3(r0, d1) / aa, u1 = dot3(r1, d1) / aa;
+        v3_sub(r0, b0, a0);
+        v3_sub(r1, b1, a0);
+        double u0 = v3_dot(r0, d1) / aa, u1 = v3_dot(r1, d1) / aa;
         double lo = fmax(0.0, fmin(u0, u1)), hi = fmin(1.0, fmax(u0, u1));
         if ((hi - lo) * sqrt(aa) > 1e-9 * (ra + rb + sqrt(aa))) {
             double phi_min = HUGE_VAL;
@@ -496,7 +465,7 @@ static int face_points(const dvi_geom* box, const double p0[3], const double d[3
     double nl[3] = {0.0, 0.0, 0.0}, n[3];
     nl[k] = -side;
     dir_to_world(box, nl, n);
-    const double len = sqrt(dot3(d, d));
+    const double len = sqrt(v3_dot(d, d));
     const int nends = (t1 - t0) * len > 1e-9 * (r + len + h[0] + h[1] + h[2]) ? 2 : 1;
     const double ends[2] = {t0, t1};
     const uint32_t face = (uint32_t)(2 * k + (side > 0.0));
@@ -523,7 +492,7 @@ static int capsule_box_deep(const dvi_geom* box, const double p0[3], const doubl
     const double p1[3] = {p0[0] + d[0], p0[1] + d[1], p0[2] + d[2]};
     double best_face = HUGE_VAL, best_edge = HUGE_VAL, face_side = 1.0, edge_dir[3] = {0.0, 0.0, 0.0};
     int face_k = 0, edge_k = -1;
-    const double len = sqrt(dot3(d, d));
+    const double len = sqrt(v3_dot(d, d));
     for (int k = 0; k < 6; k++) {
         double L[3] = {0.0, 0.0, 0.0};
         if (k < 3) {
@@ -531,12 +500,12 @@ static int capsule_box_deep(const dvi_geom* box, const double p0[3], const doubl
         } else {
             double e[3] = {0.0, 0.0, 0.0};
             e[k - 3] = 1.0;
-            cross3(L, e, d);
-            double l = sqrt(dot3(L, L));
+            v3_cross(L, e, d);
+            double l = sqrt(v3_dot(L, L));
             if (!(l > 1e-6 * len)) continue; /* axis parallel to the edge */
             for (int j = 0; j < 3; j++) L[j] /= l;
         }
-        const double x0 = dot3(L, p0), x1 = dot3(L, p1);
+        const double x0 = v3_dot(L, p0), x1 = v3_dot(L, p1);
         const double rb = h[0] * fabs(L[0]) + h[1] * fabs(L[1]) + h[2] * fabs(L[2]);
         const double up = rb - fmin(x0, x1), down = fmax(x0, x1) + rb; /* exit along +L, −L */
         const double depth = fmin(up, down), dir = up <= down ? 1.0 : -1.0;
@@ -562,7 +531,7 @@ static int capsule_box_deep(const dvi_geom* box, const double p0[3], const doubl
     double q0[3], q1[3], e[3] = {0.0, 0.0, 0.0};
     for (int j = 0; j < 3; j++) q0[j] = j == edge_k ? -h[j] : (edge_dir[j] >= 0.0 ? h[j] : -h[j]);
     for (int j = 0; j < 3; j++) q1[j] = j == edge_k ? h[j] : q0[j];
-    sub3(e, q1, q0);
+    v3_sub(e, q1, q0);
     double s, t, qb[3], pb[3], pa[3], n[3], nl[3] = {-edge_dir[0], -edge_dir[1], -edge_dir[2]};
     segments_closest(p0, d, q0, e, &s, &t);
     v3_add_scaled(qb, q0, t, e);
@@ -585,10 +554,10 @@ int dvi_collide_capsule_box(const dvi_geom* a, const dvi_geom* b, double envelop
     capsule_ends(a, w0, w1);
     to_local(b, w0, p0);
     to_local(b, w1, p1);
-    sub3(d, p1, p0);
+    v3_sub(d, p1, p0);
     double t;
     const double dist2 = segment_box_closest(p0, d, h, &t);
-    const double scale = h[0] + h[1] + h[2] + sqrt(dot3(d, d)) + sqrt(dot3(p0, p0));
+    const double scale = h[0] + h[1] + h[2] + sqrt(v3_dot(d, d)) + sqrt(v3_dot(p0, p0));
     const double tiny = 1e-12 * scale;
     if (!(dist2 > tiny * tiny)) return capsule_box_deep(b, p0, d, r, envelope, out, max);
 

@@ -98,46 +98,9 @@ static double dmax(double a, double b)
     return a > b ? a : b;
 }
 
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-static void sub3(double r[3], const double a[3], const double b[3])
-{
-    r[0] = a[0] - b[0];
-    r[1] = a[1] - b[1];
-    r[2] = a[2] - b[2];
-}
-
-static void cross3(double r[3], const double a[3], const double b[3])
-{
-    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
-    r[0] = x;
-    r[1] = y;
-    r[2] = z;
-}
-
-static double norm3(const double a[3])
-{
-    return sqrt(dot3(a, a));
-}
-
 static double clampd(double x, double lo, double hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);
-}
-
-/* r = Rᵀ v for a row-major R */
-static void mul_t(double r[3], const double R[9], const double v[3])
-{
-    for (int c = 0; c < 3; c++) r[c] = R[c] * v[0] + R[3 + c] * v[1] + R[6 + c] * v[2];
-}
-
-/* r = R v for a row-major R */
-static void mul(double r[3], const double R[9], const double v[3])
-{
-    for (int k = 0; k < 3; k++) r[k] = R[3 * k] * v[0] + R[3 * k + 1] * v[1] + R[3 * k + 2] * v[2];
 }
 
 /* Lexicographic order of points, to give shared edges one orientation. */
@@ -174,11 +137,11 @@ typedef struct shape {
 static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
 {
     double d[3];
-    sub3(d, g->pos, terrain->pos);
-    mul_t(s->c, terrain->rot, d);
+    v3_sub(d, g->pos, terrain->pos);
+    m3_tmulv(s->c, terrain->rot, d);
     for (int k = 0; k < 3; k++) {
         double col[3] = {g->rot[k], g->rot[3 + k], g->rot[6 + k]};
-        mul_t(s->ax[k], terrain->rot, col);
+        m3_tmulv(s->ax[k], terrain->rot, col);
     }
     s->type = g->type;
     s->r = g->radius;
@@ -186,7 +149,7 @@ static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
     memcpy(s->h, g->half, sizeof s->h);
     switch (g->type) {
     case DVI_SHAPE_SPHERE: s->bound = g->radius; break;
-    case DVI_SHAPE_BOX: s->bound = norm3(g->half); break;
+    case DVI_SHAPE_BOX: s->bound = v3_norm(g->half); break;
     case DVI_SHAPE_CAPSULE: s->bound = g->half_length + g->radius; break;
     default: s->bound = sqrt(g->half_length * g->half_length + g->radius * g->radius); break;
     }
@@ -203,11 +166,11 @@ static double shape_support_offset(const shape* s, const double n[3])
     switch (s->type) {
     case DVI_SHAPE_SPHERE: return -s->r;
     case DVI_SHAPE_BOX:
-        return -(s->h[0] * fabs(dot3(n, s->ax[0])) + s->h[1] * fabs(dot3(n, s->ax[1])) +
-                 s->h[2] * fabs(dot3(n, s->ax[2])));
-    case DVI_SHAPE_CAPSULE: return -(s->hl * fabs(dot3(n, s->ax[2])) + s->r);
+        return -(s->h[0] * fabs(v3_dot(n, s->ax[0])) + s->h[1] * fabs(v3_dot(n, s->ax[1])) +
+                 s->h[2] * fabs(v3_dot(n, s->ax[2])));
+    case DVI_SHAPE_CAPSULE: return -(s->hl * fabs(v3_dot(n, s->ax[2])) + s->r);
     default: {
-        double na = dot3(n, s->ax[2]);
+        double na = v3_dot(n, s->ax[2]);
         return -(s->hl * fabs(na) + s->r * sqrt(dmax(0.0, 1.0 - na * na)));
     }
     }
@@ -228,11 +191,11 @@ static void shape_aabb(const shape* s, double env, double lo[3], double hi[3])
 static void perp_dir(double out[3], const double a[3], const double hint[3], const double fallback[3])
 {
     double d[3];
-    v3_add_scaled(d, hint, -dot3(hint, a), a);
-    double len = norm3(d);
+    v3_add_scaled(d, hint, -v3_dot(hint, a), a);
+    double len = v3_norm(d);
     if (!(len > 1e-12)) {
-        v3_add_scaled(d, fallback, -dot3(fallback, a), a);
-        len = norm3(d);
+        v3_add_scaled(d, fallback, -v3_dot(fallback, a), a);
+        len = v3_norm(d);
     }
     for (int k = 0; k < 3; k++) out[k] = d[k] / len;
 }
@@ -245,15 +208,15 @@ static void perp_dir(double out[3], const double a[3], const double hint[3], con
 static double shape_sd(const shape* s, const double x[3], const double hint[3], double grad[3])
 {
     double d[3];
-    sub3(d, x, s->c);
+    v3_sub(d, x, s->c);
     switch (s->type) {
     case DVI_SHAPE_SPHERE:
     case DVI_SHAPE_CAPSULE: {
         if (s->type == DVI_SHAPE_CAPSULE) {
-            double t = clampd(dot3(d, s->ax[2]), -s->hl, s->hl);
+            double t = clampd(v3_dot(d, s->ax[2]), -s->hl, s->hl);
             v3_add_scaled(d, d, -t, s->ax[2]);
         }
-        double len = norm3(d);
+        double len = v3_norm(d);
         if (len > 1e-300) {
             for (int k = 0; k < 3; k++) grad[k] = d[k] / len;
         } else if (s->type == DVI_SHAPE_CAPSULE) {
@@ -266,7 +229,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
     case DVI_SHAPE_BOX: {
         double q[3], e[3], o[3], on = 0.0;
         for (int k = 0; k < 3; k++) {
-            q[k] = dot3(d, s->ax[k]);
+            q[k] = v3_dot(d, s->ax[k]);
             e[k] = fabs(q[k]) - s->h[k];
             o[k] = e[k] > 0.0 ? e[k] : 0.0;
             on += o[k] * o[k];
@@ -283,7 +246,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
         int best = -1;
         for (int k = 0; k < 3; k++) {
             if (e[k] < emax - tie) continue;
-            double hk = dot3(hint, s->ax[k]);
+            double hk = v3_dot(hint, s->ax[k]);
             double sg = q[k] > 0.0 ? 1.0 : (q[k] < 0.0 ? -1.0 : (hk >= 0.0 ? 1.0 : -1.0));
             if (best < 0 || sg * hk > best_al) {
                 best = k;
@@ -296,15 +259,15 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
     }
     default: { /* cylinder */
         const double* a = s->ax[2];
-        double z = dot3(d, a), w[3], rd[3];
+        double z = v3_dot(d, a), w[3], rd[3];
         v3_add_scaled(w, d, -z, a);
-        double rho = norm3(w);
+        double rho = v3_norm(w);
         if (rho > 1e-300) {
             for (int k = 0; k < 3; k++) rd[k] = w[k] / rho;
         } else {
             perp_dir(rd, a, hint, s->ax[0]);
         }
-        double sz = z > 0.0 ? 1.0 : (z < 0.0 ? -1.0 : (dot3(hint, a) >= 0.0 ? 1.0 : -1.0));
+        double sz = z > 0.0 ? 1.0 : (z < 0.0 ? -1.0 : (v3_dot(hint, a) >= 0.0 ? 1.0 : -1.0));
         double dz = fabs(z) - s->hl, dr = rho - s->r;
         if (dz > 0.0 && dr > 0.0) {
             double len = sqrt(dz * dz + dr * dr);
@@ -314,7 +277,7 @@ static double shape_sd(const shape* s, const double x[3], const double hint[3], 
         bool axial;
         if (dz > 0.0) axial = true;
         else if (dr > 0.0) axial = false;
-        else if (fabs(dz - dr) <= 1e-9 * s->bound) axial = fabs(dot3(hint, a)) >= dot3(hint, rd);
+        else if (fabs(dz - dr) <= 1e-9 * s->bound) axial = fabs(v3_dot(hint, a)) >= v3_dot(hint, rd);
         else axial = dz > dr;
         if (axial) {
             for (int k = 0; k < 3; k++) grad[k] = sz * a[k];
@@ -348,7 +311,7 @@ static int support_set(const shape* s, const double n[3], double p[4][3], double
     case DVI_SHAPE_CAPSULE:
     case DVI_SHAPE_CYLINDER: {
         const double* a = s->ax[2];
-        double na = dot3(n, a), dn[3];
+        double na = v3_dot(n, a), dn[3];
         if (s->type == DVI_SHAPE_CYLINDER && fabs(na) > 1.0 - 1e-12) {
             v3_add_scaled(p[0], s->c, na > 0.0 ? -s->hl : s->hl, a);
             *rad = s->r;
@@ -359,7 +322,7 @@ static int support_set(const shape* s, const double n[3], double p[4][3], double
             memcpy(dn, n, sizeof dn);
         } else {
             v3_add_scaled(dn, n, -na, a);
-            double len = norm3(dn);
+            double len = v3_norm(dn);
             for (int k = 0; k < 3; k++) dn[k] /= len;
         }
         for (int e = 0; e < 2; e++) {
@@ -372,7 +335,7 @@ static int support_set(const shape* s, const double n[3], double p[4][3], double
         /* corner k0 is the deepest; axes nearly parallel to the plane are free */
         int k0 = 0, free[2], nfree = 0;
         for (int a = 0; a < 3; a++) {
-            double na = dot3(n, s->ax[a]);
+            double na = v3_dot(n, s->ax[a]);
             if (na < 0.0) k0 |= 1 << a;
             if (fabs(na) * s->h[a] <= par * s->bound && nfree < 2) free[nfree++] = a;
         }
@@ -397,10 +360,10 @@ static int support_set(const shape* s, const double n[3], double p[4][3], double
 static double orient(const double n[3], const double a[3], const double b[3], const double c[3])
 {
     double u[3], v[3], w[3];
-    sub3(u, b, a);
-    sub3(v, c, a);
-    cross3(w, u, v);
-    return dot3(n, w);
+    v3_sub(u, b, a);
+    v3_sub(v, c, a);
+    v3_cross(w, u, v);
+    return v3_dot(n, w);
 }
 
 /* Does segment a–b (in a plane of normal n) cross the projection onto that
@@ -412,13 +375,13 @@ static bool crosses_support(const double n[3], const double a[3], const double b
 {
     if (m == -1) { /* disc: the segment passes closer than rad to its centre, in the plane */
         double d[3], w[3], q[3];
-        sub3(d, b, a);
-        sub3(w, sp[0], a);
-        double dd = dot3(d, d), t = dd > 0.0 ? clampd(dot3(w, d) / dd, 0.0, 1.0) : 0.0;
+        v3_sub(d, b, a);
+        v3_sub(w, sp[0], a);
+        double dd = v3_dot(d, d), t = dd > 0.0 ? clampd(v3_dot(w, d) / dd, 0.0, 1.0) : 0.0;
         v3_add_scaled(q, a, t, d);
-        sub3(w, sp[0], q);
-        v3_add_scaled(w, w, -dot3(w, n), n);
-        return dot3(w, w) < 0.999 * rad * rad;
+        v3_sub(w, sp[0], q);
+        v3_add_scaled(w, w, -v3_dot(w, n), n);
+        return v3_dot(w, w) < 0.999 * rad * rad;
     }
     if (m == 2) { /* segments cross properly */
         double o1 = orient(n, a, b, sp[0]), o2 = orient(n, a, b, sp[1]);
@@ -478,9 +441,9 @@ static int face_features(const shape* s, const double n[3], feat* f)
         return 8;
     default: { /* cylinder */
         const double* a = s->ax[2];
-        double na = dot3(n, a), dn[3];
+        double na = v3_dot(n, a), dn[3];
         v3_add_scaled(dn, n, -na, a); /* the deepest rim point lies along −dn */
-        double len = norm3(dn);
+        double len = v3_norm(dn);
         for (int cap = 0; cap < 2; cap++) {
             double cc[3];
             v3_add_scaled(cc, s->c, cap ? -s->hl : s->hl, a);
@@ -529,10 +492,10 @@ static bool finish_tri(tri* t)
         t->hi[k] = dmax(t->v[0][k], dmax(t->v[1][k], t->v[2][k]));
     }
     double e1[3], e2[3];
-    sub3(e1, t->v[1], t->v[0]);
-    sub3(e2, t->v[2], t->v[0]);
-    cross3(t->n, e1, e2);
-    double len = norm3(t->n);
+    v3_sub(e1, t->v[1], t->v[0]);
+    v3_sub(e2, t->v[2], t->v[0]);
+    v3_cross(t->n, e1, e2);
+    double len = v3_norm(t->n);
     if (!(len > 0.0) || !isfinite(len)) return false;
     for (int k = 0; k < 3; k++) t->n[k] /= len;
     return true;
@@ -716,16 +679,16 @@ static void prism_make(prism* P, const tri* t, double tol)
 {
     for (int k = 0; k < 3; k++) {
         double e[3];
-        sub3(e, t->v[(k + 1) % 3], t->v[k]);
-        cross3(P->m[k], t->n, e); /* |m| = |e| */
-        P->side[k] = dot3(P->m[k], t->v[k]);
-        P->off[k] = P->side[k] - tol * norm3(e);
+        v3_sub(e, t->v[(k + 1) % 3], t->v[k]);
+        v3_cross(P->m[k], t->n, e); /* |m| = |e| */
+        P->side[k] = v3_dot(P->m[k], t->v[k]);
+        P->off[k] = P->side[k] - tol * v3_norm(e);
     }
 }
 
 static bool prism_inside(const prism* P, const double q[3])
 {
-    return dot3(P->m[0], q) >= P->off[0] && dot3(P->m[1], q) >= P->off[1] && dot3(P->m[2], q) >= P->off[2];
+    return v3_dot(P->m[0], q) >= P->off[0] && v3_dot(P->m[1], q) >= P->off[1] && v3_dot(P->m[2], q) >= P->off[2];
 }
 
 /* ---- per-pair state ------------------------------------------------------ */
@@ -818,7 +781,7 @@ static bool merge_candidate(pair_ctx* x, const double p[3], const double n[3], d
 {
     for (int i = 0; i < x->count; i++) {
         cand* c = &x->c[i];
-        if (same_point(c->p, p, x->tol_pos) && dot3(c->n, n) >= 1.0 - 1e-9) {
+        if (same_point(c->p, p, x->tol_pos) && v3_dot(c->n, n) >= 1.0 - 1e-9) {
             if (phi < c->phi) c->phi = phi;
             return true;
         }
@@ -878,8 +841,8 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
         hi[k] = (b ? dmax(a[k], b[k]) : a[k]) + x->tol_pos;
     }
     if (b) {
-        sub3(e, b, a);
-        double len = norm3(e);
+        v3_sub(e, b, a);
+        double len = v3_norm(e);
         if (!(len > 0.0)) return false;
         for (int k = 0; k < 3; k++) e[k] /= len;
     }
@@ -896,15 +859,15 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
         }
         if (ma < 0 || (b && mb < 0)) continue;
         found++;
-        double un = dot3(u, t.n);
+        double un = v3_dot(u, t.n);
         if (un >= -SUPPORT_EPS) front = true;
         if (un < 1.0 - TIE_EPS) all_tied = false;
         for (int k = 0; k < 3; k++) {
             if (k == ma || k == mb) continue;
             double d[3];
-            sub3(d, t.v[k], a);
-            if (b) v3_add_scaled(d, d, -dot3(d, e), e);
-            if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return false;
+            v3_sub(d, t.v[k], a);
+            if (b) v3_add_scaled(d, d, -v3_dot(d, e), e);
+            if (v3_dot(u, d) > SUPPORT_EPS * v3_norm(d)) return false;
         }
     }
     return found > 0 && front && !all_tied;
@@ -942,15 +905,15 @@ static bool hf_neighbour_above(const dvi_heightfield* hf, int32_t ia, int32_t ib
         e[0] = di * hf->dx;
         e[1] = dj * hf->dy;
         e[2] = hf->heights[ib] - hf->heights[ia];
-        double len = norm3(e);
+        double len = v3_norm(e);
         for (int k = 0; k < 3; k++) e[k] /= len;
     }
     for (int k = 0; k < m; k++) {
         int32_t wi = nb[k][0], wj = nb[k][1];
         if (wi < 0 || wj < 0 || wi >= nx || wj >= hf->ny) continue;
         double d[3] = {wi * hf->dx - a[0], wj * hf->dy - a[1], hf->heights[(size_t)wj * (size_t)nx + (size_t)wi] - a[2]};
-        if (ib != ia) v3_add_scaled(d, d, -dot3(d, e), e);
-        if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return true;
+        if (ib != ia) v3_add_scaled(d, d, -v3_dot(d, e), e);
+        if (v3_dot(u, d) > SUPPORT_EPS * v3_norm(d)) return true;
     }
     return false;
 }
@@ -977,16 +940,16 @@ static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
 {
     double e[3] = {0, 0, 0};
     if (kb >= 0) {
-        sub3(e, t->v[kb], t->v[ka]);
-        double len = norm3(e);
+        v3_sub(e, t->v[kb], t->v[ka]);
+        double len = v3_norm(e);
         for (int k = 0; k < 3; k++) e[k] /= len;
     }
     for (int k = 0; k < 3; k++) {
         if (k == ka || k == kb) continue;
         double d[3];
-        sub3(d, t->v[k], t->v[ka]);
-        if (kb >= 0) v3_add_scaled(d, d, -dot3(d, e), e);
-        if (dot3(u, d) > SUPPORT_EPS * norm3(d)) return false;
+        v3_sub(d, t->v[k], t->v[ka]);
+        if (kb >= 0) v3_add_scaled(d, d, -v3_dot(d, e), e);
+        if (v3_dot(u, d) > SUPPORT_EPS * v3_norm(d)) return false;
     }
     return true;
 }
@@ -1004,8 +967,8 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     const shape* s = &x->s;
     const double hint[3] = {-n[0], -n[1], -n[2]}, reach = floor + 1e-9 * s->bound;
     double d[3], p[3], g[3];
-    sub3(d, b, a);
-    const double len = norm3(d);
+    v3_sub(d, b, a);
+    const double len = v3_norm(d);
     /* the minimum is where the slope s(t) = ∇sd·(b − a) changes sign: Illinois
      * regula falsi on s over a bracket [lo, hi] with s(lo) ≤ 0 ≤ s(hi) */
     double lo = 0.0, hi = 1.0, slo = sa, shi = sb, ts = 0.0, fs = fa;
@@ -1020,12 +983,12 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
         double tm = lo + (hi - lo) * slo / (slo - shi);
         if (!(tm > lo && tm < hi)) tm = 0.5 * (lo + hi);
         v3_add_scaled(p, a, tm, d);
-        double fm = shape_sd(s, p, hint, g), sm = dot3(g, d);
+        double fm = shape_sd(s, p, hint, g), sm = v3_dot(g, d);
         ts = tm;
         fs = fm;
         /* sd ≥ floor on the plane: reaching it, the minimum is on the side of
          * the shape facing the plane, where its normal is −n */
-        if (fm <= reach && -dot3(g, n) >= 1.0 - TIE_EPS) return 0;
+        if (fm <= reach && -v3_dot(g, n) >= 1.0 - TIE_EPS) return 0;
         if (fabs(sm) <= 1e-12 * len) break;
         if (sm < 0.0) {
             lo = tm;
@@ -1093,7 +1056,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     if ((th - tl) * len > minflat) { /* flat, not merely a smooth minimum */
         v3_add_scaled(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
         shape_sd(s, p, hint, grad);
-        if (fabs(dot3(grad, d)) > 1e-6 * len) return 0;
+        if (fabs(v3_dot(grad, d)) > 1e-6 * len) return 0;
         t[0] = tl;
         t[1] = th;
         for (int k = 0; k < 2; k++) {
@@ -1114,17 +1077,17 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
     shape_sd(s, p, hint, gl);
     v3_add_scaled(p, a, dmin(ts + eps, 1.0), d);
     shape_sd(s, p, hint, gq);
-    double sl = dot3(gl, d), sr = dot3(gq, d);
-    if (sl <= 0.0 && sr >= 0.0 && sr > sl && dot3(gl, gq) < 1.0 - 1e-9) {
+    double sl = v3_dot(gl, d), sr = v3_dot(gq, d);
+    if (sl <= 0.0 && sr >= 0.0 && sr > sl && v3_dot(gl, gq) < 1.0 - 1e-9) {
         double lam = sr / (sr - sl), gg[3];
         for (int k = 0; k < 3; k++) gg[k] = lam * gl[k] + (1.0 - lam) * gq[k];
-        double gn = norm3(gg);
+        double gn = v3_norm(gg);
         if (gn > 1e-6)
             for (int k = 0; k < 3; k++) grad[k] = gg[k] / gn;
     }
     /* a minimum's normal is level along the edge; anything else is a
      * degenerate kink (e.g. a box face containing the edge): not a contact */
-    if (fabs(dot3(grad, d)) > 1e-6 * len) return 0;
+    if (fabs(v3_dot(grad, d)) > 1e-6 * len) return 0;
     return 1;
 }
 
@@ -1166,13 +1129,13 @@ static int edge_kind(const pair_ctx* x, const tri* t, int k)
         }
     }
     if (!found) return EDGE_CONVEX;
-    if (dot3(o.n, t->n) >= 1.0 - TIE_EPS) return EDGE_FLAT;
+    if (v3_dot(o.n, t->n) >= 1.0 - TIE_EPS) return EDGE_FLAT;
     /* the far vertex of the other triangle below t's plane: convex */
     double far = 0.0; /* signed height over t's plane of o's vertex farthest from it */
     for (int c = 0; c < 3; c++) {
         double d[3];
-        sub3(d, o.v[c], t->v[k]);
-        double hgt = dot3(t->n, d);
+        v3_sub(d, o.v[c], t->v[k]);
+        double hgt = v3_dot(t->n, d);
         if (fabs(hgt) > fabs(far)) far = hgt;
     }
     return far < 0.0 ? EDGE_CONVEX : EDGE_CONCAVE;
@@ -1187,12 +1150,12 @@ static void box_edge_on_face(pair_ctx* x, const tri* t, const prism* P, const do
                              int sub)
 {
     const double* n = t->n;
-    double v0n = dot3(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
+    double v0n = v3_dot(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
     double d[3], t0 = 0.0, t1 = 1.0;
     int k0 = -1, k1 = -1;
-    sub3(d, p1, p0);
+    v3_sub(d, p1, p0);
     for (int k = 0; k < 3; k++) {
-        double a = dot3(P->m[k], p0) - P->side[k], b = dot3(P->m[k], d); /* inside: a + b·t ≥ 0 */
+        double a = v3_dot(P->m[k], p0) - P->side[k], b = v3_dot(P->m[k], d); /* inside: a + b·t ≥ 0 */
         if (b == 0.0) {
             if (a < P->off[k] - P->side[k]) return;
             continue;
@@ -1212,7 +1175,7 @@ static void box_edge_on_face(pair_ctx* x, const tri* t, const prism* P, const do
         if (k < 0) continue;
         double p[3], mid[3];
         v3_add_scaled(p, p0, end ? t1 : t0, d);
-        double sp = dot3(n, p) - v0n;
+        double sp = v3_dot(n, p) - v0n;
         if (!(sp <= x->env) || edge_kind(x, t, k) == EDGE_FLAT) continue;
         v3_add_scaled(mid, p, -0.5 * sp, n);
         add_candidate(x, mid, hint, sp, feature_face(t->id, sub + end));
@@ -1231,9 +1194,9 @@ static void rim_on_face(pair_ctx* x, const tri* t, const prism* P, int cap, cons
 {
     const shape* s = &x->s;
     const double* n = t->n;
-    const double v0n = dot3(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
-    double na = dot3(n, s->ax[2]), dn = sqrt(dmax(0.0, 1.0 - na * na));
-    double phis = dot3(n, sp_point) - v0n;
+    const double v0n = v3_dot(n, t->v[0]), hint[3] = {-n[0], -n[1], -n[2]};
+    double na = v3_dot(n, s->ax[2]), dn = sqrt(dmax(0.0, 1.0 - na * na));
+    double phis = v3_dot(n, sp_point) - v0n;
     if (!(phis < 0.0)) return; /* no rim point below the plane */
     /* rim points below the plane lie within this chord of the deepest one */
     double reach = -phis / (s->r * dn) >= 2.0 ? 2.0 * s->r : sqrt(-2.0 * s->r * phis / dn);
@@ -1248,18 +1211,18 @@ static void rim_on_face(pair_ctx* x, const tri* t, const prism* P, int cap, cons
     v3_add_scaled(cc, s->c, cap ? -s->hl : s->hl, s->ax[2]);
     for (int k = 0; k < 3; k++) {
         /* cc + r (cos θ u + sin θ v) on the side plane m·x = off: A cos θ + B sin θ = C */
-        double A = s->r * dot3(P->m[k], s->ax[0]), B = s->r * dot3(P->m[k], s->ax[1]);
-        double C = P->side[k] - dot3(P->m[k], cc), R0 = sqrt(A * A + B * B);
+        double A = s->r * v3_dot(P->m[k], s->ax[0]), B = s->r * v3_dot(P->m[k], s->ax[1]);
+        double C = P->side[k] - v3_dot(P->m[k], cc), R0 = sqrt(A * A + B * B);
         if (!(R0 > 0.0) || fabs(C) > R0) continue;
         double base = atan2(B, A), half = acos(clampd(C / R0, -1.0, 1.0));
         for (int w = 0; w < 2; w++) {
             double th = base + (w ? -half : half), p[3];
             v3_add_scaled(p, cc, s->r * cos(th), s->ax[0]);
             v3_add_scaled(p, p, s->r * sin(th), s->ax[1]);
-            double sp = dot3(n, p) - v0n;
+            double sp = v3_dot(n, p) - v0n;
             bool inside = sp < best_sp; /* within the other two sides (tolerance already in off) */
             for (int j = 0; j < 3 && inside; j++)
-                if (j != k) inside = dot3(P->m[j], p) >= P->off[j];
+                if (j != k) inside = v3_dot(P->m[j], p) >= P->off[j];
             if (!inside) continue;
             memcpy(best, p, sizeof best);
             best_sp = sp;
@@ -1277,7 +1240,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
 {
     const shape* s = &x->s;
     const double* n = t->n;
-    const double v0n = dot3(n, t->v[0]), sc = dot3(n, s->c) - v0n, floor = sc + shape_support_offset(s, n);
+    const double v0n = v3_dot(n, t->v[0]), sc = v3_dot(n, s->c) - v0n, floor = sc + shape_support_offset(s, n);
     if (floor > x->env) return; /* the shape clears the plane */
     const double hint[3] = {-n[0], -n[1], -n[2]};
     if (x->mesh) { /* (a height field culls whole columns as it enumerates) */
@@ -1299,7 +1262,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         int nf = face_features(s, n, fs);
         int outside[2] = {-1, -1}; /* cylinder: support point of cap 0/1 outside the triangle (feature index) */
         for (int i = 0; i < nf; i++) {
-            double sp = dot3(n, fs[i].p) - v0n, phi = sp - fs[i].rr, q[3], mid[3];
+            double sp = v3_dot(n, fs[i].p) - v0n, phi = sp - fs[i].rr, q[3], mid[3];
             if (!(phi <= x->env)) continue;
             v3_add_scaled(q, fs[i].p, -sp, n);
             bool in = box_contains(t->lo, t->hi, q, x->tol_face);
@@ -1320,7 +1283,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
                     if (k >> a & 1) continue;
                     const double *p0 = s->corner[k], *p1 = s->corner[k | 1 << a];
                     int sub = 8 + 2 * e++; /* subs 8 … 31 */
-                    double s0 = dot3(n, p0) - v0n, s1 = dot3(n, p1) - v0n, q0[3], q1[3];
+                    double s0 = v3_dot(n, p0) - v0n, s1 = v3_dot(n, p1) - v0n, q0[3], q1[3];
                     if (dmin(s0, s1) > x->env) continue; /* clears the plane */
                     v3_add_scaled(q0, p0, -s0, n);
                     v3_add_scaled(q1, p1, -s1, n);
@@ -1357,7 +1320,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         if (!(fv[k] <= x->env)) continue;
         double u[3] = {-gv[k][0], -gv[k][1], -gv[k][2]};
         /* parallel to this triangle: another, not parallel, one will check it (if none, it is flat) */
-        if (dot3(u, n) >= 1.0 - TIE_EPS || !locally_supported(t, k, -1, u)) continue;
+        if (v3_dot(u, n) >= 1.0 - TIE_EPS || !locally_supported(t, k, -1, u)) continue;
         terrain_point(x, t->v[k], fv[k], gv[k], t->v[k], NULL, t->vid[k], t->vid[k], 0, feature_vertex(t->vid[k]));
     }
 
@@ -1372,19 +1335,19 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         }
         const double *a = t->v[ka], *b = t->v[kb];
         double d[3];
-        sub3(d, b, a);
-        double len = norm3(d);
+        v3_sub(d, b, a);
+        double len = v3_norm(d);
         if (0.5 * (fv[ka] + fv[kb] - len) > x->env) continue; /* 1-Lipschitz lower bound */
         double ts[2], fs[2], g[3], tt = 0.0, sa = 0.0, sb = 0.0;
         int np;
         if (s->type == DVI_SHAPE_SPHERE) {
             double cd[3];
-            sub3(cd, s->c, a);
-            tt = dot3(cd, d) / (len * len);
+            v3_sub(cd, s->c, a);
+            tt = v3_dot(cd, d) / (len * len);
             if (!(tt > 1e-9 && tt < 1.0 - 1e-9)) continue;
         } else {
-            sa = dot3(gv[ka], d);
-            sb = dot3(gv[kb], d);
+            sa = v3_dot(gv[ka], d);
+            sb = v3_dot(gv[kb], d);
             /* sd is convex along the edge: a subgradient rising from an end puts
              * the minimum there (and, this steep, leaves no flat part) */
             if (sa > FLAT_SLOPE * len || sb < -FLAT_SLOPE * len) continue;
@@ -1394,7 +1357,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
                 if (fv[ka] + tc * sa > x->env) continue;
             }
             /* both ends parallel to the triangle: sd is constant along the edge */
-            if (-dot3(gv[ka], n) >= 1.0 - TIE_EPS && -dot3(gv[kb], n) >= 1.0 - TIE_EPS) continue;
+            if (-v3_dot(gv[ka], n) >= 1.0 - TIE_EPS && -v3_dot(gv[kb], n) >= 1.0 - TIE_EPS) continue;
             /* passing under the support set: the minimum is there, parallel to the triangle */
             if (nsp != 0 && crosses_support(n, a, b, sp, nsp, rad)) continue;
         }
@@ -1411,7 +1374,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
         }
         if (np == 0) continue;
         double u[3] = {-g[0], -g[1], -g[2]};
-        if (dot3(u, n) >= 1.0 - TIE_EPS || !locally_supported(t, ka, kb, u)) continue;
+        if (v3_dot(u, n) >= 1.0 - TIE_EPS || !locally_supported(t, ka, kb, u)) continue;
         for (int i = 0; i < np; i++) {
             double xp[3];
             int end = np == 2 ? i + 1 : 0;
@@ -1441,8 +1404,8 @@ static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* o
             for (int i = 0; i < n; i++) {
                 if (sel[i]) continue;
                 double d[3];
-                sub3(d, x->c[i].p, x->c[last].p);
-                double sc = dot3(d, d) + L2 * (1.0 - dot3(x->c[i].n, x->c[last].n));
+                v3_sub(d, x->c[i].p, x->c[last].p);
+                double sc = v3_dot(d, d) + L2 * (1.0 - v3_dot(x->c[i].n, x->c[last].n));
                 if (sc < score[i]) score[i] = sc;
                 if (pick < 0 || score[i] > score[pick] || (score[i] == score[pick] && x->c[i].phi < x->c[pick].phi))
                     pick = i;
@@ -1458,9 +1421,9 @@ static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* o
         dvi_contact_point* o = &out[m++];
         o->geom_a = 0;
         o->geom_b = 0;
-        mul(o->point, terrain->rot, c->p);
+        m3_mulv(o->point, terrain->rot, c->p);
         for (int k = 0; k < 3; k++) o->point[k] += terrain->pos[k];
-        mul(o->normal, terrain->rot, c->n);
+        m3_mulv(o->normal, terrain->rot, c->n);
         o->distance = c->phi;
         o->feature = c->feature;
     }

@@ -18,6 +18,7 @@
  */
 #include "dvi/io.h"
 #include "io_msg.h"
+#include "out_internal.h"
 
 #include "ccp_work.h"
 #include "regular_file.h"
@@ -99,57 +100,56 @@ static dvi_status get_int(const dvi_io_msg* c, const cJSON* item, const char* pa
     return DVI_OK;
 }
 
-/* An array of finite numbers; expected < 0: any length (≥ 0). */
-static dvi_status get_doubles(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, double** out,
-                              int32_t* count)
+/* An array of finite numbers (integers: of int32 values), malloc'd as
+ * doubles (int32_t); expected < 0: any length (≥ 0). */
+static dvi_status get_numbers(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, bool integers,
+                              void** out, int32_t* count)
 {
+    const char* what = integers ? "integers" : "numbers";
     *out = NULL;
-    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of numbers", path);
+    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of %s", path, what);
     int32_t n = array_length(a);
     if (n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many numbers", path);
     if (expected >= 0 && n != expected)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld numbers, got %d", path, (long long)expected, n);
-    double* v = malloc(((size_t)n + 1) * sizeof(double));
+        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld %s, got %d", path, (long long)expected, what,
+                           n);
+    void* v = malloc(((size_t)n + 1) * (integers ? sizeof(int32_t) : sizeof(double)));
     if (!v) return dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", path);
     int32_t i = 0;
     for (const cJSON* e = a->child; e; e = e->next, i++) {
-        if (!cJSON_IsNumber(e)) {
+        const char* bad = NULL;
+        if (!cJSON_IsNumber(e) || (integers && !is_int32(e->valuedouble)))
+            bad = integers ? "expected an integer" : "expected a number";
+        else if (!integers && !isfinite(e->valuedouble))
+            bad = "not a finite number";
+        if (bad) {
             free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: expected a number", path, i);
+            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %s", path, i, bad);
         }
-        if (!isfinite(e->valuedouble)) {
-            free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: not a finite number", path, i);
-        }
-        v[i] = e->valuedouble;
+        if (integers) ((int32_t*)v)[i] = (int32_t)e->valuedouble;
+        else ((double*)v)[i] = e->valuedouble;
     }
     *out = v;
     if (count) *count = n;
     return DVI_OK;
 }
 
+static dvi_status get_doubles(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, double** out,
+                              int32_t* count)
+{
+    void* v;
+    dvi_status st = get_numbers(c, a, path, expected, false, &v, count);
+    *out = v;
+    return st;
+}
+
 static dvi_status get_ints(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, int32_t** out,
                            int32_t* count)
 {
-    *out = NULL;
-    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of integers", path);
-    int32_t n = array_length(a);
-    if (n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many numbers", path);
-    if (expected >= 0 && n != expected)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld integers, got %d", path, (long long)expected, n);
-    int32_t* v = malloc(((size_t)n + 1) * sizeof(int32_t));
-    if (!v) return dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", path);
-    int32_t i = 0;
-    for (const cJSON* e = a->child; e; e = e->next, i++) {
-        if (!cJSON_IsNumber(e) || !is_int32(e->valuedouble)) {
-            free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: expected an integer", path, i);
-        }
-        v[i] = (int32_t)e->valuedouble;
-    }
+    void* v;
+    dvi_status st = get_numbers(c, a, path, expected, true, &v, count);
     *out = v;
-    if (count) *count = n;
-    return DVI_OK;
+    return st;
 }
 
 /* Checks that every member of object `o` is in `known` (NULL-terminated) and
@@ -596,41 +596,10 @@ dvi_status dvi_ccp_problem_read_json(const char* path, dvi_ccp_file** out, char*
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-typedef struct sbuf {
-    char* p;
-    size_t len, cap;
-    bool oom;
-} sbuf;
-
-static void sb_put(sbuf* b, const char* s, size_t n)
+/* (the text goes into an out_sbuf, out_internal.h) */
+static void sb_int(out_sbuf* b, long long v)
 {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t c = b->cap ? b->cap : 4096;
-        while (c < b->len + n + 1) c *= 2;
-        char* q = realloc(b->p, c);
-        if (!q) {
-            b->oom = true;
-            return;
-        }
-        b->p = q;
-        b->cap = c;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf* b, const char* s)
-{
-    sb_put(b, s, strlen(s));
-}
-
-static void sb_int(sbuf* b, long long v)
-{
-    char t[32];
-    int n = snprintf(t, sizeof t, "%lld", v);
-    sb_put(b, t, (size_t)n);
+    out_sb_printf(b, "%lld", v);
 }
 
 /* The shortest of "%.15g", "%.16g", "%.17g" that reads back as the same
@@ -638,7 +607,7 @@ static void sb_int(sbuf* b, long long v)
  * locale: any run of characters other than digits, signs and exponent
  * letters (the locale's separator) becomes one '.'. The read-back uses
  * strtod on the locale's own text, so the test is consistent. */
-static void sb_num(sbuf* b, double x)
+static void sb_num(out_sbuf* b, double x)
 {
     char t[64], o[64];
     for (int prec = 15; prec <= 17; prec++) {
@@ -659,62 +628,46 @@ static void sb_num(sbuf* b, double x)
             in_sep = true;
         }
     }
-    sb_put(b, o, k);
+    out_sb_putn(b, o, k);
 }
 
-/* "key": [numbers], `per_line` to a line, continuation lines indented. */
-static void sb_doubles(sbuf* b, const char* indent, const double* v, size_t n, size_t per_line)
+/* [numbers] (dv, or the integers iv when dv is NULL), `per_line` to a line,
+ * continuation lines indented. */
+static void sb_array(out_sbuf* b, const char* indent, const double* dv, const int32_t* iv, size_t n, size_t per_line)
 {
-    sb_str(b, "[");
+    out_sb_puts(b, "[");
     for (size_t i = 0; i < n; i++) {
         if (i > 0) {
-            sb_str(b, ",");
+            out_sb_puts(b, ",");
             if (i % per_line == 0) {
-                sb_str(b, "\n");
-                sb_str(b, indent);
+                out_sb_puts(b, "\n");
+                out_sb_puts(b, indent);
             } else {
-                sb_str(b, " ");
+                out_sb_puts(b, " ");
             }
         }
-        sb_num(b, v[i]);
+        if (dv) sb_num(b, dv[i]);
+        else sb_int(b, iv[i]);
     }
-    sb_str(b, "]");
+    out_sb_puts(b, "]");
 }
 
-static void sb_ints(sbuf* b, const char* indent, const int32_t* v, size_t n, size_t per_line)
+static void sb_csc(out_sbuf* b, const char* name, const dvi_csc* A)
 {
-    sb_str(b, "[");
-    for (size_t i = 0; i < n; i++) {
-        if (i > 0) {
-            sb_str(b, ",");
-            if (i % per_line == 0) {
-                sb_str(b, "\n");
-                sb_str(b, indent);
-            } else {
-                sb_str(b, " ");
-            }
-        }
-        sb_int(b, v[i]);
-    }
-    sb_str(b, "]");
-}
-
-static void sb_csc(sbuf* b, const char* name, const dvi_csc* A)
-{
-    sb_str(b, ",\n  \"");
-    sb_str(b, name);
-    sb_str(b, "\": {\n    \"rows\": ");
+    out_sb_puts(b, ",\n  \"");
+    out_sb_puts(b, name);
+    out_sb_puts(b, "\": {\n    \"rows\": ");
     sb_int(b, A->rows);
-    sb_str(b, ", \"cols\": ");
+    out_sb_puts(b, ", \"cols\": ");
     sb_int(b, A->cols);
     int32_t nnz = A->colptr[A->cols];
-    sb_str(b, ",\n    \"colptr\": ");
-    sb_ints(b, "      ", A->colptr, (size_t)A->cols + 1, 16);
-    sb_str(b, ",\n    \"rowind\": ");
-    sb_ints(b, "      ", A->rowind, (size_t)nnz, 16);
-    sb_str(b, ",\n    \"values\": ");
-    sb_doubles(b, "      ", A->values, (size_t)nnz, 6);
-    sb_str(b, "\n  }");
+    out_sb_puts(b, ",\n    \"colptr\": ");
+    sb_array(b, "      ", NULL, A->colptr, (size_t)A->cols + 1, 16);
+    out_sb_puts(b, ",\n    \"rowind\": ");
+    sb_array(b, "      ", NULL, A->rowind, (size_t)nnz, 16);
+    out_sb_puts(b, ",\n    \"values\": ");
+    sb_array(b, "      ", A->values, NULL, (size_t)nnz, 6);
+    out_sb_puts(b, "\n  }");
 }
 
 static dvi_status check_vector(const dvi_io_msg* c, const double* v, int32_t m, const char* name)
@@ -726,7 +679,7 @@ static dvi_status check_vector(const dvi_io_msg* c, const double* v, int32_t m, 
 }
 
 static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* gamma0, const double* solution,
-                              sbuf* b)
+                              out_sbuf* b)
 {
     char vmsg[256];
     dvi_status st = dvi_ccp_validate(p, vmsg, sizeof vmsg);
@@ -734,58 +687,80 @@ static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, con
     if ((st = check_vector(c, gamma0, p->rows, "gamma0")) != DVI_OK) return st;
     if ((st = check_vector(c, solution, p->rows, "solution")) != DVI_OK) return st;
     const int32_t m = p->rows;
-    sb_str(b, "{\n  \"format\": \"" CCP_FORMAT "\",\n  \"version\": ");
+    out_sb_puts(b, "{\n  \"format\": \"" CCP_FORMAT "\",\n  \"version\": ");
     sb_int(b, CCP_VERSION);
-    sb_str(b, ",\n  \"rows\": ");
+    out_sb_puts(b, ",\n  \"rows\": ");
     sb_int(b, m);
-    sb_str(b, ",\n  \"blocks\": [");
+    out_sb_puts(b, ",\n  \"blocks\": [");
     for (int32_t k = 0; k < p->block_count; k++) {
         const dvi_ccp_block* B = &p->blocks[k];
-        sb_str(b, k ? ",\n    {\"kind\": \"" : "\n    {\"kind\": \"");
-        sb_str(b, kind_name(B->kind));
-        sb_str(b, "\"");
+        out_sb_puts(b, k ? ",\n    {\"kind\": \"" : "\n    {\"kind\": \"");
+        out_sb_puts(b, kind_name(B->kind));
+        out_sb_puts(b, "\"");
         if (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING) {
-            sb_str(b, ", \"mu\": ");
+            out_sb_puts(b, ", \"mu\": ");
             sb_num(b, B->mu);
         }
         if (B->kind == DVI_BLOCK_FRICTION_ROLLING) {
-            sb_str(b, ", \"mu_spin\": ");
+            out_sb_puts(b, ", \"mu_spin\": ");
             sb_num(b, B->mu_spin);
-            sb_str(b, ", \"mu_roll\": ");
+            out_sb_puts(b, ", \"mu_roll\": ");
             sb_num(b, B->mu_roll);
         }
-        sb_str(b, "}");
+        out_sb_puts(b, "}");
     }
-    sb_str(b, "\n  ],\n  \"r\": ");
-    sb_doubles(b, "    ", p->r, (size_t)m, 6);
+    out_sb_puts(b, "\n  ],\n  \"r\": ");
+    sb_array(b, "    ", p->r, NULL, (size_t)m, 6);
     if (p->compliance) {
-        sb_str(b, ",\n  \"compliance\": ");
-        sb_doubles(b, "    ", p->compliance, (size_t)m, 6);
+        out_sb_puts(b, ",\n  \"compliance\": ");
+        sb_array(b, "    ", p->compliance, NULL, (size_t)m, 6);
     }
     if (p->W) {
         sb_csc(b, "W", p->W);
     } else {
-        sb_str(b, ",\n  \"body_count\": ");
+        out_sb_puts(b, ",\n  \"body_count\": ");
         sb_int(b, p->body_count);
         sb_csc(b, "D", p->D);
-        sb_str(b, ",\n  \"inv_mass\": [");
+        out_sb_puts(b, ",\n  \"inv_mass\": [");
         for (int32_t k = 0; k < p->body_count; k++) {
-            sb_str(b, k ? ",\n    " : "\n    ");
+            out_sb_puts(b, k ? ",\n    " : "\n    ");
             double tmp[36];
-            sb_doubles(b, "     ", dvi_ccp_minv_block(p, k, tmp), 36, 6);
+            sb_array(b, "     ", dvi_ccp_minv_block(p, k, tmp), NULL, 36, 6);
         }
-        sb_str(b, p->body_count ? "\n  ]" : "]");
+        out_sb_puts(b, p->body_count ? "\n  ]" : "]");
     }
     if (gamma0) {
-        sb_str(b, ",\n  \"gamma0\": ");
-        sb_doubles(b, "    ", gamma0, (size_t)m, 6);
+        out_sb_puts(b, ",\n  \"gamma0\": ");
+        sb_array(b, "    ", gamma0, NULL, (size_t)m, 6);
     }
     if (solution) {
-        sb_str(b, ",\n  \"solution\": ");
-        sb_doubles(b, "    ", solution, (size_t)m, 6);
+        out_sb_puts(b, ",\n  \"solution\": ");
+        sb_array(b, "    ", solution, NULL, (size_t)m, 6);
     }
-    sb_str(b, "\n}\n");
-    if (b->oom) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+    out_sb_puts(b, "\n}\n");
+    if (b->failed) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+    return DVI_OK;
+}
+
+/* The file's text into b (freed on failure): the problem, or its frames
+ * expanded as D's columns; a low-rank term G is refused. */
+static dvi_status build_text(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* gamma0,
+                             const double* solution, out_sbuf* b)
+{
+    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
+        return dvi_io_fail(c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
+    if (p->frames) { /* the file holds D: write the frames as its columns */
+        dvi_ccp_expanded e;
+        dvi_status est = dvi_ccp_expand(p, &e, c->msg, c->n);
+        if (est == DVI_OK) est = build_text(c, &e.problem, gamma0, solution, b);
+        dvi_ccp_expanded_free(&e);
+        return est;
+    }
+    dvi_status st = format_json(c, p, gamma0, solution, b);
+    if (st != DVI_OK) {
+        out_sb_free(b);
+        return st;
+    }
     return DVI_OK;
 }
 
@@ -797,22 +772,10 @@ dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* g
     if (text) *text = NULL;
     if (length) *length = 0;
     if (!p || !text || !length) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
-    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
-        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
-    if (p->frames) { /* the file holds D: write the frames as its columns */
-        dvi_ccp_expanded e;
-        dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
-        if (est == DVI_OK) est = dvi_ccp_problem_format_json(&e.problem, gamma0, solution, text, length, msg, msg_size);
-        dvi_ccp_expanded_free(&e);
-        return est;
-    }
-    sbuf b = {NULL, 0, 0, false};
-    dvi_status st = format_json(&c, p, gamma0, solution, &b);
-    if (st != DVI_OK) {
-        free(b.p);
-        return st;
-    }
-    *text = b.p;
+    out_sbuf b = {NULL, 0, 0, 0};
+    dvi_status st = build_text(&c, p, gamma0, solution, &b);
+    if (st != DVI_OK) return st;
+    *text = b.data;
     *length = b.len;
     return DVI_OK;
 }
@@ -826,30 +789,18 @@ dvi_status dvi_ccp_problem_write_json(const dvi_ccp_problem* p, const double* ga
         c.prefix = NULL;
         return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
-    if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
-        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
-    if (p->frames) { /* the file holds D: write the frames as its columns */
-        dvi_ccp_expanded e;
-        dvi_status est = dvi_ccp_expand(p, &e, msg, msg_size);
-        if (est == DVI_OK) est = dvi_ccp_problem_write_json(&e.problem, gamma0, solution, path, msg, msg_size);
-        dvi_ccp_expanded_free(&e);
-        return est;
-    }
-    sbuf b = {NULL, 0, 0, false};
-    dvi_status st = format_json(&c, p, gamma0, solution, &b);
-    if (st != DVI_OK) {
-        free(b.p);
-        return st;
-    }
+    out_sbuf b = {NULL, 0, 0, 0};
+    dvi_status st = build_text(&c, p, gamma0, solution, &b);
+    if (st != DVI_OK) return st;
     FILE* f = fopen(path, "wb");
     if (!f) {
         st = dvi_io_fail(&c, DVI_ERR_IO, "cannot open for writing: %s", strerror(errno));
     } else {
-        size_t k = fwrite(b.p, 1, b.len, f);
+        size_t k = fwrite(b.data, 1, b.len, f);
         int e = k == b.len ? 0 : errno;
         if (fclose(f) != 0 && e == 0) e = errno ? errno : EIO;
         if (k != b.len || e) st = dvi_io_fail(&c, DVI_ERR_IO, "write error: %s", strerror(e ? e : EIO));
     }
-    free(b.p);
+    free(b.data);
     return st;
 }

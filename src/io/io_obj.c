@@ -54,17 +54,13 @@ typedef struct obj_reader {
  * returns st. */
 static dvi_status fail(obj_reader* r, dvi_status st, const char* fmt, ...)
 {
-    char text[1024];
-    int n = r->line > 0 ? snprintf(text, sizeof text, "%s:%lld: ", r->path, r->line)
-                        : snprintf(text, sizeof text, "%s: ", r->path);
-    if (n >= 0 && (size_t)n < sizeof text) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(text + n, sizeof text - (size_t)n, fmt, ap);
-        va_end(ap);
-    }
-    if (r->msg && r->msg_size > 0) snprintf(r->msg, r->msg_size, "%s", text);
-    return dvi_error_set(st, text);
+    char where[1024];
+    if (r->line > 0) snprintf(where, sizeof where, "%s:%lld", r->path, r->line);
+    va_list ap;
+    va_start(ap, fmt);
+    dvi_error_vreport(r->msg, r->msg_size, st, r->line > 0 ? where : r->path, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 /* Copies at most 40 bytes of a token for a message, with an ellipsis. */

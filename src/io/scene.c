@@ -152,10 +152,16 @@ void dvi_scene_errors_free(dvi_scene_errors* e)
     e->count = 0;
 }
 
+const char* dvi_scene_warnings(const dvi_scene* s)
+{
+    return s && s->warnings.data ? s->warnings.data : "";
+}
+
 void dvi_scene_destroy(dvi_scene* s)
 {
     if (!s) return;
     free(s->name);
+    out_sb_free(&s->warnings);
     free(s->method);
     free(s->solver);
     for (int32_t i = 0; i < s->body_count; i++) free(s->bodies[i].name);
@@ -213,18 +219,19 @@ static dvi_status finish(ctx* c, dvi_status st, dvi_scene_errors* errors)
     }
     if (c->nomem) st = DVI_ERR_NOMEM;
     if (st != DVI_OK) { /* every problem, one per line, without the last newline */
-        size_t n = c->text ? strlen(c->text) : 0;
-        if (n > 0 && c->text[n - 1] == '\n') c->text[n - 1] = '\0';
-        dvi_error_set(st, c->text && c->text[0] ? c->text : (st == DVI_ERR_NOMEM ? "scene: out of memory" : NULL));
-        if (n > 0 && c->text[n - 1] == '\0') c->text[n - 1] = '\n';
+        char* t = c->text.data;
+        size_t n = t ? strlen(t) : 0;
+        if (n > 0 && t[n - 1] == '\n') t[n - 1] = '\0';
+        dvi_error_set(st, t && t[0] ? t : (st == DVI_ERR_NOMEM ? "scene: out of memory" : NULL));
+        if (n > 0 && t[n - 1] == '\0') t[n - 1] = '\n';
     }
     if (errors) {
-        errors->count = c->text ? c->lines : 0;
-        errors->text = c->text;
+        errors->count = c->text.data ? c->lines : 0;
+        errors->text = c->text.data;
     } else {
-        free(c->text);
+        free(c->text.data);
     }
-    c->text = NULL;
+    c->text.data = NULL;
     for (int32_t i = 0; i < c->mat_count; i++) free(c->mat_names[i]);
     free(c->mat_names);
     free(c->mats);
@@ -390,7 +397,7 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
     if (o->lemke_coulomb) ss.lemke.coulomb = true;
     if (c.problems == 0) /* the solver against the law and the scene's blocks, as they will be */
         sc_check_law(&c, o->solver ? "--solver" : "formulation.solver", o->method ? o->method : s->method,
-                     o->solver ? o->solver : s->solver, &ss, law, o->friction ? "--friction" : "formulation.friction",
+                     o->solver ? o->solver : s->solver, &ss, law, o->friction ? "--friction" : "formulation.friction_law",
                      true);
     dvi_joint_solve js = s->joint_solve;
     if (o->joint_solve) {

@@ -20,6 +20,7 @@
 #include "dvi/io.h"
 #include "dvi/scene.h"
 #include "collision.h"
+#include "out_internal.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -194,7 +195,7 @@ struct dvi_scene {
     double gravity[3];
     double dt, duration;
     dvi_solver_settings solver_settings;
-    dvi_friction_law friction; /* formulation.friction */
+    dvi_friction_law friction; /* formulation.friction_law */
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
     dvi_joint_solve joint_solve;
@@ -212,6 +213,7 @@ struct dvi_scene {
     int32_t joint_count;
     sc_probe* probes;
     int32_t probe_count;
+    out_sbuf warnings; /* "path: message\n" lines (sc_warnf) */
 };
 
 /* ---- names and indices (scene_json.c, but sc_resolve_body: scene_schema.c) ---- */

@@ -56,25 +56,28 @@ char* sc_dup_string(const char* s)
 
 void sc_append_text(ctx* c, const char* s, size_t n)
 {
-    if (c->len + n + 1 > c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 1024;
-        while (cap < c->len + n + 1) cap *= 2;
-        char* t = realloc(c->text, cap);
-        if (!t) {
-            c->nomem = true;
-            return;
-        }
-        c->text = t;
-        c->cap = cap;
-    }
-    memcpy(c->text + c->len, s, n);
-    c->len += n;
-    c->text[c->len] = '\0';
+    out_sb_putn(&c->text, s, n);
+    if (c->text.failed) c->nomem = true;
 }
 
 static bool quiet(const ctx* c)
 {
     return c->lines >= MAX_ERROR_LINES;
+}
+
+/* One "path: message\n" line into line[size] (cut to fit, still ending in
+ * a newline); returns its length, or -1. */
+static int format_line(char* line, size_t size, const char* path, const char* fmt, va_list ap)
+{
+    char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = snprintf(line, size, "%s: %s\n", path && path[0] ? path : "scene", msg);
+    if (n < 0) return -1;
+    if ((size_t)n >= size) {
+        n = (int)size - 1;
+        line[n - 1] = '\n';
+    }
+    return n;
 }
 
 #if defined(__GNUC__)
@@ -87,19 +90,29 @@ void sc_errf(ctx* c, const char* path, const char* fmt, ...)
         c->hidden++;
         return;
     }
-    char msg[768], line[1200];
+    char line[1200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    int n = format_line(line, sizeof line, path, fmt, ap);
     va_end(ap);
-    int n = snprintf(line, sizeof line, "%s: %s\n", path && path[0] ? path : "scene", msg);
     if (n < 0) return;
-    if ((size_t)n >= sizeof line) {
-        n = (int)sizeof line - 1;
-        line[n - 1] = '\n';
-    }
     sc_append_text(c, line, (size_t)n);
     c->lines++;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void sc_warnf(ctx* c, const char* path, const char* fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = format_line(line, sizeof line, path, fmt, ap);
+    va_end(ap);
+    if (n < 0 || !c->s) return;
+    out_sb_putn(&c->s->warnings, line, (size_t)n);
+    if (c->s->warnings.failed) c->nomem = true;
 }
 
 /* A user string for a message: quoted, at most 48 bytes, control and
@@ -328,18 +341,24 @@ bool sc_check_range(ctx* c, const char* path, double x, range r)
     return true;
 }
 
+/* obj[key], its path written into p; NULL when it is missing (an error
+ * only when required). */
+static const cJSON* field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, char* p)
+{
+    sc_path_key(p, path, key);
+    const cJSON* v = sc_member(obj, key);
+    if (!v && required) sc_errf(c, p, "missing");
+    return v;
+}
+
 /* obj[key] as a number in range r. Returns true when a valid value was
  * stored; a missing key is an error only when required. */
 bool sc_num_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, range r,
                   double* out)
 {
     char p[PATH_LEN];
-    sc_path_key(p, path, key);
-    const cJSON* v = sc_member(obj, key);
-    if (!v) {
-        if (required) sc_errf(c, p, "missing");
-        return false;
-    }
+    const cJSON* v = field(c, obj, path, key, required, p);
+    if (!v) return false;
     double x;
     if (!sc_as_number(c, v, p, &x) || !sc_check_range(c, p, x, r)) return false;
     *out = x;
@@ -367,12 +386,8 @@ bool sc_int_field(ctx* c, const cJSON* obj, const char* path, const char* key, b
                   double hi, int64_t* out)
 {
     char p[PATH_LEN];
-    sc_path_key(p, path, key);
-    const cJSON* v = sc_member(obj, key);
-    if (!v) {
-        if (required) sc_errf(c, p, "missing");
-        return false;
-    }
+    const cJSON* v = field(c, obj, path, key, required, p);
+    if (!v) return false;
     return as_integer(c, v, p, lo, hi, out);
 }
 
@@ -414,12 +429,8 @@ bool sc_vec_field(ctx* c, const cJSON* obj, const char* path, const char* key, b
                   double* out)
 {
     char p[PATH_LEN];
-    sc_path_key(p, path, key);
-    const cJSON* v = sc_member(obj, key);
-    if (!v) {
-        if (required) sc_errf(c, p, "missing");
-        return false;
-    }
+    const cJSON* v = field(c, obj, path, key, required, p);
+    if (!v) return false;
     double tmp[4];
     if (!sc_as_vec(c, v, p, n, tmp)) return false;
     memcpy(out, tmp, (size_t)n * sizeof(double));

@@ -111,7 +111,7 @@ static dvi_status fail(char* msg, size_t size, dvi_status st, const char* fmt, .
 {
     va_list ap;
     va_start(ap, fmt);
-    st = dvi_error_vreport(msg, size, st, fmt, ap);
+    st = dvi_error_vreport(msg, size, st, NULL, fmt, ap);
     va_end(ap);
     return st;
 }

@@ -6,6 +6,7 @@
 #ifndef DVI_SCENE_PARSE_H
 #define DVI_SCENE_PARSE_H
 
+#include "out_internal.h"
 #include "scene_internal.h"
 
 #include <cjson/cJSON.h>
@@ -24,8 +25,7 @@
 typedef struct ctx {
     dvi_scene* s;
     const char* base_dir;
-    char* text; /* error lines */
-    size_t len, cap;
+    out_sbuf text; /* error lines */
     int32_t lines;
     int64_t hidden;      /* problems beyond MAX_ERROR_LINES */
     int64_t problems;
@@ -41,7 +41,7 @@ typedef struct ctx {
     sc_map body_map, gen_map, joint_map, probe_map;
     bool bodies_unreadable; /* "bodies" could not be read: skip "no body named" */
     bool generator_failed;  /* a generator is invalid: skip "no body named" for "gen[i]" names */
-    int32_t shape_cap;
+    size_t shape_cap;
 } ctx;
 
 /* ---- error lines and JSON paths (scene_json.c) ---- */
@@ -56,6 +56,12 @@ void sc_append_text(ctx* c, const char* s, size_t n);
 __attribute__((format(printf, 3, 4)))
 #endif
 void sc_errf(ctx* c, const char* path, const char* fmt, ...);
+/* Reports something accepted but worth changing (a deprecated key): one
+ * "path: message" line appended to the scene's warnings. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void sc_warnf(ctx* c, const char* path, const char* fmt, ...);
 /* A user string for a message: quoted, shortened, control bytes escaped. */
 const char* sc_quote(char* buf, size_t size, const char* s);
 /* parent.key and parent[i] into buf (PATH_LEN bytes). */

@@ -10,6 +10,7 @@
 #include "scene_parse.h"
 #include "registry.h"
 
+#include "alloc.h"
 #include "math3.h"
 
 #include <math.h>
@@ -584,16 +585,13 @@ static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
         sc_errf(c, sc_path_key(p, path, "shapes"), "more than %d shapes in the scene", MAX_SHAPES_TOTAL);
         ns = 0;
     }
-    if (ns > 0 && s->shape_count + ns > c->shape_cap) {
-        int32_t cap = c->shape_cap ? c->shape_cap : 16;
-        while (cap < s->shape_count + ns) cap *= 2;
-        sc_shape* nsh = realloc(s->shapes, (size_t)cap * sizeof *nsh);
-        if (!nsh) {
+    if (ns > 0) {
+        void* nsh = s->shapes;
+        if (!dvi_mem_grow(NULL, &nsh, &c->shape_cap, (size_t)(s->shape_count + ns), sizeof *s->shapes, 16)) {
             c->nomem = true;
             return;
         }
         s->shapes = nsh;
-        c->shape_cap = cap;
     }
     int64_t k = 0;
     for (const cJSON* it = shapes ? shapes->child : NULL; it && k < ns; it = it->next, k++) {
@@ -900,6 +898,7 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
 static const char* const FORMULATION_KEYS[] = {"method",
                                                "dt",
                                                "solver",
+                                               "friction_law",
                                                "friction",
                                                "tolerance",
                                                "max_iterations",
@@ -1147,10 +1146,23 @@ static void parse_formulation(ctx* c, const cJSON* root)
         s->solver = sc_dup_string(solver);
         if (!s->solver) c->nomem = true;
     }
-    const char* friction = sc_str_field(c, v, P, "friction", false);
+    /* The friction law's key was "friction" (as μ's, materials.*.friction):
+     * still read, with a warning, and refused beside the new one. */
+    const char* law_key = "friction_law";
+    if (sc_member(v, "friction")) {
+        if (sc_member(v, "friction_law"))
+            sc_errf(c, sc_path_key(p, P, "friction"),
+                    "give the friction law once: %s.friction_law, or the deprecated %s.friction, not both", P, P);
+        else {
+            law_key = "friction";
+            sc_warnf(c, sc_path_key(p, P, "friction"), "deprecated key for the friction law: write %s.friction_law",
+                     P);
+        }
+    }
+    const char* friction = sc_str_field(c, v, P, law_key, false);
     const bool law_known = !friction || sc_friction_law(friction, &s->friction);
     if (!law_known)
-        sc_errf(c, sc_path_key(p, P, "friction"), "must be \"ccp\" or \"coulomb\" (got %s)",
+        sc_errf(c, sc_path_key(p, P, law_key), "must be \"ccp\" or \"coulomb\" (got %s)",
                 sc_quote(q, sizeof q, friction));
     dvi_solver_settings* ss = &s->solver_settings;
     sc_num_field(c, v, P, "tolerance", false, R_POS, &ss->tolerance);
@@ -1226,7 +1238,10 @@ static void parse_formulation(ctx* c, const cJSON* root)
     /* the solver against the law, once the solver's settings are read */
     if (law_known)
         sc_check_law(c, sc_path_key(p, P, "solver"), s->method, s->solver, ss, s->friction,
-                     friction ? "formulation.friction" : "formulation.friction (the default)", false);
+                     !friction                            ? "formulation.friction_law (the default)"
+                     : strcmp(law_key, "friction") == 0 ? "formulation.friction"
+                                                          : "formulation.friction_law",
+                     false);
     if ((o = sc_member(v, "dem")) && sc_is_object(c, o, sc_path_key(p, P, "dem"))) parse_dem_settings(c, o, p);
     if ((o = sc_member(v, "health")) && sc_is_object(c, o, sc_path_key(p, P, "health"))) {
         dvi_health_settings* hs = &s->health;

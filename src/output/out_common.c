@@ -20,7 +20,7 @@ dvi_status out_fail_st(dvi_status st, char* msg, size_t msg_size, const char* fm
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(msg, msg_size, st, fmt, ap);
+    dvi_error_vreport(msg, msg_size, st, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -29,7 +29,7 @@ dvi_status out_fail(char* msg, size_t msg_size, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(msg, msg_size, DVI_ERR_IO, fmt, ap);
+    dvi_error_vreport(msg, msg_size, DVI_ERR_IO, NULL, fmt, ap);
     va_end(ap);
     return DVI_ERR_IO;
 }

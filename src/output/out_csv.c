@@ -147,19 +147,16 @@ void out_chomp(char* line, ssize_t* len)
     while (*len > 0 && (line[*len - 1] == '\n' || line[*len - 1] == '\r')) line[--*len] = '\0';
 }
 
-dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
-                               size_t msg_size)
+/* Opens path (mode; `what` names the purpose in the message) and reads its
+ * header line: the number of its fields in *columns, f left after it. */
+static dvi_status open_with_header(const char* path, const char* mode, const char* what, FILE** out, int* columns,
+                                   char* msg, size_t msg_size)
 {
-    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: no output pointer");
     *out = NULL;
-    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
-    if (columns < 1 || columns > 1000000) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
-                                                             "%s: bad column count %d", path, columns);
-    if (rows < 0) return out_fail(msg, msg_size, "%s: cannot resume at row %lld", path, rows);
-    FILE* f = fopen(path, "r+b");
+    FILE* f = fopen(path, mode);
     if (!f) {
         int e = errno;
-        return out_fail(msg, msg_size, "%s: cannot open to resume: %s", path, strerror(e));
+        return out_fail(msg, msg_size, "%s: cannot open%s: %s", path, what, strerror(e));
     }
     char* line = NULL;
     size_t cap = 0;
@@ -170,8 +167,25 @@ dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, 
         return out_fail(msg, msg_size, "%s: no complete header line", path);
     }
     out_chomp(line, &len);
-    int have = out_csv_count_fields(line);
+    *columns = out_csv_count_fields(line);
     free(line);
+    *out = f;
+    return DVI_OK;
+}
+
+dvi_status dvi_csv_open_resume(dvi_csv** out, const char* path, long long rows, int columns, char* msg,
+                               size_t msg_size)
+{
+    if (!out) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: no output pointer");
+    *out = NULL;
+    if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
+    if (columns < 1 || columns > 1000000) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
+                                                             "%s: bad column count %d", path, columns);
+    if (rows < 0) return out_fail(msg, msg_size, "%s: cannot resume at row %lld", path, rows);
+    FILE* f;
+    int have;
+    dvi_status st = open_with_header(path, "r+b", " to resume", &f, &have, msg, msg_size);
+    if (st != DVI_OK) return st;
     if (have != columns) {
         fclose(f);
         return out_fail(msg, msg_size, "%s: header has %d columns, expected %d", path, have, columns);
@@ -266,22 +280,11 @@ dvi_status dvi_csv_count_rows(const char* path, long long* rows, int* columns, c
     if (rows) *rows = 0;
     if (columns) *columns = 0;
     if (!path || !*path) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "CSV: empty path");
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        int e = errno;
-        return out_fail(msg, msg_size, "%s: cannot open: %s", path, strerror(e));
-    }
-    char* line = NULL;
-    size_t cap = 0;
-    ssize_t len = getline(&line, &cap, f);
-    if (len <= 0 || line[len - 1] != '\n') {
-        free(line);
-        fclose(f);
-        return out_fail(msg, msg_size, "%s: no complete header line", path);
-    }
-    out_chomp(line, &len);
-    if (columns) *columns = out_csv_count_fields(line);
-    free(line);
+    FILE* f;
+    int have;
+    dvi_status st = open_with_header(path, "rb", "", &f, &have, msg, msg_size);
+    if (st != DVI_OK) return st;
+    if (columns) *columns = have;
     long long n = 0;
     char buf[1 << 16];
     size_t got;

@@ -1,6 +1,8 @@
 /* Output writers (dvi/output.h): SVG plots of CSV time series. */
 #include "out_internal.h"
 
+#include "alloc.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -276,16 +278,12 @@ static int split_title(const char* field, char** name, char** unit)
 static void series_push(series* s, float x, float y)
 {
     if (s->oom) return;
-    if (s->npts == s->cappts) {
-        size_t cap = s->cappts ? 2 * s->cappts : 256;
-        pt* p = realloc(s->pts, cap * sizeof *p);
-        if (!p) {
-            s->oom = 1;
-            return;
-        }
-        s->pts = p;
-        s->cappts = cap;
+    void* p = s->pts;
+    if (!dvi_mem_grow(NULL, &p, &s->cappts, s->npts + 1, sizeof *s->pts, 256)) {
+        s->oom = 1;
+        return;
     }
+    s->pts = p;
     s->pts[s->npts].x = x;
     s->pts[s->npts].y = y;
     s->npts++;

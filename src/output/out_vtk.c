@@ -1,5 +1,7 @@
 /* Output writers (dvi/output.h): VTK XML frames and ParaView collections. */
 #include "out_internal.h"
+
+#include "alloc.h"
 #include "collision.h"
 
 #include <errno.h>
@@ -41,16 +43,12 @@ typedef struct vtk_out {
 
 static void* vo_grow(vtk_out* o, unsigned char** p, size_t* cap, size_t bytes)
 {
-    if (bytes <= *cap && *p) return *p;
-    size_t c = *cap ? *cap : 4096;
-    while (c < bytes) c *= 2;
-    unsigned char* t = realloc(*p, c);
-    if (!t) {
+    void* t = *p;
+    if (!dvi_mem_grow(NULL, &t, cap, bytes, 1, 4096)) {
         o->b.failed = 1;
         return NULL;
     }
     *p = t;
-    *cap = c;
     return t;
 }
 
@@ -256,14 +254,7 @@ typedef struct vtk_mesh {
 
 static bool grow(void** p, size_t* cap, size_t n, size_t elem)
 {
-    if (n <= *cap) return true;
-    size_t c = *cap ? *cap : 256;
-    while (c < n) c *= 2;
-    void* t = realloc(*p, c * elem);
-    if (!t) return false;
-    *p = t;
-    *cap = c;
-    return true;
+    return dvi_mem_grow(NULL, p, cap, n, elem, 256);
 }
 
 static void mesh_free(vtk_mesh* m)

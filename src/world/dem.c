@@ -23,6 +23,7 @@
  */
 #include "dem.h"
 #include "error.h"
+#include "material_pair.h"
 
 #include "math3.h"
 
@@ -154,24 +155,23 @@ void dvi_dem_destroy(dvi_dem* d)
 static bool ensure_shapes(dvi_dem* d, int32_t n)
 {
     if (n <= d->shape_cap) return true;
-    int32_t c = d->shape_cap > 0 ? d->shape_cap : 16;
-    while (c < n) c *= 2;
-    dvi_dem_shape* p = dvi_mem_realloc(&d->alloc, d->shapes, (size_t)c * sizeof *p);
-    if (!p) return false;
-    memset(p + d->shape_cap, 0, (size_t)(c - d->shape_cap) * sizeof *p);
+    size_t c = (size_t)d->shape_cap;
+    void* p = d->shapes;
+    if (!dvi_mem_grow(&d->alloc, &p, &c, (size_t)n, sizeof *d->shapes, 16)) return false;
     d->shapes = p;
-    d->shape_cap = c;
+    memset(d->shapes + d->shape_cap, 0, (c - (size_t)d->shape_cap) * sizeof *d->shapes);
+    d->shape_cap = (int32_t)c;
     return true;
 }
 
 static bool push_index(const dvi_allocator* alloc, int32_t** a, int32_t* count, int32_t* cap, int32_t v)
 {
     if (*count >= *cap) {
-        int32_t c = *cap > 0 ? 2 * *cap : 16;
-        int32_t* p = dvi_mem_realloc(alloc, *a, (size_t)c * sizeof *p);
-        if (!p) return false;
+        size_t c = (size_t)*cap;
+        void* p = *a;
+        if (!dvi_mem_grow(alloc, &p, &c, (size_t)*count + 1, sizeof **a, 16)) return false;
         *a = p;
-        *cap = c;
+        *cap = (int32_t)c;
     }
     (*a)[(*count)++] = v;
     return true;
@@ -274,12 +274,12 @@ dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t coun
             return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: too many samples");
         int32_t need = d->sample_count + count;
         if (need > d->sample_cap) {
-            int32_t c = d->sample_cap > 0 ? d->sample_cap : 64;
-            while (c < need) c *= 2;
-            double* p = dvi_mem_realloc(&d->alloc, d->samples, 4 * (size_t)c * sizeof *p);
-            if (!p) return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
+            size_t c = (size_t)d->sample_cap;
+            void* p = d->samples;
+            if (!dvi_mem_grow(&d->alloc, &p, &c, (size_t)need, 4 * sizeof *d->samples, 64))
+                return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
             d->samples = p;
-            d->sample_cap = c;
+            d->sample_cap = (int32_t)c;
         }
         ds->sample_first = d->sample_count;
         d->sample_count = need;
@@ -322,8 +322,9 @@ static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int
     double R = inv > 0.0 ? 1.0 / inv : 1.0; /* effective radius */
     double dl = (isfinite(Ra) ? Ra : 0.0) + (isfinite(Rb) ? Rb : 0.0);
     pc->d = dl > 0.0 ? dl : 1.0;
-    pc->mu = fmin(ma->friction, mb->friction);
-    pc->mu_roll = fmin(ma->rolling_friction, mb->rolling_friction);
+    const dvi_material_pair mp = dvi_pair_of(ma, mb);
+    pc->mu = mp.mu;
+    pc->mu_roll = mp.mu_roll;
     const double alpha = fmin(d->shapes[sa].alpha, d->shapes[sb].alpha); /* of the larger restitution */
     /* E* and G* (Hertz, Mindlin); with a modulus missing, the ratio G* : E* uses equal moduli */
     bool have_e = ma->young_modulus > 0.0 && mb->young_modulus > 0.0;
@@ -670,7 +671,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
             const dvi_geom* gt = &w->geoms[t];
             const dvi_material* mt = dvi_shape_material(w, T);
             const double c = mt->terrain_stiffness, gam = mt->terrain_hysteresis;
-            const double mu = fmin(dvi_shape_material(w, S)->friction, mt->friction);
+            const double mu = dvi_pair_of(dvi_shape_material(w, S), mt).mu;
             for (int32_t i = 0; i < ds->sample_count; i++) {
                 const double* smp = d->samples + 4 * (size_t)(ds->sample_first + i);
                 double pw[3], pl[3], rel[3], nl[3], nw[3], z;

@@ -73,12 +73,11 @@ dvi_status dvi_dem_history_reserve(dvi_dem_history* h, int32_t n)
 {
     if (n < 0 || n > INT32_MAX / 4) return DVI_ERR_NOMEM;
     if (n > h->cap) {
-        int32_t c = h->cap > 0 ? h->cap : 64;
-        while (c < n) c *= 2;
-        dvi_dem_entry* p = dvi_mem_realloc(&h->alloc, h->entries, (size_t)c * sizeof *p);
-        if (!p) return DVI_ERR_NOMEM;
+        size_t c = (size_t)h->cap;
+        void* p = h->entries;
+        if (!dvi_mem_grow(&h->alloc, &p, &c, (size_t)n, sizeof *h->entries, 64)) return DVI_ERR_NOMEM;
         h->entries = p;
-        h->cap = c;
+        h->cap = (int32_t)c;
     }
     int32_t need = 16;
     while (need < 2 * n) need *= 2;

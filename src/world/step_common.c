@@ -27,14 +27,7 @@ double dvi_step_clock(void)
 
 bool dvi_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
 {
-    if (n <= *cap && *p) return true;
-    size_t c = *cap > 0 ? *cap : 64;
-    while (c < n) c *= 2;
-    void* q = dvi_mem_realloc(a, *p, c * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
+    return dvi_mem_grow(a, p, cap, n, elem, 64);
 }
 
 bool dvi_step_reserve_frames(dvi_world* w, int32_t n)

@@ -31,6 +31,7 @@
  * (look-ups only, never iterated, so nothing depends on the table's order).
  */
 #include "world_internal.h"
+#include "material_pair.h"
 #include "registry.h"
 
 #include "math3.h"
@@ -203,11 +204,12 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     rec->distance = pt->distance;
     const dvi_material* ma = dvi_shape_material(w, sa);
     const dvi_material* mb = dvi_shape_material(w, sb);
-    double mu = fmin(ma->friction, mb->friction);
-    double mu_roll = fmin(ma->rolling_friction, mb->rolling_friction);
-    double mu_spin = fmin(ma->spinning_friction, mb->spinning_friction);
-    double e = fmax(ma->restitution, mb->restitution);
-    double comp = ma->compliance + mb->compliance;
+    const dvi_material_pair mp = dvi_pair_of(ma, mb);
+    double mu = mp.mu;
+    double mu_roll = mp.mu_roll;
+    double mu_spin = mp.mu_spin;
+    double e = mp.restitution;
+    double comp = mp.compliance;
     bool rolling = rec->nrows == 6;
     int32_t row = rec->row;
     const double* dirs[6] = {normal, t1, t2, normal, t1, t2};
@@ -324,8 +326,8 @@ static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
     for (int32_t c = 0; c < npts; c++) {
         const dvi_material* ma = dvi_shape_material(w, &w->shapes[pts[c].geom_a]);
         const dvi_material* mb = dvi_shape_material(w, &w->shapes[pts[c].geom_b]);
-        bool rolling = fmin(ma->rolling_friction, mb->rolling_friction) > 0.0 ||
-                       fmin(ma->spinning_friction, mb->spinning_friction) > 0.0;
+        const dvi_material_pair mp = dvi_pair_of(ma, mb);
+        bool rolling = mp.mu_roll > 0.0 || mp.mu_spin > 0.0;
         w->contacts[c].nrows = rolling ? 6 : 3;
     }
     int32_t nrows = joint_rows, nblocks = joint_rows + npts;

@@ -491,22 +491,7 @@ static dvi_status damaged(dvi_world* w, const char* what, long long index, const
     return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (%s)", what);
 }
 
-/* Grows a buffer of the world to hold n elements (contents kept). */
-static bool reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
-{
-    if (n <= *cap && *p) return true;
-    size_t c = *cap > 0 ? *cap : 64;
-    while (c < n) {
-        if (c > SIZE_MAX / 2 / elem) return false;
-        c *= 2;
-    }
-    void* q = dvi_mem_realloc(a, *p, c * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
-#define RESERVE(w, field, n) reserve(&(w)->alloc, (void**)&(w)->field, &(w)->field##_cap, (size_t)(n), sizeof *(w)->field)
+#define RESERVE(w, field, n) DVI_RESERVE(w, field, n)
 
 /* Reads the state part of the payload. With apply false it only validates
  * (and returns the counts), building the DEM contact history in

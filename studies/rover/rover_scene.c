@@ -174,7 +174,7 @@ typedef struct spec {
     double speed;    /* rad/s (0: no motors) */
     double duration; /* s; 0: computed for the crossing (rigid) */
     int grousers;    /* per wheel; 0: --grousers */
-    bool coulomb;    /* statics: Coulomb's law (formulation.friction), Lemke's Coulomb LCP */
+    bool coulomb;    /* statics: Coulomb's law (formulation.friction_law), Lemke's Coulomb LCP */
 } spec;
 
 static const spec SPECS[] = {
@@ -647,7 +647,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     switch (sp->kind) {
     case STATICS:
         if (sp->coulomb)
-            fprintf(f, "  \"description\": \"rover_statics_%s.json under Coulomb's law (formulation.friction "
+            fprintf(f, "  \"description\": \"rover_statics_%s.json under Coulomb's law (formulation.friction_law "
                        "\\\"coulomb\\\", Lemke's Coulomb LCP): at rest every contact sticks, where the two laws "
                        "agree; the lateral wheel forces (probe wheel_forces) are internal forces of the rigid rover "
                        "and sum to zero under both (written by studies/rover/rover_scene.c from "
@@ -966,7 +966,7 @@ static int write_scene(const cJSON* root, const spec* sp, int grousers, const ch
     case STATICS:
         fprintf(f, "  \"formulation\": {\n    \"method\": \"dvi\",\n    \"dt\": 0.002,\n    \"solver\": \"lemke\",\n");
         if (sp->coulomb)
-            fprintf(f, "    \"friction\": \"coulomb\",\n    \"lemke\": {\"coulomb\": true, \"orient\": true},\n");
+            fprintf(f, "    \"friction_law\": \"coulomb\",\n    \"lemke\": {\"coulomb\": true, \"orient\": true},\n");
         fprintf(f, "    \"collision_envelope\": ");
         rover_write_number(f, d.envelope);
         fprintf(f, "\n  },\n  \"duration\": ");
