@@ -846,6 +846,48 @@ static void test_probe_interval(void** state)
     dvi_scene_errors_free(&e);
 }
 
+/* A probe's `every` counts the scene's own steps: with --dt it samples at
+ * the same times (every × the scene's dt). The sliding box's probe every 10
+ * steps of 1 ms, run by DEM at 0.1 ms: 31 rows at t = 0.01 k over 0.3 s, as
+ * at the scene's own step; without --dt it is still a count of steps. */
+static void test_probe_every_at_another_step(void** state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"formulation\": {\"dt\": 0.001, \"dem\": {\"normal_model\": \"hertz\"}},\n"
+        " \"duration\": 0.3,\n"
+        " \"materials\": {\"default\": {\"friction\": 0.4, \"restitution\": 0.5, \"young_modulus\": 1e7}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "   {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.1], \"velocity\": [2, 0, 0],\n"
+        "    \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.1, 0.1, 0.1]}]}],\n"
+        " \"probes\": [{\"name\": \"box\", \"what\": \"position\", \"body\": \"box\", \"every\": 10}]}";
+    for (int other = 0; other < 2; other++) {
+        dvi_scene* s = parse_ok(text);
+        dvi_scene_overrides o;
+        memset(&o, 0, sizeof o);
+        o.method = other ? "dem" : NULL;
+        o.dt = other ? 1e-4 : 0.0;
+        assert_int_equal(dvi_scene_apply_overrides(s, &o, NULL), DVI_OK);
+        dvi_model* m = build_ok(s);
+        dvi_probe_info info;
+        assert_int_equal(dvi_model_probe_info(m, 0, &info), DVI_OK);
+        assert_true(info.interval == (other ? 10 * 1e-3 : 0.0));
+        const int64_t steps = other ? 3000 : 300;
+        int n = 0;
+        for (int64_t i = 0; i <= steps; i++) {
+            if (i > 0) step_n(m, 1);
+            if (!dvi_model_probe_due(m, 0)) continue;
+            double row[4];
+            sample(m, "box", row);
+            assert_near(row[0], 0.01 * n, 1e-12);
+            n++;
+        }
+        assert_int_equal(n, 31);
+        dvi_model_destroy(m);
+        dvi_scene_destroy(s);
+    }
+}
+
 static void test_sliding_box(void** state)
 {
     (void)state;
@@ -2931,6 +2973,7 @@ int main(void)
         cmocka_unit_test(test_probe_kinds),
         cmocka_unit_test(test_probe_average),
         cmocka_unit_test(test_probe_interval),
+        cmocka_unit_test(test_probe_every_at_another_step),
         cmocka_unit_test(test_dem_stable_step),
         cmocka_unit_test(test_scene_filters),
         cmocka_unit_test(test_default_envelope),

@@ -420,7 +420,19 @@ dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o,
         c.nomem = true;
         return finish(&c, DVI_ERR_NOMEM, errors);
     }
-    if (o->dt > 0.0) s->dt = o->dt;
+    if (o->dt > 0.0 && o->dt != s->dt) {
+        /* A probe's `every` counts the scene's own steps: at another step it
+         * samples at the same times (every × the scene's dt), so that runs of
+         * one scene at different steps (DVI and DEM) record the same rows. */
+        for (int32_t i = 0; i < s->probe_count; i++) {
+            sc_probe* p = &s->probes[i];
+            const double interval = p->every * s->dt;
+            if (p->interval > 0.0 || p->every <= 0 || interval / o->dt > 2147483647.0) continue;
+            p->interval = interval;
+            p->every = 1;
+        }
+        s->dt = o->dt;
+    }
     s->joint_solve = js;
     if (o->duration > 0.0) s->duration = o->duration;
     if (solver) {
