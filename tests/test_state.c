@@ -499,9 +499,18 @@ static void test_corrupted_blobs(void** state)
     bad[8] = 1; /* the format before the DEM section */
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
     assert_non_null(strstr(dvi_world_last_error(w), "version 1 not supported"));
-    bad[8] = 3;
+    bad[8] = 4;
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);
-    assert_non_null(strstr(dvi_world_last_error(w), "version 3 not supported"));
+    assert_non_null(strstr(dvi_world_last_error(w), "version 4 not supported"));
+    /* version 2 (no force elements' section: the last 4 bytes, a count of
+     * 0) is still read by a world without force elements */
+    memcpy(bad, blob, size);
+    assert_int_equal(bad[size - 4] | bad[size - 3] | bad[size - 2] | bad[size - 1], 0);
+    bad[8] = 2;
+    uint64_t payload2 = (uint64_t)(size - 4 - 64);
+    for (int k = 0; k < 8; k++) bad[24 + k] = (unsigned char)(payload2 >> (8 * k));
+    reseal(bad, size - 4);
+    assert_int_equal(dvi_world_load_state(w, bad, size - 4), DVI_OK);
     memcpy(bad, blob, size);
     bad[size - 1] ^= 0x10;
     assert_int_equal(dvi_world_load_state(w, bad, size), DVI_ERR_PARSE);

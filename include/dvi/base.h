@@ -79,6 +79,15 @@ DVI_API dvi_status dvi_error_status(void);
 /// Empties the calling thread's message (dvi_error_message() returns "").
 DVI_API void dvi_error_clear(void);
 
+/// Sets the calling thread's message (printf format) and returns st: for
+/// code that runs inside the library's calls, e.g. a force element's apply
+/// (<dvi/world.h>), so that the failing call reports its own reason.
+DVI_API dvi_status dvi_error_report(dvi_status st, const char* fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /// A short, constant, English description of a status code.
 DVI_API const char* dvi_status_string(dvi_status s);
 

@@ -225,6 +225,57 @@ DVI_API dvi_status dvi_body_set_applied_force(dvi_world* world, dvi_body_id body
 DVI_API dvi_status dvi_body_get_contact_force(const dvi_world* world, dvi_body_id body, double force[3],
                                               double torque[3]);
 
+/* ---- force elements ----------------------------------------------------- */
+
+/// A force element: a model that adds forces and torques to bodies at the
+/// start of every step, in both methods — soil and wheel–terrain models,
+/// aerodynamic loads, user springs. The forces are explicit: computed from
+/// the state at the start of the step (after the caller's changes) and held
+/// through it, like an applied force. An element may keep its own state
+/// (a soil's deformation); it is then part of the world's saved state
+/// through `state_size`/`save`/`load`.
+///
+/// Elements run in the order they were added. A step that fails after the
+/// elements ran keeps the elements' state changes (a DEM step that fails
+/// restores the bodies, not the elements).
+typedef struct dvi_force_element_class {
+    const char* name; ///< identifies the element's kind in messages and saved states (≤ 63 bytes)
+    /// Adds this step's forces with dvi_body_add_step_force. h: the step
+    /// length. A status other than DVI_OK fails the step with it (the
+    /// element sets the message, e.g. with dvi_error_set of <dvi/base.h>).
+    dvi_status (*apply)(void* self, dvi_world* world, double h);
+    /// Bytes of the element's state; NULL (or 0): stateless.
+    size_t (*state_size)(const void* self);
+    /// Writes exactly state_size bytes (portable: little-endian, raw IEEE doubles).
+    void (*save)(const void* self, void* out);
+    /// Reads a state written by save of an element built the same way;
+    /// DVI_ERR_PARSE (with a message) for one it cannot take. It must not
+    /// change the element when it fails.
+    dvi_status (*load)(void* self, const void* data, size_t size);
+    /// Releases `self` when the world is destroyed; NULL: the caller owns it.
+    void (*destroy)(void* self);
+} dvi_force_element_class;
+
+/// Adds an element (the class is borrowed and must outlive the world).
+/// `index` (may be NULL) receives its position among the world's elements.
+/// DVI_ERR_INVALID_ARG: NULL world or class, no apply, a name missing or
+/// longer than 63 bytes, or state_size without save and load.
+DVI_API dvi_status dvi_world_add_force_element(dvi_world* world, const dvi_force_element_class* cls, void* self,
+                                               int32_t* index);
+/// Number of force elements, and element i's class and `self` (NULL for a
+/// bad index).
+DVI_API int32_t dvi_world_force_element_count(const dvi_world* world);
+DVI_API void* dvi_world_force_element(const dvi_world* world, int32_t i, const dvi_force_element_class** cls);
+/// During a force element's apply: adds a force (N) at the centre of mass and
+/// a torque (N·m), world frame, to this step only. Either may be NULL.
+/// Fixed bodies take it and ignore it. Not finite: DVI_ERR_INVALID_ARG.
+DVI_API dvi_status dvi_body_add_step_force(dvi_world* world, dvi_body_id body, const double force[3],
+                                           const double torque[3]);
+/// The force elements' force and torque on the body in the last step
+/// (zero when it had none).
+DVI_API dvi_status dvi_body_get_step_force(const dvi_world* world, dvi_body_id body, double force[3],
+                                           double torque[3]);
+
 /* ---- shapes ------------------------------------------------------------ */
 
 /* dvi_shape_type: <dvi/shape.h> */

@@ -37,6 +37,15 @@ dvi_status dvi_error_setf(dvi_status st, const char* fmt, ...)
     return st;
 }
 
+dvi_status dvi_error_report(dvi_status st, const char* fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    dvi_error_vreport(NULL, 0, st, NULL, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
 dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
                              va_list ap)
 {

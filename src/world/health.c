@@ -237,6 +237,7 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
         double P = 0.0, kb;
         if (b->type == DVI_BODY_DYNAMIC) {
             P = v3_dot(b->force, b->v) + v3_dot(b->torque, b->w);
+            if (w->element_count) P += v3_dot(b->step_force, b->v) + v3_dot(b->step_torque, b->w);
             e += body_energy(b, w->def.gravity, &kb);
         } else {
             P = -(v3_dot(b->contact_force, b->v) + v3_dot(b->contact_torque, b->w));

@@ -165,14 +165,24 @@ dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, i
         q_to_m3(R, b->q);
         m3_rotate_tensor(Iw, R, b->inertia);
         m3_rotate_tensor(Iinv, R, b->inv_inertia);
+        /* applied forces, and the force elements' of this step (added only
+         * when the world has elements: without them the bits are those of
+         * the applied force alone) */
+        double fa[3], ta[3];
+        v3_copy(fa, b->force);
+        v3_copy(ta, b->torque);
+        if (w->element_count) {
+            v3_add(fa, fa, b->step_force);
+            v3_add(ta, ta, b->step_torque);
+        }
         if (acc) { /* the DEM step's contact forces and torques on the body */
             const double* a = acc + 6 * (size_t)i;
             for (int k = 0; k < 3; k++)
-                vf[k] += h * (b->inv_mass * (b->force[k] + a[k]) + b->gravity_scale * w->def.gravity[k]);
-            v3_add(tq, b->torque, a + 3);
+                vf[k] += h * (b->inv_mass * (fa[k] + a[k]) + b->gravity_scale * w->def.gravity[k]);
+            v3_add(tq, ta, a + 3);
         } else {
-            for (int k = 0; k < 3; k++) vf[k] += h * (b->inv_mass * b->force[k] + b->gravity_scale * w->def.gravity[k]);
-            v3_copy(tq, b->torque);
+            for (int k = 0; k < 3; k++) vf[k] += h * (b->inv_mass * fa[k] + b->gravity_scale * w->def.gravity[k]);
+            v3_copy(tq, ta);
         }
         m3_mulv(L, Iw, b->w);
         v3_axpy(L, h, tq);

@@ -23,6 +23,7 @@ typedef struct dvi_body {
     double force[3], torque[3];        /* applied, world frame */
     double gravity_scale;
     double contact_force[3], contact_torque[3]; /* last step */
+    double step_force[3], step_torque[3];       /* the force elements' in the last (or current) step */
     /* shape summary (dvi_body_get_info), kept by dvi_body_note_shape */
     int32_t shape_count;
     dvi_shape_type first_shape;        /* 0 while the body has no shape */
@@ -264,6 +265,9 @@ struct dvi_world {
     struct dvi_joint_factor* jf; /* the direct joint solver's state (joint_direct.c); NULL until used */
 
     struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
+
+    /* force elements (force_element.c), applied at the start of every step */
+    struct dvi_force_element_rec* elements; int32_t element_count, element_cap;
 };
 
 /* The material of shape s. */
@@ -305,6 +309,19 @@ int dvi_world_threads(const dvi_world* w);
 /* Updates body b's shape summary and shape list for the shape w->shapes[si]
  * just attached to it (world_query.c). */
 void dvi_body_note_shape(dvi_world* w, int32_t b, int32_t si);
+
+/* ---- force elements (force_element.c) ---------------------------------------------------- */
+
+typedef struct dvi_force_element_rec {
+    const dvi_force_element_class* cls;
+    void* self;
+} dvi_force_element_rec;
+
+/* Zeroes every body's step force, then runs the elements' apply in order;
+ * a failure names the element on the world's message. */
+dvi_status dvi_force_elements_apply(dvi_world* w, double h);
+/* Destroys the elements that own themselves and frees the list. */
+void dvi_force_elements_free(dvi_world* w);
 
 /* ---- the steps: dvi_world_step (step.c) runs one of them --------------------------------- */
 

@@ -34,9 +34,12 @@
  * uses the same solver continues bit-identically; dvi_world_set_solver may
  * change it on purpose).
  *
- * Format (version 2; version 1 had neither the DEM section, nor the DEM
- * stats, nor the method, DEM settings and DEM material fields in the
- * hashes). Every integer is little-endian, every double its raw
+ *   - the force elements' own state (dvi_force_element_class.save), each
+ *     under its class name.
+ * Format (version 3; version 2 had no force elements' section and is read
+ * by a world without force elements; version 1 had neither the DEM
+ * section, nor the DEM stats, nor the method, DEM settings and DEM
+ * material fields in the hashes). Every integer is little-endian, every double its raw
  * IEEE-754 binary64 bits in little-endian order (exact, portable).
  *   header, 64 bytes:
  *      0  magic "DVISTATE"          8 bytes
@@ -61,7 +64,9 @@
  *       entries (i32 shape_a, i32 shape_b, u32 feature, 3 f64 u, 3 f64 θ);
  *       u32 contact count and the records (DVI: row ≥ 0, nrows 3 or 6; DEM:
  *       row −1, nrows 0); u32 warm-point count and the points; u64 slot
- *       count and the slots (empty slots written as −1, −1, −1).
+ *       count and the slots (empty slots written as −1, −1, −1); u32
+ *       force element count and per element u32 name length, the name,
+ *       u64 state size and the state.
  * Loading checks, before touching the world: size, magic, version, byte
  * order, header fields, checksum, counts and hashes of the structure, then
  * every index and count in the payload (a blob with a valid checksum but
@@ -83,7 +88,8 @@ _Static_assert(sizeof(double) == 8 && sizeof(uint64_t) == 8, "the state format s
 _Static_assert(DVI_JOINT_MAX_ROWS == 7, "state format 2 stores 7 rows per joint: bump STATE_VERSION");
 
 #define STATE_MAGIC "DVISTATE"
-#define STATE_VERSION 2u
+#define STATE_VERSION 3u
+#define STATE_VERSION_OLDEST 2u /* without the force elements' section */
 #define STATE_BOM 0x01020304u
 #define HEADER_SIZE 64u
 #define CHECKSUM_AT 56u
@@ -370,6 +376,18 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_i32(b, used ? s2->shape_b : -1);
         put_i32(b, used ? s2->first : -1);
     }
+    put_u32(b, (uint32_t)w->element_count);
+    for (int32_t e = 0; e < w->element_count; e++) {
+        const dvi_force_element_rec* el = &w->elements[e];
+        size_t len = strlen(el->cls->name);
+        size_t n = el->cls->state_size ? el->cls->state_size(el->self) : 0;
+        put_u32(b, (uint32_t)len);
+        if (b->p) memcpy(b->p + b->pos, el->cls->name, len);
+        b->pos += len;
+        put_u64(b, (uint64_t)n);
+        if (b->p && n) el->cls->save(el->self, b->p + b->pos);
+        b->pos += n;
+    }
 }
 
 dvi_status dvi_world_save_state(const dvi_world* w, void** data, size_t* size)
@@ -505,7 +523,79 @@ typedef struct state_counts {
     uint64_t slots;
     uint64_t dem_steps;
     dvi_dem_history history; /* owned until applied */
+    uint32_t version;
+    size_t elements_at; /* the force elements' section in the payload (version 3) */
 } state_counts;
+
+static dvi_status structure_differs(dvi_world* w, const char* what, uint32_t saved, int32_t here);
+
+/* The force elements' section: the same elements, by name and in order,
+ * each state of the size its element writes now; the states are loaded
+ * by load_elements once the whole blob is known to be valid. */
+static dvi_status read_elements(dvi_world* w, rbuf* r, state_counts* counts)
+{
+    if (counts->version == 2) {
+        if (w->element_count > 0)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "state: structure differs from this world (the state has no force elements, "
+                                   "this world has %d)",
+                                   (int)w->element_count);
+        return DVI_OK;
+    }
+    counts->elements_at = r->pos;
+    uint32_t ne = get_u32(r);
+    if (r->bad) return damaged(w, "payload too short for the force elements", -1, NULL);
+    if (ne != (uint32_t)w->element_count) return structure_differs(w, "force elements", ne, w->element_count);
+    for (uint32_t e = 0; e < ne; e++) {
+        const dvi_force_element_rec* el = &w->elements[e];
+        uint32_t len = get_u32(r);
+        if (r->bad || !need(r, len)) return damaged(w, "force elements", (long long)e, "name");
+        const char* name = el->cls->name;
+        if (len != strlen(name) || memcmp(r->p + r->pos, name, len) != 0)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "state: structure differs from this world (force element %u is '%.*s' in the "
+                                   "state, '%s' here)",
+                                   (unsigned)e, (int)(len < 64 ? len : 64), (const char*)(r->p + r->pos), name);
+        r->pos += len;
+        uint64_t n = get_u64(r);
+        if (r->bad || n > r->n - r->pos) return damaged(w, "force elements", (long long)e, "state size");
+        size_t here = el->cls->state_size ? el->cls->state_size(el->self) : 0;
+        if (n != here)
+            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                                   "state: structure differs from this world (force element %u '%s': %llu bytes of "
+                                   "state in the state, %zu here)",
+                                   (unsigned)e, name, (unsigned long long)n, here);
+        r->pos += (size_t)n;
+    }
+    return DVI_OK;
+}
+
+/* Loads each element's state from the section read_elements validated;
+ * called before the world's own state is applied, so that a refusal leaves
+ * the world's bodies as they were. */
+static dvi_status load_elements(dvi_world* w, const rbuf* payload, const state_counts* counts)
+{
+    if (counts->version == 2 || w->element_count == 0) return DVI_OK;
+    rbuf r = {payload->p, payload->n, counts->elements_at, false};
+    (void)get_u32(&r);
+    for (int32_t e = 0; e < w->element_count; e++) {
+        const dvi_force_element_rec* el = &w->elements[e];
+        uint32_t len = get_u32(&r);
+        r.pos += len;
+        size_t n = (size_t)get_u64(&r);
+        if (el->cls->state_size) {
+            dvi_error_clear();
+            dvi_status st = el->cls->load(el->self, r.p + r.pos, n);
+            if (st != DVI_OK) {
+                const char* why = dvi_error_message();
+                return dvi_world_error(w, st < 0 ? st : DVI_ERR_PARSE, "state: force element %d (%s): %s", (int)e,
+                                       el->cls->name, why && why[0] ? why : dvi_status_string(st));
+            }
+        }
+        r.pos += n;
+    }
+    return DVI_OK;
+}
 
 static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* counts)
 {
@@ -673,7 +763,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
      * one empty slot, since a look-up probes until it meets one */
     if (nslot != 0 && (nslot < 16 || (nslot & (nslot - 1)) != 0 || nslot > ((uint64_t)1 << 40)))
         return damaged(w, "warm-start table size is not a power of two >= 16", -1, NULL);
-    if (r->n - r->pos != nslot * SLOT_BYTES)
+    if (r->n - r->pos < nslot * SLOT_BYTES || (counts->version == 2 && r->n - r->pos != nslot * SLOT_BYTES))
         return damaged(w, "payload size does not match its contents", -1, NULL);
     uint64_t empty = 0;
     for (uint64_t k = 0; k < nslot; k++) {
@@ -692,6 +782,8 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         if (apply) w->slots[k] = s;
     }
     if (nslot != 0 && empty == 0) return damaged(w, "warm-start table has no empty slot", -1, NULL);
+    dvi_status est = read_elements(w, r, counts);
+    if (est != DVI_OK) return est;
     if (r->bad || r->pos != r->n) return damaged(w, "payload size does not match its contents", -1, NULL);
     if (apply) {
         w->contact_count = (int32_t)nc;
@@ -747,9 +839,10 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     if (memcmp(p, STATE_MAGIC, 8) != 0)
         return dvi_world_error(w, DVI_ERR_PARSE, "state: not a world state (magic \"DVISTATE\" missing)");
     uint32_t version = rd_u32_at(p, 8);
-    if (version != STATE_VERSION)
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: format version %u not supported (this library reads %u)",
-                               version, STATE_VERSION);
+    if (version < STATE_VERSION_OLDEST || version > STATE_VERSION)
+        return dvi_world_error(w, DVI_ERR_PARSE,
+                               "state: format version %u not supported (this library reads %u to %u)", version,
+                               STATE_VERSION_OLDEST, STATE_VERSION);
     uint32_t bom = rd_u32_at(p, 12);
     if (bom == 0x04030201u)
         return dvi_world_error(w, DVI_ERR_PARSE, "state: written with the opposite byte order");
@@ -809,6 +902,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     state_counts counts;
     memset(&counts, 0, sizeof counts);
     dvi_dem_history_init(&counts.history, &w->alloc);
+    counts.version = version;
     dvi_status st = read_state(w, &r, false, &counts);
     if (st == DVI_OK && time) {
         uint64_t bits = rd_u64_at(r.p, state_at);
@@ -824,6 +918,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
          (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)) ||
          ((counts.dem_steps > 0 || counts.history.count > 0) && !dvi_dem_get(w))))
         st = dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+    if (st == DVI_OK) st = load_elements(w, &r, &counts);
     if (st == DVI_OK) {
         r.pos = state_at;
         r.bad = false;
