@@ -43,14 +43,16 @@ LAYERS = {
     "ccp": {"base", "ccp"},
     "collision": {"base", "collision"},
     "world": {"base", "ccp", "collision", "world"},
-    "output": {"base", "ccp", "collision", "world", "output"},
-    "io": {"base", "ccp", "collision", "world", "output", "io"},
+    "terrain": {"base", "ccp", "collision", "world", "terrain"},
+    "output": {"base", "ccp", "collision", "world", "terrain", "output"},
+    "io": {"base", "ccp", "collision", "world", "terrain", "output", "io"},
 }
 PUBLIC = {  # include/dvi/NAME -> layer
     "base.h": "base",
     "ccp.h": "ccp",
     "shape.h": "collision",
     "world.h": "world",
+    "terrain.h": "terrain",
     "io.h": "io",
     "scene.h": "io",
     "output.h": "output",
@@ -263,7 +265,7 @@ def circle_problems(found, known, with_calls):
     return problems
 
 
-ORDER = ["base", "ccp", "collision", "world", "output", "io"]
+ORDER = ["base", "ccp", "collision", "world", "terrain", "output", "io"]
 
 
 def graph_table(edges):

@@ -187,6 +187,7 @@ void dvi_scene_destroy(dvi_scene* s)
     free(s->generators);
     free(s->joints);
     free(s->probes);
+    sc_free_terrain(s);
     free(s);
 }
 

@@ -188,6 +188,19 @@ typedef struct sc_probe {
     int32_t with_count;   /* 0: every contact */
 } sc_probe;
 
+/* A terrain model of the scene: its kind (scene_parse.h) and definition. */
+typedef struct sc_terrain {
+    const struct sc_terrain_kind* kind;
+    void* def;
+} sc_terrain;
+
+/* Frees the scene's terrain models (scene_terrain.c). */
+void sc_free_terrain(dvi_scene* s);
+/* Creates the scene's terrain models in w (scene_model.c calls it once the
+ * bodies and joints exist); the reason in msg on failure. */
+dvi_status sc_build_terrain(const dvi_scene* s, dvi_world* w, const dvi_body_id* bodies, int64_t body_count,
+                            char* msg, size_t msg_size);
+
 struct dvi_scene {
     char* name;
     char* method;
@@ -213,6 +226,8 @@ struct dvi_scene {
     int32_t joint_count;
     sc_probe* probes;
     int32_t probe_count;
+    struct sc_terrain* terrains; /* the "terrain" array (scene_terrain.c) */
+    int32_t terrain_count;
     out_sbuf warnings; /* "path: message\n" lines (sc_warnf) */
 };
 

@@ -630,6 +630,9 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",
                         dvi_world_last_error(m->world));
     }
+    /* terrain models (scene_terrain.c): force elements on the bodies */
+    st = sc_build_terrain(s, m->world, m->bodies, m->body_count, msg, msg_size);
+    if (st != DVI_OK) return st;
     /* probes */
     for (int32_t i = 0; i < s->probe_count; i++) {
         m->probe_count = i + 1;

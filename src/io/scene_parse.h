@@ -110,6 +110,32 @@ const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const ch
 
 /* ---- the sections of a scene (scene_schema.c) ---- */
 
+/* A body name at path: its index (explicit bodies, then generated ones),
+ * or −1 (reported unless the bodies themselves were unreadable). */
+int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path);
+
+/* ---- terrain models (scene_terrain.c): the scene's "terrain" array ---- */
+
+/* One kind of terrain model: a row of the table in scene_terrain.c, its
+ * functions in a file of its own (scene_terrain_<name>.c). */
+typedef struct sc_terrain_kind {
+    const char* name;         /* the entry's "model" */
+    const char* const* keys;  /* its keys besides "model" (NULL-terminated) */
+    /* Reads entry v (an object whose keys were checked) at path into a new
+     * definition (malloc'd), or NULL after reporting errors (or with
+     * c->nomem set). */
+    void* (*parse)(ctx* c, const cJSON* v, const char* path);
+    /* Creates the model in a world built from the scene: bodies[i] is the
+     * scene's body i (explicit bodies, then generated ones). On failure,
+     * the reason in msg. */
+    dvi_status (*build)(const void* def, dvi_world* w, const dvi_body_id* bodies, int64_t body_count, char* msg,
+                        size_t msg_size);
+    void (*free)(void* def);
+} sc_terrain_kind;
+
+/* Reads root's "terrain" array into the scene (c->s->terrains). */
+void sc_parse_terrain(ctx* c, const cJSON* root);
+
 /* True when name is a built-in solver; list receives the names, quoted. */
 bool sc_known_solver(const char* name, char* list, size_t size);
 /* Reports a method other than "dvi" and "dem". */

@@ -231,7 +231,7 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
 }
 
 /* A body reference (string) → body index, or −1 (reported). */
-static int64_t body_ref(ctx* c, const cJSON* v, const char* path)
+int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path)
 {
     if (!cJSON_IsString(v)) {
         sc_errf(c, path, "must be a body name (got %s)", sc_type_name(v));
@@ -857,7 +857,7 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     int64_t a = -1, b = -1;
     bool a_ok = true;
     if (ja && !cJSON_IsNull(ja) && !(cJSON_IsString(ja) && strcmp(ja->valuestring, "world") == 0)) {
-        a = body_ref(c, ja, sc_path_key(p, path, "body_a"));
+        a = sc_body_ref(c, ja, sc_path_key(p, path, "body_a"));
         a_ok = a >= 0;
     }
     const cJSON* jb = sc_member(v, "body_b");
@@ -867,7 +867,7 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     else if (cJSON_IsString(jb) && strcmp(jb->valuestring, "world") == 0)
         sc_errf(c, p, "must be a body (\"world\" can only be body_a)");
     else
-        b = body_ref(c, jb, p);
+        b = sc_body_ref(c, jb, p);
     j->a = (int32_t)a;
     j->b = (int32_t)b;
     if (a >= 0 && a == b)
@@ -1315,7 +1315,7 @@ static void parse_targets(ctx* c, const cJSON* v, const char* path, sc_probe* pr
             else if ((t = sc_map_get(&c->joint_map, it->valuestring)) < 0)
                 sc_errf(c, pe, "no joint named %s", sc_quote(q, sizeof q, it->valuestring));
         } else {
-            t = body_ref(c, it, pe);
+            t = sc_body_ref(c, it, pe);
         }
         ok = ok && t >= 0;
         pr->targets[i] = (int32_t)t;
@@ -1595,7 +1595,7 @@ static void parse_probe(ctx* c, const cJSON* v, const char* path, sc_probe* pr, 
 
 static const char* const TOP_KEYS[] = {"$schema", "name",   "description", "units",    "gravity",  "materials",
                                        "bodies",  "generators", "joints",  "formulation", "duration", "probes",
-                                       "study",   NULL};
+                                       "study",   "terrain", NULL};
 
 void sc_parse_scene(ctx* c, const cJSON* root)
 {
@@ -1686,4 +1686,5 @@ void sc_parse_scene(ctx* c, const cJSON* root)
         parse_probe(c, it, sc_path_index(p, "probes", i), &s->probes[i], (int32_t)i);
         if (c->nomem) return;
     }
+    sc_parse_terrain(c, root);
 }
