@@ -102,35 +102,35 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
     return DVI_OK;
 }
 
-/* The angular free velocity of one body: x with
- *     I x + (h/2) x × (I x + L) = L,    L = I ω + h τ,
- * I the world inertia at the step's start. It is the gyroscopic term taken
- * implicitly, in the form that matches the pose update: the step turns the
- * body by the Cayley rotation of h ω₁ (q += h/2 ω₁ q, normalised), and with
- * that rotation the equation says I₁ ω₁ = L exactly. So a torque-free body
- * keeps its angular momentum to rounding, and its energy ½ ω₁·L never rises
- * (the nutation decays instead, at a rate that falls with h: docs/formulation.md).
- * The explicit term, ω += h I⁻¹ (τ − ω × I ω), gains energy on every
- * non-spherical spinning body. Newton's method from x = I⁻¹ L converges in
- * 0–3 iterations at the steps used here; spheres (x ∥ L) take none. */
+/* The angular free velocity of one body: the midpoint velocity x of the
+ * torque-free rotation over the step,
+ *     I x + (h/2) x × I x = L,    L = I ω + h τ,
+ * I the world inertia at the step's start. The step turns the body by the
+ * Cayley rotation of h x (q += h/2 x q, normalised): this is the midpoint
+ * Lie–Poisson update of the free rigid body (the implicit midpoint rule on
+ * Euler's equations in the body frame, Π⁺ − Π = h Π_m × I_b⁻¹ Π_m with
+ * Π_m = (Π + Π⁺)/2), which keeps both the angular momentum L and the energy
+ * ½ Π·I_b⁻¹Π of a torque-free body to rounding, at second order in h. The
+ * velocity at the step's end is I⁺⁻¹ L⁺ (dvi_step_end_angular_velocity).
+ * Newton's method from x = I⁻¹ L converges in 0–3 iterations at the steps
+ * used here; spheres (x ∥ L) take none. */
 static void free_angular_velocity(double* x, const double* I, const double* Iinv, const double* L, double h)
 {
     m3_mulv(x, Iinv, L);
     const double tol = 1e-15 * v3_norm(L);
     for (int it = 0; it < 12; it++) {
-        double Ix[3], s[3], F[3];
+        double Ix[3], F[3];
         m3_mulv(Ix, I, x);
-        v3_add(s, Ix, L);
-        v3_cross(F, x, s);
+        v3_cross(F, x, Ix);
         for (int k = 0; k < 3; k++) F[k] = Ix[k] + 0.5 * h * F[k] - L[k];
         if (!(v3_norm(F) > tol)) return;
-        /* J = I + (h/2) (x̂ I − ŝ): column c is I e_c + (h/2) (x × I e_c − s × e_c) */
+        /* J = I + (h/2) (x̂ I − (I x)^): column c is I e_c + (h/2) (x × I e_c − I x × e_c) */
         double J[9];
         for (int c = 0; c < 3; c++) {
             double ic[3] = {I[c], I[3 + c], I[6 + c]}, e[3] = {0, 0, 0}, a[3], b[3];
             e[c] = 1.0;
             v3_cross(a, x, ic);
-            v3_cross(b, s, e);
+            v3_cross(b, Ix, e);
             for (int r = 0; r < 3; r++) J[3 * r + c] = ic[r] + 0.5 * h * (a[r] - b[r]);
         }
         /* dx = −J⁻¹ F by the adjugate */
@@ -142,6 +142,30 @@ static void free_angular_velocity(double* x, const double* I, const double* Iinv
         if (!(fabs(det) > 0.0)) return;
         for (int k = 0; k < 3; k++) x[k] -= (c0[k] * F[0] + c1[k] * F[1] + c2[k] * F[2]) / det;
     }
+}
+
+bool dvi_body_isotropic(const dvi_body* b)
+{
+    const double* I = b->inertia;
+    return I[1] == 0.0 && I[2] == 0.0 && I[3] == 0.0 && I[5] == 0.0 && I[6] == 0.0 && I[7] == 0.0 && I[0] == I[4] &&
+           I[4] == I[8];
+}
+
+void dvi_step_end_angular_velocity(const dvi_body* b, const double q0[4], const double q1[4], const double w_mid[3],
+                                   const double w_step[3], double h, double out[3])
+{
+    /* L⁺ = L + I (ω_step − ω_mid), with L = I ω_mid + (h/2) ω_mid × I ω_mid
+     * (the free velocity's equation): the momentum after the impulses */
+    double R[9], I0[9], Iw[9], a[3], g[3], L[3];
+    q_to_m3(R, q0);
+    m3_rotate_tensor(I0, R, b->inertia);
+    m3_mulv(a, I0, w_mid);
+    v3_cross(g, w_mid, a);
+    m3_mulv(L, I0, w_step);
+    v3_axpy(L, 0.5 * h, g);
+    q_to_m3(R, q1);
+    m3_rotate_tensor(Iw, R, b->inv_inertia);
+    m3_mulv(out, Iw, L);
 }
 
 dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn_out)

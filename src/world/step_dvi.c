@@ -574,12 +574,19 @@ static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
             v3_copy(b->v, nv);
             v3_copy(b->w, nv + 3);
         }
-        /* positions */
+        /* positions: the Cayley rotation of h ω; a dynamic body that is not
+         * a sphere then takes its end angular velocity from its momentum */
         v3_axpy(b->x, h, b->v);
-        double wq[4] = {0.0, b->w[0], b->w[1], b->w[2]}, dq[4];
+        double wq[4] = {0.0, b->w[0], b->w[1], b->w[2]}, dq[4], q0[4];
+        memcpy(q0, b->q, sizeof q0);
         q_mul(dq, wq, b->q);
         for (int k = 0; k < 4; k++) b->q[k] += 0.5 * h * dq[k];
         q_normalize(b->q);
+        if (b->type == DVI_BODY_DYNAMIC && !dvi_body_isotropic(b)) {
+            double ws[3];
+            v3_copy(ws, b->w);
+            dvi_step_end_angular_velocity(b, q0, b->q, vf + 3, ws, h, b->w);
+        }
     }
     return DVI_OK;
 }

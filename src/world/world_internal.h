@@ -310,6 +310,18 @@ int dvi_world_threads(const dvi_world* w);
  * just attached to it (world_query.c). */
 void dvi_body_note_shape(dvi_world* w, int32_t b, int32_t si);
 
+/* ---- rotation (step_common.c) ---- */
+
+/* True when the body's inertia is a multiple of the identity (a sphere):
+ * its midpoint and end angular velocities coincide. */
+bool dvi_body_isotropic(const dvi_body* b);
+/* The angular velocity at the step's end of a dynamic body turned from q0
+ * to q1 by the Cayley rotation of h w_step, whose free (midpoint) angular
+ * velocity was w_mid: I(q1)⁻¹ L⁺, L⁺ its angular momentum after the step's
+ * impulses (docs/formulation.md). */
+void dvi_step_end_angular_velocity(const dvi_body* b, const double q0[4], const double q1[4], const double w_mid[3],
+                                   const double w_step[3], double h, double out[3]);
+
 /* ---- force elements (force_element.c) ---------------------------------------------------- */
 
 typedef struct dvi_force_element_rec {
