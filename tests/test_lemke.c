@@ -454,6 +454,9 @@ static dvi_solve_result solve_lemke(const dvi_ccp_problem* p, int32_t k, bool co
 {
     dvi_solver_settings s = dvi_default_solver_settings();
     assert_false(s.lemke.coulomb); /* the documented default */
+    assert_true(s.lemke.orient);   /* likewise; these tests check the geometry of the pyramid fixed to the
+                                    * contact's tangents (test_world checks the default turned one) */
+    s.lemke.orient = false;
     s.lemke.friction_directions = k;
     s.lemke.coulomb = coulomb;
     s.tolerance = 1e-12;
@@ -964,6 +967,7 @@ static void test_ccp_lcp_check_reported(void** state)
 static void solve_relaxed(const dvi_ccp_problem* p, int32_t k, double* gamma, dvi_solve_result* res)
 {
     dvi_solver_settings s = dvi_default_solver_settings();
+    s.lemke.orient = false; /* the pyramid fixed to the tangents, as solve_lemke */
     s.lemke.friction_directions = k;
     s.tolerance = 1e-12;
     dvi_ccp_work w;

@@ -181,12 +181,16 @@ static void test_lemke_box_pyramid(void** state)
     dvi_world_destroy(w);
 }
 
-/* Lemke's 4-sided pyramid, turned per contact (lemke.orient) along its
- * previous tangential impulse or against its tangential velocity, decides
- * stick and slip and the sliding direction right for any orientation. Fixed to the frame it held only μ/(|cos θ| + |sin θ|) off its
- * edges: a box that must stick on a 16° slope (tan 16° = 0.287 < μ = 0.3)
- * slid 1.2 m when the slope fell 30° off x, a box pushed at 0.894 μmg at
- * 26.6° slid 1.39 m, and boxes pushed at 2 μmg went off at 45°. */
+/* Lemke's 4-sided pyramid, turned per contact (lemke.orient, the default)
+ * along its previous tangential impulse or against its tangential velocity
+ * (to 0.5°), decides stick and slip and the sliding direction right for any
+ * orientation, at the default settings. Fixed to the frame it held only
+ * μ/(|cos θ| + |sin θ|) off its edges: a box that must stick on a 16° slope
+ * (tan 16° = 0.287 < μ = 0.3) slid 1.2 m when the slope fell 30° off x, a
+ * box pushed at 0.894 μmg at 26.6° slid 1.39 m, one pushed at 0.99 μmg at
+ * 30° slid, boxes pushed at 2 μmg went off at 45°, a box sliding down a 30°
+ * slope whose fall line is 30° off x accelerated 24.5 % too fast and
+ * drifted 11.9° sideways, and a sphere that must roll on it slid. */
 static dvi_body_id flat_box(dvi_world* w, double mu)
 {
     dvi_body_def bd = dvi_default_body_def();
@@ -204,87 +208,135 @@ static dvi_body_id flat_box(dvi_world* w, double mu)
     return b;
 }
 
-static dvi_world* make_lemke_oriented(void)
+/* Lemke with its default settings (a 4-sided pyramid, oriented), in one of
+ * its two modes. */
+static dvi_world* make_lemke_default(bool coulomb)
 {
-    dvi_world* w = make_world("lemke");
-    dvi_solver_settings s = dvi_default_solver_settings();
-    s.lemke.friction_directions = 4;
-    s.lemke.orient = true;
-    s.warm_start = true;
-    assert_int_equal(dvi_world_set_solver(w, "lemke", &s), DVI_OK);
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = "lemke";
+    wd.solver_settings.lemke.coulomb = coulomb;
+    if (coulomb) wd.friction_law = DVI_LAW_COULOMB;
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    assert_int_equal(wd.solver_settings.lemke.friction_directions, 4);
+    assert_true(wd.solver_settings.lemke.orient);
     return w;
+}
+
+/* A plane tilted by th whose fall line points ph − 90° off x (R_z(ph)
+ * R_x(th)), and a box (or a sphere) of size 0.1 resting on it; *down gets
+ * the unit fall line. */
+static dvi_body_id off_axis_slope(dvi_world* w, double th, double ph, double mu, bool sphere, double down[3])
+{
+    const double qz[4] = {cos(ph / 2), 0, 0, sin(ph / 2)}, qx[4] = {cos(th / 2), sin(th / 2), 0, 0};
+    double q[4] = {qz[0] * qx[0], qz[0] * qx[1], qz[3] * qx[1], qz[3] * qx[0]}; /* qz ⊗ qx */
+    dvi_shape_def sd = dvi_default_shape_def();
+    memcpy(sd.offset_orientation, q, sizeof q);
+    sd.material.friction = mu;
+    test_fixed_plane(w, &sd);
+    /* normal n = R_z(ph) (0, −sin th, cos th); fall line R_z(ph) (0, −cos th, −sin th) */
+    const double n[3] = {sin(ph) * sin(th), -cos(ph) * sin(th), cos(th)};
+    down[0] = sin(ph) * cos(th), down[1] = -cos(ph) * cos(th), down[2] = -sin(th);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = 1.0;
+    double I = sphere ? 0.4 * 0.01 : 4.0 * 0.01 / 6.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
+    for (int k = 0; k < 3; k++) bd.position[k] = 0.1 * n[k];
+    memcpy(bd.orientation, q, sizeof q);
+    dvi_body_id b;
+    assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
+    sd = dvi_default_shape_def();
+    sd.type = sphere ? DVI_SHAPE_SPHERE : DVI_SHAPE_BOX;
+    sd.radius = 0.1;
+    sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
+    sd.material.friction = mu;
+    dvi_shape_id s;
+    assert_int_equal(dvi_shape_create(w, b, &sd, &s), DVI_OK);
+    return b;
 }
 
 static void test_lemke_pyramid_turned(void** state)
 {
     (void)state;
-    const double mu = 0.3;
-    /* (a) the slope: normal R_z(60°) R_x(16°) e_z, downhill 30° off x */
-    {
-        dvi_world* w = make_lemke_oriented();
-        const double th = 16 * PI / 180, ph = 60 * PI / 180;
-        const double qz[4] = {cos(ph / 2), 0, 0, sin(ph / 2)}, qx[4] = {cos(th / 2), sin(th / 2), 0, 0};
-        double q[4] = {qz[0] * qx[0], qz[0] * qx[1], qz[3] * qx[1], qz[3] * qx[0]}; /* qz ⊗ qx */
-        dvi_shape_def sd = dvi_default_shape_def();
-        memcpy(sd.offset_orientation, q, sizeof q);
-        sd.material.friction = mu;
-        test_fixed_plane(w, &sd);
-        dvi_body_def bd;
-        dvi_shape_id s;
-        /* normal n = R_z(ph) (0, −sin th, cos th) */
-        const double n[3] = {sin(ph) * sin(th), -cos(ph) * sin(th), cos(th)};
-        bd = dvi_default_body_def();
-        bd.mass = 1.0;
-        bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 4.0 * 0.01 / 6.0;
-        for (int k = 0; k < 3; k++) bd.position[k] = 0.1 * n[k];
-        memcpy(bd.orientation, q, sizeof q);
-        dvi_body_id b;
-        assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
-        sd = dvi_default_shape_def();
-        sd.type = DVI_SHAPE_BOX;
-        sd.half_extents[0] = sd.half_extents[1] = sd.half_extents[2] = 0.1;
-        sd.material.friction = mu;
-        assert_int_equal(dvi_shape_create(w, b, &sd, &s), DVI_OK);
-        double x0[3], x[3];
-        run(w, 1e-3, 0.05);
-        dvi_body_get_position(w, b, x0);
-        run(w, 1e-3, 1.0);
-        dvi_body_get_position(w, b, x);
-        double d = sqrt((x[0] - x0[0]) * (x[0] - x0[0]) + (x[1] - x0[1]) * (x[1] - x0[1]) +
-                        (x[2] - x0[2]) * (x[2] - x0[2]));
-        print_message("lemke, k = 4, box on a 16 deg slope falling 30 deg off x (mu 0.3): moved %.3g m in 1 s (it must "
-                      "stick)\n",
-                      d);
-        assert_true(d < 1e-5);
-        dvi_world_destroy(w);
-    }
-    /* (b) pushed on flat ground at 26.6°: 0.894 μmg sticks; (c) at 30°, 2 μmg
-     * slides along the push with a = (2 − 1) μ g */
-    const double pushes[2] = {0.894, 2.0}, angles[2] = {atan2(1.0, 2.0), 30 * PI / 180};
-    for (int c = 0; c < 2; c++) {
-        dvi_world* w = make_lemke_oriented();
-        add_ground(w, 0.0, mu);
-        dvi_body_id b = flat_box(w, mu);
-        run(w, 1e-3, 0.05);
-        double x0[3], x[3];
-        dvi_body_get_position(w, b, x0);
-        const double F = pushes[c] * mu * G, f[3] = {F * cos(angles[c]), F * sin(angles[c]), 0}, zero[3] = {0, 0, 0};
-        assert_int_equal(dvi_body_set_applied_force(w, b, f, zero), DVI_OK);
-        run(w, 1e-3, 1.0);
-        dvi_body_get_position(w, b, x);
-        double dx = x[0] - x0[0], dy = x[1] - x0[1], d = sqrt(dx * dx + dy * dy);
-        if (c == 0) {
-            print_message("lemke, k = 4, pushed at 0.894 mu m g at 26.6 deg: moved %.3g m in 1 s (it must stick)\n", d);
+    const double mu = 0.3, ph = 60 * PI / 180;
+    for (int mode = 0; mode < 2; mode++) {
+        const char* name = mode ? "lemke (Coulomb LCP)" : "lemke";
+        /* (a) a box that must stick on a 16° slope whose fall line is 30° off x */
+        {
+            dvi_world* w = make_lemke_default(mode == 1);
+            double down[3], x0[3], x[3];
+            dvi_body_id b = off_axis_slope(w, 16 * PI / 180, ph, mu, false, down);
+            run(w, 1e-3, 0.05);
+            dvi_body_get_position(w, b, x0);
+            run(w, 1e-3, 1.0);
+            dvi_body_get_position(w, b, x);
+            double d = sqrt((x[0] - x0[0]) * (x[0] - x0[0]) + (x[1] - x0[1]) * (x[1] - x0[1]) +
+                            (x[2] - x0[2]) * (x[2] - x0[2]));
+            print_message("%s, defaults: box on a 16 deg slope falling 30 deg off x (mu 0.3): moved %.3g m in 1 s "
+                          "(it must stick)\n",
+                          name, d);
             assert_true(d < 1e-5);
-        } else {
-            const double want = 0.5 * (pushes[c] - 1.0) * mu * G;
-            const double dir = atan2(dy, dx) * 180 / PI;
-            print_message("lemke, k = 4, pushed at 2 mu m g at 30 deg: slid %.4f m (want %.4f) towards %.2f deg\n", d,
-                          want, dir);
-            assert_near(d, want, 0.01 * want);
-            assert_near(dir, 30.0, 0.5);
+            dvi_world_destroy(w);
         }
-        dvi_world_destroy(w);
+        /* (b) a box sliding down a 30° slope, fall line 30° off x: a = g (sin θ − μ cos θ) along the fall line;
+         * (c) a sphere (μ 0.3 ≥ 2/7 tan 30° = 0.165) rolls: a = 5/7 g sin θ */
+        for (int sphere = 0; sphere < 2; sphere++) {
+            dvi_world* w = make_lemke_default(mode == 1);
+            const double th = 30 * PI / 180;
+            double down[3], v1[3], v2[3], x1[3], x2[3];
+            dvi_body_id b = off_axis_slope(w, th, ph, mu, sphere == 1, down);
+            run(w, 1e-3, 0.2);
+            dvi_body_get_velocity(w, b, v1);
+            dvi_body_get_position(w, b, x1);
+            run(w, 1e-3, 1.0);
+            dvi_body_get_velocity(w, b, v2);
+            dvi_body_get_position(w, b, x2);
+            double a = 0.0, dx[3], along = 0.0, len = 0.0;
+            for (int k = 0; k < 3; k++) {
+                a += (v2[k] - v1[k]) * down[k];
+                dx[k] = x2[k] - x1[k];
+                along += dx[k] * down[k];
+                len += dx[k] * dx[k];
+            }
+            double side = acos(fmin(1.0, along / sqrt(len))) * 180 / PI;
+            double want = sphere ? 5.0 / 7.0 * G * sin(th) : G * (sin(th) - mu * cos(th));
+            print_message("%s, defaults: %s on a 30 deg slope falling 30 deg off x: a = %.5f m/s^2 (want %.5f, "
+                          "%.3f %%), %.3f deg off the fall line\n",
+                          name, sphere ? "sphere rolls" : "box slides", a, want, 100 * (a / want - 1), side);
+            assert_near(a, want, 0.005 * want);
+            assert_true(side < 0.3);
+            dvi_world_destroy(w);
+        }
+        /* (d) pushed on flat ground: 0.894 μmg at 26.6° and 0.99 μmg at 30° stick; (e) 2 μmg at 30° slides along
+         * the push with a = (2 − 1) μ g */
+        const double pushes[3] = {0.894, 0.99, 2.0}, angles[3] = {atan2(1.0, 2.0), 30 * PI / 180, 30 * PI / 180};
+        for (int c = 0; c < 3; c++) {
+            dvi_world* w = make_lemke_default(mode == 1);
+            add_ground(w, 0.0, mu);
+            dvi_body_id b = flat_box(w, mu);
+            run(w, 1e-3, 0.05);
+            double x0[3], x[3];
+            dvi_body_get_position(w, b, x0);
+            const double F = pushes[c] * mu * G, f[3] = {F * cos(angles[c]), F * sin(angles[c]), 0},
+                         zero[3] = {0, 0, 0};
+            assert_int_equal(dvi_body_set_applied_force(w, b, f, zero), DVI_OK);
+            run(w, 1e-3, 1.0);
+            dvi_body_get_position(w, b, x);
+            double dx = x[0] - x0[0], dy = x[1] - x0[1], d = sqrt(dx * dx + dy * dy);
+            if (c < 2) {
+                print_message("%s, defaults: pushed at %.3g mu m g at %.1f deg: moved %.3g m in 1 s (it must stick)\n",
+                              name, pushes[c], angles[c] * 180 / PI, d);
+                assert_true(d < 1e-5);
+            } else {
+                const double want = 0.5 * (pushes[c] - 1.0) * mu * G;
+                const double dir = atan2(dy, dx) * 180 / PI;
+                print_message("%s, defaults: pushed at 2 mu m g at 30 deg: slid %.4f m (want %.4f) towards %.2f deg\n",
+                              name, d, want, dir);
+                assert_near(d, want, 0.01 * want);
+                assert_near(dir, 30.0, 0.3);
+            }
+            dvi_world_destroy(w);
+        }
     }
 }
 

@@ -232,12 +232,17 @@ typedef struct dvi_solver_settings {
                                      ///< pyramid (a positive semidefinite LCP; agrees with the
                                      ///< cone solvers up to the pyramid). true: the Coulomb LCP of
                                      ///< Anitescu–Potra 1997 (sliding contacts keep u_n = 0).
-        bool orient;                 ///< false (default): each pyramid's edges lie along its
-                                     ///< contact's tangents; true: each is turned so that an edge
+        bool orient;                 ///< true (default): each pyramid is turned so that an edge
                                      ///< points along the previous impulse's tangential part (the
                                      ///< guess, with warm_start), else against the tangential
                                      ///< velocity: k = 4 then decides stick and slip, and the sliding
-                                     ///< direction, as the cone does (solvers.md)
+                                     ///< direction, as the cone does (solvers.md); false: each
+                                     ///< pyramid's edges lie along its contact's tangents
+        double orient_grid;          ///< rad ≥ 0: the turn is rounded to a multiple of this (modulo
+                                     ///< the pyramid's 2π/k), so that a contact whose impulse turns
+                                     ///< slowly keeps its pyramid and Lemke its warm start; the edge
+                                     ///< is then at most orient_grid/2 off (k = 4 holds ≥ 99.6 % of
+                                     ///< μ at the default). 0: exact. Default 0.5° (0.0087266 rad)
     } lemke;
     struct {
         int32_t local_iterations; ///< iterations at most of the exact solve of one contact's 3×3 Coulomb

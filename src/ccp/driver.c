@@ -77,7 +77,8 @@ dvi_solver_settings dvi_default_solver_settings(void)
     s.lemke.max_pivots = 0;
     s.lemke.max_lcp_size = 4000;
     s.lemke.coulomb = false;
-    s.lemke.orient = false;
+    s.lemke.orient = true;
+    s.lemke.orient_grid = 0.5 * 3.14159265358979323846 / 180.0;
     s.nsgs.local_iterations = 20;
     s.nsgs.local_tolerance = 1e-14;
     s.nsgs.omega = 1.0;
@@ -119,6 +120,8 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
         return bad(msg, n, "settings.jacobi.omega: must be in (0, 2)", s->jacobi.omega);
     if (s->lemke.friction_directions < 3)
         return bad(msg, n, "settings.lemke.friction_directions: must be >= 3", s->lemke.friction_directions);
+    if (!(s->lemke.orient_grid >= 0.0 && s->lemke.orient_grid <= 1.0))
+        return bad(msg, n, "settings.lemke.orient_grid: must be in [0, 1] rad", s->lemke.orient_grid);
     if (s->lemke.max_pivots < 0) return bad(msg, n, "settings.lemke.max_pivots: must be >= 0", s->lemke.max_pivots);
     if (s->lemke.max_lcp_size < 1)
         return bad(msg, n, "settings.lemke.max_lcp_size: must be >= 1", s->lemke.max_lcp_size);

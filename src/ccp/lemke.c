@@ -923,7 +923,8 @@ static void lemke_direction(int32_t j, int32_t k, double* c, double* s)
  * Lemke degenerate LCPs it did not solve (the full rover at rest: 13 of 100
  * steps failed). Such a contact keeps the frame's pyramid, whose edges lie
  * exactly on the tangent axes. */
-static void lemke_turn(const double* rt, double rn, const double* guess_t, double gn, double* co, double* si)
+static void lemke_turn(const double* rt, double rn, const double* guess_t, double gn, int32_t k, double grid, double* co,
+                       double* si)
 {
     /* the previous step's tangential impulse first: it changes smoothly
      * from step to step where r_t can turn over (a rolling wheel) */
@@ -940,8 +941,24 @@ static void lemke_turn(const double* rt, double rn, const double* guess_t, doubl
         *si = 0.0;
         return;
     }
-    *co = a / len;
-    *si = b / len;
+    if (!(grid > 0.0)) {
+        *co = a / len;
+        *si = b / len;
+        return;
+    }
+    /* the angle modulo the pyramid's symmetry 2π/k (an impulse that turns
+     * over, as a wheel rolling with nearly none has, keeps the same edges
+     * in the same order), rounded to the grid (lemke.orient_grid): contacts
+     * whose impulse turns slowly keep the same pyramid from step to step,
+     * so that the previous step's basis stays a warm start. On the rigid
+     * rover crossing, 1.08 pivots a step at 0.5° against 12.8 turned
+     * exactly and 0.18 unturned. */
+    const double period = 2.0 * 3.14159265358979323846 / (double)k;
+    double phi = atan2(b, a);
+    phi -= period * nearbyint(phi / period);
+    phi = grid * nearbyint(phi / grid);
+    *co = cos(phi);
+    *si = sin(phi);
 }
 
 /* LCP variables of one block (0 for bilateral or unknown kinds). */
@@ -1052,12 +1069,12 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
  * block whose normal is row cn, from LCP variable v on: direction j is
  * d_j, turned by lemke_turn when orient is set. Returns the next variable. */
 static int32_t lemke_pyramid(lemke_layout* L, int32_t k, int32_t v, int32_t cn, int32_t rt, bool orient,
-                             const double* guess)
+                             double grid, const double* guess)
 {
     double co = 1.0, si = 0.0;
     if (orient)
-        lemke_turn(L->rred + rt, L->rred[cn], guess ? guess + L->crow[rt] : NULL, guess ? guess[L->crow[cn]] : 0.0,
-                   &co, &si);
+        lemke_turn(L->rred + rt, L->rred[cn], guess ? guess + L->crow[rt] : NULL, guess ? guess[L->crow[cn]] : 0.0, k,
+                   grid, &co, &si);
     for (int32_t j = 0; j < k; ++j)
         lemke_set_t(L->tr, L->tc, v++, rt, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], rt + 1,
                     si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
@@ -1211,14 +1228,14 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
                 continue;
             lemke_set_t(L->tr, L->tc, v++, cr, 1.0, -1, 0.0); /* γ_n */
             if (kind == DVI_BLOCK_FRICTION || kind == DVI_BLOCK_FRICTION_ROLLING) {
-                v = lemke_pyramid(L, k, v, cr, cr + 1, s->lemke.orient, guess); /* β_j */
+                v = lemke_pyramid(L, k, v, cr, cr + 1, s->lemke.orient, s->lemke.orient_grid, guess); /* β_j */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);               /* λ */
             }
             if (kind == DVI_BLOCK_FRICTION_ROLLING) {
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, 1.0, -1, 0.0);  /* σ+ */
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, -1.0, -1, 0.0); /* σ− */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);      /* λ_s */
-                v = lemke_pyramid(L, k, v, cr, cr + 4, s->lemke.orient, guess); /* ρ_j */
+                v = lemke_pyramid(L, k, v, cr, cr + 4, s->lemke.orient, s->lemke.orient_grid, guess); /* ρ_j */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);               /* λ_r */
             }
             cr += w->block_row[b + 1] - w->block_row[b];

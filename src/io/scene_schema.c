@@ -924,7 +924,7 @@ static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "preconditi
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
 static const char* const JACOBI_KEYS[] = {"omega", NULL};
 static const char* const LEMKE_KEYS[] = {"friction_directions", "max_pivots", "max_lcp_size", "coulomb", "orient",
-                                         NULL};
+                                         "orient_grid", NULL};
 static const char* const METHODS[] = {"dvi", "dem", NULL};
 /* formulation.dem: the fields of dvi_dem_settings */
 static const char* const DEM_KEYS[] = {"normal_model",         "constants",       "k_n",
@@ -1222,6 +1222,11 @@ static void parse_formulation(ctx* c, const cJSON* root)
         if (sc_int_field(c, o, p, "max_lcp_size", false, 1, 1e6, &iv)) ss->lemke.max_lcp_size = (int32_t)iv;
         sc_bool_field(c, o, p, "coulomb", &ss->lemke.coulomb);
         sc_bool_field(c, o, p, "orient", &ss->lemke.orient);
+        double x;
+        if (sc_num_field(c, o, p, "orient_grid", false, R_NONNEG, &x)) {
+            if (x > 1.0) sc_errf(c, sc_path_key(pp, p, "orient_grid"), "must be in [0, 1] rad (got %g)", x);
+            else ss->lemke.orient_grid = x;
+        }
     }
     sc_num_field(c, v, P, "collision_envelope", false, R_NONNEG, &s->collision_envelope);
     sc_num_field(c, v, P, "contact_recovery_speed", false, R_POS, &s->contact_recovery_speed);
