@@ -133,6 +133,9 @@ typedef struct sc_terrain_kind {
     void (*free)(void* def);
 } sc_terrain_kind;
 
+/* The terrain models (one file each). */
+extern const sc_terrain_kind sc_terrain_bekker_wong;
+
 /* Reads root's "terrain" array into the scene (c->s->terrains). */
 void sc_parse_terrain(ctx* c, const cJSON* root);
 
