@@ -315,6 +315,62 @@ static void test_height_field(void** state)
     dvi_world_destroy(w);
 }
 
+/* A sloped height field and the plane of the same slope give the same
+ * forces: the field's normal and point under the wheel are the plane's. */
+static void sloped_forces(bool field, dvi_bw_forces* out)
+{
+    dvi_body_id wheel;
+    dvi_world* w = wheel_world(DVI_METHOD_DVI, 0.085, &wheel);
+    assert_int_equal(dvi_body_set_velocity(w, wheel, (double[3]){0.1, 0.02, 0.0}, (double[3]){0.0, 1.5, 0.0}),
+                     DVI_OK);
+    dvi_bw_def d = dvi_default_bw_def();
+    d.wheels = &wheel;
+    d.wheel_count = 1;
+    d.damping = 300.0;
+    const double slope = 0.1; /* ground z = 0.1 x */
+    if (field) {
+        double heights[25];
+        for (int j = 0; j < 5; j++)
+            for (int i = 0; i < 5; i++) heights[j * 5 + i] = slope * (-0.4 + 0.2 * i);
+        dvi_body_def gd = dvi_default_body_def();
+        gd.type = DVI_BODY_FIXED;
+        gd.position[0] = gd.position[1] = -0.4;
+        dvi_body_id ground;
+        dvi_shape_id hf;
+        assert_int_equal(dvi_body_create(w, &gd, &ground), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.collision_mask = 0;
+        assert_int_equal(
+            dvi_world_add_heightfield(w, ground, &sd, &(dvi_height_grid){5, 5, 0.2, 0.2, heights}, &hf), DVI_OK);
+        d.ground_set = true;
+        d.ground_body = ground;
+    } else {
+        d.plane_normal[0] = -slope; /* scaled to unit length by the element */
+        d.plane_normal[2] = 1.0;
+    }
+    int32_t index;
+    assert_int_equal(dvi_world_add_bekker_wong(w, &d, &index), DVI_OK);
+    assert_int_equal(dvi_world_step(w, H), DVI_OK);
+    assert_int_equal(dvi_bw_wheel_forces(w, index, 0, out), DVI_OK);
+    dvi_world_destroy(w);
+}
+
+static void test_sloped_field(void** state)
+{
+    (void)state;
+    dvi_bw_forces a, b;
+    sloped_forces(false, &a);
+    sloped_forces(true, &b);
+    printf("slope 0.1: plane z %.9f m s %.6f beta %.6f DP %.6f N; field z %.9f m DP %.6f N\n", a.sinkage, a.slip,
+           a.slip_angle, a.drawbar_pull, b.sinkage, b.drawbar_pull);
+    /* the lowest point of the rim is r along −n from the centre, which stands 0.085/|(−0.1, 0, 1)| m above the plane */
+    const double z = 0.09 - 0.085 / sqrt(1.01);
+    assert_true(fabs(a.sinkage - z) < 1e-12);
+    assert_true(fabs(b.sinkage - a.sinkage) < 1e-12 && fabs(b.normal - a.normal) < 1e-9 * a.normal);
+    assert_true(fabs(b.drawbar_pull - a.drawbar_pull) < 1e-9 * a.normal);
+    assert_true(fabs(b.lateral - a.lateral) < 1e-9 * a.normal && a.lateral != 0.0);
+}
+
 static void test_errors(void** state)
 {
     (void)state;
@@ -428,7 +484,8 @@ int main(void)
         cmocka_unit_test(test_symmetric),     cmocka_unit_test(test_monotone_slip),
         cmocka_unit_test(test_settle_dvi),    cmocka_unit_test(test_settle_dem),
         cmocka_unit_test(test_carriage_slip), cmocka_unit_test(test_height_field),
-        cmocka_unit_test(test_errors),        cmocka_unit_test(test_scene_entries),
+        cmocka_unit_test(test_sloped_field),  cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_scene_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
