@@ -128,7 +128,11 @@ int bw_rig_write_scene(const bw_rig_config* c, FILE* f, char* msg, size_t msg_si
                "\"ground\": {\"height\": 0}, \"damping\": ",
             c->soil);
     rover_write_number(f, c->damping);
-    fputs("}],\n  \"formulation\": {\"method\": \"dvi\", \"dt\": ", f);
+    fputs("}],\n  \"probes\": [\n    {\"name\": \"wheel\", \"what\": \"position\", \"body\": \"wheel\", \"every\": 10},\n"
+          "    {\"name\": \"rail\", \"what\": \"joint_reaction\", \"joint\": \"rail\", \"every\": 10, \"average\": true},\n"
+          "    {\"name\": \"drive\", \"what\": \"joint_reaction\", \"joint\": \"drive\", \"every\": 10, \"average\": true}\n  ],\n"
+          "  \"formulation\": {\"method\": \"dvi\", \"dt\": ",
+          f);
     rover_write_number(f, c->dt);
     fputs(", \"solver\": \"lemke\", \"joint_recovery_speed\": 0.05},\n  \"duration\": ", f);
     rover_write_number(f, c->duration);
