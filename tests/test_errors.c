@@ -129,6 +129,22 @@ static void test_world_layer(void** state)
     dvi_world_destroy(w);
 }
 
+static void test_terrain_layer(void** state)
+{
+    (void)state;
+    dvi_bw_soil soil = dvi_bw_soil_ding2011();
+    dvi_bw_forces f;
+    assert_int_equal(dvi_bw_static(&soil, 0.15735, 0.165, -80.0, 0.2, 0.0, &f), DVI_ERR_INVALID_ARG);
+    expect_message("dvi_bw_static: load must be > 0", NULL);
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(NULL, &w), DVI_OK);
+    dvi_bw_def d = dvi_default_bw_def();
+    d.soil.lambda = 5.0;
+    assert_int_equal(dvi_world_add_bekker_wong(w, &d, NULL), DVI_ERR_INVALID_ARG);
+    expect_message("soil.lambda must be in [0, 2]", dvi_world_last_error(w));
+    dvi_world_destroy(w);
+}
+
 static void test_io_layer(void** state)
 {
     (void)state;
@@ -418,6 +434,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_solver_layer),
         cmocka_unit_test(test_world_layer),
+        cmocka_unit_test(test_terrain_layer),
         cmocka_unit_test(test_io_layer),
         cmocka_unit_test(test_world_names_bodies),
         cmocka_unit_test(test_model_names_bodies),

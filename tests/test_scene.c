@@ -186,6 +186,14 @@ static const bad_case BAD_CASES[] = {
      {"probes[0].radius: missing, and body \"ball\" has no cylinder as its first shape to take it from",
       "probes[1].axis: the axle direction must not be zero", "probes[2].radius: must be > 0 (got -1)",
       "probes[3].radius: not used by a \"attitude\" probe"}},
+    {"bad_bekker_wong.json",
+     DVI_ERR_INVALID_ARG,
+     {"terrain[0].soil.lambda: must be in [0, 2] (got 3)", "terrain[0].soil.friction_angle: must be below 90 degrees",
+      "terrain[0].ground.normal: must not be zero", "terrain[0].regularisation_speed: must be > 0",
+      "terrain[1].wheels[0]: must name a dynamic body with a cylinder shape",
+      "terrain[1].wheels[2]: names the same wheel as wheels[1]",
+      "terrain[1].ground.body: must name a fixed body with a height-field shape", "terrain[1].radius: must be >= 0",
+      "terrain[2].model: unknown value \"bekker_wang\""}},
 };
 
 static int count_lines(const char* t)

@@ -108,8 +108,6 @@ bool sc_is_object(ctx* c, const cJSON* v, const char* path);
 const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const char* key, int64_t limit,
                             const char* hint, int64_t* count);
 
-/* ---- the sections of a scene (scene_schema.c) ---- */
-
 /* A body name at path: its index (explicit bodies, then generated ones),
  * or −1 (reported unless the bodies themselves were unreadable). */
 int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path);
@@ -133,8 +131,13 @@ typedef struct sc_terrain_kind {
     void (*free)(void* def);
 } sc_terrain_kind;
 
+/* The terrain models (one file each). */
+extern const sc_terrain_kind sc_terrain_bekker_wong;
+
 /* Reads root's "terrain" array into the scene (c->s->terrains). */
 void sc_parse_terrain(ctx* c, const cJSON* root);
+
+/* ---- the sections of a scene (scene_schema.c) ---- */
 
 /* True when name is a built-in solver; list receives the names, quoted. */
 bool sc_known_solver(const char* name, char* list, size_t size);

@@ -4,8 +4,8 @@
  * bodies, generators, joints, the formulation and the probes, then the
  * whole scene (sc_parse_scene), which reads them in that order (the top
  * level's own fields first). Every problem is reported through the parse
- * context (scene_json.c); the body names "gen[i]" resolve here too
- * (sc_resolve_body), for scene_model.c as well.
+ * context (scene_json.c), and the body names through it (sc_body_ref,
+ * sc_resolve_body).
  */
 #include "scene_parse.h"
 #include "registry.h"
@@ -36,19 +36,6 @@ static bool valid_name(const char* s)
         if (!alnum && (i == 0 || (ch != '.' && ch != '-'))) return false;
     }
     return true;
-}
-
-int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_map* generator_names, const char* name)
-{
-    if (!name) return -1;
-    int32_t b = sc_map_get(body_names, name);
-    if (b >= 0) return b;
-    char gen[SC_MAX_NAME + 1];
-    int64_t idx;
-    if (!sc_split_indexed(name, gen, &idx)) return -1;
-    int32_t g = sc_map_get(generator_names, gen);
-    if (g < 0 || idx >= s->generators[g].count) return -1;
-    return s->generators[g].first_body + idx;
 }
 
 /* ---- materials ---------------------------------------------------------------------------- */
@@ -231,20 +218,6 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
 }
 
 /* A body reference (string) → body index, or −1 (reported). */
-int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path)
-{
-    if (!cJSON_IsString(v)) {
-        sc_errf(c, path, "must be a body name (got %s)", sc_type_name(v));
-        return -1;
-    }
-    int64_t b = sc_resolve_body(c->s, &c->body_map, &c->gen_map, v->valuestring);
-    if (b < 0 && !c->bodies_unreadable && !(c->generator_failed && strchr(v->valuestring, '['))) {
-        char q[128];
-        sc_errf(c, path, "no body named %s", sc_quote(q, sizeof q, v->valuestring));
-    }
-    return b;
-}
-
 static dvi_body_type body_type_of(const dvi_scene* s, int64_t b)
 {
     return b < s->body_count ? s->bodies[b].type : DVI_BODY_DYNAMIC;
