@@ -93,7 +93,7 @@ static void sample(const dvi_model* m, const char* name, double* values)
 typedef struct bad_case {
     const char* file;
     dvi_status status;
-    const char* want[4]; /* substrings the error text must contain */
+    const char* want[12]; /* substrings the error text must contain */
 } bad_case;
 
 static const bad_case BAD_CASES[] = {
@@ -229,7 +229,7 @@ static void test_bad_corpus(void** state)
         dvi_status st = dvi_scene_load(path, &s, &e);
         assert_null(s);
         int nwant = 0;
-        while (nwant < 4 && BAD_CASES[k].want[nwant]) nwant++;
+        while (nwant < 12 && BAD_CASES[k].want[nwant]) nwant++;
         check_errors(BAD_CASES[k].file, st, &e, BAD_CASES[k].status, BAD_CASES[k].want, nwant);
         print_message("%-34s %-18s %d line(s), first: %.*s\n", BAD_CASES[k].file, dvi_status_string(st), e.count,
                       (int)strcspn(e.text, "\n"), e.text);
@@ -1644,11 +1644,11 @@ static void test_probe_columns(void** state)
     }
     {
         const char* n[] = {"time",           "iterations",      "residual",           "contacts",
-                           "rows",           "max_penetration", "max_joint_violation", "solver_status",
-                           "wall_collide",   "wall_assemble",   "wall_solve",          "wall_integrate",
-                           "wall_report"};
-        const char* u[] = {"s", "it", "1", "count", "count", "m", "m", "code", "s", "s", "s", "s", "s"};
-        expect_columns(m, "solver", 13, n, u);
+                           "rows",           "max_penetration", "max_joint_violation", "ccp_hover",
+                           "ccp_hover_work", "solver_status",   "wall_collide",        "wall_assemble",
+                           "wall_solve",     "wall_integrate",  "wall_report"};
+        const char* u[] = {"s", "it", "1", "count", "count", "m", "m", "m", "J", "code", "s", "s", "s", "s", "s"};
+        expect_columns(m, "solver", 15, n, u);
     }
     dvi_probe_info info;
     assert_int_equal(dvi_model_probe_info(m, probe_index(m, "bob"), &info), DVI_OK);
@@ -1664,7 +1664,7 @@ static void test_probe_columns(void** state)
     assert_true(dvi_model_probe_due(m, p));
     /* values: the joint holds the bob up (5 rows: 3 positions, 2 angles), the
      * kinetic energy is that of the velocity */
-    double e[2], v[4], sv[13];
+    double e[2], v[4], sv[15];
     sample(m, "energy", e);
     sample(m, "bob_velocity", v);
     sample(m, "solver", sv);
@@ -1674,7 +1674,8 @@ static void test_probe_columns(void** state)
     double vv = v[1] * v[1] + v[2] * v[2] + v[3] * v[3];
     assert_near(e[1], 0.5 * vv + 0.5 * 0.001 * vv, 1e-6 * e[1]);
     assert_near(sv[4], 5, 0); /* rows */
-    assert_near(sv[7], 0, 0); /* converged */
+    assert_near(sv[7], 0, 0); /* no contacts: no hover */
+    assert_near(sv[9], 0, 0); /* converged */
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
 

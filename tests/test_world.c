@@ -340,6 +340,63 @@ static void test_lemke_pyramid_turned(void** state)
     }
 }
 
+/* The CCP's relaxation, reported. A sliding contact of the CCP that pushes
+ * separates at u_n = μ‖u_t‖ (u_n = v_n + Φ/h). A box resting on flat ground
+ * and set sliding at v0 = 2 m/s (μ 0.3, h 1 ms) is therefore launched in the
+ * first step at v_z = μ v = 0.55 m/s (its contacts were closed, Φ = 0), flies
+ * for about 2 v_z / g = 0.11 s, and after it lands rides at the gap h μ v,
+ * lifted by h μ v in every step, the normal impulses doing the work
+ * γ_n u_n = m g h μ v (the friction work the relaxation offsets). The step
+ * reports both (dvi_step_stats.ccp_hover, ccp_hover_work). Coulomb's law
+ * keeps the contacts closed: no hover, no launch. At the default step. */
+static void test_ccp_hover(void** state)
+{
+    (void)state;
+    const double mu = 0.3, h = 1e-3, v0 = 2.0, m = 1.0;
+    for (int law = 0; law < 2; law++) {
+        dvi_world_def wd = dvi_default_world_def();
+        wd.solver = law ? "nsgs" : "apgd";
+        wd.friction_law = law ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+        dvi_world* w = NULL;
+        assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+        add_ground(w, 0.0, mu);
+        dvi_body_id b = add_on_incline(w, 0.0, DVI_SHAPE_BOX, 0.1, m, mu, 0.1);
+        const double zero[3] = {0, 0, 0}, v[3] = {v0, 0, 0};
+        assert_int_equal(dvi_body_set_velocity(w, b, v, zero), DVI_OK);
+        double worst = 0.0, worst_work = 0.0, largest = 0.0, vz_max = 0.0, first_hover = 0.0, first_vx = 0.0;
+        for (int i = 0; i < 400; i++) { /* 0.4 s: it slides until v0 / (μ g) = 0.68 s */
+            assert_true(dvi_world_step(w, h) >= 0);
+            dvi_step_stats st = dvi_world_get_stats(w);
+            double vb[3];
+            dvi_body_get_velocity(w, b, vb);
+            if (st.ccp_hover > largest) largest = st.ccp_hover;
+            if (vb[2] > vz_max) vz_max = vb[2];
+            if (i == 0) first_hover = st.ccp_hover, first_vx = vb[0];
+            if (law == 0 && i >= 150) { /* landed: steady sliding */
+                const double want = h * mu * vb[0], work = m * G * h * mu * vb[0];
+                if (fabs(st.ccp_hover / want - 1) > worst) worst = fabs(st.ccp_hover / want - 1);
+                if (fabs(st.ccp_hover_work / work - 1) > worst_work) worst_work = fabs(st.ccp_hover_work / work - 1);
+            }
+        }
+        if (law == 0) {
+            print_message("CCP, box set sliding at 2 m/s (mu 0.3, h 1 ms): launched at v_z %.4f m/s (mu v %.4f), "
+                          "first hover %.4g m (h mu v %.4g); sliding after it lands: hover h mu v to %.2e, its "
+                          "work m g h mu v to %.2e\n",
+                          vz_max, mu * first_vx, first_hover, h * mu * first_vx, worst, worst_work);
+            assert_near(vz_max, mu * first_vx, 1e-3 * mu * first_vx);
+            assert_near(first_hover, h * mu * first_vx, 1e-3 * h * mu * first_vx);
+            assert_true(worst < 0.01);
+            assert_true(worst_work < 0.01);
+        } else {
+            print_message("Coulomb's law (nsgs), the same box: largest hover %.3g m, largest v_z %.3g m/s\n", largest,
+                          vz_max);
+            assert_true(largest < 1e-9);
+            assert_true(vz_max < 1e-6);
+        }
+        dvi_world_destroy(w);
+    }
+}
+
 /* Acceleration down the slope from the velocity change over [t1, t2]. */
 static double slope_acceleration(dvi_world* w, dvi_body_id b, double theta, double h)
 {
@@ -1024,6 +1081,7 @@ int main(void)
         cmocka_unit_test(test_ellipsoid_rest),
         cmocka_unit_test(test_world_tags_distinct),
         cmocka_unit_test(test_lemke_pyramid_turned),
+        cmocka_unit_test(test_ccp_hover),
         cmocka_unit_test(test_box_incline_slide),
         cmocka_unit_test(test_sphere_incline),
         cmocka_unit_test(test_sphere_incline_rolling_friction_stick),

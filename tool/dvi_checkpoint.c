@@ -74,6 +74,9 @@ static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total
     dvi_json_key_int(w, "max_penetration_step", a->max_penetration_step);
     dvi_json_key_number(w, "max_joint_violation", a->max_joint_violation);
     dvi_json_key_int(w, "max_joint_violation_step", a->max_joint_violation_step);
+    dvi_json_key_number(w, "max_ccp_hover", a->max_ccp_hover);
+    dvi_json_key_int(w, "max_ccp_hover_step", a->max_ccp_hover_step);
+    dvi_json_key_number(w, "ccp_hover_work", a->ccp_hover_work);
     dvi_json_key_int(w, "contacts_max", a->contacts_max);
     dvi_json_key_number(w, "wall_seconds", wall_total);
     dvi_json_key_int(w, "invocations", a->invocations);
@@ -420,6 +423,9 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         a->max_penetration_step = get_int(&r, stats, "max_penetration_step", true, 0, big, 0);
         a->max_joint_violation = get_number(&r, stats, "max_joint_violation", true, 0);
         a->max_joint_violation_step = get_int(&r, stats, "max_joint_violation_step", true, 0, big, 0);
+        a->max_ccp_hover = get_number(&r, stats, "max_ccp_hover", false, 0);
+        a->max_ccp_hover_step = get_int(&r, stats, "max_ccp_hover_step", false, 0, big, 0);
+        a->ccp_hover_work = get_number(&r, stats, "ccp_hover_work", false, 0);
         a->contacts_max = get_int(&r, stats, "contacts_max", true, 0, big, 0);
         a->wall_seconds = get_number(&r, stats, "wall_seconds", true, 0);
         a->invocations = get_int(&r, stats, "invocations", true, 0, big, 0);

@@ -524,6 +524,11 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
         a->max_joint_violation = s->max_joint_violation;
         a->max_joint_violation_step = rs->step;
     }
+    if (s->ccp_hover > a->max_ccp_hover) {
+        a->max_ccp_hover = s->ccp_hover;
+        a->max_ccp_hover_step = rs->step;
+    }
+    a->ccp_hover_work += s->ccp_hover_work;
     if (s->contacts > a->contacts_max) a->contacts_max = s->contacts;
 }
 
@@ -740,6 +745,9 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "max_penetration_step", a->max_penetration_step);
     dvi_json_key_number(w, "max_joint_violation", a->max_joint_violation);
     dvi_json_key_int(w, "max_joint_violation_step", a->max_joint_violation_step);
+    dvi_json_key_number(w, "max_ccp_hover", a->max_ccp_hover);
+    dvi_json_key_int(w, "max_ccp_hover_step", a->max_ccp_hover_step);
+    dvi_json_key_number(w, "ccp_hover_work", a->ccp_hover_work);
 
     dvi_json_key(w, "probes");
     dvi_json_begin_array(w);

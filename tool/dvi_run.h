@@ -26,6 +26,9 @@ typedef struct run_stats {
     int64_t max_penetration_step;
     double max_joint_violation;    /* m or rad */
     int64_t max_joint_violation_step;
+    double max_ccp_hover;          /* m: the CCP's largest opening of a pushing contact in a step */
+    int64_t max_ccp_hover_step;
+    double ccp_hover_work;         /* J: the sum over the steps of dvi_step_stats.ccp_hover_work */
     int64_t contacts_max;
     double wall_seconds;           /* wall time of the earlier invocations */
     int64_t invocations;           /* 1 + number of resumes */

@@ -473,6 +473,13 @@ typedef struct dvi_step_stats {
                                   ///< its Coulomb limit μF_n or more, on each of the last 10 steps
                                   ///< (docs/dem.md, "Friction chatter")
     int32_t chattering_contact;   ///< index (dvi_world_get_contact) of the first of them, −1 if none
+    /* of the DVI step alone (0 after a DEM step): the CCP's relaxation. A
+     * sliding contact of the CCP separates at u_n = μ‖u_t‖ while it pushes
+     * (γ_n > 0), where Coulomb's law keeps it closed (formulation.md) */
+    double ccp_hover;             ///< m, largest h·u_n over the contacts that push: the normal opening
+                                  ///< the relaxation imposes in the step (0 under Coulomb's law)
+    double ccp_hover_work;        ///< J, Σ γ_n u_n over those contacts: the work of the normal impulses
+                                  ///< on that opening (the CCP's relaxation; the friction work it offsets)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

@@ -210,6 +210,8 @@ static const dvi_probe_column COLS_ENERGY[] = {{"kinetic_energy", "J"}};
     X("rows", "count", s.rows)                             \
     X("max_penetration", "m", s.max_penetration)           \
     X("max_joint_violation", "m", s.max_joint_violation)   \
+    X("ccp_hover", "m", s.ccp_hover)                       \
+    X("ccp_hover_work", "J", s.ccp_hover_work)             \
     X("solver_status", "code", (double)s.solver_status)    \
     X("wall_collide", "s", s.seconds_collide)              \
     X("wall_assemble", "s", s.seconds_assemble)            \

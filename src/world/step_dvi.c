@@ -633,6 +633,33 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
             B->contact_torque[k] += tb[k] + couple[k];
         }
     }
+    /* the relaxation's opening: u_n = r_n + J_n (dv_B − dv_A) at the contacts
+     * that push (serial: the sum in contact order) */
+    double hover = 0.0, hover_work = 0.0;
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_contact_rec* rec = &w->contacts[c];
+        const double gn = w->gamma[rec->row];
+        if (!(gn > 0.0)) continue;
+        double d[3], arm[6], un = w->r[rec->row];
+        dvi_f2d(w->fr_frame + 9 * (size_t)c, 3, d);
+        dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+        const int32_t ia = w->dyn[rec->body_a], ib = w->dyn[rec->body_b];
+        for (int side = 0; side < 2; side++) {
+            const int32_t i = side ? ib : ia;
+            if (i < 0) continue;
+            const double* dv = w->dv + 6 * (size_t)i;
+            double rn[3];
+            v3_cross(rn, arm + 3 * side, d);
+            const double du = v3_dot(d, dv) + v3_dot(rn, dv + 3);
+            un += side ? du : -du;
+        }
+        if (un > 0.0) {
+            if (h * un > hover) hover = h * un;
+            hover_work += gn * un;
+        }
+    }
+    w->stats.ccp_hover = hover;
+    w->stats.ccp_hover_work = hover_work;
     w->contact_count = npts;
     w->stats.kinetic_energy = dvi_step_kinetic_energy(w);
     dvi_step_joint_reactions(w, h);
