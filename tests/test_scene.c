@@ -188,7 +188,7 @@ static const bad_case BAD_CASES[] = {
       "probes[3].radius: not used by a \"attitude\" probe"}},
     {"bad_bekker_wong.json",
      DVI_ERR_INVALID_ARG,
-     {"terrain[0].soil.lambda: must be in [0, 2] (got 3)", "terrain[0].soil.friction_angle: must be below 90 degrees",
+     {"terrain[0].soil.lambda: must be in [0, 2] (got 3)", "terrain[0].soil.friction_angle: must be below pi/2 rad (got 1.7)",
       "terrain[0].ground.normal: must not be zero", "terrain[0].regularisation_speed: must be > 0",
       "terrain[1].wheels[0]: must name a dynamic body with a cylinder shape",
       "terrain[1].wheels[2]: names the same wheel as wheels[1]",

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEG (3.14159265358979323846 / 180.0)
+#define PI_BW 3.14159265358979323846
 
 typedef struct bw_scene_def {
     dvi_bw_def def;          /* wheels NULL here: the scene's body indices below */
@@ -48,15 +48,19 @@ static void parse_soil(ctx* c, const cJSON* v, const char* path, dvi_bw_soil* s)
     }
     /* without a preset, the soil's own keys are required */
     const bool req = !preset;
-    double deg = s->friction_angle / DEG, kx = s->K_x0, ky = s->K_y0;
+    double kx = s->K_x0, ky = s->K_y0;
     sc_num_field(c, v, path, "k_c", req, R_NONNEG, &s->k_c);
     sc_num_field(c, v, path, "k_phi", req, R_NONNEG, &s->k_phi);
     sc_num_field(c, v, path, "n0", req, R_POS, &s->n0);
     sc_num_field(c, v, path, "n1", false, R_NONNEG, &s->n1);
     sc_num_field(c, v, path, "cohesion", req, R_NONNEG, &s->cohesion);
-    if (sc_num_field(c, v, path, "friction_angle", req, R_NONNEG, &deg) && !(deg < 90.0))
-        sc_errf(c, sc_path_key(p, path, "friction_angle"), "must be below 90 degrees (got %g)", deg);
-    s->friction_angle = deg * DEG;
+    /* rad, as every angle of the format */
+    double phi = s->friction_angle;
+    if (sc_num_field(c, v, path, "friction_angle", req, R_NONNEG, &phi)) {
+        if (!(phi < 0.5 * PI_BW))
+            sc_errf(c, sc_path_key(p, path, "friction_angle"), "must be below pi/2 rad (got %g)", phi);
+        else s->friction_angle = phi;
+    }
     if (sc_num_field(c, v, path, "K_x", req, R_POS, &kx) && !sc_member(v, "K_y")) ky = kx;
     sc_num_field(c, v, path, "K_x_slope", false, R_NONNEG, &s->K_x1);
     sc_num_field(c, v, path, "K_y", false, R_POS, &ky);
