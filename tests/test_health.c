@@ -14,6 +14,7 @@
 #include "bytes_le.h"
 #include "dvi/scene.h"
 #include "hash_rng.h"
+#include "rover_probes.h"
 #include "test_util.h"
 
 #define BIN SRC_PATH("tests/data/scenes_health/bin200.json")
@@ -203,12 +204,14 @@ static void test_work_and_settings(void** state)
     dvi_scene_errors_free(&e);
 }
 
-/* A model state written before the chatter kind existed (five kinds in its
- * health section, 8 · 23 + 5 · 256 + 8 bytes) still loads, with the same
- * findings and chatter not raised; a section of any other size is refused.
- * The old section is made from a new one by dropping the sixth first_step
- * and the sixth message and re-sealing both checksums. */
-static void test_report_from_five_kinds(void** state)
+/* Model states written before the audit kind existed (six kinds in the
+ * health section, 8 · 24 + 6 · 256 + 8 bytes) and before the chatter kind
+ * (five, 8 · 23 + 5 · 256 + 8) still load, with the same findings, the
+ * newer kinds not raised and the audit from zero; a section of any other
+ * size is refused. The old sections are made from a new one by dropping
+ * the newer first_steps, the audit's numbers and the newer messages, and
+ * re-sealing both checksums. */
+static void test_report_from_older_layouts(void** state)
 {
     (void)state;
     dvi_scene* s = load(BIN, NULL, 0.016, 1.0);
@@ -218,44 +221,49 @@ static void test_report_from_five_kinds(void** state)
     for (int i = 0; i < 40; i++) dvi_model_step(a);
     dvi_health_report ra, rb;
     assert_int_equal(dvi_model_health(a, &ra), DVI_OK);
-    assert_true(ra.raised != 0 && !(ra.raised & (1u << DVI_HEALTH_CHATTER)));
+    assert_true(ra.raised != 0 && !(ra.raised & (1u << DVI_HEALTH_CHATTER)) && !(ra.raised & (1u << DVI_HEALTH_AUDIT)));
     void* blob = NULL;
     size_t size = 0;
     assert_int_equal(dvi_model_save_state(a, &blob, &size), DVI_OK);
     const unsigned char* b = blob;
     const size_t header = 56, wsize = le_get_u64(b + 24), psize = le_get_u64(b + 32), hsize = le_get_u64(b + 40);
-    const size_t nums6 = 4 + 6 + 1 + 1 + 6 + 6, nums5 = nums6 - 1, old = 8 * nums5 + 5 * 256 + 8;
-    assert_int_equal(hsize, 8 * nums6 + 6 * 256 + 8);
-    unsigned char* c = calloc(1, header + wsize + psize + old);
-    assert_non_null(c);
-    memcpy(c, b, header + wsize + psize);
-    const unsigned char* h6 = b + header + wsize + psize;
-    unsigned char* h5 = c + header + wsize + psize;
-    memcpy(h5, h6, 8 * 17);                                     /* up to first_step[4] */
-    memcpy(h5 + 8 * 17, h6 + 8 * 18, 8 * (nums6 - 18));         /* the numbers after first_step[5] */
-    memcpy(h5 + 8 * nums5, h6 + 8 * nums6, 5 * 256);            /* five messages */
-    le_put_u64(h5 + old - 8, dvi_fnv1a(1469598103934665603u, h5, old - 8));
-    le_put_u64(c + 40, old);
-    le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
-    dvi_model* m = NULL;
-    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
-    assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old, msg, sizeof msg), DVI_OK);
-    assert_int_equal(dvi_model_health(m, &rb), DVI_OK);
-    assert_int_equal(rb.raised, ra.raised);
-    for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
-        assert_int_equal(rb.first_step[k], ra.first_step[k]);
-        assert_string_equal(rb.first[k], ra.first[k]);
+    const size_t nums7 = 4 + 6 + 1 + 1 + 7 + 6 + 6;
+    assert_int_equal(hsize, 8 * nums7 + 7 * 256 + 8);
+    const unsigned char* h7 = b + header + wsize + psize;
+    for (size_t kinds = 5; kinds <= 6; kinds++) {
+        const size_t nums = 12 + kinds + 6, old = 8 * nums + kinds * 256 + 8;
+        unsigned char* c = calloc(1, header + wsize + psize + old);
+        assert_non_null(c);
+        memcpy(c, b, header + wsize + psize);
+        unsigned char* ho = c + header + wsize + psize;
+        memcpy(ho, h7, 8 * (12 + kinds));                      /* up to first_step[kinds − 1] */
+        memcpy(ho + 8 * (12 + kinds), h7 + 8 * (12 + 7), 8 * 6); /* the numbers after first_step[6] */
+        memcpy(ho + 8 * nums, h7 + 8 * nums7, kinds * 256);     /* the first messages */
+        le_put_u64(ho + old - 8, dvi_fnv1a(1469598103934665603u, ho, old - 8));
+        le_put_u64(c + 40, old);
+        le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
+        dvi_model* m = NULL;
+        assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+        assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old, msg, sizeof msg), DVI_OK);
+        assert_int_equal(dvi_model_health(m, &rb), DVI_OK);
+        assert_int_equal(rb.raised, ra.raised);
+        for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
+            assert_int_equal(rb.first_step[k], ra.first_step[k]);
+            assert_string_equal(rb.first[k], ra.first[k]);
+        }
+        assert_true(rb.audit_error == 0.0 && rb.dissipated_contacts == 0.0 && rb.work_in == ra.work_in);
+        /* a section one number short of the layout */
+        le_put_u64(c + 40, old - 8);
+        le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
+        assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old - 8, msg, sizeof msg),
+                         DVI_ERR_PARSE);
+        print_message("%zu-kind health section: loads with the same findings; %zu bytes: %s\n", kinds, old - 8, msg);
+        assert_non_null(strstr(msg, "health section"));
+        free(c);
+        dvi_model_destroy(m);
     }
-    /* a section one number short of either layout */
-    le_put_u64(c + 40, old - 8);
-    le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
-    assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old - 8, msg, sizeof msg), DVI_ERR_PARSE);
-    print_message("five-kind health section: loads with the same findings; %zu bytes: %s\n", old - 8, msg);
-    assert_non_null(strstr(msg, "health section"));
-    free(c);
     free(blob);
     dvi_model_destroy(a);
-    dvi_model_destroy(m);
     dvi_scene_destroy(s);
 }
 
@@ -332,19 +340,174 @@ static void test_report_in_state(void** state)
         assert_string_equal(rb.first[k], ra.first[k]);
     }
     assert_true(rb.energy_scale == ra.energy_scale && rb.work_in == ra.work_in);
+    assert_true(rb.audit_error == ra.audit_error && rb.dissipated_contacts == ra.dissipated_contacts &&
+                rb.audit_worst == ra.audit_worst && rb.energy_change == ra.energy_change);
+    /* the audit goes on from the loaded state as it does in the run that saved it */
+    for (int i = 0; i < 10; i++) {
+        dvi_model_step(a);
+        dvi_model_step(b);
+    }
+    assert_int_equal(dvi_model_health(a, &ra), DVI_OK);
+    assert_int_equal(dvi_model_health(b, &rb), DVI_OK);
+    assert_true(rb.audit_error == ra.audit_error && rb.dissipated_contacts == ra.dissipated_contacts);
     free(blob);
     dvi_model_destroy(a);
     dvi_model_destroy(b);
     dvi_scene_destroy(s);
 }
 
+/* The energy audit (docs/health.md): the change of the kinetic energy plus
+ * gravity's potential equals the work put in minus what the contacts and
+ * joints take, to rounding, at the default step and settings.
+ *
+ * The frictionless pendulum (examples/scenes/pendulum.json, 10 s at 1 ms):
+ * the symplectic step's energy swings by ±hω/2 ≈ 1.6e-3 of the bob's
+ * energy, which the audit finds in the joint's impulses at the mean velocity:
+ * the joint's work sums to zero over each swing (2.4e-8 J left of 9.66 J),
+ * and the audit closes to 2.5e-15 of the energy scale. Evaluated at the end
+ * velocity the joint would take nothing (J v⁺ = 0) and leave the swing,
+ * 1.6e-3, as the error. */
+static void test_audit_pendulum(void** state)
+{
+    (void)state;
+    dvi_scene* s = load(SRC_PATH("examples/scenes/pendulum.json"), NULL, 0.0, 0.0);
+    dvi_health_report r;
+    int64_t steps = 0;
+    assert_int_equal(run(s, &r, &steps), DVI_OK);
+    dvi_scene_destroy(s);
+    print_message("pendulum, %lld steps: energy change %.3g J, joints took %.3g J, error %.3g J, worst %.3g of "
+                  "%.4g J\n",
+                  (long long)steps, r.energy_change, r.dissipated_joints, r.audit_error, r.audit_worst,
+                  r.energy_scale);
+    assert_int_equal(steps, 10000);
+    assert_int_equal(r.raised, 0);
+    assert_true(r.audit_worst < 1e-6);
+    assert_true(fabs(r.audit_error) < 1e-6 * r.energy_scale);
+    assert_true(fabs(r.dissipated_joints) < 1e-6 * r.energy_scale); /* an ideal joint takes nothing */
+    assert_true(r.work_in == 0.0 && r.dissipated_contacts == 0.0);
+}
+
+/* The rigid rover (examples/scenes/rover_obstacle_rigid.json, its first
+ * 10 s at 1 ms, 10,000 steps): the six wheels' speed motors put 13.68 J in,
+ * the contacts take 8.17 J, the rover gains 5.52 J (it speeds up and
+ * climbs), the ideal joints take −3.8e-5 J (the symplectic step's swing, as
+ * on the pendulum), and 3.1e-10 J is left: the audit closes to 9.6e-14 of
+ * the energy scale (3246 J). */
+static void test_audit_rover(void** state)
+{
+    (void)state;
+    dvi_scene* s = load(SRC_PATH("examples/scenes/rover_obstacle_rigid.json"), NULL, 0.0, 10.0);
+    dvi_health_report r;
+    int64_t steps = 0;
+    dvi_status st = run(s, &r, &steps);
+    dvi_scene_destroy(s);
+    print_message("rover, %lld steps: energy change %.4g J = work in %.4g J − contacts %.4g J − joints %.3g J + "
+                  "error %.3g J; worst %.3g of %.4g J\n",
+                  (long long)steps, r.energy_change, r.work_in, r.dissipated_contacts, r.dissipated_joints,
+                  r.audit_error, r.audit_worst, r.energy_scale);
+    assert_true(st >= 0);
+    assert_int_equal(r.raised, 0);
+    assert_true(r.audit_worst < 1e-6);
+    assert_true(r.work_in > 1.0 && r.dissipated_contacts > 0.5 * r.work_in); /* the motors' work goes somewhere */
+    assert_near(r.energy_change, r.work_in - r.dissipated_contacts - r.dissipated_joints, 1e-6 * r.energy_scale);
+}
+
+/* The sliding box (examples/scenes/sliding_box.json): 1 kg launched at
+ * 2 m/s on μ = 0.4 stops after v0²/(2μg) = 0.50968 m, friction having taken
+ * μ m g × distance = ½ m v0² = 2 J. The audit's dissipation is that to 1e-12.
+ * The symplectic step's box stops at x = 0.50868 m, h v0/2 = 1 mm short: the
+ * distance its staggered position x − (h/2) v travels, the one the friction
+ * impulses act over at the mean velocity, is 0.50968 m. */
+static void test_audit_sliding_box(void** state)
+{
+    (void)state;
+    dvi_scene* s = load(SRC_PATH("examples/scenes/sliding_box.json"), NULL, 0.0, 0.0);
+    dvi_model* m = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    for (int i = 0; i < 1000; i++) assert_true(dvi_model_step(m) >= 0);
+    dvi_health_report r;
+    assert_int_equal(dvi_model_health(m, &r), DVI_OK);
+    double x[3];
+    dvi_body_id box;
+    assert_int_equal(dvi_model_find_body(m, "box", &box), DVI_OK);
+    assert_int_equal(dvi_body_get_position(dvi_model_world(m), box, x), DVI_OK);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    const double mu = 0.4, g = 9.81, v0 = 2.0, h = 1e-3, d = v0 * v0 / (2 * mu * g);
+    print_message("sliding box: friction took %.12g J; mu m g d = %.12g J (d = %.5f m); stopped at x = %.5f m, "
+                  "+ h v0/2 = %.5f m; audit error %.3g J\n",
+                  r.dissipated_contacts, mu * g * d, d, x[0], x[0] + 0.5 * h * v0, r.audit_error);
+    assert_int_equal(r.raised, 0);
+    assert_near(r.dissipated_contacts, mu * 1.0 * g * d, 1e-3 * mu * g * d);
+    assert_near(r.dissipated_contacts, mu * 1.0 * g * (x[0] + 0.5 * h * v0), 1e-3 * mu * g * d);
+    assert_true(fabs(r.audit_error) < 1e-9);
+}
+
+/* Bodies that cannot escape do not: a conical pendulum at 60° on a 1 m
+ * spherical joint (its bob, r = 0.05 m, circles at 0.866 m from the axis at
+ * Ω = √(g/(L cos 60°)) = 4.43 rad/s: the box of the start positions and its
+ * margin ended at 0.866 m, the circle's edge) and a box sliding 2.5 m over
+ * a 10 m ground box (the box of the start positions and its margin, 10 ×
+ * the largest shape, ended at 1.73 m). The region is what bounds the scene:
+ * the joint's reach (1.05 m about the pivot) and the ground's extent, with a
+ * margin of the region's longest side (10 m). A box launched at 12 m/s off
+ * that ground's edge falls away and is named at 15 m. */
+static dvi_health_report run_text(const char* text)
+{
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    if (dvi_scene_parse(text, strlen(text), NULL, &s, &e) != DVI_OK) fail_msg("%s", e.text);
+    dvi_health_report r;
+    int64_t steps = 0;
+    run(s, &r, &steps);
+    dvi_scene_destroy(s);
+    return r;
+}
+
+static void test_escape_region(void** state)
+{
+    (void)state;
+    char text[2048];
+    const double L = 1.0, th = acos(0.5), W = sqrt(9.81 / (L * cos(th)));
+    snprintf(text, sizeof text,
+             "{\"duration\": 5, \"formulation\": {\"dt\": 0.001},\n"
+             " \"bodies\": [{\"name\": \"bob\", \"mass\": 1, \"position\": [%.17g, 0, %.17g], \"velocity\": [0, "
+             "%.17g, 0], \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.05}]}],\n"
+             " \"joints\": [{\"name\": \"pivot\", \"type\": \"spherical\", \"body_b\": \"bob\", \"anchor\": [0, 0, "
+             "0]}]}",
+             L * sin(th), -L * cos(th), W * L * sin(th));
+    dvi_health_report r = run_text(text);
+    print_message("conical pendulum: %d warnings, %lld outside; %s\n", kinds(&r), (long long)r.escaped,
+                  r.first[DVI_HEALTH_ESCAPE]);
+    assert_int_equal(r.raised, 0);
+    const char* ground =
+        "{\"duration\": %g, \"formulation\": {\"dt\": 0.001}, \"materials\": {\"default\": {\"friction\": 0.4}},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"position\": [0, 0, -0.5], \"shapes\": "
+        "[{\"type\": \"box\", \"half_extents\": [5, 5, 0.5]}]},\n"
+        "  {\"name\": \"box\", \"mass\": 1, \"position\": [0, 0, 0.1], \"velocity\": [%.17g, 0, 0], \"shapes\": "
+        "[{\"type\": \"box\", \"half_extents\": [0.1, 0.1, 0.1]}]}]}";
+    snprintf(text, sizeof text, ground, 2.0, sqrt(2 * 0.4 * 9.81 * 2.5));
+    r = run_text(text);
+    print_message("box sliding 2.5 m: %d warnings; %s\n", kinds(&r), r.first[DVI_HEALTH_ESCAPE]);
+    assert_int_equal(r.raised, 0);
+    snprintf(text, sizeof text, ground, 3.0, 12.0);
+    r = run_text(text);
+    print_message("box launched off the edge: %s\n", r.first[DVI_HEALTH_ESCAPE]);
+    assert_true(r.raised & (1u << DVI_HEALTH_ESCAPE));
+    assert_non_null(strstr(r.first[DVI_HEALTH_ESCAPE], "box is at"));
+}
+
 int main(void)
 {
+    if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dem_blowup),           cmocka_unit_test(test_dvi_tunnelling),
         cmocka_unit_test(test_pendulum_step_too_long), cmocka_unit_test(test_huge_gravity),
         cmocka_unit_test(test_work_and_settings),    cmocka_unit_test(test_report_in_state),
-        cmocka_unit_test(test_friction_chatter),     cmocka_unit_test(test_report_from_five_kinds),
+        cmocka_unit_test(test_friction_chatter),     cmocka_unit_test(test_report_from_older_layouts),
+        cmocka_unit_test(test_audit_pendulum),       cmocka_unit_test(test_audit_rover),
+        cmocka_unit_test(test_audit_sliding_box),    cmocka_unit_test(test_escape_region),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,7 +44,7 @@
  * ω̄ = (ω + Qᵀ ω⁺)/2 and Q the step's rotation: the end velocity seen in the
  * body's orientation at the start. With impulses on a body whose momentum is
  * not along a principal axis the gyroscopic term leaves h (ω × Iω)·I⁻¹P/2,
- * second order over a finite time: that, and rounding, is the audit's error.
+ * O(h²) a step: that, and rounding, is the audit's error.
  * A contact's or a joint row's work is then γ·(J_A·V̄_A + J_B·V̄_B): for the
  * contacts, summed over their bodies as h (F·v̄ + T·ω̄) of the step's contact
  * force and torque; a speed motor's row is work put in, a kinematic body's
@@ -269,11 +269,12 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     double e0 = 0.0;
     /* the energy scale: the initial bodies' box along gravity */
     double blo[3] = {INFINITY, INFINITY, INFINITY}, bhi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double ke = 0.0, mass = 0.0, largest = 0.0;
+    double ke = 0.0, mass = 0.0, largest = 0.0, moving = 0.0; /* the largest shape, of a moving body */
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* b = &w->bodies[i];
         grow_box(blo, bhi, b->x, 0.0);
         if (b->bounding_radius > largest) largest = b->bounding_radius;
+        if (b->type != DVI_BODY_FIXED && b->bounding_radius > moving) moving = b->bounding_radius;
         if (b->type != DVI_BODY_DYNAMIC) continue;
         mass += b->mass * b->gravity_scale;
         double kb;
@@ -295,7 +296,7 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     double extent = 0.0;
     for (int k = 0; k < 3; k++)
         if (isfinite(h->hi[k] - h->lo[k])) extent = fmax(extent, h->hi[k] - h->lo[k]);
-    h->margin = set->region_margin > 0.0 ? set->region_margin : fmax(extent, 10.0 * largest);
+    h->margin = set->region_margin > 0.0 ? set->region_margin : fmax(extent, 10.0 * moving);
     if (!(h->margin > 0.0)) h->margin = 1.0;
     const double gn = v3_norm(w->def.gravity);
     double height = 0.0;
