@@ -492,9 +492,9 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
         if (rel > h->rep.audit_worst || !isfinite(rel)) h->rep.audit_worst = rel;
         if (!(rel <= h->set.audit_fraction))
             raise_kind(h, DVI_HEALTH_AUDIT, step,
-                       "step %lld (t = %.6g s): the energy audit does not close: %.3g J %s that no work, contact or "
-                       "joint accounts for, %.3g of the energy scale (%.3g J), more than the %g allowed (the "
-                       "energy changed by %.3g J; work put in %.3g J, taken by contacts %.3g J, by joints %.3g J)",
+                       "step %lld (t = %.6g s): the energy audit does not close: %.3g J %s that nothing accounts "
+                       "for, %.3g of the energy scale (%.3g J; limit %g); dE %.4g J, work in %.4g J, contacts took "
+                       "%.4g J, joints %.4g J",
                        (long long)step, t, fabs(h->rep.audit_error), h->rep.audit_error > 0.0 ? "gained" : "lost",
                        rel, scale, h->set.audit_fraction, h->rep.energy_change, h->rep.work_in,
                        h->rep.dissipated_contacts, h->rep.dissipated_joints);
