@@ -538,6 +538,45 @@ static void test_audit_spinning_plate(void** state)
     assert_true(err[0] / err[1] > 3.5 && err[0] / err[1] < 4.7); /* first order in h */
 }
 
+/* The probe energy_audit samples the report: after 0.5 s of the spinning
+ * plate at 1 ms, its six columns are the report's energy change, work in,
+ * contacts' and joints' dissipation and error, in J, and the error in
+ * energy scales. */
+static void test_audit_probe(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"duration\": 0.5, \"formulation\": {\"dt\": 0.001},\n"
+        " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+        "  {\"name\": \"plate\", \"mass\": 1, \"position\": [0, 0, 0.35], \"angular_velocity\": [3, 20, 2], "
+        "\"shapes\": [{\"type\": \"box\", \"half_extents\": [0.3, 0.15, 0.05]}]}],\n"
+        " \"probes\": [{\"name\": \"audit\", \"what\": \"energy_audit\"}]}";
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    if (dvi_scene_parse(text, strlen(text), NULL, &s, &e) != DVI_OK) fail_msg("%s", e.text);
+    dvi_model* m = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    for (int i = 0; i < 500; i++) assert_true(dvi_model_step(m) >= 0);
+    dvi_probe_info info;
+    assert_int_equal(dvi_model_probe_info(m, 0, &info), DVI_OK);
+    assert_int_equal(info.columns, 7);
+    const char* names[7] = {"time", "energy_change", "work_in", "dissipated_contacts", "dissipated_joints", "error",
+                            "error_relative"};
+    for (int k = 0; k < 7; k++) assert_string_equal(info.column_names[k], names[k]);
+    double v[7];
+    assert_int_equal(dvi_model_probe_sample(m, 0, v), DVI_OK);
+    dvi_health_report r;
+    assert_int_equal(dvi_model_health(m, &r), DVI_OK);
+    print_message("energy_audit at t = %g s: %.6f %.6f %.6f %.6f %.4g %.4g\n", v[0], v[1], v[2], v[3], v[4], v[5],
+                  v[6]);
+    assert_true(v[1] == r.energy_change && v[2] == r.work_in && v[3] == r.dissipated_contacts &&
+                v[4] == r.dissipated_joints && v[5] == r.audit_error && v[6] == r.audit_error / r.energy_scale);
+    assert_true(v[3] > 1.0 && v[1] < -1.0); /* the plate has landed */
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 int main(void)
 {
     if (rover_register_probes() != DVI_OK) return 1; /* the rover scenes' probe kinds */
@@ -548,7 +587,7 @@ int main(void)
         cmocka_unit_test(test_friction_chatter),     cmocka_unit_test(test_report_from_older_layouts),
         cmocka_unit_test(test_audit_pendulum),       cmocka_unit_test(test_audit_rover),
         cmocka_unit_test(test_audit_sliding_box),    cmocka_unit_test(test_escape_region),
-        cmocka_unit_test(test_audit_spinning_plate),
+        cmocka_unit_test(test_audit_spinning_plate), cmocka_unit_test(test_audit_probe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
