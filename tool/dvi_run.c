@@ -796,7 +796,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     }
 
     static const char* const HEALTH_NAMES[DVI_HEALTH_KINDS] = {"energy", "escape", "penetration", "joint",
-                                                                "blowup", "chatter"};
+                                                                "blowup", "chatter", "audit"};
     dvi_health_report hr;
     memset(&hr, 0, sizeof hr);
     dvi_model_health(rs->model, &hr);
@@ -812,6 +812,16 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "energy_excess", hr.energy_excess);
     dvi_json_key_number(w, "energy_scale_j", hr.energy_scale);
     dvi_json_key_number(w, "work_in_j", hr.work_in);
+    dvi_json_key(w, "audit");
+    dvi_json_begin_object(w);
+    dvi_json_key_number(w, "energy_change_j", hr.energy_change);
+    dvi_json_key_number(w, "work_in_j", hr.work_in);
+    dvi_json_key_number(w, "dissipated_contacts_j", hr.dissipated_contacts);
+    dvi_json_key_number(w, "dissipated_joints_j", hr.dissipated_joints);
+    dvi_json_key_number(w, "error_j", hr.audit_error);
+    dvi_json_key_number(w, "error_relative", hr.audit_error / (hr.energy_scale > 1e-300 ? hr.energy_scale : 1e-300));
+    dvi_json_key_number(w, "worst_relative", hr.audit_worst);
+    dvi_json_end_object(w);
     dvi_json_key_int(w, "escaped_bodies", hr.escaped);
     dvi_json_key_number(w, "worst_penetration", hr.worst_penetration);
     dvi_json_key_number(w, "worst_joint", hr.worst_joint);
@@ -822,6 +832,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "region_margin", hs.region_margin);
     dvi_json_key_number(w, "penetration_fraction", hs.penetration_fraction);
     dvi_json_key_number(w, "joint_fraction", hs.joint_fraction);
+    dvi_json_key_number(w, "audit_fraction", hs.audit_fraction);
     dvi_json_end_object(w);
     dvi_json_key(w, "first");
     dvi_json_begin_object(w);

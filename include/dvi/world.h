@@ -587,12 +587,16 @@ typedef struct dvi_health_settings {
     bool enabled;                ///< default true
     double energy_growth;        ///< warning: E − E₀ − W_in above this fraction of the energy scale; 0.1
     double blowup_factor;        ///< blow-up (an error): E − E₀ − W_in above this many energy scales; 100
-    double region_margin;        ///< m; escape: a body this far outside the box of the initial bodies;
-                                 ///< 0 (default): the box's longest side, at least 10 × the largest shape
+    double region_margin;        ///< m; escape: a body this far outside the region that bounds the scene
+                                 ///< (the initial positions, the fixed shapes, the joints' reach);
+                                 ///< 0 (default): the region's longest bounded side, at least 10 × the
+                                 ///< largest shape
     double penetration_fraction; ///< warning: a contact's penetration (DEM: overlap) above this fraction
                                  ///< of the smaller of its two shapes; 0.2
     double joint_fraction;       ///< warning: a joint's violation above this fraction of its size
                                  ///< (dvi_step_stats.max_joint_violation_relative); 1e-3
+    double audit_fraction;       ///< warning: the energy audit's error (dvi_health_report.audit_error)
+                                 ///< above this fraction of the energy scale, either sign; 1e-3
 } dvi_health_settings;
 
 DVI_API dvi_health_settings dvi_default_health_settings(void);
@@ -600,13 +604,15 @@ DVI_API dvi_health_settings dvi_default_health_settings(void);
 /// What the health monitor has found so far (dvi_model_health).
 typedef enum dvi_health_kind {
     DVI_HEALTH_ENERGY = 0,      ///< energy grew beyond what work and gravity explain
-    DVI_HEALTH_ESCAPE = 1,      ///< bodies left the region they started in
+    DVI_HEALTH_ESCAPE = 1,      ///< bodies left the region that bounds the scene
     DVI_HEALTH_PENETRATION = 2, ///< a contact penetrates (overlaps) too deep
     DVI_HEALTH_JOINT = 3,       ///< a joint came apart
     DVI_HEALTH_BLOWUP = 4,      ///< the energy exploded (the step that found it failed)
     DVI_HEALTH_CHATTER = 5,     ///< a DEM contact's friction reversed direction step after step
                                 ///< (dvi_step_stats.chattering_contacts)
-    DVI_HEALTH_KINDS = 6
+    DVI_HEALTH_AUDIT = 6,       ///< the energy audit does not close: energy gained or lost that no work,
+                                ///< contact or joint accounts for (integration error)
+    DVI_HEALTH_KINDS = 7
 } dvi_health_kind;
 
 typedef struct dvi_health_report {
@@ -616,7 +622,15 @@ typedef struct dvi_health_report {
     double energy_scale;        ///< J: the initial kinetic energy, plus total dynamic mass × |g| × the
                                 ///< initial region's height (at least the largest shape), plus W_in
     double energy_excess;       ///< largest (E − E₀ − W_in) / energy_scale so far
-    double work_in;             ///< J: work of the motors, applied forces and kinematic bodies so far
+    double work_in;             ///< J: work of the motors, applied forces, force elements and kinematic
+                                ///< bodies so far, both signs (before this version: positive parts)
+    /* the energy audit (docs/health.md): energy_change = work_in − dissipated_contacts −
+     * dissipated_joints + audit_error */
+    double energy_change;       ///< J: change of the kinetic energy plus gravity's potential so far
+    double dissipated_contacts; ///< J: energy taken by the contacts' impulses (DEM: forces) so far
+    double dissipated_joints;   ///< J: energy taken by the joints' impulses (motor rows excluded) so far
+    double audit_error;         ///< J: what no work, contact or joint accounts for: integration error
+    double audit_worst;         ///< largest |audit_error| / energy_scale so far
     int64_t escaped;            ///< bodies outside the region after the last step
     double worst_penetration;   ///< largest penetration (overlap) over the smaller shape so far
     double worst_joint;         ///< largest relative joint violation so far

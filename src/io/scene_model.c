@@ -771,6 +771,7 @@ static bool probe_due_at(const dvi_model* m, const model_probe* p, int64_t n)
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
+    dvi_health_before_step(&m->health, m->world, m->dt);
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) return st; /* the world's message names bodies as the scene does (name_body) */
     m->steps++;
@@ -1001,6 +1002,27 @@ static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double
     return DVI_OK;
 }
 
+/* energy_audit: the health monitor's energy audit so far (docs/health.md):
+ * the change of the kinetic energy plus gravity's potential, the work put
+ * in, the energy the contacts and the joints took, and what none of them
+ * accounts for, in joules and in energy scales. */
+static const dvi_probe_column COLS_AUDIT[] = {{"energy_change", "J"},       {"work_in", "J"},
+                                              {"dissipated_contacts", "J"}, {"dissipated_joints", "J"},
+                                              {"error", "J"},               {"error_relative", "1"}};
+
+static dvi_status sample_energy_audit(const dvi_model* m, const model_probe* p, double* o)
+{
+    (void)p;
+    const dvi_health_report* r = &m->health.rep;
+    o[0] = r->energy_change;
+    o[1] = r->work_in;
+    o[2] = r->dissipated_contacts;
+    o[3] = r->dissipated_joints;
+    o[4] = r->audit_error;
+    o[5] = r->audit_error / (r->energy_scale > 1e-300 ? r->energy_scale : 1e-300);
+    return DVI_OK;
+}
+
 /* contact_force and joint_reaction: the last step's quantities (raw_values),
  * or their mean since the last due step. */
 static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double* o)
@@ -1059,6 +1081,8 @@ static const sc_probe_class KINDS[] = {
     {"kinetic_energy", "Kinetic energy", SC_TARGETS_ALL_DYNAMIC, NULL, COLS_ENERGY, NCOLS(COLS_ENERGY), NULL,
      sample_kinetic_energy, NULL},
     {"energy", "Energy", SC_TARGETS_BODIES, NULL, COLS_BODY_ENERGY, NCOLS(COLS_BODY_ENERGY), NULL, sample_energy, NULL},
+    {"energy_audit", "Energy audit", SC_TARGETS_NONE, NULL, COLS_AUDIT, NCOLS(COLS_AUDIT), NULL, sample_energy_audit,
+     NULL},
 };
 #define NKINDS NCOLS(KINDS)
 

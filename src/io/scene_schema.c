@@ -891,7 +891,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "health",
                                                NULL};
 static const char* const HEALTH_KEYS[] = {"enabled",          "energy_growth",        "blowup_factor",
-                                          "region_margin",    "penetration_fraction", "joint_fraction",
+                                          "region_margin",    "penetration_fraction", "joint_fraction", "audit_fraction",
                                           NULL};
 static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
@@ -1230,6 +1230,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
         sc_num_field(c, o, p, "region_margin", false, R_NONNEG, &hs->region_margin);
         sc_num_field(c, o, p, "penetration_fraction", false, R_POS, &hs->penetration_fraction);
         sc_num_field(c, o, p, "joint_fraction", false, R_POS, &hs->joint_fraction);
+        sc_num_field(c, o, p, "audit_fraction", false, R_POS, &hs->audit_fraction);
         if (hs->blowup_factor < hs->energy_growth)
             sc_errf(c, p, "blowup_factor (%g) must be at least energy_growth (%g)", hs->blowup_factor,
                     hs->energy_growth);

@@ -4,14 +4,20 @@
  * After every step of a model it checks what a run that went wrong shows:
  *   - energy: E = Σ ½ m v² + ½ ωᵀ I ω − m g·x over the dynamic bodies (the
  *     kinetic energy plus gravity's potential) against E₀ + W_in, W_in being
- *     the work put in since the start by speed and torque motors, applied
- *     forces and kinematic bodies (each counted when positive, so that
- *     brakes do not hide a gain). The excess (E − E₀ − W_in) is measured in
- *     energy scales: S = KE₀ + M g H + W_in, M the dynamic mass, H the
- *     initial region's extent along gravity (at least the largest shape).
- *     Above energy_growth it is a warning, above blowup_factor a blow-up;
- *   - escape: bodies farther than region_margin outside the box of the
- *     initial bodies' positions and joint anchors;
+ *     the work put in since the start by motors, applied forces, force
+ *     elements and kinematic bodies (both signs). The excess (E − E₀ − W_in)
+ *     is measured in energy scales: S = KE₀ + M g H + W⁺, M the dynamic
+ *     mass, H the initial bodies' extent along gravity (at least the largest
+ *     shape), W⁺ the positive parts of the work put in. Above energy_growth
+ *     it is a warning, above blowup_factor a blow-up;
+ *   - the energy audit: each step's change of the staggered energy (below)
+ *     against the work put in and the energy the contacts' and joints'
+ *     impulses take, each evaluated at the velocity that makes the balance
+ *     exact for the step's update; what remains is integration error, and
+ *     above audit_fraction of S (either sign) it is a warning;
+ *   - escape: bodies farther than region_margin outside the region that
+ *     bounds the scene: the initial positions, the fixed shapes' extent
+ *     (unbounded along a plane) and the reach of the bodies held by joints;
  *   - penetration: a contact deeper (a DEM overlap larger) than
  *     penetration_fraction of the smaller of its two shapes (the contacts
  *     are walked only when the step's deepest one exceeds that fraction of
@@ -21,10 +27,33 @@
  *   - chatter: a DEM contact whose friction force reversed direction near
  *     its Coulomb limit on each of the last DVI_DEM_CHATTER_STEPS steps
  *     (dvi_step_stats.chattering_contacts, counted by the DEM step).
- * One pass over the bodies per step, O(bodies); contacts and joints only as
- * said. The report keeps the first occurrence of each kind, named, and the
- * worst values; the model's state blob carries it, so a resumed run reports
- * as a straight one does.
+ *
+ * The audit's identity. Both steps update a body's velocity by
+ * v⁺ = v + M⁻¹ (h f + P), P the constraint impulse (DVI: Jᵀγ; DEM: h times
+ * the contact force), then its position by x⁺ = x + h v⁺ (symplectic Euler).
+ * Exactly, ½ m (v⁺² − v²) = (h f + P)·v̄ with v̄ = (v + v⁺)/2, the average
+ * velocity; and with gravity's potential taken at the staggered position
+ * x − (h/2) v (the midpoint of the step that brought the body to x), its
+ * change is −m g·h v̄ too. So the staggered energy
+ *     E' = ½ m v² + ½ ωᵀ I ω − m g·(x − (h/2) v)
+ * changes by the work of every force and impulse at v̄ and nothing else: the
+ * end velocity alone leaves the O(h) energy error of the symplectic step in
+ * the balance (a pendulum's ±hω/2), the start velocity the same of the other
+ * sign. For the rotation (the midpoint Lie–Poisson step of step_common.c),
+ * ½ L⁺·I⁺⁻¹L⁺ − ½ L·I⁻¹L = P_ω·ω̄ exactly for a torque-free body, with
+ * ω̄ = (ω + Qᵀ ω⁺)/2 and Q the step's rotation: the end velocity seen in the
+ * body's orientation at the start. With impulses on a body whose momentum is
+ * not along a principal axis the gyroscopic term leaves h (ω × Iω)·I⁻¹P/2,
+ * O(h²) a step: that, and rounding, is the audit's error.
+ * A contact's or a joint row's work is then γ·(J_A·V̄_A + J_B·V̄_B): for the
+ * contacts, summed over their bodies as h (F·v̄ + T·ω̄) of the step's contact
+ * force and torque; a speed motor's row is work put in, a kinematic body's
+ * share of a contact or joint is work it puts in.
+ *
+ * Two passes over the bodies per step (the start, after the step), O(bodies);
+ * joints O(rows); contacts only as said. The report keeps the first
+ * occurrence of each kind, named, and the worst values; the model's state
+ * blob carries it, so a resumed run reports as a straight one does.
  */
 #include "health.h"
 #include "error.h"
@@ -52,6 +81,7 @@ dvi_health_settings dvi_default_health_settings(void)
     s.region_margin = 0.0;
     s.penetration_fraction = 0.2;
     s.joint_fraction = 1e-3;
+    s.audit_fraction = 1e-3;
     return s;
 }
 
@@ -82,18 +112,133 @@ void dvi_health_free(world_health* h)
 {
     free(h->size);
     free(h->motors);
+    free(h->start);
     h->size = NULL;
     h->motors = NULL;
+    h->start = NULL;
     h->motor_count = 0;
+    h->dt_start = 0.0;
+}
+
+/* Widens [lo, hi] to hold p ± r. */
+static void grow_box(double* lo, double* hi, const double* p, double r)
+{
+    for (int k = 0; k < 3; k++) {
+        lo[k] = fmin(lo[k], p[k] - r);
+        hi[k] = fmax(hi[k], p[k] + r);
+    }
+}
+
+/* The region that bounds the scene: the initial positions and joint
+ * anchors; each fixed shape's box, and along a plane every axis the plane
+ * extends along (±INFINITY); and the reach of the bodies held by joints: a
+ * body jointed to the world or a fixed body stays within its lever (plus its
+ * size) of the anchor, and a body jointed to such a body within the sum of
+ * the levers along the chain (JOINT_PASSES passes over the joints, enough for
+ * chains given in order and for short ones in any order; a body the passes do
+ * not reach keeps its initial position only). */
+#define JOINT_PASSES 4
+static dvi_status scene_region(world_health* h, const dvi_world* w, double* lo, double* hi)
+{
+    for (int k = 0; k < 3; k++) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (int32_t i = 0; i < w->body_count; i++) grow_box(lo, hi, w->bodies[i].x, 0.0);
+    for (int32_t i = 0; i < w->shape_count; i++) {
+        const dvi_shape* sh = &w->shapes[i];
+        const dvi_body* b = &w->bodies[sh->body];
+        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+        if (b->type != DVI_BODY_FIXED || !c || !c->bounds) continue;
+        dvi_geom g = dvi_shape_local_geom(sh);
+        double R[9], off[3];
+        q_to_m3(R, b->q);
+        m3_mulv(off, R, sh->lpos);
+        v3_add(g.pos, b->x, off);
+        m3_mul(g.rot, R, sh->lrot);
+        if (!c->bounds(&g)) continue;
+        if (g.unbounded) { /* a plane: its normal is the shape frame's z */
+            const double n[3] = {g.rot[2], g.rot[5], g.rot[8]};
+            for (int k = 0; k < 3; k++)
+                if (fabs(n[k]) < 1.0 - 1e-12) {
+                    lo[k] = -INFINITY;
+                    hi[k] = INFINITY;
+                }
+            grow_box(lo, hi, g.pos, 0.0);
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], g.aabb_min[k]);
+            hi[k] = fmax(hi[k], g.aabb_max[k]);
+        }
+    }
+    /* the joints: each body's reach, a centre and a radius (NaN: none yet) */
+    double* reach = NULL;
+    if (w->joint_count > 0) {
+        reach = malloc(4 * (size_t)w->body_count * sizeof *reach);
+        if (!reach) return dvi_error_set(DVI_ERR_NOMEM, "dvi_health_init: out of memory");
+        for (int32_t i = 0; i < w->body_count; i++) reach[4 * (size_t)i + 3] = NAN;
+    }
+    for (int pass = 0; pass < JOINT_PASSES && w->joint_count > 0; pass++) {
+        bool changed = false;
+        for (int32_t k = 0; k < w->joint_count; k++) {
+            const dvi_joint* j = &w->joints[k];
+            const dvi_body* B = &w->bodies[j->b];
+            double R[9], lever[3], p[3];
+            q_to_m3(R, B->q);
+            m3_mulv(lever, R, j->lb);
+            v3_add(p, lever, B->x); /* the anchor on B */
+            const double rb = v3_norm(lever);
+            const bool grounded = j->a < 0 || w->bodies[j->a].type == DVI_BODY_FIXED;
+            for (int side = 0; side < 2; side++) { /* side 0: B from A; side 1: A from B */
+                const int32_t from = side ? j->b : j->a, to = side ? j->a : j->b;
+                if (to < 0 || w->bodies[to].type == DVI_BODY_FIXED) continue;
+                double c[3], r;
+                double la = 0.0;
+                if (j->a >= 0) {
+                    double RA[9], l[3];
+                    q_to_m3(RA, w->bodies[j->a].q);
+                    m3_mulv(l, RA, j->la);
+                    la = v3_norm(l);
+                }
+                if (side == 0 && grounded) {
+                    v3_copy(c, p);
+                    r = rb;
+                } else if (from >= 0 && !isnan(reach[4 * (size_t)from + 3])) {
+                    v3_copy(c, reach + 4 * (size_t)from);
+                    r = reach[4 * (size_t)from + 3] + la + rb;
+                } else {
+                    continue;
+                }
+                double* t = reach + 4 * (size_t)to;
+                if (isnan(t[3]) || r < t[3]) {
+                    v3_copy(t, c);
+                    t[3] = r;
+                    changed = true;
+                }
+            }
+            grow_box(lo, hi, p, 0.0);
+        }
+        if (!changed) break;
+    }
+    for (int32_t i = 0; reach && i < w->body_count; i++)
+        if (!isnan(reach[4 * (size_t)i + 3]))
+            grow_box(lo, hi, reach + 4 * (size_t)i, reach[4 * (size_t)i + 3] + w->bodies[i].bounding_radius);
+    free(reach);
+    if (w->body_count == 0)
+        for (int k = 0; k < 3; k++) lo[k] = hi[k] = 0.0;
+    return DVI_OK;
 }
 
 dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, const dvi_world* w)
 {
     dvi_health_free(h);
-    /* each body's smallest bounded shape; the motors and their axes */
+    /* each body's smallest bounded shape; the motors and their axes; the
+     * bodies' start of step */
     h->size = malloc(((size_t)w->body_count + 1) * sizeof *h->size);
     h->motors = malloc(((size_t)w->joint_count + 1) * sizeof *h->motors);
-    if (!h->size || !h->motors) return dvi_error_set(DVI_ERR_NOMEM, "dvi_health_init: out of memory");
+    h->start = malloc((10 * (size_t)w->body_count + 1) * sizeof *h->start);
+    if (!h->size || !h->motors || !h->start) return dvi_error_set(DVI_ERR_NOMEM, "dvi_health_init: out of memory");
     for (int32_t i = 0; i < w->body_count; i++) h->size[i] = INFINITY;
     h->min_size = INFINITY;
     for (int32_t i = 0; i < w->shape_count; i++) {
@@ -119,17 +264,17 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     h->set = *set;
     memset(&h->rep, 0, sizeof h->rep);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) h->rep.first_step[k] = -1;
+    h->work_pos = 0.0;
+    h->dt_start = 0.0;
     double e0 = 0.0;
-    /* the region: the box of every body's position; the energy scale */
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double ke = 0.0, mass = 0.0, largest = 0.0;
+    /* the energy scale: the initial bodies' box along gravity */
+    double blo[3] = {INFINITY, INFINITY, INFINITY}, bhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double ke = 0.0, mass = 0.0, largest = 0.0, moving = 0.0; /* the largest shape, of a moving body */
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* b = &w->bodies[i];
-        for (int k = 0; k < 3; k++) {
-            lo[k] = fmin(lo[k], b->x[k]);
-            hi[k] = fmax(hi[k], b->x[k]);
-        }
+        grow_box(blo, bhi, b->x, 0.0);
         if (b->bounding_radius > largest) largest = b->bounding_radius;
+        if (b->type != DVI_BODY_FIXED && b->bounding_radius > moving) moving = b->bounding_radius;
         if (b->type != DVI_BODY_DYNAMIC) continue;
         mass += b->mass * b->gravity_scale;
         double kb;
@@ -144,26 +289,21 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
         q_to_m3(R, B->q);
         m3_mulv(p, R, j->lb);
         v3_add(p, p, B->x);
-        for (int c = 0; c < 3; c++) {
-            lo[c] = fmin(lo[c], p[c]);
-            hi[c] = fmax(hi[c], p[c]);
-        }
+        grow_box(blo, bhi, p, 0.0);
     }
-    if (w->body_count == 0) {
-        v3_set(lo, 0, 0, 0);
-        v3_set(hi, 0, 0, 0);
-    }
-    v3_copy(h->lo, lo);
-    v3_copy(h->hi, hi);
-    double extent = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
-    h->margin = set->region_margin > 0.0 ? set->region_margin : fmax(extent, 10.0 * largest);
+    dvi_status st = scene_region(h, w, h->lo, h->hi);
+    if (st != DVI_OK) return st;
+    double extent = 0.0;
+    for (int k = 0; k < 3; k++)
+        if (isfinite(h->hi[k] - h->lo[k])) extent = fmax(extent, h->hi[k] - h->lo[k]);
+    h->margin = set->region_margin > 0.0 ? set->region_margin : fmax(extent, 10.0 * moving);
     if (!(h->margin > 0.0)) h->margin = 1.0;
     const double gn = v3_norm(w->def.gravity);
     double height = 0.0;
-    if (gn > 0.0) {
+    if (gn > 0.0 && w->body_count > 0) {
         double d[3];
         v3_scale(d, 1.0 / gn, w->def.gravity);
-        for (int k = 0; k < 3; k++) height += fabs(d[k]) * (hi[k] - lo[k]);
+        for (int k = 0; k < 3; k++) height += fabs(d[k]) * (bhi[k] - blo[k]);
     }
     height = fmax(height, largest);
     h->scale0 = ke + mass * gn * height;
@@ -187,37 +327,106 @@ static void raise_kind(world_health* h, dvi_health_kind k, int64_t step, const c
     va_end(ap);
 }
 
-/* Work the motors put in over the last step of length dt: their reaction
- * about or along the axis times the relative speed, positive parts only.
- * (Applied forces and kinematic bodies: in the body pass of
- * dvi_health_after_step.) */
-static double motor_work(const world_health* h, const dvi_world* w, double dt)
+/* The staggered energy of the dynamic bodies for a step of dt: the kinetic
+ * energy plus gravity's potential at x − (dt/2) v (the header's identity). */
+static double staggered_energy(const dvi_world* w, double dt)
 {
-    double W = 0.0;
-    for (int32_t i = 0; i < h->motor_count; i++) {
-        const health_motor* mo = &h->motors[i];
-        const dvi_joint* j = &w->joints[mo->joint];
-        double ax[3];
-        v3_copy(ax, mo->axis_a);
-        if (j->a >= 0) {
-            double R[9];
-            q_to_m3(R, w->bodies[j->a].q);
-            m3_mulv(ax, R, mo->axis_a);
-        }
-        const dvi_body* B = &w->bodies[j->b];
-        const dvi_body* A = j->a >= 0 ? &w->bodies[j->a] : NULL;
-        double P;
-        if (mo->linear) {
-            double rel = v3_dot(B->v, ax) - (A ? v3_dot(A->v, ax) : 0.0);
-            P = v3_dot(j->reaction_force, ax) * rel;
-        } else {
-            double rel = v3_dot(B->w, ax) - (A ? v3_dot(A->w, ax) : 0.0);
-            double tq = j->motor == DVI_MOTOR_ROTATION_TORQUE ? j->torque : v3_dot(j->reaction_torque, ax);
-            P = tq * rel;
-        }
-        if (P > 0.0) W += P * dt;
+    double e = 0.0;
+    for (int32_t i = 0; i < w->body_count; i++) {
+        const dvi_body* b = &w->bodies[i];
+        if (b->type != DVI_BODY_DYNAMIC) continue;
+        double ke, y[3];
+        body_energy(b, w->def.gravity, &ke);
+        v3_copy(y, b->x);
+        v3_axpy(y, -0.5 * dt, b->v);
+        e += ke - b->mass * b->gravity_scale * v3_dot(w->def.gravity, y);
     }
-    return W;
+    return e;
+}
+
+void dvi_health_before_step(world_health* h, const dvi_world* w, double dt)
+{
+    if (!h->set.enabled || !h->start) return;
+    for (int32_t i = 0; i < w->body_count; i++) {
+        const dvi_body* b = &w->bodies[i];
+        double* s = h->start + 10 * (size_t)i;
+        v3_copy(s, b->v);
+        v3_copy(s + 3, b->w);
+        memcpy(s + 6, b->q, 4 * sizeof(double));
+    }
+    h->e_start = staggered_energy(w, dt);
+    h->dt_start = dt;
+}
+
+/* The energy audit's terms of the step just taken (the header's identity):
+ * each body's mean velocities replace its start velocities in h->start;
+ * *applied: work of the applied forces and force elements on the dynamic
+ * bodies; *contacts: work of the contact impulses on every moving body;
+ * *kinematic: work the kinematic bodies put in through contacts and joints;
+ * *motors: work of the speed motors' rows and the torque motors; *joints:
+ * work of the other joint rows. */
+typedef struct audit_terms {
+    double applied, contacts, kinematic, motors, joints;
+} audit_terms;
+
+static audit_terms audit_step(world_health* h, const dvi_world* w, double dt)
+{
+    audit_terms t = {0, 0, 0, 0, 0};
+    for (int32_t i = 0; i < w->body_count; i++) {
+        const dvi_body* b = &w->bodies[i];
+        double* s = h->start + 10 * (size_t)i;
+        if (b->type == DVI_BODY_FIXED) {
+            memset(s, 0, 6 * sizeof(double));
+            continue;
+        }
+        /* v̄ = (v + v⁺)/2; ω̄ = (ω + Qᵀω⁺)/2 = (ω + R R⁺ᵀ ω⁺)/2 */
+        double R0[9], R1[9], wl[3], wq[3];
+        q_to_m3(R0, s + 6);
+        q_to_m3(R1, b->q);
+        m3_tmulv(wl, R1, b->w);
+        m3_mulv(wq, R0, wl);
+        for (int k = 0; k < 3; k++) {
+            s[k] = 0.5 * (s[k] + b->v[k]);
+            s[3 + k] = 0.5 * (s[3 + k] + wq[k]);
+        }
+        const double wc = dt * (v3_dot(b->contact_force, s) + v3_dot(b->contact_torque, s + 3));
+        t.contacts += wc;
+        if (b->type == DVI_BODY_DYNAMIC) {
+            t.applied += dt * (v3_dot(b->force, s) + v3_dot(b->torque, s + 3));
+            if (w->element_count) t.applied += dt * (v3_dot(b->step_force, s) + v3_dot(b->step_torque, s + 3));
+        } else {
+            t.kinematic -= wc;
+        }
+    }
+    for (int32_t k = 0; k < w->joint_count; k++) {
+        const dvi_joint* j = &w->joints[k];
+        const double* va = j->a >= 0 ? h->start + 10 * (size_t)j->a : NULL;
+        const double* vb = h->start + 10 * (size_t)j->b;
+        const bool kin_a = j->a >= 0 && w->bodies[j->a].type == DVI_BODY_KINEMATIC;
+        const bool kin_b = w->bodies[j->b].type == DVI_BODY_KINEMATIC;
+        const bool speed_motor = j->motor == DVI_MOTOR_ROTATION_SPEED || j->motor == DVI_MOTOR_LINEAR_SPEED;
+        for (int q = 0; q < j->nrows; q++) {
+            const double ua = va ? v6_dot(j->ja[q], va) : 0.0, ub = v6_dot(j->jb[q], vb);
+            const double g = j->gamma[q];
+            if (speed_motor && q == j->nrows - 1) t.motors += g * (ua + ub); /* the motor's row is the last */
+            else t.joints += g * (ua + ub);
+            if (kin_a) t.kinematic -= g * ua;
+            if (kin_b) t.kinematic -= g * ub;
+        }
+        if (j->motor == DVI_MOTOR_ROTATION_TORQUE) { /* ±τ a on the dynamic bodies, a in A's start frame */
+            double ax[3];
+            v3_copy(ax, j->axa);
+            if (j->a >= 0) {
+                double RA[9];
+                q_to_m3(RA, va + 6);
+                m3_mulv(ax, RA, j->axa);
+            }
+            double rel = w->bodies[j->b].type == DVI_BODY_DYNAMIC ? v3_dot(vb + 3, ax) : 0.0;
+            if (j->a >= 0 && w->bodies[j->a].type == DVI_BODY_DYNAMIC) rel -= v3_dot(va + 3, ax);
+            t.motors += dt * j->torque * rel;
+        }
+    }
+    return t;
 }
 
 dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,
@@ -226,23 +435,19 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
     if (!h->set.enabled) return DVI_OK;
     const double t = w->time;
     char name[HEALTH_NAME];
-    /* one pass over the bodies: their energy, the work of applied forces
-     * and kinematic bodies (positive parts), and the bodies outside the
-     * region */
-    double W = motor_work(h, w, dt), e = 0.0;
+    /* the audit's terms (they need the start of the step), then one pass
+     * over the bodies: their energy and the bodies outside the region */
+    const bool audit = h->dt_start == dt && dt > 0.0;
+    audit_terms at = {0, 0, 0, 0, 0};
+    if (audit) at = audit_step(h, w, dt);
+    h->dt_start = 0.0;
+    double e = 0.0;
     int64_t out = 0, first = -1;
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* b = &w->bodies[i];
         if (b->type == DVI_BODY_FIXED) continue;
-        double P = 0.0, kb;
-        if (b->type == DVI_BODY_DYNAMIC) {
-            P = v3_dot(b->force, b->v) + v3_dot(b->torque, b->w);
-            if (w->element_count) P += v3_dot(b->step_force, b->v) + v3_dot(b->step_torque, b->w);
-            e += body_energy(b, w->def.gravity, &kb);
-        } else {
-            P = -(v3_dot(b->contact_force, b->v) + v3_dot(b->contact_torque, b->w));
-        }
-        if (P > 0.0) W += P * dt;
+        double kb;
+        if (b->type == DVI_BODY_DYNAMIC) e += body_energy(b, w->def.gravity, &kb);
         bool o = false;
         for (int k = 0; k < 3; k++)
             if (!(b->x[k] >= h->lo[k] - h->margin && b->x[k] <= h->hi[k] + h->margin)) o = true;
@@ -251,9 +456,20 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
             out++;
         }
     }
+    /* the audit: ΔE' = W_in − D_contacts − D_joints + error */
+    const double W = at.applied + at.kinematic + at.motors;
+    if (audit) {
+        const double e1 = staggered_energy(w, dt);
+        const double d_c = -(at.contacts + at.kinematic), d_j = -at.joints;
+        h->rep.energy_change += e1 - h->e_start;
+        h->rep.dissipated_contacts += d_c;
+        h->rep.dissipated_joints += d_j;
+        h->rep.audit_error += (e1 - h->e_start) - W + d_c + d_j;
+        h->rep.work_in += W;
+        if (W > 0.0) h->work_pos += W;
+    }
     /* energy */
-    h->rep.work_in += W;
-    const double scale = h->scale0 + h->rep.work_in;
+    const double scale = h->scale0 + h->work_pos;
     const double excess = (e - h->e0 - h->rep.work_in) / (scale > 1e-300 ? scale : 1e-300);
     h->rep.energy_scale = scale;
     if (excess > h->rep.energy_excess || !isfinite(excess)) h->rep.energy_excess = excess;
@@ -271,13 +487,26 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
                    "%.3g of the energy scale (%.3g J), more than the %g allowed",
                    (long long)step, t, e - h->e0 - h->rep.work_in, h->rep.work_in, excess, scale,
                    h->set.energy_growth);
+    if (audit) {
+        const double rel = fabs(h->rep.audit_error) / (scale > 1e-300 ? scale : 1e-300);
+        if (rel > h->rep.audit_worst || !isfinite(rel)) h->rep.audit_worst = rel;
+        if (!(rel <= h->set.audit_fraction))
+            raise_kind(h, DVI_HEALTH_AUDIT, step,
+                       "step %lld (t = %.6g s): the energy audit does not close: %.3g J %s that nothing accounts "
+                       "for, %.3g of the energy scale (%.3g J; limit %g); dE %.4g J, work in %.4g J, contacts took "
+                       "%.4g J, joints %.4g J",
+                       (long long)step, t, fabs(h->rep.audit_error), h->rep.audit_error > 0.0 ? "gained" : "lost",
+                       rel, scale, h->set.audit_fraction, h->rep.energy_change, h->rep.work_in,
+                       h->rep.dissipated_contacts, h->rep.dissipated_joints);
+    }
     /* escape */
     h->rep.escaped = out;
     if (out > 0 && !(h->rep.raised & (1u << DVI_HEALTH_ESCAPE))) {
         body_name(w, first, name, sizeof name);
         const double* x = w->bodies[first].x;
         raise_kind(h, DVI_HEALTH_ESCAPE, step,
-                   "step %lld (t = %.6g s): %lld bod%s left the region they started in by more than %.3g m; %s is at "
+                   "step %lld (t = %.6g s): %lld bod%s left the region that bounds the scene by more than %.3g m; %s is "
+                   "at "
                    "(%.4g, %.4g, %.4g)",
                    (long long)step, t, (long long)out, out == 1 ? "y" : "ies", h->margin, name, x[0], x[1], x[2]);
     }
@@ -353,11 +582,14 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
 /* ---- state ------------------------------------------------------------------- */
 
 /* Little-endian f64/i64 fields, then one message per kind, then an FNV-1a
- * 64. Records written before the chatter kind existed hold five kinds and
- * still load (chatter not raised). */
-#define HEALTH_NUMBERS_OF(kinds) (4 + 6 + 1 + 1 + (kinds) + 6)
+ * 64. Records written before the audit kind existed hold six kinds and no
+ * audit numbers, those before the chatter kind five; both still load (the
+ * audit then starts at zero, its scale from the work put in so far). */
+#define HEALTH_AUDIT_NUMBERS 6
+#define HEALTH_NUMBERS_OF(kinds) (4 + 6 + 1 + 1 + (kinds) + 6 + ((kinds) == DVI_HEALTH_KINDS ? HEALTH_AUDIT_NUMBERS : 0))
 #define HEALTH_NUMBERS HEALTH_NUMBERS_OF(DVI_HEALTH_KINDS)
 #define HEALTH_KINDS_V1 5
+#define HEALTH_KINDS_V2 6
 
 static size_t state_size_of(int kinds) { return 8 * (size_t)HEALTH_NUMBERS_OF(kinds) + (size_t)kinds * 256 + 8; }
 
@@ -365,7 +597,8 @@ size_t dvi_health_state_size(void) { return state_size_of(DVI_HEALTH_KINDS); }
 
 bool dvi_health_state_size_valid(size_t size)
 {
-    return size == state_size_of(DVI_HEALTH_KINDS) || size == state_size_of(HEALTH_KINDS_V1);
+    return size == state_size_of(DVI_HEALTH_KINDS) || size == state_size_of(HEALTH_KINDS_V2) ||
+           size == state_size_of(HEALTH_KINDS_V1);
 }
 
 static uint64_t dbits(double d)
@@ -402,6 +635,12 @@ void dvi_health_save(const world_health* h, unsigned char* out)
     v[n++] = dbits(h->rep.worst_joint);
     v[n++] = 0;
     v[n++] = 0;
+    v[n++] = dbits(h->rep.energy_change);
+    v[n++] = dbits(h->rep.dissipated_contacts);
+    v[n++] = dbits(h->rep.dissipated_joints);
+    v[n++] = dbits(h->rep.audit_error);
+    v[n++] = dbits(h->rep.audit_worst);
+    v[n++] = dbits(h->work_pos);
     for (int i = 0; i < n; i++) le_put_u64(out + 8 * i, v[i]);
     unsigned char* q = out + 8 * HEALTH_NUMBERS;
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
@@ -413,7 +652,9 @@ void dvi_health_save(const world_health* h, unsigned char* out)
 
 dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size)
 {
-    const int kinds = size == state_size_of(HEALTH_KINDS_V1) ? HEALTH_KINDS_V1 : DVI_HEALTH_KINDS;
+    const int kinds = size == state_size_of(HEALTH_KINDS_V1)   ? HEALTH_KINDS_V1
+                      : size == state_size_of(HEALTH_KINDS_V2) ? HEALTH_KINDS_V2
+                                                               : DVI_HEALTH_KINDS;
     if (size != state_size_of(kinds) || le_get_u64(in + size - 8) != fnv(in, size - 8)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     world_health t = *h;
     int n = 0;
@@ -432,6 +673,19 @@ dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size
     t.rep.energy_excess = bitsd(le_get_u64(in + 8 * n++));
     t.rep.worst_penetration = bitsd(le_get_u64(in + 8 * n++));
     t.rep.worst_joint = bitsd(le_get_u64(in + 8 * n++));
+    n += 2;
+    if (kinds == DVI_HEALTH_KINDS) {
+        t.rep.energy_change = bitsd(le_get_u64(in + 8 * n++));
+        t.rep.dissipated_contacts = bitsd(le_get_u64(in + 8 * n++));
+        t.rep.dissipated_joints = bitsd(le_get_u64(in + 8 * n++));
+        t.rep.audit_error = bitsd(le_get_u64(in + 8 * n++));
+        t.rep.audit_worst = bitsd(le_get_u64(in + 8 * n++));
+        t.work_pos = bitsd(le_get_u64(in + 8 * n++));
+    } else {
+        t.rep.energy_change = t.rep.dissipated_contacts = t.rep.dissipated_joints = 0.0;
+        t.rep.audit_error = t.rep.audit_worst = 0.0;
+        t.work_pos = t.rep.work_in;
+    }
     const unsigned char* q = in + 8 * HEALTH_NUMBERS_OF(kinds);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) {
         if (k >= kinds) {

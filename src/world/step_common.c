@@ -6,7 +6,7 @@
  * rows dvi_joint_build_rows gives (its speed motor last); a row's D column
  * holds J_A and J_B on the dynamic bodies only, lower dynamic index first, and
  *     r = bias + J_B · v_free,B + J_A · v_free,A.
- * J_B of every row is staged in w->joint_jb and copied into the joints only
+ * J_B and J_A of every row are staged in w->joint_jb and w->joint_ja and copied into the joints only
  * when the step commits, so a step that fails leaves the joints as they were.
  */
 #include "world_internal.h"
@@ -275,6 +275,7 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
             if (jr->compliance > 0.0) *any_compliance = true;
             w->gamma[row] = j->gamma[q];
             memcpy(w->joint_jb + 6 * (size_t)row, jr->jb, 6 * sizeof(double));
+            memcpy(w->joint_ja + 6 * (size_t)row, jr->ja, 6 * sizeof(double));
             if (fabs(jr->violation) > *max_violation) *max_violation = fabs(jr->violation);
             const bool linear = jr->ja[0] != 0.0 || jr->ja[1] != 0.0 || jr->ja[2] != 0.0 || jr->jb[0] != 0.0 ||
                                 jr->jb[1] != 0.0 || jr->jb[2] != 0.0;
@@ -317,6 +318,7 @@ void dvi_step_joint_reactions(dvi_world* w, double h)
             double g = w->gamma[row + q];
             j->gamma[q] = g;
             memcpy(j->jb[q], w->joint_jb + 6 * (size_t)(row + q), sizeof j->jb[q]);
+            memcpy(j->ja[q], w->joint_ja + 6 * (size_t)(row + q), sizeof j->ja[q]);
             v3_axpy(F, g / h, j->jb[q]);
             v3_axpy(T, g / h, j->jb[q] + 3);
         }

@@ -52,7 +52,7 @@ static dvi_status stage_joints(dvi_world* w, dvi_step_dem_ctx* x)
     if (!DVI_RESERVE(w, blocks, nrows + 1) || !DVI_RESERVE(w, r, nrows + 1) || !DVI_RESERVE(w, gamma, nrows + 1) ||
         !DVI_RESERVE(w, compliance, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) ||
         !DVI_RESERVE(w, rowind, 12 * (size_t)nrows + 1) || !DVI_RESERVE(w, values, 12 * (size_t)nrows + 1) ||
-        !DVI_RESERVE(w, joint_jb, 6 * (size_t)nrows + 6) ||
+        !DVI_RESERVE(w, joint_jb, 6 * (size_t)nrows + 6) || !DVI_RESERVE(w, joint_ja, 6 * (size_t)nrows + 6) ||
         !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));

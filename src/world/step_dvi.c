@@ -345,7 +345,7 @@ static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
     if (!DVI_RESERVE(w, blocks, nblocks + 1) || !DVI_RESERVE(w, r, nrows + 1) || !DVI_RESERVE(w, compliance, nrows + 1) ||
         !DVI_RESERVE(w, gamma, nrows + 1) || !DVI_RESERVE(w, colptr, nrows + 1) || !DVI_RESERVE(w, rowind, 12 * (size_t)joint_rows + 1) ||
         !DVI_RESERVE(w, values, 12 * (size_t)joint_rows + 1) ||
-        !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6) ||
+        !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6) || !DVI_RESERVE(w, joint_ja, 6 * (size_t)joint_rows + 6) ||
         !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3) ||
         !DVI_RESERVE(w, fr_block, npts + 1) || !DVI_RESERVE(w, fr_body, 2 * (size_t)npts + 2) ||
         !dvi_step_reserve_frames(w, npts))

@@ -165,6 +165,7 @@ void dvi_world_destroy(dvi_world* w)
     dvi_mem_free(&w->alloc, w->taken);
     dvi_mem_free(&w->alloc, w->dv);
     dvi_mem_free(&w->alloc, w->joint_jb);
+    dvi_mem_free(&w->alloc, w->joint_ja);
     dvi_mem_free(&w->alloc, w->joint_lever);
     dvi_joint_direct_free(w);
     dvi_mem_free(&w->alloc, w->fr_block);

@@ -74,6 +74,8 @@ typedef struct dvi_joint {
     int32_t nrows;                     /* rows in the last CCP */
     double gamma[DVI_JOINT_MAX_ROWS];  /* last impulses (warm start) */
     double jb[DVI_JOINT_MAX_ROWS][6];  /* J_B of each row in the last step (reactions) */
+    double ja[DVI_JOINT_MAX_ROWS][6];  /* J_A of each row in the last step (the health monitor's energy
+                                        * audit; not in the saved state: read right after a step) */
     double reaction_force[3], reaction_torque[3];
     bool collide_connected;            /* false: the two bodies' shapes never touch */
     double size;                       /* m: the longer anchor lever at creation (relative violations) */
@@ -252,6 +254,7 @@ struct dvi_world {
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */
     double* joint_jb;           size_t joint_jb_cap;  /* [6 * joint rows] J_B of each joint row, until commit */
+    double* joint_ja;           size_t joint_ja_cap;  /* [6 * joint rows] J_A of each joint row, until commit */
     double* joint_lever;        size_t joint_lever_cap; /* [3 * joints] p_B − x_B at the step's start, which J_B used */
     /* the contacts' rows, given to the solver by their frames (dvi_ccp_frames);
      * after the step, with w->contacts, the last step's contacts */
