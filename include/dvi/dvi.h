@@ -4,6 +4,7 @@
 #include "base.h"
 #include "ccp.h"
 #include "world.h"
+#include "terrain.h"
 #include "io.h"
 #include "scene.h"
 #include "output.h"
