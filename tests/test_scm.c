@@ -50,12 +50,14 @@
 #define K_C 0.14e6
 #define K_E 4e7
 #define R_DAMP 3e4
-#define PHI_DEG 30.0
 #define JANOSI 0.01
+
+static dvi_method method = DVI_METHOD_DVI;
 
 static dvi_world* make_world(void)
 {
     dvi_world_def wd = dvi_default_world_def();
+    wd.method = method;
     dvi_world* w;
     assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
     return w;
@@ -152,6 +154,21 @@ static void test_plate_bekker_sinkage(void** state)
     assert_true(z2 > z_lo * 0.995 && z2 < z_hi * 1.005);
 }
 
+/* The same in the DEM method: the soil is a force element of both steps. */
+static void test_plate_bekker_sinkage_dem(void** state)
+{
+    (void)state;
+    method = DVI_METHOD_DEM;
+    const double M = 20.0, W = M * G, a = 0.2;
+    dvi_scm_stats st;
+    double z = plate_sinkage(0.5 * a, 0.01, M, &st);
+    method = DVI_METHOD_DVI;
+    double expect = bekker_z(W / (a * a), a / 2);
+    printf("DEM: plate %.2f m, %.0f N: sinkage %.6f m, Bekker %.6f m (%.3f %%)\n", a, W, z, expect,
+           100 * (z / expect - 1));
+    assert_true(fabs(z / expect - 1) < 0.005);
+}
+
 /* A kinematic plate pressed to 3 mm, lifted 2 mm, pressed to 5 mm. */
 static void test_unload_reload(void** state)
 {
@@ -219,7 +236,7 @@ static void test_drag_janosi(void** state)
     (void)state;
     dvi_world* w = make_world();
     const double L = 0.4, B = 0.2, hz = 0.02, M = 20.0, W = M * G, V = 0.1, D = 0.02;
-    const double tphi = tan(PHI_DEG * PI / 180.0);
+    const double tphi = tan(PI / 6);
     dvi_body_id blk = add_box_body(w, DVI_BODY_DYNAMIC, M, (double[3]){L / 2, B / 2, hz},
                                    (double[3]){-0.2 + 0.01, 0.01, hz});
     dvi_body_def cd = dvi_default_body_def();
@@ -390,7 +407,23 @@ static void test_resume_bit_identical(void** state)
     printf("resume: bit-identical after 300 + 300 steps (x = %.9f m, %lld nodes touched, Fz = %.6f N)\n", x1[0],
            (long long)a.nodes_touched, f1[2]);
     assert_true(x1[0] > -0.3 + 0.05 && a.nodes_touched > 50);
-    /* a damaged soil state is refused and the soil left as it was */
+    /* a damaged soil state (a node's contact flag 7; the blob resealed) is
+     * refused and the soil left as it was */
+    unsigned char* bad = malloc(size);
+    memcpy(bad, blob, size);
+    bad[size - 1] = 7;
+    uint64_t hsum = 0xcbf29ce484222325ull; /* FNV-1a 64 over all but header bytes 56..63 */
+    for (size_t i = 0; i < size; i++) {
+        if (i >= 56 && i < 64) continue;
+        hsum ^= bad[i];
+        hsum *= 0x100000001b3ull;
+    }
+    for (int k = 0; k < 8; k++) bad[56 + k] = (unsigned char)(hsum >> (8 * k));
+    assert_int_equal(dvi_world_load_state(w2, bad, size), DVI_ERR_PARSE);
+    printf("damaged state: %s\n", dvi_world_last_error(w2));
+    assert_non_null(strstr(dvi_world_last_error(w2), "force element 0 (scm): SCM soil: state node"));
+    assert_int_equal(dvi_scm_get_stats(s2).nodes_touched, c.nodes_touched);
+    free(bad);
     free(blob);
     dvi_world_destroy(w1);
     dvi_world_destroy(w2);
@@ -418,8 +451,8 @@ static void test_errors(void** state)
     d.spacing = 0.01;
     expect_error(w, &d, "size[0]/spacing gives 2000001 nodes a side, more than 1048576");
     d = dvi_default_scm_def();
-    d.friction_angle = 90;
-    expect_error(w, &d, "friction_angle must be in [0, 90)");
+    d.friction_angle = PI / 2;
+    expect_error(w, &d, "friction_angle must be in [0, pi/2) rad");
     d = dvi_default_scm_def();
     d.janosi_shear = -1;
     expect_error(w, &d, "janosi_shear must be > 0");
@@ -457,6 +490,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plate_bekker_sinkage),
+        cmocka_unit_test(test_plate_bekker_sinkage_dem),
         cmocka_unit_test(test_unload_reload),
         cmocka_unit_test(test_drag_janosi),
         cmocka_unit_test(test_wheel_at_rest),

@@ -41,7 +41,7 @@ typedef struct dvi_scm_def {
     double k_c;                ///< Pa/m^(n−1), Bekker's k_c (≥ 0); default 0.14e6
     double n;                  ///< Bekker's sinkage exponent, in (0, 3]; default 1
     double cohesion;           ///< Pa, Mohr–Coulomb c (≥ 0); default 0
-    double friction_angle;     ///< degrees, Mohr–Coulomb φ in [0, 90); default 30
+    double friction_angle;     ///< rad, Mohr–Coulomb φ in [0, π/2); default π/6 (30°)
     double janosi_shear;       ///< m, Janosi–Hanamoto K (> 0); default 0.01
     double elastic_stiffness;  ///< Pa/m, k_e, the unloading and reloading slope (> k_φ); default 4e7
     double damping;            ///< Pa·s/m, r of σ + r·v_c (≥ 0); default 3e4

@@ -231,7 +231,7 @@ struct dvi_scene {
     out_sbuf warnings; /* "path: message\n" lines (sc_warnf) */
 };
 
-/* ---- names and indices (scene_json.c, but sc_resolve_body: scene_schema.c) ---- */
+/* ---- names and indices (scene_json.c) ---- */
 
 /* qsort/bsearch order of int32_t values. */
 int sc_cmp_i32(const void* a, const void* b);

@@ -519,3 +519,33 @@ const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const ch
     *count = n;
     return v;
 }
+
+/* ---- body names ------------------------------------------------------------------ */
+
+int64_t sc_resolve_body(const dvi_scene* s, const sc_map* body_names, const sc_map* generator_names, const char* name)
+{
+    if (!name) return -1;
+    int32_t b = sc_map_get(body_names, name);
+    if (b >= 0) return b;
+    char gen[SC_MAX_NAME + 1];
+    int64_t idx;
+    if (!sc_split_indexed(name, gen, &idx)) return -1;
+    int32_t g = sc_map_get(generator_names, gen);
+    if (g < 0 || idx >= s->generators[g].count) return -1;
+    return s->generators[g].first_body + idx;
+}
+
+/* A body reference (string) → body index, or −1 (reported). */
+int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path)
+{
+    if (!cJSON_IsString(v)) {
+        sc_errf(c, path, "must be a body name (got %s)", sc_type_name(v));
+        return -1;
+    }
+    int64_t b = sc_resolve_body(c->s, &c->body_map, &c->gen_map, v->valuestring);
+    if (b < 0 && !c->bodies_unreadable && !(c->generator_failed && strchr(v->valuestring, '['))) {
+        char q[128];
+        sc_errf(c, path, "no body named %s", sc_quote(q, sizeof q, v->valuestring));
+    }
+    return b;
+}

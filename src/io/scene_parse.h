@@ -108,11 +108,11 @@ bool sc_is_object(ctx* c, const cJSON* v, const char* path);
 const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const char* key, int64_t limit,
                             const char* hint, int64_t* count);
 
-/* ---- the sections of a scene (scene_schema.c) ---- */
-
 /* A body name at path: its index (explicit bodies, then generated ones),
  * or −1 (reported unless the bodies themselves were unreadable). */
 int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path);
+
+/* ---- the sections of a scene (scene_schema.c) ---- */
 
 /* ---- terrain models (scene_terrain.c): the scene's "terrain" array ---- */
 
@@ -132,6 +132,9 @@ typedef struct sc_terrain_kind {
                         size_t msg_size);
     void (*free)(void* def);
 } sc_terrain_kind;
+
+/* The rows (scene_terrain_<name>.c). */
+extern const sc_terrain_kind sc_terrain_scm;
 
 /* Reads root's "terrain" array into the scene (c->s->terrains). */
 void sc_parse_terrain(ctx* c, const cJSON* root);

@@ -12,6 +12,7 @@
 
 /* The terrain models, one row each. */
 static const sc_terrain_kind* const TERRAIN_KINDS[] = {
+    &sc_terrain_scm, /* the soil contact model (scene_terrain_scm.c) */
     NULL,
 };
 

@@ -611,7 +611,7 @@ static dvi_status scm_load(void* self, const void* data, size_t size)
         bool ok = nd->contact <= 1;
         for (int q = 0; q < 7; q++) ok = ok && isfinite(v[q]);
         if (!ok) {
-            st = dvi_error_report(DVI_ERR_PARSE, "SCM soil: state node %llu at (%d, %d): a value is not finite",
+            st = dvi_error_report(DVI_ERR_PARSE, "SCM soil: state node %llu at (%d, %d): a value is not finite or out of range",
                                   (unsigned long long)k, (int)i, (int)j);
             break;
         }
@@ -677,7 +677,7 @@ dvi_scm_def dvi_default_scm_def(void)
     d.k_c = 0.14e6;
     d.n = 1.0;
     d.cohesion = 0.0;
-    d.friction_angle = 30.0;
+    d.friction_angle = PI / 6.0;
     d.janosi_shear = 0.01;
     d.elastic_stiffness = 4e7;
     d.damping = 3e4;
@@ -710,8 +710,8 @@ static dvi_status check_def(const dvi_scm_def* d, int32_t* nx, int32_t* ny)
     if (!(d->k_c >= 0.0) || !isfinite(d->k_c)) return BAD("k_c must be >= 0 (%g Pa/m^(n-1))", d->k_c);
     if (!(d->n > 0.0 && d->n <= 3.0)) return BAD("n must be in (0, 3] (%g)", d->n);
     if (!(d->cohesion >= 0.0) || !isfinite(d->cohesion)) return BAD("cohesion must be >= 0 (%g Pa)", d->cohesion);
-    if (!(d->friction_angle >= 0.0 && d->friction_angle < 90.0))
-        return BAD("friction_angle must be in [0, 90) degrees (%g)", d->friction_angle);
+    if (!(d->friction_angle >= 0.0 && d->friction_angle < 0.5 * PI))
+        return BAD("friction_angle must be in [0, pi/2) rad (%g)", d->friction_angle);
     if (!(d->janosi_shear > 0.0) || !isfinite(d->janosi_shear))
         return BAD("janosi_shear must be > 0 (%g m)", d->janosi_shear);
     if (!(d->elastic_stiffness > d->k_phi) || !isfinite(d->elastic_stiffness))
@@ -793,7 +793,7 @@ dvi_status dvi_scm_create(dvi_world* w, const dvi_scm_def* def, dvi_scm** out)
     double q[4] = {def->orientation[0], def->orientation[1], def->orientation[2], def->orientation[3]};
     q_normalize(q);
     q_to_m3(s->R, q);
-    s->tan_phi = tan(def->friction_angle * PI / 180.0);
+    s->tan_phi = tan(def->friction_angle);
     s->stats.nx = nx, s->stats.ny = ny, s->stats.spacing = def->spacing;
     if ((st = dvi_world_add_force_element(w, &scm_class, s, NULL)) != DVI_OK) {
         scm_destroy(s);
