@@ -57,6 +57,11 @@ typedef struct scm_node {
     uint8_t contact;
 } scm_node;
 
+typedef struct scm_slot {
+    uint64_t key;
+    int32_t index;
+} scm_slot;
+
 typedef struct scm_hit {
     int32_t node;
     int32_t slot;   /* the body's slot in the step's force sums */
@@ -85,8 +90,10 @@ struct dvi_scm {
     scm_node* nodes;
     size_t node_cap;
     int64_t node_count;
-    int32_t* table;       /* node index or −1 */
+    scm_slot* table;      /* (i, j) → node index (−1: empty) */
     size_t table_cap;     /* power of two */
+    scm_slot* hitmap;     /* (i, j) → the step's hit index, rebuilt every step */
+    size_t hitmap_cap;
     /* the step's work arrays (grow only) */
     uint32_t stamp;
     scm_hit* hits;
@@ -123,32 +130,42 @@ static size_t key_hash(uint64_t k, size_t mask)
     return (size_t)k & mask;
 }
 
-static int32_t find_node(const dvi_scm* s, int32_t i, int32_t j)
+static int32_t slot_find(const scm_slot* t, size_t cap, uint64_t k)
 {
-    if (!s->table) return -1;
-    const size_t mask = s->table_cap - 1;
-    const uint64_t k = node_key(i, j);
+    if (!t) return -1;
+    const size_t mask = cap - 1;
     for (size_t h = key_hash(k, mask);; h = (h + 1) & mask) {
-        int32_t n = s->table[h];
-        if (n < 0) return -1;
-        if (s->nodes[n].i == i && s->nodes[n].j == j) return n;
+        if (t[h].index < 0) return -1;
+        if (t[h].key == k) return t[h].index;
     }
 }
 
-static void table_put(int32_t* table, size_t cap, const scm_node* nodes, int32_t n)
+static void slot_put(scm_slot* t, size_t cap, uint64_t k, int32_t index)
 {
     const size_t mask = cap - 1;
-    size_t h = key_hash(node_key(nodes[n].i, nodes[n].j), mask);
-    while (table[h] >= 0) h = (h + 1) & mask;
-    table[h] = n;
+    size_t h = key_hash(k, mask);
+    while (t[h].index >= 0) h = (h + 1) & mask;
+    t[h].key = k;
+    t[h].index = index;
+}
+
+static void slots_clear(scm_slot* t, size_t cap)
+{
+    for (size_t h = 0; h < cap; h++) t[h].index = -1;
+}
+
+static int32_t find_node(const dvi_scm* s, int32_t i, int32_t j)
+{
+    return slot_find(s->table, s->table_cap, node_key(i, j));
 }
 
 static bool table_rebuild(dvi_scm* s, size_t cap)
 {
-    int32_t* t = malloc(cap * sizeof *t);
+    scm_slot* t = malloc(cap * sizeof *t);
     if (!t) return false;
-    memset(t, 0xff, cap * sizeof *t);
-    for (int64_t n = 0; n < s->node_count; n++) table_put(t, cap, s->nodes, (int32_t)n);
+    slots_clear(t, cap);
+    for (int64_t n = 0; n < s->node_count; n++)
+        slot_put(t, cap, node_key(s->nodes[n].i, s->nodes[n].j), (int32_t)n);
     free(s->table);
     s->table = t;
     s->table_cap = cap;
@@ -186,7 +203,7 @@ static int32_t add_node(dvi_scm* s, int32_t i, int32_t j)
     d->i = i, d->j = j;
     d->level_init = d->level = initial_height(s, i, j);
     d->hit = -1;
-    table_put(s->table, s->table_cap, s->nodes, n);
+    slot_put(s->table, s->table_cap, node_key(i, j), n);
     return n;
 }
 
@@ -279,13 +296,67 @@ static const char* body_label(char* buf, size_t n, int32_t index)
     return buf;
 }
 
+/* The support value max_{p ∈ shape} d·p (d need not be unit). */
+static double support(const dvi_geom* g, const dvi_shape_class* cls, const double d[3])
+{
+    double p[3];
+    cls->core_support(g, d, p);
+    return v3_dot(d, p) + cls->margin(g) * v3_norm(d);
+}
+
+/* An upper bound of max {e·p : p in the shape, p_z ≤ h} (e horizontal,
+ * unit), by weak duality: for every λ ≥ 0 it is at most
+ * support(e − λ z) + λh; the smallest of these over a golden-section
+ * search in the angle of (e − λ z). Every value tried is a bound, so the
+ * result is one whatever the search's accuracy. */
+static double extent_below(const dvi_geom* g, const dvi_shape_class* cls, const double e[2], double h)
+{
+    double best = INFINITY;
+    double a = 0.0, b = 0.5 * PI * (1.0 - 1e-9);
+    const double phi = 0.5 * (sqrt(5.0) - 1.0);
+    double xs[2], fs[2];
+    for (int k = 0; k < 2; k++) {
+        xs[k] = k == 0 ? b - phi * (b - a) : a + phi * (b - a);
+        double c = cos(xs[k]), sn = sin(xs[k]);
+        double d[3] = {c * e[0], c * e[1], -sn};
+        fs[k] = (support(g, cls, d) + sn * h) / c;
+        if (fs[k] < best) best = fs[k];
+    }
+    for (int it = 0; it < 14; it++) {
+        int k = fs[0] < fs[1] ? 0 : 1; /* keep the side of the smaller value */
+        if (k == 0) {
+            b = xs[1], xs[1] = xs[0], fs[1] = fs[0];
+            xs[0] = b - phi * (b - a);
+        } else {
+            a = xs[0], xs[0] = xs[1], fs[0] = fs[1];
+            xs[1] = a + phi * (b - a);
+        }
+        const int n = k == 0 ? 0 : 1;
+        double c = cos(xs[n]), sn = sin(xs[n]);
+        double d[3] = {c * e[0], c * e[1], -sn};
+        fs[n] = (support(g, cls, d) + sn * h) / c;
+        if (fs[n] < best) best = fs[n];
+    }
+    return best;
+}
+
 /* Casts the rays of one shape; hits into s->hits. */
 static dvi_status cast_shape(dvi_scm* s, const dvi_geom* g, const dvi_shape_class* cls, int32_t slot)
 {
     const double D = s->def.spacing;
     if (g->aabb_min[2] >= s->hmax) return DVI_OK; /* above every node */
-    double lo_x = ceil(g->aabb_min[0] / D), hi_x = floor(g->aabb_max[0] / D);
-    double lo_y = ceil(g->aabb_min[1] / D), hi_y = floor(g->aabb_max[1] / D);
+    /* the box of the part of the shape below the highest node */
+    double bx[4] = {g->aabb_min[0], g->aabb_max[0], g->aabb_min[1], g->aabb_max[1]};
+    if (g->aabb_max[2] > s->hmax && cls->core_support) {
+        static const double E[4][2] = {{-1, 0}, {1, 0}, {0, -1}, {0, 1}};
+        for (int k = 0; k < 4; k++) {
+            double x = extent_below(g, cls, E[k], s->hmax);
+            if (k % 2 == 0 && -x > bx[k]) bx[k] = -x;
+            if (k % 2 == 1 && x < bx[k]) bx[k] = x;
+        }
+    }
+    double lo_x = ceil(bx[0] / D), hi_x = floor(bx[1] / D);
+    double lo_y = ceil(bx[2] / D), hi_y = floor(bx[3] / D);
     if (lo_x < 0 || lo_y < 0 || hi_x > s->nx || hi_y > s->ny) s->stats.shapes_off_patch++;
     if (lo_x < 0) lo_x = 0;
     if (lo_y < 0) lo_y = 0;
@@ -333,9 +404,7 @@ static dvi_status cast_shape(dvi_scm* s, const dvi_geom* g, const dvi_shape_clas
 /* The hit at node (i, j) this step, or −1. */
 static int32_t hit_at(const dvi_scm* s, int32_t i, int32_t j)
 {
-    if (i < 0 || j < 0 || i > s->nx || j > s->ny) return -1;
-    int32_t n = find_node(s, i, j);
-    return n >= 0 && s->nodes[n].stamp == s->stamp ? s->nodes[n].hit : -1;
+    return slot_find(s->hitmap, s->hitmap_cap, node_key(i, j));
 }
 
 /* Connected patches of the hits and their b. */
@@ -345,6 +414,19 @@ static dvi_status find_patches(dvi_scm* s)
     int32_t patches = 0;
     s->stats.min_b = s->stats.max_b = 0.0;
     if (!grow((void**)&s->queue, &s->queue_cap, (size_t)s->hit_count, sizeof *s->queue)) return nomem();
+    /* the step's hits by (i, j), for the neighbours */
+    size_t cap = s->hitmap_cap ? s->hitmap_cap : 256;
+    while (cap < 2 * (size_t)s->hit_count) cap *= 2;
+    if (cap != s->hitmap_cap) {
+        scm_slot* t = realloc(s->hitmap, cap * sizeof *t);
+        if (!t) return nomem();
+        s->hitmap = t, s->hitmap_cap = cap;
+    }
+    slots_clear(s->hitmap, s->hitmap_cap);
+    for (int64_t k = 0; k < s->hit_count; k++) {
+        const scm_node* nd = &s->nodes[s->hits[k].node];
+        slot_put(s->hitmap, s->hitmap_cap, node_key(nd->i, nd->j), (int32_t)k);
+    }
     for (int64_t h0 = 0; h0 < s->hit_count; h0++) {
         if (s->hits[h0].patch >= 0) continue;
         int32_t p = patches++;
@@ -354,23 +436,27 @@ static dvi_status find_patches(dvi_scm* s)
         while (head < tail) {
             const scm_hit* h = &s->hits[s->queue[head++]];
             const scm_node* nd = &s->nodes[h->node];
-            bool boundary = false;
+            bool open[2] = {false, false}; /* no neighbour at +x, −x */
             for (int k = 0; k < 4; k++) {
                 int32_t q = hit_at(s, nd->i + DI[k], nd->j + DJ[k]);
                 if (q < 0) {
-                    boundary = true;
+                    if (k < 2) open[k] = true;
                     continue;
                 }
                 if (s->hits[q].patch >= 0) continue;
                 s->hits[q].patch = p;
                 s->queue[tail++] = q;
             }
-            if (!boundary) continue;
+            /* the hull of the cells is that of the row ends' outer corners */
+            if (!open[0] && !open[1]) continue;
             if (!grow((void**)&s->pts, &s->pts_cap, 4 * (size_t)(npts + 8), sizeof *s->pts)) return nomem();
-            for (int c = 0; c < 4; c++) {
-                s->pts[2 * npts] = 2 * nd->i + (c & 1 ? 1 : -1);
-                s->pts[2 * npts + 1] = 2 * nd->j + (c & 2 ? 1 : -1);
-                npts++;
+            for (int side = 0; side < 2; side++) {
+                if (!open[side]) continue;
+                for (int c = 0; c < 2; c++) {
+                    s->pts[2 * npts] = 2 * nd->i + (side == 0 ? 1 : -1);
+                    s->pts[2 * npts + 1] = 2 * nd->j + (c ? 1 : -1);
+                    npts++;
+                }
             }
         }
         double area, perim;
@@ -460,7 +546,7 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
         if (sigma > nd->sigma_yield) {
             const double b = s->patch_b[ht->patch];
             const double bekker = (b > 0.0 ? d->k_c / b : 0.0) + d->k_phi;
-            const double sb_ = bekker * pow(sink, d->n);
+            const double sb_ = bekker * (d->n == 1.0 ? sink : pow(sink, d->n));
             if (sb_ < sigma) { /* plastic flow onto Bekker's curve */
                 sigma = sb_;
                 nd->sigma_yield = sigma;
@@ -646,6 +732,7 @@ static void scm_destroy(void* self)
     free(s->heights);
     free(s->nodes);
     free(s->table);
+    free(s->hitmap);
     free(s->hits);
     free(s->contacts);
     free(s->queue);
