@@ -38,8 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dvi/scene.h"
 #include "dvi/terrain.h"
 #include "dvi/world.h"
+#include "test_util.h"
 
 #define H 0.001
 #define G 9.81
@@ -429,6 +431,47 @@ static void test_resume_bit_identical(void** state)
     dvi_world_destroy(w2);
 }
 
+/* examples/scenes/scm_plate.json through the scene reader and the model:
+ * the plate comes to rest on its 100 nodes, the soil probe's force carries
+ * its weight and its sinkage is the plate's depth. */
+static void test_scene_plate(void** state)
+{
+    (void)state;
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_load(SRC_PATH("examples/scenes/scm_plate.json"), &s, &e);
+    if (st != DVI_OK) printf("%s", e.text ? e.text : "");
+    assert_int_equal(st, DVI_OK);
+    dvi_scene_errors_free(&e);
+    dvi_model* m = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    int probe = -1;
+    for (int32_t p = 0; p < dvi_model_probe_count(m); p++) {
+        dvi_probe_info info;
+        assert_int_equal(dvi_model_probe_info(m, p, &info), DVI_OK);
+        if (strcmp(info.name, "soil") == 0) probe = p;
+    }
+    assert_true(probe >= 0);
+    for (int i = 0; i < 1000; i++) assert_true(dvi_model_step(m) >= 0);
+    double v[6];
+    assert_int_equal(dvi_model_probe_sample(m, probe, v), DVI_OK);
+    const dvi_world* w = dvi_model_world_const(m);
+    dvi_body_id plate;
+    assert_int_equal(dvi_world_body_at(w, 0, &plate), DVI_OK);
+    double x[3];
+    dvi_body_get_position(w, plate, x);
+    const double W = 20.0 * G;
+    printf("scm_plate.json after 1 s: sinkage %.6f m (plate depth %.6f m), %g contacts, soil force %.3f N (weight "
+           "%.3f N)\n",
+           v[1], 0.025 - x[2], v[2], v[5], W);
+    assert_true(v[2] == 100.0);
+    assert_true(fabs(v[1] - (0.025 - x[2])) < 1e-6);
+    assert_true(fabs(v[5] / W - 1) < 0.01 && fabs(v[3]) < 1e-6 * W && fabs(v[4]) < 1e-6 * W);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 static void expect_error(dvi_world* w, const dvi_scm_def* d, const char* text)
 {
     assert_int_not_equal(dvi_scm_create(w, d, NULL), DVI_OK);
@@ -495,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_drag_janosi),
         cmocka_unit_test(test_wheel_at_rest),
         cmocka_unit_test(test_resume_bit_identical),
+        cmocka_unit_test(test_scene_plate),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,6 +88,22 @@ DVI_API dvi_status dvi_scm_get_node(const dvi_scm* scm, int32_t i, int32_t j, dv
 DVI_API dvi_status dvi_scm_touched_node(const dvi_scm* scm, int64_t k, int32_t* i, int32_t* j,
                                         dvi_scm_node* out);
 
+/// What the soil did to one body in the last step.
+typedef struct dvi_scm_body_contact {
+    int32_t contacts;          ///< nodes under the body's shapes
+    double sinkage_max;        ///< m, the deepest of them (0: none)
+    double force[3];           ///< N, world frame: the soil's force on the body
+    double torque[3];          ///< N·m, about its centre of mass
+} dvi_scm_body_contact;
+
+/// The last step's contact of `body` (zeros when it had none or the soil
+/// does not act on it). DVI_ERR_INVALID_ARG for a bad id.
+DVI_API dvi_status dvi_scm_get_body_contact(const dvi_scm* scm, dvi_body_id body, dvi_scm_body_contact* out);
+
+/// The soil of force element `element` of the world (dvi_world_force_element),
+/// or NULL when that element is not an SCM soil.
+DVI_API const dvi_scm* dvi_scm_of_element(const dvi_world* world, int32_t element);
+
 /// Counts of the patch and of the last step.
 typedef struct dvi_scm_stats {
     int32_t nx, ny;            ///< cells along x, y (nodes: nx + 1, ny + 1)

@@ -38,6 +38,7 @@
 #include "bytes_le.h"
 #include "collision.h"
 #include "math3.h"
+#include "world_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -74,6 +75,7 @@ typedef struct scm_body {
     dvi_body_id id;
     double com[3], v[3], w[3];
     double f[3], t[3];
+    double sink_max;
     int32_t hits;
 } scm_body;
 
@@ -110,6 +112,7 @@ struct dvi_scm {
     size_t patch_cap;
     scm_body* slots;
     size_t slot_cap;
+    int32_t slot_count;   /* slots of the last step */
     dvi_scm_stats stats;
 };
 
@@ -528,6 +531,7 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
             if ((st = cast_shape(s, &g, cls, b)) != DVI_OK) return st;
         }
     }
+    s->slot_count = nb;
     /* 2. patches */
     dvi_status st = find_patches(s);
     if (st != DVI_OK) return st;
@@ -556,6 +560,7 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
         }
         nd->se = sink - nd->sp;
         nd->level = ht->z;
+        if (sink > sb->sink_max) sb->sink_max = sink;
         /* the body's velocity at the node, in the patch frame */
         double pl[3] = {nd->i * d->spacing, nd->j * d->spacing, ht->z}, pw[3], r[3], vw[3], v[3];
         m3_mulv(pw, s->R, pl);
@@ -938,4 +943,34 @@ dvi_scm_stats dvi_scm_get_stats(const dvi_scm* s)
     dvi_scm_stats z;
     memset(&z, 0, sizeof z);
     return s ? s->stats : z;
+}
+
+const dvi_scm* dvi_scm_of_element(const dvi_world* w, int32_t element)
+{
+    const dvi_force_element_class* cls = NULL;
+    void* self = dvi_world_force_element(w, element, &cls);
+    return cls == &scm_class ? self : NULL;
+}
+
+dvi_status dvi_scm_get_body_contact(const dvi_scm* s, dvi_body_id body, dvi_scm_body_contact* out)
+{
+    if (!s || !out) return dvi_error_report(DVI_ERR_INVALID_ARG, "dvi_scm_get_body_contact: NULL soil or output");
+    memset(out, 0, sizeof *out);
+    int32_t slot = -1;
+    if (s->def.bodies) {
+        for (int32_t k = 0; k < s->def.body_count && slot < 0; k++)
+            if (s->def.bodies[k].index1 == body.index1 && s->def.bodies[k].generation == body.generation &&
+                s->def.bodies[k].world == body.world)
+                slot = k;
+    } else {
+        slot = dvi_world_body_index(s->world, body);
+        if (slot < 0) return dvi_error_report(DVI_ERR_INVALID_ARG, "dvi_scm_get_body_contact: invalid body id");
+    }
+    if (slot < 0 || slot >= s->slot_count || s->slots[slot].hits == 0) return DVI_OK;
+    const scm_body* sb = &s->slots[slot];
+    out->contacts = sb->hits;
+    out->sinkage_max = sb->sink_max;
+    memcpy(out->force, sb->f, sizeof out->force);
+    memcpy(out->torque, sb->t, sizeof out->torque);
+    return DVI_OK;
 }
