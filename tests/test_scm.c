@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dvi/output.h"
 #include "dvi/scene.h"
 #include "dvi/terrain.h"
 #include "dvi/world.h"
@@ -433,7 +434,8 @@ static void test_resume_bit_identical(void** state)
 
 /* examples/scenes/scm_plate.json through the scene reader and the model:
  * the plate comes to rest on its 100 nodes, the soil probe's force carries
- * its weight and its sinkage is the plate's depth. */
+ * its weight and its sinkage is the plate's depth; the VTK frame's soil
+ * surface has those 100 cells at that depth. */
 static void test_scene_plate(void** state)
 {
     (void)state;
@@ -468,6 +470,28 @@ static void test_scene_plate(void** state)
     assert_true(v[2] == 100.0);
     assert_true(fabs(v[1] - (0.025 - x[2])) < 1e-6);
     assert_true(fabs(v[5] / W - 1) < 0.01 && fabs(v[3]) < 1e-6 * W && fabs(v[4]) < 1e-6 * W);
+
+    /* the VTK frame carries the deformed surface: 100 cells at the plate's depth */
+    const char* dir = BUILD_PATH("test_scm_vtk");
+    test_remove_tree(dir);
+    assert_int_equal(dvi_vtk_write_frame_ex(w, dir, 0, true, msg, sizeof msg), DVI_OK);
+    assert_int_equal(dvi_vtk_write_pvd(dir, 1, (double[1]){1.0}, msg, sizeof msg), DVI_OK);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/frames/soil_000000.vtp", dir);
+    char* text = test_read_text(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "NumberOfPoints=\"400\""));
+    assert_non_null(strstr(text, "NumberOfPolys=\"100\""));
+    char depth[64];
+    snprintf(depth, sizeof depth, "%.10g", v[1]);
+    assert_non_null(strstr(text, depth));
+    free(text);
+    snprintf(path, sizeof path, "%s/soil.pvd", dir);
+    text = test_read_text(path, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "frames/soil_000000.vtp"));
+    free(text);
+    test_remove_tree(dir);
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
 }

@@ -108,6 +108,8 @@ DVI_API const dvi_scm* dvi_scm_of_element(const dvi_world* world, int32_t elemen
 typedef struct dvi_scm_stats {
     int32_t nx, ny;            ///< cells along x, y (nodes: nx + 1, ny + 1)
     double spacing;            ///< m, Δ
+    double origin[3];          ///< m, the patch frame's origin (node (0, 0)), world
+    double rotation[9];        ///< the patch frame's axes in the world, row-major (columns: x, y, z)
     int64_t nodes_touched;     ///< nodes stored (touched at least once)
     int64_t rays;              ///< rays cast in the last step
     int64_t contacts;          ///< nodes under a shape in the last step

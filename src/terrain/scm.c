@@ -887,6 +887,8 @@ dvi_status dvi_scm_create(dvi_world* w, const dvi_scm_def* def, dvi_scm** out)
     q_to_m3(s->R, q);
     s->tan_phi = tan(def->friction_angle);
     s->stats.nx = nx, s->stats.ny = ny, s->stats.spacing = def->spacing;
+    memcpy(s->stats.origin, def->origin, sizeof s->stats.origin);
+    memcpy(s->stats.rotation, s->R, sizeof s->stats.rotation);
     if ((st = dvi_world_add_force_element(w, &scm_class, s, NULL)) != DVI_OK) {
         scm_destroy(s);
         return st;
