@@ -191,7 +191,7 @@ static const bad_case BAD_CASES[] = {
      DVI_ERR_INVALID_ARG,
      {"terrain[0].heights: must have (nx + 1)·(ny + 1) = 9 elements, one per node (got 3)",
       "terrain[0].bodies[0]: a fixed body", "terrain[0].bodies[1]: no body named \"wheel\"",
-      "terrain[1].janosi: unknown key"}},
+      "terrain[1].erosion_angle: needs \"bulldozing\": true"}},
     {"bad_wheel_slip.json",
      DVI_ERR_INVALID_ARG,
      {"probes[0].radius: missing, and body \"ball\" has no cylinder as its first shape to take it from",

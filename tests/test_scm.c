@@ -233,6 +233,50 @@ static void test_unload_reload(void** state)
     dvi_world_destroy(w);
 }
 
+/* Bulldozing: a kinematic plate pressed 20 mm into the soil; the volume
+ * its nodes lost is found on the rim around it (conserved to rounding),
+ * and erosion leaves no step between free neighbours much above Δ tan θ_r. */
+static void test_bulldozing(void** state)
+{
+    (void)state;
+    dvi_world* w = make_world();
+    const double a = 0.2, hz = 0.025, V = 0.02, D = 0.02;
+    dvi_body_id b = add_box_body(w, DVI_BODY_KINEMATIC, 1.0, (double[3]){a / 2, a / 2, hz}, (double[3]){0.01, 0.01, hz});
+    dvi_scm_def d = dvi_default_scm_def();
+    d.origin[0] = d.origin[1] = -0.5;
+    d.bulldozing = true;
+    dvi_scm* s;
+    assert_int_equal(dvi_scm_create(w, &d, &s), DVI_OK);
+    assert_int_equal(dvi_body_set_velocity(w, b, (double[3]){0, 0, -V}, (double[3]){0, 0, 0}), DVI_OK);
+    for (int i = 0; i < 1000; i++) assert_int_equal(dvi_world_step(w, H), DVI_OK);
+    dvi_scm_stats st = dvi_scm_get_stats(s);
+    double lost = 0.0, gained = 0.0, worst_step = 0.0, rim_max = 0.0;
+    for (int64_t k = 0; k < st.nodes_touched; k++) {
+        dvi_scm_node n, m;
+        int32_t i, j;
+        assert_int_equal(dvi_scm_touched_node(s, k, &i, &j, &n), DVI_OK);
+        if (n.sinkage_plastic > 0) lost += n.sinkage_plastic;
+        else gained -= n.sinkage_plastic;
+        if (n.contact) continue;
+        if (n.level > rim_max) rim_max = n.level;
+        static const int DI[4] = {1, -1, 0, 0}, DJ[4] = {0, 0, 1, -1};
+        for (int q = 0; q < 4; q++) {
+            if (dvi_scm_get_node(s, i + DI[q], j + DJ[q], &m) != DVI_OK || m.contact) continue;
+            double step = n.level - m.level;
+            if (step > worst_step) worst_step = step;
+        }
+    }
+    const double max_step = D * tan(d.erosion_angle);
+    printf("bulldozing: %lld nodes; volume pressed down %.6e m^3, heaped up %.6e m^3 (difference %.1e); highest "
+           "rim %.4f m; steepest step between free nodes %.4f m (D tan 40 deg = %.4f m)\n",
+           (long long)st.nodes_touched, lost * D * D, gained * D * D, (gained - lost) * D * D, rim_max, worst_step,
+           max_step);
+    assert_true(lost > 0.0 && fabs(gained - lost) < 1e-12 * lost + 1e-15);
+    assert_true(rim_max > 0.0);
+    assert_true(worst_step < 1.02 * max_step);
+    dvi_world_destroy(w);
+}
+
 /* A block dragged on a carriage. */
 static void test_drag_janosi(void** state)
 {
@@ -348,7 +392,7 @@ static void test_wheel_at_rest(void** state)
     dvi_world_destroy(w);
 }
 
-/* A wheel driven by a torque over the soil, saved mid-run and resumed. */
+/* A wheel driven by a torque over bulldozed soil, saved mid-run and resumed. */
 static dvi_world* rolling_world(dvi_body_id* wheel)
 {
     const double r = 0.15, bw = 0.1, M = 10.0;
@@ -363,9 +407,12 @@ static dvi_world* rolling_world(dvi_body_id* wheel)
     assert_int_equal(dvi_body_create(w, &bd, wheel), DVI_OK);
     dvi_shape_def sd = dvi_default_shape_def();
     assert_int_equal(dvi_world_add_cylinder(w, *wheel, &sd, &(dvi_cylinder){r, bw / 2}, &(dvi_shape_id){0}), DVI_OK);
-    /* driven: 3 N·m about the axle */
+    /* driven: 3 N·m about the axle; the soil bulldozed */
     assert_int_equal(dvi_body_set_applied_force(w, *wheel, (double[3]){0, 0, 0}, (double[3]){0, 3.0, 0}), DVI_OK);
-    add_soil(w, 0.02);
+    dvi_scm_def d = dvi_default_scm_def();
+    d.origin[0] = d.origin[1] = -0.5;
+    d.bulldozing = true;
+    assert_int_equal(dvi_scm_create(w, &d, NULL), DVI_OK);
     return w;
 }
 
@@ -559,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_plate_bekker_sinkage),
         cmocka_unit_test(test_plate_bekker_sinkage_dem),
         cmocka_unit_test(test_unload_reload),
+        cmocka_unit_test(test_bulldozing),
         cmocka_unit_test(test_drag_janosi),
         cmocka_unit_test(test_wheel_at_rest),
         cmocka_unit_test(test_resume_bit_identical),

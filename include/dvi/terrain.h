@@ -45,6 +45,13 @@ typedef struct dvi_scm_def {
     double janosi_shear;       ///< m, Janosi–Hanamoto K (> 0); default 0.01
     double elastic_stiffness;  ///< Pa/m, k_e, the unloading and reloading slope (> k_φ); default 4e7
     double damping;            ///< Pa·s/m, r of σ + r·v_c (≥ 0); default 3e4
+    /// Bulldozing: each step the plastic flow of a contact patch's nodes is
+    /// heaped on the patch's rim and erodes down to the angle of repose
+    /// (docs/terrain.md). Default false.
+    bool bulldozing;
+    double erosion_angle;      ///< rad, angle of repose, in (0, π/2); default 40°
+    int32_t erosion_iterations;   ///< erosion sweeps a step, 0 … 100; default 3
+    int32_t erosion_propagations; ///< rings beyond the rim that erosion may reach, 0 … 1000; default 10
     int64_t max_nodes;         ///< touched nodes at most (1 … DVI_SCM_MAX_NODES_LIMIT); default
                                ///< DVI_SCM_DEFAULT_MAX_NODES. A step that would exceed it fails
     /// The bodies the soil acts on; NULL (body_count 0, the default): every

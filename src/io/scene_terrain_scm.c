@@ -17,7 +17,8 @@
 static const char* const SCM_KEYS[] = {"origin",         "orientation",    "size",         "spacing",
                                        "heights",        "k_phi",          "k_c",          "n",
                                        "cohesion",       "friction_angle", "janosi_shear", "elastic_stiffness",
-                                       "damping",        "max_nodes",      "bodies",       NULL};
+                                       "damping",        "max_nodes",      "bodies",       "bulldozing",
+                                       "erosion_angle",  "erosion_iterations", "erosion_propagations", NULL};
 
 #define SC_MAX_SCM_BODIES 4096
 
@@ -159,6 +160,17 @@ static void* scm_parse(ctx* c, const cJSON* v, const char* path)
     sc_num_field(c, v, path, "damping", false, R_NONNEG, &d->damping);
     int64_t mx = 0;
     if (sc_int_field(c, v, path, "max_nodes", false, 1, DVI_SCM_MAX_NODES_LIMIT, &mx)) d->max_nodes = mx;
+    sc_bool_field(c, v, path, "bulldozing", &d->bulldozing);
+    if (sc_num_field(c, v, path, "erosion_angle", false, R_POS, &d->erosion_angle) && d->erosion_angle >= 0.5 * PI)
+        sc_errf(c, sc_path_key(p, path, "erosion_angle"), "must be in (0, pi/2) rad (got %s)",
+                sc_num_text(t1, d->erosion_angle));
+    if (sc_int_field(c, v, path, "erosion_iterations", false, 0, 100, &mx)) d->erosion_iterations = (int32_t)mx;
+    if (sc_int_field(c, v, path, "erosion_propagations", false, 0, 1000, &mx)) d->erosion_propagations = (int32_t)mx;
+    if (!d->bulldozing) {
+        static const char* const ONLY[] = {"erosion_angle", "erosion_iterations", "erosion_propagations", NULL};
+        for (int k = 0; ONLY[k]; k++)
+            if (sc_member(v, ONLY[k])) sc_errf(c, sc_path_key(p, path, ONLY[k]), "needs \"bulldozing\": true");
+    }
     parse_bodies(c, v, path, e);
     if (c->nomem || c->problems != before) {
         scm_free(e);

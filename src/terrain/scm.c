@@ -21,8 +21,9 @@
  *      area Δ² along the shape's surface normal m (into the body), scaled
  *      so that its component along the soil normal is σΔ² (f = σΔ² m/m_z,
  *      Bekker's pressure acting on the projected area; the horizontal part
- *      is the compaction resistance of a wheel), plus the shear τΔ² in the
- *      soil's plane against the sliding velocity.
+ *      is the compaction resistance of a wheel; a face steeper than 60° is
+ *      pressed along the soil normal), plus the shear τΔ² in the soil's
+ *      plane against the sliding velocity.
  *   4. nodes in contact last step and not now spring back: their elastic
  *      sinkage and shear displacement go to zero.
  * Forces are summed per body in the order of the hits (bodies in world
@@ -48,13 +49,14 @@
 
 #define SCM_NAME "scm"
 #define PI 3.14159265358979323846
-#define MIN_NORMAL_Z 0.25 /* cos 75.5°: a surface steeper than this counts as this steep */
+#define MIN_NORMAL_Z 0.5 /* cos 60°: a steeper surface is pressed along the soil normal */
 
 typedef struct scm_node {
     int32_t i, j;
     double level_init, level, sp, se, sigma, sigma_yield, kshear;
     uint32_t stamp; /* the step in which hit is valid */
     int32_t hit;    /* index into the step's hits */
+    uint32_t moved; /* the step in which bulldozing took it into its domain */
     uint8_t contact;
 } scm_node;
 
@@ -69,6 +71,7 @@ typedef struct scm_hit {
     int32_t patch;
     double z;       /* patch frame */
     double m[3];    /* unit normal into the body, patch frame */
+    double flow;    /* plastic sinkage added this step (bulldozing moves it); < 0: not a contact */
 } scm_hit;
 
 typedef struct scm_body {
@@ -113,6 +116,14 @@ struct dvi_scm {
     scm_body* slots;
     size_t slot_cap;
     int32_t slot_count;   /* slots of the last step */
+    /* bulldozing: the step's rim and erosion domain (node, patch, ring) */
+    int32_t* rim;
+    size_t rim_cap;
+    double* patch_flow;   /* per patch: the volume to move, then per rim node */
+    size_t patch_flow_cap;
+    int32_t* patch_rim;   /* per patch: its rim nodes */
+    size_t patch_rim_cap;
+    double tan_repose;
     dvi_scm_stats stats;
 };
 
@@ -484,6 +495,95 @@ static void release(scm_node* nd)
     nd->contact = 0;
 }
 
+static void set_level(dvi_scm* s, scm_node* nd)
+{
+    nd->level = nd->level_init - nd->sp;
+    if (nd->level > s->hmax) s->hmax = nd->level;
+}
+
+/* Adds node (i, j) to the step's bulldozing domain (ring r) unless it is
+ * there, off the grid or under a shape; returns its index or −1 (error:
+ * −2, message set). */
+static int64_t domain_add(dvi_scm* s, int32_t i, int32_t j, int32_t patch, int32_t ring, int64_t* count)
+{
+    if (i < 0 || j < 0 || i > s->nx || j > s->ny || hit_at(s, i, j) >= 0) return -1;
+    int32_t n = find_node(s, i, j);
+    if (n < 0 && (n = add_node(s, i, j)) < 0) return -2;
+    scm_node* nd = &s->nodes[n];
+    if (nd->moved == s->stamp) return -1;
+    nd->moved = s->stamp;
+    if (!grow((void**)&s->rim, &s->rim_cap, 3 * (size_t)(*count + 1), sizeof *s->rim)) {
+        nomem();
+        return -2;
+    }
+    s->rim[3 * *count] = n, s->rim[3 * *count + 1] = patch, s->rim[3 * *count + 2] = ring;
+    return (*count)++;
+}
+
+/* Bulldozing: the plastic flow of each patch's nodes this step is heaped
+ * evenly on the patch's rim (the nodes next to it, 4-neighbours, not under
+ * a shape), then the rim and the rings around it out to
+ * erosion_propagations erode: wherever a node stands more than Δ tan(θ_r)
+ * above a neighbour, a quarter of the excess moves down, erosion_iterations
+ * sweeps a step. Soil volume is conserved (but for flow whose rim would lie
+ * off the grid). */
+static dvi_status bulldoze(dvi_scm* s)
+{
+    static const int DI[4] = {1, -1, 0, 0}, DJ[4] = {0, 0, 1, -1};
+    const int32_t np = s->stats.patches;
+    if (np == 0) return DVI_OK;
+    if (!grow((void**)&s->patch_flow, &s->patch_flow_cap, (size_t)np, sizeof *s->patch_flow) ||
+        !grow((void**)&s->patch_rim, &s->patch_rim_cap, (size_t)np, sizeof *s->patch_rim))
+        return nomem();
+    memset(s->patch_flow, 0, (size_t)np * sizeof *s->patch_flow);
+    memset(s->patch_rim, 0, (size_t)np * sizeof *s->patch_rim);
+    int64_t count = 0;
+    for (int64_t k = 0; k < s->hit_count; k++) {
+        const scm_hit* h = &s->hits[k];
+        if (h->flow < 0.0) continue;
+        s->patch_flow[h->patch] += h->flow;
+        const int32_t i = s->nodes[h->node].i, j = s->nodes[h->node].j;
+        for (int q = 0; q < 4; q++) {
+            int64_t r = domain_add(s, i + DI[q], j + DJ[q], h->patch, 0, &count);
+            if (r == -2) return dvi_error_status();
+            if (r >= 0) s->patch_rim[h->patch]++;
+        }
+    }
+    for (int64_t r = 0; r < count; r++) {
+        const int32_t p = s->rim[3 * r + 1];
+        scm_node* nd = &s->nodes[s->rim[3 * r]];
+        nd->sp -= s->patch_flow[p] / s->patch_rim[p];
+        set_level(s, nd);
+    }
+    /* erosion */
+    const double max_step = s->def.spacing * s->tan_repose;
+    for (int it = 0; it < s->def.erosion_iterations; it++) {
+        for (int64_t r = 0; r < count; r++) {
+            const int32_t n = s->rim[3 * r], ring = s->rim[3 * r + 2];
+            for (int q = 0; q < 4; q++) {
+                const int32_t i = s->nodes[n].i + DI[q], j = s->nodes[n].j + DJ[q];
+                if (i < 0 || j < 0 || i > s->nx || j > s->ny || hit_at(s, i, j) >= 0) continue;
+                int32_t m = find_node(s, i, j);
+                const double lm = m >= 0 ? s->nodes[m].level : initial_height(s, i, j);
+                const double excess = s->nodes[n].level - lm - max_step;
+                if (excess <= 0.0) continue;
+                if (m < 0 || s->nodes[m].moved != s->stamp) { /* a new node of the domain */
+                    if (ring >= s->def.erosion_propagations) continue;
+                    int64_t e = domain_add(s, i, j, -1, ring + 1, &count);
+                    if (e == -2) return dvi_error_status();
+                    m = find_node(s, i, j);
+                }
+                const double move = 0.25 * excess;
+                s->nodes[n].sp += move;
+                s->nodes[m].sp -= move;
+                set_level(s, &s->nodes[n]);
+                set_level(s, &s->nodes[m]);
+            }
+        }
+    }
+    return DVI_OK;
+}
+
 static dvi_status scm_apply(void* self, dvi_world* w, double h)
 {
     dvi_scm* s = self;
@@ -546,11 +646,14 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
         scm_body* sb = &s->slots[ht->slot];
         const double sink = nd->level_init - ht->z;
         double sigma = d->elastic_stiffness * (sink - nd->sp);
+        s->hits[k].flow = -1.0;
         if (sigma <= 0.0) continue; /* not reached: rays stop at the plastic surface */
+        const double sp_before = nd->sp;
         if (sigma > nd->sigma_yield) {
             const double b = s->patch_b[ht->patch];
             const double bekker = (b > 0.0 ? d->k_c / b : 0.0) + d->k_phi;
-            const double sb_ = bekker * (d->n == 1.0 ? sink : pow(sink, d->n));
+            /* soil heaped above its initial height (bulldozing) bears nothing */
+            const double sb_ = sink <= 0.0 ? 0.0 : bekker * (d->n == 1.0 ? sink : pow(sink, d->n));
             if (sb_ < sigma) { /* plastic flow onto Bekker's curve */
                 sigma = sb_;
                 nd->sigma_yield = sigma;
@@ -558,6 +661,7 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
                 if (sp > nd->sp) nd->sp = sp;
             }
         }
+        s->hits[k].flow = nd->sp - sp_before;
         nd->se = sink - nd->sp;
         nd->level = ht->z;
         if (sink > sb->sink_max) sb->sink_max = sink;
@@ -571,17 +675,19 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
         m3_tmulv(v, s->R, vw);
         double sig = sigma + d->damping * (-v[2]);
         if (sig < 0.0) sig = 0.0;
-        const double* m = ht->m;
+        /* a face steeper than 60° (a wheel's flank, a cap met edge-on) is
+         * pressed along the soil normal instead */
+        static const double UP[3] = {0.0, 0.0, 1.0};
+        const double* m = ht->m[2] >= MIN_NORMAL_Z ? ht->m : UP;
         const double vt[3] = {v[0], v[1], 0.0}; /* sliding in the soil's plane */
         const double vt_norm = v3_norm(vt);
         nd->kshear += vt_norm * h;
         const double tau = (d->cohesion + sig * s->tan_phi) * (1.0 - exp(-nd->kshear / d->janosi_shear));
         nd->sigma = sig;
-        const double mz = m[2] > MIN_NORMAL_Z ? m[2] : MIN_NORMAL_Z;
         double fl[3], fw[3], tw[3];
-        v3_scale(fl, sig, m);
+        v3_scale(fl, sig / m[2], m); /* σ on the projected area: σ along the soil normal */
         if (vt_norm > 0.0) v3_axpy(fl, -tau / vt_norm, vt);
-        v3_scale(fl, D2 / mz, fl);
+        v3_scale(fl, D2, fl);
         m3_mulv(fw, s->R, fl);
         v3_cross(tw, r, fw);
         v3_add(sb->f, sb->f, fw);
@@ -601,6 +707,7 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
     }
     s->contact_count = nc;
     s->stats.contacts = nc;
+    if (d->bulldozing && (st = bulldoze(s)) != DVI_OK) return st;
     s->stats.nodes_touched = s->node_count;
     for (int32_t b = 0; b < nb; b++) {
         const scm_body* sb = &s->slots[b];
@@ -726,6 +833,8 @@ static dvi_status scm_load(void* self, const void* data, size_t size)
     s->table = t.table, s->table_cap = t.table_cap;
     s->contacts = t.contacts, s->contact_cap = t.contact_cap, s->contact_count = t.contact_count;
     s->stats.nodes_touched = s->node_count;
+    for (int64_t n = 0; n < s->node_count; n++)
+        if (s->nodes[n].level > s->hmax) s->hmax = s->nodes[n].level;
     return DVI_OK;
 }
 
@@ -744,6 +853,9 @@ static void scm_destroy(void* self)
     free(s->pts);
     free(s->patch_b);
     free(s->slots);
+    free(s->rim);
+    free(s->patch_flow);
+    free(s->patch_rim);
     free(s);
 }
 
@@ -774,6 +886,10 @@ dvi_scm_def dvi_default_scm_def(void)
     d.elastic_stiffness = 4e7;
     d.damping = 3e4;
     d.max_nodes = DVI_SCM_DEFAULT_MAX_NODES;
+    d.bulldozing = false;
+    d.erosion_angle = 40.0 * PI / 180.0;
+    d.erosion_iterations = 3;
+    d.erosion_propagations = 10;
     return d;
 }
 
@@ -809,6 +925,12 @@ static dvi_status check_def(const dvi_scm_def* d, int32_t* nx, int32_t* ny)
     if (!(d->elastic_stiffness > d->k_phi) || !isfinite(d->elastic_stiffness))
         return BAD("elastic_stiffness (%g Pa/m) must exceed k_phi (%g Pa/m^n)", d->elastic_stiffness, d->k_phi);
     if (!(d->damping >= 0.0) || !isfinite(d->damping)) return BAD("damping must be >= 0 (%g Pa s/m)", d->damping);
+    if (!(d->erosion_angle > 0.0 && d->erosion_angle < 0.5 * PI))
+        return BAD("erosion_angle must be in (0, pi/2) rad (%g)", d->erosion_angle);
+    if (d->erosion_iterations < 0 || d->erosion_iterations > 100)
+        return BAD("erosion_iterations must be in [0, 100] (%d)", (int)d->erosion_iterations);
+    if (d->erosion_propagations < 0 || d->erosion_propagations > 1000)
+        return BAD("erosion_propagations must be in [0, 1000] (%d)", (int)d->erosion_propagations);
     if (d->max_nodes < 1 || d->max_nodes > DVI_SCM_MAX_NODES_LIMIT)
         return BAD("max_nodes must be in [1, %d] (%lld)", DVI_SCM_MAX_NODES_LIMIT, (long long)d->max_nodes);
     if (d->body_count < 0 || (d->body_count > 0 && !d->bodies))
@@ -886,6 +1008,7 @@ dvi_status dvi_scm_create(dvi_world* w, const dvi_scm_def* def, dvi_scm** out)
     q_normalize(q);
     q_to_m3(s->R, q);
     s->tan_phi = tan(def->friction_angle);
+    s->tan_repose = tan(def->erosion_angle);
     s->stats.nx = nx, s->stats.ny = ny, s->stats.spacing = def->spacing;
     memcpy(s->stats.origin, def->origin, sizeof s->stats.origin);
     memcpy(s->stats.rotation, s->R, sizeof s->stats.rotation);
