@@ -157,6 +157,45 @@ static void test_plate_bekker_sinkage(void** state)
     assert_true(z2 > z_lo * 0.995 && z2 < z_hi * 1.005);
 }
 
+/* An initial height field: soil raised to 0.05 m, flat over |y| ≤ 0.2 m and
+ * falling 1 in 20 beyond: the plate set on the raised part sinks the same
+ * Bekker depth below it, and the nodes keep their initial heights. */
+static void test_plate_on_heights(void** state)
+{
+    (void)state;
+    const double M = 20.0, W = M * G, a = 0.2, hz = 0.025, top = 0.05;
+    dvi_world* w = make_world();
+    dvi_body_id b = add_box_body(w, DVI_BODY_DYNAMIC, M, (double[3]){a / 2, a / 2, hz},
+                                 (double[3]){0.01, 0.01, top + hz});
+    dvi_scm_def d = dvi_default_scm_def();
+    d.origin[0] = d.origin[1] = -0.5;
+    const int n = 51; /* 50 cells a side */
+    double* heights = malloc((size_t)n * n * sizeof *heights);
+    assert_non_null(heights);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) {
+            const double y = -0.5 + 0.02 * j; /* flat top over |y| <= 0.2, falling 1 in 20 beyond */
+            heights[j * n + i] = top - (fabs(y) > 0.2 ? 0.05 * (fabs(y) - 0.2) : 0.0);
+        }
+    d.heights = heights;
+    dvi_scm* s;
+    assert_int_equal(dvi_scm_create(w, &d, &s), DVI_OK);
+    free(heights); /* copied */
+    step_ramped(w, b, W, 1.0, 2500);
+    double x[3];
+    dvi_body_get_position(w, b, x);
+    const double z = top + hz - x[2], expect = bekker_z(W / (a * a), a / 2);
+    dvi_scm_node nd;
+    assert_int_equal(dvi_scm_get_node(s, 25, 25, &nd), DVI_OK);
+    printf("plate on a height field at %.2f m: sinkage %.6f m below it (Bekker %.6f m); node (25, 25) level %.6f m "
+           "from %.6f m\n", top, z, expect, nd.level, nd.level_initial);
+    assert_true(fabs(z / expect - 1) < 0.005);
+    assert_true(nd.level_initial == top && fabs(nd.level - (top - z)) < 1e-6);
+    assert_int_equal(dvi_scm_get_node(s, 25, 0, &nd), DVI_OK);
+    assert_true(fabs(nd.level_initial - (top - 0.05 * 0.3)) < 1e-15 && !nd.touched);
+    dvi_world_destroy(w);
+}
+
 /* The same in the DEM method: the soil is a force element of both steps. */
 static void test_plate_bekker_sinkage_dem(void** state)
 {
@@ -605,6 +644,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plate_bekker_sinkage),
         cmocka_unit_test(test_plate_bekker_sinkage_dem),
+        cmocka_unit_test(test_plate_on_heights),
         cmocka_unit_test(test_unload_reload),
         cmocka_unit_test(test_bulldozing),
         cmocka_unit_test(test_drag_janosi),
