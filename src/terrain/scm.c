@@ -628,6 +628,13 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
             }
             dvi_geom g;
             shape_geom(s, &si, sb->com, R, &g);
+            bool finite = true;
+            for (int c = 0; c < 3; c++) finite = finite && isfinite(g.aabb_min[c]) && isfinite(g.aabb_max[c]);
+            if (!finite) {
+                char name[32];
+                return dvi_error_report(DVI_ERR_NUMERIC, "SCM soil: %s shape %d: pose not finite",
+                                        body_label(name, sizeof name, b), (int)k);
+            }
             if ((st = cast_shape(s, &g, cls, b)) != DVI_OK) return st;
         }
     }
