@@ -3,8 +3,9 @@
  *
  * Each step (scm_apply):
  *   1. every shape of the bodies the soil acts on is put into the patch's
- *      frame; the nodes under its bounding box cast a ray up along the soil
- *      normal, from below the box, through the shape class's ray routine; a
+ *      frame; the nodes under the box of its part below the highest node
+ *      (extent_below) cast a ray up along the soil normal, from below the
+ *      shape, through the shape class's ray routine; a
  *      hit below the node's plastic surface (initial height − plastic
  *      sinkage) is a contact. A node hit by two shapes keeps the lower hit.
  *   2. the contact nodes are split into connected patches (4-neighbours);
@@ -26,13 +27,17 @@
  *      plane against the sliding velocity.
  *   4. nodes in contact last step and not now spring back: their elastic
  *      sinkage and shear displacement go to zero.
+ *   5. optionally, bulldozing (bulldoze): the step's plastic flow heaped on
+ *      each patch's rim, then eroded to the angle of repose.
  * Forces are summed per body in the order of the hits (bodies in world
  * order, shapes in order, nodes row by row), serially: results do not
  * depend on the thread count.
  *
  * Storage: the touched nodes in one array (first-touched order) and an
- * open-addressing hash table from (i, j) to the array index; both only
- * grow, so after warm-up a step allocates nothing. */
+ * open-addressing hash table from (i, j) to the array index (the key held
+ * in the slot); the step's hits have a table of their own for the patch
+ * search. All of them only grow, so after warm-up a step allocates
+ * nothing. */
 #include "dvi/terrain.h"
 
 #include "alloc.h"
