@@ -10,6 +10,8 @@
  *
  * One thread. Each row: the mean wall time of a step (ms_per_step) and of
  * the soil's part of it (ms_terrain, dvi_scm_stats.seconds) over the run,
+ * the step's CPU time (cpu_ms_per_step: what it costs on a core of its own
+ * when other jobs share the machine),
  * the nodes touched at the end, and the touched nodes' growth shows the
  * cost is linear in them, not in the patch's 560,000 cells at 1 cm.
  *
@@ -28,11 +30,16 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double now(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 typedef struct row {
@@ -40,7 +47,7 @@ typedef struct row {
     double grid;
     int steps;
     long long nodes, contacts;
-    double ms_step, ms_terrain, travel;
+    double ms_step, ms_terrain, cpu_ms_step, travel;
 } row;
 
 static dvi_scm* add_soil(dvi_world* w, double x0, double y0, double lx, double ly, double grid)
@@ -99,7 +106,7 @@ static bool run(const char* scene, const char* json, double grid, int steps, row
     dvi_scm* soil = NULL;
     bool ok = strcmp(scene, "wheel") == 0 ? build_wheel(w, grid, &probe, &soil)
                                            : build_rover(w, json, grid, &probe, &soil);
-    double x0[3] = {0}, x1[3] = {0}, wall = 0.0, terrain = 0.0;
+    double x0[3] = {0}, x1[3] = {0}, wall = 0.0, terrain = 0.0, cpu = 0.0;
     if (ok) dvi_body_get_position(w, probe, x0);
     const bool wheel = strcmp(scene, "wheel") == 0;
     for (int i = 0; ok && i < steps; i++) {
@@ -110,9 +117,10 @@ static bool run(const char* scene, const char* json, double grid, int steps, row
             om[1] = 2.0;
             dvi_body_set_velocity(w, probe, v, om);
         }
-        double t0 = now();
+        double t0 = now(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
         dvi_status st = dvi_world_step(w, 0.001);
         wall += now() - t0;
+        cpu += clock_s(CLOCK_THREAD_CPUTIME_ID) - c0;
         terrain += dvi_scm_get_stats(soil).seconds;
         if (st < 0) {
             fprintf(stderr, "bench_scm: %s at %g m, step %d: %s\n", scene, grid, i, dvi_world_last_error(w));
@@ -123,7 +131,7 @@ static bool run(const char* scene, const char* json, double grid, int steps, row
         dvi_body_get_position(w, probe, x1);
         dvi_scm_stats s = dvi_scm_get_stats(soil);
         *out = (row){scene, grid, steps, (long long)s.nodes_touched, (long long)s.contacts, 1e3 * wall / steps,
-                     1e3 * terrain / steps, x1[0] - x0[0]};
+                     1e3 * terrain / steps, 1e3 * cpu / steps, x1[0] - x0[0]};
     }
     dvi_world_destroy(w);
     return ok;
@@ -156,8 +164,8 @@ int main(int argc, char** argv)
         double grid;
     } rows[] = {{"wheel", 0.02}, {"wheel", 0.01}, {"rover", 0.02}, {"rover", 0.01}};
     if (!json)
-        printf("%-6s %7s %6s %13s %9s %12s %11s %9s\n", "scene", "grid_m", "steps", "nodes_touched", "contacts",
-               "ms_per_step", "ms_terrain", "travel_m");
+        printf("%-6s %7s %6s %13s %9s %12s %11s %16s %9s\n", "scene", "grid_m", "steps", "nodes_touched", "contacts",
+               "ms_per_step", "ms_terrain", "cpu_ms_per_step", "travel_m");
     int rc = 0;
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
         row r;
@@ -173,12 +181,14 @@ int main(int argc, char** argv)
             cli_json_number(stdout, r.ms_step);
             printf(", \"ms_terrain\": ");
             cli_json_number(stdout, r.ms_terrain);
+            printf(", \"cpu_ms_per_step\": ");
+            cli_json_number(stdout, r.cpu_ms_step);
             printf(", \"travel_m\": ");
             cli_json_number(stdout, r.travel);
             printf("}\n");
         } else {
-            printf("%-6s %7.3f %6d %13lld %9lld %12.4f %11.4f %9.3f\n", r.scene, r.grid, r.steps, r.nodes, r.contacts,
-                   r.ms_step, r.ms_terrain, r.travel);
+            printf("%-6s %7.3f %6d %13lld %9lld %12.4f %11.4f %16.4f %9.3f\n", r.scene, r.grid, r.steps, r.nodes,
+                   r.contacts, r.ms_step, r.ms_terrain, r.cpu_ms_step, r.travel);
         }
         fflush(stdout);
     }
