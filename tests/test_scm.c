@@ -25,8 +25,9 @@
  * over the chord, b = 2A/P of the contact rectangle; the test integrates it
  * itself. The contact length on the grid is the chord to within one
  * spacing; the tolerance is the spread of z₀ over that length ± Δ.
- * State: a run saved and resumed continues bit-identically. Errors: bad
- * parameters, a too-large grid, too many nodes. */
+ * State: a run saved and resumed continues bit-identically, and 1 and 2
+ * threads give the same state. Errors: bad parameters, a too-large grid,
+ * too many nodes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -582,6 +583,41 @@ static void test_scene_plate(void** state)
     dvi_scene_destroy(s);
 }
 
+/* examples/scenes/scm_wheel.json (bulldozing on) with 1 and 2 threads: the
+ * model's saved state after 500 steps is the same, byte for byte. */
+static void* wheel_state(int threads, size_t* size)
+{
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    assert_int_equal(dvi_scene_load(SRC_PATH("examples/scenes/scm_wheel.json"), &s, &e), DVI_OK);
+    dvi_scene_overrides o;
+    memset(&o, 0, sizeof o);
+    o.threads = threads;
+    assert_int_equal(dvi_scene_apply_overrides(s, &o, &e), DVI_OK);
+    dvi_model* m = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    for (int k = 0; k < 500; k++) assert_true(dvi_model_step(m) >= 0);
+    void* data = NULL;
+    assert_int_equal(dvi_model_save_state(m, &data, size), DVI_OK);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    return data;
+}
+
+static void test_threads_same(void** state)
+{
+    (void)state;
+    size_t n1 = 0, n2 = 0;
+    void* a = wheel_state(1, &n1);
+    void* b = wheel_state(2, &n2);
+    printf("scm_wheel.json, 500 steps: state %zu bytes with 1 thread, %zu with 2\n", n1, n2);
+    assert_int_equal(n1, n2);
+    assert_true(memcmp(a, b, n1) == 0);
+    free(a);
+    free(b);
+}
+
 static void expect_error(dvi_world* w, const dvi_scm_def* d, const char* text)
 {
     assert_int_not_equal(dvi_scm_create(w, d, NULL), DVI_OK);
@@ -651,6 +687,7 @@ int main(void)
         cmocka_unit_test(test_wheel_at_rest),
         cmocka_unit_test(test_resume_bit_identical),
         cmocka_unit_test(test_scene_plate),
+        cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
