@@ -583,6 +583,42 @@ static void test_scene_plate(void** state)
     dvi_scene_destroy(s);
 }
 
+/* Off the patch there is no soil: a ball beside the patch falls freely
+ * (and is counted as off the patch once below its surface); one whose box
+ * reaches past the edge but whose contact is inside is carried. */
+static void test_off_patch(void** state)
+{
+    (void)state;
+    dvi_world* w = make_world();
+    dvi_body_def bd = dvi_default_body_def();
+    bd.mass = 5.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * 5.0 * 0.1 * 0.1;
+    bd.position[0] = 0.8, bd.position[2] = 0.1; /* the patch is [-0.5, 0.5]² */
+    dvi_body_id off, edge;
+    assert_int_equal(dvi_body_create(w, &bd, &off), DVI_OK);
+    bd.position[0] = 0.45, bd.position[1] = 0.31;
+    assert_int_equal(dvi_body_create(w, &bd, &edge), DVI_OK);
+    dvi_shape_def sd = dvi_default_shape_def();
+    sd.collision_mask = 0; /* the balls do not meet each other */
+    assert_int_equal(dvi_world_add_sphere(w, off, &sd, &(dvi_sphere){0.1}, &(dvi_shape_id){0}), DVI_OK);
+    assert_int_equal(dvi_world_add_sphere(w, edge, &sd, &(dvi_sphere){0.1}, &(dvi_shape_id){0}), DVI_OK);
+    dvi_scm* s = add_soil(w, 0.02);
+    for (int i = 0; i < 500; i++) assert_int_equal(dvi_world_step(w, H), DVI_OK);
+    double x[3], y[3];
+    dvi_body_get_position(w, off, x);
+    dvi_body_get_position(w, edge, y);
+    dvi_scm_stats st = dvi_scm_get_stats(s);
+    dvi_scm_body_contact bc;
+    assert_int_equal(dvi_scm_get_body_contact(s, edge, &bc), DVI_OK);
+    const double t = 500 * H, fall = 0.5 * G * t * t;
+    printf("off the patch: ball fell %.4f m (free fall %.4f m); ball on the edge at z %.4f m on %d nodes, %d shape(s) "
+           "off the patch\n", 0.1 - x[2], fall, y[2], (int)bc.contacts, (int)st.shapes_off_patch);
+    assert_true(fabs((0.1 - x[2]) / fall - 1) < 0.01);
+    assert_int_equal(st.shapes_off_patch, 1);
+    assert_true(bc.contacts > 0 && y[2] > 0.05 && fabs(bc.force[2] - 5.0 * G) < 0.1 * 5.0 * G);
+    dvi_world_destroy(w);
+}
+
 /* examples/scenes/scm_wheel.json (bulldozing on) with 1 and 2 threads: the
  * model's saved state after 500 steps is the same, byte for byte. */
 static void* wheel_state(int threads, size_t* size)
@@ -688,6 +724,7 @@ int main(void)
         cmocka_unit_test(test_resume_bit_identical),
         cmocka_unit_test(test_scene_plate),
         cmocka_unit_test(test_threads_same),
+        cmocka_unit_test(test_off_patch),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

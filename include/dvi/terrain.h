@@ -122,7 +122,8 @@ typedef struct dvi_scm_stats {
     int64_t contacts;          ///< nodes under a shape in the last step
     int32_t patches;           ///< connected contact patches in the last step
     double min_b, max_b;       ///< m, smallest and largest patch b of the last step (0: none)
-    int32_t shapes_off_patch;  ///< shapes of the last step whose box reached past the patch's edge
+    int32_t shapes_off_patch;  ///< shapes of the last step whose part below the highest node reached
+                               ///< past the patch's edge (there is no soil beyond it)
     double seconds;            ///< wall time of the last step's soil update
 } dvi_scm_stats;
 
