@@ -619,6 +619,58 @@ static void test_off_patch(void** state)
     dvi_world_destroy(w);
 }
 
+/* A scene's terrain entry with every key: its soil has the keys' values
+ * (the heights per node, the listed body only). */
+static void test_scene_keys(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"formulation\": {\"dt\": 0.001}, \"duration\": 1,"
+        " \"bodies\": [{\"name\": \"a\", \"mass\": 1, \"inertia\": [1, 1, 1], \"position\": [0.16, 0.05, 0.3],"
+        "   \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.05}]},"
+        "  {\"name\": \"b\", \"mass\": 1, \"inertia\": [1, 1, 1], \"position\": [0.05, 0.05, 0.16],"
+        "   \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.05}]}],"
+        " \"terrain\": [{\"model\": \"scm\", \"origin\": [0, 0, 0.1], \"size\": [0.2, 0.1], \"spacing\": 0.05,"
+        "   \"heights\": [0, 0, 0, 0, 0, 0, 0.01, 0, 0, 0, 0, 0, 0, 0, 0.02], \"k_phi\": 1e6, \"k_c\": 0, \"n\": 1.1,"
+        "   \"cohesion\": 100, \"friction_angle\": 0.6, \"janosi_shear\": 0.02, \"elastic_stiffness\": 5e7,"
+        "   \"damping\": 0, \"max_nodes\": 100, \"bodies\": [\"b\"], \"bulldozing\": true,"
+        "   \"erosion_angle\": 0.7, \"erosion_iterations\": 2, \"erosion_propagations\": 3}],"
+        " \"probes\": [{\"name\": \"p\", \"what\": \"soil\", \"bodies\": [\"a\", \"b\"]}]}";
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    dvi_status st = dvi_scene_parse(text, strlen(text), ".", &s, &e);
+    if (st != DVI_OK) printf("%s", e.text ? e.text : "");
+    assert_int_equal(st, DVI_OK);
+    dvi_scene_errors_free(&e);
+    dvi_model* m = NULL;
+    char msg[256];
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    const dvi_world* w = dvi_model_world_const(m);
+    assert_int_equal(dvi_world_force_element_count(w), 1);
+    const dvi_scm* soil = dvi_scm_of_element(w, 0);
+    assert_non_null(soil);
+    dvi_scm_stats ss = dvi_scm_get_stats(soil);
+    assert_true(ss.nx == 4 && ss.ny == 2 && ss.spacing == 0.05 && ss.origin[2] == 0.1);
+    dvi_scm_node nd;
+    assert_int_equal(dvi_scm_get_node(soil, 1, 1, &nd), DVI_OK);
+    assert_true(nd.level_initial == 0.01);
+    assert_int_equal(dvi_scm_get_node(soil, 4, 2, &nd), DVI_OK);
+    assert_true(nd.level_initial == 0.02);
+    /* the soil acts on b only: a falls through it */
+    for (int k = 0; k < 500; k++) assert_true(dvi_model_step(m) >= 0);
+    dvi_body_id a, b;
+    dvi_world_body_at(w, 0, &a);
+    dvi_world_body_at(w, 1, &b);
+    double xa[3], xb[3];
+    dvi_body_get_position(w, a, xa);
+    dvi_body_get_position(w, b, xb);
+    printf("scene keys: ball a at z %.3f m (fell through), ball b at z %.4f m (set at 0.16 m on the node at 0.11 m)\n",
+           xa[2], xb[2]);
+    assert_true(xa[2] < 0.0 && xb[2] > 0.13 && xb[2] < 0.16);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
 /* examples/scenes/scm_wheel.json (bulldozing on) with 1 and 2 threads: the
  * model's saved state after 500 steps is the same, byte for byte. */
 static void* wheel_state(int threads, size_t* size)
@@ -725,6 +777,7 @@ int main(void)
         cmocka_unit_test(test_scene_plate),
         cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_off_patch),
+        cmocka_unit_test(test_scene_keys),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
