@@ -228,6 +228,15 @@ DVI_API dvi_status dvi_svg_xy_plot(const char* svg_path, const char* title, cons
  *       the side, 24 in each cap); capsule 576 and sphere 528 (24 segments
  *       around, 15° steps from pole to pole); plane 2; height field
  *       2 (nx − 1)(ny − 1); mesh its triangles.
+ *   DIR/frames/soil_NNNNNN.vtp   only when the world has SCM soils
+ *       (<dvi/terrain.h>): their deformed surface, a quad per touched node
+ *       (the Δ × Δ cell about it at its current height, world coordinates),
+ *       with cell data
+ *         "sinkage"          Float64  m, plastic + elastic
+ *         "sinkage_plastic"  Float64  m
+ *         "pressure"         Float64  Pa, of the last step
+ *         "contact"          Int32    1: under a shape in the last step
+ *         "soil"             Int32    which soil (force element order among the soils)
  *
  * NNNNNN is the frame number in six or more digits. The arrays are
  * format="binary", little-endian, exact: if the library was built with zlib
@@ -253,7 +262,8 @@ DVI_API dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir,
 /* True when binary VTK arrays are zlib-compressed (the library was built with zlib). */
 DVI_API bool dvi_vtk_compressed(void);
 
-/* Writes DIR/bodies.pvd, DIR/contacts.pvd and DIR/shapes.pvd, ParaView
+/* Writes DIR/bodies.pvd, DIR/contacts.pvd and DIR/shapes.pvd (and
+ * DIR/soil.pvd when DIR/frames/soil_000000.vtp exists), ParaView
  * collections listing the frames 0 … frames−1 (files frames/bodies_NNNNNN.vtp, relative to DIR)
  * with timestep = times[i]. It is written atomically, so it can be rewritten
  * while a run goes on and a partly finished run opens in ParaView (`dvi run`

@@ -1,5 +1,6 @@
-/* dvicontact — terrain models: force elements (<dvi/world.h>) that stand for
- * soft ground under a world's bodies (docs/terrain.md). */
+/* dvicontact — terrain models: soils and wheel–terrain force laws that act
+ * on a world's bodies through force elements (<dvi/world.h>). Each model
+ * has a section of its own below; docs/terrain.md describes them. */
 #ifndef DVI_TERRAIN_H
 #define DVI_TERRAIN_H
 
@@ -112,6 +113,125 @@ DVI_API dvi_status dvi_world_add_bekker_wong(dvi_world* world, const dvi_bw_def*
 /// first step. DVI_ERR_INVALID_ARG for an element that is not a Bekker–Wong
 /// one or a wheel out of range.
 DVI_API dvi_status dvi_bw_wheel_forces(const dvi_world* world, int32_t index, int32_t wheel, dvi_bw_forces* out);
+
+/* ---- SCM: the soil contact model (deformable soil grid) ------------------
+ *
+ * A rectangular patch of soil nodes on a regular grid of spacing Δ, in the
+ * patch's frame (origin at node (0, 0), x and y along the grid, z the soil
+ * normal, up). Every step, rays cast up along z from below each node under
+ * a body's shape find how far the shape has pressed into the soil; each
+ * node then follows the elastic–plastic (Reuss–Prandtl) update with
+ * Bekker's pressure–sinkage law σ = (k_c/b + k_φ) yⁿ, damping, and the
+ * Mohr–Coulomb / Janosi–Hanamoto shear law, and the node forces are added
+ * to the bodies (docs/terrain.md, "SCM"). Only nodes a shape has touched
+ * are stored. The soil's state is part of the world's saved state. */
+
+/// Most nodes along one side of a patch (nx, ny ≤ this).
+#define DVI_SCM_MAX_SIDE 1048576
+/// Default and largest value of dvi_scm_def.max_nodes.
+#define DVI_SCM_DEFAULT_MAX_NODES 4194304
+#define DVI_SCM_MAX_NODES_LIMIT 67108864
+
+typedef struct dvi_scm_def {
+    double origin[3];          ///< m, world position of node (0, 0) (the patch's corner)
+    double orientation[4];     ///< (w, x, y, z) of the patch frame; its z is the soil normal; default identity
+    double size[2];            ///< m, the patch's extent along its x and y (> 0); default 1 × 1
+    double spacing;            ///< m, grid spacing Δ (> 0); default 0.02. Nodes: (size/Δ rounded) + 1 per side
+    /// Initial heights along the patch's z (m), (nx + 1)·(ny + 1) of them,
+    /// heights[j·(nx + 1) + i] at node (i, j), nx = round(size[0]/Δ); copied.
+    /// NULL (default): flat at z = 0.
+    const double* heights;
+    double k_phi;              ///< Pa/m^n, Bekker's k_φ (> 0); default 0.82e6
+    double k_c;                ///< Pa/m^(n−1), Bekker's k_c (≥ 0); default 0.14e6
+    double n;                  ///< Bekker's sinkage exponent, in (0, 3]; default 1
+    double cohesion;           ///< Pa, Mohr–Coulomb c (≥ 0); default 0
+    double friction_angle;     ///< rad, Mohr–Coulomb φ in [0, π/2); default π/6 (30°)
+    double janosi_shear;       ///< m, Janosi–Hanamoto K (> 0); default 0.01
+    double elastic_stiffness;  ///< Pa/m, k_e, the unloading and reloading slope (> k_φ); default 4e7
+    double damping;            ///< Pa·s/m, r of σ + r·v_c (≥ 0); default 3e4
+    /// Bulldozing: each step the plastic flow of a contact patch's nodes is
+    /// heaped on the patch's rim and erodes down to the angle of repose
+    /// (docs/terrain.md). Default false.
+    bool bulldozing;
+    double erosion_angle;      ///< rad, angle of repose, in (0, π/2); default 40°
+    int32_t erosion_iterations;   ///< erosion sweeps a step, 0 … 100; default 3
+    int32_t erosion_propagations; ///< rings beyond the rim that erosion may reach, 0 … 1000; default 10
+    int64_t max_nodes;         ///< touched nodes at most (1 … DVI_SCM_MAX_NODES_LIMIT); default
+                               ///< DVI_SCM_DEFAULT_MAX_NODES. A step that would exceed it fails
+    /// The bodies the soil acts on; NULL (body_count 0, the default): every
+    /// dynamic and kinematic body of the world at each step.
+    const dvi_body_id* bodies;
+    int32_t body_count;
+} dvi_scm_def;
+
+DVI_API dvi_scm_def dvi_default_scm_def(void);
+
+typedef struct dvi_scm dvi_scm;
+
+/// Adds an SCM soil patch to the world, as a force element named "scm"
+/// (the world owns it: it is freed with the world). DVI_ERR_INVALID_ARG,
+/// with a message naming the field, for a bad definition (e.g. an elastic
+/// stiffness not above k_φ, a grid of more than DVI_SCM_MAX_SIDE nodes a
+/// side), or a listed body that is fixed, unknown or has a shape whose
+/// kind cannot be ray-cast. `out` may be NULL.
+DVI_API dvi_status dvi_scm_create(dvi_world* world, const dvi_scm_def* def, dvi_scm** out);
+
+/// One soil node. Sinkages are along the patch's z, positive down, from
+/// the initial height.
+typedef struct dvi_scm_node {
+    bool touched;              ///< a shape has pressed it (else: the initial state)
+    bool contact;              ///< under a shape in the last step
+    double level_initial;      ///< m, initial height (patch frame)
+    double level;              ///< m, current height: level_initial − sinkage
+    double sinkage;            ///< m, plastic + elastic
+    double sinkage_plastic;    ///< m, permanent
+    double sinkage_elastic;    ///< m, recovered when the shape leaves
+    double pressure;           ///< Pa, σ of the last step (damping included; 0 off contact)
+    double yield_pressure;     ///< Pa, σ_yield: the pressure reloading must pass to flow again
+    double shear_displacement; ///< m, Janosi's j (0 off contact)
+} dvi_scm_node;
+
+/// Node (i, j), 0 ≤ i ≤ nx, 0 ≤ j ≤ ny. DVI_ERR_INVALID_ARG off the grid.
+DVI_API dvi_status dvi_scm_get_node(const dvi_scm* scm, int32_t i, int32_t j, dvi_scm_node* out);
+
+/// The touched nodes, in the order they were first touched: k in
+/// [0, nodes_touched). i, j receive the node's indices.
+DVI_API dvi_status dvi_scm_touched_node(const dvi_scm* scm, int64_t k, int32_t* i, int32_t* j,
+                                        dvi_scm_node* out);
+
+/// What the soil did to one body in the last step.
+typedef struct dvi_scm_body_contact {
+    int32_t contacts;          ///< nodes under the body's shapes
+    double sinkage_max;        ///< m, the deepest of them (0: none)
+    double force[3];           ///< N, world frame: the soil's force on the body
+    double torque[3];          ///< N·m, about its centre of mass
+} dvi_scm_body_contact;
+
+/// The last step's contact of `body` (zeros when it had none or the soil
+/// does not act on it). DVI_ERR_INVALID_ARG for a bad id.
+DVI_API dvi_status dvi_scm_get_body_contact(const dvi_scm* scm, dvi_body_id body, dvi_scm_body_contact* out);
+
+/// The soil of force element `element` of the world (dvi_world_force_element),
+/// or NULL when that element is not an SCM soil.
+DVI_API const dvi_scm* dvi_scm_of_element(const dvi_world* world, int32_t element);
+
+/// Counts of the patch and of the last step.
+typedef struct dvi_scm_stats {
+    int32_t nx, ny;            ///< cells along x, y (nodes: nx + 1, ny + 1)
+    double spacing;            ///< m, Δ
+    double origin[3];          ///< m, the patch frame's origin (node (0, 0)), world
+    double rotation[9];        ///< the patch frame's axes in the world, row-major (columns: x, y, z)
+    int64_t nodes_touched;     ///< nodes stored (touched at least once)
+    int64_t rays;              ///< rays cast in the last step
+    int64_t contacts;          ///< nodes under a shape in the last step
+    int32_t patches;           ///< connected contact patches in the last step
+    double min_b, max_b;       ///< m, smallest and largest patch b of the last step (0: none)
+    int32_t shapes_off_patch;  ///< shapes of the last step whose part below the highest node reached
+                               ///< past the patch's edge (there is no soil beyond it)
+    double seconds;            ///< wall time of the last step's soil update
+} dvi_scm_stats;
+
+DVI_API dvi_scm_stats dvi_scm_get_stats(const dvi_scm* scm);
 
 #ifdef __cplusplus
 }

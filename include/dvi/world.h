@@ -244,7 +244,9 @@ typedef struct dvi_force_element_class {
     /// length. A status other than DVI_OK fails the step with it (the
     /// element sets the message, e.g. with dvi_error_set of <dvi/base.h>).
     dvi_status (*apply)(void* self, dvi_world* world, double h);
-    /// Bytes of the element's state; NULL (or 0): stateless.
+    /// Bytes of the element's state; NULL: stateless. The size may vary
+    /// with the state (a soil's touched nodes): load receives the size the
+    /// saved element wrote and checks it.
     size_t (*state_size)(const void* self);
     /// Writes exactly state_size bytes (portable: little-endian, raw IEEE doubles).
     void (*save)(const void* self, void* out);

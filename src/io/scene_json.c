@@ -548,3 +548,4 @@ const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const ch
     *count = n;
     return v;
 }
+

@@ -6,6 +6,7 @@
  * once the model is built.
  */
 #include "scene_internal.h"
+#include "dvi/terrain.h"
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
@@ -236,6 +237,28 @@ static dvi_status sample_position(const dvi_probe_context* c, const double* data
 {
     (void)data;
     return dvi_body_get_position(c->world, c->body, o);
+}
+
+/* soil: what the world's SCM soils (terrain models) did to the body in the
+ * last step: the deepest sinkage under it, its contact nodes, the force. */
+static const dvi_probe_column COLS_SOIL[] = {
+    {"sinkage", "m"}, {"contacts", "count"}, {"fx", "N"}, {"fy", "N"}, {"fz", "N"}};
+
+static dvi_status sample_soil(const dvi_probe_context* c, const double* data, double* o)
+{
+    (void)data;
+    memset(o, 0, 5 * sizeof *o);
+    for (int32_t e = 0; e < dvi_world_force_element_count(c->world); e++) {
+        const dvi_scm* soil = dvi_scm_of_element(c->world, e);
+        if (!soil) continue;
+        dvi_scm_body_contact bc;
+        dvi_status st = dvi_scm_get_body_contact(soil, c->body, &bc);
+        if (st != DVI_OK) return st;
+        if (bc.sinkage_max > o[0]) o[0] = bc.sinkage_max;
+        o[1] += bc.contacts;
+        for (int k = 0; k < 3; k++) o[2 + k] += bc.force[k];
+    }
+    return DVI_OK;
 }
 
 static dvi_status sample_velocity(const dvi_probe_context* c, const double* data, double* o)
@@ -1083,6 +1106,7 @@ static const sc_probe_class KINDS[] = {
     {"energy", "Energy", SC_TARGETS_BODIES, NULL, COLS_BODY_ENERGY, NCOLS(COLS_BODY_ENERGY), NULL, sample_energy, NULL},
     {"energy_audit", "Energy audit", SC_TARGETS_NONE, NULL, COLS_AUDIT, NCOLS(COLS_AUDIT), NULL, sample_energy_audit,
      NULL},
+    {"soil", "Soil contact", SC_TARGETS_BODIES, NULL, COLS_SOIL, NCOLS(COLS_SOIL), sample_soil, NULL, NULL},
 };
 #define NKINDS NCOLS(KINDS)
 

@@ -112,6 +112,8 @@ const cJSON* sc_array_field(ctx* c, const cJSON* obj, const char* path, const ch
  * or −1 (reported unless the bodies themselves were unreadable). */
 int64_t sc_body_ref(ctx* c, const cJSON* v, const char* path);
 
+/* ---- the sections of a scene (scene_schema.c) ---- */
+
 /* ---- terrain models (scene_terrain.c): the scene's "terrain" array ---- */
 
 /* One kind of terrain model: a row of the table in scene_terrain.c, its
@@ -133,6 +135,8 @@ typedef struct sc_terrain_kind {
 
 /* The terrain models (one file each). */
 extern const sc_terrain_kind sc_terrain_bekker_wong;
+/* The rows (scene_terrain_<name>.c). */
+extern const sc_terrain_kind sc_terrain_scm;
 
 /* Reads root's "terrain" array into the scene (c->s->terrains). */
 void sc_parse_terrain(ctx* c, const cJSON* root);

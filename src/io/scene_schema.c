@@ -217,7 +217,6 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
     }
 }
 
-/* A body reference (string) → body index, or −1 (reported). */
 static dvi_body_type body_type_of(const dvi_scene* s, int64_t b)
 {
     return b < s->body_count ? s->bodies[b].type : DVI_BODY_DYNAMIC;

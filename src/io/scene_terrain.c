@@ -13,6 +13,7 @@
 /* The terrain models, one row each. */
 static const sc_terrain_kind* const TERRAIN_KINDS[] = {
     &sc_terrain_bekker_wong,
+    &sc_terrain_scm, /* the soil contact model (scene_terrain_scm.c) */
     NULL,
 };
 

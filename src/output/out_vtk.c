@@ -3,6 +3,7 @@
 
 #include "alloc.h"
 #include "collision.h"
+#include "dvi/terrain.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -547,6 +548,78 @@ enum { B_POS = 0, B_Q = 3, B_ROT = 7, B_AX = 16, B_AZ = 19, B_V = 22, B_W = 25, 
        B_RAD = 30, B_GLYPH = 31, B_STRIDE = 32 };
 enum { C_POS = 0, C_F = 3, C_N = 6, C_FM = 9, C_FN = 10, C_D = 11, C_STRIDE = 12 };
 
+/* The touched cells of the world's SCM soils into o: a quad per touched
+ * node (the Δ × Δ cell about it at the node's height, its own four points),
+ * with cell data. Returns the cells, −1 when out of memory. */
+enum { S_SINK = 0, S_SP = 1, S_P = 2, S_STRIDE = 3 };
+
+static int64_t soil_cells(const dvi_world* w, vtk_out* o)
+{
+    int64_t n = 0;
+    for (int32_t e = 0; e < dvi_world_force_element_count(w); e++) {
+        const dvi_scm* s = dvi_scm_of_element(w, e);
+        if (s) n += dvi_scm_get_stats(s).nodes_touched;
+    }
+    double* pts = malloc(((size_t)n * 4 + 1) * 3 * sizeof *pts);
+    double* cd = malloc(((size_t)n + 1) * S_STRIDE * sizeof *cd);
+    int32_t* ci = malloc(((size_t)n + 1) * 2 * sizeof *ci);
+    if (!pts || !cd || !ci) {
+        free(pts), free(cd), free(ci);
+        return -1;
+    }
+    int64_t c = 0;
+    int32_t soil = 0;
+    for (int32_t e = 0; e < dvi_world_force_element_count(w); e++) {
+        const dvi_scm* s = dvi_scm_of_element(w, e);
+        if (!s) continue;
+        const dvi_scm_stats st = dvi_scm_get_stats(s);
+        const double h = 0.5 * st.spacing, *R = st.rotation;
+        for (int64_t k = 0; k < st.nodes_touched; k++, c++) {
+            int32_t i, j;
+            dvi_scm_node nd;
+            dvi_scm_touched_node(s, k, &i, &j, &nd);
+            static const double CX[4] = {-1, 1, 1, -1}, CY[4] = {-1, -1, 1, 1};
+            for (int q = 0; q < 4; q++) {
+                const double l[3] = {i * st.spacing + CX[q] * h, j * st.spacing + CY[q] * h, nd.level};
+                for (int r = 0; r < 3; r++)
+                    pts[3 * (4 * c + q) + r] = st.origin[r] + R[3 * r] * l[0] + R[3 * r + 1] * l[1] + R[3 * r + 2] * l[2];
+            }
+            cd[S_STRIDE * c + S_SINK] = nd.sinkage;
+            cd[S_STRIDE * c + S_SP] = nd.sinkage_plastic;
+            cd[S_STRIDE * c + S_P] = nd.pressure;
+            ci[2 * c] = nd.contact ? 1 : 0;
+            ci[2 * c + 1] = soil;
+        }
+        soil++;
+    }
+    vtk_file_head(o);
+    out_sb_printf(&o->b,
+                  "    <Piece NumberOfPoints=\"%lld\" NumberOfVerts=\"0\" NumberOfLines=\"0\" NumberOfStrips=\"0\" "
+                  "NumberOfPolys=\"%lld\">\n",
+                  (long long)(4 * n), (long long)n);
+    out_sb_puts(&o->b, "      <CellData Scalars=\"sinkage\">\n");
+    vtk_f64(o, "sinkage", 1, cd, (size_t)n, S_STRIDE, S_SINK);
+    vtk_f64(o, "sinkage_plastic", 1, cd, (size_t)n, S_STRIDE, S_SP);
+    vtk_f64(o, "pressure", 1, cd, (size_t)n, S_STRIDE, S_P);
+    vtk_i32(o, "contact", ci, (size_t)n, 2, 0);
+    vtk_i32(o, "soil", ci, (size_t)n, 2, 1);
+    out_sb_puts(&o->b, "      </CellData>\n      <Points>\n");
+    vtk_f64(o, "Points", 3, pts, 4 * (size_t)n, 3, 0);
+    out_sb_puts(&o->b, "      </Points>\n      <Polys>\n");
+    vtk_i64(o, "connectivity", NULL, 4 * (size_t)n, 0, 1);
+    vtk_i64(o, "offsets", NULL, (size_t)n, 4, 4);
+    out_sb_puts(&o->b, "      </Polys>\n    </Piece>\n  </PolyData>\n</VTKFile>\n");
+    free(pts), free(cd), free(ci);
+    return n;
+}
+
+static bool has_soil(const dvi_world* w)
+{
+    for (int32_t e = 0; e < dvi_world_force_element_count(w); e++)
+        if (dvi_scm_of_element(w, e)) return true;
+    return false;
+}
+
 dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size)
 {
     return dvi_vtk_write_frame_ex(world, dir, frame, false, msg, msg_size);
@@ -696,6 +769,17 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
     }
     if (dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size)) goto done;
 
+    /* the deformed surface of the SCM soils (terrain models), if any */
+    if (has_soil(world)) {
+        o.b.len = 0;
+        snprintf(path, dl, "%s/soil_%06d.vtp", fdir, frame);
+        if (soil_cells(world, &o) < 0 || o.b.failed) {
+            out_fail(msg, msg_size, "%s: out of memory", path);
+            goto done;
+        }
+        if (dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size)) goto done;
+    }
+
     /* the fixed bodies' shapes, once */
     if (frame == 0 && dvi_vtk_write_static(world, dir, ascii, msg, msg_size)) goto done;
     rc = DVI_OK;
@@ -721,12 +805,16 @@ dvi_status dvi_vtk_write_pvd(const char* dir, int frames, const double* times, c
         if (!isfinite(times[i])) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size,
                                                     "%s: time of frame %d is not finite", dir, i);
     if (dvi_make_dirs(dir, msg, msg_size)) return DVI_ERR_IO;
-    static const char* const kinds[3] = {"bodies", "contacts", "shapes"};
+    static const char* const kinds[4] = {"bodies", "contacts", "shapes", "soil"};
     size_t dl = strlen(dir) + 32;
     char* path = malloc(dl);
     if (!path) return out_fail(msg, msg_size, "%s: out of memory", dir);
     dvi_status rc = DVI_OK;
-    for (int k = 0; k < 3 && rc == DVI_OK; k++) {
+    /* soil.pvd only for a run whose frames have the soil's surface */
+    snprintf(path, dl, "%s/frames/soil_000000.vtp", dir);
+    struct stat sst;
+    const int nkinds = frames > 0 && stat(path, &sst) == 0 ? 4 : 3;
+    for (int k = 0; k < nkinds && rc == DVI_OK; k++) {
         out_sbuf b = {0};
         out_sb_puts(&b, "<?xml version=\"1.0\"?>\n"
                     "<VTKFile type=\"Collection\" version=\"1.0\" byte_order=\"LittleEndian\">\n"
