@@ -218,14 +218,14 @@ struct dvi_world {
     dvi_body_namer* namer;  /* names bodies in that text (dvi_world_set_body_namer); NULL: bodies[i] */
     void* namer_user;
 
-    dvi_body* bodies;   int32_t body_count, body_cap;
-    dvi_shape* shapes;  int32_t shape_count, shape_cap;
-    dvi_material* materials; int32_t material_count, material_cap; /* the shapes' materials: a shape
+    dvi_body* bodies;   int32_t body_count; size_t body_cap;
+    dvi_shape* shapes;  int32_t shape_count; size_t shape_cap;
+    dvi_material* materials; int32_t material_count; size_t material_cap; /* the shapes' materials: a shape
                                                     * takes the last entry when its material is
                                                     * the same (a generated bed holds one), else
                                                     * a new one (104 bytes a shape fewer) */
-    dvi_joint* joints;  int32_t joint_count, joint_cap;
-    uint64_t* excluded; int32_t excluded_count, excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
+    dvi_joint* joints;  int32_t joint_count; size_t joint_cap;
+    uint64_t* excluded; int32_t excluded_count; size_t excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
 
     dvi_solver* solver;
     dvi_collision* collision;
