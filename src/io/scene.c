@@ -329,6 +329,22 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
     return st;
 }
 
+double sc_smallest_size(const dvi_scene* s)
+{
+    double smallest = INFINITY;
+    for (int32_t i = 0; i < s->shape_count; i++) {
+        const sc_shape* sh = &s->shapes[i];
+        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+        if (c && c->thickness) {
+            const dvi_geom g = sc_shape_geom(sh);
+            smallest = fmin(smallest, c->thickness(&g));
+        }
+    }
+    for (int32_t g = 0; g < s->generator_count; g++)
+        if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
+    return smallest;
+}
+
 dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
 {
     dvi_scene_settings r;
@@ -339,6 +355,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
         r.solver = "apgd";
         r.solver_settings = dvi_default_world_def().solver_settings;
         r.health = dvi_default_health_settings();
+        r.smallest_size = INFINITY;
         return r;
     }
     r.name = s->name;
@@ -350,6 +367,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
     r.threads = s->threads;
     r.health = s->health;
     r.friction = s->friction;
+    r.smallest_size = sc_smallest_size(s);
     return r;
 }
 

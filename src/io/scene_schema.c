@@ -1093,17 +1093,7 @@ static void parse_dem_settings(ctx* c, const cJSON* o, const char* p)
  * contact (266,085 of them, 57 s for the first step). */
 static void default_envelope(dvi_scene* s)
 {
-    double smallest = INFINITY;
-    for (int32_t i = 0; i < s->shape_count; i++) {
-        const sc_shape* sh = &s->shapes[i];
-        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
-        if (c && c->thickness) {
-            const dvi_geom g = sc_shape_geom(sh);
-            smallest = fmin(smallest, c->thickness(&g));
-        }
-    }
-    for (int32_t g = 0; g < s->generator_count; g++)
-        if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
+    const double smallest = sc_smallest_size(s);
     if (smallest > 0.0 && 0.5 * smallest < s->collision_envelope) s->collision_envelope = 0.5 * smallest;
 }
 
