@@ -203,6 +203,14 @@ typedef struct dvi_jd_dense {
     int32_t* bent;              size_t bent_cap;
 } dvi_jd_dense;
 
+/* Every array of the three parts, for freeing them all (joint_direct.c):
+ * an array added to a part above is added to its list. */
+#define DVI_JD_SYMBOLIC_ARRAYS(X) X(key) X(perm) X(pinv) X(bptr) X(bcol) X(bent) X(mark) X(stack) X(cp) X(ci) \
+    X(ci2) X(cdiag) X(pair) X(parent) X(lp) X(li) X(rp) X(ri)
+#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(stack_d) X(z) X(zlo) X(y) X(s) \
+    X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
+#define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
+
 typedef struct dvi_joint_factor {
     dvi_jd_symbolic sym;
     dvi_jd_numeric num;

@@ -267,6 +267,14 @@ static void put_f64s(wbuf* b, const double* a, size_t n)
     for (size_t i = 0; i < n; i++) put_f64(b, a[i]);
 }
 
+/* A contact's key: its two shapes and the feature between them. */
+static void put_key(wbuf* b, int32_t shape_a, int32_t shape_b, uint32_t feature)
+{
+    put_i32(b, shape_a);
+    put_i32(b, shape_b);
+    put_u32(b, feature);
+}
+
 /* The payload (structure hashes and state). */
 static void write_payload(const dvi_world* w, wbuf* b)
 {
@@ -321,9 +329,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     put_u32(b, d ? (uint32_t)d->history.count : 0);
     for (int32_t k = 0; d && k < d->history.count; k++) {
         const dvi_dem_entry* e = &d->history.entries[k];
-        put_i32(b, e->key.shape_a);
-        put_i32(b, e->key.shape_b);
-        put_u32(b, e->key.feature);
+        put_key(b, e->key.shape_a, e->key.shape_b, e->key.feature);
         put_f64s(b, e->u, 3);
         put_f64s(b, e->roll, 3);
     }
@@ -332,9 +338,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
         const dvi_contact_rec* r = &w->contacts[c];
         put_i32(b, r->body_a);
         put_i32(b, r->body_b);
-        put_i32(b, r->shape_a);
-        put_i32(b, r->shape_b);
-        put_u32(b, r->feature);
+        put_key(b, r->shape_a, r->shape_b, r->feature);
         put_f64s(b, r->point, 3);
         double normal[3], arm[6];
         dvi_f2d(w->fr_frame + 9 * (size_t)c, 3, normal);
@@ -354,9 +358,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     put_u32(b, (uint32_t)w->warm_count);
     for (int32_t k = 0; k < w->warm_count; k++) {
         const dvi_warm_point* p = &w->warm[k];
-        put_i32(b, p->shape_a);
-        put_i32(b, p->shape_b);
-        put_u32(b, p->feature);
+        put_key(b, p->shape_a, p->shape_b, p->feature);
         put_f64s(b, p->point, 3);
         put_f64s(b, p->gamma, 3);
         static const double none[3] = {0.0, 0.0, 0.0};
@@ -475,6 +477,13 @@ static void get_f64s(rbuf* r, double* a, size_t n)
     for (size_t i = 0; i < n; i++) a[i] = get_f64(r);
 }
 
+static void get_key(rbuf* r, int32_t* shape_a, int32_t* shape_b, uint32_t* feature)
+{
+    *shape_a = get_i32(r);
+    *shape_b = get_i32(r);
+    *feature = get_u32(r);
+}
+
 /* Bytes of the fixed-size records of the payload. */
 #define STATS_BYTES (7 * 4 + 9 * 8)
 #define BODY_BYTES (25 * 8)
@@ -578,9 +587,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
             return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
         for (uint32_t k = 0; k < nh; k++) {
             dvi_dem_key key;
-            key.shape_a = get_i32(r);
-            key.shape_b = get_i32(r);
-            key.feature = get_u32(r);
+            get_key(r, &key.shape_a, &key.shape_b, &key.feature);
             double u[3], roll[3];
             get_f64s(r, u, 3);
             get_f64s(r, roll, 3);
@@ -607,9 +614,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         dvi_contact_rec rec;
         rec.body_a = get_i32(r);
         rec.body_b = get_i32(r);
-        rec.shape_a = get_i32(r);
-        rec.shape_b = get_i32(r);
-        rec.feature = get_u32(r);
+        get_key(r, &rec.shape_a, &rec.shape_b, &rec.feature);
         get_f64s(r, rec.point, 3);
         double normal[3], tangents[6], arm[6]; /* the tangents: the basis of the normal, as written */
         get_f64s(r, normal, 3);
@@ -646,9 +651,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     for (uint32_t k = 0; k < nw; k++) {
         dvi_warm_point pt;
         double roll[3];
-        pt.shape_a = get_i32(r);
-        pt.shape_b = get_i32(r);
-        pt.feature = get_u32(r);
+        get_key(r, &pt.shape_a, &pt.shape_b, &pt.feature);
         get_f64s(r, pt.point, 3);
         get_f64s(r, pt.gamma, 3);
         get_f64s(r, roll, 3);
