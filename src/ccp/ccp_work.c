@@ -804,6 +804,15 @@ double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v)
     return minv_d(w, x, v, true);
 }
 
+/* Σ val[q] x[idx[q]] over q in [p[i], p[i + 1]), in order: row i of a CSR
+ * matrix (column i of a CSC one) times x. */
+static inline double sparse_dot(const int32_t* p, const int32_t* idx, const double* val, const double* x, int32_t i)
+{
+    double s = 0.0;
+    for (int32_t q = p[i]; q < p[i + 1]; q++) s += val[q] * x[idx[q]];
+    return s;
+}
+
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 {
     const int32_t nfc = w->nfc;
@@ -836,11 +845,7 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
-        for (int32_t i = 0; i < m; i++) {
-            double s = 0.0;
-            for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) s += G->values[q] * t[G->rowind[q]];
-            y[i] -= s;
-        }
+        for (int32_t i = 0; i < m; i++) y[i] -= sparse_dot(G->colptr, G->rowind, G->values, t, i);
     }
 }
 
@@ -880,11 +885,7 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
-        for (int32_t i = 0; i < m; i++) {
-            double s = 0.0;
-            for (int32_t k = wp[i]; k < wp[i + 1]; k++) s += wx[k] * x[wi[k]];
-            y[i] = s;
-        }
+        for (int32_t i = 0; i < m; i++) y[i] = sparse_dot(wp, wi, wx, x, i);
     }
     const double* c = w->p->compliance;
     if (c) {

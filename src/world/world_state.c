@@ -275,6 +275,28 @@ static void put_key(wbuf* b, int32_t shape_a, int32_t shape_b, uint32_t feature)
     put_u32(b, feature);
 }
 
+/* The step's statistics and a body's state as saved, in their order: the
+ * statistics' types name put_TYPE / get_TYPE (status: the solver's status
+ * as an int32; clock: wall-clock timings, which are not state, saved as 0
+ * so that equal states give equal blobs); a body's vectors, of n numbers. */
+#define STATS_FIELDS(X)                                                                                            \
+    X(i32, bodies) X(i32, contacts) X(i32, joint_rows) X(i32, rows) X(i32, iterations) X(f64, residual)          \
+    X(status, solver_status) X(f64, max_penetration) X(f64, max_joint_violation) X(clock, seconds_collide)      \
+    X(clock, seconds_assemble) X(clock, seconds_solve) X(clock, seconds_integrate) X(f64, max_overlap)          \
+    X(i32, contact_history) X(f64, kinetic_energy)
+#define BODY_FIELDS(X) X(x, 3) X(q, 4) X(v, 3) X(w, 3) X(force, 3) X(torque, 3) X(contact_force, 3) X(contact_torque, 3)
+
+static void put_status(wbuf* b, dvi_solve_status s)
+{
+    put_i32(b, (int32_t)s);
+}
+
+static void put_clock(wbuf* b, double seconds)
+{
+    (void)seconds;
+    put_f64(b, 0.0);
+}
+
 /* The payload (structure hashes and state). */
 static void write_payload(const dvi_world* w, wbuf* b)
 {
@@ -286,32 +308,15 @@ static void write_payload(const dvi_world* w, wbuf* b)
 
     put_f64(b, w->time);
     const dvi_step_stats* s = &w->stats;
-    put_i32(b, s->bodies);
-    put_i32(b, s->contacts);
-    put_i32(b, s->joint_rows);
-    put_i32(b, s->rows);
-    put_i32(b, s->iterations);
-    put_f64(b, s->residual);
-    put_i32(b, (int32_t)s->solver_status);
-    put_f64(b, s->max_penetration);
-    put_f64(b, s->max_joint_violation);
-    /* wall-clock timings are not state: stored as 0, so that equal states
-     * give equal blobs */
-    for (int k = 0; k < 4; k++) put_f64(b, 0.0);
-    put_f64(b, s->max_overlap);
-    put_i32(b, s->contact_history);
-    put_f64(b, s->kinetic_energy);
+#define PUT_STAT(type, field) put_##type(b, s->field);
+    STATS_FIELDS(PUT_STAT)
+#undef PUT_STAT
 
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* d = &w->bodies[i];
-        put_f64s(b, d->x, 3);
-        put_f64s(b, d->q, 4);
-        put_f64s(b, d->v, 3);
-        put_f64s(b, d->w, 3);
-        put_f64s(b, d->force, 3);
-        put_f64s(b, d->torque, 3);
-        put_f64s(b, d->contact_force, 3);
-        put_f64s(b, d->contact_torque, 3);
+#define PUT_BODY(field, n) put_f64s(b, d->field, n);
+        BODY_FIELDS(PUT_BODY)
+#undef PUT_BODY
     }
     for (int32_t i = 0; i < w->joint_count; i++) {
         const dvi_joint* j = &w->joints[i];
@@ -484,6 +489,16 @@ static void get_key(rbuf* r, int32_t* shape_a, int32_t* shape_b, uint32_t* featu
     *feature = get_u32(r);
 }
 
+static dvi_solve_status get_status(rbuf* r)
+{
+    return (dvi_solve_status)get_i32(r);
+}
+
+static double get_clock(rbuf* r)
+{
+    return get_f64(r);
+}
+
 /* Bytes of the fixed-size records of the payload. */
 #define STATS_BYTES (7 * 4 + 9 * 8)
 #define BODY_BYTES (25 * 8)
@@ -525,40 +540,20 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     double time = get_f64(r);
     dvi_step_stats st;
     memset(&st, 0, sizeof st);
-    st.bodies = get_i32(r);
-    st.contacts = get_i32(r);
-    st.joint_rows = get_i32(r);
-    st.rows = get_i32(r);
-    st.iterations = get_i32(r);
-    st.residual = get_f64(r);
-    st.solver_status = (dvi_solve_status)get_i32(r);
-    st.max_penetration = get_f64(r);
-    st.max_joint_violation = get_f64(r);
-    st.seconds_collide = get_f64(r);
-    st.seconds_assemble = get_f64(r);
-    st.seconds_solve = get_f64(r);
-    st.seconds_integrate = get_f64(r);
-    st.max_overlap = get_f64(r);
-    st.contact_history = get_i32(r);
-    st.kinetic_energy = get_f64(r);
+#define GET_STAT(type, field) st.field = get_##type(r);
+    STATS_FIELDS(GET_STAT)
+#undef GET_STAT
     st.chattering_contact = -1; /* not state: the chatter count starts afresh */
     if (apply) {
         w->time = time;
         w->stats = st;
     }
     for (int32_t i = 0; i < nb; i++) {
-        double v[25];
-        get_f64s(r, v, 25);
-        if (!apply) continue;
-        dvi_body* d = &w->bodies[i];
-        memcpy(d->x, v, 3 * sizeof(double));
-        memcpy(d->q, v + 3, 4 * sizeof(double));
-        memcpy(d->v, v + 7, 3 * sizeof(double));
-        memcpy(d->w, v + 10, 3 * sizeof(double));
-        memcpy(d->force, v + 13, 3 * sizeof(double));
-        memcpy(d->torque, v + 16, 3 * sizeof(double));
-        memcpy(d->contact_force, v + 19, 3 * sizeof(double));
-        memcpy(d->contact_torque, v + 22, 3 * sizeof(double));
+        dvi_body tmp;
+        dvi_body* d = apply ? &w->bodies[i] : &tmp;
+#define GET_BODY(field, n) get_f64s(r, d->field, n);
+        BODY_FIELDS(GET_BODY)
+#undef GET_BODY
     }
     for (int32_t i = 0; i < nj; i++) {
         dvi_joint tmp;
