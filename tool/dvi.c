@@ -144,7 +144,7 @@ static const char solve_help[] =
     "                          {solvers:coulomb} (Coulomb's law)\n"
     "  --all-solvers           every solver, one after the other\n"
     "  --tolerance X           on the CCP residual; on the Coulomb residual for the solvers\n"
-    "                          of Coulomb's law (default: the solver default, 1e-6)\n"
+    "                          of Coulomb's law (default: the solver default, 1e-8)\n"
     "  --max-iterations K      iterations / sweeps / pivots at most (default 1000)\n"
     "  --threads N             threads for the matrix-free products (default 1)\n"
     "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"

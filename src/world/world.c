@@ -26,8 +26,7 @@ dvi_world_def dvi_default_world_def(void)
     memset(&d, 0, sizeof d);
     d.gravity[2] = -9.81;
     d.solver = "apgd";
-    d.solver_settings = dvi_default_solver_settings();
-    d.solver_settings.tolerance = 1e-8;
+    d.solver_settings = dvi_default_solver_settings(); /* its tolerance, 1e-8, the step's too */
     d.solver_settings.max_iterations = 2000;
     d.solver_settings.warm_start = true;
     d.collision_envelope = 0.005;
