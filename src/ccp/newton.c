@@ -102,21 +102,11 @@ typedef struct newton_ws {
     double *t1, *t2, *t3; /* [m] scratch vectors */
 } newton_ws;
 
-typedef struct newton_carver {
-    unsigned char* base; /* NULL: measure only */
-    size_t off;
-    bool overflow;
-} newton_carver;
+typedef dvi_carver newton_carver;
 
 static void* carve(newton_carver* c, size_t count, size_t elem)
 {
-    size_t off = (c->off + (NEWTON_ALIGN - 1u)) & ~(size_t)(NEWTON_ALIGN - 1u);
-    if (off < c->off || (elem != 0 && count > (SIZE_MAX - off) / elem)) {
-        c->overflow = true;
-        return NULL;
-    }
-    c->off = off + count * elem;
-    return c->base ? (void*)(c->base + off) : NULL;
+    return dvi_carve(c, count, elem, NEWTON_ALIGN);
 }
 
 /* Bytes of the layout (0 on overflow); with base, the pointers. */
