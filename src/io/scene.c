@@ -329,22 +329,6 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
     return st;
 }
 
-double sc_smallest_size(const dvi_scene* s)
-{
-    double smallest = INFINITY;
-    for (int32_t i = 0; i < s->shape_count; i++) {
-        const sc_shape* sh = &s->shapes[i];
-        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
-        if (c && c->thickness) {
-            const dvi_geom g = sc_shape_geom(sh);
-            smallest = fmin(smallest, c->thickness(&g));
-        }
-    }
-    for (int32_t g = 0; g < s->generator_count; g++)
-        if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
-    return smallest;
-}
-
 dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
 {
     dvi_scene_settings r;

@@ -261,7 +261,7 @@ bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia
 
 /* The smallest size among the scene's shapes (their class's thickness) and
  * generated grains (their smallest radius); INFINITY when none has one
- * (scene.c; dvi_scene_settings.smallest_size, the default envelope). */
+ * (scene_schema.c; dvi_scene_settings.smallest_size, the default envelope). */
 double sc_smallest_size(const dvi_scene* s);
 
 #endif /* DVI_SCENE_INTERNAL_H */

@@ -1084,6 +1084,22 @@ static void parse_dem_settings(ctx* c, const cJSON* o, const char* p)
     sc_num_field(c, o, p, "max_speed", false, R_POS, &d->max_speed);
 }
 
+double sc_smallest_size(const dvi_scene* s)
+{
+    double smallest = INFINITY;
+    for (int32_t i = 0; i < s->shape_count; i++) {
+        const sc_shape* sh = &s->shapes[i];
+        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+        if (c && c->thickness) {
+            const dvi_geom g = sc_shape_geom(sh);
+            smallest = fmin(smallest, c->thickness(&g));
+        }
+    }
+    for (int32_t g = 0; g < s->generator_count; g++)
+        if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
+    return smallest;
+}
+
 /* The collision envelope a scene gets when it names none: the world's
  * default (5 mm), but at most half the smallest size among the scene's
  * spheres, capsules, cylinders, boxes and generated grains. A fixed 5 mm
