@@ -147,6 +147,7 @@ static int run_problem(const char* outdir, const char* name, const char* title, 
         if (strcmp(solvers[s], "lemke") == 0 && g->contacts > 120) continue; /* dense: small problems only */
         dvi_solver_settings st = dvi_default_solver_settings();
         st.max_iterations = MAX_IT;
+        st.tolerance = 1e-6; /* as printed below; the default is 1e-8 */
         run* r = &runs[n];
         memset(r, 0, sizeof *r);
         r->solver = solvers[s];

@@ -336,7 +336,7 @@ static void test_problem_empty_and_defaults(void** state)
     /* the documented defaults */
     dvi_solver_settings s = dvi_default_solver_settings();
     assert_int_equal(s.max_iterations, 1000);
-    assert_true(s.tolerance == 1e-6);
+    assert_true(s.tolerance == 1e-8);
     assert_false(s.warm_start);
     assert_int_equal(s.threads, 1);
     assert_true(s.apgd.restart);

@@ -8,7 +8,8 @@
  *
  * docs/cli.md is the manual; the help texts below are its short form. Their
  * lists of solvers are made from the registry when printed (print_text:
- * {solvers:ccp}, {solvers:coulomb}, {solvers:coulomb-run}). */
+ * {solvers:ccp}, {solvers:coulomb}, {solvers:coulomb-run},
+ * {solvers:coulomb-no-rolling}). */
 #ifndef _XOPEN_SOURCE
 #define _XOPEN_SOURCE 700 /* realpath */
 #endif
@@ -116,8 +117,8 @@ static const char check_help[] =
     "summary: bodies, shapes, joints, generators, probes and the run settings.\n"
     "With the options, checks the scene as dvi run with them would at its start:\n"
     "whether the solver solves the friction law and takes the blocks of the scene's\n"
-    "contacts (nsgs and newton: no rolling or spinning friction under Coulomb's law);\n"
-    "a refusal names the solvers that do.\n"
+    "contacts; a refusal names the solvers that do. Under Coulomb's law\n"
+    "{solvers:coulomb-no-rolling} take no rolling or spinning friction.\n"
     "\n"
     "Options:\n"
     "  --solver NAME           {solvers:ccp} (the CCP);\n"
@@ -143,7 +144,7 @@ static const char solve_help[] =
     "                          {solvers:coulomb} (Coulomb's law)\n"
     "  --all-solvers           every solver, one after the other\n"
     "  --tolerance X           on the CCP residual; on the Coulomb residual for the solvers\n"
-    "                          of Coulomb's law (default: the solver default, 1e-6)\n"
+    "                          of Coulomb's law (default: the solver default, 1e-8)\n"
     "  --max-iterations K      iterations / sweeps / pivots at most (default 1000)\n"
     "  --threads N             threads for the matrix-free products (default 1)\n"
     "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"
@@ -259,18 +260,20 @@ static void print_files(FILE* out)
 
 /* The solvers of a law, from the registry: "ccp" and "coulomb" their own
  * (dvi_solver_law), "coulomb-run" as dvi run takes them (with
- * --lemke-coulomb). */
+ * --lemke-coulomb), "coulomb-no-rolling" those of Coulomb's law that refuse
+ * rolling and spinning friction (dvi_solver_supports). */
 static void solvers_of(const char* which, char* out, size_t size)
 {
     if (strcmp(which, "coulomb-run") == 0) {
         cli_solver_list("coulomb", out, size);
         return;
     }
-    const dvi_friction_law law = strcmp(which, "coulomb") == 0 ? DVI_LAW_COULOMB : DVI_LAW_CCP;
+    const bool no_rolling = strcmp(which, "coulomb-no-rolling") == 0;
+    const dvi_friction_law law = no_rolling || strcmp(which, "coulomb") == 0 ? DVI_LAW_COULOMB : DVI_LAW_CCP;
     size_t n = 0;
     out[0] = '\0';
     for (int32_t i = 0; i < dvi_solver_count() && n < size; i++)
-        if (dvi_solver_law(i) == law) {
+        if (dvi_solver_law(i) == law && (!no_rolling || !dvi_solver_supports(i, law, DVI_BLOCK_FRICTION_ROLLING))) {
             int w = snprintf(out + n, size - n, "%s%s", n ? ", " : "", dvi_solver_name(i));
             if (w < 0) break;
             n += (size_t)w;

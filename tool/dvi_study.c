@@ -276,48 +276,6 @@ static void parse_study_object(errs* e, const cJSON* st, study_settings* s)
     }
 }
 
-/* ---- the smallest shape of the scene (the overlap criterion's scale) ---------- */
-
-static double shape_size(const cJSON* sh)
-{
-    const cJSON* t = cJSON_GetObjectItemCaseSensitive(sh, "type");
-    if (!cJSON_IsString(t)) return INFINITY;
-    const cJSON* r = cJSON_GetObjectItemCaseSensitive(sh, "radius");
-    const cJSON* hl = cJSON_GetObjectItemCaseSensitive(sh, "half_length");
-    const cJSON* he = cJSON_GetObjectItemCaseSensitive(sh, "half_extents");
-    if (!strcmp(t->valuestring, "sphere") || !strcmp(t->valuestring, "capsule"))
-        return cJSON_IsNumber(r) ? r->valuedouble : INFINITY;
-    if (!strcmp(t->valuestring, "cylinder"))
-        return cJSON_IsNumber(r) && cJSON_IsNumber(hl) ? fmin(r->valuedouble, hl->valuedouble) : INFINITY;
-    if (!strcmp(t->valuestring, "box") && cJSON_GetArraySize(he) == 3) {
-        double z = INFINITY;
-        for (int k = 0; k < 3; k++) z = fmin(z, cJSON_GetArrayItem(he, k)->valuedouble);
-        return z;
-    }
-    return INFINITY;
-}
-
-/* As the health monitor measures shapes (docs/health.md): radius, smallest half-extent or half-length. */
-static double smallest_shape(const cJSON* root)
-{
-    double z = INFINITY;
-    const cJSON *b, *sh, *g;
-    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(root, "bodies"))
-    {
-        cJSON_ArrayForEach(sh, cJSON_GetObjectItemCaseSensitive(b, "shapes")) z = fmin(z, shape_size(sh));
-    }
-    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(root, "generators"))
-    {
-        const cJSON* r = cJSON_GetObjectItemCaseSensitive(g, "radius");
-        if (cJSON_IsNumber(r)) z = fmin(z, r->valuedouble);
-        else if (cJSON_IsObject(r)) {
-            const cJSON* lo = cJSON_GetObjectItemCaseSensitive(r, "min");
-            if (cJSON_IsNumber(lo)) z = fmin(z, lo->valuedouble);
-        }
-    }
-    return z;
-}
-
 /* ---- the runs ------------------------------------------------------------------- */
 
 typedef struct job {
@@ -1045,7 +1003,7 @@ int dvi_cmd_study(int argc, char** argv)
                 why);
     }
     const bool have_obs = s.probe[0] != '\0';
-    double min_size = smallest_shape(root);
+    double min_size = ss.smallest_size; /* as the health monitor measures shapes (docs/health.md) */
     char scene_abs[4096];
     if (!realpath(scene_arg, scene_abs)) snprintf(scene_abs, sizeof scene_abs, "%s", scene_arg);
     char scene_name[256];

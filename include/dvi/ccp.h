@@ -199,7 +199,7 @@ DVI_API const char* dvi_friction_law_string(dvi_friction_law law);
 typedef struct dvi_solver_settings {
     int32_t max_iterations; ///< iterations (sweeps) at most; default 1000
     double tolerance;       ///< on the residual of the problem the solver targets (target_residual):
-                            ///< the CCP residual, Lemke's LCP, or the Coulomb residual; default 1e-6
+                            ///< the CCP residual, Lemke's LCP, or the Coulomb residual; default 1e-8 (a world's step's too)
     bool warm_start;        ///< use γ passed in as the initial guess; default false (γ = 0)
     double warm_start_scale; ///< with warm_start, the guess is first multiplied by this, in (0, 1];
                              ///< default 1. Below 1 it damps a guess carried over from an earlier

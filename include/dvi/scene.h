@@ -86,6 +86,9 @@ typedef struct dvi_scene_settings {
     int32_t threads;          ///< 0 = library default
     dvi_health_settings health; ///< formulation.health
     dvi_friction_law friction; ///< formulation.friction_law: the world's friction law (default DVI_LAW_CCP)
+    double smallest_size;     ///< m: the smallest shape (its class's smallest half size: a radius, a box's
+                              ///< smallest half extent, a cylinder's radius or half length) among the
+                              ///< bodies' shapes and generated grains; INFINITY when none has one
 } dvi_scene_settings;
 
 DVI_API dvi_scene_settings dvi_scene_get_settings(const dvi_scene* scene);

@@ -113,8 +113,8 @@ typedef enum dvi_joint_solve {
 typedef struct dvi_world_def {
     double gravity[3];          ///< m/s²; default (0, 0, −9.81)
     const char* solver;         ///< CCP solver name (ccp.h); default "apgd"
-    dvi_solver_settings solver_settings; ///< default dvi_default_solver_settings() with the
-                                ///< step's tolerance 1e-8, max_iterations 2000, warm_start true
+    dvi_solver_settings solver_settings; ///< default dvi_default_solver_settings() (its tolerance,
+                                ///< 1e-8) with max_iterations 2000, warm_start true
                                 ///< (why 1e-8, not a solve's 1e-6: docs/solvers.md)
     double collision_envelope;  ///< m; contacts enter the CCP when the gap is below this; default 0.005
     double contact_recovery_speed; ///< m/s; cap on the speed at which penetration is removed; default 0.6

@@ -67,4 +67,24 @@ static inline bool dvi_mem_grow(const dvi_allocator* a, void** p, size_t* cap, s
     return true;
 }
 
+/* Arrays carved out of one block, each aligned to `align` (a power of
+ * two): with base NULL only measures (off: the bytes needed from an
+ * aligned start; overflow: too large for size_t). */
+typedef struct dvi_carver {
+    unsigned char* base; /* NULL: measure only */
+    size_t off;
+    bool overflow;
+} dvi_carver;
+
+static inline void* dvi_carve(dvi_carver* c, size_t count, size_t elem, size_t align)
+{
+    size_t off = (c->off + (align - 1u)) & ~(align - 1u);
+    if (off < c->off || (elem != 0 && count > (SIZE_MAX - off) / elem)) {
+        c->overflow = true;
+        return NULL;
+    }
+    c->off = off + count * elem;
+    return c->base ? (void*)(c->base + off) : NULL;
+}
+
 #endif /* DVI_ALLOC_H */

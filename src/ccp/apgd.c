@@ -302,10 +302,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double dd = 0.0, cd = 0.0;
@@ -398,10 +395,7 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
     const double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
     const int32_t nb = w->nblocks;
     const int nt = dvi_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t b = 0; b < nb; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) { /* one row */
@@ -485,10 +479,7 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
@@ -539,10 +530,7 @@ static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g
 {
     const int32_t m = w->m;
     const int nt = dvi_work_nt(w, m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t i = 0; i < m; i++) {
         y[i] = gp[i] + beta * (gp[i] - g[i]);
         Ny[i] = Ngp[i] + beta * (Ngp[i] - Ng[i]);
@@ -554,11 +542,8 @@ static void copy2(const dvi_ccp_work* w, double* a, const double* a_src, double*
 {
     const int32_t m = w->m;
     const int nt = dvi_work_nt(w, m);
-    (void)nt; /* used by the OpenMP pragmas only */
     const int32_t nc = dvi_row_chunks(m);
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         const int32_t i0 = c * DVI_CHUNK_ROWS, n = dvi_chunk_end(c, DVI_CHUNK_ROWS, m) - i0;
         memcpy(a + i0, a_src + i0, (size_t)n * sizeof(double));
@@ -572,10 +557,7 @@ static void add_r(const dvi_ccp_work* w, const double* Nx, double* G)
     const int32_t m = w->m;
     const double* r = w->p->r;
     const int nt = dvi_work_nt(w, m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t i = 0; i < m; i++) G[i] = Nx[i] + r[i];
 }
 

@@ -15,16 +15,18 @@
 static bool rigid_blocks(dvi_ccp_work* w);
 static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p);
 
-static void* grow(const dvi_allocator* a, void* p, size_t* cap, size_t need, size_t elem, bool* ok)
+/* p, holding cap elements, grown to need (at least 1) of elem bytes; p
+ * unchanged and *ok false when out of memory. The caller records the new
+ * capacity of the array's size class. */
+static void* grow(const dvi_allocator* a, void* p, size_t cap, size_t need, size_t elem, bool* ok)
 {
-    if (need <= *cap && p) return p;
+    if (need <= cap && p) return p;
     size_t n = need > 0 ? need : 1;
     void* q = dvi_mem_realloc(a, p, n * elem);
     if (!q) {
         *ok = false;
         return p;
     }
-    *cap = n;
     return q;
 }
 
@@ -148,18 +150,25 @@ static bool place_rest(dvi_ccp_work* w, size_t m, size_t nblocks, size_t nfc)
     return ok;
 }
 
+/* An array that is a size class of its own grown to n (capacity *cap). */
+static bool reserve_one(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
+{
+    if (n <= *cap && *p) return true;
+    bool ok = true;
+    *p = grow(a, *p, *cap, n, elem, &ok);
+    if (ok) *cap = n;
+    return ok;
+}
+
 /* Grows every buffer to the sizes of the problem at hand. Capacities are
  * tracked per size class; arrays of one class are (re)allocated together. */
 static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody, size_t nruns, size_t nnz,
                           size_t nfc)
 {
     bool ok = true;
-    size_t c;
     if ((size_t)m > w->cap_m || !w->drows) {
-        c = w->cap_m;
-        w->wt_p = grow(&w->alloc, w->wt_p, &c, (size_t)m + 1, sizeof(int32_t), &ok);
-        c = w->cap_m;
-        w->drows = grow(&w->alloc, w->drows, &c, (size_t)m + 1, sizeof(int32_t), &ok);
+        w->wt_p = grow(&w->alloc, w->wt_p, w->cap_m, (size_t)m + 1, sizeof(int32_t), &ok);
+        w->drows = grow(&w->alloc, w->drows, w->cap_m, (size_t)m + 1, sizeof(int32_t), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_m = (size_t)m;
     }
@@ -167,34 +176,16 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
      * is smaller, and bodies go by DVI_CHUNK_ROWS (dvi_work_minv_d_quad) */
     size_t chunks = (size_t)m / DVI_CHUNK_BLOCKS, bchunks = (size_t)nbody / DVI_CHUNK_ROWS;
     size_t parts = DVI_PART_SLOTS * ((chunks > bchunks ? chunks : bchunks) + 2);
-    if (parts > w->cap_part || !w->part) {
-        c = w->cap_part;
-        w->part = grow(&w->alloc, w->part, &c, parts, sizeof(double), &ok);
-        if (!ok) return DVI_ERR_NOMEM;
-        w->cap_part = c;
-    }
-    if ((size_t)nblocks + 1 > w->cap_blocks || !w->block_row) {
-        c = w->cap_blocks;
-        w->block_row = grow(&w->alloc, w->block_row, &c, (size_t)nblocks + 1, sizeof(int32_t), &ok);
-        if (!ok) return DVI_ERR_NOMEM;
-        w->cap_blocks = (size_t)nblocks + 1;
-    }
+    if (!reserve_one(&w->alloc, (void**)&w->part, &w->cap_part, parts, sizeof(double))) return DVI_ERR_NOMEM;
+    if (!reserve_one(&w->alloc, (void**)&w->block_row, &w->cap_blocks, (size_t)nblocks + 1, sizeof(int32_t)))
+        return DVI_ERR_NOMEM;
     size_t ncur = ((size_t)m > (size_t)nbody ? (size_t)m : (size_t)nbody) + 1;
-    if (ncur > w->cap_cursor || !w->cursor) {
-        c = w->cap_cursor;
-        w->cursor = grow(&w->alloc, w->cursor, &c, ncur, sizeof(int32_t), &ok);
-        if (!ok) return DVI_ERR_NOMEM;
-        w->cap_cursor = ncur;
-    }
+    if (!reserve_one(&w->alloc, (void**)&w->cursor, &w->cap_cursor, ncur, sizeof(int32_t))) return DVI_ERR_NOMEM;
     if ((size_t)nbody + 1 > w->cap_body || !w->body_ptr) {
-        c = w->cap_body;
-        w->body_ptr = grow(&w->alloc, w->body_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
-        c = w->cap_body;
-        w->bodyvec = grow(&w->alloc, w->bodyvec, &c, 6 * (size_t)nbody + 1, sizeof(double), &ok);
-        c = w->cap_body;
-        w->inc_ptr = grow(&w->alloc, w->inc_ptr, &c, (size_t)nbody + 1, sizeof(int32_t), &ok);
-        c = w->cap_body;
-        w->minv10 = grow(&w->alloc, w->minv10, &c, 10 * (size_t)nbody + 1, sizeof(double), &ok);
+        w->body_ptr = grow(&w->alloc, w->body_ptr, w->cap_body, (size_t)nbody + 1, sizeof(int32_t), &ok);
+        w->bodyvec = grow(&w->alloc, w->bodyvec, w->cap_body, 6 * (size_t)nbody + 1, sizeof(double), &ok);
+        w->inc_ptr = grow(&w->alloc, w->inc_ptr, w->cap_body, (size_t)nbody + 1, sizeof(int32_t), &ok);
+        w->minv10 = grow(&w->alloc, w->minv10, w->cap_body, 10 * (size_t)nbody + 1, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_body = (size_t)nbody + 1;
     }
@@ -204,32 +195,19 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
     if (nruns == 0) nruns = 1;
     if (nfc == 0) nfc = 1;
     if (nruns > w->cap_runs || !w->run_body) {
-        c = w->cap_runs;
-        w->run_body = grow(&w->alloc, w->run_body, &c, nruns, sizeof(int32_t), &ok);
-        c = w->cap_runs;
-        w->run_col = grow(&w->alloc, w->run_col, &c, nruns, sizeof(int32_t), &ok);
-        c = w->cap_runs;
-        w->brun_col = grow(&w->alloc, w->brun_col, &c, nruns, sizeof(int32_t), &ok);
-        c = w->cap_runs;
-        w->brun_d = grow(&w->alloc, w->brun_d, &c, 6 * nruns, sizeof(double), &ok);
-        c = w->cap_runs;
-        w->run_d = grow(&w->alloc, w->run_d, &c, 6 * nruns, sizeof(double), &ok);
-        c = w->cap_runs;
-        w->run_md = grow(&w->alloc, w->run_md, &c, 6 * nruns, sizeof(double), &ok);
+        w->run_body = grow(&w->alloc, w->run_body, w->cap_runs, nruns, sizeof(int32_t), &ok);
+        w->run_col = grow(&w->alloc, w->run_col, w->cap_runs, nruns, sizeof(int32_t), &ok);
+        w->brun_col = grow(&w->alloc, w->brun_col, w->cap_runs, nruns, sizeof(int32_t), &ok);
+        w->brun_d = grow(&w->alloc, w->brun_d, w->cap_runs, 6 * nruns, sizeof(double), &ok);
+        w->run_d = grow(&w->alloc, w->run_d, w->cap_runs, 6 * nruns, sizeof(double), &ok);
+        w->run_md = grow(&w->alloc, w->run_md, w->cap_runs, 6 * nruns, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_runs = nruns;
     }
-    if (nfc > w->cap_fc || !w->fc_rows) {
-        c = w->cap_fc;
-        w->fc_rows = grow(&w->alloc, w->fc_rows, &c, nfc, sizeof(int8_t), &ok);
-        if (!ok) return DVI_ERR_NOMEM;
-        w->cap_fc = nfc;
-    }
+    if (!reserve_one(&w->alloc, (void**)&w->fc_rows, &w->cap_fc, nfc, sizeof(int8_t))) return DVI_ERR_NOMEM;
     if (nnz > w->cap_nnz || !w->wt_i) {
-        c = w->cap_nnz;
-        w->wt_i = grow(&w->alloc, w->wt_i, &c, nnz, sizeof(int32_t), &ok);
-        c = w->cap_nnz;
-        w->wt_x = grow(&w->alloc, w->wt_x, &c, nnz, sizeof(double), &ok);
+        w->wt_i = grow(&w->alloc, w->wt_i, w->cap_nnz, nnz, sizeof(int32_t), &ok);
+        w->wt_x = grow(&w->alloc, w->wt_x, w->cap_nnz, nnz, sizeof(double), &ok);
         if (!ok) return DVI_ERR_NOMEM;
         w->cap_nnz = nnz > 0 ? nnz : 1;
     }
@@ -375,8 +353,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
         const dvi_csc* G = w->lr;
         if ((size_t)G->rows > w->cap_lr || !w->lr_v) {
             bool ok = true;
-            size_t c = w->cap_lr;
-            w->lr_v = grow(&w->alloc, w->lr_v, &c, (size_t)G->rows + 1, sizeof(double), &ok);
+            w->lr_v = grow(&w->alloc, w->lr_v, w->cap_lr, (size_t)G->rows + 1, sizeof(double), &ok);
             if (!ok) return DVI_ERR_NOMEM;
             w->cap_lr = (size_t)G->rows;
         }
@@ -827,6 +804,15 @@ double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v)
     return minv_d(w, x, v, true);
 }
 
+/* Σ val[q] x[idx[q]] over q in [p[i], p[i + 1]), in order: row i of a CSR
+ * matrix (column i of a CSC one) times x. */
+static inline double sparse_dot(const int32_t* p, const int32_t* idx, const double* val, const double* x, int32_t i)
+{
+    double s = 0.0;
+    for (int32_t q = p[i]; q < p[i + 1]; q++) s += val[q] * x[idx[q]];
+    return s;
+}
+
 void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 {
     const int32_t nfc = w->nfc;
@@ -859,11 +845,7 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
-        for (int32_t i = 0; i < m; i++) {
-            double s = 0.0;
-            for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) s += G->values[q] * t[G->rowind[q]];
-            y[i] -= s;
-        }
+        for (int32_t i = 0; i < m; i++) y[i] -= sparse_dot(G->colptr, G->rowind, G->values, t, i);
     }
 }
 
@@ -903,19 +885,12 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
-        for (int32_t i = 0; i < m; i++) {
-            double s = 0.0;
-            for (int32_t k = wp[i]; k < wp[i + 1]; k++) s += wx[k] * x[wi[k]];
-            y[i] = s;
-        }
+        for (int32_t i = 0; i < m; i++) y[i] = sparse_dot(wp, wi, wx, x, i);
     }
     const double* c = w->p->compliance;
     if (c) {
         const int nt = dvi_work_nt(w, m);
-        (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+        DVI_OMP_FOR_CHUNKS
         for (int32_t i = 0; i < m; i++) y[i] += c[i] * x[i];
     }
 }
@@ -1057,29 +1032,38 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
     return dvi_natural_map2(B, ga, ut, k);
 }
 
-/* The residual's three sums — e² (natural map), ‖γ‖², ‖u‖² — chunked by
- * blocks; u = v + add (add = NULL: u = v); e² of the CCP's natural map, or
- * with coulomb of Coulomb's (coulomb_block). Returns e²; g2, u2 out. */
-static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, bool coulomb,
+/* The residual's three sums, chunked by blocks: e², ‖γ‖², ‖u‖². SUM_CCP:
+ * e² of the CCP's natural map, u = v + add (add = NULL: u = v);
+ * SUM_COULOMB: of Coulomb's (coulomb_block); SUM_VELOCITY: the velocity
+ * residual's e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖² with u = v,
+ * Σ ‖u_a − r_a‖² (= ‖N γ‖²) in place of ‖γ‖², η_a the mean of block a's
+ * diagonal of N (m/s per unit impulse; every term is a velocity: see
+ * dvi_work_residual_velocity). Returns e²; g2, u2 out. */
+enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY };
+static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, int sum,
                             double* g2, double* u2)
 {
+    const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     const int nt = dvi_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double e2 = 0.0, gg = 0.0, uu = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
+            if (sum == SUM_VELOCITY) {
+                double eta = dvi_block_eta(w, b);
+                if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
+                e2 += velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
+                continue;
+            }
             double u[6];
             for (int32_t a = 0; a < k; a++) u[a] = add ? v[r0 + a] + add[r0 + a] : v[r0 + a];
-            if (coulomb) {
+            if (sum == SUM_COULOMB) {
                 for (int32_t a = 0; a < k; a++) {
                     gg += g[r0 + a] * g[r0 + a];
                     uu += u[a] * u[a];
@@ -1102,56 +1086,21 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
 double dvi_work_residual_coulomb(const dvi_ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
-    const double e2 = residual_sums(w, g, u, NULL, true, &g2, &u2);
+    const double e2 = residual_sums(w, g, u, NULL, SUM_COULOMB, &g2, &u2);
     return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, false, &g2, &u2);
+    double e2 = residual_sums(w, g, u, NULL, SUM_CCP, &g2, &u2);
     return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
-}
-
-/* The velocity residual's sums: e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖²,
- * Σ ‖u_a − r_a‖² (= ‖N γ‖²), Σ ‖u_a‖², η_a the mean of block a's diagonal of
- * N (m/s per unit impulse). Every term is a velocity: see
- * dvi_work_residual_velocity. */
-static double velocity_sums(const dvi_ccp_work* w, const double* g, const double* u, double* g2, double* u2)
-{
-    const double* r = w->p->r;
-    const dvi_ccp_block* B = w->p->blocks;
-    const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
-    double* part = w->part;
-    const int nt = dvi_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-    for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
-            int32_t r0 = br[b], k = br[b + 1] - r0;
-            double eta = dvi_block_eta(w, b);
-            if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
-            e2 += velocity_block(&B[b], g + r0, u + r0, r + r0, eta, k, &gg, &uu);
-        }
-        double* q = part + DVI_PART_SLOTS * (size_t)c;
-        q[0] = e2;
-        q[1] = gg;
-        q[2] = uu;
-    }
-    *g2 = dvi_part_sum(part, nc, 1);
-    *u2 = dvi_part_sum(part, nc, 2);
-    return dvi_part_sum(part, nc, 0);
 }
 
 double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
-    double e2 = velocity_sums(w, g, u, &g2, &u2);
+    double e2 = residual_sums(w, g, u, NULL, SUM_VELOCITY, &g2, &u2);
     return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -1168,7 +1117,7 @@ double dvi_work_residual_checked(const dvi_ccp_work* w, const double* g, const d
 double dvi_work_residual_n(const dvi_ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
     double g2, u2;
-    double e2 = residual_sums(w, g, Ng, w->p->r, false, &g2, &u2);
+    double e2 = residual_sums(w, g, Ng, w->p->r, SUM_CCP, &g2, &u2);
     return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -1177,10 +1126,7 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
     const int32_t m = w->m, nc = dvi_row_chunks(m);
     double* part = w->part;
     const int nt = dvi_work_nt(w, m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
+    DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         int32_t i1 = dvi_chunk_end(c, DVI_CHUNK_ROWS, m);
         double s = 0.0;
@@ -1194,7 +1140,7 @@ double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
 enum {
     MS_E2, MS_GG, MS_UU,    /* the CCP residual: residual_sums */
     MS_C2, MS_GU, MS_GR,    /* Coulomb residual, γᵀu, γᵀr */
-    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: velocity_sums */
+    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: residual_sums, SUM_VELOCITY */
     MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* dvi_ray_sums */
     MS_SLOTS
 };
@@ -1206,8 +1152,8 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
     const double* r = w->p->r;
     /* one pass, block by block in fixed chunks (sums in chunk order, maxima
      * exact): the same bits for any thread count; each sum takes the same
-     * operations in the same order as the pass of its own (residual_sums,
-     * velocity_sums), so the residuals have their bits */
+     * operations in the same order as the pass of its own (residual_sums
+     * of SUM_CCP and SUM_VELOCITY), so the residuals have their bits */
     const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
     double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;

@@ -192,6 +192,15 @@ static inline int dvi_work_nt(const dvi_ccp_work* w, int32_t n)
     return n > DVI_PAR_MIN ? w->threads : 1;
 }
 
+/* The header of a pass run on `nt` threads (a variable in scope, e.g.
+ * dvi_work_nt): OpenMP's static schedule over the loop that follows, in
+ * parallel when nt > 1; without OpenMP nothing but nt marked as used. */
+#ifdef _OPENMP
+#define DVI_OMP_FOR_CHUNKS _Pragma("omp parallel for schedule(static) num_threads(nt) if (nt > 1)")
+#else
+#define DVI_OMP_FOR_CHUNKS (void)nt;
+#endif
+
 /* Chunks of a block-chunked or row-chunked reduction. */
 static inline int32_t dvi_block_chunks(const dvi_ccp_work* w)
 {

@@ -61,7 +61,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     dvi_solver_settings s;
     memset(&s, 0, sizeof s);
     s.max_iterations = 1000;
-    s.tolerance = 1e-6;
+    s.tolerance = 1e-8; /* the one default, a world's step's too (docs/solvers.md) */
     s.warm_start = false;
     s.warm_start_scale = 1.0;
     s.threads = 1;

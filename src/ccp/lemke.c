@@ -173,21 +173,11 @@ static inline double lemke_pos(double x)
 /* ---------------------------------------------------------------------------
  * Workspace carving: one buffer, 64-byte aligned offsets. */
 
-typedef struct lemke_carver {
-    unsigned char* base; /* NULL: only measure */
-    size_t off;
-    bool overflow;
-} lemke_carver;
+typedef dvi_carver lemke_carver;
 
 static void* lemke_carve(lemke_carver* c, size_t count, size_t elem)
 {
-    size_t off = (c->off + (LEMKE_ALIGN - 1u)) & ~(size_t)(LEMKE_ALIGN - 1u);
-    if (off < c->off || (elem != 0 && count > (SIZE_MAX - off) / elem)) {
-        c->overflow = true;
-        return NULL;
-    }
-    c->off = off + count * elem;
-    return c->base ? (void*)(c->base + off) : NULL;
+    return dvi_carve(c, count, elem, LEMKE_ALIGN);
 }
 
 /* n·n without overflow (SIZE_MAX when it would overflow). */

@@ -102,21 +102,11 @@ typedef struct newton_ws {
     double *t1, *t2, *t3; /* [m] scratch vectors */
 } newton_ws;
 
-typedef struct newton_carver {
-    unsigned char* base; /* NULL: measure only */
-    size_t off;
-    bool overflow;
-} newton_carver;
+typedef dvi_carver newton_carver;
 
 static void* carve(newton_carver* c, size_t count, size_t elem)
 {
-    size_t off = (c->off + (NEWTON_ALIGN - 1u)) & ~(size_t)(NEWTON_ALIGN - 1u);
-    if (off < c->off || (elem != 0 && count > (SIZE_MAX - off) / elem)) {
-        c->overflow = true;
-        return NULL;
-    }
-    c->off = off + count * elem;
-    return c->base ? (void*)(c->base + off) : NULL;
+    return dvi_carve(c, count, elem, NEWTON_ALIGN);
 }
 
 /* Bytes of the layout (0 on overflow); with base, the pointers. */
@@ -275,19 +265,26 @@ static void jac_apply(const dvi_ccp_work* w, const newton_ws* ws, double eps, co
     jac_apply_given(w, ws, eps, x, tmp, y);
 }
 
+/* y = M x block by block (transposed: y = Mᵀ x), M_b the leading k × k of
+ * the 3 × 3 row-major mats[9 b], k the block's rows. */
+static void blocks_apply(const dvi_ccp_work* w, const double* mats, bool transposed, const double* x, double* y)
+{
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        const double* M = mats + 9 * (size_t)b;
+        for (int32_t i = 0; i < k; i++) {
+            double s = 0.0;
+            for (int32_t j = 0; j < k; j++) s += (transposed ? M[3 * j + i] : M[3 * i + j]) * x[r0 + j];
+            y[r0 + i] = s;
+        }
+    }
+}
+
 /* y = J_εᵀ x = Aᵀx + (N + εη) Bᵀx; tmp, tmp2: m doubles. */
 static void jac_apply_t(const dvi_ccp_work* w, const newton_ws* ws, double eps, const double* x, double* tmp,
                         double* tmp2, double* y)
 {
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        const double* B = ws->bblk + 9 * (size_t)b;
-        for (int32_t l = 0; l < k; l++) {
-            double s = 0.0;
-            for (int32_t i = 0; i < k; i++) s += B[3 * i + l] * x[r0 + i];
-            tmp[r0 + l] = s;
-        }
-    }
+    blocks_apply(w, ws->bblk, true, x, tmp);
     dvi_work_apply(w, tmp, tmp2);
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -419,15 +416,7 @@ static void precondition(const dvi_ccp_work* w, newton_ws* ws, double eps)
 
 static void precond_apply(const dvi_ccp_work* w, const newton_ws* ws, const double* x, double* y)
 {
-    for (int32_t b = 0; b < w->nblocks; b++) {
-        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        const double* P = ws->pinv + 9 * (size_t)b;
-        for (int32_t i = 0; i < k; i++) {
-            double s = 0.0;
-            for (int32_t l = 0; l < k; l++) s += P[3 * i + l] * x[r0 + l];
-            y[r0 + i] = s;
-        }
-    }
+    blocks_apply(w, ws->pinv, false, x, y);
 }
 
 /* Solves J_ε d = −Φ by restarted GMRES, right-preconditioned, to the

@@ -22,32 +22,23 @@ typedef struct pair_entry {
     bool swapped; /* call fn(b, a) and flip the normals */
 } pair_entry;
 
-#define SAME(t, f) [t][t] = {f, false}
-#define PAIR(ta, tb, f) [ta][tb] = {f, false}, [tb][ta] = {f, true}
+#define SAME(t, f) [DVI_SHAPE_##t][DVI_SHAPE_##t] = {f, false}
+#define PAIR(ta, tb, f) [DVI_SHAPE_##ta][DVI_SHAPE_##tb] = {f, false}, [DVI_SHAPE_##tb][DVI_SHAPE_##ta] = {f, true}
 
+/* a line per kind: its routines with itself and the kinds after it */
 static const pair_entry pairs[KINDS][KINDS] = {
-    SAME(DVI_SHAPE_SPHERE, dvi_collide_sphere_sphere),
-    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_BOX, dvi_collide_sphere_box),
-    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_CAPSULE, dvi_collide_sphere_capsule),
-    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_CYLINDER, dvi_collide_sphere_cylinder),
-    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_PLANE, dvi_collide_sphere_plane),
-    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_HEIGHTFIELD, dvi_collide_sphere_heightfield),
-    PAIR(DVI_SHAPE_SPHERE, DVI_SHAPE_MESH, dvi_collide_sphere_mesh),
-    SAME(DVI_SHAPE_BOX, dvi_collide_box_box),
-    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_CYLINDER, dvi_collide_box_cylinder),
-    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_PLANE, dvi_collide_box_plane),
-    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_HEIGHTFIELD, dvi_collide_box_heightfield),
-    PAIR(DVI_SHAPE_BOX, DVI_SHAPE_MESH, dvi_collide_box_mesh),
-    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_BOX, dvi_collide_capsule_box),
-    SAME(DVI_SHAPE_CAPSULE, dvi_collide_capsule_capsule),
-    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_CYLINDER, dvi_collide_capsule_cylinder),
-    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_PLANE, dvi_collide_capsule_plane),
-    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_HEIGHTFIELD, dvi_collide_capsule_heightfield),
-    PAIR(DVI_SHAPE_CAPSULE, DVI_SHAPE_MESH, dvi_collide_capsule_mesh),
-    SAME(DVI_SHAPE_CYLINDER, dvi_collide_cylinder_cylinder),
-    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_PLANE, dvi_collide_cylinder_plane),
-    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_HEIGHTFIELD, dvi_collide_cylinder_heightfield),
-    PAIR(DVI_SHAPE_CYLINDER, DVI_SHAPE_MESH, dvi_collide_cylinder_mesh),
+    SAME(SPHERE, dvi_collide_sphere_sphere), PAIR(SPHERE, BOX, dvi_collide_sphere_box),
+        PAIR(SPHERE, CAPSULE, dvi_collide_sphere_capsule), PAIR(SPHERE, CYLINDER, dvi_collide_sphere_cylinder),
+        PAIR(SPHERE, PLANE, dvi_collide_sphere_plane), PAIR(SPHERE, HEIGHTFIELD, dvi_collide_sphere_heightfield),
+        PAIR(SPHERE, MESH, dvi_collide_sphere_mesh),
+    SAME(BOX, dvi_collide_box_box), PAIR(BOX, CYLINDER, dvi_collide_box_cylinder),
+        PAIR(BOX, PLANE, dvi_collide_box_plane), PAIR(BOX, HEIGHTFIELD, dvi_collide_box_heightfield),
+        PAIR(BOX, MESH, dvi_collide_box_mesh),
+    PAIR(CAPSULE, BOX, dvi_collide_capsule_box), SAME(CAPSULE, dvi_collide_capsule_capsule),
+        PAIR(CAPSULE, CYLINDER, dvi_collide_capsule_cylinder), PAIR(CAPSULE, PLANE, dvi_collide_capsule_plane),
+        PAIR(CAPSULE, HEIGHTFIELD, dvi_collide_capsule_heightfield), PAIR(CAPSULE, MESH, dvi_collide_capsule_mesh),
+    SAME(CYLINDER, dvi_collide_cylinder_cylinder), PAIR(CYLINDER, PLANE, dvi_collide_cylinder_plane),
+        PAIR(CYLINDER, HEIGHTFIELD, dvi_collide_cylinder_heightfield), PAIR(CYLINDER, MESH, dvi_collide_cylinder_mesh),
 };
 
 static void flip(dvi_contact_point* p, int n)

@@ -90,6 +90,18 @@ dvi_status fclib_csc_build(int32_t rows, int32_t cols, int64_t nnz, const int32_
     return DVI_OK;
 }
 
+/* Every index of ix[0..n) (array `path`) in [0, bound); else an error
+ * naming the first that is not, a `what` (row or column) index. */
+static dvi_status check_indices(const dvi_io_msg* c, const char* path, const int32_t* ix, int64_t n, int32_t bound,
+                                const char* what)
+{
+    for (int64_t k = 0; k < n; k++)
+        if (ix[k] < 0 || ix[k] >= bound)
+            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %s index %d out of range [0, %d)", path, (long long)k,
+                               what, ix[k], bound);
+    return DVI_OK;
+}
+
 /* Reads the matrix group `g` ("/fclib_local/W") into canonical CSC.
  * rows / cols: required sizes, or −1 (any, ≥ 0); rows_from / cols_from name
  * where a required size comes from, for the message (or NULL). The header's
@@ -149,12 +161,7 @@ dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int
         snprintf(path, sizeof path, "%s/i", g);
         if ((st = fclib_read_array(c, file, path, RD_INT, nnz, -1, expect, &a, &ni)) != DVI_OK) goto done;
         ix = a;
-        for (int64_t k = 0; k < nnz; k++)
-            if (ix[k] < 0 || ix[k] >= inner) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %s index %d out of range [0, %d)", path, (long long)k,
-                          nz == -1 ? "row" : "column", ix[k], inner);
-                goto done;
-            }
+        if ((st = check_indices(c, path, ix, nnz, inner, nz == -1 ? "row" : "column")) != DVI_OK) goto done;
         snprintf(path, sizeof path, "%s/x", g);
         if ((st = fclib_read_array(c, file, path, RD_REAL, nnz, -1, expect, &a, &nx)) != DVI_OK) goto done;
         x = a;
@@ -175,21 +182,11 @@ dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int
         snprintf(path, sizeof path, "%s/i", g);
         if ((st = fclib_read_array(c, file, path, RD_INT, nnz, -1, expect, &a, &ni)) != DVI_OK) goto done;
         ri = a;
-        for (int64_t k = 0; k < nnz; k++)
-            if (ri[k] < 0 || ri[k] >= m) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: row index %d out of range [0, %d)", path, (long long)k,
-                          ri[k], m);
-                goto done;
-            }
+        if ((st = check_indices(c, path, ri, nnz, m, "row")) != DVI_OK) goto done;
         snprintf(path, sizeof path, "%s/p", g);
         if ((st = fclib_read_array(c, file, path, RD_INT, nnz, -1, expect, &a, &np)) != DVI_OK) goto done;
         ci = a;
-        for (int64_t k = 0; k < nnz; k++)
-            if (ci[k] < 0 || ci[k] >= n) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: column index %d out of range [0, %d)", path,
-                          (long long)k, ci[k], n);
-                goto done;
-            }
+        if ((st = check_indices(c, path, ci, nnz, n, "column")) != DVI_OK) goto done;
         snprintf(path, sizeof path, "%s/x", g);
         if ((st = fclib_read_array(c, file, path, RD_REAL, nnz, -1, expect, &a, &nx)) != DVI_OK) goto done;
         x = a;

@@ -340,6 +340,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
         r.solver = "apgd";
         r.solver_settings = dvi_default_world_def().solver_settings;
         r.health = dvi_default_health_settings();
+        r.smallest_size = INFINITY;
         return r;
     }
     r.name = s->name;
@@ -351,6 +352,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
     r.threads = s->threads;
     r.health = s->health;
     r.friction = s->friction;
+    r.smallest_size = sc_smallest_size(s);
     return r;
 }
 

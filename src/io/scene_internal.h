@@ -274,4 +274,9 @@ int64_t sc_generator_excluded_cells(const sc_generator* g, int32_t* bad);
  * (scene_mass.c). */
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double inertia_per_mass[9]);
 
+/* The smallest size among the scene's shapes (their class's thickness) and
+ * generated grains (their smallest radius); INFINITY when none has one
+ * (scene_schema.c; dvi_scene_settings.smallest_size, the default envelope). */
+double sc_smallest_size(const dvi_scene* s);
+
 #endif /* DVI_SCENE_INTERNAL_H */

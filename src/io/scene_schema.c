@@ -142,6 +142,23 @@ static void material_ref(ctx* c, const cJSON* obj, const char* path, dvi_materia
 
 /* ---- names: first pass ------------------------------------------------------------------ */
 
+/* The name of section[i] (object `it`) and its path in p when it is a valid
+ * name; NULL when there is none, it is not a string (reported where the
+ * object is read) or it is invalid (reported here). */
+static const char* name_at(ctx* c, const cJSON* it, const char* section, int64_t i, char p[PATH_LEN])
+{
+    const cJSON* jn = sc_member(it, "name");
+    if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) return NULL;
+    char pi[PATH_LEN], q[128];
+    sc_path_key(p, sc_path_index(pi, section, i), "name");
+    if (!valid_name(jn->valuestring)) {
+        sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
+                   "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
+        return NULL;
+    }
+    return jn->valuestring;
+}
+
 /* Registers the names of bodies and generators (one namespace) and joints,
  * so that references can be resolved in any order. */
 static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* gens, const cJSON* joints)
@@ -149,70 +166,51 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
     dvi_scene* s = c->s;
     int64_t i = 0;
     for (const cJSON* it = bodies ? bodies->child : NULL; it && i < nb; it = it->next, i++) {
-        const cJSON* jn = sc_member(it, "name");
-        if (!cJSON_IsObject(it) || !jn) continue;
-        char p[PATH_LEN], pi[PATH_LEN], q[128];
-        sc_path_key(p, sc_path_index(pi, "bodies", i), "name");
-        if (!cJSON_IsString(jn)) continue; /* reported by parse_body */
-        if (!valid_name(jn->valuestring)) {
-            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
-                       "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
-            continue;
-        }
-        if (strcmp(jn->valuestring, "world") == 0) {
+        char p[PATH_LEN], q[128];
+        const char* name = name_at(c, it, "bodies", i, p);
+        if (!name) continue;
+        if (strcmp(name, "world") == 0) {
             sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
             continue;
         }
-        int32_t prev = sc_map_get(&c->body_map, jn->valuestring);
+        int32_t prev = sc_map_get(&c->body_map, name);
         if (prev >= 0) {
-            sc_errf(c, p, "duplicate name %s (also bodies[%d])", sc_quote(q, sizeof q, jn->valuestring), prev);
+            sc_errf(c, p, "duplicate name %s (also bodies[%d])", sc_quote(q, sizeof q, name), prev);
             continue;
         }
-        s->bodies[i].name = sc_dup_string(jn->valuestring);
+        s->bodies[i].name = sc_dup_string(name);
         if (!s->bodies[i].name || !sc_map_put(&c->body_map, s->bodies[i].name, (int32_t)i)) c->nomem = true;
     }
     i = 0;
     for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
-        const cJSON* jn = sc_member(it, "name");
-        if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) continue;
-        char p[PATH_LEN], pi[PATH_LEN], q[128];
-        sc_path_key(p, sc_path_index(pi, "generators", i), "name");
-        if (!valid_name(jn->valuestring)) {
-            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
-                       "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
-            continue;
-        }
-        int32_t pb = sc_map_get(&c->body_map, jn->valuestring), pg = sc_map_get(&c->gen_map, jn->valuestring);
-        if (pb >= 0 || pg >= 0 || strcmp(jn->valuestring, "world") == 0) {
+        char p[PATH_LEN], q[128];
+        const char* name = name_at(c, it, "generators", i, p);
+        if (!name) continue;
+        int32_t pb = sc_map_get(&c->body_map, name), pg = sc_map_get(&c->gen_map, name);
+        if (pb >= 0 || pg >= 0 || strcmp(name, "world") == 0) {
             if (pg >= 0)
-                sc_errf(c, p, "duplicate name %s (also generators[%d])", sc_quote(q, sizeof q, jn->valuestring), pg);
+                sc_errf(c, p, "duplicate name %s (also generators[%d])", sc_quote(q, sizeof q, name), pg);
             else if (pb >= 0)
                 sc_errf(c, p, "duplicate name %s (also bodies[%d]; bodies and generators share names)",
-                        sc_quote(q, sizeof q, jn->valuestring), pb);
+                        sc_quote(q, sizeof q, name), pb);
             else
                 sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
             continue;
         }
-        s->generators[i].name = sc_dup_string(jn->valuestring);
+        s->generators[i].name = sc_dup_string(name);
         if (!s->generators[i].name || !sc_map_put(&c->gen_map, s->generators[i].name, (int32_t)i)) c->nomem = true;
     }
     i = 0;
     for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++) {
-        const cJSON* jn = sc_member(it, "name");
-        if (!cJSON_IsObject(it) || !cJSON_IsString(jn)) continue;
-        char p[PATH_LEN], pi[PATH_LEN], q[128];
-        sc_path_key(p, sc_path_index(pi, "joints", i), "name");
-        if (!valid_name(jn->valuestring)) {
-            sc_errf(c, p, "invalid name %s (1 to %d characters: letters, digits, '_', '.', '-'; starting with a "
-                       "letter, digit or '_')", sc_quote(q, sizeof q, jn->valuestring), SC_MAX_NAME);
-            continue;
-        }
-        int32_t prev = sc_map_get(&c->joint_map, jn->valuestring);
+        char p[PATH_LEN], q[128];
+        const char* name = name_at(c, it, "joints", i, p);
+        if (!name) continue;
+        int32_t prev = sc_map_get(&c->joint_map, name);
         if (prev >= 0) {
-            sc_errf(c, p, "duplicate name %s (also joints[%d])", sc_quote(q, sizeof q, jn->valuestring), prev);
+            sc_errf(c, p, "duplicate name %s (also joints[%d])", sc_quote(q, sizeof q, name), prev);
             continue;
         }
-        s->joints[i].name = sc_dup_string(jn->valuestring);
+        s->joints[i].name = sc_dup_string(name);
         if (!s->joints[i].name || !sc_map_put(&c->joint_map, s->joints[i].name, (int32_t)i)) c->nomem = true;
     }
 }
@@ -1058,12 +1056,7 @@ static void parse_dem_settings(ctx* c, const cJSON* o, const char* p)
     sc_num_field(c, o, p, "max_speed", false, R_POS, &d->max_speed);
 }
 
-/* The collision envelope a scene gets when it names none: the world's
- * default (5 mm), but at most half the smallest size among the scene's
- * spheres, capsules, cylinders, boxes and generated grains. A fixed 5 mm
- * around grains of a micrometre made every pair of a 729-sphere bed a
- * contact (266,085 of them, 57 s for the first step). */
-static void default_envelope(dvi_scene* s)
+double sc_smallest_size(const dvi_scene* s)
 {
     double smallest = INFINITY;
     for (int32_t i = 0; i < s->shape_count; i++) {
@@ -1076,6 +1069,17 @@ static void default_envelope(dvi_scene* s)
     }
     for (int32_t g = 0; g < s->generator_count; g++)
         if (s->generators[g].count > 0) smallest = fmin(smallest, s->generators[g].rmin);
+    return smallest;
+}
+
+/* The collision envelope a scene gets when it names none: the world's
+ * default (5 mm), but at most half the smallest size among the scene's
+ * spheres, capsules, cylinders, boxes and generated grains. A fixed 5 mm
+ * around grains of a micrometre made every pair of a 729-sphere bed a
+ * contact (266,085 of them, 57 s for the first step). */
+static void default_envelope(dvi_scene* s)
+{
+    const double smallest = sc_smallest_size(s);
     if (smallest > 0.0 && 0.5 * smallest < s->collision_envelope) s->collision_envelope = 0.5 * smallest;
 }
 

@@ -74,55 +74,15 @@ void dvi_joint_direct_free(dvi_world* w)
     dvi_joint_factor* f = w->jf;
     if (!f) return;
     const dvi_allocator* a = &w->alloc;
-    dvi_jd_symbolic* sy = &f->sym;
-    dvi_mem_free(a, sy->key);
-    dvi_mem_free(a, sy->perm);
-    dvi_mem_free(a, sy->pinv);
-    dvi_mem_free(a, sy->bptr);
-    dvi_mem_free(a, sy->bcol);
-    dvi_mem_free(a, sy->bent);
-    dvi_mem_free(a, sy->mark);
-    dvi_mem_free(a, sy->stack);
-    dvi_mem_free(a, sy->cp);
-    dvi_mem_free(a, sy->ci);
-    dvi_mem_free(a, sy->ci2);
-    dvi_mem_free(a, sy->cdiag);
-    dvi_mem_free(a, sy->pair);
-    dvi_mem_free(a, sy->parent);
-    dvi_mem_free(a, sy->lp);
-    dvi_mem_free(a, sy->li);
-    dvi_mem_free(a, sy->rp);
-    dvi_mem_free(a, sy->ri);
-    dvi_jd_numeric* nu = &f->num;
-    dvi_mem_free(a, nu->cx);
-    dvi_mem_free(a, nu->lx);
-    dvi_mem_free(a, nu->dinv);
-    dvi_mem_free(a, nu->minvd);
-    dvi_mem_free(a, nu->next);
-    dvi_mem_free(a, nu->x);
-    dvi_mem_free(a, nu->stack_d);
-    dvi_mem_free(a, nu->z);
-    dvi_mem_free(a, nu->zlo);
-    dvi_mem_free(a, nu->y);
-    dvi_mem_free(a, nu->s);
-    dvi_mem_free(a, nu->scol);
-    dvi_mem_free(a, nu->srow);
-    dvi_mem_free(a, nu->rs);
-    dvi_mem_free(a, nu->jc);
-    dvi_mem_free(a, nu->cbody);
-    dvi_mem_free(a, nu->gp);
-    dvi_mem_free(a, nu->gi);
-    dvi_mem_free(a, nu->gx);
-    dvi_mem_free(a, nu->dzero);
-    dvi_mem_free(a, nu->frblock);
-    dvi_mem_free(a, nu->col);
-    dvi_jd_dense* de = &f->dense;
-    dvi_mem_free(a, de->nmat);
-    dvi_mem_free(a, de->lmat);
-    dvi_mem_free(a, de->minvd);
-    dvi_mem_free(a, de->bptr);
-    dvi_mem_free(a, de->bcol);
-    dvi_mem_free(a, de->bent);
+#define FREE_SYM(field) dvi_mem_free(a, f->sym.field);
+#define FREE_NUM(field) dvi_mem_free(a, f->num.field);
+#define FREE_DENSE(field) dvi_mem_free(a, f->dense.field);
+    DVI_JD_SYMBOLIC_ARRAYS(FREE_SYM)
+    DVI_JD_NUMERIC_ARRAYS(FREE_NUM)
+    DVI_JD_DENSE_ARRAYS(FREE_DENSE)
+#undef FREE_SYM
+#undef FREE_NUM
+#undef FREE_DENSE
     dvi_mem_free(a, f);
     w->jf = NULL;
 }

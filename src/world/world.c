@@ -26,8 +26,7 @@ dvi_world_def dvi_default_world_def(void)
     memset(&d, 0, sizeof d);
     d.gravity[2] = -9.81;
     d.solver = "apgd";
-    d.solver_settings = dvi_default_solver_settings();
-    d.solver_settings.tolerance = 1e-8;
+    d.solver_settings = dvi_default_solver_settings(); /* its tolerance, 1e-8, the step's too */
     d.solver_settings.max_iterations = 2000;
     d.solver_settings.warm_start = true;
     d.collision_envelope = 0.005;
@@ -252,14 +251,11 @@ static bool spd_inverse(const double* J, double* inv)
     return true;
 }
 
-static void* grow_array(const dvi_allocator* a, void* p, int32_t* cap, int32_t need, size_t elem)
+/* Room for one more element after the `count` of array p (dvi_mem_grow,
+ * doubling from 16): the array, moved or not, or NULL when out of memory. */
+static void* grow_array(dvi_world* w, void* p, size_t* cap, int32_t count, size_t elem)
 {
-    if (need <= *cap) return p;
-    int32_t n = *cap > 0 ? *cap : 16;
-    while (n < need) n = n > INT32_MAX / 2 ? need : 2 * n;
-    void* q = dvi_mem_realloc(a, p, (size_t)n * elem);
-    if (q) *cap = n;
-    return q;
+    return dvi_mem_grow(&w->alloc, &p, cap, (size_t)count + 1, elem, 16) ? p : NULL;
 }
 
 dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* out)
@@ -291,7 +287,7 @@ dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* o
                                    "body.inertia: must be symmetric positive definite");
     }
     if (w->body_count >= INT32_MAX - 1) return dvi_world_error(w, DVI_ERR_NOMEM, "body: too many bodies");
-    dvi_body* nb = grow_array(&w->alloc, w->bodies, &w->body_cap, w->body_count + 1, sizeof *nb);
+    dvi_body* nb = grow_array(w, w->bodies, &w->body_cap, w->body_count, sizeof *nb);
     if (!nb) return dvi_world_error(w, DVI_ERR_NOMEM, "body: out of memory");
     w->bodies = nb;
     dvi_body* b = &w->bodies[w->body_count];
@@ -457,7 +453,7 @@ static int32_t material_index(dvi_world* w, const dvi_material* m)
 {
     if (w->material_count > 0 && memcmp(&w->materials[w->material_count - 1], m, sizeof *m) == 0)
         return w->material_count - 1;
-    dvi_material* t = grow_array(&w->alloc, w->materials, &w->material_cap, w->material_count + 1, sizeof *t);
+    dvi_material* t = grow_array(w, w->materials, &w->material_cap, w->material_count, sizeof *t);
     if (!t) return -1;
     w->materials = t;
     t[w->material_count] = *m;
@@ -524,7 +520,7 @@ static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* de
 {
     dvi_shape s = *sp;
     const int32_t mi = material_index(w, &def->material);
-    dvi_shape* ns = mi < 0 ? NULL : grow_array(&w->alloc, w->shapes, &w->shape_cap, w->shape_count + 1, sizeof *ns);
+    dvi_shape* ns = mi < 0 ? NULL : grow_array(w, w->shapes, &w->shape_cap, w->shape_count, sizeof *ns);
     if (!ns) {
         free_terrain(w, &s);
         return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory");
@@ -779,7 +775,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     j.collide_connected = def->collide_connected;
     j.size = fmax(v3_norm(j.la), v3_norm(j.lb));
     if (!(j.size > 0.0)) j.size = 1.0; /* anchors at both centres: distances count in metres */
-    dvi_joint* nj = grow_array(&w->alloc, w->joints, &w->joint_cap, w->joint_count + 1, sizeof *nj);
+    dvi_joint* nj = grow_array(w, w->joints, &w->joint_cap, w->joint_count, sizeof *nj);
     if (!nj) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
     w->joints = nj;
     if (!j.collide_connected && a >= 0) { /* the pair joins the sorted list of pairs that never touch */
@@ -787,7 +783,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
         int32_t at = 0;
         while (at < w->excluded_count && w->excluded[at] < key) at++;
         if (at == w->excluded_count || w->excluded[at] != key) {
-            uint64_t* ne = grow_array(&w->alloc, w->excluded, &w->excluded_cap, w->excluded_count + 1, sizeof *ne);
+            uint64_t* ne = grow_array(w, w->excluded, &w->excluded_cap, w->excluded_count, sizeof *ne);
             if (!ne) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
             w->excluded = ne;
             memmove(ne + at + 1, ne + at, (size_t)(w->excluded_count - at) * sizeof *ne);

@@ -206,6 +206,14 @@ typedef struct dvi_jd_dense {
     int32_t* bent;              size_t bent_cap;
 } dvi_jd_dense;
 
+/* Every array of the three parts, for freeing them all (joint_direct.c):
+ * an array added to a part above is added to its list. */
+#define DVI_JD_SYMBOLIC_ARRAYS(X) X(key) X(perm) X(pinv) X(bptr) X(bcol) X(bent) X(mark) X(stack) X(cp) X(ci) \
+    X(ci2) X(cdiag) X(pair) X(parent) X(lp) X(li) X(rp) X(ri)
+#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(stack_d) X(z) X(zlo) X(y) X(s) \
+    X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
+#define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
+
 typedef struct dvi_joint_factor {
     dvi_jd_symbolic sym;
     dvi_jd_numeric num;
@@ -221,14 +229,14 @@ struct dvi_world {
     dvi_body_namer* namer;  /* names bodies in that text (dvi_world_set_body_namer); NULL: bodies[i] */
     void* namer_user;
 
-    dvi_body* bodies;   int32_t body_count, body_cap;
-    dvi_shape* shapes;  int32_t shape_count, shape_cap;
-    dvi_material* materials; int32_t material_count, material_cap; /* the shapes' materials: a shape
+    dvi_body* bodies;   int32_t body_count; size_t body_cap;
+    dvi_shape* shapes;  int32_t shape_count; size_t shape_cap;
+    dvi_material* materials; int32_t material_count; size_t material_cap; /* the shapes' materials: a shape
                                                     * takes the last entry when its material is
                                                     * the same (a generated bed holds one), else
                                                     * a new one (104 bytes a shape fewer) */
-    dvi_joint* joints;  int32_t joint_count, joint_cap;
-    uint64_t* excluded; int32_t excluded_count, excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
+    dvi_joint* joints;  int32_t joint_count; size_t joint_cap;
+    uint64_t* excluded; int32_t excluded_count; size_t excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
 
     dvi_solver* solver;
     dvi_collision* collision;

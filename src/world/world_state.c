@@ -273,6 +273,36 @@ static void put_f64s(wbuf* b, const double* a, size_t n)
     for (size_t i = 0; i < n; i++) put_f64(b, a[i]);
 }
 
+/* A contact's key: its two shapes and the feature between them. */
+static void put_key(wbuf* b, int32_t shape_a, int32_t shape_b, uint32_t feature)
+{
+    put_i32(b, shape_a);
+    put_i32(b, shape_b);
+    put_u32(b, feature);
+}
+
+/* The step's statistics and a body's state as saved, in their order: the
+ * statistics' types name put_TYPE / get_TYPE (status: the solver's status
+ * as an int32; clock: wall-clock timings, which are not state, saved as 0
+ * so that equal states give equal blobs); a body's vectors, of n numbers. */
+#define STATS_FIELDS(X)                                                                                            \
+    X(i32, bodies) X(i32, contacts) X(i32, joint_rows) X(i32, rows) X(i32, iterations) X(f64, residual)          \
+    X(status, solver_status) X(f64, max_penetration) X(f64, max_joint_violation) X(clock, seconds_collide)      \
+    X(clock, seconds_assemble) X(clock, seconds_solve) X(clock, seconds_integrate) X(f64, max_overlap)          \
+    X(i32, contact_history) X(f64, kinetic_energy)
+#define BODY_FIELDS(X) X(x, 3) X(q, 4) X(v, 3) X(w, 3) X(force, 3) X(torque, 3) X(contact_force, 3) X(contact_torque, 3)
+
+static void put_status(wbuf* b, dvi_solve_status s)
+{
+    put_i32(b, (int32_t)s);
+}
+
+static void put_clock(wbuf* b, double seconds)
+{
+    (void)seconds;
+    put_f64(b, 0.0);
+}
+
 /* The payload (structure hashes and state). */
 static void write_payload(const dvi_world* w, wbuf* b)
 {
@@ -284,32 +314,15 @@ static void write_payload(const dvi_world* w, wbuf* b)
 
     put_f64(b, w->time);
     const dvi_step_stats* s = &w->stats;
-    put_i32(b, s->bodies);
-    put_i32(b, s->contacts);
-    put_i32(b, s->joint_rows);
-    put_i32(b, s->rows);
-    put_i32(b, s->iterations);
-    put_f64(b, s->residual);
-    put_i32(b, (int32_t)s->solver_status);
-    put_f64(b, s->max_penetration);
-    put_f64(b, s->max_joint_violation);
-    /* wall-clock timings are not state: stored as 0, so that equal states
-     * give equal blobs */
-    for (int k = 0; k < 4; k++) put_f64(b, 0.0);
-    put_f64(b, s->max_overlap);
-    put_i32(b, s->contact_history);
-    put_f64(b, s->kinetic_energy);
+#define PUT_STAT(type, field) put_##type(b, s->field);
+    STATS_FIELDS(PUT_STAT)
+#undef PUT_STAT
 
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* d = &w->bodies[i];
-        put_f64s(b, d->x, 3);
-        put_f64s(b, d->q, 4);
-        put_f64s(b, d->v, 3);
-        put_f64s(b, d->w, 3);
-        put_f64s(b, d->force, 3);
-        put_f64s(b, d->torque, 3);
-        put_f64s(b, d->contact_force, 3);
-        put_f64s(b, d->contact_torque, 3);
+#define PUT_BODY(field, n) put_f64s(b, d->field, n);
+        BODY_FIELDS(PUT_BODY)
+#undef PUT_BODY
     }
     for (int32_t i = 0; i < w->joint_count; i++) {
         const dvi_joint* j = &w->joints[i];
@@ -327,9 +340,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     put_u32(b, d ? (uint32_t)d->history.count : 0);
     for (int32_t k = 0; d && k < d->history.count; k++) {
         const dvi_dem_entry* e = &d->history.entries[k];
-        put_i32(b, e->key.shape_a);
-        put_i32(b, e->key.shape_b);
-        put_u32(b, e->key.feature);
+        put_key(b, e->key.shape_a, e->key.shape_b, e->key.feature);
         put_f64s(b, e->u, 3);
         put_f64s(b, e->roll, 3);
     }
@@ -338,9 +349,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
         const dvi_contact_rec* r = &w->contacts[c];
         put_i32(b, r->body_a);
         put_i32(b, r->body_b);
-        put_i32(b, r->shape_a);
-        put_i32(b, r->shape_b);
-        put_u32(b, r->feature);
+        put_key(b, r->shape_a, r->shape_b, r->feature);
         put_f64s(b, r->point, 3);
         double normal[3], arm[6];
         dvi_f2d(w->fr_frame + 9 * (size_t)c, 3, normal);
@@ -360,9 +369,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     put_u32(b, (uint32_t)w->warm_count);
     for (int32_t k = 0; k < w->warm_count; k++) {
         const dvi_warm_point* p = &w->warm[k];
-        put_i32(b, p->shape_a);
-        put_i32(b, p->shape_b);
-        put_u32(b, p->feature);
+        put_key(b, p->shape_a, p->shape_b, p->feature);
         put_f64s(b, p->point, 3);
         put_f64s(b, p->gamma, 3);
         static const double none[3] = {0.0, 0.0, 0.0};
@@ -493,6 +500,23 @@ static void get_f64s(rbuf* r, double* a, size_t n)
     for (size_t i = 0; i < n; i++) a[i] = get_f64(r);
 }
 
+static void get_key(rbuf* r, int32_t* shape_a, int32_t* shape_b, uint32_t* feature)
+{
+    *shape_a = get_i32(r);
+    *shape_b = get_i32(r);
+    *feature = get_u32(r);
+}
+
+static dvi_solve_status get_status(rbuf* r)
+{
+    return (dvi_solve_status)get_i32(r);
+}
+
+static double get_clock(rbuf* r)
+{
+    return get_f64(r);
+}
+
 /* Bytes of the fixed-size records of the payload. */
 #define STATS_BYTES (7 * 4 + 9 * 8)
 #define BODY_BYTES (25 * 8)
@@ -607,40 +631,20 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     double time = get_f64(r);
     dvi_step_stats st;
     memset(&st, 0, sizeof st);
-    st.bodies = get_i32(r);
-    st.contacts = get_i32(r);
-    st.joint_rows = get_i32(r);
-    st.rows = get_i32(r);
-    st.iterations = get_i32(r);
-    st.residual = get_f64(r);
-    st.solver_status = (dvi_solve_status)get_i32(r);
-    st.max_penetration = get_f64(r);
-    st.max_joint_violation = get_f64(r);
-    st.seconds_collide = get_f64(r);
-    st.seconds_assemble = get_f64(r);
-    st.seconds_solve = get_f64(r);
-    st.seconds_integrate = get_f64(r);
-    st.max_overlap = get_f64(r);
-    st.contact_history = get_i32(r);
-    st.kinetic_energy = get_f64(r);
+#define GET_STAT(type, field) st.field = get_##type(r);
+    STATS_FIELDS(GET_STAT)
+#undef GET_STAT
     st.chattering_contact = -1; /* not state: the chatter count starts afresh */
     if (apply) {
         w->time = time;
         w->stats = st;
     }
     for (int32_t i = 0; i < nb; i++) {
-        double v[25];
-        get_f64s(r, v, 25);
-        if (!apply) continue;
-        dvi_body* d = &w->bodies[i];
-        memcpy(d->x, v, 3 * sizeof(double));
-        memcpy(d->q, v + 3, 4 * sizeof(double));
-        memcpy(d->v, v + 7, 3 * sizeof(double));
-        memcpy(d->w, v + 10, 3 * sizeof(double));
-        memcpy(d->force, v + 13, 3 * sizeof(double));
-        memcpy(d->torque, v + 16, 3 * sizeof(double));
-        memcpy(d->contact_force, v + 19, 3 * sizeof(double));
-        memcpy(d->contact_torque, v + 22, 3 * sizeof(double));
+        dvi_body tmp;
+        dvi_body* d = apply ? &w->bodies[i] : &tmp;
+#define GET_BODY(field, n) get_f64s(r, d->field, n);
+        BODY_FIELDS(GET_BODY)
+#undef GET_BODY
     }
     for (int32_t i = 0; i < nj; i++) {
         dvi_joint tmp;
@@ -669,9 +673,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
             return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
         for (uint32_t k = 0; k < nh; k++) {
             dvi_dem_key key;
-            key.shape_a = get_i32(r);
-            key.shape_b = get_i32(r);
-            key.feature = get_u32(r);
+            get_key(r, &key.shape_a, &key.shape_b, &key.feature);
             double u[3], roll[3];
             get_f64s(r, u, 3);
             get_f64s(r, roll, 3);
@@ -698,9 +700,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         dvi_contact_rec rec;
         rec.body_a = get_i32(r);
         rec.body_b = get_i32(r);
-        rec.shape_a = get_i32(r);
-        rec.shape_b = get_i32(r);
-        rec.feature = get_u32(r);
+        get_key(r, &rec.shape_a, &rec.shape_b, &rec.feature);
         get_f64s(r, rec.point, 3);
         double normal[3], tangents[6], arm[6]; /* the tangents: the basis of the normal, as written */
         get_f64s(r, normal, 3);
@@ -737,9 +737,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     for (uint32_t k = 0; k < nw; k++) {
         dvi_warm_point pt;
         double roll[3];
-        pt.shape_a = get_i32(r);
-        pt.shape_b = get_i32(r);
-        pt.feature = get_u32(r);
+        get_key(r, &pt.shape_a, &pt.shape_b, &pt.feature);
         get_f64s(r, pt.point, 3);
         get_f64s(r, pt.gamma, 3);
         get_f64s(r, roll, 3);
