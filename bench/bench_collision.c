@@ -7,7 +7,7 @@
  * floor plane and 4 static wall boxes. The bed is twice as wide as it is
  * high. Envelope 0.005 m.
  *
- * Timed: dvi_geom_update() on every geom plus dvi_collide() (broad + narrow
+ * Timed: col_geom_update() on every geom plus col_collide() (broad + narrow
  * phase), fastest of several repeats after one warm-up call (which grows the
  * collision buffers). ns/shape divides that time by the number of geoms; a
  * broad phase whose cost is linear in the number of shapes shows a flat
@@ -17,7 +17,7 @@
  * (no spatial coherence in memory: the worst case for caches).
  *
  * --threads 1,2 times each size with each of these OpenMP thread counts
- * (dvi_collision_set_threads; the geom update runs on as many threads, as
+ * (col_set_threads; the geom update runs on as many threads, as
  * in a world's step), checks that every count returns the same bytes as
  * the first, and gives the speed-up over the first. --spheres N times that
  * one size instead of the table's. */
@@ -71,9 +71,9 @@ static void identity(double R[9])
     R[0] = R[4] = R[8] = 1.0;
 }
 
-static dvi_geom wall(int32_t owner, double x, double y, double z, double hx, double hy, double hz)
+static col_geom wall(int32_t owner, double x, double y, double z, double hx, double hy, double hz)
 {
-    dvi_geom g;
+    col_geom g;
     memset(&g, 0, sizeof g);
     g.type = DVI_SHAPE_BOX;
     g.owner = owner;
@@ -89,7 +89,7 @@ static dvi_geom wall(int32_t owner, double x, double y, double z, double hx, dou
 }
 
 /* Fills g with n spheres and the container (n + 5 geoms). */
-static void make_bed(dvi_geom* g, int32_t n, bool shuffle)
+static void make_bed(col_geom* g, int32_t n, bool shuffle)
 {
     /* layers nz, square footprint nx × nx with nx ≈ 2 nz */
     int32_t nz = 1;
@@ -99,20 +99,20 @@ static void make_bed(dvi_geom* g, int32_t n, bool shuffle)
     uint64_t s = SEED;
     for (int32_t i = 0; i < n; i++) {
         int32_t ix = i % nx, iy = (i / nx) % nx, iz = i / (nx * nx);
-        dvi_geom* q = &g[i];
+        col_geom* q = &g[i];
         memset(q, 0, sizeof *q);
         q->type = DVI_SHAPE_SPHERE;
         q->owner = i;
-        q->radius = R_MIN + (R_MAX - R_MIN) * dvi_uniform01(&s);
-        q->pos[0] = (ix + 0.5) * SPACING + JITTER * (2 * dvi_uniform01(&s) - 1);
-        q->pos[1] = (iy + 0.5) * SPACING + JITTER * (2 * dvi_uniform01(&s) - 1);
-        q->pos[2] = (iz + 0.5) * SPACING + JITTER * (2 * dvi_uniform01(&s) - 1);
+        q->radius = R_MIN + (R_MAX - R_MIN) * base_uniform01(&s);
+        q->pos[0] = (ix + 0.5) * SPACING + JITTER * (2 * base_uniform01(&s) - 1);
+        q->pos[1] = (iy + 0.5) * SPACING + JITTER * (2 * base_uniform01(&s) - 1);
+        q->pos[2] = (iz + 0.5) * SPACING + JITTER * (2 * base_uniform01(&s) - 1);
         identity(q->rot);
     }
     if (shuffle)
         for (int32_t i = n - 1; i > 0; i--) {
-            int32_t j = (int32_t)(dvi_uniform01(&s) * (i + 1));
-            dvi_geom t = g[i];
+            int32_t j = (int32_t)(base_uniform01(&s) * (i + 1));
+            col_geom t = g[i];
             g[i] = g[j];
             g[j] = t;
             g[i].owner = i;
@@ -130,44 +130,44 @@ static void make_bed(dvi_geom* g, int32_t n, bool shuffle)
     g[n + 4] = wall(n + 4, 0.5 * L, L + 0.5 * WALL, 0.5 * H, 0.5 * L, 0.5 * WALL, 0.5 * H);
 }
 
-/* The geom update on nt threads, as dvi_step_collide does it. */
-static void update_geoms(dvi_geom* g, int32_t total, int nt)
+/* The geom update on nt threads, as wld_step_collide does it. */
+static void update_geoms(col_geom* g, int32_t total, int nt)
 {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 512) num_threads(nt) if (nt > 1 && total >= DVI_COLLIDE_PAR_MIN)
 #endif
-    for (int32_t i = 0; i < total; i++) dvi_geom_update(&g[i]);
+    for (int32_t i = 0; i < total; i++) col_geom_update(&g[i]);
     (void)nt;
 }
 
 /* Times size n on nt threads. ref/ref_count: the points of an earlier run of
  * the same size (NULL for the first), compared byte for byte; *keep receives
  * a copy of this run's points when keep is not NULL. */
-static int run(int32_t n, bool shuffle, int nt, const dvi_contact_point* ref, int32_t ref_count,
-               dvi_contact_point** keep, row* out)
+static int run(int32_t n, bool shuffle, int nt, const col_contact_point* ref, int32_t ref_count,
+               col_contact_point** keep, row* out)
 {
     const int32_t total = n + 5;
-    dvi_geom* g = malloc((size_t)total * sizeof *g);
-    dvi_collision* c = NULL;
-    if (!g || dvi_collision_create(NULL, &c) != DVI_OK) {
+    col_geom* g = malloc((size_t)total * sizeof *g);
+    col_collision* c = NULL;
+    if (!g || col_create(NULL, &c) != DVI_OK) {
         free(g);
         fprintf(stderr, "bench_collision: out of memory\n");
         return 1;
     }
-    dvi_collision_set_threads(c, nt);
+    col_set_threads(c, nt);
     make_bed(g, n, shuffle);
-    const dvi_contact_point* pts = NULL;
+    const col_contact_point* pts = NULL;
     int32_t count = 0;
     double best = HUGE_VAL, best_cpu = HUGE_VAL, spent = 0.0;
     int reps = 0;
     for (int r = -1; r < MAX_REPEATS; r++) { /* r = −1: warm-up */
         double t0 = clock_seconds(CLOCK_MONOTONIC), u0 = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
         update_geoms(g, total, nt);
-        dvi_status st = dvi_collide(c, g, total, ENVELOPE, &pts, &count);
+        dvi_status st = col_collide(c, g, total, ENVELOPE, &pts, &count);
         double t = clock_seconds(CLOCK_MONOTONIC) - t0, u = clock_seconds(CLOCK_THREAD_CPUTIME_ID) - u0;
         if (st != DVI_OK) {
-            fprintf(stderr, "bench_collision: dvi_collide failed (%d)\n", (int)st);
-            dvi_collision_destroy(c);
+            fprintf(stderr, "bench_collision: col_collide failed (%d)\n", (int)st);
+            col_destroy(c);
             free(g);
             return 1;
         }
@@ -184,7 +184,7 @@ static int run(int32_t n, bool shuffle, int nt, const dvi_contact_point* ref, in
     if (ref && (count != ref_count || memcmp(pts, ref, (size_t)count * sizeof *pts) != 0)) {
         fprintf(stderr, "bench_collision: %d spheres, %d threads: the points differ from the first thread count's\n",
                 (int)n, nt);
-        dvi_collision_destroy(c);
+        col_destroy(c);
         free(g);
         return 1;
     }
@@ -201,7 +201,7 @@ static int run(int32_t n, bool shuffle, int nt, const dvi_contact_point* ref, in
     out->cpu_seconds = best_cpu;
     out->repeats = reps;
     out->ns_per_shape = 1e9 * best / total;
-    dvi_collision_destroy(c);
+    col_destroy(c);
     free(g);
     return 0;
 }
@@ -210,7 +210,7 @@ static void usage(FILE* f)
 {
     fprintf(f,
             "usage: bench_collision [--json] [--max-shapes N] [--spheres N] [--threads LIST] [--shuffle] [--help]\n"
-            "  Times dvi_geom_update + dvi_collide on a granular bed of N spheres\n"
+            "  Times col_geom_update + col_collide on a granular bed of N spheres\n"
             "  (N = 1000, 3000, 10000, 30000, 100000) in a container.\n"
             "  --json          one JSON object per row (keys shapes, contacts, ns_per_shape, ...)\n"
             "  --max-shapes N  skip sizes with more than N spheres\n"
@@ -260,7 +260,7 @@ int main(int argc, char** argv)
         printf("dvicontact collision benchmark: spheres r in [%.2f, %.2f] m on a jittered %.2f m lattice, "
                "floor plane + 4 wall boxes, envelope %.3f m%s\n",
                R_MIN, R_MAX, SPACING, ENVELOPE, shuffle ? ", shuffled order" : "");
-        printf("time: dvi_geom_update (all) + dvi_collide, fastest of >= %d repeats (wall clock; cpu = CPU time of "
+        printf("time: col_geom_update (all) + col_collide, fastest of >= %d repeats (wall clock; cpu = CPU time of "
                "the calling thread)\n\n",
                MIN_REPEATS);
         printf("%9s %9s %9s %9s %7s %10s %8s %11s %11s %5s\n", "spheres", "shapes", "pairs", "contacts", "threads",
@@ -270,7 +270,7 @@ int main(int argc, char** argv)
     for (int k = 0; k <= NSIZES; k++) {
         int32_t n = k < NSIZES ? sizes[k] : (int32_t)only;
         if ((only > 0) != (k == NSIZES) || (only == 0 && n > max_shapes)) continue;
-        dvi_contact_point* ref = NULL;
+        col_contact_point* ref = NULL;
         row first = {0};
         for (int t = 0; t < nthreads; t++) {
             row r;

@@ -352,7 +352,7 @@ static void test_world_counting_threads(void** state)
         ss.max_iterations = 2000;
         ss.warm_start = true;
         assert_int_equal(dvi_world_set_solver(w, "apgd", &ss), DVI_OK);
-        dvi_collision_set_parallel_min(w->collision, 1);
+        col_set_parallel_min(w->collision, 1);
         for (int k = 0; k < STEPS; k++) assert_true(dvi_world_step(w, 1e-3) >= 0);
         state_of(w, x[run]);
         dvi_world_destroy(w);

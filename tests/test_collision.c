@@ -1,6 +1,6 @@
-/* Tests of the collision layer: AABBs (dvi_geom_update), the sphere and
+/* Tests of the collision layer: AABBs (col_geom_update), the sphere and
  * capsule narrow phase (narrow_sphere.c) on cases worked out by hand, normal
- * flips through the dispatcher, and the broad phase (dvi_collide) against a
+ * flips through the dispatcher, and the broad phase (col_collide) against a
  * brute-force all-pairs reference on random scenes: the contact lists must be
  * identical, deterministic, and free of same-owner and static–static pairs;
  * and the parallel path returns the serial path's points byte for byte, so
@@ -36,12 +36,12 @@ static void rot_identity(double R[9])
 
 static void random_rotation(double R[9], uint64_t* s)
 {
-    test_rot_axis(R, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5, dvi_uniform01(s) - 0.5 + 1e-3, 2 * PI * dvi_uniform01(s));
+    test_rot_axis(R, base_uniform01(s) - 0.5, base_uniform01(s) - 0.5, base_uniform01(s) - 0.5 + 1e-3, 2 * PI * base_uniform01(s));
 }
 
-static dvi_geom geom(dvi_shape_type type, double x, double y, double z)
+static col_geom geom(dvi_shape_type type, double x, double y, double z)
 {
-    dvi_geom g;
+    col_geom g;
     memset(&g, 0, sizeof g);
     g.type = type;
     g.pos[0] = x;
@@ -51,46 +51,46 @@ static dvi_geom geom(dvi_shape_type type, double x, double y, double z)
     return g;
 }
 
-static dvi_geom sphere(double x, double y, double z, double r)
+static col_geom sphere(double x, double y, double z, double r)
 {
-    dvi_geom g = geom(DVI_SHAPE_SPHERE, x, y, z);
+    col_geom g = geom(DVI_SHAPE_SPHERE, x, y, z);
     g.radius = r;
-    dvi_geom_update(&g);
+    col_geom_update(&g);
     return g;
 }
 
-static dvi_geom box(double x, double y, double z, double hx, double hy, double hz)
+static col_geom box(double x, double y, double z, double hx, double hy, double hz)
 {
-    dvi_geom g = geom(DVI_SHAPE_BOX, x, y, z);
+    col_geom g = geom(DVI_SHAPE_BOX, x, y, z);
     g.half[0] = hx;
     g.half[1] = hy;
     g.half[2] = hz;
-    dvi_geom_update(&g);
+    col_geom_update(&g);
     return g;
 }
 
-static dvi_geom capsule(double x, double y, double z, double r, double hl)
+static col_geom capsule(double x, double y, double z, double r, double hl)
 {
-    dvi_geom g = geom(DVI_SHAPE_CAPSULE, x, y, z);
+    col_geom g = geom(DVI_SHAPE_CAPSULE, x, y, z);
     g.radius = r;
     g.half_length = hl;
-    dvi_geom_update(&g);
+    col_geom_update(&g);
     return g;
 }
 
 /* A capsule along world x (local z rotated onto x). */
-static dvi_geom capsule_x(double x, double y, double z, double r, double hl)
+static col_geom capsule_x(double x, double y, double z, double r, double hl)
 {
-    dvi_geom g = capsule(x, y, z, r, hl);
+    col_geom g = capsule(x, y, z, r, hl);
     test_rot_axis(g.rot, 0, 1, 0, PI / 2);
-    dvi_geom_update(&g);
+    col_geom_update(&g);
     return g;
 }
 
-static dvi_geom plane(double x, double y, double z)
+static col_geom plane(double x, double y, double z)
 {
-    dvi_geom g = geom(DVI_SHAPE_PLANE, x, y, z);
-    dvi_geom_update(&g);
+    col_geom g = geom(DVI_SHAPE_PLANE, x, y, z);
+    col_geom_update(&g);
     return g;
 }
 
@@ -101,7 +101,7 @@ static void assert_vec(const double v[3], double x, double y, double z, double t
     assert_near(v[2], z, tol);
 }
 
-static void assert_aabb(const dvi_geom* g, double x0, double y0, double z0, double x1, double y1, double z1)
+static void assert_aabb(const col_geom* g, double x0, double y0, double z0, double x1, double y1, double z1)
 {
     assert_vec(g->aabb_min, x0, y0, z0, TOL);
     assert_vec(g->aabb_max, x1, y1, z1, TOL);
@@ -112,30 +112,30 @@ static void assert_aabb(const dvi_geom* g, double x0, double y0, double z0, doub
 static void test_aabb_convex(void** state)
 {
     (void)state;
-    dvi_geom s = sphere(1, 2, 3, 0.5);
+    col_geom s = sphere(1, 2, 3, 0.5);
     assert_aabb(&s, 0.5, 1.5, 2.5, 1.5, 2.5, 3.5);
     assert_false(s.unbounded);
 
-    dvi_geom b = box(0, 0, 0, 1, 2, 3);
+    col_geom b = box(0, 0, 0, 1, 2, 3);
     test_rot_axis(b.rot, 0, 0, 1, PI / 2); /* local x → world y */
-    dvi_geom_update(&b);
+    col_geom_update(&b);
     assert_aabb(&b, -2, -1, -3, 2, 1, 3);
     test_rot_axis(b.rot, 0, 0, 1, PI / 4);
-    dvi_geom_update(&b);
+    col_geom_update(&b);
     const double e = 3 / sqrt(2.0); /* (1 + 2)/√2 */
     assert_aabb(&b, -e, -e, -3, e, e, 3);
 
-    dvi_geom c = capsule_x(1, 0, 0, 0.5, 2); /* along x */
+    col_geom c = capsule_x(1, 0, 0, 0.5, 2); /* along x */
     assert_aabb(&c, -1.5, -0.5, -0.5, 3.5, 0.5, 0.5);
 
-    dvi_geom y = geom(DVI_SHAPE_CYLINDER, 0, 0, 0);
+    col_geom y = geom(DVI_SHAPE_CYLINDER, 0, 0, 0);
     y.radius = 0.5;
     y.half_length = 2;
     test_rot_axis(y.rot, 0, 1, 0, PI / 2); /* axis along x: flat ends span r in y, z */
-    dvi_geom_update(&y);
+    col_geom_update(&y);
     assert_aabb(&y, -2, -0.5, -0.5, 2, 0.5, 0.5);
     test_rot_axis(y.rot, 0, 1, 0, PI / 4); /* axis (1, 0, 1)/√2 */
-    dvi_geom_update(&y);
+    col_geom_update(&y);
     const double f = 2.5 / sqrt(2.0); /* hl/√2 + r·√(1 − 1/2) */
     assert_aabb(&y, -f, -0.5, -f, f, 0.5, f);
 }
@@ -143,33 +143,33 @@ static void test_aabb_convex(void** state)
 static void test_aabb_unbounded_and_terrain(void** state)
 {
     (void)state;
-    dvi_geom p = plane(0, 0, 1);
+    col_geom p = plane(0, 0, 1);
     assert_true(p.unbounded);
     assert_true(p.aabb_max[2] == 1.0 && isinf(p.aabb_min[2]) && p.aabb_min[2] < 0);
     assert_true(isinf(p.aabb_min[0]) && isinf(p.aabb_max[0]) && isinf(p.aabb_max[1]));
     test_rot_axis(p.rot, 1, 0, 0, 0.3);
-    dvi_geom_update(&p);
+    col_geom_update(&p);
     assert_true(p.unbounded && isinf(p.aabb_max[2]) && isinf(p.aabb_min[1]));
 
     double heights[6] = {0, 1, 2, -1, 0, 0};
-    dvi_heightfield hf = {3, 2, 0.5, 1.0, heights, -1.0, 2.0};
-    dvi_geom h = geom(DVI_SHAPE_HEIGHTFIELD, 1, 1, 1);
+    col_heightfield hf = {3, 2, 0.5, 1.0, heights, -1.0, 2.0};
+    col_geom h = geom(DVI_SHAPE_HEIGHTFIELD, 1, 1, 1);
     h.hfield = &hf;
     h.is_static = true;
-    dvi_geom_update(&h);
+    col_geom_update(&h);
     assert_false(h.unbounded);
     assert_aabb(&h, 1, 1, 0, 2, 2, 3);
     test_rot_axis(h.rot, 0, 0, 1, PI / 2); /* local x → world y, local y → world −x */
-    dvi_geom_update(&h);
+    col_geom_update(&h);
     assert_aabb(&h, 0, 1, 0, 1, 2, 3);
 
     double verts[9] = {0, 0, 0, 1, 0, 0, 0, 2, 0};
     int32_t tris[3] = {0, 1, 2};
-    dvi_trimesh m = {3, 1, verts, tris};
-    dvi_geom g = geom(DVI_SHAPE_MESH, 0, 0, 1);
+    col_trimesh m = {3, 1, verts, tris};
+    col_geom g = geom(DVI_SHAPE_MESH, 0, 0, 1);
     g.mesh = &m;
     test_rot_axis(g.rot, 0, 0, 1, PI / 2);
-    dvi_geom_update(&g);
+    col_geom_update(&g);
     assert_aabb(&g, -2, 0, 1, 0, 1, 1);
 }
 
@@ -178,23 +178,23 @@ static void test_aabb_unbounded_and_terrain(void** state)
 static void test_sphere_sphere(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom a = sphere(0, 0, 0, 1), b = sphere(2.5, 0, 0, 1);
-    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 0.1, p, MAXP), 0); /* Φ = 0.5 > envelope */
-    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 1.0, p, MAXP), 1);
+    col_contact_point p[MAXP];
+    col_geom a = sphere(0, 0, 0, 1), b = sphere(2.5, 0, 0, 1);
+    assert_int_equal(col_collide_sphere_sphere(&a, &b, 0.1, p, MAXP), 0); /* Φ = 0.5 > envelope */
+    assert_int_equal(col_collide_sphere_sphere(&a, &b, 1.0, p, MAXP), 1);
     assert_near(p[0].distance, 0.5, TOL);
     assert_vec(p[0].normal, 1, 0, 0, TOL);
     assert_vec(p[0].point, 1.25, 0, 0, TOL); /* surfaces at x = 1 and 1.5 */
     assert_int_equal(p[0].feature, 0);
 
     b = sphere(0, 1.5, 0, 1); /* penetration 0.5 */
-    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_sphere(&a, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.5, TOL);
     assert_vec(p[0].normal, 0, 1, 0, TOL);
     assert_vec(p[0].point, 0, 0.75, 0, TOL); /* surfaces at y = 1 and 0.5 */
 
     b = sphere(0, 0, 0, 0.5); /* concentric: Φ = −1.5, some unit normal */
-    assert_int_equal(dvi_collide_sphere_sphere(&a, &b, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_sphere(&a, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -1.5, TOL);
     assert_near(sqrt(p[0].normal[0] * p[0].normal[0] + p[0].normal[1] * p[0].normal[1] +
                      p[0].normal[2] * p[0].normal[2]),
@@ -204,47 +204,47 @@ static void test_sphere_sphere(void** state)
 static void test_sphere_box(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom b = box(0, 0, 0, 1, 2, 3);
+    col_contact_point p[MAXP];
+    col_geom b = box(0, 0, 0, 1, 2, 3);
 
-    dvi_geom s = sphere(0, 0, 3.2, 0.5); /* above the top face, penetrating 0.3 */
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
+    col_geom s = sphere(0, 0, 3.2, 0.5); /* above the top face, penetrating 0.3 */
+    assert_int_equal(col_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.3, TOL);
     assert_vec(p[0].normal, 0, 0, -1, TOL);
     assert_vec(p[0].point, 0, 0, 2.85, TOL); /* surfaces at z = 2.7 and 3 */
 
     s = sphere(2, 3, 0, 0.5); /* edge region: closest box point (1, 2, 0) */
     const double r2 = sqrt(2.0);
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.5, p, MAXP), 0); /* Φ = √2 − 0.5 ≈ 0.914 */
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 1.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_box(&s, &b, 0.5, p, MAXP), 0); /* Φ = √2 − 0.5 ≈ 0.914 */
+    assert_int_equal(col_collide_sphere_box(&s, &b, 1.0, p, MAXP), 1);
     assert_near(p[0].distance, r2 - 0.5, TOL);
     assert_vec(p[0].normal, -1 / r2, -1 / r2, 0, TOL);
     double mid = 0.5 * (0.5 + r2); /* distance of the midpoint from the centre along −n */
     assert_vec(p[0].point, 2 - mid / r2, 3 - mid / r2, 0, TOL);
 
     s = sphere(2, 3, 4, 0.5); /* corner region: closest (1, 2, 3), Φ = √3 − 0.5 */
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 1.0, p, MAXP), 0);
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 2.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_box(&s, &b, 1.0, p, MAXP), 0);
+    assert_int_equal(col_collide_sphere_box(&s, &b, 2.0, p, MAXP), 1);
     assert_near(p[0].distance, sqrt(3.0) - 0.5, TOL);
     assert_vec(p[0].normal, -1 / sqrt(3.0), -1 / sqrt(3.0), -1 / sqrt(3.0), TOL);
 
     s = sphere(0.8, 0, 0, 0.5); /* centre inside: nearest face is +x at depth 0.2 */
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.7, TOL);
     assert_vec(p[0].normal, -1, 0, 0, TOL);
     assert_vec(p[0].point, 0.65, 0, 0, TOL); /* sphere surface x = 0.3, box face x = 1 */
 
     s = sphere(0, -1.9, 0.5, 0.1); /* inside, nearest face −y at depth 0.1 */
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_box(&s, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.2, TOL);
     assert_vec(p[0].normal, 0, 1, 0, TOL);
 
     /* box turned 45° about z: its vertical edge at x = 1 + √2 faces the sphere */
     b = box(1, 0, 0, 1, 1, 1);
     test_rot_axis(b.rot, 0, 0, 1, PI / 4);
-    dvi_geom_update(&b);
+    col_geom_update(&b);
     s = sphere(3, 0, 0, 0.5);
-    assert_int_equal(dvi_collide_sphere_box(&s, &b, 0.1, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_box(&s, &b, 0.1, p, MAXP), 1);
     const double phi = 2 - r2 - 0.5;
     assert_near(p[0].distance, phi, TOL);
     assert_vec(p[0].normal, -1, 0, 0, TOL);
@@ -254,38 +254,38 @@ static void test_sphere_box(void** state)
 static void test_sphere_capsule_plane(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom c = capsule(0, 0, 0, 0.5, 1); /* along z, segment z in [−1, 1] */
-    dvi_geom s = sphere(1, 0, 0.5, 0.3);   /* beside the cylinder part */
-    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.1, p, MAXP), 0);
-    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.2, p, MAXP), 1);
+    col_contact_point p[MAXP];
+    col_geom c = capsule(0, 0, 0, 0.5, 1); /* along z, segment z in [−1, 1] */
+    col_geom s = sphere(1, 0, 0.5, 0.3);   /* beside the cylinder part */
+    assert_int_equal(col_collide_sphere_capsule(&s, &c, 0.1, p, MAXP), 0);
+    assert_int_equal(col_collide_sphere_capsule(&s, &c, 0.2, p, MAXP), 1);
     assert_near(p[0].distance, 0.2, TOL);
     assert_vec(p[0].normal, -1, 0, 0, TOL);
     assert_vec(p[0].point, 0.6, 0, 0.5, TOL);
     s = sphere(0, 0, 2, 0.3); /* above the cap */
-    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.2, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_capsule(&s, &c, 0.2, p, MAXP), 1);
     assert_near(p[0].distance, 0.2, TOL);
     assert_vec(p[0].normal, 0, 0, -1, TOL);
     assert_vec(p[0].point, 0, 0, 1.6, TOL);
     s = sphere(0.3, 0, -0.5, 0.4); /* penetrating the side by 0.6 */
-    assert_int_equal(dvi_collide_sphere_capsule(&s, &c, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_capsule(&s, &c, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, 0.3 - 0.9, TOL);
     assert_vec(p[0].normal, -1, 0, 0, TOL);
 
     /* plane through (0, 0, 1) turned 30° about x: normal (0, −1/2, √3/2) */
-    dvi_geom pl = plane(0, 0, 1);
+    col_geom pl = plane(0, 0, 1);
     test_rot_axis(pl.rot, 1, 0, 0, PI / 6);
-    dvi_geom_update(&pl);
+    col_geom_update(&pl);
     const double n[3] = {0, -0.5, sqrt(3.0) / 2};
     s = sphere(1 + 2 * n[0], 2 * n[1], 1 + 2 * n[2], 0.5); /* centre 2 above the plane */
-    assert_int_equal(dvi_collide_sphere_plane(&s, &pl, 1.0, p, MAXP), 0);
-    assert_int_equal(dvi_collide_sphere_plane(&s, &pl, 2.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_plane(&s, &pl, 1.0, p, MAXP), 0);
+    assert_int_equal(col_collide_sphere_plane(&s, &pl, 2.0, p, MAXP), 1);
     assert_near(p[0].distance, 1.5, TOL);
     assert_vec(p[0].normal, -n[0], -n[1], -n[2], TOL);
     assert_vec(p[0].point, s.pos[0] - 1.25 * n[0], s.pos[1] - 1.25 * n[1], s.pos[2] - 1.25 * n[2], TOL);
     s = sphere(5, 0, 0.9, 0.5); /* below the plane's origin height: deep */
     double h = (s.pos[1] - 0) * n[1] + (s.pos[2] - 1) * n[2];
-    assert_int_equal(dvi_collide_sphere_plane(&s, &pl, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_sphere_plane(&s, &pl, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, h - 0.5, TOL);
 }
 
@@ -294,15 +294,15 @@ static void test_sphere_capsule_plane(void** state)
 static void test_capsule_capsule(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom a = capsule_x(0, 0, 0, 0.2, 1);
+    col_contact_point p[MAXP];
+    col_geom a = capsule_x(0, 0, 0, 0.2, 1);
 
     /* crossing at right angles, 0.5 apart: one point */
-    dvi_geom b = capsule(0, 0, 0.5, 0.2, 1);
+    col_geom b = capsule(0, 0, 0.5, 0.2, 1);
     test_rot_axis(b.rot, 1, 0, 0, PI / 2); /* along y */
-    dvi_geom_update(&b);
-    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.05, p, MAXP), 0);
-    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.1, p, MAXP), 1);
+    col_geom_update(&b);
+    assert_int_equal(col_collide_capsule_capsule(&a, &b, 0.05, p, MAXP), 0);
+    assert_int_equal(col_collide_capsule_capsule(&a, &b, 0.1, p, MAXP), 1);
     assert_near(p[0].distance, 0.1, TOL);
     assert_vec(p[0].normal, 0, 0, 1, TOL);
     assert_vec(p[0].point, 0, 0, 0.25, TOL);
@@ -310,14 +310,14 @@ static void test_capsule_capsule(void** state)
 
     /* axes intersecting: Φ = −0.4, normal perpendicular to both */
     b.pos[2] = 0;
-    dvi_geom_update(&b);
-    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP), 1);
+    col_geom_update(&b);
+    assert_int_equal(col_collide_capsule_capsule(&a, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.4, TOL);
     assert_near(fabs(p[0].normal[2]), 1.0, TOL);
 
     /* parallel, stacked with an offset: two points at the overlap ends x = −0.5, 1 */
     b = capsule_x(0.5, 0, 0.35, 0.2, 1);
-    int n = dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP);
+    int n = col_collide_capsule_capsule(&a, &b, 0.0, p, MAXP);
     assert_int_equal(n, 2);
     for (int i = 0; i < 2; i++) {
         assert_near(p[i].distance, -0.05, TOL);
@@ -329,7 +329,7 @@ static void test_capsule_capsule(void** state)
 
     /* collinear, end to end: one point between the caps */
     b = capsule_x(2.3, 0, 0, 0.2, 1);
-    assert_int_equal(dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_capsule_capsule(&a, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.1, TOL);
     assert_vec(p[0].normal, 1, 0, 0, TOL);
     assert_vec(p[0].point, 1.15, 0, 0, TOL);
@@ -343,8 +343,8 @@ static void test_capsule_capsule(void** state)
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             b.rot[3 * i + j] = Rz[3 * i] * Ry[j] + Rz[3 * i + 1] * Ry[3 + j] + Rz[3 * i + 2] * Ry[6 + j];
-    dvi_geom_update(&b);
-    n = dvi_collide_capsule_capsule(&a, &b, 0.0, p, MAXP);
+    col_geom_update(&b);
+    n = col_collide_capsule_capsule(&a, &b, 0.0, p, MAXP);
     assert_int_equal(n, 3);
     assert_int_equal(p[2].feature, 0);
     assert_near(p[2].distance, -0.1, TOL);
@@ -352,8 +352,8 @@ static void test_capsule_capsule(void** state)
     assert_true(p[0].distance > p[2].distance && p[1].distance > p[2].distance);
 
     /* zero-length capsules behave as spheres */
-    dvi_geom s0 = capsule(0, 0, 0, 0.5, 0), s1 = capsule(0, 0, 0.8, 0.5, 0);
-    assert_int_equal(dvi_collide_capsule_capsule(&s0, &s1, 0.0, p, MAXP), 1);
+    col_geom s0 = capsule(0, 0, 0, 0.5, 0), s1 = capsule(0, 0, 0.8, 0.5, 0);
+    assert_int_equal(col_collide_capsule_capsule(&s0, &s1, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.2, TOL);
     assert_vec(p[0].normal, 0, 0, 1, TOL);
 }
@@ -361,11 +361,11 @@ static void test_capsule_capsule(void** state)
 static void test_capsule_plane(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom pl = plane(0, 0, 0);
-    dvi_geom c = capsule_x(0, 0, 0.25, 0.2, 1); /* lying: both ends 0.05 above */
-    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.01, p, MAXP), 0);
-    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 2);
+    col_contact_point p[MAXP];
+    col_geom pl = plane(0, 0, 0);
+    col_geom c = capsule_x(0, 0, 0.25, 0.2, 1); /* lying: both ends 0.05 above */
+    assert_int_equal(col_collide_capsule_plane(&c, &pl, 0.01, p, MAXP), 0);
+    assert_int_equal(col_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 2);
     for (int i = 0; i < 2; i++) {
         assert_near(p[i].distance, 0.05, TOL);
         assert_vec(p[i].normal, 0, 0, -1, TOL);
@@ -376,27 +376,27 @@ static void test_capsule_plane(void** state)
 
     c = capsule(0, 0, 0.25, 0.2, 1); /* 60° from vertical: ends at z = −0.25, 0.75 */
     test_rot_axis(c.rot, 0, 1, 0, PI / 3);
-    dvi_geom_update(&c);
-    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 1);
+    col_geom_update(&c);
+    assert_int_equal(col_collide_capsule_plane(&c, &pl, 0.1, p, MAXP), 1);
     assert_int_equal(p[0].feature, 0);
     assert_near(p[0].distance, -0.45, TOL);
     assert_vec(p[0].point, -sqrt(3.0) / 2, 0, -0.225, TOL);
 
     c = capsule(0, 0, 0.1, 0.2, 0); /* zero length: one point */
-    assert_int_equal(dvi_collide_capsule_plane(&c, &pl, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_capsule_plane(&c, &pl, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.1, TOL);
 }
 
 static void test_capsule_box_separated(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom b = box(0, 0, 0, 1, 1, 1);
+    col_contact_point p[MAXP];
+    col_geom b = box(0, 0, 0, 1, 1, 1);
 
     /* lying on the top face, 0.1 above it: two points at the ends */
-    dvi_geom c = capsule_x(0, 0, 1.3, 0.2, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.05, p, MAXP), 0);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
+    col_geom c = capsule_x(0, 0, 1.3, 0.2, 0.5);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.05, p, MAXP), 0);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
     for (int i = 0; i < 2; i++) {
         assert_near(p[i].distance, 0.1, TOL);
         assert_vec(p[i].normal, 0, 0, -1, TOL);
@@ -407,14 +407,14 @@ static void test_capsule_box_separated(void** state)
 
     /* overhanging the edge x = 1: the points are clipped to the face */
     c = capsule_x(1, 0, 1.25, 0.2, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
     assert_vec(p[0].point, 0.5, 0, 1.025, TOL);
     assert_vec(p[1].point, 1.0, 0, 1.025, TOL);
     assert_near(p[1].distance, 0.05, TOL);
 
     /* standing on its end 0.3 above the face: one point (the other end is far) */
     c = capsule(0, 0, 2, 0.2, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.5, p, MAXP), 1);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.5, p, MAXP), 1);
     assert_near(p[0].distance, 0.3, TOL);
     assert_vec(p[0].normal, 0, 0, -1, TOL);
     assert_vec(p[0].point, 0, 0, 1.15, TOL);
@@ -422,7 +422,7 @@ static void test_capsule_box_separated(void** state)
     /* standing above the corner (1, 1, 1): one point, normal along the offset */
     c = capsule(1.3, 1.4, 2, 0.2, 0.5);
     const double d = sqrt(0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.6, p, MAXP), 1);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.6, p, MAXP), 1);
     assert_near(p[0].distance, d - 0.2, TOL);
     assert_vec(p[0].normal, -0.3 / d, -0.4 / d, -0.5 / d, TOL);
     const double m = 0.5 * (d - 0.2); /* midpoint, from the corner towards the capsule */
@@ -431,17 +431,17 @@ static void test_capsule_box_separated(void** state)
     /* parallel to the edge x = z = 1, beside it: one point on the edge's span */
     c = capsule(1.5, 0, 1.5, 0.2, 2);
     test_rot_axis(c.rot, 1, 0, 0, PI / 2);
-    dvi_geom_update(&c);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 1.0, p, MAXP), 1);
+    col_geom_update(&c);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 1.0, p, MAXP), 1);
     assert_near(p[0].distance, d - 0.2, TOL);
     assert_vec(p[0].normal, -sqrt(0.5), 0, -sqrt(0.5), TOL);
     assert_true(fabs(p[0].point[1]) <= 1 + TOL);
 
     /* box turned 45° about z: the capsule on top still gets two points */
     test_rot_axis(b.rot, 0, 0, 1, PI / 4);
-    dvi_geom_update(&b);
+    col_geom_update(&b);
     c = capsule_x(0, 0, 1.3, 0.2, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.11, p, MAXP), 2);
     assert_near(p[0].distance, 0.1, TOL);
     assert_near(p[1].distance, 0.1, TOL);
     assert_vec(p[0].normal, 0, 0, -1, TOL);
@@ -450,9 +450,9 @@ static void test_capsule_box_separated(void** state)
     /* box turned 90° about x (local y → world z), capsule beside its −y face */
     b = box(0, 0, 0, 1, 2, 3); /* in world: x half 1, y half 3, z half 2 */
     test_rot_axis(b.rot, 1, 0, 0, PI / 2);
-    dvi_geom_update(&b);
+    col_geom_update(&b);
     c = capsule_x(0, -3.25, 0, 0.2, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.1, p, MAXP), 2);
     assert_near(p[0].distance, 0.05, TOL);
     assert_vec(p[0].normal, 0, 1, 0, TOL);
 }
@@ -460,12 +460,12 @@ static void test_capsule_box_separated(void** state)
 static void test_capsule_box_penetrating(void** state)
 {
     (void)state;
-    dvi_contact_point p[MAXP];
-    dvi_geom b = box(0, 0, 0, 1, 1, 1);
+    col_contact_point p[MAXP];
+    col_geom b = box(0, 0, 0, 1, 1, 1);
 
     /* segment 0.1 below the top face: exit up, two points Φ = −0.3 */
-    dvi_geom c = capsule_x(0, 0, 0.9, 0.2, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 2);
+    col_geom c = capsule_x(0, 0, 0.9, 0.2, 0.5);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.0, p, MAXP), 2);
     for (int i = 0; i < 2; i++) {
         assert_near(p[i].distance, -0.3, TOL);
         assert_vec(p[i].normal, 0, 0, -1, TOL);
@@ -475,7 +475,7 @@ static void test_capsule_box_penetrating(void** state)
 
     /* poking in tip first through the −x face: one point at the deep end */
     c = capsule_x(-1.3, 0.2, 0.1, 0.1, 0.5); /* segment x in [−1.8, −0.8] */
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
     assert_near(p[0].distance, -0.3, TOL);
     assert_vec(p[0].normal, 1, 0, 0, TOL);
     assert_vec(p[0].point, -0.85, 0.2, 0.1, TOL);
@@ -484,8 +484,8 @@ static void test_capsule_box_penetrating(void** state)
      * the edge direction (1, 0, 1)/√2 is the axis of least depth (0.1/√2) */
     c = capsule(0.95, 0, 0.95, 0.1, sqrt(2.0) * 0.45);
     test_rot_axis(c.rot, 0, 1, 0, 3 * PI / 4); /* local z → (1, 0, −1)/√2 */
-    dvi_geom_update(&c);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
+    col_geom_update(&c);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.0, p, MAXP), 1);
     const double depth = 0.1 / sqrt(2.0), phi = -depth - 0.1, u = 1 / sqrt(2.0);
     assert_near(p[0].distance, phi, 1e-12);
     assert_vec(p[0].normal, -u, 0, -u, 1e-12);
@@ -494,7 +494,7 @@ static void test_capsule_box_penetrating(void** state)
     /* axis through the centre along z (z in [−0.5, 0.5]): leaving through
      * ±z needs 1.5, sideways through +x only 1: two points on face +x */
     c = capsule(0, 0, 0, 0.1, 0.5);
-    assert_int_equal(dvi_collide_capsule_box(&c, &b, 0.0, p, MAXP), 2);
+    assert_int_equal(col_collide_capsule_box(&c, &b, 0.0, p, MAXP), 2);
     for (int i = 0; i < 2; i++) {
         assert_near(p[i].distance, -1.1, TOL);
         assert_vec(p[i].normal, -1, 0, 0, TOL);
@@ -506,7 +506,7 @@ static void test_capsule_box_penetrating(void** state)
 /* ---- random configurations against a numerical minimisation ---------------- */
 
 /* Distance from world point x to box g. */
-static double point_box_distance(const dvi_geom* g, const double x[3])
+static double point_box_distance(const col_geom* g, const double x[3])
 {
     double d[3], s = 0.0;
     for (int k = 0; k < 3; k++) d[k] = x[k] - g->pos[k];
@@ -518,13 +518,13 @@ static double point_box_distance(const dvi_geom* g, const double x[3])
     return sqrt(s);
 }
 
-static void capsule_point(const dvi_geom* c, double t, double x[3]) /* t in [0, 1] */
+static void capsule_point(const col_geom* c, double t, double x[3]) /* t in [0, 1] */
 {
     for (int k = 0; k < 3; k++) x[k] = c->pos[k] + (2 * t - 1) * c->half_length * c->rot[3 * k + 2];
 }
 
 /* Distance from x to the capsule's axis segment (projection, clamped). */
-static double point_capsule_axis_distance(const dvi_geom* c, const double x[3])
+static double point_capsule_axis_distance(const col_geom* c, const double x[3])
 {
     double p0[3], p1[3], d[3], r[3], dd = 0, rd = 0;
     capsule_point(c, 0, p0);
@@ -541,7 +541,7 @@ static double point_capsule_axis_distance(const dvi_geom* c, const double x[3])
 }
 
 /* min over t of dist(capsule axis point t, other): convex in t. */
-static double min_over_axis(const dvi_geom* c, const dvi_geom* other, int other_is_box)
+static double min_over_axis(const col_geom* c, const col_geom* other, int other_is_box)
 {
     double lo = 0, hi = 1, x[3];
     for (int it = 0; it < 120; it++) {
@@ -556,7 +556,7 @@ static double min_over_axis(const dvi_geom* c, const dvi_geom* other, int other_
     return other_is_box ? point_box_distance(other, x) : point_capsule_axis_distance(other, x);
 }
 
-static void check_points(const dvi_contact_point* p, int n, double env)
+static void check_points(const col_contact_point* p, int n, double env)
 {
     for (int i = 0; i < n; i++) {
         const double* v = p[i].normal;
@@ -565,7 +565,7 @@ static void check_points(const dvi_contact_point* p, int n, double env)
     }
 }
 
-static double min_distance(const dvi_contact_point* p, int n)
+static double min_distance(const col_contact_point* p, int n)
 {
     double m = HUGE_VAL;
     for (int i = 0; i < n; i++) m = fmin(m, p[i].distance);
@@ -579,19 +579,19 @@ static void test_random_against_numeric(void** state)
 {
     (void)state;
     uint64_t s = 12345;
-    dvi_contact_point p[MAXP];
+    col_contact_point p[MAXP];
     int separated = 0, overlapping = 0;
     for (int trial = 0; trial < 3000; trial++) {
-        dvi_geom b = box(0, 0, 0, 0.2 + dvi_uniform01(&s), 0.2 + dvi_uniform01(&s), 0.2 + dvi_uniform01(&s));
+        col_geom b = box(0, 0, 0, 0.2 + base_uniform01(&s), 0.2 + base_uniform01(&s), 0.2 + base_uniform01(&s));
         random_rotation(b.rot, &s);
-        dvi_geom_update(&b);
-        dvi_geom c = capsule(3 * dvi_uniform01(&s) - 1.5, 3 * dvi_uniform01(&s) - 1.5, 3 * dvi_uniform01(&s) - 1.5, 0.05 + 0.3 * dvi_uniform01(&s),
-                             dvi_uniform01(&s) < 0.1 ? 0.0 : dvi_uniform01(&s));
+        col_geom_update(&b);
+        col_geom c = capsule(3 * base_uniform01(&s) - 1.5, 3 * base_uniform01(&s) - 1.5, 3 * base_uniform01(&s) - 1.5, 0.05 + 0.3 * base_uniform01(&s),
+                             base_uniform01(&s) < 0.1 ? 0.0 : base_uniform01(&s));
         random_rotation(c.rot, &s);
-        dvi_geom_update(&c);
+        col_geom_update(&c);
         const double env = 10.0;
         double gap = min_over_axis(&c, &b, 1) - c.radius;
-        int n = dvi_collide_capsule_box(&c, &b, env, p, MAXP);
+        int n = col_collide_capsule_box(&c, &b, env, p, MAXP);
         assert_true(n >= 1 && n <= 2);
         check_points(p, n, env);
         if (gap > c.radius * 1e-3 - c.radius) { /* segment outside the box */
@@ -607,13 +607,13 @@ static void test_random_against_numeric(void** state)
             overlapping++;
         }
 
-        dvi_geom d = capsule(2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 0.05 + 0.3 * dvi_uniform01(&s),
-                             dvi_uniform01(&s) < 0.1 ? 0.0 : dvi_uniform01(&s));
+        col_geom d = capsule(2 * base_uniform01(&s) - 1, 2 * base_uniform01(&s) - 1, 2 * base_uniform01(&s) - 1, 0.05 + 0.3 * base_uniform01(&s),
+                             base_uniform01(&s) < 0.1 ? 0.0 : base_uniform01(&s));
         random_rotation(d.rot, &s);
         if (trial % 10 == 0) memcpy(d.rot, c.rot, sizeof d.rot); /* exactly parallel */
-        dvi_geom_update(&d);
+        col_geom_update(&d);
         gap = min_over_axis(&c, &d, 0) - c.radius - d.radius;
-        n = dvi_collide_capsule_capsule(&c, &d, env, p, MAXP);
+        n = col_collide_capsule_capsule(&c, &d, env, p, MAXP);
         assert_true(n >= 1 && n <= 3);
         check_points(p, n, env);
         assert_near(min_distance(p, n), gap, 1e-7);
@@ -621,13 +621,13 @@ static void test_random_against_numeric(void** state)
             assert_near(p[0].distance, p[1].distance, 1e-9); /* parallel: equal gaps */
         }
 
-        dvi_geom sp = sphere(2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 2 * dvi_uniform01(&s) - 1, 0.05 + 0.3 * dvi_uniform01(&s));
-        n = dvi_collide_sphere_box(&sp, &b, env, p, MAXP);
+        col_geom sp = sphere(2 * base_uniform01(&s) - 1, 2 * base_uniform01(&s) - 1, 2 * base_uniform01(&s) - 1, 0.05 + 0.3 * base_uniform01(&s));
+        n = col_collide_sphere_box(&sp, &b, env, p, MAXP);
         assert_int_equal(n, 1);
         check_points(p, n, env);
         double db = point_box_distance(&b, sp.pos);
         if (db > 0) assert_near(p[0].distance, db - sp.radius, 1e-12);
-        n = dvi_collide_sphere_capsule(&sp, &c, env, p, MAXP);
+        n = col_collide_sphere_capsule(&sp, &c, env, p, MAXP);
         assert_int_equal(n, 1);
         assert_near(p[0].distance, point_capsule_axis_distance(&c, sp.pos) - sp.radius - c.radius, 1e-9);
     }
@@ -636,11 +636,11 @@ static void test_random_against_numeric(void** state)
 
 /* ---- dispatcher: order of the pair flips the normal ------------------------ */
 
-static void check_flip(const dvi_geom* a, const dvi_geom* b, double env)
+static void check_flip(const col_geom* a, const col_geom* b, double env)
 {
-    dvi_contact_point p[MAXP], q[MAXP];
-    int n = dvi_narrow_phase(a, b, env, p, MAXP);
-    int m = dvi_narrow_phase(b, a, env, q, MAXP);
+    col_contact_point p[MAXP], q[MAXP];
+    int n = col_narrow_phase(a, b, env, p, MAXP);
+    int m = col_narrow_phase(b, a, env, q, MAXP);
     assert_true(n >= 1);
     assert_int_equal(n, m);
     for (int i = 0; i < n; i++) {
@@ -653,23 +653,23 @@ static void check_flip(const dvi_geom* a, const dvi_geom* b, double env)
 static void test_dispatch_flip(void** state)
 {
     (void)state;
-    dvi_geom s = sphere(0.3, 0.1, 1.2, 0.4), b = box(0, 0, 0, 1, 1, 1), pl = plane(0, 0, 0);
+    col_geom s = sphere(0.3, 0.1, 1.2, 0.4), b = box(0, 0, 0, 1, 1, 1), pl = plane(0, 0, 0);
     test_rot_axis(b.rot, 1, 1, 0, 0.2);
-    dvi_geom_update(&b);
-    dvi_geom c = capsule_x(0.2, 0, 1.25, 0.3, 0.5), c2 = capsule(0.1, 0.2, 1.9, 0.3, 0.4);
+    col_geom_update(&b);
+    col_geom c = capsule_x(0.2, 0, 1.25, 0.3, 0.5), c2 = capsule(0.1, 0.2, 1.9, 0.3, 0.4);
     check_flip(&s, &b, 0.01);
     check_flip(&s, &pl, 2.0);
     check_flip(&s, &c, 0.01);
     check_flip(&c, &b, 0.01);
     check_flip(&c, &pl, 2.0);
-    dvi_contact_point p[MAXP];
+    col_contact_point p[MAXP];
     /* box–sphere through the dispatcher: normal from the box to the sphere */
-    assert_int_equal(dvi_narrow_phase(&b, &s, 0.01, p, MAXP), 1);
+    assert_int_equal(col_narrow_phase(&b, &s, 0.01, p, MAXP), 1);
     assert_true(p[0].normal[2] > 0.5);
     /* capsule–capsule is symmetric by construction of the routine */
-    int n = dvi_narrow_phase(&c, &c2, 0.5, p, MAXP);
-    dvi_contact_point q[MAXP];
-    int m = dvi_narrow_phase(&c2, &c, 0.5, q, MAXP);
+    int n = col_narrow_phase(&c, &c2, 0.5, p, MAXP);
+    col_contact_point q[MAXP];
+    int m = col_narrow_phase(&c2, &c, 0.5, q, MAXP);
     assert_true(n >= 1 && m >= 1);
     assert_near(p[0].distance, q[0].distance, 1e-12);
     assert_vec(q[0].normal, -p[0].normal[0], -p[0].normal[1], -p[0].normal[2], 1e-12);
@@ -678,11 +678,11 @@ static void test_dispatch_flip(void** state)
 /* ---- broad phase -------------------------------------------------------------- */
 
 typedef struct contact_list {
-    dvi_contact_point* p;
+    col_contact_point* p;
     int32_t n, cap;
 } contact_list;
 
-static void list_push(contact_list* l, const dvi_contact_point* p)
+static void list_push(contact_list* l, const col_contact_point* p)
 {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 256;
@@ -693,14 +693,14 @@ static void list_push(contact_list* l, const dvi_contact_point* p)
 }
 
 /* Every pair i < j through the narrow phase, with the same pair filters. */
-static contact_list brute_force(const dvi_geom* g, int32_t n, double env)
+static contact_list brute_force(const col_geom* g, int32_t n, double env)
 {
     contact_list l = {NULL, 0, 0};
-    dvi_contact_point buf[MAXP];
+    col_contact_point buf[MAXP];
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = i + 1; j < n; j++) {
             if (g[i].owner == g[j].owner || (g[i].is_static && g[j].is_static)) continue;
-            int m = dvi_narrow_phase(&g[i], &g[j], env, buf, MAXP);
+            int m = col_narrow_phase(&g[i], &g[j], env, buf, MAXP);
             for (int k = 0; k < m; k++) {
                 buf[k].geom_a = i;
                 buf[k].geom_b = j;
@@ -710,7 +710,7 @@ static contact_list brute_force(const dvi_geom* g, int32_t n, double env)
     return l;
 }
 
-static void assert_same_contacts(const dvi_contact_point* p, int32_t n, const dvi_contact_point* q, int32_t m)
+static void assert_same_contacts(const col_contact_point* p, int32_t n, const col_contact_point* q, int32_t m)
 {
     assert_int_equal(n, m);
     for (int32_t i = 0; i < n; i++) {
@@ -729,27 +729,27 @@ static void assert_same_contacts(const dvi_contact_point* p, int32_t n, const dv
 /* A random scene of n geoms in [0, side]³ (+ offset): spheres, boxes and
  * capsules of sizes spread by `spread`, a plane at z = offset (index n/3),
  * some static geoms and some geoms sharing an owner. */
-static void random_scene(dvi_geom* g, int32_t n, double side, double spread, double offset, uint64_t seed)
+static void random_scene(col_geom* g, int32_t n, double side, double spread, double offset, uint64_t seed)
 {
     uint64_t s = seed;
     for (int32_t i = 0; i < n; i++) {
-        double size = 0.05 * (1.0 + spread * dvi_uniform01(&s) * dvi_uniform01(&s) * dvi_uniform01(&s));
-        double x = offset + side * dvi_uniform01(&s), y = offset + side * dvi_uniform01(&s), z = offset + side * dvi_uniform01(&s);
-        int kind = (int)(3 * dvi_uniform01(&s));
-        dvi_geom* q = &g[i];
+        double size = 0.05 * (1.0 + spread * base_uniform01(&s) * base_uniform01(&s) * base_uniform01(&s));
+        double x = offset + side * base_uniform01(&s), y = offset + side * base_uniform01(&s), z = offset + side * base_uniform01(&s);
+        int kind = (int)(3 * base_uniform01(&s));
+        col_geom* q = &g[i];
         if (kind == 0) {
-            *q = sphere(x, y, z, size * (0.5 + dvi_uniform01(&s)));
+            *q = sphere(x, y, z, size * (0.5 + base_uniform01(&s)));
         } else if (kind == 1) {
-            *q = box(x, y, z, size * (0.3 + dvi_uniform01(&s)), size * (0.3 + dvi_uniform01(&s)), size * (0.3 + dvi_uniform01(&s)));
+            *q = box(x, y, z, size * (0.3 + base_uniform01(&s)), size * (0.3 + base_uniform01(&s)), size * (0.3 + base_uniform01(&s)));
             random_rotation(q->rot, &s);
         } else {
-            *q = capsule(x, y, z, size * (0.3 + 0.5 * dvi_uniform01(&s)), size * 1.5 * dvi_uniform01(&s));
+            *q = capsule(x, y, z, size * (0.3 + 0.5 * base_uniform01(&s)), size * 1.5 * base_uniform01(&s));
             random_rotation(q->rot, &s);
         }
         q->owner = i;
-        if (dvi_uniform01(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
-        q->is_static = dvi_uniform01(&s) < 0.15;
-        dvi_geom_update(q);
+        if (base_uniform01(&s) < 0.1 && i > 0) q->owner = g[i - 1].owner; /* compound with the previous */
+        q->is_static = base_uniform01(&s) < 0.15;
+        col_geom_update(q);
     }
     if (n >= 3) {
         g[n / 3] = plane(offset, offset, offset + 0.2 * side);
@@ -758,11 +758,11 @@ static void random_scene(dvi_geom* g, int32_t n, double side, double spread, dou
     }
 }
 
-static void check_scene(dvi_collision* c, const dvi_geom* g, int32_t n, double env)
+static void check_scene(col_collision* c, const col_geom* g, int32_t n, double env)
 {
-    const dvi_contact_point* pts = NULL;
+    const col_contact_point* pts = NULL;
     int32_t count = -1;
-    assert_int_equal(dvi_collide(c, g, n, env, &pts, &count), DVI_OK);
+    assert_int_equal(col_collide(c, g, n, env, &pts, &count), DVI_OK);
     contact_list ref = brute_force(g, n, env);
     assert_same_contacts(pts, count, ref.p, ref.n);
     for (int32_t i = 0; i < count; i++) {
@@ -778,10 +778,10 @@ static void check_scene(dvi_collision* c, const dvi_geom* g, int32_t n, double e
 static void test_broad_vs_brute_force(void** state)
 {
     (void)state;
-    dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
+    col_collision* c = NULL;
+    assert_int_equal(col_create(NULL, &c), DVI_OK);
     enum { N = 400 };
-    dvi_geom* g = calloc(N, sizeof *g);
+    col_geom* g = calloc(N, sizeof *g);
     assert_non_null(g);
     int32_t total = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
@@ -789,9 +789,9 @@ static void test_broad_vs_brute_force(void** state)
         double spread = seed % 2 ? 1.0 : 40.0;
         random_scene(g, N, 1.2, spread, 0.0, seed);
         check_scene(c, g, N, 0.01);
-        const dvi_contact_point* pts;
+        const col_contact_point* pts;
         int32_t count;
-        assert_int_equal(dvi_collide(c, g, N, 0.01, &pts, &count), DVI_OK);
+        assert_int_equal(col_collide(c, g, N, 0.01, &pts, &count), DVI_OK);
         total += count;
         /* smaller subsets reuse the same state */
         check_scene(c, g, N / 4, 0.02);
@@ -804,7 +804,7 @@ static void test_broad_vs_brute_force(void** state)
         for (int32_t i = 0; i < N; i++) {
             g[i].pos[0] += 60.0 * (i % 3);
             g[i].pos[1] -= 60.0 * (i % 5);
-            dvi_geom_update(&g[i]);
+            col_geom_update(&g[i]);
         }
         check_scene(c, g, N, 0.01);
     }
@@ -814,7 +814,7 @@ static void test_broad_vs_brute_force(void** state)
     random_scene(g, N, 1.0, 5.0, -3.7e3, 98);
     check_scene(c, g, N, 0.0);
     free(g);
-    dvi_collision_destroy(c);
+    col_destroy(c);
 }
 
 /* Spheres exactly touching on a lattice (centres on cell boundaries), with
@@ -823,7 +823,7 @@ static void test_broad_lattice(void** state)
 {
     (void)state;
     enum { K = 7, N = K * K * K + 1 };
-    dvi_geom g[N];
+    col_geom g[N];
     int32_t n = 0;
     for (int i = 0; i < K; i++)
         for (int j = 0; j < K; j++)
@@ -836,58 +836,58 @@ static void test_broad_lattice(void** state)
     g[n].owner = -1;
     g[n].is_static = true;
     n++;
-    dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
+    col_collision* c = NULL;
+    assert_int_equal(col_create(NULL, &c), DVI_OK);
     check_scene(c, g, n, 0.0);
-    const dvi_contact_point* pts;
+    const col_contact_point* pts;
     int32_t count;
-    assert_int_equal(dvi_collide(c, g, n, 0.0, &pts, &count), DVI_OK);
+    assert_int_equal(col_collide(c, g, n, 0.0, &pts, &count), DVI_OK);
     assert_int_equal(count, 3 * K * K * (K - 1) + K * K); /* lattice bonds + bottom layer on the plane */
     check_scene(c, g, n, 0.01);
     /* the same lattice split in two blocks 1000 apart (hashed cell table) */
     for (int32_t i = 0; i < n - 1; i += 2) {
         g[i].pos[0] += 1000.0;
-        dvi_geom_update(&g[i]);
+        col_geom_update(&g[i]);
     }
     check_scene(c, g, n, 0.0);
     check_scene(c, g, n, 0.01);
-    dvi_collision_destroy(c);
+    col_destroy(c);
 }
 
 static void test_broad_determinism(void** state)
 {
     (void)state;
     enum { N = 300 };
-    dvi_geom* g = calloc(N, sizeof *g);
-    dvi_geom* other = calloc(2 * N, sizeof *other);
+    col_geom* g = calloc(N, sizeof *g);
+    col_geom* other = calloc(2 * N, sizeof *other);
     assert_non_null(g);
     assert_non_null(other);
     random_scene(g, N, 1.0, 10.0, 0.0, 7);
     random_scene(other, 2 * N, 2.0, 3.0, 0.0, 8);
-    dvi_collision *c1 = NULL, *c2 = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c1), DVI_OK);
-    assert_int_equal(dvi_collision_create(NULL, &c2), DVI_OK);
-    const dvi_contact_point *p1, *p2;
+    col_collision *c1 = NULL, *c2 = NULL;
+    assert_int_equal(col_create(NULL, &c1), DVI_OK);
+    assert_int_equal(col_create(NULL, &c2), DVI_OK);
+    const col_contact_point *p1, *p2;
     int32_t n1, n2;
-    assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
-    dvi_contact_point* copy = malloc((size_t)n1 * sizeof *copy + 1);
+    assert_int_equal(col_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
+    col_contact_point* copy = malloc((size_t)n1 * sizeof *copy + 1);
     assert_non_null(copy);
     memcpy(copy, p1, (size_t)n1 * sizeof *copy);
     /* same state after an unrelated, larger call */
-    assert_int_equal(dvi_collide(c1, other, 2 * N, 0.01, &p2, &n2), DVI_OK);
-    assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
+    assert_int_equal(col_collide(c1, other, 2 * N, 0.01, &p2, &n2), DVI_OK);
+    assert_int_equal(col_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
     assert_same_contacts(p1, n1, copy, n1);
-    const dvi_contact_point* again = p1;
-    assert_int_equal(dvi_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
+    const col_contact_point* again = p1;
+    assert_int_equal(col_collide(c1, g, N, 0.01, &p1, &n1), DVI_OK);
     assert_ptr_equal(p1, again); /* steady state: the output buffer is reused */
     /* a fresh state */
-    assert_int_equal(dvi_collide(c2, g, N, 0.01, &p2, &n2), DVI_OK);
+    assert_int_equal(col_collide(c2, g, N, 0.01, &p2, &n2), DVI_OK);
     assert_same_contacts(p2, n2, copy, n1);
     free(copy);
     free(g);
     free(other);
-    dvi_collision_destroy(c1);
-    dvi_collision_destroy(c2);
+    col_destroy(c1);
+    col_destroy(c2);
 }
 
 static void test_broad_filters(void** state)
@@ -895,7 +895,7 @@ static void test_broad_filters(void** state)
     (void)state;
     /* a chain of overlapping unit spheres along x; owners and static flags
      * decide which neighbours pair */
-    dvi_geom g[7];
+    col_geom g[7];
     for (int i = 0; i < 6; i++) g[i] = sphere(1.5 * i, 0, 1, 1);
     g[0].owner = g[1].owner = 10;           /* same owner: skipped */
     g[2].owner = 11;
@@ -907,11 +907,11 @@ static void test_broad_filters(void** state)
     g[6] = box(0, 0, -1, 20, 20, 1);         /* static floor touching spheres 0..5 */
     g[6].owner = 15;
     g[6].is_static = true;
-    dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
-    const dvi_contact_point* p;
+    col_collision* c = NULL;
+    assert_int_equal(col_create(NULL, &c), DVI_OK);
+    const col_contact_point* p;
     int32_t n;
-    assert_int_equal(dvi_collide(c, g, 7, 0.01, &p, &n), DVI_OK);
+    assert_int_equal(col_collide(c, g, 7, 0.01, &p, &n), DVI_OK);
     /* expected pairs: (0,6) (1,2) (1,6) (3,4)? no: 3 and 4 both static; (4,5) (5,6) */
     const int32_t want[][2] = {{0, 6}, {1, 2}, {1, 6}, {4, 5}, {5, 6}};
     assert_int_equal(n, 5);
@@ -923,23 +923,23 @@ static void test_broad_filters(void** state)
     assert_vec(p[0].normal, 0, 0, -1, TOL);
     assert_near(p[0].distance, 0.0, TOL);
     /* box first (lower index): normal from the box up to the sphere */
-    dvi_geom h[2] = {g[6], g[5]};
+    col_geom h[2] = {g[6], g[5]};
     h[0].owner = 1;
     h[1].owner = 2;
-    assert_int_equal(dvi_collide(c, h, 2, 0.01, &p, &n), DVI_OK);
+    assert_int_equal(col_collide(c, h, 2, 0.01, &p, &n), DVI_OK);
     assert_int_equal(n, 1);
     assert_int_equal(p[0].geom_a, 0);
     assert_vec(p[0].normal, 0, 0, 1, TOL);
     /* a plane with a higher index than the sphere */
-    dvi_geom q[2] = {sphere(0, 0, 0.5, 1), plane(0, 0, 0)};
+    col_geom q[2] = {sphere(0, 0, 0.5, 1), plane(0, 0, 0)};
     q[0].owner = 1;
     q[1].owner = 2;
     q[1].is_static = true;
-    assert_int_equal(dvi_collide(c, q, 2, 0.0, &p, &n), DVI_OK);
+    assert_int_equal(col_collide(c, q, 2, 0.0, &p, &n), DVI_OK);
     assert_int_equal(n, 1);
     assert_vec(p[0].normal, 0, 0, -1, TOL);
     assert_near(p[0].distance, -0.5, TOL);
-    dvi_collision_destroy(c);
+    col_destroy(c);
 }
 
 /* A granular bed: n spheres (radius 0.01–0.02) on a jittered 0.03 lattice,
@@ -947,16 +947,16 @@ static void test_broad_filters(void** state)
  * and four static wall boxes, with a large static slab above one corner;
  * every 37th geom shares its owner with the previous one. Returns the geom
  * count (n + 6). */
-static int32_t granular_bed(dvi_geom* g, int32_t n, uint64_t seed)
+static int32_t granular_bed(col_geom* g, int32_t n, uint64_t seed)
 {
     uint64_t s = seed;
     const int32_t nz = (int32_t)ceil(cbrt(n / 4.0)), nx = (int32_t)ceil(sqrt((double)n / nz)); /* nx ≈ 2 nz */
     for (int32_t i = 0; i < n; i++) {
         const int32_t ix = i % nx, iy = (i / nx) % nx, iz = i / (nx * nx);
-        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1);
-        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1);
-        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * dvi_uniform01(&s) - 1) - 0.005;
-        const double r = 0.01 + 0.01 * dvi_uniform01(&s);
+        const double x = 0.03 * (ix + 0.5) + 0.002 * (2 * base_uniform01(&s) - 1);
+        const double y = 0.03 * (iy + 0.5) + 0.002 * (2 * base_uniform01(&s) - 1);
+        const double z = 0.03 * (iz + 0.5) + 0.002 * (2 * base_uniform01(&s) - 1) - 0.005;
+        const double r = 0.01 + 0.01 * base_uniform01(&s);
         if (i % 50 == 7) {
             g[i] = box(x, y, z, r, 0.7 * r, 0.5 * r);
             random_rotation(g[i].rot, &s);
@@ -979,25 +979,25 @@ static int32_t granular_bed(dvi_geom* g, int32_t n, uint64_t seed)
         g[n + k].owner = n + k;
         g[n + k].is_static = true;
     }
-    for (int32_t i = 0; i < n + 6; i++) dvi_geom_update(&g[i]);
+    for (int32_t i = 0; i < n + 6; i++) col_geom_update(&g[i]);
     return n + 6;
 }
 
-/* dvi_collide(g) on `threads` threads, from `par_min` geoms up, on a fresh
+/* col_collide(g) on `threads` threads, from `par_min` geoms up, on a fresh
  * state: a copy of the points. */
-static dvi_contact_point* collide_copy(const dvi_geom* g, int32_t n, double env, int threads, int32_t par_min,
+static col_contact_point* collide_copy(const col_geom* g, int32_t n, double env, int threads, int32_t par_min,
                                        int32_t* count)
 {
-    dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
-    dvi_collision_set_threads(c, threads);
-    dvi_collision_set_parallel_min(c, par_min);
-    const dvi_contact_point* p = NULL;
-    assert_int_equal(dvi_collide(c, g, n, env, &p, count), DVI_OK);
-    dvi_contact_point* copy = malloc((size_t)*count * sizeof *copy + 1);
+    col_collision* c = NULL;
+    assert_int_equal(col_create(NULL, &c), DVI_OK);
+    col_set_threads(c, threads);
+    col_set_parallel_min(c, par_min);
+    const col_contact_point* p = NULL;
+    assert_int_equal(col_collide(c, g, n, env, &p, count), DVI_OK);
+    col_contact_point* copy = malloc((size_t)*count * sizeof *copy + 1);
     assert_non_null(copy);
     memcpy(copy, p, (size_t)*count * sizeof *copy);
-    dvi_collision_destroy(c);
+    col_destroy(c);
     return copy;
 }
 
@@ -1010,7 +1010,7 @@ static void test_collide_threads(void** state)
 {
     (void)state;
     enum { SPHERES = 6000 };
-    dvi_geom* g = calloc(SPHERES + 6, sizeof *g);
+    col_geom* g = calloc(SPHERES + 6, sizeof *g);
     assert_non_null(g);
     for (int scene = 0; scene < 4; scene++) {
         int32_t n;
@@ -1020,7 +1020,7 @@ static void test_collide_threads(void** state)
             if (scene == 1) /* every third geom moved 500 away: the hashed cell table */
                 for (int32_t i = 0; i < n; i += 3) {
                     g[i].pos[0] += 500.0;
-                    dvi_geom_update(&g[i]);
+                    col_geom_update(&g[i]);
                 }
         } else { /* random scenes: several levels, planes, statics, compounds */
             n = 3000;
@@ -1028,11 +1028,11 @@ static void test_collide_threads(void** state)
             env = 0.01;
         }
         int32_t ns = 0;
-        dvi_contact_point* serial = collide_copy(g, n, env, 3, INT32_MAX, &ns); /* the serial path */
+        col_contact_point* serial = collide_copy(g, n, env, 3, INT32_MAX, &ns); /* the serial path */
         assert_true(ns > (scene < 2 ? n : 500));
         for (int t = 1; t <= 3; t++) {
             int32_t m = -1;
-            dvi_contact_point* par = collide_copy(g, n, env, t, 0, &m);
+            col_contact_point* par = collide_copy(g, n, env, t, 0, &m);
             assert_int_equal(m, ns);
             assert_memory_equal(par, serial, (size_t)ns * sizeof *serial);
             free(par);
@@ -1045,36 +1045,36 @@ static void test_collide_threads(void** state)
             contact_list ref = brute_force(g, n, env);
             assert_same_contacts(serial, ns, ref.p, ref.n);
             free(ref.p);
-            dvi_collision* c = NULL;
-            assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
-            dvi_collision_set_threads(c, 2);
-            const dvi_contact_point *p1 = NULL, *p2 = NULL;
+            col_collision* c = NULL;
+            assert_int_equal(col_create(NULL, &c), DVI_OK);
+            col_set_threads(c, 2);
+            const col_contact_point *p1 = NULL, *p2 = NULL;
             int32_t m1 = 0, m2 = 0;
-            assert_int_equal(dvi_collide(c, g, n, env, &p1, &m1), DVI_OK);
-            assert_int_equal(dvi_collide(c, g, 200, env, &p2, &m2), DVI_OK); /* small: serial */
-            assert_int_equal(dvi_collide(c, g, n, env, &p2, &m2), DVI_OK);
+            assert_int_equal(col_collide(c, g, n, env, &p1, &m1), DVI_OK);
+            assert_int_equal(col_collide(c, g, 200, env, &p2, &m2), DVI_OK); /* small: serial */
+            assert_int_equal(col_collide(c, g, n, env, &p2, &m2), DVI_OK);
             assert_ptr_equal(p1, p2);
             assert_int_equal(m2, ns);
             assert_memory_equal(p2, serial, (size_t)ns * sizeof *serial);
-            dvi_collision_destroy(c);
+            col_destroy(c);
         }
         free(serial);
     }
     /* small scenes on the parallel path: against every pair */
-    dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
-    dvi_collision_set_threads(c, 3);
-    dvi_collision_set_parallel_min(c, 0);
+    col_collision* c = NULL;
+    assert_int_equal(col_create(NULL, &c), DVI_OK);
+    col_set_threads(c, 3);
+    col_set_parallel_min(c, 0);
     for (uint64_t seed = 1; seed <= 4; seed++) {
         random_scene(g, 300, 1.2, seed % 2 ? 1.0 : 40.0, 0.0, seed);
         check_scene(c, g, 300, 0.01);
         check_scene(c, g, 2, 0.01);
     }
-    const dvi_contact_point* p = NULL;
+    const col_contact_point* p = NULL;
     int32_t m = -1;
-    assert_int_equal(dvi_collide(c, g, 0, 0.01, &p, &m), DVI_OK);
+    assert_int_equal(col_collide(c, g, 0, 0.01, &p, &m), DVI_OK);
     assert_int_equal(m, 0);
-    dvi_collision_destroy(c);
+    col_destroy(c);
     free(g);
 }
 
@@ -1092,13 +1092,13 @@ static void world_run(dvi_method method, int threads, void** blob, size_t* size)
     test_fixed_plane(w, NULL);
     uint64_t s = 5;
     for (int i = 0; i < K * K * LAYERS; i++) {
-        const double r = 0.01 + 0.002 * dvi_uniform01(&s);
+        const double r = 0.01 + 0.002 * base_uniform01(&s);
         dvi_body_def bd = dvi_default_body_def();
         bd.mass = 0.01;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 0.4 * bd.mass * r * r;
-        bd.position[0] = 0.025 * (i % K) + 0.001 * dvi_uniform01(&s);
-        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * dvi_uniform01(&s);
-        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * dvi_uniform01(&s);
+        bd.position[0] = 0.025 * (i % K) + 0.001 * base_uniform01(&s);
+        bd.position[1] = 0.025 * ((i / K) % K) + 0.001 * base_uniform01(&s);
+        bd.position[2] = 0.0115 + 0.022 * (i / (K * K)) + 0.001 * base_uniform01(&s);
         dvi_body_id b;
         assert_int_equal(dvi_body_create(w, &bd, &b), DVI_OK);
         dvi_shape_def sd = dvi_default_shape_def();
@@ -1142,20 +1142,20 @@ static void test_world_threads(void** state)
 static void test_broad_edge_cases(void** state)
 {
     (void)state;
-    dvi_collision* c = NULL;
-    assert_int_equal(dvi_collision_create(NULL, &c), DVI_OK);
-    const dvi_contact_point* p = NULL;
+    col_collision* c = NULL;
+    assert_int_equal(col_create(NULL, &c), DVI_OK);
+    const col_contact_point* p = NULL;
     int32_t n = -1;
-    assert_int_equal(dvi_collide(c, NULL, 0, 0.01, &p, &n), DVI_OK);
+    assert_int_equal(col_collide(c, NULL, 0, 0.01, &p, &n), DVI_OK);
     assert_int_equal(n, 0);
-    assert_int_equal(dvi_collide(NULL, NULL, 0, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
-    assert_int_equal(dvi_collide(c, NULL, 3, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
-    assert_int_equal(dvi_collide(c, NULL, -1, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
-    assert_int_equal(dvi_collision_create(NULL, NULL), DVI_ERR_INVALID_ARG);
-    dvi_collision_destroy(NULL);
+    assert_int_equal(col_collide(NULL, NULL, 0, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
+    assert_int_equal(col_collide(c, NULL, 3, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
+    assert_int_equal(col_collide(c, NULL, -1, 0.01, &p, &n), DVI_ERR_INVALID_ARG);
+    assert_int_equal(col_create(NULL, NULL), DVI_ERR_INVALID_ARG);
+    col_destroy(NULL);
 
     /* a huge box among small spheres, a NaN sphere, an infinite box and two planes */
-    dvi_geom g[8];
+    col_geom g[8];
     g[0] = sphere(0, 0, 1.05, 0.1);
     g[1] = box(0, 0, 0, 1e9, 1e9, 1); /* top face at z = 1 */
     g[2] = sphere(NAN, 0, 0, 0.1);
@@ -1166,7 +1166,7 @@ static void test_broad_edge_cases(void** state)
     g[7] = sphere(1e30, 0, 0, 1e28); /* far away, enormous */
     for (int i = 0; i < 8; i++) g[i].owner = i;
     g[1].is_static = g[4].is_static = g[5].is_static = g[6].is_static = true;
-    assert_int_equal(dvi_collide(c, g, 8, 0.0, &p, &n), DVI_OK);
+    assert_int_equal(col_collide(c, g, 8, 0.0, &p, &n), DVI_OK);
     /* sphere 0 and 3 on the huge box (Φ −0.05 and −0.01), sphere 0 against box 5 */
     int found03 = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -1175,7 +1175,7 @@ static void test_broad_edge_cases(void** state)
         if (p[i].geom_a == 1 && p[i].geom_b == 3) found03 |= 2;
     }
     assert_int_equal(found03, 3);
-    dvi_collision_destroy(c);
+    col_destroy(c);
 }
 
 /* ---- ellipsoid ------------------------------------------------------------------ */
@@ -1183,7 +1183,7 @@ static void test_broad_edge_cases(void** state)
 /* Point of the ellipsoid g (semi-axes half[], pose pos, rot) at polar angle
  * th and azimuth ph of its frame, and the outward unit normal there, in the
  * world. */
-static void ellipsoid_surface(const dvi_geom* g, double th, double ph, double q[3], double n[3])
+static void ellipsoid_surface(const col_geom* g, double th, double ph, double q[3], double n[3])
 {
     const double* h = g->half;
     const double ql[3] = {h[0] * sin(th) * cos(ph), h[1] * sin(th) * sin(ph), h[2] * cos(th)};
@@ -1209,38 +1209,38 @@ static void test_ellipsoid_contacts(void** state)
     const double r = 0.05, env = 0.05, ts[3] = {0.08, 0.0505, 0.03};
     double worst_gap = 0.0, worst_normal = 0.0;
     for (int trial = 0; trial < 8; trial++) {
-        dvi_geom e = geom(DVI_SHAPE_ELLIPSOID, 0.1, -0.2, 0.3);
+        col_geom e = geom(DVI_SHAPE_ELLIPSOID, 0.1, -0.2, 0.3);
         e.half[0] = 0.3, e.half[1] = 0.2, e.half[2] = 0.1;
         random_rotation(e.rot, &seed);
-        dvi_geom_update(&e);
+        col_geom_update(&e);
         for (int i = 0; i < 3; i++) {
             double q[3], n[3];
-            ellipsoid_surface(&e, PI * (0.1 + 0.8 * dvi_uniform01(&seed)), 2 * PI * dvi_uniform01(&seed), q, n);
+            ellipsoid_surface(&e, PI * (0.1 + 0.8 * base_uniform01(&seed)), 2 * PI * base_uniform01(&seed), q, n);
             const double t = ts[i];
-            dvi_geom s = sphere(q[0] + t * n[0], q[1] + t * n[1], q[2] + t * n[2], r);
-            dvi_contact_point p[MAXP];
-            assert_int_equal(dvi_narrow_phase(&e, &s, env, p, MAXP), 1);
+            col_geom s = sphere(q[0] + t * n[0], q[1] + t * n[1], q[2] + t * n[2], r);
+            col_contact_point p[MAXP];
+            assert_int_equal(col_narrow_phase(&e, &s, env, p, MAXP), 1);
             worst_gap = fmax(worst_gap, fabs(p[0].distance - (t - r)));
             for (int k = 0; k < 3; k++) worst_normal = fmax(worst_normal, fabs(p[0].normal[k] - n[k]));
-            assert_int_equal(dvi_narrow_phase(&s, &e, env, p, MAXP), 1);
+            assert_int_equal(col_narrow_phase(&s, &e, env, p, MAXP), 1);
             worst_gap = fmax(worst_gap, fabs(p[0].distance - (t - r)));
             for (int k = 0; k < 3; k++) worst_normal = fmax(worst_normal, fabs(p[0].normal[k] + n[k]));
         }
         /* out of reach: a gap of 0.06 > envelope */
         double q[3], n[3];
         ellipsoid_surface(&e, 1.0, 2.0, q, n);
-        dvi_geom far = sphere(q[0] + 0.11 * n[0], q[1] + 0.11 * n[1], q[2] + 0.11 * n[2], r);
-        dvi_contact_point p[MAXP];
-        assert_int_equal(dvi_narrow_phase(&e, &far, env, p, MAXP), 0);
+        col_geom far = sphere(q[0] + 0.11 * n[0], q[1] + 0.11 * n[1], q[2] + 0.11 * n[2], r);
+        col_contact_point p[MAXP];
+        assert_int_equal(col_narrow_phase(&e, &far, env, p, MAXP), 0);
         /* on a plane at z = 0, 0.01 m above it, then 0.01 m into it */
-        dvi_geom pl = plane(0, 0, 0);
+        col_geom pl = plane(0, 0, 0);
         double ext = 0.0;
         for (int j = 0; j < 3; j++) ext += pow(e.rot[6 + j] * e.half[j], 2);
         for (int side = 0; side < 2; side++) {
             const double phi = side == 0 ? 0.01 : -0.01;
             e.pos[2] = sqrt(ext) + phi;
-            dvi_geom_update(&e);
-            assert_int_equal(dvi_narrow_phase(&pl, &e, env, p, MAXP), 1);
+            col_geom_update(&e);
+            assert_int_equal(col_narrow_phase(&pl, &e, env, p, MAXP), 1);
             assert_near(p[0].distance, phi, 1e-14);
             assert_vec(p[0].normal, 0, 0, 1, 0);
         }
@@ -1257,10 +1257,10 @@ static void test_ellipsoid_contacts(void** state)
 static void test_ellipsoid_class(void** state)
 {
     (void)state;
-    const dvi_shape_class* c = dvi_shape_class_of(DVI_SHAPE_ELLIPSOID);
+    const col_shape_class* c = col_shape_class_of(DVI_SHAPE_ELLIPSOID);
     assert_non_null(c);
     assert_string_equal(c->name, "ellipsoid");
-    dvi_geom e = geom(DVI_SHAPE_ELLIPSOID, 0, 0, 0);
+    col_geom e = geom(DVI_SHAPE_ELLIPSOID, 0, 0, 0);
     const double a = 0.3, b = 0.2, cc = 0.1, rho = 2700.0;
     e.half[0] = a, e.half[1] = b, e.half[2] = cc;
     double v, d[3];
@@ -1272,7 +1272,7 @@ static void test_ellipsoid_class(void** state)
     assert_near(m * d[2], m_expect * (a * a + b * b) / 5.0, 1e-12 * m_expect);
     /* turned 90° about z: the x extent is b, the y extent a */
     test_rot_axis(e.rot, 0, 0, 1, PI / 2);
-    dvi_geom_update(&e);
+    col_geom_update(&e);
     assert_near(e.aabb_max[0], b, 1e-15);
     assert_near(e.aabb_max[1], a, 1e-15);
     assert_near(e.aabb_min[2], -cc, 1e-15);
@@ -1291,14 +1291,14 @@ static void test_ellipsoid_class(void** state)
 
 /* Counts what a class draws and checks each point against the ellipsoid. */
 typedef struct count_sink {
-    dvi_mesh_sink sink;
+    col_mesh_sink sink;
     int points, triangles;
     size_t max_index;
     double worst; /* |x²/a² + y²/b² + z²/c² − 1| */
     const double* semi;
 } count_sink;
 
-static void count_point(dvi_mesh_sink* m, double x, double y, double z)
+static void count_point(col_mesh_sink* m, double x, double y, double z)
 {
     count_sink* c = (count_sink*)m;
     c->points++;
@@ -1306,7 +1306,7 @@ static void count_point(dvi_mesh_sink* m, double x, double y, double z)
     c->worst = fmax(c->worst, fabs(x * x / (h[0] * h[0]) + y * y / (h[1] * h[1]) + z * z / (h[2] * h[2]) - 1.0));
 }
 
-static void count_triangle(dvi_mesh_sink* m, size_t a, size_t b, size_t c)
+static void count_triangle(col_mesh_sink* m, size_t a, size_t b, size_t c)
 {
     count_sink* k = (count_sink*)m;
     k->triangles++;
@@ -1321,10 +1321,10 @@ static void count_triangle(dvi_mesh_sink* m, size_t a, size_t b, size_t c)
 static void test_ellipsoid_mesh(void** state)
 {
     (void)state;
-    dvi_geom e = geom(DVI_SHAPE_ELLIPSOID, 0, 0, 0);
+    col_geom e = geom(DVI_SHAPE_ELLIPSOID, 0, 0, 0);
     e.half[0] = 0.3, e.half[1] = 0.2, e.half[2] = 0.1;
     count_sink c = {.sink = {.point = count_point, .triangle = count_triangle}, .semi = e.half};
-    dvi_shape_class_of(DVI_SHAPE_ELLIPSOID)->mesh(&e, &c.sink);
+    col_shape_class_of(DVI_SHAPE_ELLIPSOID)->mesh(&e, &c.sink);
     print_message("ellipsoid drawn: %d points, %d triangles, worst |x^2/a^2 + ... - 1| = %.1e\n", c.points,
                   c.triangles, c.worst);
     assert_int_equal(c.points, 266);
@@ -1338,9 +1338,9 @@ static void test_ellipsoid_mesh(void** state)
  * (the segment lies beyond the tangent plane at q), so the hit is t = L
  * with normal n; the reversed ray and a ray from the centre miss. 50
  * points per kind, on faces, sides, caps and rounded ends. */
-static void surface_point(dvi_shape_type t, const dvi_geom* g, uint64_t* seed, double q[3], double n[3])
+static void surface_point(dvi_shape_type t, const col_geom* g, uint64_t* seed, double q[3], double n[3])
 {
-    const double u1 = dvi_uniform01(seed), u2 = dvi_uniform01(seed), u3 = dvi_uniform01(seed);
+    const double u1 = base_uniform01(seed), u2 = base_uniform01(seed), u3 = base_uniform01(seed);
     const double ph = 2 * PI * u1, side = u3 < 0.5 ? 1.0 : -1.0;
     switch (t) {
     case DVI_SHAPE_SPHERE: {
@@ -1358,7 +1358,7 @@ static void surface_point(dvi_shape_type t, const dvi_geom* g, uint64_t* seed, d
     case DVI_SHAPE_CAPSULE:
     case DVI_SHAPE_CYLINDER: {
         const double r = g->radius, hl = g->half_length;
-        if (dvi_uniform01(seed) < 0.5) { /* the side */
+        if (base_uniform01(seed) < 0.5) { /* the side */
             v3_set(n, cos(ph), sin(ph), 0.0);
             v3_set(q, r * n[0], r * n[1], (1.8 * u2 - 0.9) * hl);
         } else if (t == DVI_SHAPE_CYLINDER) { /* a cap */
@@ -1390,19 +1390,19 @@ static void test_ray_casts(void** state)
     uint64_t seed = 77u;
     double worst_t = 0.0, worst_n = 0.0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-        dvi_geom g = geom(kinds[i], 0, 0, 0);
+        col_geom g = geom(kinds[i], 0, 0, 0);
         g.radius = 0.2, g.half_length = 0.15;
         g.half[0] = 0.3, g.half[1] = 0.2, g.half[2] = 0.1;
-        const dvi_shape_class* c = dvi_shape_class_of(kinds[i]);
+        const col_shape_class* c = col_shape_class_of(kinds[i]);
         assert_non_null(c->ray);
         for (int trial = 0; trial < 50; trial++) {
             double q[3], n[3], w[3], hn[3], t;
             surface_point(kinds[i], &g, &seed, q, n);
             do {
-                const double z = 2 * dvi_uniform01(&seed) - 1, rho = sqrt(1 - z * z), ph = 2 * PI * dvi_uniform01(&seed);
+                const double z = 2 * base_uniform01(&seed) - 1, rho = sqrt(1 - z * z), ph = 2 * PI * base_uniform01(&seed);
                 v3_set(w, rho * cos(ph), rho * sin(ph), z);
             } while (v3_dot(w, n) < 0.3);
-            const double L = 0.5 + dvi_uniform01(&seed);
+            const double L = 0.5 + base_uniform01(&seed);
             const double o[3] = {q[0] + L * w[0], q[1] + L * w[1], q[2] + L * w[2]}, u[3] = {-w[0], -w[1], -w[2]};
             assert_true(c->ray(&g, o, u, 10.0, &t, hn));
             worst_t = fmax(worst_t, fabs(t - L));

@@ -26,22 +26,22 @@ static void test_friction_closed_form(void** state)
     (void)state;
     dvi_ccp_block b = friction(0.5);
     double inside[3] = {1.0, 0.3, -0.4}; /* ‖t‖ = 0.5 ≤ 0.5·1: on the boundary, kept */
-    dvi_cone_project(&b, inside);
+    ccp_cone_project(&b, inside);
     assert_near(inside[0], 1.0, 0.0);
     assert_near(inside[1], 0.3, 0.0);
     assert_near(inside[2], -0.4, 0.0);
     double polar[3] = {-1.0, 0.3, 0.4}; /* μ‖t‖ = 0.25 ≤ 1 = −n: projects to 0 */
-    dvi_cone_project(&b, polar);
+    ccp_cone_project(&b, polar);
     assert_true(polar[0] == 0.0 && polar[1] == 0.0 && polar[2] == 0.0);
     double side[3] = {0.0, 1.0, 0.0}; /* n' = (0.5·1 + 0)/1.25 = 0.4, t' = 0.5·0.4 = 0.2 */
-    dvi_cone_project(&b, side);
+    ccp_cone_project(&b, side);
     assert_near(side[0], 0.4, 1e-15);
     assert_near(side[1], 0.2, 1e-15);
     assert_near(side[2], 0.0, 1e-15);
     dvi_ccp_block b0 = friction(0.0); /* μ = 0: the ray {t = 0, n ≥ 0} */
     double x0[3] = {2.0, 1.0, -1.0}, x1[3] = {-2.0, 0.0, 0.0};
-    dvi_cone_project(&b0, x0);
-    dvi_cone_project(&b0, x1);
+    ccp_cone_project(&b0, x0);
+    ccp_cone_project(&b0, x1);
     assert_true(x0[0] == 2.0 && x0[1] == 0.0 && x0[2] == 0.0);
     assert_true(x1[0] == 0.0 && x1[1] == 0.0 && x1[2] == 0.0);
 }
@@ -51,9 +51,9 @@ static void test_scalar_blocks(void** state)
     (void)state;
     dvi_ccp_block bil = {DVI_BLOCK_BILATERAL, 0, 0, 0}, uni = {DVI_BLOCK_FRICTIONLESS, 0, 0, 0};
     double a = -3.0, b = -3.0, c = 2.5;
-    dvi_cone_project(&bil, &a);
-    dvi_cone_project(&uni, &b);
-    dvi_cone_project(&uni, &c);
+    ccp_cone_project(&bil, &a);
+    ccp_cone_project(&uni, &b);
+    ccp_cone_project(&uni, &c);
     assert_near(a, -3.0, 0.0);
     assert_near(b, 0.0, 0.0);
     assert_near(c, 2.5, 0.0);
@@ -69,9 +69,9 @@ static void check_projection(const dvi_ccp_block* b, const double* x, int k)
 {
     double p[6], pp[6], z[6];
     memcpy(p, x, (size_t)k * sizeof(double));
-    dvi_cone_project(b, p);
+    ccp_cone_project(b, p);
     memcpy(pp, p, sizeof p);
-    dvi_cone_project(b, pp); /* idempotent (membership) */
+    ccp_cone_project(b, pp); /* idempotent (membership) */
     double scale = 0.0, inner = 0.0, znorm = 0.0;
     for (int i = 0; i < k; i++) {
         scale += x[i] * x[i];
@@ -81,7 +81,7 @@ static void check_projection(const dvi_ccp_block* b, const double* x, int k)
     scale = sqrt(scale) + 1e-300;
     for (int i = 0; i < k; i++) assert_true(fabs(pp[i] - p[i]) <= 1e-12 * scale);
     assert_true(fabs(inner) <= 1e-12 * scale * scale);
-    dvi_cone_project(b, z); /* x − Πx in the polar cone: projects to 0 */
+    ccp_cone_project(b, z); /* x − Πx in the polar cone: projects to 0 */
     for (int i = 0; i < k; i++) znorm += z[i] * z[i];
     assert_true(sqrt(znorm) <= 1e-12 * scale);
 }
@@ -91,8 +91,8 @@ static void test_friction_properties(void** state)
     (void)state;
     uint64_t s = 7;
     for (int trial = 0; trial < 20000; trial++) {
-        dvi_ccp_block b = friction(trial % 10 == 0 ? 0.0 : 1.5 * (dvi_uniform_sym(&s) + 1.0));
-        double x[3] = {2.0 * dvi_uniform_sym(&s), dvi_uniform_sym(&s), dvi_uniform_sym(&s)};
+        dvi_ccp_block b = friction(trial % 10 == 0 ? 0.0 : 1.5 * (base_uniform_sym(&s) + 1.0));
+        double x[3] = {2.0 * base_uniform_sym(&s), base_uniform_sym(&s), base_uniform_sym(&s)};
         check_projection(&b, x, 3);
     }
 }
@@ -122,28 +122,28 @@ static void test_rolling_projection(void** state)
     (void)state;
     uint64_t s = 11;
     for (int trial = 0; trial < 20000; trial++) {
-        dvi_ccp_block b = {DVI_BLOCK_FRICTION_ROLLING, dvi_uniform_sym(&s) + 1.0, 0.5 * (dvi_uniform_sym(&s) + 1.0), 0.3 * (dvi_uniform_sym(&s) + 1.0)};
+        dvi_ccp_block b = {DVI_BLOCK_FRICTION_ROLLING, base_uniform_sym(&s) + 1.0, 0.5 * (base_uniform_sym(&s) + 1.0), 0.3 * (base_uniform_sym(&s) + 1.0)};
         if (trial % 7 == 0) b.mu_spin = 0.0;
         if (trial % 11 == 0) b.mu_roll = 0.0;
         double x[6];
-        for (int i = 0; i < 6; i++) x[i] = 2.0 * dvi_uniform_sym(&s);
+        for (int i = 0; i < 6; i++) x[i] = 2.0 * base_uniform_sym(&s);
         check_projection(&b, x, 6);
         double p[6];
         memcpy(p, x, sizeof p);
-        dvi_cone_project(&b, p);
+        ccp_cone_project(&b, p);
         assert_near(p[0], rolling_reference_n(&b, x), 1e-9);
     }
     /* with no spin/rolling parts and zero spin/roll components it is the friction cone */
     dvi_ccp_block r = {DVI_BLOCK_FRICTION_ROLLING, 0.5, 0.0, 0.0};
     dvi_ccp_block f = friction(0.5);
     double x6[6] = {0.0, 1.0, 0.0, 0.0, 0.0, 0.0}, x3[3] = {0.0, 1.0, 0.0};
-    dvi_cone_project(&r, x6);
-    dvi_cone_project(&f, x3);
+    ccp_cone_project(&r, x6);
+    ccp_cone_project(&f, x3);
     for (int i = 0; i < 3; i++) assert_near(x6[i], x3[i], 1e-15);
     /* spin only: x = (0, 0, 0, 1, 0, 0), μs = 1: n' = 0.5, s' = 0.5 */
     dvi_ccp_block sp = {DVI_BLOCK_FRICTION_ROLLING, 0.0, 1.0, 0.0};
     double xs[6] = {0.0, 0.0, 0.0, 1.0, 0.0, 0.0};
-    dvi_cone_project(&sp, xs);
+    ccp_cone_project(&sp, xs);
     assert_near(xs[0], 0.5, 1e-15);
     assert_near(xs[3], 0.5, 1e-15);
 }
@@ -190,8 +190,8 @@ static void test_friction_polar_without_root(void** state)
     uint64_t s = 31;
     long polar = 0, differ = 0, near = 0;
     for (int trial = 0; trial < 2000000; trial++) {
-        const double mu = trial % 7 == 0 ? 1e-3 : 0.05 + (dvi_uniform_sym(&s) + 1.0);
-        double x[3] = {dvi_uniform_sym(&s), dvi_uniform_sym(&s), dvi_uniform_sym(&s)};
+        const double mu = trial % 7 == 0 ? 1e-3 : 0.05 + (base_uniform_sym(&s) + 1.0);
+        double x[3] = {base_uniform_sym(&s), base_uniform_sym(&s), base_uniform_sym(&s)};
         if (trial % 3 == 0) x[0] = -fabs(x[0]) - 0.1; /* n < 0: polar or outside */
         bool on = false;
         if (trial % 6 == 0 && x[0] < 0.0) { /* onto the polar cone's surface μ‖t‖ = −n, then ulps */
@@ -199,7 +199,7 @@ static void test_friction_polar_without_root(void** state)
             if (tn > 0.0) {
                 for (int i = 1; i < 3; i++) {
                     x[i] *= -x[0] / (mu * tn);
-                    for (int k = (int)(dvi_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                    for (int k = (int)(base_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
                         x[i] = nextafter(x[i], k > 0 ? INFINITY : -INFINITY);
                 }
                 on = true;
@@ -209,7 +209,7 @@ static void test_friction_polar_without_root(void** state)
         double a[3], b[3];
         memcpy(a, x, sizeof a);
         memcpy(b, x, sizeof b);
-        dvi_project_friction(mu, a);
+        ccp_project_friction(mu, a);
         friction_with_root(mu, b);
         if (a[0] == 0.0 && a[1] == 0.0 && a[2] == 0.0) polar++;
         if (memcmp(a, b, sizeof a) != 0) {
@@ -262,12 +262,12 @@ static void test_rolling_inside_same_bits(void** state)
     uint64_t s = 29;
     long inside = 0;
     for (int trial = 0; trial < 2000000; trial++) {
-        const double mu = trial % 5 == 0 ? 0.0 : 0.5 * (dvi_uniform_sym(&s) + 1.0);
-        const double mu_s = trial % 3 == 0 ? 0.0 : 0.02 * (dvi_uniform_sym(&s) + 1.0);
-        const double mu_r = trial % 2 == 0 ? 0.0 : 0.005 * (dvi_uniform_sym(&s) + 1.0);
+        const double mu = trial % 5 == 0 ? 0.0 : 0.5 * (base_uniform_sym(&s) + 1.0);
+        const double mu_s = trial % 3 == 0 ? 0.0 : 0.02 * (base_uniform_sym(&s) + 1.0);
+        const double mu_r = trial % 2 == 0 ? 0.0 : 0.005 * (base_uniform_sym(&s) + 1.0);
         double x[6];
         const double scale = trial % 4 == 0 ? 1e-3 : 1.0;
-        for (int i = 0; i < 6; i++) x[i] = scale * (dvi_uniform_sym(&s) + 0.4);
+        for (int i = 0; i < 6; i++) x[i] = scale * (base_uniform_sym(&s) + 0.4);
         if (trial % 2 == 0 && x[0] > 0.0) { /* every part inside: t, s, ρ at a random fraction of their limits */
             const double c[3] = {mu, mu_s, mu_r};
             for (int part = 0; part < 3; part++) {
@@ -275,14 +275,14 @@ static void test_rolling_inside_same_bits(void** state)
                 double nv;
                 double* v = rolling_part(x, part, &len, &nv);
                 if (nv > 0.0)
-                    for (int i = 0; i < len; i++) v[i] *= 0.5 * (dvi_uniform_sym(&s) + 1.0) * c[part] * x[0] / nv;
+                    for (int i = 0; i < len; i++) v[i] *= 0.5 * (base_uniform_sym(&s) + 1.0) * c[part] * x[0] / nv;
             }
         }
         if (trial % 13 == 0)
             for (int i = 1; i < 6; i++)
-                if (dvi_uniform_sym(&s) > 0.0) x[i] = dvi_uniform_sym(&s) > 0.0 ? 0.0 : -0.0;
+                if (base_uniform_sym(&s) > 0.0) x[i] = base_uniform_sym(&s) > 0.0 ? 0.0 : -0.0;
         if (trial % 6 == 0 && x[0] > 0.0) { /* onto a part's surface, then a few ulps either way */
-            const int part = (int)((dvi_uniform_sym(&s) + 1.0) * 1.5);
+            const int part = (int)((base_uniform_sym(&s) + 1.0) * 1.5);
             const double c = part == 0 ? mu : part == 1 ? mu_s : mu_r;
             int len;
             double nv;
@@ -290,12 +290,12 @@ static void test_rolling_inside_same_bits(void** state)
             if (nv > 0.0)
                 for (int i = 0; i < len; i++) {
                     v[i] *= c * x[0] / nv;
-                    for (int k = (int)(dvi_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                    for (int k = (int)(base_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
                         v[i] = nextafter(v[i], k > 0 ? INFINITY : -INFINITY);
                 }
         }
         double a[6];
-        same_bits(dvi_project_rolling, dvi_project_rolling_walk, x, mu, mu_s, mu_r, trial, a);
+        same_bits(ccp_project_rolling, ccp_project_rolling_walk, x, mu, mu_s, mu_r, trial, a);
         if (memcmp(a, x, sizeof a) == 0) inside++;
     }
     print_message("rolling projection: 2,000,000 points, %ld returned unchanged, every one the walk's bits\n", inside);
@@ -362,25 +362,25 @@ static void test_rolling_walk_same_bits(void** state)
     uint64_t s = 31;
     long zero = 0, ties = 0;
     for (int trial = 0; trial < 2000000; trial++) {
-        const double mu = trial % 7 == 0 ? 0.0 : 0.5 * (dvi_uniform_sym(&s) + 1.0);
-        const double mu_s = trial % 5 == 0 ? 0.0 : 0.02 * (dvi_uniform_sym(&s) + 1.0);
-        const double mu_r = trial % 3 == 0 ? 0.0 : 0.005 * (dvi_uniform_sym(&s) + 1.0);
+        const double mu = trial % 7 == 0 ? 0.0 : 0.5 * (base_uniform_sym(&s) + 1.0);
+        const double mu_s = trial % 5 == 0 ? 0.0 : 0.02 * (base_uniform_sym(&s) + 1.0);
+        const double mu_r = trial % 3 == 0 ? 0.0 : 0.005 * (base_uniform_sym(&s) + 1.0);
         const double c[3] = {mu, mu_s, mu_r};
         double x[6];
         const double scale = trial % 4 == 0 ? 1e-3 : 1.0;
-        for (int i = 0; i < 6; i++) x[i] = scale * dvi_uniform_sym(&s); /* n of either sign: the polar cone too */
+        for (int i = 0; i < 6; i++) x[i] = scale * base_uniform_sym(&s); /* n of either sign: the polar cone too */
         if (trial % 11 == 0)
             for (int i = 1; i < 6; i++)
-                if (dvi_uniform_sym(&s) > 0.0) x[i] = dvi_uniform_sym(&s) > 0.0 ? 0.0 : -0.0;
+                if (base_uniform_sym(&s) > 0.0) x[i] = base_uniform_sym(&s) > 0.0 ? 0.0 : -0.0;
         if (trial % 6 == 0 && x[0] > 0.0) { /* onto a part's surface, then a few ulps either way */
-            const int part = (int)((dvi_uniform_sym(&s) + 1.0) * 1.5);
+            const int part = (int)((base_uniform_sym(&s) + 1.0) * 1.5);
             int len;
             double nv;
             double* v = rolling_part(x, part, &len, &nv);
             if (nv > 0.0)
                 for (int i = 0; i < len; i++) {
                     v[i] *= c[part] * x[0] / nv;
-                    for (int k = (int)(dvi_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
+                    for (int k = (int)(base_uniform_sym(&s) * 4.0); k != 0; k += k > 0 ? -1 : 1)
                         v[i] = nextafter(v[i], k > 0 ? INFINITY : -INFINITY);
                 }
         }
@@ -394,7 +394,7 @@ static void test_rolling_walk_same_bits(void** state)
             ties++;
         }
         double a[6];
-        same_bits(dvi_project_rolling_walk, reference_walk, x, mu, mu_s, mu_r, trial, a);
+        same_bits(ccp_project_rolling_walk, reference_walk, x, mu, mu_s, mu_r, trial, a);
         zero += a[0] == 0.0;
     }
     print_message("rolling walk: 2,000,000 points (%ld with equal breakpoints, %ld projected to 0), every one the "

@@ -39,12 +39,12 @@ static int NCOULOMB;
 
 /* ------------------------------------------------------------ part 1: local */
 
-static dvi_local_case local(const double W[9], const double q[3], double mu, double r[3])
+static ccp_local_case local(const double W[9], const double q[3], double mu, double r[3])
 {
-    dvi_coulomb_local L;
-    assert_int_equal(dvi_coulomb_local_prepare(W, &L), 0);
-    const dvi_local_case c = dvi_coulomb_local_solve(&L, q, mu, 20, 1e-14, r);
-    if (c != DVI_LOCAL_FAILED) assert_true(dvi_coulomb_local_residual(&L, q, mu, r) <= 1e-13);
+    ccp_coulomb_local L;
+    assert_int_equal(ccp_coulomb_local_prepare(W, &L), 0);
+    const ccp_local_case c = ccp_coulomb_local_solve(&L, q, mu, 20, 1e-14, r);
+    if (c != DVI_LOCAL_FAILED) assert_true(ccp_coulomb_local_residual(&L, q, mu, r) <= 1e-13);
     return c;
 }
 
@@ -152,8 +152,8 @@ static void test_local_slide_full(void** state)
 {
     (void)state;
     const double W[9] = {3, 1, 0.5, 1, 2, 0.2, 0.5, 0.2, 1}, q[3] = {-5.2, 0.288, 1.336};
-    dvi_coulomb_local L;
-    assert_int_equal(dvi_coulomb_local_prepare(W, &L), 0);
+    ccp_coulomb_local L;
+    assert_int_equal(ccp_coulomb_local_prepare(W, &L), 0);
     double s[3];
     for (int i = 0; i < 3; i++) s[i] = -(L.Wp[3 * i] * q[0] + L.Wp[3 * i + 1] * q[1] + L.Wp[3 * i + 2] * q[2]);
     assert_true(hypot(s[1], s[2]) > 0.4 * s[0]); /* sticking is outside the cone */
@@ -214,16 +214,16 @@ static void test_local_failure(void** state)
 {
     (void)state;
     const double Z[9] = {0}, q[3] = {-1.0, 0.5, 0.0};
-    dvi_coulomb_local L;
-    assert_int_equal(dvi_coulomb_local_prepare(Z, &L), 0);
+    ccp_coulomb_local L;
+    assert_int_equal(ccp_coulomb_local_prepare(Z, &L), 0);
     double r[3] = {0.25, 0.0, 0.0};
-    assert_int_equal(dvi_coulomb_local_solve(&L, q, 0.5, 20, 1e-14, r), DVI_LOCAL_FAILED);
+    assert_int_equal(ccp_coulomb_local_solve(&L, q, 0.5, 20, 1e-14, r), DVI_LOCAL_FAILED);
     assert_true(r[0] == 0.25 && r[1] == 0.0 && r[2] == 0.0);
-    assert_int_equal(dvi_coulomb_local_solve(&L, q, 0.0, 20, 1e-14, r), DVI_LOCAL_FAILED);
+    assert_int_equal(ccp_coulomb_local_solve(&L, q, 0.0, 20, 1e-14, r), DVI_LOCAL_FAILED);
     const double bad[9] = {1, 0, 0, 0, -1, 0, 0, 0, 1};
-    assert_int_equal(dvi_coulomb_local_prepare(bad, &L), -1);
+    assert_int_equal(ccp_coulomb_local_prepare(bad, &L), -1);
     const double nan[9] = {1, 0, 0, 0, NAN, 0, 0, 0, 1};
-    assert_int_equal(dvi_coulomb_local_prepare(nan, &L), -1);
+    assert_int_equal(ccp_coulomb_local_prepare(nan, &L), -1);
 }
 
 /* Random blocks: every answer found satisfies the law to 1e-13 (local()
@@ -249,7 +249,7 @@ static void test_local_random(void** state)
         }
         const double mu = 0.05 + 1.5 * (double)(k % 7) / 6.0;
         double r[3] = {0, 0, 0};
-        const dvi_local_case c = local(W, q, mu, r);
+        const ccp_local_case c = local(W, q, mu, r);
         if (c == DVI_LOCAL_FAILED) print_error("block %d failed (mu %g)\n", k, mu);
         assert_true(c != DVI_LOCAL_FAILED);
         counts[c]++;

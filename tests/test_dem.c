@@ -122,25 +122,25 @@ static void test_restitution_map(void** state)
     for (int k = 0; k < 4; k++) {
         double b = alphas[k] / 2, r = b / sqrt(1 - b * b);
         double closed = exp(-r * (PI - 2 * atan(r)));
-        double num = dvi_dem_restitution(0, alphas[k]);
+        double num = wld_dem_restitution(0, alphas[k]);
         assert_near(num, closed, 1e-4);
     }
     const double es[4] = {0.1, 0.5, 0.9, 0.99};
     for (int m = 0; m < 2; m++)
         for (int k = 0; k < 4; k++) {
-            double a = dvi_dem_alpha(m, es[k]);
-            assert_near(dvi_dem_restitution(m, a), es[k], 1e-6);
+            double a = wld_dem_alpha(m, es[k]);
+            assert_near(wld_dem_restitution(m, a), es[k], 1e-6);
         }
     /* the clamp matters: the unclamped log-decrement value would give e = 0.55, not 0.5 */
     double a_log = 2 * -log(0.5) / sqrt(PI * PI + log(0.5) * log(0.5));
     print_message("Hooke e = 0.5: alpha %.6f (log-decrement, unclamped: %.6f -> e %.4f with the clamp); "
                   "Hertz e = 0.5: alpha %.6f (Antypov-Elliott, unclamped: %.6f)\n",
-                  dvi_dem_alpha(0, 0.5), a_log, dvi_dem_restitution(0, a_log), dvi_dem_alpha(1, 0.5),
+                  wld_dem_alpha(0, 0.5), a_log, wld_dem_restitution(0, a_log), wld_dem_alpha(1, 0.5),
                   sqrt(5.0) * -log(0.5) / sqrt(PI * PI + log(0.5) * log(0.5)));
-    assert_int_equal(dvi_dem_alpha(1, 1.0) == 0.0, 1);
+    assert_int_equal(wld_dem_alpha(1, 1.0) == 0.0, 1);
     /* Feng's phase-space map sends the Hertz model onto the Hooke one with
      * α_Hertz = (√5/2) α_Hooke, the clamp included */
-    for (int k = 0; k < 4; k++) assert_near(dvi_dem_alpha(1, es[k]) / dvi_dem_alpha(0, es[k]), sqrt(5.0) / 2, 2e-4);
+    for (int k = 0; k < 4; k++) assert_near(wld_dem_alpha(1, es[k]) / wld_dem_alpha(0, es[k]), sqrt(5.0) / 2, 2e-4);
 }
 
 /* Two equal spheres (R = 0.1 m, m = 1 kg, E = 1e7 Pa, ν = 0.3) meet head on
@@ -627,19 +627,19 @@ static void test_history_churn(void** state)
     (void)state;
     enum { KEYS = 4096 };
     static int32_t where[KEYS]; /* −1: absent, else the entry index we expect the key at */
-    dvi_dem_history h;
-    dvi_dem_history_init(&h, &(dvi_allocator){0});
+    wld_dem_history h;
+    wld_dem_history_init(&h, &(dvi_allocator){0});
     for (int k = 0; k < KEYS; k++) where[k] = -1;
     uint64_t seed = 12345;
     int32_t live = 0, cap_after_warmup = 0, slots_after_warmup = 0;
     for (int round = 0; round < 200000; round++) {
         int k = (int)(lcg(&seed) % KEYS);
-        dvi_dem_key key = {k % 97, 1000 + k / 97, (uint32_t)(k * 7)};
-        int32_t e = dvi_dem_history_find(&h, &key);
+        wld_dem_key key = {k % 97, 1000 + k / 97, (uint32_t)(k * 7)};
+        int32_t e = wld_dem_history_find(&h, &key);
         if (where[k] < 0) {
             assert_int_equal(e, -1);
             if (live < KEYS / 2) { /* keep the table at most half full of keys */
-                assert_int_equal(dvi_dem_history_insert(&h, &key, &e), DVI_OK);
+                assert_int_equal(wld_dem_history_insert(&h, &key, &e), DVI_OK);
                 h.entries[e].u[0] = (double)k;
                 where[k] = 1;
                 live++;
@@ -648,7 +648,7 @@ static void test_history_churn(void** state)
             assert_true(e >= 0);
             assert_int_equal(h.entries[e].key.feature, key.feature);
             assert_true(h.entries[e].u[0] == (double)k);
-            dvi_dem_history_remove(&h, e);
+            wld_dem_history_remove(&h, e);
             where[k] = -1;
             live--;
         }
@@ -659,8 +659,8 @@ static void test_history_churn(void** state)
         }
     }
     for (int k = 0; k < KEYS; k++) { /* every key where expected */
-        dvi_dem_key key = {k % 97, 1000 + k / 97, (uint32_t)(k * 7)};
-        int32_t e = dvi_dem_history_find(&h, &key);
+        wld_dem_key key = {k % 97, 1000 + k / 97, (uint32_t)(k * 7)};
+        int32_t e = wld_dem_history_find(&h, &key);
         assert_int_equal(e >= 0, where[k] >= 0);
     }
     /* sweep: stamp half of the entries, the rest goes */
@@ -669,16 +669,16 @@ static void test_history_churn(void** state)
         h.entries[e].stamp = (e % 2 == 0) ? 7u : 3u;
         keep += e % 2 == 0;
     }
-    int32_t removed = dvi_dem_history_sweep(&h, 7u);
+    int32_t removed = wld_dem_history_sweep(&h, 7u);
     assert_int_equal(h.count, keep);
     assert_int_equal(removed + keep, live);
-    for (int32_t e = 0; e < h.count; e++) assert_int_equal(dvi_dem_history_find(&h, &h.entries[e].key), e);
+    for (int32_t e = 0; e < h.count; e++) assert_int_equal(wld_dem_history_find(&h, &h.entries[e].key), e);
     print_message("history churn: 200000 operations, %d live keys at most %d; capacity %d entries / %d slots after "
                   "warm-up and %d / %d at the end\n",
                   live, KEYS / 2, cap_after_warmup, slots_after_warmup, h.cap, h.slot_count);
     assert_int_equal(h.cap, cap_after_warmup);
     assert_int_equal(h.slot_count, slots_after_warmup);
-    dvi_dem_history_free(&h);
+    wld_dem_history_free(&h);
 }
 
 /* 50 spheres in a walled square (5 × 5, then 4 × 4, then 3 × 3), settled,
@@ -732,7 +732,7 @@ static void test_history_no_growth(void** state)
     dvi_world* w = make_pile();
     assert_int_equal(dvi_world_body_count(w), 52);
     run(w, h, warmup * h);
-    dvi_dem* d = w->dem;
+    wld_dem* d = w->dem;
     assert_non_null(d);
     const int32_t cap = d->history.cap, slots = d->history.slot_count;
     const size_t work_cap = d->work_cap, acc_cap = d->acc_cap, contacts_cap = w->contacts_cap;
@@ -972,18 +972,18 @@ static void test_terrain_query(void** state)
     double H[3 * 3];
     for (int j = 0; j < 3; j++)
         for (int i = 0; i < 3; i++) H[3 * j + i] = 0.1 * (0.5 * i) + 0.2 * (0.25 * j);
-    dvi_heightfield hf = {3, 3, 0.5, 0.25, H, 0.0, 0.0};
+    col_heightfield hf = {3, 3, 0.5, 0.25, H, 0.0, 0.0};
     double nexp[3] = {-0.1, -0.2, 1.0}, l = sqrt(1.05);
     const double pts[3][3] = {{0.1, 0.2, 0.0}, {0.4, 0.05, 0.3}, {0.9, 0.45, -0.1}};
     for (int k = 0; k < 3; k++) {
         double n[3], z;
-        assert_true(dvi_dem_terrain_query(&hf, pts[k], n, &z));
+        assert_true(wld_dem_terrain_query(&hf, pts[k], n, &z));
         double surf = 0.1 * pts[k][0] + 0.2 * pts[k][1];
         for (int q = 0; q < 3; q++) assert_near(n[q], nexp[q] / l, 1e-12);
         assert_near(z, (pts[k][2] - surf) / l, 1e-12);
     }
     double n[3], z, out[3] = {1.1, 0.1, 0.0};
-    assert_false(dvi_dem_terrain_query(&hf, out, n, &z));
+    assert_false(wld_dem_terrain_query(&hf, out, n, &z));
 }
 
 int main(void)

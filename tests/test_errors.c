@@ -76,7 +76,7 @@ static void test_solver_layer(void** state)
         assert_int_equal(dvi_error_status(), DVI_NOT_CONVERGED);
     }
     /* a success leaves the last message as it was */
-    dvi_error_set(DVI_ERR_IO, "earlier");
+    base_error_set(DVI_ERR_IO, "earlier");
     assert_int_equal(dvi_solver_set_settings(s, &bad) == DVI_OK, 0);
     expect_message("settings.tolerance", NULL);
     assert_int_equal(dvi_solver_set_settings(s, &one), DVI_OK);
@@ -409,7 +409,7 @@ static void* other_thread(void* arg)
 static void test_threads_and_length(void** state)
 {
     (void)state;
-    dvi_error_set(DVI_ERR_IO, "main thread");
+    base_error_set(DVI_ERR_IO, "main thread");
     pthread_t t;
     void* ok = NULL;
     assert_int_equal(pthread_create(&t, NULL, other_thread, NULL), 0);
@@ -422,10 +422,10 @@ static void test_threads_and_length(void** state)
     char big[3000];
     memset(big, 'x', sizeof big - 1);
     big[sizeof big - 1] = '\0';
-    dvi_error_set(DVI_ERR_PARSE, big);
+    base_error_set(DVI_ERR_PARSE, big);
     assert_int_equal(strlen(dvi_error_message()), 2047);
     assert_string_equal(dvi_error_message() + 2044, "...");
-    dvi_error_set(DVI_ERR_NOMEM, NULL); /* no text: the status's own */
+    base_error_set(DVI_ERR_NOMEM, NULL); /* no text: the status's own */
     assert_string_equal(dvi_error_message(), dvi_status_string(DVI_ERR_NOMEM));
 }
 

@@ -363,7 +363,7 @@ static void test_read_reference(void** state)
         double* x = malloc((size_t)m * sizeof(double));
         double* y = malloc((size_t)m * sizeof(double));
         double* z = malloc((size_t)m * sizeof(double));
-        for (int i = 0; i < m; i++) x[i] = dvi_uniform_sym(&seed);
+        for (int i = 0; i < m; i++) x[i] = base_uniform_sym(&seed);
         problem_apply(p, x, y);
         if (!R->global) {
             raw_local raw = raw_local_read(path);
@@ -458,7 +458,7 @@ static void test_global_conversion(void** state)
         double* y = malloc((size_t)m * sizeof(double));
         double* z = malloc((size_t)m * sizeof(double));
         uint64_t seed = 7;
-        for (int i = 0; i < m; i++) x[i] = dvi_uniform_sym(&seed);
+        for (int i = 0; i < m; i++) x[i] = base_uniform_sym(&seed);
         raw_global_apply(&g, x, NULL, false, z);
         for (int way = 0; way < 3; way++) {
             dvi_ccp_file* file = NULL;
@@ -570,7 +570,7 @@ static void test_residual_formula(void** state)
             uint64_t seed = 5 + (uint64_t)trial;
             if (trial == 0) memset(gam, 0, (size_t)m * sizeof(double));
             if (trial == 1)
-                for (int i = 0; i < m; i++) gam[i] = dvi_uniform_sym(&seed);
+                for (int i = 0; i < m; i++) gam[i] = base_uniform_sym(&seed);
             if (trial == 2) { /* a rough APGD iterate: near a solution, some contacts sliding */
                 dvi_solve_result res;
                 memset(&res, 0, sizeof res);
@@ -721,14 +721,14 @@ static void make_problem(mem_problem* qp, int nc, uint64_t seed, bool frictionle
     int m = 0;
     for (int a = 0; a < nc; a++) {
         q.blocks[a].kind = frictionless_mix && a % 3 == 1 ? DVI_BLOCK_FRICTIONLESS : DVI_BLOCK_FRICTION;
-        q.blocks[a].mu = q.blocks[a].kind == DVI_BLOCK_FRICTION ? 0.3 + 0.2 * dvi_uniform_sym(&seed) : 0.0;
+        q.blocks[a].mu = q.blocks[a].kind == DVI_BLOCK_FRICTION ? 0.3 + 0.2 * base_uniform_sym(&seed) : 0.0;
         m += dvi_block_rows(q.blocks[a].kind);
     }
     /* dense symmetric W with a sparse-ish pattern: coupling between nearby rows */
     double* D = calloc((size_t)m * m, sizeof(double));
     for (int i = 0; i < m; i++)
         for (int j = i; j < m && j < i + 7; j++) {
-            double v = i == j ? 8.0 + dvi_uniform_sym(&seed) : 0.5 * dvi_uniform_sym(&seed);
+            double v = i == j ? 8.0 + base_uniform_sym(&seed) : 0.5 * base_uniform_sym(&seed);
             D[(size_t)i * m + j] = D[(size_t)j * m + i] = v;
         }
     q.colptr = calloc((size_t)m + 1, sizeof(int32_t));
@@ -747,8 +747,8 @@ static void make_problem(mem_problem* qp, int nc, uint64_t seed, bool frictionle
     q.r = malloc((size_t)m * sizeof(double));
     q.sol = malloc((size_t)m * sizeof(double));
     for (int i = 0; i < m; i++) {
-        q.r[i] = dvi_uniform_sym(&seed);
-        q.sol[i] = dvi_uniform_sym(&seed);
+        q.r[i] = base_uniform_sym(&seed);
+        q.sol[i] = base_uniform_sym(&seed);
     }
     q.W = (dvi_csc){m, m, q.colptr, q.rowind, q.values};
     q.p = dvi_ccp_problem_empty();
@@ -904,7 +904,7 @@ static void test_roundtrip(void** state)
         uint64_t seed = 3;
         for (int32_t i = 0, row = 0; i < fm.p.block_count; i++) {
             for (int32_t t = 0; t < dvi_block_rows(fm.blocks[i].kind); t++, row++) {
-                x[row] = dvi_uniform_sym(&seed);
+                x[row] = base_uniform_sym(&seed);
                 x2[3 * i + t] = x[row];
             }
         }

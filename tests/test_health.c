@@ -239,9 +239,9 @@ static void test_report_from_older_layouts(void** state)
         memcpy(ho, h7, 8 * (12 + kinds));                      /* up to first_step[kinds − 1] */
         memcpy(ho + 8 * (12 + kinds), h7 + 8 * (12 + 7), 8 * 6); /* the numbers after first_step[6] */
         memcpy(ho + 8 * nums, h7 + 8 * nums7, kinds * 256);     /* the first messages */
-        le_put_u64(ho + old - 8, dvi_fnv1a(1469598103934665603u, ho, old - 8));
+        le_put_u64(ho + old - 8, base_fnv1a(1469598103934665603u, ho, old - 8));
         le_put_u64(c + 40, old);
-        le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
+        le_put_u64(c + 48, base_fnv1a(1469598103934665603u, c, 48));
         dvi_model* m = NULL;
         assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
         assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old, msg, sizeof msg), DVI_OK);
@@ -254,7 +254,7 @@ static void test_report_from_older_layouts(void** state)
         assert_true(rb.audit_error == 0.0 && rb.dissipated_contacts == 0.0 && rb.work_in == ra.work_in);
         /* a section one number short of the layout */
         le_put_u64(c + 40, old - 8);
-        le_put_u64(c + 48, dvi_fnv1a(1469598103934665603u, c, 48));
+        le_put_u64(c + 48, base_fnv1a(1469598103934665603u, c, 48));
         assert_int_equal(dvi_model_load_state(m, c, header + wsize + psize + old - 8, msg, sizeof msg),
                          DVI_ERR_PARSE);
         print_message("%zu-kind health section: loads with the same findings; %zu bytes: %s\n", kinds, old - 8, msg);

@@ -126,7 +126,7 @@ if command -v nm >/dev/null 2>&1; then
         grep -qx "$sym" "$tmp/syms" || fail "public symbol $sym is not exported"
     done
     # internals are built with hidden visibility and must not be exported
-    for sym in dvi_work_prepare dvi_work_apply dvi_cone_project dvi_solver_apgd dvi_norm2; do
+    for sym in ccp_work_prepare ccp_work_apply ccp_cone_project ccp_solver_apgd ccp_norm2; do
         if grep -qx "$sym" "$tmp/syms"; then fail "internal symbol $sym is exported"; fi
     done
     # every exported function carries the dvi_ prefix

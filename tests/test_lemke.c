@@ -1,13 +1,13 @@
 /* Tests of the Lemke solver (src/ccp/lemke.c).
  *
- * Part 1 runs the pure LCP kernel dvi_lemke_lcp() on textbook LCPs whose
+ * Part 1 runs the pure LCP kernel ccp_lemke_lcp() on textbook LCPs whose
  * solutions are worked out by hand below, on degenerate LCPs (ties in the
  * ratio test, degenerate solutions) checked against brute-force enumeration
  * of all complementary bases, and on a ray / pivot-budget case.
  * Part 2 goes through the public API (dvi_ccp_solve(..., "lemke", ...)) on
  * contact problems whose impulses are derived by hand in the comments, on
  * generated problems (sphere stack, granular bed, random with joints), and
- * runs the relaxed (pyramid-CCP) form through dvi_lemke_ccp() as well.
+ * runs the relaxed (pyramid-CCP) form through ccp_lemke_ccp() as well.
  * The registered solver has two forms: the default (settings.lemke.coulomb
  * = false) is the pyramid CCP (sliding contacts lift off, u_n = μ‖u_t‖, as
  * in the CCP of ccp.h); coulomb = true is the Anitescu–Potra Coulomb LCP
@@ -39,11 +39,11 @@
 static dvi_status run_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
                           int32_t* pivots, dvi_solve_status* status)
 {
-    size_t bytes = dvi_lemke_lcp_work_size(n);
+    size_t bytes = ccp_lemke_lcp_work_size(n);
     assert_true(bytes > 0);
     void* work = aligned_alloc(64, (bytes + 63) / 64 * 64);
     assert_non_null(work);
-    dvi_status st = dvi_lemke_lcp(n, M, q, z, max_pivots, 1e-12, work, pivots, status);
+    dvi_status st = ccp_lemke_lcp(n, M, q, z, max_pivots, 1e-12, work, pivots, status);
     free(work);
     return st;
 }
@@ -174,7 +174,7 @@ static void test_lcp_3x3(void** state)
     assert_near(z[0], 0.5, 1e-12);
     assert_near(z[1], 0.0, 1e-12);
     assert_near(z[2], 1.5, 1e-12);
-    assert_true(dvi_lemke_lcp_residual(3, M, q, z, w) <= 1e-12);
+    assert_true(ccp_lemke_lcp_residual(3, M, q, z, w) <= 1e-12);
     assert_near(w[1], 4.0, 1e-12);
 }
 
@@ -239,7 +239,7 @@ static void test_lcp_degenerate(void** state)
         int32_t n = 2 + trial % 6;
         double A[64], M[64], q[8];
         /* M = AᵀA + I + K (K skew): xᵀMx ≥ ‖x‖² > 0 → P-matrix */
-        for (int32_t i = 0; i < n * n; i++) A[i] = floor(3.0 * dvi_uniform_sym(&seed));
+        for (int32_t i = 0; i < n * n; i++) A[i] = floor(3.0 * base_uniform_sym(&seed));
         for (int32_t i = 0; i < n; i++)
             for (int32_t j = 0; j < n; j++) {
                 double s = (i == j) ? 1.0 : 0.0;
@@ -249,11 +249,11 @@ static void test_lcp_degenerate(void** state)
         if (trial % 2)
             for (int32_t i = 0; i < n; i++)
                 for (int32_t j = i + 1; j < n; j++) {
-                    double k = floor(2.0 * dvi_uniform_sym(&seed));
+                    double k = floor(2.0 * base_uniform_sym(&seed));
                     M[i * n + j] += k;
                     M[j * n + i] -= k;
                 }
-        for (int32_t i = 0; i < n; i++) q[i] = floor(2.0 * dvi_uniform_sym(&seed)); /* in {−2, −1, 0, 1} */
+        for (int32_t i = 0; i < n; i++) q[i] = floor(2.0 * base_uniform_sym(&seed)); /* in {−2, −1, 0, 1} */
         /* several bases may give the same degenerate z; the z is unique */
         assert_true(brute_force_lcp(n, M, q, zb) >= 1);
         int32_t piv;
@@ -298,11 +298,11 @@ static void test_lcp_pivot_limit(void** state)
     uint64_t seed = 7;
     for (int32_t i = 0; i < N; i++) {
         for (int32_t j = 0; j <= i; j++) {
-            double v = (i == j) ? 4.0 : -0.05 * (1.0 + dvi_uniform_sym(&seed));
+            double v = (i == j) ? 4.0 : -0.05 * (1.0 + base_uniform_sym(&seed));
             M[i * N + j] = v;
             M[j * N + i] = v;
         }
-        q[i] = -1.5 - dvi_uniform_sym(&seed);
+        q[i] = -1.5 - base_uniform_sym(&seed);
     }
     int32_t piv;
     dvi_solve_status st;
@@ -329,18 +329,18 @@ static void test_lcp_large_reinversion(void** state)
     uint64_t seed = 99;
     for (int32_t i = 0; i < N; i++) {
         for (int32_t j = 0; j <= i; j++) {
-            double v = (i == j) ? 3.0 + dvi_uniform_sym(&seed) : -0.01 * (1.0 + dvi_uniform_sym(&seed));
+            double v = (i == j) ? 3.0 + base_uniform_sym(&seed) : -0.01 * (1.0 + base_uniform_sym(&seed));
             M[i * N + j] = v;
             M[j * N + i] = v;
         }
-        q[i] = -1.0 - dvi_uniform_sym(&seed);
+        q[i] = -1.0 - base_uniform_sym(&seed);
     }
     int32_t piv;
     dvi_solve_status st;
     assert_int_equal(run_lcp(N, M, q, z, 0, &piv, &st), DVI_OK);
     assert_int_equal(st, DVI_SOLVE_CONVERGED);
     assert_int_equal(piv, N + 1);
-    assert_true(dvi_lemke_lcp_residual(N, M, q, z, w) <= 1e-14);
+    assert_true(ccp_lemke_lcp_residual(N, M, q, z, w) <= 1e-14);
     for (int32_t i = 0; i < N; i++) {
         assert_true(z[i] > 0.0);
         assert_true(fabs(w[i]) <= 1e-13);
@@ -363,7 +363,7 @@ static void test_lcp_badly_scaled(void** state)
     assert_int_equal(st, DVI_SOLVE_CONVERGED);
     assert_near(z[0], 4.0 / 3.0 * 1e-4, 1e-12 * 1e-4);
     assert_near(z[1], 7.0 / 3.0 * 1e4, 1e-12 * 1e4);
-    dvi_lemke_lcp_residual(2, M, q, z, w);
+    ccp_lemke_lcp_residual(2, M, q, z, w);
     assert_true(fabs(w[0]) <= 1e-12 * 5e4 && fabs(w[1]) <= 1e-12 * 6e-4);
 }
 
@@ -373,12 +373,12 @@ static void test_lcp_bad_args(void** state)
     dvi_solve_status st;
     int32_t piv = 5;
     double z[1];
-    assert_int_equal(dvi_lemke_lcp_work_size(-1), 0);
-    assert_int_equal(dvi_lemke_lcp(-1, NULL, NULL, NULL, 0, 1e-12, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
+    assert_int_equal(ccp_lemke_lcp_work_size(-1), 0);
+    assert_int_equal(ccp_lemke_lcp(-1, NULL, NULL, NULL, 0, 1e-12, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
     assert_int_equal(st, DVI_SOLVE_BAD_INPUT);
     assert_int_equal(piv, 0);
     const double M[1] = {1}, q[1] = {-1};
-    assert_int_equal(dvi_lemke_lcp(1, M, q, z, 0, 1e-12, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
+    assert_int_equal(ccp_lemke_lcp(1, M, q, z, 0, 1e-12, NULL, &piv, &st), DVI_ERR_INVALID_ARG);
     /* non-finite data */
     const double qn[1] = {NAN}, Mn[1] = {INFINITY};
     assert_int_equal(run_lcp(1, M, qn, z, 0, &piv, &st), DVI_ERR_NUMERIC);
@@ -970,17 +970,17 @@ static void solve_relaxed(const dvi_ccp_problem* p, int32_t k, double* gamma, dv
     s.lemke.orient = false; /* the pyramid fixed to the tangents, as solve_lemke */
     s.lemke.friction_directions = k;
     s.tolerance = 1e-12;
-    dvi_ccp_work w;
+    ccp_work w;
     char msg[256];
     memset(&w, 0, sizeof w);
     memset(res, 0, sizeof *res);
-    assert_int_equal(dvi_work_prepare(&w, p, 1, msg, sizeof msg), DVI_OK);
-    dvi_status st = dvi_lemke_ccp(&w, &s, true, gamma, res);
-    if (st != DVI_OK) print_error("dvi_lemke_ccp: %d, \"%s\"\n", (int)st, res->message);
+    assert_int_equal(ccp_work_prepare(&w, p, 1, msg, sizeof msg), DVI_OK);
+    dvi_status st = ccp_lemke_ccp(&w, &s, true, gamma, res);
+    if (st != DVI_OK) print_error("ccp_lemke_ccp: %d, \"%s\"\n", (int)st, res->message);
     assert_int_equal(st, DVI_OK);
     assert_int_equal(res->status, DVI_SOLVE_CONVERGED);
     assert_true(res->target_residual <= 1e-12);
-    dvi_work_free(&w);
+    ccp_work_free(&w);
 }
 
 /* Relaxed form (pyramid CCP): r = (−1, 2, 0), μ = 0.5, N = I. The CCP answer
@@ -1117,8 +1117,8 @@ static void test_ccp_reuse_and_budget(void** state)
     assert_int_equal(res.iterations, 1);
     assert_non_null(strstr(res.message, "pivot"));
     dvi_solver_destroy(sv);
-    assert_true(dvi_solver_find("lemke")->summary[0] != '\0');
-    assert_false(dvi_solver_find("lemke")->targets_ccp);
+    assert_true(ccp_solver_find("lemke")->summary[0] != '\0');
+    assert_false(ccp_solver_find("lemke")->targets_ccp);
 }
 
 int main(void)

@@ -657,7 +657,7 @@ static void random_frame(uint64_t* s, double* f)
     for (int k = 0; k < 3; k++) {
         double v[3];
         for (;;) {
-            for (int i = 0; i < 3; i++) v[i] = dvi_uniform_sym(s);
+            for (int i = 0; i < 3; i++) v[i] = base_uniform_sym(s);
             for (int q = 0; q < k; q++) {
                 double d = v[0] * f[3 * q] + v[1] * f[3 * q + 1] + v[2] * f[3 * q + 2];
                 for (int i = 0; i < 3; i++) v[i] -= d * f[3 * q + i];
@@ -693,11 +693,11 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
     assert_non_null(c->blocks);
     uint64_t s = seed;
     for (int32_t b = 0; b < bodies; b++) {
-        double mass = 0.5 + 1.5 * dvi_uniform01(&s);
+        double mass = 0.5 + 1.5 * base_uniform01(&s);
         double J[9] = {0};
-        for (int i = 0; i < 3; i++) J[4 * i] = 0.05 + 0.15 * dvi_uniform01(&s);
+        for (int i = 0; i < 3; i++) J[4 * i] = 0.05 + 0.15 * base_uniform01(&s);
         for (int i = 0; i < 3; i++)
-            for (int j = i + 1; j < 3; j++) J[3 * i + j] = J[3 * j + i] = 0.01 * dvi_uniform_sym(&s);
+            for (int j = i + 1; j < 3; j++) J[3 * i + j] = J[3 * j + i] = 0.01 * base_uniform_sym(&s);
         assert_int_equal(dvi_inv_mass_block(mass, J, c->inv_mass + 36 * b), DVI_OK);
     }
     int32_t nnz = 0;
@@ -709,21 +709,21 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
             B = row / 3;
             A = B - 1;
             x[0] = 0.5 * B - 0.25;
-            x[1] = 0.05 * dvi_uniform_sym(&s);
-            x[2] = 0.05 * dvi_uniform_sym(&s);
+            x[1] = 0.05 * base_uniform_sym(&s);
+            x[2] = 0.05 * base_uniform_sym(&s);
         } else {
-            A = (int32_t)(dvi_uniform01(&s) * bodies);
+            A = (int32_t)(base_uniform01(&s) * bodies);
             do
-                B = (int32_t)(dvi_uniform01(&s) * bodies);
+                B = (int32_t)(base_uniform01(&s) * bodies);
             while (B == A);
             if (A > B) {
                 int32_t t = A;
                 A = B;
                 B = t;
             }
-            x[0] = 0.25 * (A + B) + 0.1 * dvi_uniform_sym(&s);
-            x[1] = 0.1 * dvi_uniform_sym(&s);
-            x[2] = 0.1 * dvi_uniform_sym(&s);
+            x[0] = 0.25 * (A + B) + 0.1 * base_uniform_sym(&s);
+            x[1] = 0.1 * base_uniform_sym(&s);
+            x[2] = 0.1 * base_uniform_sym(&s);
         }
         double d[3];
         if (row < 3 * bodies) {
@@ -731,7 +731,7 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
             if (row % 3 == 0) random_frame(&s, frame);
             for (int i = 0; i < 3; i++) d[i] = frame[3 * (row % 3) + i];
         } else {
-            for (int i = 0; i < 3; i++) d[i] = dvi_uniform_sym(&s);
+            for (int i = 0; i < 3; i++) d[i] = base_uniform_sym(&s);
             double nd = norm2(d, 3);
             for (int i = 0; i < 3; i++) d[i] /= nd;
         }
@@ -751,7 +751,7 @@ static void chain_init(chain* c, int32_t bodies, int32_t extra, uint64_t seed)
                 nnz++;
             }
         }
-        c->r[row] = dvi_uniform_sym(&s);
+        c->r[row] = base_uniform_sym(&s);
         c->blocks[row].kind = DVI_BLOCK_BILATERAL;
     }
     c->colptr[c->rows] = nnz;
@@ -1117,9 +1117,9 @@ static void test_apgd_groups(void** state)
             s.threads = THREADS[r];
             gm[r] = calloc((size_t)m, sizeof(double));
             assert_non_null(gm[r]);
-            dvi_apgd_group_mode = MODE[r];
+            ccp_apgd_group_mode = MODE[r];
             assert_true(solve_recording(p, "apgd", &s, gm[r], &res[r], hist[r], HIST) >= 0);
-            dvi_apgd_group_mode = -1;
+            ccp_apgd_group_mode = -1;
             assert_int_equal(res[r].iterations, 60);
         }
         for (int r = 2; r < RUNS; r++) {
@@ -1268,7 +1268,7 @@ static void test_validation_rigid(void** state)
     for (int t = 0; t < 3000; t++) {
         double lam[3], Q[9], B[9], r0;
         for (int k = 0; k < 3; k++) { /* eigenvalues: 1, or ±10^(−13 … 0), or 0 */
-            const double u = dvi_uniform01(&seed), e = -13.0 * dvi_uniform01(&seed);
+            const double u = base_uniform01(&seed), e = -13.0 * base_uniform01(&seed);
             lam[k] = k == 0 ? 1.0 : u < 0.1 ? 0.0 : (u < 0.4 ? -1.0 : 1.0) * pow(10.0, e);
         }
         random_frame(&seed, Q);
@@ -1279,11 +1279,11 @@ static void test_validation_rigid(void** state)
             }
         for (int i = 0; i < 3; i++) /* symmetric, unless perturbed below */
             for (int j = 0; j < i; j++) B[3 * i + j] = B[3 * j + i];
-        const double u = dvi_uniform01(&seed);
-        r0 = u < 0.1 ? 0.0 : u < 0.2 ? -1e-14 : 0.2 + dvi_uniform01(&seed);
-        if (dvi_uniform01(&seed) < 0.2) B[3 * 2 + 0] += (0.5 + 3.5 * dvi_uniform01(&seed)) * 1e-12;
-        if (dvi_uniform01(&seed) < 0.02) B[4] = dvi_uniform01(&seed) < 0.5 ? NAN : INFINITY;
-        if (dvi_uniform01(&seed) < 0.02) r0 = NAN;
+        const double u = base_uniform01(&seed);
+        r0 = u < 0.1 ? 0.0 : u < 0.2 ? -1e-14 : 0.2 + base_uniform01(&seed);
+        if (base_uniform01(&seed) < 0.2) B[3 * 2 + 0] += (0.5 + 3.5 * base_uniform01(&seed)) * 1e-12;
+        if (base_uniform01(&seed) < 0.02) B[4] = base_uniform01(&seed) < 0.5 ? NAN : INFINITY;
+        if (base_uniform01(&seed) < 0.02) r0 = NAN;
         double* A = g.inv_mass + 36 * (size_t)at;
         memset(A, 0, 36 * sizeof(double));
         A[0] = A[7] = A[14] = r0;
@@ -1421,12 +1421,12 @@ static void test_apgd_rolling_groups(void** state)
         s.max_iterations = 200;
         s.threads = THREADS[r];
         assert_int_equal(dvi_world_set_solver(p.bed.world, "apgd", &s), DVI_OK);
-        dvi_apgd_group_mode = MODE[r];
+        ccp_apgd_group_mode = MODE[r];
         for (int k = 0; k < 150; k++) {
             assert_true(dvi_world_step(p.bed.world, c.dt) >= 0);
             if (r == 0) contacts += dvi_world_get_stats(p.bed.world).contacts;
         }
-        dvi_apgd_group_mode = -1;
+        ccp_apgd_group_mode = -1;
         assert_int_equal(dvi_world_save_state(p.bed.world, &blob[r], &size[r]), DVI_OK);
         pile_destroy(&p);
     }
@@ -1579,7 +1579,7 @@ static void test_solver_lend(void** state)
     dvi_gen_free(&g);
 }
 
-/* The joint block's eigen-decomposition (dvi_sym_eigen) against LAPACK's
+/* The joint block's eigen-decomposition (ccp_sym_eigen) against LAPACK's
  * dsyev: random symmetric matrices of sizes 1 … 192 (APGD's largest joint
  * block) that are positive definite, positive semidefinite of rank n/2
  * (redundant joints), indefinite, with an eigenvalue of multiplicity four,
@@ -1606,13 +1606,13 @@ static void test_sym_eigen(void** state)
         assert_true(A && A0 && V && B && d && w && ref);
         for (int kind = 0; kind < 6; kind++) {
             /* A0 = B diag(λ) Bᵀ from a random B (kinds 0–3), or diagonal, or 0 */
-            for (size_t q = 0; q < nn; q++) B[q] = dvi_uniform_sym(&seed);
+            for (size_t q = 0; q < nn; q++) B[q] = base_uniform_sym(&seed);
             double lam[192];
             for (int32_t a = 0; a < n; a++)
-                lam[a] = kind == 0 ? 0.1 + dvi_uniform01(&seed)
-                         : kind == 1 ? (a < n / 2 ? 0.0 : 1.0 + dvi_uniform01(&seed))
-                         : kind == 2 ? dvi_uniform_sym(&seed)
-                         : kind == 3 ? (a < 4 ? 2.5 : dvi_uniform01(&seed))
+                lam[a] = kind == 0 ? 0.1 + base_uniform01(&seed)
+                         : kind == 1 ? (a < n / 2 ? 0.0 : 1.0 + base_uniform01(&seed))
+                         : kind == 2 ? base_uniform_sym(&seed)
+                         : kind == 3 ? (a < 4 ? 2.5 : base_uniform01(&seed))
                                      : 0.0;
             memset(A0, 0, nn * sizeof(double));
             if (kind <= 3) {
@@ -1623,13 +1623,13 @@ static void test_sym_eigen(void** state)
                         A0[(size_t)i * n + j] = A0[(size_t)j * n + i] = sum;
                     }
             } else if (kind == 4) {
-                for (int32_t i = 0; i < n; i++) A0[(size_t)i * n + i] = dvi_uniform_sym(&seed);
+                for (int32_t i = 0; i < n; i++) A0[(size_t)i * n + i] = base_uniform_sym(&seed);
             }
             double anorm = 0.0;
             for (size_t q = 0; q < nn; q++) anorm += A0[q] * A0[q];
             anorm = sqrt(anorm);
             memcpy(A, A0, nn * sizeof(double));
-            assert_int_equal(dvi_sym_eigen(A, V, d, w, n), 0);
+            assert_int_equal(ccp_sym_eigen(A, V, d, w, n), 0);
             double res = 0.0, orth = 0.0;
             for (int32_t i = 0; i < n; i++)
                 for (int32_t a = 0; a < n; a++) {
@@ -2002,10 +2002,10 @@ static void set_known_solution(dvi_gen_problem* g, uint64_t seed, double (*ratio
 {
     uint64_t s = seed * 7919u + 17u;
     int32_t nb = g->bilateral, m = g->p.rows;
-    for (int32_t i = 0; i < nb; i++) gstar[i] = dvi_uniform_sym(&s);
+    for (int32_t i = 0; i < nb; i++) gstar[i] = base_uniform_sym(&s);
     for (int32_t c = 0; c < g->contacts; c++) {
         assert_int_equal(g->blocks[nb + c].kind, DVI_BLOCK_FRICTION);
-        double mu = g->blocks[nb + c].mu, gn = 0.5 + dvi_uniform01(&s), th = 2.0 * PI * dvi_uniform01(&s);
+        double mu = g->blocks[nb + c].mu, gn = 0.5 + base_uniform01(&s), th = 2.0 * PI * base_uniform01(&s);
         gstar[nb + 3 * c] = gn;
         gstar[nb + 3 * c + 1] = ratio(c) * mu * gn * cos(th);
         gstar[nb + 3 * c + 2] = ratio(c) * mu * gn * sin(th);
@@ -2756,7 +2756,7 @@ static void test_split_nonsymmetric(void** state)
             s.max_iterations = 10000;
             double gamma[2] = {7.0, 7.0};
             dvi_solve_result res;
-            dvi_status st = dvi_ccp_solve_split(names[k], &s, &p, &W[c], gamma, &res);
+            dvi_status st = ccp_solve_split(names[k], &s, &p, &W[c], gamma, &res);
             CHECK(st == DVI_OK && res.status == DVI_SOLVE_CONVERGED, "case %d, %s: %s (%s)", c + 1, names[k],
                   dvi_status_string(st), res.message);
             for (int i = 0; i < 2; i++)
@@ -2770,14 +2770,14 @@ static void test_split_nonsymmetric(void** state)
     /* refused: an unknown solver, a W of another size, a problem without W */
     double gamma[2] = {0.0, 0.0};
     dvi_solve_result res;
-    assert_int_equal(dvi_ccp_solve_split("nosuch", NULL, &p, &W[0], gamma, &res), DVI_ERR_INVALID_ARG);
+    assert_int_equal(ccp_solve_split("nosuch", NULL, &p, &W[0], gamma, &res), DVI_ERR_INVALID_ARG);
     assert_int_equal(res.status, DVI_SOLVE_BAD_INPUT);
     CHECK(strstr(res.message, "unknown solver") != NULL, "message: %s", res.message);
     const dvi_csc W3 = {3, 3, cp, ri1, w};
-    assert_int_equal(dvi_ccp_solve_split("apgd", NULL, &p, &W3, gamma, &res), DVI_ERR_INVALID_ARG);
+    assert_int_equal(ccp_solve_split("apgd", NULL, &p, &W3, gamma, &res), DVI_ERR_INVALID_ARG);
     assert_int_equal(res.status, DVI_SOLVE_BAD_INPUT);
     p.W = NULL;
-    assert_int_equal(dvi_ccp_solve_split("apgd", NULL, &p, &W[0], gamma, NULL), DVI_ERR_INVALID_ARG);
+    assert_int_equal(ccp_solve_split("apgd", NULL, &p, &W[0], gamma, NULL), DVI_ERR_INVALID_ARG);
 }
 
 /* Overflow: finite but extreme data (W ~ 1e300, r ~ 1e300) make the products

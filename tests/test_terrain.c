@@ -92,10 +92,10 @@ static void mat_z_to(double R[9], const double d[3])
     mat_axis_angle(R, ax, atan2(s, c));
 }
 
-static dvi_geom shape_geom(dvi_shape_type type, const double pos[3], const double R[9], double radius,
+static col_geom shape_geom(dvi_shape_type type, const double pos[3], const double R[9], double radius,
                            double half_length, const double half[3])
 {
-    dvi_geom g;
+    col_geom g;
     memset(&g, 0, sizeof g);
     g.type = type;
     g.owner = 1;
@@ -107,9 +107,9 @@ static dvi_geom shape_geom(dvi_shape_type type, const double pos[3], const doubl
     return g;
 }
 
-static dvi_geom hf_geom(const dvi_heightfield* hf, const double pos[3], const double R[9])
+static col_geom hf_geom(const col_heightfield* hf, const double pos[3], const double R[9])
 {
-    dvi_geom g;
+    col_geom g;
     memset(&g, 0, sizeof g);
     g.type = DVI_SHAPE_HEIGHTFIELD;
     g.owner = 0;
@@ -120,19 +120,19 @@ static dvi_geom hf_geom(const dvi_heightfield* hf, const double pos[3], const do
     return g;
 }
 
-static dvi_geom mesh_geom(const dvi_trimesh* m, const double pos[3], const double R[9])
+static col_geom mesh_geom(const col_trimesh* m, const double pos[3], const double R[9])
 {
-    dvi_geom g = hf_geom(NULL, pos, R);
+    col_geom g = hf_geom(NULL, pos, R);
     g.type = DVI_SHAPE_MESH;
     g.hfield = NULL;
     g.mesh = m;
     return g;
 }
 
-static int collide(const dvi_geom* a, const dvi_geom* b, dvi_contact_point* out)
+static int collide(const col_geom* a, const col_geom* b, col_contact_point* out)
 {
     memset(out, 0, MAXP * sizeof *out);
-    int n = dvi_narrow_phase(a, b, ENV, out, MAXP);
+    int n = col_narrow_phase(a, b, ENV, out, MAXP);
     assert_true(n >= 0 && n <= 8);
     for (int i = 0; i < n; i++) {
         assert_near(dot(out[i].normal, out[i].normal), 1.0, 1e-12);
@@ -141,7 +141,7 @@ static int collide(const dvi_geom* a, const dvi_geom* b, dvi_contact_point* out)
     return n;
 }
 
-static double min_distance(const dvi_contact_point* p, int n)
+static double min_distance(const col_contact_point* p, int n)
 {
     double m = INFINITY;
     for (int i = 0; i < n; i++) m = fmin(m, p[i].distance);
@@ -156,7 +156,7 @@ static void assert_vec_near(const double a[3], const double b[3], double tol)
 }
 
 /* Index of the point nearest to q. */
-static int nearest(const dvi_contact_point* p, int n, const double q[3])
+static int nearest(const col_contact_point* p, int n, const double q[3])
 {
     int best = -1;
     double bd = INFINITY;
@@ -222,8 +222,8 @@ static void test_sphere_flat_heightfield(void** state)
     (void)state;
     double h[36];
     fill_heights(h, 6, 6, 0.5, 0.5, h_flat);
-    dvi_heightfield hf = {6, 6, 0.5, 0.5, h, 0, 0};
-    dvi_heightfield_init_range(&hf);
+    col_heightfield hf = {6, 6, 0.5, 0.5, h, 0, 0};
+    col_heightfield_init_range(&hf);
     assert_near(hf.hmin, 0.2, 0.0);
     assert_near(hf.hmax, 0.2, 0.0);
     /* a general terrain pose: everything below is given in its local frame */
@@ -231,14 +231,14 @@ static void test_sphere_flat_heightfield(void** state)
     mat_axis_angle(Ra, ax1, 0.4);
     mat_axis_angle(Rb, ax2, 0.3);
     test_mat_mul(R, Ra, Rb);
-    dvi_geom terrain = hf_geom(&hf, tp, R);
+    col_geom terrain = hf_geom(&hf, tp, R);
     const double r = 0.3, gaps[3] = {-0.002, 0.004, 0.006};
     for (int k = 0; k < 3; k++) {
         double lc[3] = {1.3, 1.1, 0.2 + r + gaps[k]}, c[3];
         mat_vec(c, R, lc);
         for (int i = 0; i < 3; i++) c[i] += tp[i];
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, R, r, 0, NULL);
-        dvi_contact_point p[MAXP];
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, R, r, 0, NULL);
+        col_contact_point p[MAXP];
         int n = collide(&s, &terrain, p);
         if (gaps[k] > ENV) {
             assert_int_equal(n, 0); /* beyond the envelope */
@@ -257,8 +257,8 @@ static void test_sphere_flat_heightfield(void** state)
     double far[3] = {-1.0, 1.0, 0.2 + r - 0.001}, I[9];
     mat_identity(I);
     double o[3] = {0, 0, 0};
-    dvi_geom t0 = hf_geom(&hf, o, I), s0 = shape_geom(DVI_SHAPE_SPHERE, far, I, r, 0, NULL);
-    dvi_contact_point p[MAXP];
+    col_geom t0 = hf_geom(&hf, o, I), s0 = shape_geom(DVI_SHAPE_SPHERE, far, I, r, 0, NULL);
+    col_contact_point p[MAXP];
     assert_int_equal(collide(&s0, &t0, p), 0);
 }
 
@@ -267,16 +267,16 @@ static void test_sphere_sloped_heightfield(void** state)
     (void)state;
     double h[64], I[9], o[3] = {0, 0, 0};
     fill_heights(h, 8, 8, 0.5, 0.5, h_slope);
-    dvi_heightfield hf = {8, 8, 0.5, 0.5, h, 0, 0};
+    col_heightfield hf = {8, 8, 0.5, 0.5, h, 0, 0};
     mat_identity(I);
-    dvi_geom terrain = hf_geom(&hf, o, I);
+    col_geom terrain = hf_geom(&hf, o, I);
     double nrm[3] = {-0.3, -0.1, 1.0};
     normalize(nrm);
     const double r = 0.4, gap = -0.003;
     double foot[3] = {1.6, 1.3, h_slope(1.6, 1.3)}, c[3];
     for (int k = 0; k < 3; k++) c[k] = foot[k] + (r + gap) * nrm[k];
-    dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
-    dvi_contact_point p[MAXP];
+    col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
+    col_contact_point p[MAXP];
     assert_int_equal(collide(&s, &terrain, p), 1);
     assert_near(p[0].distance, gap, EXACT);
     double want_n[3] = {-nrm[0], -nrm[1], -nrm[2]}, want_p[3];
@@ -294,14 +294,14 @@ static void test_sphere_shared_features(void** state)
     double h[49], I[9], o[3] = {0, 0, 0};
     mat_identity(I);
     fill_heights(h, 7, 7, 1.0, 1.0, h_zero);
-    dvi_heightfield hf = {7, 7, 1.0, 1.0, h, 0, 0};
-    dvi_geom terrain = hf_geom(&hf, o, I);
+    col_heightfield hf = {7, 7, 1.0, 1.0, h, 0, 0};
+    col_geom terrain = hf_geom(&hf, o, I);
     const double r = 0.5, gap = -0.001;
     const double xy[6][2] = {{2.5, 2.5}, {2.3, 2.3}, {2.0, 2.0}, {2.5, 2.0}, {2.0, 2.7}, {2.3 + 1e-11, 2.3}};
     for (int k = 0; k < 6; k++) {
         double c[3] = {xy[k][0], xy[k][1], r + gap};
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
-        dvi_contact_point p[MAXP];
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
+        col_contact_point p[MAXP];
         assert_int_equal(collide(&s, &terrain, p), 1);
         assert_near(p[0].distance, gap, EXACT);
         assert_near(p[0].normal[2], -1.0, EXACT);
@@ -311,8 +311,8 @@ static void test_sphere_shared_features(void** state)
     fill_heights(h, 7, 7, 1.0, 1.0, h_ridge);
     {
         double c[3] = {3.05, 2.4, 1.0 + 0.49};
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
-        dvi_contact_point p[MAXP];
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
+        col_contact_point p[MAXP];
         assert_int_equal(collide(&s, &terrain, p), 1);
         double q[3] = {3.0, 2.4, 1.0}, d[3] = {q[0] - c[0], q[1] - c[1], q[2] - c[2]};
         double len = sqrt(dot(d, d));
@@ -324,8 +324,8 @@ static void test_sphere_shared_features(void** state)
     fill_heights(h, 7, 7, 1.0, 1.0, h_peak);
     {
         double c[3] = {3.02, 2.99, 1.0 + 0.499};
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
-        dvi_contact_point p[MAXP];
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
+        col_contact_point p[MAXP];
         assert_int_equal(collide(&s, &terrain, p), 1);
         double q[3] = {3.0, 3.0, 1.0}, d[3] = {q[0] - c[0], q[1] - c[1], q[2] - c[2]};
         double len = sqrt(dot(d, d));
@@ -339,8 +339,8 @@ static void test_sphere_shared_features(void** state)
     {
         double s5 = sqrt(1.0 + 0.05 * 0.05);
         double c[3] = {3.0, 2.4, s5 * (r + gap)};
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
-        dvi_contact_point p[MAXP];
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
+        col_contact_point p[MAXP];
         assert_int_equal(collide(&s, &terrain, p), 2);
         for (int i = 0; i < 2; i++) {
             assert_near(p[i].distance, gap, EXACT);
@@ -359,13 +359,13 @@ static void test_box_heightfield(void** state)
     double h[64], I[9], o[3] = {0, 0, 0}, zax[3] = {0, 0, 1};
     mat_identity(I);
     fill_heights(h, 8, 8, 0.25, 0.25, h_flat);
-    dvi_heightfield hf = {8, 8, 0.25, 0.25, h, 0, 0};
-    dvi_geom terrain = hf_geom(&hf, o, I);
+    col_heightfield hf = {8, 8, 0.25, 0.25, h, 0, 0};
+    col_geom terrain = hf_geom(&hf, o, I);
     const double half[3] = {0.3, 0.2, 0.1}, gap = -0.001;
     double R[9], c[3] = {1.0, 0.9, 0.2 + 0.1 + gap};
     mat_axis_angle(R, zax, 0.3);
-    dvi_geom b = shape_geom(DVI_SHAPE_BOX, c, R, 0, 0, half);
-    dvi_contact_point p[MAXP];
+    col_geom b = shape_geom(DVI_SHAPE_BOX, c, R, 0, 0, half);
+    col_contact_point p[MAXP];
     assert_int_equal(collide(&b, &terrain, p), 4); /* the four bottom corners */
     for (int k = 0; k < 4; k++) {
         double lc[3] = {(k & 1) ? 0.3 : -0.3, (k & 2) ? 0.2 : -0.2, -0.1}, wc[3];
@@ -400,8 +400,8 @@ static void test_box_heightfield(void** state)
     /* on a peak (vertex under the bottom face): one point at the vertex */
     double hp[49];
     fill_heights(hp, 7, 7, 1.0, 1.0, h_peak);
-    dvi_heightfield hfp = {7, 7, 1.0, 1.0, hp, 0, 0};
-    dvi_geom tp = hf_geom(&hfp, o, I);
+    col_heightfield hfp = {7, 7, 1.0, 1.0, hp, 0, 0};
+    col_geom tp = hf_geom(&hfp, o, I);
     double cp[3] = {3.05, 2.97, 1.0 + 0.1 + gap};
     b = shape_geom(DVI_SHAPE_BOX, cp, I, 0, 0, half);
     assert_int_equal(collide(&b, &tp, p), 1);
@@ -417,8 +417,8 @@ static void test_box_heightfield(void** state)
      * point per slope (normal −n of the slope, Φ = gap·cos or /cos of 14°) */
     double hr[49];
     fill_heights(hr, 7, 7, 1.0, 1.0, h_ridge);
-    dvi_heightfield hfr = {7, 7, 1.0, 1.0, hr, 0, 0};
-    dvi_geom tr = hf_geom(&hfr, o, I);
+    col_heightfield hfr = {7, 7, 1.0, 1.0, hr, 0, 0};
+    col_geom tr = hf_geom(&hfr, o, I);
     const double yaw = 0.4, sl = 0.25 / sqrt(1.0625);
     double cr[3] = {3.0, 2.3, 1.0 + 0.1 + gap};
     mat_axis_angle(R, zax, yaw);
@@ -453,8 +453,8 @@ static void test_cylinder_heightfield(void** state)
     double h[100], I[9], o[3] = {0, 0, 0}, xax[3] = {1, 0, 0}, zax[3] = {0, 0, 1};
     mat_identity(I);
     fill_heights(h, 10, 10, 0.2, 0.2, h_zero);
-    dvi_heightfield hf = {10, 10, 0.2, 0.2, h, 0, 0};
-    dvi_geom terrain = hf_geom(&hf, o, I);
+    col_heightfield hf = {10, 10, 0.2, 0.2, h, 0, 0};
+    col_geom terrain = hf_geom(&hf, o, I);
     const double r = 0.25, hl = 0.1, gap = -0.002;
     /* a wheel: axle along y (local z → world y), yawed: two points at the
      * ends of the lowest line, exact Φ */
@@ -464,8 +464,8 @@ static void test_cylinder_heightfield(void** state)
         mat_axis_angle(Rz, zax, yawk ? 0.7 : 0.0);
         test_mat_mul(R, Rz, Rw);
         double c[3] = {0.93, 1.01, r + gap};
-        dvi_geom w = shape_geom(DVI_SHAPE_CYLINDER, c, R, r, hl, NULL);
-        dvi_contact_point p[MAXP];
+        col_geom w = shape_geom(DVI_SHAPE_CYLINDER, c, R, r, hl, NULL);
+        col_contact_point p[MAXP];
         assert_int_equal(collide(&w, &terrain, p), 2);
         double axis[3] = {R[2], R[5], R[8]};
         for (int e = 0; e < 2; e++) {
@@ -483,8 +483,8 @@ static void test_cylinder_heightfield(void** state)
     normalize(nrm);
     double c[3] = {0.9, 0.95, 0.3 * 0.9}, d0 = r + gap;
     for (int k = 0; k < 3; k++) c[k] += d0 * nrm[k];
-    dvi_geom w = shape_geom(DVI_SHAPE_CYLINDER, c, Rw, r, hl, NULL);
-    dvi_contact_point p[MAXP];
+    col_geom w = shape_geom(DVI_SHAPE_CYLINDER, c, Rw, r, hl, NULL);
+    col_contact_point p[MAXP];
     assert_int_equal(collide(&w, &terrain, p), 2);
     for (int k = 0; k < 2; k++) {
         double want_n[3] = {-nrm[0], -nrm[1], -nrm[2]};
@@ -495,7 +495,7 @@ static void test_cylinder_heightfield(void** state)
     /* standing on a cap on flat ground: points spread on the rim (8 kept) */
     fill_heights(h, 10, 10, 0.2, 0.2, h_zero);
     double cs[3] = {1.0, 0.9, hl + gap};
-    dvi_geom st = shape_geom(DVI_SHAPE_CYLINDER, cs, I, r, hl, NULL);
+    col_geom st = shape_geom(DVI_SHAPE_CYLINDER, cs, I, r, hl, NULL);
     assert_int_equal(collide(&st, &terrain, p), 8);
     int on_rim = 0;
     for (int k = 0; k < 8; k++) {
@@ -515,8 +515,8 @@ static void test_cylinder_heightfield(void** state)
     double hs[100];
     for (int j = 0; j < 10; j++)
         for (int i = 0; i < 10; i++) hs[j * 10 + i] = i <= 4 ? 0.1 : 0.0; /* plateau, ramp down from x = 0.8 to 1.0 */
-    dvi_heightfield hfs = {10, 10, 0.2, 0.2, hs, 0, 0};
-    dvi_geom ts = hf_geom(&hfs, o, I);
+    col_heightfield hfs = {10, 10, 0.2, 0.2, hs, 0, 0};
+    col_geom ts = hf_geom(&hfs, o, I);
     double cw[3] = {0.8 + 0.1, 1.0, 0.1 + sqrt(r * r - 0.1 * 0.1) + gap}; /* rims reach z = 0.1 + gap at x = 0.8 */
     w = shape_geom(DVI_SHAPE_CYLINDER, cw, Rw, r, hl, NULL);
     int n = collide(&w, &ts, p);
@@ -551,16 +551,16 @@ static void test_capsule_heightfield(void** state)
     double h[64], I[9], o[3] = {0, 0, 0}, xax[3] = {1, 0, 0}, zax[3] = {0, 0, 1};
     mat_identity(I);
     fill_heights(h, 8, 8, 0.5, 0.5, h_zero);
-    dvi_heightfield hf = {8, 8, 0.5, 0.5, h, 0, 0};
-    dvi_geom terrain = hf_geom(&hf, o, I);
+    col_heightfield hf = {8, 8, 0.5, 0.5, h, 0, 0};
+    col_geom terrain = hf_geom(&hf, o, I);
     const double r = 0.1, hl = 0.4, gap = -0.001, psi = 20.0 * PI / 180.0;
     double Rx[9], Rz[9], R[9];
     mat_axis_angle(Rx, xax, -PI / 2);
     mat_axis_angle(Rz, zax, psi - PI / 2);
     test_mat_mul(R, Rz, Rx); /* local z → (cos ψ, sin ψ, 0) */
     double c[3] = {2.1, 1.7, r + gap}, dir[3] = {cos(psi), sin(psi), 0};
-    dvi_geom cap = shape_geom(DVI_SHAPE_CAPSULE, c, R, r, hl, NULL);
-    dvi_contact_point p[MAXP];
+    col_geom cap = shape_geom(DVI_SHAPE_CAPSULE, c, R, r, hl, NULL);
+    col_contact_point p[MAXP];
     assert_int_equal(collide(&cap, &terrain, p), 2); /* the two ends; the grid lines crossed give nothing */
     for (int e = 0; e < 2; e++) {
         double want[3] = {c[0] + (e ? -hl : hl) * dir[0], c[1] + (e ? -hl : hl) * dir[1], 0.5 * gap};
@@ -572,8 +572,8 @@ static void test_capsule_heightfield(void** state)
     /* lying across a ridge (perpendicular): one point on the ridge line */
     double hr[49];
     fill_heights(hr, 7, 7, 1.0, 1.0, h_ridge);
-    dvi_heightfield hfr = {7, 7, 1.0, 1.0, hr, 0, 0};
-    dvi_geom tr = hf_geom(&hfr, o, I);
+    col_heightfield hfr = {7, 7, 1.0, 1.0, hr, 0, 0};
+    col_geom tr = hf_geom(&hfr, o, I);
     mat_axis_angle(R, zax, 0.0);
     double Ry[9], yax[3] = {0, 1, 0};
     mat_axis_angle(Ry, yax, PI / 2); /* local z → x */
@@ -608,28 +608,28 @@ static void test_flat_square_mesh(void** state)
     (void)state;
     const double v[12] = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
     const int32_t t[6] = {0, 1, 2, 0, 2, 3};
-    dvi_trimesh m = {4, 2, (double*)v, (int32_t*)t};
+    col_trimesh m = {4, 2, (double*)v, (int32_t*)t};
     double I[9], o[3] = {0, 0, 0}, zax[3] = {0, 0, 1}, xax[3] = {1, 0, 0};
     mat_identity(I);
-    dvi_geom sq = mesh_geom(&m, o, I);
-    dvi_contact_point p[MAXP];
+    col_geom sq = mesh_geom(&m, o, I);
+    col_contact_point p[MAXP];
     const double gap = -0.001;
     /* sphere: inside a triangle, on the diagonal, at a shared vertex */
     const double xy[3][2] = {{0.7, 0.2}, {0.5, 0.5}, {0.0, 0.0}};
     for (int k = 0; k < 3; k++) {
         double c[3] = {xy[k][0], xy[k][1], 0.2 + gap};
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, 0.2, 0, NULL);
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, 0.2, 0, NULL);
         assert_int_equal(collide(&s, &sq, p), 1);
         assert_near(p[0].distance, gap, EXACT);
         assert_near(p[0].normal[2], -1.0, EXACT);
     }
     /* one-sided: from below, nothing */
     double cb[3] = {0.5, 0.4, -0.2 - gap};
-    dvi_geom sb = shape_geom(DVI_SHAPE_SPHERE, cb, I, 0.2, 0, NULL);
+    col_geom sb = shape_geom(DVI_SHAPE_SPHERE, cb, I, 0.2, 0, NULL);
     assert_int_equal(collide(&sb, &sq, p), 0);
     /* beside the boundary edge x = 1: the edge, slanted normal */
     double ce[3] = {1.2, 0.5, 0.05}, d = hypot(0.2, 0.05), re = d - 0.002;
-    dvi_geom se = shape_geom(DVI_SHAPE_SPHERE, ce, I, re, 0, NULL);
+    col_geom se = shape_geom(DVI_SHAPE_SPHERE, ce, I, re, 0, NULL);
     assert_int_equal(collide(&se, &sq, p), 1);
     assert_near(p[0].distance, 0.002, EXACT);
     double wn[3] = {-0.2 / d, 0, -0.05 / d};
@@ -637,7 +637,7 @@ static void test_flat_square_mesh(void** state)
     /* box: four corners */
     double half[3] = {0.3, 0.2, 0.1}, R[9], c[3] = {0.5, 0.5, 0.1 + gap};
     mat_axis_angle(R, zax, 0.25);
-    dvi_geom b = shape_geom(DVI_SHAPE_BOX, c, R, 0, 0, half);
+    col_geom b = shape_geom(DVI_SHAPE_BOX, c, R, 0, 0, half);
     assert_int_equal(collide(&b, &sq, p), 4);
     for (int k = 0; k < 4; k++) assert_near(p[k].distance, gap, EXACT);
     /* capsule lying across the diagonal: two ends */
@@ -646,12 +646,12 @@ static void test_flat_square_mesh(void** state)
     mat_axis_angle(Rz, zax, 0.3);
     test_mat_mul(R, Rz, Rx);
     double cc[3] = {0.5, 0.5, 0.05 + gap};
-    dvi_geom cap = shape_geom(DVI_SHAPE_CAPSULE, cc, R, 0.05, 0.3, NULL);
+    col_geom cap = shape_geom(DVI_SHAPE_CAPSULE, cc, R, 0.05, 0.3, NULL);
     assert_int_equal(collide(&cap, &sq, p), 2);
     for (int k = 0; k < 2; k++) assert_near(p[k].distance, gap, EXACT);
     /* wheel across the diagonal: two points */
     double cw[3] = {0.5, 0.5, 0.25 + gap};
-    dvi_geom w = shape_geom(DVI_SHAPE_CYLINDER, cw, R, 0.25, 0.1, NULL);
+    col_geom w = shape_geom(DVI_SHAPE_CYLINDER, cw, R, 0.25, 0.1, NULL);
     assert_int_equal(collide(&w, &sq, p), 2);
     for (int k = 0; k < 2; k++) assert_near(p[k].distance, gap, EXACT);
 }
@@ -698,7 +698,7 @@ static void closest_on_triangle(const double p[3], const double a[3], const doub
 }
 
 /* The grid of a height field as a mesh (vertices and triangles in the caller's arrays). */
-static dvi_trimesh grid_mesh(const dvi_heightfield* hf, double* v, int32_t* t)
+static col_trimesh grid_mesh(const col_heightfield* hf, double* v, int32_t* t)
 {
     for (int j = 0; j < hf->ny; j++)
         for (int i = 0; i < hf->nx; i++) {
@@ -714,7 +714,7 @@ static dvi_trimesh grid_mesh(const dvi_heightfield* hf, double* v, int32_t* t)
             const int32_t tri[6] = {k00, k10, k11, k00, k11, k01};
             memcpy(t + 6 * n++, tri, sizeof tri);
         }
-    dvi_trimesh m = {hf->nx * hf->ny, 2 * n, v, t};
+    col_trimesh m = {hf->nx * hf->ny, 2 * n, v, t};
     return m;
 }
 
@@ -728,10 +728,10 @@ static void test_sphere_brute_force(void** state)
     double h[NX * NX], v[3 * NX * NX], I[9], o[3] = {0, 0, 0};
     int32_t t[6 * (NX - 1) * (NX - 1)];
     fill_heights(h, NX, NX, 0.1, 0.1, h_bumpy);
-    dvi_heightfield hf = {NX, NX, 0.1, 0.1, h, 0, 0};
-    dvi_trimesh m = grid_mesh(&hf, v, t);
+    col_heightfield hf = {NX, NX, 0.1, 0.1, h, 0, 0};
+    col_trimesh m = grid_mesh(&hf, v, t);
     mat_identity(I);
-    dvi_geom th = hf_geom(&hf, o, I), tm = mesh_geom(&m, o, I);
+    col_geom th = hf_geom(&hf, o, I), tm = mesh_geom(&m, o, I);
     uint64_t seed = 5;
     int touching = 0;
     for (int trial = 0; trial < 300; trial++) {
@@ -744,9 +744,9 @@ static void test_sphere_brute_force(void** state)
             double d[3] = {c[0] - q[0], c[1] - q[1], c[2] - q[2]};
             best = fmin(best, sqrt(dot(d, d)) - r);
         }
-        dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
+        col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, r, 0, NULL);
         for (int which = 0; which < 2; which++) {
-            dvi_contact_point p[MAXP];
+            col_contact_point p[MAXP];
             int n = collide(&s, which ? &tm : &th, p);
             if (best > ENV) {
                 assert_int_equal(n, 0);
@@ -769,11 +769,11 @@ static void test_heightfield_mesh_agree(void** state)
     double h[NX * NX], v[3 * NX * NX], R[9], ax[3] = {0.3, -0.5, 0.8}, o[3] = {2.0, -1.0, 0.5};
     int32_t t[6 * (NX - 1) * (NX - 1)];
     fill_heights(h, NX, NX, 0.1, 0.1, h_bumpy);
-    dvi_heightfield hf = {NX, NX, 0.1, 0.1, h, 0, 0};
-    dvi_trimesh m = grid_mesh(&hf, v, t);
+    col_heightfield hf = {NX, NX, 0.1, 0.1, h, 0, 0};
+    col_trimesh m = grid_mesh(&hf, v, t);
     normalize(ax);
     mat_axis_angle(R, ax, 0.7); /* a general terrain pose */
-    dvi_geom th = hf_geom(&hf, o, R), tm = mesh_geom(&m, o, R);
+    col_geom th = hf_geom(&hf, o, R), tm = mesh_geom(&m, o, R);
     const dvi_shape_type types[4] = {DVI_SHAPE_SPHERE, DVI_SHAPE_BOX, DVI_SHAPE_CAPSULE, DVI_SHAPE_CYLINDER};
     uint64_t seed = 11;
     int compared = 0;
@@ -789,8 +789,8 @@ static void test_heightfield_mesh_agree(void** state)
         mat_vec(c, R, lp);
         for (int k = 0; k < 3; k++) c[k] += o[k];
         test_mat_mul(Rw, R, Rl);
-        dvi_geom s = shape_geom(types[trial % 4], c, Rw, r, hl, half);
-        dvi_contact_point ph[MAXP], pm[MAXP];
+        col_geom s = shape_geom(types[trial % 4], c, Rw, r, hl, half);
+        col_contact_point ph[MAXP], pm[MAXP];
         int n1 = collide(&s, &th, ph), n2 = collide(&s, &tm, pm);
         assert_int_equal(n1, n2);
         if (n1 == 0) continue;
@@ -826,10 +826,10 @@ static void test_cylinder_rim_crease(void** state)
     double h[NX * NX];
     const double dx = 0.075;
     fill_heights(h, NX, NX, dx, dx, h_bumpy);
-    dvi_heightfield hf = {NX, NX, dx, dx, h, 0, 0};
+    col_heightfield hf = {NX, NX, dx, dx, h, 0, 0};
     double I[9], o[3] = {0, 0, 0};
     mat_identity(I);
-    dvi_geom th = hf_geom(&hf, o, I);
+    col_geom th = hf_geom(&hf, o, I);
     const double R[9] = {0.394899, 0.918063, 0.034853, -0.655435, 0.254942, 0.710922, 0.643786, -0.303586, 0.702407};
     double c[3] = {0.77922, 2.14878, 0.19338}, Rn[9];
     memcpy(Rn, R, sizeof Rn); /* re-orthonormalize the printed rotation's columns */
@@ -847,7 +847,7 @@ static void test_cylinder_rim_crease(void** state)
         Rn[3 * k + 2] = ax2[k];
     }
     const double r = 0.193, hl = 0.1074;
-    dvi_geom g = shape_geom(DVI_SHAPE_CYLINDER, c, Rn, r, hl, NULL);
+    col_geom g = shape_geom(DVI_SHAPE_CYLINDER, c, Rn, r, hl, NULL);
     double ref = INFINITY;
     for (int cap = 0; cap < 2; cap++)
         for (int k = 0; k < 36000; k++) {
@@ -873,7 +873,7 @@ static void test_cylinder_rim_crease(void** state)
             ref = fmin(ref, dot(nn, d));
         }
     assert_true(ref < -0.03);
-    dvi_contact_point p[MAXP];
+    col_contact_point p[MAXP];
     int n = collide(&g, &th, p);
     assert_true(n >= 1);
     assert_near(min_distance(p, n), ref, 1e-5);
@@ -976,9 +976,9 @@ static void test_hemisphere_mesh(void** state)
     assert_string_equal(msg, "");
     assert_int_equal(md.vertex_count, 1 + nlat * nlon);
     assert_int_equal(md.triangle_count, nlon + 2 * nlon * (nlat - 1) + (nlon - 2));
-    dvi_trimesh m = {md.vertex_count, md.triangle_count, md.vertices, md.triangles};
+    col_trimesh m = {md.vertex_count, md.triangle_count, md.vertices, md.triangles};
     double lo[3], hi[3];
-    dvi_trimesh_bounds(&m, lo, hi);
+    col_trimesh_bounds(&m, lo, hi);
     assert_near(hi[2], R, EXACT);
     assert_near(lo[2], 0.0, EXACT);
     /* every face points outwards, and the tessellation error (sagitta): the
@@ -1002,12 +1002,12 @@ static void test_hemisphere_mesh(void** state)
     assert_true(sag > 0.0 && sag < 0.01);
     double I[9], o[3] = {0.4, -0.2, 0.0};
     mat_identity(I);
-    dvi_geom obst = mesh_geom(&m, o, I);
-    dvi_contact_point p[MAXP];
+    col_geom obst = mesh_geom(&m, o, I);
+    col_contact_point p[MAXP];
     const double r = 0.1, gap = -0.001;
     /* from above: the pole vertex lies on the true sphere, Φ exact */
     double ca[3] = {o[0], o[1], R + r + gap};
-    dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, ca, I, r, 0, NULL);
+    col_geom s = shape_geom(DVI_SHAPE_SPHERE, ca, I, r, 0, NULL);
     assert_int_equal(collide(&s, &obst, p), 1);
     assert_near(p[0].distance, gap, EXACT);
     assert_near(p[0].normal[2], -1.0, EXACT);
@@ -1031,13 +1031,13 @@ static void test_hemisphere_mesh(void** state)
     double xax[3] = {1, 0, 0}, Rw[9];
     mat_axis_angle(Rw, xax, -PI / 2);
     double cw[3] = {o[0], o[1], R + 0.25 + gap};
-    dvi_geom w = shape_geom(DVI_SHAPE_CYLINDER, cw, Rw, 0.25, 0.08, NULL);
+    col_geom w = shape_geom(DVI_SHAPE_CYLINDER, cw, Rw, 0.25, 0.08, NULL);
     n = collide(&w, &obst, p);
     assert_true(n >= 1);
     assert_near(min_distance(p, n), gap, EXACT);
     /* a box resting on the top: the pole only */
     double half[3] = {0.3, 0.2, 0.05}, cb[3] = {o[0] + 0.02, o[1] - 0.01, R + 0.05 + gap};
-    dvi_geom b = shape_geom(DVI_SHAPE_BOX, cb, I, 0, 0, half);
+    col_geom b = shape_geom(DVI_SHAPE_BOX, cb, I, 0, 0, half);
     assert_int_equal(collide(&b, &obst, p), 1);
     assert_near(p[0].distance, gap, EXACT);
     assert_near(p[0].point[0], o[0], EXACT);
@@ -1049,7 +1049,7 @@ static void test_hemisphere_mesh(void** state)
      * from the sphere's centre: true gap ρ − R − 0.04 */
     const double true_gap = -0.002;
     double cc[3] = {o[0] + sqrt(pow(R + 0.04 + true_gap, 2) - 0.04 * 0.04), o[1], 0.04};
-    dvi_geom cap = shape_geom(DVI_SHAPE_CAPSULE, cc, Ry, 0.04, 0.2, NULL);
+    col_geom cap = shape_geom(DVI_SHAPE_CAPSULE, cc, Ry, 0.04, 0.2, NULL);
     n = collide(&cap, &obst, p);
     assert_true(n >= 1);
     phi = min_distance(p, n);
@@ -1066,23 +1066,23 @@ static void test_terrain_misc(void** state)
     double h[16], I[9], o[3] = {0, 0, 0};
     mat_identity(I);
     fill_heights(h, 4, 4, 1.0, 1.0, h_zero);
-    dvi_heightfield hf = {4, 4, 1.0, 1.0, h, 0, 0};
-    dvi_geom terrain = hf_geom(&hf, o, I);
-    dvi_contact_point p[MAXP];
+    col_heightfield hf = {4, 4, 1.0, 1.0, h, 0, 0};
+    col_geom terrain = hf_geom(&hf, o, I);
+    col_contact_point p[MAXP];
     /* terrain first: the dispatcher flips the normal (from terrain to sphere) */
     double c[3] = {1.4, 1.2, 0.3 - 0.001};
-    dvi_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, 0.3, 0, NULL);
-    assert_int_equal(dvi_narrow_phase(&terrain, &s, ENV, p, MAXP), 1);
+    col_geom s = shape_geom(DVI_SHAPE_SPHERE, c, I, 0.3, 0, NULL);
+    assert_int_equal(col_narrow_phase(&terrain, &s, ENV, p, MAXP), 1);
     assert_near(p[0].normal[2], 1.0, EXACT);
     assert_near(p[0].distance, -0.001, EXACT);
     /* features are stable under small motions within the same triangle */
     uint32_t f0 = p[0].feature;
     s.pos[0] += 0.01;
     s.pos[2] += 0.0005;
-    assert_int_equal(dvi_narrow_phase(&s, &terrain, ENV, p, MAXP), 1);
+    assert_int_equal(col_narrow_phase(&s, &terrain, ENV, p, MAXP), 1);
     assert_int_equal(p[0].feature, f0);
     double half[3] = {0.3, 0.2, 0.1}, cb[3] = {1.5, 1.5, 0.1 - 0.001};
-    dvi_geom b = shape_geom(DVI_SHAPE_BOX, cb, I, 0, 0, half);
+    col_geom b = shape_geom(DVI_SHAPE_BOX, cb, I, 0, 0, half);
     uint32_t fb[4];
     assert_int_equal(collide(&b, &terrain, p), 4);
     for (int k = 0; k < 4; k++) fb[k] = p[k].feature;
@@ -1092,20 +1092,20 @@ static void test_terrain_misc(void** state)
     for (int k = 0; k < 4; k++)
         for (int j = 0; j < k; j++) assert_true(fb[k] != fb[j]);
     /* max < 8 is honoured */
-    assert_int_equal(dvi_collide_box_heightfield(&b, &terrain, ENV, p, 3), 3);
+    assert_int_equal(col_collide_box_heightfield(&b, &terrain, ENV, p, 3), 3);
     /* non-finite pose, degenerate grid, bad mesh indices: no contact, no crash */
     double nanpos[3] = {NAN, 1.0, 0.2};
-    dvi_geom sn = shape_geom(DVI_SHAPE_SPHERE, nanpos, I, 0.3, 0, NULL);
+    col_geom sn = shape_geom(DVI_SHAPE_SPHERE, nanpos, I, 0.3, 0, NULL);
     assert_int_equal(collide(&sn, &terrain, p), 0);
-    dvi_heightfield one = {1, 4, 1.0, 1.0, h, 0, 0};
-    dvi_geom t1 = hf_geom(&one, o, I);
+    col_heightfield one = {1, 4, 1.0, 1.0, h, 0, 0};
+    col_geom t1 = hf_geom(&one, o, I);
     assert_int_equal(collide(&s, &t1, p), 0);
     const double v[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0};
     const int32_t tris[6] = {0, 1, 7, 0, 1, 2};
-    dvi_trimesh m = {3, 2, (double*)v, (int32_t*)tris};
-    dvi_geom tm = mesh_geom(&m, o, I);
+    col_trimesh m = {3, 2, (double*)v, (int32_t*)tris};
+    col_geom tm = mesh_geom(&m, o, I);
     double cm[3] = {0.2, 0.2, 0.1 - 0.001};
-    dvi_geom sm = shape_geom(DVI_SHAPE_SPHERE, cm, I, 0.1, 0, NULL);
+    col_geom sm = shape_geom(DVI_SHAPE_SPHERE, cm, I, 0.1, 0, NULL);
     assert_int_equal(collide(&sm, &tm, p), 1); /* the valid triangle only */
     assert_int_equal(p[0].feature >> 2, 1u * 64u + 0u);
 }

@@ -176,7 +176,7 @@ double cli_now(void)
 char* cli_read_file(const char* path, size_t* size, char* msg, size_t msg_size)
 {
     char why[160];
-    FILE* f = dvi_open_regular(path, (uint64_t)1 << 34, NULL, why, sizeof why);
+    FILE* f = base_open_regular(path, (uint64_t)1 << 34, NULL, why, sizeof why);
     if (!f) {
         snprintf(msg, msg_size, "%s: %s", path, why);
         return NULL;

@@ -242,7 +242,7 @@ typedef struct dvi_force_element_class {
     const char* name; ///< identifies the element's kind in messages and saved states (≤ 63 bytes)
     /// Adds this step's forces with dvi_body_add_step_force. h: the step
     /// length. A status other than DVI_OK fails the step with it (the
-    /// element sets the message, e.g. with dvi_error_set of <dvi/base.h>).
+    /// element sets the message with dvi_error_report of <dvi/base.h>).
     dvi_status (*apply)(void* self, dvi_world* world, double h);
     /// Bytes of the element's state; NULL: stateless. The size may vary
     /// with the state (a soil's touched nodes): load receives the size the

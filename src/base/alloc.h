@@ -1,5 +1,5 @@
 /* dvicontact — the allocator hook (dvi_allocator, base.h) as the layers
- * call it: dvi_mem_alloc, _calloc, _realloc, _free take the object's copy
+ * call it: base_mem_alloc, _calloc, _realloc, _free take the object's copy
  * of its allocator, or NULL, and fall back on libc when its functions are
  * unset. Header-only so that the solver library and the full library share
  * one definition. */
@@ -14,19 +14,19 @@
 #include <string.h>
 
 /* Either all three functions set or none. */
-static inline bool dvi_allocator_valid(const dvi_allocator* a)
+static inline bool base_allocator_valid(const dvi_allocator* a)
 {
     return (!a->alloc && !a->realloc && !a->free) || (a->alloc && a->realloc && a->free);
 }
 
-static inline void* dvi_mem_alloc(const dvi_allocator* a, size_t size)
+static inline void* base_mem_alloc(const dvi_allocator* a, size_t size)
 {
     if (a && a->alloc) return a->alloc(a->user, size);
     return malloc(size);
 }
 
 /* n × size bytes, zeroed; NULL also when n × size overflows. */
-static inline void* dvi_mem_calloc(const dvi_allocator* a, size_t n, size_t size)
+static inline void* base_mem_calloc(const dvi_allocator* a, size_t n, size_t size)
 {
     if (!(a && a->alloc)) return calloc(n, size);
     if (size != 0 && n > SIZE_MAX / size) return NULL;
@@ -35,13 +35,13 @@ static inline void* dvi_mem_calloc(const dvi_allocator* a, size_t n, size_t size
     return p;
 }
 
-static inline void* dvi_mem_realloc(const dvi_allocator* a, void* ptr, size_t size)
+static inline void* base_mem_realloc(const dvi_allocator* a, void* ptr, size_t size)
 {
     if (a && a->realloc) return a->realloc(a->user, ptr, size);
     return realloc(ptr, size);
 }
 
-static inline void dvi_mem_free(const dvi_allocator* a, void* ptr)
+static inline void base_mem_free(const dvi_allocator* a, void* ptr)
 {
     if (!ptr) return;
     if (a && a->free) a->free(a->user, ptr);
@@ -52,7 +52,7 @@ static inline void dvi_mem_free(const dvi_allocator* a, void* ptr)
  * kept; a NULL *p is allocated even for n = 0): the capacity doubles from
  * `first`. Returns false, *p and *cap unchanged, when out of memory or
  * when the size would overflow. The one array grower of the layers. */
-static inline bool dvi_mem_grow(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem, size_t first)
+static inline bool base_mem_grow(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem, size_t first)
 {
     if (n <= *cap && *p) return true;
     size_t c = *cap > 0 ? *cap : first;
@@ -60,7 +60,7 @@ static inline bool dvi_mem_grow(const dvi_allocator* a, void** p, size_t* cap, s
         if (c > SIZE_MAX / 2 / elem) return false;
         c *= 2;
     }
-    void* q = dvi_mem_realloc(a, *p, c * elem);
+    void* q = base_mem_realloc(a, *p, c * elem);
     if (!q) return false;
     *p = q;
     *cap = c;
@@ -70,13 +70,13 @@ static inline bool dvi_mem_grow(const dvi_allocator* a, void** p, size_t* cap, s
 /* Arrays carved out of one block, each aligned to `align` (a power of
  * two): with base NULL only measures (off: the bytes needed from an
  * aligned start; overflow: too large for size_t). */
-typedef struct dvi_carver {
+typedef struct base_carver {
     unsigned char* base; /* NULL: measure only */
     size_t off;
     bool overflow;
-} dvi_carver;
+} base_carver;
 
-static inline void* dvi_carve(dvi_carver* c, size_t count, size_t elem, size_t align)
+static inline void* base_carve(base_carver* c, size_t count, size_t elem, size_t align)
 {
     size_t off = (c->off + (align - 1u)) & ~(align - 1u);
     if (off < c->off || (elem != 0 && count > (SIZE_MAX - off) / elem)) {

@@ -12,7 +12,7 @@
 static _Thread_local char last_message[DVI_ERROR_BYTES];
 static _Thread_local dvi_status last_status = DVI_OK;
 
-dvi_status dvi_error_set(dvi_status st, const char* text)
+dvi_status base_error_set(dvi_status st, const char* text)
 {
     if (!text || !text[0]) text = dvi_status_string(st);
     size_t n = strlen(text);
@@ -28,11 +28,11 @@ dvi_status dvi_error_set(dvi_status st, const char* text)
     return st;
 }
 
-dvi_status dvi_error_setf(dvi_status st, const char* fmt, ...)
+dvi_status base_error_setf(dvi_status st, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(NULL, 0, st, NULL, fmt, ap);
+    base_error_vreport(NULL, 0, st, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -41,12 +41,12 @@ dvi_status dvi_error_report(dvi_status st, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(NULL, 0, st, NULL, fmt, ap);
+    base_error_vreport(NULL, 0, st, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
 
-dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
+dvi_status base_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
                              va_list ap)
 {
     char buf[DVI_ERROR_BYTES];
@@ -57,7 +57,7 @@ dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const ch
     }
     vsnprintf(buf + k, sizeof buf - k, fmt, ap);
     if (msg && msg_size > 0) snprintf(msg, msg_size, "%s", buf);
-    return dvi_error_set(st, buf);
+    return base_error_set(st, buf);
 }
 
 const char* dvi_error_message(void)

@@ -11,10 +11,10 @@
 
 /* Copies text (cut to the buffer) as the calling thread's last error and
  * returns st. text NULL or "" stores the status's own string. */
-dvi_status dvi_error_set(dvi_status st, const char* text);
+dvi_status base_error_set(dvi_status st, const char* text);
 
 /* Same with a printf format. */
-dvi_status dvi_error_setf(dvi_status st, const char* fmt, ...)
+dvi_status base_error_setf(dvi_status st, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -24,7 +24,7 @@ dvi_status dvi_error_setf(dvi_status st, const char* fmt, ...)
  * thread's last error and copies it into the caller's buffer msg[msg_size]
  * too (when msg is not NULL); returns st. The one formatter of the layers'
  * error messages. */
-dvi_status dvi_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
+dvi_status base_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
                              va_list ap);
 
 #endif /* DVI_ERROR_H */

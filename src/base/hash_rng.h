@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 /* The next number of the splitmix64 sequence of *state. */
-static inline uint64_t dvi_splitmix64(uint64_t* state)
+static inline uint64_t base_splitmix64(uint64_t* state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -18,15 +18,15 @@ static inline uint64_t dvi_splitmix64(uint64_t* state)
 }
 
 /* Uniform in [0, 1): the top 53 bits of the next number. */
-static inline double dvi_uniform01(uint64_t* state) { return (double)(dvi_splitmix64(state) >> 11) * 0x1.0p-53; }
+static inline double base_uniform01(uint64_t* state) { return (double)(base_splitmix64(state) >> 11) * 0x1.0p-53; }
 
 /* Uniform in [−1, 1). */
-static inline double dvi_uniform_sym(uint64_t* state) { return 2.0 * dvi_uniform01(state) - 1.0; }
+static inline double base_uniform_sym(uint64_t* state) { return 2.0 * base_uniform01(state) - 1.0; }
 
 /* FNV-1a over n bytes, continuing from h (start from DVI_FNV_OFFSET). */
 #define DVI_FNV_OFFSET 0xcbf29ce484222325ull
 #define DVI_FNV_PRIME 0x100000001b3ull
-static inline uint64_t dvi_fnv1a(uint64_t h, const void* data, size_t n)
+static inline uint64_t base_fnv1a(uint64_t h, const void* data, size_t n)
 {
     const unsigned char* p = (const unsigned char*)data;
     for (size_t i = 0; i < n; i++) {

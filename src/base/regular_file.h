@@ -23,7 +23,7 @@
  * bytes)"); the readers report all of these as DVI_ERR_IO (the file cannot
  * be read as input). max_bytes 0: no size limit. *bytes (if given) gets the
  * size. */
-static inline FILE* dvi_open_regular(const char* path, uint64_t max_bytes, uint64_t* bytes, char* why, size_t why_size)
+static inline FILE* base_open_regular(const char* path, uint64_t max_bytes, uint64_t* bytes, char* why, size_t why_size)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
@@ -65,19 +65,19 @@ static inline FILE* dvi_open_regular(const char* path, uint64_t max_bytes, uint6
     return f;
 }
 
-/* Reads the whole of `path` (opened as dvi_open_regular does, at most
+/* Reads the whole of `path` (opened as base_open_regular does, at most
  * max_bytes, 0: no limit, also if the file grows while it is read) into a
  * malloc'd buffer *data of *length bytes, followed by a NUL byte that is not
  * counted. Returns 0; -1 when the file cannot be opened or read, or exceeds
  * max_bytes (why says which); -2 when out of memory. *data is NULL on
  * failure. */
-static inline int dvi_read_regular(const char* path, uint64_t max_bytes, char** data, size_t* length, char* why,
+static inline int base_read_regular(const char* path, uint64_t max_bytes, char** data, size_t* length, char* why,
                                    size_t why_size)
 {
     *data = NULL;
     *length = 0;
     uint64_t size = 0;
-    FILE* f = dvi_open_regular(path, max_bytes, &size, why, why_size);
+    FILE* f = base_open_regular(path, max_bytes, &size, why, why_size);
     if (!f) return -1;
     size_t cap = size < (1u << 16) ? (size_t)1 << 16 : (size_t)size + 1, len = 0;
     char* buf = malloc(cap + 1);

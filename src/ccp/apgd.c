@@ -52,7 +52,7 @@ typedef struct joint_block {
 } joint_block;
 
 /* false when out of memory (nothing built) */
-static bool joint_block_build(dvi_ccp_work* w, joint_block* jb)
+static bool joint_block_build(ccp_work* w, joint_block* jb)
 {
     jb->n = 0;
     int32_t n = 0;
@@ -60,7 +60,7 @@ static bool joint_block_build(dvi_ccp_work* w, joint_block* jb)
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) n += w->block_row[b + 1] - w->block_row[b];
     if (n == 0 || n > JOINT_BLOCK_MAX) return true;
     const size_t nn = (size_t)n * (size_t)n;
-    char* mem = dvi_work_scratch(w, (size_t)n * sizeof(int32_t) + (3 * nn + 5 * (size_t)n) * sizeof(double) + 64);
+    char* mem = ccp_work_scratch(w, (size_t)n * sizeof(int32_t) + (3 * nn + 5 * (size_t)n) * sizeof(double) + 64);
     if (!mem) return false;
     double* P = (double*)(void*)(mem + ((size_t)n * sizeof(int32_t) + 7) / 8 * 8);
     double* A = P + nn;
@@ -76,7 +76,7 @@ static bool joint_block_build(dvi_ccp_work* w, joint_block* jb)
             for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) rows[k++] = i;
     for (int32_t a = 0; a < n; a++) {
         for (int32_t c = 0; c < a; c++) {
-            double e = dvi_work_block_entry(w, rows[a], rows[c]);
+            double e = ccp_work_block_entry(w, rows[a], rows[c]);
             A[(size_t)a * n + c] = A[(size_t)c * n + a] = e;
         }
         A[(size_t)a * n + a] = w->diag[rows[a]];
@@ -88,7 +88,7 @@ static bool joint_block_build(dvi_ccp_work* w, joint_block* jb)
      * amplifies the null-space part of the gradient, and the reactions of
      * redundant rows grew without bound). Eigenvalues below 1e-9 of the
      * largest count as zero. */
-    if (dvi_sym_eigen(A, V, lam, work, n) != 0) return true;
+    if (ccp_sym_eigen(A, V, lam, work, n) != 0) return true;
     double lmax = 0.0;
     for (int32_t a = 0; a < n; a++)
         if (lam[a] > lmax) lmax = lam[a];
@@ -131,7 +131,7 @@ typedef double v4d_u __attribute__((vector_size(32), aligned(8), may_alias));
 /* a where the lane's mask is set, else b */
 #define SEL4(mask, a, b) ((v4d)((((v4l)(a)) & (mask)) | (((v4l)(b)) & ~(mask))))
 
-/* dvi_project_friction on four blocks (μ > 0), without branches: each
+/* ccp_project_friction on four blocks (μ > 0), without branches: each
  * lane takes the operations of the scalar projection's case it falls in
  * (the surface's answer is formed in every lane; where it is not kept,
  * ‖t‖ may be 0 and it is not finite, which no kept lane sees). */
@@ -152,7 +152,7 @@ static inline __attribute__((always_inline)) void project4(const v4d* mu, v4d* x
     *x2 = SEL4(inside, t2, SEL4(polar, zero, t2 * s));
 }
 
-/* dvi_project_rolling on four blocks, lane by lane, without branches: the
+/* ccp_project_rolling on four blocks, lane by lane, without branches: the
  * inside test, then the walk over the breakpoints (cone.c) with the same
  * operations in the same order, every interval's candidate formed and the
  * first that holds kept; so each lane has the scalar projection's bits.
@@ -242,7 +242,7 @@ static inline __attribute__((always_inline)) void rolling4(const v4d* c, v4d* x)
 #undef GROUP_FN
 #endif
 
-int dvi_apgd_group_mode = -1;
+int ccp_apgd_group_mode = -1;
 
 /* The kernels of one instruction set: friction blocks (μ > 0) and blocks
  * with spinning and rolling friction, four at a time. */
@@ -290,7 +290,7 @@ static inline int32_t group_count(const double* mu, int32_t b, int32_t b1)
 /* (9) γ⁺ = Π(y − t Gy), Gy = ∇f(y) = N y + r, and d = γ⁺ − y, block by
  * block in one pass; returns ‖d‖² (chunked, so the bits do not depend on
  * the threads) and, in *dcd, Σ c_i d_i² with the compliance c (0 without). */
-static double gradient_step(const dvi_ccp_work* w, const double* y, const double* Gy, const double* P,
+static double gradient_step(const ccp_work* w, const double* y, const double* Gy, const double* P,
                             const joint_block* jb, double t, double* gp, double* d, double* dcd,
                             const group_kernels* gk)
 {
@@ -299,12 +299,12 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
     const dvi_ccp_block* B = w->p->blocks;
     const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
     double* part = w->part;
-    const int nt = dvi_work_nt(w, w->m);
+    const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double dd = 0.0, cd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
@@ -324,7 +324,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
             if (mu[b] >= 0.0) { /* the common block (FRICTION), unrolled */
                 const int32_t i = r0;
                 double x3[3] = {y[i] - tb * Gy[i], y[i + 1] - tb * Gy[i + 1], y[i + 2] - tb * Gy[i + 2]};
-                dvi_project_friction(mu[b], x3);
+                ccp_project_friction(mu[b], x3);
                 double d0 = x3[0] - y[i], d1 = x3[1] - y[i + 1], d2 = x3[2] - y[i + 2];
                 gp[i] = x3[0], gp[i + 1] = x3[1], gp[i + 2] = x3[2];
                 d[i] = d0, d[i + 1] = d1, d[i + 2] = d2;
@@ -341,7 +341,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
             if (dense && B[b].kind == DVI_BLOCK_BILATERAL) continue; /* below */
             double x[6];
             for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * Gy[r0 + a];
-            if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x);
+            if (B[b].kind != DVI_BLOCK_BILATERAL) ccp_cone_project(&B[b], x);
             for (int32_t a = 0; a < k; a++) {
                 double da = x[a] - y[r0 + a];
                 gp[r0 + a] = x[a];
@@ -353,8 +353,8 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
         part[DVI_PART_SLOTS * (size_t)c] = dd;
         part[DVI_PART_SLOTS * (size_t)c + 1] = cd;
     }
-    *dcd = cp ? dvi_part_sum(part, nc, 1) : 0.0;
-    double dd = dvi_part_sum(part, nc, 0);
+    *dcd = cp ? ccp_part_sum(part, nc, 1) : 0.0;
+    double dd = ccp_part_sum(part, nc, 0);
     if (dense) { /* the bilateral rows: d_J = −t P_J Gy_J, ‖d_J‖²_{P⁻¹} = t² Gy_Jᵀ P_J Gy_J */
         const int32_t n = jb->n;
         double gz = 0.0;
@@ -383,7 +383,7 @@ static double gradient_step(const dvi_ccp_work* w, const double* y, const double
  * on x = P^{-1/2} γ (operator P^{1/2} N P^{1/2}) is an exact change of
  * variables; written back in γ it is the gradient step
  * γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
-static void block_scaling(const dvi_ccp_work* w, double* P)
+static void block_scaling(const ccp_work* w, double* P)
 {
     double sum = 0.0;
     int32_t pos = 0;
@@ -394,7 +394,7 @@ static void block_scaling(const dvi_ccp_work* w, double* P)
         }
     const double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
     const int32_t nb = w->nblocks;
-    const int nt = dvi_work_nt(w, w->m);
+    const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t b = 0; b < nb; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -451,24 +451,24 @@ static const group_kernels KERNELS_AVX2 = {step_groups_avx2, advance_groups_avx2
 #endif
 
 /* The kernels of this solve: NULL for the scalar passes only
- * (dvi_apgd_group_mode 0), else the fastest the machine runs, or those
- * dvi_apgd_group_mode asks for. */
+ * (ccp_apgd_group_mode 0), else the fastest the machine runs, or those
+ * ccp_apgd_group_mode asks for. */
 static const group_kernels* group_kernels_for_solve(void)
 {
-    if (dvi_apgd_group_mode == 0) return NULL;
+    if (ccp_apgd_group_mode == 0) return NULL;
 #ifdef APGD_AVX2
-    if (dvi_apgd_group_mode != 1 && __builtin_cpu_supports("avx2")) return &KERNELS_AVX2;
+    if (ccp_apgd_group_mode != 1 && __builtin_cpu_supports("avx2")) return &KERNELS_AVX2;
 #endif
     return &KERNELS_BASE;
 }
 
 /* (17) the gradient at γ⁺, Gγ⁺ = N γ⁺ + r = Gy + N d (+ c∘d when Nd lacks
  * the compliance: cd = d), which is also u = N γ⁺ + r, and in the same pass
- * the residual of γ⁺ (the sums and chunks of dvi_work_residual), the
+ * the residual of γ⁺ (the sums and chunks of ccp_work_residual), the
  * restart product ∇f(y)ᵀ(γ⁺ − γ), and (16) the next y = γ⁺ + β (γ⁺ − γ)
  * with its gradient likewise, taken for granted (a restart then overwrites
  * them). The gradients carry r, so no pass reads r. */
-static double advance(const dvi_ccp_work* w, const double* g, const double* gp, double* Gy, const double* Nd,
+static double advance(const ccp_work* w, const double* g, const double* gp, double* Gy, const double* Nd,
                       const double* cd, double* Ggp, const double* Gg, double beta, double* y, double rnorm,
                       double* gdot, const group_kernels* gk)
 {
@@ -476,12 +476,12 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
     const dvi_ccp_block* B = w->p->blocks;
     const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
     double* part = w->part;
-    const int nt = dvi_work_nt(w, w->m);
+    const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
@@ -505,13 +505,13 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
             if (mu[b] >= 0.0) { /* the common block (FRICTION): k = 3, unrolled */
                 advance_rows(r0, 3, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
                 double x3[3] = {gp[r0] - u[0], gp[r0 + 1] - u[1], gp[r0 + 2] - u[2]};
-                dvi_project_friction(mu[b], x3);
+                ccp_project_friction(mu[b], x3);
                 double e0 = gp[r0] - x3[0], e1 = gp[r0 + 1] - x3[1], e2b = gp[r0 + 2] - x3[2];
                 e2 += e0 * e0 + e1 * e1 + e2b * e2b;
                 continue;
             }
             advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
-            e2 += dvi_natural_map2(&B[b], gp + r0, u, k);
+            e2 += ccp_natural_map2(&B[b], gp + r0, u, k);
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
         q[0] = e2;
@@ -519,17 +519,17 @@ static double advance(const dvi_ccp_work* w, const double* g, const double* gp, 
         q[2] = u2;
         q[3] = gd;
     }
-    *gdot = dvi_part_sum(part, nc, 3);
-    double e2 = dvi_part_sum(part, nc, 0), g2 = dvi_part_sum(part, nc, 1), u2 = dvi_part_sum(part, nc, 2);
-    return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+    *gdot = ccp_part_sum(part, nc, 3);
+    double e2 = ccp_part_sum(part, nc, 0), g2 = ccp_part_sum(part, nc, 1), u2 = ccp_part_sum(part, nc, 2);
+    return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
 /* y = a + β (a − b) and its gradient likewise, in one parallel pass. */
-static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g, const double* Ngp, const double* Ng,
+static void extrapolate(const ccp_work* w, const double* gp, const double* g, const double* Ngp, const double* Ng,
                         double beta, double* y, double* Ny)
 {
     const int32_t m = w->m;
-    const int nt = dvi_work_nt(w, m);
+    const int nt = ccp_work_nt(w, m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t i = 0; i < m; i++) {
         y[i] = gp[i] + beta * (gp[i] - g[i]);
@@ -538,37 +538,37 @@ static void extrapolate(const dvi_ccp_work* w, const double* gp, const double* g
 }
 
 /* a = a_src and, when b is not NULL, b = b_src: m numbers each, in parallel. */
-static void copy2(const dvi_ccp_work* w, double* a, const double* a_src, double* b, const double* b_src)
+static void copy2(const ccp_work* w, double* a, const double* a_src, double* b, const double* b_src)
 {
     const int32_t m = w->m;
-    const int nt = dvi_work_nt(w, m);
-    const int32_t nc = dvi_row_chunks(m);
+    const int nt = ccp_work_nt(w, m);
+    const int32_t nc = ccp_row_chunks(m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        const int32_t i0 = c * DVI_CHUNK_ROWS, n = dvi_chunk_end(c, DVI_CHUNK_ROWS, m) - i0;
+        const int32_t i0 = c * DVI_CHUNK_ROWS, n = ccp_chunk_end(c, DVI_CHUNK_ROWS, m) - i0;
         memcpy(a + i0, a_src + i0, (size_t)n * sizeof(double));
         if (b) memcpy(b + i0, b_src + i0, (size_t)n * sizeof(double));
     }
 }
 
 /* G = Nx + r from Nx (G may be Nx), in parallel. */
-static void add_r(const dvi_ccp_work* w, const double* Nx, double* G)
+static void add_r(const ccp_work* w, const double* Nx, double* G)
 {
     const int32_t m = w->m;
     const double* r = w->p->r;
-    const int nt = dvi_work_nt(w, m);
+    const int nt = ccp_work_nt(w, m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t i = 0; i < m; i++) G[i] = Nx[i] + r[i];
 }
 
 /* G = N x + r, in parallel. */
-static void gradient(const dvi_ccp_work* w, const double* x, double* G)
+static void gradient(const ccp_work* w, const double* x, double* G)
 {
-    dvi_work_apply(w, x, G);
+    ccp_work_apply(w, x, G);
     add_r(w, G, G);
 }
 
-static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                              double* gamma, dvi_solve_result* res)
 {
     (void)call; /* no state, no inner solver */
@@ -602,7 +602,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
         add_r(w, w->guess_Ng, Gg);
         w->guess_Ng = NULL;
     } else {
-        dvi_work_project(w, g);
+        ccp_work_project(w, g);
         gradient(w, g, Gg);
     }
     if (P) {
@@ -613,13 +613,13 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
         }
     }
     double* best = g;
-    double best_res = dvi_work_residual_checked(w, g, Gg, s->tolerance);
+    double best_res = ccp_work_residual_checked(w, g, Gg, s->tolerance);
     res->iterations = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
 
     /* (5)–(6) L_0 = ‖N(γ_0 − γ̃)‖ / ‖γ_0 − γ̃‖ with γ̃ = γ_0 − 1: a lower
      * estimate of the largest eigenvalue; backtracking corrects it. */
-    const int nt0 = dvi_work_nt(w, m);
+    const int nt0 = ccp_work_nt(w, m);
     (void)nt0; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
@@ -627,7 +627,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
     for (int32_t b = 0; b < w->nblocks; b++) /* P^{1/2} 1 */
         for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) d[i] = P ? sqrt(P[b]) : 1.0;
     double* Ne = Ggp; /* N P^{1/2} 1 (Ggp is free until the first update) */
-    dvi_work_apply(w, d, Ne);
+    ccp_work_apply(w, d, Ne);
     if (P) {
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
@@ -635,17 +635,17 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
         for (int32_t b = 0; b < w->nblocks; b++)
             for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Ne[i] *= sqrt(P[b]);
     }
-    double L = dvi_norm2(Ne, m) / sqrt((double)m);
+    double L = ccp_norm2(Ne, m) / sqrt((double)m);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
     copy2(w, y, g, Gy, Gg);
 
     /* memory traffic of the iterations (ccp_work.h): products and passes */
-    const double product = dvi_work_product_bytes(w);
+    const double product = ccp_work_product_bytes(w);
     const double step_pass =
-        dvi_work_mu_pass_bytes(w, 2, 2) + (P ? 8.0 * w->nblocks : 0.0) + (w->p->compliance ? 8.0 * m : 0.0);
-    const double dot_pass = dvi_work_pass_bytes(w, 2, 0);
-    const double minv_d_bytes = dvi_work_minv_d_bytes(w), dt_bytes = dvi_work_dt_bytes(w);
+        ccp_work_mu_pass_bytes(w, 2, 2) + (P ? 8.0 * w->nblocks : 0.0) + (w->p->compliance ? 8.0 * m : 0.0);
+    const double dot_pass = ccp_work_pass_bytes(w, 2, 0);
+    const double minv_d_bytes = ccp_work_minv_d_bytes(w), dt_bytes = ccp_work_dt_bytes(w);
     /* factor form: the backtracking test takes dᵀNd = (Dd)ᵀM⁻¹(Dd) + Σ c d² from
      * the body pass, so a rejected trial step costs no Dᵀv, and Dᵀv of the
      * accepted step goes into `advance`, which adds c∘d itself */
@@ -676,11 +676,11 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
         for (int bt = 0;; bt++) {
             double dNd;
             if (body_test) {
-                dNd = dvi_work_minv_d_quad(w, d, w->bodyvec) + dcd;
+                dNd = ccp_work_minv_d_quad(w, d, w->bodyvec) + dcd;
                 traffic += step_pass + minv_d_bytes;
             } else {
-                dvi_work_apply(w, d, Nd);
-                dNd = dvi_work_dot(w, d, Nd);
+                ccp_work_apply(w, d, Nd);
+                dNd = ccp_work_dot(w, d, Nd);
                 traffic += step_pass + product + dot_pass;
             }
             if (bt == MAX_BACKTRACK || !(dNd > L * dd * (1.0 + 1e-12))) break;
@@ -689,7 +689,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
             dd = gradient_step(w, y, Gy, P, &jb, t, gp, d, &dcd, gk);
         }
         if (body_test) {
-            dvi_work_dt(w, w->bodyvec, Nd);
+            ccp_work_dt(w, w->bodyvec, Nd);
             traffic += dt_bytes;
         }
         /* (14)–(15) θ_{k+1}, β_{k+1} */
@@ -699,7 +699,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
         /* (17)–(22) N γ_{k+1}, its residual, the best iterate; (16) the next y */
         double gdot;
         double rk = advance(w, g, gp, Gy, Nd, cd, Ggp, Gg, beta, y, rnorm, &gdot, gk);
-        traffic += dvi_work_mu_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
+        traffic += ccp_work_mu_pass_bytes(w, 5, 3) + (cd ? 16.0 * m : 0.0);
         if (!isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "APGD: non-finite residual at iteration %d", k + 1);
@@ -709,12 +709,12 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
         bool fresh = false;
         if (rk <= s->tolerance) { /* confirm on a fresh product */
             gradient(w, gp, Ggp);
-            rk = dvi_work_residual_checked(w, gp, Ggp, s->tolerance);
-            traffic += product + 24.0 * m + dvi_work_pass_bytes(w, 2, 0);
+            rk = ccp_work_residual_checked(w, gp, Ggp, s->tolerance);
+            traffic += product + 24.0 * m + ccp_work_pass_bytes(w, 2, 0);
             fresh = true;
             fresh_g = gp, fresh_G = Ggp;
         }
-        dvi_history_push(w, res, rk);
+        ccp_history_push(w, res, rk);
         if (rk < best_res) {
             best_res = rk;
             best = gp;
@@ -745,7 +745,7 @@ static dvi_status apgd_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
     return DVI_OK;
 }
 
-const dvi_solver_impl dvi_solver_apgd = {
+const ccp_solver_impl ccp_solver_apgd = {
     .name = "apgd",
     .summary = "Nesterov-accelerated projected gradient with adaptive step and restart (Mazhar et al. 2015)",
     .targets_ccp = true,

@@ -12,7 +12,7 @@
  * Included by apgd.c after advance_rows, with GROUP_TARGET (a function
  * attribute, possibly empty) and GROUP_FN(name) defined; no include guard. */
 
-/* The blocks' μ, μ_s and μ_r (clamped at 0, as dvi_project_rolling does) in
+/* The blocks' μ, μ_s and μ_r (clamped at 0, as ccp_project_rolling does) in
  * lanes. */
 GROUP_TARGET static inline __attribute__((always_inline)) void GROUP_FN(rolling_coefficients)(const dvi_ccp_block* B,
                                                                                  v4d* c)

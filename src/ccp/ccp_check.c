@@ -1,4 +1,4 @@
-/* dvicontact — CCP problem: validation (dvi_ccp_check, dvi_ccp_validate)
+/* dvicontact — CCP problem: validation (ccp_check, dvi_ccp_validate)
  * and the CSC helpers it stands on. Validation reports the first problem
  * found, naming the place. It needs nothing of the solvers' work
  * (ccp_work.c calls it), so the two files point one way. */
@@ -170,7 +170,7 @@ static dvi_status check_body(const dvi_ccp_problem* p, int32_t b, char* msg, siz
         for (int k = 0; k < 10; k++)
             if (!isfinite(p->inv_mass_rigid[10 * (size_t)b + k]))
                 return fail(msg, n, "inv_mass_rigid[body %d][%d]: not finite", b, k);
-    const double* A = dvi_ccp_minv_block(p, b, tmp);
+    const double* A = ccp_minv_block(p, b, tmp);
     double scale = 0.0;
     for (int k = 0; k < 36; k++) {
         if (!isfinite(A[k])) return fail(msg, n, "inv_mass[body %d][%d]: not finite", b, k);
@@ -254,7 +254,7 @@ static dvi_status check_rows(const dvi_ccp_problem* p, const int32_t* brow, int3
  * brow block_count + 1 ints (each block's first row, once the blocks pass);
  * the checks of rows, bodies and contact frames run on `threads` threads and
  * name the first bad item, as a serial pass would. */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
+dvi_status ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
                          size_t n)
 {
     if (msg && n) msg[0] = '\0';
@@ -317,7 +317,7 @@ dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_
         if (st != DVI_OK) return st;
         /* symmetry: W y == Wᵀ y for a fixed pseudo-random y */
         double err = 0.0, mag = 0.0;
-        if (!dvi_csc_symmetric(p->W, y, wy, &err, &mag))
+        if (!ccp_csc_symmetric(p->W, y, wy, &err, &mag))
             return fail(msg, n, "W: not symmetric (|Wy - W'y| = %.3g for |W||y| = %.3g)", err, mag);
     }
     return DVI_OK;
@@ -338,7 +338,7 @@ static dvi_status validate(const dvi_ccp_problem* p, char* msg, size_t msg_size)
             return fail(msg, msg_size, "out of memory validating the blocks"), DVI_ERR_NOMEM;
         }
     }
-    dvi_status st = dvi_ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, brow, 1, msg, msg_size);
+    dvi_status st = ccp_check(p, tmp, tmp ? tmp + p->rows : NULL, brow, 1, msg, msg_size);
     free(tmp);
     free(brow);
     return st;
@@ -349,22 +349,22 @@ dvi_status dvi_ccp_validate(const dvi_ccp_problem* p, char* msg, size_t msg_size
     char text[512] = "";
     dvi_status st = validate(p, text, sizeof text);
     if (msg && msg_size) snprintf(msg, msg_size, "%s", text);
-    return st == DVI_OK ? st : dvi_error_set(st, text);
+    return st == DVI_OK ? st : base_error_set(st, text);
 }
 
-void dvi_csc_mul(const dvi_csc* A, const double* x, double* y)
+void ccp_csc_mul(const dvi_csc* A, const double* x, double* y)
 {
     memset(y, 0, (size_t)A->rows * sizeof(double));
     for (int32_t j = 0; j < A->cols; j++)
         for (int32_t k = A->colptr[j]; k < A->colptr[j + 1]; k++) y[A->rowind[k]] += A->values[k] * x[j];
 }
 
-bool dvi_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err_out, double* mag_out)
+bool ccp_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err_out, double* mag_out)
 {
     const int32_t n = A->cols;
     uint64_t seed = 12345;
-    for (int32_t k = 0; k < n; k++) y[k] = dvi_uniform_sym(&seed);
-    dvi_csc_mul(A, y, ay);
+    for (int32_t k = 0; k < n; k++) y[k] = base_uniform_sym(&seed);
+    ccp_csc_mul(A, y, ay);
     double err = 0.0, mag = 0.0;
     for (int32_t j = 0; j < n; j++) {
         double s = 0.0, a = 0.0;

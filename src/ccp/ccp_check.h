@@ -11,7 +11,7 @@
 
 /* Body b's 6×6 M⁻¹ block (row-major) of a factor-form problem: p->inv_mass's
  * own, or written into tmp from p->inv_mass_rigid (exact zeros elsewhere). */
-static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t b, double tmp[36])
+static inline const double* ccp_minv_block(const dvi_ccp_problem* p, int32_t b, double tmp[36])
 {
     if (p->inv_mass) return p->inv_mass + 36 * (size_t)b;
     const double* R = p->inv_mass_rigid + 10 * (size_t)b;
@@ -27,17 +27,17 @@ static inline const double* dvi_ccp_minv_block(const dvi_ccp_problem* p, int32_t
  * of scratch (may be NULL when block_count <= 0), left holding each block's
  * first row when the problem passes. Parallel on `threads` threads; the
  * message names the first bad item, as a serial pass would. */
-dvi_status dvi_ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
+dvi_status ccp_check(const dvi_ccp_problem* p, double* y, double* wy, int32_t* brow, int threads, char* msg,
                          size_t msg_size);
 
 /* y = A x (A rows × cols; x [cols], y [rows]), column by column in index
  * order: y is zeroed, then y[A_ij's row] += A_ij x_j. */
-void dvi_csc_mul(const dvi_csc* A, const double* x, double* y);
+void ccp_csc_mul(const dvi_csc* A, const double* x, double* y);
 
 /* The library's symmetry test of the square A (dvi_ccp_validate's for W):
  * A y against Aᵀ y for a fixed pseudo-random y, true when
  * ‖Ay − Aᵀy‖∞ ≤ 1e-9 · max_j Σ_i |A_ij y_i|. y, ay: A->cols doubles of
  * scratch each; err and mag (may be NULL) receive the two sides. */
-bool dvi_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err, double* mag);
+bool ccp_csc_symmetric(const dvi_csc* A, double* y, double* ay, double* err, double* mag);
 
 #endif /* DVI_CCP_CHECK_H */

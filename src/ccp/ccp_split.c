@@ -13,15 +13,15 @@
 
 #define SPLIT_MAX_SOLVES 100 /* Lemke: solves of the splitting at most */
 
-dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_settings* settings,
+dvi_status ccp_solve_split(const char* solver_name, const dvi_solver_settings* settings,
                                const dvi_ccp_problem* p, const dvi_csc* W, double* gamma,
                                dvi_solve_result* result)
 {
     dvi_solve_result local;
     dvi_solve_result* res = result ? result : &local;
-    const double t0 = dvi_seconds_now();
+    const double t0 = ccp_seconds_now();
     memset(res, 0, sizeof *res);
-    const dvi_solver_impl* impl = dvi_solver_find(solver_name);
+    const ccp_solver_impl* impl = ccp_solver_find(solver_name);
     if (!impl || !p || !W || !gamma || !p->W || W->rows != p->rows || W->cols != p->rows) {
         res->status = DVI_SOLVE_BAD_INPUT;
         snprintf(res->message, sizeof res->message, "%s",
@@ -39,14 +39,14 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
     dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
     dvi_solver* solver = NULL;
     dvi_status st = dvi_solver_create(solver_name, &s, &solver);
-    double* rk = st != DVI_OK ? NULL : dvi_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
-    double* prev = st != DVI_OK ? NULL : dvi_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
-    double* ws = st != DVI_OK ? NULL : dvi_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
+    double* rk = st != DVI_OK ? NULL : base_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
+    double* prev = st != DVI_OK ? NULL : base_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
+    double* ws = st != DVI_OK ? NULL : base_mem_alloc(&s.allocator, ((size_t)m + 1) * sizeof(double));
     if (st != DVI_OK || !rk || !prev || !ws) {
         dvi_solver_destroy(solver);
-        dvi_mem_free(&s.allocator, rk);
-        dvi_mem_free(&s.allocator, prev);
-        dvi_mem_free(&s.allocator, ws);
+        base_mem_free(&s.allocator, rk);
+        base_mem_free(&s.allocator, prev);
+        base_mem_free(&s.allocator, ws);
         res->status = DVI_SOLVE_BAD_INPUT;
         snprintf(res->message, sizeof res->message, "%s",
                  st != DVI_OK ? "invalid solver settings" : "out of memory");
@@ -63,8 +63,8 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
     memset(&met, 0, sizeof met);
     for (int32_t solve = 0;; solve++) {
         /* r_k = r + (W − W_s) γ_k */
-        dvi_csc_mul(W, gamma, rk);
-        dvi_csc_mul(Ws, gamma, ws);
+        ccp_csc_mul(W, gamma, rk);
+        ccp_csc_mul(Ws, gamma, ws);
         for (int32_t i = 0; i < m; i++) rk[i] = p->r[i] + (rk[i] - ws[i]);
         dvi_solver_settings sk = s;
         sk.warm_start = solve > 0 || s.warm_start;
@@ -83,7 +83,7 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
             *res = rs;
             break;
         }
-        st = dvi_ccp_evaluate_with(p, W, gamma, &met);
+        st = ccp_evaluate_with(p, W, gamma, &met);
         if (st != DVI_OK) {
             *res = rs;
             snprintf(res->message, sizeof res->message, "evaluating the residual against W failed");
@@ -120,10 +120,10 @@ dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_setting
         if (coulomb) res->target_residual = met.residual_coulomb;
         st = res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
     }
-    res->seconds = dvi_seconds_now() - t0;
+    res->seconds = ccp_seconds_now() - t0;
     dvi_solver_destroy(solver);
-    dvi_mem_free(&s.allocator, rk);
-    dvi_mem_free(&s.allocator, prev);
-    dvi_mem_free(&s.allocator, ws);
+    base_mem_free(&s.allocator, rk);
+    base_mem_free(&s.allocator, prev);
+    base_mem_free(&s.allocator, ws);
     return st;
 }

@@ -22,7 +22,7 @@
  * p->W = W_s, by the splitting above, with the built-in solver
  * `solver_name` and `settings` (NULL: the defaults); gamma as in
  * dvi_ccp_solve. The splitting stops when the CCP residual against W
- * (dvi_ccp_evaluate_with) is at most settings.tolerance (CCP solvers), when
+ * (ccp_evaluate_with) is at most settings.tolerance (CCP solvers), when
  * the Coulomb residual against W is (nsgs, desaxce), or, for Lemke (whose
  * target is its pyramid LCP), when the step ‖γ_{k+1} − γ_k‖ is at most
  * tolerance·‖γ_{k+1}‖. settings.max_iterations bounds the iterations of all
@@ -35,7 +35,7 @@
  * history. Returns as dvi_ccp_solve; an unknown solver, a problem not in
  * the W form or a W of another size is DVI_ERR_INVALID_ARG
  * (DVI_SOLVE_BAD_INPUT, with a message). */
-dvi_status dvi_ccp_solve_split(const char* solver_name, const dvi_solver_settings* settings,
+dvi_status ccp_solve_split(const char* solver_name, const dvi_solver_settings* settings,
                                const dvi_ccp_problem* p, const dvi_csc* W, double* gamma,
                                dvi_solve_result* result);
 

@@ -12,8 +12,8 @@
 #include <omp.h>
 #endif
 
-static bool rigid_blocks(dvi_ccp_work* w);
-static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p);
+static bool rigid_blocks(ccp_work* w);
+static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p);
 
 /* p, holding cap elements, grown to need (at least 1) of elem bytes; p
  * unchanged and *ok false when out of memory. The caller records the new
@@ -22,7 +22,7 @@ static void* grow(const dvi_allocator* a, void* p, size_t cap, size_t need, size
 {
     if (need <= cap && p) return p;
     size_t n = need > 0 ? need : 1;
-    void* q = dvi_mem_realloc(a, p, n * elem);
+    void* q = base_mem_realloc(a, p, n * elem);
     if (!q) {
         *ok = false;
         return p;
@@ -30,45 +30,45 @@ static void* grow(const dvi_allocator* a, void* p, size_t cap, size_t need, size
     return q;
 }
 
-void dvi_work_free(dvi_ccp_work* w)
+void ccp_work_free(ccp_work* w)
 {
     if (!w) return;
     const dvi_allocator keep = w->alloc, *a = &keep;
-    dvi_mem_free(a, w->block_row);
-    dvi_mem_free(a, w->run_body);
-    dvi_mem_free(a, w->run_col);
-    dvi_mem_free(a, w->run_d);
-    dvi_mem_free(a, w->run_md);
-    dvi_mem_free(a, w->body_ptr);
-    dvi_mem_free(a, w->brun_col);
-    dvi_mem_free(a, w->brun_d);
-    dvi_mem_free(a, w->fc_rows);
-    dvi_mem_free(a, w->inc_ptr);
-    dvi_mem_free(a, w->drows);
-    dvi_mem_free(a, w->minv10);
-    dvi_mem_free(a, w->wt_p);
-    dvi_mem_free(a, w->wt_i);
-    dvi_mem_free(a, w->wt_x);
-    dvi_mem_free(a, w->bodyvec);
-    dvi_mem_free(a, w->lr_v);
-    dvi_mem_free(a, w->cursor);
-    for (int k = 0; k < DVI_WORK_PLACED; k++) dvi_mem_free(a, w->own[k]);
-    dvi_mem_free(a, w->scratch_raw);
-    dvi_mem_free(a, w->part);
+    base_mem_free(a, w->block_row);
+    base_mem_free(a, w->run_body);
+    base_mem_free(a, w->run_col);
+    base_mem_free(a, w->run_d);
+    base_mem_free(a, w->run_md);
+    base_mem_free(a, w->body_ptr);
+    base_mem_free(a, w->brun_col);
+    base_mem_free(a, w->brun_d);
+    base_mem_free(a, w->fc_rows);
+    base_mem_free(a, w->inc_ptr);
+    base_mem_free(a, w->drows);
+    base_mem_free(a, w->minv10);
+    base_mem_free(a, w->wt_p);
+    base_mem_free(a, w->wt_i);
+    base_mem_free(a, w->wt_x);
+    base_mem_free(a, w->bodyvec);
+    base_mem_free(a, w->lr_v);
+    base_mem_free(a, w->cursor);
+    for (int k = 0; k < DVI_WORK_PLACED; k++) base_mem_free(a, w->own[k]);
+    base_mem_free(a, w->scratch_raw);
+    base_mem_free(a, w->part);
     memset(w, 0, sizeof *w);
     w->alloc = keep;
 }
 
-void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes)
+void* ccp_work_scratch(ccp_work* w, size_t bytes)
 {
     if (bytes <= w->scratch_cap && w->scratch) return w->scratch;
-    dvi_mem_free(&w->alloc, w->scratch_raw);
+    base_mem_free(&w->alloc, w->scratch_raw);
     w->scratch = w->scratch_raw = NULL;
     w->scratch_cap = 0;
     size_t n = (bytes + 63) / 64 * 64;
     if (n == 0) n = 64;
     /* 64 bytes more, to start at a 64-byte boundary whatever the allocator */
-    w->scratch_raw = dvi_mem_alloc(&w->alloc, n + 64);
+    w->scratch_raw = base_mem_alloc(&w->alloc, n + 64);
     if (!w->scratch_raw) return NULL;
     w->scratch = (void*)(((uintptr_t)w->scratch_raw + 63) / 64 * 64);
     w->scratch_cap = n;
@@ -82,7 +82,7 @@ void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes)
  * slower), else in the work's own memory; placed in lent memory, its own
  * is freed. The contents are not kept: every solve writes these arrays
  * before it reads them. */
-static void** placed_slot(dvi_ccp_work* w, int k)
+static void** placed_slot(ccp_work* w, int k)
 {
     switch (k) {
     case DVI_PLACE_DIAG: return (void**)&w->diag;
@@ -97,7 +97,7 @@ static void** placed_slot(dvi_ccp_work* w, int k)
     }
 }
 
-static bool place(dvi_ccp_work* w, int k, size_t bytes)
+static bool place(ccp_work* w, int k, size_t bytes)
 {
     void** slot = placed_slot(w, k);
     const size_t need = (bytes + 4095) / 4096 * 4096;
@@ -106,7 +106,7 @@ static bool place(dvi_ccp_work* w, int k, size_t bytes)
         const uintptr_t at = (base + w->lent_at[b] + 4095) / 4096 * 4096;
         if (at <= end && end - at >= need) {
             w->lent_at[b] = at + need - base;
-            dvi_mem_free(&w->alloc, w->own[k]);
+            base_mem_free(&w->alloc, w->own[k]);
             w->own[k] = NULL;
             w->own_bytes[k] = 0;
             *slot = (void*)at;
@@ -114,8 +114,8 @@ static bool place(dvi_ccp_work* w, int k, size_t bytes)
         }
     }
     if (bytes > w->own_bytes[k] || !w->own[k]) {
-        dvi_mem_free(&w->alloc, w->own[k]);
-        w->own[k] = dvi_mem_alloc(&w->alloc, bytes > 0 ? bytes : 1);
+        base_mem_free(&w->alloc, w->own[k]);
+        w->own[k] = base_mem_alloc(&w->alloc, bytes > 0 ? bytes : 1);
         w->own_bytes[k] = w->own[k] ? bytes : 0;
     }
     *slot = w->own[k];
@@ -123,9 +123,9 @@ static bool place(dvi_ccp_work* w, int k, size_t bytes)
 }
 
 /* The vectors a solve of any iterative solver touches and the diagonal of
- * N, first (dvi_ccp_check takes vec[0] and vec[1]): APGD's seven and the
+ * N, first (ccp_check takes vec[0] and vec[1]): APGD's seven and the
  * driver's guess product, which APGD's block scaling reuses. */
-static bool place_vectors(dvi_ccp_work* w, size_t m)
+static bool place_vectors(ccp_work* w, size_t m)
 {
     static const int first[] = {0, 1, 2, 3, 4, 5, 6, DVI_WORK_VECTORS - 1, DVI_PLACE_DIAG};
     for (int32_t b = 0; b < w->lent_count; b++) w->lent_at[b] = 0;
@@ -136,7 +136,7 @@ static bool place_vectors(dvi_ccp_work* w, size_t m)
 
 /* Then the rest, largest first (nfc contacts by frames, nblocks blocks),
  * the vectors few solves touch last. */
-static bool place_rest(dvi_ccp_work* w, size_t m, size_t nblocks, size_t nfc)
+static bool place_rest(ccp_work* w, size_t m, size_t nblocks, size_t nfc)
 {
     if (nfc == 0) nfc = 1;
     bool ok = place(w, DVI_PLACE_FC_FORCE, 3 * nfc * sizeof(double));
@@ -162,7 +162,7 @@ static bool reserve_one(const dvi_allocator* a, void** p, size_t* cap, size_t n,
 
 /* Grows every buffer to the sizes of the problem at hand. Capacities are
  * tracked per size class; arrays of one class are (re)allocated together. */
-static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody, size_t nruns, size_t nnz,
+static dvi_status reserve(ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody, size_t nruns, size_t nnz,
                           size_t nfc)
 {
     bool ok = true;
@@ -173,7 +173,7 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
         w->cap_m = (size_t)m;
     }
     /* chunks: ⌈blocks / DVI_CHUNK_BLOCKS⌉ ≤ ⌈m / DVI_CHUNK_BLOCKS⌉, ⌈m / DVI_CHUNK_ROWS⌉
-     * is smaller, and bodies go by DVI_CHUNK_ROWS (dvi_work_minv_d_quad) */
+     * is smaller, and bodies go by DVI_CHUNK_ROWS (ccp_work_minv_d_quad) */
     size_t chunks = (size_t)m / DVI_CHUNK_BLOCKS, bchunks = (size_t)nbody / DVI_CHUNK_ROWS;
     size_t parts = DVI_PART_SLOTS * ((chunks > bchunks ? chunks : bchunks) + 2);
     if (!reserve_one(&w->alloc, (void**)&w->part, &w->cap_part, parts, sizeof(double))) return DVI_ERR_NOMEM;
@@ -214,17 +214,17 @@ static dvi_status reserve(dvi_ccp_work* w, int32_t m, int32_t nblocks, int32_t n
     return DVI_OK;
 }
 
-dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size)
+dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size)
 {
     if (msg && msg_size) msg[0] = '\0';
     /* cheap structural checks first, so sizes below can be trusted */
     dvi_status st;
     if (!p || p->rows <= 0 || p->block_count <= 0 || !p->blocks)
-        return dvi_ccp_check(p, NULL, NULL, NULL, 1, msg, msg_size);
+        return ccp_check(p, NULL, NULL, NULL, 1, msg, msg_size);
     st = reserve(w, p->rows, p->block_count, 0, 0, 0, 0);
     if (st != DVI_OK) return st;
     if (!place_vectors(w, (size_t)p->rows)) return DVI_ERR_NOMEM;
-    st = dvi_ccp_check(p, w->vec[0], w->vec[1], w->block_row, threads > 0 ? threads : 1, msg, msg_size);
+    st = ccp_check(p, w->vec[0], w->vec[1], w->block_row, threads > 0 ? threads : 1, msg, msg_size);
     if (st != DVI_OK) return st;
 
     w->p = p;
@@ -233,7 +233,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     w->m = p->rows;
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;
-    w->rnorm = dvi_norm2(p->r, w->m);
+    w->rnorm = ccp_norm2(p->r, w->m);
     w->factor_form = p->D != NULL;
     w->nbody = w->factor_form ? p->body_count : 0;
     w->ndof = 6 * w->nbody;
@@ -265,7 +265,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
     w->nruns = (int32_t)nruns;
 
     /* block layout: block_row holds each block's first row since the
-     * validation (dvi_ccp_check fills it; growing keeps its contents) */
+     * validation (ccp_check fills it; growing keeps its contents) */
     w->other_blocks = 0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         const bool friction = p->blocks[b].kind == DVI_BLOCK_FRICTION;
@@ -302,7 +302,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
             double d = 0.0;
             for (int32_t q = w->run_ptr[j]; q < w->run_ptr[j + 1]; q++) {
                 double tmp[36];
-                const double* A = dvi_ccp_minv_block(p, w->run_body[q], tmp);
+                const double* A = ccp_minv_block(p, w->run_body[q], tmp);
                 const double* x = w->run_d + 6 * (size_t)q;
                 double* y = w->run_md + 6 * (size_t)q;
                 for (int i = 0; i < 6; i++) {
@@ -369,7 +369,7 @@ dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threa
 
 /* v_b = M⁻¹_b s (6), from the rigid layout or the 6×6 block; both give the
  * same bits (the rigid layout only leaves out terms that are exact zeros). */
-static inline void minv_apply(const dvi_ccp_work* w, int32_t b, const double* s, double* o)
+static inline void minv_apply(const ccp_work* w, int32_t b, const double* s, double* o)
 {
     if (w->rigid_minv) {
         minv10_apply(w->rigid10 + 10 * (size_t)b, s, o);
@@ -438,14 +438,14 @@ static inline void minv_apply(const dvi_ccp_work* w, int32_t b, const double* s,
     } while (0)
 
 /* Contact c's frame and arms as doubles (setup and the rarer paths). */
-static void fc_frame_arms(const dvi_ccp_work* w, int32_t c, double d[9], double r[6])
+static void fc_frame_arms(const ccp_work* w, int32_t c, double d[9], double r[6])
 {
     for (int k = 0; k < 9; k++) d[k] = w->fc_df ? (double)w->fc_df[9 * (size_t)c + k] : w->fc_d[9 * (size_t)c + k];
     for (int k = 0; k < 6; k++) r[k] = w->fc_armf ? (double)w->fc_armf[6 * (size_t)c + k] : w->fc_arm[6 * (size_t)c + k];
 }
 
 /* yc = J_c v for contact c: its rows' relative velocities. */
-static inline __attribute__((always_inline)) void frame_gather(const dvi_ccp_work* w, int32_t c, const double* v, double* yc)
+static inline __attribute__((always_inline)) void frame_gather(const ccp_work* w, int32_t c, const double* v, double* yc)
 {
     static const double zero[6] = {0, 0, 0, 0, 0, 0};
     const int32_t a = w->fc_body[2 * (size_t)c], b = w->fc_body[2 * (size_t)c + 1];
@@ -455,17 +455,17 @@ static inline __attribute__((always_inline)) void frame_gather(const dvi_ccp_wor
     if (w->fc_df) {
         const float* d = w->fc_df + 9 * (size_t)c;
         const float* r = w->fc_armf + 6 * (size_t)c;
-        FRAME_GATHER(d, r, nr, dvi_fc_ell(w, c), va, vb, yc);
+        FRAME_GATHER(d, r, nr, ccp_fc_ell(w, c), va, vb, yc);
     } else {
         const double* d = w->fc_d + 9 * (size_t)c;
         const double* r = w->fc_arm + 6 * (size_t)c;
-        FRAME_GATHER(d, r, nr, dvi_fc_ell(w, c), va, vb, yc);
+        FRAME_GATHER(d, r, nr, ccp_fc_ell(w, c), va, vb, yc);
     }
 }
 
 /* s += J_{c,side}ᵀ x_c: the force and moment of contact c's impulses xc (its
  * rows) on one of its bodies (side 0: a, with the minus sign; 1: b). */
-static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_work* w, int32_t c, int side, const double* xc, double* s)
+static inline __attribute__((always_inline)) void frame_scatter(const ccp_work* w, int32_t c, int side, const double* xc, double* s)
 {
     const int nr = w->fc_rows[c];
     double F[3], T[3];
@@ -474,13 +474,13 @@ static inline __attribute__((always_inline)) void frame_scatter(const dvi_ccp_wo
         const float* r = w->fc_armf + 6 * (size_t)c + 3 * side;
         FRAME_FORCE(d, nr, xc, F);
         FRAME_MOMENT(r, F, T);
-        if (nr == 6) FRAME_COUPLE(d, dvi_fc_ell(w, c), xc, T);
+        if (nr == 6) FRAME_COUPLE(d, ccp_fc_ell(w, c), xc, T);
     } else {
         const double* d = w->fc_d + 9 * (size_t)c;
         const double* r = w->fc_arm + 6 * (size_t)c + 3 * side;
         FRAME_FORCE(d, nr, xc, F);
         FRAME_MOMENT(r, F, T);
-        if (nr == 6) FRAME_COUPLE(d, dvi_fc_ell(w, c), xc, T);
+        if (nr == 6) FRAME_COUPLE(d, ccp_fc_ell(w, c), xc, T);
     }
     if (side) {
         for (int k = 0; k < 3; k++) {
@@ -519,15 +519,15 @@ static inline void frame_row6_of(const double fd[9], const double arms[6], doubl
     }
 }
 
-static void frame_row6(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
+static void frame_row6(const ccp_work* w, int32_t c, int q, int side, double* j)
 {
     double fd[9], arms[6];
     fc_frame_arms(w, c, fd, arms);
-    frame_row6_of(fd, arms, dvi_fc_ell(w, c), q, side, j);
+    frame_row6_of(fd, arms, ccp_fc_ell(w, c), q, side, j);
 }
 
-/* dvi_work_frame_columns from contact c's frame and arms already loaded. */
-static inline int frame_columns_of(const dvi_ccp_work* w, int32_t c, const double fd[9], const double arms[6], int q,
+/* ccp_work_frame_columns from contact c's frame and arms already loaded. */
+static inline int frame_columns_of(const ccp_work* w, int32_t c, const double fd[9], const double arms[6], int q,
                                    int32_t body[2], double j[2][6])
 {
     int n = 0;
@@ -535,7 +535,7 @@ static inline int frame_columns_of(const dvi_ccp_work* w, int32_t c, const doubl
         int32_t b = w->fc_body[2 * (size_t)c + side];
         if (b < 0) continue;
         double t[6];
-        frame_row6_of(fd, arms, dvi_fc_ell(w, c), q, side, t);
+        frame_row6_of(fd, arms, ccp_fc_ell(w, c), q, side, t);
         if (n == 1 && body[0] == b) { /* one body on both sides: J_a + J_b */
             for (int k = 0; k < 6; k++) j[0][k] += t[k];
             continue;
@@ -547,7 +547,7 @@ static inline int frame_columns_of(const dvi_ccp_work* w, int32_t c, const doubl
     return n;
 }
 
-int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6])
+int ccp_work_frame_columns(const ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6])
 {
     double fd[9], arms[6];
     fc_frame_arms(w, c, fd, arms);
@@ -555,12 +555,12 @@ int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body
 }
 
 /* N_ik (compliance excluded) for rows i = q, k = s of contact c. */
-static double frame_entry(const dvi_ccp_work* w, int32_t c, int q, int s)
+static double frame_entry(const ccp_work* w, int32_t c, int q, int s)
 {
     int32_t bi[2], bk[2];
     double ji[2][6], jk[2][6];
-    int n = dvi_work_frame_columns(w, c, q, bi, ji);
-    dvi_work_frame_columns(w, c, s, bk, jk);
+    int n = ccp_work_frame_columns(w, c, q, bi, ji);
+    ccp_work_frame_columns(w, c, s, bk, jk);
     double sum = 0.0;
     for (int e = 0; e < n; e++) {
         double mk[6];
@@ -573,7 +573,7 @@ static double frame_entry(const dvi_ccp_work* w, int32_t c, int q, int s)
 /* The diagonal of N (compliance excluded) on contact c's rows, into out:
  * frame_entry(w, c, q, q) for each row q, with the same operations (so the
  * same bits), the frame loaded once. */
-static void frame_diag(const dvi_ccp_work* w, int32_t c, double* out)
+static void frame_diag(const ccp_work* w, int32_t c, double* out)
 {
     double fd[9], arms[6];
     fc_frame_arms(w, c, fd, arms);
@@ -594,7 +594,7 @@ static void frame_diag(const dvi_ccp_work* w, int32_t c, double* out)
 /* Whether every M⁻¹ block is a rigid body's, [1/m I, 0; 0, A]; if so, fills
  * minv10 (1/m and A row by row) and points rigid10 at it. A problem given
  * by inv_mass_rigid is read where it is. */
-static bool rigid_blocks(dvi_ccp_work* w)
+static bool rigid_blocks(ccp_work* w)
 {
     if (!w->p->inv_mass) {
         w->rigid10 = w->p->inv_mass_rigid;
@@ -635,7 +635,7 @@ static bool rigid_blocks(dvi_ccp_work* w)
 
 /* The compact contacts (dvi_ccp_frames): records, rows, incidence lists,
  * the rows left to D, and the diagonal of N on the contacts' rows. */
-static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
+static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p)
 {
     const dvi_ccp_frames* F = p->frames;
     w->nfc = F ? F->count : 0;
@@ -692,7 +692,7 @@ static void prepare_frames(dvi_ccp_work* w, const dvi_ccp_problem* p)
 
 /* v = M⁻¹ D x, and when quad is set, xᵀDᵀM⁻¹Dx = Σ_b s_b · v_b summed in
  * fixed chunks of bodies (the same bits for any thread count). */
-static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool quad)
+static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
 {
     /* v_b = M⁻¹_b (Σ_{runs q of b} d_q x_col(q) + Σ_{contacts c of b} J_cᵀ x_c):
      * accumulating D x first and applying the 6×6 block once per body reads
@@ -736,7 +736,7 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
 #pragma omp for schedule(static)
 #endif
         for (int32_t ch = 0; ch < nch; ch++) {
-        const int32_t b1 = dvi_chunk_end(ch, DVI_CHUNK_ROWS, nb);
+        const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_ROWS, nb);
         double qsum = 0.0;
         for (int32_t b = ch * DVI_CHUNK_ROWS; b < b1; b++) {
             double s[6] = {0, 0, 0, 0, 0, 0};
@@ -759,9 +759,9 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
                 if (e & 2) { /* spin and rolling rows */
                     const double* xc = x + frow[c];
                     if (fdf)
-                        FRAME_COUPLE(fdf + 9 * (size_t)c, dvi_fc_ell(w, c), xc, T);
+                        FRAME_COUPLE(fdf + 9 * (size_t)c, ccp_fc_ell(w, c), xc, T);
                     else
-                        FRAME_COUPLE(fdd + 9 * (size_t)c, dvi_fc_ell(w, c), xc, T);
+                        FRAME_COUPLE(fdd + 9 * (size_t)c, ccp_fc_ell(w, c), xc, T);
                 }
                 if (e & 1) {
                     s[0] += F[0], s[1] += F[1], s[2] += F[2];
@@ -791,15 +791,15 @@ static double minv_d(const dvi_ccp_work* w, const double* x, double* v, bool qua
         if (quad)
             for (int32_t k = 0; k < G->rows; k++) lq += t[k] * t[k];
     }
-    return quad ? dvi_part_sum(part, nch, 0) - lq : 0.0;
+    return quad ? ccp_part_sum(part, nch, 0) - lq : 0.0;
 }
 
-void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v)
+void ccp_work_minv_d(const ccp_work* w, const double* x, double* v)
 {
     minv_d(w, x, v, false);
 }
 
-double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v)
+double ccp_work_minv_d_quad(const ccp_work* w, const double* x, double* v)
 {
     return minv_d(w, x, v, true);
 }
@@ -813,7 +813,7 @@ static inline double sparse_dot(const int32_t* p, const int32_t* idx, const doub
     return s;
 }
 
-void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
+void ccp_work_dt(const ccp_work* w, const double* v, double* y)
 {
     const int32_t nfc = w->nfc;
     const int32_t nd = w->ndrows;
@@ -849,17 +849,17 @@ void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y)
     }
 }
 
-void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j)
+void ccp_work_frame_row(const ccp_work* w, int32_t c, int q, int side, double* j)
 {
     frame_row6(w, c, q, side, j);
 }
 
-void dvi_work_frame_velocity(const dvi_ccp_work* w, int32_t c, const double* v, double* out)
+void ccp_work_frame_velocity(const ccp_work* w, int32_t c, const double* v, double* out)
 {
     frame_gather(w, c, v, out);
 }
 
-void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v)
+void ccp_work_frame_update(const ccp_work* w, int32_t c, const double* delta, double* v)
 {
     for (int side = 0; side < 2; side++) {
         int32_t b = w->fc_body[2 * (size_t)c + side];
@@ -872,12 +872,12 @@ void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta
     }
 }
 
-void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
+void ccp_work_apply(const ccp_work* w, const double* x, double* y)
 {
     const int32_t m = w->m;
     if (w->factor_form) {
-        dvi_work_minv_d(w, x, w->bodyvec);
-        dvi_work_dt(w, w->bodyvec, y);
+        ccp_work_minv_d(w, x, w->bodyvec);
+        ccp_work_dt(w, w->bodyvec, y);
     } else {
         const int32_t* wp = w->wt_p;
         const int32_t* wi = w->wt_i;
@@ -889,13 +889,13 @@ void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y)
     }
     const double* c = w->p->compliance;
     if (c) {
-        const int nt = dvi_work_nt(w, m);
+        const int nt = ccp_work_nt(w, m);
         DVI_OMP_FOR_CHUNKS
         for (int32_t i = 0; i < m; i++) y[i] += c[i] * x[i];
     }
 }
 
-double dvi_work_minv_d_bytes(const dvi_ccp_work* w)
+double ccp_work_minv_d_bytes(const ccp_work* w)
 {
     if (!w->factor_form) return 0.0;
     const double runs = w->nruns, bodies = w->nbody;
@@ -918,7 +918,7 @@ double dvi_work_minv_d_bytes(const dvi_ccp_work* w)
     return bodies * (8.0 + (w->rigid_minv ? 10 : 36) * 8.0 + 6 * 8.0) + runs * (4.0 + 6 * 8.0 + 8.0) + fc + lr;
 }
 
-double dvi_work_dt_bytes(const dvi_ccp_work* w)
+double ccp_work_dt_bytes(const ccp_work* w)
 {
     if (!w->factor_form) return 0.0;
     /* drows, run_ptr, y per row given by D; run_body, run_d (6), v (6,
@@ -936,52 +936,52 @@ double dvi_work_dt_bytes(const dvi_ccp_work* w)
     return (double)w->ndrows * (4.0 + 4.0 + 8.0) + (double)w->nruns * (4.0 + 6 * 8.0 + 6 * 8.0) + fc + lr;
 }
 
-double dvi_work_product_bytes(const dvi_ccp_work* w)
+double ccp_work_product_bytes(const ccp_work* w)
 {
     double b;
     if (w->factor_form)
-        b = dvi_work_minv_d_bytes(w) + dvi_work_dt_bytes(w);
+        b = ccp_work_minv_d_bytes(w) + ccp_work_dt_bytes(w);
     else /* wt_p, y per row; wt_i, wt_x, x (gathered) per entry */
         b = (double)w->m * (4.0 + 8.0) + (double)w->wt_p[w->m] * (4.0 + 8.0 + 8.0);
     if (w->p->compliance) b += (double)w->m * 3 * 8.0; /* y += c∘x */
     return b;
 }
 
-double dvi_work_mu_pass_bytes(const dvi_ccp_work* w, int vin, int vout)
+double ccp_work_mu_pass_bytes(const ccp_work* w, int vin, int vout)
 {
     return (double)w->nblocks * (4.0 + 8.0) + (double)w->other_blocks * (double)sizeof(dvi_ccp_block) +
            (double)w->m * 8.0 * (vin + vout);
 }
 
-double dvi_work_pass_bytes(const dvi_ccp_work* w, int vin, int vout)
+double ccp_work_pass_bytes(const ccp_work* w, int vin, int vout)
 {
     /* per block: block_row (4) and the dvi_ccp_block (its kind and μ) */
     return (double)w->nblocks * (4.0 + (double)sizeof(dvi_ccp_block)) + (double)w->m * 8.0 * (vin + vout);
 }
 
-void dvi_work_project(const dvi_ccp_work* w, double* x)
+void ccp_work_project(const ccp_work* w, double* x)
 {
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
     for (int32_t b = 0; b < w->nblocks; b++)
-        if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], x + br[b]);
+        if (B[b].kind != DVI_BLOCK_BILATERAL) ccp_cone_project(&B[b], x + br[b]);
 }
 
-double dvi_norm2(const double* x, int32_t n)
+double ccp_norm2(const double* x, int32_t n)
 {
     double s = 0.0;
     for (int32_t i = 0; i < n; i++) s += x[i] * x[i];
     return sqrt(s);
 }
 
-double dvi_dot(const double* x, const double* y, int32_t n)
+double ccp_dot(const double* x, const double* y, int32_t n)
 {
     double s = 0.0;
     for (int32_t i = 0; i < n; i++) s += x[i] * y[i];
     return s;
 }
 
-double dvi_residual_scale(double rnorm, double gnorm, double unorm)
+double ccp_residual_scale(double rnorm, double gnorm, double unorm)
 {
     double s = rnorm > gnorm ? rnorm : gnorm;
     s = s > unorm ? s : unorm;
@@ -999,7 +999,7 @@ static inline double residual_block(const dvi_ccp_block* B, const double* ga, co
         *gg += ga[a] * ga[a];
         *uu += ua[a] * ua[a];
     }
-    return dvi_natural_map2(B, ga, ua, k);
+    return ccp_natural_map2(B, ga, ua, k);
 }
 
 /* Block b's terms of the velocity residual (ra: its rows of r; eta: η_b,
@@ -1015,12 +1015,12 @@ static inline double velocity_block(const dvi_ccp_block* B, const double* ga, co
         *gg += ng * ng;
         *uu += ua[a] * ua[a];
     }
-    return dvi_natural_map2(B, sg, ua, k);
+    return ccp_natural_map2(B, sg, ua, k);
 }
 
 /* Block b's share of the Coulomb residual: the natural map with u replaced
  * by the De Saxcé velocity (ccp.h). One definition for the metrics and
- * dvi_work_residual_coulomb, so both have the same bits. */
+ * ccp_work_residual_coulomb, so both have the same bits. */
 static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, const double* ua, int32_t k)
 {
     double ut[6];
@@ -1029,7 +1029,7 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
         ut[0] += B->mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
     if (B->kind == DVI_BLOCK_FRICTION_ROLLING)
         ut[0] += B->mu_spin * fabs(ua[3]) + B->mu_roll * sqrt(ua[4] * ua[4] + ua[5] * ua[5]);
-    return dvi_natural_map2(B, ga, ut, k);
+    return ccp_natural_map2(B, ga, ut, k);
 }
 
 /* The residual's three sums, chunked by blocks: e², ‖γ‖², ‖u‖². SUM_CCP:
@@ -1038,25 +1038,25 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
  * residual's e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖² with u = v,
  * Σ ‖u_a − r_a‖² (= ‖N γ‖²) in place of ‖γ‖², η_a the mean of block a's
  * diagonal of N (m/s per unit impulse; every term is a velocity: see
- * dvi_work_residual_velocity). Returns e²; g2, u2 out. */
+ * ccp_work_residual_velocity). Returns e²; g2, u2 out. */
 enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY };
-static double residual_sums(const dvi_ccp_work* w, const double* g, const double* v, const double* add, int sum,
+static double residual_sums(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
                             double* g2, double* u2)
 {
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
     double* part = w->part;
-    const int nt = dvi_work_nt(w, w->m);
+    const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = dvi_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
         double e2 = 0.0, gg = 0.0, uu = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             if (sum == SUM_VELOCITY) {
-                double eta = dvi_block_eta(w, b);
+                double eta = ccp_block_eta(w, b);
                 if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
                 e2 += velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
                 continue;
@@ -1078,62 +1078,62 @@ static double residual_sums(const dvi_ccp_work* w, const double* g, const double
         q[1] = gg;
         q[2] = uu;
     }
-    *g2 = dvi_part_sum(part, nc, 1);
-    *u2 = dvi_part_sum(part, nc, 2);
-    return dvi_part_sum(part, nc, 0);
+    *g2 = ccp_part_sum(part, nc, 1);
+    *u2 = ccp_part_sum(part, nc, 2);
+    return ccp_part_sum(part, nc, 0);
 }
 
-double dvi_work_residual_coulomb(const dvi_ccp_work* w, const double* g, const double* u)
+double ccp_work_residual_coulomb(const ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
     const double e2 = residual_sums(w, g, u, NULL, SUM_COULOMB, &g2, &u2);
-    return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
-double dvi_work_residual(const dvi_ccp_work* w, const double* g, const double* u)
+double ccp_work_residual(const ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
     double e2 = residual_sums(w, g, u, NULL, SUM_CCP, &g2, &u2);
-    return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
-double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* g, const double* u)
+double ccp_work_residual_velocity(const ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
     double e2 = residual_sums(w, g, u, NULL, SUM_VELOCITY, &g2, &u2);
-    return sqrt(e2) / dvi_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
-double dvi_work_residual_checked(const dvi_ccp_work* w, const double* g, const double* u, double tol)
+double ccp_work_residual_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
-    double rk = dvi_work_residual(w, g, u);
+    double rk = ccp_work_residual(w, g, u);
     if (rk <= tol) {
-        double rv = dvi_work_residual_velocity(w, g, u);
+        double rv = ccp_work_residual_velocity(w, g, u);
         if (!(rv <= rk)) rk = rv;
     }
     return rk;
 }
 
-double dvi_work_residual_n(const dvi_ccp_work* w, const double* g, const double* Ng, double rnorm)
+double ccp_work_residual_n(const ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
     double g2, u2;
     double e2 = residual_sums(w, g, Ng, w->p->r, SUM_CCP, &g2, &u2);
-    return sqrt(e2) / dvi_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+    return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
-double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y)
+double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
 {
-    const int32_t m = w->m, nc = dvi_row_chunks(m);
+    const int32_t m = w->m, nc = ccp_row_chunks(m);
     double* part = w->part;
-    const int nt = dvi_work_nt(w, m);
+    const int nt = ccp_work_nt(w, m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t i1 = dvi_chunk_end(c, DVI_CHUNK_ROWS, m);
+        int32_t i1 = ccp_chunk_end(c, DVI_CHUNK_ROWS, m);
         double s = 0.0;
         for (int32_t i = c * DVI_CHUNK_ROWS; i < i1; i++) s += x[i] * y[i];
         part[DVI_PART_SLOTS * (size_t)c] = s;
     }
-    return dvi_part_sum(part, nc, 0);
+    return ccp_part_sum(part, nc, 0);
 }
 
 /* Slots of the metrics' partial sums (a chunk's sums in w->part). */
@@ -1141,12 +1141,12 @@ enum {
     MS_E2, MS_GG, MS_UU,    /* the CCP residual: residual_sums */
     MS_C2, MS_GU, MS_GR,    /* Coulomb residual, γᵀu, γᵀr */
     MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: residual_sums, SUM_VELOCITY */
-    MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* dvi_ray_sums */
+    MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* ccp_ray_sums */
     MS_SLOTS
 };
 
-void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, dvi_ccp_metrics* out,
-                      dvi_ray_sums* ray)
+void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_ccp_metrics* out,
+                      ccp_ray_sums* ray)
 {
     const dvi_ccp_block* B = w->p->blocks;
     const double* r = w->p->r;
@@ -1154,16 +1154,16 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
      * exact): the same bits for any thread count; each sum takes the same
      * operations in the same order as the pass of its own (residual_sums
      * of SUM_CCP and SUM_VELOCITY), so the residuals have their bits */
-    const int32_t nb = w->nblocks, nc = dvi_block_chunks(w);
+    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
     double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;
-    const int nt = dvi_work_nt(w, w->m);
+    const int nt = ccp_work_nt(w, w->m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
 #endif
     for (int32_t ch = 0; ch < nc; ch++) {
-        const int32_t b1 = dvi_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);
+        const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);
         double q[MS_SLOTS] = {0};
         for (int32_t b = ch * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -1174,13 +1174,13 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
             q[MS_C2] += coulomb_block(&B[b], ga, ua, k); /* Coulomb: De Saxcé velocity */
             /* primal feasibility: ‖γ − Π_K γ‖ */
             for (int i = 0; i < k; i++) y[i] = ga[i];
-            dvi_cone_project(&B[b], y);
+            ccp_cone_project(&B[b], y);
             double d = 0.0;
             for (int i = 0; i < k; i++) d += (ga[i] - y[i]) * (ga[i] - y[i]);
             if (sqrt(d) > cone) cone = sqrt(d);
             /* dual feasibility: ‖u − Π_K* u‖ = ‖Π_K(−u)‖ */
             for (int i = 0; i < k; i++) y[i] = -ua[i];
-            dvi_cone_project(&B[b], y);
+            ccp_cone_project(&B[b], y);
             d = 0.0;
             for (int i = 0; i < k; i++) d += y[i] * y[i];
             if (sqrt(d) > dual) dual = sqrt(d);
@@ -1192,7 +1192,7 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
                 q[MS_GR] += ga[i] * r[r0 + i];
             }
             /* the velocity residual */
-            const double eta0 = dvi_block_eta(w, b);
+            const double eta0 = ccp_block_eta(w, b);
             const double eta = !(eta0 > 0.0) || !isfinite(eta0) ? 0.0 : eta0;
             q[MS_VE2] += velocity_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_VGG], &q[MS_VUU]);
             /* the infeasibility test's sums, each block scaled by η */
@@ -1211,22 +1211,22 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
         memcpy(part + DVI_PART_SLOTS * (size_t)ch, q, sizeof q);
     }
     const double rnorm = w->rnorm;
-    const double s = dvi_residual_scale(rnorm, sqrt(dvi_part_sum(part, nc, MS_GG)), sqrt(dvi_part_sum(part, nc, MS_UU)));
-    out->residual = sqrt(dvi_part_sum(part, nc, MS_E2)) / s;
-    out->residual_coulomb = sqrt(dvi_part_sum(part, nc, MS_C2)) / s;
+    const double s = ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_GG)), sqrt(ccp_part_sum(part, nc, MS_UU)));
+    out->residual = sqrt(ccp_part_sum(part, nc, MS_E2)) / s;
+    out->residual_coulomb = sqrt(ccp_part_sum(part, nc, MS_C2)) / s;
     out->cone_violation = cone;
     out->dual_violation = dual;
     out->complementarity = comp;
     /* ½ γᵀNγ + rᵀγ = ½ γᵀ(u − r) + rᵀγ = ½ γᵀu + ½ rᵀγ */
-    out->objective = 0.5 * dvi_part_sum(part, nc, MS_GU) + 0.5 * dvi_part_sum(part, nc, MS_GR);
-    out->residual_velocity = sqrt(dvi_part_sum(part, nc, MS_VE2)) /
-                             dvi_residual_scale(rnorm, sqrt(dvi_part_sum(part, nc, MS_VGG)),
-                                                sqrt(dvi_part_sum(part, nc, MS_VUU)));
+    out->objective = 0.5 * ccp_part_sum(part, nc, MS_GU) + 0.5 * ccp_part_sum(part, nc, MS_GR);
+    out->residual_velocity = sqrt(ccp_part_sum(part, nc, MS_VE2)) /
+                             ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_VGG)),
+                                                sqrt(ccp_part_sum(part, nc, MS_VUU)));
     if (ray) {
-        ray->gg = dvi_part_sum(part, nc, MS_RGG);
-        ray->nn = dvi_part_sum(part, nc, MS_RNN);
-        ray->uu = dvi_part_sum(part, nc, MS_RUU);
-        ray->ug = dvi_part_sum(part, nc, MS_RUG);
+        ray->gg = ccp_part_sum(part, nc, MS_RGG);
+        ray->nn = ccp_part_sum(part, nc, MS_RNN);
+        ray->uu = ccp_part_sum(part, nc, MS_RUU);
+        ray->ug = ccp_part_sum(part, nc, MS_RUG);
         ray->zero_block = false;
         for (int32_t ch = 0; ch < nc; ch++)
             if (part[DVI_PART_SLOTS * (size_t)ch + MS_RZERO] != 0.0) ray->zero_block = true;
@@ -1235,11 +1235,11 @@ void dvi_work_metrics(const dvi_ccp_work* w, const double* g, const double* u, d
 
 /* Step sizes η_a = rows / trace(N_aa); 0 for uncoupled blocks. */
 /* Entry (i, k) of N for two rows of the same block (compliance excluded): see ccp_work.h. */
-double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k)
+double ccp_work_block_entry(const ccp_work* w, int32_t i, int32_t k)
 {
     double s = 0.0;
-    const int32_t c = w->factor_form ? w->block_fc[dvi_work_row_block(w, i)] : -1;
-    if (c >= 0 && w->block_fc[dvi_work_row_block(w, k)] == c) {
+    const int32_t c = w->factor_form ? w->block_fc[ccp_work_row_block(w, i)] : -1;
+    if (c >= 0 && w->block_fc[ccp_work_row_block(w, k)] == c) {
         s = frame_entry(w, c, i - w->fc_row[c], k - w->fc_row[c]);
     } else if (w->factor_form) {
         for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++)
@@ -1266,7 +1266,7 @@ double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k)
     return s;
 }
 
-void dvi_block_steps(const dvi_ccp_work* w, double* eta)
+void ccp_block_steps(const ccp_work* w, double* eta)
 {
     for (int32_t b = 0; b < w->nblocks; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -1274,14 +1274,14 @@ void dvi_block_steps(const dvi_ccp_work* w, double* eta)
         for (int32_t a = 0; a < k; a++) {
             double row = w->diag[r0 + a];
             for (int32_t c = 0; c < k; c++)
-                if (c != a) row += fabs(dvi_work_block_entry(w, r0 + a, r0 + c));
+                if (c != a) row += fabs(ccp_work_block_entry(w, r0 + a, r0 + c));
             if (row > bound) bound = row;
         }
         eta[b] = bound > 0.0 ? 1.0 / bound : 0.0;
     }
 }
 
-double dvi_impulse_scale(const dvi_ccp_work* w, const double* eta)
+double ccp_impulse_scale(const ccp_work* w, const double* eta)
 {
     double scale = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
@@ -1297,21 +1297,21 @@ double dvi_impulse_scale(const dvi_ccp_work* w, const double* eta)
 
 #define DVI_GS_REFRESH 25 /* sweeps between recomputations of v from γ */
 
-static double gs_residual(const dvi_ccp_work* w, const double* g, const double* u, bool coulomb, double tol)
+static double gs_residual(const ccp_work* w, const double* g, const double* u, bool coulomb, double tol)
 {
-    return coulomb ? dvi_work_residual_coulomb(w, g, u) : dvi_work_residual_checked(w, g, u, tol);
+    return coulomb ? ccp_work_residual_coulomb(w, g, u) : ccp_work_residual_checked(w, g, u, tol);
 }
 
-void dvi_gs_iterate(const dvi_ccp_work* w, const dvi_solver_settings* s, const double* eta, dvi_gs_sweep_fn sweep,
+void ccp_gs_iterate(const ccp_work* w, const dvi_solver_settings* s, const double* eta, ccp_gs_sweep_fn sweep,
                     void* ctx, bool coulomb, const char* name, const char* knob, double* gamma,
                     dvi_solve_result* res)
 {
     double* u = w->vec[0];
     double* v = w->bodyvec; /* factor form: v = M⁻¹ D γ */
     double* g = gamma;
-    dvi_work_project(w, g);
-    if (w->factor_form) dvi_work_minv_d(w, g, v);
-    dvi_work_sweep_velocity(w, g, v, u);
+    ccp_work_project(w, g);
+    if (w->factor_form) ccp_work_minv_d(w, g, v);
+    ccp_work_sweep_velocity(w, g, v, u);
     double rk = gs_residual(w, g, u, coulomb, s->tolerance);
     res->iterations = 0;
     res->target_residual = rk;
@@ -1319,24 +1319,24 @@ void dvi_gs_iterate(const dvi_ccp_work* w, const dvi_solver_settings* s, const d
         res->status = DVI_SOLVE_CONVERGED;
         return;
     }
-    const double scale = dvi_impulse_scale(w, eta);
+    const double scale = ccp_impulse_scale(w, eta);
     double gnorm_first = 0.0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
     int32_t it;
     for (it = 1; it <= s->max_iterations; it++) {
         sweep(w, ctx, g, v);
-        if (w->factor_form && it % DVI_GS_REFRESH == 0) dvi_work_minv_d(w, g, v);
-        dvi_work_sweep_velocity(w, g, v, u);
+        if (w->factor_form && it % DVI_GS_REFRESH == 0) ccp_work_minv_d(w, g, v);
+        ccp_work_sweep_velocity(w, g, v, u);
         rk = gs_residual(w, g, u, coulomb, s->tolerance);
         if (rk <= s->tolerance && w->factor_form && it % DVI_GS_REFRESH != 0) { /* confirm without drift */
-            dvi_work_minv_d(w, g, v);
-            dvi_work_sweep_velocity(w, g, v, u);
+            ccp_work_minv_d(w, g, v);
+            ccp_work_sweep_velocity(w, g, v, u);
             rk = gs_residual(w, g, u, coulomb, s->tolerance);
         }
-        dvi_history_push(w, res, rk);
-        const double gnorm = dvi_norm2(g, w->m);
+        ccp_history_push(w, res, rk);
+        const double gnorm = ccp_norm2(g, w->m);
         if (it == 1) gnorm_first = gnorm;
-        if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {
+        if (!isfinite(rk) || ccp_diverging(gnorm, gnorm_first, scale)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "%s: |gamma| = %.3g at sweep %d (diverging; lower %s)", name,
                      gnorm, (int)it, knob);
@@ -1351,7 +1351,7 @@ void dvi_gs_iterate(const dvi_ccp_work* w, const dvi_solver_settings* s, const d
     res->target_residual = rk;
 }
 
-double dvi_gs_visit_bytes(const dvi_ccp_work* w)
+double ccp_gs_visit_bytes(const ccp_work* w)
 {
     const double rows = (double)w->m * (8.0 * 3 + (w->p->compliance ? 8.0 : 0.0));
     double cols = w->factor_form ? (double)w->nruns * ((4.0 + 4.0 + 48.0 + 48.0) + (48.0 + 96.0)) + 4.0 * w->m
@@ -1364,9 +1364,9 @@ double dvi_gs_visit_bytes(const dvi_ccp_work* w)
     return rows + cols;
 }
 
-double dvi_gs_check_bytes(const dvi_ccp_work* w)
+double ccp_gs_check_bytes(const ccp_work* w)
 {
     const double velocity =
-        w->factor_form ? dvi_work_dt_bytes(w) + 32.0 * w->m : dvi_work_product_bytes(w) + 24.0 * w->m;
-    return velocity + dvi_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
+        w->factor_form ? ccp_work_dt_bytes(w) + 32.0 * w->m : ccp_work_product_bytes(w) + 24.0 * w->m;
+    return velocity + ccp_work_pass_bytes(w, 2, 0) + 8.0 * w->m;
 }

@@ -1,7 +1,7 @@
 /* dvicontact — internal: the prepared CCP operator shared by every solver.
  *
  * Design note. A dvi_ccp_problem is borrowed caller data in one of two
- * operator forms. dvi_work_prepare() validates it and builds, once per solve,
+ * operator forms. ccp_work_prepare() validates it and builds, once per solve,
  * the structures every solver needs, reusing memory from earlier solves:
  *
  *   factor form  N x = Dᵀ M⁻¹ D x + c∘x
@@ -24,9 +24,9 @@
  *       W's transpose is built (rows of W as columns), so y = W x is a
  *       gather over rows, parallel and deterministic; duplicates are summed.
  *
- * Every solver measures convergence with dvi_work_residual() (the CCP
+ * Every solver measures convergence with ccp_work_residual() (the CCP
  * natural-map residual) and every result's metrics come from
- * dvi_work_metrics() on a fresh product, so solvers are comparable.
+ * ccp_work_metrics() on a fresh product, so solvers are comparable.
  */
 #ifndef DVI_CCP_WORK_H
 #define DVI_CCP_WORK_H
@@ -62,11 +62,11 @@ enum dvi_work_placed {
 #define DVI_PAR_MIN 4096
 #define DVI_CHUNK_BLOCKS 512
 #define DVI_CHUNK_ROWS 2048
-#define DVI_PART_SLOTS 16 /* partial sums per chunk (dvi_work_metrics takes 14) */
+#define DVI_PART_SLOTS 16 /* partial sums per chunk (ccp_work_metrics takes 14) */
 
 
 
-typedef struct dvi_ccp_work {
+typedef struct ccp_work {
     const dvi_ccp_problem* p;
     int32_t m;          /* rows */
     int32_t nblocks;    /* blocks */
@@ -79,7 +79,7 @@ typedef struct dvi_ccp_work {
     double* block_mu;   /* [nblocks] μ of a FRICTION block, −1 for any other kind: what APGD's
                          * passes read of the common block (8 bytes instead of its 32-byte record) */
     int32_t other_blocks; /* blocks that are not FRICTION */
-    double rnorm;       /* ‖r‖ = dvi_norm2(r): the scale every residual takes */
+    double rnorm;       /* ‖r‖ = ccp_norm2(r): the scale every residual takes */
 
     /* factor form, run layout (see the design note) */
     int32_t nruns;
@@ -122,8 +122,8 @@ typedef struct dvi_ccp_work {
     double* diag;       /* [m] diagonal of N (compliance included, the low-rank term taken off) */
 
     /* factor form with the problem's low-rank term G (k × m; N = DᵀM⁻¹D − GᵀG):
-     * lr_v = G x of the x whose M⁻¹Dx was formed last (dvi_work_minv_d), kept
-     * up to date by dvi_work_set_block; dvi_work_dt takes Gᵀ lr_v off */
+     * lr_v = G x of the x whose M⁻¹Dx was formed last (ccp_work_minv_d), kept
+     * up to date by ccp_work_set_block; ccp_work_dt takes Gᵀ lr_v off */
     const dvi_csc* lr;  /* the problem's G, or NULL */
     double* lr_v;       /* [k] */
     size_t cap_lr;
@@ -144,18 +144,18 @@ typedef struct dvi_ccp_work {
     void* scratch;      /* solver-private persistent buffer, 64-byte aligned within scratch_raw */
     void* scratch_raw;
     /* where every array above comes from (the solver's settings.allocator);
-     * dvi_work_free keeps it */
+     * ccp_work_free keeps it */
     dvi_allocator alloc;
     size_t scratch_cap;
     double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions */
-    /* N γ + r of the γ a solver returns, formed as dvi_work_apply then + r
+    /* N γ + r of the γ a solver returns, formed as ccp_work_apply then + r
      * (the driver's own order), when the solver holds it in one of
-     * vec[0 … DVI_WORK_VECTORS − 2]; else NULL (dvi_work_prepare clears it).
+     * vec[0 … DVI_WORK_VECTORS − 2]; else NULL (ccp_work_prepare clears it).
      * The driver then takes it instead of forming the product again. */
     const double* u_final;
     /* N γ (compliance included, r not) of the warm start γ the driver has
      * projected and kept, in vec[DVI_WORK_VECTORS − 1]; else NULL
-     * (dvi_work_prepare clears it). A solver may take γ as projected and
+     * (ccp_work_prepare clears it). A solver may take γ as projected and
      * this product instead of forming them again; it must read it before
      * it writes that vector. */
     const double* guess_Ng;
@@ -164,10 +164,10 @@ typedef struct dvi_ccp_work {
      * (dvi_solver_record_history); NULL: none */
     double* history;
     int32_t history_capacity;
-} dvi_ccp_work;
+} ccp_work;
 
 /* The block of row i (0 ≤ i < m), by bisection of block_row. */
-static inline int32_t dvi_work_row_block(const dvi_ccp_work* w, int32_t i)
+static inline int32_t ccp_work_row_block(const ccp_work* w, int32_t i)
 {
     int32_t lo = 0, hi = w->nblocks; /* block_row[lo] ≤ i < block_row[hi] */
     while (hi - lo > 1) {
@@ -181,19 +181,19 @@ static inline int32_t dvi_work_row_block(const dvi_ccp_work* w, int32_t i)
 }
 
 /* ℓ of contact c given by a frame: the scale of its spin and rolling rows. */
-static inline double dvi_fc_ell(const dvi_ccp_work* w, int32_t c)
+static inline double ccp_fc_ell(const ccp_work* w, int32_t c)
 {
     return w->fc_ell ? w->fc_ell[c] : 1.0;
 }
 
 /* Threads for a pass over n rows: 1 below DVI_PAR_MIN. */
-static inline int dvi_work_nt(const dvi_ccp_work* w, int32_t n)
+static inline int ccp_work_nt(const ccp_work* w, int32_t n)
 {
     return n > DVI_PAR_MIN ? w->threads : 1;
 }
 
 /* The header of a pass run on `nt` threads (a variable in scope, e.g.
- * dvi_work_nt): OpenMP's static schedule over the loop that follows, in
+ * ccp_work_nt): OpenMP's static schedule over the loop that follows, in
  * parallel when nt > 1; without OpenMP nothing but nt marked as used. */
 #ifdef _OPENMP
 #define DVI_OMP_FOR_CHUNKS _Pragma("omp parallel for schedule(static) num_threads(nt) if (nt > 1)")
@@ -202,23 +202,23 @@ static inline int dvi_work_nt(const dvi_ccp_work* w, int32_t n)
 #endif
 
 /* Chunks of a block-chunked or row-chunked reduction. */
-static inline int32_t dvi_block_chunks(const dvi_ccp_work* w)
+static inline int32_t ccp_block_chunks(const ccp_work* w)
 {
     return (w->nblocks + DVI_CHUNK_BLOCKS - 1) / DVI_CHUNK_BLOCKS;
 }
-static inline int32_t dvi_row_chunks(int32_t n)
+static inline int32_t ccp_row_chunks(int32_t n)
 {
     return (n + DVI_CHUNK_ROWS - 1) / DVI_CHUNK_ROWS;
 }
 
 /* One past the last index of chunk c of `size` over n items. */
-static inline int32_t dvi_chunk_end(int32_t c, int32_t size, int32_t n)
+static inline int32_t ccp_chunk_end(int32_t c, int32_t size, int32_t n)
 {
     return (c + 1) * size < n ? (c + 1) * size : n;
 }
 
 /* Σ_c part[DVI_PART_SLOTS c + slot] in chunk order. */
-static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
+static inline double ccp_part_sum(const double* part, int32_t chunks, int slot)
 {
     double s = 0.0;
     for (int32_t c = 0; c < chunks; c++) s += part[DVI_PART_SLOTS * (size_t)c + (size_t)slot];
@@ -230,58 +230,58 @@ static inline double dvi_part_sum(const double* part, int32_t chunks, int slot)
  * 1 the four-wide kernels for the baseline instruction set, 2 for AVX2
  * (the baseline's where the machine has none). For tests; set it before
  * solving. */
-extern int dvi_apgd_group_mode;
+extern int ccp_apgd_group_mode;
 
 /* A problem with its contacts given by frames turned into columns of D (for
  * the file writers, which write D): e->problem is p with e's own D and no
  * frames. A problem without frames is copied as it is. Validates p first. */
-typedef struct dvi_ccp_expanded {
+typedef struct ccp_expanded {
     dvi_ccp_problem problem;
     dvi_csc D;
     int32_t *colptr, *rowind;
     double* values;
-} dvi_ccp_expanded;
-dvi_status dvi_ccp_expand(const dvi_ccp_problem* p, dvi_ccp_expanded* e, char* msg, size_t msg_size);
-void dvi_ccp_expanded_free(dvi_ccp_expanded* e);
+} ccp_expanded;
+dvi_status ccp_expand(const dvi_ccp_problem* p, ccp_expanded* e, char* msg, size_t msg_size);
+void ccp_expanded_free(ccp_expanded* e);
 
 /* The metrics of gamma (dvi_ccp_metrics) for p with u = W gamma + r for
  * another operator W (rows × rows, e.g. a nonsymmetric operator whose
  * symmetric part p holds); the cones and the block scales are p's. W NULL:
  * p's own operator, dvi_ccp_evaluate. Errors: NULL arguments or W of another
- * size (DVI_ERR_INVALID_ARG), those of dvi_work_prepare. */
-dvi_status dvi_ccp_evaluate_with(const dvi_ccp_problem* p, const dvi_csc* W, const double* gamma,
+ * size (DVI_ERR_INVALID_ARG), those of ccp_work_prepare. */
+dvi_status ccp_evaluate_with(const dvi_ccp_problem* p, const dvi_csc* W, const double* gamma,
                                  dvi_ccp_metrics* out);
 
 /* Wall-clock seconds from a monotonic clock (src/ccp/driver.c). */
-double dvi_seconds_now(void);
+double ccp_seconds_now(void);
 
 /* Frees everything a work holds and zeroes it. */
-void dvi_work_free(dvi_ccp_work* w);
+void ccp_work_free(ccp_work* w);
 
 /* Validates p and builds the work for it (memory reused). On failure returns
  * DVI_ERR_INVALID_ARG / DVI_ERR_NOMEM with a message naming the place. */
-dvi_status dvi_work_prepare(dvi_ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size);
+dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size);
 
 /* y = N x (compliance included). x and y must not alias. */
-void dvi_work_apply(const dvi_ccp_work* w, const double* x, double* y);
+void ccp_work_apply(const ccp_work* w, const double* x, double* y);
 
 /* Factor form only. v = M^-1 D x  (v has ndof entries). */
-void dvi_work_minv_d(const dvi_ccp_work* w, const double* x, double* v);
+void ccp_work_minv_d(const ccp_work* w, const double* x, double* v);
 /* Factor form only. v = M⁻¹ D x, and returns xᵀ Dᵀ M⁻¹ D x (= x · N x without
  * compliance), summed in fixed chunks of bodies. */
-double dvi_work_minv_d_quad(const dvi_ccp_work* w, const double* x, double* v);
+double ccp_work_minv_d_quad(const ccp_work* w, const double* x, double* v);
 /* Factor form only. y = D^T v (no compliance). */
-void dvi_work_dt(const dvi_ccp_work* w, const double* v, double* y);
+void ccp_work_dt(const ccp_work* w, const double* v, double* y);
 
 /* Factor form, contact c given by a frame: out = J_c v (its rows), and
  * v += M⁻¹ J_cᵀ δ (δ: its rows). */
-void dvi_work_frame_velocity(const dvi_ccp_work* w, int32_t c, const double* v, double* out);
+void ccp_work_frame_velocity(const ccp_work* w, int32_t c, const double* v, double* out);
 /* Row q of contact c as the column of D it stands for: its 6-vectors on its
  * bodies (one body on both sides: summed), at most two; returns how many. */
-int dvi_work_frame_columns(const dvi_ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6]);
+int ccp_work_frame_columns(const ccp_work* w, int32_t c, int q, int32_t body[2], double j[2][6]);
 /* Row q of contact c on side 0 (body a) or 1 (body b) as a 6-vector. */
-void dvi_work_frame_row(const dvi_ccp_work* w, int32_t c, int q, int side, double* j);
-void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta, double* v);
+void ccp_work_frame_row(const ccp_work* w, int32_t c, int q, int side, double* j);
+void ccp_work_frame_update(const ccp_work* w, int32_t c, const double* delta, double* v);
 
 /* ---- the pieces of a Gauss–Seidel sweep (pgs.c, nsgs.c) ---------------------
  * In the factor form the body velocities v = M⁻¹Dγ are kept up to date, so
@@ -289,7 +289,7 @@ void dvi_work_frame_update(const dvi_ccp_work* w, int32_t c, const double* delta
  * per block visit. */
 
 /* The low-rank term's share of block b's rows: ua[a] −= G_iᵀ lr_v. */
-static inline void dvi_work_lr_block(const dvi_ccp_work* w, int32_t b, double* ua)
+static inline void ccp_work_lr_block(const ccp_work* w, int32_t b, double* ua)
 {
     const dvi_csc* G = w->lr;
     for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
@@ -302,7 +302,7 @@ static inline void dvi_work_lr_block(const dvi_ccp_work* w, int32_t b, double* u
 /* u_A of block b into ua[] (the other blocks at their latest values):
  * D_Aᵀ v + c∘γ_A + r_A in the factor form (− G_Aᵀ G γ with the low-rank
  * term), the rows of W in the Delassus form. */
-static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* g, const double* v, int32_t b,
+static inline void ccp_work_block_velocity(const ccp_work* w, const double* g, const double* v, int32_t b,
                                            double* ua)
 {
     const double* c = w->p->compliance;
@@ -310,10 +310,10 @@ static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* 
     const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
     if (fc >= 0) { /* a contact given by its frame */
         double jv[6];
-        dvi_work_frame_velocity(w, fc, v, jv);
+        ccp_work_frame_velocity(w, fc, v, jv);
         for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++)
             ua[a] = r[i] + (c ? c[i] * g[i] : 0.0) + jv[a];
-        if (w->lr) dvi_work_lr_block(w, b, ua);
+        if (w->lr) ccp_work_lr_block(w, b, ua);
         return;
     }
     for (int32_t i = w->block_row[b], a = 0; i < w->block_row[b + 1]; i++, a++) {
@@ -329,18 +329,18 @@ static inline void dvi_work_block_velocity(const dvi_ccp_work* w, const double* 
         }
         ua[a] = s;
     }
-    if (w->lr) dvi_work_lr_block(w, b, ua);
+    if (w->lr) ccp_work_lr_block(w, b, ua);
 }
 
 /* lr_v += G_i δ (row i of the problem changed by δ). */
-static inline void dvi_work_lr_update(const dvi_ccp_work* w, int32_t i, double delta)
+static inline void ccp_work_lr_update(const ccp_work* w, int32_t i, double delta)
 {
     const dvi_csc* G = w->lr;
     for (int32_t q = G->colptr[i]; q < G->colptr[i + 1]; q++) w->lr_v[G->rowind[q]] += G->values[q] * delta;
 }
 
 /* γ_A ← x (the block's k rows), and in the factor form v += M⁻¹D_A (x − γ_A). */
-static inline void dvi_work_set_block(const dvi_ccp_work* w, int32_t b, const double* x, double* g, double* v)
+static inline void ccp_work_set_block(const ccp_work* w, int32_t b, const double* x, double* g, double* v)
 {
     const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
     const int32_t fc = w->factor_form ? w->block_fc[b] : -1;
@@ -351,15 +351,15 @@ static inline void dvi_work_set_block(const dvi_ccp_work* w, int32_t b, const do
             delta[a] = x[a] - g[r0 + a];
             moved = moved || delta[a] != 0.0;
             g[r0 + a] = x[a];
-            if (w->lr && delta[a] != 0.0) dvi_work_lr_update(w, r0 + a, delta[a]);
+            if (w->lr && delta[a] != 0.0) ccp_work_lr_update(w, r0 + a, delta[a]);
         }
-        if (moved) dvi_work_frame_update(w, fc, delta, v);
+        if (moved) ccp_work_frame_update(w, fc, delta, v);
         return;
     }
     for (int32_t a = 0; a < k; a++) {
         const double delta = x[a] - g[r0 + a];
         g[r0 + a] = x[a];
-        if (w->lr && delta != 0.0) dvi_work_lr_update(w, r0 + a, delta);
+        if (w->lr && delta != 0.0) ccp_work_lr_update(w, r0 + a, delta);
         if (w->factor_form && delta != 0.0) {
             const int32_t i = r0 + a;
             for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
@@ -372,49 +372,49 @@ static inline void dvi_work_set_block(const dvi_ccp_work* w, int32_t b, const do
 }
 
 /* u = N γ + r from the maintained v (factor form) or a product (Delassus). */
-static inline void dvi_work_sweep_velocity(const dvi_ccp_work* w, const double* g, const double* v, double* u)
+static inline void ccp_work_sweep_velocity(const ccp_work* w, const double* g, const double* v, double* u)
 {
     const double* r = w->p->r;
     const double* c = w->p->compliance;
     if (w->factor_form) {
-        dvi_work_dt(w, v, u);
+        ccp_work_dt(w, v, u);
         for (int32_t i = 0; i < w->m; i++) u[i] += r[i] + (c ? c[i] * g[i] : 0.0);
     } else {
-        dvi_work_apply(w, g, u);
+        ccp_work_apply(w, g, u);
         for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
     }
 }
 
 /* One sweep of a Gauss–Seidel solver over the blocks (γ and, in the factor
  * form, v = M⁻¹Dγ kept up to date; ctx: the solver's own state). */
-typedef void (*dvi_gs_sweep_fn)(const dvi_ccp_work* w, void* ctx, double* g, double* v);
+typedef void (*ccp_gs_sweep_fn)(const ccp_work* w, void* ctx, double* g, double* v);
 
 /* The iterations PGS and NSGS share: γ projected, then sweeps until the
  * residual (the CCP's, checked, or with coulomb Coulomb's) after a sweep is
  * ≤ tolerance — confirmed on v recomputed from γ, which is also recomputed
  * every 25 sweeps against drift — the budget is spent, or ‖γ‖ diverges
- * (dvi_diverging, scale from eta). Fills iterations, status, target_residual,
+ * (ccp_diverging, scale from eta). Fills iterations, status, target_residual,
  * history and, on divergence, the message ("NAME: … lower KNOB"). */
-void dvi_gs_iterate(const dvi_ccp_work* w, const dvi_solver_settings* s, const double* eta, dvi_gs_sweep_fn sweep,
+void ccp_gs_iterate(const ccp_work* w, const dvi_solver_settings* s, const double* eta, ccp_gs_sweep_fn sweep,
                     void* ctx, bool coulomb, const char* name, const char* knob, double* gamma,
                     dvi_solve_result* res);
 
 /* Memory traffic of a sweep's visits, per visit of every block, beyond the
  * blocks' own data: its rows of γ, r (c), u and the reads of its columns
  * and, in the factor form, the update of v; and of what follows a sweep:
- * the full velocity, the residual and ‖γ‖ (dvi_gs_check_bytes). */
-double dvi_gs_visit_bytes(const dvi_ccp_work* w);
-double dvi_gs_check_bytes(const dvi_ccp_work* w);
+ * the full velocity, the residual and ‖γ‖ (ccp_gs_check_bytes). */
+double ccp_gs_visit_bytes(const ccp_work* w);
+double ccp_gs_check_bytes(const ccp_work* w);
 
 /* Per-block steps η_a = 1 / (Gershgorin bound of λmax(N_aa)), 0 for a block
  * coupled to nothing: with ω < 2 every block update of PGS then decreases
  * the objective. For an isotropic block this is the Tasora–Anitescu step
  * |a| / trace(N_aa). nblocks entries. */
-void dvi_block_steps(const dvi_ccp_work* w, double* eta);
+void ccp_block_steps(const ccp_work* w, double* eta);
 
 /* N_ik for rows i, k that share bodies (e.g. rows of one block), without
  * compliance; cost O(runs of i × runs of k). */
-double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k);
+double ccp_work_block_entry(const ccp_work* w, int32_t i, int32_t k);
 
 /* ---- memory traffic (dvi_solve_result.bytes_per_iteration) ----
  * Bytes read plus written, counted per element a pass touches: arrays a
@@ -422,27 +422,27 @@ double dvi_work_block_entry(const dvi_ccp_work* w, int32_t i, int32_t k);
  * (no credit for caches), so the figures are what a pass moves when its
  * working set does not fit in cache (docs/performance.md). */
 
-/* One dvi_work_apply (compliance included). */
-double dvi_work_product_bytes(const dvi_ccp_work* w);
+/* One ccp_work_apply (compliance included). */
+double ccp_work_product_bytes(const ccp_work* w);
 /* v = M⁻¹ D x alone, and D^T v alone (factor form; 0 otherwise). */
-double dvi_work_minv_d_bytes(const dvi_ccp_work* w);
-double dvi_work_dt_bytes(const dvi_ccp_work* w);
+double ccp_work_minv_d_bytes(const ccp_work* w);
+double ccp_work_dt_bytes(const ccp_work* w);
 /* A block-by-block pass that reads `vin` and writes `vout` m-vectors
  * (block layout and kinds included). */
-double dvi_work_pass_bytes(const dvi_ccp_work* w, int vin, int vout);
+double ccp_work_pass_bytes(const ccp_work* w, int vin, int vout);
 /* The same for a pass that reads w->block_mu, and the block record only of
  * the blocks that are not FRICTION. */
-double dvi_work_mu_pass_bytes(const dvi_ccp_work* w, int vin, int vout);
+double ccp_work_mu_pass_bytes(const ccp_work* w, int vin, int vout);
 
 /* x <- Π_K(x), block by block. */
-void dvi_work_project(const dvi_ccp_work* w, double* x);
+void ccp_work_project(const ccp_work* w, double* x);
 
 /* CCP residual of gamma given u = N gamma + r (see ccp.h). */
-double dvi_work_residual(const dvi_ccp_work* w, const double* gamma, const double* u);
+double ccp_work_residual(const ccp_work* w, const double* gamma, const double* u);
 
 /* The mean of block b's diagonal of N: the velocity a unit impulse gives the
  * block (η_b of the velocity residual and of the infeasibility test). */
-static inline double dvi_block_eta(const dvi_ccp_work* w, int32_t b)
+static inline double ccp_block_eta(const ccp_work* w, int32_t b)
 {
     const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
     double eta = 0.0;
@@ -458,12 +458,12 @@ static inline double dvi_block_eta(const dvi_ccp_work* w, int32_t b)
  * impulses are tiny beside the velocities (bodies of 1e-11 kg), and its
  * scale does not grow with impulses that move nothing (‖Nγ‖, not ‖γ‖), so
  * γ running away along a null direction of N cannot shrink it. */
-double dvi_work_residual_velocity(const dvi_ccp_work* w, const double* gamma, const double* u);
+double ccp_work_residual_velocity(const ccp_work* w, const double* gamma, const double* u);
 
 /* The shift of De Saxcé's change of variable for a friction block's
  * velocity ua: μ‖u_t‖, plus μ_spin|u_s| + μ_roll‖u_r‖ on a
  * FRICTION_ROLLING block (ũ_n = u_n + this; ccp.h). */
-static inline double dvi_desaxce_shift(const dvi_ccp_block* B, const double* ua)
+static inline double ccp_desaxce_shift(const dvi_ccp_block* B, const double* ua)
 {
     double s = B->mu * sqrt(ua[1] * ua[1] + ua[2] * ua[2]);
     if (B->kind == DVI_BLOCK_FRICTION_ROLLING)
@@ -473,68 +473,68 @@ static inline double dvi_desaxce_shift(const dvi_ccp_block* B, const double* ua)
 
 /* The Coulomb residual of gamma given u = N gamma + r (metrics.residual_coulomb,
  * the same bits): the solvers of Coulomb's law stop on it. */
-double dvi_work_residual_coulomb(const dvi_ccp_work* w, const double* gamma, const double* u);
+double ccp_work_residual_coulomb(const ccp_work* w, const double* gamma, const double* u);
 
-/* The stopping test's residual: dvi_work_residual, and when that is at most
- * tol also dvi_work_residual_velocity; the larger of those computed. Every
+/* The stopping test's residual: ccp_work_residual, and when that is at most
+ * tol also ccp_work_residual_velocity; the larger of those computed. Every
  * CCP solver stops on it. */
-double dvi_work_residual_checked(const dvi_ccp_work* w, const double* gamma, const double* u, double tol);
+double ccp_work_residual_checked(const ccp_work* w, const double* gamma, const double* u, double tol);
 
 /* The same residual, with the same bits, given Ng = N gamma (u = Ng + r
- * formed on the fly) and rnorm = dvi_norm2(r). */
-double dvi_work_residual_n(const dvi_ccp_work* w, const double* gamma, const double* Ng, double rnorm);
+ * formed on the fly) and rnorm = ccp_norm2(r). */
+double ccp_work_residual_n(const ccp_work* w, const double* gamma, const double* Ng, double rnorm);
 
 /* x·y over the problem's m rows, chunked (DVI_CHUNK_ROWS) and parallel. */
-double dvi_work_dot(const dvi_ccp_work* w, const double* x, const double* y);
+double ccp_work_dot(const ccp_work* w, const double* x, const double* y);
 
 /* The normalisation of every residual: max(‖r‖, ‖γ‖, ‖u‖), or 1 below 1e-300. */
-double dvi_residual_scale(double rnorm, double gnorm, double unorm);
+double ccp_residual_scale(double rnorm, double gnorm, double unorm);
 
-/* The sums of the driver's test for a problem with no solution (driver.c), each block scaled by η_b (dvi_block_eta; blocks with η_b ≤ 0
+/* The sums of the driver's test for a problem with no solution (driver.c), each block scaled by η_b (ccp_block_eta; blocks with η_b ≤ 0
  * left out): ‖η^½ γ‖², ‖η^-½ (u − r)‖², ‖η^-½ u‖², uᵀγ; and whether a block
  * has η_b = 0 (nothing moves it). */
-typedef struct dvi_ray_sums {
+typedef struct ccp_ray_sums {
     double gg, nn, uu, ug;
     bool zero_block;
-} dvi_ray_sums;
+} ccp_ray_sums;
 
 /* All metrics of gamma given u = N gamma + r, in one parallel pass; with ray
  * (may be NULL) also the sums of the infeasibility test. */
-void dvi_work_metrics(const dvi_ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out,
-                      dvi_ray_sums* ray);
+void ccp_work_metrics(const ccp_work* w, const double* gamma, const double* u, dvi_ccp_metrics* out,
+                      ccp_ray_sums* ray);
 
 /* Eigen-decomposition of the symmetric n×n A (row-major; overwritten):
  * eigenvalues into d (unordered), eigenvectors as the columns of V (n×n,
  * row-major), work: 2n doubles. Householder tridiagonalisation and implicit
  * QL (src/ccp/symeig.c). Returns 0, or −1 if an eigenvalue took more than 60
  * QL steps (not seen on finite input). */
-int dvi_sym_eigen(double* A, double* V, double* d, double* work, int32_t n);
+int ccp_sym_eigen(double* A, double* V, double* d, double* work, int32_t n);
 
 /* Small dense kernels (src/ccp/dense.c): a fixed order of operations, no
  * threads, no allocation, the same bits on every CPU. LU: column-major n×n,
  * ipiv 0-based; returns 0 or 1 + the first column with a zero pivot. */
-double dvi_dense_dot(const double* a, const double* x, int32_t n);
-double dvi_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum);
-void dvi_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y);
-void dvi_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y);
-int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv);
-void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b);
-int32_t dvi_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work);
+double ccp_dense_dot(const double* a, const double* x, int32_t n);
+double ccp_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum);
+void ccp_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y);
+void ccp_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y);
+int32_t ccp_dense_lu(int32_t n, double* a, int32_t* ipiv);
+void ccp_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b);
+int32_t ccp_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work);
 
 /* A persistent solver-private buffer of at least `bytes` bytes (grown as
  * needed, 64-byte aligned, content not preserved on growth), or NULL. */
-void* dvi_work_scratch(dvi_ccp_work* w, size_t bytes);
+void* ccp_work_scratch(ccp_work* w, size_t bytes);
 
 /* Euclidean norm and dot product, serial and in index order (deterministic). */
-double dvi_norm2(const double* x, int32_t n);
-double dvi_dot(const double* x, const double* y, int32_t n);
+double ccp_norm2(const double* x, int32_t n);
+double ccp_dot(const double* x, const double* y, int32_t n);
 
 /* ---- one-block cone operations (src/ccp/cone.c) ---- */
 
 /* Projection onto the friction cone {‖t‖ ≤ μ n} of x = (n, t1, t2) (closed
  * form; src/ccp/cone.c explains every set). Inline: the solvers' passes call
  * it for every block of every iteration. */
-static inline void dvi_project_friction(double mu, double* x)
+static inline void ccp_project_friction(double mu, double* x)
 {
     double n = x[0], t1 = x[1], t2 = x[2];
     if (mu <= 0.0) {
@@ -561,11 +561,11 @@ static inline void dvi_project_friction(double mu, double* x)
 /* Projection onto the rolling block's set (src/ccp/cone.c): a test for
  * points well inside, then the walk over the breakpoints; the walk alone
  * gives the same bits (tests/test_cone.c). */
-void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x);
-void dvi_project_rolling_walk(double mu, double mu_s, double mu_r, double* x);
+void ccp_project_rolling(double mu, double mu_s, double mu_r, double* x);
+void ccp_project_rolling_walk(double mu, double mu_s, double mu_r, double* x);
 
 /* x <- Π_K(x) for one block of the given kind (x points at its first row). */
-static inline void dvi_cone_project(const dvi_ccp_block* b, double* x)
+static inline void ccp_cone_project(const dvi_ccp_block* b, double* x)
 {
     switch (b->kind) {
     case DVI_BLOCK_BILATERAL:
@@ -574,34 +574,34 @@ static inline void dvi_cone_project(const dvi_ccp_block* b, double* x)
         if (!(x[0] > 0.0)) x[0] = 0.0;
         return;
     case DVI_BLOCK_FRICTION:
-        dvi_project_friction(b->mu, x);
+        ccp_project_friction(b->mu, x);
         return;
     case DVI_BLOCK_FRICTION_ROLLING:
-        dvi_project_rolling(b->mu, b->mu_spin, b->mu_roll, x);
+        ccp_project_rolling(b->mu, b->mu_spin, b->mu_roll, x);
         return;
     }
 }
 
 /* ‖γ_a − Π_K(γ_a − v_a)‖² for one block of k rows: one block's share of
  * the natural-map residual (e² in ccp.h). */
-static inline double dvi_natural_map2(const dvi_ccp_block* b, const double* ga, const double* va, int32_t k)
+static inline double ccp_natural_map2(const dvi_ccp_block* b, const double* ga, const double* va, int32_t k)
 {
     double x[6] = {0, 0, 0, 0, 0, 0}, e2 = 0.0;
     for (int32_t i = 0; i < k; i++) x[i] = ga[i] - va[i];
-    dvi_cone_project(b, x);
+    ccp_cone_project(b, x);
     for (int32_t i = 0; i < k; i++) e2 += (ga[i] - x[i]) * (ga[i] - x[i]);
     return e2;
 }
 
 /* A natural scale of the impulses: max_a η_a ‖r_a‖ (the size of one step
  * from zero), used by the divergence tests of the iterative solvers. */
-double dvi_impulse_scale(const dvi_ccp_work* w, const double* eta);
+double ccp_impulse_scale(const ccp_work* w, const double* eta);
 
 /* Divergence test of the iterative solvers. The residual is scale-free and
  * stays bounded while iterates run away, so the test looks at ‖γ‖: non-finite,
  * or 1e10 times larger than both the natural scale and ‖γ‖ after the first
  * iteration. */
-static inline bool dvi_diverging(double gnorm, double gnorm_first, double scale)
+static inline bool ccp_diverging(double gnorm, double gnorm_first, double scale)
 {
     double ref = gnorm_first > scale ? gnorm_first : scale;
     return !isfinite(gnorm) || gnorm > 1e10 * (ref > 1e-300 ? ref : 1e-300);
@@ -621,19 +621,19 @@ static inline bool dvi_diverging(double gnorm, double gnorm_first, double scale)
  * dvi_solver_supports, dvi_solver_law_with, dvi_solver_sweeps_in_order,
  * dvi_solver_law_setting), never its name. A row names its fields
  * (.name = …) and leaves out those that are zero (false, NULL). */
-typedef struct dvi_solver_impl dvi_solver_impl;
+typedef struct ccp_solver_impl ccp_solver_impl;
 
 /* What the driver hands a solve besides the work and the settings. */
-typedef struct dvi_solver_call {
+typedef struct ccp_solver_call {
     void* state;                  /* the solver's own state (its create), or NULL */
-    const dvi_solver_impl* inner; /* the row its settings name (its inner_name), or NULL */
-} dvi_solver_call;
+    const ccp_solver_impl* inner; /* the row its settings name (its inner_name), or NULL */
+} ccp_solver_call;
 
-struct dvi_solver_impl {
+struct ccp_solver_impl {
     const char* name;    /* registry key, lower case */
     const char* summary; /* one line */
     bool targets_ccp;    /* false: the solver targets another problem (Lemke: pyramid LCP; Coulomb's law) */
-    dvi_status (*solve)(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s, double* gamma,
+    dvi_status (*solve)(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s, double* gamma,
                         dvi_solve_result* res);
     dvi_friction_law law; /* the law of its answers with default settings (0: the CCP) */
     const char* law_setting; /* the setting that makes it solve the other law ("lemke.coulomb"), or NULL */
@@ -657,13 +657,13 @@ struct dvi_solver_impl {
 
 /* The built-in solver called `name`, or NULL; row `index` of the table,
  * or NULL (src/ccp/registry.c). */
-const dvi_solver_impl* dvi_solver_find(const char* name);
-const dvi_solver_impl* dvi_solver_row(int32_t index);
+const ccp_solver_impl* ccp_solver_find(const char* name);
+const ccp_solver_impl* ccp_solver_row(int32_t index);
 
 
 /* Appends one residual to the caller's history buffer (dvi_solver_record_history)
  * if there is room, counting it in res->history_length. */
-static inline void dvi_history_push(const dvi_ccp_work* w, dvi_solve_result* res, double value)
+static inline void ccp_history_push(const ccp_work* w, dvi_solve_result* res, double value)
 {
     if (w->history && res->history_length < w->history_capacity) w->history[res->history_length++] = value;
 }

@@ -13,7 +13,7 @@
  * The dual-cone projection follows from Moreau's decomposition:
  *   Π_K*(u) = u + Π_K(−u).
  * The friction cone's projection and the dispatch by kind are inline in
- * ccp_work.h (dvi_project_friction, dvi_cone_project); the rolling block's
+ * ccp_work.h (ccp_project_friction, ccp_cone_project); the rolling block's
  * is here.
  */
 #include "ccp_work.h"
@@ -75,7 +75,7 @@ static void rolling_walk(const double c[3], double t2, double r2, double* x)
 }
 
 /* Projection onto {‖t‖ ≤ μ n, |s| ≤ μs n, ‖ρ‖ ≤ μr n}; x = (n, t1, t2, s, ρ1, ρ2). */
-void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x)
+void ccp_project_rolling(double mu, double mu_s, double mu_r, double* x)
 {
     const double c[3] = {mu > 0.0 ? mu : 0.0, mu_s > 0.0 ? mu_s : 0.0, mu_r > 0.0 ? mu_r : 0.0};
     const double n0 = x[0];
@@ -110,7 +110,7 @@ void dvi_project_rolling(double mu, double mu_s, double mu_r, double* x)
 }
 
 /* The walk alone, for any x (tests/test_cone.c compares it with the above). */
-void dvi_project_rolling_walk(double mu, double mu_s, double mu_r, double* x)
+void ccp_project_rolling_walk(double mu, double mu_s, double mu_r, double* x)
 {
     const double c[3] = {mu > 0.0 ? mu : 0.0, mu_s > 0.0 ? mu_s : 0.0, mu_r > 0.0 ? mu_r : 0.0};
     rolling_walk(c, x[1] * x[1] + x[2] * x[2], x[4] * x[4] + x[5] * x[5], x);

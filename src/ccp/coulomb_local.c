@@ -25,7 +25,7 @@ static double dist3(const double* x, const double* y)
     return sqrt(s);
 }
 
-int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L)
+int ccp_coulomb_local_prepare(const double W[9], ccp_coulomb_local* L)
 {
     double A[9], V[9], d[3], work[6];
     for (int i = 0; i < 3; i++)
@@ -33,7 +33,7 @@ int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L)
             if (!isfinite(W[3 * i + j])) return -1;
             A[3 * i + j] = L->W[3 * i + j] = 0.5 * (W[3 * i + j] + W[3 * j + i]);
         }
-    if (dvi_sym_eigen(A, V, d, work, 3) != 0) return -1;
+    if (ccp_sym_eigen(A, V, d, work, 3) != 0) return -1;
     double lmax = fmax(d[0], fmax(d[1], d[2]));
     if (!(lmax >= 0.0)) return -1;
     L->lmax = lmax;
@@ -52,7 +52,7 @@ int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L)
     return 0;
 }
 
-double dvi_coulomb_local_residual(const dvi_coulomb_local* L, const double q[3], double mu, const double r[3])
+double ccp_coulomb_local_residual(const ccp_coulomb_local* L, const double q[3], double mu, const double r[3])
 {
     double u[3], x[3];
     mat3_vec(L->W, r, u);
@@ -62,7 +62,7 @@ double dvi_coulomb_local_residual(const dvi_coulomb_local* L, const double q[3],
     x[0] = r[0] - eta * ut;
     x[1] = r[1] - eta * u[1];
     x[2] = r[2] - eta * u[2];
-    dvi_project_friction(mu, x);
+    ccp_project_friction(mu, x);
     const double e = dist3(r, x);
     const double s = fmax(dist3(r, NULL), eta * fmax(dist3(u, NULL), dist3(q, NULL)));
     return s > 1e-300 ? e / s : e;
@@ -75,7 +75,7 @@ typedef struct slide_eval {
     double rn, f, g, df;
 } slide_eval;
 
-static bool slide_at(const dvi_coulomb_local* L, const double q[3], double mu, double phi, slide_eval* e)
+static bool slide_at(const ccp_coulomb_local* L, const double q[3], double mu, double phi, slide_eval* e)
 {
     const double c = cos(phi), s = sin(phi);
     const double d[3] = {1.0, -mu * c, -mu * s}, dp[3] = {0.0, mu * s, -mu * c};
@@ -101,7 +101,7 @@ static double angle_distance(double a, double b)
 
 /* Newton on f from φ, each step at most 0.5 rad and halved into the valid
  * directions. Returns true with *phi at a root whose sliding speed is ≥ 0. */
-static bool slide_newton(const dvi_coulomb_local* L, const double q[3], double mu, int max_iter, double tol,
+static bool slide_newton(const ccp_coulomb_local* L, const double q[3], double mu, int max_iter, double tol,
                          double fscale, double* phi)
 {
     double x = *phi;
@@ -130,7 +130,7 @@ static bool slide_newton(const dvi_coulomb_local* L, const double q[3], double m
 }
 
 /* Bisection, then Newton polish, on a bracket [lo, hi] of f's sign change. */
-static double slide_bisect(const dvi_coulomb_local* L, const double q[3], double mu, double lo, double flo, double hi,
+static double slide_bisect(const ccp_coulomb_local* L, const double q[3], double mu, double lo, double flo, double hi,
                            double tol)
 {
     slide_eval e;
@@ -154,7 +154,7 @@ static double slide_bisect(const dvi_coulomb_local* L, const double q[3], double
  * arc's ends r_n grows without bound, and roots there (a large normal
  * impulse) are sampled by points at geometrically shrinking distances. */
 #define SCAN_MAX (SCAN + 2 * 44)
-static int scan_points(const dvi_coulomb_local* L, double mu, double phi0, double* phi)
+static int scan_points(const ccp_coulomb_local* L, double mu, double phi0, double* phi)
 {
     const double* W = L->W;
     const double rho = hypot(W[1], W[2]);
@@ -173,7 +173,7 @@ static int scan_points(const dvi_coulomb_local* L, double mu, double phi0, doubl
 
 /* Every root of f over the scan with a non-negative sliding speed; the one
  * nearest φ0 into *phi. */
-static bool slide_scan(const dvi_coulomb_local* L, const double q[3], double mu, double tol, double fscale,
+static bool slide_scan(const ccp_coulomb_local* L, const double q[3], double mu, double tol, double fscale,
                        double phi0, double* phi)
 {
     double pts[SCAN_MAX + 8];
@@ -205,14 +205,14 @@ static bool slide_scan(const dvi_coulomb_local* L, const double q[3], double mu,
 /* Alternating projections from x, a solution of W x = −q, onto
  * {x + null(W)} ∩ K_μ (coulomb_local.h): true with x at a point of K_μ that
  * still solves W x = −q to rounding. */
-static bool stick_search(const dvi_coulomb_local* L, double mu, double x[3])
+static bool stick_search(const ccp_coulomb_local* L, double mu, double x[3])
 {
     double x0[3], y[3], z[3];
     memcpy(x0, x, sizeof x0);
     const double scale = sqrt(x0[0] * x0[0] + x0[1] * x0[1] + x0[2] * x0[2]) + 1e-300;
     for (int it = 0; it < 500; it++) {
         memcpy(y, x, sizeof y); /* y = Π_K(x) */
-        dvi_project_friction(mu, y);
+        ccp_project_friction(mu, y);
         for (int i = 0; i < 3; i++) z[i] = y[i] - x0[i]; /* x = x0 + P(y − x0), P = I − W⁺W */
         double wz[3], pz[3];
         mat3_vec(L->W, z, wz);
@@ -230,13 +230,13 @@ static bool stick_search(const dvi_coulomb_local* L, double mu, double x[3])
     return false;
 }
 
-static bool accept(const dvi_coulomb_local* L, const double q[3], double mu, const double r[3], double tol)
+static bool accept(const ccp_coulomb_local* L, const double q[3], double mu, const double r[3], double tol)
 {
-    const double res = dvi_coulomb_local_residual(L, q, mu, r);
+    const double res = ccp_coulomb_local_residual(L, q, mu, r);
     return res <= fmax(1e-9, 100.0 * tol);
 }
 
-dvi_local_case dvi_coulomb_local_solve(const dvi_coulomb_local* L, const double q[3], double mu, int max_iter,
+ccp_local_case ccp_coulomb_local_solve(const ccp_coulomb_local* L, const double q[3], double mu, int max_iter,
                                        double tol, double r[3])
 {
     if (!isfinite(q[0]) || !isfinite(q[1]) || !isfinite(q[2]) || !(mu >= 0.0)) return DVI_LOCAL_FAILED;
@@ -309,14 +309,14 @@ dvi_local_case dvi_coulomb_local_solve(const dvi_coulomb_local* L, const double 
     if (!(L->lmax > 0.0)) return DVI_LOCAL_FAILED;
     const double eta = 1.0 / L->lmax;
     for (int i = 0; i < 3; i++) x[i] = isfinite(r[i]) ? r[i] : 0.0;
-    dvi_project_friction(mu, x);
+    ccp_project_friction(mu, x);
     for (int it = 0; it < 200 * max_iter; it++) {
         double u[3], y[3];
         mat3_vec(W, x, u);
         for (int i = 0; i < 3; i++) u[i] += q[i];
         u[0] += mu * hypot(u[1], u[2]);
         for (int i = 0; i < 3; i++) y[i] = x[i] - eta * u[i];
-        dvi_project_friction(mu, y);
+        ccp_project_friction(mu, y);
         double change = fabs(y[0] - x[0]) + fabs(y[1] - x[1]) + fabs(y[2] - x[2]);
         double size = fabs(y[0]) + fabs(y[1]) + fabs(y[2]);
         memcpy(x, y, sizeof x);

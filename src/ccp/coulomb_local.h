@@ -41,36 +41,36 @@
 #include <stdbool.h>
 
 /* What the solve of one contact found. */
-typedef enum dvi_local_case {
+typedef enum ccp_local_case {
     DVI_LOCAL_FAILED = -1,     /* no answer: r is left as given */
     DVI_LOCAL_TAKEOFF = 0,     /* r = 0 (q_n ≥ 0) */
     DVI_LOCAL_STICK = 1,       /* u = 0, r inside (or on) the cone */
     DVI_LOCAL_SLIDE = 2,       /* r on the cone's surface, u_n = 0, u_t against r_t */
     DVI_LOCAL_FIXED_POINT = 3  /* the projected fixed point's answer (residual checked) */
-} dvi_local_case;
+} ccp_local_case;
 
 /* One block's W with what the solves reuse: prepared once per solve. */
-typedef struct dvi_coulomb_local {
+typedef struct ccp_coulomb_local {
     double W[9];  /* N_aa, symmetric, row-major (n, t1, t2) */
     double Wp[9]; /* its pseudo-inverse (eigenvalues below 1e-12 λmax taken as zero) */
     double lmax;  /* its largest eigenvalue */
     bool singular; /* W has a null direction (then Wp W ≠ I) */
-} dvi_coulomb_local;
+} ccp_coulomb_local;
 
 /* Prepares L from W (row-major 3×3; symmetrised). Returns 0, or −1 when W
  * is not finite or has an eigenvalue below −1e-9 λmax (not semidefinite). */
-int dvi_coulomb_local_prepare(const double W[9], dvi_coulomb_local* L);
+int ccp_coulomb_local_prepare(const double W[9], ccp_coulomb_local* L);
 
 /* Solves the local problem of L, q, μ (see above). r[3] holds a guess on
  * entry (its direction seeds the slide's Newton; it need not be feasible)
  * and the answer on return. max_iter bounds the Newton steps of one root
  * search (≥ 1), tol is the relative tolerance on the direction φ and on the
  * slide equation. Returns the case found, or DVI_LOCAL_FAILED (r unchanged). */
-dvi_local_case dvi_coulomb_local_solve(const dvi_coulomb_local* L, const double q[3], double mu, int max_iter,
+ccp_local_case ccp_coulomb_local_solve(const ccp_coulomb_local* L, const double q[3], double mu, int max_iter,
                                        double tol, double r[3]);
 
 /* The local residual of r: ‖r − Π_K(r − η ũ)‖ / max(‖r‖, η‖u‖, η‖q‖),
  * u = W r + q, η = 1/λmax (0 when the scale is 0). */
-double dvi_coulomb_local_residual(const dvi_coulomb_local* L, const double q[3], double mu, const double r[3]);
+double ccp_coulomb_local_residual(const ccp_coulomb_local* L, const double q[3], double mu, const double r[3]);
 
 #endif /* DVI_COULOMB_LOCAL_H */

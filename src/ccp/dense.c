@@ -40,7 +40,7 @@
  * pairwise at the end (independent sums: the loop is not bound by the
  * latency of one addition, and the compiler may vectorise it without
  * changing the order). */
-DENSE_CLONES double dvi_dense_dot(const double* a, const double* x, int32_t n)
+DENSE_CLONES double ccp_dense_dot(const double* a, const double* x, int32_t n)
 {
     double p[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     int32_t j = 0;
@@ -50,8 +50,8 @@ DENSE_CLONES double dvi_dense_dot(const double* a, const double* x, int32_t n)
     return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
 }
 
-/* dvi_dense_dot(a, x, n), and Σ |a_j x_j| (the same partial sums) into *abs_sum. */
-DENSE_CLONES double dvi_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum)
+/* ccp_dense_dot(a, x, n), and Σ |a_j x_j| (the same partial sums) into *abs_sum. */
+DENSE_CLONES double ccp_dense_dot_abs(const double* a, const double* x, int32_t n, double* abs_sum)
 {
     double p[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, pa[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     int32_t j = 0;
@@ -71,18 +71,18 @@ DENSE_CLONES double dvi_dense_dot_abs(const double* a, const double* x, int32_t 
 }
 
 /* y = A x + beta·y, A m×n row-major (row stride lda); beta 0 or 1. Each
- * y_i is dvi_dense_dot of its row. */
-void dvi_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y)
+ * y_i is ccp_dense_dot of its row. */
+void ccp_dense_gemv(int32_t m, int32_t n, const double* A, size_t lda, const double* x, double beta, double* y)
 {
     for (int32_t i = 0; i < m; i++) {
-        const double s = dvi_dense_dot(A + (size_t)i * lda, x, n);
+        const double s = ccp_dense_dot(A + (size_t)i * lda, x, n);
         y[i] = beta != 0.0 ? y[i] + s : s;
     }
 }
 
 /* y += alpha·Aᵀ x, A m×n row-major (row stride lda), y of length n: a sum of
  * rows of A in row order. */
-DENSE_CLONES void dvi_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y)
+DENSE_CLONES void ccp_dense_gemv_t(int32_t m, int32_t n, double alpha, const double* A, size_t lda, const double* x, double* y)
 {
     for (int32_t i = 0; i < m; i++) {
         const double* a = A + (size_t)i * lda;
@@ -151,7 +151,7 @@ static void lu_swap(int32_t n, double* a, const int32_t* ipiv, int32_t c0, int32
  * right-looking in panels of DENSE_NB columns. Returns 0, or 1 + the first
  * column with a zero pivot (the factorisation is then completed as LAPACK's
  * dgetrf does, but is not usable for solves). */
-DENSE_CLONES int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
+DENSE_CLONES int32_t ccp_dense_lu(int32_t n, double* a, int32_t* ipiv)
 {
     const size_t un = (size_t)n;
     int32_t info = 0;
@@ -224,8 +224,8 @@ DENSE_CLONES int32_t dvi_dense_lu(int32_t n, double* a, int32_t* ipiv)
 }
 
 /* Solves A x = b (trans false) or Aᵀ x = b (trans true) with the factors
- * of dvi_dense_lu; b is overwritten by x. */
-DENSE_CLONES void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b)
+ * of ccp_dense_lu; b is overwritten by x. */
+DENSE_CLONES void ccp_dense_lu_solve(int32_t n, const double* lu, const int32_t* ipiv, bool trans, double* b)
 {
     const size_t un = (size_t)n;
     if (!trans) {
@@ -253,11 +253,11 @@ DENSE_CLONES void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t*
     } else {
         for (int32_t k = 0; k < n; k++) { /* Uᵀ y = b: row k of Uᵀ is column k of U */
             const double* uk = lu + (size_t)k * un;
-            b[k] = (b[k] - dvi_dense_dot(uk, b, k)) / uk[k];
+            b[k] = (b[k] - ccp_dense_dot(uk, b, k)) / uk[k];
         }
         for (int32_t k = n - 1; k >= 0; k--) { /* Lᵀ z = y */
             const double* lk = lu + (size_t)k * un;
-            b[k] -= dvi_dense_dot(lk + k + 1, b + k + 1, n - k - 1);
+            b[k] -= ccp_dense_dot(lk + k + 1, b + k + 1, n - k - 1);
         }
         for (int32_t k = n - 1; k >= 0; k--) { /* x = P z, the steps undone in reverse */
             const int32_t p = ipiv[k];
@@ -270,11 +270,11 @@ DENSE_CLONES void dvi_dense_lu_solve(int32_t n, const double* lu, const int32_t*
     }
 }
 
-/* A⁻¹ in place from the factors of dvi_dense_lu (LAPACK's dgetri, unblocked):
+/* A⁻¹ in place from the factors of ccp_dense_lu (LAPACK's dgetri, unblocked):
  * U⁻¹, then A⁻¹ L = U⁻¹ column by column from the last, then the column
  * swaps. work: n doubles. Returns 0, or 1 + the first zero diagonal entry
  * of U (a singular A). */
-DENSE_CLONES int32_t dvi_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work)
+DENSE_CLONES int32_t ccp_dense_lu_inverse(int32_t n, double* a, const int32_t* ipiv, double* work)
 {
     const size_t un = (size_t)n;
     for (int32_t k = 0; k < n; k++)

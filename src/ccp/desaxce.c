@@ -16,7 +16,7 @@
  *     until the Coulomb residual (metrics.residual_coulomb, on a fresh
  *     product) ≤ tolerance.
  * FRICTION_ROLLING blocks take s_a = μ‖u_t‖ + μ_spin|u_s| + μ_roll‖u_r‖,
- * the shift their Coulomb residual uses (dvi_desaxce_shift).
+ * the shift their Coulomb residual uses (ccp_desaxce_shift).
  * Without a warm start the first step is the CCP itself (s = 0: the
  * velocities of γ = 0 are r, whose tangential parts say nothing of the
  * sliding). The first inner solve stops at tolerance/2 of its CCP
@@ -61,7 +61,7 @@ typedef struct desaxce_state {
 
 static dvi_status desaxce_create(const dvi_allocator* a, void** state)
 {
-    *state = dvi_mem_calloc(a, 1, sizeof(desaxce_state));
+    *state = base_mem_calloc(a, 1, sizeof(desaxce_state));
     return *state ? DVI_OK : DVI_ERR_NOMEM;
 }
 
@@ -69,8 +69,8 @@ static void desaxce_destroy(const dvi_allocator* a, void* state)
 {
     desaxce_state* d = state;
     if (!d) return;
-    dvi_mem_free(a, d->mem);
-    dvi_mem_free(a, d);
+    base_mem_free(a, d->mem);
+    base_mem_free(a, d);
 }
 
 static const char* desaxce_inner(const dvi_solver_settings* s)
@@ -79,17 +79,17 @@ static const char* desaxce_inner(const dvi_solver_settings* s)
 }
 
 /* u = N γ + r (the driver's order of operations). */
-static void velocity(const dvi_ccp_work* w, const double* g, double* u)
+static void velocity(const ccp_work* w, const double* g, double* u)
 {
-    dvi_work_apply(w, g, u);
+    ccp_work_apply(w, g, u);
     for (int32_t i = 0; i < w->m; i++) u[i] += w->p->r[i];
 }
 
-static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status desaxce_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                                 double* gamma, dvi_solve_result* res)
 {
     const int32_t m = w->m, nb = w->nblocks;
-    const dvi_solver_impl* inner = call->inner;
+    const ccp_solver_impl* inner = call->inner;
     desaxce_state* own = call->state;
     if (!inner || !inner->nests || !own) { /* the driver has checked the name and made the state */
         snprintf(res->message, sizeof res->message, "settings.desaxce.inner: not a solver that nests (\"%.20s\")",
@@ -98,7 +98,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
     }
     const size_t need = (size_t)m + (size_t)nb;
     if (need > own->cap || !own->mem) {
-        double* q = dvi_mem_realloc(&w->alloc, own->mem, need * sizeof(double));
+        double* q = base_mem_realloc(&w->alloc, own->mem, need * sizeof(double));
         if (!q) {
             snprintf(res->message, sizeof res->message, "desaxce: out of memory (%d rows)", (int)m);
             return DVI_ERR_NOMEM;
@@ -117,9 +117,9 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
     const double theta = s->desaxce.damping;
 
     double* g = gamma;
-    dvi_work_project(w, g);
+    ccp_work_project(w, g);
     velocity(w, g, u);
-    double rk = dvi_work_residual_coulomb(w, g, u);
+    double rk = ccp_work_residual_coulomb(w, g, u);
     res->iterations = 0;
     res->target_residual = rk;
     if (rk <= s->tolerance) {
@@ -129,7 +129,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
     for (int32_t b = 0; b < nb; b++) sh[b] = 0.0;
     memcpy(rs, p->r, (size_t)m * sizeof(double));
     dvi_solver_settings si = *s;
-    const dvi_solver_call inner_call = {NULL, NULL}; /* a nesting solver has no state */
+    const ccp_solver_call inner_call = {NULL, NULL}; /* a nesting solver has no state */
     double traffic = 0.0, change = 0.0;
     int32_t total = 0, outer = 0;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
@@ -142,7 +142,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
             const dvi_ccp_block* B = &p->blocks[b];
             if (B->kind != DVI_BLOCK_FRICTION && B->kind != DVI_BLOCK_FRICTION_ROLLING) continue;
             const int32_t r0 = w->block_row[b];
-            const double next = theta * dvi_desaxce_shift(B, u + r0) + (1.0 - theta) * sh[b];
+            const double next = theta * ccp_desaxce_shift(B, u + r0) + (1.0 - theta) * sh[b];
             change = fmax(change, fabs(next - sh[b]));
             sh[b] = next;
             rs[r0] = p->r[r0] + next;
@@ -155,7 +155,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
         memset(&ir, 0, sizeof ir);
         ir.status = DVI_SOLVE_MAX_ITERATIONS;
         w->p = &shifted;
-        w->rnorm = dvi_norm2(rs, m);
+        w->rnorm = ccp_norm2(rs, m);
         w->history = NULL; /* the history is the outer iteration's */
         w->guess_Ng = NULL;
         w->u_final = NULL;
@@ -175,8 +175,8 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
             return st;
         }
         velocity(w, g, u);
-        rk = dvi_work_residual_coulomb(w, g, u);
-        dvi_history_push(w, res, rk);
+        rk = ccp_work_residual_coulomb(w, g, u);
+        ccp_history_push(w, res, rk);
         if (ir.status == DVI_SOLVE_DIVERGED || !isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message,
@@ -207,7 +207,7 @@ static dvi_status desaxce_solve(dvi_ccp_work* w, const dvi_solver_call* call, co
     return DVI_OK;
 }
 
-const dvi_solver_impl dvi_solver_desaxce = {
+const ccp_solver_impl ccp_solver_desaxce = {
     .name = "desaxce",
     .summary = "Coulomb's law as the fixed point of CCPs with De Saxce's shift s = mu |u_t| (De Saxce & Feng 1998), "
                "each solved by apgd or pgs",

@@ -23,22 +23,22 @@
 #define DVI_SETTINGS_COOKIE 0x44564953u /* "DVIS" */
 
 struct dvi_solver {
-    const dvi_solver_impl* impl;
+    const ccp_solver_impl* impl;
     dvi_solver_settings settings;
-    dvi_ccp_work work;
+    ccp_work work;
     void* state; /* the solver's own (impl->create), or NULL */
 };
 
 dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count)
 {
-    if (!solver) return dvi_error_set(DVI_ERR_INVALID_ARG, "solver: NULL");
+    if (!solver) return base_error_set(DVI_ERR_INVALID_ARG, "solver: NULL");
     if (count < 0 || count > DVI_SOLVER_LEND_MAX)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "count: must be in [0, %d] (got %d)", DVI_SOLVER_LEND_MAX, (int)count);
-    if (count > 0 && !blocks) return dvi_error_set(DVI_ERR_INVALID_ARG, "blocks: NULL with count > 0");
+        return base_error_setf(DVI_ERR_INVALID_ARG, "count: must be in [0, %d] (got %d)", DVI_SOLVER_LEND_MAX, (int)count);
+    if (count > 0 && !blocks) return base_error_set(DVI_ERR_INVALID_ARG, "blocks: NULL with count > 0");
     for (int32_t k = 0; k < count; k++)
         if (!blocks[k].data && blocks[k].bytes > 0)
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "blocks[%d].data: NULL with bytes > 0", (int)k);
-    dvi_ccp_work* w = &solver->work;
+            return base_error_setf(DVI_ERR_INVALID_ARG, "blocks[%d].data: NULL with bytes > 0", (int)k);
+    ccp_work* w = &solver->work;
     for (int32_t k = 0; k < count; k++) w->lent[k] = blocks[k];
     w->lent_count = count;
     w->p = NULL; /* the last solve's arrays may lie in the blocks given back */
@@ -47,12 +47,12 @@ dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, i
 
 dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv)
 {
-    if (!solver || !gamma || !dv) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_velocity: solver, gamma or dv is NULL");
-    const dvi_ccp_work* w = &solver->work;
+    if (!solver || !gamma || !dv) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_velocity: solver, gamma or dv is NULL");
+    const ccp_work* w = &solver->work;
     if (!w->p || !w->factor_form)
-        return dvi_error_set(DVI_ERR_INVALID_ARG,
+        return base_error_set(DVI_ERR_INVALID_ARG,
                              "dvi_solver_velocity: no factor-form problem solved since the solver was created or lent memory");
-    dvi_work_minv_d(w, gamma, dv);
+    ccp_work_minv_d(w, gamma, dv);
     return DVI_OK;
 }
 
@@ -135,15 +135,15 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
         return bad(msg, n, "settings.newton.max_dense_rows: must be >= 0", s->newton.max_dense_rows);
     if (!(s->newton.rho > 0.0) || !isfinite(s->newton.rho))
         return bad(msg, n, "settings.newton.rho: must be finite and > 0", s->newton.rho);
-    const dvi_solver_impl* inner =
-        memchr(s->desaxce.inner, 0, sizeof s->desaxce.inner) ? dvi_solver_find(s->desaxce.inner) : NULL;
+    const ccp_solver_impl* inner =
+        memchr(s->desaxce.inner, 0, sizeof s->desaxce.inner) ? ccp_solver_find(s->desaxce.inner) : NULL;
     if (!inner || !inner->nests) {
         /* the solvers that nest, from the registry: "\"apgd\" or \"pgs\"" */
         char names[96] = "";
         int32_t k = 0, count = 0;
-        for (int32_t i = 0; i < dvi_solver_count(); i++) count += dvi_solver_row(i)->nests;
+        for (int32_t i = 0; i < dvi_solver_count(); i++) count += ccp_solver_row(i)->nests;
         for (int32_t i = 0; i < dvi_solver_count(); i++) {
-            if (!dvi_solver_row(i)->nests) continue;
+            if (!ccp_solver_row(i)->nests) continue;
             const size_t len = strlen(names);
             snprintf(names + len, sizeof names - len, "%s\"%s\"", k == 0 ? "" : k + 1 < count ? ", " : " or ",
                      dvi_solver_name(i));
@@ -156,7 +156,7 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
         return bad(msg, n, "settings.desaxce.inner_iterations: must be >= 1", s->desaxce.inner_iterations);
     if (!(s->desaxce.damping > 0.0 && s->desaxce.damping <= 1.0))
         return bad(msg, n, "settings.desaxce.damping: must be in (0, 1]", s->desaxce.damping);
-    if (!dvi_allocator_valid(&s->allocator)) {
+    if (!base_allocator_valid(&s->allocator)) {
         if (msg && n) snprintf(msg, n, "settings.allocator: set all three functions (alloc, realloc, free) or none");
         return DVI_ERR_INVALID_ARG;
     }
@@ -165,21 +165,21 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
 
 dvi_status dvi_solver_create(const char* name, const dvi_solver_settings* settings, dvi_solver** out)
 {
-    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_create: out is NULL");
+    if (!out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_create: out is NULL");
     *out = NULL;
-    const dvi_solver_impl* impl = dvi_solver_find(name);
-    if (!impl) return dvi_error_setf(DVI_ERR_INVALID_ARG, "solver: unknown name \"%s\"", name ? name : "(null)");
+    const ccp_solver_impl* impl = ccp_solver_find(name);
+    if (!impl) return base_error_setf(DVI_ERR_INVALID_ARG, "solver: unknown name \"%s\"", name ? name : "(null)");
     dvi_solver_settings s = settings ? *settings : dvi_default_solver_settings();
     char text[256];
-    if (check_settings(&s, text, sizeof text) != DVI_OK) return dvi_error_set(DVI_ERR_INVALID_ARG, text);
-    dvi_solver* sv = dvi_mem_calloc(&s.allocator, 1, sizeof *sv);
-    if (!sv) return dvi_error_set(DVI_ERR_NOMEM, "out of memory");
+    if (check_settings(&s, text, sizeof text) != DVI_OK) return base_error_set(DVI_ERR_INVALID_ARG, text);
+    dvi_solver* sv = base_mem_calloc(&s.allocator, 1, sizeof *sv);
+    if (!sv) return base_error_set(DVI_ERR_NOMEM, "out of memory");
     sv->impl = impl;
     sv->settings = s;
     sv->work.alloc = s.allocator;
     if (impl->create && impl->create(&s.allocator, &sv->state) != DVI_OK) {
-        dvi_mem_free(&s.allocator, sv);
-        return dvi_error_set(DVI_ERR_NOMEM, "out of memory");
+        base_mem_free(&s.allocator, sv);
+        return base_error_set(DVI_ERR_NOMEM, "out of memory");
     }
     *out = sv;
     return DVI_OK;
@@ -190,8 +190,8 @@ void dvi_solver_destroy(dvi_solver* solver)
     if (!solver) return;
     const dvi_allocator a = solver->work.alloc;
     if (solver->impl->destroy) solver->impl->destroy(&a, solver->state);
-    dvi_work_free(&solver->work);
-    dvi_mem_free(&a, solver);
+    ccp_work_free(&solver->work);
+    base_mem_free(&a, solver);
 }
 
 const char* dvi_solver_get_name(const dvi_solver* solver)
@@ -207,15 +207,15 @@ dvi_friction_law dvi_solver_get_law(const dvi_solver* solver)
 
 dvi_status dvi_solver_set_settings(dvi_solver* solver, const dvi_solver_settings* settings)
 {
-    if (!solver || !settings) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_set_settings: solver or settings is NULL");
+    if (!solver || !settings) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_set_settings: solver or settings is NULL");
     char text[256];
-    if (check_settings(settings, text, sizeof text) != DVI_OK) return dvi_error_set(DVI_ERR_INVALID_ARG, text);
+    if (check_settings(settings, text, sizeof text) != DVI_OK) return base_error_set(DVI_ERR_INVALID_ARG, text);
     solver->settings = *settings;
     solver->settings.allocator = solver->work.alloc; /* the memory it holds came from this one */
     return DVI_OK;
 }
 
-double dvi_seconds_now(void)
+double ccp_seconds_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -247,17 +247,17 @@ static int resolve_threads(int requested)
  *     huge γ can round the natural map to exactly 0 (γ − (γ + 1) = 0 at
  *     γ = 9e15), so this runs on converged solves too.
  * The sums of (ii), and whether a block of (i) exists, come from the
- * metrics' pass (dvi_ray_sums). */
-static bool infeasible(const dvi_ccp_work* w, const double* g, const dvi_ray_sums* ray, char* msg, size_t n)
+ * metrics' pass (ccp_ray_sums). */
+static bool infeasible(const ccp_work* w, const double* g, const ccp_ray_sums* ray, char* msg, size_t n)
 {
     const dvi_ccp_problem* p = w->p;
     const double rnorm = w->rnorm;
     for (int32_t b = 0; ray->zero_block && b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
-        if (dvi_block_eta(w, b) != 0.0) continue; /* the diagonal of N is ≥ 0: a zero mean is a zero block */
+        if (ccp_block_eta(w, b) != 0.0) continue; /* the diagonal of N is ≥ 0: a zero mean is a zero block */
         double y[6];
         for (int32_t a = 0; a < k; a++) y[a] = -p->r[r0 + a];
-        dvi_cone_project(&p->blocks[b], y);
+        ccp_cone_project(&p->blocks[b], y);
         double v = 0.0;
         for (int32_t a = 0; a < k; a++) v += y[a] * y[a];
         if (sqrt(v) > 1e-12 * (rnorm > 0.0 ? rnorm : 1.0)) {
@@ -274,7 +274,7 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const dvi_ray_sum
                  "infeasible: the impulses grew to |gamma| = %.3g along a direction that moves nothing (|N gamma| "
                  "is %.2g of it, scaled) and lowers the objective without bound (redundant constraints that "
                  "disagree, or bodies that cannot move?)",
-                 dvi_norm2(g, w->m), nnorm / gn);
+                 ccp_norm2(g, w->m), nnorm / gn);
         return true;
     }
     return false;
@@ -282,9 +282,9 @@ static bool infeasible(const dvi_ccp_work* w, const double* g, const dvi_ray_sum
 
 dvi_status dvi_solver_record_history(dvi_solver* solver, double* buffer, int32_t capacity)
 {
-    if (!solver) return dvi_error_set(DVI_ERR_INVALID_ARG, "solver: NULL");
-    if (capacity < 0) return dvi_error_setf(DVI_ERR_INVALID_ARG, "capacity: must be >= 0 (got %d)", (int)capacity);
-    if (!buffer && capacity > 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "buffer: NULL with capacity > 0");
+    if (!solver) return base_error_set(DVI_ERR_INVALID_ARG, "solver: NULL");
+    if (capacity < 0) return base_error_setf(DVI_ERR_INVALID_ARG, "capacity: must be >= 0 (got %d)", (int)capacity);
+    if (!buffer && capacity > 0) return base_error_set(DVI_ERR_INVALID_ARG, "buffer: NULL with capacity > 0");
     solver->work.history = capacity > 0 ? buffer : NULL;
     solver->work.history_capacity = capacity > 0 ? capacity : 0;
     return DVI_OK;
@@ -303,7 +303,7 @@ static void reset_result(dvi_solve_result* res)
 static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* res)
 {
     reset_result(res);
-    double t0 = dvi_seconds_now();
+    double t0 = ccp_seconds_now();
     if (!solver) {
         snprintf(res->message, sizeof res->message, "solver: NULL");
         return DVI_ERR_INVALID_ARG;
@@ -316,8 +316,8 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         snprintf(res->message, sizeof res->message, "gamma: NULL");
         return DVI_ERR_INVALID_ARG;
     }
-    dvi_ccp_work* w = &solver->work;
-    st = dvi_work_prepare(w, p, resolve_threads(s->threads), res->message, sizeof res->message);
+    ccp_work* w = &solver->work;
+    st = ccp_work_prepare(w, p, resolve_threads(s->threads), res->message, sizeof res->message);
     if (st != DVI_OK) {
         w->p = NULL;
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
@@ -335,14 +335,14 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         if (first >= 0) {
             const dvi_friction_law law = dvi_solver_get_law(solver);
             char names[160];
-            dvi_solver_names_for(law, kinds, false, names, sizeof names);
+            ccp_solver_names_for(law, kinds, false, names, sizeof names);
             snprintf(res->message, sizeof res->message,
                      "blocks[%d]: %s is not supported by %s (solvers of %s that take this problem: %s)", (int)first,
-                     dvi_block_kind_name(p->blocks[first].kind), solver->impl->name,
+                     ccp_block_kind_name(p->blocks[first].kind), solver->impl->name,
                      law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names);
             res->status = DVI_SOLVE_BAD_INPUT;
             w->p = NULL;
-            res->seconds = dvi_seconds_now() - t0;
+            res->seconds = ccp_seconds_now() - t0;
             return DVI_ERR_INVALID_ARG;
         }
     }
@@ -350,7 +350,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         const int32_t m = w->m;
         const double scale = s->warm_start_scale;
         int32_t first_bad = m; /* the first row not finite, in parallel */
-        const int nt = dvi_work_nt(w, m);
+        const int nt = ccp_work_nt(w, m);
         (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(min : first_bad)
@@ -359,7 +359,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
             if (!isfinite(gamma[i]) && i < first_bad) first_bad = i;
         if (first_bad < m) {
             snprintf(res->message, sizeof res->message, "gamma[%d] (blocks[%d]): initial guess not finite", first_bad,
-                     dvi_work_row_block(w, first_bad));
+                     ccp_work_row_block(w, first_bad));
             return DVI_ERR_INVALID_ARG;
         }
         if (scale != 1.0) {
@@ -370,10 +370,10 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         }
         if (solver->impl->targets_ccp) {
             /* keep the guess only if it is no worse than γ = 0 (f(0) = 0) */
-            dvi_work_project(w, gamma);
+            ccp_work_project(w, gamma);
             double* u = w->vec[DVI_WORK_VECTORS - 1];
-            dvi_work_apply(w, gamma, u);
-            double f = 0.5 * dvi_work_dot(w, gamma, u) + dvi_work_dot(w, p->r, gamma);
+            ccp_work_apply(w, gamma, u);
+            double f = 0.5 * ccp_work_dot(w, gamma, u) + ccp_work_dot(w, p->r, gamma);
             if (!(f <= 0.0)) {
                 memset(gamma, 0, (size_t)w->m * sizeof(double));
                 res->warm_start_rejected = true;
@@ -386,13 +386,13 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
     }
 
     res->status = DVI_SOLVE_MAX_ITERATIONS;
-    const dvi_solver_call call = {solver->state,
-                                  solver->impl->inner_name ? dvi_solver_find(solver->impl->inner_name(s)) : NULL};
+    const ccp_solver_call call = {solver->state,
+                                  solver->impl->inner_name ? ccp_solver_find(solver->impl->inner_name(s)) : NULL};
     st = solver->impl->solve(w, &call, s, gamma, res);
     if (st < 0) {
         if (res->status == DVI_SOLVE_MAX_ITERATIONS) res->status = DVI_SOLVE_BAD_INPUT;
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
-        res->seconds = dvi_seconds_now() - t0;
+        res->seconds = ccp_seconds_now() - t0;
         return st;
     }
 
@@ -401,13 +401,13 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
     const double* u = w->u_final;
     if (!u) {
         double* v = w->vec[DVI_WORK_VECTORS - 1];
-        dvi_work_apply(w, gamma, v);
+        ccp_work_apply(w, gamma, v);
         for (int32_t i = 0; i < w->m; i++) v[i] += p->r[i];
         u = v;
     }
     w->u_final = NULL;
-    dvi_ray_sums ray;
-    dvi_work_metrics(w, gamma, u, &res->metrics, &ray);
+    ccp_ray_sums ray;
+    ccp_work_metrics(w, gamma, u, &res->metrics, &ray);
     if (!isfinite(res->metrics.residual)) {
         res->status = DVI_SOLVE_DIVERGED;
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the iterates became non-finite");
@@ -456,7 +456,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
                      "rows only) proves that no solution exists");
         }
     }
-    res->seconds = dvi_seconds_now() - t0;
+    res->seconds = ccp_seconds_now() - t0;
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 
@@ -470,7 +470,7 @@ dvi_status dvi_solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double
     if (!res->message[0])
         snprintf(res->message, sizeof res->message, "solve ended %s after %d iterations (target residual %.3e)",
                  dvi_solve_status_string(res->status), (int)res->iterations, res->target_residual);
-    return dvi_error_set(st, res->message);
+    return base_error_set(st, res->message);
 }
 
 dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name, const dvi_solver_settings* settings,

@@ -17,7 +17,7 @@
  * Stopping: the common CCP residual of γ_k, computed from the same product,
  * ≤ tolerance. Divergence is not expected with this step; the guard against
  * it (‖γ‖ growing 1e10-fold over its natural scale, or a non-finite value,
- * dvi_diverging) catches overflow from extreme data.
+ * ccp_diverging) catches overflow from extreme data.
  */
 #include "ccp_work.h"
 
@@ -25,7 +25,7 @@
 #include <stdio.h>
 
 /* η_a = 1 / max_{i∈a} s_i with s ≥ the absolute row sums of N (see above). */
-static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
+static void gershgorin_steps(const ccp_work* w, double* eta, double* s)
 {
     const dvi_ccp_problem* p = w->p;
     if (w->factor_form) {
@@ -43,7 +43,7 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
                 for (int q = 0; q < w->fc_rows[c]; q++) {
                     int32_t body[2];
                     double j[2][6];
-                    int n = dvi_work_frame_columns(w, c, q, body, j);
+                    int n = ccp_work_frame_columns(w, c, q, body, j);
                     for (int e = 0; e < n; e++)
                         if (body[e] == b)
                             for (int r = 0; r < 6; r++) tb[r] += fabs(j[e][r]);
@@ -55,7 +55,7 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
             for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
                 const double* d = w->run_d + 6 * (size_t)q;
                 double tmp[36];
-                const double* A = dvi_ccp_minv_block(p, w->run_body[q], tmp);
+                const double* A = ccp_minv_block(p, w->run_body[q], tmp);
                 const double* tb = t + 6 * (size_t)w->run_body[q];
                 for (int r = 0; r < 6; r++) {
                     double row = 0.0;
@@ -70,10 +70,10 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
                 double sum = 0.0;
                 int32_t body[2];
                 double j[2][6];
-                int n = dvi_work_frame_columns(w, c, q, body, j);
+                int n = ccp_work_frame_columns(w, c, q, body, j);
                 for (int sd = 0; sd < n; sd++) {
                     double tmp[36];
-                    const double* A = dvi_ccp_minv_block(p, body[sd], tmp);
+                    const double* A = ccp_minv_block(p, body[sd], tmp);
                     const double* tb = t + 6 * (size_t)body[sd];
                     for (int r = 0; r < 6; r++) {
                         double row = 0.0;
@@ -99,13 +99,13 @@ static void gershgorin_steps(const dvi_ccp_work* w, double* eta, double* s)
     }
 }
 
-static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status jacobi_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                                double* gamma, dvi_solve_result* res)
 {
     (void)call; /* no state, no inner solver */
     const int32_t m = w->m;
     const double* r = w->p->r;
-    double* eta = dvi_work_scratch(w, ((size_t)w->nblocks + 1) * sizeof(double));
+    double* eta = ccp_work_scratch(w, ((size_t)w->nblocks + 1) * sizeof(double));
     if (!eta) {
         snprintf(res->message, sizeof res->message, "Jacobi: out of memory (%d blocks)", w->nblocks);
         return DVI_ERR_NOMEM;
@@ -114,23 +114,23 @@ static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_call* call, con
     gershgorin_steps(w, eta, u);
     double* g = gamma;
     const double omega = s->jacobi.omega;
-    dvi_work_project(w, g);
-    const double scale = dvi_impulse_scale(w, eta);
+    ccp_work_project(w, g);
+    const double scale = ccp_impulse_scale(w, eta);
     double gnorm_first = 0.0, rk = INFINITY;
     int32_t it;
     res->status = DVI_SOLVE_MAX_ITERATIONS;
     for (it = 0;; it++) {
-        dvi_work_apply(w, g, u);
+        ccp_work_apply(w, g, u);
         for (int32_t i = 0; i < m; i++) u[i] += r[i];
-        rk = dvi_work_residual_checked(w, g, u, s->tolerance);
-        if (it > 0) dvi_history_push(w, res, rk);
+        rk = ccp_work_residual_checked(w, g, u, s->tolerance);
+        if (it > 0) ccp_history_push(w, res, rk);
         if (rk <= s->tolerance) {
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }
-        double gnorm = dvi_norm2(g, m);
+        double gnorm = ccp_norm2(g, m);
         if (it == 1) gnorm_first = gnorm;
-        if (!isfinite(rk) || dvi_diverging(gnorm, gnorm_first, scale)) {
+        if (!isfinite(rk) || ccp_diverging(gnorm, gnorm_first, scale)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message,
                      "Jacobi: |gamma| = %.3g at iteration %d (diverging; lower jacobi.omega)", gnorm, it);
@@ -145,19 +145,19 @@ static dvi_status jacobi_solve(dvi_ccp_work* w, const dvi_solver_call* call, con
             int32_t q0 = w->block_row[b], k = w->block_row[b + 1] - q0;
             double step = omega * eta[b];
             for (int32_t a = 0; a < k; a++) g[q0 + a] -= step * u[q0 + a];
-            if (B[b].kind != DVI_BLOCK_BILATERAL) dvi_cone_project(&B[b], g + q0);
+            if (B[b].kind != DVI_BLOCK_BILATERAL) ccp_cone_project(&B[b], g + q0);
         }
     }
     res->iterations = it;
     res->target_residual = rk;
     /* per iteration (ccp_work.h): a product, u += r, the residual pass, ‖γ‖, the update */
-    res->bytes_per_iteration = it > 0 ? dvi_work_product_bytes(w) + 24.0 * m + dvi_work_pass_bytes(w, 2, 0) + 8.0 * m +
-                                            dvi_work_pass_bytes(w, 2, 1) + 8.0 * w->nblocks
+    res->bytes_per_iteration = it > 0 ? ccp_work_product_bytes(w) + 24.0 * m + ccp_work_pass_bytes(w, 2, 0) + 8.0 * m +
+                                            ccp_work_pass_bytes(w, 2, 1) + 8.0 * w->nblocks
                                       : 0.0;
     return DVI_OK;
 }
 
-const dvi_solver_impl dvi_solver_jacobi = {
+const ccp_solver_impl ccp_solver_jacobi = {
     .name = "jacobi",
     .summary = "projected Jacobi: simultaneous block updates with relaxation (parallel sibling of PGS)",
     .targets_ccp = true,

@@ -173,11 +173,11 @@ static inline double lemke_pos(double x)
 /* ---------------------------------------------------------------------------
  * Workspace carving: one buffer, 64-byte aligned offsets. */
 
-typedef dvi_carver lemke_carver;
+typedef base_carver lemke_carver;
 
 static void* lemke_carve(lemke_carver* c, size_t count, size_t elem)
 {
-    return dvi_carve(c, count, elem, LEMKE_ALIGN);
+    return base_carve(c, count, elem, LEMKE_ALIGN);
 }
 
 /* n·n without overflow (SIZE_MAX when it would overflow). */
@@ -245,7 +245,7 @@ static size_t lemke_lcp_layout(int32_t n, void* base, lemke_lcp_ws* ws)
     return c.off + LEMKE_ALIGN;
 }
 
-size_t dvi_lemke_lcp_work_size(int32_t n)
+size_t ccp_lemke_lcp_work_size(int32_t n)
 {
     if (n < 0)
         return 0;
@@ -260,21 +260,21 @@ size_t dvi_lemke_lcp_work_size(int32_t n)
  * a(z0) = −e.
  */
 
-double dvi_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w)
+double ccp_lemke_lcp_residual(int32_t n, const double* M, const double* q, const double* z, double* w)
 {
     double s = 0.0, a2 = 0.0;
     if (n <= 0)
         return 0.0;
     for (int32_t i = 0; i < n; ++i) { /* w = Mz + q, and a = |M||z|: the size of the terms w sums */
         double abs_sum;
-        w[i] = q[i] + dvi_dense_dot_abs(M + (size_t)i * (size_t)n, z, n, &abs_sum);
+        w[i] = q[i] + ccp_dense_dot_abs(M + (size_t)i * (size_t)n, z, n, &abs_sum);
         a2 += abs_sum * abs_sum;
     }
     for (int32_t i = 0; i < n; ++i) {
         double v = fmin(z[i], w[i]);
         s += v * v;
     }
-    return sqrt(s) / fmax(fmax(1.0, dvi_norm2(q, n)), sqrt(a2));
+    return sqrt(s) / fmax(fmax(1.0, ccp_norm2(q, n)), sqrt(a2));
 }
 
 /* 2^round(log2(1/sqrt(x))) for x > 0: an exact scaling factor. */
@@ -392,10 +392,10 @@ static int32_t lemke_reinvert(int32_t n, const double* M, lemke_lcp_ws* ws)
     const size_t nn = (size_t)n;
     double* a = ws->binv;
     lemke_basis_matrix(n, M, ws, a);
-    info = dvi_dense_lu(n, a, ws->ipiv); /* Bᵀ = P L U */
+    info = ccp_dense_lu(n, a, ws->ipiv); /* Bᵀ = P L U */
     if (info != 0)
         return info;
-    info = dvi_dense_lu_inverse(n, a, ws->ipiv, ws->lwork);
+    info = ccp_dense_lu_inverse(n, a, ws->ipiv, ws->lwork);
     if (info != 0)
         return info;
     /* a is B⁻¹ row-major: transpose in place (column j at a + j·n), then
@@ -447,7 +447,7 @@ static void lemke_basis_times(int32_t n, const double* M, lemke_lcp_ws* ws, cons
         }
     }
     if (any_z) {
-        dvi_dense_gemv(n, n, M, (size_t)n, ws->row, 0.0, ws->tmp);
+        ccp_dense_gemv(n, n, M, (size_t)n, ws->row, 0.0, ws->tmp);
         for (int32_t i = 0; i < n; ++i)
             out[i] -= ws->srow[i] * ws->tmp[i];
     }
@@ -639,7 +639,7 @@ static double lemke_refine(int32_t n, const double* M, const double* q, double* 
     int32_t info;
     double r_old, r_new;
     bool finite = true;
-    r_old = dvi_lemke_lcp_residual(n, M, q, z, ws->d);
+    r_old = ccp_lemke_lcp_residual(n, M, q, z, ws->d);
     memcpy(ws->xref, ws->xb, (size_t)n * sizeof(double));
     for (int it = 0; it < 2; ++it)
         (void)lemke_refine_solve(n, M, ws, ws->qs, ws->xref);
@@ -647,7 +647,7 @@ static double lemke_refine(int32_t n, const double* M, const double* q, double* 
         finite = finite && isfinite(ws->xref[i]);
     if (finite) {
         lemke_extract(n, ws, ws->xref, ws->row);
-        r_new = dvi_lemke_lcp_residual(n, M, q, ws->row, ws->d);
+        r_new = ccp_lemke_lcp_residual(n, M, q, ws->row, ws->d);
         if (r_new <= r_old) {
             memcpy(z, ws->row, (size_t)n * sizeof(double));
             r_old = r_new;
@@ -656,11 +656,11 @@ static double lemke_refine(int32_t n, const double* M, const double* q, double* 
     if (r_old <= LEMKE_REFINE_MARGIN * tolerance)
         return r_old;
     lemke_basis_matrix(n, M, ws, ws->binv);
-    info = dvi_dense_lu(n, ws->binv, ws->ipiv); /* Bᵀ = P L U */
+    info = ccp_dense_lu(n, ws->binv, ws->ipiv); /* Bᵀ = P L U */
     if (info != 0)
         return r_old;
     memcpy(ws->xref, ws->qs, (size_t)n * sizeof(double));
-    dvi_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->xref); /* B x = q' */
+    ccp_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->xref); /* B x = q' */
     for (int32_t i = 0; i < n; ++i)
         if (!isfinite(ws->xref[i]))
             return r_old;
@@ -671,12 +671,12 @@ static double lemke_refine(int32_t n, const double* M, const double* q, double* 
         lemke_basis_times(n, M, ws, ws->xref, ws->res);
         for (int32_t i = 0; i < n; ++i)
             ws->res[i] = ws->qs[i] - ws->res[i];
-        dvi_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->res);
+        ccp_dense_lu_solve(n, ws->binv, ws->ipiv, true, ws->res);
         for (int32_t i = 0; i < n; ++i)
             ws->xref[i] += ws->res[i];
     }
     lemke_extract(n, ws, ws->xref, ws->row);
-    r_new = dvi_lemke_lcp_residual(n, M, q, ws->row, ws->d);
+    r_new = ccp_lemke_lcp_residual(n, M, q, ws->row, ws->d);
     if (r_new <= r_old) {
         memcpy(z, ws->row, (size_t)n * sizeof(double));
         r_old = r_new;
@@ -693,7 +693,7 @@ typedef struct lemke_mode {
 } lemke_mode;
 
 /* One run of steps (1)-(5) from the start; z receives its answer (not yet
- * checked). Returns as dvi_lemke_lcp; *npiv counts this attempt's pivots;
+ * checked). Returns as ccp_lemke_lcp; *npiv counts this attempt's pivots;
  * *resid_out is z's LCP residual when step (5) ran, else NaN. */
 static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
                                 lemke_lcp_ws* ws, lemke_mode mode, int32_t* npiv_out, dvi_solve_status* st_out,
@@ -787,7 +787,7 @@ static dvi_status lemke_attempt(int32_t n, const double* M, const double* q, dou
     return ret;
 }
 
-/* As dvi_lemke_lcp; *resid_out (may be NULL) receives the LCP residual of
+/* As ccp_lemke_lcp; *resid_out (may be NULL) receives the LCP residual of
  * the z returned (INFINITY after an error), so that the caller need not
  * compute it again. */
 static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
@@ -808,7 +808,7 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
         *status = DVI_SOLVE_BAD_INPUT;
     if (resid_out)
         *resid_out = INFINITY;
-    if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || dvi_lemke_lcp_work_size(n) == 0 || isnan(tolerance))
+    if (n < 0 || (n > 0 && (!M || !q || !z || !work)) || ccp_lemke_lcp_work_size(n) == 0 || isnan(tolerance))
         return DVI_ERR_INVALID_ARG;
     if (max_pivots <= 0) {
         int64_t mp = 50 * (int64_t)n;
@@ -855,7 +855,7 @@ static dvi_status lemke_lcp_body(int32_t n, const double* M, const double* q, do
         double ar;
         ret = lemke_attempt(n, M, q, z, max_pivots - total, &ws, modes[a], &npiv, &st, &ar);
         total += npiv;
-        resid = ret < 0 ? INFINITY : !isnan(ar) ? ar : dvi_lemke_lcp_residual(n, M, q, z, ws.tmp);
+        resid = ret < 0 ? INFINITY : !isnan(ar) ? ar : ccp_lemke_lcp_residual(n, M, q, z, ws.tmp);
         /* A ray met with z0 at rounding level: its basis, without z0,
          * already solves the LCP (degenerate problems, e.g. a chain's links
          * on the ground under the joint rows' Schur complement, end so on
@@ -1043,7 +1043,7 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
     L->syev_work = lemke_carve(&c1, (size_t)L->syev_lwork, sizeof(double));
     phase1 = c1.off;
 
-    phase2 = dvi_lemke_lcp_work_size(n);
+    phase2 = ccp_lemke_lcp_work_size(n);
     L->lcp_work = base ? (void*)((unsigned char*)base + region_b) : NULL;
     if (phase2 == 0 || phase2 > SIZE_MAX - region_b)
         return 0;
@@ -1071,7 +1071,7 @@ static int32_t lemke_pyramid(lemke_layout* L, int32_t k, int32_t v, int32_t cn, 
     return v;
 }
 
-static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, const double* guess,
+static dvi_status lemke_build(ccp_work* w, const dvi_solver_settings* s, bool relaxed, const double* guess,
                               lemke_layout* L, int32_t nb, int32_t n, int32_t* rank_out, char* msg, size_t msg_size)
 {
     const dvi_ccp_problem* p = w->p;
@@ -1097,7 +1097,7 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
             memset(e, 0, um * sizeof(double));
         for (int32_t j = 0; j < m; ++j) {
             e[j] = 1.0;
-            dvi_work_apply(w, e, col);
+            ccp_work_apply(w, e, col);
             e[j] = 0.0;
             memcpy(L->nfull + (size_t)j * um, col, um * sizeof(double));
         }
@@ -1134,7 +1134,7 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
         double* ework = ev + ub;
         double lmax, cut;
         int32_t first;
-        if (dvi_sym_eigen(L->vt, V, ev, ework, nb) != 0) {
+        if (ccp_sym_eigen(L->vt, V, ev, ework, nb) != 0) {
             snprintf(msg, msg_size, "lemke: eigen-decomposition of the bilateral block N_BB failed (no convergence)");
             return DVI_ERR_NUMERIC;
         }
@@ -1164,13 +1164,13 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
             /* g = Uᵀ r_B */
             for (size_t a = 0; a < ub; ++a)
                 L->h[a] = r[L->brow[a]];
-            dvi_dense_gemv(rank, nb, L->vt, ub, L->h, 0.0, L->g);
+            ccp_dense_gemv(rank, nb, L->vt, ub, L->h, 0.0, L->g);
             if (nc > 0) {
                 /* G = Uᵀ N_BC;  N_red = N_CC − GᵀG;  r_red = r_C − Gᵀg */
                 for (int32_t a = 0; a < rank; ++a) {
                     double* ga = L->gmat + (size_t)a * uc;
                     memset(ga, 0, uc * sizeof(double));
-                    dvi_dense_gemv_t(nb, nc, 1.0, L->nbc, uc, L->vt + (size_t)a * ub, ga);
+                    ccp_dense_gemv_t(nb, nc, 1.0, L->nbc, uc, L->vt + (size_t)a * ub, ga);
                 }
                 for (int32_t a = 0; a < rank; ++a) {
                     const double* ga = L->gmat + (size_t)a * uc;
@@ -1183,7 +1183,7 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
                             ni[j] -= f * ga[j];
                     }
                 }
-                dvi_dense_gemv_t(rank, nc, -1.0, L->gmat, uc, L->g, L->rred);
+                ccp_dense_gemv_t(rank, nc, -1.0, L->gmat, uc, L->g, L->rred);
                 for (size_t i = 0; i < uc; ++i) {
                     for (size_t j = i + 1; j < uc; ++j) {
                         double a = 0.5 * (L->nred[i * uc + j] + L->nred[j * uc + i]);
@@ -1293,7 +1293,7 @@ static dvi_status lemke_build(dvi_ccp_work* w, const dvi_solver_settings* s, boo
  * the world's state, so the answer stays the same on a resumed run.
  * Returns whether z (in L->z) was accepted; *resid: its LCP residual
  * (w = Mz + q in L->wl). */
-static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, int32_t k, const double* guess,
+static bool lemke_warm(const ccp_work* w, const lemke_layout* L, int32_t n, int32_t k, const double* guess,
                        double tolerance, double* resid)
 {
     const dvi_ccp_problem* p = w->p;
@@ -1388,7 +1388,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
     for (int32_t r = 0; r < nz; ++r)
         in[set[r]] = 1;
     double* a = ws.binv;
-    const double accept = LEMKE_WARM_ACCEPT * tolerance * lemke_max(1.0, dvi_norm2(L->qlcp, n));
+    const double accept = LEMKE_WARM_ACCEPT * tolerance * lemke_max(1.0, ccp_norm2(L->qlcp, n));
     for (int round = 0; round < LEMKE_WARM_ROUNDS; ++round) {
         nz = 0;
         for (int32_t i = 0; i < n; ++i)
@@ -1399,7 +1399,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
             for (int32_t c = 0; c < nz; ++c)
                 for (int32_t r = 0; r < nz; ++r)
                     a[(size_t)c * (size_t)nz + (size_t)r] = L->mlcp[(size_t)set[r] * (size_t)n + (size_t)set[c]];
-            if (dvi_dense_lu(nz, a, ws.ipiv) != 0)
+            if (ccp_dense_lu(nz, a, ws.ipiv) != 0)
                 return false;
             double umin = INFINITY, umax = 0.0; /* a nearly singular M_ZZ (redundant contacts): no guess */
             for (int32_t r = 0; r < nz; ++r) {
@@ -1423,7 +1423,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
             }
             for (int32_t r = 0; r < nz; ++r)
                 ws.xref[r] = -L->qlcp[set[r]];
-            dvi_dense_lu_solve(nz, a, ws.ipiv, false, ws.xref);
+            ccp_dense_lu_solve(nz, a, ws.ipiv, false, ws.xref);
             for (int32_t r = 0; r < nz; ++r) { /* one refinement step: δ = M_ZZ⁻¹(−q_Z − M_ZZ x) */
                 const double* mr = L->mlcp + (size_t)set[r] * (size_t)n;
                 double t = -L->qlcp[set[r]];
@@ -1431,7 +1431,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
                     t -= mr[set[c]] * ws.xref[c];
                 ws.res[r] = t;
             }
-            dvi_dense_lu_solve(nz, a, ws.ipiv, false, ws.res);
+            ccp_dense_lu_solve(nz, a, ws.ipiv, false, ws.res);
             for (int32_t r = 0; r < nz; ++r) {
                 const double x = ws.xref[r] + ws.res[r];
                 if (!isfinite(x))
@@ -1442,7 +1442,7 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
         /* w = Mz + q with the unclipped z; done when the clipped z passes,
          * else the signs wrong by more than that residual's scale flip */
         memcpy(L->wl, L->qlcp, (size_t)n * sizeof(double));
-        dvi_dense_gemv(n, n, L->mlcp, (size_t)n, L->z, 1.0, L->wl);
+        ccp_dense_gemv(n, n, L->mlcp, (size_t)n, L->z, 1.0, L->wl);
         double ss = 0.0;
         for (int32_t i = 0; i < n; ++i) {
             const double m = fmin(lemke_pos(L->z[i]), L->wl[i]);
@@ -1465,11 +1465,11 @@ static bool lemke_warm(const dvi_ccp_work* w, const lemke_layout* L, int32_t n, 
     }
     for (int32_t i = 0; i < n; ++i)
         L->z[i] = lemke_pos(L->z[i]);
-    *resid = dvi_lemke_lcp_residual(n, L->mlcp, L->qlcp, L->z, L->wl);
+    *resid = ccp_lemke_lcp_residual(n, L->mlcp, L->qlcp, L->z, L->wl);
     return *resid <= LEMKE_WARM_ACCEPT * tolerance;
 }
 
-static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
+static dvi_status lemke_ccp_body(ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
                                  dvi_solve_result* res)
 {
     const dvi_ccp_problem* p = w->p;
@@ -1520,7 +1520,7 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     nc = m - nb;
 
     bytes = lemke_solver_layout(m, nb, n, k, NULL, &L);
-    base = bytes ? dvi_work_scratch(w, bytes) : NULL;
+    base = bytes ? ccp_work_scratch(w, bytes) : NULL;
     if (!base) {
         snprintf(res->message, sizeof res->message, "lemke: out of memory for the dense workspace (%zu bytes)",
                  bytes);
@@ -1530,7 +1530,7 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
     {
         int32_t ib = 0, ic = 0;
         for (int32_t i = 0; i < m; ++i) {
-            if (p->blocks[dvi_work_row_block(w, i)].kind == DVI_BLOCK_BILATERAL)
+            if (p->blocks[ccp_work_row_block(w, i)].kind == DVI_BLOCK_BILATERAL)
                 L.brow[ib++] = i;
             else
                 L.crow[ic++] = i;
@@ -1605,33 +1605,33 @@ static dvi_status lemke_ccp_body(dvi_ccp_work* w, const dvi_solver_settings* s, 
         if (rank > 0) {
             memcpy(L.h, L.g, (size_t)rank * sizeof(double));
             if (nc > 0)
-                dvi_dense_gemv(rank, nc, L.gmat, (size_t)nc, L.gc, 1.0, L.h);
-            dvi_dense_gemv_t(rank, nb, -1.0, L.vt, (size_t)nb, L.h, L.lam); /* λ_B = −U h (lam is zero) */
+                ccp_dense_gemv(rank, nc, L.gmat, (size_t)nc, L.gc, 1.0, L.h);
+            ccp_dense_gemv_t(rank, nb, -1.0, L.vt, (size_t)nb, L.h, L.lam); /* λ_B = −U h (lam is zero) */
         }
         for (int32_t a = 0; a < nb; ++a)
             gamma[L.brow[a]] = L.lam[a];
     }
-    dvi_history_push(w, res, resid);
+    ccp_history_push(w, res, resid);
     return res->status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 
-dvi_status dvi_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
+dvi_status ccp_lemke_lcp(int32_t n, const double* M, const double* q, double* z, int32_t max_pivots,
                          double tolerance, void* work, int32_t* pivots, dvi_solve_status* status)
 {
     return lemke_lcp_body(n, M, q, z, max_pivots, tolerance, work, pivots, status, NULL);
 }
 
-dvi_status dvi_lemke_ccp(dvi_ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
+dvi_status ccp_lemke_ccp(ccp_work* w, const dvi_solver_settings* s, bool relaxed, double* gamma,
                          dvi_solve_result* res)
 {
     return lemke_ccp_body(w, s, relaxed, gamma, res);
 }
 
-static dvi_status lemke_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status lemke_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                               double* gamma, dvi_solve_result* res)
 {
     (void)call; /* no state, no inner solver */
-    return dvi_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
+    return ccp_lemke_ccp(w, s, !s->lemke.coulomb, gamma, res);
 }
 
 static dvi_friction_law lemke_law(const dvi_solver_settings* s)
@@ -1639,7 +1639,7 @@ static dvi_friction_law lemke_law(const dvi_solver_settings* s)
     return s->lemke.coulomb ? DVI_LAW_COULOMB : DVI_LAW_CCP;
 }
 
-const dvi_solver_impl dvi_solver_lemke = {
+const ccp_solver_impl ccp_solver_lemke = {
     .name = "lemke",
     .summary = "Lemke complementary pivoting on the Anitescu-Potra pyramid LCP (dense, exact; small problems, "
                "references)",

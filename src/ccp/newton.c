@@ -41,7 +41,7 @@
  * from it each iteration and factored by LU (the library's own, src/ccp/dense.c:
  * the same bits on every CPU and for any BLAS thread count).
  * Larger problems: restarted GMRES(NEWTON_GMRES_RESTART), matrix-free
- * (J_ε v = A v + B (N v + ε η∘v) with dvi_work_apply), right-preconditioned
+ * (J_ε v = A v + B (N v + ε η∘v) with ccp_work_apply), right-preconditioned
  * by the inverses of J_ε's diagonal blocks (block Jacobi); relative
  * tolerance min(0.1, Coulomb residual) (inexact Newton, Eisenstat–Walker
  * style forcing), at most NEWTON_GMRES_MAX inner iterations per step.
@@ -58,7 +58,7 @@
  * Newton system that cannot be solved ends the solve: DIVERGED).
  *
  * STOPPING RULE. The Coulomb residual (metrics.residual_coulomb, computed by
- * dvi_work_metrics on u = Nγ + r formed as the driver forms it) ≤ tolerance,
+ * ccp_work_metrics on u = Nγ + r formed as the driver forms it) ≤ tolerance,
  * checked before every iteration; at most max_iterations Newton steps. The
  * best iterate (lowest Coulomb residual) is returned. DIVERGED when Φ or γ
  * becomes non-finite or ‖γ‖ grows 1e10-fold over its natural scale.
@@ -102,11 +102,11 @@ typedef struct newton_ws {
     double *t1, *t2, *t3; /* [m] scratch vectors */
 } newton_ws;
 
-typedef dvi_carver newton_carver;
+typedef base_carver newton_carver;
 
 static void* carve(newton_carver* c, size_t count, size_t elem)
 {
-    return dvi_carve(c, count, elem, NEWTON_ALIGN);
+    return base_carve(c, count, elem, NEWTON_ALIGN);
 }
 
 /* Bytes of the layout (0 on overflow); with base, the pointers. */
@@ -213,7 +213,7 @@ static void ac_block(const dvi_ccp_block* blk, double rho, const double* g, cons
 
 /* Φ of all blocks at (γ, u); returns ½‖Φ‖² (serial, index order). With
  * jacobian, also A and B. */
-static double eval_phi(const dvi_ccp_work* w, const newton_ws* ws, const double* g, const double* u, double* phi,
+static double eval_phi(const ccp_work* w, const newton_ws* ws, const double* g, const double* u, double* phi,
                        bool jacobian)
 {
     const dvi_ccp_block* blocks = w->p->blocks;
@@ -222,26 +222,26 @@ static double eval_phi(const dvi_ccp_work* w, const newton_ws* ws, const double*
         ac_block(&blocks[b], ws->rho[b], g + r0, u + r0, phi + r0, jacobian ? ws->ablk + 9 * (size_t)b : NULL,
                  jacobian ? ws->bblk + 9 * (size_t)b : NULL);
     }
-    return 0.5 * dvi_dot(phi, phi, w->m);
+    return 0.5 * ccp_dot(phi, phi, w->m);
 }
 
 /* u = N γ + r, the driver's order (so its bits are the driver's). */
-static void fresh_velocity(const dvi_ccp_work* w, const double* g, double* u)
+static void fresh_velocity(const ccp_work* w, const double* g, double* u)
 {
-    dvi_work_apply(w, g, u);
+    ccp_work_apply(w, g, u);
     const double* r = w->p->r;
     for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
 }
 
-static double coulomb_residual(const dvi_ccp_work* w, const double* g, const double* u)
+static double coulomb_residual(const ccp_work* w, const double* g, const double* u)
 {
     dvi_ccp_metrics mt;
-    dvi_work_metrics(w, g, u, &mt, NULL);
+    ccp_work_metrics(w, g, u, &mt, NULL);
     return mt.residual_coulomb;
 }
 
 /* y = A x + B (Nx + ε η∘x) blockwise, given Nx. */
-static void jac_apply_given(const dvi_ccp_work* w, const newton_ws* ws, double eps, const double* x, const double* nx,
+static void jac_apply_given(const ccp_work* w, const newton_ws* ws, double eps, const double* x, const double* nx,
                             double* y)
 {
     for (int32_t b = 0; b < w->nblocks; b++) {
@@ -259,15 +259,15 @@ static void jac_apply_given(const dvi_ccp_work* w, const newton_ws* ws, double e
 }
 
 /* y = J_ε x (matrix-free); tmp: m doubles. */
-static void jac_apply(const dvi_ccp_work* w, const newton_ws* ws, double eps, const double* x, double* tmp, double* y)
+static void jac_apply(const ccp_work* w, const newton_ws* ws, double eps, const double* x, double* tmp, double* y)
 {
-    dvi_work_apply(w, x, tmp);
+    ccp_work_apply(w, x, tmp);
     jac_apply_given(w, ws, eps, x, tmp, y);
 }
 
 /* y = M x block by block (transposed: y = Mᵀ x), M_b the leading k × k of
  * the 3 × 3 row-major mats[9 b], k the block's rows. */
-static void blocks_apply(const dvi_ccp_work* w, const double* mats, bool transposed, const double* x, double* y)
+static void blocks_apply(const ccp_work* w, const double* mats, bool transposed, const double* x, double* y)
 {
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -281,11 +281,11 @@ static void blocks_apply(const dvi_ccp_work* w, const double* mats, bool transpo
 }
 
 /* y = J_εᵀ x = Aᵀx + (N + εη) Bᵀx; tmp, tmp2: m doubles. */
-static void jac_apply_t(const dvi_ccp_work* w, const newton_ws* ws, double eps, const double* x, double* tmp,
+static void jac_apply_t(const ccp_work* w, const newton_ws* ws, double eps, const double* x, double* tmp,
                         double* tmp2, double* y)
 {
     blocks_apply(w, ws->bblk, true, x, tmp);
-    dvi_work_apply(w, tmp, tmp2);
+    ccp_work_apply(w, tmp, tmp2);
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         const double* A = ws->ablk + 9 * (size_t)b;
@@ -301,7 +301,7 @@ static void jac_apply_t(const dvi_ccp_work* w, const newton_ws* ws, double eps, 
 /* ---- dense path ---------------------------------------------------------------- */
 
 /* nd = N (column-major m × m, compliance included), once per solve. */
-static void dense_operator(dvi_ccp_work* w, newton_ws* ws)
+static void dense_operator(ccp_work* w, newton_ws* ws)
 {
     const int32_t m = w->m;
     const size_t um = (size_t)m;
@@ -320,13 +320,13 @@ static void dense_operator(dvi_ccp_work* w, newton_ws* ws)
     memset(e, 0, um * sizeof(double));
     for (int32_t j = 0; j < m; j++) { /* N e_j: its column j */
         e[j] = 1.0;
-        dvi_work_apply(w, e, ws->nd + (size_t)j * um);
+        ccp_work_apply(w, e, ws->nd + (size_t)j * um);
         e[j] = 0.0;
     }
 }
 
 /* Solves J_ε d = −Φ densely. Returns 0, or > 0 for a singular J_ε. */
-static int32_t dense_step(const dvi_ccp_work* w, newton_ws* ws, double eps, const double* phi, double* d)
+static int32_t dense_step(const ccp_work* w, newton_ws* ws, double eps, const double* phi, double* d)
 {
     const int32_t m = w->m;
     const size_t um = (size_t)m;
@@ -348,9 +348,9 @@ static int32_t dense_step(const dvi_ccp_work* w, newton_ws* ws, double eps, cons
         }
     }
     for (int32_t i = 0; i < m; i++) d[i] = -phi[i];
-    int32_t info = dvi_dense_lu(m, ws->jac, ws->ipiv);
+    int32_t info = ccp_dense_lu(m, ws->jac, ws->ipiv);
     if (info != 0) return info;
-    dvi_dense_lu_solve(m, ws->jac, ws->ipiv, false, d);
+    ccp_dense_lu_solve(m, ws->jac, ws->ipiv, false, d);
     return 0;
 }
 
@@ -396,7 +396,7 @@ static void small_inverse(const double* a, int32_t k, double* inv)
 
 /* The block-Jacobi preconditioner: inverses of J_ε's diagonal blocks
  * A_a + B_a (N_aa + ε η_a I). */
-static void precondition(const dvi_ccp_work* w, newton_ws* ws, double eps)
+static void precondition(const ccp_work* w, newton_ws* ws, double eps)
 {
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -414,7 +414,7 @@ static void precondition(const dvi_ccp_work* w, newton_ws* ws, double eps)
     }
 }
 
-static void precond_apply(const dvi_ccp_work* w, const newton_ws* ws, const double* x, double* y)
+static void precond_apply(const ccp_work* w, const newton_ws* ws, const double* x, double* y)
 {
     blocks_apply(w, ws->pinv, false, x, y);
 }
@@ -422,14 +422,14 @@ static void precond_apply(const dvi_ccp_work* w, const newton_ws* ws, const doub
 /* Solves J_ε d = −Φ by restarted GMRES, right-preconditioned, to the
  * relative tolerance `forcing`. Returns the inner iterations; *relres the
  * final relative residual. */
-static int32_t gmres_step(const dvi_ccp_work* w, newton_ws* ws, double eps, const double* phi, double forcing,
+static int32_t gmres_step(const ccp_work* w, newton_ws* ws, double eps, const double* phi, double forcing,
                           double* d, double* relres)
 {
     const int32_t m = w->m, R = NEWTON_GMRES_RESTART;
     const size_t um = (size_t)m;
     double* res = ws->t3;
     memset(d, 0, um * sizeof(double));
-    const double bnorm = dvi_norm2(phi, m);
+    const double bnorm = ccp_norm2(phi, m);
     *relres = 0.0;
     if (!(bnorm > 0.0)) return 0;
     for (int32_t i = 0; i < m; i++) res[i] = -phi[i];
@@ -450,10 +450,10 @@ static int32_t gmres_step(const dvi_ccp_work* w, newton_ws* ws, double eps, cons
             jac_apply(w, ws, eps, ws->t1, ws->t2, vn);
             for (int32_t i = 0; i <= j; i++) { /* modified Gram–Schmidt */
                 const double* vi = V + (size_t)i * um;
-                h[i] = dvi_dot(vn, vi, m);
+                h[i] = ccp_dot(vn, vi, m);
                 for (int32_t q = 0; q < m; q++) vn[q] -= h[i] * vi[q];
             }
-            h[j + 1] = dvi_norm2(vn, m);
+            h[j + 1] = ccp_norm2(vn, m);
             if (h[j + 1] > 0.0)
                 for (int32_t q = 0; q < m; q++) vn[q] /= h[j + 1];
             for (int32_t i = 0; i < j; i++) { /* earlier rotations */
@@ -492,7 +492,7 @@ static int32_t gmres_step(const dvi_ccp_work* w, newton_ws* ws, double eps, cons
         /* the true residual −Φ − J d */
         jac_apply(w, ws, eps, d, ws->t1, res);
         for (int32_t q = 0; q < m; q++) res[q] = -phi[q] - res[q];
-        beta = dvi_norm2(res, m);
+        beta = ccp_norm2(res, m);
         *relres = beta / bnorm;
         if (!(beta > forcing * bnorm) || !isfinite(beta) || rr == 0.0) break;
     }
@@ -501,7 +501,7 @@ static int32_t gmres_step(const dvi_ccp_work* w, newton_ws* ws, double eps, cons
 
 /* ---- the solver ------------------------------------------------------------------ */
 
-static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
+static dvi_status newton_body(ccp_work* w, const dvi_solver_settings* s, double* gamma, dvi_solve_result* res)
 {
     const dvi_ccp_problem* p = w->p;
     const int32_t m = w->m, nb = w->nblocks;
@@ -510,7 +510,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     const bool dense = m <= s->newton.max_dense_rows;
     newton_ws ws;
     const size_t bytes = newton_layout(m, nb, dense, NULL, &ws);
-    void* base = bytes ? dvi_work_scratch(w, bytes) : NULL;
+    void* base = bytes ? ccp_work_scratch(w, bytes) : NULL;
     if (!base) {
         snprintf(res->message, sizeof res->message, "newton: out of memory for the %s workspace (%zu bytes, %d rows)",
                  dense ? "dense" : "GMRES", bytes, (int)m);
@@ -522,7 +522,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     double eta_sum = 0.0;
     int32_t eta_count = 0;
     for (int32_t b = 0; b < nb; b++) {
-        const double e = dvi_block_eta(w, b);
+        const double e = ccp_block_eta(w, b);
         ws.eta[b] = e > 0.0 && isfinite(e) ? e : 0.0;
         if (ws.eta[b] > 0.0) {
             eta_sum += ws.eta[b];
@@ -539,7 +539,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
             double* Nb = ws.nbb + 9 * (size_t)b;
             for (int32_t i = 0; i < k; i++)
                 for (int32_t j = 0; j < k; j++)
-                    Nb[3 * i + j] = i == j ? w->diag[r0 + i] : dvi_work_block_entry(w, r0 + i, r0 + j);
+                    Nb[3 * i + j] = i == j ? w->diag[r0 + i] : ccp_work_block_entry(w, r0 + i, r0 + j);
         }
     }
 
@@ -564,7 +564,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     for (int i = 0; i < NEWTON_NONMONOTONE; i++) merits[i] = f;
     double scale = 0.0; /* the impulses' natural scale: max_a ‖r_a‖ / η_a */
     for (int32_t b = 0; b < nb; b++) {
-        const double rn = dvi_norm2(p->r + w->block_row[b], w->block_row[b + 1] - w->block_row[b]);
+        const double rn = ccp_norm2(p->r + w->block_row[b], w->block_row[b + 1] - w->block_row[b]);
         scale = fmax(scale, ws.rho[b] / s->newton.rho * rn);
     }
     double gnorm_first = 0.0;
@@ -608,7 +608,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
         bool accepted = false;
         double ft = f;
         if (ok) {
-            dvi_work_apply(w, d, nd);
+            ccp_work_apply(w, d, nd);
             double t = 1.0;
             for (int k = 0; k <= NEWTON_BACKTRACKS; k++, t *= 0.5) {
                 for (int32_t i = 0; i < m; i++) {
@@ -626,11 +626,11 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
             /* steepest descent of the merit: −JᵀΦ from the Cauchy step */
             jac_apply_t(w, &ws, eps, phi, ws.t1, ws.t2, d);
             for (int32_t i = 0; i < m; i++) d[i] = -d[i];
-            const double gg = dvi_dot(d, d, m);
+            const double gg = ccp_dot(d, d, m);
             jac_apply(w, &ws, eps, d, ws.t1, ws.t2);
-            const double jj = dvi_dot(ws.t2, ws.t2, m);
+            const double jj = ccp_dot(ws.t2, ws.t2, m);
             if (gg > 0.0 && jj > 0.0 && isfinite(gg) && isfinite(jj)) {
-                dvi_work_apply(w, d, nd);
+                ccp_work_apply(w, d, nd);
                 double t = gg / jj;
                 for (int k = 0; k <= NEWTON_BACKTRACKS; k++, t *= 0.5) {
                     for (int32_t i = 0; i < m; i++) {
@@ -669,15 +669,15 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
         for (int i = NEWTON_NONMONOTONE - 1; i > 0; i--) merits[i] = merits[i - 1];
         merits[0] = f;
         resid = coulomb_residual(w, g, u);
-        dvi_history_push(w, res, resid);
+        ccp_history_push(w, res, resid);
         if (resid < best || !(best == best)) {
             best = resid;
             memcpy(gbest, g, um * sizeof(double));
             memcpy(ubest, u, um * sizeof(double));
         }
-        const double gnorm = dvi_norm2(g, m);
+        const double gnorm = ccp_norm2(g, m);
         if (it == 1) gnorm_first = gnorm;
-        if (dvi_diverging(gnorm, gnorm_first, scale)) {
+        if (ccp_diverging(gnorm, gnorm_first, scale)) {
             res->status = DVI_SOLVE_DIVERGED;
             snprintf(res->message, sizeof res->message, "newton: |gamma| = %.3g at iteration %d (diverging)", gnorm,
                      (int)it);
@@ -698,14 +698,14 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
     return DVI_OK;
 }
 
-static dvi_status newton_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status newton_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                                double* gamma, dvi_solve_result* res)
 {
     (void)call; /* no state, no inner solver */
     return newton_body(w, s, gamma, res);
 }
 
-const dvi_solver_impl dvi_solver_newton = {
+const ccp_solver_impl ccp_solver_newton = {
     .name = "newton",
     .summary = "semismooth Newton on the Alart-Curnier function (Coulomb's law; dense LU or GMRES, line search)",
     .targets_ccp = false, /* targets Coulomb's law, not the CCP */

@@ -21,14 +21,14 @@
  * exact local solve is implemented.
  * In the factor form the body velocities v = M⁻¹Dγ are kept up to date, so a
  * block costs O(entries of its columns) (contacts given by frames through
- * dvi_work_frame_velocity / dvi_work_frame_update), and v is recomputed from
- * γ every 25 sweeps (dvi_gs_iterate, shared with pgs); in the Delassus form u_a is read from the rows of
+ * ccp_work_frame_velocity / ccp_work_frame_update), and v is recomputed from
+ * γ every 25 sweeps (ccp_gs_iterate, shared with pgs); in the Delassus form u_a is read from the rows of
  * W. Each N_aa (compliance included) and its pseudo-inverse are formed once
  * per solve in the work's scratch; a sweep allocates nothing.
  * Stopping: the Coulomb residual (metrics.residual_coulomb) after each sweep,
  * one gather; a value within the tolerance is confirmed on velocities
  * recomputed from γ. Divergence: ‖γ‖ growing 1e10-fold over its natural
- * scale (dvi_diverging), or a non-finite value. Serial and deterministic:
+ * scale (ccp_diverging), or a non-finite value. Serial and deterministic:
  * the sweep order is the block order; settings.threads only parallelises
  * the full products between sweeps.
  * A block whose local solve finds no answer keeps its impulse for that
@@ -44,21 +44,21 @@
 
 typedef struct nsgs_state {
     const double* eta;           /* [nblocks] Gershgorin steps (0: a block coupled to nothing) */
-    const dvi_coulomb_local* loc; /* [nblocks] N_aa of the friction blocks */
+    const ccp_coulomb_local* loc; /* [nblocks] N_aa of the friction blocks */
     int local_iterations;
     double local_tolerance, omega;
     int32_t failures, last_failure;
 } nsgs_state;
 
 /* One visit of block b. */
-static void visit(const dvi_ccp_work* w, nsgs_state* st, double* g, double* v, int32_t b)
+static void visit(const ccp_work* w, nsgs_state* st, double* g, double* v, int32_t b)
 {
     if (st->eta[b] <= 0.0) return; /* nothing moves it: nothing to do */
     const int32_t r0 = w->block_row[b];
     const dvi_ccp_block* B = &w->p->blocks[b];
     const double omega = st->omega;
     double ua[6], x[6];
-    dvi_work_block_velocity(w, g, v, b, ua);
+    ccp_work_block_velocity(w, g, v, b, ua);
     switch (B->kind) {
     case DVI_BLOCK_BILATERAL:
         x[0] = g[r0] - omega * ua[0] / w->diag[r0];
@@ -68,77 +68,77 @@ static void visit(const dvi_ccp_work* w, nsgs_state* st, double* g, double* v, i
         if (!(x[0] > 0.0)) x[0] = 0.0;
         break;
     case DVI_BLOCK_FRICTION: {
-        const dvi_coulomb_local* L = &st->loc[b];
+        const ccp_coulomb_local* L = &st->loc[b];
         const double* ga = g + r0;
         double q[3];
         for (int i = 0; i < 3; i++) {
             q[i] = ua[i] - (L->W[3 * i] * ga[0] + L->W[3 * i + 1] * ga[1] + L->W[3 * i + 2] * ga[2]);
             x[i] = ga[i];
         }
-        if (dvi_coulomb_local_solve(L, q, B->mu, st->local_iterations, st->local_tolerance, x) == DVI_LOCAL_FAILED) {
+        if (ccp_coulomb_local_solve(L, q, B->mu, st->local_iterations, st->local_tolerance, x) == DVI_LOCAL_FAILED) {
             st->failures++;
             st->last_failure = b;
             return;
         }
         if (omega != 1.0) {
             for (int i = 0; i < 3; i++) x[i] = ga[i] + omega * (x[i] - ga[i]);
-            dvi_project_friction(B->mu, x);
+            ccp_project_friction(B->mu, x);
         }
         break;
     }
     case DVI_BLOCK_FRICTION_ROLLING: /* refused before the sweeps */
         return;
     }
-    dvi_work_set_block(w, b, x, g, v);
+    ccp_work_set_block(w, b, x, g, v);
 }
 
 /* Memory traffic of one sweep (ccp_work.h), counted as pgs.c counts it,
  * with a friction block's W and pseudo-inverse (18 numbers) read per visit. */
-static double sweep_bytes(const dvi_ccp_work* w)
+static double sweep_bytes(const ccp_work* w)
 {
     double blocks = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         const int32_t k = w->block_row[b + 1] - w->block_row[b];
         blocks += 4.0 + (double)sizeof(dvi_ccp_block) + 8.0 + (k == 3 ? 8.0 * 19 : 8.0);
     }
-    return blocks + dvi_gs_visit_bytes(w) + dvi_gs_check_bytes(w);
+    return blocks + ccp_gs_visit_bytes(w) + ccp_gs_check_bytes(w);
 }
 
-/* One sweep (dvi_gs_sweep_fn): the blocks in order. */
-static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
+/* One sweep (ccp_gs_sweep_fn): the blocks in order. */
+static void sweep(const ccp_work* w, void* ctx, double* g, double* v)
 {
     for (int32_t b = 0; b < w->nblocks; b++) visit(w, ctx, g, v, b);
 }
 
-static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status nsgs_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                              double* gamma, dvi_solve_result* res)
 {
     (void)call; /* no state, no inner solver */
     const int32_t nb = w->nblocks; /* no FRICTION_ROLLING block: the driver refuses them (refused_kinds) */
     const size_t eta_bytes = ((size_t)nb * sizeof(double) + 63) / 64 * 64;
-    char* mem = dvi_work_scratch(w, eta_bytes + (size_t)nb * sizeof(dvi_coulomb_local));
+    char* mem = ccp_work_scratch(w, eta_bytes + (size_t)nb * sizeof(ccp_coulomb_local));
     if (!mem) {
         snprintf(res->message, sizeof res->message, "NSGS: out of memory (%d blocks)", (int)nb);
         return DVI_ERR_NOMEM;
     }
     double* eta = (double*)mem;
-    dvi_coulomb_local* loc = (dvi_coulomb_local*)(mem + eta_bytes);
-    dvi_block_steps(w, eta);
+    ccp_coulomb_local* loc = (ccp_coulomb_local*)(mem + eta_bytes);
+    ccp_block_steps(w, eta);
     for (int32_t b = 0; b < nb; b++) {
         if (w->p->blocks[b].kind != DVI_BLOCK_FRICTION) continue;
         const int32_t r0 = w->block_row[b];
         double A[9];
         for (int a = 0; a < 3; a++)
             for (int q = 0; q < 3; q++)
-                A[3 * a + q] = a == q ? w->diag[r0 + a] : dvi_work_block_entry(w, r0 + a, r0 + q);
-        if (dvi_coulomb_local_prepare(A, &loc[b]) != 0) {
+                A[3 * a + q] = a == q ? w->diag[r0 + a] : ccp_work_block_entry(w, r0 + a, r0 + q);
+        if (ccp_coulomb_local_prepare(A, &loc[b]) != 0) {
             snprintf(res->message, sizeof res->message,
                      "blocks[%d]: its 3x3 block of N is not positive semidefinite (N_nn = %.3g)", (int)b, A[0]);
             return DVI_ERR_INVALID_ARG;
         }
     }
     nsgs_state st = {eta, loc, s->nsgs.local_iterations, s->nsgs.local_tolerance, s->nsgs.omega, 0, -1};
-    dvi_gs_iterate(w, s, eta, sweep, &st, true, "NSGS", "nsgs.omega", gamma, res);
+    ccp_gs_iterate(w, s, eta, sweep, &st, true, "NSGS", "nsgs.omega", gamma, res);
     res->bytes_per_iteration = res->iterations > 0 ? sweep_bytes(w) : 0.0;
     if (res->status != DVI_SOLVE_CONVERGED && st.failures > 0 && !res->message[0])
         snprintf(res->message, sizeof res->message,
@@ -148,7 +148,7 @@ static dvi_status nsgs_solve(dvi_ccp_work* w, const dvi_solver_call* call, const
     return DVI_OK;
 }
 
-const dvi_solver_impl dvi_solver_nsgs = {
+const ccp_solver_impl ccp_solver_nsgs = {
     .name = "nsgs",
     .summary = "nonsmooth Gauss-Seidel on Coulomb's law, with the exact local solve of each contact "
                "(Jourdan, Alart & Jean 1998)",

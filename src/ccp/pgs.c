@@ -21,8 +21,8 @@
  * Option `symmetric` runs a backward sweep after each forward sweep.
  * Stopping: the common CCP residual after each sweep (one gather), ≤ tolerance,
  * confirmed on freshly recomputed velocities. v is recomputed from γ every
- * 25 sweeps to remove round-off drift (dvi_gs_iterate, shared with nsgs). Divergence: ‖γ‖ growing 1e10-fold
- * over its natural scale (dvi_diverging), or a non-finite value.
+ * 25 sweeps to remove round-off drift (ccp_gs_iterate, shared with nsgs). Divergence: ‖γ‖ growing 1e10-fold
+ * over its natural scale (ccp_diverging), or a non-finite value.
  */
 #include "ccp_work.h"
 
@@ -33,7 +33,7 @@
 /* One visit of block b: a few projected-gradient steps on the block's own
  * problem  min ½ xᵀ N_bb x + cᵀx over K_b,  c = u_b − N_bb γ_b  (the other
  * blocks frozen), step η_b, then relaxation by ω and the update of v. */
-static void update_block(const dvi_ccp_work* w, const double* eta, const double* Nbb, int inner, double omega,
+static void update_block(const ccp_work* w, const double* eta, const double* Nbb, int inner, double omega,
                          double* g, double* v, int32_t b)
 {
     int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
@@ -41,7 +41,7 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
     const dvi_ccp_block* B = &w->p->blocks[b];
     const double* A = Nbb + 36 * (size_t)b;
     double ua[6], c[6], x[6], y[6];
-    dvi_work_block_velocity(w, g, v, b, ua);
+    ccp_work_block_velocity(w, g, v, b, ua);
     for (int32_t a = 0; a < k; a++) {
         double s = 0.0;
         for (int32_t q = 0; q < k; q++) s += A[6 * a + q] * g[r0 + q];
@@ -55,7 +55,7 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
             for (int32_t q = 0; q < k; q++) s += A[6 * a + q] * x[q];
             y[a] = x[a] - eta[b] * s;
         }
-        dvi_cone_project(B, y);
+        ccp_cone_project(B, y);
         for (int32_t a = 0; a < k; a++) {
             change = fmax(change, fabs(y[a] - x[a]));
             size = fmax(size, fabs(y[a]));
@@ -65,9 +65,9 @@ static void update_block(const dvi_ccp_work* w, const double* eta, const double*
     }
     if (omega != 1.0) {
         for (int32_t a = 0; a < k; a++) x[a] = g[r0 + a] + omega * (x[a] - g[r0 + a]);
-        dvi_cone_project(B, x);
+        ccp_cone_project(B, x);
     }
-    dvi_work_set_block(w, b, x, g, v);
+    ccp_work_set_block(w, b, x, g, v);
 }
 
 /* Memory traffic of one sweep (ccp_work.h): each block visit reads its
@@ -82,8 +82,8 @@ typedef struct pgs_state {
     bool symmetric;
 } pgs_state;
 
-/* One sweep (dvi_gs_sweep_fn): the blocks in order, then back with `symmetric`. */
-static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
+/* One sweep (ccp_gs_sweep_fn): the blocks in order, then back with `symmetric`. */
+static void sweep(const ccp_work* w, void* ctx, double* g, double* v)
 {
     const pgs_state* st = ctx;
     for (int32_t b = 0; b < w->nblocks; b++) update_block(w, st->eta, st->Nbb, st->inner, st->omega, g, v, b);
@@ -91,41 +91,41 @@ static void sweep(const dvi_ccp_work* w, void* ctx, double* g, double* v)
         for (int32_t b = w->nblocks - 1; b >= 0; b--) update_block(w, st->eta, st->Nbb, st->inner, st->omega, g, v, b);
 }
 
-static double sweep_bytes(const dvi_ccp_work* w, const dvi_solver_settings* s)
+static double sweep_bytes(const ccp_work* w, const dvi_solver_settings* s)
 {
     double visits = s->pgs.symmetric ? 2.0 : 1.0, blocks = 0.0;
     for (int32_t b = 0; b < w->nblocks; b++) {
         double k = w->block_row[b + 1] - w->block_row[b];
         blocks += 4.0 + (double)sizeof(dvi_ccp_block) + 8.0 + 8.0 * k * k;
     }
-    return visits * (blocks + dvi_gs_visit_bytes(w)) + dvi_gs_check_bytes(w);
+    return visits * (blocks + ccp_gs_visit_bytes(w)) + ccp_gs_check_bytes(w);
 }
 
-static dvi_status pgs_solve(dvi_ccp_work* w, const dvi_solver_call* call, const dvi_solver_settings* s,
+static dvi_status pgs_solve(ccp_work* w, const ccp_solver_call* call, const dvi_solver_settings* s,
                             double* gamma, dvi_solve_result* res)
 {
     (void)call; /* no state, no inner solver */
-    double* eta = dvi_work_scratch(w, 37 * ((size_t)w->nblocks + 1) * sizeof(double));
+    double* eta = ccp_work_scratch(w, 37 * ((size_t)w->nblocks + 1) * sizeof(double));
     if (!eta) {
         snprintf(res->message, sizeof res->message, "PGS: out of memory (%d blocks)", w->nblocks);
         return DVI_ERR_NOMEM;
     }
     double* Nbb = eta + w->nblocks + 1; /* the diagonal blocks, 6×6 slots, compliance included */
-    dvi_block_steps(w, eta);
+    ccp_block_steps(w, eta);
     for (int32_t b = 0; b < w->nblocks; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         double* A = Nbb + 36 * (size_t)b;
         for (int32_t a = 0; a < k; a++)
             for (int32_t q = 0; q < k; q++)
-                A[6 * a + q] = a == q ? w->diag[r0 + a] : dvi_work_block_entry(w, r0 + a, r0 + q);
+                A[6 * a + q] = a == q ? w->diag[r0 + a] : ccp_work_block_entry(w, r0 + a, r0 + q);
     }
     pgs_state st = {eta, Nbb, s->pgs.block_iterations, s->pgs.omega, s->pgs.symmetric};
-    dvi_gs_iterate(w, s, eta, sweep, &st, false, "PGS", "pgs.omega", gamma, res);
+    ccp_gs_iterate(w, s, eta, sweep, &st, false, "PGS", "pgs.omega", gamma, res);
     res->bytes_per_iteration = res->iterations > 0 ? sweep_bytes(w, s) : 0.0;
     return DVI_OK;
 }
 
-const dvi_solver_impl dvi_solver_pgs = {
+const ccp_solver_impl ccp_solver_pgs = {
     .name = "pgs",
     .summary = "block projected Gauss-Seidel / SOR with the Tasora-Anitescu per-block step",
     .targets_ccp = true,

@@ -1,5 +1,5 @@
 /* dvicontact — the table of built-in solvers. A new solver is one file in
- * src/ccp/ defining a const dvi_solver_impl, plus its row here (its extern
+ * src/ccp/ defining a const ccp_solver_impl, plus its row here (its extern
  * and its line in the table); what it solves (its law, the law its setting
  * picks, the block kinds it refuses), whether it sweeps the blocks in
  * order, its own state and the solver it nests are in that one definition.
@@ -13,22 +13,22 @@
 #include <string.h>
 
 /* each defined in its own file, src/ccp/NAME.c */
-extern const dvi_solver_impl dvi_solver_apgd;
-extern const dvi_solver_impl dvi_solver_pgs;
-extern const dvi_solver_impl dvi_solver_jacobi;
-extern const dvi_solver_impl dvi_solver_lemke;
-extern const dvi_solver_impl dvi_solver_nsgs;
-extern const dvi_solver_impl dvi_solver_newton;
-extern const dvi_solver_impl dvi_solver_desaxce;
+extern const ccp_solver_impl ccp_solver_apgd;
+extern const ccp_solver_impl ccp_solver_pgs;
+extern const ccp_solver_impl ccp_solver_jacobi;
+extern const ccp_solver_impl ccp_solver_lemke;
+extern const ccp_solver_impl ccp_solver_nsgs;
+extern const ccp_solver_impl ccp_solver_newton;
+extern const ccp_solver_impl ccp_solver_desaxce;
 
-static const dvi_solver_impl* const registry[] = {
-    &dvi_solver_apgd,
-    &dvi_solver_pgs,
-    &dvi_solver_jacobi,
-    &dvi_solver_lemke,
-    &dvi_solver_nsgs,
-    &dvi_solver_newton,
-    &dvi_solver_desaxce,
+static const ccp_solver_impl* const registry[] = {
+    &ccp_solver_apgd,
+    &ccp_solver_pgs,
+    &ccp_solver_jacobi,
+    &ccp_solver_lemke,
+    &ccp_solver_nsgs,
+    &ccp_solver_newton,
+    &ccp_solver_desaxce,
 };
 
 #define REGISTRY_COUNT ((int32_t)(sizeof registry / sizeof registry[0]))
@@ -63,7 +63,7 @@ int32_t dvi_solver_index(const char* name)
 dvi_friction_law dvi_solver_law_with(int32_t index, const dvi_solver_settings* settings)
 {
     if (index < 0 || index >= REGISTRY_COUNT) return DVI_LAW_CCP;
-    const dvi_solver_impl* s = registry[index];
+    const ccp_solver_impl* s = registry[index];
     return s->law_under && settings ? s->law_under(settings) : s->law;
 }
 
@@ -81,7 +81,7 @@ bool dvi_solver_supports(int32_t index, dvi_friction_law law, dvi_block_kind kin
 {
     if (index < 0 || index >= REGISTRY_COUNT || !dvi_friction_law_string(law) || dvi_block_rows(kind) == 0)
         return false;
-    const dvi_solver_impl* s = registry[index];
+    const ccp_solver_impl* s = registry[index];
     if (s->law != law && !s->law_setting) return false;
     return (s->refused_kinds & (1u << kind)) == 0;
 }
@@ -95,7 +95,7 @@ const char* dvi_friction_law_string(dvi_friction_law law)
     return NULL;
 }
 
-const char* dvi_block_kind_name(dvi_block_kind kind)
+const char* ccp_block_kind_name(dvi_block_kind kind)
 {
     switch (kind) {
     case DVI_BLOCK_BILATERAL: return "bilateral";
@@ -106,12 +106,12 @@ const char* dvi_block_kind_name(dvi_block_kind kind)
     return "unknown";
 }
 
-static bool solves_all(const dvi_solver_impl* s, dvi_friction_law law, uint32_t kinds)
+static bool solves_all(const ccp_solver_impl* s, dvi_friction_law law, uint32_t kinds)
 {
     return (s->law == law || s->law_setting) && (s->refused_kinds & kinds) == 0;
 }
 
-int32_t dvi_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_option, char* out, size_t size)
+int32_t ccp_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_option, char* out, size_t size)
 {
     int32_t pick[REGISTRY_COUNT], n = 0;
     for (int pass = 0; pass < 2; pass++) /* the solvers of the law without a setting first */
@@ -120,7 +120,7 @@ int32_t dvi_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_optio
     size_t len = 0;
     if (size > 0) out[0] = '\0';
     for (int32_t j = 0; j < n && len < size; j++) {
-        const dvi_solver_impl* s = registry[pick[j]];
+        const ccp_solver_impl* s = registry[pick[j]];
         const char* sep = j == 0 ? "" : j + 1 < n ? ", " : n == 2 ? " or " : ", or ";
         int w;
         if (!s->law_setting) {
@@ -140,13 +140,13 @@ int32_t dvi_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_optio
     return n;
 }
 
-const dvi_solver_impl* dvi_solver_find(const char* name)
+const ccp_solver_impl* ccp_solver_find(const char* name)
 {
     const int32_t i = dvi_solver_index(name);
     return i >= 0 ? registry[i] : NULL;
 }
 
-const dvi_solver_impl* dvi_solver_row(int32_t index)
+const ccp_solver_impl* ccp_solver_row(int32_t index)
 {
     return index >= 0 && index < REGISTRY_COUNT ? registry[index] : NULL;
 }

@@ -14,8 +14,8 @@
  * whose law a setting picks last, named with it: "desaxce, or lemke with
  * lemke.coulomb" (as_option: "lemke with --lemke-coulomb", the setting as
  * the option of dvi run and dvi check). Returns how many. */
-int32_t dvi_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_option, char* out, size_t size);
+int32_t ccp_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_option, char* out, size_t size);
 /* Short name of a block kind ("friction_rolling"), as CCP files spell it. */
-const char* dvi_block_kind_name(dvi_block_kind kind);
+const char* ccp_block_kind_name(dvi_block_kind kind);
 
 #endif /* DVI_CCP_REGISTRY_H */

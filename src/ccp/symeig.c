@@ -77,7 +77,7 @@ static void tridiagonalise(double* A, double* V, double* d, double* e, double* u
     for (int32_t i = 0; i < n; i++) d[i] = A[(size_t)i * n + i];
 }
 
-int dvi_sym_eigen(double* A, double* V, double* d, double* work, int32_t n)
+int ccp_sym_eigen(double* A, double* V, double* d, double* work, int32_t n)
 {
     if (n <= 0) return 0;
     double* e = work;

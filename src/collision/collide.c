@@ -1,7 +1,7 @@
 /* dvicontact — AABBs and the broad phase (see the design note in collision.h).
  *
- * What. dvi_geom_update() computes a geom's world AABB from its pose and
- * parameters. dvi_collide() finds every pair of geoms whose AABBs, each
+ * What. col_geom_update() computes a geom's world AABB from its pose and
+ * parameters. col_collide() finds every pair of geoms whose AABBs, each
  * inflated by the envelope, overlap, runs the narrow phase on those pairs and
  * returns the contact points sorted by (geom_a, geom_b).
  *
@@ -50,7 +50,7 @@
  * which is probed, never iterated), and the pair list is sorted, so the
  * output depends only on the input.
  *
- * Threads (dvi_collision_set_threads; calls with fewer than
+ * Threads (col_set_threads; calls with fewer than
  * DVI_COLLIDE_PAR_MIN geoms, or one thread, take the serial path above).
  * The split, the levels and the grid build stay serial (2.5 of the 18 ms
  * of a call on a bed of 53,728 grains); the rest runs in one OpenMP
@@ -76,7 +76,7 @@
  * Cost: O(n + pairs + points) time per call for n geoms, plus O(n) per plane.
  * Degenerate inputs (many geoms with one centre, coordinates beyond 2^40
  * cells) put many geoms in one cell and cost up to the square of that number.
- * Memory: O(n + pairs + points) in grow-only buffers owned by dvi_collision;
+ * Memory: O(n + pairs + points) in grow-only buffers owned by col_collision;
  * a call with no more geoms, pairs and points than an earlier one allocates
  * nothing.
  */
@@ -125,16 +125,16 @@ typedef struct grid_item {
     double lo[3], hi[3];  /* AABB inflated by the envelope */
     int32_t index;        /* into the caller's geoms */
     int32_t owner;
-    int32_t level;        /* position in dvi_collision.levels */
+    int32_t level;        /* position in col_collision.levels */
     int32_t is_static;
 } grid_item;
 
 typedef struct cell_slot {
     int64_t ix, iy, iz;
-    int32_t level;        /* position in dvi_collision.levels */
-    int32_t start;        /* first item of the cell in dvi_collision.sorted */
+    int32_t level;        /* position in col_collision.levels */
+    int32_t start;        /* first item of the cell in col_collision.sorted */
     int32_t count;
-    uint32_t stamp;       /* == dvi_collision.stamp when the slot is in use */
+    uint32_t stamp;       /* == col_collision.stamp when the slot is in use */
 } cell_slot;
 
 typedef struct grid_level {
@@ -164,7 +164,7 @@ typedef struct pair_buf {
 typedef struct work_slot {
     pair_buf pairs;                          /* candidate pairs the thread found, in no set order */
     int32_t* counts; size_t counts_cap;      /* [SORT_PART + 1] scratch of sort_part */
-    dvi_contact_point* points; size_t points_cap; size_t npts; /* its narrow-phase chunks, one after another */
+    col_contact_point* points; size_t points_cap; size_t npts; /* its narrow-phase chunks, one after another */
     char pad[64];                            /* keeps the slots' hot fields on different cache lines */
 } work_slot;
 
@@ -175,7 +175,7 @@ typedef struct narrow_chunk {
     size_t offset, dest;
 } narrow_chunk;
 
-struct dvi_collision {
+struct col_collision {
     const uint64_t* excluded; int32_t excluded_count; /* owner pairs that never touch (sorted keys) */
     grid_item* items;     size_t items_cap;  /* grid geoms in index order (64-byte aligned) */
     grid_item* sorted;    size_t sorted_cap; /* the same, grouped by cell (64-byte aligned) */
@@ -191,12 +191,12 @@ struct dvi_collision {
     geom_pair* pairs;     size_t pairs_cap;
     geom_pair* pairs_tmp; size_t pairs_tmp_cap;
     int32_t* counts;      size_t counts_cap;
-    dvi_contact_point* points; size_t points_cap;
+    col_contact_point* points; size_t points_cap;
     grid_level levels[LEVEL_MAX - LEVEL_MIN + 1];
     int32_t level_count;
     uint32_t stamp;
-    int threads;                             /* dvi_collision_set_threads */
-    int32_t par_min;                         /* dvi_collision_set_parallel_min */
+    int threads;                             /* col_set_threads */
+    int32_t par_min;                         /* col_set_parallel_min */
     work_slot* slots;     int slot_count;    /* [threads] */
     size_t* part_pos;     size_t part_pos_cap;   /* [threads × parts] where a slot's pairs of a part go */
     size_t* part_start;   size_t part_start_cap; /* [parts + 1] first pair of each part */
@@ -205,11 +205,11 @@ struct dvi_collision {
 
 /* ---- AABBs ----------------------------------------------------------------- */
 
-void dvi_geom_update(dvi_geom* g)
+void col_geom_update(col_geom* g)
 {
     if (!g) return;
     g->unbounded = false;
-    const dvi_shape_class* c = dvi_shape_class_of(g->type);
+    const col_shape_class* c = col_shape_class_of(g->type);
     if (c && c->bounds(g)) return;
     /* unknown type or empty terrain: a point at the geom's origin */
     for (int k = 0; k < 3; k++) g->aabb_min[k] = g->aabb_max[k] = g->pos[k];
@@ -217,10 +217,10 @@ void dvi_geom_update(dvi_geom* g)
 
 /* ---- state ----------------------------------------------------------------- */
 
-dvi_status dvi_collision_create(const dvi_allocator* alloc, dvi_collision** out)
+dvi_status col_create(const dvi_allocator* alloc, col_collision** out)
 {
     if (!out) return DVI_ERR_INVALID_ARG;
-    dvi_collision* c = dvi_mem_calloc(alloc, 1, sizeof(dvi_collision));
+    col_collision* c = base_mem_calloc(alloc, 1, sizeof(col_collision));
     *out = c;
     if (!c) return DVI_ERR_NOMEM;
     if (alloc) c->alloc = *alloc;
@@ -229,7 +229,7 @@ dvi_status dvi_collision_create(const dvi_allocator* alloc, dvi_collision** out)
     return DVI_OK;
 }
 
-void dvi_collision_set_excluded(dvi_collision* c, const uint64_t* keys, int32_t n)
+void col_set_excluded(col_collision* c, const uint64_t* keys, int32_t n)
 {
     if (!c) return;
     c->excluded = n > 0 ? keys : NULL;
@@ -237,7 +237,7 @@ void dvi_collision_set_excluded(dvi_collision* c, const uint64_t* keys, int32_t 
 }
 
 /* May geoms a and b touch, by their filters and the excluded owner pairs? */
-static bool filters_pass(const dvi_collision* c, const dvi_geom* a, const dvi_geom* b)
+static bool filters_pass(const col_collision* c, const col_geom* a, const col_geom* b)
 {
     if (a->filtered || b->filtered) {
         uint32_t ca = a->filtered ? a->category : 1u, ma = a->filtered ? a->mask : 0xFFFFFFFFu;
@@ -259,17 +259,17 @@ static bool filters_pass(const dvi_collision* c, const dvi_geom* a, const dvi_ge
     return true;
 }
 
-void dvi_collision_set_threads(dvi_collision* c, int threads)
+void col_set_threads(col_collision* c, int threads)
 {
     if (c) c->threads = threads > 1 ? threads : 1;
 }
 
-void dvi_collision_set_parallel_min(dvi_collision* c, int32_t geoms)
+void col_set_parallel_min(col_collision* c, int32_t geoms)
 {
     if (c) c->par_min = geoms > 0 ? geoms : 0;
 }
 
-int dvi_collision_idle_buffers(const dvi_collision* c, void** data, size_t* bytes, int max)
+int col_idle_buffers(const col_collision* c, void** data, size_t* bytes, int max)
 {
     int n = 0;
     if (!c) return 0;
@@ -291,31 +291,31 @@ int dvi_collision_idle_buffers(const dvi_collision* c, void** data, size_t* byte
     return n;
 }
 
-void dvi_collision_destroy(dvi_collision* c)
+void col_destroy(col_collision* c)
 {
     if (!c) return;
     const dvi_allocator a = c->alloc;
-    dvi_mem_free(&a, c->items_raw);
-    dvi_mem_free(&a, c->sorted_raw);
-    dvi_mem_free(&a, c->item_slot);
-    dvi_mem_free(&a, c->special);
-    dvi_mem_free(&a, c->special_flag);
-    dvi_mem_free(&a, c->table);
-    dvi_mem_free(&a, c->cells);
-    dvi_mem_free(&a, c->pairs);
-    dvi_mem_free(&a, c->pairs_tmp);
-    dvi_mem_free(&a, c->counts);
-    dvi_mem_free(&a, c->points);
+    base_mem_free(&a, c->items_raw);
+    base_mem_free(&a, c->sorted_raw);
+    base_mem_free(&a, c->item_slot);
+    base_mem_free(&a, c->special);
+    base_mem_free(&a, c->special_flag);
+    base_mem_free(&a, c->table);
+    base_mem_free(&a, c->cells);
+    base_mem_free(&a, c->pairs);
+    base_mem_free(&a, c->pairs_tmp);
+    base_mem_free(&a, c->counts);
+    base_mem_free(&a, c->points);
     for (int t = 0; t < c->slot_count; t++) {
-        dvi_mem_free(&a, c->slots[t].pairs.p);
-        dvi_mem_free(&a, c->slots[t].counts);
-        dvi_mem_free(&a, c->slots[t].points);
+        base_mem_free(&a, c->slots[t].pairs.p);
+        base_mem_free(&a, c->slots[t].counts);
+        base_mem_free(&a, c->slots[t].points);
     }
-    dvi_mem_free(&a, c->slots);
-    dvi_mem_free(&a, c->part_pos);
-    dvi_mem_free(&a, c->part_start);
-    dvi_mem_free(&a, c->chunks);
-    dvi_mem_free(&a, c);
+    base_mem_free(&a, c->slots);
+    base_mem_free(&a, c->part_pos);
+    base_mem_free(&a, c->part_start);
+    base_mem_free(&a, c->chunks);
+    base_mem_free(&a, c);
 }
 
 /* Makes *p hold at least `need` elements of `size` bytes, keeping its
@@ -327,7 +327,7 @@ static bool reserve(const dvi_allocator* a, void** p, size_t* cap, size_t need, 
     if (n < need) n = need + need / 16; /* headroom, never touched unless used (the step lends it on) */
     if (n < 16) n = 16;
     if (n > SIZE_MAX / size) return false;
-    void* q = dvi_mem_realloc(a, *p, n * size);
+    void* q = base_mem_realloc(a, *p, n * size);
     if (!q) return false;
     *p = q;
     *cap = n;
@@ -345,9 +345,9 @@ static bool reserve_items(const dvi_allocator* a, grid_item** p, void** raw, siz
     if (n < 16) n = 16;
     if (n > (SIZE_MAX - 64) / sizeof(grid_item)) return false;
     /* 64 bytes more, to start at a 64-byte boundary whatever the allocator (64 | sizeof(grid_item)) */
-    void* q = dvi_mem_alloc(a, n * sizeof(grid_item) + 64);
+    void* q = base_mem_alloc(a, n * sizeof(grid_item) + 64);
     if (!q) return false;
-    dvi_mem_free(a, *raw);
+    base_mem_free(a, *raw);
     *raw = q;
     *p = (grid_item*)(void*)(((uintptr_t)q + 63) / 64 * 64);
     *cap = n;
@@ -378,7 +378,7 @@ static uint64_t cell_hash(int32_t level, int64_t ix, int64_t iy, int64_t iz)
 }
 
 /* Dense table: slot of a cell, or −1 when the cell is outside its level's box. */
-static int64_t dense_slot(const dvi_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz)
+static int64_t dense_slot(const col_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz)
 {
     const grid_level* L = &c->levels[level];
     if (ix < L->cmin[0] || ix > L->cmax[0] || iy < L->cmin[1] || iy > L->cmax[1] || iz < L->cmin[2] ||
@@ -394,7 +394,7 @@ static bool slot_is(const cell_slot* e, int32_t level, int64_t ix, int64_t iy, i
 }
 
 /* Slot of a non-empty cell, or −1 when the cell is empty. */
-static int32_t cell_find(const dvi_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz)
+static int32_t cell_find(const col_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz)
 {
     if (c->dense) {
         int64_t s = dense_slot(c, level, ix, iy, iz);
@@ -409,7 +409,7 @@ static int32_t cell_find(const dvi_collision* c, int32_t level, int64_t ix, int6
 }
 
 /* Slot of a cell, created if needed (the table always has room). */
-static int32_t cell_insert(dvi_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz, int32_t* ncells)
+static int32_t cell_insert(col_collision* c, int32_t level, int64_t ix, int64_t iy, int64_t iz, int32_t* ncells)
 {
     size_t s;
     if (c->dense) {
@@ -481,14 +481,14 @@ static bool add_pair(pair_buf* out, int32_t i, int32_t j)
     return true;
 }
 
-static bool may_pair(const dvi_geom* a, const dvi_geom* b)
+static bool may_pair(const col_geom* a, const col_geom* b)
 {
     return a->owner != b->owner && !(a->is_static && b->is_static);
 }
 
 /* Signed distance from the plane of geom p (normal = third column of rot,
  * through pos) to the lowest corner of the box [lo, hi]. */
-static double plane_aabb_distance(const dvi_geom* p, const double lo[3], const double hi[3])
+static double plane_aabb_distance(const col_geom* p, const double lo[3], const double hi[3])
 {
     double d = 0.0;
     for (int k = 0; k < 3; k++) {
@@ -499,7 +499,7 @@ static double plane_aabb_distance(const dvi_geom* p, const double lo[3], const d
     return d;
 }
 
-static void inflated_box(const dvi_geom* g, double pad, double lo[3], double hi[3])
+static void inflated_box(const col_geom* g, double pad, double lo[3], double hi[3])
 {
     for (int k = 0; k < 3; k++) {
         lo[k] = g->aabb_min[k] - pad;
@@ -515,7 +515,7 @@ static double item_extent(const grid_item* it)
 /* Assigns a level to every grid item and fills c->levels (cell sizes).
  * Items too large for any level move to the special list. Returns the new
  * item count. */
-static int32_t assign_levels(dvi_collision* c, int32_t nitems, int32_t* nspecial)
+static int32_t assign_levels(col_collision* c, int32_t nitems, int32_t* nspecial)
 {
     grid_item* items = c->items;
     c->level_count = 0;
@@ -577,7 +577,7 @@ static void item_cell(const grid_item* it, const grid_level* L, int64_t q[3])
  * table for this call: dense when the levels' cell boxes hold few cells,
  * hashed otherwise; every slot is marked free by a new stamp (a full clear
  * only when the stamp wraps). */
-static dvi_status table_begin(dvi_collision* c, int32_t nitems)
+static dvi_status table_begin(col_collision* c, int32_t nitems)
 {
     for (int32_t i = 0; i < nitems; i++) {
         const grid_item* it = &c->items[i];
@@ -613,11 +613,11 @@ static dvi_status table_begin(dvi_collision* c, int32_t nitems)
     }
     if (used > c->table_cap || !c->table) {
         size_t n = used + used / 4;
-        dvi_mem_free(&c->alloc, c->table);
+        base_mem_free(&c->alloc, c->table);
         c->table = NULL;
         c->table_cap = 0;
         if (n > SIZE_MAX / sizeof(cell_slot)) return DVI_ERR_NOMEM;
-        c->table = dvi_mem_calloc(&c->alloc, n, sizeof(cell_slot));
+        c->table = base_mem_calloc(&c->alloc, n, sizeof(cell_slot));
         if (!c->table) return DVI_ERR_NOMEM;
         c->table_cap = n;
         c->stamp = 0;
@@ -648,7 +648,7 @@ static inline size_t keep_pair(geom_pair* out, size_t np, const grid_item* a, co
 }
 
 /* Every item of cell slot s against every item of A[0..na), into out. */
-static bool cell_against(const dvi_collision* c, pair_buf* out, const grid_item* A, int32_t na, int32_t s)
+static bool cell_against(const col_collision* c, pair_buf* out, const grid_item* A, int32_t na, int32_t s)
 {
     const grid_item* B = c->sorted + c->table[s].start;
     const int32_t nb = c->table[s].count;
@@ -676,7 +676,7 @@ static bool cell_itself(pair_buf* out, const grid_item* A, int32_t na)
 /* Query of cell c->cells[k]: its own pairs, the forward half of its
  * same-level neighbourhood and the cells of higher levels, appended to out
  * (see the file comment). Reads the grid only. */
-static bool query_cell(const dvi_collision* c, int32_t k, pair_buf* out)
+static bool query_cell(const col_collision* c, int32_t k, pair_buf* out)
 {
     const cell_slot C = c->table[c->cells[k]];
     const grid_item* A = c->sorted + C.start;
@@ -714,7 +714,7 @@ static bool query_cell(const dvi_collision* c, int32_t k, pair_buf* out)
 /* Builds the grid of this call (see the file comment): the cell table, the
  * items laid out by cell, and c->cells, the ncells used slots in visiting
  * order. */
-static dvi_status grid_build(dvi_collision* c, int32_t nitems, int32_t* ncells_out)
+static dvi_status grid_build(col_collision* c, int32_t nitems, int32_t* ncells_out)
 {
     *ncells_out = 0;
     if (nitems == 0) return DVI_OK;
@@ -755,16 +755,16 @@ static dvi_status grid_build(dvi_collision* c, int32_t nitems, int32_t* ncells_o
  * plane against every bounded geom (AABB reaching below the plane),
  * anything else by AABB overlap. A pair of two special geoms is taken from
  * the lower index only; planes never pair with planes. */
-static bool special_pairs(const dvi_collision* c, const dvi_geom* geoms, int32_t j0, int32_t j1, int32_t i,
+static bool special_pairs(const col_collision* c, const col_geom* geoms, int32_t j0, int32_t j1, int32_t i,
                           double pad, pair_buf* out)
 {
-    const dvi_geom* gi = &geoms[i];
+    const col_geom* gi = &geoms[i];
     const bool plane_i = gi->unbounded;
     grid_item a;
     inflated_box(gi, pad, a.lo, a.hi);
     for (int32_t j = j0; j < j1; j++) {
         if (j == i || (c->special_flag[j] && j < i)) continue;
-        const dvi_geom* gj = &geoms[j];
+        const col_geom* gj = &geoms[j];
         if (!may_pair(gi, gj)) continue;
         const bool plane_j = gj->unbounded;
         if (plane_i && plane_j) continue;
@@ -830,7 +830,7 @@ static void sort_bucket(geom_pair* dst, size_t begin, size_t end, geom_pair* scr
 /* Sorts c->pairs[0..np) by (a, b): a counting sort by a (one scatter pass),
  * then each bucket by b. Pairs are distinct, so the order is total and the
  * result unique: it does not depend on the order the pairs were found in. */
-static dvi_status sort_pairs(dvi_collision* c, size_t np, int32_t n)
+static dvi_status sort_pairs(col_collision* c, size_t np, int32_t n)
 {
     if (np < 2) return DVI_OK;
     if (np > (size_t)INT32_MAX) return DVI_ERR_NOMEM;
@@ -856,18 +856,18 @@ static dvi_status sort_pairs(dvi_collision* c, size_t np, int32_t n)
     return DVI_OK;
 }
 
-/* dvi_contact_point has no hole before its last member; past it, padding. */
-#define POINT_END (offsetof(dvi_contact_point, feature) + sizeof(uint32_t))
-_Static_assert(offsetof(dvi_contact_point, point) == 2 * sizeof(int32_t) &&
-                   offsetof(dvi_contact_point, normal) == offsetof(dvi_contact_point, point) + 3 * sizeof(double) &&
-                   offsetof(dvi_contact_point, distance) == offsetof(dvi_contact_point, normal) + 3 * sizeof(double) &&
-                   offsetof(dvi_contact_point, feature) == offsetof(dvi_contact_point, distance) + sizeof(double),
-               "dvi_contact_point: members packed up to feature");
+/* col_contact_point has no hole before its last member; past it, padding. */
+#define POINT_END (offsetof(col_contact_point, feature) + sizeof(uint32_t))
+_Static_assert(offsetof(col_contact_point, point) == 2 * sizeof(int32_t) &&
+                   offsetof(col_contact_point, normal) == offsetof(col_contact_point, point) + 3 * sizeof(double) &&
+                   offsetof(col_contact_point, distance) == offsetof(col_contact_point, normal) + 3 * sizeof(double) &&
+                   offsetof(col_contact_point, feature) == offsetof(col_contact_point, distance) + sizeof(double),
+               "col_contact_point: members packed up to feature");
 
 /* The narrow phase of pair k, its points written at out (room for
  * NARROW_MAX); returns how many. */
-static inline int narrow_pair(const dvi_collision* c, const dvi_geom* geoms, size_t k, size_t np, double envelope,
-                              dvi_contact_point* out)
+static inline int narrow_pair(const col_collision* c, const col_geom* geoms, size_t k, size_t np, double envelope,
+                              col_contact_point* out)
 {
     if (k + PREFETCH_AHEAD < np) { /* geom b of a later pair: rarely in cache */
         const char* g = (const char*)&geoms[c->pairs[k + PREFETCH_AHEAD].b];
@@ -877,7 +877,7 @@ static inline int narrow_pair(const dvi_collision* c, const dvi_geom* geoms, siz
     }
     const int32_t a = c->pairs[k].a, b = c->pairs[k].b;
     if (!filters_pass(c, &geoms[a], &geoms[b])) return 0;
-    int m = dvi_narrow_phase(&geoms[a], &geoms[b], envelope, out, NARROW_MAX);
+    int m = col_narrow_phase(&geoms[a], &geoms[b], envelope, out, NARROW_MAX);
     if (m < 0) m = 0;
     if (m > NARROW_MAX) m = NARROW_MAX;
     for (int q = 0; q < m; q++) {
@@ -893,10 +893,10 @@ static inline int narrow_pair(const dvi_collision* c, const dvi_geom* geoms, siz
 
 /* Makes c->slots hold nt slots and c->part_pos the positions of nparts
  * sort parts for each. */
-static bool slots_reserve(dvi_collision* c, int nt, size_t nparts)
+static bool slots_reserve(col_collision* c, int nt, size_t nparts)
 {
     if (nt > c->slot_count) {
-        work_slot* q = dvi_mem_realloc(&c->alloc, c->slots, (size_t)nt * sizeof *q);
+        work_slot* q = base_mem_realloc(&c->alloc, c->slots, (size_t)nt * sizeof *q);
         if (!q) return false;
         memset(q + c->slot_count, 0, (size_t)(nt - c->slot_count) * sizeof *q);
         c->slots = q;
@@ -943,7 +943,7 @@ static void sort_part(geom_pair* src, geom_pair* dst, const size_t* start, size_
  * The candidate pairs are a set, whoever finds them; sorted, their order is
  * the unique one; each pair's points depend on the pair alone; so c->points
  * is the serial path's, byte for byte. */
-static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geoms, int32_t n, int32_t ncells,
+static dvi_status collide_parallel(col_collision* c, int nt, const col_geom* geoms, int32_t n, int32_t ncells,
                                    int32_t nspecial, double pad, double envelope, size_t* npts_out)
 {
     const int32_t qtasks = (ncells + QUERY_CHUNK - 1) / QUERY_CHUNK;
@@ -1023,7 +1023,7 @@ static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geo
              * the output: it writes them there itself, and only the others'
              * are copied (their slots hold (team − 1)/team of the points,
              * not all of them) */
-            dvi_contact_point** buf = tn == 0 ? &c->points : &S->points;
+            col_contact_point** buf = tn == 0 ? &c->points : &S->points;
             size_t* cap = tn == 0 ? &c->points_cap : &S->points_cap;
             OMP(for schedule(static))
             for (size_t ch = 0; ch < nchunks; ch++) {
@@ -1068,8 +1068,8 @@ static dvi_status collide_parallel(dvi_collision* c, int nt, const dvi_geom* geo
     return DVI_OK;
 }
 
-dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, double envelope,
-                       const dvi_contact_point** points, int32_t* count)
+dvi_status col_collide(col_collision* c, const col_geom* geoms, int32_t n, double envelope,
+                       const col_contact_point** points, int32_t* count)
 {
     if (!c || !points || !count || n < 0 || (n > 0 && !geoms) || isnan(envelope)) return DVI_ERR_INVALID_ARG;
     *points = c->points;
@@ -1087,7 +1087,7 @@ dvi_status dvi_collide(dvi_collision* c, const dvi_geom* geoms, int32_t n, doubl
     /* split: grid items (bounded, finite AABB) and special geoms */
     int32_t nitems = 0, nspecial = 0;
     for (int32_t i = 0; i < n; i++) {
-        const dvi_geom* g = &geoms[i];
+        const col_geom* g = &geoms[i];
         grid_item* it = &c->items[nitems];
         inflated_box(g, pad, it->lo, it->hi);
         c->special_flag[i] = 0;

@@ -1,8 +1,8 @@
 /* dvicontact — general convex narrow phase: support functions, GJK distance,
  * EPA penetration depth.
  *
- * What. dvi_geom_support() returns the support point of a sphere, box,
- * capsule or cylinder in a world direction. dvi_collide_convex() returns one
+ * What. col_geom_support() returns the support point of a sphere, box,
+ * capsule or cylinder in a world direction. col_collide_convex() returns one
  * contact point (signed gap Φ, unit normal from a to b, the point midway
  * between the two surfaces) for any two of those shapes.
  *
@@ -96,40 +96,40 @@
 /* ---- support functions ----------------------------------------------------- */
 
 /* The shape's class when it is convex (it has a support function). */
-static const dvi_shape_class* convex_class(const dvi_geom* g)
+static const col_shape_class* convex_class(const col_geom* g)
 {
-    const dvi_shape_class* c = dvi_shape_class_of(g->type);
+    const col_shape_class* c = col_shape_class_of(g->type);
     return c && c->core_support ? c : NULL;
 }
 
-static bool is_convex(const dvi_geom* g)
+static bool is_convex(const col_geom* g)
 {
     return convex_class(g) != NULL;
 }
 
-static double margin(const dvi_geom* g)
+static double margin(const col_geom* g)
 {
-    const dvi_shape_class* c = convex_class(g);
+    const col_shape_class* c = convex_class(g);
     return c ? c->margin(g) : 0.0;
 }
 
-static double size(const dvi_geom* g)
+static double size(const col_geom* g)
 {
-    const dvi_shape_class* c = convex_class(g);
+    const col_shape_class* c = convex_class(g);
     return c ? c->scale(g) : 0.0;
 }
 
 /* Support point of the core (margin excluded) in direction d. */
-static void core_support(const dvi_geom* g, const double d[3], double out[3])
+static void core_support(const col_geom* g, const double d[3], double out[3])
 {
-    const dvi_shape_class* c = convex_class(g);
+    const col_shape_class* c = convex_class(g);
     if (c)
         c->core_support(g, d, out);
     else
         v3_copy(out, g->pos);
 }
 
-void dvi_geom_support(const dvi_geom* g, const double d[3], double out[3])
+void col_geom_support(const col_geom* g, const double d[3], double out[3])
 {
     core_support(g, d, out);
     double m = margin(g), len = v3_norm(d);
@@ -150,12 +150,12 @@ typedef struct simplex {
 } simplex;
 
 /* Support of M = A − B in direction d; `full` includes the margins. */
-static void support_pair(const dvi_geom* a, const dvi_geom* b, const double d[3], bool full, svert* out)
+static void support_pair(const col_geom* a, const col_geom* b, const double d[3], bool full, svert* out)
 {
     double nd[3] = {-d[0], -d[1], -d[2]};
     if (full) {
-        dvi_geom_support(a, d, out->a);
-        dvi_geom_support(b, nd, out->b);
+        col_geom_support(a, d, out->a);
+        col_geom_support(b, nd, out->b);
     } else {
         core_support(a, d, out->a);
         core_support(b, nd, out->b);
@@ -334,7 +334,7 @@ typedef enum gjk_status { GJK_FAR, GJK_SEPARATED, GJK_OVERLAP } gjk_status;
 /* GJK on the cores. On GJK_SEPARATED, v is the closest point of A − B to the
  * origin and s its supporting simplex (with weights). On GJK_OVERLAP, s holds
  * the last simplex (which contains, or nearly touches, the origin). */
-static gjk_status gjk(const dvi_geom* a, const dvi_geom* b, double max_dist, double scale, simplex* s, double v[3])
+static gjk_status gjk(const col_geom* a, const col_geom* b, double max_dist, double scale, simplex* s, double v[3])
 {
     double d[3];
     v3_sub(d, a->pos, b->pos); /* a point of A − B */
@@ -428,7 +428,7 @@ static bool same_point(const double* a, const double* b, double tol)
 
 /* Grows the GJK simplex into a tetrahedron of full-shape support points.
  * Returns false if A − B is flat. */
-static bool epa_init(const dvi_geom* a, const dvi_geom* b, const simplex* s, double scale, polytope* P)
+static bool epa_init(const col_geom* a, const col_geom* b, const simplex* s, double scale, polytope* P)
 {
     static const double axes[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
     const double tol = 1e-9 * scale;
@@ -553,7 +553,7 @@ typedef struct horizon_edge {
 } horizon_edge;
 
 /* EPA. Returns false if the polytope could not be started. */
-static bool epa(const dvi_geom* a, const dvi_geom* b, const simplex* s, double scale, penetration* r)
+static bool epa(const col_geom* a, const col_geom* b, const simplex* s, double scale, penetration* r)
 {
     polytope P;
     if (!epa_init(a, b, s, scale, &P)) return false;
@@ -662,7 +662,7 @@ static bool epa(const dvi_geom* a, const dvi_geom* b, const simplex* s, double s
 /* ---- the narrow-phase routine ------------------------------------------------ */
 
 /* Fallback for a flat Minkowski difference: the centre line as the axis. */
-static void axis_estimate(const dvi_geom* a, const dvi_geom* b, penetration* r)
+static void axis_estimate(const col_geom* a, const col_geom* b, penetration* r)
 {
     double n[3], nn[3];
     v3_sub(n, b->pos, a->pos);
@@ -670,8 +670,8 @@ static void axis_estimate(const dvi_geom* a, const dvi_geom* b, penetration* r)
     if (len > 0.0) v3_scale(n, 1.0 / len, n);
     else v3_set(n, 0.0, 0.0, 1.0);
     v3_scale(nn, -1.0, n);
-    dvi_geom_support(a, n, r->pa);
-    dvi_geom_support(b, nn, r->pb);
+    col_geom_support(a, n, r->pa);
+    col_geom_support(b, nn, r->pb);
     double d[3];
     v3_sub(d, r->pa, r->pb);
     r->depth = v3_dot(d, n);
@@ -680,20 +680,20 @@ static void axis_estimate(const dvi_geom* a, const dvi_geom* b, penetration* r)
 
 /* Separation of a and b along unit n: −h_A(n) − h_B(−n). It is ≤ the signed
  * distance for every n, with equality at the optimal normal. */
-static double separation(const dvi_geom* a, const dvi_geom* b, const double n[3])
+static double separation(const col_geom* a, const col_geom* b, const double n[3])
 {
     double sa[3], sb[3], mn[3] = {-n[0], -n[1], -n[2]}, d[3];
-    dvi_geom_support(a, n, sa);
-    dvi_geom_support(b, mn, sb);
+    col_geom_support(a, n, sa);
+    col_geom_support(b, mn, sb);
     v3_sub(d, sb, sa);
     return v3_dot(d, n);
 }
 
 /* Normals of the planes across which the support function of g has a kink
  * (a box face or edge, a cylinder's or capsule's side line, a cap). */
-static int kink_planes(const dvi_geom* g, double k[3][3])
+static int kink_planes(const col_geom* g, double k[3][3])
 {
-    const dvi_shape_class* c = convex_class(g);
+    const col_shape_class* c = convex_class(g);
     return c && c->kinks ? c->kinks(g, k) : 0;
 }
 
@@ -749,7 +749,7 @@ static bool project_off(const double n[3], double k[][3], const int* use, int m,
  * curved supports), staying on the kink planes chosen; a candidate is kept
  * only if it increases the separation. Returns the separation along the
  * final n. */
-static double polish_normal(const dvi_geom* a, const dvi_geom* b, double n[3])
+static double polish_normal(const col_geom* a, const col_geom* b, double n[3])
 {
     double best = separation(a, b, n);
     double k[6][3], cand[3];
@@ -784,8 +784,8 @@ static double polish_normal(const dvi_geom* a, const dvi_geom* b, double n[3])
     if (rank_of(k, act, nact) >= 2) return best;
     for (int it = 0; it < 8; it++) {
         double sa[3], sb[3], mn[3] = {-n[0], -n[1], -n[2]}, g[3], t[3];
-        dvi_geom_support(a, n, sa);
-        dvi_geom_support(b, mn, sb);
+        col_geom_support(a, n, sa);
+        col_geom_support(b, mn, sb);
         v3_sub(g, sa, sb);
         double sn = v3_dot(g, n);
         v3_axpy(g, -sn, n);
@@ -816,7 +816,7 @@ static double polish_normal(const dvi_geom* a, const dvi_geom* b, double n[3])
     return best;
 }
 
-int dvi_collide_convex(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_convex(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     if (max < 1 || !is_convex(a) || !is_convex(b)) return 0;
     double ma = margin(a), mb = margin(b);
@@ -850,7 +850,7 @@ int dvi_collide_convex(const dvi_geom* a, const dvi_geom* b, double envelope, dv
      * brings the shapes exactly into touch */
     double phi = polish_normal(a, b, n);
     if (phi > envelope) return 0;
-    dvi_contact_point* c = &out[0];
+    col_contact_point* c = &out[0];
     for (int k = 0; k < 3; k++) {
         c->point[k] = 0.5 * (pa[k] + pb[k]);
         c->normal[k] = n[k];
@@ -863,12 +863,12 @@ int dvi_collide_convex(const dvi_geom* a, const dvi_geom* b, double envelope, dv
 /* A convex shape a and a plane b (solid below its local z = 0): one point,
  * a's deepest point along the plane's normal (its support point along the
  * inward normal), exact for any convex kind. */
-int dvi_collide_convex_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_convex_plane(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     if (max < 1 || !is_convex(a)) return 0;
     const double np[3] = {b->rot[2], b->rot[5], b->rot[8]}, n[3] = {-np[0], -np[1], -np[2]};
     double pa[3], r[3];
-    dvi_geom_support(a, n, pa);
+    col_geom_support(a, n, pa);
     v3_sub(r, pa, b->pos);
     const double phi = v3_dot(np, r);
     if (!(phi <= envelope)) return 0;

@@ -6,7 +6,7 @@
 #include <math.h>
 
 /* Copies what a narrow-phase routine owns (geom_a/geom_b are the caller's). */
-void dvi_put_point(dvi_contact_point* dst, const dvi_contact_point* src)
+void col_put_point(col_contact_point* dst, const col_contact_point* src)
 {
     for (int k = 0; k < 3; k++) {
         dst->point[k] = src->point[k];
@@ -19,7 +19,7 @@ void dvi_put_point(dvi_contact_point* dst, const dvi_contact_point* src)
 /* Keeps at most 4 of the n points p[0..n): the deepest, the farthest from it,
  * then the two that give the largest area (measured in the plane ⊥ normal).
  * The kept points stay in their original order. Returns the count. */
-int dvi_reduce_to_4(dvi_contact_point* p, int n, const double normal[3])
+int col_reduce_to_4(col_contact_point* p, int n, const double normal[3])
 {
     if (n <= 4) return n;
     /* the deepest: the first one within 1e-6 × the patch size of the

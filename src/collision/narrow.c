@@ -18,7 +18,7 @@
 /* Each routine registered once: PAIR(ta, tb, f) fills [ta][tb] with f and
  * [tb][ta] with f called the other way round. */
 typedef struct pair_entry {
-    dvi_narrow_fn* fn;
+    col_narrow_fn* fn;
     bool swapped; /* call fn(b, a) and flip the normals */
 } pair_entry;
 
@@ -27,27 +27,27 @@ typedef struct pair_entry {
 
 /* a line per kind: its routines with itself and the kinds after it */
 static const pair_entry pairs[KINDS][KINDS] = {
-    SAME(SPHERE, dvi_collide_sphere_sphere), PAIR(SPHERE, BOX, dvi_collide_sphere_box),
-        PAIR(SPHERE, CAPSULE, dvi_collide_sphere_capsule), PAIR(SPHERE, CYLINDER, dvi_collide_sphere_cylinder),
-        PAIR(SPHERE, PLANE, dvi_collide_sphere_plane), PAIR(SPHERE, HEIGHTFIELD, dvi_collide_sphere_heightfield),
-        PAIR(SPHERE, MESH, dvi_collide_sphere_mesh),
-    SAME(BOX, dvi_collide_box_box), PAIR(BOX, CYLINDER, dvi_collide_box_cylinder),
-        PAIR(BOX, PLANE, dvi_collide_box_plane), PAIR(BOX, HEIGHTFIELD, dvi_collide_box_heightfield),
-        PAIR(BOX, MESH, dvi_collide_box_mesh),
-    PAIR(CAPSULE, BOX, dvi_collide_capsule_box), SAME(CAPSULE, dvi_collide_capsule_capsule),
-        PAIR(CAPSULE, CYLINDER, dvi_collide_capsule_cylinder), PAIR(CAPSULE, PLANE, dvi_collide_capsule_plane),
-        PAIR(CAPSULE, HEIGHTFIELD, dvi_collide_capsule_heightfield), PAIR(CAPSULE, MESH, dvi_collide_capsule_mesh),
-    SAME(CYLINDER, dvi_collide_cylinder_cylinder), PAIR(CYLINDER, PLANE, dvi_collide_cylinder_plane),
-        PAIR(CYLINDER, HEIGHTFIELD, dvi_collide_cylinder_heightfield), PAIR(CYLINDER, MESH, dvi_collide_cylinder_mesh),
+    SAME(SPHERE, col_collide_sphere_sphere), PAIR(SPHERE, BOX, col_collide_sphere_box),
+        PAIR(SPHERE, CAPSULE, col_collide_sphere_capsule), PAIR(SPHERE, CYLINDER, col_collide_sphere_cylinder),
+        PAIR(SPHERE, PLANE, col_collide_sphere_plane), PAIR(SPHERE, HEIGHTFIELD, col_collide_sphere_heightfield),
+        PAIR(SPHERE, MESH, col_collide_sphere_mesh),
+    SAME(BOX, col_collide_box_box), PAIR(BOX, CYLINDER, col_collide_box_cylinder),
+        PAIR(BOX, PLANE, col_collide_box_plane), PAIR(BOX, HEIGHTFIELD, col_collide_box_heightfield),
+        PAIR(BOX, MESH, col_collide_box_mesh),
+    PAIR(CAPSULE, BOX, col_collide_capsule_box), SAME(CAPSULE, col_collide_capsule_capsule),
+        PAIR(CAPSULE, CYLINDER, col_collide_capsule_cylinder), PAIR(CAPSULE, PLANE, col_collide_capsule_plane),
+        PAIR(CAPSULE, HEIGHTFIELD, col_collide_capsule_heightfield), PAIR(CAPSULE, MESH, col_collide_capsule_mesh),
+    SAME(CYLINDER, col_collide_cylinder_cylinder), PAIR(CYLINDER, PLANE, col_collide_cylinder_plane),
+        PAIR(CYLINDER, HEIGHTFIELD, col_collide_cylinder_heightfield), PAIR(CYLINDER, MESH, col_collide_cylinder_mesh),
 };
 
-static void flip(dvi_contact_point* p, int n)
+static void flip(col_contact_point* p, int n)
 {
     for (int i = 0; i < n; i++)
         for (int k = 0; k < 3; k++) p[i].normal[k] = -p[i].normal[k];
 }
 
-int dvi_narrow_phase(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_narrow_phase(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     const unsigned ta = (unsigned)a->type, tb = (unsigned)b->type;
     int n = 0;
@@ -58,12 +58,12 @@ int dvi_narrow_phase(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_
         flip(out, n);
         return n;
     }
-    const dvi_shape_class* ca = dvi_shape_class_of(a->type);
-    const dvi_shape_class* cb = dvi_shape_class_of(b->type);
+    const col_shape_class* ca = col_shape_class_of(a->type);
+    const col_shape_class* cb = col_shape_class_of(b->type);
     if (!ca || !cb) return 0;
-    if (ca->core_support && cb->core_support) return dvi_collide_convex(a, b, envelope, out, max);
-    if (ca->core_support && cb->half_space) return dvi_collide_convex_plane(a, b, envelope, out, max);
-    if (ca->half_space && cb->core_support) n = dvi_collide_convex_plane(b, a, envelope, out, max);
+    if (ca->core_support && cb->core_support) return col_collide_convex(a, b, envelope, out, max);
+    if (ca->core_support && cb->half_space) return col_collide_convex_plane(a, b, envelope, out, max);
+    if (ca->half_space && cb->core_support) n = col_collide_convex_plane(b, a, envelope, out, max);
     flip(out, n);
     return n;
 }

@@ -1,9 +1,9 @@
 /* dvicontact — box narrow phase: box–plane and box–box with multi-point
  * manifolds.
  *
- * What. dvi_collide_box_plane() reports the box corners within the envelope
+ * What. col_collide_box_plane() reports the box corners within the envelope
  * of the plane (at most 4: a box resting on a face gives its 4 bottom
- * corners, feature = corner index). dvi_collide_box_box() reports up to 4
+ * corners, feature = corner index). col_collide_box_box() reports up to 4
  * points of a face contact or 1 point of an edge–edge contact, for
  * overlapping boxes and for separated boxes closer than the envelope.
  *
@@ -64,11 +64,11 @@
 
 /* ---- box–plane ----------------------------------------------------------- */
 
-int dvi_collide_box_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_box_plane(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     double n[3], cols[3][3];
-    dvi_rot_column(b->rot, 2, n);
-    for (int i = 0; i < 3; i++) dvi_rot_column(a->rot, i, cols[i]);
+    col_rot_column(b->rot, 2, n);
+    for (int i = 0; i < 3; i++) col_rot_column(a->rot, i, cols[i]);
     double x[8][3], phi[8];
     int idx[8], m = 0;
     for (int c = 0; c < 8; c++) {
@@ -98,7 +98,7 @@ int dvi_collide_box_plane(const dvi_geom* a, const dvi_geom* b, double envelope,
     }
     for (int k = 0; k < m; k++) {
         int c = idx[k];
-        dvi_contact_point* o = &out[k];
+        col_contact_point* o = &out[k];
         for (int i = 0; i < 3; i++) {
             o->point[i] = x[c][i] - 0.5 * phi[c] * n[i];
             o->normal[i] = -n[i];
@@ -162,12 +162,12 @@ static void closest_edges(const double* ca, const double* ua, double ha, const d
     v3_axpy(qb, t, ub);
 }
 
-int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_box_box(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     double A[3][3], B[3][3], d[3], da[3], db[3], absC[3][3];
     for (int i = 0; i < 3; i++) {
-        dvi_rot_column(a->rot, i, A[i]);
-        dvi_rot_column(b->rot, i, B[i]);
+        col_rot_column(a->rot, i, A[i]);
+        col_rot_column(b->rot, i, B[i]);
     }
     v3_sub(d, b->pos, a->pos);
     const double *ha = a->half, *hb = b->half;
@@ -255,7 +255,7 @@ int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, d
     }
 
     /* face contact: reference box R (face `face_axis`), incident box I */
-    const dvi_geom *R = face_box == 0 ? a : b, *I = face_box == 0 ? b : a;
+    const col_geom *R = face_box == 0 ? a : b, *I = face_box == 0 ? b : a;
     double(*Rc)[3] = face_box == 0 ? A : B;
     double(*Ic)[3] = face_box == 0 ? B : A;
     const int i = face_axis;
@@ -300,12 +300,12 @@ int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, d
     v3_scale(normal, face_box == 0 ? 1.0 : -1.0, n);
     uint32_t fid = (uint32_t)face_box << 30 | (uint32_t)(2 * i + (dir < 0.0)) << 27 |
                    (uint32_t)(2 * m + (t < 0.0)) << 24;
-    dvi_contact_point pts[16];
+    col_contact_point pts[16];
     int count = 0;
     for (int k = 0; k < np; k++) {
         const clip_vertex* v = &poly[0][k];
         if (v->h > envelope) continue;
-        dvi_contact_point* o = &pts[count++];
+        col_contact_point* o = &pts[count++];
         for (int q = 0; q < 3; q++) {
             o->point[q] = c[q] + v->x * Rc[j1][q] + v->y * Rc[j2][q] + 0.5 * v->h * n[q];
             o->normal[q] = normal[q];
@@ -313,9 +313,9 @@ int dvi_collide_box_box(const dvi_geom* a, const dvi_geom* b, double envelope, d
         o->distance = v->h;
         o->feature = fid | (uint32_t)v->code;
     }
-    if (count == 0) return face_sep < 0.0 ? dvi_collide_convex(a, b, envelope, out, max) : 0;
-    count = dvi_reduce_to_4(pts, count, normal);
+    if (count == 0) return face_sep < 0.0 ? col_collide_convex(a, b, envelope, out, max) : 0;
+    count = col_reduce_to_4(pts, count, normal);
     if (count > max) count = max;
-    for (int k = 0; k < count; k++) dvi_put_point(&out[k], &pts[k]);
+    for (int k = 0; k < count; k++) col_put_point(&out[k], &pts[k]);
     return count;
 }

@@ -53,21 +53,21 @@
 #define SIN_TOL 0.05      /* a face / side line counts as parallel to the contact plane within this */
 #define UPRIGHT_SNAP 1e-9 /* below this sine of tilt, cylinder–plane uses body-fixed rim samples */
 
-static double shape_size(const dvi_geom* g)
+static double shape_size(const col_geom* g)
 {
-    return dvi_shape_class_of(g->type)->scale(g);
+    return col_shape_class_of(g->type)->scale(g);
 }
 
 /* ---- cylinder–plane -------------------------------------------------------- */
 
-int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_cylinder_plane(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                int max)
 {
     double np[3], ex[3], ey[3], u[3];
-    dvi_rot_column(b->rot, 2, np);
-    dvi_rot_column(a->rot, 0, ex);
-    dvi_rot_column(a->rot, 1, ey);
-    dvi_rot_column(a->rot, 2, u);
+    col_rot_column(b->rot, 2, np);
+    col_rot_column(a->rot, 0, ex);
+    col_rot_column(a->rot, 1, ey);
+    col_rot_column(a->rot, 2, u);
     /* w: lowest direction in the cap plane; w2 = u × w */
     double cu = v3_dot(np, u), w[3], w2[3];
     v3_copy(w, np);
@@ -81,7 +81,7 @@ int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double enve
         v3_copy(w2, ey);
     }
     const double dirs[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
-    dvi_contact_point pts[8];
+    col_contact_point pts[8];
     int m = 0;
     for (int cap = 0; cap < 2; cap++) {
         double cc[3];
@@ -95,7 +95,7 @@ int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double enve
             v3_sub(r, x, b->pos);
             double phi = v3_dot(r, np);
             if (phi > envelope) continue;
-            dvi_contact_point* o = &pts[m++];
+            col_contact_point* o = &pts[m++];
             for (int i = 0; i < 3; i++) {
                 o->point[i] = x[i] - 0.5 * phi * np[i];
                 o->normal[i] = -np[i];
@@ -112,18 +112,18 @@ int dvi_collide_cylinder_plane(const dvi_geom* a, const dvi_geom* b, double enve
         for (int i = worst; i + 1 < m; i++) pts[i] = pts[i + 1];
         m--;
     }
-    for (int i = 0; i < m; i++) dvi_put_point(&out[i], &pts[i]);
+    for (int i = 0; i < m; i++) col_put_point(&out[i], &pts[i]);
     return m;
 }
 
 /* ---- sphere–cylinder --------------------------------------------------------- */
 
-int dvi_collide_sphere_cylinder(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_sphere_cylinder(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                 int max)
 {
     if (max < 1) return 0;
     double e[3][3], r[3], l[3];
-    for (int i = 0; i < 3; i++) dvi_rot_column(b->rot, i, e[i]);
+    for (int i = 0; i < 3; i++) col_rot_column(b->rot, i, e[i]);
     v3_sub(r, a->pos, b->pos);
     for (int i = 0; i < 3; i++) l[i] = v3_dot(r, e[i]);
     const double R = b->radius, H = b->half_length;
@@ -186,12 +186,12 @@ typedef struct feature {
     int code;
 } feature;
 
-static void feature_box(const dvi_geom* g, const double d[3], feature* f)
+static void feature_box(const col_geom* g, const double d[3], feature* f)
 {
     double c[3][3], dc[3];
     int imax = 0, imin = 0;
     for (int i = 0; i < 3; i++) {
-        dvi_rot_column(g->rot, i, c[i]);
+        col_rot_column(g->rot, i, c[i]);
         dc[i] = v3_dot(c[i], d);
         if (fabs(dc[i]) > fabs(dc[imax])) imax = i;
         if (fabs(dc[i]) < fabs(dc[imin])) imin = i;
@@ -241,12 +241,12 @@ static void feature_box(const dvi_geom* g, const double d[3], feature* f)
     f->code = 32 + corner;
 }
 
-static void feature_cylinder(const dvi_geom* g, const double d[3], feature* f)
+static void feature_cylinder(const col_geom* g, const double d[3], feature* f)
 {
     double ex[3], ey[3], u[3];
-    dvi_rot_column(g->rot, 0, ex);
-    dvi_rot_column(g->rot, 1, ey);
-    dvi_rot_column(g->rot, 2, u);
+    col_rot_column(g->rot, 0, ex);
+    col_rot_column(g->rot, 1, ey);
+    col_rot_column(g->rot, 2, u);
     double cu = v3_dot(u, d);
     double cos_tol = sqrt(1.0 - SIN_TOL * SIN_TOL);
     if (fabs(cu) >= cos_tol) { /* cap: body-fixed octagon on the rim */
@@ -280,14 +280,14 @@ static void feature_cylinder(const dvi_geom* g, const double d[3], feature* f)
         return;
     }
     f->n = 1;
-    dvi_geom_support(g, d, f->p[0]);
+    col_geom_support(g, d, f->p[0]);
     f->code = 4;
 }
 
-static void feature_capsule(const dvi_geom* g, const double d[3], feature* f)
+static void feature_capsule(const col_geom* g, const double d[3], feature* f)
 {
     double u[3];
-    dvi_rot_column(g->rot, 2, u);
+    col_rot_column(g->rot, 2, u);
     if (fabs(v3_dot(u, d)) <= SIN_TOL) {
         f->n = 2;
         for (int k = 0; k < 2; k++) {
@@ -299,11 +299,11 @@ static void feature_capsule(const dvi_geom* g, const double d[3], feature* f)
         return;
     }
     f->n = 1;
-    dvi_geom_support(g, d, f->p[0]);
+    col_geom_support(g, d, f->p[0]);
     f->code = 2;
 }
 
-static void feature_of(const dvi_geom* g, const double d[3], feature* f)
+static void feature_of(const col_geom* g, const double d[3], feature* f)
 {
     switch (g->type) {
     case DVI_SHAPE_BOX: feature_box(g, d, f); break;
@@ -311,7 +311,7 @@ static void feature_of(const dvi_geom* g, const double d[3], feature* f)
     case DVI_SHAPE_CAPSULE: feature_capsule(g, d, f); break;
     default:
         f->n = 1;
-        dvi_geom_support(g, d, f->p[0]);
+        col_geom_support(g, d, f->p[0]);
         f->code = 0;
         break;
     }
@@ -369,15 +369,15 @@ static double feature_height(const feature* f, const double q2[][2], double x, d
 }
 
 /* One exact point c0 (from GJK/EPA) → the manifold described in the header. */
-static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_point* c0, double envelope,
-                    dvi_contact_point* out, int max)
+static int manifold(const col_geom* a, const col_geom* b, const col_contact_point* c0, double envelope,
+                    col_contact_point* out, int max)
 {
     const double* n = c0->normal;
     double mn[3] = {-n[0], -n[1], -n[2]};
     feature fa, fb;
     feature_of(a, n, &fa);
     feature_of(b, mn, &fb);
-    dvi_put_point(&out[0], c0);
+    col_put_point(&out[0], c0);
     if (fa.n == 1 || fb.n == 1) return 1;
     const double scale = shape_size(a) + shape_size(b);
     const double* O = c0->point;
@@ -481,7 +481,7 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
         }
     }
     /* heights → points */
-    dvi_contact_point pts[33];
+    col_contact_point pts[33];
     int m = 0;
     double phimin = DBL_MAX;
     uint32_t fid = 1u << 28 | (uint32_t)fa.code << 20 | (uint32_t)fb.code << 12;
@@ -491,7 +491,7 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
         double hB = feature_height(&fb, (const double(*)[2])qb, x, y, O, t1, t2, n);
         double phi = hB - hA;
         if (phi > envelope) continue;
-        dvi_contact_point* o = &pts[m++];
+        col_contact_point* o = &pts[m++];
         for (int i = 0; i < 3; i++) {
             o->point[i] = O[i] + x * t1[i] + y * t2[i] + 0.5 * (hA + hB) * n[i];
             o->normal[i] = n[i];
@@ -501,33 +501,33 @@ static int manifold(const dvi_geom* a, const dvi_geom* b, const dvi_contact_poin
         phimin = fmin(phimin, phi);
     }
     if (m == 0) return 1;
-    if (c0->distance < phimin - 1e-8 * scale) dvi_put_point(&pts[m++], c0);
-    m = dvi_reduce_to_4(pts, m, n);
+    if (c0->distance < phimin - 1e-8 * scale) col_put_point(&pts[m++], c0);
+    m = col_reduce_to_4(pts, m, n);
     if (m > max) m = max;
-    for (int k = 0; k < m; k++) dvi_put_point(&out[k], &pts[k]);
+    for (int k = 0; k < m; k++) col_put_point(&out[k], &pts[k]);
     return m;
 }
 
-static int convex_with_manifold(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+static int convex_with_manifold(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                 int max)
 {
-    dvi_contact_point c0;
-    if (max < 1 || dvi_collide_convex(a, b, envelope, &c0, 1) == 0) return 0;
+    col_contact_point c0;
+    if (max < 1 || col_collide_convex(a, b, envelope, &c0, 1) == 0) return 0;
     return manifold(a, b, &c0, envelope, out, max);
 }
 
-int dvi_collide_box_cylinder(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_box_cylinder(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     return convex_with_manifold(a, b, envelope, out, max);
 }
 
-int dvi_collide_capsule_cylinder(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_capsule_cylinder(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                  int max)
 {
     return convex_with_manifold(a, b, envelope, out, max);
 }
 
-int dvi_collide_cylinder_cylinder(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_cylinder_cylinder(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                   int max)
 {
     return convex_with_manifold(a, b, envelope, out, max);

@@ -52,7 +52,7 @@ static double clamp01(double t)
 }
 
 /* Column k of the geom rotation: local axis k in world. */
-static void axis_of(const dvi_geom* g, int k, double out[3])
+static void axis_of(const col_geom* g, int k, double out[3])
 {
     out[0] = g->rot[k];
     out[1] = g->rot[3 + k];
@@ -60,7 +60,7 @@ static void axis_of(const dvi_geom* g, int k, double out[3])
 }
 
 /* world = pos + R local */
-static void to_world(const dvi_geom* g, const double l[3], double w[3])
+static void to_world(const col_geom* g, const double l[3], double w[3])
 {
     double d[3];
     m3_mulv(d, g->rot, l);
@@ -68,13 +68,13 @@ static void to_world(const dvi_geom* g, const double l[3], double w[3])
 }
 
 /* world direction = R local */
-static void dir_to_world(const dvi_geom* g, const double l[3], double w[3])
+static void dir_to_world(const col_geom* g, const double l[3], double w[3])
 {
     m3_mulv(w, g->rot, l);
 }
 
 /* local = Rᵀ (world − pos) */
-static void to_local(const dvi_geom* g, const double w[3], double l[3])
+static void to_local(const col_geom* g, const double w[3], double l[3])
 {
     double d[3];
     v3_sub(d, w, g->pos);
@@ -82,7 +82,7 @@ static void to_local(const dvi_geom* g, const double w[3], double l[3])
 }
 
 /* Capsule segment ends p0 = pos − half_length·z, p1 = pos + half_length·z. */
-static void capsule_ends(const dvi_geom* g, double p0[3], double p1[3])
+static void capsule_ends(const col_geom* g, double p0[3], double p1[3])
 {
     double z[3];
     axis_of(g, 2, z);
@@ -112,7 +112,7 @@ static void any_perpendicular(const double u[3], double out[3])
 
 /* Writes one contact: a's surface point pa, unit normal n (a to b), gap phi.
  * The point is midway between the surfaces: pa + phi/2 · n. */
-static void emit(dvi_contact_point* out, const double pa[3], const double n[3], double phi, uint32_t feature)
+static void emit(col_contact_point* out, const double pa[3], const double n[3], double phi, uint32_t feature)
 {
     v3_add_scaled(out->point, pa, 0.5 * phi, n);
     for (int k = 0; k < 3; k++) out->normal[k] = n[k];
@@ -125,7 +125,7 @@ static void emit(dvi_contact_point* out, const double pa[3], const double n[3], 
 /* Contact between two balls: centres ca (radius ra) and cb (radius rb);
  * `fallback` is the normal used when the centres coincide. Returns 0 or 1. */
 static int balls(const double ca[3], double ra, const double cb[3], double rb, const double fallback[3],
-                 double envelope, uint32_t feature, dvi_contact_point* out)
+                 double envelope, uint32_t feature, col_contact_point* out)
 {
     double d[3];
     v3_sub(d, cb, ca);
@@ -196,7 +196,7 @@ static void segments_closest(const double a0[3], const double d1[3], const doubl
 
 /* ---- sphere ----------------------------------------------------------------- */
 
-int dvi_collide_sphere_sphere(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_sphere_sphere(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                               int max)
 {
     if (max < 1) return 0;
@@ -204,7 +204,7 @@ int dvi_collide_sphere_sphere(const dvi_geom* a, const dvi_geom* b, double envel
     return balls(a->pos, a->radius, b->pos, b->radius, up, envelope, 0, out);
 }
 
-int dvi_collide_sphere_capsule(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_sphere_capsule(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                int max)
 {
     if (max < 1) return 0;
@@ -216,7 +216,7 @@ int dvi_collide_sphere_capsule(const dvi_geom* a, const dvi_geom* b, double enve
     return balls(a->pos, a->radius, q, b->radius, fallback, envelope, 0, out);
 }
 
-int dvi_collide_sphere_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_sphere_plane(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                              int max)
 {
     if (max < 1) return 0;
@@ -232,7 +232,7 @@ int dvi_collide_sphere_plane(const dvi_geom* a, const dvi_geom* b, double envelo
     return 1;
 }
 
-int dvi_collide_sphere_box(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_sphere_box(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                            int max)
 {
     if (max < 1) return 0;
@@ -274,7 +274,7 @@ int dvi_collide_sphere_box(const dvi_geom* a, const dvi_geom* b, double envelope
 
 /* ---- capsule–plane ---------------------------------------------------------- */
 
-int dvi_collide_capsule_plane(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_capsule_plane(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                               int max)
 {
     double np[3], ends[2][3];
@@ -319,7 +319,7 @@ static void capsule_fallback_normal(const double d1[3], const double d2[3], cons
         for (int k = 0; k < 3; k++) n[k] = -n[k];
 }
 
-int dvi_collide_capsule_capsule(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_capsule_capsule(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                 int max)
 {
     if (max < 1) return 0;
@@ -335,7 +335,7 @@ int dvi_collide_capsule_capsule(const dvi_geom* a, const dvi_geom* b, double env
     segments_closest(a0, d1, b0, d2, &s, &t);
     v3_add_scaled(pa, a0, s, d1);
     v3_add_scaled(pb, b0, t, d2);
-    dvi_contact_point closest;
+    col_contact_point closest;
     if (!balls(pa, ra, pb, rb, fallback, envelope, 0, &closest)) return 0;
 
     /* near-parallel axes: the two ends of the overlap of b's projection on a */
@@ -458,8 +458,8 @@ static bool clip_to_face(const double p0[3], const double d[3], const double h[3
 /* Points of the segment p0 + t·d, t in [t0, t1] (box coordinates), against
  * box face (k, side): gap Φ(t) = side·x_k(t) − h_k − r at both ends (one end
  * if the clipped piece is a point). Normal from the capsule into the box. */
-static int face_points(const dvi_geom* box, const double p0[3], const double d[3], double t0, double t1, int k,
-                       double side, double r, double envelope, dvi_contact_point* out, int max)
+static int face_points(const col_geom* box, const double p0[3], const double d[3], double t0, double t1, int k,
+                       double side, double r, double envelope, col_contact_point* out, int max)
 {
     const double* h = box->half;
     double nl[3] = {0.0, 0.0, 0.0}, n[3];
@@ -485,8 +485,8 @@ static int face_points(const dvi_geom* box, const double p0[3], const double d[3
 
 /* The segment enters the box: separating-axis test over the face normals and
  * edge × axis directions; exit along the axis of least depth. */
-static int capsule_box_deep(const dvi_geom* box, const double p0[3], const double d[3], double r, double envelope,
-                            dvi_contact_point* out, int max)
+static int capsule_box_deep(const col_geom* box, const double p0[3], const double d[3], double r, double envelope,
+                            col_contact_point* out, int max)
 {
     const double* h = box->half;
     const double p1[3] = {p0[0] + d[0], p0[1] + d[1], p0[2] + d[2]};
@@ -544,7 +544,7 @@ static int capsule_box_deep(const dvi_geom* box, const double p0[3], const doubl
     return 1;
 }
 
-int dvi_collide_capsule_box(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_capsule_box(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                             int max)
 {
     if (max < 1) return 0;

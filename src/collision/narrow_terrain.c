@@ -134,7 +134,7 @@ typedef struct shape {
     double corner[8][3]; /* box: corner k has sign + along axis a when bit a of k is set */
 } shape;
 
-static void shape_make(shape* s, const dvi_geom* g, const dvi_geom* terrain)
+static void shape_make(shape* s, const col_geom* g, const col_geom* terrain)
 {
     double d[3];
     v3_sub(d, g->pos, terrain->pos);
@@ -503,7 +503,7 @@ static bool finish_tri(tri* t)
 
 /* Triangle `half` of height-field cell (i, j): half 0 is (i,j) (i+1,j)
  * (i+1,j+1), half 1 is (i,j) (i+1,j+1) (i,j+1). */
-static bool hf_triangle(const dvi_heightfield* hf, int32_t i, int32_t j, int half, tri* t)
+static bool hf_triangle(const col_heightfield* hf, int32_t i, int32_t j, int half, tri* t)
 {
     int32_t k00 = j * hf->nx + i, k10 = k00 + 1, k01 = k00 + hf->nx, k11 = k01 + 1;
     int32_t ids[3] = {k00, half ? k11 : k10, half ? k01 : k11};
@@ -523,8 +523,8 @@ typedef bool cull_fn(const void* ctx, const double lo[3], const double hi[3]);
 enum { HF_BLOCK = 8 }; /* height-field cells are culled by blocks of HF_BLOCK × HF_BLOCK, then one by one */
 
 typedef struct tri_iter {
-    const dvi_heightfield* hf;
-    const dvi_trimesh* mesh;
+    const col_heightfield* hf;
+    const col_trimesh* mesh;
     double lo[3], hi[3];
     cull_fn* cull; /* height field: skips blocks and cells whose column box it accepts */
     const void* cull_ctx;
@@ -534,7 +534,7 @@ typedef struct tri_iter {
     int32_t m;                     /* mesh: next triangle */
 } tri_iter;
 
-static void iter_begin(tri_iter* it, const dvi_heightfield* hf, const dvi_trimesh* mesh, const double lo[3],
+static void iter_begin(tri_iter* it, const col_heightfield* hf, const col_trimesh* mesh, const double lo[3],
                        const double hi[3], cull_fn* cull, const void* cull_ctx)
 {
     memset(it, 0, sizeof *it);
@@ -567,7 +567,7 @@ static void iter_begin(tri_iter* it, const dvi_heightfield* hf, const dvi_trimes
  * box to their highest point) out of reach? */
 static bool iter_skip(const tri_iter* it, int32_t i0, int32_t i1, int32_t j0, int32_t j1)
 {
-    const dvi_heightfield* hf = it->hf;
+    const col_heightfield* hf = it->hf;
     double mn = INFINITY, mx = -INFINITY;
     for (int32_t j = j0; j <= j1 + 1; j++) {
         const double* h = hf->heights + (size_t)j * (size_t)hf->nx;
@@ -587,7 +587,7 @@ static bool iter_skip(const tri_iter* it, int32_t i0, int32_t i1, int32_t j0, in
 static bool iter_next(tri_iter* it, tri* t)
 {
     if (it->hf) {
-        const dvi_heightfield* hf = it->hf;
+        const col_heightfield* hf = it->hf;
         for (;;) {
             if (it->i < 0) { /* enter the next block that is not culled */
                 if (it->bj > it->j1) return false;
@@ -628,7 +628,7 @@ static bool iter_next(tri_iter* it, tri* t)
         }
     }
     if (it->mesh) {
-        const dvi_trimesh* m = it->mesh;
+        const col_trimesh* m = it->mesh;
         if (!m->vertices || !m->triangles) return false;
         while (it->m < m->triangle_count) {
             int32_t k = it->m++;
@@ -655,7 +655,7 @@ static bool iter_next(tri_iter* it, tri* t)
 }
 
 /* Mesh triangle k, if its indices are valid and it is not degenerate. */
-static bool mesh_triangle(const dvi_trimesh* m, int32_t k, tri* t)
+static bool mesh_triangle(const col_trimesh* m, int32_t k, tri* t)
 {
     const int32_t* idx = m->triangles + 3 * (size_t)k;
     for (int c = 0; c < 3; c++) {
@@ -701,8 +701,8 @@ typedef struct cand {
 } cand;
 
 typedef struct pair_ctx {
-    const dvi_heightfield* hf;
-    const dvi_trimesh* mesh;
+    const col_heightfield* hf;
+    const col_trimesh* mesh;
     shape s;
     double env;
     double tol_pos;  /* same-point tolerance (merging, neighbour matching) */
@@ -737,7 +737,7 @@ static bool near_next(near_iter* n, tri* t)
 {
     const pair_ctx* x = n->x;
     if (x->hf || x->nmesh < 0) return iter_next(&n->it, t);
-    const dvi_trimesh* m = x->mesh;
+    const col_trimesh* m = x->mesh;
     while (n->k < x->nmesh) {
         int32_t k = x->mesh_tri[n->k++];
         const int32_t* idx = m->triangles + 3 * (size_t)k; /* valid: checked when buffered */
@@ -876,7 +876,7 @@ static bool feature_valid(const pair_ctx* x, const double a[3], const double* b,
 /* Height field, first part of the support test straight from the grid: is a
  * neighbour of vertex ia (edge ia–ib: the vertices across it) above the
  * feature along u? Then the feature is no contact. */
-static bool hf_neighbour_above(const dvi_heightfield* hf, int32_t ia, int32_t ib, const double a[3], const double u[3])
+static bool hf_neighbour_above(const col_heightfield* hf, int32_t ia, int32_t ib, const double a[3], const double u[3])
 {
     int32_t nx = hf->nx, i = ia % nx, j = ia / nx, nb[6][2], m = 0;
     double e[3] = {0, 0, 0};
@@ -1103,7 +1103,7 @@ static int edge_kind(const pair_ctx* x, const tri* t, int k)
     tri o;
     bool found = false;
     if (x->hf) {
-        const dvi_heightfield* hf = x->hf;
+        const col_heightfield* hf = x->hf;
         int32_t cell = t->id / 2, half = t->id % 2, i = cell % (hf->nx - 1), j = cell / (hf->nx - 1);
         /* half 0: edges bottom, right, diagonal; half 1: diagonal, top, left */
         static const int di[2][3] = {{0, 1, 0}, {0, 0, -1}}, dj[2][3] = {{-1, 0, 0}, {0, 1, 0}};
@@ -1387,7 +1387,7 @@ static void collide_triangle(pair_ctx* x, const tri* t)
 
 /* Keeps at most `keep` candidates (the deepest, then farthest-point sampling)
  * and writes them in world coordinates, in candidate order. */
-static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* out, int keep)
+static int emit(const pair_ctx* x, const col_geom* terrain, col_contact_point* out, int keep)
 {
     int n = x->count;
     bool sel[CAND_MAX];
@@ -1418,7 +1418,7 @@ static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* o
     for (int i = 0; i < n; i++) {
         if (!sel[i]) continue;
         const cand* c = &x->c[i];
-        dvi_contact_point* o = &out[m++];
+        col_contact_point* o = &out[m++];
         o->geom_a = 0;
         o->geom_b = 0;
         m3_mulv(o->point, terrain->rot, c->p);
@@ -1430,7 +1430,7 @@ static int emit(const pair_ctx* x, const dvi_geom* terrain, dvi_contact_point* o
     return m;
 }
 
-static int collide_terrain(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+static int collide_terrain(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     int keep = max < PAIR_MAX ? max : PAIR_MAX;
     if (keep <= 0 || !out) return 0;
@@ -1472,53 +1472,53 @@ static int collide_terrain(const dvi_geom* a, const dvi_geom* b, double envelope
 
 /* ---- public routines (narrow.h) -------------------------------------------- */
 
-int dvi_collide_sphere_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_sphere_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                    int max)
 {
     if (a->type != DVI_SHAPE_SPHERE || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_box_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_box_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                 int max)
 {
     if (a->type != DVI_SHAPE_BOX || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_capsule_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_capsule_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                     int max)
 {
     if (a->type != DVI_SHAPE_CAPSULE || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_cylinder_heightfield(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out,
+int col_collide_cylinder_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
                                      int max)
 {
     if (a->type != DVI_SHAPE_CYLINDER || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_sphere_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_sphere_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     if (a->type != DVI_SHAPE_SPHERE || b->type != DVI_SHAPE_MESH) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_box_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_box_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     if (a->type != DVI_SHAPE_BOX || b->type != DVI_SHAPE_MESH) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_capsule_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_capsule_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     if (a->type != DVI_SHAPE_CAPSULE || b->type != DVI_SHAPE_MESH) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 
-int dvi_collide_cylinder_mesh(const dvi_geom* a, const dvi_geom* b, double envelope, dvi_contact_point* out, int max)
+int col_collide_cylinder_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
     if (a->type != DVI_SHAPE_CYLINDER || b->type != DVI_SHAPE_MESH) return 0;
     return collide_terrain(a, b, envelope, out, max);
@@ -1526,7 +1526,7 @@ int dvi_collide_cylinder_mesh(const dvi_geom* a, const dvi_geom* b, double envel
 
 /* ---- terrain.h helpers -------------------------------------------------------- */
 
-void dvi_heightfield_init_range(dvi_heightfield* hf)
+void col_heightfield_init_range(col_heightfield* hf)
 {
     hf->hmin = 0.0;
     hf->hmax = 0.0;
@@ -1541,7 +1541,7 @@ void dvi_heightfield_init_range(dvi_heightfield* hf)
     hf->hmax = hi;
 }
 
-void dvi_trimesh_bounds(const dvi_trimesh* m, double lo[3], double hi[3])
+void col_trimesh_bounds(const col_trimesh* m, double lo[3], double hi[3])
 {
     for (int k = 0; k < 3; k++) lo[k] = hi[k] = 0.0;
     if (!m->vertices || m->vertex_count <= 0) return;

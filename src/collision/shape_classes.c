@@ -1,6 +1,6 @@
 /* dvicontact — the classes of the built-in shape kinds (collision.h):
  * sphere, box, capsule, cylinder, plane, height field, mesh. Each is one
- * dvi_shape_class; narrow.c puts them in the table of kinds. */
+ * col_shape_class; narrow.c puts them in the table of kinds. */
 #include "collision.h"
 #include "math3.h"
 #include "shape_util.h"
@@ -15,7 +15,7 @@ static void column(const double* rot, int i, double c[3])
 }
 
 /* AABB of the box c ± h of the shape frame. */
-void dvi_rotated_box_aabb(const dvi_geom* g, const double c[3], const double h[3], double lo[3], double hi[3])
+void col_rotated_box_aabb(const col_geom* g, const double c[3], const double h[3], double lo[3], double hi[3])
 {
     const double* R = g->rot;
     for (int k = 0; k < 3; k++) {
@@ -31,7 +31,7 @@ static const double pi = 3.14159265358979323846;
 /* A surface of revolution about the local z axis: a pole at z_top, rings
  * (r[k], z[k]) from top to bottom with DVI_DRAW_SEGMENTS points each, a pole
  * at z_bot; fans at the poles, two triangles per segment between rings. */
-void dvi_mesh_revolve(dvi_mesh_sink* m, double z_top, const double* r, const double* z, int rings, double z_bot)
+void col_mesh_revolve(col_mesh_sink* m, double z_top, const double* r, const double* z, int rings, double z_bot)
 {
     const size_t S = DVI_DRAW_SEGMENTS;
     m->point(m, 0, 0, z_top);
@@ -69,7 +69,7 @@ static bool ray_ball(const double o[3], const double u[3], double r, double* t)
 
 /* ---- sphere ------------------------------------------------------------------ */
 
-static bool sphere_bounds(dvi_geom* g)
+static bool sphere_bounds(col_geom* g)
 {
     for (int k = 0; k < 3; k++) {
         g->aabb_min[k] = g->pos[k] - g->radius;
@@ -78,29 +78,29 @@ static bool sphere_bounds(dvi_geom* g)
     return true;
 }
 
-static void centre_support(const dvi_geom* g, const double d[3], double out[3])
+static void centre_support(const col_geom* g, const double d[3], double out[3])
 {
     (void)d;
     v3_copy(out, g->pos);
 }
 
-static double radius_of(const dvi_geom* g)
+static double radius_of(const col_geom* g)
 {
     return g->radius;
 }
 
-static double zero(const dvi_geom* g)
+static double zero(const col_geom* g)
 {
     (void)g;
     return 0.0;
 }
 
-static double sphere_bound(const dvi_geom* g, double off)
+static double sphere_bound(const col_geom* g, double off)
 {
     return off + g->radius;
 }
 
-static void sphere_mass(const dvi_geom* g, double* volume, double d[3])
+static void sphere_mass(const col_geom* g, double* volume, double d[3])
 {
     const double r = g->radius;
     *volume = 4.0 / 3.0 * pi * r * r * r;
@@ -109,7 +109,7 @@ static void sphere_mass(const dvi_geom* g, double* volume, double d[3])
 
 /* a sphere (hl = 0) or a capsule: polar angles 15°, 30°, …, 165° (a
  * capsule: 90° twice, at ±hl) */
-static void rounded_mesh(dvi_mesh_sink* m, double R, double hl, bool cap)
+static void rounded_mesh(col_mesh_sink* m, double R, double hl, bool cap)
 {
     double r[2 * DVI_DRAW_HALF], z[2 * DVI_DRAW_HALF];
     int n = 0;
@@ -123,15 +123,15 @@ static void rounded_mesh(dvi_mesh_sink* m, double R, double hl, bool cap)
         r[n] = R * sin(th);
         z[n++] = R * cos(th) + (k < DVI_DRAW_HALF ? hl : -hl);
     }
-    dvi_mesh_revolve(m, hl + R, r, z, n, -hl - R);
+    col_mesh_revolve(m, hl + R, r, z, n, -hl - R);
 }
 
-static void sphere_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void sphere_mesh(const col_geom* g, col_mesh_sink* m)
 {
     rounded_mesh(m, g->radius, 0.0, false);
 }
 
-static bool sphere_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+static bool sphere_ray(const col_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
 {
     double s;
     if (!ray_ball(o, u, g->radius, &s) || s > tmax) return false;
@@ -140,7 +140,7 @@ static bool sphere_ray(const dvi_geom* g, const double o[3], const double u[3], 
     return true;
 }
 
-const dvi_shape_class dvi_shape_class_sphere = {
+const col_shape_class col_shape_class_sphere = {
     .name = "sphere",
     .article = "a sphere",
     .params = {{"radius", DVI_SLOT_RADIUS}},
@@ -158,14 +158,14 @@ const dvi_shape_class dvi_shape_class_sphere = {
 
 /* ---- box --------------------------------------------------------------------- */
 
-static bool box_bounds(dvi_geom* g)
+static bool box_bounds(col_geom* g)
 {
     const double c[3] = {0.0, 0.0, 0.0};
-    dvi_rotated_box_aabb(g, c, g->half, g->aabb_min, g->aabb_max);
+    col_rotated_box_aabb(g, c, g->half, g->aabb_min, g->aabb_max);
     return true;
 }
 
-static void box_support(const dvi_geom* g, const double d[3], double out[3])
+static void box_support(const col_geom* g, const double d[3], double out[3])
 {
     double c[3];
     v3_copy(out, g->pos);
@@ -175,28 +175,28 @@ static void box_support(const dvi_geom* g, const double d[3], double out[3])
     }
 }
 
-static double box_diagonal(const dvi_geom* g)
+static double box_diagonal(const col_geom* g)
 {
     return sqrt(v3_dot(g->half, g->half));
 }
 
-static double box_bound(const dvi_geom* g, double off)
+static double box_bound(const col_geom* g, double off)
 {
     return off + v3_norm(g->half);
 }
 
-static int box_kinks(const dvi_geom* g, double k[3][3])
+static int box_kinks(const col_geom* g, double k[3][3])
 {
     for (int i = 0; i < 3; i++) column(g->rot, i, k[i]);
     return 3;
 }
 
-static double smallest_half(const dvi_geom* g)
+static double smallest_half(const col_geom* g)
 {
     return fmin(g->half[0], fmin(g->half[1], g->half[2]));
 }
 
-static void box_mass(const dvi_geom* g, double* volume, double d[3])
+static void box_mass(const col_geom* g, double* volume, double d[3])
 {
     const double* a = g->half;
     *volume = 8.0 * a[0] * a[1] * a[2];
@@ -205,7 +205,7 @@ static void box_mass(const dvi_geom* g, double* volume, double d[3])
     d[2] = (a[0] * a[0] + a[1] * a[1]) / 3.0;
 }
 
-static void box_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void box_mesh(const col_geom* g, col_mesh_sink* m)
 {
     static const int faces[6][4] = {{0, 4, 6, 2}, {1, 3, 7, 5}, {0, 1, 5, 4},
                                     {2, 6, 7, 3}, {0, 2, 3, 1}, {4, 5, 7, 6}};
@@ -218,7 +218,7 @@ static void box_mesh(const dvi_geom* g, dvi_mesh_sink* m)
 }
 
 /* slabs (Kay & Kajiya): the entry of the ray into all three */
-static bool box_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+static bool box_ray(const col_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
 {
     double t0 = 0.0, t1 = tmax;
     int axis = -1;
@@ -246,7 +246,7 @@ static bool box_ray(const dvi_geom* g, const double o[3], const double u[3], dou
     return true;
 }
 
-const dvi_shape_class dvi_shape_class_box = {
+const col_shape_class col_shape_class_box = {
     .name = "box",
     .article = "a box",
     .params = {{"half_extents", DVI_SLOT_HALF}},
@@ -265,7 +265,7 @@ const dvi_shape_class dvi_shape_class_box = {
 
 /* ---- capsule ----------------------------------------------------------------- */
 
-static bool capsule_bounds(dvi_geom* g)
+static bool capsule_bounds(col_geom* g)
 {
     /* segment pos ± half_length·z, grown by the radius */
     const double* R = g->rot;
@@ -277,7 +277,7 @@ static bool capsule_bounds(dvi_geom* g)
     return true;
 }
 
-static void capsule_support(const dvi_geom* g, const double d[3], double out[3])
+static void capsule_support(const col_geom* g, const double d[3], double out[3])
 {
     double c[3];
     v3_copy(out, g->pos);
@@ -285,23 +285,23 @@ static void capsule_support(const dvi_geom* g, const double d[3], double out[3])
     v3_axpy(out, v3_dot(c, d) >= 0.0 ? g->half_length : -g->half_length, c);
 }
 
-static double radius_plus_length(const dvi_geom* g)
+static double radius_plus_length(const col_geom* g)
 {
     return g->radius + g->half_length;
 }
 
-static int capsule_kinks(const dvi_geom* g, double k[3][3])
+static int capsule_kinks(const col_geom* g, double k[3][3])
 {
     column(g->rot, 2, k[0]);
     return 1;
 }
 
-static double capsule_bound(const dvi_geom* g, double off)
+static double capsule_bound(const col_geom* g, double off)
 {
     return off + g->half_length + g->radius;
 }
 
-static void capsule_mass(const dvi_geom* g, double* volume, double d[3])
+static void capsule_mass(const col_geom* g, double* volume, double d[3])
 {
     /* a cylinder of length 2·hl and two hemispheres (their centres of
      * mass 3r/8 beyond the cylinder's ends), mass shared by volume */
@@ -313,14 +313,14 @@ static void capsule_mass(const dvi_geom* g, double* volume, double d[3])
     d[2] = fc * r * r / 2.0 + fs * 0.4 * r * r;
 }
 
-static void capsule_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void capsule_mesh(const col_geom* g, col_mesh_sink* m)
 {
     rounded_mesh(m, g->radius, g->half_length, true);
 }
 
 /* the side (an infinite cylinder about z, hit within |z| ≤ hl) or one of
  * the two end balls, whichever comes first */
-static bool capsule_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+static bool capsule_ray(const col_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
 {
     const double r = g->radius, hl = g->half_length;
     const double zc = fmax(-hl, fmin(hl, o[2])), oz = o[2] - zc;
@@ -347,7 +347,7 @@ static bool capsule_ray(const dvi_geom* g, const double o[3], const double u[3],
     return true;
 }
 
-const dvi_shape_class dvi_shape_class_capsule = {
+const col_shape_class col_shape_class_capsule = {
     .name = "capsule",
     .article = "a capsule",
     .params = {{"radius", DVI_SLOT_RADIUS}, {"half_length", DVI_SLOT_HALF_LENGTH}},
@@ -366,7 +366,7 @@ const dvi_shape_class dvi_shape_class_capsule = {
 
 /* ---- cylinder ---------------------------------------------------------------- */
 
-static bool cylinder_bounds(dvi_geom* g)
+static bool cylinder_bounds(col_geom* g)
 {
     /* two disks of radius r at pos ± half_length·z: a disk with unit
      * normal z spans r·sqrt(1 − z_k²) along world axis k */
@@ -381,7 +381,7 @@ static bool cylinder_bounds(dvi_geom* g)
     return true;
 }
 
-static void cylinder_support(const dvi_geom* g, const double d[3], double out[3])
+static void cylinder_support(const col_geom* g, const double d[3], double out[3])
 {
     double ex[3], ey[3], ez[3];
     v3_copy(out, g->pos);
@@ -397,23 +397,23 @@ static void cylinder_support(const dvi_geom* g, const double d[3], double out[3]
     }
 }
 
-static int cylinder_kinks(const dvi_geom* g, double k[3][3])
+static int cylinder_kinks(const col_geom* g, double k[3][3])
 {
     for (int i = 0; i < 3; i++) column(g->rot, (i + 2) % 3, k[i]);
     return 3;
 }
 
-static double cylinder_bound(const dvi_geom* g, double off)
+static double cylinder_bound(const col_geom* g, double off)
 {
     return off + sqrt(g->radius * g->radius + g->half_length * g->half_length);
 }
 
-static double cylinder_thickness(const dvi_geom* g)
+static double cylinder_thickness(const col_geom* g)
 {
     return fmin(g->radius, g->half_length);
 }
 
-static void cylinder_mass(const dvi_geom* g, double* volume, double d[3])
+static void cylinder_mass(const col_geom* g, double* volume, double d[3])
 {
     const double r = g->radius, hl = g->half_length;
     *volume = 2.0 * pi * r * r * hl;
@@ -421,14 +421,14 @@ static void cylinder_mass(const dvi_geom* g, double* volume, double d[3])
     d[2] = r * r / 2.0;
 }
 
-static void cylinder_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void cylinder_mesh(const col_geom* g, col_mesh_sink* m)
 {
     const double r[2] = {g->radius, g->radius}, z[2] = {g->half_length, -g->half_length};
-    dvi_mesh_revolve(m, g->half_length, r, z, 2, -g->half_length);
+    col_mesh_revolve(m, g->half_length, r, z, 2, -g->half_length);
 }
 
 /* the entry into both the slab |z| ≤ hl and the infinite cylinder ρ ≤ r */
-static bool cylinder_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+static bool cylinder_ray(const col_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
 {
     const double r = g->radius, hl = g->half_length;
     double t0 = 0.0, t1 = tmax;
@@ -463,7 +463,7 @@ static bool cylinder_ray(const dvi_geom* g, const double o[3], const double u[3]
     return true;
 }
 
-const dvi_shape_class dvi_shape_class_cylinder = {
+const col_shape_class col_shape_class_cylinder = {
     .name = "cylinder",
     .article = "a cylinder",
     .params = {{"radius", DVI_SLOT_RADIUS}, {"half_length", DVI_SLOT_HALF_LENGTH}},
@@ -482,7 +482,7 @@ const dvi_shape_class dvi_shape_class_cylinder = {
 
 /* ---- plane ------------------------------------------------------------------- */
 
-static bool plane_bounds(dvi_geom* g)
+static bool plane_bounds(col_geom* g)
 {
     /* the half-space n·(x − pos) ≤ 0: unbounded, except along an axis
      * that the normal is exactly aligned with */
@@ -506,7 +506,7 @@ static bool plane_bounds(dvi_geom* g)
     return true;
 }
 
-static void plane_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void plane_mesh(const col_geom* g, col_mesh_sink* m)
 {
     /* a square about the foot of sink->centre on the plane */
     (void)g;
@@ -520,7 +520,7 @@ static void plane_mesh(const dvi_geom* g, dvi_mesh_sink* m)
     m->triangle(m, 0, 2, 3);
 }
 
-static bool plane_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
+static bool plane_ray(const col_geom* g, const double o[3], const double u[3], double tmax, double* t, double n[3])
 {
     (void)g;
     if (!(o[2] > 0.0) || !(u[2] < 0.0)) return false;
@@ -532,7 +532,7 @@ static bool plane_ray(const dvi_geom* g, const double o[3], const double u[3], d
     return true;
 }
 
-const dvi_shape_class dvi_shape_class_plane = {
+const col_shape_class col_shape_class_plane = {
     .name = "plane",
     .article = "a plane",
     .fixed_only = true,
@@ -544,20 +544,20 @@ const dvi_shape_class dvi_shape_class_plane = {
 
 /* ---- height field ------------------------------------------------------------ */
 
-static bool heightfield_bounds(dvi_geom* g)
+static bool heightfield_bounds(col_geom* g)
 {
-    const dvi_heightfield* hf = g->hfield;
+    const col_heightfield* hf = g->hfield;
     if (!hf || hf->nx < 1 || hf->ny < 1) return false;
     double ex = 0.5 * (hf->nx - 1) * hf->dx, ey = 0.5 * (hf->ny - 1) * hf->dy;
     double c[3] = {ex, ey, 0.5 * (hf->hmin + hf->hmax)};
     double h[3] = {fabs(ex), fabs(ey), 0.5 * fabs(hf->hmax - hf->hmin)};
-    dvi_rotated_box_aabb(g, c, h, g->aabb_min, g->aabb_max);
+    col_rotated_box_aabb(g, c, h, g->aabb_min, g->aabb_max);
     return true;
 }
 
-static void heightfield_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void heightfield_mesh(const col_geom* g, col_mesh_sink* m)
 {
-    const dvi_heightfield* hf = g->hfield;
+    const col_heightfield* hf = g->hfield;
     const size_t nx = (size_t)hf->nx, ny = (size_t)hf->ny;
     for (size_t j = 0; j < ny; j++)
         for (size_t i = 0; i < nx; i++) m->point(m, (double)i * hf->dx, (double)j * hf->dy, hf->heights[j * nx + i]);
@@ -569,7 +569,7 @@ static void heightfield_mesh(const dvi_geom* g, dvi_mesh_sink* m)
         }
 }
 
-const dvi_shape_class dvi_shape_class_heightfield = {
+const col_shape_class col_shape_class_heightfield = {
     .name = "heightfield",
     .article = "a height field",
     .fixed_only = true,
@@ -579,9 +579,9 @@ const dvi_shape_class dvi_shape_class_heightfield = {
 
 /* ---- mesh -------------------------------------------------------------------- */
 
-static bool trimesh_bounds(dvi_geom* g)
+static bool trimesh_bounds(col_geom* g)
 {
-    const dvi_trimesh* m = g->mesh;
+    const col_trimesh* m = g->mesh;
     if (!m || m->vertex_count < 1 || !m->vertices) return false;
     const double* R = g->rot;
     double* lo = g->aabb_min;
@@ -601,16 +601,16 @@ static bool trimesh_bounds(dvi_geom* g)
     return true;
 }
 
-static void trimesh_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void trimesh_mesh(const col_geom* g, col_mesh_sink* m)
 {
-    const dvi_trimesh* t = g->mesh;
+    const col_trimesh* t = g->mesh;
     for (int32_t i = 0; i < t->vertex_count; i++)
         m->point(m, t->vertices[3 * i], t->vertices[3 * i + 1], t->vertices[3 * i + 2]);
     for (int32_t i = 0; i < t->triangle_count; i++)
         m->triangle(m, (size_t)t->triangles[3 * i], (size_t)t->triangles[3 * i + 1], (size_t)t->triangles[3 * i + 2]);
 }
 
-const dvi_shape_class dvi_shape_class_mesh = {
+const col_shape_class col_shape_class_mesh = {
     .name = "mesh",
     .article = "a mesh",
     .fixed_only = true,

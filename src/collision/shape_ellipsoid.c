@@ -1,5 +1,5 @@
 /* dvicontact — the ellipsoid: {x²/a² + y²/b² + z²/c² ≤ 1} of its local frame,
- * semi-axes (a, b, c) in the geom's half[] (collision.h, dvi_shape_class).
+ * semi-axes (a, b, c) in the geom's half[] (collision.h, col_shape_class).
  *
  * It has no pair routine of its own: it meets the other convex kinds through
  * the general convex routine (GJK/EPA on its support function, one point)
@@ -16,7 +16,7 @@
 
 static const double pi = 3.14159265358979323846;
 
-static bool ellipsoid_bounds(dvi_geom* g)
+static bool ellipsoid_bounds(col_geom* g)
 {
     /* extent along world axis k: |row k of R·D| */
     const double* R = g->rot;
@@ -29,7 +29,7 @@ static bool ellipsoid_bounds(dvi_geom* g)
     return true;
 }
 
-static void ellipsoid_support(const dvi_geom* g, const double d[3], double out[3])
+static void ellipsoid_support(const col_geom* g, const double d[3], double out[3])
 {
     const double* R = g->rot;
     double l[3], p[3];
@@ -42,28 +42,28 @@ static void ellipsoid_support(const dvi_geom* g, const double d[3], double out[3
     for (int k = 0; k < 3; k++) out[k] += R[3 * k] * p[0] + R[3 * k + 1] * p[1] + R[3 * k + 2] * p[2];
 }
 
-static double zero(const dvi_geom* g)
+static double zero(const col_geom* g)
 {
     (void)g;
     return 0.0;
 }
 
-static double largest(const dvi_geom* g)
+static double largest(const col_geom* g)
 {
     return fmax(g->half[0], fmax(g->half[1], g->half[2]));
 }
 
-static double smallest(const dvi_geom* g)
+static double smallest(const col_geom* g)
 {
     return fmin(g->half[0], fmin(g->half[1], g->half[2]));
 }
 
-static double ellipsoid_bound(const dvi_geom* g, double off)
+static double ellipsoid_bound(const col_geom* g, double off)
 {
     return off + largest(g);
 }
 
-static void ellipsoid_mass(const dvi_geom* g, double* volume, double d[3])
+static void ellipsoid_mass(const col_geom* g, double* volume, double d[3])
 {
     const double a = g->half[0], b = g->half[1], c = g->half[2];
     *volume = 4.0 / 3.0 * pi * a * b * c;
@@ -74,24 +74,24 @@ static void ellipsoid_mass(const dvi_geom* g, double* volume, double d[3])
 
 /* The unit sphere's rings, stretched by the semi-axes. */
 typedef struct stretch {
-    dvi_mesh_sink sink;
-    dvi_mesh_sink* to;
+    col_mesh_sink sink;
+    col_mesh_sink* to;
     const double* s;
 } stretch;
 
-static void stretch_point(dvi_mesh_sink* m, double x, double y, double z)
+static void stretch_point(col_mesh_sink* m, double x, double y, double z)
 {
     stretch* t = (stretch*)m;
     t->to->point(t->to, t->s[0] * x, t->s[1] * y, t->s[2] * z);
 }
 
-static void stretch_triangle(dvi_mesh_sink* m, size_t a, size_t b, size_t c)
+static void stretch_triangle(col_mesh_sink* m, size_t a, size_t b, size_t c)
 {
     stretch* t = (stretch*)m;
     t->to->triangle(t->to, a, b, c);
 }
 
-static void ellipsoid_mesh(const dvi_geom* g, dvi_mesh_sink* m)
+static void ellipsoid_mesh(const col_geom* g, col_mesh_sink* m)
 {
     stretch t = {.sink = {.point = stretch_point, .triangle = stretch_triangle}, .to = m, .s = g->half};
     double r[2 * DVI_DRAW_HALF], z[2 * DVI_DRAW_HALF];
@@ -101,11 +101,11 @@ static void ellipsoid_mesh(const dvi_geom* g, dvi_mesh_sink* m)
         r[n] = sin(th);
         z[n++] = cos(th);
     }
-    dvi_mesh_revolve(&t.sink, 1.0, r, z, n, -1.0);
+    col_mesh_revolve(&t.sink, 1.0, r, z, n, -1.0);
 }
 
 /* In the coordinates x/a, y/b, z/c the ellipsoid is the unit ball. */
-static bool ellipsoid_ray(const dvi_geom* g, const double o[3], const double u[3], double tmax, double* t,
+static bool ellipsoid_ray(const col_geom* g, const double o[3], const double u[3], double tmax, double* t,
                           double n[3])
 {
     double os[3], us[3];
@@ -123,7 +123,7 @@ static bool ellipsoid_ray(const dvi_geom* g, const double o[3], const double u[3
     return true;
 }
 
-const dvi_shape_class dvi_shape_class_ellipsoid = {
+const col_shape_class col_shape_class_ellipsoid = {
     .name = "ellipsoid",
     .article = "an ellipsoid",
     .params = {{"semi_axes", DVI_SLOT_HALF}},

@@ -10,10 +10,10 @@
 #define DVI_DRAW_HALF 6
 
 /* AABB into lo, hi of the box c ± h of g's frame. */
-void dvi_rotated_box_aabb(const dvi_geom* g, const double c[3], const double h[3], double lo[3], double hi[3]);
+void col_rotated_box_aabb(const col_geom* g, const double c[3], const double h[3], double lo[3], double hi[3]);
 
 /* A surface of revolution about the local z axis into m: a pole at z_top,
  * rings (r[k], z[k]) from top to bottom, a pole at z_bot. */
-void dvi_mesh_revolve(dvi_mesh_sink* m, double z_top, const double* r, const double* z, int rings, double z_bot);
+void col_mesh_revolve(col_mesh_sink* m, double z_top, const double* r, const double* z, int rings, double z_bot);
 
 #endif /* DVI_SHAPE_UTIL_H */

@@ -14,10 +14,10 @@
 /* Sets hf->hmin and hf->hmax to the smallest and largest of the nx·ny heights
  * (both 0 when the grid is empty). Call once after filling the heights; the
  * AABB of a height-field geom uses them. Cost O(nx·ny). */
-void dvi_heightfield_init_range(dvi_heightfield* hf);
+void col_heightfield_init_range(col_heightfield* hf);
 
 /* Local-frame bounds of a mesh's vertices (lo = hi = 0 when it has none).
  * Cost O(vertex_count). */
-void dvi_trimesh_bounds(const dvi_trimesh* m, double lo[3], double hi[3]);
+void col_trimesh_bounds(const col_trimesh* m, double lo[3], double hi[3]);
 
 #endif /* DVI_TERRAIN_H */

@@ -98,15 +98,15 @@ dvi_ccp_file* fclib_pack(built* b)
 }
 
 /* Blocks (contacts friction blocks, then bilateral rows) and μ. */
-dvi_status fclib_make_blocks(const dvi_io_msg* c, built* b, const double* mu, const char* mu_path)
+dvi_status fclib_make_blocks(const io_msg* c, built* b, const double* mu, const char* mu_path)
 {
     b->blocks = b->contacts + b->equalities;
     b->rows = 3 * b->contacts + b->equalities;
     b->blk = calloc((size_t)b->blocks + 1, sizeof(dvi_ccp_block));
-    if (!b->blk) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+    if (!b->blk) return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     for (int32_t a = 0; a < b->contacts; a++) {
         if (!(mu[a] >= 0.0))
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: friction coefficient must be >= 0 (got %g)", mu_path, a,
+            return io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: friction coefficient must be >= 0 (got %g)", mu_path, a,
                         mu[a]);
         b->blk[a].kind = DVI_BLOCK_FRICTION;
         b->blk[a].mu = mu[a];
@@ -191,7 +191,7 @@ static bool spd_inverse(const double* A, int k, double* inv)
 
 /* Factor form from a block-diagonal M (blocks ≤ 6): groups, M⁻¹ blocks, D,
  * and r = Bᵀ M⁻¹ f + wb. */
-dvi_status fclib_factor_form(const dvi_io_msg* c, const csc* M, const int32_t* starts, int32_t nblk, const csc* B,
+dvi_status fclib_factor_form(const io_msg* c, const csc* M, const int32_t* starts, int32_t nblk, const csc* B,
                              const double* f, const double* wb, built* b, int32_t* mass_blocks)
 {
     int32_t n = M->cols;
@@ -203,7 +203,7 @@ dvi_status fclib_factor_form(const dvi_io_msg* c, const csc* M, const int32_t* s
         free(gstart);
         free(row_of);
         free(y);
-        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     int32_t ng = 0;
     for (int32_t k = 0; k < nblk; k++)
@@ -211,13 +211,13 @@ dvi_status fclib_factor_form(const dvi_io_msg* c, const csc* M, const int32_t* s
     gstart[ng] = n;
     dvi_status st = DVI_OK;
     if (6 * (int64_t)ng > INT32_MAX) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: too many degrees of freedom");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: too many degrees of freedom");
         goto done;
     }
     b->bodies = ng;
     b->inv_mass = calloc(36 * (size_t)ng + 1, sizeof(double));
     if (!b->inv_mass) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (int32_t g = 0, k = 0; g < ng; g++) {
@@ -231,7 +231,7 @@ dvi_status fclib_factor_form(const dvi_io_msg* c, const csc* M, const int32_t* s
                     if (i >= s0 && i < s0 + sz) A[sz * (i - s0) + (j - s0)] = M->x[e];
                 }
             if (!spd_inverse(A, sz, inv)) {
-                st = dvi_io_fail(c, DVI_ERR_SINGULAR,
+                st = io_fail(c, DVI_ERR_SINGULAR,
                           "/fclib_global/M: diagonal block of rows %d..%d is not positive definite", s0,
                           s0 + sz - 1);
                 goto done;
@@ -256,7 +256,7 @@ dvi_status fclib_factor_form(const dvi_io_msg* c, const csc* M, const int32_t* s
     b->op.x = malloc(((size_t)nnz + 1) * sizeof(double));
     b->r = malloc(((size_t)B->cols + 1) * sizeof(double));
     if (!b->op.p || !b->op.i || !b->op.x || !b->r) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     memcpy(b->op.p, B->p, ((size_t)B->cols + 1) * sizeof(int32_t));
@@ -293,7 +293,7 @@ static cholmod_sparse* to_cholmod(const csc* A, int stype, cholmod_common* cc)
     return S;
 }
 
-dvi_status fclib_delassus_cholmod(const dvi_io_msg* c, const csc* M, const csc* B, const double* f, const double* wb,
+dvi_status fclib_delassus_cholmod(const io_msg* c, const csc* M, const csc* B, const double* f, const double* wb,
                                   built* b)
 {
     cholmod_common cc;
@@ -316,7 +316,7 @@ dvi_status fclib_delassus_cholmod(const dvi_io_msg* c, const csc* M, const csc* 
     if (!L) goto fail;
     if (!cholmod_factorize(Ms, L, &cc)) goto fail;
     if (cc.status == CHOLMOD_NOT_POSDEF || L->minor < (size_t)n) {
-        st = dvi_io_fail(c, DVI_ERR_SINGULAR, "/fclib_global/M: not positive definite (CHOLMOD: leading minor %zu of %d)",
+        st = io_fail(c, DVI_ERR_SINGULAR, "/fclib_global/M: not positive definite (CHOLMOD: leading minor %zu of %d)",
                   (size_t)L->minor + 1, n);
         goto done;
     }
@@ -337,7 +337,7 @@ dvi_status fclib_delassus_cholmod(const dvi_io_msg* c, const csc* M, const csc* 
     {
         size_t nnz = cholmod_nnz(Ws, &cc);
         if (nnz > (size_t)INT32_MAX) {
-            st = dvi_io_fail(c, DVI_ERR_NOMEM, "W = H' M^-1 H: too many entries (%zu)", nnz);
+            st = io_fail(c, DVI_ERR_NOMEM, "W = H' M^-1 H: too many entries (%zu)", nnz);
             goto done;
         }
         b->op.rows = m;
@@ -360,10 +360,10 @@ dvi_status fclib_delassus_cholmod(const dvi_io_msg* c, const csc* M, const csc* 
     }
     goto done;
 nomem:
-    st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory forming W = H' M^-1 H");
+    st = io_fail(c, DVI_ERR_NOMEM, "out of memory forming W = H' M^-1 H");
     goto done;
 fail:
-    st = dvi_io_fail(c, cc.status == CHOLMOD_OUT_OF_MEMORY ? DVI_ERR_NOMEM : DVI_ERR_NUMERIC,
+    st = io_fail(c, cc.status == CHOLMOD_OUT_OF_MEMORY ? DVI_ERR_NOMEM : DVI_ERR_NUMERIC,
               "forming W = H' M^-1 H with CHOLMOD failed (status %d)", cc.status);
 done:
     cholmod_free_dense(&x, &cc);
@@ -461,7 +461,7 @@ dvi_status fclib_factor_to_w(const dvi_ccp_problem* p, csc* W)
             double dcol[6] = {0};
             for (; k < D->colptr[j + 1] && D->rowind[k] / 6 == body; k++) dcol[D->rowind[k] - 6 * body] = D->values[k];
             double tmp[36];
-            const double* Mi = dvi_ccp_minv_block(p, body, tmp);
+            const double* Mi = ccp_minv_block(p, body, tmp);
             for (int a = 0; a < 6; a++) {
                 double s = 0.0;
                 for (int b2 = 0; b2 < 6; b2++) s += Mi[6 * a + b2] * dcol[b2];

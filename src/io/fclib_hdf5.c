@@ -68,7 +68,7 @@ bool fclib_link_exists(hid_t file, const char* path)
 /* The number of values of dataset `ds` (`path` for messages): 1 for a
  * scalar, the product of the extents for a simple dataspace of at most one
  * extent above 1; an error for anything else or more than INT32_MAX values. */
-static dvi_status dataset_count(const dvi_io_msg* c, hid_t ds, const char* path, int64_t* count)
+static dvi_status dataset_count(const io_msg* c, hid_t ds, const char* path, int64_t* count)
 {
     char detail[192];
     dvi_status st = DVI_OK;
@@ -76,7 +76,7 @@ static dvi_status dataset_count(const dvi_io_msg* c, hid_t ds, const char* path,
     int64_t n = 0;
     if (sp < 0) {
         fclib_hdf5_detail(detail);
-        return dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape%s", path, detail);
+        return io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape%s", path, detail);
     }
     H5S_class_t sc = H5Sget_simple_extent_type(sp);
     if (sc == H5S_SCALAR) {
@@ -87,7 +87,7 @@ static dvi_status dataset_count(const dvi_io_msg* c, hid_t ds, const char* path,
         int rank = H5Sget_simple_extent_ndims(sp);
         hsize_t dims[H5S_MAX_RANK];
         if (rank < 0 || rank > H5S_MAX_RANK || H5Sget_simple_extent_dims(sp, dims, NULL) < 0) {
-            st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
+            st = io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
             goto done;
         }
         int long_dims = 0;
@@ -105,16 +105,16 @@ static dvi_status dataset_count(const dvi_io_msg* c, hid_t ds, const char* path,
             }
         }
         if (long_dims > 1) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected a one-dimensional array, got a %d-dimensional one", path,
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected a one-dimensional array, got a %d-dimensional one", path,
                       rank);
             goto done;
         }
         if (n < 0) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many values (more than %d)", path, INT32_MAX);
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many values (more than %d)", path, INT32_MAX);
             goto done;
         }
     } else {
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
+        st = io_fail(c, DVI_ERR_PARSE, "%s: cannot read its shape", path);
     }
 done:
     H5Sclose(sp);
@@ -127,17 +127,17 @@ done:
  * checked against before anything of their size is allocated. */
 /* Opens dataset `path` into *ds, or says why not (missing, or not a
  * readable dataset with HDF5's reason). */
-static dvi_status open_dataset(const dvi_io_msg* c, hid_t file, const char* path, hid_t* ds)
+static dvi_status open_dataset(const io_msg* c, hid_t file, const char* path, hid_t* ds)
 {
     char detail[192];
     *ds = H5Dopen2(file, path, H5P_DEFAULT);
     if (*ds >= 0) return DVI_OK;
     fclib_hdf5_detail(detail);
-    if (!fclib_link_exists(file, path)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
-    return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
+    if (!fclib_link_exists(file, path)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing", path);
+    return io_fail(c, DVI_ERR_INVALID_ARG, "%s: not a readable dataset%s", path, detail);
 }
 
-dvi_status fclib_dataset_length(const dvi_io_msg* c, hid_t file, const char* path, int32_t* len)
+dvi_status fclib_dataset_length(const io_msg* c, hid_t file, const char* path, int32_t* len)
 {
     hid_t ds;
     dvi_status st0 = open_dataset(c, file, path, &ds);
@@ -153,7 +153,7 @@ dvi_status fclib_dataset_length(const dvi_io_msg* c, hid_t file, const char* pat
  * (RD_INT) or double (RD_REAL) of *count elements, with
  * len_min ≤ *count ≤ len_max (len_max < 0: no upper bound). `expect`
  * describes the expected length for messages (e.g. "69 (3 per contact)"). */
-dvi_status fclib_read_array(const dvi_io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
+dvi_status fclib_read_array(const io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
                             int64_t len_max, const char* expect, void** out, int64_t* count)
 {
     *out = NULL;
@@ -167,36 +167,36 @@ dvi_status fclib_read_array(const dvi_io_msg* c, hid_t file, const char* path, r
     int64_t n = 0;
     if (ty < 0) {
         fclib_hdf5_detail(detail);
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read its type%s", path, detail);
+        st = io_fail(c, DVI_ERR_PARSE, "%s: cannot read its type%s", path, detail);
         goto done;
     }
     if ((st = dataset_count(c, ds, path, &n)) != DVI_OK) goto done;
     H5T_class_t tc = H5Tget_class(ty);
     if (kind == RD_INT && tc != H5T_INTEGER) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected integers, the dataset holds %s", path,
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected integers, the dataset holds %s", path,
                   tc == H5T_FLOAT ? "floating-point numbers" : tc == H5T_STRING ? "a string" : "another type");
         goto done;
     }
     if (kind == RD_REAL && tc != H5T_FLOAT) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected floating-point numbers, the dataset holds %s", path,
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected floating-point numbers, the dataset holds %s", path,
                   tc == H5T_INTEGER ? "integers" : tc == H5T_STRING ? "a string" : "another type");
         goto done;
     }
     if (n < len_min || (len_max >= 0 && n > len_max)) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: %lld value%s, expected %s", path, (long long)n, n == 1 ? "" : "s",
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: %lld value%s, expected %s", path, (long long)n, n == 1 ? "" : "s",
                   expect);
         goto done;
     }
     size_t elem = kind == RD_INT ? sizeof(int64_t) : sizeof(double);
     buf = malloc(((size_t)n + 1) * elem);
     if (!buf) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory (%lld values)", path, (long long)n);
+        st = io_fail(c, DVI_ERR_NOMEM, "%s: out of memory (%lld values)", path, (long long)n);
         goto done;
     }
     if (n > 0 && H5Dread(ds, kind == RD_INT ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                          buf) < 0) {
         fclib_hdf5_detail(detail);
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "%s: cannot read the values (damaged or truncated file?)%s", path, detail);
+        st = io_fail(c, DVI_ERR_PARSE, "%s: cannot read the values (damaged or truncated file?)%s", path, detail);
         goto done;
     }
     if (kind == RD_INT) {
@@ -205,7 +205,7 @@ dvi_status fclib_read_array(const dvi_io_msg* c, hid_t file, const char* path, r
         for (int64_t k = 0; k < n; k++) {
             int64_t v = v64[k];
             if (v < INT32_MIN || v > INT32_MAX) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %lld does not fit in 32 bits", path, (long long)k,
+                st = io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %lld does not fit in 32 bits", path, (long long)k,
                           (long long)v);
                 goto done;
             }
@@ -215,7 +215,7 @@ dvi_status fclib_read_array(const dvi_io_msg* c, hid_t file, const char* path, r
         const double* v = buf;
         for (int64_t k = 0; k < n; k++)
             if (!isfinite(v[k])) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: not finite (%g)", path, (long long)k, v[k]);
+                st = io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: not finite (%g)", path, (long long)k, v[k]);
                 goto done;
             }
     }
@@ -231,7 +231,7 @@ done:
     return DVI_OK;
 }
 
-dvi_status fclib_read_scalar_int(const dvi_io_msg* c, hid_t file, const char* path, int32_t* v)
+dvi_status fclib_read_scalar_int(const io_msg* c, hid_t file, const char* path, int32_t* v)
 {
     void* a = NULL;
     dvi_status st = fclib_read_array(c, file, path, RD_INT, 1, 1, "1 (a scalar)", &a, NULL);
@@ -241,7 +241,7 @@ dvi_status fclib_read_scalar_int(const dvi_io_msg* c, hid_t file, const char* pa
 }
 
 /* Reads a vector of exactly `len` reals. */
-dvi_status fclib_read_reals(const dvi_io_msg* c, hid_t file, const char* path, int32_t len, const char* per,
+dvi_status fclib_read_reals(const io_msg* c, hid_t file, const char* path, int32_t len, const char* per,
                             double** out)
 {
     char expect[96];

@@ -46,10 +46,10 @@
  * file's W (local) or M (global) fails the library's test, the problem uses
  * its symmetric part; info->asymmetry says by how much. For local files the
  * file's own W is kept (info->file_operator): dvi_fclib_evaluate measures
- * residuals against it (dvi_ccp_evaluate_with), and dvi_fclib_solve solves
+ * residuals against it (ccp_evaluate_with), and dvi_fclib_solve solves
  * the file's problem by the splitting γ_{k+1} = CCP(W_s, q + (W − W_s) γ_k),
  * warm-started, which converges in a few outer steps when the asymmetry is
- * that small. The splitting is the solver layer's (dvi_ccp_solve_split,
+ * that small. The splitting is the solver layer's (ccp_solve_split,
  * src/ccp/ccp_split.c); the reader only hands it the file's W.
  *
  * THE OWNING OBJECT. The result must be freed by dvi_ccp_file_free, which
@@ -129,19 +129,19 @@ void fclib_hdf5_detail(char out[192]);
 /* H5Lexists fails on a missing intermediate group: check every prefix. */
 bool fclib_link_exists(hid_t file, const char* path);
 
-dvi_status fclib_dataset_length(const dvi_io_msg* c, hid_t file, const char* path, int32_t* len);
+dvi_status fclib_dataset_length(const io_msg* c, hid_t file, const char* path, int32_t* len);
 
 /* Reads the one-dimensional dataset `path` into a malloc'd array of int32_t
  * (RD_INT) or double (RD_REAL) of *count elements, with
  * len_min ≤ *count ≤ len_max (len_max < 0: no upper bound). `expect`
  * describes the expected length for messages (e.g. "69 (3 per contact)"). */
-dvi_status fclib_read_array(const dvi_io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
+dvi_status fclib_read_array(const io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
                             int64_t len_max, const char* expect, void** out, int64_t* count);
 
-dvi_status fclib_read_scalar_int(const dvi_io_msg* c, hid_t file, const char* path, int32_t* v);
+dvi_status fclib_read_scalar_int(const io_msg* c, hid_t file, const char* path, int32_t* v);
 
 /* Reads a vector of exactly `len` reals. */
-dvi_status fclib_read_reals(const dvi_io_msg* c, hid_t file, const char* path, int32_t len, const char* per,
+dvi_status fclib_read_reals(const io_msg* c, hid_t file, const char* path, int32_t len, const char* per,
                             double** out);
 
 /* An optional string dataset (fixed or variable length) into out[size],
@@ -163,7 +163,7 @@ dvi_status fclib_csc_build(int32_t rows, int32_t cols, int64_t nnz, const int32_
  * rows / cols: required sizes, or −1 (any, ≥ 0); rows_from / cols_from name
  * where a required size comes from, for the message (or NULL). The header's
  * sizes are checked before anything of their size is allocated. */
-dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
+dvi_status fclib_read_matrix(const io_msg* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
                              int32_t cols, const char* cols_from, csc* out);
 
 /* A borrowed view of A, the CCP layer's matrix type. */
@@ -196,7 +196,7 @@ void fclib_built_free(built* b);
 dvi_ccp_file* fclib_pack(built* b);
 
 /* Blocks (contacts friction blocks, then bilateral rows) and μ. */
-dvi_status fclib_make_blocks(const dvi_io_msg* c, built* b, const double* mu, const char* mu_path);
+dvi_status fclib_make_blocks(const io_msg* c, built* b, const double* mu, const char* mu_path);
 
 /* Diagonal blocks of M from the profile of its nonzeros (explicit zeros
  * ignored): a block ends after index k when no nonzero of columns 0..k lies
@@ -208,10 +208,10 @@ int32_t fclib_find_blocks(const csc* M, int32_t* starts, int32_t* count);
 
 /* Factor form from a block-diagonal M (blocks ≤ 6): groups, M⁻¹ blocks, D,
  * and r = Bᵀ M⁻¹ f + wb. */
-dvi_status fclib_factor_form(const dvi_io_msg* c, const csc* M, const int32_t* starts, int32_t nblk, const csc* B,
+dvi_status fclib_factor_form(const io_msg* c, const csc* M, const int32_t* starts, int32_t nblk, const csc* B,
                              const double* f, const double* wb, built* b, int32_t* mass_blocks);
 
-dvi_status fclib_delassus_cholmod(const dvi_io_msg* c, const csc* M, const csc* B, const double* f, const double* wb,
+dvi_status fclib_delassus_cholmod(const io_msg* c, const csc* M, const csc* B, const double* f, const double* wb,
                                   built* b);
 
 /* y = N x for the problem being built (either form; no compliance). */

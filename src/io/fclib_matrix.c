@@ -92,12 +92,12 @@ dvi_status fclib_csc_build(int32_t rows, int32_t cols, int64_t nnz, const int32_
 
 /* Every index of ix[0..n) (array `path`) in [0, bound); else an error
  * naming the first that is not, a `what` (row or column) index. */
-static dvi_status check_indices(const dvi_io_msg* c, const char* path, const int32_t* ix, int64_t n, int32_t bound,
+static dvi_status check_indices(const io_msg* c, const char* path, const int32_t* ix, int64_t n, int32_t bound,
                                 const char* what)
 {
     for (int64_t k = 0; k < n; k++)
         if (ix[k] < 0 || ix[k] >= bound)
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %s index %d out of range [0, %d)", path, (long long)k,
+            return io_fail(c, DVI_ERR_INVALID_ARG, "%s[%lld]: %s index %d out of range [0, %d)", path, (long long)k,
                                what, ix[k], bound);
     return DVI_OK;
 }
@@ -106,12 +106,12 @@ static dvi_status check_indices(const dvi_io_msg* c, const char* path, const int
  * rows / cols: required sizes, or −1 (any, ≥ 0); rows_from / cols_from name
  * where a required size comes from, for the message (or NULL). The header's
  * sizes are checked before anything of their size is allocated. */
-dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
+dvi_status fclib_read_matrix(const io_msg* c, hid_t file, const char* g, int32_t rows, const char* rows_from,
                              int32_t cols, const char* cols_from, csc* out)
 {
     memset(out, 0, sizeof *out);
     char path[PATH_MAX_LEN];
-    if (!fclib_link_exists(file, g)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing (matrix group)", g);
+    if (!fclib_link_exists(file, g)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing (matrix group)", g);
     int32_t m = 0, n = 0, nz = 0;
     dvi_status st;
     snprintf(path, sizeof path, "%s/m", g);
@@ -120,15 +120,15 @@ dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int
     if ((st = fclib_read_scalar_int(c, file, path, &n)) != DVI_OK) return st;
     snprintf(path, sizeof path, "%s/nz", g);
     if ((st = fclib_read_scalar_int(c, file, path, &nz)) != DVI_OK) return st;
-    if (m < 0 || n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: negative size %d x %d (m x n)", g, m, n);
+    if (m < 0 || n < 0) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: negative size %d x %d (m x n)", g, m, n);
     if (rows >= 0 && m != rows)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s/m: %d rows, expected %d%s%s%s", g, m, rows, rows_from ? " (" : "",
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s/m: %d rows, expected %d%s%s%s", g, m, rows, rows_from ? " (" : "",
                     rows_from ? rows_from : "", rows_from ? ")" : "");
     if (cols >= 0 && n != cols)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s/n: %d columns, expected %d%s%s%s", g, n, cols,
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s/n: %d columns, expected %d%s%s%s", g, n, cols,
                     cols_from ? " (" : "", cols_from ? cols_from : "", cols_from ? ")" : "");
     if (nz < -2)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s/nz: %d (expected -2 for CSR, -1 for CSC or a triplet count >= 0)",
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s/nz: %d (expected -2 for CSR, -1 for CSC or a triplet count >= 0)",
                     g, nz);
     int32_t* p = NULL;
     int32_t* ix = NULL;
@@ -148,12 +148,12 @@ dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int
             goto done;
         p = a;
         if (p[0] != 0) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[0]: %d, expected 0", path, p[0]);
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "%s[0]: %d, expected 0", path, p[0]);
             goto done;
         }
         for (int32_t k = 0; k < outer; k++)
             if (p[k + 1] < p[k]) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %d, decreasing after %d", path, k + 1, p[k + 1], p[k]);
+                st = io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %d, decreasing after %d", path, k + 1, p[k + 1], p[k]);
                 goto done;
             }
         nnz = p[outer];
@@ -168,7 +168,7 @@ dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int
         ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
         ci = malloc(((size_t)nnz + 1) * sizeof(int32_t));
         if (!ri || !ci) {
-            st = dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);
+            st = io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);
             goto done;
         }
         for (int32_t o = 0; o < outer; o++)
@@ -191,7 +191,7 @@ dvi_status fclib_read_matrix(const dvi_io_msg* c, hid_t file, const char* g, int
         if ((st = fclib_read_array(c, file, path, RD_REAL, nnz, -1, expect, &a, &nx)) != DVI_OK) goto done;
         x = a;
     }
-    if (fclib_csc_build(m, n, nnz, ri, ci, x, out) != DVI_OK) st = dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);
+    if (fclib_csc_build(m, n, nnz, ri, ci, x, out) != DVI_OK) st = io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);
 done:
     free(p);
     free(ix);
@@ -211,7 +211,7 @@ dvi_csc fclib_csc_view(const csc* A)
 void fclib_csc_mul(const csc* A, const double* x, double* y)
 {
     const dvi_csc v = fclib_csc_view(A);
-    dvi_csc_mul(&v, x, y);
+    ccp_csc_mul(&v, x, y);
 }
 
 /* y = Aᵀ x + add (add may be NULL). */
@@ -224,7 +224,7 @@ void fclib_csc_tmul(const csc* A, const double* x, const double* add, double* y)
     }
 }
 
-/* The library's symmetry test (dvi_csc_symmetric, dvi_ccp_validate's for
+/* The library's symmetry test (ccp_csc_symmetric, dvi_ccp_validate's for
  * W) on the square A. -1 when out of memory, else 1 (symmetric) or 0. */
 static int passes_symmetry_test(const csc* A)
 {
@@ -234,7 +234,7 @@ static int passes_symmetry_test(const csc* A)
     int sym = -1;
     if (y && ay) {
         const dvi_csc v = fclib_csc_view(A);
-        sym = dvi_csc_symmetric(&v, y, ay, NULL, NULL) ? 1 : 0;
+        sym = ccp_csc_symmetric(&v, y, ay, NULL, NULL) ? 1 : 0;
     }
     free(y);
     free(ay);

@@ -19,7 +19,7 @@
 /* ---- reading the two kinds -------------------------------------------------------------- */
 
 /* Optional vector of `len` reals at path into *out (NULL when absent). */
-static dvi_status read_optional(const dvi_io_msg* c, hid_t file, const char* path, int32_t len, double** out)
+static dvi_status read_optional(const io_msg* c, hid_t file, const char* path, int32_t len, double** out)
 {
     *out = NULL;
     if (!fclib_link_exists(file, path)) return DVI_OK;
@@ -27,7 +27,7 @@ static dvi_status read_optional(const dvi_io_msg* c, hid_t file, const char* pat
 }
 
 /* [r; l] of a solution or guess group ("/solution", "/guesses/1"), or NULL. */
-static dvi_status read_rl(const dvi_io_msg* c, hid_t file, const char* group, int32_t contacts, int32_t equalities,
+static dvi_status read_rl(const io_msg* c, hid_t file, const char* group, int32_t contacts, int32_t equalities,
                           double** out)
 {
     *out = NULL;
@@ -48,7 +48,7 @@ static dvi_status read_rl(const dvi_io_msg* c, hid_t file, const char* group, in
     if (!v) {
         free(r);
         free(l);
-        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     memcpy(v, r, (size_t)3 * contacts * sizeof(double));
     if (equalities > 0) memcpy(v + 3 * contacts, l, (size_t)equalities * sizeof(double));
@@ -58,17 +58,17 @@ static dvi_status read_rl(const dvi_io_msg* c, hid_t file, const char* group, in
     return DVI_OK;
 }
 
-static dvi_status read_spacedim(const dvi_io_msg* c, hid_t file, const char* path)
+static dvi_status read_spacedim(const io_msg* c, hid_t file, const char* path)
 {
     int32_t d = 0;
     dvi_status st = fclib_read_scalar_int(c, file, path, &d);
     if (st != DVI_OK) return st;
-    if (d == 2) return dvi_io_fail(c, DVI_ERR_UNSUPPORTED, "%s: 2 (two-dimensional contact) is not supported", path);
-    if (d != 3) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: %d, expected 3", path, d);
+    if (d == 2) return io_fail(c, DVI_ERR_UNSUPPORTED, "%s: 2 (two-dimensional contact) is not supported", path);
+    if (d != 3) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: %d, expected 3", path, d);
     return DVI_OK;
 }
 
-static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fclib_info* info)
+static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_info* info)
 {
     csc W = {0}, V = {0}, R = {0}, full = {0};
     double *q = NULL, *mu = NULL, *s = NULL;
@@ -80,17 +80,17 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
                           "the length of /fclib_local/vectors/q", &W)) != DVI_OK)
         goto done;
     if (W.rows != W.cols) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
         goto done;
     }
     if (W.rows % 3 != 0 || W.rows == 0) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d rows, expected a positive multiple of 3", W.rows);
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d rows, expected a positive multiple of 3", W.rows);
         goto done;
     }
     b->contacts = W.rows / 3;
     bool has_v = fclib_link_exists(file, "/fclib_local/V"), has_r = fclib_link_exists(file, "/fclib_local/R");
     if (has_v != has_r) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing (V and R come together)",
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing (V and R come together)",
                   has_v ? "/fclib_local/R" : "/fclib_local/V");
         goto done;
     }
@@ -101,7 +101,7 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
                               "the length of /fclib_local/vectors/s", &R)) != DVI_OK)
             goto done;
         if (R.rows != R.cols) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
             goto done;
         }
         if ((st = fclib_read_matrix(c, file, "/fclib_local/V", W.rows, "the size of W", R.rows, "the size of R", &V)) !=
@@ -110,7 +110,7 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
         b->equalities = R.rows;
     }
     if ((int64_t)3 * b->contacts + b->equalities > INT32_MAX) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many rows");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many rows");
         goto done;
     }
     if ((st = fclib_read_reals(c, file, "/fclib_local/vectors/q", W.rows, " (3 per contact)", &q)) != DVI_OK) goto done;
@@ -122,7 +122,7 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
     if ((st = fclib_make_blocks(c, b, mu, "/fclib_local/vectors/mu")) != DVI_OK) goto done;
     b->r = malloc(((size_t)b->rows + 1) * sizeof(double));
     if (!b->r) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     memcpy(b->r, q, (size_t)W.rows * sizeof(double));
@@ -131,7 +131,7 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
         /* [[W V] [Vᵀ R]] from the entries of the three matrices */
         int64_t nnz = (int64_t)W.p[W.cols] + 2 * (int64_t)V.p[V.cols] + R.p[R.cols];
         if (nnz > INT32_MAX) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many matrix entries");
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many matrix entries");
             goto done;
         }
         int32_t* ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
@@ -141,7 +141,7 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
             free(ri);
             free(ci);
             free(x);
-            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+            st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
         int64_t e = 0;
@@ -164,7 +164,7 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
         free(ci);
         free(x);
         if (bs != DVI_OK) {
-            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+            st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
         b->op = full;
@@ -178,14 +178,14 @@ static dvi_status read_local(const dvi_io_msg* c, hid_t file, built* b, dvi_fcli
         csc original;
         if (fclib_complete_triangle(&b->op, &info->triangular) != DVI_OK ||
             fclib_symmetrize(&b->op, &info->asymmetry, &info->symmetrized, &original) != DVI_OK) {
-            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+            st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
         if (info->symmetrized) {
             info->file_operator = malloc(sizeof *info->file_operator);
             if (!info->file_operator) {
                 fclib_csc_free(&original);
-                st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+                st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
                 goto done;
             }
             info->file_operator->W = original;
@@ -229,7 +229,7 @@ static double v_mismatch(const csc* M, const csc* B, const double* f, const doub
     return out;
 }
 
-static dvi_status read_global(const dvi_io_msg* c, hid_t file, uint32_t flags, built* b, dvi_fclib_info* info)
+static dvi_status read_global(const io_msg* c, hid_t file, uint32_t flags, built* b, dvi_fclib_info* info)
 {
     csc M = {0}, H = {0}, G = {0}, B = {0};
     double *f = NULL, *w = NULL, *mu = NULL, *bb = NULL, *wb = NULL, *v = NULL;
@@ -243,7 +243,7 @@ static dvi_status read_global(const dvi_io_msg* c, hid_t file, uint32_t flags, b
                           "the length of /fclib_global/vectors/f", &M)) != DVI_OK)
         goto done;
     if (M.rows != M.cols || M.rows == 0) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: %d x %d, expected a non-empty square matrix", M.rows,
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/M: %d x %d, expected a non-empty square matrix", M.rows,
                   M.cols);
         goto done;
     }
@@ -252,7 +252,7 @@ static dvi_status read_global(const dvi_io_msg* c, hid_t file, uint32_t flags, b
                           &H)) != DVI_OK)
         goto done;
     if (H.cols % 3 != 0 || H.cols == 0) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/H/n: %d columns, expected a positive multiple of 3", H.cols);
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global/H/n: %d columns, expected a positive multiple of 3", H.cols);
         goto done;
     }
     b->contacts = H.cols / 3;
@@ -265,12 +265,12 @@ static dvi_status read_global(const dvi_io_msg* c, hid_t file, uint32_t flags, b
         b->equalities = G.cols;
     }
     if ((int64_t)H.cols + G.cols > INT32_MAX) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global: too many rows");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_global: too many rows");
         goto done;
     }
     if (fclib_complete_triangle(&M, &info->triangular) != DVI_OK ||
         fclib_symmetrize(&M, &info->asymmetry, &info->symmetrized, NULL) != DVI_OK) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/f", n, " (the size of M)", &f)) != DVI_OK) goto done;
@@ -284,19 +284,19 @@ static dvi_status read_global(const dvi_io_msg* c, hid_t file, uint32_t flags, b
     wb = malloc(((size_t)b->rows + 1) * sizeof(double));
     starts = malloc(((size_t)n + 2) * sizeof(int32_t));
     if (!wb || !starts) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     memcpy(wb, w, (size_t)H.cols * sizeof(double));
     if (b->equalities > 0) memcpy(wb + H.cols, bb, (size_t)b->equalities * sizeof(double));
     if (fclib_csc_hcat(&H, &G, &B) != DVI_OK) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     int32_t nblk = 0;
     int32_t largest = fclib_find_blocks(&M, starts, &nblk);
     if (largest < 0) {
-        st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
         goto done;
     }
     if (largest <= 6 && !(flags & DVI_FCLIB_DELASSUS))
@@ -328,11 +328,11 @@ done:
     return st;
 }
 
-static dvi_status read_file(const dvi_io_msg* c, const char* path, uint32_t flags, built* b, dvi_fclib_info* info)
+static dvi_status read_file(const io_msg* c, const char* path, uint32_t flags, built* b, dvi_fclib_info* info)
 {
     char why[160];
-    FILE* fp = dvi_open_regular(path, 0, NULL, why, sizeof why);
-    if (!fp) return dvi_io_fail(c, DVI_ERR_IO, "%s", why);
+    FILE* fp = base_open_regular(path, 0, NULL, why, sizeof why);
+    if (!fp) return io_fail(c, DVI_ERR_IO, "%s", why);
     unsigned char sig[8] = {0};
     size_t got = fread(sig, 1, sizeof sig, fp);
     fclose(fp);
@@ -347,9 +347,9 @@ static dvi_status read_file(const dvi_io_msg* c, const char* path, uint32_t flag
     if (fapl >= 0) H5Pclose(fapl);
     if (file < 0) {
         if (!has_sig && got < sizeof sig && got > 0)
-            return dvi_io_fail(c, DVI_ERR_PARSE, "not an HDF5 file (%zu bytes, no HDF5 signature)", got);
-        if (!has_sig) return dvi_io_fail(c, DVI_ERR_PARSE, "not an HDF5 file (no HDF5 signature at offset 0)");
-        return dvi_io_fail(c, DVI_ERR_PARSE, "damaged or truncated HDF5 file: cannot open it%s", detail);
+            return io_fail(c, DVI_ERR_PARSE, "not an HDF5 file (%zu bytes, no HDF5 signature)", got);
+        if (!has_sig) return io_fail(c, DVI_ERR_PARSE, "not an HDF5 file (no HDF5 signature at offset 0)");
+        return io_fail(c, DVI_ERR_PARSE, "damaged or truncated HDF5 file: cannot open it%s", detail);
     }
     dvi_status st;
     bool global = fclib_link_exists(file, "/fclib_global");
@@ -360,7 +360,7 @@ static dvi_status read_file(const dvi_io_msg* c, const char* path, uint32_t flag
         if (st == DVI_OK && (st = read_rl(c, file, "/solution", b->contacts, b->equalities, &b->solution)) != DVI_OK)
             goto out;
     } else {
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "no /fclib_local or /fclib_global group: not an FCLIB problem");
+        st = io_fail(c, DVI_ERR_PARSE, "no /fclib_local or /fclib_global group: not an FCLIB problem");
         goto out;
     }
     if (st != DVI_OK) goto out;
@@ -377,7 +377,7 @@ static dvi_status read_file(const dvi_io_msg* c, const char* path, uint32_t flag
         }
         if (!u) {
             free(u);
-            st = dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+            st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto out;
         }
         double d = 0.0, a = 0.0, e = 0.0;
@@ -397,7 +397,7 @@ static dvi_status read_file(const dvi_io_msg* c, const char* path, uint32_t flag
         if (fclib_link_exists(file, "/guesses/number_of_guesses")) {
             if ((st = fclib_read_scalar_int(c, file, "/guesses/number_of_guesses", &count)) != DVI_OK) goto out;
             if (count < 0) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "/guesses/number_of_guesses: %d, expected >= 0", count);
+                st = io_fail(c, DVI_ERR_INVALID_ARG, "/guesses/number_of_guesses: %d, expected >= 0", count);
                 goto out;
             }
         }
@@ -426,7 +426,7 @@ void dvi_fclib_info_clear(dvi_fclib_info* info)
 dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** out, dvi_fclib_info* info,
                             char* msg, size_t msg_size)
 {
-    dvi_io_msg c = {msg, msg_size, path};
+    io_msg c = {msg, msg_size, path};
     if (msg && msg_size) msg[0] = '\0';
     if (out) *out = NULL;
     dvi_fclib_info local_info;
@@ -436,9 +436,9 @@ dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** ou
     inf->v_mismatch = NAN;
     if (!path || !out) {
         c.prefix = NULL;
-        return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+        return io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
-    if (flags & ~DVI_FCLIB_DELASSUS) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
+    if (flags & ~DVI_FCLIB_DELASSUS) return io_fail(&c, DVI_ERR_INVALID_ARG, "unknown flags 0x%x", flags);
     built b;
     memset(&b, 0, sizeof b);
     h5quiet q;
@@ -462,11 +462,11 @@ dvi_status dvi_fclib_read_ex(const char* path, uint32_t flags, dvi_ccp_file** ou
         }
         char vmsg[256];
         st = dvi_ccp_validate(&p, vmsg, sizeof vmsg);
-        if (st != DVI_OK) st = dvi_io_fail(&c, st, "%s", vmsg);
+        if (st != DVI_OK) st = io_fail(&c, st, "%s", vmsg);
     }
     if (st == DVI_OK) {
         *out = fclib_pack(&b);
-        if (!*out) st = dvi_io_fail(&c, DVI_ERR_NOMEM, "out of memory");
+        if (!*out) st = io_fail(&c, DVI_ERR_NOMEM, "out of memory");
     }
     fclib_built_free(&b);
     if (st != DVI_OK || !info) {
@@ -488,22 +488,22 @@ dvi_status dvi_fclib_read(const char* path, dvi_ccp_file** out, char* msg, size_
 dvi_status dvi_fclib_evaluate(const dvi_ccp_problem* p, const dvi_fclib_info* info, const double* gamma,
                              dvi_ccp_metrics* out)
 {
-    if (!p || !gamma || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_evaluate: invalid argument (!p || !gamma || !out)");
-    if (!info || !info->file_operator) return dvi_ccp_evaluate_with(p, NULL, gamma, out);
+    if (!p || !gamma || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_evaluate: invalid argument (!p || !gamma || !out)");
+    if (!info || !info->file_operator) return ccp_evaluate_with(p, NULL, gamma, out);
     const dvi_csc W = fclib_csc_view(&info->file_operator->W);
-    return dvi_ccp_evaluate_with(p, &W, gamma, out); /* the library's own residual code */
+    return ccp_evaluate_with(p, &W, gamma, out); /* the library's own residual code */
 }
 
 dvi_status dvi_fclib_file_W(const dvi_ccp_problem* p, const dvi_fclib_info* info, dvi_csc* out)
 {
-    if (!p || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_file_W: invalid argument (!p || !out)");
+    if (!p || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_file_W: invalid argument (!p || !out)");
     memset(out, 0, sizeof *out);
     if (!p->W) /* the factor form: no W to lend */
-        return dvi_error_set(DVI_ERR_UNSUPPORTED,
+        return base_error_set(DVI_ERR_UNSUPPORTED,
                              "dvi_fclib_file_W: the problem is in the factor form (read the file with DVI_FCLIB_DELASSUS)");
     if (info && info->file_operator) {
         if (info->file_operator->W.cols != p->rows)
-            return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_file_W: the info does not belong to the problem");
+            return base_error_set(DVI_ERR_INVALID_ARG, "dvi_fclib_file_W: the info does not belong to the problem");
         *out = fclib_csc_view(&info->file_operator->W);
     } else {
         *out = *p->W;
@@ -521,13 +521,13 @@ dvi_status dvi_fclib_solve(const char* solver_name, const dvi_solver_settings* s
     if (!result) memset(&local, 0, sizeof local);
     if (!info || !info->file_operator || !p || !gamma) return dvi_ccp_solve(p, solver_name, settings, gamma, res);
     const dvi_csc W = fclib_csc_view(&info->file_operator->W);
-    if ((!p->W || W.cols != p->rows) && dvi_solver_find(solver_name)) {
+    if ((!p->W || W.cols != p->rows) && ccp_solver_find(solver_name)) {
         memset(res, 0, sizeof *res);
         res->status = DVI_SOLVE_BAD_INPUT;
         snprintf(res->message, sizeof res->message, "%s", "the problem does not belong to this FCLIB info");
-        return dvi_error_set(DVI_ERR_INVALID_ARG, res->message);
+        return base_error_set(DVI_ERR_INVALID_ARG, res->message);
     }
-    const dvi_status st = dvi_ccp_solve_split(solver_name, settings, p, &W, gamma, res);
-    if (st != DVI_OK) dvi_error_set(st, res->message[0] ? res->message : NULL);
+    const dvi_status st = ccp_solve_split(solver_name, settings, p, &W, gamma, res);
+    if (st != DVI_OK) base_error_set(st, res->message[0] ? res->message : NULL);
     return st;
 }

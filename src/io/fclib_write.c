@@ -86,7 +86,7 @@ static void wlocal_free(wlocal* w)
     memset(w, 0, sizeof *w);
 }
 
-static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* solution, wlocal* out)
+static dvi_status build_local(const io_msg* c, const dvi_ccp_problem* p, const double* solution, wlocal* out)
 {
     memset(out, 0, sizeof *out);
     const int32_t m = p->rows;
@@ -94,18 +94,18 @@ static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, con
     for (int32_t k = 0; k < p->block_count; k++) {
         dvi_block_kind kind = p->blocks[k].kind;
         if (kind == DVI_BLOCK_BILATERAL)
-            return dvi_io_fail(c, DVI_ERR_UNSUPPORTED,
+            return io_fail(c, DVI_ERR_UNSUPPORTED,
                         "blocks[%d]: bilateral rows cannot be written as a local FCLIB problem (its free rows, V "
                         "and R, are ignored by common readers such as Siconos'); eliminate them first",
                         k);
         if (kind == DVI_BLOCK_FRICTION_ROLLING)
-            return dvi_io_fail(c, DVI_ERR_UNSUPPORTED,
+            return io_fail(c, DVI_ERR_UNSUPPORTED,
                         "blocks[%d]: friction_rolling blocks (6 rows) have no FCLIB equivalent; only friction and "
                         "frictionless blocks can be written",
                         k);
         contacts++;
     }
-    if ((int64_t)contacts * 3 > INT32_MAX) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "too many contacts");
+    if ((int64_t)contacts * 3 > INT32_MAX) return io_fail(c, DVI_ERR_INVALID_ARG, "too many contacts");
     const int32_t n = 3 * contacts;
     int32_t* map = malloc(((size_t)m + 1) * sizeof(int32_t)); /* our row -> FCLIB row */
     out->m = n;
@@ -115,7 +115,7 @@ static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, con
     if (!map || !out->q || !out->mu) {
         free(map);
         wlocal_free(out);
-        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     for (int32_t k = 0, row = 0; k < p->block_count; k++) {
         const dvi_ccp_block* B = &p->blocks[k];
@@ -166,7 +166,7 @@ static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, con
     if (st != DVI_OK) {
         free(map);
         wlocal_free(out);
-        return dvi_io_fail(c, st, "out of memory forming W");
+        return io_fail(c, st, "out of memory forming W");
     }
     const int32_t* cp = own ? A.p : src->colptr;
     const int32_t* ri = own ? A.i : src->rowind;
@@ -179,7 +179,7 @@ static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, con
         fclib_csc_free(&A);
         free(map);
         wlocal_free(out);
-        return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+        return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     }
     /* columns in FCLIB order: the map is increasing, so columns and rows keep their order */
     for (int32_t j = 0; j < m; j++) out->p[map[j] + 1] = cp[j + 1] - cp[j];
@@ -198,7 +198,7 @@ static dvi_status build_local(const dvi_io_msg* c, const dvi_ccp_problem* p, con
         if (!out->r || !out->u) {
             free(map);
             wlocal_free(out);
-            return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+            return io_fail(c, DVI_ERR_NOMEM, "out of memory");
         }
         for (int32_t i = 0; i < m; i++) out->r[map[i]] = solution[i];
         csc Wl = {n, n, out->p, out->i, out->x};
@@ -255,29 +255,29 @@ static bool write_local_file(hid_t file, const wlocal* w, hid_t gcpl, hid_t dcpl
 dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solution, const char* path, char* msg,
                                 size_t msg_size)
 {
-    dvi_io_msg c = {msg, msg_size, path};
+    io_msg c = {msg, msg_size, path};
     if (msg && msg_size) msg[0] = '\0';
     if (!p || !path) {
         c.prefix = NULL;
-        return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+        return io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
     if (p->G) /* FCLIB's local problem is W = H M⁻¹ Hᵀ: a low-rank term would be lost */
-        return dvi_io_fail(&c, DVI_ERR_UNSUPPORTED, "G: FCLIB has no low-rank term (give the problem as W)");
+        return io_fail(&c, DVI_ERR_UNSUPPORTED, "G: FCLIB has no low-rank term (give the problem as W)");
     if (p->frames) { /* written from D: the frames become its columns */
-        dvi_ccp_expanded e;
+        ccp_expanded e;
         char emsg[256];
-        dvi_status est = dvi_ccp_expand(p, &e, emsg, sizeof emsg);
+        dvi_status est = ccp_expand(p, &e, emsg, sizeof emsg);
         if (est == DVI_OK) est = dvi_fclib_write_local(&e.problem, solution, path, msg, msg_size);
-        else dvi_io_fail(&c, est, "%s", emsg);
-        dvi_ccp_expanded_free(&e);
+        else io_fail(&c, est, "%s", emsg);
+        ccp_expanded_free(&e);
         return est;
     }
     char vmsg[256];
     dvi_status st = dvi_ccp_validate(p, vmsg, sizeof vmsg);
-    if (st != DVI_OK) return dvi_io_fail(&c, st, "%s", vmsg);
+    if (st != DVI_OK) return io_fail(&c, st, "%s", vmsg);
     if (solution)
         for (int32_t i = 0; i < p->rows; i++)
-            if (!isfinite(solution[i])) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "solution[%d]: not finite", i);
+            if (!isfinite(solution[i])) return io_fail(&c, DVI_ERR_INVALID_ARG, "solution[%d]: not finite", i);
     wlocal w;
     if ((st = build_local(&c, p, solution, &w)) != DVI_OK) return st;
 
@@ -293,7 +293,7 @@ dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solutio
         file = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
         if (file < 0) {
             fclib_hdf5_detail(detail);
-            st = dvi_io_fail(&c, DVI_ERR_IO, "cannot create the file%s", detail);
+            st = io_fail(&c, DVI_ERR_IO, "cannot create the file%s", detail);
         } else {
             ok = write_local_file(file, &w, gcpl, dcpl);
             if (!ok) fclib_hdf5_detail(detail);
@@ -302,12 +302,12 @@ dvi_status dvi_fclib_write_local(const dvi_ccp_problem* p, const double* solutio
                 fclib_hdf5_detail(detail);
             }
             if (!ok) {
-                st = dvi_io_fail(&c, DVI_ERR_IO, "write error%s", detail);
+                st = io_fail(&c, DVI_ERR_IO, "write error%s", detail);
                 remove(path);
             }
         }
     } else {
-        st = dvi_io_fail(&c, DVI_ERR_NOMEM, "cannot set up HDF5 properties");
+        st = io_fail(&c, DVI_ERR_NOMEM, "cannot set up HDF5 properties");
     }
     if (dcpl >= 0) H5Pclose(dcpl);
     if (gcpl >= 0) H5Pclose(gcpl);

@@ -67,7 +67,7 @@ void dvi_ccp_file_free(dvi_ccp_file* f)
 
 /* ---- messages --------------------------------------------------------------- */
 
-/* (dvi_io_fail, io_msg.h: "FILE: text" into the caller's buffer) */
+/* (io_fail, io_msg.h: "FILE: text" into the caller's buffer) */
 
 /* ---- reading: values ------------------------------------------------------------ */
 
@@ -79,10 +79,10 @@ static int32_t array_length(const cJSON* a)
 }
 
 /* A finite number at `path`. */
-static dvi_status get_number(const dvi_io_msg* c, const cJSON* item, const char* path, double* out)
+static dvi_status get_number(const io_msg* c, const cJSON* item, const char* path, double* out)
 {
-    if (!cJSON_IsNumber(item)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected a number", path);
-    if (!isfinite(item->valuedouble)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: not a finite number", path);
+    if (!cJSON_IsNumber(item)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected a number", path);
+    if (!isfinite(item->valuedouble)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: not a finite number", path);
     *out = item->valuedouble;
     return DVI_OK;
 }
@@ -92,29 +92,29 @@ static bool is_int32(double x)
     return x == floor(x) && x >= (double)INT32_MIN && x <= (double)INT32_MAX;
 }
 
-static dvi_status get_int(const dvi_io_msg* c, const cJSON* item, const char* path, int32_t* out)
+static dvi_status get_int(const io_msg* c, const cJSON* item, const char* path, int32_t* out)
 {
     if (!cJSON_IsNumber(item) || !is_int32(item->valuedouble))
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an integer", path);
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an integer", path);
     *out = (int32_t)item->valuedouble;
     return DVI_OK;
 }
 
 /* An array of finite numbers (integers: of int32 values), malloc'd as
  * doubles (int32_t); expected < 0: any length (≥ 0). */
-static dvi_status get_numbers(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, bool integers,
+static dvi_status get_numbers(const io_msg* c, const cJSON* a, const char* path, int64_t expected, bool integers,
                               void** out, int32_t* count)
 {
     const char* what = integers ? "integers" : "numbers";
     *out = NULL;
-    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of %s", path, what);
+    if (!cJSON_IsArray(a)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of %s", path, what);
     int32_t n = array_length(a);
-    if (n < 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many numbers", path);
+    if (n < 0) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: too many numbers", path);
     if (expected >= 0 && n != expected)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld %s, got %d", path, (long long)expected, what,
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld %s, got %d", path, (long long)expected, what,
                            n);
     void* v = malloc(((size_t)n + 1) * (integers ? sizeof(int32_t) : sizeof(double)));
-    if (!v) return dvi_io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", path);
+    if (!v) return io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", path);
     int32_t i = 0;
     for (const cJSON* e = a->child; e; e = e->next, i++) {
         const char* bad = NULL;
@@ -124,7 +124,7 @@ static dvi_status get_numbers(const dvi_io_msg* c, const cJSON* a, const char* p
             bad = "not a finite number";
         if (bad) {
             free(v);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %s", path, i, bad);
+            return io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %s", path, i, bad);
         }
         if (integers) ((int32_t*)v)[i] = (int32_t)e->valuedouble;
         else ((double*)v)[i] = e->valuedouble;
@@ -134,7 +134,7 @@ static dvi_status get_numbers(const dvi_io_msg* c, const cJSON* a, const char* p
     return DVI_OK;
 }
 
-static dvi_status get_doubles(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, double** out,
+static dvi_status get_doubles(const io_msg* c, const cJSON* a, const char* path, int64_t expected, double** out,
                               int32_t* count)
 {
     void* v;
@@ -143,7 +143,7 @@ static dvi_status get_doubles(const dvi_io_msg* c, const cJSON* a, const char* p
     return st;
 }
 
-static dvi_status get_ints(const dvi_io_msg* c, const cJSON* a, const char* path, int64_t expected, int32_t** out,
+static dvi_status get_ints(const io_msg* c, const cJSON* a, const char* path, int64_t expected, int32_t** out,
                            int32_t* count)
 {
     void* v;
@@ -154,20 +154,20 @@ static dvi_status get_ints(const dvi_io_msg* c, const cJSON* a, const char* path
 
 /* Checks that every member of object `o` is in `known` (NULL-terminated) and
  * appears once. */
-static dvi_status check_fields(const dvi_io_msg* c, const cJSON* o, const char* path, const char* const* known)
+static dvi_status check_fields(const io_msg* c, const cJSON* o, const char* path, const char* const* known)
 {
     for (const cJSON* e = o->child; e; e = e->next) {
         bool ok = false;
         for (int k = 0; known[k]; k++)
             if (strcmp(e->string, known[k]) == 0) ok = true;
         if (!ok) {
-            if (path) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s.%s: unknown field", path, e->string);
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: unknown field", e->string);
+            if (path) return io_fail(c, DVI_ERR_INVALID_ARG, "%s.%s: unknown field", path, e->string);
+            return io_fail(c, DVI_ERR_INVALID_ARG, "%s: unknown field", e->string);
         }
         for (const cJSON* f = o->child; f != e; f = f->next)
             if (strcmp(f->string, e->string) == 0) {
-                if (path) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s.%s: given twice", path, e->string);
-                return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: given twice", e->string);
+                if (path) return io_fail(c, DVI_ERR_INVALID_ARG, "%s.%s: given twice", path, e->string);
+                return io_fail(c, DVI_ERR_INVALID_ARG, "%s: given twice", e->string);
             }
     }
     return DVI_OK;
@@ -193,28 +193,28 @@ static const char* kind_name(dvi_block_kind k)
     return NULL;
 }
 
-static dvi_status read_blocks(const dvi_io_msg* c, const cJSON* a, ccp_owned* o, int64_t* rows)
+static dvi_status read_blocks(const io_msg* c, const cJSON* a, ccp_owned* o, int64_t* rows)
 {
-    if (!a) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "blocks: missing");
-    if (!cJSON_IsArray(a)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "blocks: expected an array of blocks");
+    if (!a) return io_fail(c, DVI_ERR_INVALID_ARG, "blocks: missing");
+    if (!cJSON_IsArray(a)) return io_fail(c, DVI_ERR_INVALID_ARG, "blocks: expected an array of blocks");
     int32_t n = array_length(a);
-    if (n <= 0) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "blocks: expected at least one block");
+    if (n <= 0) return io_fail(c, DVI_ERR_INVALID_ARG, "blocks: expected at least one block");
     o->blocks = calloc((size_t)n, sizeof *o->blocks);
-    if (!o->blocks) return dvi_io_fail(c, DVI_ERR_NOMEM, "blocks: out of memory");
+    if (!o->blocks) return io_fail(c, DVI_ERR_NOMEM, "blocks: out of memory");
     int64_t sum = 0;
     int32_t b = 0;
     for (const cJSON* e = a->child; e; e = e->next, b++) {
         char path[64];
         snprintf(path, sizeof path, "blocks[%d]", b);
-        if (!cJSON_IsObject(e)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an object", path);
+        if (!cJSON_IsObject(e)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an object", path);
         const cJSON* k = cJSON_GetObjectItemCaseSensitive(e, "kind");
-        if (!k) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s.kind: missing", path);
-        if (!cJSON_IsString(k)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s.kind: expected a string", path);
+        if (!k) return io_fail(c, DVI_ERR_INVALID_ARG, "%s.kind: missing", path);
+        if (!cJSON_IsString(k)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s.kind: expected a string", path);
         int kind = -1;
         for (int i = 0; i < KIND_COUNT; i++)
             if (strcmp(k->valuestring, KINDS[i].name) == 0) kind = i;
         if (kind < 0)
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG,
+            return io_fail(c, DVI_ERR_INVALID_ARG,
                         "%s.kind: unknown kind \"%.40s\" (bilateral, frictionless, friction, friction_rolling)", path,
                         k->valuestring);
         dvi_ccp_block* B = &o->blocks[b];
@@ -231,7 +231,7 @@ static dvi_status read_blocks(const dvi_io_msg* c, const cJSON* a, ccp_owned* o,
             char fp[96];
             snprintf(fp, sizeof fp, "%s.%s", path, known[f]);
             const cJSON* v = cJSON_GetObjectItemCaseSensitive(e, known[f]);
-            if (!v) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing", fp);
+            if (!v) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: missing", fp);
             double x = 0.0;
             st = get_number(c, v, fp, &x);
             if (st != DVI_OK) return st;
@@ -241,7 +241,7 @@ static dvi_status read_blocks(const dvi_io_msg* c, const cJSON* a, ccp_owned* o,
         }
         sum += dvi_block_rows(B->kind);
     }
-    if (sum > INT32_MAX) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "blocks: too many rows (%lld)", (long long)sum);
+    if (sum > INT32_MAX) return io_fail(c, DVI_ERR_INVALID_ARG, "blocks: too many rows (%lld)", (long long)sum);
     o->pub.problem.blocks = o->blocks;
     o->pub.problem.block_count = n;
     *rows = sum;
@@ -249,7 +249,7 @@ static dvi_status read_blocks(const dvi_io_msg* c, const cJSON* a, ccp_owned* o,
 }
 
 /* A CSC matrix object {rows, cols, colptr, rowind, values} of the given shape. */
-static dvi_status read_csc(const dvi_io_msg* c, const cJSON* m, const char* name, int64_t rows, int64_t cols,
+static dvi_status read_csc(const io_msg* c, const cJSON* m, const char* name, int64_t rows, int64_t cols,
                            const char* rows_meaning, ccp_owned* o)
 {
     static const char* const known[] = {"rows", "cols", "colptr", "rowind", "values", NULL};
@@ -266,14 +266,14 @@ static dvi_status read_csc(const dvi_io_msg* c, const cJSON* m, const char* name
         st = get_int(c, v, path, &x);
         if (st != DVI_OK) return st;
         if (x != want[d])
-            return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld (%s), got %d", path, (long long)want[d],
+            return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %lld (%s), got %d", path, (long long)want[d],
                         d == 0 ? rows_meaning : "the rows of the blocks", x);
     }
     const cJSON* cp = cJSON_GetObjectItemCaseSensitive(m, "colptr");
     const cJSON* ri = cJSON_GetObjectItemCaseSensitive(m, "rowind");
     const cJSON* va = cJSON_GetObjectItemCaseSensitive(m, "values");
     const char* missing = !cp ? "colptr" : !ri ? "rowind" : !va ? "values" : NULL;
-    if (missing) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s.%s: missing", name, missing);
+    if (missing) return io_fail(c, DVI_ERR_INVALID_ARG, "%s.%s: missing", name, missing);
     int32_t nnz = 0;
     snprintf(path, sizeof path, "%s.colptr", name);
     st = get_ints(c, cp, path, cols + 1, &o->colptr, NULL);
@@ -285,7 +285,7 @@ static dvi_status read_csc(const dvi_io_msg* c, const cJSON* m, const char* name
     st = get_doubles(c, va, path, nnz, &o->values, NULL);
     if (st != DVI_OK) return st;
     if (o->colptr[cols] != nnz)
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s.colptr[%lld]: must be the number of entries, %d (got %d)", name,
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s.colptr[%lld]: must be the number of entries, %d (got %d)", name,
                     (long long)cols, nnz, o->colptr[cols]);
     o->op = (dvi_csc){(int32_t)rows, (int32_t)cols, o->colptr, o->rowind, o->values};
     return DVI_OK;
@@ -294,20 +294,20 @@ static dvi_status read_csc(const dvi_io_msg* c, const cJSON* m, const char* name
 /* A dense m × m W (array of m rows of m numbers), stored as CSC without its
  * zero entries. Two passes over the rows: count per column, then fill (rows
  * arrive in increasing order, so each column's row indices increase). */
-static dvi_status read_dense_w(const dvi_io_msg* c, const cJSON* a, int32_t m, ccp_owned* o)
+static dvi_status read_dense_w(const io_msg* c, const cJSON* a, int32_t m, ccp_owned* o)
 {
     int32_t n = array_length(a);
-    if (n != m) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "W: expected %d rows (the rows of the blocks), got %d", m, n);
+    if (n != m) return io_fail(c, DVI_ERR_INVALID_ARG, "W: expected %d rows (the rows of the blocks), got %d", m, n);
     o->colptr = calloc((size_t)m + 1, sizeof(int32_t));
-    if (!o->colptr) return dvi_io_fail(c, DVI_ERR_NOMEM, "W: out of memory");
+    if (!o->colptr) return io_fail(c, DVI_ERR_NOMEM, "W: out of memory");
     int64_t nnz = 0;
     int32_t i = 0;
     for (const cJSON* row = a->child; row; row = row->next, i++) {
         char path[64];
         snprintf(path, sizeof path, "W[%d]", i);
-        if (!cJSON_IsArray(row)) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of numbers", path);
+        if (!cJSON_IsArray(row)) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected an array of numbers", path);
         int32_t k = array_length(row);
-        if (k != m) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %d numbers, got %d", path, m, k);
+        if (k != m) return io_fail(c, DVI_ERR_INVALID_ARG, "%s: expected %d numbers, got %d", path, m, k);
         int32_t j = 0;
         for (const cJSON* e = row->child; e; e = e->next, j++) {
             char ep[64];
@@ -321,14 +321,14 @@ static dvi_status read_dense_w(const dvi_io_msg* c, const cJSON* a, int32_t m, c
             }
         }
     }
-    if (nnz > INT32_MAX) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "W: too many entries");
+    if (nnz > INT32_MAX) return io_fail(c, DVI_ERR_INVALID_ARG, "W: too many entries");
     for (int32_t j = 0; j < m; j++) o->colptr[j + 1] += o->colptr[j];
     o->rowind = malloc(((size_t)nnz + 1) * sizeof(int32_t));
     o->values = malloc(((size_t)nnz + 1) * sizeof(double));
     int32_t* next = malloc(((size_t)m + 1) * sizeof(int32_t));
     if (!o->rowind || !o->values || !next) {
         free(next);
-        return dvi_io_fail(c, DVI_ERR_NOMEM, "W: out of memory");
+        return io_fail(c, DVI_ERR_NOMEM, "W: out of memory");
     }
     memcpy(next, o->colptr, (size_t)m * sizeof(int32_t));
     i = 0;
@@ -346,14 +346,14 @@ static dvi_status read_dense_w(const dvi_io_msg* c, const cJSON* a, int32_t m, c
 }
 
 /* inv_mass: an array of body_count arrays of 36 numbers. */
-static dvi_status read_inv_mass(const dvi_io_msg* c, const cJSON* a, ccp_owned* o, int32_t* nbody)
+static dvi_status read_inv_mass(const io_msg* c, const cJSON* a, ccp_owned* o, int32_t* nbody)
 {
     if (!cJSON_IsArray(a))
-        return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "inv_mass: expected an array of 6x6 blocks (36 numbers each)");
+        return io_fail(c, DVI_ERR_INVALID_ARG, "inv_mass: expected an array of 6x6 blocks (36 numbers each)");
     int32_t n = array_length(a);
-    if (n < 0 || n > INT32_MAX / 36) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "inv_mass: too many bodies");
+    if (n < 0 || n > INT32_MAX / 36) return io_fail(c, DVI_ERR_INVALID_ARG, "inv_mass: too many bodies");
     o->inv_mass = malloc((36 * (size_t)n + 1) * sizeof(double));
-    if (!o->inv_mass) return dvi_io_fail(c, DVI_ERR_NOMEM, "inv_mass: out of memory");
+    if (!o->inv_mass) return io_fail(c, DVI_ERR_NOMEM, "inv_mass: out of memory");
     int32_t b = 0;
     for (const cJSON* e = a->child; e; e = e->next, b++) {
         char path[64];
@@ -389,9 +389,9 @@ static bool starts_with(const char* s, size_t n, const char* word)
     return n >= k && memcmp(s, word, k) == 0;
 }
 
-static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t length, ccp_owned* o)
+static dvi_status parse_document(const io_msg* c, const char* text, size_t length, ccp_owned* o)
 {
-    if (length == 0) return dvi_io_fail(c, DVI_ERR_PARSE, "empty file");
+    if (length == 0) return io_fail(c, DVI_ERR_PARSE, "empty file");
     const char* end = NULL;
     cJSON* root = cJSON_ParseWithLengthOpts(text, length, &end, 0);
     if (!root) {
@@ -408,16 +408,16 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
         if (starts_with(s, rest, "NaN") || starts_with(s, rest, "nan") || starts_with(s, rest, "Inf") ||
             starts_with(s, rest, "inf") || starts_with(s, rest, "-Inf") || starts_with(s, rest, "-inf")) {
             line_column(text, at, &line, &col);
-            return dvi_io_fail(c, DVI_ERR_PARSE,
+            return io_fail(c, DVI_ERR_PARSE,
                         "line %ld, column %ld: malformed JSON (NaN and Infinity are not JSON numbers)", line, col);
         }
         if (at_end) {
             line_column(text, length, &line, &col);
-            return dvi_io_fail(c, DVI_ERR_PARSE, "line %ld, column %ld: malformed JSON (unexpected end of input: truncated?)",
+            return io_fail(c, DVI_ERR_PARSE, "line %ld, column %ld: malformed JSON (unexpected end of input: truncated?)",
                         line, col);
         }
         line_column(text, at, &line, &col);
-        return dvi_io_fail(c, DVI_ERR_PARSE, "line %ld, column %ld: malformed JSON", line, col);
+        return io_fail(c, DVI_ERR_PARSE, "line %ld, column %ld: malformed JSON", line, col);
     }
     dvi_status st = DVI_OK;
     if (end) { /* only white space may follow the value */
@@ -426,26 +426,26 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
         if (at < length && text[at] != '\0') {
             long line, col;
             line_column(text, at, &line, &col);
-            st = dvi_io_fail(c, DVI_ERR_PARSE, "line %ld, column %ld: unexpected text after the JSON value", line, col);
+            st = io_fail(c, DVI_ERR_PARSE, "line %ld, column %ld: unexpected text after the JSON value", line, col);
             goto done;
         }
     }
     if (!cJSON_IsObject(root)) {
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "expected a JSON object at the top level");
+        st = io_fail(c, DVI_ERR_PARSE, "expected a JSON object at the top level");
         goto done;
     }
     const cJSON* fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, CCP_FORMAT) != 0) {
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "format: expected \"" CCP_FORMAT "\"%s", fmt ? "" : " (missing)");
+        st = io_fail(c, DVI_ERR_PARSE, "format: expected \"" CCP_FORMAT "\"%s", fmt ? "" : " (missing)");
         goto done;
     }
     const cJSON* ver = cJSON_GetObjectItemCaseSensitive(root, "version");
     if (!ver || !cJSON_IsNumber(ver)) {
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "version: %s", ver ? "expected a number" : "missing");
+        st = io_fail(c, DVI_ERR_PARSE, "version: %s", ver ? "expected a number" : "missing");
         goto done;
     }
     if (ver->valuedouble != CCP_VERSION) {
-        st = dvi_io_fail(c, DVI_ERR_PARSE, "version: %g not supported (this library reads version %d)", ver->valuedouble,
+        st = io_fail(c, DVI_ERR_PARSE, "version: %g not supported (this library reads version %d)", ver->valuedouble,
                   CCP_VERSION);
         goto done;
     }
@@ -454,7 +454,7 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
     if ((st = check_fields(c, root, NULL, known)) != DVI_OK) goto done;
     const cJSON* desc = cJSON_GetObjectItemCaseSensitive(root, "description");
     if (desc && !cJSON_IsString(desc)) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "description: expected a string");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "description: expected a string");
         goto done;
     }
 
@@ -469,13 +469,13 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
         int32_t x = 0;
         if ((st = get_int(c, rows, "rows", &x)) != DVI_OK) goto done;
         if (x != m) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "rows: %d, but the blocks have %d rows", x, m);
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "rows: %d, but the blocks have %d rows", x, m);
             goto done;
         }
     }
     const cJSON* r = cJSON_GetObjectItemCaseSensitive(root, "r");
     if (!r) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "r: missing");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "r: missing");
         goto done;
     }
     if ((st = get_doubles(c, r, "r", m, &o->r, NULL)) != DVI_OK) goto done;
@@ -491,30 +491,30 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
     const cJSON* im = cJSON_GetObjectItemCaseSensitive(root, "inv_mass");
     const cJSON* nb = cJSON_GetObjectItemCaseSensitive(root, "body_count");
     if (W && D) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "W, D: both given; give exactly one operator form (W, or D with inv_mass)");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "W, D: both given; give exactly one operator form (W, or D with inv_mass)");
         goto done;
     }
     if (!W && !D) {
-        st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "W: missing (give W, or D with inv_mass)");
+        st = io_fail(c, DVI_ERR_INVALID_ARG, "W: missing (give W, or D with inv_mass)");
         goto done;
     }
     if (W) {
         if (im || nb) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s: only with D (the factor form), not with W", im ? "inv_mass" : "body_count");
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "%s: only with D (the factor form), not with W", im ? "inv_mass" : "body_count");
             goto done;
         }
         if (cJSON_IsArray(W)) st = read_dense_w(c, W, m, o);
         else if (cJSON_IsObject(W)) st = read_csc(c, W, "W", m, m, "the rows of the blocks", o);
-        else st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "W: expected a CSC object or an array of rows");
+        else st = io_fail(c, DVI_ERR_INVALID_ARG, "W: expected a CSC object or an array of rows");
         if (st != DVI_OK) goto done;
         p->W = &o->op;
     } else {
         if (!cJSON_IsObject(D)) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "D: expected a CSC object");
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "D: expected a CSC object");
             goto done;
         }
         if (!im) {
-            st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "inv_mass: missing (required with D)");
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "inv_mass: missing (required with D)");
             goto done;
         }
         int32_t nbody = 0;
@@ -523,7 +523,7 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
             int32_t x = 0;
             if ((st = get_int(c, nb, "body_count", &x)) != DVI_OK) goto done;
             if (x != nbody) {
-                st = dvi_io_fail(c, DVI_ERR_INVALID_ARG, "body_count: %d, but inv_mass has %d blocks", x, nbody);
+                st = io_fail(c, DVI_ERR_INVALID_ARG, "body_count: %d, but inv_mass has %d blocks", x, nbody);
                 goto done;
             }
         }
@@ -544,16 +544,16 @@ static dvi_status parse_document(const dvi_io_msg* c, const char* text, size_t l
 
     char vmsg[256];
     st = dvi_ccp_validate(p, vmsg, sizeof vmsg);
-    if (st != DVI_OK) st = dvi_io_fail(c, st, "%s", vmsg);
+    if (st != DVI_OK) st = io_fail(c, st, "%s", vmsg);
 done:
     cJSON_Delete(root);
     return st;
 }
 
-static dvi_status parse_with(const dvi_io_msg* c, const char* text, size_t length, dvi_ccp_file** out)
+static dvi_status parse_with(const io_msg* c, const char* text, size_t length, dvi_ccp_file** out)
 {
     ccp_owned* o = calloc(1, sizeof *o);
-    if (!o) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+    if (!o) return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     dvi_status st = parse_document(c, text, length, o);
     if (st != DVI_OK) {
         dvi_ccp_file_free(&o->pub);
@@ -567,28 +567,28 @@ static dvi_status parse_with(const dvi_io_msg* c, const char* text, size_t lengt
 dvi_status dvi_ccp_problem_parse_json(const char* text, size_t length, dvi_ccp_file** out, char* msg,
                                       size_t msg_size)
 {
-    dvi_io_msg c = {msg, msg_size, NULL};
+    io_msg c = {msg, msg_size, NULL};
     if (msg && msg_size) msg[0] = '\0';
     if (out) *out = NULL;
-    if (!out || (!text && length > 0)) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+    if (!out || (!text && length > 0)) return io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     return parse_with(&c, text ? text : "", length, out);
 }
 
 dvi_status dvi_ccp_problem_read_json(const char* path, dvi_ccp_file** out, char* msg, size_t msg_size)
 {
-    dvi_io_msg c = {msg, msg_size, path};
+    io_msg c = {msg, msg_size, path};
     if (msg && msg_size) msg[0] = '\0';
     if (out) *out = NULL;
     if (!path || !out) {
         c.prefix = NULL;
-        return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+        return io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
     char why[160];
     char* buf = NULL;
     size_t len = 0;
-    const int rc = dvi_read_regular(path, (uint64_t)1 << 30, &buf, &len, why, sizeof why);
+    const int rc = base_read_regular(path, (uint64_t)1 << 30, &buf, &len, why, sizeof why);
     dvi_status st = DVI_OK;
-    if (rc != 0) st = dvi_io_fail(&c, rc == -2 ? DVI_ERR_NOMEM : DVI_ERR_IO, "%s", why);
+    if (rc != 0) st = io_fail(&c, rc == -2 ? DVI_ERR_NOMEM : DVI_ERR_IO, "%s", why);
     if (st == DVI_OK) st = parse_with(&c, buf, len, out);
     free(buf);
     return st;
@@ -670,20 +670,20 @@ static void sb_csc(out_sbuf* b, const char* name, const dvi_csc* A)
     out_sb_puts(b, "\n  }");
 }
 
-static dvi_status check_vector(const dvi_io_msg* c, const double* v, int32_t m, const char* name)
+static dvi_status check_vector(const io_msg* c, const double* v, int32_t m, const char* name)
 {
     if (!v) return DVI_OK;
     for (int32_t i = 0; i < m; i++)
-        if (!isfinite(v[i])) return dvi_io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: not finite", name, i);
+        if (!isfinite(v[i])) return io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: not finite", name, i);
     return DVI_OK;
 }
 
-static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* gamma0, const double* solution,
+static dvi_status format_json(const io_msg* c, const dvi_ccp_problem* p, const double* gamma0, const double* solution,
                               out_sbuf* b)
 {
     char vmsg[256];
     dvi_status st = dvi_ccp_validate(p, vmsg, sizeof vmsg);
-    if (st != DVI_OK) return dvi_io_fail(c, st, "%s", vmsg);
+    if (st != DVI_OK) return io_fail(c, st, "%s", vmsg);
     if ((st = check_vector(c, gamma0, p->rows, "gamma0")) != DVI_OK) return st;
     if ((st = check_vector(c, solution, p->rows, "solution")) != DVI_OK) return st;
     const int32_t m = p->rows;
@@ -725,7 +725,7 @@ static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, con
         for (int32_t k = 0; k < p->body_count; k++) {
             out_sb_puts(b, k ? ",\n    " : "\n    ");
             double tmp[36];
-            sb_array(b, "     ", dvi_ccp_minv_block(p, k, tmp), NULL, 36, 6);
+            sb_array(b, "     ", ccp_minv_block(p, k, tmp), NULL, 36, 6);
         }
         out_sb_puts(b, p->body_count ? "\n  ]" : "]");
     }
@@ -738,22 +738,22 @@ static dvi_status format_json(const dvi_io_msg* c, const dvi_ccp_problem* p, con
         sb_array(b, "    ", solution, NULL, (size_t)m, 6);
     }
     out_sb_puts(b, "\n}\n");
-    if (b->failed) return dvi_io_fail(c, DVI_ERR_NOMEM, "out of memory");
+    if (b->failed) return io_fail(c, DVI_ERR_NOMEM, "out of memory");
     return DVI_OK;
 }
 
 /* The file's text into b (freed on failure): the problem, or its frames
  * expanded as D's columns; a low-rank term G is refused. */
-static dvi_status build_text(const dvi_io_msg* c, const dvi_ccp_problem* p, const double* gamma0,
+static dvi_status build_text(const io_msg* c, const dvi_ccp_problem* p, const double* gamma0,
                              const double* solution, out_sbuf* b)
 {
     if (p->G) /* the format holds D and M⁻¹ or W: a low-rank term would be lost */
-        return dvi_io_fail(c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
+        return io_fail(c, DVI_ERR_UNSUPPORTED, "G: the file format has no low-rank term (give the problem as W)");
     if (p->frames) { /* the file holds D: write the frames as its columns */
-        dvi_ccp_expanded e;
-        dvi_status est = dvi_ccp_expand(p, &e, c->msg, c->n);
+        ccp_expanded e;
+        dvi_status est = ccp_expand(p, &e, c->msg, c->n);
         if (est == DVI_OK) est = build_text(c, &e.problem, gamma0, solution, b);
-        dvi_ccp_expanded_free(&e);
+        ccp_expanded_free(&e);
         return est;
     }
     dvi_status st = format_json(c, p, gamma0, solution, b);
@@ -767,11 +767,11 @@ static dvi_status build_text(const dvi_io_msg* c, const dvi_ccp_problem* p, cons
 dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* gamma0, const double* solution,
                                        char** text, size_t* length, char* msg, size_t msg_size)
 {
-    dvi_io_msg c = {msg, msg_size, NULL};
+    io_msg c = {msg, msg_size, NULL};
     if (msg && msg_size) msg[0] = '\0';
     if (text) *text = NULL;
     if (length) *length = 0;
-    if (!p || !text || !length) return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+    if (!p || !text || !length) return io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     out_sbuf b = {NULL, 0, 0, 0};
     dvi_status st = build_text(&c, p, gamma0, solution, &b);
     if (st != DVI_OK) return st;
@@ -783,23 +783,23 @@ dvi_status dvi_ccp_problem_format_json(const dvi_ccp_problem* p, const double* g
 dvi_status dvi_ccp_problem_write_json(const dvi_ccp_problem* p, const double* gamma0, const double* solution,
                                       const char* path, char* msg, size_t msg_size)
 {
-    dvi_io_msg c = {msg, msg_size, path};
+    io_msg c = {msg, msg_size, path};
     if (msg && msg_size) msg[0] = '\0';
     if (!p || !path) {
         c.prefix = NULL;
-        return dvi_io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
+        return io_fail(&c, DVI_ERR_INVALID_ARG, "NULL argument");
     }
     out_sbuf b = {NULL, 0, 0, 0};
     dvi_status st = build_text(&c, p, gamma0, solution, &b);
     if (st != DVI_OK) return st;
     FILE* f = fopen(path, "wb");
     if (!f) {
-        st = dvi_io_fail(&c, DVI_ERR_IO, "cannot open for writing: %s", strerror(errno));
+        st = io_fail(&c, DVI_ERR_IO, "cannot open for writing: %s", strerror(errno));
     } else {
         size_t k = fwrite(b.data, 1, b.len, f);
         int e = k == b.len ? 0 : errno;
         if (fclose(f) != 0 && e == 0) e = errno ? errno : EIO;
-        if (k != b.len || e) st = dvi_io_fail(&c, DVI_ERR_IO, "write error: %s", strerror(e ? e : EIO));
+        if (k != b.len || e) st = io_fail(&c, DVI_ERR_IO, "write error: %s", strerror(e ? e : EIO));
     }
     free(b.data);
     return st;

@@ -6,11 +6,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-dvi_status dvi_io_fail(const dvi_io_msg* c, dvi_status st, const char* fmt, ...)
+dvi_status io_fail(const io_msg* c, dvi_status st, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(c->msg, c->n, st, c->prefix, fmt, ap);
+    base_error_vreport(c->msg, c->n, st, c->prefix, fmt, ap);
     va_end(ap);
     return st;
 }

@@ -9,14 +9,14 @@
 
 #include <stddef.h>
 
-typedef struct dvi_io_msg {
+typedef struct io_msg {
     char* msg;          /* the caller's buffer, or NULL */
     size_t n;           /* its size */
     const char* prefix; /* the file's name, or NULL */
-} dvi_io_msg;
+} io_msg;
 
 /* Writes the message (if there is a buffer) and returns st. */
-dvi_status dvi_io_fail(const dvi_io_msg* c, dvi_status st, const char* fmt, ...)
+dvi_status io_fail(const io_msg* c, dvi_status st, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif

@@ -58,7 +58,7 @@ static dvi_status fail(obj_reader* r, dvi_status st, const char* fmt, ...)
     if (r->line > 0) snprintf(where, sizeof where, "%s:%lld", r->path, r->line);
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(r->msg, r->msg_size, st, r->line > 0 ? where : r->path, fmt, ap);
+    base_error_vreport(r->msg, r->msg_size, st, r->line > 0 ? where : r->path, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -346,7 +346,7 @@ dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t 
     if (!path || !out) {
         const char* text = path ? "dvi_obj_read: out is NULL" : "dvi_obj_read: path is NULL";
         if (msg && msg_size) snprintf(msg, msg_size, "%s", text);
-        return dvi_error_set(DVI_ERR_INVALID_ARG, text);
+        return base_error_set(DVI_ERR_INVALID_ARG, text);
     }
     obj_reader r;
     memset(&r, 0, sizeof r);
@@ -354,7 +354,7 @@ dvi_status dvi_obj_read(const char* path, dvi_mesh_data* out, char* msg, size_t 
     r.msg = msg;
     r.msg_size = msg_size;
     char why[160];
-    r.file = dvi_open_regular(path, (uint64_t)1 << 30, NULL, why, sizeof why);
+    r.file = base_open_regular(path, (uint64_t)1 << 30, NULL, why, sizeof why);
     if (!r.file) return fail(&r, DVI_ERR_IO, "%s", why);
     dvi_status st;
     while ((st = read_line(&r)) == DVI_OK) {

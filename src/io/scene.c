@@ -223,7 +223,7 @@ static dvi_status finish(ctx* c, dvi_status st, dvi_scene_errors* errors)
         char* t = c->text.data;
         size_t n = t ? strlen(t) : 0;
         if (n > 0 && t[n - 1] == '\n') t[n - 1] = '\0';
-        dvi_error_set(st, t && t[0] ? t : (st == DVI_ERR_NOMEM ? "scene: out of memory" : NULL));
+        base_error_set(st, t && t[0] ? t : (st == DVI_ERR_NOMEM ? "scene: out of memory" : NULL));
         if (n > 0 && t[n - 1] == '\0') t[n - 1] = '\n';
     }
     if (errors) {
@@ -279,7 +279,7 @@ dvi_status dvi_scene_parse(const char* text, size_t length, const char* base_dir
                            dvi_scene_errors* errors)
 {
     if (errors) memset(errors, 0, sizeof *errors);
-    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "scene: out is NULL");
+    if (!out) return base_error_set(DVI_ERR_INVALID_ARG, "scene: out is NULL");
     *out = NULL;
     if (!text) {
         ctx c;
@@ -293,7 +293,7 @@ dvi_status dvi_scene_parse(const char* text, size_t length, const char* base_dir
 dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* errors)
 {
     if (errors) memset(errors, 0, sizeof *errors);
-    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "scene: out is NULL");
+    if (!out) return base_error_set(DVI_ERR_INVALID_ARG, "scene: out is NULL");
     *out = NULL;
     ctx c;
     memset(&c, 0, sizeof c);
@@ -304,7 +304,7 @@ dvi_status dvi_scene_load(const char* path, dvi_scene** out, dvi_scene_errors* e
     char why[160];
     char* buf = NULL;
     size_t len = 0;
-    const int rc = dvi_read_regular(path, MAX_FILE_SIZE, &buf, &len, why, sizeof why);
+    const int rc = base_read_regular(path, MAX_FILE_SIZE, &buf, &len, why, sizeof why);
     if (rc == -2) {
         c.nomem = true;
         return finish(&c, DVI_ERR_NOMEM, errors);
@@ -359,7 +359,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
 dvi_status dvi_scene_apply_overrides(dvi_scene* s, const dvi_scene_overrides* o, dvi_scene_errors* errors)
 {
     if (errors) memset(errors, 0, sizeof *errors);
-    if (!s || !o) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_apply_overrides: scene or overrides is NULL");
+    if (!s || !o) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_apply_overrides: scene or overrides is NULL");
     ctx c;
     memset(&c, 0, sizeof c);
     c.s = s; /* read by the check of the solver against the scene's blocks */
@@ -469,7 +469,7 @@ int32_t dvi_scene_generator_count(const dvi_scene* s)
 
 dvi_status dvi_scene_get_generator(const dvi_scene* s, int32_t index, dvi_generator_info* out)
 {
-    if (!s || !out || index < 0 || index >= s->generator_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_get_generator: invalid argument (!s || !out || index < 0 || index >= s->generator_count)");
+    if (!s || !out || index < 0 || index >= s->generator_count) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_scene_get_generator: invalid argument (!s || !out || index < 0 || index >= s->generator_count)");
     const sc_generator* g = &s->generators[index];
     memset(out, 0, sizeof *out);
     out->name = g->name;

@@ -69,10 +69,10 @@ typedef struct sc_shape {
 } sc_shape;
 
 /* A convex shape's lengths as a geom at its own frame's origin, for its
- * class's functions (dvi_shape_class). */
-static inline dvi_geom sc_shape_geom(const sc_shape* sh)
+ * class's functions (col_shape_class). */
+static inline col_geom sc_shape_geom(const sc_shape* sh)
 {
-    dvi_geom g = {.type = sh->type, .radius = sh->radius, .half_length = sh->half_length};
+    col_geom g = {.type = sh->type, .radius = sh->radius, .half_length = sh->half_length};
     g.half[0] = sh->half[0], g.half[1] = sh->half[1], g.half[2] = sh->half[2];
     g.rot[0] = g.rot[4] = g.rot[8] = 1.0;
     return g;

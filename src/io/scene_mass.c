@@ -8,9 +8,9 @@
 
 bool sc_shape_mass_properties(const sc_shape* sh, double* volume, double J[9])
 {
-    const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+    const col_shape_class* c = col_shape_class_of(sh->type);
     if (!c || !c->mass) return false;
-    dvi_geom g = sc_shape_geom(sh);
+    col_geom g = sc_shape_geom(sh);
     double d[3];
     c->mass(&g, volume, d);
     /* rotate into the body frame: R diag(d) Rᵀ */

@@ -112,7 +112,7 @@ static dvi_status fail(char* msg, size_t size, dvi_status st, const char* fmt, .
 {
     va_list ap;
     va_start(ap, fmt);
-    st = dvi_error_vreport(msg, size, st, NULL, fmt, ap);
+    st = base_error_vreport(msg, size, st, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -454,7 +454,7 @@ void dvi_model_destroy(dvi_model* m)
     free(m->near);
     free(m->near_chunk);
     free(m->near_flag);
-    dvi_health_free(&m->health);
+    wld_health_free(&m->health);
     free(m);
 }
 
@@ -512,9 +512,9 @@ static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* ms
             sc_generator_site(g, origin, ix, iy, iz, bd.position);
             if (g->exclude_count == 0 || !sc_generator_excluded(g, bd.position)) break;
         }
-        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * dvi_uniform01(&rng) : g->rmin;
+        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * base_uniform01(&rng) : g->rmin;
         if (g->jitter > 0.0)
-            for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * dvi_uniform01(&rng) - 1.0);
+            for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * base_uniform01(&rng) - 1.0);
         bd.mass = g->density * 4.0 / 3.0 * pi * r * r * r;
         double I = 0.4 * bd.mass * r * r;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
@@ -677,7 +677,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
             for (int32_t t = 0; m->probes[i].lookup && t < m->probes[i].target_count; t++)
                 m->near_mask[m->probes[i].lookup[2 * t]] = 1;
     }
-    st = dvi_health_init(&m->health, &s->health, m->world);
+    st = wld_health_init(&m->health, &s->health, m->world);
     if (st != DVI_OK) return fail(msg, msg_size, st, "the health monitor: out of memory");
     /* from here on the world's messages name bodies as the scene does */
     return dvi_world_set_body_namer(m->world, name_body, m);
@@ -793,7 +793,7 @@ static bool probe_due_at(const dvi_model* m, const model_probe* p, int64_t n)
 
 dvi_status dvi_model_step(dvi_model* m)
 {
-    if (!m) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
+    if (!m) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
     dvi_health_before_step(&m->health, m->world, m->dt);
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) return st; /* the world's message names bodies as the scene does (name_body) */
@@ -825,13 +825,13 @@ dvi_status dvi_model_step(dvi_model* m)
         raw_values(m, p, p->acc); /* adds */
         p->acc_count++;
     }
-    dvi_status hst = dvi_health_after_step(&m->health, m->world, m->steps, m->dt, m->joint_names);
+    dvi_status hst = wld_health_after_step(&m->health, m->world, m->steps, m->dt, m->joint_names);
     return hst < 0 ? hst : st;
 }
 
 dvi_status dvi_model_health(const dvi_model* m, dvi_health_report* out)
 {
-    if (!m || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_health: invalid argument (!m || !out)");
+    if (!m || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_health: invalid argument (!m || !out)");
     *out = m->health.rep;
     return DVI_OK;
 }
@@ -852,9 +852,9 @@ double dvi_model_time(const dvi_model* m)
 dvi_status dvi_model_body_name(const dvi_model* m, dvi_body_id body, char* out, size_t size)
 {
     if (out && size) out[0] = '\0';
-    if (!m || !out || size == 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_body_name: invalid argument (!m || !out || size == 0)");
-    const int32_t b = dvi_world_body_index(m->world, body);
-    if (b < 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this model's world");
+    if (!m || !out || size == 0) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_body_name: invalid argument (!m || !out || size == 0)");
+    const int32_t b = wld_body_index(m->world, body);
+    if (b < 0) return base_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this model's world");
     label_body(m, b, out, size);
     return DVI_OK;
 }
@@ -862,9 +862,9 @@ dvi_status dvi_model_body_name(const dvi_model* m, dvi_body_id body, char* out, 
 dvi_status dvi_model_find_body(const dvi_model* m, const char* name, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!m || !name || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_find_body: invalid argument (!m || !name || !out)");
+    if (!m || !name || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_find_body: invalid argument (!m || !name || !out)");
     int64_t b = model_resolve(m, name);
-    if (b < 0) return dvi_error_setf(DVI_ERR_INVALID_ARG, "body \"%s\": not in the model", name);
+    if (b < 0) return base_error_setf(DVI_ERR_INVALID_ARG, "body \"%s\": not in the model", name);
     *out = m->bodies[b];
     return DVI_OK;
 }
@@ -872,9 +872,9 @@ dvi_status dvi_model_find_body(const dvi_model* m, const char* name, dvi_body_id
 dvi_status dvi_model_find_joint(const dvi_model* m, const char* name, dvi_joint_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!m || !name || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_find_joint: invalid argument (!m || !name || !out)");
+    if (!m || !name || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_find_joint: invalid argument (!m || !name || !out)");
     int32_t j = sc_map_get(&m->joint_map, name);
-    if (j < 0) return dvi_error_setf(DVI_ERR_INVALID_ARG, "joint \"%s\": not in the model", name);
+    if (j < 0) return base_error_setf(DVI_ERR_INVALID_ARG, "joint \"%s\": not in the model", name);
     *out = m->joints[j];
     return DVI_OK;
 }
@@ -888,7 +888,7 @@ int32_t dvi_model_probe_count(const dvi_model* m)
 
 dvi_status dvi_model_probe_info(const dvi_model* m, int32_t probe, dvi_probe_info* out)
 {
-    if (!m || !out || probe < 0 || probe >= m->probe_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_info: invalid argument (!m || !out || probe < 0 || probe >= m->probe_count)");
+    if (!m || !out || probe < 0 || probe >= m->probe_count) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_info: invalid argument (!m || !out || probe < 0 || probe >= m->probe_count)");
     const model_probe* p = &m->probes[probe];
     out->name = p->name;
     out->title = p->title;
@@ -1018,7 +1018,7 @@ static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double
         double x[3];
         dvi_status st = dvi_body_get_position(w, m->bodies[b], x);
         if (st != DVI_OK) return st;
-        const double s = w->bodies[dvi_world_body_index(w, m->bodies[b])].gravity_scale;
+        const double s = w->bodies[wld_body_index(w, m->bodies[b])].gravity_scale;
         *o++ = kinetic_energy(m, b);                        /* kinetic */
         *o++ = -m->mass[b] * s * v3_dot(w->def.gravity, x); /* potential */
     }
@@ -1155,42 +1155,42 @@ static bool same_class(const dvi_probe_class* a, const dvi_probe_class* b)
 
 dvi_status dvi_probe_register(const dvi_probe_class* k)
 {
-    if (!k) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: invalid argument (!kind)");
+    if (!k) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: invalid argument (!kind)");
     if (!k->name || !k->name[0] || strlen(k->name) > SC_MAX_NAME)
-        return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: name: 1 to 64 letters, digits or '_'");
+        return base_error_set(DVI_ERR_INVALID_ARG, "dvi_probe_register: name: 1 to 64 letters, digits or '_'");
     for (const char* c = k->name; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: name \"%s\": letters, digits or '_' only",
+            return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: name \"%s\": letters, digits or '_' only",
                                   k->name);
-    if (!k->label) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": label: missing", k->name);
+    if (!k->label) return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": label: missing", k->name);
     if (!k->columns || k->column_count < 1 || k->column_count > 64)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": columns: 1 to 64 needed", k->name);
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": columns: 1 to 64 needed", k->name);
     for (int32_t i = 0; i < k->column_count; i++)
         if (!k->columns[i].name || !k->columns[i].unit || strlen(k->columns[i].name) > 20)
-            return dvi_error_setf(DVI_ERR_INVALID_ARG,
+            return base_error_setf(DVI_ERR_INVALID_ARG,
                                   "dvi_probe_register: \"%s\": columns[%d]: a name of 1 to 20 characters and a unit",
                                   k->name, (int)i);
     if (k->key_count < 0 || k->key_count > DVI_PROBE_MAX_KEYS || (k->key_count > 0 && !k->keys))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys: 0 to %d keys", k->name,
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys: 0 to %d keys", k->name,
                               DVI_PROBE_MAX_KEYS);
     for (int32_t i = 0; i < k->key_count; i++)
         if (!k->keys[i].name || (k->keys[i].type != DVI_PROBE_KEY_POSITIVE && k->keys[i].type != DVI_PROBE_KEY_DIRECTION))
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys[%d]: a name and a type",
+            return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": keys[%d]: a name and a type",
                                   k->name, (int)i);
     if (k->data_width < 0 || k->data_width > 64 || (k->data_width > 0 && !k->setup))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": data_width: 0 to 64, with a setup",
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": data_width: 0 to 64, with a setup",
                               k->name);
-    if (!k->sample) return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": sample: missing", k->name);
+    if (!k->sample) return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": sample: missing", k->name);
     for (int32_t i = 0; i < registered_count; i++)
         if (strcmp(registered[i].name, k->name) == 0) {
             if (same_class(&registered_ext[i], k)) return DVI_OK;
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": another kind has that name", k->name);
+            return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": another kind has that name", k->name);
         }
     for (int32_t i = 0; i < NKINDS; i++)
         if (strcmp(KINDS[i].name, k->name) == 0)
-            return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": a kind of the library", k->name);
+            return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_probe_register: \"%s\": a kind of the library", k->name);
     if (registered_count >= MAX_REGISTERED)
-        return dvi_error_setf(DVI_ERR_NOMEM, "dvi_probe_register: \"%s\": already %d kinds registered", k->name,
+        return base_error_setf(DVI_ERR_NOMEM, "dvi_probe_register: \"%s\": already %d kinds registered", k->name,
                               MAX_REGISTERED);
     registered_ext[registered_count] = *k;
     const dvi_probe_class* e = &registered_ext[registered_count];
@@ -1202,7 +1202,7 @@ dvi_status dvi_probe_register(const dvi_probe_class* k)
 
 dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* values)
 {
-    if (!m || !values || probe < 0 || probe >= m->probe_count) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_sample: invalid argument (!m || !values || probe < 0 || probe >= m->probe_count)");
+    if (!m || !values || probe < 0 || probe >= m->probe_count) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_probe_sample: invalid argument (!m || !values || probe < 0 || probe >= m->probe_count)");
     const model_probe* p = &m->probes[probe];
     values[0] = dvi_model_time(m);
     double* o = values + 1;
@@ -1252,19 +1252,19 @@ static size_t probe_state_size(const dvi_model* m)
 }
 
 /* FNV-1a from the seed the model's state files have always used. */
-static uint64_t fnv64(const unsigned char* p, size_t n) { return dvi_fnv1a(1469598103934665603u, p, n); }
+static uint64_t fnv64(const unsigned char* p, size_t n) { return base_fnv1a(1469598103934665603u, p, n); }
 
 dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
 {
     if (data) *data = NULL;
     if (size) *size = 0;
-    if (!m || !data || !size) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_model_save_state: invalid argument (!m || !data || !size)");
+    if (!m || !data || !size) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_save_state: invalid argument (!m || !data || !size)");
     /* the world's state written straight into the model's buffer, after its header */
     void* wdata = NULL;
     size_t wsize = 0;
-    size_t psize = probe_state_size(m), hsize = dvi_health_state_size();
-    if (psize > SIZE_MAX / 4 || hsize > SIZE_MAX / 4) return dvi_error_set(DVI_ERR_NOMEM, "dvi_model_save_state: out of memory");
-    dvi_status st = dvi_world_save_state_within(m->world, STATE_HEADER, psize + hsize, &wdata, &wsize);
+    size_t psize = probe_state_size(m), hsize = wld_health_state_size();
+    if (psize > SIZE_MAX / 4 || hsize > SIZE_MAX / 4) return base_error_set(DVI_ERR_NOMEM, "dvi_model_save_state: out of memory");
+    dvi_status st = wld_save_state_within(m->world, STATE_HEADER, psize + hsize, &wdata, &wsize);
     if (st != DVI_OK) return st;
     unsigned char* b = wdata;
     memcpy(b, STATE_MAGIC, 8);
@@ -1289,7 +1289,7 @@ dvi_status dvi_model_save_state(const dvi_model* m, void** data, size_t* size)
         }
     }
     if (psize) le_put_u64(q, fnv64(b + STATE_HEADER + wsize, psize - 8));
-    dvi_health_save(&m->health, b + STATE_HEADER + wsize + psize);
+    wld_health_save(&m->health, b + STATE_HEADER + wsize + psize);
     *data = b;
     *size = STATE_HEADER + wsize + psize + hsize;
     return DVI_OK;
@@ -1311,14 +1311,14 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (checksum mismatch)");
     uint64_t steps = le_get_u64(b + 16), wsize = le_get_u64(b + 24), psize = version == 1u ? 0 : le_get_u64(b + 32);
     uint64_t hsize = version >= 3u ? le_get_u64(b + 40) : 0;
-    if (version >= 3u && !dvi_health_state_size_valid((size_t)hsize))
+    if (version >= 3u && !wld_health_state_size_valid((size_t)hsize))
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged header (health section of %llu bytes)",
                     (unsigned long long)hsize);
     if (wsize > size - header || psize > size - header - wsize || hsize != size - header - wsize - psize)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: %zu bytes, the header announces %u + %llu + %llu + %llu",
                     size, header, (unsigned long long)wsize, (unsigned long long)psize, (unsigned long long)hsize);
     world_health health = m->health; /* validated before anything is touched */
-    if (hsize && dvi_health_load(&health, b + header + wsize + psize, (size_t)hsize) != DVI_OK)
+    if (hsize && wld_health_load(&health, b + header + wsize + psize, (size_t)hsize) != DVI_OK)
         return fail(msg, msg_size, DVI_ERR_PARSE, "state: damaged health section (checksum mismatch)");
     /* the step count: at most 2^53 (so that it and steps·dt are exact
      * enough), and in agreement with the world's time (checked below, before
@@ -1340,7 +1340,7 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
         q += 8 + 8 * (size_t)m->probes[i].raw_width * (size_t)m->probes[i].target_count;
     }
     double t = 0.0;
-    dvi_status st = dvi_world_check_state(m->world, b + header, (size_t)wsize, &t);
+    dvi_status st = wld_check_state(m->world, b + header, (size_t)wsize, &t);
     if (st != DVI_OK) return fail(msg, msg_size, st, "%s", dvi_world_last_error(m->world));
     const double expect = (double)steps * m->dt;
     if (!isfinite(t) || !(fabs(t - expect) <= 0.5 * m->dt))
@@ -1354,7 +1354,7 @@ dvi_status dvi_model_load_state(dvi_model* m, const void* data, size_t size, cha
         m->health = health;
     } else { /* older blobs: the baseline at the loaded state */
         dvi_health_settings hs = m->health.set;
-        if (dvi_health_init(&m->health, &hs, m->world) != DVI_OK)
+        if (wld_health_init(&m->health, &hs, m->world) != DVI_OK)
             return fail(msg, msg_size, DVI_ERR_NOMEM, "state: out of memory (health monitor)");
     }
     m->near_step = -1; /* the contacts are the restored world's */

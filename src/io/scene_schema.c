@@ -250,8 +250,8 @@ static void shape_keys(dvi_shape_type t, const char** keys)
     int n = 0;
     for (int i = 0; SHAPE_COMMON_KEYS[i]; i++) add_key(keys, &n, SHAPE_COMMON_KEYS[i]);
     bool convex = false;
-    for (int k = 1; k < dvi_shape_kinds; k++) {
-        const dvi_shape_class* c = dvi_shape_classes[k];
+    for (int k = 1; k < col_shape_kinds; k++) {
+        const col_shape_class* c = col_shape_classes[k];
         if (t != 0 && k != (int)t) continue;
         for (int p = 0; p < 2 && c->params[p].key; p++) add_key(keys, &n, c->params[p].key);
         if (data_keys((dvi_shape_type)k))
@@ -387,7 +387,7 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
     sh->material = c->default_material;
     if (!sc_is_object(c, v, path)) return;
     const char* types[SHAPE_KEYS_MAX] = {NULL};
-    for (int k = 1; k < dvi_shape_kinds && k < SHAPE_KEYS_MAX; k++) types[k - 1] = dvi_shape_classes[k]->name;
+    for (int k = 1; k < col_shape_kinds && k < SHAPE_KEYS_MAX; k++) types[k - 1] = col_shape_classes[k]->name;
     const char* all[SHAPE_KEYS_MAX];
     shape_keys((dvi_shape_type)0, all);
     int t = sc_enum_field(c, v, path, "type", true, types);
@@ -396,7 +396,7 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
         return;
     }
     sh->type = (dvi_shape_type)(t + 1);
-    const dvi_shape_class* cls = dvi_shape_class_of(sh->type);
+    const col_shape_class* cls = col_shape_class_of(sh->type);
     const char* keys[SHAPE_KEYS_MAX];
     shape_keys(sh->type, keys);
     sc_check_keys(c, v, path, keys, all, cls->article);
@@ -414,9 +414,9 @@ static void parse_shape(ctx* c, const cJSON* v, const char* path, sc_shape* sh, 
         if (sc_int_field(c, fo, fp, "mask", false, 0, 4294967295.0, &iv)) sh->mask = (uint32_t)iv;
     }
     for (int p = 0; p < 2 && cls->params[p].key; p++) {
-        const dvi_shape_param* pp = &cls->params[p];
-        double* dst = dvi_shape_param_ptr(pp, &sh->radius, &sh->half_length, sh->half);
-        if (dvi_shape_param_length(pp) == 1) {
+        const col_shape_param* pp = &cls->params[p];
+        double* dst = col_shape_param_ptr(pp, &sh->radius, &sh->half_length, sh->half);
+        if (col_shape_param_length(pp) == 1) {
             sc_num_field(c, v, path, pp->key, true, R_POS, dst);
         } else if (sc_vec_field(c, v, path, pp->key, true, 3, dst)) {
             char pk[PATH_LEN], pe[PATH_LEN];
@@ -557,7 +557,7 @@ static void parse_body(ctx* c, const cJSON* jb, const char* path, sc_body* b)
     }
     if (ns > 0) {
         void* nsh = s->shapes;
-        if (!dvi_mem_grow(NULL, &nsh, &c->shape_cap, (size_t)(s->shape_count + ns), sizeof *s->shapes, 16)) {
+        if (!base_mem_grow(NULL, &nsh, &c->shape_cap, (size_t)(s->shape_count + ns), sizeof *s->shapes, 16)) {
             c->nomem = true;
             return;
         }
@@ -1012,7 +1012,7 @@ void sc_check_law(ctx* c, const char* path, const char* method, const char* solv
         (coefficient = "spinning_friction", sc_rolling_pair(s, true, where, sizeof where)))
         kinds |= 1u << DVI_BLOCK_FRICTION_ROLLING;
     char names[200];
-    dvi_solver_names_for(law, kinds, options, names, sizeof names);
+    ccp_solver_names_for(law, kinds, options, names, sizeof names);
     const int32_t index = dvi_solver_index(solver);
     const dvi_friction_law has = dvi_solver_law_with(index, settings);
     const char* setting = dvi_solver_law_setting(index); /* "lemke.coulomb" */
@@ -1032,7 +1032,7 @@ void sc_check_law(ctx* c, const char* path, const char* method, const char* solv
                     solver, of, where, coefficient, names);
         else
             sc_errf(c, path, "\"%s\" does not take the %s blocks of %s that this scene gives; solvers that do: %s",
-                    solver, dvi_block_kind_name((dvi_block_kind)k), of, names);
+                    solver, ccp_block_kind_name((dvi_block_kind)k), of, names);
         return;
     }
 }
@@ -1061,9 +1061,9 @@ double sc_smallest_size(const dvi_scene* s)
     double smallest = INFINITY;
     for (int32_t i = 0; i < s->shape_count; i++) {
         const sc_shape* sh = &s->shapes[i];
-        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+        const col_shape_class* c = col_shape_class_of(sh->type);
         if (c && c->thickness) {
-            const dvi_geom g = sc_shape_geom(sh);
+            const col_geom g = sc_shape_geom(sh);
             smallest = fmin(smallest, c->thickness(&g));
         }
     }

@@ -20,7 +20,7 @@ dvi_status out_fail_st(dvi_status st, char* msg, size_t msg_size, const char* fm
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(msg, msg_size, st, NULL, fmt, ap);
+    base_error_vreport(msg, msg_size, st, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -29,14 +29,14 @@ dvi_status out_fail(char* msg, size_t msg_size, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    dvi_error_vreport(msg, msg_size, DVI_ERR_IO, NULL, fmt, ap);
+    base_error_vreport(msg, msg_size, DVI_ERR_IO, NULL, fmt, ap);
     va_end(ap);
     return DVI_ERR_IO;
 }
 
 dvi_status out_sticky(dvi_status st, const char* err)
 {
-    dvi_error_set(st, err);
+    base_error_set(st, err);
     return st;
 }
 

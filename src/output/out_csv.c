@@ -33,7 +33,7 @@ static void csv_set_error(dvi_csv* c, const char* what, int e)
     c->failed = 1;
     if (e) snprintf(c->err, sizeof c->err, "%s: %s: %s", c->path, what, strerror(e));
     else snprintf(c->err, sizeof c->err, "%s: %s", c->path, what);
-    dvi_error_set(DVI_ERR_IO, c->err);
+    base_error_set(DVI_ERR_IO, c->err);
 }
 
 static dvi_csv* csv_alloc(const char* path, int columns)

@@ -42,7 +42,7 @@ static dvi_status json_fail(dvi_json_writer* w, dvi_status st, const char* what)
     if (!w->err[0]) {
         snprintf(w->err, sizeof w->err, "JSON writer: %s", what);
         w->st = st;
-        dvi_error_set(st, w->err);
+        base_error_set(st, w->err);
     }
     return w->st;
 }

@@ -279,7 +279,7 @@ static void series_push(series* s, float x, float y)
 {
     if (s->oom) return;
     void* p = s->pts;
-    if (!dvi_mem_grow(NULL, &p, &s->cappts, s->npts + 1, sizeof *s->pts, 256)) {
+    if (!base_mem_grow(NULL, &p, &s->cappts, s->npts + 1, sizeof *s->pts, 256)) {
         s->oom = 1;
         return;
     }

@@ -29,7 +29,7 @@
 #define VTK_ZLEVEL 1
 
 /* Tessellation (documented in docs/outputs.md): each shape class draws its
- * own surface (dvi_shape_class.mesh, collision.h). */
+ * own surface (col_shape_class.mesh, collision.h). */
 
 /* One file being written: the text, the format, and scratch buffers reused
  * by every array of the file. */
@@ -45,7 +45,7 @@ typedef struct vtk_out {
 static void* vo_grow(vtk_out* o, unsigned char** p, size_t* cap, size_t bytes)
 {
     void* t = *p;
-    if (!dvi_mem_grow(NULL, &t, cap, bytes, 1, 4096)) {
+    if (!base_mem_grow(NULL, &t, cap, bytes, 1, 4096)) {
         o->b.failed = 1;
         return NULL;
     }
@@ -255,7 +255,7 @@ typedef struct vtk_mesh {
 
 static bool grow(void** p, size_t* cap, size_t n, size_t elem)
 {
-    return dvi_mem_grow(NULL, p, cap, n, elem, 256);
+    return base_mem_grow(NULL, p, cap, n, elem, 256);
 }
 
 static void mesh_free(vtk_mesh* m)
@@ -300,19 +300,19 @@ typedef struct scene_box {
 
 /* A shape class's surface into a vtk_mesh at transform T. */
 typedef struct vtk_sink {
-    dvi_mesh_sink sink;
+    col_mesh_sink sink;
     vtk_mesh* m;
     const xform* T;
     size_t base;
 } vtk_sink;
 
-static void sink_point(dvi_mesh_sink* s, double x, double y, double z)
+static void sink_point(col_mesh_sink* s, double x, double y, double z)
 {
     vtk_sink* k = (vtk_sink*)s;
     mesh_point(k->m, k->T, x, y, z);
 }
 
-static void sink_triangle(dvi_mesh_sink* s, size_t a, size_t b, size_t c)
+static void sink_triangle(col_mesh_sink* s, size_t a, size_t b, size_t c)
 {
     vtk_sink* k = (vtk_sink*)s;
     mesh_tri(k->m, k->base, a, b, c);
@@ -322,11 +322,11 @@ static void sink_triangle(dvi_mesh_sink* s, size_t a, size_t b, size_t c)
  * (a plane: a square about the foot of the scene's centre). */
 static void mesh_shape(vtk_mesh* m, const dvi_shape_info* s, const xform* T, const scene_box* box)
 {
-    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    const col_shape_class* c = col_shape_class_of(s->type);
     if (!c || !c->mesh) return;
-    dvi_heightfield hf = {s->nx, s->ny, s->dx, s->dy, (double*)s->heights, 0.0, 0.0};
-    dvi_trimesh tm = {s->vertex_count, s->triangle_count, (double*)s->vertices, (int32_t*)s->triangles};
-    dvi_geom g = {.type = s->type, .radius = s->radius, .half_length = s->half_length};
+    col_heightfield hf = {s->nx, s->ny, s->dx, s->dy, (double*)s->heights, 0.0, 0.0};
+    col_trimesh tm = {s->vertex_count, s->triangle_count, (double*)s->vertices, (int32_t*)s->triangles};
+    col_geom g = {.type = s->type, .radius = s->radius, .half_length = s->half_length};
     for (int k = 0; k < 3; k++) g.half[k] = s->half_extents[k];
     g.hfield = s->heights ? &hf : NULL;
     g.mesh = s->vertices ? &tm : NULL;

@@ -70,7 +70,7 @@ dvi_bw_soil dvi_bw_soil_ding2011(void)
 static dvi_status check_soil(const dvi_bw_soil* s, const char* where)
 {
 #define FIELD(cond, what)                                                                                           \
-    if (!(cond)) return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: soil.%s", where, what)
+    if (!(cond)) return base_error_setf(DVI_ERR_INVALID_ARG, "%s: soil.%s", where, what)
     FIELD(s->k_c >= 0.0 && isfinite(s->k_c), "k_c must be >= 0");
     FIELD(s->k_phi >= 0.0 && isfinite(s->k_phi) && s->k_c + s->k_phi > 0.0, "k_phi must be >= 0, k_c + k_phi > 0");
     FIELD(s->n0 > 0.0 && s->n0 <= 4.0, "n0 must be in (0, 4]");
@@ -90,9 +90,9 @@ static dvi_status check_soil(const dvi_bw_soil* s, const char* where)
 static dvi_status check_wheel(double r, double b, const char* where)
 {
     if (!(r > 0.0 && isfinite(r)))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: wheel radius must be > 0 (got %g)", where, r);
+        return base_error_setf(DVI_ERR_INVALID_ARG, "%s: wheel radius must be > 0 (got %g)", where, r);
     if (!(b > 0.0 && isfinite(b)))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: wheel width must be > 0 (got %g)", where, b);
+        return base_error_setf(DVI_ERR_INVALID_ARG, "%s: wheel width must be > 0 (got %g)", where, b);
     return DVI_OK;
 }
 
@@ -161,14 +161,14 @@ static void integrate(const dvi_bw_soil* S, double r, double b, double theta1, d
 static dvi_status check_args(const dvi_bw_soil* soil, double r, double b, double slip, double slip_angle,
                              const void* out, const char* where)
 {
-    if (!soil || !out) return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: soil or out is NULL", where);
+    if (!soil || !out) return base_error_setf(DVI_ERR_INVALID_ARG, "%s: soil or out is NULL", where);
     dvi_status st = check_soil(soil, where);
     if (st == DVI_OK) st = check_wheel(r, b, where);
     if (st != DVI_OK) return st;
     if (!(slip >= -1.0 && slip <= 1.0))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: slip must be in [-1, 1] (got %g)", where, slip);
+        return base_error_setf(DVI_ERR_INVALID_ARG, "%s: slip must be in [-1, 1] (got %g)", where, slip);
     if (!(fabs(slip_angle) < HALF_PI))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: slip angle must be in (-pi/2, pi/2) (got %g)", where,
+        return base_error_setf(DVI_ERR_INVALID_ARG, "%s: slip angle must be in (-pi/2, pi/2) (got %g)", where,
                               slip_angle);
     return DVI_OK;
 }
@@ -179,7 +179,7 @@ dvi_status dvi_bw_forces_at(const dvi_bw_soil* soil, double r, double b, double 
     dvi_status st = check_args(soil, r, b, slip, slip_angle, out, "dvi_bw_forces_at");
     if (st != DVI_OK) return st;
     if (!(sinkage >= 0.0 && sinkage <= r))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_forces_at: sinkage must be in [0, r = %g] (got %g)", r,
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_forces_at: sinkage must be in [0, r = %g] (got %g)", r,
                               sinkage);
     memset(out, 0, sizeof *out);
     if (sinkage == 0.0) {
@@ -198,13 +198,13 @@ dvi_status dvi_bw_static(const dvi_bw_soil* soil, double r, double b, double loa
     dvi_status st = check_args(soil, r, b, slip, slip_angle, out, "dvi_bw_static");
     if (st != DVI_OK) return st;
     if (!(load > 0.0 && isfinite(load)))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_static: load must be > 0 (got %g)", load);
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_static: load must be > 0 (got %g)", load);
     /* f(θ1) = f_z(θ1) − W: negative at θ1 → 0, positive at the bracket's top */
     double lo = 0.0, hi = HALF_PI, flo = -load;
     integrate(soil, r, b, hi, slip, slip_angle, out);
     double fhi = out->normal - load;
     if (!(fhi > 0.0))
-        return dvi_error_setf(DVI_ERR_INVALID_ARG,
+        return base_error_setf(DVI_ERR_INVALID_ARG,
                               "dvi_bw_static: the soil carries at most %.6g N at sinkage r = %g m, less than the "
                               "load %g N",
                               out->normal, r, load);
@@ -319,8 +319,8 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     double p[3], n[3];
     if (!ground_at(e, w, c, p, n)) {
         char name[64];
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "wheel %s is over no part of the ground's height field",
-                              dvi_world_body_name(w, dvi_world_body_index(w, wh->body), name, sizeof name));
+        return base_error_setf(DVI_ERR_INVALID_ARG, "wheel %s is over no part of the ground's height field",
+                              wld_body_name(w, wld_body_index(w, wh->body), name, sizeof name));
     }
     /* forward e_x = a × n; the lowest point of the rim is r along −(n − (n·a) a)/|…| */
     double ex[3], ey[3], np[3];
@@ -406,11 +406,11 @@ dvi_bw_def dvi_default_bw_def(void)
 dvi_status dvi_world_add_bekker_wong(dvi_world* w, const dvi_bw_def* d, int32_t* index)
 {
     if (index) *index = -1;
-    if (!w || !d) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_add_bekker_wong: world or def is NULL");
+    if (!w || !d) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_add_bekker_wong: world or def is NULL");
     const char* where = "Bekker-Wong wheels";
     dvi_status st = check_soil(&d->soil, where);
-    if (st != DVI_OK) return dvi_world_error(w, st, "%s", dvi_error_message());
-#define REFUSE(...) return dvi_world_error(w, DVI_ERR_INVALID_ARG, __VA_ARGS__)
+    if (st != DVI_OK) return wld_error(w, st, "%s", dvi_error_message());
+#define REFUSE(...) return wld_error(w, DVI_ERR_INVALID_ARG, __VA_ARGS__)
     if (!d->wheels || d->wheel_count < 1 || d->wheel_count > DVI_BW_MAX_WHEELS)
         REFUSE("%s: wheel_count must be 1 to %d with a wheel list (got %d)", where, DVI_BW_MAX_WHEELS,
                (int)d->wheel_count);
@@ -438,7 +438,7 @@ dvi_status dvi_world_add_bekker_wong(dvi_world* w, const dvi_bw_def* d, int32_t*
     if (!e || !wheels) {
         free(e);
         free(wheels);
-        return dvi_world_error(w, DVI_ERR_NOMEM, "%s: out of memory", where);
+        return wld_error(w, DVI_ERR_NOMEM, "%s: out of memory", where);
     }
     for (int32_t i = 0; i < def.wheel_count; i++) {
         bw_wheel* wh = &wheels[i];
@@ -447,7 +447,7 @@ dvi_status dvi_world_add_bekker_wong(dvi_world* w, const dvi_bw_def* d, int32_t*
         dvi_shape_info si = {0};
         char name[64] = "?";
         bool ok = dvi_body_get_info(w, wh->body, &bi) == DVI_OK;
-        if (ok) dvi_world_body_name(w, dvi_world_body_index(w, wh->body), name, sizeof name);
+        if (ok) wld_body_name(w, wld_body_index(w, wh->body), name, sizeof name);
         int32_t k = 0;
         for (; ok && k < bi.shape_count; k++)
             if (dvi_body_get_shape(w, wh->body, k, &si) == DVI_OK && si.type == DVI_SHAPE_CYLINDER) break;
@@ -476,12 +476,12 @@ dvi_status dvi_bw_wheel_forces(const dvi_world* w, int32_t index, int32_t wheel,
 {
     const dvi_force_element_class* cls = NULL;
     const bw_element* e = dvi_world_force_element(w, index, &cls);
-    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_bw_wheel_forces: out is NULL");
+    if (!out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_bw_wheel_forces: out is NULL");
     if (!e || cls != &BW_CLASS)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_wheel_forces: element %d is not a Bekker-Wong element",
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_wheel_forces: element %d is not a Bekker-Wong element",
                               (int)index);
     if (wheel < 0 || wheel >= e->def.wheel_count)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_wheel_forces: wheel %d out of range (0 to %d)",
+        return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_wheel_forces: wheel %d out of range (0 to %d)",
                               (int)wheel, (int)e->def.wheel_count - 1);
     *out = e->wheels[wheel].last;
     return DVI_OK;

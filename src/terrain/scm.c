@@ -212,7 +212,7 @@ static int32_t add_node(dvi_scm* s, int32_t i, int32_t j)
         dvi_error_report(DVI_ERR_NOMEM, "SCM soil: out of memory for the node table");
         return -1;
     }
-    if (!dvi_mem_grow(NULL, (void**)&s->nodes, &s->node_cap, (size_t)s->node_count + 1, sizeof *s->nodes, 256)) {
+    if (!base_mem_grow(NULL, (void**)&s->nodes, &s->node_cap, (size_t)s->node_count + 1, sizeof *s->nodes, 256)) {
         dvi_error_report(DVI_ERR_NOMEM, "SCM soil: out of memory for the nodes");
         return -1;
     }
@@ -272,7 +272,7 @@ static void hull(int32_t* pts, int64_t n, int32_t* h, double* area, double* peri
 
 static bool grow(void** p, size_t* cap, size_t n, size_t elem)
 {
-    return dvi_mem_grow(NULL, p, cap, n, elem, 64);
+    return base_mem_grow(NULL, p, cap, n, elem, 64);
 }
 
 static dvi_status nomem(void)
@@ -288,7 +288,7 @@ static double seconds_now(void)
 }
 
 /* The geom of shape k of a body, in the patch frame. */
-static bool shape_geom(const dvi_scm* s, const dvi_shape_info* si, const double bp[3], const double bR[9], dvi_geom* g)
+static bool shape_geom(const dvi_scm* s, const dvi_shape_info* si, const double bp[3], const double bR[9], col_geom* g)
 {
     memset(g, 0, sizeof *g);
     g->type = si->type;
@@ -305,7 +305,7 @@ static bool shape_geom(const dvi_scm* s, const dvi_shape_info* si, const double 
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
             g->rot[3 * r + c] = s->R[r] * Rw[c] + s->R[3 + r] * Rw[3 + c] + s->R[6 + r] * Rw[6 + c];
-    dvi_geom_update(g);
+    col_geom_update(g);
     return true;
 }
 
@@ -316,7 +316,7 @@ static const char* body_label(char* buf, size_t n, int32_t index)
 }
 
 /* The support value max_{p ∈ shape} d·p (d need not be unit). */
-static double support(const dvi_geom* g, const dvi_shape_class* cls, const double d[3])
+static double support(const col_geom* g, const col_shape_class* cls, const double d[3])
 {
     double p[3];
     cls->core_support(g, d, p);
@@ -328,7 +328,7 @@ static double support(const dvi_geom* g, const dvi_shape_class* cls, const doubl
  * support(e − λ z) + λh; the smallest of these over a golden-section
  * search in the angle of (e − λ z). Every value tried is a bound, so the
  * result is one whatever the search's accuracy. */
-static double extent_below(const dvi_geom* g, const dvi_shape_class* cls, const double e[2], double h)
+static double extent_below(const col_geom* g, const col_shape_class* cls, const double e[2], double h)
 {
     double best = INFINITY;
     double a = 0.0, b = 0.5 * PI * (1.0 - 1e-9);
@@ -360,7 +360,7 @@ static double extent_below(const dvi_geom* g, const dvi_shape_class* cls, const 
 }
 
 /* Casts the rays of one shape; hits into s->hits. */
-static dvi_status cast_shape(dvi_scm* s, const dvi_geom* g, const dvi_shape_class* cls, int32_t slot)
+static dvi_status cast_shape(dvi_scm* s, const col_geom* g, const col_shape_class* cls, int32_t slot)
 {
     const double D = s->def.spacing;
     if (g->aabb_min[2] >= s->hmax) return DVI_OK; /* above every node */
@@ -625,13 +625,13 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
         for (int32_t k = 0; k < info.shape_count; k++) {
             dvi_shape_info si;
             if ((st = dvi_body_get_shape(w, sb->id, k, &si)) != DVI_OK) return st;
-            const dvi_shape_class* cls = dvi_shape_class_of(si.type);
+            const col_shape_class* cls = col_shape_class_of(si.type);
             if (!cls || !cls->ray) {
                 char name[32];
                 return dvi_error_report(DVI_ERR_UNSUPPORTED, "SCM soil: %s shape %d (%s) cannot be ray-cast",
                                         body_label(name, sizeof name, b), (int)k, cls ? cls->name : "unknown kind");
             }
-            dvi_geom g;
+            col_geom g;
             shape_geom(s, &si, sb->com, R, &g);
             bool finite = true;
             for (int c = 0; c < 3; c++) finite = finite && isfinite(g.aabb_min[c]) && isfinite(g.aabb_max[c]);
@@ -960,7 +960,7 @@ static dvi_status check_body(dvi_world* w, dvi_body_id id, int32_t k, bool liste
     for (int32_t s = 0; s < info.shape_count; s++) {
         dvi_shape_info si;
         if (dvi_body_get_shape(w, id, s, &si) != DVI_OK) return BAD("bodies[%d]: shape %d unreadable", (int)k, (int)s);
-        const dvi_shape_class* cls = dvi_shape_class_of(si.type);
+        const col_shape_class* cls = col_shape_class_of(si.type);
         if (!cls || !cls->ray)
             return dvi_error_report(DVI_ERR_UNSUPPORTED,
                                     "dvi_scm_create: bodies[%d] shape %d: %s cannot be ray-cast against the soil",
@@ -1100,7 +1100,7 @@ dvi_status dvi_scm_get_body_contact(const dvi_scm* s, dvi_body_id body, dvi_scm_
                 s->def.bodies[k].world == body.world)
                 slot = k;
     } else {
-        slot = dvi_world_body_index(s->world, body);
+        slot = wld_body_index(s->world, body);
         if (slot < 0) return dvi_error_report(DVI_ERR_INVALID_ARG, "dvi_scm_get_body_contact: invalid body id");
     }
     if (slot < 0 || slot >= s->slot_count || s->slots[slot].hits == 0) return DVI_OK;

@@ -51,7 +51,7 @@ dvi_dem_settings dvi_default_dem_settings(void)
     return s;
 }
 
-bool dvi_dem_settings_valid(const dvi_dem_settings* s)
+bool wld_dem_settings_valid(const dvi_dem_settings* s)
 {
     return s && (s->normal_model == DVI_DEM_HERTZ || s->normal_model == DVI_DEM_HOOKE) &&
            (s->constants == DVI_DEM_FROM_MATERIAL || s->constants == DVI_DEM_DIRECT) && s->k_n > 0.0 &&
@@ -76,7 +76,7 @@ static double model_force(int hertz, double a, double x, double v)
     return hertz ? x * sqrt(x) + a * sqrt(sqrt(x)) * v : x + a * v;
 }
 
-double dvi_dem_restitution(int hertz, double alpha)
+double wld_dem_restitution(int hertz, double alpha)
 {
     const double dt = 5e-4;
     double x = 0.0, v = 1.0;
@@ -101,18 +101,18 @@ double dvi_dem_restitution(int hertz, double alpha)
     return 0.0;
 }
 
-double dvi_dem_alpha(int hertz, double e)
+double wld_dem_alpha(int hertz, double e)
 {
     if (!(e < 1.0)) return 0.0;
     if (!(e >= DVI_DEM_E_MIN)) e = DVI_DEM_E_MIN;
     double lo = 0.0, hi = 1.0;
-    while (dvi_dem_restitution(hertz, hi) > e && hi < 1e4) {
+    while (wld_dem_restitution(hertz, hi) > e && hi < 1e4) {
         lo = hi;
         hi *= 2.0;
     }
     for (int it = 0; it < 44; it++) { /* e(α) decreases: bisection */
         double mid = 0.5 * (lo + hi);
-        if (dvi_dem_restitution(hertz, mid) > e) lo = mid;
+        if (wld_dem_restitution(hertz, mid) > e) lo = mid;
         else hi = mid;
     }
     return 0.5 * (lo + hi);
@@ -120,44 +120,44 @@ double dvi_dem_alpha(int hertz, double e)
 
 /* ---- state ----------------------------------------------------------------------------- */
 
-dvi_dem* dvi_dem_get(dvi_world* w)
+wld_dem* wld_dem_get(dvi_world* w)
 {
     if (!w->dem) {
-        w->dem = dvi_mem_calloc(&w->alloc, 1, sizeof *w->dem);
+        w->dem = base_mem_calloc(&w->alloc, 1, sizeof *w->dem);
         if (w->dem) {
             w->dem->alloc = w->alloc;
-            dvi_dem_history_init(&w->dem->history, &w->alloc);
+            wld_dem_history_init(&w->dem->history, &w->alloc);
             w->dem->lists_dirty = true;
         }
     }
     return w->dem;
 }
 
-void dvi_dem_destroy(dvi_dem* d)
+void wld_dem_destroy(wld_dem* d)
 {
     if (!d) return;
     const dvi_allocator a = d->alloc;
-    dvi_dem_history_free(&d->history);
-    dvi_mem_free(&a, d->shapes);
-    dvi_mem_free(&a, d->samples);
-    dvi_mem_free(&a, d->terrains);
-    dvi_mem_free(&a, d->sampled);
-    dvi_mem_free(&a, d->work);
-    dvi_mem_free(&a, d->acc);
-    dvi_mem_free(&a, d->next);
-    dvi_mem_free(&a, d->recs);
-    dvi_mem_free(&a, d->geo);
-    dvi_mem_free(&a, d->touch);
-    dvi_mem_free(&a, d->iinv);
-    dvi_mem_free(&a, d);
+    wld_dem_history_free(&d->history);
+    base_mem_free(&a, d->shapes);
+    base_mem_free(&a, d->samples);
+    base_mem_free(&a, d->terrains);
+    base_mem_free(&a, d->sampled);
+    base_mem_free(&a, d->work);
+    base_mem_free(&a, d->acc);
+    base_mem_free(&a, d->next);
+    base_mem_free(&a, d->recs);
+    base_mem_free(&a, d->geo);
+    base_mem_free(&a, d->touch);
+    base_mem_free(&a, d->iinv);
+    base_mem_free(&a, d);
 }
 
-static bool ensure_shapes(dvi_dem* d, int32_t n)
+static bool ensure_shapes(wld_dem* d, int32_t n)
 {
     if (n <= d->shape_cap) return true;
     size_t c = (size_t)d->shape_cap;
     void* p = d->shapes;
-    if (!dvi_mem_grow(&d->alloc, &p, &c, (size_t)n, sizeof *d->shapes, 16)) return false;
+    if (!base_mem_grow(&d->alloc, &p, &c, (size_t)n, sizeof *d->shapes, 16)) return false;
     d->shapes = p;
     memset(d->shapes + d->shape_cap, 0, (c - (size_t)d->shape_cap) * sizeof *d->shapes);
     d->shape_cap = (int32_t)c;
@@ -169,7 +169,7 @@ static bool push_index(const dvi_allocator* alloc, int32_t** a, int32_t* count, 
     if (*count >= *cap) {
         size_t c = (size_t)*cap;
         void* p = *a;
-        if (!dvi_mem_grow(alloc, &p, &c, (size_t)*count + 1, sizeof **a, 16)) return false;
+        if (!base_mem_grow(alloc, &p, &c, (size_t)*count + 1, sizeof **a, 16)) return false;
         *a = p;
         *cap = (int32_t)c;
     }
@@ -181,19 +181,19 @@ static bool push_index(const dvi_allocator* alloc, int32_t** a, int32_t* count, 
  * sphere's, capsule's or cylinder's radius, a box's smallest half extent);
  * infinite for plane, height field and mesh (flat or many-faced static
  * terrain). */
-static double shape_radius(const dvi_shape* s)
+static double shape_radius(const wld_shape* s)
 {
-    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    const col_shape_class* c = col_shape_class_of(s->type);
     if (!c || !c->contact_radius) return INFINITY;
-    const dvi_geom g = dvi_shape_local_geom(s);
+    const col_geom g = wld_shape_local_geom(s);
     return c->contact_radius(&g);
 }
 
-static double cached_alpha(dvi_dem* d, int hertz, double e)
+static double cached_alpha(wld_dem* d, int hertz, double e)
 {
     for (int32_t k = 0; k < d->cache_count; k++)
         if (d->cache[k].model == hertz && d->cache[k].e == e) return d->cache[k].alpha;
-    double a = dvi_dem_alpha(hertz, e);
+    double a = wld_dem_alpha(hertz, e);
     if (d->cache_count < (int32_t)(sizeof d->cache / sizeof d->cache[0])) {
         d->cache[d->cache_count].model = hertz;
         d->cache[d->cache_count].e = e;
@@ -204,22 +204,22 @@ static double cached_alpha(dvi_dem* d, int hertz, double e)
 }
 
 /* Radius and damping factor of new shapes; lists of terrains and sampled shapes. */
-static dvi_status prepare(dvi_world* w, dvi_dem* d)
+static dvi_status prepare(dvi_world* w, wld_dem* d)
 {
     const int32_t ns = w->shape_count;
     if (!ensure_shapes(d, ns + 1)) return DVI_ERR_NOMEM;
     const int hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
     for (int32_t s = d->prepared; s < ns; s++) {
         d->shapes[s].radius = shape_radius(&w->shapes[s]);
-        d->shapes[s].alpha = cached_alpha(d, hertz, dvi_shape_material(w, &w->shapes[s])->restitution);
+        d->shapes[s].alpha = cached_alpha(d, hertz, wld_shape_material(w, &w->shapes[s])->restitution);
     }
     if (d->prepared != ns) d->lists_dirty = true;
     d->prepared = ns;
     if (d->lists_dirty) {
         d->terrain_count = d->sampled_count = 0;
         for (int32_t s = 0; s < ns; s++) {
-            const dvi_shape* sh = &w->shapes[s];
-            if (sh->type == DVI_SHAPE_HEIGHTFIELD && dvi_shape_material(w, sh)->terrain_stiffness > 0.0 &&
+            const wld_shape* sh = &w->shapes[s];
+            if (sh->type == DVI_SHAPE_HEIGHTFIELD && wld_shape_material(w, sh)->terrain_stiffness > 0.0 &&
                 !push_index(&d->alloc, &d->terrains, &d->terrain_count, &d->terrain_cap, s))
                 return DVI_ERR_NOMEM;
             if (d->shapes[s].sample_count > 0 && !push_index(&d->alloc, &d->sampled, &d->sampled_count, &d->sampled_cap, s))
@@ -234,14 +234,14 @@ static dvi_status prepare(dvi_world* w, dvi_dem* d)
 
 dvi_status dvi_world_set_method(dvi_world* w, dvi_method method, const dvi_dem_settings* settings)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (method != DVI_METHOD_DVI && method != DVI_METHOD_DEM)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "method: unknown method %d", (int)method);
-    if (settings && !dvi_dem_settings_valid(settings))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+        return wld_error(w, DVI_ERR_INVALID_ARG, "method: unknown method %d", (int)method);
+    if (settings && !wld_dem_settings_valid(settings))
+        return wld_error(w, DVI_ERR_INVALID_ARG,
                                "method: DEM settings out of range (k_n > 0, speeds > 0, constants finite)");
     if (w->time != 0.0 || (w->dem && w->dem->steps > 0))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "method: can only be changed before the first step");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "method: can only be changed before the first step");
     w->def.method = method;
     if (settings) w->def.dem = *settings;
     if (w->dem) w->dem->prepared = 0; /* damping factors depend on the normal model */
@@ -250,34 +250,34 @@ dvi_status dvi_world_set_method(dvi_world* w, dvi_method method, const dvi_dem_s
 
 dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t count, const double* samples)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (id.index1 <= 0 || id.index1 > w->shape_count || id.world != w->tag ||
         w->shapes[id.index1 - 1].generation != id.generation)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: not a shape of this world");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "dem samples: not a shape of this world");
     const int32_t s = id.index1 - 1;
     if (count < 0 || (count > 0 && !samples) || count > INT32_MAX / 8)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: count must be >= 0 with a non-NULL array");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "dem samples: count must be >= 0 with a non-NULL array");
     if (w->bodies[w->shapes[s].body].type == DVI_BODY_FIXED)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "dem samples: the shape is on a fixed body");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "dem samples: the shape is on a fixed body");
     for (int32_t k = 0; k < count; k++) {
         const double* p = samples + 4 * (size_t)k;
         if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || !(p[3] > 0.0) || !isfinite(p[3]))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "dem samples[%d]: position must be finite and area finite and > 0", (int)k);
     }
-    dvi_dem* d = dvi_dem_get(w);
+    wld_dem* d = wld_dem_get(w);
     if (!d || !ensure_shapes(d, w->shape_count + 1))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
-    dvi_dem_shape* ds = &d->shapes[s];
+        return wld_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
+    wld_dem_shape* ds = &d->shapes[s];
     if (count > ds->sample_count) { /* a new block at the end of the pool */
         if (d->sample_count > INT32_MAX / 8 - count)
-            return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: too many samples");
+            return wld_error(w, DVI_ERR_NOMEM, "dem samples: too many samples");
         int32_t need = d->sample_count + count;
         if (need > d->sample_cap) {
             size_t c = (size_t)d->sample_cap;
             void* p = d->samples;
-            if (!dvi_mem_grow(&d->alloc, &p, &c, (size_t)need, 4 * sizeof *d->samples, 64))
-                return dvi_world_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
+            if (!base_mem_grow(&d->alloc, &p, &c, (size_t)need, 4 * sizeof *d->samples, 64))
+                return wld_error(w, DVI_ERR_NOMEM, "dem samples: out of memory");
             d->samples = p;
             d->sample_cap = (int32_t)c;
         }
@@ -309,20 +309,20 @@ static bool given_mean(double a, double b, bool rate, double* out)
     return ga || gb;
 }
 
-static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int32_t sb, double m_eff,
+static dvi_status pair_constants(dvi_world* w, const wld_dem* d, int32_t sa, int32_t sb, double m_eff,
                                  pair_consts* pc)
 {
     const dvi_dem_settings* set = &w->def.dem;
     const bool hertz = set->normal_model == DVI_DEM_HERTZ;
     memset(pc, 0, sizeof *pc);
-    const dvi_material* ma = dvi_shape_material(w, &w->shapes[sa]);
-    const dvi_material* mb = dvi_shape_material(w, &w->shapes[sb]);
+    const dvi_material* ma = wld_shape_material(w, &w->shapes[sa]);
+    const dvi_material* mb = wld_shape_material(w, &w->shapes[sb]);
     const double Ra = d->shapes[sa].radius, Rb = d->shapes[sb].radius;
     double inv = (isfinite(Ra) ? 1.0 / Ra : 0.0) + (isfinite(Rb) ? 1.0 / Rb : 0.0);
     double R = inv > 0.0 ? 1.0 / inv : 1.0; /* effective radius */
     double dl = (isfinite(Ra) ? Ra : 0.0) + (isfinite(Rb) ? Rb : 0.0);
     pc->d = dl > 0.0 ? dl : 1.0;
-    const dvi_material_pair mp = dvi_pair_of(ma, mb);
+    const wld_material_pair mp = wld_pair_of(ma, mb);
     pc->mu = mp.mu;
     pc->mu_roll = mp.mu_roll;
     const double alpha = fmin(d->shapes[sa].alpha, d->shapes[sb].alpha); /* of the larger restitution */
@@ -338,7 +338,7 @@ static dvi_status pair_constants(dvi_world* w, const dvi_dem* d, int32_t sa, int
             pc->kn = set->k_n;
         } else {
             if (!have_e)
-                return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+                return wld_error(w, DVI_ERR_INVALID_ARG,
                                        "DEM: shapes %d and %d: young_modulus must be > 0 on both materials to derive "
                                        "k_n (or give material.k_n, or use DVI_DEM_DIRECT)",
                                        (int)sa, (int)sb);
@@ -384,7 +384,7 @@ static void to_tangent_plane(double* u, const double* n)
 
 /* Scalar moment of inertia of body b about an axis through a point at
  * distance r from its centre (trace/3 + m r²); infinite unless dynamic. */
-static double inertia_about(const dvi_body* b, double r)
+static double inertia_about(const wld_body* b, double r)
 {
     if (b->type != DVI_BODY_DYNAMIC) return INFINITY;
     return (b->inertia[0] + b->inertia[4] + b->inertia[8]) / 3.0 + b->mass * r * r;
@@ -401,7 +401,7 @@ static void accumulate(double* acc, int32_t b, double s, const double* F, const 
     v3_axpy(a + 3, s, t);
 }
 
-static void velocity_at(const dvi_body* b, const double* rho, double* v)
+static void velocity_at(const wld_body* b, const double* rho, double* v)
 {
     double c[3];
     v3_cross(c, b->w, rho);
@@ -410,12 +410,12 @@ static void velocity_at(const dvi_body* b, const double* rho, double* v)
 
 /* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α) √(m/k))
  * over the work items of body b; INFINITY if it has none. */
-double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* kmax)
+double wld_dem_stable_step(const wld_dem* d, int32_t nwork, int32_t b, double* kmax)
 {
     double best = INFINITY;
     *kmax = 0.0;
     for (int32_t k = 0; k < nwork; k++) {
-        const dvi_dem_work* wk = &d->work[k];
+        const wld_dem_work* wk = &d->work[k];
         if (wk->body_a != b && wk->body_b != b) continue;
         if (!(wk->k_eff > 0.0)) continue;
         if (wk->k_eff > *kmax) *kmax = wk->k_eff;
@@ -428,13 +428,13 @@ double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* k
 dvi_status dvi_world_dem_stable_step(const dvi_world* w, double* h)
 {
     if (h) *h = INFINITY;
-    if (!w || !h) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_dem_stable_step: invalid argument (!w || !h)");
+    if (!w || !h) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_dem_stable_step: invalid argument (!w || !h)");
     if (w->def.method != DVI_METHOD_DEM)
-        return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_dem_stable_step: the world's method is not DEM");
-    const dvi_dem* d = w->dem;
+        return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_dem_stable_step: the world's method is not DEM");
+    const wld_dem* d = w->dem;
     const double v = w->def.dem.characteristic_speed;
     for (int32_t k = 0; d && k < d->last_nwork; k++) {
-        const dvi_dem_work* wk = &d->work[k];
+        const wld_dem_work* wk = &d->work[k];
         if (!(wk->k_eff > 0.0) || !(wk->m_eff < INFINITY)) continue;
         double kk = wk->k_eff;
         if (wk->k_n > 0.0 && wk->d > 0.0) {
@@ -449,32 +449,32 @@ dvi_status dvi_world_dem_stable_step(const dvi_world* w, double* h)
     return DVI_OK;
 }
 
-dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
+dvi_status wld_dem_prepare_step(dvi_world* w, wld_dem* d)
 {
     dvi_status st = prepare(w, d);
-    if (st != DVI_OK) return dvi_world_error(w, st, "step: out of memory");
+    if (st != DVI_OK) return wld_error(w, st, "step: out of memory");
     const int32_t nb = w->body_count;
     if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13) ||
         !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
 }
 
 /* The bodies of collision point pt when it is a penalty contact of the step
  * (overlapping, not a sampled shape against a terrain it meets through its
  * samples, at least one dynamic body); false otherwise. */
-static bool penalty_contact(const dvi_world* w, const dvi_dem* d, const dvi_contact_point* pt, int32_t* ia,
+static bool penalty_contact(const dvi_world* w, const wld_dem* d, const col_contact_point* pt, int32_t* ia,
                             int32_t* ib)
 {
     if (!(pt->distance < 0.0)) return false; /* touching only when overlapping */
     const int32_t sa = pt->geom_a, sb = pt->geom_b;
-    const dvi_shape* SA = &w->shapes[sa];
-    const dvi_shape* SB = &w->shapes[sb];
+    const wld_shape* SA = &w->shapes[sa];
+    const wld_shape* SB = &w->shapes[sb];
     /* a sampled shape meets a terrain through its samples only */
     if ((d->shapes[sa].sample_count > 0 && SB->type == DVI_SHAPE_HEIGHTFIELD &&
-         dvi_shape_material(w, SB)->terrain_stiffness > 0.0) ||
+         wld_shape_material(w, SB)->terrain_stiffness > 0.0) ||
         (d->shapes[sb].sample_count > 0 && SA->type == DVI_SHAPE_HEIGHTFIELD &&
-         dvi_shape_material(w, SA)->terrain_stiffness > 0.0))
+         wld_shape_material(w, SA)->terrain_stiffness > 0.0))
         return false;
     *ia = SA->body;
     *ib = SB->body;
@@ -485,7 +485,7 @@ static bool penalty_contact(const dvi_world* w, const dvi_dem* d, const dvi_cont
  * mass, J_t M⁻¹ J_tᵀ (2×2, lever ρ, normal n): 2/m + |ρ|² tr I⁻¹ − ρᵀ I⁻¹ ρ
  * − (ρ × n)ᵀ I⁻¹ (ρ × n), an upper bound of its largest eigenvalue; 0 unless
  * b is dynamic. Iinv: the world-frame inverse inertia. */
-static double tangential_inverse_mass(const dvi_body* b, const double* Iinv, const double* rho, const double* n)
+static double tangential_inverse_mass(const wld_body* b, const double* Iinv, const double* rho, const double* n)
 {
     if (b->type != DVI_BODY_DYNAMIC) return 0.0;
     double Ir[3], c[3], Ic[3];
@@ -497,8 +497,8 @@ static double tangential_inverse_mass(const dvi_body* b, const double* Iinv, con
     return t > 0.0 ? t : 0.0;
 }
 
-dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_point* pts, int32_t npts,
-                          dvi_dem_forces_out* out)
+dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_point* pts, int32_t npts,
+                          wld_dem_forces_out* out)
 {
     const dvi_dem_settings* set = &w->def.dem;
     const bool hertz = set->normal_model == DVI_DEM_HERTZ;
@@ -509,8 +509,8 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
     size_t nwork_max = (size_t)npts + nterrain_max + 1;
     if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(d, geo, 9 * nwork_max) ||
-        !DVI_RESERVE(w, contacts, nwork_max) || !dvi_step_reserve_frames(w, (int32_t)nwork_max))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        !DVI_RESERVE(w, contacts, nwork_max) || !wld_step_reserve_frames(w, (int32_t)nwork_max))
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
     int32_t nwork = 0, ncon = 0, new_entries = 0;
     double max_overlap = 0.0;
@@ -524,7 +524,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         if (ib != ia) d->touch[ib]++;
     }
     for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
         double R[9];
         q_to_m3(R, b->q);
@@ -532,12 +532,12 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     }
     int32_t chattering = 0, chatter_contact = -1;
     for (int32_t c = 0; c < npts; c++) {
-        const dvi_contact_point* pt = &pts[c];
+        const col_contact_point* pt = &pts[c];
         int32_t ia, ib;
         if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
         const int32_t sa = pt->geom_a, sb = pt->geom_b;
-        const dvi_body* A = &w->bodies[ia];
-        const dvi_body* B = &w->bodies[ib];
+        const wld_body* A = &w->bodies[ia];
+        const wld_body* B = &w->bodies[ib];
         const double inv_m = A->inv_mass + B->inv_mass;
         const double m_eff = 1.0 / inv_m;
         pair_consts pc;
@@ -557,11 +557,11 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         if (Fn < 0.0) Fn = 0.0; /* no attraction (a NaN goes on to the guard) */
         if (delta > max_overlap) max_overlap = delta;
         /* history */
-        dvi_dem_work* wk = &d->work[nwork++];
+        wld_dem_work* wk = &d->work[nwork++];
         wk->key.shape_a = sa;
         wk->key.shape_b = sb;
         wk->key.feature = pt->feature;
-        wk->entry = dvi_dem_history_find(&d->history, &wk->key);
+        wk->entry = wld_dem_history_find(&d->history, &wk->key);
         wk->body_a = ia;
         wk->body_b = ib;
         wk->m_eff = m_eff;
@@ -570,7 +570,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         wk->k_n = hertz ? pc.kn : 0.0;
         wk->d = hertz ? pc.d : 0.0;
         if (wk->entry >= 0) {
-            const dvi_dem_entry* en = &d->history.entries[wk->entry];
+            const wld_dem_entry* en = &d->history.entries[wk->entry];
             v3_copy(wk->u, en->u);
             v3_copy(wk->roll, en->roll);
         } else {
@@ -599,7 +599,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         if (fs > Fmax) v3_scale(wk->u, Fmax / fs, wk->u); /* sliding: the spring holds μ F_n */
         /* chatter count (dem.h) */
         {
-            const dvi_dem_entry* en = wk->entry >= 0 ? &d->history.entries[wk->entry] : NULL;
+            const wld_dem_entry* en = wk->entry >= 0 ? &d->history.entries[wk->entry] : NULL;
             const double fm = v3_norm(Ft);
             wk->near_limit = Fmax > 0.0 && fm >= DVI_DEM_CHATTER_FRACTION * Fmax;
             const bool rev = wk->near_limit && en && en->near_limit &&
@@ -639,7 +639,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         accumulate(d->acc, ib, 1.0, F, rhoB, M);
         accumulate(d->acc, ia, -1.0, F, rhoA, M);
         double* geo = d->geo + 9 * (size_t)ncon;
-        dvi_contact_rec* rec = &d->recs[ncon++];
+        wld_contact_rec* rec = &d->recs[ncon++];
         memset(rec, 0, sizeof *rec);
         rec->body_a = ia;
         rec->body_b = ib;
@@ -658,20 +658,20 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     /* ---- hysteretic terrain: samples of sampled shapes against terrains ---- */
     for (int32_t k = 0; k < d->sampled_count; k++) {
         const int32_t s = d->sampled[k];
-        const dvi_shape* S = &w->shapes[s];
-        const dvi_body* B = &w->bodies[S->body];
+        const wld_shape* S = &w->shapes[s];
+        const wld_body* B = &w->bodies[S->body];
         if (B->type == DVI_BODY_FIXED) continue;
-        const dvi_geom* gs = &w->geoms[s];
-        const dvi_dem_shape* ds = &d->shapes[s];
+        const col_geom* gs = &w->geoms[s];
+        const wld_dem_shape* ds = &d->shapes[s];
         for (int32_t q = 0; q < d->terrain_count; q++) {
             const int32_t t = d->terrains[q];
-            const dvi_shape* T = &w->shapes[t];
+            const wld_shape* T = &w->shapes[t];
             if (T->body == S->body) continue;
-            const dvi_body* TB = &w->bodies[T->body];
-            const dvi_geom* gt = &w->geoms[t];
-            const dvi_material* mt = dvi_shape_material(w, T);
+            const wld_body* TB = &w->bodies[T->body];
+            const col_geom* gt = &w->geoms[t];
+            const dvi_material* mt = wld_shape_material(w, T);
             const double c = mt->terrain_stiffness, gam = mt->terrain_hysteresis;
-            const double mu = dvi_pair_of(dvi_shape_material(w, S), mt).mu;
+            const double mu = wld_pair_of(wld_shape_material(w, S), mt).mu;
             for (int32_t i = 0; i < ds->sample_count; i++) {
                 const double* smp = d->samples + 4 * (size_t)(ds->sample_first + i);
                 double pw[3], pl[3], rel[3], nl[3], nw[3], z;
@@ -679,7 +679,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
                 v3_add(pw, pw, gs->pos);
                 v3_sub(rel, pw, gt->pos);
                 m3_tmulv(pl, gt->rot, rel);
-                if (!dvi_dem_terrain_query(T->hfield, pl, nl, &z) || !(z < 0.0)) continue;
+                if (!wld_dem_terrain_query(T->hfield, pl, nl, &z) || !(z < 0.0)) continue;
                 m3_mulv(nw, gt->rot, nl);
                 double rho[3], rhoT[3], v[3], vt[3], ft[3];
                 v3_sub(rho, pw, B->x);
@@ -688,14 +688,14 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
                 const double vn = v3_dot(v, nw);
                 v3_copy(vt, v);
                 v3_axpy(vt, -vn, nw);
-                double Fn = dvi_dem_terrain_force(c, smp[3], gam, mu, set->terrain_slip_speed, z, vn, vt, ft);
+                double Fn = wld_dem_terrain_force(c, smp[3], gam, mu, set->terrain_slip_speed, z, vn, vt, ft);
                 double F[3];
                 v3_scale(F, Fn, nw);
                 v3_add(F, F, ft);
                 accumulate(d->acc, S->body, 1.0, F, rho, NULL);
                 accumulate(d->acc, T->body, -1.0, F, rhoT, NULL);
                 if (-z > max_overlap) max_overlap = -z;
-                dvi_dem_work* wk = &d->work[nwork++];
+                wld_dem_work* wk = &d->work[nwork++];
                 memset(wk, 0, sizeof *wk);
                 wk->entry = -2; /* no history */
                 wk->body_a = T->body;
@@ -703,7 +703,7 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
                 wk->k_eff = c * smp[3] * (1.0 + gam);
                 wk->m_eff = B->type == DVI_BODY_DYNAMIC ? B->mass : INFINITY;
                 double* geo = d->geo + 9 * (size_t)ncon;
-                dvi_contact_rec* rec = &d->recs[ncon++];
+                wld_contact_rec* rec = &d->recs[ncon++];
                 memset(rec, 0, sizeof *rec);
                 rec->body_a = T->body;
                 rec->body_b = S->body;

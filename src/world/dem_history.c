@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t key_hash(const dvi_dem_key* k)
+static uint64_t key_hash(const wld_dem_key* k)
 {
     uint64_t z = (uint64_t)(uint32_t)k->shape_a << 32 | (uint32_t)k->shape_b;
     z ^= (uint64_t)k->feature * 0x9E3779B97F4A7C15ull;
@@ -29,27 +29,27 @@ static uint64_t key_hash(const dvi_dem_key* k)
     return z ^ (z >> 31);
 }
 
-static bool key_equal(const dvi_dem_key* a, const dvi_dem_key* b)
+static bool key_equal(const wld_dem_key* a, const wld_dem_key* b)
 {
     return a->shape_a == b->shape_a && a->shape_b == b->shape_b && a->feature == b->feature;
 }
 
-void dvi_dem_history_init(dvi_dem_history* h, const dvi_allocator* alloc)
+void wld_dem_history_init(wld_dem_history* h, const dvi_allocator* alloc)
 {
     memset(h, 0, sizeof *h);
     h->alloc = *alloc;
 }
 
-void dvi_dem_history_free(dvi_dem_history* h)
+void wld_dem_history_free(wld_dem_history* h)
 {
     const dvi_allocator a = h->alloc;
-    dvi_mem_free(&a, h->entries);
-    dvi_mem_free(&a, h->slots);
+    base_mem_free(&a, h->entries);
+    base_mem_free(&a, h->slots);
     memset(h, 0, sizeof *h);
     h->alloc = a;
 }
 
-int32_t dvi_dem_history_find(const dvi_dem_history* h, const dvi_dem_key* k)
+int32_t wld_dem_history_find(const wld_dem_history* h, const wld_dem_key* k)
 {
     if (h->slot_count == 0) return -1;
     uint32_t mask = (uint32_t)h->slot_count - 1u;
@@ -61,7 +61,7 @@ int32_t dvi_dem_history_find(const dvi_dem_history* h, const dvi_dem_key* k)
 }
 
 /* Puts entry e (whose key is absent from the slots) into its slot. */
-static void place(dvi_dem_history* h, int32_t e)
+static void place(wld_dem_history* h, int32_t e)
 {
     uint32_t mask = (uint32_t)h->slot_count - 1u;
     uint32_t i = (uint32_t)key_hash(&h->entries[e].key) & mask;
@@ -69,22 +69,22 @@ static void place(dvi_dem_history* h, int32_t e)
     h->slots[i] = e;
 }
 
-dvi_status dvi_dem_history_reserve(dvi_dem_history* h, int32_t n)
+dvi_status wld_dem_history_reserve(wld_dem_history* h, int32_t n)
 {
     if (n < 0 || n > INT32_MAX / 4) return DVI_ERR_NOMEM;
     if (n > h->cap) {
         size_t c = (size_t)h->cap;
         void* p = h->entries;
-        if (!dvi_mem_grow(&h->alloc, &p, &c, (size_t)n, sizeof *h->entries, 64)) return DVI_ERR_NOMEM;
+        if (!base_mem_grow(&h->alloc, &p, &c, (size_t)n, sizeof *h->entries, 64)) return DVI_ERR_NOMEM;
         h->entries = p;
         h->cap = (int32_t)c;
     }
     int32_t need = 16;
     while (need < 2 * n) need *= 2;
     if (need > h->slot_count) {
-        int32_t* s = dvi_mem_alloc(&h->alloc, (size_t)need * sizeof *s);
+        int32_t* s = base_mem_alloc(&h->alloc, (size_t)need * sizeof *s);
         if (!s) return DVI_ERR_NOMEM;
-        dvi_mem_free(&h->alloc, h->slots);
+        base_mem_free(&h->alloc, h->slots);
         h->slots = s;
         h->slot_count = need;
         for (int32_t i = 0; i < need; i++) s[i] = -1;
@@ -93,14 +93,14 @@ dvi_status dvi_dem_history_reserve(dvi_dem_history* h, int32_t n)
     return DVI_OK;
 }
 
-dvi_status dvi_dem_history_insert(dvi_dem_history* h, const dvi_dem_key* k, int32_t* index)
+dvi_status wld_dem_history_insert(wld_dem_history* h, const wld_dem_key* k, int32_t* index)
 {
     if (h->count + 1 > h->cap || 2 * (h->count + 1) > h->slot_count) {
-        dvi_status st = dvi_dem_history_reserve(h, h->count + 1);
+        dvi_status st = wld_dem_history_reserve(h, h->count + 1);
         if (st != DVI_OK) return st;
     }
     int32_t e = h->count++;
-    dvi_dem_entry* en = &h->entries[e];
+    wld_dem_entry* en = &h->entries[e];
     memset(en, 0, sizeof *en);
     en->key = *k;
     place(h, e);
@@ -109,7 +109,7 @@ dvi_status dvi_dem_history_insert(dvi_dem_history* h, const dvi_dem_key* k, int3
 }
 
 /* Slot holding entry e. */
-static uint32_t slot_of(const dvi_dem_history* h, int32_t e)
+static uint32_t slot_of(const wld_dem_history* h, int32_t e)
 {
     uint32_t mask = (uint32_t)h->slot_count - 1u;
     uint32_t i = (uint32_t)key_hash(&h->entries[e].key) & mask;
@@ -117,7 +117,7 @@ static uint32_t slot_of(const dvi_dem_history* h, int32_t e)
     return i;
 }
 
-void dvi_dem_history_remove(dvi_dem_history* h, int32_t index)
+void wld_dem_history_remove(wld_dem_history* h, int32_t index)
 {
     if (index < 0 || index >= h->count) return;
     uint32_t mask = (uint32_t)h->slot_count - 1u;
@@ -142,12 +142,12 @@ void dvi_dem_history_remove(dvi_dem_history* h, int32_t index)
     h->count--;
 }
 
-int32_t dvi_dem_history_sweep(dvi_dem_history* h, uint64_t stamp)
+int32_t wld_dem_history_sweep(wld_dem_history* h, uint64_t stamp)
 {
     int32_t removed = 0;
     for (int32_t e = 0; e < h->count;) {
         if (h->entries[e].stamp != stamp) {
-            dvi_dem_history_remove(h, e); /* the last entry moved into e: look at e again */
+            wld_dem_history_remove(h, e); /* the last entry moved into e: look at e again */
             removed++;
         } else {
             e++;

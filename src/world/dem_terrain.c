@@ -27,7 +27,7 @@
 
 #include <math.h>
 
-bool dvi_dem_terrain_query(const dvi_heightfield* hf, const double p[3], double normal[3], double* z)
+bool wld_dem_terrain_query(const col_heightfield* hf, const double p[3], double normal[3], double* z)
 {
     if (!hf || hf->nx < 2 || hf->ny < 2 || !(hf->dx > 0.0) || !(hf->dy > 0.0)) return false;
     double gx = p[0] / hf->dx, gy = p[1] / hf->dy;
@@ -57,7 +57,7 @@ bool dvi_dem_terrain_query(const dvi_heightfield* hf, const double p[3], double 
     return true;
 }
 
-double dvi_dem_terrain_force(double c, double S, double gamma, double mu, double eps, double z, double vn,
+double wld_dem_terrain_force(double c, double S, double gamma, double mu, double eps, double z, double vn,
                              const double vt[3], double ft[3])
 {
     ft[0] = ft[1] = ft[2] = 0.0;

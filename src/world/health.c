@@ -94,11 +94,11 @@ dvi_health_settings dvi_default_health_settings(void)
 static void body_name(const dvi_world* w, int32_t b, char* out, size_t size)
 {
     if (b < 0) snprintf(out, size, "the world");
-    else dvi_world_body_name(w, b, out, size);
+    else wld_body_name(w, b, out, size);
 }
 
 /* A dynamic body's kinetic energy (*ke) plus gravity's potential. */
-static double body_energy(const dvi_body* b, const double* g, double* ke)
+static double body_energy(const wld_body* b, const double* g, double* ke)
 {
     double R[9], wl[3], Iw[3];
     q_to_m3(R, b->q);
@@ -108,7 +108,7 @@ static double body_energy(const dvi_body* b, const double* g, double* ke)
     return *ke - b->mass * b->gravity_scale * v3_dot(g, b->x);
 }
 
-void dvi_health_free(world_health* h)
+void wld_health_free(world_health* h)
 {
     free(h->size);
     free(h->motors);
@@ -146,11 +146,11 @@ static dvi_status scene_region(world_health* h, const dvi_world* w, double* lo, 
     }
     for (int32_t i = 0; i < w->body_count; i++) grow_box(lo, hi, w->bodies[i].x, 0.0);
     for (int32_t i = 0; i < w->shape_count; i++) {
-        const dvi_shape* sh = &w->shapes[i];
-        const dvi_body* b = &w->bodies[sh->body];
-        const dvi_shape_class* c = dvi_shape_class_of(sh->type);
+        const wld_shape* sh = &w->shapes[i];
+        const wld_body* b = &w->bodies[sh->body];
+        const col_shape_class* c = col_shape_class_of(sh->type);
         if (b->type != DVI_BODY_FIXED || !c || !c->bounds) continue;
-        dvi_geom g = dvi_shape_local_geom(sh);
+        col_geom g = wld_shape_local_geom(sh);
         double R[9], off[3];
         q_to_m3(R, b->q);
         m3_mulv(off, R, sh->lpos);
@@ -176,14 +176,14 @@ static dvi_status scene_region(world_health* h, const dvi_world* w, double* lo, 
     double* reach = NULL;
     if (w->joint_count > 0) {
         reach = malloc(4 * (size_t)w->body_count * sizeof *reach);
-        if (!reach) return dvi_error_set(DVI_ERR_NOMEM, "dvi_health_init: out of memory");
+        if (!reach) return base_error_set(DVI_ERR_NOMEM, "wld_health_init: out of memory");
         for (int32_t i = 0; i < w->body_count; i++) reach[4 * (size_t)i + 3] = NAN;
     }
     for (int pass = 0; pass < JOINT_PASSES && w->joint_count > 0; pass++) {
         bool changed = false;
         for (int32_t k = 0; k < w->joint_count; k++) {
-            const dvi_joint* j = &w->joints[k];
-            const dvi_body* B = &w->bodies[j->b];
+            const wld_joint* j = &w->joints[k];
+            const wld_body* B = &w->bodies[j->b];
             double R[9], lever[3], p[3];
             q_to_m3(R, B->q);
             m3_mulv(lever, R, j->lb);
@@ -230,23 +230,23 @@ static dvi_status scene_region(world_health* h, const dvi_world* w, double* lo, 
     return DVI_OK;
 }
 
-dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, const dvi_world* w)
+dvi_status wld_health_init(world_health* h, const dvi_health_settings* set, const dvi_world* w)
 {
-    dvi_health_free(h);
+    wld_health_free(h);
     /* each body's smallest bounded shape; the motors and their axes; the
      * bodies' start of step */
     h->size = malloc(((size_t)w->body_count + 1) * sizeof *h->size);
     h->motors = malloc(((size_t)w->joint_count + 1) * sizeof *h->motors);
     h->start = malloc((10 * (size_t)w->body_count + 1) * sizeof *h->start);
-    if (!h->size || !h->motors || !h->start) return dvi_error_set(DVI_ERR_NOMEM, "dvi_health_init: out of memory");
+    if (!h->size || !h->motors || !h->start) return base_error_set(DVI_ERR_NOMEM, "wld_health_init: out of memory");
     for (int32_t i = 0; i < w->body_count; i++) h->size[i] = INFINITY;
     h->min_size = INFINITY;
     for (int32_t i = 0; i < w->shape_count; i++) {
-        const dvi_shape* s = &w->shapes[i];
+        const wld_shape* s = &w->shapes[i];
         double z = INFINITY;
-        const dvi_shape_class* c = dvi_shape_class_of(s->type);
+        const col_shape_class* c = col_shape_class_of(s->type);
         if (c && c->thickness) {
-            const dvi_geom g = dvi_shape_local_geom(s);
+            const col_geom g = wld_shape_local_geom(s);
             z = c->thickness(&g);
         }
         if (z < h->size[s->body]) h->size[s->body] = z;
@@ -254,7 +254,7 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     }
     h->motor_count = 0;
     for (int32_t k = 0; k < w->joint_count; k++) {
-        const dvi_joint* j = &w->joints[k];
+        const wld_joint* j = &w->joints[k];
         if (j->motor == DVI_MOTOR_NONE) continue;
         health_motor* mo = &h->motors[h->motor_count++];
         mo->joint = k;
@@ -271,7 +271,7 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     double blo[3] = {INFINITY, INFINITY, INFINITY}, bhi[3] = {-INFINITY, -INFINITY, -INFINITY};
     double ke = 0.0, mass = 0.0, largest = 0.0, moving = 0.0; /* the largest shape, of a moving body */
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         grow_box(blo, bhi, b->x, 0.0);
         if (b->bounding_radius > largest) largest = b->bounding_radius;
         if (b->type != DVI_BODY_FIXED && b->bounding_radius > moving) moving = b->bounding_radius;
@@ -283,8 +283,8 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     }
     h->e0 = e0;
     for (int32_t k = 0; k < w->joint_count; k++) { /* bodies swing about their joints' anchors */
-        const dvi_joint* j = &w->joints[k];
-        const dvi_body* B = &w->bodies[j->b];
+        const wld_joint* j = &w->joints[k];
+        const wld_body* B = &w->bodies[j->b];
         double R[9], p[3];
         q_to_m3(R, B->q);
         m3_mulv(p, R, j->lb);
@@ -333,7 +333,7 @@ static double staggered_energy(const dvi_world* w, double dt)
 {
     double e = 0.0;
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         if (b->type != DVI_BODY_DYNAMIC) continue;
         double ke, y[3];
         body_energy(b, w->def.gravity, &ke);
@@ -348,7 +348,7 @@ void dvi_health_before_step(world_health* h, const dvi_world* w, double dt)
 {
     if (!h->set.enabled || !h->start) return;
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         double* s = h->start + 10 * (size_t)i;
         v3_copy(s, b->v);
         v3_copy(s + 3, b->w);
@@ -373,7 +373,7 @@ static audit_terms audit_step(world_health* h, const dvi_world* w, double dt)
 {
     audit_terms t = {0, 0, 0, 0, 0};
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         double* s = h->start + 10 * (size_t)i;
         if (b->type == DVI_BODY_FIXED) {
             memset(s, 0, 6 * sizeof(double));
@@ -399,7 +399,7 @@ static audit_terms audit_step(world_health* h, const dvi_world* w, double dt)
         }
     }
     for (int32_t k = 0; k < w->joint_count; k++) {
-        const dvi_joint* j = &w->joints[k];
+        const wld_joint* j = &w->joints[k];
         const double* va = j->a >= 0 ? h->start + 10 * (size_t)j->a : NULL;
         const double* vb = h->start + 10 * (size_t)j->b;
         const bool kin_a = j->a >= 0 && w->bodies[j->a].type == DVI_BODY_KINEMATIC;
@@ -429,7 +429,7 @@ static audit_terms audit_step(world_health* h, const dvi_world* w, double dt)
     return t;
 }
 
-dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,
+dvi_status wld_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,
                                  char* const* joint_names)
 {
     if (!h->set.enabled) return DVI_OK;
@@ -444,7 +444,7 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
     double e = 0.0;
     int64_t out = 0, first = -1;
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         if (b->type == DVI_BODY_FIXED) continue;
         double kb;
         if (b->type == DVI_BODY_DYNAMIC) e += body_energy(b, w->def.gravity, &kb);
@@ -593,9 +593,9 @@ dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t st
 
 static size_t state_size_of(int kinds) { return 8 * (size_t)HEALTH_NUMBERS_OF(kinds) + (size_t)kinds * 256 + 8; }
 
-size_t dvi_health_state_size(void) { return state_size_of(DVI_HEALTH_KINDS); }
+size_t wld_health_state_size(void) { return state_size_of(DVI_HEALTH_KINDS); }
 
-bool dvi_health_state_size_valid(size_t size)
+bool wld_health_state_size_valid(size_t size)
 {
     return size == state_size_of(DVI_HEALTH_KINDS) || size == state_size_of(HEALTH_KINDS_V2) ||
            size == state_size_of(HEALTH_KINDS_V1);
@@ -614,9 +614,9 @@ static double bitsd(uint64_t u)
     return d;
 }
 /* FNV-1a from the seed the health state has always used. */
-static uint64_t fnv(const unsigned char* p, size_t n) { return dvi_fnv1a(1469598103934665603u, p, n); }
+static uint64_t fnv(const unsigned char* p, size_t n) { return base_fnv1a(1469598103934665603u, p, n); }
 
-void dvi_health_save(const world_health* h, unsigned char* out)
+void wld_health_save(const world_health* h, unsigned char* out)
 {
     uint64_t v[HEALTH_NUMBERS];
     int n = 0;
@@ -647,15 +647,15 @@ void dvi_health_save(const world_health* h, unsigned char* out)
         memset(q + 256 * k, 0, 256);
         memcpy(q + 256 * k, h->rep.first[k], strnlen(h->rep.first[k], 255));
     }
-    le_put_u64(q + 256 * DVI_HEALTH_KINDS, fnv(out, dvi_health_state_size() - 8));
+    le_put_u64(q + 256 * DVI_HEALTH_KINDS, fnv(out, wld_health_state_size() - 8));
 }
 
-dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size)
+dvi_status wld_health_load(world_health* h, const unsigned char* in, size_t size)
 {
     const int kinds = size == state_size_of(HEALTH_KINDS_V1)   ? HEALTH_KINDS_V1
                       : size == state_size_of(HEALTH_KINDS_V2) ? HEALTH_KINDS_V2
                                                                : DVI_HEALTH_KINDS;
-    if (size != state_size_of(kinds) || le_get_u64(in + size - 8) != fnv(in, size - 8)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
+    if (size != state_size_of(kinds) || le_get_u64(in + size - 8) != fnv(in, size - 8)) return base_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     world_health t = *h;
     int n = 0;
     t.e0 = bitsd(le_get_u64(in + 8 * n++));
@@ -665,7 +665,7 @@ dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size
     for (int k = 0; k < 3; k++) t.lo[k] = bitsd(le_get_u64(in + 8 * n++));
     for (int k = 0; k < 3; k++) t.hi[k] = bitsd(le_get_u64(in + 8 * n++));
     uint64_t raised = le_get_u64(in + 8 * n++);
-    if (raised >= (1u << kinds)) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
+    if (raised >= (1u << kinds)) return base_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     t.rep.raised = (uint32_t)raised;
     t.rep.escaped = (int64_t)le_get_u64(in + 8 * n++);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++) t.rep.first_step[k] = k < kinds ? (int64_t)le_get_u64(in + 8 * n++) : -1;
@@ -692,7 +692,7 @@ dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size
             memset(t.rep.first[k], 0, 256);
             continue;
         }
-        if (q[256 * k + 255] != 0) return dvi_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
+        if (q[256 * k + 255] != 0) return base_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
         memcpy(t.rep.first[k], q + 256 * k, 256);
     }
     *h = t;

@@ -39,22 +39,22 @@ typedef struct world_health {
 } world_health;
 
 /* Baseline at the world's current state: sizes, motors, energy, region. */
-dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, const dvi_world* w);
-void dvi_health_free(world_health* h);
+dvi_status wld_health_init(world_health* h, const dvi_health_settings* set, const dvi_world* w);
+void wld_health_free(world_health* h);
 /* Before a step of dt: what the energy audit needs of the state at the
  * step's start. One pass over the bodies, no allocation. */
 void dvi_health_before_step(world_health* h, const dvi_world* w, double dt);
 /* The checks after a step of dt that took the world to `step`;
  * DVI_ERR_NUMERIC on a blow-up. joint_names[j] (or the array) may be NULL. */
-dvi_status dvi_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,
+dvi_status wld_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,
                                  char* const* joint_names);
 /* The monitor's part of a model's state blob: fixed size, checksummed. */
-size_t dvi_health_state_size(void);
+size_t wld_health_state_size(void);
 /* True for the size of this version's section and of the earlier ones
- * without the audit, and without the chatter kind (dvi_health_load reads
+ * without the audit, and without the chatter kind (wld_health_load reads
  * them all). */
-bool dvi_health_state_size_valid(size_t size);
-void dvi_health_save(const world_health* h, unsigned char* out);
-dvi_status dvi_health_load(world_health* h, const unsigned char* in, size_t size);
+bool wld_health_state_size_valid(size_t size);
+void wld_health_save(const world_health* h, unsigned char* out);
+dvi_status wld_health_load(world_health* h, const unsigned char* in, size_t size);
 
 #endif /* DVI_WORLD_HEALTH_H */

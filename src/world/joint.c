@@ -30,7 +30,7 @@
 
 #include <string.h>
 
-static void body_pose(const dvi_body* B, double R[9], double x[3], double q[4])
+static void body_pose(const wld_body* B, double R[9], double x[3], double q[4])
 {
     if (B) {
         q_to_m3(R, B->q);
@@ -51,7 +51,7 @@ static void perpendiculars(const double* a, double* p, double* q)
     basis_from_normal(a, p, q);
 }
 
-dvi_status dvi_joint_init(dvi_joint* j, const dvi_joint_def* def, const dvi_body* A, const dvi_body* B)
+dvi_status wld_joint_init(wld_joint* j, const dvi_joint_def* def, const wld_body* A, const wld_body* B)
 {
     double RA[9], RB[9], xA[3], xB[3], qA[4], qB[4], d[3];
     body_pose(A, RA, xA, qA);
@@ -90,7 +90,7 @@ dvi_status dvi_joint_init(dvi_joint* j, const dvi_joint_def* def, const dvi_body
     return DVI_OK;
 }
 
-int dvi_joint_row_count(const dvi_joint* j)
+int wld_joint_row_count(const wld_joint* j)
 {
     static const int base[] = {0, 3, 5, 5, 6, 1}; /* by dvi_joint_type */
     int n = j->type >= DVI_JOINT_SPHERICAL && j->type <= DVI_JOINT_DISTANCE ? base[j->type] : 0;
@@ -103,7 +103,7 @@ static double clamp_bias(double psi, double h, double vmax)
     return b > vmax ? vmax : b < -vmax ? -vmax : b;
 }
 
-static void set_row(dvi_joint_row* r, const double* la, const double* aa, const double* lb, const double* ab,
+static void set_row(wld_joint_row* r, const double* la, const double* aa, const double* lb, const double* ab,
                     double bias, double violation)
 {
     for (int k = 0; k < 3; k++) {
@@ -118,7 +118,7 @@ static void set_row(dvi_joint_row* r, const double* la, const double* aa, const 
 }
 
 /* Rows making p_B and p_A coincide along direction e (unit). */
-static void point_row(dvi_joint_row* r, const double* e, const double* rhoA, const double* rhoB, const double* dp,
+static void point_row(wld_joint_row* r, const double* e, const double* rhoA, const double* rhoB, const double* dp,
                       double h, double vmax)
 {
     double na[3], ca[3], cb[3];
@@ -130,8 +130,8 @@ static void point_row(dvi_joint_row* r, const double* e, const double* rhoA, con
     set_row(r, na, ca, e, cb, clamp_bias(psi, h, vmax), psi);
 }
 
-int dvi_joint_build_rows(const dvi_joint* j, const dvi_body* A, const dvi_body* B, double t_end, double h,
-                         double vmax, dvi_joint_row* rows)
+int wld_joint_build_rows(const wld_joint* j, const wld_body* A, const wld_body* B, double t_end, double h,
+                         double vmax, wld_joint_row* rows)
 {
     double RA[9], RB[9], xA[3], xB[3], qA[4], qB[4];
     body_pose(A, RA, xA, qA);

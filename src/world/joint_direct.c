@@ -24,7 +24,7 @@
  *
  * Redundant rows (a mechanism's closed loops, the rover's differential
  * links): a pivot below DVI_JOINT_PIVOT_DROP times its row's diagonal of
- * N_BB (the dense path's rule, dvi_step_joint_direct) or below
+ * N_BB (the dense path's rule, wld_step_joint_direct) or below
  * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal drops its row: the
  * row's column of L is zero and its impulse is 0. The other rows are the
  * independent set the ordering met first; they carry the whole reaction,
@@ -43,10 +43,10 @@
  * 2.2e-6 of it. With a floor of 1e-9 the near-redundant pivot was inverted
  * from the front wheel's climb on and the rover was thrown (111 m/s).
  *
- * The state (w->jf, dvi_joint_factor in world_internal.h) is this file's
+ * The state (w->jf, wld_joint_factor in world_internal.h) is this file's
  * alone: the symbolic part (sym, CSparse's css: ordering, patterns) kept
  * across steps, the numeric part (num, csn: L's values, Z, S) refreshed
- * each step, and the DEM step's dense solve (dense, dvi_step_joint_direct
+ * each step, and the DEM step's dense solve (dense, wld_step_joint_direct
  * at the end of this file). Created on the first direct step, grow-only.
  */
 #include "world_internal.h"
@@ -60,30 +60,30 @@
 /* Grows array `field` of part p (sy, nu or de: the parts of w->jf) to n
  * elements in the world's allocator; false when out of memory. */
 #define JD_RESERVE(w, p, field, n) \
-    dvi_reserve(&(w)->alloc, (void**)&(p)->field, &(p)->field##_cap, (size_t)(n), sizeof *(p)->field)
+    wld_reserve(&(w)->alloc, (void**)&(p)->field, &(p)->field##_cap, (size_t)(n), sizeof *(p)->field)
 
 /* Creates w->jf, empty, on the first direct step; false when out of memory. */
 static bool factor_create(dvi_world* w)
 {
-    if (!w->jf) w->jf = dvi_mem_calloc(&w->alloc, 1, sizeof *w->jf);
+    if (!w->jf) w->jf = base_mem_calloc(&w->alloc, 1, sizeof *w->jf);
     return w->jf != NULL;
 }
 
-void dvi_joint_direct_free(dvi_world* w)
+void wld_joint_direct_free(dvi_world* w)
 {
-    dvi_joint_factor* f = w->jf;
+    wld_joint_factor* f = w->jf;
     if (!f) return;
     const dvi_allocator* a = &w->alloc;
-#define FREE_SYM(field) dvi_mem_free(a, f->sym.field);
-#define FREE_NUM(field) dvi_mem_free(a, f->num.field);
-#define FREE_DENSE(field) dvi_mem_free(a, f->dense.field);
+#define FREE_SYM(field) base_mem_free(a, f->sym.field);
+#define FREE_NUM(field) base_mem_free(a, f->num.field);
+#define FREE_DENSE(field) base_mem_free(a, f->dense.field);
     DVI_JD_SYMBOLIC_ARRAYS(FREE_SYM)
     DVI_JD_NUMERIC_ARRAYS(FREE_NUM)
     DVI_JD_DENSE_ARRAYS(FREE_DENSE)
 #undef FREE_SYM
 #undef FREE_NUM
 #undef FREE_DENSE
-    dvi_mem_free(a, f);
+    base_mem_free(a, f);
     w->jf = NULL;
 }
 
@@ -98,7 +98,7 @@ static void row_bodies(const dvi_world* w, int32_t j, int32_t* b0, int32_t* b1)
 /* Whether the analysis matches rows 0 … n−1 of this step. */
 static bool analysis_current(const dvi_world* w, int32_t n, int32_t ndyn)
 {
-    const dvi_jd_symbolic* sy = &w->jf->sym;
+    const wld_jd_symbolic* sy = &w->jf->sym;
     if (!sy->valid || sy->n != n || sy->ndyn != ndyn) return false;
     for (int32_t j = 0; j < n; j++) {
         int32_t b0, b1;
@@ -136,8 +136,8 @@ static int32_t ereach(const int32_t* Cp, const int32_t* Ci, int32_t k, const int
  * the ordering fails. */
 static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
 {
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
     sy->valid = false;
     const int32_t nnzd = w->colptr[n];
     const size_t nent = (size_t)nnzd / 6; /* (row, body) entries */
@@ -334,8 +334,8 @@ static dvi_status analyse(dvi_world* w, int32_t n, int32_t ndyn)
  * sizes. */
 static inline __attribute__((always_inline)) void forward_cols_m(const dvi_world* w, double* y, int m, int32_t lo)
 {
-    const dvi_jd_symbolic* sy = &w->jf->sym;
-    const dvi_jd_numeric* nu = &w->jf->num;
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    const wld_jd_numeric* nu = &w->jf->num;
     const int32_t n = sy->n;
     const int32_t* Lp = sy->lp;
     const int32_t* Li = sy->li;
@@ -399,8 +399,8 @@ static double dot_from(const double* a, const double* b, int32_t lo, int32_t n)
 /* y ← L⁻ᵀ y (a dropped row's entry is 0). */
 static void backward(const dvi_world* w, double* y)
 {
-    const dvi_jd_symbolic* sy = &w->jf->sym;
-    const dvi_jd_numeric* nu = &w->jf->num;
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    const wld_jd_numeric* nu = &w->jf->num;
     const int32_t* Lp = sy->lp;
     const int32_t* Li = sy->li;
     const double* Lx = nu->lx;
@@ -417,20 +417,20 @@ static void backward(const dvi_world* w, double* y)
     }
 }
 
-dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
+dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
 {
-    if (!factor_create(w)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
+    if (!factor_create(w)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
     if (!analysis_current(w, n, ndyn)) {
         dvi_status st = analyse(w, n, ndyn);
         if (st != DVI_OK)
-            return dvi_world_error(w, st, st == DVI_ERR_NOMEM ? "step: out of memory (joint factorisation)"
+            return wld_error(w, st, st == DVI_ERR_NOMEM ? "step: out of memory (joint factorisation)"
                                                                : "step: the joint rows' ordering failed");
     }
     const int32_t nnzd = w->colptr[n];
     if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, stack_d, (size_t)n + 1))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
     /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
      * bodies sums both), the damped motors' compliance on the diagonal */
     for (int32_t k = 0; k < nnzd; k += 6)
@@ -484,10 +484,10 @@ dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
     return DVI_OK;
 }
 
-double dvi_joint_direct_solve(dvi_world* w, int32_t n)
+double wld_joint_direct_solve(dvi_world* w, int32_t n)
 {
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
     double* y = nu->x;
     for (int32_t k = 0; k < n; k++) y[k] = -w->r[sy->perm[k]];
     forward(w, y);
@@ -520,8 +520,8 @@ double dvi_joint_direct_solve(dvi_world* w, int32_t n)
 static void contact_cols(const dvi_world* w, int32_t c, int q, double* ja, double* jb)
 {
     double f[9], arm[6], d[3];
-    dvi_f2d(w->fr_frame + 9 * (size_t)c, 9, f);
-    dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+    wld_f2d(w->fr_frame + 9 * (size_t)c, 9, f);
+    wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
     const double ell = w->fr_ell[c];
     memcpy(d, f + 3 * (q % 3), sizeof d);
     if (q < 3) {
@@ -548,7 +548,7 @@ static void contact_cols(const dvi_world* w, int32_t c, int q, double* ja, doubl
  * P N_BC; *lo: its first row so far. No-op for b < 0. */
 static void add_nbc(const dvi_world* w, int32_t b, const double* mj, double* z, int32_t* lo)
 {
-    const dvi_jd_symbolic* sy = &w->jf->sym;
+    const wld_jd_symbolic* sy = &w->jf->sym;
     if (b < 0) return;
     for (int32_t x = sy->bptr[b]; x < sy->bptr[b + 1]; x++) {
         const int32_t k = sy->pinv[sy->bcol[x]];
@@ -557,17 +557,17 @@ static void add_nbc(const dvi_world* w, int32_t b, const double* mj, double* z, 
     }
 }
 
-dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
+dvi_status wld_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
     const size_t nz = (size_t)n * (size_t)ncr;
     if (!JD_RESERVE(w, nu, z, nz + 1) || !JD_RESERVE(w, nu, s, (size_t)ncr * (size_t)ncr + 1) ||
         !JD_RESERVE(w, nu, scol, (size_t)ncr + 2) || !JD_RESERVE(w, nu, srow, (size_t)ncr * (size_t)ncr + 1) ||
         !JD_RESERVE(w, nu, rs, (size_t)ncr + 1) || !JD_RESERVE(w, nu, jc, 24 * (size_t)ncr + 24) ||
         !JD_RESERVE(w, nu, cbody, 2 * (size_t)ncr + 2) || !JD_RESERVE(w, nu, y, (size_t)n + 1) ||
         !JD_RESERVE(w, nu, zlo, (size_t)ncr + 1))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
     /* each contact row's columns and M⁻¹ times them, and its bodies */
     int32_t t = 0;
     for (int32_t c = 0; c < npts; c++) {
@@ -636,10 +636,10 @@ dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
     return DVI_OK;
 }
 
-void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
+void wld_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
 {
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from the Schur step */
     const double* gc = w->gamma + n;
     for (int32_t t = 0; t < ncr; t++) {
@@ -657,14 +657,14 @@ void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
  * frames, every body's M⁻¹) with the low-rank term G = Z (dvi_ccp_problem.G):
  * no dense S, and only the contacts on a joint's body have a column of Z,
  * filled from its first row lo to n (the forward solve's reach). */
-dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
+dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
     if (!JD_RESERVE(w, nu, gp, (size_t)ncr + 2) || !JD_RESERVE(w, nu, rs, (size_t)ncr + 1) ||
         !JD_RESERVE(w, nu, dzero, (size_t)ncr + 2) || !JD_RESERVE(w, nu, frblock, (size_t)npts + 1) ||
         !JD_RESERVE(w, nu, y, (size_t)n + 1) || !JD_RESERVE(w, nu, col, 6 * (size_t)n + 6))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
     double* y = nu->y;
     for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
     forward(w, y);
@@ -700,7 +700,7 @@ dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
         forward_cols(w, col, nr, lo);
         if (!JD_RESERVE(w, nu, gi, nnz + (size_t)nr * (size_t)(n - lo) + 1) ||
             !JD_RESERVE(w, nu, gx, nnz + (size_t)nr * (size_t)(n - lo) + 1))
-            return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
+            return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
         for (int q = 0; q < nr; q++) {
             const double* z = col + (size_t)q * (size_t)n;
             nu->gp[t + q] = (int32_t)nnz;
@@ -714,16 +714,16 @@ dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
         t += nr;
     }
     if (nnz > (size_t)INT32_MAX)
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: the contacts' Schur complement is too large (%zu entries)", nnz);
+        return wld_error(w, DVI_ERR_NOMEM, "step: the contacts' Schur complement is too large (%zu entries)", nnz);
     nu->gp[ncr] = (int32_t)nnz;
     return DVI_OK;
 }
 
-void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
+void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
 {
-    dvi_jd_symbolic* sy = &w->jf->sym;
-    dvi_jd_numeric* nu = &w->jf->num;
-    double* v = nu->y; /* y = L⁻¹ P r_B from dvi_joint_direct_lowrank */
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
+    double* v = nu->y; /* y = L⁻¹ P r_B from wld_joint_direct_lowrank */
     const double* gc = w->gamma + n;
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
@@ -734,10 +734,10 @@ void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
     for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
 }
 
-void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)
+void wld_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)
 {
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
-    dvi_step_joint_impulses(w, n);
+    wld_step_joint_impulses(w, n);
     int32_t t = n;
     for (int32_t c = 0; c < npts; c++) {
         const int nr = w->contacts[c].nrows;
@@ -770,10 +770,10 @@ void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t nd
  *   redundant set is still met by the others).
  * Returns false (out of memory) or true with the relative residual
  * ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖) in *rel. Cost O(n³/6) per step. */
-bool dvi_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel)
+bool wld_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel)
 {
     if (!factor_create(w)) return false;
-    dvi_jd_dense* de = &w->jf->dense;
+    wld_jd_dense* de = &w->jf->dense;
     const int32_t nnz = w->colptr[n];
     if (!JD_RESERVE(w, de, nmat, (size_t)n * (size_t)n + 1) || !JD_RESERVE(w, de, lmat, (size_t)n * (size_t)n + 1) ||
         !JD_RESERVE(w, de, minvd, (size_t)nnz + 1) || !JD_RESERVE(w, de, bptr, (size_t)ndyn + 2) ||

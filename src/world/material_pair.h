@@ -8,15 +8,15 @@
 
 #include <math.h>
 
-typedef struct dvi_material_pair {
+typedef struct wld_material_pair {
     double mu, mu_roll, mu_spin; /* the smaller of the two friction coefficients */
     double restitution;          /* the larger */
     double compliance;           /* the sum */
-} dvi_material_pair;
+} wld_material_pair;
 
-static inline dvi_material_pair dvi_pair_of(const dvi_material* a, const dvi_material* b)
+static inline wld_material_pair wld_pair_of(const dvi_material* a, const dvi_material* b)
 {
-    dvi_material_pair p;
+    wld_material_pair p;
     p.mu = fmin(a->friction, b->friction);
     p.mu_roll = fmin(a->rolling_friction, b->rolling_friction);
     p.mu_spin = fmin(a->spinning_friction, b->spinning_friction);

@@ -3,7 +3,7 @@
  * the CCP with their reactions.
  *
  * Joint rows come first in both steps' problems. Each joint contributes the
- * rows dvi_joint_build_rows gives (its speed motor last); a row's D column
+ * rows wld_joint_build_rows gives (its speed motor last); a row's D column
  * holds J_A and J_B on the dynamic bodies only, lower dynamic index first, and
  *     r = bias + J_B · v_free,B + J_A · v_free,A.
  * J_B and J_A of every row are staged in w->joint_jb and w->joint_ja and copied into the joints only
@@ -18,19 +18,19 @@
 #include <string.h>
 #include <time.h>
 
-double dvi_step_clock(void)
+double wld_step_clock(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-bool dvi_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
+bool wld_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
 {
-    return dvi_mem_grow(a, p, cap, n, elem, 64);
+    return base_mem_grow(a, p, cap, n, elem, 64);
 }
 
-bool dvi_step_reserve_frames(dvi_world* w, int32_t n)
+bool wld_step_reserve_frames(dvi_world* w, int32_t n)
 {
     return DVI_RESERVE(w, fr_frame, 9 * (size_t)n + 9) && DVI_RESERVE(w, fr_arm, 6 * (size_t)n + 6) &&
            DVI_RESERVE(w, fr_ell, (size_t)n + 1);
@@ -40,7 +40,7 @@ bool dvi_step_reserve_frames(dvi_world* w, int32_t n)
 static void motor_torques(dvi_world* w, double h)
 {
     for (int32_t k = 0; k < w->joint_count; k++) {
-        const dvi_joint* j = &w->joints[k];
+        const wld_joint* j = &w->joints[k];
         if (j->motor != DVI_MOTOR_ROTATION_TORQUE) continue;
         double RA[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1}, a[3], dw[3];
         if (j->a >= 0) q_to_m3(RA, w->bodies[j->a].q);
@@ -57,20 +57,20 @@ static void motor_torques(dvi_world* w, double h)
     }
 }
 
-dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t* npts)
+dvi_status wld_step_collide(dvi_world* w, const col_contact_point** pts, int32_t* npts)
 {
     const int32_t nb = w->body_count, ns = w->shape_count;
     if (!DVI_RESERVE(w, geoms, ns + 1) || !DVI_RESERVE(w, dyn, nb + 1) || !DVI_RESERVE(w, vfree, 6 * (size_t)nb + 6))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     /* each shape's geom on its own: any thread count gives the same geoms */
-    const int nt = dvi_world_threads(w);
+    const int nt = wld_threads(w);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 512) num_threads(nt) if (nt > 1 && ns >= DVI_COLLIDE_PAR_MIN)
 #endif
     for (int32_t i = 0; i < ns; i++) {
-        const dvi_shape* s = &w->shapes[i];
-        const dvi_body* b = &w->bodies[s->body];
-        dvi_geom* g = &w->geoms[i];
+        const wld_shape* s = &w->shapes[i];
+        const wld_body* b = &w->bodies[s->body];
+        col_geom* g = &w->geoms[i];
         memset(g, 0, sizeof *g);
         double R[9], off[3];
         q_to_m3(R, b->q);
@@ -89,15 +89,15 @@ dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t
         g->category = s->category;
         g->mask = s->mask;
         g->linked = b->excluded_pairs > 0;
-        dvi_geom_update(g);
+        col_geom_update(g);
     }
     *pts = NULL;
     *npts = 0;
-    dvi_collision_set_threads(w->collision, nt);
-    dvi_collision_set_excluded(w->collision, w->excluded, w->excluded_count);
-    dvi_status st = dvi_collide(w->collision, w->geoms, ns, w->def.collision_envelope, pts, npts);
+    col_set_threads(w->collision, nt);
+    col_set_excluded(w->collision, w->excluded, w->excluded_count);
+    dvi_status st = col_collide(w->collision, w->geoms, ns, w->def.collision_envelope, pts, npts);
     if (st != DVI_OK)
-        return dvi_world_error(w, st, "step: collision detection failed%s",
+        return wld_error(w, st, "step: collision detection failed%s",
                                st == DVI_ERR_NOMEM ? " (out of memory)" : "");
     return DVI_OK;
 }
@@ -144,14 +144,14 @@ static void free_angular_velocity(double* x, const double* I, const double* Iinv
     }
 }
 
-bool dvi_body_isotropic(const dvi_body* b)
+bool dvi_body_isotropic(const wld_body* b)
 {
     const double* I = b->inertia;
     return I[1] == 0.0 && I[2] == 0.0 && I[3] == 0.0 && I[5] == 0.0 && I[6] == 0.0 && I[7] == 0.0 && I[0] == I[4] &&
            I[4] == I[8];
 }
 
-void dvi_step_end_angular_velocity(const dvi_body* b, const double q0[4], const double q1[4], const double w_mid[3],
+void dvi_step_end_angular_velocity(const wld_body* b, const double q0[4], const double q1[4], const double w_mid[3],
                                    const double w_step[3], double h, double out[3])
 {
     /* L⁺ = L + I (ω_step − ω_mid), with L = I ω_mid + (h/2) ω_mid × I ω_mid
@@ -168,15 +168,15 @@ void dvi_step_end_angular_velocity(const dvi_body* b, const double q0[4], const 
     m3_mulv(out, Iw, L);
 }
 
-dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn_out)
+dvi_status wld_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn_out)
 {
     const int32_t nb = w->body_count;
     int32_t ndyn = 0;
     for (int32_t i = 0; i < nb; i++) w->dyn[i] = w->bodies[i].type == DVI_BODY_DYNAMIC ? ndyn++ : -1;
     if (!DVI_RESERVE(w, inv_mass, 10 * (size_t)ndyn + 10) || !DVI_RESERVE(w, dv, 6 * (size_t)ndyn + 6))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         double* vf = w->vfree + 6 * (size_t)i;
         if (b->type == DVI_BODY_FIXED) {
             memset(vf, 0, 6 * sizeof(double));
@@ -220,7 +220,7 @@ dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, i
     return DVI_OK;
 }
 
-void dvi_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
+void wld_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b)
 {
     int32_t da = a >= 0 ? w->dyn[a] : -1, db = b >= 0 ? w->dyn[b] : -1;
     const double* first = ja;
@@ -244,30 +244,30 @@ void dvi_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a,
         }
 }
 
-int32_t dvi_step_joint_row_total(const dvi_world* w)
+int32_t wld_step_joint_row_total(const dvi_world* w)
 {
     int32_t n = 0;
-    for (int32_t k = 0; k < w->joint_count; k++) n += dvi_joint_row_count(&w->joints[k]);
+    for (int32_t k = 0; k < w->joint_count; k++) n += wld_joint_row_count(&w->joints[k]);
     return n;
 }
 
-int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation)
+int32_t wld_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation)
 {
     w->stats.max_joint_violation_relative = 0.0;
     w->stats.worst_joint = -1;
-    dvi_joint_row jrows[DVI_JOINT_MAX_ROWS];
+    wld_joint_row jrows[DVI_JOINT_MAX_ROWS];
     int32_t row = 0;
     for (int32_t k = 0; k < w->joint_count; k++) {
-        const dvi_joint* j = &w->joints[k];
-        int n = dvi_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
+        const wld_joint* j = &w->joints[k];
+        int n = wld_joint_build_rows(j, j->a >= 0 ? &w->bodies[j->a] : NULL, &w->bodies[j->b], w->time + h, h,
                                      w->def.joint_recovery_speed, jrows);
         double RB[9];
         q_to_m3(RB, w->bodies[j->b].q);
         m3_mulv(w->joint_lever + 3 * (size_t)k, RB, j->lb);
         for (int q = 0; q < n; q++) {
-            const dvi_joint_row* jr = &jrows[q];
+            const wld_joint_row* jr = &jrows[q];
             w->colptr[row] = *nz;
-            dvi_step_add_column(w, nz, jr->ja, j->a, jr->jb, j->b);
+            wld_step_add_column(w, nz, jr->ja, j->a, jr->jb, j->b);
             double rv = jr->bias + v6_dot(jr->jb, w->vfree + 6 * (size_t)j->b);
             if (j->a >= 0) rv += v6_dot(jr->ja, w->vfree + 6 * (size_t)j->a);
             w->r[row] = rv;
@@ -291,11 +291,11 @@ int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compl
     return row;
 }
 
-double dvi_step_kinetic_energy(const dvi_world* w)
+double wld_step_kinetic_energy(const dvi_world* w)
 {
     double e = 0.0;
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         if (b->type != DVI_BODY_DYNAMIC) continue;
         double R[9], wb[3], L[3]; /* ω in the body frame against the body-frame inertia */
         q_to_m3(R, b->q);
@@ -306,12 +306,12 @@ double dvi_step_kinetic_energy(const dvi_world* w)
     return e;
 }
 
-void dvi_step_joint_reactions(dvi_world* w, double h)
+void wld_step_joint_reactions(dvi_world* w, double h)
 {
     int32_t row = 0;
     for (int32_t k = 0; k < w->joint_count; k++) {
-        dvi_joint* j = &w->joints[k];
-        int n = dvi_joint_row_count(j);
+        wld_joint* j = &w->joints[k];
+        int n = wld_joint_row_count(j);
         j->nrows = n;
         double F[3] = {0, 0, 0}, T[3] = {0, 0, 0};
         for (int q = 0; q < n; q++) {
@@ -334,7 +334,7 @@ void dvi_step_joint_reactions(dvi_world* w, double h)
     }
 }
 
-void dvi_step_joint_impulses(dvi_world* w, int32_t nrows)
+void wld_step_joint_impulses(dvi_world* w, int32_t nrows)
 {
     for (int32_t jr = 0; jr < nrows; jr++)
         for (int32_t k = w->colptr[jr]; k < w->colptr[jr + 1]; k++) w->dv[w->rowind[k]] += w->values[k] * w->gamma[jr];

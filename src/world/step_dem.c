@@ -26,24 +26,24 @@
 #include <string.h>
 
 /* What the stages of one DEM step hand on to each other. */
-typedef struct dvi_step_dem_ctx {
+typedef struct wld_step_dem_ctx {
     double h;
-    dvi_dem* d;
-    const dvi_contact_point* pts; /* the collision's points */
+    wld_dem* d;
+    const col_contact_point* pts; /* the collision's points */
     int32_t npts;
-    dvi_dem_forces_out f;         /* the penalty stage's counts */
+    wld_dem_forces_out f;         /* the penalty stage's counts */
     int32_t ndyn;                 /* dynamic bodies */
     int32_t nrows;                /* joint rows */
     double kinetic;               /* J, after the step */
-} dvi_step_dem_ctx;
+} wld_step_dem_ctx;
 
 /* Stage "solve": the joints' bilateral problem on v_free; leaves D γ per
  * dynamic body in w->dv (zero without joints). */
-static dvi_status stage_joints(dvi_world* w, dvi_step_dem_ctx* x)
+static dvi_status stage_joints(dvi_world* w, wld_step_dem_ctx* x)
 {
     const double h = x->h;
     const int32_t ndyn = x->ndyn;
-    const int32_t nrows = dvi_step_joint_row_total(w);
+    const int32_t nrows = wld_step_joint_row_total(w);
     x->nrows = nrows;
     w->stats.bodies = w->body_count;
     w->stats.joint_rows = nrows;
@@ -54,16 +54,16 @@ static dvi_status stage_joints(dvi_world* w, dvi_step_dem_ctx* x)
         !DVI_RESERVE(w, rowind, 12 * (size_t)nrows + 1) || !DVI_RESERVE(w, values, 12 * (size_t)nrows + 1) ||
         !DVI_RESERVE(w, joint_jb, 6 * (size_t)nrows + 6) || !DVI_RESERVE(w, joint_ja, 6 * (size_t)nrows + 6) ||
         !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     if (nrows > 0) {
         int32_t nz = 0;
         bool any_compliance = false;
-        int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
+        int32_t row = wld_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
         w->colptr[row] = nz;
         double rel = INFINITY;
-        if (nrows <= DVI_JOINT_DENSE_ROWS && !dvi_step_joint_direct(w, nrows, ndyn, &rel))
-            return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        if (nrows <= DVI_JOINT_DENSE_ROWS && !wld_step_joint_direct(w, nrows, ndyn, &rel))
+            return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
         w->stats.iterations = 0;
         w->stats.residual = rel;
         w->stats.solver_status = DVI_SOLVE_CONVERGED;
@@ -80,12 +80,12 @@ static dvi_status stage_joints(dvi_world* w, dvi_step_dem_ctx* x)
         if (!(rel <= 1e-10)) { /* large, or redundant and inconsistent: the world's solver, warm-started */
             dvi_solve_result res;
             dvi_status st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
-            if (st < 0) return dvi_world_error(w, st, "step: the joint problem was refused: %s", res.message);
+            if (st < 0) return wld_error(w, st, "step: the joint problem was refused: %s", res.message);
             w->stats.iterations = res.iterations;
             w->stats.residual = res.target_residual;
             w->stats.solver_status = res.status;
         }
-        dvi_step_joint_impulses(w, nrows); /* D γ per dynamic body */
+        wld_step_joint_impulses(w, nrows); /* D γ per dynamic body */
     }
     w->stats.max_joint_violation = max_violation;
     return DVI_OK;
@@ -93,15 +93,15 @@ static dvi_status stage_joints(dvi_world* w, dvi_step_dem_ctx* x)
 
 /* Stage "integrate": the new velocities and poses into d->next (the world
  * is not written yet), the kinetic energy, and the guard. */
-static dvi_status stage_integrate(dvi_world* w, dvi_step_dem_ctx* x)
+static dvi_status stage_integrate(dvi_world* w, wld_step_dem_ctx* x)
 {
     const double h = x->h;
-    dvi_dem* d = x->d;
+    wld_dem* d = x->d;
     const dvi_dem_settings* set = &w->def.dem;
     const int32_t nb = w->body_count;
     double kinetic = 0.0;
     for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
+        const wld_body* b = &w->bodies[i];
         double* nx = d->next + 13 * (size_t)i; /* x[3], q[4], v[3], ω[3] */
         v3_copy(nx, b->x);
         for (int k = 0; k < 4; k++) nx[3 + k] = b->q[k];
@@ -138,35 +138,35 @@ static dvi_status stage_integrate(dvi_world* w, dvi_step_dem_ctx* x)
         double speed = v3_norm(nx + 7), spin = v3_norm(nx + 10);
         double surface = speed + spin * b->bounding_radius;
         if (!finite || !(surface <= set->max_speed)) {
-            double kmax, hs = dvi_dem_stable_step(d, x->f.nwork, i, &kmax);
+            double kmax, hs = wld_dem_stable_step(d, x->f.nwork, i, &kmax);
             char name[128];
-            return dvi_world_error(w, DVI_ERR_NUMERIC,
+            return wld_error(w, DVI_ERR_NUMERIC,
                                    "step %llu (t = %.6g s, h = %g s): DEM blow-up at %s: %s (surface speed %.3g "
                                    "m/s = %.3g m/s + %.3g rad/s x %.3g m, against max_speed %g m/s; kinetic energy %.3g "
                                    "J); stiffest contact %.3g N/m needs h < ~%.3g s; world unchanged",
                                    (unsigned long long)(d->steps + 1), w->time, h,
-                                   dvi_world_body_name(w, (int32_t)i, name, sizeof name), finite ? "speed over the bound" : "non-finite state", surface, speed, spin,
+                                   wld_body_name(w, (int32_t)i, name, sizeof name), finite ? "speed over the bound" : "non-finite state", surface, speed, spin,
                                    b->bounding_radius, set->max_speed, ke, kmax, hs);
         }
     }
     if (!isfinite(kinetic))
-        return dvi_world_error(w, DVI_ERR_NUMERIC, "step %llu (t = %.6g s): DEM kinetic energy is not finite",
+        return wld_error(w, DVI_ERR_NUMERIC, "step %llu (t = %.6g s): DEM kinetic energy is not finite",
                                (unsigned long long)(d->steps + 1), w->time);
     /* the history must take the new entries without failing after the commit */
-    if (dvi_dem_history_reserve(&d->history, d->history.count + x->f.new_entries) != DVI_OK)
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    if (wld_dem_history_reserve(&d->history, d->history.count + x->f.new_entries) != DVI_OK)
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     x->kinetic = kinetic;
     return DVI_OK;
 }
 
 /* Stage "report" (the commit; nothing here can fail): bodies, their contact
  * forces, the contact history, the step's contacts, the joints' reactions. */
-static void stage_report(dvi_world* w, const dvi_step_dem_ctx* x)
+static void stage_report(dvi_world* w, const wld_step_dem_ctx* x)
 {
-    dvi_dem* d = x->d;
+    wld_dem* d = x->d;
     const int32_t nb = w->body_count, nwork = x->f.nwork, ncon = x->f.ncon;
     for (int32_t i = 0; i < nb; i++) {
-        dvi_body* b = &w->bodies[i];
+        wld_body* b = &w->bodies[i];
         const double* nx = d->next + 13 * (size_t)i;
         if (b->type != DVI_BODY_FIXED) {
             v3_copy(b->x, nx);
@@ -179,15 +179,15 @@ static void stage_report(dvi_world* w, const dvi_step_dem_ctx* x)
     }
     const uint64_t stamp = ++d->steps;
     for (int32_t k = 0; k < nwork; k++) {
-        const dvi_dem_work* wk = &d->work[k];
+        const wld_dem_work* wk = &d->work[k];
         if (wk->entry == -2) continue;
         int32_t e = wk->entry;
         if (e < 0) {
-            e = dvi_dem_history_find(&d->history, &wk->key);
-            if (e < 0 && dvi_dem_history_insert(&d->history, &wk->key, &e) != DVI_OK) e = -1; /* reserved: cannot fail */
+            e = wld_dem_history_find(&d->history, &wk->key);
+            if (e < 0 && wld_dem_history_insert(&d->history, &wk->key, &e) != DVI_OK) e = -1; /* reserved: cannot fail */
         }
         if (e < 0) continue;
-        dvi_dem_entry* en = &d->history.entries[e];
+        wld_dem_entry* en = &d->history.entries[e];
         if (en->stamp == stamp) continue; /* a second point with the same key: the first one's state is kept */
         en->stamp = stamp;
         v3_copy(en->u, wk->u);
@@ -196,7 +196,7 @@ static void stage_report(dvi_world* w, const dvi_step_dem_ctx* x)
         en->reversals = wk->reversals;
         en->near_limit = wk->near_limit;
     }
-    dvi_dem_history_sweep(&d->history, stamp);
+    wld_dem_history_sweep(&d->history, stamp);
     if (ncon > 0) memcpy(w->contacts, d->recs, (size_t)ncon * sizeof *d->recs);
     for (int32_t c = 0; c < ncon; c++) { /* the arrays the DVI step fills (world_internal.h); the tangents are not kept */
         const double* geo = d->geo + 9 * (size_t)c;
@@ -205,12 +205,12 @@ static void stage_report(dvi_world* w, const dvi_step_dem_ctx* x)
         w->fr_ell[c] = 1.0;
     }
     w->contact_count = ncon;
-    dvi_step_joint_reactions(w, x->h);
+    wld_step_joint_reactions(w, x->h);
 }
 
-static dvi_status step(dvi_world* w, dvi_dem* d, double h)
+static dvi_status step(dvi_world* w, wld_dem* d, double h)
 {
-    dvi_step_dem_ctx x;
+    wld_step_dem_ctx x;
     memset(&x, 0, sizeof x);
     x.h = h;
     x.d = d;
@@ -218,24 +218,24 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     w->stats.worst_joint = -1;
     w->stats.chattering_contact = -1;
     double t[6];
-    t[0] = dvi_step_clock();
-    dvi_status st = dvi_dem_prepare_step(w, d);
-    if (st == DVI_OK) st = dvi_step_collide(w, &x.pts, &x.npts);
+    t[0] = wld_step_clock();
+    dvi_status st = wld_dem_prepare_step(w, d);
+    if (st == DVI_OK) st = wld_step_collide(w, &x.pts, &x.npts);
     if (st != DVI_OK) return st;
-    t[1] = dvi_step_clock();
-    st = dvi_dem_forces(w, d, h, x.pts, x.npts, &x.f);
-    if (st == DVI_OK) st = dvi_step_free_velocities(w, h, d->acc, &x.ndyn);
+    t[1] = wld_step_clock();
+    st = wld_dem_forces(w, d, h, x.pts, x.npts, &x.f);
+    if (st == DVI_OK) st = wld_step_free_velocities(w, h, d->acc, &x.ndyn);
     if (st != DVI_OK) return st;
-    t[2] = dvi_step_clock();
+    t[2] = wld_step_clock();
     st = stage_joints(w, &x);
     if (st != DVI_OK) return st;
-    t[3] = dvi_step_clock();
+    t[3] = wld_step_clock();
     st = stage_integrate(w, &x);
     if (st != DVI_OK) return st;
-    t[4] = dvi_step_clock();
+    t[4] = wld_step_clock();
     stage_report(w, &x);
     w->time += h;
-    t[5] = dvi_step_clock();
+    t[5] = wld_step_clock();
     w->stats.contacts = x.f.ncon;
     w->stats.max_penetration = x.f.max_overlap;
     w->stats.max_overlap = x.f.max_overlap;
@@ -251,10 +251,10 @@ static dvi_status step(dvi_world* w, dvi_dem* d, double h)
     return x.nrows == 0 || w->stats.solver_status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 
-dvi_status dvi_step_dem(dvi_world* w, double h)
+dvi_status wld_step_dem(dvi_world* w, double h)
 {
-    dvi_dem* d = dvi_dem_get(w);
-    if (!d) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    wld_dem* d = wld_dem_get(w);
+    if (!d) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     const dvi_step_stats before = w->stats;
     dvi_status st = step(w, d, h);
     if (st < 0) w->stats = before; /* a failed step leaves the world as it was */

@@ -73,7 +73,7 @@ static int32_t warm_lower_bound(const dvi_world* w, int32_t a, int32_t b)
  * points are sorted by shape pair, so the lookup walks the previous points
  * forward from *cursor (a merge: the points of a chunk of contacts are
  * visited once). */
-static const dvi_warm_point* warm_find(const dvi_world* w, const dvi_contact_point* pt, double radius, bool* taken,
+static const wld_warm_point* warm_find(const dvi_world* w, const col_contact_point* pt, double radius, bool* taken,
                                        int32_t* cursor)
 {
     int32_t k = *cursor;
@@ -119,14 +119,14 @@ static bool warm_store(dvi_world* w, int32_t npts, int nt)
 {
     if (!DVI_RESERVE(w, warm, npts + 1) || !DVI_RESERVE(w, slots, 16)) return false;
     w->slot_count = 16;
-    for (size_t i = 0; i < 16; i++) w->slots[i] = (dvi_warm_slot){-1, -1, -1};
+    for (size_t i = 0; i < 16; i++) w->slots[i] = (wld_warm_slot){-1, -1, -1};
     (void)nt;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
-        const dvi_contact_rec* rec = &w->contacts[c];
-        dvi_warm_point* p = &w->warm[c];
+        const wld_contact_rec* rec = &w->contacts[c];
+        wld_warm_point* p = &w->warm[c];
         p->shape_a = rec->shape_a;
         p->shape_b = rec->shape_b;
         p->feature = rec->feature;
@@ -142,7 +142,7 @@ static bool warm_store(dvi_world* w, int32_t npts, int nt)
         if (!DVI_RESERVE(w, warm_roll, 3 * (size_t)nroll)) return false;
         int32_t k = 0;
         for (int32_t c = 0; c < npts; c++) {
-            const dvi_contact_rec* rec = &w->contacts[c];
+            const wld_contact_rec* rec = &w->contacts[c];
             if (rec->nrows <= 3) continue;
             w->warm[c].roll = k;
             for (int32_t r = 0; r < 3; r++) w->warm_roll[3 * (size_t)k + r] = w->gamma[rec->row + 3 + r];
@@ -184,14 +184,14 @@ static void contact_row(const double* d, const double* rhoA, const double* rhoB,
  * record, and its block is blk. Returns whether the contact has compliance
  * (the caller then fills the compliance of every contact row). Touches only
  * contact c's entries and the warm-start points of its shape pair. */
-static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t c, double h, int32_t blk,
+static bool assemble_contact(dvi_world* w, const col_contact_point* pts, int32_t c, double h, int32_t blk,
                              int32_t* cursor)
 {
     const double env = w->def.collision_envelope;
-    const dvi_contact_point* pt = &pts[c];
-    const dvi_shape* sa = &w->shapes[pt->geom_a];
-    const dvi_shape* sb = &w->shapes[pt->geom_b];
-    dvi_contact_rec* rec = &w->contacts[c];
+    const col_contact_point* pt = &pts[c];
+    const wld_shape* sa = &w->shapes[pt->geom_a];
+    const wld_shape* sb = &w->shapes[pt->geom_b];
+    wld_contact_rec* rec = &w->contacts[c];
     rec->shape_a = pt->geom_a;
     rec->shape_b = pt->geom_b;
     rec->body_a = sa->body;
@@ -202,9 +202,9 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     double t1[3], t2[3];
     basis_from_normal(normal, t1, t2);
     rec->distance = pt->distance;
-    const dvi_material* ma = dvi_shape_material(w, sa);
-    const dvi_material* mb = dvi_shape_material(w, sb);
-    const dvi_material_pair mp = dvi_pair_of(ma, mb);
+    const dvi_material* ma = wld_shape_material(w, sa);
+    const dvi_material* mb = wld_shape_material(w, sb);
+    const wld_material_pair mp = wld_pair_of(ma, mb);
     double mu = mp.mu;
     double mu_roll = mp.mu_roll;
     double mu_spin = mp.mu_spin;
@@ -239,7 +239,7 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
     w->fr_ell[c] = ell;
     w->blocks[blk] = rolling ? (dvi_ccp_block){DVI_BLOCK_FRICTION_ROLLING, mu, mu_spin / ell, mu_roll / ell}
                              : (dvi_ccp_block){DVI_BLOCK_FRICTION, mu, 0.0, 0.0};
-    const dvi_warm_point* prev = warm_find(w, pt, env + 1e-3, w->taken, cursor);
+    const wld_warm_point* prev = warm_find(w, pt, env + 1e-3, w->taken, cursor);
     for (int q = 0; q < rec->nrows; q++) {
         double ja[6], jb[6];
         contact_row(dirs[q], rhoA, rhoB, q < 3, ja, jb);
@@ -253,8 +253,8 @@ static bool assemble_contact(dvi_world* w, const dvi_contact_point* pts, int32_t
         if (q == 0) {
             b = fmax(pt->distance / h, -w->def.contact_recovery_speed);
             if (e > 0.0) { /* pre-step approach speed (v, not v_free) */
-                const dvi_body* A = &w->bodies[rec->body_a];
-                const dvi_body* B = &w->bodies[rec->body_b];
+                const wld_body* A = &w->bodies[rec->body_a];
+                const wld_body* B = &w->bodies[rec->body_b];
                 double va[3], vb[3], c1[3], c2[3];
                 v3_cross(c1, A->w, rhoA);
                 v3_add(va, A->v, c1);
@@ -286,7 +286,7 @@ static void lend_idle(dvi_world* w)
     dvi_memory_block blocks[DVI_SOLVER_LEND_MAX];
     void* data[DVI_SOLVER_LEND_MAX];
     size_t bytes[DVI_SOLVER_LEND_MAX];
-    int n = dvi_collision_idle_buffers(w->collision, data, bytes, DVI_SOLVER_LEND_MAX - 3);
+    int n = col_idle_buffers(w->collision, data, bytes, DVI_SOLVER_LEND_MAX - 3);
     for (int k = 0; k < n; k++) blocks[k] = (dvi_memory_block){data[k], bytes[k]};
     if (w->geoms) blocks[n++] = (dvi_memory_block){w->geoms, w->geoms_cap * sizeof *w->geoms};
     w->warm_count = 0;
@@ -296,37 +296,37 @@ static void lend_idle(dvi_world* w)
 }
 
 /* What the stages of one DVI step hand on to each other. */
-typedef struct dvi_step_dvi_ctx {
+typedef struct wld_step_dvi_ctx {
     double h;
     int nt;                       /* threads */
-    const dvi_contact_point* pts; /* the collision's points, npts of them */
+    const col_contact_point* pts; /* the collision's points, npts of them */
     int32_t npts;
     int32_t ndyn;                 /* dynamic bodies: the problem's bodies */
     int32_t joint_rows, nrows, nblocks;
     bool any_compliance;
     bool direct;                  /* the joint rows were eliminated directly (joint_direct.c) */
-} dvi_step_dvi_ctx;
+} wld_step_dvi_ctx;
 
 /* Stage "assemble": each contact's rows (three, or six with rolling or
  * spinning resistance) after the joints' rows, the CCP's blocks, r and
  * compliance, the frames and lever arms; each contact looks up its warm
  * start. */
-static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
+static dvi_status stage_assemble(dvi_world* w, wld_step_dvi_ctx* x)
 {
     const double h = x->h;
     const int nt = x->nt;
-    const dvi_contact_point* pts = x->pts;
+    const col_contact_point* pts = x->pts;
     const int32_t npts = x->npts;
-    const int32_t joint_rows = dvi_step_joint_row_total(w);
-    if (!DVI_RESERVE(w, contacts, npts + 1)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    const int32_t joint_rows = wld_step_joint_row_total(w);
+    if (!DVI_RESERVE(w, contacts, npts + 1)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     /* each contact's row count (in parallel), then the first rows in order */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
-        const dvi_material* ma = dvi_shape_material(w, &w->shapes[pts[c].geom_a]);
-        const dvi_material* mb = dvi_shape_material(w, &w->shapes[pts[c].geom_b]);
-        const dvi_material_pair mp = dvi_pair_of(ma, mb);
+        const dvi_material* ma = wld_shape_material(w, &w->shapes[pts[c].geom_a]);
+        const dvi_material* mb = wld_shape_material(w, &w->shapes[pts[c].geom_b]);
+        const wld_material_pair mp = wld_pair_of(ma, mb);
         bool rolling = mp.mu_roll > 0.0 || mp.mu_spin > 0.0;
         w->contacts[c].nrows = rolling ? 6 : 3;
     }
@@ -348,21 +348,21 @@ static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
         !DVI_RESERVE(w, taken, w->warm_count + 1) || !DVI_RESERVE(w, joint_jb, 6 * (size_t)joint_rows + 6) || !DVI_RESERVE(w, joint_ja, 6 * (size_t)joint_rows + 6) ||
         !DVI_RESERVE(w, joint_lever, 3 * (size_t)w->joint_count + 3) ||
         !DVI_RESERVE(w, fr_block, npts + 1) || !DVI_RESERVE(w, fr_body, 2 * (size_t)npts + 2) ||
-        !dvi_step_reserve_frames(w, npts))
-        return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        !wld_step_reserve_frames(w, npts))
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
 
     memset(w->taken, 0, ((size_t)w->warm_count + 1) * sizeof *w->taken);
     int32_t nz = 0;
     bool any_compliance = false;
     double max_violation = 0.0;
-    int32_t row = dvi_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
+    int32_t row = wld_step_joint_rows(w, h, &nz, &any_compliance, &max_violation);
     /* the contacts' rows, in parallel, in chunks that never split a shape
      * pair (a pair's warm-start points are matched in order within the
      * pair, and pairs use disjoint stretches of the previous step's points),
      * so every thread count gives the same rows */
     double max_pen = 0.0;
     const int32_t nchunks = (npts + ASSEMBLE_CHUNK - 1) / ASSEMBLE_CHUNK;
-    if (!DVI_RESERVE(w, chunk_start, nchunks + 2)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    if (!DVI_RESERVE(w, chunk_start, nchunks + 2)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     for (int32_t k = 0; k < nchunks; k++) {
         int32_t c = k * ASSEMBLE_CHUNK;
         while (c > 0 && c < npts && pts[c].geom_a == pts[c - 1].geom_a && pts[c].geom_b == pts[c - 1].geom_b) c++;
@@ -388,9 +388,9 @@ static dvi_status stage_assemble(dvi_world* w, dvi_step_dvi_ctx* x)
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
         for (int32_t c = 0; c < npts; c++) {
-            const dvi_contact_rec* rec = &w->contacts[c];
-            double comp = dvi_shape_material(w, &w->shapes[rec->shape_a])->compliance +
-                          dvi_shape_material(w, &w->shapes[rec->shape_b])->compliance;
+            const wld_contact_rec* rec = &w->contacts[c];
+            double comp = wld_shape_material(w, &w->shapes[rec->shape_a])->compliance +
+                          wld_shape_material(w, &w->shapes[rec->shape_b])->compliance;
             for (int32_t q = 0; q < rec->nrows; q++) w->compliance[rec->row + q] = q < 3 ? comp / (h * h) : 0.0;
         }
     }
@@ -421,13 +421,13 @@ static void note_result(dvi_world* w, const dvi_solve_result* res)
  * tolerance and 1e-10, else x->direct stays false and the solver starts
  * from that answer); with contacts the world's solver solves their Schur
  * complement, and the joint impulses follow from theirs. */
-static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
+static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
 {
     const int32_t nj = x->joint_rows, ncr = x->nrows - x->joint_rows, npts = x->npts;
-    dvi_status st = dvi_joint_direct_factor(w, nj, x->ndyn);
+    dvi_status st = wld_joint_direct_factor(w, nj, x->ndyn);
     if (st != DVI_OK) return st;
     if (ncr == 0) {
-        const double rel = dvi_joint_direct_solve(w, nj);
+        const double rel = wld_joint_direct_solve(w, nj);
         const double tol = w->def.solver_settings.tolerance;
         if (w->def.joint_solve == DVI_JOINT_SOLVE_DIRECT || rel <= fmin(1e-10, tol)) {
             x->direct = true;
@@ -448,14 +448,14 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
     dvi_ccp_frames frames;
     const bool lowrank = ncr > DVI_JOINT_SOLVE_AUTO_CONTACT_ROWS;
     if (!lowrank) { /* S dense, in the W form */
-        st = dvi_joint_direct_schur(w, nj, npts, ncr);
+        st = wld_joint_direct_schur(w, nj, npts, ncr);
         if (st != DVI_OK) return st;
         S = (dvi_csc){ncr, ncr, w->jf->num.scol, w->jf->num.srow, w->jf->num.s};
         p.W = &S;
     } else { /* S = N_CC − Gᵀ G: the contacts' frames and every body's M⁻¹, G = Z */
-        st = dvi_joint_direct_lowrank(w, nj, npts, ncr);
+        st = wld_joint_direct_lowrank(w, nj, npts, ncr);
         if (st != DVI_OK) return st;
-        dvi_jd_numeric* nu = &w->jf->num;
+        wld_jd_numeric* nu = &w->jf->num;
         nu->dc = (dvi_csc){6 * x->ndyn, ncr, nu->dzero, w->rowind, w->values};
         nu->g = (dvi_csc){nj, ncr, nu->gp, nu->gi, nu->gx};
         frames = (dvi_ccp_frames){.count = npts, .block = nu->frblock, .body = w->fr_body, .ell = w->fr_ell,
@@ -471,10 +471,10 @@ static dvi_status solve_direct(dvi_world* w, dvi_step_dvi_ctx* x)
     lend_idle(w);
     st = dvi_solver_solve(w->solver, &p, w->gamma + nj, &res);
     dvi_solver_lend(w->solver, NULL, 0);
-    if (st < 0) return dvi_world_error(w, st, "step: the contacts' CCP was refused: %s", res.message);
+    if (st < 0) return wld_error(w, st, "step: the contacts' CCP was refused: %s", res.message);
     note_result(w, &res);
-    if (lowrank) dvi_joint_direct_recover_lowrank(w, nj, ncr);
-    else dvi_joint_direct_recover(w, nj, ncr);
+    if (lowrank) wld_joint_direct_recover_lowrank(w, nj, ncr);
+    else wld_joint_direct_recover(w, nj, ncr);
     x->direct = true;
     return DVI_OK;
 }
@@ -503,7 +503,7 @@ static bool auto_direct(const dvi_world* w, int32_t nj, int32_t ncr)
 
 /* Stage "solve": the joint rows directly (joint_solve: solve_direct) when
  * chosen, else the CCP by the world's solver on every row. */
-static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
+static dvi_status stage_solve(dvi_world* w, wld_step_dvi_ctx* x)
 {
     const int32_t nrows = x->nrows, npts = x->npts, ndyn = x->ndyn;
     const int32_t ncr = nrows - x->joint_rows;
@@ -535,7 +535,7 @@ static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
         dvi_status st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
         if (st < 0) {
             dvi_solver_lend(w->solver, NULL, 0);
-            return dvi_world_error(w, st, "step: the CCP was refused: %s", res.message);
+            return wld_error(w, st, "step: the CCP was refused: %s", res.message);
         }
         note_result(w, &res);
     }
@@ -544,17 +544,17 @@ static dvi_status stage_solve(dvi_world* w, dvi_step_dvi_ctx* x)
 
 /* Stage "integrate": v⁺ = v_free + M⁻¹ D γ (the solver's operator, in
  * parallel), then positions, body by body. */
-static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
+static dvi_status stage_integrate(dvi_world* w, const wld_step_dvi_ctx* x)
 {
     const double h = x->h;
     const int nt = x->nt;
     const int32_t nb = w->body_count, ndyn = x->ndyn, nrows = x->nrows;
     if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
-        dvi_joint_direct_velocity(w, x->joint_rows, x->npts, ndyn);
+        wld_joint_direct_velocity(w, x->joint_rows, x->npts, ndyn);
     } else if (nrows > 0) {
         dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
         dvi_solver_lend(w->solver, NULL, 0); /* the loan ends with the operator's last use */
-        if (st != DVI_OK) return dvi_world_error(w, st, "step: the velocity update failed");
+        if (st != DVI_OK) return wld_error(w, st, "step: the velocity update failed");
     } else {
         memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     }
@@ -562,7 +562,7 @@ static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nb >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t i = 0; i < nb; i++) {
-        dvi_body* b = &w->bodies[i];
+        wld_body* b = &w->bodies[i];
         memset(b->contact_force, 0, sizeof b->contact_force);
         memset(b->contact_torque, 0, sizeof b->contact_torque);
         if (b->type == DVI_BODY_FIXED) continue;
@@ -594,7 +594,7 @@ static dvi_status stage_integrate(dvi_world* w, const dvi_step_dvi_ctx* x)
 /* Stage "report": each contact's force (in parallel) and the bodies' sums
  * of them (in contact order), the joints' reactions, and the warm-start
  * points of the next step. */
-static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
+static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
 {
     const double h = x->h;
     const int nt = x->nt;
@@ -604,26 +604,26 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
-        dvi_contact_rec* rec = &w->contacts[c];
+        wld_contact_rec* rec = &w->contacts[c];
         const double* g = w->gamma + rec->row;
         double d[9]; /* n, t1, t2 as the solver used them */
-        dvi_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
         for (int k = 0; k < 3; k++) rec->force[k] = (g[0] * d[k] + g[1] * d[3 + k] + g[2] * d[6 + k]) * inv_h;
     }
     for (int32_t c = 0; c < npts; c++) {
-        const dvi_contact_rec* rec = &w->contacts[c];
+        const wld_contact_rec* rec = &w->contacts[c];
         const double* f = rec->force;
         double couple[3] = {0, 0, 0}; /* spin and rolling resistance on B */
         if (rec->nrows == 6) {
             double d[9];
-            dvi_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
+            wld_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
             for (int q = 3; q < 6; q++) v3_axpy(couple, w->fr_ell[c] * w->gamma[rec->row + q] / h, d + 3 * (q - 3));
         }
-        dvi_body* A = &w->bodies[rec->body_a];
-        dvi_body* B = &w->bodies[rec->body_b];
+        wld_body* A = &w->bodies[rec->body_a];
+        wld_body* B = &w->bodies[rec->body_b];
         double ta[3], tb[3];
         double arm[6]; /* levers of the step's rows; −f on A */
-        dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+        wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
         v3_cross(ta, arm, f);
         v3_cross(tb, arm + 3, f);
         for (int k = 0; k < 3; k++) {
@@ -637,12 +637,12 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
      * that push (serial: the sum in contact order) */
     double hover = 0.0, hover_work = 0.0;
     for (int32_t c = 0; c < npts; c++) {
-        const dvi_contact_rec* rec = &w->contacts[c];
+        const wld_contact_rec* rec = &w->contacts[c];
         const double gn = w->gamma[rec->row];
         if (!(gn > 0.0)) continue;
         double d[3], arm[6], un = w->r[rec->row];
-        dvi_f2d(w->fr_frame + 9 * (size_t)c, 3, d);
-        dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, d);
+        wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
         const int32_t ia = w->dyn[rec->body_a], ib = w->dyn[rec->body_b];
         for (int side = 0; side < 2; side++) {
             const int32_t i = side ? ib : ia;
@@ -661,9 +661,9 @@ static dvi_status stage_report(dvi_world* w, const dvi_step_dvi_ctx* x)
     w->stats.ccp_hover = hover;
     w->stats.ccp_hover_work = hover_work;
     w->contact_count = npts;
-    w->stats.kinetic_energy = dvi_step_kinetic_energy(w);
-    dvi_step_joint_reactions(w, h);
-    if (!warm_store(w, npts, nt)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    w->stats.kinetic_energy = wld_step_kinetic_energy(w);
+    wld_step_joint_reactions(w, h);
+    if (!warm_store(w, npts, nt)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
 }
 
@@ -679,13 +679,13 @@ static uint32_t world_block_kinds(const dvi_world* w)
     for (int spin = 0; spin < 2; spin++) {
         int32_t a = -1; /* the first such shape on a dynamic body */
         for (int32_t i = 0; i < w->shape_count && a < 0; i++) {
-            const dvi_material* m = dvi_shape_material(w, &w->shapes[i]);
+            const dvi_material* m = wld_shape_material(w, &w->shapes[i]);
             if ((spin ? m->spinning_friction : m->rolling_friction) > 0.0 &&
                 w->bodies[w->shapes[i].body].type == DVI_BODY_DYNAMIC)
                 a = i;
         }
         for (int32_t i = 0; i < w->shape_count && a >= 0; i++) {
-            const dvi_material* m = dvi_shape_material(w, &w->shapes[i]);
+            const dvi_material* m = wld_shape_material(w, &w->shapes[i]);
             if ((spin ? m->spinning_friction : m->rolling_friction) > 0.0 && w->shapes[i].body != w->shapes[a].body)
                 return kinds | 1u << DVI_BLOCK_FRICTION_ROLLING;
         }
@@ -703,48 +703,48 @@ static dvi_status check_law(dvi_world* w)
     const dvi_friction_law has = dvi_solver_get_law(w->solver);
     if (has == law) return DVI_OK;
     char names[160];
-    dvi_solver_names_for(law, world_block_kinds(w), false, names, sizeof names);
+    ccp_solver_names_for(law, world_block_kinds(w), false, names, sizeof names);
     const char* solver = dvi_solver_get_name(w->solver);
     const int32_t index = dvi_solver_index(solver);
     const char* setting = dvi_solver_law_setting(index);
-    return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+    return wld_error(w, DVI_ERR_INVALID_ARG,
                            "world: friction law \"%s\" needs a solver of %s (%s); the solver is \"%s\"%s%s",
                            dvi_friction_law_string(law), law == DVI_LAW_COULOMB ? "Coulomb's law" : "the CCP", names,
                            solver, !setting ? "" : has != dvi_solver_law(index) ? " with " : " without ",
                            setting ? setting : "");
 }
 
-dvi_status dvi_step_dvi(dvi_world* w, double h)
+dvi_status wld_step_dvi(dvi_world* w, double h)
 {
     dvi_status law_ok = check_law(w);
     if (law_ok != DVI_OK) return law_ok;
-    dvi_step_dvi_ctx x;
+    wld_step_dvi_ctx x;
     memset(&x, 0, sizeof x);
     x.h = h;
-    x.nt = dvi_world_threads(w);
+    x.nt = wld_threads(w);
     memset(&w->stats, 0, sizeof w->stats);
     w->stats.worst_joint = -1;
     w->stats.chattering_contact = -1;
     double t[7];
-    t[0] = dvi_step_clock();
-    dvi_status st = dvi_step_collide(w, &x.pts, &x.npts);
+    t[0] = wld_step_clock();
+    dvi_status st = wld_step_collide(w, &x.pts, &x.npts);
     if (st != DVI_OK) return st;
-    t[1] = dvi_step_clock();
-    st = dvi_step_free_velocities(w, h, NULL, &x.ndyn);
+    t[1] = wld_step_clock();
+    st = wld_step_free_velocities(w, h, NULL, &x.ndyn);
     if (st == DVI_OK) st = stage_assemble(w, &x);
     if (st != DVI_OK) return st;
-    t[2] = dvi_step_clock();
-    if (!warm_reserve(w, x.npts)) return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    t[2] = wld_step_clock();
+    if (!warm_reserve(w, x.npts)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     st = stage_solve(w, &x);
     if (st != DVI_OK) return st;
-    t[3] = dvi_step_clock();
+    t[3] = wld_step_clock();
     st = stage_integrate(w, &x);
     if (st != DVI_OK) return st;
-    t[4] = dvi_step_clock();
+    t[4] = wld_step_clock();
     st = stage_report(w, &x);
     if (st != DVI_OK) return st;
     w->time += h;
-    t[5] = dvi_step_clock();
+    t[5] = wld_step_clock();
     w->stats.seconds_collide = t[1] - t[0];
     w->stats.seconds_assemble = t[2] - t[1];
     w->stats.seconds_solve = t[3] - t[2];

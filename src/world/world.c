@@ -75,47 +75,47 @@ static void tag_give_back(uint16_t t)
 
 dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
 {
-    if (!out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_create: out is NULL");
+    if (!out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_create: out is NULL");
     *out = NULL;
     dvi_world_def d = def ? *def : dvi_default_world_def();
     const dvi_status bad = DVI_ERR_INVALID_ARG;
     if (d.internal_cookie != WORLD_COOKIE)
-        return dvi_error_set(bad, "world_def: not initialised with dvi_default_world_def()");
-    if (!finite3(d.gravity)) return dvi_error_set(bad, "world_def.gravity: must be finite");
+        return base_error_set(bad, "world_def: not initialised with dvi_default_world_def()");
+    if (!finite3(d.gravity)) return base_error_set(bad, "world_def.gravity: must be finite");
     if (!(d.collision_envelope >= 0.0) || !isfinite(d.collision_envelope))
-        return dvi_error_setf(bad, "world_def.collision_envelope: must be finite and >= 0 (got %g)", d.collision_envelope);
+        return base_error_setf(bad, "world_def.collision_envelope: must be finite and >= 0 (got %g)", d.collision_envelope);
     if (!(d.contact_recovery_speed > 0.0))
-        return dvi_error_setf(bad, "world_def.contact_recovery_speed: must be > 0 (got %g)", d.contact_recovery_speed);
+        return base_error_setf(bad, "world_def.contact_recovery_speed: must be > 0 (got %g)", d.contact_recovery_speed);
     if (!(d.joint_recovery_speed > 0.0))
-        return dvi_error_setf(bad, "world_def.joint_recovery_speed: must be > 0 (got %g)", d.joint_recovery_speed);
+        return base_error_setf(bad, "world_def.joint_recovery_speed: must be > 0 (got %g)", d.joint_recovery_speed);
     if (!(d.bounce_threshold >= 0.0))
-        return dvi_error_setf(bad, "world_def.bounce_threshold: must be >= 0 (got %g)", d.bounce_threshold);
+        return base_error_setf(bad, "world_def.bounce_threshold: must be >= 0 (got %g)", d.bounce_threshold);
     if (d.method != DVI_METHOD_DVI && d.method != DVI_METHOD_DEM)
-        return dvi_error_setf(bad, "world_def.method: unknown value %d", (int)d.method);
-    if (!dvi_dem_settings_valid(&d.dem))
-        return dvi_error_set(bad, "world_def.dem: invalid DEM settings (see dvi_default_dem_settings for the ranges)");
+        return base_error_setf(bad, "world_def.method: unknown value %d", (int)d.method);
+    if (!wld_dem_settings_valid(&d.dem))
+        return base_error_set(bad, "world_def.dem: invalid DEM settings (see dvi_default_dem_settings for the ranges)");
     if (d.joint_solve != DVI_JOINT_SOLVE_AUTO && d.joint_solve != DVI_JOINT_SOLVE_ITERATIVE &&
         d.joint_solve != DVI_JOINT_SOLVE_DIRECT)
-        return dvi_error_setf(bad, "world_def.joint_solve: unknown value %d", (int)d.joint_solve);
-    if (!dvi_allocator_valid(&d.allocator))
-        return dvi_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
+        return base_error_setf(bad, "world_def.joint_solve: unknown value %d", (int)d.joint_solve);
+    if (!base_allocator_valid(&d.allocator))
+        return base_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
     if (!dvi_friction_law_string(d.friction_law))
-        return dvi_error_setf(bad, "world_def.friction_law: unknown value %d", (int)d.friction_law);
+        return base_error_setf(bad, "world_def.friction_law: unknown value %d", (int)d.friction_law);
     d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
-    dvi_world* w = dvi_mem_calloc(&d.allocator, 1, sizeof *w);
-    if (!w) return dvi_error_set(DVI_ERR_NOMEM, "out of memory creating the world");
+    dvi_world* w = base_mem_calloc(&d.allocator, 1, sizeof *w);
+    if (!w) return base_error_set(DVI_ERR_NOMEM, "out of memory creating the world");
     w->def = d;
     w->alloc = d.allocator;
     w->def.solver = NULL; /* the name is not kept; the solver is */
     w->tag = tag_take();
     if (w->tag == 0) {
-        dvi_mem_free(&d.allocator, w);
-        return dvi_error_set(DVI_ERR_NOMEM, "world: all 65,535 world tags are in use (too many live worlds)");
+        base_mem_free(&d.allocator, w);
+        return base_error_set(DVI_ERR_NOMEM, "world: all 65,535 world tags are in use (too many live worlds)");
     }
     dvi_status st = dvi_solver_create(d.solver ? d.solver : "apgd", &d.solver_settings, &w->solver);
     if (st == DVI_OK) {
-        st = dvi_collision_create(&w->alloc, &w->collision);
-        if (st != DVI_OK) dvi_error_set(st, "out of memory creating the world's collision");
+        st = col_create(&w->alloc, &w->collision);
+        if (st != DVI_OK) base_error_set(st, "out of memory creating the world's collision");
     }
     if (st != DVI_OK) { /* the message is the solver's or the collision's */
         dvi_world_destroy(w);
@@ -131,51 +131,51 @@ void dvi_world_destroy(dvi_world* w)
     tag_give_back(w->tag);
     dvi_force_elements_free(w);
     for (int32_t i = 0; i < w->shape_count; i++) {
-        if (w->shapes[i].hfield) dvi_mem_free(&w->alloc, w->shapes[i].hfield->heights);
-        dvi_mem_free(&w->alloc, w->shapes[i].hfield);
+        if (w->shapes[i].hfield) base_mem_free(&w->alloc, w->shapes[i].hfield->heights);
+        base_mem_free(&w->alloc, w->shapes[i].hfield);
         if (w->shapes[i].mesh) {
-            dvi_mem_free(&w->alloc, w->shapes[i].mesh->vertices);
-            dvi_mem_free(&w->alloc, w->shapes[i].mesh->triangles);
+            base_mem_free(&w->alloc, w->shapes[i].mesh->vertices);
+            base_mem_free(&w->alloc, w->shapes[i].mesh->triangles);
         }
-        dvi_mem_free(&w->alloc, w->shapes[i].mesh);
+        base_mem_free(&w->alloc, w->shapes[i].mesh);
     }
-    dvi_mem_free(&w->alloc, w->bodies);
-    dvi_mem_free(&w->alloc, w->shapes);
-    dvi_mem_free(&w->alloc, w->materials);
-    dvi_mem_free(&w->alloc, w->joints);
-    dvi_mem_free(&w->alloc, w->excluded);
+    base_mem_free(&w->alloc, w->bodies);
+    base_mem_free(&w->alloc, w->shapes);
+    base_mem_free(&w->alloc, w->materials);
+    base_mem_free(&w->alloc, w->joints);
+    base_mem_free(&w->alloc, w->excluded);
     dvi_solver_destroy(w->solver);
-    dvi_collision_destroy(w->collision);
-    dvi_mem_free(&w->alloc, w->geoms);
-    dvi_mem_free(&w->alloc, w->dyn);
-    dvi_mem_free(&w->alloc, w->vfree);
-    dvi_mem_free(&w->alloc, w->inv_mass);
-    dvi_mem_free(&w->alloc, w->blocks);
-    dvi_mem_free(&w->alloc, w->r);
-    dvi_mem_free(&w->alloc, w->compliance);
-    dvi_mem_free(&w->alloc, w->gamma);
-    dvi_mem_free(&w->alloc, w->colptr);
-    dvi_mem_free(&w->alloc, w->rowind);
-    dvi_mem_free(&w->alloc, w->values);
-    dvi_mem_free(&w->alloc, w->contacts);
-    dvi_mem_free(&w->alloc, w->warm);
-    dvi_mem_free(&w->alloc, w->warm_roll);
-    dvi_mem_free(&w->alloc, w->slots);
-    dvi_mem_free(&w->alloc, w->taken);
-    dvi_mem_free(&w->alloc, w->dv);
-    dvi_mem_free(&w->alloc, w->joint_jb);
-    dvi_mem_free(&w->alloc, w->joint_ja);
-    dvi_mem_free(&w->alloc, w->joint_lever);
-    dvi_joint_direct_free(w);
-    dvi_mem_free(&w->alloc, w->fr_block);
-    dvi_mem_free(&w->alloc, w->fr_body);
-    dvi_mem_free(&w->alloc, w->fr_frame);
-    dvi_mem_free(&w->alloc, w->fr_arm);
-    dvi_mem_free(&w->alloc, w->fr_ell);
-    dvi_mem_free(&w->alloc, w->chunk_start);
-    dvi_dem_destroy(w->dem);
+    col_destroy(w->collision);
+    base_mem_free(&w->alloc, w->geoms);
+    base_mem_free(&w->alloc, w->dyn);
+    base_mem_free(&w->alloc, w->vfree);
+    base_mem_free(&w->alloc, w->inv_mass);
+    base_mem_free(&w->alloc, w->blocks);
+    base_mem_free(&w->alloc, w->r);
+    base_mem_free(&w->alloc, w->compliance);
+    base_mem_free(&w->alloc, w->gamma);
+    base_mem_free(&w->alloc, w->colptr);
+    base_mem_free(&w->alloc, w->rowind);
+    base_mem_free(&w->alloc, w->values);
+    base_mem_free(&w->alloc, w->contacts);
+    base_mem_free(&w->alloc, w->warm);
+    base_mem_free(&w->alloc, w->warm_roll);
+    base_mem_free(&w->alloc, w->slots);
+    base_mem_free(&w->alloc, w->taken);
+    base_mem_free(&w->alloc, w->dv);
+    base_mem_free(&w->alloc, w->joint_jb);
+    base_mem_free(&w->alloc, w->joint_ja);
+    base_mem_free(&w->alloc, w->joint_lever);
+    wld_joint_direct_free(w);
+    base_mem_free(&w->alloc, w->fr_block);
+    base_mem_free(&w->alloc, w->fr_body);
+    base_mem_free(&w->alloc, w->fr_frame);
+    base_mem_free(&w->alloc, w->fr_arm);
+    base_mem_free(&w->alloc, w->fr_ell);
+    base_mem_free(&w->alloc, w->chunk_start);
+    wld_dem_destroy(w->dem);
     const dvi_allocator a = w->alloc;
-    dvi_mem_free(&a, w);
+    base_mem_free(&a, w);
 }
 
 double dvi_world_time(const dvi_world* w)
@@ -185,23 +185,23 @@ double dvi_world_time(const dvi_world* w)
 
 dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver_settings* settings)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     dvi_solver* s = NULL;
     dvi_solver_settings ss = settings ? *settings : dvi_default_solver_settings();
     ss.allocator = w->alloc; /* the solver takes the world's */
     dvi_status st = dvi_solver_create(name, &ss, &s);
-    if (st != DVI_OK) return dvi_world_error(w, st, "%s", dvi_error_message()); /* names the setting or the name */
+    if (st != DVI_OK) return wld_error(w, st, "%s", dvi_error_message()); /* names the setting or the name */
     dvi_solver_destroy(w->solver);
     w->solver = s;
-    w->def.solver_settings = ss; /* dvi_world_threads */
+    w->def.solver_settings = ss; /* wld_threads */
     return DVI_OK;
 }
 
 dvi_status dvi_world_set_friction_law(dvi_world* w, dvi_friction_law law)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     if (!dvi_friction_law_string(law))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "world: unknown friction law %d (DVI_LAW_CCP or DVI_LAW_COULOMB)",
+        return wld_error(w, DVI_ERR_INVALID_ARG, "world: unknown friction law %d (DVI_LAW_CCP or DVI_LAW_COULOMB)",
                                (int)law);
     w->def.friction_law = law;
     return DVI_OK;
@@ -251,46 +251,46 @@ static bool spd_inverse(const double* J, double* inv)
     return true;
 }
 
-/* Room for one more element after the `count` of array p (dvi_mem_grow,
+/* Room for one more element after the `count` of array p (base_mem_grow,
  * doubling from 16): the array, moved or not, or NULL when out of memory. */
 static void* grow_array(dvi_world* w, void* p, size_t* cap, int32_t count, size_t elem)
 {
-    return dvi_mem_grow(&w->alloc, &p, cap, (size_t)count + 1, elem, 16) ? p : NULL;
+    return base_mem_grow(&w->alloc, &p, cap, (size_t)count + 1, elem, 16) ? p : NULL;
 }
 
 dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: NULL argument");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "body: NULL argument");
     if (def->internal_cookie != BODY_COOKIE)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: def not initialised with dvi_default_body_def()");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "body: def not initialised with dvi_default_body_def()");
     if (def->type != DVI_BODY_DYNAMIC && def->type != DVI_BODY_FIXED && def->type != DVI_BODY_KINEMATIC)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.type: unknown type %d", (int)def->type);
+        return wld_error(w, DVI_ERR_INVALID_ARG, "body.type: unknown type %d", (int)def->type);
     if (!finite3(def->position) || !finite3(def->velocity) || !finite3(def->angular_velocity))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: position or velocity is not finite");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "body: position or velocity is not finite");
     double q[4] = {def->orientation[0], def->orientation[1], def->orientation[2], def->orientation[3]};
     double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (!isfinite(qn) || fabs(qn - 1.0) > 1e-6)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.orientation: must be a unit quaternion (norm %g)", qn);
+        return wld_error(w, DVI_ERR_INVALID_ARG, "body.orientation: must be a unit quaternion (norm %g)", qn);
     if (!isfinite(def->gravity_scale))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.gravity_scale: not finite");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "body.gravity_scale: not finite");
     double inv_inertia[9] = {0};
     if (def->type == DVI_BODY_DYNAMIC) {
         if (!(def->mass > 0.0) || !isfinite(def->mass))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.mass: must be finite and > 0 (got %g)", def->mass);
+            return wld_error(w, DVI_ERR_INVALID_ARG, "body.mass: must be finite and > 0 (got %g)", def->mass);
         for (int k = 0; k < 9; k++)
             if (!isfinite(def->inertia[k]))
-                return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body.inertia[%d]: not finite", k);
+                return wld_error(w, DVI_ERR_INVALID_ARG, "body.inertia[%d]: not finite", k);
         if (!spd_inverse(def->inertia, inv_inertia))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "body.inertia: must be symmetric positive definite");
     }
-    if (w->body_count >= INT32_MAX - 1) return dvi_world_error(w, DVI_ERR_NOMEM, "body: too many bodies");
-    dvi_body* nb = grow_array(w, w->bodies, &w->body_cap, w->body_count, sizeof *nb);
-    if (!nb) return dvi_world_error(w, DVI_ERR_NOMEM, "body: out of memory");
+    if (w->body_count >= INT32_MAX - 1) return wld_error(w, DVI_ERR_NOMEM, "body: too many bodies");
+    wld_body* nb = grow_array(w, w->bodies, &w->body_cap, w->body_count, sizeof *nb);
+    if (!nb) return wld_error(w, DVI_ERR_NOMEM, "body: out of memory");
     w->bodies = nb;
-    dvi_body* b = &w->bodies[w->body_count];
+    wld_body* b = &w->bodies[w->body_count];
     memset(b, 0, sizeof *b);
     b->type = def->type;
     b->generation = 1;
@@ -314,9 +314,9 @@ dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* o
     return DVI_OK;
 }
 
-static dvi_body* body_of(const dvi_world* w, dvi_body_id id)
+static wld_body* body_of(const dvi_world* w, dvi_body_id id)
 {
-    int32_t i = dvi_world_body_index(w, id);
+    int32_t i = wld_body_index(w, id);
     return i < 0 ? NULL : &w->bodies[i];
 }
 
@@ -324,12 +324,12 @@ static dvi_body* body_of(const dvi_world* w, dvi_body_id id)
  * take a const world, so the message goes to dvi_error_message only. */
 static dvi_status stale_id(const dvi_world* w, const char* what)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    return dvi_error_setf(DVI_ERR_INVALID_ARG, "%s: not an id of this world", what);
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    return base_error_setf(DVI_ERR_INVALID_ARG, "%s: not an id of this world", what);
 }
 
 #define BODY_OR_FAIL(w, id, b)                                                                                     \
-    const dvi_body* b = body_of(w, id);                                                                           \
+    const wld_body* b = body_of(w, id);                                                                           \
     if (!b) return stale_id(w, "body")
 
 dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
@@ -370,12 +370,12 @@ dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double
 
 dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
 {
-    int32_t i = dvi_world_body_index(w, id);
-    if (i < 0) return w ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
+    int32_t i = wld_body_index(w, id);
+    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
     if ((v && !finite3(v)) || (av && !finite3(av)))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body velocity: not finite");
-    dvi_body* b = &w->bodies[i];
-    if (b->type == DVI_BODY_FIXED) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "body velocity: not finite");
+    wld_body* b = &w->bodies[i];
+    if (b->type == DVI_BODY_FIXED) return wld_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
     if (v) v3_copy(b->v, v);
     if (av) v3_copy(b->w, av);
     return DVI_OK;
@@ -383,11 +383,11 @@ dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3]
 
 dvi_status dvi_body_set_applied_force(dvi_world* w, dvi_body_id id, const double force[3], const double torque[3])
 {
-    int32_t i = dvi_world_body_index(w, id);
-    if (i < 0) return w ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
+    int32_t i = wld_body_index(w, id);
+    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
     if ((force && !finite3(force)) || (torque && !finite3(torque)))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "applied force: not finite");
-    dvi_body* b = &w->bodies[i];
+        return wld_error(w, DVI_ERR_INVALID_ARG, "applied force: not finite");
+    wld_body* b = &w->bodies[i];
     if (force) v3_copy(b->force, force);
     if (torque) v3_copy(b->torque, torque);
     return DVI_OK;
@@ -416,27 +416,27 @@ dvi_shape_def dvi_default_shape_def(void)
 static dvi_status check_material(dvi_world* w, const dvi_material* m)
 {
     if (!(m->friction >= 0.0) || !isfinite(m->friction))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.friction: must be finite and >= 0 (got %g)",
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.material.friction: must be finite and >= 0 (got %g)",
                                m->friction);
     if (!(m->rolling_friction >= 0.0) || !isfinite(m->rolling_friction) || !(m->spinning_friction >= 0.0) ||
         !isfinite(m->spinning_friction))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material: rolling/spinning friction must be >= 0");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.material: rolling/spinning friction must be >= 0");
     if (!(m->restitution >= 0.0 && m->restitution <= 1.0))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.restitution: must be in [0, 1] (got %g)",
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.material.restitution: must be in [0, 1] (got %g)",
                                m->restitution);
     if (!(m->compliance >= 0.0) || !isfinite(m->compliance))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.material.compliance: must be finite and >= 0");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.material.compliance: must be finite and >= 0");
     if (!(m->young_modulus >= 0.0) || !isfinite(m->young_modulus) || !(m->poisson_ratio > -1.0) ||
         !(m->poisson_ratio <= 0.5))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+        return wld_error(w, DVI_ERR_INVALID_ARG,
                                "shape.material: young_modulus must be finite and >= 0, poisson_ratio in (-1, 0.5]");
     if (!(m->k_n >= 0.0) || !isfinite(m->k_n) || !(m->k_t >= 0.0) || !isfinite(m->k_t) || !isfinite(m->gamma_n) ||
         !isfinite(m->gamma_t))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+        return wld_error(w, DVI_ERR_INVALID_ARG,
                                "shape.material: k_n, k_t must be finite and >= 0, gamma_n, gamma_t finite");
     if (!(m->terrain_stiffness >= 0.0) || !isfinite(m->terrain_stiffness) || !(m->terrain_hysteresis >= 0.0) ||
         !(m->terrain_hysteresis < 1.0))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+        return wld_error(w, DVI_ERR_INVALID_ARG,
                                "shape.material: terrain_stiffness must be finite and >= 0, terrain_hysteresis in [0, 1)");
     return DVI_OK;
 }
@@ -463,39 +463,39 @@ static int32_t material_index(dvi_world* w, const dvi_material* m)
 static dvi_status shape_null(dvi_world* w, dvi_shape_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    return wld_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
 }
 
 /* The checks every kind shares, in this order: arguments, body, material,
  * offset, filter. Starts s (kind, filter) and gives the body's index and
  * the offset's unit quaternion. */
 static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out,
-                              dvi_shape_type type, dvi_shape* s, int32_t* bi, double q[4])
+                              dvi_shape_type type, wld_shape* s, int32_t* bi, double q[4])
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
     if (def->internal_cookie != SHAPE_COOKIE)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
-    *bi = dvi_world_body_index(w, body);
-    if (*bi < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
+    *bi = wld_body_index(w, body);
+    if (*bi < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
     dvi_status st = check_material(w, &def->material);
     if (st != DVI_OK) return st;
     if (!finite3(def->offset_position))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_position: not finite");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.offset_position: not finite");
     for (int k = 0; k < 4; k++) q[k] = def->offset_orientation[k];
     double qn = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (!isfinite(qn) || fabs(qn - 1.0) > 1e-6)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.offset_orientation: must be a unit quaternion");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.offset_orientation: must be a unit quaternion");
     for (int k = 0; k < 4; k++) q[k] /= qn;
     if (def->collision_category == 0u)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+        return wld_error(w, DVI_ERR_INVALID_ARG,
                                "shape.collision_category: must have at least one bit set (0 collides with nothing)");
-    const dvi_shape_class* c = dvi_shape_class_of(type);
-    if (!c) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)type);
+    const col_shape_class* c = col_shape_class_of(type);
+    if (!c) return wld_error(w, DVI_ERR_INVALID_ARG, "shape.type: unknown type %d", (int)type);
     if (c->fixed_only && w->bodies[*bi].type != DVI_BODY_FIXED)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: %s must belong to a fixed body", c->article);
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: %s must belong to a fixed body", c->article);
     memset(s, 0, sizeof *s);
     s->type = type;
     s->category = def->collision_category;
@@ -503,27 +503,27 @@ static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_de
     return DVI_OK;
 }
 
-static void free_terrain(dvi_world* w, dvi_shape* s)
+static void free_terrain(dvi_world* w, wld_shape* s)
 {
-    if (s->hfield) dvi_mem_free(&w->alloc, s->hfield->heights);
-    dvi_mem_free(&w->alloc, s->hfield);
+    if (s->hfield) base_mem_free(&w->alloc, s->hfield->heights);
+    base_mem_free(&w->alloc, s->hfield);
     if (s->mesh) {
-        dvi_mem_free(&w->alloc, s->mesh->vertices);
-        dvi_mem_free(&w->alloc, s->mesh->triangles);
+        base_mem_free(&w->alloc, s->mesh->vertices);
+        base_mem_free(&w->alloc, s->mesh->triangles);
     }
-    dvi_mem_free(&w->alloc, s->mesh);
+    base_mem_free(&w->alloc, s->mesh);
 }
 
 /* Appends s (its geometry set) to the world and to body bi. */
-static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* def, dvi_shape* sp, const double q[4],
+static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* def, wld_shape* sp, const double q[4],
                                dvi_shape_id* out)
 {
-    dvi_shape s = *sp;
+    wld_shape s = *sp;
     const int32_t mi = material_index(w, &def->material);
-    dvi_shape* ns = mi < 0 ? NULL : grow_array(w, w->shapes, &w->shape_cap, w->shape_count, sizeof *ns);
+    wld_shape* ns = mi < 0 ? NULL : grow_array(w, w->shapes, &w->shape_cap, w->shape_count, sizeof *ns);
     if (!ns) {
         free_terrain(w, &s);
-        return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory");
+        return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory");
     }
     w->shapes = ns;
     s.body = bi;
@@ -533,7 +533,7 @@ static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* de
     s.material = mi;
     s.next = -1;
     w->shapes[w->shape_count++] = s;
-    dvi_body_note_shape(w, bi, w->shape_count - 1);
+    wld_body_note_shape(w, bi, w->shape_count - 1);
     out->index1 = w->shape_count;
     out->generation = 1;
     out->world = w->tag;
@@ -541,28 +541,28 @@ static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* de
 }
 
 /* A convex kind: its class's parameters, each > 0, taken from radius,
- * half_length and half (dvi_shape_param). */
+ * half_length and half (col_shape_param). */
 static dvi_status add_convex(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_type type,
                              double radius, double half_length, const double half[3], dvi_shape_id* out)
 {
-    dvi_shape s;
+    wld_shape s;
     int32_t bi;
     double q[4];
     dvi_status st = shape_begin(w, body, def, out, type, &s, &bi, q);
     if (st != DVI_OK) return st;
-    const dvi_shape_class* c = dvi_shape_class_of(type);
+    const col_shape_class* c = col_shape_class_of(type);
     if (!c->core_support)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.type: %s is not defined by lengths", c->article);
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape.type: %s is not defined by lengths", c->article);
     double h[3] = {half[0], half[1], half[2]};
     for (int p = 0; p < 2 && c->params[p].key; p++) {
-        const dvi_shape_param* pp = &c->params[p];
-        const double* v = dvi_shape_param_ptr(pp, &radius, &half_length, h);
-        const int n = dvi_shape_param_length(pp);
+        const col_shape_param* pp = &c->params[p];
+        const double* v = col_shape_param_ptr(pp, &radius, &half_length, h);
+        const int n = col_shape_param_length(pp);
         for (int k = 0; k < n; k++)
             if (!positive(v[k]))
-                return n == 1 ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.%s: must be > 0", pp->key)
-                              : dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.%s[%d]: must be > 0", pp->key, k);
-        double* dst = dvi_shape_param_ptr(pp, &s.radius, &s.half_length, s.half);
+                return n == 1 ? wld_error(w, DVI_ERR_INVALID_ARG, "shape.%s: must be > 0", pp->key)
+                              : wld_error(w, DVI_ERR_INVALID_ARG, "shape.%s[%d]: must be > 0", pp->key, k);
+        double* dst = col_shape_param_ptr(pp, &s.radius, &s.half_length, s.half);
         for (int k = 0; k < n; k++) dst[k] = v[k];
     }
     return shape_finish(w, bi, def, &s, q, out);
@@ -608,7 +608,7 @@ dvi_status dvi_world_add_ellipsoid(dvi_world* w, dvi_body_id body, const dvi_sha
 
 dvi_status dvi_world_add_plane(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
 {
-    dvi_shape s;
+    wld_shape s;
     int32_t bi;
     double q[4];
     dvi_status st = shape_begin(w, body, def, out, DVI_SHAPE_PLANE, &s, &bi, q);
@@ -620,21 +620,21 @@ dvi_status dvi_world_add_heightfield(dvi_world* w, dvi_body_id body, const dvi_s
                                      const dvi_height_grid* def, dvi_shape_id* out)
 {
     if (!def) return shape_null(w, out);
-    dvi_shape s;
+    wld_shape s;
     int32_t bi;
     double q[4];
     dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_HEIGHTFIELD, &s, &bi, q);
     if (st != DVI_OK) return st;
     if (def->nx < 2 || def->ny < 2 || (int64_t)def->nx * def->ny > 100000000 || !def->heights)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
     if (!positive(def->dx) || !positive(def->dy))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
     size_t n = (size_t)def->nx * (size_t)def->ny;
-    s.hfield = dvi_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
-    if (s.hfield) s.hfield->heights = dvi_mem_alloc(&w->alloc, n * sizeof(double));
+    s.hfield = base_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
+    if (s.hfield) s.hfield->heights = base_mem_alloc(&w->alloc, n * sizeof(double));
     if (!s.hfield || !s.hfield->heights) {
-        if (s.hfield) dvi_mem_free(&w->alloc, s.hfield);
-        return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
+        if (s.hfield) base_mem_free(&w->alloc, s.hfield);
+        return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
     }
     s.hfield->nx = def->nx;
     s.hfield->ny = def->ny;
@@ -645,9 +645,9 @@ dvi_status dvi_world_add_heightfield(dvi_world* w, dvi_body_id body, const dvi_s
     for (size_t k = 0; k < n; k++) {
         double hk = def->heights[k];
         if (!isfinite(hk)) {
-            dvi_mem_free(&w->alloc, s.hfield->heights);
-            dvi_mem_free(&w->alloc, s.hfield);
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
+            base_mem_free(&w->alloc, s.hfield->heights);
+            base_mem_free(&w->alloc, s.hfield);
+            return wld_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
         }
         s.hfield->heights[k] = hk;
         if (hk < s.hfield->hmin) s.hfield->hmin = hk;
@@ -660,33 +660,33 @@ dvi_status dvi_world_add_mesh(dvi_world* w, dvi_body_id body, const dvi_shape_de
                               dvi_shape_id* out)
 {
     if (!def) return shape_null(w, out);
-    dvi_shape s;
+    wld_shape s;
     int32_t bi;
     double q[4];
     dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_MESH, &s, &bi, q);
     if (st != DVI_OK) return st;
     if (def->vertex_count < 3 || def->triangle_count < 1 || !def->vertices || !def->triangles ||
         def->vertex_count > 50000000 || def->triangle_count > 50000000)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh needs >= 3 vertices and >= 1 triangle");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: a mesh needs >= 3 vertices and >= 1 triangle");
     for (int32_t k = 0; k < 3 * def->vertex_count; k++)
         if (!isfinite(def->vertices[k]))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.vertices[%d]: not finite", k);
+            return wld_error(w, DVI_ERR_INVALID_ARG, "shape.vertices[%d]: not finite", k);
     for (int32_t k = 0; k < 3 * def->triangle_count; k++)
         if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
+            return wld_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
                                    k, def->triangles[k]);
-    s.mesh = dvi_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
+    s.mesh = base_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
     if (s.mesh) {
-        s.mesh->vertices = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
-        s.mesh->triangles = dvi_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+        s.mesh->vertices = base_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
+        s.mesh->triangles = base_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
     }
     if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
         if (s.mesh) {
-            dvi_mem_free(&w->alloc, s.mesh->vertices);
-            dvi_mem_free(&w->alloc, s.mesh->triangles);
-            dvi_mem_free(&w->alloc, s.mesh);
+            base_mem_free(&w->alloc, s.mesh->vertices);
+            base_mem_free(&w->alloc, s.mesh->triangles);
+            base_mem_free(&w->alloc, s.mesh);
         }
-        return dvi_world_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
+        return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
     }
     s.mesh->vertex_count = def->vertex_count;
     s.mesh->triangle_count = def->triangle_count;
@@ -732,51 +732,51 @@ dvi_joint_def dvi_default_joint_def(void)
 dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: NULL argument");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "joint: NULL argument");
     if (def->internal_cookie != JOINT_COOKIE)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: def not initialised with dvi_default_joint_def()");
-    int32_t a = -1, b = dvi_world_body_index(w, def->body_b);
-    if (b < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.body_b: not a body of this world");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint: def not initialised with dvi_default_joint_def()");
+    int32_t a = -1, b = wld_body_index(w, def->body_b);
+    if (b < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "joint.body_b: not a body of this world");
     if (!DVI_IS_NULL(def->body_a)) {
-        a = dvi_world_body_index(w, def->body_a);
-        if (a < 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.body_a: not a body of this world");
-        if (a == b) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: body_a and body_b are the same body");
+        a = wld_body_index(w, def->body_a);
+        if (a < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "joint.body_a: not a body of this world");
+        if (a == b) return wld_error(w, DVI_ERR_INVALID_ARG, "joint: body_a and body_b are the same body");
     }
     if (def->type < DVI_JOINT_SPHERICAL || def->type > DVI_JOINT_DISTANCE)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.type: unknown type %d", (int)def->type);
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint.type: unknown type %d", (int)def->type);
     if (!finite3(def->anchor) || !finite3(def->anchor_b) || !finite3(def->axis))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: anchor or axis not finite");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint: anchor or axis not finite");
     bool needs_axis = def->type == DVI_JOINT_REVOLUTE || def->type == DVI_JOINT_PRISMATIC;
     if (needs_axis && !(v3_norm(def->axis) > 1e-12))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.axis: must be non-zero");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint.axis: must be non-zero");
     if (def->motor != DVI_MOTOR_NONE) {
         bool ok = (def->motor == DVI_MOTOR_ROTATION_SPEED || def->motor == DVI_MOTOR_ROTATION_TORQUE)
                       ? def->type == DVI_JOINT_REVOLUTE
                       : def->motor == DVI_MOTOR_LINEAR_SPEED && def->type == DVI_JOINT_PRISMATIC;
-        if (!ok) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor: not valid for this joint type");
+        if (!ok) return wld_error(w, DVI_ERR_INVALID_ARG, "joint.motor: not valid for this joint type");
         if (!isfinite(def->motor_speed) || !isfinite(def->motor_torque) || !(def->motor_ramp_time >= 0.0) ||
             !isfinite(def->motor_ramp_time))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor: speed, torque, ramp must be finite, ramp >= 0");
+            return wld_error(w, DVI_ERR_INVALID_ARG, "joint.motor: speed, torque, ramp must be finite, ramp >= 0");
     }
     if (!(def->motor_damping >= 0.0) || !isfinite(def->motor_damping))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor_damping: must be finite and >= 0 (got %g)",
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint.motor_damping: must be finite and >= 0 (got %g)",
                                def->motor_damping);
     if (def->motor_damping > 0.0 && def->motor != DVI_MOTOR_ROTATION_SPEED && def->motor != DVI_MOTOR_LINEAR_SPEED)
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint.motor_damping: only a speed motor takes a damping");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint.motor_damping: only a speed motor takes a damping");
     if (w->bodies[b].type != DVI_BODY_DYNAMIC && (a < 0 || w->bodies[a].type != DVI_BODY_DYNAMIC))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: at least one body must be dynamic");
-    dvi_joint j;
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint: at least one body must be dynamic");
+    wld_joint j;
     memset(&j, 0, sizeof j);
     j.a = a;
     j.b = b;
-    dvi_status st = dvi_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
-    if (st != DVI_OK) return dvi_world_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
+    dvi_status st = wld_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
+    if (st != DVI_OK) return wld_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
     j.collide_connected = def->collide_connected;
     j.size = fmax(v3_norm(j.la), v3_norm(j.lb));
     if (!(j.size > 0.0)) j.size = 1.0; /* anchors at both centres: distances count in metres */
-    dvi_joint* nj = grow_array(w, w->joints, &w->joint_cap, w->joint_count, sizeof *nj);
-    if (!nj) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
+    wld_joint* nj = grow_array(w, w->joints, &w->joint_cap, w->joint_count, sizeof *nj);
+    if (!nj) return wld_error(w, DVI_ERR_NOMEM, "joint: out of memory");
     w->joints = nj;
     if (!j.collide_connected && a >= 0) { /* the pair joins the sorted list of pairs that never touch */
         uint64_t key = (uint64_t)(uint32_t)(a < b ? a : b) << 32 | (uint64_t)(uint32_t)(a < b ? b : a);
@@ -784,7 +784,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
         while (at < w->excluded_count && w->excluded[at] < key) at++;
         if (at == w->excluded_count || w->excluded[at] != key) {
             uint64_t* ne = grow_array(w, w->excluded, &w->excluded_cap, w->excluded_count, sizeof *ne);
-            if (!ne) return dvi_world_error(w, DVI_ERR_NOMEM, "joint: out of memory");
+            if (!ne) return wld_error(w, DVI_ERR_NOMEM, "joint: out of memory");
             w->excluded = ne;
             memmove(ne + at + 1, ne + at, (size_t)(w->excluded_count - at) * sizeof *ne);
             ne[at] = key;
@@ -801,16 +801,16 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     return DVI_OK;
 }
 
-static dvi_joint* joint_of(const dvi_world* w, dvi_joint_id id)
+static wld_joint* joint_of(const dvi_world* w, dvi_joint_id id)
 {
     if (!w || id.index1 <= 0 || id.index1 > w->joint_count || id.world != w->tag) return NULL;
-    dvi_joint* j = &w->joints[id.index1 - 1];
+    wld_joint* j = &w->joints[id.index1 - 1];
     return j->generation == id.generation ? j : NULL;
 }
 
 dvi_status dvi_joint_get_reaction(const dvi_world* w, dvi_joint_id id, double force[3], double torque[3])
 {
-    const dvi_joint* j = joint_of(w, id);
+    const wld_joint* j = joint_of(w, id);
     if (!j) return stale_id(w, "joint");
     if (force) v3_copy(force, j->reaction_force);
     if (torque) v3_copy(torque, j->reaction_torque);
@@ -819,11 +819,11 @@ dvi_status dvi_joint_get_reaction(const dvi_world* w, dvi_joint_id id, double fo
 
 dvi_status dvi_joint_set_motor(dvi_world* w, dvi_joint_id id, double speed, double torque)
 {
-    dvi_joint* j = joint_of(w, id);
-    if (!j) return w ? dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: invalid id") : DVI_ERR_INVALID_ARG;
-    if (j->motor == DVI_MOTOR_NONE) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint: has no motor");
+    wld_joint* j = joint_of(w, id);
+    if (!j) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "joint: invalid id") : DVI_ERR_INVALID_ARG;
+    if (j->motor == DVI_MOTOR_NONE) return wld_error(w, DVI_ERR_INVALID_ARG, "joint: has no motor");
     if (!isfinite(speed) || !isfinite(torque))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG, "joint motor: speed and torque must be finite");
+        return wld_error(w, DVI_ERR_INVALID_ARG, "joint motor: speed and torque must be finite");
     j->speed = speed;
     j->torque = torque;
     return DVI_OK;
@@ -844,11 +844,11 @@ int32_t dvi_world_contact_count(const dvi_world* w)
 
 dvi_status dvi_world_get_contact(const dvi_world* w, int32_t index, dvi_contact_info* out)
 {
-    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_get_contact: world or out is NULL");
+    if (!w || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_get_contact: world or out is NULL");
     if (index < 0 || index >= w->contact_count)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)w->contact_count,
+        return base_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)w->contact_count,
                               (int)index);
-    const dvi_contact_rec* c = &w->contacts[index];
+    const wld_contact_rec* c = &w->contacts[index];
     memset(out, 0, sizeof *out);
     out->body_a.index1 = c->body_a + 1;
     out->body_a.generation = w->bodies[c->body_a].generation;
@@ -857,7 +857,7 @@ dvi_status dvi_world_get_contact(const dvi_world* w, int32_t index, dvi_contact_
     out->body_b.generation = w->bodies[c->body_b].generation;
     out->body_b.world = w->tag;
     v3_copy(out->point, c->point);
-    dvi_f2d(w->fr_frame + 9 * (size_t)index, 3, out->normal);
+    wld_f2d(w->fr_frame + 9 * (size_t)index, 3, out->normal);
     out->distance = c->distance;
     v3_copy(out->force, c->force);
     return DVI_OK;

@@ -13,14 +13,14 @@
 #include <omp.h>
 #endif
 
-dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
+dvi_status wld_error(dvi_world* w, dvi_status st, const char* fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(w->last_error, sizeof w->last_error, fmt, ap);
     va_end(ap);
     if (w->def.log) w->def.log(w->def.log_user, DVI_LOG_ERROR, w->last_error);
-    return dvi_error_set(st, w->last_error);
+    return base_error_set(st, w->last_error);
 }
 
 const char* dvi_world_last_error(const dvi_world* w)
@@ -30,13 +30,13 @@ const char* dvi_world_last_error(const dvi_world* w)
 
 dvi_status dvi_world_set_body_namer(dvi_world* w, dvi_body_namer* namer, void* user)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
     w->namer = namer;
     w->namer_user = namer ? user : NULL;
     return DVI_OK;
 }
 
-const char* dvi_world_body_name(const dvi_world* w, int32_t b, char* out, size_t size)
+const char* wld_body_name(const dvi_world* w, int32_t b, char* out, size_t size)
 {
     out[0] = '\0';
     if (w->namer) w->namer(w->namer_user, b, out, size);
@@ -44,7 +44,7 @@ const char* dvi_world_body_name(const dvi_world* w, int32_t b, char* out, size_t
     return out;
 }
 
-int dvi_world_threads(const dvi_world* w)
+int wld_threads(const dvi_world* w)
 {
 #ifdef _OPENMP
     const int t = w->def.solver_settings.threads;
@@ -55,7 +55,7 @@ int dvi_world_threads(const dvi_world* w)
 #endif
 }
 
-int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id)
+int32_t wld_body_index(const dvi_world* w, dvi_body_id id)
 {
     if (!w || id.index1 <= 0 || id.index1 > w->body_count || id.world != w->tag) return -1;
     if (w->bodies[id.index1 - 1].generation != id.generation) return -1;

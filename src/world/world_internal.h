@@ -14,7 +14,7 @@
 #include "collision.h"
 #include "dvi/world.h"
 
-typedef struct dvi_body {
+typedef struct wld_body {
     dvi_body_type type;
     uint16_t generation;
     double mass, inv_mass;
@@ -24,33 +24,33 @@ typedef struct dvi_body {
     double gravity_scale;
     double contact_force[3], contact_torque[3]; /* last step */
     double step_force[3], step_torque[3];       /* the force elements' in the last (or current) step */
-    /* shape summary (dvi_body_get_info), kept by dvi_body_note_shape */
+    /* shape summary (dvi_body_get_info), kept by wld_body_note_shape */
     int32_t shape_count;
     dvi_shape_type first_shape;        /* 0 while the body has no shape */
     double bounding_radius;            /* about the centre of mass, bounded shapes only */
-    int32_t shape_head, shape_tail;    /* its shapes (w->shapes), linked by dvi_shape.next; valid when
+    int32_t shape_head, shape_tail;    /* its shapes (w->shapes), linked by wld_shape.next; valid when
                                         * shape_count > 0 */
     int32_t excluded_pairs;            /* joints that keep this body's shapes off another body's */
-} dvi_body;
+} wld_body;
 
-typedef struct dvi_shape {
+typedef struct wld_shape {
     int32_t body;
     uint16_t generation;
     dvi_shape_type type;
     int32_t next;                      /* the body's next shape, −1: last (dvi_body_get_shape) */
     double radius, half_length, half[3];
-    dvi_heightfield* hfield;
-    dvi_trimesh* mesh;
+    col_heightfield* hfield;
+    col_trimesh* mesh;
     double lpos[3], lrot[9];           /* pose in the body frame */
-    int32_t material;                  /* into the world's materials (dvi_shape_material) */
+    int32_t material;                  /* into the world's materials (wld_shape_material) */
     uint32_t category, mask;           /* collision filter (dvi_shape_def) */
-} dvi_shape;
+} wld_shape;
 
 /* Shape s as a geom at the origin of its own frame: what its class's
- * functions read (dvi_shape_class). */
-static inline dvi_geom dvi_shape_local_geom(const dvi_shape* s)
+ * functions read (col_shape_class). */
+static inline col_geom wld_shape_local_geom(const wld_shape* s)
 {
-    dvi_geom g = {.type = s->type, .radius = s->radius, .half_length = s->half_length, .hfield = s->hfield,
+    col_geom g = {.type = s->type, .radius = s->radius, .half_length = s->half_length, .hfield = s->hfield,
                   .mesh = s->mesh};
     g.half[0] = s->half[0], g.half[1] = s->half[1], g.half[2] = s->half[2];
     g.rot[0] = g.rot[4] = g.rot[8] = 1.0;
@@ -59,7 +59,7 @@ static inline dvi_geom dvi_shape_local_geom(const dvi_shape* s)
 
 #define DVI_JOINT_MAX_ROWS 7
 
-typedef struct dvi_joint {
+typedef struct wld_joint {
     dvi_joint_type type;
     uint16_t generation;
     int32_t a, b;                      /* body indices; a = −1: the world */
@@ -79,43 +79,43 @@ typedef struct dvi_joint {
     double reaction_force[3], reaction_torque[3];
     bool collide_connected;            /* false: the two bodies' shapes never touch */
     double size;                       /* m: the longer anchor lever at creation (relative violations) */
-} dvi_joint;
+} wld_joint;
 
 /* One bilateral row of a joint: u = ja·vA + jb·vB + bias + compliance·γ = 0,
  * with v = (linear, angular) in world frame. violation: position-level error
  * (0 for motors). compliance: 1/(damping·h) on a damped speed motor's row,
  * else 0. */
-typedef struct dvi_joint_row {
+typedef struct wld_joint_row {
     double ja[6], jb[6];
     double bias;
     double violation;
     double compliance;
-} dvi_joint_row;
+} wld_joint_row;
 
 /* Rows of joint j between bodies A (NULL = world) and B for a step of h
  * ending at time t_end; returns the number of rows. */
-int dvi_joint_build_rows(const dvi_joint* j, const dvi_body* A, const dvi_body* B, double t_end, double h,
-                         double recovery_speed, dvi_joint_row* rows);
-/* Number of rows dvi_joint_build_rows gives for j. */
-int dvi_joint_row_count(const dvi_joint* j);
+int wld_joint_build_rows(const wld_joint* j, const wld_body* A, const wld_body* B, double t_end, double h,
+                         double recovery_speed, wld_joint_row* rows);
+/* Number of rows wld_joint_build_rows gives for j. */
+int wld_joint_row_count(const wld_joint* j);
 /* Fills the joint's frames from the def and the current body poses. */
-dvi_status dvi_joint_init(dvi_joint* j, const dvi_joint_def* def, const dvi_body* A, const dvi_body* B);
+dvi_status wld_joint_init(wld_joint* j, const dvi_joint_def* def, const wld_body* A, const wld_body* B);
 
 /* Warm start: the previous step's contact points (sorted by shape pair, as
  * the collision layer returns them) and an open-addressing index from a
  * shape pair to its first point. */
-typedef struct dvi_warm_point {
+typedef struct wld_warm_point {
     int32_t shape_a, shape_b;
     uint32_t feature;
     int32_t roll;     /* its spin and rolling impulses: w->warm_roll[3 roll …], or −1: none (zeros) */
     double point[3];
     double gamma[3];  /* normal and tangential impulses */
-} dvi_warm_point;
+} wld_warm_point;
 
-typedef struct dvi_warm_slot {
+typedef struct wld_warm_slot {
     int32_t shape_a, shape_b; /* shape_a = −1: empty */
     int32_t first;            /* index into the previous points */
-} dvi_warm_slot;
+} wld_warm_slot;
 
 /* Per-contact output of the last step. Contact c's normal, lever arms and
  * ℓ are not repeated here: they are the frame arrays the solver read (the
@@ -124,14 +124,14 @@ typedef struct dvi_warm_slot {
  * w->fr_arm[6c..6c+5] (ρ_a, ρ_b: the point relative to the centres at the
  * start of the step) and w->fr_ell[c] (the lever scaling the spin and
  * rolling rows, 1 without them); the DEM step fills them too. */
-typedef struct dvi_contact_rec {
+typedef struct wld_contact_rec {
     int32_t body_a, body_b, shape_a, shape_b;
     uint32_t feature;
     int32_t row, nrows;
     double point[3];
     double distance;
     double force[3];
-} dvi_contact_rec;
+} wld_contact_rec;
 
 /* The direct joint solver's state (joint_direct.c), after CSparse's css
  * (symbolic) and csn (numeric): created on the first direct step, grown and
@@ -139,7 +139,7 @@ typedef struct dvi_contact_rec {
  * allocator. The world's saved state does not hold it: each step
  * refactors the numbers, and the analysis is redone when the joint rows'
  * bodies differ from those it was made for (sym.key). */
-typedef struct dvi_jd_symbolic {
+typedef struct wld_jd_symbolic {
     /* the analysis of N_BB's pattern, kept while the joint rows' dynamic
      * bodies (key) stay the same */
     bool valid;                 /* the analysis below is of n rows, ndyn dynamic bodies */
@@ -163,9 +163,9 @@ typedef struct dvi_jd_symbolic {
     int32_t* li;                size_t li_cap;
     int32_t* rp;                size_t rp_cap;        /* L's rows' patterns, topological order */
     int32_t* ri;                size_t ri_cap;
-} dvi_jd_symbolic;
+} wld_jd_symbolic;
 
-typedef struct dvi_jd_numeric {
+typedef struct wld_jd_numeric {
     /* the step's factor into the analysed pattern */
     int32_t dropped;            /* rows dropped as redundant in the last factorisation */
     double* cx;                 size_t cx_cap;        /* C's values */
@@ -194,17 +194,17 @@ typedef struct dvi_jd_numeric {
     int32_t* frblock;           size_t frblock_cap;   /* [contacts] each contact's block in the contacts' problem */
     double* col;                size_t col_cap;       /* [6 rows] one contact's columns of Z */
     dvi_csc g, dc;              /* G and the contacts' empty D, as the solver's problem points to them */
-} dvi_jd_numeric;
+} wld_jd_numeric;
 
-/* The dense solve of a few joint rows alone (dvi_step_joint_direct). */
-typedef struct dvi_jd_dense {
+/* The dense solve of a few joint rows alone (wld_step_joint_direct). */
+typedef struct wld_jd_dense {
     double* nmat;               size_t nmat_cap;      /* N and its Cholesky factor */
     double* lmat;               size_t lmat_cap;
     double* minvd;              size_t minvd_cap;     /* M⁻¹ D, the sparsity of D */
     int32_t* bptr;              size_t bptr_cap;      /* columns of each dynamic body (CSR) */
     int32_t* bcol;              size_t bcol_cap;
     int32_t* bent;              size_t bent_cap;
-} dvi_jd_dense;
+} wld_jd_dense;
 
 /* Every array of the three parts, for freeing them all (joint_direct.c):
  * an array added to a part above is added to its list. */
@@ -214,36 +214,36 @@ typedef struct dvi_jd_dense {
     X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
 #define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
 
-typedef struct dvi_joint_factor {
-    dvi_jd_symbolic sym;
-    dvi_jd_numeric num;
-    dvi_jd_dense dense;
-} dvi_joint_factor;
+typedef struct wld_joint_factor {
+    wld_jd_symbolic sym;
+    wld_jd_numeric num;
+    wld_jd_dense dense;
+} wld_joint_factor;
 
 struct dvi_world {
     dvi_world_def def;
     dvi_allocator alloc;    /* def.allocator: every array below, the collision's, the DEM state's, the solver's */
     uint16_t tag;
     double time;
-    char last_error[512];   /* the text of the last failure, also the thread's (dvi_world_error) */
+    char last_error[512];   /* the text of the last failure, also the thread's (wld_error) */
     dvi_body_namer* namer;  /* names bodies in that text (dvi_world_set_body_namer); NULL: bodies[i] */
     void* namer_user;
 
-    dvi_body* bodies;   int32_t body_count; size_t body_cap;
-    dvi_shape* shapes;  int32_t shape_count; size_t shape_cap;
+    wld_body* bodies;   int32_t body_count; size_t body_cap;
+    wld_shape* shapes;  int32_t shape_count; size_t shape_cap;
     dvi_material* materials; int32_t material_count; size_t material_cap; /* the shapes' materials: a shape
                                                     * takes the last entry when its material is
                                                     * the same (a generated bed holds one), else
                                                     * a new one (104 bytes a shape fewer) */
-    dvi_joint* joints;  int32_t joint_count; size_t joint_cap;
+    wld_joint* joints;  int32_t joint_count; size_t joint_cap;
     uint64_t* excluded; int32_t excluded_count; size_t excluded_cap; /* body pairs that never touch (sorted keys, collision.h) */
 
     dvi_solver* solver;
-    dvi_collision* collision;
+    col_collision* collision;
     dvi_step_stats stats;
 
     /* per-step buffers (grow-only) */
-    dvi_geom* geoms;            size_t geoms_cap;
+    col_geom* geoms;            size_t geoms_cap;
     int32_t* dyn;               size_t dyn_cap;       /* body -> dynamic index or -1 */
     double* vfree;              size_t vfree_cap;     /* [6 * bodies] */
     double* inv_mass;           size_t inv_mass_cap;  /* [10 * dynamic]: 1/m, then the world-frame inverse
@@ -255,10 +255,10 @@ struct dvi_world {
     int32_t* colptr;            size_t colptr_cap;
     int32_t* rowind;            size_t rowind_cap;
     double* values;             size_t values_cap;
-    dvi_contact_rec* contacts;  size_t contacts_cap;  int32_t contact_count;
-    dvi_warm_point* warm;       size_t warm_cap;      int32_t warm_count;
+    wld_contact_rec* contacts;  size_t contacts_cap;  int32_t contact_count;
+    wld_warm_point* warm;       size_t warm_cap;      int32_t warm_count;
     double* warm_roll;          size_t warm_roll_cap; /* [3 * points with spin and rolling rows] */
-    dvi_warm_slot* slots;       size_t slots_cap;     size_t slot_count; /* power of two */
+    wld_warm_slot* slots;       size_t slots_cap;     size_t slot_count; /* power of two */
     double* dv;                 size_t dv_cap;        /* [6 * dynamic] */
     bool* taken;                size_t taken_cap;     /* previous points already matched */
     double* joint_jb;           size_t joint_jb_cap;  /* [6 * joint rows] J_B of each joint row, until commit */
@@ -273,24 +273,24 @@ struct dvi_world {
     double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
     int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
 
-    struct dvi_joint_factor* jf; /* the direct joint solver's state (joint_direct.c); NULL until used */
+    struct wld_joint_factor* jf; /* the direct joint solver's state (joint_direct.c); NULL until used */
 
-    struct dvi_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
+    struct wld_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 
     /* force elements (force_element.c), applied at the start of every step */
     struct dvi_force_element_rec* elements; int32_t element_count, element_cap;
 };
 
 /* The material of shape s. */
-static inline const dvi_material* dvi_shape_material(const dvi_world* w, const dvi_shape* s)
+static inline const dvi_material* wld_shape_material(const dvi_world* w, const wld_shape* s)
 {
     return &w->materials[s->material];
 }
 
 /* Records an error message on the world as the thread's last error
  * (dvi_error_message), sends it to the log and returns st (world_core.c).
- * A body named in it is named by dvi_world_body_name. */
-dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
+ * A body named in it is named by wld_body_name. */
+dvi_status wld_error(dvi_world* w, dvi_status st, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -298,39 +298,39 @@ dvi_status dvi_world_error(dvi_world* w, dvi_status st, const char* fmt, ...)
 /* Validates a state blob against the world as dvi_world_load_state does,
  * without writing anything; *time (if given) gets the state's time. The
  * model's loader checks its step count against that time first. */
-dvi_status dvi_world_check_state(dvi_world* w, const void* data, size_t size, double* time);
+dvi_status wld_check_state(dvi_world* w, const void* data, size_t size, double* time);
 
 /* dvi_world_save_state into one buffer of before + *size + after bytes:
  * the world's state at offset `before` (*size: its length), the rest left
  * for the caller (the model's header, probe and health sections), so a
  * model state is written without a second copy of the world's. */
-dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size);
+dvi_status wld_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size);
 
 /* Body b's name for an error message, in out[size]: the world's namer's
  * (dvi_world_set_body_namer), or "bodies[b]" (b: creation index). Returns out. */
-const char* dvi_world_body_name(const dvi_world* w, int32_t b, char* out, size_t size);
+const char* wld_body_name(const dvi_world* w, int32_t b, char* out, size_t size);
 
 /* Resolves an id to an index, or −1 (stale, null, other world). */
-int32_t dvi_world_body_index(const dvi_world* w, dvi_body_id id);
+int32_t wld_body_index(const dvi_world* w, dvi_body_id id);
 
 /* OpenMP threads of the world's step: its solver settings' `threads`
  * resolved as the solvers do (0 = omp_get_max_threads()); 1 without OpenMP. */
-int dvi_world_threads(const dvi_world* w);
+int wld_threads(const dvi_world* w);
 
 /* Updates body b's shape summary and shape list for the shape w->shapes[si]
  * just attached to it (world_query.c). */
-void dvi_body_note_shape(dvi_world* w, int32_t b, int32_t si);
+void wld_body_note_shape(dvi_world* w, int32_t b, int32_t si);
 
 /* ---- rotation (step_common.c) ---- */
 
 /* True when the body's inertia is a multiple of the identity (a sphere):
  * its midpoint and end angular velocities coincide. */
-bool dvi_body_isotropic(const dvi_body* b);
+bool dvi_body_isotropic(const wld_body* b);
 /* The angular velocity at the step's end of a dynamic body turned from q0
  * to q1 by the Cayley rotation of h w_step, whose free (midpoint) angular
  * velocity was w_mid: I(q1)⁻¹ L⁺, L⁺ its angular momentum after the step's
  * impulses (docs/formulation.md). */
-void dvi_step_end_angular_velocity(const dvi_body* b, const double q0[4], const double q1[4], const double w_mid[3],
+void dvi_step_end_angular_velocity(const wld_body* b, const double q0[4], const double q1[4], const double w_mid[3],
                                    const double w_step[3], double h, double out[3]);
 
 /* ---- force elements (force_element.c) ---------------------------------------------------- */
@@ -349,59 +349,59 @@ void dvi_force_elements_free(dvi_world* w);
 /* ---- the steps: dvi_world_step (step.c) runs one of them --------------------------------- */
 
 /* The DVI step (step_dvi.c) and the DEM step (step_dem.c, dem.h); h checked. */
-dvi_status dvi_step_dvi(dvi_world* w, double h);
+dvi_status wld_step_dvi(dvi_world* w, double h);
 
 /* ---- shared by the DVI step (step_dvi.c) and the DEM step (step_dem.c): step_common.c ---- */
 
 /* Monotonic clock in seconds (stage timings). */
-double dvi_step_clock(void);
+double wld_step_clock(void);
 /* Grows *p to hold n elements of size elem, contents kept; false when out of memory. */
-bool dvi_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem);
+bool wld_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem);
 /* o: the world or the DEM state (each has its allocator in o->alloc) */
-#define DVI_RESERVE(o, field, n) dvi_reserve(&(o)->alloc, (void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
+#define DVI_RESERVE(o, field, n) wld_reserve(&(o)->alloc, (void**)&(o)->field, &(o)->field##_cap, (size_t)(n), sizeof *(o)->field)
 
 /* d[0..n) = the single-precision numbers f[0..n) (the contacts' frames and arms). */
-static inline void dvi_f2d(const float* f, int n, double* d)
+static inline void wld_f2d(const float* f, int n, double* d)
 {
     for (int k = 0; k < n; k++) d[k] = (double)f[k];
 }
 
 /* Sizes the contacts' frame arrays (w->fr_frame, fr_arm, fr_ell) for n
  * contacts; false when out of memory. */
-bool dvi_step_reserve_frames(dvi_world* w, int32_t n);
+bool wld_step_reserve_frames(dvi_world* w, int32_t n);
 /* Places every shape's geometry (w->geoms) at its body's pose and runs the
  * collision layer; sizes w->dyn and w->vfree. On failure records the error. */
-dvi_status dvi_step_collide(dvi_world* w, const dvi_contact_point** pts, int32_t* npts);
+dvi_status wld_step_collide(dvi_world* w, const col_contact_point** pts, int32_t* npts);
 /* Numbers the dynamic bodies (w->dyn), fills w->inv_mass (world frame, 10 numbers a body) and the
  * free velocities v_free = v + h M⁻¹ (f + acc + m g − ω × Jω) plus the torque
  * motors' ±τ a; acc: [6 · bodies] extra force and torque per body (the DEM
  * contacts), or NULL. Sizes w->dv. */
-dvi_status dvi_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn);
+dvi_status wld_step_free_velocities(dvi_world* w, double h, const double* acc, int32_t* ndyn);
 /* Appends one D column at w->rowind/values[*nz]: J_A on body a and J_B on body b
  * (a or b = −1: the world), dynamic bodies only, lower dynamic index first. */
-void dvi_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b);
+void wld_step_add_column(dvi_world* w, int32_t* nz, const double* ja, int32_t a, const double* jb, int32_t b);
 /* The number of joint rows this step. */
-int32_t dvi_step_joint_row_total(const dvi_world* w);
+int32_t wld_step_joint_row_total(const dvi_world* w);
 /* Writes the joint rows 0.. of the step's CCP (colptr, D entries from *nz, r from
  * w->vfree, compliance, warm-start gamma, bilateral blocks) and stages each J_B in
- * w->joint_jb; the buffers must hold dvi_step_joint_row_total rows. Raises
+ * w->joint_jb; the buffers must hold wld_step_joint_row_total rows. Raises
  * *any_compliance and *max_violation; returns the rows written. */
-int32_t dvi_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation);
+int32_t wld_step_joint_rows(dvi_world* w, double h, int32_t* nz, bool* any_compliance, double* max_violation);
 /* Joint-only problems of at most this many rows are solved directly. */
 #define DVI_JOINT_DENSE_ROWS 256
 /* Direct solve of the joint rows 0 … n−1 alone (w->colptr, rowind, values,
- * r, compliance as dvi_step_joint_rows wrote them) into w->gamma; false
+ * r, compliance as wld_step_joint_rows wrote them) into w->gamma; false
  * when out of memory, else *rel = ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖). */
-bool dvi_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel);
+bool wld_step_joint_direct(dvi_world* w, int32_t n, int32_t ndyn, double* rel);
 /* w->dv += D γ over the joint rows 0 … nrows−1 (6 numbers a dynamic body,
  * rows in order): what the joints' impulses give each body. */
-void dvi_step_joint_impulses(dvi_world* w, int32_t nrows);
+void wld_step_joint_impulses(dvi_world* w, int32_t nrows);
 /* Commits the joint rows' impulses w->gamma[0..] and staged J_B into the joints
  * and sets their reaction force and torque (about the anchor on B, bodies' new poses). */
-void dvi_step_joint_reactions(dvi_world* w, double h);
+void wld_step_joint_reactions(dvi_world* w, double h);
 /* Kinetic energy (J) of the dynamic bodies in their present state, summed
  * in body order (the same bits for any thread count). */
-double dvi_step_kinetic_energy(const dvi_world* w);
+double wld_step_kinetic_energy(const dvi_world* w);
 
 /* ---- the joint rows eliminated by a sparse factorisation: joint_direct.c ---- */
 
@@ -413,29 +413,29 @@ double dvi_step_kinetic_energy(const dvi_world* w);
  * (the rover's differential) needs (joint_direct.c) */
 #define DVI_JOINT_PIVOT_FLOOR 1e-7
 /* Frees the world's w->jf (NULL: nothing), at the world's destruction. */
-void dvi_joint_direct_free(dvi_world* w);
+void wld_joint_direct_free(dvi_world* w);
 /* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
- * dvi_step_joint_rows wrote them), analysing its pattern first when the
+ * wld_step_joint_rows wrote them), analysing its pattern first when the
  * rows' bodies changed. Records the error. */
-dvi_status dvi_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn);
+dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn);
 /* Joint rows alone: γ_B = −N_BB⁻¹ r_B into w->gamma; returns the relative
  * residual ‖Nγ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖). */
-double dvi_joint_direct_solve(dvi_world* w, int32_t n);
+double wld_joint_direct_solve(dvi_world* w, int32_t n);
 /* The Schur complement of the ncr contact rows (rows n … n+ncr−1, npts
  * contacts, frames as assembled): S (w->jf->num.s, dense, CSC in its scol,
  * srow) and r_S (num.rs). Records the error. */
-dvi_status dvi_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
+dvi_status wld_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from the contacts' γ_C (w->gamma[n …]) after the Schur solve. */
-void dvi_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr);
+void wld_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr);
 /* w->dv = M⁻¹ (D_B γ_B + D_C γ_C) after a direct step (npts contacts, 0:
  * joints alone), dense or matrix-free. */
-void dvi_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn);
+void wld_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn);
 /* The Schur complement of the contact rows matrix-free: G = Z (w->jf->num.gp,
  * gi, gx: only the contacts on joint bodies have a column), r_S
  * (num.rs), and the contacts' problem's empty D and block numbers.
  * Records the error. */
-dvi_status dvi_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
+dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from γ_C after the low-rank solve. */
-void dvi_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr);
+void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr);
 
 #endif /* DVI_WORLD_INTERNAL_H */

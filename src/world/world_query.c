@@ -4,9 +4,9 @@
  * Bodies are never destroyed, so the live bodies are the slots 0..count−1 in
  * creation order and dvi_world_body_at is a direct index. The per-body shape
  * summary (count, first type, bounding radius) is kept up to date as shapes
- * are attached (dvi_body_note_shape, called by dvi_shape_create), so
+ * are attached (wld_body_note_shape, called by dvi_shape_create), so
  * dvi_body_get_info is O(1). The body's shapes are a list through
- * dvi_shape.next in the order they were attached (dvi_body_get_shape).
+ * wld_shape.next in the order they were attached (dvi_body_get_shape).
  */
 #include "world_internal.h"
 #include "error.h"
@@ -20,18 +20,18 @@
 /* Radius of a sphere about the body's centre of mass enclosing shape s, or a
  * negative number for unbounded or static-only shapes (plane, height field,
  * mesh), which are left out of the bounding radius. */
-static double shape_bound(const dvi_shape* s)
+static double shape_bound(const wld_shape* s)
 {
-    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    const col_shape_class* c = col_shape_class_of(s->type);
     if (!c || !c->bound) return -1.0;
-    const dvi_geom g = dvi_shape_local_geom(s);
+    const col_geom g = wld_shape_local_geom(s);
     return c->bound(&g, v3_norm(s->lpos));
 }
 
-void dvi_body_note_shape(dvi_world* w, int32_t bi, int32_t si)
+void wld_body_note_shape(dvi_world* w, int32_t bi, int32_t si)
 {
-    dvi_body* b = &w->bodies[bi];
-    const dvi_shape* s = &w->shapes[si];
+    wld_body* b = &w->bodies[bi];
+    const wld_shape* s = &w->shapes[si];
     if (b->shape_count == 0) {
         b->first_shape = s->type;
         b->shape_head = si;
@@ -52,9 +52,9 @@ int32_t dvi_world_body_count(const dvi_world* w)
 dvi_status dvi_world_body_at(const dvi_world* w, int32_t index, dvi_body_id* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_body_at: world or out is NULL");
+    if (!w || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_body_at: world or out is NULL");
     if (index < 0 || index >= w->body_count)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)w->body_count, (int)index);
+        return base_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)w->body_count, (int)index);
     out->index1 = index + 1;
     out->generation = w->bodies[index].generation;
     out->world = w->tag;
@@ -64,10 +64,10 @@ dvi_status dvi_world_body_at(const dvi_world* w, int32_t index, dvi_body_id* out
 dvi_status dvi_body_get_info(const dvi_world* w, dvi_body_id id, dvi_body_info* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    int32_t i = dvi_world_body_index(w, id);
-    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_body_get_info: world or out is NULL");
-    if (i < 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this world");
-    const dvi_body* b = &w->bodies[i];
+    int32_t i = wld_body_index(w, id);
+    if (!w || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_body_get_info: world or out is NULL");
+    if (i < 0) return base_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this world");
+    const wld_body* b = &w->bodies[i];
     out->type = b->type;
     out->mass = b->type == DVI_BODY_DYNAMIC ? b->mass : 0.0;
     out->shape_count = b->shape_count;
@@ -103,23 +103,23 @@ static void m3_to_q(const double* R, double* q)
 dvi_status dvi_body_get_shape(const dvi_world* w, dvi_body_id id, int32_t index, dvi_shape_info* out)
 {
     if (out) memset(out, 0, sizeof *out);
-    if (!w || !out) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_body_get_shape: world or out is NULL");
-    int32_t bi = dvi_world_body_index(w, id);
-    if (bi < 0) return dvi_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this world");
-    const dvi_body* b = &w->bodies[bi];
+    if (!w || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_body_get_shape: world or out is NULL");
+    int32_t bi = wld_body_index(w, id);
+    if (bi < 0) return base_error_set(DVI_ERR_INVALID_ARG, "body: not an id of this world");
+    const wld_body* b = &w->bodies[bi];
     if (index < 0 || index >= b->shape_count)
-        return dvi_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)b->shape_count,
+        return base_error_setf(DVI_ERR_INVALID_ARG, "index: must be in [0, %d) (got %d)", (int)b->shape_count,
                               (int)index);
     int32_t si = b->shape_head;
     for (int32_t k = 0; k < index; k++) si = w->shapes[si].next;
-    const dvi_shape* s = &w->shapes[si];
+    const wld_shape* s = &w->shapes[si];
     out->type = s->type;
-    const dvi_shape_class* c = dvi_shape_class_of(s->type);
+    const col_shape_class* c = col_shape_class_of(s->type);
     for (int p = 0; c && p < 2 && c->params[p].key; p++) {
         double r = s->radius, hl = s->half_length, h[3] = {s->half[0], s->half[1], s->half[2]};
-        const double* v = dvi_shape_param_ptr(&c->params[p], &r, &hl, h);
-        double* dst = dvi_shape_param_ptr(&c->params[p], &out->radius, &out->half_length, out->half_extents);
-        for (int k = 0; k < dvi_shape_param_length(&c->params[p]); k++) dst[k] = v[k];
+        const double* v = col_shape_param_ptr(&c->params[p], &r, &hl, h);
+        double* dst = col_shape_param_ptr(&c->params[p], &out->radius, &out->half_length, out->half_extents);
+        for (int k = 0; k < col_shape_param_length(&c->params[p]); k++) dst[k] = v[k];
     }
     if (s->hfield) {
         out->nx = s->hfield->nx;

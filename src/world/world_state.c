@@ -160,7 +160,7 @@ static uint64_t settings_hash(const dvi_world* w)
     return h;
 }
 
-static uint64_t body_hash(const dvi_body* b)
+static uint64_t body_hash(const wld_body* b)
 {
     uint64_t h = DVI_FNV_OFFSET;
     h = fnv_i32(h, (int32_t)b->type);
@@ -173,7 +173,7 @@ static uint64_t body_hash(const dvi_body* b)
 /* Shape i: its definition and its DEM sample points. */
 static uint64_t shape_hash(const dvi_world* w, int32_t i)
 {
-    const dvi_shape* s = &w->shapes[i];
+    const wld_shape* s = &w->shapes[i];
     uint64_t h = DVI_FNV_OFFSET;
     h = fnv_i32(h, s->body);
     h = fnv_i32(h, (int32_t)s->type);
@@ -182,19 +182,19 @@ static uint64_t shape_hash(const dvi_world* w, int32_t i)
     h = fnv_f64s(h, s->half, 3);
     h = fnv_f64s(h, s->lpos, 3);
     h = fnv_f64s(h, s->lrot, 9);
-    const dvi_material* m = dvi_shape_material(w, s);
+    const dvi_material* m = wld_shape_material(w, s);
     double mat[13] = {m->friction,      m->rolling_friction, m->spinning_friction, m->restitution,
                       m->compliance,    m->young_modulus,    m->poisson_ratio,     m->k_n,
                       m->k_t,           m->gamma_n,          m->gamma_t,           m->terrain_stiffness,
                       m->terrain_hysteresis};
     h = fnv_f64s(h, mat, 13);
     /* DEM samples (dvi_shape_set_dem_samples): count, then x, y, z, area each */
-    const dvi_dem* d = w->dem;
+    const wld_dem* d = w->dem;
     int32_t ns = d && i < d->shape_cap ? d->shapes[i].sample_count : 0;
     h = fnv_i32(h, ns);
     if (ns > 0) h = fnv_f64s(h, d->samples + 4 * (size_t)d->shapes[i].sample_first, 4 * (size_t)ns);
     if (s->hfield) {
-        const dvi_heightfield* f = s->hfield;
+        const col_heightfield* f = s->hfield;
         h = fnv_i32(h, f->nx);
         h = fnv_i32(h, f->ny);
         h = fnv_u64(h, f64_bits(f->dx));
@@ -202,7 +202,7 @@ static uint64_t shape_hash(const dvi_world* w, int32_t i)
         h = fnv_f64s(h, f->heights, (size_t)f->nx * (size_t)f->ny);
     }
     if (s->mesh) {
-        const dvi_trimesh* t = s->mesh;
+        const col_trimesh* t = s->mesh;
         h = fnv_i32(h, t->vertex_count);
         h = fnv_i32(h, t->triangle_count);
         h = fnv_f64s(h, t->vertices, 3 * (size_t)t->vertex_count);
@@ -217,7 +217,7 @@ static uint64_t shape_hash(const dvi_world* w, int32_t i)
     return h;
 }
 
-static uint64_t joint_hash(const dvi_joint* j)
+static uint64_t joint_hash(const wld_joint* j)
 {
     uint64_t h = DVI_FNV_OFFSET;
     h = fnv_i32(h, (int32_t)j->type);
@@ -319,13 +319,13 @@ static void write_payload(const dvi_world* w, wbuf* b)
 #undef PUT_STAT
 
     for (int32_t i = 0; i < w->body_count; i++) {
-        const dvi_body* d = &w->bodies[i];
+        const wld_body* d = &w->bodies[i];
 #define PUT_BODY(field, n) put_f64s(b, d->field, n);
         BODY_FIELDS(PUT_BODY)
 #undef PUT_BODY
     }
     for (int32_t i = 0; i < w->joint_count; i++) {
-        const dvi_joint* j = &w->joints[i];
+        const wld_joint* j = &w->joints[i];
         put_f64(b, j->speed);
         put_f64(b, j->torque);
         put_i32(b, j->nrows);
@@ -335,25 +335,25 @@ static void write_payload(const dvi_world* w, wbuf* b)
         put_f64s(b, j->reaction_torque, 3);
     }
     /* DEM: step count and contact history (entries in their dense order) */
-    const dvi_dem* d = w->dem;
+    const wld_dem* d = w->dem;
     put_u64(b, d ? d->steps : 0);
     put_u32(b, d ? (uint32_t)d->history.count : 0);
     for (int32_t k = 0; d && k < d->history.count; k++) {
-        const dvi_dem_entry* e = &d->history.entries[k];
+        const wld_dem_entry* e = &d->history.entries[k];
         put_key(b, e->key.shape_a, e->key.shape_b, e->key.feature);
         put_f64s(b, e->u, 3);
         put_f64s(b, e->roll, 3);
     }
     put_u32(b, (uint32_t)w->contact_count);
     for (int32_t c = 0; c < w->contact_count; c++) {
-        const dvi_contact_rec* r = &w->contacts[c];
+        const wld_contact_rec* r = &w->contacts[c];
         put_i32(b, r->body_a);
         put_i32(b, r->body_b);
         put_key(b, r->shape_a, r->shape_b, r->feature);
         put_f64s(b, r->point, 3);
         double normal[3], arm[6];
-        dvi_f2d(w->fr_frame + 9 * (size_t)c, 3, normal);
-        dvi_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, normal);
+        wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
         put_f64s(b, normal, 3);
         double t1[3], t2[3]; /* kept in the format; always the basis of the normal */
         basis_from_normal(normal, t1, t2);
@@ -368,7 +368,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     }
     put_u32(b, (uint32_t)w->warm_count);
     for (int32_t k = 0; k < w->warm_count; k++) {
-        const dvi_warm_point* p = &w->warm[k];
+        const wld_warm_point* p = &w->warm[k];
         put_key(b, p->shape_a, p->shape_b, p->feature);
         put_f64s(b, p->point, 3);
         put_f64s(b, p->gamma, 3);
@@ -377,7 +377,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     }
     put_u64(b, (uint64_t)w->slot_count);
     for (size_t k = 0; k < w->slot_count; k++) {
-        const dvi_warm_slot* s2 = &w->slots[k];
+        const wld_warm_slot* s2 = &w->slots[k];
         bool used = s2->shape_a >= 0; /* the other fields of an empty slot are not initialised */
         put_i32(b, used ? s2->shape_a : -1);
         put_i32(b, used ? s2->shape_b : -1);
@@ -401,19 +401,19 @@ dvi_status dvi_world_save_state(const dvi_world* w, void** data, size_t* size)
 {
     if (data) *data = NULL;
     if (size) *size = 0;
-    if (!w || !data || !size) return dvi_error_set(DVI_ERR_INVALID_ARG, "dvi_world_save_state: world, data or size is NULL");
-    return dvi_world_save_state_within(w, 0, 0, data, size);
+    if (!w || !data || !size) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_save_state: world, data or size is NULL");
+    return wld_save_state_within(w, 0, 0, data, size);
 }
 
-dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size)
+dvi_status wld_save_state_within(const dvi_world* w, size_t before, size_t after, void** data, size_t* size)
 {
     wbuf count = {NULL, 0};
     write_payload(w, &count);
     size_t payload = count.pos;
     if (payload > SIZE_MAX - HEADER_SIZE - before - after || before > SIZE_MAX / 2 || after > SIZE_MAX / 2)
-        return dvi_error_set(DVI_ERR_NOMEM, "state: too large to save");
+        return base_error_set(DVI_ERR_NOMEM, "state: too large to save");
     uint8_t* base = malloc(before + HEADER_SIZE + payload + after);
-    if (!base) return dvi_error_set(DVI_ERR_NOMEM, "out of memory saving the state");
+    if (!base) return base_error_set(DVI_ERR_NOMEM, "out of memory saving the state");
     uint8_t* p = base + before;
     wbuf b = {p + HEADER_SIZE, 0};
     write_payload(w, &b);
@@ -440,7 +440,7 @@ dvi_status dvi_world_save_state_within(const dvi_world* w, size_t before, size_t
     put_u32(&h, (uint32_t)w->joint_count);
     put_u32(&h, 0);
     put_u64(&h, fp);
-    uint64_t sum = dvi_fnv1a(dvi_fnv1a(DVI_FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, payload);
+    uint64_t sum = base_fnv1a(base_fnv1a(DVI_FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, payload);
     put_u64(&h, sum);
     *data = base;
     *size = HEADER_SIZE + payload;
@@ -529,8 +529,8 @@ static double get_clock(rbuf* r)
 static dvi_status damaged(dvi_world* w, const char* what, long long index, const char* field)
 {
     if (index >= 0)
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (%s[%lld].%s out of range)", what, index, field);
-    return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (%s)", what);
+        return wld_error(w, DVI_ERR_PARSE, "state: damaged data (%s[%lld].%s out of range)", what, index, field);
+    return wld_error(w, DVI_ERR_PARSE, "state: damaged data (%s)", what);
 }
 
 #define RESERVE(w, field, n) DVI_RESERVE(w, field, n)
@@ -546,7 +546,7 @@ typedef struct state_counts {
     size_t warm_roll; /* warm-start points with spin and rolling impulses */
     uint64_t slots;
     uint64_t dem_steps;
-    dvi_dem_history history; /* owned until applied */
+    wld_dem_history history; /* owned until applied */
     uint32_t version;
     size_t elements_at; /* the force elements' section in the payload (version 3) */
 } state_counts;
@@ -560,7 +560,7 @@ static dvi_status read_elements(dvi_world* w, rbuf* r, state_counts* counts)
 {
     if (counts->version == 2) {
         if (w->element_count > 0)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (the state has no force elements, "
                                    "this world has %d)",
                                    (int)w->element_count);
@@ -576,7 +576,7 @@ static dvi_status read_elements(dvi_world* w, rbuf* r, state_counts* counts)
         if (r->bad || !need(r, len)) return damaged(w, "force elements", (long long)e, "name");
         const char* name = el->cls->name;
         if (len != strlen(name) || memcmp(r->p + r->pos, name, len) != 0)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (force element %u is '%.*s' in the "
                                    "state, '%s' here)",
                                    (unsigned)e, (int)(len < 64 ? len : 64), (const char*)(r->p + r->pos), name);
@@ -586,7 +586,7 @@ static dvi_status read_elements(dvi_world* w, rbuf* r, state_counts* counts)
         /* the size of a stateful element's state may vary with the state
          * (a soil's touched nodes): its load checks it */
         if (n != 0 && !el->cls->state_size)
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (force element %u '%s': %llu bytes of "
                                    "state in the state, stateless here)",
                                    (unsigned)e, name, (unsigned long long)n);
@@ -613,7 +613,7 @@ static dvi_status load_elements(dvi_world* w, const rbuf* payload, const state_c
             dvi_status st = el->cls->load(el->self, r.p + r.pos, n);
             if (st != DVI_OK) {
                 const char* why = dvi_error_message();
-                return dvi_world_error(w, st < 0 ? st : DVI_ERR_PARSE, "state: force element %d (%s): %s", (int)e,
+                return wld_error(w, st < 0 ? st : DVI_ERR_PARSE, "state: force element %d (%s): %s", (int)e,
                                        el->cls->name, why && why[0] ? why : dvi_status_string(st));
             }
         }
@@ -640,15 +640,15 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         w->stats = st;
     }
     for (int32_t i = 0; i < nb; i++) {
-        dvi_body tmp;
-        dvi_body* d = apply ? &w->bodies[i] : &tmp;
+        wld_body tmp;
+        wld_body* d = apply ? &w->bodies[i] : &tmp;
 #define GET_BODY(field, n) get_f64s(r, d->field, n);
         BODY_FIELDS(GET_BODY)
 #undef GET_BODY
     }
     for (int32_t i = 0; i < nj; i++) {
-        dvi_joint tmp;
-        dvi_joint* j = apply ? &w->joints[i] : &tmp;
+        wld_joint tmp;
+        wld_joint* j = apply ? &w->joints[i] : &tmp;
         j->speed = get_f64(r);
         j->torque = get_f64(r);
         int32_t nrows = get_i32(r);
@@ -668,11 +668,11 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     if (apply) {
         r->pos += (size_t)nh * DEM_ENTRY_BYTES; /* built in counts->history by the validation */
     } else {
-        dvi_dem_history* hist = &counts->history;
-        if (nh > 0 && dvi_dem_history_reserve(hist, (int32_t)nh) != DVI_OK)
-            return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+        wld_dem_history* hist = &counts->history;
+        if (nh > 0 && wld_dem_history_reserve(hist, (int32_t)nh) != DVI_OK)
+            return wld_error(w, DVI_ERR_NOMEM, "state: out of memory");
         for (uint32_t k = 0; k < nh; k++) {
-            dvi_dem_key key;
+            wld_dem_key key;
             get_key(r, &key.shape_a, &key.shape_b, &key.feature);
             double u[3], roll[3];
             get_f64s(r, u, 3);
@@ -680,13 +680,13 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
             if (key.shape_a < 0 || key.shape_a >= ns) return damaged(w, "dem_history", k, "shape_a");
             if (key.shape_b < 0 || key.shape_b >= ns || key.shape_b == key.shape_a)
                 return damaged(w, "dem_history", k, "shape_b");
-            if (dvi_dem_history_find(hist, &key) >= 0)
-                return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged data (dem_history[%u]: duplicate key)",
+            if (wld_dem_history_find(hist, &key) >= 0)
+                return wld_error(w, DVI_ERR_PARSE, "state: damaged data (dem_history[%u]: duplicate key)",
                                        (unsigned)k);
             int32_t e;
-            if (dvi_dem_history_insert(hist, &key, &e) != DVI_OK) /* reserved: cannot fail */
-                return dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
-            dvi_dem_entry* en = &hist->entries[e];
+            if (wld_dem_history_insert(hist, &key, &e) != DVI_OK) /* reserved: cannot fail */
+                return wld_error(w, DVI_ERR_NOMEM, "state: out of memory");
+            wld_dem_entry* en = &hist->entries[e];
             en->stamp = dem_steps; /* as if renewed by the last step */
             memcpy(en->u, u, sizeof u);
             memcpy(en->roll, roll, sizeof roll);
@@ -697,7 +697,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     if (nc > (uint32_t)INT32_MAX - 1 || !need(r, (size_t)nc * CONTACT_BYTES + 4))
         return damaged(w, "contact count does not fit the payload", -1, NULL);
     for (uint32_t c = 0; c < nc; c++) {
-        dvi_contact_rec rec;
+        wld_contact_rec rec;
         rec.body_a = get_i32(r);
         rec.body_b = get_i32(r);
         get_key(r, &rec.shape_a, &rec.shape_b, &rec.feature);
@@ -735,7 +735,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         return damaged(w, "warm-start point count does not fit the payload", -1, NULL);
     size_t nroll = 0; /* points with spin and rolling impulses */
     for (uint32_t k = 0; k < nw; k++) {
-        dvi_warm_point pt;
+        wld_warm_point pt;
         double roll[3];
         get_key(r, &pt.shape_a, &pt.shape_b, &pt.feature);
         get_f64s(r, pt.point, 3);
@@ -766,7 +766,7 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         return damaged(w, "payload size does not match its contents", -1, NULL);
     uint64_t empty = 0;
     for (uint64_t k = 0; k < nslot; k++) {
-        dvi_warm_slot s;
+        wld_warm_slot s;
         s.shape_a = get_i32(r);
         s.shape_b = get_i32(r);
         s.first = get_i32(r);
@@ -789,9 +789,9 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
         w->warm_count = (int32_t)nw;
         w->slot_count = (size_t)nslot;
         if (w->dem) {
-            dvi_dem_history_free(&w->dem->history);
+            wld_dem_history_free(&w->dem->history);
             w->dem->history = counts->history;
-            dvi_dem_history_init(&counts->history, &w->alloc);
+            wld_dem_history_init(&counts->history, &w->alloc);
             w->dem->steps = dem_steps;
         }
     }
@@ -819,7 +819,7 @@ static uint64_t rd_u64_at(const uint8_t* p, size_t at)
 
 static dvi_status structure_differs(dvi_world* w, const char* what, uint32_t saved, int32_t here)
 {
-    return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+    return wld_error(w, DVI_ERR_INVALID_ARG,
                            "state: structure differs from this world (%s %u in the state vs %d here)", what, saved,
                            (int)here);
 }
@@ -829,35 +829,35 @@ static dvi_status structure_differs(dvi_world* w, const char* what, uint32_t sav
  * the state's time once the blob is known to be valid. */
 static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, bool apply, double* time)
 {
-    if (!w) return dvi_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!data || size == 0) return dvi_world_error(w, DVI_ERR_INVALID_ARG, "state: no data");
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!data || size == 0) return wld_error(w, DVI_ERR_INVALID_ARG, "state: no data");
     const uint8_t* p = data;
     if (size < HEADER_SIZE)
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: truncated (%zu bytes; the header alone has %u)", size,
+        return wld_error(w, DVI_ERR_PARSE, "state: truncated (%zu bytes; the header alone has %u)", size,
                                HEADER_SIZE);
     if (memcmp(p, STATE_MAGIC, 8) != 0)
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: not a world state (magic \"DVISTATE\" missing)");
+        return wld_error(w, DVI_ERR_PARSE, "state: not a world state (magic \"DVISTATE\" missing)");
     uint32_t version = rd_u32_at(p, 8);
     if (version < STATE_VERSION_OLDEST || version > STATE_VERSION)
-        return dvi_world_error(w, DVI_ERR_PARSE,
+        return wld_error(w, DVI_ERR_PARSE,
                                "state: format version %u not supported (this library reads %u to %u)", version,
                                STATE_VERSION_OLDEST, STATE_VERSION);
     uint32_t bom = rd_u32_at(p, 12);
     if (bom == 0x04030201u)
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: written with the opposite byte order");
+        return wld_error(w, DVI_ERR_PARSE, "state: written with the opposite byte order");
     if (bom != STATE_BOM || rd_u32_at(p, 16) != HEADER_SIZE || rd_u32_at(p, 20) != 0 || rd_u32_at(p, 44) != 0)
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: damaged header");
+        return wld_error(w, DVI_ERR_PARSE, "state: damaged header");
     uint64_t payload = rd_u64_at(p, 24);
     if (payload != size - HEADER_SIZE) {
         if (payload > size - HEADER_SIZE)
-            return dvi_world_error(w, DVI_ERR_PARSE, "state: truncated (%zu bytes, the header announces %llu)", size,
+            return wld_error(w, DVI_ERR_PARSE, "state: truncated (%zu bytes, the header announces %llu)", size,
                                    (unsigned long long)payload + HEADER_SIZE);
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: %zu bytes, the header announces %llu", size,
+        return wld_error(w, DVI_ERR_PARSE, "state: %zu bytes, the header announces %llu", size,
                                (unsigned long long)payload + HEADER_SIZE);
     }
-    uint64_t sum = dvi_fnv1a(dvi_fnv1a(DVI_FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, (size_t)payload);
+    uint64_t sum = base_fnv1a(base_fnv1a(DVI_FNV_OFFSET, p, CHECKSUM_AT), p + HEADER_SIZE, (size_t)payload);
     if (sum != rd_u64_at(p, CHECKSUM_AT))
-        return dvi_world_error(w, DVI_ERR_PARSE, "state: checksum mismatch (damaged data)");
+        return wld_error(w, DVI_ERR_PARSE, "state: checksum mismatch (damaged data)");
 
     /* structure: counts, then the hashes, naming the first object that differs */
     uint32_t nb = rd_u32_at(p, 32), ns = rd_u32_at(p, 36), nj = rd_u32_at(p, 40);
@@ -872,26 +872,26 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     for (size_t i = 0; i < nobj; i++) fp = fnv_u64(fp, rd_u64_at(r.p, 8 + 8 * i));
     if (fp != rd_u64_at(p, 48)) return damaged(w, "fingerprint does not match the structure hashes", -1, NULL);
     if (saved_settings != settings_hash(w))
-        return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+        return wld_error(w, DVI_ERR_INVALID_ARG,
                                "state: structure differs from this world (world settings: gravity, collision "
                                "envelope, recovery speeds, bounce threshold, method or DEM settings)");
     for (int32_t i = 0; i < w->body_count; i++)
         if (get_u64(&r) != body_hash(&w->bodies[i])) {
             char name[128];
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (%s: type, mass, inertia or "
                                    "gravity scale)",
-                                   dvi_world_body_name(w, i, name, sizeof name));
+                                   wld_body_name(w, i, name, sizeof name));
         }
     for (int32_t i = 0; i < w->shape_count; i++)
         if (get_u64(&r) != shape_hash(w, i))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (shapes[%d]: body, type, size, offset, "
                                    "material, data or DEM samples)",
                                    (int)i);
     for (int32_t i = 0; i < w->joint_count; i++)
         if (get_u64(&r) != joint_hash(&w->joints[i]))
-            return dvi_world_error(w, DVI_ERR_INVALID_ARG,
+            return wld_error(w, DVI_ERR_INVALID_ARG,
                                    "state: structure differs from this world (joints[%d]: type, bodies, anchors, "
                                    "axes or motor kind)",
                                    (int)i);
@@ -900,7 +900,7 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
     size_t state_at = r.pos;
     state_counts counts;
     memset(&counts, 0, sizeof counts);
-    dvi_dem_history_init(&counts.history, &w->alloc);
+    wld_dem_history_init(&counts.history, &w->alloc);
     counts.version = version;
     dvi_status st = read_state(w, &r, false, &counts);
     if (st == DVI_OK && time) {
@@ -908,22 +908,22 @@ static dvi_status load_or_check(dvi_world* w, const void* data, size_t size, boo
         memcpy(time, &bits, sizeof *time);
     }
     if (!apply) {
-        dvi_dem_history_free(&counts.history);
+        wld_dem_history_free(&counts.history);
         return st;
     }
     if (st == DVI_OK &&
-        (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !dvi_step_reserve_frames(w, (int32_t)counts.contacts) ||
+        (!RESERVE(w, contacts, (size_t)counts.contacts + 1) || !wld_step_reserve_frames(w, (int32_t)counts.contacts) ||
          !RESERVE(w, warm, (size_t)counts.warm + 1) || !RESERVE(w, warm_roll, 3 * counts.warm_roll + 3) ||
          (counts.slots > 0 && !RESERVE(w, slots, (size_t)counts.slots)) ||
-         ((counts.dem_steps > 0 || counts.history.count > 0) && !dvi_dem_get(w))))
-        st = dvi_world_error(w, DVI_ERR_NOMEM, "state: out of memory");
+         ((counts.dem_steps > 0 || counts.history.count > 0) && !wld_dem_get(w))))
+        st = wld_error(w, DVI_ERR_NOMEM, "state: out of memory");
     if (st == DVI_OK) st = load_elements(w, &r, &counts);
     if (st == DVI_OK) {
         r.pos = state_at;
         r.bad = false;
         st = read_state(w, &r, true, &counts); /* DVI_OK: the same bytes were validated above */
     }
-    dvi_dem_history_free(&counts.history); /* empty when applied */
+    wld_dem_history_free(&counts.history); /* empty when applied */
     return st;
 }
 
@@ -932,7 +932,7 @@ dvi_status dvi_world_load_state(dvi_world* w, const void* data, size_t size)
     return load_or_check(w, data, size, true, NULL);
 }
 
-dvi_status dvi_world_check_state(dvi_world* w, const void* data, size_t size, double* time)
+dvi_status wld_check_state(dvi_world* w, const void* data, size_t size, double* time)
 {
     return load_or_check(w, data, size, false, time);
 }

@@ -14,7 +14,7 @@ static int run_file(const char* path)
     char* buf = NULL;
     size_t n = 0;
     char why[160];
-    if (dvi_read_regular(path, 0, &buf, &n, why, sizeof why) != 0) {
+    if (base_read_regular(path, 0, &buf, &n, why, sizeof why) != 0) {
         fprintf(stderr, "replay: %s: %s\n", path, why);
         return -1;
     }
