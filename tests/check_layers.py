@@ -21,6 +21,11 @@ undefined must be defined by an object of the same layer or of a layer below
 it, or outside the library (libc, BLAS, ...). A call up a layer is caught
 there even when no #include shows it.
 
+Names: with --build, every symbol the layers' objects define for the linker
+whose name starts with dvi_ must be named in a public header
+(include/dvi/*.h): dvi_ is the public API's prefix, and an internal name
+takes its layer's (PREFIX below).
+
 Circles: the library's files under src/ are joined by their includes and,
 with --build, by their calls (file A.c to B.c when A.c's object uses a
 symbol B.c's defines); two or more files that reach each other are a
@@ -58,6 +63,8 @@ PUBLIC = {  # include/dvi/NAME -> layer
     "output.h": "output",
     "dvi.h": "io",
 }
+# layer -> the prefix of its internal names (docs/architecture.md)
+PREFIX = {"base": "base_", "ccp": "ccp_", "collision": "col_", "world": "wld_", "output": "out_", "io": "io_"}
 PROGRAMS = ("tool", "examples", "bench", "studies")
 # programs that reach into a layer's internal headers, as a test does
 EXEMPT = {
@@ -181,7 +188,7 @@ def symbol_table(objs, nm="nm"):
                 continue
             if f[1] == "U":
                 undefined.add(f[0])
-            elif f[1].isupper():
+            elif f[1].isupper() or f[1] == "i":  # i: a GNU indirect function (target_clones)
                 defined.add(f[0])
         table[room] = (defined, undefined)
     return table
@@ -206,6 +213,29 @@ def check_symbols(table):
             if there not in LAYERS[here]:
                 problems.append(f"{room} ({here}) calls {sym}, defined in {there_room} ({there}): not allowed")
     return problems, calls
+
+
+def public_names(root):
+    """Every dvi_ name the public headers mention."""
+    names = set()
+    inc = os.path.join(root, "include", "dvi")
+    for n in sorted(os.listdir(inc)) if os.path.isdir(inc) else []:
+        if n.endswith(".h"):
+            names |= set(re.findall(r"\bdvi_\w+", open(os.path.join(inc, n), encoding="utf-8").read()))
+    return names
+
+
+def check_prefix(table, public):
+    """A problem for each dvi_ symbol an object defines that no public header names."""
+    problems = []
+    for room, (defined, _) in sorted(table.items()):
+        layer = room.split("/")[1]
+        for sym in sorted(defined):
+            name = sym.split(".")[0]  # name.resolver, name.avx2.0: the clones of one function
+            if name.startswith("dvi_") and name not in public and sym == name:
+                problems.append(f"{room} defines {sym}, which include/dvi/ does not name: dvi_ is the public "
+                                f"API's prefix; an internal name of the {layer} layer starts with {PREFIX[layer]}")
+    return problems
 
 
 def circles(edges):
@@ -354,6 +384,12 @@ def self_test(cc=None, nm="nm"):
         if circles(calls) != [["src/base/e.c", "src/ccp/s.c", "src/ccp/t.c"]]:
             print("check_layers: the self-test expected the circle of e, s and t and got", circles(calls))
             ok = False
+        want = ["src/ccp/s.c defines dvi_hidden, which include/dvi/ does not name: dvi_ is the public API's "
+                "prefix; an internal name of the ccp layer starts with ccp_"]
+        table["src/ccp/s.c"][0].update({"dvi_open", "dvi_hidden", "dvi_open.resolver"})
+        if check_prefix(table, {"dvi_open"}) != want:
+            print("check_layers: the self-test expected", want, "and got", check_prefix(table, {"dvi_open"}))
+            ok = False
         if circle_problems(circles(calls), {}, True) == []:
             print("check_layers: the self-test's circle was not reported")
             ok = False
@@ -420,8 +456,9 @@ def main():
         if missing:
             problems.append(f"{build}: no object file for " + ", ".join(missing)
                             + " (build the library first)")
-        sym_problems, calls = check_symbols(symbol_table(objs, nm))
-        problems += sym_problems
+        symbols = symbol_table(objs, nm)
+        sym_problems, calls = check_symbols(symbols)
+        problems += sym_problems + check_prefix(symbols, public_names(root))
         for a, bs in calls.items():
             room_edges.setdefault(a, set()).update(bs)
         objs_n = len(objs)
@@ -440,7 +477,8 @@ def main():
         print(f"check_layers: {len(problems)} problem(s) in {n} files" + (f" and {objs_n} objects" if build else ""))
         return 1
     print(f"check_layers: {n} files" + (f", {objs_n} objects" if build else "")
-          + ": every include and call points down or stays in its layer; no circle but the known ones")
+          + ": every include and call points down or stays in its layer; no circle but the known ones"
+          + ("; every dvi_ symbol public" if build else ""))
     return 0
 
 
