@@ -230,11 +230,12 @@ def check_prefix(table, public):
     problems = []
     for room, (defined, _) in sorted(table.items()):
         layer = room.split("/")[1]
+        prefix = PREFIX.get(layer, layer + "_")
         for sym in sorted(defined):
             name = sym.split(".")[0]  # name.resolver, name.avx2.0: the clones of one function
             if name.startswith("dvi_") and name not in public and sym == name:
                 problems.append(f"{room} defines {sym}, which include/dvi/ does not name: dvi_ is the public "
-                                f"API's prefix; an internal name of the {layer} layer starts with {PREFIX[layer]}")
+                                f"API's prefix; an internal name of the {layer} layer starts with {prefix}")
     return problems
 
 
