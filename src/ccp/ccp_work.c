@@ -76,7 +76,7 @@ void* ccp_work_scratch(ccp_work* w, size_t bytes)
 }
 
 /* Places array k of the work (vec[k] below DVI_WORK_VECTORS, else a
- * dvi_work_placed) for `bytes`: in the first lent block with room (at a
+ * ccp_work_placed) for `bytes`: in the first lent block with room (at a
  * page boundary: vectors that start at one offset within a page stream as
  * fast as separately allocated ones, where packed vectors were measured 5 %
  * slower), else in the work's own memory; placed in lent memory, its own

@@ -42,7 +42,7 @@
 
 /* The arrays of the work that may live in lent memory (dvi_solver_lend):
  * vec[0 … DVI_WORK_VECTORS), then these. */
-enum dvi_work_placed {
+enum ccp_work_placed {
     DVI_PLACE_DIAG = DVI_WORK_VECTORS,
     DVI_PLACE_FC_FORCE,
     DVI_PLACE_INC_ARM, /* inc_arm or inc_arm_f, whichever the frames' precision uses */
@@ -131,7 +131,7 @@ typedef struct ccp_work {
     int32_t* cursor;    /* [max(m, nbody) + 1] scratch for counting sorts */
     double* vec[DVI_WORK_VECTORS]; /* scratch [m] vectors, for solvers: in lent memory or vec_own */
     /* the arrays a solve writes before it reads them (DVI_WORK_PLACED: the
-     * vectors, then those of dvi_work_placed) live in memory lent by
+     * vectors, then those of ccp_work_placed) live in memory lent by
      * dvi_solver_lend where it has room, else in own[] (NULL when lent) */
     void* own[DVI_WORK_PLACED];
     size_t own_bytes[DVI_WORK_PLACED];

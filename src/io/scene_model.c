@@ -794,7 +794,7 @@ static bool probe_due_at(const dvi_model* m, const model_probe* p, int64_t n)
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
-    dvi_health_before_step(&m->health, m->world, m->dt);
+    wld_health_before_step(&m->health, m->world, m->dt);
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) return st; /* the world's message names bodies as the scene does (name_body) */
     m->steps++;

@@ -30,7 +30,7 @@ dvi_status dvi_world_add_force_element(dvi_world* w, const dvi_force_element_cla
     if (!base_mem_grow(&w->alloc, (void**)&w->elements, &cap, (size_t)w->element_count + 1, sizeof *w->elements, 4))
         return wld_error(w, DVI_ERR_NOMEM, "force element: out of memory");
     w->element_cap = (int32_t)cap;
-    w->elements[w->element_count] = (dvi_force_element_rec){cls, self};
+    w->elements[w->element_count] = (wld_force_element_rec){cls, self};
     if (index) *index = w->element_count;
     w->element_count++;
     return DVI_OK;
@@ -79,7 +79,7 @@ dvi_status dvi_body_get_step_force(const dvi_world* w, dvi_body_id id, double fo
     return DVI_OK;
 }
 
-dvi_status dvi_force_elements_apply(dvi_world* w, double h)
+dvi_status wld_force_elements_apply(dvi_world* w, double h)
 {
     if (w->element_count == 0) return DVI_OK;
     for (int32_t i = 0; i < w->body_count; i++) {
@@ -87,7 +87,7 @@ dvi_status dvi_force_elements_apply(dvi_world* w, double h)
         memset(w->bodies[i].step_torque, 0, sizeof w->bodies[i].step_torque);
     }
     for (int32_t e = 0; e < w->element_count; e++) {
-        const dvi_force_element_rec* r = &w->elements[e];
+        const wld_force_element_rec* r = &w->elements[e];
         dvi_error_clear();
         dvi_status st = r->cls->apply(r->self, w, h);
         if (st != DVI_OK) {
@@ -99,7 +99,7 @@ dvi_status dvi_force_elements_apply(dvi_world* w, double h)
     return DVI_OK;
 }
 
-void dvi_force_elements_free(dvi_world* w)
+void wld_force_elements_free(dvi_world* w)
 {
     for (int32_t e = 0; e < w->element_count; e++)
         if (w->elements[e].cls->destroy) w->elements[e].cls->destroy(w->elements[e].self);

@@ -344,7 +344,7 @@ static double staggered_energy(const dvi_world* w, double dt)
     return e;
 }
 
-void dvi_health_before_step(world_health* h, const dvi_world* w, double dt)
+void wld_health_before_step(world_health* h, const dvi_world* w, double dt)
 {
     if (!h->set.enabled || !h->start) return;
     for (int32_t i = 0; i < w->body_count; i++) {

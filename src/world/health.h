@@ -32,7 +32,7 @@ typedef struct world_health {
     int32_t motor_count;
     /* the energy audit: each body's velocity, angular velocity and
      * orientation at the start of the step [10 per body], and the staggered
-     * energy then (dvi_health_before_step) */
+     * energy then (wld_health_before_step) */
     double* start;
     double e_start;
     double dt_start;      /* the step the start was taken for; 0: none */
@@ -43,7 +43,7 @@ dvi_status wld_health_init(world_health* h, const dvi_health_settings* set, cons
 void wld_health_free(world_health* h);
 /* Before a step of dt: what the energy audit needs of the state at the
  * step's start. One pass over the bodies, no allocation. */
-void dvi_health_before_step(world_health* h, const dvi_world* w, double dt);
+void wld_health_before_step(world_health* h, const dvi_world* w, double dt);
 /* The checks after a step of dt that took the world to `step`;
  * DVI_ERR_NUMERIC on a blow-up. joint_names[j] (or the array) may be NULL. */
 dvi_status wld_health_after_step(world_health* h, const dvi_world* w, int64_t step, double dt,

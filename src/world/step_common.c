@@ -111,7 +111,7 @@ dvi_status wld_step_collide(dvi_world* w, const col_contact_point** pts, int32_t
  * Euler's equations in the body frame, Π⁺ − Π = h Π_m × I_b⁻¹ Π_m with
  * Π_m = (Π + Π⁺)/2), which keeps both the angular momentum L and the energy
  * ½ Π·I_b⁻¹Π of a torque-free body to rounding, at second order in h. The
- * velocity at the step's end is I⁺⁻¹ L⁺ (dvi_step_end_angular_velocity).
+ * velocity at the step's end is I⁺⁻¹ L⁺ (wld_step_end_angular_velocity).
  * Newton's method from x = I⁻¹ L converges in 0–3 iterations at the steps
  * used here; spheres (x ∥ L) take none. */
 static void free_angular_velocity(double* x, const double* I, const double* Iinv, const double* L, double h)
@@ -144,14 +144,14 @@ static void free_angular_velocity(double* x, const double* I, const double* Iinv
     }
 }
 
-bool dvi_body_isotropic(const wld_body* b)
+bool wld_body_isotropic(const wld_body* b)
 {
     const double* I = b->inertia;
     return I[1] == 0.0 && I[2] == 0.0 && I[3] == 0.0 && I[5] == 0.0 && I[6] == 0.0 && I[7] == 0.0 && I[0] == I[4] &&
            I[4] == I[8];
 }
 
-void dvi_step_end_angular_velocity(const wld_body* b, const double q0[4], const double q1[4], const double w_mid[3],
+void wld_step_end_angular_velocity(const wld_body* b, const double q0[4], const double q1[4], const double w_mid[3],
                                    const double w_step[3], double h, double out[3])
 {
     /* L⁺ = L + I (ω_step − ω_mid), with L = I ω_mid + (h/2) ω_mid × I ω_mid

@@ -119,15 +119,15 @@ static dvi_status stage_integrate(dvi_world* w, wld_step_dem_ctx* x)
         q_mul(dq, wq, b->q);
         for (int k = 0; k < 4; k++) nx[3 + k] += 0.5 * h * dq[k];
         q_normalize(nx + 3);
-        if (b->type == DVI_BODY_DYNAMIC && !dvi_body_isotropic(b)) { /* the end velocity (step_dvi.c) */
+        if (b->type == DVI_BODY_DYNAMIC && !wld_body_isotropic(b)) { /* the end velocity (step_dvi.c) */
             double ws[3];
             v3_copy(ws, nx + 10);
-            dvi_step_end_angular_velocity(b, b->q, nx + 3, vf + 3, ws, h, nx + 10);
+            wld_step_end_angular_velocity(b, b->q, nx + 3, vf + 3, ws, h, nx + 10);
         }
         double ke = 0.0;
         if (b->type == DVI_BODY_DYNAMIC) {
             double R[9], Iw[9], L[3];
-            q_to_m3(R, dvi_body_isotropic(b) ? b->q : nx + 3); /* the end inertia (a sphere's is any) */
+            q_to_m3(R, wld_body_isotropic(b) ? b->q : nx + 3); /* the end inertia (a sphere's is any) */
             m3_rotate_tensor(Iw, R, b->inertia);
             m3_mulv(L, Iw, nx + 10);
             ke = 0.5 * b->mass * v3_dot(nx + 7, nx + 7) + 0.5 * v3_dot(nx + 10, L);

@@ -582,10 +582,10 @@ static dvi_status stage_integrate(dvi_world* w, const wld_step_dvi_ctx* x)
         q_mul(dq, wq, b->q);
         for (int k = 0; k < 4; k++) b->q[k] += 0.5 * h * dq[k];
         q_normalize(b->q);
-        if (b->type == DVI_BODY_DYNAMIC && !dvi_body_isotropic(b)) {
+        if (b->type == DVI_BODY_DYNAMIC && !wld_body_isotropic(b)) {
             double ws[3];
             v3_copy(ws, b->w);
-            dvi_step_end_angular_velocity(b, q0, b->q, vf + 3, ws, h, b->w);
+            wld_step_end_angular_velocity(b, q0, b->q, vf + 3, ws, h, b->w);
         }
     }
     return DVI_OK;

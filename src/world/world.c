@@ -129,7 +129,7 @@ void dvi_world_destroy(dvi_world* w)
 {
     if (!w) return;
     tag_give_back(w->tag);
-    dvi_force_elements_free(w);
+    wld_force_elements_free(w);
     for (int32_t i = 0; i < w->shape_count; i++) {
         if (w->shapes[i].hfield) base_mem_free(&w->alloc, w->shapes[i].hfield->heights);
         base_mem_free(&w->alloc, w->shapes[i].hfield);

@@ -278,7 +278,7 @@ struct dvi_world {
     struct wld_dem* dem;        /* DEM back end (dem.h): history, samples; NULL until used */
 
     /* force elements (force_element.c), applied at the start of every step */
-    struct dvi_force_element_rec* elements; int32_t element_count, element_cap;
+    struct wld_force_element_rec* elements; int32_t element_count, element_cap;
 };
 
 /* The material of shape s. */
@@ -325,26 +325,26 @@ void wld_body_note_shape(dvi_world* w, int32_t b, int32_t si);
 
 /* True when the body's inertia is a multiple of the identity (a sphere):
  * its midpoint and end angular velocities coincide. */
-bool dvi_body_isotropic(const wld_body* b);
+bool wld_body_isotropic(const wld_body* b);
 /* The angular velocity at the step's end of a dynamic body turned from q0
  * to q1 by the Cayley rotation of h w_step, whose free (midpoint) angular
  * velocity was w_mid: I(q1)⁻¹ L⁺, L⁺ its angular momentum after the step's
  * impulses (docs/formulation.md). */
-void dvi_step_end_angular_velocity(const wld_body* b, const double q0[4], const double q1[4], const double w_mid[3],
+void wld_step_end_angular_velocity(const wld_body* b, const double q0[4], const double q1[4], const double w_mid[3],
                                    const double w_step[3], double h, double out[3]);
 
 /* ---- force elements (force_element.c) ---------------------------------------------------- */
 
-typedef struct dvi_force_element_rec {
+typedef struct wld_force_element_rec {
     const dvi_force_element_class* cls;
     void* self;
-} dvi_force_element_rec;
+} wld_force_element_rec;
 
 /* Zeroes every body's step force, then runs the elements' apply in order;
  * a failure names the element on the world's message. */
-dvi_status dvi_force_elements_apply(dvi_world* w, double h);
+dvi_status wld_force_elements_apply(dvi_world* w, double h);
 /* Destroys the elements that own themselves and frees the list. */
-void dvi_force_elements_free(dvi_world* w);
+void wld_force_elements_free(dvi_world* w);
 
 /* ---- the steps: dvi_world_step (step.c) runs one of them --------------------------------- */
 

@@ -385,7 +385,7 @@ static void write_payload(const dvi_world* w, wbuf* b)
     }
     put_u32(b, (uint32_t)w->element_count);
     for (int32_t e = 0; e < w->element_count; e++) {
-        const dvi_force_element_rec* el = &w->elements[e];
+        const wld_force_element_rec* el = &w->elements[e];
         size_t len = strlen(el->cls->name);
         size_t n = el->cls->state_size ? el->cls->state_size(el->self) : 0;
         put_u32(b, (uint32_t)len);
@@ -571,7 +571,7 @@ static dvi_status read_elements(dvi_world* w, rbuf* r, state_counts* counts)
     if (r->bad) return damaged(w, "payload too short for the force elements", -1, NULL);
     if (ne != (uint32_t)w->element_count) return structure_differs(w, "force elements", ne, w->element_count);
     for (uint32_t e = 0; e < ne; e++) {
-        const dvi_force_element_rec* el = &w->elements[e];
+        const wld_force_element_rec* el = &w->elements[e];
         uint32_t len = get_u32(r);
         if (r->bad || !need(r, len)) return damaged(w, "force elements", (long long)e, "name");
         const char* name = el->cls->name;
@@ -604,7 +604,7 @@ static dvi_status load_elements(dvi_world* w, const rbuf* payload, const state_c
     rbuf r = {payload->p, payload->n, counts->elements_at, false};
     (void)get_u32(&r);
     for (int32_t e = 0; e < w->element_count; e++) {
-        const dvi_force_element_rec* el = &w->elements[e];
+        const wld_force_element_rec* el = &w->elements[e];
         uint32_t len = get_u32(&r);
         r.pos += len;
         size_t n = (size_t)get_u64(&r);
