@@ -3,7 +3,11 @@
  *
  * Per overlapping contact point (overlap δ = −Φ > 0, normal n from A to B,
  * relative velocity v = v_B(p) − v_A(p), v_n = v·n, v_t = v − v_n n):
- *     F_n = f(δ/d) k_n δ − g(δ/d) γ_n m_eff v_n,   clamped at F_n ≥ 0
+ *     F_n = f(δ/d) k_n δ − c_n v_n,   clamped at F_n ≥ 0,
+ *           c_n = g(δ/d) γ_n m_eff / (1 + h Λ), Λ = Σ over the dynamic bodies
+ *           of the largest rate of their normal dashpots with the other
+ *           bodies held still (normal_damping_rates): the dashpot the explicit
+ *           step can integrate, including a body's rocking modes
  *     u   ← |u| · unit(u − (u·n) n) + h v_t          (history, rotated into the tangent plane)
  *     F_t = −f(δ/d) k_t u − c v_t,   |F_t| ≤ μ F_n; when f k_t |u| > μ F_n
  *           the stored u is scaled back to μ F_n / (f k_t) (sliding);
@@ -149,6 +153,9 @@ void dvi_dem_destroy(dvi_dem* d)
     dvi_mem_free(&a, d->geo);
     dvi_mem_free(&a, d->touch);
     dvi_mem_free(&a, d->iinv);
+    dvi_mem_free(&a, d->lchol);
+    dvi_mem_free(&a, d->ndamp);
+    dvi_mem_free(&a, d->lam);
     dvi_mem_free(&a, d);
 }
 
@@ -455,7 +462,8 @@ dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
     if (st != DVI_OK) return dvi_world_error(w, st, "step: out of memory");
     const int32_t nb = w->body_count;
     if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13) ||
-        !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9))
+        !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9) ||
+        !DVI_RESERVE(d, lchol, 9 * (size_t)nb + 9) || !DVI_RESERVE(d, ndamp, 36 * (size_t)nb + 36) || !DVI_RESERVE(d, lam, (size_t)nb + 1))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
 }
@@ -497,6 +505,83 @@ static double tangential_inverse_mass(const dvi_body* b, const double* Iinv, con
     return t > 0.0 ? t : 0.0;
 }
 
+/* L with L Lᵀ = S (Cholesky, S symmetric positive definite 3×3, row-major,
+ * L lower triangular); a non-positive pivot gives 0 in its column. */
+static void chol3(double* L, const double* S)
+{
+    memset(L, 0, 9 * sizeof *L);
+    for (int j = 0; j < 3; j++) {
+        double s = S[3 * j + j];
+        for (int k = 0; k < j; k++) s -= L[3 * j + k] * L[3 * j + k];
+        const double p = s > 0.0 ? sqrt(s) : 0.0;
+        L[3 * j + j] = p;
+        for (int i = j + 1; i < 3; i++) {
+            double t = S[3 * i + j];
+            for (int k = 0; k < j; k++) t -= L[3 * i + k] * L[3 * j + k];
+            L[3 * i + j] = p > 0.0 ? t / p : 0.0;
+        }
+    }
+}
+
+/* The largest damping rate of each dynamic body's normal dashpots: with
+ * M_b⁻¹ = L Lᵀ (L = diag(m^-½ 1, chol(I⁻¹)), I⁻¹ in the world frame) and
+ * r = Lᵀ (n, ρ × n) for each of its contacts, A_b = Σ c_n r rᵀ (6×6) has the
+ * eigenvalues of M_b⁻¹ D_b, D_b = Σ c_n J_bᵀ J_b the damping matrix the body's
+ * normal dashpots make with the other bodies held still. d->lam[b] = ‖A_b²‖_F^½
+ * = (tr A_b⁴)^¼, which lies between λ_max(A_b) and 6^¼ λ_max(A_b). O(contacts
+ * + bodies); bodies in index order, contacts in the collision's order. */
+static dvi_status normal_damping_rates(dvi_world* w, dvi_dem* d, const dvi_contact_point* pts, int32_t npts)
+{
+    const bool hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
+    const int32_t nb = w->body_count;
+    memset(d->ndamp, 0, 36 * (size_t)nb * sizeof *d->ndamp);
+    for (int32_t i = 0; i < nb; i++) {
+        d->lam[i] = 0.0;
+        if (w->bodies[i].type == DVI_BODY_DYNAMIC && d->touch[i] > 0)
+            chol3(d->lchol + 9 * (size_t)i, d->iinv + 9 * (size_t)i);
+    }
+    for (int32_t c = 0; c < npts; c++) {
+        const dvi_contact_point* pt = &pts[c];
+        int32_t ia, ib;
+        if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
+        const dvi_body* A = &w->bodies[ia];
+        const dvi_body* B = &w->bodies[ib];
+        const double m_eff = 1.0 / (A->inv_mass + B->inv_mass);
+        pair_consts pc;
+        const dvi_status st = pair_constants(w, d, pt->geom_a, pt->geom_b, m_eff, &pc);
+        if (st != DVI_OK) return st;
+        const double cn = (hertz ? sqrt(sqrt(-pt->distance / pc.d)) : 1.0) * pc.gn * m_eff;
+        const int32_t body[2] = {ia, ib};
+        for (int s = 0; s < 2; s++) {
+            const int32_t i = body[s];
+            const dvi_body* b = &w->bodies[i];
+            if (b->type != DVI_BODY_DYNAMIC || (s == 1 && ib == ia)) continue;
+            double rho[3], x[3], r[6];
+            v3_sub(rho, pt->point, b->x);
+            v3_cross(x, rho, pt->normal);
+            const double sm = sqrt(b->inv_mass);
+            v3_scale(r, sm, pt->normal);
+            m3_tmulv(r + 3, d->lchol + 9 * (size_t)i, x);
+            double* Ab = d->ndamp + 36 * (size_t)i;
+            for (int p = 0; p < 6; p++)
+                for (int q = 0; q < 6; q++) Ab[6 * p + q] += cn * r[p] * r[q];
+        }
+    }
+    for (int32_t i = 0; i < nb; i++) {
+        if (w->bodies[i].type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
+        const double* Ab = d->ndamp + 36 * (size_t)i;
+        double f2 = 0.0; /* ‖A²‖_F² */
+        for (int p = 0; p < 6; p++)
+            for (int q = 0; q < 6; q++) {
+                double e = 0.0;
+                for (int k = 0; k < 6; k++) e += Ab[6 * p + k] * Ab[6 * k + q];
+                f2 += e * e;
+            }
+        d->lam[i] = sqrt(sqrt(f2));
+    }
+    return DVI_OK;
+}
+
 dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_point* pts, int32_t npts,
                           dvi_dem_forces_out* out)
 {
@@ -530,6 +615,8 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         q_to_m3(R, b->q);
         m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
     }
+    st = normal_damping_rates(w, d, pts, npts);
+    if (st != DVI_OK) return st;
     int32_t chattering = 0, chatter_contact = -1;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_point* pt = &pts[c];
@@ -553,7 +640,13 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         velocity_at(B, rhoB, vb);
         v3_sub(vrel, vb, va);
         const double vn = v3_dot(vrel, n);
-        double Fn = f * pc.kn * delta - g * pc.gn * m_eff * vn;
+        /* the normal dashpot, limited to what the step can integrate:
+         * c_n / (1 + h Λ), Λ = Σ over the pair's dynamic bodies of the
+         * largest damping rate of their normal dashpots (normal_damping_rates) */
+        const double cn = g * pc.gn * m_eff;
+        const double Lam = (A->type == DVI_BODY_DYNAMIC ? d->lam[ia] : 0.0) +
+                           (B->type == DVI_BODY_DYNAMIC && ib != ia ? d->lam[ib] : 0.0);
+        double Fn = f * pc.kn * delta - cn / (1.0 + h * Lam) * vn;
         if (Fn < 0.0) Fn = 0.0; /* no attraction (a NaN goes on to the guard) */
         if (delta > max_overlap) max_overlap = delta;
         /* history */

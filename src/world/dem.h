@@ -131,6 +131,9 @@ typedef struct dvi_dem {
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
     int32_t* touch;        size_t touch_cap; /* [bodies] penalty contacts on each dynamic body this step */
     double* iinv;          size_t iinv_cap;  /* [9 · bodies] world-frame inverse inertia of each dynamic body */
+    double* lchol;         size_t lchol_cap; /* [9 · bodies] L with L Lᵀ = that inverse inertia */
+    double* ndamp;         size_t ndamp_cap; /* [36 · bodies] each dynamic body's normal damping matrix (dem.c) */
+    double* lam;           size_t lam_cap;   /* [bodies] its largest eigenvalue, bounded above (1/s) */
 } dvi_dem;
 
 /* The DEM step (step_dem.c; called by dvi_world_step, h already checked). */
