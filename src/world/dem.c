@@ -153,7 +153,7 @@ void dvi_dem_destroy(dvi_dem* d)
     dvi_mem_free(&a, d->geo);
     dvi_mem_free(&a, d->touch);
     dvi_mem_free(&a, d->iinv);
-    dvi_mem_free(&a, d->lchol);
+    dvi_mem_free(&a, d->pairs);
     dvi_mem_free(&a, d->ndamp);
     dvi_mem_free(&a, d->lam);
     dvi_mem_free(&a, d);
@@ -299,10 +299,11 @@ dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t coun
 
 /* ---- pair constants ------------------------------------------------------------------------- */
 
-typedef struct pair_consts {
+typedef struct dvi_dem_pair {
     double kn, kt, gn, gt; /* N/m, N/m, 1/s, 1/s */
     double d;              /* m, length scale of f(δ/d) */
     double mu, mu_roll;
+    int32_t point, body_a, body_b; /* the collision point and its bodies (a penalty contact of the step) */
 } pair_consts;
 
 /* Mean of the values a material pair gives (given: > 0, or ≥ 0 for rates). */
@@ -463,7 +464,7 @@ dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
     const int32_t nb = w->body_count;
     if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13) ||
         !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9) ||
-        !DVI_RESERVE(d, lchol, 9 * (size_t)nb + 9) || !DVI_RESERVE(d, ndamp, 36 * (size_t)nb + 36) || !DVI_RESERVE(d, lam, (size_t)nb + 1))
+        !DVI_RESERVE(d, ndamp, 12 * (size_t)nb + 12) || !DVI_RESERVE(d, lam, (size_t)nb + 1))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
 }
@@ -505,79 +506,79 @@ static double tangential_inverse_mass(const dvi_body* b, const double* Iinv, con
     return t > 0.0 ? t : 0.0;
 }
 
-/* L with L Lᵀ = S (Cholesky, S symmetric positive definite 3×3, row-major,
- * L lower triangular); a non-positive pivot gives 0 in its column. */
-static void chol3(double* L, const double* S)
+/* An upper bound of the largest eigenvalue of the 3×3 matrix X (row-major),
+ * whose eigenvalues are real and ≥ 0: (tr X⁴)^¼, which lies between λ_max
+ * and 3^¼ λ_max. */
+static double rate_bound3(const double* X)
 {
-    memset(L, 0, 9 * sizeof *L);
-    for (int j = 0; j < 3; j++) {
-        double s = S[3 * j + j];
-        for (int k = 0; k < j; k++) s -= L[3 * j + k] * L[3 * j + k];
-        const double p = s > 0.0 ? sqrt(s) : 0.0;
-        L[3 * j + j] = p;
-        for (int i = j + 1; i < 3; i++) {
-            double t = S[3 * i + j];
-            for (int k = 0; k < j; k++) t -= L[3 * i + k] * L[3 * j + k];
-            L[3 * i + j] = p > 0.0 ? t / p : 0.0;
-        }
-    }
+    double X2[9], t = 0.0;
+    m3_mul(X2, X, X);
+    for (int p = 0; p < 3; p++)
+        for (int q = 0; q < 3; q++) t += X2[3 * p + q] * X2[3 * q + p];
+    return t > 0.0 ? sqrt(sqrt(t)) : 0.0;
 }
 
-/* The largest damping rate of each dynamic body's normal dashpots: with
- * M_b⁻¹ = L Lᵀ (L = diag(m^-½ 1, chol(I⁻¹)), I⁻¹ in the world frame) and
- * r = Lᵀ (n, ρ × n) for each of its contacts, A_b = Σ c_n r rᵀ (6×6) has the
- * eigenvalues of M_b⁻¹ D_b, D_b = Σ c_n J_bᵀ J_b the damping matrix the body's
- * normal dashpots make with the other bodies held still. d->lam[b] = ‖A_b²‖_F^½
- * = (tr A_b⁴)^¼, which lies between λ_max(A_b) and 6^¼ λ_max(A_b). O(contacts
- * + bodies); bodies in index order, contacts in the collision's order. */
-static dvi_status normal_damping_rates(dvi_world* w, dvi_dem* d, const dvi_contact_point* pts, int32_t npts)
+/* The largest damping rate of each dynamic body's normal dashpots with the
+ * other bodies held still, bounded above: λ_max(M_b⁻¹ D_b), D_b = Σ c_n J_bᵀ
+ * J_b over its contacts (J_b = (n, ρ × n)), is at most the sum of its
+ * translational and rotational blocks' largest eigenvalues,
+ * λ_max(Σ c_n n nᵀ)/m + λ_max(I⁻¹ Σ c_n (ρ × n)(ρ × n)ᵀ), each bounded by
+ * rate_bound3. d->lam[b] is that sum. The constants of the step's penalty
+ * contacts go to d->pairs in their order. O(contacts + bodies); bodies in
+ * index order, contacts in the collision's order. */
+static dvi_status normal_damping_rates(dvi_world* w, dvi_dem* d, const dvi_contact_point* pts, int32_t npts,
+                                       int32_t* npen)
 {
     const bool hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
     const int32_t nb = w->body_count;
-    memset(d->ndamp, 0, 36 * (size_t)nb * sizeof *d->ndamp);
-    for (int32_t i = 0; i < nb; i++) {
-        d->lam[i] = 0.0;
-        if (w->bodies[i].type == DVI_BODY_DYNAMIC && d->touch[i] > 0)
-            chol3(d->lchol + 9 * (size_t)i, d->iinv + 9 * (size_t)i);
-    }
+    memset(d->touch, 0, (size_t)nb * sizeof *d->touch);
+    memset(d->ndamp, 0, 12 * (size_t)nb * sizeof *d->ndamp);
+    *npen = 0;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_point* pt = &pts[c];
         int32_t ia, ib;
         if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
+        d->touch[ia]++;
+        if (ib != ia) d->touch[ib]++;
         const dvi_body* A = &w->bodies[ia];
         const dvi_body* B = &w->bodies[ib];
         const double m_eff = 1.0 / (A->inv_mass + B->inv_mass);
-        pair_consts pc;
-        const dvi_status st = pair_constants(w, d, pt->geom_a, pt->geom_b, m_eff, &pc);
+        pair_consts* pc = &d->pairs[(*npen)++];
+        const dvi_status st = pair_constants(w, d, pt->geom_a, pt->geom_b, m_eff, pc);
         if (st != DVI_OK) return st;
-        const double cn = (hertz ? sqrt(sqrt(-pt->distance / pc.d)) : 1.0) * pc.gn * m_eff;
+        pc->point = c;
+        pc->body_a = ia;
+        pc->body_b = ib;
+        const double cn = (hertz ? sqrt(sqrt(-pt->distance / pc->d)) : 1.0) * pc->gn * m_eff;
+        const double* n = pt->normal;
         const int32_t body[2] = {ia, ib};
         for (int s = 0; s < 2; s++) {
             const int32_t i = body[s];
             const dvi_body* b = &w->bodies[i];
             if (b->type != DVI_BODY_DYNAMIC || (s == 1 && ib == ia)) continue;
-            double rho[3], x[3], r[6];
+            double rho[3], x[3];
             v3_sub(rho, pt->point, b->x);
-            v3_cross(x, rho, pt->normal);
-            const double sm = sqrt(b->inv_mass);
-            v3_scale(r, sm, pt->normal);
-            m3_tmulv(r + 3, d->lchol + 9 * (size_t)i, x);
-            double* Ab = d->ndamp + 36 * (size_t)i;
-            for (int p = 0; p < 6; p++)
-                for (int q = 0; q < 6; q++) Ab[6 * p + q] += cn * r[p] * r[q];
+            v3_cross(x, rho, n);
+            double* T = d->ndamp + 12 * (size_t)i; /* Σ c n nᵀ, Σ c x xᵀ: xx xy xz yy yz zz */
+            T[0] += cn * n[0] * n[0], T[1] += cn * n[0] * n[1], T[2] += cn * n[0] * n[2];
+            T[3] += cn * n[1] * n[1], T[4] += cn * n[1] * n[2], T[5] += cn * n[2] * n[2];
+            T[6] += cn * x[0] * x[0], T[7] += cn * x[0] * x[1], T[8] += cn * x[0] * x[2];
+            T[9] += cn * x[1] * x[1], T[10] += cn * x[1] * x[2], T[11] += cn * x[2] * x[2];
         }
     }
     for (int32_t i = 0; i < nb; i++) {
-        if (w->bodies[i].type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
-        const double* Ab = d->ndamp + 36 * (size_t)i;
-        double f2 = 0.0; /* ‖A²‖_F² */
-        for (int p = 0; p < 6; p++)
-            for (int q = 0; q < 6; q++) {
-                double e = 0.0;
-                for (int k = 0; k < 6; k++) e += Ab[6 * p + k] * Ab[6 * k + q];
-                f2 += e * e;
-            }
-        d->lam[i] = sqrt(sqrt(f2));
+        const dvi_body* b = &w->bodies[i];
+        d->lam[i] = 0.0;
+        if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
+        double R[9];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
+        const double* T = d->ndamp + 12 * (size_t)i;
+        const double Tt[9] = {T[0], T[1], T[2], T[1], T[3], T[4], T[2], T[4], T[5]};
+        const double S[9] = {T[6], T[7], T[8], T[7], T[9], T[10], T[8], T[10], T[11]};
+        double P[9];
+        m3_mul(P, d->iinv + 9 * (size_t)i, S);
+        d->lam[i] = b->inv_mass * rate_bound3(Tt) + rate_bound3(P);
     }
     return DVI_OK;
 }
@@ -593,7 +594,8 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     for (int32_t k = 0; k < d->sampled_count; k++)
         nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
     size_t nwork_max = (size_t)npts + nterrain_max + 1;
-    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(d, geo, 9 * nwork_max) ||
+    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, pairs, (size_t)npts + 1) ||
+        !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(d, geo, 9 * nwork_max) ||
         !DVI_RESERVE(w, contacts, nwork_max) || !dvi_step_reserve_frames(w, (int32_t)nwork_max))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
@@ -601,35 +603,19 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     double max_overlap = 0.0;
     /* the penalty contacts on each dynamic body, and the bodies' inverse
      * inertia, for the step's limit on the tangential dashpots */
-    memset(d->touch, 0, (size_t)nb * sizeof *d->touch);
-    for (int32_t c = 0; c < npts; c++) {
-        int32_t ia, ib;
-        if (!penalty_contact(w, d, &pts[c], &ia, &ib)) continue;
-        d->touch[ia]++;
-        if (ib != ia) d->touch[ib]++;
-    }
-    for (int32_t i = 0; i < nb; i++) {
-        const dvi_body* b = &w->bodies[i];
-        if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
-        double R[9];
-        q_to_m3(R, b->q);
-        m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
-    }
-    st = normal_damping_rates(w, d, pts, npts);
+    int32_t npen = 0;
+    st = normal_damping_rates(w, d, pts, npts, &npen);
     if (st != DVI_OK) return st;
     int32_t chattering = 0, chatter_contact = -1;
-    for (int32_t c = 0; c < npts; c++) {
-        const dvi_contact_point* pt = &pts[c];
-        int32_t ia, ib;
-        if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
+    for (int32_t k = 0; k < npen; k++) {
+        const pair_consts pc = d->pairs[k];
+        const dvi_contact_point* pt = &pts[pc.point];
+        const int32_t ia = pc.body_a, ib = pc.body_b;
         const int32_t sa = pt->geom_a, sb = pt->geom_b;
         const dvi_body* A = &w->bodies[ia];
         const dvi_body* B = &w->bodies[ib];
         const double inv_m = A->inv_mass + B->inv_mass;
         const double m_eff = 1.0 / inv_m;
-        pair_consts pc;
-        st = pair_constants(w, d, sa, sb, m_eff, &pc);
-        if (st != DVI_OK) return st;
         const double delta = -pt->distance;
         const double* n = pt->normal;
         const double f = hertz ? sqrt(delta / pc.d) : 1.0, g = hertz ? sqrt(f) : 1.0;

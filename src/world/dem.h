@@ -131,8 +131,8 @@ typedef struct dvi_dem {
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
     int32_t* touch;        size_t touch_cap; /* [bodies] penalty contacts on each dynamic body this step */
     double* iinv;          size_t iinv_cap;  /* [9 · bodies] world-frame inverse inertia of each dynamic body */
-    double* lchol;         size_t lchol_cap; /* [9 · bodies] L with L Lᵀ = that inverse inertia */
-    double* ndamp;         size_t ndamp_cap; /* [36 · bodies] each dynamic body's normal damping matrix (dem.c) */
+    struct dvi_dem_pair* pairs; size_t pairs_cap; /* [penalty contacts] their constants (dem.c) */
+    double* ndamp;         size_t ndamp_cap; /* [12 · bodies] each dynamic body's normal dashpots: Σ c n nᵀ, Σ c (ρ×n)(ρ×n)ᵀ */
     double* lam;           size_t lam_cap;   /* [bodies] its largest eigenvalue, bounded above (1/s) */
 } dvi_dem;
 
