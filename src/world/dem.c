@@ -416,8 +416,39 @@ static void velocity_at(const dvi_body* b, const double* rho, double* v)
     v3_add(v, b->v, c);
 }
 
-/* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α) √(m/k))
- * over the work items of body b; INFINITY if it has none. */
+/* The stable step of symplectic Euler on a spring–dashpot mode of rate ω
+ * (ω² = k/m) whose dashpot, of rate β = a ω, is limited as the step limits
+ * it (β / (1 + h β)): x = h ω must satisfy x² + 2 a x / (1 + a x) < 4 (the
+ * Jury test on λ² − (2 − x² − x b)λ + (1 − x b), b = a / (1 + a x)), i.e.
+ * a x³ + x² − 2 a x − 4 < 0. Returns that bound on x, between √2 (a → ∞)
+ * and 2 (a = 0); bisection to 1e-12. */
+static double stable_x(double a)
+{
+    double lo = 0.0, hi = 2.0;
+    for (int it = 0; it < 42; it++) {
+        const double x = 0.5 * (lo + hi);
+        if (a * x * x * x + x * x - 2.0 * a * x - 4.0 < 0.0) lo = x;
+        else hi = x;
+    }
+    return lo;
+}
+
+/* The stable step of work item wk with its normal stiffness raised to kk
+ * (≥ its own): the rates of the pair's bodies when it has them (rotation and
+ * the body's other contacts included; the spring rate scaled by kk/k_eff,
+ * the ratio of the dashpot's rate to the spring's kept, which the Hertz
+ * model keeps along an impact), else of m_eff. */
+static double work_stable_step(const dvi_dem_work* wk, double kk)
+{
+    if (wk->omega2 > 0.0) {
+        const double w0 = sqrt(wk->omega2);
+        return stable_x(wk->rate / w0) / (w0 * sqrt(kk / wk->k_eff));
+    }
+    return stable_x(wk->alpha) * sqrt(wk->m_eff / kk);
+}
+
+/* Stable step estimate over the work items of body b; INFINITY if it has
+ * none. */
 double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* kmax)
 {
     double best = INFINITY;
@@ -427,7 +458,7 @@ double dvi_dem_stable_step(const dvi_dem* d, int32_t nwork, int32_t b, double* k
         if (wk->body_a != b && wk->body_b != b) continue;
         if (!(wk->k_eff > 0.0)) continue;
         if (wk->k_eff > *kmax) *kmax = wk->k_eff;
-        double hs = (sqrt(wk->alpha * wk->alpha + 4.0) - wk->alpha) * sqrt(wk->m_eff / wk->k_eff);
+        const double hs = work_stable_step(wk, wk->k_eff);
         if (hs < best) best = hs;
     }
     return best;
@@ -451,7 +482,7 @@ dvi_status dvi_world_dem_stable_step(const dvi_world* w, double* h)
             const double dmax = pow(5.0 * wk->m_eff * v * v * sqrt(wk->d) / (4.0 * wk->k_n), 0.4);
             kk = fmax(kk, 1.5 * wk->k_n * sqrt(dmax / wk->d));
         }
-        const double hs = (sqrt(wk->alpha * wk->alpha + 4.0) - wk->alpha) * sqrt(wk->m_eff / kk);
+        const double hs = work_stable_step(wk, kk);
         if (hs < *h) *h = hs;
     }
     return DVI_OK;
@@ -464,7 +495,7 @@ dvi_status dvi_dem_prepare_step(dvi_world* w, dvi_dem* d)
     const int32_t nb = w->body_count;
     if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13) ||
         !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9) ||
-        !DVI_RESERVE(d, ndamp, 12 * (size_t)nb + 12) || !DVI_RESERVE(d, lam, (size_t)nb + 1))
+        !DVI_RESERVE(d, ndamp, 24 * (size_t)nb + 24) || !DVI_RESERVE(d, lam, 2 * (size_t)nb + 2))
         return dvi_world_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
 }
@@ -532,7 +563,7 @@ static dvi_status normal_damping_rates(dvi_world* w, dvi_dem* d, const dvi_conta
     const bool hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
     const int32_t nb = w->body_count;
     memset(d->touch, 0, (size_t)nb * sizeof *d->touch);
-    memset(d->ndamp, 0, 12 * (size_t)nb * sizeof *d->ndamp);
+    memset(d->ndamp, 0, 24 * (size_t)nb * sizeof *d->ndamp);
     *npen = 0;
     for (int32_t c = 0; c < npts; c++) {
         const dvi_contact_point* pt = &pts[c];
@@ -549,7 +580,8 @@ static dvi_status normal_damping_rates(dvi_world* w, dvi_dem* d, const dvi_conta
         pc->point = c;
         pc->body_a = ia;
         pc->body_b = ib;
-        const double cn = (hertz ? sqrt(sqrt(-pt->distance / pc->d)) : 1.0) * pc->gn * m_eff;
+        const double f = hertz ? sqrt(-pt->distance / pc->d) : 1.0;
+        const double cn = (hertz ? sqrt(f) : 1.0) * pc->gn * m_eff, kn = hertz ? 1.5 * f * pc->kn : pc->kn;
         const double* n = pt->normal;
         const int32_t body[2] = {ia, ib};
         for (int s = 0; s < 2; s++) {
@@ -559,26 +591,32 @@ static dvi_status normal_damping_rates(dvi_world* w, dvi_dem* d, const dvi_conta
             double rho[3], x[3];
             v3_sub(rho, pt->point, b->x);
             v3_cross(x, rho, n);
-            double* T = d->ndamp + 12 * (size_t)i; /* Σ c n nᵀ, Σ c x xᵀ: xx xy xz yy yz zz */
-            T[0] += cn * n[0] * n[0], T[1] += cn * n[0] * n[1], T[2] += cn * n[0] * n[2];
-            T[3] += cn * n[1] * n[1], T[4] += cn * n[1] * n[2], T[5] += cn * n[2] * n[2];
-            T[6] += cn * x[0] * x[0], T[7] += cn * x[0] * x[1], T[8] += cn * x[0] * x[2];
-            T[9] += cn * x[1] * x[1], T[10] += cn * x[1] * x[2], T[11] += cn * x[2] * x[2];
+            double* T = d->ndamp + 24 * (size_t)i; /* Σ c n nᵀ, Σ c x xᵀ, then with k: xx xy xz yy yz zz */
+            const double nn[6] = {n[0] * n[0], n[0] * n[1], n[0] * n[2], n[1] * n[1], n[1] * n[2], n[2] * n[2]};
+            const double xx[6] = {x[0] * x[0], x[0] * x[1], x[0] * x[2], x[1] * x[1], x[1] * x[2], x[2] * x[2]};
+            for (int q = 0; q < 6; q++) {
+                T[q] += cn * nn[q];
+                T[6 + q] += cn * xx[q];
+                T[12 + q] += kn * nn[q];
+                T[18 + q] += kn * xx[q];
+            }
         }
     }
     for (int32_t i = 0; i < nb; i++) {
         const dvi_body* b = &w->bodies[i];
-        d->lam[i] = 0.0;
+        d->lam[2 * i] = d->lam[2 * i + 1] = 0.0;
         if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
         double R[9];
         q_to_m3(R, b->q);
         m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
-        const double* T = d->ndamp + 12 * (size_t)i;
-        const double Tt[9] = {T[0], T[1], T[2], T[1], T[3], T[4], T[2], T[4], T[5]};
-        const double S[9] = {T[6], T[7], T[8], T[7], T[9], T[10], T[8], T[10], T[11]};
-        double P[9];
-        m3_mul(P, d->iinv + 9 * (size_t)i, S);
-        d->lam[i] = b->inv_mass * rate_bound3(Tt) + rate_bound3(P);
+        for (int m = 0; m < 2; m++) {
+            const double* T = d->ndamp + 24 * (size_t)i + 12 * m;
+            const double Tt[9] = {T[0], T[1], T[2], T[1], T[3], T[4], T[2], T[4], T[5]};
+            const double S[9] = {T[6], T[7], T[8], T[7], T[9], T[10], T[8], T[10], T[11]};
+            double P[9];
+            m3_mul(P, d->iinv + 9 * (size_t)i, S);
+            d->lam[2 * i + m] = b->inv_mass * rate_bound3(Tt) + rate_bound3(P);
+        }
     }
     return DVI_OK;
 }
@@ -630,8 +668,8 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
          * c_n / (1 + h Λ), Λ = Σ over the pair's dynamic bodies of the
          * largest damping rate of their normal dashpots (normal_damping_rates) */
         const double cn = g * pc.gn * m_eff;
-        const double Lam = (A->type == DVI_BODY_DYNAMIC ? d->lam[ia] : 0.0) +
-                           (B->type == DVI_BODY_DYNAMIC && ib != ia ? d->lam[ib] : 0.0);
+        const bool da = A->type == DVI_BODY_DYNAMIC, db = B->type == DVI_BODY_DYNAMIC && ib != ia;
+        const double Lam = (da ? d->lam[2 * ia] : 0.0) + (db ? d->lam[2 * ib] : 0.0);
         double Fn = f * pc.kn * delta - cn / (1.0 + h * Lam) * vn;
         if (Fn < 0.0) Fn = 0.0; /* no attraction (a NaN goes on to the guard) */
         if (delta > max_overlap) max_overlap = delta;
@@ -646,6 +684,8 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
         wk->m_eff = m_eff;
         wk->k_eff = hertz ? 1.5 * f * pc.kn : pc.kn;
         wk->alpha = g * pc.gn * m_eff / sqrt(wk->k_eff * m_eff);
+        wk->rate = Lam;
+        wk->omega2 = (da ? d->lam[2 * ia + 1] : 0.0) + (db ? d->lam[2 * ib + 1] : 0.0);
         wk->k_n = hertz ? pc.kn : 0.0;
         wk->d = hertz ? pc.d : 0.0;
         if (wk->entry >= 0) {
