@@ -639,8 +639,9 @@ dvi_status dvi_dem_forces(dvi_world* w, dvi_dem* d, double h, const dvi_contact_
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
     int32_t nwork = 0, ncon = 0, new_entries = 0;
     double max_overlap = 0.0;
-    /* the penalty contacts on each dynamic body, and the bodies' inverse
-     * inertia, for the step's limit on the tangential dashpots */
+    /* the penalty contacts on each dynamic body, the bodies' inverse
+     * inertia and their normal rates, for the step's limits on the dashpots
+     * and the stable-step estimate; the pairs' constants */
     int32_t npen = 0;
     st = normal_damping_rates(w, d, pts, npts, &npen);
     if (st != DVI_OK) return st;
