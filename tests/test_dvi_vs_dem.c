@@ -13,7 +13,7 @@
  * must agree within 3% of the DVI height. Why these DEM settings, and what
  * happens with longer DEM steps, is in docs/dvi-vs-dem.md.
  *
- * Default: 216 spheres (0.24 m box). Measured: DVI 0.2566 m, DEM 0.2563 m.
+ * Default: 216 spheres (0.24 m box). Measured: DVI 0.2560 m, DEM 0.2542 m.
  * Under the sanitizers (test_util.h): 125 spheres (0.20 m box; measured in
  * the optimised build: DEM − DVI −0.58 %).
  * Environment: DVI_VS_DEM_SPHERES (the 1,000-sphere comparison is the

@@ -1038,12 +1038,19 @@ static void positions(const dvi_model* m, double* x, int n);
 /* dvi_world_dem_stable_step on the DEM sliding box (sliding_box_dem.json:
  * 1 kg, corners on a plane, E = 1e7 Pa, nu = 0.3, restitution 0.5, Hertz;
  * R = d = 0.1 m, K = 4/3 E* sqrt(R) = 2.3167e6, E* = E / (2 (1 - nu^2))).
- * alpha = 0.571 / sqrt(1.5) (Hertz, e = 0.5, docs/dem.md's table), so
- * sqrt(alpha^2 + 4) - alpha = 1.5874. At rest (overlap 1.04e-4 m) the
+ * alpha = 0.571 / sqrt(1.5) (Hertz, e = 0.5, docs/dem.md's table). The
+ * box's four corners (levers (±0.1, ±0.1, −0.1) m, I = m 0.08/12) give the
+ * spring rate bound s k/m, s = 4 (lift) + 6 · 2^(1/4) (the two rocking
+ * modes, 6 k/m each, through (tr X⁴)^(1/4)) = 11.135, and the dashpot's
+ * rate the same multiple of c/m, so a = sqrt(s) alpha = 1.5558 and
+ * a x³ + x² − 2 a x − 4 = 0 at x = 1.60382. At rest (overlap 1.04e-4 m) the
  * impact at 1 m/s is stiffer: delta = (5 m v^2 / (4 K))^(2/5) = 3.1095e-3 m,
- * k = 1.5 K sqrt(delta) = 1.9378e5 N/m, h = 1.5874 sqrt(1/k) = 3.606e-3 s.
+ * k = 1.5 K sqrt(delta) = 1.9378e5 N/m, h = x / sqrt(s k) = 1.0918e-3 s.
  * At a characteristic speed of 0.01 m/s the contact's own overlap is the
- * larger: k = 1.5 K sqrt(1.04e-4) = 3.544e4 N/m, h = 8.43e-3 s. */
+ * larger: k = 1.5 K sqrt(1.04e-4) = 3.544e4 N/m, h = 2.553e-3 s. (Counting
+ * the corner alone, as before the bodies' rates were bounded: 3.606e-3 and
+ * 8.43e-3 s, above the rocking modes' own limit 2 sqrt(m/(6 k)) = 1.85e-3
+ * and 4.34e-3 s.) */
 static double dem_stable_step_of(const char* speed)
 {
     char text[1024];
@@ -1072,10 +1079,10 @@ static void test_dem_stable_step(void** state)
 {
     (void)state;
     const double impact = dem_stable_step_of(""), rest = dem_stable_step_of(", \"characteristic_speed\": 0.01");
-    print_message("stable step of the DEM sliding box: %.4g s (impact at 1 m/s; 3.606e-3), %.4g s (at rest; "
-                  "8.43e-3)\n", impact, rest);
-    assert_near(impact, 3.606e-3, 0.01 * 3.606e-3);
-    assert_near(rest, 8.43e-3, 0.01 * 8.43e-3);
+    print_message("stable step of the DEM sliding box: %.5g s (impact at 1 m/s; 1.0918e-3), %.5g s (at rest; "
+                  "2.553e-3)\n", impact, rest);
+    assert_near(impact, 1.0918e-3, 0.01 * 1.0918e-3);
+    assert_near(rest, 2.553e-3, 0.01 * 2.553e-3);
     /* a DVI world has no such step */
     dvi_scene* s = load_ok(SRC_PATH("examples/scenes/sliding_box.json"));
     dvi_model* m = build_ok(s);

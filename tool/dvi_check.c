@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,32 @@ static int array_length(const cJSON* root, const char* key)
     if (cJSON_IsArray(a)) return cJSON_GetArraySize(a);
     if (cJSON_IsObject(a)) return cJSON_GetArraySize(a); /* a map of named entries */
     return 0;
+}
+
+/* A DEM scene: the stable step of its first step's contacts
+ * (dvi_world_dem_stable_step: the stiffest contact, at its overlap or an
+ * impact at the characteristic speed, with the bodies' rocking and their
+ * other contacts), against the scene's dt. Takes one step of the model. */
+static void dem_step_line(const char* path, dvi_model* model, double dt)
+{
+    double hs = INFINITY;
+    if (dvi_model_step(model) < 0) {
+        printf("  dem step    the first step failed: %s\n", dvi_error_message());
+        return;
+    }
+    if (dvi_world_dem_stable_step(dvi_model_world_const(model), &hs) != DVI_OK || !isfinite(hs)) {
+        printf("  dem step    no contact at the first step to estimate the stable step from (dvi study finds it)\n");
+        return;
+    }
+    if (dt <= hs) {
+        printf("  dem step    stable below ~%.3g s (the stiffest contact of the first step); dt is %.2g of it\n", hs,
+               dt / hs);
+        return;
+    }
+    printf("  warning     dt = %.6g s is longer than the DEM stable step ~%.3g s of the first step's stiffest contact "
+           "(its springs and the bodies' rocking, docs/dem.md#stable-step): use dt <= %.3g s, or softer materials\n",
+           dt, hs, hs);
+    fprintf(stderr, "%s: warning: dt = %.6g s is longer than the DEM stable step ~%.3g s\n", path, dt, hs);
 }
 
 /* The overrides of dvi run that decide which solver meets which law and
@@ -163,6 +190,7 @@ int dvi_cmd_check(int argc, char** argv)
     printf("  solver      %s (tolerance %.3g, at most %d iterations%s)\n", s.solver, s.solver_settings.tolerance,
            (int)s.solver_settings.max_iterations, warm);
     printf("  dt          %.6g s\n", s.dt);
+    if (strcmp(s.method, "dem") == 0) dem_step_line(path, model, s.dt);
     printf("  duration    %.6g s (%" PRId64 " steps)\n", s.duration, steps);
     printf("  threads     %d%s\n", (int)s.threads, s.threads == 0 ? " (library default)" : "");
     if (study_line[0]) printf("  study       %s\n", study_line);

@@ -3,7 +3,11 @@
  *
  * Per overlapping contact point (overlap δ = −Φ > 0, normal n from A to B,
  * relative velocity v = v_B(p) − v_A(p), v_n = v·n, v_t = v − v_n n):
- *     F_n = f(δ/d) k_n δ − g(δ/d) γ_n m_eff v_n,   clamped at F_n ≥ 0
+ *     F_n = f(δ/d) k_n δ − c_n v_n,   clamped at F_n ≥ 0,
+ *           c_n = g(δ/d) γ_n m_eff / (1 + h Λ), Λ = Σ over the dynamic bodies
+ *           of the largest rate of their normal dashpots with the other
+ *           bodies held still (normal_damping_rates): the dashpot the explicit
+ *           step can integrate, including a body's rocking modes
  *     u   ← |u| · unit(u − (u·n) n) + h v_t          (history, rotated into the tangent plane)
  *     F_t = −f(δ/d) k_t u − c v_t,   |F_t| ≤ μ F_n; when f k_t |u| > μ F_n
  *           the stored u is scaled back to μ F_n / (f k_t) (sliding);
@@ -149,6 +153,9 @@ void wld_dem_destroy(wld_dem* d)
     base_mem_free(&a, d->geo);
     base_mem_free(&a, d->touch);
     base_mem_free(&a, d->iinv);
+    base_mem_free(&a, d->pairs);
+    base_mem_free(&a, d->ndamp);
+    base_mem_free(&a, d->lam);
     base_mem_free(&a, d);
 }
 
@@ -292,10 +299,11 @@ dvi_status dvi_shape_set_dem_samples(dvi_world* w, dvi_shape_id id, int32_t coun
 
 /* ---- pair constants ------------------------------------------------------------------------- */
 
-typedef struct pair_consts {
+typedef struct wld_dem_pair {
     double kn, kt, gn, gt; /* N/m, N/m, 1/s, 1/s */
     double d;              /* m, length scale of f(δ/d) */
     double mu, mu_roll;
+    int32_t point, body_a, body_b; /* the collision point and its bodies (a penalty contact of the step) */
 } pair_consts;
 
 /* Mean of the values a material pair gives (given: > 0, or ≥ 0 for rates). */
@@ -408,8 +416,39 @@ static void velocity_at(const wld_body* b, const double* rho, double* v)
     v3_add(v, b->v, c);
 }
 
-/* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α) √(m/k))
- * over the work items of body b; INFINITY if it has none. */
+/* The stable step of symplectic Euler on a spring–dashpot mode of rate ω
+ * (ω² = k/m) whose dashpot, of rate β = a ω, is limited as the step limits
+ * it (β / (1 + h β)): x = h ω must satisfy x² + 2 a x / (1 + a x) < 4 (the
+ * Jury test on λ² − (2 − x² − x b)λ + (1 − x b), b = a / (1 + a x)), i.e.
+ * a x³ + x² − 2 a x − 4 < 0. Returns that bound on x, between √2 (a → ∞)
+ * and 2 (a = 0); bisection to 1e-12. */
+static double stable_x(double a)
+{
+    double lo = 0.0, hi = 2.0;
+    for (int it = 0; it < 42; it++) {
+        const double x = 0.5 * (lo + hi);
+        if (a * x * x * x + x * x - 2.0 * a * x - 4.0 < 0.0) lo = x;
+        else hi = x;
+    }
+    return lo;
+}
+
+/* The stable step of work item wk with its normal stiffness raised to kk
+ * (≥ its own): the rates of the pair's bodies when it has them (rotation and
+ * the body's other contacts included; the spring rate scaled by kk/k_eff,
+ * the ratio of the dashpot's rate to the spring's kept, which the Hertz
+ * model keeps along an impact), else of m_eff. */
+static double work_stable_step(const wld_dem_work* wk, double kk)
+{
+    if (wk->omega2 > 0.0) {
+        const double w0 = sqrt(wk->omega2);
+        return stable_x(wk->rate / w0) / (w0 * sqrt(kk / wk->k_eff));
+    }
+    return stable_x(wk->alpha) * sqrt(wk->m_eff / kk);
+}
+
+/* Stable step estimate over the work items of body b; INFINITY if it has
+ * none. */
 double wld_dem_stable_step(const wld_dem* d, int32_t nwork, int32_t b, double* kmax)
 {
     double best = INFINITY;
@@ -419,7 +458,7 @@ double wld_dem_stable_step(const wld_dem* d, int32_t nwork, int32_t b, double* k
         if (wk->body_a != b && wk->body_b != b) continue;
         if (!(wk->k_eff > 0.0)) continue;
         if (wk->k_eff > *kmax) *kmax = wk->k_eff;
-        double hs = (sqrt(wk->alpha * wk->alpha + 4.0) - wk->alpha) * sqrt(wk->m_eff / wk->k_eff);
+        const double hs = work_stable_step(wk, wk->k_eff);
         if (hs < best) best = hs;
     }
     return best;
@@ -443,7 +482,7 @@ dvi_status dvi_world_dem_stable_step(const dvi_world* w, double* h)
             const double dmax = pow(5.0 * wk->m_eff * v * v * sqrt(wk->d) / (4.0 * wk->k_n), 0.4);
             kk = fmax(kk, 1.5 * wk->k_n * sqrt(dmax / wk->d));
         }
-        const double hs = (sqrt(wk->alpha * wk->alpha + 4.0) - wk->alpha) * sqrt(wk->m_eff / kk);
+        const double hs = work_stable_step(wk, kk);
         if (hs < *h) *h = hs;
     }
     return DVI_OK;
@@ -455,7 +494,8 @@ dvi_status wld_dem_prepare_step(dvi_world* w, wld_dem* d)
     if (st != DVI_OK) return wld_error(w, st, "step: out of memory");
     const int32_t nb = w->body_count;
     if (!DVI_RESERVE(d, acc, 6 * (size_t)nb + 6) || !DVI_RESERVE(d, next, 13 * (size_t)nb + 13) ||
-        !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9))
+        !DVI_RESERVE(d, touch, (size_t)nb + 1) || !DVI_RESERVE(d, iinv, 9 * (size_t)nb + 9) ||
+        !DVI_RESERVE(d, ndamp, 24 * (size_t)nb + 24) || !DVI_RESERVE(d, lam, 2 * (size_t)nb + 2))
         return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     return DVI_OK;
 }
@@ -497,6 +537,90 @@ static double tangential_inverse_mass(const wld_body* b, const double* Iinv, con
     return t > 0.0 ? t : 0.0;
 }
 
+/* An upper bound of the largest eigenvalue of the 3×3 matrix X (row-major),
+ * whose eigenvalues are real and ≥ 0: (tr X⁴)^¼, which lies between λ_max
+ * and 3^¼ λ_max. */
+static double rate_bound3(const double* X)
+{
+    double X2[9], t = 0.0;
+    m3_mul(X2, X, X);
+    for (int p = 0; p < 3; p++)
+        for (int q = 0; q < 3; q++) t += X2[3 * p + q] * X2[3 * q + p];
+    return t > 0.0 ? sqrt(sqrt(t)) : 0.0;
+}
+
+/* The largest damping rate of each dynamic body's normal dashpots with the
+ * other bodies held still, bounded above: λ_max(M_b⁻¹ D_b), D_b = Σ c_n J_bᵀ
+ * J_b over its contacts (J_b = (n, ρ × n)), is at most the sum of its
+ * translational and rotational blocks' largest eigenvalues,
+ * λ_max(Σ c_n n nᵀ)/m + λ_max(I⁻¹ Σ c_n (ρ × n)(ρ × n)ᵀ), each bounded by
+ * rate_bound3. d->lam[b] is that sum. The constants of the step's penalty
+ * contacts go to d->pairs in their order. O(contacts + bodies); bodies in
+ * index order, contacts in the collision's order. */
+static dvi_status normal_damping_rates(dvi_world* w, wld_dem* d, const col_contact_point* pts, int32_t npts,
+                                       int32_t* npen)
+{
+    const bool hertz = w->def.dem.normal_model == DVI_DEM_HERTZ;
+    const int32_t nb = w->body_count;
+    memset(d->touch, 0, (size_t)nb * sizeof *d->touch);
+    memset(d->ndamp, 0, 24 * (size_t)nb * sizeof *d->ndamp);
+    *npen = 0;
+    for (int32_t c = 0; c < npts; c++) {
+        const col_contact_point* pt = &pts[c];
+        int32_t ia, ib;
+        if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
+        d->touch[ia]++;
+        if (ib != ia) d->touch[ib]++;
+        const wld_body* A = &w->bodies[ia];
+        const wld_body* B = &w->bodies[ib];
+        const double m_eff = 1.0 / (A->inv_mass + B->inv_mass);
+        pair_consts* pc = &d->pairs[(*npen)++];
+        const dvi_status st = pair_constants(w, d, pt->geom_a, pt->geom_b, m_eff, pc);
+        if (st != DVI_OK) return st;
+        pc->point = c;
+        pc->body_a = ia;
+        pc->body_b = ib;
+        const double f = hertz ? sqrt(-pt->distance / pc->d) : 1.0;
+        const double cn = (hertz ? sqrt(f) : 1.0) * pc->gn * m_eff, kn = hertz ? 1.5 * f * pc->kn : pc->kn;
+        const double* n = pt->normal;
+        const int32_t body[2] = {ia, ib};
+        for (int s = 0; s < 2; s++) {
+            const int32_t i = body[s];
+            const wld_body* b = &w->bodies[i];
+            if (b->type != DVI_BODY_DYNAMIC || (s == 1 && ib == ia)) continue;
+            double rho[3], x[3];
+            v3_sub(rho, pt->point, b->x);
+            v3_cross(x, rho, n);
+            double* T = d->ndamp + 24 * (size_t)i; /* Σ c n nᵀ, Σ c x xᵀ, then with k: xx xy xz yy yz zz */
+            const double nn[6] = {n[0] * n[0], n[0] * n[1], n[0] * n[2], n[1] * n[1], n[1] * n[2], n[2] * n[2]};
+            const double xx[6] = {x[0] * x[0], x[0] * x[1], x[0] * x[2], x[1] * x[1], x[1] * x[2], x[2] * x[2]};
+            for (int q = 0; q < 6; q++) {
+                T[q] += cn * nn[q];
+                T[6 + q] += cn * xx[q];
+                T[12 + q] += kn * nn[q];
+                T[18 + q] += kn * xx[q];
+            }
+        }
+    }
+    for (int32_t i = 0; i < nb; i++) {
+        const wld_body* b = &w->bodies[i];
+        d->lam[2 * i] = d->lam[2 * i + 1] = 0.0;
+        if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
+        double R[9];
+        q_to_m3(R, b->q);
+        m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
+        for (int m = 0; m < 2; m++) {
+            const double* T = d->ndamp + 24 * (size_t)i + 12 * m;
+            const double Tt[9] = {T[0], T[1], T[2], T[1], T[3], T[4], T[2], T[4], T[5]};
+            const double S[9] = {T[6], T[7], T[8], T[7], T[9], T[10], T[8], T[10], T[11]};
+            double P[9];
+            m3_mul(P, d->iinv + 9 * (size_t)i, S);
+            d->lam[2 * i + m] = b->inv_mass * rate_bound3(Tt) + rate_bound3(P);
+        }
+    }
+    return DVI_OK;
+}
+
 dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_point* pts, int32_t npts,
                           wld_dem_forces_out* out)
 {
@@ -508,41 +632,29 @@ dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_
     for (int32_t k = 0; k < d->sampled_count; k++)
         nterrain_max += (size_t)d->shapes[d->sampled[k]].sample_count * (size_t)d->terrain_count;
     size_t nwork_max = (size_t)npts + nterrain_max + 1;
-    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(d, geo, 9 * nwork_max) ||
+    if (!DVI_RESERVE(d, work, nwork_max) || !DVI_RESERVE(d, pairs, (size_t)npts + 1) ||
+        !DVI_RESERVE(d, recs, nwork_max) || !DVI_RESERVE(d, geo, 9 * nwork_max) ||
         !DVI_RESERVE(w, contacts, nwork_max) || !wld_step_reserve_frames(w, (int32_t)nwork_max))
         return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     memset(d->acc, 0, 6 * (size_t)nb * sizeof(double));
     int32_t nwork = 0, ncon = 0, new_entries = 0;
     double max_overlap = 0.0;
-    /* the penalty contacts on each dynamic body, and the bodies' inverse
-     * inertia, for the step's limit on the tangential dashpots */
-    memset(d->touch, 0, (size_t)nb * sizeof *d->touch);
-    for (int32_t c = 0; c < npts; c++) {
-        int32_t ia, ib;
-        if (!penalty_contact(w, d, &pts[c], &ia, &ib)) continue;
-        d->touch[ia]++;
-        if (ib != ia) d->touch[ib]++;
-    }
-    for (int32_t i = 0; i < nb; i++) {
-        const wld_body* b = &w->bodies[i];
-        if (b->type != DVI_BODY_DYNAMIC || d->touch[i] == 0) continue;
-        double R[9];
-        q_to_m3(R, b->q);
-        m3_rotate_tensor(d->iinv + 9 * (size_t)i, R, b->inv_inertia);
-    }
+    /* the penalty contacts on each dynamic body, the bodies' inverse
+     * inertia and their normal rates, for the step's limits on the dashpots
+     * and the stable-step estimate; the pairs' constants */
+    int32_t npen = 0;
+    st = normal_damping_rates(w, d, pts, npts, &npen);
+    if (st != DVI_OK) return st;
     int32_t chattering = 0, chatter_contact = -1;
-    for (int32_t c = 0; c < npts; c++) {
-        const col_contact_point* pt = &pts[c];
-        int32_t ia, ib;
-        if (!penalty_contact(w, d, pt, &ia, &ib)) continue;
+    for (int32_t k = 0; k < npen; k++) {
+        const pair_consts pc = d->pairs[k];
+        const col_contact_point* pt = &pts[pc.point];
+        const int32_t ia = pc.body_a, ib = pc.body_b;
         const int32_t sa = pt->geom_a, sb = pt->geom_b;
         const wld_body* A = &w->bodies[ia];
         const wld_body* B = &w->bodies[ib];
         const double inv_m = A->inv_mass + B->inv_mass;
         const double m_eff = 1.0 / inv_m;
-        pair_consts pc;
-        st = pair_constants(w, d, sa, sb, m_eff, &pc);
-        if (st != DVI_OK) return st;
         const double delta = -pt->distance;
         const double* n = pt->normal;
         const double f = hertz ? sqrt(delta / pc.d) : 1.0, g = hertz ? sqrt(f) : 1.0;
@@ -553,7 +665,13 @@ dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_
         velocity_at(B, rhoB, vb);
         v3_sub(vrel, vb, va);
         const double vn = v3_dot(vrel, n);
-        double Fn = f * pc.kn * delta - g * pc.gn * m_eff * vn;
+        /* the normal dashpot, limited to what the step can integrate:
+         * c_n / (1 + h Λ), Λ = Σ over the pair's dynamic bodies of the
+         * largest damping rate of their normal dashpots (normal_damping_rates) */
+        const double cn = g * pc.gn * m_eff;
+        const bool da = A->type == DVI_BODY_DYNAMIC, db = B->type == DVI_BODY_DYNAMIC && ib != ia;
+        const double Lam = (da ? d->lam[2 * ia] : 0.0) + (db ? d->lam[2 * ib] : 0.0);
+        double Fn = f * pc.kn * delta - cn / (1.0 + h * Lam) * vn;
         if (Fn < 0.0) Fn = 0.0; /* no attraction (a NaN goes on to the guard) */
         if (delta > max_overlap) max_overlap = delta;
         /* history */
@@ -567,6 +685,8 @@ dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_
         wk->m_eff = m_eff;
         wk->k_eff = hertz ? 1.5 * f * pc.kn : pc.kn;
         wk->alpha = g * pc.gn * m_eff / sqrt(wk->k_eff * m_eff);
+        wk->rate = Lam;
+        wk->omega2 = (da ? d->lam[2 * ia + 1] : 0.0) + (db ? d->lam[2 * ib + 1] : 0.0);
         wk->k_n = hertz ? pc.kn : 0.0;
         wk->d = hertz ? pc.d : 0.0;
         if (wk->entry >= 0) {

@@ -106,6 +106,7 @@ typedef struct wld_dem_work {
     int32_t reversals;      /* the chatter count after this step */
     bool near_limit;        /* |ft| ≥ DVI_DEM_CHATTER_FRACTION μ F_n */
     double k_eff, m_eff, alpha; /* for the stable-step estimate in messages */
+    double omega2, rate;    /* bounds of the pair's bodies' normal spring (1/s²) and dashpot (1/s) rates; 0: none */
     double k_n, d;          /* Hertz: the pair's k_n and length scale (dvi_world_dem_stable_step); d = 0: none */
     int32_t body_a, body_b;
 } wld_dem_work;
@@ -131,6 +132,9 @@ typedef struct wld_dem {
     double* geo;           size_t geo_cap;   /* [9 recs] their normal, ρ_a, ρ_b (to w->fr_frame, fr_arm on commit) */
     int32_t* touch;        size_t touch_cap; /* [bodies] penalty contacts on each dynamic body this step */
     double* iinv;          size_t iinv_cap;  /* [9 · bodies] world-frame inverse inertia of each dynamic body */
+    struct wld_dem_pair* pairs; size_t pairs_cap; /* [penalty contacts] their constants (dem.c) */
+    double* ndamp;         size_t ndamp_cap; /* [24 · bodies] each dynamic body's normal dashpots and springs: Σ c n nᵀ, Σ c (ρ×n)(ρ×n)ᵀ, the same with k */
+    double* lam;           size_t lam_cap;   /* [2 · bodies] their largest rates, bounded above: dashpots (1/s), springs (1/s²) */
 } wld_dem;
 
 /* The DEM step (step_dem.c; called by dvi_world_step, h already checked). */
@@ -164,9 +168,11 @@ typedef struct wld_dem_forces_out {
 dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_point* pts, int32_t npts,
                           wld_dem_forces_out* out);
 
-/* Stable step estimate (symplectic Euler, damped spring: h < (√(α²+4) − α)
- * √(m/k)) over the first nwork work items that touch body b; INFINITY if
- * none. kmax: the stiffest of them (N/m). */
+/* Stable step estimate (symplectic Euler on a spring of rate ω with the
+ * step-limited dashpot of rate a ω: h ω < x, a x³ + x² − 2 a x − 4 = 0; ω
+ * and a from the bounds of the bodies' normal rates, rotation and their
+ * other contacts included) over the first nwork work items that touch body
+ * b; INFINITY if none. kmax: the stiffest of them (N/m). */
 double wld_dem_stable_step(const wld_dem* d, int32_t nwork, int32_t b, double* kmax);
 /* The world's DEM state, created on first use (NULL when out of memory). */
 wld_dem* wld_dem_get(dvi_world* w);
