@@ -243,10 +243,12 @@ static void fresh_velocity(const dvi_ccp_work* w, const double* g, double* u)
     for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
 }
 
-static double coulomb_residual(const dvi_ccp_work* w, const double* g, const double* u)
+static double coulomb_residual(const dvi_ccp_work* w, const double* g, const double* u, double tol)
 {
     dvi_ccp_metrics mt;
     dvi_work_metrics(w, g, u, &mt, NULL);
+    /* the feasibility residual too, as dvi_work_residual_coulomb_checked */
+    if (mt.residual_coulomb <= tol && !(mt.residual_feasibility <= mt.residual_coulomb)) return mt.residual_feasibility;
     return mt.residual_coulomb;
 }
 
@@ -567,7 +569,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
 
     fresh_velocity(w, g, u);
     double f = eval_phi(w, &ws, g, u, phi, true);
-    double resid = coulomb_residual(w, g, u);
+    double resid = coulomb_residual(w, g, u, s->tolerance);
     double best = resid;
     memcpy(gbest, g, um * sizeof(double));
     memcpy(ubest, u, um * sizeof(double));
@@ -679,7 +681,7 @@ static dvi_status newton_body(dvi_ccp_work* w, const dvi_solver_settings* s, dou
         f = eval_phi(w, &ws, g, u, phi, true);
         for (int i = NEWTON_NONMONOTONE - 1; i > 0; i--) merits[i] = merits[i - 1];
         merits[0] = f;
-        resid = coulomb_residual(w, g, u);
+        resid = coulomb_residual(w, g, u, s->tolerance);
         dvi_history_push(w, res, resid);
         if (resid < best || !(best == best)) {
             best = resid;
