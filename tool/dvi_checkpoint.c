@@ -84,7 +84,9 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
 {
     char m[512];
     for (int32_t i = 0; i < rs->probe_count; i++) {
-        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0) {
+        /* past the file-size limit (SIGXFSZ) a probe file stays short: the
+         * state is saved all the same, as on SIGTERM */
+        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0 && !rs->size_limit[0]) {
             snprintf(msg, msg_size, "%s", dvi_csv_last_error(rs->probes[i].csv));
             return 1;
         }

@@ -113,6 +113,7 @@ typedef struct run_state {
     /* outcome */
     bool failed;
     char error[1024];
+    char size_limit[1024]; /* the write that crossed the file-size limit (SIGXFSZ), or "" */
 } run_state;
 
 /* dvi_checkpoint.c */
