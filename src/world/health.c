@@ -8,7 +8,9 @@
  *     forces and kinematic bodies (each counted when positive, so that
  *     brakes do not hide a gain). The excess (E − E₀ − W_in) is measured in
  *     energy scales: S = KE₀ + M g H + W_in, M the dynamic mass, H the
- *     initial region's extent along gravity (at least the largest shape).
+ *     initial region's extent along gravity (at least the largest shape);
+ *     KE₀ + M g H is at least 0.01 M g₀ L (g₀ standard gravity, L the
+ *     region's largest extent or the largest shape).
  *     Above energy_growth it is a warning, above blowup_factor a blow-up;
  *   - escape: bodies farther than region_margin outside the box of the
  *     initial bodies' positions and joint anchors;
@@ -28,6 +30,8 @@
  */
 #include "health.h"
 #include "error.h"
+
+#define DVI_HEALTH_G0 9.80665 /* m/s², standard gravity: the energy scale's floor */
 #include "hash_rng.h"
 #include "world_internal.h"
 #include "dem.h"
@@ -122,7 +126,7 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
     double e0 = 0.0;
     /* the region: the box of every body's position; the energy scale */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double ke = 0.0, mass = 0.0, largest = 0.0;
+    double ke = 0.0, mass = 0.0, all_mass = 0.0, largest = 0.0;
     for (int32_t i = 0; i < w->body_count; i++) {
         const dvi_body* b = &w->bodies[i];
         for (int k = 0; k < 3; k++) {
@@ -131,6 +135,7 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
         }
         if (b->bounding_radius > largest) largest = b->bounding_radius;
         if (b->type != DVI_BODY_DYNAMIC) continue;
+        all_mass += b->mass;
         mass += b->mass * b->gravity_scale;
         double kb;
         e0 += body_energy(b, w->def.gravity, &kb);
@@ -166,7 +171,10 @@ dvi_status dvi_health_init(world_health* h, const dvi_health_settings* set, cons
         for (int k = 0; k < 3; k++) height += fabs(d[k]) * (hi[k] - lo[k]);
     }
     height = fmax(height, largest);
-    h->scale0 = ke + mass * gn * height;
+    /* the floor: a hundredth of lifting the dynamic mass by the scene's size
+     * under standard gravity, so that bodies at rest without gravity (a
+     * scale of 0 J) do not call a step's rounding a blow-up */
+    h->scale0 = fmax(ke + mass * gn * height, 0.01 * all_mass * DVI_HEALTH_G0 * fmax(extent, largest));
     h->rep.energy_scale = h->scale0;
     return DVI_OK;
 }
