@@ -517,6 +517,8 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
         if (a->first_not_converged == 0) a->first_not_converged = rs->step;
     }
     if (s->warm_start_rejected) a->warm_starts_rejected++;
+    if (s->joint_rows_dropped > 0) a->joint_dropped_steps++;
+    if (s->joint_rows_dropped > a->joint_dropped_max) a->joint_dropped_max = s->joint_rows_dropped;
     a->seconds_collide += s->seconds_collide;
     a->seconds_assemble += s->seconds_assemble;
     a->seconds_solve += s->seconds_solve;
@@ -734,6 +736,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "residual_max", a->residual_max);
     dvi_json_key_int(w, "not_converged_steps", a->not_converged);
     dvi_json_key_int(w, "warm_starts_rejected", a->warm_starts_rejected);
+    dvi_json_key_int(w, "joint_rows_dropped_steps", a->joint_dropped_steps);
+    dvi_json_key_int(w, "joint_rows_dropped_max", a->joint_dropped_max);
     if (a->first_not_converged > 0)
         dvi_json_key_int(w, "first_not_converged_step", a->first_not_converged);
     else {

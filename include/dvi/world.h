@@ -473,6 +473,11 @@ typedef struct dvi_step_stats {
                                   ///< its Coulomb limit μF_n or more, on each of the last 10 steps
                                   ///< (docs/dem.md, "Friction chatter")
     int32_t chattering_contact;   ///< index (dvi_world_get_contact) of the first of them, −1 if none
+    /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
+    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped as redundant (a pivot below
+                                  ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
+                                  ///< 1e-2 of its own): impulse 0, the constraint held only as far as
+                                  ///< the other rows imply it (docs/world.md)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
