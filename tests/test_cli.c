@@ -1824,6 +1824,21 @@ static void test_solve(void** state)
     expect_contains(r.err, g_mix, "solve a scene file");
     run_result_free(&r);
 
+    /* a status is what the answer is: Lemke's least-squares answer to two
+     * bilateral rows that disagree is not "converged" (its residual is
+     * 0.707), and a nearly singular positive-definite pair is solved, never
+     * "infeasible" */
+    r = RUN("solve", SRC_PATH("tests/data/ccp/bilateral_disagree.json"), "--solver", "lemke");
+    expect_status(&r, 0, "solve bilateral_disagree.json");
+    expect_contains(r.out, "lemke    max_iterations           0     7.071e-01", "lemke on rows that disagree");
+    run_result_free(&r);
+    r = RUN("solve", SRC_PATH("tests/data/ccp/bilateral_near_singular.json"), "--all-solvers");
+    expect_status(&r, 0, "solve bilateral_near_singular.json");
+    if (strstr(r.out, "infeasible")) fail_msg("a solvable problem called infeasible:\n%s", r.out);
+    expect_contains(r.out, "apgd     converged", "apgd on the nearly singular pair");
+    expect_contains(r.out, "lemke    converged", "lemke on the nearly singular pair");
+    run_result_free(&r);
+
     /* the sample problem of the repository, when present */
     const char* sample = SRC_PATH("tests/data/ccp/stack3.json");
     if (exists(sample)) {
