@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1608,6 +1609,69 @@ static void test_interrupt_and_resume(void** state)
     cJSON_Delete(s);
 }
 
+/* A file reaching the file-size limit (ulimit -f 40: 40 KiB; the ball's
+ * position file, a row a step, crosses it near step 1,500) stops the run
+ * as SIGTERM does: exit 130, summary.json "interrupted", the checkpoint
+ * written, a message naming the file (the process died of SIGXFSZ, 153,
+ * with "running" in summary.json). */
+static void test_file_size_limit(void** state)
+{
+    (void)state;
+    char out[700], p[1024];
+    path_in(out, sizeof out, g_root, "size_limited");
+    struct rlimit old, lim;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 40 * 1024;
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0); /* the child inherits it */
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    run_result r = RUN("run", g_mix, "--out", out, "--duration", "1000", "--quiet");
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+    signal(SIGXFSZ, prev);
+    expect_status(&r, 130, "run past the file-size limit");
+    expect_contains(r.err, "file-size limit", "its message");
+    expect_contains(r.err, ".csv: cannot write", "its message (the file that reached the limit)");
+    expect_contains(r.err, "--resume", "its message");
+    run_result_free(&r);
+    path_in(p, sizeof p, out, "summary.json");
+    cJSON* s = read_json(p);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "status")->valuestring, "interrupted");
+    const long steps = (long)json_number(s, "steps");
+    cJSON_Delete(s);
+    assert_true(steps > 100 && steps < 1000000);
+    char blob[64];
+    snprintf(blob, sizeof blob, "checkpoint/state-%012ld.bin", steps);
+    assert_exists(out, blob);
+    assert_exists(out, "checkpoint/run.json");
+}
+
+/* --strict fails the run (exit 1) when the health monitor raised a warning
+ * (a ball started 0.05 m into the ground), after writing the final
+ * checkpoint, so that the run can be inspected or resumed. */
+static void test_strict_checkpoint(void** state)
+{
+    (void)state;
+    char scene[700], out[700];
+    path_in(scene, sizeof scene, g_root, "sunk.json");
+    path_in(out, sizeof out, g_root, "strict_out");
+    test_write_text(scene, "{\"name\": \"sunk\", \"units\": \"SI\", \"gravity\": [0, 0, -9.81],\n"
+                           " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]},\n"
+                           "  {\"name\": \"ball\", \"type\": \"dynamic\", \"mass\": 1.0, \"position\": [0, 0, 0.05],\n"
+                           "   \"shapes\": [{\"type\": \"sphere\", \"radius\": 0.1}]}],\n"
+                           " \"formulation\": {\"dt\": 0.001}, \"duration\": 0.01}\n");
+    run_result r = RUN("run", scene, "--out", out, "--strict", "--quiet");
+    expect_status(&r, 1, "run --strict with a health warning");
+    expect_contains(r.err, "--strict", "its message");
+    run_result_free(&r);
+    assert_exists(out, "checkpoint/run.json");
+    assert_exists(out, "checkpoint/state-000000000010.bin");
+    char p[1024];
+    path_in(p, sizeof p, out, "summary.json");
+    cJSON* s = read_json(p);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(s, "status")->valuestring, "failed");
+    cJSON_Delete(s);
+}
+
 /* A run killed outright (SIGKILL: no chance to write anything) continues
  * from its last periodic checkpoint: the rows written after it are cut off
  * and written again, identically. */
@@ -1791,6 +1855,21 @@ static void test_solve(void** state)
     expect_contains(r.err, g_mix, "solve a scene file");
     run_result_free(&r);
 
+    /* a status is what the answer is: Lemke's least-squares answer to two
+     * bilateral rows that disagree is not "converged" (its residual is
+     * 0.707), and a nearly singular positive-definite pair is solved, never
+     * "infeasible" */
+    r = RUN("solve", SRC_PATH("tests/data/ccp/bilateral_disagree.json"), "--solver", "lemke");
+    expect_status(&r, 0, "solve bilateral_disagree.json");
+    expect_contains(r.out, "lemke    max_iterations           0     7.071e-01", "lemke on rows that disagree");
+    run_result_free(&r);
+    r = RUN("solve", SRC_PATH("tests/data/ccp/bilateral_near_singular.json"), "--all-solvers");
+    expect_status(&r, 0, "solve bilateral_near_singular.json");
+    if (strstr(r.out, "infeasible")) fail_msg("a solvable problem called infeasible:\n%s", r.out);
+    expect_contains(r.out, "apgd     converged", "apgd on the nearly singular pair");
+    expect_contains(r.out, "lemke    converged", "lemke on the nearly singular pair");
+    run_result_free(&r);
+
     /* the sample problem of the repository, when present */
     const char* sample = SRC_PATH("tests/data/ccp/stack3.json");
     if (exists(sample)) {
@@ -1818,6 +1897,8 @@ int main(void)
         cmocka_unit_test(test_probe_interval_overlay),
         cmocka_unit_test(test_contacts_table),
         cmocka_unit_test(test_interrupt_and_resume),
+        cmocka_unit_test(test_file_size_limit),
+        cmocka_unit_test(test_strict_checkpoint),
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_solve),
     };

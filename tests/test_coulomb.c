@@ -397,7 +397,8 @@ static dvi_solve_result coulomb_solve(const char* name, const dvi_ccp_problem* p
     assert_int_equal(st, DVI_OK);
     assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
     assert_true(res.metrics.residual_coulomb <= 1e-10);
-    assert_true(res.target_residual == res.metrics.residual_coulomb);
+    const double rc = res.metrics.residual_coulomb, rf = res.metrics.residual_feasibility;
+    assert_true(res.target_residual == (rf > rc ? rf : rc)); /* the stopping test's: both residuals */
     assert_string_equal(res.message, "");
     if (strcmp(name, "nsgs") == 0) assert_int_equal(res.history_length, res.iterations);
     assert_true(res.history_length >= 1 || res.iterations == 0);
@@ -651,7 +652,7 @@ static const fclib_case FCLIB_CASES[] = {
     {"CubeH8", "desaxce", 12, 1e-8},
     {"OneObject-i1028-138", "nsgs", 987, 1e-8},
     {"OneObject-i1028-138", "desaxce", 2803, 1e-8},
-    {"LMGC_100_PR_PerioBox-i00361-60-03000", "nsgs", 34, 1e-8},
+    {"LMGC_100_PR_PerioBox-i00361-60-03000", "nsgs", 823, 1e-8}, /* 34 on the Coulomb residual alone */
     {"LMGC_100_PR_PerioBox-i00361-60-03000", "desaxce", 406, 1e-8},
     {"Box_Stacks-i0122-82-5", "nsgs", 32, 1e-8},
     {"Box_Stacks-i0122-82-5", "desaxce", 108, 1e-8},

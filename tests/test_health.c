@@ -181,6 +181,36 @@ static void test_huge_gravity(void** state)
     dvi_scene_destroy(s);
 }
 
+/* Bodies at rest without gravity: the energy scale was 0 J, and the
+ * first step's energy (two boxes of 2 and 1 kg overlapping by 1 µm, pushed
+ * apart at rounding-level speeds) was a blow-up of 1e299 scales, exit 1.
+ * The scale's floor, 0.01 M g₀ L (M = 3 kg, L = 0.199999 m, the region's
+ * extent), is 0.0588 J; the push puts in some 1e-6 J, nothing is raised. */
+static void test_zero_gravity_at_rest(void** state)
+{
+    (void)state;
+    const char* text =
+        "{\"gravity\": [0, 0, 0], \"duration\": 0.2, \"formulation\": {\"dt\": 0.001},\n"
+        " \"bodies\": [{\"name\": \"a\", \"mass\": 2, \"position\": [0, 0, 0], \"shapes\": [{\"type\": \"box\", "
+        "\"half_extents\": [0.1, 0.1, 0.1]}]},\n"
+        "   {\"name\": \"b\", \"mass\": 1, \"position\": [0.199999, 0, 0], \"shapes\": [{\"type\": \"box\", "
+        "\"half_extents\": [0.1, 0.1, 0.1]}]}]}";
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    assert_int_equal(dvi_scene_parse(text, strlen(text), NULL, &s, &e), DVI_OK);
+    dvi_health_report r;
+    int64_t steps = 0;
+    const dvi_status st = run(s, &r, &steps);
+    print_message("zero gravity at rest: %lld steps, status %d, energy scale %.6g J, excess %.3g\n", (long long)steps,
+                  (int)st, r.energy_scale, r.energy_excess);
+    assert_true(st >= 0);
+    assert_int_equal(steps, 200);
+    assert_int_equal(r.raised, 0);
+    assert_near(r.energy_scale, 0.01 * 3.0 * 9.80665 * 0.199999, 1e-12);
+    assert_true(r.energy_excess < 1e-3);
+    dvi_scene_destroy(s);
+}
+
 /* Work put in is not a gain: a flywheel (I = 0.5 kg m² about its axle)
  * spun up by a speed motor to 10 rad/s over 0.5 s gains 25 J, all of it
  * the motor's work; nothing is raised at an energy_growth of 0.01 (the
@@ -594,6 +624,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dem_blowup),           cmocka_unit_test(test_dvi_tunnelling),
         cmocka_unit_test(test_pendulum_step_too_long), cmocka_unit_test(test_huge_gravity),
+        cmocka_unit_test(test_zero_gravity_at_rest),
         cmocka_unit_test(test_work_and_settings),    cmocka_unit_test(test_report_in_state),
         cmocka_unit_test(test_friction_chatter),     cmocka_unit_test(test_report_from_older_layouts),
         cmocka_unit_test(test_audit_pendulum),       cmocka_unit_test(test_audit_rover),

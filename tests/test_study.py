@@ -56,7 +56,8 @@ SCENE = {
     "study": {"dts": {"dvi": [0.004, 0.002], "dem": [4e-5, 5e-3]}, "young_moduli": [1e8],
               "observable": {"column": "load.slab.f_dir", "window": [0.2, 0.3], "relative_tolerance": 0.01}},
 }
-ROW_KEYS = {"method", "dt", "young_modulus", "status", "reason", "max_penetration", "penetration_fraction",
+ROW_KEYS = {"method", "dt", "young_modulus", "status", "reason", "not_converged_steps", "max_penetration",
+            "penetration_fraction",
             "observable", "error", "reference", "wall_seconds", "wall_per_simulated_second", "cpu_seconds",
             "cpu_per_simulated_second", "acceptable"}
 
@@ -298,6 +299,12 @@ with tempfile.TemporaryDirectory() as tmp:
     refused(["--dts-dem", "0"], "--dts-dem[0]: must be > 0")
     refused(["--methods", "dvi,fem"], '--methods[1]: unknown method "fem"')
     refused(["--jobs", "0"], "jobs")
+    # too few samples for the observable: a probe interval longer than the run (its only sample at t = 0,
+    # every run "agreeing") or the window
+    refused(["--probe-interval", "1", "--observable", "load.slab.f_dir", "--at", "0.3"],
+            "--probe-interval: 1 s leaves 1 sample over the run; at least 5 are needed (at most 0.075 s)")
+    refused(["--probe-interval", "0.05"],
+            "--probe-interval: 0.05 s leaves 3 samples in the observable's window; at least 5 are needed")
     broken = json.loads(json.dumps(SCENE))
     broken["study"]["dts"]["dem"] = [4e-5, 0]
     broken["study"]["methods"] = ["dvi", "xdem"]
@@ -310,6 +317,29 @@ with tempfile.TemporaryDirectory() as tmp:
     refused([], 'study.methods[1]: unknown method "xdem"', bad_scene)
     refused([], "study.observable.column: must be PROBE.COLUMN", bad_scene)
     refused([], "study.ladder: unknown key", bad_scene)
+    few = json.loads(json.dumps(SCENE))
+    few["study"]["probe_interval"] = 0.5
+    few_scene = os.path.join(tmp, "few_samples.json")
+    with open(few_scene, "w") as f:
+        json.dump(few, f)
+    refused([], "study.probe_interval: 0.5 s leaves 1 sample in the observable's window", few_scene)
+    # runs whose steps did not converge (Jacobi, tolerance 1e-14, two iterations a step: 91 of the 150 steps at
+    # 2 ms) are not acceptable, and do not
+    # serve as the reference: the verdict counts them (they were "stable" and acceptable)
+    strict = json.loads(json.dumps(SCENE))
+    strict["formulation"].update({"solver": "jacobi", "tolerance": 1e-14, "max_iterations": 2})
+    strict["study"]["methods"] = ["dvi"]
+    strict_scene = os.path.join(tmp, "unconverged.json")
+    with open(strict_scene, "w") as f:
+        json.dump(strict, f)
+    rc, so, se = run(["study", strict_scene, "--out", os.path.join(tmp, "unconverged"), "--jobs", "2"], tmp)
+    check(rc == 0, "the unconverged study exits 0 (got %d): %s" % (rc, se))
+    uc = json.load(open(os.path.join(tmp, "unconverged", "study.json")))
+    for r in uc["runs"]:
+        check(r["status"] == "stable" and r["acceptable"] is False and r["not_converged_steps"] > 0
+              and r["reason"] == "solver: %d steps not converged" % r["not_converged_steps"] and not r["reference"],
+              "an unconverged run is not acceptable: %s" % r)
+    check([b["dt"] for b in uc["largest_acceptable"]] == [None], "no acceptable step: %s" % uc["largest_acceptable"])
     # dvi check checks the study object as dvi study does, and describes it
     rc, so, se = run(["check", scene], tmp)
     check(rc == 0 and "study       4 runs: dvi 2 steps (0.002 to 0.004 s), dem 2 steps (4e-05 to 0.005 s) x 1 modulus"

@@ -63,6 +63,8 @@ static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total
     dvi_json_key_number(w, "residual_max", a->residual_max);
     dvi_json_key_int(w, "not_converged", a->not_converged);
     dvi_json_key_int(w, "first_not_converged", a->first_not_converged);
+    dvi_json_key_int(w, "joint_dropped_steps", a->joint_dropped_steps);
+    dvi_json_key_int(w, "joint_dropped_max", a->joint_dropped_max);
     dvi_json_key_int(w, "warm_starts_rejected", a->warm_starts_rejected);
     dvi_json_key_number(w, "seconds_collide", a->seconds_collide);
     dvi_json_key_number(w, "seconds_assemble", a->seconds_assemble);
@@ -87,7 +89,9 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
 {
     char m[512];
     for (int32_t i = 0; i < rs->probe_count; i++) {
-        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0) {
+        /* past the file-size limit (SIGXFSZ) a probe file stays short: the
+         * state is saved all the same, as on SIGTERM */
+        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0 && !rs->size_limit[0]) {
             snprintf(msg, msg_size, "%s", dvi_csv_last_error(rs->probes[i].csv));
             return 1;
         }
@@ -412,6 +416,8 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         a->residual_max = get_number(&r, stats, "residual_max", true, 0);
         a->not_converged = get_int(&r, stats, "not_converged", true, 0, big, 0);
         a->first_not_converged = get_int(&r, stats, "first_not_converged", true, 0, big, 0);
+        a->joint_dropped_steps = get_int(&r, stats, "joint_dropped_steps", false, 0, big, 0); /* absent before: 0 */
+        a->joint_dropped_max = get_int(&r, stats, "joint_dropped_max", false, 0, big, 0);
         a->warm_starts_rejected = get_int(&r, stats, "warm_starts_rejected", false, 0, big, 0);
         a->seconds_collide = get_number(&r, stats, "seconds_collide", true, 0);
         a->seconds_assemble = get_number(&r, stats, "seconds_assemble", true, 0);

@@ -41,7 +41,11 @@ static void on_stop_signal(int sig)
 
 /* SIGINT, SIGTERM and SIGHUP (a closed terminal or ssh session) set the
  * flag; SA_RESETHAND restores the default action, so a second Ctrl-C ends
- * the process at once. They are unblocked once the handlers are set: `dvi
+ * the process at once. SIGXFSZ (a file reached the file-size limit, ulimit
+ * -f) stops the run the same way: the write that crossed the limit fails
+ * with EFBIG instead of the process dying with "running" in summary.json,
+ * and the run ends "interrupted" with its checkpoint (a new file, written
+ * while it fits). They are unblocked once the handlers are set: `dvi
  * study` starts its runs with them blocked, so that a stop sent before this
  * point waits here instead of killing the run before it can write anything. */
 static void install_signal_handlers(void)
@@ -54,11 +58,14 @@ static void install_signal_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sa.sa_flags = SA_RESTART; /* every write past the limit raises it again: keep the handler */
+    sigaction(SIGXFSZ, &sa, NULL);
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGXFSZ);
     sigprocmask(SIG_UNBLOCK, &set, NULL);
 }
 
@@ -510,6 +517,8 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
         if (a->first_not_converged == 0) a->first_not_converged = rs->step;
     }
     if (s->warm_start_rejected) a->warm_starts_rejected++;
+    if (s->joint_rows_dropped > 0) a->joint_dropped_steps++;
+    if (s->joint_rows_dropped > a->joint_dropped_max) a->joint_dropped_max = s->joint_rows_dropped;
     a->seconds_collide += s->seconds_collide;
     a->seconds_assemble += s->seconds_assemble;
     a->seconds_solve += s->seconds_solve;
@@ -732,6 +741,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "residual_max", a->residual_max);
     dvi_json_key_int(w, "not_converged_steps", a->not_converged);
     dvi_json_key_int(w, "warm_starts_rejected", a->warm_starts_rejected);
+    dvi_json_key_int(w, "joint_rows_dropped_steps", a->joint_dropped_steps);
+    dvi_json_key_int(w, "joint_rows_dropped_max", a->joint_dropped_max);
     if (a->first_not_converged > 0)
         dvi_json_key_int(w, "first_not_converged_step", a->first_not_converged);
     else {
@@ -996,6 +1007,18 @@ static int periodic_checkpoint(run_state* rs)
 
 /* ---- the loop and its end ----------------------------------------------------------- */
 
+/* An output that could not be written: the run fails (1), unless the
+ * write crossed the file-size limit (SIGXFSZ), which stops the run as
+ * SIGTERM would (0; the reason kept for the closing message). */
+static int output_stop(run_state* rs)
+{
+    if (g_stop_signal != SIGXFSZ) return 1;
+    snprintf(rs->size_limit, sizeof rs->size_limit, "%s", rs->error);
+    rs->error[0] = '\0';
+    rs->failed = false;
+    return 0;
+}
+
 static int run_loop(run_state* rs)
 {
     dvi_world* world = dvi_model_world(rs->model);
@@ -1031,18 +1054,18 @@ static int run_loop(run_state* rs)
                       rs->step, dvi_model_time(rs->model), (int)bad);
             return 1;
         }
-        if (sample_probes(rs, false) != 0) return 1;
+        if (sample_probes(rs, false) != 0) return output_stop(rs);
         if (rs->step == rs->interrupt_parent_step) { /* and stop here, as the study's SIGINT would stop it */
             kill(getppid(), SIGINT);
             g_stop_signal = SIGINT;
         }
-        if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return 1;
-        if (rs->contacts && rs->step % rs->contacts_every == 0 && contacts_write(rs) != 0) return 1;
+        if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return output_stop(rs);
+        if (rs->contacts && rs->step % rs->contacts_every == 0 && contacts_write(rs) != 0) return output_stop(rs);
         const bool by_steps = rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0;
         const bool by_wall = rs->checkpoint_minutes > 0 && t1 - rs->last_checkpoint >= 60.0 * rs->checkpoint_minutes;
         if ((by_steps || by_wall) && rs->step < rs->target_steps) {
             progress_break(rs);
-            if (periodic_checkpoint(rs) != 0) return 1;
+            if (periodic_checkpoint(rs) != 0) return output_stop(rs);
             rs->last_checkpoint = cli_now();
         }
         progress(rs, false);
@@ -1052,17 +1075,6 @@ static int run_loop(run_state* rs)
 
 static int finish_run(run_state* rs)
 {
-    if (!rs->failed && rs->strict) {
-        dvi_health_report hr;
-        dvi_model_health(rs->model, &hr);
-        if (hr.raised) {
-            int n = 0;
-            for (int k = 0; k < DVI_HEALTH_KINDS; k++)
-                if (hr.raised & (1u << k)) n++;
-            set_error(rs, "--strict: the health monitor raised %d warning%s (summary.json, \"health\")", n,
-                      n == 1 ? "" : "s");
-        }
-    }
     bool interrupted = !rs->failed && rs->step < rs->target_steps && g_stop_signal;
     const char* status = rs->failed ? "failed" : interrupted ? "interrupted" : "finished";
     progress(rs, true);
@@ -1076,15 +1088,33 @@ static int finish_run(run_state* rs)
         for (int32_t i = 0; i < rs->probe_count; i++)
             if (rs->probes[i].csv) dvi_csv_flush(rs->probes[i].csv);
     }
+    if (!rs->failed && rs->strict) { /* after the checkpoint: a --strict failure can be resumed or inspected */
+        dvi_health_report hr;
+        dvi_model_health(rs->model, &hr);
+        if (hr.raised) {
+            int n = 0;
+            for (int k = 0; k < DVI_HEALTH_KINDS; k++)
+                if (hr.raised & (1u << k)) n++;
+            set_error(rs, "--strict: the health monitor raised %d warning%s (summary.json, \"health\")", n,
+                      n == 1 ? "" : "s");
+            status = "failed";
+        }
+    }
     if (rs->vtk_every > 0 && rs->frame_count > 0 && rs->pvd_frames != rs->frame_count && write_pvd(rs) != 0)
         status = "failed";
     if (run_plot_all(rs, msg, sizeof msg) != 0) {
-        set_error(rs, "%s", msg);
-        status = "failed";
+        if (rs->size_limit[0]) { /* past the file-size limit: the plots are extras, the run stays interrupted */
+            progress_break(rs);
+            fprintf(stderr, "dvi run: warning: %s\n", msg);
+        } else {
+            set_error(rs, "%s", msg);
+            status = "failed";
+        }
     }
     if (run_write_summary(rs, status, msg, sizeof msg) != 0) set_error(rs, "%s", msg);
     for (int32_t i = 0; i < rs->probe_count; i++) {
-        if (dvi_csv_close(rs->probes[i].csv) != 0) set_error(rs, "%s: write error", rs->probes[i].csv_path);
+        if (dvi_csv_close(rs->probes[i].csv) != 0 && !rs->size_limit[0])
+            set_error(rs, "%s: write error", rs->probes[i].csv_path);
         rs->probes[i].csv = NULL;
     }
 
@@ -1095,6 +1125,9 @@ static int finish_run(run_state* rs)
         fprintf(stderr, "dvi run: outputs up to step %" PRId64 " are in %s\n", rs->step, rs->out_dir);
         return DVI_EXIT_FAILED;
     }
+    if (interrupted && g_stop_signal == SIGXFSZ)
+        fprintf(stderr, "dvi run: a file reached the file-size limit (SIGXFSZ, ulimit -f)%s%s; stopping\n",
+                rs->size_limit[0] ? ": " : "", rs->size_limit);
     if (interrupted) {
         fprintf(stderr,
                 "dvi run: interrupted at step %" PRId64 " of %" PRId64 " (t = %.6g s); outputs and checkpoint in %s\n"

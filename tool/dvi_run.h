@@ -19,6 +19,8 @@ typedef struct run_stats {
     double residual_max;
     int64_t not_converged;         /* steps whose solve missed its tolerance */
     int64_t first_not_converged;   /* step number (1-based), or 0 */
+    int64_t joint_dropped_steps;   /* steps whose direct joint solve dropped redundant rows */
+    int64_t joint_dropped_max;     /* the most rows one step dropped */
     int64_t warm_starts_rejected;  /* steps whose solver started from 0 (dvi_step_stats) */
     double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate, seconds_report;
     double seconds_step;           /* wall time inside dvi_model_step */
@@ -116,6 +118,7 @@ typedef struct run_state {
     /* outcome */
     bool failed;
     char error[1024];
+    char size_limit[1024]; /* the write that crossed the file-size limit (SIGXFSZ), or "" */
 } run_state;
 
 /* dvi_checkpoint.c */

@@ -38,6 +38,9 @@
  * the one below it is acceptable; DEM, the stiffest contact's critical step
  * (rounded down to two digits) and its halves, this many rungs. */
 #define DEFAULT_DVI_RUNGS 6
+/* The fewest probe samples an observable is taken from: in its window, or
+ * over the run for an observable at one time. */
+#define STUDY_MIN_SAMPLES 5
 #define DEFAULT_DEM_RUNGS 4
 enum { M_DVI = 0, M_DEM = 1, M_COUNT = 2 };
 static const char* const METHOD_NAMES[M_COUNT] = {"dvi", "dem"};
@@ -611,6 +614,8 @@ static void collect(job* j, const study_settings* s, double min_size)
     r->wall_seconds = jnum(sum, "wall_seconds");
     r->cpu_seconds = read_cpu(j->dir);
     r->simulated_seconds = jnum(sum, "simulated_time");
+    const double nc = jnum(cJSON_GetObjectItemCaseSensitive(sum, "solver"), "not_converged_steps");
+    r->not_converged_steps = isfinite(nc) && nc > 0 ? (long long)nc : 0;
     const cJSON* raised = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sum, "health"), "raised");
     char kinds[128] = "";
     const cJSON* it;
@@ -667,7 +672,7 @@ static bool rung_acceptable(job* jobs, int nj, int idx, const study_settings* s,
  * method, the observable's times within the run, its probe and column in the
  * model (built here when model is NULL). Problems are counted in e. */
 static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, const dvi_model* model,
-                           bool observable_from_cli)
+                           bool observable_from_cli, bool probe_interval_from_cli)
 {
     dvi_scene_settings ss = dvi_scene_get_settings(scene);
     if (s->duration == 0) s->duration = ss.duration;
@@ -691,6 +696,17 @@ static void check_settings(errs* e, study_settings* s, const dvi_scene* scene, c
     if (s->have_window && !(s->t0 >= 0 && s->t0 <= s->t1 && s->t1 <= s->duration + 1e-12))
         err(e, "study.observable.window", "[%g, %g] s must satisfy 0 <= t0 <= t1 <= the duration %g s", s->t0, s->t1,
             s->duration);
+    /* enough samples for the observable: STUDY_MIN_SAMPLES in its window, or
+     * over the run for one at a time (an interval longer than the run left
+     * the sample at t = 0 alone, and every run "agreed") */
+    const double span = s->have_window ? s->t1 - s->t0 : s->duration;
+    const double samples = floor(span / s->probe_interval * (1.0 + 1e-9)) + 1.0;
+    if (samples < STUDY_MIN_SAMPLES)
+        err(e, probe_interval_from_cli ? "--probe-interval" : "study.probe_interval",
+            "%g s leaves %.0f sample%s %s; at least %d are needed (at most %g s)", s->probe_interval, samples,
+            samples == 1 ? "" : "s",
+            s->have_window ? "in the observable's window" : "over the run", STUDY_MIN_SAMPLES,
+            span / (STUDY_MIN_SAMPLES - 1));
     /* the observable's probe and column must exist */
     dvi_model* own = NULL;
     char msg[512];
@@ -801,7 +817,7 @@ int dvi_study_check_scene(const char* scene_arg, const void* json_root, const dv
     study_defaults(&s);
     errs e = {0, scene_arg};
     parse_study_object(&e, sto, &s);
-    check_settings(&e, &s, scene, model, false);
+    check_settings(&e, &s, scene, model, false, false);
     if (e.count > 0) return e.count;
     size_t l = 0;
     int runs = 0;
@@ -991,7 +1007,7 @@ int dvi_cmd_study(int argc, char** argv)
         long c = sysconf(_SC_NPROCESSORS_ONLN);
         s.jobs = c > 0 ? c : 1;
     }
-    check_settings(&e, &s, scene, NULL, given[O_OBSERVABLE] != NULL);
+    check_settings(&e, &s, scene, NULL, given[O_OBSERVABLE] != NULL, given[O_PROBE_INTERVAL] != NULL);
     for (int k = 0; k < M_COUNT; k++)
         if (!s.auto_ladder[k])
             snprintf(s.ladder_origin[k], sizeof s.ladder_origin[k], "%s%s",

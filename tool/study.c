@@ -40,7 +40,7 @@ void study_judge(const study_criteria* c, study_run* runs, int n)
         int ref = -1;
         for (int j = 0; j < n; j++) {
             const study_run* q = &runs[j];
-            if (!study_same_series(q, r) || q->status != STUDY_STABLE) continue;
+            if (!study_same_series(q, r) || q->status != STUDY_STABLE || q->not_converged_steps > 0) continue;
             if (ref < 0 || q->dt < runs[ref].dt) ref = j;
         }
         if (ref == i) r->reference = true;
@@ -52,6 +52,10 @@ void study_judge(const study_criteria* c, study_run* runs, int n)
         }
         r->acceptable = false;
         if (r->status != STUDY_STABLE) continue; /* the reason is the run's */
+        if (r->not_converged_steps > 0) { /* its steps' answers are not the method's */
+            snprintf(r->reason, sizeof r->reason, "solver: %lld steps not converged", r->not_converged_steps);
+            continue;
+        }
         if (!overlap_ok) {
             snprintf(r->reason, sizeof r->reason, "overlap: %.3g of the smallest shape (limit %.3g)",
                      r->penetration_fraction, c->overlap_fraction);
@@ -157,16 +161,16 @@ dvi_status study_write_csv(const char* path, const study_run* runs, int n, char*
         return DVI_ERR_NOMEM;
     }
     len += (size_t)snprintf(buf, cap,
-                            "method,dt [s],young_modulus [Pa],status,reason,max_penetration [m],penetration_fraction,"
-                            "observable,error,wall_seconds [s],wall_per_simulated_second,cpu_seconds [s],"
+                            "method,dt [s],young_modulus [Pa],status,reason,not_converged_steps,max_penetration [m],"
+                            "penetration_fraction,observable,error,wall_seconds [s],wall_per_simulated_second,cpu_seconds [s],"
                             "cpu_per_simulated_second,acceptable\n");
     for (int i = 0; i < n; i++) {
         const study_run* r = &runs[i];
         len += (size_t)snprintf(buf + len, cap - len, "%s,%.6g,%.6g,%s,", r->method, r->dt, r->young_modulus,
                                 status_name(r->status));
         csv_text(buf, &len, cap, r->reason);
-        len += (size_t)snprintf(buf + len, cap - len, ",%.6g,%.6g,%.10g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n",
-                                r->max_penetration, r->penetration_fraction, r->observable, r->error, r->wall_seconds,
+        len += (size_t)snprintf(buf + len, cap - len, ",%lld,%.6g,%.6g,%.10g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n",
+                                r->not_converged_steps, r->max_penetration, r->penetration_fraction, r->observable, r->error, r->wall_seconds,
                                 per_sim(r), r->cpu_seconds, cpu_per_sim(r), r->acceptable ? 1 : 0);
         if (len >= cap) len = cap - 1;
     }
@@ -183,6 +187,7 @@ static void json_row(dvi_json_writer* w, const study_run* r)
     dvi_json_key_number(w, "young_modulus", r->young_modulus);
     dvi_json_key_string(w, "status", status_name(r->status));
     dvi_json_key_string(w, "reason", r->reason);
+    dvi_json_key_int(w, "not_converged_steps", r->not_converged_steps);
     dvi_json_key_number(w, "max_penetration", r->max_penetration);
     dvi_json_key_number(w, "penetration_fraction", r->penetration_fraction);
     dvi_json_key_number(w, "observable", r->observable);

@@ -27,6 +27,7 @@ typedef struct study_run {
     char reason[512];         /* why unstable, not run, or not acceptable; "" when acceptable */
     double max_penetration;   /* m: largest penetration (DEM: overlap) of any contact */
     double penetration_fraction; /* of the smallest shape's size */
+    long long not_converged_steps; /* steps whose solve did not converge (summary.json); 0 for DEM */
     double observable;        /* NaN: none named or not available */
     double error;             /* |observable − reference| (relative: / |reference|); NaN: none */
     double wall_seconds;      /* of the run */
@@ -49,10 +50,11 @@ bool study_same_series(const study_run* a, const study_run* b);
 /* "dvi", "dem E=1e+08 Pa" */
 void study_series_name(const study_run* r, char* out, size_t size);
 
-/* Judges every run: stable, penetration_fraction < overlap_fraction, and
- * (with an observable) |observable − reference| within the tolerance, the
- * reference being the observable of the finest (smallest dt) stable run of
- * the same series (marked `reference`). Sets error, acceptable and reason. */
+/* Judges every run: stable, every step's solve converged, penetration_fraction
+ * < overlap_fraction, and (with an observable) |observable − reference|
+ * within the tolerance, the reference being the observable of the finest
+ * (smallest dt) stable run of the same series whose steps all converged
+ * (marked `reference`). Sets error, acceptable and reason. */
 void study_judge(const study_criteria* c, study_run* runs, int n);
 
 /* Index of the largest acceptable step of a ladder: the largest dt whose run

@@ -163,6 +163,11 @@ typedef struct dvi_ccp_metrics {
     double residual_coulomb;  ///< Coulomb residual (see above), dimensionless
     double residual_velocity; ///< velocity residual (see above), dimensionless: the natural map on
                               ///< (η_a γ_a, u_a), η_a the mean diagonal of block a of N
+    double residual_feasibility; ///< feasibility residual, dimensionless: in velocities, the rows on which
+                              ///< every law agrees (a bilateral row's u; a frictionless row's
+                              ///< min(η γ, u); a friction block's min(0, u_n) and min(0, η γ_n)),
+                              ///< over max(‖r‖, ‖Nγ‖, ‖u‖). Every solver's "converged" needs it
+                              ///< ≤ tolerance (docs/solvers.md, "What a status means")
     double cone_violation;    ///< max over blocks of ‖γ_a − Π_K(γ_a)‖ (impulse units)
     double dual_violation;    ///< max over blocks of ‖u_a − Π_K*(u_a)‖ (velocity units)
     double complementarity;   ///< max over blocks of |⟨γ_a, u_a⟩|

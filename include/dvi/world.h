@@ -482,6 +482,11 @@ typedef struct dvi_step_stats {
                                   ///< the relaxation imposes in the step (0 under Coulomb's law)
     double ccp_hover_work;        ///< J, Σ γ_n u_n over those contacts: the work of the normal impulses
                                   ///< on that opening (the CCP's relaxation; the friction work it offsets)
+    /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
+    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped as redundant (a pivot below
+                                  ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
+                                  ///< 1e-2 of its own): impulse 0, the constraint held only as far as
+                                  ///< the other rows imply it (docs/world.md)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

@@ -98,11 +98,14 @@ dvi_status ccp_solve_split(const char* solver_name, const dvi_solver_settings* s
         g = sqrt(g);
         *res = rs;
         bool inner_ok = rs.status == DVI_SOLVE_CONVERGED;
-        if ((impl->targets_ccp && met.residual <= s.tolerance) || (coulomb && met.residual_coulomb <= s.tolerance)) {
+        /* the feasibility residual too, as the driver asks of every solve (docs/solvers.md) */
+        const bool feasible = met.residual_feasibility <= s.tolerance;
+        if (feasible &&
+            ((impl->targets_ccp && met.residual <= s.tolerance) || (coulomb && met.residual_coulomb <= s.tolerance))) {
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }
-        if (!iterative && inner_ok && d <= s.tolerance * (g > 1e-300 ? g : 1.0)) {
+        if (!iterative && inner_ok && feasible && d <= s.tolerance * (g > 1e-300 ? g : 1.0)) {
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }

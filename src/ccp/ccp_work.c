@@ -1018,6 +1018,33 @@ static inline double velocity_block(const dvi_ccp_block* B, const double* ga, co
     return ccp_natural_map2(B, sg, ua, k);
 }
 
+/* Block b's terms of the feasibility residual (ra: its rows of r; eta: η_b,
+ * 0 when not positive and finite), every one a velocity and each one zero at
+ * a solution of either law and of Lemke's pyramids: a bilateral row's u; a
+ * frictionless row's natural map min(η γ, u); a friction block's normal
+ * rows only, min(0, u_n) and min(0, η γ_n) (the tangential rows differ
+ * between the laws). Adds to ‖u − r‖² and ‖u‖² and returns e². */
+static inline double feasibility_block(const dvi_ccp_block* B, const double* ga, const double* ua, const double* ra,
+                                       double eta, int32_t k, double* gg, double* uu)
+{
+    double e2 = 0.0;
+    for (int32_t a = 0; a < k; a++) {
+        const double ng = ua[a] - ra[a];
+        *gg += ng * ng;
+        *uu += ua[a] * ua[a];
+    }
+    if (B->kind == DVI_BLOCK_BILATERAL) {
+        for (int32_t a = 0; a < k; a++) e2 += ua[a] * ua[a];
+    } else if (B->kind == DVI_BLOCK_FRICTIONLESS) {
+        const double sg = eta * ga[0], d = sg < ua[0] ? sg : ua[0];
+        e2 = d * d;
+    } else {
+        const double un = ua[0] < 0.0 ? ua[0] : 0.0, sg = eta * ga[0] < 0.0 ? eta * ga[0] : 0.0;
+        e2 = un * un + sg * sg;
+    }
+    return e2;
+}
+
 /* Block b's share of the Coulomb residual: the natural map with u replaced
  * by the De Saxcé velocity (ccp.h). One definition for the metrics and
  * ccp_work_residual_coulomb, so both have the same bits. */
@@ -1104,6 +1131,56 @@ double ccp_work_residual_velocity(const ccp_work* w, const double* g, const doub
     return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
+/* The feasibility residual's sums (feasibility_block), chunked by blocks
+ * as velocity_sums; returns e², ‖u − r‖² and ‖u‖² out. */
+static double feasibility_sums(const ccp_work* w, const double* g, const double* u, double* g2, double* u2)
+{
+    const double* r = w->p->r;
+    const dvi_ccp_block* B = w->p->blocks;
+    const int32_t* br = w->block_row;
+    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
+    double* part = w->part;
+    const int nt = ccp_work_nt(w, w->m);
+    (void)nt; /* used by the OpenMP pragmas only */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#endif
+    for (int32_t c = 0; c < nc; c++) {
+        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        double e2 = 0.0, gg = 0.0, uu = 0.0;
+        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+            int32_t r0 = br[b], k = br[b + 1] - r0;
+            double eta = ccp_block_eta(w, b);
+            if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
+            e2 += feasibility_block(&B[b], g + r0, u + r0, r + r0, eta, k, &gg, &uu);
+        }
+        double* q = part + DVI_PART_SLOTS * (size_t)c;
+        q[0] = e2;
+        q[1] = gg;
+        q[2] = uu;
+    }
+    *g2 = ccp_part_sum(part, nc, 1);
+    *u2 = ccp_part_sum(part, nc, 2);
+    return ccp_part_sum(part, nc, 0);
+}
+
+double ccp_work_residual_feasibility(const ccp_work* w, const double* g, const double* u)
+{
+    double g2, u2;
+    double e2 = feasibility_sums(w, g, u, &g2, &u2);
+    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+}
+
+double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* g, const double* u, double tol)
+{
+    double rk = ccp_work_residual_coulomb(w, g, u);
+    if (rk <= tol) {
+        double rf = ccp_work_residual_feasibility(w, g, u);
+        if (!(rf <= rk)) rk = rf;
+    }
+    return rk;
+}
+
 double ccp_work_residual_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
     double rk = ccp_work_residual(w, g, u);
@@ -1140,8 +1217,9 @@ double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
 enum {
     MS_E2, MS_GG, MS_UU,    /* the CCP residual: residual_sums */
     MS_C2, MS_GU, MS_GR,    /* Coulomb residual, γᵀu, γᵀr */
-    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: residual_sums, SUM_VELOCITY */
+    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: velocity_sums */
     MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* ccp_ray_sums */
+    MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: feasibility_sums */
     MS_SLOTS
 };
 
@@ -1195,6 +1273,7 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
             const double eta0 = ccp_block_eta(w, b);
             const double eta = !(eta0 > 0.0) || !isfinite(eta0) ? 0.0 : eta0;
             q[MS_VE2] += velocity_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_VGG], &q[MS_VUU]);
+            q[MS_FE2] += feasibility_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_FGG], &q[MS_FUU]);
             /* the infeasibility test's sums, each block scaled by η */
             if (eta0 == 0.0) q[MS_RZERO] = 1.0;
             if (eta > 0.0) {
@@ -1222,6 +1301,9 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     out->residual_velocity = sqrt(ccp_part_sum(part, nc, MS_VE2)) /
                              ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_VGG)),
                                                 sqrt(ccp_part_sum(part, nc, MS_VUU)));
+    out->residual_feasibility = sqrt(ccp_part_sum(part, nc, MS_FE2)) /
+                                ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_FGG)),
+                                                   sqrt(ccp_part_sum(part, nc, MS_FUU)));
     if (ray) {
         ray->gg = ccp_part_sum(part, nc, MS_RGG);
         ray->nn = ccp_part_sum(part, nc, MS_RNN);
@@ -1299,7 +1381,7 @@ double ccp_impulse_scale(const ccp_work* w, const double* eta)
 
 static double gs_residual(const ccp_work* w, const double* g, const double* u, bool coulomb, double tol)
 {
-    return coulomb ? ccp_work_residual_coulomb(w, g, u) : ccp_work_residual_checked(w, g, u, tol);
+    return coulomb ? ccp_work_residual_coulomb_checked(w, g, u, tol) : ccp_work_residual_checked(w, g, u, tol);
 }
 
 void ccp_gs_iterate(const ccp_work* w, const dvi_solver_settings* s, const double* eta, ccp_gs_sweep_fn sweep,

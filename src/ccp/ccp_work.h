@@ -62,7 +62,7 @@ enum ccp_work_placed {
 #define DVI_PAR_MIN 4096
 #define DVI_CHUNK_BLOCKS 512
 #define DVI_CHUNK_ROWS 2048
-#define DVI_PART_SLOTS 16 /* partial sums per chunk (ccp_work_metrics takes 14) */
+#define DVI_PART_SLOTS 24 /* partial sums per chunk (ccp_work_metrics takes 17; whole cache lines) */
 
 
 
@@ -474,6 +474,15 @@ static inline double ccp_desaxce_shift(const dvi_ccp_block* B, const double* ua)
 /* The Coulomb residual of gamma given u = N gamma + r (metrics.residual_coulomb,
  * the same bits): the solvers of Coulomb's law stop on it. */
 double ccp_work_residual_coulomb(const ccp_work* w, const double* gamma, const double* u);
+
+/* The feasibility residual (metrics.residual_feasibility, the same bits):
+ * in velocities, the rows on which every law agrees (ccp.h). */
+double ccp_work_residual_feasibility(const ccp_work* w, const double* gamma, const double* u);
+
+/* The Coulomb solvers' stopping test: ccp_work_residual_coulomb, and when
+ * that is at most tol also ccp_work_residual_feasibility; the larger of
+ * those computed. */
+double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* gamma, const double* u, double tol);
 
 /* The stopping test's residual: ccp_work_residual, and when that is at most
  * tol also ccp_work_residual_velocity; the larger of those computed. Every

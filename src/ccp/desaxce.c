@@ -119,7 +119,7 @@ static dvi_status desaxce_solve(ccp_work* w, const ccp_solver_call* call, const 
     double* g = gamma;
     ccp_work_project(w, g);
     velocity(w, g, u);
-    double rk = ccp_work_residual_coulomb(w, g, u);
+    double rk = ccp_work_residual_coulomb_checked(w, g, u, s->tolerance);
     res->iterations = 0;
     res->target_residual = rk;
     if (rk <= s->tolerance) {
@@ -175,7 +175,7 @@ static dvi_status desaxce_solve(ccp_work* w, const ccp_solver_call* call, const 
             return st;
         }
         velocity(w, g, u);
-        rk = ccp_work_residual_coulomb(w, g, u);
+        rk = ccp_work_residual_coulomb_checked(w, g, u, s->tolerance);
         ccp_history_push(w, res, rk);
         if (ir.status == DVI_SOLVE_DIVERGED || !isfinite(rk)) {
             res->status = DVI_SOLVE_DIVERGED;

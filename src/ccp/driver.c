@@ -241,14 +241,20 @@ static int resolve_threads(int requested)
  *     objective ½γᵀNγ + rᵀγ unbounded below along γ). Measured with each
  *     block scaled by its mean diagonal η_b, so that masses do not matter:
  *     γ̃ = η^½ γ, Ñγ̃ = η^-½ N γ = η^-½ (u − r), ũ = η^-½ u, and
- *         ‖Ñγ̃‖ ≤ 1e-3 ‖γ̃‖   and   uᵀγ ≤ −½ ‖ũ‖ ‖γ̃‖.
+ *         ‖Ñγ̃‖ ≤ 1e-3 ‖γ̃‖,   uᵀγ < −½ ‖ũ‖ ‖γ̃‖,   ‖ũ‖ ≥ 1e-3 ‖r̃‖,
+ *         uᵀγ + 100 γᵀNγ < 0.
  *     At a solution uᵀγ = 0 (complementarity), so no solvable problem meets
- *     the second condition near its solution, however ill-conditioned. A
+ *     the second condition near its solution, however ill-conditioned; the
+ *     third asks u ≠ 0 to a margin; the last, that the objective still
+ *     falls 100 ‖γ‖ further along γ: an iterate still on its way to the
+ *     solution of a nearly singular N (N = [[1, 1 − 1e-4], [1 − 1e-4, 1]],
+ *     γ* of 1e4) is not taken for a runaway. A
  *     huge γ can round the natural map to exactly 0 (γ − (γ + 1) = 0 at
  *     γ = 9e15), so this runs on converged solves too.
  * The sums of (ii), and whether a block of (i) exists, come from the
  * metrics' pass (ccp_ray_sums). */
-static bool infeasible(const ccp_work* w, const double* g, const ccp_ray_sums* ray, char* msg, size_t n)
+static bool infeasible(const ccp_work* w, const double* g, const double* ray_u, const ccp_ray_sums* ray, char* msg,
+                       size_t n)
 {
     const dvi_ccp_problem* p = w->p;
     const double rnorm = w->rnorm;
@@ -269,7 +275,22 @@ static bool infeasible(const ccp_work* w, const double* g, const ccp_ray_sums* r
         }
     }
     const double gn = sqrt(ray->gg), nnorm = sqrt(ray->nn), un = sqrt(ray->uu);
-    if (gn > 0.0 && isfinite(gn) && nnorm <= 1e-3 * gn && ray->ug <= -0.5 * un * gn) {
+    if (!(gn > 0.0 && isfinite(gn) && nnorm <= 1e-3 * gn && ray->ug < -0.5 * un * gn)) return false;
+    /* the margins: ũ ≠ 0 (‖ũ‖ ≥ 1e-3 ‖r̃‖), and the objective still falling
+     * along d = γ/‖γ‖ a hundred times γ's length further on: its slope there,
+     * (uᵀγ + 100 γᵀNγ)/‖γ‖, negative (a solution along d would lie beyond
+     * 101 ‖γ‖). At a solution uᵀγ = 0 and γᵀNγ ≥ 0, so neither holds. */
+    double rr = 0.0, gng = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        const double eta = ccp_block_eta(w, b);
+        if (!(eta > 0.0) || !isfinite(eta)) continue;
+        for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) {
+            const double u = ray_u[i];
+            rr += p->r[i] * p->r[i] / eta;
+            gng += g[i] * (u - p->r[i]);
+        }
+    }
+    if (un >= 1e-3 * sqrt(rr) && ray->ug + 100.0 * gng < 0.0) {
         snprintf(msg, n,
                  "infeasible: the impulses grew to |gamma| = %.3g along a direction that moves nothing (|N gamma| "
                  "is %.2g of it, scaled) and lowers the objective without bound (redundant constraints that "
@@ -298,6 +319,7 @@ static void reset_result(dvi_solve_result* res)
     res->target_residual = NAN;
     res->metrics.residual = NAN;
     res->metrics.residual_coulomb = NAN;
+    res->metrics.residual_feasibility = NAN;
 }
 
 static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* res)
@@ -434,6 +456,9 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         /* Coulomb's law has no objective and no velocity form: its residual
          * alone decides */
         res->target_residual = res->metrics.residual_coulomb;
+        if (res->metrics.residual_coulomb <= s->tolerance &&
+            !(res->metrics.residual_feasibility <= res->metrics.residual_coulomb))
+            res->target_residual = res->metrics.residual_feasibility; /* ccp_work_residual_coulomb_checked */
         if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_coulomb <= s->tolerance)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
@@ -441,7 +466,22 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
                      res->metrics.residual_coulomb, s->tolerance);
         }
     }
-    if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, &ray, res->message, sizeof res->message))
+    /* every solver: the rows on which all laws agree, in velocities (the
+     * natural-map residuals above divide by max(‖r‖, ‖γ‖, ‖u‖), which a
+     * large impulse elsewhere or a huge μ can make blind to them) */
+    const double rf = res->metrics.residual_feasibility;
+    if (res->status == DVI_SOLVE_CONVERGED && !(rf <= s->tolerance)) {
+        res->status = DVI_SOLVE_MAX_ITERATIONS;
+        snprintf(res->message, sizeof res->message,
+                 "the %s residual %.3e is within the tolerance but the feasibility residual %.3e is not (a "
+                 "bilateral row moving, or a contact approaching, at that fraction of the velocities)",
+                 solver->impl->law == DVI_LAW_COULOMB ? "Coulomb" : solver->impl->targets_ccp ? "CCP" : "LCP",
+                 solver->impl->law == DVI_LAW_COULOMB ? res->metrics.residual_coulomb
+                 : solver->impl->targets_ccp        ? res->metrics.residual
+                                                    : res->target_residual,
+                 rf);
+    }
+    if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, u, &ray, res->message, sizeof res->message))
         res->status = DVI_SOLVE_INFEASIBLE;
     if (res->status == DVI_SOLVE_RAY) {
         /* Lemke's ray on a positive semidefinite LCP (no friction pyramids:

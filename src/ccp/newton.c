@@ -233,10 +233,12 @@ static void fresh_velocity(const ccp_work* w, const double* g, double* u)
     for (int32_t i = 0; i < w->m; i++) u[i] += r[i];
 }
 
-static double coulomb_residual(const ccp_work* w, const double* g, const double* u)
+static double coulomb_residual(const ccp_work* w, const double* g, const double* u, double tol)
 {
     dvi_ccp_metrics mt;
     ccp_work_metrics(w, g, u, &mt, NULL);
+    /* the feasibility residual too, as ccp_work_residual_coulomb_checked */
+    if (mt.residual_coulomb <= tol && !(mt.residual_feasibility <= mt.residual_coulomb)) return mt.residual_feasibility;
     return mt.residual_coulomb;
 }
 
@@ -556,7 +558,7 @@ static dvi_status newton_body(ccp_work* w, const dvi_solver_settings* s, double*
 
     fresh_velocity(w, g, u);
     double f = eval_phi(w, &ws, g, u, phi, true);
-    double resid = coulomb_residual(w, g, u);
+    double resid = coulomb_residual(w, g, u, s->tolerance);
     double best = resid;
     memcpy(gbest, g, um * sizeof(double));
     memcpy(ubest, u, um * sizeof(double));
@@ -668,7 +670,7 @@ static dvi_status newton_body(ccp_work* w, const dvi_solver_settings* s, double*
         f = eval_phi(w, &ws, g, u, phi, true);
         for (int i = NEWTON_NONMONOTONE - 1; i > 0; i--) merits[i] = merits[i - 1];
         merits[0] = f;
-        resid = coulomb_residual(w, g, u);
+        resid = coulomb_residual(w, g, u, s->tolerance);
         ccp_history_push(w, res, resid);
         if (resid < best || !(best == best)) {
             best = resid;

@@ -57,6 +57,8 @@
  */
 #include "health.h"
 #include "error.h"
+
+#define DVI_HEALTH_G0 9.80665 /* m/s², standard gravity: the energy scale's floor */
 #include "hash_rng.h"
 #include "world_internal.h"
 #include "dem.h"
@@ -269,13 +271,14 @@ dvi_status wld_health_init(world_health* h, const dvi_health_settings* set, cons
     double e0 = 0.0;
     /* the energy scale: the initial bodies' box along gravity */
     double blo[3] = {INFINITY, INFINITY, INFINITY}, bhi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double ke = 0.0, mass = 0.0, largest = 0.0, moving = 0.0; /* the largest shape, of a moving body */
+    double ke = 0.0, mass = 0.0, all_mass = 0.0, largest = 0.0, moving = 0.0; /* the largest shape, of a moving body */
     for (int32_t i = 0; i < w->body_count; i++) {
         const wld_body* b = &w->bodies[i];
         grow_box(blo, bhi, b->x, 0.0);
         if (b->bounding_radius > largest) largest = b->bounding_radius;
         if (b->type != DVI_BODY_FIXED && b->bounding_radius > moving) moving = b->bounding_radius;
         if (b->type != DVI_BODY_DYNAMIC) continue;
+        all_mass += b->mass;
         mass += b->mass * b->gravity_scale;
         double kb;
         e0 += body_energy(b, w->def.gravity, &kb);
@@ -306,7 +309,10 @@ dvi_status wld_health_init(world_health* h, const dvi_health_settings* set, cons
         for (int k = 0; k < 3; k++) height += fabs(d[k]) * (bhi[k] - blo[k]);
     }
     height = fmax(height, largest);
-    h->scale0 = ke + mass * gn * height;
+    /* the floor: a hundredth of lifting the dynamic mass by the scene's size
+     * under standard gravity, so that bodies at rest without gravity (a
+     * scale of 0 J) do not call a step's rounding a blow-up */
+    h->scale0 = fmax(ke + mass * gn * height, 0.01 * all_mass * DVI_HEALTH_G0 * fmax(extent, largest));
     h->rep.energy_scale = h->scale0;
     return DVI_OK;
 }

@@ -24,8 +24,10 @@
  *
  * Redundant rows (a mechanism's closed loops, the rover's differential
  * links): a pivot below DVI_JOINT_PIVOT_DROP times its row's diagonal of
- * N_BB (the dense path's rule, wld_step_joint_direct) or below
- * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal drops its row: the
+ * N_BB (the dense path's rule, wld_step_joint_direct), or below both
+ * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal and
+ * DVI_JOINT_PIVOT_REL times its own, drops its row (counted in the step's
+ * joint_rows_dropped): the
  * row's column of L is zero and its impulse is 0. The other rows are the
  * independent set the ordering met first; they carry the whole reaction,
  * and a dropped row's constraint holds as far as the others imply it
@@ -42,6 +44,15 @@
  * ~1e-15 instead), and the rover's independent rows have pivots of at least
  * 2.2e-6 of it. With a floor of 1e-9 the near-redundant pivot was inverted
  * from the front wheel's climb on and the rover was thrown (111 m/s).
+ * The floor alone dropped independent rows too: a light part (a 1 g
+ * sensor on a fixed joint, N_BB's largest diagonal 2.5e9) put the floor
+ * above a 1 kg wheel's whole revolute, motor included (diagonals 1 to
+ * 200), and the wheel stood still under its 10 rad/s motor. A row floored
+ * must also have lost 99 % of its own diagonal (DVI_JOINT_PIVOT_REL): the
+ * rover's near-redundant pivots keep less than 1e-2 of theirs through its
+ * 160 s crossing (at most 3.4e-3 in its first 20 s: the same rows are
+ * dropped on every step as with the floor alone), the wheel's revolute all
+ * of its own.
  *
  * The state (w->jf, wld_joint_factor in world_internal.h) is this file's
  * alone: the symbolic part (sym, CSparse's css: ordering, patterns) kept
@@ -474,7 +485,12 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
             d -= lki * lki;
             Lx[next[i]++] = lki;
         }
-        const bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag && d > floor_abs;
+        /* redundant: a pivot tiny beside the row's own diagonal; the global
+         * floor only for a row that is also nearly redundant on its own scale
+         * (a light part elsewhere raises the floor above a heavy part's whole
+         * diagonal: its rows, a motor among them, are not redundant) */
+        const bool keep =
+            diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag && (d > floor_abs || d > DVI_JOINT_PIVOT_REL * diag);
         const double lkk = keep ? sqrt(d) : 0.0;
         Lx[next[k]++] = lkk;
         dinv[k] = keep ? 1.0 / lkk : 0.0;

@@ -426,6 +426,7 @@ static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
     const int32_t nj = x->joint_rows, ncr = x->nrows - x->joint_rows, npts = x->npts;
     dvi_status st = wld_joint_direct_factor(w, nj, x->ndyn);
     if (st != DVI_OK) return st;
+    w->stats.joint_rows_dropped = w->jf->num.dropped; /* said, not hidden: a redundant row's impulse is 0 */
     if (ncr == 0) {
         const double rel = wld_joint_direct_solve(w, nj);
         const double tol = w->def.solver_settings.tolerance;

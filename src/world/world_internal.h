@@ -412,6 +412,11 @@ double wld_step_kinetic_energy(const dvi_world* w);
  * of its largest eigenvalue) too, which a loop redundant to second order
  * (the rover's differential) needs (joint_direct.c) */
 #define DVI_JOINT_PIVOT_FLOOR 1e-7
+/* … when it is also below this fraction of its own row's diagonal: a row
+ * whose pivot keeps a larger share of its diagonal is independent, however
+ * small that diagonal beside the largest (a heavy wheel's motor beside a
+ * light sensor's joint) */
+#define DVI_JOINT_PIVOT_REL 1e-2
 /* Frees the world's w->jf (NULL: nothing), at the world's destruction. */
 void wld_joint_direct_free(dvi_world* w);
 /* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
