@@ -2,6 +2,7 @@
 #include "out_internal.h"
 
 #include "alloc.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -519,11 +520,9 @@ static dvi_status plot_open_files(plot* P, const char* const* csv_paths, const c
         plot_file* F = &P->files[k];
         F->path = csv_paths[k];
         F->label = labels && labels[k] && *labels[k] ? labels[k] : csv_paths[k];
-        F->f = fopen(F->path, "rb");
-        if (!F->f) {
-            int e = errno;
-            return out_fail(msg, msg_size, "%s: cannot open: %s", F->path, strerror(e));
-        }
+        char why[160];
+        F->f = dvi_open_regular(F->path, 0, NULL, why, sizeof why);
+        if (!F->f) return out_fail(msg, msg_size, "%s: %s", F->path, why);
         len = getline(&P->line, &P->cap, F->f);
         if (len <= 0) return out_fail(msg, msg_size, "%s: empty file (no header line)", F->path);
         out_chomp(P->line, &len);
