@@ -177,6 +177,8 @@ static void test_null_arguments(void** state)
             dvi_status st = t->call();
             calls++;
             release_outputs(t->name);
+            dvi_scene_errors_free(&fx.errors); /* what a failed scene call listed */
+            dvi_fclib_info_clear(&fx.info);
             free(fx.text);
             fx.text = NULL;
             if (t->k != ST || t->opt[g_null] == 'O') continue;
