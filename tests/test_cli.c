@@ -1832,6 +1832,33 @@ static void test_fifo_inputs(void** state)
     unlink(fifo);
 }
 
+/* dvi plot of a CSV holding a cell it cannot draw: exit status 1 and the
+ * message names the file, line and column; no SVG is left. */
+static void test_plot_bad_cells(void** state)
+{
+    (void)state;
+    static const struct {
+        const char* text;
+        const char* where;
+    } cases[] = {
+        {"t [s],x [m]\n0,1\n1,1e308\n", ":3:2: '1e308' is beyond the range a plot draws"},
+        {"t [s],x [m]\n0,0x10\n", ":2:2: '0x10' is a hexadecimal number"},
+    };
+    char csv[700], svg[700];
+    path_in(csv, sizeof csv, g_root, "bad_cells.csv");
+    path_in(svg, sizeof svg, g_root, "bad_cells.svg");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        test_write_text(csv, cases[k].text);
+        unlink(svg);
+        run_result r = run_tool_bounded((const char* const[]){"plot", csv, "--out", svg, NULL}, 20);
+        expect_status(&r, 1, "plot of a bad cell");
+        expect_contains(r.err, "bad_cells.csv", "plot of a bad cell");
+        expect_contains(r.err, cases[k].where, "plot of a bad cell");
+        assert_false(exists(svg));
+        run_result_free(&r);
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1852,6 +1879,7 @@ int main(void)
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_solve),
         cmocka_unit_test(test_fifo_inputs),
+        cmocka_unit_test(test_plot_bad_cells),
     };
     return cmocka_run_group_tests_name("cli", tests, group_setup, group_teardown);
 }
