@@ -1880,6 +1880,95 @@ static void test_solve(void** state)
     }
 }
 
+/* Runs the tool and fails if it has not ended within `seconds` (killed
+ * then): an input that blocks the tool is a hang, not a slow run. */
+static run_result run_tool_bounded(const char* const* args, double seconds)
+{
+    char out[600], err[600];
+    pid_t pid = spawn_tool(args, NULL, out, err, sizeof out);
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    int st = 0;
+    pid_t got = 0;
+    for (double waited = 0; waited < seconds && (got = waitpid(pid, &st, WNOHANG)) == 0; waited += 0.01)
+        nanosleep(&pause, NULL);
+    if (got != pid) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        print_error("dvi %s %s: still running after %g s (blocked on its input)\n", args[0], args[1], seconds);
+        fail();
+    }
+    run_result r;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+    r.out = test_read_text(out, NULL);
+    r.err = test_read_text(err, NULL);
+    if (!r.out) r.out = calloc(1, 1);
+    if (!r.err) r.err = calloc(1, 1);
+    return r;
+}
+
+/* A FIFO given where a file is read (no writer ever opens it): every
+ * command refuses it at once, naming it, with a non-zero status; none
+ * blocks waiting for a writer. */
+static void test_fifo_inputs(void** state)
+{
+    (void)state;
+    char fifo[700], csv[700], svg[700];
+    path_in(fifo, sizeof fifo, g_root, "input.fifo");
+    path_in(csv, sizeof csv, g_root, "fifo_good.csv");
+    path_in(svg, sizeof svg, g_root, "fifo.svg");
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    test_write_text(csv, "t [s],x [m]\n0,1\n1,2\n");
+    const char* const cases[][5] = {
+        {"solve", fifo, NULL},
+        {"solve", fifo, "--all-solvers", NULL},
+        {"plot", fifo, "--out", svg, NULL},
+        {"plot", csv, fifo, "--out", svg}, /* an overlay whose second file is the FIFO */
+        {"check", fifo, NULL},
+        {"run", fifo, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char* args[6] = {0};
+        for (int a = 0; a < 5 && cases[k][a]; a++) args[a] = cases[k][a];
+        run_result r = run_tool_bounded(args, 20);
+        if (r.status == 0) {
+            print_error("dvi %s with a FIFO: exit status 0\n", args[0]);
+            fail();
+        }
+        expect_contains(r.err, fifo, args[0]);
+        expect_contains(r.err, "not a regular file (a FIFO)", args[0]);
+        run_result_free(&r);
+    }
+    unlink(fifo);
+}
+
+/* dvi plot of a CSV holding a cell it cannot draw: exit status 1 and the
+ * message names the file, line and column; no SVG is left. */
+static void test_plot_bad_cells(void** state)
+{
+    (void)state;
+    static const struct {
+        const char* text;
+        const char* where;
+    } cases[] = {
+        {"t [s],x [m]\n0,1\n1,1e308\n", ":3:2: '1e308' is beyond the range a plot draws"},
+        {"t [s],x [m]\n0,0x10\n", ":2:2: '0x10' is a hexadecimal number"},
+    };
+    char csv[700], svg[700];
+    path_in(csv, sizeof csv, g_root, "bad_cells.csv");
+    path_in(svg, sizeof svg, g_root, "bad_cells.svg");
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        test_write_text(csv, cases[k].text);
+        unlink(svg);
+        run_result r = run_tool_bounded((const char* const[]){"plot", csv, "--out", svg, NULL}, 20);
+        expect_status(&r, 1, "plot of a bad cell");
+        expect_contains(r.err, "bad_cells.csv", "plot of a bad cell");
+        expect_contains(r.err, cases[k].where, "plot of a bad cell");
+        assert_false(exists(svg));
+        run_result_free(&r);
+    }
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -1901,6 +1990,8 @@ int main(void)
         cmocka_unit_test(test_strict_checkpoint),
         cmocka_unit_test(test_kill_and_resume),
         cmocka_unit_test(test_solve),
+        cmocka_unit_test(test_fifo_inputs),
+        cmocka_unit_test(test_plot_bad_cells),
     };
     return cmocka_run_group_tests_name("cli", tests, group_setup, group_teardown);
 }

@@ -1070,6 +1070,32 @@ static void put_d(hid_t f, const char* path, const double* v, hsize_t n)
     put(f, path, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n, false);
 }
 
+/* A chunked dataset whose dataspace claims `extent` values of which only
+ * the first `n` are written: the file stays a few kB whatever the extent. */
+static void put_claimed(hid_t f, const char* path, hid_t file_type, hid_t mem_type, const void* data, hsize_t n,
+                        hsize_t extent)
+{
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t chunk = extent < 1024 ? extent : 1024;
+    H5Pset_chunk(dcpl, 1, &chunk);
+    hid_t sp = H5Screate_simple(1, &extent, NULL);
+    hid_t ds = H5Dcreate2(f, path, file_type, sp, lcpl, dcpl, H5P_DEFAULT);
+    assert_true(ds >= 0);
+    if (n > 0) {
+        hsize_t start = 0;
+        hid_t msp = H5Screate_simple(1, &n, NULL);
+        assert_true(H5Sselect_hyperslab(sp, H5S_SELECT_SET, &start, NULL, &n, NULL) >= 0);
+        assert_true(H5Dwrite(ds, mem_type, msp, sp, H5P_DEFAULT, data) >= 0);
+        H5Sclose(msp);
+    }
+    H5Dclose(ds);
+    H5Sclose(sp);
+    H5Pclose(dcpl);
+    H5Pclose(lcpl);
+}
+
 enum defect {
     OK_LOCAL,
     NO_Q,
@@ -1086,6 +1112,10 @@ enum defect {
     W_M_HUGE,
     W_HEADER_HUGE, /* triplet W whose header claims 3e8 × 3e8 */
     W_X_SHORT,
+    W_I_CLAIMS_2G,   /* W/i's dataspace claims 2^31 - 1 values (16 written) */
+    W_NZ_2G,         /* triplet W of 6 x 6 whose nz claims 2^31 - 1 entries */
+    Q_UNWRITTEN_2M,  /* q and W of 2^21 rows, their values never written */
+    OK_I_NZMAX,      /* valid: W/i and W/x longer than nnz (nzmax 20, nnz 16) */
     NO_W,
     SPACEDIM_2,
     NO_SPACEDIM,
@@ -1127,7 +1157,38 @@ static void write_local_defect(const char* path, enum defect d)
     if (d == W_POINTERS) p[3] = p[2] - 1;
     int nz = d == W_NZ ? -3 : -2;
     int ncols = d == W_NOT_SQUARE ? 7 : 6;
-    if (d == W_HEADER_HUGE) { /* the same entries as triplets, under a header of 3e8 rows and columns */
+    if (d == Q_UNWRITTEN_2M) {
+        int big = 1 << 21, m1 = -1;
+        double mu2[2] = {0.5, 0.3};
+        put_i(f, "/fclib_local/W/nz", &m1, 1);
+        put_i(f, "/fclib_local/W/m", &big, 1);
+        put_i(f, "/fclib_local/W/n", &big, 1);
+        put_claimed(f, "/fclib_local/W/p", H5T_STD_I32LE, H5T_NATIVE_INT, NULL, 0, (hsize_t)big + 1);
+        put_claimed(f, "/fclib_local/W/i", H5T_STD_I32LE, H5T_NATIVE_INT, NULL, 0, (hsize_t)big);
+        put_claimed(f, "/fclib_local/W/x", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, NULL, 0, (hsize_t)big);
+        put_claimed(f, "/fclib_local/vectors/q", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, NULL, 0, (hsize_t)big);
+        put_d(f, "/fclib_local/vectors/mu", mu2, 2);
+        H5Fclose(f);
+        return;
+    }
+    if (d == W_NZ_2G) {
+        int huge = 2147483647, ri[1] = {0};
+        double x1[1] = {1.0};
+        put_i(f, "/fclib_local/W/nz", &huge, 1);
+        put_i(f, "/fclib_local/W/m", &six, 1);
+        put_i(f, "/fclib_local/W/n", &six, 1);
+        put_claimed(f, "/fclib_local/W/i", H5T_STD_I32LE, H5T_NATIVE_INT, ri, 1, (hsize_t)huge);
+        put_claimed(f, "/fclib_local/W/p", H5T_STD_I32LE, H5T_NATIVE_INT, ri, 1, (hsize_t)huge);
+        put_claimed(f, "/fclib_local/W/x", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, x1, 1, (hsize_t)huge);
+    } else if (d == W_I_CLAIMS_2G || d == OK_I_NZMAX) { /* the CSR W below, i (and x) under a longer dataspace */
+        const hsize_t extent = d == OK_I_NZMAX ? 20 : 2147483647;
+        put_i(f, "/fclib_local/W/nz", &(int){-2}, 1);
+        put_i(f, "/fclib_local/W/m", &six, 1);
+        put_i(f, "/fclib_local/W/n", &six, 1);
+        put_i(f, "/fclib_local/W/p", p, 7);
+        put_claimed(f, "/fclib_local/W/i", H5T_STD_I32LE, H5T_NATIVE_INT, ix, (hsize_t)k, extent);
+        put_claimed(f, "/fclib_local/W/x", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, x, (hsize_t)k, d == OK_I_NZMAX ? 20 : (hsize_t)k);
+    } else if (d == W_HEADER_HUGE) { /* the same entries as triplets, under a header of 3e8 rows and columns */
         int big = 300000000, ri[16], ci[16];
         for (int r = 0; r < 6; r++)
             for (int e = p[r]; e < p[r + 1]; e++) {
@@ -1320,6 +1381,12 @@ static void test_bad_files(void** state)
         {W_M_REAL, DVI_ERR_INVALID_ARG, "/fclib_local/W/m: expected integers"},
         {W_M_HUGE, DVI_ERR_INVALID_ARG, "/fclib_local/W/m[0]: 1099511627776 does not fit in 32 bits"},
         {W_X_SHORT, DVI_ERR_INVALID_ARG, "/fclib_local/W/x: 15 values, expected at least 16"},
+        /* the extents of i and x are checked against m x n before anything is allocated or read */
+        {W_I_CLAIMS_2G, DVI_ERR_INVALID_ARG,
+         "/fclib_local/W/i: 2147483647 values, expected at least 16 (the last pointer), at most 36 (m x n)"},
+        {W_NZ_2G, DVI_ERR_INVALID_ARG, "/fclib_local/W/nz: 2147483647 entries, more than the 6 x 6 matrix has"},
+        /* a large dataset must be stored in the file, not only declared */
+        {Q_UNWRITTEN_2M, DVI_ERR_PARSE, "/fclib_local/W/p: 2097153 values declared, but the file stores 0 bytes"},
         {NO_W, DVI_ERR_INVALID_ARG, "/fclib_local/W: missing"},
         {SPACEDIM_2, DVI_ERR_UNSUPPORTED, "/fclib_local/spacedim: 2"},
         {NO_SPACEDIM, DVI_ERR_INVALID_ARG, "/fclib_local/spacedim: missing"},
@@ -1338,6 +1405,13 @@ static void test_bad_files(void** state)
     assert_int_equal(dvi_fclib_read_ex(path, 0, &file, &info, msg, sizeof msg), DVI_OK);
     assert_int_equal(file->problem.rows, 6);
     assert_null(file->solution);
+    dvi_ccp_file_free(file);
+    dvi_fclib_info_clear(&info);
+    write_local_defect(path, OK_I_NZMAX); /* only the first nnz of i and x are entries */
+    assert_int_equal(dvi_fclib_read_ex(path, 0, &file, &info, msg, sizeof msg), DVI_OK);
+    assert_int_equal(file->problem.rows, 6);
+    assert_int_equal(file->problem.W->colptr[6], 16);
+    assert_true(file->problem.W->values[0] == 4.0);
     dvi_ccp_file_free(file);
     dvi_fclib_info_clear(&info);
     write_local_defect(path, OK_MIXED); /* [[W V] [Vᵀ R]], r = [q; s], one bilateral row */

@@ -1108,6 +1108,73 @@ static void test_svg_nan_constant_empty(void** state)
     assert_no_tmp_files(tmp_dir);
 }
 
+/* Values at the edge of what a plot draws: ±1e300 are drawn and labelled
+ * by their powers; 1e308 (whose axis would need a tick of 10³⁰⁹, beyond the
+ * doubles), 1e400 (an overflow, not an infinity) and a hexadecimal number
+ * are refused with the file, line and column; a log axis from a subnormal
+ * 1e-320 up to 1e300 labels every decade tick by its power. */
+static void test_svg_extreme_values(void** state)
+{
+    (void)state;
+    parsed_svg s = plot_csv_text("huge", "t [s],y [m]\n0,1e300\n1,-1e300\n2,0\n", NULL, NULL);
+    xnode* panel = xfirst(s.root, "g", "panel");
+    assert_true(xattr_num(panel, "data-ymin") <= -1e300);
+    assert_true(xattr_num(panel, "data-ymax") >= 1e300);
+    xlist ticks = xfind(panel, "text", "ytick");
+    assert_true(ticks.n >= 3);
+    int top = 0;
+    for (int i = 0; i < ticks.n; i++) {
+        assert_non_null(ticks.v[i]->text);
+        assert_true(ticks.v[i]->textlen > 0);
+        if (strcmp(ticks.v[i]->text, "1\xC3\x97" "10\xC2\xB3\xE2\x81\xB0\xE2\x81\xB0") == 0) top++; /* 1×10³⁰⁰ */
+    }
+    assert_int_equal(top, 1);
+    free(ticks.v);
+    parsed_free(&s);
+
+    dvi_svg_options o = dvi_svg_default_options();
+    o.log = 1;
+    s = plot_csv_text("hugelog", "t [s],y [m]\n0,1e-320\n1,1e300\n2,1\n", NULL, &o);
+    panel = xfirst(s.root, "g", "panel");
+    assert_string_equal(xattr(panel, "data-log"), "1");
+    ticks = xfind(panel, "text", "ytick");
+    assert_true(ticks.n >= 3);
+    for (int i = 0; i < ticks.n; i++) { /* 10ⁿ: "10", then superscript digits (with a superscript minus) */
+        assert_non_null(ticks.v[i]->text);
+        assert_int_equal(strncmp(ticks.v[i]->text, "10", 2), 0);
+        assert_true(ticks.v[i]->textlen > 2);
+        assert_null(strchr(ticks.v[i]->text, 'e')); /* never "inf" or "1e+309" */
+    }
+    free(ticks.v);
+    parsed_free(&s);
+
+    static const struct {
+        const char* csv;
+        const char* where;
+        const char* what;
+    } bad[] = {
+        {"t [s],y [m]\n0,1\n1,1e308\n", "bad.csv:3:2:", "beyond the range"},
+        {"t [s],y [m]\n0,-1e301\n", "bad.csv:2:2:", "beyond the range"},
+        {"t [s],y [m]\n0,1\n1,1e400\n", "bad.csv:3:2:", "beyond the range"},
+        {"t [s],y [m],z\n0,1,0x10\n", "bad.csv:2:3:", "'0x10' is a hexadecimal number"},
+        {"t [s],y [m]\n0,1\n\"-0X1p3\",2\n", "bad.csv:3:1:", "'-0X1p3' is a hexadecimal number"},
+    };
+    char msg[512];
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        test_write_text(tmp_path("bad.csv"), bad[k].csv);
+        unlink(tmp_path("bad.svg"));
+        assert_int_equal(dvi_svg_plot_csv(tmp_path("bad.csv"), tmp_path("bad.svg"), NULL, msg, sizeof msg), DVI_ERR_PARSE);
+        if (!strstr(msg, bad[k].where) || !strstr(msg, bad[k].what)) {
+            print_error("case %zu: '%s' lacks '%s' or '%s'\n", k, msg, bad[k].where, bad[k].what);
+            fail();
+        }
+        assert_false(file_exists(tmp_path("bad.svg")));
+    }
+    /* non-numbers stay gaps, as before */
+    s = plot_csv_text("gapsok", "t [s],y [m]\n0,1\n1,inf\n2,nan\n3,\n4,2\n", NULL, NULL);
+    parsed_free(&s);
+}
+
 /* Random CSV-like input: the plotter never crashes, and whatever it accepts
  * gives a well-formed SVG; the CSV readers of resume and count agree. */
 static void test_svg_fuzz(void** state)
@@ -2326,6 +2393,7 @@ int main(void)
         cmocka_unit_test(test_svg_decimation),
         cmocka_unit_test(test_svg_magnitudes),
         cmocka_unit_test(test_svg_nan_constant_empty),
+        cmocka_unit_test(test_svg_extreme_values),
         cmocka_unit_test(test_svg_fuzz),
         cmocka_unit_test(test_vtk_frames),
         cmocka_unit_test(test_vtk_shapes),

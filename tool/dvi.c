@@ -15,6 +15,7 @@
 #endif
 #include "data_path.h"
 #include "dvi_cli.h"
+#include "../src/base/regular_file.h"
 #include "rover_probes.h"
 
 #include <dvi/dvi.h>
@@ -246,7 +247,8 @@ static void print_files(FILE* out)
     fprintf(out, "  scene schema     %s/scene.schema.json\n", dir);
     char doc[4200];
     snprintf(doc, sizeof doc, "%s/../doc/dvicontact/cli.md", dir);
-    FILE* f = fopen(doc, "r");
+    char why[160];
+    FILE* f = base_open_regular(doc, 0, NULL, why, sizeof why);
     if (f) {
         fclose(f);
         snprintf(doc, sizeof doc, "%s/../doc/dvicontact", dir);

@@ -17,6 +17,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "dvi_cli.h"
 #include "dvi_run.h"
+#include "../src/base/regular_file.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -973,9 +974,10 @@ static int contacts_open(run_state* rs, bool resume, int64_t step)
     struct stat st;
     if (stat(rs->contacts_path, &st) != 0 && errno == ENOENT) return contacts_open(rs, false, step); /* newly asked */
     /* streamed, not read whole: the table of a long run may be large */
-    rs->contacts = fopen(rs->contacts_path, "r+");
+    char why[160];
+    rs->contacts = base_open_regular_mode(rs->contacts_path, O_RDWR, "r+", 0, NULL, why, sizeof why);
     if (!rs->contacts) {
-        fprintf(stderr, "dvi run: the run's contacts table %s: %s\n", rs->contacts_path, strerror(errno));
+        fprintf(stderr, "dvi run: the run's contacts table %s: %s\n", rs->contacts_path, why);
         return DVI_EXIT_USAGE;
     }
     char* line = NULL;

@@ -3,6 +3,7 @@
  * (docs/ccp-file.md) or an FCLIB file (HDF5, docs/fclib.md), told apart by
  * the HDF5 signature at offset 0. */
 #include "dvi_cli.h"
+#include "../src/base/regular_file.h"
 
 #include <dvi/dvi.h>
 
@@ -45,12 +46,14 @@ static void describe_problem(const char* path, const dvi_ccp_problem* p, bool ha
     printf("%s%s\n", has_solution ? "; reference solution" : "", has_gamma0 ? "; initial guess" : "");
 }
 
-/* Does the file start with the HDF5 signature \x89HDF\r\n\x1a\n? */
+/* Does the file start with the HDF5 signature \x89HDF\r\n\x1a\n? (Not
+ * when it is not a regular file: the reader then says what it is.) */
 static bool is_hdf5(const char* path)
 {
     static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char head[8];
-    FILE* f = fopen(path, "rb");
+    char why[160];
+    FILE* f = base_open_regular(path, 0, NULL, why, sizeof why);
     if (!f) return false;
     size_t n = fread(head, 1, sizeof head, f);
     fclose(f);

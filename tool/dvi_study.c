@@ -11,6 +11,7 @@
 #endif
 #include "dvi_cli.h"
 #include "study.h"
+#include "../src/base/regular_file.h"
 
 #include <dvi/dvi.h>
 #include <dvi/output.h>
@@ -371,7 +372,8 @@ static double read_cpu(const char* dir)
 {
     char path[1200];
     snprintf(path, sizeof path, "%s/cpu_seconds", dir);
-    FILE* f = fopen(path, "r");
+    char why[160];
+    FILE* f = base_open_regular(path, 0, NULL, why, sizeof why);
     double v = NAN;
     if (f) {
         if (fscanf(f, "%lf", &v) != 1) v = NAN;

@@ -81,7 +81,8 @@ DVI_API void dvi_error_clear(void);
 
 /// Sets the calling thread's message (printf format) and returns st: for
 /// code that runs inside the library's calls, e.g. a force element's apply
-/// (<dvi/world.h>), so that the failing call reports its own reason.
+/// (<dvi/world.h>), so that the failing call reports its own reason. fmt
+/// NULL: the status's own string (dvi_status_string).
 DVI_API dvi_status dvi_error_report(dvi_status st, const char* fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -424,7 +424,8 @@ typedef struct dvi_memory_block {
 #define DVI_SOLVER_LEND_MAX 16
 DVI_API dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count);
 
-/// One-shot convenience: create, solve, destroy.
+/// One-shot convenience: create, solve, destroy. settings may be NULL (the
+/// defaults).
 DVI_API dvi_status dvi_ccp_solve(const dvi_ccp_problem* p, const char* solver_name,
                                  const dvi_solver_settings* settings, double* gamma, dvi_solve_result* result);
 

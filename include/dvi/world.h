@@ -142,6 +142,7 @@ typedef struct dvi_world_def {
 } dvi_world_def;
 
 DVI_API dvi_world_def dvi_default_world_def(void);
+/// def NULL: dvi_default_world_def(). out NULL: DVI_ERR_INVALID_ARG.
 DVI_API dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out);
 DVI_API void dvi_world_destroy(dvi_world* world);
 /// Deprecated: read dvi_error_message() (<dvi/base.h>), the one channel.
@@ -162,7 +163,8 @@ typedef void dvi_body_namer(void* user, int32_t index, char* out, size_t size);
 DVI_API dvi_status dvi_world_set_body_namer(dvi_world* world, dvi_body_namer* namer, void* user);
 /// Simulated time (s).
 DVI_API double dvi_world_time(const dvi_world* world);
-/// Changes the CCP solver (name as in ccp.h) and its settings.
+/// Changes the CCP solver (name as in ccp.h) and its settings (NULL: the
+/// solver's defaults).
 DVI_API dvi_status dvi_world_set_solver(dvi_world* world, const char* name, const dvi_solver_settings* settings);
 /// Changes the friction law of the following DVI steps (def.friction_law),
 /// at any time: like the solver, it is configuration, not state (neither
@@ -214,14 +216,17 @@ DVI_API dvi_status dvi_body_get_position(const dvi_world* world, dvi_body_id bod
 DVI_API dvi_status dvi_body_get_orientation(const dvi_world* world, dvi_body_id body, double out[4]);
 DVI_API dvi_status dvi_body_get_velocity(const dvi_world* world, dvi_body_id body, double out[3]);
 DVI_API dvi_status dvi_body_get_angular_velocity(const dvi_world* world, dvi_body_id body, double out[3]);
+/// Sets the linear (m/s) and angular (rad/s) velocity, world frame; either
+/// may be NULL (left unchanged).
 DVI_API dvi_status dvi_body_set_velocity(dvi_world* world, dvi_body_id body, const double v[3], const double w[3]);
 /// Constant applied force (N) at the centre of mass and torque (N·m), world
-/// frame, acting every step until changed.
+/// frame, acting every step until changed. Either may be NULL (left unchanged).
 DVI_API dvi_status dvi_body_set_applied_force(dvi_world* world, dvi_body_id body, const double force[3],
                                               const double torque[3]);
 /// Sum of the contact forces (N) on the body during the last step and their
 /// torque (N·m) about its centre of mass at the start of the step (rolling
-/// and spinning resistance included), world frame.
+/// and spinning resistance included), world frame. Either output may be NULL
+/// (not written).
 DVI_API dvi_status dvi_body_get_contact_force(const dvi_world* world, dvi_body_id body, double force[3],
                                               double torque[3]);
 
@@ -274,7 +279,7 @@ DVI_API void* dvi_world_force_element(const dvi_world* world, int32_t i, const d
 DVI_API dvi_status dvi_body_add_step_force(dvi_world* world, dvi_body_id body, const double force[3],
                                            const double torque[3]);
 /// The force elements' force and torque on the body in the last step
-/// (zero when it had none).
+/// (zero when it had none). Either output may be NULL (not written).
 DVI_API dvi_status dvi_body_get_step_force(const dvi_world* world, dvi_body_id body, double force[3],
                                            double torque[3]);
 
@@ -429,6 +434,7 @@ DVI_API dvi_joint_def dvi_default_joint_def(void);
 DVI_API dvi_status dvi_joint_create(dvi_world* world, const dvi_joint_def* def, dvi_joint_id* out);
 /// Constraint force (N) and torque (N·m) that the joint exerted on body_b during
 /// the last step, world frame, torque about the anchor (motor included).
+/// Either output may be NULL (not written).
 DVI_API dvi_status dvi_joint_get_reaction(const dvi_world* world, dvi_joint_id joint, double force[3],
                                           double torque[3]);
 /// Changes a motor's target speed (keeps its ramp) or torque.

@@ -39,6 +39,7 @@ dvi_status base_error_setf(dvi_status st, const char* fmt, ...)
 
 dvi_status dvi_error_report(dvi_status st, const char* fmt, ...)
 {
+    if (!fmt) return base_error_set(st, NULL); /* the status's own string */
     va_list ap;
     va_start(ap, fmt);
     base_error_vreport(NULL, 0, st, NULL, fmt, ap);

@@ -27,4 +27,12 @@ dvi_status base_error_setf(dvi_status st, const char* fmt, ...)
 dvi_status base_error_vreport(char* msg, size_t msg_size, dvi_status st, const char* prefix, const char* fmt,
                              va_list ap);
 
+/* The check of a pointer argument a public function needs: when `arg` is
+ * NULL, returns DVI_ERR_INVALID_ARG from the enclosing function with the
+ * message "FUNCTION: NAME is NULL". */
+#define DVI_REQUIRE_ARG(arg)                                                                                        \
+    do {                                                                                                            \
+        if (!(arg)) return base_error_setf(DVI_ERR_INVALID_ARG, "%s: %s is NULL", __func__, #arg);                   \
+    } while (0)
+
 #endif /* DVI_ERROR_H */

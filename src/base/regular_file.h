@@ -17,15 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Opens `path` for reading ("rb"). On failure returns NULL and writes why
- * into why[why_size] ("cannot open (No such file or directory)", "not a
- * regular file (a FIFO)", "larger than 1073741824 bytes (1099511627776
- * bytes)"); the readers report all of these as DVI_ERR_IO (the file cannot
- * be read as input). max_bytes 0: no size limit. *bytes (if given) gets the
- * size. */
-static inline FILE* base_open_regular(const char* path, uint64_t max_bytes, uint64_t* bytes, char* why, size_t why_size)
+/* Opens `path` as base_open_regular does, with open(2) flags `oflags`
+ * (O_RDONLY, or O_RDWR to update a file in place) and the stdio mode
+ * `fmode` that matches them ("rb", "r+b"). */
+static inline FILE* base_open_regular_mode(const char* path, int oflags, const char* fmode, uint64_t max_bytes,
+                                          uint64_t* bytes, char* why, size_t why_size)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fd = open(path, oflags | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, why_size, "cannot open (%s)", strerror(errno));
         return NULL;
@@ -55,7 +53,7 @@ static inline FILE* base_open_regular(const char* path, uint64_t max_bytes, uint
     }
     int fl = fcntl(fd, F_GETFL);
     if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    FILE* f = fdopen(fd, "rb");
+    FILE* f = fdopen(fd, fmode);
     if (!f) {
         snprintf(why, why_size, "cannot open (%s)", strerror(errno));
         close(fd);
@@ -63,6 +61,17 @@ static inline FILE* base_open_regular(const char* path, uint64_t max_bytes, uint
     }
     if (bytes) *bytes = (uint64_t)st.st_size;
     return f;
+}
+
+/* Opens `path` for reading ("rb"). On failure returns NULL and writes why
+ * into why[why_size] ("cannot open (No such file or directory)", "not a
+ * regular file (a FIFO)", "larger than 1073741824 bytes (1099511627776
+ * bytes)"); the readers report all of these as DVI_ERR_IO (the file cannot
+ * be read as input). max_bytes 0: no size limit. *bytes (if given) gets the
+ * size. */
+static inline FILE* base_open_regular(const char* path, uint64_t max_bytes, uint64_t* bytes, char* why, size_t why_size)
+{
+    return base_open_regular_mode(path, O_RDONLY, "rb", max_bytes, bytes, why, why_size);
 }
 
 /* Reads the whole of `path` (opened as base_open_regular does, at most

@@ -137,6 +137,14 @@ dvi_status fclib_dataset_length(const io_msg* c, hid_t file, const char* path, i
  * describes the expected length for messages (e.g. "69 (3 per contact)"). */
 dvi_status fclib_read_array(const io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
                             int64_t len_max, const char* expect, void** out, int64_t* count);
+/* The same reading only the first `take` values (take < 0: all) of a
+ * dataset of len_min ≤ extent ≤ len_max: a matrix's i and x may be longer
+ * than its nnz entries (nzmax), and only those are allocated. Before
+ * allocating, both read the dataset's extent from its header and check that
+ * the file stores the bytes of the values read (a dataspace of 2^31 values
+ * that were never written is refused at once). */
+dvi_status fclib_read_array_head(const io_msg* c, hid_t file, const char* path, rd_kind kind, int64_t len_min,
+                                 int64_t len_max, int64_t take, const char* expect, void** out, int64_t* count);
 
 dvi_status fclib_read_scalar_int(const io_msg* c, hid_t file, const char* path, int32_t* v);
 

@@ -130,6 +130,9 @@ dvi_status fclib_read_matrix(const io_msg* c, hid_t file, const char* g, int32_t
     if (nz < -2)
         return io_fail(c, DVI_ERR_INVALID_ARG, "%s/nz: %d (expected -2 for CSR, -1 for CSC or a triplet count >= 0)",
                     g, nz);
+    /* no dataset of a matrix holds more entries than m x n: the extents of
+     * i and x (nzmax may exceed nnz) are checked against it before reading */
+    const int64_t mn = (int64_t)m * (int64_t)n;
     int32_t* p = NULL;
     int32_t* ix = NULL;
     double* x = NULL;
@@ -157,13 +160,19 @@ dvi_status fclib_read_matrix(const io_msg* c, hid_t file, const char* g, int32_t
                 goto done;
             }
         nnz = p[outer];
-        snprintf(expect, sizeof expect, "at least %lld (the last pointer)", (long long)nnz);
+        if (nnz > mn) {
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "%s[%d]: %lld entries, more than the %d x %d matrix has", path, outer,
+                             (long long)nnz, m, n);
+            goto done;
+        }
+        snprintf(expect, sizeof expect, "at least %lld (the last pointer), at most %lld (m x n)", (long long)nnz,
+                 (long long)mn);
         snprintf(path, sizeof path, "%s/i", g);
-        if ((st = fclib_read_array(c, file, path, RD_INT, nnz, -1, expect, &a, &ni)) != DVI_OK) goto done;
+        if ((st = fclib_read_array_head(c, file, path, RD_INT, nnz, mn, nnz, expect, &a, &ni)) != DVI_OK) goto done;
         ix = a;
         if ((st = check_indices(c, path, ix, nnz, inner, nz == -1 ? "row" : "column")) != DVI_OK) goto done;
         snprintf(path, sizeof path, "%s/x", g);
-        if ((st = fclib_read_array(c, file, path, RD_REAL, nnz, -1, expect, &a, &nx)) != DVI_OK) goto done;
+        if ((st = fclib_read_array_head(c, file, path, RD_REAL, nnz, mn, nnz, expect, &a, &nx)) != DVI_OK) goto done;
         x = a;
         ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
         ci = malloc(((size_t)nnz + 1) * sizeof(int32_t));
@@ -178,17 +187,21 @@ dvi_status fclib_read_matrix(const io_msg* c, hid_t file, const char* g, int32_t
             }
     } else { /* triplet: i = row, p = column, nz entries */
         nnz = nz;
-        snprintf(expect, sizeof expect, "at least %d (nz, triplet form)", nz);
+        if (nnz > mn) {
+            st = io_fail(c, DVI_ERR_INVALID_ARG, "%s/nz: %d entries, more than the %d x %d matrix has", g, nz, m, n);
+            goto done;
+        }
+        snprintf(expect, sizeof expect, "at least %d (nz, triplet form), at most %lld (m x n)", nz, (long long)mn);
         snprintf(path, sizeof path, "%s/i", g);
-        if ((st = fclib_read_array(c, file, path, RD_INT, nnz, -1, expect, &a, &ni)) != DVI_OK) goto done;
+        if ((st = fclib_read_array_head(c, file, path, RD_INT, nnz, mn, nnz, expect, &a, &ni)) != DVI_OK) goto done;
         ri = a;
         if ((st = check_indices(c, path, ri, nnz, m, "row")) != DVI_OK) goto done;
         snprintf(path, sizeof path, "%s/p", g);
-        if ((st = fclib_read_array(c, file, path, RD_INT, nnz, -1, expect, &a, &np)) != DVI_OK) goto done;
+        if ((st = fclib_read_array_head(c, file, path, RD_INT, nnz, mn, nnz, expect, &a, &np)) != DVI_OK) goto done;
         ci = a;
         if ((st = check_indices(c, path, ci, nnz, n, "column")) != DVI_OK) goto done;
         snprintf(path, sizeof path, "%s/x", g);
-        if ((st = fclib_read_array(c, file, path, RD_REAL, nnz, -1, expect, &a, &nx)) != DVI_OK) goto done;
+        if ((st = fclib_read_array_head(c, file, path, RD_REAL, nnz, mn, nnz, expect, &a, &nx)) != DVI_OK) goto done;
         x = a;
     }
     if (fclib_csc_build(m, n, nnz, ri, ci, x, out) != DVI_OK) st = io_fail(c, DVI_ERR_NOMEM, "%s: out of memory", g);

@@ -1,5 +1,6 @@
 /* Output writers (dvi/output.h): CSV time series, written and read back. */
 #include "out_internal.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -153,11 +154,9 @@ static dvi_status open_with_header(const char* path, const char* mode, const cha
                                    char* msg, size_t msg_size)
 {
     *out = NULL;
-    FILE* f = fopen(path, mode);
-    if (!f) {
-        int e = errno;
-        return out_fail(msg, msg_size, "%s: cannot open%s: %s", path, what, strerror(e));
-    }
+    char why[160];
+    FILE* f = base_open_regular_mode(path, mode[1] == '+' ? O_RDWR : O_RDONLY, mode, 0, NULL, why, sizeof why);
+    if (!f) return out_fail(msg, msg_size, "%s%s: %s", path, what, why);
     char* line = NULL;
     size_t cap = 0;
     ssize_t len = getline(&line, &cap, f);

@@ -2,6 +2,7 @@
 #include "out_internal.h"
 
 #include "alloc.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,6 +84,10 @@ typedef struct panel {
     int log;                       /* axis in log10 of the values (ranges and ticks too) */
 } panel;
 
+/* The largest magnitude a plot draws: the axes' ranges, steps and ticks
+ * stay finite below it (plot_check_row refuses data beyond it). */
+#define PLOT_MAX_ABS 1e300
+
 static double pow10i(int k)
 {
     /* exact for |k| <= 22 */
@@ -162,6 +167,10 @@ static void format_tick(char* out, size_t size, double v, int k, double maxabs)
         snprintf(out, size, "0");
         return;
     }
+    if (!isfinite(v)) { /* not reached: the values are at most PLOT_MAX_ABS */
+        snprintf(out, size, "%s", v > 0 ? "\xE2\x88\x9E" : "\xE2\x88\x92\xE2\x88\x9E");
+        return;
+    }
     char num[64];
     const char* minus = v < 0 ? "\xE2\x88\x92" : "";
     double a = fabs(v);
@@ -227,9 +236,19 @@ static void y_tick_label(char* out, size_t size, const panel* p, long long i, do
     }
     const int e = (int)v;
     const bool fixed = p->axis_lo >= -3 && p->axis_hi <= 4;
-    format_tick(out, size, pow(10.0, e), e, fixed ? pow(10.0, p->axis_hi) : 1e6);
-    if (out[0] == '1' && out[1] == '\xC3' && out[2] == '\x97') /* 10⁻⁶, not 1×10⁻⁶ */
-        memmove(out, out + 3, strlen(out + 3) + 1);
+    if (fixed) {
+        format_tick(out, size, pow(10.0, e), e, pow(10.0, p->axis_hi));
+        return;
+    }
+    /* 10⁻⁶ written from the exponent: a decade tick beyond the doubles'
+     * range (10³⁶⁰ above data near 1e300, 10⁻³⁶⁰ under subnormal values) is
+     * still labelled by its power */
+    static const char* const sup[] = {"\xE2\x81\xB0", "\xC2\xB9", "\xC2\xB2", "\xC2\xB3", "\xE2\x81\xB4",
+                                      "\xE2\x81\xB5", "\xE2\x81\xB6", "\xE2\x81\xB7", "\xE2\x81\xB8", "\xE2\x81\xB9"};
+    char ed[16];
+    snprintf(ed, sizeof ed, "%d", e < 0 ? -e : e);
+    size_t n = (size_t)snprintf(out, size, "10%s", e < 0 ? "\xE2\x81\xBB" : "");
+    for (const char* d = ed; *d && n + 4 < size; d++) n += (size_t)snprintf(out + n, size - n, "%s", sup[*d - '0']);
 }
 
 /* Whether name is one of the comma-separated names of list. */
@@ -519,11 +538,9 @@ static dvi_status plot_open_files(plot* P, const char* const* csv_paths, const c
         plot_file* F = &P->files[k];
         F->path = csv_paths[k];
         F->label = labels && labels[k] && *labels[k] ? labels[k] : csv_paths[k];
-        F->f = fopen(F->path, "rb");
-        if (!F->f) {
-            int e = errno;
-            return out_fail(msg, msg_size, "%s: cannot open: %s", F->path, strerror(e));
-        }
+        char why[160];
+        F->f = base_open_regular(F->path, 0, NULL, why, sizeof why);
+        if (!F->f) return out_fail(msg, msg_size, "%s: %s", F->path, why);
         len = getline(&P->line, &P->cap, F->f);
         if (len <= 0) return out_fail(msg, msg_size, "%s: empty file (no header line)", F->path);
         out_chomp(P->line, &len);
@@ -644,15 +661,62 @@ static dvi_status plot_make_series(plot* P, const dvi_svg_options* o, int overla
     return DVI_OK;
 }
 
-/* Pass 1 over the data rows: the x range and each series' ranges. */
+/* Refuses a data row (line `lineno` of F, parsed into F->vals) holding
+ * what a plot cannot draw truthfully: a hexadecimal number (strtod reads
+ * 0x10 as 16; no CSV the library writes has one, so it is not data), or a
+ * number beyond ±PLOT_MAX_ABS (1e308 overflows the axis' arithmetic; a
+ * number overflowing a double, 1e400, is not an infinity either). The
+ * message names the file, line and column. Non-numbers (nan, inf, empty,
+ * text) stay gaps. */
+static dvi_status plot_check_row(const plot_file* F, long long lineno, const char* line, char* msg, size_t msg_size)
+{
+    const char* p = line;
+    for (int col = 1;; col++) {
+        const char* f = p; /* the field's text */
+        while (*f == ' ' || *f == '\t' || *f == '"') f++;
+        const char* q = f;
+        if (*q == '+' || *q == '-') q++;
+        const char* end = p;
+        if (*p == '"') {
+            for (end = p + 1; *end; end++)
+                if (*end == '"') {
+                    if (end[1] != '"') break;
+                    end++;
+                }
+        }
+        while (*end && *end != ',') end++;
+        int width = (int)(end - f < 40 ? end - f : 40);
+        while (width > 0 && (f[width - 1] == '"' || f[width - 1] == ' ' || f[width - 1] == '\t')) width--;
+        if (q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
+            return out_fail_st(DVI_ERR_PARSE, msg, msg_size, "%s:%lld:%d: '%.*s' is a hexadecimal number (data must be decimal)", F->path,
+                            lineno, col, width, f);
+        if (col <= F->ncols) {
+            const double v = F->vals[col - 1];
+            const bool overflow = isinf(v) && !memchr(f, 'i', (size_t)(end - f)) && !memchr(f, 'I', (size_t)(end - f));
+            if ((isfinite(v) && fabs(v) > PLOT_MAX_ABS) || overflow)
+                return out_fail_st(DVI_ERR_PARSE, msg, msg_size, "%s:%lld:%d: '%.*s' is beyond the range a plot draws (magnitude up to %g)",
+                                F->path, lineno, col, width, f, PLOT_MAX_ABS);
+        }
+        if (*end != ',') break;
+        p = end + 1;
+    }
+    return DVI_OK;
+}
+
+/* Pass 1 over the data rows: the x range and each series' ranges; a row
+ * plot_check_row refuses ends the plot. */
 static dvi_status plot_read_ranges(plot* P, plot_frame* fr, double* xlo, double* xhi, char* msg, size_t msg_size)
 {
     ssize_t len;
     for (int k = 0; k < P->nfiles; k++) {
         plot_file* F = &P->files[k];
+        long long lineno = 1; /* the header */
         while ((len = getline(&P->line, &P->cap, F->f)) >= 0) {
+            lineno++;
             out_chomp(P->line, &len);
             out_csv_parse_row(P->line, F->vals, F->ncols);
+            dvi_status st = plot_check_row(F, lineno, P->line, msg, msg_size);
+            if (st != DVI_OK) return st;
             double x = F->vals[0];
             if (!isfinite(x)) {
                 fr->skipped++;

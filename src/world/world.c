@@ -335,6 +335,7 @@ static dvi_status stale_id(const dvi_world* w, const char* what)
 dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
 {
     BODY_OR_FAIL(w, id, b);
+    DVI_REQUIRE_ARG(out);
     v3_copy(out, b->x);
     return DVI_OK;
 }
@@ -342,6 +343,7 @@ dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[
 dvi_status dvi_body_get_orientation(const dvi_world* w, dvi_body_id id, double out[4])
 {
     BODY_OR_FAIL(w, id, b);
+    DVI_REQUIRE_ARG(out);
     for (int k = 0; k < 4; k++) out[k] = b->q[k];
     return DVI_OK;
 }
@@ -349,6 +351,7 @@ dvi_status dvi_body_get_orientation(const dvi_world* w, dvi_body_id id, double o
 dvi_status dvi_body_get_velocity(const dvi_world* w, dvi_body_id id, double out[3])
 {
     BODY_OR_FAIL(w, id, b);
+    DVI_REQUIRE_ARG(out);
     v3_copy(out, b->v);
     return DVI_OK;
 }
@@ -356,6 +359,7 @@ dvi_status dvi_body_get_velocity(const dvi_world* w, dvi_body_id id, double out[
 dvi_status dvi_body_get_angular_velocity(const dvi_world* w, dvi_body_id id, double out[3])
 {
     BODY_OR_FAIL(w, id, b);
+    DVI_REQUIRE_ARG(out);
     v3_copy(out, b->w);
     return DVI_OK;
 }
@@ -371,7 +375,7 @@ dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double
 dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
 {
     int32_t i = wld_body_index(w, id);
-    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
+    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
     if ((v && !finite3(v)) || (av && !finite3(av)))
         return wld_error(w, DVI_ERR_INVALID_ARG, "body velocity: not finite");
     wld_body* b = &w->bodies[i];
@@ -384,7 +388,7 @@ dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3]
 dvi_status dvi_body_set_applied_force(dvi_world* w, dvi_body_id id, const double force[3], const double torque[3])
 {
     int32_t i = wld_body_index(w, id);
-    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : DVI_ERR_INVALID_ARG;
+    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
     if ((force && !finite3(force)) || (torque && !finite3(torque)))
         return wld_error(w, DVI_ERR_INVALID_ARG, "applied force: not finite");
     wld_body* b = &w->bodies[i];
@@ -820,7 +824,7 @@ dvi_status dvi_joint_get_reaction(const dvi_world* w, dvi_joint_id id, double fo
 dvi_status dvi_joint_set_motor(dvi_world* w, dvi_joint_id id, double speed, double torque)
 {
     wld_joint* j = joint_of(w, id);
-    if (!j) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "joint: invalid id") : DVI_ERR_INVALID_ARG;
+    if (!j) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "joint: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
     if (j->motor == DVI_MOTOR_NONE) return wld_error(w, DVI_ERR_INVALID_ARG, "joint: has no motor");
     if (!isfinite(speed) || !isfinite(torque))
         return wld_error(w, DVI_ERR_INVALID_ARG, "joint motor: speed and torque must be finite");
