@@ -611,6 +611,9 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
         wld_f2d(w->fr_frame + 9 * (size_t)c, 9, d);
         for (int k = 0; k < 3; k++) rec->force[k] = (g[0] * d[k] + g[1] * d[3 + k] + g[2] * d[6 + k]) * inv_h;
     }
+    /* the bodies' sums in contact order, and the CCP relaxation's opening at
+     * the contacts that push: u_n = r_n + J_n (dv_B − dv_A) */
+    double hover = 0.0, hover_work = 0.0;
     for (int32_t c = 0; c < npts; c++) {
         const wld_contact_rec* rec = &w->contacts[c];
         const double* f = rec->force;
@@ -633,25 +636,18 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
             B->contact_force[k] += f[k];
             B->contact_torque[k] += tb[k] + couple[k];
         }
-    }
-    /* the relaxation's opening: u_n = r_n + J_n (dv_B − dv_A) at the contacts
-     * that push (serial: the sum in contact order) */
-    double hover = 0.0, hover_work = 0.0;
-    for (int32_t c = 0; c < npts; c++) {
-        const wld_contact_rec* rec = &w->contacts[c];
         const double gn = w->gamma[rec->row];
         if (!(gn > 0.0)) continue;
-        double d[3], arm[6], un = w->r[rec->row];
-        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, d);
-        wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+        double n[3], un = w->r[rec->row];
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, n);
         const int32_t ia = w->dyn[rec->body_a], ib = w->dyn[rec->body_b];
         for (int side = 0; side < 2; side++) {
             const int32_t i = side ? ib : ia;
             if (i < 0) continue;
             const double* dv = w->dv + 6 * (size_t)i;
             double rn[3];
-            v3_cross(rn, arm + 3 * side, d);
-            const double du = v3_dot(d, dv) + v3_dot(rn, dv + 3);
+            v3_cross(rn, arm + 3 * side, n);
+            const double du = v3_dot(n, dv) + v3_dot(rn, dv + 3);
             un += side ? du : -du;
         }
         if (un > 0.0) {

@@ -104,27 +104,8 @@ int bw_rig_write_scene(const bw_rig_config* c, FILE* f, char* msg, size_t msg_si
     rover_write_number(f, 0.5 * c->width);
     fputs(", \"orientation\": [0.7071067811865475, -0.7071067811865475, 0, 0]}]}\n  ],\n", f);
     const double axis[3] = {cos(c->slip_angle), sin(c->slip_angle), 0.0};
-    fputs("  \"joints\": [\n    {\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"carriage\", \"anchor\": ", f);
-    rover_write_vector(f, p, 3);
-    fputs(", \"axis\": ", f);
-    rover_write_vector(f, axis, 3);
-    fputs(",\n     \"motor\": {\"type\": \"linear_speed\", \"speed\": ", f);
-    rover_write_number(f, v);
-    fputs(", \"ramp_time\": ", f);
-    rover_write_number(f, c->ramp);
-    fputs("}},\n    {\"name\": \"guide\", \"type\": \"prismatic\", \"body_a\": \"carriage\", \"body_b\": \"slider\", "
-          "\"anchor\": ",
-          f);
-    rover_write_vector(f, p, 3);
-    fputs(", \"axis\": [0, 0, 1]},\n    {\"name\": \"drive\", \"type\": \"revolute\", \"body_a\": \"slider\", "
-          "\"body_b\": \"wheel\", \"anchor\": ",
-          f);
-    rover_write_vector(f, p, 3);
-    fputs(", \"axis\": [0, 1, 0],\n     \"motor\": {\"type\": \"speed\", \"speed\": ", f);
-    rover_write_number(f, omega);
-    fputs(", \"ramp_time\": ", f);
-    rover_write_number(f, c->ramp);
-    fprintf(f, "}}\n  ],\n  \"terrain\": [{\"model\": \"bekker_wong\", \"wheels\": [\"wheel\"], \"soil\": \"%s\", "
+    rover_write_carriage_joints(f, p, axis, v, omega, c->ramp);
+    fprintf(f, "  \"terrain\": [{\"model\": \"bekker_wong\", \"wheels\": [\"wheel\"], \"soil\": \"%s\", "
                "\"ground\": {\"height\": 0}, \"damping\": ",
             c->soil);
     rover_write_number(f, c->damping);

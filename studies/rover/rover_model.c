@@ -812,3 +812,29 @@ void rover_write_vector(FILE* f, const double* v, int n)
     }
     fputc(']', f);
 }
+
+void rover_write_carriage_joints(FILE* f, const double p[3], const double rail_axis[3], double speed, double omega,
+                                 double ramp)
+{
+    fputs("  \"joints\": [\n    {\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"carriage\", \"anchor\": ", f);
+    rover_write_vector(f, p, 3);
+    fputs(", \"axis\": ", f);
+    rover_write_vector(f, rail_axis, 3);
+    fputs(",\n     \"motor\": {\"type\": \"linear_speed\", \"speed\": ", f);
+    rover_write_number(f, speed);
+    fputs(", \"ramp_time\": ", f);
+    rover_write_number(f, ramp);
+    fputs("}},\n    {\"name\": \"guide\", \"type\": \"prismatic\", \"body_a\": \"carriage\", \"body_b\": \"slider\", "
+          "\"anchor\": ",
+          f);
+    rover_write_vector(f, p, 3);
+    fputs(", \"axis\": [0, 0, 1]},\n    {\"name\": \"drive\", \"type\": \"revolute\", \"body_a\": \"slider\", "
+          "\"body_b\": \"wheel\", \"anchor\": ",
+          f);
+    rover_write_vector(f, p, 3);
+    fputs(", \"axis\": [0, 1, 0],\n     \"motor\": {\"type\": \"speed\", \"speed\": ", f);
+    rover_write_number(f, omega);
+    fputs(", \"ramp_time\": ", f);
+    rover_write_number(f, ramp);
+    fputs("}}\n  ],\n", f);
+}

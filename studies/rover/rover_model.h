@@ -208,6 +208,14 @@ struct cJSON* rover_load_json(const char* path, dvi_status* status, char* msg, s
 void rover_write_number(FILE* f, double x);
 /// Writes v[0..n) as a JSON array of such numbers.
 void rover_write_vector(FILE* f, const double* v, int n);
+/// Writes the "joints" array of a single-wheel testbed (the rigs of
+/// wheel_testbed.c and bw_testbed.c): "rail", the carriage on a prismatic
+/// joint along `rail_axis` driven at `speed` m/s; "guide", a slider free in
+/// z on it; "drive", the wheel on the slider, turned about y at `omega`
+/// rad/s; both motors ramped over `ramp` s; every anchor at p. Ends with
+/// the array's "],".
+void rover_write_carriage_joints(FILE* f, const double p[3], const double rail_axis[3], double speed, double omega,
+                                 double ramp);
 
 #ifdef __cplusplus
 }

@@ -310,27 +310,9 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
               "\"material\": \"grain\"}],\n",
               f);
     }
-    fputs("  \"joints\": [\n    {\"name\": \"rail\", \"type\": \"prismatic\", \"body_b\": \"carriage\", "
-          "\"anchor\": ",
-          f);
-    rover_write_vector(f, p, 3);
-    fputs(", \"axis\": [1, 0, 0],\n     \"motor\": {\"type\": \"linear_speed\", \"speed\": ", f);
-    rover_write_number(f, v);
-    fputs(", \"ramp_time\": ", f);
-    rover_write_number(f, c->ramp);
-    fputs("}},\n    {\"name\": \"guide\", \"type\": \"prismatic\", \"body_a\": \"carriage\", \"body_b\": \"slider\", "
-          "\"anchor\": ",
-          f);
-    rover_write_vector(f, p, 3);
-    fputs(", \"axis\": [0, 0, 1]},\n    {\"name\": \"drive\", \"type\": \"revolute\", \"body_a\": \"slider\", "
-          "\"body_b\": \"wheel\", \"anchor\": ",
-          f);
-    rover_write_vector(f, p, 3);
-    fputs(", \"axis\": [0, 1, 0],\n     \"motor\": {\"type\": \"speed\", \"speed\": ", f);
-    rover_write_number(f, omega);
-    fputs(", \"ramp_time\": ", f);
-    rover_write_number(f, c->ramp);
-    fputs("}}\n  ],\n  \"formulation\": {\"method\": \"dvi\", \"dt\": ", f);
+    static const double rail[3] = {1.0, 0.0, 0.0};
+    rover_write_carriage_joints(f, p, rail, v, omega, c->ramp);
+    fputs("  \"formulation\": {\"method\": \"dvi\", \"dt\": ", f);
     rover_write_number(f, c->dt);
     if (grains) {
         fputs(", \"solver\": \"apgd\", \"tolerance\": ", f);
