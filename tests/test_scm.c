@@ -583,6 +583,87 @@ static void test_scene_plate(void** state)
     dvi_scene_destroy(s);
 }
 
+/* Two wheels on soil through the scene reader, each (5 and 10 kg, r 0.25 m,
+ * b 0.2 m) turning freely on a 10 kg load that slides on a vertical
+ * prismatic joint: at rest each carries itself and its load, W_1 = 15 g,
+ * W_2 = 20 g (the joint takes no vertical force). The soil carries them
+ * through force elements, not contacts; the contact_force probes
+ * ("normal" averaged, "up", "vector") and the soil probe must all read
+ * those loads (within 1 %: a missing soil term reads 0, a doubled one 2 W),
+ * and a probe restricted to contacts "with" a body reads none of it. On SCM
+ * (the soil of the file's header, 0.02 m grid) and on Bekker–Wong wheels
+ * (the same Bekker constants, damping 300 N·s/m). */
+static void check_wheel_loads(const char* terrain, const char* label)
+{
+    char text[4096];
+    static const char* const RIG =
+        "  {\"name\": \"l%d\", \"mass\": 10, \"inertia\": [0.1, 0.1, 0.1], \"position\": [0, %g, 0.3],"
+        "   \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.02, 0.02, 0.02]}]},"
+        "  {\"name\": \"w%d\", \"mass\": %d, \"inertia\": [0.09, 0.16, 0.09], \"position\": [0, %g, 0.26],"
+        "   \"orientation\": [0.7071067811865476, -0.7071067811865476, 0, 0],"
+        "   \"shapes\": [{\"type\": \"cylinder\", \"radius\": 0.25, \"half_length\": 0.1}]}";
+    static const char* const RIG_JOINTS =
+        "  {\"type\": \"prismatic\", \"body_b\": \"l%d\", \"anchor\": [0, %g, 0.3], \"axis\": [0, 0, 1]},"
+        "  {\"type\": \"revolute\", \"body_a\": \"l%d\", \"body_b\": \"w%d\", \"anchor\": [0, %g, 0.26], \"axis\": [0, 1, 0]}";
+    char rig1[600], rig2[600], j1[400], j2[400];
+    snprintf(rig1, sizeof rig1, RIG, 1, 0.4, 1, 5, 0.4);
+    snprintf(rig2, sizeof rig2, RIG, 2, -0.4, 2, 10, -0.4);
+    snprintf(j1, sizeof j1, RIG_JOINTS, 1, 0.4, 1, 1, 0.4);
+    snprintf(j2, sizeof j2, RIG_JOINTS, 2, -0.4, 2, 2, -0.4);
+    snprintf(text, sizeof text,
+             "{\"name\": \"wheels\", \"gravity\": [0, 0, -9.81], \"bodies\": [%s, %s], \"joints\": [%s, %s],"
+             " \"terrain\": [%s],"
+             " \"formulation\": {\"method\": \"dvi\", \"dt\": 0.001, \"solver\": \"lemke\", \"joint_solve\": \"direct\"},"
+             " \"duration\": 2,"
+             " \"probes\": ["
+             "  {\"name\": \"n\", \"what\": \"contact_force\", \"component\": \"normal\", \"average\": true, \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"up\", \"what\": \"contact_force\", \"component\": \"up\", \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"vec\", \"what\": \"contact_force\", \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"with\", \"what\": \"contact_force\", \"component\": \"up\", \"with\": [\"l1\", \"l2\"], \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"soil\", \"what\": \"soil\", \"every\": 20, \"bodies\": [\"w1\", \"w2\"]}]}",
+             rig1, rig2, j1, j2, terrain);
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    dvi_status st = dvi_scene_parse(text, strlen(text), NULL, &s, &e);
+    if (st != DVI_OK) printf("%s", e.text ? e.text : "");
+    assert_int_equal(st, DVI_OK);
+    dvi_scene_errors_free(&e);
+    dvi_model* m = NULL;
+    char msg[256];
+    st = dvi_model_create(s, &m, msg, sizeof msg);
+    if (st != DVI_OK) printf("%s\n", msg);
+    assert_int_equal(st, DVI_OK);
+    for (int i = 0; i < 2000; i++) assert_true(dvi_model_step(m) >= 0);
+    double v[5][16];
+    for (int32_t p = 0; p < 5; p++) assert_int_equal(dvi_model_probe_sample(m, p, v[p]), DVI_OK);
+    const double W[2] = {15.0 * G, 20.0 * G};
+    for (int k = 0; k < 2; k++) {
+        const double fn = v[0][1 + k], fup = v[1][1 + k], fz = v[2][3 + 6 * k], with = v[3][1 + k];
+        const double sink = v[4][1 + 5 * k], soil = v[4][5 + 5 * k];
+        printf("%s, wheel %d: load %.3f N; f_n %.3f, f_up %.3f, fz %.3f, with the loads %.3f, soil fz %.3f N, "
+               "sinkage %.2f mm\n",
+               label, k + 1, W[k], fn, fup, fz, with, soil, 1e3 * sink);
+        assert_true(fabs(fn / W[k] - 1.0) < 0.01);
+        assert_true(fabs(fup / W[k] - 1.0) < 0.01);
+        assert_true(fabs(fz / W[k] - 1.0) < 0.01);
+        assert_true(fabs(soil / W[k] - 1.0) < 0.01);
+        assert_true(fabs(with) < 1e-9);
+        assert_true(sink > 0.005 && sink < 0.05);
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+static void test_scene_wheel_loads(void** state)
+{
+    (void)state;
+    check_wheel_loads("{\"model\": \"scm\", \"origin\": [-1, -1, 0], \"size\": [2, 2], \"spacing\": 0.02}", "SCM");
+    check_wheel_loads("{\"model\": \"bekker_wong\", \"wheels\": [\"w1\", \"w2\"], \"damping\": 300,"
+                     " \"soil\": {\"preset\": \"ding2011\", \"k_c\": 0.14e6, \"k_phi\": 0.82e6, \"n0\": 1},"
+                     " \"ground\": {\"height\": 0}}",
+                     "Bekker-Wong");
+}
+
 /* Off the patch there is no soil: a ball beside the patch falls freely
  * (and is counted as off the patch once below its surface); one whose box
  * reaches past the edge but whose contact is inside is carried. */
@@ -775,6 +856,7 @@ int main(void)
         cmocka_unit_test(test_wheel_at_rest),
         cmocka_unit_test(test_resume_bit_identical),
         cmocka_unit_test(test_scene_plate),
+        cmocka_unit_test(test_scene_wheel_loads),
         cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_off_patch),
         cmocka_unit_test(test_scene_keys),

@@ -11,6 +11,7 @@
 #include "hash_rng.h"
 #include "world_internal.h"
 #include "health.h"
+#include "terrain_internal.h"
 
 #include "math3.h"
 #include "bytes_le.h"
@@ -239,8 +240,10 @@ static dvi_status sample_position(const dvi_probe_context* c, const double* data
     return dvi_body_get_position(c->world, c->body, o);
 }
 
-/* soil: what the world's SCM soils (terrain models) did to the body in the
- * last step: the deepest sinkage under it, its contact nodes, the force. */
+/* soil: what the world's terrain models did to the body in the last step:
+ * the SCM soils' deepest sinkage under it and their contact nodes, the
+ * Bekker–Wong elements' sinkage of the wheel (one contact when it sank),
+ * and the force of them all. */
 static const dvi_probe_column COLS_SOIL[] = {
     {"sinkage", "m"}, {"contacts", "count"}, {"fx", "N"}, {"fy", "N"}, {"fz", "N"}};
 
@@ -250,15 +253,45 @@ static dvi_status sample_soil(const dvi_probe_context* c, const double* data, do
     memset(o, 0, 5 * sizeof *o);
     for (int32_t e = 0; e < dvi_world_force_element_count(c->world); e++) {
         const dvi_scm* soil = dvi_scm_of_element(c->world, e);
-        if (!soil) continue;
-        dvi_scm_body_contact bc;
-        dvi_status st = dvi_scm_get_body_contact(soil, c->body, &bc);
-        if (st != DVI_OK) return st;
-        if (bc.sinkage_max > o[0]) o[0] = bc.sinkage_max;
-        o[1] += bc.contacts;
-        for (int k = 0; k < 3; k++) o[2 + k] += bc.force[k];
+        dvi_bw_forces bw;
+        double f[3];
+        if (soil) {
+            dvi_scm_body_contact bc;
+            dvi_status st = dvi_scm_get_body_contact(soil, c->body, &bc);
+            if (st != DVI_OK) return st;
+            if (bc.sinkage_max > o[0]) o[0] = bc.sinkage_max;
+            o[1] += bc.contacts;
+            for (int k = 0; k < 3; k++) o[2 + k] += bc.force[k];
+        } else if (bw_body_forces(c->world, e, c->body, &bw, f)) {
+            if (bw.sinkage > o[0]) o[0] = bw.sinkage;
+            o[1] += bw.sinkage > 0.0;
+            for (int k = 0; k < 3; k++) o[2 + k] += f[k];
+        }
     }
     return DVI_OK;
+}
+
+/* The terrain models' normal load on body b in the last step: each SCM
+ * soil's force along its patch normal, each Bekker–Wong wheel's f_z (along
+ * its ground normal). Other force elements have no normal: not counted. */
+static double terrain_normal_load(const dvi_world* w, dvi_body_id b)
+{
+    double fn = 0.0;
+    for (int32_t e = 0; e < dvi_world_force_element_count(w); e++) {
+        const dvi_scm* soil = dvi_scm_of_element(w, e);
+        dvi_bw_forces bw;
+        double f[3];
+        if (soil) {
+            dvi_scm_body_contact bc;
+            if (dvi_scm_get_body_contact(soil, b, &bc) != DVI_OK || bc.contacts == 0) continue;
+            const dvi_scm_stats st = dvi_scm_get_stats(soil);
+            const double n[3] = {st.rotation[2], st.rotation[5], st.rotation[8]}; /* the patch's z */
+            fn += v3_dot(bc.force, n);
+        } else if (bw_body_forces(w, e, b, &bw, f)) {
+            fn += bw.normal;
+        }
+    }
+    return fn;
 }
 
 static dvi_status sample_velocity(const dvi_probe_context* c, const double* data, double* o)
@@ -929,7 +962,14 @@ static double kinetic_energy(const dvi_model* m, int64_t b)
 static dvi_status raw_target(const dvi_model* m, const model_probe* p, int32_t t, double r[6])
 {
     if (sc_probe_is_joint_reaction(p->kind)) return dvi_joint_get_reaction(m->world, m->joints[p->targets[t]], r, r + 3);
-    return dvi_body_get_contact_force(m->world, m->bodies[p->targets[t]], r, r + 3);
+    const dvi_body_id b = m->bodies[p->targets[t]];
+    dvi_status st = dvi_body_get_contact_force(m->world, b, r, r + 3);
+    if (st != DVI_OK || dvi_world_force_element_count(m->world) == 0) return st;
+    /* the force elements' (terrain models') force and torque: a wheel's load on soil */
+    double f[6];
+    st = dvi_body_get_step_force(m->world, b, f, f + 3);
+    for (int k = 0; k < 6 && st == DVI_OK; k++) r[k] += f[k];
+    return st;
 }
 
 /* The probe's target with body id index1 `id`, or −1. */
@@ -953,7 +993,11 @@ static bool with_has(const model_probe* p, int32_t id)
  *   its force on the target and that force's torque about the target's centre
  *   of mass, with the lever from the end-of-step position to the contact
  *   point (raw_width 6; rolling and spin couples are not in it).
- * - Otherwise: each target's contact force and torque as the world sums them. */
+ *   Without "with", the normal load of the terrain models (SCM soils,
+ *   Bekker–Wong wheels) on each target is added (terrain_normal_load).
+ * - Otherwise: each target's contact force and torque as the world sums them,
+ *   plus the force elements' force and torque on it (dvi_body_get_step_force:
+ *   a wheel on soil is carried by them, not by contacts). */
 static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 {
     const dvi_world* w = m->world;
@@ -984,6 +1028,9 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
                 }
             }
         }
+        /* "normal" without "with": the terrain models' normal loads too */
+        if (p->raw_width == 1 && p->with_count == 0 && dvi_world_force_element_count(w) > 0)
+            for (int32_t t = 0; t < p->target_count; t++) raw[t] += terrain_normal_load(w, m->bodies[p->targets[t]]);
         return;
     }
     for (int32_t t = 0; t < p->target_count; t++) {

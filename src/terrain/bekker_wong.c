@@ -11,6 +11,7 @@
 
 #include "error.h"
 #include "math3.h"
+#include "terrain_internal.h"
 #include "world_internal.h"
 
 #include <math.h>
@@ -240,6 +241,7 @@ typedef struct bw_wheel {
     double centre_body[3]; /* its centre in the body frame */
     double radius, width;
     dvi_bw_forces last;
+    double force[3];       /* the force applied in the last step, world frame */
 } bw_wheel;
 
 typedef struct bw_element {
@@ -316,6 +318,7 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     m3_mulv(arm, R, wh->centre_body);
     v3_add(c, xc, arm);
     memset(&wh->last, 0, sizeof wh->last);
+    memset(wh->force, 0, sizeof wh->force);
     double p[3], n[3];
     if (!ground_at(e, w, c, p, n)) {
         char name[64];
@@ -372,6 +375,7 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     v3_scale(t, -wh->last.torque, a);
     v3_cross(ta, arm, f);
     v3_add(t, t, ta);
+    v3_copy(wh->force, f);
     return dvi_body_add_step_force(w, wh->body, f, t);
 }
 
@@ -485,4 +489,19 @@ dvi_status dvi_bw_wheel_forces(const dvi_world* w, int32_t index, int32_t wheel,
                               (int)wheel, (int)e->def.wheel_count - 1);
     *out = e->wheels[wheel].last;
     return DVI_OK;
+}
+
+bool bw_body_forces(const dvi_world* w, int32_t element, dvi_body_id body, dvi_bw_forces* forces, double force[3])
+{
+    const dvi_force_element_class* cls = NULL;
+    const bw_element* e = dvi_world_force_element(w, element, &cls);
+    if (!e || cls != &BW_CLASS) return false;
+    for (int32_t i = 0; i < e->def.wheel_count; i++) {
+        const bw_wheel* wh = &e->wheels[i];
+        if (wh->body.index1 != body.index1 || wh->body.generation != body.generation) continue;
+        *forces = wh->last;
+        v3_copy(force, wh->force);
+        return true;
+    }
+    return false;
 }
