@@ -206,7 +206,7 @@ def write_table(figs, results):
 
 
 def write_svg(figs, results, reach):
-    W, H, L, R, T, B, GAP = 900, 660, 70, 20, 40, 50, 30
+    W, H, L, R, T, B, GAP = 900, 670, 70, 20, 50, 50, 30
     ph = (H - T - B - 2 * GAP) / 3
     xmax = 3.6
     ymin, ymax = 0.0, 2.5
@@ -255,8 +255,8 @@ def write_svg(figs, results, reach):
     xl = L + 10
     for name, label, rep, colour in results:
         if rep["series"]:
-            out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>' % (xl, xl + 20, 28, 28, colour))
-            out.append('<text x="%d" y="32">%s</text>' % (xl + 24, label))
+            out.append('<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="2"/>' % (xl, xl + 20, 36, 36, colour))
+            out.append('<text x="%d" y="40">%s</text>' % (xl + 24, label))
             xl += 40 + 7 * len(label)
     out.append("</svg>")
     with open(os.path.join(figs, "rover_terrains.svg"), "w") as f:
