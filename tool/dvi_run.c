@@ -808,7 +808,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     }
 
     static const char* const HEALTH_NAMES[DVI_HEALTH_KINDS] = {"energy", "escape", "penetration", "joint",
-                                                                "blowup", "chatter", "audit"};
+                                                                "blowup", "chatter", "audit",  "hover"};
     dvi_health_report hr;
     memset(&hr, 0, sizeof hr);
     dvi_model_health(rs->model, &hr);
@@ -837,6 +837,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "escaped_bodies", hr.escaped);
     dvi_json_key_number(w, "worst_penetration", hr.worst_penetration);
     dvi_json_key_number(w, "worst_joint", hr.worst_joint);
+    dvi_json_key_number(w, "hover_worst_envelope", hr.hover_worst);
+    dvi_json_key_number(w, "hover_work_worst", hr.hover_work_worst);
     dvi_json_key(w, "thresholds");
     dvi_json_begin_object(w);
     dvi_json_key_number(w, "energy_growth", hs.energy_growth);
@@ -845,6 +847,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "penetration_fraction", hs.penetration_fraction);
     dvi_json_key_number(w, "joint_fraction", hs.joint_fraction);
     dvi_json_key_number(w, "audit_fraction", hs.audit_fraction);
+    dvi_json_key_number(w, "hover_envelope_fraction", hs.hover_envelope_fraction);
+    dvi_json_key_number(w, "hover_work_fraction", hs.hover_work_fraction);
     dvi_json_end_object(w);
     dvi_json_key(w, "first");
     dvi_json_begin_object(w);

@@ -488,6 +488,10 @@ typedef struct dvi_step_stats {
                                   ///< the relaxation imposes in the step (0 under Coulomb's law)
     double ccp_hover_work;        ///< J, Σ γ_n u_n over those contacts: the work of the normal impulses
                                   ///< on that opening (the CCP's relaxation; the friction work it offsets)
+    double ccp_hover_friction;    ///< J, the energy the friction of those contacts took in the step (at
+                                  ///< the step's mean tangential velocity): what their impulses cost
+    int32_t ccp_hover_contact;    ///< index (dvi_world_get_contact) of the contact that opened by ccp_hover,
+                                  ///< −1 if none
     /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
     int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped as redundant (a pivot below
                                   ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
@@ -610,6 +614,13 @@ typedef struct dvi_health_settings {
                                  ///< (dvi_step_stats.max_joint_violation_relative); 1e-3
     double audit_fraction;       ///< warning: the energy audit's error (dvi_health_report.audit_error)
                                  ///< above this fraction of the energy scale, either sign; 1e-3
+    double hover_envelope_fraction; ///< warning (DVI step, CCP): a pushing contact opened in one step by
+                                 ///< more than this fraction of the collision envelope
+                                 ///< (dvi_step_stats.ccp_hover): the contact leaves it; 1
+    double hover_work_fraction;  ///< warning (DVI step, CCP): the friction of the contacts that hover took
+                                 ///< more than this fraction of the kinetic energy at the step's start
+                                 ///< (at least a tenth of the energy scale) in one step
+                                 ///< (dvi_step_stats.ccp_hover_friction); 0.5
 } dvi_health_settings;
 
 DVI_API dvi_health_settings dvi_default_health_settings(void);
@@ -625,7 +636,10 @@ typedef enum dvi_health_kind {
                                 ///< (dvi_step_stats.chattering_contacts)
     DVI_HEALTH_AUDIT = 6,       ///< the energy audit does not close: energy gained or lost that no work,
                                 ///< contact or joint accounts for (integration error)
-    DVI_HEALTH_KINDS = 7
+    DVI_HEALTH_HOVER = 7,       ///< the CCP's relaxation opened a sliding contact by a good part of the
+                                ///< envelope, or took a good part of the energy, in one step: Coulomb's
+                                ///< law would keep the contact closed (docs/health.md)
+    DVI_HEALTH_KINDS = 8
 } dvi_health_kind;
 
 typedef struct dvi_health_report {
@@ -647,6 +661,9 @@ typedef struct dvi_health_report {
     int64_t escaped;            ///< bodies outside the region after the last step
     double worst_penetration;   ///< largest penetration (overlap) over the smaller shape so far
     double worst_joint;         ///< largest relative joint violation so far
+    double hover_worst;         ///< largest ccp_hover / collision envelope of a step so far
+    double hover_work_worst;    ///< largest ccp_hover_friction / kinetic energy (as hover_work_fraction)
+                                ///< of a step so far
 } dvi_health_report;
 
 #ifdef __cplusplus

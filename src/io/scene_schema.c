@@ -889,7 +889,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                NULL};
 static const char* const HEALTH_KEYS[] = {"enabled",          "energy_growth",        "blowup_factor",
                                           "region_margin",    "penetration_fraction", "joint_fraction", "audit_fraction",
-                                          NULL};
+                                          "hover_envelope_fraction", "hover_work_fraction", NULL};
 static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
 static const char* const JACOBI_KEYS[] = {"omega", NULL};
@@ -1234,6 +1234,8 @@ static void parse_formulation(ctx* c, const cJSON* root)
         sc_num_field(c, o, p, "penetration_fraction", false, R_POS, &hs->penetration_fraction);
         sc_num_field(c, o, p, "joint_fraction", false, R_POS, &hs->joint_fraction);
         sc_num_field(c, o, p, "audit_fraction", false, R_POS, &hs->audit_fraction);
+        sc_num_field(c, o, p, "hover_envelope_fraction", false, R_POS, &hs->hover_envelope_fraction);
+        sc_num_field(c, o, p, "hover_work_fraction", false, R_POS, &hs->hover_work_fraction);
         if (hs->blowup_factor < hs->energy_growth)
             sc_errf(c, p, "blowup_factor (%g) must be at least energy_growth (%g)", hs->blowup_factor,
                     hs->energy_growth);

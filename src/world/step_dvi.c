@@ -613,7 +613,8 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
     }
     /* the bodies' sums in contact order, and the CCP relaxation's opening at
      * the contacts that push: u_n = r_n + J_n (dv_B − dv_A) */
-    double hover = 0.0, hover_work = 0.0;
+    double hover = 0.0, hover_work = 0.0, hover_friction = 0.0;
+    int32_t hover_contact = -1;
     for (int32_t c = 0; c < npts; c++) {
         const wld_contact_rec* rec = &w->contacts[c];
         const double* f = rec->force;
@@ -638,25 +639,35 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
         }
         const double gn = w->gamma[rec->row];
         if (!(gn > 0.0)) continue;
-        double n[3], un = w->r[rec->row];
-        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, n);
+        /* u = r + J dv along n, t1, t2 */
+        double tn[9], u[3] = {w->r[rec->row], w->r[rec->row + 1], w->r[rec->row + 2]};
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 9, tn);
         const int32_t ia = w->dyn[rec->body_a], ib = w->dyn[rec->body_b];
         for (int side = 0; side < 2; side++) {
             const int32_t i = side ? ib : ia;
             if (i < 0) continue;
             const double* dv = w->dv + 6 * (size_t)i;
-            double rn[3];
-            v3_cross(rn, arm + 3 * side, n);
-            const double du = v3_dot(n, dv) + v3_dot(rn, dv + 3);
-            un += side ? du : -du;
+            for (int k = 0; k < 3; k++) {
+                double rk[3];
+                v3_cross(rk, arm + 3 * side, tn + 3 * k);
+                const double du = v3_dot(tn + 3 * k, dv) + v3_dot(rk, dv + 3);
+                u[k] += side ? du : -du;
+            }
         }
+        const double un = u[0];
         if (un > 0.0) {
-            if (h * un > hover) hover = h * un;
+            if (h * un > hover) hover = h * un, hover_contact = c;
             hover_work += gn * un;
+            /* the friction's work at the step's mean tangential velocity
+             * (r_t is the free velocity's, u_t the end's) */
+            const double* g = w->gamma + rec->row;
+            hover_friction -= 0.5 * (g[1] * (w->r[rec->row + 1] + u[1]) + g[2] * (w->r[rec->row + 2] + u[2]));
         }
     }
     w->stats.ccp_hover = hover;
     w->stats.ccp_hover_work = hover_work;
+    w->stats.ccp_hover_contact = hover_contact;
+    w->stats.ccp_hover_friction = hover_friction;
     w->contact_count = npts;
     w->stats.kinetic_energy = wld_step_kinetic_energy(w);
     wld_step_joint_reactions(w, h);
@@ -722,6 +733,7 @@ dvi_status wld_step_dvi(dvi_world* w, double h)
     memset(&w->stats, 0, sizeof w->stats);
     w->stats.worst_joint = -1;
     w->stats.chattering_contact = -1;
+    w->stats.ccp_hover_contact = -1;
     double t[7];
     t[0] = wld_step_clock();
     dvi_status st = wld_step_collide(w, &x.pts, &x.npts);
