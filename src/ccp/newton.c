@@ -708,10 +708,7 @@ static dvi_status newton_solve(ccp_work* w, const ccp_solver_call* call, const d
 }
 
 const ccp_solver_impl ccp_solver_newton = {
-    .name = "newton",
+    .name = "newton", .solve = newton_solve, .law = DVI_LAW_COULOMB, .targets_ccp = false, /* Coulomb's law */
     .summary = "semismooth Newton on the Alart-Curnier function (Coulomb's law; dense LU or GMRES, line search)",
-    .targets_ccp = false, /* targets Coulomb's law, not the CCP */
-    .solve = newton_solve,
-    .law = DVI_LAW_COULOMB,
     .refused_kinds = 1u << DVI_BLOCK_FRICTION_ROLLING, /* no Alart-Curnier function with spin and rolling rows */
 };

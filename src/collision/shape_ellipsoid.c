@@ -124,17 +124,9 @@ static bool ellipsoid_ray(const col_geom* g, const double o[3], const double u[3
 }
 
 const col_shape_class col_shape_class_ellipsoid = {
-    .name = "ellipsoid",
-    .article = "an ellipsoid",
-    .params = {{"semi_axes", DVI_SLOT_HALF}},
-    .bounds = ellipsoid_bounds,
-    .core_support = ellipsoid_support,
-    .margin = zero,
-    .scale = largest,
-    .bound = ellipsoid_bound,
-    .contact_radius = smallest,
-    .thickness = smallest,
-    .mass = ellipsoid_mass,
-    .mesh = ellipsoid_mesh,
+    .name = "ellipsoid", .article = "an ellipsoid", .params = {{"semi_axes", DVI_SLOT_HALF}},
+    .bounds = ellipsoid_bounds, .bound = ellipsoid_bound, .mass = ellipsoid_mass, .mesh = ellipsoid_mesh,
     .ray = ellipsoid_ray,
+    .core_support = ellipsoid_support, .margin = zero, .scale = largest,
+    .contact_radius = smallest, .thickness = smallest,
 };
