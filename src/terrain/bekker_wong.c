@@ -216,17 +216,7 @@ dvi_status dvi_bw_static(const dvi_bw_soil* soil, double r, double b, double loa
         integrate(soil, r, b, x, slip, slip_angle, out);
         const double f = out->normal - load;
         if (f == 0.0) return DVI_OK;
-        if (f < 0.0) {
-            lo = x;
-            flo = f;
-            if (stale == -1) fhi *= 0.5;
-            stale = -1;
-        } else {
-            hi = x;
-            fhi = f;
-            if (stale == 1) flo *= 0.5;
-            stale = 1;
-        }
+        base_illinois_step(x, f, &lo, &hi, &flo, &fhi, &stale);
     }
     integrate(soil, r, b, 0.5 * (lo + hi), slip, slip_angle, out);
     return DVI_OK;
