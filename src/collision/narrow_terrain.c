@@ -583,6 +583,31 @@ static bool iter_skip(const tri_iter* it, int32_t i0, int32_t i1, int32_t j0, in
     return it->cull(it->cull_ctx, clo, chi);
 }
 
+/* Mesh triangle k, if its indices are valid and it is not degenerate. */
+static bool mesh_triangle(const col_trimesh* m, int32_t k, tri* t)
+{
+    const int32_t* idx = m->triangles + 3 * (size_t)k;
+    for (int c = 0; c < 3; c++) {
+        if (idx[c] < 0 || idx[c] >= m->vertex_count) return false;
+        memcpy(t->v[c], m->vertices + 3 * (size_t)idx[c], sizeof t->v[c]);
+        t->vid[c] = idx[c];
+    }
+    t->id = k;
+    return finish_tri(t);
+}
+
+/* Whether mesh triangle idx (valid indices) lies wholly outside the box
+ * lo..hi along one axis. */
+static bool mesh_triangle_outside(const col_trimesh* m, const int32_t* idx, const double lo[3], const double hi[3])
+{
+    const double* v0 = m->vertices + 3 * (size_t)idx[0];
+    const double* v1 = m->vertices + 3 * (size_t)idx[1];
+    const double* v2 = m->vertices + 3 * (size_t)idx[2];
+    for (int c = 0; c < 3; c++)
+        if (dmin(v0[c], dmin(v1[c], v2[c])) > hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < lo[c]) return true;
+    return false;
+}
+
 /* Next triangle overlapping the box [lo, hi]; false at the end. */
 static bool iter_next(tri_iter* it, tri* t)
 {
@@ -636,35 +661,10 @@ static bool iter_next(tri_iter* it, tri* t)
             if (idx[0] < 0 || idx[0] >= m->vertex_count || idx[1] < 0 || idx[1] >= m->vertex_count || idx[2] < 0 ||
                 idx[2] >= m->vertex_count)
                 continue; /* bad index: skipped */
-            const double* v0 = m->vertices + 3 * (size_t)idx[0];
-            const double* v1 = m->vertices + 3 * (size_t)idx[1];
-            const double* v2 = m->vertices + 3 * (size_t)idx[2];
-            bool out = false;
-            for (int c = 0; c < 3 && !out; c++)
-                out = dmin(v0[c], dmin(v1[c], v2[c])) > it->hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < it->lo[c];
-            if (out) continue;
-            memcpy(t->v[0], v0, sizeof t->v[0]);
-            memcpy(t->v[1], v1, sizeof t->v[1]);
-            memcpy(t->v[2], v2, sizeof t->v[2]);
-            memcpy(t->vid, idx, sizeof t->vid);
-            t->id = k;
-            if (finish_tri(t)) return true;
+            if (!mesh_triangle_outside(m, idx, it->lo, it->hi) && mesh_triangle(m, k, t)) return true;
         }
     }
     return false;
-}
-
-/* Mesh triangle k, if its indices are valid and it is not degenerate. */
-static bool mesh_triangle(const col_trimesh* m, int32_t k, tri* t)
-{
-    const int32_t* idx = m->triangles + 3 * (size_t)k;
-    for (int c = 0; c < 3; c++) {
-        if (idx[c] < 0 || idx[c] >= m->vertex_count) return false;
-        memcpy(t->v[c], m->vertices + 3 * (size_t)idx[c], sizeof t->v[c]);
-        t->vid[c] = idx[c];
-    }
-    t->id = k;
-    return finish_tri(t);
 }
 
 /* The prism of a triangle (its extrusion along n), slightly widened: q is
@@ -741,13 +741,7 @@ static bool near_next(near_iter* n, tri* t)
     while (n->k < x->nmesh) {
         int32_t k = x->mesh_tri[n->k++];
         const int32_t* idx = m->triangles + 3 * (size_t)k; /* valid: checked when buffered */
-        const double* v0 = m->vertices + 3 * (size_t)idx[0];
-        const double* v1 = m->vertices + 3 * (size_t)idx[1];
-        const double* v2 = m->vertices + 3 * (size_t)idx[2];
-        bool out = false;
-        for (int c = 0; c < 3 && !out; c++)
-            out = dmin(v0[c], dmin(v1[c], v2[c])) > n->hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < n->lo[c];
-        if (!out && mesh_triangle(m, k, t)) return true;
+        if (!mesh_triangle_outside(m, idx, n->lo, n->hi) && mesh_triangle(m, k, t)) return true;
     }
     return false;
 }
