@@ -71,10 +71,7 @@ static bool ray_ball(const double o[3], const double u[3], double r, double* t)
 
 static bool sphere_bounds(col_geom* g)
 {
-    for (int k = 0; k < 3; k++) {
-        g->aabb_min[k] = g->pos[k] - g->radius;
-        g->aabb_max[k] = g->pos[k] + g->radius;
-    }
+    for (int k = 0; k < 3; k++) col_aabb_axis(g, k, g->radius);
     return true;
 }
 
@@ -250,11 +247,7 @@ static bool capsule_bounds(col_geom* g)
 {
     /* segment pos ± half_length·z, grown by the radius */
     const double* R = g->rot;
-    for (int k = 0; k < 3; k++) {
-        double e = fabs(R[3 * k + 2]) * g->half_length + g->radius;
-        g->aabb_min[k] = g->pos[k] - e;
-        g->aabb_max[k] = g->pos[k] + e;
-    }
+    for (int k = 0; k < 3; k++) col_aabb_axis(g, k, fabs(R[3 * k + 2]) * g->half_length + g->radius);
     return true;
 }
 
@@ -347,8 +340,7 @@ static bool cylinder_bounds(col_geom* g)
         double zk = R[3 * k + 2];
         double s = 1.0 - zk * zk;
         double e = fabs(zk) * g->half_length + g->radius * sqrt(s > 0.0 ? s : 0.0);
-        g->aabb_min[k] = g->pos[k] - e;
-        g->aabb_max[k] = g->pos[k] + e;
+        col_aabb_axis(g, k, e);
     }
     return true;
 }

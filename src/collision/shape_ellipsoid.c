@@ -23,8 +23,7 @@ static bool ellipsoid_bounds(col_geom* g)
     for (int k = 0; k < 3; k++) {
         double x = R[3 * k] * g->half[0], y = R[3 * k + 1] * g->half[1], z = R[3 * k + 2] * g->half[2];
         double e = sqrt(x * x + y * y + z * z);
-        g->aabb_min[k] = g->pos[k] - e;
-        g->aabb_max[k] = g->pos[k] + e;
+        col_aabb_axis(g, k, e);
     }
     return true;
 }
