@@ -41,6 +41,15 @@ static inline void* base_mem_realloc(const dvi_allocator* a, void* ptr, size_t s
     return realloc(ptr, size);
 }
 
+/* Frees each of the n libc buffers p[0..n) (NULL ones too). */
+static inline void base_free_each(void* const* p, size_t n)
+{
+    for (size_t k = 0; k < n; k++) free(p[k]);
+}
+/* base_free_each over its arguments: BASE_FREE_ALL(o->a, o->b, …). */
+#define BASE_FREE_ALL(...)                                                                                           \
+    base_free_each((void* const[]){__VA_ARGS__}, sizeof((void* const[]){__VA_ARGS__}) / sizeof(void*))
+
 static inline void base_mem_free(const dvi_allocator* a, void* ptr)
 {
     if (!ptr) return;

@@ -5,6 +5,7 @@
 #include "fclib_internal.h"
 #include "error.h"
 
+#include "alloc.h"
 #include "ccp_work.h"
 
 #include <errno.h>
@@ -76,13 +77,7 @@ typedef struct wlocal {
 
 static void wlocal_free(wlocal* w)
 {
-    free(w->p);
-    free(w->i);
-    free(w->x);
-    free(w->q);
-    free(w->mu);
-    free(w->r);
-    free(w->u);
+    BASE_FREE_ALL(w->p, w->i, w->x, w->q, w->mu, w->r, w->u);
     memset(w, 0, sizeof *w);
 }
 

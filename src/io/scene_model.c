@@ -7,6 +7,7 @@
  */
 #include "scene_internal.h"
 #include "dvi/terrain.h"
+#include "alloc.h"
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
@@ -432,10 +433,7 @@ void dvi_model_destroy(dvi_model* m)
 {
     if (!m) return;
     dvi_world_destroy(m->world);
-    free(m->bodies);
-    free(m->mass);
-    free(m->iso_inertia);
-    free(m->inertia);
+    BASE_FREE_ALL(m->bodies, m->mass, m->iso_inertia, m->inertia);
     for (int32_t i = 0; i < m->explicit_count; i++) free(m->body_names[i]);
     free(m->body_names);
     sc_map_free(&m->body_map);
@@ -449,11 +447,7 @@ void dvi_model_destroy(dvi_model* m)
     free(m->joint_names);
     sc_map_free(&m->joint_map);
     for (int32_t i = 0; i < m->probe_count; i++) free_probe(&m->probes[i]);
-    free(m->probes);
-    free(m->near_mask);
-    free(m->near);
-    free(m->near_chunk);
-    free(m->near_flag);
+    BASE_FREE_ALL(m->probes, m->near_mask, m->near, m->near_chunk, m->near_flag);
     wld_health_free(&m->health);
     free(m);
 }
