@@ -304,16 +304,7 @@ static void parse_heights(ctx* c, const cJSON* v, const char* path, sc_shape* sh
         sc_errf(c, p, "must have nx·ny = %lld elements (got %lld)", (long long)(nx * ny), (long long)n);
         return;
     }
-    sh->heights = malloc((size_t)n * sizeof(double));
-    if (!sh->heights) {
-        c->nomem = true;
-        return;
-    }
-    int64_t i = 0;
-    for (const cJSON* it = h->child; it; it = it->next, i++) {
-        char pe[PATH_LEN];
-        if (!sc_as_number(c, it, sc_path_index(pe, p, i), &sh->heights[i])) return; /* the first bad one only */
-    }
+    if (!sc_as_number_array(c, h, p, n, &sh->heights)) return;
     sh->nx = (int32_t)nx;
     sh->ny = (int32_t)ny;
 }

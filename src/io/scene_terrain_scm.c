@@ -61,16 +61,7 @@ static void parse_heights(ctx* c, const cJSON* v, const char* path, scm_entry* e
                 (long long)n);
         return;
     }
-    e->heights = malloc((size_t)n * sizeof(double));
-    if (!e->heights) {
-        c->nomem = true;
-        return;
-    }
-    int64_t i = 0;
-    for (const cJSON* it = h->child; it; it = it->next, i++) {
-        char pe[PATH_LEN];
-        if (!sc_as_number(c, it, sc_path_index(pe, p, i), &e->heights[i])) return; /* the first bad one only */
-    }
+    if (!sc_as_number_array(c, h, p, n, &e->heights)) return;
     e->def.heights = e->heights;
 }
 
