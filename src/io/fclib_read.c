@@ -134,35 +134,21 @@ static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_in
             st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many matrix entries");
             goto done;
         }
-        int32_t* ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-        int32_t* ci = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-        double* x = malloc(((size_t)nnz + 1) * sizeof(double));
-        if (!ri || !ci || !x) {
-            free(ri);
-            free(ci);
-            free(x);
+        fclib_triplets e;
+        if (!fclib_triplets_init(&e, nnz)) {
             st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
-        int64_t e = 0;
         const csc* parts[3] = {&W, &V, &R};
         const int32_t roff[3] = {0, 0, W.rows}, coff[3] = {0, W.rows, W.rows};
         for (int t = 0; t < 3; t++)
             for (int32_t j = 0; j < parts[t]->cols; j++)
                 for (int32_t k = parts[t]->p[j]; k < parts[t]->p[j + 1]; k++) {
-                    ri[e] = roff[t] + parts[t]->i[k];
-                    ci[e] = coff[t] + j;
-                    x[e++] = parts[t]->x[k];
-                    if (t == 1) { /* Vᵀ */
-                        ri[e] = W.rows + j;
-                        ci[e] = parts[t]->i[k];
-                        x[e++] = parts[t]->x[k];
-                    }
+                    fclib_triplets_add(&e, roff[t] + parts[t]->i[k], coff[t] + j, parts[t]->x[k]);
+                    if (t == 1) fclib_triplets_add(&e, W.rows + j, parts[t]->i[k], parts[t]->x[k]); /* Vᵀ */
                 }
-        dvi_status bs = fclib_csc_build(b->rows, b->rows, e, ri, ci, x, &full);
-        free(ri);
-        free(ci);
-        free(x);
+        dvi_status bs = fclib_triplets_build(&e, b->rows, b->rows, &full);
+        fclib_triplets_free(&e);
         if (bs != DVI_OK) {
             st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
