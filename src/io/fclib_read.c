@@ -68,21 +68,27 @@ static dvi_status read_spacedim(const io_msg* c, hid_t file, const char* path)
     return DVI_OK;
 }
 
+/* The square matrix group g, its size the length of the vector at vec. */
+static dvi_status read_square(const io_msg* c, hid_t file, const char* g, const char* vec, csc* out)
+{
+    int32_t n = 0;
+    dvi_status st = fclib_dataset_length(c, file, vec, &n);
+    if (st != DVI_OK) return st;
+    char from[PATH_MAX_LEN + 16];
+    snprintf(from, sizeof from, "the length of %s", vec);
+    if ((st = fclib_read_matrix(c, file, g, n, from, n, from, out)) != DVI_OK) return st;
+    if (out->rows != out->cols)
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s: %d x %d, expected a square matrix", g, out->rows, out->cols);
+    return DVI_OK;
+}
+
 static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_info* info)
 {
     csc W = {0}, V = {0}, R = {0}, full = {0};
     double *q = NULL, *mu = NULL, *s = NULL;
     dvi_status st;
     if ((st = read_spacedim(c, file, "/fclib_local/spacedim")) != DVI_OK) goto done;
-    int32_t nq = 0;
-    if ((st = fclib_dataset_length(c, file, "/fclib_local/vectors/q", &nq)) != DVI_OK) goto done;
-    if ((st = fclib_read_matrix(c, file, "/fclib_local/W", nq, "the length of /fclib_local/vectors/q", nq,
-                          "the length of /fclib_local/vectors/q", &W)) != DVI_OK)
-        goto done;
-    if (W.rows != W.cols) {
-        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
-        goto done;
-    }
+    if ((st = read_square(c, file, "/fclib_local/W", "/fclib_local/vectors/q", &W)) != DVI_OK) goto done;
     if (W.rows % 3 != 0 || W.rows == 0) {
         st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d rows, expected a positive multiple of 3", W.rows);
         goto done;
@@ -95,15 +101,7 @@ static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_in
         goto done;
     }
     if (has_r) {
-        int32_t ns = 0;
-        if ((st = fclib_dataset_length(c, file, "/fclib_local/vectors/s", &ns)) != DVI_OK) goto done;
-        if ((st = fclib_read_matrix(c, file, "/fclib_local/R", ns, "the length of /fclib_local/vectors/s", ns,
-                              "the length of /fclib_local/vectors/s", &R)) != DVI_OK)
-            goto done;
-        if (R.rows != R.cols) {
-            st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
-            goto done;
-        }
+        if ((st = read_square(c, file, "/fclib_local/R", "/fclib_local/vectors/s", &R)) != DVI_OK) goto done;
         if ((st = fclib_read_matrix(c, file, "/fclib_local/V", W.rows, "the size of W", R.rows, "the size of R", &V)) !=
             DVI_OK)
             goto done;
