@@ -68,6 +68,24 @@ static dvi_status read_spacedim(const io_msg* c, hid_t file, const char* path)
     return DVI_OK;
 }
 
+/* The vectors in group `vectors` of a problem's rows: `u` (n, 3 per
+ * contact), mu (one per contact) and with equalities `e` (its count said by
+ * e_what); then b's blocks (fclib_make_blocks). */
+static dvi_status read_vectors(const io_msg* c, hid_t file, built* b, const char* vectors, const char* u, int32_t n,
+                               const char* e, const char* e_what, double** uv, double** mu, double** ev)
+{
+    char path[PATH_MAX_LEN], mu_path[PATH_MAX_LEN];
+    snprintf(mu_path, sizeof mu_path, "%smu", vectors);
+    snprintf(path, sizeof path, "%s%s", vectors, u);
+    dvi_status st = fclib_read_reals(c, file, path, n, " (3 per contact)", uv);
+    if (st == DVI_OK) st = fclib_read_reals(c, file, mu_path, b->contacts, " (one per contact)", mu);
+    if (st == DVI_OK && b->equalities > 0) {
+        snprintf(path, sizeof path, "%s%s", vectors, e);
+        st = fclib_read_reals(c, file, path, b->equalities, e_what, ev);
+    }
+    return st == DVI_OK ? fclib_make_blocks(c, b, *mu, mu_path) : st;
+}
+
 /* The square matrix group g, its size the length of the vector at vec. */
 static dvi_status read_square(const io_msg* c, hid_t file, const char* g, const char* vec, csc* out)
 {
@@ -111,13 +129,9 @@ static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_in
         st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many rows");
         goto done;
     }
-    if ((st = fclib_read_reals(c, file, "/fclib_local/vectors/q", W.rows, " (3 per contact)", &q)) != DVI_OK) goto done;
-    if ((st = fclib_read_reals(c, file, "/fclib_local/vectors/mu", b->contacts, " (one per contact)", &mu)) != DVI_OK)
+    if ((st = read_vectors(c, file, b, "/fclib_local/vectors/", "q", W.rows, "s", " (one per row of R)", &q, &mu, &s)) !=
+        DVI_OK)
         goto done;
-    if (b->equalities > 0 && (st = fclib_read_reals(c, file, "/fclib_local/vectors/s", b->equalities,
-                                              " (one per row of R)", &s)) != DVI_OK)
-        goto done;
-    if ((st = fclib_make_blocks(c, b, mu, "/fclib_local/vectors/mu")) != DVI_OK) goto done;
     b->r = malloc(((size_t)b->rows + 1) * sizeof(double));
     if (!b->r) {
         st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
@@ -258,13 +272,9 @@ static dvi_status read_global(const io_msg* c, hid_t file, uint32_t flags, built
         goto done;
     }
     if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/f", n, " (the size of M)", &f)) != DVI_OK) goto done;
-    if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/w", H.cols, " (3 per contact)", &w)) != DVI_OK) goto done;
-    if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/mu", b->contacts, " (one per contact)", &mu)) != DVI_OK)
+    if ((st = read_vectors(c, file, b, "/fclib_global/vectors/", "w", H.cols, "b", " (one per column of G)", &w, &mu,
+                           &bb)) != DVI_OK)
         goto done;
-    if (b->equalities > 0 && (st = fclib_read_reals(c, file, "/fclib_global/vectors/b", b->equalities,
-                                              " (one per column of G)", &bb)) != DVI_OK)
-        goto done;
-    if ((st = fclib_make_blocks(c, b, mu, "/fclib_global/vectors/mu")) != DVI_OK) goto done;
     wb = malloc(((size_t)b->rows + 1) * sizeof(double));
     starts = malloc(((size_t)n + 2) * sizeof(int32_t));
     if (!wb || !starts) {
