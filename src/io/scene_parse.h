@@ -126,8 +126,9 @@ typedef struct sc_terrain_kind {
     const char* name;         /* the entry's "model" */
     const char* const* keys;  /* its keys besides "model" (NULL-terminated) */
     /* Reads entry v (an object whose keys were checked) at path into a new
-     * definition (malloc'd), or NULL after reporting errors (or with
-     * c->nomem set). */
+     * definition (malloc'd; NULL when none could be made), reporting its
+     * errors: a definition read with errors (or with c->nomem set) is freed
+     * by the caller (free below). */
     void* (*parse)(ctx* c, const cJSON* v, const char* path);
     /* Creates the model in a world built from the scene: bodies[i] is the
      * scene's body i (explicit bodies, then generated ones). On failure,
@@ -141,6 +142,13 @@ typedef struct sc_terrain_kind {
 extern const sc_terrain_kind sc_terrain_bekker_wong;
 /* The rows (scene_terrain_<name>.c). */
 extern const sc_terrain_kind sc_terrain_scm;
+
+/* For a kind's build: the world's ids of the n scene bodies index[0..n)
+ * (bodies, body_count: build's) into a new *ids (NULL for n = 0; the caller
+ * frees it); an index out of range is refused, "<list>[k]: no such body" in
+ * msg. */
+dvi_status sc_terrain_body_ids(const int64_t* index, int32_t n, const char* list, const dvi_body_id* bodies,
+                               int64_t body_count, dvi_body_id** ids, char* msg, size_t msg_size);
 
 /* Reads root's "terrain" array into the scene (c->s->terrains). */
 void sc_parse_terrain(ctx* c, const cJSON* root);
