@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #define WORLD_COOKIE 0x44565757u
@@ -332,36 +333,34 @@ static dvi_status stale_id(const dvi_world* w, const char* what)
     const wld_body* b = body_of(w, id);                                                                           \
     if (!b) return stale_id(w, "body")
 
-dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
+/* n doubles of body id's state at byte offset `field` of wld_body into out;
+ * `call` names the public call in errors. */
+static dvi_status body_get(const dvi_world* w, dvi_body_id id, double* out, size_t field, size_t n, const char* call)
 {
     BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    v3_copy(out, b->x);
+    if (!out) return base_error_setf(DVI_ERR_INVALID_ARG, "%s: out is NULL", call);
+    memcpy(out, (const char*)b + field, n * sizeof(double));
     return DVI_OK;
+}
+
+dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
+{
+    return body_get(w, id, out, offsetof(wld_body, x), 3, __func__);
 }
 
 dvi_status dvi_body_get_orientation(const dvi_world* w, dvi_body_id id, double out[4])
 {
-    BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    for (int k = 0; k < 4; k++) out[k] = b->q[k];
-    return DVI_OK;
+    return body_get(w, id, out, offsetof(wld_body, q), 4, __func__);
 }
 
 dvi_status dvi_body_get_velocity(const dvi_world* w, dvi_body_id id, double out[3])
 {
-    BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    v3_copy(out, b->v);
-    return DVI_OK;
+    return body_get(w, id, out, offsetof(wld_body, v), 3, __func__);
 }
 
 dvi_status dvi_body_get_angular_velocity(const dvi_world* w, dvi_body_id id, double out[3])
 {
-    BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    v3_copy(out, b->w);
-    return DVI_OK;
+    return body_get(w, id, out, offsetof(wld_body, w), 3, __func__);
 }
 
 dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double force[3], double torque[3])
@@ -372,29 +371,31 @@ dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double
     return DVI_OK;
 }
 
-dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
+/* Body id's 3-vectors at byte offsets fa, fb of wld_body set to a, c (each
+ * NULL: kept); refused unless finite (`what` names them) or, when they move
+ * the body, on a fixed body. `call` names the public call in errors. */
+static dvi_status body_set(dvi_world* w, dvi_body_id id, const double a[3], const double c[3], size_t fa, size_t fb,
+                           const char* what, bool moves, const char* call)
 {
     int32_t i = wld_body_index(w, id);
-    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
-    if ((v && !finite3(v)) || (av && !finite3(av)))
-        return wld_error(w, DVI_ERR_INVALID_ARG, "body velocity: not finite");
+    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", call);
+    if ((a && !finite3(a)) || (c && !finite3(c))) return wld_error(w, DVI_ERR_INVALID_ARG, "%s: not finite", what);
     wld_body* b = &w->bodies[i];
-    if (b->type == DVI_BODY_FIXED) return wld_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
-    if (v) v3_copy(b->v, v);
-    if (av) v3_copy(b->w, av);
+    if (moves && b->type == DVI_BODY_FIXED) return wld_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
+    if (a) v3_copy((double*)((char*)b + fa), a);
+    if (c) v3_copy((double*)((char*)b + fb), c);
     return DVI_OK;
+}
+
+dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
+{
+    return body_set(w, id, v, av, offsetof(wld_body, v), offsetof(wld_body, w), "body velocity", true, __func__);
 }
 
 dvi_status dvi_body_set_applied_force(dvi_world* w, dvi_body_id id, const double force[3], const double torque[3])
 {
-    int32_t i = wld_body_index(w, id);
-    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
-    if ((force && !finite3(force)) || (torque && !finite3(torque)))
-        return wld_error(w, DVI_ERR_INVALID_ARG, "applied force: not finite");
-    wld_body* b = &w->bodies[i];
-    if (force) v3_copy(b->force, force);
-    if (torque) v3_copy(b->torque, torque);
-    return DVI_OK;
+    return body_set(w, id, force, torque, offsetof(wld_body, force), offsetof(wld_body, torque), "applied force", false,
+                    __func__);
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
