@@ -254,6 +254,20 @@ static bool spd_inverse(const double* J, double* inv)
 
 /* Room for one more element after the `count` of array p (base_mem_grow,
  * doubling from 16): the array, moved or not, or NULL when out of memory. */
+/* The checks a create call opens with: its out (size bytes) zeroed, w, the
+ * def (its cookie) and out given, the def from its default call (*cookie
+ * == want); `what` names the object ("body"). */
+static dvi_status create_args(dvi_world* w, const uint32_t* cookie, uint32_t want, void* out, size_t size,
+                              const char* what)
+{
+    if (out) memset(out, 0, size);
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!cookie || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "%s: NULL argument", what);
+    if (*cookie != want)
+        return wld_error(w, DVI_ERR_INVALID_ARG, "%s: def not initialised with dvi_default_%s_def()", what, what);
+    return DVI_OK;
+}
+
 static void* grow_array(dvi_world* w, void* p, size_t* cap, int32_t count, size_t elem)
 {
     return base_mem_grow(&w->alloc, &p, cap, (size_t)count + 1, elem, 16) ? p : NULL;
@@ -261,11 +275,8 @@ static void* grow_array(dvi_world* w, void* p, size_t* cap, int32_t count, size_
 
 dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* out)
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "body: NULL argument");
-    if (def->internal_cookie != BODY_COOKIE)
-        return wld_error(w, DVI_ERR_INVALID_ARG, "body: def not initialised with dvi_default_body_def()");
+    dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, BODY_COOKIE, out, sizeof *out, "body");
+    if (st != DVI_OK) return st;
     if (def->type != DVI_BODY_DYNAMIC && def->type != DVI_BODY_FIXED && def->type != DVI_BODY_KINEMATIC)
         return wld_error(w, DVI_ERR_INVALID_ARG, "body.type: unknown type %d", (int)def->type);
     if (!finite3(def->position) || !finite3(def->velocity) || !finite3(def->angular_velocity))
@@ -478,14 +489,11 @@ static dvi_status shape_null(dvi_world* w, dvi_shape_id* out)
 static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out,
                               dvi_shape_type type, wld_shape* s, int32_t* bi, double q[4])
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
-    if (def->internal_cookie != SHAPE_COOKIE)
-        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
+    dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, SHAPE_COOKIE, out, sizeof *out, "shape");
+    if (st != DVI_OK) return st;
     *bi = wld_body_index(w, body);
     if (*bi < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
-    dvi_status st = check_material(w, &def->material);
+    st = check_material(w, &def->material);
     if (st != DVI_OK) return st;
     if (!finite3(def->offset_position))
         return wld_error(w, DVI_ERR_INVALID_ARG, "shape.offset_position: not finite");
@@ -736,11 +744,8 @@ dvi_joint_def dvi_default_joint_def(void)
 
 dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id* out)
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "joint: NULL argument");
-    if (def->internal_cookie != JOINT_COOKIE)
-        return wld_error(w, DVI_ERR_INVALID_ARG, "joint: def not initialised with dvi_default_joint_def()");
+    dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, JOINT_COOKIE, out, sizeof *out, "joint");
+    if (st != DVI_OK) return st;
     int32_t a = -1, b = wld_body_index(w, def->body_b);
     if (b < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "joint.body_b: not a body of this world");
     if (!DVI_IS_NULL(def->body_a)) {
@@ -775,7 +780,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     memset(&j, 0, sizeof j);
     j.a = a;
     j.b = b;
-    dvi_status st = wld_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
+    st = wld_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
     if (st != DVI_OK) return wld_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
     j.collide_connected = def->collide_connected;
     j.size = fmax(v3_norm(j.la), v3_norm(j.lb));
