@@ -140,40 +140,14 @@ void dvi_world_destroy(dvi_world* w)
         }
         base_mem_free(&w->alloc, w->shapes[i].mesh);
     }
-    base_mem_free(&w->alloc, w->bodies);
-    base_mem_free(&w->alloc, w->shapes);
-    base_mem_free(&w->alloc, w->materials);
-    base_mem_free(&w->alloc, w->joints);
-    base_mem_free(&w->alloc, w->excluded);
+    BASE_MEM_FREE_ALL(&w->alloc, w->bodies, w->shapes, w->materials, w->joints, w->excluded);
     dvi_solver_destroy(w->solver);
     col_destroy(w->collision);
-    base_mem_free(&w->alloc, w->geoms);
-    base_mem_free(&w->alloc, w->dyn);
-    base_mem_free(&w->alloc, w->vfree);
-    base_mem_free(&w->alloc, w->inv_mass);
-    base_mem_free(&w->alloc, w->blocks);
-    base_mem_free(&w->alloc, w->r);
-    base_mem_free(&w->alloc, w->compliance);
-    base_mem_free(&w->alloc, w->gamma);
-    base_mem_free(&w->alloc, w->colptr);
-    base_mem_free(&w->alloc, w->rowind);
-    base_mem_free(&w->alloc, w->values);
-    base_mem_free(&w->alloc, w->contacts);
-    base_mem_free(&w->alloc, w->warm);
-    base_mem_free(&w->alloc, w->warm_roll);
-    base_mem_free(&w->alloc, w->slots);
-    base_mem_free(&w->alloc, w->taken);
-    base_mem_free(&w->alloc, w->dv);
-    base_mem_free(&w->alloc, w->joint_jb);
-    base_mem_free(&w->alloc, w->joint_ja);
-    base_mem_free(&w->alloc, w->joint_lever);
+    BASE_MEM_FREE_ALL(&w->alloc, w->geoms, w->dyn, w->vfree, w->inv_mass, w->blocks, w->r, w->compliance, w->gamma,
+                      w->colptr, w->rowind, w->values, w->contacts, w->warm, w->warm_roll, w->slots, w->taken, w->dv,
+                      w->joint_jb, w->joint_ja, w->joint_lever);
     wld_joint_direct_free(w);
-    base_mem_free(&w->alloc, w->fr_block);
-    base_mem_free(&w->alloc, w->fr_body);
-    base_mem_free(&w->alloc, w->fr_frame);
-    base_mem_free(&w->alloc, w->fr_arm);
-    base_mem_free(&w->alloc, w->fr_ell);
-    base_mem_free(&w->alloc, w->chunk_start);
+    BASE_MEM_FREE_ALL(&w->alloc, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell, w->chunk_start);
     wld_dem_destroy(w->dem);
     const dvi_allocator a = w->alloc;
     base_mem_free(&a, w);
