@@ -126,20 +126,24 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
     return DVI_OK;
 }
 
+/* The height field or mesh a shape owns. */
+static void free_terrain(dvi_world* w, wld_shape* s)
+{
+    if (s->hfield) base_mem_free(&w->alloc, s->hfield->heights);
+    base_mem_free(&w->alloc, s->hfield);
+    if (s->mesh) {
+        base_mem_free(&w->alloc, s->mesh->vertices);
+        base_mem_free(&w->alloc, s->mesh->triangles);
+    }
+    base_mem_free(&w->alloc, s->mesh);
+}
+
 void dvi_world_destroy(dvi_world* w)
 {
     if (!w) return;
     tag_give_back(w->tag);
     wld_force_elements_free(w);
-    for (int32_t i = 0; i < w->shape_count; i++) {
-        if (w->shapes[i].hfield) base_mem_free(&w->alloc, w->shapes[i].hfield->heights);
-        base_mem_free(&w->alloc, w->shapes[i].hfield);
-        if (w->shapes[i].mesh) {
-            base_mem_free(&w->alloc, w->shapes[i].mesh->vertices);
-            base_mem_free(&w->alloc, w->shapes[i].mesh->triangles);
-        }
-        base_mem_free(&w->alloc, w->shapes[i].mesh);
-    }
+    for (int32_t i = 0; i < w->shape_count; i++) free_terrain(w, &w->shapes[i]);
     BASE_MEM_FREE_ALL(&w->alloc, w->bodies, w->shapes, w->materials, w->joints, w->excluded);
     dvi_solver_destroy(w->solver);
     col_destroy(w->collision);
@@ -457,12 +461,23 @@ static dvi_status shape_null(dvi_world* w, dvi_shape_id* out)
     return wld_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
 }
 
+/* A shape being added (shape_begin, then shape_finish): its record, its
+ * body's index, its offset's unit quaternion. */
+typedef struct shape_start {
+    wld_shape s;
+    int32_t bi;
+    double q[4];
+} shape_start;
+
 /* The checks every kind shares, in this order: arguments, body, material,
- * offset, filter. Starts s (kind, filter) and gives the body's index and
+ * offset, filter. Starts n->s (kind, filter) and gives the body's index and
  * the offset's unit quaternion. */
 static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out,
-                              dvi_shape_type type, wld_shape* s, int32_t* bi, double q[4])
+                              dvi_shape_type type, shape_start* n)
 {
+    wld_shape* s = &n->s;
+    int32_t* bi = &n->bi;
+    double* q = n->q;
     dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, SHAPE_COOKIE, out, sizeof *out, "shape");
     if (st != DVI_OK) return st;
     *bi = wld_body_index(w, body);
@@ -490,22 +505,12 @@ static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_de
     return DVI_OK;
 }
 
-static void free_terrain(dvi_world* w, wld_shape* s)
+/* Appends n->s (its geometry set) to the world and to its body. */
+static dvi_status shape_finish(dvi_world* w, const dvi_shape_def* def, const shape_start* n, dvi_shape_id* out)
 {
-    if (s->hfield) base_mem_free(&w->alloc, s->hfield->heights);
-    base_mem_free(&w->alloc, s->hfield);
-    if (s->mesh) {
-        base_mem_free(&w->alloc, s->mesh->vertices);
-        base_mem_free(&w->alloc, s->mesh->triangles);
-    }
-    base_mem_free(&w->alloc, s->mesh);
-}
-
-/* Appends s (its geometry set) to the world and to body bi. */
-static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* def, wld_shape* sp, const double q[4],
-                               dvi_shape_id* out)
-{
-    wld_shape s = *sp;
+    wld_shape s = n->s;
+    const int32_t bi = n->bi;
+    const double* q = n->q;
     const int32_t mi = material_index(w, &def->material);
     wld_shape* ns = mi < 0 ? NULL : grow_array(w, w->shapes, &w->shape_cap, w->shape_count, sizeof *ns);
     if (!ns) {
@@ -532,10 +537,8 @@ static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* de
 static dvi_status add_convex(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_type type,
                              double radius, double half_length, const double half[3], dvi_shape_id* out)
 {
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, def, out, type, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, def, out, type, &sh);
     if (st != DVI_OK) return st;
     const col_shape_class* c = col_shape_class_of(type);
     if (!c->core_support)
@@ -549,10 +552,10 @@ static dvi_status add_convex(dvi_world* w, dvi_body_id body, const dvi_shape_def
             if (!positive(v[k]))
                 return n == 1 ? wld_error(w, DVI_ERR_INVALID_ARG, "shape.%s: must be > 0", pp->key)
                               : wld_error(w, DVI_ERR_INVALID_ARG, "shape.%s[%d]: must be > 0", pp->key, k);
-        double* dst = col_shape_param_ptr(pp, &s.radius, &s.half_length, s.half);
+        double* dst = col_shape_param_ptr(pp, &sh.s.radius, &sh.s.half_length, sh.s.half);
         for (int k = 0; k < n; k++) dst[k] = v[k];
     }
-    return shape_finish(w, bi, def, &s, q, out);
+    return shape_finish(w, def, &sh, out);
 }
 
 dvi_status dvi_world_add_sphere(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_sphere* g,
@@ -595,62 +598,56 @@ dvi_status dvi_world_add_ellipsoid(dvi_world* w, dvi_body_id body, const dvi_sha
 
 dvi_status dvi_world_add_plane(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
 {
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, def, out, DVI_SHAPE_PLANE, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, def, out, DVI_SHAPE_PLANE, &sh);
     if (st != DVI_OK) return st;
-    return shape_finish(w, bi, def, &s, q, out);
+    return shape_finish(w, def, &sh, out);
 }
 
 dvi_status dvi_world_add_heightfield(dvi_world* w, dvi_body_id body, const dvi_shape_def* sdef,
                                      const dvi_height_grid* def, dvi_shape_id* out)
 {
     if (!def) return shape_null(w, out);
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_HEIGHTFIELD, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_HEIGHTFIELD, &sh);
     if (st != DVI_OK) return st;
     if (def->nx < 2 || def->ny < 2 || (int64_t)def->nx * def->ny > 100000000 || !def->heights)
         return wld_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
     if (!positive(def->dx) || !positive(def->dy))
         return wld_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
     size_t n = (size_t)def->nx * (size_t)def->ny;
-    s.hfield = base_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
-    if (s.hfield) s.hfield->heights = base_mem_alloc(&w->alloc, n * sizeof(double));
-    if (!s.hfield || !s.hfield->heights) {
-        if (s.hfield) base_mem_free(&w->alloc, s.hfield);
+    sh.s.hfield = base_mem_calloc(&w->alloc, 1, sizeof *sh.s.hfield);
+    if (sh.s.hfield) sh.s.hfield->heights = base_mem_alloc(&w->alloc, n * sizeof(double));
+    if (!sh.s.hfield || !sh.s.hfield->heights) {
+        if (sh.s.hfield) base_mem_free(&w->alloc, sh.s.hfield);
         return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
     }
-    s.hfield->nx = def->nx;
-    s.hfield->ny = def->ny;
-    s.hfield->dx = def->dx;
-    s.hfield->dy = def->dy;
-    s.hfield->hmin = INFINITY;
-    s.hfield->hmax = -INFINITY;
+    sh.s.hfield->nx = def->nx;
+    sh.s.hfield->ny = def->ny;
+    sh.s.hfield->dx = def->dx;
+    sh.s.hfield->dy = def->dy;
+    sh.s.hfield->hmin = INFINITY;
+    sh.s.hfield->hmax = -INFINITY;
     for (size_t k = 0; k < n; k++) {
         double hk = def->heights[k];
         if (!isfinite(hk)) {
-            base_mem_free(&w->alloc, s.hfield->heights);
-            base_mem_free(&w->alloc, s.hfield);
+            base_mem_free(&w->alloc, sh.s.hfield->heights);
+            base_mem_free(&w->alloc, sh.s.hfield);
             return wld_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
         }
-        s.hfield->heights[k] = hk;
-        if (hk < s.hfield->hmin) s.hfield->hmin = hk;
-        if (hk > s.hfield->hmax) s.hfield->hmax = hk;
+        sh.s.hfield->heights[k] = hk;
+        if (hk < sh.s.hfield->hmin) sh.s.hfield->hmin = hk;
+        if (hk > sh.s.hfield->hmax) sh.s.hfield->hmax = hk;
     }
-    return shape_finish(w, bi, sdef, &s, q, out);
+    return shape_finish(w, sdef, &sh, out);
 }
 
 dvi_status dvi_world_add_mesh(dvi_world* w, dvi_body_id body, const dvi_shape_def* sdef, const dvi_triangle_mesh* def,
                               dvi_shape_id* out)
 {
     if (!def) return shape_null(w, out);
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_MESH, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_MESH, &sh);
     if (st != DVI_OK) return st;
     if (def->vertex_count < 3 || def->triangle_count < 1 || !def->vertices || !def->triangles ||
         def->vertex_count > 50000000 || def->triangle_count > 50000000)
@@ -662,24 +659,24 @@ dvi_status dvi_world_add_mesh(dvi_world* w, dvi_body_id body, const dvi_shape_de
         if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
             return wld_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
                                    k, def->triangles[k]);
-    s.mesh = base_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
-    if (s.mesh) {
-        s.mesh->vertices = base_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
-        s.mesh->triangles = base_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+    sh.s.mesh = base_mem_calloc(&w->alloc, 1, sizeof *sh.s.mesh);
+    if (sh.s.mesh) {
+        sh.s.mesh->vertices = base_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
+        sh.s.mesh->triangles = base_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
     }
-    if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
-        if (s.mesh) {
-            base_mem_free(&w->alloc, s.mesh->vertices);
-            base_mem_free(&w->alloc, s.mesh->triangles);
-            base_mem_free(&w->alloc, s.mesh);
+    if (!sh.s.mesh || !sh.s.mesh->vertices || !sh.s.mesh->triangles) {
+        if (sh.s.mesh) {
+            base_mem_free(&w->alloc, sh.s.mesh->vertices);
+            base_mem_free(&w->alloc, sh.s.mesh->triangles);
+            base_mem_free(&w->alloc, sh.s.mesh);
         }
         return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
     }
-    s.mesh->vertex_count = def->vertex_count;
-    s.mesh->triangle_count = def->triangle_count;
-    memcpy(s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
-    memcpy(s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
-    return shape_finish(w, bi, sdef, &s, q, out);
+    sh.s.mesh->vertex_count = def->vertex_count;
+    sh.s.mesh->triangle_count = def->triangle_count;
+    memcpy(sh.s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
+    memcpy(sh.s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+    return shape_finish(w, sdef, &sh, out);
 }
 
 /* The call of the previous release: the kind and every kind's geometry in
