@@ -159,6 +159,21 @@ static const char* name_at(ctx* c, const cJSON* it, const char* section, int64_t
     return jn->valuestring;
 }
 
+/* Registers name, section[i]'s (at path p), in map and as *slot, unless the
+ * map has it already (reported). */
+static void register_name(ctx* c, sc_map* map, const char* section, int64_t i, const char* name, const char* p,
+                          char** slot)
+{
+    char q[128];
+    const int32_t prev = sc_map_get(map, name);
+    if (prev >= 0) {
+        sc_errf(c, p, "duplicate name %s (also %s[%d])", sc_quote(q, sizeof q, name), section, prev);
+        return;
+    }
+    *slot = sc_dup_string(name);
+    if (!*slot || !sc_map_put(map, *slot, (int32_t)i)) c->nomem = true;
+}
+
 /* Registers the names of bodies and generators (one namespace) and joints,
  * so that references can be resolved in any order. */
 static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* gens, const cJSON* joints)
@@ -166,20 +181,13 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
     dvi_scene* s = c->s;
     int64_t i = 0;
     for (const cJSON* it = bodies ? bodies->child : NULL; it && i < nb; it = it->next, i++) {
-        char p[PATH_LEN], q[128];
+        char p[PATH_LEN];
         const char* name = name_at(c, it, "bodies", i, p);
         if (!name) continue;
-        if (strcmp(name, "world") == 0) {
+        if (strcmp(name, "world") == 0)
             sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
-            continue;
-        }
-        int32_t prev = sc_map_get(&c->body_map, name);
-        if (prev >= 0) {
-            sc_errf(c, p, "duplicate name %s (also bodies[%d])", sc_quote(q, sizeof q, name), prev);
-            continue;
-        }
-        s->bodies[i].name = sc_dup_string(name);
-        if (!s->bodies[i].name || !sc_map_put(&c->body_map, s->bodies[i].name, (int32_t)i)) c->nomem = true;
+        else
+            register_name(c, &c->body_map, "bodies", i, name, p, &s->bodies[i].name);
     }
     i = 0;
     for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
@@ -197,21 +205,13 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
                 sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
             continue;
         }
-        s->generators[i].name = sc_dup_string(name);
-        if (!s->generators[i].name || !sc_map_put(&c->gen_map, s->generators[i].name, (int32_t)i)) c->nomem = true;
+        register_name(c, &c->gen_map, "generators", i, name, p, &s->generators[i].name);
     }
     i = 0;
     for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++) {
-        char p[PATH_LEN], q[128];
+        char p[PATH_LEN];
         const char* name = name_at(c, it, "joints", i, p);
-        if (!name) continue;
-        int32_t prev = sc_map_get(&c->joint_map, name);
-        if (prev >= 0) {
-            sc_errf(c, p, "duplicate name %s (also joints[%d])", sc_quote(q, sizeof q, name), prev);
-            continue;
-        }
-        s->joints[i].name = sc_dup_string(name);
-        if (!s->joints[i].name || !sc_map_put(&c->joint_map, s->joints[i].name, (int32_t)i)) c->nomem = true;
+        if (name) register_name(c, &c->joint_map, "joints", i, name, p, &s->joints[i].name);
     }
 }
 
