@@ -112,13 +112,9 @@ typedef struct sc_generator {
 } sc_generator;
 
 typedef struct sc_joint {
-    char* name;           /* owned, NULL if unnamed */
-    dvi_joint_type type;
-    int32_t a, b;         /* body indices; a = −1: the world */
-    double anchor[3], anchor_b[3], axis[3];
-    dvi_motor_type motor;
-    double speed, ramp, torque, damping;
-    bool collide;         /* "collide": the two bodies' shapes touch each other */
+    char* name;         /* owned, NULL if unnamed */
+    int32_t a, b;       /* body indices; a = −1: the world */
+    dvi_joint_def def;  /* dvi_default_joint_def with the entry's keys; its bodies are set when built */
 } sc_joint;
 
 /* ---- probe kinds (scene_model.c: the table; scene_schema.c reads them) ---- */

@@ -631,19 +631,9 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
                 return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         }
         m->joint_count = i + 1;
-        dvi_joint_def jd = dvi_default_joint_def();
-        jd.type = j->type;
+        dvi_joint_def jd = j->def;
         if (j->a >= 0) jd.body_a = m->bodies[j->a];
         jd.body_b = m->bodies[j->b];
-        v3_copy(jd.anchor, j->anchor);
-        v3_copy(jd.anchor_b, j->anchor_b);
-        v3_copy(jd.axis, j->axis);
-        jd.motor = j->motor;
-        jd.motor_speed = j->speed;
-        jd.motor_ramp_time = j->ramp;
-        jd.motor_torque = j->torque;
-        jd.motor_damping = j->damping;
-        jd.collide_connected = j->collide;
         st = dvi_joint_create(m->world, &jd, &m->joints[i]);
         if (st != DVI_OK)
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",

@@ -785,24 +785,24 @@ static void parse_motor(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     sc_check_keys(c, v, path, t == 1 ? MOTOR_KEYS_TORQUE : MOTOR_KEYS_SPEED, MOTOR_KEYS_ALL,
                   t == 1 ? "a torque motor" : "a speed motor");
     char p[PATH_LEN];
-    if (t == 2 && j->type != DVI_JOINT_PRISMATIC)
+    if (t == 2 && j->def.type != DVI_JOINT_PRISMATIC)
         sc_errf(c, sc_path_key(p, path, "type"), "\"linear_speed\" needs a prismatic joint");
-    if (t != 2 && j->type != DVI_JOINT_REVOLUTE)
+    if (t != 2 && j->def.type != DVI_JOINT_REVOLUTE)
         sc_errf(c, sc_path_key(p, path, "type"), "\"%s\" needs a revolute joint", MOTOR_TYPES[t]);
-    j->motor = t == 0 ? DVI_MOTOR_ROTATION_SPEED : t == 1 ? DVI_MOTOR_ROTATION_TORQUE : DVI_MOTOR_LINEAR_SPEED;
+    j->def.motor = t == 0 ? DVI_MOTOR_ROTATION_SPEED : t == 1 ? DVI_MOTOR_ROTATION_TORQUE : DVI_MOTOR_LINEAR_SPEED;
     if (t == 1) {
-        sc_num_field(c, v, path, "torque", true, R_ANY, &j->torque);
+        sc_num_field(c, v, path, "torque", true, R_ANY, &j->def.motor_torque);
     } else {
-        sc_num_field(c, v, path, "speed", true, R_ANY, &j->speed);
-        sc_num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->ramp);
-        sc_num_field(c, v, path, "damping", false, R_NONNEG, &j->damping);
+        sc_num_field(c, v, path, "speed", true, R_ANY, &j->def.motor_speed);
+        sc_num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->def.motor_ramp_time);
+        sc_num_field(c, v, path, "damping", false, R_NONNEG, &j->def.motor_damping);
     }
 }
 
 static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
 {
     j->a = j->b = -1;
-    j->axis[2] = 1.0;
+    j->def = dvi_default_joint_def();
     if (!sc_is_object(c, v, path)) return;
     const cJSON* jn = sc_member(v, "name");
     char p[PATH_LEN], q[128];
@@ -811,8 +811,8 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     int t = sc_enum_field(c, v, path, "type", true, JOINT_TYPES);
     if (t < 0) sc_check_keys(c, v, path, JOINT_KEYS_ALL, NULL, NULL);
     else sc_check_keys(c, v, path, JOINT_KEYS[t], JOINT_KEYS_ALL, JOINT_OWNER[t]);
-    j->type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
-    sc_bool_field(c, v, path, "collide", &j->collide);
+    j->def.type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
+    sc_bool_field(c, v, path, "collide", &j->def.collide_connected);
 
     const cJSON* ja = sc_member(v, "body_a");
     int64_t a = -1, b = -1;
@@ -837,15 +837,15 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
              (a < 0 || body_type_of(c->s, a) != DVI_BODY_DYNAMIC))
         sc_errf(c, path, "at least one of the two bodies must be dynamic");
 
-    sc_vec_field(c, v, path, "anchor", true, 3, j->anchor);
+    sc_vec_field(c, v, path, "anchor", true, 3, j->def.anchor);
     if (t + 1 == DVI_JOINT_REVOLUTE || t + 1 == DVI_JOINT_PRISMATIC) {
-        if (sc_vec_field(c, v, path, "axis", true, 3, j->axis) && !(v3_norm(j->axis) > 1e-12))
+        if (sc_vec_field(c, v, path, "axis", true, 3, j->def.axis) && !(v3_norm(j->def.axis) > 1e-12))
             sc_errf(c, sc_path_key(p, path, "axis"), "must not be zero");
     }
     if (t + 1 == DVI_JOINT_DISTANCE) {
-        if (sc_vec_field(c, v, path, "anchor_b", true, 3, j->anchor_b)) {
+        if (sc_vec_field(c, v, path, "anchor_b", true, 3, j->def.anchor_b)) {
             double d[3];
-            v3_sub(d, j->anchor_b, j->anchor);
+            v3_sub(d, j->def.anchor_b, j->def.anchor);
             if (!(v3_norm(d) > 1e-12)) sc_errf(c, sc_path_key(p, path, "anchor_b"), "must differ from anchor");
         }
     }
