@@ -452,6 +452,13 @@ void dvi_model_destroy(dvi_model* m)
     free(m);
 }
 
+/* A copy of name as *slot, entered in map as i; false when out of memory. */
+static bool enter_name(sc_map* map, char** slot, const char* name, int32_t i)
+{
+    *slot = copy_string(name);
+    return *slot && sc_map_put(map, *slot, i);
+}
+
 static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* sh)
 {
     dvi_shape_def sd = dvi_default_shape_def();
@@ -576,11 +583,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* explicit bodies and their shapes */
     for (int32_t i = 0; i < s->body_count; i++) {
         const sc_body* b = &s->bodies[i];
-        if (b->name) {
-            m->body_names[i] = copy_string(b->name);
-            if (!m->body_names[i] || !sc_map_put(&m->body_map, m->body_names[i], i))
-                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        }
+        if (b->name && !enter_name(&m->body_map, &m->body_names[i], b->name, i))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         dvi_body_def bd = dvi_default_body_def();
         bd.type = b->type;
         if (b->type == DVI_BODY_DYNAMIC) {
@@ -613,11 +617,10 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* generated bodies */
     for (int32_t g = 0; g < s->generator_count; g++) {
         const sc_generator* gen = &s->generators[g];
-        m->generator_names[g] = copy_string(gen->name);
         m->generator_first[g] = gen->first_body;
         m->generator_count_of[g] = gen->count;
         m->generator_count = g + 1;
-        if (!m->generator_names[g] || !sc_map_put(&m->generator_map, m->generator_names[g], g))
+        if (!enter_name(&m->generator_map, &m->generator_names[g], gen->name, g))
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         st = create_generator(m, gen, msg, msg_size);
         if (st != DVI_OK) return st;
@@ -625,11 +628,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* joints */
     for (int32_t i = 0; i < s->joint_count; i++) {
         const sc_joint* j = &s->joints[i];
-        if (j->name) {
-            m->joint_names[i] = copy_string(j->name);
-            if (!m->joint_names[i] || !sc_map_put(&m->joint_map, m->joint_names[i], i))
-                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        }
+        if (j->name && !enter_name(&m->joint_map, &m->joint_names[i], j->name, i))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         m->joint_count = i + 1;
         dvi_joint_def jd = j->def;
         if (j->a >= 0) jd.body_a = m->bodies[j->a];
