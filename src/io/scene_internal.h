@@ -50,6 +50,12 @@ typedef struct sc_map {
 
 bool sc_map_put(sc_map* m, const char* key, int32_t value); /* false: no memory */
 int32_t sc_map_get(const sc_map* m, const char* key);       /* −1: absent */
+/* For a terrain kind's build (scene_parse.h): the world's ids of the n
+ * scene bodies index[0..n) (bodies, body_count: build's) into a new *ids
+ * (NULL for n = 0; the caller frees it); an index out of range is refused,
+ * "<list>[k]: no such body" in msg. */
+dvi_status sc_terrain_body_ids(const int64_t* index, int32_t n, const char* list, const dvi_body_id* bodies,
+                               int64_t body_count, dvi_body_id** ids, char* msg, size_t msg_size);
 void sc_map_free(sc_map* m);
 
 /* ---- scene contents ----------------------------------------------------------- */

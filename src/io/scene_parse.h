@@ -143,13 +143,6 @@ extern const sc_terrain_kind sc_terrain_bekker_wong;
 /* The rows (scene_terrain_<name>.c). */
 extern const sc_terrain_kind sc_terrain_scm;
 
-/* For a kind's build: the world's ids of the n scene bodies index[0..n)
- * (bodies, body_count: build's) into a new *ids (NULL for n = 0; the caller
- * frees it); an index out of range is refused, "<list>[k]: no such body" in
- * msg. */
-dvi_status sc_terrain_body_ids(const int64_t* index, int32_t n, const char* list, const dvi_body_id* bodies,
-                               int64_t body_count, dvi_body_id** ids, char* msg, size_t msg_size);
-
 /* Reads root's "terrain" array into the scene (c->s->terrains). */
 void sc_parse_terrain(ctx* c, const cJSON* root);
 

@@ -78,28 +78,6 @@ void sc_free_terrain(dvi_scene* s)
     s->terrain_count = 0;
 }
 
-dvi_status sc_terrain_body_ids(const int64_t* index, int32_t n, const char* list, const dvi_body_id* bodies,
-                               int64_t body_count, dvi_body_id** ids, char* msg, size_t msg_size)
-{
-    *ids = NULL;
-    if (n <= 0) return DVI_OK;
-    dvi_body_id* t = malloc((size_t)n * sizeof *t);
-    if (!t) {
-        snprintf(msg, msg_size, "out of memory");
-        return DVI_ERR_NOMEM;
-    }
-    for (int32_t k = 0; k < n; k++) {
-        if (index[k] < 0 || index[k] >= body_count) { /* not reached: checked when read */
-            free(t);
-            snprintf(msg, msg_size, "%s[%d]: no such body", list, (int)k);
-            return DVI_ERR_INVALID_ARG;
-        }
-        t[k] = bodies[index[k]];
-    }
-    *ids = t;
-    return DVI_OK;
-}
-
 dvi_status sc_build_terrain(const dvi_scene* s, dvi_world* w, const dvi_body_id* bodies, int64_t body_count,
                             char* msg, size_t msg_size)
 {
