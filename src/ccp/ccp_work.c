@@ -1065,8 +1065,10 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
  * residual's e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖² with u = v,
  * Σ ‖u_a − r_a‖² (= ‖N γ‖²) in place of ‖γ‖², η_a the mean of block a's
  * diagonal of N (m/s per unit impulse; every term is a velocity: see
- * ccp_work_residual_velocity). Returns e²; g2, u2 out. */
-enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY };
+ * ccp_work_residual_velocity); SUM_FEASIBILITY: the feasibility residual's
+ * (feasibility_block) with u = v, ‖u − r‖² in place of ‖γ‖². Returns e²;
+ * g2, u2 out. */
+enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY, SUM_FEASIBILITY };
 static double residual_sums(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
                             double* g2, double* u2)
 {
@@ -1082,10 +1084,11 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
         double e2 = 0.0, gg = 0.0, uu = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
-            if (sum == SUM_VELOCITY) {
+            if (sum == SUM_VELOCITY || sum == SUM_FEASIBILITY) {
                 double eta = ccp_block_eta(w, b);
                 if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
-                e2 += velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
+                e2 += sum == SUM_VELOCITY ? velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu)
+                                          : feasibility_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
                 continue;
             }
             double u[6];
@@ -1110,92 +1113,59 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
     return ccp_part_sum(part, nc, 0);
 }
 
-double ccp_work_residual_coulomb(const ccp_work* w, const double* g, const double* u)
+/* The residual of `sum` relative to its scale (ccp_residual_scale). */
+static double scaled_residual(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
+                              double rnorm)
 {
     double g2, u2;
-    const double e2 = residual_sums(w, g, u, NULL, SUM_COULOMB, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    const double e2 = residual_sums(w, g, v, add, sum, &g2, &u2);
+    return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+}
+
+double ccp_work_residual_coulomb(const ccp_work* w, const double* g, const double* u)
+{
+    return scaled_residual(w, g, u, NULL, SUM_COULOMB, w->rnorm);
 }
 
 double ccp_work_residual(const ccp_work* w, const double* g, const double* u)
 {
-    double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, SUM_CCP, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return scaled_residual(w, g, u, NULL, SUM_CCP, w->rnorm);
 }
 
 double ccp_work_residual_velocity(const ccp_work* w, const double* g, const double* u)
 {
-    double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, SUM_VELOCITY, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
-}
-
-/* The feasibility residual's sums (feasibility_block), chunked by blocks
- * as velocity_sums; returns e², ‖u − r‖² and ‖u‖² out. */
-static double feasibility_sums(const ccp_work* w, const double* g, const double* u, double* g2, double* u2)
-{
-    const double* r = w->p->r;
-    const dvi_ccp_block* B = w->p->blocks;
-    const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
-    double* part = w->part;
-    const int nt = ccp_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-    for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
-            int32_t r0 = br[b], k = br[b + 1] - r0;
-            double eta = ccp_block_eta(w, b);
-            if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
-            e2 += feasibility_block(&B[b], g + r0, u + r0, r + r0, eta, k, &gg, &uu);
-        }
-        double* q = part + DVI_PART_SLOTS * (size_t)c;
-        q[0] = e2;
-        q[1] = gg;
-        q[2] = uu;
-    }
-    *g2 = ccp_part_sum(part, nc, 1);
-    *u2 = ccp_part_sum(part, nc, 2);
-    return ccp_part_sum(part, nc, 0);
+    return scaled_residual(w, g, u, NULL, SUM_VELOCITY, w->rnorm);
 }
 
 double ccp_work_residual_feasibility(const ccp_work* w, const double* g, const double* u)
 {
-    double g2, u2;
-    double e2 = feasibility_sums(w, g, u, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return scaled_residual(w, g, u, NULL, SUM_FEASIBILITY, w->rnorm);
+}
+
+/* rk, or the residual of `check` where rk ≤ tol and that one is larger (or
+ * NaN). */
+static double checked(const ccp_work* w, const double* g, const double* u, double rk, double tol, int check)
+{
+    if (rk <= tol) {
+        const double rc = scaled_residual(w, g, u, NULL, check, w->rnorm);
+        if (!(rc <= rk)) rk = rc;
+    }
+    return rk;
 }
 
 double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
-    double rk = ccp_work_residual_coulomb(w, g, u);
-    if (rk <= tol) {
-        double rf = ccp_work_residual_feasibility(w, g, u);
-        if (!(rf <= rk)) rk = rf;
-    }
-    return rk;
+    return checked(w, g, u, ccp_work_residual_coulomb(w, g, u), tol, SUM_FEASIBILITY);
 }
 
 double ccp_work_residual_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
-    double rk = ccp_work_residual(w, g, u);
-    if (rk <= tol) {
-        double rv = ccp_work_residual_velocity(w, g, u);
-        if (!(rv <= rk)) rk = rv;
-    }
-    return rk;
+    return checked(w, g, u, ccp_work_residual(w, g, u), tol, SUM_VELOCITY);
 }
 
 double ccp_work_residual_n(const ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
-    double g2, u2;
-    double e2 = residual_sums(w, g, Ng, w->p->r, SUM_CCP, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+    return scaled_residual(w, g, Ng, w->p->r, SUM_CCP, rnorm);
 }
 
 double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
@@ -1217,9 +1187,9 @@ double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
 enum {
     MS_E2, MS_GG, MS_UU,    /* the CCP residual: residual_sums */
     MS_C2, MS_GU, MS_GR,    /* Coulomb residual, γᵀu, γᵀr */
-    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: velocity_sums */
+    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: residual_sums of SUM_VELOCITY */
     MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* ccp_ray_sums */
-    MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: feasibility_sums */
+    MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: residual_sums of SUM_FEASIBILITY */
     MS_SLOTS
 };
 

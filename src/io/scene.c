@@ -8,6 +8,7 @@
  * MAX_ERROR_LINES lines (then one line counting the rest). Nothing is
  * printed; no global state; the cJSON tree never outlives the parse.
  */
+#include "alloc.h"
 #include "error.h"
 #include "scene_parse.h"
 
@@ -182,11 +183,7 @@ void dvi_scene_destroy(dvi_scene* s)
         free(s->probes[i].data);
         free(s->probes[i].with);
     }
-    free(s->bodies);
-    free(s->shapes);
-    free(s->generators);
-    free(s->joints);
-    free(s->probes);
+    BASE_FREE_ALL(s->bodies, s->shapes, s->generators, s->joints, s->probes);
     sc_free_terrain(s);
     free(s);
 }

@@ -7,6 +7,7 @@
  */
 #include "scene_internal.h"
 #include "dvi/terrain.h"
+#include "alloc.h"
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
@@ -465,10 +466,7 @@ void dvi_model_destroy(dvi_model* m)
 {
     if (!m) return;
     dvi_world_destroy(m->world);
-    free(m->bodies);
-    free(m->mass);
-    free(m->iso_inertia);
-    free(m->inertia);
+    BASE_FREE_ALL(m->bodies, m->mass, m->iso_inertia, m->inertia);
     for (int32_t i = 0; i < m->explicit_count; i++) free(m->body_names[i]);
     free(m->body_names);
     sc_map_free(&m->body_map);
@@ -482,13 +480,16 @@ void dvi_model_destroy(dvi_model* m)
     free(m->joint_names);
     sc_map_free(&m->joint_map);
     for (int32_t i = 0; i < m->probe_count; i++) free_probe(&m->probes[i]);
-    free(m->probes);
-    free(m->near_mask);
-    free(m->near);
-    free(m->near_chunk);
-    free(m->near_flag);
+    BASE_FREE_ALL(m->probes, m->near_mask, m->near, m->near_chunk, m->near_flag);
     wld_health_free(&m->health);
     free(m);
+}
+
+/* A copy of name as *slot, entered in map as i; false when out of memory. */
+static bool enter_name(sc_map* map, char** slot, const char* name, int32_t i)
+{
+    *slot = copy_string(name);
+    return *slot && sc_map_put(map, *slot, i);
 }
 
 static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* sh)
@@ -615,11 +616,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* explicit bodies and their shapes */
     for (int32_t i = 0; i < s->body_count; i++) {
         const sc_body* b = &s->bodies[i];
-        if (b->name) {
-            m->body_names[i] = copy_string(b->name);
-            if (!m->body_names[i] || !sc_map_put(&m->body_map, m->body_names[i], i))
-                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        }
+        if (b->name && !enter_name(&m->body_map, &m->body_names[i], b->name, i))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         dvi_body_def bd = dvi_default_body_def();
         bd.type = b->type;
         if (b->type == DVI_BODY_DYNAMIC) {
@@ -652,11 +650,10 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* generated bodies */
     for (int32_t g = 0; g < s->generator_count; g++) {
         const sc_generator* gen = &s->generators[g];
-        m->generator_names[g] = copy_string(gen->name);
         m->generator_first[g] = gen->first_body;
         m->generator_count_of[g] = gen->count;
         m->generator_count = g + 1;
-        if (!m->generator_names[g] || !sc_map_put(&m->generator_map, m->generator_names[g], g))
+        if (!enter_name(&m->generator_map, &m->generator_names[g], gen->name, g))
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         st = create_generator(m, gen, msg, msg_size);
         if (st != DVI_OK) return st;
@@ -664,25 +661,12 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* joints */
     for (int32_t i = 0; i < s->joint_count; i++) {
         const sc_joint* j = &s->joints[i];
-        if (j->name) {
-            m->joint_names[i] = copy_string(j->name);
-            if (!m->joint_names[i] || !sc_map_put(&m->joint_map, m->joint_names[i], i))
-                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        }
+        if (j->name && !enter_name(&m->joint_map, &m->joint_names[i], j->name, i))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         m->joint_count = i + 1;
-        dvi_joint_def jd = dvi_default_joint_def();
-        jd.type = j->type;
+        dvi_joint_def jd = j->def;
         if (j->a >= 0) jd.body_a = m->bodies[j->a];
         jd.body_b = m->bodies[j->b];
-        v3_copy(jd.anchor, j->anchor);
-        v3_copy(jd.anchor_b, j->anchor_b);
-        v3_copy(jd.axis, j->axis);
-        jd.motor = j->motor;
-        jd.motor_speed = j->speed;
-        jd.motor_ramp_time = j->ramp;
-        jd.motor_torque = j->torque;
-        jd.motor_damping = j->damping;
-        jd.collide_connected = j->collide;
         st = dvi_joint_create(m->world, &jd, &m->joints[i]);
         if (st != DVI_OK)
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",

@@ -30,40 +30,25 @@ static const double GAUSS[DVI_BW_QUADRATURE_POINTS][2] = {
     {0.9041172563704748, 0.10693932599531857},    {0.98156063424671924, 0.047175336386511835},
 };
 
+/* The presets' soils (terrain.h), a row each: the pressure-sinkage and
+ * shear-strength parameters, then the shear moduli and the stress angles. */
+static const dvi_bw_soil soil_ishigami2007 = {
+    .k_c = 1.37e3, .k_phi = 814e3, .n0 = 1.0, .n1 = 0.0, .cohesion = 0.8e3, .friction_angle = 37.2 * HALF_PI / 90.0,
+    .K_x0 = 0.036, .K_x1 = 0.043, .K_y0 = 0.013, .K_y1 = 0.020, .a1 = 0.4, .a2 = 0.15, .lambda = 1.0,
+};
+static const dvi_bw_soil soil_ding2011 = {
+    .k_c = 15.6e3, .k_phi = 2407.4e3, .n0 = 1.1, .n1 = 0.0, .cohesion = 0.25e3, .friction_angle = 31.9 * HALF_PI / 90.0,
+    .K_x0 = 0.0114, .K_y0 = 0.0114, .a1 = 0.4, .a2 = 0.15, .lambda = 0.0,
+};
+
 dvi_bw_soil dvi_bw_soil_ishigami2007(void)
 {
-    dvi_bw_soil s = {0};
-    s.k_c = 1.37e3;
-    s.k_phi = 814e3;
-    s.n0 = 1.0;
-    s.n1 = 0.0;
-    s.cohesion = 0.8e3;
-    s.friction_angle = 37.2 * HALF_PI / 90.0;
-    s.K_x0 = 0.036;
-    s.K_x1 = 0.043;
-    s.K_y0 = 0.013;
-    s.K_y1 = 0.020;
-    s.a1 = 0.4;
-    s.a2 = 0.15;
-    s.lambda = 1.0;
-    return s;
+    return soil_ishigami2007;
 }
 
 dvi_bw_soil dvi_bw_soil_ding2011(void)
 {
-    dvi_bw_soil s = {0};
-    s.k_c = 15.6e3;
-    s.k_phi = 2407.4e3;
-    s.n0 = 1.1;
-    s.n1 = 0.0;
-    s.cohesion = 0.25e3;
-    s.friction_angle = 31.9 * HALF_PI / 90.0;
-    s.K_x0 = 0.0114;
-    s.K_y0 = 0.0114;
-    s.a1 = 0.4;
-    s.a2 = 0.15;
-    s.lambda = 0.0;
-    return s;
+    return soil_ding2011;
 }
 
 /* ---- the integrals ---------------------------------------------------------- */
@@ -217,17 +202,7 @@ dvi_status dvi_bw_static(const dvi_bw_soil* soil, double r, double b, double loa
         integrate(soil, r, b, x, slip, slip_angle, out);
         const double f = out->normal - load;
         if (f == 0.0) return DVI_OK;
-        if (f < 0.0) {
-            lo = x;
-            flo = f;
-            if (stale == -1) fhi *= 0.5;
-            stale = -1;
-        } else {
-            hi = x;
-            fhi = f;
-            if (stale == 1) flo *= 0.5;
-            stale = 1;
-        }
+        base_illinois_step(x, f, &lo, &hi, &flo, &fhi, &stale);
     }
     integrate(soil, r, b, 0.5 * (lo + hi), slip, slip_angle, out);
     return DVI_OK;

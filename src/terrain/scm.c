@@ -854,21 +854,8 @@ static void scm_destroy(void* self)
 {
     dvi_scm* s = self;
     if (!s) return;
-    free(s->bodies);
-    free(s->heights);
-    free(s->nodes);
-    free(s->table);
-    free(s->hitmap);
-    free(s->hits);
-    free(s->contacts);
-    free(s->queue);
-    free(s->pts);
-    free(s->patch_b);
-    free(s->slots);
-    free(s->rim);
-    free(s->patch_flow);
-    free(s->patch_rim);
-    free(s);
+    BASE_FREE_ALL(s->bodies, s->heights, s->nodes, s->table, s->hitmap, s->hits, s->contacts, s->queue, s->pts,
+                  s->patch_b, s->slots, s->rim, s->patch_flow, s->patch_rim, s);
 }
 
 static const dvi_force_element_class scm_class = {

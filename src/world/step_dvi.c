@@ -754,10 +754,6 @@ dvi_status wld_step_dvi(dvi_world* w, double h)
     if (st != DVI_OK) return st;
     w->time += h;
     t[5] = wld_step_clock();
-    w->stats.seconds_collide = t[1] - t[0];
-    w->stats.seconds_assemble = t[2] - t[1];
-    w->stats.seconds_solve = t[3] - t[2];
-    w->stats.seconds_integrate = t[4] - t[3];
-    w->stats.seconds_report = t[5] - t[4];
+    wld_step_stage_times(w, t);
     return w->stats.solver_status == DVI_SOLVE_CONVERGED || x.nrows == 0 ? DVI_OK : DVI_NOT_CONVERGED;
 }

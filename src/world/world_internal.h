@@ -355,6 +355,10 @@ dvi_status wld_step_dvi(dvi_world* w, double h);
 
 /* Monotonic clock in seconds (stage timings). */
 double wld_step_clock(void);
+/* The step's stage times into w->stats from the clock's readings t[0..5]
+ * at the starts of collide, assemble, solve, integrate, report and at the
+ * end. */
+void wld_step_stage_times(dvi_world* w, const double t[6]);
 /* Grows *p to hold n elements of size elem, contents kept; false when out of memory. */
 bool wld_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem);
 /* o: the world or the DEM state (each has its allocator in o->alloc) */
