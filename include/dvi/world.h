@@ -493,6 +493,11 @@ typedef struct dvi_step_stats {
                                   ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
                                   ///< 1e-2 of its own): impulse 0, the constraint held only as far as
                                   ///< the other rows imply it (docs/world.md)
+    int32_t joint_rows_regularised; ///< joint rows whose nearly singular pivot the factorisation raised
+                                  ///< (below 1e-7 of N_BB's largest diagonal and 1e-2 of the row's own);
+                                  ///< the refinement against N_BB takes the raise back (docs/world.md)
+    double joint_residual;        ///< the joint rows' relative residual ‖N_BB γ_B + N_BC γ_C + r_B‖ /
+                                  ///< max(‖r_B + N_BC γ_C‖, ‖γ_B‖, the numerator) after the direct solve
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

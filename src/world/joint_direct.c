@@ -428,32 +428,28 @@ static void backward(const dvi_world* w, double* y)
     }
 }
 
-dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
+static double refine(dvi_world* w, const double* b, double* y, double target);
+
+/* The refinement's target: the solver's tolerance, at most
+ * DVI_JOINT_REFINE_TARGET. */
+static double refine_target(const dvi_world* w)
 {
-    if (!factor_create(w)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
-    wld_jd_symbolic* sy = &w->jf->sym;
+    return fmin(DVI_JOINT_REFINE_TARGET, w->def.solver_settings.tolerance);
+}
+
+/* N_BB = Pᵀ L Lᵀ P into the analysed pattern (an up-looking Cholesky,
+ * CSparse's cs_chol, in a fixed order). A pivot at or below
+ * DVI_JOINT_PIVOT_DROP of its row's diagonal drops the row (redundant to
+ * rounding: L's column 0, impulse 0); a pivot below both
+ * DVI_JOINT_PIVOT_FLOOR of N_BB's largest diagonal and DVI_JOINT_PIVOT_REL
+ * of its own (nearly singular) is raised to the smaller of the two, or,
+ * with drop_near, drops its row too. Sets nu->dropped and
+ * nu->regularised. */
+static void cholesky(dvi_world* w, int32_t n, bool drop_near)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
-    if (!analysis_current(w, n, ndyn)) {
-        dvi_status st = analyse(w, n, ndyn);
-        if (st != DVI_OK)
-            return wld_error(w, st, st == DVI_ERR_NOMEM ? "step: out of memory (joint factorisation)"
-                                                               : "step: the joint rows' ordering failed");
-    }
-    const int32_t nnzd = w->colptr[n];
-    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, stack_d, (size_t)n + 1))
-        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
-    /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
-     * bodies sums both), the damped motors' compliance on the diagonal */
-    for (int32_t k = 0; k < nnzd; k += 6)
-        minv10_apply(w->inv_mass + 10 * (size_t)(w->rowind[k] / 6), w->values + k, nu->minvd + k);
-    double* Cx = nu->cx;
-    memset(Cx, 0, (size_t)sy->cp[n] * sizeof *Cx);
-    for (int32_t q = 0; q < sy->npairs; q++) {
-        const int32_t* pr = sy->pair + 3 * (size_t)q;
-        Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
-    }
-    for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
-    /* up-looking Cholesky (cs_chol) into the analysed pattern */
+    const double* Cx = nu->cx;
     const int32_t* Cp = sy->cp;
     const int32_t* Ci = sy->ci;
     const int32_t* Lp = sy->lp;
@@ -471,7 +467,7 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         if (c > dmax) dmax = c;
     }
     const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
-    int32_t dropped = 0;
+    int32_t dropped = 0, regularised = 0;
     for (int32_t k = 0; k < n; k++) {
         for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) x[Ci[p]] = Cx[p]; /* C(:,k), rows ≤ k */
         const double diag = x[k];
@@ -485,19 +481,130 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
             d -= lki * lki;
             Lx[next[i]++] = lki;
         }
-        /* redundant: a pivot tiny beside the row's own diagonal; the global
-         * floor only for a row that is also nearly redundant on its own scale
-         * (a light part elsewhere raises the floor above a heavy part's whole
-         * diagonal: its rows, a motor among them, are not redundant) */
-        const bool keep =
-            diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag && (d > floor_abs || d > DVI_JOINT_PIVOT_REL * diag);
-        const double lkk = keep ? sqrt(d) : 0.0;
+        double piv = d;
+        bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag;
+        if (keep && d <= floor_abs && d <= DVI_JOINT_PIVOT_REL * diag) {
+            if (drop_near) keep = false;
+            else {
+                piv = fmin(floor_abs, DVI_JOINT_PIVOT_REL * diag);
+                regularised++;
+            }
+        }
+        const double lkk = keep ? sqrt(piv) : 0.0;
         Lx[next[k]++] = lkk;
         dinv[k] = keep ? 1.0 / lkk : 0.0;
         dropped += !keep;
     }
+    nu->regularised = regularised;
     nu->dropped = dropped;
+}
+
+dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
+{
+    if (!factor_create(w)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
+    if (!analysis_current(w, n, ndyn)) {
+        dvi_status st = analyse(w, n, ndyn);
+        if (st != DVI_OK)
+            return wld_error(w, st, st == DVI_ERR_NOMEM ? "step: out of memory (joint factorisation)"
+                                                               : "step: the joint rows' ordering failed");
+    }
+    const int32_t nnzd = w->colptr[n];
+    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, stack_d, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, rhs, (size_t)n + 1) || !JD_RESERVE(w, nu, cg_r, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, cg_q, (size_t)n + 1))
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+    /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
+     * bodies sums both), the damped motors' compliance on the diagonal */
+    for (int32_t k = 0; k < nnzd; k += 6)
+        minv10_apply(w->inv_mass + 10 * (size_t)(w->rowind[k] / 6), w->values + k, nu->minvd + k);
+    double* Cx = nu->cx;
+    memset(Cx, 0, (size_t)sy->cp[n] * sizeof *Cx);
+    for (int32_t q = 0; q < sy->npairs; q++) {
+        const int32_t* pr = sy->pair + 3 * (size_t)q;
+        Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
+    }
+    for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
+    cholesky(w, n, false);
+    if (nu->regularised > 0) {
+        /* raised pivots: kept when the rows they lift are consistent, i.e.
+         * C y = −P r_B is met within the target after the refinement (a
+         * long chain's nearly singular row: the answer needs no share of
+         * it); dropped as before when not (a loop redundant to second
+         * order, whose rows ask for an impulse that grows as 1/λ) */
+        double* b = nu->rhs;
+        double* y = nu->x;
+        for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
+        memcpy(y, b, (size_t)n * sizeof *y);
+        forward(w, y);
+        backward(w, y);
+        if (refine(w, b, y, refine_target(w)) > refine_target(w)) cholesky(w, n, true);
+    }
     return DVI_OK;
+}
+
+/* out = C x, C = P N_BB Pᵀ from its upper triangle (permuted order). */
+static void c_times(const dvi_world* w, const double* x, double* out)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    const int32_t* Cp = sy->cp;
+    const int32_t* Ci = sy->ci;
+    const double* Cx = w->jf->num.cx;
+    const int32_t n = sy->n;
+    memset(out, 0, (size_t)n * sizeof *out);
+    for (int32_t k = 0; k < n; k++) {
+        double s = 0.0;
+        for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) {
+            const int32_t i = Ci[p];
+            if (i == k) continue;
+            out[i] += Cx[p] * x[k];
+            s += Cx[p] * x[i];
+        }
+        out[k] += s + Cx[sy->cdiag[k]] * x[k];
+    }
+}
+
+/* ‖a‖² in four running sums (dot_from's order). */
+static double norm2(const double* a, int32_t n)
+{
+    return dot_from(a, a, 0, n);
+}
+
+/* y ← C⁻¹ b (permuted order) as far as C's nearly singular directions
+ * allow, from y = (L Lᵀ)⁻¹ b. L Lᵀ = C + E, E diagonal on the raised
+ * pivots, so y misses C's answer by (C + E)⁻¹ E along the few directions E
+ * touches; each refinement step y += (L Lᵀ)⁻¹ (b − C y) divides that miss
+ * by 1 + λ/e along a direction of C's eigenvalue λ beside its raise e.
+ * An independent row whose pivot was raised (λ ≳ e) converges in a few
+ * steps; a direction redundant to second order (λ ≪ e) gains K b_v / e
+ * in K steps instead of b_v / λ: its reaction is bounded, like that of a
+ * compliance e / K, and its rows keep a residual. Stops at the relative
+ * residual ‖b − C y‖ / max(‖b‖, ‖y‖, ‖b − C y‖) ≤ target or after
+ * DVI_JOINT_REFINE_STEPS steps (none when nothing was raised and y meets
+ * the target); returns that residual. */
+static double refine(dvi_world* w, const double* b, double* y, double target)
+{
+    wld_jd_numeric* nu = &w->jf->num;
+    const int32_t n = w->jf->sym.n;
+    double* res = nu->cg_r;
+    double* q = nu->cg_q;
+    const double bb = norm2(b, n);
+    const int max_steps = nu->regularised > 0 ? DVI_JOINT_REFINE_STEPS : 0;
+    for (int steps = 0;; steps++) {
+        c_times(w, y, q);
+        for (int32_t k = 0; k < n; k++) res[k] = b[k] - q[k];
+        const double rr = norm2(res, n);
+        const double scale2 = fmax(rr, fmax(bb, norm2(y, n)));
+        const double rel = scale2 > 1e-300 ? sqrt(rr / scale2) : sqrt(rr);
+        if (rel <= target || steps >= max_steps) {
+            nu->refinements = steps;
+            return rel;
+        }
+        forward(w, res);
+        backward(w, res);
+        for (int32_t k = 0; k < n; k++) y[k] += res[k];
+    }
 }
 
 double wld_joint_direct_solve(dvi_world* w, int32_t n)
@@ -505,30 +612,15 @@ double wld_joint_direct_solve(dvi_world* w, int32_t n)
     wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
     double* y = nu->x;
-    for (int32_t k = 0; k < n; k++) y[k] = -w->r[sy->perm[k]];
+    double* b = nu->rhs;
+    for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
+    memcpy(y, b, (size_t)n * sizeof *y);
     forward(w, y);
     backward(w, y);
+    const double rel = refine(w, b, y, refine_target(w));
     for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = y[k];
-    /* the residual ‖N γ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖), with C (permuted) */
-    const int32_t* Cp = sy->cp;
-    const int32_t* Ci = sy->ci;
-    const double* Cx = nu->cx;
-    double* u = nu->stack_d;
-    for (int32_t k = 0; k < n; k++) u[k] = w->r[sy->perm[k]];
-    for (int32_t k = 0; k < n; k++)
-        for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) {
-            const int32_t i = Ci[p];
-            u[i] += Cx[p] * y[k];
-            if (i != k) u[k] += Cx[p] * y[i];
-        }
-    double uu = 0.0, rr = 0.0, gg = 0.0;
-    for (int32_t k = 0; k < n; k++) {
-        uu += u[k] * u[k];
-        rr += w->r[k] * w->r[k];
-        gg += y[k] * y[k];
-    }
-    const double scale = sqrt(fmax(uu, fmax(rr, gg)));
-    return scale > 1e-300 ? sqrt(uu) / scale : sqrt(uu);
+    nu->residual = rel;
+    return rel;
 }
 
 /* Contact row t's columns on its two bodies, J_a and J_b (the rows the
@@ -652,20 +744,48 @@ dvi_status wld_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
     return DVI_OK;
 }
 
+/* b −= g · P N_BC's column of a contact row on body b (mj: M⁻¹ times the
+ * row's 6-vector on b). No-op for b < 0. */
+static void sub_nbc(const dvi_world* w, int32_t body, const double* mj, double g, double* b)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    if (body < 0) return;
+    double m[6];
+    for (int k = 0; k < 6; k++) m[k] = g * mj[k];
+    for (int32_t x = sy->bptr[body]; x < sy->bptr[body + 1]; x++)
+        b[sy->pinv[sy->bcol[x]]] -= v6_dot(w->values + sy->bent[x], m);
+}
+
+/* γ_B from the contacts' impulses: −Pᵀ (L Lᵀ)⁻¹ P (r_B + N_BC γ_C) (v: y
+ * + Z γ_C, from L⁻¹), refined against N_BB (b: the right-hand side
+ * −P (r_B + N_BC γ_C), filled by the caller). */
+static void recover_refine(dvi_world* w, int32_t n, double* v)
+{
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
+    backward(w, v);
+    for (int32_t k = 0; k < n; k++) v[k] = -v[k];
+    nu->residual = refine(w, nu->rhs, v, refine_target(w));
+    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = v[k];
+}
+
 void wld_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
 {
     wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from the Schur step */
+    double* b = nu->rhs;
+    for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
     const double* gc = w->gamma + n;
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
         const double* zt = nu->z + (size_t)t * (size_t)n;
         for (int32_t k = nu->zlo[t]; k < n; k++) v[k] += zt[k] * g;
+        const double* J = nu->jc + 24 * (size_t)t;
+        for (int side = 0; side < 2; side++) sub_nbc(w, nu->cbody[2 * t + side], J + 12 + 6 * side, g, b);
     }
-    backward(w, v);
-    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
+    recover_refine(w, n, v);
 }
 
 /* ---- many contacts: S matrix-free ----------------------------------------------------
@@ -735,19 +855,38 @@ dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
     return DVI_OK;
 }
 
-void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
+void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
     wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from wld_joint_direct_lowrank */
+    double* b = nu->rhs;
+    for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
     const double* gc = w->gamma + n;
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
         for (int32_t q = nu->gp[t]; q < nu->gp[t + 1]; q++) v[nu->gi[q]] += nu->gx[q] * g;
     }
-    backward(w, v);
-    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
+    /* b −= P N_BC γ_C over the contacts on a joint's body (G's columns) */
+    int32_t t = 0;
+    for (int32_t c = 0; c < npts; c++) {
+        const int nr = w->contacts[c].nrows;
+        const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
+        const bool touches = (da >= 0 && sy->bptr[da + 1] > sy->bptr[da]) ||
+                             (db >= 0 && sy->bptr[db + 1] > sy->bptr[db]);
+        for (int q = 0; q < nr; q++, t++) {
+            const double g = gc[t];
+            if (g == 0.0 || !touches) continue;
+            double J[24]; /* J_a, J_b, M⁻¹J_a, M⁻¹J_b */
+            contact_cols(w, c, q, J, J + 6);
+            if (da >= 0) minv10_apply(w->inv_mass + 10 * (size_t)da, J, J + 12);
+            if (db >= 0) minv10_apply(w->inv_mass + 10 * (size_t)db, J + 6, J + 18);
+            sub_nbc(w, da, J + 12, g, b);
+            sub_nbc(w, db, J + 18, g, b);
+        }
+    }
+    recover_refine(w, n, v);
 }
 
 void wld_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)

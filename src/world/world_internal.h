@@ -168,6 +168,9 @@ typedef struct wld_jd_symbolic {
 typedef struct wld_jd_numeric {
     /* the step's factor into the analysed pattern */
     int32_t dropped;            /* rows dropped as redundant in the last factorisation */
+    int32_t regularised;        /* rows whose pivot was raised (L Lᵀ = N_BB + E) */
+    int32_t refinements;        /* conjugate-gradient steps of the last solve against N_BB */
+    double residual;            /* the joint rows' relative residual after the last solve */
     double* cx;                 size_t cx_cap;        /* C's values */
     double* lx;                 size_t lx_cap;        /* L's values */
     double* dinv;               size_t dinv_cap;      /* [rows] 1 / L's diagonal, 0 for a dropped row */
@@ -175,6 +178,9 @@ typedef struct wld_jd_numeric {
     int32_t* next;              size_t next_cap;      /* [rows] work */
     double* x;                  size_t x_cap;         /* [rows] work */
     double* stack_d;            size_t stack_d_cap;   /* [rows] work */
+    double* rhs;                size_t rhs_cap;       /* [rows] the joint rows' right-hand side, permuted */
+    double* cg_r;               size_t cg_r_cap;      /* [rows] the refinement's residual, then its step */
+    double* cg_q;               size_t cg_q_cap;      /* [rows] C y */
     /* the contacts' Schur complement, dense … */
     double* z;                  size_t z_cap;         /* [rows × contact rows] Z = L⁻¹ P N_BC */
     int32_t* zlo;               size_t zlo_cap;       /* [contact rows] Z's column t is zero above this row */
@@ -210,7 +216,7 @@ typedef struct wld_jd_dense {
  * an array added to a part above is added to its list. */
 #define DVI_JD_SYMBOLIC_ARRAYS(X) X(key) X(perm) X(pinv) X(bptr) X(bcol) X(bent) X(mark) X(stack) X(cp) X(ci) \
     X(ci2) X(cdiag) X(pair) X(parent) X(lp) X(li) X(rp) X(ri)
-#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(stack_d) X(z) X(zlo) X(y) X(s) \
+#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(stack_d) X(rhs) X(cg_r) X(cg_q) X(z) X(zlo) X(y) X(s) \
     X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
 #define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
 
@@ -417,6 +423,10 @@ double wld_step_kinetic_energy(const dvi_world* w);
  * small that diagonal beside the largest (a heavy wheel's motor beside a
  * light sensor's joint) */
 #define DVI_JOINT_PIVOT_REL 1e-2
+/* The refinement against N_BB (joint_direct.c): its relative residual
+ * target (with the solver's tolerance, the smaller), and its most steps */
+#define DVI_JOINT_REFINE_TARGET 1e-10
+#define DVI_JOINT_REFINE_STEPS 4
 /* Frees the world's w->jf (NULL: nothing), at the world's destruction. */
 void wld_joint_direct_free(dvi_world* w);
 /* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
@@ -441,6 +451,6 @@ void wld_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t nd
  * Records the error. */
 dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from γ_C after the low-rank solve. */
-void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr);
+void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 
 #endif /* DVI_WORLD_INTERNAL_H */
