@@ -489,15 +489,16 @@ typedef struct dvi_step_stats {
     double ccp_hover_work;        ///< J, Σ γ_n u_n over those contacts: the work of the normal impulses
                                   ///< on that opening (the CCP's relaxation; the friction work it offsets)
     /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
-    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped as redundant (a pivot below
-                                  ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
-                                  ///< 1e-2 of its own): impulse 0, the constraint held only as far as
-                                  ///< the other rows imply it (docs/world.md)
-    int32_t joint_rows_regularised; ///< joint rows whose nearly singular pivot the factorisation raised
-                                  ///< (below 1e-7 of N_BB's largest diagonal and 1e-2 of the row's own);
-                                  ///< the refinement against N_BB takes the raise back (docs/world.md)
+    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped: redundant to rounding (a
+                                  ///< pivot at or below 1e-10 of the row's diagonal), or nearly singular
+                                  ///< (below 1e-7 of N_BB's largest diagonal and 1e-2 of its own) and
+                                  ///< not consistent: impulse 0, the constraint held only as far as the
+                                  ///< other rows imply it (docs/world.md)
+    int32_t joint_rows_regularised; ///< nearly singular joint rows kept: their pivots raised, the answer
+                                  ///< refined against N_BB (docs/world.md)
     double joint_residual;        ///< the joint rows' relative residual ‖N_BB γ_B + N_BC γ_C + r_B‖ /
                                   ///< max(‖r_B + N_BC γ_C‖, ‖γ_B‖, the numerator) after the direct solve
+                                  ///< (with joint rows alone, also `residual`)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

@@ -22,37 +22,54 @@
  *     Z = L⁻¹ P N_BC,   y = L⁻¹ P r_B,   S = N_CC − Zᵀ Z,   r_S = r_C − Zᵀ y,
  *     γ_B = −Pᵀ L⁻ᵀ (y + Z γ_C).
  *
- * Redundant rows (a mechanism's closed loops, the rover's differential
- * links): a pivot below DVI_JOINT_PIVOT_DROP times its row's diagonal of
- * N_BB (the dense path's rule, wld_step_joint_direct), or below both
- * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal and
- * DVI_JOINT_PIVOT_REL times its own, drops its row (counted in the step's
- * joint_rows_dropped): the
- * row's column of L is zero and its impulse is 0. The other rows are the
- * independent set the ordering met first; they carry the whole reaction,
- * and a dropped row's constraint holds as far as the others imply it
- * (exactly when it is exactly redundant). Bodies move as with any other
- * share of a redundant reaction; only the split among the redundant rows
- * differs (Lemke's pseudo-inverse gives the least-norm split, APGD and PGS
- * whatever their iterations leave).
- * The floor is for loops redundant to second order: the rover's
- * differential with revolute link ends has one direction whose eigenvalue
- * grows as 2.2e-8 λ_max θ² when the rockers turn by θ (docs/rover.md).
- * Through the crossing 6 rows are dropped on every step (the near-redundant
- * direction's pivot stays below 1e-7 of the largest diagonal: when one of
- * the loop's rows passes it, the next row of the loop gets a pivot of
- * ~1e-15 instead), and the rover's independent rows have pivots of at least
- * 2.2e-6 of it. With a floor of 1e-9 the near-redundant pivot was inverted
- * from the front wheel's climb on and the rover was thrown (111 m/s).
- * The floor alone dropped independent rows too: a light part (a 1 g
- * sensor on a fixed joint, N_BB's largest diagonal 2.5e9) put the floor
+ * Redundant and nearly singular rows. A pivot at or below
+ * DVI_JOINT_PIVOT_DROP (1e-10) times its row's diagonal of N_BB is
+ * redundant to rounding (a mechanism's closed loop: the rover's
+ * differential at rest, a body on two identical hinges, the dense path's
+ * rule, wld_step_joint_direct): its row is dropped (counted in the step's
+ * joint_rows_dropped), its column of L is zero and its impulse 0; the
+ * other rows carry the whole reaction and the dropped row holds as far as
+ * they imply it, exactly when it is exactly redundant. Bodies move as with
+ * any other split of a redundant reaction (Lemke's pseudo-inverse gives the
+ * least-norm split, APGD and PGS whatever their iterations leave).
+ * A pivot above that but below both DVI_JOINT_PIVOT_FLOOR (1e-7) times
+ * N_BB's largest diagonal and DVI_JOINT_PIVOT_REL (1e-2) times its own is
+ * nearly singular. It is raised to the smaller of the two (L Lᵀ = N_BB + E,
+ * E diagonal on those rows, counted in joint_rows_regularised) and the
+ * solve refines against N_BB (refine: y += (L Lᵀ)⁻¹ (b − N_BB y), at most
+ * DVI_JOINT_REFINE_STEPS steps, to the solver's tolerance and at most
+ * DVI_JOINT_REFINE_TARGET): an independent row converges, however ill
+ * conditioned. The 1,000-link revolute chain has one such row (its pivot
+ * keeps 1.1e-9 of its diagonal), which was dropped although an open chain
+ * has no redundant row; kept, the residual is 6.5e-15 with no refinement
+ * step.
+ * The rows are kept only when they are consistent: at the factorisation,
+ * N_BB γ_B = −r_B (the contacts' impulses are not known yet) must meet the
+ * target after the refinement; else the step refactors with its nearly
+ * singular rows dropped, as before. That is the rover's differential with
+ * revolute link ends: one direction of the loop has an eigenvalue of
+ * 2.2e-8 λ_max θ² when the rockers turn by θ (docs/rover.md), redundant to
+ * first order and not to second, and its rows ask for an impulse that
+ * grows as 1/λ from the front wheel's climb on (9.18 s). Every way of
+ * enforcing that direction was measured over the 160 s crossing and
+ * changes the rover: solved outright (a conjugate gradient on N_BB) the
+ * rover is thrown at 9.23 s (the energy 14 times its scale, as with an
+ * earlier floor of 1e-9, 111 m/s); refined 8 steps, the loop stiffens and
+ * the front wheel stalls 16 mm up the obstacle; raised and not refined
+ * (a compliance on the loop), the front wheel's peak load is 2.48 instead
+ * of 2.01 times static and the middle event 5.5 % of the crossing late.
+ * Dropped, those rows leave their own residual (0.4 at most, a median of
+ * 4.3e-3 relative over the crossing, on 57 % of its steps) and the loop
+ * opens: rocker_difflink_R by 1e-3 of its size at 18.7 s (the health
+ * monitor's `joint` warning), the joints by 1.2 mm at most (25.9 s), where
+ * Lemke's pseudo-inverse on every row keeps them within 0.1 mm (its
+ * first 30 s). A model without the second-order loop
+ * (rover_options.spherical_diff_links) has none of this.
+ * The floor and the share of the row's own diagonal: a light part (a 1 g
+ * sensor on a fixed joint, N_BB's largest diagonal 2.5e9) puts the floor
  * above a 1 kg wheel's whole revolute, motor included (diagonals 1 to
- * 200), and the wheel stood still under its 10 rad/s motor. A row floored
- * must also have lost 99 % of its own diagonal (DVI_JOINT_PIVOT_REL): the
- * rover's near-redundant pivots keep less than 1e-2 of theirs through its
- * 160 s crossing (at most 3.4e-3 in its first 20 s: the same rows are
- * dropped on every step as with the floor alone), the wheel's revolute all
- * of its own.
+ * 200); its pivots keep their whole diagonals, so nothing is raised or
+ * dropped and the wheel turns at its motor's 10 rad/s.
  *
  * The state (w->jf, wld_joint_factor in world_internal.h) is this file's
  * alone: the symbolic part (sym, CSparse's css: ordering, patterns) kept

@@ -411,17 +411,18 @@ double wld_step_kinetic_energy(const dvi_world* w);
 
 /* ---- the joint rows eliminated by a sparse factorisation: joint_direct.c ---- */
 
-/* A pivot below this fraction of its row's diagonal of N_BB drops the row
- * (redundant): its impulse is 0 (the dense path's rule). */
+/* A pivot at or below this fraction of its row's diagonal of N_BB drops
+ * the row (redundant to rounding): its impulse is 0 (the dense path's rule). */
 #define DVI_JOINT_PIVOT_DROP 1e-10
-/* … and a pivot below this fraction of N_BB's largest diagonal (the scale
- * of its largest eigenvalue) too, which a loop redundant to second order
- * (the rover's differential) needs (joint_direct.c) */
+/* A pivot below this fraction of N_BB's largest diagonal (the scale of its
+ * largest eigenvalue) … */
 #define DVI_JOINT_PIVOT_FLOOR 1e-7
-/* … when it is also below this fraction of its own row's diagonal: a row
- * whose pivot keeps a larger share of its diagonal is independent, however
- * small that diagonal beside the largest (a heavy wheel's motor beside a
- * light sensor's joint) */
+/* … and below this fraction of its own row's diagonal is nearly singular:
+ * raised to the smaller of the two and refined against N_BB, or dropped
+ * when its rows are not consistent (a loop redundant to second order, the
+ * rover's differential: joint_direct.c). A row whose pivot keeps a larger
+ * share of its diagonal is independent, however small that diagonal beside
+ * the largest (a heavy wheel's motor beside a light sensor's joint) */
 #define DVI_JOINT_PIVOT_REL 1e-2
 /* The refinement against N_BB (joint_direct.c): its relative residual
  * target (with the solver's tolerance, the smaller), and its most steps */
