@@ -460,9 +460,10 @@ static double refine_target(const dvi_world* w)
  * rounding: L's column 0, impulse 0); a pivot below both
  * DVI_JOINT_PIVOT_FLOOR of N_BB's largest diagonal and DVI_JOINT_PIVOT_REL
  * of its own (nearly singular) is raised to the smaller of the two, or,
- * with drop_near, drops its row too. Sets nu->dropped and
- * nu->regularised. */
-static void cholesky(dvi_world* w, int32_t n, bool drop_near)
+ * with drop_near, drops its row too. Rows before k0 are those of the
+ * last call (the same C, nothing raised among them: k0 ≤ its
+ * first_raised). Sets nu->dropped, nu->regularised and nu->first_raised. */
+static void cholesky(dvi_world* w, int32_t n, bool drop_near, int32_t k0)
 {
     const wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
@@ -474,9 +475,15 @@ static void cholesky(dvi_world* w, int32_t n, bool drop_near)
     double* x = nu->x;
     double* dinv = nu->dinv;
     int32_t* next = nu->next;
+    int32_t dropped = 0, regularised = 0;
     for (int32_t k = 0; k < n; k++) {
         next[k] = Lp[k];
         x[k] = 0.0;
+    }
+    for (int32_t k = 0; k < k0; k++) { /* rows before k0 kept: where their entries of L end */
+        next[k]++;
+        for (int32_t r = sy->rp[k]; r < sy->rp[k + 1]; r++) next[sy->ri[r]]++;
+        dropped += dinv[k] == 0.0;
     }
     double dmax = 0.0; /* the largest diagonal of N_BB: the scale of its largest eigenvalue */
     for (int32_t k = 0; k < n; k++) {
@@ -484,8 +491,8 @@ static void cholesky(dvi_world* w, int32_t n, bool drop_near)
         if (c > dmax) dmax = c;
     }
     const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
-    int32_t dropped = 0, regularised = 0;
-    for (int32_t k = 0; k < n; k++) {
+    nu->first_raised = n;
+    for (int32_t k = k0; k < n; k++) {
         for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) x[Ci[p]] = Cx[p]; /* C(:,k), rows ≤ k */
         const double diag = x[k];
         double d = diag;
@@ -504,7 +511,7 @@ static void cholesky(dvi_world* w, int32_t n, bool drop_near)
             if (drop_near) keep = false;
             else {
                 piv = fmin(floor_abs, DVI_JOINT_PIVOT_REL * diag);
-                regularised++;
+                if (regularised++ == 0) nu->first_raised = k;
             }
         }
         const double lkk = keep ? sqrt(piv) : 0.0;
@@ -543,7 +550,7 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
     }
     for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
-    cholesky(w, n, false);
+    cholesky(w, n, false, 0);
     if (nu->regularised > 0) {
         /* raised pivots: kept when the rows they lift are consistent, i.e.
          * C y = −P r_B is met within the target after the refinement (a
@@ -556,7 +563,8 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         memcpy(y, b, (size_t)n * sizeof *y);
         forward(w, y);
         backward(w, y);
-        if (refine(w, b, y, refine_target(w)) > refine_target(w)) cholesky(w, n, true);
+        nu->residual = refine(w, b, y, refine_target(w));
+        if (nu->residual > refine_target(w)) cholesky(w, n, true, nu->first_raised); /* the rows before it stand */
     }
     return DVI_OK;
 }
@@ -597,9 +605,9 @@ static double norm2(const double* a, int32_t n)
  * steps; a direction redundant to second order (λ ≪ e) gains K b_v / e
  * in K steps instead of b_v / λ: its reaction is bounded, like that of a
  * compliance e / K, and its rows keep a residual. Stops at the relative
- * residual ‖b − C y‖ / max(‖b‖, ‖y‖, ‖b − C y‖) ≤ target or after
- * DVI_JOINT_REFINE_STEPS steps (none when nothing was raised and y meets
- * the target); returns that residual. */
+ * residual ‖b − C y‖ / max(‖b‖, ‖y‖, ‖b − C y‖) ≤ target, after a step
+ * that did not halve it, or after DVI_JOINT_REFINE_STEPS steps (none when
+ * nothing was raised); returns that residual. */
 static double refine(dvi_world* w, const double* b, double* y, double target)
 {
     wld_jd_numeric* nu = &w->jf->num;
@@ -608,16 +616,20 @@ static double refine(dvi_world* w, const double* b, double* y, double target)
     double* q = nu->cg_q;
     const double bb = norm2(b, n);
     const int max_steps = nu->regularised > 0 ? DVI_JOINT_REFINE_STEPS : 0;
+    double last = INFINITY;
     for (int steps = 0;; steps++) {
         c_times(w, y, q);
         for (int32_t k = 0; k < n; k++) res[k] = b[k] - q[k];
         const double rr = norm2(res, n);
         const double scale2 = fmax(rr, fmax(bb, norm2(y, n)));
         const double rel = scale2 > 1e-300 ? sqrt(rr / scale2) : sqrt(rr);
-        if (rel <= target || steps >= max_steps) {
+        /* done, or stalled: a step that did not halve the residual met a
+         * direction with λ ≪ e, which the next steps would not converge */
+        if (rel <= target || steps >= max_steps || rel > 0.5 * last) {
             nu->refinements = steps;
             return rel;
         }
+        last = rel;
         forward(w, res);
         backward(w, res);
         for (int32_t k = 0; k < n; k++) y[k] += res[k];
@@ -630,14 +642,15 @@ double wld_joint_direct_solve(dvi_world* w, int32_t n)
     wld_jd_numeric* nu = &w->jf->num;
     double* y = nu->x;
     double* b = nu->rhs;
-    for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
-    memcpy(y, b, (size_t)n * sizeof *y);
-    forward(w, y);
-    backward(w, y);
-    const double rel = refine(w, b, y, refine_target(w));
+    if (nu->regularised == 0) { /* else the factorisation's check solved this already, into y */
+        for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
+        memcpy(y, b, (size_t)n * sizeof *y);
+        forward(w, y);
+        backward(w, y);
+        nu->residual = refine(w, b, y, refine_target(w));
+    }
     for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = y[k];
-    nu->residual = rel;
-    return rel;
+    return nu->residual;
 }
 
 /* Contact row t's columns on its two bodies, J_a and J_b (the rows the

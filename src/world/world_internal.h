@@ -169,6 +169,7 @@ typedef struct wld_jd_numeric {
     /* the step's factor into the analysed pattern */
     int32_t dropped;            /* rows dropped as redundant in the last factorisation */
     int32_t regularised;        /* rows whose pivot was raised (L Lᵀ = N_BB + E) */
+    int32_t first_raised;       /* the first of them (permuted order), the row count when none */
     int32_t refinements;        /* conjugate-gradient steps of the last solve against N_BB */
     double residual;            /* the joint rows' relative residual after the last solve */
     double* cx;                 size_t cx_cap;        /* C's values */
