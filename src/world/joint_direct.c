@@ -535,9 +535,8 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
                                                                : "step: the joint rows' ordering failed");
     }
     const int32_t nnzd = w->colptr[n];
-    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, stack_d, (size_t)n + 1) ||
-        !JD_RESERVE(w, nu, rhs, (size_t)n + 1) || !JD_RESERVE(w, nu, cg_r, (size_t)n + 1) ||
-        !JD_RESERVE(w, nu, cg_q, (size_t)n + 1))
+    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, rhs, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, res_w, (size_t)n + 1) || !JD_RESERVE(w, nu, cy_w, (size_t)n + 1))
         return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
     /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
      * bodies sums both), the damped motors' compliance on the diagonal */
@@ -602,9 +601,9 @@ static double norm2(const double* a, int32_t n)
  * touches; each refinement step y += (L Lᵀ)⁻¹ (b − C y) divides that miss
  * by 1 + λ/e along a direction of C's eigenvalue λ beside its raise e.
  * An independent row whose pivot was raised (λ ≳ e) converges in a few
- * steps; a direction redundant to second order (λ ≪ e) gains K b_v / e
- * in K steps instead of b_v / λ: its reaction is bounded, like that of a
- * compliance e / K, and its rows keep a residual. Stops at the relative
+ * steps, or needs none when b has nothing along it (the long chain); a
+ * direction redundant to second order (λ ≪ e) that b asks for stalls
+ * (wld_joint_direct_factor then drops its rows). Stops at the relative
  * residual ‖b − C y‖ / max(‖b‖, ‖y‖, ‖b − C y‖) ≤ target, after a step
  * that did not halve it, or after DVI_JOINT_REFINE_STEPS steps (none when
  * nothing was raised); returns that residual. */
@@ -612,8 +611,8 @@ static double refine(dvi_world* w, const double* b, double* y, double target)
 {
     wld_jd_numeric* nu = &w->jf->num;
     const int32_t n = w->jf->sym.n;
-    double* res = nu->cg_r;
-    double* q = nu->cg_q;
+    double* res = nu->res_w;
+    double* q = nu->cy_w;
     const double bb = norm2(b, n);
     const int max_steps = nu->regularised > 0 ? DVI_JOINT_REFINE_STEPS : 0;
     double last = INFINITY;

@@ -430,10 +430,10 @@ static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
     w->stats.joint_rows_regularised = w->jf->num.regularised;
     if (ncr == 0) {
         const double rel = wld_joint_direct_solve(w, nj);
-        w->stats.joint_residual = rel;
         const double tol = w->def.solver_settings.tolerance;
         if (w->def.joint_solve == DVI_JOINT_SOLVE_DIRECT || rel <= fmin(1e-10, tol)) {
             x->direct = true;
+            w->stats.joint_residual = rel;
             w->stats.iterations = 0;
             w->stats.residual = rel;
             w->stats.solver_status = rel <= tol ? DVI_SOLVE_CONVERGED : DVI_SOLVE_MAX_ITERATIONS;

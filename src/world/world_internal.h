@@ -178,10 +178,9 @@ typedef struct wld_jd_numeric {
     double* minvd;              size_t minvd_cap;     /* M⁻¹ D of the joint rows */
     int32_t* next;              size_t next_cap;      /* [rows] work */
     double* x;                  size_t x_cap;         /* [rows] work */
-    double* stack_d;            size_t stack_d_cap;   /* [rows] work */
     double* rhs;                size_t rhs_cap;       /* [rows] the joint rows' right-hand side, permuted */
-    double* cg_r;               size_t cg_r_cap;      /* [rows] the refinement's residual, then its step */
-    double* cg_q;               size_t cg_q_cap;      /* [rows] C y */
+    double* res_w;              size_t res_w_cap;     /* [rows] the refinement's residual, then its step */
+    double* cy_w;               size_t cy_w_cap;      /* [rows] C y */
     /* the contacts' Schur complement, dense … */
     double* z;                  size_t z_cap;         /* [rows × contact rows] Z = L⁻¹ P N_BC */
     int32_t* zlo;               size_t zlo_cap;       /* [contact rows] Z's column t is zero above this row */
@@ -217,7 +216,7 @@ typedef struct wld_jd_dense {
  * an array added to a part above is added to its list. */
 #define DVI_JD_SYMBOLIC_ARRAYS(X) X(key) X(perm) X(pinv) X(bptr) X(bcol) X(bent) X(mark) X(stack) X(cp) X(ci) \
     X(ci2) X(cdiag) X(pair) X(parent) X(lp) X(li) X(rp) X(ri)
-#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(stack_d) X(rhs) X(cg_r) X(cg_q) X(z) X(zlo) X(y) X(s) \
+#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(rhs) X(res_w) X(cy_w) X(z) X(zlo) X(y) X(s) \
     X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
 #define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
 
