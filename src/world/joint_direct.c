@@ -492,6 +492,7 @@ static void cholesky(dvi_world* w, int32_t n, bool drop_near, int32_t k0)
     }
     const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
     nu->first_raised = n;
+    nu->nnear = 0;
     for (int32_t k = k0; k < n; k++) {
         for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) x[Ci[p]] = Cx[p]; /* C(:,k), rows ≤ k */
         const double diag = x[k];
@@ -508,8 +509,10 @@ static void cholesky(dvi_world* w, int32_t n, bool drop_near, int32_t k0)
         double piv = d;
         bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag;
         if (keep && d <= floor_abs && d <= DVI_JOINT_PIVOT_REL * diag) {
-            if (drop_near) keep = false;
-            else {
+            if (drop_near) {
+                keep = false;
+                if (nu->nnear < DVI_JOINT_NEAR_MAX) nu->near[nu->nnear++] = k;
+            } else {
                 piv = fmin(floor_abs, DVI_JOINT_PIVOT_REL * diag);
                 if (regularised++ == 0) nu->first_raised = k;
             }
@@ -521,6 +524,64 @@ static void cholesky(dvi_world* w, int32_t n, bool drop_near, int32_t k0)
     }
     nu->regularised = regularised;
     nu->dropped = dropped;
+}
+
+/* The nearly null directions of C that the dropped nearly singular rows
+ * leave (nu->near): for row k, v with v_k = 1, v = 0 after k and on the
+ * other dropped rows, and L's leading rows solving the rest, so that
+ * (C v)_i = 0 for the kept rows i < k and vᵀ C v is k's pivot; into
+ * nu->vnear (one column of n per row), with the Cholesky factor of their
+ * Gram matrix VᵀV in nu->gnear. */
+static void near_vectors(dvi_world* w, int32_t n)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
+    const int m = nu->nnear;
+    for (int a = 0; a < m; a++) {
+        double* v = nu->vnear + (size_t)a * (size_t)n;
+        const int32_t k = nu->near[a];
+        memset(v, 0, (size_t)n * sizeof *v);
+        v[k] = 1.0;
+        for (int32_t i = k - 1; i >= 0; i--) {
+            if (nu->dinv[i] == 0.0) continue;
+            double t = 0.0;
+            for (int32_t p = sy->lp[i] + 1; p < sy->lp[i + 1]; p++) t -= nu->lx[p] * v[sy->li[p]];
+            v[i] = t * nu->dinv[i];
+        }
+    }
+    double* g = nu->gnear; /* VᵀV = G Gᵀ, lower, m × m */
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b <= a; b++) {
+            double t = dot_from(nu->vnear + (size_t)a * (size_t)n, nu->vnear + (size_t)b * (size_t)n, 0, n);
+            for (int c = 0; c < b; c++) t -= g[a * DVI_JOINT_NEAR_MAX + c] * g[b * DVI_JOINT_NEAR_MAX + c];
+            g[a * DVI_JOINT_NEAR_MAX + b] = a == b ? sqrt(fmax(t, 1e-300)) : t / g[b * DVI_JOINT_NEAR_MAX + b];
+        }
+}
+
+/* b ← b − V (VᵀV)⁻¹ Vᵀ b (permuted order): b without its part along the
+ * nearly null directions, the part no bounded impulse meets. No-op when
+ * no nearly singular row was dropped. */
+static void project_near(const dvi_world* w, double* b, int32_t n)
+{
+    const wld_jd_numeric* nu = &w->jf->num;
+    const int m = nu->nnear;
+    if (m == 0) return;
+    const double* g = nu->gnear;
+    double c[DVI_JOINT_NEAR_MAX];
+    for (int a = 0; a < m; a++) { /* c = G⁻ᵀ G⁻¹ Vᵀ b */
+        double t = dot_from(nu->vnear + (size_t)a * (size_t)n, b, 0, n);
+        for (int e = 0; e < a; e++) t -= g[a * DVI_JOINT_NEAR_MAX + e] * c[e];
+        c[a] = t / g[a * DVI_JOINT_NEAR_MAX + a];
+    }
+    for (int a = m - 1; a >= 0; a--) {
+        double t = c[a];
+        for (int e = a + 1; e < m; e++) t -= g[e * DVI_JOINT_NEAR_MAX + a] * c[e];
+        c[a] = t / g[a * DVI_JOINT_NEAR_MAX + a];
+    }
+    for (int a = 0; a < m; a++) {
+        const double* v = nu->vnear + (size_t)a * (size_t)n;
+        for (int32_t k = 0; k < n; k++) b[k] -= v[k] * c[a];
+    }
 }
 
 dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
@@ -536,7 +597,8 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
     }
     const int32_t nnzd = w->colptr[n];
     if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, rhs, (size_t)n + 1) ||
-        !JD_RESERVE(w, nu, res_w, (size_t)n + 1) || !JD_RESERVE(w, nu, cy_w, (size_t)n + 1))
+        !JD_RESERVE(w, nu, res_w, (size_t)n + 1) || !JD_RESERVE(w, nu, cy_w, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, vnear, DVI_JOINT_NEAR_MAX * (size_t)n + 1))
         return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
     /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
      * bodies sums both), the damped motors' compliance on the diagonal */
@@ -549,6 +611,7 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
     }
     for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
+    nu->nnear = 0;
     cholesky(w, n, false, 0);
     if (nu->regularised > 0) {
         /* raised pivots: kept when the rows they lift are consistent, i.e.
@@ -563,7 +626,10 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         forward(w, y);
         backward(w, y);
         nu->residual = refine(w, b, y, refine_target(w));
-        if (nu->residual > refine_target(w)) cholesky(w, n, true, nu->first_raised); /* the rows before it stand */
+        if (nu->residual > refine_target(w)) {
+            cholesky(w, n, true, nu->first_raised); /* the rows before it stand */
+            near_vectors(w, n);
+        }
     }
     return DVI_OK;
 }
@@ -644,6 +710,7 @@ double wld_joint_direct_solve(dvi_world* w, int32_t n)
     if (nu->regularised == 0) { /* else the factorisation's check solved this already, into y */
         for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
         memcpy(y, b, (size_t)n * sizeof *y);
+        project_near(w, y, n);
         forward(w, y);
         backward(w, y);
         nu->residual = refine(w, b, y, refine_target(w));
@@ -742,6 +809,7 @@ dvi_status wld_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
     }
     double* y = nu->y;
     for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
+    project_near(w, y, n);
     forward(w, y);
     /* S = N_CC − Zᵀ Z (lower triangle computed, mirrored), r_S = r_C − Zᵀ y */
     double* S = nu->s;
@@ -832,6 +900,7 @@ dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
         return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
     double* y = nu->y;
     for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
+    project_near(w, y, n);
     forward(w, y);
     memset(nu->dzero, 0, ((size_t)ncr + 1) * sizeof(int32_t));
     size_t nnz = 0;

@@ -165,11 +165,17 @@ typedef struct wld_jd_symbolic {
     int32_t* ri;                size_t ri_cap;
 } wld_jd_symbolic;
 
+/* The most nearly singular rows whose nearly null directions a direct step
+ * takes out of the joint rows' right-hand side (joint_direct.c) */
+#define DVI_JOINT_NEAR_MAX 8
 typedef struct wld_jd_numeric {
     /* the step's factor into the analysed pattern */
     int32_t dropped;            /* rows dropped as redundant in the last factorisation */
     int32_t regularised;        /* rows whose pivot was raised (L Lᵀ = N_BB + E) */
     int32_t first_raised;       /* the first of them (permuted order), the row count when none */
+    int32_t nnear;              /* nearly singular rows dropped (inconsistent), at most DVI_JOINT_NEAR_MAX */
+    int32_t near[DVI_JOINT_NEAR_MAX]; /* those rows (permuted order) */
+    double gnear[DVI_JOINT_NEAR_MAX * DVI_JOINT_NEAR_MAX]; /* the Cholesky factor of VᵀV */
     int32_t refinements;        /* conjugate-gradient steps of the last solve against N_BB */
     double residual;            /* the joint rows' relative residual after the last solve */
     double* cx;                 size_t cx_cap;        /* C's values */
@@ -181,6 +187,7 @@ typedef struct wld_jd_numeric {
     double* rhs;                size_t rhs_cap;       /* [rows] the joint rows' right-hand side, permuted */
     double* res_w;              size_t res_w_cap;     /* [rows] the refinement's residual, then its step */
     double* cy_w;               size_t cy_w_cap;      /* [rows] C y */
+    double* vnear;              size_t vnear_cap;     /* [rows × nnear] V: their nearly null directions */
     /* the contacts' Schur complement, dense … */
     double* z;                  size_t z_cap;         /* [rows × contact rows] Z = L⁻¹ P N_BC */
     int32_t* zlo;               size_t zlo_cap;       /* [contact rows] Z's column t is zero above this row */
@@ -216,7 +223,7 @@ typedef struct wld_jd_dense {
  * an array added to a part above is added to its list. */
 #define DVI_JD_SYMBOLIC_ARRAYS(X) X(key) X(perm) X(pinv) X(bptr) X(bcol) X(bent) X(mark) X(stack) X(cp) X(ci) \
     X(ci2) X(cdiag) X(pair) X(parent) X(lp) X(li) X(rp) X(ri)
-#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(rhs) X(res_w) X(cy_w) X(z) X(zlo) X(y) X(s) \
+#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(rhs) X(res_w) X(cy_w) X(vnear) X(z) X(zlo) X(y) X(s) \
     X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
 #define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
 
