@@ -493,7 +493,8 @@ typedef struct dvi_step_stats {
                                   ///< pivot at or below 1e-10 of the row's diagonal), or nearly singular
                                   ///< (below 1e-7 of N_BB's largest diagonal and 1e-2 of its own) and
                                   ///< not consistent: impulse 0, the constraint held only as far as the
-                                  ///< other rows imply it (docs/world.md)
+                                  ///< other rows imply it; a nearly singular row's nearly null direction
+                                  ///< is taken out of the joint rows' right-hand side (docs/world.md)
     int32_t joint_rows_regularised; ///< nearly singular joint rows kept: their pivots raised, the answer
                                   ///< refined against N_BB (docs/world.md)
     double joint_residual;        ///< the joint rows' relative residual ‖N_BB γ_B + N_BC γ_C + r_B‖ /

@@ -45,26 +45,32 @@
  * step.
  * The rows are kept only when they are consistent: at the factorisation,
  * N_BB γ_B = −r_B (the contacts' impulses are not known yet) must meet the
- * target after the refinement; else the step refactors with its nearly
- * singular rows dropped, as before. That is the rover's differential with
- * revolute link ends: one direction of the loop has an eigenvalue of
- * 2.2e-8 λ_max θ² when the rockers turn by θ (docs/rover.md), redundant to
- * first order and not to second, and its rows ask for an impulse that
- * grows as 1/λ from the front wheel's climb on (9.18 s). Every way of
- * enforcing that direction was measured over the 160 s crossing and
- * changes the rover: solved outright (a conjugate gradient on N_BB) the
- * rover is thrown at 9.23 s (the energy 14 times its scale, as with an
- * earlier floor of 1e-9, 111 m/s); refined 8 steps, the loop stiffens and
- * the front wheel stalls 16 mm up the obstacle; raised and not refined
- * (a compliance on the loop), the front wheel's peak load is 2.48 instead
- * of 2.01 times static and the middle event 5.5 % of the crossing late.
- * Dropped, those rows leave their own residual (0.4 at most, a median of
- * 4.3e-3 relative over the crossing, on 57 % of its steps) and the loop
- * opens: rocker_difflink_R by 1e-3 of its size at 18.7 s (the health
- * monitor's `joint` warning), the joints by 1.2 mm at most (25.9 s), where
- * Lemke's pseudo-inverse on every row keeps them within 0.1 mm (its
- * first 30 s). A model without the second-order loop
- * (rover_options.spherical_diff_links) has none of this.
+ * target after the refinement; else the step refactors from the first
+ * raised pivot with its nearly singular rows dropped. That is the rover's
+ * differential with revolute link ends: one direction of the loop has an
+ * eigenvalue of 2.2e-8 λ_max θ² when the rockers turn by θ
+ * (docs/rover.md), redundant to first order and not to second, and from
+ * the front wheel's climb on (9.18 s) r_B has a part along it that would
+ * take an impulse growing as 1/λ. Enforcing that direction changes the
+ * rover (measured over the 160 s crossing): solved outright (a conjugate
+ * gradient on N_BB) the rover is thrown at 9.23 s (the energy 14 times
+ * its scale; an earlier floor of 1e-9 threw it at 111 m/s); refined 8
+ * steps the loop stiffens and the front wheel stalls 16 mm up the
+ * obstacle; raised and not refined, the front wheel's peak load is 2.48
+ * instead of 2.01 times static and the middle event 5.5 % of the crossing
+ * late. Dropping the rows alone left that part on the dropped row, whose
+ * constraint then drifted: rocker_difflink_R opened by 1e-3 of its size at
+ * 18.7 s (the health monitor's `joint` warning) and the joints by 1.2 mm
+ * at most. So the dropped rows' nearly null directions V (near_vectors:
+ * v_k = 1 on the dropped row k, L's leading rows solving the rest) are
+ * taken out of r_B (project_near): the rows solve r_B − V (VᵀV)⁻¹ Vᵀ r_B,
+ * which they meet, and the residual left is r_B's part along V, spread over
+ * the loop's rows as Lemke's pseudo-inverse leaves it. The joints stay
+ * within 0.104 mm through the crossing (Lemke on every row: 0.105 mm), the
+ * events come within 0.02 % of the crossing of the rows-dropped run (and of
+ * Lemke's), and the joint residual is at most 0.053 (median 1.0e-3) on the
+ * 57 % of steps from the climb on: that part of r_B, not a convergence
+ * failure.
  * The floor and the share of the row's own diagonal: a light part (a 1 g
  * sensor on a fixed joint, N_BB's largest diagonal 2.5e9) puts the floor
  * above a 1 kg wheel's whole revolute, motor included (diagonals 1 to
