@@ -63,9 +63,10 @@
  * 18.7 s (the health monitor's `joint` warning) and the joints by 1.2 mm
  * at most. So the dropped rows' nearly null directions V (near_vectors:
  * v_k = 1 on the dropped row k, L's leading rows solving the rest) are
- * taken out of r_B (project_near): the rows solve r_B − V (VᵀV)⁻¹ Vᵀ r_B,
- * which they meet, and the residual left is r_B's part along V, spread over
- * the loop's rows as Lemke's pseudo-inverse leaves it. The joints stay
+ * taken out of r_B (project_near; the first DVI_JOINT_NEAR_MAX of them):
+ * the rows solve r_B − V (VᵀV)⁻¹ Vᵀ r_B, which they meet, and the residual
+ * left is r_B's part along V, spread over the loop's rows as Lemke's
+ * pseudo-inverse leaves it. The joints stay
  * within 0.104 mm through the crossing (Lemke on every row: 0.105 mm), the
  * events come within 0.02 % of the crossing of the rows-dropped run (and of
  * Lemke's), and the joint residual is at most 0.053 (median 1.0e-3) on the
