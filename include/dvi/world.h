@@ -493,10 +493,17 @@ typedef struct dvi_step_stats {
     int32_t ccp_hover_contact;    ///< index (dvi_world_get_contact) of the contact that opened by ccp_hover,
                                   ///< −1 if none
     /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
-    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped as redundant (a pivot below
-                                  ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
-                                  ///< 1e-2 of its own): impulse 0, the constraint held only as far as
-                                  ///< the other rows imply it (docs/world.md)
+    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped: redundant to rounding (a
+                                  ///< pivot at or below 1e-10 of the row's diagonal), or nearly singular
+                                  ///< (below 1e-7 of N_BB's largest diagonal and 1e-2 of its own) and
+                                  ///< not consistent: impulse 0, the constraint held only as far as the
+                                  ///< other rows imply it; a nearly singular row's nearly null direction
+                                  ///< is taken out of the joint rows' right-hand side (docs/world.md)
+    int32_t joint_rows_regularised; ///< nearly singular joint rows kept: their pivots raised, the answer
+                                  ///< refined against N_BB (docs/world.md)
+    double joint_residual;        ///< the joint rows' relative residual ‖N_BB γ_B + N_BC γ_C + r_B‖ /
+                                  ///< max(‖r_B + N_BC γ_C‖, ‖γ_B‖, the numerator) after the direct solve
+                                  ///< (with joint rows alone, also `residual`)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

@@ -427,11 +427,13 @@ static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
     dvi_status st = wld_joint_direct_factor(w, nj, x->ndyn);
     if (st != DVI_OK) return st;
     w->stats.joint_rows_dropped = w->jf->num.dropped; /* said, not hidden: a redundant row's impulse is 0 */
+    w->stats.joint_rows_regularised = w->jf->num.regularised;
     if (ncr == 0) {
         const double rel = wld_joint_direct_solve(w, nj);
         const double tol = w->def.solver_settings.tolerance;
         if (w->def.joint_solve == DVI_JOINT_SOLVE_DIRECT || rel <= fmin(1e-10, tol)) {
             x->direct = true;
+            w->stats.joint_residual = rel;
             w->stats.iterations = 0;
             w->stats.residual = rel;
             w->stats.solver_status = rel <= tol ? DVI_SOLVE_CONVERGED : DVI_SOLVE_MAX_ITERATIONS;
@@ -474,8 +476,9 @@ static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
     dvi_solver_lend(w->solver, NULL, 0);
     if (st < 0) return wld_error(w, st, "step: the contacts' CCP was refused: %s", res.message);
     note_result(w, &res);
-    if (lowrank) wld_joint_direct_recover_lowrank(w, nj, ncr);
+    if (lowrank) wld_joint_direct_recover_lowrank(w, nj, npts, ncr);
     else wld_joint_direct_recover(w, nj, ncr);
+    w->stats.joint_residual = w->jf->num.residual;
     x->direct = true;
     return DVI_OK;
 }
