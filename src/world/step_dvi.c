@@ -625,7 +625,9 @@ static dvi_status coulomb_check(dvi_world* w, const wld_step_dvi_ctx* x, const d
     if (normal_squares(w, npts, w->check_gamma) < normal_squares(w, npts, w->gamma)) {
         memcpy(w->gamma, w->check_gamma, (size_t)nrows * sizeof *w->gamma);
         w->stats.coulomb_kept = 2;
+        const int32_t first = w->stats.iterations;
         note_result(w, &res);
+        w->stats.iterations += first; /* both solves' */
     }
     return DVI_OK;
 }
