@@ -723,6 +723,23 @@ static void test_loaded_box_not_reported(void** state)
     assert_int_equal(c.not_converged, 0);
 }
 
+/* The check's solver must solve Coulomb's law: refused at the world's
+ * creation, naming the field and the solvers that would do. */
+static void test_check_setting(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    assert_string_equal(wd.coulomb_check, "desaxce");
+    wd.coulomb_check = "apgd";
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_ERR_INVALID_ARG);
+    assert_null(w);
+    assert_non_null(strstr(dvi_error_message(), "world_def.coulomb_check: \"apgd\" is not a solver of Coulomb's law"));
+    wd.coulomb_check = "";
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_world_destroy(w);
+}
+
 /* Ordinary Coulomb scenes never pay for a second solve. */
 static void test_check_quiet_scenes(void** state)
 {
@@ -747,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_squeeze),
         cmocka_unit_test(test_painleve),
         cmocka_unit_test(test_loaded_box_not_reported),
+        cmocka_unit_test(test_check_setting),
         cmocka_unit_test(test_check_quiet_scenes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
