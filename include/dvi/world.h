@@ -138,6 +138,13 @@ typedef struct dvi_world_def {
                                 ///< solver must solve this law (dvi_solver_get_law): a DVI step
                                 ///< refuses otherwise (DVI_ERR_INVALID_ARG, the world unchanged).
                                 ///< The DEM step has no CCP and ignores it
+    const char* coulomb_check;  ///< under Coulomb's law, the solver (a name of the registry, ccp.h, that
+                                ///< solves Coulomb's law with solver_settings) that solves a DVI step's
+                                ///< contacts again, from γ = 0, when the first answer shows a sign that
+                                ///< the step's problem may have several solutions (docs/formulation.md,
+                                ///< "Several solutions"); the answer kept is the one with the smaller
+                                ///< Σ γ_n². Default "desaxce"; NULL or "": no check. Steps with joint
+                                ///< rows solved directly are not checked
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 
@@ -492,6 +499,18 @@ typedef struct dvi_step_stats {
                                   ///< the step's mean tangential velocity): what their impulses cost
     int32_t ccp_hover_contact;    ///< index (dvi_world_get_contact) of the contact that opened by ccp_hover,
                                   ///< −1 if none
+    /* of a DVI step under Coulomb's law (def.coulomb_check; else false, 0 and −1) */
+    bool coulomb_checked;         ///< the step's contacts were solved a second time: its answer had a body
+                                  ///< whose pushing contacts oppose its net contact force while one of
+                                  ///< them slides, or a sliding contact whose normal velocity falls as its
+                                  ///< friction grows (W_nn − μ W_nt·ŝ ≤ 0: Painlevé's condition)
+    bool coulomb_nonunique;       ///< the two answers' contact velocities u = Nγ + r differ by more than
+                                  ///< 1e-4 of the step's velocity scale: the step has several solutions
+    double coulomb_difference;    ///< that difference, max |u₁ − u₂| over the largest |r| or |u|
+    int32_t coulomb_kept;         ///< the answer kept: 1 the world's solver's, 2 the check's (the smaller
+                                  ///< Σ γ_n²); 0 if not checked
+    int32_t coulomb_contact;      ///< index (dvi_world_get_contact) of the contact whose velocity differs
+                                  ///< most between the two answers, −1 if not checked
     /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
     int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped: redundant to rounding (a
                                   ///< pivot at or below 1e-10 of the row's diagonal), or nearly singular

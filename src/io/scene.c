@@ -199,6 +199,7 @@ static dvi_scene* scene_new(void)
     for (int k = 0; k < 3; k++) s->gravity[k] = wd.gravity[k];
     s->solver_settings = wd.solver_settings;
     s->dem = wd.dem;
+    snprintf(s->coulomb_check, sizeof s->coulomb_check, "%s", wd.coulomb_check);
     if (!s->name || !s->method || !s->solver) {
         dvi_scene_destroy(s);
         return NULL;
@@ -345,6 +346,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
     r.dt = s->dt;
     r.duration = s->duration;
     r.solver = s->solver;
+    r.coulomb_check = s->coulomb_check;
     r.solver_settings = s->solver_settings;
     r.threads = s->threads;
     r.health = s->health;

@@ -214,6 +214,7 @@ struct dvi_scene {
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
     dvi_joint_solve joint_solve;
+    char coulomb_check[32];  /* formulation.coulomb_check: a solver's name, "" for none */
     dvi_dem_settings dem;    /* formulation.dem (used when method is "dem") */
     dvi_health_settings health; /* formulation.health */
 

@@ -584,6 +584,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     wd.joint_recovery_speed = s->joint_recovery_speed;
     wd.bounce_threshold = s->bounce_threshold;
     wd.joint_solve = s->joint_solve;
+    wd.coulomb_check = s->coulomb_check;
     wd.method = strcmp(s->method, "dem") == 0 ? DVI_METHOD_DEM : DVI_METHOD_DVI;
     wd.dem = s->dem;
     dvi_status st = dvi_world_create(&wd, &m->world);

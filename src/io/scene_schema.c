@@ -875,6 +875,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "joint_recovery_speed",
                                                "bounce_threshold",
                                                "joint_solve",
+                                               "coulomb_check",
                                                "dem",
                                                "health",
                                                NULL};
@@ -1206,6 +1207,19 @@ static void parse_formulation(ctx* c, const cJSON* root)
         else if (strcmp(js, "direct") == 0) s->joint_solve = DVI_JOINT_SOLVE_DIRECT;
         else sc_errf(c, sc_path_key(p, P, "joint_solve"), "must be \"auto\", \"iterative\" or \"direct\" (got %s)",
                      sc_quote(q, sizeof q, js));
+    }
+    const char* cc = sc_str_field(c, v, P, "coulomb_check", false);
+    if (cc) {
+        const int32_t ci = strcmp(cc, "none") == 0 ? -2 : dvi_solver_index(cc);
+        if (ci == -1 || (ci >= 0 && dvi_solver_law_with(ci, ss) != DVI_LAW_COULOMB) ||
+            strlen(cc) >= sizeof s->coulomb_check) {
+            char names[160];
+            ccp_solver_names_for(DVI_LAW_COULOMB, 1u << DVI_BLOCK_FRICTION, false, names, sizeof names);
+            sc_errf(c, sc_path_key(p, P, "coulomb_check"), "must be a solver of Coulomb's law (%s) or \"none\" (got %s)",
+                    names, sc_quote(q, sizeof q, cc));
+        } else {
+            snprintf(s->coulomb_check, sizeof s->coulomb_check, "%s", ci == -2 ? "" : cc);
+        }
     }
     /* the solver against the law, once the solver's settings are read */
     if (law_known)

@@ -218,6 +218,7 @@ static dvi_status step(dvi_world* w, wld_dem* d, double h)
     w->stats.worst_joint = -1;
     w->stats.chattering_contact = -1;
     w->stats.ccp_hover_contact = -1;
+    w->stats.coulomb_contact = -1;
     double t[6];
     t[0] = wld_step_clock();
     dvi_status st = wld_dem_prepare_step(w, d);

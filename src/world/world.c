@@ -5,6 +5,7 @@
 #include "world_internal.h"
 
 #include "dem.h"
+#include "registry.h"
 
 #include "error.h"
 #include "math3.h"
@@ -37,6 +38,7 @@ dvi_world_def dvi_default_world_def(void)
     d.method = DVI_METHOD_DVI;
     d.friction_law = DVI_LAW_CCP;
     d.dem = dvi_default_dem_settings();
+    d.coulomb_check = "desaxce";
     d.internal_cookie = WORLD_COOKIE;
     return d;
 }
@@ -102,12 +104,24 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
         return base_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
     if (!dvi_friction_law_string(d.friction_law))
         return base_error_setf(bad, "world_def.friction_law: unknown value %d", (int)d.friction_law);
+    int32_t check = -1;
+    if (d.coulomb_check && d.coulomb_check[0]) {
+        check = dvi_solver_index(d.coulomb_check);
+        if (check < 0 || dvi_solver_law_with(check, &d.solver_settings) != DVI_LAW_COULOMB) {
+            char names[160];
+            ccp_solver_names_for(DVI_LAW_COULOMB, 1u << DVI_BLOCK_FRICTION, false, names, sizeof names);
+            return base_error_setf(bad, "world_def.coulomb_check: \"%s\" is not a solver of Coulomb's law (%s; or "
+                                        "\"\" for no check)", d.coulomb_check, names);
+        }
+    }
     d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
     dvi_world* w = base_mem_calloc(&d.allocator, 1, sizeof *w);
     if (!w) return base_error_set(DVI_ERR_NOMEM, "out of memory creating the world");
     w->def = d;
     w->alloc = d.allocator;
     w->def.solver = NULL; /* the name is not kept; the solver is */
+    w->def.coulomb_check = NULL; /* nor the check's: its index is */
+    w->check_index = check;
     w->tag = tag_take();
     if (w->tag == 0) {
         base_mem_free(&d.allocator, w);
@@ -146,12 +160,14 @@ void dvi_world_destroy(dvi_world* w)
     for (int32_t i = 0; i < w->shape_count; i++) free_terrain(w, &w->shapes[i]);
     BASE_MEM_FREE_ALL(&w->alloc, w->bodies, w->shapes, w->materials, w->joints, w->excluded);
     dvi_solver_destroy(w->solver);
+    dvi_solver_destroy(w->check_solver);
     col_destroy(w->collision);
     BASE_MEM_FREE_ALL(&w->alloc, w->geoms, w->dyn, w->vfree, w->inv_mass, w->blocks, w->r, w->compliance, w->gamma,
                       w->colptr, w->rowind, w->values, w->contacts, w->warm, w->warm_roll, w->slots, w->taken, w->dv,
                       w->joint_jb, w->joint_ja, w->joint_lever);
     wld_joint_direct_free(w);
     BASE_MEM_FREE_ALL(&w->alloc, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell, w->chunk_start);
+    BASE_MEM_FREE_ALL(&w->alloc, w->check_gamma, w->check_r, w->check_dv, w->check_body);
     wld_dem_destroy(w->dem);
     const dvi_allocator a = w->alloc;
     base_mem_free(&a, w);
@@ -172,6 +188,8 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
     if (st != DVI_OK) return wld_error(w, st, "%s", dvi_error_message()); /* names the setting or the name */
     dvi_solver_destroy(w->solver);
     w->solver = s;
+    dvi_solver_destroy(w->check_solver); /* made again with these settings when next needed */
+    w->check_solver = NULL;
     w->def.solver_settings = ss; /* wld_threads */
     return DVI_OK;
 }

@@ -285,6 +285,13 @@ struct dvi_world {
     float* fr_arm;              size_t fr_arm_cap;    /* [6 contacts] (dvi_ccp_frames.arm_f) */
     double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
     int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
+    /* the Coulomb check (def.coulomb_check, step_dvi.c): grown once, made when first needed */
+    dvi_solver* check_solver;   /* NULL until a step needs it, and after dvi_world_set_solver */
+    int32_t check_index;        /* the check's solver in the registry, −1: no check */
+    double* check_gamma;        size_t check_gamma_cap; /* [rows] its answer */
+    double* check_r;            size_t check_r_cap;     /* [rows] its r (contacts held open) */
+    double* check_dv;           size_t check_dv_cap;    /* [6 * dynamic] M⁻¹ D of it */
+    double* check_body;         size_t check_body_cap;  /* [4 * dynamic] net normal force, sliding flag */
 
     struct wld_joint_factor* jf; /* the direct joint solver's state (joint_direct.c); NULL until used */
 
