@@ -242,13 +242,12 @@ int main(int argc, char** argv)
     char note[512], rolling[64] = "";
     if (go.rolling > 0.0) snprintf(rolling, sizeof rolling, ", rolling arm %g m", go.rolling);
     snprintf(note, sizeof note,
-             "wheel r %g m, b %g m, load %g N, r omega %g m/s, Ishigami et al. 2007 soil; rigs at 1 ms "
-             "(studies/rover/wheel_terrains.c); grains: radius %.4g m, mu %g%s, means over %g-%g s",
-             r, base.width, W, base.rim_speed, grain_config(&base, 0.0, &go).grain_radius, go.friction, rolling,
+             "Ishigami 2007: r %g m, b %g m, %g N, r omega %g m/s; grains %.3g mm, mu %g%s, %g-%g s", r,
+             base.width, W, base.rim_speed, 1e3 * grain_config(&base, 0.0, &go).grain_radius, go.friction, rolling,
              go.window, go.duration);
-    if (write_quantity(out, "drawbar_pull", "drawbar pull over load", "DP / W", m, N_MODELS, note) ||
-        write_quantity(out, "torque", "driving torque over load times radius", "T / (W r)", m, N_MODELS, note) ||
-        write_quantity(out, "sinkage", "sinkage below z = 0", "z (mm)", m, N_MODELS, note))
+    if (write_quantity(out, "drawbar_pull", "drawbar pull / load", "DP / W", m, N_MODELS, note) ||
+        write_quantity(out, "torque", "torque / (load r)", "T / (W r)", m, N_MODELS, note) ||
+        write_quantity(out, "sinkage", "sinkage", "z (mm), below z = 0", m, N_MODELS, note))
         return 1;
     return 0;
 }
