@@ -25,6 +25,23 @@
  * over the chord, b = 2A/P of the contact rectangle; the test integrates it
  * itself. The contact length on the grid is the chord to within one
  * spacing; the tolerance is the spread of z₀ over that length ± Δ.
+ * Rolling wheel: the single-wheel rig of the rover study
+ * (studies/rover/bw_testbed.c, terrain "scm": the wheel of Ishigami et al.
+ * 2007, r 0.09 m, b 0.11 m, 50 N, rω 0.2 m/s, their soil, k_e 4e7, r 3e3,
+ * Δ 2.5 mm) at slip 0.3. The soil under a rolling wheel is loaded along
+ * Bekker's curve on the front arc (from the bottom to the entry, chord x₁)
+ * and unloads along the elastic line behind the bottom, σ = k z₀ −
+ * k_e(r − √(r² − x²)), to where that reaches zero (x_r); the damping adds
+ * r·ωx on the front arc (the rim sinks at ωx there). W = b_w ∫ σ dx over
+ * both arcs gives z₀ (the test integrates and solves it itself, b = 2A/P of
+ * the b_w × (x₁ + x_r) rectangle); the steady sinkage must be within 2 %
+ * (the grid: 1.0 % at this Δ, 0.5 % at Δ/2). The pressure acts along the
+ * rim's normal, so its horizontal part is the compaction resistance
+ * R_c = b_w ∫ σ x/√(r² − x²) dx, and passes through the axle; the shear is
+ * horizontal, at depths between r cos θ₁ and r below the axle, so its sum
+ * H lies in [T/r, T/(r cos θ₁)] and R_c = H − DP in [T/r − DP,
+ * T/(r cos θ₁) − DP] (2 % below for the grid). The rig refuses an unknown
+ * terrain and a grid coarser than a quarter of the wheel's width.
  * State: a run saved and resumed continues bit-identically, and 1 and 2
  * threads give the same state. Errors: bad parameters, a too-large grid,
  * too many nodes. */
@@ -44,6 +61,8 @@
 #include "dvi/terrain.h"
 #include "dvi/world.h"
 #include "test_util.h"
+
+#include "bw_testbed.h"
 
 #define H 0.001
 #define G 9.81
@@ -430,6 +449,75 @@ static void test_wheel_at_rest(void** state)
     assert_int_equal(st.patches, 1);
     assert_true(z > fmin(z_a, z_b) * 0.995 && z < fmax(z_a, z_b) * 1.005);
     dvi_world_destroy(w);
+}
+
+/* The rolling wheel's loaded arc (see the top): the soil's vertical force
+ * (rear = 0: the vertical force; rear = 1: the compaction resistance) for a
+ * sinkage z0, with the soil's k for b = 2A/P of the arcs' rectangle. */
+static double rolling_arc(double r, double bw, double z0, const dvi_bw_soil* so, double ke, double damp, double omega,
+                          bool horizontal)
+{
+    const double x1 = sqrt(r * r - (r - z0) * (r - z0));
+    double k = so->k_c / bw + so->k_phi, xr = 0.0;
+    for (int it = 0; it < 30; it++) { /* b depends on x_r, x_r on k */
+        const double d = k * z0 / ke;
+        xr = sqrt(r * r - (r - d) * (r - d));
+        const double len = x1 + xr, b = bw * len / (bw + len);
+        k = so->k_c / b + so->k_phi;
+    }
+    const int n = 4000;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) { /* midpoint rule on each arc */
+        const double xf = (i + 0.5) * x1 / n, xb = (i + 0.5) * xr / n;
+        const double sf = k * (z0 - r + sqrt(r * r - xf * xf)) + damp * omega * xf;
+        const double sb = fmax(0.0, k * z0 - ke * (r - sqrt(r * r - xb * xb)));
+        if (horizontal)
+            sum += sf * xf / sqrt(r * r - xf * xf) * x1 / n - sb * xb / sqrt(r * r - xb * xb) * xr / n;
+        else
+            sum += sf * x1 / n + sb * xr / n;
+    }
+    return bw * sum;
+}
+
+static void test_rig_rolling(void** state)
+{
+    (void)state;
+    bw_rig_config c = bw_rig_default("ishigami2007");
+    c.terrain = "scm";
+    c.slip = 0.3;
+    bw_rig_result res;
+    char msg[512] = "";
+    dvi_status st = bw_rig_run(&c, &res, msg, sizeof msg);
+    if (st != DVI_OK) printf("rig: %s\n", msg);
+    assert_int_equal(st, DVI_OK);
+    const dvi_bw_soil so = dvi_bw_soil_ishigami2007();
+    const double r = c.radius, omega = c.rim_speed / r;
+    double lo = 1e-4, hi = 0.5 * r;
+    for (int it = 0; it < 60; it++) {
+        const double z = 0.5 * (lo + hi);
+        if (rolling_arc(r, c.width, z, &so, c.scm_stiffness, c.scm_damping, omega, false) < c.load) lo = z;
+        else hi = z;
+    }
+    const double z0 = 0.5 * (lo + hi);
+    const double rc = rolling_arc(r, c.width, z0, &so, c.scm_stiffness, c.scm_damping, omega, true);
+    const double cos1 = (r - z0) / r;
+    printf("SCM rig s = 0.3: sinkage %.4f mm (arcs %.4f mm, %+.2f %%), DP %.3f N, T %.4f N m, normal %.3f N; "
+           "compaction resistance %.3f N in [%.3f, %.3f] N\n",
+           1e3 * res.sinkage, 1e3 * z0, 100 * (res.sinkage / z0 - 1), res.drawbar_pull, res.torque, res.normal, rc,
+           res.torque / r - res.drawbar_pull, res.torque / (r * cos1) - res.drawbar_pull);
+    assert_true(fabs(res.normal - c.load) < 0.005 * c.load);
+    assert_true(fabs(res.sinkage - z0) < 0.02 * z0);
+    assert_true(rc > 0.98 * (res.torque / r - res.drawbar_pull));
+    assert_true(rc < res.torque / (r * cos1) - res.drawbar_pull);
+    assert_true(fabs(res.slip_measured - c.slip) < 1e-3);
+    /* the rig refuses an unknown terrain and a grid coarser than a quarter of the wheel's width, naming them */
+    c.terrain = "clay";
+    assert_int_equal(bw_rig_run(&c, &res, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "terrain"));
+    c.terrain = "scm";
+    c.scm_spacing = 0.05;
+    assert_int_equal(bw_rig_run(&c, &res, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "scm_spacing"));
 }
 
 /* A wheel driven by a torque over bulldozed soil, saved mid-run and resumed. */
@@ -854,6 +942,7 @@ int main(void)
         cmocka_unit_test(test_bulldozing),
         cmocka_unit_test(test_drag_janosi),
         cmocka_unit_test(test_wheel_at_rest),
+        cmocka_unit_test(test_rig_rolling),
         cmocka_unit_test(test_resume_bit_identical),
         cmocka_unit_test(test_scene_plate),
         cmocka_unit_test(test_scene_wheel_loads),
