@@ -58,7 +58,7 @@
 
 typedef struct scm_node {
     int32_t i, j;
-    double level_init, level, sp, se, sigma, sigma_yield, kshear;
+    double level_init, level, sp, se, sigma, sigma_yield, shear[2]; /* shear: j in the soil's plane */
     uint32_t stamp; /* the step in which hit is valid */
     int32_t hit;    /* index into the step's hits */
     uint32_t moved; /* the step in which bulldozing took it into its domain */
@@ -495,7 +495,7 @@ static void release(scm_node* nd)
 {
     nd->se = 0.0;
     nd->sigma = 0.0;
-    nd->kshear = 0.0;
+    nd->shear[0] = nd->shear[1] = 0.0;
     nd->level = nd->level_init - nd->sp;
     nd->contact = 0;
 }
@@ -691,14 +691,16 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
          * pressed along the soil normal instead */
         static const double UP[3] = {0.0, 0.0, 1.0};
         const double* m = ht->m[2] >= MIN_NORMAL_Z ? ht->m : UP;
-        const double vt[3] = {v[0], v[1], 0.0}; /* sliding in the soil's plane */
-        const double vt_norm = v3_norm(vt);
-        nd->kshear += vt_norm * h;
-        const double tau = (d->cohesion + sig * s->tan_phi) * (1.0 - exp(-nd->kshear / d->janosi_shear));
+        /* the shear displacement: the body's surface slid over the node in
+         * the soil's plane, a vector, so that sliding back unloads it */
+        nd->shear[0] += v[0] * h;
+        nd->shear[1] += v[1] * h;
+        const double jn = hypot(nd->shear[0], nd->shear[1]);
+        const double tau = (d->cohesion + sig * s->tan_phi) * -expm1(-jn / d->janosi_shear);
         nd->sigma = sig;
         double fl[3], fw[3], tw[3];
         v3_scale(fl, sig / m[2], m); /* σ on the projected area: σ along the soil normal */
-        if (vt_norm > 0.0) v3_axpy(fl, -tau / vt_norm, vt);
+        if (jn > 0.0) fl[0] -= tau / jn * nd->shear[0], fl[1] -= tau / jn * nd->shear[1];
         v3_scale(fl, D2, fl);
         m3_mulv(fw, s->R, fl);
         v3_cross(tw, r, fw);
@@ -732,8 +734,8 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
 
 /* ---- state ---- */
 
-#define STATE_MAGIC 0x314d4353u /* "SCM1" */
-#define NODE_BYTES (4 + 4 + 7 * 8 + 1)
+#define STATE_MAGIC 0x324d4353u /* "SCM2" */
+#define NODE_BYTES (4 + 4 + 8 * 8 + 1)
 
 static size_t scm_state_size(const void* self)
 {
@@ -774,7 +776,8 @@ static void scm_save(const void* self, void* out)
         put_f64(&p, nd->se);
         put_f64(&p, nd->sigma);
         put_f64(&p, nd->sigma_yield);
-        put_f64(&p, nd->kshear);
+        put_f64(&p, nd->shear[0]);
+        put_f64(&p, nd->shear[1]);
         *p++ = nd->contact;
     }
 }
@@ -815,11 +818,13 @@ static dvi_status scm_load(void* self, const void* data, size_t size)
         nd->se = get_f64(&p);
         nd->sigma = get_f64(&p);
         nd->sigma_yield = get_f64(&p);
-        nd->kshear = get_f64(&p);
+        nd->shear[0] = get_f64(&p);
+        nd->shear[1] = get_f64(&p);
         nd->contact = *p++;
-        const double v[7] = {nd->level_init, nd->level, nd->sp, nd->se, nd->sigma, nd->sigma_yield, nd->kshear};
+        const double v[8] = {nd->level_init, nd->level,       nd->sp,       nd->se,
+                             nd->sigma,      nd->sigma_yield, nd->shear[0], nd->shear[1]};
         bool ok = nd->contact <= 1;
-        for (int q = 0; q < 7; q++) ok = ok && isfinite(v[q]);
+        for (int q = 0; q < 8; q++) ok = ok && isfinite(v[q]);
         if (!ok) {
             st = dvi_error_report(DVI_ERR_PARSE, "SCM soil: state node %llu at (%d, %d): a value is not finite or out of range",
                                   (unsigned long long)k, (int)i, (int)j);
@@ -1048,7 +1053,7 @@ static void node_out(const dvi_scm* s, const scm_node* nd, int32_t i, int32_t j,
     o->sinkage = nd->sp + nd->se;
     o->pressure = nd->sigma;
     o->yield_pressure = nd->sigma_yield;
-    o->shear_displacement = nd->kshear;
+    o->shear_displacement = hypot(nd->shear[0], nd->shear[1]);
 }
 
 dvi_status dvi_scm_get_node(const dvi_scm* s, int32_t i, int32_t j, dvi_scm_node* out)
