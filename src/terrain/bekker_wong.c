@@ -429,23 +429,6 @@ static size_t element_state_size(const void* self)
     return 8 + (size_t)e->def.wheel_count * BW_WHEEL_BYTES;
 }
 
-static void put_f64(unsigned char** p, double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    le_put_u64(*p, u);
-    *p += 8;
-}
-
-static double get_f64(const unsigned char** p)
-{
-    uint64_t u = le_get_u64(*p);
-    double x;
-    memcpy(&x, &u, 8);
-    *p += 8;
-    return x;
-}
-
 static void element_save(const void* self, void* out)
 {
     const bw_element* e = self;
@@ -456,10 +439,10 @@ static void element_save(const void* self, void* out)
         const bw_wheel* wh = &e->wheels[i];
         *p++ = wh->valid;
         *p++ = (unsigned char)wh->dir;
-        put_f64(&p, wh->slip);
-        put_f64(&p, wh->slip_angle);
-        put_f64(&p, wh->rate_slip);
-        put_f64(&p, wh->rate_angle);
+        le_put_f64_next(&p, wh->slip);
+        le_put_f64_next(&p, wh->slip_angle);
+        le_put_f64_next(&p, wh->rate_slip);
+        le_put_f64_next(&p, wh->rate_angle);
     }
 }
 
@@ -479,7 +462,7 @@ static dvi_status element_load(void* self, const void* data, size_t size)
         bool ok = q[0] <= 1 && dir >= -1 && dir <= 1 && (q[0] == 0 || dir != 0);
         q += 2;
         for (int k = 0; k < 4; k++) {
-            const double x = get_f64(&q);
+            const double x = le_get_f64_next(&q);
             ok = ok && isfinite(x) && (k < 2 || x >= 0.0);
         }
         if (!ok)
@@ -490,22 +473,17 @@ static dvi_status element_load(void* self, const void* data, size_t size)
         bw_wheel* wh = &e->wheels[i];
         wh->valid = *p++;
         wh->dir = (int8_t)*p++;
-        wh->slip = get_f64(&p);
-        wh->slip_angle = get_f64(&p);
-        wh->rate_slip = get_f64(&p);
-        wh->rate_angle = get_f64(&p);
+        wh->slip = le_get_f64_next(&p);
+        wh->slip_angle = le_get_f64_next(&p);
+        wh->rate_slip = le_get_f64_next(&p);
+        wh->rate_angle = le_get_f64_next(&p);
     }
     return DVI_OK;
 }
 
-static const dvi_force_element_class BW_CLASS = {
-    .name = "bekker_wong",
-    .apply = element_apply,
-    .state_size = element_state_size,
-    .save = element_save,
-    .load = element_load,
-    .destroy = element_destroy,
-};
+/* name, apply, state_size, save, load, destroy */
+static const dvi_force_element_class BW_CLASS = {"bekker_wong", element_apply, element_state_size,
+                                                 element_save, element_load, element_destroy};
 
 dvi_bw_def dvi_default_bw_def(void)
 {

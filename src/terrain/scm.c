@@ -759,23 +759,6 @@ static size_t scm_state_size(const void* self)
     return 4 + 8 + (size_t)s->node_count * NODE_BYTES;
 }
 
-static void put_f64(unsigned char** p, double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    le_put_u64(*p, u);
-    *p += 8;
-}
-
-static double get_f64(const unsigned char** p)
-{
-    uint64_t u = le_get_u64(*p);
-    double x;
-    memcpy(&x, &u, 8);
-    *p += 8;
-    return x;
-}
-
 static void scm_save(const void* self, void* out)
 {
     const dvi_scm* s = self;
@@ -786,14 +769,14 @@ static void scm_save(const void* self, void* out)
         const scm_node* nd = &s->nodes[n];
         le_put_u32(p, (uint32_t)nd->i), p += 4;
         le_put_u32(p, (uint32_t)nd->j), p += 4;
-        put_f64(&p, nd->level_init);
-        put_f64(&p, nd->level);
-        put_f64(&p, nd->sp);
-        put_f64(&p, nd->se);
-        put_f64(&p, nd->sigma);
-        put_f64(&p, nd->sigma_yield);
-        put_f64(&p, nd->shear[0]);
-        put_f64(&p, nd->shear[1]);
+        le_put_f64_next(&p, nd->level_init);
+        le_put_f64_next(&p, nd->level);
+        le_put_f64_next(&p, nd->sp);
+        le_put_f64_next(&p, nd->se);
+        le_put_f64_next(&p, nd->sigma);
+        le_put_f64_next(&p, nd->sigma_yield);
+        le_put_f64_next(&p, nd->shear[0]);
+        le_put_f64_next(&p, nd->shear[1]);
         *p++ = nd->contact;
     }
 }
@@ -828,14 +811,14 @@ static dvi_status scm_load(void* self, const void* data, size_t size)
             break;
         }
         scm_node* nd = &t.nodes[n];
-        nd->level_init = get_f64(&p);
-        nd->level = get_f64(&p);
-        nd->sp = get_f64(&p);
-        nd->se = get_f64(&p);
-        nd->sigma = get_f64(&p);
-        nd->sigma_yield = get_f64(&p);
-        nd->shear[0] = get_f64(&p);
-        nd->shear[1] = get_f64(&p);
+        nd->level_init = le_get_f64_next(&p);
+        nd->level = le_get_f64_next(&p);
+        nd->sp = le_get_f64_next(&p);
+        nd->se = le_get_f64_next(&p);
+        nd->sigma = le_get_f64_next(&p);
+        nd->sigma_yield = le_get_f64_next(&p);
+        nd->shear[0] = le_get_f64_next(&p);
+        nd->shear[1] = le_get_f64_next(&p);
         nd->contact = *p++;
         const double v[8] = {nd->level_init, nd->level,       nd->sp,       nd->se,
                              nd->sigma,      nd->sigma_yield, nd->shear[0], nd->shear[1]};
@@ -879,14 +862,8 @@ static void scm_destroy(void* self)
                   s->patch_b, s->slots, s->rim, s->patch_flow, s->patch_rim, s);
 }
 
-static const dvi_force_element_class scm_class = {
-    .name = SCM_NAME,
-    .apply = scm_apply,
-    .state_size = scm_state_size,
-    .save = scm_save,
-    .load = scm_load,
-    .destroy = scm_destroy,
-};
+/* name, apply, state_size, save, load, destroy */
+static const dvi_force_element_class scm_class = {SCM_NAME, scm_apply, scm_state_size, scm_save, scm_load, scm_destroy};
 
 /* ---- creation and queries ---- */
 

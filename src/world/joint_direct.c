@@ -873,14 +873,22 @@ static void recover_refine(dvi_world* w, int32_t n, double* v)
     for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = v[k];
 }
 
+/* The recovery's right-hand side b = −P r_B (the contacts' part is
+ * subtracted by the caller); returns γ_C. */
+static const double* recover_rhs(dvi_world* w, int32_t n)
+{
+    const int32_t* perm = w->jf->sym.perm;
+    double* b = w->jf->num.rhs;
+    for (int32_t k = 0; k < n; k++) b[k] = -w->r[perm[k]];
+    return w->gamma + n;
+}
+
 void wld_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
 {
-    wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from the Schur step */
     double* b = nu->rhs;
-    for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
-    const double* gc = w->gamma + n;
+    const double* gc = recover_rhs(w, n);
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
@@ -966,8 +974,7 @@ void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t npts, int
     wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from wld_joint_direct_lowrank */
     double* b = nu->rhs;
-    for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
-    const double* gc = w->gamma + n;
+    const double* gc = recover_rhs(w, n);
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
