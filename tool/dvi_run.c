@@ -525,6 +525,8 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
     }
     if (s->joint_rows_dropped > 0) a->joint_dropped_steps++;
     if (s->joint_rows_dropped > a->joint_dropped_max) a->joint_dropped_max = s->joint_rows_dropped;
+    if (s->joint_residual > rs->settings.solver_settings.tolerance) a->joint_residual_steps++;
+    if (s->joint_residual > a->joint_residual_max) a->joint_residual_max = s->joint_residual;
     a->seconds_collide += s->seconds_collide;
     a->seconds_assemble += s->seconds_assemble;
     a->seconds_solve += s->seconds_solve;
@@ -751,6 +753,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "nonunique_steps", a->nonunique);
     dvi_json_key_int(w, "joint_rows_dropped_steps", a->joint_dropped_steps);
     dvi_json_key_int(w, "joint_rows_dropped_max", a->joint_dropped_max);
+    dvi_json_key_int(w, "joint_residual_steps", a->joint_residual_steps);
+    dvi_json_key_number(w, "joint_residual_max", a->joint_residual_max);
     if (a->first_not_converged > 0)
         dvi_json_key_int(w, "first_not_converged_step", a->first_not_converged);
     else {
@@ -881,6 +885,13 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
                  "first at step %" PRId64 ")",
                  a->not_converged, a->steps, a->residual_max, rs->settings.solver_settings.tolerance,
                  a->first_not_converged);
+        dvi_json_string(w, text);
+    }
+    if (a->joint_residual_steps > 0) {
+        snprintf(text, sizeof text,
+                 "%" PRId64 " of %" PRId64 " steps: the direct joint solve left a joint residual above the tolerance "
+                 "(largest %.3g relative, tolerance %.3g; nearly singular rows, docs/world.md)",
+                 a->joint_residual_steps, a->steps, a->joint_residual_max, rs->settings.solver_settings.tolerance);
         dvi_json_string(w, text);
     }
     if (a->nonunique > 0) {

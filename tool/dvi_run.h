@@ -21,6 +21,8 @@ typedef struct run_stats {
     int64_t first_not_converged;   /* step number (1-based), or 0 */
     int64_t joint_dropped_steps;   /* steps whose direct joint solve dropped redundant rows */
     int64_t joint_dropped_max;     /* the most rows one step dropped */
+    int64_t joint_residual_steps;  /* steps whose direct joint solve left a residual above the tolerance */
+    double joint_residual_max;     /* the largest such relative residual (dvi_step_stats.joint_residual) */
     int64_t warm_starts_rejected;  /* steps whose solver started from 0 (dvi_step_stats) */
     int64_t coulomb_checked;       /* steps solved twice by the Coulomb check (dvi_step_stats) */
     int64_t nonunique;             /* steps the check found with several solutions */
