@@ -259,15 +259,9 @@ dvi_status bw_rig_run(const bw_rig_config* c, bw_rig_result* out, char* msg, siz
         return DVI_ERR_INVALID_ARG;
     }
     dvi_scene* scene = NULL;
-    dvi_scene_errors errs = {0};
-    dvi_status st = dvi_scene_parse(text, len, NULL, &scene, &errs);
+    dvi_status st = rover_parse_scene_text(text, len, &scene, msg, msg_size);
     free(text);
-    if (st != DVI_OK) {
-        set_msg(msg, msg_size, "scene: %s", errs.text ? errs.text : "invalid");
-        dvi_scene_errors_free(&errs);
-        return st;
-    }
-    dvi_scene_errors_free(&errs);
+    if (st != DVI_OK) return st;
     dvi_model* model = NULL;
     st = dvi_model_create(scene, &model, msg, msg_size);
     dvi_scene_destroy(scene);

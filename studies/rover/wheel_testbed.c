@@ -386,15 +386,9 @@ dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* 
     }
 
     dvi_scene* scene = NULL;
-    dvi_scene_errors errs = {0};
-    dvi_status st = dvi_scene_parse(text, text_len, NULL, &scene, &errs);
+    dvi_status st = rover_parse_scene_text(text, text_len, &scene, msg, msg_size);
     free(text);
-    if (st != DVI_OK) {
-        set_msg(msg, msg_size, "scene: %s", errs.text ? errs.text : "invalid");
-        dvi_scene_errors_free(&errs);
-        return st;
-    }
-    dvi_scene_errors_free(&errs);
+    if (st != DVI_OK) return st;
     if (c->threads > 0) {
         dvi_scene_overrides ov = {0};
         ov.threads = c->threads;
