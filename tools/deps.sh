@@ -20,6 +20,10 @@ libsuitesparse-dev:CHOLMOD (the joint rows eliminated by a sparse Cholesky)
 libcjson-dev:scene files, CCP files, summary.json
 libhdf5-dev:FCLIB problem files
 libcmocka-dev:the test suites
+python3-dev:the Python package dvicontact (python/)
+python3-numpy:the Python package dvicontact (its arrays)
+python3-scipy:the tests of the Python package (sparse matrices)
+python3-pytest:the tests of the Python package
 libfclib-dev:optional: the libfclib cross-check of test_fclib
 zlib1g-dev:optional: compressed VTK frames'
 echo "$WHY" | {
