@@ -4,6 +4,8 @@
 #include "_common.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 
 PyObject* pydvi_Error;
@@ -168,6 +170,44 @@ PyObject* pydvi_path(PyObject* obj, const char* name)
     return b;
 }
 
+/* Blocks held through pydvi_allocator (atomic: solves and steps run with
+ * the GIL released, on any thread). */
+static atomic_llong live_blocks;
+
+static void* count_alloc(void* user, size_t size)
+{
+    (void)user;
+    void* p = malloc(size ? size : 1);
+    if (p) atomic_fetch_add(&live_blocks, 1);
+    return p;
+}
+
+static void* count_realloc(void* user, void* ptr, size_t size)
+{
+    (void)user;
+    void* p = realloc(ptr, size ? size : 1);
+    if (p && !ptr) atomic_fetch_add(&live_blocks, 1);
+    return p;
+}
+
+static void count_free(void* user, void* ptr)
+{
+    (void)user;
+    if (ptr) atomic_fetch_sub(&live_blocks, 1);
+    free(ptr);
+}
+
+const dvi_allocator pydvi_allocator = {count_alloc, count_realloc, count_free, NULL};
+
+PyDoc_STRVAR(live_blocks_doc, "_live_blocks() -> int\n\n"
+                              "Memory blocks the library holds through the package's allocator (for leak tests).");
+static PyObject* py_live_blocks(PyObject* self, PyObject* noargs)
+{
+    (void)self;
+    (void)noargs;
+    return PyLong_FromLongLong(atomic_load(&live_blocks));
+}
+
 PyDoc_STRVAR(version_doc, "version() -> str\n\n"
                           "The version of the dvicontact library the package runs on (\"MAJOR.MINOR.PATCH\").");
 static PyObject* py_version(PyObject* self, PyObject* noargs)
@@ -204,6 +244,7 @@ static PyObject* py_solvers(PyObject* self, PyObject* noargs)
 static PyMethodDef common_methods[] = {
     {"version", py_version, METH_NOARGS, version_doc},
     {"solvers", py_solvers, METH_NOARGS, solvers_doc},
+    {"_live_blocks", py_live_blocks, METH_NOARGS, live_blocks_doc},
     {NULL, NULL, 0, NULL},
 };
 

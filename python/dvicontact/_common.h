@@ -66,6 +66,12 @@ PyArrayObject* pydvi_zeros(int ndim, const npy_intp* shape);
  * PyBytes_AS_STRING), or NULL with TypeError set. */
 PyObject* pydvi_path(PyObject* obj, const char* name);
 
+/* The allocator every object the extension creates is given (where the C
+ * API takes one: dvi_solver_settings.allocator, dvi_world_def.allocator):
+ * libc's, counting the blocks it holds, so that a test can see that a
+ * create/destroy cycle gives back every block (_core._live_blocks()). */
+extern const dvi_allocator pydvi_allocator;
+
 /* Part initialisers: each adds its types and functions to module m and
  * returns 0, or -1 with an exception set (the table in _module.c). */
 int pydvi_common_init(PyObject* m);
