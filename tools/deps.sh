@@ -20,12 +20,18 @@ libsuitesparse-dev:CHOLMOD (the joint rows eliminated by a sparse Cholesky)
 libcjson-dev:scene files, CCP files, summary.json
 libhdf5-dev:FCLIB problem files
 libcmocka-dev:the test suites
+libfclib-dev:optional: the libfclib cross-check of test_fclib
+zlib1g-dev:optional: compressed VTK frames'
+if [ "${1:-}" = --tests ]; then
+    WHY="$WHY
 python3-dev:the Python package dvicontact (python/)
 python3-numpy:the Python package dvicontact (its arrays)
 python3-scipy:the tests of the Python package (sparse matrices)
-python3-pytest:the tests of the Python package
-libfclib-dev:optional: the libfclib cross-check of test_fclib
-zlib1g-dev:optional: compressed VTK frames'
+python3-pytest:the tests of the Python package"
+elif [ -n "${1:-}" ]; then
+    echo "tools/deps.sh: unknown option '$1' (--tests)" >&2
+    exit 2
+fi
 echo "$WHY" | {
     while IFS=: read -r p why; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p:$why"

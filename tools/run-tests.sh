@@ -33,7 +33,7 @@ case "$mode" in
     exit 2
     ;;
 esac
-sh tools/deps.sh
+sh tools/deps.sh --tests
 jobs=$(nproc 2>/dev/null || echo 2)
 passed=0
 failed=0
