@@ -76,6 +76,11 @@ class Scene:
             self.overrides = {k.replace("-", "_") if isinstance(k, str) else k: v for k, v in overrides.items()}
             self._scene.apply_overrides(self.overrides)
 
+    def __repr__(self):
+        s = self.settings
+        return f"Scene({s['name'] or self.path or 'dict'!r}, dt={s['dt']!r}, duration={s['duration']!r}, " \
+               f"solver={s['solver']!r}, bodies={self.body_count})"
+
     @property
     def settings(self):
         """The run settings after overrides (dict): name, method, dt (s), duration (s), solver, threads,
@@ -118,6 +123,9 @@ class Model:
         self._names = None
         self._rows = [[] for _ in self._info]
         self._recorded_start = False
+
+    def __repr__(self):
+        return f"Model({self._settings['name'] or 'scene'!r}, step {self.step_count}, t = {self.time!r} s)"
 
     @classmethod
     def resume(cls, scene, path):
