@@ -9,6 +9,7 @@ OSError) for files.
 """
 
 from ._core import Error, FileError, InputError, NumericError, solvers, version
+from .model import Model, Scene
 
 __version__ = version()
 
@@ -16,7 +17,9 @@ __all__ = [
     "Error",
     "FileError",
     "InputError",
+    "Model",
     "NumericError",
+    "Scene",
     "solvers",
     "version",
 ]
