@@ -9,6 +9,7 @@ OSError) for files.
 """
 
 from ._core import Error, FileError, InputError, NumericError, solvers, version
+from .ccp import Problem, Result, Solver, evaluate, read_ccp, read_fclib, solve
 
 __version__ = version()
 
@@ -17,6 +18,7 @@ __all__ = [
     "FileError",
     "InputError",
     "NumericError",
+    "Problem", "Result", "Solver", "evaluate", "read_ccp", "read_fclib", "solve",
     "solvers",
     "version",
 ]
