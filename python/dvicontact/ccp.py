@@ -81,7 +81,10 @@ class Problem(_core._Problem):
                  inertia=None, inv_mass_rigid=None, W=None, compliance=None):
         if isinstance(kinds, str):  # every block of this kind: as many as r has rows for
             per = _KINDS[kinds][1] if kinds in _KINDS else 1
-            kinds_list = [kinds] * (np.shape(r)[0] // per if np.ndim(r) == 1 else 1)
+            if np.ndim(r) != 1 or np.shape(r)[0] % per:
+                raise InputError(f"r: must have shape (n,) with n a multiple of {per} for kinds={kinds!r} "
+                                 f"(got {np.shape(r)})")
+            kinds_list = [kinds] * (np.shape(r)[0] // per)
         else:
             kinds_list = list(kinds)
         codes = np.empty(len(kinds_list), dtype=np.int32)
