@@ -468,7 +468,10 @@ static PyObject* py_parse_ccp(PyObject* mod, PyObject* args)
     if (!PyArg_ParseTuple(args, "Os#", &cls, &text, &n)) return NULL;
     dvi_ccp_file* f = NULL;
     char msg[1024] = "";
-    dvi_status st = dvi_ccp_problem_parse_json(text, (size_t)n, &f, msg, sizeof msg);
+    dvi_status st;
+    Py_BEGIN_ALLOW_THREADS /* args holds the text */
+    st = dvi_ccp_problem_parse_json(text, (size_t)n, &f, msg, sizeof msg);
+    Py_END_ALLOW_THREADS
     if (st < 0) return pydvi_raise(st, msg);
     return problem_from_file(cls, f, NULL);
 }
@@ -644,6 +647,7 @@ static void known_text(const char* group, char* buf, size_t n)
             last_group = s->group;
         }
     }
+    if (!group && k < n) snprintf(buf + k, n - k, ", law");
 }
 
 static int set_one(dvi_solver_settings* st, const setting_row* s, PyObject* v)
@@ -779,10 +783,70 @@ static void solver_dealloc(SolverObject* self)
     Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
+/* law="ccp" or "coulomb": the solver's own law, or the setting that makes it
+ * solve the other one (dvi_solver_law_setting: "lemke.coulomb"). */
+static int set_law(dvi_solver_settings* s, const char* name, PyObject* law)
+{
+    const char* want = PyUnicode_Check(law) ? PyUnicode_AsUTF8(law) : NULL;
+    if (!want) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "settings.law: must be \"ccp\" or \"coulomb\" (got %.100s)", Py_TYPE(law)->tp_name);
+        return -1;
+    }
+    dvi_friction_law w;
+    if (strcmp(want, dvi_friction_law_string(DVI_LAW_CCP)) == 0)
+        w = DVI_LAW_CCP;
+    else if (strcmp(want, dvi_friction_law_string(DVI_LAW_COULOMB)) == 0)
+        w = DVI_LAW_COULOMB;
+    else {
+        pydvi_raisef(DVI_ERR_INVALID_ARG, "settings.law: must be \"ccp\" or \"coulomb\" (got \"%.40s\")", want);
+        return -1;
+    }
+    const int32_t i = dvi_solver_index(name);
+    const char* setting = dvi_solver_law_setting(i);
+    if (setting) { /* "group.field", a bool of the table: true for the other law */
+        const char* dot = strchr(setting, '.');
+        for (int k = 0; dot && k < SETTINGS_ROWS; k++) {
+            const setting_row* r = &settings_table[k];
+            if (r->group && r->type == S_BOOL && strlen(r->group) == (size_t)(dot - setting) &&
+                strncmp(r->group, setting, (size_t)(dot - setting)) == 0 && strcmp(r->name, dot + 1) == 0)
+                *(bool*)((char*)s + r->offset) = w != dvi_solver_law(i);
+        }
+    }
+    if (dvi_solver_law_with(i, s) != w) {
+        char names[256] = "";
+        size_t n = 0;
+        for (int32_t j = 0; j < dvi_solver_count() && n < sizeof names; j++)
+            if (dvi_solver_supports(j, w, DVI_BLOCK_FRICTION))
+                n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "", dvi_solver_name(j));
+        pydvi_raisef(DVI_ERR_INVALID_ARG, "settings.law: solver \"%s\" does not solve \"%s\" (solvers that do: %s)",
+                     name, want, names);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject* solver_new(PyTypeObject* type, PyObject* args, PyObject* kw)
 {
     const char* name = "apgd";
     if (!PyArg_ParseTuple(args, "|s:Solver", &name)) return NULL;
+    PyObject* law = NULL; /* borrowed from kw */
+    if (kw && PyDict_Size(kw) > 0) {
+        PyObject* given = PyDict_GetItemString(kw, "name");
+        if (given) {
+            if (PyTuple_GET_SIZE(args) > 0) {
+                PyErr_SetString(PyExc_TypeError, "Solver: name given twice");
+                return NULL;
+            }
+            name = PyUnicode_Check(given) ? PyUnicode_AsUTF8(given) : NULL;
+            if (!name) {
+                PyErr_Clear();
+                PyErr_Format(PyExc_TypeError, "name: must be a str (got %.100s)", Py_TYPE(given)->tp_name);
+                return NULL;
+            }
+        }
+        law = PyDict_GetItemString(kw, "law");
+    }
     if (dvi_solver_index(name) < 0) {
         char names[256] = "";
         size_t n = 0;
@@ -794,9 +858,13 @@ static PyObject* solver_new(PyTypeObject* type, PyObject* args, PyObject* kw)
     if (kw) {
         PyObject *k, *v;
         Py_ssize_t pos = 0;
-        while (PyDict_Next(kw, &pos, &k, &v))
+        while (PyDict_Next(kw, &pos, &k, &v)) {
+            const char* key = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+            if (key && (strcmp(key, "name") == 0 || strcmp(key, "law") == 0)) continue;
             if (set_key(&s, NULL, k, v) < 0) return NULL;
+        }
     }
+    if (law && set_law(&s, name, law) < 0) return NULL;
     s.allocator = pydvi_allocator;
     s.warm_start = false;
     dvi_solver* sv = NULL;
@@ -963,7 +1031,8 @@ PyDoc_STRVAR(solver_doc,
              "One of the library's solvers (dvicontact.solvers() lists them) with its settings\n"
              "and workspace, reused from solve to solve. Settings are keywords: the shared ones\n"
              "(tolerance, max_iterations, warm_start_scale, threads) directly, a solver's own as\n"
-             "a dict under its name, e.g. Solver(\"pgs\", tolerance=1e-10, pgs={\"omega\": 1.2}).\n"
+             "a dict under its name, e.g. Solver(\"pgs\", tolerance=1e-10, pgs={\"omega\": 1.2});\n"
+             "law=\"ccp\" or \"coulomb\" picks the law where a setting does (lemke).\n"
              "Raises InputError for an unknown name or setting, or a value out of range (the\n"
              "library's text, \"settings.pgs.omega: must be in (0, 2) (got 2)\"), TypeError for\n"
              "a value of the wrong type. Not thread-safe: one Solver per thread.");
@@ -1050,7 +1119,7 @@ static int velocity_into(ResultObject* s, double* dv)
     const double* g = PyArray_DATA((PyArrayObject*)s->gamma);
     const SolverObject* sv = (const SolverObject*)s->solver;
     dvi_status st;
-    if (sv && sv->serial == s->serial && !(p->has_info && p->info.symmetrized))
+    if (sv && !sv->busy && sv->serial == s->serial && !(p->has_info && p->info.symmetrized))
         st = dvi_solver_velocity(sv->solver, g, dv);
     else
         st = dvi_ccp_velocity(&p->p, g, dv);
@@ -1123,7 +1192,7 @@ static PyObject* res_solver(ResultObject* s, void* c)
 #define RES_D(name, field, doc) {name, (getter)res_double, NULL, doc, (void*)offsetof(dvi_solve_result, field)}
 static PyGetSetDef result_getset[] = {
     {"gamma", (getter)res_gamma, NULL, "The impulses, (rows,) (N s for the rows of contacts and joints).", NULL},
-    {"u", (getter)res_u, NULL, "The constraint velocities u = N gamma + r, (rows,) (m/s).", NULL},
+    {"u", (getter)res_u, NULL, "The constraint velocities u = N gamma + r, (rows,) (m/s); for an FCLIB file whose W is not symmetric, with its symmetric part.", NULL},
     {"velocity", (getter)res_velocity, NULL, "The bodies' velocity change M^-1 D gamma, (body_count, 6) (linear m/s, angular rad/s); None in the W form.", NULL},
     {"status", (getter)res_status, NULL, "How the solve ended: \"converged\", \"max_iterations\", \"diverged\", \"ray\", \"pivot_limit\", \"infeasible\".", NULL},
     {"converged", (getter)res_converged, NULL, "status == \"converged\".", NULL},

@@ -117,9 +117,13 @@ def test_ball_sticks_or_slides(solver, vx):
 
 
 def test_lemke_coulomb_setting_solves_coulomb():
-    res = dvicontact.Solver("lemke", lemke={"coulomb": True}).solve(ball(0.1))
-    assert res.status == "converged"
-    np.testing.assert_allclose(res.gamma, ball_answer(0.1, "coulomb"), rtol=0, atol=1e-14)
+    for s in (dvicontact.Solver("lemke", lemke={"coulomb": True}), dvicontact.Solver(name="lemke", law="coulomb")):
+        assert s.law == "coulomb" and s.settings["lemke"]["coulomb"]
+        res = s.solve(ball(0.1))
+        assert res.status == "converged"
+        np.testing.assert_allclose(res.gamma, ball_answer(0.1, "coulomb"), rtol=0, atol=1e-14)
+    with pytest.raises(dvicontact.InputError, match="solvers that do: lemke, nsgs, newton, desaxce"):
+        dvicontact.Solver("apgd", law="coulomb")
 
 
 # ---- FCLIB: the same bits as `dvi solve` -----------------------------------------
