@@ -24,12 +24,16 @@ static const char* const kind_names[] = {NULL, "bilateral", "frictionless", "fri
 
 /* ---- Problem ---------------------------------------------------------------- */
 
-enum { P_R, P_COMPLIANCE, P_D_COLPTR, P_D_ROWIND, P_D_VALUES, P_INV_MASS, P_INV_RIGID, P_W_COLPTR, P_W_ROWIND, P_W_VALUES, P_ARRAYS };
+enum {
+    P_R, P_COMPLIANCE, P_D_COLPTR, P_D_ROWIND, P_D_VALUES, P_INV_MASS, P_INV_RIGID, P_W_COLPTR, P_W_ROWIND, P_W_VALUES,
+    P_F_BLOCK, P_F_BODY, P_F_FRAME, P_F_ARM, P_F_ELL, P_ARRAYS
+};
 
 typedef struct {
     PyObject_HEAD
     dvi_ccp_problem p;
     dvi_csc D, W;
+    dvi_ccp_frames frames;
     dvi_ccp_block* blocks;      /* PyMem, for problems built from arrays */
     PyObject* arrays[P_ARRAYS]; /* the owned copies the problem points into */
     dvi_ccp_file* file;         /* a problem read from a file owns its arrays */
@@ -131,18 +135,47 @@ static int problem_validate(ProblemObject* self)
     return 0;
 }
 
+/* Contact frames given as (block, body, frame, arm, ell or None). */
+static int take_frames(ProblemObject* self, PyObject* t)
+{
+    PyObject *block, *body, *frame, *arm, *ell;
+    if (!PyTuple_Check(t) || !PyArg_ParseTuple(t, "OOOOO", &block, &body, &frame, &arm, &ell)) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "frames: must be (block, body, frame, arm, ell)");
+        return -1;
+    }
+    const npy_intp any[1] = {-1};
+    if (!(self->arrays[P_F_BLOCK] = own_i32(block, "frames.block", 1, any))) return -1;
+    const npy_intp n = PyArray_DIM((PyArrayObject*)self->arrays[P_F_BLOCK], 0);
+    const npy_intp s_body[2] = {n, 2}, s_frame[3] = {n, 3, 3}, s_arm[3] = {n, 2, 3}, s_ell[1] = {n};
+    if (n > INT32_MAX) return pydvi_raisef(DVI_ERR_INVALID_ARG, "frames.block: too many contacts"), -1;
+    if (!(self->arrays[P_F_BODY] = own_i32(body, "frames.body", 2, s_body))) return -1;
+    if (!(self->arrays[P_F_FRAME] = own_f64(frame, "frames.frame", 3, s_frame))) return -1;
+    if (!(self->arrays[P_F_ARM] = own_f64(arm, "frames.arm", 3, s_arm))) return -1;
+    if (ell != Py_None && !(self->arrays[P_F_ELL] = own_f64(ell, "frames.ell", 1, s_ell))) return -1;
+    self->frames.count = (int32_t)n;
+    self->frames.block = PyArray_DATA((PyArrayObject*)self->arrays[P_F_BLOCK]);
+    self->frames.body = PyArray_DATA((PyArrayObject*)self->arrays[P_F_BODY]);
+    self->frames.frame = PyArray_DATA((PyArrayObject*)self->arrays[P_F_FRAME]);
+    self->frames.arm = PyArray_DATA((PyArrayObject*)self->arrays[P_F_ARM]);
+    self->frames.ell = self->arrays[P_F_ELL] ? PyArray_DATA((PyArrayObject*)self->arrays[P_F_ELL]) : NULL;
+    self->p.frames = &self->frames;
+    return 0;
+}
+
 PyDoc_STRVAR(problem_set_doc,
-             "_set(kinds, mu, mu_spin, mu_roll, r, compliance, body_count, D, inv_mass, inv_mass_rigid, W)\n\n"
+             "_set(kinds, mu, mu_spin, mu_roll, r, compliance, body_count, D, inv_mass, inv_mass_rigid, W, frames)\n\n"
              "Fills an empty problem with copies of the arrays (called once, by Problem.__init__).\n"
              "kinds: int32 block kinds; mu, mu_spin, mu_roll: one per block; r: (rows,);\n"
              "compliance: (rows,) or None; D, W: (rows, cols, indptr, indices, data) or None;\n"
-             "inv_mass: (body_count, 6, 6) or None; inv_mass_rigid: (body_count, 10) or None.");
+             "inv_mass: (body_count, 6, 6) or None; inv_mass_rigid: (body_count, 10) or None;\n"
+             "frames: (block, body, frame, arm, ell) or None (with D).");
 static PyObject* problem_set(ProblemObject* self, PyObject* args)
 {
-    PyObject *kinds, *mu, *mu_spin, *mu_roll, *r, *compliance, *D, *inv_mass, *inv_rigid, *W;
+    PyObject *kinds, *mu, *mu_spin, *mu_roll, *r, *compliance, *D, *inv_mass, *inv_rigid, *W, *frames;
     long body_count;
-    if (!PyArg_ParseTuple(args, "OOOOOOlOOOO", &kinds, &mu, &mu_spin, &mu_roll, &r, &compliance, &body_count, &D,
-                          &inv_mass, &inv_rigid, &W))
+    if (!PyArg_ParseTuple(args, "OOOOOOlOOOOO", &kinds, &mu, &mu_spin, &mu_roll, &r, &compliance, &body_count, &D,
+                          &inv_mass, &inv_rigid, &W, &frames))
         return NULL;
     if (self->ready || self->file || self->blocks) {
         PyErr_SetString(PyExc_RuntimeError, "Problem: already set (a problem is immutable)");
@@ -201,6 +234,7 @@ static PyObject* problem_set(ProblemObject* self, PyObject* args)
             if (!(self->arrays[P_INV_RIGID] = own_f64(inv_rigid, "inv_mass_rigid", 2, s))) goto done;
             self->p.inv_mass_rigid = PyArray_DATA((PyArrayObject*)self->arrays[P_INV_RIGID]);
         }
+        if (frames != Py_None && take_frames(self, frames) < 0) goto done;
     }
     if (W != Py_None) {
         if (take_csc(self, W, "W", P_W_COLPTR, &self->W) < 0) goto done;
@@ -346,6 +380,17 @@ static PyObject* get_inv_mass_rigid(ProblemObject* self, void* c)
     const npy_intp n[2] = {self->p.body_count, 10};
     return view((PyObject*)self, self->p.D ? self->p.inv_mass_rigid : NULL, 2, n, NPY_FLOAT64);
 }
+static PyObject* get_frames(ProblemObject* self, void* c)
+{
+    (void)c;
+    const dvi_ccp_frames* f = self->p.frames;
+    if (!f || !f->frame) Py_RETURN_NONE;
+    const npy_intp n = f->count, s1[1] = {n}, s2[2] = {n, 2}, s3[3] = {n, 3, 3}, s4[3] = {n, 2, 3};
+    PyObject* o = (PyObject*)self;
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N}", "block", view(o, f->block, 1, s1, NPY_INT32), "body",
+                         view(o, f->body, 2, s2, NPY_INT32), "frame", view(o, f->frame, 3, s3, NPY_FLOAT64), "arm",
+                         view(o, f->arm, 3, s4, NPY_FLOAT64), "ell", view(o, f->ell, 1, s1, NPY_FLOAT64));
+}
 static PyObject* get_gamma0(ProblemObject* self, void* c)
 {
     (void)c;
@@ -383,6 +428,7 @@ static PyGetSetDef problem_getset[] = {
     {"_W_csc", (getter)get_W_csc, NULL, "W as (rows, cols, indptr, indices, data), read-only views, or None.", NULL},
     {"inv_mass", (getter)get_inv_mass, NULL, "M^-1 as (body_count, 6, 6) blocks, read-only, or None.", NULL},
     {"inv_mass_rigid", (getter)get_inv_mass_rigid, NULL, "M^-1 in the rigid form (body_count, 10): 1/m, then the inverse inertia row-major; or None.", NULL},
+    {"frames", (getter)get_frames, NULL, "The contacts given by frames, as a dict (block, body, frame, arm, ell; read-only), or None.", NULL},
     {"gamma0", (getter)get_gamma0, NULL, "The initial guess a file holds, (rows,) read-only, or None.", NULL},
     {"solution", (getter)get_solution, NULL, "The reference solution a file holds, (rows,) read-only, or None.", NULL},
     {"fclib", (getter)get_fclib, NULL, "For a problem read from an FCLIB file: a dict (kind, contacts, equalities, dofs, title, triangular, asymmetry, symmetrized); else None.", NULL},
@@ -1147,13 +1193,44 @@ static PyObject* res_velocity(ResultObject* s, void* c)
     return Py_NewRef(s->velocity);
 }
 
+/* u += J dv for the rows of the contacts given by frames (ccp.h,
+ * dvi_ccp_frames): rows q < 3 [d_q, ρ × d_q], rows 3..5 ℓ [0, d_(q-3)],
+ * plus for body b, minus for body a. */
+static void frame_rows(const dvi_ccp_problem* p, const double* dv, double* u)
+{
+    const dvi_ccp_frames* f = p->frames;
+    int32_t b = 0, row = 0;
+    for (int32_t c = 0; c < f->count; c++) {
+        for (; b < f->block[c]; b++) row += dvi_block_rows(p->blocks[b].kind);
+        const int32_t k = dvi_block_rows(p->blocks[b].kind);
+        const double ell = f->ell ? f->ell[c] : 1.0;
+        for (int side = 0; side < 2; side++) {
+            const int32_t body = f->body[2 * c + side];
+            if (body < 0) continue;
+            const double sign = side ? 1.0 : -1.0, *rho = f->arm + 6 * c + 3 * side, *v = dv + 6 * body;
+            for (int32_t q = 0; q < k; q++) {
+                const double* d = f->frame + 9 * c + 3 * (q % 3);
+                double x;
+                if (q < 3) {
+                    const double rd[3] = {rho[1] * d[2] - rho[2] * d[1], rho[2] * d[0] - rho[0] * d[2],
+                                          rho[0] * d[1] - rho[1] * d[0]};
+                    x = d[0] * v[0] + d[1] * v[1] + d[2] * v[2] + rd[0] * v[3] + rd[1] * v[4] + rd[2] * v[5];
+                } else {
+                    x = ell * (d[0] * v[3] + d[1] * v[4] + d[2] * v[5]);
+                }
+                u[row + q] += sign * x;
+            }
+        }
+    }
+}
+
 static PyObject* res_u(ResultObject* s, void* c)
 {
     (void)c;
     if (s->u) return Py_NewRef(s->u);
     const dvi_ccp_problem* p = &((ProblemObject*)s->problem)->p;
-    if ((p->frames && p->frames->count > 0) || p->G) {
-        PyErr_SetString(PyExc_NotImplementedError, "Result.u: not for problems with frames or G");
+    if (p->G || (p->frames && !p->frames->frame)) { /* neither comes from Python or a file */
+        PyErr_SetString(PyExc_NotImplementedError, "Result.u: not for problems with G or single-precision frames");
         return NULL;
     }
     const npy_intp n[1] = {p->rows};
@@ -1173,6 +1250,7 @@ static PyObject* res_u(ResultObject* s, void* c)
             for (int32_t q = p->D->colptr[j]; q < p->D->colptr[j + 1]; q++) x += p->D->values[q] * dv[p->D->rowind[q]];
             u[j] = x;
         }
+        if (p->frames) frame_rows(p, dv, u);
         Py_DECREF(v);
     } else {
         for (int32_t j = 0; j < p->W->cols; j++)

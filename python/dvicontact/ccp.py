@@ -54,7 +54,7 @@ def _per_block(name, value, count):
 
 class Problem(_core._Problem):
     """Problem(kinds, r, *, mu=0.0, mu_spin=0.0, mu_roll=0.0, D=None, inv_mass=None,
-            mass=None, inertia=None, inv_mass_rigid=None, W=None, compliance=None)
+            mass=None, inertia=None, inv_mass_rigid=None, frames=None, W=None, compliance=None)
 
     A cone complementarity problem built from arrays; the object keeps its own
     copies. kinds: one name per block, "bilateral" (1 row, free), "frictionless"
@@ -68,7 +68,13 @@ class Problem(_core._Problem):
       D (6 bodies x rows; scipy.sparse in any format, or a dense array) with
       M^-1 as inv_mass (bodies, 6, 6), or as rigid bodies: mass (bodies,) (kg)
       and world-frame inertia (bodies, 3, 3) (kg m^2), or inv_mass_rigid
-      (bodies, 10): 1/m, then the inverse inertia row-major;
+      (bodies, 10): 1/m, then the inverse inertia row-major; contact blocks may
+      instead be given by their frames, their columns of D left empty (D may
+      then be omitted): frames = {"block": (n,) block of each contact,
+      increasing; "body": (n, 2) bodies a, b (-1: none, e.g. the ground);
+      "frame": (n, 3, 3) rows normal, t1, t2 (world); "arm": (n, 2, 3) contact
+      point minus the centres of a and b; "ell": (n,) scale of the angular rows
+      of friction_rolling blocks, optional}, the rows of ccp.h's dvi_ccp_frames;
       or W (rows x rows, symmetric), the Delassus matrix.
     compliance: (rows,) >= 0 added to the diagonal of N, or None.
 
@@ -78,7 +84,7 @@ class Problem(_core._Problem):
     immutable; read one from a file with read_fclib or read_ccp."""
 
     def __init__(self, kinds, r, *, mu=0.0, mu_spin=0.0, mu_roll=0.0, D=None, inv_mass=None, mass=None,
-                 inertia=None, inv_mass_rigid=None, W=None, compliance=None):
+                 inertia=None, inv_mass_rigid=None, frames=None, W=None, compliance=None):
         if isinstance(kinds, str):  # every block of this kind: as many as r has rows for
             per = _KINDS[kinds][1] if kinds in _KINDS else 1
             if np.ndim(r) != 1 or np.shape(r)[0] % per:
@@ -93,13 +99,28 @@ class Problem(_core._Problem):
                 raise InputError(f"kinds[{i}]: unknown block kind {k!r} (kinds: {', '.join(_KINDS)})")
             codes[i] = _KINDS[k][0]
         n = len(codes)
+        Ft = None
+        if frames is not None:
+            if W is not None:
+                raise InputError("frames: only in the factor form (not with W)")
+            unknown = set(frames) - {"block", "body", "frame", "arm", "ell"}
+            if unknown:
+                raise InputError(f"frames.{sorted(unknown)[0]}: unknown key (keys: block, body, frame, arm, ell)")
+            missing = [k for k in ("block", "body", "frame", "arm") if k not in frames]
+            if missing:
+                raise InputError(f"frames.{missing[0]}: missing")
+            Ft = (frames["block"], frames["body"], frames["frame"], frames["arm"], frames.get("ell"))
+            if D is None:  # every column empty: 6 rows per body of the masses given
+                nb = next((len(np.atleast_1d(x)) for x in (inv_mass, inv_mass_rigid, mass) if x is not None), 0)
+                rows = sum(_KINDS[k][1] for k in kinds_list)
+                D = (6 * nb, rows, np.zeros(rows + 1, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(0))
         if (D is None) == (W is None):
             raise InputError("Problem: give exactly one of D (with inv_mass, or mass and inertia, or "
                              "inv_mass_rigid) and W")
         body_count = 0
         Dt = Wt = None
         if D is not None:
-            Dt = _csc("D", D)
+            Dt = D if isinstance(D, tuple) else _csc("D", D)
             if Dt[0] % 6:
                 raise InputError(f"D: must have 6 rows per body (got {Dt[0]} rows)")
             body_count = Dt[0] // 6
@@ -115,7 +136,7 @@ class Problem(_core._Problem):
                 raise InputError("Problem: inv_mass, inv_mass_rigid, mass and inertia belong to the factor form (D)")
             Wt = _csc("W", W)
         self._set(codes, _per_block("mu", mu, n), _per_block("mu_spin", mu_spin, n),
-                  _per_block("mu_roll", mu_roll, n), r, compliance, body_count, Dt, inv_mass, inv_mass_rigid, Wt)
+                  _per_block("mu_roll", mu_roll, n), r, compliance, body_count, Dt, inv_mass, inv_mass_rigid, Wt, Ft)
 
     @property
     def form(self):
@@ -124,7 +145,8 @@ class Problem(_core._Problem):
 
     @property
     def D(self):
-        """D as a scipy.sparse.csc_matrix (6 bodies x rows), or None in the W form."""
+        """D as a scipy.sparse.csc_matrix (6 bodies x rows), as given (the columns of
+        contacts given by frames empty), or None in the W form."""
         t = self._D_csc
         if t is None:
             return None
@@ -140,6 +162,8 @@ class Problem(_core._Problem):
         if t is not None:
             return sp.csc_matrix((t[4], t[3], t[2]), shape=(t[0], t[1]))
         D = self.D
+        if self.frames is not None:
+            D = D + self._frame_columns()
         if self.inv_mass is not None:
             Minv = sp.block_diag(list(self.inv_mass), format="csc")
         else:
@@ -151,6 +175,27 @@ class Problem(_core._Problem):
                 blocks.append(m)
             Minv = sp.block_diag(blocks, format="csc") if blocks else sp.csc_matrix((0, 0))
         return sp.csc_matrix(D.T @ Minv @ D)
+
+    def _frame_columns(self):
+        """The columns of D that the contacts given by frames stand for (ccp.h)."""
+        import scipy.sparse as sp
+        f = self.frames
+        start = np.concatenate([[0], np.cumsum([_KINDS[k][1] for k in self.kinds])])
+        ell = f["ell"] if f["ell"] is not None else np.ones(len(f["block"]))
+        rows, cols, vals = [], [], []
+        for c, blk in enumerate(f["block"]):
+            for side, sign in ((0, -1.0), (1, 1.0)):
+                body = f["body"][c, side]
+                if body < 0:
+                    continue
+                for q in range(_KINDS[self.kinds[blk]][1]):
+                    d = f["frame"][c, q % 3]
+                    col = (np.concatenate([d, np.cross(f["arm"][c, side], d)]) if q < 3
+                           else ell[c] * np.concatenate([np.zeros(3), d]))
+                    rows += list(6 * body + np.arange(6))
+                    cols += [start[blk] + q] * 6
+                    vals += list(sign * col)
+        return sp.csc_matrix((vals, (rows, cols)), shape=(6 * self.body_count, self.rows))
 
     def write_fclib(self, path, solution=None):
         """write_fclib(path, solution=None)

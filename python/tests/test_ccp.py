@@ -194,6 +194,46 @@ def test_inv_mass_blocks_and_rigid_form_agree():
     assert np.array_equal(dvicontact.solve(q).gamma, dvicontact.solve(p).gamma)
 
 
+def test_contacts_given_by_frames_are_their_columns():
+    p, _ = crate(150.0)
+    dirs = np.array([[0, 0, 1.0], [1.0, 0, 0], [0, 1.0, 0]])
+    corners = [[0.5 if k & 1 else -0.5, 0.3 if k & 2 else -0.3, 0.0] for k in range(4)]
+    arms = [[[0, 0, 0], np.subtract(x, [0, 0, 0.2])] for x in corners]  # body a is the ground: no arm
+    f = dvicontact.Problem("friction", p.r, mu=0.5, inv_mass_rigid=p.inv_mass_rigid,
+                           frames={"block": np.arange(4), "body": [[-1, 0]] * 4, "frame": [dirs] * 4, "arm": arms})
+    assert f.D.nnz == 0 and f.frames["frame"].shape == (4, 3, 3)
+    np.testing.assert_allclose(f.W.toarray(), p.W.toarray(), rtol=0, atol=1e-15)
+    for solver in ("apgd", "pgs", "nsgs"):
+        a, b = dvicontact.solve(p, solver), dvicontact.solve(f, solver)
+        assert b.converged
+        # the same problem: the products sum in another order, no more
+        np.testing.assert_allclose(b.gamma, a.gamma, rtol=0, atol=1e-12 * np.abs(a.gamma).max())
+        np.testing.assert_allclose(b.u, a.u, rtol=0, atol=1e-12 * np.abs(p.r).max())
+        np.testing.assert_allclose(b.velocity, a.velocity, rtol=0, atol=1e-12 * np.abs(a.velocity).max())
+    # two bodies: a ball on a ball on the ground, the upper one sliding at 0.1 m/s
+    R, m = 0.1, 2.0
+    arms2 = [[[0, 0, 0], [0, 0, -R]], [[0, 0, R], [0, 0, -R]]]
+    frames = {"block": [0, 1], "body": [[-1, 0], [0, 1]], "frame": [dirs] * 2, "arm": arms2}
+    cols = np.zeros((12, 6))
+    for c, (a, b) in enumerate(frames["body"]):
+        for q, d in enumerate(dirs):
+            for body, sign in ((a, -1.0), (b, 1.0)):
+                if body >= 0:
+                    cols[6 * body:6 * body + 6, 3 * c + q] = column(d, arms2[c][body != a], sign)
+    v_free = np.array([0, 0, -9.81e-3, 0, 0, 0, 0.1, 0, -9.81e-3, 0, 0, 0])
+    inertia = [0.4 * m * R * R * np.eye(3)] * 2
+    d = dvicontact.Problem("friction", cols.T @ v_free, mu=0.3, D=cols, mass=[m, m], inertia=inertia)
+    f = dvicontact.Problem("friction", cols.T @ v_free, mu=0.3, mass=[m, m], inertia=inertia, frames=frames)
+    np.testing.assert_allclose(f.W.toarray(), d.W.toarray(), rtol=0, atol=1e-15)
+    a, b = dvicontact.solve(d, "pgs"), dvicontact.solve(f, "pgs")
+    assert a.converged and b.converged and a.gamma[4] < 0  # the upper contact slides: friction on ball 1 backwards
+    np.testing.assert_allclose(b.u, a.u, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.velocity, a.velocity, rtol=0, atol=1e-12)
+    with pytest.raises(dvicontact.InputError, match=re.escape("frames.body[1]: must be -1 or in [0, 1) (got 1)")):
+        dvicontact.Problem("friction", p.r, mu=0.5, inv_mass_rigid=p.inv_mass_rigid,
+                           frames={"block": np.arange(4), "body": [[-1, 1]] * 4, "frame": [dirs] * 4, "arm": arms})
+
+
 # ---- files -------------------------------------------------------------------------
 
 
