@@ -5,6 +5,7 @@ import gc
 import json
 import os
 import re
+import signal
 import subprocess
 import threading
 import tracemalloc
@@ -354,6 +355,25 @@ def test_solvers_in_threads_give_the_serial_bits():
         t.join()
     for n in serial:
         assert np.array_equal(out[n], serial[n])
+
+
+def test_ctrl_c_stops_a_loop_of_solves_and_the_solver_stays_usable():
+    p, _ = crate(150.0)
+    s = dvicontact.Solver()
+    before = s.solve(p).gamma
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            dvicontact._core._time_solve(s, p, 2**62)  # years of solves: only the interrupt ends it
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    assert np.array_equal(s.solve(p).gamma, before)
 
 
 # ---- leaks ----------------------------------------------------------------------------
