@@ -133,7 +133,7 @@ static const char check_help[] =
 
 static const char solve_help[] =
     "Usage: dvi solve PROBLEM [--solver NAME | --all-solvers] [--tolerance X]\n"
-    "                 [--max-iterations K] [--threads N] [--warm-start] [--delassus]\n"
+    "                 [--max-iterations K] [--threads N] [--warm-start] [--delassus] [--json]\n"
     "\n"
     "Reads a CCP problem file — JSON (docs/ccp-file.md) or FCLIB HDF5, local or\n"
     "global (docs/fclib.md) — and solves it. Prints one line per solver:\n"
@@ -151,6 +151,9 @@ static const char solve_help[] =
     "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"
     "  --delassus              FCLIB global problems: form W = H M^-1 H^T with CHOLMOD even\n"
     "                          when M is block-diagonal\n"
+    "  --json                  instead of the description and the table, one JSON object a\n"
+    "                          line per solver: solver, status, iterations, residual,\n"
+    "                          residual_coulomb (17 significant digits), seconds\n"
     "\n"
     "Exit status: 0 every solver ran (converged or not: see the status column); 1 a\n"
     "solver failed with an error; 2 bad usage or invalid problem file.\n";

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START, OPT_DELASSUS };
+enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START, OPT_DELASSUS, OPT_JSON };
 
 static const cli_option solve_options[] = {
     {"solver", true, OPT_SOLVER},
@@ -22,6 +22,7 @@ static const cli_option solve_options[] = {
     {"threads", true, OPT_THREADS},
     {"warm-start", false, OPT_WARM_START},
     {"delassus", false, OPT_DELASSUS},
+    {"json", false, OPT_JSON},
     {NULL, false, 0},
 };
 
@@ -96,7 +97,7 @@ int dvi_cmd_solve(int argc, char** argv)
     cli_init(&p, argc, argv, "solve");
     const char* path = NULL;
     const char* solver = NULL;
-    bool all = false, warm = false, delassus = false;
+    bool all = false, warm = false, delassus = false, json = false;
     double tolerance = 0;
     int64_t max_iterations = 0, threads = 0;
     const char* arg;
@@ -142,6 +143,9 @@ int dvi_cmd_solve(int argc, char** argv)
         case OPT_DELASSUS:
             delassus = true;
             break;
+        case OPT_JSON:
+            json = true;
+            break;
         default:
             break;
         }
@@ -168,8 +172,10 @@ int dvi_cmd_solve(int argc, char** argv)
         return cli_usage_error("solve", "--warm-start: %s has no initial guess (%s)", path,
                                fclib ? "/guesses/1/r" : "gamma0");
     }
-    describe_problem(path, prob, file->solution != NULL, file->gamma0 != NULL);
-    if (fclib) describe_fclib(prob, &info, file->solution);
+    if (!json) {
+        describe_problem(path, prob, file->solution != NULL, file->gamma0 != NULL);
+        if (fclib) describe_fclib(prob, &info, file->solution);
+    }
 
     dvi_solver_settings s = dvi_default_solver_settings();
     if (tolerance > 0) s.tolerance = tolerance;
@@ -190,9 +196,9 @@ int dvi_cmd_solve(int argc, char** argv)
         for (int32_t i = 0; i < prob->rows; i++) ref_norm += file->solution[i] * file->solution[i];
     ref_norm = sqrt(ref_norm);
 
-    printf("tolerance %.3g, at most %d iterations%s\n", s.tolerance, (int)s.max_iterations,
-           warm ? ", warm start from gamma0" : "");
-    printf("%-8s %-15s %10s %13s %13s %12s %13s\n", "solver", "status", "iterations", "CCP residual", "Coulomb res.",
+    if (!json) printf("tolerance %.3g, at most %d iterations%s\n", s.tolerance, (int)s.max_iterations,
+                      warm ? ", warm start from gamma0" : "");
+    if (!json) printf("%-8s %-15s %10s %13s %13s %12s %13s\n", "solver", "status", "iterations", "CCP residual", "Coulomb res.",
            "time", file->solution ? "|g-ref|/|ref|" : "");
     int rc = DVI_EXIT_OK;
     int first = all ? 0 : (int)dvi_solver_index(solver ? solver : "apgd");
@@ -204,7 +210,7 @@ int dvi_cmd_solve(int argc, char** argv)
         memset(&res, 0, sizeof res);
         st = fclib ? dvi_fclib_solve(name, &s, prob, &info, gamma, &res) : dvi_ccp_solve(prob, name, &s, gamma, &res);
         if (st < 0) {
-            printf("%-8s %-15s %s\n", name, "error", res.message[0] ? res.message : dvi_status_string(st));
+            if (!json) printf("%-8s %-15s %s\n", name, "error", res.message[0] ? res.message : dvi_status_string(st));
             fprintf(stderr, "dvi solve: %s: %s: %s\n", path, name, res.message[0] ? res.message : dvi_status_string(st));
             rc = DVI_EXIT_FAILED;
             continue;
@@ -218,6 +224,13 @@ int dvi_cmd_solve(int argc, char** argv)
             }
             d = sqrt(d);
             snprintf(diff, sizeof diff, "%13.3e", ref_norm > 0 ? d / ref_norm : d);
+        }
+        if (json) { /* 17 significant digits: the same bits read back */
+            printf("{\"solver\": \"%s\", \"status\": \"%s\", \"iterations\": %d, \"residual\": %.17g, "
+                   "\"residual_coulomb\": %.17g, \"seconds\": %.6g}\n",
+                   name, dvi_solve_status_string(res.status), (int)res.iterations, res.metrics.residual,
+                   res.metrics.residual_coulomb, res.seconds);
+            continue;
         }
         char time[32];
         snprintf(time, sizeof time, "%.3f ms", 1e3 * res.seconds);

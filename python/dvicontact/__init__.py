@@ -10,16 +10,27 @@ OSError) for files.
 
 from ._core import Error, FileError, InputError, NumericError, solvers, version
 from .model import Model, Scene
+from .ccp import Problem, Result, Solver, evaluate, read_ccp, read_fclib, solve
 
 __version__ = version()
 
 __all__ = [
+    # exceptions
     "Error",
-    "FileError",
     "InputError",
-    "Model",
     "NumericError",
-    "Scene",
+    "FileError",
+    # the solver layer
+    "Problem",
+    "Solver",
+    "Result",
+    "solve",
+    "evaluate",
+    "read_ccp",
+    "read_fclib",
     "solvers",
+    # scenes and models
+    "Scene",
+    "Model",
     "version",
 ]

@@ -75,6 +75,7 @@ extern const dvi_allocator pydvi_allocator;
 /* Part initialisers: each adds its types and functions to module m and
  * returns 0, or -1 with an exception set (the table in _module.c). */
 int pydvi_common_init(PyObject* m);
+int pydvi_ccp_init(PyObject* m); /* _ccp.c: problems and solvers */
 int pydvi_model_init(PyObject* m); /* _model.c: scenes and models */
 
 #endif /* PYDVI_COMMON_H */

@@ -8,6 +8,7 @@
 
 static int (*const parts[])(PyObject*) = {
     pydvi_common_init,
+    pydvi_ccp_init,
     pydvi_model_init,
 };
 
