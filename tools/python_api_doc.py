@@ -24,10 +24,18 @@ def doc_of(obj):
 def signature_line(name, obj, doc):
     """The signature: the docstring's first line when it names the object
     (the C extension's convention), else inspect's."""
-    first = doc.split("\n", 1)[0] if doc else ""
     short = name.rsplit(".", 1)[-1]
-    if first.startswith(short + "("):
-        return first, doc.split("\n", 1)[1].strip() if "\n" in doc else ""
+    if doc.startswith(short + "("):
+        # the signature may run over several lines: up to its closing parenthesis's line
+        depth, end = 0, len(doc)
+        for i, ch in enumerate(doc):
+            depth += (ch == "(") - (ch == ")")
+            if depth == 0 and ch == ")":
+                nl = doc.find("\n", i)
+                end = nl if nl >= 0 else len(doc)
+                break
+        sig = " ".join(doc[:end].split())
+        return sig, doc[end:].strip()
     try:
         return short + str(inspect.signature(obj)), doc
     except (TypeError, ValueError):
