@@ -20,6 +20,8 @@
 #     `dvi solve --all-solvers` runs (so that a new solver cannot leave them
 #     stale);
 #   - no installed file carries a path of the source or build tree;
+#   - the Python package (when built): imported from the staging directory
+#     with LD_LIBRARY_PATH unset, solving a problem with a closed-form answer;
 # and finally compiles examples/embed_solver.c with
 #   cc embed_solver.c $(pkg-config --cflags --libs dvicontact-ccp)
 # (the solver layer alone, whose library needs only libc, libm, OpenMP and
@@ -328,5 +330,30 @@ mkdir "$tmp/out_rpath"
 env -u LD_LIBRARY_PATH "$tmp/writers_rpath" "$tmp/out_rpath" >"$tmp/run.log" 2>&1 ||
     { cat "$tmp/run.log" >&2; fail "a program linked with -Wl,-rpath,LIBDIR failed with LD_LIBRARY_PATH unset"; }
 echo "test_install: linked with -Wl,-rpath,LIBDIR, it runs with LD_LIBRARY_PATH unset"
+# the Python package, when the build has it: installed beside the library
+# (its extension's RUNPATH, relative to its own place, finds the staged
+# library), imported from the staging directory alone and solving a problem
+ext=$(find "$stage" -path '*/dvicontact/_core*.so' -type f | head -n 1)
+if [ -n "$ext" ] && [ -z "$san" ]; then
+    pydir=$(dirname "$(dirname "$ext")")
+    [ -f "$pydir/dvicontact/__init__.py" ] || fail "the Python package's __init__.py is not beside $ext"
+    readelf -d "$ext" | grep -q 'R.*PATH.*\$ORIGIN' || fail "the installed $ext has no RUNPATH relative to \$ORIGIN"
+    python=/usr/bin/python3
+    [ -x "$python" ] || python=python3
+    if ! env -u LD_LIBRARY_PATH PYTHONPATH="$pydir" "$python" -c '
+import dvicontact, numpy as np
+assert dvicontact.__file__.startswith(__import__("sys").argv[1]), dvicontact.__file__
+# a contact pressed at 1 m/s and sliding at 2 m/s, mu 0.5, W = I: the CCP
+# slides on the cone edge, gamma_t = -mu gamma_n, with u_n = mu |u_t|:
+# gamma_n - 1 = 0.5 (2 - 0.5 gamma_n), so gamma = (1.6, -0.8, 0)
+p = dvicontact.Problem("friction", np.array([-1.0, 2.0, 0.0]), mu=0.5, W=np.eye(3))
+res = dvicontact.solve(p, solver="apgd")
+assert res.converged and abs(res.gamma[0] - 1.6) < 1e-8 and abs(res.gamma[1] + 0.8) < 1e-8, res.gamma
+' "$pydir" >"$tmp/py.log" 2>&1; then
+        cat "$tmp/py.log" >&2
+        fail "the installed Python package does not import or solve from $pydir"
+    fi
+    echo "test_install: the Python package imports from $pydir and solves a problem (LD_LIBRARY_PATH unset)"
+fi
 echo "test_install: OK"
 exit 0
