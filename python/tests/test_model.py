@@ -307,3 +307,22 @@ def test_the_tour_in_docs_runs(tmp_path, monkeypatch):
     env = {"__name__": "__tour__"}
     for code in blocks:
         exec(compile(code, "docs/python.md", "exec"), env)
+
+
+def test_blow_up_raises_numeric_error_with_dvi_run_s_text(tmp_path):
+    # two DEM spheres meeting head on at 10 times their scene's step: the
+    # energy grows 917 energy scales in two steps. `dvi run` stops with exit
+    # status 1 and the health monitor's text; the model raises NumericError
+    # with the same text, at the same step, and its time stays there.
+    scene = SCENES / "head_on_dem.json"
+    cp = subprocess.run([DVI, "run", str(scene), "--dt", "0.01", "--out", str(tmp_path / "run")],
+                        capture_output=True, text=True)
+    assert cp.returncode == 1
+    line = next(ln for ln in cp.stderr.splitlines() if "blow-up" in ln)
+    m = dvicontact.Model(dvicontact.Scene(scene, overrides={"dt": 0.01}))
+    with pytest.raises(dvicontact.NumericError) as e:
+        m.run()
+    assert e.value.status == "numeric"
+    assert str(e.value) in line and str(e.value).startswith("step 2 (t = 0.02 s): blow-up: the energy is")
+    assert m.step_count == 2 and abs(m.time - 0.02) < 1e-15
+    assert "blowup" in m.health["raised"]
