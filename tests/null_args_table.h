@@ -106,6 +106,7 @@ ENTRY(dvi_scene_generator_count, 1, OTHER, "R", dvi_scene_generator_count(A(0, f
 ENTRY(dvi_scene_get_generator, 2, ST, "RR", dvi_scene_get_generator(A(0, fx.scene), 0, A(1, (dvi_generator_info*)fx.any)))
 ENTRY(dvi_scene_body_count, 1, OTHER, "R", dvi_scene_body_count(A(0, fx.scene)))
 ENTRY(dvi_model_create, 3, ST, "RRO", dvi_model_create(A(0, fx.scene), A(1, (dvi_model**)&fx.vp), A(2, fx.msg), sizeof fx.msg))
+ENTRY(dvi_model_create_with, 4, ST, "RORO", dvi_model_create_with(A(0, fx.scene), A(1, (const dvi_allocator*)NULL), A(2, (dvi_model**)&fx.vp), A(3, fx.msg), sizeof fx.msg))
 ENTRY(dvi_model_destroy, 1, VOID, "R", dvi_model_destroy(A(0, fx.model)))
 ENTRY(dvi_model_world, 1, OTHER, "R", dvi_model_world(A(0, fx.model)))
 ENTRY(dvi_model_world_const, 1, OTHER, "R", dvi_model_world_const(A(0, fx.model)))

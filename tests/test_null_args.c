@@ -154,7 +154,7 @@ static void release_outputs(const char* name)
     else if (!strcmp(name, "dvi_json_writer_open_file") || !strcmp(name, "dvi_json_writer_open_buffer"))
         dvi_json_writer_free(fx.vp);
     else if (!strcmp(name, "dvi_csv_open") || !strcmp(name, "dvi_csv_open_resume")) dvi_csv_close(fx.vp);
-    else if (!strcmp(name, "dvi_model_create")) dvi_model_destroy(fx.vp);
+    else if (!strcmp(name, "dvi_model_create") || !strcmp(name, "dvi_model_create_with")) dvi_model_destroy(fx.vp);
     else if (!strcmp(name, "dvi_scene_load") || !strcmp(name, "dvi_scene_parse")) dvi_scene_destroy(fx.vp);
     else if (strstr(name, "_json") || strstr(name, "fclib_read")) dvi_ccp_file_free(fx.vp);
     else if (strstr(name, "save_state")) free(fx.vp);

@@ -156,6 +156,12 @@ DVI_API int64_t dvi_scene_body_count(const dvi_scene* scene);
 /// receives a message on failure. The model copies what it needs: the scene
 /// may be destroyed while the model lives.
 DVI_API dvi_status dvi_model_create(const dvi_scene* scene, dvi_model** out, char* msg, size_t msg_size);
+/// The same, the model's world taking its memory from `allocator`
+/// (dvi_world_def.allocator; NULL: libc's): the bodies, contacts, solver
+/// and joint arrays, everything that grows with the scene. The model's own
+/// small tables (names, probe buffers) stay on libc.
+DVI_API dvi_status dvi_model_create_with(const dvi_scene* scene, const dvi_allocator* allocator, dvi_model** out,
+                                         char* msg, size_t msg_size);
 DVI_API void dvi_model_destroy(dvi_model* model);
 /// The model's world (owned by the model).
 DVI_API dvi_world* dvi_model_world(dvi_model* model);

@@ -8,8 +8,9 @@
  *                  GIL released per step, Ctrl-C checked between steps,
  *                  the due probes' rows recorded into growing arrays
  *
- * The library takes no allocator for scenes and models (dvi_model_create
- * has none): their memory is libc's. The rover study's probe kinds
+ * A model's world takes its memory from pydvi_allocator
+ * (dvi_model_create_with), so leak tests count its blocks; the scene's and
+ * the model's own small tables are libc's. The rover study's probe kinds
  * ("attitude", "wheel_slip") are registered at import, as `dvi` does, so
  * that the rover scenes of examples/scenes load here too. */
 #include "_common.h"
@@ -296,7 +297,7 @@ static PyObject* Model_new(PyTypeObject* type, PyObject* args, PyObject* kw)
     char msg[1024] = "";
     dvi_status st;
     Py_BEGIN_ALLOW_THREADS
-    st = dvi_model_create(((SceneObject*)sc)->scene, &m, msg, sizeof msg);
+    st = dvi_model_create_with(((SceneObject*)sc)->scene, &pydvi_allocator, &m, msg, sizeof msg);
     if (st < 0 && !msg[0]) snprintf(msg, sizeof msg, "cannot build the model: %s", dvi_error_message());
     Py_END_ALLOW_THREADS
     if (st < 0) return pydvi_raise(st, msg);

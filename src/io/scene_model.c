@@ -571,9 +571,10 @@ static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* ms
     return DVI_OK;
 }
 
-static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_size)
+static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* alloc, char* msg, size_t msg_size)
 {
     dvi_world_def wd = dvi_default_world_def();
+    if (alloc) wd.allocator = *alloc;
     v3_copy(wd.gravity, s->gravity);
     wd.solver = s->solver;
     wd.solver_settings = s->solver_settings;
@@ -703,6 +704,12 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
 
 dvi_status dvi_model_create(const dvi_scene* s, dvi_model** out, char* msg, size_t msg_size)
 {
+    return dvi_model_create_with(s, NULL, out, msg, msg_size);
+}
+
+dvi_status dvi_model_create_with(const dvi_scene* s, const dvi_allocator* alloc, dvi_model** out, char* msg,
+                                 size_t msg_size)
+{
     if (msg && msg_size > 0) msg[0] = '\0';
     if (!out) return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "dvi_model_create: out is NULL");
     *out = NULL;
@@ -711,7 +718,7 @@ dvi_status dvi_model_create(const dvi_scene* s, dvi_model** out, char* msg, size
         return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "formulation.method: unknown method \"%s\"", s->method);
     dvi_model* m = calloc(1, sizeof *m);
     if (!m) return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-    dvi_status st = build(m, s, msg, msg_size);
+    dvi_status st = build(m, s, alloc, msg, msg_size);
     if (st != DVI_OK) {
         dvi_model_destroy(m);
         return st;
