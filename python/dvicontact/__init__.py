@@ -9,10 +9,12 @@ OSError) for files.
 """
 
 from ._core import Error, FileError, InputError, NumericError, solvers, version
+from .world import Body, Joint, World, study
 
 __version__ = version()
 
 __all__ = [
+    "Body", "Joint", "World", "study",
     "Error",
     "FileError",
     "InputError",

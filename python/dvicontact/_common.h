@@ -75,5 +75,6 @@ extern const dvi_allocator pydvi_allocator;
 /* Part initialisers: each adds its types and functions to module m and
  * returns 0, or -1 with an exception set (the table in _module.c). */
 int pydvi_common_init(PyObject* m);
+int pydvi_world_init(PyObject* m); /* _world.c: World, Body, Joint */
 
 #endif /* PYDVI_COMMON_H */

@@ -8,6 +8,7 @@
 
 static int (*const parts[])(PyObject*) = {
     pydvi_common_init,
+    pydvi_world_init,
 };
 
 static struct PyModuleDef module_def = {
