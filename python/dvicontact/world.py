@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 
 from . import _paths
-from ._core import Body, Error, InputError, Joint, World
+from ._core import Body, Error, FileError, InputError, Joint, World
 
 __all__ = ["Body", "Joint", "World", "study"]
 
@@ -121,12 +121,15 @@ def study(scene, dts_dvi=None, dts_dem=None, out=None, **options):
     jobs, threads, resume (bool), quiet (bool). None leaves an option to the
     scene's study object.
 
-    Errors: InputError with dvi's message (its stderr) for a bad scene or
-    option (exit 2), nothing run; Error when the table could not be written
+    Errors: FileError for a scene file that does not exist; InputError with
+    dvi's message (its stderr) for a bad scene or option (exit 2), nothing
+    run; Error when the table could not be written
     (exit 1). Ctrl-C: the study stops its runs (they write checkpoints;
     resume=True continues), and KeyboardInterrupt is raised once it has ended.
     """
     scene = os.fspath(scene)
+    if not os.path.isfile(scene):
+        raise FileError("%s: cannot open (no such file)" % scene)
     options = dict(options, dts_dvi=dts_dvi, dts_dem=dts_dem)
     args = _study_args(options)
     out = os.fspath(out) if out is not None else _default_out(scene)
