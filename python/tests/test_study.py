@@ -113,3 +113,18 @@ def test_the_dvi_of_this_build(monkeypatch):
     exe = os.environ["DVI_EXE"]
     monkeypatch.delenv("DVI_EXE")
     assert os.path.realpath(_paths.dvi_exe()) == os.path.realpath(exe)
+
+
+def test_the_guide_s_example_runs(tmp_path, monkeypatch):
+    import re
+
+    with open(os.path.join(os.environ["DVI_SOURCE_DIR"], "docs", "python.md"), encoding="utf-8") as f:
+        section = f.read().split("\n## Studies\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 1
+    # run where examples/ is the source tree's, the outputs in a temporary directory
+    os.symlink(os.path.join(os.environ["DVI_SOURCE_DIR"], "examples"), tmp_path / "examples")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(blocks[0], "docs/python.md", "exec"), {})
+    header, rows = csv_rows(tmp_path / "out" / "incline_study" / "study.csv")
+    assert len(rows) == 4 and all(r[header.index("acceptable")] == "1" for r in rows)

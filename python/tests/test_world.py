@@ -343,3 +343,19 @@ def test_no_leak_over_10000_worlds():
     tracemalloc.stop()
     assert _core._live_blocks() == blocks
     assert growth < 100_000
+
+
+def doc_blocks(heading):
+    """The ```python blocks of docs/python.md under that heading."""
+    with open(os.path.join(os.environ["DVI_SOURCE_DIR"], "docs", "python.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = text.split("\n" + heading + "\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_the_guide_s_example_runs(capsys):
+    blocks = doc_blocks("## Building a world")
+    assert len(blocks) == 1
+    exec(compile(blocks[0], "docs/python.md", "exec"), {})
+    a, theory = re.match(r"a = ([0-9.]+) m/s\^2, theory ([0-9.]+)", capsys.readouterr().out).groups()
+    assert theory == "2.3563" and float(a) == pytest.approx(2.3563, rel=0.01)
