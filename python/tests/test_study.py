@@ -8,7 +8,11 @@ slope's y at the end (8 runs of 50 to 500 steps: a second in all)."""
 import csv
 import math
 import os
+import re
+import signal
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -116,8 +120,6 @@ def test_the_dvi_of_this_build(monkeypatch):
 
 
 def test_the_guide_s_example_runs(tmp_path, monkeypatch):
-    import re
-
     with open(os.path.join(os.environ["DVI_SOURCE_DIR"], "docs", "python.md"), encoding="utf-8") as f:
         section = f.read().split("\n## Studies\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
@@ -128,3 +130,27 @@ def test_the_guide_s_example_runs(tmp_path, monkeypatch):
     exec(compile(blocks[0], "docs/python.md", "exec"), {})
     header, rows = csv_rows(tmp_path / "out" / "incline_study" / "study.csv")
     assert len(rows) == 4 and all(r[header.index("acceptable")] == "1" for r in rows)
+
+
+def test_ctrl_c_reaches_the_study_and_is_raised_once_it_has_ended(tmp_path, monkeypatch):
+    # a Ctrl-C sent to this process alone (not to its process group) is passed on to the
+    # study, which is waited for: here a stand-in for `dvi` that ends on SIGINT with 130
+    fake = tmp_path / "dvi"
+    fake.write_text("#!/bin/sh\n# dvi study SCENE ...\ntrap 'echo stopped > \"$2.stopped\"; exit 130' INT\n"
+                    "echo > \"$2.ready\"\nwhile :; do sleep 0.05; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DVI_EXE", str(fake))
+    mark = tmp_path / "mark"  # the scene, as the stand-in sees it
+    mark.write_text("{}")
+
+    def interrupt_once_ready():
+        while not os.path.exists(str(mark) + ".ready"):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    t = threading.Thread(target=interrupt_once_ready, daemon=True)
+    t.start()
+    with pytest.raises(KeyboardInterrupt):
+        dvicontact.study(str(mark), out=tmp_path / "o")
+    t.join(timeout=60)
+    assert (tmp_path / "mark.stopped").read_text().strip() == "stopped"
