@@ -851,7 +851,7 @@ PyDoc_STRVAR(step_doc,
              "step(n=1, dt=None) -> int\n\n"
              "Advances the world by n steps of dt seconds (default: the World's dt) and returns how\n"
              "many of them ended with the solver short of its tolerance (the steps were taken; see\n"
-             "stats()). The GIL is released during each step; Ctrl-C raises KeyboardInterrupt after\n"
+             "stats). The GIL is released during each step; Ctrl-C raises KeyboardInterrupt after\n"
              "the current step, the world left consistent at the steps taken. A step that fails\n"
              "raises with the library's message (NumericError for a blow-up, InputError for a\n"
              "solver that does not solve the friction law), the world as before that step.");
@@ -937,53 +937,48 @@ static PyObject* all_bodies(World* self, body_getter get, npy_intp m)
     return (PyObject*)a;
 }
 
-PyDoc_STRVAR(positions_doc, "positions() -> ndarray (bodies, 3)\n\n"
-                            "Every body's centre of mass (m, world frame), in creation order.");
-static PyObject* World_positions(World* self, PyObject* noargs)
+PyDoc_STRVAR(positions_doc, "Every body's centre of mass, ndarray (bodies, 3) (m, world frame; creation order).");
+static PyObject* World_positions(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     return all_bodies(self, dvi_body_get_position, 3);
 }
-PyDoc_STRVAR(orientations_doc, "orientations() -> ndarray (bodies, 4)\n\n"
-                               "Every body's orientation, unit quaternions (w, x, y, z), in creation order.");
-static PyObject* World_orientations(World* self, PyObject* noargs)
+PyDoc_STRVAR(orientations_doc, "Every body's orientation, ndarray (bodies, 4): unit quaternions (w, x, y, z).");
+static PyObject* World_orientations(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     return all_bodies(self, dvi_body_get_orientation, 4);
 }
-PyDoc_STRVAR(velocities_doc, "velocities() -> ndarray (bodies, 3)\n\n"
-                             "Every body's linear velocity (m/s, world frame), in creation order.");
-static PyObject* World_velocities(World* self, PyObject* noargs)
+PyDoc_STRVAR(velocities_doc, "Every body's linear velocity, ndarray (bodies, 3) (m/s, world frame).");
+static PyObject* World_velocities(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     return all_bodies(self, dvi_body_get_velocity, 3);
 }
-PyDoc_STRVAR(angular_velocities_doc, "angular_velocities() -> ndarray (bodies, 3)\n\n"
-                                     "Every body's angular velocity (rad/s, world frame), in creation order.");
-static PyObject* World_angular_velocities(World* self, PyObject* noargs)
+PyDoc_STRVAR(angular_velocities_doc, "Every body's angular velocity, ndarray (bodies, 3) (rad/s, world frame).");
+static PyObject* World_angular_velocities(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     return all_bodies(self, dvi_body_get_angular_velocity, 3);
 }
 PyDoc_STRVAR(contact_forces_doc,
-             "contact_forces() -> ndarray (bodies, 3)\n\n"
-             "The sum of the contact forces (N, world frame) on every body during the last step.");
-static PyObject* World_contact_forces(World* self, PyObject* noargs)
+             "The sum of the contact forces on every body during the last step, ndarray (bodies, 3) (N,\n"
+             "world frame).");
+static PyObject* World_contact_forces(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     return all_bodies(self, get_contact_force, 3);
 }
 
 PyDoc_STRVAR(stats_doc,
-             "stats() -> dict\n\n"
              "The last step's statistics (dvi_world_get_stats; docs/world.md): bodies, contacts,\n"
              "joint_rows, rows, iterations, residual, solver_status ('converged', 'max_iterations', ...),\n"
              "max_penetration (m), max_joint_violation, kinetic_energy (J), the stages' wall times\n"
              "seconds_* (s), and the DEM, CCP-hover, Coulomb-check and direct-joint-solve fields of\n"
              "dvi_step_stats under the same names.");
-static PyObject* World_stats(World* self, PyObject* noargs)
+static PyObject* World_stats(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     if (usable(self) < 0) return NULL;
     const dvi_step_stats s = dvi_world_get_stats(self->w);
     return Py_BuildValue(
@@ -1007,13 +1002,13 @@ static PyObject* World_stats(World* self, PyObject* noargs)
 }
 
 PyDoc_STRVAR(contacts_doc,
-             "contacts() -> dict of ndarray\n\n"
-             "The last step's contacts (dvi_world_get_contact), one row each: 'body_a', 'body_b' (body\n"
-             "indices, int32 (n,)), 'point' (n, 3) (m, world), 'normal' (n, 3) (from a to b), 'distance'\n"
-             "(n,) (m, the gap at collision time) and 'force' (n, 3) (N, on body_b; -force on body_a).");
-static PyObject* World_contacts(World* self, PyObject* noargs)
+             "The last step's contacts (dvi_world_get_contact), a dict of ndarray, one row each:\n"
+             "'body_a', 'body_b' (body indices, int32 (n,)), 'point' (n, 3) (m, world), 'normal' (n, 3)\n"
+             "(from a to b), 'distance' (n,) (m, the gap at collision time) and 'force' (n, 3) (N, on\n"
+             "body_b; -force on body_a).");
+static PyObject* World_contacts(World* self, void* closure)
 {
-    (void)noargs;
+    (void)closure;
     if (usable(self) < 0) return NULL;
     const npy_intp n = dvi_world_contact_count(self->w), n3[2] = {n, 3};
     PyArrayObject* ia = (PyArrayObject*)PyArray_ZEROS(1, (npy_intp*)&n, NPY_INT32, 0);
@@ -1124,13 +1119,6 @@ static PyMethodDef World_methods[] = {
     {"add_joint", (PyCFunction)(void (*)(void))World_add_joint, METH_VARARGS | METH_KEYWORDS, add_joint_doc},
     {"step", (PyCFunction)(void (*)(void))World_step, METH_VARARGS | METH_KEYWORDS, step_doc},
     {"body", (PyCFunction)World_body, METH_O, body_doc},
-    {"positions", (PyCFunction)World_positions, METH_NOARGS, positions_doc},
-    {"orientations", (PyCFunction)World_orientations, METH_NOARGS, orientations_doc},
-    {"velocities", (PyCFunction)World_velocities, METH_NOARGS, velocities_doc},
-    {"angular_velocities", (PyCFunction)World_angular_velocities, METH_NOARGS, angular_velocities_doc},
-    {"contact_forces", (PyCFunction)World_contact_forces, METH_NOARGS, contact_forces_doc},
-    {"contacts", (PyCFunction)World_contacts, METH_NOARGS, contacts_doc},
-    {"stats", (PyCFunction)World_stats, METH_NOARGS, stats_doc},
     {"save_state", (PyCFunction)World_save_state, METH_NOARGS, save_state_doc},
     {"load_state", (PyCFunction)World_load_state, METH_O, load_state_doc},
     {"close", (PyCFunction)World_close, METH_NOARGS, close_doc},
@@ -1143,6 +1131,13 @@ static PyGetSetDef World_getset[] = {
     {"time", (getter)World_get_time, NULL, "Simulated time (s).", NULL},
     {"dt", (getter)World_get_dt, NULL, "The step (s) of step() without dt.", NULL},
     {"body_count", (getter)World_get_body_count, NULL, "Number of bodies.", NULL},
+    {"positions", (getter)World_positions, NULL, positions_doc, NULL},
+    {"orientations", (getter)World_orientations, NULL, orientations_doc, NULL},
+    {"velocities", (getter)World_velocities, NULL, velocities_doc, NULL},
+    {"angular_velocities", (getter)World_angular_velocities, NULL, angular_velocities_doc, NULL},
+    {"contact_forces", (getter)World_contact_forces, NULL, contact_forces_doc, NULL},
+    {"contacts", (getter)World_contacts, NULL, contacts_doc, NULL},
+    {"stats", (getter)World_stats, NULL, stats_doc, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -50,7 +50,7 @@ def test_free_fall_is_semi_implicit_euler_then_rest():
     assert b.position[2] == pytest.approx(r, abs=1e-9)
     assert np.abs(b.velocity).max() < 1e-9
     assert b.contact_force[2] == pytest.approx(G, rel=1e-6)
-    s = w.stats()
+    s = w.stats
     assert s["contacts"] == 1 and s["bodies"] == 2 and s["solver_status"] == "converged"
     assert s["max_penetration"] < 1e-9
 
@@ -171,11 +171,11 @@ def test_save_and_load_state_replay_bit_for_bit():
     state = w.save_state()
     assert isinstance(state, bytes)
     w.step(300)
-    end = w.positions(), w.velocities(), w.time
+    end = w.positions, w.velocities, w.time
     w.load_state(state)
     assert w.time == pytest.approx(0.1, rel=1e-12)
     w.step(300)
-    assert (w.positions() == end[0]).all() and (w.velocities() == end[1]).all() and w.time == end[2]
+    assert (w.positions == end[0]).all() and (w.velocities == end[1]).all() and w.time == end[2]
     other, _ = sphere_on_plane(0.3, r=0.2)
     with pytest.raises(dvicontact.InputError):
         other.load_state(state)  # another structure: refused, the world unchanged
@@ -191,15 +191,15 @@ def test_arrays_of_all_bodies_and_contacts():
         b = w.add_body(position=(k, 0, 0.1), inertia=(0.004, 0.004, 0.004))
         w.add_sphere(b, radius=0.1)
     w.step(50)
-    x = w.positions()
+    x = w.positions
     assert x.shape == (4, 3) and x.dtype == np.float64
     assert x[1:, 2] == pytest.approx([0.1] * 3, abs=1e-9)
-    assert w.orientations().shape == (4, 4) and w.angular_velocities().shape == (4, 3)
+    assert w.orientations.shape == (4, 4) and w.angular_velocities.shape == (4, 3)
     assert (w.body(2).position == x[2]).all() and w.body(-1) == w.body(3) and w.body_count == 4
-    c = w.contacts()
+    c = w.contacts
     assert sorted(c["body_b"].tolist()) == [1, 2, 3] and (c["body_a"] == 0).all()
     assert c["force"][:, 2] == pytest.approx([G] * 3, rel=1e-6)
-    assert w.contact_forces()[1:, 2] == pytest.approx([G] * 3, rel=1e-6)
+    assert w.contact_forces[1:, 2] == pytest.approx([G] * 3, rel=1e-6)
     assert w.body(1).type == "dynamic" and w.body(0).type == "fixed" and w.body(1).mass == 1.0
 
 
@@ -305,7 +305,7 @@ def test_worlds_step_in_parallel_threads_as_alone():
     def run(out, k):
         w, b = sphere_on_plane(1.0 + 0.1 * k)
         w.step(700)
-        out[k] = (w.positions(), w.velocities())
+        out[k] = (w.positions, w.velocities)
 
     alone, together = {}, {}
     for k in range(2):
@@ -328,7 +328,7 @@ def test_no_leak_over_10000_worlds():
         w.add_box(b, half_extents=(0.1, 0.1, 0.1))
         w.add_joint("distance", g, b, anchor=(0, 0, 1), anchor_b=(0, 0, 0.1))
         w.step(3)
-        w.positions()
+        w.positions
         w.save_state()
         w.close()
 
