@@ -1,7 +1,9 @@
 /* pendulum — a ball on a revolute joint, released from 10°.
  * Prints the period measured from zero crossings next to the small-angle
  * value 2π sqrt(I_pivot / (m g L)) with the finite-amplitude correction
- * (1 + θ0²/16), and the largest joint violation. Public API only. */
+ * (1 + θ0²/16), the largest joint violation, and the bob's final state to
+ * 17 digits (python/tests/test_world.py builds the same world in Python and
+ * compares the bits). Public API only. */
 #include <dvi/world.h>
 
 #include <math.h>
@@ -49,10 +51,15 @@ int main(void)
     }
     double T = (last - first) / (crossings - 1);
     double T0 = 2 * 3.14159265358979 * sqrt((m * L * L + 0.4 * m * r * r) / (m * g * L)) * (1 + amp * amp / 16);
-    double F[3], Tq[3];
+    double F[3], Tq[3], x_end[3];
     dvi_joint_get_reaction(w, pivot, F, Tq);
     printf("period %.5f s (theory %.5f s, %+.3f%%), max joint violation %.2e m, pivot force (%.3f, %.3f, %.3f) N\n", T,
            T0, 100 * (T - T0) / T0, worst, F[0], F[1], F[2]);
+    double v[3];
+    dvi_body_get_position(w, bob, x_end);
+    dvi_body_get_velocity(w, bob, v);
+    printf("bob at t = %.17g s: position (%.17g, %.17g, %.17g) m, velocity (%.17g, %.17g, %.17g) m/s\n",
+           dvi_world_time(w), x_end[0], x_end[1], x_end[2], v[0], v[1], v[2]);
     dvi_world_destroy(w);
     return fabs(T - T0) < 0.005 * T0 ? 0 : 1;
 }

@@ -11,6 +11,7 @@ OSError) for files.
 from ._core import Error, FileError, InputError, NumericError, solvers, version
 from .model import Model, Scene
 from .ccp import Problem, Result, Solver, evaluate, read_ccp, read_fclib, solve
+from .world import Body, Joint, World, study
 
 __version__ = version()
 
@@ -32,5 +33,11 @@ __all__ = [
     # scenes and models
     "Scene",
     "Model",
+    # worlds built in Python
+    "World",
+    "Body",
+    "Joint",
+    # studies
+    "study",
     "version",
 ]

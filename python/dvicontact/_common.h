@@ -77,5 +77,6 @@ extern const dvi_allocator pydvi_allocator;
 int pydvi_common_init(PyObject* m);
 int pydvi_ccp_init(PyObject* m); /* _ccp.c: problems and solvers */
 int pydvi_model_init(PyObject* m); /* _model.c: scenes and models */
+int pydvi_world_init(PyObject* m); /* _world.c: World, Body, Joint */
 
 #endif /* PYDVI_COMMON_H */

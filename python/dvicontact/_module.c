@@ -10,6 +10,7 @@ static int (*const parts[])(PyObject*) = {
     pydvi_common_init,
     pydvi_ccp_init,
     pydvi_model_init,
+    pydvi_world_init,
 };
 
 static struct PyModuleDef module_def = {
