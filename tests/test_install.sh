@@ -340,8 +340,12 @@ if [ -n "$ext" ] && [ -z "$san" ]; then
     readelf -d "$ext" | grep -q 'R.*PATH.*\$ORIGIN' || fail "the installed $ext has no RUNPATH relative to \$ORIGIN"
     python=/usr/bin/python3
     [ -x "$python" ] || python=python3
-    if ! env -u LD_LIBRARY_PATH PYTHONPATH="$pydir" "$python" -c '
-import dvicontact, numpy as np
+    if ! env -u LD_LIBRARY_PATH -u DVI_EXE PYTHONPATH="$pydir" "$python" -c '
+import os, dvicontact, numpy as np
+from dvicontact import _paths
+# dvicontact.study runs the installed dvi, found from the package's own place
+exe = _paths.dvi_exe()
+assert os.path.realpath(exe) == os.path.realpath(__import__("sys").argv[2]), exe
 assert dvicontact.__file__.startswith(__import__("sys").argv[1]), dvicontact.__file__
 # a contact pressed at 1 m/s and sliding at 2 m/s, mu 0.5, W = I: the CCP
 # slides on the cone edge, gamma_t = -mu gamma_n, with u_n = mu |u_t|:
@@ -349,11 +353,11 @@ assert dvicontact.__file__.startswith(__import__("sys").argv[1]), dvicontact.__f
 p = dvicontact.Problem("friction", np.array([-1.0, 2.0, 0.0]), mu=0.5, W=np.eye(3))
 res = dvicontact.solve(p, solver="apgd")
 assert res.converged and abs(res.gamma[0] - 1.6) < 1e-8 and abs(res.gamma[1] + 0.8) < 1e-8, res.gamma
-' "$pydir" >"$tmp/py.log" 2>&1; then
+' "$pydir" "$(find "$stage" -path '*/bin/dvi' -type f | head -n 1)" >"$tmp/py.log" 2>&1; then
         cat "$tmp/py.log" >&2
         fail "the installed Python package does not import or solve from $pydir"
     fi
-    echo "test_install: the Python package imports from $pydir and solves a problem (LD_LIBRARY_PATH unset)"
+    echo "test_install: the Python package imports from $pydir and solves a problem (LD_LIBRARY_PATH unset); its study() finds the installed dvi"
 fi
 echo "test_install: OK"
 exit 0
