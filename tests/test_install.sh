@@ -343,7 +343,7 @@ if [ -n "$ext" ] && [ -z "$san" ]; then
     if ! env -u LD_LIBRARY_PATH -u DVI_EXE PYTHONPATH="$pydir" "$python" -c '
 import os, dvicontact, numpy as np
 from dvicontact import _paths
-# dvicontact.study runs the installed dvi, found from the package's own place
+# dvicontact.study runs the installed dvi, found from the place of the package
 exe = _paths.dvi_exe()
 assert os.path.realpath(exe) == os.path.realpath(__import__("sys").argv[2]), exe
 assert dvicontact.__file__.startswith(__import__("sys").argv[1]), dvicontact.__file__
