@@ -55,6 +55,7 @@ void ccp_work_free(ccp_work* w)
     for (int k = 0; k < DVI_WORK_PLACED; k++) base_mem_free(a, w->own[k]);
     base_mem_free(a, w->scratch_raw);
     base_mem_free(a, w->part);
+    base_mem_free(a, w->pyramid_turn);
     memset(w, 0, sizeof *w);
     w->alloc = keep;
 }
@@ -214,9 +215,15 @@ static dvi_status reserve(ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody
     return DVI_OK;
 }
 
+bool ccp_work_reserve_turns(ccp_work* w)
+{
+    return reserve_one(&w->alloc, (void**)&w->pyramid_turn, &w->cap_turn, 2 * (size_t)w->nblocks, sizeof(double));
+}
+
 dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size)
 {
     if (msg && msg_size) msg[0] = '\0';
+    w->pyramid_edges = 0;
     /* cheap structural checks first, so sizes below can be trusted */
     dvi_status st;
     if (!p || p->rows <= 0 || p->block_count <= 0 || !p->blocks)
@@ -1059,6 +1066,56 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
     return ccp_natural_map2(B, ga, ut, k);
 }
 
+/* Block b's error in its own units (metrics.residual_block; with coulomb,
+ * residual_block_coulomb): the natural map on (η γ_b, u_b) — ũ_b, the De
+ * Saxcé velocity, with coulomb — over the block's own scale
+ * max(‖η γ_b‖, ‖r_b‖, ‖u_b‖, ‖u_b − r_b‖, floor), every term a velocity
+ * (eta: η_b, 0 when not positive and finite; floor: DVI_BLOCK_SCALE_FLOOR
+ * ‖r‖). The global residuals divide by the whole problem's scale, so a
+ * block of small impulses and velocities beside large ones can be far from
+ * its answer while they pass; this cannot. */
+static inline double block_relative(const dvi_ccp_block* B, const double* ga, const double* ua, const double* ra,
+                                    double eta, int32_t k, bool coulomb, double floor)
+{
+    double sg[6], ut[6], gg = 0.0, rr = 0.0, uu = 0.0, nn = 0.0;
+    for (int32_t a = 0; a < k; a++) {
+        sg[a] = eta * ga[a];
+        ut[a] = ua[a];
+        const double ng = ua[a] - ra[a];
+        gg += sg[a] * sg[a];
+        rr += ra[a] * ra[a];
+        uu += ua[a] * ua[a];
+        nn += ng * ng;
+    }
+    if (coulomb && (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING))
+        ut[0] += ccp_desaxce_shift(B, ua);
+    double s2 = floor * floor;
+    s2 = gg > s2 ? gg : s2;
+    s2 = rr > s2 ? rr : s2;
+    s2 = uu > s2 ? uu : s2;
+    s2 = nn > s2 ? nn : s2;
+    const double e = sqrt(ccp_natural_map2(B, sg, ut, k)), s = sqrt(s2);
+    return s > 1e-300 ? e / s : e;
+}
+
+/* The floor of block_relative's scale, DVI_BLOCK_SCALE_FLOOR ‖r‖. */
+static inline double block_floor(const ccp_work* w)
+{
+    return DVI_BLOCK_SCALE_FLOOR * w->rnorm;
+}
+
+/* The largest of part[DVI_PART_SLOTS c + slot] over the chunks (NaN kept):
+ * exact, so the same for any thread count. */
+static double part_max(const double* part, int32_t chunks, int slot)
+{
+    double m = 0.0;
+    for (int32_t c = 0; c < chunks; c++) {
+        const double x = part[DVI_PART_SLOTS * (size_t)c + (size_t)slot];
+        m = ccp_max_nan(m, x);
+    }
+    return m;
+}
+
 /* The residual's three sums, chunked by blocks: e², ‖γ‖², ‖u‖². SUM_CCP:
  * e² of the CCP's natural map, u = v + add (add = NULL: u = v);
  * SUM_COULOMB: of Coulomb's (coulomb_block); SUM_VELOCITY: the velocity
@@ -1068,8 +1125,9 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
  * ccp_work_residual_velocity). Returns e²; g2, u2 out. */
 enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY };
 static double residual_sums(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
-                            double* g2, double* u2)
+                            double* g2, double* u2, double* bmax)
 {
+    const double floor = block_floor(w);
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
@@ -1079,13 +1137,15 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0;
+        double e2 = 0.0, gg = 0.0, uu = 0.0, bm = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             if (sum == SUM_VELOCITY) {
                 double eta = ccp_block_eta(w, b);
                 if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
                 e2 += velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
+                const double rel = block_relative(&B[b], g + r0, v + r0, r + r0, eta, k, false, floor);
+                bm = ccp_max_nan(bm, rel);
                 continue;
             }
             double u[6];
@@ -1104,37 +1164,47 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
         q[0] = e2;
         q[1] = gg;
         q[2] = uu;
+        q[3] = bm;
     }
     *g2 = ccp_part_sum(part, nc, 1);
     *u2 = ccp_part_sum(part, nc, 2);
+    if (bmax) *bmax = part_max(part, nc, 3);
     return ccp_part_sum(part, nc, 0);
 }
 
 double ccp_work_residual_coulomb(const ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
-    const double e2 = residual_sums(w, g, u, NULL, SUM_COULOMB, &g2, &u2);
+    const double e2 = residual_sums(w, g, u, NULL, SUM_COULOMB, &g2, &u2, NULL);
     return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 double ccp_work_residual(const ccp_work* w, const double* g, const double* u)
 {
     double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, SUM_CCP, &g2, &u2);
+    double e2 = residual_sums(w, g, u, NULL, SUM_CCP, &g2, &u2, NULL);
+    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+}
+
+/* The velocity residual, and the largest block_relative of the CCP into *bmax. */
+static double residual_velocity_block(const ccp_work* w, const double* g, const double* u, double* bmax)
+{
+    double g2, u2;
+    double e2 = residual_sums(w, g, u, NULL, SUM_VELOCITY, &g2, &u2, bmax);
     return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 double ccp_work_residual_velocity(const ccp_work* w, const double* g, const double* u)
 {
-    double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, SUM_VELOCITY, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return residual_velocity_block(w, g, u, NULL);
 }
 
 /* The feasibility residual's sums (feasibility_block), chunked by blocks
  * as velocity_sums; returns e², ‖u − r‖² and ‖u‖² out. */
-static double feasibility_sums(const ccp_work* w, const double* g, const double* u, double* g2, double* u2)
+static double feasibility_sums(const ccp_work* w, const double* g, const double* u, double* g2, double* u2,
+                               double* bmax)
 {
+    const double floor = block_floor(w);
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
@@ -1147,36 +1217,50 @@ static double feasibility_sums(const ccp_work* w, const double* g, const double*
 #endif
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0;
+        double e2 = 0.0, gg = 0.0, uu = 0.0, bm = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double eta = ccp_block_eta(w, b);
             if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
             e2 += feasibility_block(&B[b], g + r0, u + r0, r + r0, eta, k, &gg, &uu);
+            if (bmax) {
+                const double rel = block_relative(&B[b], g + r0, u + r0, r + r0, eta, k, true, floor);
+                bm = ccp_max_nan(bm, rel);
+            }
         }
         double* q = part + DVI_PART_SLOTS * (size_t)c;
         q[0] = e2;
         q[1] = gg;
         q[2] = uu;
+        q[3] = bm;
     }
     *g2 = ccp_part_sum(part, nc, 1);
     *u2 = ccp_part_sum(part, nc, 2);
+    if (bmax) *bmax = part_max(part, nc, 3);
     return ccp_part_sum(part, nc, 0);
+}
+
+/* The feasibility residual, and with bmax the largest block_relative of
+ * Coulomb's law into *bmax. */
+static double residual_feasibility_block(const ccp_work* w, const double* g, const double* u, double* bmax)
+{
+    double g2, u2;
+    double e2 = feasibility_sums(w, g, u, &g2, &u2, bmax);
+    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
 }
 
 double ccp_work_residual_feasibility(const ccp_work* w, const double* g, const double* u)
 {
-    double g2, u2;
-    double e2 = feasibility_sums(w, g, u, &g2, &u2);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return residual_feasibility_block(w, g, u, NULL);
 }
 
 double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
     double rk = ccp_work_residual_coulomb(w, g, u);
-    if (rk <= tol) {
-        double rf = ccp_work_residual_feasibility(w, g, u);
-        if (!(rf <= rk)) rk = rf;
+    if (rk <= tol) { /* one more pass: the feasibility residual and every block's own */
+        double rb;
+        const double rf = residual_feasibility_block(w, g, u, &rb);
+        rk = ccp_max_nan(ccp_max_nan(rk, rf), rb);
     }
     return rk;
 }
@@ -1184,9 +1268,10 @@ double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* g, con
 double ccp_work_residual_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
     double rk = ccp_work_residual(w, g, u);
-    if (rk <= tol) {
-        double rv = ccp_work_residual_velocity(w, g, u);
-        if (!(rv <= rk)) rk = rv;
+    if (rk <= tol) { /* one more pass: the velocity residual and every block's own */
+        double rb;
+        const double rv = residual_velocity_block(w, g, u, &rb);
+        rk = ccp_max_nan(ccp_max_nan(rk, rv), rb);
     }
     return rk;
 }
@@ -1194,7 +1279,7 @@ double ccp_work_residual_checked(const ccp_work* w, const double* g, const doubl
 double ccp_work_residual_n(const ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
     double g2, u2;
-    double e2 = residual_sums(w, g, Ng, w->p->r, SUM_CCP, &g2, &u2);
+    double e2 = residual_sums(w, g, Ng, w->p->r, SUM_CCP, &g2, &u2, NULL);
     return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -1220,6 +1305,7 @@ enum {
     MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: velocity_sums */
     MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* ccp_ray_sums */
     MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: feasibility_sums */
+    MS_BLOCK, MS_BLOCK_C,   /* maxima: every block's own residual, the CCP's and Coulomb's (block_relative) */
     MS_SLOTS
 };
 
@@ -1235,6 +1321,7 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
     double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;
+    const double floor = block_floor(w);
     const int nt = ccp_work_nt(w, w->m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
@@ -1274,6 +1361,11 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
             const double eta = !(eta0 > 0.0) || !isfinite(eta0) ? 0.0 : eta0;
             q[MS_VE2] += velocity_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_VGG], &q[MS_VUU]);
             q[MS_FE2] += feasibility_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_FGG], &q[MS_FUU]);
+            /* every block in its own units (maxima: the bits of the passes of their own) */
+            const double rb = block_relative(&B[b], ga, ua, r + r0, eta, k, false, floor);
+            const double rbc = block_relative(&B[b], ga, ua, r + r0, eta, k, true, floor);
+            q[MS_BLOCK] = ccp_max_nan(q[MS_BLOCK], rb);
+            q[MS_BLOCK_C] = ccp_max_nan(q[MS_BLOCK_C], rbc);
             /* the infeasibility test's sums, each block scaled by η */
             if (eta0 == 0.0) q[MS_RZERO] = 1.0;
             if (eta > 0.0) {
@@ -1304,6 +1396,8 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     out->residual_feasibility = sqrt(ccp_part_sum(part, nc, MS_FE2)) /
                                 ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_FGG)),
                                                    sqrt(ccp_part_sum(part, nc, MS_FUU)));
+    out->residual_block = part_max(part, nc, MS_BLOCK);
+    out->residual_block_coulomb = part_max(part, nc, MS_BLOCK_C);
     if (ray) {
         ray->gg = ccp_part_sum(part, nc, MS_RGG);
         ray->nn = ccp_part_sum(part, nc, MS_RNN);

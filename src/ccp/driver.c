@@ -56,6 +56,25 @@ dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, do
     return DVI_OK;
 }
 
+dvi_status dvi_solver_pyramid(const dvi_solver* solver, int32_t block, double turn[2])
+{
+    if (!solver || !turn) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_pyramid: solver or turn is NULL");
+    const ccp_work* w = &solver->work;
+    if (!w->p || w->pyramid_edges <= 0)
+        return base_error_set(DVI_ERR_INVALID_ARG,
+                              "dvi_solver_pyramid: no solve on friction pyramids (lemke) since the solver was created "
+                              "or lent memory");
+    if (block < 0 || block >= w->nblocks)
+        return base_error_setf(DVI_ERR_INVALID_ARG, "block: must be in [0, %d) (got %d)", (int)w->nblocks, (int)block);
+    const dvi_block_kind kind = w->p->blocks[block].kind;
+    if (kind != DVI_BLOCK_FRICTION && kind != DVI_BLOCK_FRICTION_ROLLING)
+        return base_error_setf(DVI_ERR_INVALID_ARG, "blocks[%d]: %s has no friction pyramid", (int)block,
+                               ccp_block_kind_name(kind));
+    turn[0] = w->pyramid_turn[2 * (size_t)block];
+    turn[1] = w->pyramid_turn[2 * (size_t)block + 1];
+    return DVI_OK;
+}
+
 dvi_solver_settings dvi_default_solver_settings(void)
 {
     dvi_solver_settings s;
@@ -320,6 +339,8 @@ static void reset_result(dvi_solve_result* res)
     res->metrics.residual = NAN;
     res->metrics.residual_coulomb = NAN;
     res->metrics.residual_feasibility = NAN;
+    res->metrics.residual_block = NAN;
+    res->metrics.residual_block_coulomb = NAN;
 }
 
 static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* res)
@@ -418,6 +439,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         return st;
     }
 
+    res->pyramid_edges = w->pyramid_edges;
     /* fresh metrics on the returned γ (its product from the solver when it
      * has one: the same operations, so the same bits) */
     const double* u = w->u_final;
@@ -435,10 +457,13 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the iterates became non-finite");
     }
     if (solver->impl->targets_ccp) {
-        /* the stopping test: both residuals within the tolerance; the
-         * solve's residual is the larger */
-        const double rv = res->metrics.residual_velocity;
-        res->target_residual = rv > res->metrics.residual ? rv : res->metrics.residual;
+        /* the stopping test: the three residuals within the tolerance (the
+         * last two are computed once the first is, ccp_work_residual_checked);
+         * the solve's residual is the largest of those */
+        const double rv = res->metrics.residual_velocity, rb = res->metrics.residual_block;
+        res->target_residual = res->metrics.residual;
+        if (res->target_residual <= s->tolerance)
+            res->target_residual = ccp_max_nan(ccp_max_nan(res->target_residual, rv), rb);
         if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual <= s->tolerance)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
@@ -450,20 +475,32 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
                      "the CCP residual %.3e is within the tolerance but the velocity residual %.3e is not (impulses "
                      "tiny beside the velocities?)",
                      res->metrics.residual, rv);
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(rb <= s->tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "the CCP residual %.3e is within the tolerance but a block's own residual is %.3e (a block "
+                     "of small impulses and velocities beside large ones, short of its answer)",
+                     res->metrics.residual, rb);
         }
     }
     if (solver->impl->law == DVI_LAW_COULOMB) {
         /* Coulomb's law has no objective and no velocity form: its residual
          * alone decides */
         res->target_residual = res->metrics.residual_coulomb;
-        if (res->metrics.residual_coulomb <= s->tolerance &&
-            !(res->metrics.residual_feasibility <= res->metrics.residual_coulomb))
-            res->target_residual = res->metrics.residual_feasibility; /* ccp_work_residual_coulomb_checked */
+        if (res->metrics.residual_coulomb <= s->tolerance) /* ccp_work_residual_coulomb_checked */
+            res->target_residual = ccp_max_nan(ccp_max_nan(res->target_residual, res->metrics.residual_feasibility),
+                                               res->metrics.residual_block_coulomb);
         if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_coulomb <= s->tolerance)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
                      "stopping test met internally but the fresh Coulomb residual %.3e exceeds the tolerance %.3e",
                      res->metrics.residual_coulomb, s->tolerance);
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_block_coulomb <= s->tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "the Coulomb residual %.3e is within the tolerance but a block's own residual is %.3e (a "
+                     "block of small impulses and velocities beside large ones, short of its answer)",
+                     res->metrics.residual_coulomb, res->metrics.residual_block_coulomb);
         }
     }
     /* every solver: the rows on which all laws agree, in velocities (the
