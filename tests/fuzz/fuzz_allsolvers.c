@@ -13,7 +13,10 @@
  * row's diagonal), u = W γ + r, and u' = u + μ ‖u_t‖ e_n for the solvers of
  * Coulomb's law (u for the CCP's): the natural map γ_b − Π_K(γ_b − s_b u'_b),
  * K the block's cone (R for a bilateral row, R+ for a frictionless one,
- * ‖γ_t‖ ≤ μ γ_n for friction), which is 0 exactly at a solution (Moreau);
+ * ‖γ_t‖ ≤ μ γ_n for friction; for a solver that answers for pyramids in
+ * the cones' place, result.pyramid_edges = k, the pyramid of k edges on
+ * the cone that dvi_solver_pyramid gives), which is 0 exactly at a
+ * solution (Moreau);
  * relative to the block's own scale max(‖γ_b‖, s_b ‖r_b‖, s_b Σ|W_bj||γ_j|),
  * so that a large block does not hide a small one's error. A "converged"
  * whose largest relative residual exceeds FUZZ_RESIDUAL_MAX is a wrong
