@@ -1144,8 +1144,7 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
                 double eta = ccp_block_eta(w, b);
                 if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
                 e2 += velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
-                const double rel = block_relative(&B[b], g + r0, v + r0, r + r0, eta, k, false, floor);
-                bm = ccp_max_nan(bm, rel);
+                if (bmax) bm = ccp_max_nan(bm, block_relative(&B[b], g + r0, v + r0, r + r0, eta, k, false, floor));
                 continue;
             }
             double u[6];
