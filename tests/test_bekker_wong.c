@@ -236,8 +236,9 @@ static void test_settle_dem(void** state)
 }
 
 /* A rolling wheel saved mid-run and loaded into a world built the same way
- * continues bit-identically (the element is stateless: its forces come
- * from the bodies' state alone). */
+ * continues bit-identically (the element's state, the slip relaxation of
+ * each wheel, is saved with the world); a damaged element state is
+ * refused, naming the wheel. */
 static dvi_world* rolling_world(dvi_body_id* wheel)
 {
     dvi_world* w = wheel_world(DVI_METHOD_DVI, 0.08, wheel);
@@ -262,6 +263,25 @@ static void test_resume(void** state)
     assert_int_equal(dvi_world_save_state(wa, &blob, &size), DVI_OK);
     dvi_world* wb = rolling_world(&b);
     assert_int_equal(dvi_world_load_state(wb, blob, size), DVI_OK);
+    /* the element's state (magic "BWS1", the wheel count, then per wheel the
+     * flag, the direction and four doubles) ends the blob: a flag of 7 is
+     * refused (the blob resealed: FNV-1a 64 over all but header bytes 56..63) */
+    unsigned char* bad = malloc(size);
+    memcpy(bad, blob, size);
+    const size_t wheel_at = size - (2 + 4 * 8);
+    assert_memory_equal(bad + wheel_at - 8, "BWS1", 4);
+    bad[wheel_at] = 7;
+    uint64_t hsum = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; i++) {
+        if (i >= 56 && i < 64) continue;
+        hsum ^= bad[i];
+        hsum *= 0x100000001b3ull;
+    }
+    for (int k = 0; k < 8; k++) bad[56 + k] = (unsigned char)(hsum >> (8 * k));
+    assert_int_equal(dvi_world_load_state(wb, bad, size), DVI_ERR_PARSE);
+    printf("damaged state: %s\n", dvi_world_last_error(wb));
+    assert_non_null(strstr(dvi_world_last_error(wb), "wheels[0]"));
+    free(bad);
     free(blob);
     for (int i = 0; i < 300; i++) {
         assert_int_equal(dvi_world_step(wa, H), DVI_OK);

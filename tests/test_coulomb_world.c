@@ -559,6 +559,198 @@ static void test_sliding_box_scenes(void** state)
     assert_near(v_p, 1.720755, 1e-5);
 }
 
+/* ---- several solutions: the Coulomb check (dvi_world_def.coulomb_check) ------- */
+
+typedef struct check_run {
+    double v[3], w[3];       /* the body's velocity and angular velocity at the end */
+    double v1[3];            /* its velocity after step 1 */
+    int checked, nonunique;  /* steps solved twice; steps found with several solutions */
+    int first_nonunique;     /* step number, 0 if none */
+    int kept;                /* dvi_step_stats.coulomb_kept of that step */
+    int not_converged;
+    char contact[128];       /* the bodies of that step's contact, "a/b" */
+} check_run;
+
+/* Runs a scene of tests/data/scenes_coulomb (or examples/scenes) for its
+ * duration, with solver instead of the scene's unless NULL, following body. */
+static check_run run_check(const char* rel, const char* solver, const char* body)
+{
+    check_run c;
+    memset(&c, 0, sizeof c);
+    dvi_scene* s = NULL;
+    dvi_scene_errors e;
+    if (dvi_scene_load(SRC_PATH(rel), &s, &e) != DVI_OK) fail_msg("%s: %s", rel, e.text ? e.text : "");
+    if (solver) {
+        dvi_scene_overrides o;
+        memset(&o, 0, sizeof o);
+        o.solver = solver;
+        if (dvi_scene_apply_overrides(s, &o, &e) != DVI_OK) fail_msg("%s: %s", rel, e.text ? e.text : "");
+    }
+    char msg[256];
+    dvi_model* m = NULL;
+    assert_int_equal(dvi_model_create(s, &m, msg, sizeof msg), DVI_OK);
+    dvi_body_id b;
+    assert_int_equal(dvi_model_find_body(m, body, &b), DVI_OK);
+    dvi_world* w = dvi_model_world(m);
+    const dvi_scene_settings ss = dvi_scene_get_settings(s);
+    const int steps = (int)lround(ss.duration / ss.dt);
+    for (int i = 1; i <= steps; i++) {
+        dvi_status st = dvi_model_step(m);
+        if (st < 0) fail_msg("%s, step %d: %s", rel, i, dvi_world_last_error(w));
+        c.not_converged += st == DVI_NOT_CONVERGED;
+        const dvi_step_stats t = dvi_world_get_stats(w);
+        c.checked += t.coulomb_checked;
+        if (t.coulomb_nonunique && c.nonunique++ == 0) {
+            c.first_nonunique = i;
+            c.kept = t.coulomb_kept;
+            dvi_contact_info ci;
+            char na[48], nb[48];
+            assert_int_equal(dvi_world_get_contact(w, t.coulomb_contact, &ci), DVI_OK);
+            assert_int_equal(dvi_model_body_name(m, ci.body_a, na, sizeof na), DVI_OK);
+            assert_int_equal(dvi_model_body_name(m, ci.body_b, nb, sizeof nb), DVI_OK);
+            snprintf(c.contact, sizeof c.contact, "%s/%s", na, nb);
+        }
+        if (i == 1) assert_int_equal(dvi_body_get_velocity(w, b, c.v1), DVI_OK);
+    }
+    assert_int_equal(dvi_body_get_velocity(w, b, c.v), DVI_OK);
+    assert_int_equal(dvi_body_get_angular_velocity(w, b, c.w), DVI_OK);
+    char name[32];
+    snprintf(name, sizeof name, "%s", solver ? solver : ss.solver);
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+    printf("[ check    ] %s (%s): v (%.7f, %.3g, %.7f), w (%.3g, %.7f, %.3g), checked %d, several solutions %d "
+           "(first step %d, kept %d, %s), not converged %d\n",
+           rel, name, c.v[0], c.v[1], c.v[2], c.w[0], c.w[1], c.w[2], c.checked, c.nonunique,
+           c.first_nonunique, c.kept, c.contact, c.not_converged);
+    return c;
+}
+
+/* squeeze.json: a 1 kg, 0.2 m cube launched at 4.9 m/s (μ 0.5) between a
+ * floor and a fixed ceiling touching its top. Every push p ≥ 0 added to
+ * floor and ceiling is a solution of Coulomb's law, and while the cube
+ * slides it brakes it by 2μp; the compliant limit has none (the ceiling
+ * is not pressed): v = 4.9 − μ g t = 3.919 m/s at 0.2 s (DEM at 2e-5 s:
+ * 3.9190). nsgs squeezed it to 3.5438 m/s (12.07 N); with the check it is
+ * found at step 1 (the check's answer kept) and ends at 3.919 as
+ * desaxce (3.9190) and newton (3.91870 before, 3.91900 now) do. */
+static void test_squeeze(void** state)
+{
+    (void)state;
+    const double v_end = 4.9 - 0.5 * G * 0.2;
+    assert_near(v_end, 3.919, 1e-12);
+    const char* solvers[] = {"nsgs", "newton", "desaxce"};
+    for (int k = 0; k < 3; k++) {
+        check_run c = run_check("tests/data/scenes_coulomb/squeeze.json", solvers[k], "box");
+        assert_near(c.v[0], v_end, 1e-4);
+        assert_true(fabs(c.v[2]) < 1e-6);
+        assert_int_equal(c.not_converged, 0);
+        if (k == 0) { /* nsgs: reported once, naming the contact, the check's answer kept */
+            assert_int_equal(c.nonunique, 1);
+            assert_int_equal(c.first_nonunique, 1);
+            assert_int_equal(c.kept, 2);
+            assert_true(strstr(c.contact, "box") != NULL);
+        }
+    }
+}
+
+/* Painlevé. A rod (mass m, half length l, I = m l²/3 about its centre)
+ * leaning at θ on the ground with its lower end sliding away from it: the
+ * friction μN at the end turns the rod so as to drive the end into the
+ * ground. The end's normal acceleration is −g + l sin θ θ̇² + N/m·(1 + 3cos²θ
+ * − 3μ sin θ cos θ), whose factor is negative, so no sliding motion exists
+ * (Painlevé's inconsistency), for μ > μ*(θ) = (1 + 3cos²θ)/(3 sin θ cos θ):
+ * at least 4/3 (tan θ = 2); μ*(60°) = 1.347. With μ = 2 at 60° the end
+ * stops in an impact without collision (the tangential impact of the
+ * compliant limit): DEM at 1e-6 s turns the 1 m/s slide into (−0.575,
+ * 0.294) within 5 ms and gives, at 0.1 s, v = (−0.3079, 0, 0.1332) m/s for
+ * the thin box and (−0.2947, 0, 0.1333) for the capsule.
+ * The capsule (one contact) meets Painlevé's condition at step 1, is
+ * checked and not reported: nsgs, desaxce and Lemke all find the impact
+ * (−0.2974, 0.1331; newton finds no answer). The thin box (0.02 m square,
+ * two corners on the ground) gave nsgs an impact borne by one corner that
+ * spins the rod about its axis (18.5 rad/s) and leaves it at (−0.3320,
+ * −0.0103, 0.1423); the check finds the impact shared by both corners
+ * (smaller Σγ_n²), which desaxce and Lemke find and DEM shows: (−0.3097,
+ * 0, 0.1331). */
+static void test_painleve(void** state)
+{
+    (void)state;
+    const double th = deg(60.0);
+    const double mu_star = (1.0 + 3.0 * cos(th) * cos(th)) / (3.0 * sin(th) * cos(th));
+    assert_near(mu_star, 1.3472, 1e-4);
+    assert_true(1.0 + 3.0 * cos(th) * cos(th) - 3.0 * 2.0 * sin(th) * cos(th) < 0.0);
+    const char* solvers[] = {"nsgs", "desaxce"};
+    for (int k = 0; k < 2; k++) {
+        check_run c = run_check("tests/data/scenes_coulomb/painleve_capsule.json", solvers[k], "rod");
+        assert_near(c.v[0], -0.2947, 5e-3);
+        assert_near(c.v[2], 0.1333, 2e-3);
+        assert_true(c.v1[0] > -0.6); /* the tangential impact in step 1 */
+        assert_int_equal(c.checked, 1);
+        assert_int_equal(c.nonunique, 0);
+        assert_int_equal(c.not_converged, 0);
+        check_run r = run_check("tests/data/scenes_coulomb/painleve_rod.json", solvers[k], "rod");
+        assert_near(r.v[0], -0.3079, 5e-3);
+        assert_near(r.v[2], 0.1332, 2e-3);
+        assert_true(fabs(r.v[1]) < 1e-6);
+        assert_true(fabs(r.w[0]) < 1e-6 && fabs(r.w[2]) < 1e-6); /* no spin about the rod's axis */
+        assert_near(r.w[1], -0.6743, 2e-3);
+        if (k == 0) {
+            assert_int_equal(r.nonunique, 1);
+            assert_int_equal(r.first_nonunique, 1);
+            assert_int_equal(r.kept, 2);
+            /* the rod then pivots on its edge, both corners sticking: nsgs
+             * stalls there at a Coulomb residual of 1.7e-5 (99 of 100 steps
+             * not converged; the velocities agree with desaxce's to 1e-8) */
+        } else {
+            assert_int_equal(r.not_converged, 0);
+        }
+    }
+}
+
+/* A squeeze that is no choice: a box (1 kg) under a load (5 kg) slides on a
+ * floor of μ 0.3, the load sticking to it (μ 0.5): the box's contacts
+ * oppose (floor and load) while it slides, so the step is checked, but
+ * holding the load's contacts open lets the load fall into the box: the
+ * one answer is kept and nothing is reported. Both decelerate at 0.3 g:
+ * 4.9 − 0.3 g · 0.2 = 4.3114 m/s. */
+static void test_loaded_box_not_reported(void** state)
+{
+    (void)state;
+    check_run c = run_check("tests/data/scenes_coulomb/loaded_box.json", NULL, "box");
+    assert_near(c.v[0], 4.9 - 0.3 * G * 0.2, 1e-6);
+    assert_true(c.checked > 0);
+    assert_int_equal(c.nonunique, 0);
+    assert_int_equal(c.not_converged, 0);
+}
+
+/* The check's solver must solve Coulomb's law: refused at the world's
+ * creation, naming the field and the solvers that would do. */
+static void test_check_setting(void** state)
+{
+    (void)state;
+    dvi_world_def wd = dvi_default_world_def();
+    assert_string_equal(wd.coulomb_check, "desaxce");
+    wd.coulomb_check = "apgd";
+    dvi_world* w = NULL;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_ERR_INVALID_ARG);
+    assert_null(w);
+    assert_non_null(strstr(dvi_error_message(), "world_def.coulomb_check: \"apgd\" is not a solver of Coulomb's law"));
+    wd.coulomb_check = "";
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_world_destroy(w);
+}
+
+/* Ordinary Coulomb scenes never pay for a second solve. */
+static void test_check_quiet_scenes(void** state)
+{
+    (void)state;
+    check_run c = run_check("examples/scenes/sliding_box_coulomb.json", NULL, "box");
+    assert_int_equal(c.checked, 0);
+    c = run_check("examples/scenes/rover_statics_scarecrow_coulomb.json", NULL, "chassis");
+    assert_int_equal(c.checked, 0);
+    assert_int_equal(c.nonunique, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +761,11 @@ int main(void)
         cmocka_unit_test(test_sphere_on_incline),
         cmocka_unit_test(test_stacked_boxes),
         cmocka_unit_test(test_sliding_box_scenes),
+        cmocka_unit_test(test_squeeze),
+        cmocka_unit_test(test_painleve),
+        cmocka_unit_test(test_loaded_box_not_reported),
+        cmocka_unit_test(test_check_setting),
+        cmocka_unit_test(test_check_quiet_scenes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,6 +127,7 @@ static const bad_case BAD_CASES[] = {
     {"zero_dt.json", DVI_ERR_INVALID_ARG, {"formulation.dt: must be > 0 (got 0)"}},
     {"bad_warm_start_scale.json", DVI_ERR_INVALID_ARG, {"formulation.warm_start_scale: must be in (0, 1] (got 1.5)"}},
     {"bad_joint_solve.json", DVI_ERR_INVALID_ARG, {"formulation.joint_solve: must be \"auto\", \"iterative\" or \"direct\" (got \"cholesky\")"}},
+    {"bad_coulomb_check.json", DVI_ERR_INVALID_ARG, {"formulation.coulomb_check: must be a solver of Coulomb's law", "(got \"apgd\")"}},
     {"non_unit_quaternion.json", DVI_ERR_INVALID_ARG, {"bodies[0].orientation: must be a unit quaternion", "norm 1.118"}},
     {"joint_same_body.json", DVI_ERR_INVALID_ARG, {"joints[0].body_b: body_a and body_b are the same body (\"a\")"}},
     {"generator_too_many.json", DVI_ERR_INVALID_ARG,

@@ -25,6 +25,23 @@
  * over the chord, b = 2A/P of the contact rectangle; the test integrates it
  * itself. The contact length on the grid is the chord to within one
  * spacing; the tolerance is the spread of z₀ over that length ± Δ.
+ * Rolling wheel: the single-wheel rig of the rover study
+ * (studies/rover/bw_testbed.c, terrain "scm": the wheel of Ishigami et al.
+ * 2007, r 0.09 m, b 0.11 m, 50 N, rω 0.2 m/s, their soil, k_e 4e7, r 3e3,
+ * Δ 2.5 mm) at slip 0.3. The soil under a rolling wheel is loaded along
+ * Bekker's curve on the front arc (from the bottom to the entry, chord x₁)
+ * and unloads along the elastic line behind the bottom, σ = k z₀ −
+ * k_e(r − √(r² − x²)), to where that reaches zero (x_r); the damping adds
+ * r·ωx on the front arc (the rim sinks at ωx there). W = b_w ∫ σ dx over
+ * both arcs gives z₀ (the test integrates and solves it itself, b = 2A/P of
+ * the b_w × (x₁ + x_r) rectangle); the steady sinkage must be within 2 %
+ * (the grid: 1.0 % at this Δ, 0.5 % at Δ/2). The pressure acts along the
+ * rim's normal, so its horizontal part is the compaction resistance
+ * R_c = b_w ∫ σ x/√(r² − x²) dx, and passes through the axle; the shear is
+ * horizontal, at depths between r cos θ₁ and r below the axle, so its sum
+ * H lies in [T/r, T/(r cos θ₁)] and R_c = H − DP in [T/r − DP,
+ * T/(r cos θ₁) − DP] (2 % below for the grid). The rig refuses an unknown
+ * terrain and a grid coarser than a quarter of the wheel's width.
  * State: a run saved and resumed continues bit-identically, and 1 and 2
  * threads give the same state. Errors: bad parameters, a too-large grid,
  * too many nodes. */
@@ -44,6 +61,8 @@
 #include "dvi/terrain.h"
 #include "dvi/world.h"
 #include "test_util.h"
+
+#include "bw_testbed.h"
 
 #define H 0.001
 #define G 9.81
@@ -371,6 +390,51 @@ static void test_drag_janosi(void** state)
     dvi_world_destroy(w);
 }
 
+/* The shear's loading and unloading: a kinematic 0.2 m plate pressed 3 mm
+ * into the soil, then slid 5 mm forward, 2 mm back and 1 mm forward again
+ * at 0.01 m/s (its edges stay between the same nodes, so every node under
+ * it slides the same). Janosi's curve forward, q = 1 − e^(−x/K); the
+ * elastic line back, q = q₁ − y/K; Janosi's curve again from there,
+ * 1 − (1 − q₂) e^(−z/K): the drag is −q tan φ times the load, every step,
+ * to 1e-9 of the load. (With j the path slid, the drag turned with the
+ * sliding: +tan φ (1 − e^(−7/10)) W at the end of the way back.) */
+static void test_shear_unload(void** state)
+{
+    (void)state;
+    dvi_world* w = make_world();
+    const double a = 0.2, hz = 0.025, V = 0.01, tphi = tan(PI / 6);
+    dvi_body_id b = add_box_body(w, DVI_BODY_KINEMATIC, 1.0, (double[3]){a / 2, a / 2, hz}, (double[3]){0.01, 0.01, hz});
+    add_soil(w, 0.02);
+    assert_int_equal(dvi_body_set_velocity(w, b, (double[3]){0, 0, -V}, NULL), DVI_OK);
+    for (int i = 0; i < 300; i++) assert_int_equal(dvi_world_step(w, H), DVI_OK);
+    const int steps[3] = {500, 200, 100};
+    const double dir[3] = {1.0, -1.0, 1.0};
+    double worst = 0.0, q_end[3] = {0, 0, 0}, f_end[3] = {0, 0, 0};
+    for (int ph = 0; ph < 3; ph++) {
+        assert_int_equal(dvi_body_set_velocity(w, b, (double[3]){dir[ph] * V, 0, 0}, NULL), DVI_OK);
+        for (int i = 1; i <= steps[ph]; i++) {
+            assert_int_equal(dvi_world_step(w, H), DVI_OK);
+            double f[3];
+            dvi_body_get_step_force(w, b, f, NULL);
+            const double d = i * V * H; /* this phase's slide, including this step */
+            const double q = ph == 0   ? -expm1(-d / JANOSI)
+                             : ph == 1 ? q_end[0] - d / JANOSI
+                                       : q_end[1] - (1.0 - q_end[1]) * expm1(-d / JANOSI);
+            const double e = fabs(f[0] + q * tphi * f[2]);
+            if (e > worst) worst = e;
+            if (i == steps[ph]) q_end[ph] = q, f_end[ph] = f[0] / f[2];
+        }
+    }
+    double f[3];
+    dvi_body_get_step_force(w, b, f, NULL);
+    printf("shear: drag / load at the ends of 5 mm forward, 2 mm back, 1 mm forward: %.6f, %.6f, %.6f "
+           "(-q tan phi: %.6f, %.6f, %.6f); largest difference %.2e N of a %.1f N load\n",
+           f_end[0], f_end[1], f_end[2], -q_end[0] * tphi, -q_end[1] * tphi, -q_end[2] * tphi, worst, f[2]);
+    assert_true(worst < 1e-9 * f[2]);
+    assert_true(fabs(q_end[1] - (1.0 - exp(-0.5) - 0.2)) < 1e-12);
+    dvi_world_destroy(w);
+}
+
 /* Bekker's static wheel: the load the pressure under a cylinder of radius r
  * and width bw at sinkage z carries, with the patch length taken as len. */
 static double wheel_load(double r, double bw, double z, double len)
@@ -430,6 +494,75 @@ static void test_wheel_at_rest(void** state)
     assert_int_equal(st.patches, 1);
     assert_true(z > fmin(z_a, z_b) * 0.995 && z < fmax(z_a, z_b) * 1.005);
     dvi_world_destroy(w);
+}
+
+/* The rolling wheel's loaded arc (see the top): the soil's vertical force
+ * (rear = 0: the vertical force; rear = 1: the compaction resistance) for a
+ * sinkage z0, with the soil's k for b = 2A/P of the arcs' rectangle. */
+static double rolling_arc(double r, double bw, double z0, const dvi_bw_soil* so, double ke, double damp, double omega,
+                          bool horizontal)
+{
+    const double x1 = sqrt(r * r - (r - z0) * (r - z0));
+    double k = so->k_c / bw + so->k_phi, xr = 0.0;
+    for (int it = 0; it < 30; it++) { /* b depends on x_r, x_r on k */
+        const double d = k * z0 / ke;
+        xr = sqrt(r * r - (r - d) * (r - d));
+        const double len = x1 + xr, b = bw * len / (bw + len);
+        k = so->k_c / b + so->k_phi;
+    }
+    const int n = 4000;
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) { /* midpoint rule on each arc */
+        const double xf = (i + 0.5) * x1 / n, xb = (i + 0.5) * xr / n;
+        const double sf = k * (z0 - r + sqrt(r * r - xf * xf)) + damp * omega * xf;
+        const double sb = fmax(0.0, k * z0 - ke * (r - sqrt(r * r - xb * xb)));
+        if (horizontal)
+            sum += sf * xf / sqrt(r * r - xf * xf) * x1 / n - sb * xb / sqrt(r * r - xb * xb) * xr / n;
+        else
+            sum += sf * x1 / n + sb * xr / n;
+    }
+    return bw * sum;
+}
+
+static void test_rig_rolling(void** state)
+{
+    (void)state;
+    bw_rig_config c = bw_rig_default("ishigami2007");
+    c.terrain = "scm";
+    c.slip = 0.3;
+    bw_rig_result res;
+    char msg[512] = "";
+    dvi_status st = bw_rig_run(&c, &res, msg, sizeof msg);
+    if (st != DVI_OK) printf("rig: %s\n", msg);
+    assert_int_equal(st, DVI_OK);
+    const dvi_bw_soil so = dvi_bw_soil_ishigami2007();
+    const double r = c.radius, omega = c.rim_speed / r;
+    double lo = 1e-4, hi = 0.5 * r;
+    for (int it = 0; it < 60; it++) {
+        const double z = 0.5 * (lo + hi);
+        if (rolling_arc(r, c.width, z, &so, c.scm_stiffness, c.scm_damping, omega, false) < c.load) lo = z;
+        else hi = z;
+    }
+    const double z0 = 0.5 * (lo + hi);
+    const double rc = rolling_arc(r, c.width, z0, &so, c.scm_stiffness, c.scm_damping, omega, true);
+    const double cos1 = (r - z0) / r;
+    printf("SCM rig s = 0.3: sinkage %.4f mm (arcs %.4f mm, %+.2f %%), DP %.3f N, T %.4f N m, normal %.3f N; "
+           "compaction resistance %.3f N in [%.3f, %.3f] N\n",
+           1e3 * res.sinkage, 1e3 * z0, 100 * (res.sinkage / z0 - 1), res.drawbar_pull, res.torque, res.normal, rc,
+           res.torque / r - res.drawbar_pull, res.torque / (r * cos1) - res.drawbar_pull);
+    assert_true(fabs(res.normal - c.load) < 0.005 * c.load);
+    assert_true(fabs(res.sinkage - z0) < 0.02 * z0);
+    assert_true(rc > 0.98 * (res.torque / r - res.drawbar_pull));
+    assert_true(rc < res.torque / (r * cos1) - res.drawbar_pull);
+    assert_true(fabs(res.slip_measured - c.slip) < 1e-3);
+    /* the rig refuses an unknown terrain and a grid coarser than a quarter of the wheel's width, naming them */
+    c.terrain = "clay";
+    assert_int_equal(bw_rig_run(&c, &res, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "terrain"));
+    c.terrain = "scm";
+    c.scm_spacing = 0.05;
+    assert_int_equal(bw_rig_run(&c, &res, msg, sizeof msg), DVI_ERR_INVALID_ARG);
+    assert_non_null(strstr(msg, "scm_spacing"));
 }
 
 /* A wheel driven by a torque over bulldozed soil, saved mid-run and resumed. */
@@ -581,6 +714,197 @@ static void test_scene_plate(void** state)
     test_remove_tree(dir);
     dvi_model_destroy(m);
     dvi_scene_destroy(s);
+}
+
+/* Two wheels on soil through the scene reader, each (5 and 10 kg, r 0.25 m,
+ * b 0.2 m) turning freely on a 10 kg load that slides on a vertical
+ * prismatic joint: at rest each carries itself and its load, W_1 = 15 g,
+ * W_2 = 20 g (the joint takes no vertical force). The soil carries them
+ * through force elements, not contacts; the contact_force probes
+ * ("normal" averaged, "up", "vector") and the soil probe must all read
+ * those loads (within 1 %: a missing soil term reads 0, a doubled one 2 W),
+ * and a probe restricted to contacts "with" a body reads none of it. On SCM
+ * (the soil of the file's header, 0.02 m grid) and on Bekker–Wong wheels
+ * (the same Bekker constants, damping 300 N·s/m). */
+static void check_wheel_loads(const char* terrain, const char* label)
+{
+    char text[4096];
+    static const char* const RIG =
+        "  {\"name\": \"l%d\", \"mass\": 10, \"inertia\": [0.1, 0.1, 0.1], \"position\": [0, %g, 0.3],"
+        "   \"shapes\": [{\"type\": \"box\", \"half_extents\": [0.02, 0.02, 0.02]}]},"
+        "  {\"name\": \"w%d\", \"mass\": %d, \"inertia\": [0.09, 0.16, 0.09], \"position\": [0, %g, 0.26],"
+        "   \"orientation\": [0.7071067811865476, -0.7071067811865476, 0, 0],"
+        "   \"shapes\": [{\"type\": \"cylinder\", \"radius\": 0.25, \"half_length\": 0.1}]}";
+    static const char* const RIG_JOINTS =
+        "  {\"type\": \"prismatic\", \"body_b\": \"l%d\", \"anchor\": [0, %g, 0.3], \"axis\": [0, 0, 1]},"
+        "  {\"type\": \"revolute\", \"body_a\": \"l%d\", \"body_b\": \"w%d\", \"anchor\": [0, %g, 0.26], \"axis\": [0, 1, 0]}";
+    char rig1[600], rig2[600], j1[400], j2[400];
+    snprintf(rig1, sizeof rig1, RIG, 1, 0.4, 1, 5, 0.4);
+    snprintf(rig2, sizeof rig2, RIG, 2, -0.4, 2, 10, -0.4);
+    snprintf(j1, sizeof j1, RIG_JOINTS, 1, 0.4, 1, 1, 0.4);
+    snprintf(j2, sizeof j2, RIG_JOINTS, 2, -0.4, 2, 2, -0.4);
+    snprintf(text, sizeof text,
+             "{\"name\": \"wheels\", \"gravity\": [0, 0, -9.81], \"bodies\": [%s, %s], \"joints\": [%s, %s],"
+             " \"terrain\": [%s],"
+             " \"formulation\": {\"method\": \"dvi\", \"dt\": 0.001, \"solver\": \"lemke\", \"joint_solve\": \"direct\"},"
+             " \"duration\": 2,"
+             " \"probes\": ["
+             "  {\"name\": \"n\", \"what\": \"contact_force\", \"component\": \"normal\", \"average\": true, \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"up\", \"what\": \"contact_force\", \"component\": \"up\", \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"vec\", \"what\": \"contact_force\", \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"with\", \"what\": \"contact_force\", \"component\": \"up\", \"with\": [\"l1\", \"l2\"], \"every\": 20, \"bodies\": [\"w1\", \"w2\"]},"
+             "  {\"name\": \"soil\", \"what\": \"soil\", \"every\": 20, \"bodies\": [\"w1\", \"w2\"]}]}",
+             rig1, rig2, j1, j2, terrain);
+    dvi_scene* s = NULL;
+    dvi_scene_errors e = {0};
+    dvi_status st = dvi_scene_parse(text, strlen(text), NULL, &s, &e);
+    if (st != DVI_OK) printf("%s", e.text ? e.text : "");
+    assert_int_equal(st, DVI_OK);
+    dvi_scene_errors_free(&e);
+    dvi_model* m = NULL;
+    char msg[256];
+    st = dvi_model_create(s, &m, msg, sizeof msg);
+    if (st != DVI_OK) printf("%s\n", msg);
+    assert_int_equal(st, DVI_OK);
+    for (int i = 0; i < 2000; i++) assert_true(dvi_model_step(m) >= 0);
+    double v[5][16];
+    for (int32_t p = 0; p < 5; p++) assert_int_equal(dvi_model_probe_sample(m, p, v[p]), DVI_OK);
+    const double W[2] = {15.0 * G, 20.0 * G};
+    for (int k = 0; k < 2; k++) {
+        const double fn = v[0][1 + k], fup = v[1][1 + k], fz = v[2][3 + 6 * k], with = v[3][1 + k];
+        const double sink = v[4][1 + 5 * k], soil = v[4][5 + 5 * k];
+        printf("%s, wheel %d: load %.3f N; f_n %.3f, f_up %.3f, fz %.3f, with the loads %.3f, soil fz %.3f N, "
+               "sinkage %.2f mm\n",
+               label, k + 1, W[k], fn, fup, fz, with, soil, 1e3 * sink);
+        assert_true(fabs(fn / W[k] - 1.0) < 0.01);
+        assert_true(fabs(fup / W[k] - 1.0) < 0.01);
+        assert_true(fabs(fz / W[k] - 1.0) < 0.01);
+        assert_true(fabs(soil / W[k] - 1.0) < 0.01);
+        assert_true(fabs(with) < 1e-9);
+        assert_true(sink > 0.005 && sink < 0.05);
+    }
+    dvi_model_destroy(m);
+    dvi_scene_destroy(s);
+}
+
+static void test_scene_wheel_loads(void** state)
+{
+    (void)state;
+    check_wheel_loads("{\"model\": \"scm\", \"origin\": [-1, -1, 0], \"size\": [2, 2], \"spacing\": 0.02}", "SCM");
+    check_wheel_loads("{\"model\": \"bekker_wong\", \"wheels\": [\"w1\", \"w2\"], \"damping\": 300,"
+                     " \"soil\": {\"preset\": \"ding2011\", \"k_c\": 0.14e6, \"k_phi\": 0.82e6, \"n0\": 1},"
+                     " \"ground\": {\"height\": 0}}",
+                     "Bekker-Wong");
+}
+
+/* Four of Scarecrow's wheels (r 0.25 m, b 0.4 m, 1.78 kg) on a 188 kg cart
+ * (each carries 479 N, the rover's share), driven at the thesis's wheel
+ * speed, 0.08889 rad/s (0.022 m/s at the rim, after a 0.5 s ramp), on SCM
+ * (the soil above) and on Bekker–Wong wheels (the same Bekker constants,
+ * K 0.01 m, damping 1000 N·s/m), for 3 s. With the soil forces explicit in
+ * the state at the start of the step, the front wheel's force along x
+ * reversed from step to step at 1 ms (SCM: 752 reversals in the last 2 s,
+ * jumps of 184 N, the shear at τ_max both ways; Bekker–Wong: 1351, 422 N,
+ * the slip law's 5e4 N·s/m, and the slip 0.53 against 0.32 at 0.25 ms).
+ * With the shear unloading when the sliding reverses and the slip relaxed
+ * (docs/terrain.md), from 1 s on no step changes it by 5 % of the wheel's
+ * load and the cart's slip over the last second at 1 ms is that at 0.25 ms
+ * within 0.02. */
+#define WHEEL_MASS 1.7812830345854127
+#define WHEEL_LOAD ((47.0 + WHEEL_MASS) * G)
+
+typedef struct driven_wheel_run {
+    double slip, fx_mean, jump; /* jump: the largest change of f_x from a step to the next */
+    int flips;                  /* steps whose f_x has the other sign, changed by more than 5 % of the load */
+} driven_wheel_run;
+
+static driven_wheel_run driven_wheel(bool scm, double h)
+{
+    const double R = 0.25, OMEGA = 0.08889, T = 3.0;
+    dvi_world_def wd = dvi_default_world_def();
+    wd.solver = "lemke";
+    wd.joint_solve = DVI_JOINT_SOLVE_DIRECT;
+    dvi_world* w;
+    assert_int_equal(dvi_world_create(&wd, &w), DVI_OK);
+    dvi_body_def bd = dvi_default_body_def();
+    bd.type = DVI_BODY_DYNAMIC;
+    bd.mass = 188.0;
+    bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = 20.0;
+    bd.position[2] = R;
+    dvi_body_id cart, wheels[4];
+    assert_int_equal(dvi_body_create(w, &bd, &cart), DVI_OK);
+    for (int k = 0; k < 4; k++) {
+        bd.mass = WHEEL_MASS;
+        bd.inertia[0] = bd.inertia[8] = 0.07923769199375999;
+        bd.inertia[4] = 0.11097450306524229;
+        bd.position[0] = k < 2 ? 0.5 : -0.5, bd.position[1] = k % 2 ? 0.6 : -0.6;
+        assert_int_equal(dvi_body_create(w, &bd, &wheels[k]), DVI_OK);
+        dvi_shape_def sd = dvi_default_shape_def();
+        sd.offset_orientation[0] = sqrt(0.5), sd.offset_orientation[1] = -sqrt(0.5); /* axle along y */
+        assert_int_equal(dvi_world_add_cylinder(w, wheels[k], &sd, &(dvi_cylinder){R, 0.2}, &(dvi_shape_id){0}),
+                         DVI_OK);
+        dvi_joint_def jd = dvi_default_joint_def();
+        jd.type = DVI_JOINT_REVOLUTE;
+        jd.body_a = cart, jd.body_b = wheels[k];
+        memcpy(jd.anchor, bd.position, sizeof jd.anchor);
+        jd.axis[1] = 1.0;
+        jd.motor = DVI_MOTOR_ROTATION_SPEED;
+        jd.motor_speed = OMEGA;
+        jd.motor_ramp_time = 0.5;
+        assert_int_equal(dvi_joint_create(w, &jd, &(dvi_joint_id){0}), DVI_OK);
+    }
+    if (scm) {
+        dvi_scm_def d = dvi_default_scm_def();
+        d.origin[0] = -1.0, d.origin[1] = -1.0;
+        d.size[0] = 2.0, d.size[1] = 2.0;
+        d.bodies = wheels, d.body_count = 4;
+        assert_int_equal(dvi_scm_create(w, &d, NULL), DVI_OK);
+    } else {
+        dvi_bw_def d = dvi_default_bw_def();
+        d.soil = dvi_bw_soil_ding2011();
+        d.soil.k_c = K_C, d.soil.k_phi = K_PHI, d.soil.n0 = 1.0, d.soil.cohesion = 0.0;
+        d.soil.friction_angle = PI / 6, d.soil.K_x0 = d.soil.K_y0 = JANOSI;
+        d.wheels = wheels, d.wheel_count = 4;
+        d.damping = 1000.0;
+        assert_int_equal(dvi_world_add_bekker_wong(w, &d, NULL), DVI_OK);
+    }
+    driven_wheel_run out = {0};
+    const int steps = (int)lround(T / h), from = (int)lround(1.0 / h), last = (int)lround((T - 1.0) / h);
+    double x0 = 0.0, prev = 0.0;
+    int n = 0;
+    for (int i = 1; i <= steps; i++) {
+        dvi_status st = dvi_world_step(w, h);
+        assert_true(st == DVI_OK || st == DVI_NOT_CONVERGED);
+        double f[3], x[3];
+        dvi_body_get_step_force(w, wheels[0], f, NULL);
+        dvi_body_get_position(w, cart, x);
+        if (i >= from) {
+            if (i > from && fabs(f[0] - prev) > out.jump) out.jump = fabs(f[0] - prev);
+            if (i > from && (f[0] > 0.0) != (prev > 0.0) && fabs(f[0] - prev) > 0.05 * WHEEL_LOAD) out.flips++;
+            prev = f[0];
+        }
+        if (i == last) x0 = x[0];
+        if (i > last) out.fx_mean += f[0], n++;
+        if (i == steps) out.slip = 1.0 - (x[0] - x0) / (R * OMEGA * (steps - last) * h);
+    }
+    out.fx_mean /= n;
+    dvi_world_destroy(w);
+    return out;
+}
+
+static void test_driven_wheel_1ms(void** state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        const driven_wheel_run a = driven_wheel(k == 0, 0.001), b = driven_wheel(k == 0, 0.00025);
+        printf("%s, driven wheels: at 1 ms slip %.4f, front wheel's soil force x %.2f N, from 1 s %d reversals, largest "
+               "change %.2f N; at 0.25 ms slip %.4f, %.2f N, %d, %.2f N\n",
+               k == 0 ? "SCM" : "Bekker-Wong", a.slip, a.fx_mean, a.flips, a.jump, b.slip, b.fx_mean, b.flips, b.jump);
+        assert_int_equal(a.flips, 0);
+        assert_true(a.jump < 0.05 * WHEEL_LOAD && b.jump < 0.05 * WHEEL_LOAD);
+        assert_true(fabs(a.slip - b.slip) < 0.02);
+        assert_true(a.slip > 0.0 && a.slip < 0.9);
+    }
 }
 
 /* Off the patch there is no soil: a ball beside the patch falls freely
@@ -772,9 +1096,13 @@ int main(void)
         cmocka_unit_test(test_unload_reload),
         cmocka_unit_test(test_bulldozing),
         cmocka_unit_test(test_drag_janosi),
+        cmocka_unit_test(test_shear_unload),
         cmocka_unit_test(test_wheel_at_rest),
+        cmocka_unit_test(test_rig_rolling),
         cmocka_unit_test(test_resume_bit_identical),
         cmocka_unit_test(test_scene_plate),
+        cmocka_unit_test(test_scene_wheel_loads),
+        cmocka_unit_test(test_driven_wheel_1ms),
         cmocka_unit_test(test_threads_same),
         cmocka_unit_test(test_off_patch),
         cmocka_unit_test(test_scene_keys),

@@ -1092,7 +1092,7 @@ static void test_terrain_misc(void** state)
     for (int k = 0; k < 4; k++)
         for (int j = 0; j < k; j++) assert_true(fb[k] != fb[j]);
     /* max < 8 is honoured */
-    assert_int_equal(col_collide_box_heightfield(&b, &terrain, ENV, p, 3), 3);
+    assert_int_equal(col_collide_terrain(&b, &terrain, ENV, p, 3), 3);
     /* non-finite pose, degenerate grid, bad mesh indices: no contact, no crash */
     double nanpos[3] = {NAN, 1.0, 0.2};
     col_geom sn = shape_geom(DVI_SHAPE_SPHERE, nanpos, I, 0.3, 0, NULL);

@@ -65,7 +65,12 @@ static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total
     dvi_json_key_int(w, "first_not_converged", a->first_not_converged);
     dvi_json_key_int(w, "joint_dropped_steps", a->joint_dropped_steps);
     dvi_json_key_int(w, "joint_dropped_max", a->joint_dropped_max);
+    dvi_json_key_int(w, "joint_residual_steps", a->joint_residual_steps);
+    dvi_json_key_number(w, "joint_residual_max", a->joint_residual_max);
     dvi_json_key_int(w, "warm_starts_rejected", a->warm_starts_rejected);
+    dvi_json_key_int(w, "coulomb_checked", a->coulomb_checked);
+    dvi_json_key_int(w, "nonunique", a->nonunique);
+    dvi_json_key_int(w, "first_nonunique", a->first_nonunique);
     dvi_json_key_number(w, "seconds_collide", a->seconds_collide);
     dvi_json_key_number(w, "seconds_assemble", a->seconds_assemble);
     dvi_json_key_number(w, "seconds_solve", a->seconds_solve);
@@ -418,7 +423,12 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
         a->first_not_converged = get_int(&r, stats, "first_not_converged", true, 0, big, 0);
         a->joint_dropped_steps = get_int(&r, stats, "joint_dropped_steps", false, 0, big, 0); /* absent before: 0 */
         a->joint_dropped_max = get_int(&r, stats, "joint_dropped_max", false, 0, big, 0);
+        a->joint_residual_steps = get_int(&r, stats, "joint_residual_steps", false, 0, big, 0); /* absent before: 0 */
+        a->joint_residual_max = get_number(&r, stats, "joint_residual_max", false, 0);
         a->warm_starts_rejected = get_int(&r, stats, "warm_starts_rejected", false, 0, big, 0);
+        a->coulomb_checked = get_int(&r, stats, "coulomb_checked", false, 0, big, 0); /* absent before: 0 */
+        a->nonunique = get_int(&r, stats, "nonunique", false, 0, big, 0);
+        a->first_nonunique = get_int(&r, stats, "first_nonunique", false, 0, big, 0);
         a->seconds_collide = get_number(&r, stats, "seconds_collide", true, 0);
         a->seconds_assemble = get_number(&r, stats, "seconds_assemble", true, 0);
         a->seconds_solve = get_number(&r, stats, "seconds_solve", true, 0);

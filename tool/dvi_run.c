@@ -518,8 +518,15 @@ static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, 
         if (a->first_not_converged == 0) a->first_not_converged = rs->step;
     }
     if (s->warm_start_rejected) a->warm_starts_rejected++;
+    if (s->coulomb_checked) a->coulomb_checked++;
+    if (s->coulomb_nonunique) {
+        a->nonunique++;
+        if (a->first_nonunique == 0) a->first_nonunique = rs->step;
+    }
     if (s->joint_rows_dropped > 0) a->joint_dropped_steps++;
     if (s->joint_rows_dropped > a->joint_dropped_max) a->joint_dropped_max = s->joint_rows_dropped;
+    if (s->joint_residual > rs->settings.solver_settings.tolerance) a->joint_residual_steps++;
+    if (s->joint_residual > a->joint_residual_max) a->joint_residual_max = s->joint_residual;
     a->seconds_collide += s->seconds_collide;
     a->seconds_assemble += s->seconds_assemble;
     a->seconds_solve += s->seconds_solve;
@@ -742,8 +749,12 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "residual_max", a->residual_max);
     dvi_json_key_int(w, "not_converged_steps", a->not_converged);
     dvi_json_key_int(w, "warm_starts_rejected", a->warm_starts_rejected);
+    dvi_json_key_int(w, "coulomb_checked_steps", a->coulomb_checked);
+    dvi_json_key_int(w, "nonunique_steps", a->nonunique);
     dvi_json_key_int(w, "joint_rows_dropped_steps", a->joint_dropped_steps);
     dvi_json_key_int(w, "joint_rows_dropped_max", a->joint_dropped_max);
+    dvi_json_key_int(w, "joint_residual_steps", a->joint_residual_steps);
+    dvi_json_key_number(w, "joint_residual_max", a->joint_residual_max);
     if (a->first_not_converged > 0)
         dvi_json_key_int(w, "first_not_converged_step", a->first_not_converged);
     else {
@@ -808,7 +819,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     }
 
     static const char* const HEALTH_NAMES[DVI_HEALTH_KINDS] = {"energy", "escape", "penetration", "joint",
-                                                                "blowup", "chatter", "audit"};
+                                                                "blowup", "chatter", "audit",  "hover"};
     dvi_health_report hr;
     memset(&hr, 0, sizeof hr);
     dvi_model_health(rs->model, &hr);
@@ -837,6 +848,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_int(w, "escaped_bodies", hr.escaped);
     dvi_json_key_number(w, "worst_penetration", hr.worst_penetration);
     dvi_json_key_number(w, "worst_joint", hr.worst_joint);
+    dvi_json_key_number(w, "hover_worst_envelope", hr.hover_worst);
+    dvi_json_key_number(w, "hover_work_worst", hr.hover_work_worst);
     dvi_json_key(w, "thresholds");
     dvi_json_begin_object(w);
     dvi_json_key_number(w, "energy_growth", hs.energy_growth);
@@ -845,6 +858,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "penetration_fraction", hs.penetration_fraction);
     dvi_json_key_number(w, "joint_fraction", hs.joint_fraction);
     dvi_json_key_number(w, "audit_fraction", hs.audit_fraction);
+    dvi_json_key_number(w, "hover_envelope_fraction", hs.hover_envelope_fraction);
+    dvi_json_key_number(w, "hover_work_fraction", hs.hover_work_fraction);
     dvi_json_end_object(w);
     dvi_json_key(w, "first");
     dvi_json_begin_object(w);
@@ -870,6 +885,18 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
                  "first at step %" PRId64 ")",
                  a->not_converged, a->steps, a->residual_max, rs->settings.solver_settings.tolerance,
                  a->first_not_converged);
+        dvi_json_string(w, text);
+    }
+    if (a->joint_residual_steps > 0) {
+        snprintf(text, sizeof text,
+                 "%" PRId64 " of %" PRId64 " steps: the direct joint solve left a joint residual above the tolerance "
+                 "(largest %.3g relative, tolerance %.3g; nearly singular rows, docs/world.md)",
+                 a->joint_residual_steps, a->steps, a->joint_residual_max, rs->settings.solver_settings.tolerance);
+        dvi_json_string(w, text);
+    }
+    if (a->nonunique > 0) {
+        snprintf(text, sizeof text, "%" PRId64 " of %" PRId64 " steps had several solutions under Coulomb's law%s%s",
+                 a->nonunique, a->steps, rs->nonunique_text[0] ? "; the first: " : "", rs->nonunique_text);
         dvi_json_string(w, text);
     }
     if (rs->probe_count == 0) dvi_json_string(w, "the scene has no probes: no CSV time series were written");
@@ -1021,6 +1048,25 @@ static int output_stop(run_state* rs)
     return 0;
 }
 
+/* The Coulomb check's first finding (dvi_step_stats.coulomb_*) in words,
+ * into rs->nonunique_text: the contact's bodies and the answer kept. */
+static void note_nonunique(run_state* rs, const dvi_world* world)
+{
+    const dvi_step_stats* s = &rs->last;
+    char a[64] = "?", b[64] = "?";
+    dvi_contact_info ci;
+    if (dvi_world_get_contact(world, s->coulomb_contact, &ci) == DVI_OK) {
+        dvi_model_body_name(rs->model, ci.body_a, a, sizeof a);
+        dvi_model_body_name(rs->model, ci.body_b, b, sizeof b);
+    }
+    snprintf(rs->nonunique_text, sizeof rs->nonunique_text,
+             "step %" PRId64 " (t = %.6g s): the step's Coulomb problem has several solutions: at the contact of %s "
+             "and %s the answers of %s and of the check (%s) differ by %.2g of the step's velocities; kept %s's, "
+             "the one with the smaller sum of squared normal impulses (formulation.md, Several solutions)",
+             rs->step, dvi_model_time(rs->model), a, b, rs->settings.solver, rs->settings.coulomb_check,
+             s->coulomb_difference, s->coulomb_kept == 2 ? "the check" : rs->settings.solver);
+}
+
 static int run_loop(run_state* rs)
 {
     dvi_world* world = dvi_model_world(rs->model);
@@ -1050,6 +1096,11 @@ static int run_loop(run_state* rs)
         rs->step++;
         rs->last = dvi_world_get_stats(world);
         account_step(rs, st, &rs->last, t1 - t0);
+        if (rs->last.coulomb_nonunique && rs->stats.first_nonunique == rs->step) { /* say it once */
+            note_nonunique(rs, world);
+            progress_break(rs);
+            fprintf(stderr, "dvi run: warning: %s\n", rs->nonunique_text);
+        }
         int32_t bad = -1;
         if (!state_finite(rs, &bad)) {
             set_error(rs, "step %" PRId64 " (t = %.9g s): non-finite state (body %d): the simulation blew up",

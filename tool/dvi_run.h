@@ -21,7 +21,12 @@ typedef struct run_stats {
     int64_t first_not_converged;   /* step number (1-based), or 0 */
     int64_t joint_dropped_steps;   /* steps whose direct joint solve dropped redundant rows */
     int64_t joint_dropped_max;     /* the most rows one step dropped */
+    int64_t joint_residual_steps;  /* steps whose direct joint solve left a residual above the tolerance */
+    double joint_residual_max;     /* the largest such relative residual (dvi_step_stats.joint_residual) */
     int64_t warm_starts_rejected;  /* steps whose solver started from 0 (dvi_step_stats) */
+    int64_t coulomb_checked;       /* steps solved twice by the Coulomb check (dvi_step_stats) */
+    int64_t nonunique;             /* steps the check found with several solutions */
+    int64_t first_nonunique;       /* step number (1-based), or 0 */
     double seconds_collide, seconds_assemble, seconds_solve, seconds_integrate, seconds_report;
     double seconds_step;           /* wall time inside dvi_model_step */
     double max_penetration;        /* m */
@@ -54,6 +59,7 @@ typedef struct run_state {
     char* ov_solver;
     char* ov_method;
     char* ov_friction;
+    char nonunique_text[400];      /* the Coulomb check's first finding, for the warnings ("" after a resume) */
     char* out_dir;
     char* checkpoint_dir;
     char* vtk_dir;

@@ -86,6 +86,8 @@ typedef struct dvi_scene_settings {
     int32_t threads;          ///< 0 = library default
     dvi_health_settings health; ///< formulation.health
     dvi_friction_law friction; ///< formulation.friction_law: the world's friction law (default DVI_LAW_CCP)
+    const char* coulomb_check; ///< formulation.coulomb_check: the solver that checks steps under Coulomb's
+                              ///< law (dvi_world_def.coulomb_check; "" for none)
     double smallest_size;     ///< m: the smallest shape (its class's smallest half size: a radius, a box's
                               ///< smallest half extent, a cylinder's radius or half length) among the
                               ///< bodies' shapes and generated grains; INFINITY when none has one

@@ -188,7 +188,7 @@ typedef struct dvi_scm_node {
     double sinkage_elastic;    ///< m, recovered when the shape leaves
     double pressure;           ///< Pa, σ of the last step (damping included; 0 off contact)
     double yield_pressure;     ///< Pa, σ_yield: the pressure reloading must pass to flow again
-    double shear_displacement; ///< m, Janosi's j (0 off contact)
+    double shear_displacement; ///< m, the path j on Janosi's curve that gives the node's shear (0 off contact)
 } dvi_scm_node;
 
 /// Node (i, j), 0 ≤ i ≤ nx, 0 ≤ j ≤ ny. DVI_ERR_INVALID_ARG off the grid.

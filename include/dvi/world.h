@@ -138,6 +138,13 @@ typedef struct dvi_world_def {
                                 ///< solver must solve this law (dvi_solver_get_law): a DVI step
                                 ///< refuses otherwise (DVI_ERR_INVALID_ARG, the world unchanged).
                                 ///< The DEM step has no CCP and ignores it
+    const char* coulomb_check;  ///< under Coulomb's law, the solver (a name of the registry, ccp.h, that
+                                ///< solves Coulomb's law with solver_settings) that solves a DVI step's
+                                ///< contacts again, from γ = 0, when the first answer shows a sign that
+                                ///< the step's problem may have several solutions (docs/formulation.md,
+                                ///< "Several solutions"); the answer kept is the one with the smaller
+                                ///< Σ γ_n². Default "desaxce"; NULL or "": no check. Steps with joint
+                                ///< rows solved directly are not checked
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 
@@ -488,11 +495,34 @@ typedef struct dvi_step_stats {
                                   ///< the relaxation imposes in the step (0 under Coulomb's law)
     double ccp_hover_work;        ///< J, Σ γ_n u_n over those contacts: the work of the normal impulses
                                   ///< on that opening (the CCP's relaxation; the friction work it offsets)
+    double ccp_hover_friction;    ///< J, the energy the friction of those contacts took in the step (at
+                                  ///< the step's mean tangential velocity): what their impulses cost
+    int32_t ccp_hover_contact;    ///< index (dvi_world_get_contact) of the contact that opened by ccp_hover,
+                                  ///< −1 if none
+    /* of a DVI step under Coulomb's law (def.coulomb_check; else false, 0 and −1) */
+    bool coulomb_checked;         ///< the step's contacts were solved a second time: its answer had a body
+                                  ///< whose pushing contacts oppose its net contact force while one of
+                                  ///< them slides, or a sliding contact whose normal velocity falls as its
+                                  ///< friction grows (W_nn − μ W_nt·ŝ ≤ 0: Painlevé's condition)
+    bool coulomb_nonunique;       ///< the two answers' contact velocities u = Nγ + r differ by more than
+                                  ///< 1e-4 of the step's velocity scale: the step has several solutions
+    double coulomb_difference;    ///< that difference, max |u₁ − u₂| over the largest |r| or |u|
+    int32_t coulomb_kept;         ///< the answer kept: 1 the world's solver's, 2 the check's (the smaller
+                                  ///< Σ γ_n²); 0 if not checked
+    int32_t coulomb_contact;      ///< index (dvi_world_get_contact) of the contact whose velocity differs
+                                  ///< most between the two answers, −1 if not checked
     /* of a DVI step whose joint rows were solved directly (joint_solve; else 0) */
-    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped as redundant (a pivot below
-                                  ///< 1e-10 of the row's diagonal, or below 1e-7 of N_BB's largest and
-                                  ///< 1e-2 of its own): impulse 0, the constraint held only as far as
-                                  ///< the other rows imply it (docs/world.md)
+    int32_t joint_rows_dropped;   ///< joint rows the factorisation dropped: redundant to rounding (a
+                                  ///< pivot at or below 1e-10 of the row's diagonal), or nearly singular
+                                  ///< (below 1e-7 of N_BB's largest diagonal and 1e-2 of its own) and
+                                  ///< not consistent: impulse 0, the constraint held only as far as the
+                                  ///< other rows imply it; a nearly singular row's nearly null direction
+                                  ///< is taken out of the joint rows' right-hand side (docs/world.md)
+    int32_t joint_rows_regularised; ///< nearly singular joint rows kept: their pivots raised, the answer
+                                  ///< refined against N_BB (docs/world.md)
+    double joint_residual;        ///< the joint rows' relative residual ‖N_BB γ_B + N_BC γ_C + r_B‖ /
+                                  ///< max(‖r_B + N_BC γ_C‖, ‖γ_B‖, the numerator) after the direct solve
+                                  ///< (with joint rows alone, also `residual`)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the
@@ -610,6 +640,13 @@ typedef struct dvi_health_settings {
                                  ///< (dvi_step_stats.max_joint_violation_relative); 1e-3
     double audit_fraction;       ///< warning: the energy audit's error (dvi_health_report.audit_error)
                                  ///< above this fraction of the energy scale, either sign; 1e-3
+    double hover_envelope_fraction; ///< warning (DVI step, CCP): a pushing contact opened in one step by
+                                 ///< more than this fraction of the collision envelope
+                                 ///< (dvi_step_stats.ccp_hover): the contact leaves it; 1
+    double hover_work_fraction;  ///< warning (DVI step, CCP): the friction of the contacts that hover took
+                                 ///< more than this fraction of the kinetic energy at the step's start
+                                 ///< (at least a tenth of the energy scale) in one step
+                                 ///< (dvi_step_stats.ccp_hover_friction); 0.5
 } dvi_health_settings;
 
 DVI_API dvi_health_settings dvi_default_health_settings(void);
@@ -625,7 +662,10 @@ typedef enum dvi_health_kind {
                                 ///< (dvi_step_stats.chattering_contacts)
     DVI_HEALTH_AUDIT = 6,       ///< the energy audit does not close: energy gained or lost that no work,
                                 ///< contact or joint accounts for (integration error)
-    DVI_HEALTH_KINDS = 7
+    DVI_HEALTH_HOVER = 7,       ///< the CCP's relaxation opened a sliding contact by a good part of the
+                                ///< envelope, or took a good part of the energy, in one step: Coulomb's
+                                ///< law would keep the contact closed (docs/health.md)
+    DVI_HEALTH_KINDS = 8
 } dvi_health_kind;
 
 typedef struct dvi_health_report {
@@ -647,6 +687,9 @@ typedef struct dvi_health_report {
     int64_t escaped;            ///< bodies outside the region after the last step
     double worst_penetration;   ///< largest penetration (overlap) over the smaller shape so far
     double worst_joint;         ///< largest relative joint violation so far
+    double hover_worst;         ///< largest ccp_hover / collision envelope of a step so far
+    double hover_work_worst;    ///< largest ccp_hover_friction / kinetic energy (as hover_work_fraction)
+                                ///< of a step so far
 } dvi_health_report;
 
 #ifdef __cplusplus

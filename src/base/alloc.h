@@ -41,12 +41,29 @@ static inline void* base_mem_realloc(const dvi_allocator* a, void* ptr, size_t s
     return realloc(ptr, size);
 }
 
+/* Frees each of the n libc buffers p[0..n) (NULL ones too). */
+static inline void base_free_each(void* const* p, size_t n)
+{
+    for (size_t k = 0; k < n; k++) free(p[k]);
+}
+/* base_free_each over its arguments: BASE_FREE_ALL(o->a, o->b, …). */
+#define BASE_FREE_ALL(...)                                                                                           \
+    base_free_each((void* const[]){__VA_ARGS__}, sizeof((void* const[]){__VA_ARGS__}) / sizeof(void*))
+
 static inline void base_mem_free(const dvi_allocator* a, void* ptr)
 {
     if (!ptr) return;
     if (a && a->free) a->free(a->user, ptr);
     else free(ptr);
 }
+/* base_mem_free of each of the n buffers p[0..n) from allocator a. */
+static inline void base_mem_free_each(const dvi_allocator* a, void* const* p, size_t n)
+{
+    for (size_t k = 0; k < n; k++) base_mem_free(a, p[k]);
+}
+/* base_mem_free_each over its arguments: BASE_MEM_FREE_ALL(a, o->x, o->y, …). */
+#define BASE_MEM_FREE_ALL(a, ...)                                                                                    \
+    base_mem_free_each((a), (void* const[]){__VA_ARGS__}, sizeof((void* const[]){__VA_ARGS__}) / sizeof(void*))
 
 /* Grows *p, an array of *cap elements of elem bytes, to hold n (contents
  * kept; a NULL *p is allocated even for n = 0): the capacity doubles from

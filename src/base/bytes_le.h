@@ -5,6 +5,7 @@
 #define DVI_BYTES_LE_H
 
 #include <stdint.h>
+#include <string.h>
 
 static inline void le_put_u32(unsigned char* p, uint32_t v)
 {
@@ -28,6 +29,24 @@ static inline uint64_t le_get_u64(const unsigned char* p)
     uint64_t v = 0;
     for (int k = 0; k < 8; k++) v |= (uint64_t)p[k] << (8 * k);
     return v;
+}
+
+/* A double's bits at *p, little-endian, and the cursor moved past them. */
+static inline void le_put_f64_next(unsigned char** p, double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    le_put_u64(*p, u);
+    *p += 8;
+}
+
+static inline double le_get_f64_next(const unsigned char** p)
+{
+    uint64_t u = le_get_u64(*p);
+    double x;
+    memcpy(&x, &u, 8);
+    *p += 8;
+    return x;
 }
 
 #endif /* DVI_BYTES_LE_H */

@@ -115,4 +115,22 @@ static inline void basis_from_normal(const double* n, double* t1, double* t2)
     v3_scale(t1, 1.0 / v3_norm(t1), t1);
     v3_cross(t2, n, t1);
 }
+/* One step of Illinois regula falsi on a bracket [lo, hi] whose ends have
+ * values flo ≤ 0 ≤ fhi: the value f at t replaces the end of its sign, and
+ * when the same end is replaced twice running (*side: the last, −1 lo, 1 hi,
+ * 0 none yet) the other end's value is halved. */
+static inline void base_illinois_step(double t, double f, double* lo, double* hi, double* flo, double* fhi, int* side)
+{
+    if (f < 0.0) {
+        *lo = t;
+        *flo = f;
+        if (*side == -1) *fhi *= 0.5;
+        *side = -1;
+    } else {
+        *hi = t;
+        *fhi = f;
+        if (*side == 1) *flo *= 0.5;
+        *side = 1;
+    }
+}
 #endif /* DVI_MATH3_H */

@@ -746,10 +746,7 @@ static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi
 }
 
 const ccp_solver_impl ccp_solver_apgd = {
-    .name = "apgd",
+    .name = "apgd", .solve = apgd_solve, .law = DVI_LAW_CCP, .targets_ccp = true,
     .summary = "Nesterov-accelerated projected gradient with adaptive step and restart (Mazhar et al. 2015)",
-    .targets_ccp = true,
-    .solve = apgd_solve,
-    .law = DVI_LAW_CCP,
     .nests = true, /* desaxce's inner solver */
 };

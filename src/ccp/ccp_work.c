@@ -1122,8 +1122,10 @@ static double part_max(const double* part, int32_t chunks, int slot)
  * residual's e² = Σ_a ‖η_a γ_a − Π_K(η_a γ_a − u_a)‖² with u = v,
  * Σ ‖u_a − r_a‖² (= ‖N γ‖²) in place of ‖γ‖², η_a the mean of block a's
  * diagonal of N (m/s per unit impulse; every term is a velocity: see
- * ccp_work_residual_velocity). Returns e²; g2, u2 out. */
-enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY };
+ * ccp_work_residual_velocity); SUM_FEASIBILITY: the feasibility residual's
+ * (feasibility_block) with u = v, ‖u − r‖² in place of ‖γ‖². Returns e²;
+ * g2, u2 out. */
+enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY, SUM_FEASIBILITY };
 static double residual_sums(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
                             double* g2, double* u2, double* bmax)
 {
@@ -1140,11 +1142,15 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
         double e2 = 0.0, gg = 0.0, uu = 0.0, bm = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
-            if (sum == SUM_VELOCITY) {
+            if (sum == SUM_VELOCITY || sum == SUM_FEASIBILITY) {
                 double eta = ccp_block_eta(w, b);
                 if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
-                e2 += velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
-                if (bmax) bm = ccp_max_nan(bm, block_relative(&B[b], g + r0, v + r0, r + r0, eta, k, false, floor));
+                e2 += sum == SUM_VELOCITY ? velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu)
+                                          : feasibility_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
+                if (bmax) { /* every block's own: the CCP's with the velocity residual, Coulomb's with feasibility */
+                    const bool coulomb = sum == SUM_FEASIBILITY;
+                    bm = ccp_max_nan(bm, block_relative(&B[b], g + r0, v + r0, r + r0, eta, k, coulomb, floor));
+                }
                 continue;
             }
             double u[6];
@@ -1171,115 +1177,61 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
     return ccp_part_sum(part, nc, 0);
 }
 
-double ccp_work_residual_coulomb(const ccp_work* w, const double* g, const double* u)
+/* The residual of `sum` relative to its scale (ccp_residual_scale). */
+static double scaled_residual(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
+                              double rnorm)
 {
     double g2, u2;
-    const double e2 = residual_sums(w, g, u, NULL, SUM_COULOMB, &g2, &u2, NULL);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    const double e2 = residual_sums(w, g, v, add, sum, &g2, &u2, NULL);
+    return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+}
+
+double ccp_work_residual_coulomb(const ccp_work* w, const double* g, const double* u)
+{
+    return scaled_residual(w, g, u, NULL, SUM_COULOMB, w->rnorm);
 }
 
 double ccp_work_residual(const ccp_work* w, const double* g, const double* u)
 {
-    double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, SUM_CCP, &g2, &u2, NULL);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
-}
-
-/* The velocity residual, and the largest block_relative of the CCP into *bmax. */
-static double residual_velocity_block(const ccp_work* w, const double* g, const double* u, double* bmax)
-{
-    double g2, u2;
-    double e2 = residual_sums(w, g, u, NULL, SUM_VELOCITY, &g2, &u2, bmax);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return scaled_residual(w, g, u, NULL, SUM_CCP, w->rnorm);
 }
 
 double ccp_work_residual_velocity(const ccp_work* w, const double* g, const double* u)
 {
-    return residual_velocity_block(w, g, u, NULL);
-}
-
-/* The feasibility residual's sums (feasibility_block), chunked by blocks
- * as velocity_sums; returns e², ‖u − r‖² and ‖u‖² out. */
-static double feasibility_sums(const ccp_work* w, const double* g, const double* u, double* g2, double* u2,
-                               double* bmax)
-{
-    const double floor = block_floor(w);
-    const double* r = w->p->r;
-    const dvi_ccp_block* B = w->p->blocks;
-    const int32_t* br = w->block_row;
-    const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
-    double* part = w->part;
-    const int nt = ccp_work_nt(w, w->m);
-    (void)nt; /* used by the OpenMP pragmas only */
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-#endif
-    for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0, bm = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
-            int32_t r0 = br[b], k = br[b + 1] - r0;
-            double eta = ccp_block_eta(w, b);
-            if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
-            e2 += feasibility_block(&B[b], g + r0, u + r0, r + r0, eta, k, &gg, &uu);
-            if (bmax) {
-                const double rel = block_relative(&B[b], g + r0, u + r0, r + r0, eta, k, true, floor);
-                bm = ccp_max_nan(bm, rel);
-            }
-        }
-        double* q = part + DVI_PART_SLOTS * (size_t)c;
-        q[0] = e2;
-        q[1] = gg;
-        q[2] = uu;
-        q[3] = bm;
-    }
-    *g2 = ccp_part_sum(part, nc, 1);
-    *u2 = ccp_part_sum(part, nc, 2);
-    if (bmax) *bmax = part_max(part, nc, 3);
-    return ccp_part_sum(part, nc, 0);
-}
-
-/* The feasibility residual, and with bmax the largest block_relative of
- * Coulomb's law into *bmax. */
-static double residual_feasibility_block(const ccp_work* w, const double* g, const double* u, double* bmax)
-{
-    double g2, u2;
-    double e2 = feasibility_sums(w, g, u, &g2, &u2, bmax);
-    return sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+    return scaled_residual(w, g, u, NULL, SUM_VELOCITY, w->rnorm);
 }
 
 double ccp_work_residual_feasibility(const ccp_work* w, const double* g, const double* u)
 {
-    return residual_feasibility_block(w, g, u, NULL);
+    return scaled_residual(w, g, u, NULL, SUM_FEASIBILITY, w->rnorm);
+}
+
+/* rk, or where rk <= tol the largest of rk, the residual of `check` and
+ * every block's own residual (block_relative; NaN kept). */
+static double checked(const ccp_work* w, const double* g, const double* u, double rk, double tol, int check)
+{
+    if (rk <= tol) {
+        double g2, u2, rb;
+        const double e2 = residual_sums(w, g, u, NULL, check, &g2, &u2, &rb);
+        const double rc = sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+        rk = ccp_max_nan(ccp_max_nan(rk, rc), rb);
+    }
+    return rk;
 }
 
 double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
-    double rk = ccp_work_residual_coulomb(w, g, u);
-    if (rk <= tol) { /* one more pass: the feasibility residual and every block's own */
-        double rb;
-        const double rf = residual_feasibility_block(w, g, u, &rb);
-        rk = ccp_max_nan(ccp_max_nan(rk, rf), rb);
-    }
-    return rk;
+    return checked(w, g, u, ccp_work_residual_coulomb(w, g, u), tol, SUM_FEASIBILITY);
 }
 
 double ccp_work_residual_checked(const ccp_work* w, const double* g, const double* u, double tol)
 {
-    double rk = ccp_work_residual(w, g, u);
-    if (rk <= tol) { /* one more pass: the velocity residual and every block's own */
-        double rb;
-        const double rv = residual_velocity_block(w, g, u, &rb);
-        rk = ccp_max_nan(ccp_max_nan(rk, rv), rb);
-    }
-    return rk;
+    return checked(w, g, u, ccp_work_residual(w, g, u), tol, SUM_VELOCITY);
 }
 
 double ccp_work_residual_n(const ccp_work* w, const double* g, const double* Ng, double rnorm)
 {
-    double g2, u2;
-    double e2 = residual_sums(w, g, Ng, w->p->r, SUM_CCP, &g2, &u2, NULL);
-    return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
+    return scaled_residual(w, g, Ng, w->p->r, SUM_CCP, rnorm);
 }
 
 double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
@@ -1301,9 +1253,9 @@ double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
 enum {
     MS_E2, MS_GG, MS_UU,    /* the CCP residual: residual_sums */
     MS_C2, MS_GU, MS_GR,    /* Coulomb residual, γᵀu, γᵀr */
-    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: velocity_sums */
+    MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: residual_sums of SUM_VELOCITY */
     MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* ccp_ray_sums */
-    MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: feasibility_sums */
+    MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: residual_sums of SUM_FEASIBILITY */
     MS_BLOCK, MS_BLOCK_C,   /* maxima: every block's own residual, the CCP's and Coulomb's (block_relative) */
     MS_SLOTS
 };

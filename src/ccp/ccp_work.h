@@ -652,7 +652,9 @@ static inline bool ccp_diverging(double gnorm, double gnorm_first, double scale)
  * field here, read through the public queries of ccp.h (dvi_solver_law,
  * dvi_solver_supports, dvi_solver_law_with, dvi_solver_sweeps_in_order,
  * dvi_solver_law_setting), never its name. A row names its fields
- * (.name = …) and leaves out those that are zero (false, NULL). */
+ * (.name = …), the solver's identity on its first line (name, solve, law,
+ * targets_ccp), then the summary, then the others that are not zero (false,
+ * NULL: left out). */
 typedef struct ccp_solver_impl ccp_solver_impl;
 
 /* What the driver hands a solve besides the work and the settings. */

@@ -208,13 +208,8 @@ static dvi_status desaxce_solve(ccp_work* w, const ccp_solver_call* call, const 
 }
 
 const ccp_solver_impl ccp_solver_desaxce = {
-    .name = "desaxce",
+    .name = "desaxce", .solve = desaxce_solve, .law = DVI_LAW_COULOMB, .targets_ccp = false,
     .summary = "Coulomb's law as the fixed point of CCPs with De Saxce's shift s = mu |u_t| (De Saxce & Feng 1998), "
                "each solved by apgd or pgs",
-    .targets_ccp = false,
-    .solve = desaxce_solve,
-    .law = DVI_LAW_COULOMB,
-    .inner_name = desaxce_inner,
-    .create = desaxce_create,
-    .destroy = desaxce_destroy,
+    .inner_name = desaxce_inner, .create = desaxce_create, .destroy = desaxce_destroy, /* the inner solver */
 };

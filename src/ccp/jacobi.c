@@ -158,9 +158,6 @@ static dvi_status jacobi_solve(ccp_work* w, const ccp_solver_call* call, const d
 }
 
 const ccp_solver_impl ccp_solver_jacobi = {
-    .name = "jacobi",
+    .name = "jacobi", .solve = jacobi_solve, .law = DVI_LAW_CCP, .targets_ccp = true,
     .summary = "projected Jacobi: simultaneous block updates with relaxation (parallel sibling of PGS)",
-    .targets_ccp = true,
-    .solve = jacobi_solve,
-    .law = DVI_LAW_CCP,
 };

@@ -1650,12 +1650,9 @@ static dvi_friction_law lemke_law(const dvi_solver_settings* s)
 }
 
 const ccp_solver_impl ccp_solver_lemke = {
-    .name = "lemke",
+    .name = "lemke", .solve = lemke_solve, .law = DVI_LAW_CCP, .targets_ccp = false, /* the pyramid LCP */
     .summary = "Lemke complementary pivoting on the Anitescu-Potra pyramid LCP (dense, exact; small problems, "
                "references)",
-    .targets_ccp = false, /* targets the pyramid LCP, not the CCP */
-    .solve = lemke_solve,
-    .law = DVI_LAW_CCP,
     .law_setting = "lemke.coulomb", /* true: the Coulomb LCP of Anitescu-Potra */
     .law_under = lemke_law,
 };

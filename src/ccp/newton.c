@@ -140,6 +140,21 @@ static size_t newton_layout(int32_t m, int32_t nb, bool dense, void* base, newto
     return c.overflow ? 0 : c.off + NEWTON_ALIGN;
 }
 
+/* The normal row of ac_block: Φ_n = ρ u_n where γ_n − ρ u_n > 0 (in
+ * contact), else γ_n; returns γ_n − ρ u_n. */
+static double ac_normal(double rho, const double* g, const double* u, double* phi, double* A, double* B)
+{
+    const double x = g[0] - rho * u[0];
+    if (x > 0.0) {
+        phi[0] = rho * u[0];
+        if (B) B[0] = rho;
+    } else {
+        phi[0] = g[0];
+        if (A) A[0] = 1.0;
+    }
+    return x;
+}
+
 /* Φ_a of one block (k rows) at (γ_a, u_a), and with A, B (9 each, may be
  * NULL) the block's A_a, B_a of the generalized Jacobian J = A + B N. */
 static void ac_block(const dvi_ccp_block* blk, double rho, const double* g, const double* u, double* phi, double* A,
@@ -153,28 +168,11 @@ static void ac_block(const dvi_ccp_block* blk, double rho, const double* g, cons
         phi[0] = rho * u[0];
         if (B) B[0] = rho;
         return;
-    case DVI_BLOCK_FRICTIONLESS: {
-        const double x = g[0] - rho * u[0];
-        if (x > 0.0) {
-            phi[0] = rho * u[0];
-            if (B) B[0] = rho;
-        } else {
-            phi[0] = g[0];
-            if (A) A[0] = 1.0;
-        }
-        return;
-    }
+    case DVI_BLOCK_FRICTIONLESS: ac_normal(rho, g, u, phi, A, B); return;
     case DVI_BLOCK_FRICTION: {
         const double mu = blk->mu;
-        const double xn = g[0] - rho * u[0];
+        const double xn = ac_normal(rho, g, u, phi, A, B);
         const double s = xn > 0.0 ? xn : 0.0;
-        if (xn > 0.0) {
-            phi[0] = rho * u[0];
-            if (B) B[0] = rho;
-        } else {
-            phi[0] = g[0];
-            if (A) A[0] = 1.0;
-        }
         const double z1 = g[1] - rho * u[1], z2 = g[2] - rho * u[2];
         const double zn = sqrt(z1 * z1 + z2 * z2), R = mu * s;
         if (R > 0.0 && zn <= R) { /* stick: Φ_t = ρ u_t */
@@ -709,10 +707,7 @@ static dvi_status newton_solve(ccp_work* w, const ccp_solver_call* call, const d
 }
 
 const ccp_solver_impl ccp_solver_newton = {
-    .name = "newton",
+    .name = "newton", .solve = newton_solve, .law = DVI_LAW_COULOMB, .targets_ccp = false, /* Coulomb's law */
     .summary = "semismooth Newton on the Alart-Curnier function (Coulomb's law; dense LU or GMRES, line search)",
-    .targets_ccp = false, /* targets Coulomb's law, not the CCP */
-    .solve = newton_solve,
-    .law = DVI_LAW_COULOMB,
     .refused_kinds = 1u << DVI_BLOCK_FRICTION_ROLLING, /* no Alart-Curnier function with spin and rolling rows */
 };

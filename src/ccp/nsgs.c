@@ -149,12 +149,9 @@ static dvi_status nsgs_solve(ccp_work* w, const ccp_solver_call* call, const dvi
 }
 
 const ccp_solver_impl ccp_solver_nsgs = {
-    .name = "nsgs",
+    .name = "nsgs", .solve = nsgs_solve, .law = DVI_LAW_COULOMB, .targets_ccp = false,
     .summary = "nonsmooth Gauss-Seidel on Coulomb's law, with the exact local solve of each contact "
                "(Jourdan, Alart & Jean 1998)",
-    .targets_ccp = false,
-    .solve = nsgs_solve,
-    .law = DVI_LAW_COULOMB,
     .refused_kinds = 1u << DVI_BLOCK_FRICTION_ROLLING, /* no exact local solve with spin and rolling rows */
     .sweeps_in_order = true, /* contact after contact */
 };

@@ -126,11 +126,8 @@ static dvi_status pgs_solve(ccp_work* w, const ccp_solver_call* call, const dvi_
 }
 
 const ccp_solver_impl ccp_solver_pgs = {
-    .name = "pgs",
+    .name = "pgs", .solve = pgs_solve, .law = DVI_LAW_CCP, .targets_ccp = true,
     .summary = "block projected Gauss-Seidel / SOR with the Tasora-Anitescu per-block step",
-    .targets_ccp = true,
-    .solve = pgs_solve,
-    .law = DVI_LAW_CCP,
     .sweeps_in_order = true, /* block after block */
     .nests = true, /* desaxce's inner solver */
 };

@@ -201,6 +201,23 @@ static double closest_segment(const double* A, const double* B, double* la, doub
     return v3_dot(p, p);
 }
 
+/* The sub-simplex of one vertex i; of the edge (i, j) at parameter t from
+ * i. Return its size. */
+static int vertex_of(int i, int* idx, double* lam)
+{
+    idx[0] = i;
+    lam[0] = 1.0;
+    return 1;
+}
+static int edge_of(int i, int j, double t, int* idx, double* lam)
+{
+    idx[0] = i;
+    lam[0] = 1.0 - t;
+    idx[1] = j;
+    lam[1] = t;
+    return 2;
+}
+
 /* Closest point to the origin on triangle (i0, i1, i2) of s. Writes the
  * supporting sub-simplex (indices into s and weights); returns its size. */
 static int closest_triangle(const simplex* s, int i0, int i1, int i2, int* idx, double* lam)
@@ -227,32 +244,18 @@ static int closest_triangle(const simplex* s, int i0, int i1, int i2, int* idx, 
         return m;
     }
     double d1 = -v3_dot(ab, A), d2 = -v3_dot(ac, A);
-    if (d1 <= 0.0 && d2 <= 0.0) { idx[0] = i0; lam[0] = 1.0; return 1; }
+    if (d1 <= 0.0 && d2 <= 0.0) return vertex_of(i0, idx, lam);
     double d3 = -v3_dot(ab, B), d4 = -v3_dot(ac, B);
-    if (d3 >= 0.0 && d4 <= d3) { idx[0] = i1; lam[0] = 1.0; return 1; }
+    if (d3 >= 0.0 && d4 <= d3) return vertex_of(i1, idx, lam);
     double vc = d1 * d4 - d3 * d2;
-    if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
-        double t = d1 / (d1 - d3);
-        idx[0] = i0; lam[0] = 1.0 - t;
-        idx[1] = i1; lam[1] = t;
-        return 2;
-    }
+    if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) return edge_of(i0, i1, d1 / (d1 - d3), idx, lam);
     double d5 = -v3_dot(ab, C), d6 = -v3_dot(ac, C);
-    if (d6 >= 0.0 && d5 <= d6) { idx[0] = i2; lam[0] = 1.0; return 1; }
+    if (d6 >= 0.0 && d5 <= d6) return vertex_of(i2, idx, lam);
     double vb = d5 * d2 - d1 * d6;
-    if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
-        double t = d2 / (d2 - d6);
-        idx[0] = i0; lam[0] = 1.0 - t;
-        idx[1] = i2; lam[1] = t;
-        return 2;
-    }
+    if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) return edge_of(i0, i2, d2 / (d2 - d6), idx, lam);
     double va = d3 * d6 - d5 * d4;
-    if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
-        double t = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        idx[0] = i1; lam[0] = 1.0 - t;
-        idx[1] = i2; lam[1] = t;
-        return 2;
-    }
+    if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0)
+        return edge_of(i1, i2, (d4 - d3) / ((d4 - d3) + (d5 - d6)), idx, lam);
     double den = 1.0 / (va + vb + vc);
     idx[0] = i0; lam[0] = va * den;
     idx[1] = i1; lam[1] = vb * den;

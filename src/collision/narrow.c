@@ -29,16 +29,16 @@ typedef struct pair_entry {
 static const pair_entry pairs[KINDS][KINDS] = {
     SAME(SPHERE, col_collide_sphere_sphere), PAIR(SPHERE, BOX, col_collide_sphere_box),
         PAIR(SPHERE, CAPSULE, col_collide_sphere_capsule), PAIR(SPHERE, CYLINDER, col_collide_sphere_cylinder),
-        PAIR(SPHERE, PLANE, col_collide_sphere_plane), PAIR(SPHERE, HEIGHTFIELD, col_collide_sphere_heightfield),
-        PAIR(SPHERE, MESH, col_collide_sphere_mesh),
+        PAIR(SPHERE, PLANE, col_collide_sphere_plane), PAIR(SPHERE, HEIGHTFIELD, col_collide_terrain),
+        PAIR(SPHERE, MESH, col_collide_terrain),
     SAME(BOX, col_collide_box_box), PAIR(BOX, CYLINDER, col_collide_box_cylinder),
-        PAIR(BOX, PLANE, col_collide_box_plane), PAIR(BOX, HEIGHTFIELD, col_collide_box_heightfield),
-        PAIR(BOX, MESH, col_collide_box_mesh),
+        PAIR(BOX, PLANE, col_collide_box_plane), PAIR(BOX, HEIGHTFIELD, col_collide_terrain),
+        PAIR(BOX, MESH, col_collide_terrain),
     PAIR(CAPSULE, BOX, col_collide_capsule_box), SAME(CAPSULE, col_collide_capsule_capsule),
         PAIR(CAPSULE, CYLINDER, col_collide_capsule_cylinder), PAIR(CAPSULE, PLANE, col_collide_capsule_plane),
-        PAIR(CAPSULE, HEIGHTFIELD, col_collide_capsule_heightfield), PAIR(CAPSULE, MESH, col_collide_capsule_mesh),
+        PAIR(CAPSULE, HEIGHTFIELD, col_collide_terrain), PAIR(CAPSULE, MESH, col_collide_terrain),
     SAME(CYLINDER, col_collide_cylinder_cylinder), PAIR(CYLINDER, PLANE, col_collide_cylinder_plane),
-        PAIR(CYLINDER, HEIGHTFIELD, col_collide_cylinder_heightfield), PAIR(CYLINDER, MESH, col_collide_cylinder_mesh),
+        PAIR(CYLINDER, HEIGHTFIELD, col_collide_terrain), PAIR(CYLINDER, MESH, col_collide_terrain),
 };
 
 static void flip(col_contact_point* p, int n)

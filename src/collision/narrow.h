@@ -24,10 +24,9 @@ col_narrow_fn col_collide_box_box, col_collide_box_plane;
 /* narrow_cylinder.c: cylinders */
 col_narrow_fn col_collide_sphere_cylinder, col_collide_box_cylinder, col_collide_capsule_cylinder,
     col_collide_cylinder_cylinder, col_collide_cylinder_plane;
-/* narrow_terrain.c: height fields and triangle meshes against the convex shapes */
-col_narrow_fn col_collide_sphere_heightfield, col_collide_box_heightfield, col_collide_capsule_heightfield,
-    col_collide_cylinder_heightfield, col_collide_sphere_mesh, col_collide_box_mesh, col_collide_capsule_mesh,
-    col_collide_cylinder_mesh;
+/* narrow_terrain.c: a height field or a triangle mesh (b) against a sphere,
+ * box, capsule or cylinder (a); no points for other kinds */
+col_narrow_fn col_collide_terrain;
 /* gjk.c: any two convex shapes (kinds with a support function), one point;
  * a convex shape (a) and a plane (b), one point */
 col_narrow_fn col_collide_convex, col_collide_convex_plane;

@@ -186,6 +186,14 @@ typedef struct feature {
     int code;
 } feature;
 
+/* The one-point feature `code`: the support point in direction d. */
+static void support_feature(const col_geom* g, const double d[3], int code, feature* f)
+{
+    f->n = 1;
+    col_geom_support(g, d, f->p[0]);
+    f->code = code;
+}
+
 static void feature_box(const col_geom* g, const double d[3], feature* f)
 {
     double c[3][3], dc[3];
@@ -279,9 +287,7 @@ static void feature_cylinder(const col_geom* g, const double d[3], feature* f)
         f->code = 3;
         return;
     }
-    f->n = 1;
-    col_geom_support(g, d, f->p[0]);
-    f->code = 4;
+    support_feature(g, d, 4, f);
 }
 
 static void feature_capsule(const col_geom* g, const double d[3], feature* f)
@@ -298,9 +304,7 @@ static void feature_capsule(const col_geom* g, const double d[3], feature* f)
         f->code = 1;
         return;
     }
-    f->n = 1;
-    col_geom_support(g, d, f->p[0]);
-    f->code = 2;
+    support_feature(g, d, 2, f);
 }
 
 static void feature_of(const col_geom* g, const double d[3], feature* f)
@@ -309,11 +313,7 @@ static void feature_of(const col_geom* g, const double d[3], feature* f)
     case DVI_SHAPE_BOX: feature_box(g, d, f); break;
     case DVI_SHAPE_CYLINDER: feature_cylinder(g, d, f); break;
     case DVI_SHAPE_CAPSULE: feature_capsule(g, d, f); break;
-    default:
-        f->n = 1;
-        col_geom_support(g, d, f->p[0]);
-        f->code = 0;
-        break;
+    default: support_feature(g, d, 0, f); break;
     }
 }
 

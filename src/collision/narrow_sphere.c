@@ -111,8 +111,9 @@ static void any_perpendicular(const double u[3], double out[3])
 }
 
 /* Writes one contact: a's surface point pa, unit normal n (a to b), gap phi.
- * The point is midway between the surfaces: pa + phi/2 · n. */
-static void emit(col_contact_point* out, const double pa[3], const double n[3], double phi, uint32_t feature)
+ * The point is midway between the surfaces: pa + phi/2 · n. Returns 1, the
+ * count of points written. */
+static int emit(col_contact_point* out, const double pa[3], const double n[3], double phi, uint32_t feature)
 {
     v3_add_scaled(out->point, pa, 0.5 * phi, n);
     for (int k = 0; k < 3; k++) out->normal[k] = n[k];
@@ -120,6 +121,7 @@ static void emit(col_contact_point* out, const double pa[3], const double n[3], 
     out->feature = feature;
     out->geom_a = -1;
     out->geom_b = -1;
+    return 1;
 }
 
 /* Contact between two balls: centres ca (radius ra) and cb (radius rb);
@@ -143,8 +145,7 @@ static int balls(const double ca[3], double ra, const double cb[3], double rb, c
     }
     double pa[3];
     v3_add_scaled(pa, ca, ra, n);
-    emit(out, pa, n, phi, feature);
-    return 1;
+    return emit(out, pa, n, phi, feature);
 }
 
 /* Parameter of the point of segment p0 + t·d (t in [0, 1]) closest to x. */
@@ -228,8 +229,7 @@ int col_collide_sphere_plane(const col_geom* a, const col_geom* b, double envelo
     if (!(phi <= envelope)) return 0;
     double n[3] = {-np[0], -np[1], -np[2]}, pa[3];
     v3_add_scaled(pa, a->pos, a->radius, n);
-    emit(out, pa, n, phi, 0);
-    return 1;
+    return emit(out, pa, n, phi, 0);
 }
 
 int col_collide_sphere_box(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
@@ -268,8 +268,7 @@ int col_collide_sphere_box(const col_geom* a, const col_geom* b, double envelope
     double n[3], pa[3];
     dir_to_world(b, nl, n);
     v3_add_scaled(pa, a->pos, a->radius, n);
-    emit(out, pa, n, phi, 0);
-    return 1;
+    return emit(out, pa, n, phi, 0);
 }
 
 /* ---- capsule–plane ---------------------------------------------------------- */
@@ -540,8 +539,7 @@ static int capsule_box_deep(const col_geom* box, const double p0[3], const doubl
     dir_to_world(box, nl, n);
     to_world(box, qb, pb);
     v3_add_scaled(pa, pb, -phi, n);
-    emit(out, pa, n, phi, 0);
-    return 1;
+    return emit(out, pa, n, phi, 0);
 }
 
 int col_collide_capsule_box(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
@@ -586,6 +584,5 @@ int col_collide_capsule_box(const col_geom* a, const col_geom* b, double envelop
     v3_add_scaled(pa_l, x, r, nl);
     dir_to_world(b, nl, n);
     to_world(b, pa_l, pa);
-    emit(out, pa, n, dist - r, 0);
-    return 1;
+    return emit(out, pa, n, dist - r, 0);
 }

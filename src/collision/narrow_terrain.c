@@ -583,6 +583,31 @@ static bool iter_skip(const tri_iter* it, int32_t i0, int32_t i1, int32_t j0, in
     return it->cull(it->cull_ctx, clo, chi);
 }
 
+/* Mesh triangle k, if its indices are valid and it is not degenerate. */
+static bool mesh_triangle(const col_trimesh* m, int32_t k, tri* t)
+{
+    const int32_t* idx = m->triangles + 3 * (size_t)k;
+    for (int c = 0; c < 3; c++) {
+        if (idx[c] < 0 || idx[c] >= m->vertex_count) return false;
+        memcpy(t->v[c], m->vertices + 3 * (size_t)idx[c], sizeof t->v[c]);
+        t->vid[c] = idx[c];
+    }
+    t->id = k;
+    return finish_tri(t);
+}
+
+/* Whether mesh triangle idx (valid indices) lies wholly outside the box
+ * lo..hi along one axis. */
+static bool mesh_triangle_outside(const col_trimesh* m, const int32_t* idx, const double lo[3], const double hi[3])
+{
+    const double* v0 = m->vertices + 3 * (size_t)idx[0];
+    const double* v1 = m->vertices + 3 * (size_t)idx[1];
+    const double* v2 = m->vertices + 3 * (size_t)idx[2];
+    for (int c = 0; c < 3; c++)
+        if (dmin(v0[c], dmin(v1[c], v2[c])) > hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < lo[c]) return true;
+    return false;
+}
+
 /* Next triangle overlapping the box [lo, hi]; false at the end. */
 static bool iter_next(tri_iter* it, tri* t)
 {
@@ -636,35 +661,10 @@ static bool iter_next(tri_iter* it, tri* t)
             if (idx[0] < 0 || idx[0] >= m->vertex_count || idx[1] < 0 || idx[1] >= m->vertex_count || idx[2] < 0 ||
                 idx[2] >= m->vertex_count)
                 continue; /* bad index: skipped */
-            const double* v0 = m->vertices + 3 * (size_t)idx[0];
-            const double* v1 = m->vertices + 3 * (size_t)idx[1];
-            const double* v2 = m->vertices + 3 * (size_t)idx[2];
-            bool out = false;
-            for (int c = 0; c < 3 && !out; c++)
-                out = dmin(v0[c], dmin(v1[c], v2[c])) > it->hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < it->lo[c];
-            if (out) continue;
-            memcpy(t->v[0], v0, sizeof t->v[0]);
-            memcpy(t->v[1], v1, sizeof t->v[1]);
-            memcpy(t->v[2], v2, sizeof t->v[2]);
-            memcpy(t->vid, idx, sizeof t->vid);
-            t->id = k;
-            if (finish_tri(t)) return true;
+            if (!mesh_triangle_outside(m, idx, it->lo, it->hi) && mesh_triangle(m, k, t)) return true;
         }
     }
     return false;
-}
-
-/* Mesh triangle k, if its indices are valid and it is not degenerate. */
-static bool mesh_triangle(const col_trimesh* m, int32_t k, tri* t)
-{
-    const int32_t* idx = m->triangles + 3 * (size_t)k;
-    for (int c = 0; c < 3; c++) {
-        if (idx[c] < 0 || idx[c] >= m->vertex_count) return false;
-        memcpy(t->v[c], m->vertices + 3 * (size_t)idx[c], sizeof t->v[c]);
-        t->vid[c] = idx[c];
-    }
-    t->id = k;
-    return finish_tri(t);
 }
 
 /* The prism of a triangle (its extrusion along n), slightly widened: q is
@@ -741,13 +741,7 @@ static bool near_next(near_iter* n, tri* t)
     while (n->k < x->nmesh) {
         int32_t k = x->mesh_tri[n->k++];
         const int32_t* idx = m->triangles + 3 * (size_t)k; /* valid: checked when buffered */
-        const double* v0 = m->vertices + 3 * (size_t)idx[0];
-        const double* v1 = m->vertices + 3 * (size_t)idx[1];
-        const double* v2 = m->vertices + 3 * (size_t)idx[2];
-        bool out = false;
-        for (int c = 0; c < 3 && !out; c++)
-            out = dmin(v0[c], dmin(v1[c], v2[c])) > n->hi[c] || dmax(v0[c], dmax(v1[c], v2[c])) < n->lo[c];
-        if (!out && mesh_triangle(m, k, t)) return true;
+        if (!mesh_triangle_outside(m, idx, n->lo, n->hi) && mesh_triangle(m, k, t)) return true;
     }
     return false;
 }
@@ -954,6 +948,21 @@ static bool locally_supported(const tri* t, int ka, int kb, const double u[3])
     return true;
 }
 
+/* Bisection on the segment a + t·d between t = out (sd > level there) and
+ * t = in (sd ≤ level) for where sd crosses level; returns the last t found
+ * with sd ≤ level (p, g: scratch). */
+static double level_crossing(const shape* s, const double a[3], const double d[3], const double hint[3], double level,
+                             double out, double in, double p[3], double g[3])
+{
+    for (int it = 0; it < 60 && fabs(in - out) > EDGE_TOL; it++) {
+        double m = 0.5 * (out + in);
+        v3_add_scaled(p, a, m, d);
+        if (shape_sd(s, p, hint, g) <= level) in = m;
+        else out = m;
+    }
+    return in;
+}
+
 /* Minimum of sd along a → b, an edge of a triangle of normal n whose plane
  * the shape clears by `floor`, given sd (fa, fb) and its slope ∇sd·(b − a)
  * (sa, sb) at both ends: the root of the slope, bracketed (sd is convex).
@@ -990,17 +999,7 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
          * the shape facing the plane, where its normal is −n */
         if (fm <= reach && -v3_dot(g, n) >= 1.0 - TIE_EPS) return 0;
         if (fabs(sm) <= 1e-12 * len) break;
-        if (sm < 0.0) {
-            lo = tm;
-            slo = sm;
-            if (side == -1) shi *= 0.5; /* Illinois: the same end twice, halve the other */
-            side = -1;
-        } else {
-            hi = tm;
-            shi = sm;
-            if (side == 1) slo *= 0.5;
-            side = 1;
-        }
+        base_illinois_step(tm, sm, &lo, &hi, &slo, &shi, &side);
     }
     if (fa <= fs) {
         ts = 0.0;
@@ -1028,30 +1027,10 @@ static int edge_minimum(const pair_ctx* x, const double a[3], const double b[3],
         maybe_flat = fp <= level;
     }
     if (maybe_flat) {
-        if (fa <= level) {
-            tl = 0.0;
-        } else if (ts > 0.0) {
-            double l = 0.0, u = ts;
-            for (int it = 0; it < 60 && u - l > EDGE_TOL; it++) {
-                double m = 0.5 * (l + u);
-                v3_add_scaled(p, a, m, d);
-                if (shape_sd(s, p, hint, g) <= level) u = m;
-                else l = m;
-            }
-            tl = u;
-        }
-        if (fb <= level) {
-            th = 1.0;
-        } else if (ts < 1.0) {
-            double l = ts, u = 1.0;
-            for (int it = 0; it < 60 && u - l > EDGE_TOL; it++) {
-                double m = 0.5 * (l + u);
-                v3_add_scaled(p, a, m, d);
-                if (shape_sd(s, p, hint, g) <= level) l = m;
-                else u = m;
-            }
-            th = l;
-        }
+        if (fa <= level) tl = 0.0;
+        else if (ts > 0.0) tl = level_crossing(s, a, d, hint, level, 0.0, ts, p, g);
+        if (fb <= level) th = 1.0;
+        else if (ts < 1.0) th = level_crossing(s, a, d, hint, level, 1.0, ts, p, g);
     }
     if ((th - tl) * len > minflat) { /* flat, not merely a smooth minimum */
         v3_add_scaled(p, a, 0.5 * (tl + th), d); /* normal of the flat part: from its middle */
@@ -1470,57 +1449,14 @@ static int collide_terrain(const col_geom* a, const col_geom* b, double envelope
     return emit(&x, b, out, keep);
 }
 
-/* ---- public routines (narrow.h) -------------------------------------------- */
+/* ---- public routine (narrow.h) -------------------------------------------- */
 
-int col_collide_sphere_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
-                                   int max)
+int col_collide_terrain(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
 {
-    if (a->type != DVI_SHAPE_SPHERE || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_box_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
-                                int max)
-{
-    if (a->type != DVI_SHAPE_BOX || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_capsule_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
-                                    int max)
-{
-    if (a->type != DVI_SHAPE_CAPSULE || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_cylinder_heightfield(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out,
-                                     int max)
-{
-    if (a->type != DVI_SHAPE_CYLINDER || b->type != DVI_SHAPE_HEIGHTFIELD) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_sphere_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
-{
-    if (a->type != DVI_SHAPE_SPHERE || b->type != DVI_SHAPE_MESH) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_box_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
-{
-    if (a->type != DVI_SHAPE_BOX || b->type != DVI_SHAPE_MESH) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_capsule_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
-{
-    if (a->type != DVI_SHAPE_CAPSULE || b->type != DVI_SHAPE_MESH) return 0;
-    return collide_terrain(a, b, envelope, out, max);
-}
-
-int col_collide_cylinder_mesh(const col_geom* a, const col_geom* b, double envelope, col_contact_point* out, int max)
-{
-    if (a->type != DVI_SHAPE_CYLINDER || b->type != DVI_SHAPE_MESH) return 0;
+    const dvi_shape_type ta = a->type, tb = b->type;
+    const bool convex =
+        ta == DVI_SHAPE_SPHERE || ta == DVI_SHAPE_BOX || ta == DVI_SHAPE_CAPSULE || ta == DVI_SHAPE_CYLINDER;
+    if (!convex || (tb != DVI_SHAPE_HEIGHTFIELD && tb != DVI_SHAPE_MESH)) return 0;
     return collide_terrain(a, b, envelope, out, max);
 }
 

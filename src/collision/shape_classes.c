@@ -71,10 +71,7 @@ static bool ray_ball(const double o[3], const double u[3], double r, double* t)
 
 static bool sphere_bounds(col_geom* g)
 {
-    for (int k = 0; k < 3; k++) {
-        g->aabb_min[k] = g->pos[k] - g->radius;
-        g->aabb_max[k] = g->pos[k] + g->radius;
-    }
+    for (int k = 0; k < 3; k++) col_aabb_axis(g, k, g->radius);
     return true;
 }
 
@@ -141,19 +138,10 @@ static bool sphere_ray(const col_geom* g, const double o[3], const double u[3], 
 }
 
 const col_shape_class col_shape_class_sphere = {
-    .name = "sphere",
-    .article = "a sphere",
-    .params = {{"radius", DVI_SLOT_RADIUS}},
-    .bounds = sphere_bounds,
-    .core_support = centre_support,
-    .margin = radius_of,
-    .scale = radius_of,
-    .bound = sphere_bound,
-    .contact_radius = radius_of,
-    .thickness = radius_of,
-    .mass = sphere_mass,
-    .mesh = sphere_mesh,
-    .ray = sphere_ray,
+    .name = "sphere", .article = "a sphere", .params = {{"radius", DVI_SLOT_RADIUS}},
+    .bounds = sphere_bounds, .bound = sphere_bound, .mass = sphere_mass, .mesh = sphere_mesh, .ray = sphere_ray,
+    .core_support = centre_support, .margin = radius_of, .scale = radius_of,
+    .contact_radius = radius_of, .thickness = radius_of,
 };
 
 /* ---- box --------------------------------------------------------------------- */
@@ -247,20 +235,10 @@ static bool box_ray(const col_geom* g, const double o[3], const double u[3], dou
 }
 
 const col_shape_class col_shape_class_box = {
-    .name = "box",
-    .article = "a box",
-    .params = {{"half_extents", DVI_SLOT_HALF}},
-    .bounds = box_bounds,
-    .core_support = box_support,
-    .margin = zero,
-    .scale = box_diagonal,
-    .kinks = box_kinks,
-    .bound = box_bound,
-    .contact_radius = smallest_half,
-    .thickness = smallest_half,
-    .mass = box_mass,
-    .mesh = box_mesh,
-    .ray = box_ray,
+    .name = "box", .article = "a box", .params = {{"half_extents", DVI_SLOT_HALF}},
+    .bounds = box_bounds, .bound = box_bound, .mass = box_mass, .mesh = box_mesh, .ray = box_ray,
+    .core_support = box_support, .margin = zero, .scale = box_diagonal, .kinks = box_kinks,
+    .contact_radius = smallest_half, .thickness = smallest_half,
 };
 
 /* ---- capsule ----------------------------------------------------------------- */
@@ -269,11 +247,7 @@ static bool capsule_bounds(col_geom* g)
 {
     /* segment pos ± half_length·z, grown by the radius */
     const double* R = g->rot;
-    for (int k = 0; k < 3; k++) {
-        double e = fabs(R[3 * k + 2]) * g->half_length + g->radius;
-        g->aabb_min[k] = g->pos[k] - e;
-        g->aabb_max[k] = g->pos[k] + e;
-    }
+    for (int k = 0; k < 3; k++) col_aabb_axis(g, k, fabs(R[3 * k + 2]) * g->half_length + g->radius);
     return true;
 }
 
@@ -348,20 +322,11 @@ static bool capsule_ray(const col_geom* g, const double o[3], const double u[3],
 }
 
 const col_shape_class col_shape_class_capsule = {
-    .name = "capsule",
-    .article = "a capsule",
+    .name = "capsule", .article = "a capsule",
     .params = {{"radius", DVI_SLOT_RADIUS}, {"half_length", DVI_SLOT_HALF_LENGTH}},
-    .bounds = capsule_bounds,
-    .core_support = capsule_support,
-    .margin = radius_of,
-    .scale = radius_plus_length,
-    .kinks = capsule_kinks,
-    .bound = capsule_bound,
-    .contact_radius = radius_of,
-    .thickness = radius_of,
-    .mass = capsule_mass,
-    .mesh = capsule_mesh,
-    .ray = capsule_ray,
+    .bounds = capsule_bounds, .bound = capsule_bound, .mass = capsule_mass, .mesh = capsule_mesh, .ray = capsule_ray,
+    .core_support = capsule_support, .margin = radius_of, .scale = radius_plus_length, .kinks = capsule_kinks,
+    .contact_radius = radius_of, .thickness = radius_of,
 };
 
 /* ---- cylinder ---------------------------------------------------------------- */
@@ -375,8 +340,7 @@ static bool cylinder_bounds(col_geom* g)
         double zk = R[3 * k + 2];
         double s = 1.0 - zk * zk;
         double e = fabs(zk) * g->half_length + g->radius * sqrt(s > 0.0 ? s : 0.0);
-        g->aabb_min[k] = g->pos[k] - e;
-        g->aabb_max[k] = g->pos[k] + e;
+        col_aabb_axis(g, k, e);
     }
     return true;
 }
@@ -464,20 +428,12 @@ static bool cylinder_ray(const col_geom* g, const double o[3], const double u[3]
 }
 
 const col_shape_class col_shape_class_cylinder = {
-    .name = "cylinder",
-    .article = "a cylinder",
+    .name = "cylinder", .article = "a cylinder",
     .params = {{"radius", DVI_SLOT_RADIUS}, {"half_length", DVI_SLOT_HALF_LENGTH}},
-    .bounds = cylinder_bounds,
-    .core_support = cylinder_support,
-    .margin = zero,
-    .scale = radius_plus_length,
-    .kinks = cylinder_kinks,
-    .bound = cylinder_bound,
-    .contact_radius = radius_of,
-    .thickness = cylinder_thickness,
-    .mass = cylinder_mass,
-    .mesh = cylinder_mesh,
+    .bounds = cylinder_bounds, .bound = cylinder_bound, .mass = cylinder_mass, .mesh = cylinder_mesh,
     .ray = cylinder_ray,
+    .core_support = cylinder_support, .margin = zero, .scale = radius_plus_length, .kinks = cylinder_kinks,
+    .contact_radius = radius_of, .thickness = cylinder_thickness,
 };
 
 /* ---- plane ------------------------------------------------------------------- */
@@ -533,13 +489,8 @@ static bool plane_ray(const col_geom* g, const double o[3], const double u[3], d
 }
 
 const col_shape_class col_shape_class_plane = {
-    .name = "plane",
-    .article = "a plane",
-    .fixed_only = true,
-    .half_space = true,
-    .bounds = plane_bounds,
-    .mesh = plane_mesh,
-    .ray = plane_ray,
+    .name = "plane", .article = "a plane", .fixed_only = true, .half_space = true,
+    .bounds = plane_bounds, .mesh = plane_mesh, .ray = plane_ray,
 };
 
 /* ---- height field ------------------------------------------------------------ */
@@ -570,11 +521,8 @@ static void heightfield_mesh(const col_geom* g, col_mesh_sink* m)
 }
 
 const col_shape_class col_shape_class_heightfield = {
-    .name = "heightfield",
-    .article = "a height field",
-    .fixed_only = true,
-    .bounds = heightfield_bounds,
-    .mesh = heightfield_mesh,
+    .name = "heightfield", .article = "a height field", .fixed_only = true,
+    .bounds = heightfield_bounds, .mesh = heightfield_mesh,
 };
 
 /* ---- mesh -------------------------------------------------------------------- */
@@ -611,9 +559,6 @@ static void trimesh_mesh(const col_geom* g, col_mesh_sink* m)
 }
 
 const col_shape_class col_shape_class_mesh = {
-    .name = "mesh",
-    .article = "a mesh",
-    .fixed_only = true,
-    .bounds = trimesh_bounds,
-    .mesh = trimesh_mesh,
+    .name = "mesh", .article = "a mesh", .fixed_only = true,
+    .bounds = trimesh_bounds, .mesh = trimesh_mesh,
 };

@@ -23,8 +23,7 @@ static bool ellipsoid_bounds(col_geom* g)
     for (int k = 0; k < 3; k++) {
         double x = R[3 * k] * g->half[0], y = R[3 * k + 1] * g->half[1], z = R[3 * k + 2] * g->half[2];
         double e = sqrt(x * x + y * y + z * z);
-        g->aabb_min[k] = g->pos[k] - e;
-        g->aabb_max[k] = g->pos[k] + e;
+        col_aabb_axis(g, k, e);
     }
     return true;
 }
@@ -124,17 +123,9 @@ static bool ellipsoid_ray(const col_geom* g, const double o[3], const double u[3
 }
 
 const col_shape_class col_shape_class_ellipsoid = {
-    .name = "ellipsoid",
-    .article = "an ellipsoid",
-    .params = {{"semi_axes", DVI_SLOT_HALF}},
-    .bounds = ellipsoid_bounds,
-    .core_support = ellipsoid_support,
-    .margin = zero,
-    .scale = largest,
-    .bound = ellipsoid_bound,
-    .contact_radius = smallest,
-    .thickness = smallest,
-    .mass = ellipsoid_mass,
-    .mesh = ellipsoid_mesh,
+    .name = "ellipsoid", .article = "an ellipsoid", .params = {{"semi_axes", DVI_SLOT_HALF}},
+    .bounds = ellipsoid_bounds, .bound = ellipsoid_bound, .mass = ellipsoid_mass, .mesh = ellipsoid_mesh,
     .ray = ellipsoid_ray,
+    .core_support = ellipsoid_support, .margin = zero, .scale = largest,
+    .contact_radius = smallest, .thickness = smallest,
 };

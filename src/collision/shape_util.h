@@ -9,6 +9,13 @@
 #define DVI_DRAW_SEGMENTS 24
 #define DVI_DRAW_HALF 6
 
+/* Axis k of g's AABB: pos[k] ± e. */
+static inline void col_aabb_axis(col_geom* g, int k, double e)
+{
+    g->aabb_min[k] = g->pos[k] - e;
+    g->aabb_max[k] = g->pos[k] + e;
+}
+
 /* AABB into lo, hi of the box c ± h of g's frame. */
 void col_rotated_box_aabb(const col_geom* g, const double c[3], const double h[3], double lo[3], double hi[3]);
 

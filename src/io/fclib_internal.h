@@ -167,6 +167,31 @@ void fclib_csc_free(csc* A);
 dvi_status fclib_csc_build(int32_t rows, int32_t cols, int64_t nnz, const int32_t* ri, const int32_t* ci,
                            const double* x, csc* out);
 
+/* Entries gathered one at a time for fclib_csc_build: rows ri, columns ci,
+ * values x, n of them. */
+typedef struct fclib_triplets {
+    int32_t* ri;
+    int32_t* ci;
+    double* x;
+    int64_t n;
+} fclib_triplets;
+
+/* Room for cap entries (zeroed), n = 0; false, nothing held, when out of
+ * memory. */
+bool fclib_triplets_init(fclib_triplets* t, int64_t cap);
+void fclib_triplets_free(fclib_triplets* t);
+static inline void fclib_triplets_add(fclib_triplets* t, int32_t i, int32_t j, double x)
+{
+    t->ri[t->n] = i;
+    t->ci[t->n] = j;
+    t->x[t->n++] = x;
+}
+/* fclib_csc_build of the entries held. */
+static inline dvi_status fclib_triplets_build(const fclib_triplets* t, int32_t rows, int32_t cols, csc* out)
+{
+    return fclib_csc_build(rows, cols, t->n, t->ri, t->ci, t->x, out);
+}
+
 /* Reads the matrix group `g` ("/fclib_local/W") into canonical CSC.
  * rows / cols: required sizes, or −1 (any, ≥ 0); rows_from / cols_from name
  * where a required size comes from, for the message (or NULL). The header's

@@ -24,6 +24,25 @@ void fclib_csc_free(csc* A)
     memset(A, 0, sizeof *A);
 }
 
+bool fclib_triplets_init(fclib_triplets* t, int64_t cap)
+{
+    t->n = 0;
+    t->ri = calloc((size_t)cap + 1, sizeof(int32_t));
+    t->ci = calloc((size_t)cap + 1, sizeof(int32_t));
+    t->x = calloc((size_t)cap + 1, sizeof(double));
+    if (t->ri && t->ci && t->x) return true;
+    fclib_triplets_free(t);
+    return false;
+}
+
+void fclib_triplets_free(fclib_triplets* t)
+{
+    free(t->ri);
+    free(t->ci);
+    free(t->x);
+    memset(t, 0, sizeof *t);
+}
+
 /* Builds the canonical CSC of `rows` × `cols` from nnz entries (ri[k], ci[k],
  * x[k]), indices already checked: counting sort by row, then by column over
  * the rows in order (so rows increase within a column and equal entries keep
@@ -277,33 +296,23 @@ dvi_status fclib_complete_triangle(csc* A, bool* completed)
     if (A->rows != A->cols || (upper > 0) == (lower > 0)) return DVI_OK;
     const int64_t nnz = A->p[n], e_max = nnz + upper + lower;
     if (e_max > INT32_MAX) return DVI_ERR_NOMEM;
-    int32_t* ri = malloc(((size_t)e_max + 1) * sizeof(int32_t));
-    int32_t* ci = malloc(((size_t)e_max + 1) * sizeof(int32_t));
-    double* x = malloc(((size_t)e_max + 1) * sizeof(double));
+    fclib_triplets t;
     csc S = {0};
     dvi_status st = DVI_ERR_NOMEM;
-    if (ri && ci && x) {
-        int64_t e = 0;
+    if (fclib_triplets_init(&t, e_max)) {
         for (int32_t j = 0; j < n; j++)
             for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) {
-                ri[e] = A->i[k];
-                ci[e] = j;
-                x[e++] = A->x[k];
-                if (A->i[k] == j) continue;
-                ri[e] = j;
-                ci[e] = A->i[k];
-                x[e++] = A->x[k];
+                fclib_triplets_add(&t, A->i[k], j, A->x[k]);
+                if (A->i[k] != j) fclib_triplets_add(&t, j, A->i[k], A->x[k]);
             }
-        if (fclib_csc_build(n, n, e, ri, ci, x, &S) == DVI_OK) {
+        if (fclib_triplets_build(&t, n, n, &S) == DVI_OK) {
             fclib_csc_free(A);
             *A = S;
             *completed = true;
             st = DVI_OK;
         }
+        fclib_triplets_free(&t);
     }
-    free(ri);
-    free(ci);
-    free(x);
     return st;
 }
 
@@ -314,19 +323,13 @@ dvi_status fclib_symmetrize(csc* A, double* asymmetry, bool* changed, csc* origi
     if (original) memset(original, 0, sizeof *original);
     const int32_t n = A->cols;
     const int32_t nnz = A->p[n];
-    int32_t* ri = calloc((size_t)2 * nnz + 1, sizeof(int32_t));
-    int32_t* ci = calloc((size_t)2 * nnz + 1, sizeof(int32_t));
-    double* x = calloc((size_t)2 * nnz + 1, sizeof(double));
+    fclib_triplets e;
     csc T = {0}, S = {0};
     dvi_status st = DVI_ERR_NOMEM;
-    if (!ri || !ci || !x) goto done;
+    if (!fclib_triplets_init(&e, 2 * (int64_t)nnz)) return st;
     for (int32_t j = 0; j < n; j++)
-        for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) { /* Aᵀ */
-            ri[k] = j;
-            ci[k] = A->i[k];
-            x[k] = A->x[k];
-        }
-    if (fclib_csc_build(n, n, nnz, ri, ci, x, &T) != DVI_OK) goto done;
+        for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) fclib_triplets_add(&e, j, A->i[k], A->x[k]); /* Aᵀ */
+    if (fclib_triplets_build(&e, n, n, &T) != DVI_OK) goto done;
     double d2 = 0.0, a2 = 0.0;
     for (int32_t j = 0; j < n; j++) { /* merge column j of A and of Aᵀ (both sorted) */
         int32_t a = A->p[j], t = T.p[j];
@@ -346,26 +349,20 @@ dvi_status fclib_symmetrize(csc* A, double* asymmetry, bool* changed, csc* origi
         st = DVI_OK;
         goto done;
     }
-    int64_t e = 0;
+    e.n = 0;
     for (int32_t j = 0; j < n; j++)
         for (int32_t k = A->p[j]; k < A->p[j + 1]; k++) {
-            ri[e] = A->i[k];
-            ci[e] = j;
-            x[e++] = 0.5 * A->x[k];
-            ri[e] = j;
-            ci[e] = A->i[k];
-            x[e++] = 0.5 * A->x[k];
+            fclib_triplets_add(&e, A->i[k], j, 0.5 * A->x[k]);
+            fclib_triplets_add(&e, j, A->i[k], 0.5 * A->x[k]);
         }
-    if (fclib_csc_build(n, n, e, ri, ci, x, &S) != DVI_OK) goto done;
+    if (fclib_triplets_build(&e, n, n, &S) != DVI_OK) goto done;
     if (original) *original = *A;
     else fclib_csc_free(A);
     *A = S;
     *changed = true;
     st = DVI_OK;
 done:
-    free(ri);
-    free(ci);
-    free(x);
+    fclib_triplets_free(&e);
     fclib_csc_free(&T);
     return st;
 }

@@ -68,21 +68,45 @@ static dvi_status read_spacedim(const io_msg* c, hid_t file, const char* path)
     return DVI_OK;
 }
 
+/* The vectors in group `vectors` of a problem's rows: `u` (n, 3 per
+ * contact), mu (one per contact) and with equalities `e` (its count said by
+ * e_what); then b's blocks (fclib_make_blocks). */
+static dvi_status read_vectors(const io_msg* c, hid_t file, built* b, const char* vectors, const char* u, int32_t n,
+                               const char* e, const char* e_what, double** uv, double** mu, double** ev)
+{
+    char path[PATH_MAX_LEN], mu_path[PATH_MAX_LEN];
+    snprintf(mu_path, sizeof mu_path, "%smu", vectors);
+    snprintf(path, sizeof path, "%s%s", vectors, u);
+    dvi_status st = fclib_read_reals(c, file, path, n, " (3 per contact)", uv);
+    if (st == DVI_OK) st = fclib_read_reals(c, file, mu_path, b->contacts, " (one per contact)", mu);
+    if (st == DVI_OK && b->equalities > 0) {
+        snprintf(path, sizeof path, "%s%s", vectors, e);
+        st = fclib_read_reals(c, file, path, b->equalities, e_what, ev);
+    }
+    return st == DVI_OK ? fclib_make_blocks(c, b, *mu, mu_path) : st;
+}
+
+/* The square matrix group g, its size the length of the vector at vec. */
+static dvi_status read_square(const io_msg* c, hid_t file, const char* g, const char* vec, csc* out)
+{
+    int32_t n = 0;
+    dvi_status st = fclib_dataset_length(c, file, vec, &n);
+    if (st != DVI_OK) return st;
+    char from[PATH_MAX_LEN + 16];
+    snprintf(from, sizeof from, "the length of %s", vec);
+    if ((st = fclib_read_matrix(c, file, g, n, from, n, from, out)) != DVI_OK) return st;
+    if (out->rows != out->cols)
+        return io_fail(c, DVI_ERR_INVALID_ARG, "%s: %d x %d, expected a square matrix", g, out->rows, out->cols);
+    return DVI_OK;
+}
+
 static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_info* info)
 {
     csc W = {0}, V = {0}, R = {0}, full = {0};
     double *q = NULL, *mu = NULL, *s = NULL;
     dvi_status st;
     if ((st = read_spacedim(c, file, "/fclib_local/spacedim")) != DVI_OK) goto done;
-    int32_t nq = 0;
-    if ((st = fclib_dataset_length(c, file, "/fclib_local/vectors/q", &nq)) != DVI_OK) goto done;
-    if ((st = fclib_read_matrix(c, file, "/fclib_local/W", nq, "the length of /fclib_local/vectors/q", nq,
-                          "the length of /fclib_local/vectors/q", &W)) != DVI_OK)
-        goto done;
-    if (W.rows != W.cols) {
-        st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d x %d, expected a square matrix", W.rows, W.cols);
-        goto done;
-    }
+    if ((st = read_square(c, file, "/fclib_local/W", "/fclib_local/vectors/q", &W)) != DVI_OK) goto done;
     if (W.rows % 3 != 0 || W.rows == 0) {
         st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/W: %d rows, expected a positive multiple of 3", W.rows);
         goto done;
@@ -95,15 +119,7 @@ static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_in
         goto done;
     }
     if (has_r) {
-        int32_t ns = 0;
-        if ((st = fclib_dataset_length(c, file, "/fclib_local/vectors/s", &ns)) != DVI_OK) goto done;
-        if ((st = fclib_read_matrix(c, file, "/fclib_local/R", ns, "the length of /fclib_local/vectors/s", ns,
-                              "the length of /fclib_local/vectors/s", &R)) != DVI_OK)
-            goto done;
-        if (R.rows != R.cols) {
-            st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local/R: %d x %d, expected a square matrix", R.rows, R.cols);
-            goto done;
-        }
+        if ((st = read_square(c, file, "/fclib_local/R", "/fclib_local/vectors/s", &R)) != DVI_OK) goto done;
         if ((st = fclib_read_matrix(c, file, "/fclib_local/V", W.rows, "the size of W", R.rows, "the size of R", &V)) !=
             DVI_OK)
             goto done;
@@ -113,13 +129,9 @@ static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_in
         st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many rows");
         goto done;
     }
-    if ((st = fclib_read_reals(c, file, "/fclib_local/vectors/q", W.rows, " (3 per contact)", &q)) != DVI_OK) goto done;
-    if ((st = fclib_read_reals(c, file, "/fclib_local/vectors/mu", b->contacts, " (one per contact)", &mu)) != DVI_OK)
+    if ((st = read_vectors(c, file, b, "/fclib_local/vectors/", "q", W.rows, "s", " (one per row of R)", &q, &mu, &s)) !=
+        DVI_OK)
         goto done;
-    if (b->equalities > 0 && (st = fclib_read_reals(c, file, "/fclib_local/vectors/s", b->equalities,
-                                              " (one per row of R)", &s)) != DVI_OK)
-        goto done;
-    if ((st = fclib_make_blocks(c, b, mu, "/fclib_local/vectors/mu")) != DVI_OK) goto done;
     b->r = malloc(((size_t)b->rows + 1) * sizeof(double));
     if (!b->r) {
         st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
@@ -134,35 +146,21 @@ static dvi_status read_local(const io_msg* c, hid_t file, built* b, dvi_fclib_in
             st = io_fail(c, DVI_ERR_INVALID_ARG, "/fclib_local: too many matrix entries");
             goto done;
         }
-        int32_t* ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-        int32_t* ci = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-        double* x = malloc(((size_t)nnz + 1) * sizeof(double));
-        if (!ri || !ci || !x) {
-            free(ri);
-            free(ci);
-            free(x);
+        fclib_triplets e;
+        if (!fclib_triplets_init(&e, nnz)) {
             st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
         }
-        int64_t e = 0;
         const csc* parts[3] = {&W, &V, &R};
         const int32_t roff[3] = {0, 0, W.rows}, coff[3] = {0, W.rows, W.rows};
         for (int t = 0; t < 3; t++)
             for (int32_t j = 0; j < parts[t]->cols; j++)
                 for (int32_t k = parts[t]->p[j]; k < parts[t]->p[j + 1]; k++) {
-                    ri[e] = roff[t] + parts[t]->i[k];
-                    ci[e] = coff[t] + j;
-                    x[e++] = parts[t]->x[k];
-                    if (t == 1) { /* Vᵀ */
-                        ri[e] = W.rows + j;
-                        ci[e] = parts[t]->i[k];
-                        x[e++] = parts[t]->x[k];
-                    }
+                    fclib_triplets_add(&e, roff[t] + parts[t]->i[k], coff[t] + j, parts[t]->x[k]);
+                    if (t == 1) fclib_triplets_add(&e, W.rows + j, parts[t]->i[k], parts[t]->x[k]); /* Vᵀ */
                 }
-        dvi_status bs = fclib_csc_build(b->rows, b->rows, e, ri, ci, x, &full);
-        free(ri);
-        free(ci);
-        free(x);
+        dvi_status bs = fclib_triplets_build(&e, b->rows, b->rows, &full);
+        fclib_triplets_free(&e);
         if (bs != DVI_OK) {
             st = io_fail(c, DVI_ERR_NOMEM, "out of memory");
             goto done;
@@ -274,13 +272,9 @@ static dvi_status read_global(const io_msg* c, hid_t file, uint32_t flags, built
         goto done;
     }
     if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/f", n, " (the size of M)", &f)) != DVI_OK) goto done;
-    if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/w", H.cols, " (3 per contact)", &w)) != DVI_OK) goto done;
-    if ((st = fclib_read_reals(c, file, "/fclib_global/vectors/mu", b->contacts, " (one per contact)", &mu)) != DVI_OK)
+    if ((st = read_vectors(c, file, b, "/fclib_global/vectors/", "w", H.cols, "b", " (one per column of G)", &w, &mu,
+                           &bb)) != DVI_OK)
         goto done;
-    if (b->equalities > 0 && (st = fclib_read_reals(c, file, "/fclib_global/vectors/b", b->equalities,
-                                              " (one per column of G)", &bb)) != DVI_OK)
-        goto done;
-    if ((st = fclib_make_blocks(c, b, mu, "/fclib_global/vectors/mu")) != DVI_OK) goto done;
     wb = malloc(((size_t)b->rows + 1) * sizeof(double));
     starts = malloc(((size_t)n + 2) * sizeof(int32_t));
     if (!wb || !starts) {

@@ -5,6 +5,7 @@
 #include "fclib_internal.h"
 #include "error.h"
 
+#include "alloc.h"
 #include "ccp_work.h"
 
 #include <errno.h>
@@ -76,13 +77,7 @@ typedef struct wlocal {
 
 static void wlocal_free(wlocal* w)
 {
-    free(w->p);
-    free(w->i);
-    free(w->x);
-    free(w->q);
-    free(w->mu);
-    free(w->r);
-    free(w->u);
+    BASE_FREE_ALL(w->p, w->i, w->x, w->q, w->mu, w->r, w->u);
     memset(w, 0, sizeof *w);
 }
 
@@ -137,31 +132,18 @@ static dvi_status build_local(const io_msg* c, const dvi_ccp_problem* p, const d
         st = fclib_factor_to_w(p, &A);
         own = true;
     } else if (comp) { /* W + diag(compliance), canonical */
-        int64_t nnz = (int64_t)src->colptr[m] + m;
-        int32_t* ri = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-        int32_t* ci = malloc(((size_t)nnz + 1) * sizeof(int32_t));
-        double* x = malloc(((size_t)nnz + 1) * sizeof(double));
-        if (ri && ci && x) {
-            int64_t e = 0;
+        fclib_triplets t;
+        if (fclib_triplets_init(&t, (int64_t)src->colptr[m] + m)) {
             for (int32_t j = 0; j < m; j++)
-                for (int32_t k = src->colptr[j]; k < src->colptr[j + 1]; k++) {
-                    ri[e] = src->rowind[k];
-                    ci[e] = j;
-                    x[e++] = src->values[k];
-                }
-            for (int32_t j = 0; j < m; j++) {
-                ri[e] = j;
-                ci[e] = j;
-                x[e++] = p->compliance[j];
-            }
-            st = fclib_csc_build(m, m, e, ri, ci, x, &A);
+                for (int32_t k = src->colptr[j]; k < src->colptr[j + 1]; k++)
+                    fclib_triplets_add(&t, src->rowind[k], j, src->values[k]);
+            for (int32_t j = 0; j < m; j++) fclib_triplets_add(&t, j, j, p->compliance[j]);
+            st = fclib_triplets_build(&t, m, m, &A);
             own = true;
+            fclib_triplets_free(&t);
         } else {
             st = DVI_ERR_NOMEM;
         }
-        free(ri);
-        free(ci);
-        free(x);
     }
     if (st != DVI_OK) {
         free(map);

@@ -20,6 +20,7 @@
 #include "io_msg.h"
 #include "out_internal.h"
 
+#include "alloc.h"
 #include "ccp_work.h"
 #include "regular_file.h"
 
@@ -53,16 +54,8 @@ void dvi_ccp_file_free(dvi_ccp_file* f)
 {
     if (!f) return;
     ccp_owned* o = (ccp_owned*)f;
-    free(o->blocks);
-    free(o->r);
-    free(o->compliance);
-    free(o->gamma0);
-    free(o->solution);
-    free(o->colptr);
-    free(o->rowind);
-    free(o->values);
-    free(o->inv_mass);
-    free(o);
+    BASE_FREE_ALL(o->blocks, o->r, o->compliance, o->gamma0, o->solution, o->colptr, o->rowind, o->values, o->inv_mass,
+                  o);
 }
 
 /* ---- messages --------------------------------------------------------------- */

@@ -8,6 +8,7 @@
  * MAX_ERROR_LINES lines (then one line counting the rest). Nothing is
  * printed; no global state; the cJSON tree never outlives the parse.
  */
+#include "alloc.h"
 #include "error.h"
 #include "scene_parse.h"
 
@@ -182,11 +183,7 @@ void dvi_scene_destroy(dvi_scene* s)
         free(s->probes[i].data);
         free(s->probes[i].with);
     }
-    free(s->bodies);
-    free(s->shapes);
-    free(s->generators);
-    free(s->joints);
-    free(s->probes);
+    BASE_FREE_ALL(s->bodies, s->shapes, s->generators, s->joints, s->probes);
     sc_free_terrain(s);
     free(s);
 }
@@ -202,6 +199,7 @@ static dvi_scene* scene_new(void)
     for (int k = 0; k < 3; k++) s->gravity[k] = wd.gravity[k];
     s->solver_settings = wd.solver_settings;
     s->dem = wd.dem;
+    snprintf(s->coulomb_check, sizeof s->coulomb_check, "%s", wd.coulomb_check);
     if (!s->name || !s->method || !s->solver) {
         dvi_scene_destroy(s);
         return NULL;
@@ -348,6 +346,7 @@ dvi_scene_settings dvi_scene_get_settings(const dvi_scene* s)
     r.dt = s->dt;
     r.duration = s->duration;
     r.solver = s->solver;
+    r.coulomb_check = s->coulomb_check;
     r.solver_settings = s->solver_settings;
     r.threads = s->threads;
     r.health = s->health;

@@ -50,6 +50,12 @@ typedef struct sc_map {
 
 bool sc_map_put(sc_map* m, const char* key, int32_t value); /* false: no memory */
 int32_t sc_map_get(const sc_map* m, const char* key);       /* −1: absent */
+/* For a terrain kind's build (scene_parse.h): the world's ids of the n
+ * scene bodies index[0..n) (bodies, body_count: build's) into a new *ids
+ * (NULL for n = 0; the caller frees it); an index out of range is refused,
+ * "<list>[k]: no such body" in msg. */
+dvi_status sc_terrain_body_ids(const int64_t* index, int32_t n, const char* list, const dvi_body_id* bodies,
+                               int64_t body_count, dvi_body_id** ids, char* msg, size_t msg_size);
 void sc_map_free(sc_map* m);
 
 /* ---- scene contents ----------------------------------------------------------- */
@@ -112,13 +118,9 @@ typedef struct sc_generator {
 } sc_generator;
 
 typedef struct sc_joint {
-    char* name;           /* owned, NULL if unnamed */
-    dvi_joint_type type;
-    int32_t a, b;         /* body indices; a = −1: the world */
-    double anchor[3], anchor_b[3], axis[3];
-    dvi_motor_type motor;
-    double speed, ramp, torque, damping;
-    bool collide;         /* "collide": the two bodies' shapes touch each other */
+    char* name;         /* owned, NULL if unnamed */
+    int32_t a, b;       /* body indices; a = −1: the world */
+    dvi_joint_def def;  /* dvi_default_joint_def with the entry's keys; its bodies are set when built */
 } sc_joint;
 
 /* ---- probe kinds (scene_model.c: the table; scene_schema.c reads them) ---- */
@@ -212,6 +214,7 @@ struct dvi_scene {
     int32_t threads;
     double collision_envelope, contact_recovery_speed, joint_recovery_speed, bounce_threshold;
     dvi_joint_solve joint_solve;
+    char coulomb_check[32];  /* formulation.coulomb_check: a solver's name, "" for none */
     dvi_dem_settings dem;    /* formulation.dem (used when method is "dem") */
     dvi_health_settings health; /* formulation.health */
 

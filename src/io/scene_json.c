@@ -454,6 +454,21 @@ bool sc_as_vec(ctx* c, const cJSON* v, const char* path, int n, double* out)
     return ok;
 }
 
+bool sc_as_number_array(ctx* c, const cJSON* v, const char* path, int64_t n, double** out)
+{
+    *out = malloc((size_t)n * sizeof(double));
+    if (!*out) {
+        c->nomem = true;
+        return false;
+    }
+    int64_t i = 0;
+    for (const cJSON* it = v->child; it; it = it->next, i++) {
+        char p[PATH_LEN];
+        if (!sc_as_number(c, it, sc_path_index(p, path, i), &(*out)[i])) return false; /* the first bad one only */
+    }
+    return true;
+}
+
 bool sc_vec_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, int n,
                   double* out)
 {

@@ -1,10 +1,12 @@
 /* dvicontact — the scenes' string → index map (scene_internal.h): open
  * addressing with linear probing, FNV-1a hashes, keys borrowed. It indexes
  * the names of materials, bodies, generators, joints and probes while a
- * scene is read, and a model's names (scene_model.c).
+ * scene is read, and a model's names (scene_model.c). Also a list of scene
+ * bodies mapped to a world's ids (sc_terrain_body_ids).
  */
 #include "scene_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,4 +74,26 @@ void sc_map_free(sc_map* m)
     free(m->keys);
     free(m->values);
     memset(m, 0, sizeof *m);
+}
+
+dvi_status sc_terrain_body_ids(const int64_t* index, int32_t n, const char* list, const dvi_body_id* bodies,
+                               int64_t body_count, dvi_body_id** ids, char* msg, size_t msg_size)
+{
+    *ids = NULL;
+    if (n <= 0) return DVI_OK;
+    dvi_body_id* t = malloc((size_t)n * sizeof *t);
+    if (!t) {
+        snprintf(msg, msg_size, "out of memory");
+        return DVI_ERR_NOMEM;
+    }
+    for (int32_t k = 0; k < n; k++) {
+        if (index[k] < 0 || index[k] >= body_count) { /* not reached: checked when read */
+            free(t);
+            snprintf(msg, msg_size, "%s[%d]: no such body", list, (int)k);
+            return DVI_ERR_INVALID_ARG;
+        }
+        t[k] = bodies[index[k]];
+    }
+    *ids = t;
+    return DVI_OK;
 }

@@ -7,10 +7,12 @@
  */
 #include "scene_internal.h"
 #include "dvi/terrain.h"
+#include "alloc.h"
 #include "error.h"
 #include "hash_rng.h"
 #include "world_internal.h"
 #include "health.h"
+#include "terrain_internal.h"
 
 #include "math3.h"
 #include "bytes_le.h"
@@ -239,8 +241,10 @@ static dvi_status sample_position(const dvi_probe_context* c, const double* data
     return dvi_body_get_position(c->world, c->body, o);
 }
 
-/* soil: what the world's SCM soils (terrain models) did to the body in the
- * last step: the deepest sinkage under it, its contact nodes, the force. */
+/* soil: what the world's terrain models did to the body in the last step:
+ * the SCM soils' deepest sinkage under it and their contact nodes, the
+ * Bekker–Wong elements' sinkage of the wheel (one contact when it sank),
+ * and the force of them all. */
 static const dvi_probe_column COLS_SOIL[] = {
     {"sinkage", "m"}, {"contacts", "count"}, {"fx", "N"}, {"fy", "N"}, {"fz", "N"}};
 
@@ -250,15 +254,45 @@ static dvi_status sample_soil(const dvi_probe_context* c, const double* data, do
     memset(o, 0, 5 * sizeof *o);
     for (int32_t e = 0; e < dvi_world_force_element_count(c->world); e++) {
         const dvi_scm* soil = dvi_scm_of_element(c->world, e);
-        if (!soil) continue;
-        dvi_scm_body_contact bc;
-        dvi_status st = dvi_scm_get_body_contact(soil, c->body, &bc);
-        if (st != DVI_OK) return st;
-        if (bc.sinkage_max > o[0]) o[0] = bc.sinkage_max;
-        o[1] += bc.contacts;
-        for (int k = 0; k < 3; k++) o[2 + k] += bc.force[k];
+        dvi_bw_forces bw;
+        double f[3];
+        if (soil) {
+            dvi_scm_body_contact bc;
+            dvi_status st = dvi_scm_get_body_contact(soil, c->body, &bc);
+            if (st != DVI_OK) return st;
+            if (bc.sinkage_max > o[0]) o[0] = bc.sinkage_max;
+            o[1] += bc.contacts;
+            for (int k = 0; k < 3; k++) o[2 + k] += bc.force[k];
+        } else if (bw_body_forces(c->world, e, c->body, &bw, f)) {
+            if (bw.sinkage > o[0]) o[0] = bw.sinkage;
+            o[1] += bw.sinkage > 0.0;
+            for (int k = 0; k < 3; k++) o[2 + k] += f[k];
+        }
     }
     return DVI_OK;
+}
+
+/* The terrain models' normal load on body b in the last step: each SCM
+ * soil's force along its patch normal, each Bekker–Wong wheel's f_z (along
+ * its ground normal). Other force elements have no normal: not counted. */
+static double terrain_normal_load(const dvi_world* w, dvi_body_id b)
+{
+    double fn = 0.0;
+    for (int32_t e = 0; e < dvi_world_force_element_count(w); e++) {
+        const dvi_scm* soil = dvi_scm_of_element(w, e);
+        dvi_bw_forces bw;
+        double f[3];
+        if (soil) {
+            dvi_scm_body_contact bc;
+            if (dvi_scm_get_body_contact(soil, b, &bc) != DVI_OK || bc.contacts == 0) continue;
+            const dvi_scm_stats st = dvi_scm_get_stats(soil);
+            const double n[3] = {st.rotation[2], st.rotation[5], st.rotation[8]}; /* the patch's z */
+            fn += v3_dot(bc.force, n);
+        } else if (bw_body_forces(w, e, b, &bw, f)) {
+            fn += bw.normal;
+        }
+    }
+    return fn;
 }
 
 static dvi_status sample_velocity(const dvi_probe_context* c, const double* data, double* o)
@@ -432,10 +466,7 @@ void dvi_model_destroy(dvi_model* m)
 {
     if (!m) return;
     dvi_world_destroy(m->world);
-    free(m->bodies);
-    free(m->mass);
-    free(m->iso_inertia);
-    free(m->inertia);
+    BASE_FREE_ALL(m->bodies, m->mass, m->iso_inertia, m->inertia);
     for (int32_t i = 0; i < m->explicit_count; i++) free(m->body_names[i]);
     free(m->body_names);
     sc_map_free(&m->body_map);
@@ -449,13 +480,16 @@ void dvi_model_destroy(dvi_model* m)
     free(m->joint_names);
     sc_map_free(&m->joint_map);
     for (int32_t i = 0; i < m->probe_count; i++) free_probe(&m->probes[i]);
-    free(m->probes);
-    free(m->near_mask);
-    free(m->near);
-    free(m->near_chunk);
-    free(m->near_flag);
+    BASE_FREE_ALL(m->probes, m->near_mask, m->near, m->near_chunk, m->near_flag);
     wld_health_free(&m->health);
     free(m);
+}
+
+/* A copy of name as *slot, entered in map as i; false when out of memory. */
+static bool enter_name(sc_map* map, char** slot, const char* name, int32_t i)
+{
+    *slot = copy_string(name);
+    return *slot && sc_map_put(map, *slot, i);
 }
 
 static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* sh)
@@ -550,6 +584,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     wd.joint_recovery_speed = s->joint_recovery_speed;
     wd.bounce_threshold = s->bounce_threshold;
     wd.joint_solve = s->joint_solve;
+    wd.coulomb_check = s->coulomb_check;
     wd.method = strcmp(s->method, "dem") == 0 ? DVI_METHOD_DEM : DVI_METHOD_DVI;
     wd.dem = s->dem;
     dvi_status st = dvi_world_create(&wd, &m->world);
@@ -582,11 +617,8 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* explicit bodies and their shapes */
     for (int32_t i = 0; i < s->body_count; i++) {
         const sc_body* b = &s->bodies[i];
-        if (b->name) {
-            m->body_names[i] = copy_string(b->name);
-            if (!m->body_names[i] || !sc_map_put(&m->body_map, m->body_names[i], i))
-                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        }
+        if (b->name && !enter_name(&m->body_map, &m->body_names[i], b->name, i))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         dvi_body_def bd = dvi_default_body_def();
         bd.type = b->type;
         if (b->type == DVI_BODY_DYNAMIC) {
@@ -619,11 +651,10 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* generated bodies */
     for (int32_t g = 0; g < s->generator_count; g++) {
         const sc_generator* gen = &s->generators[g];
-        m->generator_names[g] = copy_string(gen->name);
         m->generator_first[g] = gen->first_body;
         m->generator_count_of[g] = gen->count;
         m->generator_count = g + 1;
-        if (!m->generator_names[g] || !sc_map_put(&m->generator_map, m->generator_names[g], g))
+        if (!enter_name(&m->generator_map, &m->generator_names[g], gen->name, g))
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         st = create_generator(m, gen, msg, msg_size);
         if (st != DVI_OK) return st;
@@ -631,25 +662,12 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, char* msg, size_t msg_
     /* joints */
     for (int32_t i = 0; i < s->joint_count; i++) {
         const sc_joint* j = &s->joints[i];
-        if (j->name) {
-            m->joint_names[i] = copy_string(j->name);
-            if (!m->joint_names[i] || !sc_map_put(&m->joint_map, m->joint_names[i], i))
-                return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        }
+        if (j->name && !enter_name(&m->joint_map, &m->joint_names[i], j->name, i))
+            return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         m->joint_count = i + 1;
-        dvi_joint_def jd = dvi_default_joint_def();
-        jd.type = j->type;
+        dvi_joint_def jd = j->def;
         if (j->a >= 0) jd.body_a = m->bodies[j->a];
         jd.body_b = m->bodies[j->b];
-        v3_copy(jd.anchor, j->anchor);
-        v3_copy(jd.anchor_b, j->anchor_b);
-        v3_copy(jd.axis, j->axis);
-        jd.motor = j->motor;
-        jd.motor_speed = j->speed;
-        jd.motor_ramp_time = j->ramp;
-        jd.motor_torque = j->torque;
-        jd.motor_damping = j->damping;
-        jd.collide_connected = j->collide;
         st = dvi_joint_create(m->world, &jd, &m->joints[i]);
         if (st != DVI_OK)
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",
@@ -929,7 +947,14 @@ static double kinetic_energy(const dvi_model* m, int64_t b)
 static dvi_status raw_target(const dvi_model* m, const model_probe* p, int32_t t, double r[6])
 {
     if (sc_probe_is_joint_reaction(p->kind)) return dvi_joint_get_reaction(m->world, m->joints[p->targets[t]], r, r + 3);
-    return dvi_body_get_contact_force(m->world, m->bodies[p->targets[t]], r, r + 3);
+    const dvi_body_id b = m->bodies[p->targets[t]];
+    dvi_status st = dvi_body_get_contact_force(m->world, b, r, r + 3);
+    if (st != DVI_OK || dvi_world_force_element_count(m->world) == 0) return st;
+    /* the force elements' (terrain models') force and torque: a wheel's load on soil */
+    double f[6];
+    st = dvi_body_get_step_force(m->world, b, f, f + 3);
+    for (int k = 0; k < 6 && st == DVI_OK; k++) r[k] += f[k];
+    return st;
 }
 
 /* The probe's target with body id index1 `id`, or −1. */
@@ -953,7 +978,11 @@ static bool with_has(const model_probe* p, int32_t id)
  *   its force on the target and that force's torque about the target's centre
  *   of mass, with the lever from the end-of-step position to the contact
  *   point (raw_width 6; rolling and spin couples are not in it).
- * - Otherwise: each target's contact force and torque as the world sums them. */
+ *   Without "with", the normal load of the terrain models (SCM soils,
+ *   Bekker–Wong wheels) on each target is added (terrain_normal_load).
+ * - Otherwise: each target's contact force and torque as the world sums them,
+ *   plus the force elements' force and torque on it (dvi_body_get_step_force:
+ *   a wheel on soil is carried by them, not by contacts). */
 static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 {
     const dvi_world* w = m->world;
@@ -984,6 +1013,9 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
                 }
             }
         }
+        /* "normal" without "with": the terrain models' normal loads too */
+        if (p->raw_width == 1 && p->with_count == 0 && dvi_world_force_element_count(w) > 0)
+            for (int32_t t = 0; t < p->target_count; t++) raw[t] += terrain_normal_load(w, m->bodies[p->targets[t]]);
         return;
     }
     for (int32_t t = 0; t < p->target_count; t++) {

@@ -98,6 +98,10 @@ bool sc_int_field(ctx* c, const cJSON* obj, const char* path, const char* key, b
                   double hi, int64_t* out);
 bool sc_bool_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool* out);
 bool sc_as_vec(ctx* c, const cJSON* v, const char* path, int n, double* out);
+/* The n numbers of array v (its length checked by the caller) into a new
+ * buffer *out (NULL, c->nomem set, when out of memory; the caller frees it):
+ * false there or at the first element that is not a number (reported). */
+bool sc_as_number_array(ctx* c, const cJSON* v, const char* path, int64_t n, double** out);
 bool sc_vec_field(ctx* c, const cJSON* obj, const char* path, const char* key, bool required, int n,
                   double* out);
 bool sc_quat_field(ctx* c, const cJSON* obj, const char* path, const char* key, double q[4]);
@@ -122,8 +126,9 @@ typedef struct sc_terrain_kind {
     const char* name;         /* the entry's "model" */
     const char* const* keys;  /* its keys besides "model" (NULL-terminated) */
     /* Reads entry v (an object whose keys were checked) at path into a new
-     * definition (malloc'd), or NULL after reporting errors (or with
-     * c->nomem set). */
+     * definition (malloc'd; NULL when none could be made), reporting its
+     * errors: a definition read with errors (or with c->nomem set) is freed
+     * by the caller (free below). */
     void* (*parse)(ctx* c, const cJSON* v, const char* path);
     /* Creates the model in a world built from the scene: bodies[i] is the
      * scene's body i (explicit bodies, then generated ones). On failure,

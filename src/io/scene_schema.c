@@ -159,6 +159,21 @@ static const char* name_at(ctx* c, const cJSON* it, const char* section, int64_t
     return jn->valuestring;
 }
 
+/* Registers name, section[i]'s (at path p), in map and as *slot, unless the
+ * map has it already (reported). */
+static void register_name(ctx* c, sc_map* map, const char* section, int64_t i, const char* name, const char* p,
+                          char** slot)
+{
+    char q[128];
+    const int32_t prev = sc_map_get(map, name);
+    if (prev >= 0) {
+        sc_errf(c, p, "duplicate name %s (also %s[%d])", sc_quote(q, sizeof q, name), section, prev);
+        return;
+    }
+    *slot = sc_dup_string(name);
+    if (!*slot || !sc_map_put(map, *slot, (int32_t)i)) c->nomem = true;
+}
+
 /* Registers the names of bodies and generators (one namespace) and joints,
  * so that references can be resolved in any order. */
 static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* gens, const cJSON* joints)
@@ -166,20 +181,13 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
     dvi_scene* s = c->s;
     int64_t i = 0;
     for (const cJSON* it = bodies ? bodies->child : NULL; it && i < nb; it = it->next, i++) {
-        char p[PATH_LEN], q[128];
+        char p[PATH_LEN];
         const char* name = name_at(c, it, "bodies", i, p);
         if (!name) continue;
-        if (strcmp(name, "world") == 0) {
+        if (strcmp(name, "world") == 0)
             sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
-            continue;
-        }
-        int32_t prev = sc_map_get(&c->body_map, name);
-        if (prev >= 0) {
-            sc_errf(c, p, "duplicate name %s (also bodies[%d])", sc_quote(q, sizeof q, name), prev);
-            continue;
-        }
-        s->bodies[i].name = sc_dup_string(name);
-        if (!s->bodies[i].name || !sc_map_put(&c->body_map, s->bodies[i].name, (int32_t)i)) c->nomem = true;
+        else
+            register_name(c, &c->body_map, "bodies", i, name, p, &s->bodies[i].name);
     }
     i = 0;
     for (const cJSON* it = gens ? gens->child : NULL; it; it = it->next, i++) {
@@ -197,21 +205,13 @@ static void collect_names(ctx* c, const cJSON* bodies, int64_t nb, const cJSON* 
                 sc_errf(c, p, "\"world\" is reserved (it names the world in joints)");
             continue;
         }
-        s->generators[i].name = sc_dup_string(name);
-        if (!s->generators[i].name || !sc_map_put(&c->gen_map, s->generators[i].name, (int32_t)i)) c->nomem = true;
+        register_name(c, &c->gen_map, "generators", i, name, p, &s->generators[i].name);
     }
     i = 0;
     for (const cJSON* it = joints ? joints->child : NULL; it; it = it->next, i++) {
-        char p[PATH_LEN], q[128];
+        char p[PATH_LEN];
         const char* name = name_at(c, it, "joints", i, p);
-        if (!name) continue;
-        int32_t prev = sc_map_get(&c->joint_map, name);
-        if (prev >= 0) {
-            sc_errf(c, p, "duplicate name %s (also joints[%d])", sc_quote(q, sizeof q, name), prev);
-            continue;
-        }
-        s->joints[i].name = sc_dup_string(name);
-        if (!s->joints[i].name || !sc_map_put(&c->joint_map, s->joints[i].name, (int32_t)i)) c->nomem = true;
+        if (name) register_name(c, &c->joint_map, "joints", i, name, p, &s->joints[i].name);
     }
 }
 
@@ -304,16 +304,7 @@ static void parse_heights(ctx* c, const cJSON* v, const char* path, sc_shape* sh
         sc_errf(c, p, "must have nx·ny = %lld elements (got %lld)", (long long)(nx * ny), (long long)n);
         return;
     }
-    sh->heights = malloc((size_t)n * sizeof(double));
-    if (!sh->heights) {
-        c->nomem = true;
-        return;
-    }
-    int64_t i = 0;
-    for (const cJSON* it = h->child; it; it = it->next, i++) {
-        char pe[PATH_LEN];
-        if (!sc_as_number(c, it, sc_path_index(pe, p, i), &sh->heights[i])) return; /* the first bad one only */
-    }
+    if (!sc_as_number_array(c, h, p, n, &sh->heights)) return;
     sh->nx = (int32_t)nx;
     sh->ny = (int32_t)ny;
 }
@@ -794,24 +785,24 @@ static void parse_motor(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     sc_check_keys(c, v, path, t == 1 ? MOTOR_KEYS_TORQUE : MOTOR_KEYS_SPEED, MOTOR_KEYS_ALL,
                   t == 1 ? "a torque motor" : "a speed motor");
     char p[PATH_LEN];
-    if (t == 2 && j->type != DVI_JOINT_PRISMATIC)
+    if (t == 2 && j->def.type != DVI_JOINT_PRISMATIC)
         sc_errf(c, sc_path_key(p, path, "type"), "\"linear_speed\" needs a prismatic joint");
-    if (t != 2 && j->type != DVI_JOINT_REVOLUTE)
+    if (t != 2 && j->def.type != DVI_JOINT_REVOLUTE)
         sc_errf(c, sc_path_key(p, path, "type"), "\"%s\" needs a revolute joint", MOTOR_TYPES[t]);
-    j->motor = t == 0 ? DVI_MOTOR_ROTATION_SPEED : t == 1 ? DVI_MOTOR_ROTATION_TORQUE : DVI_MOTOR_LINEAR_SPEED;
+    j->def.motor = t == 0 ? DVI_MOTOR_ROTATION_SPEED : t == 1 ? DVI_MOTOR_ROTATION_TORQUE : DVI_MOTOR_LINEAR_SPEED;
     if (t == 1) {
-        sc_num_field(c, v, path, "torque", true, R_ANY, &j->torque);
+        sc_num_field(c, v, path, "torque", true, R_ANY, &j->def.motor_torque);
     } else {
-        sc_num_field(c, v, path, "speed", true, R_ANY, &j->speed);
-        sc_num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->ramp);
-        sc_num_field(c, v, path, "damping", false, R_NONNEG, &j->damping);
+        sc_num_field(c, v, path, "speed", true, R_ANY, &j->def.motor_speed);
+        sc_num_field(c, v, path, "ramp_time", false, R_NONNEG, &j->def.motor_ramp_time);
+        sc_num_field(c, v, path, "damping", false, R_NONNEG, &j->def.motor_damping);
     }
 }
 
 static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
 {
     j->a = j->b = -1;
-    j->axis[2] = 1.0;
+    j->def = dvi_default_joint_def();
     if (!sc_is_object(c, v, path)) return;
     const cJSON* jn = sc_member(v, "name");
     char p[PATH_LEN], q[128];
@@ -820,8 +811,8 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
     int t = sc_enum_field(c, v, path, "type", true, JOINT_TYPES);
     if (t < 0) sc_check_keys(c, v, path, JOINT_KEYS_ALL, NULL, NULL);
     else sc_check_keys(c, v, path, JOINT_KEYS[t], JOINT_KEYS_ALL, JOINT_OWNER[t]);
-    j->type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
-    sc_bool_field(c, v, path, "collide", &j->collide);
+    j->def.type = t >= 0 ? (dvi_joint_type)(t + 1) : DVI_JOINT_SPHERICAL;
+    sc_bool_field(c, v, path, "collide", &j->def.collide_connected);
 
     const cJSON* ja = sc_member(v, "body_a");
     int64_t a = -1, b = -1;
@@ -846,15 +837,15 @@ static void parse_joint(ctx* c, const cJSON* v, const char* path, sc_joint* j)
              (a < 0 || body_type_of(c->s, a) != DVI_BODY_DYNAMIC))
         sc_errf(c, path, "at least one of the two bodies must be dynamic");
 
-    sc_vec_field(c, v, path, "anchor", true, 3, j->anchor);
+    sc_vec_field(c, v, path, "anchor", true, 3, j->def.anchor);
     if (t + 1 == DVI_JOINT_REVOLUTE || t + 1 == DVI_JOINT_PRISMATIC) {
-        if (sc_vec_field(c, v, path, "axis", true, 3, j->axis) && !(v3_norm(j->axis) > 1e-12))
+        if (sc_vec_field(c, v, path, "axis", true, 3, j->def.axis) && !(v3_norm(j->def.axis) > 1e-12))
             sc_errf(c, sc_path_key(p, path, "axis"), "must not be zero");
     }
     if (t + 1 == DVI_JOINT_DISTANCE) {
-        if (sc_vec_field(c, v, path, "anchor_b", true, 3, j->anchor_b)) {
+        if (sc_vec_field(c, v, path, "anchor_b", true, 3, j->def.anchor_b)) {
             double d[3];
-            v3_sub(d, j->anchor_b, j->anchor);
+            v3_sub(d, j->def.anchor_b, j->def.anchor);
             if (!(v3_norm(d) > 1e-12)) sc_errf(c, sc_path_key(p, path, "anchor_b"), "must differ from anchor");
         }
     }
@@ -884,12 +875,13 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "joint_recovery_speed",
                                                "bounce_threshold",
                                                "joint_solve",
+                                               "coulomb_check",
                                                "dem",
                                                "health",
                                                NULL};
 static const char* const HEALTH_KEYS[] = {"enabled",          "energy_growth",        "blowup_factor",
                                           "region_margin",    "penetration_fraction", "joint_fraction", "audit_fraction",
-                                          NULL};
+                                          "hover_envelope_fraction", "hover_work_fraction", NULL};
 static const char* const APGD_KEYS[] = {"restart", "grow", "shrink", "precondition", NULL};
 static const char* const PGS_KEYS[] = {"omega", "symmetric", "block_iterations", NULL};
 static const char* const JACOBI_KEYS[] = {"omega", NULL};
@@ -1216,6 +1208,19 @@ static void parse_formulation(ctx* c, const cJSON* root)
         else sc_errf(c, sc_path_key(p, P, "joint_solve"), "must be \"auto\", \"iterative\" or \"direct\" (got %s)",
                      sc_quote(q, sizeof q, js));
     }
+    const char* cc = sc_str_field(c, v, P, "coulomb_check", false);
+    if (cc) {
+        const int32_t ci = strcmp(cc, "none") == 0 ? -2 : dvi_solver_index(cc);
+        if (ci == -1 || (ci >= 0 && dvi_solver_law_with(ci, ss) != DVI_LAW_COULOMB) ||
+            strlen(cc) >= sizeof s->coulomb_check) {
+            char names[160];
+            ccp_solver_names_for(DVI_LAW_COULOMB, 1u << DVI_BLOCK_FRICTION, false, names, sizeof names);
+            sc_errf(c, sc_path_key(p, P, "coulomb_check"), "must be a solver of Coulomb's law (%s) or \"none\" (got %s)",
+                    names, sc_quote(q, sizeof q, cc));
+        } else {
+            snprintf(s->coulomb_check, sizeof s->coulomb_check, "%s", ci == -2 ? "" : cc);
+        }
+    }
     /* the solver against the law, once the solver's settings are read */
     if (law_known)
         sc_check_law(c, sc_path_key(p, P, "solver"), s->method, s->solver, ss, s->friction,
@@ -1234,6 +1239,8 @@ static void parse_formulation(ctx* c, const cJSON* root)
         sc_num_field(c, o, p, "penetration_fraction", false, R_POS, &hs->penetration_fraction);
         sc_num_field(c, o, p, "joint_fraction", false, R_POS, &hs->joint_fraction);
         sc_num_field(c, o, p, "audit_fraction", false, R_POS, &hs->audit_fraction);
+        sc_num_field(c, o, p, "hover_envelope_fraction", false, R_POS, &hs->hover_envelope_fraction);
+        sc_num_field(c, o, p, "hover_work_fraction", false, R_POS, &hs->hover_work_fraction);
         if (hs->blowup_factor < hs->energy_growth)
             sc_errf(c, p, "blowup_factor (%g) must be at least energy_growth (%g)", hs->blowup_factor,
                     hs->energy_growth);

@@ -40,7 +40,12 @@ static void parse_entry(ctx* c, const cJSON* v, const char* path, sc_terrain* t)
     int nk = 1;
     for (int k = 0; kind->keys && kind->keys[k] && nk < TERRAIN_KEYS_MAX - 1; k++) keys[nk++] = kind->keys[k];
     sc_check_keys(c, v, path, keys, NULL, kind->name);
+    const int64_t before = c->problems;
     t->def = kind->parse(c, v, path);
+    if (t->def && (c->problems != before || c->nomem)) { /* an entry with errors is not kept */
+        kind->free(t->def);
+        t->def = NULL;
+    }
     if (t->def) t->kind = kind;
 }
 

@@ -85,7 +85,6 @@ static void* parse(ctx* c, const cJSON* v, const char* path)
     }
     d->def = dvi_default_bw_def();
     d->ground_index = -1;
-    const int64_t before = c->problems;
     char p[PATH_LEN], q[PATH_LEN];
     int64_t n = 0;
     const cJSON* wheels = sc_array_field(c, v, path, "wheels", DVI_BW_MAX_WHEELS, NULL, &n);
@@ -156,11 +155,6 @@ static void* parse(ctx* c, const cJSON* v, const char* path)
         sc_path_index(q, sc_path_key(p, path, "wheels"), i);
         if (sb->type != DVI_BODY_DYNAMIC || !cyl) sc_errf(c, q, "must name a dynamic body with a cylinder shape");
     }
-    if (c->problems != before || c->nomem) {
-        free(d->wheel_index);
-        free(d);
-        return NULL;
-    }
     return d;
 }
 
@@ -169,22 +163,13 @@ static dvi_status build(const void* def, dvi_world* w, const dvi_body_id* bodies
 {
     const bw_scene_def* d = def;
     dvi_bw_def bd = d->def;
-    dvi_body_id* ids = malloc((size_t)bd.wheel_count * sizeof *ids);
-    if (!ids) {
-        snprintf(msg, msg_size, "out of memory");
-        return DVI_ERR_NOMEM;
-    }
-    for (int32_t i = 0; i < bd.wheel_count; i++) {
-        if (d->wheel_index[i] < 0 || d->wheel_index[i] >= body_count) {
-            free(ids);
-            snprintf(msg, msg_size, "wheels[%d]: no such body", (int)i);
-            return DVI_ERR_INVALID_ARG;
-        }
-        ids[i] = bodies[d->wheel_index[i]];
-    }
+    dvi_body_id* ids;
+    dvi_status st = sc_terrain_body_ids(d->wheel_index, bd.wheel_count, "wheels", bodies, body_count, &ids, msg,
+                                        msg_size);
+    if (st != DVI_OK) return st;
     bd.wheels = ids;
     if (bd.ground_set) bd.ground_body = bodies[d->ground_index];
-    dvi_status st = dvi_world_add_bekker_wong(w, &bd, NULL);
+    st = dvi_world_add_bekker_wong(w, &bd, NULL);
     free(ids);
     if (st != DVI_OK) snprintf(msg, msg_size, "%s", dvi_error_message());
     return st;

@@ -61,16 +61,7 @@ static void parse_heights(ctx* c, const cJSON* v, const char* path, scm_entry* e
                 (long long)n);
         return;
     }
-    e->heights = malloc((size_t)n * sizeof(double));
-    if (!e->heights) {
-        c->nomem = true;
-        return;
-    }
-    int64_t i = 0;
-    for (const cJSON* it = h->child; it; it = it->next, i++) {
-        char pe[PATH_LEN];
-        if (!sc_as_number(c, it, sc_path_index(pe, p, i), &e->heights[i])) return; /* the first bad one only */
-    }
+    if (!sc_as_number_array(c, h, p, n, &e->heights)) return;
     e->def.heights = e->heights;
 }
 
@@ -106,7 +97,6 @@ static void* scm_parse(ctx* c, const cJSON* v, const char* path)
         c->nomem = true;
         return NULL;
     }
-    const int64_t before = c->problems;
     dvi_scm_def* d = &e->def;
     *d = dvi_default_scm_def();
     char p[PATH_LEN], t1[32], t2[32];
@@ -172,10 +162,6 @@ static void* scm_parse(ctx* c, const cJSON* v, const char* path)
             if (sc_member(v, ONLY[k])) sc_errf(c, sc_path_key(p, path, ONLY[k]), "needs \"bulldozing\": true");
     }
     parse_bodies(c, v, path, e);
-    if (c->nomem || c->problems != before) {
-        scm_free(e);
-        return NULL;
-    }
     return e;
 }
 
@@ -184,25 +170,14 @@ static dvi_status scm_build(const void* def, dvi_world* w, const dvi_body_id* bo
 {
     const scm_entry* e = def;
     dvi_scm_def d = e->def;
-    dvi_body_id* ids = NULL;
+    dvi_body_id* ids;
+    dvi_status st = sc_terrain_body_ids(e->bodies, e->body_count, "bodies", bodies, body_count, &ids, msg, msg_size);
+    if (st != DVI_OK) return st;
     if (e->body_count > 0) {
-        ids = malloc((size_t)e->body_count * sizeof *ids);
-        if (!ids) {
-            snprintf(msg, msg_size, "out of memory");
-            return DVI_ERR_NOMEM;
-        }
-        for (int32_t k = 0; k < e->body_count; k++) {
-            if (e->bodies[k] < 0 || e->bodies[k] >= body_count) { /* not reached: checked when read */
-                free(ids);
-                snprintf(msg, msg_size, "bodies[%d]: no such body", (int)k);
-                return DVI_ERR_INVALID_ARG;
-            }
-            ids[k] = bodies[e->bodies[k]];
-        }
         d.bodies = ids;
         d.body_count = e->body_count;
     }
-    dvi_status st = dvi_scm_create(w, &d, NULL);
+    st = dvi_scm_create(w, &d, NULL);
     if (st != DVI_OK) snprintf(msg, msg_size, "%s", dvi_error_message());
     free(ids);
     return st;

@@ -9,8 +9,10 @@
  * axle. */
 #include "dvi/terrain.h"
 
+#include "bytes_le.h"
 #include "error.h"
 #include "math3.h"
+#include "terrain_internal.h"
 #include "world_internal.h"
 
 #include <math.h>
@@ -29,40 +31,25 @@ static const double GAUSS[DVI_BW_QUADRATURE_POINTS][2] = {
     {0.9041172563704748, 0.10693932599531857},    {0.98156063424671924, 0.047175336386511835},
 };
 
+/* The presets' soils (terrain.h), a row each: the pressure-sinkage and
+ * shear-strength parameters, then the shear moduli and the stress angles. */
+static const dvi_bw_soil soil_ishigami2007 = {
+    .k_c = 1.37e3, .k_phi = 814e3, .n0 = 1.0, .n1 = 0.0, .cohesion = 0.8e3, .friction_angle = 37.2 * HALF_PI / 90.0,
+    .K_x0 = 0.036, .K_x1 = 0.043, .K_y0 = 0.013, .K_y1 = 0.020, .a1 = 0.4, .a2 = 0.15, .lambda = 1.0,
+};
+static const dvi_bw_soil soil_ding2011 = {
+    .k_c = 15.6e3, .k_phi = 2407.4e3, .n0 = 1.1, .n1 = 0.0, .cohesion = 0.25e3, .friction_angle = 31.9 * HALF_PI / 90.0,
+    .K_x0 = 0.0114, .K_y0 = 0.0114, .a1 = 0.4, .a2 = 0.15, .lambda = 0.0,
+};
+
 dvi_bw_soil dvi_bw_soil_ishigami2007(void)
 {
-    dvi_bw_soil s = {0};
-    s.k_c = 1.37e3;
-    s.k_phi = 814e3;
-    s.n0 = 1.0;
-    s.n1 = 0.0;
-    s.cohesion = 0.8e3;
-    s.friction_angle = 37.2 * HALF_PI / 90.0;
-    s.K_x0 = 0.036;
-    s.K_x1 = 0.043;
-    s.K_y0 = 0.013;
-    s.K_y1 = 0.020;
-    s.a1 = 0.4;
-    s.a2 = 0.15;
-    s.lambda = 1.0;
-    return s;
+    return soil_ishigami2007;
 }
 
 dvi_bw_soil dvi_bw_soil_ding2011(void)
 {
-    dvi_bw_soil s = {0};
-    s.k_c = 15.6e3;
-    s.k_phi = 2407.4e3;
-    s.n0 = 1.1;
-    s.n1 = 0.0;
-    s.cohesion = 0.25e3;
-    s.friction_angle = 31.9 * HALF_PI / 90.0;
-    s.K_x0 = 0.0114;
-    s.K_y0 = 0.0114;
-    s.a1 = 0.4;
-    s.a2 = 0.15;
-    s.lambda = 0.0;
-    return s;
+    return soil_ding2011;
 }
 
 /* ---- the integrals ---------------------------------------------------------- */
@@ -103,9 +90,17 @@ static inline double janosi(double tau_max, double j, double K)
     return j < 0.0 ? -t : t;
 }
 
-/* The forces at entry angle theta1 (in (0, π/2]); out->sinkage is r(1 − cos θ1). */
+/* How the forces change with the slip and the slip angle through the shear
+ * displacements (the shift of θ_m and n with s left out): what the wheel's
+ * slip relaxation needs (wheel_apply). */
+typedef struct bw_slopes {
+    double dfx_ds, dt_ds, dfy_dbeta;
+} bw_slopes;
+
+/* The forces at entry angle theta1 (in (0, π/2]); out->sinkage is r(1 − cos θ1).
+ * slopes (may be NULL): ∂f_x/∂s, ∂T/∂s and ∂f_y/∂β. */
 static void integrate(const dvi_bw_soil* S, double r, double b, double theta1, double s, double beta,
-                      dvi_bw_forces* out)
+                      dvi_bw_forces* out, bw_slopes* slopes)
 {
     const double z = r * (1.0 - cos(theta1));
     const double n = S->n0 + S->n1 * fabs(s);
@@ -119,7 +114,8 @@ static void integrate(const dvi_bw_soil* S, double r, double b, double theta1, d
     const double Kx = S->K_x0 + S->K_x1 * ab, Ky = S->K_y0 + S->K_y1 * ab;
     const double sin1 = sin(theta1);
     const bool linear = n == 1.0;
-    double iz = 0.0, ix = 0.0, iy = 0.0, it = 0.0;
+    const double djy = r * (1.0 - s) / (cos(beta) * cos(beta)); /* ∂j_y/∂β per unit of θ1 − θ */
+    double iz = 0.0, ix = 0.0, iy = 0.0, it = 0.0, dx = 0.0, dt = 0.0, dy = 0.0;
     for (int side = 0; side < 2; side++) {
         /* side 0: [θ_m, θ1], the front; side 1: [θ2, θ_m], the rear */
         const double lo = side ? theta2 : theta_m, hi = side ? theta_m : theta1;
@@ -143,7 +139,18 @@ static void integrate(const dvi_bw_soil* S, double r, double b, double theta1, d
             ix += w * (tx * ct - sigma * st);
             iy += w * ty;
             it += w * tx;
+            if (slopes) { /* dτ/dj = τ_max e^(−|j|/K)/K, ∂j_x/∂s = r(sin θ1 − sin θ) */
+                const double gx = tau_max * exp(-fabs(jx) / Kx) / Kx * r * (sin1 - st);
+                dx += w * gx * ct;
+                dt += w * gx;
+                dy += w * tau_max * exp(-fabs(jy) / Ky) / Ky * djy * (theta1 - th);
+            }
         }
+    }
+    if (slopes) {
+        slopes->dfx_ds = b * r * dx;
+        slopes->dt_ds = b * r * r * dt;
+        slopes->dfy_dbeta = b * r * dy;
     }
     out->normal = b * r * iz;
     out->drawbar_pull = b * r * ix;
@@ -188,7 +195,7 @@ dvi_status dvi_bw_forces_at(const dvi_bw_soil* soil, double r, double b, double 
         out->exponent = soil->n0 + soil->n1 * fabs(slip);
         return DVI_OK;
     }
-    integrate(soil, r, b, acos(1.0 - sinkage / r), slip, slip_angle, out);
+    integrate(soil, r, b, acos(1.0 - sinkage / r), slip, slip_angle, out, NULL);
     return DVI_OK;
 }
 
@@ -201,7 +208,7 @@ dvi_status dvi_bw_static(const dvi_bw_soil* soil, double r, double b, double loa
         return base_error_setf(DVI_ERR_INVALID_ARG, "dvi_bw_static: load must be > 0 (got %g)", load);
     /* f(θ1) = f_z(θ1) − W: negative at θ1 → 0, positive at the bracket's top */
     double lo = 0.0, hi = HALF_PI, flo = -load;
-    integrate(soil, r, b, hi, slip, slip_angle, out);
+    integrate(soil, r, b, hi, slip, slip_angle, out, NULL);
     double fhi = out->normal - load;
     if (!(fhi > 0.0))
         return base_error_setf(DVI_ERR_INVALID_ARG,
@@ -213,22 +220,12 @@ dvi_status dvi_bw_static(const dvi_bw_soil* soil, double r, double b, double loa
     for (int it = 0; it < 200 && hi - lo > 1e-12; it++) {
         double x = hi - fhi * (hi - lo) / (fhi - flo);
         if (!(x > lo && x < hi)) x = 0.5 * (lo + hi);
-        integrate(soil, r, b, x, slip, slip_angle, out);
+        integrate(soil, r, b, x, slip, slip_angle, out, NULL);
         const double f = out->normal - load;
         if (f == 0.0) return DVI_OK;
-        if (f < 0.0) {
-            lo = x;
-            flo = f;
-            if (stale == -1) fhi *= 0.5;
-            stale = -1;
-        } else {
-            hi = x;
-            fhi = f;
-            if (stale == 1) flo *= 0.5;
-            stale = 1;
-        }
+        base_illinois_step(x, f, &lo, &hi, &flo, &fhi, &stale);
     }
-    integrate(soil, r, b, 0.5 * (lo + hi), slip, slip_angle, out);
+    integrate(soil, r, b, 0.5 * (lo + hi), slip, slip_angle, out, NULL);
     return DVI_OK;
 }
 
@@ -240,6 +237,13 @@ typedef struct bw_wheel {
     double centre_body[3]; /* its centre in the body frame */
     double radius, width;
     dvi_bw_forces last;
+    double force[3];       /* the force applied in the last step, world frame */
+    /* the slip relaxation (state, saved): the slip and slip angle the law
+     * saw in the last step and their rates h·λ for this one; valid when
+     * the wheel was in contact, driving in direction dir (±1) */
+    double slip, slip_angle, rate_slip, rate_angle;
+    int8_t dir;
+    uint8_t valid;
 } bw_wheel;
 
 typedef struct bw_element {
@@ -302,7 +306,7 @@ static bool ground_at(const bw_element* e, dvi_world* w, const double* x, double
     return true;
 }
 
-static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
+static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh, double h)
 {
     const dvi_bw_def* d = &e->def;
     double xc[3], q[4], v[3], om[3], R[9];
@@ -316,6 +320,9 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     m3_mulv(arm, R, wh->centre_body);
     v3_add(c, xc, arm);
     memset(&wh->last, 0, sizeof wh->last);
+    memset(wh->force, 0, sizeof wh->force);
+    const uint8_t was_valid = wh->valid;
+    wh->valid = 0;
     double p[3], n[3];
     if (!ground_at(e, w, c, p, n)) {
         char name[64];
@@ -340,7 +347,8 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     v3_add(vc, vc, v);
     double vx = v3_dot(vc, ex), rw = r * v3_dot(om, a);
     /* the direction of travel: the wheel's spin and its forward speed together */
-    if (rw + vx < 0.0) {
+    const int8_t dir = rw + vx < 0.0 ? -1 : 1;
+    if (dir < 0) {
         v3_scale(ex, -1.0, ex);
         v3_scale(a, -1.0, a);
         vx = -vx;
@@ -358,7 +366,31 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     if (fabs(vy) > speed) speed = fabs(vy);
     const double fade = speed < vreg ? speed / vreg : 1.0;
     const double theta1 = z >= r ? HALF_PI : acos(1.0 - z / r);
-    integrate(&d->soil, r, b, theta1, s, beta, &wh->last);
+    /* slip relaxation: s_k = (s + hλ s_(k−1))/(1 + hλ), the same for β */
+    double s_law = s, beta_law = beta;
+    if (was_valid && wh->dir == dir) {
+        s_law = (s + wh->rate_slip * wh->slip) / (1.0 + wh->rate_slip);
+        beta_law = (beta + wh->rate_angle * wh->slip_angle) / (1.0 + wh->rate_angle);
+    }
+    bw_slopes sl;
+    integrate(&d->soil, r, b, theta1, s_law, beta_law, &wh->last, &sl);
+    /* the rates for the next step: how fast the wheel's own mass and
+     * inertia about the axle would drive s and β back under the slopes,
+     * hλ = h (∂f_x/∂s / m + r ∂T/∂s / I_a) / max(rω, v_x, v_reg) and
+     * h (∂f_y/∂β) / (m max(|v_x|, v_reg)) */
+    {
+        const wld_body* bd = &w->bodies[wld_body_index(w, wh->body)];
+        double Ia_v[3], al[3];
+        m3_tmulv(al, R, a); /* the axle in the body frame */
+        m3_mulv(Ia_v, bd->inv_inertia, al);
+        const double inv_Ia = v3_dot(al, Ia_v); /* an upper bound of 1/(aᵀ I a) */
+        const double den_y = fabs(vx) > vreg ? fabs(vx) : vreg;
+        double lam_s = fade * (sl.dfx_ds * bd->inv_mass + r * sl.dt_ds * inv_Ia) / den;
+        double lam_b = fade * sl.dfy_dbeta * bd->inv_mass / den_y;
+        wh->rate_slip = lam_s > 0.0 && isfinite(lam_s) ? h * lam_s : 0.0;
+        wh->rate_angle = lam_b > 0.0 && isfinite(lam_b) ? h * lam_b : 0.0;
+        wh->slip = s_law, wh->slip_angle = beta_law, wh->dir = dir, wh->valid = 1;
+    }
     double fz = wh->last.normal - d->damping * v3_dot(vc, n);
     if (fz < 0.0) fz = 0.0;
     wh->last.normal = fz;
@@ -372,25 +404,86 @@ static dvi_status wheel_apply(bw_element* e, dvi_world* w, bw_wheel* wh)
     v3_scale(t, -wh->last.torque, a);
     v3_cross(ta, arm, f);
     v3_add(t, t, ta);
+    v3_copy(wh->force, f);
     return dvi_body_add_step_force(w, wh->body, f, t);
 }
 
 static dvi_status element_apply(void* self, dvi_world* w, double h)
 {
-    (void)h;
     bw_element* e = self;
     for (int32_t i = 0; i < e->def.wheel_count; i++) {
-        dvi_status st = wheel_apply(e, w, &e->wheels[i]);
+        dvi_status st = wheel_apply(e, w, &e->wheels[i], h);
         if (st != DVI_OK) return st;
     }
     return DVI_OK;
 }
 
-static const dvi_force_element_class BW_CLASS = {
-    .name = "bekker_wong",
-    .apply = element_apply,
-    .destroy = element_destroy,
-};
+/* ---- state: each wheel's slip relaxation ---- */
+
+#define BW_STATE_MAGIC 0x31535742u /* "BWS1" */
+#define BW_WHEEL_BYTES (1 + 1 + 4 * 8)
+
+static size_t element_state_size(const void* self)
+{
+    const bw_element* e = self;
+    return 8 + (size_t)e->def.wheel_count * BW_WHEEL_BYTES;
+}
+
+static void element_save(const void* self, void* out)
+{
+    const bw_element* e = self;
+    unsigned char* p = out;
+    le_put_u32(p, BW_STATE_MAGIC), p += 4;
+    le_put_u32(p, (uint32_t)e->def.wheel_count), p += 4;
+    for (int32_t i = 0; i < e->def.wheel_count; i++) {
+        const bw_wheel* wh = &e->wheels[i];
+        *p++ = wh->valid;
+        *p++ = (unsigned char)wh->dir;
+        le_put_f64_next(&p, wh->slip);
+        le_put_f64_next(&p, wh->slip_angle);
+        le_put_f64_next(&p, wh->rate_slip);
+        le_put_f64_next(&p, wh->rate_angle);
+    }
+}
+
+static dvi_status element_load(void* self, const void* data, size_t size)
+{
+    bw_element* e = self;
+    const unsigned char* p = data;
+    if (size != element_state_size(e) || le_get_u32(p) != BW_STATE_MAGIC ||
+        le_get_u32(p + 4) != (uint32_t)e->def.wheel_count)
+        return dvi_error_report(DVI_ERR_PARSE,
+                                "Bekker-Wong wheels: the state (%zu bytes) is not that of an element of %d wheels",
+                                size, (int)e->def.wheel_count);
+    p += 8;
+    const unsigned char* q = p;
+    for (int32_t i = 0; i < e->def.wheel_count; i++) { /* check everything before changing anything */
+        const int8_t dir = (int8_t)q[1];
+        bool ok = q[0] <= 1 && dir >= -1 && dir <= 1 && (q[0] == 0 || dir != 0);
+        q += 2;
+        for (int k = 0; k < 4; k++) {
+            const double x = le_get_f64_next(&q);
+            ok = ok && isfinite(x) && (k < 2 || x >= 0.0);
+        }
+        if (!ok)
+            return dvi_error_report(DVI_ERR_PARSE, "Bekker-Wong wheels: state of wheels[%d]: a value is out of range",
+                                    (int)i);
+    }
+    for (int32_t i = 0; i < e->def.wheel_count; i++) {
+        bw_wheel* wh = &e->wheels[i];
+        wh->valid = *p++;
+        wh->dir = (int8_t)*p++;
+        wh->slip = le_get_f64_next(&p);
+        wh->slip_angle = le_get_f64_next(&p);
+        wh->rate_slip = le_get_f64_next(&p);
+        wh->rate_angle = le_get_f64_next(&p);
+    }
+    return DVI_OK;
+}
+
+/* name, apply, state_size, save, load, destroy */
+static const dvi_force_element_class BW_CLASS = {"bekker_wong", element_apply, element_state_size,
+                                                 element_save, element_load, element_destroy};
 
 dvi_bw_def dvi_default_bw_def(void)
 {
@@ -485,4 +578,19 @@ dvi_status dvi_bw_wheel_forces(const dvi_world* w, int32_t index, int32_t wheel,
                               (int)wheel, (int)e->def.wheel_count - 1);
     *out = e->wheels[wheel].last;
     return DVI_OK;
+}
+
+bool bw_body_forces(const dvi_world* w, int32_t element, dvi_body_id body, dvi_bw_forces* forces, double force[3])
+{
+    const dvi_force_element_class* cls = NULL;
+    const bw_element* e = dvi_world_force_element(w, element, &cls);
+    if (!e || cls != &BW_CLASS) return false;
+    for (int32_t i = 0; i < e->def.wheel_count; i++) {
+        const bw_wheel* wh = &e->wheels[i];
+        if (wh->body.index1 != body.index1 || wh->body.generation != body.generation) continue;
+        *forces = wh->last;
+        v3_copy(force, wh->force);
+        return true;
+    }
+    return false;
 }

@@ -16,17 +16,19 @@
  *      5.81–5.92): trial σ = k_e (s − s_p); above the yield pressure (and
  *      Bekker's) it flows plastically onto σ = (k_c/b + k_φ) sⁿ; damping
  *      σ + r·v_c (5.93, v_c the compression speed, σ kept ≥ 0); shear
- *      τ = (c + σ tan φ)(1 − e^(−j/K)), j the path the body's surface has
- *      slid over the node, in the soil's plane, while the node stays in
- *      contact. The node's force: the pressure σ on the cell's projected
- *      area Δ² along the shape's surface normal m (into the body), scaled
- *      so that its component along the soil normal is σΔ² (f = σΔ² m/m_z,
+ *      τ = (c + σ tan φ) q, q a vector in the soil's plane that loads along
+ *      Janosi's 1 − e^(−j/K) while the body's surface slides over the node
+ *      one way and unloads elastically when it slides back (shear_update),
+ *      kept while the node stays in contact. The node's force: the
+ *      pressure σ on the cell's projected area Δ² along the shape's
+ *      surface normal m (into the body), scaled so that its component
+ *      along the soil normal is σΔ² (f = σΔ² m/m_z,
  *      Bekker's pressure acting on the projected area; the horizontal part
  *      is the compaction resistance of a wheel; a face steeper than 60° is
  *      pressed along the soil normal), plus the shear τΔ² in the soil's
- *      plane against the sliding velocity.
+ *      plane against q.
  *   4. nodes in contact last step and not now spring back: their elastic
- *      sinkage and shear displacement go to zero.
+ *      sinkage and shear go to zero.
  *   5. optionally, bulldozing (bulldoze): the step's plastic flow heaped on
  *      each patch's rim, then eroded to the angle of repose.
  * Forces are summed per body in the order of the hits (bodies in world
@@ -58,7 +60,7 @@
 
 typedef struct scm_node {
     int32_t i, j;
-    double level_init, level, sp, se, sigma, sigma_yield, kshear;
+    double level_init, level, sp, se, sigma, sigma_yield, shear[2]; /* shear: τ/τ_max in the soil's plane */
     uint32_t stamp; /* the step in which hit is valid */
     int32_t hit;    /* index into the step's hits */
     uint32_t moved; /* the step in which bulldozing took it into its domain */
@@ -491,11 +493,29 @@ static dvi_status find_patches(dvi_scm* s)
     return DVI_OK;
 }
 
+/* The node's shear q = τ/τ_max (a vector in the soil's plane, |q| < 1)
+ * after the body's surface slid d = (dx, dy) over it. Elastic predictor at
+ * Janosi's initial slope, q + d/K; if that raises |q| the node loads along
+ * Janosi's curve, |q| = 1 − (1 − |q|) e^(−Δ/K) for the rise Δ = K(|q + d/K|
+ * − |q|), in the predictor's direction (sliding one way from q = 0 this
+ * is 1 − e^(−j/K), j the path); otherwise it unloads along the elastic
+ * line, so sliding back gives the shear back and the loop between them
+ * dissipates. */
+static void shear_update(double q[2], double dx, double dy, double K)
+{
+    const double t0 = q[0] + dx / K, t1 = q[1] + dy / K;
+    const double qn = hypot(q[0], q[1]), tn = hypot(t0, t1);
+    q[0] = t0, q[1] = t1;
+    if (!(tn > qn)) return;
+    const double m = qn - (1.0 - qn) * expm1(-(tn - qn)); /* 1 − (1 − |q|) e^(−Δ/K) */
+    q[0] = t0 * (m / tn), q[1] = t1 * (m / tn);
+}
+
 static void release(scm_node* nd)
 {
     nd->se = 0.0;
     nd->sigma = 0.0;
-    nd->kshear = 0.0;
+    nd->shear[0] = nd->shear[1] = 0.0;
     nd->level = nd->level_init - nd->sp;
     nd->contact = 0;
 }
@@ -691,14 +711,12 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
          * pressed along the soil normal instead */
         static const double UP[3] = {0.0, 0.0, 1.0};
         const double* m = ht->m[2] >= MIN_NORMAL_Z ? ht->m : UP;
-        const double vt[3] = {v[0], v[1], 0.0}; /* sliding in the soil's plane */
-        const double vt_norm = v3_norm(vt);
-        nd->kshear += vt_norm * h;
-        const double tau = (d->cohesion + sig * s->tan_phi) * (1.0 - exp(-nd->kshear / d->janosi_shear));
+        shear_update(nd->shear, v[0] * h, v[1] * h, d->janosi_shear);
+        const double tau_max = d->cohesion + sig * s->tan_phi;
         nd->sigma = sig;
         double fl[3], fw[3], tw[3];
         v3_scale(fl, sig / m[2], m); /* σ on the projected area: σ along the soil normal */
-        if (vt_norm > 0.0) v3_axpy(fl, -tau / vt_norm, vt);
+        fl[0] -= tau_max * nd->shear[0], fl[1] -= tau_max * nd->shear[1];
         v3_scale(fl, D2, fl);
         m3_mulv(fw, s->R, fl);
         v3_cross(tw, r, fw);
@@ -732,30 +750,13 @@ static dvi_status scm_apply(void* self, dvi_world* w, double h)
 
 /* ---- state ---- */
 
-#define STATE_MAGIC 0x314d4353u /* "SCM1" */
-#define NODE_BYTES (4 + 4 + 7 * 8 + 1)
+#define STATE_MAGIC 0x324d4353u /* "SCM2" */
+#define NODE_BYTES (4 + 4 + 8 * 8 + 1)
 
 static size_t scm_state_size(const void* self)
 {
     const dvi_scm* s = self;
     return 4 + 8 + (size_t)s->node_count * NODE_BYTES;
-}
-
-static void put_f64(unsigned char** p, double x)
-{
-    uint64_t u;
-    memcpy(&u, &x, 8);
-    le_put_u64(*p, u);
-    *p += 8;
-}
-
-static double get_f64(const unsigned char** p)
-{
-    uint64_t u = le_get_u64(*p);
-    double x;
-    memcpy(&x, &u, 8);
-    *p += 8;
-    return x;
 }
 
 static void scm_save(const void* self, void* out)
@@ -768,13 +769,14 @@ static void scm_save(const void* self, void* out)
         const scm_node* nd = &s->nodes[n];
         le_put_u32(p, (uint32_t)nd->i), p += 4;
         le_put_u32(p, (uint32_t)nd->j), p += 4;
-        put_f64(&p, nd->level_init);
-        put_f64(&p, nd->level);
-        put_f64(&p, nd->sp);
-        put_f64(&p, nd->se);
-        put_f64(&p, nd->sigma);
-        put_f64(&p, nd->sigma_yield);
-        put_f64(&p, nd->kshear);
+        le_put_f64_next(&p, nd->level_init);
+        le_put_f64_next(&p, nd->level);
+        le_put_f64_next(&p, nd->sp);
+        le_put_f64_next(&p, nd->se);
+        le_put_f64_next(&p, nd->sigma);
+        le_put_f64_next(&p, nd->sigma_yield);
+        le_put_f64_next(&p, nd->shear[0]);
+        le_put_f64_next(&p, nd->shear[1]);
         *p++ = nd->contact;
     }
 }
@@ -809,17 +811,19 @@ static dvi_status scm_load(void* self, const void* data, size_t size)
             break;
         }
         scm_node* nd = &t.nodes[n];
-        nd->level_init = get_f64(&p);
-        nd->level = get_f64(&p);
-        nd->sp = get_f64(&p);
-        nd->se = get_f64(&p);
-        nd->sigma = get_f64(&p);
-        nd->sigma_yield = get_f64(&p);
-        nd->kshear = get_f64(&p);
+        nd->level_init = le_get_f64_next(&p);
+        nd->level = le_get_f64_next(&p);
+        nd->sp = le_get_f64_next(&p);
+        nd->se = le_get_f64_next(&p);
+        nd->sigma = le_get_f64_next(&p);
+        nd->sigma_yield = le_get_f64_next(&p);
+        nd->shear[0] = le_get_f64_next(&p);
+        nd->shear[1] = le_get_f64_next(&p);
         nd->contact = *p++;
-        const double v[7] = {nd->level_init, nd->level, nd->sp, nd->se, nd->sigma, nd->sigma_yield, nd->kshear};
-        bool ok = nd->contact <= 1;
-        for (int q = 0; q < 7; q++) ok = ok && isfinite(v[q]);
+        const double v[8] = {nd->level_init, nd->level,       nd->sp,       nd->se,
+                             nd->sigma,      nd->sigma_yield, nd->shear[0], nd->shear[1]};
+        bool ok = nd->contact <= 1 && hypot(nd->shear[0], nd->shear[1]) <= 1.0 + 1e-12;
+        for (int q = 0; q < 8; q++) ok = ok && isfinite(v[q]);
         if (!ok) {
             st = dvi_error_report(DVI_ERR_PARSE, "SCM soil: state node %llu at (%d, %d): a value is not finite or out of range",
                                   (unsigned long long)k, (int)i, (int)j);
@@ -854,31 +858,12 @@ static void scm_destroy(void* self)
 {
     dvi_scm* s = self;
     if (!s) return;
-    free(s->bodies);
-    free(s->heights);
-    free(s->nodes);
-    free(s->table);
-    free(s->hitmap);
-    free(s->hits);
-    free(s->contacts);
-    free(s->queue);
-    free(s->pts);
-    free(s->patch_b);
-    free(s->slots);
-    free(s->rim);
-    free(s->patch_flow);
-    free(s->patch_rim);
-    free(s);
+    BASE_FREE_ALL(s->bodies, s->heights, s->nodes, s->table, s->hitmap, s->hits, s->contacts, s->queue, s->pts,
+                  s->patch_b, s->slots, s->rim, s->patch_flow, s->patch_rim, s);
 }
 
-static const dvi_force_element_class scm_class = {
-    .name = SCM_NAME,
-    .apply = scm_apply,
-    .state_size = scm_state_size,
-    .save = scm_save,
-    .load = scm_load,
-    .destroy = scm_destroy,
-};
+/* name, apply, state_size, save, load, destroy */
+static const dvi_force_element_class scm_class = {SCM_NAME, scm_apply, scm_state_size, scm_save, scm_load, scm_destroy};
 
 /* ---- creation and queries ---- */
 
@@ -1048,7 +1033,8 @@ static void node_out(const dvi_scm* s, const scm_node* nd, int32_t i, int32_t j,
     o->sinkage = nd->sp + nd->se;
     o->pressure = nd->sigma;
     o->yield_pressure = nd->sigma_yield;
-    o->shear_displacement = nd->kshear;
+    const double qn = fmin(hypot(nd->shear[0], nd->shear[1]), 1.0 - 0x1p-53); /* saturated: j = 36.7 K */
+    o->shear_displacement = -s->def.janosi_shear * log1p(-qn);
 }
 
 dvi_status dvi_scm_get_node(const dvi_scm* s, int32_t i, int32_t j, dvi_scm_node* out)

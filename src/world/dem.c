@@ -840,12 +840,8 @@ dvi_status wld_dem_forces(dvi_world* w, wld_dem* d, double h, const col_contact_
             }
         }
     }
-    out->nwork = nwork;
     d->last_nwork = nwork;
-    out->ncon = ncon;
-    out->new_entries = new_entries;
-    out->max_overlap = max_overlap;
-    out->chattering = chattering;
-    out->chatter_contact = chatter_contact;
+    *out = (wld_dem_forces_out){.nwork = nwork, .ncon = ncon, .new_entries = new_entries, .max_overlap = max_overlap,
+                                .chattering = chattering, .chatter_contact = chatter_contact};
     return DVI_OK;
 }

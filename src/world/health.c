@@ -26,7 +26,16 @@
  *     (dvi_step_stats.max_joint_violation_relative) above joint_fraction;
  *   - chatter: a DEM contact whose friction force reversed direction near
  *     its Coulomb limit on each of the last DVI_DEM_CHATTER_STEPS steps
- *     (dvi_step_stats.chattering_contacts, counted by the DEM step).
+ *     (dvi_step_stats.chattering_contacts, counted by the DEM step);
+ *   - hover: the CCP's relaxation (a sliding contact that pushes opens at
+ *     u_n = μ‖u_t‖, where Coulomb's law keeps it closed) opened a contact
+ *     in one step by more than hover_envelope_fraction of the collision
+ *     envelope (the contact leaves it: the body hops), or the friction of
+ *     such contacts took more than hover_work_fraction of the kinetic
+ *     energy at the step's start (at least of S/10) in one step (the
+ *     opening is blocked, or bought by a large normal impulse: the body is
+ *     braked as Coulomb's law would not brake it). dvi_step_stats.ccp_hover
+ *     and ccp_hover_friction, summed by the DVI step.
  *
  * The audit's identity. Both steps update a body's velocity by
  * v⁺ = v + M⁻¹ (h f + P), P the constraint impulse (DVI: Jᵀγ; DEM: h times
@@ -84,6 +93,8 @@ dvi_health_settings dvi_default_health_settings(void)
     s.penetration_fraction = 0.2;
     s.joint_fraction = 1e-3;
     s.audit_fraction = 1e-3;
+    s.hover_envelope_fraction = 1.0;
+    s.hover_work_fraction = 0.5;
     return s;
 }
 
@@ -335,9 +346,9 @@ static void raise_kind(world_health* h, dvi_health_kind k, int64_t step, const c
 
 /* The staggered energy of the dynamic bodies for a step of dt: the kinetic
  * energy plus gravity's potential at x − (dt/2) v (the header's identity). */
-static double staggered_energy(const dvi_world* w, double dt)
+static double staggered_energy(const dvi_world* w, double dt, double* kinetic)
 {
-    double e = 0.0;
+    double e = 0.0, k = 0.0;
     for (int32_t i = 0; i < w->body_count; i++) {
         const wld_body* b = &w->bodies[i];
         if (b->type != DVI_BODY_DYNAMIC) continue;
@@ -346,7 +357,9 @@ static double staggered_energy(const dvi_world* w, double dt)
         v3_copy(y, b->x);
         v3_axpy(y, -0.5 * dt, b->v);
         e += ke - b->mass * b->gravity_scale * v3_dot(w->def.gravity, y);
+        k += ke;
     }
+    if (kinetic) *kinetic = k;
     return e;
 }
 
@@ -360,7 +373,7 @@ void wld_health_before_step(world_health* h, const dvi_world* w, double dt)
         v3_copy(s + 3, b->w);
         memcpy(s + 6, b->q, 4 * sizeof(double));
     }
-    h->e_start = staggered_energy(w, dt);
+    h->e_start = staggered_energy(w, dt, &h->ke_start);
     h->dt_start = dt;
 }
 
@@ -465,7 +478,7 @@ dvi_status wld_health_after_step(world_health* h, const dvi_world* w, int64_t st
     /* the audit: ΔE' = W_in − D_contacts − D_joints + error */
     const double W = at.applied + at.kinematic + at.motors;
     if (audit) {
-        const double e1 = staggered_energy(w, dt);
+        const double e1 = staggered_energy(w, dt, NULL);
         const double d_c = -(at.contacts + at.kinematic), d_j = -at.joints;
         h->rep.energy_change += e1 - h->e_start;
         h->rep.dissipated_contacts += d_c;
@@ -582,20 +595,51 @@ dvi_status wld_health_after_step(world_health* h, const dvi_world* w, int64_t st
                        w->stats.chattering_contacts == 1 ? "" : "s", dt);
         }
     }
+    /* the CCP's relaxation (DVI) */
+    const double env = w->def.collision_envelope;
+    const double hv = env > 0.0 ? w->stats.ccp_hover / env : 0.0;
+    /* against the kinetic energy at the step's start, at least a tenth of
+     * the energy scale (a pile coming to rest has little left to take) */
+    const double kin = audit ? fmax(h->ke_start, 0.1 * scale) : scale;
+    const double hw = w->stats.ccp_hover_friction / (kin > 1e-300 ? kin : 1e-300);
+    if (hv > h->rep.hover_worst) h->rep.hover_worst = hv;
+    if (hw > h->rep.hover_work_worst) h->rep.hover_work_worst = hw;
+    if ((hv > h->set.hover_envelope_fraction || hw > h->set.hover_work_fraction) &&
+        !(h->rep.raised & (1u << DVI_HEALTH_HOVER))) {
+        dvi_contact_info ci;
+        char other[HEALTH_NAME];
+        snprintf(name, sizeof name, "a contact");
+        other[0] = 0;
+        if (dvi_world_get_contact(w, w->stats.ccp_hover_contact, &ci) == DVI_OK) {
+            char a[HEALTH_NAME], b[HEALTH_NAME];
+            body_name(w, ci.body_a.index1 - 1, a, sizeof a);
+            body_name(w, ci.body_b.index1 - 1, b, sizeof b);
+            snprintf(name, sizeof name, "%.40s", a);
+            snprintf(other, sizeof other, " and %.40s", b);
+        }
+        raise_kind(h, DVI_HEALTH_HOVER, step,
+                   "step %lld (t = %.6g s): CCP relaxation: %s%s open by %.2g m (%.2g envelope) while sliding; "
+                   "such contacts' friction took %.3g J (%.2g of the kinetic energy; limits %g, %g); friction_law "
+                   "coulomb keeps them closed",
+                   (long long)step, t, name, other, w->stats.ccp_hover, hv, w->stats.ccp_hover_friction, hw,
+                   h->set.hover_envelope_fraction, h->set.hover_work_fraction);
+    }
     return DVI_OK;
 }
 
 /* ---- state ------------------------------------------------------------------- */
 
 /* Little-endian f64/i64 fields, then one message per kind, then an FNV-1a
- * 64. Records written before the audit kind existed hold six kinds and no
- * audit numbers, those before the chatter kind five; both still load (the
+ * 64. Records written before the hover kind existed hold seven kinds (and
+ * 0 where the hover's worst values are), those before the audit kind six
+ * and no audit numbers, those before the chatter kind five; all load (the
  * audit then starts at zero, its scale from the work put in so far). */
 #define HEALTH_AUDIT_NUMBERS 6
-#define HEALTH_NUMBERS_OF(kinds) (4 + 6 + 1 + 1 + (kinds) + 6 + ((kinds) == DVI_HEALTH_KINDS ? HEALTH_AUDIT_NUMBERS : 0))
+#define HEALTH_NUMBERS_OF(kinds) (4 + 6 + 1 + 1 + (kinds) + 6 + ((kinds) >= HEALTH_KINDS_V3 ? HEALTH_AUDIT_NUMBERS : 0))
 #define HEALTH_NUMBERS HEALTH_NUMBERS_OF(DVI_HEALTH_KINDS)
 #define HEALTH_KINDS_V1 5
 #define HEALTH_KINDS_V2 6
+#define HEALTH_KINDS_V3 7
 
 static size_t state_size_of(int kinds) { return 8 * (size_t)HEALTH_NUMBERS_OF(kinds) + (size_t)kinds * 256 + 8; }
 
@@ -603,8 +647,8 @@ size_t wld_health_state_size(void) { return state_size_of(DVI_HEALTH_KINDS); }
 
 bool wld_health_state_size_valid(size_t size)
 {
-    return size == state_size_of(DVI_HEALTH_KINDS) || size == state_size_of(HEALTH_KINDS_V2) ||
-           size == state_size_of(HEALTH_KINDS_V1);
+    return size == state_size_of(DVI_HEALTH_KINDS) || size == state_size_of(HEALTH_KINDS_V3) ||
+           size == state_size_of(HEALTH_KINDS_V2) || size == state_size_of(HEALTH_KINDS_V1);
 }
 
 static uint64_t dbits(double d)
@@ -639,8 +683,8 @@ void wld_health_save(const world_health* h, unsigned char* out)
     v[n++] = dbits(h->rep.energy_excess);
     v[n++] = dbits(h->rep.worst_penetration);
     v[n++] = dbits(h->rep.worst_joint);
-    v[n++] = 0;
-    v[n++] = 0;
+    v[n++] = dbits(h->rep.hover_worst);
+    v[n++] = dbits(h->rep.hover_work_worst);
     v[n++] = dbits(h->rep.energy_change);
     v[n++] = dbits(h->rep.dissipated_contacts);
     v[n++] = dbits(h->rep.dissipated_joints);
@@ -660,6 +704,7 @@ dvi_status wld_health_load(world_health* h, const unsigned char* in, size_t size
 {
     const int kinds = size == state_size_of(HEALTH_KINDS_V1)   ? HEALTH_KINDS_V1
                       : size == state_size_of(HEALTH_KINDS_V2) ? HEALTH_KINDS_V2
+                      : size == state_size_of(HEALTH_KINDS_V3) ? HEALTH_KINDS_V3
                                                                : DVI_HEALTH_KINDS;
     if (size != state_size_of(kinds) || le_get_u64(in + size - 8) != fnv(in, size - 8)) return base_error_set(DVI_ERR_PARSE, "state: the model's health record is corrupt");
     world_health t = *h;
@@ -679,8 +724,9 @@ dvi_status wld_health_load(world_health* h, const unsigned char* in, size_t size
     t.rep.energy_excess = bitsd(le_get_u64(in + 8 * n++));
     t.rep.worst_penetration = bitsd(le_get_u64(in + 8 * n++));
     t.rep.worst_joint = bitsd(le_get_u64(in + 8 * n++));
-    n += 2;
-    if (kinds == DVI_HEALTH_KINDS) {
+    t.rep.hover_worst = bitsd(le_get_u64(in + 8 * n++)); /* 0 in the records before the hover kind */
+    t.rep.hover_work_worst = bitsd(le_get_u64(in + 8 * n++));
+    if (kinds >= HEALTH_KINDS_V3) {
         t.rep.energy_change = bitsd(le_get_u64(in + 8 * n++));
         t.rep.dissipated_contacts = bitsd(le_get_u64(in + 8 * n++));
         t.rep.dissipated_joints = bitsd(le_get_u64(in + 8 * n++));

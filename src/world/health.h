@@ -35,6 +35,7 @@ typedef struct world_health {
      * energy then (wld_health_before_step) */
     double* start;
     double e_start;
+    double ke_start;      /* J, the kinetic energy then */
     double dt_start;      /* the step the start was taken for; 0: none */
 } world_health;
 
@@ -51,7 +52,7 @@ dvi_status wld_health_after_step(world_health* h, const dvi_world* w, int64_t st
 /* The monitor's part of a model's state blob: fixed size, checksummed. */
 size_t wld_health_state_size(void);
 /* True for the size of this version's section and of the earlier ones
- * without the audit, and without the chatter kind (wld_health_load reads
+ * without the hover kind, without the audit, and without the chatter kind (wld_health_load reads
  * them all). */
 bool wld_health_state_size_valid(size_t size);
 void wld_health_save(const world_health* h, unsigned char* out);

@@ -22,37 +22,61 @@
  *     Z = L⁻¹ P N_BC,   y = L⁻¹ P r_B,   S = N_CC − Zᵀ Z,   r_S = r_C − Zᵀ y,
  *     γ_B = −Pᵀ L⁻ᵀ (y + Z γ_C).
  *
- * Redundant rows (a mechanism's closed loops, the rover's differential
- * links): a pivot below DVI_JOINT_PIVOT_DROP times its row's diagonal of
- * N_BB (the dense path's rule, wld_step_joint_direct), or below both
- * DVI_JOINT_PIVOT_FLOOR times N_BB's largest diagonal and
- * DVI_JOINT_PIVOT_REL times its own, drops its row (counted in the step's
- * joint_rows_dropped): the
- * row's column of L is zero and its impulse is 0. The other rows are the
- * independent set the ordering met first; they carry the whole reaction,
- * and a dropped row's constraint holds as far as the others imply it
- * (exactly when it is exactly redundant). Bodies move as with any other
- * share of a redundant reaction; only the split among the redundant rows
- * differs (Lemke's pseudo-inverse gives the least-norm split, APGD and PGS
- * whatever their iterations leave).
- * The floor is for loops redundant to second order: the rover's
- * differential with revolute link ends has one direction whose eigenvalue
- * grows as 2.2e-8 λ_max θ² when the rockers turn by θ (docs/rover.md).
- * Through the crossing 6 rows are dropped on every step (the near-redundant
- * direction's pivot stays below 1e-7 of the largest diagonal: when one of
- * the loop's rows passes it, the next row of the loop gets a pivot of
- * ~1e-15 instead), and the rover's independent rows have pivots of at least
- * 2.2e-6 of it. With a floor of 1e-9 the near-redundant pivot was inverted
- * from the front wheel's climb on and the rover was thrown (111 m/s).
- * The floor alone dropped independent rows too: a light part (a 1 g
- * sensor on a fixed joint, N_BB's largest diagonal 2.5e9) put the floor
+ * Redundant and nearly singular rows. A pivot at or below
+ * DVI_JOINT_PIVOT_DROP (1e-10) times its row's diagonal of N_BB is
+ * redundant to rounding (a mechanism's closed loop: the rover's
+ * differential at rest, a body on two identical hinges, the dense path's
+ * rule, wld_step_joint_direct): its row is dropped (counted in the step's
+ * joint_rows_dropped), its column of L is zero and its impulse 0; the
+ * other rows carry the whole reaction and the dropped row holds as far as
+ * they imply it, exactly when it is exactly redundant. Bodies move as with
+ * any other split of a redundant reaction (Lemke's pseudo-inverse gives the
+ * least-norm split, APGD and PGS whatever their iterations leave).
+ * A pivot above that but below both DVI_JOINT_PIVOT_FLOOR (1e-7) times
+ * N_BB's largest diagonal and DVI_JOINT_PIVOT_REL (1e-2) times its own is
+ * nearly singular. It is raised to the smaller of the two (L Lᵀ = N_BB + E,
+ * E diagonal on those rows, counted in joint_rows_regularised) and the
+ * solve refines against N_BB (refine: y += (L Lᵀ)⁻¹ (b − N_BB y), at most
+ * DVI_JOINT_REFINE_STEPS steps, to the solver's tolerance and at most
+ * DVI_JOINT_REFINE_TARGET): an independent row converges, however ill
+ * conditioned. The 1,000-link revolute chain has one such row (its pivot
+ * keeps 1.1e-9 of its diagonal), which was dropped although an open chain
+ * has no redundant row; kept, the residual is 6.5e-15 with no refinement
+ * step.
+ * The rows are kept only when they are consistent: at the factorisation,
+ * N_BB γ_B = −r_B (the contacts' impulses are not known yet) must meet the
+ * target after the refinement; else the step refactors from the first
+ * raised pivot with its nearly singular rows dropped. That is the rover's
+ * differential with revolute link ends: one direction of the loop has an
+ * eigenvalue of 2.2e-8 λ_max θ² when the rockers turn by θ
+ * (docs/rover.md), redundant to first order and not to second, and from
+ * the front wheel's climb on (9.18 s) r_B has a part along it that would
+ * take an impulse growing as 1/λ. Enforcing that direction changes the
+ * rover (measured over the 160 s crossing): solved outright (a conjugate
+ * gradient on N_BB) the rover is thrown at 9.23 s (the energy 14 times
+ * its scale; an earlier floor of 1e-9 threw it at 111 m/s); refined 8
+ * steps the loop stiffens and the front wheel stalls 16 mm up the
+ * obstacle; raised and not refined, the front wheel's peak load is 2.48
+ * instead of 2.01 times static and the middle event 5.5 % of the crossing
+ * late. Dropping the rows alone left that part on the dropped row, whose
+ * constraint then drifted: rocker_difflink_R opened by 1e-3 of its size at
+ * 18.7 s (the health monitor's `joint` warning) and the joints by 1.2 mm
+ * at most. So the dropped rows' nearly null directions V (near_vectors:
+ * v_k = 1 on the dropped row k, L's leading rows solving the rest) are
+ * taken out of r_B (project_near; the first DVI_JOINT_NEAR_MAX of them):
+ * the rows solve r_B − V (VᵀV)⁻¹ Vᵀ r_B, which they meet, and the residual
+ * left is r_B's part along V, spread over the loop's rows as Lemke's
+ * pseudo-inverse leaves it. The joints stay
+ * within 0.104 mm through the crossing (Lemke on every row: 0.105 mm), the
+ * events come within 0.02 % of the crossing of the rows-dropped run (and of
+ * Lemke's), and the joint residual is at most 0.053 (median 1.0e-3) on the
+ * 57 % of steps from the climb on: that part of r_B, not a convergence
+ * failure.
+ * The floor and the share of the row's own diagonal: a light part (a 1 g
+ * sensor on a fixed joint, N_BB's largest diagonal 2.5e9) puts the floor
  * above a 1 kg wheel's whole revolute, motor included (diagonals 1 to
- * 200), and the wheel stood still under its 10 rad/s motor. A row floored
- * must also have lost 99 % of its own diagonal (DVI_JOINT_PIVOT_REL): the
- * rover's near-redundant pivots keep less than 1e-2 of theirs through its
- * 160 s crossing (at most 3.4e-3 in its first 20 s: the same rows are
- * dropped on every step as with the floor alone), the wheel's revolute all
- * of its own.
+ * 200); its pivots keep their whole diagonals, so nothing is raised or
+ * dropped and the wheel turns at its motor's 10 rad/s.
  *
  * The state (w->jf, wld_joint_factor in world_internal.h) is this file's
  * alone: the symbolic part (sym, CSparse's css: ordering, patterns) kept
@@ -428,32 +452,29 @@ static void backward(const dvi_world* w, double* y)
     }
 }
 
-dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
+static double refine(dvi_world* w, const double* b, double* y, double target);
+
+/* The refinement's target: the solver's tolerance, at most
+ * DVI_JOINT_REFINE_TARGET. */
+static double refine_target(const dvi_world* w)
 {
-    if (!factor_create(w)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
-    wld_jd_symbolic* sy = &w->jf->sym;
+    return fmin(DVI_JOINT_REFINE_TARGET, w->def.solver_settings.tolerance);
+}
+
+/* N_BB = Pᵀ L Lᵀ P into the analysed pattern (an up-looking Cholesky,
+ * CSparse's cs_chol, in a fixed order). A pivot at or below
+ * DVI_JOINT_PIVOT_DROP of its row's diagonal drops the row (redundant to
+ * rounding: L's column 0, impulse 0); a pivot below both
+ * DVI_JOINT_PIVOT_FLOOR of N_BB's largest diagonal and DVI_JOINT_PIVOT_REL
+ * of its own (nearly singular) is raised to the smaller of the two, or,
+ * with drop_near, drops its row too. Rows before k0 are those of the
+ * last call (the same C, nothing raised among them: k0 ≤ its
+ * first_raised). Sets nu->dropped, nu->regularised and nu->first_raised. */
+static void cholesky(dvi_world* w, int32_t n, bool drop_near, int32_t k0)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
-    if (!analysis_current(w, n, ndyn)) {
-        dvi_status st = analyse(w, n, ndyn);
-        if (st != DVI_OK)
-            return wld_error(w, st, st == DVI_ERR_NOMEM ? "step: out of memory (joint factorisation)"
-                                                               : "step: the joint rows' ordering failed");
-    }
-    const int32_t nnzd = w->colptr[n];
-    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, stack_d, (size_t)n + 1))
-        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
-    /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
-     * bodies sums both), the damped motors' compliance on the diagonal */
-    for (int32_t k = 0; k < nnzd; k += 6)
-        minv10_apply(w->inv_mass + 10 * (size_t)(w->rowind[k] / 6), w->values + k, nu->minvd + k);
-    double* Cx = nu->cx;
-    memset(Cx, 0, (size_t)sy->cp[n] * sizeof *Cx);
-    for (int32_t q = 0; q < sy->npairs; q++) {
-        const int32_t* pr = sy->pair + 3 * (size_t)q;
-        Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
-    }
-    for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
-    /* up-looking Cholesky (cs_chol) into the analysed pattern */
+    const double* Cx = nu->cx;
     const int32_t* Cp = sy->cp;
     const int32_t* Ci = sy->ci;
     const int32_t* Lp = sy->lp;
@@ -461,9 +482,15 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
     double* x = nu->x;
     double* dinv = nu->dinv;
     int32_t* next = nu->next;
+    int32_t dropped = 0, regularised = 0;
     for (int32_t k = 0; k < n; k++) {
         next[k] = Lp[k];
         x[k] = 0.0;
+    }
+    for (int32_t k = 0; k < k0; k++) { /* rows before k0 kept: where their entries of L end */
+        next[k]++;
+        for (int32_t r = sy->rp[k]; r < sy->rp[k + 1]; r++) next[sy->ri[r]]++;
+        dropped += dinv[k] == 0.0;
     }
     double dmax = 0.0; /* the largest diagonal of N_BB: the scale of its largest eigenvalue */
     for (int32_t k = 0; k < n; k++) {
@@ -471,8 +498,9 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
         if (c > dmax) dmax = c;
     }
     const double floor_abs = DVI_JOINT_PIVOT_FLOOR * dmax;
-    int32_t dropped = 0;
-    for (int32_t k = 0; k < n; k++) {
+    nu->first_raised = n;
+    nu->nnear = 0;
+    for (int32_t k = k0; k < n; k++) {
         for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) x[Ci[p]] = Cx[p]; /* C(:,k), rows ≤ k */
         const double diag = x[k];
         double d = diag;
@@ -485,19 +513,199 @@ dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
             d -= lki * lki;
             Lx[next[i]++] = lki;
         }
-        /* redundant: a pivot tiny beside the row's own diagonal; the global
-         * floor only for a row that is also nearly redundant on its own scale
-         * (a light part elsewhere raises the floor above a heavy part's whole
-         * diagonal: its rows, a motor among them, are not redundant) */
-        const bool keep =
-            diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag && (d > floor_abs || d > DVI_JOINT_PIVOT_REL * diag);
-        const double lkk = keep ? sqrt(d) : 0.0;
+        double piv = d;
+        bool keep = diag > 0.0 && d > DVI_JOINT_PIVOT_DROP * diag;
+        if (keep && d <= floor_abs && d <= DVI_JOINT_PIVOT_REL * diag) {
+            if (drop_near) {
+                keep = false;
+                if (nu->nnear < DVI_JOINT_NEAR_MAX) nu->near[nu->nnear++] = k;
+            } else {
+                piv = fmin(floor_abs, DVI_JOINT_PIVOT_REL * diag);
+                if (regularised++ == 0) nu->first_raised = k;
+            }
+        }
+        const double lkk = keep ? sqrt(piv) : 0.0;
         Lx[next[k]++] = lkk;
         dinv[k] = keep ? 1.0 / lkk : 0.0;
         dropped += !keep;
     }
+    nu->regularised = regularised;
     nu->dropped = dropped;
+}
+
+/* The nearly null directions of C that the dropped nearly singular rows
+ * leave (nu->near): for row k, v with v_k = 1, v = 0 after k and on the
+ * other dropped rows, and L's leading rows solving the rest, so that
+ * (C v)_i = 0 for the kept rows i < k and vᵀ C v is k's pivot; into
+ * nu->vnear (one column of n per row), with the Cholesky factor of their
+ * Gram matrix VᵀV in nu->gnear. */
+static void near_vectors(dvi_world* w, int32_t n)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
+    const int m = nu->nnear;
+    for (int a = 0; a < m; a++) {
+        double* v = nu->vnear + (size_t)a * (size_t)n;
+        const int32_t k = nu->near[a];
+        memset(v, 0, (size_t)n * sizeof *v);
+        v[k] = 1.0;
+        for (int32_t i = k - 1; i >= 0; i--) {
+            if (nu->dinv[i] == 0.0) continue;
+            double t = 0.0;
+            for (int32_t p = sy->lp[i] + 1; p < sy->lp[i + 1]; p++) t -= nu->lx[p] * v[sy->li[p]];
+            v[i] = t * nu->dinv[i];
+        }
+    }
+    double* g = nu->gnear; /* VᵀV = G Gᵀ, lower, m × m */
+    for (int a = 0; a < m; a++)
+        for (int b = 0; b <= a; b++) {
+            double t = dot_from(nu->vnear + (size_t)a * (size_t)n, nu->vnear + (size_t)b * (size_t)n, 0, n);
+            for (int c = 0; c < b; c++) t -= g[a * DVI_JOINT_NEAR_MAX + c] * g[b * DVI_JOINT_NEAR_MAX + c];
+            g[a * DVI_JOINT_NEAR_MAX + b] = a == b ? sqrt(fmax(t, 1e-300)) : t / g[b * DVI_JOINT_NEAR_MAX + b];
+        }
+}
+
+/* b ← b − V (VᵀV)⁻¹ Vᵀ b (permuted order): b without its part along the
+ * nearly null directions, the part no bounded impulse meets. No-op when
+ * no nearly singular row was dropped. */
+static void project_near(const dvi_world* w, double* b, int32_t n)
+{
+    const wld_jd_numeric* nu = &w->jf->num;
+    const int m = nu->nnear;
+    if (m == 0) return;
+    const double* g = nu->gnear;
+    double c[DVI_JOINT_NEAR_MAX];
+    for (int a = 0; a < m; a++) { /* c = G⁻ᵀ G⁻¹ Vᵀ b */
+        double t = dot_from(nu->vnear + (size_t)a * (size_t)n, b, 0, n);
+        for (int e = 0; e < a; e++) t -= g[a * DVI_JOINT_NEAR_MAX + e] * c[e];
+        c[a] = t / g[a * DVI_JOINT_NEAR_MAX + a];
+    }
+    for (int a = m - 1; a >= 0; a--) {
+        double t = c[a];
+        for (int e = a + 1; e < m; e++) t -= g[e * DVI_JOINT_NEAR_MAX + a] * c[e];
+        c[a] = t / g[a * DVI_JOINT_NEAR_MAX + a];
+    }
+    for (int a = 0; a < m; a++) {
+        const double* v = nu->vnear + (size_t)a * (size_t)n;
+        for (int32_t k = 0; k < n; k++) b[k] -= v[k] * c[a];
+    }
+}
+
+dvi_status wld_joint_direct_factor(dvi_world* w, int32_t n, int32_t ndyn)
+{
+    if (!factor_create(w)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+    wld_jd_symbolic* sy = &w->jf->sym;
+    wld_jd_numeric* nu = &w->jf->num;
+    if (!analysis_current(w, n, ndyn)) {
+        dvi_status st = analyse(w, n, ndyn);
+        if (st != DVI_OK)
+            return wld_error(w, st, st == DVI_ERR_NOMEM ? "step: out of memory (joint factorisation)"
+                                                               : "step: the joint rows' ordering failed");
+    }
+    const int32_t nnzd = w->colptr[n];
+    if (!JD_RESERVE(w, nu, minvd, (size_t)nnzd + 1) || !JD_RESERVE(w, nu, rhs, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, res_w, (size_t)n + 1) || !JD_RESERVE(w, nu, cy_w, (size_t)n + 1) ||
+        !JD_RESERVE(w, nu, vnear, DVI_JOINT_NEAR_MAX * (size_t)n + 1))
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (joint factorisation)");
+    /* M⁻¹ D, then C's entries body by body (a pair of rows sharing both
+     * bodies sums both), the damped motors' compliance on the diagonal */
+    for (int32_t k = 0; k < nnzd; k += 6)
+        minv10_apply(w->inv_mass + 10 * (size_t)(w->rowind[k] / 6), w->values + k, nu->minvd + k);
+    double* Cx = nu->cx;
+    memset(Cx, 0, (size_t)sy->cp[n] * sizeof *Cx);
+    for (int32_t q = 0; q < sy->npairs; q++) {
+        const int32_t* pr = sy->pair + 3 * (size_t)q;
+        Cx[pr[0]] += v6_dot(w->values + pr[1], nu->minvd + pr[2]);
+    }
+    for (int32_t k = 0; k < n; k++) Cx[sy->cdiag[k]] += w->compliance[sy->perm[k]];
+    nu->nnear = 0;
+    cholesky(w, n, false, 0);
+    if (nu->regularised > 0) {
+        /* raised pivots: kept when the rows they lift are consistent, i.e.
+         * C y = −P r_B is met within the target after the refinement (a
+         * long chain's nearly singular row: the answer needs no share of
+         * it); dropped as before when not (a loop redundant to second
+         * order, whose rows ask for an impulse that grows as 1/λ) */
+        double* b = nu->rhs;
+        double* y = nu->x;
+        for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
+        memcpy(y, b, (size_t)n * sizeof *y);
+        forward(w, y);
+        backward(w, y);
+        nu->residual = refine(w, b, y, refine_target(w));
+        if (nu->residual > refine_target(w)) {
+            cholesky(w, n, true, nu->first_raised); /* the rows before it stand */
+            near_vectors(w, n);
+        }
+    }
     return DVI_OK;
+}
+
+/* out = C x, C = P N_BB Pᵀ from its upper triangle (permuted order). */
+static void c_times(const dvi_world* w, const double* x, double* out)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    const int32_t* Cp = sy->cp;
+    const int32_t* Ci = sy->ci;
+    const double* Cx = w->jf->num.cx;
+    const int32_t n = sy->n;
+    memset(out, 0, (size_t)n * sizeof *out);
+    for (int32_t k = 0; k < n; k++) {
+        double s = 0.0;
+        for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) {
+            const int32_t i = Ci[p];
+            if (i == k) continue;
+            out[i] += Cx[p] * x[k];
+            s += Cx[p] * x[i];
+        }
+        out[k] += s + Cx[sy->cdiag[k]] * x[k];
+    }
+}
+
+/* ‖a‖² in four running sums (dot_from's order). */
+static double norm2(const double* a, int32_t n)
+{
+    return dot_from(a, a, 0, n);
+}
+
+/* y ← C⁻¹ b (permuted order) as far as C's nearly singular directions
+ * allow, from y = (L Lᵀ)⁻¹ b. L Lᵀ = C + E, E diagonal on the raised
+ * pivots, so y misses C's answer by (C + E)⁻¹ E along the few directions E
+ * touches; each refinement step y += (L Lᵀ)⁻¹ (b − C y) divides that miss
+ * by 1 + λ/e along a direction of C's eigenvalue λ beside its raise e.
+ * An independent row whose pivot was raised (λ ≳ e) converges in a few
+ * steps, or needs none when b has nothing along it (the long chain); a
+ * direction redundant to second order (λ ≪ e) that b asks for stalls
+ * (wld_joint_direct_factor then drops its rows). Stops at the relative
+ * residual ‖b − C y‖ / max(‖b‖, ‖y‖, ‖b − C y‖) ≤ target, after a step
+ * that did not halve it, or after DVI_JOINT_REFINE_STEPS steps (none when
+ * nothing was raised); returns that residual. */
+static double refine(dvi_world* w, const double* b, double* y, double target)
+{
+    wld_jd_numeric* nu = &w->jf->num;
+    const int32_t n = w->jf->sym.n;
+    double* res = nu->res_w;
+    double* q = nu->cy_w;
+    const double bb = norm2(b, n);
+    const int max_steps = nu->regularised > 0 ? DVI_JOINT_REFINE_STEPS : 0;
+    double last = INFINITY;
+    for (int steps = 0;; steps++) {
+        c_times(w, y, q);
+        for (int32_t k = 0; k < n; k++) res[k] = b[k] - q[k];
+        const double rr = norm2(res, n);
+        const double scale2 = fmax(rr, fmax(bb, norm2(y, n)));
+        const double rel = scale2 > 1e-300 ? sqrt(rr / scale2) : sqrt(rr);
+        /* done, or stalled: a step that did not halve the residual met a
+         * direction with λ ≪ e, which the next steps would not converge */
+        if (rel <= target || steps >= max_steps || rel > 0.5 * last) {
+            nu->refinements = steps;
+            return rel;
+        }
+        last = rel;
+        forward(w, res);
+        backward(w, res);
+        for (int32_t k = 0; k < n; k++) y[k] += res[k];
+    }
 }
 
 double wld_joint_direct_solve(dvi_world* w, int32_t n)
@@ -505,30 +713,17 @@ double wld_joint_direct_solve(dvi_world* w, int32_t n)
     wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
     double* y = nu->x;
-    for (int32_t k = 0; k < n; k++) y[k] = -w->r[sy->perm[k]];
-    forward(w, y);
-    backward(w, y);
-    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = y[k];
-    /* the residual ‖N γ + r‖ / max(‖r‖, ‖γ‖, ‖Nγ + r‖), with C (permuted) */
-    const int32_t* Cp = sy->cp;
-    const int32_t* Ci = sy->ci;
-    const double* Cx = nu->cx;
-    double* u = nu->stack_d;
-    for (int32_t k = 0; k < n; k++) u[k] = w->r[sy->perm[k]];
-    for (int32_t k = 0; k < n; k++)
-        for (int32_t p = Cp[k]; p < Cp[k + 1]; p++) {
-            const int32_t i = Ci[p];
-            u[i] += Cx[p] * y[k];
-            if (i != k) u[k] += Cx[p] * y[i];
-        }
-    double uu = 0.0, rr = 0.0, gg = 0.0;
-    for (int32_t k = 0; k < n; k++) {
-        uu += u[k] * u[k];
-        rr += w->r[k] * w->r[k];
-        gg += y[k] * y[k];
+    double* b = nu->rhs;
+    if (nu->regularised == 0) { /* else the factorisation's check solved this already, into y */
+        for (int32_t k = 0; k < n; k++) b[k] = -w->r[sy->perm[k]];
+        memcpy(y, b, (size_t)n * sizeof *y);
+        project_near(w, y, n);
+        forward(w, y);
+        backward(w, y);
+        nu->residual = refine(w, b, y, refine_target(w));
     }
-    const double scale = sqrt(fmax(uu, fmax(rr, gg)));
-    return scale > 1e-300 ? sqrt(uu) / scale : sqrt(uu);
+    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = y[k];
+    return nu->residual;
 }
 
 /* Contact row t's columns on its two bodies, J_a and J_b (the rows the
@@ -621,6 +816,7 @@ dvi_status wld_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
     }
     double* y = nu->y;
     for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
+    project_near(w, y, n);
     forward(w, y);
     /* S = N_CC − Zᵀ Z (lower triangle computed, mirrored), r_S = r_C − Zᵀ y */
     double* S = nu->s;
@@ -652,20 +848,56 @@ dvi_status wld_joint_direct_schur(dvi_world* w, int32_t n, int32_t npts, int32_t
     return DVI_OK;
 }
 
-void wld_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
+/* b −= g · P N_BC's column of a contact row on body b (mj: M⁻¹ times the
+ * row's 6-vector on b). No-op for b < 0. */
+static void sub_nbc(const dvi_world* w, int32_t body, const double* mj, double g, double* b)
+{
+    const wld_jd_symbolic* sy = &w->jf->sym;
+    if (body < 0) return;
+    double m[6];
+    for (int k = 0; k < 6; k++) m[k] = g * mj[k];
+    for (int32_t x = sy->bptr[body]; x < sy->bptr[body + 1]; x++)
+        b[sy->pinv[sy->bcol[x]]] -= v6_dot(w->values + sy->bent[x], m);
+}
+
+/* γ_B from the contacts' impulses: −Pᵀ (L Lᵀ)⁻¹ P (r_B + N_BC γ_C) (v: y
+ * + Z γ_C, from L⁻¹), refined against N_BB (b: the right-hand side
+ * −P (r_B + N_BC γ_C), filled by the caller). */
+static void recover_refine(dvi_world* w, int32_t n, double* v)
 {
     wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
+    backward(w, v);
+    for (int32_t k = 0; k < n; k++) v[k] = -v[k];
+    nu->residual = refine(w, nu->rhs, v, refine_target(w));
+    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = v[k];
+}
+
+/* The recovery's right-hand side b = −P r_B (the contacts' part is
+ * subtracted by the caller); returns γ_C. */
+static const double* recover_rhs(dvi_world* w, int32_t n)
+{
+    const int32_t* perm = w->jf->sym.perm;
+    double* b = w->jf->num.rhs;
+    for (int32_t k = 0; k < n; k++) b[k] = -w->r[perm[k]];
+    return w->gamma + n;
+}
+
+void wld_joint_direct_recover(dvi_world* w, int32_t n, int32_t ncr)
+{
+    wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from the Schur step */
-    const double* gc = w->gamma + n;
+    double* b = nu->rhs;
+    const double* gc = recover_rhs(w, n);
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
         const double* zt = nu->z + (size_t)t * (size_t)n;
         for (int32_t k = nu->zlo[t]; k < n; k++) v[k] += zt[k] * g;
+        const double* J = nu->jc + 24 * (size_t)t;
+        for (int side = 0; side < 2; side++) sub_nbc(w, nu->cbody[2 * t + side], J + 12 + 6 * side, g, b);
     }
-    backward(w, v);
-    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
+    recover_refine(w, n, v);
 }
 
 /* ---- many contacts: S matrix-free ----------------------------------------------------
@@ -683,6 +915,7 @@ dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
         return wld_error(w, DVI_ERR_NOMEM, "step: out of memory (contacts' Schur complement)");
     double* y = nu->y;
     for (int32_t k = 0; k < n; k++) y[k] = w->r[sy->perm[k]];
+    project_near(w, y, n);
     forward(w, y);
     memset(nu->dzero, 0, ((size_t)ncr + 1) * sizeof(int32_t));
     size_t nnz = 0;
@@ -735,19 +968,37 @@ dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32
     return DVI_OK;
 }
 
-void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr)
+void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr)
 {
     wld_jd_symbolic* sy = &w->jf->sym;
     wld_jd_numeric* nu = &w->jf->num;
     double* v = nu->y; /* y = L⁻¹ P r_B from wld_joint_direct_lowrank */
-    const double* gc = w->gamma + n;
+    double* b = nu->rhs;
+    const double* gc = recover_rhs(w, n);
     for (int32_t t = 0; t < ncr; t++) {
         const double g = gc[t];
         if (g == 0.0) continue;
         for (int32_t q = nu->gp[t]; q < nu->gp[t + 1]; q++) v[nu->gi[q]] += nu->gx[q] * g;
     }
-    backward(w, v);
-    for (int32_t k = 0; k < n; k++) w->gamma[sy->perm[k]] = -v[k];
+    /* b −= P N_BC γ_C over the contacts on a joint's body (G's columns) */
+    int32_t t = 0;
+    for (int32_t c = 0; c < npts; c++) {
+        const int nr = w->contacts[c].nrows;
+        const int32_t da = w->fr_body[2 * c], db = w->fr_body[2 * c + 1];
+        const bool touches = (da >= 0 && sy->bptr[da + 1] > sy->bptr[da]) ||
+                             (db >= 0 && sy->bptr[db + 1] > sy->bptr[db]);
+        for (int q = 0; q < nr; q++, t++) {
+            const double g = gc[t];
+            if (g == 0.0 || !touches) continue;
+            double J[24]; /* J_a, J_b, M⁻¹J_a, M⁻¹J_b */
+            contact_cols(w, c, q, J, J + 6);
+            if (da >= 0) minv10_apply(w->inv_mass + 10 * (size_t)da, J, J + 12);
+            if (db >= 0) minv10_apply(w->inv_mass + 10 * (size_t)db, J + 6, J + 18);
+            sub_nbc(w, da, J + 12, g, b);
+            sub_nbc(w, db, J + 18, g, b);
+        }
+    }
+    recover_refine(w, n, v);
 }
 
 void wld_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t ndyn)

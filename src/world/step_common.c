@@ -25,6 +25,15 @@ double wld_step_clock(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+void wld_step_stage_times(dvi_world* w, const double t[6])
+{
+    w->stats.seconds_collide = t[1] - t[0];
+    w->stats.seconds_assemble = t[2] - t[1];
+    w->stats.seconds_solve = t[3] - t[2];
+    w->stats.seconds_integrate = t[4] - t[3];
+    w->stats.seconds_report = t[5] - t[4];
+}
+
 bool wld_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem)
 {
     return base_mem_grow(a, p, cap, n, elem, 64);

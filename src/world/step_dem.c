@@ -217,6 +217,8 @@ static dvi_status step(dvi_world* w, wld_dem* d, double h)
     memset(&w->stats, 0, sizeof w->stats);
     w->stats.worst_joint = -1;
     w->stats.chattering_contact = -1;
+    w->stats.ccp_hover_contact = -1;
+    w->stats.coulomb_contact = -1;
     double t[6];
     t[0] = wld_step_clock();
     dvi_status st = wld_dem_prepare_step(w, d);
@@ -243,11 +245,7 @@ static dvi_status step(dvi_world* w, wld_dem* d, double h)
     w->stats.chattering_contacts = x.f.chattering;
     w->stats.chattering_contact = x.f.chatter_contact;
     w->stats.kinetic_energy = x.kinetic;
-    w->stats.seconds_collide = t[1] - t[0];
-    w->stats.seconds_assemble = t[2] - t[1];
-    w->stats.seconds_solve = t[3] - t[2];
-    w->stats.seconds_integrate = t[4] - t[3];
-    w->stats.seconds_report = t[5] - t[4];
+    wld_step_stage_times(w, t);
     return x.nrows == 0 || w->stats.solver_status == DVI_SOLVE_CONVERGED ? DVI_OK : DVI_NOT_CONVERGED;
 }
 

@@ -416,6 +416,222 @@ static void note_result(dvi_world* w, const dvi_solve_result* res)
     w->stats.solver_bytes_per_iteration = res->bytes_per_iteration;
 }
 
+/* ---- the Coulomb check --------------------------------------------------------
+ * Coulomb's law may give a step several solutions where the CCP gives one
+ * (docs/formulation.md, "Several solutions"): a body squeezed between
+ * contacts whose normals oppose (a box between floor and ceiling with no
+ * clearance: any equal extra push on both is a solution, and while the box
+ * slides each brakes it), or a sliding contact whose friction drives it
+ * into the ground (Painlevé: the normal velocity falls as the impulse
+ * grows, W_nn − μ W_nt·ŝ ≤ 0). The signs are read off the converged answer
+ * in O(contacts + bodies); only on a step that shows one the world's check
+ * solver (def.coulomb_check) solves the same problem again from γ = 0. If
+ * the contact velocities u = Nγ + r of the two answers differ by more than
+ * CHECK_TOLERANCE of the step's velocity scale, the step is reported
+ * (dvi_step_stats.coulomb_nonunique) and the answer with the smaller
+ * Σ γ_n² kept: the compliant limit with equal contact stiffnesses stores
+ * Σ f_n²/(2k), and of two distributions that both hold the bodies it takes
+ * the one storing less (no squeeze; the impact shared by both corners of
+ * an edge). */
+#define CHECK_TOLERANCE 1e-4
+
+/* u = r + J dv at contact c along n, t1, t2 (dv: M⁻¹ D γ of the dynamic bodies). */
+static void contact_velocity(const dvi_world* w, int32_t c, const double* dv, double u[3])
+{
+    const wld_contact_rec* rec = &w->contacts[c];
+    double tn[9], arm[6];
+    wld_f2d(w->fr_frame + 9 * (size_t)c, 9, tn);
+    wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+    for (int k = 0; k < 3; k++) u[k] = w->r[rec->row + k];
+    const int32_t ids[2] = {w->dyn[rec->body_a], w->dyn[rec->body_b]};
+    for (int side = 0; side < 2; side++) {
+        const int32_t i = ids[side];
+        if (i < 0) continue;
+        const double* d = dv + 6 * (size_t)i;
+        for (int k = 0; k < 3; k++) {
+            double rk[3];
+            v3_cross(rk, arm + 3 * side, tn + 3 * k);
+            const double du = v3_dot(tn + 3 * k, d) + v3_dot(rk, d + 3);
+            u[k] += side ? du : -du;
+        }
+    }
+}
+
+/* The normal row of contact c's block of N = J M⁻¹ Jᵀ: W_nn, W_nt1, W_nt2. */
+static void contact_normal_row(const dvi_world* w, int32_t c, double wn[3])
+{
+    const wld_contact_rec* rec = &w->contacts[c];
+    double tn[9], arm[6];
+    wld_f2d(w->fr_frame + 9 * (size_t)c, 9, tn);
+    wld_f2d(w->fr_arm + 6 * (size_t)c, 6, arm);
+    wn[0] = wn[1] = wn[2] = 0.0;
+    const int32_t ids[2] = {w->dyn[rec->body_a], w->dyn[rec->body_b]};
+    for (int side = 0; side < 2; side++) {
+        const int32_t i = ids[side];
+        if (i < 0) continue;
+        const double* im = w->inv_mass + 10 * (size_t)i; /* 1/m, then A row-major */
+        double cn[3], an[3];
+        v3_cross(cn, arm + 3 * side, tn);
+        for (int a = 0; a < 3; a++) an[a] = im[1 + 3 * a] * cn[0] + im[2 + 3 * a] * cn[1] + im[3 + 3 * a] * cn[2];
+        for (int k = 0; k < 3; k++) {
+            double ck[3];
+            v3_cross(ck, arm + 3 * side, tn + 3 * k);
+            wn[k] += im[0] * v3_dot(tn, tn + 3 * k) + v3_dot(an, ck);
+        }
+    }
+}
+
+/* Whether a friction impulse against the tangential velocity (t1, t2) at
+ * contact c lowers its normal velocity faster than the normal impulse
+ * raises it: W_nn − μ W_nt·t̂ ≤ 0. */
+static bool painleve(const double* wn, double mu, double t1, double t2)
+{
+    const double t = hypot(t1, t2);
+    return wn[0] - mu * (wn[1] * t1 + wn[2] * t2) / t <= 0.0;
+}
+
+/* Σ γ_n² over the contacts. */
+static double normal_squares(const dvi_world* w, int32_t npts, const double* g)
+{
+    double s = 0.0;
+    for (int32_t c = 0; c < npts; c++) s += g[w->contacts[c].row] * g[w->contacts[c].row];
+    return s;
+}
+
+/* The sign (see above) on the world's answer w->gamma, given M⁻¹ D γ in
+ * w->dv: the number of contacts that show it. Their impulses are zeroed in
+ * the check's starting point w->check_gamma (a copy of the answer: the
+ * other starting point, without the squeeze or the Painlevé impulse), and
+ * a contact that opposes its body's net normal force is held open in the
+ * check's problem (w->check_r, a copy of r: its r_n raised by `hold`), so
+ * that the check finds the answer without that squeeze if one exists. */
+static int32_t check_signal(dvi_world* w, const wld_step_dvi_ctx* x, double vtol, double hold)
+{
+    const int32_t npts = x->npts, ndyn = x->ndyn;
+    double* body = w->check_body; /* per dynamic body: Σ γ_n n (on it), then 1 if a pushing contact slides */
+    double* start = w->check_gamma;
+    memset(body, 0, 4 * (size_t)ndyn * sizeof *body);
+    int32_t count = 0;
+    for (int32_t c = 0; c < npts; c++) {
+        const wld_contact_rec* rec = &w->contacts[c];
+        const double gn = w->gamma[rec->row];
+        if (!(gn > 0.0)) continue;
+        double u[3], n[3];
+        contact_velocity(w, c, w->dv, u);
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, n);
+        const double* r = w->r + rec->row;
+        const bool slides = hypot(u[1], u[2]) > vtol, slid = hypot(r[1], r[2]) > vtol;
+        const double mu = w->blocks[w->fr_block[c]].mu;
+        if ((slides || slid) && mu > 0.0) {
+            double wn[3];
+            contact_normal_row(w, c, wn);
+            if ((slides && painleve(wn, mu, u[1], u[2])) || (slid && painleve(wn, mu, r[1], r[2]))) {
+                memset(start + rec->row, 0, (size_t)rec->nrows * sizeof *start);
+                count++;
+            }
+        }
+        const int32_t ids[2] = {w->dyn[rec->body_a], w->dyn[rec->body_b]};
+        for (int side = 0; side < 2; side++) {
+            if (ids[side] < 0) continue;
+            double* b = body + 4 * (size_t)ids[side];
+            v3_axpy(b, side ? gn : -gn, n);
+            if (slides) b[3] = 1.0;
+        }
+    }
+    for (int32_t c = 0; c < npts; c++) {
+        const wld_contact_rec* rec = &w->contacts[c];
+        const double gn = w->gamma[rec->row];
+        if (!(gn > 0.0) || !(start[rec->row] > 0.0)) continue;
+        double n[3];
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, n);
+        const int32_t ids[2] = {w->dyn[rec->body_a], w->dyn[rec->body_b]};
+        for (int side = 0; side < 2; side++) {
+            if (ids[side] < 0) continue;
+            const double* b = body + 4 * (size_t)ids[side];
+            /* against the body's net normal force (or across it) while the body slides */
+            if (b[3] != 0.0 && (side ? 1.0 : -1.0) * v3_dot(n, b) <= 1e-9 * gn * v3_norm(b)) {
+                memset(start + rec->row, 0, (size_t)rec->nrows * sizeof *start);
+                w->check_r[rec->row] = fmax(w->r[rec->row], 0.0) + hold; /* held open */
+                count++;
+                break;
+            }
+        }
+    }
+    return count;
+}
+
+/* The check on the step's problem p, solved by the world's solver into
+ * w->gamma (a converged answer). */
+static dvi_status coulomb_check(dvi_world* w, const wld_step_dvi_ctx* x, const dvi_ccp_problem* p)
+{
+    const int32_t npts = x->npts, ndyn = x->ndyn, nrows = x->nrows;
+    if (!DVI_RESERVE(w, check_body, 4 * (size_t)ndyn + 4) || !DVI_RESERVE(w, check_gamma, nrows + 1) ||
+        !DVI_RESERVE(w, check_r, nrows + 1) || !DVI_RESERVE(w, check_dv, 6 * (size_t)ndyn + 6))
+        return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
+    if (st != DVI_OK) return wld_error(w, st, "step: the velocity update failed");
+    double vscale = 0.0;
+    for (int32_t c = 0; c < npts; c++)
+        for (int k = 0; k < 3; k++) vscale = fmax(vscale, fabs(w->r[w->contacts[c].row + k]));
+    if (!(vscale > 0.0)) return DVI_OK;
+    memcpy(w->check_gamma, w->gamma, (size_t)nrows * sizeof *w->check_gamma);
+    memcpy(w->check_r, w->r, (size_t)nrows * sizeof *w->check_r);
+    if (check_signal(w, x, 1e-6 * vscale, 4.0 * vscale) == 0) return DVI_OK;
+    if (!w->check_solver) { /* the world's settings, from the other starting point */
+        dvi_solver_settings ss = w->def.solver_settings;
+        ss.warm_start = true;
+        ss.warm_start_scale = 1.0;
+        ss.allocator = w->alloc;
+        const char* name = dvi_solver_name(w->check_index);
+        st = dvi_solver_create(name, &ss, &w->check_solver);
+        if (st != DVI_OK) return wld_error(w, st, "step: the Coulomb check's solver \"%s\": %s", name, dvi_error_message());
+        if (dvi_solver_get_law(w->check_solver) != DVI_LAW_COULOMB) {
+            dvi_solver_destroy(w->check_solver);
+            w->check_solver = NULL;
+            return wld_error(w, DVI_ERR_INVALID_ARG,
+                             "step: the Coulomb check's solver \"%s\" does not solve Coulomb's law with the world's "
+                             "solver settings (world_def.coulomb_check)",
+                             name);
+        }
+    }
+    dvi_ccp_problem q = *p;
+    q.r = w->check_r;
+    dvi_solve_result res;
+    w->stats.coulomb_checked = true;
+    w->stats.coulomb_kept = 1;
+    st = dvi_solver_solve(w->check_solver, &q, w->check_gamma, &res);
+    /* no verdict without a second answer: the first is kept */
+    if (st != DVI_OK || dvi_solver_velocity(w->check_solver, w->check_gamma, w->check_dv) != DVI_OK) return DVI_OK;
+    double diff = 0.0, scale = vscale;
+    int32_t worst = 0;
+    bool valid = true; /* a contact held open must not push, nor close (u_n ≥ 0: Coulomb's law at γ = 0) */
+    for (int32_t c = 0; c < npts; c++) {
+        const int32_t row = w->contacts[c].row;
+        double u1[3], u2[3];
+        contact_velocity(w, c, w->dv, u1);
+        contact_velocity(w, c, w->check_dv, u2);
+        if (w->check_r[row] != w->r[row] && (w->check_gamma[row] != 0.0 || u2[0] < -CHECK_TOLERANCE * vscale))
+            valid = false;
+        for (int k = 0; k < 3; k++) {
+            scale = fmax(scale, fmax(fabs(u1[k]), fabs(u2[k])));
+            if (fabs(u1[k] - u2[k]) > diff) diff = fabs(u1[k] - u2[k]), worst = c;
+        }
+    }
+    if (!valid) return DVI_OK; /* the squeeze is needed: the answer is the first */
+    w->stats.coulomb_difference = diff / scale;
+    w->stats.coulomb_contact = worst;
+    w->stats.coulomb_nonunique = diff > CHECK_TOLERANCE * scale;
+    /* the smaller Σ γ_n² (a small difference too: a squeeze grows step by step) */
+    if (normal_squares(w, npts, w->check_gamma) < normal_squares(w, npts, w->gamma)) {
+        memcpy(w->gamma, w->check_gamma, (size_t)nrows * sizeof *w->gamma);
+        w->stats.coulomb_kept = 2;
+        const int32_t first = w->stats.iterations;
+        note_result(w, &res);
+        w->stats.iterations += first; /* both solves' */
+    }
+    return DVI_OK;
+}
+
 /* The joint rows eliminated directly (joint_direct.c): joint rows alone
  * are solved outright (taken under AUTO when the residual meets the
  * tolerance and 1e-10, else x->direct stays false and the solver starts
@@ -427,11 +643,13 @@ static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
     dvi_status st = wld_joint_direct_factor(w, nj, x->ndyn);
     if (st != DVI_OK) return st;
     w->stats.joint_rows_dropped = w->jf->num.dropped; /* said, not hidden: a redundant row's impulse is 0 */
+    w->stats.joint_rows_regularised = w->jf->num.regularised;
     if (ncr == 0) {
         const double rel = wld_joint_direct_solve(w, nj);
         const double tol = w->def.solver_settings.tolerance;
         if (w->def.joint_solve == DVI_JOINT_SOLVE_DIRECT || rel <= fmin(1e-10, tol)) {
             x->direct = true;
+            w->stats.joint_residual = rel;
             w->stats.iterations = 0;
             w->stats.residual = rel;
             w->stats.solver_status = rel <= tol ? DVI_SOLVE_CONVERGED : DVI_SOLVE_MAX_ITERATIONS;
@@ -474,8 +692,9 @@ static dvi_status solve_direct(dvi_world* w, wld_step_dvi_ctx* x)
     dvi_solver_lend(w->solver, NULL, 0);
     if (st < 0) return wld_error(w, st, "step: the contacts' CCP was refused: %s", res.message);
     note_result(w, &res);
-    if (lowrank) wld_joint_direct_recover_lowrank(w, nj, ncr);
+    if (lowrank) wld_joint_direct_recover_lowrank(w, nj, npts, ncr);
     else wld_joint_direct_recover(w, nj, ncr);
+    w->stats.joint_residual = w->jf->num.residual;
     x->direct = true;
     return DVI_OK;
 }
@@ -539,6 +758,14 @@ static dvi_status stage_solve(dvi_world* w, wld_step_dvi_ctx* x)
             return wld_error(w, st, "step: the CCP was refused: %s", res.message);
         }
         note_result(w, &res);
+        if (w->def.friction_law == DVI_LAW_COULOMB && w->check_index >= 0 && npts > 0 &&
+            res.status == DVI_SOLVE_CONVERGED) {
+            st = coulomb_check(w, x, &p);
+            if (st != DVI_OK) {
+                dvi_solver_lend(w->solver, NULL, 0);
+                return st;
+            }
+        }
     }
     return DVI_OK;
 }
@@ -613,7 +840,8 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
     }
     /* the bodies' sums in contact order, and the CCP relaxation's opening at
      * the contacts that push: u_n = r_n + J_n (dv_B − dv_A) */
-    double hover = 0.0, hover_work = 0.0;
+    double hover = 0.0, hover_work = 0.0, hover_friction = 0.0;
+    int32_t hover_contact = -1;
     for (int32_t c = 0; c < npts; c++) {
         const wld_contact_rec* rec = &w->contacts[c];
         const double* f = rec->force;
@@ -638,25 +866,35 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
         }
         const double gn = w->gamma[rec->row];
         if (!(gn > 0.0)) continue;
-        double n[3], un = w->r[rec->row];
-        wld_f2d(w->fr_frame + 9 * (size_t)c, 3, n);
+        /* u = r + J dv along n, t1, t2 */
+        double tn[9], u[3] = {w->r[rec->row], w->r[rec->row + 1], w->r[rec->row + 2]};
+        wld_f2d(w->fr_frame + 9 * (size_t)c, 9, tn);
         const int32_t ia = w->dyn[rec->body_a], ib = w->dyn[rec->body_b];
         for (int side = 0; side < 2; side++) {
             const int32_t i = side ? ib : ia;
             if (i < 0) continue;
             const double* dv = w->dv + 6 * (size_t)i;
-            double rn[3];
-            v3_cross(rn, arm + 3 * side, n);
-            const double du = v3_dot(n, dv) + v3_dot(rn, dv + 3);
-            un += side ? du : -du;
+            for (int k = 0; k < 3; k++) {
+                double rk[3];
+                v3_cross(rk, arm + 3 * side, tn + 3 * k);
+                const double du = v3_dot(tn + 3 * k, dv) + v3_dot(rk, dv + 3);
+                u[k] += side ? du : -du;
+            }
         }
+        const double un = u[0];
         if (un > 0.0) {
-            if (h * un > hover) hover = h * un;
+            if (h * un > hover) hover = h * un, hover_contact = c;
             hover_work += gn * un;
+            /* the friction's work at the step's mean tangential velocity
+             * (r_t is the free velocity's, u_t the end's) */
+            const double* g = w->gamma + rec->row;
+            hover_friction -= 0.5 * (g[1] * (w->r[rec->row + 1] + u[1]) + g[2] * (w->r[rec->row + 2] + u[2]));
         }
     }
     w->stats.ccp_hover = hover;
     w->stats.ccp_hover_work = hover_work;
+    w->stats.ccp_hover_contact = hover_contact;
+    w->stats.ccp_hover_friction = hover_friction;
     w->contact_count = npts;
     w->stats.kinetic_energy = wld_step_kinetic_energy(w);
     wld_step_joint_reactions(w, h);
@@ -722,6 +960,8 @@ dvi_status wld_step_dvi(dvi_world* w, double h)
     memset(&w->stats, 0, sizeof w->stats);
     w->stats.worst_joint = -1;
     w->stats.chattering_contact = -1;
+    w->stats.ccp_hover_contact = -1;
+    w->stats.coulomb_contact = -1;
     double t[7];
     t[0] = wld_step_clock();
     dvi_status st = wld_step_collide(w, &x.pts, &x.npts);
@@ -742,10 +982,6 @@ dvi_status wld_step_dvi(dvi_world* w, double h)
     if (st != DVI_OK) return st;
     w->time += h;
     t[5] = wld_step_clock();
-    w->stats.seconds_collide = t[1] - t[0];
-    w->stats.seconds_assemble = t[2] - t[1];
-    w->stats.seconds_solve = t[3] - t[2];
-    w->stats.seconds_integrate = t[4] - t[3];
-    w->stats.seconds_report = t[5] - t[4];
+    wld_step_stage_times(w, t);
     return w->stats.solver_status == DVI_SOLVE_CONVERGED || x.nrows == 0 ? DVI_OK : DVI_NOT_CONVERGED;
 }

@@ -5,6 +5,7 @@
 #include "world_internal.h"
 
 #include "dem.h"
+#include "registry.h"
 
 #include "error.h"
 #include "math3.h"
@@ -13,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #define WORLD_COOKIE 0x44565757u
@@ -36,6 +38,7 @@ dvi_world_def dvi_default_world_def(void)
     d.method = DVI_METHOD_DVI;
     d.friction_law = DVI_LAW_CCP;
     d.dem = dvi_default_dem_settings();
+    d.coulomb_check = "desaxce";
     d.internal_cookie = WORLD_COOKIE;
     return d;
 }
@@ -101,12 +104,24 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
         return base_error_set(bad, "world_def.allocator: set all three functions (alloc, realloc, free) or none");
     if (!dvi_friction_law_string(d.friction_law))
         return base_error_setf(bad, "world_def.friction_law: unknown value %d", (int)d.friction_law);
+    int32_t check = -1;
+    if (d.coulomb_check && d.coulomb_check[0]) {
+        check = dvi_solver_index(d.coulomb_check);
+        if (check < 0 || dvi_solver_law_with(check, &d.solver_settings) != DVI_LAW_COULOMB) {
+            char names[160];
+            ccp_solver_names_for(DVI_LAW_COULOMB, 1u << DVI_BLOCK_FRICTION, false, names, sizeof names);
+            return base_error_setf(bad, "world_def.coulomb_check: \"%s\" is not a solver of Coulomb's law (%s; or "
+                                        "\"\" for no check)", d.coulomb_check, names);
+        }
+    }
     d.solver_settings.allocator = d.allocator; /* the solver takes the world's */
     dvi_world* w = base_mem_calloc(&d.allocator, 1, sizeof *w);
     if (!w) return base_error_set(DVI_ERR_NOMEM, "out of memory creating the world");
     w->def = d;
     w->alloc = d.allocator;
     w->def.solver = NULL; /* the name is not kept; the solver is */
+    w->def.coulomb_check = NULL; /* nor the check's: its index is */
+    w->check_index = check;
     w->tag = tag_take();
     if (w->tag == 0) {
         base_mem_free(&d.allocator, w);
@@ -125,54 +140,34 @@ dvi_status dvi_world_create(const dvi_world_def* def, dvi_world** out)
     return DVI_OK;
 }
 
+/* The height field or mesh a shape owns. */
+static void free_terrain(dvi_world* w, wld_shape* s)
+{
+    if (s->hfield) base_mem_free(&w->alloc, s->hfield->heights);
+    base_mem_free(&w->alloc, s->hfield);
+    if (s->mesh) {
+        base_mem_free(&w->alloc, s->mesh->vertices);
+        base_mem_free(&w->alloc, s->mesh->triangles);
+    }
+    base_mem_free(&w->alloc, s->mesh);
+}
+
 void dvi_world_destroy(dvi_world* w)
 {
     if (!w) return;
     tag_give_back(w->tag);
     wld_force_elements_free(w);
-    for (int32_t i = 0; i < w->shape_count; i++) {
-        if (w->shapes[i].hfield) base_mem_free(&w->alloc, w->shapes[i].hfield->heights);
-        base_mem_free(&w->alloc, w->shapes[i].hfield);
-        if (w->shapes[i].mesh) {
-            base_mem_free(&w->alloc, w->shapes[i].mesh->vertices);
-            base_mem_free(&w->alloc, w->shapes[i].mesh->triangles);
-        }
-        base_mem_free(&w->alloc, w->shapes[i].mesh);
-    }
-    base_mem_free(&w->alloc, w->bodies);
-    base_mem_free(&w->alloc, w->shapes);
-    base_mem_free(&w->alloc, w->materials);
-    base_mem_free(&w->alloc, w->joints);
-    base_mem_free(&w->alloc, w->excluded);
+    for (int32_t i = 0; i < w->shape_count; i++) free_terrain(w, &w->shapes[i]);
+    BASE_MEM_FREE_ALL(&w->alloc, w->bodies, w->shapes, w->materials, w->joints, w->excluded);
     dvi_solver_destroy(w->solver);
+    dvi_solver_destroy(w->check_solver);
     col_destroy(w->collision);
-    base_mem_free(&w->alloc, w->geoms);
-    base_mem_free(&w->alloc, w->dyn);
-    base_mem_free(&w->alloc, w->vfree);
-    base_mem_free(&w->alloc, w->inv_mass);
-    base_mem_free(&w->alloc, w->blocks);
-    base_mem_free(&w->alloc, w->r);
-    base_mem_free(&w->alloc, w->compliance);
-    base_mem_free(&w->alloc, w->gamma);
-    base_mem_free(&w->alloc, w->colptr);
-    base_mem_free(&w->alloc, w->rowind);
-    base_mem_free(&w->alloc, w->values);
-    base_mem_free(&w->alloc, w->contacts);
-    base_mem_free(&w->alloc, w->warm);
-    base_mem_free(&w->alloc, w->warm_roll);
-    base_mem_free(&w->alloc, w->slots);
-    base_mem_free(&w->alloc, w->taken);
-    base_mem_free(&w->alloc, w->dv);
-    base_mem_free(&w->alloc, w->joint_jb);
-    base_mem_free(&w->alloc, w->joint_ja);
-    base_mem_free(&w->alloc, w->joint_lever);
+    BASE_MEM_FREE_ALL(&w->alloc, w->geoms, w->dyn, w->vfree, w->inv_mass, w->blocks, w->r, w->compliance, w->gamma,
+                      w->colptr, w->rowind, w->values, w->contacts, w->warm, w->warm_roll, w->slots, w->taken, w->dv,
+                      w->joint_jb, w->joint_ja, w->joint_lever);
     wld_joint_direct_free(w);
-    base_mem_free(&w->alloc, w->fr_block);
-    base_mem_free(&w->alloc, w->fr_body);
-    base_mem_free(&w->alloc, w->fr_frame);
-    base_mem_free(&w->alloc, w->fr_arm);
-    base_mem_free(&w->alloc, w->fr_ell);
-    base_mem_free(&w->alloc, w->chunk_start);
+    BASE_MEM_FREE_ALL(&w->alloc, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell, w->chunk_start);
+    BASE_MEM_FREE_ALL(&w->alloc, w->check_gamma, w->check_r, w->check_dv, w->check_body);
     wld_dem_destroy(w->dem);
     const dvi_allocator a = w->alloc;
     base_mem_free(&a, w);
@@ -193,6 +188,8 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
     if (st != DVI_OK) return wld_error(w, st, "%s", dvi_error_message()); /* names the setting or the name */
     dvi_solver_destroy(w->solver);
     w->solver = s;
+    dvi_solver_destroy(w->check_solver); /* made again with these settings when next needed */
+    w->check_solver = NULL;
     w->def.solver_settings = ss; /* wld_threads */
     return DVI_OK;
 }
@@ -253,6 +250,20 @@ static bool spd_inverse(const double* J, double* inv)
 
 /* Room for one more element after the `count` of array p (base_mem_grow,
  * doubling from 16): the array, moved or not, or NULL when out of memory. */
+/* The checks a create call opens with: its out (size bytes) zeroed, w, the
+ * def (its cookie) and out given, the def from its default call (*cookie
+ * == want); `what` names the object ("body"). */
+static dvi_status create_args(dvi_world* w, const uint32_t* cookie, uint32_t want, void* out, size_t size,
+                              const char* what)
+{
+    if (out) memset(out, 0, size);
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    if (!cookie || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "%s: NULL argument", what);
+    if (*cookie != want)
+        return wld_error(w, DVI_ERR_INVALID_ARG, "%s: def not initialised with dvi_default_%s_def()", what, what);
+    return DVI_OK;
+}
+
 static void* grow_array(dvi_world* w, void* p, size_t* cap, int32_t count, size_t elem)
 {
     return base_mem_grow(&w->alloc, &p, cap, (size_t)count + 1, elem, 16) ? p : NULL;
@@ -260,11 +271,8 @@ static void* grow_array(dvi_world* w, void* p, size_t* cap, int32_t count, size_
 
 dvi_status dvi_body_create(dvi_world* w, const dvi_body_def* def, dvi_body_id* out)
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "body: NULL argument");
-    if (def->internal_cookie != BODY_COOKIE)
-        return wld_error(w, DVI_ERR_INVALID_ARG, "body: def not initialised with dvi_default_body_def()");
+    dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, BODY_COOKIE, out, sizeof *out, "body");
+    if (st != DVI_OK) return st;
     if (def->type != DVI_BODY_DYNAMIC && def->type != DVI_BODY_FIXED && def->type != DVI_BODY_KINEMATIC)
         return wld_error(w, DVI_ERR_INVALID_ARG, "body.type: unknown type %d", (int)def->type);
     if (!finite3(def->position) || !finite3(def->velocity) || !finite3(def->angular_velocity))
@@ -332,36 +340,34 @@ static dvi_status stale_id(const dvi_world* w, const char* what)
     const wld_body* b = body_of(w, id);                                                                           \
     if (!b) return stale_id(w, "body")
 
-dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
+/* n doubles of body id's state at byte offset `field` of wld_body into out;
+ * `call` names the public call in errors. */
+static dvi_status body_get(const dvi_world* w, dvi_body_id id, double* out, size_t field, size_t n, const char* call)
 {
     BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    v3_copy(out, b->x);
+    if (!out) return base_error_setf(DVI_ERR_INVALID_ARG, "%s: out is NULL", call);
+    memcpy(out, (const char*)b + field, n * sizeof(double));
     return DVI_OK;
+}
+
+dvi_status dvi_body_get_position(const dvi_world* w, dvi_body_id id, double out[3])
+{
+    return body_get(w, id, out, offsetof(wld_body, x), 3, __func__);
 }
 
 dvi_status dvi_body_get_orientation(const dvi_world* w, dvi_body_id id, double out[4])
 {
-    BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    for (int k = 0; k < 4; k++) out[k] = b->q[k];
-    return DVI_OK;
+    return body_get(w, id, out, offsetof(wld_body, q), 4, __func__);
 }
 
 dvi_status dvi_body_get_velocity(const dvi_world* w, dvi_body_id id, double out[3])
 {
-    BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    v3_copy(out, b->v);
-    return DVI_OK;
+    return body_get(w, id, out, offsetof(wld_body, v), 3, __func__);
 }
 
 dvi_status dvi_body_get_angular_velocity(const dvi_world* w, dvi_body_id id, double out[3])
 {
-    BODY_OR_FAIL(w, id, b);
-    DVI_REQUIRE_ARG(out);
-    v3_copy(out, b->w);
-    return DVI_OK;
+    return body_get(w, id, out, offsetof(wld_body, w), 3, __func__);
 }
 
 dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double force[3], double torque[3])
@@ -372,29 +378,31 @@ dvi_status dvi_body_get_contact_force(const dvi_world* w, dvi_body_id id, double
     return DVI_OK;
 }
 
-dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
+/* Body id's 3-vectors at byte offsets fa, fb of wld_body set to a, c (each
+ * NULL: kept); refused unless finite (`what` names them) or, when they move
+ * the body, on a fixed body. `call` names the public call in errors. */
+static dvi_status body_set(dvi_world* w, dvi_body_id id, const double a[3], const double c[3], size_t fa, size_t fb,
+                           const char* what, bool moves, const char* call)
 {
     int32_t i = wld_body_index(w, id);
-    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
-    if ((v && !finite3(v)) || (av && !finite3(av)))
-        return wld_error(w, DVI_ERR_INVALID_ARG, "body velocity: not finite");
+    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", call);
+    if ((a && !finite3(a)) || (c && !finite3(c))) return wld_error(w, DVI_ERR_INVALID_ARG, "%s: not finite", what);
     wld_body* b = &w->bodies[i];
-    if (b->type == DVI_BODY_FIXED) return wld_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
-    if (v) v3_copy(b->v, v);
-    if (av) v3_copy(b->w, av);
+    if (moves && b->type == DVI_BODY_FIXED) return wld_error(w, DVI_ERR_INVALID_ARG, "body: a fixed body cannot move");
+    if (a) v3_copy((double*)((char*)b + fa), a);
+    if (c) v3_copy((double*)((char*)b + fb), c);
     return DVI_OK;
+}
+
+dvi_status dvi_body_set_velocity(dvi_world* w, dvi_body_id id, const double v[3], const double av[3])
+{
+    return body_set(w, id, v, av, offsetof(wld_body, v), offsetof(wld_body, w), "body velocity", true, __func__);
 }
 
 dvi_status dvi_body_set_applied_force(dvi_world* w, dvi_body_id id, const double force[3], const double torque[3])
 {
-    int32_t i = wld_body_index(w, id);
-    if (i < 0) return w ? wld_error(w, DVI_ERR_INVALID_ARG, "body: invalid id") : base_error_setf(DVI_ERR_INVALID_ARG, "%s: world is NULL", __func__);
-    if ((force && !finite3(force)) || (torque && !finite3(torque)))
-        return wld_error(w, DVI_ERR_INVALID_ARG, "applied force: not finite");
-    wld_body* b = &w->bodies[i];
-    if (force) v3_copy(b->force, force);
-    if (torque) v3_copy(b->torque, torque);
-    return DVI_OK;
+    return body_set(w, id, force, torque, offsetof(wld_body, force), offsetof(wld_body, torque), "applied force", false,
+                    __func__);
 }
 
 /* ---- shapes ------------------------------------------------------------------ */
@@ -471,20 +479,28 @@ static dvi_status shape_null(dvi_world* w, dvi_shape_id* out)
     return wld_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
 }
 
+/* A shape being added (shape_begin, then shape_finish): its record, its
+ * body's index, its offset's unit quaternion. */
+typedef struct shape_start {
+    wld_shape s;
+    int32_t bi;
+    double q[4];
+} shape_start;
+
 /* The checks every kind shares, in this order: arguments, body, material,
- * offset, filter. Starts s (kind, filter) and gives the body's index and
+ * offset, filter. Starts n->s (kind, filter) and gives the body's index and
  * the offset's unit quaternion. */
 static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out,
-                              dvi_shape_type type, wld_shape* s, int32_t* bi, double q[4])
+                              dvi_shape_type type, shape_start* n)
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "shape: NULL argument");
-    if (def->internal_cookie != SHAPE_COOKIE)
-        return wld_error(w, DVI_ERR_INVALID_ARG, "shape: def not initialised with dvi_default_shape_def()");
+    wld_shape* s = &n->s;
+    int32_t* bi = &n->bi;
+    double* q = n->q;
+    dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, SHAPE_COOKIE, out, sizeof *out, "shape");
+    if (st != DVI_OK) return st;
     *bi = wld_body_index(w, body);
     if (*bi < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "shape.body: not a body of this world");
-    dvi_status st = check_material(w, &def->material);
+    st = check_material(w, &def->material);
     if (st != DVI_OK) return st;
     if (!finite3(def->offset_position))
         return wld_error(w, DVI_ERR_INVALID_ARG, "shape.offset_position: not finite");
@@ -507,22 +523,12 @@ static dvi_status shape_begin(dvi_world* w, dvi_body_id body, const dvi_shape_de
     return DVI_OK;
 }
 
-static void free_terrain(dvi_world* w, wld_shape* s)
+/* Appends n->s (its geometry set) to the world and to its body. */
+static dvi_status shape_finish(dvi_world* w, const dvi_shape_def* def, const shape_start* n, dvi_shape_id* out)
 {
-    if (s->hfield) base_mem_free(&w->alloc, s->hfield->heights);
-    base_mem_free(&w->alloc, s->hfield);
-    if (s->mesh) {
-        base_mem_free(&w->alloc, s->mesh->vertices);
-        base_mem_free(&w->alloc, s->mesh->triangles);
-    }
-    base_mem_free(&w->alloc, s->mesh);
-}
-
-/* Appends s (its geometry set) to the world and to body bi. */
-static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* def, wld_shape* sp, const double q[4],
-                               dvi_shape_id* out)
-{
-    wld_shape s = *sp;
+    wld_shape s = n->s;
+    const int32_t bi = n->bi;
+    const double* q = n->q;
     const int32_t mi = material_index(w, &def->material);
     wld_shape* ns = mi < 0 ? NULL : grow_array(w, w->shapes, &w->shape_cap, w->shape_count, sizeof *ns);
     if (!ns) {
@@ -549,10 +555,8 @@ static dvi_status shape_finish(dvi_world* w, int32_t bi, const dvi_shape_def* de
 static dvi_status add_convex(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_type type,
                              double radius, double half_length, const double half[3], dvi_shape_id* out)
 {
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, def, out, type, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, def, out, type, &sh);
     if (st != DVI_OK) return st;
     const col_shape_class* c = col_shape_class_of(type);
     if (!c->core_support)
@@ -566,10 +570,10 @@ static dvi_status add_convex(dvi_world* w, dvi_body_id body, const dvi_shape_def
             if (!positive(v[k]))
                 return n == 1 ? wld_error(w, DVI_ERR_INVALID_ARG, "shape.%s: must be > 0", pp->key)
                               : wld_error(w, DVI_ERR_INVALID_ARG, "shape.%s[%d]: must be > 0", pp->key, k);
-        double* dst = col_shape_param_ptr(pp, &s.radius, &s.half_length, s.half);
+        double* dst = col_shape_param_ptr(pp, &sh.s.radius, &sh.s.half_length, sh.s.half);
         for (int k = 0; k < n; k++) dst[k] = v[k];
     }
-    return shape_finish(w, bi, def, &s, q, out);
+    return shape_finish(w, def, &sh, out);
 }
 
 dvi_status dvi_world_add_sphere(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, const dvi_sphere* g,
@@ -612,62 +616,56 @@ dvi_status dvi_world_add_ellipsoid(dvi_world* w, dvi_body_id body, const dvi_sha
 
 dvi_status dvi_world_add_plane(dvi_world* w, dvi_body_id body, const dvi_shape_def* def, dvi_shape_id* out)
 {
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, def, out, DVI_SHAPE_PLANE, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, def, out, DVI_SHAPE_PLANE, &sh);
     if (st != DVI_OK) return st;
-    return shape_finish(w, bi, def, &s, q, out);
+    return shape_finish(w, def, &sh, out);
 }
 
 dvi_status dvi_world_add_heightfield(dvi_world* w, dvi_body_id body, const dvi_shape_def* sdef,
                                      const dvi_height_grid* def, dvi_shape_id* out)
 {
     if (!def) return shape_null(w, out);
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_HEIGHTFIELD, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_HEIGHTFIELD, &sh);
     if (st != DVI_OK) return st;
     if (def->nx < 2 || def->ny < 2 || (int64_t)def->nx * def->ny > 100000000 || !def->heights)
         return wld_error(w, DVI_ERR_INVALID_ARG, "shape: height field needs nx, ny >= 2 and heights");
     if (!positive(def->dx) || !positive(def->dy))
         return wld_error(w, DVI_ERR_INVALID_ARG, "shape: height field spacing dx, dy must be > 0");
     size_t n = (size_t)def->nx * (size_t)def->ny;
-    s.hfield = base_mem_calloc(&w->alloc, 1, sizeof *s.hfield);
-    if (s.hfield) s.hfield->heights = base_mem_alloc(&w->alloc, n * sizeof(double));
-    if (!s.hfield || !s.hfield->heights) {
-        if (s.hfield) base_mem_free(&w->alloc, s.hfield);
+    sh.s.hfield = base_mem_calloc(&w->alloc, 1, sizeof *sh.s.hfield);
+    if (sh.s.hfield) sh.s.hfield->heights = base_mem_alloc(&w->alloc, n * sizeof(double));
+    if (!sh.s.hfield || !sh.s.hfield->heights) {
+        if (sh.s.hfield) base_mem_free(&w->alloc, sh.s.hfield);
         return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory for the height field");
     }
-    s.hfield->nx = def->nx;
-    s.hfield->ny = def->ny;
-    s.hfield->dx = def->dx;
-    s.hfield->dy = def->dy;
-    s.hfield->hmin = INFINITY;
-    s.hfield->hmax = -INFINITY;
+    sh.s.hfield->nx = def->nx;
+    sh.s.hfield->ny = def->ny;
+    sh.s.hfield->dx = def->dx;
+    sh.s.hfield->dy = def->dy;
+    sh.s.hfield->hmin = INFINITY;
+    sh.s.hfield->hmax = -INFINITY;
     for (size_t k = 0; k < n; k++) {
         double hk = def->heights[k];
         if (!isfinite(hk)) {
-            base_mem_free(&w->alloc, s.hfield->heights);
-            base_mem_free(&w->alloc, s.hfield);
+            base_mem_free(&w->alloc, sh.s.hfield->heights);
+            base_mem_free(&w->alloc, sh.s.hfield);
             return wld_error(w, DVI_ERR_INVALID_ARG, "shape.heights[%zu]: not finite", k);
         }
-        s.hfield->heights[k] = hk;
-        if (hk < s.hfield->hmin) s.hfield->hmin = hk;
-        if (hk > s.hfield->hmax) s.hfield->hmax = hk;
+        sh.s.hfield->heights[k] = hk;
+        if (hk < sh.s.hfield->hmin) sh.s.hfield->hmin = hk;
+        if (hk > sh.s.hfield->hmax) sh.s.hfield->hmax = hk;
     }
-    return shape_finish(w, bi, sdef, &s, q, out);
+    return shape_finish(w, sdef, &sh, out);
 }
 
 dvi_status dvi_world_add_mesh(dvi_world* w, dvi_body_id body, const dvi_shape_def* sdef, const dvi_triangle_mesh* def,
                               dvi_shape_id* out)
 {
     if (!def) return shape_null(w, out);
-    wld_shape s;
-    int32_t bi;
-    double q[4];
-    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_MESH, &s, &bi, q);
+    shape_start sh;
+    dvi_status st = shape_begin(w, body, sdef, out, DVI_SHAPE_MESH, &sh);
     if (st != DVI_OK) return st;
     if (def->vertex_count < 3 || def->triangle_count < 1 || !def->vertices || !def->triangles ||
         def->vertex_count > 50000000 || def->triangle_count > 50000000)
@@ -679,24 +677,24 @@ dvi_status dvi_world_add_mesh(dvi_world* w, dvi_body_id body, const dvi_shape_de
         if (def->triangles[k] < 0 || def->triangles[k] >= def->vertex_count)
             return wld_error(w, DVI_ERR_INVALID_ARG, "shape.triangles[%d]: vertex index %d out of range",
                                    k, def->triangles[k]);
-    s.mesh = base_mem_calloc(&w->alloc, 1, sizeof *s.mesh);
-    if (s.mesh) {
-        s.mesh->vertices = base_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
-        s.mesh->triangles = base_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+    sh.s.mesh = base_mem_calloc(&w->alloc, 1, sizeof *sh.s.mesh);
+    if (sh.s.mesh) {
+        sh.s.mesh->vertices = base_mem_alloc(&w->alloc, 3 * (size_t)def->vertex_count * sizeof(double));
+        sh.s.mesh->triangles = base_mem_alloc(&w->alloc, 3 * (size_t)def->triangle_count * sizeof(int32_t));
     }
-    if (!s.mesh || !s.mesh->vertices || !s.mesh->triangles) {
-        if (s.mesh) {
-            base_mem_free(&w->alloc, s.mesh->vertices);
-            base_mem_free(&w->alloc, s.mesh->triangles);
-            base_mem_free(&w->alloc, s.mesh);
+    if (!sh.s.mesh || !sh.s.mesh->vertices || !sh.s.mesh->triangles) {
+        if (sh.s.mesh) {
+            base_mem_free(&w->alloc, sh.s.mesh->vertices);
+            base_mem_free(&w->alloc, sh.s.mesh->triangles);
+            base_mem_free(&w->alloc, sh.s.mesh);
         }
         return wld_error(w, DVI_ERR_NOMEM, "shape: out of memory for the mesh");
     }
-    s.mesh->vertex_count = def->vertex_count;
-    s.mesh->triangle_count = def->triangle_count;
-    memcpy(s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
-    memcpy(s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
-    return shape_finish(w, bi, sdef, &s, q, out);
+    sh.s.mesh->vertex_count = def->vertex_count;
+    sh.s.mesh->triangle_count = def->triangle_count;
+    memcpy(sh.s.mesh->vertices, def->vertices, 3 * (size_t)def->vertex_count * sizeof(double));
+    memcpy(sh.s.mesh->triangles, def->triangles, 3 * (size_t)def->triangle_count * sizeof(int32_t));
+    return shape_finish(w, sdef, &sh, out);
 }
 
 /* The call of the previous release: the kind and every kind's geometry in
@@ -735,11 +733,8 @@ dvi_joint_def dvi_default_joint_def(void)
 
 dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id* out)
 {
-    if (out) memset(out, 0, sizeof *out);
-    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
-    if (!def || !out) return wld_error(w, DVI_ERR_INVALID_ARG, "joint: NULL argument");
-    if (def->internal_cookie != JOINT_COOKIE)
-        return wld_error(w, DVI_ERR_INVALID_ARG, "joint: def not initialised with dvi_default_joint_def()");
+    dvi_status st = create_args(w, def ? &def->internal_cookie : NULL, JOINT_COOKIE, out, sizeof *out, "joint");
+    if (st != DVI_OK) return st;
     int32_t a = -1, b = wld_body_index(w, def->body_b);
     if (b < 0) return wld_error(w, DVI_ERR_INVALID_ARG, "joint.body_b: not a body of this world");
     if (!DVI_IS_NULL(def->body_a)) {
@@ -774,7 +769,7 @@ dvi_status dvi_joint_create(dvi_world* w, const dvi_joint_def* def, dvi_joint_id
     memset(&j, 0, sizeof j);
     j.a = a;
     j.b = b;
-    dvi_status st = wld_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
+    st = wld_joint_init(&j, def, a >= 0 ? &w->bodies[a] : NULL, &w->bodies[b]);
     if (st != DVI_OK) return wld_error(w, st, "joint: degenerate geometry (distance joint of zero length?)");
     j.collide_connected = def->collide_connected;
     j.size = fmax(v3_norm(j.la), v3_norm(j.lb));

@@ -165,16 +165,29 @@ typedef struct wld_jd_symbolic {
     int32_t* ri;                size_t ri_cap;
 } wld_jd_symbolic;
 
+/* The most nearly singular rows whose nearly null directions a direct step
+ * takes out of the joint rows' right-hand side (joint_direct.c) */
+#define DVI_JOINT_NEAR_MAX 8
 typedef struct wld_jd_numeric {
     /* the step's factor into the analysed pattern */
     int32_t dropped;            /* rows dropped as redundant in the last factorisation */
+    int32_t regularised;        /* rows whose pivot was raised (L Lᵀ = N_BB + E) */
+    int32_t first_raised;       /* the first of them (permuted order), the row count when none */
+    int32_t nnear;              /* nearly singular rows dropped (inconsistent), at most DVI_JOINT_NEAR_MAX */
+    int32_t near[DVI_JOINT_NEAR_MAX]; /* those rows (permuted order) */
+    double gnear[DVI_JOINT_NEAR_MAX * DVI_JOINT_NEAR_MAX]; /* the Cholesky factor of VᵀV */
+    int32_t refinements;        /* conjugate-gradient steps of the last solve against N_BB */
+    double residual;            /* the joint rows' relative residual after the last solve */
     double* cx;                 size_t cx_cap;        /* C's values */
     double* lx;                 size_t lx_cap;        /* L's values */
     double* dinv;               size_t dinv_cap;      /* [rows] 1 / L's diagonal, 0 for a dropped row */
     double* minvd;              size_t minvd_cap;     /* M⁻¹ D of the joint rows */
     int32_t* next;              size_t next_cap;      /* [rows] work */
     double* x;                  size_t x_cap;         /* [rows] work */
-    double* stack_d;            size_t stack_d_cap;   /* [rows] work */
+    double* rhs;                size_t rhs_cap;       /* [rows] the joint rows' right-hand side, permuted */
+    double* res_w;              size_t res_w_cap;     /* [rows] the refinement's residual, then its step */
+    double* cy_w;               size_t cy_w_cap;      /* [rows] C y */
+    double* vnear;              size_t vnear_cap;     /* [rows × nnear] V: their nearly null directions */
     /* the contacts' Schur complement, dense … */
     double* z;                  size_t z_cap;         /* [rows × contact rows] Z = L⁻¹ P N_BC */
     int32_t* zlo;               size_t zlo_cap;       /* [contact rows] Z's column t is zero above this row */
@@ -210,7 +223,7 @@ typedef struct wld_jd_dense {
  * an array added to a part above is added to its list. */
 #define DVI_JD_SYMBOLIC_ARRAYS(X) X(key) X(perm) X(pinv) X(bptr) X(bcol) X(bent) X(mark) X(stack) X(cp) X(ci) \
     X(ci2) X(cdiag) X(pair) X(parent) X(lp) X(li) X(rp) X(ri)
-#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(stack_d) X(z) X(zlo) X(y) X(s) \
+#define DVI_JD_NUMERIC_ARRAYS(X) X(cx) X(lx) X(dinv) X(minvd) X(next) X(x) X(rhs) X(res_w) X(cy_w) X(vnear) X(z) X(zlo) X(y) X(s) \
     X(scol) X(srow) X(rs) X(jc) X(cbody) X(gp) X(gi) X(gx) X(dzero) X(frblock) X(col)
 #define DVI_JD_DENSE_ARRAYS(X) X(nmat) X(lmat) X(minvd) X(bptr) X(bcol) X(bent)
 
@@ -272,6 +285,13 @@ struct dvi_world {
     float* fr_arm;              size_t fr_arm_cap;    /* [6 contacts] (dvi_ccp_frames.arm_f) */
     double* fr_ell;             size_t fr_ell_cap;    /* [contacts] */
     int32_t* chunk_start;       size_t chunk_start_cap; /* parallel assembly: first contact of each chunk */
+    /* the Coulomb check (def.coulomb_check, step_dvi.c): grown once, made when first needed */
+    dvi_solver* check_solver;   /* NULL until a step needs it, and after dvi_world_set_solver */
+    int32_t check_index;        /* the check's solver in the registry, −1: no check */
+    double* check_gamma;        size_t check_gamma_cap; /* [rows] its answer */
+    double* check_r;            size_t check_r_cap;     /* [rows] its r (contacts held open) */
+    double* check_dv;           size_t check_dv_cap;    /* [6 * dynamic] M⁻¹ D of it */
+    double* check_body;         size_t check_body_cap;  /* [4 * dynamic] net normal force, sliding flag */
 
     struct wld_joint_factor* jf; /* the direct joint solver's state (joint_direct.c); NULL until used */
 
@@ -355,6 +375,10 @@ dvi_status wld_step_dvi(dvi_world* w, double h);
 
 /* Monotonic clock in seconds (stage timings). */
 double wld_step_clock(void);
+/* The step's stage times into w->stats from the clock's readings t[0..5]
+ * at the starts of collide, assemble, solve, integrate, report and at the
+ * end. */
+void wld_step_stage_times(dvi_world* w, const double t[6]);
 /* Grows *p to hold n elements of size elem, contents kept; false when out of memory. */
 bool wld_reserve(const dvi_allocator* a, void** p, size_t* cap, size_t n, size_t elem);
 /* o: the world or the DEM state (each has its allocator in o->alloc) */
@@ -405,18 +429,23 @@ double wld_step_kinetic_energy(const dvi_world* w);
 
 /* ---- the joint rows eliminated by a sparse factorisation: joint_direct.c ---- */
 
-/* A pivot below this fraction of its row's diagonal of N_BB drops the row
- * (redundant): its impulse is 0 (the dense path's rule). */
+/* A pivot at or below this fraction of its row's diagonal of N_BB drops
+ * the row (redundant to rounding): its impulse is 0 (the dense path's rule). */
 #define DVI_JOINT_PIVOT_DROP 1e-10
-/* … and a pivot below this fraction of N_BB's largest diagonal (the scale
- * of its largest eigenvalue) too, which a loop redundant to second order
- * (the rover's differential) needs (joint_direct.c) */
+/* A pivot below this fraction of N_BB's largest diagonal (the scale of its
+ * largest eigenvalue) … */
 #define DVI_JOINT_PIVOT_FLOOR 1e-7
-/* … when it is also below this fraction of its own row's diagonal: a row
- * whose pivot keeps a larger share of its diagonal is independent, however
- * small that diagonal beside the largest (a heavy wheel's motor beside a
- * light sensor's joint) */
+/* … and below this fraction of its own row's diagonal is nearly singular:
+ * raised to the smaller of the two and refined against N_BB, or dropped
+ * when its rows are not consistent (a loop redundant to second order, the
+ * rover's differential: joint_direct.c). A row whose pivot keeps a larger
+ * share of its diagonal is independent, however small that diagonal beside
+ * the largest (a heavy wheel's motor beside a light sensor's joint) */
 #define DVI_JOINT_PIVOT_REL 1e-2
+/* The refinement against N_BB (joint_direct.c): its relative residual
+ * target (with the solver's tolerance, the smaller), and its most steps */
+#define DVI_JOINT_REFINE_TARGET 1e-10
+#define DVI_JOINT_REFINE_STEPS 4
 /* Frees the world's w->jf (NULL: nothing), at the world's destruction. */
 void wld_joint_direct_free(dvi_world* w);
 /* Factors N_BB of the joint rows 0 … n−1 (D, compliance as
@@ -441,6 +470,6 @@ void wld_joint_direct_velocity(dvi_world* w, int32_t n, int32_t npts, int32_t nd
  * Records the error. */
 dvi_status wld_joint_direct_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 /* γ_B from γ_C after the low-rank solve. */
-void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t ncr);
+void wld_joint_direct_recover_lowrank(dvi_world* w, int32_t n, int32_t npts, int32_t ncr);
 
 #endif /* DVI_WORLD_INTERNAL_H */

@@ -635,6 +635,8 @@ static dvi_status read_state(dvi_world* w, rbuf* r, bool apply, state_counts* co
     STATS_FIELDS(GET_STAT)
 #undef GET_STAT
     st.chattering_contact = -1; /* not state: the chatter count starts afresh */
+    st.ccp_hover_contact = -1;
+    st.coulomb_contact = -1;
     if (apply) {
         w->time = time;
         w->stats = st;

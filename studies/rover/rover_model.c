@@ -3,6 +3,7 @@
 #include "rover_model.h"
 
 #include <cjson/cJSON.h>
+#include <dvi/scene.h>
 
 #include <errno.h>
 #include <math.h>
@@ -837,4 +838,14 @@ void rover_write_carriage_joints(FILE* f, const double p[3], const double rail_a
     fputs(", \"ramp_time\": ", f);
     rover_write_number(f, ramp);
     fputs("}}\n  ],\n", f);
+}
+
+dvi_status rover_parse_scene_text(const char* text, size_t len, dvi_scene** out, char* msg, size_t msg_size)
+{
+    dvi_scene_errors errs = {0};
+    dvi_status st = dvi_scene_parse(text, len, NULL, out, &errs);
+    if (st != DVI_OK && msg && msg_size > 0)
+        snprintf(msg, msg_size, "scene: %s", errs.text ? errs.text : "invalid");
+    dvi_scene_errors_free(&errs);
+    return st;
 }

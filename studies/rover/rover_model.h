@@ -216,6 +216,10 @@ void rover_write_vector(FILE* f, const double* v, int n);
 /// the array's "],".
 void rover_write_carriage_joints(FILE* f, const double p[3], const double rail_axis[3], double speed, double omega,
                                  double ramp);
+/// Parses a generated scene's text (len bytes) into *out; on failure a
+/// message "scene: …" in msg and the parser's status (the rigs' scenes).
+struct dvi_scene;
+dvi_status rover_parse_scene_text(const char* text, size_t len, struct dvi_scene** out, char* msg, size_t msg_size);
 
 #ifdef __cplusplus
 }

@@ -429,7 +429,8 @@ static int simulate(dvi_model* model, const dvi_scene_settings* set, const char*
     }
     const long long steps = (long long)llround(set->duration / set->dt);
     double t0 = now(), next_report = t0 + 10.0;
-    long long not_converged = 0, max_iter = 0, k = 0;
+    long long not_converged = 0, max_iter = 0, k = 0, joint_over = 0;
+    double joint_max = 0.0;
     for (; k <= steps && rc == 0; k++) {
         if (k > 0) {
             dvi_status st = dvi_model_step(model);
@@ -442,6 +443,8 @@ static int simulate(dvi_model* model, const dvi_scene_settings* set, const char*
             dvi_step_stats ss = dvi_world_get_stats(world);
             not_converged += st == DVI_NOT_CONVERGED;
             if (ss.iterations > max_iter) max_iter = ss.iterations;
+            joint_over += ss.joint_residual > set->solver_settings.tolerance;
+            if (ss.joint_residual > joint_max) joint_max = ss.joint_residual;
         }
         for (int32_t p = 0; p < np; p++) {
             if (!dvi_model_probe_due(model, p)) continue;
@@ -482,6 +485,10 @@ static int simulate(dvi_model* model, const dvi_scene_settings* set, const char*
     printf("\n%s: %lld steps in %.1f s (%.2f ms/step); solver %s: %lld steps not converged, at most %lld "
            "iterations\n",
            set->name, done, wall, 1e3 * wall / (double)(done > 0 ? done : 1), set->solver, not_converged, max_iter);
+    if (joint_over > 0)
+        printf("joint rows: %lld steps with a relative residual above the tolerance %g (largest %.3g): the "
+               "differential's nearly singular loop (docs/world.md)\n",
+               joint_over, set->solver_settings.tolerance, joint_max);
     return rc;
 }
 

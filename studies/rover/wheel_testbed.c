@@ -14,7 +14,6 @@
 #include <time.h>
 
 #define GRAVITY 9.81
-#define BIN_START (-0.45)   /* m, the bin's back end (the wheel starts above x = 0) */
 #define BLOCKS 10           /* blocks of the window for the standard errors */
 
 static void set_msg(char* msg, size_t size, const char* fmt, ...)
@@ -98,6 +97,7 @@ testbed_config testbed_default_config(void)
     c.length = 1.4;
     c.width = 0.7;
     c.depth = 0.16061258287318259;
+    c.back = 0.45;
     c.dt = 0.001;
     c.max_iterations = 100;
     c.tolerance = 1e-4;
@@ -207,10 +207,13 @@ static int check_config(const testbed_config* c, char* msg, size_t size)
         REQUIRE(isfinite(c->depth) && c->depth >= s, "depth: must hold one layer of grains, %g m (got %g)", s,
                 c->depth);
         REQUIRE(isfinite(c->length) && c->length > 0.0, "length: must be > 0 (got %g)", c->length);
+        REQUIRE(isfinite(c->back) && c->back >= start_height(c) + s && c->back < c->length,
+                "back: must hold the wheel's rear and a grain behind it, %.3g m, and be shorter than the bin (got %g)",
+                start_height(c) + s, c->back);
         /* the wheel must stay inside the bin: its front (rim or grouser tip)
          * at the end, with a grain's width of room */
         const double front = travel(c, c->duration) + start_height(c);
-        const double room = c->length + BIN_START - s;
+        const double room = c->length - c->back - s;
         REQUIRE(front <= room, "slip: the wheel would reach the bin's end wall (its front at %.3g m, room to %.3g m)",
                 front, room);
     }
@@ -226,8 +229,8 @@ int testbed_write_scene(const testbed_config* c, FILE* f, char* msg, size_t msg_
     const double omega = c->wheel_speed, v = (1.0 + c->slip) * omega * r;
     const double slider_mass = c->load / GRAVITY - c->wheel.mass;
     const double bottom = grains ? -c->depth : 0.0; /* the ground box's top */
-    const double x0 = grains ? BIN_START : -1.0;
-    const double x1 = grains ? BIN_START + c->length : travel(c, c->duration) + 1.0;
+    const double x0 = grains ? -c->back : -1.0;
+    const double x1 = grains ? c->length - c->back : travel(c, c->duration) + 1.0;
     const double hw = grains ? 0.5 * c->width : 0.5 * c->wheel.width + 0.5;
 
     fputs("{\n  \"name\": \"wheel_testbed\",\n", f);
@@ -383,15 +386,9 @@ dvi_status testbed_run(const testbed_config* c, testbed_sample_fn sample, void* 
     }
 
     dvi_scene* scene = NULL;
-    dvi_scene_errors errs = {0};
-    dvi_status st = dvi_scene_parse(text, text_len, NULL, &scene, &errs);
+    dvi_status st = rover_parse_scene_text(text, text_len, &scene, msg, msg_size);
     free(text);
-    if (st != DVI_OK) {
-        set_msg(msg, msg_size, "scene: %s", errs.text ? errs.text : "invalid");
-        dvi_scene_errors_free(&errs);
-        return st;
-    }
-    dvi_scene_errors_free(&errs);
+    if (st != DVI_OK) return st;
     if (c->threads > 0) {
         dvi_scene_overrides ov = {0};
         ov.threads = c->threads;

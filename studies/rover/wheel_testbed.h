@@ -72,7 +72,8 @@ typedef struct testbed_config {
     double grouser_height;     ///< m; default 0.02
     double grain_radius;       ///< m; 0: rigid ground; default 0.03
     double length, width, depth; ///< m, the bin; defaults 1.4, 0.7, 0.1606 (the rover strips' three layers of
-                               ///< 0.03 m grains); the bin spans x from −0.45 to length − 0.45
+                               ///< 0.03 m grains); the bin spans x from −back to length − back
+    double back;               ///< m, the bin's length behind the wheel's start (x = 0); default 0.45
     double dt;                 ///< s; default 0.001
     int max_iterations;        ///< APGD's cap per step on grains; default 100 (the rover's granular scenes)
     double tolerance;          ///< APGD's residual tolerance on grains; default 1e-4
