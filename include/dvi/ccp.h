@@ -170,11 +170,12 @@ typedef struct dvi_ccp_metrics {
                               ///< ≤ tolerance (docs/solvers.md, "What a status means")
     double residual_block;    ///< block residual, dimensionless: the largest over blocks of each block's
                               ///< own error, the natural map on (η_a γ_a, u_a) over that block's scale
-                              ///< max(‖η_a γ_a‖, ‖r_a‖, ‖u_a‖, ‖u_a − r_a‖, 1e-7 ‖r‖), so that a block of
-                              ///< small impulses beside large ones is measured in its own units. The
-                              ///< CCP solvers' "converged" needs it ≤ tolerance (docs/solvers.md)
+                              ///< max(‖η_a γ_a‖, ‖r_a‖, ‖u_a‖, ‖u_a − r_a‖, 1e-6 ‖r‖/√blocks), so that a
+                              ///< block of small impulses beside large ones is measured in its own units.
+                              ///< The CCP solvers' "converged" needs it ≤ settings.block_tolerance
+                              ///< (docs/solvers.md)
     double residual_block_coulomb; ///< the same with the De Saxcé velocity ũ_a in place of u_a: the
-                              ///< Coulomb solvers' "converged" needs it ≤ tolerance
+                              ///< Coulomb solvers' "converged" needs it ≤ settings.block_tolerance
     double cone_violation;    ///< max over blocks of ‖γ_a − Π_K(γ_a)‖ (impulse units)
     double dual_violation;    ///< max over blocks of ‖u_a − Π_K*(u_a)‖ (velocity units)
     double complementarity;   ///< max over blocks of |⟨γ_a, u_a⟩|
@@ -212,6 +213,9 @@ typedef struct dvi_solver_settings {
     int32_t max_iterations; ///< iterations (sweeps) at most; default 1000
     double tolerance;       ///< on the residual of the problem the solver targets (target_residual):
                             ///< the CCP residual, Lemke's LCP, or the Coulomb residual; default 1e-8 (a world's step's too)
+    double block_tolerance; ///< on every block's own residual (metrics.residual_block, or
+                            ///< residual_block_coulomb for the solvers of Coulomb's law; Lemke's on its
+                            ///< pyramids): each block within this fraction of its own scale; default 1e-4
     bool warm_start;        ///< use γ passed in as the initial guess; default false (γ = 0)
     double warm_start_scale; ///< with warm_start, the guess is first multiplied by this, in (0, 1];
                              ///< default 1. Below 1 it damps a guess carried over from an earlier
@@ -308,12 +312,13 @@ typedef struct dvi_solve_result {
                               ///< the cones, had a higher objective than γ = 0: the solve started
                               ///< from 0 instead (apgd, pgs, jacobi)
     double target_residual;   ///< residual of the problem the solver targets: for apgd/pgs/jacobi
-                              ///< the largest of metrics.residual, residual_velocity and
-                              ///< residual_block (the stopping test asks all three to be within the
-                              ///< tolerance); the pyramid LCP's for lemke; metrics.residual_coulomb
-                              ///< for the solvers of Coulomb's law (nsgs, newton, desaxce), or when
-                              ///< that is within the tolerance the largest of it, residual_feasibility
-                              ///< and residual_block_coulomb
+                              ///< the larger of metrics.residual and residual_velocity; the pyramid
+                              ///< LCP's for lemke;
+                              ///< metrics.residual_coulomb for the solvers of Coulomb's law (nsgs,
+                              ///< newton, desaxce), or when that is within the tolerance the larger of
+                              ///< it and residual_feasibility. When a block's own residual (on the
+                              ///< pyramids for lemke) is above settings.block_tolerance, that residual
+                              ///< times tolerance / block_tolerance if larger (then above the tolerance)
     dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
     double seconds;           ///< wall time of the solve (setup included)
     double bytes_per_iteration; ///< memory traffic of one iteration, bytes read plus written by its

@@ -241,6 +241,7 @@ dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, 
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;
     w->rnorm = ccp_norm2(p->r, w->m);
+    w->block_tol = 0.0;
     w->factor_form = p->D != NULL;
     w->nbody = w->factor_form ? p->body_count : 0;
     w->ndof = 6 * w->nbody;
@@ -1098,10 +1099,91 @@ static inline double block_relative(const dvi_ccp_block* B, const double* ga, co
     return s > 1e-300 ? e / s : e;
 }
 
-/* The floor of block_relative's scale, DVI_BLOCK_SCALE_FLOOR ‖r‖. */
+/* The floor of block_relative's scale, DVI_BLOCK_SCALE_FLOOR ‖r‖/√nblocks:
+ * that fraction of a typical block's share of ‖r‖. */
 static inline double block_floor(const ccp_work* w)
 {
-    return DVI_BLOCK_SCALE_FLOOR * w->rnorm;
+    return DVI_BLOCK_SCALE_FLOOR * w->rnorm / sqrt((double)(w->nblocks > 1 ? w->nblocks : 1));
+}
+
+/* Π onto the pyramid of k edges (1, μ cos θ_j, μ sin θ_j), θ_j = turn +
+ * 2πj/k (Lemke's, lemke_pyramid): x itself when inside every face, else
+ * the nearest of its projections onto the faces (each the cone of two
+ * adjacent edges) and the apex. */
+static void project_pyramid(double mu, int32_t k, double turn, double x[3])
+{
+    if (!(mu > 0.0)) {
+        x[0] = x[0] > 0.0 ? x[0] : 0.0;
+        x[1] = x[2] = 0.0;
+        return;
+    }
+    const double two_pi = 6.283185307179586476925;
+    double best[3] = {0.0, 0.0, 0.0}, dbest = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    bool inside = true;
+    for (int32_t j = 0; j < k; j++) {
+        const double t0 = turn + two_pi * j / k, t1 = turn + two_pi * (j + 1) / k;
+        const double a[3] = {1.0, mu * cos(t0), mu * sin(t0)}, b[3] = {1.0, mu * cos(t1), mu * sin(t1)};
+        const double nrm[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        if (nrm[0] * x[0] + nrm[1] * x[1] + nrm[2] * x[2] < 0.0) inside = false; /* nrm points inward */
+        const double aa = a[0] * a[0] + a[1] * a[1] + a[2] * a[2], bb = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+        const double ab = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+        const double xa = x[0] * a[0] + x[1] * a[1] + x[2] * a[2], xb = x[0] * b[0] + x[1] * b[1] + x[2] * b[2];
+        const double det = aa * bb - ab * ab;
+        const double cand[3][2] = {{(bb * xa - ab * xb) / det, (aa * xb - ab * xa) / det},
+                                   {xa > 0.0 ? xa / aa : 0.0, 0.0},
+                                   {0.0, xb > 0.0 ? xb / bb : 0.0}};
+        for (int c = 0; c < 3; c++) {
+            if (!(cand[c][0] >= 0.0 && cand[c][1] >= 0.0)) continue;
+            double y[3], d = 0.0;
+            for (int i = 0; i < 3; i++) {
+                y[i] = cand[c][0] * a[i] + cand[c][1] * b[i];
+                d += (x[i] - y[i]) * (x[i] - y[i]);
+            }
+            if (d < dbest) {
+                dbest = d;
+                for (int i = 0; i < 3; i++) best[i] = y[i];
+            }
+        }
+    }
+    if (!inside)
+        for (int i = 0; i < 3; i++) x[i] = best[i];
+}
+
+double ccp_work_block_pyramid(const ccp_work* w, const double* g, const double* u)
+{
+    const double floor = block_floor(w) * (DVI_BLOCK_SCALE_FLOOR_PIVOTING / DVI_BLOCK_SCALE_FLOOR);
+    const double* r = w->p->r;
+    const dvi_ccp_block* B = w->p->blocks;
+    double worst = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double eta = ccp_block_eta(w, b);
+        if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
+        double rel = 0.0;
+        if (B[b].kind == DVI_BLOCK_FRICTION) {
+            double sg[3], x[3], s2 = floor * floor, gg = 0.0, rr = 0.0, uu = 0.0, nn = 0.0, e2 = 0.0;
+            for (int32_t a = 0; a < 3; a++) {
+                sg[a] = eta * g[r0 + a];
+                x[a] = sg[a] - u[r0 + a];
+                gg += sg[a] * sg[a];
+                rr += r[r0 + a] * r[r0 + a];
+                uu += u[r0 + a] * u[r0 + a];
+                nn += (u[r0 + a] - r[r0 + a]) * (u[r0 + a] - r[r0 + a]);
+            }
+            project_pyramid(B[b].mu, w->pyramid_edges, w->pyramid_turn[2 * (size_t)b], x);
+            for (int32_t a = 0; a < 3; a++) e2 += (sg[a] - x[a]) * (sg[a] - x[a]);
+            s2 = gg > s2 ? gg : s2;
+            s2 = rr > s2 ? rr : s2;
+            s2 = uu > s2 ? uu : s2;
+            s2 = nn > s2 ? nn : s2;
+            const double s = sqrt(s2), e = sqrt(e2);
+            rel = s > 1e-300 ? e / s : e;
+        } else if (B[b].kind != DVI_BLOCK_FRICTION_ROLLING) { /* no pyramid: the cone's own test */
+            rel = block_relative(&B[b], g + r0, u + r0, r + r0, eta, k, false, floor);
+        }
+        worst = ccp_max_nan(worst, rel);
+    }
+    return worst;
 }
 
 /* The largest of part[DVI_PART_SLOTS c + slot] over the chunks (NaN kept):
@@ -1206,15 +1288,17 @@ double ccp_work_residual_feasibility(const ccp_work* w, const double* g, const d
     return scaled_residual(w, g, u, NULL, SUM_FEASIBILITY, w->rnorm);
 }
 
-/* rk, or where rk <= tol the largest of rk, the residual of `check` and
- * every block's own residual (block_relative; NaN kept). */
+/* rk, or where rk <= tol the largest of rk, the residual of `check` and,
+ * when every block's own residual (block_relative) is not within
+ * block_tol, that one in units of the tolerance (ccp_block_in_tol; NaN
+ * kept). */
 static double checked(const ccp_work* w, const double* g, const double* u, double rk, double tol, int check)
 {
     if (rk <= tol) {
         double g2, u2, rb;
         const double e2 = residual_sums(w, g, u, NULL, check, &g2, &u2, &rb);
         const double rc = sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
-        rk = ccp_max_nan(ccp_max_nan(rk, rc), rb);
+        rk = ccp_max_nan(ccp_max_nan(rk, rc), ccp_block_in_tol(w, rb, tol));
     }
     return rk;
 }

@@ -80,6 +80,8 @@ typedef struct ccp_work {
                          * passes read of the common block (8 bytes instead of its 32-byte record) */
     int32_t other_blocks; /* blocks that are not FRICTION */
     double rnorm;       /* ‖r‖ = ccp_norm2(r): the scale every residual takes */
+    double block_tol;   /* settings.block_tolerance (the driver sets it; ccp_work_prepare: 0, the
+                         * stopping tests' tolerance then) */
 
     /* factor form, run layout (see the design note) */
     int32_t nruns;
@@ -215,9 +217,27 @@ static inline double ccp_max_nan(double a, double b)
 }
 
 /* A block's own scale in metrics.residual_block is at least this times
- * ‖r‖: below it the default tolerance, 1e-8, would ask a block for an
- * error under the rounding of the problem's velocities (1e-15 ‖r‖). */
-#define DVI_BLOCK_SCALE_FLOOR 1e-7
+ * ‖r‖/√blocks, a typical block's share of ‖r‖: a block of almost nothing
+ * is not asked for an error below 1e-10 of that at the default block
+ * tolerance, 1e-4 (measured: docs/solvers.md). */
+#define DVI_BLOCK_SCALE_FLOOR 1e-6
+
+/* The same floor for Lemke's blocks on their pyramids: a pivoting
+ * answer's error on a block of almost nothing is the LCP's tolerance on
+ * the whole problem (in a box pyramid, |r| = 0.24, blocks without a normal
+ * impulse keep 3e-8 of tangential impulse or slide at 2e-8 m/s), not a
+ * block short of its answer (docs/solvers.md). */
+#define DVI_BLOCK_SCALE_FLOOR_PIVOTING 1e-1
+
+/* A block residual rb as a term of a stopping test at tolerance tol: 0
+ * when rb is within block_tol (the test is then the global residuals', to
+ * the bit), else rb tol / block_tol, above tol (NaN kept). block_tol not
+ * set: tol. */
+static inline double ccp_block_in_tol(const ccp_work* w, double rb, double tol)
+{
+    const double bt = w->block_tol > 0.0 ? w->block_tol : tol;
+    return rb <= bt ? 0.0 : rb != rb ? rb : rb * (tol / bt);
+}
 
 /* Chunks of a block-chunked or row-chunked reduction. */
 static inline int32_t ccp_block_chunks(const ccp_work* w)
@@ -505,6 +525,12 @@ double ccp_work_residual_feasibility(const ccp_work* w, const double* gamma, con
  * own Coulomb residual (metrics.residual_block_coulomb), in one more pass;
  * the largest of those computed. */
 double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* gamma, const double* u, double tol);
+
+/* Lemke's block residual: metrics.residual_block with each FRICTION
+ * block's cone replaced by its pyramid (w->pyramid_edges edges, turned by
+ * w->pyramid_turn), u = N gamma + r. FRICTION_ROLLING blocks are left to
+ * the LCP's own residual (0 here). Serial, O(blocks · edges). */
+double ccp_work_block_pyramid(const ccp_work* w, const double* gamma, const double* u);
 
 /* The stopping test's residual: ccp_work_residual, and when that is at most
  * tol also ccp_work_residual_velocity and every block's own CCP residual
