@@ -34,6 +34,7 @@ ENTRY(dvi_solver_set_settings, 2, ST, "RR", dvi_solver_set_settings(A(0, fx.solv
 ENTRY(dvi_solver_solve, 4, ST, "RRRO", dvi_solver_solve(A(0, fx.solver), A(1, fx.p), A(2, fx.dout), A(3, (dvi_solve_result*)fx.any)))
 ENTRY(dvi_solver_record_history, 2, ST, "RR", dvi_solver_record_history(A(0, fx.solver), A(1, fx.dout), 1))
 ENTRY(dvi_solver_velocity, 3, ST, "RRR", dvi_solver_velocity(A(0, fx.solver), A(1, fx.din), A(2, fx.dout)))
+ENTRY(dvi_solver_pyramid, 2, ST, "RR", dvi_solver_pyramid(A(0, fx.solver), 0, A(1, fx.dout)))
 ENTRY(dvi_solver_lend, 2, ST, "RR", dvi_solver_lend(A(0, fx.solver), A(1, (const dvi_memory_block*)fx.any), 1))
 ENTRY(dvi_ccp_solve, 5, ST, "RRORR", dvi_ccp_solve(A(0, fx.p), A(1, "apgd"), A(2, (const dvi_solver_settings*)fx.any), A(3, fx.dout), A(4, (dvi_solve_result*)fx.any)))
 ENTRY(dvi_obj_read, 3, ST, "RRO", dvi_obj_read(A(0, fx.path), A(1, (dvi_mesh_data*)fx.any), A(2, fx.msg), sizeof fx.msg))

@@ -1850,6 +1850,16 @@ static void test_solve(void** state)
     expect_status(&r, 2, "solve --solver with --all-solvers");
     run_result_free(&r);
 
+    /* the block tolerance: printed with the tolerance; not > 0 is a usage error naming the option */
+    r = RUN("solve", path, "--solver", "apgd", "--block-tolerance", "1e-6");
+    expect_status(&r, 0, "solve --block-tolerance 1e-6");
+    expect_contains(r.out, "tolerance 1e-08, block tolerance 1e-06", "solve --block-tolerance 1e-6");
+    run_result_free(&r);
+    r = RUN("solve", path, "--block-tolerance", "0");
+    expect_status(&r, 2, "solve --block-tolerance 0");
+    expect_contains(r.err, "--block-tolerance: must be > 0 (got 0)", "solve --block-tolerance 0");
+    run_result_free(&r);
+
     r = RUN("solve", g_mix); /* a scene, not a CCP file */
     expect_status(&r, 2, "solve a scene file");
     expect_contains(r.err, g_mix, "solve a scene file");

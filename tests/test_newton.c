@@ -206,9 +206,12 @@ static void test_incline_takes_off(void** state)
 /* ---- convergence ------------------------------------------------------------------------- */
 
 /* Near the solution the residuals fall quadratically: on a random problem
- * (8 bodies, 12 contacts, no redundancy; dense path, tolerance 1e-14) the
- * history reads 5.9e-2 3.9e-3 7.1e-5 2.4e-8 3.2e-15: each of the last two
- * steps has the empirical order log(e_k+1/e_k)/log(e_k/e_k-1) ≈ 2. (Where
+ * (8 bodies, 12 contacts, no redundancy; dense path, tolerance 1e-13) the
+ * history reads 5.9e-2 3.9e-3 7.1e-5 2.4e-8 1.7e-14 (the last the largest
+ * block's own residual; the global one is 3.2e-15): each of the last two
+ * steps has the empirical order log(e_k+1/e_k)/log(e_k/e_k-1) ≈ 2, 2.0 and
+ * 1.8. Below 1e-13 the block residual is at rounding level (1.7e-16 after
+ * a sixth step), where no order can be read. (Where
  * redundant contacts make N singular the proximal shift ε = residual slows
  * this to superlinear: docs/solvers.md.) */
 static void test_quadratic(void** state)
@@ -220,7 +223,7 @@ static void test_quadratic(void** state)
     double* g = calloc((size_t)m, sizeof(double));
     double hist[200];
     dvi_solver_settings s = dvi_default_solver_settings();
-    s.tolerance = 1e-14;
+    s.tolerance = 1e-13;
     s.max_iterations = 200;
     dvi_solver* sv = NULL;
     assert_int_equal(dvi_solver_create("newton", &s, &sv), DVI_OK);
@@ -335,9 +338,10 @@ static void test_warm_start_and_reuse(void** state)
         CHECK(res.history_length == res.iterations && res.iterations > 0, "history %d, iterations %d",
               res.history_length, res.iterations);
         ASSERT_NEAR(hist[res.history_length - 1], res.target_residual, 0.0);
-        CHECK(res.target_residual == fmax(res.metrics.residual_coulomb, res.metrics.residual_feasibility),
-              "target %g, Coulomb residual %g, feasibility residual %g", res.target_residual,
-              res.metrics.residual_coulomb, res.metrics.residual_feasibility);
+        CHECK(res.target_residual == fmax(res.metrics.residual_coulomb, res.metrics.residual_feasibility) &&
+                  res.metrics.residual_block_coulomb <= dvi_default_solver_settings().block_tolerance,
+              "target %g, Coulomb residual %g, feasibility residual %g, block residual %g", res.target_residual,
+              res.metrics.residual_coulomb, res.metrics.residual_feasibility, res.metrics.residual_block_coulomb);
         /* the same problem again: no allocation, the same bits */
         const long before = c.allocs;
         st = dvi_solver_solve(sv, &gp.p, g, &res);

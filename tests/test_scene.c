@@ -411,6 +411,32 @@ static void test_scene_filters(void** state)
 /* A scene that names no collision envelope gets the world's 5 mm, but at
  * most half its smallest shape: a bed of 729 spheres of r = 1 µm under 5 mm
  * made every pair a contact (266,085 contacts, 57 s for the first step). */
+/* formulation.block_tolerance reaches the solver's settings; its default
+ * is the solvers' one; a value not > 0 is refused, naming the place. */
+static void test_block_tolerance_key(void** state)
+{
+    (void)state;
+    const char* body = " \"bodies\": [{\"name\": \"ground\", \"type\": \"fixed\", \"shapes\": [{\"type\": \"plane\"}]}]}";
+    char text[512];
+    snprintf(text, sizeof text, "{\"duration\": 0.01, \"formulation\": {\"dt\": 0.001, \"block_tolerance\": 1e-6},\n%s", body);
+    dvi_scene* s = parse_ok(text);
+    assert_true(dvi_scene_get_settings(s).solver_settings.block_tolerance == 1e-6);
+    dvi_scene_destroy(s);
+    snprintf(text, sizeof text, "{\"duration\": 0.01, \"formulation\": {\"dt\": 0.001},\n%s", body);
+    s = parse_ok(text);
+    assert_true(dvi_scene_get_settings(s).solver_settings.block_tolerance ==
+                dvi_default_solver_settings().block_tolerance);
+    dvi_scene_destroy(s);
+    snprintf(text, sizeof text, "{\"duration\": 0.01, \"formulation\": {\"dt\": 0.001, \"block_tolerance\": 0},\n%s", body);
+    s = NULL;
+    dvi_scene_errors e;
+    assert_int_equal(dvi_scene_parse(text, strlen(text), NULL, &s, &e), DVI_ERR_INVALID_ARG);
+    assert_null(s);
+    assert_non_null(e.text);
+    assert_non_null(strstr(e.text, "formulation.block_tolerance: must be > 0 (got 0)"));
+    dvi_scene_errors_free(&e);
+}
+
 static void test_default_envelope(void** state)
 {
     (void)state;
@@ -3004,6 +3030,7 @@ int main(void)
         cmocka_unit_test(test_probe_every_at_another_step),
         cmocka_unit_test(test_dem_stable_step),
         cmocka_unit_test(test_scene_filters),
+        cmocka_unit_test(test_block_tolerance_key),
         cmocka_unit_test(test_default_envelope),
         cmocka_unit_test(test_scene_ellipsoid),
         cmocka_unit_test(test_input_files_refused),

@@ -133,7 +133,8 @@ static const char check_help[] =
 
 static const char solve_help[] =
     "Usage: dvi solve PROBLEM [--solver NAME | --all-solvers] [--tolerance X]\n"
-    "                 [--max-iterations K] [--threads N] [--warm-start] [--delassus] [--json]\n"
+    "                 [--block-tolerance X] [--max-iterations K] [--threads N]\n"
+    "                 [--warm-start] [--delassus] [--json]\n"
     "\n"
     "Reads a CCP problem file — JSON (docs/ccp-file.md) or FCLIB HDF5, local or\n"
     "global (docs/fclib.md) — and solves it. Prints one line per solver:\n"
@@ -146,6 +147,8 @@ static const char solve_help[] =
     "  --all-solvers           every solver, one after the other\n"
     "  --tolerance X           on the CCP residual; on the Coulomb residual for the solvers\n"
     "                          of Coulomb's law (default: the solver default, 1e-8)\n"
+    "  --block-tolerance X     on every block's own residual, in its own scale (default:\n"
+    "                          the solver default, 1e-4)\n"
     "  --max-iterations K      iterations / sweeps / pivots at most (default 1000)\n"
     "  --threads N             threads for the matrix-free products (default 1)\n"
     "  --warm-start            start from the file's initial guess gamma0 (default: zero)\n"

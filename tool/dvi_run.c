@@ -710,6 +710,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_key_number(w, "duration", rs->settings.duration);
     dvi_json_key_int(w, "steps", rs->target_steps);
     dvi_json_key_number(w, "tolerance", rs->settings.solver_settings.tolerance);
+    dvi_json_key_number(w, "block_tolerance", rs->settings.solver_settings.block_tolerance);
     dvi_json_key_int(w, "max_iterations", rs->settings.solver_settings.max_iterations);
     dvi_json_key_int(w, "threads", rs->settings.threads);
     dvi_json_key_int(w, "vtk_every", rs->vtk_every);

@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START, OPT_DELASSUS, OPT_JSON };
+enum { OPT_SOLVER = 1, OPT_ALL, OPT_TOLERANCE, OPT_BLOCK_TOLERANCE, OPT_MAX_ITERATIONS, OPT_THREADS, OPT_WARM_START, OPT_DELASSUS, OPT_JSON };
 
 static const cli_option solve_options[] = {
     {"solver", true, OPT_SOLVER},
     {"all-solvers", false, OPT_ALL},
     {"tolerance", true, OPT_TOLERANCE},
+    {"block-tolerance", true, OPT_BLOCK_TOLERANCE},
     {"max-iterations", true, OPT_MAX_ITERATIONS},
     {"threads", true, OPT_THREADS},
     {"warm-start", false, OPT_WARM_START},
@@ -98,7 +99,7 @@ int dvi_cmd_solve(int argc, char** argv)
     const char* path = NULL;
     const char* solver = NULL;
     bool all = false, warm = false, delassus = false, json = false;
-    double tolerance = 0;
+    double tolerance = 0, block_tolerance = 0;
     int64_t max_iterations = 0, threads = 0;
     const char* arg;
     int id;
@@ -129,6 +130,11 @@ int dvi_cmd_solve(int argc, char** argv)
         case OPT_TOLERANCE:
             if (!cli_parse_double("solve", "tolerance", arg, &tolerance)) return DVI_EXIT_USAGE;
             if (!(tolerance > 0)) return cli_usage_error("solve", "--tolerance: must be > 0 (got %s)", arg);
+            break;
+        case OPT_BLOCK_TOLERANCE:
+            if (!cli_parse_double("solve", "block-tolerance", arg, &block_tolerance)) return DVI_EXIT_USAGE;
+            if (!(block_tolerance > 0))
+                return cli_usage_error("solve", "--block-tolerance: must be > 0 (got %s)", arg);
             break;
         case OPT_MAX_ITERATIONS:
             if (!cli_parse_int64("solve", "max-iterations", arg, 1, INT32_MAX, &max_iterations))
@@ -179,6 +185,7 @@ int dvi_cmd_solve(int argc, char** argv)
 
     dvi_solver_settings s = dvi_default_solver_settings();
     if (tolerance > 0) s.tolerance = tolerance;
+    if (block_tolerance > 0) s.block_tolerance = block_tolerance;
     if (max_iterations > 0) s.max_iterations = (int32_t)max_iterations;
     if (threads > 0) s.threads = (int32_t)threads;
     s.warm_start = warm;
@@ -196,8 +203,9 @@ int dvi_cmd_solve(int argc, char** argv)
         for (int32_t i = 0; i < prob->rows; i++) ref_norm += file->solution[i] * file->solution[i];
     ref_norm = sqrt(ref_norm);
 
-    if (!json) printf("tolerance %.3g, at most %d iterations%s\n", s.tolerance, (int)s.max_iterations,
-                      warm ? ", warm start from gamma0" : "");
+    if (!json)
+        printf("tolerance %.3g, block tolerance %.3g, at most %d iterations%s\n", s.tolerance, s.block_tolerance,
+               (int)s.max_iterations, warm ? ", warm start from gamma0" : "");
     if (!json) printf("%-8s %-15s %10s %13s %13s %12s %13s\n", "solver", "status", "iterations", "CCP residual", "Coulomb res.",
            "time", file->solution ? "|g-ref|/|ref|" : "");
     int rc = DVI_EXIT_OK;

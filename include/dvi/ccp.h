@@ -168,6 +168,14 @@ typedef struct dvi_ccp_metrics {
                               ///< min(η γ, u); a friction block's min(0, u_n) and min(0, η γ_n)),
                               ///< over max(‖r‖, ‖Nγ‖, ‖u‖). Every solver's "converged" needs it
                               ///< ≤ tolerance (docs/solvers.md, "What a status means")
+    double residual_block;    ///< block residual, dimensionless: the largest over blocks of each block's
+                              ///< own error, the natural map on (η_a γ_a, u_a) over that block's scale
+                              ///< max(‖η_a γ_a‖, ‖r_a‖, ‖u_a‖, ‖u_a − r_a‖, 1e-6 ‖r‖/√blocks), so that a
+                              ///< block of small impulses beside large ones is measured in its own units.
+                              ///< The CCP solvers' "converged" needs it ≤ settings.block_tolerance
+                              ///< (docs/solvers.md)
+    double residual_block_coulomb; ///< the same with the De Saxcé velocity ũ_a in place of u_a: the
+                              ///< Coulomb solvers' "converged" needs it ≤ settings.block_tolerance
     double cone_violation;    ///< max over blocks of ‖γ_a − Π_K(γ_a)‖ (impulse units)
     double dual_violation;    ///< max over blocks of ‖u_a − Π_K*(u_a)‖ (velocity units)
     double complementarity;   ///< max over blocks of |⟨γ_a, u_a⟩|
@@ -205,6 +213,9 @@ typedef struct dvi_solver_settings {
     int32_t max_iterations; ///< iterations (sweeps) at most; default 1000
     double tolerance;       ///< on the residual of the problem the solver targets (target_residual):
                             ///< the CCP residual, Lemke's LCP, or the Coulomb residual; default 1e-8 (a world's step's too)
+    double block_tolerance; ///< on every block's own residual (metrics.residual_block, or
+                            ///< residual_block_coulomb for the solvers of Coulomb's law; Lemke's on its
+                            ///< pyramids): each block within this fraction of its own scale; default 1e-4
     bool warm_start;        ///< use γ passed in as the initial guess; default false (γ = 0)
     double warm_start_scale; ///< with warm_start, the guess is first multiplied by this, in (0, 1];
                              ///< default 1. Below 1 it damps a guess carried over from an earlier
@@ -301,16 +312,22 @@ typedef struct dvi_solve_result {
                               ///< the cones, had a higher objective than γ = 0: the solve started
                               ///< from 0 instead (apgd, pgs, jacobi)
     double target_residual;   ///< residual of the problem the solver targets: for apgd/pgs/jacobi
-                              ///< the larger of metrics.residual and metrics.residual_velocity (the
-                              ///< stopping test asks both to be within the tolerance); the pyramid
-                              ///< LCP's for lemke; metrics.residual_coulomb for the solvers of
-                              ///< Coulomb's law (nsgs, newton, desaxce)
+                              ///< the larger of metrics.residual and residual_velocity; the pyramid
+                              ///< LCP's for lemke;
+                              ///< metrics.residual_coulomb for the solvers of Coulomb's law (nsgs,
+                              ///< newton, desaxce), or when that is within the tolerance the larger of
+                              ///< it and residual_feasibility. When a block's own residual (on the
+                              ///< pyramids for lemke) is above settings.block_tolerance, that residual
+                              ///< times tolerance / block_tolerance if larger (then above the tolerance)
     dvi_ccp_metrics metrics;  ///< recomputed from scratch on the returned γ
     double seconds;           ///< wall time of the solve (setup included)
     double bytes_per_iteration; ///< memory traffic of one iteration, bytes read plus written by its
                               ///< passes over the problem's arrays and vectors, from the layout
                               ///< (docs/performance.md gives the model); averaged over the solve
                               ///< (backtracking products included); 0 when not estimated (lemke)
+    int32_t pyramid_edges;    ///< which cones the answer is for: 0, the friction cones; k (lemke), each
+                              ///< friction block's cone replaced by an inscribed k-sided pyramid,
+                              ///< turned as dvi_solver_pyramid says (its answer is judged on them)
     int32_t history_length;   ///< residuals written into the buffer of dvi_solver_record_history
                               ///< by this solve (0 without one)
     char message[256];        ///< what went wrong, naming the place, or why the solve stopped
@@ -395,6 +412,16 @@ DVI_API dvi_status dvi_solver_record_history(dvi_solver* solver, double* buffer,
 /// must still be valid and unchanged. Errors: no factor-form problem solved
 /// yet (DVI_ERR_INVALID_ARG), NULL arguments.
 DVI_API dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, double* dv);
+
+/// After a solve whose result has pyramid_edges = k > 0 (lemke): the pyramid
+/// that stood for blocks[block]'s friction cone. Its k edges lie on the
+/// cone, (1, μ cos θ_j, μ sin θ_j) in the block's rows (n, t1, t2), at
+/// θ_j = turn[0] + 2πj/k; turn[1] is the rolling pyramid's of a
+/// FRICTION_ROLLING block (the same form on its rolling rows), 0 otherwise.
+/// Errors (DVI_ERR_INVALID_ARG): NULL arguments, no such solve since the
+/// solver was created or lent memory, block out of range or not a friction
+/// block.
+DVI_API dvi_status dvi_solver_pyramid(const dvi_solver* solver, int32_t block, double turn[2]);
 
 /// A block of memory lent to a solver (dvi_solver_lend).
 typedef struct dvi_memory_block {

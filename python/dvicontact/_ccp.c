@@ -634,6 +634,7 @@ typedef struct {
 static const setting_row settings_table[] = {
     {NULL, "max_iterations", S_INT, offsetof(dvi_solver_settings, max_iterations)},
     {NULL, "tolerance", S_DOUBLE, offsetof(dvi_solver_settings, tolerance)},
+    {NULL, "block_tolerance", S_DOUBLE, offsetof(dvi_solver_settings, block_tolerance)},
     {NULL, "warm_start_scale", S_DOUBLE, offsetof(dvi_solver_settings, warm_start_scale)},
     {NULL, "threads", S_INT, offsetof(dvi_solver_settings, threads)},
     ROW(apgd, restart, S_BOOL),
@@ -1110,10 +1111,17 @@ static void result_dealloc(ResultObject* self)
 
 static PyObject* metrics_dict(const dvi_ccp_metrics* m)
 {
-    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d}", "residual", m->residual, "residual_coulomb",
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d,s:d}", "residual", m->residual, "residual_coulomb",
                          m->residual_coulomb, "residual_velocity", m->residual_velocity, "residual_feasibility",
-                         m->residual_feasibility, "cone_violation", m->cone_violation, "dual_violation",
+                         m->residual_feasibility, "residual_block", m->residual_block, "residual_block_coulomb",
+                         m->residual_block_coulomb, "cone_violation", m->cone_violation, "dual_violation",
                          m->dual_violation, "complementarity", m->complementarity, "objective", m->objective);
+}
+
+static PyObject* res_pyramid_edges(ResultObject* s, void* c)
+{
+    (void)c;
+    return PyLong_FromLong((long)s->res.pyramid_edges);
 }
 
 static PyObject* res_gamma(ResultObject* s, void* c)
@@ -1285,6 +1293,9 @@ static PyGetSetDef result_getset[] = {
     RES_D("residual_coulomb", metrics.residual_coulomb, "The Coulomb residual (dimensionless)."),
     RES_D("residual_velocity", metrics.residual_velocity, "The velocity residual (dimensionless)."),
     RES_D("residual_feasibility", metrics.residual_feasibility, "The feasibility residual (dimensionless)."),
+    {"pyramid_edges", (getter)res_pyramid_edges, NULL, "Which cones the answer is for: 0, the friction cones; k for lemke, whose k-sided pyramids replace them.", NULL},
+    RES_D("residual_block", metrics.residual_block, "The block residual: the largest block's own CCP error over its own scale (dimensionless; converged asks it within block_tolerance)."),
+    RES_D("residual_block_coulomb", metrics.residual_block_coulomb, "The same with Coulomb's law (the De Saxce velocity)."),
     RES_D("cone_violation", metrics.cone_violation, "max over blocks of |gamma_a - P_K(gamma_a)| (N s)."),
     RES_D("dual_violation", metrics.dual_violation, "max over blocks of |u_a - P_K*(u_a)| (m/s)."),
     RES_D("complementarity", metrics.complementarity, "max over blocks of |<gamma_a, u_a>|."),

@@ -211,17 +211,18 @@ static PyObject* Scene_apply_overrides(SceneObject* self, PyObject* dict)
 PyDoc_STRVAR(scene_settings_doc, "settings() -> dict\n\n"
                                  "The run settings after overrides (dvi_scene_get_settings): name, method, dt (s),\n"
                                  "duration (s), solver, threads, friction, coulomb_check, smallest_size (m),\n"
-                                 "max_iterations, tolerance.");
+                                 "max_iterations, tolerance, block_tolerance.");
 static PyObject* Scene_settings(SceneObject* self, PyObject* noargs)
 {
     (void)noargs;
     const dvi_scene_settings s = dvi_scene_get_settings(self->scene);
-    return Py_BuildValue("{s:s,s:s,s:d,s:d,s:s,s:i,s:s,s:s,s:d,s:i,s:d,s:O}", "name", s.name ? s.name : "", "method",
+    return Py_BuildValue("{s:s,s:s,s:d,s:d,s:s,s:i,s:s,s:s,s:d,s:i,s:d,s:d,s:O}", "name", s.name ? s.name : "", "method",
                          s.method ? s.method : "", "dt", s.dt, "duration", s.duration, "solver",
                          s.solver ? s.solver : "", "threads", (int)s.threads, "friction",
                          dvi_friction_law_string(s.friction), "coulomb_check", s.coulomb_check ? s.coulomb_check : "",
                          "smallest_size", s.smallest_size, "max_iterations", (int)s.solver_settings.max_iterations,
-                         "tolerance", s.solver_settings.tolerance, "health", s.health.enabled ? Py_True : Py_False);
+                         "tolerance", s.solver_settings.tolerance, "block_tolerance",
+                         s.solver_settings.block_tolerance, "health", s.health.enabled ? Py_True : Py_False);
 }
 
 PyDoc_STRVAR(scene_warnings_doc, "warnings() -> str\n\n"

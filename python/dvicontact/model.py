@@ -84,7 +84,8 @@ class Scene:
     @property
     def settings(self):
         """The run settings after overrides (dict): name, method, dt (s), duration (s), solver, threads,
-        friction ('ccp' or 'coulomb'), coulomb_check, smallest_size (m), max_iterations, tolerance, health."""
+        friction ('ccp' or 'coulomb'), coulomb_check, smallest_size (m), max_iterations, tolerance,
+        block_tolerance, health."""
         return self._scene.settings()
 
     @property

@@ -55,6 +55,7 @@ void ccp_work_free(ccp_work* w)
     for (int k = 0; k < DVI_WORK_PLACED; k++) base_mem_free(a, w->own[k]);
     base_mem_free(a, w->scratch_raw);
     base_mem_free(a, w->part);
+    base_mem_free(a, w->pyramid_turn);
     memset(w, 0, sizeof *w);
     w->alloc = keep;
 }
@@ -214,9 +215,15 @@ static dvi_status reserve(ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody
     return DVI_OK;
 }
 
+bool ccp_work_reserve_turns(ccp_work* w)
+{
+    return reserve_one(&w->alloc, (void**)&w->pyramid_turn, &w->cap_turn, 2 * (size_t)w->nblocks, sizeof(double));
+}
+
 dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, char* msg, size_t msg_size)
 {
     if (msg && msg_size) msg[0] = '\0';
+    w->pyramid_edges = 0;
     /* cheap structural checks first, so sizes below can be trusted */
     dvi_status st;
     if (!p || p->rows <= 0 || p->block_count <= 0 || !p->blocks)
@@ -234,6 +241,7 @@ dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, 
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;
     w->rnorm = ccp_norm2(p->r, w->m);
+    w->block_tol = 0.0;
     w->factor_form = p->D != NULL;
     w->nbody = w->factor_form ? p->body_count : 0;
     w->ndof = 6 * w->nbody;
@@ -1059,6 +1067,137 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
     return ccp_natural_map2(B, ga, ut, k);
 }
 
+/* Block b's error in its own units (metrics.residual_block; with coulomb,
+ * residual_block_coulomb): the natural map on (η γ_b, u_b) — ũ_b, the De
+ * Saxcé velocity, with coulomb — over the block's own scale
+ * max(‖η γ_b‖, ‖r_b‖, ‖u_b‖, ‖u_b − r_b‖, floor), every term a velocity
+ * (eta: η_b, 0 when not positive and finite; floor: DVI_BLOCK_SCALE_FLOOR
+ * ‖r‖). The global residuals divide by the whole problem's scale, so a
+ * block of small impulses and velocities beside large ones can be far from
+ * its answer while they pass; this cannot. */
+static inline double block_relative(const dvi_ccp_block* B, const double* ga, const double* ua, const double* ra,
+                                    double eta, int32_t k, bool coulomb, double floor)
+{
+    double sg[6], ut[6], gg = 0.0, rr = 0.0, uu = 0.0, nn = 0.0;
+    for (int32_t a = 0; a < k; a++) {
+        sg[a] = eta * ga[a];
+        ut[a] = ua[a];
+        const double ng = ua[a] - ra[a];
+        gg += sg[a] * sg[a];
+        rr += ra[a] * ra[a];
+        uu += ua[a] * ua[a];
+        nn += ng * ng;
+    }
+    if (coulomb && (B->kind == DVI_BLOCK_FRICTION || B->kind == DVI_BLOCK_FRICTION_ROLLING))
+        ut[0] += ccp_desaxce_shift(B, ua);
+    double s2 = floor * floor;
+    s2 = gg > s2 ? gg : s2;
+    s2 = rr > s2 ? rr : s2;
+    s2 = uu > s2 ? uu : s2;
+    s2 = nn > s2 ? nn : s2;
+    const double e = sqrt(ccp_natural_map2(B, sg, ut, k)), s = sqrt(s2);
+    return s > 1e-300 ? e / s : e;
+}
+
+/* The floor of block_relative's scale, DVI_BLOCK_SCALE_FLOOR ‖r‖/√nblocks:
+ * that fraction of a typical block's share of ‖r‖. */
+static inline double block_floor(const ccp_work* w)
+{
+    return DVI_BLOCK_SCALE_FLOOR * w->rnorm / sqrt((double)(w->nblocks > 1 ? w->nblocks : 1));
+}
+
+/* Π onto the pyramid of k edges (1, μ cos θ_j, μ sin θ_j), θ_j = turn +
+ * 2πj/k (Lemke's, lemke_pyramid): x itself when inside every face, else
+ * the nearest of its projections onto the faces (each the cone of two
+ * adjacent edges) and the apex. */
+static void project_pyramid(double mu, int32_t k, double turn, double x[3])
+{
+    if (!(mu > 0.0)) {
+        x[0] = x[0] > 0.0 ? x[0] : 0.0;
+        x[1] = x[2] = 0.0;
+        return;
+    }
+    const double two_pi = 6.283185307179586476925;
+    double best[3] = {0.0, 0.0, 0.0}, dbest = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    bool inside = true;
+    for (int32_t j = 0; j < k; j++) {
+        const double t0 = turn + two_pi * j / k, t1 = turn + two_pi * (j + 1) / k;
+        const double a[3] = {1.0, mu * cos(t0), mu * sin(t0)}, b[3] = {1.0, mu * cos(t1), mu * sin(t1)};
+        const double nrm[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        if (nrm[0] * x[0] + nrm[1] * x[1] + nrm[2] * x[2] < 0.0) inside = false; /* nrm points inward */
+        const double aa = a[0] * a[0] + a[1] * a[1] + a[2] * a[2], bb = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+        const double ab = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+        const double xa = x[0] * a[0] + x[1] * a[1] + x[2] * a[2], xb = x[0] * b[0] + x[1] * b[1] + x[2] * b[2];
+        const double det = aa * bb - ab * ab;
+        const double cand[3][2] = {{(bb * xa - ab * xb) / det, (aa * xb - ab * xa) / det},
+                                   {xa > 0.0 ? xa / aa : 0.0, 0.0},
+                                   {0.0, xb > 0.0 ? xb / bb : 0.0}};
+        for (int c = 0; c < 3; c++) {
+            if (!(cand[c][0] >= 0.0 && cand[c][1] >= 0.0)) continue;
+            double y[3], d = 0.0;
+            for (int i = 0; i < 3; i++) {
+                y[i] = cand[c][0] * a[i] + cand[c][1] * b[i];
+                d += (x[i] - y[i]) * (x[i] - y[i]);
+            }
+            if (d < dbest) {
+                dbest = d;
+                for (int i = 0; i < 3; i++) best[i] = y[i];
+            }
+        }
+    }
+    if (!inside)
+        for (int i = 0; i < 3; i++) x[i] = best[i];
+}
+
+double ccp_work_block_pyramid(const ccp_work* w, const double* g, const double* u)
+{
+    const double floor = block_floor(w) * (DVI_BLOCK_SCALE_FLOOR_PIVOTING / DVI_BLOCK_SCALE_FLOOR);
+    const double* r = w->p->r;
+    const dvi_ccp_block* B = w->p->blocks;
+    double worst = 0.0;
+    for (int32_t b = 0; b < w->nblocks; b++) {
+        const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
+        double eta = ccp_block_eta(w, b);
+        if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
+        double rel = 0.0;
+        if (B[b].kind == DVI_BLOCK_FRICTION) {
+            double sg[3], x[3], s2 = floor * floor, gg = 0.0, rr = 0.0, uu = 0.0, nn = 0.0, e2 = 0.0;
+            for (int32_t a = 0; a < 3; a++) {
+                sg[a] = eta * g[r0 + a];
+                x[a] = sg[a] - u[r0 + a];
+                gg += sg[a] * sg[a];
+                rr += r[r0 + a] * r[r0 + a];
+                uu += u[r0 + a] * u[r0 + a];
+                nn += (u[r0 + a] - r[r0 + a]) * (u[r0 + a] - r[r0 + a]);
+            }
+            project_pyramid(B[b].mu, w->pyramid_edges, w->pyramid_turn[2 * (size_t)b], x);
+            for (int32_t a = 0; a < 3; a++) e2 += (sg[a] - x[a]) * (sg[a] - x[a]);
+            s2 = gg > s2 ? gg : s2;
+            s2 = rr > s2 ? rr : s2;
+            s2 = uu > s2 ? uu : s2;
+            s2 = nn > s2 ? nn : s2;
+            const double s = sqrt(s2), e = sqrt(e2);
+            rel = s > 1e-300 ? e / s : e;
+        } else if (B[b].kind != DVI_BLOCK_FRICTION_ROLLING) { /* no pyramid: the cone's own test */
+            rel = block_relative(&B[b], g + r0, u + r0, r + r0, eta, k, false, floor);
+        }
+        worst = ccp_max_nan(worst, rel);
+    }
+    return worst;
+}
+
+/* The largest of part[DVI_PART_SLOTS c + slot] over the chunks (NaN kept):
+ * exact, so the same for any thread count. */
+static double part_max(const double* part, int32_t chunks, int slot)
+{
+    double m = 0.0;
+    for (int32_t c = 0; c < chunks; c++) {
+        const double x = part[DVI_PART_SLOTS * (size_t)c + (size_t)slot];
+        m = ccp_max_nan(m, x);
+    }
+    return m;
+}
+
 /* The residual's three sums, chunked by blocks: e², ‖γ‖², ‖u‖². SUM_CCP:
  * e² of the CCP's natural map, u = v + add (add = NULL: u = v);
  * SUM_COULOMB: of Coulomb's (coulomb_block); SUM_VELOCITY: the velocity
@@ -1070,8 +1209,9 @@ static inline double coulomb_block(const dvi_ccp_block* B, const double* ga, con
  * g2, u2 out. */
 enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY, SUM_FEASIBILITY };
 static double residual_sums(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
-                            double* g2, double* u2)
+                            double* g2, double* u2, double* bmax)
 {
+    const double floor = block_floor(w);
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
@@ -1081,7 +1221,7 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
         int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
-        double e2 = 0.0, gg = 0.0, uu = 0.0;
+        double e2 = 0.0, gg = 0.0, uu = 0.0, bm = 0.0;
         for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             if (sum == SUM_VELOCITY || sum == SUM_FEASIBILITY) {
@@ -1089,6 +1229,10 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
                 if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
                 e2 += sum == SUM_VELOCITY ? velocity_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu)
                                           : feasibility_block(&B[b], g + r0, v + r0, r + r0, eta, k, &gg, &uu);
+                if (bmax) { /* every block's own: the CCP's with the velocity residual, Coulomb's with feasibility */
+                    const bool coulomb = sum == SUM_FEASIBILITY;
+                    bm = ccp_max_nan(bm, block_relative(&B[b], g + r0, v + r0, r + r0, eta, k, coulomb, floor));
+                }
                 continue;
             }
             double u[6];
@@ -1107,9 +1251,11 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
         q[0] = e2;
         q[1] = gg;
         q[2] = uu;
+        q[3] = bm;
     }
     *g2 = ccp_part_sum(part, nc, 1);
     *u2 = ccp_part_sum(part, nc, 2);
+    if (bmax) *bmax = part_max(part, nc, 3);
     return ccp_part_sum(part, nc, 0);
 }
 
@@ -1118,7 +1264,7 @@ static double scaled_residual(const ccp_work* w, const double* g, const double* 
                               double rnorm)
 {
     double g2, u2;
-    const double e2 = residual_sums(w, g, v, add, sum, &g2, &u2);
+    const double e2 = residual_sums(w, g, v, add, sum, &g2, &u2, NULL);
     return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -1142,13 +1288,17 @@ double ccp_work_residual_feasibility(const ccp_work* w, const double* g, const d
     return scaled_residual(w, g, u, NULL, SUM_FEASIBILITY, w->rnorm);
 }
 
-/* rk, or the residual of `check` where rk ≤ tol and that one is larger (or
- * NaN). */
+/* rk, or where rk <= tol the largest of rk, the residual of `check` and,
+ * when every block's own residual (block_relative) is not within
+ * block_tol, that one in units of the tolerance (ccp_block_in_tol; NaN
+ * kept). */
 static double checked(const ccp_work* w, const double* g, const double* u, double rk, double tol, int check)
 {
     if (rk <= tol) {
-        const double rc = scaled_residual(w, g, u, NULL, check, w->rnorm);
-        if (!(rc <= rk)) rk = rc;
+        double g2, u2, rb;
+        const double e2 = residual_sums(w, g, u, NULL, check, &g2, &u2, &rb);
+        const double rc = sqrt(e2) / ccp_residual_scale(w->rnorm, sqrt(g2), sqrt(u2));
+        rk = ccp_max_nan(ccp_max_nan(rk, rc), ccp_block_in_tol(w, rb, tol));
     }
     return rk;
 }
@@ -1190,6 +1340,7 @@ enum {
     MS_VE2, MS_VGG, MS_VUU, /* the velocity residual: residual_sums of SUM_VELOCITY */
     MS_RGG, MS_RNN, MS_RUU, MS_RUG, MS_RZERO, /* ccp_ray_sums */
     MS_FE2, MS_FGG, MS_FUU, /* the feasibility residual: residual_sums of SUM_FEASIBILITY */
+    MS_BLOCK, MS_BLOCK_C,   /* maxima: every block's own residual, the CCP's and Coulomb's (block_relative) */
     MS_SLOTS
 };
 
@@ -1205,6 +1356,7 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
     double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;
+    const double floor = block_floor(w);
     const int nt = ccp_work_nt(w, w->m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
@@ -1244,6 +1396,11 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
             const double eta = !(eta0 > 0.0) || !isfinite(eta0) ? 0.0 : eta0;
             q[MS_VE2] += velocity_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_VGG], &q[MS_VUU]);
             q[MS_FE2] += feasibility_block(&B[b], ga, ua, r + r0, eta, k, &q[MS_FGG], &q[MS_FUU]);
+            /* every block in its own units (maxima: the bits of the passes of their own) */
+            const double rb = block_relative(&B[b], ga, ua, r + r0, eta, k, false, floor);
+            const double rbc = block_relative(&B[b], ga, ua, r + r0, eta, k, true, floor);
+            q[MS_BLOCK] = ccp_max_nan(q[MS_BLOCK], rb);
+            q[MS_BLOCK_C] = ccp_max_nan(q[MS_BLOCK_C], rbc);
             /* the infeasibility test's sums, each block scaled by η */
             if (eta0 == 0.0) q[MS_RZERO] = 1.0;
             if (eta > 0.0) {
@@ -1274,6 +1431,8 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     out->residual_feasibility = sqrt(ccp_part_sum(part, nc, MS_FE2)) /
                                 ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_FGG)),
                                                    sqrt(ccp_part_sum(part, nc, MS_FUU)));
+    out->residual_block = part_max(part, nc, MS_BLOCK);
+    out->residual_block_coulomb = part_max(part, nc, MS_BLOCK_C);
     if (ray) {
         ray->gg = ccp_part_sum(part, nc, MS_RGG);
         ray->nn = ccp_part_sum(part, nc, MS_RNN);

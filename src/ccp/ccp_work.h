@@ -62,7 +62,7 @@ enum ccp_work_placed {
 #define DVI_PAR_MIN 4096
 #define DVI_CHUNK_BLOCKS 512
 #define DVI_CHUNK_ROWS 2048
-#define DVI_PART_SLOTS 24 /* partial sums per chunk (ccp_work_metrics takes 17; whole cache lines) */
+#define DVI_PART_SLOTS 24 /* partial sums per chunk (ccp_work_metrics takes 19; whole cache lines) */
 
 
 
@@ -80,6 +80,8 @@ typedef struct ccp_work {
                          * passes read of the common block (8 bytes instead of its 32-byte record) */
     int32_t other_blocks; /* blocks that are not FRICTION */
     double rnorm;       /* ‖r‖ = ccp_norm2(r): the scale every residual takes */
+    double block_tol;   /* settings.block_tolerance (the driver sets it; ccp_work_prepare: 0, the
+                         * stopping tests' tolerance then) */
 
     /* factor form, run layout (see the design note) */
     int32_t nruns;
@@ -160,6 +162,13 @@ typedef struct ccp_work {
      * it writes that vector. */
     const double* guess_Ng;
     size_t cap_part;
+    /* the friction pyramids of the last solve, when it replaced the cones by
+     * them (lemke): their edges (0: the cones; ccp_work_prepare clears it)
+     * and each block's turns, the friction pyramid's and the rolling one's
+     * (rad; [2 nblocks], grown by ccp_work_reserve_turns): dvi_solver_pyramid */
+    int32_t pyramid_edges;
+    double* pyramid_turn;
+    size_t cap_turn;
     /* the caller's buffer for the residual of each iteration
      * (dvi_solver_record_history); NULL: none */
     double* history;
@@ -200,6 +209,35 @@ static inline int ccp_work_nt(const ccp_work* w, int32_t n)
 #else
 #define DVI_OMP_FOR_CHUNKS (void)nt;
 #endif
+
+/* The larger of a and b, NaN if either is (a residual that is NaN stays so). */
+static inline double ccp_max_nan(double a, double b)
+{
+    return a != a || b <= a ? a : b;
+}
+
+/* A block's own scale in metrics.residual_block is at least this times
+ * ‖r‖/√blocks, a typical block's share of ‖r‖: a block of almost nothing
+ * is not asked for an error below 1e-10 of that at the default block
+ * tolerance, 1e-4 (measured: docs/solvers.md). */
+#define DVI_BLOCK_SCALE_FLOOR 1e-6
+
+/* The same floor for Lemke's blocks on their pyramids: a pivoting
+ * answer's error on a block of almost nothing is the LCP's tolerance on
+ * the whole problem (in a box pyramid, |r| = 0.24, blocks without a normal
+ * impulse keep 3e-8 of tangential impulse or slide at 2e-8 m/s), not a
+ * block short of its answer (docs/solvers.md). */
+#define DVI_BLOCK_SCALE_FLOOR_PIVOTING 1e-1
+
+/* A block residual rb as a term of a stopping test at tolerance tol: 0
+ * when rb is within block_tol (the test is then the global residuals', to
+ * the bit), else rb tol / block_tol, above tol (NaN kept). block_tol not
+ * set: tol. */
+static inline double ccp_block_in_tol(const ccp_work* w, double rb, double tol)
+{
+    const double bt = w->block_tol > 0.0 ? w->block_tol : tol;
+    return rb <= bt ? 0.0 : rb != rb ? rb : rb * (tol / bt);
+}
 
 /* Chunks of a block-chunked or row-chunked reduction. */
 static inline int32_t ccp_block_chunks(const ccp_work* w)
@@ -254,6 +292,9 @@ dvi_status ccp_evaluate_with(const dvi_ccp_problem* p, const dvi_csc* W, const d
 
 /* Wall-clock seconds from a monotonic clock (src/ccp/driver.c). */
 double ccp_seconds_now(void);
+
+/* Grows pyramid_turn to 2 nblocks (false: out of memory). */
+bool ccp_work_reserve_turns(ccp_work* w);
 
 /* Frees everything a work holds and zeroes it. */
 void ccp_work_free(ccp_work* w);
@@ -480,13 +521,21 @@ double ccp_work_residual_coulomb(const ccp_work* w, const double* gamma, const d
 double ccp_work_residual_feasibility(const ccp_work* w, const double* gamma, const double* u);
 
 /* The Coulomb solvers' stopping test: ccp_work_residual_coulomb, and when
- * that is at most tol also ccp_work_residual_feasibility; the larger of
- * those computed. */
+ * that is at most tol also ccp_work_residual_feasibility and every block's
+ * own Coulomb residual (metrics.residual_block_coulomb), in one more pass;
+ * the largest of those computed. */
 double ccp_work_residual_coulomb_checked(const ccp_work* w, const double* gamma, const double* u, double tol);
 
+/* Lemke's block residual: metrics.residual_block with each FRICTION
+ * block's cone replaced by its pyramid (w->pyramid_edges edges, turned by
+ * w->pyramid_turn), u = N gamma + r. FRICTION_ROLLING blocks are left to
+ * the LCP's own residual (0 here). Serial, O(blocks · edges). */
+double ccp_work_block_pyramid(const ccp_work* w, const double* gamma, const double* u);
+
 /* The stopping test's residual: ccp_work_residual, and when that is at most
- * tol also ccp_work_residual_velocity; the larger of those computed. Every
- * CCP solver stops on it. */
+ * tol also ccp_work_residual_velocity and every block's own CCP residual
+ * (metrics.residual_block), in one more pass; the largest of those
+ * computed. Every CCP solver stops on it. */
 double ccp_work_residual_checked(const ccp_work* w, const double* gamma, const double* u, double tol);
 
 /* The same residual, with the same bits, given Ng = N gamma (u = Ng + r

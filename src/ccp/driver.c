@@ -56,12 +56,32 @@ dvi_status dvi_solver_velocity(const dvi_solver* solver, const double* gamma, do
     return DVI_OK;
 }
 
+dvi_status dvi_solver_pyramid(const dvi_solver* solver, int32_t block, double turn[2])
+{
+    if (!solver || !turn) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_solver_pyramid: solver or turn is NULL");
+    const ccp_work* w = &solver->work;
+    if (!w->p || w->pyramid_edges <= 0)
+        return base_error_set(DVI_ERR_INVALID_ARG,
+                              "dvi_solver_pyramid: no solve on friction pyramids (lemke) since the solver was created "
+                              "or lent memory");
+    if (block < 0 || block >= w->nblocks)
+        return base_error_setf(DVI_ERR_INVALID_ARG, "block: must be in [0, %d) (got %d)", (int)w->nblocks, (int)block);
+    const dvi_block_kind kind = w->p->blocks[block].kind;
+    if (kind != DVI_BLOCK_FRICTION && kind != DVI_BLOCK_FRICTION_ROLLING)
+        return base_error_setf(DVI_ERR_INVALID_ARG, "blocks[%d]: %s has no friction pyramid", (int)block,
+                               ccp_block_kind_name(kind));
+    turn[0] = w->pyramid_turn[2 * (size_t)block];
+    turn[1] = w->pyramid_turn[2 * (size_t)block + 1];
+    return DVI_OK;
+}
+
 dvi_solver_settings dvi_default_solver_settings(void)
 {
     dvi_solver_settings s;
     memset(&s, 0, sizeof s);
     s.max_iterations = 1000;
     s.tolerance = 1e-8; /* the one default, a world's step's too (docs/solvers.md) */
+    s.block_tolerance = 1e-4; /* measured: docs/solvers.md, "Every block in its own units" */
     s.warm_start = false;
     s.warm_start_scale = 1.0;
     s.threads = 1;
@@ -105,6 +125,8 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
     if (s->max_iterations < 1) return bad(msg, n, "settings.max_iterations: must be >= 1", s->max_iterations);
     if (!(s->tolerance > 0.0) || !isfinite(s->tolerance))
         return bad(msg, n, "settings.tolerance: must be finite and > 0", s->tolerance);
+    if (!(s->block_tolerance > 0.0) || !isfinite(s->block_tolerance))
+        return bad(msg, n, "settings.block_tolerance: must be finite and > 0", s->block_tolerance);
     if (s->threads < 0) return bad(msg, n, "settings.threads: must be >= 0", s->threads);
     if (!(s->warm_start_scale > 0.0 && s->warm_start_scale <= 1.0))
         return bad(msg, n, "settings.warm_start_scale: must be in (0, 1]", s->warm_start_scale);
@@ -320,6 +342,8 @@ static void reset_result(dvi_solve_result* res)
     res->metrics.residual = NAN;
     res->metrics.residual_coulomb = NAN;
     res->metrics.residual_feasibility = NAN;
+    res->metrics.residual_block = NAN;
+    res->metrics.residual_block_coulomb = NAN;
 }
 
 static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, double* gamma, dvi_solve_result* res)
@@ -345,6 +369,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
         return st;
     }
+    w->block_tol = s->block_tolerance;
     if (solver->impl->refused_kinds) {
         /* a kind the solver does not take (the registry's refused_kinds), with the solvers that take the problem */
         int32_t first = -1;
@@ -418,6 +443,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         return st;
     }
 
+    res->pyramid_edges = w->pyramid_edges;
     /* fresh metrics on the returned γ (its product from the solver when it
      * has one: the same operations, so the same bits) */
     const double* u = w->u_final;
@@ -435,10 +461,15 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the iterates became non-finite");
     }
     if (solver->impl->targets_ccp) {
-        /* the stopping test: both residuals within the tolerance; the
-         * solve's residual is the larger */
-        const double rv = res->metrics.residual_velocity;
+        /* the stopping test: the CCP and velocity residuals within the
+         * tolerance and every block's own within block_tolerance (the
+         * block's is computed once the first is, ccp_work_residual_checked);
+         * the solve's residual is the larger of the first two, or the
+         * block's in units of the tolerance when that one fails */
+        const double rv = res->metrics.residual_velocity, rb = res->metrics.residual_block;
         res->target_residual = rv > res->metrics.residual ? rv : res->metrics.residual;
+        if (res->metrics.residual <= s->tolerance)
+            res->target_residual = ccp_max_nan(res->target_residual, ccp_block_in_tol(w, rb, s->tolerance));
         if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual <= s->tolerance)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
@@ -450,20 +481,34 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
                      "the CCP residual %.3e is within the tolerance but the velocity residual %.3e is not (impulses "
                      "tiny beside the velocities?)",
                      res->metrics.residual, rv);
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(rb <= s->block_tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "the CCP residual %.3e is within the tolerance but a block's own residual is %.3e, above the "
+                     "block tolerance %.3e (a block of small impulses and velocities beside large ones, short of "
+                     "its answer)",
+                     res->metrics.residual, rb, s->block_tolerance);
         }
     }
     if (solver->impl->law == DVI_LAW_COULOMB) {
         /* Coulomb's law has no objective and no velocity form: its residual
          * alone decides */
         res->target_residual = res->metrics.residual_coulomb;
-        if (res->metrics.residual_coulomb <= s->tolerance &&
-            !(res->metrics.residual_feasibility <= res->metrics.residual_coulomb))
-            res->target_residual = res->metrics.residual_feasibility; /* ccp_work_residual_coulomb_checked */
+        if (res->metrics.residual_coulomb <= s->tolerance) /* ccp_work_residual_coulomb_checked */
+            res->target_residual = ccp_max_nan(ccp_max_nan(res->target_residual, res->metrics.residual_feasibility),
+                                               ccp_block_in_tol(w, res->metrics.residual_block_coulomb, s->tolerance));
         if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_coulomb <= s->tolerance)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
                      "stopping test met internally but the fresh Coulomb residual %.3e exceeds the tolerance %.3e",
                      res->metrics.residual_coulomb, s->tolerance);
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_block_coulomb <= s->block_tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "the Coulomb residual %.3e is within the tolerance but a block's own residual is %.3e, above "
+                     "the block tolerance %.3e (a block of small impulses and velocities beside large ones, short "
+                     "of its answer)",
+                     res->metrics.residual_coulomb, res->metrics.residual_block_coulomb, s->block_tolerance);
         }
     }
     /* every solver: the rows on which all laws agree, in velocities (the
@@ -480,6 +525,19 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
                  : solver->impl->targets_ccp        ? res->metrics.residual
                                                     : res->target_residual,
                  rf);
+    }
+    if (w->pyramid_edges > 0 && solver->impl->law != DVI_LAW_COULOMB && !s->lemke.coulomb) {
+        /* Lemke: its one LCP residual divides by the whole problem's scale;
+         * every block on its pyramid in its own units too */
+        const double rp = ccp_work_block_pyramid(w, gamma, u);
+        res->target_residual = ccp_max_nan(res->target_residual, ccp_block_in_tol(w, rp, s->tolerance));
+        if (res->status == DVI_SOLVE_CONVERGED && !(rp <= s->block_tolerance)) {
+            res->status = DVI_SOLVE_MAX_ITERATIONS;
+            snprintf(res->message, sizeof res->message,
+                     "the LCP residual is within the tolerance but a block's own residual on its pyramid is %.3e, "
+                     "above the block tolerance %.3e (a block of small impulses and velocities beside large ones)",
+                     rp, s->block_tolerance);
+        }
     }
     if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, u, &ray, res->message, sizeof res->message))
         res->status = DVI_SOLVE_INFEASIBLE;

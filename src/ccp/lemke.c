@@ -1057,14 +1057,16 @@ static size_t lemke_solver_layout(int32_t m, int32_t nb, int32_t n, int32_t k, v
  * DVI_OK, or DVI_ERR_NUMERIC with msg set. */
 /* The k columns of a pyramid over the reduced rows (rt, rt + 1) of the
  * block whose normal is row cn, from LCP variable v on: direction j is
- * d_j, turned by lemke_turn when orient is set. Returns the next variable. */
+ * d_j, turned by lemke_turn when orient is set; the turn's angle (rad) into
+ * *turn (dvi_solver_pyramid). Returns the next variable. */
 static int32_t lemke_pyramid(lemke_layout* L, int32_t k, int32_t v, int32_t cn, int32_t rt, bool orient,
-                             double grid, const double* guess)
+                             double grid, const double* guess, double* turn)
 {
     double co = 1.0, si = 0.0;
     if (orient)
         lemke_turn(L->rred + rt, L->rred[cn], guess ? guess + L->crow[rt] : NULL, guess ? guess[L->crow[cn]] : 0.0, k,
                    grid, &co, &si);
+    *turn = atan2(si, co);
     for (int32_t j = 0; j < k; ++j)
         lemke_set_t(L->tr, L->tc, v++, rt, co * L->dirs[2 * j] - si * L->dirs[2 * j + 1], rt + 1,
                     si * L->dirs[2 * j] + co * L->dirs[2 * j + 1]);
@@ -1214,18 +1216,20 @@ static dvi_status lemke_build(ccp_work* w, const dvi_solver_settings* s, bool re
         int32_t v = 0, cr = 0;
         for (int32_t b = 0; b < w->nblocks; ++b) {
             dvi_block_kind kind = p->blocks[b].kind;
+            double* turn = w->pyramid_turn + 2 * (size_t)b; /* the friction and the rolling pyramid's */
+            turn[0] = turn[1] = 0.0;
             if (kind == DVI_BLOCK_BILATERAL)
                 continue;
             lemke_set_t(L->tr, L->tc, v++, cr, 1.0, -1, 0.0); /* γ_n */
             if (kind == DVI_BLOCK_FRICTION || kind == DVI_BLOCK_FRICTION_ROLLING) {
-                v = lemke_pyramid(L, k, v, cr, cr + 1, s->lemke.orient, s->lemke.orient_grid, guess); /* β_j */
+                v = lemke_pyramid(L, k, v, cr, cr + 1, s->lemke.orient, s->lemke.orient_grid, guess, turn); /* β_j */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);               /* λ */
             }
             if (kind == DVI_BLOCK_FRICTION_ROLLING) {
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, 1.0, -1, 0.0);  /* σ+ */
                 lemke_set_t(L->tr, L->tc, v++, cr + 3, -1.0, -1, 0.0); /* σ− */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);      /* λ_s */
-                v = lemke_pyramid(L, k, v, cr, cr + 4, s->lemke.orient, s->lemke.orient_grid, guess); /* ρ_j */
+                v = lemke_pyramid(L, k, v, cr, cr + 4, s->lemke.orient, s->lemke.orient_grid, guess, turn + 1); /* ρ_j */
                 lemke_set_t(L->tr, L->tc, v++, -1, 0.0, -1, 0.0);               /* λ_r */
             }
             cr += w->block_row[b + 1] - w->block_row[b];
@@ -1537,7 +1541,13 @@ static dvi_status lemke_ccp_body(ccp_work* w, const dvi_solver_settings* s, bool
         }
     }
 
-    /* phase 1: N, Schur complement, pyramid LCP */
+    /* phase 1: N, Schur complement, pyramid LCP (each pyramid's turn kept
+     * for dvi_solver_pyramid) */
+    if (!ccp_work_reserve_turns(w)) {
+        snprintf(res->message, sizeof res->message, "lemke: out of memory (the pyramids' turns)");
+        return DVI_ERR_NOMEM;
+    }
+    w->pyramid_edges = k;
     st = lemke_build(w, s, relaxed, s->warm_start ? gamma : NULL, &L, nb, n, &rank, res->message,
                      sizeof res->message);
     if (st != DVI_OK) {

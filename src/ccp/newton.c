@@ -235,8 +235,10 @@ static double coulomb_residual(const ccp_work* w, const double* g, const double*
 {
     dvi_ccp_metrics mt;
     ccp_work_metrics(w, g, u, &mt, NULL);
-    /* the feasibility residual too, as ccp_work_residual_coulomb_checked */
-    if (mt.residual_coulomb <= tol && !(mt.residual_feasibility <= mt.residual_coulomb)) return mt.residual_feasibility;
+    /* the feasibility residual and every block's own too, as ccp_work_residual_coulomb_checked */
+    if (mt.residual_coulomb <= tol)
+        return ccp_max_nan(ccp_max_nan(mt.residual_coulomb, mt.residual_feasibility),
+                           ccp_block_in_tol(w, mt.residual_block_coulomb, tol));
     return mt.residual_coulomb;
 }
 

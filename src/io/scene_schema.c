@@ -862,6 +862,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "friction_law",
                                                "friction",
                                                "tolerance",
+                                               "block_tolerance",
                                                "max_iterations",
                                                "warm_start",
                                                "warm_start_scale",
@@ -1134,6 +1135,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
                 sc_quote(q, sizeof q, friction));
     dvi_solver_settings* ss = &s->solver_settings;
     sc_num_field(c, v, P, "tolerance", false, R_POS, &ss->tolerance);
+    sc_num_field(c, v, P, "block_tolerance", false, R_POS, &ss->block_tolerance);
     int64_t iv;
     if (sc_int_field(c, v, P, "max_iterations", false, 1, 1e9, &iv)) ss->max_iterations = (int32_t)iv;
     sc_bool_field(c, v, P, "warm_start", &ss->warm_start);

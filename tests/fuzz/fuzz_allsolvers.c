@@ -13,7 +13,10 @@
  * row's diagonal), u = W γ + r, and u' = u + μ ‖u_t‖ e_n for the solvers of
  * Coulomb's law (u for the CCP's): the natural map γ_b − Π_K(γ_b − s_b u'_b),
  * K the block's cone (R for a bilateral row, R+ for a frictionless one,
- * ‖γ_t‖ ≤ μ γ_n for friction), which is 0 exactly at a solution (Moreau);
+ * ‖γ_t‖ ≤ μ γ_n for friction; for a solver that answers for pyramids in
+ * the cones' place, result.pyramid_edges = k, the pyramid of k edges on
+ * the cone that dvi_solver_pyramid gives), which is 0 exactly at a
+ * solution (Moreau);
  * relative to the block's own scale max(‖γ_b‖, s_b ‖r_b‖, s_b Σ|W_bj||γ_j|),
  * so that a large block does not hide a small one's error. A "converged"
  * whose largest relative residual exceeds FUZZ_RESIDUAL_MAX is a wrong
@@ -122,8 +125,56 @@ static void project_cone(double mu, double x[3])
     x[2] *= mu * a / t;
 }
 
+/* Π onto the pyramid of k edges (1, μ cos θ_j, μ sin θ_j), θ_j = turn +
+ * 2πj/k: x itself when inside every face, else the nearest of its
+ * projections onto the faces (each the cone of two adjacent edges). */
+static void project_pyramid(double mu, int k, double turn, double x[3])
+{
+    if (!(mu > 0.0)) {
+        x[0] = fmax(x[0], 0.0);
+        x[1] = x[2] = 0.0;
+        return;
+    }
+    const double pi = 3.14159265358979323846;
+    double best[3] = {0, 0, 0}, dbest = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]; /* the apex */
+    bool inside = true;
+    for (int j = 0; j < k; j++) {
+        const double t0 = turn + 2.0 * pi * j / k, t1 = turn + 2.0 * pi * (j + 1) / k;
+        const double a[3] = {1.0, mu * cos(t0), mu * sin(t0)}, b[3] = {1.0, mu * cos(t1), mu * sin(t1)};
+        const double nrm[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+        if (nrm[0] * x[0] + nrm[1] * x[1] + nrm[2] * x[2] < 0.0) inside = false; /* nrm points inward */
+        const double aa = a[0] * a[0] + a[1] * a[1] + a[2] * a[2], bb = b[0] * b[0] + b[1] * b[1] + b[2] * b[2];
+        const double ab = a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+        const double xa = x[0] * a[0] + x[1] * a[1] + x[2] * a[2], xb = x[0] * b[0] + x[1] * b[1] + x[2] * b[2];
+        const double det = aa * bb - ab * ab;
+        double cand[3][2] = {{(bb * xa - ab * xb) / det, (aa * xb - ab * xa) / det}, {fmax(xa / aa, 0.0), 0.0},
+                             {0.0, fmax(xb / bb, 0.0)}};
+        for (int c = 0; c < 3; c++) {
+            if (!(cand[c][0] >= 0.0 && cand[c][1] >= 0.0)) continue;
+            double y[3], d = 0.0;
+            for (int i = 0; i < 3; i++) {
+                y[i] = cand[c][0] * a[i] + cand[c][1] * b[i];
+                d += (x[i] - y[i]) * (x[i] - y[i]);
+            }
+            if (d < dbest) {
+                dbest = d;
+                memcpy(best, y, sizeof best);
+            }
+        }
+    }
+    if (!inside) memcpy(x, best, sizeof best);
+}
+
+/* The cones an answer is judged on: the friction cones (edges 0), or the
+ * pyramids a solver put in their place (Lemke: edges k, each friction
+ * block's turn, dvi_solver_pyramid). */
+typedef struct cones {
+    int edges;
+    double turn[MAX_BLOCKS];
+} cones;
+
 /* The largest relative natural-map residual over the blocks (see above). */
-static double independent_residual(const problem* P, const double* g, bool coulomb)
+static double independent_residual(const problem* P, const double* g, bool coulomb, const cones* K)
 {
     const int32_t m = P->rows;
     double u[MAX_ROWS], mag[MAX_ROWS];
@@ -149,6 +200,7 @@ static double independent_residual(const problem* P, const double* g, bool coulo
             ref = fmax(ref, fmax(fabs(g[o + i]), s * fmax(fabs(P->r[o + i]), mag[o + i])));
         }
         if (B->kind == DVI_BLOCK_FRICTIONLESS) x[0] = fmax(x[0], 0.0);
+        else if (B->kind == DVI_BLOCK_FRICTION && K->edges > 0) project_pyramid(B->mu, K->edges, K->turn[k], x);
         else if (B->kind == DVI_BLOCK_FRICTION) project_cone(B->mu, x);
         for (int32_t i = 0; i < n; i++) res = fmax(res, fabs(g[o + i] - x[i]));
         const double rel = ref > 0 ? res / ref : res;
@@ -189,12 +241,23 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         double g[MAX_ROWS] = {0};
         dvi_solve_result res;
         memset(&res, 0, sizeof res);
-        dvi_status st = dvi_ccp_solve(&P.p, dvi_solver_name(s), NULL, g, &res);
+        dvi_solver* sv = NULL;
+        FUZZ_CHECK(dvi_solver_create(dvi_solver_name(s), NULL, &sv) == DVI_OK);
+        dvi_status st = dvi_solver_solve(sv, &P.p, g, &res);
         for (int32_t i = 0; i < P.rows; i++) FUZZ_CHECK(st != DVI_OK || isfinite(g[i]));
+        /* the cones the answer is for: the solver's pyramids when it says so */
+        cones K = {.edges = st == DVI_OK ? res.pyramid_edges : 0};
+        for (int32_t k = 0; k < P.nblocks && K.edges > 0; k++) {
+            double turn[2];
+            if (P.blocks[k].kind == DVI_BLOCK_FRICTION) FUZZ_CHECK(dvi_solver_pyramid(sv, k, turn) == DVI_OK);
+            K.turn[k] = P.blocks[k].kind == DVI_BLOCK_FRICTION ? turn[0] : 0.0;
+        }
+        dvi_solver_destroy(sv);
         if (st != DVI_OK || res.status != DVI_SOLVE_CONVERGED) continue;
-        const double r = independent_residual(&P, g, law == DVI_LAW_COULOMB);
+        const double r = independent_residual(&P, g, law == DVI_LAW_COULOMB, &K);
         if (getenv("DVI_FUZZ_DUMP")) {
-            fprintf(stderr, "  %s: independent %.3g, gamma", dvi_solver_name(s), r);
+            fprintf(stderr, "  %s: independent %.3g%s, gamma", dvi_solver_name(s), r,
+                    K.edges > 0 ? " (on its pyramids)" : "");
             for (int32_t i = 0; i < P.rows; i++) fprintf(stderr, " %.9g", g[i]);
             fprintf(stderr, "\n");
         }
