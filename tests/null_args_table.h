@@ -17,6 +17,7 @@ ENTRY(dvi_ccp_velocity, 3, ST, "RRR", dvi_ccp_velocity(A(0, fx.p), A(1, fx.din),
 ENTRY(dvi_friction_law_string, 0, OTHER, "", dvi_friction_law_string(0))
 ENTRY(dvi_default_solver_settings, 0, OTHER, "", dvi_default_solver_settings())
 ENTRY(dvi_solve_status_string, 0, OTHER, "", dvi_solve_status_string(0))
+ENTRY(dvi_block_tolerance, 1, OTHER, "R", dvi_block_tolerance(A(0, (const dvi_solver_settings*)fx.any), 4))
 ENTRY(dvi_solver_count, 0, OTHER, "", dvi_solver_count())
 ENTRY(dvi_solver_name, 0, OTHER, "", dvi_solver_name(0))
 ENTRY(dvi_solver_summary, 0, OTHER, "", dvi_solver_summary(0))

@@ -400,7 +400,7 @@ static dvi_solve_result coulomb_solve(const char* name, const dvi_ccp_problem* p
     const double rc = res.metrics.residual_coulomb, rf = res.metrics.residual_feasibility,
                  rb = res.metrics.residual_block_coulomb;
     assert_true(res.target_residual == fmax(rc, rf)); /* the stopping test's: every block passed its own */
-    assert_true(rb <= s.block_tolerance);
+    assert_true(rb <= res.block_tolerance && res.block_tolerance == dvi_block_tolerance(&s, p->block_count));
     assert_string_equal(res.message, "");
     if (strcmp(name, "nsgs") == 0) assert_int_equal(res.history_length, res.iterations);
     assert_true(res.history_length >= 1 || res.iterations == 0);

@@ -46,9 +46,9 @@ static void test_solver_layer(void** state)
     assert_int_equal(dvi_solver_create("apgd", &bad, &s), DVI_ERR_INVALID_ARG);
     expect_message("settings.tolerance", NULL);
     dvi_solver_settings bad_block = dvi_default_solver_settings();
-    bad_block.block_tolerance = 0.0;
+    bad_block.block_tolerance = -1e-4;
     assert_int_equal(dvi_solver_create("apgd", &bad_block, &s), DVI_ERR_INVALID_ARG);
-    expect_message("settings.block_tolerance: must be finite and > 0 (got 0)", NULL);
+    expect_message("settings.block_tolerance: must be finite and >= 0 (0: automatic) (got -0.0001)", NULL);
 
     /* one frictional contact: N = I (W form), r = (−1, 0.2, 0) */
     const int32_t cp[4] = {0, 1, 2, 3}, ri[3] = {0, 1, 2};

@@ -339,7 +339,7 @@ static void test_warm_start_and_reuse(void** state)
               res.history_length, res.iterations);
         ASSERT_NEAR(hist[res.history_length - 1], res.target_residual, 0.0);
         CHECK(res.target_residual == fmax(res.metrics.residual_coulomb, res.metrics.residual_feasibility) &&
-                  res.metrics.residual_block_coulomb <= dvi_default_solver_settings().block_tolerance,
+                  res.metrics.residual_block_coulomb <= res.block_tolerance,
               "target %g, Coulomb residual %g, feasibility residual %g, block residual %g", res.target_residual,
               res.metrics.residual_coulomb, res.metrics.residual_feasibility, res.metrics.residual_block_coulomb);
         /* the same problem again: no allocation, the same bits */

@@ -203,8 +203,13 @@ int dvi_cmd_solve(int argc, char** argv)
         for (int32_t i = 0; i < prob->rows; i++) ref_norm += file->solution[i] * file->solution[i];
     ref_norm = sqrt(ref_norm);
 
+    char block_text[64];
+    if (s.block_tolerance > 0)
+        snprintf(block_text, sizeof block_text, "%.3g", s.block_tolerance);
+    else /* the automatic value of this problem (ccp.h) */
+        snprintf(block_text, sizeof block_text, "auto (%.3g)", dvi_block_tolerance(&s, prob->block_count));
     if (!json)
-        printf("tolerance %.3g, block tolerance %.3g, at most %d iterations%s\n", s.tolerance, s.block_tolerance,
+        printf("tolerance %.3g, block tolerance %s, at most %d iterations%s\n", s.tolerance, block_text,
                (int)s.max_iterations, warm ? ", warm start from gamma0" : "");
     if (!json) printf("%-8s %-15s %10s %13s %13s %12s %13s\n", "solver", "status", "iterations", "CCP residual", "Coulomb res.",
            "time", file->solution ? "|g-ref|/|ref|" : "");

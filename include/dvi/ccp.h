@@ -215,7 +215,11 @@ typedef struct dvi_solver_settings {
                             ///< the CCP residual, Lemke's LCP, or the Coulomb residual; default 1e-8 (a world's step's too)
     double block_tolerance; ///< on every block's own residual (metrics.residual_block, or
                             ///< residual_block_coulomb for the solvers of Coulomb's law; Lemke's on its
-                            ///< pyramids): each block within this fraction of its own scale; default 1e-4
+                            ///< pyramids): each block within this fraction of its own scale. 0, the
+                            ///< default: automatic, 10 √blocks × tolerance within [1e-6, 0.1], what the global
+                            ///< residual already implies for a block of typical scale, so that the test
+                            ///< catches the blocks whose scale hides them (result.block_tolerance says
+                            ///< the value used); > 0: that value
     bool warm_start;        ///< use γ passed in as the initial guess; default false (γ = 0)
     double warm_start_scale; ///< with warm_start, the guess is first multiplied by this, in (0, 1];
                              ///< default 1. Below 1 it damps a guess carried over from an earlier
@@ -325,6 +329,8 @@ typedef struct dvi_solve_result {
                               ///< passes over the problem's arrays and vectors, from the layout
                               ///< (docs/performance.md gives the model); averaged over the solve
                               ///< (backtracking products included); 0 when not estimated (lemke)
+    double block_tolerance;   ///< the block tolerance the status was judged by (settings.block_tolerance,
+                              ///< or its automatic value for this problem)
     int32_t pyramid_edges;    ///< which cones the answer is for: 0, the friction cones; k (lemke), each
                               ///< friction block's cone replaced by an inscribed k-sided pyramid,
                               ///< turned as dvi_solver_pyramid says (its answer is judged on them)
@@ -339,6 +345,12 @@ typedef struct dvi_solve_result {
 /// reused from solve to solve (memory grows only when a problem grows).
 /// Not thread-safe: one instance per thread.
 typedef struct dvi_solver dvi_solver;
+
+/// The block tolerance a solve of a problem of `block_count` blocks is judged
+/// by under `settings`: settings->block_tolerance, or when that is 0
+/// (automatic) 10 √block_count × settings->tolerance within [1e-6, 0.1]. NaN when
+/// settings is NULL.
+DVI_API double dvi_block_tolerance(const dvi_solver_settings* settings, int32_t block_count);
 
 /// Number of built-in solvers and their names ("apgd", "pgs", "jacobi",
 /// "lemke" for the CCP; "nsgs", "newton", "desaxce" for Coulomb's law).

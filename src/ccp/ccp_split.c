@@ -101,8 +101,8 @@ dvi_status ccp_solve_split(const char* solver_name, const dvi_solver_settings* s
         /* the feasibility residual too, as the driver asks of every solve (docs/solvers.md) */
         const bool feasible = met.residual_feasibility <= s.tolerance;
         if (feasible &&
-            ((impl->targets_ccp && met.residual <= s.tolerance && met.residual_block <= s.block_tolerance) ||
-             (coulomb && met.residual_coulomb <= s.tolerance && met.residual_block_coulomb <= s.block_tolerance))) {
+            ((impl->targets_ccp && met.residual <= s.tolerance && met.residual_block <= ccp_block_tolerance(&s, p->block_count)) ||
+             (coulomb && met.residual_coulomb <= s.tolerance && met.residual_block_coulomb <= ccp_block_tolerance(&s, p->block_count)))) {
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }

@@ -81,7 +81,7 @@ dvi_solver_settings dvi_default_solver_settings(void)
     memset(&s, 0, sizeof s);
     s.max_iterations = 1000;
     s.tolerance = 1e-8; /* the one default, a world's step's too (docs/solvers.md) */
-    s.block_tolerance = 1e-4; /* measured: docs/solvers.md, "Every block in its own units" */
+    s.block_tolerance = 0.0; /* automatic (ccp_block_tolerance): docs/solvers.md, "Every block in its own units" */
     s.warm_start = false;
     s.warm_start_scale = 1.0;
     s.threads = 1;
@@ -118,6 +118,11 @@ static dvi_status bad(char* msg, size_t n, const char* text, double value)
     return DVI_ERR_INVALID_ARG;
 }
 
+double dvi_block_tolerance(const dvi_solver_settings* settings, int32_t block_count)
+{
+    return settings ? ccp_block_tolerance(settings, block_count) : NAN;
+}
+
 static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t n)
 {
     if (s->internal_cookie != DVI_SETTINGS_COOKIE)
@@ -125,8 +130,8 @@ static dvi_status check_settings(const dvi_solver_settings* s, char* msg, size_t
     if (s->max_iterations < 1) return bad(msg, n, "settings.max_iterations: must be >= 1", s->max_iterations);
     if (!(s->tolerance > 0.0) || !isfinite(s->tolerance))
         return bad(msg, n, "settings.tolerance: must be finite and > 0", s->tolerance);
-    if (!(s->block_tolerance > 0.0) || !isfinite(s->block_tolerance))
-        return bad(msg, n, "settings.block_tolerance: must be finite and > 0", s->block_tolerance);
+    if (!(s->block_tolerance >= 0.0) || !isfinite(s->block_tolerance))
+        return bad(msg, n, "settings.block_tolerance: must be finite and >= 0 (0: automatic)", s->block_tolerance);
     if (s->threads < 0) return bad(msg, n, "settings.threads: must be >= 0", s->threads);
     if (!(s->warm_start_scale > 0.0 && s->warm_start_scale <= 1.0))
         return bad(msg, n, "settings.warm_start_scale: must be in (0, 1]", s->warm_start_scale);
@@ -369,7 +374,8 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
         return st;
     }
-    w->block_tol = s->block_tolerance;
+    w->block_tol = ccp_block_tolerance(s, w->nblocks);
+    res->block_tolerance = w->block_tol;
     if (solver->impl->refused_kinds) {
         /* a kind the solver does not take (the registry's refused_kinds), with the solvers that take the problem */
         int32_t first = -1;
@@ -481,13 +487,13 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
                      "the CCP residual %.3e is within the tolerance but the velocity residual %.3e is not (impulses "
                      "tiny beside the velocities?)",
                      res->metrics.residual, rv);
-        } else if (res->status == DVI_SOLVE_CONVERGED && !(rb <= s->block_tolerance)) {
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(rb <= w->block_tol)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
                      "the CCP residual %.3e is within the tolerance but a block's own residual is %.3e, above the "
                      "block tolerance %.3e (a block of small impulses and velocities beside large ones, short of "
                      "its answer)",
-                     res->metrics.residual, rb, s->block_tolerance);
+                     res->metrics.residual, rb, w->block_tol);
         }
     }
     if (solver->impl->law == DVI_LAW_COULOMB) {
@@ -502,13 +508,13 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
             snprintf(res->message, sizeof res->message,
                      "stopping test met internally but the fresh Coulomb residual %.3e exceeds the tolerance %.3e",
                      res->metrics.residual_coulomb, s->tolerance);
-        } else if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_block_coulomb <= s->block_tolerance)) {
+        } else if (res->status == DVI_SOLVE_CONVERGED && !(res->metrics.residual_block_coulomb <= w->block_tol)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
                      "the Coulomb residual %.3e is within the tolerance but a block's own residual is %.3e, above "
                      "the block tolerance %.3e (a block of small impulses and velocities beside large ones, short "
                      "of its answer)",
-                     res->metrics.residual_coulomb, res->metrics.residual_block_coulomb, s->block_tolerance);
+                     res->metrics.residual_coulomb, res->metrics.residual_block_coulomb, w->block_tol);
         }
     }
     /* every solver: the rows on which all laws agree, in velocities (the
@@ -530,13 +536,18 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         /* Lemke: its one LCP residual divides by the whole problem's scale;
          * every block on its pyramid in its own units too */
         const double rp = ccp_work_block_pyramid(w, gamma, u);
+        /* a pivoting method's answer is exact up to the rounding its pivots
+         * amplify, which iterating cannot lower: the automatic block
+         * tolerance is at least DVI_BLOCK_TOL_PIVOTING for it */
+        if (!(s->block_tolerance > 0.0) && w->block_tol < DVI_BLOCK_TOL_PIVOTING) w->block_tol = DVI_BLOCK_TOL_PIVOTING;
+        res->block_tolerance = w->block_tol;
         res->target_residual = ccp_max_nan(res->target_residual, ccp_block_in_tol(w, rp, s->tolerance));
-        if (res->status == DVI_SOLVE_CONVERGED && !(rp <= s->block_tolerance)) {
+        if (res->status == DVI_SOLVE_CONVERGED && !(rp <= w->block_tol)) {
             res->status = DVI_SOLVE_MAX_ITERATIONS;
             snprintf(res->message, sizeof res->message,
                      "the LCP residual is within the tolerance but a block's own residual on its pyramid is %.3e, "
                      "above the block tolerance %.3e (a block of small impulses and velocities beside large ones)",
-                     rp, s->block_tolerance);
+                     rp, w->block_tol);
         }
     }
     if (res->status != DVI_SOLVE_BAD_INPUT && infeasible(w, gamma, u, &ray, res->message, sizeof res->message))
