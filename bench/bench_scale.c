@@ -77,10 +77,16 @@
  * OPENBLAS_NUM_THREADS = 1; the scene's solver gets the threads through
  * dvi_scene_apply_overrides.
  *
+ * A shared core (--contended): each row is run twice, the second time
+ * beside a competing load, a child process spinning on CPU 0 (pinned with
+ * sched_setaffinity on Linux) for as long as the row's child runs; the
+ * JSON rows say which ("contended") and how many measured steps the world
+ * ran on one thread ("fallback_steps", dvi_world_def.thread_fallback).
+ *
  * usage: bench_scale [--sizes N,N,...] [--steps K] [--warmup W] [--threads T,T,...]
  *                    [--scene FILE]... [--no-rover] [--dem-spheres N] [--dem-steps K]
  *                    [--settle-time S] [--settle-threads T] [--cache-dir DIR] [--no-cache]
- *                    [--settle-only] [--quick] [--json] [--json-file FILE]
+ *                    [--settle-only] [--contended] [--no-fallback] [--quick] [--json] [--json-file FILE]
  *                    [--print-bed N] [--print-dem N] [--help]
  * Exit status: 0 when every row ran and its figures are finite, 1 otherwise,
  * 2 on bad usage. */
@@ -831,6 +837,9 @@ static int load_settled(const spec* sp, int threads, const char* state_path, dou
     return 0;
 }
 
+/* Child: the world's fallback to one thread off (--no-fallback). */
+static bool child_no_fallback;
+
 /* Child: one row. */
 static int child_row(const spec* sp, int threads, const char* state_path, int steps, int warmup, double cap_override,
                      row_result* r)
@@ -846,6 +855,7 @@ static int child_row(const spec* sp, int threads, const char* state_path, int st
     r->dem = strcmp(dvi_scene_get_settings(s).method, "dem") == 0;
     r->bodies = dvi_scene_body_count(s);
     r->build_s = now() - t0;
+    if (child_no_fallback) dvi_world_set_thread_fallback(dvi_model_world(m), false);
     const dvi_world* w = dvi_model_world_const(m);
     double wall = 0, col = 0, ass = 0, sol = 0, integ = 0, it = 0, con = 0, bpi = 0, bpci = 0;
     double cpu0 = 0, wall0 = 0;
@@ -1165,6 +1175,7 @@ static void usage(FILE* f)
             "  --cache-dir DIR     where settled states are kept (default EXE_DIR/../bench-cache)\n"
             "  --no-cache          settle every scene afresh and keep nothing\n"
             "  --settle-only       settle (or find in the cache) every scene, measure nothing\n"
+            "  --no-fallback       the rows' worlds without the fallback to one thread (thread_fallback off)\n"
             "  --contended         each row twice: on an idle machine, then beside a competing load (a\n"
             "                      process spinning on CPU 0 while the row's steps run)\n"
             "  --convergence       instead of the step rows: the time to a residual (1e-4, 1e-6) of each\n"
@@ -1190,7 +1201,7 @@ typedef struct options {
     long dem_spheres;
     const char* scenes[MAX_LIST];
     int nscenes;
-    bool no_rover, no_cache, quick, json, settle_only, convergence, contended;
+    bool no_rover, no_cache, quick, json, settle_only, convergence, contended, no_fallback;
     int conv_max;
     double settle_time;
     int settle_threads;
@@ -1222,6 +1233,7 @@ static int child_main(int argc, char** argv)
         else if (strcmp(k, "--child-state") == 0) state = v;
         else if (strcmp(k, "--child-fresh") == 0) fresh = atoi(v);
         else if (strcmp(k, "--child-cap") == 0) cap = atof(v);
+        else if (strcmp(k, "--child-no-fallback") == 0) child_no_fallback = atoi(v) != 0;
         else if (strcmp(k, "--child-n") == 0) n = atol(v);
         else if (strcmp(k, "--child-reps") == 0) reps = atoi(v);
         else if (strcmp(k, "--child-max-iterations") == 0) max_it = atoi(v);
@@ -1308,6 +1320,8 @@ int main(int argc, char** argv)
             o.no_cache = true;
         } else if (strcmp(a, "--no-rover") == 0) {
             o.no_rover = true;
+        } else if (strcmp(a, "--no-fallback") == 0) {
+            o.no_fallback = true;
         } else if (strcmp(a, "--contended") == 0) {
             o.contended = true;
         } else if (strcmp(a, "--settle-only") == 0) {
@@ -1689,6 +1703,7 @@ int main(int argc, char** argv)
             av_add(&a, "--child-steps"), av_add(&a, "%d", steps);
             av_add(&a, "--child-warmup"), av_add(&a, "%d", warmup);
             av_add(&a, "--child-cap"), av_add(&a, "%.17g", o.settle_time);
+            av_add(&a, "--child-no-fallback"), av_add(&a, "%d", o.no_fallback ? 1 : 0);
             /* the bandwidth now, with the row's threads: the machine's varies by ±20% over minutes */
             const double bw = run_triad((int)o.threads[k], o.triad_n, o.triad_reps);
             row_result r;
