@@ -92,7 +92,8 @@ void wld_guard_note(wld_thread_guard* g, int full, int threads, double wall, dou
     }
     const bool slower = wall > 2.0 * g->mean; /* a sudden change of the machine's load */
     g->mean += 0.25 * (wall - g->mean);
-    const bool due = --g->countdown <= 0 || slower;
+    if (g->countdown > 0) g->countdown--;
+    const bool due = g->countdown == 0 || slower;
     if (g->one ? due : due && cpu < GUARD_EFFICIENCY * full * wall) g->trial = true;
 }
 
