@@ -130,13 +130,19 @@ static void test_dvi_strip_fallback(void** state)
 }
 
 /* Notes a step of `wall` seconds on the threads the guard gives (of 2), the
- * process taking `eff` × 2 × wall CPU seconds; returns the threads it ran on. */
-static int guard_step(wld_thread_guard* g, double wall_one, double wall_two, double eff)
+ * process taking eff_one × wall CPU seconds on one thread, eff × 2 × wall on
+ * two; returns the threads it ran on. */
+static int guard_step_cpu(wld_thread_guard* g, double wall_one, double wall_two, double eff_one, double eff)
 {
     const int nt = wld_guard_threads(g, 2, true);
     const double wall = nt == 1 ? wall_one : wall_two;
-    wld_guard_note(g, 2, nt, wall, (nt == 1 ? 1.0 : eff * 2.0) * wall);
+    wld_guard_note(g, 2, nt, wall, (nt == 1 ? eff_one : eff * 2.0) * wall);
     return nt;
+}
+
+static int guard_step(wld_thread_guard* g, double wall_one, double wall_two, double eff)
+{
+    return guard_step_cpu(g, wall_one, wall_two, 1.0, eff);
 }
 
 /* The fallback's decisions on given times (2 threads asked for): on a
@@ -189,6 +195,16 @@ static void test_guard_policy(void** state)
     assert_false(g.one);
     assert_int_equal(ones, 6);
     assert_int_equal(g.fewer, 6);
+
+    /* a machine so loaded that one thread runs 0.4 of the time (measured:
+     * 0.30–0.37 at a load average of 5.5 on 2 cores): after the switch to
+     * one thread no trial on two, whose step there took up to 17 times
+     * one's (the 10,000-sphere bed, docs/performance.md) */
+    g = (wld_thread_guard){0};
+    int twos = 0;
+    for (int j = 0; j < 2000; j++) twos += guard_step_cpu(&g, 1.0, 12.0, 0.4, 0.3) == 2;
+    assert_int_equal(twos, 2); /* the first two steps */
+    assert_true(g.one);
 
     g = (wld_thread_guard){0};
     for (int j = 0; j < 100; j++) {

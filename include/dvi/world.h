@@ -150,8 +150,9 @@ typedef struct dvi_world_def {
                                 ///< CPU seconds per thread and wall second: cores shared with other
                                 ///< work) is followed by a trial step on one thread, and the steps stay
                                 ///< on one thread while it is the faster by 10%, with trials on all the
-                                ///< threads after 16, 32, … 1024 steps (docs/performance.md, "A shared
-                                ///< core"). The same bits either way; dvi_step_stats.threads and
+                                ///< threads after 16, 32, … 1024 steps, skipped while the one thread
+                                ///< itself runs short of CPU (docs/performance.md, "Running on shared
+                                ///< cores"). The same bits either way; dvi_step_stats.threads and
                                 ///< fallback_steps tell. Default true
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;

@@ -94,7 +94,14 @@ void wld_guard_note(wld_thread_guard* g, int full, int threads, double wall, dou
     g->mean += 0.25 * (wall - g->mean);
     if (g->countdown > 0) g->countdown--;
     const bool due = g->countdown == 0 || slower;
-    if (g->one ? due : due && cpu < GUARD_EFFICIENCY * full * wall) g->trial = true;
+    if (!g->one) {
+        if (due && cpu < GUARD_EFFICIENCY * full * wall) g->trial = true;
+    } else if (due && cpu < GUARD_EFFICIENCY * wall) { /* not even one thread ran all the time: */
+        g->interval = 2 * g->interval < GUARD_LAST ? 2 * g->interval : GUARD_LAST; /* no core is free */
+        g->countdown = g->interval;
+    } else if (due) {
+        g->trial = true;
+    }
 }
 
 int32_t wld_body_index(const dvi_world* w, dvi_body_id id)

@@ -241,8 +241,10 @@ typedef struct wld_joint_factor {
  * the other count; the steps stay on whichever ran the faster (by 10%). On
  * one thread a trial on `full` threads comes after `interval` steps,
  * doubling from GUARD_FIRST to GUARD_LAST while one thread stays the
- * faster. The bits are the same for any thread count, so this changes
- * times only (world_core.c). */
+ * faster; when it is due and the one thread itself ran less than
+ * GUARD_EFFICIENCY of the wall time (no core is free), the interval
+ * doubles without the trial. The bits are the same for any thread count,
+ * so this changes times only (world_core.c). */
 typedef struct wld_thread_guard {
     int32_t threads;    /* the threads of the step under way (wld_threads); 0: none set */
     bool one;           /* the steps run on one thread */
