@@ -77,13 +77,22 @@
  * OPENBLAS_NUM_THREADS = 1; the scene's solver gets the threads through
  * dvi_scene_apply_overrides.
  *
+ * A shared core (--contended): each row is run twice, the second time
+ * beside a competing load, a child process spinning on CPU 0 (pinned with
+ * sched_setaffinity on Linux) for as long as the row's child runs; the
+ * JSON rows say which ("contended") and how many measured steps the world
+ * ran on one thread ("fallback_steps", dvi_world_def.thread_fallback).
+ *
  * usage: bench_scale [--sizes N,N,...] [--steps K] [--warmup W] [--threads T,T,...]
  *                    [--scene FILE]... [--no-rover] [--dem-spheres N] [--dem-steps K]
  *                    [--settle-time S] [--settle-threads T] [--cache-dir DIR] [--no-cache]
- *                    [--settle-only] [--quick] [--json] [--json-file FILE]
+ *                    [--settle-only] [--contended] [--no-fallback] [--quick] [--json] [--json-file FILE]
  *                    [--print-bed N] [--print-dem N] [--help]
  * Exit status: 0 when every row ran and its figures are finite, 1 otherwise,
  * 2 on bad usage. */
+#ifdef __linux__
+#define _GNU_SOURCE /* sched_setaffinity: the competing load's core */
+#endif
 #include "bench_cli.h"
 #include "data_path.h"
 #include "rover_probes.h"
@@ -110,8 +119,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#ifdef __linux__
 #include <signal.h>
+#ifdef __linux__
+#include <sched.h>
 #include <sys/prctl.h>
 #endif
 
@@ -436,6 +446,7 @@ typedef struct row_result {
     double rss_bytes, rss_base_bytes;
     double load1;                    /* load average (1 min) when the row started */
     double cpu_per_wall;             /* CPU seconds (user + system, all threads) per wall second of the K steps */
+    int fallback_steps;              /* of the K steps, those the world ran on fewer threads (its fallback) */
     char msg[512];
 } row_result;
 
@@ -826,6 +837,9 @@ static int load_settled(const spec* sp, int threads, const char* state_path, dou
     return 0;
 }
 
+/* Child: the world's fallback to one thread off (--no-fallback). */
+static bool child_no_fallback;
+
 /* Child: one row. */
 static int child_row(const spec* sp, int threads, const char* state_path, int steps, int warmup, double cap_override,
                      row_result* r)
@@ -841,6 +855,7 @@ static int child_row(const spec* sp, int threads, const char* state_path, int st
     r->dem = strcmp(dvi_scene_get_settings(s).method, "dem") == 0;
     r->bodies = dvi_scene_body_count(s);
     r->build_s = now() - t0;
+    if (child_no_fallback) dvi_world_set_thread_fallback(dvi_model_world(m), false);
     const dvi_world* w = dvi_model_world_const(m);
     double wall = 0, col = 0, ass = 0, sol = 0, integ = 0, it = 0, con = 0, bpi = 0, bpci = 0;
     double cpu0 = 0, wall0 = 0;
@@ -859,6 +874,7 @@ static int child_row(const spec* sp, int threads, const char* state_path, int st
         if (k < warmup) continue;
         dvi_step_stats ss = dvi_world_get_stats(w);
         r->not_converged += st == DVI_NOT_CONVERGED;
+        r->fallback_steps += ss.threads < threads;
         wall += te - ts;
         col += ss.seconds_collide, ass += ss.seconds_assemble, sol += ss.seconds_solve, integ += ss.seconds_integrate + ss.seconds_report;
         it += ss.iterations, con += ss.contacts;
@@ -1034,6 +1050,36 @@ static int run_child(char* const args[], int threads, void* out, size_t size)
 
 static int run_child(char* const args[], int threads, void* out, size_t size);
 
+/* The competing load of --contended: a child process that spins on CPU 0
+ * (pinned where sched_setaffinity exists; else where the OS puts it) until
+ * spin_stop. Returns its pid, or −1. */
+static pid_t spin_start(void)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* it ends with the parent */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        (void)sched_setaffinity(0, sizeof set, &set);
+#endif
+        volatile unsigned long spin = 0;
+        for (;;) spin = spin + 1;
+    }
+    return pid;
+}
+
+static void spin_stop(pid_t pid)
+{
+    if (pid <= 0) return;
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+}
+
 /* The triad in a child with `threads` threads (NAN on failure). */
 static double run_triad(int threads, long n, int reps)
 {
@@ -1129,6 +1175,9 @@ static void usage(FILE* f)
             "  --cache-dir DIR     where settled states are kept (default EXE_DIR/../bench-cache)\n"
             "  --no-cache          settle every scene afresh and keep nothing\n"
             "  --settle-only       settle (or find in the cache) every scene, measure nothing\n"
+            "  --no-fallback       the rows' worlds without the fallback to one thread (thread_fallback off)\n"
+            "  --contended         each row twice: on an idle machine, then beside a competing load (a\n"
+            "                      process spinning on CPU 0 while the row's steps run)\n"
             "  --convergence       instead of the step rows: the time to a residual (1e-4, 1e-6) of each\n"
             "                      solver (APGD with and without block scaling, from the warm start and\n"
             "                      from zero, PGS, Jacobi) on one step's CCP of each DVI scene, all from\n"
@@ -1152,7 +1201,7 @@ typedef struct options {
     long dem_spheres;
     const char* scenes[MAX_LIST];
     int nscenes;
-    bool no_rover, no_cache, quick, json, settle_only, convergence;
+    bool no_rover, no_cache, quick, json, settle_only, convergence, contended, no_fallback;
     int conv_max;
     double settle_time;
     int settle_threads;
@@ -1184,6 +1233,7 @@ static int child_main(int argc, char** argv)
         else if (strcmp(k, "--child-state") == 0) state = v;
         else if (strcmp(k, "--child-fresh") == 0) fresh = atoi(v);
         else if (strcmp(k, "--child-cap") == 0) cap = atof(v);
+        else if (strcmp(k, "--child-no-fallback") == 0) child_no_fallback = atoi(v) != 0;
         else if (strcmp(k, "--child-n") == 0) n = atol(v);
         else if (strcmp(k, "--child-reps") == 0) reps = atoi(v);
         else if (strcmp(k, "--child-max-iterations") == 0) max_it = atoi(v);
@@ -1270,6 +1320,10 @@ int main(int argc, char** argv)
             o.no_cache = true;
         } else if (strcmp(a, "--no-rover") == 0) {
             o.no_rover = true;
+        } else if (strcmp(a, "--no-fallback") == 0) {
+            o.no_fallback = true;
+        } else if (strcmp(a, "--contended") == 0) {
+            o.contended = true;
         } else if (strcmp(a, "--settle-only") == 0) {
             o.settle_only = true;
         } else if (strcmp(a, "--convergence") == 0) {
@@ -1623,7 +1677,11 @@ int main(int argc, char** argv)
         printf("  GB/s: the triad just before the row, with its threads; solveGB: the solve's bytes (by the library's "
                "count) per second of solve\n");
         printf("  load: load average when the row started; cpu: CPU seconds per wall second of the measured steps "
-               "(\"contended\": below 0.8 x threads)\n\n");
+               "(\"cpu short\": below 0.8 x threads)\n");
+        if (o.contended)
+            printf("  contended: the row ran beside a competing load, a process spinning on CPU 0; fallback: its "
+                   "steps the world ran on one thread\n");
+        printf("\n");
         printf("%-36s %7s %8s %3s %9s %8s %8s %9s %8s %7s %6s %8s %8s %7s %7s %7s %6s %6s %7s %5s %5s\n", "scene",
                "bodies", "contacts", "thr", "ms/step", "collide", "assemble", "solve", "integr.", "other", "iter", "max res", "RSS MB",
                "B/body", "B/cont.", "B/c/it", "GB/s", "s/flr", "solveGB", "load", "cpu");
@@ -1631,7 +1689,9 @@ int main(int argc, char** argv)
     bool dem_header = false;
     for (int i = 0; i < nspec; i++) {
         if (!settled[i]) continue;
-        for (int k = 0; k < o.nthreads; k++) {
+        for (int rk = 0; rk < o.nthreads * (o.contended ? 2 : 1); rk++) {
+            const int k = o.contended ? rk / 2 : rk;
+            const bool load = o.contended && rk % 2 == 1; /* beside the competing load */
             const bool dem = specs[i].kind == SPEC_DEM;
             const int steps = dem ? o.dem_steps : o.steps, warmup = dem ? o.dem_warmup : o.warmup;
             argv_buf a = {.n = 0};
@@ -1643,11 +1703,20 @@ int main(int argc, char** argv)
             av_add(&a, "--child-steps"), av_add(&a, "%d", steps);
             av_add(&a, "--child-warmup"), av_add(&a, "%d", warmup);
             av_add(&a, "--child-cap"), av_add(&a, "%.17g", o.settle_time);
+            av_add(&a, "--child-no-fallback"), av_add(&a, "%d", o.no_fallback ? 1 : 0);
             /* the bandwidth now, with the row's threads: the machine's varies by ±20% over minutes */
             const double bw = run_triad((int)o.threads[k], o.triad_n, o.triad_reps);
             row_result r;
             memset(&r, 0, sizeof r);
+            const pid_t spinner = load ? spin_start() : -1;
+            if (load && spinner < 0) {
+                fprintf(stderr, PROG ": %s, %ld threads: cannot start the competing load\n", specs[i].name,
+                        o.threads[k]);
+                rc = 1;
+                continue;
+            }
             int st = run_child(a.v, (int)o.threads[k], &r, sizeof r);
+            spin_stop(spinner);
             if (st != 0 || !r.ok) {
                 fprintf(stderr, PROG ": %s, %ld threads failed: %s\n", specs[i].name, o.threads[k],
                         st < 0 ? "the child died" : r.msg);
@@ -1663,7 +1732,7 @@ int main(int argc, char** argv)
             const double per_contact = r.contacts > 0 ? above / r.contacts : NAN;
             const double ns_contact = r.contacts > 0 ? 1e6 * r.ms_step / r.contacts : NAN;
             /* the row's threads did not all run: other work shared the cores (a DEM step's forces are serial) */
-            const bool contended = !r.dem && r.cpu_per_wall < 0.8 * r.threads;
+            const bool cpu_short = !r.dem && r.cpu_per_wall < 0.8 * r.threads;
             if (!finite_row(&r, bw)) {
                 fprintf(stderr, PROG ": %s, %ld threads: a figure is not finite\n", specs[i].name, o.threads[k]);
                 rc = 1;
@@ -1699,17 +1768,23 @@ int main(int argc, char** argv)
                 if (r.dem) json_num("ns_per_contact_step", ns_contact, "%.2f", false);
                 json_num("build_s", r.build_s, "%.2f", false);
                 json_num("cpu_per_wall", r.cpu_per_wall, "%.2f", false);
-                if (!r.dem) fprintf(jout, "\"contended\": %s, ", contended ? "true" : "false");
+                if (!r.dem) fprintf(jout, "\"cpu_short\": %s, ", cpu_short ? "true" : "false");
+                fprintf(jout, "\"contended\": %s, \"fallback_steps\": %d, ", load ? "true" : "false", r.fallback_steps);
                 json_num("load1", r.load1, "%.2f", true);
             }
             if (o.json) {
             } else if (!r.dem) {
+                char flags[64];
+                snprintf(flags, sizeof flags, "%s%s", load ? " contended" : cpu_short ? " cpu short" : "",
+                         r.fallback_steps > 0 ? " fallback" : "");
+                if (r.fallback_steps > 0)
+                    snprintf(flags + strlen(flags), sizeof flags - strlen(flags), " %d", r.fallback_steps);
                 printf("%-36s %7lld %8.0f %3d %9.2f %8.2f %8.2f %9.2f %8.2f %7.2f %6.1f %8.1e %8.1f %7.0f %7.0f "
                        "%7.1f %6.2f %6.2f %7.2f %5.2f %5.2f%s\n",
                        specs[i].name, r.bodies, r.contacts, r.threads, r.ms_step, r.ms_collide, r.ms_assemble,
                        r.ms_solve, r.ms_integrate,
                        r.ms_step - r.ms_collide - r.ms_assemble - r.ms_solve - r.ms_integrate, r.iterations, r.residual_max, r.rss_bytes / 1e6, per_body,
-                       per_contact, bpci, bw, ratio, solve_gbs, r.load1, r.cpu_per_wall, contended ? " contended" : "");
+                       per_contact, bpci, bw, ratio, solve_gbs, r.load1, r.cpu_per_wall, flags);
             } else {
                 if (!dem_header) {
                     printf("\nDEM steps (the penalty back end; mean over %d steps after %d warm-up steps from the "

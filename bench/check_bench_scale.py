@@ -5,7 +5,11 @@ carry the keys of docs/benchmarks.md ("Scale: the full bed") with finite
 numbers (null only where a figure does not apply). Then runs it with
 `--convergence` and checks the time-to-a-residual rows: one per solver and
 tolerance, each with its iterations within the cap, a finite residual, a
-status that agrees with the residual, and a time."""
+status that agrees with the residual, and a time. Last runs it with
+`--contended` (no DEM bed) and checks that each DVI row comes twice, idle
+and beside the competing load ("contended" false and true), with the
+measured steps on fewer threads ("fallback_steps") between 0 and the
+steps."""
 import json
 import math
 import subprocess
@@ -74,7 +78,31 @@ def main():
         print(f"expected rows with 1 and 2 threads, got {threads}")
         return 1
     print(f"ok: {kinds}")
-    return check_convergence(exe)
+    return check_convergence(exe) or check_contended(exe)
+
+
+def check_contended(exe):
+    p = run([exe, "--quick", "--json", "--contended", "--dem-spheres", "0"])
+    if p is None:
+        return 1
+    seen = set()
+    for n, line in enumerate(p.stdout.splitlines(), 1):
+        row = json.loads(line)
+        if row.get("kind") != "dvi":
+            continue
+        c, f = row.get("contended"), row.get("fallback_steps")
+        if not isinstance(c, bool) or not isinstance(f, int) or not 0 <= f <= row["steps"]:
+            print(f"line {n}: contended = {c!r}, fallback_steps = {f!r}")
+            return 1
+        if row["threads"] == 1 and f != 0:
+            print(f"line {n}: a row on one thread with fallback steps")
+            return 1
+        seen.add((row["threads"], c))
+    if seen != {(1, False), (1, True), (2, False), (2, True)}:
+        print(f"--contended: expected rows on 1 and 2 threads, idle and contended, got {sorted(seen)}")
+        return 1
+    print("ok: --contended")
+    return 0
 
 
 def check_convergence(exe):

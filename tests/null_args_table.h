@@ -142,6 +142,7 @@ ENTRY(dvi_world_set_body_namer, 3, ST, "ROO", dvi_world_set_body_namer(A(0, fx.w
 ENTRY(dvi_world_time, 1, OTHER, "R", dvi_world_time(A(0, fx.w)))
 ENTRY(dvi_world_set_solver, 3, ST, "RRO", dvi_world_set_solver(A(0, fx.w), A(1, "apgd"), A(2, (const dvi_solver_settings*)fx.any)))
 ENTRY(dvi_world_set_friction_law, 1, ST, "R", dvi_world_set_friction_law(A(0, fx.w), 0))
+ENTRY(dvi_world_set_thread_fallback, 1, ST, "R", dvi_world_set_thread_fallback(A(0, fx.w), true))
 ENTRY(dvi_world_get_friction_law, 1, OTHER, "R", dvi_world_get_friction_law(A(0, fx.w)))
 ENTRY(dvi_world_set_method, 2, ST, "RO", dvi_world_set_method(A(0, fx.w), 0, A(1, (const dvi_dem_settings*)fx.any)))
 ENTRY(dvi_world_dem_stable_step, 2, ST, "RR", dvi_world_dem_stable_step(A(0, fx.w), A(1, fx.dout)))

@@ -145,6 +145,15 @@ typedef struct dvi_world_def {
                                 ///< "Several solutions"); the answer kept is the one with the smaller
                                 ///< Σ γ_n². Default "desaxce"; NULL or "": no check. Steps with joint
                                 ///< rows solved directly are not checked
+    bool thread_fallback;       ///< with solver_settings.threads resolving to more than one thread: a
+                                ///< step whose threads did not all run (the process took less than 0.8
+                                ///< CPU seconds per thread and wall second: cores shared with other
+                                ///< work) is followed by a trial step on one thread, and the steps stay
+                                ///< on one thread while it is the faster by 10%, with trials on all the
+                                ///< threads after 16, 32, … 1024 steps, skipped while the one thread
+                                ///< itself runs short of CPU (docs/performance.md, "Running on shared
+                                ///< cores"). The same bits either way; dvi_step_stats.threads and
+                                ///< fallback_steps tell. Default true
     uint32_t internal_cookie;   ///< set by dvi_default_world_def; do not touch
 } dvi_world_def;
 
@@ -173,6 +182,10 @@ DVI_API double dvi_world_time(const dvi_world* world);
 /// Changes the CCP solver (name as in ccp.h) and its settings (NULL: the
 /// solver's defaults).
 DVI_API dvi_status dvi_world_set_solver(dvi_world* world, const char* name, const dvi_solver_settings* settings);
+/// Turns the fallback to one thread (dvi_world_def.thread_fallback) on or
+/// off for the next steps, which start timing afresh. The same bits either
+/// way. Errors: world NULL (DVI_ERR_INVALID_ARG).
+DVI_API dvi_status dvi_world_set_thread_fallback(dvi_world* world, bool on);
 /// Changes the friction law of the following DVI steps (def.friction_law),
 /// at any time: like the solver, it is configuration, not state (neither
 /// saved nor checked by dvi_world_save_state). Change the solver with it
@@ -523,6 +536,11 @@ typedef struct dvi_step_stats {
     double joint_residual;        ///< the joint rows' relative residual ‖N_BB γ_B + N_BC γ_C + r_B‖ /
                                   ///< max(‖r_B + N_BC γ_C‖, ‖γ_B‖, the numerator) after the direct solve
                                   ///< (with joint rows alone, also `residual`)
+    /* of both methods */
+    int32_t threads;              ///< OpenMP threads the step ran on: those of solver_settings.threads, or
+                                  ///< 1 while the fallback (dvi_world_def.thread_fallback) runs on one
+    int64_t fallback_steps;       ///< steps of this world so far that the fallback ran on one thread
+                                  ///< instead of more (its trials included)
 } dvi_step_stats;
 
 /// Advances the world by h seconds. Returns DVI_OK, DVI_NOT_CONVERGED when the

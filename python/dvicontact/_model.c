@@ -654,13 +654,14 @@ static PyObject* Model_stats(ModelObject* self, PyObject* noargs)
         "solver_bytes_per_iteration", s.solver_bytes_per_iteration);
     if (!d) return NULL;
     PyObject* more = Py_BuildValue(
-        "{s:i,s:i,s:d,s:d,s:d,s:i,s:O,s:O,s:d,s:i,s:i,s:i,s:i,s:d}", "chattering_contacts", (int)s.chattering_contacts,
+        "{s:i,s:i,s:d,s:d,s:d,s:i,s:O,s:O,s:d,s:i,s:i,s:i,s:i,s:d,s:i,s:L}", "chattering_contacts", (int)s.chattering_contacts,
         "chattering_contact", (int)s.chattering_contact, "ccp_hover", s.ccp_hover, "ccp_hover_work", s.ccp_hover_work,
         "ccp_hover_friction", s.ccp_hover_friction, "ccp_hover_contact", (int)s.ccp_hover_contact, "coulomb_checked",
         s.coulomb_checked ? Py_True : Py_False, "coulomb_nonunique", s.coulomb_nonunique ? Py_True : Py_False,
         "coulomb_difference", s.coulomb_difference, "coulomb_kept", (int)s.coulomb_kept, "coulomb_contact",
         (int)s.coulomb_contact, "joint_rows_dropped", (int)s.joint_rows_dropped, "joint_rows_regularised",
-        (int)s.joint_rows_regularised, "joint_residual", s.joint_residual);
+        (int)s.joint_rows_regularised, "joint_residual", s.joint_residual, "threads", (int)s.threads,
+        "fallback_steps", (long long)s.fallback_steps);
     if (!more || PyDict_Update(d, more) < 0) {
         Py_XDECREF(more);
         Py_DECREF(d);

@@ -395,7 +395,7 @@ static void block_scaling(const ccp_work* w, double* P)
     const double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
     const int32_t nb = w->nblocks;
     const int nt = ccp_work_nt(w, w->m);
-    DVI_OMP_FOR_CHUNKS
+    DVI_OMP_FOR_ROWS
     for (int32_t b = 0; b < nb; b++) {
         int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         if (w->p->blocks[b].kind == DVI_BLOCK_BILATERAL) { /* one row */
@@ -530,7 +530,7 @@ static void extrapolate(const ccp_work* w, const double* gp, const double* g, co
 {
     const int32_t m = w->m;
     const int nt = ccp_work_nt(w, m);
-    DVI_OMP_FOR_CHUNKS
+    DVI_OMP_FOR_ROWS
     for (int32_t i = 0; i < m; i++) {
         y[i] = gp[i] + beta * (gp[i] - g[i]);
         Ny[i] = Ngp[i] + beta * (Ngp[i] - Ng[i]);
@@ -557,7 +557,7 @@ static void add_r(const ccp_work* w, const double* Nx, double* G)
     const int32_t m = w->m;
     const double* r = w->p->r;
     const int nt = ccp_work_nt(w, m);
-    DVI_OMP_FOR_CHUNKS
+    DVI_OMP_FOR_ROWS
     for (int32_t i = 0; i < m; i++) G[i] = Nx[i] + r[i];
 }
 
@@ -622,7 +622,7 @@ static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi
     const int nt0 = ccp_work_nt(w, m);
     (void)nt0; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt0) if (nt0 > 1)
 #endif
     for (int32_t b = 0; b < w->nblocks; b++) /* P^{1/2} 1 */
         for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) d[i] = P ? sqrt(P[b]) : 1.0;
@@ -630,7 +630,7 @@ static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi
     ccp_work_apply(w, d, Ne);
     if (P) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt0) if (nt0 > 1)
 #endif
         for (int32_t b = 0; b < w->nblocks; b++)
             for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Ne[i] *= sqrt(P[b]);

@@ -613,7 +613,7 @@ static bool rigid_blocks(ccp_work* w)
     const int32_t nb = w->nbody;
     int rigid = 1;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8) \
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8) \
     reduction(&& : rigid)
 #endif
     for (int32_t b = 0; b < nb; b++) {
@@ -629,7 +629,7 @@ static bool rigid_blocks(ccp_work* w)
     }
     if (!rigid) return false;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8)
 #endif
     for (int32_t b = 0; b < nb; b++) {
         const double* A = M + 36 * (size_t)b;
@@ -656,7 +656,7 @@ static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p)
     w->fc_ell = F ? F->ell : NULL;
     const int32_t nfc0 = w->nfc;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
     for (int32_t c = 0; c < nfc0; c++) { /* each contact's own entries */
         int32_t blk = F->block[c];
@@ -693,7 +693,7 @@ static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p)
     }
     const int32_t nfc = w->nfc;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
     for (int32_t c = 0; c < nfc; c++) frame_diag(w, c, w->diag + w->fc_row[c]);
 }
@@ -727,7 +727,7 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
 #endif
     {
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, DVI_CHUNK_ROWS)
 #endif
         for (int32_t c = 0; c < nfc; c++) {
             const double* xc = x + frow[c];
@@ -741,7 +741,7 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
             }
         }
 #ifdef _OPENMP
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1) nowait /* the region's end waits */
 #endif
         for (int32_t ch = 0; ch < nch; ch++) {
         const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_ROWS, nb);
@@ -829,29 +829,36 @@ void ccp_work_dt(const ccp_work* w, const double* v, double* y)
     const int32_t* rp = w->run_ptr;
     const int32_t* rb = w->run_body;
     const double* d = w->run_d;
+    /* the rows of D and the contacts' rows are disjoint: one parallel
+     * region, the threads go on to the contacts without waiting */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nd > DVI_PAR_MIN)
+#pragma omp parallel num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
-    for (int32_t i = 0; i < nd; i++) {
-        const int32_t j = dr[i];
-        double s = 0.0;
-        for (int32_t q = rp[j]; q < rp[j + 1]; q++) {
-            const double* a = d + 6 * (size_t)q;
-            const double* b = v + 6 * (size_t)rb[q];
-            s += a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+    {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, DVI_CHUNK_ROWS) nowait
+#endif
+        for (int32_t i = 0; i < nd; i++) {
+            const int32_t j = dr[i];
+            double s = 0.0;
+            for (int32_t q = rp[j]; q < rp[j + 1]; q++) {
+                const double* a = d + 6 * (size_t)q;
+                const double* b = v + 6 * (size_t)rb[q];
+                s += a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5];
+            }
+            y[j] = s;
         }
-        y[j] = s;
-    }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#pragma omp for schedule(dynamic, DVI_CHUNK_ROWS) nowait
 #endif
-    for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
+        for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
+    }
     if (w->lr) { /* y −= Gᵀ lr_v */
         const dvi_csc* G = w->lr;
         const double* t = w->lr_v;
         const int32_t m = w->m;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
         for (int32_t i = 0; i < m; i++) y[i] -= sparse_dot(G->colptr, G->rowind, G->values, t, i);
     }
@@ -891,14 +898,14 @@ void ccp_work_apply(const ccp_work* w, const double* x, double* y)
         const int32_t* wi = w->wt_i;
         const double* wx = w->wt_x;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
         for (int32_t i = 0; i < m; i++) y[i] = sparse_dot(wp, wi, wx, x, i);
     }
     const double* c = w->p->compliance;
     if (c) {
         const int nt = ccp_work_nt(w, m);
-        DVI_OMP_FOR_CHUNKS
+        DVI_OMP_FOR_ROWS
         for (int32_t i = 0; i < m; i++) y[i] += c[i] * x[i];
     }
 }
@@ -1360,7 +1367,7 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     const int nt = ccp_work_nt(w, w->m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
 #endif
     for (int32_t ch = 0; ch < nc; ch++) {
         const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);

@@ -8,6 +8,7 @@
  * max_iterations. */
 #include "ccp_work.h"
 #include "registry.h"
+#include "driver.h"
 #include "error.h"
 
 #include <math.h>
@@ -27,6 +28,7 @@ struct dvi_solver {
     dvi_solver_settings settings;
     ccp_work work;
     void* state; /* the solver's own (impl->create), or NULL */
+    int thread_limit; /* at most this many threads (ccp_solver_limit_threads); 0: none */
 };
 
 dvi_status dvi_solver_lend(dvi_solver* solver, const dvi_memory_block* blocks, int32_t count)
@@ -249,14 +251,20 @@ double ccp_seconds_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int resolve_threads(int requested)
+static int resolve_threads(int requested, int limit)
 {
 #ifdef _OPENMP
-    return requested > 0 ? requested : omp_get_max_threads();
+    const int t = requested > 0 ? requested : omp_get_max_threads();
+    return limit > 0 && limit < t ? limit : t;
 #else
-    (void)requested;
+    (void)requested, (void)limit;
     return 1;
 #endif
+}
+
+void ccp_solver_limit_threads(dvi_solver* solver, int limit)
+{
+    if (solver) solver->thread_limit = limit > 0 ? limit : 0;
 }
 
 /* A certificate that the CCP has no solution, written into msg:
@@ -368,7 +376,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         return DVI_ERR_INVALID_ARG;
     }
     ccp_work* w = &solver->work;
-    st = ccp_work_prepare(w, p, resolve_threads(s->threads), res->message, sizeof res->message);
+    st = ccp_work_prepare(w, p, resolve_threads(s->threads, solver->thread_limit), res->message, sizeof res->message);
     if (st != DVI_OK) {
         w->p = NULL;
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
@@ -406,7 +414,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         const int nt = ccp_work_nt(w, m);
         (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(min : first_bad)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt) if (nt > 1) reduction(min : first_bad)
 #endif
         for (int32_t i = 0; i < m; i++)
             if (!isfinite(gamma[i]) && i < first_bad) first_bad = i;
@@ -417,7 +425,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         }
         if (scale != 1.0) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt) if (nt > 1)
 #endif
             for (int32_t i = 0; i < m; i++) gamma[i] *= scale;
         }

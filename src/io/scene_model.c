@@ -773,7 +773,7 @@ static dvi_status near_contacts(dvi_model* m)
     uint8_t* flag = m->near_flag;
 #ifdef _OPENMP
     const int nt = m->threads > 0 ? m->threads : omp_get_max_threads();
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nch > 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1 && nch > 1)
 #endif
     for (int32_t ch = 0; ch < nch; ch++) {
         const int32_t k1 = ch == nch - 1 ? nc : (ch + 1) * NEAR_CHUNK;
@@ -791,7 +791,7 @@ static dvi_status near_contacts(dvi_model* m)
         m->near_cap = total;
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nch > 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1 && nch > 1)
 #endif
     for (int32_t ch = 0; ch < nch; ch++) {
         const int32_t k1 = ch == nch - 1 ? nc : (ch + 1) * NEAR_CHUNK;

@@ -35,6 +35,7 @@ dvi_world_def dvi_default_world_def(void)
     d.contact_recovery_speed = 0.6;
     d.joint_recovery_speed = 1e30;
     d.bounce_threshold = 0.5;
+    d.thread_fallback = true;
     d.method = DVI_METHOD_DVI;
     d.friction_law = DVI_LAW_CCP;
     d.dem = dvi_default_dem_settings();
@@ -191,6 +192,14 @@ dvi_status dvi_world_set_solver(dvi_world* w, const char* name, const dvi_solver
     dvi_solver_destroy(w->check_solver); /* made again with these settings when next needed */
     w->check_solver = NULL;
     w->def.solver_settings = ss; /* wld_threads */
+    return DVI_OK;
+}
+
+dvi_status dvi_world_set_thread_fallback(dvi_world* w, bool on)
+{
+    if (!w) return base_error_set(DVI_ERR_INVALID_ARG, "world: NULL");
+    w->def.thread_fallback = on;
+    w->guard = (wld_thread_guard){0}; /* the next steps time afresh */
     return DVI_OK;
 }
 

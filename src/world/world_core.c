@@ -6,6 +6,7 @@
 
 #include "error.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -44,7 +45,7 @@ const char* wld_body_name(const dvi_world* w, int32_t b, char* out, size_t size)
     return out;
 }
 
-int wld_threads(const dvi_world* w)
+int wld_threads_asked(const dvi_world* w)
 {
 #ifdef _OPENMP
     const int t = w->def.solver_settings.threads;
@@ -53,6 +54,54 @@ int wld_threads(const dvi_world* w)
     (void)w;
     return 1;
 #endif
+}
+
+int wld_threads(const dvi_world* w)
+{
+    const int t = wld_threads_asked(w);
+    return w->guard.threads > 0 && w->guard.threads < t ? w->guard.threads : t;
+}
+
+int wld_guard_threads(const wld_thread_guard* g, int full, bool on)
+{
+    if (full <= 1 || !on) return full;
+    return g->one != g->trial ? 1 : full;
+}
+
+void wld_guard_note(wld_thread_guard* g, int full, int threads, double wall, double cpu)
+{
+    if (full <= 1) return;
+    if (threads < full) g->fewer++;
+    if (!(wall > 0.0) || !isfinite(wall)) return;
+    if (g->steps++ == 0 || g->interval == 0) { /* the first step (allocations): a mean to start from */
+        g->mean = wall;
+        g->interval = GUARD_FIRST;
+        return;
+    }
+    if (g->trial) { /* the other count: keep it if it ran the faster */
+        g->trial = false;
+        if (wall < 0.9 * g->mean) {
+            g->one = !g->one;
+            g->mean = wall;
+            g->interval = GUARD_FIRST;
+        } else {
+            g->interval = 2 * g->interval < GUARD_LAST ? 2 * g->interval : GUARD_LAST;
+        }
+        g->countdown = g->interval;
+        return;
+    }
+    const bool slower = wall > 2.0 * g->mean; /* a sudden change of the machine's load */
+    g->mean += 0.25 * (wall - g->mean);
+    if (g->countdown > 0) g->countdown--;
+    const bool due = g->countdown == 0 || slower;
+    if (!g->one) {
+        if (due && cpu < GUARD_EFFICIENCY * full * wall) g->trial = true;
+    } else if (due && cpu < GUARD_EFFICIENCY * wall) { /* not even one thread ran all the time: */
+        g->interval = 2 * g->interval < GUARD_LAST ? 2 * g->interval : GUARD_LAST; /* no core is free */
+        g->countdown = g->interval;
+    } else if (due) {
+        g->trial = true;
+    }
 }
 
 int32_t wld_body_index(const dvi_world* w, dvi_body_id id)

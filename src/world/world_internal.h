@@ -233,6 +233,39 @@ typedef struct wld_joint_factor {
     wld_jd_dense dense;
 } wld_joint_factor;
 
+/* The fallback to one thread (dvi_world_def.thread_fallback). A step on
+ * `full` > 1 threads whose process took less than GUARD_EFFICIENCY × full
+ * CPU seconds per wall second (a core shared with another process: the
+ * team waits at every barrier for the thread the OS descheduled), or that
+ * took more than twice the mean of its mode, is followed by a trial step on
+ * the other count; the steps stay on whichever ran the faster (by 10%). On
+ * one thread a trial on `full` threads comes after `interval` steps,
+ * doubling from GUARD_FIRST to GUARD_LAST while one thread stays the
+ * faster; when it is due and the one thread itself ran less than
+ * GUARD_EFFICIENCY of the wall time (no core is free), the interval
+ * doubles without the trial. The bits are the same for any thread count,
+ * so this changes times only (world_core.c). */
+typedef struct wld_thread_guard {
+    int32_t threads;    /* the threads of the step under way (wld_threads); 0: none set */
+    bool one;           /* the steps run on one thread */
+    bool trial;         /* the step under way runs on the other count */
+    int32_t countdown;  /* steps on one thread until the next trial */
+    int32_t interval;   /* steps between those trials */
+    int64_t steps;      /* steps timed */
+    double mean;        /* s, mean wall time of a step in the current mode (exponential, weight 1/4) */
+    int64_t fewer;      /* steps run on one thread instead of `full` (dvi_step_stats.fallback_steps) */
+} wld_thread_guard;
+
+#define GUARD_EFFICIENCY 0.8
+#define GUARD_FIRST 16
+#define GUARD_LAST 1024
+
+/* The threads of the next step: 1 or full (full ≤ 1, or on false: full). */
+int wld_guard_threads(const wld_thread_guard* g, int full, bool on);
+/* Notes a step on `threads` of `full` that took `wall` seconds, the
+ * process `cpu` CPU seconds; decides the next step's threads. */
+void wld_guard_note(wld_thread_guard* g, int full, int threads, double wall, double cpu);
+
 struct dvi_world {
     dvi_world_def def;
     dvi_allocator alloc;    /* def.allocator: every array below, the collision's, the DEM state's, the solver's */
@@ -299,6 +332,8 @@ struct dvi_world {
 
     /* force elements (force_element.c), applied at the start of every step */
     struct wld_force_element_rec* elements; int32_t element_count, element_cap;
+
+    wld_thread_guard guard; /* the fallback to one thread (def.thread_fallback, world_core.c) */
 };
 
 /* The material of shape s. */
@@ -334,8 +369,11 @@ const char* wld_body_name(const dvi_world* w, int32_t b, char* out, size_t size)
 int32_t wld_body_index(const dvi_world* w, dvi_body_id id);
 
 /* OpenMP threads of the world's step: its solver settings' `threads`
- * resolved as the solvers do (0 = omp_get_max_threads()); 1 without OpenMP. */
+ * resolved as the solvers do (0 = omp_get_max_threads()), or fewer while
+ * the step runs on the fallback's (w->guard.threads); 1 without OpenMP. */
 int wld_threads(const dvi_world* w);
+/* The same without the fallback: the threads the settings ask for. */
+int wld_threads_asked(const dvi_world* w);
 
 /* Updates body b's shape summary and shape list for the shape w->shapes[si]
  * just attached to it (world_query.c). */
