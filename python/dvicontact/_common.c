@@ -199,6 +199,78 @@ static void count_free(void* user, void* ptr)
 
 const dvi_allocator pydvi_allocator = {count_alloc, count_realloc, count_free, NULL};
 
+/* ---- what a model and a world both give (_common.h) ---- */
+
+PyObject* pydvi_contacts(const dvi_world* w)
+{
+    const int32_t k = dvi_world_contact_count(w);
+    npy_intp d1 = k, d3[2] = {k, 3};
+    PyArrayObject* ba = (PyArrayObject*)PyArray_ZEROS(1, &d1, NPY_INT32, 0);
+    PyArrayObject* bb = (PyArrayObject*)PyArray_ZEROS(1, &d1, NPY_INT32, 0);
+    PyArrayObject* pt = pydvi_zeros(2, d3);
+    PyArrayObject* nr = pydvi_zeros(2, d3);
+    PyArrayObject* ds = pydvi_zeros(1, &d1);
+    PyArrayObject* fo = pydvi_zeros(2, d3);
+    if (!ba || !bb || !pt || !nr || !ds || !fo) goto fail;
+    for (int32_t i = 0; i < k; i++) {
+        dvi_contact_info c;
+        dvi_status st = dvi_world_get_contact(w, i, &c);
+        if (st < 0) {
+            pydvi_raise(st, NULL);
+            goto fail;
+        }
+        ((npy_int32*)PyArray_DATA(ba))[i] = c.body_a.index1 - 1;
+        ((npy_int32*)PyArray_DATA(bb))[i] = c.body_b.index1 - 1;
+        memcpy((double*)PyArray_DATA(pt) + 3 * i, c.point, sizeof c.point);
+        memcpy((double*)PyArray_DATA(nr) + 3 * i, c.normal, sizeof c.normal);
+        ((double*)PyArray_DATA(ds))[i] = c.distance;
+        memcpy((double*)PyArray_DATA(fo) + 3 * i, c.force, sizeof c.force);
+    }
+    return Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:N}", "body_a", ba, "body_b", bb, "point", pt, "normal", nr,
+                         "distance", ds, "force", fo);
+fail:
+    Py_XDECREF(ba);
+    Py_XDECREF(bb);
+    Py_XDECREF(pt);
+    Py_XDECREF(nr);
+    Py_XDECREF(ds);
+    Py_XDECREF(fo);
+    return NULL;
+}
+
+PyObject* pydvi_step_stats(const dvi_step_stats* sp)
+{
+    const dvi_step_stats s = *sp;
+    PyObject* d = Py_BuildValue(
+        "{s:i,s:i,s:i,s:i,s:i,s:d,s:s,s:d,s:d,s:d,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:d,s:O,s:d}", "bodies",
+        (int)s.bodies, "contacts", (int)s.contacts, "joint_rows", (int)s.joint_rows, "rows", (int)s.rows,
+        "iterations", (int)s.iterations, "residual", s.residual, "solver_status",
+        dvi_solve_status_string(s.solver_status), "max_penetration", s.max_penetration, "max_joint_violation",
+        s.max_joint_violation, "max_joint_violation_relative", s.max_joint_violation_relative, "worst_joint",
+        (int)s.worst_joint, "seconds_collide", s.seconds_collide, "seconds_assemble", s.seconds_assemble,
+        "seconds_solve", s.seconds_solve, "seconds_integrate", s.seconds_integrate, "seconds_report",
+        s.seconds_report, "max_overlap", s.max_overlap, "contact_history", (int)s.contact_history, "kinetic_energy",
+        s.kinetic_energy, "warm_start_rejected", s.warm_start_rejected ? Py_True : Py_False,
+        "solver_bytes_per_iteration", s.solver_bytes_per_iteration);
+    if (!d) return NULL;
+    PyObject* more = Py_BuildValue(
+        "{s:i,s:i,s:d,s:d,s:d,s:i,s:O,s:O,s:d,s:i,s:i,s:i,s:i,s:d,s:i,s:L}", "chattering_contacts", (int)s.chattering_contacts,
+        "chattering_contact", (int)s.chattering_contact, "ccp_hover", s.ccp_hover, "ccp_hover_work", s.ccp_hover_work,
+        "ccp_hover_friction", s.ccp_hover_friction, "ccp_hover_contact", (int)s.ccp_hover_contact, "coulomb_checked",
+        s.coulomb_checked ? Py_True : Py_False, "coulomb_nonunique", s.coulomb_nonunique ? Py_True : Py_False,
+        "coulomb_difference", s.coulomb_difference, "coulomb_kept", (int)s.coulomb_kept, "coulomb_contact",
+        (int)s.coulomb_contact, "joint_rows_dropped", (int)s.joint_rows_dropped, "joint_rows_regularised",
+        (int)s.joint_rows_regularised, "joint_residual", s.joint_residual, "threads", (int)s.threads,
+        "fallback_steps", (long long)s.fallback_steps);
+    if (!more || PyDict_Update(d, more) < 0) {
+        Py_XDECREF(more);
+        Py_DECREF(d);
+        return NULL;
+    }
+    Py_DECREF(more);
+    return d;
+}
+
 PyDoc_STRVAR(live_blocks_doc, "_live_blocks() -> int\n\n"
                               "Memory blocks the library holds through the package's allocator (for leak tests).");
 static PyObject* py_live_blocks(PyObject* self, PyObject* noargs)

@@ -72,6 +72,16 @@ PyObject* pydvi_path(PyObject* obj, const char* name);
  * create/destroy cycle gives back every block (_core._live_blocks()). */
 extern const dvi_allocator pydvi_allocator;
 
+/* The last step's contacts of world w as a dict of new arrays: body_a,
+ * body_b (int32 (k,), body indices in creation order; the normal points
+ * from a to b), point (k, 3), normal (k, 3), distance (k,), force (k, 3) on
+ * body_b (dvi_world_get_contact). NULL with the exception set. */
+PyObject* pydvi_contacts(const dvi_world* w);
+
+/* A step's statistics (dvi_world_get_stats) as a dict, every field of
+ * dvi_step_stats under its own name (solver_status as its string). */
+PyObject* pydvi_step_stats(const dvi_step_stats* s);
+
 /* Part initialisers: each adds its types and functions to module m and
  * returns 0, or -1 with an exception set (the table in _module.c). */
 int pydvi_common_init(PyObject* m);

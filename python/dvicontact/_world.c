@@ -982,24 +982,7 @@ static PyObject* World_stats(World* self, void* closure)
     (void)closure;
     if (usable(self) < 0) return NULL;
     const dvi_step_stats s = dvi_world_get_stats(self->w);
-    return Py_BuildValue(
-        "{s:i,s:i,s:i,s:i,s:i,s:d,s:s,s:d,s:d,s:d,s:i,s:d,s:d,s:d,s:d,s:d,s:d,s:i,s:d,s:O,s:d,s:i,s:i,s:d,s:d,s:d,"
-        "s:i,s:O,s:O,s:d,s:i,s:i,s:i,s:i,s:d}",
-        "bodies", (int)s.bodies, "contacts", (int)s.contacts, "joint_rows", (int)s.joint_rows, "rows", (int)s.rows,
-        "iterations", (int)s.iterations, "residual", s.residual, "solver_status",
-        dvi_solve_status_string(s.solver_status), "max_penetration", s.max_penetration, "max_joint_violation",
-        s.max_joint_violation, "max_joint_violation_relative", s.max_joint_violation_relative, "worst_joint",
-        (int)s.worst_joint, "seconds_collide", s.seconds_collide, "seconds_assemble", s.seconds_assemble,
-        "seconds_solve", s.seconds_solve, "seconds_integrate", s.seconds_integrate, "seconds_report",
-        s.seconds_report, "max_overlap", s.max_overlap, "contact_history", (int)s.contact_history, "kinetic_energy",
-        s.kinetic_energy, "warm_start_rejected", s.warm_start_rejected ? Py_True : Py_False,
-        "solver_bytes_per_iteration", s.solver_bytes_per_iteration, "chattering_contacts", (int)s.chattering_contacts,
-        "chattering_contact", (int)s.chattering_contact, "ccp_hover", s.ccp_hover, "ccp_hover_work", s.ccp_hover_work,
-        "ccp_hover_friction", s.ccp_hover_friction, "ccp_hover_contact", (int)s.ccp_hover_contact, "coulomb_checked",
-        s.coulomb_checked ? Py_True : Py_False, "coulomb_nonunique", s.coulomb_nonunique ? Py_True : Py_False,
-        "coulomb_difference", s.coulomb_difference, "coulomb_kept", (int)s.coulomb_kept, "coulomb_contact",
-        (int)s.coulomb_contact, "joint_rows_dropped", (int)s.joint_rows_dropped, "joint_rows_regularised",
-        (int)s.joint_rows_regularised, "joint_residual", s.joint_residual);
+    return pydvi_step_stats(&s);
 }
 
 PyDoc_STRVAR(contacts_doc,
@@ -1011,37 +994,7 @@ static PyObject* World_contacts(World* self, void* closure)
 {
     (void)closure;
     if (usable(self) < 0) return NULL;
-    const npy_intp n = dvi_world_contact_count(self->w), n3[2] = {n, 3};
-    PyArrayObject* ia = (PyArrayObject*)PyArray_ZEROS(1, (npy_intp*)&n, NPY_INT32, 0);
-    PyArrayObject* ib = (PyArrayObject*)PyArray_ZEROS(1, (npy_intp*)&n, NPY_INT32, 0);
-    PyArrayObject *pt = pydvi_zeros(2, n3), *nm = pydvi_zeros(2, n3), *ds = pydvi_zeros(1, &n),
-                  *fc = pydvi_zeros(2, n3);
-    PyObject* d = NULL;
-    if (!ia || !ib || !pt || !nm || !ds || !fc) goto done;
-    for (npy_intp i = 0; i < n; i++) {
-        dvi_contact_info c;
-        const dvi_status st = dvi_world_get_contact(self->w, (int32_t)i, &c);
-        if (st != DVI_OK) {
-            pydvi_raise(st, NULL);
-            goto done;
-        }
-        ((int32_t*)PyArray_DATA(ia))[i] = c.body_a.index1 - 1;
-        ((int32_t*)PyArray_DATA(ib))[i] = c.body_b.index1 - 1;
-        memcpy((double*)PyArray_DATA(pt) + 3 * i, c.point, sizeof c.point);
-        memcpy((double*)PyArray_DATA(nm) + 3 * i, c.normal, sizeof c.normal);
-        ((double*)PyArray_DATA(ds))[i] = c.distance;
-        memcpy((double*)PyArray_DATA(fc) + 3 * i, c.force, sizeof c.force);
-    }
-    d = Py_BuildValue("{s:O,s:O,s:O,s:O,s:O,s:O}", "body_a", ia, "body_b", ib, "point", pt, "normal", nm, "distance",
-                      ds, "force", fc);
-done:
-    Py_XDECREF(ia);
-    Py_XDECREF(ib);
-    Py_XDECREF(pt);
-    Py_XDECREF(nm);
-    Py_XDECREF(ds);
-    Py_XDECREF(fc);
-    return d;
+    return pydvi_contacts(self->w);
 }
 
 PyDoc_STRVAR(save_state_doc,
@@ -1199,36 +1152,24 @@ static PyObject* body_vector(Body* self, body_getter get, npy_intp n)
     return vector(v, n);
 }
 
-static PyObject* Body_get_position(Body* self, void* c)
+/* The vector getters of a Body: one row each (the closure of Body_getset) */
+typedef struct {
+    body_getter get;
+    npy_intp n;
+} body_vector_row;
+static const body_vector_row BODY_POSITION = {dvi_body_get_position, 3},
+                             BODY_ORIENTATION = {dvi_body_get_orientation, 4},
+                             BODY_VELOCITY = {dvi_body_get_velocity, 3},
+                             BODY_ANGULAR_VELOCITY = {dvi_body_get_angular_velocity, 3},
+                             BODY_CONTACT_FORCE = {get_contact_force, 3},
+                             BODY_CONTACT_TORQUE = {get_contact_torque, 3};
+
+static PyObject* Body_get_vector(Body* self, void* c)
 {
-    (void)c;
-    return body_vector(self, dvi_body_get_position, 3);
+    const body_vector_row* row = c;
+    return body_vector(self, row->get, row->n);
 }
-static PyObject* Body_get_orientation(Body* self, void* c)
-{
-    (void)c;
-    return body_vector(self, dvi_body_get_orientation, 4);
-}
-static PyObject* Body_get_velocity(Body* self, void* c)
-{
-    (void)c;
-    return body_vector(self, dvi_body_get_velocity, 3);
-}
-static PyObject* Body_get_angular_velocity(Body* self, void* c)
-{
-    (void)c;
-    return body_vector(self, dvi_body_get_angular_velocity, 3);
-}
-static PyObject* Body_get_contact_force(Body* self, void* c)
-{
-    (void)c;
-    return body_vector(self, get_contact_force, 3);
-}
-static PyObject* Body_get_contact_torque(Body* self, void* c)
-{
-    (void)c;
-    return body_vector(self, get_contact_torque, 3);
-}
+
 static PyObject* Body_get_index(Body* self, void* c)
 {
     (void)c;
@@ -1348,15 +1289,19 @@ static PyGetSetDef Body_getset[] = {
     {"world", (getter)Body_get_world, NULL, "The World the body belongs to.", NULL},
     {"type", (getter)Body_get_type, NULL, "'dynamic', 'fixed' or 'kinematic'.", NULL},
     {"mass", (getter)Body_get_mass, NULL, "kg (0 for fixed and kinematic bodies).", NULL},
-    {"position", (getter)Body_get_position, NULL, "Centre of mass (m, world frame), ndarray (3,).", NULL},
-    {"orientation", (getter)Body_get_orientation, NULL, "Unit quaternion (w, x, y, z), ndarray (4,).", NULL},
-    {"velocity", (getter)Body_get_velocity, NULL, "Linear velocity (m/s, world frame), ndarray (3,).", NULL},
-    {"angular_velocity", (getter)Body_get_angular_velocity, NULL,
-     "Angular velocity (rad/s, world frame), ndarray (3,).", NULL},
-    {"contact_force", (getter)Body_get_contact_force, NULL,
-     "Sum of the contact forces on the body during the last step (N, world frame), ndarray (3,).", NULL},
-    {"contact_torque", (getter)Body_get_contact_torque, NULL,
-     "Their torque about the centre of mass (N m, world frame), ndarray (3,).", NULL},
+    {"position", (getter)Body_get_vector, NULL, "Centre of mass (m, world frame), ndarray (3,).",
+     (void*)&BODY_POSITION},
+    {"orientation", (getter)Body_get_vector, NULL, "Unit quaternion (w, x, y, z), ndarray (4,).",
+     (void*)&BODY_ORIENTATION},
+    {"velocity", (getter)Body_get_vector, NULL, "Linear velocity (m/s, world frame), ndarray (3,).",
+     (void*)&BODY_VELOCITY},
+    {"angular_velocity", (getter)Body_get_vector, NULL, "Angular velocity (rad/s, world frame), ndarray (3,).",
+     (void*)&BODY_ANGULAR_VELOCITY},
+    {"contact_force", (getter)Body_get_vector, NULL,
+     "Sum of the contact forces on the body during the last step (N, world frame), ndarray (3,).",
+     (void*)&BODY_CONTACT_FORCE},
+    {"contact_torque", (getter)Body_get_vector, NULL,
+     "Their torque about the centre of mass (N m, world frame), ndarray (3,).", (void*)&BODY_CONTACT_TORQUE},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
