@@ -150,22 +150,24 @@ static void test_bilateral_scales(void** state)
     }
 }
 
-/* The automatic block tolerance: 10 √blocks × tolerance within [1e-6,
+/* The automatic block tolerance: 100 √blocks × tolerance within [1e-6,
  * 0.1]; a value set is kept; the solve reports the one it was judged by. */
 static void test_block_tolerance_value(void** state)
 {
     (void)state;
     dvi_solver_settings s = dvi_default_solver_settings();
     assert_true(s.block_tolerance == 0.0);
-    assert_true(dvi_block_tolerance(&s, 3) == 1e-6);            /* 10 √3 × 1e-8 below the floor */
+    assert_true(dvi_block_tolerance(&s, 1) == 1e-6);            /* 100 × 1e-8 = 1e-6 */
+    s.tolerance = 1e-9;
+    assert_true(dvi_block_tolerance(&s, 4) == 1e-6);            /* 2e-7, below the floor */
     s.tolerance = 1e-6;
-    assert_true(fabs(dvi_block_tolerance(&s, 10000) - 1e-3) <= 1e-18); /* 10 × 100 × 1e-6 */
+    assert_true(fabs(dvi_block_tolerance(&s, 100) - 1e-3) <= 1e-18); /* 100 × 10 × 1e-6 */
     s.tolerance = 1e-4;
-    assert_true(dvi_block_tolerance(&s, 25000) == 0.1);         /* 0.158, at the ceiling */
+    assert_true(dvi_block_tolerance(&s, 25000) == 0.1);         /* 1.58, at the ceiling */
     s.block_tolerance = 1e-5;
     assert_true(dvi_block_tolerance(&s, 25000) == 1e-5);
     assert_true(isnan(dvi_block_tolerance(NULL, 3)));
-    /* the bilateral rows of different scales: judged by 1e-6 */
+    /* the bilateral rows of different scales: judged by 100 √3 × 1e-8 */
     const double N[9] = {1e-8, 0, 0, 0, 1, 0.9, 0, 0.9, 1}, r[3] = {-1, -1, 1};
     const dvi_ccp_block b[3] = {{.kind = DVI_BLOCK_BILATERAL}, {.kind = DVI_BLOCK_BILATERAL},
                                 {.kind = DVI_BLOCK_BILATERAL}};
@@ -173,7 +175,7 @@ static void test_block_tolerance_value(void** state)
     dense_init(&d, N, r, 3, b, 3);
     double g[4];
     dvi_solve_result res = solve(&d, "apgd", g);
-    assert_true(res.block_tolerance == 1e-6 && res.metrics.residual_block <= 1e-6);
+    assert_true(res.block_tolerance == 100.0 * sqrt(3.0) * 1e-8 && res.metrics.residual_block <= res.block_tolerance);
     res = solve(&d, "lemke", g); /* a pivoting method: at least 1e-4 */
     assert_true(res.block_tolerance == 1e-4);
 }

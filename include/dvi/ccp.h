@@ -216,7 +216,7 @@ typedef struct dvi_solver_settings {
     double block_tolerance; ///< on every block's own residual (metrics.residual_block, or
                             ///< residual_block_coulomb for the solvers of Coulomb's law; Lemke's on its
                             ///< pyramids): each block within this fraction of its own scale. 0, the
-                            ///< default: automatic, 10 √blocks × tolerance within [1e-6, 0.1], what the global
+                            ///< default: automatic, 100 √blocks × tolerance within [1e-6, 0.1], what the global
                             ///< residual already implies for a block of typical scale, so that the test
                             ///< catches the blocks whose scale hides them (result.block_tolerance says
                             ///< the value used); > 0: that value
@@ -348,7 +348,7 @@ typedef struct dvi_solver dvi_solver;
 
 /// The block tolerance a solve of a problem of `block_count` blocks is judged
 /// by under `settings`: settings->block_tolerance, or when that is 0
-/// (automatic) 10 √block_count × settings->tolerance within [1e-6, 0.1]. NaN when
+/// (automatic) 100 √block_count × settings->tolerance within [1e-6, 0.1]. NaN when
 /// settings is NULL.
 DVI_API double dvi_block_tolerance(const dvi_solver_settings* settings, int32_t block_count);
 

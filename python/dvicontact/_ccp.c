@@ -1293,7 +1293,7 @@ static PyGetSetDef result_getset[] = {
     RES_D("residual_coulomb", metrics.residual_coulomb, "The Coulomb residual (dimensionless)."),
     RES_D("residual_velocity", metrics.residual_velocity, "The velocity residual (dimensionless)."),
     RES_D("residual_feasibility", metrics.residual_feasibility, "The feasibility residual (dimensionless)."),
-    RES_D("block_tolerance", block_tolerance, "The block tolerance the status was judged by: settings' block_tolerance, or its automatic value for this problem, 10 sqrt(blocks) tolerance within [1e-6, 0.1]."),
+    RES_D("block_tolerance", block_tolerance, "The block tolerance the status was judged by: settings' block_tolerance, or its automatic value for this problem, 100 sqrt(blocks) tolerance within [1e-6, 0.1]."),
     {"pyramid_edges", (getter)res_pyramid_edges, NULL, "Which cones the answer is for: 0, the friction cones; k for lemke, whose k-sided pyramids replace them.", NULL},
     RES_D("residual_block", metrics.residual_block, "The block residual: the largest block's own CCP error over its own scale (dimensionless; converged asks it within block_tolerance)."),
     RES_D("residual_block_coulomb", metrics.residual_block_coulomb, "The same with Coulomb's law (the De Saxce velocity)."),

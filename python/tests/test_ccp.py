@@ -154,8 +154,8 @@ def test_rows_of_very_different_scales_each_within_its_own_tolerance():
     # 0.9 asking (1, -1): gamma = (1e8, 10, -10). The global residual divides
     # by |gamma| = 1e8, so an answer 71 % off in the small rows once passed it;
     # `converged` now asks every block within the block tolerance in its own
-    # units (automatic by default: 10 sqrt(blocks) tolerance within [1e-6,
-    # 0.1], here 1e-6; Lemke at least 1e-4): every solver's converged answer has the small rows to
+    # units (automatic by default: 100 sqrt(blocks) tolerance within [1e-6,
+    # 0.1], here 100 sqrt(3) 1e-8; Lemke at least 1e-4): every solver's converged answer has the small rows to
     # 1e-5 of 10, and its block residual within the value it reports.
     W = np.array([[1e-8, 0, 0], [0, 1, 0.9], [0, 0.9, 1]])
     p = dvicontact.Problem("bilateral", np.array([-1.0, -1.0, 1.0]), W=W)
@@ -166,7 +166,7 @@ def test_rows_of_very_different_scales_each_within_its_own_tolerance():
         assert abs(res.gamma[0] - 1e8) <= 1e-5 * 1e8, (name, res.gamma)
         assert np.all(np.abs(res.gamma[1:] - [10.0, -10.0]) <= 1e-4), (name, res.gamma)
         block = res.residual_block_coulomb if dvicontact.Solver(name).law == "coulomb" else res.residual_block
-        assert res.block_tolerance == (1e-4 if name == "lemke" else 1e-6) and block <= res.block_tolerance, (name, block)
+        assert res.block_tolerance == (1e-4 if name == "lemke" else 100 * np.sqrt(3) * 1e-8) and block <= res.block_tolerance, (name, block)
         assert (res.pyramid_edges > 0) == (name == "lemke")  # lemke answers for its pyramids
     assert dvicontact.solve(p, solver="apgd", block_tolerance=1e-3).block_tolerance == 1e-3
     with pytest.raises(dvicontact.InputError, match=r"settings\.block_tolerance: must be finite and >= 0"):

@@ -249,11 +249,12 @@ static inline double ccp_block_in_tol(const ccp_work* w, double rb, double tol)
 }
 
 /* The block tolerance a solve of nblocks blocks is judged by:
- * settings.block_tolerance, or when that is 0 (automatic) 10 √nblocks ×
+ * settings.block_tolerance, or when that is 0 (automatic) 100 √nblocks ×
  * tolerance within [1e-6, 0.1]: a block of typical scale (1/√nblocks of
  * the problem's) within the global tolerance has its own error at most
- * √nblocks × tolerance, so the test adds nothing there and catches the
- * blocks whose small scale the global residual hides. At least 1e-6: a
+ * √nblocks × tolerance, so the test asks nothing more of blocks within a
+ * factor 100 of the typical scale and catches the blocks whose smaller
+ * scale the global residual hides. At least 1e-6: a
  * block at the scale floor (DVI_BLOCK_SCALE_FLOOR of a typical block's)
  * is then asked for 1e-12 of a typical block's scale, above the rounding
  * of the sums that form it; at most 0.1, so that no block 10 % off its
@@ -262,7 +263,7 @@ static inline double ccp_block_in_tol(const ccp_work* w, double rb, double tol)
 static inline double ccp_block_tolerance(const dvi_solver_settings* s, int32_t nblocks)
 {
     if (s->block_tolerance > 0.0) return s->block_tolerance;
-    const double t = 10.0 * sqrt((double)(nblocks > 1 ? nblocks : 1)) * s->tolerance;
+    const double t = 100.0 * sqrt((double)(nblocks > 1 ? nblocks : 1)) * s->tolerance;
     return t < 1e-6 ? 1e-6 : t < 0.1 ? t : 0.1;
 }
 
