@@ -1,5 +1,5 @@
 /* The solver fuzz harness's findings (tests/fuzz/fuzz_allsolvers.c), kept:
- * three one-byte inputs whose problems once drew a wrong "converged", each
+ * inputs whose problems once drew a wrong "converged", each
  * solved by every solver that takes it at its default settings (tolerance
  * 1e-8, 1,000 iterations), with the status it must report and, for a
  * converged one, the harness's independent residual (the natural map of
@@ -21,7 +21,14 @@
  * - 0x89 0x30 0xf4: two blocks; Lemke's one LCP residual was 7.4e-10 while
  *   its answer was 0.22 off on its pyramid in a block's own units: its
  *   status now asks every block on its pyramid within the block tolerance,
- *   and is max_iterations. */
+ *   and is max_iterations.
+ * - 0x5b 0xdc 0x5c: four blocks, one a stiff frictionless row (diagonal
+ *   6.5e7) flying apart at r = 6,000 beside friction blocks of r ~ 1e-2.
+ *   Lemke's answer (LCP residual 1.9e-10) leaves the block of μ = 1e5 with
+ *   γ_n = 833 and u_n = 0.016, 0.27 off on its pyramid in its own units;
+ *   the floor of a block's scale, 1e-1 ‖r‖/√blocks = 300, hid it. The
+ *   floor is now also at most 1e-1 η_b ‖γ‖/√blocks (0.003 there), and
+ *   Lemke says max_iterations. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,7 +54,8 @@ typedef struct claim {
     int status[7];
 } claim;
 
-static const uint8_t BYTE_DB[] = {0xdb}, BYTE_58[] = {0x58}, BYTE_A5[] = {0xa5}, BYTES_8930F4[] = {0x89, 0x30, 0xf4};
+static const uint8_t BYTE_DB[] = {0xdb}, BYTE_58[] = {0x58}, BYTE_A5[] = {0xa5}, BYTES_8930F4[] = {0x89, 0x30, 0xf4},
+                     BYTES_5BDC5C[] = {0x5b, 0xdc, 0x5c};
 
 #define C DVI_SOLVE_CONVERGED
 #define M DVI_SOLVE_MAX_ITERATIONS
@@ -56,6 +64,7 @@ static const claim CLAIMS[] = {
     {"0x58", BYTE_58, 1, {C, C, C, C, C, C, C}},
     {"0xa5", BYTE_A5, 1, {C, C, C, C, C, C, C}},
     {"0x8930f4", BYTES_8930F4, 3, {C, C, M, M, C, C, C}},
+    {"0x5bdc5c", BYTES_5BDC5C, 3, {C, C, M, M, C, C, M}},
 };
 #undef C
 #undef M

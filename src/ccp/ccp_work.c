@@ -1149,9 +1149,16 @@ static void project_pyramid(double mu, int32_t k, double turn, double x[3])
         for (int i = 0; i < 3; i++) x[i] = best[i];
 }
 
+/* Lemke's blocks on their pyramids: the floor of block b's scale is
+ * DVI_BLOCK_SCALE_FLOOR_PIVOTING times the smaller of a typical block's
+ * share of ‖r‖ and of ‖η_b γ‖ (the velocity a typical block's impulse
+ * gives block b): one row of a large r and no impulse (a stiff contact
+ * flying apart) lifts the first, not the second, and would hide the small
+ * blocks beside it; ‖γ‖ is O(m), formed once a solve. */
 double ccp_work_block_pyramid(const ccp_work* w, const double* g, const double* u)
 {
-    const double floor = block_floor(w) * (DVI_BLOCK_SCALE_FLOOR_PIVOTING / DVI_BLOCK_SCALE_FLOOR);
+    const double per = DVI_BLOCK_SCALE_FLOOR_PIVOTING / sqrt((double)(w->nblocks > 1 ? w->nblocks : 1));
+    const double share = per * w->rnorm, gshare = per * ccp_norm2(g, w->m);
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     double worst = 0.0;
@@ -1159,6 +1166,7 @@ double ccp_work_block_pyramid(const ccp_work* w, const double* g, const double* 
         const int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
         double eta = ccp_block_eta(w, b);
         if (!(eta > 0.0) || !isfinite(eta)) eta = 0.0;
+        const double floor = eta * gshare < share ? eta * gshare : share;
         double rel = 0.0;
         if (B[b].kind == DVI_BLOCK_FRICTION) {
             double sg[3], x[3], s2 = floor * floor, gg = 0.0, rr = 0.0, uu = 0.0, nn = 0.0, e2 = 0.0;
