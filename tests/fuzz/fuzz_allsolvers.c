@@ -114,7 +114,7 @@ static void decode(const uint8_t* data, size_t size, problem* P)
 static void project_cone(double mu, double x[3])
 {
     const double n = x[0], t = hypot(x[1], x[2]);
-    if (t <= mu * n) return;
+    if (t <= mu * n && n >= 0.0) return; /* n ≥ 0: with μ = 0, (−1, 0, 0) is not inside */
     if (mu * t <= -n) {
         x[0] = x[1] = x[2] = 0;
         return;
