@@ -1,5 +1,5 @@
 /* The solver fuzz harness's findings (tests/fuzz/fuzz_allsolvers.c), kept:
- * three one-byte inputs whose problems once drew a wrong "converged", each
+ * inputs whose problems once drew a wrong "converged", each
  * solved by every solver that takes it at its default settings (tolerance
  * 1e-8, 1,000 iterations), with the status it must report and, for a
  * converged one, the harness's independent residual (the natural map of
@@ -21,9 +21,30 @@
  * - 0x89 0x30 0xf4: two blocks; Lemke's one LCP residual was 7.4e-10 while
  *   its answer was 0.22 off on its pyramid in a block's own units: its
  *   status now asks every block on its pyramid within the block tolerance,
- *   and is max_iterations. De Saxcé's fixed point stops 9e-5 off in a
- *   block's own units there: max_iterations under the automatic block
- *   tolerance (100 √2 × 1e-8 for two blocks at 1e-8). */
+ *   and is max_iterations.
+ * - 0x5b 0xdc 0x5c: four blocks, one a stiff frictionless row (diagonal
+ *   6.5e7) flying apart at r = 6,000 beside friction blocks of r ~ 1e-2.
+ *   Lemke's answer (LCP residual 1.9e-10) leaves the block of μ = 1e5 with
+ *   γ_n = 833 and u_n = 0.016, 0.27 off on its pyramid in its own units;
+ *   the floor of a block's scale, 1e-1 ‖r‖/√blocks = 300, hid it. The
+ *   floor is now also at most 1e-1 η_b ‖γ‖/√blocks (0.003 there), and
+ *   Lemke says max_iterations.
+ * - 0xb2 0x03 0x02 0x00 0x08: the same for the floor of the other solvers,
+ *   1e-6 ‖r‖/√blocks = 4.4e-3, lifted by r = 7,312 on a stiff block of no
+ *   impulse: De Saxcé stopped with a frictionless row of η γ = 1.9e-4 at
+ *   u = 4.1e-7, γ 0.22 % above Newton's (independent residual 2.2e-3). Its
+ *   floor is now 1e-6 η_b ‖γ‖/√blocks = 1e-10.
+ * - 0xe3 0xe3 0x14 0x00 0x55 …: a friction block of diagonal 3.5e-8,
+ *   5.6e-5, 3.5e-5, whose mean (η_b) overstates the velocity of its normal
+ *   impulse 870 times; NSGS stopped with its tangential impulse 1.9 % off
+ *   Newton's (independent residual 8.7e-3; PGS, on a longer input of the
+ *   corpus, claim_e3e314005f.bin, with diagonal 3.6e-8, 3.6e-8, 1.6e-5,
+ *   0.17 % off Apgd in the normal impulse). Each block is now also judged
+ *   with its smallest diagonal entry; PGS then
+ *   spends its 1,000 iterations, and De Saxcé stalls on 0x89 0x30 0xf4
+ *   (its shifts stop changing with a block 0.018 off at that scale):
+ *   max_iterations, where it said converged at 9e-5 (the automatic block
+ *   tolerance, 100 √blocks × 1e-8, refuses it too). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,7 +70,10 @@ typedef struct claim {
     int status[7];
 } claim;
 
-static const uint8_t BYTE_DB[] = {0xdb}, BYTE_58[] = {0x58}, BYTE_A5[] = {0xa5}, BYTES_8930F4[] = {0x89, 0x30, 0xf4};
+static const uint8_t BYTE_DB[] = {0xdb}, BYTE_58[] = {0x58}, BYTE_A5[] = {0xa5}, BYTES_8930F4[] = {0x89, 0x30, 0xf4},
+                     BYTES_5BDC5C[] = {0x5b, 0xdc, 0x5c}, BYTES_B203020008[] = {0xb2, 0x03, 0x02, 0x00, 0x08},
+                     BYTES_E3E3140055[] = {0xe3, 0xe3, 0x14, 0x00, 0x55, 0x80, 0x80, 0x64, 0x65, 0x73, 0x61,
+                                           0x78, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
 
 #define C DVI_SOLVE_CONVERGED
 #define M DVI_SOLVE_MAX_ITERATIONS
@@ -58,6 +82,9 @@ static const claim CLAIMS[] = {
     {"0x58", BYTE_58, 1, {C, C, C, C, C, C, C}},
     {"0xa5", BYTE_A5, 1, {C, C, C, C, C, C, C}},
     {"0x8930f4", BYTES_8930F4, 3, {C, C, M, M, C, C, M}},
+    {"0x5bdc5c", BYTES_5BDC5C, 3, {C, C, M, M, C, C, M}},
+    {"0xb203020008", BYTES_B203020008, 5, {C, C, M, C, C, C, C}},
+    {"0xe3e3140055", BYTES_E3E3140055, 21, {C, M, M, C, C, C, C}},
 };
 #undef C
 #undef M
@@ -189,12 +216,50 @@ static void test_pyramid_projection(void** state)
     assert_true(polar[0] == 0.0 && polar[1] == 0.0 && polar[2] == 0.0);
 }
 
+/* corpus/allsolvers/claim_7b092ade.bin */
+static const uint8_t FAR_APART[] = {
+    0x7b, 0x09, 0x2a, 0xde, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x84, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0xf4, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0xf4, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x89, 0xfd, 0x77, 0x30, 0x2d, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0xba,
+};
+
+/* The harness's cone: with μ = 0 the ray of n ≥ 0, so (−1, 0, 0) goes to
+ * the apex. It once stayed (0 ≤ μ n held for n < 0), and the harness
+ * called γ = 0 wrong on a friction block of μ = 0 flying apart (r_n =
+ * 7,250; corpus: claim_7b092ade.bin), where every solver was right. */
+static void test_cone_projection(void** state)
+{
+    (void)state;
+    double apart[3] = {-1.0, 0.0, 0.0}, inside[3] = {2.0, 0.3, -0.4}, outside[3] = {1.0, 3.0, 4.0};
+    project_cone(0.0, apart);
+    assert_true(apart[0] == 0.0 && apart[1] == 0.0 && apart[2] == 0.0);
+    project_cone(0.5, inside);
+    assert_true(inside[0] == 2.0 && inside[1] == 0.3 && inside[2] == -0.4);
+    project_cone(0.5, outside); /* onto the boundary: (n + μ t)/(1 + μ²) = 2.8, t scaled to μ n = 1.4 */
+    assert_true(fabs(outside[0] - 2.8) <= 1e-15 && fabs(hypot(outside[1], outside[2]) - 1.4) <= 1e-15);
+    static problem P;
+    decode(FAR_APART, sizeof FAR_APART, &P);
+    double g[MAX_ROWS] = {0};
+    const cones none = {0};
+    assert_true(independent_residual(&P, g, false, &none) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_claims),
         cmocka_unit_test(test_lemke_judged_on_its_pyramids),
         cmocka_unit_test(test_pyramid_projection),
+        cmocka_unit_test(test_cone_projection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,9 +170,10 @@ typedef struct dvi_ccp_metrics {
                               ///< ≤ tolerance (docs/solvers.md, "What a status means")
     double residual_block;    ///< block residual, dimensionless: the largest over blocks of each block's
                               ///< own error, the natural map on (η_a γ_a, u_a) over that block's scale
-                              ///< max(‖η_a γ_a‖, ‖r_a‖, ‖u_a‖, ‖u_a − r_a‖, 1e-6 ‖r‖/√blocks), so that a
-                              ///< block of small impulses beside large ones is measured in its own units.
-                              ///< The CCP solvers' "converged" needs it ≤ settings.block_tolerance
+                              ///< max(‖η_a γ_a‖, ‖r_a‖, ‖u_a‖, ‖u_a − r_a‖, 1e-6 min(‖r‖, η_a ‖γ‖)/√blocks),
+                              ///< η_a the block's mean diagonal and again its smallest diagonal entry, so
+                              ///< that a block of small impulses beside large ones is measured in its own
+                              ///< units. The CCP solvers' "converged" needs it ≤ settings.block_tolerance
                               ///< (docs/solvers.md)
     double residual_block_coulomb; ///< the same with the De Saxcé velocity ũ_a in place of u_a: the
                               ///< Coulomb solvers' "converged" needs it ≤ settings.block_tolerance

@@ -235,7 +235,10 @@ static inline double ccp_max_nan(double a, double b)
  * answer's error on a block of almost nothing is the LCP's tolerance on
  * the whole problem (in a box pyramid, |r| = 0.24, blocks without a normal
  * impulse keep 3e-8 of tangential impulse or slide at 2e-8 m/s), not a
- * block short of its answer (docs/solvers.md). */
+ * block short of its answer (docs/solvers.md). Block b's floor is this
+ * times the smaller of ‖r‖/√blocks and η_b ‖γ‖/√blocks
+ * (ccp_work_block_pyramid), so that one row of a large r and no impulse
+ * does not lift it over the small blocks beside it. */
 #define DVI_BLOCK_SCALE_FLOOR_PIVOTING 1e-1
 
 /* A block residual rb as a term of a stopping test at tolerance tol: 0
