@@ -27,7 +27,8 @@ if [ "${1:-}" = --tests ]; then
 python3-dev:the Python package dvicontact (python/)
 python3-numpy:the Python package dvicontact (its arrays)
 python3-scipy:the tests of the Python package (sparse matrices)
-python3-pytest:the tests of the Python package"
+python3-pytest:the tests of the Python package
+python3-pandas:the tests of the Python package (the DataFrame results)"
 elif [ -n "${1:-}" ]; then
     echo "tools/deps.sh: unknown option '$1' (--tests)" >&2
     exit 2
