@@ -622,7 +622,7 @@ static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi
     const int nt0 = ccp_work_nt(w, m);
     (void)nt0; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt0) if (nt0 > 1)
+#pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
 #endif
     for (int32_t b = 0; b < w->nblocks; b++) /* P^{1/2} 1 */
         for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) d[i] = P ? sqrt(P[b]) : 1.0;
@@ -630,7 +630,7 @@ static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi
     ccp_work_apply(w, d, Ne);
     if (P) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt0) if (nt0 > 1)
+#pragma omp parallel for schedule(static) num_threads(nt0) if (nt0 > 1)
 #endif
         for (int32_t b = 0; b < w->nblocks; b++)
             for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Ne[i] *= sqrt(P[b]);

@@ -111,7 +111,7 @@ static dvi_status first_failure(const dvi_ccp_problem* p, const int32_t* brow, i
     int32_t first_bad = count;
     (void)threads, (void)par_min;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 2048) num_threads(threads) if (threads > 1 && count > par_min) \
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && count > par_min) \
     reduction(min : first_bad)
 #endif
     for (int32_t i = 0; i < count; i++)

@@ -613,7 +613,7 @@ static bool rigid_blocks(ccp_work* w)
     const int32_t nb = w->nbody;
     int rigid = 1;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8) \
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8) \
     reduction(&& : rigid)
 #endif
     for (int32_t b = 0; b < nb; b++) {
@@ -629,7 +629,7 @@ static bool rigid_blocks(ccp_work* w)
     }
     if (!rigid) return false;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && nb > DVI_PAR_MIN / 8)
 #endif
     for (int32_t b = 0; b < nb; b++) {
         const double* A = M + 36 * (size_t)b;
@@ -656,7 +656,7 @@ static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p)
     w->fc_ell = F ? F->ell : NULL;
     const int32_t nfc0 = w->nfc;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
     for (int32_t c = 0; c < nfc0; c++) { /* each contact's own entries */
         int32_t blk = F->block[c];
@@ -693,7 +693,7 @@ static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p)
     }
     const int32_t nfc = w->nfc;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
     for (int32_t c = 0; c < nfc; c++) frame_diag(w, c, w->diag + w->fc_row[c]);
 }
@@ -727,7 +727,7 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
 #endif
     {
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, DVI_CHUNK_ROWS)
+#pragma omp for schedule(static)
 #endif
         for (int32_t c = 0; c < nfc; c++) {
             const double* xc = x + frow[c];
@@ -741,7 +741,7 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
             }
         }
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1) nowait /* the region's end waits */
+#pragma omp for schedule(static) nowait /* the region's end waits */
 #endif
         for (int32_t ch = 0; ch < nch; ch++) {
         const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_ROWS, nb);
@@ -836,7 +836,7 @@ void ccp_work_dt(const ccp_work* w, const double* v, double* y)
 #endif
     {
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, DVI_CHUNK_ROWS) nowait
+#pragma omp for schedule(static) nowait
 #endif
         for (int32_t i = 0; i < nd; i++) {
             const int32_t j = dr[i];
@@ -849,7 +849,7 @@ void ccp_work_dt(const ccp_work* w, const double* v, double* y)
             y[j] = s;
         }
 #ifdef _OPENMP
-#pragma omp for schedule(dynamic, DVI_CHUNK_ROWS) nowait
+#pragma omp for schedule(static) nowait
 #endif
         for (int32_t c = 0; c < nfc; c++) frame_gather(w, c, v, y + w->fc_row[c]);
     }
@@ -858,7 +858,7 @@ void ccp_work_dt(const ccp_work* w, const double* v, double* y)
         const double* t = w->lr_v;
         const int32_t m = w->m;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
         for (int32_t i = 0; i < m; i++) y[i] -= sparse_dot(G->colptr, G->rowind, G->values, t, i);
     }
@@ -898,7 +898,7 @@ void ccp_work_apply(const ccp_work* w, const double* x, double* y)
         const int32_t* wi = w->wt_i;
         const double* wx = w->wt_x;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > DVI_PAR_MIN)
 #endif
         for (int32_t i = 0; i < m; i++) y[i] = sparse_dot(wp, wi, wx, x, i);
     }
@@ -1410,7 +1410,7 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
     const int nt = ccp_work_nt(w, w->m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
 #endif
     for (int32_t ch = 0; ch < nc; ch++) {
         const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);

@@ -414,7 +414,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         const int nt = ccp_work_nt(w, m);
         (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt) if (nt > 1) reduction(min : first_bad)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(min : first_bad)
 #endif
         for (int32_t i = 0; i < m; i++)
             if (!isfinite(gamma[i]) && i < first_bad) first_bad = i;
@@ -425,7 +425,7 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         }
         if (scale != 1.0) {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(nt) if (nt > 1)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
 #endif
             for (int32_t i = 0; i < m; i++) gamma[i] *= scale;
         }

@@ -139,7 +139,7 @@ static dvi_status jacobi_solve(ccp_work* w, const ccp_solver_call* call, const d
         if (it == s->max_iterations) break;
         const dvi_ccp_block* B = w->p->blocks;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, DVI_CHUNK_ROWS) num_threads(w->threads) if (w->threads > 1 && m > 4096)
+#pragma omp parallel for schedule(static) num_threads(w->threads) if (w->threads > 1 && m > 4096)
 #endif
         for (int32_t b = 0; b < w->nblocks; b++) {
             int32_t q0 = w->block_row[b], k = w->block_row[b + 1] - q0;

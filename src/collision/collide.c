@@ -1053,7 +1053,7 @@ static dvi_status collide_parallel(col_collision* c, int nt, const col_geom* geo
                 if (!failed && (total > (size_t)INT32_MAX || !RESERVE(c, points, total + 1))) failed = 1;
             }
             if (!failed) {
-                OMP(for schedule(dynamic, 1) nowait) /* the region's end waits */
+                OMP(for schedule(static) nowait) /* the region's end waits */
                 for (size_t ch = 0; ch < nchunks; ch++) {
                     const narrow_chunk* q = &c->chunks[ch];
                     if (q->slot != 0 && q->count > 0)

@@ -122,7 +122,7 @@ static bool warm_store(dvi_world* w, int32_t npts, int nt)
     for (size_t i = 0; i < 16; i++) w->slots[i] = (wld_warm_slot){-1, -1, -1};
     (void)nt;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, ASSEMBLE_CHUNK) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
         const wld_contact_rec* rec = &w->contacts[c];
@@ -321,7 +321,7 @@ static dvi_status stage_assemble(dvi_world* w, wld_step_dvi_ctx* x)
     if (!DVI_RESERVE(w, contacts, npts + 1)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
     /* each contact's row count (in parallel), then the first rows in order */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, ASSEMBLE_CHUNK) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
         const dvi_material* ma = wld_shape_material(w, &w->shapes[pts[c].geom_a]);
@@ -371,7 +371,7 @@ static dvi_status stage_assemble(dvi_world* w, wld_step_dvi_ctx* x)
     w->chunk_start[nchunks] = npts;
     int comp_any = 0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK) \
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK) \
     reduction(max : max_pen) reduction(|| : comp_any)
 #endif
     for (int32_t k = 0; k < nchunks; k++) {
@@ -385,7 +385,7 @@ static dvi_status stage_assemble(dvi_world* w, wld_step_dvi_ctx* x)
     if (comp_any) any_compliance = true;
     if (any_compliance) { /* the contacts' compliance rows, only when some row has compliance */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, ASSEMBLE_CHUNK) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
         for (int32_t c = 0; c < npts; c++) {
             const wld_contact_rec* rec = &w->contacts[c];
@@ -396,7 +396,7 @@ static dvi_status stage_assemble(dvi_world* w, wld_step_dvi_ctx* x)
     }
     if (npts > 0) row = w->contacts[npts - 1].row + w->contacts[npts - 1].nrows;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, ASSEMBLE_CHUNK) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t j = joint_rows; j < row; j++) w->colptr[j] = nz; /* no columns: the frames give the rows */
     w->colptr[row] = nz;
@@ -787,7 +787,7 @@ static dvi_status stage_integrate(dvi_world* w, const wld_step_dvi_ctx* x)
         memset(w->dv, 0, 6 * (size_t)ndyn * sizeof(double));
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, ASSEMBLE_CHUNK) num_threads(nt) if (nt > 1 && nb >= 4 * ASSEMBLE_CHUNK)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nb >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t i = 0; i < nb; i++) {
         wld_body* b = &w->bodies[i];
@@ -829,7 +829,7 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
     const int32_t npts = x->npts;
     const double inv_h = 1.0 / h;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, ASSEMBLE_CHUNK) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && npts >= 4 * ASSEMBLE_CHUNK)
 #endif
     for (int32_t c = 0; c < npts; c++) {
         wld_contact_rec* rec = &w->contacts[c];
