@@ -44,6 +44,7 @@ static struct {
     FILE* file_out;
     const dvi_force_element_class* fe_cls_p;
     dvi_scm* scm;
+    dvi_dist* dist; /* NULL: no MPI here (creating one needs MPI_Init; tests/test_mpi.py runs it) */
     char dir[64], path[128], msg[512];
     const char* names[4];
     const char* json;
@@ -158,6 +159,7 @@ static void release_outputs(const char* name)
     else if (!strcmp(name, "dvi_scene_load") || !strcmp(name, "dvi_scene_parse")) dvi_scene_destroy(fx.vp);
     else if (strstr(name, "_json") || strstr(name, "fclib_read")) dvi_ccp_file_free(fx.vp);
     else if (strstr(name, "save_state")) free(fx.vp);
+    else if (!strcmp(name, "dvi_dist_create")) dvi_dist_destroy(fx.vp);
     else {
         print_error("%s: an output of unknown kind was made\n", name);
         fail();

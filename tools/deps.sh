@@ -28,7 +28,10 @@ python3-dev:the Python package dvicontact (python/)
 python3-numpy:the Python package dvicontact (its arrays)
 python3-scipy:the tests of the Python package (sparse matrices)
 python3-pytest:the tests of the Python package
-python3-pandas:the tests of the Python package (the DataFrame results)"
+python3-pandas:the tests of the Python package (the DataFrame results)
+libopenmpi-dev:MPI: scenes spread over ranks (src/dist, test_mpi, bench_mpi; meson -Dmpi)
+openmpi-bin:mpirun, which test_mpi runs the ranks with
+openssh-client:the launcher of mpirun looks for ssh even on one machine"
 elif [ -n "${1:-}" ]; then
     echo "tools/deps.sh: unknown option '$1' (--tests)" >&2
     exit 2

@@ -8,4 +8,5 @@
 #include "io.h"
 #include "scene.h"
 #include "output.h"
+#include "dist.h"
 #endif

@@ -577,6 +577,11 @@ DVI_API dvi_status dvi_world_get_contact(const dvi_world* world, int32_t index, 
 /// (index in [0, count)).
 DVI_API int32_t dvi_world_body_count(const dvi_world* world);
 DVI_API dvi_status dvi_world_body_at(const dvi_world* world, int32_t index, dvi_body_id* out);
+/// FNV-1a 64 of the time and of every body's state (x, q, v, ω: 13 doubles,
+/// their IEEE-754 bits little-endian) in creation order: two runs agree bit
+/// for bit when their hashes do (dvi_dist_state_hash gives the same for a
+/// scene spread over ranks).
+DVI_API dvi_status dvi_world_state_hash(const dvi_world* world, uint64_t* out);
 
 /// What a frame writer needs to draw a body.
 typedef struct dvi_body_info {

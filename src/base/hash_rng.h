@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The next number of the splitmix64 sequence of *state. */
 static inline uint64_t base_splitmix64(uint64_t* state)
@@ -32,6 +33,21 @@ static inline uint64_t base_fnv1a(uint64_t h, const void* data, size_t n)
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
         h *= DVI_FNV_PRIME;
+    }
+    return h;
+}
+
+/* FNV-1a over n doubles, each as its IEEE-754 bits in little-endian order
+ * (the same hash on any host), continuing from h. */
+static inline uint64_t base_fnv1a_f64(uint64_t h, const double* x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &x[i], sizeof u);
+        for (int k = 0; k < 8; k++) {
+            h ^= (unsigned char)(u >> (8 * k));
+            h *= DVI_FNV_PRIME;
+        }
     }
     return h;
 }

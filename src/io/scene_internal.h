@@ -196,6 +196,24 @@ typedef struct sc_terrain {
     void* def;
 } sc_terrain;
 
+/* ---- for models spread over ranks (src/dist) -------------------------------------- */
+
+/* The initial position of every body of the scene, in creation order
+ * (explicit bodies, then each generator's spheres): 3 doubles per body,
+ * scene.total_bodies of them. */
+void sc_scene_positions(const dvi_scene* s, double* xyz);
+/* A model whose world holds only bodies ids[0..count) (ascending scene
+ * indices), created as dvi_model_create creates them, in the same order,
+ * with the joints whose bodies are all there; no terrain models (refused),
+ * probes or body names. */
+dvi_status sc_model_create_subset(const dvi_scene* s, const int64_t* ids, int64_t count, dvi_model** out, char* msg,
+                                  size_t msg_size);
+/* The world's id of scene body b (invalid when a subset left it out). */
+dvi_body_id sc_model_body(const dvi_model* m, int64_t b);
+/* The scene's joints, and the world's id of joint j (invalid when a subset left it out). */
+int32_t sc_model_joint_count(const dvi_model* m);
+dvi_joint_id sc_model_joint(const dvi_model* m, int32_t j);
+
 /* Frees the scene's terrain models (scene_terrain.c). */
 void sc_free_terrain(dvi_scene* s);
 /* Creates the scene's terrain models in w (scene_model.c calls it once the

@@ -527,32 +527,79 @@ static dvi_status create_shape(dvi_model* m, dvi_body_id body, const sc_shape* s
  * this order: the radius (a uniform draw when min < max), then the jitter of
  * x, y and z (uniform in [−jitter, jitter), when jitter > 0), all from one
  * splitmix64 stream seeded with `seed`. */
-static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* msg, size_t msg_size)
+/* The next sphere of generator g: its position and radius; *cell and *rng
+ * carry the lattice cell and the random stream from one sphere to the next
+ * (start: cell 0, rng g->seed). */
+static void generator_next(const sc_generator* g, const double origin[3], int64_t* cell, uint64_t* rng,
+                           double pos[3], double* radius)
+{
+    const int64_t nxy = (int64_t)g->n[0] * g->n[1];
+    for (;; (*cell)++) { /* the next cell that an exclusion does not empty */
+        int64_t iz = *cell / nxy, rem = *cell % nxy;
+        int64_t iy = rem / g->n[0], ix = rem % g->n[0];
+        sc_generator_site(g, origin, ix, iy, iz, pos);
+        if (g->exclude_count == 0 || !sc_generator_excluded(g, pos)) break;
+    }
+    (*cell)++;
+    *radius = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * base_uniform01(rng) : g->rmin;
+    if (g->jitter > 0.0)
+        for (int k = 0; k < 3; k++) pos[k] += g->jitter * (2.0 * base_uniform01(rng) - 1.0);
+}
+
+/* A subset of the scene's bodies (sc_model_create_subset): ascending
+ * scene body indices, walked by a cursor as the bodies are created in
+ * that order. */
+typedef struct model_subset {
+    const int64_t* ids;
+    int64_t count, at;
+} model_subset;
+
+/* True when body b is to be created (always without a subset); b must not
+ * decrease from one call to the next. */
+static bool subset_take(model_subset* ss, int64_t b)
+{
+    if (!ss) return true;
+    while (ss->at < ss->count && ss->ids[ss->at] < b) ss->at++;
+    return ss->at < ss->count && ss->ids[ss->at] == b;
+}
+
+static bool subset_has(const model_subset* ss, int64_t b)
+{
+    if (!ss) return true;
+    int64_t lo = 0, hi = ss->count;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ss->ids[mid] < b) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < ss->count && ss->ids[lo] == b;
+}
+
+/* The bodies of one granular bed: a cubic lattice of cells of side
+ * s = 2 r_max + gap, or a hexagonal close packing with neighbours s apart,
+ * centred in x and y in the region and resting on its bottom; site i (x
+ * fastest, then y, then z) holds sphere i. Per sphere, in
+ * this order: the radius (a uniform draw when min < max), then the jitter of
+ * x, y and z (uniform in [−jitter, jitter), when jitter > 0), all from one
+ * splitmix64 stream seeded with `seed`. With a subset, only its spheres are
+ * created (the others are still drawn: the stream is the same). */
+static dvi_status create_generator(dvi_model* m, const sc_generator* g, model_subset* ss, char* msg,
+                                   size_t msg_size)
 {
     const double pi = 3.14159265358979323846;
     double origin[3];
     sc_generator_origin(g, origin);
     uint64_t rng = g->seed;
-    const int64_t nxy = (int64_t)g->n[0] * g->n[1];
     int64_t cell = 0;
-    for (int64_t i = 0; i < g->count; i++, cell++) {
-        int64_t iz, iy, ix;
+    for (int64_t i = 0; i < g->count; i++) {
         dvi_body_def bd = dvi_default_body_def();
-        for (;; cell++) { /* the next cell that an exclusion does not empty */
-            iz = cell / nxy;
-            int64_t rem = cell % nxy;
-            iy = rem / g->n[0];
-            ix = rem % g->n[0];
-            sc_generator_site(g, origin, ix, iy, iz, bd.position);
-            if (g->exclude_count == 0 || !sc_generator_excluded(g, bd.position)) break;
-        }
-        double r = g->rmin < g->rmax ? g->rmin + (g->rmax - g->rmin) * base_uniform01(&rng) : g->rmin;
-        if (g->jitter > 0.0)
-            for (int k = 0; k < 3; k++) bd.position[k] += g->jitter * (2.0 * base_uniform01(&rng) - 1.0);
+        double r;
+        generator_next(g, origin, &cell, &rng, bd.position, &r);
+        int64_t b = g->first_body + i;
+        if (!subset_take(ss, b)) continue;
         bd.mass = g->density * 4.0 / 3.0 * pi * r * r * r;
         double I = 0.4 * bd.mass * r * r;
         bd.inertia[0] = bd.inertia[4] = bd.inertia[8] = I;
-        int64_t b = g->first_body + i;
         dvi_status st = dvi_body_create(m->world, &bd, &m->bodies[b]);
         if (st == DVI_OK) {
             dvi_shape_def sd = dvi_default_shape_def();
@@ -571,7 +618,22 @@ static dvi_status create_generator(dvi_model* m, const sc_generator* g, char* ms
     return DVI_OK;
 }
 
-static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* alloc, char* msg, size_t msg_size)
+void sc_scene_positions(const dvi_scene* s, double* xyz)
+{
+    for (int32_t i = 0; i < s->body_count; i++) v3_copy(xyz + 3 * (size_t)i, s->bodies[i].pos);
+    for (int32_t k = 0; k < s->generator_count; k++) {
+        const sc_generator* g = &s->generators[k];
+        double origin[3], r;
+        sc_generator_origin(g, origin);
+        uint64_t rng = g->seed;
+        int64_t cell = 0;
+        for (int64_t i = 0; i < g->count; i++)
+            generator_next(g, origin, &cell, &rng, xyz + 3 * (size_t)(g->first_body + i), &r);
+    }
+}
+
+static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* alloc, model_subset* ss, char* msg,
+                        size_t msg_size)
 {
     dvi_world_def wd = dvi_default_world_def();
     if (alloc) wd.allocator = *alloc;
@@ -618,6 +680,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
     /* explicit bodies and their shapes */
     for (int32_t i = 0; i < s->body_count; i++) {
         const sc_body* b = &s->bodies[i];
+        if (!subset_take(ss, i)) continue;
         if (b->name && !enter_name(&m->body_map, &m->body_names[i], b->name, i))
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         dvi_body_def bd = dvi_default_body_def();
@@ -657,7 +720,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
         m->generator_count = g + 1;
         if (!enter_name(&m->generator_map, &m->generator_names[g], gen->name, g))
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-        st = create_generator(m, gen, msg, msg_size);
+        st = create_generator(m, gen, ss, msg, msg_size);
         if (st != DVI_OK) return st;
     }
     /* joints */
@@ -666,6 +729,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
         if (j->name && !enter_name(&m->joint_map, &m->joint_names[i], j->name, i))
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
         m->joint_count = i + 1;
+        if (!(j->a < 0 || subset_has(ss, j->a)) || !subset_has(ss, j->b)) continue; /* a subset without its bodies */
         dvi_joint_def jd = j->def;
         if (j->a >= 0) jd.body_a = m->bodies[j->a];
         jd.body_b = m->bodies[j->b];
@@ -673,6 +737,10 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
         if (st != DVI_OK)
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",
                         dvi_world_last_error(m->world));
+    }
+    if (ss) { /* a subset: no terrain models, probes or names for the messages (sc_model_create_subset) */
+        st = wld_health_init(&m->health, &s->health, m->world);
+        return st == DVI_OK ? DVI_OK : fail(msg, msg_size, st, "the health monitor: out of memory");
     }
     /* terrain models (scene_terrain.c): force elements on the bodies */
     st = sc_build_terrain(s, m->world, m->bodies, m->body_count, msg, msg_size);
@@ -718,13 +786,51 @@ dvi_status dvi_model_create_with(const dvi_scene* s, const dvi_allocator* alloc,
         return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "formulation.method: unknown method \"%s\"", s->method);
     dvi_model* m = calloc(1, sizeof *m);
     if (!m) return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
-    dvi_status st = build(m, s, alloc, msg, msg_size);
+    dvi_status st = build(m, s, alloc, NULL, msg, msg_size);
     if (st != DVI_OK) {
         dvi_model_destroy(m);
         return st;
     }
     *out = m;
     return DVI_OK;
+}
+
+dvi_status sc_model_create_subset(const dvi_scene* s, const int64_t* ids, int64_t count, dvi_model** out, char* msg,
+                                  size_t msg_size)
+{
+    if (msg && msg_size > 0) msg[0] = '\0';
+    *out = NULL;
+    if (s->terrain_count > 0)
+        return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "terrains: a subset of the bodies cannot carry terrain models");
+    for (int64_t k = 0; k < count; k++)
+        if (ids[k] < 0 || ids[k] >= s->total_bodies || (k > 0 && ids[k] <= ids[k - 1]))
+            return fail(msg, msg_size, DVI_ERR_INVALID_ARG, "subset: body indices must ascend within [0, %lld)",
+                        (long long)s->total_bodies);
+    dvi_model* m = calloc(1, sizeof *m);
+    if (!m) return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+    model_subset ss = {ids, count, 0};
+    dvi_status st = build(m, s, NULL, &ss, msg, msg_size);
+    if (st != DVI_OK) {
+        dvi_model_destroy(m);
+        return st;
+    }
+    *out = m;
+    return DVI_OK;
+}
+
+dvi_body_id sc_model_body(const dvi_model* m, int64_t b)
+{
+    return m->bodies[b];
+}
+
+int32_t sc_model_joint_count(const dvi_model* m)
+{
+    return m->joint_count;
+}
+
+dvi_joint_id sc_model_joint(const dvi_model* m, int32_t j)
+{
+    return m->joints[j];
 }
 
 dvi_world* dvi_model_world(dvi_model* m)
@@ -773,7 +879,7 @@ static dvi_status near_contacts(dvi_model* m)
     uint8_t* flag = m->near_flag;
 #ifdef _OPENMP
     const int nt = m->threads > 0 ? m->threads : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1 && nch > 1)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nch > 1)
 #endif
     for (int32_t ch = 0; ch < nch; ch++) {
         const int32_t k1 = ch == nch - 1 ? nc : (ch + 1) * NEAR_CHUNK;
@@ -791,7 +897,7 @@ static dvi_status near_contacts(dvi_model* m)
         m->near_cap = total;
     }
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt) if (nt > 1 && nch > 1)
+#pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1 && nch > 1)
 #endif
     for (int32_t ch = 0; ch < nch; ch++) {
         const int32_t k1 = ch == nch - 1 ? nc : (ch + 1) * NEAR_CHUNK;

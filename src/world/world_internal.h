@@ -378,6 +378,8 @@ int wld_threads_asked(const dvi_world* w);
 /* Updates body b's shape summary and shape list for the shape w->shapes[si]
  * just attached to it (world_query.c). */
 void wld_body_note_shape(dvi_world* w, int32_t b, int32_t si);
+/* Body b's state as 13 doubles: x, q, v, ω (world_query.c). */
+void wld_body_state13(const wld_body* b, double* out);
 
 /* ---- rotation (step_common.c) ---- */
 

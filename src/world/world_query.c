@@ -10,6 +10,7 @@
  */
 #include "world_internal.h"
 #include "error.h"
+#include "hash_rng.h"
 
 #include "math3.h"
 
@@ -137,5 +138,27 @@ dvi_status dvi_body_get_shape(const dvi_world* w, dvi_body_id id, int32_t index,
     v3_copy(out->offset_position, s->lpos);
     memcpy(out->offset_rotation, s->lrot, sizeof out->offset_rotation);
     m3_to_q(s->lrot, out->offset_orientation);
+    return DVI_OK;
+}
+
+/* The state record of body b: x, q, v, ω (dvi_world_state_hash, the ranks' exchanges). */
+void wld_body_state13(const wld_body* b, double* out)
+{
+    memcpy(out, b->x, 3 * sizeof(double));
+    memcpy(out + 3, b->q, 4 * sizeof(double));
+    memcpy(out + 7, b->v, 3 * sizeof(double));
+    memcpy(out + 10, b->w, 3 * sizeof(double));
+}
+
+dvi_status dvi_world_state_hash(const dvi_world* w, uint64_t* out)
+{
+    if (!w || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_world_state_hash: invalid argument (!w || !out)");
+    uint64_t h = base_fnv1a_f64(DVI_FNV_OFFSET, &w->time, 1);
+    for (int32_t i = 0; i < w->body_count; i++) {
+        double s[13];
+        wld_body_state13(&w->bodies[i], s);
+        h = base_fnv1a_f64(h, s, 13);
+    }
+    *out = h;
     return DVI_OK;
 }
