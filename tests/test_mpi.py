@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Scenes spread over MPI ranks give the single process's bits (docs/scale.md).
 
-    python3 tests/test_mpi.py MPI_HASH MPIRUN SOURCE_DIR [CASE ...]
+    python3 tests/test_mpi.py MPI_HASH MPIRUN SOURCE_DIR DVI [CASE ...]
 
-MPI_HASH is tests/mpi_hash.c built; MPIRUN Open MPI's mpirun. Each case runs
+MPI_HASH is tests/mpi_hash.c built; MPIRUN Open MPI's mpirun; DVI the dvi
+command (under mpirun it refuses to run N copies of one run). Each case runs
 a scene for a number of steps on one process (dvi_model_step) and over 2 and
 4 ranks (dvi_dist_step, `mpirun --oversubscribe`), with the default ghost
 skin and with a skin so thin that the ghosts are chosen again every few
@@ -23,8 +24,8 @@ import sys
 import tempfile
 import time
 
-EXE, MPIRUN, SRC = sys.argv[1], sys.argv[2], sys.argv[3]
-ONLY = set(sys.argv[4:])
+EXE, MPIRUN, SRC, DVI = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+ONLY = set(sys.argv[5:])
 ENV = dict(os.environ)
 # Open MPI as root (CI's container), on a machine with fewer cores than
 # ranks, without the single-copy mechanism a container may forbid
@@ -167,6 +168,14 @@ refusal("refused: DVI over ranks", [os.path.join(SRC, "examples", "scenes", "sph
         r"error: formulation\.method: \"dvi\" cannot be spread over 2 ranks")
 refusal("refused: a rank dies", [os.path.join(SCENES, "dem_bed_600.json"), "200", "--die", "1:50"], 3,
         r"(exited on signal|exited with|non-zero status|aborted|killed)", timeout=120)
+
+# the dvi command under mpirun: one clear refusal, not N copies of one run writing the same files
+if not ONLY or "refused: dvi run under mpirun" in ONLY:
+    p, _ = run([MPIRUN, "--oversubscribe", "-n", "2", DVI, "run",
+                os.path.join(SRC, "examples", "scenes", "sliding_box_dem.json"), "--quiet", "--out",
+                tempfile.mkdtemp()], timeout=120)
+    check("refused: dvi run under mpirun", p.returncode != 0 and "started as one of 2 MPI ranks" in p.stderr,
+          p.stdout + p.stderr[-2000:])
 
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

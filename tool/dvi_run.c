@@ -1417,11 +1417,31 @@ done:
     return rc;
 }
 
+/* The size of the MPI job this process was started in (Open MPI's, or the
+ * PMI/PMIx variables other launchers set), 1 when none. */
+static long mpi_job_size(void)
+{
+    const char* vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char* v = getenv(vars[i]);
+        if (v && strtol(v, NULL, 10) > 1) return strtol(v, NULL, 10);
+    }
+    return 1;
+}
+
 int dvi_cmd_run(int argc, char** argv)
 {
     run_args a;
     int rc = parse_run_args(argc, argv, &a);
     if (rc >= 0) return rc;
+    long ranks = mpi_job_size();
+    if (ranks > 1) { /* N copies of the same run would write the same files at once */
+        fprintf(stderr,
+                "dvi run: started as one of %ld MPI ranks; the dvi command does not spread a scene over ranks "
+                "yet (the C API does: <dvi/dist.h>, docs/scale.md). Run it without mpirun.\n",
+                ranks);
+        return 2;
+    }
     install_signal_handlers();
 
     run_state rs;
