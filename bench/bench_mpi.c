@@ -1,7 +1,7 @@
 /* bench_mpi — the cost of a DEM step spread over MPI ranks (docs/scale.md).
  *
  *   bench_mpi [--sizes N,...] [--ranks R,...] [--threads T] [--warmup W] [--steps K] [--json]
- *             [--scene FILE] [--mpirun PATH]
+ *             [--scene FILE] [--mpirun PATH] [--slabs]
  *
  * One row per (bed, ranks): the bed of bench_scale's DEM rows
  * (bench_scale --print-dem N, from the same directory) with its spheres
@@ -11,6 +11,9 @@
  * ...`; on a machine with fewer cores than ranks the ranks share them, so
  * the times are those of an oversubscribed node and the volumes (bytes,
  * messages) are what the model of docs/scale.md scales.
+ *
+ * The ranks' grid is the library's choice (2 × 2 for 4 ranks on these
+ * square beds); --slabs cuts the bed into R × 1 slabs instead (key "grid").
  *
  * Columns (--json: one object per row, these keys): ranks, threads, bodies,
  * contacts (the last step's, all ranks), ms_per_step (wall clock per step,
@@ -95,7 +98,7 @@ static char* scene_text(const char* self, const char* file, long n, size_t* len)
     return s;
 }
 
-static int child(const char* self, const char* file, long n, int threads, int warmup, int steps)
+static int child(const char* self, const char* file, long n, int threads, int warmup, int steps, bool slabs)
 {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -127,7 +130,9 @@ static int child(const char* self, const char* file, long n, int threads, int wa
     }
     char msg[1024];
     dvi_dist* d = NULL;
-    st = dvi_dist_create(scene, NULL, &d, msg, sizeof msg);
+    dvi_dist_settings set = dvi_default_dist_settings();
+    if (slabs) set.grid[0] = size, set.grid[1] = 1;
+    st = dvi_dist_create(scene, &set, &d, msg, sizeof msg);
     if (st != DVI_OK) {
         if (rank == 0) fprintf(stderr, "bench_mpi: %s\n", msg);
         dvi_scene_destroy(scene);
@@ -169,10 +174,10 @@ static int child(const char* self, const char* file, long n, int threads, int wa
     int owned_max = 0;
     MPI_Reduce(&s.owned, &owned_max, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("{\"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": %.4g, "
+        printf("{\"grid\": \"%s\", \"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": %.4g, "
                "\"ms_comm\": %.4g, \"bytes_halo\": %.0f, \"bytes_reduce\": %.0f, \"messages\": %.2f, \"ghosts\": %.0f, "
                "\"owned_max\": %d, \"bytes_rebuild\": %.0f, \"rebuilds\": %lld}\n",
-               size, threads > 0 ? threads : 1, (long long)s.bodies, (long long)s.contacts, 1e3 * t_all / steps,
+               slabs ? "slabs" : "auto", size, threads > 0 ? threads : 1, (long long)s.bodies, (long long)s.contacts, 1e3 * t_all / steps,
                1e3 * tot[0] / size, tot[1] / size, tot[2] / size, tot[3] / size, tot[4] / size, owned_max,
                tot[5] / size, (long long)s.rebuilds);
     dvi_dist_destroy(d);
@@ -198,7 +203,7 @@ int main(int argc, char** argv)
 {
     long sizes[16] = {54000, 200000}, ranks[16] = {1, 2, 4};
     int nsizes = 2, nranks = 3, threads = 1, warmup = 20, steps = 20;
-    bool json = false, is_child = false;
+    bool json = false, is_child = false, slabs = false;
     const char* scene = NULL;
     const char* mpirun = "mpirun";
     for (int i = 1; i < argc; i++) {
@@ -206,6 +211,7 @@ int main(int argc, char** argv)
         const char* v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--json") == 0) json = true;
         else if (strcmp(a, "--child") == 0) is_child = true;
+        else if (strcmp(a, "--slabs") == 0) slabs = true;
         else if (strcmp(a, "--sizes") == 0 && v && (nsizes = parse_list(v, sizes, 16)) > 0) i++;
         else if (strcmp(a, "--ranks") == 0 && v && (nranks = parse_list(v, ranks, 16)) > 0) i++;
         else if (strcmp(a, "--threads") == 0 && v && (threads = atoi(v)) > 0) i++;
@@ -216,7 +222,7 @@ int main(int argc, char** argv)
         else {
             fprintf(stderr,
                     "usage: bench_mpi [--sizes N,...] [--ranks R,...] [--threads T] [--warmup W] [--steps K] "
-                    "[--scene FILE] [--mpirun PATH] [--json]\n  (bad or unknown argument: %s)\n",
+                    "[--scene FILE] [--mpirun PATH] [--slabs] [--json]\n  (bad or unknown argument: %s)\n",
                     a);
             return 2;
         }
@@ -225,7 +231,7 @@ int main(int argc, char** argv)
         rover_register_probes(); /* the rover scenes' probe kinds (--scene), as the dvi command registers them */
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-        int rc = child(argv[0], scene, sizes[0], threads, warmup, steps);
+        int rc = child(argv[0], scene, sizes[0], threads, warmup, steps, slabs);
         MPI_Finalize();
         return rc;
     }
@@ -248,9 +254,9 @@ int main(int argc, char** argv)
                      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
                      "OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none "
                      "OMP_WAIT_POLICY=passive OMP_NUM_THREADS=%d "
-                     "'%s' --oversubscribe -n %ld '%s' --child --sizes %ld --threads %d --warmup %d --steps %d%s%s%s",
+                     "'%s' --oversubscribe -n %ld '%s' --child --sizes %ld --threads %d --warmup %d --steps %d%s%s%s%s",
                      threads, mpirun, ranks[ri], self, sizes[si], threads, warmup, steps, scene ? " --scene '" : "",
-                     scene ? scene : "", scene ? "'" : "");
+                     scene ? scene : "", scene ? "'" : "", slabs ? " --slabs" : "");
             FILE* p = popen(cmd, "r");
             if (!p) {
                 fprintf(stderr, "bench_mpi: cannot run %s\n", mpirun);
@@ -280,7 +286,7 @@ int main(int argc, char** argv)
                 int rk, th, owned;
                 double ms, comm, halo, red, msgs, ghosts, rb;
                 if (sscanf(line,
-                           "{\"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": "
+                           "{\"grid\": \"%*[a-z]\", \"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": "
                            "%lf, \"ms_comm\": %lf, \"bytes_halo\": %lf, \"bytes_reduce\": %lf, \"messages\": %lf, "
                            "\"ghosts\": %lf, \"owned_max\": %d, \"bytes_rebuild\": %lf, \"rebuilds\": %lld",
                            &rk, &th, &bodies, &contacts, &ms, &comm, &halo, &red, &msgs, &ghosts, &owned, &rb,

@@ -7,6 +7,7 @@
  *   --threads T   the scene's threads (formulation threads override)
  *   --load DIR    (ranks) continue from the checkpoint in DIR (dvi_dist_load), then STEPS steps
  *   --save DIR    (ranks) write a checkpoint into DIR after the steps (dvi_dist_save)
+ *   --grid PXxPY  (ranks) the subdomains along x and y (default: chosen from the bed)
  *
  * Prints on stdout (rank 0): "hash HEX steps K time T", then, over ranks,
  * one line per rank "rank R owned O ghosts G rebuilds B"; a failure:
@@ -49,13 +50,15 @@ static int single(dvi_scene* scene, long steps)
 }
 
 static int spread(dvi_scene* scene, long steps, double skin, int die_rank, long die_step, const char* load,
-                  const char* save)
+                  const char* save, const int grid[2])
 {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     dvi_dist_settings set = dvi_default_dist_settings();
     set.skin = skin;
+    set.grid[0] = grid[0];
+    set.grid[1] = grid[1];
     char msg[1024];
     dvi_dist* d = NULL;
     dvi_status st = dvi_dist_create(scene, &set, &d, msg, sizeof msg);
@@ -114,7 +117,7 @@ static int spread(dvi_scene* scene, long steps, double skin, int die_rank, long 
 int main(int argc, char** argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: mpi_hash SCENE STEPS [--single] [--skin S] [--threads T] [--die RANK:STEP] [--load DIR] [--save DIR]\n");
+        fprintf(stderr, "usage: mpi_hash SCENE STEPS [--single] [--skin S] [--threads T] [--die RANK:STEP] [--load DIR] [--save DIR] [--grid PXxPY]\n");
         return 2;
     }
     const char* path = argv[1];
@@ -124,6 +127,7 @@ int main(int argc, char** argv)
     int threads = 0, die_rank = -1;
     const char* load = NULL;
     const char* save = NULL;
+    int grid[2] = {0, 0};
     long die_step = -1;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--single") == 0) one = true;
@@ -131,6 +135,9 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--load") == 0 && i + 1 < argc) load = argv[++i];
         else if (strcmp(argv[i], "--save") == 0 && i + 1 < argc) save = argv[++i];
+        else if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc) {
+            if (sscanf(argv[++i], "%dx%d", &grid[0], &grid[1]) != 2) return 2;
+        }
         else if (strcmp(argv[i], "--die") == 0 && i + 1 < argc) {
             if (sscanf(argv[++i], "%d:%ld", &die_rank, &die_step) != 2) return 2;
         } else {
@@ -163,7 +170,7 @@ int main(int argc, char** argv)
     } else {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-        rc = spread(scene, steps, skin, die_rank, die_step, load, save);
+        rc = spread(scene, steps, skin, die_rank, die_step, load, save, grid);
         MPI_Finalize();
     }
     dvi_scene_destroy(scene);

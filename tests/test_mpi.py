@@ -69,13 +69,15 @@ def check(name, ok, detail=""):
     sys.stdout.flush()
 
 
-def case(name, scene, steps, ranks=(2, 4), skins=("0", None), threads=None):
-    """skins: "0" the default; None the thin skin of the scene's spheres."""
+def case(name, scene, steps, ranks=(2, 4), skins=("0", None), threads=None, grid=None):
+    """skins: "0" the default; None a skin of 1e-4 m (the ghosts chosen again every few steps)."""
     if ONLY and name not in ONLY:
         return
     path = scene if os.path.sep in scene else os.path.join(SCENES, scene)
     extra = ["--threads", str(threads)] if threads else []
     ref, t = run([EXE, path, str(steps), "--single"] + extra)
+    if grid:
+        extra += ["--grid", grid]
     h0 = hash_of(ref)
     check(f"{name}: one process", ref.returncode == 0 and h0 is not None, ref.stdout + ref.stderr)
     if h0 is None:
@@ -83,11 +85,11 @@ def case(name, scene, steps, ranks=(2, 4), skins=("0", None), threads=None):
     print(f"     {name}: one process {t:.1f} s, hash {h0}")
     for n in ranks:
         for skin in skins:
-            s = skin if skin is not None else "1e-5"
+            s = skin if skin is not None else "1e-4"
             p, t = mpirun(n, path, str(steps), "--skin", s, *extra)
             h = hash_of(p)
             rebuilds = [int(x) for x in re.findall(r"rebuilds (\d+)", p.stdout)]
-            label = f"{name}: {n} ranks, skin {'default' if s == '0' else s}"
+            label = f"{name}: {n} ranks{' ' + grid if grid else ''}, skin {'default' if s == '0' else s}"
             check(label, p.returncode == 0 and h == h0,
                   f"hash {h} against {h0}, status {p.returncode}\n{p.stdout}{p.stderr[-3000:]}")
             print(f"     {label}: {t:.1f} s, rebuilds per rank {rebuilds}, " +
@@ -117,6 +119,10 @@ case("dem_bed_tilted", "dem_bed_600_tilted.json", 1600)
 # The rover (19 joints, rank 0's) on a granular strip in DEM: wheels on grains of every rank.
 case("rover_strip", os.path.join(SRC, "examples", "scenes", "rover_obstacle_granular_strip_hex_dem.json"), 1500,
      skins=("0",))
+# The bed cut into 4 cells along y only, and into 1 x 2 (the default grid of
+# 4 ranks on this square bed is 2 x 2, of a strip 4 x 1: slabs).
+case("dem_bed_tilted_1x4", "dem_bed_600_tilted.json", 800, ranks=(4,), skins=(None,), grid="1x4")
+case("dem_bed_1x2", "dem_bed_600.json", 400, ranks=(2,), skins=("0",), grid="1x2")
 # Threads and ranks together: 2 threads on each of 2 ranks.
 case("dem_bed_threads", "dem_bed_600_tilted.json", 150, ranks=(2,), skins=(None,), threads=2)
 
@@ -162,6 +168,8 @@ def resume(name, scene, first, then, ranks_a, ranks_b):
 resume("resume 2 to 4 ranks", "dem_bed_600_tilted.json", 800, 800, 2, 4)
 resume("resume 4 to 1 rank", "dem_bed_600.json", 500, 300, 4, 1)
 
+refusal("refused: a grid that is not the ranks", [os.path.join(SCENES, "dem_bed_600.json"), "10", "--grid", "3x1"], 2,
+        r"error: settings\.grid: 3 x 1 subdomains for 2 ranks")
 refusal("refused: one body", [os.path.join(SRC, "examples", "scenes", "sliding_box_dem.json"), "10"], 2,
         r"error: the scene cannot be split over 2 ranks")
 refusal("refused: DVI over ranks", [os.path.join(SRC, "examples", "scenes", "sphere_pile.json"), "10"], 2,

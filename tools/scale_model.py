@@ -10,21 +10,21 @@ ROWS.jsonl: `bench_mpi --json` rows (one JSON object a line) of one bed at 1,
 What is measured and what is assumed:
   t_body   compute per local body per step (ms_per_step / bodies of the
            1-rank row: collision, forces, integration of one rank's world);
-  g_face   ghosts per slab face (two levels), from the 2- and 4-rank rows:
-           the mean ghosts per rank over the mean faces per rank (2(P-1)/P);
-           it scales with the face's length (the beds are square, 4 layers
-           deep, so a face of a bed of N spheres is sqrt(N / N_row) times
-           the measured one);
+  g_face   ghosts per face across the bed (two levels), from the 2-rank
+           row (two halves: one face each); it scales with the face's length
+           (the beds are square, 4 layers deep, so a face of a bed of N
+           spheres is sqrt(N / N_row) times the measured one). The 4-rank
+           row (a 2 x 2 grid on a square bed: each cell has two half faces)
+           is the check: it should hold about g_face ghosts per rank;
   halo     104 bytes a ghost (13 doubles) and one message per face;
   rebuilds their measured bytes per step, scaled like the halo;
   reduce   two all-reductions a step, each 2 log2(P) latencies (recursive
            doubling) plus its bytes;
   network  a bandwidth (default 10 GB/s a link) and a latency (2 us).
 The efficiency is owned / (owned + ghosts + T_comm / t_body): the fraction
-of a rank's time spent on its own bodies. Slabs: the decomposition of
-src/dist; grid: a square grid of sqrt(P) x sqrt(P) subdomains, each with
-four faces of its own side (the what-if of a 2-D decomposition, not
-implemented).
+of a rank's time spent on its own bodies. Slabs: P x 1; grid: sqrt(P) x sqrt(P)
+cells, each with four faces of its own side (what src/dist chooses for a
+square bed).
 """
 import json
 import math
@@ -57,8 +57,15 @@ def main():
         return 1
     n_row = one[0]["bodies"]
     t_body = one[0]["ms_per_step"] / n_row * 1e-3  # s per body-step
-    faces = [r["ghosts"] / (2 * (r["ranks"] - 1) / r["ranks"]) for r in many]
-    g_face = sum(faces) / len(faces)
+    two = [r for r in many if r["ranks"] == 2]
+    if not two:
+        print("scale_model.py: need a 2-rank row", file=sys.stderr)
+        return 1
+    g_face = two[0]["ghosts"]
+    for r in many:
+        if r["ranks"] == 4:
+            print(f"check: 4 ranks (2 x 2) hold {r['ghosts']:,.0f} ghosts a rank; the model says {g_face:,.0f} "
+                  f"plus the corners")
     rebuild_per_ghost = sum(r["bytes_rebuild"] / max(r["ghosts"], 1) for r in many) / len(many)
     print(f"measured: {n_row:,} bodies, t_body = {t_body * 1e6:.2f} us per body-step (1 rank), "
           f"g_face = {g_face:,.0f} ghosts per slab face, rebuild traffic {rebuild_per_ghost:.1f} B per ghost per step")

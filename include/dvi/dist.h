@@ -1,8 +1,9 @@
 /* dvicontact — one scene stepped over MPI ranks (docs/scale.md).
  *
  * Every rank loads the same scene and calls dvi_dist_create with it; the
- * generated bodies (the scene's granular beds) are split into slabs along
- * the bed's longer horizontal axis, each rank owning one slab; the bodies
+ * generated bodies (the scene's granular beds) are split over a grid of
+ * px × py subdomains in x and y (slabs when py = 1), each rank owning one;
+ * the bodies
  * the scene lists one by one (walls, the rover and its joints) are owned by
  * rank 0, fixed ones are on every rank. Each rank steps a world of its
  * owned bodies and the ghosts their contacts need; after each step the
@@ -40,6 +41,10 @@ typedef struct dvi_dist_settings {
     /// again once a body has moved half of it; 0: a fifth of the mean
     /// radius of the generated spheres.
     double skin;
+    /// Subdomains along x and y (their product the rank count); {0, 0}: the
+    /// grid whose subdomains have the smallest half perimeter on the bed's
+    /// footprint (slabs along a strip, 2 × 2 on a square bed of 4 ranks).
+    int32_t grid[2];
 } dvi_dist_settings;
 
 /// Per rank, and summed over the ranks where named so; the last step's

@@ -1,9 +1,10 @@
 /* dvicontact — one scene over MPI ranks (include/dvi/dist.h; docs/scale.md).
  *
- * Decomposition. The generated bodies (the scene's beds) are cut into slabs
- * along the longer horizontal axis of their initial positions, at the
- * quantiles that give each rank the same count; a generated body belongs to
- * the slab its centre is in when the ghosts are chosen. Bodies the scene
+ * Decomposition. The generated bodies (the scene's beds) are cut into a grid
+ * of px × py subdomains: px slabs along x at the quantiles of their initial
+ * centres, each slab cut along y at the quantiles of its own bodies (plan());
+ * a generated body belongs to the cell its centre is in when the ghosts are
+ * chosen. Bodies the scene
  * lists one by one belong to rank 0 when they move (the rover and its
  * joints stay whole on one rank: its joint solve is rank 0's alone) and to
  * every rank when they are fixed (walls, terrain).
@@ -95,8 +96,9 @@ struct dvi_dist {
     int rank, size;
     const dvi_scene* scene;
     double dt, skin, envelope;
-    int axis;          /* 0 or 1: the slab axis */
-    double* cuts;      /* [size − 1] */
+    int px, py;        /* the grid of subdomains: px along x, py along y (px · py = ranks) */
+    double* xcuts;     /* [px − 1] */
+    double* ycuts;     /* [px · (py − 1)]: each x slab's own cuts along y */
     int64_t nexp;      /* explicit bodies */
     int64_t* gshape0;  /* [nexp + 1] the scene's first shape index of each explicit body */
     int64_t steps, rebuilds;
@@ -168,18 +170,25 @@ static bool is_fixed(const dvi_dist* d, int64_t gid)
     return gid < d->nexp && d->scene->bodies[gid].type == DVI_BODY_FIXED;
 }
 
-/* The rank a movable body belongs to, from its centre. */
-static int owner_of(const dvi_dist* d, int64_t gid, const double* x)
+/* The number of the n ascending cuts that are ≤ c. */
+static int count_le(const double* cuts, int n, double c)
 {
-    if (gid < d->nexp) return 0;
-    const double c = x[d->axis];
-    int lo = 0, hi = d->size - 1; /* number of cuts ≤ c */
+    int lo = 0, hi = n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (d->cuts[mid] <= c) lo = mid + 1;
+        if (cuts[mid] <= c) lo = mid + 1;
         else hi = mid;
     }
     return lo;
+}
+
+/* The rank a movable body belongs to, from its centre: its x slab, then its
+ * cell of that slab along y. */
+static int owner_of(const dvi_dist* d, int64_t gid, const double* x)
+{
+    if (gid < d->nexp) return 0;
+    int i = count_le(d->xcuts, d->px - 1, x[0]);
+    return i * d->py + count_le(d->ycuts + (size_t)i * (size_t)(d->py - 1), d->py - 1, x[1]);
 }
 
 /* The scene's index of the j-th shape of scene body gid. */
@@ -1141,16 +1150,25 @@ static int cmp_f64(const void* a, const void* b)
     return (x > y) - (x < y);
 }
 
-/* The slab axis and cuts from the generated bodies' initial centres; the
- * radius sum for the default skin. Same on every rank (same scene). */
+static int cmp_xy(const void* a, const void* b)
+{
+    return cmp_f64(a, b);
+}
+
+/* The grid and its cuts from the generated bodies' initial centres (the
+ * grid px × py that minimises a subdomain's half perimeter Lx/px + Ly/py
+ * over the footprint Lx × Ly, unless the settings give it; cuts at the
+ * quantiles: the x slabs hold equal counts, and each slab's cells along y
+ * too); the default skin. Same on every rank (same scene). */
 static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size)
 {
     const dvi_scene* s = d->scene;
     const int64_t n = s->total_bodies, ng = n - d->nexp;
     double* xyz = malloc((3 * (size_t)n + 3) * sizeof *xyz);
-    double* c = malloc(((size_t)ng + 1) * sizeof *c);
-    if (!xyz || !c) {
-        free(xyz), free(c);
+    double* c = malloc((2 * (size_t)ng + 2) * sizeof *c); /* (x, y) pairs */
+    double* yy = malloc(((size_t)ng + 1) * sizeof *yy);
+    if (!xyz || !c || !yy) {
+        free(xyz), free(c), free(yy);
         copy_msg(msg, msg_size, "out of memory");
         return DVI_ERR_NOMEM;
     }
@@ -1165,11 +1183,31 @@ static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size)
             lo[k] = fmin(lo[k], xyz[3 * i + k]);
             hi[k] = fmax(hi[k], xyz[3 * i + k]);
         }
-    d->axis = hi[1] - lo[1] > hi[0] - lo[0] ? 1 : 0;
-    for (int64_t i = 0; i < ng; i++) c[i] = xyz[3 * (d->nexp + i) + d->axis];
-    qsort(c, (size_t)ng, sizeof *c, cmp_f64);
-    for (int r = 1; r < d->size; r++) d->cuts[r - 1] = c[(int64_t)r * ng / d->size];
-    free(xyz), free(c);
+    const double lx = ng > 0 ? hi[0] - lo[0] : 1.0, ly = ng > 0 ? hi[1] - lo[1] : 1.0;
+    if (d->px == 0) { /* the grid: smallest half perimeter, more ranks along x on a tie */
+        double best = INFINITY;
+        for (int px = d->size; px >= 1; px--) {
+            if (d->size % px) continue;
+            double cost = lx / px + ly / (d->size / px);
+            if (cost < best * (1.0 - 1e-12)) best = cost, d->px = px;
+        }
+        d->py = d->size / d->px;
+    }
+    for (int64_t i = 0; i < ng; i++) {
+        c[2 * i] = xyz[3 * (d->nexp + i)];
+        c[2 * i + 1] = xyz[3 * (d->nexp + i) + 1];
+    }
+    qsort(c, (size_t)ng, 2 * sizeof *c, cmp_xy); /* by x */
+    for (int i = 1; i < d->px; i++) d->xcuts[i - 1] = c[2 * ((int64_t)i * ng / d->px)];
+    int64_t at = 0;
+    for (int i = 0; i < d->px; i++) { /* slab i: the bodies owner_of puts there, contiguous in x order */
+        int64_t m = 0;
+        while (at < ng && count_le(d->xcuts, d->px - 1, c[2 * at]) == i) yy[m++] = c[2 * at++ + 1];
+        qsort(yy, (size_t)m, sizeof *yy, cmp_f64);
+        for (int j = 1; j < d->py; j++)
+            d->ycuts[(size_t)i * (size_t)(d->py - 1) + (size_t)(j - 1)] = m > 0 ? yy[(int64_t)j * m / d->py] : 0.0;
+    }
+    free(xyz), free(c), free(yy);
     if (!(d->skin > 0.0)) {
         double rsum = 0.0;
         int64_t cnt = 0;
@@ -1250,12 +1288,20 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
         dvi_dist_destroy(d);
         return st;
     }
-    d->cuts = calloc((size_t)d->size, sizeof *d->cuts);
+    d->px = set.grid[0], d->py = set.grid[1];
+    if ((d->px != 0 || d->py != 0) && (d->px < 1 || d->py < 1 || d->px * d->py != d->size)) {
+        snprintf(msg, msg_size, "settings.grid: %d x %d subdomains for %d ranks (their product must be the ranks, or "
+                 "both 0: chosen from the bed)", (int)set.grid[0], (int)set.grid[1], d->size);
+        dvi_dist_destroy(d);
+        return DVI_ERR_INVALID_ARG;
+    }
+    d->xcuts = calloc((size_t)d->size, sizeof *d->xcuts);
+    d->ycuts = calloc((size_t)d->size, sizeof *d->ycuts);
     d->gshape0 = calloc((size_t)d->nexp + 1, sizeof *d->gshape0);
     d->send_first = calloc((size_t)d->size + 1, sizeof *d->send_first);
     d->recv_first = calloc((size_t)d->size + 1, sizeof *d->recv_first);
     d->req = calloc(2 * (size_t)d->size + 1, sizeof *d->req);
-    if (!d->cuts || !d->gshape0 || !d->send_first || !d->recv_first || !d->req) st = DVI_ERR_NOMEM;
+    if (!d->xcuts || !d->ycuts || !d->gshape0 || !d->send_first || !d->recv_first || !d->req) st = DVI_ERR_NOMEM;
     for (int64_t i = 0; st == DVI_OK && i < d->nexp; i++) d->gshape0[i + 1] = d->gshape0[i] + scene->bodies[i].shape_count;
     if (st == DVI_OK) st = plan(d, msg, msg_size);
     else copy_msg(msg, msg_size, "out of memory");
@@ -1311,7 +1357,7 @@ void dvi_dist_destroy(dvi_dist* d)
 {
     if (!d) return;
     dvi_model_destroy(d->model);
-    free(d->cuts), free(d->gshape0), free(d->ids), free(d->level), free(d->owned), free(d->x0), free(d->lshape_g);
+    free(d->xcuts), free(d->ycuts), free(d->gshape0), free(d->ids), free(d->level), free(d->owned), free(d->x0), free(d->lshape_g);
     free(d->send_first), free(d->send_idx), free(d->recv_first), free(d->recv_idx), free(d->sbuf), free(d->rbuf);
     free(d->req);
     int fin = 0;
