@@ -78,7 +78,6 @@ typedef struct dst_rec {
     double s[13];     /* x, q, v, ω */
     double cf[6];     /* contact force and torque of the last step */
     double radius;    /* bounding radius */
-    double x0[3];     /* centre when the ghosts were last chosen (owned) */
 } dst_rec;
 
 /* A DEM history entry with the scene's shape indices. */
@@ -248,7 +247,7 @@ static dvi_status agree(dvi_dist* d, dvi_status st)
 /* ---- body records --------------------------------------------------------------------------- */
 
 /* The record of local body k. */
-static void make_rec(const dvi_dist* d, int32_t k, int level, const double* x0, dst_rec* r)
+static void make_rec(const dvi_dist* d, int32_t k, int level, dst_rec* r)
 {
     const wld_body* b = &d->world->bodies[k];
     memset(r, 0, sizeof *r);
@@ -258,8 +257,6 @@ static void make_rec(const dvi_dist* d, int32_t k, int level, const double* x0, 
     v3_copy(r->cf, b->contact_force);
     v3_copy(r->cf + 3, b->contact_torque);
     r->radius = b->bounding_radius;
-    if (x0) v3_copy(r->x0, x0);
-    else v3_copy(r->x0, b->x);
 }
 
 static void rec_box(const dvi_dist* d, const dst_rec* r, double* box)
@@ -481,24 +478,23 @@ static bool set_sort(dst_set* s)
     int64_t* ef = malloc(((size_t)s->n + 1) * sizeof *ef);
     if (!ef) return false;
     int64_t at = 0;
-    for (int64_t i = 0; i < s->n; i++) { /* the entries' offsets, stored in x0-adjacent spare: use level bits */
+    for (int64_t i = 0; i < s->n; i++) { /* each record's first entry */
         ef[i] = at;
         at += s->rec[i].entries;
     }
-    /* sort an index, then permute */
-    int64_t* idx = malloc(((size_t)s->n + 1) * sizeof *idx);
+    /* sort (scene index, position) pairs, then permute */
     dst_rec* r2 = malloc(((size_t)s->n + 1) * sizeof *r2);
     dst_entry* e2 = malloc(((size_t)s->ne + 1) * sizeof *e2);
     int64_t* key = malloc(2 * ((size_t)s->n + 1) * sizeof *key);
-    if (!idx || !r2 || !e2 || !key) {
-        free(ef), free(idx), free(r2), free(e2), free(key);
+    if (!r2 || !e2 || !key) {
+        free(ef), free(r2), free(e2), free(key);
         return false;
     }
     for (int64_t i = 0; i < s->n; i++) key[2 * i] = s->rec[i].gid, key[2 * i + 1] = i;
     qsort(key, (size_t)s->n, 2 * sizeof *key, cmp_i64); /* gids are distinct */
     int64_t* nf = malloc(((size_t)s->n + 1) * sizeof *nf);
     if (!nf) {
-        free(ef), free(idx), free(r2), free(e2), free(key);
+        free(ef), free(r2), free(e2), free(key);
         return false;
     }
     int64_t eat = 0;
@@ -510,7 +506,7 @@ static bool set_sort(dst_set* s)
         eat += s->rec[j].entries;
     }
     nf[s->n] = eat;
-    free(s->rec), free(s->ent), free(s->efirst), free(ef), free(idx), free(key);
+    free(s->rec), free(s->ent), free(s->efirst), free(ef), free(key);
     s->rec = r2, s->ent = e2, s->cap = s->n, s->ecap = s->ne, s->efirst = nf;
     return true;
 }
@@ -522,14 +518,46 @@ static bool put_rec(dst_out* o, int to, const dst_rec* r, int level, const dst_e
     return out_put(o, to, &c, sizeof c) && (c.entries == 0 || out_put(o, to, e, (size_t)c.entries * sizeof *e));
 }
 
+/* What a joint carries from step to step (its motor, its warm start, its
+ * last rows and reaction): moved from an old world to a new one at a
+ * rebuild, and through checkpoints. */
+typedef struct dst_joint_state {
+    int32_t present, nrows;
+    double speed, ramp, torque, damping;
+    double gamma[DVI_JOINT_MAX_ROWS], jb[DVI_JOINT_MAX_ROWS][6], ja[DVI_JOINT_MAX_ROWS][6];
+    double reaction_force[3], reaction_torque[3];
+} dst_joint_state;
+
+static void joint_state_get(const wld_joint* j, dst_joint_state* js)
+{
+    memset(js, 0, sizeof *js);
+    js->present = 1, js->nrows = j->nrows;
+    js->speed = j->speed, js->ramp = j->ramp, js->torque = j->torque, js->damping = j->damping;
+    memcpy(js->gamma, j->gamma, sizeof js->gamma);
+    memcpy(js->jb, j->jb, sizeof js->jb);
+    memcpy(js->ja, j->ja, sizeof js->ja);
+    v3_copy(js->reaction_force, j->reaction_force);
+    v3_copy(js->reaction_torque, j->reaction_torque);
+}
+
+static void joint_state_put(const dst_joint_state* js, wld_joint* j)
+{
+    j->speed = js->speed, j->ramp = js->ramp, j->torque = js->torque, j->damping = js->damping;
+    j->nrows = js->nrows;
+    memcpy(j->gamma, js->gamma, sizeof j->gamma);
+    memcpy(j->jb, js->jb, sizeof j->jb);
+    memcpy(j->ja, js->ja, sizeof j->ja);
+    v3_copy(j->reaction_force, js->reaction_force);
+    v3_copy(j->reaction_torque, js->reaction_torque);
+}
+
 /* Builds this rank's world from the records of its owned bodies and ghosts
  * (each set sorted by scene index), the fixed bodies, time t and the DEM
  * step count; moves the joints' state over from the old world (rank 0). */
 static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int* ghost_from, double t,
                               uint64_t dem_steps)
 {
-    const int64_t nfixed_max = d->nexp;
-    int64_t n = 0, cap = own->n + gh->n + nfixed_max + 1;
+    int64_t n = 0, cap = own->n + gh->n + d->nexp + 1;
     int64_t* ids = malloc((size_t)cap * sizeof *ids);
     if (!ids) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
     for (int64_t g = 0; g < d->nexp; g++)
@@ -556,15 +584,9 @@ static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int*
         for (int32_t j = 0; j < sc_model_joint_count(m); j++) {
             dvi_joint_id a = sc_model_joint(d->model, j), b = sc_model_joint(m, j);
             if (DVI_IS_NULL(a) || DVI_IS_NULL(b)) continue;
-            const wld_joint* src = &d->world->joints[a.index1 - 1];
-            wld_joint* dst = &w->joints[b.index1 - 1];
-            dst->speed = src->speed, dst->ramp = src->ramp, dst->torque = src->torque, dst->damping = src->damping;
-            dst->nrows = src->nrows;
-            memcpy(dst->gamma, src->gamma, sizeof dst->gamma);
-            memcpy(dst->jb, src->jb, sizeof dst->jb);
-            memcpy(dst->ja, src->ja, sizeof dst->ja);
-            v3_copy(dst->reaction_force, src->reaction_force);
-            v3_copy(dst->reaction_torque, src->reaction_torque);
+            dst_joint_state js;
+            joint_state_get(&d->world->joints[a.index1 - 1], &js);
+            joint_state_put(&js, &w->joints[b.index1 - 1]);
         }
     }
     int8_t* level = malloc((size_t)n + 1);
@@ -766,7 +788,7 @@ static dvi_status owned_records(dvi_dist* d, dst_out* o, bool to_owner)
     dvi_status st = ent ? DVI_OK : (set_err(d, "out of memory"), DVI_ERR_NOMEM);
     for (int32_t k = 0; k < d->nowned && st == DVI_OK; k++) {
         dst_rec r;
-        make_rec(d, d->owned[k], 0, NULL, &r);
+        make_rec(d, d->owned[k], 0, &r);
         r.entries = efirst[k + 1] - efirst[k];
         if (!put_rec(o, to_owner ? owner_of(d, r.gid, r.s) : 0, &r, 0, ent + efirst[k]))
             st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
@@ -906,13 +928,6 @@ typedef struct dst_ckpt_head {
     uint64_t fingerprint, payload, checksum, reserved;
 } dst_ckpt_head;
 
-typedef struct dst_joint_state {
-    int32_t present, nrows;
-    double speed, ramp, torque, damping;
-    double gamma[DVI_JOINT_MAX_ROWS], jb[DVI_JOINT_MAX_ROWS][6], ja[DVI_JOINT_MAX_ROWS][6];
-    double reaction_force[3], reaction_torque[3];
-} dst_joint_state;
-
 typedef struct dst_manifest {
     int32_t ranks, joints;
     int64_t steps;
@@ -1013,16 +1028,7 @@ dvi_status dvi_dist_save(dvi_dist* d, const char* dir)
                 dst_joint_state js;
                 memset(&js, 0, sizeof js);
                 dvi_joint_id id = sc_model_joint(d->model, j);
-                if (!DVI_IS_NULL(id)) {
-                    const wld_joint* src = &d->world->joints[id.index1 - 1];
-                    js.present = 1, js.nrows = src->nrows;
-                    js.speed = src->speed, js.ramp = src->ramp, js.torque = src->torque, js.damping = src->damping;
-                    memcpy(js.gamma, src->gamma, sizeof js.gamma);
-                    memcpy(js.jb, src->jb, sizeof js.jb);
-                    memcpy(js.ja, src->ja, sizeof js.ja);
-                    v3_copy(js.reaction_force, src->reaction_force);
-                    v3_copy(js.reaction_torque, src->reaction_torque);
-                }
+                if (!DVI_IS_NULL(id)) joint_state_get(&d->world->joints[id.index1 - 1], &js);
                 memcpy(p + sizeof m + (size_t)j * sizeof js, &js, sizeof js);
             }
             snprintf(path, sizeof path, "%s/manifest.bin", dir);
@@ -1064,7 +1070,7 @@ dvi_status dvi_dist_load(dvi_dist* d, const char* dir)
     }
     MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, d->comm);
     /* every rank file; this rank keeps the bodies of its slab */
-    dst_set all = {0}, own = {0};
+    dst_set own = {0};
     int64_t movable = 0;
     for (int r = 0; r < m.ranks && st == DVI_OK; r++) {
         unsigned char* p = NULL;
@@ -1115,17 +1121,10 @@ dvi_status dvi_dist_load(dvi_dist* d, const char* dir)
                 memcpy(&js, man + sizeof m + (size_t)j * sizeof js, sizeof js);
                 dvi_joint_id id = sc_model_joint(d->model, j);
                 if (!js.present || DVI_IS_NULL(id)) continue;
-                wld_joint* dst = &d->world->joints[id.index1 - 1];
-                dst->speed = js.speed, dst->ramp = js.ramp, dst->torque = js.torque, dst->damping = js.damping;
-                dst->nrows = js.nrows;
-                memcpy(dst->gamma, js.gamma, sizeof dst->gamma);
-                memcpy(dst->jb, js.jb, sizeof dst->jb);
-                memcpy(dst->ja, js.ja, sizeof dst->ja);
-                v3_copy(dst->reaction_force, js.reaction_force);
-                v3_copy(dst->reaction_torque, js.reaction_torque);
+                joint_state_put(&js, &d->world->joints[id.index1 - 1]);
             }
     }
-    set_free(&all), set_free(&own);
+    set_free(&own);
     free(man);
     return st;
 }
@@ -1150,17 +1149,13 @@ static int cmp_f64(const void* a, const void* b)
     return (x > y) - (x < y);
 }
 
-static int cmp_xy(const void* a, const void* b)
-{
-    return cmp_f64(a, b);
-}
-
 /* The grid and its cuts from the generated bodies' initial centres (the
  * grid px × py that minimises a subdomain's half perimeter Lx/px + Ly/py
  * over the footprint Lx × Ly, unless the settings give it; cuts at the
  * quantiles: the x slabs hold equal counts, and each slab's cells along y
- * too); the default skin. Same on every rank (same scene). */
-static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size)
+ * too); the default skin. Same on every rank (same scene). The initial
+ * positions (3 a body) in *xyz_out, for the caller to free. */
+static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size, double** xyz_out)
 {
     const dvi_scene* s = d->scene;
     const int64_t n = s->total_bodies, ng = n - d->nexp;
@@ -1197,7 +1192,7 @@ static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size)
         c[2 * i] = xyz[3 * (d->nexp + i)];
         c[2 * i + 1] = xyz[3 * (d->nexp + i) + 1];
     }
-    qsort(c, (size_t)ng, 2 * sizeof *c, cmp_xy); /* by x */
+    qsort(c, (size_t)ng, 2 * sizeof *c, cmp_f64); /* (x, y) pairs by x */
     for (int i = 1; i < d->px; i++) d->xcuts[i - 1] = c[2 * ((int64_t)i * ng / d->px)];
     int64_t at = 0;
     for (int i = 0; i < d->px; i++) { /* slab i: the bodies owner_of puts there, contiguous in x order */
@@ -1207,7 +1202,8 @@ static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size)
         for (int j = 1; j < d->py; j++)
             d->ycuts[(size_t)i * (size_t)(d->py - 1) + (size_t)(j - 1)] = m > 0 ? yy[(int64_t)j * m / d->py] : 0.0;
     }
-    free(xyz), free(c), free(yy);
+    free(c), free(yy);
+    *xyz_out = xyz;
     if (!(d->skin > 0.0)) {
         double rsum = 0.0;
         int64_t cnt = 0;
@@ -1303,18 +1299,17 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
     d->req = calloc(2 * (size_t)d->size + 1, sizeof *d->req);
     if (!d->xcuts || !d->ycuts || !d->gshape0 || !d->send_first || !d->recv_first || !d->req) st = DVI_ERR_NOMEM;
     for (int64_t i = 0; st == DVI_OK && i < d->nexp; i++) d->gshape0[i + 1] = d->gshape0[i] + scene->bodies[i].shape_count;
-    if (st == DVI_OK) st = plan(d, msg, msg_size);
+    double* xyz = NULL;
+    if (st == DVI_OK) st = plan(d, msg, msg_size, &xyz);
     else copy_msg(msg, msg_size, "out of memory");
     /* the first world: the bodies this rank owns at the start, and the fixed ones */
     int64_t* ids = NULL;
     if (st == DVI_OK) {
-        double* xyz = malloc((3 * (size_t)scene->total_bodies + 3) * sizeof *xyz);
         ids = malloc(((size_t)scene->total_bodies + 1) * sizeof *ids);
-        if (!xyz || !ids) {
+        if (!ids) {
             st = DVI_ERR_NOMEM;
             copy_msg(msg, msg_size, "out of memory");
         } else {
-            sc_scene_positions(scene, xyz);
             int64_t n = 0;
             for (int64_t g = 0; g < scene->total_bodies; g++)
                 if (is_fixed(d, g) || owner_of(d, g, xyz + 3 * g) == d->rank) ids[n++] = g;
@@ -1337,9 +1332,8 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
                 }
             }
         }
-        free(xyz);
     }
-    free(ids);
+    free(ids), free(xyz);
     if (st != DVI_OK) snprintf(d->err, sizeof d->err, "%s", msg);
     st = agree(d, st);
     if (st == DVI_OK) st = rebuild(d);
