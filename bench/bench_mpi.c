@@ -98,7 +98,40 @@ static char* scene_text(const char* self, const char* file, long n, size_t* len)
     return s;
 }
 
-static int child(const char* self, const char* file, long n, int threads, int warmup, int steps, bool slabs)
+/* The reference row: one process stepping an ordinary world (dvi_model_step), the scene's own sums. */
+static int reference_row(dvi_scene* scene, int threads, int warmup, int steps)
+{
+    dvi_model* m = NULL;
+    char msg[1024];
+    if (dvi_model_create(scene, &m, msg, sizeof msg) != DVI_OK) {
+        fprintf(stderr, "bench_mpi: %s\n", msg);
+        return 1;
+    }
+    double t0 = 0.0, iters = 0.0;
+    for (int k = 0; k < warmup + steps; k++) {
+        if (k == warmup) t0 = MPI_Wtime();
+        if (dvi_model_step(m) < 0) {
+            fprintf(stderr, "bench_mpi: step %d: %s\n", k + 1, dvi_error_message());
+            dvi_model_destroy(m);
+            return 1;
+        }
+        if (k >= warmup) iters += dvi_world_get_stats(dvi_model_world_const(m)).iterations;
+    }
+    const double t = MPI_Wtime() - t0;
+    const dvi_step_stats s = dvi_world_get_stats(dvi_model_world_const(m));
+    printf("{\"method\": \"%s\", \"iterations\": %.1f, \"grid\": \"none\", \"ranks\": 1, \"threads\": %d, "
+           "\"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": %.4g, \"ms_comm\": 0, \"bytes_halo\": 0, "
+           "\"bytes_reduce\": 0, \"messages\": 0, \"ghosts\": 0, \"owned_max\": %lld, \"bytes_rebuild\": 0, "
+           "\"rebuilds\": 0}\n",
+           dvi_scene_get_settings(scene).method, iters / steps, threads > 0 ? threads : 1,
+           (long long)dvi_world_body_count(dvi_model_world_const(m)), (long long)s.contacts, 1e3 * t / steps,
+           (long long)dvi_world_body_count(dvi_model_world_const(m)));
+    dvi_model_destroy(m);
+    return 0;
+}
+
+static int child(const char* self, const char* file, long n, int threads, int warmup, int steps, bool slabs,
+                 bool reference)
 {
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -128,6 +161,11 @@ static int child(const char* self, const char* file, long n, int threads, int wa
         dvi_scene_destroy(scene);
         return 1;
     }
+    if (reference) {
+        int rc = reference_row(scene, threads, warmup, steps);
+        dvi_scene_destroy(scene);
+        return rc;
+    }
     char msg[1024];
     dvi_dist* d = NULL;
     dvi_dist_settings set = dvi_default_dist_settings();
@@ -138,7 +176,7 @@ static int child(const char* self, const char* file, long n, int threads, int wa
         dvi_scene_destroy(scene);
         return 1;
     }
-    double sum[6] = {0}, t_all = 0.0;
+    double sum[6] = {0}, t_all = 0.0, iters = 0.0;
     int64_t rebuild0 = 0;
     for (int k = 0; k < warmup + steps; k++) {
         if (k == warmup) {
@@ -162,6 +200,7 @@ static int child(const char* self, const char* file, long n, int threads, int wa
             sum[1] += (double)s.bytes_halo;
             sum[2] += (double)s.bytes_reduce;
             sum[3] += (double)s.messages;
+            iters += s.iterations;
         }
     }
     t_all = MPI_Wtime() - t_all;
@@ -174,10 +213,10 @@ static int child(const char* self, const char* file, long n, int threads, int wa
     int owned_max = 0;
     MPI_Reduce(&s.owned, &owned_max, 1, MPI_INT, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("{\"grid\": \"%s\", \"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": %.4g, "
+        printf("{\"method\": \"%s\", \"iterations\": %.1f, \"grid\": \"%s\", \"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": %.4g, "
                "\"ms_comm\": %.4g, \"bytes_halo\": %.0f, \"bytes_reduce\": %.0f, \"messages\": %.2f, \"ghosts\": %.0f, "
                "\"owned_max\": %d, \"bytes_rebuild\": %.0f, \"rebuilds\": %lld}\n",
-               slabs ? "slabs" : "auto", size, threads > 0 ? threads : 1, (long long)s.bodies, (long long)s.contacts, 1e3 * t_all / steps,
+               dvi_scene_get_settings(scene).method, iters / steps, slabs ? "slabs" : "auto", size, threads > 0 ? threads : 1, (long long)s.bodies, (long long)s.contacts, 1e3 * t_all / steps,
                1e3 * tot[0] / size, tot[1] / size, tot[2] / size, tot[3] / size, tot[4] / size, owned_max,
                tot[5] / size, (long long)s.rebuilds);
     dvi_dist_destroy(d);
@@ -203,7 +242,7 @@ int main(int argc, char** argv)
 {
     long sizes[16] = {54000, 200000}, ranks[16] = {1, 2, 4};
     int nsizes = 2, nranks = 3, threads = 1, warmup = 20, steps = 20;
-    bool json = false, is_child = false, slabs = false;
+    bool json = false, is_child = false, slabs = false, reference = false;
     const char* scene = NULL;
     const char* mpirun = "mpirun";
     for (int i = 1; i < argc; i++) {
@@ -212,6 +251,7 @@ int main(int argc, char** argv)
         if (strcmp(a, "--json") == 0) json = true;
         else if (strcmp(a, "--child") == 0) is_child = true;
         else if (strcmp(a, "--slabs") == 0) slabs = true;
+        else if (strcmp(a, "--reference") == 0) reference = true;
         else if (strcmp(a, "--sizes") == 0 && v && (nsizes = parse_list(v, sizes, 16)) > 0) i++;
         else if (strcmp(a, "--ranks") == 0 && v && (nranks = parse_list(v, ranks, 16)) > 0) i++;
         else if (strcmp(a, "--threads") == 0 && v && (threads = atoi(v)) > 0) i++;
@@ -222,7 +262,7 @@ int main(int argc, char** argv)
         else {
             fprintf(stderr,
                     "usage: bench_mpi [--sizes N,...] [--ranks R,...] [--threads T] [--warmup W] [--steps K] "
-                    "[--scene FILE] [--mpirun PATH] [--slabs] [--json]\n  (bad or unknown argument: %s)\n",
+                    "[--scene FILE] [--mpirun PATH] [--slabs] [--reference] [--json]\n  (bad or unknown argument: %s)\n",
                     a);
             return 2;
         }
@@ -231,7 +271,7 @@ int main(int argc, char** argv)
         rover_register_probes(); /* the rover scenes' probe kinds (--scene), as the dvi command registers them */
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-        int rc = child(argv[0], scene, sizes[0], threads, warmup, steps, slabs);
+        int rc = child(argv[0], scene, sizes[0], threads, warmup, steps, slabs, reference);
         MPI_Finalize();
         return rc;
     }
@@ -244,19 +284,20 @@ int main(int argc, char** argv)
     if (sl <= 0) snprintf(self, sizeof self, "%s", argv[0]);
     else self[sl] = '\0';
     if (!json)
-        printf("%-8s %5s %7s %9s %9s %11s %9s %12s %12s %9s %8s\n", "bodies", "ranks", "threads", "contacts",
-               "ms/step", "ms comm", "ghosts", "halo B/step", "reduce B", "messages", "rebuilds");
+        printf("%-8s %5s %7s %-6s %9s %9s %11s %9s %12s %12s %9s %8s %6s\n", "bodies", "ranks", "threads", "grid",
+               "contacts", "ms/step", "ms comm", "ghosts", "halo B/step", "reduce B", "messages", "rebuilds", "iter");
     int rc = 0;
     for (int si = 0; si < (scene ? 1 : nsizes); si++)
-        for (int ri = 0; ri < nranks; ri++) {
+        for (int ri = reference ? -1 : 0; ri < nranks; ri++) { /* −1: the reference row, one ordinary process */
             char cmd[8192];
             snprintf(cmd, sizeof cmd,
                      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
                      "OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none "
                      "OMP_WAIT_POLICY=passive OMP_NUM_THREADS=%d "
-                     "'%s' --oversubscribe -n %ld '%s' --child --sizes %ld --threads %d --warmup %d --steps %d%s%s%s%s",
-                     threads, mpirun, ranks[ri], self, sizes[si], threads, warmup, steps, scene ? " --scene '" : "",
-                     scene ? scene : "", scene ? "'" : "", slabs ? " --slabs" : "");
+                     "'%s' --oversubscribe -n %ld '%s' --child --sizes %ld --threads %d --warmup %d --steps %d%s%s%s%s%s",
+                     threads, mpirun, ri < 0 ? 1L : ranks[ri], self, sizes[si], threads, warmup, steps,
+                     scene ? " --scene '" : "", scene ? scene : "", scene ? "'" : "", slabs ? " --slabs" : "",
+                     ri < 0 ? " --reference" : "");
             FILE* p = popen(cmd, "r");
             if (!p) {
                 fprintf(stderr, "bench_mpi: cannot run %s\n", mpirun);
@@ -275,7 +316,7 @@ int main(int argc, char** argv)
             int st = pclose(p);
             if (!got || st != 0) {
                 fprintf(stderr, "bench_mpi: the row of %ld bodies on %ld ranks failed (status %d)\n", sizes[si],
-                        ranks[ri], st);
+                        ri < 0 ? 1L : ranks[ri], st);
                 rc = 1;
                 continue;
             }
@@ -284,15 +325,16 @@ int main(int argc, char** argv)
             } else {
                 long long bodies, contacts, rebuilds;
                 int rk, th, owned;
-                double ms, comm, halo, red, msgs, ghosts, rb;
+                double ms, comm, halo, red, msgs, ghosts, rb, its;
+                char grid[16];
                 if (sscanf(line,
-                           "{\"grid\": \"%*[a-z]\", \"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": "
+                           "{\"method\": \"%*[a-z]\", \"iterations\": %lf, \"grid\": \"%15[a-z]\", \"ranks\": %d, \"threads\": %d, \"bodies\": %lld, \"contacts\": %lld, \"ms_per_step\": "
                            "%lf, \"ms_comm\": %lf, \"bytes_halo\": %lf, \"bytes_reduce\": %lf, \"messages\": %lf, "
                            "\"ghosts\": %lf, \"owned_max\": %d, \"bytes_rebuild\": %lf, \"rebuilds\": %lld",
-                           &rk, &th, &bodies, &contacts, &ms, &comm, &halo, &red, &msgs, &ghosts, &owned, &rb,
-                           &rebuilds) == 13)
-                    printf("%-8lld %5d %7d %9lld %9.2f %11.3f %9.0f %12.0f %12.0f %9.2f %8lld\n", bodies, rk, th,
-                           contacts, ms, comm, ghosts, halo, red, msgs, rebuilds);
+                           &its, grid, &rk, &th, &bodies, &contacts, &ms, &comm, &halo, &red, &msgs, &ghosts, &owned,
+                           &rb, &rebuilds) == 15)
+                    printf("%-8lld %5d %7d %-6s %9lld %9.2f %11.3f %9.0f %12.0f %12.0f %9.2f %8lld %6.1f\n", bodies,
+                           rk, th, grid, contacts, ms, comm, ghosts, halo, red, msgs, rebuilds, its);
                 else
                     fputs(line, stdout);
             }

@@ -12,10 +12,12 @@ steps (bodies change ranks, their contact history moves with them), and
 requires the same final-state hash (dvi_world_state_hash: the time and
 every body's x, q, v, omega, bit for bit). A checkpoint written on 2 ranks
 resumes on 4 (and one of 4 on 1) with the same bits; a checkpoint of
-another scene, a damaged and a missing rank file are refused. Then the
-refusals: a scene that cannot be split, the DVI method over ranks, a rank
-that dies mid-run (the job must stop with a non-zero status and a message,
-not hang).
+another scene, a damaged and a missing rank file are refused. The DVI
+cases (APGD and Jacobi) share the bed's CCP over the ranks and compare with
+the single process's run of the same scene (formulation.exact_sums: true).
+Then the refusals: a scene that cannot be split, the DVI method with joints
+or with a solver that cannot be shared (PGS), a rank that dies mid-run (the
+job must stop with a non-zero status and a message, not hang).
 """
 import os
 import re
@@ -125,6 +127,15 @@ case("dem_bed_tilted_1x4", "dem_bed_600_tilted.json", 800, ranks=(4,), skins=(No
 case("dem_bed_1x2", "dem_bed_600.json", 400, ranks=(2,), skins=("0",), grid="1x2")
 # Threads and ranks together: 2 threads on each of 2 ranks.
 case("dem_bed_threads", "dem_bed_600_tilted.json", 150, ranks=(2,), skins=(None,), threads=2)
+# The DVI method: the bed's CCP shared by the ranks (dvi_ccp_shared: products
+# with halo exchanges, exact sums). The single process runs the same scene
+# (formulation.exact_sums: true).
+case("dvi_bed", "dvi_bed_600.json", 100)
+# Sliding: bodies change ranks with their warm starts.
+case("dvi_bed_tilted", "dvi_bed_600_tilted.json", 150, skins=(None,))
+# Jacobi, and APGD on 2 threads per rank.
+case("dvi_bed_jacobi", "dvi_bed_600_jacobi.json", 40, skins=(None,))
+case("dvi_bed_threads", "dvi_bed_600_tilted.json", 60, ranks=(2,), skins=(None,), threads=2)
 
 def resume(name, scene, first, then, ranks_a, ranks_b):
     """first steps on ranks_a, a checkpoint, then more steps on ranks_b: the
@@ -167,13 +178,20 @@ def resume(name, scene, first, then, ranks_a, ranks_b):
 # A checkpoint of 2 ranks resumed on 4, and of 4 resumed on 1 (and the refusals).
 resume("resume 2 to 4 ranks", "dem_bed_600_tilted.json", 800, 800, 2, 4)
 resume("resume 4 to 1 rank", "dem_bed_600.json", 500, 300, 4, 1)
+resume("dvi resume 2 to 4 ranks", "dvi_bed_600_tilted.json", 60, 60, 2, 4)
 
 refusal("refused: a grid that is not the ranks", [os.path.join(SCENES, "dem_bed_600.json"), "10", "--grid", "3x1"], 2,
         r"error: settings\.grid: 3 x 1 subdomains for 2 ranks")
 refusal("refused: one body", [os.path.join(SRC, "examples", "scenes", "sliding_box_dem.json"), "10"], 2,
         r"error: the scene cannot be split over 2 ranks")
-refusal("refused: DVI over ranks", [os.path.join(SRC, "examples", "scenes", "sphere_pile.json"), "10"], 2,
-        r"error: formulation\.method: \"dvi\" cannot be spread over 2 ranks")
+refusal("refused: DVI with joints over ranks",
+        [os.path.join(SRC, "examples", "scenes", "rover_obstacle_granular_strip_hex.json"), "10"], 2,
+        r"error: formulation: the DVI method over ranks takes no joints yet")
+PGS_SCENE = os.path.join(tempfile.mkdtemp(), "dvi_bed_600_pgs.json")
+with open(os.path.join(SCENES, "dvi_bed_600.json")) as f, open(PGS_SCENE, "w") as g:
+    g.write(f.read().replace('"solver": "apgd"', '"solver": "pgs"'))
+refusal("refused: PGS over ranks", [PGS_SCENE, "10"], 2,
+        r"error: formulation: the DVI method over ranks needs a solver that takes a shared problem \(apgd, jacobi\), not \"pgs\"")
 refusal("refused: a rank dies", [os.path.join(SCENES, "dem_bed_600.json"), "200", "--die", "1:50"], 3,
         r"(exited on signal|exited with|non-zero status|aborted|killed)", timeout=120)
 

@@ -95,6 +95,30 @@ typedef struct dvi_ccp_frames {
     const float* arm_f;     ///< [6 count] ρ_a, ρ_b of each contact (world)
 } dvi_ccp_frames;
 
+/// A problem split over several processes (a domain decomposition), given
+/// by each process for its part: the blocks and bodies it can see, its own
+/// and copies of its neighbours' (ghosts), with the same rows and bodies as
+/// the whole problem's. With it every sum the solvers form is exact (order
+/// free, settings.exact_sums) over the blocks and bodies the process owns,
+/// then summed over the processes by `sum`; every maximum likewise by `max`;
+/// and after every M⁻¹ D x the entries of the bodies it does not own are
+/// made their owners' by `exchange`. Every process then takes the same
+/// steps on its rows as one process on the whole problem, to the bit, when
+/// each body's contacts are in the whole problem's relative order (docs/scale.md).
+/// Factor form with frames only (no W, no columns of D, no G); solvers apgd
+/// and jacobi. All fields NULL: exact sums on one process.
+typedef struct dvi_ccp_shared {
+    const uint8_t* block_own; ///< [block_count] 1: this process counts the block; NULL: all
+    const uint8_t* body_own;  ///< [body_count] 1: this process owns the body; NULL: all
+    void* ctx;                ///< passed to the three functions
+    /// v: 6 numbers a body in body order; set the bodies this process does not own. NULL: none.
+    void (*exchange)(void* ctx, double* v);
+    /// x[0 … n) summed elementwise over the processes, in place (integers: the order is free). NULL: one process.
+    void (*sum)(void* ctx, int64_t* x, int32_t n);
+    /// x[0 … n) the largest over the processes, in place (a NaN wins). NULL: one process.
+    void (*max)(void* ctx, double* x, int32_t n);
+} dvi_ccp_shared;
+
 /// A CCP as handed over by the caller. All arrays are borrowed and must
 /// stay valid and unchanged during a solve. Exactly one of the two operator
 /// forms is given: (D, inv_mass or inv_mass_rigid) or W.
@@ -134,6 +158,9 @@ typedef struct dvi_ccp_problem {
     /// eliminated. Every solver applies it; dvi_ccp_velocity and
     /// dvi_solver_velocity give M⁻¹ D γ without it.
     const dvi_csc* G;
+
+    /// NULL, or this process's part of a problem split over processes (dvi_ccp_shared).
+    const dvi_ccp_shared* shared;
 } dvi_ccp_problem;
 
 /// An empty problem (all zero / NULL), to be filled field by field.
@@ -227,6 +254,10 @@ typedef struct dvi_solver_settings {
                              ///< step (0.85 cuts APGD's iterations on a bed a rover drives over
                              ///< by about a tenth, solvers.md)
     int32_t threads;        ///< OpenMP threads for products, 0 = library default; default 1
+    bool exact_sums;        ///< every sum over blocks, rows and bodies exact (independent of their order
+                            ///< and of how a problem is split over processes: dvi_ccp_shared), each block's
+                            ///< terms in its own order; default false (sums in fixed chunks: the same bits
+                            ///< for any thread count, faster; docs/scale.md gives the cost)
     struct {
         bool restart;       ///< adaptive restart (gradient test); default true
         double grow;        ///< factor on L when backtracking; default 2.0

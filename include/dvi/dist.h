@@ -60,19 +60,24 @@ typedef struct dvi_dist_stats {
     int64_t rebuilds;          /* times the ghosts were chosen again (the first included) */
     double seconds_step;       /* this rank's last step, wall clock, communication included */
     double seconds_comm;       /* of which sending, receiving and waiting */
-    int64_t bytes_halo;        /* this rank's last step: ghost states sent */
+    int64_t bytes_halo;        /* this rank's last step: ghost states sent (and, DVI, the bodies' entries
+                                * of every product of the shared CCP) */
     int64_t bytes_reduce;      /* this rank's last step: sent in reductions */
     int64_t messages;          /* this rank's last step: messages sent (reductions counted once each) */
     int64_t bytes_rebuild_total; /* this rank: sent while choosing ghosts, over the run */
+    int32_t iterations;        /* DVI: the last step's solver iterations (the same on every rank); 0 for DEM */
+    double residual;           /* DVI: the last step's solver residual (the same on every rank) */
 } dvi_dist_stats;
 
 DVI_API dvi_dist_settings dvi_default_dist_settings(void);
 /// True when the library was built with MPI.
 DVI_API bool dvi_dist_available(void);
 /// Builds this rank's part of the scene's model. A scene that cannot be
-/// split (fewer generated spheres than ranks, terrain models, the DVI
-/// method on more than one rank) is refused with DVI_ERR_INVALID_ARG on
-/// every rank, the reason in msg.
+/// split (fewer generated spheres than ranks, terrain models; with the DVI
+/// method: joints, a solver other than apgd and jacobi, Coulomb's law) is
+/// refused with DVI_ERR_INVALID_ARG on every rank, the reason in msg. The
+/// DVI method's CCP is shared by the ranks (dvi_ccp_shared) and sums
+/// exactly: the same bits as one process with formulation.exact_sums.
 DVI_API dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* settings, dvi_dist** out,
                                    char* msg, size_t msg_size);
 DVI_API void dvi_dist_destroy(dvi_dist* dist);

@@ -637,6 +637,7 @@ static const setting_row settings_table[] = {
     {NULL, "block_tolerance", S_DOUBLE, offsetof(dvi_solver_settings, block_tolerance)},
     {NULL, "warm_start_scale", S_DOUBLE, offsetof(dvi_solver_settings, warm_start_scale)},
     {NULL, "threads", S_INT, offsetof(dvi_solver_settings, threads)},
+    {NULL, "exact_sums", S_BOOL, offsetof(dvi_solver_settings, exact_sums)},
     ROW(apgd, restart, S_BOOL),
     ROW(apgd, grow, S_DOUBLE),
     ROW(apgd, shrink, S_DOUBLE),

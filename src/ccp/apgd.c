@@ -300,13 +300,12 @@ static double gradient_step(const ccp_work* w, const double* y, const double* Gy
     const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
-    double* part = w->part;
     const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        int32_t b1 = ccp_chunk_end(c, w->chunk_blocks, nb);
         double dd = 0.0, cd = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+        for (int32_t b = c * w->chunk_blocks; b < b1; b++) {
             const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
             if (ng > 0) { /* friction blocks four at a time */
                 gk->step(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
@@ -350,11 +349,11 @@ static double gradient_step(const ccp_work* w, const double* y, const double* Gy
                 if (cp) cd += cp[r0 + a] * da * da;
             }
         }
-        part[DVI_PART_SLOTS * (size_t)c] = dd;
-        part[DVI_PART_SLOTS * (size_t)c + 1] = cd;
+        CCP_PART(w, c, 0) = dd;
+        CCP_PART(w, c, 1) = cd;
     }
-    *dcd = cp ? ccp_part_sum(part, nc, 1) : 0.0;
-    double dd = ccp_part_sum(part, nc, 0);
+    *dcd = cp ? ccp_work_part_sum(w, nc, 1, CCP_BY_BLOCK) : 0.0;
+    double dd = ccp_work_part_sum(w, nc, 0, CCP_BY_BLOCK);
     if (dense) { /* the bilateral rows: d_J = −t P_J Gy_J, ‖d_J‖²_{P⁻¹} = t² Gy_Jᵀ P_J Gy_J */
         const int32_t n = jb->n;
         double gz = 0.0;
@@ -385,14 +384,9 @@ static double gradient_step(const ccp_work* w, const double* y, const double* Gy
  * γ⁺ = Π(y − t P ∇f(y)) with the metric ‖d‖²_{P⁻¹}. */
 static void block_scaling(const ccp_work* w, double* P)
 {
-    double sum = 0.0;
-    int32_t pos = 0;
-    for (int32_t i = 0; i < w->m; i++)
-        if (w->diag[i] > 0.0 && isfinite(w->diag[i])) {
-            sum += w->diag[i];
-            pos++;
-        }
-    const double fallback = pos > 0 ? pos / sum : 1.0; /* rows with no diagonal: the mean */
+    int64_t pos = 0;
+    const double sum = ccp_work_positive_sum(w, w->diag, &pos);
+    const double fallback = pos > 0 ? (double)pos / sum : 1.0; /* rows with no diagonal: the mean */
     const int32_t nb = w->nblocks;
     const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_ROWS
@@ -477,13 +471,12 @@ static double advance(const ccp_work* w, const double* g, const double* gp, doub
     const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
-    double* part = w->part;
     const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        int32_t b1 = ccp_chunk_end(c, w->chunk_blocks, nb);
         double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+        for (int32_t b = c * w->chunk_blocks; b < b1; b++) {
             const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
             if (ng > 0) { /* friction blocks four at a time */
                 double q4[4] = {e2, g2, u2, gd};
@@ -513,14 +506,14 @@ static double advance(const ccp_work* w, const double* g, const double* gp, doub
             advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
             e2 += ccp_natural_map2(&B[b], gp + r0, u, k);
         }
-        double* q = part + DVI_PART_SLOTS * (size_t)c;
-        q[0] = e2;
-        q[1] = g2;
-        q[2] = u2;
-        q[3] = gd;
+        CCP_PART(w, c, 0) = e2;
+        CCP_PART(w, c, 1) = g2;
+        CCP_PART(w, c, 2) = u2;
+        CCP_PART(w, c, 3) = gd;
     }
-    *gdot = ccp_part_sum(part, nc, 3);
-    double e2 = ccp_part_sum(part, nc, 0), g2 = ccp_part_sum(part, nc, 1), u2 = ccp_part_sum(part, nc, 2);
+    *gdot = ccp_work_part_sum(w, nc, 3, CCP_BY_BLOCK);
+    double e2 = ccp_work_part_sum(w, nc, 0, CCP_BY_BLOCK), g2 = ccp_work_part_sum(w, nc, 1, CCP_BY_BLOCK),
+           u2 = ccp_work_part_sum(w, nc, 2, CCP_BY_BLOCK);
     return sqrt(e2) / ccp_residual_scale(rnorm, sqrt(g2), sqrt(u2));
 }
 
@@ -635,7 +628,7 @@ static dvi_status apgd_solve(ccp_work* w, const ccp_solver_call* call, const dvi
         for (int32_t b = 0; b < w->nblocks; b++)
             for (int32_t i = w->block_row[b]; i < w->block_row[b + 1]; i++) Ne[i] *= sqrt(P[b]);
     }
-    double L = ccp_norm2(Ne, m) / sqrt((double)m);
+    double L = ccp_work_norm2(w, Ne) / sqrt((double)w->m_all);
     if (!(L > 0.0) || !isfinite(L)) L = 1.0;
     double theta = 1.0;
     copy2(w, y, g, Gy, Gg);
@@ -749,4 +742,5 @@ const ccp_solver_impl ccp_solver_apgd = {
     .name = "apgd", .solve = apgd_solve, .law = DVI_LAW_CCP, .targets_ccp = true,
     .summary = "Nesterov-accelerated projected gradient with adaptive step and restart (Mazhar et al. 2015)",
     .nests = true, /* desaxce's inner solver */
+    .shared = true,
 };

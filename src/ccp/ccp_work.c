@@ -1,5 +1,6 @@
 /* dvicontact — the prepared CCP operator (see the design note in ccp_work.h). */
 #include "ccp_work.h"
+#include "exact_sum.h"
 #include "math3.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 #endif
 
 static bool rigid_blocks(ccp_work* w);
+static dvi_status prepare_shared(ccp_work* w, const dvi_ccp_problem* p, char* msg, size_t msg_size);
 static void prepare_frames(ccp_work* w, const dvi_ccp_problem* p);
 
 /* p, holding cap elements, grown to need (at least 1) of elem bytes; p
@@ -56,6 +58,7 @@ void ccp_work_free(ccp_work* w)
     base_mem_free(a, w->scratch_raw);
     base_mem_free(a, w->part);
     base_mem_free(a, w->pyramid_turn);
+    base_mem_free(a, w->row_own);
     memset(w, 0, sizeof *w);
     w->alloc = keep;
 }
@@ -175,9 +178,11 @@ static dvi_status reserve(ccp_work* w, int32_t m, int32_t nblocks, int32_t nbody
     }
     /* chunks: ⌈blocks / DVI_CHUNK_BLOCKS⌉ ≤ ⌈m / DVI_CHUNK_BLOCKS⌉, ⌈m / DVI_CHUNK_ROWS⌉
      * is smaller, and bodies go by DVI_CHUNK_ROWS (ccp_work_minv_d_quad) */
-    size_t chunks = (size_t)m / DVI_CHUNK_BLOCKS, bchunks = (size_t)nbody / DVI_CHUNK_ROWS;
-    size_t parts = DVI_PART_SLOTS * ((chunks > bchunks ? chunks : bchunks) + 2);
+    size_t chunks = (size_t)m / (size_t)w->chunk_blocks, bchunks = (size_t)nbody / (size_t)w->chunk_bodies;
+    const size_t nch = (chunks > bchunks ? chunks : bchunks) + 2, parts = DVI_PART_SLOTS * nch;
     if (!reserve_one(&w->alloc, (void**)&w->part, &w->cap_part, parts, sizeof(double))) return DVI_ERR_NOMEM;
+    w->part_cs = w->exact ? 1 : DVI_PART_SLOTS;
+    w->part_ss = w->exact ? w->cap_part / DVI_PART_SLOTS : 1;
     if (!reserve_one(&w->alloc, (void**)&w->block_row, &w->cap_blocks, (size_t)nblocks + 1, sizeof(int32_t)))
         return DVI_ERR_NOMEM;
     size_t ncur = ((size_t)m > (size_t)nbody ? (size_t)m : (size_t)nbody) + 1;
@@ -224,6 +229,11 @@ dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, 
 {
     if (msg && msg_size) msg[0] = '\0';
     w->pyramid_edges = 0;
+    w->sh = p ? p->shared : NULL;
+    w->exact = w->exact_req || w->sh;
+    w->chunk_blocks = w->exact ? 1 : DVI_CHUNK_BLOCKS;
+    w->chunk_rows = w->exact ? 1 : DVI_CHUNK_ROWS;
+    w->chunk_bodies = w->exact ? 1 : DVI_CHUNK_ROWS;
     /* cheap structural checks first, so sizes below can be trusted */
     dvi_status st;
     if (!p || p->rows <= 0 || p->block_count <= 0 || !p->blocks)
@@ -240,7 +250,6 @@ dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, 
     w->m = p->rows;
     w->nblocks = p->block_count;
     w->threads = threads > 0 ? threads : 1;
-    w->rnorm = ccp_norm2(p->r, w->m);
     w->block_tol = 0.0;
     w->factor_form = p->D != NULL;
     w->nbody = w->factor_form ? p->body_count : 0;
@@ -355,6 +364,9 @@ dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, 
     }
     if (p->compliance)
         for (int32_t i = 0; i < w->m; i++) w->diag[i] += p->compliance[i];
+    st = prepare_shared(w, p, msg, msg_size);
+    if (st != DVI_OK) return st;
+    w->rnorm = ccp_work_norm2(w, p->r);
     /* the low-rank term: N_ii −= ‖G_i‖² */
     w->lr = w->factor_form ? p->G : NULL;
     if (w->lr) {
@@ -373,6 +385,126 @@ dvi_status ccp_work_prepare(ccp_work* w, const dvi_ccp_problem* p, int threads, 
         }
     }
     return DVI_OK;
+}
+
+/* A shared problem's checks, owner mask of the rows and whole-problem
+ * counts (dvi_ccp_shared); without one, the counts are this problem's. */
+static dvi_status prepare_shared(ccp_work* w, const dvi_ccp_problem* p, char* msg, size_t msg_size)
+{
+    w->m_all = w->m;
+    w->nblocks_all = w->nblocks;
+    const dvi_ccp_shared* sh = w->sh;
+    if (!sh) return DVI_OK;
+    const char* bad = !w->factor_form || !p->frames ? "needs the factor form with frames (dvi_ccp_frames)"
+                      : p->G                        ? "does not take a low-rank term G"
+                      : p->D->colptr[w->m] > 0      ? "does not take rows given by columns of D (joints)"
+                                                    : NULL;
+    if (bad) {
+        if (msg && msg_size) snprintf(msg, msg_size, "shared: a problem split over processes %s", bad);
+        return DVI_ERR_UNSUPPORTED;
+    }
+    if (sh->block_own) {
+        if (!reserve_one(&w->alloc, (void**)&w->row_own, &w->cap_row_own, (size_t)w->m + 1, 1)) return DVI_ERR_NOMEM;
+        for (int32_t b = 0; b < w->nblocks; b++)
+            memset(w->row_own + w->block_row[b], sh->block_own[b] ? 1 : 0,
+                   (size_t)(w->block_row[b + 1] - w->block_row[b]));
+    }
+    if (sh->sum) {
+        int64_t n[2] = {0, 0};
+        for (int32_t b = 0; b < w->nblocks; b++)
+            if (!sh->block_own || sh->block_own[b]) {
+                n[0] += w->block_row[b + 1] - w->block_row[b];
+                n[1]++;
+            }
+        sh->sum(sh->ctx, n, 2);
+        w->m_all = n[0];
+        w->nblocks_all = n[1];
+    }
+    return DVI_OK;
+}
+
+/* The exact sum's value, after summing its digits over the processes. */
+static double xsum_all(const ccp_work* w, ccp_xsum* s)
+{
+    if (w->sh && w->sh->sum) {
+        ccp_xsum_carry(s);
+        w->sh->sum(w->sh->ctx, s->d, CCP_XSUM_WORDS);
+    }
+    return ccp_xsum_value(s);
+}
+
+double ccp_work_part_sum_exact(const ccp_work* w, int32_t chunks, int slot, int by)
+{
+    const dvi_ccp_shared* sh = w->sh;
+    const uint8_t* own = !sh                 ? NULL
+                         : by == CCP_BY_BLOCK ? sh->block_own
+                         : by == CCP_BY_ROW   ? (sh->block_own ? w->row_own : NULL)
+                                              : sh->body_own;
+    const double* part = &CCP_PART(w, 0, slot); /* contiguous: part_cs = 1 */
+    ccp_xsum s;
+    ccp_xsum_init(&s);
+    const int nt = ccp_work_nt(w, chunks);
+    (void)nt; /* used by the OpenMP pragmas only */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) if (nt > 1)
+#endif
+    { /* each thread its own exact sum of a share, then the sums added: exact, so any order */
+        ccp_xsum t;
+        ccp_xsum_init(&t);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int32_t c = 0; c < chunks; c++)
+            if (!own || own[c]) ccp_xsum_add(&t, part[c]);
+#ifdef _OPENMP
+#pragma omp critical(ccp_xsum_merge)
+#endif
+        ccp_xsum_merge(&s, &t);
+    }
+    return xsum_all(w, &s);
+}
+
+double ccp_work_max_all(const ccp_work* w, double x)
+{
+    if (w->sh && w->sh->max) w->sh->max(w->sh->ctx, &x, 1);
+    return x;
+}
+
+double ccp_work_norm2(const ccp_work* w, const double* x)
+{
+    if (!w->exact) return ccp_norm2(x, w->m);
+    const uint8_t* own = w->sh && w->sh->block_own ? w->row_own : NULL;
+    ccp_xsum s;
+    ccp_xsum_init(&s);
+    for (int32_t i = 0; i < w->m; i++)
+        if (!own || own[i]) ccp_xsum_add(&s, x[i] * x[i]);
+    return sqrt(xsum_all(w, &s));
+}
+
+double ccp_work_positive_sum(const ccp_work* w, const double* x, int64_t* count)
+{
+    int64_t n = 0;
+    if (!w->exact) {
+        double sum = 0.0;
+        for (int32_t i = 0; i < w->m; i++)
+            if (x[i] > 0.0 && isfinite(x[i])) {
+                sum += x[i];
+                n++;
+            }
+        *count = n;
+        return sum;
+    }
+    const uint8_t* own = w->sh && w->sh->block_own ? w->row_own : NULL;
+    ccp_xsum s;
+    ccp_xsum_init(&s);
+    for (int32_t i = 0; i < w->m; i++)
+        if ((!own || own[i]) && x[i] > 0.0 && isfinite(x[i])) {
+            ccp_xsum_add(&s, x[i]);
+            n++;
+        }
+    if (w->sh && w->sh->sum) w->sh->sum(w->sh->ctx, &n, 1);
+    *count = n;
+    return xsum_all(w, &s);
 }
 
 /* v_b = M⁻¹_b s (6), from the rigid layout or the 6×6 block; both give the
@@ -720,8 +852,7 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
     const float* armf = w->fc_armf ? w->inc_arm_f : NULL;
     const float* fdf = w->fc_df;
     const double* fdd = w->fc_d;
-    const int32_t nch = (nb + DVI_CHUNK_ROWS - 1) / DVI_CHUNK_ROWS;
-    double* part = w->part;
+    const int32_t cb = w->chunk_bodies, nch = (nb + cb - 1) / cb;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(w->threads) if (w->threads > 1 && w->m > DVI_PAR_MIN)
 #endif
@@ -744,9 +875,9 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
 #pragma omp for schedule(static) nowait /* the region's end waits */
 #endif
         for (int32_t ch = 0; ch < nch; ch++) {
-        const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_ROWS, nb);
+        const int32_t b1 = ccp_chunk_end(ch, cb, nb);
         double qsum = 0.0;
-        for (int32_t b = ch * DVI_CHUNK_ROWS; b < b1; b++) {
+        for (int32_t b = ch * cb; b < b1; b++) {
             double s[6] = {0, 0, 0, 0, 0, 0};
             for (int32_t k = bp[b]; k < bp[b + 1]; k++) {
                 double a = x[rc[k]];
@@ -783,9 +914,10 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
             minv_apply(w, b, s, vb);
             if (quad) qsum += s[0] * vb[0] + s[1] * vb[1] + s[2] * vb[2] + s[3] * vb[3] + s[4] * vb[4] + s[5] * vb[5];
         }
-        part[DVI_PART_SLOTS * (size_t)ch] = qsum;
+        CCP_PART(w, ch, 0) = qsum;
         }
     }
+    if (w->sh && w->sh->exchange) w->sh->exchange(w->sh->ctx, v); /* the bodies of other processes */
     double lq = 0.0;
     if (w->lr) { /* lr_v = G x, in column order (serial: the same bits for any thread count) */
         const dvi_csc* G = w->lr;
@@ -799,7 +931,7 @@ static double minv_d(const ccp_work* w, const double* x, double* v, bool quad)
         if (quad)
             for (int32_t k = 0; k < G->rows; k++) lq += t[k] * t[k];
     }
-    return quad ? ccp_part_sum(part, nch, 0) - lq : 0.0;
+    return quad ? ccp_work_part_sum(w, nch, 0, CCP_BY_BODY) - lq : 0.0;
 }
 
 void ccp_work_minv_d(const ccp_work* w, const double* x, double* v)
@@ -1114,7 +1246,7 @@ static inline double block_relative(const dvi_ccp_block* B, const double* ga, co
  * first, not the second, and would hide the small blocks beside it. */
 static inline double block_floor(const ccp_work* w, double fraction, double gnorm, double eta)
 {
-    const double per = fraction / sqrt((double)(w->nblocks > 1 ? w->nblocks : 1));
+    const double per = fraction / sqrt((double)(w->nblocks_all > 1 ? w->nblocks_all : 1));
     const double fr = per * w->rnorm, fg = per * eta * gnorm;
     return fg < fr ? fg : fr;
 }
@@ -1211,7 +1343,7 @@ static double pyramid_relative(const ccp_work* w, int32_t b, const double* g, co
 
 double ccp_work_block_pyramid(const ccp_work* w, const double* g, const double* u)
 {
-    const double gnorm = ccp_norm2(g, w->m);
+    const double gnorm = ccp_work_norm2(w, g);
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     double worst = 0.0;
@@ -1233,15 +1365,15 @@ double ccp_work_block_pyramid(const ccp_work* w, const double* g, const double* 
 }
 
 /* The largest of part[DVI_PART_SLOTS c + slot] over the chunks (NaN kept):
- * exact, so the same for any thread count. */
-static double part_max(const double* part, int32_t chunks, int slot)
+ * exact, so the same for any thread count; then over the processes. */
+static double part_max(const ccp_work* w, int32_t chunks, int slot)
 {
     double m = 0.0;
     for (int32_t c = 0; c < chunks; c++) {
-        const double x = part[DVI_PART_SLOTS * (size_t)c + (size_t)slot];
+        const double x = CCP_PART(w, c, slot);
         m = ccp_max_nan(m, x);
     }
-    return m;
+    return ccp_work_max_all(w, m);
 }
 
 /* The residual's three sums, chunked by blocks: e², ‖γ‖², ‖u‖². SUM_CCP:
@@ -1257,18 +1389,17 @@ enum { SUM_CCP, SUM_COULOMB, SUM_VELOCITY, SUM_FEASIBILITY };
 static double residual_sums(const ccp_work* w, const double* g, const double* v, const double* add, int sum,
                             double* g2, double* u2, double* bmax)
 {
-    const double gnorm = bmax ? ccp_norm2(g, w->m) : 0.0; /* the block floor's */
+    const double gnorm = bmax ? ccp_work_norm2(w, g) : 0.0; /* the block floor's */
     const double* r = w->p->r;
     const dvi_ccp_block* B = w->p->blocks;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
-    double* part = w->part;
     const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, DVI_CHUNK_BLOCKS, nb);
+        int32_t b1 = ccp_chunk_end(c, w->chunk_blocks, nb);
         double e2 = 0.0, gg = 0.0, uu = 0.0, bm = 0.0;
-        for (int32_t b = c * DVI_CHUNK_BLOCKS; b < b1; b++) {
+        for (int32_t b = c * w->chunk_blocks; b < b1; b++) {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             if (sum == SUM_VELOCITY || sum == SUM_FEASIBILITY) {
                 double eta = ccp_block_eta(w, b);
@@ -1297,16 +1428,15 @@ static double residual_sums(const ccp_work* w, const double* g, const double* v,
                 e2 += residual_block(&B[b], g + r0, u, k, &gg, &uu);
             }
         }
-        double* q = part + DVI_PART_SLOTS * (size_t)c;
-        q[0] = e2;
-        q[1] = gg;
-        q[2] = uu;
-        q[3] = bm;
+        CCP_PART(w, c, 0) = e2;
+        CCP_PART(w, c, 1) = gg;
+        CCP_PART(w, c, 2) = uu;
+        CCP_PART(w, c, 3) = bm;
     }
-    *g2 = ccp_part_sum(part, nc, 1);
-    *u2 = ccp_part_sum(part, nc, 2);
-    if (bmax) *bmax = part_max(part, nc, 3);
-    return ccp_part_sum(part, nc, 0);
+    *g2 = ccp_work_part_sum(w, nc, 1, CCP_BY_BLOCK);
+    *u2 = ccp_work_part_sum(w, nc, 2, CCP_BY_BLOCK);
+    if (bmax) *bmax = part_max(w, nc, 3);
+    return ccp_work_part_sum(w, nc, 0, CCP_BY_BLOCK);
 }
 
 /* The residual of `sum` relative to its scale (ccp_residual_scale). */
@@ -1370,17 +1500,16 @@ double ccp_work_residual_n(const ccp_work* w, const double* g, const double* Ng,
 
 double ccp_work_dot(const ccp_work* w, const double* x, const double* y)
 {
-    const int32_t m = w->m, nc = ccp_row_chunks(m);
-    double* part = w->part;
+    const int32_t m = w->m, cr = w->chunk_rows, nc = (m + cr - 1) / cr;
     const int nt = ccp_work_nt(w, m);
     DVI_OMP_FOR_CHUNKS
     for (int32_t c = 0; c < nc; c++) {
-        int32_t i1 = ccp_chunk_end(c, DVI_CHUNK_ROWS, m);
+        int32_t i1 = ccp_chunk_end(c, cr, m);
         double s = 0.0;
-        for (int32_t i = c * DVI_CHUNK_ROWS; i < i1; i++) s += x[i] * y[i];
-        part[DVI_PART_SLOTS * (size_t)c] = s;
+        for (int32_t i = c * cr; i < i1; i++) s += x[i] * y[i];
+        CCP_PART(w, c, 0) = s;
     }
-    return ccp_part_sum(part, nc, 0);
+    return ccp_work_part_sum(w, nc, 0, CCP_BY_ROW);
 }
 
 /* Slots of the metrics' partial sums (a chunk's sums in w->part). */
@@ -1404,18 +1533,17 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
      * operations in the same order as the pass of its own (residual_sums
      * of SUM_CCP and SUM_VELOCITY), so the residuals have their bits */
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
-    double* part = w->part;
     double cone = 0.0, dual = 0.0, comp = 0.0;
-    const double gnorm = ccp_norm2(g, w->m); /* the block floor's */
+    const double gnorm = ccp_work_norm2(w, g); /* the block floor's */
     const int nt = ccp_work_nt(w, w->m);
     (void)nt; /* used by the OpenMP pragmas only */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1) reduction(max : cone, dual, comp)
 #endif
     for (int32_t ch = 0; ch < nc; ch++) {
-        const int32_t b1 = ccp_chunk_end(ch, DVI_CHUNK_BLOCKS, nb);
+        const int32_t b1 = ccp_chunk_end(ch, w->chunk_blocks, nb);
         double q[MS_SLOTS] = {0};
-        for (int32_t b = ch * DVI_CHUNK_BLOCKS; b < b1; b++) {
+        for (int32_t b = ch * w->chunk_blocks; b < b1; b++) {
             int32_t r0 = w->block_row[b], k = w->block_row[b + 1] - r0;
             const double* ga = g + r0;
             const double* ua = u + r0;
@@ -1467,33 +1595,31 @@ void ccp_work_metrics(const ccp_work* w, const double* g, const double* u, dvi_c
                 }
             }
         }
-        memcpy(part + DVI_PART_SLOTS * (size_t)ch, q, sizeof q);
+        for (int k = 0; k < MS_SLOTS; k++) CCP_PART(w, ch, k) = q[k];
     }
     const double rnorm = w->rnorm;
-    const double s = ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_GG)), sqrt(ccp_part_sum(part, nc, MS_UU)));
-    out->residual = sqrt(ccp_part_sum(part, nc, MS_E2)) / s;
-    out->residual_coulomb = sqrt(ccp_part_sum(part, nc, MS_C2)) / s;
-    out->cone_violation = cone;
-    out->dual_violation = dual;
-    out->complementarity = comp;
+    const double s = ccp_residual_scale(rnorm, sqrt(ccp_work_part_sum(w, nc, MS_GG, CCP_BY_BLOCK)), sqrt(ccp_work_part_sum(w, nc, MS_UU, CCP_BY_BLOCK)));
+    out->residual = sqrt(ccp_work_part_sum(w, nc, MS_E2, CCP_BY_BLOCK)) / s;
+    out->residual_coulomb = sqrt(ccp_work_part_sum(w, nc, MS_C2, CCP_BY_BLOCK)) / s;
+    out->cone_violation = ccp_work_max_all(w, cone);
+    out->dual_violation = ccp_work_max_all(w, dual);
+    out->complementarity = ccp_work_max_all(w, comp);
     /* ½ γᵀNγ + rᵀγ = ½ γᵀ(u − r) + rᵀγ = ½ γᵀu + ½ rᵀγ */
-    out->objective = 0.5 * ccp_part_sum(part, nc, MS_GU) + 0.5 * ccp_part_sum(part, nc, MS_GR);
-    out->residual_velocity = sqrt(ccp_part_sum(part, nc, MS_VE2)) /
-                             ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_VGG)),
-                                                sqrt(ccp_part_sum(part, nc, MS_VUU)));
-    out->residual_feasibility = sqrt(ccp_part_sum(part, nc, MS_FE2)) /
-                                ccp_residual_scale(rnorm, sqrt(ccp_part_sum(part, nc, MS_FGG)),
-                                                   sqrt(ccp_part_sum(part, nc, MS_FUU)));
-    out->residual_block = part_max(part, nc, MS_BLOCK);
-    out->residual_block_coulomb = part_max(part, nc, MS_BLOCK_C);
+    out->objective = 0.5 * ccp_work_part_sum(w, nc, MS_GU, CCP_BY_BLOCK) + 0.5 * ccp_work_part_sum(w, nc, MS_GR, CCP_BY_BLOCK);
+    out->residual_velocity = sqrt(ccp_work_part_sum(w, nc, MS_VE2, CCP_BY_BLOCK)) /
+                             ccp_residual_scale(rnorm, sqrt(ccp_work_part_sum(w, nc, MS_VGG, CCP_BY_BLOCK)),
+                                                sqrt(ccp_work_part_sum(w, nc, MS_VUU, CCP_BY_BLOCK)));
+    out->residual_feasibility = sqrt(ccp_work_part_sum(w, nc, MS_FE2, CCP_BY_BLOCK)) /
+                                ccp_residual_scale(rnorm, sqrt(ccp_work_part_sum(w, nc, MS_FGG, CCP_BY_BLOCK)),
+                                                   sqrt(ccp_work_part_sum(w, nc, MS_FUU, CCP_BY_BLOCK)));
+    out->residual_block = part_max(w, nc, MS_BLOCK);
+    out->residual_block_coulomb = part_max(w, nc, MS_BLOCK_C);
     if (ray) {
-        ray->gg = ccp_part_sum(part, nc, MS_RGG);
-        ray->nn = ccp_part_sum(part, nc, MS_RNN);
-        ray->uu = ccp_part_sum(part, nc, MS_RUU);
-        ray->ug = ccp_part_sum(part, nc, MS_RUG);
-        ray->zero_block = false;
-        for (int32_t ch = 0; ch < nc; ch++)
-            if (part[DVI_PART_SLOTS * (size_t)ch + MS_RZERO] != 0.0) ray->zero_block = true;
+        ray->gg = ccp_work_part_sum(w, nc, MS_RGG, CCP_BY_BLOCK);
+        ray->nn = ccp_work_part_sum(w, nc, MS_RNN, CCP_BY_BLOCK);
+        ray->uu = ccp_work_part_sum(w, nc, MS_RUU, CCP_BY_BLOCK);
+        ray->ug = ccp_work_part_sum(w, nc, MS_RUG, CCP_BY_BLOCK);
+        ray->zero_block = part_max(w, nc, MS_RZERO) != 0.0;
     }
 }
 
@@ -1554,7 +1680,7 @@ double ccp_impulse_scale(const ccp_work* w, const double* eta)
         rn = eta[b] * sqrt(rn);
         if (rn > scale) scale = rn;
     }
-    return scale;
+    return ccp_work_max_all(w, scale);
 }
 
 /* ---- the iterations of a Gauss–Seidel solver (pgs.c, nsgs.c) ------------------------ */
@@ -1598,7 +1724,7 @@ void ccp_gs_iterate(const ccp_work* w, const dvi_solver_settings* s, const doubl
             rk = gs_residual(w, g, u, coulomb, s->tolerance);
         }
         ccp_history_push(w, res, rk);
-        const double gnorm = ccp_norm2(g, w->m);
+        const double gnorm = ccp_work_norm2(w, g);
         if (it == 1) gnorm_first = gnorm;
         if (!isfinite(rk) || ccp_diverging(gnorm, gnorm_first, scale)) {
             res->status = DVI_SOLVE_DIVERGED;

@@ -79,7 +79,18 @@ typedef struct ccp_work {
     double* block_mu;   /* [nblocks] μ of a FRICTION block, −1 for any other kind: what APGD's
                          * passes read of the common block (8 bytes instead of its 32-byte record) */
     int32_t other_blocks; /* blocks that are not FRICTION */
-    double rnorm;       /* ‖r‖ = ccp_norm2(r): the scale every residual takes */
+    double rnorm;       /* ‖r‖ = ccp_work_norm2(r): the scale every residual takes */
+    /* exact sums (settings.exact_sums, or a shared problem: dvi_ccp_shared):
+     * every reduction takes chunks of one block, row or body and sums their
+     * partial sums exactly (exact_sum.h) over the owned ones, then over the
+     * processes; otherwise the chunks below */
+    bool exact_req;     /* the driver's request (settings.exact_sums), read by ccp_work_prepare */
+    bool exact;
+    const dvi_ccp_shared* sh; /* the problem's, or NULL */
+    int32_t chunk_blocks, chunk_rows, chunk_bodies; /* DVI_CHUNK_BLOCKS, DVI_CHUNK_ROWS, DVI_CHUNK_ROWS; 1 exact */
+    uint8_t* row_own;   /* [m] with a shared block_own: 1 for the rows of owned blocks */
+    size_t cap_row_own;
+    int64_t m_all, nblocks_all; /* rows and blocks of the whole problem (owned ones summed over the processes) */
     double block_tol;   /* settings.block_tolerance (the driver sets it; ccp_work_prepare: 0, the
                          * stopping tests' tolerance then) */
 
@@ -149,7 +160,10 @@ typedef struct ccp_work {
      * ccp_work_free keeps it */
     dvi_allocator alloc;
     size_t scratch_cap;
-    double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions */
+    double* part;       /* [DVI_PART_SLOTS × chunks] partial sums of chunked reductions: slot k of
+                         * chunk c at part[part_cs c + part_ss k] (CCP_PART) */
+    size_t part_cs, part_ss; /* DVI_PART_SLOTS and 1; exact sums (chunks of one block): 1 and the
+                              * chunks' capacity, so that a slot's partial sums are contiguous */
     /* N γ + r of the γ a solver returns, formed as ccp_work_apply then + r
      * (the driver's own order), when the solver holds it in one of
      * vec[0 … DVI_WORK_VECTORS − 2]; else NULL (ccp_work_prepare clears it).
@@ -274,7 +288,7 @@ static inline double ccp_block_tolerance(const dvi_solver_settings* s, int32_t n
 /* Chunks of a block-chunked or row-chunked reduction. */
 static inline int32_t ccp_block_chunks(const ccp_work* w)
 {
-    return (w->nblocks + DVI_CHUNK_BLOCKS - 1) / DVI_CHUNK_BLOCKS;
+    return (w->nblocks + w->chunk_blocks - 1) / w->chunk_blocks;
 }
 static inline int32_t ccp_row_chunks(int32_t n)
 {
@@ -287,13 +301,34 @@ static inline int32_t ccp_chunk_end(int32_t c, int32_t size, int32_t n)
     return (c + 1) * size < n ? (c + 1) * size : n;
 }
 
-/* Σ_c part[DVI_PART_SLOTS c + slot] in chunk order. */
-static inline double ccp_part_sum(const double* part, int32_t chunks, int slot)
+/* What the chunks of a reduction are chunks of (the owner mask they take). */
+enum { CCP_BY_BLOCK, CCP_BY_ROW, CCP_BY_BODY };
+
+/* The partial sum of slot k of chunk c in w->part. */
+#define CCP_PART(w, c, k) ((w)->part[(w)->part_cs * (size_t)(c) + (w)->part_ss * (size_t)(k)])
+
+/* Σ_c part[DVI_PART_SLOTS c + slot] in chunk order; exact sums: over the
+ * owned chunks, exactly, then over the processes. */
+double ccp_work_part_sum_exact(const ccp_work* w, int32_t chunks, int slot, int by);
+static inline double ccp_work_part_sum(const ccp_work* w, int32_t chunks, int slot, int by)
 {
+    if (w->exact) return ccp_work_part_sum_exact(w, chunks, slot, by);
     double s = 0.0;
-    for (int32_t c = 0; c < chunks; c++) s += part[DVI_PART_SLOTS * (size_t)c + (size_t)slot];
+    for (int32_t c = 0; c < chunks; c++) s += CCP_PART(w, c, slot);
     return s;
 }
+
+/* The largest of x over the processes (x itself on one). */
+double ccp_work_max_all(const ccp_work* w, double x);
+
+/* ‖x‖ over the problem's m rows: ccp_norm2, or with exact sums the exact
+ * sum over the owned rows and the processes. */
+double ccp_work_norm2(const ccp_work* w, const double* x);
+
+/* Σ x_i over the rows with x_i > 0 and finite, and their number (*count):
+ * in row order, or with exact sums exactly over the owned rows and the
+ * processes. */
+double ccp_work_positive_sum(const ccp_work* w, const double* x, int64_t* count);
 
 /* APGD's passes on friction blocks four at a time (src/ccp/apgd_groups.h):
  * −1 (the default) the fastest the machine runs, 0 the scalar passes only,
@@ -733,6 +768,8 @@ struct ccp_solver_impl {
                               * a problem holding one before the solve (dvi_solver_supports) */
     bool sweeps_in_order; /* updates the blocks one after another, each from the latest values of the
                            * others (Gauss–Seidel: pgs, nsgs), so that the order of the rows matters */
+    bool shared;          /* takes a problem split over processes (dvi_ccp_shared): every sum and product
+                           * goes through the work's reductions and products */
     bool nests;           /* may be the inner CCP solver of another (settings.desaxce.inner): targets the
                            * CCP and has no state (create NULL) */
     /* with law_setting: the law these settings pick; NULL: law */

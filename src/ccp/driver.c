@@ -376,13 +376,22 @@ static dvi_status solver_solve(dvi_solver* solver, const dvi_ccp_problem* p, dou
         return DVI_ERR_INVALID_ARG;
     }
     ccp_work* w = &solver->work;
+    if (p && p->shared && !solver->impl->shared) {
+        char names[160];
+        ccp_solver_shared_names(names, sizeof names);
+        snprintf(res->message, sizeof res->message,
+                 "shared: %s does not take a problem split over processes (solvers that do: %s)", solver->impl->name,
+                 names);
+        return DVI_ERR_UNSUPPORTED;
+    }
+    w->exact_req = s->exact_sums;
     st = ccp_work_prepare(w, p, resolve_threads(s->threads, solver->thread_limit), res->message, sizeof res->message);
     if (st != DVI_OK) {
         w->p = NULL;
         if (st == DVI_ERR_NOMEM && !res->message[0]) snprintf(res->message, sizeof res->message, "out of memory");
         return st;
     }
-    w->block_tol = ccp_block_tolerance(s, w->nblocks);
+    w->block_tol = ccp_block_tolerance(s, (int32_t)(w->nblocks_all < INT32_MAX ? w->nblocks_all : INT32_MAX));
     res->block_tolerance = w->block_tol;
     if (solver->impl->refused_kinds) {
         /* a kind the solver does not take (the registry's refused_kinds), with the solvers that take the problem */

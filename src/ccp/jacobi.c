@@ -50,6 +50,9 @@ static void gershgorin_steps(const ccp_work* w, double* eta, double* s)
                 }
             }
         }
+        /* a shared problem: the bodies of other processes have contacts this one
+         * does not hold, so their sums are their owners' */
+        if (w->sh && w->sh->exchange) w->sh->exchange(w->sh->ctx, t);
         for (int32_t i = 0; i < w->m; i++) {
             double sum = 0.0;
             for (int32_t q = w->run_ptr[i]; q < w->run_ptr[i + 1]; q++) {
@@ -128,7 +131,7 @@ static dvi_status jacobi_solve(ccp_work* w, const ccp_solver_call* call, const d
             res->status = DVI_SOLVE_CONVERGED;
             break;
         }
-        double gnorm = ccp_norm2(g, m);
+        double gnorm = ccp_work_norm2(w, g);
         if (it == 1) gnorm_first = gnorm;
         if (!isfinite(rk) || ccp_diverging(gnorm, gnorm_first, scale)) {
             res->status = DVI_SOLVE_DIVERGED;
@@ -160,4 +163,5 @@ static dvi_status jacobi_solve(ccp_work* w, const ccp_solver_call* call, const d
 const ccp_solver_impl ccp_solver_jacobi = {
     .name = "jacobi", .solve = jacobi_solve, .law = DVI_LAW_CCP, .targets_ccp = true,
     .summary = "projected Jacobi: simultaneous block updates with relaxation (parallel sibling of PGS)",
+    .shared = true,
 };

@@ -140,6 +140,20 @@ int32_t ccp_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_optio
     return n;
 }
 
+int32_t ccp_solver_shared_names(char* out, size_t size)
+{
+    int32_t n = 0;
+    size_t len = 0;
+    if (size > 0) out[0] = '\0';
+    for (int32_t i = 0; i < REGISTRY_COUNT; i++) {
+        if (!registry[i]->shared) continue;
+        int w = len < size ? snprintf(out + len, size - len, "%s%s", n ? ", " : "", registry[i]->name) : -1;
+        if (w > 0) len += (size_t)w;
+        n++;
+    }
+    return n;
+}
+
 const ccp_solver_impl* ccp_solver_find(const char* name)
 {
     const int32_t i = dvi_solver_index(name);

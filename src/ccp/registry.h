@@ -15,6 +15,10 @@
  * lemke.coulomb" (as_option: "lemke with --lemke-coulomb", the setting as
  * the option of dvi run and dvi check). Returns how many. */
 int32_t ccp_solver_names_for(dvi_friction_law law, uint32_t kinds, bool as_option, char* out, size_t size);
+
+/* The names of the solvers that take a problem split over processes
+ * (dvi_ccp_shared), ", " between them; returns how many. */
+int32_t ccp_solver_shared_names(char* out, size_t size);
 /* Short name of a block kind ("friction_rolling"), as CCP files spell it. */
 const char* ccp_block_kind_name(dvi_block_kind kind);
 

@@ -55,6 +55,8 @@
 #include "error.h"
 #include "hash_rng.h"
 #include "math3.h"
+#include "ccp_work.h"
+#include "registry.h"
 #include "scene_internal.h"
 #include "world_internal.h"
 
@@ -80,7 +82,10 @@ typedef struct dst_rec {
     double radius;    /* bounding radius */
 } dst_rec;
 
-/* A DEM history entry with the scene's shape indices. */
+/* What a contact carries from step to step, with the scene's shape indices:
+ * a DEM history entry, or (DVI) a warm-start point: its point in u, its
+ * normal and tangential impulses in ft, its spin and rolling ones in roll
+ * with reversals = 1 (0: none). */
 typedef struct dst_entry {
     int64_t shape_a, shape_b;
     uint32_t feature;
@@ -93,6 +98,10 @@ typedef struct dst_entry {
 struct dvi_dist {
     MPI_Comm comm;
     int rank, size;
+    bool dvi;          /* the DVI method: the step's CCP is shared (dvi_ccp_shared), contacts carry warm starts */
+    dvi_ccp_shared share; /* its callbacks (ctx = this) */
+    uint8_t* own8;     /* [local] 1: owned (the world's share_body_own) */
+    MPI_Op op_max;     /* the largest, a NaN winning */
     const dvi_scene* scene;
     double dt, skin, envelope;
     int px, py;        /* the grid of subdomains: px along x, py along y (px · py = ranks) */
@@ -380,19 +389,20 @@ static dst_entry* carried_entries(dvi_dist* d, int32_t** first_out)
 {
     int32_t* first = calloc((size_t)d->nowned + 2, sizeof *first);
     int32_t* slot = malloc(((size_t)d->nlocal + 1) * sizeof *slot); /* local body → owned position, or −1 */
-    wld_dem* dem = d->world ? wld_dem_get(d->world) : NULL;
-    const int32_t ne = dem ? dem->history.count : 0;
+    wld_dem* dem = d->world && !d->dvi ? wld_dem_get(d->world) : NULL;
+    const int32_t ne = d->dvi ? (d->world ? d->world->warm_count : 0) : dem ? dem->history.count : 0;
     dst_entry* out = malloc(((size_t)ne + 1) * sizeof *out);
     int32_t* carrier = malloc(((size_t)ne + 1) * sizeof *carrier);
-    if (!first || !slot || !out || !carrier || (d->world && !dem)) {
+    if (!first || !slot || !out || !carrier || (d->world && !d->dvi && !dem)) {
         free(first), free(slot), free(out), free(carrier);
         return NULL;
     }
     for (int32_t k = 0; k < d->nlocal; k++) slot[k] = -1;
     for (int32_t k = 0; k < d->nowned; k++) slot[d->owned[k]] = k;
     for (int32_t e = 0; e < ne; e++) {
-        const wld_dem_entry* en = &dem->history.entries[e];
-        int32_t ba = d->world->shapes[en->key.shape_a].body, bb = d->world->shapes[en->key.shape_b].body;
+        const int32_t sa = d->dvi ? d->world->warm[e].shape_a : dem->history.entries[e].key.shape_a;
+        const int32_t sb = d->dvi ? d->world->warm[e].shape_b : dem->history.entries[e].key.shape_b;
+        int32_t ba = d->world->shapes[sa].body, bb = d->world->shapes[sb].body;
         int32_t c = d->level[ba] == 3 ? bb : ba;
         carrier[e] = slot[c];
         if (carrier[e] >= 0) first[carrier[e] + 1]++;
@@ -406,9 +416,22 @@ static dst_entry* carried_entries(dvi_dist* d, int32_t** first_out)
     memcpy(fill, first, ((size_t)d->nowned + 1) * sizeof *fill);
     for (int32_t e = 0; e < ne; e++) {
         if (carrier[e] < 0) continue;
-        const wld_dem_entry* en = &dem->history.entries[e];
         dst_entry* o = &out[fill[carrier[e]]++];
         memset(o, 0, sizeof *o);
+        if (d->dvi) { /* in the warm points' order: a pair's points stay in order */
+            const wld_warm_point* wp = &d->world->warm[e];
+            o->shape_a = d->lshape_g[wp->shape_a];
+            o->shape_b = d->lshape_g[wp->shape_b];
+            o->feature = wp->feature;
+            v3_copy(o->u, wp->point);
+            v3_copy(o->ft, wp->gamma);
+            if (wp->roll >= 0) {
+                o->reversals = 1;
+                v3_copy(o->roll, d->world->warm_roll + 3 * (size_t)wp->roll);
+            }
+            continue;
+        }
+        const wld_dem_entry* en = &dem->history.entries[e];
         o->shape_a = d->lshape_g[en->key.shape_a];
         o->shape_b = d->lshape_g[en->key.shape_b];
         o->feature = en->key.feature;
@@ -551,6 +574,69 @@ static void joint_state_put(const dst_joint_state* js, wld_joint* j)
     v3_copy(j->reaction_torque, js->reaction_torque);
 }
 
+/* A warm-start point being placed: its local shapes and where it came from. */
+typedef struct dst_warm {
+    int32_t shape_a, shape_b;
+    int64_t at; /* its place among the entries received (owned, then ghosts) */
+    const dst_entry* e;
+} dst_warm;
+
+static int cmp_warm(const void* a, const void* b)
+{
+    const dst_warm *x = a, *y = b;
+    if (x->shape_a != y->shape_a) return x->shape_a < y->shape_a ? -1 : 1;
+    if (x->shape_b != y->shape_b) return x->shape_b < y->shape_b ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The new world's warm-start points (DVI): the received entries of the
+ * pairs whose shapes are both local, sorted by local shape pair (the
+ * collision's order, warm_find's), each pair's points in the order its
+ * carrier sent them (the single process's). */
+static bool warm_points(dvi_dist* d, dst_set* const sets[2])
+{
+    dvi_world* w = d->world;
+    const int64_t ne = sets[0]->ne + sets[1]->ne;
+    dst_warm* t = malloc(((size_t)ne + 1) * sizeof *t);
+    if (!t) return false;
+    int64_t n = 0, at = 0;
+    for (int q = 0; q < 2; q++)
+        for (int64_t e = 0; e < sets[q]->ne; e++, at++) {
+            const dst_entry* en = &sets[q]->ent[e];
+            int32_t ka = local_of(d, body_of_gshape(d, en->shape_a)), kb = local_of(d, body_of_gshape(d, en->shape_b));
+            if (ka < 0 || kb < 0) continue;
+            dst_warm x = {lshape(d, ka, en->shape_a), lshape(d, kb, en->shape_b), at, en};
+            if (x.shape_a >= 0 && x.shape_b >= 0) t[n++] = x;
+        }
+    qsort(t, (size_t)n, sizeof *t, cmp_warm);
+    int32_t nroll = 0;
+    for (int64_t i = 0; i < n; i++) nroll += t[i].e->reversals != 0;
+    bool ok = DVI_RESERVE(w, warm, n + 1) && DVI_RESERVE(w, slots, 16) && DVI_RESERVE(w, warm_roll, 3 * (size_t)nroll + 3);
+    if (ok) {
+        w->slot_count = 16;
+        for (size_t i = 0; i < 16; i++) w->slots[i] = (wld_warm_slot){-1, -1, -1};
+        int32_t k = 0;
+        for (int64_t i = 0; i < n; i++) {
+            wld_warm_point* p = &w->warm[i];
+            const dst_entry* en = t[i].e;
+            p->shape_a = t[i].shape_a;
+            p->shape_b = t[i].shape_b;
+            p->feature = en->feature;
+            v3_copy(p->point, en->u);
+            v3_copy(p->gamma, en->ft);
+            p->roll = -1;
+            if (en->reversals) {
+                p->roll = k;
+                v3_copy(w->warm_roll + 3 * (size_t)k, en->roll);
+                k++;
+            }
+        }
+        w->warm_count = (int32_t)n;
+    }
+    free(t);
+    return ok;
+}
+
 /* Builds this rank's world from the records of its owned bodies and ghosts
  * (each set sorted by scene index), the fixed bodies, time t and the DEM
  * step count; moves the joints' state over from the old world (rank 0). */
@@ -632,11 +718,19 @@ static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int*
             int64_t i = d->nowned++;
             v3_copy(x0 + 3 * i, w->bodies[k].x);
         }
+    free(d->own8);
+    d->own8 = malloc((size_t)d->nlocal + 1);
+    if (!d->own8) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
+    for (int32_t k = 0; k < d->nlocal; k++) d->own8[k] = level[k] == 0;
+    if (d->dvi) {
+        wld_set_share(w, &d->share, d->own8);
+        if (!warm_points(d, sets)) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
+    }
     /* the contact history */
     wld_dem* dem = wld_dem_get(w);
     if (!dem) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
     dem->steps = dem_steps;
-    for (int q = 0; q < 2; q++)
+    for (int q = 0; q < 2 && !d->dvi; q++)
         for (int64_t e = 0; e < sets[q]->ne; e++) {
             const dst_entry* en = &sets[q]->ent[e];
             int32_t ka = local_of(d, body_of_gshape(d, en->shape_a)), kb = local_of(d, body_of_gshape(d, en->shape_b));
@@ -825,36 +919,113 @@ static dvi_status rebuild(dvi_dist* d)
 
 /* ---- the step -------------------------------------------------------------------------------- */
 
-static void halo(dvi_dist* d)
+/* One exchange along the halo's lists: `width` numbers per body, packed by
+ * the owner (pack: local body k into o) and unpacked by the receiver
+ * (unpack: r into local body k). */
+typedef void (*halo_pack)(dvi_dist* d, int32_t k, double* o, void* ctx);
+typedef void (*halo_unpack)(dvi_dist* d, int32_t k, const double* r, void* ctx);
+
+static void halo_run(dvi_dist* d, int width, int tag, halo_pack pack, halo_unpack unpack, void* ctx)
 {
     const int P = d->size;
     int nreq = 0;
-    double t0 = now();
+    const double t0 = now();
     int64_t bytes = 0, msgs = 0;
     for (int s = 0; s < P; s++) {
         int n = d->recv_first[s + 1] - d->recv_first[s];
-        if (n > 0) MPI_Irecv(d->rbuf + 13 * (size_t)d->recv_first[s], 13 * n, MPI_DOUBLE, s, 7, d->comm, &d->req[nreq++]);
+        if (n > 0)
+            MPI_Irecv(d->rbuf + (size_t)width * d->recv_first[s], width * n, MPI_DOUBLE, s, tag, d->comm,
+                      &d->req[nreq++]);
     }
     for (int s = 0; s < P; s++) {
         int a = d->send_first[s], n = d->send_first[s + 1] - a;
         if (n == 0) continue;
-        for (int i = 0; i < n; i++) wld_body_state13(&d->world->bodies[d->send_idx[a + i]], d->sbuf + 13 * (size_t)(a + i));
-        MPI_Isend(d->sbuf + 13 * (size_t)a, 13 * n, MPI_DOUBLE, s, 7, d->comm, &d->req[nreq++]);
-        bytes += 13 * 8 * (int64_t)n;
+        for (int i = 0; i < n; i++) pack(d, d->send_idx[a + i], d->sbuf + (size_t)width * (a + i), ctx);
+        MPI_Isend(d->sbuf + (size_t)width * a, width * n, MPI_DOUBLE, s, tag, d->comm, &d->req[nreq++]);
+        bytes += 8 * width * (int64_t)n;
         msgs++;
     }
     MPI_Waitall(nreq, d->req, MPI_STATUSES_IGNORE);
-    for (int32_t i = 0; i < d->recv_first[P]; i++) {
-        wld_body* b = &d->world->bodies[d->recv_idx[i]];
-        const double* r = d->rbuf + 13 * (size_t)i;
-        v3_copy(b->x, r);
-        memcpy(b->q, r + 3, 4 * sizeof(double));
-        v3_copy(b->v, r + 7);
-        v3_copy(b->w, r + 10);
-    }
+    for (int32_t i = 0; i < d->recv_first[P]; i++) unpack(d, d->recv_idx[i], d->rbuf + (size_t)width * i, ctx);
     d->t_comm += now() - t0;
-    d->st.bytes_halo = bytes;
+    d->st.bytes_halo += bytes;
     d->st.messages += msgs;
+}
+
+static void pack_state(dvi_dist* d, int32_t k, double* o, void* ctx)
+{
+    (void)ctx;
+    wld_body_state13(&d->world->bodies[k], o);
+}
+
+static void unpack_state(dvi_dist* d, int32_t k, const double* r, void* ctx)
+{
+    (void)ctx;
+    wld_body* b = &d->world->bodies[k];
+    v3_copy(b->x, r);
+    memcpy(b->q, r + 3, 4 * sizeof(double));
+    v3_copy(b->v, r + 7);
+    v3_copy(b->w, r + 10);
+}
+
+/* After each step: the ghosts' states (13 numbers) from their owners. */
+static void halo(dvi_dist* d)
+{
+    halo_run(d, 13, 7, pack_state, unpack_state, NULL);
+}
+
+/* ---- the shared CCP of the DVI step (dvi_ccp_shared) ------------------------------------------- */
+
+static void pack_body6(dvi_dist* d, int32_t k, double* o, void* ctx)
+{
+    const int32_t j = d->world->dyn[k];
+    if (j >= 0)
+        memcpy(o, (const double*)ctx + 6 * (size_t)j, 6 * sizeof(double));
+    else
+        memset(o, 0, 6 * sizeof(double));
+}
+
+static void unpack_body6(dvi_dist* d, int32_t k, const double* r, void* ctx)
+{
+    const int32_t j = d->world->dyn[k];
+    if (j >= 0) memcpy((double*)ctx + 6 * (size_t)j, r, 6 * sizeof(double));
+}
+
+/* v (6 numbers per dynamic body of the world, in its order): the ghosts'
+ * entries from their owners. */
+static void share_exchange(void* ctx, double* v)
+{
+    halo_run(ctx, 6, 8, pack_body6, unpack_body6, v);
+}
+
+static void share_sum(void* ctx, int64_t* x, int32_t n)
+{
+    dvi_dist* d = ctx;
+    const double t0 = now();
+    MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_INT64_T, MPI_SUM, d->comm);
+    d->t_comm += now() - t0;
+    d->st.bytes_reduce += 8 * (int64_t)n;
+    d->st.messages++;
+}
+
+/* The largest of each pair, a NaN winning (ccp's maxima): commutative. */
+static void max_nan(void* in, void* inout, int* len, MPI_Datatype* type)
+{
+    (void)type;
+    const double* a = in;
+    double* b = inout;
+    for (int i = 0; i < *len; i++)
+        if (a[i] != a[i] || (b[i] == b[i] && a[i] > b[i])) b[i] = a[i];
+}
+
+static void share_max(void* ctx, double* x, int32_t n)
+{
+    dvi_dist* d = ctx;
+    const double t0 = now();
+    MPI_Allreduce(MPI_IN_PLACE, x, n, MPI_DOUBLE, d->op_max, d->comm);
+    d->t_comm += now() - t0;
+    d->st.bytes_reduce += 8 * (int64_t)n;
+    d->st.messages++;
 }
 
 dvi_status dvi_dist_step(dvi_dist* d)
@@ -863,8 +1034,15 @@ dvi_status dvi_dist_step(dvi_dist* d)
     const double t0 = now();
     d->t_comm = 0.0;
     d->st.messages = 0;
+    d->st.bytes_halo = 0;
+    d->st.bytes_reduce = 0;
     dvi_status st = dvi_world_step(d->world, d->dt);
     if (st < 0) set_err(d, "%s", dvi_world_last_error(d->world));
+    if (d->dvi) { /* the shared CCP's: the same on every rank (before a rebuild replaces the world) */
+        const dvi_step_stats ws = dvi_world_get_stats(d->world);
+        d->st.iterations = ws.iterations;
+        d->st.residual = ws.residual;
+    }
     /* one reduction: failure (the lowest failing rank), rank 0's convergence, the displacement */
     double disp = 0.0;
     for (int32_t i = 0; i < d->nowned; i++) {
@@ -892,7 +1070,7 @@ dvi_status dvi_dist_step(dvi_dist* d)
     MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, d->comm);
     d->t_comm += now() - tc;
     d->st.messages++;
-    d->st.bytes_reduce = 3 * 8 + 8;
+    d->st.bytes_reduce += 3 * 8 + 8;
     d->st.contacts = all;
     d->steps++;
     dvi_status rst = DVI_OK;
@@ -901,6 +1079,7 @@ dvi_status dvi_dist_step(dvi_dist* d)
     d->st.rebuilds = d->rebuilds;
     d->st.seconds_comm = d->t_comm;
     d->st.seconds_step = now() - t0;
+
     if (rst != DVI_OK) return rst;
     return out[1] > 0.0 ? (dvi_status)(int)out[1] : DVI_OK;
 }
@@ -1220,11 +1399,21 @@ static dvi_status refuse(const dvi_dist* d, char* msg, size_t msg_size)
 {
     const dvi_scene* s = d->scene;
     const int64_t ng = s->total_bodies - d->nexp;
-    if (d->size > 1 && strcmp(s->method, "dem") != 0) {
-        snprintf(msg, msg_size,
-                 "formulation.method: \"%s\" cannot be spread over %d ranks yet (DEM only); run it on one rank",
-                 s->method, d->size);
-        return DVI_ERR_INVALID_ARG;
+    if (d->dvi) { /* the shared CCP (dvi_ccp_shared): no joints, a solver that takes it, the CCP's law */
+        char names[160];
+        ccp_solver_shared_names(names, sizeof names);
+        const int32_t si = dvi_solver_index(s->solver);
+        char why[320] = "";
+        if (s->joint_count > 0)
+            snprintf(why, sizeof why, "takes no joints yet (%d in the scene: their rows are not split)", (int)s->joint_count);
+        else if (si < 0 || !ccp_solver_row(si)->shared)
+            snprintf(why, sizeof why, "needs a solver that takes a shared problem (%s), not \"%s\"", names, s->solver);
+        else if (s->friction != DVI_LAW_CCP)
+            snprintf(why, sizeof why, "needs the CCP's friction law (formulation.friction_law: \"ccp\")");
+        if (why[0]) {
+            snprintf(msg, msg_size, "formulation: the DVI method over ranks %s; run it on one rank, or as DEM", why);
+            return DVI_ERR_INVALID_ARG;
+        }
     }
     if (s->terrain_count > 0) {
         snprintf(msg, msg_size, "terrains: scenes with terrain models cannot be spread over ranks (%d ranks)", d->size);
@@ -1276,6 +1465,9 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
     d->skin = set.skin;
     d->envelope = scene->collision_envelope;
     d->nexp = scene->body_count;
+    d->dvi = strcmp(scene->method, "dem") != 0;
+    d->share = (dvi_ccp_shared){.ctx = d, .exchange = share_exchange, .sum = share_sum, .max = share_max};
+    MPI_Op_create(max_nan, 1, &d->op_max);
     d->st.ranks = d->size;
     d->st.rank = d->rank;
     d->st.bodies = scene->total_bodies;
@@ -1353,10 +1545,11 @@ void dvi_dist_destroy(dvi_dist* d)
     dvi_model_destroy(d->model);
     free(d->xcuts), free(d->ycuts), free(d->gshape0), free(d->ids), free(d->level), free(d->owned), free(d->x0), free(d->lshape_g);
     free(d->send_first), free(d->send_idx), free(d->recv_first), free(d->recv_idx), free(d->sbuf), free(d->rbuf);
-    free(d->req);
+    free(d->req), free(d->own8);
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin && d->comm != MPI_COMM_NULL && d->comm != 0) MPI_Comm_free(&d->comm);
+    if (!fin && d->op_max != MPI_OP_NULL && d->op_max != 0) MPI_Op_free(&d->op_max);
     free(d);
 }
 

@@ -867,6 +867,7 @@ static const char* const FORMULATION_KEYS[] = {"method",
                                                "warm_start",
                                                "warm_start_scale",
                                                "threads",
+                                               "exact_sums",
                                                "apgd",
                                                "pgs",
                                                "jacobi",
@@ -1139,6 +1140,7 @@ static void parse_formulation(ctx* c, const cJSON* root)
     int64_t iv;
     if (sc_int_field(c, v, P, "max_iterations", false, 1, 1e9, &iv)) ss->max_iterations = (int32_t)iv;
     sc_bool_field(c, v, P, "warm_start", &ss->warm_start);
+    sc_bool_field(c, v, P, "exact_sums", &ss->exact_sums);
     {
         double x;
         if (sc_num_field(c, v, P, "warm_start_scale", false, R_ANY, &x)) {

@@ -721,6 +721,44 @@ static bool auto_direct(const dvi_world* w, int32_t nj, int32_t ncr)
     return !dvi_solver_sweeps_in_order(dvi_solver_index(dvi_solver_get_name(w->solver)));
 }
 
+void wld_set_share(dvi_world* w, const dvi_ccp_shared* share, const uint8_t* body_own)
+{
+    w->share = share;
+    w->share_body_own = body_own;
+}
+
+/* The one block a process with no rows of its own solves, so that it takes
+ * part in every sum and exchange of the others' solve: a frictionless
+ * contact of no bodies held open (r = 1), not its own (γ = 0, no term). */
+static const dvi_ccp_block SHARE_IDLE_BLOCK = {.kind = DVI_BLOCK_FRICTIONLESS};
+static const int32_t SHARE_IDLE_FC[3] = {0, -1, -1}; /* block, bodies a and b */
+static const float SHARE_IDLE_FRAME[15] = {1, 0, 0, 0, 1, 0, 0, 0, 1}; /* then the arms: 0 */
+static const double SHARE_IDLE_R = 1.0;
+static const int32_t SHARE_IDLE_COLPTR[2] = {0, 0};
+
+/* The owner masks of a process's part of a problem split over processes
+ * (w->share): its blocks (the idle block when it has no rows) and its
+ * dynamic bodies. */
+static bool share_masks(dvi_world* w, const wld_step_dvi_ctx* x, bool idle)
+{
+    const int32_t nblocks = idle ? 1 : x->nblocks;
+    if (!DVI_RESERVE(w, share_block, nblocks + 1) || !DVI_RESERVE(w, share_dyn, x->ndyn + 1) || !DVI_RESERVE(w, gamma, 2))
+        return false;
+    const uint8_t* own = w->share_body_own;
+    for (int32_t c = 0; c < x->npts; c++) {
+        const wld_contact_rec* rec = &w->contacts[c];
+        const int32_t k = w->bodies[rec->body_a].type == DVI_BODY_FIXED ? rec->body_b : rec->body_a;
+        w->share_block[c] = own[k];
+    }
+    if (idle) w->share_block[0] = 0;
+    for (int32_t i = 0; i < w->body_count; i++)
+        if (w->dyn[i] >= 0) w->share_dyn[w->dyn[i]] = own[i];
+    w->share_step = *w->share;
+    w->share_step.block_own = w->share_block;
+    w->share_step.body_own = w->share_dyn;
+    return true;
+}
+
 /* Stage "solve": the joint rows directly (joint_solve: solve_direct) when
  * chosen, else the CCP by the world's solver on every row. */
 static dvi_status stage_solve(dvi_world* w, wld_step_dvi_ctx* x)
@@ -729,17 +767,22 @@ static dvi_status stage_solve(dvi_world* w, wld_step_dvi_ctx* x)
     const int32_t ncr = nrows - x->joint_rows;
     const dvi_joint_solve js = w->def.joint_solve;
     x->direct = false;
+    if (w->share && x->joint_rows > 0)
+        return wld_error(w, DVI_ERR_UNSUPPORTED, "step: a world split over processes takes no joints (%d joint rows)",
+                         x->joint_rows);
     if (x->joint_rows > 0 &&
         (js == DVI_JOINT_SOLVE_DIRECT || (js == DVI_JOINT_SOLVE_AUTO && auto_direct(w, x->joint_rows, ncr)))) {
         dvi_status st = solve_direct(w, x);
         if (st != DVI_OK) return st;
     }
-    if (nrows > 0 && !x->direct) {
-        dvi_csc D = {6 * ndyn, nrows, w->colptr, w->rowind, w->values};
+    const bool idle = w->share && nrows == 0; /* takes part in the others' solve */
+    if ((nrows > 0 || idle) && !x->direct) {
+        if (w->share && !share_masks(w, x, idle)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
+        dvi_csc D = {6 * ndyn, idle ? 1 : nrows, idle ? SHARE_IDLE_COLPTR : w->colptr, w->rowind, w->values};
         dvi_ccp_problem p = dvi_ccp_problem_empty();
-        p.rows = nrows;
-        p.block_count = x->nblocks;
-        p.blocks = w->blocks;
+        p.rows = idle ? 1 : nrows;
+        p.block_count = idle ? 1 : x->nblocks;
+        p.blocks = idle ? &SHARE_IDLE_BLOCK : w->blocks;
         p.body_count = ndyn;
         p.D = &D;
         p.inv_mass_rigid = w->inv_mass;
@@ -747,9 +790,13 @@ static dvi_status stage_solve(dvi_world* w, wld_step_dvi_ctx* x)
          * hold and to read every iteration (docs/performance.md) */
         dvi_ccp_frames frames = {.count = npts, .block = w->fr_block, .body = w->fr_body, .ell = w->fr_ell,
                                  .frame_f = w->fr_frame, .arm_f = w->fr_arm};
-        p.frames = npts > 0 ? &frames : NULL;
-        p.r = w->r;
-        p.compliance = x->any_compliance ? w->compliance : NULL;
+        if (idle)
+            frames = (dvi_ccp_frames){.count = 1, .block = SHARE_IDLE_FC, .body = SHARE_IDLE_FC + 1,
+                                      .frame_f = SHARE_IDLE_FRAME, .arm_f = SHARE_IDLE_FRAME + 9};
+        p.frames = npts > 0 || idle ? &frames : NULL;
+        p.r = idle ? &SHARE_IDLE_R : w->r;
+        p.compliance = x->any_compliance && !idle ? w->compliance : NULL;
+        p.shared = w->share ? &w->share_step : NULL;
         dvi_solve_result res;
         lend_idle(w);
         dvi_status st = dvi_solver_solve(w->solver, &p, w->gamma, &res);
@@ -779,7 +826,7 @@ static dvi_status stage_integrate(dvi_world* w, const wld_step_dvi_ctx* x)
     const int32_t nb = w->body_count, ndyn = x->ndyn, nrows = x->nrows;
     if (x->direct) { /* M⁻¹ D γ body by body, D γ in row order */
         wld_joint_direct_velocity(w, x->joint_rows, x->npts, ndyn);
-    } else if (nrows > 0) {
+    } else if (nrows > 0 || w->share) {
         dvi_status st = dvi_solver_velocity(w->solver, w->gamma, w->dv);
         dvi_solver_lend(w->solver, NULL, 0); /* the loan ends with the operator's last use */
         if (st != DVI_OK) return wld_error(w, st, "step: the velocity update failed");
@@ -965,13 +1012,18 @@ dvi_status wld_step_dvi(dvi_world* w, double h)
     double t[7];
     t[0] = wld_step_clock();
     dvi_status st = wld_step_collide(w, &x.pts, &x.npts);
-    if (st != DVI_OK) return st;
     t[1] = wld_step_clock();
-    st = wld_step_free_velocities(w, h, NULL, &x.ndyn);
+    if (st == DVI_OK) st = wld_step_free_velocities(w, h, NULL, &x.ndyn);
     if (st == DVI_OK) st = stage_assemble(w, &x);
-    if (st != DVI_OK) return st;
     t[2] = wld_step_clock();
-    if (!warm_reserve(w, x.npts)) return wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    if (st == DVI_OK && !warm_reserve(w, x.npts)) st = wld_error(w, DVI_ERR_NOMEM, "step: out of memory");
+    if (w->share && w->share->sum) { /* every process, failed or not, before the solve's sums: all stop, or none */
+        int64_t failed = st != DVI_OK;
+        w->share->sum(w->share->ctx, &failed, 1);
+        if (st == DVI_OK && failed > 0)
+            st = wld_error(w, DVI_ERR_NUMERIC, "step: the step failed on %lld other process(es)", (long long)failed);
+    }
+    if (st != DVI_OK) return st;
     st = stage_solve(w, &x);
     if (st != DVI_OK) return st;
     t[3] = wld_step_clock();

@@ -167,7 +167,8 @@ void dvi_world_destroy(dvi_world* w)
                       w->colptr, w->rowind, w->values, w->contacts, w->warm, w->warm_roll, w->slots, w->taken, w->dv,
                       w->joint_jb, w->joint_ja, w->joint_lever);
     wld_joint_direct_free(w);
-    BASE_MEM_FREE_ALL(&w->alloc, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell, w->chunk_start);
+    BASE_MEM_FREE_ALL(&w->alloc, w->fr_block, w->fr_body, w->fr_frame, w->fr_arm, w->fr_ell, w->chunk_start,
+                       w->share_block, w->share_dyn);
     BASE_MEM_FREE_ALL(&w->alloc, w->check_gamma, w->check_r, w->check_dv, w->check_body);
     wld_dem_destroy(w->dem);
     const dvi_allocator a = w->alloc;

@@ -334,7 +334,24 @@ struct dvi_world {
     struct wld_force_element_rec* elements; int32_t element_count, element_cap;
 
     wld_thread_guard guard; /* the fallback to one thread (def.thread_fallback, world_core.c) */
+
+    /* one process's part of a scene split over processes (src/dist, wld_set_share):
+     * share is NULL, or the callbacks the DVI step hands its CCP (dvi_ccp_shared)
+     * with share_body_own[k] = 1 for each body k this process owns; the step
+     * adds the masks of its blocks and dynamic bodies (a contact is its body
+     * a's, or body b's when a is fixed) */
+    const dvi_ccp_shared* share;
+    const uint8_t* share_body_own;
+    dvi_ccp_shared share_step;
+    uint8_t* share_block;       size_t share_block_cap;
+    uint8_t* share_dyn;         size_t share_dyn_cap;
 };
+
+/* Makes w one process's part of a problem split over processes (NULL: none):
+ * share's ctx, exchange, sum and max are the DVI step's CCP's
+ * (dvi_ccp_shared; its masks are ignored), body_own[k] for each body k.
+ * Both borrowed until the next call. */
+void wld_set_share(dvi_world* w, const dvi_ccp_shared* share, const uint8_t* body_own);
 
 /* The material of shape s. */
 static inline const dvi_material* wld_shape_material(const dvi_world* w, const wld_shape* s)
