@@ -1,7 +1,7 @@
-/* bench_mpi — the cost of a DEM step spread over MPI ranks (docs/scale.md).
+/* bench_mpi — the cost of a step spread over MPI ranks, DEM or DVI (docs/scale.md).
  *
  *   bench_mpi [--sizes N,...] [--ranks R,...] [--threads T] [--warmup W] [--steps K] [--json]
- *             [--scene FILE] [--mpirun PATH] [--slabs]
+ *             [--scene FILE] [--mpirun PATH] [--slabs] [--reference]
  *
  * One row per (bed, ranks): the bed of bench_scale's DEM rows
  * (bench_scale --print-dem N, from the same directory) with its spheres
@@ -15,7 +15,11 @@
  * The ranks' grid is the library's choice (2 × 2 for 4 ranks on these
  * square beds); --slabs cuts the bed into R × 1 slabs instead (key "grid").
  *
- * Columns (--json: one object per row, these keys): ranks, threads, bodies,
+ * --reference adds a first row per bed: one process stepping an ordinary
+ * world (dvi_model_step, the scene's own sums; grid "none").
+ *
+ * Columns (--json: one object per row, these keys): method ("dem" or "dvi"),
+ * iterations (DVI: the solver's mean per measured step), grid, ranks, threads, bodies,
  * contacts (the last step's, all ranks), ms_per_step (wall clock per step,
  * rank 0, communication included), ms_comm (per step, the mean over the
  * ranks of the time in halo exchange and reductions), bytes_halo and

@@ -248,10 +248,11 @@ int ccp_apgd_group_mode = -1;
  * with spinning and rolling friction, four at a time. */
 typedef struct group_kernels {
     void (*step)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* P, const double* cp,
-                 const double* y, const double* Gy, double t, double* gp, double* d, double* dd_out, double* cd_out);
+                 const double* y, const double* Gy, double t, double* gp, double* d, double* dd_out, double* cd_out,
+                 double* const* parts);
     void (*advance)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* g, const double* gp, double* Gy,
                     const double* Nd, const double* cd, const double* cp, double* Ggp, const double* Gg, double beta,
-                    double* y, double q[4]);
+                    double* y, double q[4], double* const* parts);
     void (*rstep)(int32_t ng, int32_t b, int32_t r, const dvi_ccp_block* B, const double* P, const double* cp,
                   const double* y, const double* Gy, double t, double* gp, double* d, double* dd, double* cd);
     void (*radvance)(int32_t ng, int32_t b, int32_t r, const dvi_ccp_block* B, const double* g, const double* gp,
@@ -300,24 +301,30 @@ static double gradient_step(const ccp_work* w, const double* y, const double* Gy
     const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
+    /* exact sums: each block's partial sums (the parts), the loop in chunks of the usual size */
+    const bool ex = w->exact;
+    double* const parts[2] = {&CCP_PART(w, 0, 0), &CCP_PART(w, 0, 1)};
+    const int32_t cl = ex ? DVI_CHUNK_BLOCKS : w->chunk_blocks, nl = (nb + cl - 1) / cl;
     const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
-    for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, w->chunk_blocks, nb);
+    for (int32_t c = 0; c < nl; c++) {
+        int32_t b1 = ccp_chunk_end(c, cl, nb);
         double dd = 0.0, cd = 0.0;
-        for (int32_t b = c * w->chunk_blocks; b < b1; b++) {
+        for (int32_t b = c * cl; b < b1; b++) {
             const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
             if (ng > 0) { /* friction blocks four at a time */
-                gk->step(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd);
+                gk->step(ng, b, br[b], mu, P, cp, y, Gy, t, gp, d, &dd, &cd, ex ? parts : NULL);
                 b += 4 * ng - 1;
                 continue;
             }
-            const int32_t nr = gk && mu[b] < 0.0 && B[b].kind == DVI_BLOCK_FRICTION_ROLLING ? rolling_count(B, b, b1) : 0;
+            const int32_t nr = gk && !ex && mu[b] < 0.0 && B[b].kind == DVI_BLOCK_FRICTION_ROLLING ? rolling_count(B, b, b1) : 0;
             if (nr > 0) { /* spinning and rolling friction four at a time (the scalar pass's bits) */
                 gk->rstep(nr, b, br[b], B, P, cp, y, Gy, t, gp, d, &dd, &cd);
                 b += 4 * nr - 1;
                 continue;
             }
+            if (ex) dd = cd = 0.0; /* this block's own sums, from 0 */
+            do {
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double pb = P ? P[b] : 1.0, tb = t * pb, ib = 1.0 / pb;
             if (mu[b] >= 0.0) { /* the common block (FRICTION), unrolled */
@@ -335,9 +342,9 @@ static double gradient_step(const ccp_work* w, const double* y, const double* Gy
                     cd += cp[i + 1] * d1 * d1;
                     cd += cp[i + 2] * d2 * d2;
                 }
-                continue;
+                break;
             }
-            if (dense && B[b].kind == DVI_BLOCK_BILATERAL) continue; /* below */
+            if (dense && B[b].kind == DVI_BLOCK_BILATERAL) break; /* below */
             double x[6];
             for (int32_t a = 0; a < k; a++) x[a] = y[r0 + a] - tb * Gy[r0 + a];
             if (B[b].kind != DVI_BLOCK_BILATERAL) ccp_cone_project(&B[b], x);
@@ -348,9 +355,10 @@ static double gradient_step(const ccp_work* w, const double* y, const double* Gy
                 dd += da * da * ib;
                 if (cp) cd += cp[r0 + a] * da * da;
             }
+            } while (0);
+            if (ex) parts[0][b] = dd, parts[1][b] = cd;
         }
-        CCP_PART(w, c, 0) = dd;
-        CCP_PART(w, c, 1) = cd;
+        if (!ex) CCP_PART(w, c, 0) = dd, CCP_PART(w, c, 1) = cd;
     }
     *dcd = cp ? ccp_work_part_sum(w, nc, 1, CCP_BY_BLOCK) : 0.0;
     double dd = ccp_work_part_sum(w, nc, 0, CCP_BY_BLOCK);
@@ -471,21 +479,25 @@ static double advance(const ccp_work* w, const double* g, const double* gp, doub
     const double* mu = w->block_mu;
     const int32_t* br = w->block_row;
     const int32_t nb = w->nblocks, nc = ccp_block_chunks(w);
+    /* exact sums: each block's partial sums (the parts), the loop in chunks of the usual size */
+    const bool ex = w->exact;
+    double* const parts[4] = {&CCP_PART(w, 0, 0), &CCP_PART(w, 0, 1), &CCP_PART(w, 0, 2), &CCP_PART(w, 0, 3)};
+    const int32_t cl = ex ? DVI_CHUNK_BLOCKS : w->chunk_blocks, nl = (nb + cl - 1) / cl;
     const int nt = ccp_work_nt(w, w->m);
     DVI_OMP_FOR_CHUNKS
-    for (int32_t c = 0; c < nc; c++) {
-        int32_t b1 = ccp_chunk_end(c, w->chunk_blocks, nb);
+    for (int32_t c = 0; c < nl; c++) {
+        int32_t b1 = ccp_chunk_end(c, cl, nb);
         double e2 = 0.0, g2 = 0.0, u2 = 0.0, gd = 0.0;
-        for (int32_t b = c * w->chunk_blocks; b < b1; b++) {
+        for (int32_t b = c * cl; b < b1; b++) {
             const int32_t ng = gk && mu[b] > 0.0 ? group_count(mu, b, b1) : 0;
             if (ng > 0) { /* friction blocks four at a time */
                 double q4[4] = {e2, g2, u2, gd};
-                gk->advance(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
+                gk->advance(ng, b, br[b], mu, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4, ex ? parts : NULL);
                 e2 = q4[0], g2 = q4[1], u2 = q4[2], gd = q4[3];
                 b += 4 * ng - 1;
                 continue;
             }
-            const int32_t nr = gk && mu[b] < 0.0 && B[b].kind == DVI_BLOCK_FRICTION_ROLLING ? rolling_count(B, b, b1) : 0;
+            const int32_t nr = gk && !ex && mu[b] < 0.0 && B[b].kind == DVI_BLOCK_FRICTION_ROLLING ? rolling_count(B, b, b1) : 0;
             if (nr > 0) { /* spinning and rolling friction four at a time (the scalar pass's bits) */
                 double q4[4] = {e2, g2, u2, gd};
                 gk->radvance(nr, b, br[b], B, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, q4);
@@ -493,6 +505,7 @@ static double advance(const ccp_work* w, const double* g, const double* gp, doub
                 b += 4 * nr - 1;
                 continue;
             }
+            if (ex) e2 = g2 = u2 = gd = 0.0; /* this block's own sums, from 0 */
             int32_t r0 = br[b], k = br[b + 1] - r0;
             double u[6];
             if (mu[b] >= 0.0) { /* the common block (FRICTION): k = 3, unrolled */
@@ -501,15 +514,13 @@ static double advance(const ccp_work* w, const double* g, const double* gp, doub
                 ccp_project_friction(mu[b], x3);
                 double e0 = gp[r0] - x3[0], e1 = gp[r0 + 1] - x3[1], e2b = gp[r0 + 2] - x3[2];
                 e2 += e0 * e0 + e1 * e1 + e2b * e2b;
-                continue;
+            } else {
+                advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
+                e2 += ccp_natural_map2(&B[b], gp + r0, u, k);
             }
-            advance_rows(r0, k, g, gp, Gy, Nd, cd, cp, Ggp, Gg, beta, y, u, &g2, &u2, &gd);
-            e2 += ccp_natural_map2(&B[b], gp + r0, u, k);
+            if (ex) parts[0][b] = e2, parts[1][b] = g2, parts[2][b] = u2, parts[3][b] = gd;
         }
-        CCP_PART(w, c, 0) = e2;
-        CCP_PART(w, c, 1) = g2;
-        CCP_PART(w, c, 2) = u2;
-        CCP_PART(w, c, 3) = gd;
+        if (!ex) CCP_PART(w, c, 0) = e2, CCP_PART(w, c, 1) = g2, CCP_PART(w, c, 2) = u2, CCP_PART(w, c, 3) = gd;
     }
     *gdot = ccp_work_part_sum(w, nc, 3, CCP_BY_BLOCK);
     double e2 = ccp_work_part_sum(w, nc, 0, CCP_BY_BLOCK), g2 = ccp_work_part_sum(w, nc, 1, CCP_BY_BLOCK),

@@ -12,7 +12,10 @@
  * test's) are kept per lane and added in lane order at the end of the
  * group run, so they differ from a scalar sum by rounding, and are the same
  * for any thread count (the groups start at fixed block indices of fixed
- * chunks).
+ * chunks). With exact sums (parts given) each block's own sums are formed
+ * on its lane instead, with the scalar pass's operations on a block of its
+ * own (its three rows in order from 0), and stored per block: the bits
+ * the scalar pass gives a chunk of one block.
  *
  * The vectors are GCC's generic vector extension: the same code gives the
  * same bits whatever the machine's vector width. apgd.c compiles the
@@ -55,10 +58,12 @@ GROUP_TARGET static inline __attribute__((always_inline)) void GROUP_FN(spread)(
 /* dd += Σ (d²/P) and cd += Σ c d² over ng groups of four friction blocks
  * from block b (rows r = br[b] on); writes γ⁺ and d. The rows are read and
  * written four consecutive at a time; only the projection works on the
- * blocks' lanes. */
+ * blocks' lanes. parts (exact sums): each block's two sums to parts[0][b],
+ * parts[1][b] instead. */
 GROUP_TARGET static void GROUP_FN(step_groups)(int32_t ng, int32_t b, int32_t r, const double* mu, const double* P,
                                                const double* cp, const double* y, const double* Gy, double t,
-                                               double* gp, double* d, double* dd_out, double* cd_out)
+                                               double* gp, double* d, double* dd_out, double* cd_out,
+                                               double* const* parts)
 {
     const v4d zero = {0.0, 0.0, 0.0, 0.0}, one = {1.0, 1.0, 1.0, 1.0};
     v4d dd = zero, cd = zero;
@@ -84,6 +89,24 @@ GROUP_TARGET static void GROUP_FN(step_groups)(int32_t ng, int32_t b, int32_t r,
         ST4(d + r, da);
         ST4(d + r + 4, db);
         ST4(d + r + 8, dc);
+        if (parts) { /* per block, on its lane */
+            v4d l0, l1, l2;
+            GROUP_FN(to_lanes)(&da, &db, &dc, &l0, &l1, &l2);
+            v4d q = l0 * l0 * ib;
+            q = q + l1 * l1 * ib;
+            q = q + l2 * l2 * ib;
+            ST4(parts[0] + b, q);
+            if (cp) {
+                const v4d ca = LD4(cp + r), cb = LD4(cp + r + 4), cc = LD4(cp + r + 8);
+                v4d c0, c1, c2;
+                GROUP_FN(to_lanes)(&ca, &cb, &cc, &c0, &c1, &c2);
+                v4d e = c0 * l0 * l0;
+                e = e + c1 * l1 * l1;
+                e = e + c2 * l2 * l2;
+                ST4(parts[1] + b, e);
+            }
+            continue;
+        }
         dd += da * da * iba;
         dd += db * db * ibb;
         dd += dc * dc * ibc;
@@ -100,17 +123,18 @@ GROUP_TARGET static void GROUP_FN(step_groups)(int32_t ng, int32_t b, int32_t r,
 /* advance's work on ng groups of four friction blocks from block b (rows r
  * on): Gγ⁺ = Gy + N d (+ c∘d), the next y and its gradient, row by row four
  * at a time, and the sums q[0] += e² (the residual's natural map, on the
- * blocks' lanes), q[1] += ‖γ⁺‖², q[2] += ‖u‖², q[3] += Gyᵀ(γ⁺ − γ). */
+ * blocks' lanes), q[1] += ‖γ⁺‖², q[2] += ‖u‖², q[3] += Gyᵀ(γ⁺ − γ).
+ * parts (exact sums): each block's four sums to parts[k][b] instead. */
 GROUP_TARGET static void GROUP_FN(advance_groups)(int32_t ng, int32_t b, int32_t r, const double* mu,
                                                   const double* g, const double* gp, double* Gy, const double* Nd,
                                                   const double* cd, const double* cp, double* Ggp, const double* Gg,
-                                                  double beta, double* y, double q[4])
+                                                  double beta, double* y, double q[4], double* const* parts)
 {
     const v4d zero = {0.0, 0.0, 0.0, 0.0};
     v4d e2 = zero, g2 = zero, u2 = zero, gd = zero;
     for (int32_t k = 0; k < ng; k++, b += 4, r += 12) {
         const v4d m = LD4(mu + b);
-        v4d u[3], gpv[3];
+        v4d u[3], gpv[3], gdv[3];
         for (int c = 0; c < 3; c++) { /* rows r + 4c … r + 4c + 3 */
             const int32_t i = r + 4 * c;
             const v4d gi = LD4(g + i), gpi = LD4(gp + i), gyi = LD4(Gy + i),
@@ -118,9 +142,12 @@ GROUP_TARGET static void GROUP_FN(advance_groups)(int32_t ng, int32_t b, int32_t
             v4d nd = LD4(Nd + i);
             if (cd) nd = nd + LD4(cp + i) * LD4(cd + i);
             const v4d ggp = gyi + nd;
-            g2 += gpi * gpi;
-            u2 += ggp * ggp;
-            gd += gyi * (gpi - gi);
+            gdv[c] = gyi * (gpi - gi);
+            if (!parts) {
+                g2 += gpi * gpi;
+                u2 += ggp * ggp;
+                gd += gdv[c];
+            }
             const v4d yn = gpi + beta * (gpi - gi);
             const v4d gyn = ggp + beta * (ggp - ggi);
             ST4(Ggp + i, ggp);
@@ -135,6 +162,16 @@ GROUP_TARGET static void GROUP_FN(advance_groups)(int32_t ng, int32_t b, int32_t
         GROUP_FN(to_lanes)(&gpv[0], &gpv[1], &gpv[2], &p0, &p1, &p2);
         project4(&m, &x0, &x1, &x2);
         const v4d a0 = p0 - x0, a1 = p1 - x1, a2 = p2 - x2;
+        if (parts) { /* per block, on its lane, each sum over its rows in order */
+            v4d u0, u1, u2l, t0, t1, t2;
+            GROUP_FN(to_lanes)(&u[0], &u[1], &u[2], &u0, &u1, &u2l);
+            GROUP_FN(to_lanes)(&gdv[0], &gdv[1], &gdv[2], &t0, &t1, &t2);
+            ST4(parts[0] + b, a0 * a0 + a1 * a1 + a2 * a2);
+            ST4(parts[1] + b, p0 * p0 + p1 * p1 + p2 * p2);
+            ST4(parts[2] + b, u0 * u0 + u1 * u1 + u2l * u2l);
+            ST4(parts[3] + b, t0 + t1 + t2);
+            continue;
+        }
         e2 += a0 * a0 + a1 * a1 + a2 * a2;
     }
     q[0] += (e2[0] + e2[1]) + (e2[2] + e2[3]);
