@@ -55,6 +55,16 @@ GROUP_TARGET static inline __attribute__((always_inline)) void GROUP_FN(spread)(
     *c = SHUF1(*p, 2, 3, 3, 3);
 }
 
+/* Per lane, ((a0 b0) c0 + (a1 b1) c1) + (a2 b2) c2: a block's sum over its
+ * three rows in the scalar pass's order. */
+GROUP_TARGET static inline __attribute__((always_inline)) v4d GROUP_FN(lane_sum3)(v4d a0, v4d b0, v4d c0, v4d a1,
+                                                                     v4d b1, v4d c1, v4d a2, v4d b2, v4d c2)
+{
+    v4d s = a0 * b0 * c0;
+    s = s + a1 * b1 * c1;
+    return s + a2 * b2 * c2;
+}
+
 /* dd += Σ (d²/P) and cd += Σ c d² over ng groups of four friction blocks
  * from block b (rows r = br[b] on); writes γ⁺ and d. The rows are read and
  * written four consecutive at a time; only the projection works on the
@@ -92,18 +102,12 @@ GROUP_TARGET static void GROUP_FN(step_groups)(int32_t ng, int32_t b, int32_t r,
         if (parts) { /* per block, on its lane */
             v4d l0, l1, l2;
             GROUP_FN(to_lanes)(&da, &db, &dc, &l0, &l1, &l2);
-            v4d q = l0 * l0 * ib;
-            q = q + l1 * l1 * ib;
-            q = q + l2 * l2 * ib;
-            ST4(parts[0] + b, q);
+            ST4(parts[0] + b, GROUP_FN(lane_sum3)(l0, l0, ib, l1, l1, ib, l2, l2, ib));
             if (cp) {
                 const v4d ca = LD4(cp + r), cb = LD4(cp + r + 4), cc = LD4(cp + r + 8);
                 v4d c0, c1, c2;
                 GROUP_FN(to_lanes)(&ca, &cb, &cc, &c0, &c1, &c2);
-                v4d e = c0 * l0 * l0;
-                e = e + c1 * l1 * l1;
-                e = e + c2 * l2 * l2;
-                ST4(parts[1] + b, e);
+                ST4(parts[1] + b, GROUP_FN(lane_sum3)(c0, l0, l0, c1, l1, l1, c2, l2, l2));
             }
             continue;
         }

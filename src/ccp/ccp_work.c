@@ -423,6 +423,12 @@ static dvi_status prepare_shared(ccp_work* w, const dvi_ccp_problem* p, char* ms
     return DVI_OK;
 }
 
+/* The owner mask of the rows of a shared problem, or NULL: every row counts. */
+static const uint8_t* row_mask(const ccp_work* w)
+{
+    return w->sh && w->sh->block_own ? w->row_own : NULL;
+}
+
 /* The exact sum's value, after summing its digits over the processes. */
 static double xsum_all(const ccp_work* w, ccp_xsum* s)
 {
@@ -438,7 +444,7 @@ double ccp_work_part_sum_exact(const ccp_work* w, int32_t chunks, int slot, int 
     const dvi_ccp_shared* sh = w->sh;
     const uint8_t* own = !sh                 ? NULL
                          : by == CCP_BY_BLOCK ? sh->block_own
-                         : by == CCP_BY_ROW   ? (sh->block_own ? w->row_own : NULL)
+                         : by == CCP_BY_ROW   ? row_mask(w)
                                               : sh->body_own;
     const double* part = &CCP_PART(w, 0, slot); /* contiguous: part_cs = 1 */
     ccp_xsum s;
@@ -473,7 +479,7 @@ double ccp_work_max_all(const ccp_work* w, double x)
 double ccp_work_norm2(const ccp_work* w, const double* x)
 {
     if (!w->exact) return ccp_norm2(x, w->m);
-    const uint8_t* own = w->sh && w->sh->block_own ? w->row_own : NULL;
+    const uint8_t* own = row_mask(w);
     ccp_xsum s;
     ccp_xsum_init(&s);
     for (int32_t i = 0; i < w->m; i++)
@@ -484,27 +490,21 @@ double ccp_work_norm2(const ccp_work* w, const double* x)
 double ccp_work_positive_sum(const ccp_work* w, const double* x, int64_t* count)
 {
     int64_t n = 0;
-    if (!w->exact) {
-        double sum = 0.0;
-        for (int32_t i = 0; i < w->m; i++)
-            if (x[i] > 0.0 && isfinite(x[i])) {
-                sum += x[i];
-                n++;
-            }
-        *count = n;
-        return sum;
-    }
-    const uint8_t* own = w->sh && w->sh->block_own ? w->row_own : NULL;
+    double sum = 0.0;
+    const uint8_t* own = row_mask(w);
     ccp_xsum s;
     ccp_xsum_init(&s);
     for (int32_t i = 0; i < w->m; i++)
         if ((!own || own[i]) && x[i] > 0.0 && isfinite(x[i])) {
-            ccp_xsum_add(&s, x[i]);
+            if (w->exact)
+                ccp_xsum_add(&s, x[i]);
+            else
+                sum += x[i];
             n++;
         }
     if (w->sh && w->sh->sum) w->sh->sum(w->sh->ctx, &n, 1);
     *count = n;
-    return xsum_all(w, &s);
+    return w->exact ? xsum_all(w, &s) : sum;
 }
 
 /* v_b = M⁻¹_b s (6), from the rigid layout or the 6×6 block; both give the

@@ -574,6 +574,16 @@ static void joint_state_put(const dst_joint_state* js, wld_joint* j)
     v3_copy(j->reaction_torque, js->reaction_torque);
 }
 
+/* The local shapes of an entry's pair (false: not both in this world). */
+static bool entry_shapes(const dvi_dist* d, const dst_entry* en, int32_t* sa, int32_t* sb)
+{
+    const int32_t ka = local_of(d, body_of_gshape(d, en->shape_a)), kb = local_of(d, body_of_gshape(d, en->shape_b));
+    if (ka < 0 || kb < 0) return false;
+    *sa = lshape(d, ka, en->shape_a);
+    *sb = lshape(d, kb, en->shape_b);
+    return *sa >= 0 && *sb >= 0;
+}
+
 /* A warm-start point being placed: its local shapes and where it came from. */
 typedef struct dst_warm {
     int32_t shape_a, shape_b;
@@ -603,10 +613,8 @@ static bool warm_points(dvi_dist* d, dst_set* const sets[2])
     for (int q = 0; q < 2; q++)
         for (int64_t e = 0; e < sets[q]->ne; e++, at++) {
             const dst_entry* en = &sets[q]->ent[e];
-            int32_t ka = local_of(d, body_of_gshape(d, en->shape_a)), kb = local_of(d, body_of_gshape(d, en->shape_b));
-            if (ka < 0 || kb < 0) continue;
-            dst_warm x = {lshape(d, ka, en->shape_a), lshape(d, kb, en->shape_b), at, en};
-            if (x.shape_a >= 0 && x.shape_b >= 0) t[n++] = x;
+            dst_warm x = {0, 0, at, en};
+            if (entry_shapes(d, en, &x.shape_a, &x.shape_b)) t[n++] = x;
         }
     qsort(t, (size_t)n, sizeof *t, cmp_warm);
     int32_t nroll = 0;
@@ -718,11 +726,11 @@ static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int*
             int64_t i = d->nowned++;
             v3_copy(x0 + 3 * i, w->bodies[k].x);
         }
-    free(d->own8);
-    d->own8 = malloc((size_t)d->nlocal + 1);
-    if (!d->own8) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
-    for (int32_t k = 0; k < d->nlocal; k++) d->own8[k] = level[k] == 0;
-    if (d->dvi) {
+    if (d->dvi) { /* the world's owner mask for its shared CCP */
+        free(d->own8);
+        d->own8 = malloc((size_t)d->nlocal + 1);
+        if (!d->own8) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
+        for (int32_t k = 0; k < d->nlocal; k++) d->own8[k] = level[k] == 0;
         wld_set_share(w, &d->share, d->own8);
         if (!warm_points(d, sets)) return set_err(d, "out of memory"), DVI_ERR_NOMEM;
     }
@@ -733,10 +741,8 @@ static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int*
     for (int q = 0; q < 2 && !d->dvi; q++)
         for (int64_t e = 0; e < sets[q]->ne; e++) {
             const dst_entry* en = &sets[q]->ent[e];
-            int32_t ka = local_of(d, body_of_gshape(d, en->shape_a)), kb = local_of(d, body_of_gshape(d, en->shape_b));
-            if (ka < 0 || kb < 0) continue;
-            wld_dem_key key = {lshape(d, ka, en->shape_a), lshape(d, kb, en->shape_b), en->feature};
-            if (key.shape_a < 0 || key.shape_b < 0) continue;
+            wld_dem_key key = {0, 0, en->feature};
+            if (!entry_shapes(d, en, &key.shape_a, &key.shape_b)) continue;
             int32_t at;
             if (wld_dem_history_find(&dem->history, &key) >= 0) continue;
             if (wld_dem_history_insert(&dem->history, &key, &at) != DVI_OK)

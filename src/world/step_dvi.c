@@ -742,8 +742,7 @@ static const int32_t SHARE_IDLE_COLPTR[2] = {0, 0};
 static bool share_masks(dvi_world* w, const wld_step_dvi_ctx* x, bool idle)
 {
     const int32_t nblocks = idle ? 1 : x->nblocks;
-    if (!DVI_RESERVE(w, share_block, nblocks + 1) || !DVI_RESERVE(w, share_dyn, x->ndyn + 1) || !DVI_RESERVE(w, gamma, 2))
-        return false;
+    if (!DVI_RESERVE(w, share_block, nblocks + 1) || !DVI_RESERVE(w, share_dyn, x->ndyn + 1)) return false;
     const uint8_t* own = w->share_body_own;
     for (int32_t c = 0; c < x->npts; c++) {
         const wld_contact_rec* rec = &w->contacts[c];
