@@ -4,7 +4,7 @@
     python3 tests/test_mpi.py MPI_HASH MPIRUN SOURCE_DIR DVI [CASE ...]
 
 MPI_HASH is tests/mpi_hash.c built; MPIRUN Open MPI's mpirun; DVI the dvi
-command (under mpirun it refuses to run N copies of one run). Each case runs
+command. Each case runs
 a scene for a number of steps on one process (dvi_model_step) and over 2 and
 4 ranks (dvi_dist_step, `mpirun --oversubscribe`), with the default ghost
 skin and with a skin so thin that the ghosts are chosen again every few
@@ -17,7 +17,10 @@ cases (APGD and Jacobi) share the bed's CCP over the ranks and compare with
 the single process's run of the same scene (formulation.exact_sums: true).
 Then the refusals: a scene that cannot be split, the DVI method with joints
 or with a solver that cannot be shared (PGS), a rank that dies mid-run (the
-job must stop with a non-zero status and a message, not hang).
+job must stop with a non-zero status and a message, not hang). Last, the
+dvi command under mpirun: the same scene file gives the same final state,
+the same probe CSVs and VTK pieces that hold the one-process frames, and
+its checkpoint resumes on another number of ranks with the same outputs.
 """
 import os
 import re
@@ -195,13 +198,213 @@ refusal("refused: PGS over ranks", [PGS_SCENE, "10"], 2,
 refusal("refused: a rank dies", [os.path.join(SCENES, "dem_bed_600.json"), "200", "--die", "1:50"], 3,
         r"(exited on signal|exited with|non-zero status|aborted|killed)", timeout=120)
 
-# the dvi command under mpirun: one clear refusal, not N copies of one run writing the same files
-if not ONLY or "refused: dvi run under mpirun" in ONLY:
+# ---- the dvi command under mpirun: `mpirun -n N dvi run SCENE` -------------------------------------
+#
+# The same scene file, unchanged, run by `dvi run` on one process and under
+# mpirun: the final state's hash (summary.json) is the same, and so is every
+# probe's CSV, cell for cell, except the solver's wall times. Columns that
+# are sums over ranks (a fixed body's contact force, the kinetic energy of
+# all bodies, the CCP's hover work) may differ in their last bits; they are
+# compared to 1e-9.
+
+# Probes of every kind the ranks sample, on generated bodies of every rank
+# and on fixed ones (the ground and a wall: each rank's share summed).
+PROBES = [
+    {"name": "grains_pos", "what": "position", "bodies": ["bed[5]", "bed[300]", "bed[599]"], "every": 10},
+    {"name": "grains_vel", "what": "velocity", "bodies": ["bed[5]", "bed[300]"], "every": 10},
+    {"name": "grain_q", "what": "orientation", "body": "bed[300]", "every": 20},
+    {"name": "grain_w", "what": "angular_velocity", "body": "bed[300]", "every": 20},
+    {"name": "ground_load", "what": "contact_force", "component": [0, 0, -1], "body": "ground", "every": 10},
+    {"name": "ground_load_mean", "what": "contact_force", "component": "up", "body": "ground", "average": True,
+     "every": 10},
+    {"name": "wall_force", "what": "contact_force", "body": "wall_y0", "every": 10},
+    {"name": "grain_force", "what": "contact_force", "bodies": ["bed[300]", "bed[5]"], "every": 10},
+    {"name": "grain_normal", "what": "contact_force", "component": "normal", "bodies": ["bed[300]", "bed[10]"],
+     "average": True, "every": 10},
+    {"name": "grain_with_bed", "what": "contact_force", "body": "bed[300]", "with": "bed", "every": 10},
+    {"name": "grain_on_ground", "what": "contact_force", "component": "magnitude", "body": "bed[3]",
+     "with": "ground", "every": 10},
+    {"name": "ke", "what": "kinetic_energy", "every": 10},
+    {"name": "energy", "what": "energy", "bodies": ["bed[5]", "ground"], "every": 10},
+    {"name": "solver", "what": "solver", "every": 10},
+]
+SUMMED = {"ground_load", "ground_load_mean", "wall_force", "ke"}
+
+
+def with_probes(scene, extra=None):
+    import json
+    with open(os.path.join(SCENES, scene)) as f:
+        s = json.load(f)
+    s["probes"] = PROBES + (extra or [])
+    path = os.path.join(tempfile.mkdtemp(), scene.replace(".json", "_probes.json"))
+    with open(path, "w") as f:
+        json.dump(s, f)
+    return path
+
+
+def read_csv(path):
+    import csv
+    with open(path) as f:
+        return list(csv.reader(f))
+
+
+def compare_outputs(one, many):
+    """Differences between two runs' outputs (an empty list: none)."""
+    import json
+    out = []
+    a, b = (json.load(open(os.path.join(d, "summary.json"))) for d in (one, many))
+    if a.get("state_hash") is None or a.get("state_hash") != b.get("state_hash"):
+        out.append(f"final state hash {a.get('state_hash')} on one process, {b.get('state_hash')} over ranks")
+    csvs = sorted(f for f in os.listdir(one) if f.endswith(".csv"))
+    if not csvs:
+        out.append("no CSV written")
+    for name in csvs:
+        if not os.path.exists(os.path.join(many, name)):
+            out.append(f"{name}: not written over ranks")
+            continue
+        A, B = read_csv(os.path.join(one, name)), read_csv(os.path.join(many, name))
+        if A[0] != B[0] or len(A) != len(B):
+            out.append(f"{name}: header or row count differs ({len(A)} and {len(B)} rows)")
+            continue
+        for i, (ra, rb) in enumerate(zip(A[1:], B[1:])):
+            for col, x, y in zip(A[0], ra, rb):
+                if x == y or col.startswith("wall_"):
+                    continue
+                fx, fy = float(x), float(y)
+                summed = name[:-4] in SUMMED or col.startswith("ccp_hover_work")
+                if summed and abs(fx - fy) <= 1e-9 * max(abs(fx), abs(fy), 1e-12):
+                    continue
+                out.append(f"{name} row {i + 1}, {col}: {x} on one process, {y} over ranks")
+    return out
+
+
+def tool_case(name, scene, duration, ranks, vtk=False):
+    if ONLY and name not in ONLY:
+        return
+    base = tempfile.mkdtemp()
+    args = ["run", scene, "--quiet", "--duration", str(duration)] + (["--vtk-every", "10", "--vtk-ascii"] if vtk else [])
+    one = os.path.join(base, "one")
+    p, t1 = run([DVI] + args + ["--out", one])
+    if p.returncode != 0:
+        check(name, False, f"dvi run on one process: status {p.returncode}\n{p.stderr[-3000:]}")
+        return
+    for n in ranks:
+        many = os.path.join(base, f"r{n}")
+        p, t = run([MPIRUN, "--oversubscribe", "-n", str(n), DVI] + args + ["--out", many])
+        diffs = [f"status {p.returncode}: {p.stderr[-2000:]}"] if p.returncode != 0 else compare_outputs(one, many)
+        if not diffs and vtk:
+            diffs = compare_frames(one, many, n)
+        check(f"{name} ({n} ranks)", not diffs, "\n".join(diffs[:20]))
+        print(f"     {name}: one process {t1:.1f} s, {n} ranks {t:.1f} s, {len(os.listdir(many))} outputs")
+
+
+def vtp_points(path):
+    """{array name: [rows]} and the point count of an ASCII VTK piece."""
+    import xml.etree.ElementTree as ET
+    root = ET.parse(path).getroot()
+    piece = root.find("PolyData/Piece")
+    arrays = {}
+    for da in piece.iter("DataArray"):
+        vals = (da.text or "").split()
+        k = int(da.get("NumberOfComponents", "1"))
+        arrays[da.get("Name")] = [tuple(vals[i:i + k]) for i in range(0, len(vals), k)]
+    return int(piece.get("NumberOfPoints")), arrays
+
+
+def compare_frames(one, many, n):
+    """Each frame's pieces over ranks hold the one-process frame's bodies
+    (every body once, the same numbers by id) and contacts (the same count)."""
+    import xml.etree.ElementTree as ET
+    out = []
+    frames = os.path.join(many, "vtk", "frames")
+    pvd = ET.parse(os.path.join(many, "vtk", "bodies.pvd")).getroot()
+    files = [d.get("file") for d in pvd.iter("DataSet")]
+    if not files or not all(f.endswith(".pvtp") for f in files):
+        return [f"bodies.pvd lists {files[:3]}...: expected .pvtp files"]
+    for i, f in enumerate(files):
+        for kind in ("bodies", "contacts"):
+            pv = ET.parse(os.path.join(many, "vtk", f.replace("bodies", kind))).getroot()
+            sources = [p.get("Source") for p in pv.iter("Piece")]
+            if len(sources) != n:
+                out.append(f"{kind} frame {i}: {len(sources)} pieces for {n} ranks")
+                continue
+            _, ref = vtp_points(os.path.join(one, "vtk", "frames", f"{kind}_{i:06d}.vtp"))
+            rows = {}
+            count = 0
+            for src in sources:
+                npts, arr = vtp_points(os.path.join(frames, src))
+                count += npts
+                if kind == "bodies":
+                    for j, bid in enumerate(arr["id"]):
+                        rows[bid] = (arr["Points"][j], arr["velocity"][j])
+            nref = len(ref["Points"])
+            if count != nref:
+                out.append(f"{kind} frame {i}: {count} points over the pieces, {nref} on one process")
+            if kind == "bodies":
+                for j, bid in enumerate(ref["id"]):
+                    if rows.get(bid) != (ref["Points"][j], ref["velocity"][j]):
+                        out.append(f"bodies frame {i}: body {bid[0]} differs or is missing")
+                        break
+    return out
+
+
+tool_case("dvi run: DEM bed", with_probes("dem_bed_600.json"), 0.05, (2, 4))
+tool_case("dvi run: DVI bed", with_probes("dvi_bed_600.json"), 0.1, (2, 4), vtk=True)
+# the rover's own scene file, unchanged: its 22 probes (wheels, joints, the
+# attitude and wheel-slip probes of studies/rover) over the ranks
+tool_case("dvi run: rover on grains (DEM)",
+          os.path.join(SRC, "examples", "scenes", "rover_obstacle_granular_strip_hex_dem.json"), 0.15, (2,))
+
+# what the command refuses over ranks: a scene that cannot be split, the options it cannot honour yet
+if not ONLY or "refused: dvi run of one body over ranks" in ONLY:
     p, _ = run([MPIRUN, "--oversubscribe", "-n", "2", DVI, "run",
                 os.path.join(SRC, "examples", "scenes", "sliding_box_dem.json"), "--quiet", "--out",
                 tempfile.mkdtemp()], timeout=120)
-    check("refused: dvi run under mpirun", p.returncode != 0 and "started as one of 2 MPI ranks" in p.stderr,
+    check("refused: dvi run of one body over ranks",
+          p.returncode == 2 and "cannot spread the scene over 2 MPI ranks" in p.stderr
+          and p.stderr.count("cannot spread") == 1, p.stdout + p.stderr[-2000:])
+if not ONLY or "refused: dvi run --strict over ranks" in ONLY:
+    p, _ = run([MPIRUN, "--oversubscribe", "-n", "2", DVI, "run", os.path.join(SCENES, "dem_bed_600.json"),
+                "--strict", "--out", tempfile.mkdtemp()], timeout=120)
+    check("refused: dvi run --strict over ranks",
+          p.returncode == 2 and "--strict is not available in a run over MPI ranks" in p.stderr,
           p.stdout + p.stderr[-2000:])
+
+
+def tool_resume(name, scene, first, total, ranks_a, ranks_b):
+    """A run over ranks_a ranks stopped at `first` s (its final checkpoint,
+    mid-way through the averaging windows), resumed over ranks_b ranks (0:
+    `dvi run --resume` without mpirun) to `total` s: the same outputs as one
+    process run to `total` s at once."""
+    if ONLY and name not in ONLY:
+        return
+    base = tempfile.mkdtemp()
+    one, many = os.path.join(base, "one"), os.path.join(base, "many")
+    p, _ = run([DVI, "run", scene, "--quiet", "--duration", str(total), "--out", one])
+    if p.returncode != 0:
+        check(name, False, f"dvi run on one process: {p.stderr[-2000:]}")
+        return
+    p, _ = run([MPIRUN, "--oversubscribe", "-n", str(ranks_a), DVI, "run", scene, "--quiet", "--duration",
+                str(first), "--checkpoint-every", "300", "--out", many])
+    if p.returncode != 0 or not any(f.startswith("ranks-") for f in os.listdir(os.path.join(many, "checkpoint"))):
+        check(name, False, f"the first part over {ranks_a} ranks: status {p.returncode}: {p.stderr[-2000:]}")
+        return
+    cmd = [DVI, "run", "--resume", many, "--quiet", "--duration", str(total)]
+    p, _ = run(cmd if ranks_b == 0 else [MPIRUN, "--oversubscribe", "-n", str(ranks_b)] + cmd)
+    diffs = [f"resume: status {p.returncode}: {p.stderr[-2000:]}"] if p.returncode != 0 else compare_outputs(one, many)
+    check(name, not diffs, "\n".join(diffs[:20]))
+
+
+# 802 steps: two steps into the probes' windows of 10 steps
+tool_resume("dvi run: resume 2 ranks on 4", with_probes("dem_bed_600.json"), 0.0250625, 0.05, 2, 4)
+tool_resume("dvi run: resume 4 ranks on one process", with_probes("dvi_bed_600.json"), 0.05, 0.1, 4, 0)
+if not ONLY or "refused: resuming one process's run over ranks" in ONLY:
+    out = tempfile.mkdtemp()
+    p, _ = run([DVI, "run", os.path.join(SCENES, "dem_bed_600.json"), "--quiet", "--duration", "0.001", "--out", out])
+    p, _ = run([MPIRUN, "--oversubscribe", "-n", "2", DVI, "run", "--resume", out, "--duration", "0.002"],
+               timeout=120)
+    check("refused: resuming one process's run over ranks",
+          p.returncode == 2 and "was written by one process" in p.stderr, p.stdout + p.stderr[-2000:])
 
 print(f"{passed} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)

@@ -108,7 +108,13 @@ static const char run_help[] =
     "\n"
     "Exit status: 0 done; 1 failed at runtime (error or non-finite state in a step, I/O\n"
     "error; outputs up to the failure are written); 2 bad usage or invalid scene; 130\n"
-    "interrupted.\n";
+    "interrupted.\n"
+    "\n"
+    "Over MPI ranks (a build with MPI): mpirun -n N dvi run SCENE spreads the scene's\n"
+    "granular beds over N ranks with the same final state as one process; rank 0 writes\n"
+    "the same outputs (VTK frames as .pvtp sets of one piece per rank). Its checkpoint\n"
+    "resumes on any number of ranks (mpirun -n M dvi run --resume DIR, or without\n"
+    "mpirun). Not over ranks: --contacts-every, --strict (docs/scale.md).\n";
 
 static const char check_help[] =
     "Usage: dvi check SCENE [--solver NAME] [--method dvi|dem] [--friction ccp|coulomb]\n"

@@ -23,9 +23,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #define RUN_FORMAT "dvi-run-checkpoint"
 #define RUN_FORMAT_VERSION 1
+
+/* A run over MPI ranks keeps its state in a directory ranks-STEP
+ * (dvi_dist_save: manifest.bin and a file per rank). */
+static bool is_rank_dir(const char* name)
+{
+    return strncmp(name, "ranks-", 6) == 0 && name[6] >= '0' && name[6] <= '9' && !strchr(name, '/');
+}
+
+static bool any_file(const char* name, const void* ctx)
+{
+    (void)ctx;
+    return strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* Removes the ranks-* directories of checkpoint_dir except `keep` (NULL: all). */
+static void remove_rank_dirs(const char* checkpoint_dir, const char* keep)
+{
+    DIR* d = opendir(checkpoint_dir);
+    if (!d) return;
+    char* names[64];
+    int count = 0;
+    struct dirent* e;
+    while ((e = readdir(d)) != NULL && count < 64)
+        if (is_rank_dir(e->d_name) && !(keep && strcmp(e->d_name, keep) == 0))
+            names[count++] = cli_path_join(checkpoint_dir, e->d_name);
+    closedir(d);
+    for (int i = 0; i < count; i++) {
+        if (!names[i]) continue;
+        cli_remove_matching(names[i], any_file, NULL);
+        rmdir(names[i]);
+        free(names[i]);
+    }
+}
 
 static bool is_state_file(const char* name)
 {
@@ -52,7 +87,10 @@ void run_remove_checkpoint_files(const char* checkpoint_dir, const char* keep, b
 {
     checkpoint_match m = {keep, run_json};
     cli_remove_matching(checkpoint_dir, match_checkpoint_file, &m);
+    remove_rank_dirs(checkpoint_dir, keep);
 }
+
+static int write_run_json(run_state* rs, const char* name, size_t size, uint64_t hash, char* msg, size_t msg_size);
 
 static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total)
 {
@@ -90,8 +128,48 @@ static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total
     dvi_json_end_object(w);
 }
 
+/* Over ranks (collective): every rank's part into checkpoint/ranks-STEP
+ * (dvi_dist_save), then run.json from rank 0; the outcome agreed. */
+static int write_checkpoint_dist(run_state* rs, char* msg, size_t msg_size)
+{
+    int rc = 0;
+    for (int32_t i = 0; i < rs->probe_count && rc == 0; i++)
+        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0 && !rs->size_limit[0]) {
+            snprintf(msg, msg_size, "%s", dvi_csv_last_error(rs->probes[i].csv));
+            rc = 1;
+        }
+    if (dvi_dist_agree_max(rc)) {
+        if (!rc) snprintf(msg, msg_size, "checkpoint: a probe's CSV could not be written");
+        return 1;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "ranks-%012" PRId64, rs->step);
+    char* dir = cli_path_join(rs->checkpoint_dir, name);
+    if (dvi_dist_agree_max(dir == NULL)) {
+        free(dir);
+        snprintf(msg, msg_size, "checkpoint: out of memory");
+        return 1;
+    }
+    dvi_status st = dvi_dist_save(rs->dist, dir);
+    free(dir);
+    if (st != DVI_OK) {
+        snprintf(msg, msg_size, "checkpoint at step %" PRId64 ": %s", rs->step, dvi_dist_last_error(rs->dist));
+        return 1;
+    }
+    rc = rs->rank == 0 ? write_run_json(rs, name, 0, 0, msg, msg_size) : 0;
+    if (dvi_dist_agree_max(rc)) {
+        if (!rc) snprintf(msg, msg_size, "checkpoint: run.json could not be written on rank 0");
+        return 1;
+    }
+    if (rs->rank == 0) run_remove_checkpoint_files(rs->checkpoint_dir, name, false);
+    free(rs->state_file);
+    rs->state_file = cli_strdup(name);
+    return 0;
+}
+
 int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
 {
+    if (rs->dist) return write_checkpoint_dist(rs, msg, msg_size);
     char m[512];
     for (int32_t i = 0; i < rs->probe_count; i++) {
         /* past the file-size limit (SIGXFSZ) a probe file stays short: the
@@ -113,11 +191,9 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
     char name[64];
     snprintf(name, sizeof name, "state-%012" PRId64 ".bin", rs->step);
     char* blob_path = cli_path_join(rs->checkpoint_dir, name);
-    char* run_path = cli_path_join(rs->checkpoint_dir, "run.json");
     char* new_state_file = cli_strdup(name);
     int rc = 1;
-    dvi_json_writer* w = NULL;
-    if (!blob_path || !run_path || !new_state_file) {
+    if (!blob_path || !new_state_file) {
         snprintf(msg, msg_size, "checkpoint: out of memory");
         goto done;
     }
@@ -125,8 +201,34 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
         snprintf(msg, msg_size, "%s", m);
         goto done;
     }
+    if (write_run_json(rs, name, size, cli_hash64(blob, size), msg, msg_size) != 0) goto done;
+    /* run.json now names the new blob: the old ones can go */
+    run_remove_checkpoint_files(rs->checkpoint_dir, name, false);
+    free(rs->state_file);
+    rs->state_file = new_state_file;
+    new_state_file = NULL;
+    rc = 0;
+done:
+    free(blob);
+    free(blob_path);
+    free(new_state_file);
+    return rc;
+}
+
+/* checkpoint/run.json naming the state `name` (a blob of `size` bytes and
+ * FNV-1a `hash`, or over ranks a ranks-STEP directory). */
+static int write_run_json(run_state* rs, const char* name, size_t size, uint64_t hash, char* msg, size_t msg_size)
+{
+    char m[512];
+    char* run_path = cli_path_join(rs->checkpoint_dir, "run.json");
+    int rc = 1;
+    dvi_json_writer* w = NULL;
+    if (!run_path) {
+        snprintf(msg, msg_size, "checkpoint: out of memory");
+        goto done;
+    }
     char state_hash[17], scene_hash[17];
-    cli_hash_hex(cli_hash64(blob, size), state_hash);
+    cli_hash_hex(hash, state_hash);
     cli_hash_hex(rs->scene_hash, scene_hash);
 
     if (dvi_json_writer_open_buffer(&w) != 0) {
@@ -155,7 +257,7 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
     dvi_json_key_int(w, "checkpoint_every", rs->checkpoint_every);
     dvi_json_key_int(w, "contacts_every", rs->contacts_every);
     dvi_json_key_int(w, "step", rs->step);
-    dvi_json_key_number(w, "time", dvi_model_time(rs->model));
+    dvi_json_key_number(w, "time", (double)rs->step * rs->settings.dt);
     dvi_json_key_number(w, "dt", rs->settings.dt);
     dvi_json_key_number(w, "duration", rs->settings.duration);
     dvi_json_key(w, "state");
@@ -163,6 +265,7 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
     dvi_json_key_string(w, "file", name);
     dvi_json_key_int(w, "size", (long long)size);
     dvi_json_key_string(w, "hash", state_hash);
+    if (rs->dist) dvi_json_key_int(w, "ranks", rs->ranks); /* a directory: dvi_dist_save */
     dvi_json_end_object(w);
     dvi_json_key(w, "probes");
     dvi_json_begin_array(w);
@@ -191,18 +294,10 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
         snprintf(msg, msg_size, "%s", m);
         goto done;
     }
-    /* run.json now names the new blob: the old ones can go */
-    run_remove_checkpoint_files(rs->checkpoint_dir, name, false);
-    free(rs->state_file);
-    rs->state_file = new_state_file;
-    new_state_file = NULL;
     rc = 0;
 done:
     dvi_json_writer_free(w);
-    free(blob);
-    free(blob_path);
     free(run_path);
-    free(new_state_file);
     return rc;
 }
 
@@ -358,7 +453,10 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
     if (!cJSON_IsObject(state)) bad(&r, "state", "missing or not an object");
     if (!r.failed) {
         const char* file = get_string(&r, state, "file", true);
-        if (file && (!is_state_file(file) || strchr(file, '/'))) bad(&r, "state.file", "not a state file name");
+        info->state_ranks = (int32_t)get_int(&r, state, "ranks", false, 1, INT32_MAX, 0);
+        if (file && info->state_ranks > 0 && !is_rank_dir(file)) bad(&r, "state.file", "not a ranks-STEP directory");
+        else if (file && info->state_ranks == 0 && (!is_state_file(file) || strchr(file, '/')))
+            bad(&r, "state.file", "not a state file name");
         info->state_size = get_int(&r, state, "size", true, 0, INT64_MAX / 2, 0);
         if (!r.failed && !parse_hash(get_string(&r, state, "hash", true), &info->state_hash))
             bad(&r, "state.hash", "not 16 hex digits");
@@ -471,4 +569,20 @@ int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t 
     cJSON_Delete(root);
     free(path);
     return r.failed ? 1 : 0;
+}
+
+bool run_checkpoint_over_ranks(const char* out_dir)
+{
+    char* dir = cli_path_join(out_dir, "checkpoint");
+    char* path = dir ? cli_path_join(dir, "run.json") : NULL;
+    size_t n = 0;
+    char m[256];
+    char* text = path ? cli_read_file(path, &n, m, sizeof m) : NULL;
+    cJSON* root = text ? cJSON_ParseWithLength(text, n) : NULL;
+    const cJSON* state = root ? cJSON_GetObjectItemCaseSensitive(root, "state") : NULL;
+    const cJSON* ranks = state ? cJSON_GetObjectItemCaseSensitive(state, "ranks") : NULL;
+    bool over = cJSON_IsNumber(ranks) && ranks->valuedouble >= 1;
+    cJSON_Delete(root);
+    free(text), free(path), free(dir);
+    return over;
 }

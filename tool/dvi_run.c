@@ -293,13 +293,23 @@ static char* default_out_dir(const char* scene_name, const char* scene_path)
     return cli_path_join("out", stem);
 }
 
+/* The run's time: the step count times dt (dvi_model_time). */
+static double run_time(const run_state* rs)
+{
+    if (rs->dist) return (double)dvi_dist_step_count(rs->dist) * rs->settings.dt;
+    return dvi_model_time(rs->model);
+}
+
 static void run_state_free(run_state* rs)
 {
     for (int32_t i = 0; i < rs->probe_count; i++) {
         dvi_csv_close(rs->probes[i].csv);
         free(rs->probes[i].csv_path);
         free(rs->probes[i].svg_path);
+        free(rs->probes[i].own_name);
+        free(rs->probes[i].own_title);
     }
+    dvi_dist_destroy(rs->dist);
     free(rs->probes);
     free(rs->row);
     free(rs->frame_times);
@@ -347,34 +357,19 @@ static int load_scene(run_state* rs)
     return -1;
 }
 
-/* Builds the model and sizes every per-run buffer. */
-static int build_model(run_state* rs)
+/* The probes' descriptions and files, of the model or (over ranks) of the
+ * part, whose strings are copied: the part's model changes at rebuilds. */
+static int setup_probes(run_state* rs)
 {
-    char msg[512] = "";
-    dvi_status st = dvi_model_create(rs->scene, &rs->model, msg, sizeof msg);
-    if (st < 0) {
-        fprintf(stderr, "%s: cannot build the model: %s\n", rs->scene_arg, msg[0] ? msg : dvi_status_string(st));
-        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
-    }
-    const dvi_world* w = dvi_model_world_const(rs->model);
-
-    int32_t nb = dvi_world_body_count(w);
-    rs->moving = malloc(sizeof(dvi_body_id) * (size_t)(nb > 0 ? nb : 1));
-    if (!rs->moving) goto nomem;
-    for (int32_t i = 0; i < nb; i++) {
-        dvi_body_id id;
-        dvi_body_info info;
-        if (dvi_world_body_at(w, i, &id) != DVI_OK || dvi_body_get_info(w, id, &info) != DVI_OK) continue;
-        if (info.type != DVI_BODY_FIXED) rs->moving[rs->moving_count++] = id;
-    }
-
-    rs->probe_count = dvi_model_probe_count(rs->model);
+    rs->probe_count = rs->dist ? dvi_dist_probe_count(rs->dist) : dvi_model_probe_count(rs->model);
     rs->probes = calloc((size_t)(rs->probe_count > 0 ? rs->probe_count : 1), sizeof(run_probe));
     if (!rs->probes) goto nomem;
     int32_t max_columns = 1;
     for (int32_t i = 0; i < rs->probe_count; i++) {
         run_probe* p = &rs->probes[i];
-        if (dvi_model_probe_info(rs->model, i, &p->info) != DVI_OK || p->info.columns < 1) {
+        dvi_status st = rs->dist ? dvi_dist_probe_info(rs->dist, i, &p->info)
+                                 : dvi_model_probe_info(rs->model, i, &p->info);
+        if (st != DVI_OK || p->info.columns < 1) {
             fprintf(stderr, "%s: probe %d: no description\n", rs->scene_arg, (int)i);
             return DVI_EXIT_USAGE;
         }
@@ -382,6 +377,17 @@ static int build_model(run_state* rs)
             fprintf(stderr, "%s: probes[%d]: name '%s' cannot be used as a file name\n", rs->scene_arg, (int)i,
                     p->info.name ? p->info.name : "");
             return DVI_EXIT_USAGE;
+        }
+        if (rs->dist) {
+            p->own_name = cli_strdup(p->info.name);
+            p->own_title = cli_strdup(p->info.title ? p->info.title : p->info.name);
+            if (!p->own_name || !p->own_title) goto nomem;
+            p->info.name = p->own_name;
+            p->info.title = p->own_title;
+            p->off = !dvi_dist_probe_available(rs->dist, i);
+            if (p->off && rs->rank == 0)
+                fprintf(stderr, "dvi run: warning: probe '%s' is not written in a run over MPI ranks (its kind is "
+                                "not sampled there: docs/scale.md)\n", p->info.name);
         }
         if (p->info.columns > max_columns) max_columns = p->info.columns;
         char file[300];
@@ -397,6 +403,42 @@ static int build_model(run_state* rs)
 nomem:
     fprintf(stderr, "dvi run: out of memory\n");
     return DVI_EXIT_FAILED;
+}
+
+/* Builds the model (over ranks: this rank's part) and sizes every per-run buffer. */
+static int build_model(run_state* rs)
+{
+    char msg[512] = "";
+    if (rs->mpi) {
+        dvi_dist_settings ds = dvi_default_dist_settings();
+        dvi_status st = dvi_dist_create(rs->scene, &ds, &rs->dist, msg, sizeof msg);
+        if (st < 0) {
+            fprintf(stderr, "%s: cannot spread the scene over %d MPI ranks: %s\n", rs->scene_arg, rs->ranks,
+                    msg[0] ? msg : dvi_status_string(st));
+            return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+        }
+        return setup_probes(rs);
+    }
+    dvi_status st = dvi_model_create(rs->scene, &rs->model, msg, sizeof msg);
+    if (st < 0) {
+        fprintf(stderr, "%s: cannot build the model: %s\n", rs->scene_arg, msg[0] ? msg : dvi_status_string(st));
+        return st == DVI_ERR_NOMEM ? DVI_EXIT_FAILED : DVI_EXIT_USAGE;
+    }
+    const dvi_world* w = dvi_model_world_const(rs->model);
+
+    int32_t nb = dvi_world_body_count(w);
+    rs->moving = malloc(sizeof(dvi_body_id) * (size_t)(nb > 0 ? nb : 1));
+    if (!rs->moving) {
+        fprintf(stderr, "dvi run: out of memory\n");
+        return DVI_EXIT_FAILED;
+    }
+    for (int32_t i = 0; i < nb; i++) {
+        dvi_body_id id;
+        dvi_body_info info;
+        if (dvi_world_body_at(w, i, &id) != DVI_OK || dvi_body_get_info(w, id, &info) != DVI_OK) continue;
+        if (info.type != DVI_BODY_FIXED) rs->moving[rs->moving_count++] = id;
+    }
+    return setup_probes(rs);
 }
 
 /* Frame storage for every frame the run can still produce. */
@@ -437,8 +479,27 @@ static void set_error(run_state* rs, const char* fmt, ...)
 
 /* ---- per-step work -------------------------------------------------------------- */
 
+/* Over ranks: every rank takes part in each due probe's sample (the same
+ * probes are due on every rank), rank 0 writes the row. */
+static int sample_probes_dist(run_state* rs, bool all)
+{
+    for (int32_t i = 0; i < rs->probe_count; i++) {
+        run_probe* p = &rs->probes[i];
+        if (p->off || (!all && !dvi_dist_probe_due(rs->dist, i))) continue;
+        dvi_status st = dvi_dist_probe_sample(rs->dist, i, rs->row);
+        if (st < 0) {
+            set_error(rs, "probe '%s' at step %" PRId64 ": %s", p->info.name, rs->step, dvi_dist_last_error(rs->dist));
+            return 1;
+        }
+        if (p->csv && dvi_csv_write_row(p->csv, rs->row) != 0) set_error(rs, "%s", dvi_csv_last_error(p->csv));
+    }
+    /* a rank's failed write stops every rank at the same step */
+    return dvi_dist_agree_max(rs->failed ? 1 : 0) ? (set_error(rs, "a probe's CSV could not be written"), 1) : 0;
+}
+
 static int sample_probes(run_state* rs, bool all)
 {
+    if (rs->dist) return sample_probes_dist(rs, all);
     for (int32_t i = 0; i < rs->probe_count; i++) {
         if (!all && !dvi_model_probe_due(rs->model, i)) continue;
         run_probe* p = &rs->probes[i];
@@ -459,7 +520,8 @@ static int write_pvd(run_state* rs)
 {
     if (rs->vtk_every <= 0) return 0;
     char msg[512];
-    if (dvi_vtk_write_pvd(rs->vtk_dir, rs->frame_count, rs->frame_times, msg, sizeof msg) != 0) {
+    if (rs->dist ? rs->rank == 0 && dvi_dist_write_pvd(rs->vtk_dir, rs->frame_count, rs->frame_times, msg, sizeof msg)
+                 : dvi_vtk_write_pvd(rs->vtk_dir, rs->frame_count, rs->frame_times, msg, sizeof msg) != 0) {
         set_error(rs, "%s", msg);
         return 1;
     }
@@ -474,12 +536,17 @@ static int write_frame(run_state* rs)
         set_error(rs, "internal: VTK frame storage exhausted");
         return 1;
     }
-    if (dvi_vtk_write_frame_ex(dvi_model_world_const(rs->model), rs->vtk_dir, rs->frame_count, rs->vtk_ascii, msg,
-                               sizeof msg) != 0) {
+    if (rs->dist) {
+        if (dvi_dist_write_vtk(rs->dist, rs->vtk_dir, rs->frame_count, rs->vtk_ascii) != DVI_OK) {
+            set_error(rs, "%s", dvi_dist_last_error(rs->dist));
+            return 1;
+        }
+    } else if (dvi_vtk_write_frame_ex(dvi_model_world_const(rs->model), rs->vtk_dir, rs->frame_count, rs->vtk_ascii,
+                                      msg, sizeof msg) != 0) {
         set_error(rs, "%s", msg);
         return 1;
     }
-    rs->frame_times[rs->frame_count++] = dvi_model_time(rs->model);
+    rs->frame_times[rs->frame_count++] = run_time(rs);
     /* The index lists every frame, so rewriting it after each frame would cost
      * O(frames²) over a run: rewrite it when the frame count has grown by 1/8
      * (and at checkpoints and at the end). */
@@ -503,7 +570,7 @@ static bool state_finite(const run_state* rs, int32_t* bad)
             }
         }
     }
-    return isfinite(dvi_model_time(rs->model));
+    return isfinite(run_time(rs));
 }
 
 static void account_step(run_state* rs, dvi_status st, const dvi_step_stats* s, double seconds)
@@ -614,7 +681,7 @@ static void format_progress(const run_state* rs, double now, char* line, size_t 
     snprintf(line, size,
              "step %" PRId64 "/%" PRId64 "  t %.6g/%.6g s  wall %s  ETA %s  contacts %d  iter %d  residual %.2e"
              "  %s/step%s",
-             rs->step, rs->target_steps, dvi_model_time(rs->model), rs->settings.duration, wall, eta,
+             rs->step, rs->target_steps, run_time(rs), rs->settings.duration, wall, eta,
              (int)rs->last.contacts, (int)rs->last.iterations, rs->last.residual, per_step, health);
 }
 
@@ -661,6 +728,7 @@ int run_plot_all(run_state* rs, char* msg, size_t msg_size)
     int rc = 0;
     for (int32_t i = 0; i < rs->probe_count; i++) {
         run_probe* p = &rs->probes[i];
+        if (p->off) continue;
         char m[512];
         const char* title = p->info.title && *p->info.title ? p->info.title : p->info.name;
         if (dvi_svg_plot_csv(p->csv_path, p->svg_path, title, m, sizeof m) != 0 && rc == 0) {
@@ -722,10 +790,26 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     json_overrides(w, &rs->overrides);
 
     dvi_json_key_int(w, "steps", rs->step);
-    dvi_json_key_number(w, "simulated_time", dvi_model_time(rs->model));
+    dvi_json_key_number(w, "simulated_time", run_time(rs));
     dvi_json_key_number(w, "wall_seconds", a->wall_seconds + (now - rs->wall_start));
     dvi_json_key_number(w, "wall_seconds_this_run", now - rs->wall_start);
     dvi_json_key_int(w, "runs", a->invocations);
+    if (rs->state_hash) { /* at the end: dvi_world_state_hash, the same over any number of ranks */
+        char hex[24];
+        snprintf(hex, sizeof hex, "%016" PRIx64, rs->state_hash);
+        dvi_json_key_string(w, "state_hash", hex);
+    }
+    if (rs->dist) {
+        dvi_json_key(w, "mpi");
+        dvi_json_begin_object(w);
+        dvi_json_key_int(w, "ranks", rs->ranks);
+        dvi_json_key_int(w, "bodies", rs->dist_stats.bodies);
+        dvi_json_key_int(w, "rank0_owned", rs->dist_stats.owned);
+        dvi_json_key_int(w, "rank0_ghosts", rs->dist_stats.ghosts);
+        dvi_json_key_int(w, "rebuilds", rs->dist_stats.rebuilds);
+        dvi_json_key_number(w, "rank0_seconds_comm_last_step", rs->dist_stats.seconds_comm);
+        dvi_json_end_object(w);
+    }
     if (rs->resumed)
         dvi_json_key_int(w, "resumed_from_step", rs->start_step);
     else {
@@ -777,6 +861,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_json_begin_array(w);
     for (int32_t i = 0; i < rs->probe_count; i++) {
         const run_probe* p = &rs->probes[i];
+        if (p->off) continue;
         dvi_json_begin_object(w);
         dvi_json_key_string(w, "name", p->info.name);
         dvi_json_key_string(w, "title", p->info.title);
@@ -827,7 +912,7 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
     dvi_health_settings hs = rs->settings.health;
     dvi_json_key(w, "health");
     dvi_json_begin_object(w);
-    dvi_json_key_bool(w, "enabled", hs.enabled);
+    dvi_json_key_bool(w, "enabled", hs.enabled && rs->model != NULL); /* over ranks: not run */
     dvi_json_key(w, "raised");
     dvi_json_begin_array(w);
     for (int k = 0; k < DVI_HEALTH_KINDS; k++)
@@ -960,7 +1045,7 @@ static int contacts_write(run_state* rs)
 {
     const dvi_world* w = dvi_model_world_const(rs->model);
     const int32_t n = dvi_world_contact_count(w);
-    const double t = dvi_model_time(rs->model);
+    const double t = run_time(rs);
     for (int32_t i = 0; i < n; i++) {
         dvi_contact_info c;
         if (dvi_world_get_contact(w, i, &c) != DVI_OK) continue;
@@ -1026,13 +1111,18 @@ static int contacts_open(run_state* rs, bool resume, int64_t step)
 /* Periodic checkpoint: state, run.json, plots, index, summary. */
 static int periodic_checkpoint(run_state* rs)
 {
-    char msg[1024];
-    if (run_write_checkpoint(rs, msg, sizeof msg) != 0 || write_pvd(rs) != 0 ||
-        run_plot_all(rs, msg, sizeof msg) != 0 || run_write_summary(rs, "running", msg, sizeof msg) != 0) {
-        set_error(rs, "%s", msg);
-        return 1;
+    char msg[1024] = "";
+    int rc = run_write_checkpoint(rs, msg, sizeof msg) != 0; /* over ranks: collective, agreed */
+    if (!rc && rs->rank == 0 &&
+        (write_pvd(rs) != 0 || run_plot_all(rs, msg, sizeof msg) != 0 ||
+         run_write_summary(rs, "running", msg, sizeof msg) != 0))
+        rc = 1;
+    if (rs->mpi && dvi_dist_agree_max(rc) && !rc) { /* rank 0's outputs failed: every rank stops */
+        snprintf(msg, sizeof msg, "rank 0 could not write the run's outputs");
+        rc = 1;
     }
-    return 0;
+    if (rc) set_error(rs, "%s", msg); /* (keeps an error already set) */
+    return rc;
 }
 
 /* ---- the loop and its end ----------------------------------------------------------- */
@@ -1064,12 +1154,61 @@ static void note_nonunique(run_state* rs, const dvi_world* world)
              "step %" PRId64 " (t = %.6g s): the step's Coulomb problem has several solutions: at the contact of %s "
              "and %s the answers of %s and of the check (%s) differ by %.2g of the step's velocities; kept %s's, "
              "the one with the smaller sum of squared normal impulses (formulation.md, Several solutions)",
-             rs->step, dvi_model_time(rs->model), a, b, rs->settings.solver, rs->settings.coulomb_check,
+             rs->step, run_time(rs), a, b, rs->settings.solver, rs->settings.coulomb_check,
              s->coulomb_difference, s->coulomb_kept == 2 ? "the check" : rs->settings.solver);
+}
+
+/* Over ranks: the same loop, every rank stepping its part; a stop (a
+ * signal to any rank) and a failure are agreed, so that every rank ends at
+ * the same step. */
+static int run_loop_dist(run_state* rs)
+{
+    while (rs->step < rs->target_steps) {
+        /* one agreement a step: a stop signal on any rank (its number, doubled) and rank 0's wall clock
+         * asking for a checkpoint (+1) */
+        const bool by_wall = rs->rank == 0 && rs->checkpoint_minutes > 0 && rs->step > rs->start_step &&
+                             cli_now() - rs->last_checkpoint >= 60.0 * rs->checkpoint_minutes;
+        const int agreed = dvi_dist_agree_max(2 * (int)g_stop_signal + (by_wall ? 1 : 0));
+        if (agreed >= 2) {
+            g_stop_signal = agreed / 2;
+            break;
+        }
+        if (agreed == 1) {
+            if (periodic_checkpoint(rs) != 0) return 1;
+            rs->last_checkpoint = cli_now();
+        }
+        double t0 = cli_now();
+        dvi_status st = dvi_dist_step(rs->dist);
+        double t1 = cli_now();
+        if (st < 0) {
+            set_error(rs, "step %" PRId64 " (t = %.9g s) failed: %s: %s", rs->step + 1, run_time(rs),
+                      dvi_status_string(st), dvi_dist_last_error(rs->dist));
+            return 1;
+        }
+        rs->step++;
+        dvi_dist_get_stats(rs->dist, &rs->dist_stats);
+        memset(&rs->last, 0, sizeof rs->last);
+        rs->last.iterations = rs->dist_stats.iterations;
+        rs->last.residual = rs->dist_stats.residual;
+        rs->last.contacts = (int32_t)(rs->dist_stats.contacts < INT32_MAX ? rs->dist_stats.contacts : INT32_MAX);
+        rs->last.max_penetration = rs->dist_stats.max_penetration;
+        rs->last.max_joint_violation = rs->dist_stats.max_joint_violation;
+        account_step(rs, st, &rs->last, t1 - t0);
+        if (sample_probes(rs, false) != 0) return 1;
+        if (rs->vtk_every > 0 && rs->step % rs->vtk_every == 0 && write_frame(rs) != 0) return 1;
+        if (rs->checkpoint_every > 0 && rs->step % rs->checkpoint_every == 0 && rs->step < rs->target_steps) {
+            progress_break(rs);
+            if (periodic_checkpoint(rs) != 0) return 1;
+            rs->last_checkpoint = cli_now();
+        }
+        progress(rs, false);
+    }
+    return 0;
 }
 
 static int run_loop(run_state* rs)
 {
+    if (rs->dist) return run_loop_dist(rs);
     dvi_world* world = dvi_model_world(rs->model);
     while (rs->step < rs->target_steps && !g_stop_signal) {
         double t0 = cli_now();
@@ -1084,7 +1223,7 @@ static int run_loop(run_state* rs)
         }
         if (st < 0) {
             const char* why = dvi_error_message();
-            set_error(rs, "step %" PRId64 " (t = %.9g s) failed: %s%s%s", rs->step + 1, dvi_model_time(rs->model),
+            set_error(rs, "step %" PRId64 " (t = %.9g s) failed: %s%s%s", rs->step + 1, run_time(rs),
                       dvi_status_string(st), why && *why ? ": " : "", why ? why : "");
             return 1;
         }
@@ -1105,7 +1244,7 @@ static int run_loop(run_state* rs)
         int32_t bad = -1;
         if (!state_finite(rs, &bad)) {
             set_error(rs, "step %" PRId64 " (t = %.9g s): non-finite state (body %d): the simulation blew up",
-                      rs->step, dvi_model_time(rs->model), (int)bad);
+                      rs->step, run_time(rs), (int)bad);
             return 1;
         }
         if (sample_probes(rs, false) != 0) return output_stop(rs);
@@ -1133,7 +1272,24 @@ static int finish_run(run_state* rs)
     const char* status = rs->failed ? "failed" : interrupted ? "interrupted" : "finished";
     progress(rs, true);
     char msg[1024];
-    if (!rs->failed) {
+    if (rs->dist) { /* the checkpoint and the final state's hash (collective) */
+        if (!rs->failed && run_write_checkpoint(rs, msg, sizeof msg) != 0) {
+            set_error(rs, "%s", msg);
+            status = "failed";
+        }
+        if (dvi_dist_state_hash(rs->dist, &rs->state_hash) != DVI_OK) rs->state_hash = 0;
+        for (int32_t i = 0; i < rs->probe_count; i++)
+            if (rs->probes[i].csv) dvi_csv_flush(rs->probes[i].csv);
+    } else if (dvi_world_state_hash(dvi_model_world_const(rs->model), &rs->state_hash) != DVI_OK) {
+        rs->state_hash = 0;
+    }
+    if (rs->dist) {
+        if (rs->rank != 0) { /* rank 0 writes the outputs and says how it went */
+            int rc = rs->failed ? DVI_EXIT_FAILED : interrupted ? DVI_EXIT_INTERRUPTED : DVI_EXIT_OK;
+            for (int32_t i = 0; i < rs->probe_count; i++) rs->probes[i].csv = NULL;
+            return rc;
+        }
+    } else if (!rs->failed) {
         if (run_write_checkpoint(rs, msg, sizeof msg) != 0) {
             set_error(rs, "%s", msg);
             status = "failed";
@@ -1142,7 +1298,7 @@ static int finish_run(run_state* rs)
         for (int32_t i = 0; i < rs->probe_count; i++)
             if (rs->probes[i].csv) dvi_csv_flush(rs->probes[i].csv);
     }
-    if (!rs->failed && rs->strict) { /* after the checkpoint: a --strict failure can be resumed or inspected */
+    if (!rs->failed && rs->strict && rs->model) { /* after the checkpoint: a --strict failure can be resumed or inspected */
         dvi_health_report hr;
         dvi_model_health(rs->model, &hr);
         if (hr.raised) {
@@ -1182,16 +1338,23 @@ static int finish_run(run_state* rs)
     if (interrupted && g_stop_signal == SIGXFSZ)
         fprintf(stderr, "dvi run: a file reached the file-size limit (SIGXFSZ, ulimit -f)%s%s; stopping\n",
                 rs->size_limit[0] ? ": " : "", rs->size_limit);
+    if (interrupted && rs->dist) {
+        fprintf(stderr,
+                "dvi run: interrupted at step %" PRId64 " of %" PRId64 " (t = %.6g s); outputs and checkpoint in %s\n"
+                "dvi run: continue with: mpirun -n N dvi run --resume %s (N any number of ranks)\n",
+                rs->step, rs->target_steps, run_time(rs), rs->out_dir, rs->out_dir);
+        return DVI_EXIT_INTERRUPTED;
+    }
     if (interrupted) {
         fprintf(stderr,
                 "dvi run: interrupted at step %" PRId64 " of %" PRId64 " (t = %.6g s); outputs and checkpoint in %s\n"
                 "dvi run: continue with: dvi run --resume %s\n",
-                rs->step, rs->target_steps, dvi_model_time(rs->model), rs->out_dir, rs->out_dir);
+                rs->step, rs->target_steps, run_time(rs), rs->out_dir, rs->out_dir);
         return DVI_EXIT_INTERRUPTED;
     }
     if (!rs->quiet)
         fprintf(stderr, "dvi run: finished: %" PRId64 " steps, t = %.6g s, wall %s; outputs in %s\n", rs->step,
-                dvi_model_time(rs->model), wall, rs->out_dir);
+                run_time(rs), wall, rs->out_dir);
     return DVI_EXIT_OK;
 }
 
@@ -1231,6 +1394,11 @@ static bool match_vtk_file(const char* name, const void* ctx)
     if (*rest++ != '_') return false;
     if (*rest < '0' || *rest > '9') return false;
     while (*rest >= '0' && *rest <= '9') rest++;
+    if (strcmp(rest, ".pvtp") == 0 || strcmp(rest, ".pvtp.tmp") == 0) return true; /* a run over ranks: */
+    if (strncmp(rest, "_p", 2) == 0 && rest[2] >= '0' && rest[2] <= '9') {          /* its pieces */
+        rest += 2;
+        while (*rest >= '0' && *rest <= '9') rest++;
+    }
     return strcmp(rest, ".vtp") == 0 || strcmp(rest, ".vtp.tmp") == 0;
 }
 
@@ -1240,6 +1408,14 @@ static void remove_stale_vtk(const run_state* rs)
     cli_remove_matching(rs->vtk_dir, match_vtk_file, NULL);
     if (frames) cli_remove_matching(frames, match_vtk_file, NULL);
     free(frames);
+}
+
+/* Over ranks: the largest exit status of any rank (-1: all went on), so
+ * that every rank stops or goes on together. */
+static int agree_exit(const run_state* rs, int rc)
+{
+    if (!rs->mpi) return rc;
+    return dvi_dist_agree_max(rc >= 0 ? rc + 1 : 0) - 1;
 }
 
 static int setup_fresh(run_state* rs, const run_args* a)
@@ -1271,25 +1447,38 @@ static int setup_fresh(run_state* rs, const run_args* a)
     if (a->friction) rs->ov_friction = cli_strdup(a->friction);
     rs->overrides.lemke_coulomb = a->given[OPT_LEMKE_COULOMB];
     int rc = load_scene(rs);
-    if (rc >= 0) return rc;
+    if ((rc = agree_exit(rs, rc)) >= 0) return rc;
 
+    const bool root = rs->rank == 0; /* over ranks, rank 0 alone writes files */
     rs->out_dir = a->out ? cli_strdup(a->out) : default_out_dir(rs->settings.name, a->scene);
-    if ((rc = setup_dirs(rs)) >= 0) return rc;
+    if (root) rc = setup_dirs(rs);
+    else if (!(rs->checkpoint_dir = cli_path_join(rs->out_dir, "checkpoint")) ||
+             !(rs->vtk_dir = cli_path_join(rs->out_dir, "vtk")))
+        rc = DVI_EXIT_FAILED;
+    if ((rc = agree_exit(rs, rc)) >= 0) return rc;
     if ((rc = build_model(rs)) >= 0) return rc;
     /* a stale checkpoint of an earlier run in the same directory must not
      * pair with the new CSVs */
-    run_remove_checkpoint_files(rs->checkpoint_dir, NULL, true);
-    remove_stale_vtk(rs);
+    if (root) {
+        run_remove_checkpoint_files(rs->checkpoint_dir, NULL, true);
+        remove_stale_vtk(rs);
+    }
     rs->step = 0;
     rs->stats.invocations = 1;
-    for (int32_t i = 0; i < rs->probe_count; i++) {
+    for (int32_t i = 0; i < rs->probe_count && root && rc < 0; i++) {
         run_probe* p = &rs->probes[i];
+        if (p->off) continue;
         if (dvi_csv_open(&p->csv, p->csv_path, p->info.columns, p->info.column_names, p->info.units, msg,
                          sizeof msg) != 0) {
             fprintf(stderr, "dvi run: %s\n", msg);
-            return DVI_EXIT_FAILED;
+            rc = DVI_EXIT_FAILED;
         }
     }
+    for (int32_t i = 0; i < rs->probe_count && rs->dist; i++) { /* the part's strings change at rebuilds */
+        rs->probes[i].info.column_names = NULL;
+        rs->probes[i].info.units = NULL;
+    }
+    if ((rc = agree_exit(rs, rc)) >= 0) return rc;
     if (rs->contacts_every > 0 && (rc = contacts_open(rs, false, 0)) >= 0) return rc;
     if ((rc = size_frames(rs, 0)) >= 0) return rc;
     /* t = 0: the initial state is the first row of every CSV and frame 0 */
@@ -1309,12 +1498,19 @@ static int setup_resume(run_state* rs, const run_args* a)
     rs->vtk_dir = cli_path_join(rs->out_dir, "vtk");
     run_resume_info info;
     memset(&info, 0, sizeof info);
+    int rc = -1;
     if (run_read_checkpoint(rs, &info, msg, sizeof msg) != 0) {
         fprintf(stderr, "dvi run: %s\n", msg);
-        run_resume_info_free(&info);
-        return DVI_EXIT_USAGE;
+        rc = DVI_EXIT_USAGE;
+    } else if (rs->mpi && info.state_ranks == 0) {
+        fprintf(stderr, "dvi run: %s was written by one process (state %s): resume it without mpirun\n",
+                rs->out_dir, info.state_file);
+        rc = DVI_EXIT_USAGE;
     }
-    int rc = -1;
+    if ((rc = agree_exit(rs, rc)) >= 0) {
+        run_resume_info_free(&info);
+        return rc;
+    }
     char* text = NULL;
     void* blob = NULL;
     /* the new end time and thread count; everything else as saved */
@@ -1328,15 +1524,35 @@ static int setup_resume(run_state* rs, const run_args* a)
     if (!text) {
         fprintf(stderr, "dvi run: the run's scene file: %s\n", msg);
         rc = DVI_EXIT_USAGE;
-        goto done;
+        goto done_agree;
     }
     if (cli_hash64(text, n) != rs->scene_hash) {
         fprintf(stderr, "dvi run: %s has changed since the checkpoint was written; cannot resume\n", rs->scene_path);
         rc = DVI_EXIT_USAGE;
-        goto done;
+        goto done_agree;
     }
-    if ((rc = load_scene(rs)) >= 0) goto done;
+    rc = load_scene(rs);
+done_agree:
+    if ((rc = agree_exit(rs, rc)) >= 0) goto done;
     if ((rc = build_model(rs)) >= 0) goto done;
+    if (rs->dist) { /* over ranks: every rank reads the rank files it needs (dvi_dist_load) */
+        char* dir = cli_path_join(rs->checkpoint_dir, info.state_file);
+        dvi_status dst = dvi_dist_load(rs->dist, dir ? dir : ""); /* collective: every rank calls it */
+        if (dst != DVI_OK) {
+            fprintf(stderr, "dvi run: checkpoint state: %s\n", dvi_dist_last_error(rs->dist));
+            free(dir);
+            rc = DVI_EXIT_USAGE;
+            goto done;
+        }
+        free(dir);
+        if (dvi_dist_step_count(rs->dist) != info.step) {
+            fprintf(stderr, "dvi run: the state is at step %" PRId64 ", run.json says %" PRId64 "; cannot resume\n",
+                    dvi_dist_step_count(rs->dist), info.step);
+            rc = DVI_EXIT_USAGE;
+            goto done;
+        }
+        goto state_loaded;
+    }
 
     /* the state blob */
     char* blob_path = cli_path_join(rs->checkpoint_dir, info.state_file);
@@ -1369,13 +1585,14 @@ static int setup_resume(run_state* rs, const run_args* a)
         goto done;
     }
     free(blob_path);
+state_loaded:
     rs->step = info.step;
     rs->state_file = cli_strdup(info.state_file);
     if (a->duration > 0 && rs->target_steps < rs->step) {
         fprintf(stderr,
                 "dvi run: --duration %g: the run is already at step %" PRId64 " (t = %.6g s); a resumed run can only "
                 "go further\n",
-                a->duration, rs->step, dvi_model_time(rs->model));
+                a->duration, rs->step, run_time(rs));
         rc = DVI_EXIT_USAGE;
         goto done;
     }
@@ -1395,12 +1612,14 @@ static int setup_resume(run_state* rs, const run_args* a)
             rc = DVI_EXIT_USAGE;
             goto done;
         }
+        if (p->off || rs->rank != 0) continue; /* over ranks: rank 0 writes the CSVs */
         if (dvi_csv_open_resume(&p->csv, p->csv_path, info.probe_rows[i], p->info.columns, msg, sizeof msg) != 0) {
             fprintf(stderr, "dvi run: %s\n", msg);
             rc = DVI_EXIT_USAGE;
-            goto done;
+            break;
         }
     }
+    if ((rc = agree_exit(rs, rc)) >= 0) goto done;
     if (rs->contacts_every > 0 && (rc = contacts_open(rs, true, info.step)) >= 0) goto done;
     if (rs->vtk_every > 0) {
         /* frame_times were read into rs->frame_times; make room for the rest */
@@ -1429,48 +1648,99 @@ static long mpi_job_size(void)
     return 1;
 }
 
+static int run_over_ranks(const run_args* a, long job);
+static int run_main(const run_args* a, int rank, int ranks, bool mpi);
+
 int dvi_cmd_run(int argc, char** argv)
 {
     run_args a;
     int rc = parse_run_args(argc, argv, &a);
     if (rc >= 0) return rc;
     long ranks = mpi_job_size();
-    if (ranks > 1) { /* N copies of the same run would write the same files at once */
-        fprintf(stderr,
-                "dvi run: started as one of %ld MPI ranks; the dvi command does not spread a scene over ranks "
-                "yet (the C API does: <dvi/dist.h>, docs/scale.md). Run it without mpirun.\n",
-                ranks);
-        return 2;
+    /* a run over ranks, or the resume of one (on any number of processes, one included) */
+    if (ranks > 1 || (a.resume && run_checkpoint_over_ranks(a.resume))) return run_over_ranks(&a, ranks);
+    return run_main(&a, 0, 1, false);
+}
+
+/* Under mpirun: every rank runs the same command on its part of the scene
+ * (<dvi/dist.h>); rank 0 writes the outputs and speaks. */
+static int run_over_ranks(const run_args* a, long job)
+{
+    if (!dvi_dist_available()) { /* N copies of the same run would write the same files at once */
+        if (job > 1)
+            fprintf(stderr,
+                    "dvi run: started as one of %ld MPI ranks, but this build of dvicontact has no MPI (meson "
+                    "option mpi; Debian: libopenmpi-dev). Run it without mpirun, or build with MPI.\n",
+                    job);
+        else
+            fprintf(stderr,
+                    "dvi run: %s holds the checkpoint of a run over MPI ranks, but this build of dvicontact has no "
+                    "MPI (meson option mpi; Debian: libopenmpi-dev)\n",
+                    a->resume);
+        return DVI_EXIT_USAGE;
     }
+    if (dvi_dist_init() != DVI_OK) {
+        fprintf(stderr, "dvi run: cannot start MPI: %s\n", dvi_error_message());
+        return DVI_EXIT_FAILED;
+    }
+    int rank = 0, size = 1;
+    dvi_dist_world(&rank, &size);
+    static const struct {
+        int id;
+        const char* name;
+    } single[] = {{OPT_CONTACTS_EVERY, "contacts-every"}, {OPT_STRICT, "strict"}};
+    for (size_t i = 0; i < sizeof single / sizeof single[0]; i++)
+        if (a->given[single[i].id]) {
+            if (rank == 0)
+                fprintf(stderr,
+                        "dvi run: --%s is not available in a run over MPI ranks (%s; docs/scale.md)\n",
+                        single[i].name, single[i].id == OPT_STRICT ? "the health monitor is each process's own"
+                                                                   : "each rank holds its own contacts");
+            dvi_dist_finalize();
+            return DVI_EXIT_USAGE;
+        }
+    /* the other ranks are silent: every one of them would print the same */
+    if (rank != 0 && !freopen("/dev/null", "w", stderr)) return DVI_EXIT_FAILED;
+    int rc = run_main(a, rank, size, true);
+    dvi_dist_finalize();
+    return rc;
+}
+
+static int run_main(const run_args* a, int rank, int ranks, bool mpi)
+{
+    int rc;
     install_signal_handlers();
 
     run_state rs;
     memset(&rs, 0, sizeof rs);
-    rs.quiet = a.quiet;
-    rs.strict = a.strict;
-    rs.vtk_every = a.vtk_every;
-    rs.checkpoint_every = a.checkpoint_every;
-    rs.contacts_every = a.contacts_every;
-    rs.vtk_ascii = a.given[OPT_VTK_ASCII];
-    rs.checkpoint_minutes = a.given[OPT_CHECKPOINT_MINUTES] ? a.checkpoint_minutes : RUN_CHECKPOINT_MINUTES;
+    rs.rank = rank;
+    rs.ranks = ranks;
+    rs.mpi = mpi;
+    rs.quiet = a->quiet || rank != 0;
+    rs.strict = a->strict;
+    rs.vtk_every = a->vtk_every;
+    rs.checkpoint_every = a->checkpoint_every;
+    rs.contacts_every = a->contacts_every;
+    rs.vtk_ascii = a->given[OPT_VTK_ASCII];
+    rs.checkpoint_minutes = a->given[OPT_CHECKPOINT_MINUTES] ? a->checkpoint_minutes : RUN_CHECKPOINT_MINUTES;
     rs.tty = isatty(STDERR_FILENO) != 0;
     rs.wall_start = cli_now();
     rs.last_checkpoint = rs.wall_start;
     const char* hook = getenv("DVI_RUN_INTERRUPT_PARENT_AT_STEP"); /* for the tests of `dvi study` */
     if (hook) rs.interrupt_parent_step = strtoll(hook, NULL, 10);
 
-    rc = a.resume ? setup_resume(&rs, &a) : setup_fresh(&rs, &a);
+    rc = a->resume ? setup_resume(&rs, a) : setup_fresh(&rs, a);
     if (rc >= 0) {
         run_state_free(&rs);
         return rc;
     }
     rs.start_step = rs.step;
     rs.stats_seconds_at_start = rs.stats.seconds_step;
-    { /* a resumed run has reported what its checkpoint's monitor holds */
+    if (rs.model) { /* a resumed run has reported what its checkpoint's monitor holds */
         dvi_health_report hr;
         if (dvi_model_health(rs.model, &hr) == DVI_OK) rs.health_seen = hr.raised;
     }
-    rs.log_every = a.log_every > 0 ? a.log_every : 0;
+    rs.log_every = a->log_every > 0 ? a->log_every : 0;
     if (rs.log_every == 0) {
         int64_t left = rs.target_steps > rs.step ? rs.target_steps - rs.step : 0;
         rs.log_every = left / 100 > 0 ? left / 100 : 1;

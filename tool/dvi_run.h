@@ -42,7 +42,10 @@ typedef struct run_stats {
 } run_stats;
 
 typedef struct run_probe {
-    dvi_probe_info info;
+    dvi_probe_info info;           /* over ranks: name and title copied (own_name, own_title), no column names */
+    char* own_name;
+    char* own_title;
+    bool off;                      /* over ranks: a kind that is not sampled there (no CSV) */
     char* csv_path;
     char* svg_path;
     dvi_csv* csv;
@@ -79,7 +82,12 @@ typedef struct run_state {
 
     /* the model */
     dvi_scene* scene;
-    dvi_model* model;
+    dvi_model* model;              /* one process */
+    dvi_dist* dist;                /* over MPI ranks (mpirun -n N dvi run): this rank's part; model NULL */
+    int rank, ranks;               /* 0 and 1 on one process */
+    bool mpi;                      /* over MPI ranks (dist; one rank included, when resuming such a run) */
+    dvi_dist_stats dist_stats;     /* over ranks: of the last step */
+    uint64_t state_hash;           /* at the end: dvi_world_state_hash (or dvi_dist_state_hash); 0 before */
     dvi_scene_settings settings;
     int64_t step;                  /* steps since t = 0 */
     int64_t start_step;            /* step at the start of this invocation */
@@ -146,7 +154,11 @@ typedef struct run_resume_info {
     long long state_size;
     int64_t step;
     double duration;               /* the run's end time when saved */
+    int32_t state_ranks;           /* > 0: written over this many MPI ranks (state_file a ranks-STEP directory) */
 } run_resume_info;
+/* Whether DIR/checkpoint/run.json is of a run over MPI ranks (false when
+ * absent or unreadable: the resume then says why). */
+bool run_checkpoint_over_ranks(const char* out_dir);
 int run_read_checkpoint(run_state* rs, run_resume_info* info, char* msg, size_t msg_size);
 void run_resume_info_free(run_resume_info* info);
 /* Removes DIR/checkpoint/run.json and every state-*.bin in it except `keep`

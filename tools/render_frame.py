@@ -7,7 +7,8 @@
 
 (write --view=… and --crop=… with "=": their values may start with a minus.)
 
-It reads frames/bodies_N.vtp, frames/shapes_N.vtp and static.vtp (binary,
+It reads frames/bodies_N.vtp, frames/shapes_N.vtp (or a run over MPI
+ranks' pieces of them, bodies_N_pR.vtp) and static.vtp (binary,
 zlib-compressed or ASCII; docs/outputs.md) with the standard library only,
 and draws an orthographic view from azimuth AZ and elevation EL (degrees;
 default -60,25: from the front left, above): the sphere bodies as shaded
@@ -95,8 +96,31 @@ def frame_path(vtk_dir, kind, frame):
     return os.path.join(vtk_dir, "frames", "%s_%06d.vtp" % (kind, frame))
 
 
+def read_frame(vtk_dir, kind, frame):
+    """read_vtp of a frame's file, or of a run over MPI ranks the frame's
+    pieces (KIND_NNNNNN_pRRRR.vtp, one per rank) joined."""
+    path = frame_path(vtk_dir, kind, frame)
+    if os.path.exists(path):
+        return read_vtp(path)
+    stem = "%s_%06d_p" % (kind, frame)
+    frames = os.path.join(vtk_dir, "frames")
+    pieces = sorted(f for f in os.listdir(frames) if f.startswith(stem) and f.endswith(".vtp"))
+    if not pieces:
+        return read_vtp(path)  # (its error: no such file)
+    points, pd, cd, tris = [], {}, {}, []
+    for f in pieces:
+        p, d, c, t = read_vtp(os.path.join(frames, f))
+        base = len(points)
+        points += p
+        for into, part in ((pd, d), (cd, c)):
+            for name, values in part.items():
+                into.setdefault(name, []).extend(values)
+        tris += [tuple(base + i for i in tri) for tri in t]
+    return points, pd, cd, tris
+
+
 def last_frame(vtk_dir):
-    nums = [int(m.group(1)) for m in (re.match(r"bodies_(\d+)\.vtp$", f) for f in os.listdir(
+    nums = [int(m.group(1)) for m in (re.match(r"bodies_(\d+)(_p\d+)?\.vtp$", f) for f in os.listdir(
         os.path.join(vtk_dir, "frames"))) if m]
     if not nums:
         sys.exit("render_frame: no frames in %s/frames" % vtk_dir)
@@ -161,17 +185,20 @@ def render(vtk_dir, frame, view=(-60.0, 25.0), crop=None, width=1000, max_edge=N
     ln = math.sqrt(dot(light, light))
     light = tuple(x / ln for x in light)
 
-    pts, pd, _, _ = read_vtp(frame_path(vtk_dir, "bodies", frame))
+    pts, pd, _, _ = read_frame(vtk_dir, "bodies", frame)
     fixed = [t == 1 for t in pd.get("body_type", [0] * len(pts))]
     spheres = [(p, r, f) for p, r, f in zip(pts, pd.get("glyph_radius", [0.0] * len(pts)), fixed) if r > 0]
     if crop:
         spheres = [s for s in spheres if all(crop[2 * k] <= s[0][k] <= crop[2 * k + 1] for k in range(3))]
     surfaces = []  # (triangle points, shape type, colour)
     for path, rgb, opacity in ((os.path.join(vtk_dir, "static.vtp"), (178, 170, 156), static_opacity),
-                               (frame_path(vtk_dir, "shapes", frame), (112, 134, 168), 1.0)):
-        if not os.path.exists(path):
+                               ("shapes", (112, 134, 168), 1.0)):
+        if path == "shapes":
+            spts, _, cd, tris = read_frame(vtk_dir, "shapes", frame)
+        elif not os.path.exists(path):
             continue
-        spts, _, cd, tris = read_vtp(path)
+        else:
+            spts, _, cd, tris = read_vtp(path)
         types = cd.get("shape_type", [0] * len(tris))
         for t, st in zip(tris, types):
             surfaces.append(([spts[i] for i in t], st, (rgb, opacity)))

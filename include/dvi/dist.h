@@ -67,6 +67,8 @@ typedef struct dvi_dist_stats {
     int64_t bytes_rebuild_total; /* this rank: sent while choosing ghosts, over the run */
     int32_t iterations;        /* DVI: the last step's solver iterations (the same on every rank); 0 for DEM */
     double residual;           /* DVI: the last step's solver residual (the same on every rank) */
+    double max_penetration;    /* the last step's deepest contact, all ranks (m) */
+    double max_joint_violation; /* the last step's largest joint error, all ranks */
 } dvi_dist_stats;
 
 DVI_API dvi_dist_settings dvi_default_dist_settings(void);
@@ -107,6 +109,53 @@ DVI_API dvi_status dvi_dist_load(dvi_dist* dist, const char* dir);
 /// order (their IEEE-754 bits, little-endian), on every rank: equal to
 /// dvi_world_state_hash of the same scene stepped on one process.
 DVI_API dvi_status dvi_dist_state_hash(dvi_dist* dist, uint64_t* out);
+
+
+/* ---- probes and frames: the scene's outputs, written once ------------------ */
+
+/// The scene's probes (dvi_model_probe_count, _info, _due of the same scene
+/// on one process). The strings of the info stay valid until the next
+/// dvi_dist_step or dvi_dist_load.
+DVI_API int32_t dvi_dist_probe_count(const dvi_dist* dist);
+DVI_API dvi_status dvi_dist_probe_info(const dvi_dist* dist, int32_t probe, dvi_probe_info* out);
+DVI_API bool dvi_dist_probe_due(const dvi_dist* dist, int32_t probe);
+/// False for kinds that cannot be sampled over ranks: energy_audit (the
+/// health monitor is each process's own) and a program's kinds without a
+/// per-body sample.
+DVI_API bool dvi_dist_probe_available(const dvi_dist* dist, int32_t probe);
+/// Collective: the probe's row (info.columns numbers, the time first) on
+/// rank 0, into values (NULL allowed on the other ranks). Each body's
+/// numbers come from the rank that owns it: the same bits as
+/// dvi_model_probe_sample on one process. Sums over ranks (a fixed body's
+/// contact force, the kinetic energy of many bodies, the solver's contacts)
+/// are added in rank order: equal to the single process's to rounding. Over
+/// ranks a fixed body's contact torque leaves out rolling and spin couples,
+/// and the solver's largest-of columns (max_penetration, ccp_hover, the
+/// wall times) are the largest rank's.
+DVI_API dvi_status dvi_dist_probe_sample(dvi_dist* dist, int32_t probe, double* values);
+/// Collective: VTK frame `frame` as a parallel set (dvi_vtk_write_frame_ex's
+/// arrays): each rank writes DIR/frames/{bodies,contacts,shapes}_NNNNNN_pRRRR.vtp
+/// with the bodies it owns (rank 0 the fixed ones too; "id" is the scene's
+/// body index) and their contacts, rank 0 the .pvtp files that join them
+/// (and, at frame 0, static.vtp).
+DVI_API dvi_status dvi_dist_write_vtk(dvi_dist* dist, const char* dir, int frame, bool ascii);
+/// Rank 0: DIR/{bodies,contacts,shapes}.pvd over the first `frames` frames
+/// of dvi_dist_write_vtk (not collective).
+DVI_API dvi_status dvi_dist_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size);
+
+/* ---- for programs that do not call MPI themselves (the dvi command) ------- */
+
+/// Starts MPI (MPI_Init_thread, MPI_THREAD_FUNNELED) unless it is running.
+/// DVI_ERR_UNSUPPORTED without MPI.
+DVI_API dvi_status dvi_dist_init(void);
+/// Ends MPI if dvi_dist_init started it.
+DVI_API void dvi_dist_finalize(void);
+/// This process's rank in MPI_COMM_WORLD and their count (0 and 1 when MPI
+/// is not running).
+DVI_API void dvi_dist_world(int* rank, int* size);
+/// Collective over MPI_COMM_WORLD: the largest of every process's value
+/// (to agree on a failure or a stop before or between steps).
+DVI_API int dvi_dist_agree_max(int value);
 
 #ifdef __cplusplus
 }

@@ -51,6 +51,8 @@
  */
 #include "dvi/dist.h"
 
+#include "out_internal.h"
+
 #include "dem.h"
 #include "error.h"
 #include "hash_rng.h"
@@ -130,6 +132,12 @@ struct dvi_dist {
     double* sbuf;
     double* rbuf;
     MPI_Request* req;
+
+    bool rebuild_due;    /* the last step moved a body half the skin: rebuild before the next step (the
+                          * world keeps its last step's contacts for the probes until then) */
+    MPI_Op op_sum;       /* the sum in rank order (a non-commutative operation: the same order each time) */
+    double* praw;        /* [3 · pcap] a probe's raw values: this rank's part, their sums, their maxima */
+    int32_t pcap;
 
     dvi_dist_stats st;
     double t_comm;       /* accumulates during a step */
@@ -692,7 +700,8 @@ static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int*
         dvi_model_destroy(m);
         return set_err(d, "out of memory"), DVI_ERR_NOMEM;
     }
-    /* replace the old world */
+    /* replace the old world; the probes' averaging windows carry on */
+    if (d->model) sc_model_carry_windows(m, d->model);
     dvi_model_destroy(d->model);
     free(d->ids), free(d->level), free(d->owned), free(d->x0), free(d->lshape_g);
     d->model = m, d->world = w, d->ids = ids, d->nlocal = (int32_t)n, d->level = level, d->owned = owned;
@@ -720,6 +729,8 @@ static dvi_status build_world(dvi_dist* d, dst_set* own, dst_set* gh, const int*
             v3_copy(b->contact_torque, r->cf + 3);
             level[k] = (int8_t)(q == 0 ? 0 : r->level);
         }
+    sc_model_set_part(m, level, d->rank == 0);
+    sc_model_set_steps(m, d->steps);
     for (int32_t k = 0; k < d->nlocal; k++)
         if (level[k] == 0) {
             owned[d->nowned] = k;
@@ -1024,6 +1035,16 @@ static void max_nan(void* in, void* inout, int* len, MPI_Datatype* type)
         if (a[i] != a[i] || (b[i] == b[i] && a[i] > b[i])) b[i] = a[i];
 }
 
+/* inout = in + inout, element-wise; declared non-commutative so that MPI
+ * adds the ranks' parts in rank order. */
+static void sum_ordered(void* in, void* inout, int* len, MPI_Datatype* type)
+{
+    (void)type;
+    const double* a = in;
+    double* b = inout;
+    for (int i = 0; i < *len; i++) b[i] = a[i] + b[i];
+}
+
 static void share_max(void* ctx, double* x, int32_t n)
 {
     dvi_dist* d = ctx;
@@ -1042,25 +1063,43 @@ dvi_status dvi_dist_step(dvi_dist* d)
     d->st.messages = 0;
     d->st.bytes_halo = 0;
     d->st.bytes_reduce = 0;
+    if (d->rebuild_due) {
+        d->rebuild_due = false;
+        dvi_status rst = rebuild(d);
+        if (rst != DVI_OK) return rst;
+    }
     dvi_status st = dvi_world_step(d->world, d->dt);
     if (st < 0) set_err(d, "%s", dvi_world_last_error(d->world));
+    if (st >= 0) { /* the probes' bookkeeping (dvi_model_step's) */
+        dvi_status pst = sc_model_after_step(d->model);
+        if (pst < 0) st = (set_err(d, "probes: out of memory"), pst);
+    }
     if (d->dvi) { /* the shared CCP's: the same on every rank (before a rebuild replaces the world) */
         const dvi_step_stats ws = dvi_world_get_stats(d->world);
         d->st.iterations = ws.iterations;
         d->st.residual = ws.residual;
     }
-    /* one reduction: failure (the lowest failing rank), rank 0's convergence, the displacement */
+    /* one reduction: failure (the lowest failing rank), rank 0's convergence, the displacement, the
+     * deepest penetration and the largest joint error */
     double disp = 0.0;
-    for (int32_t i = 0; i < d->nowned; i++) {
-        const double* x = d->world->bodies[d->owned[i]].x;
+    for (int32_t i = 0; i < d->nowned && st >= 0; i++) {
+        const wld_body* b = &d->world->bodies[d->owned[i]];
         double dx[3];
-        v3_sub(dx, x, d->x0 + 3 * (size_t)i);
+        v3_sub(dx, b->x, d->x0 + 3 * (size_t)i);
         double l = v3_norm(dx);
-        if (!(l <= disp)) disp = isnan(l) ? INFINITY : l;
+        if (!(l <= disp)) disp = l;
+        if (!isfinite(l) || !isfinite(v3_norm(b->v)) || !isfinite(v3_norm(b->w))) {
+            st = DVI_ERR_NUMERIC;
+            set_err(d, "step %lld (t = %.9g s): body %lld (scene index) has a non-finite state: the simulation "
+                       "blew up", (long long)d->steps + 1, d->world->time, (long long)d->ids[d->owned[i]]);
+        }
     }
-    double red[3] = {st < 0 ? (double)(d->size - d->rank) : 0.0, d->rank == 0 && st > 0 ? (double)st : 0.0, disp}, out[3];
+    const dvi_step_stats ws = dvi_world_get_stats(d->world);
+    double red[5] = {st < 0 ? (double)(d->size - d->rank) : 0.0, d->rank == 0 && st > 0 ? (double)st : 0.0, disp,
+                     st >= 0 ? ws.max_penetration : 0.0, st >= 0 ? ws.max_joint_violation : 0.0},
+           out[5];
     double tc = now();
-    MPI_Allreduce(red, out, 3, MPI_DOUBLE, MPI_MAX, d->comm);
+    MPI_Allreduce(red, out, 5, MPI_DOUBLE, MPI_MAX, d->comm);
     d->t_comm += now() - tc;
     d->st.messages++;
     if (out[0] > 0.0) return failure_from(d, d->size - (int)out[0], st);
@@ -1076,17 +1115,16 @@ dvi_status dvi_dist_step(dvi_dist* d)
     MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, d->comm);
     d->t_comm += now() - tc;
     d->st.messages++;
-    d->st.bytes_reduce += 3 * 8 + 8;
+    d->st.bytes_reduce += 5 * 8 + 8;
     d->st.contacts = all;
+    d->st.max_penetration = out[3];
+    d->st.max_joint_violation = out[4];
     d->steps++;
-    dvi_status rst = DVI_OK;
-    if (out[2] > 0.5 * d->skin) rst = rebuild(d);
+    d->rebuild_due = out[2] > 0.5 * d->skin;
     d->st.steps = d->steps;
     d->st.rebuilds = d->rebuilds;
     d->st.seconds_comm = d->t_comm;
     d->st.seconds_step = now() - t0;
-
-    if (rst != DVI_OK) return rst;
     return out[1] > 0.0 ? (dvi_status)(int)out[1] : DVI_OK;
 }
 
@@ -1095,16 +1133,17 @@ dvi_status dvi_dist_step(dvi_dist* d)
  *
  * A directory: manifest.bin (rank 0) and rank-R.bin per rank R. Each file:
  * a 48-byte header — magic (8 bytes: "DVIDSTMF" or "DVIDSTRK"), u32
- * version (1), u32 byte-order mark 0x01020304 (a file from a host of the
+ * version (2; 1 is read too), u32 byte-order mark 0x01020304 (a file from a host of the
  * other byte order is refused), u64 scene fingerprint, u64 payload bytes,
  * u64 FNV-1a 64 of the payload, u64 reserved — then the payload in the
  * host's order. manifest: i32 ranks, i32 joints, i64 steps, f64 time,
  * u64 DEM steps, i64 bodies, then per scene joint its state (absent joints
- * marked). rank file: the owned bodies' records (dst_rec) each followed by
+ * marked), then (version 2) i64 n and the probes' averaging windows, n f64
+ * (sc_model_windows_get, the ranks' sums added). rank file: the owned bodies' records (dst_rec) each followed by
  * the history entries it carries (dst_entry). Any rank count reads it: each
  * rank reads every rank file and keeps the bodies its slab holds. */
 
-#define CKPT_VERSION 1u
+#define CKPT_VERSION 2u
 #define CKPT_BOM 0x01020304u
 
 typedef struct dst_ckpt_head {
@@ -1145,7 +1184,8 @@ static dvi_status write_file(dvi_dist* d, const char* path, const char* magic, c
 }
 
 /* Reads and checks one checkpoint file; the payload in *out (malloc'd). */
-static dvi_status read_file(dvi_dist* d, const char* path, const char* magic, unsigned char** out, size_t* n)
+static dvi_status read_file(dvi_dist* d, const char* path, const char* magic, unsigned char** out, size_t* n,
+                            uint32_t* version)
 {
     *out = NULL;
     FILE* f = fopen(path, "rb");
@@ -1154,7 +1194,7 @@ static dvi_status read_file(dvi_dist* d, const char* path, const char* magic, un
     dvi_status st = DVI_OK;
     if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, magic, 8) != 0)
         st = (set_err(d, "%s: not a checkpoint file of a spread run (%.8s expected)", path, magic), DVI_ERR_PARSE);
-    else if (h.bom != CKPT_BOM || h.version != CKPT_VERSION)
+    else if (h.bom != CKPT_BOM || h.version < 1 || h.version > CKPT_VERSION)
         st = (set_err(d, "%s: version %u or byte order 0x%08x not readable here (version %u, 0x%08x)", path,
                       (unsigned)h.version, (unsigned)h.bom, CKPT_VERSION, CKPT_BOM),
               DVI_ERR_PARSE);
@@ -1182,6 +1222,7 @@ static dvi_status read_file(dvi_dist* d, const char* path, const char* magic, un
     }
     *out = p;
     *n = (size_t)h.payload;
+    if (version) *version = h.version;
     return DVI_OK;
 }
 
@@ -1201,9 +1242,23 @@ dvi_status dvi_dist_save(dvi_dist* d, const char* dir)
         st = write_file(d, path, "DVIDSTRK", o.buf[0] ? o.buf[0] : (unsigned char*)"", o.len[0]);
     }
     out_free(&o);
+    /* the probes' averaging windows: the ranks' sums added on rank 0 (the step counts are everyone's) */
+    const int64_t nwin = sc_model_windows_size(d->model);
+    double* win = malloc(2 * ((size_t)nwin + 1) * sizeof *win);
+    if (!win && st == DVI_OK) st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
+    st = agree(d, st);
+    if (st != DVI_OK) {
+        free(win);
+        return st;
+    }
+    sc_model_windows_get(d->model, win);
+    if (nwin > 0) MPI_Reduce(win, win + nwin, (int)nwin, MPI_DOUBLE, d->op_sum, 0, d->comm);
+    if (d->rank == 0) /* the counts come first, one per averaged probe: rank 0's own, not their sum */
+        for (int32_t k = 0; k < sc_model_windows_counts(d->model); k++) win[nwin + k] = win[k];
     if (st == DVI_OK && d->rank == 0) {
         const int32_t nj = sc_model_joint_count(d->model);
-        size_t n = sizeof(dst_manifest) + (size_t)nj * sizeof(dst_joint_state);
+        size_t n = sizeof(dst_manifest) + (size_t)nj * sizeof(dst_joint_state) + sizeof(int64_t) +
+                   (size_t)nwin * sizeof(double);
         unsigned char* p = calloc(1, n);
         if (!p) st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
         else {
@@ -1216,11 +1271,15 @@ dvi_status dvi_dist_save(dvi_dist* d, const char* dir)
                 if (!DVI_IS_NULL(id)) joint_state_get(&d->world->joints[id.index1 - 1], &js);
                 memcpy(p + sizeof m + (size_t)j * sizeof js, &js, sizeof js);
             }
+            unsigned char* at = p + sizeof m + (size_t)nj * sizeof(dst_joint_state);
+            memcpy(at, &nwin, sizeof nwin);
+            if (nwin > 0) memcpy(at + sizeof nwin, win + nwin, (size_t)nwin * sizeof(double));
             snprintf(path, sizeof path, "%s/manifest.bin", dir);
             st = write_file(d, path, "DVIDSTMF", p, n);
             free(p);
         }
     }
+    free(win);
     return agree(d, st);
 }
 
@@ -1233,27 +1292,43 @@ dvi_status dvi_dist_load(dvi_dist* d, const char* dir)
     unsigned char* man = NULL;
     size_t man_len = 0;
     dvi_status st = DVI_OK;
-    if (d->rank == 0) {
+    const int64_t nwin = sc_model_windows_size(d->model);
+    double* win = calloc((size_t)nwin + 1, sizeof *win); /* the probes' windows; empty from a version 1 file */
+    if (!win) st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
+    if (d->rank == 0 && st == DVI_OK) {
         snprintf(path, sizeof path, "%s/manifest.bin", dir);
-        st = read_file(d, path, "DVIDSTMF", &man, &man_len);
+        uint32_t version = 0;
+        st = read_file(d, path, "DVIDSTMF", &man, &man_len, &version);
         if (st == DVI_OK) {
             if (man_len >= sizeof m) memcpy(&m, man, sizeof m);
-            if (man_len < sizeof m || m.ranks < 1 || m.joints != sc_model_joint_count(d->model) ||
-                man_len != sizeof m + (size_t)m.joints * sizeof(dst_joint_state) || m.bodies != d->st.bodies ||
-                m.steps < 0)
+            const size_t base = sizeof m + (size_t)(m.joints > 0 ? m.joints : 0) * sizeof(dst_joint_state);
+            int64_t saved = 0;
+            if (version >= 2 && man_len >= base + sizeof saved) memcpy(&saved, man + base, sizeof saved);
+            const size_t want = version >= 2 ? base + sizeof saved + (size_t)(saved > 0 ? saved : 0) * sizeof(double)
+                                             : base;
+            if (man_len < sizeof m || m.ranks < 1 || m.joints != sc_model_joint_count(d->model) || man_len != want ||
+                m.bodies != d->st.bodies || m.steps < 0)
                 st = (set_err(d, "%s: the manifest does not fit this scene (%d ranks, %d joints, %lld bodies; the "
                                  "scene has %d joints, %lld bodies)",
                               path, m.ranks, m.joints, (long long)m.bodies, sc_model_joint_count(d->model),
                               (long long)d->st.bodies),
                       DVI_ERR_INVALID_ARG);
+            else if (version >= 2 && saved != nwin)
+                st = (set_err(d, "%s: the probes' averaging windows (%lld numbers) do not fit this scene's probes "
+                                 "(%lld)", path, (long long)saved, (long long)nwin),
+                      DVI_ERR_INVALID_ARG);
+            else if (version >= 2 && nwin > 0)
+                memcpy(win, man + base + sizeof saved, (size_t)nwin * sizeof(double));
         }
     }
     st = agree(d, st);
     if (st != DVI_OK) {
         free(man);
+        free(win);
         return st;
     }
     MPI_Bcast(&m, (int)sizeof m, MPI_BYTE, 0, d->comm);
+    if (nwin > 0) MPI_Bcast(win, (int)nwin, MPI_DOUBLE, 0, d->comm);
     /* every rank file; this rank keeps the bodies of its slab */
     dst_set own = {0};
     int64_t movable = 0;
@@ -1261,7 +1336,7 @@ dvi_status dvi_dist_load(dvi_dist* d, const char* dir)
         unsigned char* p = NULL;
         size_t n = 0;
         snprintf(path, sizeof path, "%s/rank-%d.bin", dir, r);
-        st = read_file(d, path, "DVIDSTRK", &p, &n);
+        st = read_file(d, path, "DVIDSTRK", &p, &n, NULL);
         size_t at = 0;
         while (st == DVI_OK && at < n) {
             dst_rec rec;
@@ -1300,6 +1375,9 @@ dvi_status dvi_dist_load(dvi_dist* d, const char* dir)
     if (st == DVI_OK) {
         d->steps = m.steps;
         d->st.steps = m.steps;
+        d->rebuild_due = false;
+        sc_model_set_steps(d->model, m.steps);
+        sc_model_windows_set(d->model, win, d->rank == 0); /* the sums on rank 0, the counts everywhere */
         if (d->rank == 0) /* the joints are rank 0's */
             for (int32_t j = 0; j < m.joints; j++) {
                 dst_joint_state js;
@@ -1311,6 +1389,7 @@ dvi_status dvi_dist_load(dvi_dist* d, const char* dir)
     }
     set_free(&own);
     free(man);
+    free(win);
     return st;
 }
 
@@ -1474,6 +1553,7 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
     d->dvi = strcmp(scene->method, "dem") != 0;
     d->share = (dvi_ccp_shared){.ctx = d, .exchange = share_exchange, .sum = share_sum, .max = share_max};
     MPI_Op_create(max_nan, 1, &d->op_max);
+    MPI_Op_create(sum_ordered, 0, &d->op_sum);
     d->st.ranks = d->size;
     d->st.rank = d->rank;
     d->st.bodies = scene->total_bodies;
@@ -1551,11 +1631,12 @@ void dvi_dist_destroy(dvi_dist* d)
     dvi_model_destroy(d->model);
     free(d->xcuts), free(d->ycuts), free(d->gshape0), free(d->ids), free(d->level), free(d->owned), free(d->x0), free(d->lshape_g);
     free(d->send_first), free(d->send_idx), free(d->recv_first), free(d->recv_idx), free(d->sbuf), free(d->rbuf);
-    free(d->req), free(d->own8);
+    free(d->req), free(d->own8), free(d->praw);
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin && d->comm != MPI_COMM_NULL && d->comm != 0) MPI_Comm_free(&d->comm);
     if (!fin && d->op_max != MPI_OP_NULL && d->op_max != 0) MPI_Op_free(&d->op_max);
+    if (!fin && d->op_sum != MPI_OP_NULL && d->op_sum != 0) MPI_Op_free(&d->op_sum);
     free(d);
 }
 
@@ -1660,4 +1741,159 @@ dvi_status dvi_dist_state_hash(dvi_dist* d, uint64_t* out)
     MPI_Bcast(&h, 1, MPI_UINT64_T, 0, d->comm);
     *out = h;
     return DVI_OK;
+}
+
+/* ---- probes ------------------------------------------------------------------------------------ */
+
+int32_t dvi_dist_probe_count(const dvi_dist* d)
+{
+    return d ? dvi_model_probe_count(d->model) : 0;
+}
+
+dvi_status dvi_dist_probe_info(const dvi_dist* d, int32_t probe, dvi_probe_info* out)
+{
+    if (!d || !out) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_dist_probe_info: dist or out is NULL");
+    return dvi_model_probe_info(d->model, probe, out);
+}
+
+bool dvi_dist_probe_available(const dvi_dist* d, int32_t probe)
+{
+    return d && probe >= 0 && probe < dvi_model_probe_count(d->model) && sc_model_probe_parts_supported(d->model, probe);
+}
+
+bool dvi_dist_probe_due(const dvi_dist* d, int32_t probe)
+{
+    return d && dvi_model_probe_due(d->model, probe);
+}
+
+dvi_status dvi_dist_probe_sample(dvi_dist* d, int32_t probe, double* values)
+{
+    if (!d) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_dist_probe_sample: dist is NULL");
+    dvi_status st = DVI_OK;
+    if (probe < 0 || probe >= dvi_model_probe_count(d->model)) {
+        st = DVI_ERR_INVALID_ARG;
+        set_err(d, "dvi_dist_probe_sample: no probe %d (the scene has %d)", (int)probe,
+                (int)dvi_model_probe_count(d->model));
+    } else if (!sc_model_probe_parts_supported(d->model, probe)) {
+        dvi_probe_info pi;
+        dvi_model_probe_info(d->model, probe, &pi);
+        st = DVI_ERR_UNSUPPORTED;
+        set_err(d, "probe \"%s\": its kind is not sampled over ranks (the energy audit is each process's own)",
+                pi.name);
+    } else if (d->rank == 0 && !values) {
+        st = DVI_ERR_INVALID_ARG;
+        set_err(d, "dvi_dist_probe_sample: values is NULL on rank 0");
+    }
+    int32_t n = st == DVI_OK ? sc_model_probe_raw_count(d->model, probe) : 0;
+    if (st == DVI_OK && n > d->pcap) {
+        double* q = realloc(d->praw, 3 * (size_t)n * sizeof *q);
+        if (q) d->praw = q, d->pcap = n;
+        else st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
+    }
+    if (st == DVI_OK) {
+        st = sc_model_probe_part(d->model, probe, d->praw);
+        if (st != DVI_OK) set_err(d, "probe %d: %s", (int)probe, dvi_error_message());
+    }
+    st = agree(d, st);
+    if (st != DVI_OK) return st;
+    double* part = d->praw;
+    double* sum = d->praw + n;
+    double* max = d->praw + 2 * (size_t)n;
+    bool any_max = false;
+    for (int32_t k = 0; k < n && !any_max; k++) any_max = sc_model_probe_raw_max(d->model, probe, k);
+    const double tc = now();
+    MPI_Reduce(part, sum, n, MPI_DOUBLE, d->op_sum, 0, d->comm);
+    if (any_max) MPI_Reduce(part, max, n, MPI_DOUBLE, d->op_max, 0, d->comm);
+    d->t_comm += now() - tc;
+    if (d->rank == 0) {
+        for (int32_t k = 0; any_max && k < n; k++)
+            if (sc_model_probe_raw_max(d->model, probe, k)) sum[k] = max[k];
+        sc_model_probe_finish(d->model, probe, sum, values);
+    }
+    return DVI_OK;
+}
+
+/* ---- VTK frames -------------------------------------------------------------------------------- */
+
+dvi_status dvi_dist_write_vtk(dvi_dist* d, const char* dir, int frame, bool ascii)
+{
+    if (!d || !dir) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_dist_write_vtk: dist or dir is NULL");
+    dvi_status st = DVI_OK;
+    char msg[512] = "";
+    uint8_t* keep = malloc((size_t)d->nlocal + 1);
+    if (!keep) st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
+    if (st == DVI_OK && d->rank == 0) { /* the directory first, so that no rank races to make it */
+        size_t n = strlen(dir) + 16;
+        char* fdir = malloc(n);
+        if (!fdir) st = (set_err(d, "out of memory"), DVI_ERR_NOMEM);
+        else {
+            snprintf(fdir, n, "%s/frames", dir);
+            if (dvi_make_dirs(fdir, msg, sizeof msg)) st = (set_err(d, "%s", msg), DVI_ERR_IO);
+            free(fdir);
+        }
+    }
+    st = agree(d, st);
+    if (st == DVI_OK) {
+        for (int32_t k = 0; k < d->nlocal; k++)
+            keep[k] = d->level[k] == 0 || (d->level[k] == 3 && d->rank == 0);
+        const out_vtk_part part = {keep, d->ids, d->rank};
+        st = out_vtk_frame(d->world, dir, frame, ascii, &part, msg, sizeof msg);
+        if (st != DVI_OK) set_err(d, "%s", msg);
+        if (st == DVI_OK && d->rank == 0) {
+            st = out_vtk_write_pvtp(dir, frame, d->size, msg, sizeof msg);
+            if (st != DVI_OK) set_err(d, "%s", msg);
+        }
+    }
+    free(keep);
+    return agree(d, st);
+}
+
+dvi_status dvi_dist_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size)
+{
+    return out_vtk_write_pvd(dir, frames, times, "pvtp", msg, msg_size);
+}
+
+/* ---- MPI for programs that do not call it themselves ------------------------------------------- */
+
+static bool g_started; /* dvi_dist_init started MPI */
+
+dvi_status dvi_dist_init(void)
+{
+    int on = 0, provided = 0;
+    MPI_Initialized(&on);
+    if (on) return DVI_OK;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return base_error_set(DVI_ERR_UNSUPPORTED, "MPI_Init_thread failed");
+    g_started = true;
+    return DVI_OK;
+}
+
+void dvi_dist_finalize(void)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (g_started && !fin) MPI_Finalize();
+    g_started = false;
+}
+
+void dvi_dist_world(int* rank, int* size)
+{
+    int on = 0, fin = 0, r = 0, n = 1;
+    MPI_Initialized(&on);
+    MPI_Finalized(&fin);
+    if (on && !fin) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &r);
+        MPI_Comm_size(MPI_COMM_WORLD, &n);
+    }
+    if (rank) *rank = r;
+    if (size) *size = n;
+}
+
+int dvi_dist_agree_max(int value)
+{
+    int on = 0, fin = 0, out = value;
+    MPI_Initialized(&on);
+    MPI_Finalized(&fin);
+    if (on && !fin) MPI_Allreduce(&value, &out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    return out;
 }

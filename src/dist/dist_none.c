@@ -87,3 +87,64 @@ dvi_status dvi_dist_load(dvi_dist* dist, const char* dir)
     (void)dist, (void)dir;
     return DVI_ERR_UNSUPPORTED;
 }
+
+int32_t dvi_dist_probe_count(const dvi_dist* dist)
+{
+    (void)dist;
+    return 0;
+}
+
+dvi_status dvi_dist_probe_info(const dvi_dist* dist, int32_t probe, dvi_probe_info* out)
+{
+    (void)dist, (void)probe, (void)out;
+    return DVI_ERR_UNSUPPORTED;
+}
+
+bool dvi_dist_probe_due(const dvi_dist* dist, int32_t probe)
+{
+    (void)dist, (void)probe;
+    return false;
+}
+
+bool dvi_dist_probe_available(const dvi_dist* dist, int32_t probe)
+{
+    (void)dist, (void)probe;
+    return false;
+}
+
+dvi_status dvi_dist_probe_sample(dvi_dist* dist, int32_t probe, double* values)
+{
+    (void)dist, (void)probe, (void)values;
+    return DVI_ERR_UNSUPPORTED;
+}
+
+dvi_status dvi_dist_write_vtk(dvi_dist* dist, const char* dir, int frame, bool ascii)
+{
+    (void)dist, (void)dir, (void)frame, (void)ascii;
+    return DVI_ERR_UNSUPPORTED;
+}
+
+dvi_status dvi_dist_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size)
+{
+    (void)dir, (void)frames, (void)times;
+    if (msg && msg_size > 0) snprintf(msg, msg_size, "this build of dvicontact has no MPI");
+    return DVI_ERR_UNSUPPORTED;
+}
+
+dvi_status dvi_dist_init(void)
+{
+    return DVI_ERR_UNSUPPORTED;
+}
+
+void dvi_dist_finalize(void) {}
+
+void dvi_dist_world(int* rank, int* size)
+{
+    if (rank) *rank = 0;
+    if (size) *size = 1;
+}
+
+int dvi_dist_agree_max(int value)
+{
+    return value;
+}

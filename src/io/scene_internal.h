@@ -204,10 +204,40 @@ typedef struct sc_terrain {
 void sc_scene_positions(const dvi_scene* s, double* xyz);
 /* A model whose world holds only bodies ids[0..count) (ascending scene
  * indices), created as dvi_model_create creates them, in the same order,
- * with the joints whose bodies are all there; no terrain models (refused),
- * probes or body names. */
+ * with the joints whose bodies are all there and the scene's probes; no
+ * terrain models (refused); its world's messages number the bodies. */
 dvi_status sc_model_create_subset(const dvi_scene* s, const int64_t* ids, int64_t count, dvi_model** out, char* msg,
                                   size_t msg_size);
+/* One rank's part of a scene spread over ranks (scene_model.c: the rules).
+ * level[k] for each body k of the model's world: SC_LEVEL_OWNED, a ghost
+ * (1, 2) or SC_LEVEL_FIXED; kept by pointer. The root rank gives the time,
+ * the joints and the fixed bodies' states. */
+#define SC_LEVEL_OWNED 0
+#define SC_LEVEL_FIXED 3
+void sc_model_set_part(dvi_model* m, const int8_t* level, bool root);
+void sc_model_set_steps(dvi_model* m, int64_t steps);
+/* dvi_model_step's bookkeeping after the world stepped (no health monitor). */
+dvi_status sc_model_after_step(dvi_model* m);
+/* The averaging windows of the probes, from the model a rebuild replaces. */
+void sc_model_carry_windows(dvi_model* to, const dvi_model* from);
+/* The windows as sc_model_windows_size numbers: each averaged probe's step
+ * count, then each one's sums (the ranks' sums add up to the whole);
+ * set: the counts, and the sums or (sums false) zeros. */
+int64_t sc_model_windows_size(const dvi_model* m);
+int32_t sc_model_windows_counts(const dvi_model* m); /* the averaged probes: the counts' number */
+void sc_model_windows_get(const dvi_model* m, double* out);
+void sc_model_windows_set(dvi_model* m, const double* in, bool sums);
+/* Whether probe i can be sampled over ranks (energy_audit and programs'
+ * probes without a per-body sample cannot). */
+bool sc_model_probe_parts_supported(const dvi_model* m, int32_t probe);
+/* The raw values of probe i: their count (the time first), this rank's
+ * part (every rank's parts summed element-wise give the whole; the columns
+ * sc_model_probe_raw_max names combine by their maximum instead), and the
+ * sample's columns from the combined raw values. */
+int32_t sc_model_probe_raw_count(const dvi_model* m, int32_t probe);
+bool sc_model_probe_raw_max(const dvi_model* m, int32_t probe, int32_t k);
+dvi_status sc_model_probe_part(const dvi_model* m, int32_t probe, double* raw);
+void sc_model_probe_finish(const dvi_model* m, int32_t probe, const double* raw, double* values);
 /* The world's id of scene body b (invalid when a subset left it out). */
 dvi_body_id sc_model_body(const dvi_model* m, int64_t b);
 /* The scene's joints, and the world's id of joint j (invalid when a subset left it out). */

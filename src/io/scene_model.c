@@ -45,7 +45,7 @@ typedef struct model_probe {
     int32_t raw_width;     /* per-step quantities per target: 6 (force, torque) or 1 (normal-force sum) */
     double* acc;           /* average: [raw_width·target_count], the sum over the steps since the last due step */
     int64_t acc_count;     /* average: the number of steps in acc */
-    double* last;          /* contact_force with "with", not averaged: [6·target_count], the sample's step */
+    double* raw;           /* contact_force, joint_reaction: [raw_width·target_count], a sample's raw values */
     int32_t columns;
     char** column_names;   /* [columns], strings in `arena` */
     const char** units;    /* [columns], static strings */
@@ -101,6 +101,12 @@ struct dvi_model {
     double near_time;        /* and the world's time then (the world may be stepped directly) */
 
     world_health health;     /* the run health monitor (src/world/health.c) */
+
+    /* One rank's part of a scene spread over ranks (sc_model_set_part):
+     * per world body its level (SC_LEVEL_OWNED, a ghost, SC_LEVEL_FIXED);
+     * NULL for a whole scene. */
+    const int8_t* part;
+    bool part_root;          /* the rank that gives the time, the joints and the fixed bodies' states */
 };
 
 static void label_body(const void* ctx, int64_t b, char* out, size_t size);
@@ -391,10 +397,10 @@ static dvi_status build_probe(dvi_model* m, const sc_probe* sp, model_probe* p)
         for (int32_t k = 0; k < sp->with_count; k++) p->with[k] = m->bodies[sp->with[k]].index1;
         qsort(p->with, (size_t)sp->with_count, sizeof *p->with, sc_cmp_i32);
         p->with_count = sp->with_count;
-        if (!p->average && p->raw_width == 6) {
-            p->last = malloc(6 * (size_t)sp->target_count * sizeof *p->last);
-            if (!p->last) return DVI_ERR_NOMEM;
-        }
+    }
+    if (contact || sc_probe_is_joint_reaction(sp->kind)) {
+        p->raw = malloc((size_t)p->raw_width * (size_t)(sp->target_count > 0 ? sp->target_count : 1) * sizeof *p->raw);
+        if (!p->raw) return DVI_ERR_NOMEM;
     }
     if (contact && (sp->component == SC_COMPONENT_NORMAL || sp->with_count > 0) &&
         sp->target_count > 0) {
@@ -454,7 +460,7 @@ static void free_probe(model_probe* p)
     free(p->lookup);
     free(p->with);
     free(p->acc);
-    free(p->last);
+    free(p->raw);
     free(p->column_names);
     free(p->units);
     free(p->arena);
@@ -680,9 +686,9 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
     /* explicit bodies and their shapes */
     for (int32_t i = 0; i < s->body_count; i++) {
         const sc_body* b = &s->bodies[i];
-        if (!subset_take(ss, i)) continue;
-        if (b->name && !enter_name(&m->body_map, &m->body_names[i], b->name, i))
+        if (b->name && !enter_name(&m->body_map, &m->body_names[i], b->name, i)) /* every name: the probes' columns */
             return fail(msg, msg_size, DVI_ERR_NOMEM, "out of memory");
+        if (!subset_take(ss, i)) continue;
         dvi_body_def bd = dvi_default_body_def();
         bd.type = b->type;
         if (b->type == DVI_BODY_DYNAMIC) {
@@ -738,13 +744,11 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
             return fail(msg, msg_size, st, "joints[%d] %s: %s", i, j->name ? j->name : "",
                         dvi_world_last_error(m->world));
     }
-    if (ss) { /* a subset: no terrain models, probes or names for the messages (sc_model_create_subset) */
-        st = wld_health_init(&m->health, &s->health, m->world);
-        return st == DVI_OK ? DVI_OK : fail(msg, msg_size, st, "the health monitor: out of memory");
+    /* terrain models (scene_terrain.c): force elements on the bodies (a subset has none: refused) */
+    if (!ss) {
+        st = sc_build_terrain(s, m->world, m->bodies, m->body_count, msg, msg_size);
+        if (st != DVI_OK) return st;
     }
-    /* terrain models (scene_terrain.c): force elements on the bodies */
-    st = sc_build_terrain(s, m->world, m->bodies, m->body_count, msg, msg_size);
-    if (st != DVI_OK) return st;
     /* probes */
     for (int32_t i = 0; i < s->probe_count; i++) {
         m->probe_count = i + 1;
@@ -766,6 +770,7 @@ static dvi_status build(dvi_model* m, const dvi_scene* s, const dvi_allocator* a
     }
     st = wld_health_init(&m->health, &s->health, m->world);
     if (st != DVI_OK) return fail(msg, msg_size, st, "the health monitor: out of memory");
+    if (ss) return DVI_OK; /* a subset's world indices are not the scene's: its messages number the bodies */
     /* from here on the world's messages name bodies as the scene does */
     return dvi_world_set_body_namer(m->world, name_body, m);
 }
@@ -922,12 +927,24 @@ static bool probe_due_at(const dvi_model* m, const model_probe* p, int64_t n)
     return floor(((double)n + 0.5) * r) > floor(((double)n - 0.5) * r);
 }
 
+static dvi_status after_step(dvi_model* m);
+
 dvi_status dvi_model_step(dvi_model* m)
 {
     if (!m) return base_error_set(DVI_ERR_INVALID_ARG, "dvi_model_step: invalid argument (!m)");
     wld_health_before_step(&m->health, m->world, m->dt);
     dvi_status st = dvi_world_step(m->world, m->dt);
     if (st < 0) return st; /* the world's message names bodies as the scene does (name_body) */
+    dvi_status pst = after_step(m);
+    if (pst != DVI_OK) return pst;
+    dvi_status hst = wld_health_after_step(&m->health, m->world, m->steps, m->dt, m->joint_names);
+    return hst < 0 ? hst : st;
+}
+
+/* A step's bookkeeping once the world has stepped: the step count, the
+ * contacts the probes walk, the averaging windows. */
+static dvi_status after_step(dvi_model* m)
+{
     m->steps++;
     /* the contacts the contact-walking probes need, once: on every step when
      * one of them averages, else on the steps where one is due (a sample at
@@ -956,8 +973,7 @@ dvi_status dvi_model_step(dvi_model* m)
         raw_values(m, p, p->acc); /* adds */
         p->acc_count++;
     }
-    dvi_status hst = wld_health_after_step(&m->health, m->world, m->steps, m->dt, m->joint_names);
-    return hst < 0 ? hst : st;
+    return DVI_OK;
 }
 
 dvi_status dvi_model_health(const dvi_model* m, dvi_health_report* out)
@@ -1096,6 +1112,72 @@ static bool with_has(const model_probe* p, int32_t id)
  * - Otherwise: each target's contact force and torque as the world sums them,
  *   plus the force elements' force and torque on it (dvi_body_get_step_force:
  *   a wheel on soil is carried by them, not by contacts). */
+/* A rank's part (m->part): whether it adds the contact's share to the
+ * target at one end. An owned target takes all its contacts (its owner has
+ * every one of them); a fixed target (on every rank) takes those whose other
+ * body this rank owns; a ghost none. */
+static bool part_adds(const dvi_model* m, dvi_body_id target, dvi_body_id other)
+{
+    const int8_t lt = m->part[target.index1 - 1];
+    if (lt == SC_LEVEL_OWNED) return true;
+    return lt == SC_LEVEL_FIXED && !DVI_IS_NULL(other) && m->part[other.index1 - 1] == SC_LEVEL_OWNED;
+}
+
+/* Adds to r[6] the force of contact ci on its end e and that force's torque
+ * about the end's centre of mass (the lever from the end-of-step position). */
+static void add_contact_wrench(const dvi_world* w, const dvi_contact_info* ci, int e, dvi_body_id end, double* r)
+{
+    double f[3], x[3], lever[3], tq[3];
+    v3_scale(f, e == 1 ? 1.0 : -1.0, ci->force); /* force on body b; −force on a */
+    if (dvi_body_get_position(w, end, x) != DVI_OK) return;
+    v3_sub(lever, ci->point, x);
+    v3_cross(tq, lever, f);
+    for (int q = 0; q < 3; q++) {
+        r[q] += f[q];
+        r[3 + q] += tq[q];
+    }
+}
+
+/* A rank's share of a fixed body's contact force and torque: its contacts
+ * with the bodies this rank owns (the world's per-body sums hold the
+ * ghosts' contacts too, which their owners count). With the DVI method the
+ * torque is the world's own: each contact's levers of the step's rows and
+ * its spin and rolling couples (step_dvi.c); with DEM the lever from the
+ * body's position to the contact point, as DEM takes it. */
+static void fixed_share(const dvi_model* m, dvi_body_id b, double* r)
+{
+    const dvi_world* w = m->world;
+    const int32_t nc = dvi_world_contact_count(w);
+    const bool rows = w->def.method != DVI_METHOD_DEM && w->fr_arm && w->fr_ell;
+    const double h = m->dt;
+    for (int32_t j = 0; j < nc; j++) {
+        dvi_contact_info ci;
+        if (dvi_world_get_contact(w, j, &ci) != DVI_OK) continue;
+        const dvi_body_id ends[2] = {ci.body_a, ci.body_b};
+        for (int e = 0; e < 2; e++) {
+            if (ends[e].index1 != b.index1 || !part_adds(m, ends[e], ends[1 - e])) continue;
+            if (!rows) {
+                add_contact_wrench(w, &ci, e, b, r);
+                continue;
+            }
+            const wld_contact_rec* rec = &w->contacts[j];
+            double arm[6], t[3], couple[3] = {0, 0, 0};
+            wld_f2d(w->fr_arm + 6 * (size_t)j, 6, arm);
+            v3_cross(t, arm + 3 * e, rec->force);
+            if (rec->nrows == 6) {
+                double d[9];
+                wld_f2d(w->fr_frame + 9 * (size_t)j, 9, d);
+                for (int q = 3; q < 6; q++) v3_axpy(couple, w->fr_ell[j] * w->gamma[rec->row + q] / h, d + 3 * (q - 3));
+            }
+            const double sg = e == 1 ? 1.0 : -1.0; /* +f on b, −f on a */
+            for (int k = 0; k < 3; k++) {
+                r[k] += sg * rec->force[k];
+                r[3 + k] += sg * (t[k] + couple[k]);
+            }
+        }
+    }
+}
+
 static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 {
     const dvi_world* w = m->world;
@@ -1110,20 +1192,12 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
             for (int e = 0; e < 2; e++) {
                 int32_t t = target_of(p, ends[e].index1);
                 if (t < 0 || (p->with_count > 0 && !with_has(p, ends[1 - e].index1))) continue;
+                if (m->part && !part_adds(m, ends[e], ends[1 - e])) continue;
                 if (p->raw_width == 1) {
                     raw[t] += v3_dot(ci.force, ci.normal);
                     continue;
                 }
-                double f[3], x[3], lever[3], tq[3];
-                v3_scale(f, e == 1 ? 1.0 : -1.0, ci.force); /* force on body b; −force on a */
-                if (dvi_body_get_position(w, ends[e], x) != DVI_OK) continue;
-                v3_sub(lever, ci.point, x);
-                v3_cross(tq, lever, f);
-                double* r = raw + 6 * (size_t)t;
-                for (int q = 0; q < 3; q++) {
-                    r[q] += f[q];
-                    r[3 + q] += tq[q];
-                }
+                add_contact_wrench(w, &ci, e, ends[e], raw + 6 * (size_t)t);
             }
         }
         /* "normal" without "with": the terrain models' normal loads too */
@@ -1133,6 +1207,15 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
     }
     for (int32_t t = 0; t < p->target_count; t++) {
         double r[6];
+        if (m->part && !sc_probe_is_joint_reaction(p->kind)) {
+            const dvi_body_id b = m->bodies[p->targets[t]];
+            if (DVI_IS_NULL(b)) continue;
+            const int8_t lv = m->part[b.index1 - 1];
+            if (lv == SC_LEVEL_FIXED) fixed_share(m, b, raw + 6 * (size_t)t);
+            if (lv != SC_LEVEL_OWNED) continue;
+        } else if (m->part && (!m->part_root || DVI_IS_NULL(m->joints[p->targets[t]]))) {
+            continue; /* the joints are the first rank's, with the bodies the scene lists */
+        }
         if (raw_target(m, p, t, r) != DVI_OK) continue; /* targets were checked when the model was built */
         for (int k = 0; k < 6; k++) raw[6 * (size_t)t + (size_t)k] += r[k];
     }
@@ -1155,17 +1238,23 @@ static dvi_status sample_kinetic_energy(const dvi_model* m, const model_probe* p
  * zero at the origin, 0 for fixed and kinematic bodies. */
 static const dvi_probe_column COLS_BODY_ENERGY[] = {{"kinetic", "J"}, {"potential", "J"}};
 
-static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o)
+static dvi_status energy_of(const dvi_model* m, int64_t b, double* o)
 {
     const dvi_world* w = m->world;
-    for (int32_t t = 0; t < p->target_count; t++) {
-        const int64_t b = p->targets[t];
-        double x[3];
-        dvi_status st = dvi_body_get_position(w, m->bodies[b], x);
+    double x[3];
+    dvi_status st = dvi_body_get_position(w, m->bodies[b], x);
+    if (st != DVI_OK) return st;
+    const double s = w->bodies[wld_body_index(w, m->bodies[b])].gravity_scale;
+    o[0] = kinetic_energy(m, b);                        /* kinetic */
+    o[1] = -m->mass[b] * s * v3_dot(w->def.gravity, x); /* potential */
+    return DVI_OK;
+}
+
+static dvi_status sample_energy(const dvi_model* m, const model_probe* p, double* o)
+{
+    for (int32_t t = 0; t < p->target_count; t++, o += 2) {
+        dvi_status st = energy_of(m, p->targets[t], o);
         if (st != DVI_OK) return st;
-        const double s = w->bodies[wld_body_index(w, m->bodies[b])].gravity_scale;
-        *o++ = kinetic_energy(m, b);                        /* kinetic */
-        *o++ = -m->mass[b] * s * v3_dot(w->def.gravity, x); /* potential */
     }
     return DVI_OK;
 }
@@ -1191,30 +1280,60 @@ static dvi_status sample_energy_audit(const dvi_model* m, const model_probe* p, 
     return DVI_OK;
 }
 
-/* contact_force and joint_reaction: the last step's quantities (raw_values),
- * or their mean since the last due step. */
-static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double* o)
+/* contact_force and joint_reaction, in two halves so that a scene spread
+ * over ranks can sum the ranks' raw values in between: wrench_raw gives the
+ * raw values, raw_width per target (the window's sums when averaging, else
+ * the last step's), and wrench_finish the columns (the mean, the
+ * component). */
+static dvi_status wrench_raw(const dvi_model* m, const model_probe* p, double* raw)
+{
+    const int32_t wd = p->raw_width;
+    const size_t n = (size_t)wd * (size_t)p->target_count;
+    if (p->average && p->acc_count > 0) {
+        memcpy(raw, p->acc, n * sizeof *raw);
+        return DVI_OK;
+    }
+    if (wd == 1 || p->with_count > 0) { /* walks the contacts ("normal", "with") */
+        for (size_t i = 0; i < n; i++) raw[i] = 0.0;
+        raw_values(m, p, raw);
+        return DVI_OK;
+    }
+    for (int32_t t = 0; t < p->target_count; t++) {
+        double* r = raw + 6 * (size_t)t;
+        if (m->part) { /* a rank's part: the owner's numbers, a fixed body's share, −0 elsewhere */
+            bool mine;
+            if (sc_probe_is_joint_reaction(p->kind)) {
+                mine = m->part_root && !DVI_IS_NULL(m->joints[p->targets[t]]);
+            } else {
+                const dvi_body_id b = m->bodies[p->targets[t]];
+                const int8_t lv = DVI_IS_NULL(b) ? -1 : m->part[b.index1 - 1];
+                if (lv == SC_LEVEL_FIXED) {
+                    for (int k = 0; k < 6; k++) r[k] = 0.0;
+                    fixed_share(m, b, r);
+                    continue;
+                }
+                mine = lv == SC_LEVEL_OWNED;
+            }
+            if (!mine) {
+                for (int k = 0; k < 6; k++) r[k] = -0.0;
+                continue;
+            }
+        }
+        dvi_status st = raw_target(m, p, t, r);
+        if (st != DVI_OK) return st;
+    }
+    return DVI_OK;
+}
+
+static void wrench_finish(const dvi_model* m, const model_probe* p, const double* raw, double* o)
 {
     const int32_t wd = p->raw_width;
     const bool mean = p->average && p->acc_count > 0;
-    if (wd == 1 && !mean) {
-        for (int32_t t = 0; t < p->target_count; t++) o[t] = 0.0;
-        raw_values(m, p, o);
-        return DVI_OK;
-    }
-    if (p->last && !mean) { /* "with": the contacts with those bodies only */
-        memset(p->last, 0, 6 * (size_t)p->target_count * sizeof *p->last);
-        raw_values(m, p, p->last);
-    }
     for (int32_t t = 0; t < p->target_count; t++) {
         double r[6];
-        if (mean) {
-            for (int32_t k = 0; k < wd; k++) r[k] = p->acc[(size_t)wd * (size_t)t + (size_t)k] / (double)p->acc_count;
-        } else if (p->last) {
-            memcpy(r, p->last + 6 * (size_t)t, sizeof r);
-        } else {
-            dvi_status st = raw_target(m, p, t, r);
-            if (st != DVI_OK) return st;
+        for (int32_t k = 0; k < wd; k++) {
+            const double v = raw[(size_t)wd * (size_t)t + (size_t)k];
+            r[k] = mean ? v / (double)p->acc_count : v;
         }
         if (wd == 1) o[t] = r[0];
         else if (sc_probe_is_joint_reaction(p->kind) || p->component == SC_COMPONENT_VECTOR)
@@ -1222,7 +1341,15 @@ static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double
         else if (p->component == SC_COMPONENT_MAGNITUDE) o[t] = v3_norm(r);
         else o[t] = v3_dot(r, p->component == SC_COMPONENT_UP ? m->up : p->direction);
     }
-    return DVI_OK;
+}
+
+/* contact_force and joint_reaction: the last step's quantities (raw_values),
+ * or their mean since the last due step. */
+static dvi_status sample_wrench(const dvi_model* m, const model_probe* p, double* o)
+{
+    dvi_status st = wrench_raw(m, p, p->raw);
+    if (st == DVI_OK) wrench_finish(m, p, p->raw, o);
+    return st;
 }
 
 /* ---- probes: the table of kinds ------------------------------------------------------ */
@@ -1362,6 +1489,212 @@ dvi_status dvi_model_probe_sample(const dvi_model* m, int32_t probe, double* val
         o += p->kind->column_count;
     }
     return DVI_OK;
+}
+
+/* ---- one rank's part of a scene spread over ranks (src/dist) -------------------------------
+ *
+ * Each rank's model holds its owned bodies, ghosts and the fixed bodies
+ * (sc_model_create_subset) and builds the scene's probes. A probe's sample
+ * is the element-wise sum of every rank's part (sc_model_probe_part), the
+ * solver's largest-of columns their maximum, finished on one rank
+ * (sc_model_probe_finish). A body's numbers come from its owner, the other
+ * ranks giving −0 (x + −0 = x for every x, −0 included, so the sum is the
+ * owner's bits); a fixed body's contact force is the sum of each rank's
+ * contacts with the bodies it owns; the time, the fixed bodies' states and
+ * the joints (whose bodies the first rank owns) from the root rank. */
+
+void sc_model_set_part(dvi_model* m, const int8_t* level, bool root)
+{
+    m->part = level;
+    m->part_root = root;
+}
+
+void sc_model_set_steps(dvi_model* m, int64_t steps)
+{
+    m->steps = steps;
+    m->near_step = -1;
+}
+
+dvi_status sc_model_after_step(dvi_model* m)
+{
+    return after_step(m);
+}
+
+void sc_model_carry_windows(dvi_model* to, const dvi_model* from)
+{
+    for (int32_t i = 0; i < to->probe_count && i < from->probe_count; i++) {
+        model_probe* p = &to->probes[i];
+        const model_probe* q = &from->probes[i];
+        if (!p->acc || !q->acc || p->raw_width != q->raw_width || p->target_count != q->target_count) continue;
+        memcpy(p->acc, q->acc, (size_t)p->raw_width * (size_t)p->target_count * sizeof *p->acc);
+        p->acc_count = q->acc_count;
+    }
+}
+
+/* The windows as numbers: per averaged probe its step count, then per
+ * averaged probe its sums (raw_width · targets). */
+int64_t sc_model_windows_size(const dvi_model* m)
+{
+    int64_t n = 0;
+    for (int32_t i = 0; i < m->probe_count; i++)
+        if (m->probes[i].acc) n += 1 + (int64_t)m->probes[i].raw_width * m->probes[i].target_count;
+    return n;
+}
+
+int32_t sc_model_windows_counts(const dvi_model* m)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < m->probe_count; i++) n += m->probes[i].acc != NULL;
+    return n;
+}
+
+void sc_model_windows_get(const dvi_model* m, double* out)
+{
+    double* sums = out;
+    for (int32_t i = 0; i < m->probe_count; i++)
+        if (m->probes[i].acc) *sums++ = (double)m->probes[i].acc_count;
+    for (int32_t i = 0; i < m->probe_count; i++) {
+        const model_probe* p = &m->probes[i];
+        if (!p->acc) continue;
+        const size_t n = (size_t)p->raw_width * (size_t)p->target_count;
+        memcpy(sums, p->acc, n * sizeof *sums);
+        sums += n;
+    }
+}
+
+void sc_model_windows_set(dvi_model* m, const double* in, bool sums)
+{
+    const double* at = in;
+    for (int32_t i = 0; i < m->probe_count; i++)
+        if (m->probes[i].acc) m->probes[i].acc_count = (int64_t)*at++;
+    for (int32_t i = 0; i < m->probe_count; i++) {
+        model_probe* p = &m->probes[i];
+        if (!p->acc) continue;
+        const size_t n = (size_t)p->raw_width * (size_t)p->target_count;
+        if (sums) memcpy(p->acc, at, n * sizeof *at);
+        else memset(p->acc, 0, n * sizeof *p->acc);
+        at += n;
+    }
+}
+
+/* Whether this rank gives scene body b's numbers. */
+static bool part_gives(const dvi_model* m, int64_t b)
+{
+    const dvi_body_id id = m->bodies[b];
+    if (DVI_IS_NULL(id)) return false;
+    const int8_t lv = m->part[id.index1 - 1];
+    return lv == SC_LEVEL_OWNED || (lv == SC_LEVEL_FIXED && m->part_root);
+}
+
+int32_t sc_model_probe_raw_count(const dvi_model* m, int32_t probe)
+{
+    const model_probe* p = &m->probes[probe];
+    if (p->kind->sample == sample_wrench) return 1 + p->raw_width * p->target_count;
+    return p->columns;
+}
+
+bool sc_model_probe_raw_max(const dvi_model* m, int32_t probe, int32_t k)
+{
+    if (m->probes[probe].kind->sample != sample_solver) return false;
+    static const char* const largest[] = {"max_penetration", "max_joint_violation", "ccp_hover", "wall_collide", "wall_assemble", "wall_solve", "wall_integrate",
+                                          "wall_report"};
+    if (k < 1 || k > NCOLS(COLS_SOLVER)) return false;
+    for (size_t i = 0; i < sizeof largest / sizeof largest[0]; i++)
+        if (strcmp(COLS_SOLVER[k - 1].name, largest[i]) == 0) return true;
+    return false;
+}
+
+bool sc_model_probe_parts_supported(const dvi_model* m, int32_t probe)
+{
+    const sc_probe_class* k = m->probes[probe].kind;
+    return k->sample_body || k->sample == sample_wrench || k->sample == sample_kinetic_energy ||
+           k->sample == sample_energy || k->sample == sample_solver;
+}
+
+/* The solver's columns over ranks: the iterations, residual and status
+ * (the same on every rank with the DVI method) and the joints' rows from the
+ * root; the contacts and their rows counted where their first movable body
+ * is owned; the largest-of columns each rank's own (sc_model_probe_raw_max). */
+static void solver_part(const dvi_model* m, double* o)
+{
+    const dvi_world* w = m->world;
+    dvi_step_stats s = dvi_world_get_stats(w);
+    int64_t contacts = 0, rows = 0;
+    const bool dvi = w->def.method != DVI_METHOD_DEM;
+    for (int32_t c = 0; c < w->contact_count; c++) {
+        const wld_contact_rec* r = &w->contacts[c];
+        const int32_t k = m->part[r->body_a] == SC_LEVEL_FIXED ? r->body_b : r->body_a;
+        if (m->part[k] != SC_LEVEL_OWNED) continue;
+        contacts++;
+        if (dvi) rows += r->nrows;
+    }
+    const double root = m->part_root ? 1.0 : 0.0;
+    s.contacts = (int32_t)contacts;
+    s.rows = (int32_t)(rows + (m->part_root ? s.joint_rows : 0));
+    double* o0 = o;
+#define SOLVER_COLUMN_VALUE(name, unit, value) *o++ = (value);
+    SOLVER_COLUMNS(SOLVER_COLUMN_VALUE)
+#undef SOLVER_COLUMN_VALUE
+    for (int32_t k = 0; k < NCOLS(COLS_SOLVER); k++) {
+        const char* c = COLS_SOLVER[k].name;
+        if (strcmp(c, "iterations") == 0 || strcmp(c, "residual") == 0 || strcmp(c, "solver_status") == 0)
+            o0[k] = root > 0.0 ? o0[k] : -0.0;
+    }
+}
+
+dvi_status sc_model_probe_part(const dvi_model* m, int32_t probe, double* raw)
+{
+    const model_probe* p = &m->probes[probe];
+    const int32_t n = sc_model_probe_raw_count(m, probe);
+    raw[0] = m->part_root ? dvi_model_time(m) : -0.0;
+    double* o = raw + 1;
+    for (int32_t k = 0; k < n - 1; k++) o[k] = -0.0;
+    const sc_probe_class* kind = p->kind;
+    if (kind->sample == sample_wrench) return wrench_raw(m, p, o);
+    if (kind->sample == sample_solver) {
+        solver_part(m, o);
+        return DVI_OK;
+    }
+    if (kind->sample == sample_kinetic_energy) { /* the owned bodies' sum */
+        double e = 0.0;
+        if (p->target_count == 0) {
+            for (int64_t b = 0; b < m->body_count; b++)
+                if (part_gives(m, b)) e += kinetic_energy(m, b);
+        } else {
+            for (int32_t t = 0; t < p->target_count; t++)
+                if (part_gives(m, p->targets[t])) e += kinetic_energy(m, p->targets[t]);
+        }
+        o[0] = e;
+        return DVI_OK;
+    }
+    if (kind->sample == sample_energy) {
+        for (int32_t t = 0; t < p->target_count; t++, o += 2)
+            if (part_gives(m, p->targets[t])) {
+                dvi_status st = energy_of(m, p->targets[t], o);
+                if (st != DVI_OK) return st;
+            }
+        return DVI_OK;
+    }
+    if (!kind->sample_body)
+        return base_error_setf(DVI_ERR_UNSUPPORTED, "probe \"%s\" (%s): not sampled over ranks", p->name, kind->name);
+    dvi_probe_context c;
+    c.world = m->world;
+    v3_copy(c.up, m->up);
+    for (int32_t t = 0; t < p->target_count; t++, o += kind->column_count) {
+        if (!part_gives(m, p->targets[t])) continue;
+        c.body = m->bodies[p->targets[t]];
+        dvi_status st = kind->sample_body(&c, p->data ? p->data + (size_t)t * (size_t)p->data_width : NULL, o);
+        if (st != DVI_OK) return st;
+    }
+    return DVI_OK;
+}
+
+void sc_model_probe_finish(const dvi_model* m, int32_t probe, const double* raw, double* values)
+{
+    const model_probe* p = &m->probes[probe];
+    values[0] = raw[0];
+    if (p->kind->sample == sample_wrench) wrench_finish(m, p, raw + 1, values + 1);
+    else memcpy(values + 1, raw + 1, (size_t)(p->columns - 1) * sizeof *values);
 }
 
 /* ---- state ---------------------------------------------------------------------------------- */

@@ -8,7 +8,9 @@
 
 #include "error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #if defined(__GNUC__)
@@ -56,5 +58,27 @@ int out_csv_split_header(const char* s, char*** fields_out, int* count_out);
 void out_csv_parse_row(const char* p, double* vals, int ncols);
 int out_csv_count_fields(const char* s);
 void out_chomp(char* line, ssize_t* len);
+
+/* ---- VTK frames in pieces (one per rank of a scene spread over ranks) ---- */
+
+/* Which of the world's bodies a piece holds (keep[k] != 0) and the ids it
+ * writes for them (ids[k], the scene's index); a contact goes with its body
+ * a, or b when a is fixed or none. Piece 0 writes static.vtp at frame 0. */
+typedef struct out_vtk_part {
+    const uint8_t* keep;
+    const int64_t* ids;
+    int piece;
+} out_vtk_part;
+
+/* dvi_vtk_write_frame_ex, of the part's bodies and contacts only, into
+ * DIR/frames/KIND_NNNNNN_pRRRR.vtp (part NULL: the whole world as
+ * dvi_vtk_write_frame_ex writes it). */
+dvi_status out_vtk_frame(const dvi_world* world, const char* dir, int frame, bool ascii, const out_vtk_part* part,
+                         char* msg, size_t msg_size);
+/* DIR/frames/{bodies,contacts,shapes}_NNNNNN.pvtp joining `pieces` pieces. */
+dvi_status out_vtk_write_pvtp(const char* dir, int frame, int pieces, char* msg, size_t msg_size);
+/* dvi_vtk_write_pvd with the frames' files named .EXT ("vtp", or "pvtp" for pieces). */
+dvi_status out_vtk_write_pvd(const char* dir, int frames, const double* times, const char* ext, char* msg,
+                             size_t msg_size);
 
 #endif /* DVI_OUT_INTERNAL_H */

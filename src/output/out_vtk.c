@@ -375,14 +375,15 @@ static bool glyph_body(const dvi_world* w, dvi_body_id id, const dvi_body_info* 
 
 /* Collects the surfaces of the shapes of fixed bodies (fixed = true) or of
  * the moving ones, except glyph bodies. */
-static int collect_shapes(const dvi_world* w, bool fixed, const scene_box* box, vtk_mesh* m, const char* what,
-                          char* msg, size_t msg_size)
+static int collect_shapes(const dvi_world* w, bool fixed, const scene_box* box, const out_vtk_part* part,
+                          vtk_mesh* m, const char* what, char* msg, size_t msg_size)
 {
     const int32_t n = dvi_world_body_count(w);
     for (int32_t i = 0; i < n; i++) {
         dvi_body_id id;
         dvi_body_info info;
         double x[4], q[4], v[3], Rb[9], gr;
+        if (part && !part->keep[i]) continue;
         if (dvi_world_body_at(w, i, &id) != DVI_OK || dvi_body_get_info(w, id, &info) != DVI_OK)
             return out_fail(msg, msg_size, "%s: cannot query body %d: %s", what, (int)i, dvi_world_last_error(w));
         if ((info.type == DVI_BODY_FIXED) != fixed || info.shape_count == 0 || glyph_body(w, id, &info, &gr)) continue;
@@ -405,7 +406,7 @@ static int collect_shapes(const dvi_world* w, bool fixed, const scene_box* box, 
                 return out_fail(msg, msg_size, "%s: out of memory", what);
             for (size_t t = t0; t < m->nt; t++) {
                 m->ci[3 * t] = (int32_t)s.type;
-                m->ci[3 * t + 1] = i;
+                m->ci[3 * t + 1] = part ? (int32_t)part->ids[i] : i;
                 m->ci[3 * t + 2] = k;
                 m->speed[t] = speed;
             }
@@ -528,7 +529,7 @@ dvi_status dvi_vtk_write_static(const dvi_world* world, const char* dir, bool as
     vtk_mesh m = {0};
     scene_box box;
     dvi_status rc = DVI_ERR_IO;
-    if (scene_extent(world, &box, msg, msg_size) || collect_shapes(world, true, &box, &m, path, msg, msg_size))
+    if (scene_extent(world, &box, msg, msg_size) || collect_shapes(world, true, &box, NULL, &m, path, msg, msg_size))
         goto done;
     vtk_surface(&o, &m, false);
     if (o.b.failed) {
@@ -620,6 +621,13 @@ static bool has_soil(const dvi_world* w)
     return false;
 }
 
+/* DIR/frames/KIND_NNNNNN.vtp, or a part's piece KIND_NNNNNN_pRRRR.vtp. */
+static void piece_path(char* path, size_t size, const char* fdir, const char* kind, int frame, const out_vtk_part* part)
+{
+    if (part) snprintf(path, size, "%s/%s_%06d_p%04d.vtp", fdir, kind, frame, part->piece);
+    else snprintf(path, size, "%s/%s_%06d.vtp", fdir, kind, frame);
+}
+
 dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int frame, char* msg, size_t msg_size)
 {
     return dvi_vtk_write_frame_ex(world, dir, frame, false, msg, msg_size);
@@ -627,6 +635,21 @@ dvi_status dvi_vtk_write_frame(const dvi_world* world, const char* dir, int fram
 
 dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int frame, bool ascii, char* msg,
                                   size_t msg_size)
+{
+    return out_vtk_frame(world, dir, frame, ascii, NULL, msg, msg_size);
+}
+
+/* The body that carries a contact in a part (a, unless it is none or fixed). */
+static int32_t contact_carrier(const dvi_world* w, const dvi_contact_info* c)
+{
+    dvi_body_info info;
+    if (DVI_IS_NULL(c->body_a)) return c->body_b.index1 - 1;
+    if (dvi_body_get_info(w, c->body_a, &info) == DVI_OK && info.type == DVI_BODY_FIXED) return c->body_b.index1 - 1;
+    return c->body_a.index1 - 1;
+}
+
+dvi_status out_vtk_frame(const dvi_world* world, const char* dir, int frame, bool ascii, const out_vtk_part* part,
+                         char* msg, size_t msg_size)
 {
     if (!world) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: no world");
     if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK frame: no output directory");
@@ -658,11 +681,14 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
         out_fail(msg, msg_size, "%s: out of memory for %d bodies", fdir, (int)n);
         goto done;
     }
-    for (int32_t i = 0; i < n; i++) {
+    int32_t nw = 0; /* bodies written */
+    for (int32_t wi = 0; wi < n; wi++) {
+        if (part && !part->keep[wi]) continue;
+        const int32_t i = nw++;
         dvi_body_id id;
         dvi_body_info info;
         double* r = bd + (size_t)i * B_STRIDE;
-        if (dvi_world_body_at(world, i, &id) != DVI_OK || dvi_body_get_info(world, id, &info) != DVI_OK ||
+        if (dvi_world_body_at(world, wi, &id) != DVI_OK || dvi_body_get_info(world, id, &info) != DVI_OK ||
             dvi_body_get_position(world, id, r + B_POS) != DVI_OK ||
             dvi_body_get_orientation(world, id, r + B_Q) != DVI_OK ||
             dvi_body_get_velocity(world, id, r + B_V) != DVI_OK ||
@@ -686,10 +712,11 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
         r[B_MASS] = info.mass;
         r[B_RAD] = info.bounding_radius;
         glyph_body(world, id, &info, &r[B_GLYPH]);
-        bi[3 * i + 0] = id.index1 - 1;
+        bi[3 * i + 0] = part ? (int32_t)part->ids[wi] : id.index1 - 1;
         bi[3 * i + 1] = (int32_t)info.type;
         bi[3 * i + 2] = info.shape_count > 0 ? (int32_t)info.shape_type : 0;
     }
+    n = nw;
     vtk_head(&o, (size_t)n, "glyph_radius", "velocity");
     vtk_i32(&o, "id", bi, (size_t)n, 3, 0);
     vtk_i32(&o, "body_type", bi, (size_t)n, 3, 1);
@@ -705,7 +732,7 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
     vtk_f64(&o, "angular_velocity", 3, bd, (size_t)n, B_STRIDE, B_W);
     vtk_f64(&o, "speed", 1, bd, (size_t)n, B_STRIDE, B_SPEED);
     vtk_tail(&o, (size_t)n, bd, B_STRIDE);
-    snprintf(path, dl, "%s/bodies_%06d.vtp", fdir, frame);
+    piece_path(path, dl, fdir, "bodies", frame, part);
     if (o.b.failed) {
         out_fail(msg, msg_size, "%s: out of memory", path);
         goto done;
@@ -722,13 +749,20 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
         out_fail(msg, msg_size, "%s: out of memory for %d contacts", fdir, (int)mc);
         goto done;
     }
-    for (int32_t i = 0; i < mc; i++) {
+    int32_t mw = 0; /* contacts written */
+    for (int32_t ki = 0; ki < mc; ki++) {
         dvi_contact_info c;
-        if (dvi_world_get_contact(world, i, &c) != DVI_OK) {
+        const int32_t i = mw;
+        if (dvi_world_get_contact(world, ki, &c) != DVI_OK) {
             out_fail(msg, msg_size, "%s: frame %d: cannot query contact %d: %s", fdir, frame, (int)i,
                  dvi_world_last_error(world));
             goto done;
         }
+        if (part) {
+            const int32_t k = contact_carrier(world, &c);
+            if (k < 0 || !part->keep[k]) continue;
+        }
+        mw++;
         double* r = cd + (size_t)i * C_STRIDE;
         for (int k = 0; k < 3; k++) {
             r[C_POS + k] = c.point[k];
@@ -740,7 +774,10 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
         r[C_D] = c.distance;
         ci[2 * i + 0] = c.body_a.index1 - 1;
         ci[2 * i + 1] = c.body_b.index1 - 1;
+        for (int e = 0; part && e < 2; e++)
+            if (ci[2 * i + e] >= 0) ci[2 * i + e] = (int32_t)part->ids[ci[2 * i + e]];
     }
+    mc = mw;
     vtk_head(&o, (size_t)mc, "force_magnitude", "force");
     vtk_f64(&o, "force", 3, cd, (size_t)mc, C_STRIDE, C_F);
     vtk_f64(&o, "normal", 3, cd, (size_t)mc, C_STRIDE, C_N);
@@ -750,7 +787,7 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
     vtk_i32(&o, "body_a", ci, (size_t)mc, 2, 0);
     vtk_i32(&o, "body_b", ci, (size_t)mc, 2, 1);
     vtk_tail(&o, (size_t)mc, cd, C_STRIDE);
-    snprintf(path, dl, "%s/contacts_%06d.vtp", fdir, frame);
+    piece_path(path, dl, fdir, "contacts", frame, part);
     if (o.b.failed) {
         out_fail(msg, msg_size, "%s: out of memory", path);
         goto done;
@@ -759,9 +796,9 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
 
     /* the surfaces of the moving bodies' shapes */
     o.b.len = 0;
-    snprintf(path, dl, "%s/shapes_%06d.vtp", fdir, frame);
+    piece_path(path, dl, fdir, "shapes", frame, part);
     scene_box none = {{0, 0, 0}, 1}; /* planes belong to fixed bodies only */
-    if (collect_shapes(world, false, &none, &m, path, msg, msg_size)) goto done;
+    if (collect_shapes(world, false, &none, part, &m, path, msg, msg_size)) goto done;
     vtk_surface(&o, &m, true);
     if (o.b.failed) {
         out_fail(msg, msg_size, "%s: out of memory", path);
@@ -770,7 +807,7 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
     if (dvi_write_file_atomic(path, o.b.data, o.b.len, msg, msg_size)) goto done;
 
     /* the deformed surface of the SCM soils (terrain models), if any */
-    if (has_soil(world)) {
+    if (!part && has_soil(world)) {
         o.b.len = 0;
         snprintf(path, dl, "%s/soil_%06d.vtp", fdir, frame);
         if (soil_cells(world, &o) < 0 || o.b.failed) {
@@ -781,7 +818,8 @@ dvi_status dvi_vtk_write_frame_ex(const dvi_world* world, const char* dir, int f
     }
 
     /* the fixed bodies' shapes, once */
-    if (frame == 0 && dvi_vtk_write_static(world, dir, ascii, msg, msg_size)) goto done;
+    if (frame == 0 && (!part || part->piece == 0) && dvi_vtk_write_static(world, dir, ascii, msg, msg_size))
+        goto done;
     rc = DVI_OK;
 
 done:
@@ -796,7 +834,73 @@ done:
     return rc;
 }
 
+/* ---- frames in pieces: the .pvtp files that join them ------------------------------------------ */
+
+typedef struct pvtp_array {
+    const char* name;
+    const char* type;
+    int comps;
+} pvtp_array;
+
+static const pvtp_array PVTP_BODIES[] = {
+    {"id", "Int32", 1},           {"body_type", "Int32", 1},    {"shape_type", "Int32", 1},
+    {"mass", "Float64", 1},       {"radius", "Float64", 1},     {"glyph_radius", "Float64", 1},
+    {"orientation", "Float64", 4}, {"rotation", "Float64", 9},  {"axis_x", "Float64", 3},
+    {"axis_z", "Float64", 3},     {"velocity", "Float64", 3},   {"angular_velocity", "Float64", 3},
+    {"speed", "Float64", 1},      {NULL, NULL, 0}};
+static const pvtp_array PVTP_CONTACTS[] = {
+    {"force", "Float64", 3},    {"normal", "Float64", 3},   {"force_magnitude", "Float64", 1},
+    {"normal_force", "Float64", 1}, {"distance", "Float64", 1}, {"body_a", "Int32", 1},
+    {"body_b", "Int32", 1},     {NULL, NULL, 0}};
+static const pvtp_array PVTP_SHAPES[] = {
+    {"shape_type", "Int32", 1}, {"body", "Int32", 1}, {"shape", "Int32", 1}, {"speed", "Float64", 1}, {NULL, NULL, 0}};
+
+dvi_status out_vtk_write_pvtp(const char* dir, int frame, int pieces, char* msg, size_t msg_size)
+{
+    static const struct {
+        const char* kind;
+        const char* data; /* PPointData or PCellData */
+        const char* attrs;
+        const pvtp_array* arrays;
+    } files[] = {{"bodies", "PPointData", " Scalars=\"glyph_radius\" Vectors=\"velocity\"", PVTP_BODIES},
+                 {"contacts", "PPointData", " Scalars=\"force_magnitude\" Vectors=\"force\"", PVTP_CONTACTS},
+                 {"shapes", "PCellData", " Scalars=\"shape_type\"", PVTP_SHAPES}};
+    size_t dl = strlen(dir) + 64;
+    char* path = malloc(dl);
+    if (!path) return out_fail(msg, msg_size, "%s: out of memory", dir);
+    dvi_status rc = DVI_OK;
+    for (size_t f = 0; f < sizeof files / sizeof files[0] && rc == DVI_OK; f++) {
+        out_sbuf b = {0};
+        out_sb_puts(&b, "<?xml version=\"1.0\"?>\n"
+                        "<VTKFile type=\"PPolyData\" version=\"1.0\" byte_order=\"LittleEndian\" "
+                        "header_type=\"UInt64\">\n  <PPolyData GhostLevel=\"0\">\n");
+        out_sb_printf(&b, "    <%s%s>\n", files[f].data, files[f].attrs);
+        for (const pvtp_array* a = files[f].arrays; a->name; a++)
+            out_sb_printf(&b, "      <PDataArray type=\"%s\" Name=\"%s\" NumberOfComponents=\"%d\"/>\n", a->type,
+                          a->name, a->comps);
+        out_sb_printf(&b, "    </%s>\n    <PPoints>\n"
+                          "      <PDataArray type=\"Float64\" Name=\"Points\" NumberOfComponents=\"3\"/>\n"
+                          "    </PPoints>\n",
+                      files[f].data);
+        for (int r = 0; r < pieces; r++)
+            out_sb_printf(&b, "    <Piece Source=\"%s_%06d_p%04d.vtp\"/>\n", files[f].kind, frame, r);
+        out_sb_puts(&b, "  </PPolyData>\n</VTKFile>\n");
+        snprintf(path, dl, "%s/frames/%s_%06d.pvtp", dir, files[f].kind, frame);
+        if (b.failed) rc = out_fail(msg, msg_size, "%s: out of memory", path);
+        else rc = dvi_write_file_atomic(path, b.data, b.len, msg, msg_size);
+        out_sb_free(&b);
+    }
+    free(path);
+    return rc;
+}
+
 dvi_status dvi_vtk_write_pvd(const char* dir, int frames, const double* times, char* msg, size_t msg_size)
+{
+    return out_vtk_write_pvd(dir, frames, times, "vtp", msg, msg_size);
+}
+
+dvi_status out_vtk_write_pvd(const char* dir, int frames, const double* times, const char* ext, char* msg,
+                             size_t msg_size)
 {
     if (!dir || !*dir) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "VTK collection: no output directory");
     if (frames < 0) return out_fail_st(DVI_ERR_INVALID_ARG, msg, msg_size, "%s: bad frame count %d", dir, frames);
@@ -822,8 +926,8 @@ dvi_status dvi_vtk_write_pvd(const char* dir, int frames, const double* times, c
         for (int i = 0; i < frames; i++) {
             char t[32];
             out_format_roundtrip(t, times[i]);
-            out_sb_printf(&b, "    <DataSet timestep=\"%s\" group=\"\" part=\"0\" file=\"frames/%s_%06d.vtp\"/>\n", t,
-                      kinds[k], i);
+            out_sb_printf(&b, "    <DataSet timestep=\"%s\" group=\"\" part=\"0\" file=\"frames/%s_%06d.%s\"/>\n", t,
+                      kinds[k], i, k == 3 ? "vtp" : ext);
         }
         out_sb_puts(&b, "  </Collection>\n</VTKFile>\n");
         snprintf(path, dl, "%s/%s.pvd", dir, kinds[k]);

@@ -912,6 +912,9 @@ static dvi_status stage_report(dvi_world* w, const wld_step_dvi_ctx* x)
         }
         const double gn = w->gamma[rec->row];
         if (!(gn > 0.0)) continue;
+        /* a world split over processes: the contacts it owns (share_masks' rule), so that the
+         * processes' hover work adds up to the whole problem's */
+        if (w->share && !w->share_body_own[A->type == DVI_BODY_FIXED ? rec->body_b : rec->body_a]) continue;
         /* u = r + J dv along n, t1, t2 */
         double tn[9], u[3] = {w->r[rec->row], w->r[rec->row + 1], w->r[rec->row + 2]};
         wld_f2d(w->fr_frame + 9 * (size_t)c, 9, tn);
