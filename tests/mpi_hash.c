@@ -8,9 +8,11 @@
  *   --load DIR    (ranks) continue from the checkpoint in DIR (dvi_dist_load), then STEPS steps
  *   --save DIR    (ranks) write a checkpoint into DIR after the steps (dvi_dist_save)
  *   --grid PXxPY  (ranks) the subdomains along x and y (default: chosen from the bed)
+ *   --rebalance R (ranks) dvi_dist_settings.rebalance (default 0: 1.2)
  *
  * Prints on stdout (rank 0): "hash HEX steps K time T", then, over ranks,
- * one line per rank "rank R owned O ghosts G rebuilds B"; a failure:
+ * one line per rank "rank R owned O ghosts G local L rebuilds B contacts C
+ * rebalances N imbalance F"; a failure:
  * "error: MESSAGE" on stderr and exit status 1 on every rank. --die makes
  * rank RANK exit abruptly (status 9, no MPI call) before step STEP: the
  * other ranks must not hang.
@@ -50,7 +52,7 @@ static int single(dvi_scene* scene, long steps)
 }
 
 static int spread(dvi_scene* scene, long steps, double skin, int die_rank, long die_step, const char* load,
-                  const char* save, const int grid[2])
+                  const char* save, const int grid[2], double rebalance)
 {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -59,6 +61,7 @@ static int spread(dvi_scene* scene, long steps, double skin, int die_rank, long 
     set.skin = skin;
     set.grid[0] = grid[0];
     set.grid[1] = grid[1];
+    set.rebalance = rebalance;
     char msg[1024];
     dvi_dist* d = NULL;
     dvi_status st = dvi_dist_create(scene, &set, &d, msg, sizeof msg);
@@ -105,8 +108,9 @@ static int spread(dvi_scene* scene, long steps, double skin, int die_rank, long 
     for (int r = 0; r < size; r++) { /* one line per rank, in rank order */
         MPI_Barrier(MPI_COMM_WORLD);
         if (r == rank) {
-            printf("rank %d owned %d ghosts %d local %d rebuilds %lld contacts %lld\n", rank, s.owned, s.ghosts, s.local,
-                   (long long)s.rebuilds, (long long)s.contacts);
+            printf("rank %d owned %d ghosts %d local %d rebuilds %lld contacts %lld rebalances %lld imbalance %.3f\n",
+                   rank, s.owned, s.ghosts, s.local, (long long)s.rebuilds, (long long)s.contacts,
+                   (long long)s.rebalances, s.imbalance);
             fflush(stdout);
         }
     }
@@ -117,7 +121,7 @@ static int spread(dvi_scene* scene, long steps, double skin, int die_rank, long 
 int main(int argc, char** argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: mpi_hash SCENE STEPS [--single] [--skin S] [--threads T] [--die RANK:STEP] [--load DIR] [--save DIR] [--grid PXxPY]\n");
+        fprintf(stderr, "usage: mpi_hash SCENE STEPS [--single] [--skin S] [--threads T] [--die RANK:STEP] [--load DIR] [--save DIR] [--grid PXxPY] [--rebalance R]\n");
         return 2;
     }
     const char* path = argv[1];
@@ -128,6 +132,7 @@ int main(int argc, char** argv)
     const char* load = NULL;
     const char* save = NULL;
     int grid[2] = {0, 0};
+    double rebalance = 0.0;
     long die_step = -1;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--single") == 0) one = true;
@@ -135,6 +140,7 @@ int main(int argc, char** argv)
         else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = atoi(argv[++i]);
         else if (strcmp(argv[i], "--load") == 0 && i + 1 < argc) load = argv[++i];
         else if (strcmp(argv[i], "--save") == 0 && i + 1 < argc) save = argv[++i];
+        else if (strcmp(argv[i], "--rebalance") == 0 && i + 1 < argc) rebalance = strtod(argv[++i], NULL);
         else if (strcmp(argv[i], "--grid") == 0 && i + 1 < argc) {
             if (sscanf(argv[++i], "%dx%d", &grid[0], &grid[1]) != 2) return 2;
         }
@@ -170,7 +176,7 @@ int main(int argc, char** argv)
     } else {
         int provided;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-        rc = spread(scene, steps, skin, die_rank, die_step, load, save, grid);
+        rc = spread(scene, steps, skin, die_rank, die_step, load, save, grid, rebalance);
         MPI_Finalize();
     }
     dvi_scene_destroy(scene);

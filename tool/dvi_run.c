@@ -807,6 +807,8 @@ int run_write_summary(run_state* rs, const char* status, char* msg, size_t msg_s
         dvi_json_key_int(w, "rank0_owned", rs->dist_stats.owned);
         dvi_json_key_int(w, "rank0_ghosts", rs->dist_stats.ghosts);
         dvi_json_key_int(w, "rebuilds", rs->dist_stats.rebuilds);
+        dvi_json_key_int(w, "rebalances", rs->dist_stats.rebalances);
+        dvi_json_key_number(w, "imbalance", rs->dist_stats.imbalance);
         dvi_json_key_number(w, "rank0_seconds_comm_last_step", rs->dist_stats.seconds_comm);
         dvi_json_end_object(w);
     }

@@ -45,6 +45,10 @@ typedef struct dvi_dist_settings {
     /// grid whose subdomains have the smallest half perimeter on the bed's
     /// footprint (slabs along a strip, 2 × 2 on a square bed of 4 ranks).
     int32_t grid[2];
+    /// The cuts are drawn at the quantiles of the initial centres, and again
+    /// at a rebuild when a rank owns more than `rebalance` times the mean
+    /// of the generated bodies; 0: 1.2; a negative value: never.
+    double rebalance;
 } dvi_dist_settings;
 
 /// Per rank, and summed over the ranks where named so; the last step's
@@ -69,6 +73,8 @@ typedef struct dvi_dist_stats {
     double residual;           /* DVI: the last step's solver residual (the same on every rank) */
     double max_penetration;    /* the last step's deepest contact, all ranks (m) */
     double max_joint_violation; /* the last step's largest joint error, all ranks */
+    int64_t rebalances;        /* times the cuts were drawn again (the load drifted), over the run */
+    double imbalance;          /* at the last rebuild: the most generated bodies a rank owned over the mean */
 } dvi_dist_stats;
 
 DVI_API dvi_dist_settings dvi_default_dist_settings(void);

@@ -2,7 +2,8 @@
  *
  * Decomposition. The generated bodies (the scene's beds) are cut into a grid
  * of px × py subdomains: px slabs along x at the quantiles of their initial
- * centres, each slab cut along y at the quantiles of its own bodies (plan());
+ * centres, each slab cut along y at the quantiles of its own bodies (plan();
+ * drawn again from the current centres when the load drifts, rebalance());
  * a generated body belongs to the cell its centre is in when the ghosts are
  * chosen. Bodies the scene
  * lists one by one belong to rank 0 when they move (the rover and its
@@ -106,12 +107,13 @@ struct dvi_dist {
     MPI_Op op_max;     /* the largest, a NaN winning */
     const dvi_scene* scene;
     double dt, skin, envelope;
+    double rebalance_at; /* > 0: rebalance past this imbalance; ≤ 0: never */
     int px, py;        /* the grid of subdomains: px along x, py along y (px · py = ranks) */
     double* xcuts;     /* [px − 1] */
     double* ycuts;     /* [px · (py − 1)]: each x slab's own cuts along y */
     int64_t nexp;      /* explicit bodies */
     int64_t* gshape0;  /* [nexp + 1] the scene's first shape index of each explicit body */
-    int64_t steps, rebuilds;
+    int64_t steps, rebuilds, rebalances;
     uint64_t fingerprint; /* of the scene: its body counts, step and initial positions (checkpoints) */
 
     dvi_model* model;  /* this rank's world */
@@ -878,6 +880,7 @@ static dvi_status place(dvi_dist* d, dst_set* own, double t, uint64_t dem_steps)
     st = agree(d, st);
     if (st == DVI_OK) {
         d->rebuilds++;
+        d->st.rebalances = d->rebalances;
         d->st.owned = d->nowned;
         d->st.ghosts = d->recv_first[P];
         d->st.local = d->nlocal;
@@ -911,8 +914,67 @@ static dvi_status owned_records(dvi_dist* d, dst_out* o, bool to_owner)
 /* Chooses the owners and the ghosts again from the current world (or, the
  * first time, from a world of the owned bodies alone) and builds the new
  * world. Collective. */
+static void draw_cuts(dvi_dist* d, double* c, int64_t n, double* yy);
+
+#define REBALANCE_AT 1.2       /* default: the largest cell's generated bodies over the mean */
+#define REBALANCE_SAMPLE 65536 /* centres the new cuts are drawn from, at most */
+
+/* Rebalancing (collective; at each rebuild, before the bodies move): when
+ * the cell with the most generated bodies holds more than REBALANCE_AT
+ * times the mean (a bed flowing to one side), the cuts are drawn again
+ * at the quantiles of the current centres, as plan() drew them from the
+ * initial ones. The centres are a sample chosen by scene index (every s-th
+ * generated body, s = ⌈bodies / REBALANCE_SAMPLE⌉): the same set whichever
+ * rank holds which body. Owners change, numbers do not (the states stay
+ * the single process's bits). Costs two reductions a rebuild, and an
+ * all-gather of the sample when it rebalances. */
+static dvi_status rebalance(dvi_dist* d)
+{
+    if (d->size == 1) return DVI_OK;
+    int64_t mine = 0;
+    for (int32_t i = 0; i < d->nowned; i++) mine += d->ids[d->owned[i]] >= d->nexp;
+    int64_t most = 0, all = 0;
+    MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, d->comm);
+    MPI_Allreduce(&mine, &all, 1, MPI_INT64_T, MPI_SUM, d->comm);
+    d->st.imbalance = all > 0 ? (double)most * d->size / (double)all : 1.0;
+    if (!(d->rebalance_at > 0.0) || !((double)most * d->size > d->rebalance_at * (double)all)) return DVI_OK;
+    const int64_t stride = (all + REBALANCE_SAMPLE - 1) / REBALANCE_SAMPLE;
+    double* c = malloc((2 * (size_t)mine + 2) * sizeof *c);
+    int* counts = malloc((size_t)d->size * sizeof *counts);
+    int* displs = malloc((size_t)d->size * sizeof *displs);
+    int n = 0;
+    dvi_status st = c && counts && displs ? DVI_OK : (set_err(d, "out of memory"), DVI_ERR_NOMEM);
+    for (int32_t i = 0; i < d->nowned && st == DVI_OK; i++) {
+        const int64_t g = d->ids[d->owned[i]];
+        if (g < d->nexp || (g - d->nexp) % stride != 0) continue;
+        c[n++] = d->world->bodies[d->owned[i]].x[0];
+        c[n++] = d->world->bodies[d->owned[i]].x[1];
+    }
+    st = agree(d, st);
+    if (st != DVI_OK) {
+        free(c), free(counts), free(displs);
+        return st;
+    }
+    MPI_Allgather(&n, 1, MPI_INT, counts, 1, MPI_INT, d->comm);
+    int total = 0;
+    for (int r = 0; r < d->size; r++) displs[r] = total, total += counts[r];
+    double* sample = malloc(((size_t)total + 2) * sizeof *sample);
+    double* yy = malloc(((size_t)total / 2 + 1) * sizeof *yy);
+    st = agree(d, sample && yy ? DVI_OK : (set_err(d, "out of memory"), DVI_ERR_NOMEM));
+    if (st == DVI_OK) {
+        MPI_Allgatherv(c, n, MPI_DOUBLE, sample, counts, displs, MPI_DOUBLE, d->comm);
+        draw_cuts(d, sample, total / 2, yy);
+        d->rebalances++;
+        d->st.bytes_rebuild_total += 8 * (int64_t)total;
+    }
+    free(c), free(counts), free(displs), free(sample), free(yy);
+    return st;
+}
+
 static dvi_status rebuild(dvi_dist* d)
 {
+    dvi_status bst = rebalance(d);
+    if (bst != DVI_OK) return bst;
     const double t = d->world->time;
     wld_dem* dem0 = wld_dem_get(d->world);
     if (!dem0) return agree(d, (set_err(d, "out of memory"), DVI_ERR_NOMEM));
@@ -1413,6 +1475,24 @@ static int cmp_f64(const void* a, const void* b)
     return (x > y) - (x < y);
 }
 
+/* The cuts at the quantiles of the centres c (n (x, y) pairs; sorted here,
+ * yy scratch of n): the x slabs hold equal counts, and each slab's cells
+ * along y too. The cuts are values, so the order c comes in does not
+ * matter. */
+static void draw_cuts(dvi_dist* d, double* c, int64_t n, double* yy)
+{
+    qsort(c, (size_t)n, 2 * sizeof *c, cmp_f64); /* (x, y) pairs by x */
+    for (int i = 1; i < d->px; i++) d->xcuts[i - 1] = c[2 * ((int64_t)i * n / d->px)];
+    int64_t at = 0;
+    for (int i = 0; i < d->px; i++) { /* slab i: the bodies owner_of puts there, contiguous in x order */
+        int64_t m = 0;
+        while (at < n && count_le(d->xcuts, d->px - 1, c[2 * at]) == i) yy[m++] = c[2 * at++ + 1];
+        qsort(yy, (size_t)m, sizeof *yy, cmp_f64);
+        for (int j = 1; j < d->py; j++)
+            d->ycuts[(size_t)i * (size_t)(d->py - 1) + (size_t)(j - 1)] = m > 0 ? yy[(int64_t)j * m / d->py] : 0.0;
+    }
+}
+
 /* The grid and its cuts from the generated bodies' initial centres (the
  * grid px × py that minimises a subdomain's half perimeter Lx/px + Ly/py
  * over the footprint Lx × Ly, unless the settings give it; cuts at the
@@ -1456,16 +1536,7 @@ static dvi_status plan(dvi_dist* d, char* msg, size_t msg_size, double** xyz_out
         c[2 * i] = xyz[3 * (d->nexp + i)];
         c[2 * i + 1] = xyz[3 * (d->nexp + i) + 1];
     }
-    qsort(c, (size_t)ng, 2 * sizeof *c, cmp_f64); /* (x, y) pairs by x */
-    for (int i = 1; i < d->px; i++) d->xcuts[i - 1] = c[2 * ((int64_t)i * ng / d->px)];
-    int64_t at = 0;
-    for (int i = 0; i < d->px; i++) { /* slab i: the bodies owner_of puts there, contiguous in x order */
-        int64_t m = 0;
-        while (at < ng && count_le(d->xcuts, d->px - 1, c[2 * at]) == i) yy[m++] = c[2 * at++ + 1];
-        qsort(yy, (size_t)m, sizeof *yy, cmp_f64);
-        for (int j = 1; j < d->py; j++)
-            d->ycuts[(size_t)i * (size_t)(d->py - 1) + (size_t)(j - 1)] = m > 0 ? yy[(int64_t)j * m / d->py] : 0.0;
-    }
+    draw_cuts(d, c, ng, yy);
     free(c), free(yy);
     *xyz_out = xyz;
     if (!(d->skin > 0.0)) {
@@ -1536,6 +1607,11 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
         copy_msg(msg, msg_size, "settings.skin: must be >= 0 and finite");
         return DVI_ERR_INVALID_ARG;
     }
+    if (isnan(set.rebalance) || (set.rebalance > 0.0 && set.rebalance < 1.0)) {
+        copy_msg(msg, msg_size, "settings.rebalance: must be >= 1 (the largest cell over the mean), 0 (1.2) or < 0 "
+                                "(never)");
+        return DVI_ERR_INVALID_ARG;
+    }
     dvi_dist* d = calloc(1, sizeof *d);
     if (!d) {
         copy_msg(msg, msg_size, "out of memory");
@@ -1548,6 +1624,7 @@ dvi_status dvi_dist_create(const dvi_scene* scene, const dvi_dist_settings* sett
     d->scene = scene;
     d->dt = scene->dt;
     d->skin = set.skin;
+    d->rebalance_at = set.rebalance == 0.0 ? REBALANCE_AT : set.rebalance;
     d->envelope = scene->collision_envelope;
     d->nexp = scene->body_count;
     d->dvi = strcmp(scene->method, "dem") != 0;
