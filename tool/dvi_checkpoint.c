@@ -128,16 +128,24 @@ static void json_stats(dvi_json_writer* w, const run_stats* a, double wall_total
     dvi_json_end_object(w);
 }
 
+/* Flushes the probes' CSVs (to disk: run.json counts their rows). Past the
+ * file-size limit (SIGXFSZ) a probe file stays short: the state is saved
+ * all the same, as on SIGTERM. */
+static int flush_probes(run_state* rs, char* msg, size_t msg_size)
+{
+    for (int32_t i = 0; i < rs->probe_count; i++)
+        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0 && !rs->size_limit[0]) {
+            snprintf(msg, msg_size, "%s", dvi_csv_last_error(rs->probes[i].csv));
+            return 1;
+        }
+    return 0;
+}
+
 /* Over ranks (collective): every rank's part into checkpoint/ranks-STEP
  * (dvi_dist_save), then run.json from rank 0; the outcome agreed. */
 static int write_checkpoint_dist(run_state* rs, char* msg, size_t msg_size)
 {
-    int rc = 0;
-    for (int32_t i = 0; i < rs->probe_count && rc == 0; i++)
-        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0 && !rs->size_limit[0]) {
-            snprintf(msg, msg_size, "%s", dvi_csv_last_error(rs->probes[i].csv));
-            rc = 1;
-        }
+    int rc = flush_probes(rs, msg, msg_size);
     if (dvi_dist_agree_max(rc)) {
         if (!rc) snprintf(msg, msg_size, "checkpoint: a probe's CSV could not be written");
         return 1;
@@ -171,14 +179,7 @@ int run_write_checkpoint(run_state* rs, char* msg, size_t msg_size)
 {
     if (rs->dist) return write_checkpoint_dist(rs, msg, msg_size);
     char m[512];
-    for (int32_t i = 0; i < rs->probe_count; i++) {
-        /* past the file-size limit (SIGXFSZ) a probe file stays short: the
-         * state is saved all the same, as on SIGTERM */
-        if (rs->probes[i].csv && dvi_csv_flush(rs->probes[i].csv) != 0 && !rs->size_limit[0]) {
-            snprintf(msg, msg_size, "%s", dvi_csv_last_error(rs->probes[i].csv));
-            return 1;
-        }
-    }
+    if (flush_probes(rs, msg, msg_size) != 0) return 1;
 
     void* blob = NULL;
     size_t size = 0;

@@ -113,7 +113,7 @@ struct dvi_dist {
     double* ycuts;     /* [px · (py − 1)]: each x slab's own cuts along y */
     int64_t nexp;      /* explicit bodies */
     int64_t* gshape0;  /* [nexp + 1] the scene's first shape index of each explicit body */
-    int64_t steps, rebuilds, rebalances;
+    int64_t steps, rebuilds;
     uint64_t fingerprint; /* of the scene: its body counts, step and initial positions (checkpoints) */
 
     dvi_model* model;  /* this rank's world */
@@ -880,7 +880,6 @@ static dvi_status place(dvi_dist* d, dst_set* own, double t, uint64_t dem_steps)
     st = agree(d, st);
     if (st == DVI_OK) {
         d->rebuilds++;
-        d->st.rebalances = d->rebalances;
         d->st.owned = d->nowned;
         d->st.ghosts = d->recv_first[P];
         d->st.local = d->nlocal;
@@ -911,9 +910,6 @@ static dvi_status owned_records(dvi_dist* d, dst_out* o, bool to_owner)
     return st;
 }
 
-/* Chooses the owners and the ghosts again from the current world (or, the
- * first time, from a world of the owned bodies alone) and builds the new
- * world. Collective. */
 static void draw_cuts(dvi_dist* d, double* c, int64_t n, double* yy);
 
 #define REBALANCE_AT 1.2       /* default: the largest cell's generated bodies over the mean */
@@ -964,13 +960,16 @@ static dvi_status rebalance(dvi_dist* d)
     if (st == DVI_OK) {
         MPI_Allgatherv(c, n, MPI_DOUBLE, sample, counts, displs, MPI_DOUBLE, d->comm);
         draw_cuts(d, sample, total / 2, yy);
-        d->rebalances++;
+        d->st.rebalances++;
         d->st.bytes_rebuild_total += 8 * (int64_t)total;
     }
     free(c), free(counts), free(displs), free(sample), free(yy);
     return st;
 }
 
+/* Chooses the owners and the ghosts again from the current world (or, the
+ * first time, from a world of the owned bodies alone) and builds the new
+ * world. Collective. */
 static dvi_status rebuild(dvi_dist* d)
 {
     dvi_status bst = rebalance(d);
@@ -1136,8 +1135,8 @@ dvi_status dvi_dist_step(dvi_dist* d)
         dvi_status pst = sc_model_after_step(d->model);
         if (pst < 0) st = (set_err(d, "probes: out of memory"), pst);
     }
-    if (d->dvi) { /* the shared CCP's: the same on every rank (before a rebuild replaces the world) */
-        const dvi_step_stats ws = dvi_world_get_stats(d->world);
+    const dvi_step_stats ws = dvi_world_get_stats(d->world);
+    if (d->dvi) { /* the shared CCP's: the same on every rank */
         d->st.iterations = ws.iterations;
         d->st.residual = ws.residual;
     }
@@ -1156,7 +1155,6 @@ dvi_status dvi_dist_step(dvi_dist* d)
                        "blew up", (long long)d->steps + 1, d->world->time, (long long)d->ids[d->owned[i]]);
         }
     }
-    const dvi_step_stats ws = dvi_world_get_stats(d->world);
     double red[5] = {st < 0 ? (double)(d->size - d->rank) : 0.0, d->rank == 0 && st > 0 ? (double)st : 0.0, disp,
                      st >= 0 ? ws.max_penetration : 0.0, st >= 0 ? ws.max_joint_violation : 0.0},
            out[5];

@@ -1178,6 +1178,29 @@ static void fixed_share(const dvi_model* m, dvi_body_id b, double* r)
     }
 }
 
+/* What this model holds of target t's force and torque (raw_target), into
+ * r[6]: the whole on one process, and in a rank's part when it owns the body
+ * (the joints: the root, with the bodies the scene lists); a fixed body's
+ * share (fixed_share); nothing elsewhere (*held false, r untouched). */
+static dvi_status target_held(const dvi_model* m, const model_probe* p, int32_t t, double r[6], bool* held)
+{
+    *held = true;
+    if (!m->part) return raw_target(m, p, t, r);
+    if (sc_probe_is_joint_reaction(p->kind)) {
+        *held = m->part_root && !DVI_IS_NULL(m->joints[p->targets[t]]);
+    } else {
+        const dvi_body_id b = m->bodies[p->targets[t]];
+        const int8_t lv = DVI_IS_NULL(b) ? -1 : m->part[b.index1 - 1];
+        if (lv == SC_LEVEL_FIXED) {
+            for (int k = 0; k < 6; k++) r[k] = 0.0;
+            fixed_share(m, b, r);
+            return DVI_OK;
+        }
+        *held = lv == SC_LEVEL_OWNED;
+    }
+    return *held ? raw_target(m, p, t, r) : DVI_OK;
+}
+
 static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
 {
     const dvi_world* w = m->world;
@@ -1207,16 +1230,8 @@ static void raw_values(const dvi_model* m, const model_probe* p, double* raw)
     }
     for (int32_t t = 0; t < p->target_count; t++) {
         double r[6];
-        if (m->part && !sc_probe_is_joint_reaction(p->kind)) {
-            const dvi_body_id b = m->bodies[p->targets[t]];
-            if (DVI_IS_NULL(b)) continue;
-            const int8_t lv = m->part[b.index1 - 1];
-            if (lv == SC_LEVEL_FIXED) fixed_share(m, b, raw + 6 * (size_t)t);
-            if (lv != SC_LEVEL_OWNED) continue;
-        } else if (m->part && (!m->part_root || DVI_IS_NULL(m->joints[p->targets[t]]))) {
-            continue; /* the joints are the first rank's, with the bodies the scene lists */
-        }
-        if (raw_target(m, p, t, r) != DVI_OK) continue; /* targets were checked when the model was built */
+        bool held;
+        if (target_held(m, p, t, r, &held) != DVI_OK || !held) continue; /* targets were checked at the build */
         for (int k = 0; k < 6; k++) raw[6 * (size_t)t + (size_t)k] += r[k];
     }
 }
@@ -1298,29 +1313,13 @@ static dvi_status wrench_raw(const dvi_model* m, const model_probe* p, double* r
         raw_values(m, p, raw);
         return DVI_OK;
     }
-    for (int32_t t = 0; t < p->target_count; t++) {
+    for (int32_t t = 0; t < p->target_count; t++) { /* a part gives −0 where it holds nothing */
         double* r = raw + 6 * (size_t)t;
-        if (m->part) { /* a rank's part: the owner's numbers, a fixed body's share, −0 elsewhere */
-            bool mine;
-            if (sc_probe_is_joint_reaction(p->kind)) {
-                mine = m->part_root && !DVI_IS_NULL(m->joints[p->targets[t]]);
-            } else {
-                const dvi_body_id b = m->bodies[p->targets[t]];
-                const int8_t lv = DVI_IS_NULL(b) ? -1 : m->part[b.index1 - 1];
-                if (lv == SC_LEVEL_FIXED) {
-                    for (int k = 0; k < 6; k++) r[k] = 0.0;
-                    fixed_share(m, b, r);
-                    continue;
-                }
-                mine = lv == SC_LEVEL_OWNED;
-            }
-            if (!mine) {
-                for (int k = 0; k < 6; k++) r[k] = -0.0;
-                continue;
-            }
-        }
-        dvi_status st = raw_target(m, p, t, r);
+        bool held;
+        dvi_status st = target_held(m, p, t, r, &held);
         if (st != DVI_OK) return st;
+        if (!held)
+            for (int k = 0; k < 6; k++) r[k] = -0.0;
     }
     return DVI_OK;
 }
